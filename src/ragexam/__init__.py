@@ -1,0 +1,37 @@
+"""ragexam: grade retrieval-augmented generation pipelines like a mock exam.
+
+Importing ``ragexam`` is cheap (no numpy, no pandas): the public names below load their
+modules on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragexam._version import __version__
+
+__all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics"]
+
+_LAZY = {
+    "evaluate": ("ragexam.metrics.ranking", "evaluate"),
+    "Qrels": ("ragexam.metrics.ranking", "Qrels"),
+    "Run": ("ragexam.metrics.ranking", "Run"),
+    "parse_metric": ("ragexam.metrics.ranking", "parse_metric"),
+    "rank_metrics": ("ragexam.metrics.ranking", "rank_metrics"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module_name, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'ragexam' has no attribute {name!r}") from None
+    import importlib
+
+    value = getattr(importlib.import_module(module_name), attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

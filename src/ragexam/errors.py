@@ -1,0 +1,64 @@
+"""The exceptions ragexam raises, as one hierarchy.
+
+::
+
+    RagexamError                     base of everything ragexam raises on purpose
+    ├── InputError (ValueError)      bad user input: a file, a line, a field, a parameter
+    │   └── MetricNameError          a metric name that does not parse
+    └── MissingDependencyError (ImportError)
+                                     an optional extra is needed; the message says which
+
+Every message names where the problem is (file, line, field or parameter), what was
+received, what was expected and, where there is one, the fix.  The CLI prints the message
+and exits with status 2; nothing is silently skipped.
+"""
+
+from __future__ import annotations
+
+__all__ = ["RagexamError", "InputError", "MetricNameError", "MissingDependencyError"]
+
+
+class RagexamError(Exception):
+    """Base class of every error ragexam raises on purpose."""
+
+
+class InputError(RagexamError, ValueError):
+    """Bad user input.
+
+    ``source`` is the file (or the parameter/object name), ``line`` the 1-based line number
+    and ``field`` the field or column; any of them may be ``None`` when not applicable.
+    ``str(err)`` renders them as ``source:line: field 'x': message``.
+    """
+
+    def __init__(self, message: str, *, source: str | None = None,
+                 line: int | None = None, field: str | None = None) -> None:
+        self.message = message
+        self.source = source
+        self.line = line
+        self.field = field
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = ""
+        if self.source is not None:
+            where = str(self.source)
+            if self.line is not None:
+                where += f":{self.line}"
+            where += ": "
+        elif self.line is not None:
+            where = f"line {self.line}: "
+        field = f"field '{self.field}': " if self.field is not None else ""
+        return f"{where}{field}{self.message}"
+
+
+class MetricNameError(InputError):
+    """A metric name that ragexam does not know; the message lists the valid forms."""
+
+
+class MissingDependencyError(RagexamError, ImportError):
+    """An optional dependency is not installed; the message gives the pip command."""
+
+    def __init__(self, what: str, extra: str, package: str) -> None:
+        msg = (f"{what} needs the optional dependency '{package}', which is not installed.\n"
+               f"Install it with:\n\n    pip install 'ragexam[{extra}]'\n")
+        super().__init__(msg)

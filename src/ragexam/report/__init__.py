@@ -1,0 +1,1 @@
+"""ragexam.report"""
