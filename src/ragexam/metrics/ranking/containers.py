@@ -1,0 +1,244 @@
+"""Relevance judgments (:class:`Qrels`) and ranked lists (:class:`Run`), held as columns.
+
+Both are built from TREC files, plain Python dicts or pandas DataFrames and hold the same
+three columns: query id, document id and a value — an integer grade for qrels, a float
+score for runs.  Ids are stored dictionary-encoded (integer codes into a vocabulary), which
+is what makes evaluation a handful of numpy operations.
+
+Run inputs:
+
+* ``{qid: {docid: score}}`` — scored; ordered by score, ties broken by docid descending
+  (trec_eval's rule);
+* ``{qid: [docid, ...]}`` — an ordered list, best first, kept in the given order (scores
+  ``n, n-1, ..., 1`` are assigned so no tie can reorder it);
+* ``{qid: [(docid, score), ...]}`` — scored, like the first form.
+
+A query may map to an empty list/dict: it was asked but nothing was retrieved.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from ragexam.data.trec import (TrecColumns, read_trec_qrels, read_trec_run, vocab_list, write_trec_qrels,
+                               write_trec_run)
+from ragexam.errors import InputError
+
+__all__ = ["Qrels", "Run"]
+
+
+def _encode(values: list[str]) -> tuple[np.ndarray, list[str]]:
+    """Dictionary-encode a list of strings (codes in first-appearance order)."""
+    mapping: dict[str, int] = {}
+    codes = np.fromiter((mapping.setdefault(v, len(mapping)) for v in values), dtype=np.int64, count=len(values))
+    return codes, list(mapping)
+
+
+def _check_id(value: Any, what: str, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InputError(f"{what} must be a non-empty string, got {value!r} ({type(value).__name__})",
+                         source=where, field=what)
+    return value
+
+
+@dataclass(eq=False)
+class _Columns:
+    cols: TrecColumns
+    #: Queries present in the input even if they have no rows (``{qid: {}}`` in a run).
+    extra_qids: list[str] = field(default_factory=list)
+
+    @property
+    def query_ids(self) -> list[str]:
+        """Every query id, in first-appearance order (including queries with no rows)."""
+        seen = dict.fromkeys(self.cols.qid_vocab)
+        seen.update(dict.fromkeys(self.extra_qids))
+        return list(seen)
+
+    def __len__(self) -> int:
+        return int(self.cols.qid_codes.size)
+
+    def _rows(self):
+        q = self.cols.qid_vocab
+        d = vocab_list(self.cols.doc_vocab)
+        for qc, dc, v in zip(self.cols.qid_codes.tolist(), self.cols.doc_codes.tolist(), self.cols.values.tolist()):
+            yield q[qc], d[dc], v
+
+
+class Qrels(_Columns):
+    """Relevance judgments: ``(query id, document id, integer grade)``.
+
+    Grades may be 0 or negative (judged not relevant).  A document is *relevant* for the
+    binary metrics when its grade is at least the evaluation's ``relevance_level`` (1 by
+    default); NDCG uses the grade itself as gain when it is positive.
+    """
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike) -> "Qrels":
+        """Read a TREC qrels file (``qid iter docid rel``)."""
+        return cls(read_trec_qrels(path))
+
+    @classmethod
+    def from_dict(cls, qrels: Mapping[str, Mapping[str, int]], *, name: str = "qrels") -> "Qrels":
+        """Build from ``{qid: {docid: grade}}`` (grades are integers; bools are rejected)."""
+        if isinstance(qrels, Qrels):
+            return qrels
+        if not isinstance(qrels, Mapping):
+            raise InputError(f"expected a mapping {{qid: {{docid: grade}}}}, got {type(qrels).__name__}", source=name)
+        qs: list[str] = []
+        ds: list[str] = []
+        vs: list[int] = []
+        extra: list[str] = []
+        for qid, judged in qrels.items():
+            _check_id(qid, "qid", name)
+            if not isinstance(judged, Mapping):
+                raise InputError(f"judgments of query {qid!r} must be a mapping {{docid: grade}}, "
+                                 f"got {type(judged).__name__}", source=name, field=str(qid))
+            if not judged:
+                extra.append(qid)
+            for doc, grade in judged.items():
+                _check_id(doc, "docid", name)
+                if isinstance(grade, bool) or not isinstance(grade, (int, np.integer)):
+                    if isinstance(grade, float) and grade.is_integer():
+                        grade = int(grade)
+                    else:
+                        raise InputError(f"grade of ({qid!r}, {doc!r}) must be an integer, got {grade!r}",
+                                         source=name, field="grade")
+                qs.append(qid)
+                ds.append(doc)
+                vs.append(int(grade))
+        qc, qv = _encode(qs)
+        dc, dv = _encode(ds)
+        return cls(TrecColumns(qc, qv, dc, dv, np.asarray(vs, dtype=np.int64)), extra_qids=extra)
+
+    @classmethod
+    def from_dataframe(cls, df: Any, *, qid: str = "query_id", docid: str = "doc_id",
+                       grade: str = "relevance") -> "Qrels":
+        """Build from a DataFrame with columns ``qid``, ``docid``, ``grade`` (names configurable)."""
+        _require_columns(df, (qid, docid, grade), "qrels DataFrame")
+        out: dict[str, dict[str, int]] = {}
+        for q, d, g in zip(df[qid].astype(str), df[docid].astype(str), df[grade]):
+            if d in out.setdefault(q, {}):
+                raise InputError(f"document {d!r} is judged twice for query {q!r}", source="qrels DataFrame")
+            out[q][d] = g
+        return cls.from_dict(out, name="qrels DataFrame")
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {q: {} for q in self.query_ids}
+        for q, d, v in self._rows():
+            out[q][d] = int(v)
+        return out
+
+    def to_dataframe(self):
+        import pandas as pd
+
+        rows = list(self._rows())
+        return pd.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+
+    def to_trec(self, path: str | os.PathLike) -> None:
+        write_trec_qrels(path, self._rows())
+
+
+class Run(_Columns):
+    """Ranked lists: ``(query id, document id, score)``; higher score = better rank."""
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike) -> "Run":
+        """Read a TREC run file (``qid Q0 docid rank score tag``)."""
+        return cls(read_trec_run(path))
+
+    @classmethod
+    def from_dict(cls, run: Mapping[str, Any], *, name: str = "run") -> "Run":
+        """Build from ``{qid: {docid: score}}``, ``{qid: [docid, ...]}`` or ``{qid: [(docid, score), ...]}``."""
+        if isinstance(run, Run):
+            return run
+        if not isinstance(run, Mapping):
+            raise InputError(f"expected a mapping {{qid: {{docid: score}}}} or {{qid: [docid, ...]}}, "
+                             f"got {type(run).__name__}", source=name)
+        qs: list[str] = []
+        ds: list[str] = []
+        vs: list[float] = []
+        extra: list[str] = []
+        for qid, ranked in run.items():
+            _check_id(qid, "qid", name)
+            if isinstance(ranked, Mapping):
+                items = list(ranked.items())
+            elif isinstance(ranked, (list, tuple)):
+                if ranked and all(isinstance(x, (tuple, list)) and len(x) == 2 for x in ranked):
+                    items = [(d, s) for d, s in ranked]
+                else:
+                    n = len(ranked)
+                    items = [(d, float(n - i)) for i, d in enumerate(ranked)]
+            else:
+                raise InputError(f"ranking of query {qid!r} must be a mapping {{docid: score}} or a list of "
+                                 f"docids, got {type(ranked).__name__}", source=name, field=str(qid))
+            if not items:
+                extra.append(qid)
+            seen: set[str] = set()
+            for doc, score in items:
+                _check_id(doc, "docid", name)
+                if doc in seen:
+                    raise InputError(f"document {doc!r} appears twice in the ranking of query {qid!r}; "
+                                     "each document may be retrieved once per query", source=name, field=str(qid))
+                seen.add(doc)
+                if isinstance(score, bool) or not isinstance(score, (int, float, np.integer, np.floating)):
+                    raise InputError(f"score of ({qid!r}, {doc!r}) must be a number, got {score!r}",
+                                     source=name, field="score")
+                if math.isnan(float(score)):
+                    raise InputError(f"score of ({qid!r}, {doc!r}) is NaN", source=name, field="score")
+                qs.append(qid)
+                ds.append(doc)
+                vs.append(float(score))
+        qc, qv = _encode(qs)
+        dc, dv = _encode(ds)
+        return cls(TrecColumns(qc, qv, dc, dv, np.asarray(vs, dtype=np.float64)), extra_qids=extra)
+
+    @classmethod
+    def from_dataframe(cls, df: Any, *, qid: str = "query_id", docid: str = "doc_id",
+                       score: str | None = "score", rank: str | None = None) -> "Run":
+        """Build from a DataFrame: ``qid``, ``docid`` and either a ``score`` column (higher is
+        better) or, with ``score=None, rank="rank"``, a rank column (1 is best)."""
+        if score is None and rank is None:
+            raise InputError("give either score= or rank= (the column that orders the ranking)",
+                             source="run DataFrame")
+        key = score if score is not None else rank
+        _require_columns(df, (qid, docid, key), "run DataFrame")
+        out: dict[str, list[tuple[str, float]]] = {}
+        sign = 1.0 if score is not None else -1.0
+        for q, d, v in zip(df[qid].astype(str), df[docid].astype(str), df[key]):
+            out.setdefault(q, []).append((d, sign * float(v)))
+        return cls.from_dict(out, name="run DataFrame")
+
+    def ranked(self) -> dict[str, list[tuple[str, float]]]:
+        """``{qid: [(docid, score), ...]}`` in evaluation order (score desc, docid desc)."""
+        out: dict[str, list[tuple[str, float]]] = {q: [] for q in self.query_ids}
+        for q, d, v in self._rows():
+            out[q].append((d, float(v)))
+        for q in out:
+            out[q].sort(key=lambda x: x[0], reverse=True)
+            out[q].sort(key=lambda x: x[1], reverse=True)
+        return out
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        return {q: dict(items) for q, items in self.ranked().items()}
+
+    def to_dataframe(self):
+        import pandas as pd
+
+        rows = [(q, d, i + 1, s) for q, items in self.ranked().items() for i, (d, s) in enumerate(items)]
+        return pd.DataFrame(rows, columns=["query_id", "doc_id", "rank", "score"])
+
+    def to_trec(self, path: str | os.PathLike, tag: str = "ragexam") -> None:
+        rows = ((q, d, i + 1, s) for q, items in self.ranked().items() for i, (d, s) in enumerate(items))
+        write_trec_run(path, rows, tag=tag)
+
+
+def _require_columns(df: Any, cols: Iterable[str], where: str) -> None:
+    have = list(getattr(df, "columns", []))
+    missing = [c for c in cols if c not in have]
+    if missing:
+        raise InputError(f"missing column(s) {missing}; the DataFrame has {have}", source=where)

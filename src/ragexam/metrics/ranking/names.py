@@ -1,0 +1,153 @@
+"""Metric names: parsing strings such as ``ndcg@10`` or ``f0.5@3`` into :class:`Metric`.
+
+Canonical names (the keys ragexam reports under) and the aliases accepted for them,
+case-insensitive:
+
+=============  =============================================  ===========================
+canonical      also accepted                                  trec_eval measure
+=============  =============================================  ===========================
+``hit@K``      ``success@K``, ``success.K``, ``hit_rate@K``    ``success.K``
+``mrr``        ``recip_rank``, ``rr``                         ``recip_rank``
+``mrr@K``      ``rr@K``                                       (none: no cutoff in trec_eval)
+``ndcg``                                                      ``ndcg``
+``ndcg@K``     ``ndcg_cut.K``, ``ndcg_cut_K``                 ``ndcg_cut.K``
+``p@K``        ``precision@K``, ``P.K``, ``P_K``              ``P.K``
+``r@K``        ``recall@K``, ``recall.K``, ``recall_K``       ``recall.K``
+``f1@K``       ``F1@K``                                       (none)
+``fB@K``       e.g. ``f0.5@3``, ``f2@10``                     (none; ``set_F`` differs)
+``rprec``      ``r-precision``, ``rprecision``, ``Rprec``     ``Rprec``
+``map``        ``ap``                                         ``map``
+``map@K``      ``map_cut.K``, ``map_cut_K``, ``ap@K``          ``map_cut.K``
+=============  =============================================  ===========================
+
+``K`` is a positive integer, ``B`` (beta) a positive number.  Results are keyed by the
+canonical name, so ``P.10`` and ``precision@10`` are the same metric ``p@10``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from ragexam.errors import MetricNameError
+
+__all__ = ["Metric", "parse_metric", "parse_metrics", "VALID_FORMS"]
+
+#: Human-readable list of accepted forms, used in error messages and ``--help``.
+VALID_FORMS = ("hit@K", "mrr", "mrr@K", "ndcg", "ndcg@K", "p@K", "r@K", "f1@K",
+               "fB@K (e.g. f0.5@3, f2@10)", "rprec", "map", "map@K")
+
+_KINDS_NEED_K = {"hit", "p", "r", "f"}
+_KINDS_NO_K = {"rprec"}
+
+_ALIASES = {
+    "hit": "hit", "success": "hit", "hit_rate": "hit", "hitrate": "hit",
+    "mrr": "mrr", "rr": "mrr", "recip_rank": "mrr",
+    "ndcg": "ndcg", "ndcg_cut": "ndcg",
+    "p": "p", "precision": "p",
+    "r": "r", "recall": "r",
+    "rprec": "rprec", "r-precision": "rprec", "rprecision": "rprec", "r_precision": "rprec",
+    "map": "map", "ap": "map", "map_cut": "map",
+}
+
+_FBETA_RE = re.compile(r"^f(?P<beta>[0-9]*\.?[0-9]+)$")
+_TREC_STYLE_RE = re.compile(r"^(?P<base>.+?)[._](?P<k>[0-9]+)$")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One ranking metric with its settings.
+
+    ``kind`` is one of ``hit, mrr, ndcg, p, r, f, rprec, map``; ``k`` the cutoff (``None``
+    for the whole ranking); ``beta`` the F-measure weight (only for ``kind == "f"``).
+    """
+
+    kind: str
+    k: int | None = None
+    beta: float | None = None
+
+    @property
+    def name(self) -> str:
+        """The canonical name, e.g. ``ndcg@10``, ``f0.5@3``, ``mrr``."""
+        base = "f" + _format_beta(self.beta) if self.kind == "f" else self.kind
+        return base if self.k is None else f"{base}@{self.k}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _format_beta(beta: float | None) -> str:
+    b = float(beta or 0.0)
+    return str(int(b)) if b.is_integer() else repr(b)
+
+
+def _error(name: object, why: str) -> MetricNameError:
+    forms = ", ".join(VALID_FORMS)
+    return MetricNameError(
+        f"invalid metric name {name!r}: {why}. Valid forms: {forms} (K a positive integer; trec_eval "
+        "names such as P.10, ndcg_cut.10, recip_rank, Rprec, map_cut.10, success.5 work too).",
+        source="metric")
+
+
+def parse_metric(name: str | Metric) -> Metric:
+    """Parse one metric name (see the module docstring for the accepted forms).
+
+    Raises :class:`~ragexam.errors.MetricNameError` listing the valid forms when the name
+    does not parse, when a cutoff is missing where one is required (``p``), given where
+    none is allowed (``rprec@5``) or not a positive integer (``ndcg@0``, ``ndcg@x``).
+    """
+    if isinstance(name, Metric):
+        return name
+    if not isinstance(name, str):
+        raise _error(name, f"expected a string, got {type(name).__name__}")
+    text = name.strip()
+    low = text.lower()
+    k_txt: str | None
+    if "@" in low:
+        base, k_txt = low.rsplit("@", 1)
+    else:
+        m = _TREC_STYLE_RE.match(low)
+        if m and not _FBETA_RE.match(low):
+            base, k_txt = m.group("base"), m.group("k")
+        else:
+            base, k_txt = low, None
+    if not base:
+        raise _error(text, "it does not look like NAME or NAME@K")
+    beta: float | None = None
+    fm = _FBETA_RE.match(base)
+    if fm:
+        kind = "f"
+        beta = float(fm.group("beta"))
+        if not beta > 0:
+            raise _error(text, "the F-measure beta must be > 0")
+    elif base in _ALIASES:
+        kind = _ALIASES[base]
+    else:
+        raise _error(text, f"'{base}' is not a metric name")
+    k: int | None = None
+    if k_txt is not None:
+        if not re.fullmatch(r"[0-9]+", k_txt) or int(k_txt) < 1:
+            raise _error(text, f"the cutoff '{k_txt}' is not a positive integer")
+        k = int(k_txt)
+    if kind in _KINDS_NEED_K and k is None:
+        raise _error(text, f"'{base}' needs a cutoff, e.g. {base}@10")
+    if kind in _KINDS_NO_K and k is not None:
+        raise _error(text, "R-precision takes no cutoff (it cuts at R, the number of relevant items)")
+    return Metric(kind=kind, k=k, beta=beta)
+
+
+def parse_metrics(names: Iterable[str | Metric] | str | Metric) -> list[Metric]:
+    """Parse several names (a list, or one comma/space separated string); duplicates dropped, order kept."""
+    if isinstance(names, Metric):
+        names = [names]
+    elif isinstance(names, str):
+        names = [n for n in re.split(r"[,\s]+", names) if n]
+    out: list[Metric] = []
+    for n in names:
+        metric = parse_metric(n)
+        if metric not in out:
+            out.append(metric)
+    if not out:
+        raise MetricNameError("no metric given; pass at least one, e.g. ndcg@10", source="metrics")
+    return out
