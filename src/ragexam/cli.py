@@ -48,7 +48,186 @@ def _root(
 
 # --- commands: ranking metrics -------------------------------------------------------------
 
+_DEFAULT_EVAL_METRICS = ["hit@1", "hit@3", "mrr", "ndcg@10", "p@5", "r@5", "f1@5", "rprec", "map"]
+
+
+def _print_ranking_result(res, title: str) -> None:
+    from rich.table import Table
+
+    console = _stdout()
+    table = Table(title=title, show_lines=False)
+    table.add_column("metric")
+    table.add_column("mean", justify="right")
+    for name, value in res.mean.items():
+        table.add_row(name, f"{value:.4f}")
+    console.print(table)
+    console.print(f"scored queries: {res.n_queries}", highlight=False)
+    if res.missing_from_run:
+        console.print(f"in qrels but not in the run (scored 0, counted): {len(res.missing_from_run)}", highlight=False)
+    if res.excluded:
+        from collections import Counter
+
+        for reason, count in Counter(e["reason"] for e in res.excluded).items():
+            console.print(f"excluded ({reason}): {count}", highlight=False)
+    console.print(f"signature: {res.signature}", style="dim", highlight=False)
+
+
+@app.command()
+def evaluate(
+    qrels: str = typer.Option(..., "--qrels", help="TREC qrels file ('qid 0 docid rel'), or a bundled name (lecture)."),
+    run: str = typer.Option(..., "--run", help="TREC run file ('qid Q0 docid rank score tag'), or a bundled name."),
+    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m",
+                                               help="Metric name, repeatable: hit@K mrr mrr@K ndcg ndcg@K p@K r@K "
+                                                    "f1@K fB@K rprec map map@K. Default: a standard set."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+    trec_compat: bool = typer.Option(False, "--trec-compat",
+                                     help="Reproduce trec_eval: drop qrels queries absent from the run and score "
+                                          "queries without relevant judgments as 0."),
+    relevance_level: int = typer.Option(1, "--relevance-level", "-l",
+                                        help="Minimum grade that counts as relevant for binary metrics (trec_eval -l)."),
+) -> None:
+    """Evaluate a TREC run against TREC qrels (numbers identical to trec_eval)."""
+    from ragexam.data.trec import resolve_trec_path
+    from ragexam.metrics.ranking import evaluate as _evaluate
+
+    res = _evaluate(resolve_trec_path(qrels, "qrels"), resolve_trec_path(run, "run"),
+                    metric or _DEFAULT_EVAL_METRICS, relevance_level=relevance_level, trec_compat=trec_compat)
+    if json_out:
+        _print_json(res.to_dict())
+    else:
+        _print_ranking_result(res, f"{run} vs {qrels}")
+
+
+@app.command()
+def demo() -> None:
+    """Run the main job on bundled sample data, offline."""
+    from ragexam.data.trec import resolve_trec_path
+    from ragexam.metrics.ranking import evaluate as _evaluate
+
+    names = ["hit@1", "mrr", "ndcg@5", "p@1", "r@1", "f1@1", "p@3", "r@3", "f1@3", "p@5", "r@5", "f1@5",
+             "f0.5@3", "f2@3", "rprec", "map"]
+    res = _evaluate(resolve_trec_path("lecture", "qrels"), resolve_trec_path("lecture", "run"), names)
+    _print_ranking_result(res, "lecture run: 12 questions, top-5")
+    console = _stdout()
+    console.print("Next: `ragexam evaluate --qrels QRELS --run RUN -m ndcg@10 -m map` on your own TREC files "
+                  "(add --json for machine-readable output).", highlight=False)
+
 # --- commands: question sets ---------------------------------------------------------------
+
+def _qs_problem_line(p) -> str:
+    from rich.markup import escape
+
+    color = "red" if p.level == "error" else "yellow"
+    return f"[{color}]{p.level:<7}[/] {escape(str(p).split(': ', 1)[1])}  [dim]({p.kind})[/]"
+
+
+@app.command("validate")
+def validate_cmd(
+    corpus: str = typer.Option(..., "--corpus", help="Corpus file (JSONL, or .csv) or a bundled dataset name."),
+    qa: Optional[str] = typer.Option(None, "--qa", help="QA file (JSONL) or a bundled dataset name."),
+    ignore_punctuation: bool = typer.Option(False, "--ignore-punctuation",
+                                            help="Ignore punctuation when matching evidence strings."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Check a corpus and a QA set; print every problem and a count by kind.
+
+    Exits 1 if any error-level problem was found, 0 otherwise (warnings allowed).
+    """
+    from ragexam.data.problems import KINDS
+    from ragexam.data.validation import validate
+
+    report = validate(corpus, qa, ignore_punctuation=ignore_punctuation)
+    if as_json:
+        _print_json(report.to_dict())
+        raise typer.Exit(0 if report.ok else 1)
+    from rich.table import Table
+
+    con = _stdout()
+    for p in report.problems:
+        con.print(_qs_problem_line(p), highlight=False)
+    counts = report.counts_by_kind()
+    if counts:
+        table = Table(title="problems by kind")
+        table.add_column("kind")
+        table.add_column("level")
+        table.add_column("count", justify="right")
+        table.add_column("meaning")
+        for kind, n in counts.items():
+            level, meaning = KINDS[kind]
+            table.add_row(kind, level, str(n), meaning)
+        con.print(table)
+    what = f"{report.documents} documents" + (f", {report.questions} questions" if qa is not None else "")
+    status = "[green]OK[/]" if report.ok else "[red]FAILED[/]"
+    con.print(f"{status}: {len(report.errors)} errors, {len(report.warnings)} warnings ({what})",
+              highlight=False)
+    raise typer.Exit(0 if report.ok else 1)
+
+
+@app.command("datasets")
+def datasets_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Print the list as JSON."),
+) -> None:
+    """List the bundled question sets (usable as --corpus NAME --qa NAME) with their sizes."""
+    from ragexam.data.datasets import list_datasets
+
+    infos = list_datasets()
+    if as_json:
+        _print_json([i.to_dict() for i in infos])
+        return
+    from rich.table import Table
+
+    table = Table(title="bundled datasets")
+    for col, just in (("name", "left"), ("docs", "right"), ("questions", "right"), ("types", "left")):
+        table.add_column(col, justify=just)
+    for i in infos:
+        if not i.available:
+            table.add_row(i.name, "-", "-", "[red]not installed[/]")
+            continue
+        types = ", ".join(f"{t} {n}" for t, n in i.types.items())
+        table.add_row(i.name, str(i.docs), str(i.questions), types)
+    _stdout().print(table)
+
+
+@app.command("evidence-coverage")
+def evidence_coverage_cmd(
+    corpus: str = typer.Option(..., "--corpus", help="Corpus file or bundled dataset name."),
+    qa: str = typer.Option(..., "--qa", help="QA file or bundled dataset name."),
+    chunker: str = typer.Option("whole", "--chunker", help="Chunker spec, e.g. chars:400:80, sentences:300."),
+    ignore_punctuation: bool = typer.Option(False, "--ignore-punctuation",
+                                            help="Ignore punctuation when matching evidence strings."),
+    as_json: bool = typer.Option(False, "--json", help="Print the coverage as JSON."),
+) -> None:
+    """Check that every evidence string is inside some chunk; report the chunk boundaries that cut.
+
+    Exits 1 if some evidence string is contained whole by no chunk, 0 otherwise.
+    """
+    from ragexam.data.chunking import chunk_corpus, parse_chunker
+    from ragexam.data.evidence import EvidenceIndex, evidence_coverage
+    from ragexam.data.loaders import load_corpus, load_qa
+
+    spec = parse_chunker(chunker)
+    docs = load_corpus(corpus)
+    questions = load_qa(qa, corpus=docs, ignore_punctuation=ignore_punctuation)
+    index = EvidenceIndex.build(docs, chunk_corpus(docs, spec), ignore_punctuation=ignore_punctuation)
+    rows = evidence_coverage(questions, index)
+    missing = [r for r in rows if not r.findable]
+    if as_json:
+        _print_json({"signature": index.signature, "evidence": len(rows), "findable": len(rows) - len(missing),
+                     "coverage": [r.to_dict() for r in rows]})
+        raise typer.Exit(1 if missing else 0)
+    from rich.markup import escape
+
+    con = _stdout()
+    for r in missing:
+        con.print(f"[red]cut[/] {escape(r.query_id)} {r.unit_id} {escape(repr(r.evidence))}", highlight=False)
+        for c in r.cuts:
+            con.print(f"    {escape(c.doc_id)} [{c.evidence_start}, {c.evidence_end}) boundary at "
+                      f"{', '.join(map(str, c.offsets)) or '-'}; chunks {escape(', '.join(c.chunk_ids))}",
+                      highlight=False)
+    con.print(f"{len(rows) - len(missing)}/{len(rows)} evidence strings inside a single chunk "
+              f"({escape(index.signature)})", highlight=False)
+    raise typer.Exit(1 if missing else 0)
+
 
 # --- commands: text metrics ----------------------------------------------------------------
 
@@ -64,7 +243,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     except RagexamError as err:
         from rich.console import Console
 
-        Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {err}", highlight=False, markup=True)
+        from rich.text import Text
+
+        Console(stderr=True, soft_wrap=True).print(Text.assemble(("error: ", "bold red"), str(err)), highlight=False)
         sys.exit(2)
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from ragexam.errors import InputError
 
-__all__ = ["TrecColumns", "vocab_list", "read_trec_run", "read_trec_qrels", "write_trec_run", "write_trec_qrels"]
+__all__ = ["TrecColumns", "vocab_list", "resolve_trec_path", "BUNDLED_TREC", "read_trec_run", "read_trec_qrels", "write_trec_run", "write_trec_qrels"]
 
 PathLike = str | os.PathLike
 
@@ -57,6 +57,20 @@ class TrecColumns:
 def vocab_list(vocab: Any) -> list[str]:
     """A vocabulary as a list of Python strings."""
     return vocab.to_pylist() if hasattr(vocab, "to_pylist") else list(vocab)
+
+
+#: Bundled TREC pairs: ``name -> description`` (files ``samples/<name>/{qrels,run}.trec``).
+BUNDLED_TREC = {"lecture": "the seed lecture's 12 questions over 10 AI/LLM documents, top-5 run"}
+
+
+def resolve_trec_path(value: PathLike, kind: str) -> Path:
+    """A path to a TREC ``kind`` file ("qrels" or "run"): an existing path, or a bundled name."""
+    p = Path(value)
+    if p.exists() or str(value) not in BUNDLED_TREC:
+        return p
+    from importlib.resources import files
+
+    return Path(str(files("ragexam.data") / "samples" / str(value) / f"{kind}.trec"))
 
 
 _RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
