@@ -114,6 +114,7 @@ def demo() -> None:
 
 # --- commands: question sets ---------------------------------------------------------------
 
+
 def _qs_problem_line(p) -> str:
     from rich.markup import escape
 
@@ -144,7 +145,7 @@ def validate_cmd(
 
     con = _stdout()
     for p in report.problems:
-        con.print(_qs_problem_line(p), highlight=False)
+        con.print(_qs_problem_line(p), highlight=False, soft_wrap=True)
     counts = report.counts_by_kind()
     if counts:
         table = Table(title="problems by kind")

@@ -1,1 +1,69 @@
-"""ragexam.data"""
+"""ragexam.data: question sets (schema, loaders, validation), chunking, evidence matching, judging.
+
+Importing this package is cheap: the names below load their modules on first use (kiwipiepy is
+only imported by the ``sentences`` chunker, numpy only when offsets are computed).
+
+================================  =============================================================
+``load_corpus``, ``load_qa``      strict loaders (JSONL; CSV for the corpus; bundled names)
+``validate``                      every problem of a corpus + QA set (``ValidationReport``)
+``list_datasets``, ``resolve``    the bundled sets ``it_helpdesk`` and ``ai_concepts``
+``parse_chunker``, ``chunk_corpus``  chunkers ``whole``, ``chars:S:O``, ``sentences[:S]``, ``paragraphs[:S]``
+``normalize``                     the one text normalization used for evidence matching
+``EvidenceIndex``, ``evidence_coverage``  which chunks cover each evidence string; boundary cuts
+``judge_ranking``, ``judge_rankings``     ranked chunks -> qrels/run (doc or evidence mode)
+================================  =============================================================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_LAZY = {
+    "Document": "ragexam.data.schema",
+    "Corpus": "ragexam.data.schema",
+    "Question": "ragexam.data.schema",
+    "QASet": "ragexam.data.schema",
+    "Chunk": "ragexam.data.schema",
+    "load_corpus": "ragexam.data.loaders",
+    "load_qa": "ragexam.data.loaders",
+    "validate": "ragexam.data.validation",
+    "ValidationReport": "ragexam.data.validation",
+    "Problem": "ragexam.data.problems",
+    "list_datasets": "ragexam.data.datasets",
+    "dataset_info": "ragexam.data.datasets",
+    "resolve": "ragexam.data.datasets",
+    "BUNDLED": "ragexam.data.datasets",
+    "parse_chunker": "ragexam.data.chunking",
+    "chunk_corpus": "ragexam.data.chunking",
+    "Chunker": "ragexam.data.chunking",
+    "Chunking": "ragexam.data.chunking",
+    "normalize": "ragexam.data.normalize",
+    "normalize_with_offsets": "ragexam.data.normalize",
+    "CorpusText": "ragexam.data.evidence",
+    "EvidenceIndex": "ragexam.data.evidence",
+    "EvidenceCoverage": "ragexam.data.evidence",
+    "BoundaryCut": "ragexam.data.evidence",
+    "evidence_coverage": "ragexam.data.evidence",
+    "judge_ranking": "ragexam.data.relevance",
+    "judge_rankings": "ragexam.data.relevance",
+    "Judgment": "ragexam.data.relevance",
+    "Judgments": "ragexam.data.relevance",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module_name = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'ragexam.data' has no attribute {name!r}") from None
+    import importlib
+
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,81 @@
+"""Checks of a QA set against its corpus (used by strict ``load_qa`` and by ``validate``).
+
+Errors: a judged document id (in ``relevant_doc_ids`` or ``relevance``) that is not in the
+corpus (``unknown_doc_id``); an evidence string that occurs in no document after normalization
+(``evidence_not_found``).
+
+Warnings (only for questions with relevant documents, grade > 0): an evidence string that occurs
+only in documents outside them (``evidence_not_in_relevant``), or in one of them and also in
+others (``evidence_outside_relevant``; in evidence mode a chunk of those other documents also
+earns credit).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional, Set
+
+from ragexam.data.evidence import CorpusText
+from ragexam.data.problems import ProblemCollector
+from ragexam.data.schema import Document, Question
+
+__all__ = ["check_qa_against_corpus"]
+
+
+def _show(v: str, limit: int = 50) -> str:
+    return repr(v) if len(v) <= limit else repr(v[: limit - 3] + "...")
+
+
+def _list(ids, limit: int = 5) -> str:
+    ids = list(ids)
+    s = ", ".join(ids[:limit])
+    return s + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def check_qa_against_corpus(questions: Iterable[Question], qa_file: str, documents: Iterable[Document],
+                            known_ids: Set[str], col: ProblemCollector, *, ignore_punctuation: bool = False,
+                            corpus_text: Optional[CorpusText] = None) -> CorpusText:
+    """Report every cross-file problem of ``questions`` to ``col``; returns the corpus text used.
+
+    ``known_ids`` are all document ids of the corpus file (including records that had other
+    problems, so one bad document does not also make every reference to it an error).
+    """
+    documents = list(documents)
+    ct = corpus_text or CorpusText(documents, ignore_punctuation=ignore_punctuation)
+    loose: Optional[CorpusText] = None
+    for q in questions:
+        for fld, ids in (("relevant_doc_ids", q.relevant_doc_ids), ("relevance", list(q.relevance))):
+            for d in ids:
+                if d not in known_ids:
+                    col.add("unknown_doc_id", f"document {d!r} is not in the corpus; expected a doc_id of "
+                            "the corpus file (check the spelling or the corpus version)",
+                            file=qa_file, line=q.line, field=fld)
+        relevant = set(q.relevant_docs)
+        for i, ev in enumerate(q.evidence, 1):
+            docs = ct.docs_containing(ev)
+            if not docs:
+                hint = ""
+                if not ct.ignore_punctuation:
+                    if loose is None:
+                        loose = CorpusText(documents, ignore_punctuation=True)
+                    if loose.docs_containing(ev):
+                        hint = (" It does occur when punctuation is ignored "
+                                "(validate --ignore-punctuation / ignore_punctuation=True).")
+                col.add("evidence_not_found", f"evidence string {i} {_show(ev)} occurs in no document "
+                        "(compared after NFKC and whitespace normalization); expected an exact quote of "
+                        f"the source text.{hint}", file=qa_file, line=q.line, field="evidence")
+                continue
+            if not relevant:
+                continue
+            inside = [d for d in docs if d in relevant]
+            outside = [d for d in docs if d not in relevant]
+            if not inside:
+                col.add("evidence_not_in_relevant", f"evidence string {i} {_show(ev)} occurs only in "
+                        f"{_list(outside)}, none of them among the relevant documents "
+                        f"{_list(sorted(relevant))}; add the document or fix the evidence",
+                        file=qa_file, line=q.line, field="evidence")
+            elif outside:
+                col.add("evidence_outside_relevant", f"evidence string {i} {_show(ev)} occurs in the "
+                        f"relevant {_list(inside)} and also in {_list(outside)}, which are not relevant; "
+                        "in evidence mode their chunks also earn credit (make the evidence more specific, "
+                        "or add those documents)", file=qa_file, line=q.line, field="evidence")
+    return ct

@@ -1,0 +1,355 @@
+"""Where evidence strings occur, and which chunks of a chunking cover them.
+
+Definitions
+-----------
+*Occurrence*: a place where ``normalize(evidence)`` is a substring of ``normalize(content)`` of a
+document (overlapping occurrences included), reported as the raw span ``[start, end)`` of the
+document content (:func:`ragexam.data.normalize.normalize_with_offsets` maps it back).
+
+*Contains whole*: chunk ``c`` contains an evidence string whole when, for some occurrence in
+``c``'s document, ``c.start <= occ.start`` and ``occ.end <= c.end``.  This equals "the normalized
+evidence is a substring of the normalized chunk text" except when a chunk boundary splits a
+combining sequence (a letter and its combining mark), which no built-in chunker does on Korean.
+
+*Covers* (the policy used for judging, :class:`EvidenceIndex` ``min_fraction``):
+
+- ``min_fraction=None`` (default, ``cover:whole``): covers = contains whole.
+- ``min_fraction=f`` with ``0 < f <= 1`` (``cover:overlap>=f``): chunk ``c`` covers the string
+  when, for some occurrence, the normalized characters of the occurrence whose raw span lies
+  inside ``[c.start, c.end)`` number at least ``f * len(normalize(evidence))``.  The part is a
+  contiguous piece of the evidence (the intersection of two intervals) and the count is exact,
+  computed from the known occurrence location, not by searching the chunk text: a chunk holding a
+  piece of the evidence copied from somewhere else does not count.  ``f = 1`` equals ``whole``.
+
+*Boundary cut*: an occurrence that no chunk contains whole; reported with every chunk boundary
+(a chunk start or end) strictly inside the occurrence and the chunks that overlap it.
+
+Speed: the normalized corpus is one string with documents separated by ``"\\n"`` (which cannot
+occur in normalized text, so matches never span documents); each distinct evidence string is
+located with a ``str.find`` loop over that string, match offsets are mapped to documents and raw
+offsets with numpy, and raw spans to chunks with ``numpy.searchsorted`` over each document's
+chunk starts and ends.  Results are cached per normalized string, so judging a ranked list is a
+set lookup per chunk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple, Union
+
+from ragexam.data.chunking import Chunking
+from ragexam.data.normalize import normalization_signature, normalize, normalize_with_offsets
+from ragexam.data.schema import Document, Question
+from ragexam.errors import InputError
+
+__all__ = ["Occurrence", "CorpusText", "BoundaryCut", "EvidenceIndex", "EvidenceCoverage",
+           "evidence_coverage", "check_min_fraction"]
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """One occurrence of a normalized evidence string: raw ``[start, end)`` of ``doc_id``'s content.
+
+    ``norm_start``/``norm_end`` are the offsets in :attr:`CorpusText.text`.
+    """
+
+    doc_id: str
+    start: int
+    end: int
+    norm_start: int
+    norm_end: int
+
+
+class CorpusText:
+    """The normalized text of a corpus, for locating evidence strings fast.
+
+    ``text`` is the normalized documents joined by ``"\\n"``; ``starts``/``ends`` give each
+    normalized character's raw span in its own document (``-1`` at separators).
+    """
+
+    def __init__(self, documents: Iterable[Document], *, ignore_punctuation: bool = False) -> None:
+        import numpy as np
+
+        self.ignore_punctuation = ignore_punctuation
+        self.doc_ids: List[str] = []
+        texts, starts, ends, offsets = [], [], [], []
+        pos = 0
+        sep = np.full(1, -1, dtype=np.int64)
+        for d in documents:
+            nt = normalize_with_offsets(d.content, ignore_punctuation=ignore_punctuation)
+            if self.doc_ids:
+                starts.append(sep)
+                ends.append(sep)
+                pos += 1
+            self.doc_ids.append(d.doc_id)
+            offsets.append(pos)
+            texts.append(nt.text)
+            starts.append(nt.starts)
+            ends.append(nt.ends)
+            pos += len(nt.text)
+        self.text = "\n".join(texts)
+        self.doc_offsets = np.asarray(offsets, dtype=np.int64)
+        self.starts = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
+        self.ends = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
+        self._cache: Dict[str, Tuple[Occurrence, ...]] = {}
+
+    @property
+    def signature(self) -> str:
+        return normalization_signature(self.ignore_punctuation)
+
+    def normalize(self, evidence: str) -> str:
+        """``normalize(evidence)`` with this corpus text's settings."""
+        return normalize(evidence, ignore_punctuation=self.ignore_punctuation)
+
+    def locate(self, evidence: str) -> Tuple[Occurrence, ...]:
+        """Every occurrence of ``evidence`` (raw; it is normalized here), in corpus order."""
+        return self.locate_normalized(self.normalize(evidence))
+
+    def locate_normalized(self, nev: str) -> Tuple[Occurrence, ...]:
+        """Every occurrence of the already-normalized string ``nev``; ``()`` for ``""``."""
+        hit = self._cache.get(nev)
+        if hit is not None:
+            return hit
+        if not nev:
+            return ()
+        import numpy as np
+
+        found = []
+        find = self.text.find
+        p = find(nev)
+        while p != -1:
+            found.append(p)
+            p = find(nev, p + 1)
+        if not found:
+            occ: Tuple[Occurrence, ...] = ()
+        else:
+            a = np.asarray(found, dtype=np.int64)
+            b = a + len(nev)
+            di = np.searchsorted(self.doc_offsets, a, side="right") - 1
+            rs = self.starts[a]
+            re_ = self.ends[b - 1]
+            occ = tuple(Occurrence(self.doc_ids[d], int(s), int(e), int(x), int(y))
+                        for d, s, e, x, y in zip(di.tolist(), rs.tolist(), re_.tolist(), a.tolist(), b.tolist()))
+        self._cache[nev] = occ
+        return occ
+
+    def docs_containing(self, evidence: str) -> List[str]:
+        """Ids of the documents where ``evidence`` occurs, each once, in corpus order."""
+        return list(dict.fromkeys(o.doc_id for o in self.locate(evidence)))
+
+
+@dataclass(frozen=True)
+class BoundaryCut:
+    """An occurrence ``[evidence_start, evidence_end)`` of ``doc_id`` that no chunk contains whole.
+
+    ``offsets``: the chunk boundaries (raw offsets of chunk starts/ends) strictly inside the
+    occurrence, ascending (``offset`` is the first); ``chunk_ids``: the chunks overlapping it.
+    """
+
+    doc_id: str
+    evidence_start: int
+    evidence_end: int
+    offsets: Tuple[int, ...]
+    chunk_ids: Tuple[str, ...]
+
+    @property
+    def offset(self) -> Optional[int]:
+        return self.offsets[0] if self.offsets else None
+
+    def to_dict(self) -> Dict[str, object]:
+        return {"doc_id": self.doc_id, "evidence_start": self.evidence_start,
+                "evidence_end": self.evidence_end, "offsets": list(self.offsets),
+                "chunk_ids": list(self.chunk_ids)}
+
+
+def check_min_fraction(min_fraction: Optional[float]) -> Optional[float]:
+    """``min_fraction`` if it is ``None`` or in ``(0, 1]``; otherwise ``InputError``."""
+    if min_fraction is None:
+        return None
+    if isinstance(min_fraction, bool) or not isinstance(min_fraction, (int, float)) \
+            or not 0 < min_fraction <= 1:
+        raise InputError(f"received {min_fraction!r}; expected a number in (0, 1] (e.g. 0.5) or None "
+                         "for whole containment", source="min_fraction")
+    return float(min_fraction)
+
+
+class EvidenceIndex:
+    """For one chunking of a corpus: which chunks contain / cover each evidence string.
+
+    Build once per chunking (``EvidenceIndex.build(corpus, chunking)``), then every lookup is a
+    cached set.  ``signature`` is ``chunker:<spec>|norm:...|cover:...``.
+    """
+
+    def __init__(self, corpus_text: CorpusText, chunking: Chunking, *,
+                 min_fraction: Optional[float] = None) -> None:
+        import numpy as np
+
+        self.corpus_text = corpus_text
+        self.chunking = chunking
+        self.min_fraction = check_min_fraction(min_fraction)
+        self._doc_arrays: Dict[str, tuple] = {}
+        for doc_id, chunks in chunking.by_doc.items():
+            cs = np.asarray([c.start for c in chunks], dtype=np.int64)
+            ce = np.asarray([c.end for c in chunks], dtype=np.int64)
+            monotone = bool(np.all(np.diff(cs) >= 0) and np.all(np.diff(ce) >= 0))
+            self._doc_arrays[doc_id] = (cs, ce, [c.chunk_id for c in chunks], monotone)
+        self._whole: Dict[str, FrozenSet[str]] = {}
+        self._cover: Dict[str, FrozenSet[str]] = {}
+
+    @classmethod
+    def build(cls, documents: Union[Iterable[Document], CorpusText], chunking: Chunking, *,
+              ignore_punctuation: bool = False, min_fraction: Optional[float] = None,
+              evidence: Iterable[str] = ()) -> "EvidenceIndex":
+        """An index over ``chunking`` of ``documents`` (or a prepared :class:`CorpusText`, reused
+        across chunkings); ``evidence`` strings are precomputed if given."""
+        ct = documents if isinstance(documents, CorpusText) else \
+            CorpusText(documents, ignore_punctuation=ignore_punctuation)
+        idx = cls(ct, chunking, min_fraction=min_fraction)
+        for e in evidence:
+            idx.covering(e)
+        return idx
+
+    @property
+    def signature(self) -> str:
+        cover = "whole" if self.min_fraction is None else f"overlap>={self.min_fraction:g}"
+        return f"chunker:{self.chunking.spec}|{self.corpus_text.signature}|cover:{cover}"
+
+    @property
+    def policy(self) -> str:
+        return "whole" if self.min_fraction is None else f"overlap>={self.min_fraction:g}"
+
+    # -- per occurrence ---------------------------------------------------------------------
+
+    def _containing(self, occ: Occurrence) -> List[str]:
+        arr = self._doc_arrays.get(occ.doc_id)
+        if arr is None:
+            return []
+        cs, ce, ids, monotone = arr
+        if monotone:
+            import numpy as np
+
+            hi = int(np.searchsorted(cs, occ.start, side="right"))
+            lo = int(np.searchsorted(ce, occ.end, side="left"))
+            return ids[lo:hi]
+        mask = (cs <= occ.start) & (ce >= occ.end)
+        return [ids[i] for i in mask.nonzero()[0].tolist()]
+
+    def _overlapping(self, occ: Occurrence) -> List[int]:
+        cs, ce, ids, monotone = self._doc_arrays[occ.doc_id]
+        if monotone:
+            import numpy as np
+
+            lo = int(np.searchsorted(ce, occ.start, side="right"))
+            hi = int(np.searchsorted(cs, occ.end, side="left"))
+            return list(range(lo, hi))
+        mask = (cs < occ.end) & (ce > occ.start)
+        return mask.nonzero()[0].tolist()
+
+    def _partial(self, occ: Occurrence, need: float) -> List[str]:
+        import numpy as np
+
+        if occ.doc_id not in self._doc_arrays:
+            return []
+        cs, ce, ids, _ = self._doc_arrays[occ.doc_id]
+        ks = self._overlapping(occ)
+        if not ks:
+            return []
+        sub_s = self.corpus_text.starts[occ.norm_start:occ.norm_end]
+        sub_e = self.corpus_text.ends[occ.norm_start:occ.norm_end]
+        lo = np.searchsorted(sub_s, cs[ks], side="left")
+        hi = np.searchsorted(sub_e, ce[ks], side="right")
+        inside = np.maximum(hi - lo, 0)
+        return [ids[k] for k, n in zip(ks, inside.tolist()) if n >= need]
+
+    # -- per evidence string ----------------------------------------------------------------
+
+    def whole(self, evidence: str) -> FrozenSet[str]:
+        """Ids of the chunks containing ``evidence`` whole."""
+        nev = self.corpus_text.normalize(evidence)
+        hit = self._whole.get(nev)
+        if hit is None:
+            ids: List[str] = []
+            for occ in self.corpus_text.locate_normalized(nev):
+                ids.extend(self._containing(occ))
+            hit = self._whole[nev] = frozenset(ids)
+        return hit
+
+    def covering(self, evidence: str) -> FrozenSet[str]:
+        """Ids of the chunks covering ``evidence`` under this index's policy."""
+        if self.min_fraction is None:
+            return self.whole(evidence)
+        nev = self.corpus_text.normalize(evidence)
+        hit = self._cover.get(nev)
+        if hit is None:
+            need = self.min_fraction * len(nev) - 1e-9
+            ids: List[str] = []
+            for occ in self.corpus_text.locate_normalized(nev):
+                ids.extend(self._partial(occ, need))
+            hit = self._cover[nev] = frozenset(ids)
+        return hit
+
+    def covers(self, chunk_id: str, evidence: str) -> bool:
+        return chunk_id in self.covering(evidence)
+
+    def cuts(self, evidence: str) -> Tuple[BoundaryCut, ...]:
+        """Every occurrence of ``evidence`` that no chunk contains whole, with the boundaries inside it."""
+        out = []
+        for occ in self.corpus_text.locate(evidence):
+            if occ.doc_id not in self._doc_arrays:  # the document has no chunks at all
+                out.append(BoundaryCut(occ.doc_id, occ.start, occ.end, (), ()))
+                continue
+            if self._containing(occ):
+                continue
+            cs, ce, ids, _ = self._doc_arrays[occ.doc_id]
+            ks = self._overlapping(occ)
+            bounds = sorted({int(x) for k in ks for x in (cs[k], ce[k]) if occ.start < x < occ.end})
+            out.append(BoundaryCut(occ.doc_id, occ.start, occ.end, tuple(bounds), tuple(ids[k] for k in ks)))
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class EvidenceCoverage:
+    """How one evidence string of one question fares under one chunking.
+
+    ``chunk_ids``: chunks containing it whole (empty: no single chunk has it); ``cuts``: every
+    occurrence no chunk contains whole (see :class:`BoundaryCut`); ``occurrences``: where it is.
+    """
+
+    query_id: str
+    unit_id: str
+    evidence: str
+    occurrences: Tuple[Occurrence, ...]
+    chunk_ids: Tuple[str, ...]
+    cuts: Tuple[BoundaryCut, ...]
+
+    @property
+    def found_in_corpus(self) -> bool:
+        return bool(self.occurrences)
+
+    @property
+    def findable(self) -> bool:
+        """Some chunk contains the evidence string whole."""
+        return bool(self.chunk_ids)
+
+    def to_dict(self) -> Dict[str, object]:
+        return {"query_id": self.query_id, "unit_id": self.unit_id, "evidence": self.evidence,
+                "found_in_corpus": self.found_in_corpus, "findable": self.findable,
+                "chunk_ids": list(self.chunk_ids), "cuts": [c.to_dict() for c in self.cuts]}
+
+
+def evidence_coverage(questions: Iterable[Question], index: EvidenceIndex) -> List[EvidenceCoverage]:
+    """For every evidence string of every question: the chunks containing it whole, or the cuts.
+
+    An evidence string is *findable* under the chunking when some chunk contains it whole; when
+    it is not, ``cuts`` says which chunk boundary cut each occurrence (doc_id, offsets, chunks);
+    when it occurs nowhere both are empty and ``found_in_corpus`` is False.
+    """
+    out = []
+    order = {c.chunk_id: i for i, c in enumerate(index.chunking.chunks)}
+    for q in questions:
+        for unit, ev in q.evidence_units.items():
+            ids = tuple(sorted(index.whole(ev), key=order.__getitem__))
+            out.append(EvidenceCoverage(q.query_id, unit, ev, index.corpus_text.locate(ev), ids,
+                                        index.cuts(ev)))
+    return out
+

@@ -1,0 +1,347 @@
+"""Loading corpora (JSONL or CSV) and QA sets (JSONL) into :mod:`ragexam.data.schema` records.
+
+:func:`load_corpus` and :func:`load_qa` are strict: the first error-level problem raises
+:class:`ragexam.errors.InputError` naming the file, line and field.  (Warnings -- see
+:mod:`ragexam.data.problems` -- are only reported by :func:`ragexam.data.validation.validate`.)
+Every path argument also accepts a bundled dataset name (:mod:`ragexam.data.datasets`).
+
+The collecting parsers :func:`parse_corpus` and :func:`parse_qa` report every problem to a
+:class:`~ragexam.data.problems.ProblemCollector` and keep going, building a best-effort record
+whenever the id (and, for documents, the content) is usable, so that later checks do not
+cascade from one bad field.  The file format is chosen by extension: ``.csv`` is CSV (corpus
+only), anything else JSONL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Set, Tuple, Union
+
+from ragexam.data.datasets import resolve
+from ragexam.data.problems import ProblemCollector
+from ragexam.data.reading import iter_csv, iter_jsonl, read_text
+from ragexam.data.schema import Corpus, Document, QASet, Question
+
+__all__ = ["load_corpus", "load_qa", "parse_corpus", "parse_qa", "ParsedCorpus", "ParsedQA"]
+
+PathLike = Union[str, Path]
+
+_CORPUS_FIELDS = ("doc_id", "content", "title", "metadata")
+_QA_FIELDS = ("query_id", "question", "relevant_doc_ids", "relevance", "evidence", "ground_truth",
+              "type", "answerable", "metadata")
+
+
+def _tname(v: object) -> str:
+    if v is None:
+        return "null"
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "list",
+            dict: "object"}.get(type(v), type(v).__name__)
+
+
+def _show(v: object, limit: int = 40) -> str:
+    r = repr(v)
+    return r if len(r) <= limit else r[: limit - 3] + "..."
+
+
+class _Record:
+    """Field accessors for one record that report problems with file, line and field."""
+
+    def __init__(self, obj: Dict[str, object], file: str, line: int, col: ProblemCollector) -> None:
+        self.obj, self.file, self.line, self.col = obj, file, line, col
+        self.bad: Set[str] = set()
+
+    def report(self, kind: str, field_name: Optional[str], message: str) -> None:
+        if field_name is not None:
+            self.bad.add(field_name)
+        self.col.add(kind, message, file=self.file, line=self.line, field=field_name)
+
+    def wrong_type(self, name: str, expected: str, fix: str = "") -> None:
+        v = self.obj.get(name)
+        self.report("wrong_type", name, f"received {_tname(v)} {_show(v)}; expected {expected}"
+                    + (f"; {fix}" if fix else ""))
+
+    def ident(self, name: str) -> Optional[str]:
+        if name not in self.obj or self.obj[name] is None:
+            self.report("missing_field", name, f"the required field {name!r} is absent; every record "
+                        f"needs a unique string {name}")
+            return None
+        v = self.obj[name]
+        if not isinstance(v, str):
+            fix = f'write it as a string: "{v}"' if isinstance(v, (int, float)) and not isinstance(v, bool) else ""
+            self.wrong_type(name, "a string id", fix)
+            return None
+        if not v.strip():
+            self.report("empty_value", name, f"received an empty {name}; expected a non-empty id")
+            return None
+        if any(c.isspace() for c in v):
+            self.report("invalid_id", name, f"received {v!r}, which contains whitespace; ids must not "
+                        "(they are written to whitespace-separated TREC files); replace it with '_'")
+            return None
+        return v
+
+    def text(self, name: str, *, required: bool, nonblank: bool) -> Optional[str]:
+        v = self.obj.get(name)
+        if v is None:
+            if required:
+                self.report("missing_field", name, f"the required field {name!r} is absent; "
+                            f"expected a non-empty string")
+            return None
+        if not isinstance(v, str):
+            self.wrong_type(name, "a string")
+            return None
+        if nonblank and not v.strip():
+            self.report("empty_value", name, f"received an empty {name}; expected non-blank text")
+            return None
+        return v
+
+    def obj_field(self, name: str) -> Dict[str, object]:
+        v = self.obj.get(name)
+        if v is None:
+            return {}
+        if not isinstance(v, dict):
+            self.wrong_type(name, "an object")
+            return {}
+        return dict(v)
+
+    def metadata(self, known: Tuple[str, ...]) -> Dict[str, object]:
+        meta = self.obj_field("metadata")
+        for k, v in self.obj.items():
+            if k in known:
+                continue
+            if k in meta and meta[k] != v:
+                self.report("field_conflict", k, f"unknown field {k!r} (kept in metadata) clashes with "
+                            f"metadata[{k!r}] = {_show(meta[k])}; rename one of them")
+                continue
+            meta[k] = v
+        return meta
+
+
+# --- corpus ---------------------------------------------------------------------------------
+
+
+@dataclass
+class ParsedCorpus:
+    """What :func:`parse_corpus` read: usable documents and every id seen (even in bad records)."""
+
+    file: str
+    documents: List[Document] = field(default_factory=list)
+    ids: Set[str] = field(default_factory=set)
+    readable: bool = True
+
+
+def _document(obj: Dict[str, object], file: str, line: int, col: ProblemCollector) -> Tuple[Optional[str], Optional[Document]]:
+    r = _Record(obj, file, line, col)
+    doc_id = r.ident("doc_id")
+    content = r.text("content", required=True, nonblank=True)
+    title = r.text("title", required=False, nonblank=False)
+    meta = r.metadata(_CORPUS_FIELDS)
+    if doc_id is None or content is None:
+        return doc_id, None
+    return doc_id, Document(doc_id, content, title, meta, line)
+
+
+def _csv_row(row: Dict[str, object], file: str, line: int, col: ProblemCollector) -> Dict[str, object]:
+    out: Dict[str, object] = dict(row)
+    if out.get("title") == "":
+        out["title"] = None
+    raw_meta = out.get("metadata")
+    if isinstance(raw_meta, str):
+        import json
+
+        if raw_meta.strip() == "":
+            out["metadata"] = None
+        else:
+            try:
+                out["metadata"] = json.loads(raw_meta)
+            except ValueError:
+                col.add("wrong_type", f"received {_show(raw_meta)}, which is not JSON; expected a JSON "
+                        'object such as {"lang": "ko"} (quote the cell)', file=file, line=line,
+                        field="metadata")
+                out["metadata"] = None
+    return out
+
+
+def parse_corpus(path: PathLike, col: ProblemCollector) -> ParsedCorpus:
+    """Read a corpus file, reporting every problem to ``col`` (see the module docstring)."""
+    p = resolve(path, "corpus")
+    file = str(p)
+    out = ParsedCorpus(file)
+    text = read_text(p, file, col)
+    if text is None:
+        out.readable = False
+        return out
+    if p.suffix.lower() == ".csv":
+        rows = ((ln, _csv_row(row, file, ln, col)) for ln, row in
+                iter_csv(text, file, col, required=("doc_id", "content")))
+    else:
+        rows = iter_jsonl(text, file, col)
+    first_line: Dict[str, int] = {}
+    for line, obj in rows:
+        doc_id, doc = _document(obj, file, line, col)
+        if doc_id is None:
+            continue
+        if doc_id in first_line:
+            col.add("duplicate_id", f"doc_id {doc_id!r} already appeared on line {first_line[doc_id]}; "
+                    "expected unique ids", file=file, line=line, field="doc_id")
+            continue
+        first_line[doc_id] = line
+        out.ids.add(doc_id)
+        if doc is not None:
+            out.documents.append(doc)
+    return out
+
+
+def load_corpus(path: PathLike) -> Corpus:
+    """Load a corpus (JSONL or ``.csv``, or a bundled name) strictly; raise ``InputError`` on the first error."""
+    parsed = parse_corpus(path, ProblemCollector(strict=True))
+    return Corpus(parsed.documents, source=parsed.file)
+
+
+# --- QA -------------------------------------------------------------------------------------
+
+
+@dataclass
+class ParsedQA:
+    """What :func:`parse_qa` read: usable questions and every id seen (even in bad records)."""
+
+    file: str
+    questions: List[Question] = field(default_factory=list)
+    ids: Set[str] = field(default_factory=set)
+    readable: bool = True
+
+
+def _question(obj: Dict[str, object], file: str, line: int, col: ProblemCollector) -> Tuple[Optional[str], Optional[Question]]:
+    from ragexam.data.normalize import normalize
+
+    r = _Record(obj, file, line, col)
+    qid = r.ident("query_id")
+    text = r.text("question", required=True, nonblank=True)
+
+    rel_ids: Tuple[str, ...] = ()
+    v = obj.get("relevant_doc_ids")
+    if v is not None:
+        if isinstance(v, list) and all(isinstance(x, str) and x.strip() for x in v):
+            dup = sorted({x for x in v if v.count(x) > 1})
+            if dup:
+                r.report("duplicate_id", "relevant_doc_ids", f"lists {', '.join(map(repr, dup))} more "
+                         "than once; expected each document once")
+            rel_ids = tuple(dict.fromkeys(v))
+        else:
+            r.wrong_type("relevant_doc_ids", "a list of non-empty document id strings",
+                         'e.g. ["hd_01", "hd_07"]' if isinstance(v, str) else "")
+
+    relevance: Dict[str, int] = {}
+    v = obj.get("relevance")
+    if v is not None:
+        if isinstance(v, dict) and all(isinstance(g, int) and not isinstance(g, bool) for g in v.values()) \
+                and all(k.strip() for k in v):
+            relevance = dict(v)
+        else:
+            r.wrong_type("relevance", "an object mapping document ids to integer grades",
+                         'e.g. {"hd_01": 2, "hd_07": 1}')
+
+    evidence: Tuple[str, ...] = ()
+    v = obj.get("evidence")
+    if v is not None:
+        items = [v] if isinstance(v, str) else v
+        if isinstance(items, list) and all(isinstance(x, str) for x in items):
+            norm = [normalize(x) for x in items]
+            blank = [i for i, n in enumerate(norm, 1) if not n]
+            if blank:
+                r.report("empty_value", "evidence", f"evidence string(s) {blank} are blank; expected text "
+                         "that occurs in the source document")
+            seen: Dict[str, int] = {}
+            for i, n in enumerate(norm, 1):
+                if n and n in seen:
+                    r.report("duplicate_evidence", "evidence", f"evidence strings {seen[n]} and {i} are "
+                             f"the same after normalization ({_show(n)}); remove one")
+                seen.setdefault(n, i)
+            if not blank:
+                evidence = tuple(items)
+        else:
+            r.wrong_type("evidence", "a string or a list of strings")
+
+    ground_truth = r.text("ground_truth", required=False, nonblank=False)
+    qtype = r.text("type", required=False, nonblank=False)
+    answerable: Optional[bool] = None
+    v = obj.get("answerable")
+    if v is not None:
+        if isinstance(v, bool):
+            answerable = v
+        else:
+            r.wrong_type("answerable", "true or false")
+    meta = r.metadata(_QA_FIELDS)
+
+    judged_ok = not (r.bad & {"relevant_doc_ids", "relevance", "evidence", "answerable"})
+    grades = relevance if relevance else {d: 1 for d in rel_ids}
+    positive = [d for d, g in grades.items() if g > 0]
+    if judged_ok:
+        has_judgments = bool(positive or evidence)
+        if answerable is False and has_judgments:
+            what = []
+            if positive:
+                what.append(f"relevant documents {positive}")
+            if evidence:
+                what.append(f"{len(evidence)} evidence string(s)")
+            r.report("answerable_conflict", "answerable", f"answerable is false (out-of-corpus) but the "
+                     f"question has {' and '.join(what)}; remove them or set answerable: true")
+        elif not has_judgments and answerable is not False:
+            r.report("no_judgments", "answerable", "no relevance or evidence; mark answerable: false "
+                     "if out-of-corpus (otherwise add relevant_doc_ids, relevance or evidence)")
+    if relevance and rel_ids and set(rel_ids) != set(positive):
+        r.report("relevance_mismatch", "relevance", f"relevant_doc_ids {list(rel_ids)} differ from the "
+                 f"documents with grade > 0 in relevance {sorted(positive)}; relevance is used")
+    if qid is None:
+        return None, None
+    if answerable is None:
+        answerable = bool(positive or evidence)
+    q = Question(qid, text if text is not None else "", rel_ids, relevance, evidence, ground_truth, qtype,
+                 answerable, meta, line)
+    return qid, q
+
+
+def parse_qa(path: PathLike, col: ProblemCollector) -> ParsedQA:
+    """Read a QA file (JSONL), reporting every problem to ``col`` (no corpus checks here)."""
+    p = resolve(path, "qa")
+    file = str(p)
+    out = ParsedQA(file)
+    text = read_text(p, file, col)
+    if text is None:
+        out.readable = False
+        return out
+    first_line: Dict[str, int] = {}
+    for line, obj in iter_jsonl(text, file, col):
+        qid, q = _question(obj, file, line, col)
+        if qid is None:
+            continue
+        if qid in first_line:
+            col.add("duplicate_id", f"query_id {qid!r} already appeared on line {first_line[qid]}; "
+                    "expected unique ids", file=file, line=line, field="query_id")
+            continue
+        first_line[qid] = line
+        out.ids.add(qid)
+        if q is not None:
+            out.questions.append(q)
+    return out
+
+
+def load_qa(path: PathLike, corpus: Union[Corpus, PathLike, None] = None, *,
+            ignore_punctuation: bool = False) -> QASet:
+    """Load a QA set (JSONL, or a bundled name) strictly; raise ``InputError`` on the first error.
+
+    With ``corpus`` (a :class:`Corpus`, a path or a bundled name) every judged document id must be
+    in the corpus and every evidence string must occur in some document (matched after
+    :func:`ragexam.data.normalize.normalize` with ``ignore_punctuation``).
+    """
+    from ragexam.data.crosscheck import check_qa_against_corpus
+
+    col = ProblemCollector(strict=True)
+    parsed = parse_qa(path, col)
+    qa = QASet(parsed.questions, source=parsed.file)
+    if corpus is not None:
+        if not isinstance(corpus, Corpus):
+            corpus = load_corpus(corpus)
+        check_qa_against_corpus(qa.questions, parsed.file, corpus.documents, set(corpus.doc_ids), col,
+                                ignore_punctuation=ignore_punctuation)
+    return qa

@@ -1,0 +1,142 @@
+"""Reading input files: UTF-8 checks, then numbered JSONL objects or CSV rows.
+
+File-level rules (each reported through a :class:`~ragexam.data.problems.ProblemCollector`):
+
+- a missing path or a directory is a bad invocation and always raises ``InputError``;
+- a UTF-8 byte-order mark is an error (``bom``, line 1); reading continues without it;
+- bytes that are not UTF-8 are an error (``encoding``) naming the line and byte column of the
+  first bad byte (with a CP949/EUC-KR or UTF-16 hint when the file decodes that way); in
+  collecting mode reading continues with U+FFFD replacement characters;
+- a file with no records is an error (``empty_file``).
+
+Lines are numbered from 1; blank (whitespace-only) lines are not records and are skipped, but
+still counted, so line numbers match an editor's.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Dict, Iterator, Optional, Tuple
+
+from ragexam.data.problems import ProblemCollector
+from ragexam.errors import InputError
+
+__all__ = ["read_text", "iter_jsonl", "iter_csv"]
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def read_text(path: Path, file: str, col: ProblemCollector) -> Optional[str]:
+    """The decoded text of ``path``; ``None`` when it cannot be read as text at all (UTF-16)."""
+    if not path.exists():
+        raise InputError("no such file", source=file)
+    if path.is_dir():
+        raise InputError("is a directory; expected a file", source=file)
+    data = path.read_bytes()
+    if data.startswith(_BOM):
+        col.add("bom", "the file starts with a UTF-8 byte-order mark (BOM, bytes EF BB BF); "
+                "expected plain UTF-8; re-save the file as 'UTF-8' (not 'UTF-8 with BOM')",
+                file=file, line=1)
+        data = data[len(_BOM):]
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        col.add("encoding", "the file is UTF-16 (it starts with a UTF-16 byte-order mark); "
+                "expected UTF-8; convert it, e.g. `iconv -f utf-16 -t utf-8`", file=file, line=1)
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        hint = ""
+        try:
+            data.decode("cp949")
+            hint = " It decodes as CP949/EUC-KR: convert it with `iconv -f cp949 -t utf-8`."
+        except UnicodeDecodeError:
+            pass
+        col.add("encoding", f"byte 0x{data[err.start]:02X} at byte column {column} is not valid "
+                f"UTF-8 (first bad byte of the file); expected UTF-8 text.{hint}",
+                file=file, line=line)
+        return data.decode("utf-8", errors="replace")
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _no_duplicate_keys(pairs):
+    obj = {}
+    for k, v in pairs:
+        if k in obj:
+            raise ValueError(f"duplicate key {k!r} in one object")
+        obj[k] = v
+    return obj
+
+
+def iter_jsonl(text: str, file: str, col: ProblemCollector) -> Iterator[Tuple[int, Dict[str, object]]]:
+    """``(line, object)`` for every JSON object line; other lines are reported and skipped."""
+    records = 0
+    for lineno, raw in enumerate(text.split("\n"), 1):
+        if not raw.strip():
+            continue
+        records += 1
+        try:
+            obj = json.loads(raw, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
+        except json.JSONDecodeError as err:
+            col.add("invalid_json", f"invalid JSON at column {err.colno}: {err.msg}; expected one "
+                    "complete JSON object per line", file=file, line=lineno)
+            continue
+        except ValueError as err:
+            col.add("invalid_json", f"invalid JSON: {err}", file=file, line=lineno)
+            continue
+        if not isinstance(obj, dict):
+            col.add("not_an_object", f"received a JSON {type(obj).__name__}; expected a JSON object "
+                    "like {\"doc_id\": ..., ...}", file=file, line=lineno)
+            continue
+        yield lineno, obj
+    if records == 0:
+        col.add("empty_file", "the file is empty (no records); expected one JSON object per line",
+                file=file)
+
+
+def iter_csv(text: str, file: str, col: ProblemCollector, *, required: Tuple[str, ...]
+             ) -> Iterator[Tuple[int, Dict[str, object]]]:
+    """``(line, row)`` for every CSV data row (header on the first line, RFC 4180 quoting).
+
+    ``line`` is the physical line where the row starts (quoted fields may span lines).
+    """
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    header = None
+    records = 0
+    last_line = 0
+    try:
+        for row in reader:
+            start = last_line + 1
+            last_line = reader.line_num
+            if not any(cell.strip() for cell in row):
+                continue
+            if header is None:
+                header = [h.strip() for h in row]
+                dup = sorted({h for h in header if header.count(h) > 1})
+                missing = [r for r in required if r not in header]
+                if dup or missing:
+                    what = (f"duplicate column(s) {', '.join(dup)}" if dup else
+                            f"missing column(s) {', '.join(missing)}")
+                    col.add("csv_format", f"header has {what}; expected a header row with columns "
+                            f"{', '.join(required)} (others are optional)", file=file, line=start)
+                    return
+                continue
+            records += 1
+            if len(row) != len(header):
+                col.add("csv_format", f"row has {len(row)} cells; expected {len(header)} "
+                        f"(one per header column)", file=file, line=start)
+                continue
+            yield start, dict(zip(header, row))
+    except csv.Error as err:
+        col.add("csv_format", f"malformed CSV: {err}", file=file, line=last_line + 1)
+        return
+    if header is None or records == 0:
+        col.add("empty_file", "the file is empty (no data rows); expected a header row and one row "
+                "per document", file=file)

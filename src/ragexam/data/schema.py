@@ -1,0 +1,176 @@
+"""The records of a question set: documents, questions and chunks (plain dataclasses).
+
+Corpus record (JSONL object or CSV row)::
+
+    doc_id    str, required, unique, no whitespace (ids are written to TREC files)
+    content   str, required, not blank
+    title     str, optional
+    metadata  object, optional; every unknown field is added to it
+
+QA record (JSONL object)::
+
+    query_id          str, required, unique, no whitespace
+    question          str, required, not blank
+    relevant_doc_ids  list of str, optional (each grade 1)
+    relevance         {doc_id: int grade}, optional (graded judgments; grade > 0 is relevant,
+                      0 or less is judged non-relevant; takes precedence over relevant_doc_ids)
+    evidence          str or list of str, optional: strings that must occur in the source text
+                      (matched after :func:`ragexam.data.normalize.normalize`)
+    ground_truth      str, optional: the reference answer
+    type              str, optional: a free label such as ``meaning`` or ``lexical``
+    answerable        bool, optional; default ``true`` when the question has a relevant document
+                      (grade > 0) or evidence.  ``false`` marks an out-of-corpus question, which
+                      must then have no relevant document and no evidence.  A question with
+                      neither judgments nor ``answerable: false`` is an error
+                      ("no relevance or evidence; mark answerable: false if out-of-corpus").
+    metadata          object, optional; every unknown field is added to it
+
+``null`` for an optional field means "absent".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, Iterator, List, Mapping, Optional, Tuple
+
+__all__ = ["Document", "Corpus", "Question", "QASet", "Chunk", "chunk_id"]
+
+
+@dataclass(frozen=True)
+class Document:
+    """One corpus document.  ``line`` is its 1-based line in the source file (not compared)."""
+
+    doc_id: str
+    content: str
+    title: Optional[str] = None
+    metadata: Dict[str, object] = field(default_factory=dict, compare=False)
+    line: Optional[int] = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class Corpus:
+    """An ordered collection of documents with unique ids; ``source`` is the file it came from."""
+
+    documents: List[Document]
+    source: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        self._by_id: Dict[str, Document] = {}
+        for d in self.documents:
+            if d.doc_id in self._by_id:
+                from ragexam.errors import InputError
+
+                raise InputError(f"duplicate doc_id {d.doc_id!r}", source=self.source, line=d.line,
+                                 field="doc_id")
+            self._by_id[d.doc_id] = d
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+    def __iter__(self) -> Iterator[Document]:
+        return iter(self.documents)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._by_id
+
+    def __getitem__(self, doc_id: str) -> Document:
+        return self._by_id[doc_id]
+
+    def get(self, doc_id: str) -> Optional[Document]:
+        return self._by_id.get(doc_id)
+
+    @property
+    def doc_ids(self) -> List[str]:
+        return [d.doc_id for d in self.documents]
+
+
+@dataclass(frozen=True)
+class Question:
+    """One exam question with its judgments (see the module docstring for the fields)."""
+
+    query_id: str
+    question: str
+    relevant_doc_ids: Tuple[str, ...] = ()
+    relevance: Mapping[str, int] = field(default_factory=dict)
+    evidence: Tuple[str, ...] = ()
+    ground_truth: Optional[str] = None
+    type: Optional[str] = None
+    answerable: bool = True
+    metadata: Dict[str, object] = field(default_factory=dict, compare=False)
+    line: Optional[int] = field(default=None, compare=False, repr=False)
+
+    @property
+    def grades(self) -> Dict[str, int]:
+        """Document grades: ``relevance`` if given, else 1 for each of ``relevant_doc_ids``."""
+        if self.relevance:
+            return dict(self.relevance)
+        return {d: 1 for d in self.relevant_doc_ids}
+
+    @property
+    def relevant_docs(self) -> Tuple[str, ...]:
+        """Documents with grade > 0, in the order given."""
+        return tuple(d for d, g in self.grades.items() if g > 0)
+
+    @property
+    def evidence_units(self) -> Dict[str, str]:
+        """``{"ev1": evidence[0], "ev2": evidence[1], ...}`` (the evidence-mode relevance units)."""
+        return {f"ev{i}": e for i, e in enumerate(self.evidence, 1)}
+
+
+@dataclass
+class QASet:
+    """An ordered list of questions with unique ids; ``source`` is the file it came from."""
+
+    questions: List[Question]
+    source: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        self._by_id: Dict[str, Question] = {}
+        for q in self.questions:
+            if q.query_id in self._by_id:
+                from ragexam.errors import InputError
+
+                raise InputError(f"duplicate query_id {q.query_id!r}", source=self.source, line=q.line,
+                                 field="query_id")
+            self._by_id[q.query_id] = q
+
+    def __len__(self) -> int:
+        return len(self.questions)
+
+    def __iter__(self) -> Iterator[Question]:
+        return iter(self.questions)
+
+    def __contains__(self, query_id: object) -> bool:
+        return query_id in self._by_id
+
+    def __getitem__(self, query_id: str) -> Question:
+        return self._by_id[query_id]
+
+    def type_counts(self) -> Dict[str, int]:
+        """Questions per ``type`` label (``"(none)"`` for questions without one), sorted by label."""
+        counts: Dict[str, int] = {}
+        for q in self.questions:
+            key = q.type if q.type is not None else "(none)"
+            counts[key] = counts.get(key, 0) + 1
+        return dict(sorted(counts.items()))
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A span of one document: ``content[start:end] == text`` (character offsets, end exclusive).
+
+    ``chunk_id`` is ``f"{doc_id}#{index}"`` with ``index`` the 0-based position of the chunk in
+    its document under one chunker; it is stable for a given document and chunker spec.
+    """
+
+    chunk_id: str
+    doc_id: str
+    start: int
+    end: int
+    text: str
+
+
+def chunk_id(doc_id: str, index: int) -> str:
+    """The readable, stable id of the ``index``-th (0-based) chunk of ``doc_id``: ``hd_01#3``."""
+    return f"{doc_id}#{index}"
+

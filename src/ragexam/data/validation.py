@@ -1,0 +1,86 @@
+"""Validation of a corpus and a QA set: every problem at once, with counts by kind.
+
+:func:`validate` reads both files in collecting mode (see :mod:`ragexam.data.loaders`), then
+checks the QA set against the corpus (:mod:`ragexam.data.crosscheck`).  The problem kinds and
+their levels are listed in :data:`ragexam.data.problems.KINDS`.  A report is ``ok`` when it has
+no error-level problem (warnings allowed).  A missing file is a bad invocation and raises
+``InputError`` instead of being reported.  A corpus that cannot be read at all (UTF-16) skips
+the cross-file checks (they would only repeat the same failure).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Union
+
+from ragexam.data.problems import ERROR, KINDS, WARNING, Problem, ProblemCollector
+
+__all__ = ["ValidationReport", "validate"]
+
+PathLike = Union[str, Path]
+
+
+@dataclass
+class ValidationReport:
+    """All problems found in ``corpus`` (and ``qa``), in file then line order."""
+
+    corpus: str
+    qa: Optional[str]
+    problems: List[Problem] = field(default_factory=list)
+    documents: int = 0
+    questions: int = 0
+
+    @property
+    def errors(self) -> List[Problem]:
+        return [p for p in self.problems if p.level == ERROR]
+
+    @property
+    def warnings(self) -> List[Problem]:
+        return [p for p in self.problems if p.level == WARNING]
+
+    @property
+    def ok(self) -> bool:
+        """No error-level problem."""
+        return not self.errors
+
+    def counts_by_kind(self) -> Dict[str, int]:
+        """``{kind: number of problems}`` in the order of :data:`KINDS`, kinds with none omitted."""
+        counts = {k: 0 for k in KINDS}
+        for p in self.problems:
+            counts[p.kind] = counts.get(p.kind, 0) + 1
+        return {k: n for k, n in counts.items() if n}
+
+    def to_dict(self) -> Dict[str, object]:
+        return {"ok": self.ok, "corpus": self.corpus, "qa": self.qa, "documents": self.documents,
+                "questions": self.questions, "errors": len(self.errors), "warnings": len(self.warnings),
+                "counts": self.counts_by_kind(), "problems": [p.to_dict() for p in self.problems]}
+
+
+def validate(corpus_path: PathLike, qa_path: Optional[PathLike] = None, *,
+             ignore_punctuation: bool = False) -> ValidationReport:
+    """Check a corpus (and a QA set against it), collecting every problem.
+
+    ``corpus_path``/``qa_path`` are paths or bundled dataset names.  ``ignore_punctuation`` is the
+    evidence-matching setting (:func:`ragexam.data.normalize.normalize`).
+    """
+    from ragexam.data.crosscheck import check_qa_against_corpus
+    from ragexam.data.datasets import resolve
+    from ragexam.data.loaders import parse_corpus, parse_qa
+
+    # resolve both first: a bad invocation fails before any work
+    cpath = resolve(corpus_path, "corpus")
+    qpath = resolve(qa_path, "qa") if qa_path is not None else None
+    col = ProblemCollector(strict=False)
+    parsed_corpus = parse_corpus(cpath, col)
+    report = ValidationReport(parsed_corpus.file, str(qpath) if qpath is not None else None,
+                              documents=len(parsed_corpus.documents))
+    if qpath is not None:
+        parsed_qa = parse_qa(qpath, col)
+        report.questions = len(parsed_qa.questions)
+        if parsed_corpus.readable:
+            check_qa_against_corpus(parsed_qa.questions, parsed_qa.file, parsed_corpus.documents,
+                                    parsed_corpus.ids, col, ignore_punctuation=ignore_punctuation)
+    order = {report.corpus: 0, report.qa: 1}
+    report.problems = sorted(col.problems, key=lambda p: (order.get(p.file, 2), p.line or 0))
+    return report
