@@ -1,0 +1,36 @@
+"""Small helpers shared by the text metrics: signatures and parameter checks."""
+
+from __future__ import annotations
+
+import math
+
+from ragexam.errors import InputError
+
+__all__ = ["signature", "check_bool", "check_int", "check_positive"]
+
+
+def signature(pairs: list[tuple[str, object]]) -> str:
+    """``key:value|...|version:ragexam-<version>``; the ragexam version always comes last."""
+    from ragexam import __version__
+
+    parts = [f"{k}:{v}" for k, v in pairs]
+    parts.append(f"version:ragexam-{__version__}")
+    return "|".join(parts)
+
+
+def check_bool(value, name: str, func: str) -> bool:
+    if not isinstance(value, bool):
+        raise InputError(f"{func}: `{name}` must be True or False, got {value!r}.", field=name)
+    return value
+
+
+def check_int(value, name: str, func: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise InputError(f"{func}: `{name}` must be an integer >= {minimum}, got {value!r}.", field=name)
+    return int(value)
+
+
+def check_positive(value, name: str, func: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise InputError(f"{func}: `{name}` must be a finite number > 0, got {value!r}.", field=name)
+    return value
