@@ -289,7 +289,9 @@ def parse_retriever(spec: str, **options: Any) -> Retriever:
                           "options in parentheses.")
     members = [m.strip() for m in _split_top(members_text, "+", spec)]
     if len(members) < 2 or any(not m for m in members):
-        raise _fail(spec, "hybrid needs two or more members joined by '+', e.g. hybrid:bm25+dense.")
+        hint = (" Options after '?' belong to the fusion; a member with its own options goes in "
+                "parentheses: hybrid:(bm25?k1=1.2)+dense." if len(top) > 1 else "")
+        raise _fail(spec, "hybrid needs two or more members joined by '+', e.g. hybrid:bm25+dense." + hint)
     fusion_kw = {k: v for k, v in options.items() if k in _FUSION}
     member_kw = {k: v for k, v in options.items() if k not in _FUSION}
     fusion = _merge(_convert(_FUSION, fusion_raw, spec, "hybrid"),
