@@ -4,7 +4,7 @@ Definitions
 -----------
 *Occurrence*: a place where ``normalize(evidence)`` is a substring of ``normalize(content)`` of a
 document (overlapping occurrences included), reported as the raw span ``[start, end)`` of the
-document content (:func:`ragexam.data.normalize.normalize_with_offsets` maps it back).
+document content (:func:`ragexam.data.normalization.normalize_with_offsets` maps it back).
 
 *Contains whole*: chunk ``c`` contains an evidence string whole when, for some occurrence in
 ``c``'s document, ``c.start <= occ.start`` and ``occ.end <= c.end``.  This equals "the normalized
@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple, Union
 
 from ragexam.data.chunking import Chunking
-from ragexam.data.normalize import normalization_signature, normalize, normalize_with_offsets
+from ragexam.data.normalization import normalization_signature, normalize, normalize_with_offsets
 from ragexam.data.schema import Document, Question
 from ragexam.errors import InputError
 

@@ -212,7 +212,7 @@ class ParsedQA:
 
 
 def _question(obj: Dict[str, object], file: str, line: int, col: ProblemCollector) -> Tuple[Optional[str], Optional[Question]]:
-    from ragexam.data.normalize import normalize
+    from ragexam.data.normalization import normalize
 
     r = _Record(obj, file, line, col)
     qid = r.ident("query_id")
@@ -332,7 +332,7 @@ def load_qa(path: PathLike, corpus: Union[Corpus, PathLike, None] = None, *,
 
     With ``corpus`` (a :class:`Corpus`, a path or a bundled name) every judged document id must be
     in the corpus and every evidence string must occur in some document (matched after
-    :func:`ragexam.data.normalize.normalize` with ``ignore_punctuation``).
+    :func:`ragexam.data.normalization.normalize` with ``ignore_punctuation``).
     """
     from ragexam.data.crosscheck import check_qa_against_corpus
 

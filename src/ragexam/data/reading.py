@@ -49,11 +49,14 @@ def read_text(path: Path, file: str, col: ProblemCollector) -> Optional[str]:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
-        column = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        line_start = data.rfind(b"\n", 0, err.start) + 1
+        line_end = data.find(b"\n", err.start)
+        column = err.start - line_start + 1
         hint = ""
         try:
-            data.decode("cp949")
-            hint = " It decodes as CP949/EUC-KR: convert it with `iconv -f cp949 -t utf-8`."
+            data[line_start:line_end if line_end != -1 else len(data)].decode("cp949")
+            hint = (" The line decodes as CP949/EUC-KR: convert the file with "
+                    "`iconv -f cp949 -t utf-8`.")
         except UnicodeDecodeError:
             pass
         col.add("encoding", f"byte 0x{data[err.start]:02X} at byte column {column} is not valid "

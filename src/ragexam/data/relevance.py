@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.data.evidence import CorpusText, EvidenceIndex, check_min_fraction
-from ragexam.data.normalize import normalization_signature, normalize
+from ragexam.data.normalization import normalization_signature, normalize
 from ragexam.data.schema import Chunk, Document, Question
 from ragexam.errors import InputError
 

@@ -15,7 +15,7 @@ QA record (JSONL object)::
     relevance         {doc_id: int grade}, optional (graded judgments; grade > 0 is relevant,
                       0 or less is judged non-relevant; takes precedence over relevant_doc_ids)
     evidence          str or list of str, optional: strings that must occur in the source text
-                      (matched after :func:`ragexam.data.normalize.normalize`)
+                      (matched after :func:`ragexam.data.normalization.normalize`)
     ground_truth      str, optional: the reference answer
     type              str, optional: a free label such as ``meaning`` or ``lexical``
     answerable        bool, optional; default ``true`` when the question has a relevant document

@@ -62,7 +62,7 @@ def validate(corpus_path: PathLike, qa_path: Optional[PathLike] = None, *,
     """Check a corpus (and a QA set against it), collecting every problem.
 
     ``corpus_path``/``qa_path`` are paths or bundled dataset names.  ``ignore_punctuation`` is the
-    evidence-matching setting (:func:`ragexam.data.normalize.normalize`).
+    evidence-matching setting (:func:`ragexam.data.normalization.normalize`).
     """
     from ragexam.data.crosscheck import check_qa_against_corpus
     from ragexam.data.datasets import resolve

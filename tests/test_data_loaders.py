@@ -1,0 +1,285 @@
+"""Strict loaders: every bad-input case raises InputError naming file, line and field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragexam.data import Corpus, load_corpus, load_qa
+from ragexam.errors import InputError
+from test_data_helpers import DOCS, QA, make_set, write_jsonl
+
+
+def _err(fn, *args, **kw) -> InputError:
+    with pytest.raises(InputError) as info:
+        fn(*args, **kw)
+    return info.value
+
+
+def _check(err: InputError, path, line, field):
+    msg = str(err)
+    assert str(path) in msg
+    assert err.source == str(path)
+    assert err.line == line
+    if line is not None:
+        assert f":{line}:" in msg
+    assert err.field == field
+    if field is not None:
+        assert f"field '{field}'" in msg
+    return msg
+
+
+def test_load_good_set(tmp_path):
+    c, q = make_set(tmp_path)
+    corpus = load_corpus(c)
+    assert isinstance(corpus, Corpus) and len(corpus) == 3
+    assert corpus["hd_01"].title == "VPN 연결 오류"
+    qa = load_qa(q, corpus=corpus)
+    assert [x.query_id for x in qa] == ["q1", "q2", "q3", "q4"]
+    assert qa["q1"].evidence == ("VPN 클라이언트를 재설치", "관리자 권한이 필요")
+    assert qa["q2"].evidence == ("사내 포털의 자료실",)           # a single string becomes a 1-tuple
+    assert qa["q2"].grades == {"hd_02": 2} and qa["q1"].grades == {"hd_01": 1}
+    assert qa["q1"].answerable and qa["q2"].answerable and not qa["q4"].answerable
+    assert qa["q1"].evidence_units == {"ev1": "VPN 클라이언트를 재설치", "ev2": "관리자 권한이 필요"}
+    assert qa.type_counts() == {"lexical": 2, "meaning": 1, "out_of_corpus": 1}
+    # the corpus may also be given as a path
+    assert len(load_qa(q, corpus=c)) == 4
+
+
+def test_unknown_fields_kept_in_metadata(tmp_path):
+    docs = [dict(DOCS[0], lang="ko", metadata={"source": "wiki"})]
+    qa = [dict(QA[0], difficulty=3, tags=["vpn"])]
+    c, q = make_set(tmp_path, docs, qa)
+    corpus = load_corpus(c)
+    assert corpus["hd_01"].metadata == {"source": "wiki", "lang": "ko"}
+    assert load_qa(q, corpus=corpus)["q1"].metadata == {"difficulty": 3, "tags": ["vpn"]}
+
+
+def test_metadata_conflict(tmp_path):
+    c = write_jsonl(tmp_path / "c.jsonl", [dict(DOCS[0], lang="ko", metadata={"lang": "en"})])
+    msg = _check(_err(load_corpus, c), c, 1, "lang")
+    assert "clashes" in msg
+
+
+@pytest.mark.parametrize("field,value,expected", [
+    ("doc_id", 7, "expected a string id"),
+    ("content", ["a"], "expected a string"),
+    ("title", 3, "expected a string"),
+    ("metadata", "x", "expected an object"),
+])
+def test_corpus_wrong_type(tmp_path, field, value, expected):
+    docs = [DOCS[0], dict(DOCS[1], **{field: value})]
+    c = write_jsonl(tmp_path / "c.jsonl", docs)
+    msg = _check(_err(load_corpus, c), c, 2, field)
+    assert expected in msg and "received" in msg
+
+
+@pytest.mark.parametrize("field,value,expected", [
+    ("query_id", 1, 'write it as a string: "1"'),
+    ("question", 5, "expected a string"),
+    ("relevant_doc_ids", "hd_01", "expected a list of non-empty document id strings"),
+    ("relevance", {"hd_01": "2"}, "integer grades"),
+    ("relevance", {"hd_01": True}, "integer grades"),
+    ("evidence", 12, "a string or a list of strings"),
+    ("evidence", ["ok", 3], "a string or a list of strings"),
+    ("ground_truth", ["a"], "expected a string"),
+    ("type", 1, "expected a string"),
+    ("answerable", "yes", "true or false"),
+])
+def test_qa_wrong_type(tmp_path, field, value, expected):
+    qa = [QA[0], dict(QA[2], **{field: value})]
+    c, q = make_set(tmp_path, qa=qa)
+    msg = _check(_err(load_qa, q), q, 2, field)
+    assert expected in msg
+
+
+def test_missing_required_fields(tmp_path):
+    c = write_jsonl(tmp_path / "c.jsonl", [{"doc_id": "a"}])
+    assert "'content' is absent" in _check(_err(load_corpus, c), c, 1, "content")
+    q = write_jsonl(tmp_path / "q.jsonl", [{"question": "무엇?", "answerable": False}])
+    assert "'query_id' is absent" in _check(_err(load_qa, q), q, 1, "query_id")
+
+
+def test_duplicate_ids(tmp_path):
+    c = write_jsonl(tmp_path / "c.jsonl", [DOCS[0], DOCS[1], DOCS[0]])
+    msg = _check(_err(load_corpus, c), c, 3, "doc_id")
+    assert "'hd_01' already appeared on line 1" in msg
+    q = write_jsonl(tmp_path / "q.jsonl", [QA[0], QA[1], dict(QA[3], query_id="q1")])
+    msg = _check(_err(load_qa, q), q, 3, "query_id")
+    assert "'q1' already appeared on line 1" in msg
+
+
+def test_id_with_whitespace(tmp_path):
+    c = write_jsonl(tmp_path / "c.jsonl", [dict(DOCS[0], doc_id="hd 01")])
+    assert "whitespace" in _check(_err(load_corpus, c), c, 1, "doc_id")
+
+
+def test_relevant_doc_id_not_in_corpus(tmp_path):
+    c, q = make_set(tmp_path, qa=[QA[0], dict(QA[2], relevant_doc_ids=["hd_03", "hd_99"])])
+    msg = _check(_err(load_qa, q, corpus=c), q, 2, "relevant_doc_ids")
+    assert "'hd_99' is not in the corpus" in msg
+    c, q = make_set(tmp_path, qa=[dict(QA[1], relevance={"hd_02": 1, "zz": 0})])
+    assert "'zz'" in _check(_err(load_qa, q, corpus=c), q, 1, "relevance")
+    # without a corpus the ids are not checked
+    assert len(load_qa(q)) == 1
+
+
+def test_evidence_found_in_no_document(tmp_path):
+    c, q = make_set(tmp_path, qa=[QA[0], dict(QA[1], evidence=["사내 포털의 자료실", "지하 창고"])])
+    msg = _check(_err(load_qa, q, corpus=c), q, 2, "evidence")
+    assert "evidence string 2 '지하 창고' occurs in no document" in msg
+
+
+def test_evidence_punctuation_hint(tmp_path):
+    c, q = make_set(tmp_path, qa=[dict(QA[2], evidence="비밀번호는 90일마다, 바꿔야")])
+    msg = str(_err(load_qa, q, corpus=c))
+    assert "punctuation is ignored" in msg
+    assert len(load_qa(q, corpus=c, ignore_punctuation=True)) == 1
+
+
+def test_evidence_matches_after_normalization(tmp_path):
+    # full-width digits and a line break in the source still match a plain quote
+    docs = [{"doc_id": "d1", "content": "비밀번호는 ９０일마다\n  바꿔야 합니다."}]
+    c, q = make_set(tmp_path, docs, [{"query_id": "q", "question": "주기?", "evidence": "90일마다 바꿔야"}])
+    assert len(load_qa(q, corpus=c)) == 1
+
+
+@pytest.mark.parametrize("question", ["", "   \n"])
+def test_empty_question(tmp_path, question):
+    c, q = make_set(tmp_path, qa=[QA[0], dict(QA[1], question=question)])
+    assert "empty question" in _check(_err(load_qa, q), q, 2, "question")
+
+
+def test_empty_content(tmp_path):
+    c = write_jsonl(tmp_path / "c.jsonl", [DOCS[0], dict(DOCS[1], content=" ")])
+    assert "empty content" in _check(_err(load_corpus, c), c, 2, "content")
+
+
+def test_blank_evidence(tmp_path):
+    c, q = make_set(tmp_path, qa=[dict(QA[0], evidence=["VPN", "  "])])
+    assert "blank" in _check(_err(load_qa, q), q, 1, "evidence")
+
+
+def test_duplicate_evidence(tmp_path):
+    c, q = make_set(tmp_path, qa=[dict(QA[0], evidence=["관리자 권한", "관리자  권한"])])
+    assert "evidence strings 1 and 2 are the same" in _check(_err(load_qa, q), q, 1, "evidence")
+
+
+def test_invalid_json_line(tmp_path):
+    c = tmp_path / "c.jsonl"
+    c.write_text(json.dumps(DOCS[0], ensure_ascii=False) + "\n\n{\"doc_id\": \"x\", content: 1}\n", encoding="utf-8")
+    msg = _check(_err(load_corpus, c), c, 3, None)
+    assert "invalid JSON at column" in msg
+
+
+def test_duplicate_json_key(tmp_path):
+    c = tmp_path / "c.jsonl"
+    c.write_text('{"doc_id": "a", "content": "x", "content": "y"}\n', encoding="utf-8")
+    assert "duplicate key 'content'" in _check(_err(load_corpus, c), c, 1, None)
+
+
+def test_json_line_not_an_object(tmp_path):
+    c = tmp_path / "c.jsonl"
+    c.write_text('["a", "b"]\n', encoding="utf-8")
+    assert "expected a JSON object" in _check(_err(load_corpus, c), c, 1, None)
+
+
+def test_bom(tmp_path):
+    c = tmp_path / "c.jsonl"
+    c.write_bytes(b"\xef\xbb\xbf" + (json.dumps(DOCS[0]) + "\n").encode())
+    msg = _check(_err(load_corpus, c), c, 1, None)
+    assert "byte-order mark" in msg and "UTF-8" in msg
+
+
+def test_not_utf8_names_line_of_first_bad_byte(tmp_path):
+    c = tmp_path / "c.jsonl"
+    good = (json.dumps(DOCS[0], ensure_ascii=False) + "\n").encode("utf-8")
+    bad = (json.dumps({"doc_id": "x", "content": "관리자 권한"}, ensure_ascii=False) + "\n").encode("cp949")
+    c.write_bytes(good + good.replace(b"hd_01", b"hd_09") + bad + bad)
+    msg = _check(_err(load_corpus, c), c, 3, None)
+    assert "not valid UTF-8" in msg and "cp949" in msg.lower()
+
+
+def test_utf16_file(tmp_path):
+    c = tmp_path / "c.jsonl"
+    c.write_bytes((json.dumps(DOCS[0], ensure_ascii=False) + "\n").encode("utf-16"))
+    assert "UTF-16" in _check(_err(load_corpus, c), c, 1, None)
+
+
+@pytest.mark.parametrize("content", [b"", b"\n  \n"])
+def test_empty_file(tmp_path, content):
+    c = tmp_path / "c.jsonl"
+    c.write_bytes(content)
+    msg = _check(_err(load_corpus, c), c, None, None)
+    assert "empty" in msg
+    q = tmp_path / "q.jsonl"
+    q.write_bytes(content)
+    assert "empty" in _check(_err(load_qa, q), q, None, None)
+
+
+def test_missing_file_is_input_error(tmp_path):
+    err = _err(load_corpus, tmp_path / "nope.jsonl")
+    assert "no such file" in str(err) and "it_helpdesk" in str(err)
+
+
+def test_answerable_rules(tmp_path):
+    c, q = make_set(tmp_path, qa=[{"query_id": "q", "question": "메뉴?"}])
+    msg = _check(_err(load_qa, q), q, 1, "answerable")
+    assert "no relevance or evidence; mark answerable: false if out-of-corpus" in msg
+    c, q = make_set(tmp_path, qa=[{"query_id": "q", "question": "메뉴?", "answerable": True}])
+    assert "no relevance or evidence" in str(_err(load_qa, q))
+    c, q = make_set(tmp_path, qa=[{"query_id": "q", "question": "?", "answerable": False,
+                                   "relevant_doc_ids": ["hd_01"]}])
+    assert "answerable is false" in _check(_err(load_qa, q), q, 1, "answerable")
+    # judged non-relevant documents (grade 0) are allowed on an out-of-corpus question
+    c, q = make_set(tmp_path, qa=[{"query_id": "q", "question": "?", "answerable": False,
+                                   "relevance": {"hd_01": 0}}])
+    assert load_qa(q, corpus=c)["q"].answerable is False
+    # only grade-0 judgments and no answerable flag: nothing relevant -> error
+    c, q = make_set(tmp_path, qa=[{"query_id": "q", "question": "?", "relevance": {"hd_01": 0}}])
+    assert "no relevance or evidence" in str(_err(load_qa, q))
+
+
+def test_csv_corpus(tmp_path):
+    c = tmp_path / "c.csv"
+    c.write_text('doc_id,title,content,metadata,lang\n'
+                 'hd_01,VPN,"VPN 클라이언트를 재설치합니다.\n관리자 권한이 필요합니다.","{""src"": ""wiki""}",ko\n'
+                 'hd_02,,"프린터 드라이버",,en\n', encoding="utf-8")
+    corpus = load_corpus(c)
+    assert corpus["hd_01"].content == "VPN 클라이언트를 재설치합니다.\n관리자 권한이 필요합니다."
+    assert corpus["hd_01"].metadata == {"src": "wiki", "lang": "ko"}
+    assert corpus["hd_02"].title is None
+
+
+def test_csv_errors(tmp_path):
+    c = tmp_path / "c.csv"
+    c.write_text("doc_id,text\nhd_01,x\n", encoding="utf-8")
+    assert "missing column(s) content" in _check(_err(load_corpus, c), c, 1, None)
+    c.write_text('doc_id,content\nhd_01,"two\nlines"\nhd_02,a,extra\n', encoding="utf-8")
+    assert "row has 3 cells; expected 2" in _check(_err(load_corpus, c), c, 4, None)
+    c.write_text('doc_id,content\nhd_01,x\nhd_01,y\n', encoding="utf-8")
+    assert "already appeared on line 2" in _check(_err(load_corpus, c), c, 3, "doc_id")
+    c.write_text('doc_id,content,metadata\nhd_01,x,{not json}\n', encoding="utf-8")
+    assert "not JSON" in _check(_err(load_corpus, c), c, 2, "metadata")
+    c.write_text('doc_id,content\n', encoding="utf-8")
+    assert "empty" in str(_err(load_corpus, c))
+    c.write_bytes(b"\xef\xbb\xbfdoc_id,content\nhd_01,x\n")
+    assert "byte-order mark" in _check(_err(load_corpus, c), c, 1, None)
+
+
+def test_bundled_name_resolution(tmp_path, monkeypatch):
+    from ragexam.data import datasets
+
+    monkeypatch.setattr(datasets, "_samples_dir", lambda: tmp_path)
+    (tmp_path / "it_helpdesk").mkdir()
+    make_set(tmp_path / "it_helpdesk")
+    corpus = load_corpus("it_helpdesk")
+    assert len(corpus) == 3 and corpus.source == str(tmp_path / "it_helpdesk" / "corpus.jsonl")
+    assert len(load_qa("it_helpdesk", corpus="it_helpdesk")) == 4
+    err = _err(load_corpus, "ai_concepts")
+    assert "not installed" in str(err)
+    # a local file of that name wins over the bundled set
+    monkeypatch.chdir(tmp_path)
+    write_jsonl(tmp_path / "it_helpdesk_local", DOCS[:1])
+    assert len(load_corpus("it_helpdesk_local")) == 1
