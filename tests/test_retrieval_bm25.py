@@ -148,13 +148,14 @@ def test_ties_are_broken_by_chunk_id_even_across_the_cut():
     assert len({s for _, s in hits}) == 1
 
 
-def test_results_are_best_first_and_at_most_top_n():
+@pytest.mark.parametrize("n_docs,n_vocab,q_len", [(60, 30, 3), (400, 3000, 1)])  # many / few postings
+def test_results_are_best_first_and_at_most_top_n(n_docs, n_vocab, q_len):
     rng = np.random.default_rng(7)
-    vocab = [f"w{i}" for i in range(30)]
-    texts = [" ".join(rng.choice(vocab, size=rng.integers(3, 12))) for _ in range(60)]
-    ids = [f"c{i}" for i in range(60)]
+    vocab = [f"w{i}" for i in range(n_vocab)]
+    texts = [" ".join(rng.choice(vocab, size=rng.integers(3, 12))) for _ in range(n_docs)]
+    ids = [f"c{i}" for i in range(n_docs)]
     r = BM25Retriever("whitespace", cache=False).index(ids, texts)
-    queries = [" ".join(rng.choice(vocab, size=3)) for _ in range(10)]
+    queries = [" ".join(rng.choice(vocab[:n_vocab // 3], size=q_len)) for _ in range(10)]
     full = r.scores(queries)
     for q, hits, row in zip(queries, r.search(queries, top_n=5), full):
         assert len(hits) <= 5

@@ -239,8 +239,13 @@ class BM25Retriever(Retriever):
         starts, ends = self._indptr[q], self._indptr[q + 1]
         docs = np.concatenate([self._indices[s:e] for s, e in zip(starts, ends)])
         vals = np.concatenate([self._data[s:e] for s, e in zip(starts, ends)])
-        cand, inverse = np.unique(docs, return_inverse=True)
-        scores = np.bincount(inverse, weights=vals, minlength=cand.shape[0])
+        n = self._n_docs
+        if docs.shape[0] * 8 < n:  # few postings: sort them
+            cand, inverse = np.unique(docs, return_inverse=True)
+            scores = np.bincount(inverse, weights=vals, minlength=cand.shape[0])
+        else:  # many postings: two linear passes over the corpus
+            cand = np.flatnonzero(np.bincount(docs, minlength=n))
+            scores = np.bincount(docs, weights=vals, minlength=n)[cand]
         if self._nonocc is not None:
             scores += self._nonocc[q].sum()
         return cand, scores
