@@ -27,3 +27,15 @@ __all__ = [
     "BLEU_STATS_COLUMNS", "BleuResult", "bleu_from_stats", "bleu_scores", "bleu_stats",
     "corpus_bleu", "sentence_bleu",
 ]
+from ragexam.metrics.text.chrf import (  # noqa: E402
+    ChrfResult,
+    chrf_from_stats,
+    chrf_scores,
+    chrf_stats,
+    chrf_stats_columns,
+    corpus_chrf,
+    sentence_chrf,
+)
+
+__all__ += ["ChrfResult", "chrf_from_stats", "chrf_scores", "chrf_stats", "chrf_stats_columns",
+            "corpus_chrf", "sentence_chrf"]

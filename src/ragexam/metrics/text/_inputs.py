@@ -22,6 +22,8 @@ def _type_name(obj) -> str:
 def _check_refs_item(item, where: str, func: str) -> list[str]:
     if isinstance(item, str):
         return [item]
+    if type(item) in (list, tuple) and item and all(type(ref) is str for ref in item):
+        return list(item)  # fast path for the common case
     if not isinstance(item, Sequence) or isinstance(item, (bytes, bytearray)):
         raise InputError(
             f"{func}: expected a reference string or a non-empty sequence of reference strings, "

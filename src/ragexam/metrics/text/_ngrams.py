@@ -15,6 +15,8 @@ so results are exact.
 
 from __future__ import annotations
 
+from itertools import chain
+
 import numpy as np
 
 from ragexam.errors import RagexamError
@@ -24,11 +26,10 @@ __all__ = ["encode_tokens", "encode_chars", "Sentences", "ngram_matches"]
 
 def encode_tokens(token_lists: list[list[str]]) -> tuple[np.ndarray, np.ndarray, int]:
     """Map tokens to dense ids: ``(ids, lengths, alphabet size)``."""
-    vocab: dict[str, int] = {}
-    get = vocab.setdefault
-    flat = [get(t, len(vocab)) for toks in token_lists for t in toks]
-    ids = np.fromiter(flat, dtype=np.int64, count=len(flat))
-    lengths = np.fromiter((len(t) for t in token_lists), dtype=np.int64, count=len(token_lists))
+    flat = list(chain.from_iterable(token_lists))
+    vocab = {tok: i for i, tok in enumerate(dict.fromkeys(flat))}
+    ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
+    lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
     return ids, lengths, max(len(vocab), 1)
 
 

@@ -43,9 +43,9 @@ ROUGE_TOKENIZERS = ("whitespace", "char", "ko-kiwi", "ko-mecab")
 
 # --- 13a ------------------------------------------------------------------------------------
 # sacrebleu's first 13a regex, ``([\{-\~\[-\` -\&\(-\+\:-\@\/])`` -> `` \1 ``, is a per-character
-# substitution, so it is done with str.translate.
-_13A_SPLIT_CHARS = "{|}~[\\]^_` !\"#$%&()*+:;<=>?@/"
-_13A_TABLE = str.maketrans({c: f" {c} " for c in _13A_SPLIT_CHARS})
+# substitution, done here with str.replace.  The space, which is in that class, is left alone:
+# tripling spaces changes no token, since the later regexes only ever use one space as context.
+_13A_SPLIT_CHARS = "{|}~[\\]^_`!\"#$%&()*+:;<=>?@/"
 _13A_RE = (
     (re.compile(r"([^0-9])([\.,])"), r"\1 \2 "),  # period and comma unless preceded by a digit
     (re.compile(r"([\.,])([^0-9])"), r" \1 \2"),  # period and comma unless followed by a digit
@@ -67,7 +67,10 @@ def _tokenize_13a(lines: list[str]) -> list[list[str]]:
             line = (line.replace("&quot;", '"').replace("&amp;", "&")
                     .replace("&lt;", "<").replace("&gt;", ">"))
         pre.append(line)
-    text = " " + " \n ".join(pre).translate(_13A_TABLE) + " "
+    text = " " + " \n ".join(pre) + " "
+    for char in _13A_SPLIT_CHARS:
+        if char in text:
+            text = text.replace(char, f" {char} ")
     for regex, repl in _13A_RE:
         text = regex.sub(repl, text)
     return [line.split() for line in text.split("\n")]
@@ -87,15 +90,27 @@ def _intl_regexes():
     )
 
 
+# A number (\p{N}) that is neither punctuation nor a symbol: no intl regex can match it or
+# match across it, so lines joined by it tokenize exactly as they do one by one.
+_INTL_SEPARATOR = "\u2188"  # ROMAN NUMERAL ONE HUNDRED THOUSAND (category Nl)
+
+
 def _tokenize_intl(lines: list[str]) -> list[list[str]]:
-    """mteval-v14 international tokenization, identical to sacrebleu's ``intl``."""
+    """mteval-v14 international tokenization, identical to sacrebleu's ``intl``.
+
+    The lines are joined by :data:`_INTL_SEPARATOR` and each regex runs once over the batch
+    (line by line if some line contains the separator).
+    """
     regexes = _intl_regexes()
-    out = []
-    for line in lines:
+
+    def run(text: str) -> str:
         for regex, repl in regexes:
-            line = regex.sub(repl, line)
-        out.append(line.split())
-    return out
+            text = regex.sub(repl, text)
+        return text
+
+    if any(_INTL_SEPARATOR in line for line in lines):
+        return [run(line).split() for line in lines]
+    return [part.split() for part in run(_INTL_SEPARATOR.join(lines)).split(_INTL_SEPARATOR)]
 
 
 # --- ko-mecab -------------------------------------------------------------------------------
