@@ -148,13 +148,17 @@ class BM25Retriever(Retriever):
 
     @property
     def signature(self) -> str:
-        """``bm25:<tokenizer>|variant:..|k1:..|b:..[|delta:..]|<tokenizer>:<version>|bm25s:<version>``."""
+        """``bm25:<tokenizer>|variant:..|k1:..|b:..[|delta:..][|kiwi:..|kiwi-model:..]|bm25s:..``.
+
+        Example: ``bm25:kiwi|variant:lucene|k1:1.5|b:0.75|kiwi:0.24.1|kiwi-model:cong-0.24.0|bm25s:0.3.16``.
+        """
         parts = [f"bm25:{self.tokenizer.name}", f"variant:{self.variant}",
                  f"k1:{fmt_num(self.k1)}", f"b:{fmt_num(self.b)}"]
         if self.variant in _USES_DELTA:
             parts.append(f"delta:{fmt_num(self.delta)}")
-        if self.tokenizer.name == "kiwi":
-            parts.append(f"kiwi:{getattr(self.tokenizer, 'version', 'unknown')}")
+        fields = getattr(self.tokenizer, "signature_fields", None)
+        if fields:
+            parts.append(fields)
         elif self.tokenizer.name != "whitespace":
             parts.append(f"tok:{self.tokenizer.identity}")
         parts.append(f"bm25s:{_dist_version('bm25s')}")

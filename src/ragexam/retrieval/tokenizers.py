@@ -127,6 +127,11 @@ class KiwiTokenizer:
         """The installed kiwipiepy version."""
         return _dist_version("kiwipiepy")
 
+    @property
+    def signature_fields(self) -> str:
+        """``kiwi:<kiwipiepy>|kiwi-model:<model type>-<kiwipiepy_model>`` for signatures."""
+        return f"kiwi:{self.version}|kiwi-model:{KIWI_MODEL_TYPE}-{_dist_version('kiwipiepy_model')}"
+
     def tokenize(self, texts: Sequence[str], progress: bool = False) -> list[list[str]]:
         """Filtered, lowercased lemmas of each text (an empty or blank text gives ``[]``)."""
         kiwi = shared_kiwi(self.num_threads)
@@ -177,7 +182,7 @@ def tokenize_cached(tokenizer: Tokenizer, texts: Sequence[str], cache: "Cache | 
             missing[k] = t
     if missing:
         miss_keys = list(missing)
-        step = 4096
+        step = 1024
         with progress_bar(f"tokenizing ({tokenizer.name})", len(miss_keys), progress) as bar:
             for start in range(0, len(miss_keys), step):
                 part = miss_keys[start:start + step]
