@@ -163,3 +163,35 @@ def test_evidence_not_in_corpus_has_no_cuts():
     q = Question("q", "?", evidence=("없는 말",))
     (cov,) = evidence_coverage([q], idx)
     assert not cov.found_in_corpus and not cov.findable and cov.cuts == ()
+
+
+def _find_loop(text, nev):
+    out, p = [], text.find(nev)
+    while p != -1:
+        out.append(p)
+        p = text.find(nev, p + 1)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="가나다 .AＡ", min_size=1, max_size=30), min_size=1, max_size=6),
+       st.text(alphabet="가나다 .A", min_size=1, max_size=5))
+def test_bigram_index_finds_exactly_what_find_finds(contents, ev):
+    docs = [Document(f"d{i}", c) for i, c in enumerate(contents)]
+    small = CorpusText(docs)
+    big = CorpusText(docs)
+    big.BIGRAM_INDEX_MIN_CHARS = 0                  # force the bigram path
+    nev = normalize(ev)
+    assume(nev)
+    assert big._find_all(nev) == _find_loop(big.text, nev) == small._find_all(nev)
+    assert big.locate(ev) == small.locate(ev)
+
+
+def test_bigram_index_falls_back_on_common_bigrams():
+    docs = [Document("a", "가나" * 5000 + " 다라")]
+    ct = CorpusText(docs)
+    ct.BIGRAM_INDEX_MIN_CHARS = 0
+    assert ct._bigram_candidates("가나가") is None            # 5000 candidates: scan instead
+    assert len(ct.locate("가나가")) == 4999
+    assert ct._bigram_candidates("나 다라") == [9999]
+    assert [(o.start, o.end) for o in ct.locate("나 다라")] == [(9999, 10003)]

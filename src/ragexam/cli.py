@@ -160,7 +160,7 @@ def validate_cmd(
     what = f"{report.documents} documents" + (f", {report.questions} questions" if qa is not None else "")
     status = "[green]OK[/]" if report.ok else "[red]FAILED[/]"
     con.print(f"{status}: {len(report.errors)} errors, {len(report.warnings)} warnings ({what})",
-              highlight=False)
+              highlight=False, soft_wrap=True)
     raise typer.Exit(0 if report.ok else 1)
 
 
@@ -220,13 +220,14 @@ def evidence_coverage_cmd(
 
     con = _stdout()
     for r in missing:
-        con.print(f"[red]cut[/] {escape(r.query_id)} {r.unit_id} {escape(repr(r.evidence))}", highlight=False)
+        con.print(f"[red]cut[/] {escape(r.query_id)} {r.unit_id} {escape(repr(r.evidence))}", highlight=False,
+                  soft_wrap=True)
         for c in r.cuts:
             con.print(f"    {escape(c.doc_id)} [{c.evidence_start}, {c.evidence_end}) boundary at "
                       f"{', '.join(map(str, c.offsets)) or '-'}; chunks {escape(', '.join(c.chunk_ids))}",
-                      highlight=False)
+                      highlight=False, soft_wrap=True)
     con.print(f"{len(rows) - len(missing)}/{len(rows)} evidence strings inside a single chunk "
-              f"({escape(index.signature)})", highlight=False)
+              f"({escape(index.signature)})", highlight=False, soft_wrap=True)
     raise typer.Exit(1 if missing else 0)
 
 

@@ -26,7 +26,10 @@ combining sequence (a letter and its combining mark), which no built-in chunker 
 
 Speed: the normalized corpus is one string with documents separated by ``"\\n"`` (which cannot
 occur in normalized text, so matches never span documents); each distinct evidence string is
-located with a ``str.find`` loop over that string, match offsets are mapped to documents and raw
+located in that string -- on large corpora (``CorpusText.BIGRAM_INDEX_MIN_CHARS``) from the
+positions of its rarest character bigram (one sorted array of all bigrams, built once), checked
+with ``str.startswith``; otherwise, or when even its rarest bigram is common, with a ``str.find``
+loop -- match offsets are mapped to documents and raw
 offsets with numpy, and raw spans to chunks with ``numpy.searchsorted`` over each document's
 chunk starts and ends.  Results are cached per normalized string, so judging a ranked list is a
 set lookup per chunk.
@@ -92,6 +95,7 @@ class CorpusText:
         self.starts = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
         self.ends = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
         self._cache: Dict[str, Tuple[Occurrence, ...]] = {}
+        self._bigrams = None
 
     @property
     def signature(self) -> str:
@@ -114,12 +118,7 @@ class CorpusText:
             return ()
         import numpy as np
 
-        found = []
-        find = self.text.find
-        p = find(nev)
-        while p != -1:
-            found.append(p)
-            p = find(nev, p + 1)
+        found = self._find_all(nev)
         if not found:
             occ: Tuple[Occurrence, ...] = ()
         else:
@@ -132,6 +131,46 @@ class CorpusText:
                         for d, s, e, x, y in zip(di.tolist(), rs.tolist(), re_.tolist(), a.tolist(), b.tolist()))
         self._cache[nev] = occ
         return occ
+
+    #: corpora with at least this many normalized characters use the bigram index
+    BIGRAM_INDEX_MIN_CHARS = 200_000
+
+    def _find_all(self, nev: str) -> List[int]:
+        """Start offsets of every (possibly overlapping) occurrence of ``nev`` in ``text``, ascending."""
+        if len(nev) >= 2 and len(self.text) >= self.BIGRAM_INDEX_MIN_CHARS:
+            cand = self._bigram_candidates(nev)
+            if cand is not None:
+                text = self.text
+                return [p for p in cand if text.startswith(nev, p)]
+        found = []
+        find = self.text.find
+        p = find(nev)
+        while p != -1:
+            found.append(p)
+            p = find(nev, p + 1)
+        return found
+
+    def _bigram_candidates(self, nev: str) -> Optional[List[int]]:
+        """Candidate starts of ``nev`` from its rarest character bigram; ``None`` if that bigram
+        is so common that a plain ``str.find`` scan is cheaper."""
+        import numpy as np
+
+        if self._bigrams is None:
+            cps = np.frombuffer(self.text.encode("utf-32-le"), dtype="<u4").astype(np.uint64)
+            codes = (cps[:-1] << np.uint64(21)) | cps[1:]          # code points are < 2**21
+            order = np.argsort(codes, kind="stable")
+            self._bigrams = (codes[order], order)
+        codes, order = self._bigrams
+        ev = np.frombuffer(nev.encode("utf-32-le"), dtype="<u4").astype(np.uint64)
+        bg = (ev[:-1] << np.uint64(21)) | ev[1:]
+        lo = np.searchsorted(codes, bg, side="left")
+        hi = np.searchsorted(codes, bg, side="right")
+        j = int(np.argmin(hi - lo))
+        n = int(hi[j] - lo[j])
+        if n > max(64, len(self.text) // 2000):
+            return None
+        starts = np.sort(order[lo[j]:hi[j]]) - j
+        return starts[starts >= 0].tolist()
 
     def docs_containing(self, evidence: str) -> List[str]:
         """Ids of the documents where ``evidence`` occurs, each once, in corpus order."""

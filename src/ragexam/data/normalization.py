@@ -116,6 +116,17 @@ def _whitespace_codepoints() -> Tuple[int, ...]:
     return tuple(c for c in range(0x10000) if chr(c).isspace())
 
 
+@lru_cache(maxsize=2)
+def _lookup_table(which: str) -> "np.ndarray":
+    """A boolean array over all code points: punctuation (``P*``) or ``str.isspace``."""
+    import numpy as np
+
+    table = np.zeros(0x110000, dtype=bool)
+    cps = _punctuation_codepoints() if which == "punct" else _whitespace_codepoints()
+    table[np.asarray(cps, dtype=np.int64)] = True
+    return table
+
+
 def normalize(text: str, *, ignore_punctuation: bool = False) -> str:
     """Normalize ``text`` for evidence matching (see the module docstring for the definition)."""
     out = _apply_edits(text, _nfkc_edits(text))
@@ -174,11 +185,10 @@ def normalize_with_offsets(text: str, *, ignore_punctuation: bool = False) -> No
 
     cps = np.frombuffer(s.encode("utf-32-le"), dtype="<u4")
     if ignore_punctuation:
-        keep = ~np.isin(cps, np.asarray(_punctuation_codepoints(), dtype=np.uint32))
-        idx = np.flatnonzero(keep)
+        idx = np.flatnonzero(~_lookup_table("punct")[cps])
     else:
         idx = np.arange(len(cps))
-    ws = np.isin(cps[idx], np.asarray(_whitespace_codepoints(), dtype=np.uint32))
+    ws = _lookup_table("space")[cps[idx]]
     prev_ws = np.empty_like(ws)
     if len(ws):
         prev_ws[0] = True  # drops leading whitespace
