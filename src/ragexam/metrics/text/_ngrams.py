@@ -82,23 +82,23 @@ def ngram_matches(corpus: Sentences, max_order: int, merge_refs: bool) -> np.nda
     total = ids.size
     if total == 0:
         return out
-    # per position: segment, side and the number of symbols from it to the end of its sentence
-    seg_pos = np.repeat(corpus.segment, lengths)
-    side_pos = np.repeat(corpus.side, lengths)
-    ends = np.cumsum(lengths)
-    remaining = np.repeat(ends, lengths) - np.arange(total, dtype=np.int64)
-
-    alpha = corpus.alphabet
+    # key layout (int64, non-negative): segment in the top bits, n-gram code in the middle,
+    # side in the low bits; invalid positions (n-gram would cross a sentence end) get -1
     side_bits = n_refs.bit_length()
     seg_bits = max(n_seg - 1, 0).bit_length()
-    budget = 63 - side_bits - seg_bits  # bits left for the n-gram code
+    seg_shift = 63 - seg_bits
+    budget = seg_shift - side_bits  # bits left for the n-gram code
+    base = np.repeat(corpus.side | (corpus.segment << seg_shift) if seg_bits else corpus.side, lengths)
+    remaining = np.repeat(np.cumsum(lengths), lengths) - np.arange(total, dtype=np.int64)
+
+    alpha = corpus.alphabet
     g = ids.astype(np.int64, copy=True)
     bound = alpha  # every code is < bound
-    valid = remaining >= 1
     for n in range(1, max_order + 1):
         if n > 1:
             if (bound * alpha - 1).bit_length() > budget:
                 # re-rank the (n-1)-gram codes densely; invalid positions never come back
+                valid = remaining[:g.size] >= n - 1
                 ranks = np.unique(g[valid], return_inverse=True)
                 g = np.zeros(g.size, dtype=np.int64)
                 g[valid] = ranks[1]
@@ -113,14 +113,17 @@ def ngram_matches(corpus: Sentences, max_order: int, merge_refs: bool) -> np.nda
                 break
             g = g[:m] * alpha + ids[n - 1:]
             bound *= alpha
-            valid = remaining[:m] >= n
-        if not valid.any():
+        key = g << side_bits
+        key |= base[:g.size]
+        n_invalid = 0
+        if n > 1:
+            invalid = remaining[:g.size] < n
+            n_invalid = int(np.count_nonzero(invalid))
+            key[invalid] = -1
+        if n_invalid == key.size:
             break
-        code_bits = max(bound - 1, 1).bit_length()
-        key = (g[valid] << side_bits) | side_pos[:g.size][valid]
-        if seg_bits:
-            key |= seg_pos[:g.size][valid] << (code_bits + side_bits)
         key.sort()
+        key = key[n_invalid:]
         side_mask = (1 << side_bits) - 1
         run = np.flatnonzero(_starts(key))
         count = np.diff(np.append(run, key.size))
@@ -134,13 +137,13 @@ def ngram_matches(corpus: Sentences, max_order: int, merge_refs: bool) -> np.nda
         is_ref = ~is_hyp
         r_gid = gid[is_ref]
         r_count = count[is_ref]
-        r_seg = rgroup_key[is_ref] >> code_bits
+        r_seg = rkey[is_ref] >> seg_shift
         if merge_refs:
             if n_refs > 1:
                 ref_max = np.zeros_like(hyp_count)
                 np.maximum.at(ref_max, r_gid, r_count)
                 clipped = np.minimum(hyp_count, ref_max)
-                group_seg = rgroup_key[_starts(rgroup_key)] >> code_bits
+                group_seg = rkey[_starts(rgroup_key)] >> seg_shift
                 out[n - 1] = np.bincount(group_seg, weights=clipped, minlength=n_seg)
             else:
                 clipped = np.minimum(r_count, hyp_count[r_gid])
