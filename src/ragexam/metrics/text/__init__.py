@@ -39,3 +39,15 @@ from ragexam.metrics.text.chrf import (  # noqa: E402
 
 __all__ += ["ChrfResult", "chrf_from_stats", "chrf_scores", "chrf_stats", "chrf_stats_columns",
             "corpus_chrf", "sentence_chrf"]
+from ragexam.metrics.text.handout import HandoutBleuResult, handout_bleu  # noqa: E402
+from ragexam.metrics.text.rouge import (  # noqa: E402
+    ROUGE_L_STATS_COLUMNS,
+    RougeLResult,
+    corpus_rouge_l,
+    lcs_length,
+    rouge_l_stats,
+    sentence_rouge_l,
+)
+
+__all__ += ["HandoutBleuResult", "handout_bleu", "ROUGE_L_STATS_COLUMNS", "RougeLResult",
+            "corpus_rouge_l", "lcs_length", "rouge_l_stats", "sentence_rouge_l"]
