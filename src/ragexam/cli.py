@@ -233,6 +233,88 @@ def evidence_coverage_cmd(
 
 # --- commands: text metrics ----------------------------------------------------------------
 
+
+def _read_segments(path: Path, role: str) -> List[str]:
+    """One segment per line of a UTF-8 text file (a final newline ends the last line; a
+    trailing ``\\r`` is dropped)."""
+    from ragexam.errors import InputError
+
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise InputError(f"cannot read the {role} file: {err.strerror or err}.", source=str(path)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise InputError(f"the {role} file is not valid UTF-8 (byte {err.start}); save it as UTF-8.",
+                         source=str(path), line=line) from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def _read_text_pair(refs: Path, hyps: Path):
+    from ragexam.errors import InputError
+
+    ref_lines = _read_segments(refs, "references")
+    hyp_lines = _read_segments(hyps, "hypotheses")
+    if len(ref_lines) != len(hyp_lines):
+        raise InputError(
+            f"line counts differ: references {refs} has {len(ref_lines)} lines, hypotheses {hyps} "
+            f"has {len(hyp_lines)}; the files must be parallel, one segment per line.",
+            source=f"{refs}, {hyps}")
+    return ref_lines, hyp_lines
+
+
+@app.command("bleu")
+def bleu_cmd(
+    refs: Path = typer.Argument(..., help="References, one segment per line (UTF-8)."),
+    hyps: Path = typer.Argument(..., help="Hypotheses, parallel to REFS."),
+    tokenize: str = typer.Option("13a", "--tokenize", "-t",
+                                 help="none, 13a, intl, char, ko-mecab (needs ragexam[ko]) or ko-kiwi."),
+    smooth: str = typer.Option("exp", "--smooth", "-s", help="none, floor, add-k or exp."),
+    smooth_value: Optional[float] = typer.Option(None, "--smooth-value",
+                                                 help="For floor (default 0.1) and add-k (default 1)."),
+    lowercase: bool = typer.Option(False, "--lowercase", "-lc", help="Case-insensitive BLEU."),
+    effective_order: bool = typer.Option(False, "--effective-order", help="Use effective n-gram order."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON: score in [0, 1], signature, details."),
+) -> None:
+    """Corpus BLEU of HYPS against REFS (sacrebleu-identical; score in [0, 1])."""
+    from ragexam.metrics.text import corpus_bleu
+
+    ref_lines, hyp_lines = _read_text_pair(refs, hyps)
+    res = corpus_bleu(hyp_lines, ref_lines, tokenize=tokenize, smooth=smooth, smooth_value=smooth_value,
+                      lowercase=lowercase, effective_order=effective_order)
+    if as_json:
+        _print_json({"score": res.score, "signature": res.signature, "precisions": list(res.precisions),
+                     "bp": res.bp, "sys_len": res.sys_len, "ref_len": res.ref_len})
+    else:
+        typer.echo(res.format())
+
+
+@app.command("chrf")
+def chrf_cmd(
+    refs: Path = typer.Argument(..., help="References, one segment per line (UTF-8)."),
+    hyps: Path = typer.Argument(..., help="Hypotheses, parallel to REFS."),
+    plus: bool = typer.Option(False, "--plus", help="chrF++: add word uni- and bigrams (word order 2)."),
+    lowercase: bool = typer.Option(False, "--lowercase", "-lc", help="Case-insensitive chrF."),
+    whitespace: bool = typer.Option(False, "--whitespace", help="Keep whitespace in character n-grams."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON: score in [0, 1] and signature."),
+) -> None:
+    """Corpus chrF (or chrF++ with --plus) of HYPS against REFS (sacrebleu-identical; [0, 1])."""
+    from ragexam.metrics.text import corpus_chrf
+
+    ref_lines, hyp_lines = _read_text_pair(refs, hyps)
+    res = corpus_chrf(hyp_lines, ref_lines, word_order=2 if plus else 0, lowercase=lowercase,
+                      whitespace=whitespace)
+    if as_json:
+        _print_json({"score": res.score, "signature": res.signature})
+    else:
+        typer.echo(res.format())
+
+
 # --- commands: retrieval runs --------------------------------------------------------------
 
 
