@@ -155,7 +155,8 @@ class HybridRetriever(Retriever):
         if method not in FUSION_METHODS:
             raise InputError(f"unknown fusion method {method!r}; expected one of "
                              f"{', '.join(FUSION_METHODS)}.", source="hybrid", field="method")
-        if method != "rrf" and float(k) != _DEFAULT_K:
+        k = _k(k)
+        if method != "rrf" and k != _DEFAULT_K:
             raise InputError(f"k is the RRF constant and has no meaning for method={method}; "
                              "drop it.", source="hybrid", field="k")
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
@@ -163,7 +164,7 @@ class HybridRetriever(Retriever):
                              field="depth")
         self.retrievers = retrievers
         self.method = method
-        self.k = _k(k)
+        self.k = k
         self.weights = _weights(weights, len(retrievers))
         self.depth = depth
         self._indexed = False
