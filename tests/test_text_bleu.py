@@ -7,6 +7,8 @@ import logging
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragexam.errors import InputError
 from ragexam.metrics.text import (
@@ -250,3 +252,45 @@ def test_stats_columns_named():
 def test_input_errors(call, match):
     with pytest.raises(InputError, match=match):
         call()
+
+
+# --- the exact n-gram engine: large alphabets force its re-ranking path -------------------------
+def _large_alphabet_pairs(n, seed):
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(60_000)]
+    hyps, refs = [], []
+    for _ in range(n):
+        ref = [words[j] for j in rng.integers(0, len(words), rng.integers(1, 30))]
+        hyp = [w if rng.random() < 0.8 else words[rng.integers(0, len(words))] for w in ref]
+        if rng.random() < 0.5:
+            hyp = hyp + ref[:3]
+        hyps.append(" ".join(hyp))
+        refs.append([" ".join(ref), " ".join(ref[::-1])][: int(rng.integers(1, 3))])
+    return hyps, refs
+
+
+def test_large_vocabulary_equals_sacrebleu():
+    hyps, refs = _large_alphabet_pairs(3000, seed=71)
+    stats = bleu_stats(hyps, refs, tokenize="none")
+    for i in range(0, len(hyps), 7):
+        t = BLEU(tokenize="none").sentence_score(hyps[i], refs[i])
+        assert stats[i].tolist() == [t.sys_len, t.ref_len] + list(t.counts) + list(t.totals)
+    expected = BLEU(tokenize="none").corpus_score(hyps, _streams(refs)).score / 100
+    assert abs(corpus_bleu(hyps, refs, tokenize="none").score - expected) <= TOL
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.sampled_from("abc"), max_size=9),
+                          st.lists(st.lists(st.sampled_from("abcd"), max_size=9), min_size=1, max_size=3)),
+                min_size=1, max_size=6))
+def test_engine_matches_sacrebleu_on_tiny_alphabets(segments):
+    hyps = [" ".join(h) for h, _ in segments]
+    refs = [[" ".join(r) for r in rs] for _, rs in segments]
+    stats = bleu_stats(hyps, refs, tokenize="none")
+    for i, (h, r) in enumerate(zip(hyps, refs)):
+        t = BLEU(tokenize="none").sentence_score(h, r)
+        assert stats[i].tolist() == [t.sys_len, t.ref_len] + list(t.counts) + list(t.totals)
+    score = corpus_bleu(hyps, refs, tokenize="none", smooth="floor").score
+    assert 0.0 <= score <= 1.0
+    perm = np.random.default_rng(len(hyps)).permutation(len(hyps))
+    assert bleu_from_stats(stats[perm], smooth="floor").score == score

@@ -135,3 +135,21 @@ def test_signature_name_and_columns():
 def test_input_errors(call, match):
     with pytest.raises(InputError, match=match):
         call()
+
+
+def test_large_alphabet_equals_sacrebleu():
+    """20,000 distinct CJK characters: 6-gram codes overflow 63 bits and are re-ranked."""
+    rng = np.random.default_rng(81)
+    chars = [chr(0x4E00 + i) for i in range(20_000)]
+    hyps, refs = [], []
+    for _ in range(1500):
+        ref = "".join(chars[j] for j in rng.integers(0, len(chars), rng.integers(1, 40)))
+        hyp = "".join(c if rng.random() < 0.85 else chars[rng.integers(0, len(chars))] for c in ref)
+        hyps.append(hyp)
+        refs.append([ref, ref[::2]][: int(rng.integers(1, 3))])
+    for kw in (dict(), dict(word_order=2, eps_smoothing=True)):
+        expected = CHRF(**kw).corpus_score(hyps, _streams(refs)).score / 100
+        assert abs(corpus_chrf(hyps, refs, **kw).score - expected) <= TOL
+        got = chrf_scores(chrf_stats(hyps, refs, **kw), eps_smoothing=kw.get("eps_smoothing", False))
+        for i in range(0, len(hyps), 15):
+            assert abs(got[i] - CHRF(**kw).sentence_score(hyps[i], refs[i]).score / 100) <= TOL
