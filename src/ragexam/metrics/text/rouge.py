@@ -136,7 +136,7 @@ def _result(stats, refs, tokenize, lowercase, beta) -> RougeLResult:
     mean = stats.mean(axis=0)
     sig = _common.signature([("nrefs", _inputs.nrefs_label(refs)),
                              ("case", "lc" if lowercase else "mixed"),
-                             ("tok", "whitespace" if tokenize == "whitespace" else tokenizer_signature(tokenize)),
+                             ("tok", tokenizer_signature(tokenize)),
                              ("beta", f"{beta:g}")])
     return RougeLResult(score=float(mean[2]), precision=float(mean[0]), recall=float(mean[1]),
                         n_segments=int(stats.shape[0]), signature=sig)
