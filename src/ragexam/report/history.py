@@ -1,0 +1,402 @@
+"""Run history: every ``ragexam run`` / ``ragexam score`` recorded in an embedded SQLite database.
+
+Where the database lives (first that applies):
+
+1. the ``path`` given to :class:`History` (the CLI's ``--history PATH``);
+2. ``$RAGEXAM_HISTORY``;
+3. ``$RAGEXAM_HOME/history.sqlite3``;
+4. ``$XDG_DATA_HOME/ragexam/history.sqlite3``, else ``~/.local/share/ragexam/history.sqlite3``.
+
+What one record holds: the whole ``summary.json`` (config, dataset with its hashes, package
+version, aggregates with CIs, comparisons, missed questions), the aggregates again as rows of
+``results`` (pipeline, metric, mean, CI) so they can be queried with plain SQL, and every
+per-question row (typed, see :mod:`ragexam.report.rundata`) in ``questions``.
+
+Safety:
+
+* **Concurrent writers** (two ``ragexam run`` at once) do not corrupt it: the database is in WAL
+  mode, every connection waits for a lock (``busy_timeout``, default 60 s) instead of failing,
+  and each record is written in one ``BEGIN IMMEDIATE`` ... ``COMMIT`` transaction.
+* **A run killed midway** leaves no half-written record: the record is one transaction, so a
+  writer killed inside it (even by SIGKILL) is rolled back by SQLite on the next open.
+  :meth:`History.get` also checks that the stored row count matches the one recorded.
+* Connections are opened per operation and closed afterwards; nothing is held between calls.
+
+Record ids are the summary's ``run_id``.  Recording the same summary twice returns the
+existing id; a *different* summary with an id already taken is stored as ``<run_id>.2``
+(``.3``, ...), so nothing is overwritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import sqlite3
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
+
+from ragexam.errors import InputError
+
+__all__ = ["History", "RunEntry", "default_history_path", "record", "SCHEMA_VERSION"]
+
+#: Version of the database layout, stored in ``PRAGMA user_version``.
+SCHEMA_VERSION = 1
+
+PathLike = Union[str, Path]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id              TEXT PRIMARY KEY,
+    kind            TEXT NOT NULL,
+    format          TEXT,
+    created         TEXT,
+    recorded        TEXT NOT NULL,
+    ragexam_version TEXT,
+    dataset         TEXT,
+    corpus_sha256   TEXT,
+    qa_sha256       TEXT,
+    dataset_hash    TEXT,
+    pipelines       TEXT NOT NULL,
+    headline_metric TEXT,
+    headline        TEXT NOT NULL,
+    config          TEXT NOT NULL,
+    summary         TEXT NOT NULL,
+    summary_sha256  TEXT NOT NULL,
+    n_rows          INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS results (
+    run_id   TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    pipeline TEXT NOT NULL,
+    metric   TEXT NOT NULL,
+    mean     REAL,
+    ci_low   REAL,
+    ci_high  REAL,
+    PRIMARY KEY (run_id, pipeline, metric)
+);
+CREATE TABLE IF NOT EXISTS questions (
+    run_id     TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,
+    pipeline   TEXT NOT NULL,
+    query_id   TEXT NOT NULL,
+    first_rank INTEGER,
+    row        TEXT NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE INDEX IF NOT EXISTS runs_recorded ON runs(recorded);
+"""
+
+
+def default_history_path() -> Path:
+    """The history database path from the environment (see the module docstring)."""
+    env = os.environ.get("RAGEXAM_HISTORY")
+    if env:
+        return Path(env).expanduser()
+    home = os.environ.get("RAGEXAM_HOME")
+    if home:
+        return Path(home).expanduser() / "history.sqlite3"
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+    return base / "ragexam" / "history.sqlite3"
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    """One line of :meth:`History.list_runs`."""
+
+    run_id: str
+    kind: str
+    created: Optional[str]
+    recorded: str
+    dataset: Optional[str]
+    dataset_hash: Optional[str]
+    ragexam_version: Optional[str]
+    pipelines: List[str]
+    headline_metric: Optional[str]
+    headline: Dict[str, Optional[float]]
+    n_rows: int
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _dumps(obj: Any, what: str) -> str:
+    try:
+        return json.dumps(obj, ensure_ascii=False, allow_nan=False, sort_keys=False)
+    except ValueError as exc:
+        raise InputError(f"contains a value JSON cannot hold ({exc}); expected finite numbers only "
+                         "(no NaN or infinity).", source="history", field=what) from None
+    except TypeError as exc:
+        raise InputError(f"contains a value that is not JSON ({exc}).", source="history",
+                         field=what) from None
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _finite_or_none(x: Any) -> Optional[float]:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    return float(x) if math.isfinite(float(x)) else None
+
+
+class History:
+    """The run-history database at ``path`` (default: :func:`default_history_path`).
+
+    >>> h = History("/tmp/h.sqlite3")                                 # doctest: +SKIP
+    >>> run_id = h.record_run(summary, per_question)                  # doctest: +SKIP
+    >>> summary, per_question = h.get(run_id)                         # doctest: +SKIP
+    """
+
+    def __init__(self, path: Optional[PathLike] = None, *, busy_timeout: float = 60.0) -> None:
+        self.path = Path(path).expanduser() if path is not None else default_history_path()
+        self.busy_timeout = float(busy_timeout)
+        self._ready = False
+
+    def __repr__(self) -> str:
+        return f"History({str(self.path)!r})"
+
+    # -- connections -------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        if self.path.exists() and self.path.is_dir():
+            raise InputError("is a folder; expected the path of a history database file "
+                             "(e.g. history.sqlite3).", source=str(self.path))
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            con = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise InputError(f"cannot be opened ({exc}). Fix: pass --history PATH or set "
+                             "RAGEXAM_HISTORY to a writable file.", source=str(self.path)) from None
+        try:
+            con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            con.execute("PRAGMA foreign_keys = ON")
+            if not self._ready:
+                self._init(con)
+        except sqlite3.DatabaseError as exc:
+            con.close()
+            raise InputError(f"is not a ragexam history database ({exc}).", source=str(self.path)) from None
+        return con
+
+    def _init(self, con: sqlite3.Connection) -> None:
+        mode = con.execute("PRAGMA journal_mode").fetchone()[0]
+        if str(mode).lower() != "wal":
+            con.execute("PRAGMA journal_mode = WAL")
+        con.execute("PRAGMA synchronous = FULL")
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise InputError(f"was written by a newer ragexam (schema {version}, this one reads "
+                             f"{SCHEMA_VERSION}). Fix: upgrade ragexam.", source=str(self.path))
+        if version < SCHEMA_VERSION:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                for stmt in _SCHEMA.split(";"):
+                    if stmt.strip():
+                        con.execute(stmt)
+                con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        self._ready = True
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def record_run(self, summary: Mapping[str, Any], per_question: Iterable[Mapping[str, Any]], *,
+                   kind: Optional[str] = None) -> str:
+        """Store one run (or score) in a single transaction and return its id.
+
+        ``summary`` is the ``summary.json`` object, ``per_question`` its rows (strings from the
+        CSV or typed values; iterated inside the transaction).  ``kind`` is ``"run"`` or
+        ``"score"`` (default: ``summary["kind"]``, else ``"score"`` for a ``ragexam-score/*``
+        format, else ``"run"``).
+        """
+        from ragexam.report.rundata import _check_summary, coerce_rows, dataset_label, headline_metric
+
+        summary = dict(summary)
+        _check_summary(summary, "summary")
+        run_id = summary.get("run_id")
+        if not isinstance(run_id, str) or not run_id.strip():
+            raise InputError(f"received {run_id!r}; expected the run's id string.", source="summary",
+                             field="run_id")
+        fmt = str(summary.get("format"))
+        kind = kind or summary.get("kind") or ("score" if fmt.startswith("ragexam-score") else "run")
+        summary_json = _dumps(summary, "summary")
+        sha = hashlib.sha256(summary_json.encode("utf-8")).hexdigest()
+        ds = summary.get("dataset") or {}
+        corpus_sha, qa_sha = ds.get("corpus_sha256"), ds.get("qa_sha256")
+        dataset_hash = None
+        if corpus_sha or qa_sha:
+            dataset_hash = hashlib.sha256(f"{corpus_sha}:{qa_sha}".encode()).hexdigest()[:16]
+        results = summary.get("results") or {}
+        pipelines = [p.get("name") for p in summary.get("pipelines") or [] if isinstance(p, Mapping)]
+        pipelines = [p for p in pipelines if isinstance(p, str)] or list(results)
+        head = headline_metric(summary)
+        headline = {p: _finite_or_none(((results.get(p) or {}).get("metrics") or {}).get(head))
+                    for p in results} if head else {}
+        result_rows = []
+        for pipe, res in results.items():
+            ci = (res or {}).get("ci95") or {}
+            for metric, value in ((res or {}).get("metrics") or {}).items():
+                lo_hi = ci.get(metric) if isinstance(ci.get(metric), (list, tuple)) else (None, None)
+                lo, hi = (list(lo_hi) + [None, None])[:2]
+                result_rows.append((pipe, metric, _finite_or_none(value), _finite_or_none(lo),
+                                    _finite_or_none(hi)))
+        con = self._connect()
+        try:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                stored = run_id
+                n = 1
+                while True:
+                    row = con.execute("SELECT summary_sha256 FROM runs WHERE id = ?", (stored,)).fetchone()
+                    if row is None:
+                        break
+                    if row[0] == sha:
+                        con.execute("ROLLBACK")
+                        return stored
+                    n += 1
+                    stored = f"{run_id}.{n}"
+                con.execute(
+                    "INSERT INTO runs (id, kind, format, created, recorded, ragexam_version, dataset, "
+                    "corpus_sha256, qa_sha256, dataset_hash, pipelines, headline_metric, headline, "
+                    "config, summary, summary_sha256, n_rows) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)",
+                    (stored, kind, fmt, summary.get("created"), _now(), summary.get("ragexam_version"),
+                     dataset_label(summary), corpus_sha, qa_sha, dataset_hash,
+                     _dumps(pipelines, "pipelines"), head, _dumps(headline, "headline"),
+                     _dumps(summary.get("config") or {}, "config"), summary_json, sha))
+                con.executemany("INSERT INTO results (run_id, pipeline, metric, mean, ci_low, ci_high) "
+                                "VALUES (?,?,?,?,?,?)", [(stored, *r) for r in result_rows])
+                n_rows = 0
+                for seq, row in enumerate(per_question):
+                    typed = coerce_rows([row], source="per_question", first_line=seq + 2)[0]
+                    con.execute("INSERT INTO questions (run_id, seq, pipeline, query_id, first_rank, row) "
+                                "VALUES (?,?,?,?,?,?)",
+                                (stored, seq, typed["pipeline"], typed["query_id"], typed["first_rank"],
+                                 _dumps(typed, f"per_question row {seq + 1}")))
+                    n_rows += 1
+                con.execute("UPDATE runs SET n_rows = ? WHERE id = ?", (n_rows, stored))
+                con.execute("COMMIT")
+                return stored
+            except BaseException:
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
+                raise
+        finally:
+            con.close()
+
+    def delete(self, run_id: str) -> bool:
+        """Remove a record (exact id or unique prefix); True when one was removed."""
+        con = self._connect()
+        try:
+            full = self._resolve(con, run_id, missing_ok=True)
+            if full is None:
+                return False
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                con.execute("DELETE FROM runs WHERE id = ?", (full,))
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            return True
+        finally:
+            con.close()
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def _resolve(self, con: sqlite3.Connection, run_id: str, *, missing_ok: bool = False) -> Optional[str]:
+        if not isinstance(run_id, str) or not run_id:
+            raise InputError(f"received {run_id!r}; expected a run id.", source=str(self.path), field="run_id")
+        if run_id == "latest":
+            row = con.execute("SELECT id FROM runs ORDER BY recorded DESC, rowid DESC LIMIT 1").fetchone()
+            if row is None and not missing_ok:
+                raise InputError("holds no runs yet; record one with `ragexam run`.", source=str(self.path))
+            return row[0] if row else None
+        row = con.execute("SELECT id FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row:
+            return row[0]
+        pattern = run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = con.execute("SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6",
+                           (pattern,)).fetchall()
+        if len(rows) == 1:
+            return rows[0][0]
+        if missing_ok and not rows:
+            return None
+        if rows:
+            shown = ", ".join(r[0] for r in rows[:5])
+            raise InputError(f"run id prefix {run_id!r} is ambiguous: it matches {shown}"
+                             f"{', ...' if len(rows) > 5 else ''}; give more of the id.",
+                             source=str(self.path), field="run_id")
+        raise InputError(f"has no run {run_id!r} (and {run_id!r} is not a run folder); "
+                         "`ragexam runs` lists the recorded ones.", source=str(self.path), field="run_id")
+
+    def resolve_id(self, run_id: str) -> str:
+        """The full id for an exact id, a unique prefix, or ``latest``."""
+        con = self._connect()
+        try:
+            return str(self._resolve(con, run_id))
+        finally:
+            con.close()
+
+    def list_runs(self, limit: Optional[int] = None) -> List[RunEntry]:
+        """The recorded runs, newest first (at most ``limit``)."""
+        if not self.path.exists():
+            return []
+        con = self._connect()
+        try:
+            sql = ("SELECT id, kind, created, recorded, dataset, dataset_hash, ragexam_version, pipelines, "
+                   "headline_metric, headline, n_rows FROM runs ORDER BY recorded DESC, rowid DESC")
+            params: tuple = ()
+            if limit is not None:
+                sql += " LIMIT ?"
+                params = (int(limit),)
+            rows = con.execute(sql, params).fetchall()
+        finally:
+            con.close()
+        return [RunEntry(run_id=r[0], kind=r[1], created=r[2], recorded=r[3], dataset=r[4],
+                         dataset_hash=r[5], ragexam_version=r[6], pipelines=json.loads(r[7]),
+                         headline_metric=r[8], headline=json.loads(r[9]), n_rows=r[10]) for r in rows]
+
+    def get(self, run_id: str):
+        """The stored run as :class:`ragexam.report.rundata.RunData` (unpacks as
+        ``summary, per_question``); ``run_id`` may be a unique prefix or ``latest``."""
+        from ragexam.report.rundata import RunData
+
+        con = self._connect()
+        try:
+            full = self._resolve(con, run_id)
+            con.execute("BEGIN")
+            try:
+                summary_json, n_rows = con.execute("SELECT summary, n_rows FROM runs WHERE id = ?",
+                                                   (full,)).fetchone()
+                rows = [json.loads(r[0]) for r in con.execute(
+                    "SELECT row FROM questions WHERE run_id = ? ORDER BY seq", (full,))]
+            finally:
+                con.execute("COMMIT")
+        finally:
+            con.close()
+        if len(rows) != n_rows:
+            raise InputError(f"record {full!r} has {len(rows)} per-question rows but {n_rows} were "
+                             "recorded; the database is damaged. Fix: `ragexam runs --delete ID`.",
+                             source=str(self.path))
+        summary = json.loads(summary_json)
+        return RunData(summary=summary, per_question=rows, source=f"history:{full}")
+
+    def integrity_check(self) -> str:
+        """SQLite's ``PRAGMA integrity_check`` (``"ok"`` when the file is sound)."""
+        con = self._connect()
+        try:
+            return "\n".join(r[0] for r in con.execute("PRAGMA integrity_check"))
+        finally:
+            con.close()
+
+
+def record(summary: Mapping[str, Any], per_question: Iterable[Mapping[str, Any]],
+           path: Optional[PathLike] = None, *, kind: Optional[str] = None) -> str:
+    """Record a run in the history at ``path`` (default :func:`default_history_path`); its id."""
+    return History(path).record_run(summary, per_question, kind=kind)
