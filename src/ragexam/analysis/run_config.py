@@ -1,0 +1,270 @@
+"""Settings of a ``ragexam run``: defaults, validation, and config files (YAML or TOML).
+
+A config file holds the same settings as the command-line flags, as one flat table::
+
+    # run.toml                                  # run.yaml
+    corpus = "docs.jsonl"                       corpus: docs.jsonl
+    qa = "qa.jsonl"                             qa: qa.jsonl
+    retrievers = ["bm25", "dense"]              retrievers: [bm25, dense]
+    chunkers = ["paragraphs:400"]               chunkers: [paragraphs:400]
+    k = [1, 3, 5, 10]                           k: [1, 3, 5, 10]
+
+Keys (``-`` and ``_`` are interchangeable; the singular ``retriever``/``chunker`` of the flags
+are accepted too and may be a string or a list): ``corpus``, ``qa``, ``retrievers``,
+``chunkers``, ``relevance`` (``doc`` | ``evidence``), ``k`` (list of ints or ``"1,3,5"``),
+``depth``, ``miss_k``, ``seed``, ``n_resamples``, ``n_permutations``, ``ignore_punctuation``,
+``overlap``, ``out``.  An unknown key is an :class:`~ragexam.errors.InputError` naming it and
+listing the valid keys; flags given on the command line override the file.  The format is
+chosen by extension: ``.toml`` is TOML, ``.yaml``/``.yml`` YAML (PyYAML, an optional
+dependency), anything else is an error.
+
+Defaults and why
+----------------
+``chunkers = ["paragraphs:400"]``: paragraphs (blank-line separated) packed up to 400
+characters.  Paragraph chunks never cut a sentence, a list item or a heading, so evidence
+written inside one sentence is never split by a chunk boundary; 400 characters of Korean is
+roughly 150-300 e5 tokens, inside multilingual-e5-small's 512-token window (no truncation or
+window averaging); packing joins short paragraphs (headings, one-line notes) with their
+neighbours so that no chunk is a context-free fragment; and a few hundred characters is the
+usual size of a chunk handed to a generator.  On the bundled helpdesk set it gives 81 chunks
+(4-5 per document).
+
+``k = (1, 3, 5, 10)``: the lecture's cutoffs plus 10; ``depth = 100``: chunks retrieved per
+question (ranks below ``depth`` count as "not found"); ``miss_k = 5``: a question is *missed*
+when no relevant unit is in the top 5, the usual number of chunks put in a prompt.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from ragexam.errors import InputError
+
+__all__ = ["RunConfig", "DEFAULT_CHUNKER", "DEFAULT_RETRIEVERS", "DEFAULT_K", "DEFAULT_DEPTH",
+           "DEFAULT_MISS_K", "CONFIG_KEYS", "load_config_file", "parse_k", "merge_settings"]
+
+DEFAULT_CHUNKER = "paragraphs:400"
+DEFAULT_RETRIEVERS = ("bm25", "dense")
+DEFAULT_K = (1, 3, 5, 10)
+DEFAULT_DEPTH = 100
+DEFAULT_MISS_K = 5
+DEFAULT_N_RESAMPLES = 2000
+DEFAULT_N_PERMUTATIONS = 10000
+
+#: canonical key -> accepted spellings (after lower-casing and ``-`` -> ``_``)
+_KEY_ALIASES: Dict[str, Tuple[str, ...]] = {
+    "corpus": ("corpus",),
+    "qa": ("qa",),
+    "retrievers": ("retrievers", "retriever"),
+    "chunkers": ("chunkers", "chunker"),
+    "relevance": ("relevance",),
+    "k": ("k",),
+    "depth": ("depth",),
+    "miss_k": ("miss_k",),
+    "seed": ("seed",),
+    "n_resamples": ("n_resamples",),
+    "n_permutations": ("n_permutations",),
+    "ignore_punctuation": ("ignore_punctuation",),
+    "overlap": ("overlap",),
+    "out": ("out",),
+}
+CONFIG_KEYS = tuple(_KEY_ALIASES)
+_ALIAS_TO_KEY = {a: k for k, aliases in _KEY_ALIASES.items() for a in aliases}
+
+
+def _int(value: Any, name: str, minimum: int, source: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, str) and value.strip().isdigit():
+            value = int(value.strip())
+        elif isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise InputError(f"received {value!r}; expected an integer >= {minimum}.", source=source,
+                             field=name)
+    if value < minimum:
+        raise InputError(f"received {value}; expected an integer >= {minimum}.", source=source, field=name)
+    return int(value)
+
+
+def parse_k(value: Union[int, str, Iterable[Any], None], source: str = "k") -> Tuple[int, ...]:
+    """Cutoffs from ``5``, ``"1,3,5"``, ``["1", "3,5"]`` or ``(1, 3, 5)``: sorted, unique, >= 1."""
+    if value is None:
+        return DEFAULT_K
+    items: List[Any] = [value] if isinstance(value, (int, str)) else list(value)
+    out: List[int] = []
+    for item in items:
+        parts = item.split(",") if isinstance(item, str) else [item]
+        for p in parts:
+            if isinstance(p, str):
+                p = p.strip()
+                if not p:
+                    continue
+                if not p.isdigit():
+                    raise InputError(f"received {p!r}; expected positive integer cutoffs such as "
+                                     "-k 1 -k 3 or -k 1,3,5.", source=source, field="k")
+                p = int(p)
+            out.append(_int(p, "k", 1, source))
+    if not out:
+        raise InputError("no cutoff given; expected positive integers such as -k 1,3,5,10.",
+                         source=source, field="k")
+    return tuple(sorted(set(out)))
+
+
+def _str_list(value: Any, name: str, source: str) -> List[Any]:
+    if isinstance(value, (str, Path)):
+        return [value]
+    if isinstance(value, Mapping) or not isinstance(value, Iterable):
+        # a single retriever/chunker object
+        return [value]
+    items = list(value)
+    if not items:
+        raise InputError(f"received an empty list; expected at least one {name[:-1]}.", source=source,
+                         field=name)
+    return items
+
+
+@dataclass
+class RunConfig:
+    """Every setting of one run (the ``config`` block of ``summary.json``).
+
+    ``retrievers`` and ``chunkers`` hold spec strings or objects (a retriever: anything with
+    ``index(ids, texts)`` and ``search(queries, top_n)``; a chunker: a
+    :class:`~ragexam.data.chunking.Chunker`).  ``relevance`` ``None`` means "evidence when
+    the question set has evidence, else doc" (decided by :func:`ragexam.analysis.run.run`).
+    """
+
+    corpus: Any
+    qa: Any
+    retrievers: List[Any] = field(default_factory=lambda: list(DEFAULT_RETRIEVERS))
+    chunkers: List[Any] = field(default_factory=lambda: [DEFAULT_CHUNKER])
+    relevance: Optional[str] = None
+    k: Tuple[int, ...] = DEFAULT_K
+    depth: int = DEFAULT_DEPTH
+    miss_k: int = DEFAULT_MISS_K
+    seed: int = 12345
+    n_resamples: int = DEFAULT_N_RESAMPLES
+    n_permutations: int = DEFAULT_N_PERMUTATIONS
+    ignore_punctuation: bool = False
+    overlap: Optional[float] = None
+
+    def __post_init__(self) -> None:
+        src = "run settings"
+        self.retrievers = _str_list(self.retrievers, "retrievers", src)
+        self.chunkers = _str_list(self.chunkers, "chunkers", src)
+        if self.relevance is not None and self.relevance not in ("doc", "evidence"):
+            raise InputError(f"received {self.relevance!r}; expected 'doc' or 'evidence' (or leave it "
+                             "unset: evidence when the questions have evidence).", source=src,
+                             field="relevance")
+        self.k = parse_k(self.k, src)
+        self.depth = _int(self.depth, "depth", 1, src)
+        self.miss_k = _int(self.miss_k, "miss_k", 1, src)
+        too_deep = [k for k in self.k if k > self.depth]
+        if too_deep:
+            raise InputError(f"cutoff k={too_deep[0]} is larger than the retrieval depth {self.depth}; "
+                             f"raise --depth or lower -k.", source=src, field="k")
+        if self.miss_k > self.depth:
+            raise InputError(f"miss_k={self.miss_k} is larger than the retrieval depth {self.depth}.",
+                             source=src, field="miss_k")
+        self.seed = _int(self.seed, "seed", 0, src)
+        self.n_resamples = _int(self.n_resamples, "n_resamples", 1, src)
+        self.n_permutations = _int(self.n_permutations, "n_permutations", 1, src)
+        if not isinstance(self.ignore_punctuation, bool):
+            raise InputError(f"received {self.ignore_punctuation!r}; expected true or false.", source=src,
+                             field="ignore_punctuation")
+        if self.overlap is not None:
+            ok = isinstance(self.overlap, (int, float)) and not isinstance(self.overlap, bool) \
+                and math.isfinite(float(self.overlap)) and 0 < float(self.overlap) <= 1
+            if not ok:
+                raise InputError(f"received {self.overlap!r}; expected a fraction in (0, 1] (the part of "
+                                 "an evidence string a chunk must hold to count) or nothing for whole "
+                                 "containment.", source=src, field="overlap")
+            self.overlap = float(self.overlap)
+
+    def to_dict(self, retriever_names: Sequence[str], chunker_names: Sequence[str]) -> Dict[str, Any]:
+        """The ``config`` block of ``summary.json`` (objects appear under their names)."""
+        return {
+            "corpus": _label(self.corpus), "qa": _label(self.qa),
+            "retrievers": list(retriever_names), "chunkers": list(chunker_names),
+            "relevance": self.relevance, "k": list(self.k), "depth": self.depth, "miss_k": self.miss_k,
+            "ignore_punctuation": self.ignore_punctuation, "overlap": self.overlap,
+            "seed": self.seed, "n_resamples": self.n_resamples, "n_permutations": self.n_permutations,
+        }
+
+
+def _label(x: Any) -> str:
+    if isinstance(x, (str, Path)):
+        return str(x)
+    src = getattr(x, "source", None)
+    return str(src) if src else f"<{type(x).__name__}>"
+
+
+def _canonical_keys(data: Mapping[str, Any], source: str) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for raw, value in data.items():
+        norm = str(raw).strip().lower().replace("-", "_")
+        key = _ALIAS_TO_KEY.get(norm)
+        if key is None:
+            raise InputError(f"unknown key {raw!r}; valid keys: {', '.join(CONFIG_KEYS)} (retriever and "
+                             "chunker are accepted for retrievers and chunkers).", source=source,
+                             field=str(raw))
+        if key in out:
+            raise InputError(f"the setting {key!r} is given twice (as {raw!r} too); give it once.",
+                             source=source, field=str(raw))
+        out[key] = value
+    return out
+
+
+def load_config_file(path: Union[str, Path]) -> Dict[str, Any]:
+    """The settings in a YAML (``.yaml``/``.yml``) or TOML (``.toml``) file, keys canonical.
+
+    Raises :class:`InputError` for a missing or unparsable file, a top level that is not a
+    table, or an unknown key (naming it and listing the valid keys).
+    """
+    p = Path(path)
+    src = str(p)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as err:
+        raise InputError(f"cannot read the config file: {err.strerror or err}.", source=src) from None
+    suffix = p.suffix.lower()
+    if suffix == ".toml":
+        import tomllib
+
+        try:
+            data: Any = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as err:
+            raise InputError(f"not valid TOML: {err}.", source=src) from None
+    elif suffix in (".yaml", ".yml"):
+        try:
+            import yaml
+        except ImportError:  # pragma: no cover - PyYAML is common but optional
+            from ragexam.errors import MissingDependencyError
+
+            raise MissingDependencyError("a YAML config file", "yaml", "pyyaml") from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            raise InputError(f"not valid YAML: {err}.", source=src,
+                             line=(mark.line + 1) if mark is not None else None) from None
+        if data is None:
+            data = {}
+    else:
+        raise InputError(f"unknown config file type {suffix or '(none)'!r}; expected .toml, .yaml or .yml.",
+                         source=src)
+    if not isinstance(data, Mapping):
+        raise InputError(f"the file holds a {type(data).__name__}; expected a table of settings such as "
+                         "'retrievers = [\"bm25\"]'.", source=src)
+    return _canonical_keys(data, src)
+
+
+def merge_settings(file_settings: Mapping[str, Any], flags: Mapping[str, Any]) -> Dict[str, Any]:
+    """File settings overridden by every flag that was given (``None`` = not given)."""
+    out = dict(file_settings)
+    for key, value in flags.items():
+        if value is not None:
+            out[key] = value
+    return out

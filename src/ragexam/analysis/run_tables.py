@@ -1,0 +1,162 @@
+"""The tables of a ``ragexam run``, computed from per-question metric values.
+
+Every function here takes a pipeline's per-question values as a numpy array ``V`` of shape
+(scored questions × metrics), rows in question-set order and the same rows for every
+pipeline, and returns plain JSON-ready dicts (the blocks of ``summary.json``,
+docs/run-format.md).  What each table means:
+
+* **main metrics** (:func:`main_metrics`): the columns of the headline table.  hit@1 and
+  hit@k for each cutoff (is a relevant chunk among the first k?), MRR (1 / rank of the first
+  relevant chunk), NDCG at the largest cutoff (how high the relevant chunks are, with
+  log-discounted credit), P/R/F1 at the *context cutoff* (``miss_k`` when it is one of the
+  cutoffs, else the largest: how much of what the generator sees is relevant, and how much of
+  the evidence it sees), R-precision and MAP (whole-ranking summaries).  Every other metric is
+  computed too and stored in ``summary.json``.
+* **means and 95% intervals** (:func:`means_and_cis`): plain means over the scored questions
+  and percentile-bootstrap intervals (questions resampled with replacement, one pass for all
+  metrics, :func:`ragexam.analysis.stats.bootstrap_ci`).
+* **sweep** (:func:`sweep`): the lecture's table, mean P@K, R@K and F1@K for each K, and
+  F-beta@K for beta 0.5 (precision weighted), 1 and 2 (recall weighted).  As K grows recall can
+  only stay or rise; precision can move either way.
+* **by type** (:func:`by_type`): the main metrics per question type (e.g. ``meaning``:
+  paraphrased questions, ``lexical``: questions quoting codes and names), with n per type,
+  because one overall number hides which kind of question a retriever fails.
+* **comparisons** (:func:`comparisons`): every pipeline against the first (the baseline), on
+  the same questions: mean difference, paired-bootstrap 95% interval, paired randomization
+  p-value (seeded, never 0), Holm adjustment over the metrics of the pair, the minimum
+  detectable difference and :func:`ragexam.analysis.stats.compare`'s plain-words verdict.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+__all__ = ["BETAS", "main_metrics", "all_metrics", "context_k", "means_and_cis", "sweep", "by_type",
+           "comparisons", "short_verdict"]
+
+#: the F-beta weights of the lecture's table
+BETAS: Tuple[float, ...] = (0.5, 1.0, 2.0)
+
+
+def _beta_key(beta: float) -> str:
+    return str(int(beta)) if float(beta).is_integer() else repr(float(beta))
+
+
+def _f_name(beta: float, k: int) -> str:
+    return f"f{_beta_key(beta)}@{k}"
+
+
+def context_k(ks: Sequence[int], miss_k: int) -> int:
+    """The cutoff of the P/R/F1 columns of the main table: ``miss_k`` if it is a cutoff, else the largest."""
+    return miss_k if miss_k in ks else max(ks)
+
+
+def main_metrics(ks: Sequence[int], miss_k: int) -> List[str]:
+    """Columns of the main table: hit@1, hit@k (each k), mrr, ndcg@max k, p/r/f1@context k, rprec, map."""
+    ks = sorted(set(ks))
+    kc = context_k(ks, miss_k)
+    hits = [f"hit@{k}" for k in sorted({1, *ks})]
+    return hits + ["mrr", f"ndcg@{max(ks)}", f"p@{kc}", f"r@{kc}", f"f1@{kc}", "rprec", "map"]
+
+
+def all_metrics(ks: Sequence[int], miss_k: int) -> List[str]:
+    """The main metrics first, then for every cutoff hit, p, r, f0.5, f1, f2 and ndcg."""
+    out = main_metrics(ks, miss_k)
+    for k in sorted({1, *ks}):
+        for name in (f"hit@{k}", f"p@{k}", f"r@{k}", *(_f_name(b, k) for b in BETAS), f"ndcg@{k}"):
+            if name not in out:
+                out.append(name)
+    return out
+
+
+def means_and_cis(V: np.ndarray, metrics: Sequence[str], *, n_resamples: int, seed: int
+                  ) -> Tuple[Dict[str, float], Dict[str, List[float]]]:
+    """``({metric: mean}, {metric: [low, high]})`` over the rows of ``V`` (percentile bootstrap)."""
+    from ragexam.analysis.stats import bootstrap_ci
+
+    cis = bootstrap_ci(V, n_resamples=n_resamples, seed=seed)
+    means = {m: float(ci.mean) for m, ci in zip(metrics, cis)}
+    return means, {m: [float(ci.low), float(ci.high)] for m, ci in zip(metrics, cis)}
+
+
+def sweep(means: Mapping[str, float], ks: Sequence[int]) -> Tuple[Dict[str, Dict[str, float]],
+                                                                Dict[str, Dict[str, float]]]:
+    """``(sweep, fbeta)``: ``sweep[K] = {p, r, f1}`` and ``fbeta[beta][K]`` (keys are strings)."""
+    sw = {str(k): {"p": means[f"p@{k}"], "r": means[f"r@{k}"], "f1": means[f"f1@{k}"]} for k in ks}
+    fb = {_beta_key(b): {str(k): means[_f_name(b, k)] for k in ks} for b in BETAS}
+    return sw, fb
+
+
+def by_type(V: np.ndarray, metrics: Sequence[str], types: Sequence[str], main: Sequence[str], *,
+            n_resamples: int, seed: int) -> Tuple[Dict[str, Dict[str, float]], Dict[str, Dict[str, List[float]]],
+                                                  Dict[str, int]]:
+    """Main metrics per question type: ``(means, ci95, n)``, types in first-seen order."""
+    from ragexam.analysis.stats import bootstrap_ci
+
+    cols = [list(metrics).index(m) for m in main]
+    t_arr = np.asarray(types, dtype=object)
+    means: Dict[str, Dict[str, float]] = {}
+    cis: Dict[str, Dict[str, List[float]]] = {}
+    ns: Dict[str, int] = {}
+    for t in dict.fromkeys(types):
+        rows = np.flatnonzero(t_arr == t)
+        sub = V[np.ix_(rows, cols)]
+        res = bootstrap_ci(sub, n_resamples=n_resamples, seed=seed)
+        means[t] = {m: float(ci.mean) for m, ci in zip(main, res)}
+        cis[t] = {m: [float(ci.low), float(ci.high)] for m, ci in zip(main, res)}
+        ns[t] = int(rows.size)
+    return means, cis, ns
+
+
+def short_verdict(verdict: str, baseline: str, pipeline: str) -> str:
+    """A few words for a table cell from :func:`ragexam.analysis.stats.verdict`'s text."""
+    if verdict.startswith(f"{pipeline} is better than {baseline}"):
+        return "better"
+    if verdict.startswith(f"{baseline} is better than {pipeline}"):
+        return "worse"
+    head = verdict.split(":", 1)[0]
+    return {"no difference": "same", "no detectable difference": "within noise",
+            "borderline": "borderline", "not significant": "not significant"}.get(head, head)
+
+
+def comparisons(baseline: str, base_V: np.ndarray, pipeline: str, V: np.ndarray, metrics: Sequence[str],
+                compared: Sequence[str], *, n_resamples: int, n_permutations: int, seed: int,
+                alpha: float = 0.05) -> List[Dict[str, Any]]:
+    """Paired comparisons of ``pipeline`` against ``baseline`` on each of ``compared``.
+
+    Each entry: ``diff`` (pipeline - baseline), ``ci95`` (paired bootstrap), ``p_value``
+    (paired randomization test; exact when few questions differ, else approximate with
+    ``(count + 1) / (n_permutations + 1)``, never 0), ``p_holm`` (Holm over ``compared``),
+    ``mdd`` (minimum detectable difference, alpha 0.05, power 0.8), ``resolution`` (1/n),
+    ``within_noise`` (|diff| < mdd), ``verdict`` (stats.compare's text) and ``reading``
+    (a few words for tables: better, worse, same, within noise, borderline, not significant;
+    ``better``/``worse`` become ``... (not after Holm)`` when ``p_holm >= alpha``).
+    """
+    from ragexam.analysis.stats import compare, holm
+
+    out: List[Dict[str, Any]] = []
+    for m in compared:
+        j = list(metrics).index(m)
+        c = compare(base_V[:, j], V[:, j], names=(baseline, pipeline), n_resamples=n_resamples,
+                    n_permutations=n_permutations, seed=seed, alpha=alpha)
+        out.append({"baseline": baseline, "pipeline": pipeline, "metric": m, "diff": float(c.diff),
+                    "ci95": [float(c.ci_low), float(c.ci_high)], "p_value": float(c.p_value),
+                    "p_holm": None, "method": c.method, "n": int(c.n), "mdd": float(c.mdd),
+                    "resolution": float(c.resolution), "within_noise": bool(abs(c.diff) < c.mdd),
+                    "verdict": c.verdict, "reading": short_verdict(c.verdict, baseline, pipeline),
+                    "signature": c.signature})
+    if out:
+        adj = holm([e["p_value"] for e in out])
+        for e, p in zip(out, adj.tolist()):
+            e["p_holm"] = float(p)
+            if e["reading"] in ("better", "worse") and p >= alpha:
+                e["reading"] += " (not after Holm)"
+    return out
+
+
+def first_rank(unit_ranks: Mapping[str, Optional[int]]) -> Optional[int]:
+    """The smallest rank among the units found, or ``None`` when none was found."""
+    found = [r for r in unit_ranks.values() if r is not None]
+    return min(found) if found else None
