@@ -112,7 +112,7 @@ def make_run(*, n_questions=30, pipelines=PIPELINES, skills=(0.55, 0.7, 0.85), s
                     "evidence": list(q.evidence), "first_rank": r, "unit_ranks": row["unit_ranks"], "k": MISS_K,
                     "top": [{"rank": i + 1, "chunk_id": c["chunk_id"], "doc_id": c["doc_id"],
                              "score": round(float(20 - i * 1.3 - rng.random()), 3), "text": _shorten(c["text"])}
-                            for i, c in enumerate(tops[pipe][q.query_id][:5])]})
+                            for i, c in enumerate(tops[pipe][q.query_id][:10])]})
     scored = [q for q in qa if q.answerable]
     types = {}
     for q in qa:
