@@ -1,0 +1,613 @@
+"""The LLM judge: items in, validated judgments out -- each a score or "unjudged, because ...".
+
+A :class:`Judge` grades :class:`JudgeItem` s on any of the metrics of
+:mod:`ragexam.metrics.judge.prompts` (``context_relevance``, ``faithfulness``,
+``answer_correctness``, ``abstention``) through an OpenAI-compatible chat endpoint.
+
+One judgment (metric x item x repeat)
+-------------------------------------
+1. If the item lacks an input the metric needs (contexts, answer, ground truth), the judgment is
+   ``unjudged`` with reason ``no_contexts`` / ``no_answer`` / ``no_ground_truth``; no call is made.
+2. Otherwise the rubric's messages are sent (JSON schema / JSON mode where supported, see
+   :mod:`ragexam.metrics.judge.client`) and the reply is validated
+   (:mod:`ragexam.metrics.judge.replies`).  An invalid reply, a truncated one
+   (``finish_reason == "length"``; the next attempt gets twice the ``max_tokens``, up to 4x) or a
+   refusal is answered with the problem fed back to the judge, up to ``max_attempts`` replies in
+   all.  Then the judgment is ``unjudged`` with the last problem as its reason.
+3. A reply that is valid but yields no score (``faithfulness`` of an answer without claims) is
+   ``unjudged`` with reason ``no_claims``.
+4. Transport failures that outlast the retries are ``unjudged`` with reason ``rate_limited``,
+   ``server_error``, ``timeout``, ``connection_error``, ``bad_request`` or ``http_error``.
+
+An unjudged result never has a score: it is not NaN, not 0, and never enters a mean.  Every
+summary reports coverage = judged / total and the unjudged reasons by count (:data:`REASONS`).
+
+Caching and resuming
+--------------------
+Every judgment that came from the model (judged, or unjudged for a reason in the reply itself:
+``invalid_json``, ``invalid_reply``, ``truncated``, ``refused``, ``no_claims``) is written to the
+:class:`~ragexam.metrics.judge.cache.LLMCache` in its own transaction as soon as it is known; a
+rerun, or a run after a crash, reads it instead of calling again.  Transport failures are not
+cached (the next run tries again); ``retry_unjudged=True`` also re-judges cached unjudged results.
+The key covers model, endpoint, the full prompt messages, the rubric (name and hash),
+temperature, max_tokens, seed and the repeat index.
+
+Repeats
+-------
+``repeat=N`` judges every item N times (repeat ``r`` is part of the key; repeat 0 is the same
+call as a run without repeats).  :meth:`JudgeRun.items` combines them per item: the item is
+judged if at least one repeat was, and takes the repeat at the **lower median** of the judged
+repeats' scores (its score, label and details) -- an actual reply, conservative on ties.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+from ragexam.errors import InputError
+from ragexam.metrics.judge.cache import LLMCache, request_key
+from ragexam.metrics.judge.client import CallFailed, ChatClient
+from ragexam.metrics.judge.cost import COMPLETION_ALLOWANCE, cost_usd, estimate_tokens, price_for
+from ragexam.metrics.judge.prompts import (METRICS, Rubric, detect_language, feedback_message, get_rubric,
+                                           render_messages)
+from ragexam.metrics.judge.replies import NotApplicable, ReplyError, extract_json, validate_reply
+
+__all__ = ["JudgeItem", "Judgment", "ItemScore", "MetricSummary", "JudgeRun", "JudgePlan", "Judge",
+           "REASONS", "summarize", "combine_repeats", "CACHE_FORMAT"]
+
+CACHE_FORMAT = "ragexam-judge/1"
+
+#: reason -> (category, meaning).  Categories: ``judge`` (the reply was unusable), ``transport``
+#: (no reply), ``not_applicable`` (valid reply, no score defined), ``input`` (nothing to judge).
+REASONS: Dict[str, Tuple[str, str]] = {
+    "invalid_json": ("judge", "no JSON object could be read from the reply"),
+    "invalid_reply": ("judge", "the JSON broke the metric's contract (count, range, fields, types)"),
+    "truncated": ("judge", "the reply was cut off by max_tokens (finish_reason length)"),
+    "refused": ("judge", "the model refused to grade"),
+    "rate_limited": ("transport", "HTTP 429 after all retries"),
+    "server_error": ("transport", "HTTP 5xx after all retries"),
+    "timeout": ("transport", "the request timed out after all retries"),
+    "connection_error": ("transport", "the endpoint could not be reached after all retries"),
+    "bad_request": ("transport", "HTTP 400/422 even without response_format"),
+    "http_error": ("transport", "another HTTP error status"),
+    "no_claims": ("not_applicable", "the answer makes no factual claim (e.g. it declines)"),
+    "no_contexts": ("input", "the item has no contexts"),
+    "no_answer": ("input", "the item has no answer"),
+    "no_ground_truth": ("input", "the question has no ground_truth"),
+}
+_CACHEABLE = {"invalid_json", "invalid_reply", "truncated", "refused", "no_claims"}
+_REFUSAL = re.compile(r"^\s*(i'?m sorry|i am sorry|sorry,|i can(?:no|')t|i cannot|i won'?t|as an ai|"
+                      r"죄송|평가할 수 없|도와드릴 수 없)", re.I)
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    """One thing to grade.  ``item_id`` is the caller's identifier (e.g. ``pipeline|query_id``)."""
+
+    item_id: str
+    question: str
+    answer: Optional[str] = None
+    contexts: Tuple[str, ...] = ()
+    ground_truth: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One judgment of one item on one metric (one repeat).
+
+    ``status`` is ``judged`` (``score`` and ``label`` set, see
+    :mod:`ragexam.metrics.judge.replies`) or ``unjudged`` (``score`` is ``None``; ``reason`` is a
+    key of :data:`REASONS` and ``message`` the detail).  ``attempts``: replies received;
+    ``requests``: HTTP requests; tokens from the endpoint's ``usage`` (``None`` if it reported
+    none); ``cached``: read from the cache in this run; ``errors``: the problems of the earlier
+    attempts.  The rubric name and hash, model and endpoint travel with every judgment.
+    """
+
+    metric: str
+    item_id: str
+    repeat: int
+    status: str
+    score: Optional[float]
+    label: Optional[str]
+    details: Dict[str, Any]
+    reason: Optional[str]
+    message: Optional[str]
+    attempts: int
+    requests: int
+    prompt_tokens: Optional[int]
+    completion_tokens: Optional[int]
+    cached: bool
+    rubric: str
+    rubric_sha: str
+    model: str
+    endpoint: str
+    key: str
+    errors: Tuple[Dict[str, Any], ...] = ()
+
+    @property
+    def judged(self) -> bool:
+        return self.status == "judged"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"metric": self.metric, "item_id": self.item_id, "repeat": self.repeat,
+                "status": self.status, "score": self.score, "label": self.label,
+                "details": self.details, "reason": self.reason, "message": self.message,
+                "attempts": self.attempts, "requests": self.requests,
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "cached": self.cached, "rubric": self.rubric, "rubric_sha": self.rubric_sha,
+                "model": self.model, "endpoint": self.endpoint, "key": self.key,
+                "errors": list(self.errors)}
+
+
+@dataclass(frozen=True)
+class ItemScore:
+    """An item's result on one metric over its repeats (see the module docstring)."""
+
+    metric: str
+    item_id: str
+    status: str
+    score: Optional[float]
+    label: Optional[str]
+    details: Dict[str, Any]
+    reason: Optional[str]
+    message: Optional[str]
+    n_repeats: int
+    n_judged: int
+    rubric_sha: str
+
+    @property
+    def judged(self) -> bool:
+        return self.status == "judged"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"metric": self.metric, "item_id": self.item_id, "status": self.status, "score": self.score,
+                "label": self.label, "reason": self.reason, "message": self.message,
+                "n_repeats": self.n_repeats, "n_judged": self.n_judged, "rubric_sha": self.rubric_sha,
+                "details": self.details}
+
+
+def combine_repeats(judgments: Sequence[Judgment]) -> ItemScore:
+    """One :class:`ItemScore` from the repeats of one (metric, item): the repeat at the lower
+    median of the judged scores; unjudged (with the most frequent reason) if none was judged."""
+    if not judgments:
+        raise ValueError("combine_repeats needs at least one judgment")
+    first = judgments[0]
+    judged = sorted((j for j in judgments if j.judged), key=lambda j: (j.score, j.repeat))
+    if judged:
+        pick = judged[(len(judged) - 1) // 2]
+        return ItemScore(first.metric, first.item_id, "judged", pick.score, pick.label, pick.details, None,
+                         None, len(judgments), len(judged), first.rubric_sha)
+    reason, _ = Counter(j.reason for j in judgments).most_common(1)[0]
+    msg = next(j.message for j in judgments if j.reason == reason)
+    details = next((j.details for j in judgments if j.reason == reason), {})
+    return ItemScore(first.metric, first.item_id, "unjudged", None, None, details, reason, msg,
+                     len(judgments), 0, first.rubric_sha)
+
+
+@dataclass(frozen=True)
+class MetricSummary:
+    """Aggregate of one metric over items.
+
+    :ivar n: items; :ivar n_judged: items with a score; :ivar coverage: ``n_judged / n``
+        (``None`` when ``n == 0``); :ivar mean: mean score over judged items only (``None`` if
+        none); :ivar unjudged: reason -> count; :ivar labels: label -> count over judged items;
+        :ivar average_mismatch: context relevance only, judged items whose reported average
+        differed from the recomputed one.
+    """
+
+    metric: str
+    n: int
+    n_judged: int
+    coverage: Optional[float]
+    mean: Optional[float]
+    unjudged: Dict[str, int]
+    labels: Dict[str, int]
+    average_mismatch: Optional[int] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        out = {"metric": self.metric, "n": self.n, "n_judged": self.n_judged, "coverage": self.coverage,
+               "mean": self.mean, "unjudged": dict(self.unjudged), "labels": dict(self.labels)}
+        if self.average_mismatch is not None:
+            out["average_mismatch"] = self.average_mismatch
+        return out
+
+
+def summarize(scores: Iterable[ItemScore], metric: Optional[str] = None) -> MetricSummary:
+    """:class:`MetricSummary` of ``scores`` (all of one metric)."""
+    scores = list(scores)
+    if metric is None:
+        metric = scores[0].metric if scores else "?"
+    judged = [s for s in scores if s.judged]
+    mean = sum(float(s.score) for s in judged) / len(judged) if judged else None
+    unjudged = dict(Counter(s.reason for s in scores if not s.judged).most_common())
+    labels = dict(Counter(s.label for s in judged if s.label is not None).most_common())
+    mismatch = None
+    if metric == "context_relevance":
+        mismatch = sum(1 for s in judged if s.details.get("average_mismatch"))
+    return MetricSummary(metric, len(scores), len(judged), len(judged) / len(scores) if scores else None,
+                         mean, unjudged, labels, mismatch)
+
+
+@dataclass
+class JudgePlan:
+    """What a run would do (``--dry-run``): judgments in total, already cached, skipped for missing
+    inputs, calls to make, and estimated tokens and cost of those calls."""
+
+    model: str
+    endpoint: str
+    language: str
+    repeat: int
+    total: int
+    cached: int
+    skipped: int
+    calls: int
+    est_prompt_tokens: int
+    est_completion_tokens: int
+    est_cost: Union[float, str]
+    by_metric: Dict[str, Dict[str, int]]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"model": self.model, "endpoint": self.endpoint, "language": self.language,
+                "repeat": self.repeat, "total": self.total, "cached": self.cached, "skipped": self.skipped,
+                "calls": self.calls, "est_prompt_tokens": self.est_prompt_tokens,
+                "est_completion_tokens": self.est_completion_tokens, "est_cost_usd": self.est_cost,
+                "token_rule": "ceil(chars/3) of the prompt + a fixed completion allowance per metric",
+                "by_metric": self.by_metric}
+
+
+@dataclass
+class JudgeRun:
+    """The judgments of one run, in task order (metric, item, repeat), plus accounting."""
+
+    judgments: List[Judgment]
+    model: str
+    endpoint: str
+    language: str
+    repeat: int
+    rubrics: Dict[str, Dict[str, str]]
+    signatures: Dict[str, str]
+    usage: Dict[str, Any]
+
+    def for_metric(self, metric: str) -> List[Judgment]:
+        return [j for j in self.judgments if j.metric == metric]
+
+    def items(self, metric: str) -> Dict[str, ItemScore]:
+        """``{item_id: ItemScore}`` for ``metric`` (repeats combined)."""
+        groups: Dict[str, List[Judgment]] = {}
+        for j in self.judgments:
+            if j.metric == metric:
+                groups.setdefault(j.item_id, []).append(j)
+        return {k: combine_repeats(v) for k, v in groups.items()}
+
+    def summary(self, metric: str) -> MetricSummary:
+        return summarize(self.items(metric).values(), metric)
+
+    @property
+    def metrics(self) -> List[str]:
+        return [m for m in METRICS if any(j.metric == m for j in self.judgments)]
+
+
+@dataclass
+class _Task:
+    metric: str
+    item: JudgeItem
+    repeat: int
+    rubric: Rubric
+    messages: List[Dict[str, str]]
+    key: str
+    missing: Optional[str]
+
+
+_NEEDS = {"context_relevance": ("contexts",), "faithfulness": ("answer", "contexts"),
+          "answer_correctness": ("answer", "ground_truth"), "abstention": ("answer",)}
+
+
+def _missing(metric: str, item: JudgeItem) -> Optional[str]:
+    for need in _NEEDS[metric]:
+        if need == "contexts" and not any(c.strip() for c in item.contexts):
+            return "no_contexts"
+        if need == "answer" and (item.answer is None or not item.answer.strip()):
+            return "no_answer"
+        if need == "ground_truth" and (item.ground_truth is None or not item.ground_truth.strip()):
+            return "no_ground_truth"
+    return None
+
+
+class Judge:
+    """An LLM judge over an OpenAI-compatible chat endpoint.
+
+    :param model: the judge model (``gpt-4o-mini``, ``qwen2.5:7b-instruct`` on Ollama, ...).
+    :param base_url: endpoint root; default ``$OPENAI_BASE_URL``, else the OpenAI API.
+    :param api_key: default ``$OPENAI_API_KEY``; kept in memory only.
+    :param temperature: sampling temperature (default 0).
+    :param max_tokens: completion limit per reply (default 1024).
+    :param seed: passed to the endpoint when given (not all honour it).
+    :param concurrency: judgments in flight at once (threads, >= 1).
+    :param max_attempts: replies per judgment before it is unjudged (>= 1; default 3).
+    :param timeout, max_retries, backoff, max_backoff, response_format: see
+        :class:`~ragexam.metrics.judge.client.ChatClient`.
+    :param language: ``auto`` (from the items' Hangul share), ``ko`` or ``en``.
+    :param cache_dir: directory of the LLM cache (default: ragexam's cache directory);
+        ``cache=False`` disables caching.
+    :param retry_unjudged: re-judge cached unjudged results.
+    :param price: USD per 1M (input, output) tokens, overriding the built-in table.
+    :param client: a ready :class:`ChatClient` (the other endpoint settings are then ignored).
+    """
+
+    def __init__(self, model: str, *, base_url: Optional[str] = None, api_key: Optional[str] = None,
+                 temperature: float = 0.0, max_tokens: int = 1024, seed: Optional[int] = None,
+                 concurrency: int = 4, max_attempts: int = 3, timeout: float = 60.0, max_retries: int = 4,
+                 backoff: float = 1.0, max_backoff: float = 60.0, response_format: str = "auto",
+                 language: str = "auto", cache_dir: Optional[str] = None, cache: bool = True,
+                 retry_unjudged: bool = False, price: Optional[Tuple[float, float]] = None,
+                 client: Optional[ChatClient] = None, sleep: Optional[Callable[[float], None]] = None) -> None:
+        for name, value, low in (("concurrency", concurrency, 1), ("max_attempts", max_attempts, 1),
+                                 ("max_tokens", max_tokens, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise InputError(f"received {value!r}; expected an integer >= {low}", source="judge", field=name)
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2:
+            raise InputError(f"received {temperature!r}; expected a number from 0 to 2", source="judge",
+                             field="temperature")
+        if language not in ("auto", "ko", "en"):
+            raise InputError(f"received {language!r}; expected 'auto', 'ko' or 'en'", source="judge",
+                             field="language")
+        if client is None:
+            kw: Dict[str, Any] = {"sleep": sleep} if sleep is not None else {}
+            client = ChatClient(model, base_url=base_url, api_key=api_key, timeout=timeout,
+                                max_retries=max_retries, backoff=backoff, max_backoff=max_backoff,
+                                response_format=response_format, **kw)
+        self.client = client
+        self.model = client.model
+        self.temperature = float(temperature)
+        self.max_tokens = max_tokens
+        self.seed = seed
+        self.concurrency = concurrency
+        self.max_attempts = max_attempts
+        self.language = language
+        self.cache = LLMCache(cache_dir) if cache else None
+        self.retry_unjudged = retry_unjudged
+        self.price = price_for(self.model, client.endpoint, price)
+
+    def __repr__(self) -> str:
+        return f"Judge(model={self.model!r}, endpoint={self.client.endpoint!r})"
+
+    @property
+    def endpoint(self) -> str:
+        return self.client.endpoint
+
+    # -- tasks ---------------------------------------------------------------------------------
+    def resolve_language(self, items: Sequence[JudgeItem]) -> str:
+        """``ko``/``en``: the fixed language, or detected from questions and ground truths."""
+        if self.language != "auto":
+            return self.language
+        texts = [i.question for i in items] + [i.ground_truth for i in items if i.ground_truth]
+        return detect_language(texts)
+
+    def _tasks(self, items: Sequence[JudgeItem], metrics: Sequence[str], repeat: int, language: str
+               ) -> List[_Task]:
+        if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+            raise InputError(f"received {repeat!r}; expected an integer >= 1", source="judge", field="repeat")
+        ids = [i.item_id for i in items]
+        if len(set(ids)) != len(ids):
+            dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
+            raise InputError(f"item ids must be unique; repeated: {dup}", source="judge", field="item_id")
+        tasks = []
+        for metric in dict.fromkeys(metrics):
+            rubric = get_rubric(metric, language)
+            for item in items:
+                missing = _missing(metric, item)
+                messages = render_messages(rubric, question=item.question, contexts=item.contexts,
+                                           answer=item.answer, ground_truth=item.ground_truth)
+                for r in range(repeat):
+                    key = request_key({"format": CACHE_FORMAT, "kind": "judge", "model": self.model,
+                                       "endpoint": self.endpoint, "metric": metric, "rubric": rubric.name,
+                                       "rubric_sha": rubric.sha, "temperature": self.temperature,
+                                       "max_tokens": self.max_tokens, "seed": self.seed, "repeat": r,
+                                       "messages": messages})
+                    tasks.append(_Task(metric, item, r, rubric, messages, key, missing))
+        return tasks
+
+    def _usable(self, cached: Dict[str, Any]) -> bool:
+        return cached.get("status") == "judged" or not self.retry_unjudged
+
+    # -- dry run -------------------------------------------------------------------------------
+    def plan(self, items: Sequence[JudgeItem], metrics: Sequence[str], *, repeat: int = 1) -> JudgePlan:
+        """Count the calls a run would make (cached and input-less judgments excluded) and estimate
+        their tokens (:mod:`ragexam.metrics.judge.cost`) and cost; nothing is sent."""
+        language = self.resolve_language(items)
+        tasks = self._tasks(items, metrics, repeat, language)
+        hits = self.cache.get_many(t.key for t in tasks if t.missing is None) if self.cache else {}
+        seen = set()
+        by_metric: Dict[str, Dict[str, int]] = {}
+        skipped = cached = calls = pt = ct = 0
+        for t in tasks:
+            m = by_metric.setdefault(t.metric, {"total": 0, "cached": 0, "skipped": 0, "calls": 0,
+                                                "est_prompt_tokens": 0, "est_completion_tokens": 0})
+            m["total"] += 1
+            if t.missing is not None:
+                m["skipped"] += 1
+                skipped += 1
+                continue
+            if (t.key in hits and self._usable(hits[t.key])) or t.key in seen:
+                m["cached"] += 1
+                cached += 1
+                continue
+            seen.add(t.key)
+            p = estimate_tokens("".join(msg["content"] for msg in t.messages))
+            c = COMPLETION_ALLOWANCE[t.metric] + (15 * len(t.item.contexts) if t.metric == "context_relevance" else 0)
+            m["calls"] += 1
+            m["est_prompt_tokens"] += p
+            m["est_completion_tokens"] += c
+            calls += 1
+            pt += p
+            ct += c
+        return JudgePlan(self.model, self.endpoint, language, repeat, len(tasks), cached, skipped, calls, pt, ct,
+                         cost_usd(pt, ct, self.price), by_metric)
+
+    # -- run -----------------------------------------------------------------------------------
+    def run(self, items: Sequence[JudgeItem], metrics: Sequence[str], *, repeat: int = 1,
+            progress: Optional[Callable[[int, int], None]] = None) -> JudgeRun:
+        """Judge every item on every metric ``repeat`` times (see the module docstring).
+
+        :raises EndpointError: the endpoint refused the configuration (401/403/404); results
+            finished before that are in the cache.
+        """
+        language = self.resolve_language(items)
+        tasks = self._tasks(items, metrics, repeat, language)
+        hits = self.cache.get_many(t.key for t in tasks if t.missing is None) if self.cache else {}
+        results: Dict[str, Judgment] = {}
+        todo: Dict[str, _Task] = {}
+        for t in tasks:
+            if t.missing is not None or t.key in todo:
+                continue
+            hit = hits.get(t.key)
+            if hit is not None and self._usable(hit):
+                results[t.key] = self._from_cache(hit, t)
+            else:
+                todo[t.key] = t
+        total = len(todo)
+        done = 0
+        if progress is not None:
+            progress(0, total)
+        if todo:
+            pool = ThreadPoolExecutor(max_workers=min(self.concurrency, total))
+            try:
+                futures = {pool.submit(self._judge, t): k for k, t in todo.items()}
+                pending = set(futures)
+                while pending:
+                    finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                    for f in finished:
+                        results[futures[f]] = f.result()  # re-raises EndpointError
+                        done += 1
+                        if progress is not None:
+                            progress(done, total)
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+        out: List[Judgment] = []
+        for t in tasks:
+            if t.missing is not None:
+                out.append(self._unjudged(t, t.missing, REASONS[t.missing][1], cached=False))
+                continue
+            j = results[t.key]
+            if j.item_id != t.item.item_id or j.repeat != t.repeat:
+                j = replace(j, item_id=t.item.item_id, repeat=t.repeat)
+            out.append(j)
+        fresh = [results[k] for k in todo]
+        usage = {"calls": len(fresh), "cached": sum(1 for t in tasks if t.missing is None) - len(fresh),
+                 "requests": sum(j.requests for j in fresh),
+                 "prompt_tokens": sum(j.prompt_tokens or 0 for j in fresh),
+                 "completion_tokens": sum(j.completion_tokens or 0 for j in fresh),
+                 "usage_missing": sum(1 for j in fresh if j.attempts and j.prompt_tokens is None)}
+        usage["cost_usd"] = cost_usd(usage["prompt_tokens"], usage["completion_tokens"], self.price)
+        rubrics = {m: {"name": get_rubric(m, language).name, "sha": get_rubric(m, language).sha}
+                   for m in dict.fromkeys(metrics)}
+        return JudgeRun(out, self.model, self.endpoint, language, repeat, rubrics,
+                        {m: self.signature(m, language, repeat) for m in rubrics}, usage)
+
+    def signature(self, metric: str, language: str, repeat: int = 1) -> str:
+        """``judge:<model>|endpoint:...|rubric:<name>@<sha>|temp:..|max_tokens:..|seed:..|repeat:..|
+        attempts:..|format:..|version:ragexam-<v>`` (never the API key)."""
+        from ragexam import __version__
+
+        r = get_rubric(metric, language)
+        return (f"judge:{self.model}|endpoint:{self.endpoint}|rubric:{r.name}@{r.sha}|temp:{self.temperature:g}|"
+                f"max_tokens:{self.max_tokens}|seed:{self.seed if self.seed is not None else 'none'}|"
+                f"repeat:{repeat}|attempts:{self.max_attempts}|format:{self.client.response_format}|"
+                f"version:ragexam-{__version__}")
+
+    # -- one judgment ----------------------------------------------------------------------------
+    def _base(self, t: _Task) -> Dict[str, Any]:
+        return {"metric": t.metric, "item_id": t.item.item_id, "repeat": t.repeat, "rubric": t.rubric.name,
+                "rubric_sha": t.rubric.sha, "model": self.model, "endpoint": self.endpoint, "key": t.key}
+
+    def _unjudged(self, t: _Task, reason: str, message: str, *, cached: bool, attempts: int = 0,
+                  requests: int = 0, pt: Optional[int] = None, ct: Optional[int] = None,
+                  errors: Sequence[Dict[str, Any]] = (), details: Optional[Dict[str, Any]] = None) -> Judgment:
+        return Judgment(status="unjudged", score=None, label=None, details=details or {}, reason=reason,
+                        message=message, attempts=attempts, requests=requests, prompt_tokens=pt,
+                        completion_tokens=ct, cached=cached, errors=tuple(errors), **self._base(t))
+
+    def _from_cache(self, value: Dict[str, Any], t: _Task) -> Judgment:
+        return Judgment(status=value["status"], score=value["score"], label=value["label"],
+                        details=value["details"], reason=value["reason"], message=value["message"],
+                        attempts=value["attempts"], requests=value["requests"],
+                        prompt_tokens=value["prompt_tokens"], completion_tokens=value["completion_tokens"],
+                        cached=True, errors=tuple(value.get("errors", ())), **self._base(t))
+
+    def _store(self, t: _Task, j: Judgment) -> None:
+        if self.cache is None:
+            return
+        if j.status == "unjudged" and j.reason not in _CACHEABLE:
+            return
+        value = j.to_dict()
+        for k in ("metric", "item_id", "repeat", "cached", "key"):
+            value.pop(k)
+        self.cache.put(t.key, "judge", self.model, self.endpoint, value)
+
+    def _judge(self, t: _Task) -> Judgment:
+        client = self.client
+        messages = [dict(m) for m in t.messages]
+        max_tokens = self.max_tokens
+        errors: List[Dict[str, Any]] = []
+        attempts = requests = 0
+        pt: Optional[int] = None
+        ct: Optional[int] = None
+        kind, message = "invalid_json", ""
+        n_ctx = len(t.item.contexts)
+        while attempts < self.max_attempts:
+            try:
+                reply = client.complete(messages, max_tokens=max_tokens, temperature=self.temperature,
+                                        seed=self.seed, schema=t.rubric.schema, schema_name=t.metric)
+            except CallFailed as err:
+                return self._unjudged(t, err.kind, client.redact(err.message) or err.kind, cached=False,
+                                      attempts=attempts, requests=requests + err.requests, pt=pt, ct=ct,
+                                      errors=errors)
+            attempts += 1
+            requests += reply.requests
+            if reply.prompt_tokens is not None:
+                pt = (pt or 0) + reply.prompt_tokens
+            if reply.completion_tokens is not None:
+                ct = (ct or 0) + reply.completion_tokens
+            content = client.redact(reply.content)
+            feedback = "invalid"
+            if reply.refusal is not None or reply.finish_reason == "content_filter":
+                kind, feedback = "refused", "refused"
+                message = "the model refused: " + (client.redact(reply.refusal) or "finish_reason content_filter")
+            elif reply.finish_reason == "length":
+                kind, feedback = "truncated", "truncated"
+                message = f"the reply was cut off at max_tokens={max_tokens} (finish_reason length)"
+                max_tokens = min(max_tokens * 2, self.max_tokens * 4)
+            else:
+                try:
+                    verdict = validate_reply(t.metric, extract_json(content), n_contexts=n_ctx)
+                except ReplyError as err:
+                    kind, message = err.kind, err.message
+                    if err.kind == "invalid_json" and content and "{" not in content and _REFUSAL.match(content):
+                        kind, feedback = "refused", "refused"
+                        message = "the model refused: " + content.strip()[:200]
+                except NotApplicable as na:
+                    j = self._unjudged(t, na.reason, na.message, cached=False, attempts=attempts,
+                                       requests=requests, pt=pt, ct=ct, errors=errors, details=na.details)
+                    self._store(t, j)
+                    return j
+                else:
+                    j = Judgment(status="judged", score=verdict.score, label=verdict.label,
+                                 details=verdict.details, reason=None, message=None, attempts=attempts,
+                                 requests=requests, prompt_tokens=pt, completion_tokens=ct, cached=False,
+                                 errors=tuple(errors), **self._base(t))
+                    self._store(t, j)
+                    return j
+            errors.append({"attempt": attempts, "reason": kind, "message": message,
+                           "reply": (content or "")[:500]})
+            if attempts < self.max_attempts:
+                lang = t.rubric.language
+                messages = messages + [{"role": "assistant", "content": content or ""},
+                                       {"role": "user", "content": feedback_message(feedback, lang, message)}]
+        j = self._unjudged(t, kind, f"{message} (after {attempts} attempts)", cached=False, attempts=attempts,
+                           requests=requests, pt=pt, ct=ct, errors=errors)
+        self._store(t, j)
+        return j

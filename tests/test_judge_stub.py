@@ -1,0 +1,210 @@
+"""A scripted OpenAI-compatible chat server on 127.0.0.1 for the judge tests (no tests here).
+
+The handler recognizes the judge metric from the prompt and a scenario from a tag
+``[[s:NAME]]`` in the question (or in an answer).  Scenarios:
+
+=============== ===========================================================================
+good            a valid reply (context relevance: 5 for the first context, 1 for the rest)
+bad_json        prose without JSON, every time
+bad_json_once   prose the first time, then a valid reply
+truncated       a cut JSON with finish_reason "length", every time
+range           scores out of range (7), every time
+count           one score too few, every time
+refusal         message.refusal set, content null
+text_refusal    "I'm sorry, I can't help with that."
+r429_once       HTTP 429 (Retry-After: 0), then a valid reply
+r500            HTTP 500, every time
+r500_once       HTTP 500 once, then a valid reply
+slow            sleeps ``stub.slow_seconds`` before a valid reply (timeout test)
+no_claims       faithfulness with "claims": []
+mismatch        context relevance with a wrong "average"
+echo_key        HTTP 400 whose message echoes the Authorization header
+incorrect       answer_correctness verdict incorrect (1); abstention "answered"
+=============== ===========================================================================
+
+``stub.reject_response_format = True`` makes every request with ``response_format`` fail with
+HTTP 400 (like an endpoint that does not support it).  ``stub.block_after = N`` makes
+request N+1 and later wait until ``stub.release`` is set (kill tests).  ``stub.requests`` keeps
+every request body, ``stub.auth`` every Authorization header.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+API_KEY = "sk-test-JUDGE-SECRET-9f3a7c"
+
+_METRIC_MARKERS = (
+    ("context_relevance", ("질문과 검색된 컨텍스트의 관련성을", "Rate how relevant each retrieved context")),
+    ("faithfulness", ("답변의 내용이 검색된 컨텍스트에 근거하는지", "Judge whether the answer is grounded")),
+    ("answer_correctness", ("답변이 정답과 일치하는지", "Judge whether the answer agrees")),
+    ("abstention", ("문서 밖 질문", "out-of-corpus question")),
+)
+
+
+def metric_of(body: dict) -> str:
+    user = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
+    for metric, markers in _METRIC_MARKERS:
+        if any(mk in user for mk in markers):
+            return metric
+    return "answer"
+
+
+def scenario_of(body: dict) -> str:
+    user = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
+    m = re.search(r"\[\[s:([a-z0-9_]+)\]\]", user)
+    return m.group(1) if m else "good"
+
+
+def n_contexts(body: dict) -> int:
+    user = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
+    return len(re.findall(r"^\[(?:컨텍스트|Context) \d+\] : ", user, re.M))
+
+
+def good_reply(metric: str, n: int, scenario: str = "good") -> dict:
+    if metric == "context_relevance":
+        scores = [5] + [1] * (n - 1)
+        avg = round(sum(scores) / len(scores), 2)
+        if scenario == "mismatch":
+            avg = 4.9
+        return {"scores": scores, "average": avg, "reasoning": "컨텍스트 1이 직접 답합니다."}
+    if metric == "faithfulness":
+        if scenario == "no_claims":
+            return {"reasoning": "답변 거절", "claims": []}
+        return {"reasoning": "ok", "claims": [{"claim": "주장 1", "supported": True, "context": 1},
+                                              {"claim": "주장 2", "supported": scenario != "unfaithful",
+                                               "context": 1 if scenario != "unfaithful" else None}]}
+    if metric == "answer_correctness":
+        if scenario == "incorrect":
+            return {"reasoning": "틀림", "verdict": "incorrect", "score": 1}
+        return {"reasoning": "맞음", "verdict": "correct", "score": 5}
+    if metric == "abstention":
+        return {"reasoning": "r", "verdict": "answered" if scenario == "incorrect" else "abstained"}
+    return {}
+
+
+class Stub:
+    def __init__(self):
+        self.requests: list[dict] = []
+        self.auth: list[str | None] = []
+        self.lock = threading.Lock()
+        self.seen: Counter = Counter()  # (first user message) -> requests so far
+        self.reject_response_format = False
+        self.slow_seconds = 2.0
+        self.block_after: int | None = None
+        self.release = threading.Event()
+        self.arrived = threading.Event()  # set when a request is blocked
+        self.answer_text = None  # callable(body) -> str for plain (answer generation) requests
+        self.base_url = ""
+
+    def count(self) -> int:
+        with self.lock:
+            return len(self.requests)
+
+    def bodies(self, metric: str | None = None) -> list[dict]:
+        with self.lock:
+            return [b for b in self.requests if metric is None or metric_of(b) == metric]
+
+
+def completion(content, *, finish_reason="stop", refusal=None, model="stub-judge"):
+    return {"id": "chatcmpl-stub", "object": "chat.completion", "created": 0, "model": model,
+            "choices": [{"index": 0, "finish_reason": finish_reason,
+                         "message": {"role": "assistant", "content": content, "refusal": refusal}}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}}
+
+
+def make_handler(stub: Stub):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def _reply(self, status, body, headers=None):
+            data = json.dumps(body, ensure_ascii=False).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            with stub.lock:
+                stub.requests.append(body)
+                stub.auth.append(self.headers.get("Authorization"))
+                n = len(stub.requests)
+                conv = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
+                stub.seen[conv] += 1
+                seen = stub.seen[conv]
+            if stub.block_after is not None and n > stub.block_after:
+                stub.arrived.set()
+                stub.release.wait(30)
+                return self._reply(503, {"error": {"message": "released"}})
+            if self.path != "/v1/chat/completions":
+                return self._reply(404, {"error": {"message": "not found"}})
+            metric = metric_of(body)
+            scenario = scenario_of(body)
+            if stub.reject_response_format and "response_format" in body:
+                return self._reply(400, {"error": {"message": "response_format is not supported",
+                                                   "type": "invalid_request_error"}})
+            if metric == "answer":
+                text = stub.answer_text(body) if stub.answer_text else "문서에 따르면 답은 이렇습니다."
+                return self._reply(200, completion(text))
+            n_ctx = n_contexts(body)
+            good = json.dumps(good_reply(metric, n_ctx, scenario), ensure_ascii=False)
+            prose = "Sure! Here is my grading." if "response_format" in body else f"Sure! Here it is: {good} Hope it helps."
+            if scenario == "bad_json" or (scenario == "bad_json_once" and seen == 1):
+                return self._reply(200, completion("점수는 5점입니다. 아주 좋아요."))
+            if scenario == "truncated":
+                return self._reply(200, completion(good[: len(good) // 2], finish_reason="length"))
+            if scenario == "range" and metric == "context_relevance":
+                return self._reply(200, completion(json.dumps({"scores": [7] * n_ctx, "average": 7,
+                                                               "reasoning": "x"})))
+            if scenario == "count" and metric == "context_relevance":
+                return self._reply(200, completion(json.dumps({"scores": [3] * (n_ctx - 1), "average": 3,
+                                                               "reasoning": "x"})))
+            if scenario == "refusal":
+                return self._reply(200, completion(None, refusal="I can't assist with that."))
+            if scenario == "text_refusal":
+                return self._reply(200, completion("I'm sorry, I can't help with that."))
+            if scenario == "r429_once" and seen == 1:
+                return self._reply(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})
+            if scenario == "r500" or (scenario == "r500_once" and seen == 1):
+                return self._reply(500, {"error": {"message": "boom"}})
+            if scenario == "slow":
+                time.sleep(stub.slow_seconds)
+            if scenario == "echo_key":
+                return self._reply(400, {"error": {"message": f"bad header {self.headers.get('Authorization')}"}})
+            if "response_format" not in body:
+                return self._reply(200, completion(prose))
+            return self._reply(200, completion(good))
+
+    return Handler
+
+
+def start_stub():
+    """(stub, shutdown) with ``stub.base_url`` set."""
+    stub = Stub()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(stub))
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    stub.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+
+    def shutdown():
+        stub.release.set()
+        httpd.shutdown()
+        httpd.server_close()
+
+    return stub, shutdown
