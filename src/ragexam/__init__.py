@@ -10,7 +10,7 @@ from typing import Any
 
 from ragexam._version import __version__
 
-__all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics"]
+__all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics", "run", "RunResult"]
 
 _LAZY = {
     "evaluate": ("ragexam.metrics.ranking", "evaluate"),
@@ -18,6 +18,8 @@ _LAZY = {
     "Run": ("ragexam.metrics.ranking", "Run"),
     "parse_metric": ("ragexam.metrics.ranking", "parse_metric"),
     "rank_metrics": ("ragexam.metrics.ranking", "rank_metrics"),
+    "run": ("ragexam.analysis.run", "run"),
+    "RunResult": ("ragexam.analysis.run", "RunResult"),
 }
 
 

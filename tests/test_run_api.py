@@ -1,0 +1,278 @@
+"""``ragexam.run`` on a tiny handcrafted set with a deterministic fake retriever: hand-computed metrics."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+import ragexam
+from ragexam.analysis.run import slugify
+from ragexam.errors import InputError
+
+CORPUS = [
+    {"doc_id": "d1", "title": "one", "content": "alpha apple.\n\nbeta banana."},
+    {"doc_id": "d2", "title": "two", "content": "gamma grape.\n\ndelta date."},
+    {"doc_id": "d3", "title": "three", "content": "epsilon egg."},
+]
+QA = [
+    {"query_id": "q1", "question": "Q1 what is yellow", "evidence": "beta banana", "relevant_doc_ids": ["d1"],
+     "type": "lexical"},
+    {"query_id": "q2", "question": "Q2 what is purple", "evidence": "gamma grape", "relevant_doc_ids": ["d2"],
+     "type": "meaning"},
+    {"query_id": "q3", "question": "Q3 red and white", "evidence": ["alpha apple", "epsilon egg"],
+     "relevant_doc_ids": ["d1", "d3"], "type": "meaning"},
+    {"query_id": "q4", "question": "Q4 holidays", "answerable": False, "type": "out_of_corpus"},
+]
+#: the fake retriever's ranked chunk ids per question text
+RANKED = {
+    "Q1 what is yellow": ["d2#0", "d1#1", "d1#0"],
+    "Q2 what is purple": ["d2#0", "d1#0"],
+    "Q3 red and white": ["d1#0", "d2#1", "d2#0", "d3#0"],
+    "Q4 holidays": ["d3#0"],
+}
+
+
+class FixedRetriever:
+    """Returns RANKED[question], scores n, n-1, ...; counts index/search calls."""
+
+    def __init__(self, ranked=RANKED, spec="fixed"):
+        self.ranked = ranked
+        self.spec = spec
+        self.signature = f"fixed:{spec}"
+        self.indexed = None
+        self.calls = 0
+
+    def index(self, ids, texts):
+        self.indexed = list(ids)
+        return self
+
+    def search(self, queries, top_n):
+        self.calls += 1
+        out = []
+        for q in queries:
+            ids = [c for c in self.ranked[q] if c in self.indexed][:top_n]
+            out.append([(c, float(len(ids) - i)) for i, c in enumerate(ids)])
+        return out
+
+
+def write_set(tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    qa = tmp_path / "qa.jsonl"
+    corpus.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in CORPUS), encoding="utf-8")
+    qa.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in QA), encoding="utf-8")
+    return corpus, qa
+
+
+@pytest.fixture()
+def files(tmp_path):
+    return write_set(tmp_path)
+
+
+def _run(files, **kw):
+    corpus, qa = files
+    kw.setdefault("retrievers", [FixedRetriever()])
+    kw.setdefault("chunkers", ["paragraphs"])
+    kw.setdefault("k", (1, 3, 5))
+    kw.setdefault("n_resamples", 200)
+    kw.setdefault("n_permutations", 200)
+    return ragexam.run(corpus, qa, **kw)
+
+
+def test_evidence_metrics_equal_hand_computed(files):
+    res = _run(files)
+    name = "fixed | paragraphs"
+    assert [p.name for p in res.pipelines] == [name]
+    m = res.summary["results"][name]["metrics"]
+    # q1: ev1 at rank 2; q2: rank 1; q3: ev1 at rank 1, ev2 at rank 4
+    expected = {
+        "hit@1": 2 / 3, "hit@3": 1.0, "hit@5": 1.0, "mrr": (0.5 + 1 + 1) / 3,
+        "p@1": 2 / 3, "r@1": (0 + 1 + 0.5) / 3, "p@3": 1 / 3, "r@3": (1 + 1 + 0.5) / 3,
+        "p@5": (0.2 + 0.2 + 0.4) / 3, "r@5": 1.0,
+        "f1@5": (1 / 3 + 1 / 3 + 0.8 / 1.4) / 3,
+        "rprec": (0 + 1 + 0.5) / 3,
+        "map": (0.5 + 1 + (1 + 2 / 4) / 2) / 3,
+    }
+    for k, v in expected.items():
+        assert m[k] == pytest.approx(v, abs=1e-12), k
+    ndcg5_q3 = (1 + 1 / np.log2(5)) / (1 + 1 / np.log2(3))
+    assert m["ndcg@5"] == pytest.approx((1 / np.log2(3) + 1 + ndcg5_q3) / 3, abs=1e-12)
+    # F-beta@3 from the lecture's formula, per question then averaged
+    def fb(p, r, b):
+        return 0.0 if b * b * p + r == 0 else (1 + b * b) * p * r / (b * b * p + r)
+    for beta, key in ((0.5, "0.5"), (1.0, "1"), (2.0, "2")):
+        want = np.mean([fb(1 / 3, 1, beta), fb(1 / 3, 1, beta), fb(1 / 3, 0.5, beta)])
+        assert res.summary["results"][name]["fbeta"][key]["3"] == pytest.approx(want, abs=1e-12)
+    sw = res.summary["results"][name]["sweep"]
+    assert sw["3"] == pytest.approx({"p": 1 / 3, "r": 2.5 / 3, "f1": m["f1@3"]})
+    assert set(sw) == {"1", "3", "5"}
+
+
+def test_doc_relevance_counts_documents(files):
+    res = _run(files, relevance="doc")
+    name = "fixed | paragraphs"
+    m = res.summary["results"][name]["metrics"]
+    # q1 docs [d2, d1] -> d1 at 2; q2 [d2, d1] -> 1; q3 [d1, d2, d3] -> d1 at 1, d3 at 3
+    assert m["hit@1"] == pytest.approx(2 / 3)
+    assert m["p@3"] == pytest.approx((1 / 3 + 1 / 3 + 2 / 3) / 3)
+    assert m["r@3"] == pytest.approx(1.0)
+    rows = {r["query_id"]: r for r in res.per_question}
+    assert rows["q3"]["unit_ranks"] == {"d1": 1, "d3": 3}
+    assert res.summary["config"]["relevance"] == "doc"
+    ev = _run(files)
+    assert {r["query_id"]: r for r in ev.per_question}["q3"]["unit_ranks"] == {"ev1": 1, "ev2": 4}
+    assert ev.summary["config"]["relevance"] == "evidence"  # the default when questions have evidence
+
+
+def test_out_of_corpus_counted_not_scored(files):
+    res = _run(files)
+    ds = res.summary["dataset"]
+    assert (ds["n_questions"], ds["n_answerable"], ds["n_out_of_corpus"], ds["n_scored"]) == (4, 3, 1, 3)
+    assert ds["types"] == {"lexical": 1, "meaning": 2, "out_of_corpus": 1}
+    assert ds["n_chunks"] == {"paragraphs": 5}
+    assert res.summary["results"]["fixed | paragraphs"]["n"] == 3
+    assert res.scored_ids == ["q1", "q2", "q3"]
+    q4 = [r for r in res.per_question if r["query_id"] == "q4"][0]
+    assert q4["answerable"] is False and q4["first_rank"] is None and q4["hit@1"] is None
+    assert q4["top_ids"] == ["d3#0"]  # still retrieved, so answers can be joined on it
+
+
+def test_per_question_rows_and_missed(files):
+    res = _run(files, miss_k=1)
+    rows = res.per_question
+    assert [r["query_id"] for r in rows] == ["q1", "q2", "q3", "q4"]
+    r1 = rows[0]
+    assert r1["first_rank"] == 2 and r1["unit_ranks"] == {"ev1": 2} and r1["n_units"] == 1
+    assert r1["hit@1"] == 0.0 and r1["mrr"] == 0.5 and r1["top_ids"] == ["d2#0", "d1#1", "d1#0"]
+    missed = res.summary["missed"]["fixed | paragraphs"]
+    assert [e["query_id"] for e in missed] == ["q1"]
+    e = missed[0]
+    assert e["first_rank"] == 2 and e["k"] == 1 and e["evidence"] == ["beta banana"]
+    assert [t["chunk_id"] for t in e["top"]] == ["d2#0", "d1#1", "d1#0"]
+    assert e["top"][0]["text"] == "gamma grape." and e["top"][0]["doc_id"] == "d2"
+    df = res.to_dataframe()
+    assert len(df) == 4 and list(df.columns[:3]) == ["pipeline", "retriever", "chunker"]
+    table = res.metrics_table()
+    assert list(table.index) == ["fixed | paragraphs"] and "hit@1" in table.columns
+    assert list(res.metrics_table("all").columns) == res.metrics
+
+
+def test_cis_by_type_and_signature(files):
+    res = _run(files)
+    r = res.summary["results"]["fixed | paragraphs"]
+    lo, hi = r["ci95"]["hit@1"]
+    assert 0 <= lo <= r["metrics"]["hit@1"] <= hi <= 1
+    assert r["by_type_n"] == {"lexical": 1, "meaning": 2}
+    assert r["by_type"]["meaning"]["hit@1"] == 1.0 and r["by_type"]["lexical"]["mrr"] == 0.5
+    assert r["signature"].startswith("fixed:fixed||chunker:paragraphs|relevance:evidence|")
+    assert "|depth:100|" in r["signature"] and "nq:3" in r["signature"]
+    assert res.summary["format"] == "ragexam-run/1"
+    assert res.summary["main_metrics"] == ["hit@1", "hit@3", "hit@5", "mrr", "ndcg@5", "p@5", "r@5", "f1@5",
+                                           "rprec", "map"]
+
+
+def test_seed_reproduces(files):
+    a = _run(files, retrievers=[FixedRetriever(), FixedRetriever({**RANKED, "Q2 what is purple": ["d1#0", "d2#0"]})])
+    b = _run(files, retrievers=[FixedRetriever(), FixedRetriever({**RANKED, "Q2 what is purple": ["d1#0", "d2#0"]})])
+    assert a.summary["comparisons"] == b.summary["comparisons"]
+    assert a.summary["results"] == b.summary["results"]
+    # duplicate labels get a suffix so every pipeline has its own name
+    assert [p.name for p in a.pipelines] == ["fixed | paragraphs", "fixed #2 | paragraphs"]
+
+
+def test_several_chunkers_make_pipelines(files):
+    res = _run(files, retrievers=["bm25:whitespace"], chunkers=["paragraphs", "whole"])
+    assert [p.name for p in res.pipelines] == ["bm25:whitespace | paragraphs", "bm25:whitespace | whole"]
+    assert res.summary["dataset"]["n_chunks"] == {"paragraphs": 5, "whole": 3}
+    assert res.summary["config"]["chunkers"] == ["paragraphs", "whole"]
+
+
+def test_boundary_cut_evidence_is_reported(files):
+    res = _run(files, retrievers=["bm25:whitespace"], chunkers=["chars:8:0"])
+    um = res.summary["unmatched_evidence"]
+    assert um and all(u["reason"] == "cut by a chunk boundary" for u in um)
+    assert res.summary["dataset"]["n_unmatched_evidence"]["chars:8:0"] == len(um)
+    assert um[0]["cuts"][0]["chunks"]
+
+
+def test_save_files_and_evaluate_reproduces(files, tmp_path, capsys):
+    from ragexam.cli import main
+
+    res = _run(files, retrievers=[FixedRetriever(), "bm25:whitespace"])
+    out = res.save(tmp_path / "out")
+    assert (out / "summary.json").exists() and (out / "per_question.csv").exists()
+    assert json.loads((out / "summary.json").read_text(encoding="utf-8")) == res.summary
+    with open(out / "per_question.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 8
+    assert list(rows[0])[:9] == ["pipeline", "retriever", "chunker", "query_id", "type", "answerable",
+                                 "first_rank", "unit_ranks", "n_units"]
+    assert list(rows[0])[-1] == "top_ids"
+    q4 = [r for r in rows if r["query_id"] == "q4"][0]
+    assert q4["answerable"] == "false" and q4["first_rank"] == "" and q4["hit@1"] == ""
+    assert json.loads(rows[0]["unit_ranks"]) == {"ev1": 2}
+    for p in res.pipelines:
+        assert p.slug == slugify(p.name)
+        base = out / "runs" / p.slug
+        assert (out / "runs" / f"{p.slug}.trec").exists()
+        metrics = res.metrics
+        argv = ["evaluate", "--qrels", f"{base}.units.qrels", "--run", f"{base}.units.trec", "--json"]
+        for m in metrics:
+            argv += ["-m", m]
+        with pytest.raises(SystemExit) as ex:
+            main(argv)
+        assert ex.value.code in (0, None)
+        data = json.loads(capsys.readouterr().out)
+        want = res.summary["results"][p.name]["metrics"]
+        assert data["n_queries"] == 3
+        for m in metrics:
+            assert data["metrics"][m] == pytest.approx(want[m], abs=1e-12), (p.name, m)
+
+
+def test_langchain_adapter_as_retriever(files):
+    from ragexam.retrieval import LangChainRetriever
+
+    class Doc:
+        def __init__(self, text, cid):
+            self.page_content = text
+            self.metadata = {"chunk_id": cid}
+
+    texts = {"d1#0": "alpha apple.", "d1#1": "beta banana.", "d2#0": "gamma grape.", "d2#1": "delta date.",
+             "d3#0": "epsilon egg."}
+
+    class Store:
+        def invoke(self, query):
+            return [Doc(texts[c], c) for c in RANKED[query]]
+
+    res = _run(files, retrievers=[LangChainRetriever(Store(), name="store", id_key="chunk_id")])
+    assert res.pipelines[0].name == "langchain:store | paragraphs"
+    assert res.summary["results"]["langchain:store | paragraphs"]["metrics"]["mrr"] == pytest.approx(2.5 / 3)
+
+
+def test_bad_inputs(files):
+    with pytest.raises(InputError, match="k=200 is larger"):
+        _run(files, k=(1, 200))
+    with pytest.raises(InputError, match="expected 'doc' or 'evidence'"):
+        _run(files, relevance="chunks")
+    class Stray(FixedRetriever):
+        def search(self, queries, top_n):
+            return [[("nope#0", 1.0)] for _ in queries]
+
+    with pytest.raises(InputError, match="not a chunk of this chunking"):
+        _run(files, retrievers=[Stray()])
+    with pytest.raises(InputError, match="given twice"):
+        _run(files, chunkers=["whole", "whole"])
+
+
+def test_evidence_mode_needs_evidence_everywhere(tmp_path):
+    corpus, qa = write_set(tmp_path)
+    rows = [dict(q) for q in QA]
+    del rows[1]["evidence"]
+    qa.write_text("".join(json.dumps(q) + "\n" for q in rows), encoding="utf-8")
+    with pytest.raises(InputError, match="q2"):
+        ragexam.run(corpus, qa, retrievers=[FixedRetriever()], chunkers=["paragraphs"], relevance="evidence")
+    res = ragexam.run(corpus, qa, retrievers=[FixedRetriever()], chunkers=["paragraphs"], relevance="doc",
+                      n_resamples=50, n_permutations=50)
+    assert res.summary["config"]["relevance"] == "doc"
