@@ -411,6 +411,137 @@ def demo_cmd(
 
 
 
+# --- commands: report and history ----------------------------------------------------------
+
+_HISTORY_HELP = ("History database (default: $RAGEXAM_HISTORY, else $RAGEXAM_HOME/history.sqlite3, else "
+                 "$XDG_DATA_HOME/ragexam/history.sqlite3 or ~/.local/share/ragexam/history.sqlite3).")
+
+
+@app.command("report")
+def report_cmd(
+    run: str = typer.Argument(..., help="A run folder (from `ragexam run --out DIR`) or a recorded run id."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o",
+                                       help="HTML file to write (default: RUN/report.html for a folder, "
+                                            "report-<id>.html here for a recorded run)."),
+    answers: Optional[Path] = typer.Option(None, "--answers",
+                                           help="Generated answers / judge results for the missed-question "
+                                                "details: JSONL rows with query_id (and pipeline, answer, "
+                                                "reasoning, verdict, ground_truth), or a JSON object."),
+    history: Optional[Path] = typer.Option(None, "--history", help=_HISTORY_HELP),
+) -> None:
+    """Write one self-contained HTML report of a run (opens offline; plots, missed questions, settings)."""
+    from ragexam.report.html import read_answers, write_report
+    from ragexam.report.rundata import resolve_run
+
+    data = resolve_run(run, history)
+    if out is None:
+        out = Path(data.source) / "report.html" if Path(run).is_dir() else Path(f"report-{data.run_id}.html")
+    path = write_report(data.summary, data.per_question, out,
+                        answers=read_answers(answers) if answers is not None else None)
+    size = path.stat().st_size
+    typer.echo(f"wrote {path} ({size / 1024:.0f} KB)")
+
+
+@app.command("runs")
+def runs_cmd(
+    history: Optional[Path] = typer.Option(None, "--history", help=_HISTORY_HELP),
+    limit: Optional[int] = typer.Option(None, "--limit", "-n", min=1, help="Show the newest N only."),
+    record: Optional[Path] = typer.Option(None, "--record", help="Record an existing run folder, then list."),
+    delete: Optional[str] = typer.Option(None, "--delete", help="Delete the recorded run with this id."),
+    as_json: bool = typer.Option(False, "--json", help="Print the list as JSON."),
+) -> None:
+    """List the recorded runs (id, date, dataset, pipelines, headline metric)."""
+    from ragexam.errors import InputError
+    from ragexam.report.console import print_runs
+    from ragexam.report.history import History
+    from ragexam.report.rundata import load_run_dir
+
+    hist = History(history)
+    if record is not None:
+        data = load_run_dir(record)
+        typer.echo(f"recorded {hist.record_run(data.summary, data.per_question)}", err=as_json)
+    if delete is not None:
+        if not hist.delete(delete):
+            raise InputError(f"has no run {delete!r}; `ragexam runs` lists the recorded ones.",
+                             source=str(hist.path), field="--delete")
+        typer.echo(f"deleted {delete}", err=as_json)
+    entries = hist.list_runs(limit)
+    if as_json:
+        _print_json([e.to_dict() for e in entries])
+    else:
+        print_runs(entries, path=str(hist.path))
+
+
+@app.command("show")
+def show_cmd(
+    run_id: str = typer.Argument(..., help="A recorded run id (a unique prefix or 'latest' works), or a run folder."),
+    history: Optional[Path] = typer.Option(None, "--history", help=_HISTORY_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the stored summary.json instead."),
+) -> None:
+    """Print a recorded run again (the tables `ragexam run` printed)."""
+    from ragexam.report.console import show_run
+    from ragexam.report.rundata import resolve_run
+
+    data = resolve_run(run_id, history)
+    if as_json:
+        _print_json(data.summary)
+    else:
+        show_run(data.summary)
+
+
+@app.command("compare")
+def compare_cmd(
+    run_a: str = typer.Argument(..., help="Run A (the reference): a run folder or a recorded run id."),
+    run_b: str = typer.Argument(..., help="Run B (compared against A): a run folder or a recorded run id."),
+    pipeline: Optional[str] = typer.Option(None, "--pipeline", "-p",
+                                           help="Pipeline to compare (default: every pipeline in both runs)."),
+    pipeline_b: Optional[str] = typer.Option(None, "--pipeline-b",
+                                             help="Run B's pipeline, when it is named differently from A's."),
+    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m",
+                                               help="Metric to compare, repeatable (default: all both runs have)."),
+    k: Optional[int] = typer.Option(None, "--k", help="Found/missed cutoff for flips (default: run A's miss_k)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed (default: run A's seed)."),
+    history: Optional[Path] = typer.Option(None, "--history", help=_HISTORY_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Per-metric differences B − A on the shared questions (paired bootstrap CI, randomization p, Holm)
+    and the questions that flipped between found and missed."""
+    from ragexam.report.compare import compare_runs
+    from ragexam.report.console import print_comparison
+    from ragexam.report.rundata import resolve_run
+
+    a = resolve_run(run_a, history)
+    b = resolve_run(run_b, history)
+    res = compare_runs(a, b, pipeline=pipeline, pipeline_b=pipeline_b, metrics=metric or None, k=k, seed=seed)
+    if as_json:
+        _print_json(res.to_dict())
+    else:
+        print_comparison(res)
+
+
+@app.command("check")
+def check_cmd(
+    run: str = typer.Argument(..., help="A run folder or a recorded run id."),
+    minimum: List[str] = typer.Option(..., "--min", help="Floor METRIC=VALUE, repeatable, e.g. --min hit@5=0.8."),
+    pipeline: Optional[str] = typer.Option(None, "--pipeline", "-p", help="Check this pipeline only (default: all)."),
+    point: bool = typer.Option(False, "--point", help="Compare the mean, not the 95% CI lower bound, with the floor."),
+    history: Optional[Path] = typer.Option(None, "--history", help=_HISTORY_HELP),
+) -> None:
+    """CI gate: exit 1 when a metric's 95% CI lower bound (or with --point its mean) is below its floor.
+
+    Exit status: 0 all floors met, 1 some floor missed, 2 bad input (e.g. an unknown metric)."""
+    from ragexam.report.console import print_gate
+    from ragexam.report.gate import check_run, parse_floor
+    from ragexam.report.rundata import resolve_run
+
+    floors = [parse_floor(m) for m in minimum]
+    data = resolve_run(run, history)
+    results = check_run(data, floors, pipeline=pipeline, point=point)
+    print_gate(results)
+    if not all(r.passed for r in results):
+        raise typer.Exit(code=1)
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     """Console-script entry point."""
     from ragexam.errors import RagexamError

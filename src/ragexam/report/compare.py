@@ -1,0 +1,247 @@
+"""``ragexam compare A B``: did run B change anything against run A, question by question?
+
+For each pipeline compared (``pipeline`` in both runs, or the one named for each side), over the
+questions **both runs scored** (matched by ``query_id``):
+
+* per metric: mean in A, mean in B, ``diff`` = mean(B - A), its paired percentile-bootstrap 95%
+  interval and the two-sided paired randomization p-value
+  (:func:`ragexam.analysis.stats.compare`), then **Holm's correction across the metrics** of
+  that pipeline pair (:func:`ragexam.analysis.stats.holm`);
+* the questions that **flipped** at the missed-cutoff ``k``: found in A (first correct chunk at
+  rank <= k) and missed in B, or missed in A and found in B, each with its evidence and both
+  rankings (``first_rank`` and the top chunk ids);
+* how the question sets differ: questions scored only in A, only in B, and whether the dataset
+  hashes differ.
+
+Randomness is seeded (default: run A's ``config.seed``); the settings are in
+:attr:`PipelineComparison.signature`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from ragexam.errors import InputError
+from ragexam.report.rundata import RunData, metric_columns, miss_cutoff
+
+__all__ = ["MetricDiff", "Flip", "PipelineComparison", "RunComparison", "compare_runs"]
+
+
+@dataclass(frozen=True)
+class MetricDiff:
+    """One metric of one pipeline pair: B against A on the ``n`` shared questions."""
+
+    metric: str
+    n: int
+    mean_a: float
+    mean_b: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    p_holm: float
+    method: str
+    verdict: str
+
+
+@dataclass(frozen=True)
+class Flip:
+    """A question found at ``k`` in one run and missed in the other."""
+
+    query_id: str
+    direction: str            # "found→missed" (B lost it) or "missed→found" (B gained it)
+    type: Optional[str]
+    question: Optional[str]
+    evidence: List[str]
+    first_rank_a: Optional[int]
+    first_rank_b: Optional[int]
+    top_a: List[str]
+    top_b: List[str]
+
+
+@dataclass
+class PipelineComparison:
+    """Run B's ``pipeline_b`` against run A's ``pipeline_a``."""
+
+    pipeline_a: str
+    pipeline_b: str
+    n_shared: int
+    only_a: List[str]
+    only_b: List[str]
+    k: int
+    metrics: List[MetricDiff]
+    flips: List[Flip]
+    signature: str
+
+    @property
+    def lost(self) -> List[Flip]:
+        return [f for f in self.flips if f.direction == "found→missed"]
+
+    @property
+    def gained(self) -> List[Flip]:
+        return [f for f in self.flips if f.direction == "missed→found"]
+
+
+@dataclass
+class RunComparison:
+    """Everything ``ragexam compare`` prints; :meth:`to_dict` is its ``--json`` form."""
+
+    run_a: str
+    run_b: str
+    pipelines: List[PipelineComparison]
+    notes: List[str] = field(default_factory=list)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"run_a": self.run_a, "run_b": self.run_b, "notes": list(self.notes),
+                "pipelines": [{**{k: v for k, v in asdict(p).items() if k not in ("metrics", "flips")},
+                               "metrics": [asdict(m) for m in p.metrics],
+                               "flips": [asdict(f) for f in p.flips]} for p in self.pipelines]}
+
+
+def _index(run: RunData, pipeline: str) -> Dict[str, Dict[str, Any]]:
+    out: Dict[str, Dict[str, Any]] = {}
+    for r in run.rows(pipeline):
+        out[r["query_id"]] = r
+    return out
+
+
+def _missed_info(run: RunData, pipeline: str) -> Dict[str, Mapping[str, Any]]:
+    entries = (run.summary.get("missed") or {}).get(pipeline) or []
+    return {str(e.get("query_id")): e for e in entries if isinstance(e, Mapping)}
+
+
+def _label(run: RunData, which: str) -> str:
+    return run.run_id or run.source or which
+
+
+def _pairs(a: RunData, b: RunData, pipeline: Optional[str], pipeline_b: Optional[str]) -> List[tuple]:
+    pa, pb = a.pipelines, b.pipelines
+    if pipeline is not None or pipeline_b is not None:
+        name_a = pipeline if pipeline is not None else pipeline_b
+        name_b = pipeline_b if pipeline_b is not None else pipeline
+        if name_a not in pa:
+            raise InputError(f"received {name_a!r}, which is not a pipeline of run A "
+                             f"({_label(a, 'A')}); its pipelines: {', '.join(pa) or 'none'}.",
+                             source="compare", field="--pipeline")
+        if name_b not in pb:
+            raise InputError(f"received {name_b!r}, which is not a pipeline of run B "
+                             f"({_label(b, 'B')}); its pipelines: {', '.join(pb) or 'none'}.",
+                             source="compare", field="--pipeline-b" if pipeline_b else "--pipeline")
+        return [(name_a, name_b)]
+    shared = [p for p in pa if p in pb]
+    if not shared:
+        raise InputError(f"the runs share no pipeline (A: {', '.join(pa)}; B: {', '.join(pb)}). Fix: name "
+                         "one of each with --pipeline A_NAME --pipeline-b B_NAME.", source="compare",
+                         field="--pipeline")
+    return [(p, p) for p in shared]
+
+
+def _found(rank: Optional[int], k: int) -> bool:
+    return rank is not None and rank <= k
+
+
+def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipeline_b: Optional[str] = None,
+                 metrics: Optional[Sequence[str]] = None, k: Optional[int] = None, alpha: float = 0.05,
+                 n_resamples: Optional[int] = None, n_permutations: Optional[int] = None,
+                 seed: Optional[int] = None) -> RunComparison:
+    """Compare run ``b`` against run ``a`` (see the module docstring).
+
+    :param pipeline: the pipeline to compare (in both runs; with ``pipeline_b``, A's side).
+    :param pipeline_b: B's pipeline when it has another name than A's.
+    :param metrics: metric columns to compare (default: every metric column both runs have).
+    :param k: the found/missed cutoff for flips (default: run A's ``miss_k``).
+    :param n_resamples, n_permutations, seed: default to run A's config (else 2000, 10000, 12345).
+    :raises InputError: no per-question rows, no shared pipeline or question, an unknown metric.
+    """
+    from ragexam.analysis import stats
+
+    for run, which in ((a, "A"), (b, "B")):
+        if not run.per_question:
+            raise InputError(f"run {which} ({_label(run, which)}) has no per-question rows "
+                             "(per_question.csv); compare needs them.", source="compare")
+    cfg = a.summary.get("config") or {}
+    seed = int(seed if seed is not None else cfg.get("seed", stats.DEFAULT_SEED))
+    n_resamples = int(n_resamples if n_resamples is not None else cfg.get("n_resamples", 2000))
+    n_permutations = int(n_permutations if n_permutations is not None else cfg.get("n_permutations", 10000))
+    k = int(k if k is not None else miss_cutoff(a.summary))
+    if k < 1:
+        raise InputError(f"received {k}; expected a cutoff >= 1.", source="compare", field="--k")
+    notes: List[str] = []
+    ds_a, ds_b = a.summary.get("dataset") or {}, b.summary.get("dataset") or {}
+    for key in ("corpus_sha256", "qa_sha256"):
+        if ds_a.get(key) and ds_b.get(key) and ds_a.get(key) != ds_b.get(key):
+            what = "corpus" if key.startswith("corpus") else "question set"
+            notes.append(f"the {what} differs between the runs ({key} {str(ds_a[key])[:12]}… vs "
+                         f"{str(ds_b[key])[:12]}…): questions are matched by query_id only")
+    k_b = miss_cutoff(b.summary)
+    if k_b != k:
+        notes.append(f"the runs used different missed cutoffs (A: {k}, B: {k_b}); flips use k={k}")
+    cols_a, cols_b = metric_columns(a.per_question), metric_columns(b.per_question)
+    available = [m for m in cols_a if m in cols_b]
+    if metrics:
+        unknown = [m for m in metrics if m not in available]
+        if unknown:
+            from ragexam.errors import MetricNameError
+
+            raise MetricNameError(f"received {', '.join(map(repr, unknown))}; the metrics both runs have are: "
+                                  f"{', '.join(available) or 'none'}.", source="compare", field="--metric")
+        chosen = list(metrics)
+    else:
+        chosen = available
+    if not chosen:
+        raise InputError("the runs have no metric column in common.", source="compare")
+    out: List[PipelineComparison] = []
+    for name_a, name_b in _pairs(a, b, pipeline, pipeline_b):
+        ia, ib = _index(a, name_a), _index(b, name_b)
+        scored_a = {q for q, r in ia.items() if r.get("answerable", True)}
+        scored_b = {q for q, r in ib.items() if r.get("answerable", True)}
+        order = [q for q in ia if q in scored_a and q in scored_b]
+        only_a = sorted(scored_a - scored_b)
+        only_b = sorted(scored_b - scored_a)
+        if not order:
+            raise InputError(f"pipeline {name_a!r} of run A and {name_b!r} of run B share no scored question "
+                             f"(A scored {len(scored_a)}, B {len(scored_b)}); nothing to compare.",
+                             source="compare")
+        diffs: List[Dict[str, Any]] = []
+        for m in chosen:
+            va = [ia[q].get(m) for q in order]
+            vb = [ib[q].get(m) for q in order]
+            missing = [q for q, x, y in zip(order, va, vb) if x is None or y is None]
+            if missing:
+                raise InputError(f"metric {m!r} is empty for {len(missing)} shared scored question(s) "
+                                 f"(first: {missing[0]}); expected a value for every scored question.",
+                                 source="compare", field=m)
+            c = stats.compare(va, vb, names=(f"A:{name_a}", f"B:{name_b}"), alpha=alpha, n_resamples=n_resamples,
+                              n_permutations=n_permutations, seed=seed)
+            diffs.append({"metric": m, "n": c.n, "mean_a": sum(va) / len(va), "mean_b": sum(vb) / len(vb),
+                          "diff": c.diff, "ci_low": c.ci_low, "ci_high": c.ci_high, "p_value": c.p_value,
+                          "method": c.method, "verdict": c.verdict})
+        adjusted = stats.holm([d["p_value"] for d in diffs])
+        metric_diffs = [MetricDiff(p_holm=float(p), **d) for d, p in zip(diffs, adjusted)]
+        miss_a, miss_b = _missed_info(a, name_a), _missed_info(b, name_b)
+        flips: List[Flip] = []
+        for q in order:
+            ra, rb = ia[q].get("first_rank"), ib[q].get("first_rank")
+            fa, fb = _found(ra, k), _found(rb, k)
+            if fa == fb:
+                continue
+            info = miss_b.get(q) or miss_a.get(q) or {}
+            ev = info.get("evidence")
+            evidence = [ev] if isinstance(ev, str) else [str(x) for x in ev or []]
+            flips.append(Flip(query_id=q, direction="found→missed" if fa else "missed→found",
+                              type=ia[q].get("type") or ib[q].get("type"), question=info.get("question"),
+                              evidence=evidence, first_rank_a=ra, first_rank_b=rb,
+                              top_a=list(ia[q].get("top_ids") or []), top_b=list(ib[q].get("top_ids") or [])))
+        if only_a or only_b:
+            notes.append(f"{name_a if name_a == name_b else name_a + ' / ' + name_b}: the question sets differ — "
+                         f"compared on the {len(order)} questions both runs scored; {len(only_a)} scored only "
+                         f"in A, {len(only_b)} only in B")
+        from ragexam._version import __version__
+
+        sig = (f"compare:paired|ci:percentile|conf:0.95|bs:{n_resamples}|test:paired-randomization"
+               f"|perm:{n_permutations}|seed:{seed}|mcc:holm|alpha:{alpha:g}|k:{k}|n:{len(order)}"
+               f"|version:{__version__}")
+        out.append(PipelineComparison(pipeline_a=name_a, pipeline_b=name_b, n_shared=len(order), only_a=only_a,
+                                      only_b=only_b, k=k, metrics=metric_diffs, flips=flips, signature=sig))
+    return RunComparison(run_a=_label(a, "A"), run_b=_label(b, "B"), pipelines=out, notes=notes)
