@@ -3,15 +3,15 @@
 Importing this package is cheap: the names below load their modules on first use (kiwipiepy is
 only imported by the ``sentences`` chunker, numpy only when offsets are computed).
 
-================================  =============================================================
-``load_corpus``, ``load_qa``      strict loaders (JSONL; CSV for the corpus; bundled names)
-``validate``                      every problem of a corpus + QA set (``ValidationReport``)
-``list_datasets``, ``resolve``    the bundled sets ``it_helpdesk`` and ``ai_concepts``
-``parse_chunker``, ``chunk_corpus``  chunkers ``whole``, ``chars:S:O``, ``sentences[:S]``, ``paragraphs[:S]``
-``normalize``                     the one text normalization used for evidence matching
-``EvidenceIndex``, ``evidence_coverage``  which chunks cover each evidence string; boundary cuts
-``judge_ranking``, ``judge_rankings``     ranked chunks -> qrels/run (doc or evidence mode)
-================================  =============================================================
+- ``load_corpus``, ``load_qa``: strict loaders (JSONL; CSV for the corpus; bundled names)
+- ``validate``: every problem of a corpus + QA set, as a ``ValidationReport``
+- ``list_datasets``, ``dataset_info``, ``resolve``: the bundled sets ``it_helpdesk``, ``ai_concepts``
+- ``parse_chunker``, ``chunk_corpus``: chunkers ``whole``, ``chars:SIZE:OVERLAP``,
+  ``sentences[:SIZE]``, ``paragraphs[:SIZE]``
+- ``normalize``: the one text normalization used for evidence matching
+- ``CorpusText``, ``EvidenceIndex``, ``evidence_coverage``: where evidence occurs, which chunks
+  cover it, which chunk boundaries cut it
+- ``judge_ranking``, ``judge_rankings``: ranked chunks -> ``qrels``/``run`` (doc or evidence mode)
 """
 
 from __future__ import annotations
