@@ -239,3 +239,26 @@ def test_fixture_is_consistent(tmp_path):
         assert n_missed == len(summary["missed"][pipe])
     ooc = [r for r in run.per_question if not r["answerable"]]
     assert ooc and all(r["first_rank"] is None and r["hit@1"] is None for r in ooc)
+
+
+# --- a real run of the bundled demo, shared by the report tests --------------------------------
+
+_DEMO = {}
+
+
+def real_demo_dir():
+    """A folder written by a real run of the bundled demo (``ragexam demo --out``: bm25, dense and
+    hybrid on it_helpdesk), made once per test session and removed at exit."""
+    if "dir" not in _DEMO:
+        import atexit
+        import shutil
+        import tempfile
+
+        from ragexam.analysis.run import run
+
+        base = Path(tempfile.mkdtemp(prefix="ragexam-demo-"))
+        atexit.register(shutil.rmtree, base, True)
+        result = run("it_helpdesk", "it_helpdesk", ["bm25", "dense", "hybrid:bm25+dense"], progress=False)
+        result.save(base / "run")
+        _DEMO["dir"] = base / "run"
+    return _DEMO["dir"]

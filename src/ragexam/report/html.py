@@ -211,11 +211,15 @@ class _Page:
             if p not in self.pipelines:
                 self.pipelines.append(p)
         self.index = {p: i for i, p in enumerate(self.pipelines)}
-        self.metrics: List[str] = []
+        self.all_metrics: List[str] = []
         for p in self.pipelines:
             for m in ((self.results.get(p) or {}).get("metrics") or {}):
-                if m not in self.metrics:
-                    self.metrics.append(m)
+                if m not in self.all_metrics:
+                    self.all_metrics.append(m)
+        main = summary.get("main_metrics")
+        # the main table: the run's main_metrics when it names them, else every metric
+        self.metrics = [m for m in main if m in self.all_metrics] if isinstance(main, list) else []
+        self.metrics = self.metrics or list(self.all_metrics)
         self.k = miss_cutoff(summary)
         self.headline = headline_metric(summary)
         self.ignore_punct = bool(self.config.get("ignore_punctuation"))
@@ -224,6 +228,7 @@ class _Page:
             k in self.index and isinstance(v, Mapping) for k, v in self.answers.items())
         self.notes: List[str] = []
         self.qa = self._load_qa()
+        self.row_of = {(r["pipeline"], r["query_id"]): r for r in rows}
 
     def _load_qa(self) -> Dict[str, Any]:
         """The question set named by ``config.qa``, when it can be found (for ground truth)."""
@@ -451,7 +456,7 @@ def _type_charts(page: _Page) -> str:
                                             for p in page.pipelines)]
     if not types:
         return '<p class="note">This run has no per-type breakdown.</p>'
-    metrics = [m for m in page.metrics if any(
+    metrics = [m for m in page.metrics + [x for x in page.all_metrics if x not in page.metrics] if any(
         m in (((page.results.get(p) or {}).get("by_type") or {}).get(t) or {}) for p in page.pipelines for t in types)]
     if not metrics:
         return '<p class="note">This run has no per-type breakdown.</p>'
@@ -609,6 +614,14 @@ def _detail(page: _Page, pipeline: str, e: Mapping[str, Any], did: str) -> str:
     if isinstance(ranks, Mapping) and ranks:
         items.append(("evidence ranks", _e(", ".join(f"{u}: {r if r is not None else 'not found'}"
                                                      for u, r in ranks.items()))))
+    fr = e.get("first_rank")
+    top_ids = (page.row_of.get((pipeline, qid)) or {}).get("top_ids") or []
+    if isinstance(fr, int) and 1 <= fr <= len(top_ids):
+        items.append(("first correct chunk", f"<code>{_e(top_ids[fr - 1])}</code> at rank {fr}"))
+    elif isinstance(fr, int):
+        items.append(("first correct chunk", f"at rank {fr} (beyond the {len(top_ids)} ids kept per question)"))
+    else:
+        items.append(("first correct chunk", f"not within the search depth ({_e(page.config.get('depth', '?'))})"))
     dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items)
     chunks = []
     for c in e.get("top") or []:
@@ -629,7 +642,8 @@ def _detail(page: _Page, pipeline: str, e: Mapping[str, Any], did: str) -> str:
         if marks:
             meta.append('<span class="tag">contains evidence</span>')
         chunks.append(f'<li{" class=hit" if marks else ""}><div class="meta">{" · ".join(meta)}</div>{body}</li>')
-    top = (f'<h4>Top retrieved chunks (k = {_e(e.get("k", page.k))})</h4><ol class="chunks">{"".join(chunks)}</ol>'
+    top = (f'<h4>Top {len(chunks)} retrieved chunk{"s" if len(chunks) != 1 else ""} (missed cutoff k = '
+           f'{_e(e.get("k", page.k))})</h4><ol class="chunks">{"".join(chunks)}</ol>'
            if chunks else '<p class="note">No retrieved chunks recorded for this question.</p>')
     return (f'<tr class="detail" id="{did}" hidden><td colspan="7"><div class="detail"><dl>{dl}</dl>'
             f"{top}</div></td></tr>")

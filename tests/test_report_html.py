@@ -1,0 +1,160 @@
+"""The HTML report: contents, escaping, self-containment and size (browser checks are in
+test_report_browser.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from ragexam.errors import InputError
+from ragexam.report.html import FONT_STACK, read_answers, render_report, write_report
+from ragexam.report.rundata import load_run_dir
+from test_report_fixtures import make_run, real_demo_dir, write_run
+
+RESOURCE_URL = re.compile(r"""(?:src|href|action|poster|data)\s*=\s*["']?\s*(?:https?:)?//""", re.I)
+CSS_URL = re.compile(r"""url\(\s*["']?\s*(?:https?:)?//|@import""", re.I)
+
+
+def _sections(html):
+    return set(re.findall(r'<section id="([a-z-]+)"', html))
+
+
+@pytest.fixture(scope="module")
+def fixture_run():
+    return make_run(n_questions=30, seed=5, attribution=True)
+
+
+def test_report_has_every_part(fixture_run):
+    summary, rows = fixture_run
+    html = render_report(summary, rows)
+    assert html.startswith("<!DOCTYPE html>")
+    assert '<meta charset="utf-8">' in html[:200]
+    assert {"scores", "plots", "missed", "dataset", "settings"} <= _sections(html)
+    # metric table: every pipeline and metric with its CI
+    for pipe, res in summary["results"].items():
+        assert pipe.replace("|", "|") in html
+        for m, (lo, hi) in res["ci95"].items():
+            assert f"{lo:.3f}–{hi:.3f}" in html
+    # comparison verdicts, with Holm p values
+    for c in summary["comparisons"]:
+        assert f'{c["p_holm"]:.3f}' in html or c["p_holm"] < 0.001
+    assert html.count("<td class=\"verdict") == len(summary["comparisons"])
+    # plots: P/R/F1 by K, F-beta per beta, per-type bars for every metric, first ranks, attribution
+    for plot in ("sweep-p", "sweep-r", "sweep-f1", "fbeta-0.5", "fbeta-1", "fbeta-2", "first-rank"):
+        assert f'data-plot="{plot}"' in html
+    assert html.count('data-plot="by-type"') == len(summary["results"][next(iter(summary["results"]))]["metrics"])
+    assert html.count('data-plot="attribution"') == len(summary["results"])
+    assert html.count('class="whisker"') > 0
+    # missed rows: one per missed entry, each with a hidden detail row
+    n_missed = sum(len(v) for v in summary["missed"].values())
+    assert html.count('<tr class="miss"') == n_missed
+    assert html.count('<tr class="detail"') == n_missed
+    # dataset card and settings
+    assert "Unmatched evidence (1)" in html
+    assert summary["pipelines"][0]["signature"] in html
+    assert '"n_permutations"' in html or "n_permutations" in html
+    # Korean font stack
+    assert "Noto Sans KR" in FONT_STACK and "Nanum Gothic" in FONT_STACK and "Malgun Gothic" in FONT_STACK
+    assert FONT_STACK in html
+
+
+def test_attribution_absent_gives_a_note():
+    summary, rows = make_run(n_questions=12, seed=2)
+    html = render_report(summary, rows)
+    assert 'data-plot="attribution"' not in html
+    assert "No stage attribution in this run" in html
+
+
+def test_everything_user_provided_is_escaped():
+    evil = '<script>alert("x")</script>'
+    summary, rows = make_run(n_questions=12, seed=2, pipelines=(f"bm25 | {evil}", "dense & <b> | x"))
+    pipe = summary["pipelines"][0]["name"]
+    summary["missed"][pipe][0]["question"] = f"질문 {evil}"
+    summary["missed"][pipe][0]["top"][0]["text"] = f"chunk {evil} text"
+    summary["config"]["note"] = evil
+    summary["dataset"]["types"][evil] = 1
+    answers = {summary["missed"][pipe][0]["query_id"]: {"answer": evil, "reasoning": evil, "verdict": evil}}
+    html = render_report(summary, rows, answers)
+    assert "<script>alert" not in html
+    assert html.count("<script>") == 1  # the page's own
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in html
+    assert "dense &amp; &lt;b&gt; | x" in html
+
+
+def test_no_network_resources_and_a_single_file(tmp_path, fixture_run):
+    summary, rows = fixture_run
+    path = write_report(summary, rows, tmp_path / "sub" / "r.html")
+    html = path.read_text(encoding="utf-8")
+    assert not RESOURCE_URL.search(html), RESOURCE_URL.search(html)
+    assert not CSS_URL.search(html)
+    assert "http://" not in html and "https://" not in html
+    assert "<link" not in html and "<img" not in html and "<iframe" not in html
+    assert list((tmp_path / "sub").iterdir()) == [path]  # no side files, no temp file left
+
+
+def test_answers_and_ground_truth_in_details(fixture_run):
+    summary, rows = fixture_run
+    pipe = next(p for p in summary["missed"] if summary["missed"][p])
+    qid = summary["missed"][pipe][0]["query_id"]
+    answers = {pipe: {qid: {"answer": "생성된 답변 ABC", "reasoning": "판정 근거 XYZ", "verdict": "wrong"}}}
+    html = render_report(summary, rows, answers)
+    assert "생성된 답변 ABC" in html and "판정 근거 XYZ" in html
+    # ground truth comes from the bundled question set named in config.qa
+    from ragexam.data import load_qa
+
+    from html import escape
+
+    assert escape(load_qa("it_helpdesk")[qid].ground_truth) in html
+
+
+def test_evidence_is_marked_in_the_chunks(fixture_run):
+    summary, rows = fixture_run
+    html = render_report(summary, rows)
+    # the fixture puts the evidence chunk at the first rank when it is within the top 10
+    found = [(p, e) for p, es in summary["missed"].items() for e in es
+             if e["first_rank"] is not None and e["first_rank"] <= 10]
+    assert found
+    assert html.count("<mark>") >= len(found)
+    assert "contains evidence" in html
+
+
+def test_read_answers(tmp_path):
+    (tmp_path / "a.jsonl").write_text('{"query_id": "q1", "answer": "가"}\n\n{"query_id": "q2", "answer": "나"}\n',
+                                      encoding="utf-8")
+    assert read_answers(tmp_path / "a.jsonl") == {"q1": {"query_id": "q1", "answer": "가"},
+                                                  "q2": {"query_id": "q2", "answer": "나"}}
+    (tmp_path / "b.jsonl").write_text('{"query_id": "q1", "pipeline": "p", "answer": "가"}\n', encoding="utf-8")
+    assert read_answers(tmp_path / "b.jsonl") == {"p": {"q1": {"query_id": "q1", "pipeline": "p", "answer": "가"}}}
+    (tmp_path / "c.json").write_text(json.dumps({"q1": "답"}), encoding="utf-8")
+    assert read_answers(tmp_path / "c.json") == {"q1": "답"}
+    (tmp_path / "d.jsonl").write_text('{"answer": "x"}\n{"answer": "y"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match="query_id"):
+        read_answers(tmp_path / "d.jsonl")
+    # the bundled answers file works as is
+    from ragexam.data.datasets import resolve
+
+    assert len(read_answers(resolve("it_helpdesk", "answers"))) == 71
+
+
+def test_bad_summary_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="format"):
+        render_report({"format": "something-else"}, [])
+    with pytest.raises(InputError, match="first_rank"):
+        summary, rows = make_run(n_questions=5, seed=1)
+        rows[0] = dict(rows[0], first_rank="x")
+        render_report(summary, rows)
+
+
+def test_demo_report_is_small_and_complete(tmp_path):
+    """A real run of the bundled demo: the report is under 2 MB and has every part."""
+    run = load_run_dir(real_demo_dir())
+    path = write_report(run.summary, run.per_question, tmp_path / "demo.html")
+    size = path.stat().st_size
+    assert size < 2 * 1024 * 1024, size
+    html = path.read_text(encoding="utf-8")
+    assert not RESOURCE_URL.search(html) and not CSS_URL.search(html)
+    assert {"scores", "plots", "missed", "dataset", "settings"} <= _sections(html)
+    assert html.count('<tr class="miss"') == sum(len(v) for v in run.summary["missed"].values())
+    assert html.count("<svg") >= 8
