@@ -276,3 +276,21 @@ def test_evidence_mode_needs_evidence_everywhere(tmp_path):
     res = ragexam.run(corpus, qa, retrievers=[FixedRetriever()], chunkers=["paragraphs"], relevance="doc",
                       n_resamples=50, n_permutations=50)
     assert res.summary["config"]["relevance"] == "doc"
+
+
+def test_chunker_objects(files):
+    from ragexam.data.chunking import parse_chunker
+
+    class EveryDoc:
+        """Duck-typed chunker: one chunk per document, minus a trailing period."""
+
+        spec = "custom:nodot"
+
+        def spans(self, content):
+            return [(0, len(content.rstrip(".")))]
+
+    res = _run(files, retrievers=["bm25:whitespace"], chunkers=[parse_chunker("whole"), EveryDoc()])
+    assert [p.chunker for p in res.pipelines] == ["whole", "custom:nodot"]
+    assert res.chunkings["custom:nodot"]["d1#0"].text == "alpha apple.\n\nbeta banana"
+    with pytest.raises(InputError, match="chunker spec string"):
+        _run(files, chunkers=[object()])

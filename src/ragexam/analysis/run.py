@@ -232,6 +232,9 @@ def _check_hits(hits: Any, n: int, label: str, by_id: Mapping[str, Any]) -> List
             except (TypeError, ValueError):
                 raise InputError(f"result {item!r} of question {qi} is not a (chunk_id, score) pair.",
                                  source=f"retriever {label}") from None
+            if score != score:
+                raise InputError(f"returned the score NaN for chunk {cid!r} (question {qi}); expected numbers.",
+                                 source=f"retriever {label}")
             if cid not in by_id:
                 raise InputError(f"returned chunk id {cid!r}, which is not a chunk of this chunking; "
                                  "index and search the chunks ragexam passes to index().",
