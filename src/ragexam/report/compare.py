@@ -212,7 +212,7 @@ def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipe
                 raise InputError(f"metric {m!r} is empty for {len(missing)} shared scored question(s) "
                                  f"(first: {missing[0]}); expected a value for every scored question.",
                                  source="compare", field=m)
-            c = stats.compare(va, vb, names=(f"A:{name_a}", f"B:{name_b}"), alpha=alpha, n_resamples=n_resamples,
+            c = stats.compare(va, vb, names=("A", "B"), alpha=alpha, n_resamples=n_resamples,
                               n_permutations=n_permutations, seed=seed)
             diffs.append({"metric": m, "n": c.n, "mean_a": sum(va) / len(va), "mean_b": sum(vb) / len(vb),
                           "diff": c.diff, "ci_low": c.ci_low, "ci_high": c.ci_high, "p_value": c.p_value,
