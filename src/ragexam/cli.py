@@ -542,6 +542,468 @@ def check_cmd(
         raise typer.Exit(code=1)
 
 
+# --- commands: answer evaluation -----------------------------------------------------------
+
+_JUDGE_HELP = "context_relevance, faithfulness, answer_correctness, abstention"
+
+
+def _ae_commas(values: Optional[List[str]]) -> Optional[List[str]]:
+    if not values:
+        return None
+    return [p.strip() for v in values for p in v.split(",") if p.strip()]
+
+
+def _price(text: Optional[str]):
+    from ragexam.errors import InputError
+
+    if text is None:
+        return None
+    try:
+        a, b = (float(x) for x in text.split(","))
+    except ValueError:
+        raise InputError(f"received {text!r}; expected IN,OUT in USD per 1M tokens, e.g. 0.15,0.6",
+                         source="--price", field="price") from None
+    if a < 0 or b < 0:
+        raise InputError("prices must be >= 0", source="--price", field="price")
+    return (a, b)
+
+
+def _progress(label: str):
+    """A progress callback printing to stderr (only when stderr is a terminal)."""
+    if not sys.stderr.isatty():
+        return None
+    state = {"last": -1}
+
+    def cb(done: int, total: int) -> None:
+        if total and (done == total or done - state["last"] >= max(1, total // 20)):
+            state["last"] = done
+            sys.stderr.write(f"\r{label} {done}/{total}" + ("\n" if done == total else ""))
+            sys.stderr.flush()
+
+    return cb
+
+
+def _make_judge(model, base_url, api_key, *, temperature, max_tokens, seed, concurrency, timeout, max_attempts,
+                max_retries, response_format, judge_lang, cache_dir, no_cache, retry_unjudged, price):
+    from ragexam.metrics.judge import Judge
+
+    return Judge(model, base_url=base_url, api_key=api_key, temperature=temperature, max_tokens=max_tokens,
+                 seed=seed, concurrency=concurrency, timeout=timeout, max_attempts=max_attempts,
+                 max_retries=max_retries, response_format=response_format, language=judge_lang,
+                 cache_dir=str(cache_dir) if cache_dir is not None else None, cache=not no_cache,
+                 retry_unjudged=retry_unjudged, price=_price(price))
+
+
+def _fmt(v, digits: int = 3) -> str:
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def _print_plan(plan, console, what: str = "judge") -> None:
+    from rich.table import Table
+
+    from ragexam.metrics.judge.cost import format_cost
+
+    t = Table(title=f"{what} dry run: {plan.model} at {plan.endpoint} (prompts: {plan.language}, repeat {plan.repeat})")
+    for col in ("metric", "judgments", "cached", "no input", "calls", "est. prompt tok", "est. completion tok"):
+        t.add_column(col, justify="left" if col == "metric" else "right")
+    for m, d in plan.by_metric.items():
+        t.add_row(m, str(d["total"]), str(d["cached"]), str(d["skipped"]), str(d["calls"]),
+                  str(d["est_prompt_tokens"]), str(d["est_completion_tokens"]))
+    t.add_row("total", str(plan.total), str(plan.cached), str(plan.skipped), str(plan.calls),
+              str(plan.est_prompt_tokens), str(plan.est_completion_tokens), style="bold")
+    console.print(t)
+    console.print(f"calls to make: {plan.calls} (cached: {plan.cached}); estimated tokens: "
+                  f"{plan.est_prompt_tokens} prompt + {plan.est_completion_tokens} completion "
+                  f"(ceil(chars/3) of each prompt + a fixed allowance per reply); estimated cost: "
+                  f"{format_cost(plan.est_cost)}. Nothing was sent.", highlight=False)
+
+
+def _print_score(report, console, *, list_n: int) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ragexam.analysis.diagnosis import LABELS
+    from ragexam.metrics.judge.cost import format_cost
+
+    for note in report.notes:
+        console.print(f"[yellow]note[/] {escape(note)}", highlight=False)
+    missing = {p: n for p, n in report.missing_answers().items() if n}
+    if missing:
+        console.print(f"[yellow]questions without an answer[/] (listed as unjudged: no_answer): "
+                      f"{escape(', '.join(f'{p}: {n}' for p, n in missing.items()))}", highlight=False)
+    t = Table(title="text metrics vs ground_truth (answerable questions)")
+    for col in ("pipeline", "type", "n", "BLEU", "chrF", "ROUGE-L"):
+        t.add_column(col, justify="left" if col in ("pipeline", "type") else "right")
+    sigs = {}
+    for p in report.pipelines:
+        a = report.text[p]
+        t.add_row(escape(p), "all", str(a["n"]), _fmt(a["bleu"]), _fmt(a["chrf"]), _fmt(a["rouge_l"]))
+        sigs = a.get("signatures", sigs)
+        for ty, b in report.text_by_type[p].items():
+            if b["n"]:
+                t.add_row("", escape(ty), str(b["n"]), _fmt(b["bleu"]), _fmt(b["chrf"]), _fmt(b["rouge_l"]))
+    console.print(t)
+    for name, s in sigs.items():
+        console.print(f"  {name}: {s}", style="dim", highlight=False)
+
+    jr = report.judge_run
+    if jr is not None:
+        t = Table(title=f"LLM judge: {jr.model} at {jr.endpoint} (prompts: {jr.language}, repeat {jr.repeat})")
+        for col in ("pipeline", "metric", "mean", "coverage", "labels", "unjudged (reason: count)"):
+            t.add_column(col, justify="right" if col in ("mean", "coverage") else "left")
+        for p in report.pipelines:
+            for m in report.judge_metrics:
+                s = report.judge_summary(p, m)
+                cov = f"{s.n_judged}/{s.n}" + (f" ({s.coverage:.0%})" if s.n else "")
+                labels = ", ".join(f"{k}: {v}" for k, v in s.labels.items())
+                if s.average_mismatch:
+                    labels = (labels + ", " if labels else "") + f"avg mismatch: {s.average_mismatch}"
+                t.add_row(escape(p), m, _fmt(s.mean), cov, labels,
+                          ", ".join(f"{k}: {v}" for k, v in s.unjudged.items()) or "-")
+        console.print(t)
+        u = jr.usage
+        console.print(f"judge calls this run: {u['calls']} ({u['requests']} HTTP requests), from cache: {u['cached']}; "
+                      f"tokens: {u['prompt_tokens']} prompt + {u['completion_tokens']} completion; cost: "
+                      f"{format_cost(u['cost_usd'])}", highlight=False)
+        for m, s in jr.signatures.items():
+            console.print(f"  {m}: {s}", style="dim", highlight=False)
+        if report.agreement:
+            t = Table(title=f"judge agreement with itself over {jr.repeat} repeats")
+            for col in ("metric", "units", "exact", "mean |diff|", "kappa", "kappa (quadratic)"):
+                t.add_column(col, justify="left" if col == "metric" else "right")
+            for m, a in report.agreement.items():
+                t.add_row(m, str(a.n_units), _fmt(a.exact), _fmt(a.mean_abs_diff), _fmt(a.kappa),
+                          _fmt(a.kappa_quadratic))
+            console.print(t)
+
+    att = report.attribution
+    for p in report.pipelines:
+        mat = att.matrix(p)
+        t = Table(title=f"stage attribution: {p}")
+        t.add_column("label")
+        for ty in mat:
+            t.add_column(escape(ty), justify="right")
+        t.add_column("total", justify="right")
+        counts = att.counts(p)
+        for lab in LABELS:
+            t.add_row(lab, *[str(mat[ty][lab]) for ty in mat], str(counts[lab]))
+        console.print(t)
+        reasons = att.unjudged_reasons(p)
+        if reasons:
+            console.print("  unjudged: " + escape(", ".join(f"{k}: {v}" for k, v in reasons.items())), highlight=False)
+    console.print(f"  signature: {att.signature}", style="dim", highlight=False)
+
+    if list_n:
+        bad = [r for r in report.rows if r.stage.label not in ("ok", "abstained_ok")]
+        if bad:
+            t = Table(title=f"questions to read ({min(len(bad), list_n)} of {len(bad)} not ok; all in per_answer.csv)")
+            has_note = any(r.record is not None and "note" in r.record.metadata for r in bad)
+            for col in ("pipeline", "query_id", "type", "label", "first_rank", "verdict") + (
+                    ("note",) if has_note else ()) + ("answer",):
+                t.add_column(col, overflow="fold")
+            for r in bad[:list_n]:
+                s = r.stage
+                verdict = (s.inputs.correct_detail or "") if r.question.answerable else (
+                    "abstained" if s.inputs.abstained else ("answered" if s.inputs.abstained is False else ""))
+                if s.reason:
+                    verdict = (verdict + "; " if verdict else "") + s.reason
+                if s.inputs.faithful is False:
+                    verdict += "; unfaithful"
+                ans = (r.answer or "")
+                note = (str(r.record.metadata.get("note", "")),) if has_note and r.record is not None else (
+                    ("",) if has_note else ())
+                t.add_row(escape(r.pipeline), r.query_id, escape(r.question.type or ""), s.label,
+                          str(r.first_rank) if r.first_rank is not None else "-", escape(verdict),
+                          *[escape(n) for n in note], escape(ans[:80] + ("…" if len(ans) > 80 else "")))
+            console.print(t)
+
+
+@app.command("score")
+def score_cmd(
+    qa: str = typer.Option(..., "--qa", help="Question set (JSONL) or a bundled name (it_helpdesk)."),
+    answers: str = typer.Option(..., "--answers", help="Answers JSONL (query_id, answer, optional contexts, "
+                                                       "pipeline), or a bundled name (it_helpdesk)."),
+    run: Optional[Path] = typer.Option(None, "--run", help="Folder of `ragexam run --out DIR`: retrieval ranks "
+                                                           "(first_rank) for stage attribution."),
+    pipeline: Optional[str] = typer.Option(None, "--pipeline", help="Pipeline of the run that answers without a "
+                                                                    "'pipeline' field belong to (default: the first)."),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus of the run (default: the one in its "
+                                                                "summary.json); used to rebuild chunk texts."),
+    k: Optional[int] = typer.Option(None, "--k", help="Evidence counts as retrieved when first_rank <= K (default: "
+                                                      "the answers' k, else the run's miss_k, else 5)."),
+    correct_if: Optional[str] = typer.Option(None, "--correct-if", help="Without a judge: an answer is correct when "
+                                                                        "e.g. chrf>=0.5 (chrf, bleu, rouge_l; join "
+                                                                        "with ',')."),
+    abstain_phrases: Optional[Path] = typer.Option(None, "--abstain-phrases", help="File of phrases (one per line) "
+                                                   "that mark an abstention (default: a built-in Korean+English list)."),
+    bleu_tokenize: str = typer.Option("auto", "--bleu-tokenize", help="auto (ko-kiwi for Korean, else 13a), none, "
+                                                                      "13a, intl, char, ko-mecab, ko-kiwi."),
+    judge_model: Optional[str] = typer.Option(None, "--judge-model", help="Judge model on an OpenAI-compatible "
+                                                                          "endpoint (e.g. gpt-4o-mini)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="Endpoint root, e.g. http://localhost:11434/v1 "
+                                                                    "(default $OPENAI_BASE_URL, else OpenAI)."),
+    api_key: Optional[str] = typer.Option(None, "--api-key", help="API key (default $OPENAI_API_KEY; prefer the "
+                                                                  "variable: arguments show in process lists)."),
+    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=f"Judge metric, repeatable: {_JUDGE_HELP} "
+                                                                            "(default: all)."),
+    repeat: int = typer.Option(1, "--repeat", help="Judge every item N times and report the judge's agreement."),
+    concurrency: int = typer.Option(4, "--concurrency", help="Judge calls in flight at once."),
+    temperature: float = typer.Option(0.0, "--temperature", help="Judge temperature."),
+    max_tokens: int = typer.Option(1024, "--max-tokens", help="Completion limit per judge reply."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed passed to the endpoint (if it honours one)."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per HTTP request."),
+    max_attempts: int = typer.Option(3, "--max-attempts", help="Replies per judgment before it is unjudged."),
+    max_retries: int = typer.Option(4, "--max-retries", help="Retries on 429/5xx/timeouts per request."),
+    response_format: str = typer.Option("auto", "--response-format", help="auto, json_schema, json_object or none."),
+    judge_lang: str = typer.Option("auto", "--judge-lang", help="Prompt language: auto (Hangul share), ko, en."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="LLM cache directory (default "
+                                                                       "$RAGEXAM_CACHE_DIR or ~/.cache/ragexam)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the LLM cache."),
+    retry_unjudged: bool = typer.Option(False, "--retry-unjudged", help="Re-judge cached unjudged results."),
+    price: Optional[str] = typer.Option(None, "--price", help="USD per 1M tokens as IN,OUT (overrides the table)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the judge calls and estimated tokens; send nothing."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write score.json, per_answer.csv, judgments.jsonl here."),
+    json_out: bool = typer.Option(False, "--json", help="Print score.json on stdout instead of tables."),
+    list_n: int = typer.Option(30, "--list", help="List up to N questions that are not ok (0: none)."),
+) -> None:
+    """Score generated answers: BLEU/chrF/ROUGE-L vs ground_truth, LLM-judge metrics with coverage, and which
+    stage failed per question (retrieval_miss, generation_miss, lucky, hallucinated, ...)."""
+    from ragexam.analysis.answers import load_answers, load_run
+    from ragexam.analysis.scoring import plan_judging, prepare_rows, save_score, score_answers
+    from ragexam.analysis.verdicts import load_phrases, parse_correct_if
+    from ragexam.data.loaders import load_qa
+    from ragexam.errors import InputError
+
+    questions = load_qa(qa)
+    records = load_answers(answers)
+    run_info = load_run(run) if run is not None else None
+    cond = parse_correct_if(correct_if) if correct_if is not None else None
+    phrases = None
+    if abstain_phrases is not None:
+        try:
+            phrases = load_phrases(abstain_phrases.read_text(encoding="utf-8").splitlines())
+        except OSError as err:
+            raise InputError(f"cannot read: {err.strerror or err}", source=str(abstain_phrases)) from None
+    judge = None
+    if judge_model is not None:
+        judge = _make_judge(judge_model, base_url, api_key, temperature=temperature, max_tokens=max_tokens, seed=seed,
+                            concurrency=concurrency, timeout=timeout, max_attempts=max_attempts,
+                            max_retries=max_retries, response_format=response_format, judge_lang=judge_lang,
+                            cache_dir=cache_dir, no_cache=no_cache, retry_unjudged=retry_unjudged, price=price)
+    elif dry_run or metric or repeat != 1:
+        raise InputError("needs --judge-model (the judge options apply to an LLM judge)", source="ragexam score",
+                         field="judge_model")
+    notes: List[str] = []
+    rows = prepare_rows(questions, records, answers_source=answers, run=run_info, pipeline=pipeline, k=k,
+                        corpus=corpus, notes=notes)
+    metrics = _ae_commas(metric) or None
+    if dry_run:
+        from ragexam.metrics.judge.prompts import METRICS
+
+        plan = plan_judging(rows, judge, metrics or METRICS, repeat=repeat)
+        if json_out:
+            _print_json(plan.to_dict())
+        else:
+            _print_plan(plan, _stdout())
+        return
+    report = score_answers(questions, records, answers_source=answers, run=run_info, pipeline=pipeline, k=k,
+                           corpus=corpus, judge=judge, judge_metrics=metrics, repeat=repeat, correct_if=cond,
+                           abstain_phrases=phrases, bleu_tokenize=bleu_tokenize, rows=rows, notes=notes,
+                           progress=_progress("judging") if not json_out else None)
+    if out is not None:
+        save_score(report, out)
+    if json_out:
+        _print_json(report.to_dict())
+        return
+    console = _stdout()
+    _print_score(report, console, list_n=list_n)
+    if out is not None:
+        console.print(f"Wrote score.json, per_answer.csv" + (", judgments.jsonl" if judge is not None else "")
+                      + f" to {out}.", highlight=False, markup=False)
+
+
+@app.command("answer")
+def answer_cmd(
+    run: Path = typer.Option(..., "--run", help="Folder of `ragexam run --out DIR` (its top_ids are the contexts)."),
+    model: str = typer.Option(..., "--model", help="Generator model on an OpenAI-compatible endpoint."),
+    out: Path = typer.Option(..., "--out", help="Answers JSONL to write (query_id, pipeline, answer, contexts)."),
+    qa: Optional[str] = typer.Option(None, "--qa", help="Question set (default: the run's)."),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus (default: the run's); re-chunked with each "
+                                                                "pipeline's chunker to get the chunk texts."),
+    pipeline: Optional[List[str]] = typer.Option(None, "--pipeline", help="Pipeline(s) to answer for (default: all)."),
+    k: int = typer.Option(5, "--k", help="Chunks given to the generator (1-10)."),
+    template: Optional[Path] = typer.Option(None, "--template", help="Prompt template file with {question} and "
+                                                                     "{contexts} (default: a built-in one)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="Endpoint root (default $OPENAI_BASE_URL)."),
+    api_key: Optional[str] = typer.Option(None, "--api-key", help="API key (default $OPENAI_API_KEY)."),
+    concurrency: int = typer.Option(4, "--concurrency", help="Calls in flight at once."),
+    temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature."),
+    max_tokens: int = typer.Option(512, "--max-tokens", help="Completion limit per answer."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed passed to the endpoint."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per HTTP request."),
+    max_retries: int = typer.Option(4, "--max-retries", help="Retries on 429/5xx/timeouts per request."),
+    lang: str = typer.Option("auto", "--lang", help="Default template language: auto, ko, en."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="LLM cache directory."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the LLM cache."),
+    price: Optional[str] = typer.Option(None, "--price", help="USD per 1M tokens as IN,OUT."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the calls and estimated tokens; send nothing."),
+) -> None:
+    """Generate answers from each pipeline's top-k retrieved chunks with an OpenAI-compatible chat model."""
+    from ragexam.analysis.answers import load_run, write_answers
+    from ragexam.analysis.generation import answer_tasks, generate_answers, load_template, plan_answers
+    from ragexam.data.loaders import load_corpus, load_qa
+    from ragexam.errors import InputError
+    from ragexam.metrics.judge import ChatClient, LLMCache
+    from ragexam.metrics.judge.cost import cost_usd, format_cost, price_for
+
+    info = load_run(run)
+    cfg = info.summary.get("config") or {}
+    qa_ref = qa or cfg.get("qa")
+    corpus_ref = corpus or cfg.get("corpus")
+    if not qa_ref or not corpus_ref:
+        raise InputError("the run does not record its qa/corpus; pass --qa and --corpus", source=str(run))
+    questions = load_qa(qa_ref)
+    docs = load_corpus(corpus_ref)
+    tmpl = load_template(template) if template is not None else None
+    client = ChatClient(model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries)
+    tasks, _, sha = answer_tasks(questions, info, docs, model=model, endpoint=client.endpoint,
+                                 pipelines=pipeline or None, k=k, template=tmpl, language=lang,
+                                 temperature=temperature, max_tokens=max_tokens, seed=seed)
+    cache = None if no_cache else LLMCache(str(cache_dir) if cache_dir is not None else None)
+    pr = price_for(model, client.endpoint, _price(price))
+    console = _stdout()
+    if dry_run:
+        plan = plan_answers(tasks, cache)
+        console.print(f"answer dry run: {plan['total']} answers, {plan['cached']} cached, calls to make: "
+                      f"{plan['calls']}; estimated tokens: {plan['est_prompt_tokens']} prompt + "
+                      f"{plan['est_completion_tokens']} completion (ceil(chars/3) + 250 per answer); estimated cost: "
+                      f"{format_cost(cost_usd(plan['est_prompt_tokens'], plan['est_completion_tokens'], pr))}. "
+                      "Nothing was sent.", highlight=False)
+        return
+    records, usage = generate_answers(tasks, client, cache=cache, k=k, template_sha=sha, temperature=temperature,
+                                      max_tokens=max_tokens, seed=seed, concurrency=concurrency,
+                                      progress=_progress("answering"))
+    write_answers(records, out)
+    failed = sum(1 for r in records if r.answer is None)
+    console.print(f"Wrote {len(records)} answers ({failed} failed, see their 'error') to {out}. Calls: {usage['calls']} "
+                  f"(cached: {usage['cached']}); tokens: {usage['prompt_tokens']} prompt + {usage['completion_tokens']} "
+                  f"completion; cost: {format_cost(cost_usd(usage['prompt_tokens'], usage['completion_tokens'], pr))}.",
+                  highlight=False, markup=False)
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command("judge-agreement")
+def judge_agreement_cmd(
+    qa: str = typer.Option(..., "--qa", help="Question set whose questions carry 'human' labels, e.g. "
+                                             "\"human\": {\"answer_correctness\": 4}."),
+    answers: str = typer.Option(..., "--answers", help="The answers the humans labelled (a 'human' object on an "
+                                                       "answer line overrides the question's)."),
+    judge_model: str = typer.Option(..., "--judge-model", help="Judge model."),
+    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=f"Metric(s) to compare: {_JUDGE_HELP} "
+                                                                            "(default: those with human labels)."),
+    weights: str = typer.Option("quadratic", "--weights", help="Weighted kappa for the 1-5 scales: none, linear, "
+                                                               "quadratic."),
+    top: int = typer.Option(10, "--top", help="Largest disagreements to list."),
+    run: Optional[Path] = typer.Option(None, "--run", help="Run folder (contexts for context_relevance/faithfulness)."),
+    pipeline: Optional[str] = typer.Option(None, "--pipeline", help="Pipeline of the run the answers belong to."),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus of the run."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="Endpoint root (default $OPENAI_BASE_URL)."),
+    api_key: Optional[str] = typer.Option(None, "--api-key", help="API key (default $OPENAI_API_KEY)."),
+    concurrency: int = typer.Option(4, "--concurrency", help="Judge calls in flight at once."),
+    temperature: float = typer.Option(0.0, "--temperature", help="Judge temperature."),
+    max_tokens: int = typer.Option(1024, "--max-tokens", help="Completion limit per judge reply."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed passed to the endpoint."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per HTTP request."),
+    max_attempts: int = typer.Option(3, "--max-attempts", help="Replies per judgment before it is unjudged."),
+    max_retries: int = typer.Option(4, "--max-retries", help="Retries on 429/5xx/timeouts per request."),
+    response_format: str = typer.Option("auto", "--response-format", help="auto, json_schema, json_object or none."),
+    judge_lang: str = typer.Option("auto", "--judge-lang", help="Prompt language: auto, ko, en."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="LLM cache directory."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the LLM cache."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the judge calls and estimated tokens; send nothing."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+) -> None:
+    """Compare LLM-judge scores with human labels: Cohen's kappa (weighted), Spearman, and the largest
+    disagreements to read."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ragexam.analysis.answers import load_answers, load_run
+    from ragexam.analysis.judge_agreement import check_human_value, human_agreement
+    from ragexam.analysis.scoring import judge_jobs, prepare_rows
+    from ragexam.data.loaders import load_qa
+    from ragexam.errors import InputError
+    from ragexam.metrics.judge.prompts import METRICS
+
+    w = None if weights == "none" else weights
+    questions = load_qa(qa)
+    records = load_answers(answers)
+    rows = prepare_rows(questions, records, answers_source=answers, run=load_run(run) if run is not None else None,
+                        pipeline=pipeline, corpus=corpus)
+    human: dict = {}
+    for r in rows:
+        if r.record is None:
+            continue
+        qh = r.question.metadata.get("human")
+        if qh is not None and not isinstance(qh, dict):
+            raise InputError('expected an object such as {"answer_correctness": 4}', source=str(questions.source),
+                             line=r.question.line, field="human")
+        labels = dict(qh or {})
+        labels.update(r.record.human or {})
+        for m, v in labels.items():
+            check_human_value(m, v, source=str(questions.source), line=r.question.line)
+            human.setdefault(m, {})[r.item_id] = v
+    wanted = _ae_commas(metric) or [m for m in METRICS if m in human]
+    if not wanted:
+        raise InputError("no question or answer has a 'human' object; expected e.g. \"human\": "
+                         "{\"answer_correctness\": 4} on the questions that were labelled", source=str(questions.source),
+                         field="human")
+    judge = _make_judge(judge_model, base_url, api_key, temperature=temperature, max_tokens=max_tokens, seed=seed,
+                        concurrency=concurrency, timeout=timeout, max_attempts=max_attempts, max_retries=max_retries,
+                        response_format=response_format, judge_lang=judge_lang, cache_dir=cache_dir,
+                        no_cache=no_cache, retry_unjudged=False, price=None)
+    labelled = {m: [r for r in rows if r.item_id in human.get(m, {})] for m in wanted}
+    jobs = {m: judge_jobs(labelled[m], [m])[m] for m in wanted}
+    if dry_run:
+        plan = judge.plan(None, jobs)
+        _print_json(plan.to_dict()) if json_out else _print_plan(plan, _stdout())
+        return
+    jr = judge.run(None, jobs, progress=_progress("judging") if not json_out else None)
+    results = {m: human_agreement(jr.items(m), human.get(m, {}), m, weights=w, top=top) for m in wanted}
+    if json_out:
+        _print_json({"judge": {"model": jr.model, "endpoint": jr.endpoint, "signatures": jr.signatures,
+                               "usage": jr.usage}, "metrics": {m: a.to_dict() for m, a in results.items()}})
+        return
+    console = _stdout()
+    t = Table(title=f"judge {jr.model} vs human labels")
+    for col in ("metric", "labelled", "compared", "units", "exact", "kappa", "weighted kappa", "spearman",
+                "mean |diff|", "unjudged"):
+        t.add_column(col, justify="left" if col in ("metric", "unjudged") else "right")
+    for m, a in results.items():
+        t.add_row(m, str(a.n_labelled), str(a.n_compared), str(a.n_units), _fmt(a.exact), _fmt(a.kappa),
+                  (_fmt(a.kappa_weighted) + f" ({a.weights})") if a.weights else "-", _fmt(a.spearman),
+                  _fmt(a.mean_abs_diff), ", ".join(f"{k}: {v}" for k, v in a.unjudged.items()) or "-")
+    console.print(t)
+    by_id = {r.item_id: r for r in rows}
+    for m, a in results.items():
+        for n in a.notes:
+            console.print(f"[yellow]note[/] {m}: {escape(n)}", highlight=False)
+        if not a.disagreements:
+            continue
+        t = Table(title=f"{m}: largest disagreements (judge vs human)")
+        for col in ("query_id", "unit", "judge", "human", "question / answer", "judge reasoning"):
+            t.add_column(col, overflow="fold")
+        for d in a.disagreements:
+            r = by_id[d.item_id]
+            t.add_row(escape(r.query_id), str(d.unit + 1) if m == "context_relevance" else "", str(d.judge),
+                      str(d.human), escape(r.question.question[:60] + " / " + (r.answer or "")[:80]),
+                      escape((d.reasoning or "")[:160]))
+        console.print(t)
+    for m, s in jr.signatures.items():
+        console.print(f"  {m}: {s}", style="dim", highlight=False)
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     """Console-script entry point."""
     from ragexam.errors import RagexamError

@@ -46,7 +46,7 @@ import re
 from collections import Counter
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
 from ragexam.metrics.judge.cache import LLMCache, request_key
@@ -387,17 +387,17 @@ class Judge:
         texts = [i.question for i in items] + [i.ground_truth for i in items if i.ground_truth]
         return detect_language(texts)
 
-    def _tasks(self, items: Sequence[JudgeItem], metrics: Sequence[str], repeat: int, language: str
-               ) -> List[_Task]:
+    def _tasks(self, jobs: Mapping[str, Sequence[JudgeItem]], repeat: int, language: str) -> List[_Task]:
         if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
             raise InputError(f"received {repeat!r}; expected an integer >= 1", source="judge", field="repeat")
-        ids = [i.item_id for i in items]
-        if len(set(ids)) != len(ids):
-            dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
-            raise InputError(f"item ids must be unique; repeated: {dup}", source="judge", field="item_id")
         tasks = []
-        for metric in dict.fromkeys(metrics):
+        for metric, items in jobs.items():
             rubric = get_rubric(metric, language)
+            ids = [i.item_id for i in items]
+            if len(set(ids)) != len(ids):
+                dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
+                raise InputError(f"item ids must be unique per metric; repeated: {dup}", source="judge",
+                                 field="item_id")
             for item in items:
                 missing = _missing(metric, item)
                 messages = render_messages(rubric, question=item.question, contexts=item.contexts,
@@ -411,15 +411,38 @@ class Judge:
                     tasks.append(_Task(metric, item, r, rubric, messages, key, missing))
         return tasks
 
+    @staticmethod
+    def _jobs(items: Optional[Sequence[JudgeItem]], metrics: Union[Sequence[str], Mapping[str, Sequence[JudgeItem]]]
+              ) -> Dict[str, List[JudgeItem]]:
+        if isinstance(metrics, Mapping):
+            jobs = {m: list(v) for m, v in metrics.items()}
+        else:
+            if isinstance(metrics, str):
+                metrics = [metrics]
+            jobs = {m: list(items or ()) for m in dict.fromkeys(metrics)}
+        for m in jobs:
+            get_rubric(m, "en")  # validates the metric name
+        return jobs
+
+    def _language_of(self, jobs: Mapping[str, Sequence[JudgeItem]]) -> str:
+        seen: Dict[str, JudgeItem] = {}
+        for items in jobs.values():
+            for i in items:
+                seen.setdefault(i.item_id, i)
+        return self.resolve_language(list(seen.values()))
+
     def _usable(self, cached: Dict[str, Any]) -> bool:
         return cached.get("status") == "judged" or not self.retry_unjudged
 
     # -- dry run -------------------------------------------------------------------------------
-    def plan(self, items: Sequence[JudgeItem], metrics: Sequence[str], *, repeat: int = 1) -> JudgePlan:
+    def plan(self, items: Optional[Sequence[JudgeItem]], metrics: Union[Sequence[str], Mapping[str, Sequence[JudgeItem]]],
+             *, repeat: int = 1) -> JudgePlan:
         """Count the calls a run would make (cached and input-less judgments excluded) and estimate
-        their tokens (:mod:`ragexam.metrics.judge.cost`) and cost; nothing is sent."""
-        language = self.resolve_language(items)
-        tasks = self._tasks(items, metrics, repeat, language)
+        their tokens (:mod:`ragexam.metrics.judge.cost`) and cost; nothing is sent.  Arguments as
+        in :meth:`run`."""
+        jobs = self._jobs(items, metrics)
+        language = self._language_of(jobs)
+        tasks = self._tasks(jobs, repeat, language)
         hits = self.cache.get_many(t.key for t in tasks if t.missing is None) if self.cache else {}
         seen = set()
         by_metric: Dict[str, Dict[str, int]] = {}
@@ -449,15 +472,20 @@ class Judge:
                          cost_usd(pt, ct, self.price), by_metric)
 
     # -- run -----------------------------------------------------------------------------------
-    def run(self, items: Sequence[JudgeItem], metrics: Sequence[str], *, repeat: int = 1,
-            progress: Optional[Callable[[int, int], None]] = None) -> JudgeRun:
+    def run(self, items: Optional[Sequence[JudgeItem]], metrics: Union[Sequence[str], Mapping[str, Sequence[JudgeItem]]],
+            *, repeat: int = 1, progress: Optional[Callable[[int, int], None]] = None) -> JudgeRun:
         """Judge every item on every metric ``repeat`` times (see the module docstring).
+
+        ``metrics`` is a list of metric names (each applied to all ``items``), or a mapping
+        ``{metric: items}`` to judge different items per metric (``items`` is then ignored).
+        The prompt language is resolved once over all items.
 
         :raises EndpointError: the endpoint refused the configuration (401/403/404); results
             finished before that are in the cache.
         """
-        language = self.resolve_language(items)
-        tasks = self._tasks(items, metrics, repeat, language)
+        jobs = self._jobs(items, metrics)
+        language = self._language_of(jobs)
+        tasks = self._tasks(jobs, repeat, language)
         hits = self.cache.get_many(t.key for t in tasks if t.missing is None) if self.cache else {}
         results: Dict[str, Judgment] = {}
         todo: Dict[str, _Task] = {}
@@ -504,7 +532,7 @@ class Judge:
                  "usage_missing": sum(1 for j in fresh if j.attempts and j.prompt_tokens is None)}
         usage["cost_usd"] = cost_usd(usage["prompt_tokens"], usage["completion_tokens"], self.price)
         rubrics = {m: {"name": get_rubric(m, language).name, "sha": get_rubric(m, language).sha}
-                   for m in dict.fromkeys(metrics)}
+                   for m in jobs}
         return JudgeRun(out, self.model, self.endpoint, language, repeat, rubrics,
                         {m: self.signature(m, language, repeat) for m in rubrics}, usage)
 

@@ -1,0 +1,271 @@
+"""How far to trust the judge: agreement with itself (repeats) and with human labels.
+
+Units
+-----
+Each metric is compared on these units and values:
+
+==================  ===========================================  ==========================
+metric              unit                                         value (scale)
+==================  ===========================================  ==========================
+context_relevance   one retrieved context of one item            its 1-5 score
+answer_correctness  one item                                     its 1-5 score
+faithfulness        one item                                     faithful=1 / unfaithful=0
+abstention          one item                                     abstained=1 / answered=0
+==================  ===========================================  ==========================
+
+Repeat agreement (``--repeat N``, N >= 2)
+-----------------------------------------
+Over the units whose item was judged in *every* repeat (the others are counted, not used):
+
+* ``exact`` -- share of units on which all N repeats gave the same value;
+* ``mean_abs_diff`` -- mean over units and over all repeat pairs (r < s) of ``|x_r - x_s|``;
+* ``kappa`` -- mean over repeat pairs of Cohen's kappa between the two repeats (unweighted;
+  plus ``kappa_quadratic``, quadratic weights, for the 1-5 scales), with the scale's labels
+  fixed (1..5 or 0/1).  A pair whose kappa is undefined (both repeats gave every unit the same
+  value) is skipped and counted in ``kappa_undefined_pairs``; if every pair is undefined,
+  ``kappa`` is ``None``.
+
+Human labels (``ragexam judge-agreement``)
+------------------------------------------
+A question in the QA file may carry a ``human`` object with labels for its answer, e.g.
+``"human": {"answer_correctness": 4, "faithfulness": true, "abstention": false,
+"context_relevance": [5, 1, 1]}`` (it arrives in ``Question.metadata``); a ``human`` object on
+an answers-file line overrides it for that answer.  Values: ``answer_correctness`` an integer
+1-5 (the judge's bands); ``faithfulness`` ``true`` when every claim is supported;
+``abstention`` ``true`` when the answer declines; ``context_relevance`` one integer 1-5 per
+context, in order.  :func:`human_agreement` reports, over units that both rated: ``n``,
+exact agreement, Cohen's kappa (unweighted and, with ``weights``, linear or quadratic),
+Spearman's rho, mean |judge - human|, and the largest disagreements to read.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ragexam.errors import InputError
+
+__all__ = ["RepeatAgreement", "repeat_agreement", "HumanAgreement", "human_agreement", "unit_values",
+           "check_human_value", "SCALES"]
+
+#: metric -> the labels of its scale (fixed, so kappa's weights use the right positions)
+SCALES: Dict[str, Tuple[int, ...]] = {"context_relevance": (1, 2, 3, 4, 5), "answer_correctness": (1, 2, 3, 4, 5),
+                                      "faithfulness": (0, 1), "abstention": (0, 1)}
+_ORDINAL = {"context_relevance", "answer_correctness"}
+
+
+def unit_values(metric: str, label: Optional[str], score: Optional[float], details: Mapping[str, Any]
+                ) -> List[int]:
+    """The values of one judged item on ``metric``'s units (see the module docstring)."""
+    if metric == "context_relevance":
+        return [int(s) for s in details.get("scores", [])]
+    if metric == "answer_correctness":
+        return [int(score)] if score is not None else []
+    if metric == "faithfulness":
+        return [1 if label == "faithful" else 0] if label is not None else []
+    if metric == "abstention":
+        return [1 if label == "abstained" else 0] if label is not None else []
+    raise InputError(f"unknown judge metric {metric!r}", field="metric")
+
+
+def _kappas(columns: Sequence[Sequence[int]], scale: Sequence[int], weights: Optional[str]) -> Tuple[List[float], int]:
+    from ragexam.analysis.stats import cohen_kappa
+
+    vals, undefined = [], 0
+    for a, b in itertools.combinations(columns, 2):
+        try:
+            vals.append(cohen_kappa(list(a), list(b), weights=weights, labels=list(scale)))
+        except InputError:
+            undefined += 1
+    return vals, undefined
+
+
+@dataclass(frozen=True)
+class RepeatAgreement:
+    """Agreement of the judge with itself over ``repeats`` repeats (see the module docstring)."""
+
+    metric: str
+    repeats: int
+    n_items: int
+    n_items_complete: int
+    n_units: int
+    exact: Optional[float]
+    mean_abs_diff: Optional[float]
+    kappa: Optional[float]
+    kappa_quadratic: Optional[float]
+    kappa_pairs: int
+    kappa_undefined_pairs: int
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def repeat_agreement(judgments: Sequence[Any], metric: str) -> RepeatAgreement:
+    """:class:`RepeatAgreement` of ``metric`` from a run's judgments (``JudgeRun.judgments``)."""
+    by_item: Dict[str, Dict[int, Any]] = {}
+    repeats = 0
+    for j in judgments:
+        if j.metric == metric:
+            by_item.setdefault(j.item_id, {})[j.repeat] = j
+            repeats = max(repeats, j.repeat + 1)
+    rows: List[List[int]] = []  # one row per unit: value per repeat
+    complete = 0
+    for item, reps in by_item.items():
+        if len(reps) < repeats or not all(reps[r].judged for r in range(repeats)):
+            continue
+        cols = [unit_values(metric, reps[r].label, reps[r].score, reps[r].details) for r in range(repeats)]
+        if len({len(c) for c in cols}) != 1:
+            continue
+        complete += 1
+        rows.extend([list(u) for u in zip(*cols)])
+    n_pairs = repeats * (repeats - 1) // 2
+    if repeats < 2 or not rows:
+        return RepeatAgreement(metric, repeats, len(by_item), complete, len(rows), None, None, None, None, n_pairs, 0)
+    exact = sum(1 for r in rows if len(set(r)) == 1) / len(rows)
+    diffs = [abs(a - b) for r in rows for a, b in itertools.combinations(r, 2)]
+    mad = sum(diffs) / len(diffs)
+    columns = [[r[i] for r in rows] for i in range(repeats)]
+    scale = SCALES[metric]
+    ks, undefined = _kappas(columns, scale, None)
+    kq = None
+    if metric in _ORDINAL:
+        kqs, _ = _kappas(columns, scale, "quadratic")
+        kq = sum(kqs) / len(kqs) if kqs else None
+    return RepeatAgreement(metric, repeats, len(by_item), complete, len(rows), exact, mad,
+                           sum(ks) / len(ks) if ks else None, kq, n_pairs, undefined)
+
+
+# --- human labels ---------------------------------------------------------------------------
+def check_human_value(metric: str, value: Any, *, source: Optional[str] = None, line: Optional[int] = None
+                      ) -> List[int]:
+    """A human label as unit values (see the module docstring); :class:`InputError` if malformed."""
+    where = {"source": source, "line": line, "field": f"human.{metric}"}
+    if metric in ("answer_correctness",):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
+            raise InputError(f"received {value!r}; expected an integer from 1 to 5", **where)
+        return [value]
+    if metric in ("faithfulness", "abstention"):
+        if not isinstance(value, bool):
+            raise InputError(f"received {value!r}; expected true or false", **where)
+        return [int(value)]
+    if metric == "context_relevance":
+        if not isinstance(value, list) or not value or not all(
+                isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 5 for v in value):
+            raise InputError(f"received {value!r}; expected a list of integers 1-5, one per context", **where)
+        return list(value)
+    raise InputError(f"unknown metric {metric!r}; expected answer_correctness, faithfulness, abstention or "
+                     "context_relevance", source=source, line=line, field="human")
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    item_id: str
+    unit: int
+    judge: int
+    human: int
+    judge_label: Optional[str]
+    reasoning: Optional[str]
+
+    @property
+    def gap(self) -> int:
+        return abs(self.judge - self.human)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"item_id": self.item_id, "unit": self.unit, "judge": self.judge, "human": self.human,
+                "gap": self.gap, "judge_label": self.judge_label, "reasoning": self.reasoning}
+
+
+@dataclass
+class HumanAgreement:
+    """Judge vs human labels on one metric (see the module docstring).  ``n_labelled``: items with
+    a human label; ``n_compared``: of them, judged by the judge; ``n_units``: units compared;
+    ``unjudged``: reason -> count of labelled items the judge left unjudged; ``notes``: why a
+    statistic is missing."""
+
+    metric: str
+    n_labelled: int
+    n_compared: int
+    n_units: int
+    exact: Optional[float]
+    kappa: Optional[float]
+    kappa_weighted: Optional[float]
+    weights: Optional[str]
+    spearman: Optional[float]
+    mean_abs_diff: Optional[float]
+    unjudged: Dict[str, int]
+    disagreements: List[Disagreement]
+    notes: List[str] = field(default_factory=list)
+
+    def to_dict(self) -> Dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items() if k != "disagreements"}
+        out["disagreements"] = [d.to_dict() for d in self.disagreements]
+        return out
+
+
+def human_agreement(scores: Mapping[str, Any], human: Mapping[str, Any], metric: str, *,
+                    weights: Optional[str] = "quadratic", top: int = 10) -> HumanAgreement:
+    """Compare the judge's item scores (``{item_id: ItemScore}``) with human values
+    (``{item_id: value}``, see :func:`check_human_value`) on ``metric``.
+
+    ``weights`` (``None``, ``"linear"``, ``"quadratic"``) is used for ``kappa_weighted`` on the
+    1-5 scales; ``top`` limits the listed disagreements (largest gap first, then item id).
+    """
+    from collections import Counter
+
+    from ragexam.analysis.stats import cohen_kappa, spearman
+
+    if weights not in (None, "linear", "quadratic"):
+        raise InputError(f"received {weights!r}; expected none, linear or quadratic", field="weights")
+    a: List[int] = []
+    b: List[int] = []
+    dis: List[Disagreement] = []
+    unjudged: Counter = Counter()
+    notes: List[str] = []
+    compared = 0
+    for item_id, hv in human.items():
+        hvals = check_human_value(metric, hv, source=item_id)
+        s = scores.get(item_id)
+        if s is None:
+            unjudged["not_in_run"] += 1
+            continue
+        if not s.judged:
+            unjudged[s.reason] += 1
+            continue
+        jvals = unit_values(metric, s.label, s.score, s.details)
+        if len(jvals) != len(hvals):
+            raise InputError(f"the human label has {len(hvals)} values but the judge rated {len(jvals)} "
+                             "contexts; expected one value per context", source=item_id,
+                             field=f"human.{metric}")
+        compared += 1
+        for u, (jv, hv1) in enumerate(zip(jvals, hvals)):
+            a.append(jv)
+            b.append(hv1)
+            if jv != hv1:
+                dis.append(Disagreement(item_id, u, jv, hv1, s.label, s.details.get("reasoning")))
+    scale = list(SCALES[metric])
+    exact = kappa = kw = rho = mad = None
+    if a:
+        exact = sum(x == y for x, y in zip(a, b)) / len(a)
+        mad = sum(abs(x - y) for x, y in zip(a, b)) / len(a)
+        try:
+            kappa = cohen_kappa(a, b, labels=scale)
+        except InputError as err:
+            notes.append(f"kappa undefined: {err.message}")
+        if metric in _ORDINAL and weights is not None:
+            try:
+                kw = cohen_kappa(a, b, weights=weights, labels=scale)
+            except InputError as err:
+                notes.append(f"weighted kappa undefined: {err.message}")
+        if len(a) >= 2:
+            try:
+                rho = spearman(a, b)
+            except InputError as err:
+                notes.append(f"spearman undefined: {err.message}")
+        else:
+            notes.append("spearman needs at least 2 units")
+    else:
+        notes.append("no unit was rated by both the judge and a human")
+    dis.sort(key=lambda d: (-d.gap, d.item_id, d.unit))
+    return HumanAgreement(metric, len(human), compared, len(a), exact, kappa, kw,
+                          weights if metric in _ORDINAL else None, rho, mad, dict(unjudged), dis[:top], notes)

@@ -1,0 +1,490 @@
+"""Scoring generated answers: text metrics, judge metrics and stage attribution in one pass.
+
+:func:`score_answers` joins the answers to the questions (and, with a run, to each pipeline's
+retrieval), then computes
+
+* **text metrics** against ``ground_truth``: sentence-level BLEU (``effective_order``), chrF and
+  ROUGE-L F per answer, and corpus BLEU / corpus chrF / mean ROUGE-L per pipeline and question
+  type over the *answerable* questions (out-of-corpus questions are graded by abstention, not by
+  overlap with a "not in the documents" reference).  For Korean data BLEU and ROUGE-L use the
+  ``ko-kiwi`` morpheme tokenizer (whitespace tokens make CJK overlap meaningless), otherwise
+  ``13a`` / whitespace; the signatures say which.
+* **judge metrics** (when a :class:`~ragexam.metrics.judge.Judge` is given): ``context_relevance``
+  and ``faithfulness`` on every answer that has contexts, ``answer_correctness`` on answerable
+  questions, ``abstention`` on out-of-corpus questions; summaries with coverage per pipeline
+  and per question type; agreement across repeats when ``repeat >= 2``.
+* **stage attribution** (:mod:`ragexam.analysis.diagnosis`) with the verdict sources recorded in
+  its signature.
+
+Pipelines: an answer's ``pipeline`` field, else ``--pipeline``, else (with a run) the run's
+first (baseline) pipeline, else ``(answers)``.  Every question of the QA set gets a row per
+pipeline; a question without an answer is listed as ``unjudged`` (``no_answer``), never dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+from ragexam.analysis.answers import NO_PIPELINE, AnswerRecord, RunInfo, run_contexts
+from ragexam.analysis.diagnosis import Attribution, StageInputs, StageResult, attribute_all, evidence_in_contexts
+from ragexam.analysis.verdicts import ABSTAIN_PHRASES, ABSTAIN_PHRASES_VERSION, CorrectIf, is_abstention
+from ragexam.errors import InputError
+
+__all__ = ["AnswerRow", "ScoreReport", "prepare_rows", "score_answers", "plan_judging", "judge_jobs",
+           "item_id", "save_score", "SCORE_FORMAT"]
+
+SCORE_FORMAT = "ragexam-score/1"
+TEXT_METRICS = ("bleu", "chrf", "rouge_l")
+
+
+def item_id(pipeline: str, query_id: str) -> str:
+    """The judge item id of one answer: ``"<query_id> @ <pipeline>"``."""
+    return f"{query_id} @ {pipeline}"
+
+
+@dataclass
+class AnswerRow:
+    """One (pipeline, question): the answer, its retrieval and every verdict about it."""
+
+    pipeline: str
+    question: Any  # ragexam.data.schema.Question
+    record: Optional[AnswerRecord]
+    k: int
+    first_rank: Optional[int] = None
+    retrieved: Optional[bool] = None
+    retrieval_source: str = "unknown"
+    contexts: Optional[Tuple[str, ...]] = None
+    context_ids: Optional[Tuple[str, ...]] = None
+    contexts_source: Optional[str] = None
+    text: Dict[str, Optional[float]] = field(default_factory=dict)
+    phrase: Optional[str] = None
+    judge: Dict[str, Any] = field(default_factory=dict)  # metric -> ItemScore
+    stage: Optional[StageResult] = None
+
+    @property
+    def query_id(self) -> str:
+        return self.question.query_id
+
+    @property
+    def item_id(self) -> str:
+        return item_id(self.pipeline, self.question.query_id)
+
+    @property
+    def answer(self) -> Optional[str]:
+        return self.record.answer if self.record is not None else None
+
+    def csv_row(self, judge_metrics: Sequence[str]) -> Dict[str, Any]:
+        q, s = self.question, self.stage
+        row: Dict[str, Any] = {
+            "pipeline": self.pipeline, "query_id": q.query_id, "type": q.type, "answerable": q.answerable,
+            "first_rank": self.first_rank, "k": self.k, "retrieved": self.retrieved,
+            "retrieval_source": self.retrieval_source, "contexts_source": self.contexts_source,
+        }
+        for m in TEXT_METRICS:
+            row[m] = self.text.get(m)
+        row["abstain_phrase"] = self.phrase
+        for m in judge_metrics:
+            sc = self.judge.get(m)
+            row[f"{m}_status"] = sc.status if sc is not None else None
+            row[f"{m}_score"] = sc.score if sc is not None else None
+            row[f"{m}_label"] = sc.label if sc is not None else None
+            row[f"{m}_reason"] = sc.reason if sc is not None else None
+        if s is not None:
+            row.update({"correct": s.inputs.correct, "faithful": s.inputs.faithful, "abstained": s.inputs.abstained,
+                        "label": s.label, "reason": s.reason})
+        row["note"] = self.record.metadata.get("note") if self.record is not None else None
+        row["answer"] = self.answer
+        return row
+
+
+def prepare_rows(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "answers",
+                 run: Optional[RunInfo] = None, pipeline: Optional[str] = None, k: Optional[int] = None,
+                 corpus: Any = None, notes: Optional[List[str]] = None) -> List[AnswerRow]:
+    """Join answers, questions and the run (see the module docstring).
+
+    ``corpus`` (a Corpus, path or bundled name; default the run's corpus) is loaded only when a
+    row needs the run's chunk texts as contexts: answers without ``contexts`` whose pipeline is
+    named (by the answer, or by ``pipeline``) and present in the run.
+    """
+    notes = notes if notes is not None else []
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise InputError(f"received {k!r}; expected an integer >= 1", source="score", field="k")
+    for r in answers:
+        if r.query_id not in qa:
+            raise InputError(f"query_id {r.query_id!r} is not a question of the QA set ({qa.source}); "
+                             "expected the ids of the QA file", source=answers_source, line=r.line, field="query_id")
+    if run is not None and pipeline is not None and pipeline not in run.rows:
+        raise InputError(f"no pipeline {pipeline!r} in the run; it has: {', '.join(run.pipelines)}",
+                         source=run.source, field="pipeline")
+    if pipeline is not None:
+        default = pipeline
+    elif run is not None and run.pipelines:
+        default = run.pipelines[0]
+        if any(r.pipeline is None for r in answers):
+            more = f" (of {len(run.pipelines)}; choose another with --pipeline)" if len(run.pipelines) > 1 else ""
+            notes.append(f"answers without a 'pipeline' field were joined with the run's pipeline {default!r}{more}")
+    else:
+        default = NO_PIPELINE
+    by_key: Dict[Tuple[str, str], Tuple[AnswerRecord, bool]] = {}
+    for r in answers:
+        name = r.pipeline or default
+        explicit = r.pipeline is not None or pipeline is not None
+        if (name, r.query_id) in by_key:
+            raise InputError(f"two answers for question {r.query_id!r} in pipeline {name!r} (one names the "
+                             "pipeline, one is joined to it by default); give every answer a pipeline",
+                             source=answers_source, line=r.line, field="pipeline")
+        by_key[(name, r.query_id)] = (r, explicit)
+    pipelines = list(dict.fromkeys(name for name, _ in by_key))
+    if run is not None:
+        for p in pipelines:
+            if p not in run.rows:
+                notes.append(f"pipeline {p!r} is not in the run {run.source}: its retrieval is unknown")
+    default_k = k or (run.miss_k if run is not None and run.miss_k else None) or 5
+    ctx_cache: Dict[Tuple[str, int], Dict[str, List[Tuple[str, str]]]] = {}
+    corpus_obj = None
+    rows: List[AnswerRow] = []
+    for p in pipelines:
+        for q in qa:
+            rec, explicit = by_key.get((p, q.query_id), (None, False))
+            rk = k or (rec.k if rec is not None and rec.k else None) or default_k
+            row = AnswerRow(p, q, rec, rk)
+            rr = run.row(p, q.query_id) if run is not None else None
+            if rec is not None and rec.contexts is not None:
+                row.contexts, row.context_ids, row.contexts_source = rec.contexts, rec.context_ids, "answer"
+            elif rec is not None and rr is not None and explicit:
+                if corpus_obj is None:
+                    corpus_obj = _load_corpus(corpus, run)
+                key = (p, rk)
+                if key not in ctx_cache:
+                    ctx_cache[key] = run_contexts(run, p, corpus_obj, rk)
+                pairs = ctx_cache[key].get(q.query_id, [])
+                row.contexts = tuple(t for _, t in pairs)
+                row.context_ids = tuple(c for c, _ in pairs)
+                row.contexts_source = "run"
+            if not q.answerable:
+                row.retrieval_source = "n/a"
+                if rr is not None:
+                    row.first_rank = rr.first_rank
+            elif rr is not None:
+                row.first_rank = rr.first_rank
+                row.retrieved = rr.first_rank is not None and rr.first_rank <= rk
+                row.retrieval_source = "run"
+            elif row.contexts_source == "answer":
+                row.retrieved = evidence_in_contexts(q.evidence, row.contexts or ())
+                row.retrieval_source = "contexts" if row.retrieved is not None else "unknown"
+            rows.append(row)
+    return rows
+
+
+def _load_corpus(corpus: Any, run: RunInfo):
+    from ragexam.data.loaders import load_corpus
+    from ragexam.data.schema import Corpus
+
+    if isinstance(corpus, Corpus):
+        return corpus
+    ref = corpus if corpus is not None else run.corpus
+    if ref is None:
+        raise InputError("the run does not record its corpus; pass --corpus to rebuild the chunk texts",
+                         source=run.source, field="corpus")
+    return load_corpus(ref)
+
+
+# --- text metrics -----------------------------------------------------------------------------
+def _tokenizers(language: str, bleu_tokenize: str) -> Tuple[str, str]:
+    if bleu_tokenize == "auto":
+        return ("ko-kiwi", "ko-kiwi") if language == "ko" else ("13a", "whitespace")
+    rouge = {"none": "whitespace", "13a": "whitespace", "intl": "whitespace"}.get(bleu_tokenize, bleu_tokenize)
+    return bleu_tokenize, rouge
+
+
+def _text_scores(rows: List[AnswerRow], bleu_tok: str, rouge_tok: str) -> None:
+    from ragexam.metrics.text import bleu_scores, bleu_stats, chrf_scores, chrf_stats, rouge_l_stats
+
+    todo = [r for r in rows if r.answer is not None and r.question.ground_truth]
+    if not todo:
+        return
+    hyps = [r.answer for r in todo]
+    refs = [r.question.ground_truth for r in todo]
+    bleu = bleu_scores(bleu_stats(hyps, refs, tokenize=bleu_tok), effective_order=True)
+    chrf = chrf_scores(chrf_stats(hyps, refs))
+    rouge = rouge_l_stats(hyps, refs, tokenize=rouge_tok)[:, 2]
+    for r, b, c, g in zip(todo, bleu, chrf, rouge):
+        r.text = {"bleu": float(b), "chrf": float(c), "rouge_l": float(g)}
+
+
+def _text_aggregate(rows: List[AnswerRow], bleu_tok: str, rouge_tok: str) -> Dict[str, Any]:
+    from ragexam.metrics.text import corpus_bleu, corpus_chrf, corpus_rouge_l
+
+    use = [r for r in rows if r.question.answerable and r.text]
+    if not use:
+        return {"n": 0, "bleu": None, "chrf": None, "rouge_l": None}
+    hyps = [r.answer for r in use]
+    refs = [r.question.ground_truth for r in use]
+    b = corpus_bleu(hyps, refs, tokenize=bleu_tok)
+    c = corpus_chrf(hyps, refs)
+    g = corpus_rouge_l(hyps, refs, tokenize=rouge_tok)
+    return {"n": len(use), "bleu": b.score, "chrf": c.score, "rouge_l": g.score,
+            "signatures": {"bleu": b.signature, "chrf": c.signature, "rouge_l": g.signature}}
+
+
+# --- judge ---------------------------------------------------------------------------------------
+def judge_jobs(rows: Sequence[AnswerRow], metrics: Sequence[str]) -> Dict[str, list]:
+    """``{metric: [JudgeItem]}`` for the rows (see the module docstring for who gets what)."""
+    from ragexam.metrics.judge import JudgeItem
+
+    def item(r: AnswerRow) -> JudgeItem:
+        return JudgeItem(r.item_id, r.question.question, r.answer, tuple(r.contexts or ()), r.question.ground_truth)
+
+    answered = [r for r in rows if r.answer is not None]
+    jobs: Dict[str, list] = {}
+    for m in metrics:
+        if m in ("context_relevance", "faithfulness"):
+            jobs[m] = [item(r) for r in answered]
+        elif m == "answer_correctness":
+            jobs[m] = [item(r) for r in answered if r.question.answerable]
+        elif m == "abstention":
+            jobs[m] = [item(r) for r in answered if not r.question.answerable]
+        else:
+            raise InputError(f"unknown judge metric {m!r}; expected context_relevance, faithfulness, "
+                             "answer_correctness or abstention", source="score", field="metric")
+    return jobs
+
+
+def plan_judging(rows: Sequence[AnswerRow], judge, metrics: Sequence[str], *, repeat: int = 1):
+    """The judge's :class:`~ragexam.metrics.judge.JudgePlan` for these rows (nothing is sent)."""
+    return judge.plan(None, judge_jobs(rows, metrics), repeat=repeat)
+
+
+# --- the report ------------------------------------------------------------------------------------
+@dataclass
+class ScoreReport:
+    """Everything ``ragexam score`` computes (``to_dict`` is ``score.json``)."""
+
+    rows: List[AnswerRow]
+    settings: Dict[str, Any]
+    text: Dict[str, Any]
+    text_by_type: Dict[str, Dict[str, Any]]
+    attribution: Attribution
+    judge_run: Any = None
+    judge_metrics: Tuple[str, ...] = ()
+    agreement: Dict[str, Any] = field(default_factory=dict)
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def pipelines(self) -> List[str]:
+        return list(dict.fromkeys(r.pipeline for r in self.rows))
+
+    def judge_summary(self, pipeline: str, metric: str, qtype: Optional[str] = None):
+        from ragexam.metrics.judge import summarize
+
+        scores = [r.judge[metric] for r in self.rows if r.pipeline == pipeline and metric in r.judge
+                  and (qtype is None or (r.question.type or "(none)") == qtype)]
+        return summarize(scores, metric)
+
+    def missing_answers(self) -> Dict[str, int]:
+        return {p: sum(1 for r in self.rows if r.pipeline == p and r.record is None) for p in self.pipelines}
+
+    def to_dict(self) -> Dict[str, Any]:
+        from ragexam import __version__
+
+        out: Dict[str, Any] = {
+            "format": SCORE_FORMAT,
+            "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "ragexam_version": __version__,
+            "settings": self.settings,
+            "dataset": {"n_questions": len({r.query_id for r in self.rows}),
+                        "n_answers": sum(1 for r in self.rows if r.record is not None),
+                        "pipelines": self.pipelines, "missing_answers": self.missing_answers()},
+            "text": self.text, "text_by_type": self.text_by_type,
+            "judge": None,
+            "attribution": self.attribution.to_dict(),
+            "notes": list(self.notes),
+        }
+        jr = self.judge_run
+        if jr is not None:
+            types = sorted({r.question.type or "(none)" for r in self.rows})
+            out["judge"] = {
+                "model": jr.model, "endpoint": jr.endpoint, "language": jr.language, "repeat": jr.repeat,
+                "rubrics": jr.rubrics, "signatures": jr.signatures, "usage": jr.usage,
+                "summary": {p: {m: self.judge_summary(p, m).to_dict() for m in self.judge_metrics}
+                            for p in self.pipelines},
+                "by_type": {p: {t: {m: self.judge_summary(p, m, t).to_dict() for m in self.judge_metrics}
+                                for t in types} for p in self.pipelines},
+                "agreement": {m: a.to_dict() for m, a in self.agreement.items()},
+            }
+        return out
+
+
+def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "answers",
+                  run: Optional[RunInfo] = None, pipeline: Optional[str] = None, k: Optional[int] = None,
+                  corpus: Any = None, judge=None, judge_metrics: Optional[Sequence[str]] = None, repeat: int = 1,
+                  correct_if: Optional[CorrectIf] = None, abstain_phrases: Optional[Sequence[str]] = None,
+                  bleu_tokenize: str = "auto", progress: Optional[Callable[[int, int], None]] = None,
+                  rows: Optional[List[AnswerRow]] = None, notes: Optional[List[str]] = None) -> ScoreReport:
+    """Score ``answers`` to the questions of ``qa`` (see the module docstring).
+
+    :param judge: a :class:`~ragexam.metrics.judge.Judge`, or ``None`` for text metrics only.
+    :param judge_metrics: which judge metrics (default all four).
+    :param correct_if: the text threshold for correctness when the judge does not grade
+        ``answer_correctness``.
+    :param abstain_phrases: the phrase list (default :data:`ragexam.analysis.verdicts.ABSTAIN_PHRASES`)
+        when the judge does not grade ``abstention``.
+    :param rows: rows from :func:`prepare_rows` (to avoid preparing twice).
+    """
+    from ragexam import __version__
+    from ragexam.metrics.judge.prompts import METRICS, detect_language
+
+    notes = notes if notes is not None else []
+    if rows is None:
+        rows = prepare_rows(qa, answers, answers_source=answers_source, run=run, pipeline=pipeline, k=k,
+                            corpus=corpus, notes=notes)
+    language = detect_language([q.question for q in qa] + [q.ground_truth for q in qa if q.ground_truth])
+    if bleu_tokenize not in ("auto", "none", "13a", "intl", "char", "ko-mecab", "ko-kiwi"):
+        raise InputError(f"received {bleu_tokenize!r}; expected auto, none, 13a, intl, char, ko-mecab or ko-kiwi",
+                         source="score", field="bleu_tokenize")
+    bleu_tok, rouge_tok = _tokenizers(language, bleu_tokenize)
+    _text_scores(rows, bleu_tok, rouge_tok)
+    phrases = tuple(abstain_phrases) if abstain_phrases is not None else ABSTAIN_PHRASES
+    for r in rows:
+        r.phrase = is_abstention(r.answer, phrases)
+
+    pipelines = list(dict.fromkeys(r.pipeline for r in rows))
+    text = {p: _text_aggregate([r for r in rows if r.pipeline == p], bleu_tok, rouge_tok) for p in pipelines}
+    types = sorted({r.question.type or "(none)" for r in rows})
+    text_by_type = {p: {t: {kk: v for kk, v in _text_aggregate(
+        [r for r in rows if r.pipeline == p and (r.question.type or "(none)") == t], bleu_tok, rouge_tok).items()
+        if kk != "signatures"} for t in types} for p in pipelines}
+
+    metrics: Tuple[str, ...] = ()
+    judge_run = None
+    agreement: Dict[str, Any] = {}
+    if judge is not None:
+        metrics = tuple(dict.fromkeys(judge_metrics or METRICS))
+        judge_run = judge.run(None, judge_jobs(rows, metrics), repeat=repeat, progress=progress)
+        for m in metrics:
+            scores = judge_run.items(m)
+            for r in rows:
+                if r.item_id in scores:
+                    r.judge[m] = scores[r.item_id]
+        if repeat >= 2:
+            from ragexam.analysis.judge_agreement import repeat_agreement
+
+            agreement = {m: repeat_agreement(judge_run.judgments, m) for m in metrics}
+
+    if run is None and any(r.question.answerable and r.retrieval_source == "unknown" for r in rows):
+        notes.append("retrieval is unknown for answers without contexts: pass --run DIR (from `ragexam run ... "
+                     "--out DIR`) to attribute answerable questions to a stage")
+    # verdict sources
+    correct_src = "judge" if "answer_correctness" in metrics else ("text" if correct_if is not None else "none")
+    abstain_src = "judge" if "abstention" in metrics else "phrases"
+    faithful_src = "judge" if "faithfulness" in metrics else "none"
+    inputs = [_stage_inputs(r, correct_src, abstain_src, faithful_src, correct_if) for r in rows]
+
+    def rub(m: str) -> str:
+        return f"judge({judge_run.rubrics[m]['name']}@{judge_run.rubrics[m]['sha']})"
+
+    ks = sorted({r.k for r in rows if r.question.answerable})
+    rsrc = sorted({r.retrieval_source for r in rows if r.question.answerable}) or ["n/a"]
+    sig = "|".join([
+        f"retrieval:{'+'.join(rsrc)}", f"evidence:first_rank<=k", f"k:{','.join(map(str, ks)) or '-'}",
+        f"correct:{rub('answer_correctness') if correct_src == 'judge' else (str(correct_if) if correct_if else 'none')}",
+        "partial:not_correct",
+        f"faithful:{rub('faithfulness') if faithful_src == 'judge' else 'none'}",
+        f"abstain:{rub('abstention') if abstain_src == 'judge' else 'phrases-' + (ABSTAIN_PHRASES_VERSION if abstain_phrases is None else 'custom')}",
+        f"version:ragexam-{__version__}"])
+    attribution = attribute_all(inputs, signature=sig, notes=notes)
+    for r, s in zip(rows, attribution.results):
+        r.stage = s
+    settings = {
+        "qa": str(qa.source), "answers": answers_source, "run": run.source if run is not None else None,
+        "pipeline": pipeline, "k": k, "language": language,
+        "bleu_tokenize": bleu_tok, "rouge_tokenize": rouge_tok,
+        "correct_if": str(correct_if) if correct_if is not None else None,
+        "correctness_source": correct_src, "abstention_source": abstain_src, "faithfulness_source": faithful_src,
+        "abstain_phrases": list(phrases),
+        "judge": ({"model": judge.model, "endpoint": judge.endpoint, "metrics": list(metrics), "repeat": repeat,
+                   "temperature": judge.temperature, "max_tokens": judge.max_tokens, "seed": judge.seed,
+                   "max_attempts": judge.max_attempts} if judge is not None else None),
+    }
+    return ScoreReport(rows, settings, text, text_by_type, attribution, judge_run, metrics, agreement, notes)
+
+
+def _stage_inputs(r: AnswerRow, correct_src: str, abstain_src: str, faithful_src: str,
+                  correct_if: Optional[CorrectIf]) -> StageInputs:
+    q = r.question
+    base = dict(pipeline=r.pipeline, query_id=q.query_id, type=q.type, answerable=q.answerable,
+                retrieved=r.retrieved, first_rank=r.first_rank)
+    if r.answer is None:
+        why = "no_answer" if r.record is None or not r.record.error else f"no_answer ({r.record.error[:80]})"
+        return StageInputs(**base, missing=why)
+    faithful = None
+    if faithful_src == "judge":
+        s = r.judge.get("faithfulness")
+        if s is not None and s.judged:
+            faithful = s.label == "faithful"
+    if q.answerable:
+        if correct_src == "judge":
+            s = r.judge["answer_correctness"]
+            if s.judged:
+                return StageInputs(**base, correct=s.label == "correct", correct_detail=s.label, faithful=faithful)
+            return StageInputs(**base, faithful=faithful, missing=f"judge:{s.reason}")
+        if correct_src == "text":
+            if not r.text:
+                return StageInputs(**base, faithful=faithful, missing="no_ground_truth")
+            ok = correct_if.holds(r.text)
+            detail = ",".join(f"{m}={r.text[m]:.3f}" for m in correct_if.metrics)
+            return StageInputs(**base, correct=ok, correct_detail=detail, faithful=faithful)
+        return StageInputs(**base, faithful=faithful, missing="no_correctness_source")
+    if abstain_src == "judge":
+        s = r.judge["abstention"]
+        if s.judged:
+            return StageInputs(**base, abstained=s.label == "abstained", faithful=faithful)
+        return StageInputs(**base, faithful=faithful, missing=f"judge:{s.reason}")
+    return StageInputs(**base, abstained=r.phrase is not None, faithful=faithful)
+
+
+def save_score(report: ScoreReport, directory: Union[str, Path]) -> Path:
+    """Write ``score.json``, ``per_answer.csv`` and (with a judge) ``judgments.jsonl`` to ``directory``."""
+    import csv
+    import os
+
+    out = Path(directory)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"cannot create the output directory: {err.strerror or err}", source=str(out),
+                         field="out") from None
+
+    def write(name: str, text: str) -> None:
+        tmp = out / (name + ".tmp")
+        tmp.write_text(text, encoding="utf-8", newline="\n")
+        os.replace(tmp, out / name)
+
+    write("score.json", json.dumps(report.to_dict(), ensure_ascii=False, indent=2, allow_nan=False) + "\n")
+    rows = [r.csv_row(report.judge_metrics) for r in report.rows]
+    tmp = out / "per_answer.csv.tmp"
+    with open(tmp, "w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        cols = list(rows[0]) if rows else []
+        w.writerow(cols)
+        for r in rows:
+            w.writerow([_cell(r[c]) for c in cols])
+    os.replace(tmp, out / "per_answer.csv")
+    if report.judge_run is not None:
+        write("judgments.jsonl", "".join(json.dumps(j.to_dict(), ensure_ascii=False, allow_nan=False) + "\n"
+                                         for j in report.judge_run.judgments))
+    return out
+
+
+def _cell(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
