@@ -20,6 +20,8 @@ no_claims       faithfulness with "claims": []
 mismatch        context relevance with a wrong "average"
 echo_key        HTTP 400 whose message echoes the Authorization header
 incorrect       answer_correctness verdict incorrect (1); abstention "answered"
+flip            answer_correctness 5 on the first call of a conversation, 3 on the second, ...;
+                context relevance [5, 1, ...] then [4, 1, ..., 2] (repeat tests)
 =============== ===========================================================================
 
 ``stub.reject_response_format = True`` makes every request with ``response_format`` fail with
@@ -66,7 +68,13 @@ def n_contexts(body: dict) -> int:
     return len(re.findall(r"^\[(?:컨텍스트|Context) \d+\] : ", user, re.M))
 
 
-def good_reply(metric: str, n: int, scenario: str = "good") -> dict:
+def good_reply(metric: str, n: int, scenario: str = "good", seen: int = 1) -> dict:
+    if scenario == "flip" and seen % 2 == 0:
+        if metric == "context_relevance":
+            scores = [4] + [1] * (n - 2) + [2] if n > 1 else [4]
+            return {"scores": scores, "average": round(sum(scores) / n, 2), "reasoning": "r"}
+        if metric == "answer_correctness":
+            return {"reasoning": "r", "verdict": "partially_correct", "score": 3}
     if metric == "context_relevance":
         scores = [5] + [1] * (n - 1)
         avg = round(sum(scores) / len(scores), 2)
@@ -162,7 +170,7 @@ def make_handler(stub: Stub):
                 text = stub.answer_text(body) if stub.answer_text else "문서에 따르면 답은 이렇습니다."
                 return self._reply(200, completion(text))
             n_ctx = n_contexts(body)
-            good = json.dumps(good_reply(metric, n_ctx, scenario), ensure_ascii=False)
+            good = json.dumps(good_reply(metric, n_ctx, scenario, seen), ensure_ascii=False)
             prose = "Sure! Here is my grading." if "response_format" in body else f"Sure! Here it is: {good} Hope it helps."
             if scenario == "bad_json" or (scenario == "bad_json_once" and seen == 1):
                 return self._reply(200, completion("점수는 5점입니다. 아주 좋아요."))

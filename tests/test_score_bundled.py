@@ -74,6 +74,15 @@ def test_text_metrics_use_a_korean_tokenizer(report):
     assert t["n"] == 65
     assert "tok:ko-kiwi" in t["signatures"]["bleu"] and "tok:ko-kiwi" in t["signatures"]["rouge_l"]
     assert 0.3 < t["bleu"] < 0.6 and 0.3 < t["chrf"] < 0.6
+    # the aggregates are sums of per-answer statistics: identical to the corpus functions
+    from ragexam.metrics.text import corpus_bleu, corpus_chrf, corpus_rouge_l
+
+    use = [r for r in report.rows if r.question.answerable]
+    hyps, refs = [r.answer for r in use], [r.question.ground_truth for r in use]
+    assert t["bleu"] == pytest.approx(corpus_bleu(hyps, refs, tokenize="ko-kiwi").score, abs=1e-12)
+    assert t["chrf"] == pytest.approx(corpus_chrf(hyps, refs).score, abs=1e-12)
+    assert t["rouge_l"] == pytest.approx(corpus_rouge_l(hyps, refs, tokenize="ko-kiwi").score, abs=1e-12)
+    assert t["signatures"]["rouge_l"] == corpus_rouge_l(hyps, refs, tokenize="ko-kiwi").signature
     # out-of-corpus questions are graded by abstention, not by overlap with "not in the documents"
     assert sum(b["n"] for b in report.text_by_type["(answers)"].values()) == 65
     assert report.text_by_type["(answers)"]["out_of_corpus"]["n"] == 0

@@ -201,34 +201,44 @@ def _tokenizers(language: str, bleu_tokenize: str) -> Tuple[str, str]:
     return bleu_tokenize, rouge
 
 
-def _text_scores(rows: List[AnswerRow], bleu_tok: str, rouge_tok: str) -> None:
+def _text_scores(rows: List[AnswerRow], bleu_tok: str, rouge_tok: str) -> Dict[str, Any]:
+    """Sentence scores on each row with an answer and a ground truth, and the per-row summable
+    statistics (``{"rows", "bleu", "chrf", "rouge"}``) the aggregates are computed from, so every
+    text is tokenized once."""
+    import numpy as np
+
     from ragexam.metrics.text import bleu_scores, bleu_stats, chrf_scores, chrf_stats, rouge_l_stats
 
     todo = [r for r in rows if r.answer is not None and r.question.ground_truth]
     if not todo:
-        return
+        return {"rows": [], "bleu": np.zeros((0, 10)), "chrf": np.zeros((0, 18)), "rouge": np.zeros((0, 3))}
     hyps = [r.answer for r in todo]
     refs = [r.question.ground_truth for r in todo]
-    bleu = bleu_scores(bleu_stats(hyps, refs, tokenize=bleu_tok), effective_order=True)
-    chrf = chrf_scores(chrf_stats(hyps, refs))
-    rouge = rouge_l_stats(hyps, refs, tokenize=rouge_tok)[:, 2]
-    for r, b, c, g in zip(todo, bleu, chrf, rouge):
+    bs = bleu_stats(hyps, refs, tokenize=bleu_tok)
+    cs = chrf_stats(hyps, refs)
+    rs = rouge_l_stats(hyps, refs, tokenize=rouge_tok)
+    for r, b, c, g in zip(todo, bleu_scores(bs, effective_order=True), chrf_scores(cs), rs[:, 2]):
         r.text = {"bleu": float(b), "chrf": float(c), "rouge_l": float(g)}
+    return {"rows": todo, "bleu": bs, "chrf": cs, "rouge": rs}
 
 
-def _text_aggregate(rows: List[AnswerRow], bleu_tok: str, rouge_tok: str) -> Dict[str, Any]:
-    from ragexam.metrics.text import corpus_bleu, corpus_chrf, corpus_rouge_l
+def _text_aggregate(stats: Dict[str, Any], keep: Callable[[AnswerRow], bool], bleu_tok: str,
+                    rouge_tok: str) -> Dict[str, Any]:
+    """Corpus BLEU, corpus chrF and mean ROUGE-L F over the answerable rows that ``keep`` selects
+    (sums of the per-row statistics)."""
+    from ragexam import __version__
+    from ragexam.metrics.text import bleu_from_stats, chrf_from_stats
+    from ragexam.metrics.text.tokenizers import tokenizer_signature
 
-    use = [r for r in rows if r.question.answerable and r.text]
-    if not use:
+    idx = [i for i, r in enumerate(stats["rows"]) if r.question.answerable and keep(r)]
+    if not idx:
         return {"n": 0, "bleu": None, "chrf": None, "rouge_l": None}
-    hyps = [r.answer for r in use]
-    refs = [r.question.ground_truth for r in use]
-    b = corpus_bleu(hyps, refs, tokenize=bleu_tok)
-    c = corpus_chrf(hyps, refs)
-    g = corpus_rouge_l(hyps, refs, tokenize=rouge_tok)
-    return {"n": len(use), "bleu": b.score, "chrf": c.score, "rouge_l": g.score,
-            "signatures": {"bleu": b.signature, "chrf": c.signature, "rouge_l": g.signature}}
+    b = bleu_from_stats(stats["bleu"][idx].sum(axis=0), tokenize=bleu_tok)
+    c = chrf_from_stats(stats["chrf"][idx].sum(axis=0))
+    g = float(stats["rouge"][idx, 2].mean())
+    rsig = f"nrefs:1|case:mixed|tok:{tokenizer_signature(rouge_tok)}|beta:1|version:ragexam-{__version__}"
+    return {"n": len(idx), "bleu": b.score, "chrf": c.score, "rouge_l": g,
+            "signatures": {"bleu": b.signature, "chrf": c.signature, "rouge_l": rsig}}
 
 
 # --- judge ---------------------------------------------------------------------------------------
@@ -347,17 +357,17 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
         raise InputError(f"received {bleu_tokenize!r}; expected auto, none, 13a, intl, char, ko-mecab or ko-kiwi",
                          source="score", field="bleu_tokenize")
     bleu_tok, rouge_tok = _tokenizers(language, bleu_tokenize)
-    _text_scores(rows, bleu_tok, rouge_tok)
+    stats = _text_scores(rows, bleu_tok, rouge_tok)
     phrases = tuple(abstain_phrases) if abstain_phrases is not None else ABSTAIN_PHRASES
     for r in rows:
         r.phrase = is_abstention(r.answer, phrases)
 
     pipelines = list(dict.fromkeys(r.pipeline for r in rows))
-    text = {p: _text_aggregate([r for r in rows if r.pipeline == p], bleu_tok, rouge_tok) for p in pipelines}
+    text = {p: _text_aggregate(stats, lambda r, p=p: r.pipeline == p, bleu_tok, rouge_tok) for p in pipelines}
     types = sorted({r.question.type or "(none)" for r in rows})
     text_by_type = {p: {t: {kk: v for kk, v in _text_aggregate(
-        [r for r in rows if r.pipeline == p and (r.question.type or "(none)") == t], bleu_tok, rouge_tok).items()
-        if kk != "signatures"} for t in types} for p in pipelines}
+        stats, lambda r, p=p, t=t: r.pipeline == p and (r.question.type or "(none)") == t, bleu_tok,
+        rouge_tok).items() if kk != "signatures"} for t in types} for p in pipelines}
 
     metrics: Tuple[str, ...] = ()
     judge_run = None
