@@ -104,6 +104,9 @@ def extract_json(text: Optional[str]) -> Dict[str, Any]:
     body = _THINK.sub("", text).strip()
     if "<think>" in body.lower():  # an unterminated thinking block
         body = body[body.lower().rfind("</think>") + 8:] if "</think>" in body.lower() else ""
+    if not body.strip():
+        raise ReplyError("invalid_json", "the reply is empty after removing its <think> block; expected one "
+                                         "JSON object")
     dec = _decoder()
     candidates = [m.group(1).strip() for m in _FENCE.finditer(body)] + [body]
     last_error = "no '{' found"
