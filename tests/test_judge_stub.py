@@ -166,6 +166,8 @@ def make_handler(stub: Stub):
             if stub.reject_response_format and "response_format" in body:
                 return self._reply(400, {"error": {"message": "response_format is not supported",
                                                    "type": "invalid_request_error"}})
+            if metric == "answer" and scenario == "r500":
+                return self._reply(500, {"error": {"message": "boom"}})
             if metric == "answer":
                 text = stub.answer_text(body) if stub.answer_text else "문서에 따르면 답은 이렇습니다."
                 return self._reply(200, completion(text))

@@ -604,18 +604,19 @@ def _print_plan(plan, console, what: str = "judge") -> None:
     from ragexam.metrics.judge.cost import format_cost
 
     t = Table(title=f"{what} dry run: {plan.model} at {plan.endpoint} (prompts: {plan.language}, repeat {plan.repeat})")
-    for col in ("metric", "judgments", "cached", "no input", "calls", "est. prompt tok", "est. completion tok"):
+    for col in ("metric", "judgments", "cached", "shared", "no input", "calls", "est. prompt tok",
+                "est. completion tok"):
         t.add_column(col, justify="left" if col == "metric" else "right")
     for m, d in plan.by_metric.items():
-        t.add_row(m, str(d["total"]), str(d["cached"]), str(d["skipped"]), str(d["calls"]),
+        t.add_row(m, str(d["total"]), str(d["cached"]), str(d["shared"]), str(d["skipped"]), str(d["calls"]),
                   str(d["est_prompt_tokens"]), str(d["est_completion_tokens"]))
-    t.add_row("total", str(plan.total), str(plan.cached), str(plan.skipped), str(plan.calls),
+    t.add_row("total", str(plan.total), str(plan.cached), str(plan.shared), str(plan.skipped), str(plan.calls),
               str(plan.est_prompt_tokens), str(plan.est_completion_tokens), style="bold")
     console.print(t)
     console.print(f"calls to make: {plan.calls} (cached: {plan.cached}); estimated tokens: "
                   f"{plan.est_prompt_tokens} prompt + {plan.est_completion_tokens} completion "
                   f"(ceil(chars/3) of each prompt + a fixed allowance per reply); estimated cost: "
-                  f"{format_cost(plan.est_cost)}. Nothing was sent.", highlight=False)
+                  f"{format_cost(plan.est_cost)}. Nothing was sent.", highlight=False, soft_wrap=True)
 
 
 def _print_score(report, console, *, list_n: int) -> None:
@@ -626,11 +627,11 @@ def _print_score(report, console, *, list_n: int) -> None:
     from ragexam.metrics.judge.cost import format_cost
 
     for note in report.notes:
-        console.print(f"[yellow]note[/] {escape(note)}", highlight=False)
+        console.print(f"[yellow]note[/] {escape(note)}", highlight=False, soft_wrap=True)
     missing = {p: n for p, n in report.missing_answers().items() if n}
     if missing:
         console.print(f"[yellow]questions without an answer[/] (listed as unjudged: no_answer): "
-                      f"{escape(', '.join(f'{p}: {n}' for p, n in missing.items()))}", highlight=False)
+                      f"{escape(', '.join(f'{p}: {n}' for p, n in missing.items()))}", highlight=False, soft_wrap=True)
     t = Table(title="text metrics vs ground_truth (answerable questions)")
     for col in ("pipeline", "type", "n", "BLEU", "chrF", "ROUGE-L"):
         t.add_column(col, justify="left" if col in ("pipeline", "type") else "right")
@@ -644,7 +645,7 @@ def _print_score(report, console, *, list_n: int) -> None:
                 t.add_row("", escape(ty), str(b["n"]), _fmt(b["bleu"]), _fmt(b["chrf"]), _fmt(b["rouge_l"]))
     console.print(t)
     for name, s in sigs.items():
-        console.print(f"  {name}: {s}", style="dim", highlight=False)
+        console.print(f"  {name}: {s}", style="dim", highlight=False, soft_wrap=True)
 
     jr = report.judge_run
     if jr is not None:
@@ -664,9 +665,9 @@ def _print_score(report, console, *, list_n: int) -> None:
         u = jr.usage
         console.print(f"judge calls this run: {u['calls']} ({u['requests']} HTTP requests), from cache: {u['cached']}; "
                       f"tokens: {u['prompt_tokens']} prompt + {u['completion_tokens']} completion; cost: "
-                      f"{format_cost(u['cost_usd'])}", highlight=False)
+                      f"{format_cost(u['cost_usd'])}", highlight=False, soft_wrap=True)
         for m, s in jr.signatures.items():
-            console.print(f"  {m}: {s}", style="dim", highlight=False)
+            console.print(f"  {m}: {s}", style="dim", highlight=False, soft_wrap=True)
         if report.agreement:
             t = Table(title=f"judge agreement with itself over {jr.repeat} repeats")
             for col in ("metric", "units", "exact", "mean |diff|", "kappa", "kappa (quadratic)"):
@@ -690,8 +691,8 @@ def _print_score(report, console, *, list_n: int) -> None:
         console.print(t)
         reasons = att.unjudged_reasons(p)
         if reasons:
-            console.print("  unjudged: " + escape(", ".join(f"{k}: {v}" for k, v in reasons.items())), highlight=False)
-    console.print(f"  signature: {att.signature}", style="dim", highlight=False)
+            console.print("  unjudged: " + escape(", ".join(f"{k}: {v}" for k, v in reasons.items())), highlight=False, soft_wrap=True)
+    console.print(f"  signature: {att.signature}", style="dim", highlight=False, soft_wrap=True)
 
     if list_n:
         bad = [r for r in report.rows if r.stage.label not in ("ok", "abstained_ok")]
@@ -819,7 +820,7 @@ def score_cmd(
     _print_score(report, console, list_n=list_n)
     if out is not None:
         console.print(f"Wrote score.json, per_answer.csv" + (", judgments.jsonl" if judge is not None else "")
-                      + f" to {out}.", highlight=False, markup=False)
+                      + f" to {out}.", highlight=False, markup=False, soft_wrap=True)
 
 
 @app.command("answer")
@@ -874,11 +875,12 @@ def answer_cmd(
     console = _stdout()
     if dry_run:
         plan = plan_answers(tasks, cache)
-        console.print(f"answer dry run: {plan['total']} answers, {plan['cached']} cached, calls to make: "
+        console.print(f"answer dry run: {plan['total']} answers, {plan['cached']} cached, {plan['shared']} share a "
+                      f"prompt with another, calls to make: "
                       f"{plan['calls']}; estimated tokens: {plan['est_prompt_tokens']} prompt + "
                       f"{plan['est_completion_tokens']} completion (ceil(chars/3) + 250 per answer); estimated cost: "
                       f"{format_cost(cost_usd(plan['est_prompt_tokens'], plan['est_completion_tokens'], pr))}. "
-                      "Nothing was sent.", highlight=False)
+                      "Nothing was sent.", highlight=False, soft_wrap=True)
         return
     records, usage = generate_answers(tasks, client, cache=cache, k=k, template_sha=sha, temperature=temperature,
                                       max_tokens=max_tokens, seed=seed, concurrency=concurrency,
@@ -888,7 +890,7 @@ def answer_cmd(
     console.print(f"Wrote {len(records)} answers ({failed} failed, see their 'error') to {out}. Calls: {usage['calls']} "
                   f"(cached: {usage['cached']}); tokens: {usage['prompt_tokens']} prompt + {usage['completion_tokens']} "
                   f"completion; cost: {format_cost(cost_usd(usage['prompt_tokens'], usage['completion_tokens'], pr))}.",
-                  highlight=False, markup=False)
+                  highlight=False, markup=False, soft_wrap=True)
     if failed:
         raise typer.Exit(1)
 
@@ -988,7 +990,7 @@ def judge_agreement_cmd(
     by_id = {r.item_id: r for r in rows}
     for m, a in results.items():
         for n in a.notes:
-            console.print(f"[yellow]note[/] {m}: {escape(n)}", highlight=False)
+            console.print(f"[yellow]note[/] {m}: {escape(n)}", highlight=False, soft_wrap=True)
         if not a.disagreements:
             continue
         t = Table(title=f"{m}: largest disagreements (judge vs human)")
@@ -1001,7 +1003,7 @@ def judge_agreement_cmd(
                       escape((d.reasoning or "")[:160]))
         console.print(t)
     for m, s in jr.signatures.items():
-        console.print(f"  {m}: {s}", style="dim", highlight=False)
+        console.print(f"  {m}: {s}", style="dim", highlight=False, soft_wrap=True)
 
 
 def main(argv: Optional[List[str]] = None) -> None:

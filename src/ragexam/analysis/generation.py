@@ -16,7 +16,8 @@ questions' Hangul share) asks for an answer from the documents only, and for the
 "문서에서 찾을 수 없습니다." / "I cannot find this in the documents." when they do not contain it.
 
 Calls go through the same cache as the judge (kind ``answer``; key: model, endpoint, messages,
-temperature, max_tokens, seed), so a rerun or a resumed run repeats no finished call.  A call
+temperature, max_tokens, seed), so a rerun or a resumed run repeats no finished call; two tasks
+with the same prompt (pipelines that retrieved the same chunks) share one call.  A call
 that fails after its retries gives a record with ``answer: null`` and ``error`` (not cached).
 """
 
@@ -127,9 +128,10 @@ def plan_answers(tasks: Sequence[AnswerTask], cache) -> Dict[str, Any]:
 
     hits = cache.get_many(t.key for t in tasks) if cache is not None else {}
     todo = {t.key: t for t in tasks if t.key not in hits}
+    cached = sum(1 for t in tasks if t.key in hits)
     pt = sum(estimate_tokens("".join(c for _, c in t.messages)) for t in todo.values())
-    return {"total": len(tasks), "cached": len(tasks) - len(todo), "calls": len(todo), "est_prompt_tokens": pt,
-            "est_completion_tokens": COMPLETION_ALLOWANCE["answer"] * len(todo)}
+    return {"total": len(tasks), "cached": cached, "shared": len(tasks) - cached - len(todo), "calls": len(todo),
+            "est_prompt_tokens": pt, "est_completion_tokens": COMPLETION_ALLOWANCE["answer"] * len(todo)}
 
 
 def generate_answers(tasks: Sequence[AnswerTask], client, *, cache=None, k: int = 5, template_sha: str = "",
@@ -145,7 +147,8 @@ def generate_answers(tasks: Sequence[AnswerTask], client, *, cache=None, k: int 
     hits = cache.get_many(t.key for t in tasks) if cache is not None else {}
     todo = list({t.key: t for t in tasks if t.key not in hits}.values())
     results: Dict[str, Dict[str, Any]] = dict(hits)
-    usage = {"calls": 0, "cached": len(tasks) - len(todo), "requests": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    usage = {"calls": 0, "cached": sum(1 for t in tasks if t.key in hits), "requests": 0, "prompt_tokens": 0,
+             "completion_tokens": 0}
 
     def one(t: AnswerTask) -> Dict[str, Any]:
         try:

@@ -234,8 +234,9 @@ def summarize(scores: Iterable[ItemScore], metric: Optional[str] = None) -> Metr
 
 @dataclass
 class JudgePlan:
-    """What a run would do (``--dry-run``): judgments in total, already cached, skipped for missing
-    inputs, calls to make, and estimated tokens and cost of those calls."""
+    """What a run would do (``--dry-run``): judgments in total, already cached, sharing the prompt of
+    another judgment (one call serves both), skipped for missing inputs, calls to make, and the
+    estimated tokens and cost of those calls.  ``total = cached + shared + skipped + calls``."""
 
     model: str
     endpoint: str
@@ -249,10 +250,12 @@ class JudgePlan:
     est_completion_tokens: int
     est_cost: Union[float, str]
     by_metric: Dict[str, Dict[str, int]]
+    shared: int = 0
 
     def to_dict(self) -> Dict[str, Any]:
         return {"model": self.model, "endpoint": self.endpoint, "language": self.language,
-                "repeat": self.repeat, "total": self.total, "cached": self.cached, "skipped": self.skipped,
+                "repeat": self.repeat, "total": self.total, "cached": self.cached, "shared": self.shared,
+                "skipped": self.skipped,
                 "calls": self.calls, "est_prompt_tokens": self.est_prompt_tokens,
                 "est_completion_tokens": self.est_completion_tokens, "est_cost_usd": self.est_cost,
                 "token_rule": "ceil(chars/3) of the prompt + a fixed completion allowance per metric",
@@ -446,18 +449,22 @@ class Judge:
         hits = self.cache.get_many(t.key for t in tasks if t.missing is None) if self.cache else {}
         seen = set()
         by_metric: Dict[str, Dict[str, int]] = {}
-        skipped = cached = calls = pt = ct = 0
+        skipped = cached = shared = calls = pt = ct = 0
         for t in tasks:
-            m = by_metric.setdefault(t.metric, {"total": 0, "cached": 0, "skipped": 0, "calls": 0,
+            m = by_metric.setdefault(t.metric, {"total": 0, "cached": 0, "shared": 0, "skipped": 0, "calls": 0,
                                                 "est_prompt_tokens": 0, "est_completion_tokens": 0})
             m["total"] += 1
             if t.missing is not None:
                 m["skipped"] += 1
                 skipped += 1
                 continue
-            if (t.key in hits and self._usable(hits[t.key])) or t.key in seen:
+            if t.key in hits and self._usable(hits[t.key]):
                 m["cached"] += 1
                 cached += 1
+                continue
+            if t.key in seen:
+                m["shared"] += 1
+                shared += 1
                 continue
             seen.add(t.key)
             p = estimate_tokens("".join(msg["content"] for msg in t.messages))
@@ -469,7 +476,7 @@ class Judge:
             pt += p
             ct += c
         return JudgePlan(self.model, self.endpoint, language, repeat, len(tasks), cached, skipped, calls, pt, ct,
-                         cost_usd(pt, ct, self.price), by_metric)
+                         cost_usd(pt, ct, self.price), by_metric, shared)
 
     # -- run -----------------------------------------------------------------------------------
     def run(self, items: Optional[Sequence[JudgeItem]], metrics: Union[Sequence[str], Mapping[str, Sequence[JudgeItem]]],
@@ -525,7 +532,8 @@ class Judge:
                 j = replace(j, item_id=t.item.item_id, repeat=t.repeat)
             out.append(j)
         fresh = [results[k] for k in todo]
-        usage = {"calls": len(fresh), "cached": sum(1 for t in tasks if t.missing is None) - len(fresh),
+        usage = {"calls": len(fresh), "cached": sum(1 for t in tasks if t.missing is None and t.key not in todo
+                                                     and results[t.key].cached),
                  "requests": sum(j.requests for j in fresh),
                  "prompt_tokens": sum(j.prompt_tokens or 0 for j in fresh),
                  "completion_tokens": sum(j.completion_tokens or 0 for j in fresh),
