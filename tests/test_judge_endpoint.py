@@ -131,6 +131,12 @@ def test_500_every_time_is_unjudged_and_not_cached(stub, tmp_path):
     assert len(stub.requests) == 6  # transport failures are retried on the next run
 
 
+def test_a_body_that_is_not_json_is_retried_then_unjudged(stub, tmp_path):
+    run, j = one(make_judge(stub, tmp_path, max_retries=1), item("not_json"))
+    assert j.status == "unjudged" and j.reason == "bad_response" and j.requests == 2
+    assert "not JSON" in j.message
+
+
 def test_500_once_then_success(stub, tmp_path):
     run, j = one(make_judge(stub, tmp_path), item("r500_once"))
     assert j.status == "judged" and j.requests == 2

@@ -20,6 +20,7 @@ no_claims       faithfulness with "claims": []
 mismatch        context relevance with a wrong "average"
 echo_key        HTTP 400 whose message echoes the Authorization header
 incorrect       answer_correctness verdict incorrect (1); abstention "answered"
+not_json        HTTP 200 whose body is not JSON (a proxy's error page), every time
 flip            answer_correctness 5 on the first call of a conversation, 3 on the second, ...;
                 context relevance [5, 1, ...] then [4, 1, ..., 2] (repeat tests)
 =============== ===========================================================================
@@ -188,6 +189,14 @@ def make_handler(stub: Stub):
                 return self._reply(200, completion(None, refusal="I can't assist with that."))
             if scenario == "text_refusal":
                 return self._reply(200, completion("I'm sorry, I can't help with that."))
+            if scenario == "not_json":
+                data = b"<html>502 Bad Gateway</html>"
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
             if scenario == "r429_once" and seen == 1:
                 return self._reply(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})
             if scenario == "r500" or (scenario == "r500_once" and seen == 1):

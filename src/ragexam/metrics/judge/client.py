@@ -13,12 +13,13 @@ could echo it back in an error message).
 
 Retries (the ``openai`` client's own are switched off):
 
-* HTTP 429, 5xx, timeouts and connection errors are retried up to ``max_retries`` times,
+* HTTP 429, 5xx, timeouts, connection errors and responses that are not a chat completion
+  (a body that is not JSON, no ``choices``) are retried up to ``max_retries`` times,
   waiting ``Retry-After`` (seconds or an HTTP date; or ``retry-after-ms``) when the endpoint
   sends one, else ``d/2 + uniform(0, d/2)`` with ``d = min(max_backoff, backoff * 2**attempt)``
   (exponential backoff with jitter); every wait is capped at ``max_backoff``.  When they run
   out, :class:`CallFailed` says why (``rate_limited``, ``server_error``, ``timeout``,
-  ``connection_error``).
+  ``connection_error``, ``bad_response``).
 * HTTP 400/422 while a ``response_format`` is sent is taken as "this endpoint does not support
   it": the same request is sent again one level down the ladder ``json_schema`` ->
   ``json_object`` -> none (then the reply's first JSON object is parsed).  When the lower level
@@ -51,6 +52,10 @@ RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "none")
 _LADDER = ("json_schema", "json_object", "none")
 
 
+class _BadResponse(Exception):
+    pass
+
+
 class EndpointError(RagexamError):
     """The endpoint refuses the configuration (401/403/404): stop, fix the settings."""
 
@@ -59,7 +64,7 @@ class CallFailed(Exception):
     """A request that did not produce a reply after all retries.
 
     ``kind``: ``rate_limited`` | ``server_error`` | ``timeout`` | ``connection_error`` |
-    ``bad_request`` | ``http_error``; ``message``: redacted detail; ``requests``: HTTP requests
+    ``bad_response`` | ``bad_request`` | ``http_error``; ``message``: redacted detail; ``requests``: HTTP requests
     made for it."""
 
     def __init__(self, kind: str, message: str, requests: int) -> None:
@@ -237,7 +242,15 @@ class ChatClient:
             with self._lock:
                 self.requests += 1
             try:
-                return client.chat.completions.create(**kwargs), attempt + 1
+                resp = client.chat.completions.create(**kwargs)
+                choices = getattr(resp, "choices", None)
+                if not isinstance(choices, list) or not choices or getattr(choices[0], "message", None) is None:
+                    raise _BadResponse("the response is not a chat completion (no choices with a message)")
+                return resp, attempt + 1
+            except _BadResponse as err:
+                kind, status, exc = "bad_response", None, err
+            except ValueError as err:  # a 200 whose body is not JSON (e.g. a proxy's error page)
+                kind, status, exc = "bad_response", None, _BadResponse(f"the response is not JSON ({err})")
             except openai.APITimeoutError as err:
                 kind, status, exc = "timeout", None, err
             except openai.APIConnectionError as err:
@@ -260,6 +273,8 @@ class ChatClient:
                     kind = "timeout"
                 else:
                     raise CallFailed("http_error", f"HTTP {status}: {self._short(err)}", attempt + 1) from None
+            except openai.APIError as err:  # any other client-side failure to read the response
+                kind, status, exc = "bad_response", None, err
             if attempt >= self.max_retries:
                 what = f"HTTP {status}" if status is not None else kind.replace("_", " ")
                 raise CallFailed(kind, f"{what} after {attempt + 1} attempts: {self._short(exc)}",

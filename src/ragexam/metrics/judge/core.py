@@ -17,7 +17,8 @@ One judgment (metric x item x repeat)
 3. A reply that is valid but yields no score (``faithfulness`` of an answer without claims) is
    ``unjudged`` with reason ``no_claims``.
 4. Transport failures that outlast the retries are ``unjudged`` with reason ``rate_limited``,
-   ``server_error``, ``timeout``, ``connection_error``, ``bad_request`` or ``http_error``.
+   ``server_error``, ``timeout``, ``connection_error``, ``bad_response``, ``bad_request`` or
+   ``http_error``.
 
 An unjudged result never has a score: it is not NaN, not 0, and never enters a mean.  Every
 summary reports coverage = judged / total and the unjudged reasons by count (:data:`REASONS`).
@@ -72,6 +73,7 @@ REASONS: Dict[str, Tuple[str, str]] = {
     "server_error": ("transport", "HTTP 5xx after all retries"),
     "timeout": ("transport", "the request timed out after all retries"),
     "connection_error": ("transport", "the endpoint could not be reached after all retries"),
+    "bad_response": ("transport", "the response was not a chat completion (not JSON, no choices) after all retries"),
     "bad_request": ("transport", "HTTP 400/422 even without response_format"),
     "http_error": ("transport", "another HTTP error status"),
     "no_claims": ("not_applicable", "the answer makes no factual claim (e.g. it declines)"),
