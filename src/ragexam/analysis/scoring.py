@@ -391,6 +391,8 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
     # verdict sources
     correct_src = "judge" if "answer_correctness" in metrics else ("text" if correct_if is not None else "none")
     abstain_src = "judge" if "abstention" in metrics else "phrases"
+    if correct_if is not None and correct_src == "judge":
+        notes.append(f"--correct-if {correct_if} is not used for correctness: the judge grades answer_correctness")
     faithful_src = "judge" if "faithfulness" in metrics else "none"
     inputs = [_stage_inputs(r, correct_src, abstain_src, faithful_src, correct_if) for r in rows]
 

@@ -643,7 +643,8 @@ class Judge:
                            "reply": (content or "")[:500]})
             if attempts < self.max_attempts:
                 lang = t.rubric.language
-                messages = messages + [{"role": "assistant", "content": content or ""},
+                said = content or client.redact(reply.refusal) or "(empty reply)"
+                messages = messages + [{"role": "assistant", "content": said},
                                        {"role": "user", "content": feedback_message(feedback, lang, message)}]
         j = self._unjudged(t, kind, f"{message} (after {attempts} attempts)", cached=False, attempts=attempts,
                            requests=requests, pt=pt, ct=ct, errors=errors)
