@@ -4,7 +4,8 @@ Definitions
 -----------
 For one query, let the run's items be ordered by score descending, ties broken by docid
 descending (string comparison, as trec_eval does; ordered lists given without scores keep
-their order); ``rank`` is the 1-based position in that order.  ``rel(d)`` is the grade of
+their order).  Scores are compared in single precision (float32), because trec_eval stores
+them as C ``float``: two scores equal to 7 significant digits tie. ``rank`` is the 1-based position in that order.  ``rel(d)`` is the grade of
 document ``d`` in the qrels (0 when unjudged); ``d`` is *relevant* when
 ``rel(d) >= relevance_level`` (default 1).  ``R`` is the number of relevant documents in
 the qrels for the query (retrieved or not).
@@ -35,7 +36,8 @@ Default (for RAG evaluation):
 * a query in the qrels with ``R >= 1`` is scored; if it is absent from the run it scores 0
   on every metric and is counted in the means (listed in ``missing_from_run``);
 * a query with no relevant judgment (``R = 0``) cannot be scored: it is excluded from the
-  means and listed in ``excluded`` with the reason;
+  means and listed in ``excluded`` with the reason (so is a query with no judgment at all,
+  in both modes, as trec_eval does);
 * a query only in the run is listed in ``excluded`` ("not in qrels").
 
 ``trec_compat=True`` reproduces trec_eval / pytrec_eval exactly: only queries in both the
@@ -256,9 +258,12 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
     excluded: list[dict[str, str]] = []
     missing: list[str] = []
     scored: list[str] = []
+    judged = set(qc.qid_vocab)
     for q in sorted(qrels_qset):
         n_rel = nrel_of.get(q, 0)
-        if trec_compat:
+        if q not in judged:
+            excluded.append({"query_id": q, "reason": "no judgments"})
+        elif trec_compat:
             if q in run_qset:
                 scored.append(q)
             else:
@@ -296,7 +301,8 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
         s, doc, score = rs_all, rc.doc_codes, rc.values
     else:
         s, doc, score = rs_all[keep_r], rc.doc_codes[keep_r], rc.values[keep_r]
-    order = _order_rows(s, score, doc, rc.doc_vocab)
+    # trec_eval keeps scores as C floats: compare in single precision, as it does.
+    order = _order_rows(s, score.astype(np.float32), doc, rc.doc_vocab)
     if order is not None:
         s, doc = s[order], doc[order]
 
