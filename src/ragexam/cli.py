@@ -305,6 +305,9 @@ def chrf_cmd(
 
 _DEMO_RETRIEVERS = ["bm25", "dense", "hybrid:bm25+dense"]
 
+_HISTORY_HELP = ("History database (default: $RAGEXAM_HISTORY, else $RAGEXAM_HOME/history.sqlite3, else "
+                 "$XDG_DATA_HOME/ragexam/history.sqlite3 or ~/.local/share/ragexam/history.sqlite3).")
+
 
 def _split_commas(values: Optional[List[str]]) -> Optional[List[str]]:
     if not values:
@@ -312,8 +315,12 @@ def _split_commas(values: Optional[List[str]]) -> Optional[List[str]]:
     return [p.strip() for v in values for p in v.split(",") if p.strip()]
 
 
-def _execute_run(settings: dict, *, json_out: bool, demo: bool = False) -> None:
-    """Run with ``settings`` (keys of ragexam.analysis.run_config), then print tables or JSON."""
+def _execute_run(settings: dict, *, json_out: bool, demo: bool = False, history: Optional[Path] = None,
+                 no_history: bool = False, report: Optional[Path] = None) -> None:
+    """Run with ``settings`` (keys of ragexam.analysis.run_config), write ``--out`` files, record the run in
+    the history (unless ``no_history``), write the ``--report`` HTML, then print tables or JSON.
+
+    With ``json_out`` stdout holds only the JSON object; the history and report lines go to stderr."""
     from ragexam.analysis.run import run as _run
     from ragexam.errors import InputError
 
@@ -326,8 +333,30 @@ def _execute_run(settings: dict, *, json_out: bool, demo: bool = False) -> None:
     result = _run(settings.pop("corpus"), settings.pop("qa"), **settings)
     if out is not None:
         result.save(out)
+    run_id = hist_path = None
+    if not no_history:
+        from ragexam.report.history import History
+        from ragexam.report.recording import record_run
+
+        hist_path = History(history).path
+        before = result.summary["run_id"]
+        run_id = record_run(result.summary, result.per_question, hist_path)
+        if out is not None and run_id != before:
+            result.save(out)  # the id changed: keep summary.json in step with the history
+    report_path = None
+    if report is not None:
+        from ragexam.report.html import write_report
+
+        report_path = write_report(result.summary, result.per_question, report)
+    notes = []
+    if run_id is not None:
+        notes.append(f"Recorded as run {run_id} in {hist_path} (ragexam show {run_id}).")
+    if report_path is not None:
+        notes.append(f"Wrote the HTML report to {report_path}.")
     if json_out:
         sys.stdout.write(result.to_json() + "\n")
+        for note in notes:
+            sys.stderr.write(note + "\n")
         return
     from ragexam.report.console_run import render_run, render_where_next, run_console
 
@@ -339,6 +368,12 @@ def _execute_run(settings: dict, *, json_out: bool, demo: bool = False) -> None:
     elif out is not None:
         console.print(f"Wrote summary.json, per_question.csv and runs/ to {out} (format: docs/run-format.md).",
                       highlight=False, markup=False)
+    for note in notes:
+        console.print(note, highlight=False, markup=False, soft_wrap=True)
+
+
+_NO_HISTORY_HELP = "Do not record this run in the history database."
+_REPORT_HELP = "Also write the self-contained HTML report of this run to FILE.html."
 
 
 @app.command("run")
@@ -374,6 +409,9 @@ def run_cmd(
     n_resamples: Optional[int] = typer.Option(None, "--n-resamples", help="Bootstrap resamples (default 2000)."),
     n_permutations: Optional[int] = typer.Option(None, "--n-permutations",
                                                  help="Randomization-test sign flips (default 10000)."),
+    report: Optional[Path] = typer.Option(None, "--report", help=_REPORT_HELP),
+    history: Optional[Path] = typer.Option(None, "--history", help=_HISTORY_HELP),
+    no_history: bool = typer.Option(False, "--no-history", help=_NO_HISTORY_HELP),
 ) -> None:
     """Grade retriever x chunker pipelines on a question set: metrics with 95% intervals, the P/R/F sweep,
     results per question type, paired comparisons with the first pipeline, and the missed questions."""
@@ -385,13 +423,17 @@ def run_cmd(
              "n_resamples": n_resamples, "n_permutations": n_permutations,
              "ignore_punctuation": ignore_punctuation, "overlap": overlap,
              "out": str(out) if out is not None else None}
-    _execute_run(merge_settings(file_settings, flags), json_out=json_out)
+    _execute_run(merge_settings(file_settings, flags), json_out=json_out, history=history, no_history=no_history,
+                 report=report)
 
 
 @app.command("demo")
 def demo_cmd(
     out: Optional[Path] = typer.Option(None, "--out", help="Also write summary.json, per_question.csv and runs/ here."),
     json_out: bool = typer.Option(False, "--json", help="Print the summary as JSON on stdout (no tables)."),
+    report: Optional[Path] = typer.Option(None, "--report", help=_REPORT_HELP),
+    history: Optional[Path] = typer.Option(None, "--history", help=_HISTORY_HELP),
+    no_history: bool = typer.Option(False, "--no-history", help=_NO_HISTORY_HELP),
 ) -> None:
     """Grade bm25, dense and hybrid retrieval on the bundled Korean IT-helpdesk set, fully offline.
 
@@ -407,14 +449,13 @@ def demo_cmd(
             "fusion of both). The questions were not tuned to any retriever. The first run fills the token and "
             "embedding cache (about a minute); later runs read it.\n", highlight=False, markup=False)
     _execute_run({"corpus": "it_helpdesk", "qa": "it_helpdesk", "retrievers": list(_DEMO_RETRIEVERS),
-                  "out": str(out) if out is not None else None}, json_out=json_out, demo=True)
+                  "out": str(out) if out is not None else None}, json_out=json_out, demo=True, history=history,
+                 no_history=no_history, report=report)
 
 
 
 # --- commands: report and history ----------------------------------------------------------
 
-_HISTORY_HELP = ("History database (default: $RAGEXAM_HISTORY, else $RAGEXAM_HOME/history.sqlite3, else "
-                 "$XDG_DATA_HOME/ragexam/history.sqlite3 or ~/.local/share/ragexam/history.sqlite3).")
 
 
 @app.command("report")
@@ -434,6 +475,14 @@ def report_cmd(
     from ragexam.report.rundata import resolve_run
 
     data = resolve_run(run, history)
+    from ragexam.report.recording import is_score
+
+    if is_score(data.summary):
+        from ragexam.errors import InputError
+
+        raise InputError(f"{data.run_id} is a recorded score, not a run; `ragexam report` takes a run. Fix: "
+                         f"`ragexam report {data.summary.get('scored_run') or 'RUN'}`, or `ragexam score --run DIR "
+                         "... --report FILE.html` for the run's report with the answers.", source=str(run))
     if out is None:
         out = Path(data.source) / "report.html" if Path(run).is_dir() else Path(f"report-{data.run_id}.html")
     path = write_report(data.summary, data.per_question, out,
@@ -766,6 +815,11 @@ def score_cmd(
     out: Optional[Path] = typer.Option(None, "--out", help="Write score.json, per_answer.csv, judgments.jsonl here."),
     json_out: bool = typer.Option(False, "--json", help="Print score.json on stdout instead of tables."),
     list_n: int = typer.Option(30, "--list", help="List up to N questions that are not ok (0: none)."),
+    report_html: Optional[Path] = typer.Option(None, "--report", help="Write the HTML report of the --run folder "
+                                                                      "with these answers, verdicts, judge reasoning "
+                                                                      "and stage attribution to FILE.html."),
+    history: Optional[Path] = typer.Option(None, "--history", help=_HISTORY_HELP),
+    no_history: bool = typer.Option(False, "--no-history", help="Do not record this score in the history database."),
 ) -> None:
     """Score generated answers: BLEU/chrF/ROUGE-L vs ground_truth, LLM-judge metrics with coverage, and which
     stage failed per question (retrieval_miss, generation_miss, lucky, hallucinated, ...)."""
@@ -775,6 +829,10 @@ def score_cmd(
     from ragexam.data.loaders import load_qa
     from ragexam.errors import InputError
 
+    if report_html is not None and run is None:
+        raise InputError("--report needs --run DIR: the report is the HTML report of that retrieval run (from "
+                         "`ragexam run --out DIR`) with these answers added; pass --run, or drop --report",
+                         source="ragexam score", field="report")
     questions = load_qa(qa)
     records = load_answers(answers)
     run_info = load_run(run) if run is not None else None
@@ -813,14 +871,32 @@ def score_cmd(
                            progress=_progress("judging") if not json_out else None)
     if out is not None:
         save_score(report, out)
+    lines = []
+    if not no_history:
+        from ragexam.report.history import History
+        from ragexam.report.recording import record_score
+
+        hist_path = History(history).path
+        score_id = record_score(report, run_info.summary if run_info is not None else None, hist_path)
+        lines.append(f"Recorded as {score_id} in {hist_path} (ragexam show {score_id}).")
+    if report_html is not None:
+        from ragexam.report.recording import write_score_report
+        from ragexam.report.rundata import load_run_dir
+
+        path = write_score_report(load_run_dir(run), report, report_html)
+        lines.append(f"Wrote the HTML report of {run} with these answers to {path}.")
     if json_out:
         _print_json(report.to_dict())
+        for line in lines:
+            sys.stderr.write(line + "\n")
         return
     console = _stdout()
     _print_score(report, console, list_n=list_n)
     if out is not None:
         console.print(f"Wrote score.json, per_answer.csv" + (", judgments.jsonl" if judge is not None else "")
                       + f" to {out}.", highlight=False, markup=False, soft_wrap=True)
+    for line in lines:
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 @app.command("answer")

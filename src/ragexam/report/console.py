@@ -2,14 +2,15 @@
 
 ``show`` re-renders a stored run with :func:`ragexam.report.console_run.render_run` (the same
 tables ``ragexam run`` prints) when that module is present, else with :func:`print_summary`, a
-compact metric table.
+compact metric table; a stored *score* (kind ``score``) with :func:`print_score_summary`.
 """
 
 from __future__ import annotations
 
 from typing import Any, List, Mapping, Optional, Sequence
 
-__all__ = ["console", "print_runs", "print_summary", "show_run", "print_comparison", "print_gate"]
+__all__ = ["console", "print_runs", "print_summary", "print_score_summary", "show_run", "print_comparison",
+           "print_gate"]
 
 
 def console(stderr: bool = False):
@@ -103,9 +104,77 @@ def print_summary(summary: Mapping[str, Any], con=None) -> None:
         con.print(t)
 
 
-def show_run(summary: Mapping[str, Any], con=None) -> None:
-    """Re-render a stored run: the run's own console tables when available, else :func:`print_summary`."""
+def print_score_summary(summary: Mapping[str, Any], con=None) -> None:
+    """A stored ``ragexam score`` (see :mod:`ragexam.report.recording`): text metrics per pipeline and
+    question type, the judge means with coverage (when a judge ran), and the stage-attribution tables."""
+    from rich.markup import escape
+    from rich.table import Table
+
     con = con or console()
+    settings = summary.get("settings") or summary.get("config") or {}
+    head = f"score {escape(str(summary.get('run_id')))} · {escape(str(summary.get('created', '')))}"
+    head += f" · qa {escape(str(settings.get('qa')))} · answers {escape(str(settings.get('answers')))}"
+    if summary.get("scored_run") or settings.get("run"):
+        head += f" · run {escape(str(summary.get('scored_run') or settings.get('run')))}"
+    con.print(head)
+    for note in summary.get("notes") or []:
+        con.print(f"[yellow]note[/yellow] {escape(str(note))}")
+    text = summary.get("text") or {}
+    by_type = summary.get("text_by_type") or {}
+    results = summary.get("results") or {}
+    t = Table(title="Text metrics vs ground_truth (answerable questions)", title_justify="left")
+    for col in ("pipeline", "type", "n", "BLEU", "chrF", "ROUGE-L", "ok share"):
+        t.add_column(col, justify="left" if col in ("pipeline", "type") else "right")
+    for p, a in text.items():
+        ok = (((results.get(p) or {}).get("metrics") or {}).get("ok_share"))
+        t.add_row(escape(p), "all", str((a or {}).get("n", "—")), _f((a or {}).get("bleu")),
+                  _f((a or {}).get("chrf")), _f((a or {}).get("rouge_l")), _f(ok))
+        for ty, b in (by_type.get(p) or {}).items():
+            if (b or {}).get("n"):
+                t.add_row("", escape(str(ty)), str(b["n"]), _f(b.get("bleu")), _f(b.get("chrf")),
+                          _f(b.get("rouge_l")), "")
+    con.print(t)
+    judge = summary.get("judge")
+    if isinstance(judge, Mapping):
+        t = Table(title=f"LLM judge: {escape(str(judge.get('model')))} (repeat {judge.get('repeat')})",
+                  title_justify="left")
+        for col in ("pipeline", "metric", "mean", "coverage"):
+            t.add_column(col, justify="right" if col in ("mean", "coverage") else "left")
+        for p, ms in (judge.get("summary") or {}).items():
+            for m, s in (ms or {}).items():
+                s = s or {}
+                t.add_row(escape(p), escape(m), _f(s.get("mean")), f"{s.get('n_judged', '—')}/{s.get('n', '—')}")
+        con.print(t)
+    att = summary.get("attribution") or {}
+    labels = list(att.get("labels") or [])
+    for p, mat in (att.get("by_type") or {}).items():
+        types = list(mat or {})
+        labs = labels or list(dict.fromkeys(lab for ty in types for lab in (mat[ty] or {})))
+        t = Table(title=f"Stage attribution: {escape(p)}", title_justify="left")
+        t.add_column("label")
+        for ty in types:
+            t.add_column(escape(str(ty)), justify="right")
+        t.add_column("total", justify="right")
+        counts = (att.get("counts") or {}).get(p) or {}
+        for lab in labs:
+            t.add_row(escape(lab), *[str((mat[ty] or {}).get(lab, 0)) for ty in types], str(counts.get(lab, "—")))
+        con.print(t)
+        reasons = (att.get("unjudged_reasons") or {}).get(p) or {}
+        if reasons:
+            con.print("  unjudged: " + escape(", ".join(f"{k}: {v}" for k, v in reasons.items())))
+    if att.get("signature"):
+        con.print(f"[dim]signature: {escape(str(att['signature']))}[/dim]", soft_wrap=True)
+
+
+def show_run(summary: Mapping[str, Any], con=None) -> None:
+    """Re-render a stored run: the run's own console tables when available, else :func:`print_summary`;
+    a stored score with :func:`print_score_summary`."""
+    from ragexam.report.recording import is_score
+
+    con = con or console()
+    if is_score(summary):
+        print_score_summary(summary, con)
+        return
     try:
         from ragexam.report.console_run import render_run
     except ImportError:

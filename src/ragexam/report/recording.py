@@ -1,0 +1,194 @@
+"""What happens after a run or a score: record it in the history, write the HTML report.
+
+``ragexam run`` / ``ragexam demo`` call :func:`record_run`; ``ragexam score`` calls
+:func:`record_score` and, with ``--report``, :func:`write_score_report`.  These are thin helpers
+over :class:`ragexam.report.history.History` and :func:`ragexam.report.html.write_report`, so
+the Python API can do the same::
+
+    res = ragexam.run("it_helpdesk", "it_helpdesk")
+    run_id = record_run(res.summary, res.per_question)       # res.summary["run_id"] == run_id
+    write_report(res.summary, res.per_question, "report.html")
+
+**A score in the history** (kind ``score``) is stored as the ``score.json`` object plus
+
+* ``run_id``: ``score-<UTC time>-<6 hex>``; ``kind``: ``"score"``; ``scored_run``: the
+  ``run_id`` of the retrieval run given with ``--run`` (else ``None``);
+* ``config``: the score's settings; ``dataset``: its counts plus ``qa``, ``corpus`` and the
+  hashes of the scored run's dataset (so ``ragexam runs`` groups it with that run);
+* ``results``: ``{pipeline: {"n": answerable questions, "metrics": {...}}}`` with the corpus
+  ``chrf``, ``bleu`` and ``rouge_l`` (``[0, 1]``, over answerable questions), ``ok_share`` (the
+  share of the pipeline's questions whose stage label is ``ok`` or ``abstained_ok``; unjudged
+  questions count as not ok) and, with a judge, each judge metric's mean over judged items;
+  there are no confidence intervals (``ci95`` is empty);
+* per-question rows (``questions`` table): ``pipeline``, ``query_id``, ``type``, ``answerable``,
+  ``first_rank`` and the numbers ``chrf``, ``bleu``, ``rouge_l``, ``<judge metric>_score``
+  (empty when not computed).  The answers and labels themselves are in ``attribution.questions``
+  of the summary and in ``per_answer.csv``.
+
+``ragexam show ID`` prints a score record with :func:`ragexam.report.console.print_score_summary`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+
+__all__ = ["record_run", "score_summary", "score_rows", "record_score", "score_answers_for_report",
+           "score_report_summary", "write_score_report", "is_score"]
+
+PathLike = Union[str, Path]
+
+_OK_LABELS = ("ok", "abstained_ok")
+
+
+def is_score(summary: Mapping[str, Any]) -> bool:
+    """True when ``summary`` is a score record (``kind`` score or a ``ragexam-score/*`` format)."""
+    return summary.get("kind") == "score" or str(summary.get("format", "")).startswith("ragexam-score")
+
+
+def _record(summary: Dict[str, Any], rows: Sequence[Mapping[str, Any]], history_path: Optional[PathLike],
+            kind: str) -> str:
+    from ragexam.report.history import History
+
+    hist = History(history_path)
+    rid = hist.record_run(summary, rows, kind=kind)
+    if rid != summary["run_id"]:
+        # The id was taken by a different record and this one was stored as <id>.N: store it again
+        # with that id inside, so the history, the printed id and summary.json all agree.
+        hist.delete(rid)
+        summary["run_id"] = rid
+        rid = hist.record_run(summary, rows, kind=kind)
+    return rid
+
+
+def record_run(summary: Dict[str, Any], per_question: Sequence[Mapping[str, Any]],
+               history_path: Optional[PathLike] = None) -> str:
+    """Record a ``ragexam run`` result in the history (default path: see :mod:`ragexam.report.history`).
+
+    Returns the record id, which is ``summary["run_id"]`` (``summary`` is updated in the rare case
+    the id had to change because a different record already holds it).
+    """
+    return _record(summary, per_question, history_path, "run")
+
+
+def _finite(x: Any) -> Optional[float]:
+    import math
+
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    return float(x) if math.isfinite(float(x)) else None
+
+
+def score_summary(report: Any, run_summary: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    """The history summary of a :class:`ragexam.analysis.scoring.ScoreReport` (module docstring)."""
+    import secrets
+
+    out = report.to_dict()
+    now = datetime.now(timezone.utc)
+    pipelines = report.pipelines
+    results: Dict[str, Any] = {}
+    for p in pipelines:
+        text = report.text.get(p) or {}
+        metrics: Dict[str, Optional[float]] = {m: _finite(text.get(m)) for m in ("chrf", "bleu", "rouge_l")}
+        labels = [r.stage.label for r in report.rows if r.pipeline == p and r.stage is not None]
+        metrics["ok_share"] = (sum(1 for lab in labels if lab in _OK_LABELS) / len(labels)) if labels else None
+        if report.judge_run is not None:
+            for m in report.judge_metrics:
+                metrics[m] = _finite(report.judge_summary(p, m).mean)
+        results[p] = {"n": text.get("n"), "metrics": metrics, "ci95": {}}
+    settings = dict(out.get("settings") or {})
+    run_ds = dict((run_summary or {}).get("dataset") or {})
+    run_cfg = (run_summary or {}).get("config") or {}
+    dataset = dict(out.get("dataset") or {})
+    dataset["qa"] = run_ds.get("qa") or run_cfg.get("qa") or settings.get("qa")
+    dataset["corpus"] = run_ds.get("corpus") or run_cfg.get("corpus") or dataset["qa"]
+    for key in ("corpus_sha256", "qa_sha256"):
+        if run_ds.get(key):
+            dataset[key] = run_ds[key]
+    out.update({
+        "run_id": "score-" + now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3),
+        "kind": "score",
+        "scored_run": (run_summary or {}).get("run_id"),
+        "config": settings,
+        "dataset": dataset,
+        "pipelines": [{"name": p} for p in pipelines],
+        "results": results,
+    })
+    return out
+
+
+def score_rows(report: Any) -> List[Dict[str, Any]]:
+    """The per-question rows of a score record (numbers only; see the module docstring)."""
+    rows = []
+    for r in report.rows:
+        row: Dict[str, Any] = {"pipeline": r.pipeline, "query_id": r.query_id, "type": r.question.type,
+                               "answerable": r.question.answerable, "first_rank": r.first_rank}
+        for m in ("chrf", "bleu", "rouge_l"):
+            row[m] = _finite(r.text.get(m))
+        for m in report.judge_metrics:
+            sc = r.judge.get(m)
+            row[f"{m}_score"] = _finite(sc.score) if sc is not None else None
+        rows.append(row)
+    return rows
+
+
+def record_score(report: Any, run_summary: Optional[Mapping[str, Any]] = None,
+                 history_path: Optional[PathLike] = None) -> str:
+    """Record a score in the history (kind ``score``); returns its id."""
+    return _record(score_summary(report, run_summary), score_rows(report), history_path, "score")
+
+
+def score_answers_for_report(report: Any, pipelines: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, Any]]:
+    """``{pipeline: {query_id: entry}}`` for :func:`ragexam.report.html.write_report`: the answer
+    text, the ground truth, the verdict (the correctness verdict for answerable questions, the
+    abstention verdict otherwise), the judge score and reasoning when a judge ran, and the stage."""
+    out: Dict[str, Dict[str, Any]] = {}
+    keep = set(pipelines) if pipelines is not None else None
+    for r in report.rows:
+        if keep is not None and r.pipeline not in keep:
+            continue
+        entry: Dict[str, Any] = {"ground_truth": r.question.ground_truth}
+        if r.answer is not None:
+            entry["answer"] = r.answer
+        s = r.stage
+        if s is not None:
+            entry["stage"] = s.label + (f" ({s.reason})" if s.reason else "")
+            if r.question.answerable:
+                verdict = s.inputs.correct_detail or (None if s.inputs.correct is None else
+                                                      ("correct" if s.inputs.correct else "not correct"))
+            else:
+                verdict = (None if s.inputs.abstained is None else
+                           ("abstained" if s.inputs.abstained else "answered"))
+            if verdict is not None:
+                entry["verdict"] = verdict
+        main = "answer_correctness" if r.question.answerable else "abstention"
+        sc = r.judge.get(main)
+        if sc is not None:
+            if sc.score is not None:
+                entry["score"] = sc.score
+            reasoning = (sc.details or {}).get("reasoning")
+            if reasoning:
+                entry["reasoning"] = reasoning
+        out.setdefault(r.pipeline, {})[r.query_id] = entry
+    return out
+
+
+def score_report_summary(run_summary: Mapping[str, Any], report: Any) -> Dict[str, Any]:
+    """A copy of the run's summary with ``attribution`` ``{pipeline: {type: {stage: count}}}``
+    from the score's attribution matrix (the pipelines the run has)."""
+    summary = dict(run_summary)
+    att = report.attribution
+    names = [p.get("name") for p in summary.get("pipelines") or [] if isinstance(p, Mapping)]
+    summary["attribution"] = {p: att.matrix(p) for p in att.pipelines if p in names}
+    return summary
+
+
+def write_score_report(run: Any, report: Any, out_path: PathLike) -> Path:
+    """The HTML report of ``run`` (a :class:`ragexam.report.rundata.RunData`) with the score's
+    answers, verdicts, judge reasoning and stage per question, and its attribution matrix."""
+    from ragexam.report.html import write_report
+
+    summary = score_report_summary(run.summary, report)
+    answers = score_answers_for_report(report, list(summary["attribution"]))
+    return write_report(summary, run.per_question, out_path, answers=answers)
