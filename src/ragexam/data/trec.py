@@ -137,13 +137,15 @@ def _read_fast(p: Path, kind: str) -> TrecColumns | None:
     if qid.null_count or table.column("docid").null_count:
         return None
     if kind == "run":
-        values = table.column("score").to_numpy()
+        if table.column("score").null_count:
+            return None
+        values = array_numpy(table.column("score"), np.float64)
         if np.isnan(values).any():
             return None
     else:
         if table.column("rel").null_count:
             return None
-        values = table.column("rel").to_numpy().astype(np.int64, copy=False)
+        values = array_numpy(table.column("rel"), np.int64)
     import pyarrow.compute as pc
 
     # Documents: each chunk has its own dictionary; unifying them costs more than the whole
@@ -155,7 +157,7 @@ def _read_fast(p: Path, kind: str) -> TrecColumns | None:
     segments = []
     offset = row = 0
     for chunk in table.column("docid").chunks:
-        doc_codes_parts.append(chunk.indices.to_numpy(zero_copy_only=False).astype(np.int64) + offset)
+        doc_codes_parts.append(array_numpy(chunk.indices, np.int32).astype(np.int64) + offset)
         dicts.append(chunk.dictionary)
         segments.append(row)
         offset += len(chunk.dictionary)
@@ -165,13 +167,21 @@ def _read_fast(p: Path, kind: str) -> TrecColumns | None:
         if len(vocab) and pc.any(pc.equal(pc.utf8_length(vocab), 0)).as_py():
             return None  # double spaces produce empty fields: let the slow parser report it
     return TrecColumns(
-        qid_codes=qid.indices.to_numpy().astype(np.int64),
+        qid_codes=array_numpy(qid.indices, np.int32).astype(np.int64),
         qid_vocab=qid.dictionary.to_pylist(),
         doc_codes=np.concatenate(doc_codes_parts) if doc_codes_parts else np.empty(0, dtype=np.int64),
         doc_vocab=doc_vocab,
         values=values.astype(np.float64 if kind == "run" else np.int64, copy=False),
         doc_segments=tuple(segments[1:]),
     )
+
+
+def array_numpy(array: Any, dtype: Any) -> np.ndarray:
+    """A null-free numeric pyarrow Array or ChunkedArray as numpy, read from its buffers
+    (pyarrow's ``to_numpy`` imports pandas on first use, which costs ~0.2 s)."""
+    chunks = array.chunks if hasattr(array, "chunks") else [array]
+    parts = [np.frombuffer(c.buffers()[1], dtype=dtype)[c.offset:c.offset + len(c)] for c in chunks]
+    return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
 
 
 def _read_slow(p: Path, kind: str) -> TrecColumns:

@@ -56,7 +56,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ragexam.data.trec import vocab_list
+from ragexam.data.trec import array_numpy, vocab_list
 from ragexam.errors import InputError
 from ragexam.metrics.ranking.containers import Qrels, Run
 from ragexam.metrics.ranking.names import Metric, parse_metrics
@@ -160,17 +160,25 @@ def _as_run(r: Any) -> Run:
 
 
 def _lookup(keys: Any, vocab: Any) -> np.ndarray:
-    """Index of each of ``keys`` in ``vocab`` (-1 when absent); lists or pyarrow string arrays."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    """Index of each of ``keys`` in ``vocab`` (-1 when absent); lists or pyarrow string arrays.
 
+    Two pyarrow arrays (files) are matched with pyarrow's hash kernel; otherwise a dict is used
+    (converting Python lists to pyarrow would import pandas, which costs more than the lookup).
+    """
     if len(keys) == 0:
         return np.empty(0, dtype=np.int64)
     if len(vocab) == 0:
         return np.full(len(keys), -1, dtype=np.int64)
-    k = keys if isinstance(keys, pa.Array) else pa.array(keys, type=pa.string())
-    v = vocab if isinstance(vocab, pa.Array) else pa.array(vocab, type=pa.string())
-    return pc.index_in(k, value_set=v).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    if hasattr(keys, "to_pylist") and hasattr(vocab, "to_pylist"):
+        import pyarrow.compute as pc
+
+        return array_numpy(pc.index_in(keys, value_set=vocab).fill_null(-1), np.int32).astype(np.int64)
+    keys_l = vocab_list(keys)
+    vocab_l = vocab_list(vocab)
+    pos: dict[str, int] = {}
+    for i, v in enumerate(vocab_l):
+        pos.setdefault(v, i)
+    return np.fromiter((pos.get(k, -1) for k in keys_l), dtype=np.int64, count=len(keys_l))
 
 
 def _take(vocab: Any, idx: np.ndarray) -> Any:
