@@ -56,7 +56,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ragexam.data.trec import array_numpy, vocab_list
+from ragexam.data.trec import vocab_list
 from ragexam.errors import InputError
 from ragexam.metrics.ranking.containers import Qrels, Run
 from ragexam.metrics.ranking.names import Metric, parse_metrics
@@ -172,7 +172,12 @@ def _lookup(keys: Any, vocab: Any) -> np.ndarray:
     if hasattr(keys, "to_pylist") and hasattr(vocab, "to_pylist"):
         import pyarrow.compute as pc
 
-        return array_numpy(pc.index_in(keys, value_set=vocab).fill_null(-1), np.int32).astype(np.int64)
+        idx = pc.index_in(keys, value_set=vocab)
+        values = np.frombuffer(idx.buffers()[1], dtype=np.int32)[idx.offset:idx.offset + len(idx)].astype(np.int64)
+        if idx.null_count:  # read the validity bitmap (fill_null would import pandas)
+            bits = np.unpackbits(np.frombuffer(idx.buffers()[0], dtype=np.uint8), bitorder="little")
+            values[~bits[idx.offset:idx.offset + len(idx)].astype(bool)] = -1
+        return values
     keys_l = vocab_list(keys)
     vocab_l = vocab_list(vocab)
     pos: dict[str, int] = {}
