@@ -253,9 +253,10 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
     ``["map", "p@5", "f0.5@3"]``.
     """
     mets = parse_metrics(metrics)
-    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)):
-        raise InputError(f"relevance_level must be an integer grade, got {relevance_level!r}",
-                         source="relevance_level")
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)) \
+            or relevance_level < 1:
+        raise InputError(f"relevance_level must be an integer grade >= 1 (unjudged documents have grade 0), "
+                         f"got {relevance_level!r}", source="relevance_level")
     level = int(relevance_level)
     Q = _as_qrels(qrels)
     Rn = _as_run(run)
@@ -343,14 +344,16 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
         pos = np.arange(n, dtype=np.int64) - start  # 0-based rank
     else:
         pos = np.empty(0, dtype=np.int64)
-    b = rel >= level
-    bf = b.astype(np.float64)
-    cum = np.cumsum(bf)
-    if n:
-        cb = cum - (cum[start] - bf[start])  # relevant items up to and including this row, within query
+    # Every metric is a sum over relevant (or positively graded) rows only, so work on those
+    # few rows (typically a few per query) instead of the whole run.
+    bidx = np.flatnonzero(rel >= level)
+    sb, pb = s[bidx], pos[bidx]
+    if bidx.size:
+        bstart, _ = _group_starts(sb)
+        cb = (np.arange(bidx.size, dtype=np.int64) - bstart + 1).astype(np.float64)  # relevant up to here
     else:
-        cb = cum
-    rank = pos + 1.0
+        cb = np.empty(0, dtype=np.float64)
+    rankb = pb + 1.0
     safe_nrel = np.where(nrel > 0, nrel, 1.0)
 
     cache: dict[tuple, np.ndarray] = {}
@@ -358,7 +361,7 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
     def count_rel_at(k: int) -> np.ndarray:
         key = ("c", k)
         if key not in cache:
-            cache[key] = np.bincount(s, weights=bf * (pos < k), minlength=nS)
+            cache[key] = np.bincount(sb, weights=(pb < k).astype(np.float64), minlength=nS)
         return cache[key]
 
     def precision(k: int) -> np.ndarray:
@@ -367,25 +370,23 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
     def recall(k: int) -> np.ndarray:
         return np.where(nrel > 0, count_rel_at(k) / safe_nrel, 0.0)
 
-    first_rel = b & (cb == 1.0)
-
     def rr(k: int | None) -> np.ndarray:
-        w = first_rel / rank
+        w = (cb == 1.0) / rankb
         if k is not None:
-            w = w * (pos < k)
-        return np.bincount(s, weights=w, minlength=nS)
+            w = w * (pb < k)
+        return np.bincount(sb, weights=w, minlength=nS)
 
     def ap(k: int | None) -> np.ndarray:
-        w = bf * cb / rank
+        w = cb / rankb
         if k is not None:
-            w = w * (pos < k)
-        return np.where(nrel > 0, np.bincount(s, weights=w, minlength=nS) / safe_nrel, 0.0)
+            w = w * (pb < k)
+        return np.where(nrel > 0, np.bincount(sb, weights=w, minlength=nS) / safe_nrel, 0.0)
 
     def rprec() -> np.ndarray:
-        w = bf * (pos < nrel[s]) if n else bf
-        return np.where(nrel > 0, np.bincount(s, weights=w, minlength=nS) / safe_nrel, 0.0)
+        w = (pb < nrel[sb]).astype(np.float64)
+        return np.where(nrel > 0, np.bincount(sb, weights=w, minlength=nS) / safe_nrel, 0.0)
 
-    ideal_cache: dict[str, np.ndarray] = {}
+    ideal_cache: dict[str, tuple] = {}
 
     def ndcg(k: int | None) -> np.ndarray:
         if "ideal" not in ideal_cache:
@@ -398,15 +399,15 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
                 gpos = np.arange(gs.size) - gstart
             else:
                 gpos = np.empty(0, dtype=np.int64)
-            ideal_cache["ideal"] = (gs, gg, gpos)  # type: ignore[assignment]
-        gs, gg, gpos = ideal_cache["ideal"]  # type: ignore[misc]
-        gain = np.where(rel > 0, rel, 0).astype(np.float64)
-        disc = gain / np.log2(pos + 2.0)
+            ridx = np.flatnonzero(rel > 0)
+            ideal_cache["ideal"] = (gs, gg, gpos, s[ridx], rel[ridx].astype(np.float64), pos[ridx])
+        gs, gg, gpos, sr, gain, pr = ideal_cache["ideal"]
+        disc = gain / np.log2(pr + 2.0)
         idisc = gg / np.log2(gpos + 2.0)
         if k is not None:
-            disc = disc * (pos < k)
+            disc = disc * (pr < k)
             idisc = idisc * (gpos < k)
-        dcg = np.bincount(s, weights=disc, minlength=nS)
+        dcg = np.bincount(sr, weights=disc, minlength=nS)
         idcg = np.bincount(gs, weights=idisc, minlength=nS)
         return np.where(idcg > 0, dcg / np.where(idcg > 0, idcg, 1.0), 0.0)
 
