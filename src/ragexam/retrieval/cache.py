@@ -41,7 +41,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from ragexam.errors import InputError, RagexamError
+from ragexam._sqlite import open_store
+from ragexam.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -95,29 +96,17 @@ class Cache:
             raise InputError(f"cannot create the cache directory: {err}. Pass another cache_dir, "
                              "set RAGEXAM_CACHE_DIR, or disable the cache (cache=False).",
                              source=str(self.directory), field="cache_dir") from None
-        try:
-            conn = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None,
-                                   check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            conn.execute("CREATE TABLE IF NOT EXISTS producers(identity TEXT PRIMARY KEY, "
-                         "kind TEXT NOT NULL, first_used TEXT NOT NULL)")
-            conn.execute("CREATE TABLE IF NOT EXISTS tokens(key BLOB PRIMARY KEY, "
-                         "value BLOB NOT NULL) WITHOUT ROWID")
-            conn.execute("CREATE TABLE IF NOT EXISTS embeddings(key BLOB PRIMARY KEY, "
-                         "dim INTEGER NOT NULL, value BLOB NOT NULL) WITHOUT ROWID")
-            conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-            row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            conn.execute("COMMIT")
-        except sqlite3.DatabaseError as err:
-            raise RagexamError(f"{self.path}: the retrieval cache cannot be opened ({err}). "
-                               "It is safe to delete this file; ragexam rebuilds it.") from None
-        if row[0] != SCHEMA_VERSION:
-            conn.close()
-            raise RagexamError(f"{self.path}: cache schema {row[0]!r}, this ragexam writes "
-                               f"{SCHEMA_VERSION!r}. Delete the file or use another cache_dir.")
+        conn = open_store(
+            self.path, schema_version=SCHEMA_VERSION,
+            ddl=["CREATE TABLE IF NOT EXISTS producers(identity TEXT PRIMARY KEY, "
+                 "kind TEXT NOT NULL, first_used TEXT NOT NULL)",
+                 "CREATE TABLE IF NOT EXISTS tokens(key BLOB PRIMARY KEY, "
+                 "value BLOB NOT NULL) WITHOUT ROWID",
+                 "CREATE TABLE IF NOT EXISTS embeddings(key BLOB PRIMARY KEY, "
+                 "dim INTEGER NOT NULL, value BLOB NOT NULL) WITHOUT ROWID"],
+            what="the retrieval cache",
+            if_corrupt="It is safe to delete this file; ragexam rebuilds it.",
+            if_other_schema="Delete the file or use another cache_dir.")
         self._conn = conn
         return conn
 

@@ -36,7 +36,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, Iterable, Optional
 
-from ragexam.errors import InputError, RagexamError
+from ragexam._sqlite import open_store
+from ragexam.errors import InputError
 
 __all__ = ["LLMCache", "default_cache_dir", "request_key", "CACHE_FILENAME", "public_endpoint"]
 
@@ -94,26 +95,14 @@ class LLMCache:
             raise InputError(f"cannot create the cache directory: {err.strerror or err}. Pass another "
                              "--cache-dir or set RAGEXAM_CACHE_DIR.", source=str(self.directory),
                              field="cache_dir") from None
-        try:
-            conn = sqlite3.connect(str(self.path), timeout=60.0, isolation_level=None,
-                                   check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("BEGIN IMMEDIATE")
-            conn.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            conn.execute("CREATE TABLE IF NOT EXISTS results(key TEXT PRIMARY KEY, kind TEXT NOT NULL, "
-                         "model TEXT NOT NULL, endpoint TEXT NOT NULL, created TEXT NOT NULL, "
-                         "value TEXT NOT NULL) WITHOUT ROWID")
-            conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-            row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            conn.execute("COMMIT")
-        except sqlite3.DatabaseError as err:
-            raise RagexamError(f"{self.path}: the LLM cache cannot be opened ({err}). It is safe to "
-                               "delete this file; ragexam will call the model again.") from None
-        if row[0] != SCHEMA_VERSION:
-            conn.close()
-            raise RagexamError(f"{self.path}: cache schema {row[0]!r}, this ragexam writes "
-                               f"{SCHEMA_VERSION!r}. Delete the file or use another --cache-dir.")
+        conn = open_store(
+            self.path, schema_version=SCHEMA_VERSION,
+            ddl=["CREATE TABLE IF NOT EXISTS results(key TEXT PRIMARY KEY, kind TEXT NOT NULL, "
+                 "model TEXT NOT NULL, endpoint TEXT NOT NULL, created TEXT NOT NULL, "
+                 "value TEXT NOT NULL) WITHOUT ROWID"],
+            what="the LLM cache",
+            if_corrupt="It is safe to delete this file; ragexam will call the model again.",
+            if_other_schema="Delete the file or use another --cache-dir.")
         self._conn = conn
         return conn
 
