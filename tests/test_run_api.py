@@ -294,3 +294,23 @@ def test_chunker_objects(files):
     assert res.chunkings["custom:nodot"]["d1#0"].text == "alpha apple.\n\nbeta banana"
     with pytest.raises(InputError, match="chunker spec string"):
         _run(files, chunkers=[object()])
+
+
+def test_missed_entries_show_where_the_evidence_was_found():
+    """A missed question found below the cutoff carries that chunk, cut around the evidence,
+    and the HTML report renders it with the evidence marked."""
+    import ragexam
+    from ragexam.report.html import render_report
+
+    res = ragexam.run("it_helpdesk", "it_helpdesk", retrievers=["bm25"], progress=False)
+    missed = res.summary["missed"]["bm25 | paragraphs:400"]
+    found = [e for e in missed if isinstance(e["first_rank"], int)]
+    assert found and all("first_correct" in e for e in found)
+    for e in found:
+        fc = e["first_correct"]
+        assert fc["rank"] == e["first_rank"] > e["k"]
+        assert res.rankings["bm25 | paragraphs:400"][e["query_id"]][fc["rank"] - 1][0] == fc["chunk_id"]
+        assert any(ev[:20] in fc["text"] for ev in e["evidence"])
+    html = render_report(res.summary, res.per_question)
+    assert html.count("Where the evidence was found") == len(found)
+    assert "<mark" in html

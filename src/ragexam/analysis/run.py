@@ -349,8 +349,6 @@ def run(corpus: Any, qa: Any, retrievers: Any = DEFAULT_RETRIEVERS, chunkers: An
     :param progress: show progress bars on stderr (only when it is a terminal).
     :return: a :class:`RunResult`.
     """
-    import numpy as np
-
     from ragexam import __version__
     from ragexam.analysis import run_tables as T
     from ragexam.data.chunking import chunk_corpus
@@ -451,7 +449,6 @@ def run(corpus: Any, qa: Any, retrievers: Any = DEFAULT_RETRIEVERS, chunkers: An
                                    n_resamples=cfg.n_resamples, n_permutations=cfg.n_permutations,
                                    seed=cfg.seed))
 
-    by_qid = {q.query_id: q for q in questions}
     missed: Dict[str, List[Dict[str, Any]]] = {}
     per_question: List[Dict[str, Any]] = []
     col = {m: j for j, m in enumerate(metrics)}
@@ -538,9 +535,26 @@ def _missed_entry(q: Any, mode: str, fr: Optional[int], ranks: Dict[str, Optiona
         c = chunking.by_id[cid]
         top.append({"rank": r, "chunk_id": cid, "doc_id": c.doc_id, "score": float(score),
                     "text": shorten(c.text, TOP_TEXT_CHARS)})
-    return {"query_id": q.query_id, "question": q.question, "type": q.type, "evidence": list(q.evidence),
-            "relevant_doc_ids": list(q.relevant_docs), "first_rank": fr, "unit_ranks": dict(ranks),
-            "k": miss_k, "top": top}
+    entry = {"query_id": q.query_id, "question": q.question, "type": q.type, "evidence": list(q.evidence),
+             "relevant_doc_ids": list(q.relevant_docs), "first_rank": fr, "unit_ranks": dict(ranks),
+             "k": miss_k, "top": top}
+    if mode == "evidence" and isinstance(fr, int) and fr > len(top) and fr <= len(hits):
+        # the chunk where the evidence was found (evidence mode: ranks count chunk positions),
+        # shortened around the evidence so a reader sees it
+        cid, score = hits[fr - 1]
+        c = chunking.by_id[cid]
+        entry["first_correct"] = {"rank": fr, "chunk_id": cid, "doc_id": c.doc_id, "score": float(score),
+                                  "text": _around_evidence(c.text, q.evidence)}
+    return entry
+
+
+def _around_evidence(text: str, evidence: Sequence[str]) -> str:
+    """``text`` shortened to a window that starts a little before the first evidence string in it."""
+    at = min((i for i in (text.find(ev) for ev in evidence) if i >= 0), default=0)
+    start = max(0, at - 40)
+    longest = max((len(ev) for ev in evidence), default=0)
+    window = text[start:start + TOP_TEXT_CHARS + longest]
+    return ("…" if start else "") + shorten(window, TOP_TEXT_CHARS + longest + 1)
 
 
 def _unmatched_evidence(scored: Sequence[Any], index: Any) -> List[Dict[str, Any]]:

@@ -623,10 +623,7 @@ def _detail(page: _Page, pipeline: str, e: Mapping[str, Any], did: str) -> str:
     else:
         items.append(("first correct chunk", f"not within the search depth ({_e(page.config.get('depth', '?'))})"))
     dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items)
-    chunks = []
-    for c in e.get("top") or []:
-        if not isinstance(c, Mapping):
-            continue
+    def chunk_li(c: Mapping) -> str:
         text = c.get("text")
         marks = 0
         if isinstance(text, str):
@@ -641,10 +638,16 @@ def _detail(page: _Page, pipeline: str, e: Mapping[str, Any], did: str) -> str:
             meta.append(f"score {float(c['score']):.3f}")
         if marks:
             meta.append('<span class="tag">contains evidence</span>')
-        chunks.append(f'<li{" class=hit" if marks else ""}><div class="meta">{" · ".join(meta)}</div>{body}</li>')
+        return f'<li{" class=hit" if marks else ""}><div class="meta">{" · ".join(meta)}</div>{body}</li>'
+
+    chunks = [chunk_li(c) for c in e.get("top") or [] if isinstance(c, Mapping)]
     top = (f'<h4>Top {len(chunks)} retrieved chunk{"s" if len(chunks) != 1 else ""} (missed cutoff k = '
            f'{_e(e.get("k", page.k))})</h4><ol class="chunks">{"".join(chunks)}</ol>'
            if chunks else '<p class="note">No retrieved chunks recorded for this question.</p>')
+    found = e.get("first_correct")
+    if isinstance(found, Mapping):
+        top += (f'<h4>Where the evidence was found (rank {_e(found.get("rank"))})</h4>'
+                f'<ol class="chunks">{chunk_li(found)}</ol>')
     return (f'<tr class="detail" id="{did}" hidden><td colspan="7"><div class="detail"><dl>{dl}</dl>'
             f"{top}</div></td></tr>")
 
