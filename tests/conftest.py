@@ -1,14 +1,31 @@
-"""Shared test setup: no test writes into the user's real run history.
+"""Shared test setup: no test reads or writes the user's real history or caches.
 
-``ragexam run`` / ``demo`` / ``score`` record every result in the history database; here every test
-gets its own empty one through ``RAGEXAM_HISTORY`` (subprocesses started with ``os.environ``
-inherit it).  The retrieval cache (``RAGEXAM_CACHE_DIR``) is deliberately left alone: its warm
-path keeps the suite fast, and the tests that need an empty cache set their own.
+* History: ``ragexam run`` / ``demo`` / ``score`` record every result in the history database; every test
+  gets its own empty one through ``RAGEXAM_HISTORY`` (subprocesses started with ``os.environ`` inherit it).
+* Caches: the retrieval cache and the LLM-call cache live under ``RAGEXAM_CACHE_DIR``.  The whole session
+  shares one temporary cache directory (so the suite pays for Kiwi tokenization and e5 embeddings of the
+  bundled sets once, not per test), never ``~/.cache/ragexam``.  Tests that need an empty cache set their
+  own.  ``RAGEXAM_TEST_CACHE_DIR`` names a directory to use instead of a fresh one (developers keep a warm
+  test cache between runs with it; CI leaves it unset).
 """
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_cache(tmp_path_factory):
+    chosen = os.environ.get("RAGEXAM_TEST_CACHE_DIR") or str(tmp_path_factory.mktemp("ragexam-cache"))
+    before = os.environ.get("RAGEXAM_CACHE_DIR")
+    os.environ["RAGEXAM_CACHE_DIR"] = chosen
+    yield chosen
+    if before is None:
+        os.environ.pop("RAGEXAM_CACHE_DIR", None)
+    else:
+        os.environ["RAGEXAM_CACHE_DIR"] = before
 
 
 @pytest.fixture(autouse=True)

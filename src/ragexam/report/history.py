@@ -32,7 +32,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
 
 from ragexam.errors import InputError
+from ragexam.storage.paths import history_path
 
 __all__ = ["History", "RunEntry", "default_history_path", "record", "SCHEMA_VERSION"]
 
@@ -90,17 +90,7 @@ CREATE INDEX IF NOT EXISTS runs_recorded ON runs(recorded);
 """
 
 
-def default_history_path() -> Path:
-    """The history database path from the environment (see the module docstring)."""
-    env = os.environ.get("RAGEXAM_HISTORY")
-    if env:
-        return Path(env).expanduser()
-    home = os.environ.get("RAGEXAM_HOME")
-    if home:
-        return Path(home).expanduser() / "history.sqlite3"
-    xdg = os.environ.get("XDG_DATA_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
-    return base / "ragexam" / "history.sqlite3"
+default_history_path = history_path  # the one definition lives in ragexam.storage.paths
 
 
 @dataclass(frozen=True)

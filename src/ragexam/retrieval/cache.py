@@ -41,7 +41,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
-from ragexam._sqlite import open_store
+from ragexam.storage.paths import cache_dir
+from ragexam.storage.sqlite import open_store
 from ragexam.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,15 +55,7 @@ SCHEMA_VERSION = "1"
 _BATCH = 500  # keys per SELECT ... IN (...)
 
 
-def default_cache_dir() -> Path:
-    """``$RAGEXAM_CACHE_DIR``, else ``$XDG_CACHE_HOME/ragexam``, else ``~/.cache/ragexam``."""
-    env = os.environ.get("RAGEXAM_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg:
-        return Path(xdg).expanduser() / "ragexam"
-    return Path.home() / ".cache" / "ragexam"
+default_cache_dir = cache_dir  # the one definition lives in ragexam.storage.paths
 
 
 def content_key(identity: str, role: str, text: str) -> bytes:

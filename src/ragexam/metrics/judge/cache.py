@@ -36,7 +36,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, Iterable, Optional
 
-from ragexam._sqlite import open_store
+from ragexam.storage.paths import cache_dir
+from ragexam.storage.sqlite import open_store
 from ragexam.errors import InputError
 
 __all__ = ["LLMCache", "default_cache_dir", "request_key", "CACHE_FILENAME", "public_endpoint"]
@@ -45,15 +46,7 @@ CACHE_FILENAME = "llm-cache.sqlite3"
 SCHEMA_VERSION = "1"
 
 
-def default_cache_dir() -> Path:
-    """``$RAGEXAM_CACHE_DIR``, else ``$XDG_CACHE_HOME/ragexam``, else ``~/.cache/ragexam``."""
-    env = os.environ.get("RAGEXAM_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg:
-        return Path(xdg).expanduser() / "ragexam"
-    return Path.home() / ".cache" / "ragexam"
+default_cache_dir = cache_dir  # the one definition lives in ragexam.storage.paths
 
 
 def public_endpoint(url: str) -> str:
