@@ -49,3 +49,35 @@ def test_install_hints_name_extras_that_exist():
     assert calls, "no MissingDependencyError call found: the pattern is stale"
     bad = [(f, e) for f, e in calls if e not in extras]
     assert not bad, f"install hints name extras that pyproject.toml does not define: {bad}"
+
+
+def _bundled_text() -> str:
+    import json
+
+    path = ROOT / "src" / "ragexam" / "data" / "samples" / "it_helpdesk" / "corpus.jsonl"
+    return "\n".join(json.loads(line)["content"] for line in path.read_text(encoding="utf-8").splitlines())
+
+
+def test_pieces_cover_the_text_and_stay_short():
+    from ragexam.data.kiwi import pieces
+
+    text = _bundled_text()
+    assert len(text) > 10_000
+    parts = pieces(text, 1000)
+    assert "".join(p for _, p in parts) == text
+    assert all(text[off:off + len(p)] == p for off, p in parts)
+    assert max(len(p) for _, p in parts) <= 1000
+    assert pieces("", 10) == []
+    assert pieces("a" * 25, 10) == [(0, "a" * 10), (10, "a" * 10), (20, "a" * 5)]  # no break point: hard cuts
+
+
+def test_long_texts_give_the_same_morphemes_in_pieces():
+    """Kiwi's time grows faster than the length of one string, so long texts are analysed in pieces; on
+    ordinary text the morphemes are the same as analysing the whole string at once."""
+    from ragexam.data.kiwi import PIECE_CHARS, kiwi, tokenize
+
+    text = _bundled_text()
+    assert len(text) > 2 * PIECE_CHARS
+    whole = [(t.form, t.tag) for t in kiwi().tokenize(text)]
+    cut = [(t.form, t.tag) for t in tokenize([text])[0]]
+    assert cut == whole

@@ -38,7 +38,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Tuple, Union
 
-from ragexam.data.kiwi import kiwi, kiwi_lock
+from ragexam.data.kiwi import kiwi, kiwi_lock, pieces
 from ragexam.data.schema import Chunk, Document, chunk_id
 from ragexam.errors import InputError
 
@@ -140,9 +140,10 @@ def sentence_spans(content: str) -> List[Span]:
         return []
     lines = [(m.start(), m.end()) for m in _LINE.finditer(content) if not m.group().isspace()]
     starts = [a for a, _ in lines]
+    parts = [(a + off, piece) for a, b in lines for off, piece in pieces(content[a:b])]
     with kiwi_lock:
-        split = list(kiwi().split_into_sents([content[a:b] for a, b in lines]))
-    for (a, _), sents in zip(lines, split):
+        split = list(kiwi().split_into_sents([piece for _, piece in parts]))
+    for (a, _), sents in zip(parts, split):
         starts.extend(a + int(s.start) for s in sents)
     return _spans_from_starts(content, starts)
 

@@ -12,11 +12,12 @@ error says how to repair it.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, List, Sequence, Tuple
 
 from ragexam.errors import RagexamError
 
-__all__ = ["kiwi", "kiwi_lock", "kiwi_version", "kiwi_model_version", "KIWI_MODEL_TYPE"]
+__all__ = ["kiwi", "kiwi_lock", "kiwi_version", "kiwi_model_version", "KIWI_MODEL_TYPE", "tokenize", "pieces",
+           "PIECE_CHARS"]
 
 #: The kiwipiepy model every ragexam component uses (kiwipiepy 0.24's default).
 KIWI_MODEL_TYPE = "cong"
@@ -51,6 +52,54 @@ def kiwi(num_workers: int | None = None):
                 _KIWI = _import_kiwipiepy().Kiwi(num_workers=num_workers if num_workers else -1,
                                                   model_type=KIWI_MODEL_TYPE)
     return _KIWI
+
+
+#: Texts longer than this many characters are analysed in pieces.  Kiwi's analysis of one string grows
+#: faster than its length (a 1 MB question took 160 s whole and 12 s in pieces on the reference machine), and
+#: pieces cut at a line break (else after a sentence end, else at a space) give the same morphemes on ordinary
+#: text (tests/test_kiwi_shared.py compares them).
+PIECE_CHARS = 4000
+
+
+def pieces(text: str, size: int = PIECE_CHARS) -> List[Tuple[int, str]]:
+    """``text`` cut into ``(offset, piece)`` pairs of at most ``size`` characters (a piece is longer only when
+    no break point exists in its second half); cuts fall after a line break, else after a sentence end
+    followed by a space, else after a space.  ``"".join`` of the pieces is ``text``."""
+    out: List[Tuple[int, str]] = []
+    i, n = 0, len(text)
+    while i < n:
+        j = min(n, i + size)
+        if j < n:
+            half = i + size // 2
+            cut = text.rfind("\n", half, j)
+            if cut == -1:
+                cut = max(text.rfind(". ", half, j), text.rfind("? ", half, j), text.rfind("! ", half, j))
+                cut = cut + 1 if cut != -1 else -1
+            if cut == -1:
+                cut = text.rfind(" ", half, j)
+            j = cut + 1 if cut != -1 else j
+        out.append((i, text[i:j]))
+        i = j
+    return out
+
+
+def tokenize(texts: Sequence[str]) -> List[list]:
+    """``Kiwi.tokenize`` of each text (a list of kiwipiepy ``Token`` s per text), long texts in
+    :func:`pieces`; token offsets (``start``) are relative to their piece."""
+    analyser = kiwi()
+    flat: List[str] = []
+    owner: List[int] = []
+    for t, text in enumerate(texts):
+        for _, piece in (pieces(text) if len(text) > PIECE_CHARS else [(0, text)]):
+            flat.append(piece)
+            owner.append(t)
+    out: List[list] = [[] for _ in texts]
+    if flat:
+        with kiwi_lock:
+            analysed = list(analyser.tokenize(flat))
+        for t, tokens in zip(owner, analysed):
+            out[t].extend(tokens)
+    return out
 
 
 def _dist_version(name: str) -> str:

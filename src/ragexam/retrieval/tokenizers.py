@@ -35,7 +35,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, Sequence
 
-from ragexam.data.kiwi import KIWI_MODEL_TYPE, kiwi, kiwi_lock, kiwi_model_version, kiwi_version
+from ragexam.data.kiwi import KIWI_MODEL_TYPE, kiwi, kiwi_model_version, kiwi_version
+from ragexam.data.kiwi import tokenize as kiwi_tokenize
 from ragexam.retrieval.progress import progress_bar
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -103,13 +104,12 @@ class KiwiTokenizer:
 
     def tokenize(self, texts: Sequence[str], progress: bool = False) -> list[list[str]]:
         """Filtered, lowercased lemmas of each text (an empty or blank text gives ``[]``)."""
-        analyser = kiwi(self.num_threads)
+        kiwi(self.num_threads)  # created with this worker count if it is the first user
         out: list[list[str]] = []
         with progress_bar("tokenizing (kiwi)", len(texts), progress) as bar:
             for start in range(0, len(texts), _BATCH):
                 batch = list(texts[start:start + _BATCH])
-                with kiwi_lock:
-                    analysed = list(analyser.tokenize(batch))
+                analysed = kiwi_tokenize(batch)
                 for tokens in analysed:
                     out.append([t.lemma.lower() for t in tokens if keep_kiwi_tag(t.tag)])
                 bar.advance(len(batch))

@@ -32,8 +32,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ragexam.data.kiwi import kiwi as shared_kiwi
-from ragexam.data.kiwi import kiwi_lock, kiwi_version
+from ragexam.data.kiwi import kiwi_version
+from ragexam.data.kiwi import tokenize as kiwi_tokenize
 from ragexam.errors import MissingDependencyError, RagexamError
 
 __all__ = ["BLEU_TOKENIZERS", "ROUGE_TOKENIZERS", "tokenize_lines", "tokenizer_signature"]
@@ -139,13 +139,10 @@ def _tokenize_ko_mecab(lines: list[str]) -> list[list[str]]:
 
 # --- ko-kiwi --------------------------------------------------------------------------------
 def _tokenize_ko_kiwi(lines: list[str]) -> list[list[str]]:
-    kiwi = shared_kiwi()
     out: list[list[str]] = [[] for _ in lines]
     todo = [i for i, line in enumerate(lines) if line.strip()]
     if todo:
-        with kiwi_lock:
-            analysed = list(kiwi.tokenize([lines[i] for i in todo]))
-        for i, toks in zip(todo, analysed):
+        for i, toks in zip(todo, kiwi_tokenize([lines[i] for i in todo])):
             out[i] = [t.form for t in toks]
     return out
 
