@@ -139,8 +139,10 @@ def check_settings(values: Mapping[str, Any], source: str) -> Dict[str, Any]:
         out["retrievers"] = _str_list(out["retrievers"], "retrievers", source)
     if "chunkers" in out:
         out["chunkers"] = _str_list(out["chunkers"], "chunkers", source)
+    from ragexam.data.relevance import MODES
+
     rel = out.get("relevance")
-    if rel is not None and rel not in ("doc", "evidence"):
+    if rel is not None and rel not in MODES:
         raise InputError(f"received {rel!r}; expected 'doc' or 'evidence' (or leave it unset: evidence when "
                          "the questions have evidence).", source=source, field="relevance")
     if "k" in out:
