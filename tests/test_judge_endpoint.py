@@ -1,4 +1,4 @@
-"""The judge against a scripted local OpenAI-compatible server (real ``openai`` client).
+"""The judge against a scripted local OpenAI-compatible server (through ragexam.llm, real HTTP).
 
 Every scripted reply -- good, bad JSON, truncated, out of range, wrong count, refusals, 429,
 500, a timeout, a server without response_format -- must end as a valid score or as
@@ -11,11 +11,9 @@ import json
 
 import pytest
 
-pytest.importorskip("openai")
+from test_judge_stub import API_KEY, start_stub
 
-from test_judge_stub import API_KEY, start_stub  # noqa: E402
-
-from ragexam.metrics.judge import REASONS, EndpointError, Judge, JudgeItem  # noqa: E402
+from ragexam.metrics.judge import REASONS, EndpointError, Judge, JudgeItem
 
 CTX = ("VPN-ERR-619는 UDP 4500 포트가 막힌 경우입니다.", "프린터 용지 걸림은 덮개를 열고 빼세요.",
        "계정 잠금은 30분 뒤 풀립니다.")

@@ -1,4 +1,4 @@
-"""OpenAI-compatible embedder against a local stub server (real ``openai`` client)."""
+"""OpenAI-compatible embedder against a local stub server (through ragexam.llm, real HTTP)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("openai")
-
-from ragexam.errors import InputError, RagexamError  # noqa: E402
-from ragexam.retrieval.dense import DenseRetriever  # noqa: E402
-from ragexam.retrieval.embedders import OpenAIEmbedder  # noqa: E402
-from ragexam.retrieval.spec import parse_retriever  # noqa: E402
+from ragexam.errors import InputError, RagexamError
+from ragexam.retrieval.dense import DenseRetriever
+from ragexam.retrieval.embedders import OpenAIEmbedder
+from ragexam.retrieval.spec import parse_retriever
 
 API_KEY = "sk-test-DO-NOT-LEAK-4b1d"
 DIM = 24
@@ -132,14 +130,15 @@ def test_429_then_success_retries_with_retry_after(server, tmp_path):
     assert vecs.shape == (2, DIM)
     np.testing.assert_allclose(vecs[0], embed_text("hello"))
     assert emb.requests == 3
-    assert slept == [0.0, 0.5]  # Retry-After honoured, then backoff * 2**1
+    # Retry-After honoured, then the layer's backoff with jitter: d = backoff * 2**1, wait in [d/2, d]
+    assert slept[0] == 0.0 and len(slept) == 2 and 0.25 <= slept[1] <= 0.5
 
 
 def test_retries_exhausted_and_client_errors_fail_clearly(server):
     server.fail_first = [(500, {})] * 3
     emb = OpenAIEmbedder("stub-embed", base_url=server.base_url, api_key=API_KEY, max_retries=2,
                          sleep=no_sleep)
-    with pytest.raises(RagexamError, match="after 3 attempts: HTTP 500") as err:
+    with pytest.raises(RagexamError, match="failed: HTTP 500 after 3 attempts: stub says 500") as err:
         emb.embed_queries(["x"])
     assert API_KEY not in str(err.value)
     server.fail_first = [(401, {})]
