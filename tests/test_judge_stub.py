@@ -21,14 +21,18 @@ mismatch        context relevance with a wrong "average"
 echo_key        HTTP 400 whose message echoes the Authorization header
 incorrect       answer_correctness verdict incorrect (1); abstention "answered"
 not_json        HTTP 200 whose body is not JSON (a proxy's error page), every time
+key_in_reply    a valid reply whose reasoning quotes the API key (from the Authorization header)
 flip            answer_correctness 5 on the first call of a conversation, 3 on the second, ...;
                 context relevance [5, 1, ...] then [4, 1, ..., 2] (repeat tests)
 =============== ===========================================================================
 
 ``stub.reject_response_format = True`` makes every request with ``response_format`` fail with
 HTTP 400 (like an endpoint that does not support it).  ``stub.block_after = N`` makes
-request N+1 and later wait until ``stub.release`` is set (kill tests).  ``stub.requests`` keeps
-every request body, ``stub.auth`` every Authorization header.
+request N+1 and later wait until ``stub.release`` is set (kill tests).  ``stub.gate_auths = N``
+holds every request until requests with N different Authorization headers have arrived (so that
+N client processes are surely running at once; 30 s at most).  ``stub.delay`` sleeps that many
+seconds before each reply.  ``stub.requests`` keeps every request body, ``stub.auth`` every
+Authorization header.
 """
 
 from __future__ import annotations
@@ -109,6 +113,9 @@ class Stub:
         self.release = threading.Event()
         self.arrived = threading.Event()  # set when a request is blocked
         self.answer_text = None  # callable(body) -> str for plain (answer generation) requests
+        self.gate_auths: int | None = None
+        self.gated = threading.Condition(self.lock)
+        self.delay = 0.0
         self.base_url = ""
 
     def count(self) -> int:
@@ -156,6 +163,11 @@ def make_handler(stub: Stub):
                 conv = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
                 stub.seen[conv] += 1
                 seen = stub.seen[conv]
+                stub.gated.notify_all()
+                if stub.gate_auths is not None:
+                    stub.gated.wait_for(lambda: len(set(stub.auth)) >= stub.gate_auths, timeout=30)
+            if stub.delay:
+                time.sleep(stub.delay)
             if stub.block_after is not None and n > stub.block_after:
                 stub.arrived.set()
                 stub.release.wait(30)
@@ -203,6 +215,11 @@ def make_handler(stub: Stub):
                 return self._reply(500, {"error": {"message": "boom"}})
             if scenario == "slow":
                 time.sleep(stub.slow_seconds)
+            if scenario == "key_in_reply":
+                key = (self.headers.get("Authorization") or "").split()[-1]
+                reply = good_reply(metric, n_ctx, "good", seen)
+                reply["reasoning"] = f"(the client sent the key {key}) " + str(reply.get("reasoning", ""))
+                return self._reply(200, completion(json.dumps(reply, ensure_ascii=False)))
             if scenario == "echo_key":
                 return self._reply(400, {"error": {"message": f"bad header {self.headers.get('Authorization')}"}})
             if "response_format" not in body:
@@ -217,7 +234,7 @@ def start_stub():
     stub = Stub()
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(stub))
     httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     stub.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
 

@@ -76,7 +76,7 @@ def server():
                               "usage": {"prompt_tokens": 1, "total_tokens": 1}})
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     stub.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
     yield stub

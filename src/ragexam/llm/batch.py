@@ -145,7 +145,7 @@ def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, c
     pending = deque(todo)
     waiting: Dict[str, float] = {}  # key -> monotonic time we started waiting for it
     running: Dict[Future, str] = {}
-    forced_keys: Set[str] = set()
+    waited_for: Set[str] = set()  # keys ever seen busy (claimed by another live process)
     next_poll = 0.0
     pool = ThreadPoolExecutor(max_workers=max(1, min(concurrency, total))) if total else None
     try:
@@ -172,17 +172,14 @@ def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, c
                         progress(done, total)
                 for k in res.busy:
                     waiting.setdefault(k, now)
+                    waited_for.add(k)
                 for k in res.mine:
-                    if k in force:
-                        forced_keys.add(k)
                     waiting.pop(k, None)
                     running[pool.submit(work, k)] = k
                 back = [k for k in res.later if k not in waiting]
                 pending.extendleft(reversed(back))
-                if res.done or res.mine or (pending and len(running) < concurrency and not res.busy):
-                    continue
-                if pending and len(running) < concurrency:
-                    continue  # everything looked at was busy: look further down the queue
+                if res.done or res.mine or (pending and len(running) < concurrency):
+                    continue  # slots may be free, or everything looked at was busy: look further
             timeout = max(0.0, next_poll - time.monotonic()) if waiting else None
             if running:
                 finished, _ = wait(list(running), timeout=timeout, return_when=FIRST_COMPLETED)
@@ -209,7 +206,7 @@ def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, c
             cache.release(owner)
     usage.calls = len(fresh)
     usage.waited = len(waited)
-    usage.took_over = len(forced_keys & fresh)
+    usage.took_over = len(waited_for & fresh)
     usage.cached = sum(1 for k, _ in pairs if k in from_cache)
     return Batch(values, fresh, from_cache, usage, outcomes)
 

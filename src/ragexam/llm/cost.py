@@ -104,10 +104,11 @@ class Usage:
     """What a batch of calls spent (see the module docstring).
 
     :ivar calls: distinct calls made in this run; :ivar cached: tasks answered from the cache
-        (including ``waited``); :ivar waited: results another process was computing when this run
-        needed them, read when it finished; :ivar took_over: calls another process had claimed for
-        longer than ``claim_wait`` and this run made itself; :ivar requests: HTTP requests
-        (retries included); :ivar prompt_tokens, completion_tokens: as reported by the endpoint;
+        (including ``waited``); :ivar waited: results another process was computing when this
+        run needed them, read when it finished; :ivar took_over: calls another process had
+        claimed that this run then made itself (that process stored no result: its call failed,
+        it died, or it outlasted ``claim_wait``); :ivar requests: HTTP requests (retries
+        included); :ivar prompt_tokens, completion_tokens: as reported by the endpoint;
         :ivar usage_missing: replies that reported no token usage.
     """
 
