@@ -190,8 +190,9 @@ def test_missing_inputs_make_no_call(stub, tmp_path):
 
 
 def test_unauthorized_stops_the_run_without_the_key(tmp_path):
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
+
+    from test_judge_stub import send_json, serve
 
     class H(BaseHTTPRequestHandler):
         def log_message(self, *a):
@@ -199,24 +200,16 @@ def test_unauthorized_stops_the_run_without_the_key(tmp_path):
 
         def do_POST(self):
             self.rfile.read(int(self.headers["Content-Length"]))
-            data = json.dumps({"error": {"message": f"Incorrect API key provided: {self.headers['Authorization']}"}}).encode()
-            self.send_response(401)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, 401, {"error": {"message": f"Incorrect API key provided: {self.headers['Authorization']}"}})
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    address, shutdown = serve(H)
     try:
-        judge = Judge("m", base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1", api_key=API_KEY,
-                      cache_dir=str(tmp_path))
+        judge = Judge("m", base_url=f"{address}/v1", api_key=API_KEY, cache_dir=str(tmp_path))
         with pytest.raises(EndpointError) as ei:
             judge.run([item()], ["context_relevance"])
         assert "HTTP 401" in str(ei.value) and API_KEY not in str(ei.value)
     finally:
-        httpd.shutdown()
-        httpd.server_close()
+        shutdown()
 
 
 def test_english_prompts_for_english_data(stub, tmp_path):

@@ -134,6 +134,34 @@ def completion(content, *, finish_reason="stop", refusal=None, model="stub-judge
             "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}}
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, body, headers=None) -> None:
+    """Answer ``handler``'s request with ``body`` (JSON, or raw bytes) and ``headers``."""
+    data = body if isinstance(body, bytes) else json.dumps(body, ensure_ascii=False).encode()
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            handler.send_header(k, v)
+        handler.end_headers()
+        handler.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
+def serve(handler_class):
+    """Start ``handler_class`` on 127.0.0.1 in a thread: ``(base address, shutdown)``."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler_class)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def shutdown():
+        httpd.shutdown()
+        httpd.server_close()
+
+    return f"http://127.0.0.1:{httpd.server_address[1]}", shutdown
+
+
 def make_handler(stub: Stub):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -142,17 +170,7 @@ def make_handler(stub: Stub):
             pass
 
         def _reply(self, status, body, headers=None):
-            data = json.dumps(body, ensure_ascii=False).encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
+            send_json(self, status, body, headers)
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -202,13 +220,7 @@ def make_handler(stub: Stub):
             if scenario == "text_refusal":
                 return self._reply(200, completion("I'm sorry, I can't help with that."))
             if scenario == "not_json":
-                data = b"<html>502 Bad Gateway</html>"
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-                return
+                return self._reply(200, b"<html>502 Bad Gateway</html>")
             if scenario == "r429_once" and seen == 1:
                 return self._reply(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})
             if scenario == "r500" or (scenario == "r500_once" and seen == 1):
@@ -232,15 +244,11 @@ def make_handler(stub: Stub):
 def start_stub():
     """(stub, shutdown) with ``stub.base_url`` set."""
     stub = Stub()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(stub))
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    stub.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    address, stop = serve(make_handler(stub))
+    stub.base_url = address + "/v1"
 
     def shutdown():
         stub.release.set()
-        httpd.shutdown()
-        httpd.server_close()
+        stop()
 
     return stub, shutdown

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from test_judge_resume import conversation
 from test_judge_stub import start_stub
 
 CHILD = Path(__file__).with_name("llm_child.py")
@@ -35,10 +36,6 @@ def child(stub, key, cache, concurrency=2):
     env.pop("OPENAI_BASE_URL", None)
     return subprocess.Popen([sys.executable, str(CHILD), stub.base_url, key, str(cache), str(N), str(concurrency)],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def conversation(body):
-    return next(m["content"] for m in body["messages"] if m["role"] == "user")
 
 
 def finish(proc, timeout=120):

@@ -129,9 +129,9 @@ def test_a_broken_line_for_our_name_names_file_and_line_but_not_the_value(tmp_pa
 
 def test_the_401_hint_says_where_the_key_came_from(clean_env):
     """A key from ./.env that the endpoint refuses: the message says so (and not the key)."""
-    import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
+
+    from test_judge_stub import send_json, serve
 
     from ragexam.llm.client import LLMClient
     from ragexam.llm.transport import EndpointError
@@ -142,22 +142,16 @@ def test_the_401_hint_says_where_the_key_came_from(clean_env):
 
         def do_POST(self):
             self.rfile.read(int(self.headers["Content-Length"]))
-            data = json.dumps({"error": {"message": "Incorrect API key " + self.headers["Authorization"]}}).encode()
-            self.send_response(401)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, 401, {"error": {"message": "Incorrect API key " + self.headers["Authorization"]}})
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    address, shutdown = serve(H)
     try:
         (clean_env / ".env").write_text("OPENAI_API_KEY=sk-wrong-key-in-dotenv\n", encoding="utf-8")
-        client = LLMClient("m", base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1")
+        client = LLMClient("m", base_url=address + "/v1")
         with pytest.raises(EndpointError) as ei:
             client.complete([{"role": "user", "content": "hi"}])
         msg = str(ei.value)
         assert "HTTP 401" in msg and str(clean_env / ".env") in msg and "sk-wrong" not in msg
         assert "Bearer [redacted]" in msg and client.requests == 1
     finally:
-        httpd.shutdown()
-        httpd.server_close()
+        shutdown()

@@ -3,13 +3,13 @@ chat completions and embeddings, against a scripted server on 127.0.0.1."""
 
 from __future__ import annotations
 
-import json
 import random
-import threading
 from email.utils import formatdate
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
+
+from test_judge_stub import send_json, serve
 
 from ragexam.llm.client import LLMClient
 from ragexam.llm.transport import FAILURE_KINDS, CallFailed, EndpointError, HTTPTransport, RetryPolicy
@@ -45,22 +45,11 @@ def server():
             script.paths.append(self.path)
             script.auth.append(self.headers.get("Authorization"))
             status, body, headers = script.replies.pop(0) if len(script.replies) > 1 else script.replies[0]
-            data = body if isinstance(body, bytes) else json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, status, body, headers)
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    script.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    script.url, shutdown = serve(H)
     yield script
-    httpd.shutdown()
-    httpd.server_close()
+    shutdown()
 
 
 def transport(slept, **kw):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from test_judge_stub import send_json, serve
 
 from ragexam.errors import InputError, RagexamError
 from ragexam.retrieval.dense import DenseRetriever
@@ -44,14 +45,7 @@ def server():
             pass
 
         def _reply(self, status, body, headers=None):
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, status, body, headers)
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -75,13 +69,10 @@ def server():
             self._reply(200, {"object": "list", "data": data, "model": body["model"],
                               "usage": {"prompt_tokens": 1, "total_tokens": 1}})
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    stub.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    address, shutdown = serve(Handler)
+    stub.base_url = address + "/v1"
     yield stub
-    httpd.shutdown()
-    httpd.server_close()
+    shutdown()
 
 
 def no_sleep(_seconds):

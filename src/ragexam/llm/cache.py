@@ -51,10 +51,11 @@ import socket
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence
 
 from ragexam.errors import InputError
 from ragexam.storage.paths import cache_dir as default_cache_dir
@@ -140,6 +141,19 @@ class LLMCache:
         self._conn = conn
         return conn
 
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE``), under the handle's lock."""
+        with self._lock:
+            conn = self._connect()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
     # -- results ---------------------------------------------------------------------------------
     def get(self, key: str) -> Optional[Dict[str, Any]]:
         """The stored result for ``key``, or ``None``."""
@@ -165,18 +179,11 @@ class LLMCache:
         """Store one result in its own transaction (replacing an older one); with ``owner``, that
         owner's claim of ``key`` is released in the same transaction."""
         blob = json.dumps(value, ensure_ascii=False, allow_nan=False)
-        with self._lock:
-            conn = self._connect()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                conn.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?)",
-                             (key, kind, model, endpoint, utc_now(), blob))
-                if owner is not None:
-                    conn.execute("DELETE FROM claims WHERE key=? AND owner=?", (key, owner))
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        with self._transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?)",
+                         (key, kind, model, endpoint, utc_now(), blob))
+            if owner is not None:
+                conn.execute("DELETE FROM claims WHERE key=? AND owner=?", (key, owner))
 
     def __len__(self) -> int:
         with self._lock:
@@ -194,31 +201,24 @@ class LLMCache:
         out = ClaimResult()
         forced = set(force)
         now = time.time()
-        with self._lock:
-            conn = self._connect()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                for key in keys:
-                    row = conn.execute("SELECT value, created FROM results WHERE key=?", (key,)).fetchone()
-                    if row is not None:
-                        value = json.loads(row[0])
-                        if usable(value) or (fresh_since is not None and row[1] >= fresh_since):
-                            out.done[key] = value
-                            continue
-                    c = conn.execute("SELECT owner, pid, host, started FROM claims WHERE key=?", (key,)).fetchone()
-                    if c is not None and c[0] != owner and key not in forced and self._live(c, now, stale_after):
-                        out.busy[key] = float(c[3])
+        with self._transaction() as conn:
+            for key in keys:
+                row = conn.execute("SELECT value, created FROM results WHERE key=?", (key,)).fetchone()
+                if row is not None:
+                    value = json.loads(row[0])
+                    if usable(value) or (fresh_since is not None and row[1] >= fresh_since):
+                        out.done[key] = value
                         continue
-                    if limit is not None and len(out.mine) >= limit:
-                        out.later.append(key)
-                        continue
-                    conn.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?)",
-                                 (key, owner, os.getpid(), _HOST, now))
-                    out.mine.append(key)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+                c = conn.execute("SELECT owner, pid, host, started FROM claims WHERE key=?", (key,)).fetchone()
+                if c is not None and c[0] != owner and key not in forced and self._live(c, now, stale_after):
+                    out.busy[key] = float(c[3])
+                    continue
+                if limit is not None and len(out.mine) >= limit:
+                    out.later.append(key)
+                    continue
+                conn.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?)",
+                             (key, owner, os.getpid(), _HOST, now))
+                out.mine.append(key)
         return out
 
     @staticmethod
@@ -232,18 +232,11 @@ class LLMCache:
 
     def release(self, owner: str, keys: Optional[Iterable[str]] = None) -> None:
         """Drop ``owner``'s claims (of ``keys``, or all of them)."""
-        with self._lock:
-            conn = self._connect()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                if keys is None:
-                    conn.execute("DELETE FROM claims WHERE owner=?", (owner,))
-                else:
-                    conn.executemany("DELETE FROM claims WHERE key=? AND owner=?", [(k, owner) for k in keys])
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        with self._transaction() as conn:
+            if keys is None:
+                conn.execute("DELETE FROM claims WHERE owner=?", (owner,))
+            else:
+                conn.executemany("DELETE FROM claims WHERE key=? AND owner=?", [(k, owner) for k in keys])
 
     def claims(self) -> List[Dict[str, Any]]:
         """Every claim in the file (for inspection and tests)."""
