@@ -160,7 +160,7 @@ def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, c
                     from_waiting = list(waiting)
                     force = {k for k in from_waiting if now - waiting[k] >= claim_wait}
                     next_poll = now + poll
-                from_pending = [pending.popleft() for _ in range(min(len(pending), free + 64))]
+                from_pending = [pending.popleft() for _ in range(min(len(pending), free))]
                 res = claim(from_waiting + from_pending, free, force)
                 for k, v in res.done.items():
                     values[k] = v

@@ -221,6 +221,13 @@ class LLMSettings:
 
         return cache_dir()
 
+    def open_cache(self):
+        """The :class:`~ragexam.llm.cache.LLMCache` in :meth:`cache_path` (``None`` when off)."""
+        from ragexam.llm.cache import LLMCache
+
+        path = self.cache_path()
+        return LLMCache(path) if path is not None else None
+
     def resolve(self) -> Endpoint:
         """:func:`resolve_endpoint` of :attr:`base_url` and :attr:`api_key`."""
         return resolve_endpoint(self.base_url, self.api_key)

@@ -53,7 +53,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from ragexam.errors import InputError
 from ragexam.llm.batch import Outcome, PlannedCall, plan_calls, run_calls
-from ragexam.llm.cache import LLMCache, request_key
+from ragexam.llm.cache import request_key
 from ragexam.llm.client import LLMClient
 from ragexam.llm.cost import COMPLETION_ALLOWANCE, price_for
 from ragexam.llm.settings import LLMSettings
@@ -377,7 +377,7 @@ class Judge:
         self.concurrency = settings.concurrency
         self.max_attempts = max_attempts
         self.language = language
-        self.cache = LLMCache(settings.cache_path()) if settings.cache else None
+        self.cache = settings.open_cache()
         self.retry_unjudged = retry_unjudged
         self.price = price_for(self.model, client.endpoint, settings.price)
 
