@@ -155,3 +155,25 @@ def test_the_401_hint_says_where_the_key_came_from(clean_env):
         assert "Bearer [redacted]" in msg and client.requests == 1
     finally:
         shutdown()
+
+
+def test_one_settings_object_drives_the_judge(tmp_path):
+    from ragexam.llm.client import LLMClient
+    from ragexam.metrics.judge import Judge, JudgeItem
+
+    stub, shutdown = start_stub()
+    try:
+        s = LLMSettings("stub-judge", base_url=stub.base_url, api_key=API_KEY, max_tokens=77, seed=5,
+                        temperature=0.25, concurrency=2, cache_dir=tmp_path / "c", response_format="json_object")
+        judge = Judge(settings=s, max_attempts=2)
+        run = judge.run([JudgeItem("q", "질문", "답", ("문맥",), "정답")], ["answer_correctness"])
+        body = stub.requests[0]
+        assert (body["max_tokens"], body["seed"], body["temperature"], body["response_format"]["type"]) == (
+            77, 5, 0.25, "json_object")
+        assert run.judgments[0].judged and judge.concurrency == 2 and len(judge.cache) == 1
+        assert "max_tokens:77|seed:5|repeat:1|attempts:2|format:json_object" in run.signatures["answer_correctness"]
+        assert LLMClient(s).settings is s and s.open_cache().directory == tmp_path / "c"
+        assert s.replace(cache=False).open_cache() is None
+        assert Judge("other-model", settings=s).model == "other-model"
+    finally:
+        shutdown()

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import time
 import uuid
 from collections import deque
@@ -203,7 +204,10 @@ def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, c
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
         if cache is not None and total:
-            cache.release(owner)
+            try:
+                cache.release(owner)
+            except sqlite3.Error:  # e.g. a full disk: the claims go stale when this process ends
+                pass
     usage.calls = len(fresh)
     usage.waited = len(waited)
     usage.took_over = len(waited_for & fresh)
