@@ -33,9 +33,11 @@ import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, Callable, Mapping, Optional, Tuple
+from urllib.parse import urlsplit
 
 from ragexam.errors import RagexamError
 from ragexam.llm.redact import Redactor
+from ragexam.llm.settings import public_endpoint
 
 __all__ = ["FAILURE_KINDS", "CallFailed", "EndpointError", "RetryPolicy", "HTTPTransport", "Check"]
 
@@ -198,10 +200,6 @@ class HTTPTransport:
         """
         import httpx
 
-        from urllib.parse import urlsplit
-
-        from ragexam.llm.settings import public_endpoint
-
         data = json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
         send_headers = {**self._headers, **dict(headers or {})}
         client = self._client()
@@ -219,6 +217,8 @@ class HTTPTransport:
                     scheme = urlsplit(url).scheme
                     raise EndpointError(f"{where}: the URL scheme {scheme!r} is not supported; expected http:// or "
                                         "https://") from None
+                except httpx.InvalidURL as err:
+                    raise EndpointError(f"{where}: not a usable URL ({err})") from None
                 except httpx.TransportError as err:
                     raise _Retry("connection_error", f"{type(err).__name__}: {err}" if str(err) else type(err).__name__)
                 except httpx.HTTPError as err:  # e.g. a body that cannot be decoded
