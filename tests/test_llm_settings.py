@@ -71,8 +71,9 @@ def test_score_timeout_zero_is_refused_before_any_request(tmp_path, capsys, monk
 
 
 def test_base_url_must_be_an_http_url(clean_env, monkeypatch):
-    with pytest.raises(InputError, match="--base-url.*expected an http"):
-        resolve_endpoint("localhost:11434/v1")
+    for bad in ("localhost:11434/v1", "http://host:99999/v1", "http:///v1"):
+        with pytest.raises(InputError, match="--base-url.*expected an http"):
+            resolve_endpoint(bad)
     monkeypatch.setenv("OPENAI_BASE_URL", "ftp://example.org/v1")
     with pytest.raises(InputError, match="OPENAI_BASE_URL.*expected an http"):
         resolve_endpoint()

@@ -83,8 +83,12 @@ def public_endpoint(url: str) -> str:
 
     parts = urlsplit(url)
     host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
+    try:
+        port = parts.port
+    except ValueError:  # not a number or out of range: keep it as written, it cannot be a secret
+        port = parts.netloc.rsplit("@", 1)[-1].rpartition(":")[2]
+    if port:
+        host = f"{host}:{port}"
     return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
 
 
