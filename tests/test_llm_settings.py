@@ -178,3 +178,10 @@ def test_one_settings_object_drives_the_judge(tmp_path):
         assert Judge("other-model", settings=s).model == "other-model"
     finally:
         shutdown()
+
+
+def test_a_model_name_that_cannot_be_signed_is_refused_before_any_call():
+    from ragexam.metrics.judge import Judge
+
+    with pytest.raises(InputError, match="--judge-model.*'a|b'.*contains '|'"):
+        Judge("a|b", base_url="http://127.0.0.1:9/v1")

@@ -380,6 +380,10 @@ class Judge:
         self.cache = settings.open_cache()
         self.retry_unjudged = retry_unjudged
         self.price = price_for(self.model, client.endpoint, settings.price)
+        try:  # fail now, not after the paid calls, if the settings cannot be written in a signature
+            self.signature(METRICS[0], "en")
+        except ValueError as err:
+            raise InputError(f"received {self.model!r}: {err}", source="--judge-model", field="model") from None
 
     def __repr__(self) -> str:
         return f"Judge(model={self.model!r}, endpoint={self.client.endpoint!r})"
