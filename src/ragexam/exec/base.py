@@ -56,8 +56,7 @@ class WorkerFactory(Protocol):
 
     Optional attributes read by executors: ``gpus`` (GPUs one worker needs, default 0),
     ``name`` (shown in errors) and ``with_threads(n)`` (a copy whose worker uses ``n`` threads: the
-    executors ask for 1 per process, thread or CPU actor, and for ``workers`` when the user set it and
-    the worker runs inline).
+    executors ask for 1 per process, thread or CPU actor; an inline worker runs as built).
     """
 
     def __call__(self) -> Callable[[list], Any]: ...

