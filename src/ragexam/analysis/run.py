@@ -418,9 +418,11 @@ def _run(cfg: RunConfig, ex: Any, times: Any, *, cache_dir: Any, progress: bool)
     queries = [q.question for q in questions]
     if mode != "evidence":
         corpus_text = None
-    elif corpus_text is None:
+    else:
         with stage("evidence"):
-            corpus_text = CorpusText(corpus_obj.documents, ignore_punctuation=cfg.ignore_punctuation)
+            if corpus_text is None:
+                corpus_text = CorpusText(corpus_obj.documents, ignore_punctuation=cfg.ignore_punctuation)
+            corpus_text.prefetch(ev for q in scored for ev in q.evidence)
 
     pipelines: List[Pipeline] = []
     rankings: Dict[str, Dict[str, List[Tuple[str, float]]]] = {}

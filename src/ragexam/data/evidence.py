@@ -25,14 +25,20 @@ combining sequence (a letter and its combining mark), which no built-in chunker 
 (a chunk start or end) strictly inside the occurrence and the chunks that overlap it.
 
 Speed: the normalized corpus is one string with documents separated by ``"\\n"`` (which cannot
-occur in normalized text, so matches never span documents); each distinct evidence string is
-located in that string -- on large corpora (``CorpusText.BIGRAM_INDEX_MIN_CHARS``) from the
-positions of its rarest character bigram (one sorted array of all bigrams, built once), checked
-with ``str.startswith``; otherwise, or when even its rarest bigram is common, with a ``str.find``
-loop -- match offsets are mapped to documents and raw
-offsets with numpy, and raw spans to chunks with ``numpy.searchsorted`` over each document's
-chunk starts and ends.  Results are cached per normalized string, so judging a ranked list is a
-set lookup per chunk.
+occur in normalized text, so matches never span documents), built once per run (a ``CorpusText`` of
+the same document objects shares it).  Evidence strings are located in that string:
+
+- many at once with :meth:`CorpusText.prefetch` (loading a question set, building an index, a run):
+  on large corpora (``CorpusText.BIGRAM_INDEX_MIN_CHARS``) two vectorized passes over the text find
+  each string's rarest hashed q-gram and its candidate positions, checked with ``str.startswith``;
+- one at a time otherwise: a ``str.find`` loop, and after ``CorpusText.BIGRAM_AFTER_SCANS`` such
+  lookups on a large corpus, from the positions of its rarest character bigram (one sorted array of
+  all bigrams, built once).
+
+Match offsets are mapped to documents and raw offsets with numpy, and raw spans to chunks with
+``numpy.searchsorted`` over each document's chunk starts and ends (built for a document when evidence
+is first found in it).  Results are cached per normalized string, and raw strings are normalized once,
+so judging a ranked list is a set lookup per chunk.
 """
 
 from __future__ import annotations
@@ -40,12 +46,15 @@ from __future__ import annotations
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Tuple, Union
 
 from ragexam.data.chunking import Chunking
 from ragexam.data.normalization import normalization_signature, normalize, normalize_with_offsets
 from ragexam.data.schema import Document, Question
 from ragexam.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 __all__ = ["Occurrence", "CorpusText", "BoundaryCut", "EvidenceIndex", "EvidenceCoverage",
            "evidence_coverage", "check_min_fraction", "EvidenceMatcher", "longest_common_substring"]
@@ -70,35 +79,128 @@ class _CorpusState:
     same document objects while one of them is alive (see :class:`CorpusText`)."""
 
     __slots__ = ("documents", "doc_ids", "text", "doc_offsets", "starts", "ends", "located", "normalized",
-                 "bigrams", "__weakref__")
+                 "bigrams", "scans", "__weakref__")
 
-    def __init__(self, documents: List[Document], ignore_punctuation: bool) -> None:
+    #: documents normalized together in one call (joined by a separator normalization cannot merge)
+    GROUP = 512
+    _SEP = "\n\x00\n"
+
+    def __init__(self, documents: List[Document], ignore_punctuation: bool, group: int = GROUP) -> None:
         import numpy as np
 
         self.documents = documents  # held so that the identity key stays valid while this state lives
-        self.doc_ids: List[str] = []
-        texts, starts, ends, offsets = [], [], [], []
-        pos = 0
-        sep = np.full(1, -1, dtype=np.int64)
-        for d in documents:
-            nt = normalize_with_offsets(d.content, ignore_punctuation=ignore_punctuation)
-            if self.doc_ids:
-                starts.append(sep)
-                ends.append(sep)
-                pos += 1
-            self.doc_ids.append(d.doc_id)
-            offsets.append(pos)
-            texts.append(nt.text)
-            starts.append(nt.starts)
-            ends.append(nt.ends)
-            pos += len(nt.text)
+        self.doc_ids = [d.doc_id for d in documents]
+        # the normalized documents joined by "\n", built group by group; a group's piece is the "\n"-joined
+        # normalized texts of its documents, with raw offsets per document and -1 at every separator
+        texts: List[str] = []
+        starts: List["np.ndarray"] = []
+        ends: List["np.ndarray"] = []
+        firsts: List["np.ndarray"] = []  # offset of each document's first character, within its piece
+        step = max(1, group)
+        for g in range(0, len(documents), step):
+            part = [d.content for d in documents[g:g + step]]
+            together = group > 1 and not any("\x00" in c for c in part)
+            t, st, en, first = (self._together if together else self._one_by_one)(part, ignore_punctuation)
+            texts.append(t)
+            starts.append(st)
+            ends.append(en)
+            firsts.append(first)
+        # raw offsets are within one document: int32 (half the memory) unless a document has 2**31 characters
+        dtype = np.int32 if max((len(d.content) for d in documents), default=0) < 2 ** 31 - 1 else np.int64
+        starts = [a.astype(dtype, copy=False) for a in starts]
+        ends = [a.astype(dtype, copy=False) for a in ends]
+        sep = np.full(1, -1, dtype=dtype)
+        base = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]]).astype(np.int64)
+        self.doc_offsets = (np.concatenate([f + b for f, b in zip(firsts, base)]) if firsts
+                            else np.zeros(0, dtype=np.int64))
         self.text = "\n".join(texts)
-        self.doc_offsets = np.asarray(offsets, dtype=np.int64)
-        self.starts = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
-        self.ends = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
+        self.starts = np.concatenate([x for i, st in enumerate(starts) for x in ((sep, st) if i else (st,))]) \
+            if starts else np.zeros(0, dtype=dtype)
+        self.ends = np.concatenate([x for i, en in enumerate(ends) for x in ((sep, en) if i else (en,))]) \
+            if ends else np.zeros(0, dtype=dtype)
         self.located: Dict[str, Tuple["Occurrence", ...]] = {}
         self.normalized: Dict[str, str] = {}
         self.bigrams = None
+        self.scans = 0
+
+    @staticmethod
+    def _one_by_one(contents: List[str], ignore_punctuation: bool):
+        """``(text, starts, ends, firsts)`` of ``contents``: normalized one by one and joined by ``"\\n"``."""
+        import numpy as np
+
+        texts, st, en, firsts = [], [], [], []
+        sep = np.full(1, -1, dtype=np.int64)
+        pos = 0
+        for i, c in enumerate(contents):
+            nt = normalize_with_offsets(c, ignore_punctuation=ignore_punctuation)
+            if i:
+                st.append(sep)
+                en.append(sep)
+            firsts.append(pos)
+            texts.append(nt.text)
+            st.append(nt.starts)
+            en.append(nt.ends)
+            pos += len(nt.text) + 1
+        return "\n".join(texts), np.concatenate(st), np.concatenate(en), np.asarray(firsts, dtype=np.int64)
+
+    @classmethod
+    def _together(cls, contents: List[str], ignore_punctuation: bool):
+        """What :meth:`_one_by_one` returns, from one :func:`normalize_with_offsets` call on ``contents``
+        (none contains NUL) joined by ``"\\n\\x00\\n"``: NUL is not whitespace, not punctuation and not
+        changed by NFKC, and the newlines keep it out of every word, so normalization maps it to itself with
+        at most one space on each side -- exactly the trailing / leading whitespace each document's own
+        normalization strips.  Those spaces are dropped and NUL becomes the ``"\\n"`` separator."""
+        import numpy as np
+
+        joined = cls._SEP.join(contents)
+        nt = normalize_with_offsets(joined, ignore_punctuation=ignore_punctuation)
+        cps = np.frombuffer(nt.text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+        sent = np.flatnonzero(cps == 0)
+        keep = np.ones(cps.shape[0], dtype=bool)
+        before, after = sent - 1, sent + 1
+        before = before[before >= 0]
+        after = after[after < cps.shape[0]]
+        keep[before[cps[before] == 32]] = False
+        keep[after[cps[after] == 32]] = False
+        idx = np.flatnonzero(keep)
+        out = cps[idx].copy()
+        is_sep = out == 0
+        doc = np.cumsum(is_sep) - is_sep  # document of each character (a separator counts with the one before)
+        raw_offsets = np.cumsum([0] + [len(c) + len(cls._SEP) for c in contents[:-1]]).astype(np.int64)
+        starts = nt.starts[idx] - raw_offsets[doc]
+        ends = nt.ends[idx] - raw_offsets[doc]
+        starts[is_sep] = -1
+        ends[is_sep] = -1
+        out[is_sep] = 10
+        firsts = np.concatenate([[0], np.flatnonzero(is_sep) + 1]).astype(np.int64)
+        return out.tobytes().decode("utf-32-le", "surrogatepass"), starts, ends, firsts
+
+
+_HASH_MUL = 0x9E3779B97F4A7C15  # odd 64-bit multiplier of the q-gram rolling hash (wraps mod 2**64)
+
+
+def _qgram_hash(chars: str) -> int:
+    """The 64-bit hash :meth:`CorpusText._qgram_blocks` computes for the q-gram ``chars``."""
+    h = 0
+    for ch in chars:
+        h = (h * _HASH_MUL + ord(ch)) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def _member(values: "np.ndarray", sorted_keys: "np.ndarray") -> "np.ndarray":
+    """Boolean mask: which ``values`` are in ``sorted_keys`` (a sorted, non-empty uint64 array).  A table of
+    the keys' top 22 bits discards almost every value first; only the rest is binary-searched."""
+    import numpy as np
+
+    table = np.zeros(1 << 22, dtype=bool)
+    table[(sorted_keys >> np.uint64(42)).astype(np.intp)] = True
+    mask = table[(values >> np.uint64(42)).astype(np.intp)]
+    maybe = np.flatnonzero(mask)
+    if maybe.shape[0]:
+        v = values[maybe]
+        idx = np.minimum(np.searchsorted(sorted_keys, v), sorted_keys.shape[0] - 1)
+        mask[maybe] = sorted_keys[idx] == v
+    return mask
 
 
 _STATES: "weakref.WeakValueDictionary[tuple, _CorpusState]" = weakref.WeakValueDictionary()
@@ -109,7 +211,8 @@ class CorpusText:
     """The normalized text of a corpus, for locating evidence strings fast.
 
     ``text`` is the normalized documents joined by ``"\\n"``; ``starts``/``ends`` give each
-    normalized character's raw span in its own document (``-1`` at separators).
+    normalized character's raw span in its own document (``-1`` at separators; int32 arrays unless a
+    document is longer than ``2**31 - 1`` characters).
 
     One per run: a ``CorpusText`` built from the same document objects (and the same
     ``ignore_punctuation``) as one that is still alive shares its normalized text, its located
@@ -158,9 +261,40 @@ class CorpusText:
             return hit
         if not nev:
             return ()
+        return self._store(nev, self._find_all(nev))
+
+    #: texts with at least this many normalized characters locate many strings at once in one pass
+    #: (:meth:`prefetch`) and, after :data:`BIGRAM_AFTER_SCANS` single lookups, build the bigram index
+    BIGRAM_INDEX_MIN_CHARS = 200_000
+    #: single (not prefetched) lookups on a big text before the bigram index is built: the index costs a
+    #: sort of the whole text, about as much as a few hundred ``str.find`` scans
+    BIGRAM_AFTER_SCANS = 256
+    #: characters per hashed q-gram of :meth:`prefetch`, and text characters hashed per block
+    QGRAM = 6
+    _BLOCK = 1 << 22
+
+    def _find_all(self, nev: str) -> List[int]:
+        """Start offsets of every (possibly overlapping) occurrence of ``nev`` in ``text``, ascending."""
+        state = self._state
+        big = len(self.text) >= self.BIGRAM_INDEX_MIN_CHARS
+        if big and len(nev) >= 2:
+            state.scans += 1
+            if state.bigrams is not None or state.scans > self.BIGRAM_AFTER_SCANS:
+                cand = self._bigram_candidates(nev)
+                if cand is not None:
+                    text = self.text
+                    return [p for p in cand if text.startswith(nev, p)]
+        found = []
+        find = self.text.find
+        p = find(nev)
+        while p != -1:
+            found.append(p)
+            p = find(nev, p + 1)
+        return found
+
+    def _store(self, nev: str, found: List[int]) -> Tuple[Occurrence, ...]:
         import numpy as np
 
-        found = self._find_all(nev)
         if not found:
             occ: Tuple[Occurrence, ...] = ()
         else:
@@ -174,23 +308,91 @@ class CorpusText:
         self._cache[nev] = occ
         return occ
 
-    #: corpora with at least this many normalized characters use the bigram index
-    BIGRAM_INDEX_MIN_CHARS = 200_000
+    def prefetch(self, evidence: Iterable[str]) -> None:
+        """Locate many evidence strings (raw) at once; later :meth:`locate` calls read the result.
 
-    def _find_all(self, nev: str) -> List[int]:
-        """Start offsets of every (possibly overlapping) occurrence of ``nev`` in ``text``, ascending."""
-        if len(nev) >= 2 and len(self.text) >= self.BIGRAM_INDEX_MIN_CHARS:
-            cand = self._bigram_candidates(nev)
-            if cand is not None:
-                text = self.text
-                return [p for p in cand if text.startswith(nev, p)]
-        found = []
-        find = self.text.find
-        p = find(nev)
-        while p != -1:
-            found.append(p)
-            p = find(nev, p + 1)
-        return found
+        On a big text (:data:`BIGRAM_INDEX_MIN_CHARS`) this is one vectorized pass over the text in
+        blocks instead of one scan per string: every string of at least :data:`QGRAM` characters gets
+        up to four candidate q-grams (spread along it); the pass counts where each occurs (64-bit rolling
+        hash), and the positions of each string's rarest one are checked with ``str.startswith``.  Hash
+        collisions only add candidates, so the result equals :meth:`locate` of each string.  Shorter
+        strings, and strings whose rarest q-gram is very common, are located one by one.
+        """
+        todo = list(dict.fromkeys(n for n in map(self.normalize, evidence) if n and n not in self._cache))
+        if not todo:
+            return
+        if len(self.text) < self.BIGRAM_INDEX_MIN_CHARS or len(todo) < 8:
+            for nev in todo:
+                self.locate_normalized(nev)
+            return
+        import numpy as np
+
+        q = self.QGRAM
+        long_ = [n for n in todo if len(n) >= q]
+        for nev in todo:
+            if len(nev) < q:
+                self.locate_normalized(nev)
+        if not long_:
+            return
+        # candidate q-grams: up to four offsets per string
+        offsets = [sorted({0, (len(n) - q) // 3, 2 * (len(n) - q) // 3, len(n) - q}) for n in long_]
+        cand = np.asarray([_qgram_hash(n[o:o + q]) for n, offs in zip(long_, offsets) for o in offs],
+                          dtype=np.uint64)
+        uniq = np.unique(cand)
+        limit = max(1024, len(self.text) // 5000)  # a string with no rarer q-gram is scanned instead
+        counts = np.zeros(uniq.shape[0], dtype=np.int64)
+        kept_pos, kept_key = [], []
+        active = uniq
+        for start, h in self._qgram_blocks():
+            if not active.shape[0]:
+                break
+            pos = np.flatnonzero(_member(h, active))
+            if not pos.shape[0]:
+                continue
+            key = np.searchsorted(uniq, h[pos])
+            counts += np.bincount(key, minlength=uniq.shape[0])
+            rare = counts[key] <= limit  # a q-gram seen more than `limit` times is useless: dropped
+            kept_pos.append(pos[rare] + start)
+            kept_key.append(key[rare])
+            active = uniq[counts <= limit]
+        pos_all = np.concatenate(kept_pos) if kept_pos else np.zeros(0, dtype=np.int64)
+        key_all = np.concatenate(kept_key) if kept_key else np.zeros(0, dtype=np.intp)
+        order = np.argsort(key_all, kind="stable")
+        pos_all, key_all = pos_all[order], key_all[order]
+        bounds = np.searchsorted(key_all, np.arange(uniq.shape[0] + 1))
+        text = self.text
+        i = 0
+        for n, offs in zip(long_, offsets):
+            best = None  # (count, offset, key index): the rarest q-gram of this string
+            for o in offs:
+                k = int(np.searchsorted(uniq, cand[i]))
+                i += 1
+                c = int(counts[k])
+                if best is None or c < best[0]:
+                    best = (c, o, k)
+            c, o, k = best
+            if c > limit:
+                self.locate_normalized(n)  # every q-gram of it is common: one scan
+                continue
+            hits = [p - o for p in pos_all[bounds[k]:bounds[k + 1]].tolist() if p >= o and text.startswith(n, p - o)]
+            self._store(n, sorted(set(hits)))
+
+    def _qgram_blocks(self):
+        """``(start, hashes)`` over the text in blocks: ``hashes[i]`` is the hash of ``text[start + i:][:QGRAM]``."""
+        import numpy as np
+
+        q, text, n = self.QGRAM, self.text, len(self.text)
+        for start in range(0, max(0, n - q + 1), self._BLOCK):
+            seg = text[start:start + self._BLOCK + q - 1]
+            cps = np.frombuffer(seg.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint64)
+            m = cps.shape[0] - q + 1
+            if m <= 0:
+                continue
+            h = cps[:m].copy()
+            for j in range(1, q):
+                h *= _HASH_MUL
+                h += cps[j:j + m]
+            yield start, h
 
     def _bigram_candidates(self, nev: str) -> Optional[List[int]]:
         """Candidate starts of ``nev`` from its rarest character bigram; ``None`` if that bigram
@@ -255,6 +457,31 @@ def check_min_fraction(min_fraction: Optional[float]) -> Optional[float]:
     return float(min_fraction)
 
 
+class _DocArrays(dict):
+    """``doc_id -> (chunk starts, chunk ends, chunk ids, monotone)``, built for a document on first use (a
+    run looks up only the documents where evidence occurs)."""
+
+    def __init__(self, by_doc) -> None:
+        super().__init__()
+        self._by_doc = by_doc
+
+    def __missing__(self, doc_id: str) -> tuple:
+        import numpy as np
+
+        chunks = self._by_doc[doc_id]  # KeyError: the document has no chunks
+        cs = np.asarray([c.start for c in chunks], dtype=np.int64)
+        ce = np.asarray([c.end for c in chunks], dtype=np.int64)
+        monotone = bool(np.all(np.diff(cs) >= 0) and np.all(np.diff(ce) >= 0))
+        arr = self[doc_id] = (cs, ce, [c.chunk_id for c in chunks], monotone)
+        return arr
+
+    def get(self, doc_id: str, default=None):
+        return self[doc_id] if doc_id in self._by_doc else default
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._by_doc
+
+
 class EvidenceIndex:
     """For one chunking of a corpus: which chunks contain / cover each evidence string.
 
@@ -264,17 +491,10 @@ class EvidenceIndex:
 
     def __init__(self, corpus_text: CorpusText, chunking: Chunking, *,
                  min_fraction: Optional[float] = None) -> None:
-        import numpy as np
-
         self.corpus_text = corpus_text
         self.chunking = chunking
         self.min_fraction = check_min_fraction(min_fraction)
-        self._doc_arrays: Dict[str, tuple] = {}
-        for doc_id, chunks in chunking.by_doc.items():
-            cs = np.asarray([c.start for c in chunks], dtype=np.int64)
-            ce = np.asarray([c.end for c in chunks], dtype=np.int64)
-            monotone = bool(np.all(np.diff(cs) >= 0) and np.all(np.diff(ce) >= 0))
-            self._doc_arrays[doc_id] = (cs, ce, [c.chunk_id for c in chunks], monotone)
+        self._doc_arrays = _DocArrays(chunking.by_doc)
         self._whole: Dict[str, FrozenSet[str]] = {}
         self._cover: Dict[str, FrozenSet[str]] = {}
 
@@ -287,6 +507,8 @@ class EvidenceIndex:
         ct = documents if isinstance(documents, CorpusText) else \
             CorpusText(documents, ignore_punctuation=ignore_punctuation)
         idx = cls(ct, chunking, min_fraction=min_fraction)
+        evidence = list(evidence)
+        ct.prefetch(evidence)
         for e in evidence:
             idx.covering(e)
         return idx
