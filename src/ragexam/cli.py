@@ -412,6 +412,12 @@ def run_cmd(
     report: Optional[Path] = typer.Option(None, "--report", help=_REPORT_HELP),
     history: Optional[Path] = typer.Option(None, "--history", help=_HISTORY_HELP),
     no_history: bool = typer.Option(False, "--no-history", help=_NO_HISTORY_HELP),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Worker threads/processes for tokenizing and "
+                                                                  "embedding (default: every core), or Ray actors."),
+    executor: Optional[str] = typer.Option(None, "--executor", help="Where batch work runs: local (default), ray "
+                                                                    "(Ray on this machine or $RAY_ADDRESS) or "
+                                                                    "ray://HOST:PORT; pip install 'ragexam[ray]'. "
+                                                                    "See docs/scale.md."),
 ) -> None:
     """Grade retriever x chunker pipelines on a question set: metrics with 95% intervals, the P/R/F sweep,
     results per question type, paired comparisons with the first pipeline, and the missed questions."""
@@ -422,7 +428,7 @@ def run_cmd(
              "relevance": relevance, "k": k or None, "depth": depth, "miss_k": miss_k, "seed": seed,
              "n_resamples": n_resamples, "n_permutations": n_permutations,
              "ignore_punctuation": ignore_punctuation, "overlap": overlap,
-             "out": str(out) if out is not None else None}
+             "out": str(out) if out is not None else None, "workers": workers, "executor": executor}
     _execute_run(merge_settings(file_settings, flags), json_out=json_out, history=history, no_history=no_history,
                  report=report)
 

@@ -7,7 +7,8 @@
 
 What runs where
 ---------------
-* **Batches** (tokenizing, embedding): the items become a Ray Dataset (Arrow blocks of strings);
+* **Batches** (tokenizing, embedding): the items become a Ray Dataset (``from_items``, blocks of a few
+  batches);
   ``map_batches`` runs them on an :class:`ray.data.ActorPoolStrategy` pool, one worker built per
   actor from the factory (so a model is loaded once per actor).  A factory that asks for GPUs
   (``factory.gpus``) gets ``num_gpus`` per actor when the cluster has GPUs, and the pool has one actor
@@ -224,8 +225,6 @@ class RayExecutor(Executor):
         if not items:
             return
         ray = _import_ray()
-        import pyarrow as pa
-
         n = len(items)
         n_batches = math.ceil(n / batch_size)
         want_gpus = float(getattr(factory, "gpus", 0) or 0)
@@ -235,10 +234,11 @@ class RayExecutor(Executor):
         else:
             size, remote = max(1, min(self.workers, n_batches)), {"num_cpus": 1}
             factory = with_threads(factory, 1)
-        block = batch_size * _BATCHES_PER_BLOCK
-        blocks = [pa.table({"i": pa.array(range(s, min(n, s + block)), pa.int64()),
-                            "x": pa.array(items[s:s + block], pa.large_string())}) for s in range(0, n, block)]
-        ds = ray.data.from_arrow(blocks).map_batches(
+        # at least one block per actor, else a few batches per block; from_items builds the blocks here
+        # (from_arrow computes their metadata in remote tasks, which crashed a worker with pyarrow 26 here)
+        blocks = min(n_batches, max(size, math.ceil(n_batches / _BATCHES_PER_BLOCK)))
+        ds = ray.data.from_items([{"i": i, "x": x} for i, x in enumerate(items)],
+                                 override_num_blocks=blocks).map_batches(
             _BatchActor, fn_constructor_kwargs={"factory": factory}, batch_size=batch_size,
             batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=size), **remote)
         done: Dict[int, Any] = {}
@@ -255,11 +255,14 @@ class RayExecutor(Executor):
                     nxt += 1
                 if run:
                     yield start, run
-        except ray.exceptions.RayTaskError as err:
-            cause = err.cause if getattr(err, "cause", None) is not None else err
+        except ray.exceptions.RayError as err:
+            cause = getattr(err, "cause", None)
             if isinstance(cause, RagexamError):
                 raise cause from None
-            raise RagexamError(f"a Ray worker failed: {cause}") from None
+            first = str(cause if cause is not None else err).strip().splitlines()
+            raise RagexamError(f"a Ray worker of {getattr(factory, 'name', 'the batch job')!r} failed: "
+                               f"{first[0] if first else type(err).__name__}. Every node needs the same ragexam "
+                               "and model packages as the driver (docs/scale.md).") from err
         if nxt != n:  # pragma: no cover - Ray lost rows
             raise RagexamError(f"the Ray dataset returned {nxt} of {n} results; rerun (finished batches are cached).")
 
