@@ -1,4 +1,4 @@
-"""The evidence machinery at scale: documents normalized in groups, many strings located in one pass,
+"""The evidence machinery at scale: offsets computed only where evidence is, many strings located in one pass,
 one CorpusText state per run, documents' chunk arrays built on first use -- each equal to the simple way."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from ragexam.data import Document
 from ragexam.data.chunking import chunk_corpus, parse_chunker
-from ragexam.data.evidence import CorpusText, EvidenceIndex, _CorpusState
-from ragexam.data.normalization import normalize
+from ragexam.data.evidence import CorpusText, EvidenceIndex
+from ragexam.data.normalization import normalize, normalize_with_offsets
 
 # characters that exercise every normalization rule: whitespace runs, NBSP / ideographic space (NFKC to
 # space), full-width letters and circled digits (NFKC), combining marks, conjoining jamo, punctuation, NUL
@@ -22,25 +22,26 @@ TRICKY = ["가", "나", "다", "a", "B", " ", "  ", "\n", "\t", "\u00a0", "\u300
 texts = st.lists(st.sampled_from(TRICKY), max_size=12).map("".join)
 
 
-def _docs(contents):
-    return [Document(f"d{i}", c if c.strip() else "빈") for i, c in enumerate(contents)]
-
-
 @settings(max_examples=150, deadline=None)
-@given(st.lists(texts, min_size=1, max_size=12), st.booleans(), st.integers(1, 5))
-def test_group_normalization_equals_one_by_one(contents, ignore_punctuation, group):
+@given(st.lists(texts, min_size=1, max_size=12), st.booleans(), st.data())
+def test_corpus_text_and_offsets_equal_each_document_normalized_with_offsets(contents, ignore_punctuation, data):
+    """The text is built with normalize() and the raw offsets only for documents where evidence is found; both
+    equal normalize_with_offsets() of each document, joined by "\n" with -1 at the separators."""
     docs = [Document(f"d{i}", c) for i, c in enumerate(contents)]
-    one = _CorpusState(docs, ignore_punctuation, group=1)
-    together = _CorpusState(docs, ignore_punctuation, group=group + 1)
-    assert together.text == one.text
-    assert together.text == "\n".join(normalize(c, ignore_punctuation=ignore_punctuation) for c in contents)
-    assert np.array_equal(together.starts, one.starts) and np.array_equal(together.ends, one.ends)
-    assert np.array_equal(together.doc_offsets, one.doc_offsets)
-
-
-def test_a_document_with_nul_is_normalized_on_its_own():
-    docs = [Document("a", "앞\x00뒤  끝"), Document("b", " 둘째 ")]
-    assert _CorpusState(docs, False).text == _CorpusState(docs, False, group=1).text == "앞\x00뒤 끝\n둘째"
+    ct = CorpusText(docs, ignore_punctuation=ignore_punctuation)
+    parts = [normalize_with_offsets(c, ignore_punctuation=ignore_punctuation) for c in contents]
+    assert ct.text == "\n".join(p.text for p in parts)
+    sep = [np.full(1, -1, dtype=np.int64)]
+    starts = np.concatenate([x for i, p in enumerate(parts) for x in (sep if i else []) + [p.starts]])
+    ends = np.concatenate([x for i, p in enumerate(parts) for x in (sep if i else []) + [p.ends]])
+    assert np.array_equal(ct.starts, starts) and np.array_equal(ct.ends, ends)
+    assert ct.doc_offsets.tolist() == np.cumsum([0] + [len(p.text) + 1 for p in parts[:-1]]).tolist()
+    d = data.draw(st.integers(0, len(contents) - 1))
+    if parts[d].text:  # a span inside one document reads the same offsets
+        a = int(ct.doc_offsets[d])
+        b = a + len(parts[d].text)
+        got_s, got_e = ct.raw_offsets(a, b)
+        assert np.array_equal(got_s, starts[a:b]) and np.array_equal(got_e, ends[a:b])
 
 
 def _random_corpus(seed, n_docs=400):

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Tuple, Union
 
 from ragexam.data.chunking import Chunking
-from ragexam.data.normalization import normalization_signature, normalize, normalize_with_offsets
+from ragexam.data.normalization import NormalizedText, normalization_signature, normalize, normalize_with_offsets
 from ragexam.data.schema import Document, Question
 from ragexam.errors import InputError
 
@@ -76,104 +76,57 @@ class Occurrence:
 
 class _CorpusState:
     """What a :class:`CorpusText` computes from its documents, shared by every ``CorpusText`` built from the
-    same document objects while one of them is alive (see :class:`CorpusText`)."""
+    same document objects while one of them is alive (see :class:`CorpusText`).
 
-    __slots__ = ("documents", "doc_ids", "text", "doc_offsets", "starts", "ends", "located", "normalized",
-                 "bigrams", "scans", "__weakref__")
+    The normalized text is built with :func:`normalize` (a C-speed whitespace collapse for ordinary text);
+    the raw offsets of a document's normalized characters (:func:`normalize_with_offsets`, whose text is
+    the same) are computed only for documents where evidence is found, and kept."""
 
-    #: documents normalized together in one call (joined by a separator normalization cannot merge)
-    GROUP = 512
-    _SEP = "\n\x00\n"
+    __slots__ = ("documents", "doc_ids", "ignore_punctuation", "text", "doc_offsets", "spans", "located",
+                 "normalized", "bigrams", "scans", "__weakref__")
 
-    def __init__(self, documents: List[Document], ignore_punctuation: bool, group: int = GROUP) -> None:
+    def __init__(self, documents: List[Document], ignore_punctuation: bool) -> None:
         import numpy as np
 
         self.documents = documents  # held so that the identity key stays valid while this state lives
         self.doc_ids = [d.doc_id for d in documents]
-        # the normalized documents joined by "\n", built group by group; a group's piece is the "\n"-joined
-        # normalized texts of its documents, with raw offsets per document and -1 at every separator
-        texts: List[str] = []
-        starts: List["np.ndarray"] = []
-        ends: List["np.ndarray"] = []
-        firsts: List["np.ndarray"] = []  # offset of each document's first character, within its piece
-        step = max(1, group)
-        for g in range(0, len(documents), step):
-            part = [d.content for d in documents[g:g + step]]
-            together = group > 1 and not any("\x00" in c for c in part)
-            t, st, en, first = (self._together if together else self._one_by_one)(part, ignore_punctuation)
-            texts.append(t)
-            starts.append(st)
-            ends.append(en)
-            firsts.append(first)
-        # raw offsets are within one document: int32 (half the memory) unless a document has 2**31 characters
-        dtype = np.int32 if max((len(d.content) for d in documents), default=0) < 2 ** 31 - 1 else np.int64
-        starts = [a.astype(dtype, copy=False) for a in starts]
-        ends = [a.astype(dtype, copy=False) for a in ends]
-        sep = np.full(1, -1, dtype=dtype)
-        base = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]]).astype(np.int64)
-        self.doc_offsets = (np.concatenate([f + b for f, b in zip(firsts, base)]) if firsts
-                            else np.zeros(0, dtype=np.int64))
+        self.ignore_punctuation = ignore_punctuation
+        texts = [normalize(d.content, ignore_punctuation=ignore_punctuation) for d in documents]
+        lengths = np.fromiter((len(t) + 1 for t in texts), dtype=np.int64, count=len(texts))
+        self.doc_offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) if texts else \
+            np.zeros(0, dtype=np.int64)
         self.text = "\n".join(texts)
-        self.starts = np.concatenate([x for i, st in enumerate(starts) for x in ((sep, st) if i else (st,))]) \
-            if starts else np.zeros(0, dtype=dtype)
-        self.ends = np.concatenate([x for i, en in enumerate(ends) for x in ((sep, en) if i else (en,))]) \
-            if ends else np.zeros(0, dtype=dtype)
+        self.spans: Dict[int, NormalizedText] = {}
         self.located: Dict[str, Tuple["Occurrence", ...]] = {}
         self.normalized: Dict[str, str] = {}
         self.bigrams = None
         self.scans = 0
 
-    @staticmethod
-    def _one_by_one(contents: List[str], ignore_punctuation: bool):
-        """``(text, starts, ends, firsts)`` of ``contents``: normalized one by one and joined by ``"\\n"``."""
+    def doc_spans(self, d: int) -> NormalizedText:
+        """Document ``d``'s normalized text with the raw span of every character (computed once)."""
+        hit = self.spans.get(d)
+        if hit is None:
+            hit = self.spans[d] = normalize_with_offsets(self.documents[d].content,
+                                                         ignore_punctuation=self.ignore_punctuation)
+        return hit
+
+    def raw_arrays(self) -> "Tuple[np.ndarray, np.ndarray]":
+        """``(starts, ends)`` for the whole text (``-1`` at separators): every document's offsets."""
         import numpy as np
 
-        texts, st, en, firsts = [], [], [], []
         sep = np.full(1, -1, dtype=np.int64)
-        pos = 0
-        for i, c in enumerate(contents):
-            nt = normalize_with_offsets(c, ignore_punctuation=ignore_punctuation)
-            if i:
+        st: List["np.ndarray"] = []
+        en: List["np.ndarray"] = []
+        for d in range(len(self.documents)):
+            nt = self.doc_spans(d)
+            if d:
                 st.append(sep)
                 en.append(sep)
-            firsts.append(pos)
-            texts.append(nt.text)
             st.append(nt.starts)
             en.append(nt.ends)
-            pos += len(nt.text) + 1
-        return "\n".join(texts), np.concatenate(st), np.concatenate(en), np.asarray(firsts, dtype=np.int64)
-
-    @classmethod
-    def _together(cls, contents: List[str], ignore_punctuation: bool):
-        """What :meth:`_one_by_one` returns, from one :func:`normalize_with_offsets` call on ``contents``
-        (none contains NUL) joined by ``"\\n\\x00\\n"``: NUL is not whitespace, not punctuation and not
-        changed by NFKC, and the newlines keep it out of every word, so normalization maps it to itself with
-        at most one space on each side -- exactly the trailing / leading whitespace each document's own
-        normalization strips.  Those spaces are dropped and NUL becomes the ``"\\n"`` separator."""
-        import numpy as np
-
-        joined = cls._SEP.join(contents)
-        nt = normalize_with_offsets(joined, ignore_punctuation=ignore_punctuation)
-        cps = np.frombuffer(nt.text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
-        sent = np.flatnonzero(cps == 0)
-        keep = np.ones(cps.shape[0], dtype=bool)
-        before, after = sent - 1, sent + 1
-        before = before[before >= 0]
-        after = after[after < cps.shape[0]]
-        keep[before[cps[before] == 32]] = False
-        keep[after[cps[after] == 32]] = False
-        idx = np.flatnonzero(keep)
-        out = cps[idx].copy()
-        is_sep = out == 0
-        doc = np.cumsum(is_sep) - is_sep  # document of each character (a separator counts with the one before)
-        raw_offsets = np.cumsum([0] + [len(c) + len(cls._SEP) for c in contents[:-1]]).astype(np.int64)
-        starts = nt.starts[idx] - raw_offsets[doc]
-        ends = nt.ends[idx] - raw_offsets[doc]
-        starts[is_sep] = -1
-        ends[is_sep] = -1
-        out[is_sep] = 10
-        firsts = np.concatenate([[0], np.flatnonzero(is_sep) + 1]).astype(np.int64)
-        return out.tobytes().decode("utf-32-le", "surrogatepass"), starts, ends, firsts
+        if not st:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(st), np.concatenate(en)
 
 
 _HASH_MUL = 0x9E3779B97F4A7C15  # odd 64-bit multiplier of the q-gram rolling hash (wraps mod 2**64)
@@ -211,8 +164,7 @@ class CorpusText:
     """The normalized text of a corpus, for locating evidence strings fast.
 
     ``text`` is the normalized documents joined by ``"\\n"``; ``starts``/``ends`` give each
-    normalized character's raw span in its own document (``-1`` at separators; int32 arrays unless a
-    document is longer than ``2**31 - 1`` characters).
+    normalized character's raw span in its own document (``-1`` at separators).
 
     One per run: a ``CorpusText`` built from the same document objects (and the same
     ``ignore_punctuation``) as one that is still alive shares its normalized text, its located
@@ -234,9 +186,32 @@ class CorpusText:
         self.doc_ids: List[str] = state.doc_ids
         self.text: str = state.text
         self.doc_offsets = state.doc_offsets
-        self.starts = state.starts
-        self.ends = state.ends
         self._cache: Dict[str, Tuple[Occurrence, ...]] = state.located
+        self._raw: "Optional[Tuple[np.ndarray, np.ndarray]]" = None
+
+    @property
+    def starts(self) -> "np.ndarray":
+        """Raw start (in its own document) of every character of :attr:`text`; ``-1`` at separators.  Built on
+        first use (locating evidence never needs the whole array)."""
+        if self._raw is None:
+            self._raw = self._state.raw_arrays()
+        return self._raw[0]
+
+    @property
+    def ends(self) -> "np.ndarray":
+        """Raw end of every character of :attr:`text` (see :attr:`starts`)."""
+        if self._raw is None:
+            self._raw = self._state.raw_arrays()
+        return self._raw[1]
+
+    def raw_offsets(self, norm_start: int, norm_end: int) -> "Tuple[np.ndarray, np.ndarray]":
+        """``(starts, ends)`` of the normalized characters ``[norm_start, norm_end)``, all in one document."""
+        import numpy as np
+
+        d = int(np.searchsorted(self.doc_offsets, norm_start, side="right")) - 1
+        nt = self._state.doc_spans(d)
+        base = int(self.doc_offsets[d])
+        return nt.starts[norm_start - base:norm_end - base], nt.ends[norm_start - base:norm_end - base]
 
     @property
     def signature(self) -> str:
@@ -301,10 +276,12 @@ class CorpusText:
             a = np.asarray(found, dtype=np.int64)
             b = a + len(nev)
             di = np.searchsorted(self.doc_offsets, a, side="right") - 1
-            rs = self.starts[a]
-            re_ = self.ends[b - 1]
-            occ = tuple(Occurrence(self.doc_ids[d], int(s), int(e), int(x), int(y))
-                        for d, s, e, x, y in zip(di.tolist(), rs.tolist(), re_.tolist(), a.tolist(), b.tolist()))
+            occs = []
+            for d, x, y in zip(di.tolist(), a.tolist(), b.tolist()):
+                nt = self._state.doc_spans(d)
+                base = int(self.doc_offsets[d])
+                occs.append(Occurrence(self.doc_ids[d], int(nt.starts[x - base]), int(nt.ends[y - 1 - base]), x, y))
+            occ = tuple(occs)
         self._cache[nev] = occ
         return occ
 
@@ -558,8 +535,7 @@ class EvidenceIndex:
         ks = self._overlapping(occ)
         if not ks:
             return []
-        sub_s = self.corpus_text.starts[occ.norm_start:occ.norm_end]
-        sub_e = self.corpus_text.ends[occ.norm_start:occ.norm_end]
+        sub_s, sub_e = self.corpus_text.raw_offsets(occ.norm_start, occ.norm_end)
         lo = np.searchsorted(sub_s, cs[ks], side="left")
         hi = np.searchsorted(sub_e, ce[ks], side="right")
         inside = np.maximum(hi - lo, 0)
