@@ -8,11 +8,11 @@ import json
 import numpy as np
 import pytest
 
-from ragexam.analysis import stats
+from ragexam import stats
 from ragexam.cli import main
 from ragexam.errors import InputError, MetricNameError
-from ragexam.report.compare import compare_runs
-from ragexam.report.rundata import RunData, coerce_rows, load_run_dir
+from ragexam.analysis.compare import compare_runs
+from ragexam.storage.runfolder import RunData, coerce_rows, read_run_folder
 from test_report_fixtures import METRICS, MISS_K, _per_question_metrics, make_run, write_run
 
 PIPE = "bm25 | paragraphs:400"
@@ -153,4 +153,4 @@ def test_cli_compare(pair, tmp_path, capsys):
     assert code == 0 and json.loads(out)["run_b"] == "run-b"
     code, _, err = _cli(["compare", str(fa), str(fb), "-m", "bogus@1"], capsys)
     assert code == 2 and "hit@1" in err
-    assert load_run_dir(fa).summary == a.summary
+    assert read_run_folder(fa).summary == a.summary

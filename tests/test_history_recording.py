@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ragexam.cli import main
-from ragexam.report.history import History
+from ragexam.storage.history import History
 
 RUN = ["run", "--corpus", "it_helpdesk", "--qa", "it_helpdesk", "-r", "bm25", "--n-resamples", "100",
        "--n-permutations", "100"]

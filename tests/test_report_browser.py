@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ragexam.report.html import write_report
-from ragexam.report.rundata import load_run_dir
+from ragexam.storage.runfolder import read_run_folder
 from test_report_fixtures import make_run, real_demo_dir
 
 ARTIFACTS = Path(__file__).parent / "_artifacts"
@@ -93,7 +93,7 @@ def _plot_boxes(page):
 
 
 def test_demo_report_in_chromium(browser, tmp_path):
-    run = load_run_dir(real_demo_dir())
+    run = read_run_folder(real_demo_dir())
     path = write_report(run.summary, run.per_question, tmp_path / "report.html")
     page, foreign, errors = _open(browser, path)
 

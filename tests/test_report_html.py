@@ -10,7 +10,7 @@ import pytest
 
 from ragexam.errors import InputError
 from ragexam.report.html import FONT_STACK, read_answers, render_report, write_report
-from ragexam.report.rundata import load_run_dir
+from ragexam.storage.runfolder import read_run_folder
 from test_report_fixtures import make_run, real_demo_dir, write_run
 
 RESOURCE_URL = re.compile(r"""(?:src|href|action|poster|data)\s*=\s*["']?\s*(?:https?:)?//""", re.I)
@@ -101,12 +101,19 @@ def test_answers_and_ground_truth_in_details(fixture_run):
     answers = {pipe: {qid: {"answer": "생성된 답변 ABC", "reasoning": "판정 근거 XYZ", "verdict": "wrong"}}}
     html = render_report(summary, rows, answers)
     assert "생성된 답변 ABC" in html and "판정 근거 XYZ" in html
-    # ground truth comes from the bundled question set named in config.qa
-    from ragexam.data import load_qa
-
     from html import escape
 
-    assert escape(load_qa("it_helpdesk")[qid].ground_truth) in html
+    from ragexam.analysis.recording import with_ground_truth
+    from ragexam.data import load_qa
+
+    truth = escape(load_qa("it_helpdesk")[qid].ground_truth)
+    # the report renders what it is given and reads no file: this ragexam-run/1 summary has no ground truth
+    assert truth not in html and "<dt>ground truth</dt><dd><i>not available</i></dd>" in html
+    # ragexam run stores it in the missed entries; an older summary gets it from its config.qa set
+    enriched = with_ground_truth(summary)
+    assert all(e["ground_truth"] for entries in enriched["missed"].values() for e in entries)
+    assert "ground_truth" not in summary["missed"][pipe][0]  # a copy, the input is unchanged
+    assert truth in render_report(enriched, rows, answers)
 
 
 def test_evidence_is_marked_in_the_chunks(fixture_run):
@@ -149,7 +156,7 @@ def test_bad_summary_is_an_input_error(tmp_path):
 
 def test_demo_report_is_small_and_complete(tmp_path):
     """A real run of the bundled demo: the report is under 2 MB and has every part."""
-    run = load_run_dir(real_demo_dir())
+    run = read_run_folder(real_demo_dir())
     path = write_report(run.summary, run.per_question, tmp_path / "demo.html")
     size = path.stat().st_size
     assert size < 2 * 1024 * 1024, size

@@ -47,7 +47,7 @@ def test_demo_end_to_end(tmp_path):
     assert summary["results"]["dense | paragraphs:400"]["metrics"]["hit@5"] >= 0.8
     assert (out_dir / "per_question.csv").exists()
     # recorded in the (test) history under the id of summary.json, and the report written
-    from ragexam.report.history import History
+    from ragexam.storage.history import History
 
     assert f"Recorded as run {summary['run_id']} in {env['RAGEXAM_HISTORY']}" in text
     assert [e.run_id for e in History(env["RAGEXAM_HISTORY"]).list_runs()] == [summary["run_id"]]

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from ragexam.analysis import stats as S
+from ragexam import stats as S
+from ragexam.stats import _checks
 from ragexam.errors import InputError
 
 
@@ -49,7 +50,7 @@ def test_same_seed_same_interval_and_different_seed_differs():
 def test_chunk_size_does_not_change_the_result(monkeypatch):
     x = np.random.default_rng(4).random((200, 2))
     whole = S.bootstrap_ci(x, n_resamples=300, seed=5)
-    monkeypatch.setattr(S, "_CHUNK_BYTES", 200 * 16 * 7)  # 7 resamples per chunk
+    monkeypatch.setattr(_checks, "_CHUNK_BYTES", 200 * 16 * 7)  # 7 resamples per chunk
     assert S.bootstrap_ci(x, n_resamples=300, seed=5) == whole
 
 

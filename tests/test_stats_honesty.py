@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from ragexam.analysis import stats as S
+from ragexam import stats as S
 from ragexam.errors import InputError
 
 scipy_stats = pytest.importorskip("scipy.stats")

@@ -155,7 +155,7 @@ def datasets_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the list as JSON."),
 ) -> None:
     """List the bundled question sets (usable as --corpus NAME --qa NAME) with their sizes."""
-    from ragexam.data.datasets import list_datasets
+    from ragexam.data.catalog import list_datasets
 
     infos = list_datasets()
     if as_json:
@@ -335,8 +335,8 @@ def _execute_run(settings: dict, *, json_out: bool, demo: bool = False, history:
         result.save(out)
     run_id = hist_path = None
     if not no_history:
-        from ragexam.report.history import History
-        from ragexam.report.recording import record_run
+        from ragexam.analysis.recording import record_run
+        from ragexam.storage.history import History
 
         hist_path = History(history).path
         before = result.summary["run_id"]
@@ -471,13 +471,12 @@ def report_cmd(
     history: Optional[Path] = typer.Option(None, "--history", help=_HISTORY_HELP),
 ) -> None:
     """Write one self-contained HTML report of a run (opens offline; plots, missed questions, settings)."""
+    from ragexam.analysis.recording import with_ground_truth
     from ragexam.report.html import read_answers, write_report
-    from ragexam.report.rundata import resolve_run
+    from ragexam.storage.history import resolve_run
 
     data = resolve_run(run, history)
-    from ragexam.report.recording import is_score
-
-    if is_score(data.summary):
+    if data.is_score:
         from ragexam.errors import InputError
 
         raise InputError(f"{data.run_id} is a recorded score, not a run; `ragexam report` takes a run. Fix: "
@@ -485,7 +484,7 @@ def report_cmd(
                          "... --report FILE.html` for the run's report with the answers.", source=str(run))
     if out is None:
         out = Path(data.source) / "report.html" if Path(run).is_dir() else Path(f"report-{data.run_id}.html")
-    path = write_report(data.summary, data.per_question, out,
+    path = write_report(with_ground_truth(data.summary), data.per_question, out,
                         answers=read_answers(answers) if answers is not None else None)
     size = path.stat().st_size
     typer.echo(f"wrote {path} ({size / 1024:.0f} KB)")
@@ -502,12 +501,12 @@ def runs_cmd(
     """List the recorded runs (id, date, dataset, pipelines, headline metric)."""
     from ragexam.errors import InputError
     from ragexam.report.console import print_runs
-    from ragexam.report.history import History
-    from ragexam.report.rundata import load_run_dir
+    from ragexam.storage.history import History
+    from ragexam.storage.runfolder import read_run_folder
 
     hist = History(history)
     if record is not None:
-        data = load_run_dir(record)
+        data = read_run_folder(record)
         typer.echo(f"recorded {hist.record_run(data.summary, data.per_question)}", err=as_json)
     if delete is not None:
         if not hist.delete(delete):
@@ -529,7 +528,7 @@ def show_cmd(
 ) -> None:
     """Print a recorded run again (the tables `ragexam run` printed)."""
     from ragexam.report.console import show_run
-    from ragexam.report.rundata import resolve_run
+    from ragexam.storage.history import resolve_run
 
     data = resolve_run(run_id, history)
     if as_json:
@@ -555,9 +554,9 @@ def compare_cmd(
 ) -> None:
     """Per-metric differences B − A on the shared questions (paired bootstrap CI, randomization p, Holm)
     and the questions that flipped between found and missed."""
-    from ragexam.report.compare import compare_runs
+    from ragexam.analysis.compare import compare_runs
     from ragexam.report.console import print_comparison
-    from ragexam.report.rundata import resolve_run
+    from ragexam.storage.history import resolve_run
 
     a = resolve_run(run_a, history)
     b = resolve_run(run_b, history)
@@ -570,7 +569,7 @@ def compare_cmd(
 
 @app.command("check")
 def check_cmd(
-    run: str = typer.Argument(..., help="A run folder or a recorded run id."),
+    run: str = typer.Argument(..., help="A run or score folder (`ragexam run/score --out`) or a recorded id."),
     minimum: List[str] = typer.Option(..., "--min", help="Floor METRIC=VALUE, repeatable, e.g. --min hit@5=0.8."),
     pipeline: Optional[str] = typer.Option(None, "--pipeline", "-p", help="Check this pipeline only (default: all)."),
     point: bool = typer.Option(False, "--point", help="Compare the mean, not the 95% CI lower bound, with the floor."),
@@ -579,9 +578,9 @@ def check_cmd(
     """CI gate: exit 1 when a metric's 95% CI lower bound (or with --point its mean) is below its floor.
 
     Exit status: 0 all floors met, 1 some floor missed, 2 bad input (e.g. an unknown metric)."""
+    from ragexam.analysis.gate import check_run, parse_floor
     from ragexam.report.console import print_gate
-    from ragexam.report.gate import check_run, parse_floor
-    from ragexam.report.rundata import resolve_run
+    from ragexam.storage.history import resolve_run
 
     floors = [parse_floor(m) for m in minimum]
     data = resolve_run(run, history)
@@ -778,7 +777,8 @@ def score_cmd(
     pipeline: Optional[str] = typer.Option(None, "--pipeline", help="Pipeline of the run that answers without a "
                                                                     "'pipeline' field belong to (default: the first)."),
     corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus of the run (default: the one in its "
-                                                                "summary.json); used to rebuild chunk texts."),
+                                                                "summary.json); only for a ragexam-run/1 folder, to "
+                                                                "rebuild its chunk texts."),
     k: Optional[int] = typer.Option(None, "--k", help="Evidence counts as retrieved when first_rank <= K (default: "
                                                       "the answers' k, else the run's miss_k, else 5)."),
     correct_if: Optional[str] = typer.Option(None, "--correct-if", help="Without a judge: an answer is correct when "
@@ -820,22 +820,31 @@ def score_cmd(
                                                                       "and stage attribution to FILE.html."),
     history: Optional[Path] = typer.Option(None, "--history", help=_HISTORY_HELP),
     no_history: bool = typer.Option(False, "--no-history", help="Do not record this score in the history database."),
+    min_coverage: Optional[float] = typer.Option(None, "--min-coverage", help="Exit 1 when a judge metric judged "
+                                                 "less than this fraction (0-1) of its items. Without it, exit 1 only "
+                                                 "when nothing at all was judged."),
 ) -> None:
     """Score generated answers: BLEU/chrF/ROUGE-L vs ground_truth, LLM-judge metrics with coverage, and which
     stage failed per question (retrieval_miss, generation_miss, lucky, hallucinated, ...)."""
-    from ragexam.analysis.answers import load_answers, load_run
-    from ragexam.analysis.scoring import plan_judging, prepare_rows, save_score, score_answers
+    from ragexam.analysis.answers import load_answers
+    from ragexam.analysis.scoring import check_min_coverage, plan_judging, prepare_rows, save_score, score_answers
     from ragexam.analysis.verdicts import load_phrases, parse_correct_if
     from ragexam.data.loaders import load_qa
     from ragexam.errors import InputError
+    from ragexam.storage.runfolder import read_run_folder
 
     if report_html is not None and run is None:
         raise InputError("--report needs --run DIR: the report is the HTML report of that retrieval run (from "
                          "`ragexam run --out DIR`) with these answers added; pass --run, or drop --report",
                          source="ragexam score", field="report")
+    if min_coverage is not None:
+        check_min_coverage(min_coverage)
+        if judge_model is None:
+            raise InputError("--min-coverage applies to an LLM judge; pass --judge-model too", source="ragexam score",
+                             field="min_coverage")
     questions = load_qa(qa)
     records = load_answers(answers)
-    run_info = load_run(run) if run is not None else None
+    run_info = read_run_folder(run) if run is not None else None
     cond = parse_correct_if(correct_if) if correct_if is not None else None
     phrases = None
     if abstain_phrases is not None:
@@ -868,35 +877,41 @@ def score_cmd(
     report = score_answers(questions, records, answers_source=answers, run=run_info, pipeline=pipeline, k=k,
                            corpus=corpus, judge=judge, judge_metrics=metrics, repeat=repeat, correct_if=cond,
                            abstain_phrases=phrases, bleu_tokenize=bleu_tokenize, rows=rows, notes=notes,
-                           progress=_progress("judging") if not json_out else None)
+                           progress=_progress("judging") if not json_out else None, min_coverage=min_coverage)
     if out is not None:
         save_score(report, out)
     lines = []
     if not no_history:
-        from ragexam.report.history import History
-        from ragexam.report.recording import record_score
+        from ragexam.analysis.recording import record_score
+        from ragexam.storage.history import History
 
         hist_path = History(history).path
         score_id = record_score(report, run_info.summary if run_info is not None else None, hist_path)
         lines.append(f"Recorded as {score_id} in {hist_path} (ragexam show {score_id}).")
     if report_html is not None:
-        from ragexam.report.recording import write_score_report
-        from ragexam.report.rundata import load_run_dir
+        from ragexam.analysis.recording import score_report_inputs
+        from ragexam.report.html import write_report
 
-        path = write_score_report(load_run_dir(run), report, report_html)
+        summary, per_question, shown = score_report_inputs(run_info, report)
+        path = write_report(summary, per_question, report_html, answers=shown)
         lines.append(f"Wrote the HTML report of {run} with these answers to {path}.")
+    failures = report.coverage_failures()
     if json_out:
         _print_json(report.to_dict())
-        for line in lines:
+        for line in lines + [f"coverage: {f}" for f in failures]:
             sys.stderr.write(line + "\n")
-        return
-    console = _stdout()
-    _print_score(report, console, list_n=list_n)
-    if out is not None:
-        console.print(f"Wrote score.json, per_answer.csv" + (", judgments.jsonl" if judge is not None else "")
-                      + f" to {out}.", highlight=False, markup=False, soft_wrap=True)
-    for line in lines:
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    else:
+        console = _stdout()
+        _print_score(report, console, list_n=list_n)
+        if out is not None:
+            console.print("Wrote score.json, per_answer.csv" + (", judgments.jsonl" if judge is not None else "")
+                          + f" to {out}.", highlight=False, markup=False, soft_wrap=True)
+        for line in lines:
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+        for f in failures:
+            console.print(f"[red]coverage:[/] {f}", highlight=False, soft_wrap=True)
+    if failures:
+        raise typer.Exit(1)
 
 
 @app.command("answer")
@@ -905,8 +920,9 @@ def answer_cmd(
     model: str = typer.Option(..., "--model", help="Generator model on an OpenAI-compatible endpoint."),
     out: Path = typer.Option(..., "--out", help="Answers JSONL to write (query_id, pipeline, answer, contexts)."),
     qa: Optional[str] = typer.Option(None, "--qa", help="Question set (default: the run's)."),
-    corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus (default: the run's); re-chunked with each "
-                                                                "pipeline's chunker to get the chunk texts."),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus (default: the run's); only for a "
+                                                                "ragexam-run/1 folder, which does not store its chunk "
+                                                                "texts: re-chunked with each pipeline's chunker."),
     pipeline: Optional[List[str]] = typer.Option(None, "--pipeline", help="Pipeline(s) to answer for (default: all)."),
     k: int = typer.Option(5, "--k", help="Chunks given to the generator (1-10)."),
     template: Optional[Path] = typer.Option(None, "--template", help="Prompt template file with {question} and "
@@ -926,21 +942,26 @@ def answer_cmd(
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the calls and estimated tokens; send nothing."),
 ) -> None:
     """Generate answers from each pipeline's top-k retrieved chunks with an OpenAI-compatible chat model."""
-    from ragexam.analysis.answers import load_run, write_answers
+    from ragexam.analysis.answers import write_answers
     from ragexam.analysis.generation import answer_tasks, generate_answers, load_template, plan_answers
     from ragexam.data.loaders import load_corpus, load_qa
     from ragexam.errors import InputError
     from ragexam.metrics.judge import ChatClient, LLMCache
     from ragexam.metrics.judge.cost import cost_usd, format_cost, price_for
+    from ragexam.storage.runfolder import read_run_folder
 
-    info = load_run(run)
+    info = read_run_folder(run)
     cfg = info.summary.get("config") or {}
     qa_ref = qa or cfg.get("qa")
     corpus_ref = corpus or cfg.get("corpus")
-    if not qa_ref or not corpus_ref:
-        raise InputError("the run does not record its qa/corpus; pass --qa and --corpus", source=str(run))
+    if not qa_ref:
+        raise InputError("the run does not record its question set; pass --qa", source=str(run))
     questions = load_qa(qa_ref)
-    docs = load_corpus(corpus_ref)
+    docs = None
+    if not info.has_chunk_texts:  # a ragexam-run/1 folder: its chunk texts are rebuilt from the corpus
+        if not corpus_ref:
+            raise InputError("the run does not record its corpus; pass --corpus", source=str(run))
+        docs = load_corpus(corpus_ref)
     tmpl = load_template(template) if template is not None else None
     client = ChatClient(model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries)
     tasks, _, sha = answer_tasks(questions, info, docs, model=model, endpoint=client.endpoint,
@@ -1007,7 +1028,7 @@ def judge_agreement_cmd(
     from rich.markup import escape
     from rich.table import Table
 
-    from ragexam.analysis.answers import load_answers, load_run
+    from ragexam.analysis.answers import load_answers
     from ragexam.analysis.judge_agreement import check_human_value, human_agreement
     from ragexam.analysis.scoring import judge_jobs, prepare_rows
     from ragexam.data.loaders import load_qa
@@ -1017,7 +1038,9 @@ def judge_agreement_cmd(
     w = None if weights == "none" else weights
     questions = load_qa(qa)
     records = load_answers(answers)
-    rows = prepare_rows(questions, records, answers_source=answers, run=load_run(run) if run is not None else None,
+    from ragexam.storage.runfolder import read_run_folder
+
+    rows = prepare_rows(questions, records, answers_source=answers, run=read_run_folder(run) if run is not None else None,
                         pipeline=pipeline, corpus=corpus)
     human: dict = {}
     for r in rows:

@@ -70,7 +70,7 @@ def unit_values(metric: str, label: Optional[str], score: Optional[float], detai
 
 
 def _kappas(columns: Sequence[Sequence[int]], scale: Sequence[int], weights: Optional[str]) -> Tuple[List[float], int]:
-    from ragexam.analysis.stats import cohen_kappa
+    from ragexam.stats import cohen_kappa
 
     vals, undefined = [], 0
     for a, b in itertools.combinations(columns, 2):
@@ -213,7 +213,7 @@ def human_agreement(scores: Mapping[str, Any], human: Mapping[str, Any], metric:
     """
     from collections import Counter
 
-    from ragexam.analysis.stats import cohen_kappa, spearman
+    from ragexam.stats import cohen_kappa, spearman
 
     if weights not in (None, "linear", "quadratic"):
         raise InputError(f"received {weights!r}; expected none, linear or quadratic", field="weights")

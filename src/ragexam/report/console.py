@@ -65,7 +65,7 @@ def print_summary(summary: Mapping[str, Any], con=None) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from ragexam.report.rundata import dataset_label
+    from ragexam.storage.runfolder import dataset_label
 
     con = con or console()
     results = summary.get("results") or {}
@@ -169,7 +169,7 @@ def print_score_summary(summary: Mapping[str, Any], con=None) -> None:
 def show_run(summary: Mapping[str, Any], con=None) -> None:
     """Re-render a stored run: the run's own console tables when available, else :func:`print_summary`;
     a stored score with :func:`print_score_summary`."""
-    from ragexam.report.recording import is_score
+    from ragexam.storage.runfolder import is_score
 
     con = con or console()
     if is_score(summary):

@@ -28,8 +28,8 @@ table and switches the metric of the per-type chart.
 ``{query_id: entry}`` for all pipelines, or ``{pipeline: {query_id: entry}}``, where ``entry`` is
 the answer text or a dict with any of ``answer``, ``ground_truth``, ``reasoning`` (or
 ``judge_reasoning`` / ``explanation``), ``verdict`` (or ``label``), ``score``, ``stage``.
-Ground truth also comes from a missed entry's ``ground_truth`` or, when ``config.qa`` names a
-bundled set or an existing file, from the question set itself.
+Ground truth also comes from a missed entry's ``ground_truth`` (``ragexam run`` stores it there);
+the report renders what it is given and reads no input file.
 
 Every user-provided string (names, questions, evidence, chunk texts, config values) is
 HTML-escaped.
@@ -47,8 +47,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 from ragexam._version import __version__
 from ragexam.report import svg
 from ragexam.report.highlight import highlight_html
-from ragexam.report.rundata import (_check_summary, coerce_rows, dataset_label, headline_metric,
-                                    miss_cutoff)
+from ragexam.storage.runfolder import check_summary, coerce_rows, dataset_label, headline_metric, miss_cutoff
 
 __all__ = ["write_report", "render_report", "read_answers", "FONT_STACK"]
 
@@ -227,27 +226,7 @@ class _Page:
         self.per_pipeline_answers = bool(self.answers) and all(
             k in self.index and isinstance(v, Mapping) for k, v in self.answers.items())
         self.notes: List[str] = []
-        self.qa = self._load_qa()
         self.row_of = {(r["pipeline"], r["query_id"]): r for r in rows}
-
-    def _load_qa(self) -> Dict[str, Any]:
-        """The question set named by ``config.qa``, when it can be found (for ground truth)."""
-        name = self.config.get("qa") or self.dataset.get("qa")
-        if not isinstance(name, str) or not name:
-            return {}
-        try:
-            from ragexam.data.datasets import is_bundled
-            from ragexam.data.loaders import load_qa
-
-            if not (is_bundled(name) or Path(name).is_file()):
-                self.notes.append(f"ground truth: the question set {name!r} is not on this machine, so "
-                                  "only ground truth carried in the answers is shown")
-                return {}
-            qa = load_qa(name)
-        except Exception as exc:  # a report must still render; the note says why
-            self.notes.append(f"ground truth: could not read the question set {name!r} ({exc})")
-            return {}
-        return {q.query_id: q for q in qa}
 
     def color(self, pipeline: str) -> str:
         return svg.color(self.index.get(pipeline, len(self.index)))
@@ -577,10 +556,8 @@ def _missed_entries(page: _Page) -> List[Tuple[str, Dict[str, Any]]]:
     return out
 
 
-def _evidence_list(e: Mapping[str, Any], q: Any) -> List[str]:
+def _evidence_list(e: Mapping[str, Any]) -> List[str]:
     ev = e.get("evidence")
-    if ev is None and q is not None:
-        ev = list(getattr(q, "evidence", ()) or ())
     if isinstance(ev, str):
         return [ev]
     return [str(x) for x in ev or []]
@@ -588,11 +565,10 @@ def _evidence_list(e: Mapping[str, Any], q: Any) -> List[str]:
 
 def _detail(page: _Page, pipeline: str, e: Mapping[str, Any], did: str) -> str:
     qid = str(e.get("query_id"))
-    q = page.qa.get(qid)
     ans = page.answer(pipeline, qid)
-    evidence = _evidence_list(e, q)
-    question = e.get("question") or (q.question if q is not None else None)
-    ground = ans.get("ground_truth") or e.get("ground_truth") or (q.ground_truth if q is not None else None)
+    evidence = _evidence_list(e)
+    question = e.get("question")
+    ground = ans.get("ground_truth") or e.get("ground_truth")
     items = [("question", _e(question) if question else "<i>not in the run output</i>")]
     if evidence:
         items.append(("evidence", "<br>".join(f'<span class="evidence">{_e(x)}</span>' for x in evidence)))
@@ -675,8 +651,7 @@ def _missed(page: _Page) -> str:
                f'<th class="num">first rank</th><th>question</th>{head}<th></th></tr></thead><tbody>')
     for i, (p, e) in enumerate(entries):
         qid = str(e.get("query_id"))
-        q = page.qa.get(qid)
-        question = e.get("question") or (q.question if q is not None else "")
+        question = e.get("question") or ""
         short = question if len(question) <= 90 else question[:89] + "…"
         did = f"miss-{i}"
         fr = e.get("first_rank")
@@ -772,7 +747,7 @@ def _settings(page: _Page) -> str:
 def render_report(summary: Mapping[str, Any], per_question: Sequence[Mapping[str, Any]],
                   answers: Optional[Mapping[str, Any]] = None) -> str:
     """The report as one HTML string (see the module docstring)."""
-    summary = _check_summary(dict(summary), "summary")
+    summary = check_summary(dict(summary), "summary")
     rows = coerce_rows(per_question or [], source="per_question")
     page = _Page(summary, rows, answers)
     body = [_header(page), "<main>", _scores(page), _plots(page), _missed(page), _dataset(page),
