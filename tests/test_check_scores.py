@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("openai")
 
-from test_judge_stub import API_KEY, start_stub  # noqa: E402
+from test_score_answer_cmd import stub  # noqa: E402,F401 (the loopback judge fixture)
 from test_score_fixtures import ANSWERS, write_case, write_jsonl  # noqa: E402
 
 from ragexam import stats  # noqa: E402
@@ -19,15 +19,6 @@ from ragexam.analysis.gate import check_run, parse_floor  # noqa: E402
 from ragexam.cli import main  # noqa: E402
 from ragexam.storage.history import History, resolve_run  # noqa: E402
 from ragexam.storage.runfolder import read_folder, read_score_folder  # noqa: E402
-
-
-@pytest.fixture
-def stub(monkeypatch):
-    s, shutdown = start_stub()
-    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    yield s
-    shutdown()
 
 
 def cli(argv, capsys):
