@@ -153,3 +153,14 @@ def test_a_score_folder_of_the_previous_format(stub, tmp_path, capsys):
         check_run(run, [parse_floor("bleu=0.1")], pipeline="P2")
     (b,) = check_run(run, [parse_floor("bleu=0.1")], pipeline="P2", point=True)
     assert b.passed and b.ci_low is None and b.value == score["text"]["P2"]["bleu"]
+
+
+def test_a_floor_on_a_metric_nothing_was_judged_on_fails(stub, tmp_path, capsys):
+    nothing = write_jsonl(tmp_path / "none.jsonl", [dict(a, answer=a["answer"] + " [[s:bad_json]]") for a in ANSWERS])
+    out = tmp_path / "zero"
+    code, _, _ = cli(_score(stub, tmp_path, nothing, "--no-history", "--out", out), capsys)
+    assert code == 1
+    for point in (True, False):
+        (r,) = check_run(read_folder(out), [parse_floor("answer_correctness=0")], pipeline="P2", point=point)
+        assert not r.passed and r.value is None and (r.judged, r.judgeable) == (0, 6)
+        assert r.line() == "FAIL answer_correctness >= 0: nothing was judged; judged 0 of 6 [P2]"

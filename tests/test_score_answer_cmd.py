@@ -40,6 +40,7 @@ def test_answer_then_score(stub, tmp_path, capsys):
             "--cache-dir", str(tmp_path / "cache"), "--template", str(template)]
     code, text, err = cli(base + ["--k", "2", "--dry-run"], capsys)
     assert code == 0 and "calls to make: 12" in text and "4 share a prompt" in text and stub.requests == []
+    assert "(ragexam-run/1) does not store its chunk texts; they were rebuilt by re-chunking" in text
     code, text, err = cli(base + ["--k", "2"], capsys)
     assert code == 0, err
     assert len(stub.requests) == 12 and all(metric_of(b) == "answer" for b in stub.requests)
@@ -110,6 +111,7 @@ def test_answer_from_a_run_folder_needs_no_corpus(stub, tmp_path, capsys):
     code, text, err = cli(["answer", "--run", str(run), "--model", "m", "--base-url", stub.base_url, "--out", str(out),
                            "--no-cache", "--k", "2"], capsys)
     assert code == 0, err
+    assert "re-chunking" not in text
     text_of = {f"{d['doc_id']}#0": d["content"] for d in DOCS}
     top = {}
     import csv

@@ -139,3 +139,9 @@ def test_rundata_unpacks_and_types_what_it_is_given():
     assert s is summary and all(isinstance(r, RunRow) for r in pq)
     assert run.pipelines == [p["name"] for p in summary["pipelines"]]
     assert run.row(run.pipelines[0], rows[0]["query_id"]).first_rank == rows[0]["first_rank"]
+
+
+def test_a_question_twice_in_a_pipeline_is_an_error_not_a_silent_overwrite():
+    summary, rows = make_run(n_questions=3, seed=1, n_resamples=10, n_permutations=10)
+    with pytest.raises(InputError, match="rows 1 and 10 are both question"):
+        RunData(summary, rows + [rows[0]], "mem")

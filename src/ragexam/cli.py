@@ -970,6 +970,10 @@ def answer_cmd(
     cache = None if no_cache else LLMCache(str(cache_dir) if cache_dir is not None else None)
     pr = price_for(model, client.endpoint, _price(price))
     console = _stdout()
+    if docs is not None:
+        console.print(f"note: {run} ({info.format}) does not store its chunk texts; they were rebuilt by re-chunking "
+                      f"{corpus_ref} with each pipeline's chunker (run folders from ragexam-run/2 on store them).",
+                      highlight=False, markup=False, soft_wrap=True)
     if dry_run:
         plan = plan_answers(tasks, cache)
         console.print(f"answer dry run: {plan['total']} answers, {plan['cached']} cached, {plan['shared']} share a "

@@ -80,7 +80,8 @@ class GateResult:
         if self.judgeable is not None:
             cover = f"; judged {self.judged} of {self.judgeable}"
         if self.value is None:
-            return f"{verdict} {self.metric} >= {self.floor:g}: nothing was judged{cover} [{self.pipeline}]"
+            what = "nothing was judged" if self.judgeable is not None else "no value (nothing was scored)"
+            return f"{verdict} {self.metric} >= {self.floor:g}: {what}{cover} [{self.pipeline}]"
         ci = (f", 95% CI {self.ci_low:.3f}–{self.ci_high:.3f}" if self.ci_low is not None and
               self.ci_high is not None else "")
         if self.basis == "mean":

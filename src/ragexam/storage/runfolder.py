@@ -338,6 +338,14 @@ class RunData:
 
     def __post_init__(self) -> None:
         self.per_question = coerce_rows(self.per_question, source=self.source or "per_question")
+        seen: Dict[Tuple[str, str], int] = {}
+        for i, r in enumerate(self.per_question):
+            key = (r.pipeline, r.query_id)
+            if key in seen:
+                raise InputError(f"rows {seen[key] + 1} and {i + 1} are both question {r.query_id!r} of pipeline "
+                                 f"{r.pipeline!r}; expected one row per question and pipeline.",
+                                 source=self.source or "per_question", field="query_id")
+            seen[key] = i
 
     def __iter__(self) -> Iterator[Any]:
         yield self.summary
@@ -379,7 +387,7 @@ class RunData:
 
     def row(self, pipeline: str, query_id: str) -> Optional[RunRow]:
         """The row of (``pipeline``, ``query_id``), or None."""
-        if self._index is None or len(self._index) != len(self.per_question):
+        if self._index is None or len(self._index) != len(self.per_question):  # rows are unique (see above)
             self._index = {(r.pipeline, r.query_id): r for r in self.per_question}
         return self._index.get((pipeline, query_id))
 
