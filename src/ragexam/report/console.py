@@ -105,7 +105,7 @@ def print_summary(summary: Mapping[str, Any], con=None) -> None:
 
 
 def print_score_summary(summary: Mapping[str, Any], con=None) -> None:
-    """A stored ``ragexam score`` (see :mod:`ragexam.report.recording`): text metrics per pipeline and
+    """A stored ``ragexam score`` (see :mod:`ragexam.analysis.recording`): text metrics per pipeline and
     question type, the judge means with coverage (when a judge ran), and the stage-attribution tables."""
     from rich.markup import escape
     from rich.table import Table
