@@ -21,14 +21,18 @@ mismatch        context relevance with a wrong "average"
 echo_key        HTTP 400 whose message echoes the Authorization header
 incorrect       answer_correctness verdict incorrect (1); abstention "answered"
 not_json        HTTP 200 whose body is not JSON (a proxy's error page), every time
+key_in_reply    a valid reply whose reasoning quotes the API key (from the Authorization header)
 flip            answer_correctness 5 on the first call of a conversation, 3 on the second, ...;
                 context relevance [5, 1, ...] then [4, 1, ..., 2] (repeat tests)
 =============== ===========================================================================
 
 ``stub.reject_response_format = True`` makes every request with ``response_format`` fail with
 HTTP 400 (like an endpoint that does not support it).  ``stub.block_after = N`` makes
-request N+1 and later wait until ``stub.release`` is set (kill tests).  ``stub.requests`` keeps
-every request body, ``stub.auth`` every Authorization header.
+request N+1 and later wait until ``stub.release`` is set (kill tests).  ``stub.gate_auths = N``
+holds every request until requests with N different Authorization headers have arrived (so that
+N client processes are surely running at once; 30 s at most).  ``stub.delay`` sleeps that many
+seconds before each reply.  ``stub.requests`` keeps every request body, ``stub.auth`` every
+Authorization header.
 """
 
 from __future__ import annotations
@@ -109,6 +113,9 @@ class Stub:
         self.release = threading.Event()
         self.arrived = threading.Event()  # set when a request is blocked
         self.answer_text = None  # callable(body) -> str for plain (answer generation) requests
+        self.gate_auths: int | None = None
+        self.gated = threading.Condition(self.lock)
+        self.delay = 0.0
         self.base_url = ""
 
     def count(self) -> int:
@@ -127,6 +134,34 @@ def completion(content, *, finish_reason="stop", refusal=None, model="stub-judge
             "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}}
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, body, headers=None) -> None:
+    """Answer ``handler``'s request with ``body`` (JSON, or raw bytes) and ``headers``."""
+    data = body if isinstance(body, bytes) else json.dumps(body, ensure_ascii=False).encode()
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            handler.send_header(k, v)
+        handler.end_headers()
+        handler.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
+def serve(handler_class):
+    """Start ``handler_class`` on 127.0.0.1 in a thread: ``(base address, shutdown)``."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler_class)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def shutdown():
+        httpd.shutdown()
+        httpd.server_close()
+
+    return f"http://127.0.0.1:{httpd.server_address[1]}", shutdown
+
+
 def make_handler(stub: Stub):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -135,17 +170,7 @@ def make_handler(stub: Stub):
             pass
 
         def _reply(self, status, body, headers=None):
-            data = json.dumps(body, ensure_ascii=False).encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
+            send_json(self, status, body, headers)
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -156,6 +181,11 @@ def make_handler(stub: Stub):
                 conv = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
                 stub.seen[conv] += 1
                 seen = stub.seen[conv]
+                stub.gated.notify_all()
+                if stub.gate_auths is not None:
+                    stub.gated.wait_for(lambda: len(set(stub.auth)) >= stub.gate_auths, timeout=30)
+            if stub.delay:
+                time.sleep(stub.delay)
             if stub.block_after is not None and n > stub.block_after:
                 stub.arrived.set()
                 stub.release.wait(30)
@@ -190,19 +220,18 @@ def make_handler(stub: Stub):
             if scenario == "text_refusal":
                 return self._reply(200, completion("I'm sorry, I can't help with that."))
             if scenario == "not_json":
-                data = b"<html>502 Bad Gateway</html>"
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-                return
+                return self._reply(200, b"<html>502 Bad Gateway</html>")
             if scenario == "r429_once" and seen == 1:
                 return self._reply(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})
             if scenario == "r500" or (scenario == "r500_once" and seen == 1):
                 return self._reply(500, {"error": {"message": "boom"}})
             if scenario == "slow":
                 time.sleep(stub.slow_seconds)
+            if scenario == "key_in_reply":
+                key = (self.headers.get("Authorization") or "").split()[-1]
+                reply = good_reply(metric, n_ctx, "good", seen)
+                reply["reasoning"] = f"(the client sent the key {key}) " + str(reply.get("reasoning", ""))
+                return self._reply(200, completion(json.dumps(reply, ensure_ascii=False)))
             if scenario == "echo_key":
                 return self._reply(400, {"error": {"message": f"bad header {self.headers.get('Authorization')}"}})
             if "response_format" not in body:
@@ -215,15 +244,11 @@ def make_handler(stub: Stub):
 def start_stub():
     """(stub, shutdown) with ``stub.base_url`` set."""
     stub = Stub()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(stub))
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    stub.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    address, stop = serve(make_handler(stub))
+    stub.base_url = address + "/v1"
 
     def shutdown():
         stub.release.set()
-        httpd.shutdown()
-        httpd.server_close()
+        stop()
 
     return stub, shutdown

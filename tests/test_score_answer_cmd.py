@@ -6,13 +6,11 @@ import json
 
 import pytest
 
-pytest.importorskip("openai")
+from test_judge_stub import API_KEY, metric_of, start_stub
+from test_score_fixtures import DOCS, QA, write_case, write_jsonl
 
-from test_judge_stub import API_KEY, metric_of, start_stub  # noqa: E402
-from test_score_fixtures import DOCS, QA, write_case, write_jsonl  # noqa: E402
-
-from ragexam.analysis.answers import load_answers  # noqa: E402
-from ragexam.cli import main  # noqa: E402
+from ragexam.analysis.answers import load_answers
+from ragexam.cli import main
 
 
 @pytest.fixture

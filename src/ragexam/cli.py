@@ -602,18 +602,9 @@ def _ae_commas(values: Optional[List[str]]) -> Optional[List[str]]:
 
 
 def _price(text: Optional[str]):
-    from ragexam.errors import InputError
+    from ragexam.llm.cost import parse_price
 
-    if text is None:
-        return None
-    try:
-        a, b = (float(x) for x in text.split(","))
-    except ValueError:
-        raise InputError(f"received {text!r}; expected IN,OUT in USD per 1M tokens, e.g. 0.15,0.6",
-                         source="--price", field="price") from None
-    if a < 0 or b < 0:
-        raise InputError("prices must be >= 0", source="--price", field="price")
-    return (a, b)
+    return parse_price(text)
 
 
 def _progress(label: str):
@@ -649,7 +640,7 @@ def _fmt(v, digits: int = 3) -> str:
 def _print_plan(plan, console, what: str = "judge") -> None:
     from rich.table import Table
 
-    from ragexam.metrics.judge.cost import format_cost
+    from ragexam.llm.cost import format_cost
 
     t = Table(title=f"{what} dry run: {plan.model} at {plan.endpoint} (prompts: {plan.language}, repeat {plan.repeat})")
     for col in ("metric", "judgments", "cached", "shared", "no input", "calls", "est. prompt tok",
@@ -672,7 +663,7 @@ def _print_score(report, console, *, list_n: int) -> None:
     from rich.table import Table
 
     from ragexam.analysis.diagnosis import LABELS
-    from ragexam.metrics.judge.cost import format_cost
+    from ragexam.llm.cost import format_cost
 
     for note in report.notes:
         console.print(f"[yellow]note[/] {escape(note)}", highlight=False, soft_wrap=True)
@@ -946,8 +937,9 @@ def answer_cmd(
     from ragexam.analysis.generation import answer_tasks, generate_answers, load_template, plan_answers
     from ragexam.data.loaders import load_corpus, load_qa
     from ragexam.errors import InputError
-    from ragexam.metrics.judge import ChatClient, LLMCache
-    from ragexam.metrics.judge.cost import cost_usd, format_cost, price_for
+    from ragexam.llm.cache import LLMCache
+    from ragexam.llm.client import LLMClient
+    from ragexam.llm.cost import cost_usd, format_cost, price_for
     from ragexam.storage.runfolder import read_run_folder
 
     info = read_run_folder(run)
@@ -963,7 +955,8 @@ def answer_cmd(
             raise InputError("the run does not record its corpus; pass --corpus", source=str(run))
         docs = load_corpus(corpus_ref)
     tmpl = load_template(template) if template is not None else None
-    client = ChatClient(model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries)
+    client = LLMClient(model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries,
+                       concurrency=concurrency, temperature=temperature, max_tokens=max_tokens, seed=seed)
     tasks, _, sha = answer_tasks(questions, info, docs, model=model, endpoint=client.endpoint,
                                  pipelines=pipeline or None, k=k, template=tmpl, language=lang,
                                  temperature=temperature, max_tokens=max_tokens, seed=seed)

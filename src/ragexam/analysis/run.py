@@ -592,12 +592,17 @@ def _missed_entry(q: Any, mode: str, fr: Optional[int], ranks: Dict[str, Optiona
 
 
 def _around_evidence(text: str, evidence: Sequence[str]) -> str:
-    """``text`` shortened to a window that starts a little before the first evidence string in it."""
-    at = min((i for i in (text.find(ev) for ev in evidence) if i >= 0), default=0)
+    """``text`` shortened to a window that starts a little before the first evidence string in it (found as
+    the metrics find it: after normalization, so evidence that crosses a line break still counts)."""
+    from ragexam.data.evidence import EvidenceMatcher
+
+    matcher = EvidenceMatcher()
+    found = [sp for ev in evidence for sp in matcher.spans(text, ev)[:1]]
+    at, end = min(found) if found else (0, 0)
     start = max(0, at - 40)
-    longest = max((len(ev) for ev in evidence), default=0)
-    window = text[start:start + TOP_TEXT_CHARS + longest]
-    return ("…" if start else "") + shorten(window, TOP_TEXT_CHARS + longest + 1)
+    longest = max([e - s for s, e in found] + [len(ev) for ev in evidence] + [0])
+    window = text[start:max(start + TOP_TEXT_CHARS + longest, end)]
+    return ("…" if start else "") + shorten(window, max(TOP_TEXT_CHARS + longest, end - start) + 1)
 
 
 def _unmatched_evidence(scored: Sequence[Any], index: Any) -> List[Dict[str, Any]]:

@@ -126,6 +126,45 @@ def _str_list(value: Any, name: str, source: str) -> List[Any]:
     return items
 
 
+_CHECKED = ("retrievers", "chunkers", "relevance", "k", "depth", "miss_k", "seed", "n_resamples",
+            "n_permutations", "ignore_punctuation", "overlap")
+
+
+def check_settings(values: Mapping[str, Any], source: str) -> Dict[str, Any]:
+    """``values`` (any subset of the run settings) checked and normalized, one rule per setting; the first
+    problem raises :class:`InputError` naming ``source`` (a config file, or "run settings") and the field.
+    Settings this function does not know (corpus, qa, out) pass through unchanged."""
+    out = dict(values)
+    if "retrievers" in out:
+        out["retrievers"] = _str_list(out["retrievers"], "retrievers", source)
+    if "chunkers" in out:
+        out["chunkers"] = _str_list(out["chunkers"], "chunkers", source)
+    from ragexam.data.relevance import MODES
+
+    rel = out.get("relevance")
+    if rel is not None and rel not in MODES:
+        raise InputError(f"received {rel!r}; expected 'doc' or 'evidence' (or leave it unset: evidence when "
+                         "the questions have evidence).", source=source, field="relevance")
+    if "k" in out:
+        out["k"] = parse_k(out["k"], source)
+    for name, low in (("depth", 1), ("miss_k", 1), ("seed", 0), ("n_resamples", 1), ("n_permutations", 1)):
+        if name in out:
+            out[name] = _int(out[name], name, low, source)
+    if "ignore_punctuation" in out and not isinstance(out["ignore_punctuation"], bool):
+        raise InputError(f"received {out['ignore_punctuation']!r}; expected true or false.", source=source,
+                         field="ignore_punctuation")
+    ov = out.get("overlap")
+    if ov is not None:
+        ok = isinstance(ov, (int, float)) and not isinstance(ov, bool) and math.isfinite(float(ov)) \
+            and 0 < float(ov) <= 1
+        if not ok:
+            raise InputError(f"received {ov!r}; expected a fraction in (0, 1] (the part of an evidence string a "
+                             "chunk must hold to count) or nothing for whole containment.", source=source,
+                             field="overlap")
+        out["overlap"] = float(ov)
+    return out
+
+
 @dataclass
 class RunConfig:
     """Every setting of one run (the ``config`` block of ``summary.json``).
@@ -152,15 +191,8 @@ class RunConfig:
 
     def __post_init__(self) -> None:
         src = "run settings"
-        self.retrievers = _str_list(self.retrievers, "retrievers", src)
-        self.chunkers = _str_list(self.chunkers, "chunkers", src)
-        if self.relevance is not None and self.relevance not in ("doc", "evidence"):
-            raise InputError(f"received {self.relevance!r}; expected 'doc' or 'evidence' (or leave it "
-                             "unset: evidence when the questions have evidence).", source=src,
-                             field="relevance")
-        self.k = parse_k(self.k, src)
-        self.depth = _int(self.depth, "depth", 1, src)
-        self.miss_k = _int(self.miss_k, "miss_k", 1, src)
+        for key, value in check_settings({f: getattr(self, f) for f in _CHECKED}, src).items():
+            setattr(self, key, value)
         too_deep = [k for k in self.k if k > self.depth]
         if too_deep:
             raise InputError(f"cutoff k={too_deep[0]} is larger than the retrieval depth {self.depth}; "
@@ -168,20 +200,6 @@ class RunConfig:
         if self.miss_k > self.depth:
             raise InputError(f"miss_k={self.miss_k} is larger than the retrieval depth {self.depth}.",
                              source=src, field="miss_k")
-        self.seed = _int(self.seed, "seed", 0, src)
-        self.n_resamples = _int(self.n_resamples, "n_resamples", 1, src)
-        self.n_permutations = _int(self.n_permutations, "n_permutations", 1, src)
-        if not isinstance(self.ignore_punctuation, bool):
-            raise InputError(f"received {self.ignore_punctuation!r}; expected true or false.", source=src,
-                             field="ignore_punctuation")
-        if self.overlap is not None:
-            ok = isinstance(self.overlap, (int, float)) and not isinstance(self.overlap, bool) \
-                and math.isfinite(float(self.overlap)) and 0 < float(self.overlap) <= 1
-            if not ok:
-                raise InputError(f"received {self.overlap!r}; expected a fraction in (0, 1] (the part of "
-                                 "an evidence string a chunk must hold to count) or nothing for whole "
-                                 "containment.", source=src, field="overlap")
-            self.overlap = float(self.overlap)
 
     def to_dict(self, retriever_names: Sequence[str], chunker_names: Sequence[str]) -> Dict[str, Any]:
         """The ``config`` block of ``summary.json`` (objects appear under their names)."""
@@ -258,7 +276,7 @@ def load_config_file(path: Union[str, Path]) -> Dict[str, Any]:
     if not isinstance(data, Mapping):
         raise InputError(f"the file holds a {type(data).__name__}; expected a table of settings such as "
                          "'retrievers = [\"bm25\"]'.", source=src)
-    return _canonical_keys(data, src)
+    return check_settings(_canonical_keys(data, src), src)
 
 
 def merge_settings(file_settings: Mapping[str, Any], flags: Mapping[str, Any]) -> Dict[str, Any]:

@@ -175,7 +175,7 @@ def parse_corpus(path: PathLike, col: ProblemCollector) -> ParsedCorpus:
         rows = ((ln, _csv_row(row, file, ln, col)) for ln, row in
                 iter_csv(text, file, col, required=("doc_id", "content")))
     else:
-        rows = iter_jsonl(text, file, col)
+        rows = iter_jsonl(text, file, col, example='{"doc_id": ..., "title": ..., "content": ...}')
     first_line: Dict[str, int] = {}
     for line, obj in rows:
         doc_id, doc = _document(obj, file, line, col)
@@ -311,7 +311,8 @@ def parse_qa(path: PathLike, col: ProblemCollector) -> ParsedQA:
         out.readable = False
         return out
     first_line: Dict[str, int] = {}
-    for line, obj in iter_jsonl(text, file, col):
+    example = '{"query_id": ..., "question": ..., "relevant_doc_ids": [...], "evidence": [...], ...}'
+    for line, obj in iter_jsonl(text, file, col, example=example):
         qid, q = _question(obj, file, line, col)
         if qid is None:
             continue

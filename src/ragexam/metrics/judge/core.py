@@ -9,7 +9,7 @@ One judgment (metric x item x repeat)
 1. If the item lacks an input the metric needs (contexts, answer, ground truth), the judgment is
    ``unjudged`` with reason ``no_contexts`` / ``no_answer`` / ``no_ground_truth``; no call is made.
 2. Otherwise the rubric's messages are sent (JSON schema / JSON mode where supported, see
-   :mod:`ragexam.metrics.judge.client`) and the reply is validated
+   :mod:`ragexam.llm.client`) and the reply, parsed as it arrived, is validated
    (:mod:`ragexam.metrics.judge.replies`).  An invalid reply, a truncated one
    (``finish_reason == "length"``; the next attempt gets twice the ``max_tokens``, up to 4x) or a
    refusal is answered with the problem fed back to the judge, up to ``max_attempts`` replies in
@@ -27,8 +27,11 @@ Caching and resuming
 --------------------
 Every judgment that came from the model (judged, or unjudged for a reason in the reply itself:
 ``invalid_json``, ``invalid_reply``, ``truncated``, ``refused``, ``no_claims``) is written to the
-:class:`~ragexam.metrics.judge.cache.LLMCache` in its own transaction as soon as it is known; a
-rerun, or a run after a crash, reads it instead of calling again.  Transport failures are not
+:class:`~ragexam.llm.cache.LLMCache` in its own transaction as soon as it is known; a
+rerun, or a run after a crash, reads it instead of calling again, and a second process judging
+the same items at the same time waits for a call in flight instead of paying for it twice
+(:func:`ragexam.llm.batch.run_calls`).  What is stored and returned is redacted (the API key and
+bearer tokens, :mod:`ragexam.llm.redact`); the reply is parsed before that, as it arrived.  Transport failures are not
 cached (the next run tries again); ``retry_unjudged=True`` also re-judges cached unjudged results.
 The key covers model, endpoint, the full prompt messages, the rubric (name and hash),
 temperature, max_tokens, seed and the repeat index.
@@ -45,19 +48,21 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
-from ragexam.metrics.judge.cache import LLMCache, request_key
-from ragexam.metrics.judge.client import CallFailed, ChatClient
-from ragexam.metrics.judge.cost import COMPLETION_ALLOWANCE, cost_usd, estimate_tokens, price_for
+from ragexam.llm.batch import Outcome, PlannedCall, plan_calls, run_calls
+from ragexam.llm.cache import request_key
+from ragexam.llm.client import LLMClient
+from ragexam.llm.cost import COMPLETION_ALLOWANCE, price_for
+from ragexam.llm.settings import LLMSettings
+from ragexam.llm.transport import CallFailed
 from ragexam.metrics.judge.prompts import (METRICS, Rubric, detect_language, feedback_message, get_rubric,
                                            render_messages)
 from ragexam.metrics.judge.replies import NotApplicable, ReplyError, extract_json, validate_reply
 
-__all__ = ["JudgeItem", "Judgment", "ItemScore", "MetricSummary", "JudgeRun", "JudgePlan", "Judge",
+__all__ = ["JudgeItem", "JudgeVerdict", "ItemScore", "MetricSummary", "JudgeRun", "JudgePlan", "Judge",
            "REASONS", "summarize", "combine_repeats", "CACHE_FORMAT"]
 
 CACHE_FORMAT = "ragexam-judge/1"
@@ -98,7 +103,7 @@ class JudgeItem:
 
 
 @dataclass(frozen=True)
-class Judgment:
+class JudgeVerdict:
     """One judgment of one item on one metric (one repeat).
 
     ``status`` is ``judged`` (``score`` and ``label`` set, see
@@ -172,7 +177,7 @@ class ItemScore:
                 "details": self.details}
 
 
-def combine_repeats(judgments: Sequence[Judgment]) -> ItemScore:
+def combine_repeats(judgments: Sequence[JudgeVerdict]) -> ItemScore:
     """One :class:`ItemScore` from the repeats of one (metric, item): the repeat at the lower
     median of the judged scores; unjudged (with the most frequent reason) if none was judged."""
     if not judgments:
@@ -268,7 +273,7 @@ class JudgePlan:
 class JudgeRun:
     """The judgments of one run, in task order (metric, item, repeat), plus accounting."""
 
-    judgments: List[Judgment]
+    judgments: List[JudgeVerdict]
     model: str
     endpoint: str
     language: str
@@ -277,12 +282,12 @@ class JudgeRun:
     signatures: Dict[str, str]
     usage: Dict[str, Any]
 
-    def for_metric(self, metric: str) -> List[Judgment]:
+    def for_metric(self, metric: str) -> List[JudgeVerdict]:
         return [j for j in self.judgments if j.metric == metric]
 
     def items(self, metric: str) -> Dict[str, ItemScore]:
         """``{item_id: ItemScore}`` for ``metric`` (repeats combined)."""
-        groups: Dict[str, List[Judgment]] = {}
+        groups: Dict[str, List[JudgeVerdict]] = {}
         for j in self.judgments:
             if j.metric == metric:
                 groups.setdefault(j.item_id, []).append(j)
@@ -325,57 +330,60 @@ def _missing(metric: str, item: JudgeItem) -> Optional[str]:
 class Judge:
     """An LLM judge over an OpenAI-compatible chat endpoint.
 
+    The endpoint settings are one :class:`~ragexam.llm.settings.LLMSettings` (validated there):
+    pass ``settings=``, or its fields as keywords -- ``base_url``, ``api_key`` (explicit >
+    environment > ``.env``), ``temperature`` (default 0), ``max_tokens`` (default 1024), ``seed``,
+    ``concurrency`` (judgments in flight, default 4), ``timeout``, ``max_retries``, ``backoff``,
+    ``max_backoff``, ``response_format``, ``cache_dir``, ``cache`` (``False``: no cache),
+    ``price``, ``claim_wait``.  Judge settings:
+
     :param model: the judge model (``gpt-4o-mini``, ``qwen2.5:7b-instruct`` on Ollama, ...).
-    :param base_url: endpoint root; default ``$OPENAI_BASE_URL``, else the OpenAI API.
-    :param api_key: default ``$OPENAI_API_KEY``; kept in memory only.
-    :param temperature: sampling temperature (default 0).
-    :param max_tokens: completion limit per reply (default 1024).
-    :param seed: passed to the endpoint when given (not all honour it).
-    :param concurrency: judgments in flight at once (threads, >= 1).
     :param max_attempts: replies per judgment before it is unjudged (>= 1; default 3).
-    :param timeout, max_retries, backoff, max_backoff, response_format: see
-        :class:`~ragexam.metrics.judge.client.ChatClient`.
     :param language: ``auto`` (from the items' Hangul share), ``ko`` or ``en``.
-    :param cache_dir: directory of the LLM cache (default: ragexam's cache directory);
-        ``cache=False`` disables caching.
     :param retry_unjudged: re-judge cached unjudged results.
-    :param price: USD per 1M (input, output) tokens, overriding the built-in table.
-    :param client: a ready :class:`ChatClient` (the other endpoint settings are then ignored).
+    :param client: a ready :class:`~ragexam.llm.client.LLMClient` (its endpoint settings win).
+    :param sleep: the sleep between retries (tests pass a recorder).
     """
 
-    def __init__(self, model: str, *, base_url: Optional[str] = None, api_key: Optional[str] = None,
-                 temperature: float = 0.0, max_tokens: int = 1024, seed: Optional[int] = None,
-                 concurrency: int = 4, max_attempts: int = 3, timeout: float = 60.0, max_retries: int = 4,
-                 backoff: float = 1.0, max_backoff: float = 60.0, response_format: str = "auto",
-                 language: str = "auto", cache_dir: Optional[str] = None, cache: bool = True,
-                 retry_unjudged: bool = False, price: Optional[Tuple[float, float]] = None,
-                 client: Optional[ChatClient] = None, sleep: Optional[Callable[[float], None]] = None) -> None:
-        for name, value, low in (("concurrency", concurrency, 1), ("max_attempts", max_attempts, 1),
-                                 ("max_tokens", max_tokens, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise InputError(f"received {value!r}; expected an integer >= {low}", source="judge", field=name)
-        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2:
-            raise InputError(f"received {temperature!r}; expected a number from 0 to 2", source="judge",
-                             field="temperature")
+    DEFAULT_MAX_TOKENS = 1024
+
+    def __init__(self, model: Optional[str] = None, *, settings: Optional[LLMSettings] = None,
+                 max_attempts: int = 3, language: str = "auto", retry_unjudged: bool = False,
+                 client: Optional[LLMClient] = None, sleep: Optional[Callable[[float], None]] = None,
+                 **endpoint: Any) -> None:
+        if settings is None:
+            if client is not None:
+                settings = client.settings.replace(**endpoint) if endpoint else client.settings
+            else:
+                settings = LLMSettings(model, **endpoint)  # type: ignore[arg-type]
+        elif endpoint:
+            settings = settings.replace(**endpoint)
+        if model is not None and model != settings.model:
+            settings = settings.replace(model=model)
+        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
+            raise InputError(f"received {max_attempts!r}; expected an integer >= 1", source="--max-attempts",
+                             field="max_attempts")
         if language not in ("auto", "ko", "en"):
-            raise InputError(f"received {language!r}; expected 'auto', 'ko' or 'en'", source="judge",
+            raise InputError(f"received {language!r}; expected 'auto', 'ko' or 'en'", source="--judge-lang",
                              field="language")
         if client is None:
-            kw: Dict[str, Any] = {"sleep": sleep} if sleep is not None else {}
-            client = ChatClient(model, base_url=base_url, api_key=api_key, timeout=timeout,
-                                max_retries=max_retries, backoff=backoff, max_backoff=max_backoff,
-                                response_format=response_format, **kw)
+            client = LLMClient(settings, **({"sleep": sleep} if sleep is not None else {}))
+        self.settings = settings
         self.client = client
         self.model = client.model
-        self.temperature = float(temperature)
-        self.max_tokens = max_tokens
-        self.seed = seed
-        self.concurrency = concurrency
+        self.temperature = float(settings.temperature)
+        self.max_tokens = settings.max_tokens if settings.max_tokens is not None else self.DEFAULT_MAX_TOKENS
+        self.seed = settings.seed
+        self.concurrency = settings.concurrency
         self.max_attempts = max_attempts
         self.language = language
-        self.cache = LLMCache(cache_dir) if cache else None
+        self.cache = settings.open_cache()
         self.retry_unjudged = retry_unjudged
-        self.price = price_for(self.model, client.endpoint, price)
+        self.price = price_for(self.model, client.endpoint, settings.price)
+        try:  # fail now, not after the paid calls, if the settings cannot be written in a signature
+            self.signature(METRICS[0], "en")
+        except ValueError as err:
+            raise InputError(f"received {self.model!r}: {err}", source="--judge-model", field="model") from None
 
     def __repr__(self) -> str:
         return f"Judge(model={self.model!r}, endpoint={self.client.endpoint!r})"
@@ -394,7 +402,7 @@ class Judge:
 
     def _tasks(self, jobs: Mapping[str, Sequence[JudgeItem]], repeat: int, language: str) -> List[_Task]:
         if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
-            raise InputError(f"received {repeat!r}; expected an integer >= 1", source="judge", field="repeat")
+            raise InputError(f"received {repeat!r}; expected an integer >= 1", source="--repeat", field="repeat")
         tasks = []
         for metric, items in jobs.items():
             rubric = get_rubric(metric, language)
@@ -443,42 +451,17 @@ class Judge:
     def plan(self, items: Optional[Sequence[JudgeItem]], metrics: Union[Sequence[str], Mapping[str, Sequence[JudgeItem]]],
              *, repeat: int = 1) -> JudgePlan:
         """Count the calls a run would make (cached and input-less judgments excluded) and estimate
-        their tokens (:mod:`ragexam.metrics.judge.cost`) and cost; nothing is sent.  Arguments as
-        in :meth:`run`."""
+        their tokens (:mod:`ragexam.llm.cost`) and cost; nothing is sent.  Arguments as in :meth:`run`."""
         jobs = self._jobs(items, metrics)
         language = self._language_of(jobs)
         tasks = self._tasks(jobs, repeat, language)
-        hits = self.cache.get_many(t.key for t in tasks if t.missing is None) if self.cache else {}
-        seen = set()
-        by_metric: Dict[str, Dict[str, int]] = {}
-        skipped = cached = shared = calls = pt = ct = 0
-        for t in tasks:
-            m = by_metric.setdefault(t.metric, {"total": 0, "cached": 0, "shared": 0, "skipped": 0, "calls": 0,
-                                                "est_prompt_tokens": 0, "est_completion_tokens": 0})
-            m["total"] += 1
-            if t.missing is not None:
-                m["skipped"] += 1
-                skipped += 1
-                continue
-            if t.key in hits and self._usable(hits[t.key]):
-                m["cached"] += 1
-                cached += 1
-                continue
-            if t.key in seen:
-                m["shared"] += 1
-                shared += 1
-                continue
-            seen.add(t.key)
-            p = estimate_tokens("".join(msg["content"] for msg in t.messages))
-            c = COMPLETION_ALLOWANCE[t.metric] + (15 * len(t.item.contexts) if t.metric == "context_relevance" else 0)
-            m["calls"] += 1
-            m["est_prompt_tokens"] += p
-            m["est_completion_tokens"] += c
-            calls += 1
-            pt += p
-            ct += c
-        return JudgePlan(self.model, self.endpoint, language, repeat, len(tasks), cached, skipped, calls, pt, ct,
-                         cost_usd(pt, ct, self.price), by_metric, shared)
+        plan = plan_calls((PlannedCall(
+            None if t.missing is not None else t.key, "".join(m["content"] for m in t.messages),
+            COMPLETION_ALLOWANCE[t.metric] + (15 * len(t.item.contexts) if t.metric == "context_relevance" else 0),
+            t.metric) for t in tasks), self.cache, usable=self._usable, price=self.price)
+        return JudgePlan(self.model, self.endpoint, language, repeat, plan.total, plan.cached, plan.skipped,
+                         plan.calls, plan.est_prompt_tokens, plan.est_completion_tokens, plan.est_cost,
+                         plan.by_group, plan.shared)
 
     # -- run -----------------------------------------------------------------------------------
     def run(self, items: Optional[Sequence[JudgeItem]], metrics: Union[Sequence[str], Mapping[str, Sequence[JudgeItem]]],
@@ -487,7 +470,8 @@ class Judge:
 
         ``metrics`` is a list of metric names (each applied to all ``items``), or a mapping
         ``{metric: items}`` to judge different items per metric (``items`` is then ignored).
-        The prompt language is resolved once over all items.
+        The prompt language is resolved once over all items.  Calls go through
+        :func:`ragexam.llm.batch.run_calls` (cache, resume, concurrency, in-flight sharing).
 
         :raises EndpointError: the endpoint refused the configuration (401/403/404); results
             finished before that are in the cache.
@@ -495,98 +479,60 @@ class Judge:
         jobs = self._jobs(items, metrics)
         language = self._language_of(jobs)
         tasks = self._tasks(jobs, repeat, language)
-        hits = self.cache.get_many(t.key for t in tasks if t.missing is None) if self.cache else {}
-        results: Dict[str, Judgment] = {}
-        todo: Dict[str, _Task] = {}
-        for t in tasks:
-            if t.missing is not None or t.key in todo:
-                continue
-            hit = hits.get(t.key)
-            if hit is not None and self._usable(hit):
-                results[t.key] = self._from_cache(hit, t)
-            else:
-                todo[t.key] = t
-        total = len(todo)
-        done = 0
-        if progress is not None:
-            progress(0, total)
-        if todo:
-            pool = ThreadPoolExecutor(max_workers=min(self.concurrency, total))
-            try:
-                futures = {pool.submit(self._judge, t): k for k, t in todo.items()}
-                pending = set(futures)
-                while pending:
-                    finished, pending = wait(pending, return_when=FIRST_EXCEPTION)
-                    for f in finished:
-                        results[futures[f]] = f.result()  # re-raises EndpointError
-                        done += 1
-                        if progress is not None:
-                            progress(done, total)
-            finally:
-                pool.shutdown(wait=True, cancel_futures=True)
-        out: List[Judgment] = []
+        batch = run_calls(((t.key, t) for t in tasks if t.missing is None), self._judge, cache=self.cache,
+                          kind="judge", model=self.model, endpoint=self.endpoint, concurrency=self.concurrency,
+                          usable=self._usable, redact=self.client.redact_value, progress=progress,
+                          claim_wait=self.settings.claim_wait_seconds)
+        out: List[JudgeVerdict] = []
         for t in tasks:
             if t.missing is not None:
-                out.append(self._unjudged(t, t.missing, REASONS[t.missing][1], cached=False))
-                continue
-            j = results[t.key]
-            if j.item_id != t.item.item_id or j.repeat != t.repeat:
-                j = replace(j, item_id=t.item.item_id, repeat=t.repeat)
-            out.append(j)
-        fresh = [results[k] for k in todo]
-        usage = {"calls": len(fresh), "cached": sum(1 for t in tasks if t.missing is None and t.key not in todo
-                                                     and results[t.key].cached),
-                 "requests": sum(j.requests for j in fresh),
-                 "prompt_tokens": sum(j.prompt_tokens or 0 for j in fresh),
-                 "completion_tokens": sum(j.completion_tokens or 0 for j in fresh),
-                 "usage_missing": sum(1 for j in fresh if j.attempts and j.prompt_tokens is None)}
-        usage["cost_usd"] = cost_usd(usage["prompt_tokens"], usage["completion_tokens"], self.price)
+                out.append(self._verdict(self._unjudged(t.missing, REASONS[t.missing][1], t), t, cached=False))
+            else:
+                out.append(self._verdict(batch.values[t.key], t, cached=t.key in batch.from_cache))
         rubrics = {m: {"name": get_rubric(m, language).name, "sha": get_rubric(m, language).sha}
                    for m in jobs}
         return JudgeRun(out, self.model, self.endpoint, language, repeat, rubrics,
-                        {m: self.signature(m, language, repeat) for m in rubrics}, usage)
+                        {m: self.signature(m, language, repeat) for m in rubrics}, batch.usage.to_dict(self.price))
 
     def signature(self, metric: str, language: str, repeat: int = 1) -> str:
         """``judge:<model>|endpoint:...|rubric:<name>@<sha>|temp:..|max_tokens:..|seed:..|repeat:..|
         attempts:..|format:..|version:ragexam-<v>`` (never the API key)."""
-        from ragexam import __version__
+        from ragexam.signature import Signature
 
         r = get_rubric(metric, language)
-        return (f"judge:{self.model}|endpoint:{self.endpoint}|rubric:{r.name}@{r.sha}|temp:{self.temperature:g}|"
-                f"max_tokens:{self.max_tokens}|seed:{self.seed if self.seed is not None else 'none'}|"
-                f"repeat:{repeat}|attempts:{self.max_attempts}|format:{self.client.response_format}|"
-                f"version:ragexam-{__version__}")
+        return str(Signature([("judge", self.model), ("endpoint", self.endpoint), ("rubric", f"{r.name}@{r.sha}"),
+                              ("temp", self.temperature), ("max_tokens", self.max_tokens), ("seed", self.seed),
+                              ("repeat", repeat), ("attempts", self.max_attempts),
+                              ("format", self.client.response_format)]))
 
     # -- one judgment ----------------------------------------------------------------------------
-    def _base(self, t: _Task) -> Dict[str, Any]:
-        return {"metric": t.metric, "item_id": t.item.item_id, "repeat": t.repeat, "rubric": t.rubric.name,
-                "rubric_sha": t.rubric.sha, "model": self.model, "endpoint": self.endpoint, "key": t.key}
+    def _verdict(self, value: Dict[str, Any], t: _Task, *, cached: bool) -> JudgeVerdict:
+        return JudgeVerdict(metric=t.metric, item_id=t.item.item_id, repeat=t.repeat, status=value["status"],
+                            score=value["score"], label=value["label"], details=value["details"],
+                            reason=value["reason"], message=value["message"], attempts=value["attempts"],
+                            requests=value["requests"], prompt_tokens=value["prompt_tokens"],
+                            completion_tokens=value["completion_tokens"], cached=cached,
+                            rubric=t.rubric.name, rubric_sha=t.rubric.sha, model=self.model,
+                            endpoint=self.endpoint, key=t.key, errors=tuple(value.get("errors", ())))
 
-    def _unjudged(self, t: _Task, reason: str, message: str, *, cached: bool, attempts: int = 0,
-                  requests: int = 0, pt: Optional[int] = None, ct: Optional[int] = None,
-                  errors: Sequence[Dict[str, Any]] = (), details: Optional[Dict[str, Any]] = None) -> Judgment:
-        return Judgment(status="unjudged", score=None, label=None, details=details or {}, reason=reason,
-                        message=message, attempts=attempts, requests=requests, prompt_tokens=pt,
-                        completion_tokens=ct, cached=cached, errors=tuple(errors), **self._base(t))
+    def _unjudged(self, reason: str, message: str, t: _Task, *, attempts: int = 0, requests: int = 0,
+                  pt: Optional[int] = None, ct: Optional[int] = None, errors: Sequence[Dict[str, Any]] = (),
+                  details: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        return self._value(t, "unjudged", None, None, details or {}, reason, message, attempts, requests, pt, ct,
+                           errors)
 
-    def _from_cache(self, value: Dict[str, Any], t: _Task) -> Judgment:
-        return Judgment(status=value["status"], score=value["score"], label=value["label"],
-                        details=value["details"], reason=value["reason"], message=value["message"],
-                        attempts=value["attempts"], requests=value["requests"],
-                        prompt_tokens=value["prompt_tokens"], completion_tokens=value["completion_tokens"],
-                        cached=True, errors=tuple(value.get("errors", ())), **self._base(t))
+    def _value(self, t: _Task, status: str, score: Optional[float], label: Optional[str], details: Dict[str, Any],
+               reason: Optional[str], message: Optional[str], attempts: int, requests: int, pt: Optional[int],
+               ct: Optional[int], errors: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
+        """A judgment as stored in the cache (what :meth:`_verdict` reads back)."""
+        return {"status": status, "score": score, "label": label, "details": details, "reason": reason,
+                "message": message, "attempts": attempts, "requests": requests, "prompt_tokens": pt,
+                "completion_tokens": ct, "rubric": t.rubric.name, "rubric_sha": t.rubric.sha, "model": self.model,
+                "endpoint": self.endpoint, "errors": list(errors)}
 
-    def _store(self, t: _Task, j: Judgment) -> None:
-        if self.cache is None:
-            return
-        if j.status == "unjudged" and j.reason not in _CACHEABLE:
-            return
-        value = j.to_dict()
-        for k in ("metric", "item_id", "repeat", "cached", "key"):
-            value.pop(k)
-        self.cache.put(t.key, "judge", self.model, self.endpoint, value)
-
-    def _judge(self, t: _Task) -> Judgment:
+    def _judge(self, t: _Task) -> Outcome:
+        """One judgment: up to ``max_attempts`` replies, each parsed as it arrived (the run
+        redacts what is stored and returned, never what is parsed)."""
         client = self.client
         messages = [dict(m) for m in t.messages]
         max_tokens = self.max_tokens
@@ -596,25 +542,30 @@ class Judge:
         ct: Optional[int] = None
         kind, message = "invalid_json", ""
         n_ctx = len(t.item.contexts)
+
+        def done(value: Dict[str, Any]) -> Outcome:
+            store = value["status"] == "judged" or value["reason"] in _CACHEABLE
+            return Outcome(value, store, requests, attempts, pt, ct)
+
         while attempts < self.max_attempts:
             try:
                 reply = client.complete(messages, max_tokens=max_tokens, temperature=self.temperature,
                                         seed=self.seed, schema=t.rubric.schema, schema_name=t.metric)
             except CallFailed as err:
-                return self._unjudged(t, err.kind, client.redact(err.message) or err.kind, cached=False,
-                                      attempts=attempts, requests=requests + err.requests, pt=pt, ct=ct,
-                                      errors=errors)
+                requests += err.requests
+                return done(self._unjudged(err.kind, err.message or err.kind, t, attempts=attempts,
+                                           requests=requests, pt=pt, ct=ct, errors=errors))
             attempts += 1
             requests += reply.requests
             if reply.prompt_tokens is not None:
                 pt = (pt or 0) + reply.prompt_tokens
             if reply.completion_tokens is not None:
                 ct = (ct or 0) + reply.completion_tokens
-            content = client.redact(reply.content)
+            content = reply.content
             feedback = "invalid"
             if reply.refusal is not None or reply.finish_reason == "content_filter":
                 kind, feedback = "refused", "refused"
-                message = "the model refused: " + (client.redact(reply.refusal) or "finish_reason content_filter")
+                message = "the model refused: " + (reply.refusal or "finish_reason content_filter")
             elif reply.finish_reason == "length":
                 kind, feedback = "truncated", "truncated"
                 message = f"the reply was cut off at max_tokens={max_tokens} (finish_reason length)"
@@ -628,25 +579,17 @@ class Judge:
                         kind, feedback = "refused", "refused"
                         message = "the model refused: " + content.strip()[:200]
                 except NotApplicable as na:
-                    j = self._unjudged(t, na.reason, na.message, cached=False, attempts=attempts,
-                                       requests=requests, pt=pt, ct=ct, errors=errors, details=na.details)
-                    self._store(t, j)
-                    return j
+                    return done(self._unjudged(na.reason, na.message, t, attempts=attempts, requests=requests,
+                                               pt=pt, ct=ct, errors=errors, details=na.details))
                 else:
-                    j = Judgment(status="judged", score=verdict.score, label=verdict.label,
-                                 details=verdict.details, reason=None, message=None, attempts=attempts,
-                                 requests=requests, prompt_tokens=pt, completion_tokens=ct, cached=False,
-                                 errors=tuple(errors), **self._base(t))
-                    self._store(t, j)
-                    return j
+                    return done(self._value(t, "judged", verdict.score, verdict.label, verdict.details, None, None,
+                                            attempts, requests, pt, ct, errors))
             errors.append({"attempt": attempts, "reason": kind, "message": message,
                            "reply": (content or "")[:500]})
             if attempts < self.max_attempts:
                 lang = t.rubric.language
-                said = content or client.redact(reply.refusal) or "(empty reply)"
+                said = content or reply.refusal or "(empty reply)"
                 messages = messages + [{"role": "assistant", "content": said},
                                        {"role": "user", "content": feedback_message(feedback, lang, message)}]
-        j = self._unjudged(t, kind, f"{message} (after {attempts} attempts)", cached=False, attempts=attempts,
-                           requests=requests, pt=pt, ct=ct, errors=errors)
-        self._store(t, j)
-        return j
+        return done(self._unjudged(kind, f"{message} (after {attempts} attempts)", t, attempts=attempts,
+                                   requests=requests, pt=pt, ct=ct, errors=errors))
