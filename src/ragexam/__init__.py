@@ -10,7 +10,7 @@ from typing import Any
 
 from ragexam._version import __version__
 
-__all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics", "run", "RunResult", "plots"]
+__all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics", "run", "grade", "RunResult", "plots"]
 
 _LAZY = {
     "evaluate": ("ragexam.metrics.ranking", "evaluate"),
@@ -19,6 +19,7 @@ _LAZY = {
     "parse_metric": ("ragexam.metrics.ranking", "parse_metric"),
     "rank_metrics": ("ragexam.metrics.ranking", "rank_metrics"),
     "run": ("ragexam.analysis.run", "run"),
+    "grade": ("ragexam.analysis.run", "grade"),
     "RunResult": ("ragexam.analysis.run", "RunResult"),
 }
 

@@ -274,6 +274,8 @@ def parse_retriever(spec: str, **options: Any) -> Retriever:
     """
     if not isinstance(spec, str) or not spec.strip():
         raise _fail(str(spec), "expected a non-empty string.")
+    options = dict(options)
+    options.pop("headers", None)  # HTTP headers: used by the http: forms only
     text = spec.strip()
     if not text.startswith("hybrid:"):
         if "(" in text.split("?", 1)[0] and not text.startswith(("dense:st:", "dense:openai:")):
