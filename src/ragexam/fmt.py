@@ -32,7 +32,7 @@ function               example                    rule
 from __future__ import annotations
 
 import math
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 __all__ = ["MISSING", "num", "ci", "signed", "signed_ci", "p_value", "approx", "percent", "cost", "plural",
            "noun", "sentence", "is_number"]
