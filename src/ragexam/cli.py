@@ -323,9 +323,16 @@ def _execute_run(settings: dict, *, json_out: bool, demo: bool = False, history:
     With ``json_out`` stdout holds only the JSON object; the history and report lines go to stderr."""
     from ragexam.analysis.run import run as _run
     from ragexam.errors import InputError
+    from ragexam.storage.paths import check_output_dir, check_output_file, history_path
 
     settings = dict(settings)
     out = settings.pop("out", None)
+    if out is not None:
+        check_output_dir(out, option="--out")
+    if report is not None:
+        check_output_file(report, option="--report")
+    if not no_history:
+        check_output_file(history or history_path(), option="--history")
     for key in ("corpus", "qa"):
         if settings.get(key) is None:
             raise InputError(f"no {key} given; pass --{key} PATH_OR_NAME (or set {key} in the --config file).",
@@ -473,7 +480,10 @@ def report_cmd(
     """Write one self-contained HTML report of a run (opens offline; plots, missed questions, settings)."""
     from ragexam.report.html import read_answers, write_report
     from ragexam.report.rundata import resolve_run
+    from ragexam.storage.paths import check_output_file
 
+    if out is not None:
+        check_output_file(out, option="--out")
     data = resolve_run(run, history)
     from ragexam.report.recording import is_score
 
@@ -485,6 +495,7 @@ def report_cmd(
                          "... --report FILE.html` for the run's report with the answers.", source=str(run))
     if out is None:
         out = Path(data.source) / "report.html" if Path(run).is_dir() else Path(f"report-{data.run_id}.html")
+        check_output_file(out, option="--out")
     path = write_report(data.summary, data.per_question, out,
                         answers=read_answers(answers) if answers is not None else None)
     size = path.stat().st_size
@@ -828,7 +839,14 @@ def score_cmd(
     from ragexam.analysis.verdicts import load_phrases, parse_correct_if
     from ragexam.data.loaders import load_qa
     from ragexam.errors import InputError
+    from ragexam.storage.paths import check_output_dir, check_output_file, history_path
 
+    if out is not None:
+        check_output_dir(out, option="--out")
+    if report_html is not None:
+        check_output_file(report_html, option="--report")
+    if not no_history and not dry_run:
+        check_output_file(history or history_path(), option="--history")
     if report_html is not None and run is None:
         raise InputError("--report needs --run DIR: the report is the HTML report of that retrieval run (from "
                          "`ragexam run --out DIR`) with these answers added; pass --run, or drop --report",
@@ -932,7 +950,10 @@ def answer_cmd(
     from ragexam.errors import InputError
     from ragexam.metrics.judge import ChatClient, LLMCache
     from ragexam.metrics.judge.cost import cost_usd, format_cost, price_for
+    from ragexam.storage.paths import check_output_file
 
+    if not dry_run:
+        check_output_file(out, option="--out")
     info = load_run(run)
     cfg = info.summary.get("config") or {}
     qa_ref = qa or cfg.get("qa")

@@ -798,12 +798,16 @@ def write_report(summary: Mapping[str, Any], per_question: Sequence[Mapping[str,
     ``summary`` is the ``summary.json`` object, ``per_question`` the rows of ``per_question.csv``
     (strings or typed values), ``answers`` optional answer/judge results (see the module docstring).
     The file is written to a temporary name first and renamed, so a reader never sees half a page.
+    An ``out_path`` that is a folder, or lies under a file, raises :class:`~ragexam.errors.InputError`
+    before anything is rendered.
     """
     import os
     import tempfile
 
+    from ragexam.storage.paths import check_output_file
+
+    out = check_output_file(out_path, option="out_path")
     text = render_report(summary, per_question, answers)
-    out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=str(out.parent))
     try:
