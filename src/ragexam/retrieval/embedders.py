@@ -36,6 +36,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
+from ragexam import fmt
 from ragexam.errors import InputError, MissingDependencyError, RagexamError
 from ragexam.retrieval.progress import progress_bar
 
@@ -403,15 +404,15 @@ class OpenAIEmbedder:
                 if not retryable or attempt >= self.max_retries:
                     hint = {401: " Check OPENAI_API_KEY / api_key.",
                             404: " Check the model name and base_url."}.get(status or 0, "")
-                    tries = f" after {attempt + 1} attempts" if retryable else ""
+                    tries = f" after {fmt.plural(attempt + 1, 'attempt')}" if retryable else ""
                     raise RagexamError(f"embedding request to {self.endpoint} (model {self.model!r}) "
-                                       f"failed{tries}: {what}: {_short(err)}.{hint}") from None
+                                       f"failed{tries}: {what}: {fmt.sentence(_short(err))}{hint}") from None
                 self._sleep(self._delay(err, attempt))
                 attempt += 1
         data = sorted(resp.data, key=lambda d: d.index)
         if len(data) != len(batch):
-            raise RagexamError(f"{self.endpoint} returned {len(data)} embeddings for {len(batch)} "
-                               f"inputs (model {self.model!r}).")
+            raise RagexamError(f"{self.endpoint} returned {fmt.plural(len(data), 'embedding')} for "
+                               f"{fmt.plural(len(batch), 'input')} (model {self.model!r}).")
         vecs = [np.asarray(d.embedding, dtype=np.float32) for d in data]
         dims = {v.shape[0] for v in vecs}
         if len(dims) != 1 or (self._dim is not None and dims != {self._dim}):
@@ -471,7 +472,7 @@ def embed_cached(embedder: Embedder, texts: Sequence[str], role: str, cache: "Ca
             missing[k] = t
     if missing:
         miss = list(missing)
-        with progress_bar(f"embedding {role}s ({embedder.name})", len(miss), progress) as bar:
+        with progress_bar(f"embedding {fmt.noun(len(miss), role)} ({embedder.name})", len(miss), progress) as bar:
             for start in range(0, len(miss), batch_size):
                 part = miss[start:start + batch_size]
                 vecs = np.asarray(embed([missing[k] for k in part]), dtype=np.float32)
