@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ragexam import fmt
-from ragexam.report.tables import Column, Keys, pipeline_labels, print_fitted, print_legend
+from ragexam.report.tables import Column, Keys, pipeline_keys, pipeline_labels, print_fitted, print_legend
 
 __all__ = ["console", "print_runs", "print_score_summary", "show_run", "print_comparison", "print_gate"]
 
@@ -30,31 +30,8 @@ def console(stderr: bool = False):
     return Console(file=stream, soft_wrap=False, width=width, highlight=False)
 
 
-def _bold(text: str):
-    from rich.text import Text
-
-    return Text(text, style="bold")
-
-
-def _keys(names: Sequence[Optional[str]], labels: Dict[str, str], header: str = "pipeline",
-          extra: Sequence[Column] = (), extra_cells: Sequence[Sequence[Any]] = ()) -> List[Keys]:
-    """Key variants for rows named by pipeline (``None``: the row continues the pipeline above):
-    ``P1 full name``, then the bare ``P1``."""
-    from rich.text import Text
-
-    full, short = [], []
-    for i, name in enumerate(names):
-        more = list(extra_cells[i]) if extra_cells else []
-        if name is None:
-            full.append(["", *more])
-            short.append(["", *more])
-            continue
-        label = labels.get(name, "?")
-        t = Text(label, style="bold")
-        t.append(" " + name)
-        full.append([t, *more])
-        short.append([_bold(label), *more])
-    return [Keys([Column(header, "left"), *extra], full), Keys([Column("", "left"), *extra], short)]
+def _labelled(names: Sequence[Optional[str]], labels: Dict[str, str]) -> List[Optional[tuple]]:
+    return [None if n is None else (labels.get(n, "?"), n) for n in names]
 
 
 def print_runs(entries: Sequence[Any], con=None, *, path: Optional[str] = None) -> None:
@@ -128,7 +105,7 @@ def print_score_summary(summary: Mapping[str, Any], con=None) -> None:
                                fmt.num(b.get("rouge_l")), ""])
         sections.append(len(values) - 1)
     print_fitted(con, title="Text metrics vs ground_truth (answerable questions)",
-                 keys=_keys(rows, labels, extra=[Column("type", "left")], extra_cells=types),
+                 keys=pipeline_keys(_labelled(rows, labels), extra=[Column("type", "left")], extra_cells=types),
                  value_columns=[Column(c) for c in ("n", "BLEU", "chrF", "ROUGE-L", "ok share")], values=values,
                  sections=sections)
     if isinstance(judge, Mapping):
@@ -141,7 +118,8 @@ def print_score_summary(summary: Mapping[str, Any], con=None) -> None:
                 values.append([fmt.num(s.get("mean")), f"{s.get('n_judged', fmt.MISSING)}/{s.get('n', fmt.MISSING)}"])
             sections.append(len(values) - 1)
         print_fitted(con, title=f"LLM judge: {judge.get('model')} (repeat {judge.get('repeat')})",
-                     keys=_keys(rows, labels, extra=[Column("metric", "left")], extra_cells=metrics),
+                     keys=pipeline_keys(_labelled(rows, labels), extra=[Column("metric", "left")],
+                                       extra_cells=metrics),
                      value_columns=[Column("mean"), Column("coverage")], values=values, sections=sections)
     stage_labels = list(att.get("labels") or [])
     for p, mat in (att.get("by_type") or {}).items():

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ragexam import fmt
-from ragexam.report.tables import Column, Keys, pipeline_labels, print_fitted, print_legend
+from ragexam.report.tables import Column, Keys, pipeline_keys, pipeline_labels, print_fitted, print_legend
 
 __all__ = ["render_run", "run_console", "render_where_next"]
 
@@ -103,24 +103,13 @@ def _named(label: str, name: str):
 def _pipeline_keys(summary: Mapping[str, Any], rows: Sequence[Optional[Mapping[str, Any]]],
                    extra: Sequence[Column] = (), extra_cells: Sequence[Sequence[Any]] = (),
                    one_chunker: bool = False) -> List[Keys]:
-    """The two key variants of a table whose rows belong to pipelines (``None``: a continuation row
-    of the pipeline above): ``P1 bm25 | paragraphs:400`` (the retriever only when every pipeline
-    has the same chunker), and the bare label ``P1`` that the legend explains."""
-    from rich.text import Text
-
+    """Key variants for rows of pipelines (``None``: a continuation row of the pipeline above): the
+    label and the name (the retriever only when every pipeline has the same chunker), or the label."""
     labels = _labels(summary)
-    full, short = [], []
-    for i, p in enumerate(rows):
-        more = list(extra_cells[i]) if extra_cells else []
-        if p is None:
-            full.append(["", *more])
-            short.append(["", *more])
-            continue
-        name = str(p.get("retriever") or p["name"]) if one_chunker else str(p["name"])
-        label = labels.get(str(p["name"]), "?")
-        full.append([_named(label, name), *more])
-        short.append([Text(label, style="bold"), *more])
-    return [Keys([Column("pipeline", "left"), *extra], full), Keys([Column("", "left"), *extra], short)]
+    named = [None if p is None else (labels.get(str(p["name"]), "?"),
+                                     str(p.get("retriever") or p["name"]) if one_chunker else str(p["name"]))
+             for p in rows]
+    return pipeline_keys(named, extra, extra_cells)
 
 
 def _headline(summary: Mapping[str, Any]) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-__all__ = ["Column", "Keys", "print_fitted", "fits", "pipeline_labels", "print_legend"]
+__all__ = ["Column", "Keys", "print_fitted", "fits", "pipeline_labels", "pipeline_keys", "print_legend"]
 
 #: a table cell: a string (printed as plain text, never as markup) or a rich Text
 Cell = Any
@@ -135,6 +135,28 @@ def print_fitted(console, *, title: Optional[str], keys: Union[Keys, Sequence[Ke
 def pipeline_labels(names: Sequence[str]) -> Dict[str, str]:
     """``{name: "P1", ...}`` in the given order (the first pipeline is the baseline)."""
     return {name: f"P{i + 1}" for i, name in enumerate(dict.fromkeys(names))}
+
+
+def pipeline_keys(rows: Sequence[Optional[tuple]], extra: Sequence[Column] = (),
+                  extra_cells: Sequence[Sequence[Cell]] = ()) -> List[Keys]:
+    """The two key variants of a table whose rows belong to pipelines: ``rows[i]`` is ``(label, name)``
+    (``None``: the row continues the pipeline above), shown as ``P1 name`` and then as the bare ``P1``;
+    ``extra`` key columns (type, K, ...) follow with their ``extra_cells`` per row."""
+    from rich.text import Text
+
+    full, short = [], []
+    for i, row in enumerate(rows):
+        more = list(extra_cells[i]) if extra_cells else []
+        if row is None:
+            full.append(["", *more])
+            short.append(["", *more])
+            continue
+        label, name = row
+        t = Text(label, style="bold")
+        t.append(" " + str(name))
+        full.append([t, *more])
+        short.append([Text(label, style="bold"), *more])
+    return [Keys([Column("pipeline", "left"), *extra], full), Keys([Column("", "left"), *extra], short)]
 
 
 def print_legend(console, labels: Dict[str, str], *, title: str = "Pipelines", baseline: bool = True) -> None:
