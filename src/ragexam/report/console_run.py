@@ -5,8 +5,9 @@
 1. the **dataset card**: corpus and question-set sizes, question types, how many questions are
    scored and how many are out-of-corpus (not scored), chunks per chunker, and the evidence
    strings no chunk can hold (with the reason, e.g. cut by a chunk boundary);
-2. the **metric table**: one row per pipeline, the main metrics' means over the scored
-   questions with their 95% bootstrap interval underneath;
+2. the **pipeline legend** (``P1  bm25 | paragraphs:400``, ...; P1 is the baseline) and the
+   **metric table**: one row per pipeline, the main metrics' means over the scored questions with
+   their 95% bootstrap interval underneath;
 3. the **sweep**: the lecture's mean P@K / R@K / F1@K for each K, with F-beta@K for beta 0.5
    (precision weighted) and 2 (recall weighted);
 4. **by question type**: the headline metrics per type, with n per type;
@@ -21,6 +22,10 @@
 7. every pipeline's **signature**.
 
 Only the summary dict is needed (docs/run-format.md), so a saved run renders the same.
+
+Every table fits the console (:mod:`ragexam.report.tables`): a row names its pipeline in full when
+the table fits, else by its label from the legend; metric columns that do not fit beside the names
+go to a second block below, never cut.  Numbers are written by :mod:`ragexam.fmt`.
 """
 
 from __future__ import annotations
