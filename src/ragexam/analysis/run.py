@@ -125,7 +125,13 @@ class Pipeline:
 
 
 def _sha256_file(path: Path) -> str:
+    """SHA-256 of a file; of a directory (a BEIR folder), of every file under it (relative path and
+    content, in path order)."""
     h = hashlib.sha256()
+    if path.is_dir():
+        for f in sorted(x for x in path.rglob("*") if x.is_file()):
+            h.update(f.relative_to(path).as_posix().encode("utf-8") + b"\0" + _sha256_file(f).encode() + b"\n")
+        return h.hexdigest()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
@@ -385,22 +391,26 @@ class RunResult:
         and ``runs/<slug>.units.qrels`` (the judged lists the metrics were computed on:
         ``ragexam evaluate --qrels X.units.qrels --run X.units.trec`` reproduces them exactly; the
         item at rank i of a list of n gets the score n - i + 1, so the file's order is the judged
-        order with no ties to re-sort)."""
+        order with no ties to re-sort).  Ids are written through
+        :func:`ragexam.data.trec_ids.encode_trec_id` (``%`` and whitespace percent-encoded), so ids with
+        spaces fit the whitespace-separated TREC lines and decode back exactly."""
         from ragexam.data.trec import write_trec_qrels, write_trec_run
+        from ragexam.data.trec_ids import encode_trec_id as enc
         from ragexam.storage.runfolder import write_run_folder
 
         out = write_run_folder(directory, self.summary, self.per_question, self.chunk_records())
         for p in self.pipelines:
             ranked = self.rankings[p.name]
             write_trec_run(out / "runs" / f"{p.slug}.trec",
-                           ((qid, cid, i, score) for qid, hits in ranked.items()
+                           ((enc(qid), enc(cid), i, score) for qid, hits in ranked.items()
                             for i, (cid, score) in enumerate(_trec_scores(hits), 1)), tag="ragexam")
             J = self.judgments[p.name]
             write_trec_run(out / "runs" / f"{p.slug}.units.trec",
-                           ((qid, item, i, float(len(items) - i + 1)) for qid, items in J.run.items()
+                           ((enc(qid), enc(item), i, float(len(items) - i + 1)) for qid, items in J.run.items()
                             for i, item in enumerate(items, 1)), tag="ragexam")
             write_trec_qrels(out / "runs" / f"{p.slug}.units.qrels",
-                             ((qid, unit, grade) for qid, units in J.qrels.items() for unit, grade in units.items()))
+                             ((enc(qid), enc(unit), grade) for qid, units in J.qrels.items()
+                              for unit, grade in units.items()))
         return out
 
 
