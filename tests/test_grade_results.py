@@ -266,3 +266,26 @@ def test_ids_repeated_with_different_texts_get_distinct_keys(tmp_path):
     assert k2.startswith("c1@") and k3.startswith("h:")
     back = read_run_folder(res.save(tmp_path / "o"))
     assert back.contexts("r", 2)["hq_003"] == [(k2, "two"), (k3, "two")]
+
+
+def test_tables_and_report_show_the_unretrieved(tmp_path, helpdesk):
+    from rich.console import Console
+
+    from ragexam.report.console_run import render_run
+    from ragexam.report.html import render_report
+
+    corpus, qa, chunks = helpdesk
+    a = write_results(tmp_path / "a.jsonl", qa, chunks, "full")
+    b = write_results(tmp_path / "b.jsonl", qa, chunks, "partial", drop=("hq_001", "hq_002"))
+    res = grade("it_helpdesk", [a, b], progress=False, n_resamples=50, n_permutations=50)
+    console = Console(record=True, width=140)
+    render_run(res.summary, console)
+    text = console.export_text()
+    assert "P2 unretrieved: 2 of 65 scored questions (missing 2), graded as misses" in text
+    assert "P1 unretrieved" not in text
+    assert "no corpus (every pipeline returned its own texts)" in text
+    assert "warning: " in text and "has no line for 2 question(s)" in text
+    assert "unretrieved: missing: no line" in text  # the missed entry says why
+    html = render_report(res.summary, [r.to_dict() for r in res.per_question])
+    assert "unretrieved 2 of 65 scored questions (missing 2), graded as misses" in html
+    assert "Warnings (1)" in html

@@ -4,10 +4,12 @@
 
 1. the **dataset card**: corpus and question-set sizes, question types, how many questions are
    scored and how many are out-of-corpus (not scored), chunks per chunker, and the evidence
-   strings no chunk can hold (with the reason, e.g. cut by a chunk boundary);
+   strings no chunk can hold (with the reason, e.g. cut by a chunk boundary); then the run's
+   warnings (e.g. questions a results file lacks);
 2. the **pipeline legend** (``P1  bm25 | paragraphs:400``, ...; P1 is the baseline) and the
    **metric table**: one row per pipeline, the main metrics' means over the scored questions with
-   their 95% bootstrap interval underneath;
+   their 95% bootstrap interval underneath; below it, per pipeline that failed on some questions,
+   how many were *unretrieved* (graded as misses) and why, and the latency of services;
 3. the **sweep**: the lecture's mean P@K / R@K / F1@K for each K, with F-beta@K for beta 0.5
    (precision weighted) and 2 (recall weighted);
 4. **by question type**: the headline metrics per type, with n per type;
@@ -129,23 +131,29 @@ def _dataset_card(console, summary: Mapping[str, Any]) -> None:
 
     ds = summary.get("dataset") or {}
     cfg = summary.get("config") or {}
-    label = str(ds.get("corpus"))
-    if str(ds.get("qa")) != label:
+    has_corpus = ds.get("corpus") is not None
+    label = str(ds.get("corpus")) if has_corpus else str(ds.get("qa"))
+    if has_corpus and str(ds.get("qa")) != label:
         label += f" / {ds.get('qa')}"
     types = ", ".join(f"{t} {n}" for t, n in (ds.get("types") or {}).items())
     chunks = ", ".join(f"{c} → {fmt.plural(n, 'chunk')}" for c, n in (ds.get("n_chunks") or {}).items())
-    rows = [("dataset", f"{label}: {fmt.plural(ds.get('n_documents'), 'document')} · "
+    docs = (f"{fmt.plural(ds.get('n_documents'), 'document')} · " if ds.get("n_documents") is not None else
+            "no corpus (every pipeline returned its own texts) · ")
+    rows = [("dataset", f"{label}: {docs}"
                         f"{fmt.plural(ds.get('n_questions'), 'question')} ({types}) · {ds.get('n_scored')} scored · "
-                        f"{ds.get('n_out_of_corpus')} out-of-corpus (not scored: nothing to retrieve) · {chunks}")]
+                        f"{ds.get('n_out_of_corpus')} out-of-corpus (not scored: nothing to retrieve)"
+                        + (f" · {chunks}" if chunks else ""))]
     relevance = cfg.get("relevance")
-    rel_text = ("evidence: a chunk counts when it contains an evidence string; k counts chunks"
+    texts = any(p.get("kind") == "texts" for p in summary.get("pipelines") or [])
+    unit = "chunk (or returned text)" if texts else "chunk"
+    rel_text = (f"evidence: a {unit} counts when it contains an evidence string; k counts chunks"
                 if relevance == "evidence" else
-                "doc: a chunk counts for its document; k counts distinct documents")
+                f"doc: a {unit} counts for its document; k counts distinct documents")
     if cfg.get("overlap") is not None:
         rel_text += f" (a chunk holding ≥ {cfg['overlap']:g} of a string counts)"
     rows.append(("relevance", f"{rel_text} · k = {', '.join(map(str, cfg.get('k') or []))} · depth "
                               f"{cfg.get('depth')} · seed {cfg.get('seed')} · run {summary.get('run_id')}"))
-    if relevance == "evidence":
+    if relevance == "evidence" and ds.get("n_unmatched_evidence"):
         um = ds.get("n_unmatched_evidence") or {}
         parts = []
         for chunker, n in um.items():
@@ -170,6 +178,33 @@ def _dataset_card(console, summary: Mapping[str, Any]) -> None:
     if len(listed) > MAX_MISSED:
         console.print(Text(f"  … and {len(listed) - MAX_MISSED} more (see summary.json: unmatched_evidence)",
                            style="yellow"))
+    for w in summary.get("warnings") or []:
+        console.print(Text("warning: " + str(w), style="yellow"), soft_wrap=True)
+
+
+def _unretrieved(console, summary: Mapping[str, Any]) -> None:
+    """Per pipeline: the questions it failed on (graded as misses), by kind; and a service's latency."""
+    from rich.text import Text
+
+    labels = _labels(summary)
+    ds = summary.get("dataset") or {}
+    for p in summary.get("pipelines") or []:
+        res = (summary.get("results") or {}).get(p["name"]) or {}
+        un = res.get("unretrieved") or {}
+        lat = res.get("latency")
+        if un.get("n"):
+            kinds = ", ".join(f"{k} {n}" for k, n in (un.get("by_kind") or {}).items())
+            line = Text(f"{labels.get(str(p['name']), '?')} unretrieved: ", style="bold yellow")
+            line.append(f"{un.get('n_scored', un['n'])} of {fmt.plural(ds.get('n_scored'), 'scored question')} "
+                        f"({kinds}), graded as misses", style="yellow")
+            first = (un.get("questions") or [{}])[0]
+            if first:
+                line.append(f"; e.g. {first.get('query_id')}: {_shorten(first.get('reason', ''), 80)}", style="dim")
+            console.print(line, soft_wrap=True)
+        if lat:
+            console.print(Text(f"{labels.get(str(p['name']), '?')} latency per question: median "
+                               f"{fmt.num(lat.get('median'))} s · p95 {fmt.num(lat.get('p95'))} s · max "
+                               f"{fmt.num(lat.get('max'))} s (n {lat.get('n')})", style="dim"))
 
 
 def _legend(console, summary: Mapping[str, Any]) -> None:
@@ -316,6 +351,8 @@ def _missed(console, summary: Mapping[str, Any], max_missed: int) -> None:
             console.print(line)
             fr = e.get("first_rank")
             found = f"found at rank {fr}" if fr is not None else f"not found in the top {depth}"
+            if e.get("unretrieved"):
+                found = "unretrieved: " + _shorten(str(e["unretrieved"]), 60)
             if relevance == "evidence" and e.get("evidence"):
                 what = "evidence: " + " / ".join(f"“{x}”" for x in e["evidence"])
             else:
@@ -351,6 +388,7 @@ def render_run(summary: Mapping[str, Any], console=None, *, max_missed: int = MA
     _legend(console, summary)
     console.print()
     _metric_table(console, summary)
+    _unretrieved(console, summary)
     console.print()
     _sweep_table(console, summary)
     console.print()

@@ -300,6 +300,7 @@ def _scores(page: _Page) -> str:
         out.append(f'<tr><td><i class="dot" style="background:{page.color(p)}"></i>{_e(p)}</td>'
                    f'<td class="num">{_e(res.get("n", fmt.MISSING))}</td>{"".join(cells)}</tr>')
     out.append("</tbody></table></div>")
+    out.append(_unretrieved(page))
     comps = [c for c in page.summary.get("comparisons") or [] if isinstance(c, Mapping)]
     if comps:
         out.append(_comparisons(page, comps))
@@ -307,6 +308,25 @@ def _scores(page: _Page) -> str:
         out.append('<p class="note">No comparisons in this run.</p>')
     out.append("</section>")
     return "".join(out)
+
+
+def _unretrieved(page: _Page) -> str:
+    """Per pipeline: the questions it failed on (graded as misses) by kind, and a service's latency."""
+    items = []
+    for p in page.pipelines:
+        res = page.results.get(p) or {}
+        un = res.get("unretrieved") or {}
+        if un.get("n"):
+            kinds = ", ".join(f"{_e(k)} {_e(n)}" for k, n in (un.get("by_kind") or {}).items())
+            qs = "; ".join(f"<code>{_e(x.get('query_id'))}</code>: {_e(x.get('reason'))}"
+                           for x in (un.get("questions") or [])[:10] if isinstance(x, Mapping))
+            items.append(f'<li class="warn"><b>{_e(p)}</b> unretrieved {_e(un.get("n_scored", un["n"]))} of '
+                         f'{_e(res.get("n"))} scored questions ({kinds}), graded as misses: {qs}</li>')
+        lat = res.get("latency")
+        if isinstance(lat, Mapping):
+            items.append(f"<li><b>{_e(p)}</b> latency per question: median {fmt.num(lat.get('median'))} s, p95 "
+                         f"{fmt.num(lat.get('p95'))} s, max {fmt.num(lat.get('max'))} s (n {_e(lat.get('n'))})</li>")
+    return f'<ul class="note">{"".join(items)}</ul>' if items else ""
 
 
 def _comparison_class(c: Mapping[str, Any]) -> str:
@@ -584,6 +604,8 @@ def _detail(page: _Page, pipeline: str, e: Mapping[str, Any], did: str) -> str:
         items.append(("judge reasoning", _e(reasoning)))
     if ans.get("stage"):
         items.append(("stage", _e(ans.get("stage"))))
+    if e.get("unretrieved"):
+        items.append(("unretrieved", _e(e.get("unretrieved"))))
     ranks = e.get("unit_ranks")
     if isinstance(ranks, Mapping) and ranks:
         items.append(("evidence ranks", _e(", ".join(f"{u}: {r if r is not None else 'not found'}"
@@ -698,6 +720,14 @@ def _dataset(page: _Page) -> str:
             out.append(f"<tr><td>{_e(t)}</td><td class=num>{_e(n)}</td><td class=num>{share}</td></tr>")
         out.append("</tbody></table>")
     unmatched = [u for u in page.summary.get("unmatched_evidence") or [] if isinstance(u, Mapping)]
+    warnings = [w for w in page.summary.get("warnings") or [] if isinstance(w, str)]
+    if warnings:
+        out.append(f"<h3>Warnings ({len(warnings)})</h3><ul>" + "".join(f"<li>{_e(w)}</li>" for w in warnings)
+                   + "</ul>")
+    if not ds.get("n_chunks") and not unmatched:
+        out.append('<p class="note">No pipeline used a ragexam chunker: every one returned its own texts, judged '
+                   "by whether they contain the evidence.</p></section>")
+        return "".join(out)
     out.append(f"<h3>Unmatched evidence ({len(unmatched)})</h3>")
     if unmatched:
         out.append('<p class="note">Evidence no chunk contains whole, so no chunk gets credit for it.</p>'
