@@ -542,8 +542,10 @@ def dataset_label(summary: Mapping[str, Any]) -> str:
     """``corpus`` (or ``corpus / qa`` when they differ) of a run, for listings."""
     ds = summary.get("dataset") or {}
     cfg = summary.get("config") or {}
-    corpus = ds.get("corpus") or cfg.get("corpus") or "?"
-    qa = ds.get("qa") or cfg.get("qa") or corpus
+    corpus = ds.get("corpus") or cfg.get("corpus")
+    qa = ds.get("qa") or cfg.get("qa") or corpus or "?"
+    if corpus is None:  # every pipeline returned its own texts: only the question set was given
+        return str(qa)
     return str(corpus) if str(qa) == str(corpus) else f"{corpus} / {qa}"
 
 
