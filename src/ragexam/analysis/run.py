@@ -224,7 +224,7 @@ def _chunker(spec_or_obj: Any):
 
 
 def _retriever(spec_or_obj: Any, cache_dir: Any, progress: bool,
-               headers: Optional[Mapping[str, str]] = None) -> Tuple[str, Any]:
+               headers: Optional[Mapping[str, str]] = None, llm: Any = None) -> Tuple[str, Any]:
     if isinstance(spec_or_obj, str):
         from ragexam.retrieval.spec import parse_retriever
 
@@ -233,12 +233,11 @@ def _retriever(spec_or_obj: Any, cache_dir: Any, progress: bool,
             opts["cache_dir"] = cache_dir
         if headers:
             opts["headers"] = dict(headers)
+        if llm is not None:
+            opts["llm"] = llm
         obj = parse_retriever(spec_or_obj, **opts)
-        from ragexam.retrieval.texts import is_text_retriever
-
-        # a retriever that returns texts is named by its own spec (an http: URL without its credentials)
-        label = obj.spec if is_text_retriever(obj) else spec_or_obj.strip()
-        return label, obj
+        # the spec as written names the pipeline, without the credentials a URL in it may hold
+        return re.sub(r"://[^/@?>]*@", "://", spec_or_obj.strip()), obj
     from ragexam.retrieval.texts import is_text_retriever
 
     if (callable(getattr(spec_or_obj, "index", None)) and callable(getattr(spec_or_obj, "search", None))) \
@@ -432,6 +431,9 @@ class _Graded:
     failures: Dict[str, str] = field(default_factory=dict)
     latencies: List[float] = field(default_factory=list)
     items: Dict[str, Any] = field(default_factory=dict)
+    #: a rerank stage's report (:class:`ragexam.retrieval.rerank.base.RerankReport`) and its first stage graded
+    rerank: Any = None
+    first_stage: Any = None
 
 
 def _item_keys(items: Sequence[Any], known: Dict[str, str]) -> List[str]:
@@ -460,15 +462,27 @@ def _trec_scores(hits: Sequence[Tuple[str, Optional[float]]]) -> List[Tuple[str,
     return [(k, float(n - i)) for i, (k, _) in enumerate(hits)]
 
 
-def _results_retrievers(retrieved: Sequence[Any], qa_ids: Sequence[str], warnings: List[str]) -> List[Any]:
-    """A :class:`~ragexam.retrieval.texts.ResultsRetriever` per pipeline of each results file (paths, or
-    already loaded :class:`~ragexam.data.retrieved.RetrievedFile` objects)."""
+def _split_rerank(ref: Any) -> Tuple[Any, List[str]]:
+    """``("results.jsonl", ["rerank:..."])`` from ``"results.jsonl>rerank:...[>rerank:...]"``; a path that exists
+    as written is never split."""
+    if not isinstance(ref, str) or Path(ref).exists() or ">rerank:" not in ref:
+        return ref, []
+    path, *stages = ref.split(">rerank:")
+    return path, ["rerank:" + st for st in stages]
+
+
+def _results_retrievers(retrieved: Sequence[Any], qa_ids: Sequence[str], warnings: List[str],
+                        stage_options: Optional[Mapping[str, Any]] = None) -> List[Tuple[str, Any]]:
+    """``(label, retriever)`` per pipeline of each results file (paths, or already loaded
+    :class:`~ragexam.data.retrieved.RetrievedFile` objects): a
+    :class:`~ragexam.retrieval.texts.ResultsRetriever`, wrapped in rerank stages for ``"file>rerank:..."``."""
     from ragexam.data.retrieved import RetrievedFile, load_retrieved
     from ragexam.retrieval.texts import ResultsRetriever
 
     known = set(qa_ids)
     out = []
-    for ref in retrieved:
+    for entry in retrieved:
+        ref, stages = _split_rerank(entry)
         f = ref if isinstance(ref, RetrievedFile) else load_retrieved(ref)
         warnings.extend(f.warnings)
         if not f.sets:
@@ -490,7 +504,16 @@ def _results_retrievers(retrieved: Sequence[Any], qa_ids: Sequence[str], warning
                 shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
                 warnings.append(f"{f.path}: pipeline {s.pipeline!r} has no line for {len(missing)} question(s) "
                                 f"(graded as misses, listed as unretrieved): {shown}")
-            out.append(ResultsRetriever(s))
+            r: Any = ResultsRetriever(s)
+            label = s.pipeline
+            for st in stages:
+                from ragexam.retrieval.rerank.base import rerank_stage
+                from ragexam.retrieval.spec import parse_reranker
+
+                reranker, top = parse_reranker(st, **dict(stage_options or {}))
+                r = rerank_stage(r, reranker, top)
+                label += ">" + st
+            out.append((label, r))
     return out
 
 
@@ -525,7 +548,7 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
         miss_k: int = DEFAULT_MISS_K, seed: int = 12345, n_resamples: int = DEFAULT_N_RESAMPLES,
         n_permutations: int = DEFAULT_N_PERMUTATIONS, ignore_punctuation: bool = False,
         overlap: Optional[float] = None, cache_dir: Any = None, progress: bool = True,
-        headers: Optional[Mapping[str, str]] = None) -> RunResult:
+        headers: Optional[Mapping[str, str]] = None, llm: Any = None) -> RunResult:
     """Grade every pipeline on a question set (see the module docstring).
 
     :param corpus: a corpus file (JSONL or CSV), a bundled name (``it_helpdesk``,
@@ -538,7 +561,8 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
     :param chunkers: one or more chunker specs or objects (default ``paragraphs:400``, see
         :mod:`ragexam.analysis.run_config` for why); used by ragexam's own retrievers.
     :param retrieved: results files (:mod:`ragexam.data.retrieved`) to grade, after the retrievers:
-        a path, a list of paths, or loaded :class:`~ragexam.data.retrieved.RetrievedFile` objects.
+        a path, a list of paths, or loaded :class:`~ragexam.data.retrieved.RetrievedFile` objects; a path
+        followed by ``>rerank:...`` reranks each of its pipelines.
     :param relevance: ``"evidence"``, ``"doc"`` or ``None`` (evidence when the answerable
         questions have evidence, else doc).
     :param k: cutoffs (default 1, 3, 5, 10), an int, a list or ``"1,3,5"``.
@@ -554,6 +578,8 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
     :param progress: show progress bars on stderr (only when it is a terminal).
     :param headers: HTTP headers for the ``http:`` retrievers and ``rerank:http:`` rerankers given as specs
         (e.g. ``{"Authorization": "Bearer ..."}``); never stored, printed or part of a cache key.
+    :param llm: :class:`~ragexam.llm.settings.LLMSettings` for ``rerank:llm:MODEL`` stages (endpoint, key,
+        timeouts, concurrency; the model comes from the spec).
     :return: a :class:`RunResult`.
     """
     from ragexam import __version__
@@ -570,7 +596,7 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
                     n_permutations=n_permutations, ignore_punctuation=ignore_punctuation, overlap=overlap,
                     retrieved=retrieved_refs)
     created = datetime.now(timezone.utc).replace(microsecond=0)
-    slots = [_retriever(r, cache_dir, progress, headers) for r in cfg.retrievers]
+    slots = [_retriever(r, cache_dir, progress, headers, llm) for r in cfg.retrievers]
     chunk_slots = [i for i, (_, obj) in enumerate(slots) if not is_text_retriever(obj)]
     if chunk_slots and cfg.corpus is None:
         raise InputError(f"retriever {slots[chunk_slots[0]][0]!r} indexes ragexam's chunks of a corpus, but no corpus "
@@ -583,7 +609,10 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
     scored_ids = [q.query_id for q in scored]
     types = [q.type if q.type is not None else "(none)" for q in scored]
     warnings: List[str] = []
-    slots.extend((r.spec, r) for r in _results_retrievers(cfg.retrieved, [q.query_id for q in questions], warnings))
+    stage_options: Dict[str, Any] = {"progress": progress, "headers": headers, "llm": llm}
+    if cache_dir is not None:
+        stage_options["cache_dir"] = cache_dir
+    slots.extend(_results_retrievers(cfg.retrieved, [q.query_id for q in questions], warnings, stage_options))
     if not slots:
         raise InputError("nothing to grade: give at least one retriever or results file.", source="retrievers")
 
@@ -602,12 +631,16 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
     corpus_text = (CorpusText(corpus_obj, ignore_punctuation=cfg.ignore_punctuation)
                    if mode == "evidence" and chunker_objs else None)
 
-    def grade(name: str, rname: str, spec: Optional[str], retriever: Any, ranked, lookup, index, ret_sig: str,
-              kind: str) -> _Graded:
+    def lists(ranked, lookup, index, spec: Optional[str]):
         J = _judge(scored, scored_ids, ranked, lookup, mode, index, cfg, spec if spec is not None else "own")
         res = evaluate(J.qrels, J.run, metrics)
         order = {q: i for i, q in enumerate(res.query_ids)}
         V = res.values[[order[q] for q in scored_ids]]
+        return J, res, V, {qid: _unit_ranks(J.per_question[qid], mode) for qid in scored_ids}
+
+    def grade(name: str, rname: str, spec: Optional[str], retriever: Any, ranked, lookup, index, ret_sig: str,
+              kind: str) -> _Graded:
+        J, res, V, ur = lists(ranked, lookup, index, spec)
         judge_tail = J.signature.split("|", 2)[2] if J.signature.count("|") >= 2 else ""
         where = f"chunker:{spec}" if spec is not None else "chunker:own|match:text"
         sig = (f"{ret_sig}||{where}|relevance:{mode}" + (f"|{judge_tail}" if judge_tail else "")
@@ -617,8 +650,7 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
             slug += "_"
         slugs.add(slug)
         pipe = Pipeline(name, rname, spec, sig, slug, retriever, kind)
-        return _Graded(pipe, ranked, lookup, J, res, V,
-                       {qid: _unit_ranks(J.per_question[qid], mode) for qid in scored_ids})
+        return _Graded(pipe, ranked, lookup, J, res, V, ur)
 
     from ragexam.metrics.ranking import evaluate
 
@@ -658,7 +690,14 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
             hits = _check_hits(retriever.search(queries, cfg.depth), len(queries), rname, chunking.by_id)
             ranked = {q.query_id: h for q, h in zip(questions, hits)}
             ret_sig = getattr(retriever, "signature", None) or f"custom:{type(retriever).__name__}"
-            graded[name] = grade(name, rname, ch.spec, retriever, ranked, chunking.by_id, index, ret_sig, "chunks")
+            g = graded[name] = grade(name, rname, ch.spec, retriever, ranked, chunking.by_id, index, ret_sig,
+                                     "chunks")
+            report = getattr(retriever, "last_report", None)
+            if report is not None:
+                first = _check_hits(report.first_stage, len(queries), f"{rname} (first stage)", chunking.by_id)
+                ranked1 = {q.query_id: h for q, h in zip(questions, first)}
+                g.rerank = report
+                g.first_stage = (ranked1, chunking.by_id, *lists(ranked1, chunking.by_id, index, ch.spec))
 
     for si, (label, retriever) in enumerate(slots):
         if not is_text_retriever(retriever):
@@ -677,6 +716,14 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
         g.items = items
         texts[rname] = items
         graded[rname] = g
+        report = getattr(retriever, "last_report", None)
+        if report is not None:
+            first = check_retrievals(report.first_stage, len(queries), f"{rname} (first stage)", cfg.depth)
+            ranked1, lookup1, _ = _as_chunks(rname, qids, first, mode, {})
+            g.rerank = report
+            g.first_stage = (ranked1, lookup1, *lists(ranked1, lookup1, None, None))
+            # the stage keeps the first stage's latency per question: the reranker's is reported apart
+            g.latencies = [r.latency for r in first if r.latency is not None]
 
     pipelines: List[Pipeline] = []
     for si, spec in order_of:
@@ -702,6 +749,11 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
         lat = latency_summary(g.latencies)
         if lat is not None:
             results[p.name]["latency"] = lat
+    reranks: Dict[str, Any] = {}
+    for p in pipelines:
+        g = graded[p.name]
+        if g.rerank is not None:
+            reranks[p.name] = _rerank_block(p, g, scored, questions, mode, cfg, metrics, main, types)
     comps: List[Dict[str, Any]] = []
     base = pipelines[0]
     for p in pipelines[1:]:
@@ -772,6 +824,8 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
         "unmatched_evidence": unmatched,
         "warnings": warnings,
     }
+    if reranks:
+        summary["rerank"] = reranks
     return RunResult(summary=summary, per_question=per_question, pipelines=pipelines,
                      rankings={p.name: graded[p.name].ranked for p in pipelines},
                      judgments={p.name: graded[p.name].judgments for p in pipelines},
@@ -790,6 +844,81 @@ def grade(qa: Any, retrieved: Any, *, corpus: Any = None, **options: Any) -> Run
         raise InputError("grade() grades results files only; pass retrievers to run().", source="grade",
                          field="retrievers")
     return run(corpus, qa, [], retrieved=retrieved, **options)
+
+
+def _rerank_block(p: Pipeline, g: _Graded, scored: Sequence[Any], questions: Sequence[Any], mode: str,
+                  cfg: RunConfig, metrics: Sequence[str], main: Sequence[str], types: Sequence[str]) -> Dict[str, Any]:
+    """What a rerank stage did for pipeline ``p`` (docs/run-format.md, ``rerank``): the lift over its own first
+    stage (paired tests, per type), the questions it fixed and broke, the first stage's recall ceiling, the
+    queries it could not rerank, its latency and usage."""
+    import numpy as np
+
+    from ragexam.analysis import run_tables as T
+    from ragexam.retrieval.texts import failure_kind, latency_summary
+
+    stage = p.retriever_obj
+    report = g.rerank
+    ranked1, lookup1, J1, res1, V1, ur1 = g.first_stage
+    top = report.top
+    first_name = stage.first_spec + (f" | {p.chunker}" if p.chunker is not None else "")
+    means1, cis1 = T.means_and_cis(V1, metrics, n_resamples=cfg.n_resamples, seed=cfg.seed)
+    comps = T.comparisons(first_name, V1, p.name, g.values, metrics, main, n_resamples=cfg.n_resamples,
+                          n_permutations=cfg.n_permutations, seed=cfg.seed)
+    t_arr = np.asarray(types, dtype=object)
+    cols = [list(metrics).index(m) for m in main]
+    by_type = {}
+    for t in dict.fromkeys(types):
+        rows = np.flatnonzero(t_arr == t)
+        diff = g.values[np.ix_(rows, cols)].mean(axis=0) - V1[np.ix_(rows, cols)].mean(axis=0)
+        by_type[t] = {"n": int(rows.size), "lift": {m: float(d) for m, d in zip(main, diff)}}
+    fixed, broken = [], []
+    within = 0
+    misses_outside = misses_inside = 0
+    for q in scored:
+        before = T.first_rank(ur1[q.query_id])
+        after = T.first_rank(g.unit_ranks[q.query_id])
+        hit_before = before is not None and before <= cfg.miss_k
+        hit_after = after is not None and after <= cfg.miss_k
+        entry = {"query_id": q.query_id, "type": q.type, "first_rank_before": before, "first_rank_after": after}
+        if hit_after and not hit_before:
+            fixed.append(entry)
+        elif hit_before and not hit_after:
+            broken.append(entry)
+        if mode == "doc":
+            rel = set(q.relevant_docs)
+            inside = any(lookup1[c].doc_id in rel for c, _ in ranked1[q.query_id][:top])
+        else:
+            inside = before is not None and before <= top
+        within += inside
+        if not hit_after:
+            misses_inside += inside
+            misses_outside += not inside
+    status: Dict[str, int] = {}
+    failed: List[Dict[str, Any]] = []
+    by_kind: Dict[str, int] = {}
+    for q, st, why in zip(questions, report.status, report.reasons):
+        status[st] = status.get(st, 0) + 1
+        if st == "failed":
+            failed.append({"query_id": q.query_id, "reason": why})
+            k = failure_kind(str(why))
+            by_kind[k] = by_kind.get(k, 0) + 1
+    n = len(scored)
+    return {
+        "first_stage": first_name, "first_stage_signature": getattr(stage.first, "signature", None),
+        "reranker": stage.reranker.spec, "reranker_signature": stage.reranker.signature, "top": top,
+        "first_stage_metrics": means1, "first_stage_ci95": cis1,
+        "comparisons": comps, "by_type": by_type,
+        "fixed": fixed, "broken": broken,
+        "ceiling": {"top": top, "n_within": within, "recall_at_top": within / n if n else None,
+                    "misses": misses_inside + misses_outside, "misses_outside": misses_outside,
+                    "misses_inside": misses_inside, "k": cfg.miss_k},
+        "status": {"reranked": status.get("reranked", 0), "partial": status.get("partial", 0),
+                   "failed": status.get("failed", 0), "skipped": status.get("skipped", 0),
+                   "unjudged_candidates": int(sum(report.unjudged)), "by_kind": dict(sorted(by_kind.items())),
+                   "questions": failed},
+        "latency": latency_summary([x for x in report.latency if x is not None]),
+        "usage": dict(report.usage),
+    }
 
 
 def _as_list(value: Any) -> List[Any]:

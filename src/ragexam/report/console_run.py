@@ -18,10 +18,15 @@
    over the metrics of the pair, the minimum detectable difference (MDD) and a short reading;
    then the full plain-words verdict on the headline metric.  Differences smaller than the
    MDD are flagged as within the noise;
-6. the **missed questions** of each pipeline (no relevant unit in the top ``k``): question,
+6. the **rerank stage** of each ``RETRIEVER>RERANKER`` pipeline: its lift over its own first stage on the
+   headline metrics (difference, paired interval, Holm-adjusted reading), per question type, the
+   questions it fixed and broke, the first stage's **recall ceiling** (how many scored questions have a
+   relevant unit among the candidates, and how many misses lay outside them: no reranker can fix those),
+   the queries it could not rerank (kept in first-stage order), its latency per query and its cost;
+7. the **missed questions** of each pipeline (no relevant unit in the top ``k``): question,
    evidence, where it was found (or "not found"), and the top-3 retrieved chunks, shortened;
    at most ``max_missed`` per pipeline;
-7. every pipeline's **signature**.
+8. every pipeline's **signature**.
 
 Only the summary dict is needed (docs/run-format.md), so a saved run renders the same.
 
@@ -325,6 +330,80 @@ def _comparisons(console, summary: Mapping[str, Any]) -> None:
                       "as ties and read the missed questions instead.[/]")
 
 
+def _rerank(console, summary: Mapping[str, Any]) -> None:
+    """What each rerank stage adds over its own first stage (``summary["rerank"]``, docs/run-format.md)."""
+    from rich.text import Text
+
+    blocks = summary.get("rerank") or {}
+    if not blocks:
+        return
+    labels = _labels(summary)
+    head = _headline(summary)
+    wanted = [m for m in dict.fromkeys(["hit@1", head, "mrr"])]
+    n_scored = (summary.get("dataset") or {}).get("n_scored")
+    console.print(Text("Rerank stage: each reranker against its own first stage (same questions, paired)",
+                       style="bold"))
+    for name, b in blocks.items():
+        title = Text("  ")
+        title.append_text(_named(labels.get(name, "?"), name))
+        title.stylize("bold")
+        title.append(f"  first stage {b.get('first_stage')}, top {b.get('top')} reranked", style="dim")
+        console.print(title, soft_wrap=True)
+        comps = {c.get("metric"): c for c in b.get("comparisons") or []}
+        before = b.get("first_stage_metrics") or {}
+        after = ((summary.get("results") or {}).get(name) or {}).get("metrics") or {}
+        lifts = []
+        for m in wanted:
+            c = comps.get(m)
+            if c is None:
+                continue
+            lifts.append(f"{m} {fmt.num(before.get(m))} → {fmt.num(after.get(m))} ({fmt.signed(c.get('diff'))}, "
+                         f"{fmt.signed_ci(c.get('ci95'))}, {c.get('reading')})")
+        rows = [("lift", " · ".join(lifts))]
+        bt = b.get("by_type") or {}
+        if bt:
+            rows.append(("by type", " · ".join(f"{t} (n {v.get('n')}): {head} {fmt.signed((v.get('lift') or {}).get(head))}"
+                                               for t, v in bt.items())))
+        fixed, broken = b.get("fixed") or [], b.get("broken") or []
+        k = (b.get("ceiling") or {}).get("k")
+
+        def ids(xs):
+            shown = ", ".join(str(x.get("query_id")) for x in xs[:8])
+            return shown + (f" and {len(xs) - 8} more" if len(xs) > 8 else "")
+
+        rows.append(("fixed / broken", f"{len(fixed)} fixed (a relevant unit moved into the top {k}"
+                                       + (f": {ids(fixed)}" if fixed else "") + f"), {len(broken)} broken"
+                                       + (f" ({ids(broken)})" if broken else "")))
+        ceil = b.get("ceiling") or {}
+        rows.append(("recall ceiling", f"{ceil.get('n_within')} of {fmt.plural(n_scored, 'scored question')} "
+                                       f"({fmt.percent(ceil.get('recall_at_top'))}) have a relevant unit in the first "
+                                       f"stage's top {ceil.get('top')}; of the {ceil.get('misses')} misses at k={k}, "
+                                       f"{ceil.get('misses_outside')} lay outside the candidates (no reranker can fix "
+                                       f"them), {ceil.get('misses_inside')} inside"))
+        st = b.get("status") or {}
+        status = (f"{st.get('reranked', 0)} reranked · {st.get('partial', 0)} partly (unjudged candidates keep their "
+                  f"place) · {st.get('failed', 0)} failed (first-stage order kept)")
+        if st.get("by_kind"):
+            status += " — " + ", ".join(f"{kk} {n}" for kk, n in st["by_kind"].items())
+        if st.get("unjudged_candidates"):
+            status += f" · {st['unjudged_candidates']} candidates unjudged"
+        rows.append(("queries", status))
+        lat, usage = b.get("latency"), b.get("usage") or {}
+        cost_bits = []
+        if lat:
+            cost_bits.append(f"latency per query median {fmt.num(lat.get('median'))} s, p95 {fmt.num(lat.get('p95'))} s "
+                             f"(as measured when called)")
+        if "calls" in usage:
+            cost_bits.append(f"{usage.get('calls')} calls now, {usage.get('cached', 0)} cached")
+        if usage.get("prompt_tokens") or usage.get("completion_tokens"):
+            cost_bits.append(f"{usage.get('prompt_tokens', 0)} + {usage.get('completion_tokens', 0)} tokens")
+        if "cost_usd" in usage:
+            cost_bits.append(f"cost {fmt.cost(usage.get('cost_usd'))}")
+        if cost_bits:
+            rows.append(("cost", " · ".join(cost_bits)))
+        _bullets(console, rows, indent=4)
+
+
 def _missed(console, summary: Mapping[str, Any], max_missed: int) -> None:
     from rich.text import Text
 
@@ -396,6 +475,9 @@ def render_run(summary: Mapping[str, Any], console=None, *, max_missed: int = MA
     console.print()
     _comparisons(console, summary)
     console.print()
+    if summary.get("rerank"):
+        _rerank(console, summary)
+        console.print()
     _missed(console, summary, max_missed)
     console.print()
     _signatures(console, summary)

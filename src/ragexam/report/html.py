@@ -269,8 +269,8 @@ def _header(page: _Page) -> str:
     if s.get("created"):
         bits.append(_e(s.get("created")))
     nav = "".join(f'<a href="#{a}">{t}</a>' for a, t in (
-        ("scores", "Scores"), ("plots", "Plots"), ("missed", "Missed questions"),
-        ("dataset", "Dataset"), ("settings", "Settings")))
+        ("scores", "Scores"), *((("rerank", "Rerank stage"),) if s.get("rerank") else ()), ("plots", "Plots"),
+        ("missed", "Missed questions"), ("dataset", "Dataset"), ("settings", "Settings")))
     return (f'<header><h1>ragexam report</h1><p class="sub">{" · ".join(bits)}</p>'
             f"<nav>{nav}</nav></header>")
 
@@ -327,6 +327,67 @@ def _unretrieved(page: _Page) -> str:
             items.append(f"<li><b>{_e(p)}</b> latency per question: median {fmt.num(lat.get('median'))} s, p95 "
                          f"{fmt.num(lat.get('p95'))} s, max {fmt.num(lat.get('max'))} s (n {_e(lat.get('n'))})</li>")
     return f'<ul class="note">{"".join(items)}</ul>' if items else ""
+
+
+def _rerank(page: _Page) -> str:
+    """Each rerank stage against its own first stage: lift (paired), per type, fixed/broken, the first stage's
+    recall ceiling, the queries it could not rerank, latency and cost (``summary["rerank"]``)."""
+    blocks = page.summary.get("rerank") or {}
+    if not isinstance(blocks, Mapping) or not blocks:
+        return ""
+    out = ['<section id="rerank"><h2>Rerank stage</h2><p class="note">Each reranked pipeline against its own first '
+           "stage, on the same questions: difference of the means, paired-bootstrap 95% interval, reading after "
+           "Holm's correction. A reranker can only reorder the first stage's top candidates: the recall ceiling is "
+           "the share of questions with a relevant unit among them.</p>"]
+    for name, b in blocks.items():
+        if not isinstance(b, Mapping):
+            continue
+        after = ((page.results.get(name) or {}).get("metrics") or {})
+        before = b.get("first_stage_metrics") or {}
+        out.append(f'<h3><i class="dot" style="background:{page.color(name)}"></i>{_e(name)}</h3>'
+                   f'<p class="note">first stage <code>{_e(b.get("first_stage"))}</code>, top {_e(b.get("top"))} '
+                   f"reranked by <code>{_e(b.get('reranker'))}</code></p>")
+        out.append('<div class="scroll"><table><thead><tr><th>metric</th><th class="num">first stage</th>'
+                   '<th class="num">reranked</th><th class="num">lift</th><th class="num">95% CI</th>'
+                   '<th class="num">p (Holm)</th><th>reading</th></tr></thead><tbody>')
+        for c in b.get("comparisons") or []:
+            m = c.get("metric")
+            out.append(f"<tr><td>{_e(m)}</td><td class=num>{fmt.num(before.get(m))}</td>"
+                       f"<td class=num>{fmt.num(after.get(m))}</td><td class=num>{fmt.signed(c.get('diff'))}</td>"
+                       f"<td class=num>{fmt.signed_ci(c.get('ci95'))}</td><td class=num>{fmt.p_value(c.get('p_holm'))}</td>"
+                       f"<td>{_e(c.get('reading'))}</td></tr>")
+        out.append("</tbody></table></div>")
+        ceil = b.get("ceiling") or {}
+        st = b.get("status") or {}
+        items = [f"first stage recall@{_e(ceil.get('top'))}: {fmt.num(ceil.get('recall_at_top'))} "
+                 f"({_e(ceil.get('n_within'))} questions); of {_e(ceil.get('misses'))} misses at k={_e(ceil.get('k'))}, "
+                 f"{_e(ceil.get('misses_outside'))} lay outside the candidates (no reranker can fix them) and "
+                 f"{_e(ceil.get('misses_inside'))} inside"]
+        bt = b.get("by_type") or {}
+        if bt:
+            items.append("lift by type: " + "; ".join(
+                f"{_e(t)} (n {_e(v.get('n'))}): " + ", ".join(f"{_e(m)} {fmt.signed(d)}" for m, d in
+                                                             list((v.get("lift") or {}).items())[:3])
+                for t, v in bt.items()))
+        for what in ("fixed", "broken"):
+            xs = b.get(what) or []
+            items.append(f"{what} {len(xs)}" + (": " + ", ".join(
+                f"<code>{_e(x.get('query_id'))}</code> ({_e(x.get('first_rank_before'))} → {_e(x.get('first_rank_after'))})"
+                for x in xs[:20]) if xs else ""))
+        items.append(f"queries: {_e(st.get('reranked', 0))} reranked, {_e(st.get('partial', 0))} partly (unjudged "
+                     f"candidates keep their place), {_e(st.get('failed', 0))} failed (first-stage order kept)"
+                     + (": " + "; ".join(f"<code>{_e(x.get('query_id'))}</code> {_e(x.get('reason'))}"
+                                         for x in (st.get("questions") or [])[:10]) if st.get("failed") else ""))
+        lat, usage = b.get("latency"), b.get("usage") or {}
+        if lat:
+            items.append(f"latency per query: median {fmt.num(lat.get('median'))} s, p95 {fmt.num(lat.get('p95'))} s, "
+                         f"max {fmt.num(lat.get('max'))} s (n {_e(lat.get('n'))}, as measured when called)")
+        if usage:
+            items.append("usage: " + ", ".join(f"{_e(k)} {_e(fmt.cost(v) if k == 'cost_usd' else v)}"
+                                               for k, v in usage.items()))
+        out.append("<ul>" + "".join(f"<li>{x}</li>" for x in items) + "</ul>")
+    out.append("</section>")
+    return "".join(out)
 
 
 def _comparison_class(c: Mapping[str, Any]) -> str:
@@ -779,7 +840,7 @@ def render_report(summary: Mapping[str, Any], per_question: Sequence[Mapping[str
     summary = check_summary(dict(summary), "summary")
     rows = coerce_rows(per_question or [], source="per_question")
     page = _Page(summary, rows, answers)
-    body = [_header(page), "<main>", _scores(page), _plots(page), _missed(page), _dataset(page),
+    body = [_header(page), "<main>", _scores(page), _rerank(page), _plots(page), _missed(page), _dataset(page),
             _settings(page)]
     if page.notes:
         body.append('<section id="notes"><h2>Notes</h2><ul>'
