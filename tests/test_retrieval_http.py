@@ -109,7 +109,7 @@ def test_service_is_graded_with_failures_counted_and_cached(search, tmp_path):
     res = ragexam.run(None, "it_helpdesk", [spec(search)], cache_dir=cache, progress=False,
                       headers={"Authorization": f"Bearer {SECRET}"}, n_resamples=100, n_permutations=100)
     name = res.pipelines[0].name
-    assert name == f"http:{search.url}/search" and res.pipelines[0].kind == "texts"
+    assert name == spec(search) and res.pipelines[0].kind == "texts"  # named as written
     un = res.summary["results"][name]["unretrieved"]
     assert un["by_kind"] == {"bad_response": 1, "malformed": 1, "server_error": 1, "timeout": 1}
     reasons = {x["query_id"]: x["reason"] for x in un["questions"]}
@@ -156,6 +156,15 @@ def test_bare_url_auto_fields_and_top_k(search, tmp_path):
     # auto fields: page_content is the text, metadata.doc_id / metadata.id, score
     assert it.text == rank("VPN 오류", search.chunks, 1)[0][0]["text"] and it.doc_id and it.id and it.score
     assert "top_k:3" in r.signature and "results_path:auto" in r.signature
+
+
+def test_credentials_in_a_url_never_name_a_pipeline(search, tmp_path):
+    url = search.url.replace("http://", f"http://user:{SECRET}@")
+    res = ragexam.run(None, "it_helpdesk", [f"http:{url}/search?query_field=q.text&top_k_field=limit&"
+                                            "results_path=data.hits"], cache_dir=tmp_path, progress=False,
+                      n_resamples=20, n_permutations=20)
+    assert res.pipelines[0].name.startswith(f"http:{search.url}/search?")
+    assert SECRET not in res.to_json()
 
 
 def test_configuration_errors_stop(search):
