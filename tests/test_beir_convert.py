@@ -126,6 +126,9 @@ def test_splits_headers_and_layout_errors(tmp_path):
     with pytest.raises(InputError, match="splits dev, train and none is 'test'"):
         load_qa(beir)
     assert len(load_qa(beir, split="dev")) == 65  # no header line: read as data
+    res = ragexam.run(beir, beir, ["bm25:whitespace"], split="dev", progress=False, n_resamples=20,
+                      n_permutations=20)
+    assert res.summary["config"]["split"] == "dev" and res.summary["dataset"]["n_scored"] == 65
     with pytest.raises(InputError, match="has no split 'test'"):
         load_qa(beir, split="test")
     with pytest.raises(InputError, match="BEIR queries.jsonl record") as err:

@@ -145,7 +145,7 @@ def _sha256_records(records: Sequence[Mapping[str, Any]]) -> str:
     return h.hexdigest()
 
 
-def _load_inputs(corpus: Any, qa: Any, ignore_punctuation: bool):
+def _load_inputs(corpus: Any, qa: Any, ignore_punctuation: bool, split: Optional[str] = None):
     from ragexam.data.datasets import resolve
     from ragexam.data.loaders import load_corpus, load_qa
     from ragexam.data.schema import Corpus, QASet
@@ -165,7 +165,7 @@ def _load_inputs(corpus: Any, qa: Any, ignore_punctuation: bool):
                                    "relevance": dict(q.grades), "evidence": list(q.evidence),
                                    "type": q.type, "answerable": q.answerable} for q in qa])
     else:
-        qa_obj = load_qa(qa, corpus=corpus_obj, ignore_punctuation=ignore_punctuation)
+        qa_obj = load_qa(qa, corpus=corpus_obj, ignore_punctuation=ignore_punctuation, split=split)
         qa_sha = _sha256_file(resolve(qa, "qa"))
     if corpus_obj is not None and len(corpus_obj) == 0:
         raise InputError("the corpus has no documents; expected at least one.", source=str(corpus_obj.source))
@@ -548,7 +548,7 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
         miss_k: int = DEFAULT_MISS_K, seed: int = 12345, n_resamples: int = DEFAULT_N_RESAMPLES,
         n_permutations: int = DEFAULT_N_PERMUTATIONS, ignore_punctuation: bool = False,
         overlap: Optional[float] = None, cache_dir: Any = None, progress: bool = True,
-        headers: Optional[Mapping[str, str]] = None, llm: Any = None) -> RunResult:
+        headers: Optional[Mapping[str, str]] = None, llm: Any = None, split: Optional[str] = None) -> RunResult:
     """Grade every pipeline on a question set (see the module docstring).
 
     :param corpus: a corpus file (JSONL or CSV), a bundled name (``it_helpdesk``,
@@ -578,6 +578,7 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
     :param progress: show progress bars on stderr (only when it is a terminal).
     :param headers: HTTP headers for the ``http:`` retrievers and ``rerank:http:`` rerankers given as specs
         (e.g. ``{"Authorization": "Bearer ..."}``); never stored, printed or part of a cache key.
+    :param split: the qrels split of a BEIR folder given as ``qa`` (default ``test``, else its only split).
     :param llm: :class:`~ragexam.llm.settings.LLMSettings` for ``rerank:llm:MODEL`` stages (endpoint, key,
         timeouts, concurrency; the model comes from the spec).
     :return: a :class:`RunResult`.
@@ -602,7 +603,7 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
         raise InputError(f"retriever {slots[chunk_slots[0]][0]!r} indexes ragexam's chunks of a corpus, but no corpus "
                          "was given; pass the corpus (--corpus), or grade only pipelines that return texts.",
                          source="corpus", field="corpus")
-    corpus_obj, corpus_sha, qa_obj, qa_sha = _load_inputs(cfg.corpus, cfg.qa, cfg.ignore_punctuation)
+    corpus_obj, corpus_sha, qa_obj, qa_sha = _load_inputs(cfg.corpus, cfg.qa, cfg.ignore_punctuation, split)
     questions = list(qa_obj)
     mode = _relevance_mode(cfg.relevance, questions, str(qa_obj.source))
     scored = [q for q in questions if q.answerable]
@@ -799,6 +800,8 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
     unmatched_n = {s: sum(1 for u in unmatched if u["chunker"] == s) for s in chunker_specs}
     cfg_dict = cfg.to_dict([labels[si] for si in range(len(labels)) if si < len(cfg.retrievers)], chunker_specs)
     cfg_dict["relevance"] = mode
+    if split is not None:
+        cfg_dict["split"] = split
     summary: Dict[str, Any] = {
         "format": FORMAT,
         "run_id": created.strftime("%Y%m%dT%H%M%SZ") + "-" + _run_suffix(),
