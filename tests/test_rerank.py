@@ -10,11 +10,11 @@ import sys
 import threading
 import time
 import types
-from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from test_judge_stub import completion, send_json, serve
+from json_stub import json_server
+from test_judge_stub import completion
 
 import ragexam
 from ragexam.data.loaders import load_qa
@@ -79,19 +79,7 @@ class RerankServer:
 @pytest.fixture
 def rerank_server():
     srv = RerankServer()
-
-    class H(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *a):
-            pass
-
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-            status, out = srv.handle(self.path, body)
-            send_json(self, status, out)
-
-    srv.url, shutdown = serve(H)
+    srv.url, shutdown = json_server(lambda path, body, headers: srv.handle(path, body))
     yield srv
     shutdown()
 
@@ -200,18 +188,7 @@ class ChatStub:
 @pytest.fixture
 def chat():
     stub = ChatStub()
-
-    class H(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *a):
-            pass
-
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-            send_json(self, 200, stub.reply(body))
-
-    url, shutdown = serve(H)
+    url, shutdown = json_server(lambda path, body, headers: (200, stub.reply(body)))
     stub.base_url = url + "/v1"
     yield stub
     shutdown()

@@ -6,12 +6,11 @@ import json
 import sqlite3
 import threading
 import time
-from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from test_grade_results import rank, recursive_split
-from test_judge_stub import send_json, serve
+from json_stub import json_server
 
 import ragexam
 from ragexam.data.loaders import load_corpus, load_qa
@@ -64,28 +63,13 @@ class Search:
 def search():
     svc = Search()
 
-    class H(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    def handle(path, body, headers):
+        with svc.lock:
+            svc.auth.add(headers.get("Authorization"))
+            svc.bodies.append(body)
+        return svc.reply(body)
 
-        def log_message(self, *a):
-            pass
-
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
-            with svc.lock:
-                svc.auth.add(self.headers.get("Authorization"))
-                svc.bodies.append(body)
-            status, out = svc.reply(body)
-            if isinstance(out, bytes):
-                self.send_response(status)
-                self.send_header("Content-Type", "text/html")
-                self.send_header("Content-Length", str(len(out)))
-                self.end_headers()
-                self.wfile.write(out)
-            else:
-                send_json(self, status, out)
-
-    svc.url, shutdown = serve(H)
+    svc.url, shutdown = json_server(handle)
     yield svc
     shutdown()
 
@@ -168,17 +152,7 @@ def test_credentials_in_a_url_never_name_a_pipeline(search, tmp_path):
 
 
 def test_configuration_errors_stop(search):
-    class Deny(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *a):
-            pass
-
-        def do_POST(self):
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            send_json(self, 401, {"error": {"message": f"bad token {SECRET}"}})
-
-    url, shutdown = serve(Deny)
+    url, shutdown = json_server(lambda path, body, headers: (401, {"error": {"message": f"bad token {SECRET}"}}))
     try:
         r = HTTPRetriever(url + "/x", headers={"X-Api-Key": SECRET}, cache=False, progress=False)
         with pytest.raises(EndpointError) as err:

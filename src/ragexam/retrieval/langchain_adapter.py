@@ -28,7 +28,6 @@ from __future__ import annotations
 from typing import Any, List, Optional, Tuple
 
 from ragexam.errors import InputError
-from ragexam.retrieval.base import check_queries, check_top_n
 from ragexam.retrieval.texts import Retrieval, TextRetriever
 
 __all__ = ["LangChainRetriever"]
@@ -116,11 +115,5 @@ class LangChainRetriever(TextRetriever):
                              score)
 
     def retrieve(self, queries: List[str], top_n: int, query_ids: Optional[List[str]] = None) -> List[Retrieval]:
-        queries = check_queries(queries, self.spec)
-        top_n = check_top_n(top_n, self.spec)
-        out = []
-        for qi, q in enumerate(queries):
-            where = f"question {query_ids[qi] if query_ids else qi}"
-            pairs = self._pairs(q, top_n)[:top_n]
-            out.append(Retrieval(tuple(self._item(doc, s, where) for doc, s in pairs)))
-        return out
+        return self._per_query(queries, top_n, query_ids, lambda q, where, n: [
+            self._item(doc, s, where) for doc, s in self._pairs(q, n)[:n]])

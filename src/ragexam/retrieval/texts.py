@@ -69,6 +69,16 @@ class TextRetriever(abc.ABC):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec}>"
 
+    def _per_query(self, queries: List[str], top_n: int, query_ids: Optional[List[str]], one) -> List[Retrieval]:
+        """``retrieve`` for an in-process pipeline: check the arguments, then ``one(query, where, top_n)`` gives
+        each query's items (``where`` names the question in messages)."""
+        from ragexam.retrieval.base import check_queries, check_top_n
+
+        queries = check_queries(queries, self.spec)
+        top_n = check_top_n(top_n, self.spec)
+        return [Retrieval(tuple(one(q, f"question {query_ids[i] if query_ids else i}", top_n)))
+                for i, q in enumerate(queries)]
+
 
 def is_text_retriever(obj: Any) -> bool:
     """True for an object with ``retrieve`` that is not a chunk retriever (``index`` and ``search``)."""

@@ -76,61 +76,15 @@ class Verdict:
     details: Dict[str, Any] = field(default_factory=dict)
 
 
-_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
-_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)
-
-
-def _reject_constant(name: str):
-    raise ValueError(f"{name} is not allowed in JSON")
-
-
-def _no_duplicates(pairs):
-    obj: Dict[str, Any] = {}
-    for k, v in pairs:
-        if k in obj:
-            raise ValueError(f"duplicate key {k!r}")
-        obj[k] = v
-    return obj
-
-
-def _decoder() -> json.JSONDecoder:
-    return json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
-
-
 def extract_json(text: Optional[str]) -> Dict[str, Any]:
-    """The JSON object in a reply (see the module docstring); :class:`ReplyError` if none."""
-    if text is None or not text.strip():
-        raise ReplyError("invalid_json", "the reply is empty; expected one JSON object")
-    body = _THINK.sub("", text).strip()
-    if "<think>" in body.lower():  # an unterminated thinking block
-        body = body[body.lower().rfind("</think>") + 8:] if "</think>" in body.lower() else ""
-    if not body.strip():
-        raise ReplyError("invalid_json", "the reply is empty after removing its <think> block; expected one "
-                                         "JSON object")
-    dec = _decoder()
-    candidates = [m.group(1).strip() for m in _FENCE.finditer(body)] + [body]
-    last_error = "no '{' found"
-    for cand in candidates:
-        try:
-            obj = dec.decode(cand)
-        except ValueError as err:
-            last_error = str(err)
-        else:
-            if isinstance(obj, dict):
-                return obj
-            last_error = f"the reply is a JSON {type(obj).__name__}, not an object"
-        start = cand.find("{")
-        while start != -1:
-            try:
-                obj, _ = dec.raw_decode(cand, start)
-            except ValueError as err:
-                last_error = str(err)
-            else:
-                if isinstance(obj, dict):
-                    return obj
-            start = cand.find("{", start + 1)
-    raise ReplyError("invalid_json", f"no complete JSON object could be read ({last_error}); "
-                                     "expected exactly one JSON object")
+    """The JSON object in a reply (see the module docstring; the one reader,
+    :func:`ragexam.llm.replies.extract_json_object`); :class:`ReplyError` if none."""
+    from ragexam.llm.replies import ReplyParseError, extract_json_object
+
+    try:
+        return extract_json_object(text)
+    except ReplyParseError as err:
+        raise ReplyError("invalid_json", str(err)) from None
 
 
 def _int(v: Any) -> Optional[int]:
