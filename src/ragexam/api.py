@@ -137,9 +137,36 @@ def text_metric_files(refs: PathLike, hyps: PathLike, metric: str, **options: An
 
 # -- retrieval runs -------------------------------------------------------------------------------------------
 
-#: ``ragexam demo``: the bundled Korean helpdesk set, three retrievers, every other setting at its default
+#: ``ragexam demo``: the bundled Korean helpdesk set, three retrievers and a rerank stage (offline: e5 rescoring
+#: BM25's top 20), every other setting at its default
 DEMO_SETTINGS: Mapping[str, Any] = {"corpus": "it_helpdesk", "qa": "it_helpdesk",
-                                    "retrievers": ("bm25", "dense", "hybrid:bm25+dense")}
+                                    "retrievers": ("bm25", "dense", "hybrid:bm25+dense", "bm25>rerank:dense")}
+
+
+def pipeline_options(headers: Optional[Sequence[str]] = None, split: Optional[str] = None,
+                     base_url: Optional[str] = None, api_key: Optional[str] = None,
+                     price: Optional[str] = None) -> Dict[str, Any]:
+    """The run keywords of the pipeline options: ``headers`` from ``"Name: value"`` strings (``--header``),
+    the BEIR ``split``, and the :class:`~ragexam.llm.settings.LLMSettings` of ``rerank:llm`` stages (their model
+    comes from the spec) when an endpoint, key or price is given; only the ones given."""
+    out: Dict[str, Any] = {}
+    if headers:
+        parsed = {}
+        for h in headers:
+            name, colon, value = h.partition(":")
+            if not colon or not name.strip():
+                raise InputError(f"received {h.split(':', 1)[0][:30]!r}...; expected 'Name: value', e.g. "
+                                 "'Authorization: Bearer ...'.", source="--header", field="header")
+            parsed[name.strip()] = value.strip()
+        out["headers"] = parsed
+    if split is not None:
+        out["split"] = split
+    if base_url is not None or api_key is not None or price is not None:
+        from ragexam.llm.cost import parse_price
+        from ragexam.llm.settings import LLMSettings
+
+        out["llm"] = LLMSettings("rerank", base_url=base_url, api_key=api_key, price=parse_price(price))
+    return out
 
 
 @dataclass
@@ -185,11 +212,11 @@ def run_exam(settings: Mapping[str, Any], *, out: Optional[PathLike] = None, rep
 
     _check_outputs(out=out, report=report, history=history, record=record)
     settings = dict(settings)
-    for key in ("corpus", "qa"):
-        if settings.get(key) is None:
-            raise InputError(f"no {key} given; pass --{key} PATH_OR_NAME (or set {key} in the --config file).",
-                             source="ragexam run", field=key)
-    result = _run(settings.pop("corpus"), settings.pop("qa"), progress=progress, **settings)
+    # the corpus is needed by ragexam's own retrievers only: run() says so, naming the retriever
+    if settings.get("qa") is None:
+        raise InputError("no qa given; pass --qa PATH_OR_NAME (or set qa in the --config file).",
+                         source="ragexam run", field="qa")
+    result = _run(settings.pop("corpus", None), settings.pop("qa"), progress=progress, **settings)
     outcome = RunOutcome(result, out=Path(out) if out is not None else None)
     if out is not None:
         result.save(out)

@@ -14,11 +14,12 @@ from typing import List, Optional
 import typer
 
 from ragexam.cli_options import (ApiKey, BaseUrl, BootSeed, CacheDir, Chunkers, commas, Concurrency, ConfigFile,
-                                 console, CorpusOpt, Cutoffs, Depth, DryRun, Group, HistoryOpt, Hyps, IgnorePunct,
-                                 JsonOut, JUDGE_METRICS, JudgeLang, llm_settings, LlmSeed, Lowercase, MaxAttempts,
-                                 MaxRetries, MaxTokens, MissK, NoCache, NoHistory, notes, Overlap, Permutations,
-                                 Price, print_json, progress, QaOpt, Refs, Relevance, ReportOpt, Resamples,
-                                 ResponseFormat, Retrievers, RunOut, Temperature, Timeout)
+                                 console, ConvertOut, ConvertTo, CorpusOpt, Cutoffs, Depth, DryRun, Group, Headers,
+                                 HistoryOpt, Hyps, IgnorePunct, JsonOut, JUDGE_METRICS, JudgeLang, llm_settings,
+                                 LlmSeed, Lowercase, MaxAttempts, MaxRetries, MaxTokens, MissK, NoCache, NoHistory,
+                                 notes, Overlap, Permutations, Price, print_json, progress, QaOpt, Queries, Refs,
+                                 Relevance, ReportOpt, Resamples, ResponseFormat, Retrieved, Retrievers, RunOut,
+                                 Split, Temperature, Timeout)
 
 app = typer.Typer(name="ragexam", help="Grade retrieval-augmented generation pipelines like a mock exam.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, cls=Group)
@@ -198,27 +199,46 @@ def run_cmd(
     json_out: JsonOut = False, seed: BootSeed = None, config: ConfigFile = None,
     ignore_punctuation: IgnorePunct = None, overlap: Overlap = None, n_resamples: Resamples = None,
     n_permutations: Permutations = None, report: ReportOpt = None, history: HistoryOpt = None,
-    no_history: NoHistory = False,
+    no_history: NoHistory = False, retrieved: Retrieved = None, header: Headers = None, split: Split = None,
+    base_url: BaseUrl = None, api_key: ApiKey = None, price: Price = None,
 ) -> None:
-    """Grade retriever x chunker pipelines on a question set: metrics with 95% intervals, the P/R/F sweep,
-    results per question type, paired comparisons with the first pipeline, and the missed questions."""
+    """Grade retrieval pipelines on a question set -- ragexam's retriever x chunker, your results files
+    (--retrieved), your search service (-r http:URL), with rerank stages: metrics with 95% intervals, the P/R/F
+    sweep, per question type, paired comparisons with the first pipeline, the missed questions."""
     from ragexam.analysis.run_config import load_config_file, merge_settings
+    from ragexam.api import pipeline_options
 
     settings = merge_settings(load_config_file(config) if config is not None else {}, {
         "corpus": corpus, "qa": qa, "retrievers": retriever or None, "chunkers": commas(chunker),
         "relevance": relevance, "k": k or None, "depth": depth, "miss_k": miss_k, "seed": seed,
         "n_resamples": n_resamples, "n_permutations": n_permutations, "ignore_punctuation": ignore_punctuation,
-        "overlap": overlap, "out": str(out) if out is not None else None})
+        "overlap": overlap, "retrieved": retrieved or None, "out": str(out) if out is not None else None,
+        **pipeline_options(header, split, base_url, api_key, price)})
     out = settings.pop("out", None)
     _execute_run(settings, out=out, json_out=json_out, report=report, history=history, no_history=no_history)
+
+
+app.command("grade", help="Grade your own pipeline: `ragexam grade --qa QA --retrieved results.jsonl [--retrieved "
+            "other.jsonl]` (the corpus is optional). The same options and output as `run`.")(run_cmd)
+
+
+@app.command("convert")
+def convert_cmd(to: ConvertTo, out: ConvertOut, corpus: CorpusOpt = None, qa: QaOpt = None, queries: Queries = None,
+                split: Split = None, json_out: JsonOut = False) -> None:
+    """Convert between ragexam JSONL, BEIR folders and TREC qrels (ids with spaces are encoded in TREC files)."""
+    from ragexam.data.convert import convert
+
+    done = convert(to, out, corpus=corpus, qa=qa, queries=queries, split=split)
+    print_json(done.to_dict()) if json_out else notes(done.lines(), False)
 
 
 @app.command("demo")
 def demo_cmd(out: RunOut = None, json_out: JsonOut = False, report: ReportOpt = None, history: HistoryOpt = None,
              no_history: NoHistory = False) -> None:
-    """Grade bm25, dense and hybrid retrieval on the bundled Korean IT-helpdesk set, fully offline.
+    """Grade bm25, dense, hybrid and a rerank stage on the bundled Korean IT-helpdesk set, fully offline.
 
-    The same as `ragexam run --corpus it_helpdesk --qa it_helpdesk -r bm25 -r dense -r hybrid:bm25+dense`.
+    The same as `ragexam run --corpus it_helpdesk --qa it_helpdesk -r bm25 -r dense -r hybrid:bm25+dense
+    -r 'bm25>rerank:dense'`.
     """
     from ragexam.api import DEMO_SETTINGS
 

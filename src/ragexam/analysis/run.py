@@ -601,8 +601,8 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
     chunk_slots = [i for i, (_, obj) in enumerate(slots) if not is_text_retriever(obj)]
     if chunk_slots and cfg.corpus is None:
         raise InputError(f"retriever {slots[chunk_slots[0]][0]!r} indexes ragexam's chunks of a corpus, but no corpus "
-                         "was given; pass the corpus (--corpus), or grade only pipelines that return texts.",
-                         source="corpus", field="corpus")
+                         "was given; pass the corpus (--corpus PATH_OR_NAME), or grade only pipelines that return "
+                         "texts (--retrieved, http:URL).", source="corpus", field="corpus")
     corpus_obj, corpus_sha, qa_obj, qa_sha = _load_inputs(cfg.corpus, cfg.qa, cfg.ignore_punctuation, split)
     questions = list(qa_obj)
     mode = _relevance_mode(cfg.relevance, questions, str(qa_obj.source))

@@ -52,6 +52,12 @@ class Converted:
     n_judgments: int = 0
     notes: List[str] = field(default_factory=list)
 
+    def lines(self) -> List[str]:
+        """What was written and the notes, one line each (for the console)."""
+        counts = (f"{self.n_documents} documents, {self.n_questions} questions, {self.n_judgments} judgments "
+                  f"converted to {self.to}")
+        return [counts] + [f"wrote {f}" for f in self.files] + [f"note: {n}" for n in self.notes]
+
     def to_dict(self) -> Dict[str, Any]:
         return {"to": self.to, "files": self.files, "n_documents": self.n_documents, "n_questions": self.n_questions,
                 "n_judgments": self.n_judgments, "notes": self.notes}

@@ -504,8 +504,9 @@ def render_demo_intro(console) -> None:
         "ragexam demo: 71 employee questions about a fictional company's IT helpdesk (18 Korean documents; "
         "34 paraphrased 'meaning', 31 'lexical' with codes and names, 6 out-of-corpus), graded for three "
         "retrievers: bm25 (kiwi morphemes), dense (multilingual-e5-small, offline) and hybrid (reciprocal-rank "
-        "fusion of both). The questions were not tuned to any retriever. The first run fills the token and "
-        "embedding cache; later runs read it.\n", highlight=False, markup=False, soft_wrap=True)
+        "fusion of both), and a rerank stage: bm25's top 20 reordered by e5 (bm25>rerank:dense). The questions "
+        "were not tuned to any retriever. The first run fills the token and embedding cache; later runs read "
+        "it.\n", highlight=False, markup=False, soft_wrap=True)
 
 
 def render_where_next(console, *, out: Optional[str] = None, demo: bool = False) -> None:
