@@ -17,7 +17,8 @@ reply is read by :func:`ragexam.llm.replies.extract_json_object` (no guessing fr
 counted, never cached; valid replies are cached by (model, endpoint, messages, sampling settings) -- the
 messages hold the query and the candidates -- so a second run makes no calls.  Tokens and cost are summed
 (:class:`ragexam.llm.cost.Usage`).  Passages longer than ``max_chars`` characters are cut for the prompt
-(and the cut is part of the cache key).
+(and the cut is part of the cache key).  Latency per query is the call's (listwise) or the sum of the
+candidates' calls (pointwise: the time one after another; they run ``concurrency`` at a time here).
 
 The endpoint, key, timeouts, retries and concurrency come from an :class:`~ragexam.llm.settings.LLMSettings`
 (the command line's LLM option group): ``LLMReranker("gpt-4o-mini", settings=...)``.
@@ -105,8 +106,11 @@ class LLMReranker(Reranker):
     def signature(self) -> str:
         from ragexam.llm.settings import public_endpoint
 
-        base = self.settings.base_url or "env"
-        sig = (f"rerank:llm:{self.model}|endpoint:{public_endpoint(base) if base != 'env' else 'env'}|mode:{self.mode}"
+        if self._client is not None:
+            endpoint = self._client.endpoint
+        else:
+            endpoint = public_endpoint(self.settings.base_url) if self.settings.base_url else "OPENAI_BASE_URL"
+        sig = (f"rerank:llm:{self.model}|endpoint:{endpoint}|mode:{self.mode}"
                f"|temperature:{self.settings.temperature:g}|max_chars:{self.max_chars}|prompt:{FORMAT}")
         if self.mode == "pointwise":
             sig += f"|scale:0-{self.scale}"
