@@ -310,86 +310,6 @@ def _scores(page: _Page) -> str:
     return "".join(out)
 
 
-def _unretrieved(page: _Page) -> str:
-    """Per pipeline: the questions it failed on (graded as misses) by kind, and a service's latency."""
-    items = []
-    for p in page.pipelines:
-        res = page.results.get(p) or {}
-        un = res.get("unretrieved") or {}
-        if un.get("n"):
-            kinds = ", ".join(f"{_e(k)} {_e(n)}" for k, n in (un.get("by_kind") or {}).items())
-            qs = "; ".join(f"<code>{_e(x.get('query_id'))}</code>: {_e(x.get('reason'))}"
-                           for x in (un.get("questions") or [])[:10] if isinstance(x, Mapping))
-            items.append(f'<li class="warn"><b>{_e(p)}</b> unretrieved {_e(un.get("n_scored", un["n"]))} of '
-                         f'{_e(res.get("n"))} scored questions ({kinds}), graded as misses: {qs}</li>')
-        lat = res.get("latency")
-        if isinstance(lat, Mapping):
-            items.append(f"<li><b>{_e(p)}</b> latency per question: median {fmt.num(lat.get('median'))} s, p95 "
-                         f"{fmt.num(lat.get('p95'))} s, max {fmt.num(lat.get('max'))} s (n {_e(lat.get('n'))})</li>")
-    return f'<ul class="note">{"".join(items)}</ul>' if items else ""
-
-
-def _rerank(page: _Page) -> str:
-    """Each rerank stage against its own first stage: lift (paired), per type, fixed/broken, the first stage's
-    recall ceiling, the queries it could not rerank, latency and cost (``summary["rerank"]``)."""
-    blocks = page.summary.get("rerank") or {}
-    if not isinstance(blocks, Mapping) or not blocks:
-        return ""
-    out = ['<section id="rerank"><h2>Rerank stage</h2><p class="note">Each reranked pipeline against its own first '
-           "stage, on the same questions: difference of the means, paired-bootstrap 95% interval, reading after "
-           "Holm's correction. A reranker can only reorder the first stage's top candidates: the recall ceiling is "
-           "the share of questions with a relevant unit among them.</p>"]
-    for name, b in blocks.items():
-        if not isinstance(b, Mapping):
-            continue
-        after = ((page.results.get(name) or {}).get("metrics") or {})
-        before = b.get("first_stage_metrics") or {}
-        out.append(f'<h3><i class="dot" style="background:{page.color(name)}"></i>{_e(name)}</h3>'
-                   f'<p class="note">first stage <code>{_e(b.get("first_stage"))}</code>, top {_e(b.get("top"))} '
-                   f"reranked by <code>{_e(b.get('reranker'))}</code></p>")
-        out.append('<div class="scroll"><table><thead><tr><th>metric</th><th class="num">first stage</th>'
-                   '<th class="num">reranked</th><th class="num">lift</th><th class="num">95% CI</th>'
-                   '<th class="num">p (Holm)</th><th>reading</th></tr></thead><tbody>')
-        for c in b.get("comparisons") or []:
-            m = c.get("metric")
-            out.append(f"<tr><td>{_e(m)}</td><td class=num>{fmt.num(before.get(m))}</td>"
-                       f"<td class=num>{fmt.num(after.get(m))}</td><td class=num>{fmt.signed(c.get('diff'))}</td>"
-                       f"<td class=num>{fmt.signed_ci(c.get('ci95'))}</td><td class=num>{fmt.p_value(c.get('p_holm'))}</td>"
-                       f"<td>{_e(c.get('reading'))}</td></tr>")
-        out.append("</tbody></table></div>")
-        ceil = b.get("ceiling") or {}
-        st = b.get("status") or {}
-        items = [f"first stage recall@{_e(ceil.get('top'))}: {fmt.num(ceil.get('recall_at_top'))} "
-                 f"({_e(ceil.get('n_within'))} questions); of {_e(ceil.get('misses'))} misses at k={_e(ceil.get('k'))}, "
-                 f"{_e(ceil.get('misses_outside'))} lay outside the candidates (no reranker can fix them) and "
-                 f"{_e(ceil.get('misses_inside'))} inside"]
-        bt = b.get("by_type") or {}
-        if bt:
-            items.append("lift by type: " + "; ".join(
-                f"{_e(t)} (n {_e(v.get('n'))}): " + ", ".join(f"{_e(m)} {fmt.signed(d)}" for m, d in
-                                                             list((v.get("lift") or {}).items())[:3])
-                for t, v in bt.items()))
-        for what in ("fixed", "broken"):
-            xs = b.get(what) or []
-            items.append(f"{what} {len(xs)}" + (": " + ", ".join(
-                f"<code>{_e(x.get('query_id'))}</code> ({_e(x.get('first_rank_before'))} → {_e(x.get('first_rank_after'))})"
-                for x in xs[:20]) if xs else ""))
-        items.append(f"queries: {_e(st.get('reranked', 0))} reranked, {_e(st.get('partial', 0))} partly (unjudged "
-                     f"candidates keep their place), {_e(st.get('failed', 0))} failed (first-stage order kept)"
-                     + (": " + "; ".join(f"<code>{_e(x.get('query_id'))}</code> {_e(x.get('reason'))}"
-                                         for x in (st.get("questions") or [])[:10]) if st.get("failed") else ""))
-        lat, usage = b.get("latency"), b.get("usage") or {}
-        if lat:
-            items.append(f"latency per query: median {fmt.num(lat.get('median'))} s, p95 {fmt.num(lat.get('p95'))} s, "
-                         f"max {fmt.num(lat.get('max'))} s (n {_e(lat.get('n'))}, as measured when called)")
-        if usage:
-            items.append("usage: " + ", ".join(f"{_e(k)} {_e(fmt.cost(v) if k == 'cost_usd' else v)}"
-                                               for k, v in usage.items()))
-        out.append("<ul>" + "".join(f"<li>{x}</li>" for x in items) + "</ul>")
-    out.append("</section>")
-    return "".join(out)
-
-
 def _comparison_class(c: Mapping[str, Any]) -> str:
     """``sig-up`` / ``sig-down`` when significant after Holm with the CI excluding 0, else
     ``border`` for a borderline verdict, else ``""``."""
@@ -600,6 +520,86 @@ def _attribution(page: _Page) -> str:
         charts.append(svg.heatmap(str(p), rows, stages, matrix, data_attrs={"plot": "attribution"}))
     return ('<p class="note">Questions per type (rows) by the stage that lost the answer (columns); shading: '
             'share of the row.</p><div class="charts">' + "".join(charts) + "</div>")
+
+
+def _unretrieved(page: _Page) -> str:
+    """Per pipeline: the questions it failed on (graded as misses) by kind, and a service's latency."""
+    items = []
+    for p in page.pipelines:
+        res = page.results.get(p) or {}
+        un = res.get("unretrieved") or {}
+        if un.get("n"):
+            kinds = ", ".join(f"{_e(k)} {_e(n)}" for k, n in (un.get("by_kind") or {}).items())
+            qs = "; ".join(f"<code>{_e(x.get('query_id'))}</code>: {_e(x.get('reason'))}"
+                           for x in (un.get("questions") or [])[:10] if isinstance(x, Mapping))
+            items.append(f'<li class="warn"><b>{_e(p)}</b> unretrieved {_e(un.get("n_scored", un["n"]))} of '
+                         f'{_e(res.get("n"))} scored questions ({kinds}), graded as misses: {qs}</li>')
+        lat = res.get("latency")
+        if isinstance(lat, Mapping):
+            items.append(f"<li><b>{_e(p)}</b> latency per question: median {fmt.num(lat.get('median'))} s, p95 "
+                         f"{fmt.num(lat.get('p95'))} s, max {fmt.num(lat.get('max'))} s (n {_e(lat.get('n'))})</li>")
+    return f'<ul class="note">{"".join(items)}</ul>' if items else ""
+
+
+def _rerank(page: _Page) -> str:
+    """Each rerank stage against its own first stage: lift (paired), per type, fixed/broken, the first stage's
+    recall ceiling, the queries it could not rerank, latency and cost (``summary["rerank"]``)."""
+    blocks = page.summary.get("rerank") or {}
+    if not isinstance(blocks, Mapping) or not blocks:
+        return ""
+    out = ['<section id="rerank"><h2>Rerank stage</h2><p class="note">Each reranked pipeline against its own first '
+           "stage, on the same questions: difference of the means, paired-bootstrap 95% interval, reading after "
+           "Holm's correction. A reranker can only reorder the first stage's top candidates: the recall ceiling is "
+           "the share of questions with a relevant unit among them.</p>"]
+    for name, b in blocks.items():
+        if not isinstance(b, Mapping):
+            continue
+        after = ((page.results.get(name) or {}).get("metrics") or {})
+        before = b.get("first_stage_metrics") or {}
+        out.append(f'<h3><i class="dot" style="background:{page.color(name)}"></i>{_e(name)}</h3>'
+                   f'<p class="note">first stage <code>{_e(b.get("first_stage"))}</code>, top {_e(b.get("top"))} '
+                   f"reranked by <code>{_e(b.get('reranker'))}</code></p>")
+        out.append('<div class="scroll"><table><thead><tr><th>metric</th><th class="num">first stage</th>'
+                   '<th class="num">reranked</th><th class="num">lift</th><th class="num">95% CI</th>'
+                   '<th class="num">p (Holm)</th><th>reading</th></tr></thead><tbody>')
+        for c in b.get("comparisons") or []:
+            m = c.get("metric")
+            out.append(f"<tr><td>{_e(m)}</td><td class=num>{fmt.num(before.get(m))}</td>"
+                       f"<td class=num>{fmt.num(after.get(m))}</td><td class=num>{fmt.signed(c.get('diff'))}</td>"
+                       f"<td class=num>{fmt.signed_ci(c.get('ci95'))}</td><td class=num>{fmt.p_value(c.get('p_holm'))}</td>"
+                       f"<td>{_e(c.get('reading'))}</td></tr>")
+        out.append("</tbody></table></div>")
+        ceil = b.get("ceiling") or {}
+        st = b.get("status") or {}
+        items = [f"first stage recall@{_e(ceil.get('top'))}: {fmt.num(ceil.get('recall_at_top'))} "
+                 f"({_e(ceil.get('n_within'))} questions); of {_e(ceil.get('misses'))} misses at k={_e(ceil.get('k'))}, "
+                 f"{_e(ceil.get('misses_outside'))} lay outside the candidates (no reranker can fix them) and "
+                 f"{_e(ceil.get('misses_inside'))} inside"]
+        bt = b.get("by_type") or {}
+        if bt:
+            items.append("lift by type: " + "; ".join(
+                f"{_e(t)} (n {_e(v.get('n'))}): " + ", ".join(f"{_e(m)} {fmt.signed(d)}" for m, d in
+                                                             list((v.get("lift") or {}).items())[:3])
+                for t, v in bt.items()))
+        for what in ("fixed", "broken"):
+            xs = b.get(what) or []
+            items.append(f"{what} {len(xs)}" + (": " + ", ".join(
+                f"<code>{_e(x.get('query_id'))}</code> ({_e(x.get('first_rank_before'))} → {_e(x.get('first_rank_after'))})"
+                for x in xs[:20]) if xs else ""))
+        items.append(f"queries: {_e(st.get('reranked', 0))} reranked, {_e(st.get('partial', 0))} partly (unjudged "
+                     f"candidates keep their place), {_e(st.get('failed', 0))} failed (first-stage order kept)"
+                     + (": " + "; ".join(f"<code>{_e(x.get('query_id'))}</code> {_e(x.get('reason'))}"
+                                         for x in (st.get("questions") or [])[:10]) if st.get("failed") else ""))
+        lat, usage = b.get("latency"), b.get("usage") or {}
+        if lat:
+            items.append(f"latency per query: median {fmt.num(lat.get('median'))} s, p95 {fmt.num(lat.get('p95'))} s, "
+                         f"max {fmt.num(lat.get('max'))} s (n {_e(lat.get('n'))}, as measured when called)")
+        if usage:
+            items.append("usage: " + ", ".join(f"{_e(k)} {_e(fmt.cost(v) if k == 'cost_usd' else v)}"
+                                               for k, v in usage.items()))
+        out.append("<ul>" + "".join(f"<li>{x}</li>" for x in items) + "</ul>")
+    out.append("</section>")
+    return "".join(out)
 
 
 def _plots(page: _Page) -> str:
