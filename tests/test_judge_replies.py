@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from ragexam.metrics.judge import (RUBRICS, NotApplicable, ReplyError, detect_language, extract_json, get_rubric,
                                    hangul_ratio, validate_reply)
-from ragexam.metrics.judge.prompts import METRICS, feedback_message, render_messages
+from ragexam.metrics.judge.prompts import RUBRIC_NAMES, feedback_message, render_messages
 
 # Any change to a rubric's text changes its hash and must bump its version: update both here on purpose.
 PINNED = {
@@ -131,7 +131,7 @@ def test_every_rubric_schema_is_strict_compatible():
     for r in RUBRICS.values():
         assert r.schema["additionalProperties"] is False
         assert set(r.schema["required"]) == set(r.schema["properties"])
-        assert r.metric in METRICS and r.name.endswith("/v1")
+        assert r.metric in RUBRIC_NAMES and r.name.endswith("/v1")
     assert "error X" in feedback_message("invalid", "en", "error X")
 
 
