@@ -645,14 +645,17 @@ class Judge:
     def signature(self, metric: Union[str, JudgeMetric], language: str, repeat: int = 1) -> str:
         """``judge:<model>|endpoint:...|rubric:<name>@<sha>|temp:..|max_tokens:..|seed:..|repeat:..|
         attempts:..|format:..|version:ragexam-<v>`` (never the API key).  A custom rubric's name and
-        hash cover the whole rubric file's content."""
+        hash cover everything of its file the judge sees; its pass level follows as ``pass:>=N``."""
         from ragexam.signature import Signature
 
-        r = self.metric(metric).rubric(language)
-        return str(Signature([("judge", self.model), ("endpoint", self.endpoint), ("rubric", f"{r.name}@{r.sha}"),
-                              ("temp", self.temperature), ("max_tokens", self.max_tokens), ("seed", self.seed),
-                              ("repeat", repeat), ("attempts", self.max_attempts),
-                              ("format", self.client.response_format)]))
+        defn = self.metric(metric)
+        r = defn.rubric(language)
+        fields = [("judge", self.model), ("endpoint", self.endpoint), ("rubric", f"{r.name}@{r.sha}")]
+        if defn.custom:  # the pass level is not in the prompt (changing it re-judges nothing) but in the score
+            fields.append(("pass", (defn.pass_text or "none").replace("score >= ", ">=")))
+        fields += [("temp", self.temperature), ("max_tokens", self.max_tokens), ("seed", self.seed),
+                   ("repeat", repeat), ("attempts", self.max_attempts), ("format", self.client.response_format)]
+        return str(Signature(fields))
 
     # -- one judgment ----------------------------------------------------------------------------
     def _verdict(self, value: Dict[str, Any], t: _Task, *, cached: bool) -> JudgeVerdict:
