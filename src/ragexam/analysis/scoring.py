@@ -165,6 +165,22 @@ def _finite(x: Any) -> Optional[float]:
     return float(x) if math.isfinite(float(x)) else None
 
 
+def as_run_data(run: Any) -> Optional[RunData]:
+    """``run`` as a :class:`~ragexam.storage.runfolder.RunData`: a RunData as is, a
+    :class:`~ragexam.analysis.run.RunResult` (``ragexam.run(...)``) with the chunk texts it saw, or
+    ``None``."""
+    if run is None or isinstance(run, RunData):
+        return run
+    if hasattr(run, "chunk_records") and hasattr(run, "per_question") and hasattr(run, "summary"):
+        chunks: Dict[str, Dict[str, Any]] = {}
+        for c in run.chunk_records():
+            chunks.setdefault(c.chunker, {})[c.chunk_id] = c
+        return RunData(summary=run.summary, per_question=list(run.per_question), source=str(run.summary.get(
+            "run_id") or "run"), chunks=chunks)
+    raise InputError(f"received {type(run).__name__}; expected a run folder's RunData or a RunResult",
+                     source="score", field="run")
+
+
 def prepare_rows(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "answers",
                  run: Optional[RunData] = None, pipeline: Optional[str] = None, k: Optional[int] = None,
                  corpus: Any = None, notes: Optional[List[str]] = None) -> List[AnswerRow]:
@@ -176,6 +192,7 @@ def prepare_rows(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "
     did not store them (:func:`ragexam.analysis.answers.run_contexts`).
     """
     notes = notes if notes is not None else []
+    run = as_run_data(run)
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         raise InputError(f"received {k!r}; expected an integer >= 1", source="score", field="k")
     for r in answers:
@@ -562,6 +579,7 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
     from ragexam.metrics.judge.prompts import DEFAULT_METRICS, detect_language
 
     notes = notes if notes is not None else []
+    run = as_run_data(run)
     if min_coverage is not None:
         min_coverage = check_min_coverage(min_coverage)
         if judge is None:
