@@ -182,7 +182,8 @@ def make_run(*, n_questions=30, pipelines=PIPELINES, skills=(0.55, 0.7, 0.85), s
                                 "cuts": [{"doc_id": "hd_05", "offset": 400, "chunks": ["hd_05#1", "hd_05#2"]}]}],
     }
     if attribution:
-        stages = ("correct", "retrieval", "chunking", "generation")
+        from ragexam.analysis.diagnosis import LABELS as stages
+
         summary["attribution"] = {p: {t: {s: int(rng.integers(0, 12)) for s in stages} for t in types}
                                   for p in pipelines}
     return summary, rows

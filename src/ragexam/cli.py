@@ -14,12 +14,36 @@ from typing import List, Optional
 
 import typer
 
+from ragexam import fmt
+
+
+class _Group(typer.core.TyperGroup):
+    """The command group, with flags shown without a type in ``--help``: recent typer versions print
+    ``--json <bool>``, which reads as if the flag took a value."""
+
+    @staticmethod
+    def _untyped_flags(command, ctx):
+        for p in [*command.params, command.get_help_option(ctx)]:
+            if p is not None and getattr(p, "is_flag", False) and p.metavar is None:
+                p.metavar = ""
+        return command
+
+    def get_command(self, ctx, cmd_name):
+        cmd = super().get_command(ctx, cmd_name)
+        return self._untyped_flags(cmd, ctx) if cmd is not None else None
+
+    def format_help(self, ctx, formatter):
+        self._untyped_flags(self, ctx)
+        super().format_help(ctx, formatter)
+
+
 app = typer.Typer(
     name="ragexam",
     help="Grade retrieval-augmented generation pipelines like a mock exam.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=_Group,
 )
 
 
@@ -35,15 +59,20 @@ def _print_json(obj) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
 
 
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True),
-) -> None:
-    if version:
+def _print_version(value: bool) -> None:
+    if value:
         from ragexam import __version__
 
         typer.echo(f"ragexam {__version__}")
         raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True,
+                                 callback=_print_version, expose_value=False),
+) -> None:
+    pass  # --version is handled by its callback, before a command is required
 
 
 # --- commands: ranking metrics -------------------------------------------------------------
@@ -59,7 +88,7 @@ def _print_ranking_result(res, title: str) -> None:
     table.add_column("metric")
     table.add_column("mean", justify="right")
     for name, value in res.mean.items():
-        table.add_row(name, f"{value:.4f}")
+        table.add_row(name, fmt.num(value, 4))
     console.print(table)
     console.print(f"scored queries: {res.n_queries}", highlight=False)
     if res.missing_from_run:
@@ -143,9 +172,11 @@ def validate_cmd(
             level, meaning = KINDS[kind]
             table.add_row(kind, level, str(n), meaning)
         con.print(table)
-    what = f"{report.documents} documents" + (f", {report.questions} questions" if qa is not None else "")
+    what = fmt.plural(report.documents, "document") + (
+        f", {fmt.plural(report.questions, 'question')}" if qa is not None else "")
     status = "[green]OK[/]" if report.ok else "[red]FAILED[/]"
-    con.print(f"{status}: {len(report.errors)} errors, {len(report.warnings)} warnings ({what})",
+    con.print(f"{status}: {fmt.plural(len(report.errors), 'error')}, {fmt.plural(len(report.warnings), 'warning')} "
+              f"({what})",
               highlight=False, soft_wrap=True)
     raise typer.Exit(0 if report.ok else 1)
 
@@ -259,7 +290,7 @@ def bleu_cmd(
     refs: Path = typer.Argument(..., help="References, one segment per line (UTF-8)."),
     hyps: Path = typer.Argument(..., help="Hypotheses, parallel to REFS."),
     tokenize: str = typer.Option("13a", "--tokenize", "-t",
-                                 help="none, 13a, intl, char, ko-mecab (needs ragexam[ko]) or ko-kiwi."),
+                                 help="none, 13a, intl, char, ko-mecab (needs ragexam\\[ko]) or ko-kiwi."),
     smooth: str = typer.Option("exp", "--smooth", "-s", help="none, floor, add-k or exp."),
     smooth_value: Optional[float] = typer.Option(None, "--smooth-value",
                                                  help="For floor (default 0.1) and add-k (default 1)."),
@@ -323,9 +354,16 @@ def _execute_run(settings: dict, *, json_out: bool, demo: bool = False, history:
     With ``json_out`` stdout holds only the JSON object; the history and report lines go to stderr."""
     from ragexam.analysis.run import run as _run
     from ragexam.errors import InputError
+    from ragexam.storage.paths import check_output_dir, check_output_file, history_path
 
     settings = dict(settings)
     out = settings.pop("out", None)
+    if out is not None:
+        check_output_dir(out, option="--out")
+    if report is not None:
+        check_output_file(report, option="--report")
+    if not no_history:
+        check_output_file(history or history_path(), option="--history")
     for key in ("corpus", "qa"):
         if settings.get(key) is None:
             raise InputError(f"no {key} given; pass --{key} PATH_OR_NAME (or set {key} in the --config file).",
@@ -474,7 +512,10 @@ def report_cmd(
     from ragexam.analysis.recording import with_ground_truth
     from ragexam.report.html import read_answers, write_report
     from ragexam.storage.history import resolve_run
+    from ragexam.storage.paths import check_output_file
 
+    if out is not None:
+        check_output_file(out, option="--out")
     data = resolve_run(run, history)
     if data.is_score:
         from ragexam.errors import InputError
@@ -484,6 +525,7 @@ def report_cmd(
                          "... --report FILE.html` for the run's report with the answers.", source=str(run))
     if out is None:
         out = Path(data.source) / "report.html" if Path(run).is_dir() else Path(f"report-{data.run_id}.html")
+        check_output_file(out, option="--out")
     path = write_report(with_ground_truth(data.summary), data.per_question, out,
                         answers=read_answers(answers) if answers is not None else None)
     size = path.stat().st_size
@@ -633,14 +675,9 @@ def _make_judge(model, base_url, api_key, *, temperature, max_tokens, seed, conc
                  retry_unjudged=retry_unjudged, price=_price(price))
 
 
-def _fmt(v, digits: int = 3) -> str:
-    return "-" if v is None else f"{v:.{digits}f}"
-
-
 def _print_plan(plan, console, what: str = "judge") -> None:
     from rich.table import Table
 
-    from ragexam.llm.cost import format_cost
 
     t = Table(title=f"{what} dry run: {plan.model} at {plan.endpoint} (prompts: {plan.language}, repeat {plan.repeat})")
     for col in ("metric", "judgments", "cached", "shared", "no input", "calls", "est. prompt tok",
@@ -655,7 +692,7 @@ def _print_plan(plan, console, what: str = "judge") -> None:
     console.print(f"calls to make: {plan.calls} (cached: {plan.cached}); estimated tokens: "
                   f"{plan.est_prompt_tokens} prompt + {plan.est_completion_tokens} completion "
                   f"(ceil(chars/3) of each prompt + a fixed allowance per reply); estimated cost: "
-                  f"{format_cost(plan.est_cost)}. Nothing was sent.", highlight=False, soft_wrap=True)
+                  f"{fmt.cost(plan.est_cost)}. Nothing was sent.", highlight=False, soft_wrap=True)
 
 
 def _print_score(report, console, *, list_n: int) -> None:
@@ -663,7 +700,6 @@ def _print_score(report, console, *, list_n: int) -> None:
     from rich.table import Table
 
     from ragexam.analysis.diagnosis import LABELS
-    from ragexam.llm.cost import format_cost
 
     for note in report.notes:
         console.print(f"[yellow]note[/] {escape(note)}", highlight=False, soft_wrap=True)
@@ -677,11 +713,11 @@ def _print_score(report, console, *, list_n: int) -> None:
     sigs = {}
     for p in report.pipelines:
         a = report.text[p]
-        t.add_row(escape(p), "all", str(a["n"]), _fmt(a["bleu"]), _fmt(a["chrf"]), _fmt(a["rouge_l"]))
+        t.add_row(escape(p), "all", str(a["n"]), fmt.num(a["bleu"]), fmt.num(a["chrf"]), fmt.num(a["rouge_l"]))
         sigs = a.get("signatures", sigs)
         for ty, b in report.text_by_type[p].items():
             if b["n"]:
-                t.add_row("", escape(ty), str(b["n"]), _fmt(b["bleu"]), _fmt(b["chrf"]), _fmt(b["rouge_l"]))
+                t.add_row("", escape(ty), str(b["n"]), fmt.num(b["bleu"]), fmt.num(b["chrf"]), fmt.num(b["rouge_l"]))
     console.print(t)
     for name, s in sigs.items():
         console.print(f"  {name}: {s}", style="dim", highlight=False, soft_wrap=True)
@@ -694,26 +730,26 @@ def _print_score(report, console, *, list_n: int) -> None:
         for p in report.pipelines:
             for m in report.judge_metrics:
                 s = report.judge_summary(p, m)
-                cov = f"{s.n_judged}/{s.n}" + (f" ({s.coverage:.0%})" if s.n else "")
+                cov = f"{s.n_judged}/{s.n}" + (f" ({fmt.percent(s.coverage)})" if s.n else "")
                 labels = ", ".join(f"{k}: {v}" for k, v in s.labels.items())
                 if s.average_mismatch:
                     labels = (labels + ", " if labels else "") + f"avg mismatch: {s.average_mismatch}"
-                t.add_row(escape(p), m, _fmt(s.mean), cov, labels,
+                t.add_row(escape(p), m, fmt.num(s.mean), cov, labels,
                           ", ".join(f"{k}: {v}" for k, v in s.unjudged.items()) or "-")
         console.print(t)
         u = jr.usage
         console.print(f"judge calls this run: {u['calls']} ({u['requests']} HTTP requests), from cache: {u['cached']}; "
                       f"tokens: {u['prompt_tokens']} prompt + {u['completion_tokens']} completion; cost: "
-                      f"{format_cost(u['cost_usd'])}", highlight=False, soft_wrap=True)
+                      f"{fmt.cost(u['cost_usd'])}", highlight=False, soft_wrap=True)
         for m, s in jr.signatures.items():
             console.print(f"  {m}: {s}", style="dim", highlight=False, soft_wrap=True)
         if report.agreement:
-            t = Table(title=f"judge agreement with itself over {jr.repeat} repeats")
+            t = Table(title=f"judge agreement with itself over {fmt.plural(jr.repeat, 'repeat')}")
             for col in ("metric", "units", "exact", "mean |diff|", "kappa", "kappa (quadratic)"):
                 t.add_column(col, justify="left" if col == "metric" else "right")
             for m, a in report.agreement.items():
-                t.add_row(m, str(a.n_units), _fmt(a.exact), _fmt(a.mean_abs_diff), _fmt(a.kappa),
-                          _fmt(a.kappa_quadratic))
+                t.add_row(m, str(a.n_units), fmt.num(a.exact), fmt.num(a.mean_abs_diff), fmt.num(a.kappa),
+                          fmt.num(a.kappa_quadratic))
             console.print(t)
 
     att = report.attribution
@@ -822,8 +858,15 @@ def score_cmd(
     from ragexam.analysis.verdicts import load_phrases, parse_correct_if
     from ragexam.data.loaders import load_qa
     from ragexam.errors import InputError
+    from ragexam.storage.paths import check_output_dir, check_output_file, history_path
     from ragexam.storage.runfolder import read_run_folder
 
+    if out is not None:
+        check_output_dir(out, option="--out")
+    if report_html is not None:
+        check_output_file(report_html, option="--report")
+    if not no_history and not dry_run:
+        check_output_file(history or history_path(), option="--history")
     if report_html is not None and run is None:
         raise InputError("--report needs --run DIR: the report is the HTML report of that retrieval run (from "
                          "`ragexam run --out DIR`) with these answers added; pass --run, or drop --report",
@@ -939,9 +982,12 @@ def answer_cmd(
     from ragexam.errors import InputError
     from ragexam.llm.cache import LLMCache
     from ragexam.llm.client import LLMClient
-    from ragexam.llm.cost import cost_usd, format_cost, price_for
+    from ragexam.llm.cost import cost_usd, price_for
+    from ragexam.storage.paths import check_output_file
     from ragexam.storage.runfolder import read_run_folder
 
+    if not dry_run:
+        check_output_file(out, option="--out")
     info = read_run_folder(run)
     cfg = info.summary.get("config") or {}
     qa_ref = qa or cfg.get("qa")
@@ -969,11 +1015,11 @@ def answer_cmd(
                       highlight=False, markup=False, soft_wrap=True)
     if dry_run:
         plan = plan_answers(tasks, cache)
-        console.print(f"answer dry run: {plan['total']} answers, {plan['cached']} cached, {plan['shared']} share a "
-                      f"prompt with another, calls to make: "
+        console.print(f"answer dry run: {fmt.plural(plan['total'], 'answer')}, {plan['cached']} cached, "
+                      f"{plan['shared']} share a prompt with another, calls to make: "
                       f"{plan['calls']}; estimated tokens: {plan['est_prompt_tokens']} prompt + "
                       f"{plan['est_completion_tokens']} completion (ceil(chars/3) + 250 per answer); estimated cost: "
-                      f"{format_cost(cost_usd(plan['est_prompt_tokens'], plan['est_completion_tokens'], pr))}. "
+                      f"{fmt.cost(cost_usd(plan['est_prompt_tokens'], plan['est_completion_tokens'], pr))}. "
                       "Nothing was sent.", highlight=False, soft_wrap=True)
         return
     records, usage = generate_answers(tasks, client, cache=cache, k=k, template_sha=sha, temperature=temperature,
@@ -981,9 +1027,10 @@ def answer_cmd(
                                       progress=_progress("answering"))
     write_answers(records, out)
     failed = sum(1 for r in records if r.answer is None)
-    console.print(f"Wrote {len(records)} answers ({failed} failed, see their 'error') to {out}. Calls: {usage['calls']} "
+    console.print(f"Wrote {fmt.plural(len(records), 'answer')} ({failed} failed, see their 'error') to {out}. "
+                  f"Calls: {usage['calls']} "
                   f"(cached: {usage['cached']}); tokens: {usage['prompt_tokens']} prompt + {usage['completion_tokens']} "
-                  f"completion; cost: {format_cost(cost_usd(usage['prompt_tokens'], usage['completion_tokens'], pr))}.",
+                  f"completion; cost: {fmt.cost(cost_usd(usage['prompt_tokens'], usage['completion_tokens'], pr))}.",
                   highlight=False, markup=False, soft_wrap=True)
     if failed:
         raise typer.Exit(1)
@@ -1079,9 +1126,9 @@ def judge_agreement_cmd(
                 "mean |diff|", "unjudged"):
         t.add_column(col, justify="left" if col in ("metric", "unjudged") else "right")
     for m, a in results.items():
-        t.add_row(m, str(a.n_labelled), str(a.n_compared), str(a.n_units), _fmt(a.exact), _fmt(a.kappa),
-                  (_fmt(a.kappa_weighted) + f" ({a.weights})") if a.weights else "-", _fmt(a.spearman),
-                  _fmt(a.mean_abs_diff), ", ".join(f"{k}: {v}" for k, v in a.unjudged.items()) or "-")
+        t.add_row(m, str(a.n_labelled), str(a.n_compared), str(a.n_units), fmt.num(a.exact), fmt.num(a.kappa),
+                  (fmt.num(a.kappa_weighted) + f" ({a.weights})") if a.weights else "-", fmt.num(a.spearman),
+                  fmt.num(a.mean_abs_diff), ", ".join(f"{k}: {v}" for k, v in a.unjudged.items()) or "-")
     console.print(t)
     by_id = {r.item_id: r for r in rows}
     for m, a in results.items():

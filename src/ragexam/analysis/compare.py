@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from ragexam import fmt
 from ragexam.errors import InputError
 from ragexam.signature import Signature
 from ragexam.storage.runfolder import RunData, metric_columns, miss_cutoff
@@ -210,7 +211,7 @@ def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipe
             vb = [ib[q].value(m) for q in order]
             missing = [q for q, x, y in zip(order, va, vb) if x is None or y is None]
             if missing:
-                raise InputError(f"metric {m!r} is empty for {len(missing)} shared scored question(s) "
+                raise InputError(f"metric {m!r} is empty for {fmt.plural(len(missing), 'shared scored question')} "
                                  f"(first: {missing[0]}); expected a value for every scored question.",
                                  source="compare", field=m)
             cols_a.append(va)

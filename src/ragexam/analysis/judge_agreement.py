@@ -50,6 +50,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ragexam import fmt
 from ragexam.errors import InputError
 from ragexam.metrics.judge.metric import BUILTIN, JudgeMetric
 
@@ -264,8 +265,8 @@ def human_agreement(scores: Mapping[str, Any], human: Mapping[str, Any], metric:
             continue
         jvals = defn.units(s.score, s.label, s.details)
         if len(jvals) != len(hvals):
-            raise InputError(f"the human label has {len(hvals)} values but the judge rated {len(jvals)} "
-                             "contexts; expected one value per context", source=item_id,
+            raise InputError(f"the human label has {fmt.plural(len(hvals), 'value')} but the judge rated "
+                             f"{fmt.plural(len(jvals), 'context')}; expected one value per context", source=item_id,
                              field=f"human.{metric}")
         compared += 1
         for u, (jv, hv1) in enumerate(zip(jvals, hvals)):

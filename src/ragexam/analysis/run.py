@@ -56,6 +56,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ragexam import fmt
 from ragexam.analysis.run_config import (DEFAULT_CHUNKER, DEFAULT_DEPTH, DEFAULT_K, DEFAULT_MISS_K,
                                          DEFAULT_N_PERMUTATIONS, DEFAULT_N_RESAMPLES, DEFAULT_RETRIEVERS,
                                          RunConfig)
@@ -222,7 +223,8 @@ def _unique(labels: Sequence[str]) -> List[str]:
 def _check_hits(hits: Any, n: int, label: str, by_id: Mapping[str, Any]) -> List[List[Tuple[str, float]]]:
     if not isinstance(hits, (list, tuple)) or len(hits) != n:
         got = len(hits) if isinstance(hits, (list, tuple)) else type(hits).__name__
-        raise InputError(f"search() returned {got} result lists for {n} questions; expected one list "
+        raise InputError(f"search() returned {got} result {fmt.noun(got, 'list')} for {fmt.plural(n, 'question')}; "
+                         "expected one list "
                          "per question, in order.", source=f"retriever {label}")
     out = []
     for qi, lst in enumerate(hits):

@@ -647,7 +647,7 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
     ks = sorted({r.k for r in rows if r.question.answerable})
     rsrc = sorted({r.retrieval_source for r in rows if r.question.answerable}) or ["n/a"]
     sig = "|".join([
-        f"retrieval:{'+'.join(rsrc)}", f"evidence:first_rank<=k", f"k:{','.join(map(str, ks)) or '-'}",
+        f"retrieval:{'+'.join(rsrc)}", "evidence:first_rank<=k", f"k:{','.join(map(str, ks)) or '-'}",
         f"correct:{rub('answer_correctness') if correct_src == 'judge' else (str(correct_if) if correct_if else 'none')}",
         "partial:not_correct",
         f"faithful:{rub('faithfulness') if faithful_src == 'judge' else 'none'}",

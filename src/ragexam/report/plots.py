@@ -1,7 +1,7 @@
 """The report's pictures as matplotlib figures, for notebooks and scripts (``pip install 'ragexam[plot]'``).
 
 Each function takes a run (a :class:`~ragexam.analysis.run.RunResult`, a run folder's
-:class:`~ragexam.report.rundata.RunData`, or a ``summary.json`` dict — per-question rows are needed only by
+:class:`~ragexam.storage.runfolder.RunData`, or a ``summary.json`` dict — per-question rows are needed only by
 :func:`first_rank`) and returns a new ``matplotlib.figure.Figure`` (no pyplot state is touched, so nothing
 changes globally; in Jupyter the figure displays itself, elsewhere call ``fig.savefig(path)``).  They draw
 what the HTML report draws:
@@ -23,7 +23,7 @@ Malgun Gothic, Apple SD Gothic Neo, …) with DejaVu Sans for the rest; when non
 from __future__ import annotations
 
 import warnings
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ragexam.errors import InputError, MissingDependencyError
 

@@ -9,10 +9,10 @@ the unadjusted p follows in brackets.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Optional
 
+from ragexam import fmt
 from ragexam.errors import InputError
 from ragexam.stats._checks import _check_fraction, _check_int, _finite
 
@@ -31,24 +31,6 @@ class Verdict:
     text: str
     reading: str
     significant: bool
-
-
-def _num(x: float) -> str:
-    """Two significant digits, no exponent, no trailing zeros: 0.12, 0.017, 0.09, 1.5, 12.34."""
-    if x == 0:
-        return "0"
-    ax = abs(x)
-    decimals = 2 if ax >= 1 else max(2, 1 - math.floor(math.log10(ax)))
-    s = f"{x:.{decimals}f}"
-    if "." in s:
-        s = s.rstrip("0").rstrip(".")
-    return "0" if s in ("-0", "") else s
-
-
-def _p(p: float) -> str:
-    if p < 0.001:
-        return "p<0.001"
-    return f"p={p:.3f}" if p < 0.1 else f"p={p:.2f}"
 
 
 def _check_p(p: float, param: str) -> float:
@@ -111,9 +93,9 @@ def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: float, *
 
     res = 1.0 / n
     size = f"{n} question{'s' if n != 1 else ''}"
-    shown_p = _p(p) if adjusted is None else f"{correction}-adjusted {_p(adjusted)} (unadjusted {_p(p)})"
-    evidence = f"{confidence * 100:g}% CI {_num(low)} to {_num(high)}, {shown_p}"
-    noise = (f"one question = {_num(res)}; differences below about {_num(mdd)} are not "
+    shown_p = fmt.p_value(p, prefix=True) if adjusted is None else f"{correction}-adjusted {fmt.p_value(adjusted, prefix=True)} (unadjusted {fmt.p_value(p, prefix=True)})"
+    evidence = f"{confidence * 100:g}% CI {fmt.approx(low)} to {fmt.approx(high)}, {shown_p}"
+    noise = (f"one question = {fmt.approx(res)}; differences below about {fmt.approx(mdd)} are not "
              f"detectable with {size}")
     ahead, behind = (name_b, name_a) if diff > 0 else (name_a, name_b)
     few = 0 < abs(diff) <= 2 * res * (1 + 1e-9)
@@ -122,7 +104,7 @@ def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: float, *
     sig_ci = (low > 0 and diff > 0) or (high < 0 and diff < 0)
 
     if sig_p and sig_ci:
-        text = f"{ahead} is better than {behind} by {_num(abs(diff))} ({evidence})"
+        text = f"{ahead} is better than {behind} by {fmt.approx(abs(diff))} ({evidence})"
         if few:
             text += "; that is one or two questions — read them"
         return Verdict(text, "better" if diff > 0 else "worse", True)
@@ -131,22 +113,22 @@ def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: float, *
                        False)
     if adjusted is not None and p < alpha and sig_ci:
         text = (f"not significant after {correction}'s correction: {ahead} is ahead of {behind} by "
-                f"{_num(abs(diff))}, which one test alone would call significant, but not with the other "
+                f"{fmt.approx(abs(diff))}, which one test alone would call significant, but not with the other "
                 f"tests of this comparison ({evidence}; {noise})")
         reading = f"not after {correction}"
     elif sig_p or sig_ci:
         which = "p" if adjusted is None else f"the {correction}-adjusted p"
         why = (f"{which} is below " if sig_p else f"{which} is not below ") + f"{alpha:g} but the interval " \
             + ("includes 0" if sig_p else "excludes 0")
-        text = (f"borderline: {ahead} is ahead of {behind} by {_num(abs(diff))}, but the "
+        text = (f"borderline: {ahead} is ahead of {behind} by {fmt.approx(abs(diff))}, but the "
                 f"evidence is mixed ({evidence}; {why}; {noise})")
         reading = "borderline"
     elif abs(diff) < mdd:
-        text = (f"no detectable difference: the difference {_num(diff)} ({name_b} minus "
+        text = (f"no detectable difference: the difference {fmt.approx(diff)} ({name_b} minus "
                 f"{name_a}) is within the noise ({evidence}; {noise})")
         reading = "within noise"
     else:
-        text = (f"not significant: {ahead} is ahead of {behind} by {_num(abs(diff))}, but "
+        text = (f"not significant: {ahead} is ahead of {behind} by {fmt.approx(abs(diff))}, but "
                 f"that is within the noise ({evidence}; {noise})")
         reading = "not significant"
     if few:
