@@ -146,3 +146,44 @@ def test_pairwise_answers_of_two_pipelines(stub, tmp_path):
     with pytest.raises(Exception) as ei:
         pairwise_answers(load_qa(qa), recs, _judge(stub, tmp_path), a="P1", b="P9")
     assert "no answers of pipeline 'P9'" in str(ei.value)
+
+
+# --- the command line ---------------------------------------------------------------------------------
+def _cli(argv, capsys):
+    from ragexam.cli import main
+
+    with pytest.raises(SystemExit) as ei:
+        main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return ei.value.code, out.out, out.err
+
+
+def test_score_with_a_rubric_file_and_pairwise_on_the_command_line(stub, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    rubric = tmp_path / "polite.yaml"
+    rubric.write_text(RUBRIC, encoding="utf-8")
+    qa, _, answers, run = write_case(tmp_path)
+    base = ["score", "--qa", qa, "--answers", answers, "--run", run, "--judge-model", "stub-judge", "--base-url",
+            stub.base_url, "--cache-dir", tmp_path / "cache", "--rubric", rubric, "--no-history"]
+    code, text, err = _cli(base + ["--dry-run", "--json"], capsys)
+    plan = json.loads(text)
+    assert code == 0 and set(plan["by_metric"]) == {"context_relevance", "faithfulness", "answer_correctness",
+                                                      "abstention", "politeness"}
+    code, text, err = _cli(base + ["--metric", "politeness", "--metric", "context_recall", "--json"], capsys)
+    d = json.loads(text)
+    assert code == 0 and list(d["judge"]["summary"]["P1"]) == ["politeness", "context_recall"]
+    assert d["results"]["P1"]["metrics"]["politeness_pass"] == 1.0
+    code, text, err = _cli(base + ["--metric", "politeness"], capsys)
+    assert code == 0 and "95% CI" in text and "pass rate" in text and "politeness: score >= 4" in text
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: Bad Name\n", encoding="utf-8")
+    code, _, err = _cli(base[:-3] + ["--rubric", bad, "--no-history"], capsys)
+    assert code == 2 and "bad.yaml" in err and "field 'name'" in err
+    out = tmp_path / "pairs.json"
+    pw = ["pairwise", "--qa", qa, "--answers", answers, "--a", "P1", "--b", "P2", "--judge-model", "stub-judge",
+          "--base-url", stub.base_url, "--cache-dir", tmp_path / "cache"]
+    code, text, _ = _cli(pw + ["--dry-run", "--json"], capsys)
+    assert code == 0 and json.loads(text)["by_metric"]["pairwise"]["total"] == 2 * len(load_qa(qa))
+    code, text, _ = _cli(pw + ["--out", out], capsys)
+    assert code == 0 and "B preferred" in text and json.loads(out.read_text(encoding="utf-8"))["b"] == "P2"

@@ -634,7 +634,8 @@ def check_cmd(
 
 # --- commands: answer evaluation -----------------------------------------------------------
 
-_JUDGE_HELP = "context_relevance, faithfulness, answer_correctness, abstention"
+_JUDGE_HELP = ("context_relevance, context_precision, context_recall, faithfulness, answer_relevancy, "
+               "answer_correctness, abstention, or a --rubric file's name")
 
 
 def _ae_commas(values: Optional[List[str]]) -> Optional[List[str]]:
@@ -665,14 +666,14 @@ def _progress(label: str):
 
 
 def _make_judge(model, base_url, api_key, *, temperature, max_tokens, seed, concurrency, timeout, max_attempts,
-                max_retries, response_format, judge_lang, cache_dir, no_cache, retry_unjudged, price):
-    from ragexam.metrics.judge import Judge
+                max_retries, response_format, judge_lang, cache_dir, no_cache, retry_unjudged, price, rubrics=()):
+    from ragexam.metrics.judge import Judge, load_rubric
 
     return Judge(model, base_url=base_url, api_key=api_key, temperature=temperature, max_tokens=max_tokens,
                  seed=seed, concurrency=concurrency, timeout=timeout, max_attempts=max_attempts,
                  max_retries=max_retries, response_format=response_format, language=judge_lang,
                  cache_dir=str(cache_dir) if cache_dir is not None else None, cache=not no_cache,
-                 retry_unjudged=retry_unjudged, price=_price(price))
+                 retry_unjudged=retry_unjudged, price=_price(price), custom=[load_rubric(r) for r in rubrics or ()])
 
 
 def _print_plan(plan, console, what: str = "judge") -> None:
@@ -722,35 +723,10 @@ def _print_score(report, console, *, list_n: int) -> None:
     for name, s in sigs.items():
         console.print(f"  {name}: {s}", style="dim", highlight=False, soft_wrap=True)
 
-    jr = report.judge_run
-    if jr is not None:
-        t = Table(title=f"LLM judge: {jr.model} at {jr.endpoint} (prompts: {jr.language}, repeat {jr.repeat})")
-        for col in ("pipeline", "metric", "mean", "coverage", "labels", "unjudged (reason: count)"):
-            t.add_column(col, justify="right" if col in ("mean", "coverage") else "left")
-        for p in report.pipelines:
-            for m in report.judge_metrics:
-                s = report.judge_summary(p, m)
-                cov = f"{s.n_judged}/{s.n}" + (f" ({fmt.percent(s.coverage)})" if s.n else "")
-                labels = ", ".join(f"{k}: {v}" for k, v in s.labels.items())
-                if s.average_mismatch:
-                    labels = (labels + ", " if labels else "") + f"avg mismatch: {s.average_mismatch}"
-                t.add_row(escape(p), m, fmt.num(s.mean), cov, labels,
-                          ", ".join(f"{k}: {v}" for k, v in s.unjudged.items()) or "-")
-        console.print(t)
-        u = jr.usage
-        console.print(f"judge calls this run: {u['calls']} ({u['requests']} HTTP requests), from cache: {u['cached']}; "
-                      f"tokens: {u['prompt_tokens']} prompt + {u['completion_tokens']} completion; cost: "
-                      f"{fmt.cost(u['cost_usd'])}", highlight=False, soft_wrap=True)
-        for m, s in jr.signatures.items():
-            console.print(f"  {m}: {s}", style="dim", highlight=False, soft_wrap=True)
-        if report.agreement:
-            t = Table(title=f"judge agreement with itself over {fmt.plural(jr.repeat, 'repeat')}")
-            for col in ("metric", "units", "exact", "mean |diff|", "kappa", "kappa (quadratic)"):
-                t.add_column(col, justify="left" if col == "metric" else "right")
-            for m, a in report.agreement.items():
-                t.add_row(m, str(a.n_units), fmt.num(a.exact), fmt.num(a.mean_abs_diff), fmt.num(a.kappa),
-                          fmt.num(a.kappa_quadratic))
-            console.print(t)
+    if report.judge_run is not None:
+        from ragexam.report.console_judge import print_judge
+
+        print_judge(report.to_dict()["judge"], console)
 
     att = report.attribution
     for p in report.pipelines:
@@ -822,8 +798,13 @@ def score_cmd(
     api_key: Optional[str] = typer.Option(None, "--api-key", help="API key (default $OPENAI_API_KEY; prefer the "
                                                                   "variable: arguments show in process lists)."),
     metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=f"Judge metric, repeatable: {_JUDGE_HELP} "
-                                                                            "(default: all)."),
-    repeat: int = typer.Option(1, "--repeat", help="Judge every item N times and report the judge's agreement."),
+                                                                            "(default: context_relevance, "
+                                                                            "faithfulness, answer_correctness, "
+                                                                            "abstention, and every --rubric)."),
+    rubric: Optional[List[Path]] = typer.Option(None, "--rubric", help="A custom rubric file (.json/.yaml, "
+                                                "docs/judge.md): a judged metric named by the file; repeatable."),
+    repeat: int = typer.Option(1, "--repeat", help="Judge every item N times: the canonical verdict is the majority "
+                                                   "(ties to the worse), with the flip share and agreement."),
     concurrency: int = typer.Option(4, "--concurrency", help="Judge calls in flight at once."),
     temperature: float = typer.Option(0.0, "--temperature", help="Judge temperature."),
     max_tokens: int = typer.Option(1024, "--max-tokens", help="Completion limit per judge reply."),
@@ -891,18 +872,21 @@ def score_cmd(
         judge = _make_judge(judge_model, base_url, api_key, temperature=temperature, max_tokens=max_tokens, seed=seed,
                             concurrency=concurrency, timeout=timeout, max_attempts=max_attempts,
                             max_retries=max_retries, response_format=response_format, judge_lang=judge_lang,
-                            cache_dir=cache_dir, no_cache=no_cache, retry_unjudged=retry_unjudged, price=price)
-    elif dry_run or metric or repeat != 1:
+                            cache_dir=cache_dir, no_cache=no_cache, retry_unjudged=retry_unjudged, price=price,
+                            rubrics=rubric)
+    elif dry_run or metric or repeat != 1 or rubric:
         raise InputError("needs --judge-model (the judge options apply to an LLM judge)", source="ragexam score",
                          field="judge_model")
     notes: List[str] = []
     rows = prepare_rows(questions, records, answers_source=answers, run=run_info, pipeline=pipeline, k=k,
                         corpus=corpus, notes=notes)
     metrics = _ae_commas(metric) or None
-    if dry_run:
-        from ragexam.metrics.judge.prompts import METRICS
+    if judge is not None and metrics is None:
+        from ragexam.metrics.judge.prompts import DEFAULT_METRICS
 
-        plan = plan_judging(rows, judge, metrics or METRICS, repeat=repeat)
+        metrics = list(DEFAULT_METRICS) + list(judge.custom)
+    if dry_run:
+        plan = plan_judging(rows, judge, metrics, repeat=repeat)
         if json_out:
             _print_json(plan.to_dict())
         else:
@@ -1034,6 +1018,74 @@ def answer_cmd(
                   highlight=False, markup=False, soft_wrap=True)
     if failed:
         raise typer.Exit(1)
+
+
+@app.command("pairwise")
+def pairwise_cmd(
+    qa: str = typer.Option(..., "--qa", help="Question set (JSONL) or a bundled name."),
+    answers: str = typer.Option(..., "--answers", help="Answers JSONL with a 'pipeline' field holding both pipelines."),
+    a: str = typer.Option(..., "--a", help="Pipeline A (the baseline)."),
+    b: str = typer.Option(..., "--b", help="Pipeline B (the candidate)."),
+    judge_model: str = typer.Option(..., "--judge-model", help="Judge model on an OpenAI-compatible endpoint."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="Endpoint root (default $OPENAI_BASE_URL, .env)."),
+    api_key: Optional[str] = typer.Option(None, "--api-key", help="API key (default $OPENAI_API_KEY, .env)."),
+    repeat: int = typer.Option(1, "--repeat", help="Ask each order N times (each order's winner: the majority)."),
+    concurrency: int = typer.Option(4, "--concurrency", help="Judge calls in flight at once."),
+    temperature: float = typer.Option(0.0, "--temperature", help="Judge temperature."),
+    max_tokens: int = typer.Option(1024, "--max-tokens", help="Completion limit per judge reply."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed passed to the endpoint (if it honours one)."),
+    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per HTTP request."),
+    max_attempts: int = typer.Option(3, "--max-attempts", help="Replies per judgment before it is unjudged."),
+    max_retries: int = typer.Option(4, "--max-retries", help="Retries on 429/5xx/timeouts per request."),
+    response_format: str = typer.Option("auto", "--response-format", help="auto, json_schema, json_object or none."),
+    judge_lang: str = typer.Option("auto", "--judge-lang", help="Prompt language: auto, ko, en."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="LLM cache directory."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the LLM cache."),
+    retry_unjudged: bool = typer.Option(False, "--retry-unjudged", help="Re-judge cached unjudged results."),
+    price: Optional[str] = typer.Option(None, "--price", help="USD per 1M tokens as IN,OUT (overrides the table)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the judge calls and estimated tokens; send nothing."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the pairs and the summary as JSON to FILE."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+    list_n: int = typer.Option(10, "--list", help="List up to N inconsistent pairs (0: none)."),
+) -> None:
+    """Judge two pipelines' answers to the same questions side by side, in both orders: a verdict counts only
+    when both orders agree (docs/judge.md)."""
+    from ragexam.analysis.answers import load_answers
+    from ragexam.analysis.pairwise import pairwise_answers, pairwise_pairs
+    from ragexam.data.loaders import load_qa
+    from ragexam.metrics.judge.pairwise import pair_items
+    from ragexam.report.console_judge import print_pairwise
+    from ragexam.storage.paths import check_output_file
+
+    if out is not None:
+        check_output_file(out, option="--out")
+    questions = load_qa(qa)
+    records = load_answers(answers)
+    judge = _make_judge(judge_model, base_url, api_key, temperature=temperature, max_tokens=max_tokens, seed=seed,
+                        concurrency=concurrency, timeout=timeout, max_attempts=max_attempts, max_retries=max_retries,
+                        response_format=response_format, judge_lang=judge_lang, cache_dir=cache_dir,
+                        no_cache=no_cache, retry_unjudged=retry_unjudged, price=price)
+    if dry_run:
+        pairs = pairwise_pairs(questions, records, a, b, answers_source=answers)
+        plan = judge.plan(None, {"pairwise": pair_items(pairs)}, repeat=repeat)
+        if json_out:
+            _print_json(plan.to_dict())
+        else:
+            _print_plan(plan, _stdout())
+        return
+    pr = pairwise_answers(questions, records, judge, a=a, b=b, repeat=repeat, answers_source=answers,
+                          progress=_progress("judging") if not json_out else None)
+    data = pr.to_dict()
+    if out is not None:
+        import json
+
+        from ragexam.storage.runfolder import write_text
+
+        write_text(out, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    if json_out:
+        _print_json(data)
+    else:
+        print_pairwise(data, _stdout(), list_n=list_n)
 
 
 @app.command("judge-agreement")

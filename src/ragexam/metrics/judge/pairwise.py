@@ -39,7 +39,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from ragexam.errors import InputError
 from ragexam.metrics.judge.core import INTERVAL_RESAMPLES, ItemScore, JudgeItem, JudgeRun
 
-__all__ = ["PairItem", "PairResult", "PairwiseRun", "PairwiseSummary", "judge_pairs", "OUTCOMES"]
+__all__ = ["PairItem", "PairResult", "PairwiseRun", "PairwiseSummary", "judge_pairs", "pair_items", "OUTCOMES"]
 
 OUTCOMES = ("A", "B", "tie", "inconsistent", "unjudged")
 _ORDERS = ("A|B", "B|A")
@@ -164,6 +164,15 @@ def _winner(score: ItemScore, first: str, second: str) -> Optional[str]:
     return {"1": first, "2": second, "tie": "tie"}[score.label]
 
 
+def pair_items(pairs: Sequence[PairItem]) -> List[JudgeItem]:
+    """The judge items of ``pairs``: per pair ``"<id> [A|B]"`` (A shown first) and ``"<id> [B|A]"``."""
+    items: List[JudgeItem] = []
+    for p in pairs:
+        items.append(JudgeItem(f"{p.item_id} [A|B]", p.question, p.answer_a, (), p.ground_truth, p.answer_b))
+        items.append(JudgeItem(f"{p.item_id} [B|A]", p.question, p.answer_b, (), p.ground_truth, p.answer_a))
+    return items
+
+
 def judge_pairs(judge: Any, pairs: Sequence[PairItem], *, repeat: int = 1, name_a: str = "A", name_b: str = "B",
                 progress: Optional[Callable[[int, int], None]] = None, seed: Optional[int] = None) -> PairwiseRun:
     """Judge every pair in both orders with ``judge`` (a :class:`~ragexam.metrics.judge.Judge`) and
@@ -172,11 +181,7 @@ def judge_pairs(judge: Any, pairs: Sequence[PairItem], *, repeat: int = 1, name_
     if len(set(ids)) != len(ids):
         dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
         raise InputError(f"pair ids must be unique; repeated: {dup}", source="pairwise", field="item_id")
-    items: List[JudgeItem] = []
-    for p in pairs:
-        items.append(JudgeItem(f"{p.item_id} [A|B]", p.question, p.answer_a, (), p.ground_truth, p.answer_b))
-        items.append(JudgeItem(f"{p.item_id} [B|A]", p.question, p.answer_b, (), p.ground_truth, p.answer_a))
-    run = judge.run(None, {"pairwise": items}, repeat=repeat, progress=progress)
+    run = judge.run(None, {"pairwise": pair_items(pairs)}, repeat=repeat, progress=progress)
     scores = run.items("pairwise")
     results = []
     for p in pairs:
