@@ -30,7 +30,7 @@ def print_judge(judge: Mapping[str, Any], con: Any, labels: Optional[Dict[str, s
     repeat = int(judge.get("repeat") or 1)
     summary = judge.get("summary") or {}
     labels = labels or pipeline_labels(list(summary))
-    cols = ["mean", "95% CI", "pass rate", "pass 95% CI", "judged"]
+    cols = ["mean", "95% CI", "pass rate", "pass 95% CI", "coverage"]
     if repeat > 1:
         cols += ["flipped", "ties"]
     cols += ["labels", "unjudged (reason: count)"]
