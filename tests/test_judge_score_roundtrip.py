@@ -187,3 +187,21 @@ def test_score_with_a_rubric_file_and_pairwise_on_the_command_line(stub, tmp_pat
     assert code == 0 and json.loads(text)["by_metric"]["pairwise"]["total"] == 2 * len(load_qa(qa))
     code, text, _ = _cli(pw + ["--out", out], capsys)
     assert code == 0 and "B preferred" in text and json.loads(out.read_text(encoding="utf-8"))["b"] == "P2"
+
+
+def test_html_report_shows_the_judge_with_intervals(stub, tmp_path):
+    from ragexam.analysis.recording import score_report_inputs
+    from ragexam.report.html import write_report
+
+    qa, _, _, run = write_case(tmp_path)
+    answers = _tagged_answers(tmp_path, {"q3": "incorrect"})
+    folder = read_folder(run)
+    report = score_answers(load_qa(qa), load_answers(answers), run=folder, judge=_judge(stub, tmp_path),
+                           judge_metrics=["answer_correctness", "context_precision"])
+    summary, per_question, shown = score_report_inputs(folder, report)
+    html = write_report(summary, per_question, tmp_path / "r.html", answers=shown).read_text(encoding="utf-8")
+    s = report.judge_summary("P2", "answer_correctness")
+    assert '<section id="judge"><h2>LLM judge</h2>' in html and "The judge beside the evidence" in html
+    ci = f"{s.ci95[0]:.3f}–{s.ci95[1]:.3f}"
+    pci = f"{s.pass_ci95[0]:.3f}–{s.pass_ci95[1]:.3f}"
+    assert ci in html and pci in html and f"{s.n_judged}/{s.n}" in html

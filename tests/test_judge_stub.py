@@ -58,17 +58,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 API_KEY = "sk-test-JUDGE-SECRET-9f3a7c"
 
-_METRIC_MARKERS = (
-    ("context_relevance", ("질문과 검색된 컨텍스트의 관련성을", "Rate how relevant each retrieved context")),
-    ("faithfulness", ("답변의 내용이 검색된 컨텍스트에 근거하는지", "Judge whether the answer is grounded")),
-    ("answer_correctness", ("답변이 정답과 일치하는지", "Judge whether the answer agrees")),
-    ("abstention", ("문서 밖 질문", "out-of-corpus question")),
-    ("context_precision", ("검색된 각 컨텍스트가 정답에 이르는 데", "Decide for each retrieved context whether")),
-    ("context_recall", ("정답의 내용이 검색된 컨텍스트에 들어 있는지", "Judge whether the content of the reference answer")),
-    ("answer_relevancy", ("답변이 질문이 물은 것에 답하는지", "Judge whether the answer addresses what the question")),
-    ("pairwise", ("두 답변 가운데", "Choose which of two answers")),
-    ("custom", ("아래 평가 기준으로 채점하세요", "Grade the material below by the criteria")),
-)
+from ragexam.testing.stub import _MARKERS  # noqa: E402 (the judge's prompts, recognized once)
+
+_METRIC_MARKERS = _MARKERS + (("custom", ("아래 평가 기준으로 채점하세요", "Grade the material below by the criteria")),)
 
 
 def metric_of(body: dict) -> str:

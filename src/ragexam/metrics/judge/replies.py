@@ -299,12 +299,16 @@ def _answer_correctness(obj: Dict[str, Any], n_contexts: int) -> Verdict:
     if verdict not in CORRECTNESS_BANDS:
         raise ReplyError("invalid_reply", f'"verdict" is {json.dumps(verdict, ensure_ascii=False)}; '
                                           'expected "correct", "partially_correct" or "incorrect"')
-    raw = _require(obj, "score", "an integer from 1 to 5")
+    return _banded(verdict, _require(obj, "score", "an integer from 1 to 5"), CORRECTNESS_BANDS, reasoning)
+
+
+def _banded(verdict: str, raw: Any, bands: Dict[str, tuple], reasoning: str) -> Verdict:
+    """A 1-5 ``score`` that must lie in ``verdict``'s band."""
     score = _int(raw)
     if score is None or not 1 <= score <= 5:
         raise ReplyError("invalid_reply", f'"score" is {json.dumps(raw, ensure_ascii=False)}; expected an '
                                           "integer from 1 to 5")
-    band = CORRECTNESS_BANDS[verdict]
+    band = bands[verdict]
     if score not in band:
         raise ReplyError("invalid_reply", f'"score" {score} does not match "verdict" "{verdict}" '
                                           f"(which allows {' or '.join(map(str, band))})")
@@ -338,15 +342,7 @@ def _answer_relevancy(obj: Dict[str, Any], n_contexts: int) -> Verdict:
         raise NotApplicable("declined", "the answer declines to answer, so whether it addresses the question is "
                                         "not defined (the abstention metric grades declining)",
                             {"verdict": verdict, "reasoning": reasoning})
-    score = _int(raw)
-    if score is None or not 1 <= score <= 5:
-        raise ReplyError("invalid_reply", f'"score" is {json.dumps(raw, ensure_ascii=False)}; expected an '
-                                          "integer from 1 to 5")
-    band = RELEVANCY_BANDS[verdict]
-    if score not in band:
-        raise ReplyError("invalid_reply", f'"score" {score} does not match "verdict" "{verdict}" '
-                                          f"(which allows {' or '.join(map(str, band))})")
-    return Verdict(float(score), verdict, {"verdict": verdict, "score": score, "reasoning": reasoning})
+    return _banded(verdict, raw, RELEVANCY_BANDS, reasoning)
 
 
 def _pairwise(obj: Dict[str, Any], n_contexts: int) -> Verdict:
