@@ -6,6 +6,7 @@ checked (drawn, with Korean glyphs, not empty)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import warnings
 from pathlib import Path
@@ -19,6 +20,7 @@ pytest.importorskip("dotenv", reason="the lecture example needs python-dotenv (t
 from ragexam.testing import StubEndpoint  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "lecture_stack"
+_ENV_NAMES = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE")
 
 
 def _cells(path: Path):
@@ -32,7 +34,7 @@ def test_the_notebook_runs_against_the_stub_and_saves_its_figures(tmp_path, monk
 
     work = tmp_path / "lecture_stack"
     shutil.copytree(EXAMPLE, work)
-    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE"):
+    for name in _ENV_NAMES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("RAGEXAM_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("RAGEXAM_HISTORY", str(tmp_path / "history.sqlite3"))
@@ -45,15 +47,20 @@ def test_the_notebook_runs_against_the_stub_and_saves_its_figures(tmp_path, monk
         assert ep.base_url in env and "sk-test-lecture" in env
         (work / ".env").write_text(env, encoding="utf-8")
         ns: dict = {"__name__": "__main__"}
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            for i, src in enumerate(_cells(work / "lecture_stack.ipynb")):
-                try:
-                    exec(compile(src, f"lecture_stack.ipynb[cell {i}]", "exec"), ns)
-                except Exception as err:  # name the cell in the failure
-                    raise AssertionError(f"cell {i} failed: {err!r}\n{src}") from err
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                for i, src in enumerate(_cells(work / "lecture_stack.ipynb")):
+                    try:
+                        exec(compile(src, f"lecture_stack.ipynb[cell {i}]", "exec"), ns)
+                    except Exception as err:  # name the cell in the failure
+                        raise AssertionError(f"cell {i} failed: {err!r}\n{src}") from err
+        finally:  # load_dotenv() set them in os.environ: take them out again (monkeypatch restores the originals)
+            for name in _ENV_NAMES:
+                os.environ.pop(name, None)
         # everything went through the stub: embeddings (FAISS), chat (answers and judge)
         assert ep.counts["/v1/embeddings"] >= 2 and ep.counts["/v1/chat/completions"] >= 12 + 4 * 11
+    assert "OPENAI_API_KEY" not in os.environ or os.environ["OPENAI_API_KEY"] != "sk-test-lecture"
     missing = [str(w.message) for w in caught if "missing from" in str(w.message)]
     assert missing == [], missing[:3]
     # the notebook's numbers are real: two pipelines graded, every judge metric judged with coverage
