@@ -382,8 +382,14 @@ def score_cmd(
                                                                           "endpoint (e.g. gpt-4o-mini)."),
     base_url: BaseUrl = None, api_key: ApiKey = None,
     metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=f"Judge metric, repeatable: "
-                                                                            f"{JUDGE_METRICS} (default: all)."),
-    repeat: int = typer.Option(1, "--repeat", help="Judge every item N times and report the judge's agreement."),
+                                                                            f"{JUDGE_METRICS} (default: "
+                                                                            "context_relevance, faithfulness, "
+                                                                            "answer_correctness, abstention and every "
+                                                                            "--rubric)."),
+    rubric: Optional[List[Path]] = typer.Option(None, "--rubric", help="A custom rubric file (.json/.yaml, "
+                                                "docs/judge.md): a judged metric named in the file; repeatable."),
+    repeat: int = typer.Option(1, "--repeat", help="Judge every item N times: the canonical verdict is the majority "
+                                                   "(ties to the worse), with the flip share and agreement."),
     concurrency: Concurrency = 4, temperature: Temperature = 0.0, max_tokens: MaxTokens = None,
     seed: LlmSeed = None, timeout: Timeout = 60.0, max_attempts: MaxAttempts = 3, max_retries: MaxRetries = 4,
     response_format: ResponseFormat = "auto", judge_lang: JudgeLang = "auto", cache_dir: CacheDir = None,
@@ -411,7 +417,8 @@ def score_cmd(
                 abstain_phrases=abstain_phrases, bleu_tokenize=bleu_tokenize, judge=judge, metrics=commas(metric),
                 repeat=repeat, max_attempts=max_attempts, judge_lang=judge_lang, retry_unjudged=retry_unjudged,
                 min_coverage=min_coverage, dry_run=dry_run, out=out, report=report, history=history,
-                record=not no_history, progress=progress("judging") if not json_out else None)
+                record=not no_history, progress=progress("judging") if not json_out else None,
+                rubrics=rubric or ())
     from ragexam.report.console_score import print_plan, print_score
 
     if res.plan is not None:
@@ -457,6 +464,45 @@ def answer_cmd(
     print_answer_outcome(res, console())
     if res.failed:
         raise typer.Exit(1)
+
+
+@app.command("pairwise")
+def pairwise_cmd(
+    qa: str = typer.Option(..., "--qa", help="Question set (JSONL) or a bundled name."),
+    answers: str = typer.Option(..., "--answers", help="Answers JSONL with a 'pipeline' field holding both pipelines."),
+    a: str = typer.Option(..., "--a", help="Pipeline A (the baseline)."),
+    b: str = typer.Option(..., "--b", help="Pipeline B (the candidate)."),
+    judge_model: str = typer.Option(..., "--judge-model", help="Judge model on an OpenAI-compatible endpoint."),
+    base_url: BaseUrl = None, api_key: ApiKey = None,
+    repeat: int = typer.Option(1, "--repeat", help="Ask each order N times (each order's winner: the majority)."),
+    concurrency: Concurrency = 4, temperature: Temperature = 0.0, max_tokens: MaxTokens = None,
+    seed: LlmSeed = None, timeout: Timeout = 60.0, max_attempts: MaxAttempts = 3, max_retries: MaxRetries = 4,
+    response_format: ResponseFormat = "auto", judge_lang: JudgeLang = "auto", cache_dir: CacheDir = None,
+    no_cache: NoCache = False,
+    retry_unjudged: bool = typer.Option(False, "--retry-unjudged", help="Re-judge cached unjudged results."),
+    price: Price = None, dry_run: DryRun = False,
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the pairs and the summary as JSON to FILE."),
+    json_out: JsonOut = False,
+    list_n: int = typer.Option(10, "--list", help="List up to N inconsistent pairs (0: none)."),
+) -> None:
+    """Judge two pipelines' answers to the same questions side by side, in both orders: a verdict counts only
+    when both orders agree (docs/judge.md)."""
+    from ragexam.api import pairwise
+    from ragexam.report.console_judge import print_pairwise
+    from ragexam.report.console_score import print_plan
+
+    settings = llm_settings(judge_model, base_url, api_key, concurrency=concurrency, temperature=temperature,
+                            max_tokens=max_tokens, seed=seed, timeout=timeout, max_retries=max_retries,
+                            cache_dir=cache_dir, no_cache=no_cache, price=price, response_format=response_format)
+    res = pairwise(qa, answers, settings, a=a, b=b, repeat=repeat, max_attempts=max_attempts, judge_lang=judge_lang,
+                   retry_unjudged=retry_unjudged, dry_run=dry_run, out=out,
+                   progress=progress("judging") if not json_out else None)
+    if dry_run:
+        return print_json(res.to_dict()) if json_out else print_plan(res, console())
+    if json_out:
+        print_json(res.to_dict())
+    else:
+        print_pairwise(res.to_dict(), console(), list_n=list_n)
 
 
 @app.command("judge-agreement")

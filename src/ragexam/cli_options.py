@@ -109,7 +109,8 @@ Price = Annotated[Optional[str], typer.Option("--price", help="USD per 1M tokens
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the calls and estimated tokens and cost; send "
                                                         "nothing.")]
 # the judge
-JUDGE_METRICS = "context_relevance, faithfulness, answer_correctness, abstention"
+JUDGE_METRICS = ("context_relevance, context_precision, context_recall, faithfulness, answer_relevancy, "
+                 "answer_correctness, abstention, or a --rubric file's name")
 MaxAttempts = Annotated[int, typer.Option("--max-attempts", help="Replies per judgment before it is unjudged.")]
 JudgeLang = Annotated[str, typer.Option("--judge-lang", help="Prompt language: auto (Hangul share), ko, en.")]
 

@@ -5,6 +5,8 @@
 the file opens with no network and can be mailed or attached to a CI job.  It holds:
 
 * the metric table with 95% confidence intervals and the pairwise comparison verdicts;
+* after ``ragexam score --report`` with a judge (``summary["judge"]``): the judge's means and pass rates
+  with their 95% intervals, coverage, flips and ties under repeats, and the judge beside the evidence;
 * plots: P@K / R@K / F1@K by K, F-beta by K for each beta, per-question-type bars with CI
   whiskers, the stage-attribution matrix (when answer scoring put an ``attribution`` section
   ``{pipeline: {type: {stage: count}}}`` into the summary; otherwise a note), and the
@@ -306,6 +308,67 @@ def _scores(page: _Page) -> str:
         out.append(_comparisons(page, comps))
     elif len(page.pipelines) > 1:
         out.append('<p class="note">No comparisons in this run.</p>')
+    out.append("</section>")
+    return "".join(out)
+
+
+def _judge(page: _Page) -> str:
+    """The LLM judge of a score (``summary["judge"]``, from ``ragexam score --report``): per pipeline and
+    metric the mean and the pass rate, each with its 95% bootstrap interval over the judged answers,
+    coverage, and with repeats the flip share and ties; then the judge beside the evidence."""
+    judge = page.summary.get("judge")
+    if not isinstance(judge, Mapping) or not judge.get("summary"):
+        return ""
+    repeat = int(judge.get("repeat") or 1)
+    out = ['<section id="judge"><h2>LLM judge</h2>',
+           f'<p class="note">{_e(judge.get("model"))} at {_e(judge.get("endpoint"))}, prompts '
+           f'{_e(judge.get("language"))}, {_e(fmt.plural(repeat, "repeat"))}. Means and pass rates over the judged '
+           "answers only (unjudged answers are counted, never averaged in); below each, the 95% percentile-bootstrap "
+           "interval.</p>"]
+    cols = ["pipeline", "metric", "mean", "pass rate", "coverage"] + (["flipped", "ties"] if repeat > 1 else []) + \
+        ["unjudged"]
+    out.append('<div class="scroll"><table class="metrics"><thead><tr>' + "".join(
+        f'<th{"" if c in ("pipeline", "metric", "unjudged") else " class=num"}>{_e(c)}</th>' for c in cols)
+        + "</tr></thead><tbody>")
+    for p, ms in (judge.get("summary") or {}).items():
+        for m, s in (ms or {}).items():
+            s = s or {}
+
+            def cell(v: Any, pair: Any) -> str:
+                ci = _ci(pair)
+                txt = f'<span class="ci">{fmt.ci(ci, digits=3, short=False)}</span>' if ci else ""
+                return f'<td class="num"><span class="v">{fmt.num(v)}</span>{txt}</td>'
+
+            row = [f'<td><i class="dot" style="background:{page.color(p)}"></i>{_e(p)}</td>', f"<td>{_e(m)}</td>",
+                   cell(s.get("mean"), s.get("ci95")), cell(s.get("pass_rate"), s.get("pass_ci95")),
+                   f'<td class="num">{_e(s.get("n_judged"))}/{_e(s.get("n"))}</td>']
+            if repeat > 1:
+                row += [f'<td class="num">{_e(fmt.percent(s.get("flip_share")))}</td>',
+                        f'<td class="num">{_e(s.get("ties", 0))}</td>']
+            row.append("<td>" + _e(", ".join(f"{k}: {v}" for k, v in (s.get("unjudged") or {}).items()) or "–")
+                       + "</td>")
+            out.append("<tr>" + "".join(row) + "</tr>")
+    out.append("</tbody></table></div>")
+    vs = judge.get("vs_evidence") or {}
+    if vs:
+        out.append('<h3>The judge beside the evidence</h3><p class="note">The same contexts graded twice: by the '
+                   "judge, and without an LLM from the question's evidence spans. Where they disagree, either the judge "
+                   "is wrong or the evidence is too narrow.</p>")
+        out.append('<div class="scroll"><table class="metrics"><thead><tr><th>pipeline</th><th>judge</th>'
+                   '<th class="num">value</th><th>evidence</th><th class="num">value</th><th class="num">agree</th>'
+                   "<th>disagreeing questions</th></tr></thead><tbody>")
+        for p, comps in vs.items():
+            for c in comps or []:
+                ids = ", ".join(str(d.get("query_id")) for d in (c.get("disagreements") or []))
+                out.append(f"<tr><td>{_e(p)}</td><td>{_e(c.get('judge_metric'))} ({_e(c.get('judge_value'))})</td>"
+                           f'<td class="num">{fmt.num(c.get("judge"))}</td><td>{_e(c.get("evidence_metric"))}</td>'
+                           f'<td class="num">{fmt.num(c.get("evidence"))}</td>'
+                           f'<td class="num">{_e(fmt.percent(c.get("agree")))}</td><td>{_e(ids or "–")}</td></tr>')
+        out.append("</tbody></table></div>")
+    sigs = judge.get("signatures") or {}
+    if sigs:
+        out.append('<p class="note">' + "<br>".join(f"{_e(m)}: <code>{_e(v)}</code>" for m, v in sigs.items())
+                   + "</p>")
     out.append("</section>")
     return "".join(out)
 
@@ -840,7 +903,8 @@ def render_report(summary: Mapping[str, Any], per_question: Sequence[Mapping[str
     summary = check_summary(dict(summary), "summary")
     rows = coerce_rows(per_question or [], source="per_question")
     page = _Page(summary, rows, answers)
-    body = [_header(page), "<main>", _scores(page), _rerank(page), _plots(page), _missed(page), _dataset(page),
+    body = [_header(page), "<main>", _scores(page), _rerank(page), _judge(page), _plots(page), _missed(page),
+            _dataset(page),
             _settings(page)]
     if page.notes:
         body.append('<section id="notes"><h2>Notes</h2><ul>'

@@ -666,7 +666,7 @@ def read_run_folder(path: PathLike) -> RunData:
     return RunData(summary=summary, per_question=rows, source=str(folder), chunks=chunks, texts=texts)
 
 
-#: per_answer.csv columns read into a score row's metrics, besides ``ok`` and ``<judge metric>_score``.
+#: per_answer.csv columns read into a score row's metrics, besides ``ok``, ``<judge metric>_score`` and ``_pass``.
 _SCORE_VALUES = ("bleu", "chrf", "rouge_l")
 
 
@@ -676,7 +676,7 @@ def read_score_folder(path: PathLike) -> RunData:
     The rows carry ``bleu``, ``chrf`` and ``rouge_l`` (sentence values), ``ok_share`` (the ``ok``
     column: 1 when the answer's stage is ok, 0 when not; from ``ragexam-score/2``), each judge
     metric's score (the ``<metric>_score`` column, under the metric's name; empty when it was not
-    judged) and the summable ``stats`` of the corpus metrics (from ``ragexam-score/2``).
+    judged), its pass (the ``<metric>_pass`` column, 1 or 0, for a metric with a pass rule) and the summable ``stats`` of the corpus metrics (from ``ragexam-score/2``).
     """
     folder = Path(path)
     if folder.is_file() and folder.name in ("score.json", "per_answer.csv"):
@@ -705,6 +705,7 @@ def read_score_folder(path: PathLike) -> RunData:
                 ok = _as_str(r.get("ok"))
                 row["ok_share"] = None if ok is None else float(_as_bool(ok, str(qpath), line, "ok"))
             row.update({m: r.get(f"{m}_score") for m in judged})
+            row.update({f"{m}_pass": r.get(f"{m}_pass") for m in judged if f"{m}_pass" in header})
             if r.get("stats"):
                 row["stats"] = r["stats"]
             typed.append(row)
