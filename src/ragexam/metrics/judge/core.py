@@ -82,12 +82,12 @@ from ragexam.llm.client import LLMClient
 from ragexam.llm.cost import COMPLETION_ALLOWANCE, price_for
 from ragexam.llm.settings import LLMSettings
 from ragexam.llm.transport import CallFailed
-from ragexam.metrics.judge.metric import BUILTIN, JudgeMetric, builtin_metric, resolve_metrics
+from ragexam.metrics.judge.metric import BUILTIN, JudgeMetric, resolve_metrics
 from ragexam.metrics.judge.prompts import METRICS, Rubric, detect_language, feedback_message, render_messages
 from ragexam.metrics.judge.replies import NotApplicable, ReplyError, extract_json
 
 __all__ = ["JudgeItem", "JudgeVerdict", "ItemScore", "MetricSummary", "JudgeRun", "JudgePlan", "Judge",
-           "REASONS", "summarize", "combine_repeats", "CACHE_FORMAT", "PairItem", "PairResult", "PairwiseRun"]
+           "REASONS", "summarize", "combine_repeats", "CACHE_FORMAT"]
 
 CACHE_FORMAT = "ragexam-judge/1"
 

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
