@@ -36,6 +36,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
+from ragexam import fmt
 from ragexam.errors import InputError, MissingDependencyError, RagexamError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -398,10 +399,10 @@ class OpenAIEmbedder:
             reply = self._client.embed(batch, dimensions=self.dimensions)
         except CallFailed as err:
             raise RagexamError(f"embedding request to {self.endpoint} (model {self.model!r}) failed: "
-                               f"{err.message}.") from None
+                               f"{fmt.sentence(err.message)}") from None
         if len(reply.vectors) != len(batch):
-            raise RagexamError(f"{self.endpoint} returned {len(reply.vectors)} embeddings for {len(batch)} "
-                               f"inputs (model {self.model!r}).")
+            raise RagexamError(f"{self.endpoint} returned {fmt.plural(len(reply.vectors), 'embedding')} for "
+                               f"{fmt.plural(len(batch), 'input')} (model {self.model!r}).")
         try:
             vecs = [np.asarray(v, dtype=np.float32) for v in reply.vectors]
         except (TypeError, ValueError):

@@ -25,6 +25,7 @@ import copy
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
+from ragexam import fmt
 from ragexam.errors import RagexamError
 from ragexam.retrieval.progress import progress_bar
 
@@ -128,7 +129,7 @@ def iter_embeddings(embedder: Any, texts: Sequence[str], role: str, cache: "Cach
     texts = texts if isinstance(texts, list) else list(texts)
     identity = embedder.identity
     dim: int | None = None
-    label = f"embedding {role}s ({embedder.name})"
+    label = f"embedding {fmt.noun(len(texts), role)} ({embedder.name})"
     with progress_bar(label, len(texts), progress) as bar:
         for w0 in range(0, len(texts), window):
             part = texts[w0:w0 + window]
