@@ -6,8 +6,8 @@ empty LLM cache:
 
 1. ``score + judge``: ``ragexam score --qa it_helpdesk --answers ANSWERS --judge-model stub ...`` where
    ANSWERS is the bundled answer set for ``--pipelines`` pipelines (default 2), each answer with two
-   contexts (its relevant document and the next one), so all four judge metrics run: 426 calls for 2
-   pipelines -- the whole command;
+   contexts (its relevant document and another one, different per pipeline, so no two prompts are the
+   same call), so all four judge metrics run -- the whole command;
 2. ``score, text only``: the same without a judge (kiwi load, BLEU / chrF / ROUGE-L, attribution);
 3. the calls alone: the span from the first request the stub received to the last reply, during run 1.
 
@@ -53,7 +53,8 @@ def _answers(pipelines: int) -> str:
                 rel = list(qs[r["query_id"]].relevant_docs)
                 i = ids.index(rel[0]) if rel else 0
                 fh.write(json.dumps({"query_id": r["query_id"], "answer": r["answer"], "pipeline": f"rag-{p + 1}",
-                                     "contexts": [docs[i], docs[(i + 1) % len(docs)]]}, ensure_ascii=False) + "\n")
+                                     "contexts": [docs[i], docs[(i + 1 + p) % len(docs)]]},
+                                    ensure_ascii=False) + "\n")
     return path
 
 
@@ -87,14 +88,16 @@ def main() -> int:
                     stub.requests.clear()
                 first = [None]
                 t0 = time.perf_counter()
-                proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                sink = tempfile.TemporaryFile()  # not a pipe: the JSON is larger than a pipe's buffer
+                proc = subprocess.Popen(cmd, env=env, stdout=sink, stderr=subprocess.PIPE, text=True)
                 # the stub records request bodies; time the first arrival by polling its list
                 while proc.poll() is None:
                     if first[0] is None and stub.requests:
                         first[0] = time.perf_counter()
                     time.sleep(0.005)
                 wall = time.perf_counter() - t0
-                out, err = proc.communicate()
+                _, err = proc.communicate()
+                sink.close()
                 shutil.rmtree(cache, ignore_errors=True)
                 if proc.returncode != 0:
                     raise SystemExit(f"ragexam score failed ({proc.returncode}):\n{err[-2000:]}")

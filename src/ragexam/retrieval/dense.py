@@ -42,8 +42,9 @@ the index is never mistaken for a weak embedder.
 
 Memory: vectors are embedded and added to the index in windows
 (:func:`ragexam.retrieval.embedding.iter_embeddings`), normalized in place; the index's own storage
-is the only full copy of the matrix (``flat``/``hnsw``; exact rescoring reads it in place), and
-``ivfpq`` holds only codes.  Built ``hnsw``/``ivf``/``ivfpq`` indexes are stored in the cache
+is the only full copy of the matrix (``flat`` sizes it once and writes each window in place; exact
+rescoring and the recall check read it in place; ``hnsw`` grows its storage as FAISS does, briefly up to
+twice the matrix while building), and ``ivfpq`` holds only codes.  Built ``hnsw``/``ivf``/``ivfpq`` indexes are stored in the cache
 (:meth:`~ragexam.retrieval.cache.Cache.save_index`) under the embedder, the index settings and the
 passages, so a warm run loads instead of rebuilding.
 """
@@ -235,14 +236,21 @@ class DenseRetriever(Retriever):
         return self
 
     def _build_flat(self, texts: list[str]):
+        """An ``IndexFlatIP`` sized once for all ``n`` vectors, each window written in place: one copy of the
+        matrix (``add`` would grow the storage by doubling, briefly holding up to twice the matrix)."""
         import faiss
 
-        index = None
-        for _, block in self._blocks(texts):
+        index = view = None
+        n = len(texts)
+        for start, block in self._blocks(texts):
             with stage("index"):
                 if index is None:
-                    index = faiss.IndexFlatIP(block.shape[1])
-                index.add(block)
+                    d = block.shape[1]
+                    index = faiss.IndexFlatIP(d)
+                    index.codes.resize(n * d * 4)
+                    index.ntotal = n
+                    view = faiss.rev_swig_ptr(index.get_xb(), n * d).reshape(n, d)
+                view[start:start + block.shape[0]] = block
         return index
 
     def _ann_key(self, texts: list[str]) -> str:
