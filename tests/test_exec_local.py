@@ -89,6 +89,23 @@ def test_workers_setting_and_executor_forms():
 
 
 # -- calls ------------------------------------------------------------------------------------------
+class Peak:
+    """Wraps a call and records the most calls that ran at once."""
+
+    def __init__(self, fn, seconds):
+        self.fn, self.seconds, self.running, self.peak = fn, seconds, 0, 0
+        self.lock = threading.Lock()
+
+    def __call__(self, x):
+        with self.lock:
+            self.running += 1
+            self.peak = max(self.peak, self.running)
+        time.sleep(self.seconds)
+        with self.lock:
+            self.running -= 1
+        return self.fn(x)
+
+
 class FakeClock:
     def __init__(self):
         self.t = 100.0
@@ -123,18 +140,7 @@ def test_rate_limit_validation():
 
 
 def test_call_pool_results_and_one_concurrency_limit_shared_by_pools():
-    running, peak = [0], [0]
-    lock = threading.Lock()
-
-    def call(x):
-        with lock:
-            running[0] += 1
-            peak[0] = max(peak[0], running[0])
-        time.sleep(0.01)
-        with lock:
-            running[0] -= 1
-        return x * 2
-
+    call = Peak(lambda x: x * 2, 0.01)
     limit = RateLimit(concurrency=3, name="test-shared-endpoint")
     assert limiter_for(limit) is limiter_for(RateLimit(concurrency=3, name="test-shared-endpoint"))
     a = LocalCallPool(call, concurrency=8, limit=limit)
@@ -144,7 +150,7 @@ def test_call_pool_results_and_one_concurrency_limit_shared_by_pools():
     assert list(a.map(range(25))) == [2 * i for i in range(25)]
     a.close()
     b.close()
-    assert peak[0] == 3  # 16 threads in two pools, never more than the limit's 3 calls at once
+    assert call.peak == 3  # 16 threads in two pools, never more than the limit's 3 calls at once
 
 
 def test_call_pool_propagates_a_failing_call():
@@ -199,24 +205,15 @@ def test_llm_batch_runner_on_an_executor_call_pool(tmp_path):
     from ragexam.llm.batch import Outcome, run_calls
     from ragexam.llm.cache import LLMCache
 
-    running, peak = [0], [0]
-    lock = threading.Lock()
-
-    def call(task):
-        with lock:
-            running[0] += 1
-            peak[0] = max(peak[0], running[0])
-        time.sleep(0.005)
-        with lock:
-            running[0] -= 1
-        return Outcome({"answer": task.upper()}, requests=1, replies=1, prompt_tokens=2, completion_tokens=1)
+    call = Peak(lambda task: Outcome({"answer": task.upper()}, requests=1, replies=1, prompt_tokens=2,
+                                     completion_tokens=1), 0.005)
 
     cache = LLMCache(tmp_path)
     pairs = [(f"k{i}", f"t{i}") for i in range(20)]
     b = run_calls(pairs, call, cache=cache, kind="test", model="m", endpoint="http://e/v1", concurrency=8,
                   executor=LocalExecutor(2), limit=RateLimit(concurrency=2, name="test-batch"))
     assert b.values == {f"k{i}": {"answer": f"T{i}"} for i in range(20)} and b.usage.calls == 20
-    assert peak[0] == 2 and len(cache) == 20 and cache.claims() == []
+    assert call.peak == 2 and len(cache) == 20 and cache.claims() == []
     again = run_calls(pairs, call, cache=cache, kind="test", model="m", endpoint="http://e/v1",
                       executor=LocalExecutor(2))
     assert again.usage.calls == 0 and again.usage.cached == 20

@@ -52,7 +52,7 @@ import sqlite3
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from ragexam.storage.paths import cache_dir
 from ragexam.storage.sqlite import open_store
@@ -61,7 +61,7 @@ from ragexam.errors import InputError
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-__all__ = ["Cache", "default_cache_dir", "content_key", "corpus_key", "open_cache", "CACHE_FILENAME"]
+__all__ = ["Cache", "default_cache_dir", "content_key", "corpus_key", "open_cache", "missing", "CACHE_FILENAME"]
 
 CACHE_FILENAME = "retrieval-cache.sqlite3"
 SCHEMA_VERSION = "1"
@@ -74,6 +74,15 @@ default_cache_dir = cache_dir  # the one definition lives in ragexam.storage.pat
 def content_key(identity: str, role: str, text: str) -> bytes:
     """``sha256(identity + "\\x1f" + role + "\\x1f" + text)`` as 32 raw bytes."""
     return hashlib.sha256(f"{identity}\x1f{role}\x1f{text}".encode("utf-8", "surrogatepass")).digest()
+
+
+def missing(keys: Sequence, texts: Sequence[str], found: Mapping) -> "dict":
+    """``{key: text}`` of the texts whose key is not in ``found``, each key once, in order (what to compute)."""
+    out: dict = {}
+    for k, t in zip(keys, texts):
+        if k not in found and k not in out:
+            out[k] = t
+    return out
 
 
 def corpus_key(identity: str, texts: Sequence[str]) -> str:

@@ -57,8 +57,8 @@ from typing import TYPE_CHECKING, Any
 
 from ragexam.errors import InputError
 from ragexam.exec.timing import stage
-from ragexam.retrieval.base import (Hits, Retriever, check_corpus, check_queries, check_top_n, fmt_num,
-                                    id_ranks, top_n_positions)
+from ragexam.retrieval.base import (Hits, Retriever, check_corpus, check_queries, check_top_n, id_ranks,
+                                    top_n_positions)
 from ragexam.retrieval.embedders import Embedder
 from ragexam.retrieval.embedding import iter_embeddings
 from ragexam.retrieval.progress import progress_bar
@@ -366,8 +366,6 @@ class DenseRetriever(Retriever):
 
     def search(self, queries: list[str], top_n: int) -> Hits:
         """Up to ``top_n`` passages per query by cosine similarity, best first, ties by id."""
-        import numpy as np
-
         self._require_index()
         queries = check_queries(queries, self.spec)
         top_n = check_top_n(top_n, self.spec)

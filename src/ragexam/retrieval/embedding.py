@@ -123,6 +123,7 @@ def iter_embeddings(embedder: Any, texts: Sequence[str], role: str, cache: "Cach
     import numpy as np
 
     from ragexam.exec.timing import stage
+    from ragexam.retrieval.cache import content_key, missing
 
     if role not in ("query", "passage"):  # pragma: no cover - internal misuse
         raise ValueError(f"role must be 'query' or 'passage', not {role!r}")
@@ -135,20 +136,15 @@ def iter_embeddings(embedder: Any, texts: Sequence[str], role: str, cache: "Cach
             part = texts[w0:w0 + window]
             with stage("embed"):
                 if cache is not None:
-                    from ragexam.retrieval.cache import content_key
-
                     keys: list[Any] = [content_key(identity, role, t) for t in part]
                     found = cache.get_embeddings(keys)
                 else:
                     keys, found = list(range(len(part))), {}
-                missing: dict[Any, str] = {}
-                for k, t in zip(keys, part):
-                    if k not in found and k not in missing:
-                        missing[k] = t
-                bar.advance(len(part) - len(missing))
-                if missing:
-                    miss = list(missing)
-                    for s, size, vecs in _batches(embedder, role, [missing[k] for k in miss], batch_size,
+                todo = missing(keys, part, found)
+                bar.advance(len(part) - len(todo))
+                if todo:
+                    miss = list(todo)
+                    for s, size, vecs in _batches(embedder, role, [todo[k] for k in miss], batch_size,
                                                   executor):
                         got = miss[s:s + size]
                         vecs = check_vectors(vecs, len(got), embedder)
@@ -165,7 +161,7 @@ def iter_embeddings(embedder: Any, texts: Sequence[str], role: str, cache: "Cach
                 block = np.empty((len(part), dim), dtype=np.float32)
                 for i, k in enumerate(keys):
                     block[i] = found[k]
-                del found, missing
+                del found, todo
             yield w0, block
 
 

@@ -205,19 +205,16 @@ def iter_tokens(tokenizer: Tokenizer, texts: Sequence[str], cache: "Cache | None
                     yield w0, _run(tokenizer, part, executor)
                 bar.advance(len(part))
                 continue
-            from ragexam.retrieval.cache import content_key
+            from ragexam.retrieval.cache import content_key, missing
 
             with stage("tokenize"):
                 keys = [content_key(identity, "doc", t) for t in part]
                 found = cache.get_tokens(keys)
-                missing: dict[bytes, str] = {}
-                for k, t in zip(keys, part):
-                    if k not in found and k not in missing:
-                        missing[k] = t
-                bar.advance(len(part) - len(missing))
-                if missing:
-                    miss_keys = list(missing)
-                    for s, toks in _map(tokenizer, [missing[k] for k in miss_keys], executor):
+                todo = missing(keys, part, found)
+                bar.advance(len(part) - len(todo))
+                if todo:
+                    miss_keys = list(todo)
+                    for s, toks in _map(tokenizer, [todo[k] for k in miss_keys], executor):
                         got = miss_keys[s:s + len(toks)]
                         cache.put_tokens(identity, zip(got, toks))
                         found.update(zip(got, toks))
