@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_line, median  # noqa: E402
+from _bench import machine_line  # noqa: E402
 from _korean import write_dataset  # noqa: E402
 
 CHILD = r"""
@@ -109,7 +109,7 @@ def main() -> int:
                     runs.append(("cold", _child(corpus, qa, SPECS[r], cache, args.workers, args.executor)))
                 warm = [_child(corpus, qa, SPECS[r], cache, args.workers, args.executor) for _ in range(args.repeat)]
                 warm.sort(key=lambda x: x["wall"])
-                runs.append((f"warm", warm[len(warm) // 2]))
+                runs.append(("warm", warm[len(warm) // 2]))
                 for label, res in runs:
                     extra = ""
                     if label == "warm" and len(warm) > 1:
