@@ -24,7 +24,7 @@ class Square:
     name: str = "square"
 
     def with_threads(self, n):
-        return Square(n)
+        return Square(n, self.name)
 
     def __call__(self):
         import os
@@ -217,3 +217,15 @@ def test_llm_batch_runner_on_an_executor_call_pool(tmp_path):
     again = run_calls(pairs, call, cache=cache, kind="test", model="m", endpoint="http://e/v1",
                       executor=LocalExecutor(2))
     assert again.usage.calls == 0 and again.usage.cached == 20
+
+
+def test_the_process_pool_is_kept_for_an_equal_factory():
+    with LocalExecutor(workers=2) as ex:
+        a = {p for _, res in ex.map_batches(Square(), [str(i) for i in range(20)], batch_size=5, mode="processes")
+             for p, _, _ in res}
+        b = {p for _, res in ex.map_batches(Square(), [str(i) for i in range(20)], batch_size=5, mode="processes")
+             for p, _, _ in res}
+        assert a == b  # the same processes: workers (and their models) were not built again
+        c = {p for _, res in ex.map_batches(Square(name="other"), ["1", "2"] * 5, batch_size=5, mode="processes")
+             for p, _, _ in res}
+        assert not c & a  # another factory: a new pool

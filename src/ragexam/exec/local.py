@@ -9,7 +9,7 @@ flight, so memory stays bounded on big corpora; results come back in input order
 
 Processes are started with ``spawn`` (a forked child would inherit the parent's kiwi, OpenMP and
 FAISS thread state) and kept for the executor's lifetime, one worker per process built once from
-the factory; the pool is restarted when a different factory is used.
+the factory; the pool is restarted when a different factory (other pickled bytes) is used.
 """
 
 from __future__ import annotations
@@ -100,17 +100,21 @@ class LocalExecutor(Executor):
         yield from _ordered(pool.submit, _run_in_process, items, starts, batch_size, 2 * self._workers, where)
 
     def _process_pool(self, factory: WorkerFactory) -> ProcessPoolExecutor:
+        """The pool whose processes hold ``factory``'s worker; kept while the same factory (equal pickled
+        bytes) is used again, so models load once per process."""
         import multiprocessing
+        import pickle
 
+        key = pickle.dumps(factory)
         with self._lock:
-            if self._procs is not None and self._procs_factory != factory:
+            if self._procs is not None and self._procs_factory != key:
                 self._procs.shutdown(wait=True, cancel_futures=True)
                 self._procs = None
             if self._procs is None:
                 self._procs = ProcessPoolExecutor(max_workers=self._workers,
                                                   mp_context=multiprocessing.get_context("spawn"),
                                                   initializer=_init_process, initargs=(factory,))
-                self._procs_factory = factory
+                self._procs_factory = key
             return self._procs
 
     # -- LLM calls --------------------------------------------------------------------------------
