@@ -166,8 +166,14 @@ def test_cli_evaluate_json_matches_api():
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
     assert set(data) >= {"metrics", "per_query", "n_queries", "excluded_queries"}
-    assert data["n_queries"] == 12 and round(data["metrics"]["p@3"], 3) == 0.333
-    assert set(data["per_query"]["q07"]) == {"ndcg@5", "p@3"}
+    # keyed by the names as asked (P.3 stays P.3), with the canonical name beside each
+    assert data["n_queries"] == 12 and round(data["metrics"]["P.3"], 3) == 0.333
+    assert list(data["metrics"]) == ["ndcg@5", "P.3"]
+    assert data["canonical_names"] == {"ndcg@5": "ndcg@5", "P.3": "p@3"}
+    assert set(data["per_query"]["q07"]) == {"ndcg@5", "P.3"}
+    assert data["warnings"] == []
+    api = evaluate(resolve_trec_path("lecture", "qrels"), resolve_trec_path("lecture", "run"), ["ndcg@5", "P.3"])
+    assert data["metrics"] == api.mean and data["per_query"] == api.per_query
 
 
 def test_cli_bad_metric_exits_2(capsys):

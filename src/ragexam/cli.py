@@ -52,15 +52,19 @@ _DEFAULT_EVAL_METRICS = ["hit@1", "hit@3", "mrr", "ndcg@10", "p@5", "r@5", "f1@5
 
 
 def _print_ranking_result(res, title: str) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     console = _stdout()
-    table = Table(title=title, show_lines=False)
+    table = Table(title=escape(title), show_lines=False)
     table.add_column("metric")
     table.add_column("mean", justify="right")
     for name, value in res.mean.items():
-        table.add_row(name, f"{value:.4f}")
+        table.add_row(escape(name), f"{value:.4f}")
     console.print(table)
+    renamed = [f"{a} = {c}" for a, c in res.canonical_names.items() if a != c]
+    if renamed:
+        console.print(f"names as asked; canonical: {', '.join(renamed)}", style="dim", highlight=False)
     console.print(f"scored queries: {res.n_queries}", highlight=False)
     if res.missing_from_run:
         console.print(f"in qrels but not in the run (scored 0, counted): {len(res.missing_from_run)}", highlight=False)
@@ -74,12 +78,14 @@ def _print_ranking_result(res, title: str) -> None:
 
 @app.command()
 def evaluate(
-    qrels: str = typer.Option(..., "--qrels", help="TREC qrels file ('qid 0 docid rel'), or a bundled name (lecture)."),
+    qrels: str = typer.Option(..., "--qrels", help="TREC qrels file ('qid 0 docid rel', or a header line and "
+                                                   "'qid docid rel'), or a bundled name (lecture)."),
     run: str = typer.Option(..., "--run", help="TREC run file ('qid Q0 docid rank score tag'), or a bundled name."),
     metric: Optional[List[str]] = typer.Option(None, "--metric", "-m",
                                                help="Metric name, repeatable: hit@K mrr mrr@K ndcg ndcg@K p@K r@K "
-                                                    "f1@K fB@K rprec map map@K. Default: a standard set."),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+                                                    "f1@K fB@K rprec map map@K (trec_eval names work too). "
+                                                    "Results are keyed by the names as given. Default: a standard set."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object (one line) instead of a table."),
     trec_compat: bool = typer.Option(False, "--trec-compat",
                                      help="Reproduce trec_eval: drop qrels queries absent from the run and score "
                                           "queries without relevant judgments as 0."),
@@ -92,8 +98,10 @@ def evaluate(
 
     res = _evaluate(resolve_trec_path(qrels, "qrels"), resolve_trec_path(run, "run"),
                     metric or _DEFAULT_EVAL_METRICS, relevance_level=relevance_level, trec_compat=trec_compat)
+    for warning in res.warnings:
+        sys.stderr.write(f"warning: {warning}\n")
     if json_out:
-        _print_json(res.to_dict())
+        sys.stdout.write(res.to_json() + "\n")
     else:
         _print_ranking_result(res, f"{run} vs {qrels}")
 
