@@ -214,3 +214,73 @@ def test_all_negative_judgments_by_hand():
     compat = evaluate(qrels, run, list(PAIRS), trec_compat=True)
     assert compat.query_ids == ["q0", "q6"]
     assert all(v == 0.0 for v in compat.per_query["q6"].values())
+
+
+def _pytrec_files(qp, rp):
+    with open(qp) as f:
+        pq = pytrec_eval.parse_qrel(f)
+    with open(rp) as f:
+        pr = pytrec_eval.parse_run(f)
+    [expected] = _trec_many([(pq, pr)])
+    assert expected is not None
+    return expected
+
+
+def _assert_equal_files(qp, rp, expected):
+    ours = evaluate(qp, rp, list(PAIRS), trec_compat=True).per_query
+    assert set(ours) == set(expected)
+    for q, vals in expected.items():
+        for mine, theirs in PAIRS.items():
+            assert abs(ours[q][mine] - vals[theirs]) <= 1e-9, (q, mine)
+
+
+@pytest.mark.parametrize("shuffle", [False, True], ids=["grouped", "shuffled"])
+def test_files_read_in_blocks_match(tmp_path, shuffle):
+    """Files over 1 MiB (several pyarrow blocks, each with its own document dictionary), grouped
+    by query or shuffled line by line, many ties broken by docid across blocks."""
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    qrels_lines, run_lines = [], []
+    for q in range(2500):
+        docs = rng.choice(3000, size=50, replace=False)
+        for i, dd in enumerate(docs):
+            run_lines.append(f"topic-{q} Q0 document-{dd} {i + 1} {float(rng.integers(0, 8)) / 2} run\n")
+        for dd in rng.choice(docs, size=12, replace=False):
+            qrels_lines.append(f"topic-{q} 0 document-{dd} {int(rng.integers(-1, 4))}\n")
+    if shuffle:
+        rng.shuffle(run_lines)
+        rng.shuffle(qrels_lines)
+    qp, rp = tmp_path / "q.trec", tmp_path / "r.trec"
+    qp.write_text("".join(qrels_lines))
+    rp.write_text("".join(run_lines))
+    assert rp.stat().st_size > 1 << 20 and Run.from_file(rp).cols.doc_segments
+    _assert_equal_files(qp, rp, _pytrec_files(qp, rp))
+
+
+def test_hashed_join_matches(tmp_path, monkeypatch):
+    """Large (query, document) spaces look grades up by hashing pairs instead of a dense table."""
+    import numpy as np
+
+    from ragexam.metrics.ranking import engine
+
+    rng = np.random.default_rng(5)
+    qrels_lines, run_lines = [], []
+    for q in range(400):
+        docs = rng.choice(100_000, size=30, replace=False)
+        for i, dd in enumerate(docs):
+            run_lines.append(f"q{q} Q0 d{dd} {i + 1} {float(rng.integers(0, 10)) / 4} t\n")
+        for dd in list(rng.choice(docs, size=5, replace=False)) + list(rng.choice(100_000, size=3)):
+            qrels_lines.append(f"q{q} 0 d{dd} {int(rng.integers(-1, 4))}\n")
+    qp, rp = tmp_path / "q.trec", tmp_path / "r.trec"
+    qp.write_text("".join(dict.fromkeys(qrels_lines)))
+    rp.write_text("".join(run_lines))
+    expected = _pytrec_files(qp, rp)
+    _assert_equal_files(qp, rp, expected)  # dense table
+    monkeypatch.setattr(engine, "_DENSE_CELLS", 0)
+    _assert_equal_files(qp, rp, expected)  # hashed pairs
+    # grades outside int8 take the hashed path too
+    monkeypatch.setattr(engine, "_DENSE_CELLS", 1 << 24)
+    big = tmp_path / "big.trec"
+    big.write_text(qp.read_text().replace(" 3\n", " 300\n"))
+    _assert_equal_files(big, rp, _pytrec_files(big, rp))

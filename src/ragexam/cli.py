@@ -73,7 +73,7 @@ def _print_ranking_result(res, title: str) -> None:
 
         for reason, count in Counter(e["reason"] for e in res.excluded).items():
             console.print(f"excluded ({reason}): {count}", highlight=False)
-    console.print(f"signature: {res.signature}", style="dim", highlight=False)
+    console.print(f"signature: {res.signature}", style="dim", highlight=False, soft_wrap=True)
 
 
 @app.command()

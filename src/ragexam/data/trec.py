@@ -268,13 +268,13 @@ def _read(path: PathLike, kind: str) -> TrecColumns:
     return cols
 
 
-def _load_bytes(p: Path, kind: str, source: str) -> bytes:
-    """The file's bytes (decompressed for ``.gz``/``.bz2``); encoding problems raise."""
+def _load_bytes(p: Path, kind: str, source: str) -> Any:
+    """The file's bytes: a read-only memory map (no copy; it supports ``find``, slicing and the
+    buffer protocol), or bytes decompressed from ``.gz``/``.bz2``.  Encoding problems raise."""
     if p.is_dir():
         raise InputError(f"is a directory; expected a TREC {kind} file ({_layout_hint(kind)})", source=source)
     if not p.is_file():
         raise InputError(f"no such file (expected a TREC {kind} file)", source=source)
-    raw = p.read_bytes()
     suffix = p.suffix.lower()
     if suffix in (".gz", ".bz2"):
         import bz2
@@ -282,16 +282,24 @@ def _load_bytes(p: Path, kind: str, source: str) -> bytes:
         import zlib
 
         try:
-            raw = gzip.decompress(raw) if suffix == ".gz" else bz2.decompress(raw)
+            raw = gzip.decompress(p.read_bytes()) if suffix == ".gz" else bz2.decompress(p.read_bytes())
         except (OSError, EOFError, ValueError, zlib.error) as err:
             raise InputError(f"cannot decompress the {suffix} file ({err}); expected a {suffix} compressed "
                              f"TREC {kind} file", source=source) from None
-    elif raw.startswith(_BOM) or raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        if raw[:3] == _BOM or raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            raise InputError("the decompressed file starts with a byte-order mark (UTF-8 with BOM or UTF-16); "
+                             "expected plain UTF-8", source=source, line=1)
+        return raw
+    with open(p, "rb") as fh:
+        head = fh.read(3)
+        if not head:
+            return b""
+        import mmap
+
+        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    if head == _BOM or head[:2] in (b"\xff\xfe", b"\xfe\xff"):
         _raise_encoding(p, source)
-    if raw.startswith(_BOM):
-        raise InputError("the file starts with a UTF-8 byte-order mark (BOM, bytes EF BB BF); expected plain "
-                         "UTF-8; re-save the file as 'UTF-8' (not 'UTF-8 with BOM')", source=source, line=1)
-    return raw
+    return data
 
 
 def _raise_encoding(p: Path, source: str) -> None:

@@ -79,6 +79,10 @@ from ragexam.metrics.ranking.names import Metric, parse_metric, parse_metric_nam
 
 __all__ = ["evaluate", "RankingResult"]
 
+#: Up to this many (query, document) cells (or 4 per run row), grades are looked up in a dense
+#: table; beyond it, by hashing (query, document) pairs.
+_DENSE_CELLS = 1 << 24
+
 
 @dataclass
 class RankingResult:
@@ -261,6 +265,12 @@ def _sample(ids: list[str], n: int = 3) -> str:
     return shown + (", ..." if len(ids) > n else "")
 
 
+def _queries_of(ids: list[str], where: str) -> str:
+    """'the 2 queries of X (...)' / 'the only query of X (...)'."""
+    what = "the only query" if len(ids) == 1 else f"none of the {len(ids)} queries"
+    return f"{what} of {where} ({_sample(ids)})"
+
+
 def _where(obj: Qrels | Run, what: str) -> str:
     return f"the {what} file {obj.source}" if obj.source else f"the {what}"
 
@@ -320,9 +330,8 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
                         if Rn.source or not run_qids else
                         "the run retrieves nothing for any query, so every query scores 0")
     elif not overlap:
-        warnings.append(f"none of the {len(run_qids)} queries of {_where(Rn, 'run')} ({_sample(run_qids)}) is in "
-                        f"{_where(Q, 'qrels')} ({_sample(Q.query_ids)}), so every query scores 0; "
-                        "do the query ids match?")
+        warnings.append(f"{_queries_of(run_qids, _where(Rn, 'run'))} is in {_where(Q, 'qrels')} "
+                        f"({_sample(Q.query_ids)}), so every query scores 0; do the query ids match?")
     if not scored:
         raise _nothing_scorable(Q, Rn, excluded, run_qids, overlap, run_empty)
 
@@ -358,13 +367,21 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
     if n and j_s.size:
         run_doc_in_qrels = vocab_index(rc.doc_vocab, qc.doc_vocab)  # run doc code -> qrels doc code
         dq = run_doc_in_qrels[doc]
-        width = np.int64(len(qc.doc_vocab))
-        has = np.flatnonzero(dq >= 0)
-        at = codes_index(s[has] * width + dq[has], j_s * width + j_doc)  # qrels row of each (query, doc)
-        found = at >= 0
-        vals = np.zeros(has.size, dtype=np.int64)
-        vals[found] = j_rel[at[found]]
-        rel[has] = vals
+        width = len(qc.doc_vocab)
+        if nS * (width + 1) <= max(_DENSE_CELLS, 4 * n) and -128 <= j_rel.min() and j_rel.max() <= 127:
+            # few (query, document) cells (a small document vocabulary): a dense table of
+            # grades, one gather per run row (-1, a document never judged, hits the zero column)
+            table = np.zeros((nS, width + 1), dtype=np.int8)
+            table[j_s, j_doc] = j_rel
+            rel = table[s, dq].astype(np.int64)
+        else:
+            has = np.flatnonzero(dq >= 0)
+            w = np.int64(width)
+            at = codes_index(s[has] * w + dq[has], j_s * w + j_doc)  # qrels row of each (query, doc)
+            found = at >= 0
+            vals = np.zeros(has.size, dtype=np.int64)
+            vals[found] = j_rel[at[found]]
+            rel[has] = vals
 
     if n:
         pos = np.arange(n, dtype=np.int64) - _group_starts(s)  # 0-based rank
@@ -474,8 +491,8 @@ def _nothing_scorable(Q: Qrels, Rn: Run, excluded: list[dict[str, str]], run_qid
     elif run_empty and excluded and all(e["reason"].startswith("not in the run") for e in excluded):
         why = f"{_where(Rn, 'run')} is empty, and with trec_compat a query absent from the run is dropped"
     elif run_qids and not overlap:
-        why = (f"none of the {len(run_qids)} queries of {_where(Rn, 'run')} ({_sample(run_qids)}) is in "
-               f"{_where(Q, 'qrels')} ({_sample(qrels_ids)}); do the query ids match?")
+        why = (f"{_queries_of(run_qids, _where(Rn, 'run'))} is in {_where(Q, 'qrels')} ({_sample(qrels_ids)}); "
+               "do the query ids match?")
     else:
         from collections import Counter
 
