@@ -27,6 +27,15 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+@pytest.fixture(params=["python", "pyarrow"])
+def reader(request, monkeypatch):
+    """Files under 1 MiB are parsed in Python; the tests run them through pyarrow's reader too."""
+    from ragexam.data import trec
+
+    monkeypatch.setattr(trec, "_PYARROW_MIN_BYTES", 0 if request.param == "pyarrow" else 1 << 62)
+    return request.param
+
+
 @pytest.fixture
 def pair(tmp_path):
     return _write(tmp_path / "q.trec", QRELS), _write(tmp_path / "r.trec", RUN)
@@ -47,7 +56,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     pytest.param(lambda t: "\n\n" + t.replace("\n", "\n\n"), id="blank-lines"),
     pytest.param(lambda t: t.replace("\n", " \n"), id="trailing-space"),
 ])
-def test_whitespace_variants_read_the_same(tmp_path, pair, transform):
+def test_whitespace_variants_read_the_same(tmp_path, pair, transform, reader):
     expected = evaluate(*pair, METRICS)
     q = _write(tmp_path / "q2.trec", transform(QRELS))
     r = _write(tmp_path / "r2.trec", transform(RUN))
@@ -56,7 +65,7 @@ def test_whitespace_variants_read_the_same(tmp_path, pair, transform):
 
 
 @pytest.mark.parametrize("header", ["query-id\tcorpus-id\tscore", "qid docid rel", "QID DOCID REL"])
-def test_qrels_header_and_three_columns(tmp_path, pair, header):
+def test_qrels_header_and_three_columns(tmp_path, pair, header, reader):
     """BEIR's qrels (a header, then 'query-id corpus-id score', tab-separated) read as the TREC file."""
     sep = "\t" if "\t" in header else " "
     rows = [line.split() for line in QRELS.splitlines()]
@@ -69,7 +78,7 @@ def test_qrels_header_and_three_columns(tmp_path, pair, header):
     assert (evaluate(q4, pair[1], METRICS).values == expected.values).all()
 
 
-def test_header_lines_are_reported_with_line_numbers(tmp_path, pair):
+def test_header_lines_are_reported_with_line_numbers(tmp_path, pair, reader):
     # three columns need a header (a 'qid docid rank' run must not read as judgments)
     q = _write(tmp_path / "q3.trec", "q1 d1 1\n")
     with pytest.raises(InputError, match=r"q3.trec:1: expected 4 fields .*needs a header line"):
@@ -97,7 +106,7 @@ def test_swapped_files_are_named(pair):
 
 
 @pytest.mark.parametrize("suffix,compress", [(".gz", gzip.compress), (".bz2", bz2.compress)])
-def test_compressed_files(tmp_path, pair, suffix, compress):
+def test_compressed_files(tmp_path, pair, suffix, compress, reader):
     q = tmp_path / f"q.trec{suffix}"
     r = tmp_path / f"r.trec{suffix}"
     q.write_bytes(compress(QRELS.encode()))
@@ -109,7 +118,7 @@ def test_compressed_files(tmp_path, pair, suffix, compress):
         Run.from_file(bad)
 
 
-def test_encodings_named(tmp_path):
+def test_encodings_named(tmp_path, reader):
     p = tmp_path / "u16.trec"
     p.write_bytes(RUN.encode("utf-16"))
     with pytest.raises(InputError, match=r"u16.trec:1: .*UTF-16"):
@@ -135,7 +144,7 @@ def test_empty_qrels_file_is_named(tmp_path, pair, content, what):
 
 
 @pytest.mark.parametrize("content", ["", "\n \n"])
-def test_empty_run_file_warns_naming_it(tmp_path, pair, content):
+def test_empty_run_file_warns_naming_it(tmp_path, pair, content, reader):
     r = _write(tmp_path / "empty.run", content)
     res = evaluate(pair[0], r, METRICS)
     assert (res.values == 0).all() and res.missing_from_run == ["q1", "q2"]

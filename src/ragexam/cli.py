@@ -52,15 +52,15 @@ _DEFAULT_EVAL_METRICS = ["hit@1", "hit@3", "mrr", "ndcg@10", "p@5", "r@5", "f1@5
 
 
 def _print_ranking_result(res, title: str) -> None:
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     console = _stdout()
-    table = Table(title=escape(title), show_lines=False)
+    table = Table(title=Text(title), show_lines=False)
     table.add_column("metric")
     table.add_column("mean", justify="right")
     for name, value in res.mean.items():
-        table.add_row(escape(name), f"{value:.4f}")
+        table.add_row(Text(name), f"{value:.4f}")
     console.print(table)
     renamed = [f"{a} = {c}" for a, c in res.canonical_names.items() if a != c]
     if renamed:

@@ -26,9 +26,10 @@ field that does not parse, a byte-order mark, UTF-16 or bytes that are not UTF-8
 :class:`~ragexam.errors.InputError` naming the file and the line.
 
 Reading is columnar: the result holds integer codes into vocabularies of query and document
-ids, read by pyarrow's multi-threaded CSV reader (a 1M-line run in about a tenth of a
-second); any file the fast reader rejects is re-read by a line-by-line parser that finds and
-reports the exact problem.  pandas is never imported (pyarrow imports it when it converts
+ids.  Files of 1 MiB and more are read by pyarrow's multi-threaded CSV reader (a 1M-line run
+in about a tenth of a second); smaller files, and any file the fast reader rejects, by a
+line-by-line parser that finds and reports the exact problem (below 1 MiB it is quicker than
+loading pyarrow).  pandas is never imported (pyarrow imports it when it converts
 Python or numpy objects, so arrays are handed to pyarrow through their buffers).
 """
 
@@ -45,7 +46,7 @@ import numpy as np
 from ragexam.errors import InputError
 
 __all__ = ["TrecColumns", "vocab_list", "vocab_take", "vocab_index", "vocab_canonical", "vocab_sort_rank",
-           "codes_index", "array_numpy",
+           "codes_index", "is_arrow", "array_numpy",
            "resolve_trec_path", "BUNDLED_TREC", "read_trec_run", "read_trec_qrels", "write_trec_run",
            "write_trec_qrels"]
 
@@ -72,6 +73,9 @@ class TrecColumns:
     #: repeat a string, and codes are only comparable between rows of the same segment
     #: (:func:`vocab_canonical` maps them to one code per string).
     doc_segments: tuple[int, ...] = ()
+    #: Where each of those segments' dictionary starts in ``doc_vocab`` (aligned with
+    #: ``doc_segments``; the first segment's starts at 0).
+    doc_segment_vocab: tuple[int, ...] = ()
     #: The file the columns were read from (``None`` when built in memory).
     source: str | None = None
 
@@ -91,7 +95,8 @@ def _compute():
     return pc
 
 
-def _is_arrow(vocab: Any) -> bool:
+def is_arrow(vocab: Any) -> bool:
+    """Whether a vocabulary is a pyarrow array (else a list of str)."""
     return hasattr(vocab, "to_pylist")
 
 
@@ -112,15 +117,29 @@ def array_numpy(array: Any, dtype: Any) -> np.ndarray:
     return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
 
 
+def _arrow_strings(strings: list[str]):
+    """A list of str as a pyarrow string array, through its buffers (``pa.array`` imports pandas)."""
+    import pyarrow as pa
+
+    encoded = [x.encode("utf-8") for x in strings]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    if offsets[-1] < 2**31:
+        return pa.Array.from_buffers(pa.string(), len(encoded), [None, pa.py_buffer(offsets.astype(np.int32)),
+                                                                  pa.py_buffer(b"".join(encoded))])
+    return pa.Array.from_buffers(pa.large_string(), len(encoded), [None, pa.py_buffer(offsets),
+                                                                    pa.py_buffer(b"".join(encoded))])
+
+
 def vocab_list(vocab: Any) -> list[str]:
     """A vocabulary as a list of Python strings."""
-    return vocab.to_pylist() if _is_arrow(vocab) else list(vocab)
+    return vocab.to_pylist() if is_arrow(vocab) else list(vocab)
 
 
 def vocab_take(vocab: Any, idx: np.ndarray) -> Any:
     """``vocab[idx]`` (same kind as ``vocab``: a pyarrow array or a list)."""
-    if _is_arrow(vocab):
-        return vocab.take(_arrow_indices(idx))
+    if is_arrow(vocab):
+        return _compute().call_function("take", [vocab, _arrow_indices(idx)])
     return [vocab[i] for i in np.asarray(idx).tolist()]
 
 
@@ -134,14 +153,17 @@ def vocab_index(keys: Any, vocab: Any) -> np.ndarray:
         return np.empty(0, dtype=np.int64)
     if len(vocab) == 0:
         return np.full(len(keys), -1, dtype=np.int64)
-    if _is_arrow(keys) and _is_arrow(vocab):
+    if is_arrow(keys) != is_arrow(vocab):  # convert the list side (never the large arrow side) to arrow
+        keys, vocab = (keys if is_arrow(keys) else _arrow_strings(keys)), (vocab if is_arrow(vocab)
+                                                                          else _arrow_strings(vocab))
+    if is_arrow(keys):
         pc = _compute()
         return _indices_numpy(pc.call_function("index_in", [keys], pc.SetLookupOptions(vocab)))
-    keys_l = vocab_list(keys)
-    pos: dict[str, int] = {}
-    for i, v in enumerate(vocab_list(vocab)):
-        pos.setdefault(v, i)
-    return np.fromiter((pos.get(k, -1) for k in keys_l), dtype=np.int64, count=len(keys_l))
+    from itertools import repeat
+
+    vocab_l = vocab_list(vocab)
+    pos = dict(zip(reversed(vocab_l), range(len(vocab_l) - 1, -1, -1)))  # the first occurrence wins
+    return np.fromiter(map(pos.get, vocab_list(keys), repeat(-1)), dtype=np.int64, count=len(keys))
 
 
 def codes_index(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -149,6 +171,10 @@ def codes_index(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
     (pyarrow's), several times faster than a binary search on a million keys."""
     if keys.size == 0 or values.size == 0:
         return np.full(keys.size, -1, dtype=np.int64)
+    if keys.size < 1 << 17:  # small: a binary search, without loading pyarrow for it
+        order = np.argsort(values, kind="stable")
+        pos = np.minimum(np.searchsorted(values[order], keys), values.size - 1)
+        return np.where(values[order][pos] == keys, order[pos], -1)
     pc = _compute()
     idx = pc.call_function("index_in", [_arrow_indices(keys)], pc.SetLookupOptions(_arrow_indices(values)))
     return _indices_numpy(idx)
@@ -180,7 +206,7 @@ def vocab_sort_rank(vocab: Any, used: np.ndarray) -> np.ndarray:
     """For distinct codes ``used``: each one's position when their strings are sorted ascending
     by code point (= UTF-8 byte order, trec_eval's ``strcmp``)."""
     strs = vocab_take(vocab, used)
-    if _is_arrow(strs):
+    if is_arrow(strs):
         pc = _compute()
         order = array_numpy(pc.call_function("array_sort_indices", [strs], pc.ArraySortOptions("ascending")),
                             np.uint64).astype(np.int64)
@@ -220,6 +246,9 @@ _HEADER_NAMES = {
 }
 _HEADER_LAYOUTS = (("qid", "docid", "rel"), ("qid", "iter", "docid", "rel"))
 _BOM = b"\xef\xbb\xbf"
+#: Files smaller than this are parsed line by line in Python: below about 1 MiB that is
+#: quicker than loading pyarrow (~0.07 s), which most small evaluations then never import.
+_PYARROW_MIN_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -252,7 +281,8 @@ def _read(path: PathLike, kind: str) -> TrecColumns:
     layout = _sniff(data, kind, source)
     cols = None
     if layout is not None:
-        cols = _read_fast(data, layout, kind)
+        if len(data) - layout.start >= _PYARROW_MIN_BYTES:
+            cols = _read_fast(data, layout, kind)
         if cols is None:
             cols = _read_slow(p, data, layout, kind, source)
     if cols is None or cols.qid_codes.size == 0:
@@ -411,11 +441,13 @@ def _read_fast(data: bytes, layout: _Layout, kind: str) -> TrecColumns | None:
     doc_codes_parts = []
     dicts = []
     segments = []
+    vocab_starts = []
     offset = row = 0
     for chunk in table.column("docid").chunks:
         doc_codes_parts.append(array_numpy(chunk.indices, np.int32).astype(np.int64) + offset)
         dicts.append(chunk.dictionary)
         segments.append(row)
+        vocab_starts.append(offset)
         offset += len(chunk.dictionary)
         row += len(chunk)
     doc_vocab = pa.concat_arrays(dicts) if len(dicts) > 1 else dicts[0]
@@ -430,6 +462,7 @@ def _read_fast(data: bytes, layout: _Layout, kind: str) -> TrecColumns | None:
         doc_vocab=doc_vocab,
         values=values.astype(np.float64 if kind == "run" else np.int64, copy=False),
         doc_segments=tuple(segments[1:]),
+        doc_segment_vocab=tuple(vocab_starts[1:]),
     )
 
 
@@ -540,17 +573,23 @@ def _check_duplicates(cols: TrecColumns, data: bytes, layout: _Layout | None, ki
         return
     width = max(len(cols.doc_vocab), 1)
     rows = None
-    key = cols.qid_codes * width + cols.doc_codes
-    skey = np.sort(key)
-    if not bool((skey[1:] == skey[:-1]).any()) and cols.doc_segments:
+    skey = cols.qid_codes * width + cols.doc_codes
+    skey.sort()  # in place: a copy of a large temporary costs as much as the sort
+    if not bool((skey[1:] == skey[:-1]).any()):
+        if not cols.doc_segments:
+            return
         rows = _rows_in_several_segments(cols)
         if rows.size < 2:
             return
-        key = cols.qid_codes[rows] * width + vocab_canonical(cols.doc_vocab, cols.doc_codes[rows])
-        skey = np.sort(key)
+        skey = cols.qid_codes[rows] * width + vocab_canonical(cols.doc_vocab, cols.doc_codes[rows])
+        skey.sort()
     dup = np.flatnonzero(skey[1:] == skey[:-1])
     if dup.size == 0:
         return
+    if rows is None:
+        key = cols.qid_codes * width + cols.doc_codes
+    else:
+        key = cols.qid_codes[rows] * width + vocab_canonical(cols.doc_vocab, cols.doc_codes[rows])
     seen: dict[int, int] = {}
     cand = np.flatnonzero(np.isin(key, skey[dup]))
     for i in cand.tolist():

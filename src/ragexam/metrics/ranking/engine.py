@@ -72,7 +72,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ragexam.data.trec import codes_index, vocab_index, vocab_sort_rank
+from ragexam.data.trec import TrecColumns, codes_index, is_arrow, vocab_index, vocab_sort_rank, vocab_take
 from ragexam.errors import InputError
 from ragexam.metrics.ranking.containers import Qrels, Run
 from ragexam.metrics.ranking.names import Metric, parse_metric, parse_metric_names
@@ -260,6 +260,59 @@ def _order_rows(s: np.ndarray, score: np.ndarray, doc: np.ndarray, doc_vocab: An
     return perm if order is None else order[perm]
 
 
+def _run_docs_in_qrels(rc: TrecColumns, qc: TrecColumns, run_q: np.ndarray) -> np.ndarray:
+    """The qrels document code of each entry of the run's document vocabulary (-1: none), as
+    far as it can matter: ``run_q`` maps the run's query codes to qrels query codes (-1: not
+    scored), and an entry is looked up only among the documents judged for the queries of its
+    own block.
+
+    A run read in blocks has one dictionary per block (see ``TrecColumns.doc_segments``).
+    Looking every entry up in the whole qrels vocabulary probes a table that outgrows the CPU
+    caches on large qrels; per block, the table holds only the documents judged for the few
+    queries of that block.  Runs not grouped by query (every query in every block) use the
+    whole vocabulary.
+    """
+    whole = (not rc.doc_segments or qc.doc_segments or not is_arrow(rc.doc_vocab)
+             or not is_arrow(qc.doc_vocab))
+    if whole:
+        return vocab_index(rc.doc_vocab, qc.doc_vocab)
+    n, nq = rc.qid_codes.size, len(qc.qid_vocab)
+    row_starts = np.array((0,) + rc.doc_segments, dtype=np.int64)
+    voc_starts = np.array((0,) + rc.doc_segment_vocab + (len(rc.doc_vocab),), dtype=np.int64)
+    qq = run_q[rc.qid_codes]
+    # (block, qrels query) pairs: rows where the query changes, or a block starts
+    first = np.ones(n, dtype=bool)
+    np.not_equal(qq[1:], qq[:-1], out=first[1:])
+    first[row_starts] = True
+    cand = np.flatnonzero(first & (qq >= 0))
+    pairs = _distinct((np.searchsorted(row_starts, cand, side="right") - 1) * nq + qq[cand])
+    p_block, p_query = pairs // nq, pairs % nq
+    # the judged documents of each pair's query
+    per_q = np.bincount(qc.qid_codes, minlength=nq)
+    cnt = per_q[p_query]
+    if int(cnt.sum()) > 2 * qc.qid_codes.size:  # not grouped by query: per block would redo the whole
+        return vocab_index(rc.doc_vocab, qc.doc_vocab)
+    j_order = np.argsort(qc.qid_codes, kind="stable")
+    j_start = np.concatenate(([0], np.cumsum(per_q)))[p_query]
+    offset = np.concatenate(([0], np.cumsum(cnt)))[:-1]
+    rows = j_order[np.repeat(j_start - offset, cnt) + np.arange(int(cnt.sum()))]
+    width = np.int64(len(qc.doc_vocab))
+    key = _distinct(np.repeat(p_block, cnt) * width + qc.doc_codes[rows])
+    k_block, k_doc = key // width, key % width
+    names = vocab_take(qc.doc_vocab, k_doc)
+    bounds = np.searchsorted(k_block, np.arange(row_starts.size + 1))
+    out = np.full(len(rc.doc_vocab), -1, dtype=np.int32 if width < 2**31 else np.int64)
+    for b in range(row_starts.size):
+        lo, hi = int(bounds[b]), int(bounds[b + 1])
+        if lo == hi:
+            continue
+        v0, v1 = int(voc_starts[b]), int(voc_starts[b + 1])
+        at = vocab_index(rc.doc_vocab.slice(v0, v1 - v0), names.slice(lo, hi - lo))
+        hit = np.flatnonzero(at >= 0)
+        out[v0 + hit] = k_doc[lo + at[hit]]
+    return out
+
+
 def _sample(ids: list[str], n: int = 3) -> str:
     shown = ", ".join(repr(q) for q in ids[:n])
     return shown + (", ..." if len(ids) > n else "")
@@ -305,8 +358,7 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
     in_run[run_in_q[run_in_q >= 0]] = True
     scored_mask = in_run if trec_compat else nrel_q > 0
     scored_codes = np.flatnonzero(scored_mask)
-    scored_codes = scored_codes[np.argsort(np.array([qv[i] for i in scored_codes.tolist()], dtype=object),
-                                           kind="stable")] if scored_codes.size else scored_codes
+    scored_codes = np.array(sorted(scored_codes.tolist(), key=qv.__getitem__), dtype=np.int64)
     scored = [qv[i] for i in scored_codes.tolist()]
     nS = len(scored)
     excluded: list[dict[str, str]] = []
@@ -361,38 +413,48 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
     if order is not None:
         s, doc = s[order], doc[order]
 
-    # --- relevance of each run row ---------------------------------------------------------
+    # --- graded run rows ---------------------------------------------------------------------
+    # Every metric is a sum over relevant (or positively graded) rows only, so only the rows
+    # with a nonzero grade are kept (typically a few per query): ``nz`` (in run order), their
+    # grades and their 0-based ranks.
     n = s.size
-    rel = np.zeros(n, dtype=np.int64)
+    nz = np.empty(0, dtype=np.int64)
+    nz_rel = np.empty(0, dtype=np.int64)
     if n and j_s.size:
-        run_doc_in_qrels = vocab_index(rc.doc_vocab, qc.doc_vocab)  # run doc code -> qrels doc code
-        dq = run_doc_in_qrels[doc]
+        run_q = np.where(r_s_of_code >= 0, run_in_q[:n_rv], -1)
+        dq = _run_docs_in_qrels(rc, qc, run_q)[doc]  # run doc code -> qrels doc code
         width = len(qc.doc_vocab)
         if nS * (width + 1) <= max(_DENSE_CELLS, 4 * n) and -128 <= j_rel.min() and j_rel.max() <= 127:
             # few (query, document) cells (a small document vocabulary): a dense table of
             # grades, one gather per run row (-1, a document never judged, hits the zero column)
             table = np.zeros((nS, width + 1), dtype=np.int8)
             table[j_s, j_doc] = j_rel
-            rel = table[s, dq].astype(np.int64)
+            rel = table[s, dq]
+            nz = np.flatnonzero(rel)
+            nz_rel = rel[nz].astype(np.int64)
         else:
             has = np.flatnonzero(dq >= 0)
             w = np.int64(width)
             at = codes_index(s[has] * w + dq[has], j_s * w + j_doc)  # qrels row of each (query, doc)
-            found = at >= 0
-            vals = np.zeros(has.size, dtype=np.int64)
-            vals[found] = j_rel[at[found]]
-            rel[has] = vals
-
-    if n:
-        pos = np.arange(n, dtype=np.int64) - _group_starts(s)  # 0-based rank
+            found = np.flatnonzero(at >= 0)
+            grade = j_rel[at[found]]
+            nonzero = grade != 0
+            nz, nz_rel = has[found[nonzero]], grade[nonzero]
+    if nz.size:
+        change = np.empty(n, dtype=bool)
+        change[0] = True
+        np.not_equal(s[1:], s[:-1], out=change[1:])
+        starts = np.flatnonzero(change)
+        first_row = np.zeros(nS, dtype=np.int64)
+        first_row[s[starts]] = starts  # rows are grouped by query
+        nz_s = s[nz]
+        nz_pos = nz - first_row[nz_s]
     else:
-        pos = np.empty(0, dtype=np.int64)
-    # Every metric is a sum over relevant (or positively graded) rows only, so work on those
-    # few rows (typically a few per query) instead of the whole run.
-    bidx = np.flatnonzero(rel >= level)
-    sb, pb = s[bidx], pos[bidx]
-    if bidx.size:
-        cb = (np.arange(bidx.size, dtype=np.int64) - _group_starts(sb) + 1).astype(np.float64)  # relevant up to here
+        nz_s = nz_pos = np.empty(0, dtype=np.int64)
+    relevant = nz_rel >= level
+    sb, pb = nz_s[relevant], nz_pos[relevant]
+    if sb.size:
+        cb = (np.arange(sb.size, dtype=np.int64) - _group_starts(sb) + 1).astype(np.float64)  # relevant up to here
     else:
         cb = np.empty(0, dtype=np.float64)
     rankb = pb + 1.0
@@ -440,8 +502,8 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
                 gpos = np.arange(gs.size) - _group_starts(gs)
             else:
                 gpos = np.empty(0, dtype=np.int64)
-            ridx = np.flatnonzero(rel > 0)
-            ideal_cache["ideal"] = (gs, gg, gpos, s[ridx], rel[ridx].astype(np.float64), pos[ridx])
+            gained = nz_rel > 0
+            ideal_cache["ideal"] = (gs, gg, gpos, nz_s[gained], nz_rel[gained].astype(np.float64), nz_pos[gained])
         gs, gg, gpos, sr, gain, pr = ideal_cache["ideal"]
         disc = gain / np.log2(pr + 2.0)
         idisc = gg / np.log2(gpos + 2.0)
