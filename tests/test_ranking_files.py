@@ -188,24 +188,33 @@ def test_directories_and_missing_files(tmp_path, pair):
 # --- large files: several blocks, no pandas ---------------------------------------------------
 
 
-def _big_pair(tmp_path: Path, *, n_queries: int = 3000, depth: int = 40, vocab: int = 500, shuffle: bool = False,
-              seed: int = 3) -> tuple[Path, Path]:
-    """A qrels and a run over 1 MiB each (pyarrow reads them in several blocks), with ties."""
+def write_random_pair(tmp_path, *, seed, n_queries, n_docs, depth, judged, ties, unretrieved=0, shuffle=False,
+                  qid="q{}", docid="doc{}"):
+    """A qrels and a run file: ``depth`` docs per query out of ``n_docs``, scores on a grid of
+    ``ties`` values (ties are common), ``judged`` of the retrieved docs graded -1..3, plus
+    ``unretrieved`` judged docs that may not be retrieved; lines shuffled if asked."""
     rng = np.random.default_rng(seed)
-    run_lines, qrels_lines = [], []
+    qrels_lines, run_lines = [], []
     for q in range(n_queries):
-        docs = rng.choice(vocab, size=depth, replace=False)
-        scores = rng.integers(0, 12, size=depth) / 4  # many ties
-        for i, (d, s) in enumerate(zip(docs, scores)):
-            run_lines.append(f"query{q} Q0 document-{d} {i + 1} {s} tag\n")
-        for d in rng.choice(vocab, size=20, replace=False):
-            qrels_lines.append(f"query{q} 0 document-{d} {int(rng.integers(-1, 4))}\n")
+        docs = rng.choice(n_docs, size=depth, replace=False)
+        for i, dd in enumerate(docs):
+            run_lines.append(f"{qid.format(q)} Q0 {docid.format(dd)} {i + 1} {float(rng.integers(0, ties)) / 4} t\n")
+        graded = list(rng.choice(docs, size=judged, replace=False)) + list(rng.choice(n_docs, size=unretrieved))
+        for dd in dict.fromkeys(graded):
+            qrels_lines.append(f"{qid.format(q)} 0 {docid.format(dd)} {int(rng.integers(-1, 4))}\n")
     if shuffle:
         rng.shuffle(run_lines)
         rng.shuffle(qrels_lines)
-    qp, rp = tmp_path / "big.qrels", tmp_path / "big.run"
+    qp, rp = tmp_path / "q.trec", tmp_path / "r.trec"
     qp.write_text("".join(qrels_lines))
     rp.write_text("".join(run_lines))
+    return qp, rp
+
+
+def _big_pair(tmp_path: Path, *, shuffle: bool = False) -> tuple[Path, Path]:
+    """A qrels and a run over 1 MiB each (pyarrow reads them in several blocks), with ties."""
+    qp, rp = write_random_pair(tmp_path, seed=3, n_queries=3000, n_docs=500, depth=40, judged=20, ties=12,
+                               shuffle=shuffle, qid="query{}", docid="document-{}")
     assert qp.stat().st_size > 1 << 20 and rp.stat().st_size > 1 << 20
     return qp, rp
 
@@ -259,3 +268,11 @@ def test_large_files_equal_small_reads(tmp_path):
     as_dicts = evaluate(Qrels.from_file(qp).to_dict(), Run.from_file(rp).to_dict(), METRICS + ["ndcg", "rprec", "hit@3"])
     assert from_files.query_ids == as_dicts.query_ids
     assert np.array_equal(from_files.values, as_dicts.values)
+
+
+def test_relevance_level_above_every_grade_says_so(pair):
+    with pytest.raises(InputError) as err:
+        evaluate(pair[0], pair[1], ["map"], relevance_level=3)
+    assert str(err.value) == (f"{pair[0]}: no query can be scored: 2 queries excluded, no relevant judgment "
+                              f"(no grade >= 3) (the qrels file {pair[0]}, the run file {pair[1]}); the highest "
+                              "grade in the qrels is 2: lower the relevance level (now 3)")

@@ -17,6 +17,8 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 from ragexam.errors import InputError  # noqa: E402
 from ragexam.metrics.ranking import Qrels, Run, evaluate  # noqa: E402
 
+from test_ranking_files import write_random_pair  # noqa: E402
+
 CHILD = Path(__file__).with_name("pytrec_child.py")
 
 CUTOFFS = (1, 2, 3, 5, 10)
@@ -179,31 +181,10 @@ def test_files_equal_dicts_and_pytrec_parsers(tmp_path_factory, qrels, run):
 @pytest.mark.parametrize("reader", ["python", "pyarrow"])
 def test_large_random_run_matches(tmp_path, reader):
     """10k-line files through either reader, ties included."""
-    import numpy as np
-
-    rng = np.random.default_rng(7)
-    qrels_lines, run_lines = [], []
-    for q in range(300):
-        docs = rng.choice(5000, size=60, replace=False)
-        for i, dd in enumerate(docs):
-            run_lines.append(f"q{q} Q0 doc{dd} {i + 1} {float(rng.integers(0, 20)) / 4} t\n")
-        for dd in rng.choice(docs, size=6, replace=False):
-            qrels_lines.append(f"q{q} 0 doc{dd} {int(rng.integers(-1, 4))}\n")
-    qp, rp = tmp_path / "q.trec", tmp_path / "r.trec"
-    qp.write_text("".join(qrels_lines))
-    rp.write_text("".join(run_lines))
-    with open(qp) as f:
-        pq = pytrec_eval.parse_qrel(f)
-    with open(rp) as f:
-        pr = pytrec_eval.parse_run(f)
-    [expected] = _trec_many([(pq, pr)])
-    assert expected is not None
+    qp, rp = write_random_pair(tmp_path, seed=7, n_queries=300, n_docs=5000, depth=60, judged=6, ties=20)
+    expected = _pytrec_files(qp, rp)
     with _reader(reader):
-        ours = evaluate(qp, rp, list(PAIRS), trec_compat=True).per_query
-    assert set(ours) == set(expected)
-    for q, vals in expected.items():
-        for mine, theirs in PAIRS.items():
-            assert abs(ours[q][mine] - vals[theirs]) <= 1e-9, (q, mine)
+        _assert_equal_files(qp, rp, expected)
 
 
 def test_empty_ranking_and_unjudged_queries_by_hand():
@@ -255,43 +236,18 @@ def _assert_equal_files(qp, rp, expected):
 def test_files_read_in_blocks_match(tmp_path, shuffle):
     """Files over 1 MiB (several pyarrow blocks, each with its own document dictionary), grouped
     by query or shuffled line by line, many ties broken by docid across blocks."""
-    import numpy as np
-
-    rng = np.random.default_rng(11)
-    qrels_lines, run_lines = [], []
-    for q in range(2500):
-        docs = rng.choice(3000, size=50, replace=False)
-        for i, dd in enumerate(docs):
-            run_lines.append(f"topic-{q} Q0 document-{dd} {i + 1} {float(rng.integers(0, 8)) / 2} run\n")
-        for dd in rng.choice(docs, size=12, replace=False):
-            qrels_lines.append(f"topic-{q} 0 document-{dd} {int(rng.integers(-1, 4))}\n")
-    if shuffle:
-        rng.shuffle(run_lines)
-        rng.shuffle(qrels_lines)
-    qp, rp = tmp_path / "q.trec", tmp_path / "r.trec"
-    qp.write_text("".join(qrels_lines))
-    rp.write_text("".join(run_lines))
+    qp, rp = write_random_pair(tmp_path, seed=11, n_queries=2500, n_docs=3000, depth=50, judged=12, ties=8,
+                           shuffle=shuffle, qid="topic-{}", docid="document-{}")
     assert rp.stat().st_size > 1 << 20 and Run.from_file(rp).cols.doc_segments
     _assert_equal_files(qp, rp, _pytrec_files(qp, rp))
 
 
 def test_hashed_join_matches(tmp_path, monkeypatch):
     """Large (query, document) spaces look grades up by hashing pairs instead of a dense table."""
-    import numpy as np
-
     from ragexam.metrics.ranking import engine
 
-    rng = np.random.default_rng(5)
-    qrels_lines, run_lines = [], []
-    for q in range(400):
-        docs = rng.choice(100_000, size=30, replace=False)
-        for i, dd in enumerate(docs):
-            run_lines.append(f"q{q} Q0 d{dd} {i + 1} {float(rng.integers(0, 10)) / 4} t\n")
-        for dd in list(rng.choice(docs, size=5, replace=False)) + list(rng.choice(100_000, size=3)):
-            qrels_lines.append(f"q{q} 0 d{dd} {int(rng.integers(-1, 4))}\n")
-    qp, rp = tmp_path / "q.trec", tmp_path / "r.trec"
-    qp.write_text("".join(dict.fromkeys(qrels_lines)))
-    rp.write_text("".join(run_lines))
+    qp, rp = write_random_pair(tmp_path, seed=5, n_queries=400, n_docs=100_000, depth=30, judged=5, ties=10,
+                           unretrieved=3, docid="d{}")
     expected = _pytrec_files(qp, rp)
     _assert_equal_files(qp, rp, expected)  # dense table
     monkeypatch.setattr(engine, "_DENSE_CELLS", 0)

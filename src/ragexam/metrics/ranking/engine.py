@@ -319,7 +319,7 @@ def _sample(ids: list[str], n: int = 3) -> str:
 
 
 def _queries_of(ids: list[str], where: str) -> str:
-    """'the 2 queries of X (...)' / 'the only query of X (...)'."""
+    """'none of the 2 queries of X (...)' / 'the only query of X (...)' (before 'is in ...')."""
     what = "the only query" if len(ids) == 1 else f"none of the {len(ids)} queries"
     return f"{what} of {where} ({_sample(ids)})"
 
@@ -385,7 +385,7 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
         warnings.append(f"{_queries_of(run_qids, _where(Rn, 'run'))} is in {_where(Q, 'qrels')} "
                         f"({_sample(Q.query_ids)}), so every query scores 0; do the query ids match?")
     if not scored:
-        raise _nothing_scorable(Q, Rn, excluded, run_qids, overlap, run_empty)
+        raise _nothing_scorable(Q, Rn, excluded, run_qids, overlap, run_empty, level)
 
     # --- qrels rows restricted to scored queries --------------------------------------------
     q_s_of_code = np.full(nq, -1, dtype=np.int64)
@@ -545,7 +545,7 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
 
 
 def _nothing_scorable(Q: Qrels, Rn: Run, excluded: list[dict[str, str]], run_qids: list[str], overlap: bool,
-                      run_empty: bool) -> InputError:
+                      run_empty: bool, level: int) -> InputError:
     """The error when no query can be scored, saying why in the user's terms."""
     qrels_ids = Q.query_ids
     if not qrels_ids:
@@ -559,8 +559,11 @@ def _nothing_scorable(Q: Qrels, Rn: Run, excluded: list[dict[str, str]], run_qid
         from collections import Counter
 
         counts = Counter(e["reason"] for e in excluded)
-        why = "; ".join(f"{n} {'query' if n == 1 else 'queries'} {r}" for r, n in sorted(counts.items()))
+        why = "; ".join(f"{n} {'query' if n == 1 else 'queries'} excluded, {r}" for r, n in sorted(counts.items()))
         why = f"{why} ({_where(Q, 'qrels')}, {_where(Rn, 'run')})"
+        top = int(Q.cols.values.max()) if Q.cols.values.size else None
+        if level > 1 and top is not None and 1 <= top < level:
+            why += f"; the highest grade in the qrels is {top}: lower the relevance level (now {level})"
     return InputError(f"no query can be scored: {why}", source=Q.source or "qrels")
 
 
