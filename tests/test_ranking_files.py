@@ -170,7 +170,7 @@ def test_run_whose_ids_match_no_qrels_query(tmp_path, pair):
                                          r"\('1', '2'\) is in the qrels file .*\('q1', 'q2'\); do the query ids match"):
         evaluate(pair[0], r, ["map"], trec_compat=True)
     # the dict API words it without files
-    with pytest.raises(InputError, match=r"the only query of the run \('x'\) is in the qrels \('q'\)"):
+    with pytest.raises(InputError, match=r"the only query of the run \('x'\) is not in the qrels \('q'\)"):
         evaluate({"q": {"a": 1}}, {"x": ["a"]}, ["map"], trec_compat=True)
 
 

@@ -318,10 +318,13 @@ def _sample(ids: list[str], n: int = 3) -> str:
     return shown + (", ..." if len(ids) > n else "")
 
 
-def _queries_of(ids: list[str], where: str) -> str:
-    """'none of the 2 queries of X (...)' / 'the only query of X (...)' (before 'is in ...')."""
-    what = "the only query" if len(ids) == 1 else f"none of the {len(ids)} queries"
-    return f"{what} of {where} ({_sample(ids)})"
+def _no_query_in(run_ids: list[str], run_where: str, qrels_ids: list[str], qrels_where: str) -> str:
+    """'none of the 2 queries of R ('1', '2') is in Q ('q1', 'q2')', or 'the only query of R
+    ('x') is not in Q (...)'."""
+    if len(run_ids) == 1:
+        return f"the only query of {run_where} ({_sample(run_ids)}) is not in {qrels_where} ({_sample(qrels_ids)})"
+    return f"none of the {len(run_ids)} queries of {run_where} ({_sample(run_ids)}) is in {qrels_where} " \
+           f"({_sample(qrels_ids)})"
 
 
 def _where(obj: Qrels | Run, what: str) -> str:
@@ -382,8 +385,8 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
                         if Rn.source or not run_qids else
                         "the run retrieves nothing for any query, so every query scores 0")
     elif not overlap:
-        warnings.append(f"{_queries_of(run_qids, _where(Rn, 'run'))} is in {_where(Q, 'qrels')} "
-                        f"({_sample(Q.query_ids)}), so every query scores 0; do the query ids match?")
+        warnings.append(f"{_no_query_in(run_qids, _where(Rn, 'run'), Q.query_ids, _where(Q, 'qrels'))}, so every "
+                        "query scores 0; do the query ids match?")
     if not scored:
         raise _nothing_scorable(Q, Rn, excluded, run_qids, overlap, run_empty, level)
 
@@ -553,8 +556,7 @@ def _nothing_scorable(Q: Qrels, Rn: Run, excluded: list[dict[str, str]], run_qid
     elif run_empty and excluded and all(e["reason"].startswith("not in the run") for e in excluded):
         why = f"{_where(Rn, 'run')} is empty, and with trec_compat a query absent from the run is dropped"
     elif run_qids and not overlap:
-        why = (f"{_queries_of(run_qids, _where(Rn, 'run'))} is in {_where(Q, 'qrels')} ({_sample(qrels_ids)}); "
-               "do the query ids match?")
+        why = f"{_no_query_in(run_qids, _where(Rn, 'run'), qrels_ids, _where(Q, 'qrels'))}; do the query ids match?"
     else:
         from collections import Counter
 
