@@ -125,8 +125,9 @@ class RankingResult:
     @property
     def per_query(self) -> dict[str, dict[str, float]]:
         """``{qid: {metric as asked: value}}`` for every scored query."""
-        rows = self.values.tolist()
-        return {q: dict(zip(self.metrics, row)) for q, row in zip(self.query_ids, rows)}
+        from itertools import repeat
+
+        return dict(zip(self.query_ids, map(dict, map(zip, repeat(self.metrics), self.values.tolist()))))
 
     def column(self, metric: str | Metric) -> np.ndarray:
         """The per-query values of one metric (aligned with ``query_ids``), by the name as
