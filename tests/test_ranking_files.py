@@ -261,8 +261,13 @@ def test_duplicates_across_blocks_are_found(tmp_path, shuffle, kind):
     assert reader(path).qid_codes.size == len(lines) - 1
 
 
-def test_large_files_equal_small_reads(tmp_path):
-    """Block dictionaries (a vocabulary that repeats strings) give the same metrics as one dictionary."""
+@pytest.mark.parametrize("threads", [True, False])
+def test_large_files_equal_small_reads(tmp_path, monkeypatch, threads):
+    """Block dictionaries (a vocabulary that repeats strings) give the same metrics as one
+    dictionary, whether pyarrow parses with threads (an idle machine) or without (a busy one)."""
+    from ragexam.data import trec
+
+    monkeypatch.setattr(trec, "_threads_help", lambda: threads)
     qp, rp = _big_pair(tmp_path, shuffle=True)
     from_files = evaluate(qp, rp, METRICS + ["ndcg", "rprec", "hit@3"])
     as_dicts = evaluate(Qrels.from_file(qp).to_dict(), Run.from_file(rp).to_dict(), METRICS + ["ndcg", "rprec", "hit@3"])
