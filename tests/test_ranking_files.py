@@ -32,7 +32,7 @@ def reader(request, monkeypatch):
     """Files under 1 MiB are parsed in Python; the tests run them through pyarrow's reader too."""
     from ragexam.data import trec
 
-    monkeypatch.setattr(trec, "_PYARROW_MIN_BYTES", 0 if request.param == "pyarrow" else 1 << 62)
+    monkeypatch.setattr(trec, "_use_pyarrow", lambda nbytes: request.param == "pyarrow")
     return request.param
 
 

@@ -52,7 +52,7 @@ def _reader(name):
 
     from ragexam.data import trec
 
-    return mock.patch.object(trec, "_PYARROW_MIN_BYTES", 0 if name == "pyarrow" else 1 << 62)
+    return mock.patch.object(trec, "_use_pyarrow", lambda nbytes: name == "pyarrow")
 
 
 def _trec_many(cases, relevance_level=1):

@@ -29,7 +29,7 @@ Reading is columnar: the result holds integer codes into vocabularies of query a
 ids.  Files of 1 MiB and more are read by pyarrow's multi-threaded CSV reader (a 1M-line run
 in about a tenth of a second); smaller files, and any file the fast reader rejects, by a
 line-by-line parser that finds and reports the exact problem (below 1 MiB it is quicker than
-loading pyarrow).  pandas is never imported (pyarrow imports it when it converts
+loading pyarrow; once pyarrow is loaded, it reads small files too).  pandas is never imported (pyarrow imports it when it converts
 Python or numpy objects, so arrays are handed to pyarrow through their buffers).
 """
 
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
@@ -246,8 +247,9 @@ _HEADER_NAMES = {
 }
 _HEADER_LAYOUTS = (("qid", "docid", "rel"), ("qid", "iter", "docid", "rel"))
 _BOM = b"\xef\xbb\xbf"
-#: Files smaller than this are parsed line by line in Python: below about 1 MiB that is
-#: quicker than loading pyarrow (~0.07 s), which most small evaluations then never import.
+#: Files smaller than this are parsed line by line in Python (unless pyarrow's CSV reader is
+#: already loaded): below about 1 MiB that is quicker than loading pyarrow (~0.07 s), which
+#: most small evaluations then never import.
 _PYARROW_MIN_BYTES = 1 << 20
 
 
@@ -281,7 +283,7 @@ def _read(path: PathLike, kind: str) -> TrecColumns:
     layout = _sniff(data, kind, source)
     cols = None
     if layout is not None:
-        if len(data) - layout.start >= _PYARROW_MIN_BYTES:
+        if _use_pyarrow(len(data) - layout.start):
             cols = _read_fast(data, layout, kind)
         if cols is None:
             cols = _read_slow(p, data, layout, kind, source)
@@ -296,6 +298,11 @@ def _read(path: PathLike, kind: str) -> TrecColumns:
     cols.source = source
     _check_duplicates(cols, data, layout, kind, source)
     return cols
+
+
+def _use_pyarrow(nbytes: int) -> bool:
+    """pyarrow's reader for files of ``_PYARROW_MIN_BYTES`` and more, or once it is loaded."""
+    return nbytes >= _PYARROW_MIN_BYTES or "pyarrow.csv" in sys.modules
 
 
 def _load_bytes(p: Path, kind: str, source: str) -> Any:
