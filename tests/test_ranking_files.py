@@ -132,13 +132,14 @@ def test_encodings_named(tmp_path, reader):
 # --- empty files, directories, ids that do not match ------------------------------------------
 
 
-@pytest.mark.parametrize("content,what", [("", "no line"), ("\n  \n\t\n", "only blank lines"),
+@pytest.mark.parametrize("content,what", [("", "0 bytes"), ("\n  \n\t\n", "only blank lines"),
                                           ("query-id\tcorpus-id\tscore\n\n", "only a header line")])
 def test_empty_qrels_file_is_named(tmp_path, pair, content, what):
     q = _write(tmp_path / "empty.qrels", content)
     with pytest.raises(InputError) as err:
         evaluate(q, pair[1], METRICS)
-    assert str(err.value).startswith(f"{q}: the qrels file is empty: it holds {what} and no judgment")
+    assert str(err.value) == (f"{q}: the qrels file is empty ({what}); expected judgment lines 'qid iter docid rel' "
+                              "(e.g. 'q1 0 doc7 1')")
     out = _cli("--qrels", str(q), "--run", str(pair[1]))
     assert out.returncode == 2 and f"{q}: the qrels file is empty" in out.stderr and "Traceback" not in out.stderr
 

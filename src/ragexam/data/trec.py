@@ -280,7 +280,7 @@ def _read(path: PathLike, kind: str) -> TrecColumns:
     p = Path(path)
     source = str(path)
     data = _load_bytes(p, kind, source)
-    layout = _sniff(data, kind, source)
+    layout = _sniff(data, kind)
     cols = None
     if layout is not None:
         if _use_pyarrow(len(data) - layout.start):
@@ -290,8 +290,8 @@ def _read(path: PathLike, kind: str) -> TrecColumns:
     if cols is None or cols.qid_codes.size == 0:
         if kind == "qrels":
             what = ("only a header line" if layout is not None and layout.header is not None
-                    else "no line" if not data else "only blank lines")
-            raise InputError(f"the qrels file is empty: it holds {what} and no judgment; expected lines "
+                    else "0 bytes" if not data else "only blank lines")
+            raise InputError(f"the qrels file is empty ({what}); expected judgment lines "
                              f"'{' '.join(_QRELS_FIELDS)}' (e.g. 'q1 0 doc7 1')", source=source)
         cols = TrecColumns(np.empty(0, dtype=np.int64), [], np.empty(0, dtype=np.int64), [],
                            np.empty(0, dtype=np.float64))
@@ -352,7 +352,7 @@ def _layout_hint(kind: str) -> str:
     return "'qid Q0 docid rank score tag' lines" if kind == "run" else "'qid iter docid rel' lines"
 
 
-def _sniff(data: bytes, kind: str, source: str) -> _Layout | None:
+def _sniff(data: bytes, kind: str) -> _Layout | None:
     """The layout from the first non-blank line (a qrels header is recognised and skipped);
     ``None`` when the file has no data line."""
     pos, line = 0, 1
