@@ -35,13 +35,15 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import machine_line, median  # noqa: E402
 
 DATA = Path(__file__).parent / "_data"
 METRICS = ["ndcg@10", "map", "mrr", "r@100", "p@10"]
@@ -196,8 +198,8 @@ def import_time(module: str, n: int = 5) -> float:
         subprocess.run([sys.executable, "-c", code], check=True)
         return time.perf_counter() - t
 
-    base = statistics.median(once("pass") for _ in range(n))
-    full = statistics.median(once(f"import {module}") for _ in range(n))
+    base = median([once("pass") for _ in range(n)])
+    full = median([once(f"import {module}") for _ in range(n)])
     return full - base
 
 
@@ -216,7 +218,8 @@ def main() -> None:
     unknown = [s for s in shapes if s not in SHAPES]
     if unknown:
         ap.error(f"unknown shape(s) {unknown}; known: {', '.join(SHAPES)}")
-    print(f"{os.cpu_count()} cores; medians of {args.repeat} runs; ragexam command: {' '.join(_ragexam_command())}")
+    print(machine_line())
+    print(f"medians of {args.repeat} runs; ragexam command: {' '.join(_ragexam_command())}")
     print(f"{'shape':<13} {'run file':>9} {'load':>10} | {'whole command (s)':^33} | {'with --json (s)':^33}"
           + ("" if args.no_library else f" | {'library in-process (s)':^33}"))
     print(f"{'':<13} {'':>9} {'before-after':>10} | {'pytrec_eval':>11} {'ragexam':>9} {'ratio':>9} | "
@@ -229,17 +232,17 @@ def main() -> None:
         t = time_commands(qrels, run, args.repeat)
         lib = None if args.no_library else time_library(qrels, run, args.repeat, args.ranx)
         after = _load()
-        med = {k: statistics.median(v) for k, v in t.items()}
+        med = {k: median(v) for k, v in t.items()}
         line = (f"{shape:<13} {run.stat().st_size / 2**20:>6.0f} MB {before + '-' + after:>10} | "
                 f"{med['pytrec']:>11.3f} {med['ragexam']:>9.3f} {med['pytrec'] / med['ragexam']:>8.2f}x | "
                 f"{med['pytrec-json']:>11.3f} {med['ragexam-json']:>9.3f} "
                 f"{med['pytrec-json'] / med['ragexam-json']:>8.2f}x")
         if lib is not None:
-            lp, lr = statistics.median(lib["pytrec"]), statistics.median(lib["ragexam"])
+            lp, lr = median(lib["pytrec"]), median(lib["ragexam"])
             line += f" | {lp:>11.3f} {lr:>9.3f} {lp / lr:>8.2f}x"
             if lib["ranx"]:
                 line += (f"  (ranx: 1st run incl. JIT {lib['ranx'][0]:.2f} s, median of later runs "
-                         f"{statistics.median(lib['ranx'][1:] or lib['ranx']):.3f} s)")
+                         f"{median(lib['ranx'][1:] or lib['ranx']):.3f} s)")
         print(line, flush=True)
     print("ratio = pytrec_eval time / ragexam time (above 1: ragexam is faster); every shape was checked equal "
           "to pytrec_eval per query and free of pandas imports before timing")
