@@ -61,10 +61,10 @@ def evaluate(
     from ragexam.api import evaluate_trec
 
     res = evaluate_trec(qrels, run, metric, relevance_level=relevance_level, trec_compat=trec_compat)
-    for warning in getattr(res, "warnings", ()):
+    for warning in res.warnings:
         sys.stderr.write(f"warning: {warning}\n")
-    if json_out:
-        print_json(res.to_dict())
+    if json_out:  # one line: an indent forces Python's slow JSON encoder (0.3 s on 10k queries)
+        sys.stdout.write(res.to_json() + "\n")
     else:
         from ragexam.report.console_data import print_ranking_result
 
