@@ -39,7 +39,7 @@ from ragexam.analysis.generate import measure as M
 from ragexam.data.evidence import CorpusText, Occurrence, longest_common_substring
 from ragexam.data.normalization import normalize
 
-__all__ = ["REASONS", "Rejection", "Located", "question_problem", "locate_evidence", "answer_problem",
+__all__ = ["REASONS", "Rejection", "CorpusFacts", "Located", "question_problem", "locate_evidence", "answer_problem",
            "answer_contained", "copy_problem", "find_duplicate", "evidence_doc_ids", "spans_by_doc", "PARAPHRASE_SHARE",
            "MIN_QUESTION_CHARS"]
 
@@ -85,6 +85,30 @@ REASONS: Dict[str, Tuple[str, str]] = {
 PARAPHRASE_SHARE = 0.5
 #: a question shorter than this (normalised characters) is empty
 MIN_QUESTION_CHARS = 4
+
+
+@dataclass(frozen=True)
+class CorpusFacts:
+    """What the checks need to know about a corpus: its normalised text (the evidence locator), document
+    contents, language (``ko``/``en``, as ragexam detects it), main script and the code-like words in
+    other scripts (:mod:`.measure`)."""
+
+    corpus_text: CorpusText
+    contents: Mapping[str, str]
+    language: str
+    script: str
+    foreign: FrozenSet[str]
+
+    @classmethod
+    def build(cls, documents: Sequence[Any], language: str = "auto") -> "CorpusFacts":
+        from ragexam.metrics.judge.prompts import detect_language
+
+        docs = list(documents)
+        sample = [d.content[:2000] for d in docs[:200]]
+        lang = language if language != "auto" else detect_language(sample)
+        script = M.main_script(sample)
+        foreign = M.foreign_vocabulary((d.content for d in docs), script) if script != "latin" else frozenset()
+        return cls(CorpusText(docs), {d.doc_id: d.content for d in docs}, lang, script, foreign)
 
 
 @dataclass(frozen=True)

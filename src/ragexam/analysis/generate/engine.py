@@ -30,8 +30,8 @@ How a set is made
    evidence must be fully supported by it (``faithfulness`` = 1 with the evidence strings as
    contexts); an out-of-corpus candidate is searched with the retriever over the sections and every
    top section must be judged at most ``ooc_max_relevance`` on ``context_relevance`` (1-5; 5 is
-   "directly answers").  The *type* is measured (:mod:`.measure`): ``out_of_corpus``, ``multi``
-   (evidence in two or more shown documents), a user kind, else ``lexical``/``meaning``.
+   "directly answers").  The *type* is measured (:mod:`.measure`): ``out_of_corpus``, ``multi`` (no single
+   document holds all of its evidence), a user kind, else ``lexical``/``meaning``.
 4. Passes stop when every target is met, when a pass keeps nothing (the model cannot do better with
    these prompts), at ``max_passes``, or when ``max_calls``/``budget`` leaves no room.
 5. **Selection**: the kept questions in generation order, up to each type's target; when some type
@@ -53,7 +53,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 
 from ragexam.analysis.generate import checks as C
 from ragexam.analysis.generate import measure as M
-from ragexam.analysis.generate.prompts import BUILTIN_KINDS, REPLY_SCHEMA, PromptSet, load_prompts
+from ragexam.analysis.generate.prompts import REPLY_SCHEMA, PromptSet, load_prompts
 from ragexam.analysis.generate.sampling import (Coverage, Pairs, Section, build_sections, check_kinds, parse_mix,
                                                 targets)
 from ragexam.errors import InputError
@@ -298,13 +298,11 @@ class Generator:
 
     def __init__(self, corpus: Any, config: GenerateConfig, settings: Any, *, judge_model: Optional[str] = None,
                  client: Any = None, progress: Optional[Callable[[str, int, int], None]] = None) -> None:
-        from ragexam.data.evidence import CorpusText
         from ragexam.data.loaders import load_corpus
         from ragexam.data.schema import Corpus
         from ragexam.llm.client import LLMClient
         from ragexam.llm.cost import price_for
         from ragexam.metrics.judge import Judge
-        from ragexam.metrics.judge.prompts import detect_language
 
         self.config = config
         if config.seed != settings.seed:
@@ -320,8 +318,12 @@ class Generator:
         self.price = price_for(self.client.model, self.client.endpoint, settings.price)
         jsettings = settings.replace(model=judge_model or settings.model, temperature=0.0, max_tokens=None)
         self.progress = progress
-        sample = [d.content[:2000] for d in self.corpus.documents[:200]]
-        self.language = config.language if config.language != "auto" else detect_language(sample)
+        self.facts = C.CorpusFacts.build(self.corpus.documents, config.language)
+        self.language = self.facts.language
+        self.corpus_text = self.facts.corpus_text
+        self.contents = self.facts.contents
+        self.script = self.facts.script
+        self.foreign = self.facts.foreign
         self.judge = Judge(settings=jsettings, max_attempts=config.max_attempts, language=self.language)
         self.prompts: PromptSet = load_prompts(self.language, config.prompt, config.kinds)
         known = self.prompts.kinds
@@ -332,11 +334,6 @@ class Generator:
         if not self.sections:
             raise InputError("every document is blank; nothing to generate from", source=str(self.corpus.source))
         self.by_sid = {s.sid: s for s in self.sections}
-        self.contents = {d.doc_id: d.content for d in self.corpus.documents}
-        self.corpus_text = CorpusText(self.corpus.documents)
-        self.script = M.main_script(sample)
-        self.foreign = M.foreign_vocabulary((d.content for d in self.corpus.documents), self.script) \
-            if self.script != "latin" else frozenset()
         self.titles = self._titles()
         self._retriever = None
         self._pairs: Optional[Pairs] = None
@@ -596,8 +593,10 @@ class Generator:
                 return
 
     def _fit(self, tasks: List[_Task], state: "_State", dry: bool) -> List[_Task]:
-        """Tasks that fit ``max_calls``/``budget`` (cached tasks are free; each uncached call reserves its
-        worst-case LLM checks)."""
+        """Tasks that fit ``max_calls``/``budget``: cached tasks are free; an uncached call is planned when it
+        and its expected LLM checks (``per_call`` x the share of candidates that needed one so far, 0.5 before
+        any is known) fit -- the first uncached call of a pass only needs room for itself.  Checks that no
+        longer fit are not made (``not_checked``), so the limits are never exceeded."""
         c = self.config
         if c.max_calls is None and c.budget is None:
             return tasks
@@ -620,15 +619,19 @@ class Generator:
             if price is not None:
                 p = estimate_tokens("".join(m["content"] for m in t.messages))
                 est = cost_usd(p, TOKENS_PER_QUESTION * c.per_call, price) * (1 + check_share)
-            if c.max_calls is not None and calls + need_calls > c.max_calls + 1e-9:
+            first = not any(x.key not in hits for x in out)  # the pass's first call only needs room for itself
+            if c.max_calls is not None and (calls + (1 if first else need_calls) > c.max_calls + 1e-9):
                 state.stop = f"max_calls ({c.max_calls}) reached"
                 break
-            if c.budget is not None and spent + est > c.budget + 1e-12:
+            if c.budget is not None and spent + (est / (1 + check_share) if first else est) > c.budget + 1e-12:
                 state.stop = f"budget (${c.budget:g}) reached"
                 break
             calls += need_calls
             spent += est
             out.append(t)
+        if len(out) < len(tasks):
+            state.notes.add(f"pass {state.pass_no}: {len(tasks) - len(out)} of {len(tasks)} planned calls left out "
+                            f"({state.stop})")
         return out
 
     def _generate(self, tasks: List[_Task], state: "_State", dry: bool) -> Dict[str, Dict[str, Any]]:
@@ -768,23 +771,20 @@ class Generator:
             pending.append(x)
         if not pending:
             return
-        qterms = M.terms([x.question for x in pending], self.language)
-        eterms = M.terms([" ".join(loc.normalized for loc in x.located) for x in pending], self.language)
-        for x, qt, et in zip(pending, qterms, eterms):
-            spans = C.spans_by_doc(x.located)
-            paragraphs = "\n".join(M.scope_texts(self.contents[d], s, "paragraph") for d, s in spans.items())
-            x.overlap = round(M.overlap(qt, et), 4)
-            x.anchors = M.anchors(x.question, paragraphs, latin_is_foreign=self.script != "latin")
-            x.style = M.style(x.overlap, x.anchors, c.lexical_at)
-            shown_docs = {d for loc in x.located for d in loc.doc_ids}
-            if len(shown_docs) >= 2:
-                x.type = "multi"
-            elif x.kind not in BUILTIN_KINDS:
-                x.type = x.kind
-            else:
-                x.type = x.style
+        measured = M.measure_many([x.question for x in pending],
+                                   [" ".join(loc.normalized for loc in x.located) for x in pending],
+                                   [self._paragraphs(x.located) for x in pending], language=self.language,
+                                   latin_is_foreign=self.script != "latin", lexical_at=c.lexical_at)
+        for x, (ov, anchors, style) in zip(pending, measured):
+            x.overlap, x.anchors, x.style = ov, anchors, style
+            multi = M.needs_two_documents([loc.doc_ids + loc.other_doc_ids for loc in x.located])
+            x.type = M.type_of(multi, x.kind, style)
             if C.answer_contained(x.answer, x.located):
                 x.answer_check = {"method": "contained"}
+
+    def _paragraphs(self, located: Sequence[C.Located]) -> str:
+        spans = C.spans_by_doc(located)
+        return "\n".join(M.scope_texts(self.contents[d], s, "paragraph") for d, s in spans.items())
 
     def _check_ooc_evidence(self, x: Candidate) -> None:
         found = []

@@ -55,12 +55,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ragexam.data.normalization import normalize
 
 __all__ = ["KIWI_CONTENT_TAGS", "EN_STOPWORDS", "CODE", "terms", "overlap", "anchors", "style", "bigrams",
-           "jaccard", "containment", "script_of", "main_script", "LANGUAGE_SHARE", "language_share",
+           "jaccard", "containment", "measure_many", "type_of", "needs_two_documents", "MEASURED_KINDS", "script_of", "main_script", "LANGUAGE_SHARE", "language_share",
            "foreign_vocabulary", "PASSAGE_REFERENCE", "refers_to_passage", "sentence_around",
            "paragraph_around", "scope_texts"]
 
@@ -120,6 +120,40 @@ def anchors(question: str, passage: str, *, latin_is_foreign: bool) -> List[str]
 def style(overlap_value: float, anchor_list: Sequence[str], lexical_at: float) -> str:
     """``lexical`` when there is an anchor or ``overlap_value >= lexical_at``, else ``meaning``."""
     return "lexical" if anchor_list or overlap_value >= lexical_at else "meaning"
+
+
+#: the kinds whose type is measured (a kind a user adds keeps its own name)
+MEASURED_KINDS = ("meaning", "lexical", "multi", "out_of_corpus")
+
+
+def needs_two_documents(documents_per_evidence: Sequence[Iterable[str]]) -> bool:
+    """Whether no single document holds every evidence string (each given as the documents it occurs in)."""
+    sets = [set(d) for d in documents_per_evidence]
+    return len(sets) >= 2 and not set.intersection(*sets)
+
+
+def type_of(multi: bool, kind: str, style_value: str) -> str:
+    """The type of an answerable question: ``multi`` when no single document holds all of its evidence
+    (:func:`needs_two_documents`), else the kind's own name for a kind a user added, else the measured style."""
+    if multi:
+        return "multi"
+    if kind not in MEASURED_KINDS:
+        return kind
+    return style_value
+
+
+def measure_many(questions: Sequence[str], evidence: Sequence[str], passages: Sequence[str], *, language: str,
+                 latin_is_foreign: bool, lexical_at: float) -> List[Tuple[float, List[str], str]]:
+    """``(overlap, anchors, style)`` of each question against its evidence (the strings joined) and its
+    evidence passage (the paragraphs around them); one Kiwi call for all."""
+    qt = terms(questions, language)
+    et = terms(evidence, language)
+    out = []
+    for q, p, a, b in zip(questions, passages, qt, et):
+        ov = round(overlap(a, b), 4)
+        anc = anchors(q, p, latin_is_foreign=latin_is_foreign)
+        out.append((ov, anc, style(ov, anc, lexical_at)))
+    return out
 
 
 # -- bigrams --------------------------------------------------------------------------------------------
