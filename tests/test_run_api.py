@@ -168,7 +168,7 @@ def test_cis_by_type_and_signature(files):
     assert r["by_type"]["meaning"]["hit@1"] == 1.0 and r["by_type"]["lexical"]["mrr"] == 0.5
     assert r["signature"].startswith("fixed:fixed||chunker:paragraphs|relevance:evidence|")
     assert "|depth:100|" in r["signature"] and "nq:3" in r["signature"]
-    assert res.summary["format"] == "ragexam-run/1"
+    assert res.summary["format"] == "ragexam-run/2"
     assert res.summary["main_metrics"] == ["hit@1", "hit@3", "hit@5", "mrr", "ndcg@5", "p@5", "r@5", "f1@5",
                                            "rprec", "map"]
 

@@ -35,8 +35,10 @@ def test_demo_end_to_end(tmp_path):
     assert cold.returncode == 0, cold.stderr
     text = cold.stdout
     for heading in ("ragexam demo:", "Retrieval metrics", "P@K / R@K / F1@K sweep", "By question type",
-                    "dense | paragraphs:400  vs  baseline bm25 | paragraphs:400",
-                    "hybrid:bm25+dense | paragraphs:400  vs  baseline", "Missed by bm25 | paragraphs:400",
+                    "  P1  bm25 | paragraphs:400\n", "  P2  dense | paragraphs:400\n",
+                    "  P3  hybrid:bm25+dense | paragraphs:400\n",
+                    "P2 dense | paragraphs:400  vs  baseline P1 bm25 | paragraphs:400",
+                    "P3 hybrid:bm25+dense | paragraphs:400  vs  baseline", "Missed by P1 bm25 | paragraphs:400",
                     "Signatures", "Where to look next", "ragexam validate", "6 out-of-corpus"):
         assert heading in text, heading
     summary = json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))
@@ -47,7 +49,7 @@ def test_demo_end_to_end(tmp_path):
     assert summary["results"]["dense | paragraphs:400"]["metrics"]["hit@5"] >= 0.8
     assert (out_dir / "per_question.csv").exists()
     # recorded in the (test) history under the id of summary.json, and the report written
-    from ragexam.report.history import History
+    from ragexam.storage.history import History
 
     assert f"Recorded as run {summary['run_id']} in {env['RAGEXAM_HISTORY']}" in text
     assert [e.run_id for e in History(env["RAGEXAM_HISTORY"]).list_runs()] == [summary["run_id"]]

@@ -10,7 +10,7 @@ from typing import Any
 
 from ragexam._version import __version__
 
-__all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics", "run", "RunResult"]
+__all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics", "run", "RunResult", "plots"]
 
 _LAZY = {
     "evaluate": ("ragexam.metrics.ranking", "evaluate"),
@@ -24,6 +24,12 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "plots":  # a module: ragexam.plots.k_sweep(result) and friends
+        import importlib
+
+        value = importlib.import_module("ragexam.report.plots")
+        globals()[name] = value
+        return value
     try:
         module_name, attr = _LAZY[name]
     except KeyError:

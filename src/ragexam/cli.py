@@ -14,12 +14,36 @@ from typing import List, Optional
 
 import typer
 
+from ragexam import fmt
+
+
+class _Group(typer.core.TyperGroup):
+    """The command group, with flags shown without a type in ``--help``: recent typer versions print
+    ``--json <bool>``, which reads as if the flag took a value."""
+
+    @staticmethod
+    def _untyped_flags(command, ctx):
+        for p in [*command.params, command.get_help_option(ctx)]:
+            if p is not None and getattr(p, "is_flag", False) and p.metavar is None:
+                p.metavar = ""
+        return command
+
+    def get_command(self, ctx, cmd_name):
+        cmd = super().get_command(ctx, cmd_name)
+        return self._untyped_flags(cmd, ctx) if cmd is not None else None
+
+    def format_help(self, ctx, formatter):
+        self._untyped_flags(self, ctx)
+        super().format_help(ctx, formatter)
+
+
 app = typer.Typer(
     name="ragexam",
     help="Grade retrieval-augmented generation pipelines like a mock exam.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=_Group,
 )
 
 
@@ -35,15 +59,20 @@ def _print_json(obj) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
 
 
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True),
-) -> None:
-    if version:
+def _print_version(value: bool) -> None:
+    if value:
         from ragexam import __version__
 
         typer.echo(f"ragexam {__version__}")
         raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True,
+                                 callback=_print_version, expose_value=False),
+) -> None:
+    pass  # --version is handled by its callback, before a command is required
 
 
 # --- commands: ranking metrics -------------------------------------------------------------
@@ -59,7 +88,7 @@ def _print_ranking_result(res, title: str) -> None:
     table.add_column("metric")
     table.add_column("mean", justify="right")
     for name, value in res.mean.items():
-        table.add_row(name, f"{value:.4f}")
+        table.add_row(name, fmt.num(value, 4))
     console.print(table)
     console.print(f"scored queries: {res.n_queries}", highlight=False)
     if res.missing_from_run:
@@ -143,9 +172,11 @@ def validate_cmd(
             level, meaning = KINDS[kind]
             table.add_row(kind, level, str(n), meaning)
         con.print(table)
-    what = f"{report.documents} documents" + (f", {report.questions} questions" if qa is not None else "")
+    what = fmt.plural(report.documents, "document") + (
+        f", {fmt.plural(report.questions, 'question')}" if qa is not None else "")
     status = "[green]OK[/]" if report.ok else "[red]FAILED[/]"
-    con.print(f"{status}: {len(report.errors)} errors, {len(report.warnings)} warnings ({what})",
+    con.print(f"{status}: {fmt.plural(len(report.errors), 'error')}, {fmt.plural(len(report.warnings), 'warning')} "
+              f"({what})",
               highlight=False, soft_wrap=True)
     raise typer.Exit(0 if report.ok else 1)
 
@@ -155,7 +186,7 @@ def datasets_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the list as JSON."),
 ) -> None:
     """List the bundled question sets (usable as --corpus NAME --qa NAME) with their sizes."""
-    from ragexam.data.datasets import list_datasets
+    from ragexam.data.catalog import list_datasets
 
     infos = list_datasets()
     if as_json:
@@ -259,7 +290,7 @@ def bleu_cmd(
     refs: Path = typer.Argument(..., help="References, one segment per line (UTF-8)."),
     hyps: Path = typer.Argument(..., help="Hypotheses, parallel to REFS."),
     tokenize: str = typer.Option("13a", "--tokenize", "-t",
-                                 help="none, 13a, intl, char, ko-mecab (needs ragexam[ko]) or ko-kiwi."),
+                                 help="none, 13a, intl, char, ko-mecab (needs ragexam\\[ko]) or ko-kiwi."),
     smooth: str = typer.Option("exp", "--smooth", "-s", help="none, floor, add-k or exp."),
     smooth_value: Optional[float] = typer.Option(None, "--smooth-value",
                                                  help="For floor (default 0.1) and add-k (default 1)."),
@@ -323,9 +354,16 @@ def _execute_run(settings: dict, *, json_out: bool, demo: bool = False, history:
     With ``json_out`` stdout holds only the JSON object; the history and report lines go to stderr."""
     from ragexam.analysis.run import run as _run
     from ragexam.errors import InputError
+    from ragexam.storage.paths import check_output_dir, check_output_file, history_path
 
     settings = dict(settings)
     out = settings.pop("out", None)
+    if out is not None:
+        check_output_dir(out, option="--out")
+    if report is not None:
+        check_output_file(report, option="--report")
+    if not no_history:
+        check_output_file(history or history_path(), option="--history")
     for key in ("corpus", "qa"):
         if settings.get(key) is None:
             raise InputError(f"no {key} given; pass --{key} PATH_OR_NAME (or set {key} in the --config file).",
@@ -335,8 +373,8 @@ def _execute_run(settings: dict, *, json_out: bool, demo: bool = False, history:
         result.save(out)
     run_id = hist_path = None
     if not no_history:
-        from ragexam.report.history import History
-        from ragexam.report.recording import record_run
+        from ragexam.analysis.recording import record_run
+        from ragexam.storage.history import History
 
         hist_path = History(history).path
         before = result.summary["run_id"]
@@ -471,13 +509,15 @@ def report_cmd(
     history: Optional[Path] = typer.Option(None, "--history", help=_HISTORY_HELP),
 ) -> None:
     """Write one self-contained HTML report of a run (opens offline; plots, missed questions, settings)."""
+    from ragexam.analysis.recording import with_ground_truth
     from ragexam.report.html import read_answers, write_report
-    from ragexam.report.rundata import resolve_run
+    from ragexam.storage.history import resolve_run
+    from ragexam.storage.paths import check_output_file
 
+    if out is not None:
+        check_output_file(out, option="--out")
     data = resolve_run(run, history)
-    from ragexam.report.recording import is_score
-
-    if is_score(data.summary):
+    if data.is_score:
         from ragexam.errors import InputError
 
         raise InputError(f"{data.run_id} is a recorded score, not a run; `ragexam report` takes a run. Fix: "
@@ -485,7 +525,8 @@ def report_cmd(
                          "... --report FILE.html` for the run's report with the answers.", source=str(run))
     if out is None:
         out = Path(data.source) / "report.html" if Path(run).is_dir() else Path(f"report-{data.run_id}.html")
-    path = write_report(data.summary, data.per_question, out,
+        check_output_file(out, option="--out")
+    path = write_report(with_ground_truth(data.summary), data.per_question, out,
                         answers=read_answers(answers) if answers is not None else None)
     size = path.stat().st_size
     typer.echo(f"wrote {path} ({size / 1024:.0f} KB)")
@@ -502,12 +543,12 @@ def runs_cmd(
     """List the recorded runs (id, date, dataset, pipelines, headline metric)."""
     from ragexam.errors import InputError
     from ragexam.report.console import print_runs
-    from ragexam.report.history import History
-    from ragexam.report.rundata import load_run_dir
+    from ragexam.storage.history import History
+    from ragexam.storage.runfolder import read_run_folder
 
     hist = History(history)
     if record is not None:
-        data = load_run_dir(record)
+        data = read_run_folder(record)
         typer.echo(f"recorded {hist.record_run(data.summary, data.per_question)}", err=as_json)
     if delete is not None:
         if not hist.delete(delete):
@@ -529,7 +570,7 @@ def show_cmd(
 ) -> None:
     """Print a recorded run again (the tables `ragexam run` printed)."""
     from ragexam.report.console import show_run
-    from ragexam.report.rundata import resolve_run
+    from ragexam.storage.history import resolve_run
 
     data = resolve_run(run_id, history)
     if as_json:
@@ -555,9 +596,9 @@ def compare_cmd(
 ) -> None:
     """Per-metric differences B − A on the shared questions (paired bootstrap CI, randomization p, Holm)
     and the questions that flipped between found and missed."""
-    from ragexam.report.compare import compare_runs
+    from ragexam.analysis.compare import compare_runs
     from ragexam.report.console import print_comparison
-    from ragexam.report.rundata import resolve_run
+    from ragexam.storage.history import resolve_run
 
     a = resolve_run(run_a, history)
     b = resolve_run(run_b, history)
@@ -570,7 +611,7 @@ def compare_cmd(
 
 @app.command("check")
 def check_cmd(
-    run: str = typer.Argument(..., help="A run folder or a recorded run id."),
+    run: str = typer.Argument(..., help="A run or score folder (`ragexam run/score --out`) or a recorded id."),
     minimum: List[str] = typer.Option(..., "--min", help="Floor METRIC=VALUE, repeatable, e.g. --min hit@5=0.8."),
     pipeline: Optional[str] = typer.Option(None, "--pipeline", "-p", help="Check this pipeline only (default: all)."),
     point: bool = typer.Option(False, "--point", help="Compare the mean, not the 95% CI lower bound, with the floor."),
@@ -579,9 +620,9 @@ def check_cmd(
     """CI gate: exit 1 when a metric's 95% CI lower bound (or with --point its mean) is below its floor.
 
     Exit status: 0 all floors met, 1 some floor missed, 2 bad input (e.g. an unknown metric)."""
+    from ragexam.analysis.gate import check_run, parse_floor
     from ragexam.report.console import print_gate
-    from ragexam.report.gate import check_run, parse_floor
-    from ragexam.report.rundata import resolve_run
+    from ragexam.storage.history import resolve_run
 
     floors = [parse_floor(m) for m in minimum]
     data = resolve_run(run, history)
@@ -634,14 +675,9 @@ def _make_judge(model, base_url, api_key, *, temperature, max_tokens, seed, conc
                  retry_unjudged=retry_unjudged, price=_price(price))
 
 
-def _fmt(v, digits: int = 3) -> str:
-    return "-" if v is None else f"{v:.{digits}f}"
-
-
 def _print_plan(plan, console, what: str = "judge") -> None:
     from rich.table import Table
 
-    from ragexam.llm.cost import format_cost
 
     t = Table(title=f"{what} dry run: {plan.model} at {plan.endpoint} (prompts: {plan.language}, repeat {plan.repeat})")
     for col in ("metric", "judgments", "cached", "shared", "no input", "calls", "est. prompt tok",
@@ -656,7 +692,7 @@ def _print_plan(plan, console, what: str = "judge") -> None:
     console.print(f"calls to make: {plan.calls} (cached: {plan.cached}); estimated tokens: "
                   f"{plan.est_prompt_tokens} prompt + {plan.est_completion_tokens} completion "
                   f"(ceil(chars/3) of each prompt + a fixed allowance per reply); estimated cost: "
-                  f"{format_cost(plan.est_cost)}. Nothing was sent.", highlight=False, soft_wrap=True)
+                  f"{fmt.cost(plan.est_cost)}. Nothing was sent.", highlight=False, soft_wrap=True)
 
 
 def _print_score(report, console, *, list_n: int) -> None:
@@ -664,7 +700,6 @@ def _print_score(report, console, *, list_n: int) -> None:
     from rich.table import Table
 
     from ragexam.analysis.diagnosis import LABELS
-    from ragexam.llm.cost import format_cost
 
     for note in report.notes:
         console.print(f"[yellow]note[/] {escape(note)}", highlight=False, soft_wrap=True)
@@ -678,11 +713,11 @@ def _print_score(report, console, *, list_n: int) -> None:
     sigs = {}
     for p in report.pipelines:
         a = report.text[p]
-        t.add_row(escape(p), "all", str(a["n"]), _fmt(a["bleu"]), _fmt(a["chrf"]), _fmt(a["rouge_l"]))
+        t.add_row(escape(p), "all", str(a["n"]), fmt.num(a["bleu"]), fmt.num(a["chrf"]), fmt.num(a["rouge_l"]))
         sigs = a.get("signatures", sigs)
         for ty, b in report.text_by_type[p].items():
             if b["n"]:
-                t.add_row("", escape(ty), str(b["n"]), _fmt(b["bleu"]), _fmt(b["chrf"]), _fmt(b["rouge_l"]))
+                t.add_row("", escape(ty), str(b["n"]), fmt.num(b["bleu"]), fmt.num(b["chrf"]), fmt.num(b["rouge_l"]))
     console.print(t)
     for name, s in sigs.items():
         console.print(f"  {name}: {s}", style="dim", highlight=False, soft_wrap=True)
@@ -695,26 +730,26 @@ def _print_score(report, console, *, list_n: int) -> None:
         for p in report.pipelines:
             for m in report.judge_metrics:
                 s = report.judge_summary(p, m)
-                cov = f"{s.n_judged}/{s.n}" + (f" ({s.coverage:.0%})" if s.n else "")
+                cov = f"{s.n_judged}/{s.n}" + (f" ({fmt.percent(s.coverage)})" if s.n else "")
                 labels = ", ".join(f"{k}: {v}" for k, v in s.labels.items())
                 if s.average_mismatch:
                     labels = (labels + ", " if labels else "") + f"avg mismatch: {s.average_mismatch}"
-                t.add_row(escape(p), m, _fmt(s.mean), cov, labels,
+                t.add_row(escape(p), m, fmt.num(s.mean), cov, labels,
                           ", ".join(f"{k}: {v}" for k, v in s.unjudged.items()) or "-")
         console.print(t)
         u = jr.usage
         console.print(f"judge calls this run: {u['calls']} ({u['requests']} HTTP requests), from cache: {u['cached']}; "
                       f"tokens: {u['prompt_tokens']} prompt + {u['completion_tokens']} completion; cost: "
-                      f"{format_cost(u['cost_usd'])}", highlight=False, soft_wrap=True)
+                      f"{fmt.cost(u['cost_usd'])}", highlight=False, soft_wrap=True)
         for m, s in jr.signatures.items():
             console.print(f"  {m}: {s}", style="dim", highlight=False, soft_wrap=True)
         if report.agreement:
-            t = Table(title=f"judge agreement with itself over {jr.repeat} repeats")
+            t = Table(title=f"judge agreement with itself over {fmt.plural(jr.repeat, 'repeat')}")
             for col in ("metric", "units", "exact", "mean |diff|", "kappa", "kappa (quadratic)"):
                 t.add_column(col, justify="left" if col == "metric" else "right")
             for m, a in report.agreement.items():
-                t.add_row(m, str(a.n_units), _fmt(a.exact), _fmt(a.mean_abs_diff), _fmt(a.kappa),
-                          _fmt(a.kappa_quadratic))
+                t.add_row(m, str(a.n_units), fmt.num(a.exact), fmt.num(a.mean_abs_diff), fmt.num(a.kappa),
+                          fmt.num(a.kappa_quadratic))
             console.print(t)
 
     att = report.attribution
@@ -769,7 +804,8 @@ def score_cmd(
     pipeline: Optional[str] = typer.Option(None, "--pipeline", help="Pipeline of the run that answers without a "
                                                                     "'pipeline' field belong to (default: the first)."),
     corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus of the run (default: the one in its "
-                                                                "summary.json); used to rebuild chunk texts."),
+                                                                "summary.json); only for a ragexam-run/1 folder, to "
+                                                                "rebuild its chunk texts."),
     k: Optional[int] = typer.Option(None, "--k", help="Evidence counts as retrieved when first_rank <= K (default: "
                                                       "the answers' k, else the run's miss_k, else 5)."),
     correct_if: Optional[str] = typer.Option(None, "--correct-if", help="Without a judge: an answer is correct when "
@@ -811,22 +847,38 @@ def score_cmd(
                                                                       "and stage attribution to FILE.html."),
     history: Optional[Path] = typer.Option(None, "--history", help=_HISTORY_HELP),
     no_history: bool = typer.Option(False, "--no-history", help="Do not record this score in the history database."),
+    min_coverage: Optional[float] = typer.Option(None, "--min-coverage", help="Exit 1 when a judge metric judged "
+                                                 "less than this fraction (0-1) of its items. Without it, exit 1 only "
+                                                 "when nothing at all was judged."),
 ) -> None:
     """Score generated answers: BLEU/chrF/ROUGE-L vs ground_truth, LLM-judge metrics with coverage, and which
     stage failed per question (retrieval_miss, generation_miss, lucky, hallucinated, ...)."""
-    from ragexam.analysis.answers import load_answers, load_run
-    from ragexam.analysis.scoring import plan_judging, prepare_rows, save_score, score_answers
+    from ragexam.analysis.answers import load_answers
+    from ragexam.analysis.scoring import check_min_coverage, plan_judging, prepare_rows, save_score, score_answers
     from ragexam.analysis.verdicts import load_phrases, parse_correct_if
     from ragexam.data.loaders import load_qa
     from ragexam.errors import InputError
+    from ragexam.storage.paths import check_output_dir, check_output_file, history_path
+    from ragexam.storage.runfolder import read_run_folder
 
+    if out is not None:
+        check_output_dir(out, option="--out")
+    if report_html is not None:
+        check_output_file(report_html, option="--report")
+    if not no_history and not dry_run:
+        check_output_file(history or history_path(), option="--history")
     if report_html is not None and run is None:
         raise InputError("--report needs --run DIR: the report is the HTML report of that retrieval run (from "
                          "`ragexam run --out DIR`) with these answers added; pass --run, or drop --report",
                          source="ragexam score", field="report")
+    if min_coverage is not None:
+        check_min_coverage(min_coverage)
+        if judge_model is None:
+            raise InputError("--min-coverage applies to an LLM judge; pass --judge-model too", source="ragexam score",
+                             field="min_coverage")
     questions = load_qa(qa)
     records = load_answers(answers)
-    run_info = load_run(run) if run is not None else None
+    run_info = read_run_folder(run) if run is not None else None
     cond = parse_correct_if(correct_if) if correct_if is not None else None
     phrases = None
     if abstain_phrases is not None:
@@ -859,35 +911,41 @@ def score_cmd(
     report = score_answers(questions, records, answers_source=answers, run=run_info, pipeline=pipeline, k=k,
                            corpus=corpus, judge=judge, judge_metrics=metrics, repeat=repeat, correct_if=cond,
                            abstain_phrases=phrases, bleu_tokenize=bleu_tokenize, rows=rows, notes=notes,
-                           progress=_progress("judging") if not json_out else None)
+                           progress=_progress("judging") if not json_out else None, min_coverage=min_coverage)
     if out is not None:
         save_score(report, out)
     lines = []
     if not no_history:
-        from ragexam.report.history import History
-        from ragexam.report.recording import record_score
+        from ragexam.analysis.recording import record_score
+        from ragexam.storage.history import History
 
         hist_path = History(history).path
         score_id = record_score(report, run_info.summary if run_info is not None else None, hist_path)
         lines.append(f"Recorded as {score_id} in {hist_path} (ragexam show {score_id}).")
     if report_html is not None:
-        from ragexam.report.recording import write_score_report
-        from ragexam.report.rundata import load_run_dir
+        from ragexam.analysis.recording import score_report_inputs
+        from ragexam.report.html import write_report
 
-        path = write_score_report(load_run_dir(run), report, report_html)
+        summary, per_question, shown = score_report_inputs(run_info, report)
+        path = write_report(summary, per_question, report_html, answers=shown)
         lines.append(f"Wrote the HTML report of {run} with these answers to {path}.")
+    failures = report.coverage_failures()
     if json_out:
         _print_json(report.to_dict())
-        for line in lines:
+        for line in lines + [f"coverage: {f}" for f in failures]:
             sys.stderr.write(line + "\n")
-        return
-    console = _stdout()
-    _print_score(report, console, list_n=list_n)
-    if out is not None:
-        console.print(f"Wrote score.json, per_answer.csv" + (", judgments.jsonl" if judge is not None else "")
-                      + f" to {out}.", highlight=False, markup=False, soft_wrap=True)
-    for line in lines:
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    else:
+        console = _stdout()
+        _print_score(report, console, list_n=list_n)
+        if out is not None:
+            console.print("Wrote score.json, per_answer.csv" + (", judgments.jsonl" if judge is not None else "")
+                          + f" to {out}.", highlight=False, markup=False, soft_wrap=True)
+        for line in lines:
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+        for f in failures:
+            console.print(f"[red]coverage:[/] {f}", highlight=False, soft_wrap=True)
+    if failures:
+        raise typer.Exit(1)
 
 
 @app.command("answer")
@@ -896,8 +954,9 @@ def answer_cmd(
     model: str = typer.Option(..., "--model", help="Generator model on an OpenAI-compatible endpoint."),
     out: Path = typer.Option(..., "--out", help="Answers JSONL to write (query_id, pipeline, answer, contexts)."),
     qa: Optional[str] = typer.Option(None, "--qa", help="Question set (default: the run's)."),
-    corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus (default: the run's); re-chunked with each "
-                                                                "pipeline's chunker to get the chunk texts."),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus (default: the run's); only for a "
+                                                                "ragexam-run/1 folder, which does not store its chunk "
+                                                                "texts: re-chunked with each pipeline's chunker."),
     pipeline: Optional[List[str]] = typer.Option(None, "--pipeline", help="Pipeline(s) to answer for (default: all)."),
     k: int = typer.Option(5, "--k", help="Chunks given to the generator (1-10)."),
     template: Optional[Path] = typer.Option(None, "--template", help="Prompt template file with {question} and "
@@ -917,22 +976,30 @@ def answer_cmd(
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the calls and estimated tokens; send nothing."),
 ) -> None:
     """Generate answers from each pipeline's top-k retrieved chunks with an OpenAI-compatible chat model."""
-    from ragexam.analysis.answers import load_run, write_answers
+    from ragexam.analysis.answers import write_answers
     from ragexam.analysis.generation import answer_tasks, generate_answers, load_template, plan_answers
     from ragexam.data.loaders import load_corpus, load_qa
     from ragexam.errors import InputError
     from ragexam.llm.cache import LLMCache
     from ragexam.llm.client import LLMClient
-    from ragexam.llm.cost import cost_usd, format_cost, price_for
+    from ragexam.llm.cost import cost_usd, price_for
+    from ragexam.storage.paths import check_output_file
+    from ragexam.storage.runfolder import read_run_folder
 
-    info = load_run(run)
+    if not dry_run:
+        check_output_file(out, option="--out")
+    info = read_run_folder(run)
     cfg = info.summary.get("config") or {}
     qa_ref = qa or cfg.get("qa")
     corpus_ref = corpus or cfg.get("corpus")
-    if not qa_ref or not corpus_ref:
-        raise InputError("the run does not record its qa/corpus; pass --qa and --corpus", source=str(run))
+    if not qa_ref:
+        raise InputError("the run does not record its question set; pass --qa", source=str(run))
     questions = load_qa(qa_ref)
-    docs = load_corpus(corpus_ref)
+    docs = None
+    if not info.has_chunk_texts:  # a ragexam-run/1 folder: its chunk texts are rebuilt from the corpus
+        if not corpus_ref:
+            raise InputError("the run does not record its corpus; pass --corpus", source=str(run))
+        docs = load_corpus(corpus_ref)
     tmpl = load_template(template) if template is not None else None
     client = LLMClient(model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries,
                        concurrency=concurrency, temperature=temperature, max_tokens=max_tokens, seed=seed)
@@ -942,13 +1009,17 @@ def answer_cmd(
     cache = None if no_cache else LLMCache(str(cache_dir) if cache_dir is not None else None)
     pr = price_for(model, client.endpoint, _price(price))
     console = _stdout()
+    if docs is not None:
+        console.print(f"note: {run} ({info.format}) does not store its chunk texts; they were rebuilt by re-chunking "
+                      f"{corpus_ref} with each pipeline's chunker (run folders from ragexam-run/2 on store them).",
+                      highlight=False, markup=False, soft_wrap=True)
     if dry_run:
         plan = plan_answers(tasks, cache)
-        console.print(f"answer dry run: {plan['total']} answers, {plan['cached']} cached, {plan['shared']} share a "
-                      f"prompt with another, calls to make: "
+        console.print(f"answer dry run: {fmt.plural(plan['total'], 'answer')}, {plan['cached']} cached, "
+                      f"{plan['shared']} share a prompt with another, calls to make: "
                       f"{plan['calls']}; estimated tokens: {plan['est_prompt_tokens']} prompt + "
                       f"{plan['est_completion_tokens']} completion (ceil(chars/3) + 250 per answer); estimated cost: "
-                      f"{format_cost(cost_usd(plan['est_prompt_tokens'], plan['est_completion_tokens'], pr))}. "
+                      f"{fmt.cost(cost_usd(plan['est_prompt_tokens'], plan['est_completion_tokens'], pr))}. "
                       "Nothing was sent.", highlight=False, soft_wrap=True)
         return
     records, usage = generate_answers(tasks, client, cache=cache, k=k, template_sha=sha, temperature=temperature,
@@ -956,9 +1027,10 @@ def answer_cmd(
                                       progress=_progress("answering"))
     write_answers(records, out)
     failed = sum(1 for r in records if r.answer is None)
-    console.print(f"Wrote {len(records)} answers ({failed} failed, see their 'error') to {out}. Calls: {usage['calls']} "
+    console.print(f"Wrote {fmt.plural(len(records), 'answer')} ({failed} failed, see their 'error') to {out}. "
+                  f"Calls: {usage['calls']} "
                   f"(cached: {usage['cached']}); tokens: {usage['prompt_tokens']} prompt + {usage['completion_tokens']} "
-                  f"completion; cost: {format_cost(cost_usd(usage['prompt_tokens'], usage['completion_tokens'], pr))}.",
+                  f"completion; cost: {fmt.cost(cost_usd(usage['prompt_tokens'], usage['completion_tokens'], pr))}.",
                   highlight=False, markup=False, soft_wrap=True)
     if failed:
         raise typer.Exit(1)
@@ -1000,7 +1072,7 @@ def judge_agreement_cmd(
     from rich.markup import escape
     from rich.table import Table
 
-    from ragexam.analysis.answers import load_answers, load_run
+    from ragexam.analysis.answers import load_answers
     from ragexam.analysis.judge_agreement import check_human_value, human_agreement
     from ragexam.analysis.scoring import judge_jobs, prepare_rows
     from ragexam.data.loaders import load_qa
@@ -1010,7 +1082,9 @@ def judge_agreement_cmd(
     w = None if weights == "none" else weights
     questions = load_qa(qa)
     records = load_answers(answers)
-    rows = prepare_rows(questions, records, answers_source=answers, run=load_run(run) if run is not None else None,
+    from ragexam.storage.runfolder import read_run_folder
+
+    rows = prepare_rows(questions, records, answers_source=answers, run=read_run_folder(run) if run is not None else None,
                         pipeline=pipeline, corpus=corpus)
     human: dict = {}
     for r in rows:
@@ -1052,9 +1126,9 @@ def judge_agreement_cmd(
                 "mean |diff|", "unjudged"):
         t.add_column(col, justify="left" if col in ("metric", "unjudged") else "right")
     for m, a in results.items():
-        t.add_row(m, str(a.n_labelled), str(a.n_compared), str(a.n_units), _fmt(a.exact), _fmt(a.kappa),
-                  (_fmt(a.kappa_weighted) + f" ({a.weights})") if a.weights else "-", _fmt(a.spearman),
-                  _fmt(a.mean_abs_diff), ", ".join(f"{k}: {v}" for k, v in a.unjudged.items()) or "-")
+        t.add_row(m, str(a.n_labelled), str(a.n_compared), str(a.n_units), fmt.num(a.exact), fmt.num(a.kappa),
+                  (fmt.num(a.kappa_weighted) + f" ({a.weights})") if a.weights else "-", fmt.num(a.spearman),
+                  fmt.num(a.mean_abs_diff), ", ".join(f"{k}: {v}" for k, v in a.unjudged.items()) or "-")
     console.print(t)
     by_id = {r.item_id: r for r in rows}
     for m, a in results.items():

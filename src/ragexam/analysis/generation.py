@@ -2,7 +2,7 @@
 
 For each pipeline of a ``ragexam run --out DIR`` folder and each question, the generator is
 given the question and the pipeline's top ``k`` chunks (ids from ``per_question.csv`` ``top_ids``,
-texts rebuilt by re-chunking the corpus with the pipeline's chunker spec) through a prompt
+texts from the run's ``chunks.jsonl``, :func:`ragexam.analysis.answers.run_contexts`) through a prompt
 template, and its reply is the answer.  Records are ``AnswerRecord`` s (``query_id``,
 ``pipeline``, ``answer``, ``contexts``, ``context_ids``, ``k``, ``model``, ``template_sha``) and
 are written as JSONL by :func:`ragexam.analysis.answers.write_answers`.
@@ -31,8 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from ragexam.analysis.answers import AnswerRecord, RunInfo, run_contexts
+from ragexam.analysis.answers import AnswerRecord, run_contexts
 from ragexam.errors import InputError
+from ragexam.storage.runfolder import RunData
 
 __all__ = ["DEFAULT_TEMPLATES", "SYSTEM_PROMPTS", "load_template", "render_template", "AnswerTask",
            "answer_tasks", "plan_answers", "generate_answers"]
@@ -85,7 +86,7 @@ class AnswerTask:
     key: str
 
 
-def answer_tasks(qa, run: RunInfo, corpus, *, model: str, endpoint: str, pipelines: Optional[Sequence[str]] = None,
+def answer_tasks(qa, run: RunData, corpus, *, model: str, endpoint: str, pipelines: Optional[Sequence[str]] = None,
                  k: int = 5, template: Optional[str] = None, language: str = "auto", temperature: float = 0.0,
                  max_tokens: int = 512, seed: Optional[int] = None) -> Tuple[List[AnswerTask], str, str]:
     """The generation tasks (one per pipeline x question of the run that is in ``qa``), the
@@ -104,12 +105,12 @@ def answer_tasks(qa, run: RunInfo, corpus, *, model: str, endpoint: str, pipelin
     sha = hashlib.sha256(tmpl.encode("utf-8")).hexdigest()[:16]
     names = list(pipelines) if pipelines else run.pipelines
     for p in names:
-        if p not in run.rows:
+        if not run.has_pipeline(p):
             raise InputError(f"no pipeline {p!r} in the run; it has: {', '.join(run.pipelines)}", source=run.source,
                              field="pipeline")
     tasks: List[AnswerTask] = []
     for p in names:
-        ctx = run_contexts(run, p, corpus, k)
+        ctx = run_contexts(run, p, k, corpus=corpus)
         for q in qa:
             if q.query_id not in ctx:
                 continue

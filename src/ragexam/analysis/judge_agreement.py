@@ -44,6 +44,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ragexam import fmt
 from ragexam.errors import InputError
 
 __all__ = ["RepeatAgreement", "repeat_agreement", "HumanAgreement", "human_agreement", "unit_values",
@@ -70,7 +71,7 @@ def unit_values(metric: str, label: Optional[str], score: Optional[float], detai
 
 
 def _kappas(columns: Sequence[Sequence[int]], scale: Sequence[int], weights: Optional[str]) -> Tuple[List[float], int]:
-    from ragexam.analysis.stats import cohen_kappa
+    from ragexam.stats import cohen_kappa
 
     vals, undefined = [], 0
     for a, b in itertools.combinations(columns, 2):
@@ -213,7 +214,7 @@ def human_agreement(scores: Mapping[str, Any], human: Mapping[str, Any], metric:
     """
     from collections import Counter
 
-    from ragexam.analysis.stats import cohen_kappa, spearman
+    from ragexam.stats import cohen_kappa, spearman
 
     if weights not in (None, "linear", "quadratic"):
         raise InputError(f"received {weights!r}; expected none, linear or quadratic", field="weights")
@@ -234,8 +235,8 @@ def human_agreement(scores: Mapping[str, Any], human: Mapping[str, Any], metric:
             continue
         jvals = unit_values(metric, s.label, s.score, s.details)
         if len(jvals) != len(hvals):
-            raise InputError(f"the human label has {len(hvals)} values but the judge rated {len(jvals)} "
-                             "contexts; expected one value per context", source=item_id,
+            raise InputError(f"the human label has {fmt.plural(len(hvals), 'value')} but the judge rated "
+                             f"{fmt.plural(len(jvals), 'context')}; expected one value per context", source=item_id,
                              field=f"human.{metric}")
         compared += 1
         for u, (jv, hv1) in enumerate(zip(jvals, hvals)):

@@ -9,7 +9,8 @@
     res.summary["results"]["dense | paragraphs:400"]["metrics"]["hit@5"]
     res.metrics_table()          # DataFrame: pipeline x metric (means)
     res.to_dataframe()           # DataFrame: one row per question x pipeline
-    res.save("runs/today")       # the files of docs/run-format.md
+    res.per_question[0].first_rank   # typed rows (ragexam.storage.runfolder.RunRow)
+    res.save("runs/today")       # the files of docs/run-format.md (ragexam.storage.runfolder)
 
 What happens
 ------------
@@ -55,14 +56,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ragexam import fmt
 from ragexam.analysis.run_config import (DEFAULT_CHUNKER, DEFAULT_DEPTH, DEFAULT_K, DEFAULT_MISS_K,
                                          DEFAULT_N_PERMUTATIONS, DEFAULT_N_RESAMPLES, DEFAULT_RETRIEVERS,
                                          RunConfig)
 from ragexam.errors import InputError, RagexamError
+from ragexam.storage.runfolder import RUN_FORMAT, ChunkRecord, RunRow
 
 __all__ = ["run", "RunResult", "Pipeline", "FORMAT", "slugify", "shorten"]
 
-FORMAT = "ragexam-run/1"
+#: the format of the run folder and summary (:data:`ragexam.storage.runfolder.RUN_FORMAT`)
+FORMAT = RUN_FORMAT
 #: characters kept of a chunk text in ``missed[*].top[*].text``
 TOP_TEXT_CHARS = 120
 #: chunks listed per missed question, and ids per question in ``per_question.top_ids``
@@ -219,7 +223,8 @@ def _unique(labels: Sequence[str]) -> List[str]:
 def _check_hits(hits: Any, n: int, label: str, by_id: Mapping[str, Any]) -> List[List[Tuple[str, float]]]:
     if not isinstance(hits, (list, tuple)) or len(hits) != n:
         got = len(hits) if isinstance(hits, (list, tuple)) else type(hits).__name__
-        raise InputError(f"search() returned {got} result lists for {n} questions; expected one list "
+        raise InputError(f"search() returned {got} result {fmt.noun(got, 'list')} for {fmt.plural(n, 'question')}; "
+                         "expected one list "
                          "per question, in order.", source=f"retriever {label}")
     out = []
     for qi, lst in enumerate(hits):
@@ -256,8 +261,9 @@ class RunResult:
     """Everything one run produced.
 
     ``summary`` is the ``summary.json`` object (docs/run-format.md); ``per_question`` the rows
-    of ``per_question.csv`` as dicts (``unit_ranks`` a dict, ``top_ids`` a list, metrics
-    ``None`` for unscored questions); ``pipelines`` the :class:`Pipeline` list (baseline
+    of ``per_question.csv``, typed (:class:`ragexam.storage.runfolder.RunRow`: ``unit_ranks`` a
+    dict, ``top_ids`` a list, metrics ``None`` for unscored questions; each row is also a
+    read-only mapping of column -> value), the same rows a reader of the saved folder gets; ``pipelines`` the :class:`Pipeline` list (baseline
     first); ``rankings[pipeline][query_id]`` the retrieved ``(chunk_id, score)`` pairs, best
     first; ``judgments[pipeline]`` the judged lists (:class:`ragexam.data.relevance.Judgments`);
     ``evaluations[pipeline]`` the :class:`ragexam.metrics.ranking.RankingResult`;
@@ -266,7 +272,7 @@ class RunResult:
     """
 
     summary: Dict[str, Any]
-    per_question: List[Dict[str, Any]]
+    per_question: List[RunRow]
     pipelines: List[Pipeline]
     rankings: Dict[str, Dict[str, List[Tuple[str, float]]]]
     judgments: Dict[str, Any]
@@ -289,7 +295,7 @@ class RunResult:
         """One row per question × pipeline (the columns of ``per_question.csv``)."""
         import pandas as pd
 
-        return pd.DataFrame(self.per_question)
+        return pd.DataFrame([r.to_dict() for r in self.per_question])
 
     def metrics_table(self, metrics: Union[str, Sequence[str]] = "main"):
         """Means as a DataFrame: one row per pipeline, one column per metric.
@@ -310,11 +316,44 @@ class RunResult:
         """``summary`` as JSON text (what ``ragexam run --json`` prints)."""
         return json.dumps(self.summary, ensure_ascii=False, indent=indent, allow_nan=False)
 
-    def save(self, directory: Union[str, Path]) -> Path:
-        """Write the files of docs/run-format.md into ``directory`` (created if needed)."""
-        from ragexam.analysis.run_files import save_run
+    def chunk_records(self) -> List[ChunkRecord]:
+        """The chunks the run saw that a reader of the folder needs: every chunk in some question's
+        ``top_ids`` (per chunker, in chunking order), stored in ``chunks.jsonl``."""
+        wanted: Dict[str, set] = {}
+        for r in self.per_question:
+            wanted.setdefault(str(r.chunker), set()).update(r.top_ids)
+        out = []
+        for spec, chunking in self.chunkings.items():
+            ids = wanted.get(spec, set())
+            out.extend(ChunkRecord(spec, c.chunk_id, c.doc_id, int(c.start), int(c.end), c.text)
+                       for c in chunking if c.chunk_id in ids)
+        return out
 
-        return save_run(self, directory)
+    def save(self, directory: Union[str, Path]) -> Path:
+        """Write the files of docs/run-format.md into ``directory`` (created if needed):
+        ``per_question.csv``, ``chunks.jsonl`` and ``summary.json`` through
+        :func:`ragexam.storage.runfolder.write_run_folder`, and per pipeline ``runs/<slug>.trec``
+        (the retrieved chunks, the retriever's scores written with ``repr``), ``runs/<slug>.units.trec``
+        and ``runs/<slug>.units.qrels`` (the judged lists the metrics were computed on:
+        ``ragexam evaluate --qrels X.units.qrels --run X.units.trec`` reproduces them exactly; the
+        item at rank i of a list of n gets the score n - i + 1, so the file's order is the judged
+        order with no ties to re-sort)."""
+        from ragexam.data.trec import write_trec_qrels, write_trec_run
+        from ragexam.storage.runfolder import write_run_folder
+
+        out = write_run_folder(directory, self.summary, self.per_question, self.chunk_records())
+        for p in self.pipelines:
+            ranked = self.rankings[p.name]
+            write_trec_run(out / "runs" / f"{p.slug}.trec",
+                           ((qid, cid, i, score) for qid, hits in ranked.items()
+                            for i, (cid, score) in enumerate(hits, 1)), tag="ragexam")
+            J = self.judgments[p.name]
+            write_trec_run(out / "runs" / f"{p.slug}.units.trec",
+                           ((qid, item, i, float(len(items) - i + 1)) for qid, items in J.run.items()
+                            for i, item in enumerate(items, 1)), tag="ragexam")
+            write_trec_qrels(out / "runs" / f"{p.slug}.units.qrels",
+                             ((qid, unit, grade) for qid, units in J.qrels.items() for unit, grade in units.items()))
+        return out
 
 
 # -- the run -----------------------------------------------------------------------------------
@@ -450,7 +489,7 @@ def run(corpus: Any, qa: Any, retrievers: Any = DEFAULT_RETRIEVERS, chunkers: An
                                    seed=cfg.seed))
 
     missed: Dict[str, List[Dict[str, Any]]] = {}
-    per_question: List[Dict[str, Any]] = []
+    per_question: List[RunRow] = []
     col = {m: j for j, m in enumerate(metrics)}
     for p in pipelines:
         chunking = chunkings[p.chunker]
@@ -474,7 +513,7 @@ def run(corpus: Any, qa: Any, retrievers: Any = DEFAULT_RETRIEVERS, chunkers: An
                 row.update({"first_rank": None, "unit_ranks": {}, "n_units": 0})
                 row.update({m: None for m in main})
             row["top_ids"] = [c for c, _ in hits[:TOP_IDS]]
-            per_question.append(row)
+            per_question.append(_typed(row))
         missed[p.name] = lst
 
     type_counts: Dict[str, int] = {}
@@ -514,6 +553,12 @@ def run(corpus: Any, qa: Any, retrievers: Any = DEFAULT_RETRIEVERS, chunkers: An
                      main_metrics=main, scored_ids=scored_ids, chunkings=chunkings)
 
 
+def _typed(row: Dict[str, Any]) -> RunRow:
+    fixed = ("pipeline", "query_id", "retriever", "chunker", "type", "answerable", "first_rank", "unit_ranks",
+             "n_units", "top_ids")
+    return RunRow(**{k: row[k] for k in fixed}, metrics={k: v for k, v in row.items() if k not in fixed})
+
+
 def _run_suffix() -> str:
     import secrets
 
@@ -536,8 +581,8 @@ def _missed_entry(q: Any, mode: str, fr: Optional[int], ranks: Dict[str, Optiona
         top.append({"rank": r, "chunk_id": cid, "doc_id": c.doc_id, "score": float(score),
                     "text": shorten(c.text, TOP_TEXT_CHARS)})
     entry = {"query_id": q.query_id, "question": q.question, "type": q.type, "evidence": list(q.evidence),
-             "relevant_doc_ids": list(q.relevant_docs), "first_rank": fr, "unit_ranks": dict(ranks),
-             "k": miss_k, "top": top}
+             "ground_truth": q.ground_truth, "relevant_doc_ids": list(q.relevant_docs), "first_rank": fr,
+             "unit_ranks": dict(ranks), "k": miss_k, "top": top}
     if mode == "evidence" and isinstance(fr, int) and fr > len(top) and fr <= len(hits):
         # the chunk where the evidence was found (evidence mode: ranks count chunk positions),
         # shortened around the evidence so a reader sees it

@@ -23,22 +23,23 @@ pipeline; a question without an answer is listed as ``unjudged`` (``no_answer``)
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from ragexam.analysis.answers import NO_PIPELINE, AnswerRecord, RunInfo, run_contexts
+from ragexam.analysis.answers import NO_PIPELINE, AnswerRecord, corpus_of_run, run_contexts
 from ragexam.analysis.diagnosis import Attribution, StageInputs, StageResult, attribute_all, evidence_in_contexts
 from ragexam.analysis.verdicts import ABSTAIN_PHRASES, ABSTAIN_PHRASES_VERSION, CorrectIf, is_abstention
 from ragexam.errors import InputError
+from ragexam.storage.runfolder import SCORE_FORMAT, RunData, RunRow
 
 __all__ = ["AnswerRow", "ScoreReport", "prepare_rows", "score_answers", "plan_judging", "judge_jobs",
-           "item_id", "save_score", "SCORE_FORMAT"]
+           "item_id", "save_score", "check_min_coverage", "SCORE_FORMAT", "TEXT_METRICS", "OK_LABELS"]
 
-SCORE_FORMAT = "ragexam-score/1"
 TEXT_METRICS = ("bleu", "chrf", "rouge_l")
+#: the stage labels counted as ok in ``ok_share``
+OK_LABELS = ("ok", "abstained_ok")
 
 
 def item_id(pipeline: str, query_id: str) -> str:
@@ -61,6 +62,7 @@ class AnswerRow:
     context_ids: Optional[Tuple[str, ...]] = None
     contexts_source: Optional[str] = None
     text: Dict[str, Optional[float]] = field(default_factory=dict)
+    text_stats: Dict[str, List[int]] = field(default_factory=dict)
     phrase: Optional[str] = None
     judge: Dict[str, Any] = field(default_factory=dict)  # metric -> ItemScore
     stage: Optional[StageResult] = None
@@ -76,6 +78,11 @@ class AnswerRow:
     @property
     def answer(self) -> Optional[str]:
         return self.record.answer if self.record is not None else None
+
+    @property
+    def ok(self) -> Optional[bool]:
+        """True when the stage label is ok (or abstained_ok), None before attribution."""
+        return None if self.stage is None else self.stage.label in OK_LABELS
 
     def csv_row(self, judge_metrics: Sequence[str]) -> Dict[str, Any]:
         q, s = self.question, self.stage
@@ -96,19 +103,44 @@ class AnswerRow:
         if s is not None:
             row.update({"correct": s.inputs.correct, "faithful": s.inputs.faithful, "abstained": s.inputs.abstained,
                         "label": s.label, "reason": s.reason})
+        row["ok"] = self.ok
         row["note"] = self.record.metadata.get("note") if self.record is not None else None
         row["answer"] = self.answer
+        row["stats"] = self.text_stats or None
         return row
+
+    def typed_row(self, judge_metrics: Sequence[str]) -> RunRow:
+        """The row as recorded (history) and read back (score folder): the text metrics, ``ok_share``
+        (1 or 0), each judge metric's score under its name (None when not judged) and the summable
+        statistics of the corpus metrics."""
+        metrics: Dict[str, Optional[float]] = {m: _finite(self.text.get(m)) for m in ("chrf", "bleu", "rouge_l")}
+        metrics["ok_share"] = None if self.ok is None else float(self.ok)
+        for m in judge_metrics:
+            sc = self.judge.get(m)
+            metrics[m] = _finite(sc.score) if sc is not None and sc.judged else None
+        q = self.question
+        return RunRow(pipeline=self.pipeline, query_id=q.query_id, type=q.type, answerable=bool(q.answerable),
+                      first_rank=self.first_rank, metrics=metrics,
+                      stats={k: [float(x) for x in v] for k, v in self.text_stats.items()})
+
+
+def _finite(x: Any) -> Optional[float]:
+    import math
+
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    return float(x) if math.isfinite(float(x)) else None
 
 
 def prepare_rows(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "answers",
-                 run: Optional[RunInfo] = None, pipeline: Optional[str] = None, k: Optional[int] = None,
+                 run: Optional[RunData] = None, pipeline: Optional[str] = None, k: Optional[int] = None,
                  corpus: Any = None, notes: Optional[List[str]] = None) -> List[AnswerRow]:
     """Join answers, questions and the run (see the module docstring).
 
-    ``corpus`` (a Corpus, path or bundled name; default the run's corpus) is loaded only when a
-    row needs the run's chunk texts as contexts: answers without ``contexts`` whose pipeline is
-    named (by the answer, or by ``pipeline``) and present in the run.
+    Answers without ``contexts`` whose pipeline is named (by the answer, or by ``pipeline``) and
+    present in the run get the run's stored chunk texts as contexts.  ``corpus`` (a Corpus, path or
+    bundled name; default the run's corpus) is loaded only for a ``ragexam-run/1`` folder, which
+    did not store them (:func:`ragexam.analysis.answers.run_contexts`).
     """
     notes = notes if notes is not None else []
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
@@ -117,7 +149,7 @@ def prepare_rows(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "
         if r.query_id not in qa:
             raise InputError(f"query_id {r.query_id!r} is not a question of the QA set ({qa.source}); "
                              "expected the ids of the QA file", source=answers_source, line=r.line, field="query_id")
-    if run is not None and pipeline is not None and pipeline not in run.rows:
+    if run is not None and pipeline is not None and not run.has_pipeline(pipeline):
         raise InputError(f"no pipeline {pipeline!r} in the run; it has: {', '.join(run.pipelines)}",
                          source=run.source, field="pipeline")
     if pipeline is not None:
@@ -141,7 +173,7 @@ def prepare_rows(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "
     pipelines = list(dict.fromkeys(name for name, _ in by_key))
     if run is not None:
         for p in pipelines:
-            if p not in run.rows:
+            if not run.has_pipeline(p):
                 notes.append(f"pipeline {p!r} is not in the run {run.source}: its retrieval is unknown")
     default_k = k or (run.miss_k if run is not None and run.miss_k else None) or 5
     ctx_cache: Dict[Tuple[str, int], Dict[str, List[Tuple[str, str]]]] = {}
@@ -156,11 +188,11 @@ def prepare_rows(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "
             if rec is not None and rec.contexts is not None:
                 row.contexts, row.context_ids, row.contexts_source = rec.contexts, rec.context_ids, "answer"
             elif rec is not None and rr is not None and explicit:
-                if corpus_obj is None:
-                    corpus_obj = _load_corpus(corpus, run)
                 key = (p, rk)
                 if key not in ctx_cache:
-                    ctx_cache[key] = run_contexts(run, p, corpus_obj, rk)
+                    if corpus_obj is None and not run.has_chunk_texts:
+                        corpus_obj = corpus_of_run(run, corpus)
+                    ctx_cache[key] = run_contexts(run, p, rk, corpus=corpus_obj, notes=notes)
                 pairs = ctx_cache[key].get(q.query_id, [])
                 row.contexts = tuple(t for _, t in pairs)
                 row.context_ids = tuple(c for c, _ in pairs)
@@ -178,19 +210,6 @@ def prepare_rows(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "
                 row.retrieval_source = "contexts" if row.retrieved is not None else "unknown"
             rows.append(row)
     return rows
-
-
-def _load_corpus(corpus: Any, run: RunInfo):
-    from ragexam.data.loaders import load_corpus
-    from ragexam.data.schema import Corpus
-
-    if isinstance(corpus, Corpus):
-        return corpus
-    ref = corpus if corpus is not None else run.corpus
-    if ref is None:
-        raise InputError("the run does not record its corpus; pass --corpus to rebuild the chunk texts",
-                         source=run.source, field="corpus")
-    return load_corpus(ref)
 
 
 # --- text metrics -----------------------------------------------------------------------------
@@ -217,8 +236,9 @@ def _text_scores(rows: List[AnswerRow], bleu_tok: str, rouge_tok: str) -> Dict[s
     bs = bleu_stats(hyps, refs, tokenize=bleu_tok)
     cs = chrf_stats(hyps, refs)
     rs = rouge_l_stats(hyps, refs, tokenize=rouge_tok)
-    for r, b, c, g in zip(todo, bleu_scores(bs, effective_order=True), chrf_scores(cs), rs[:, 2]):
+    for i, (r, b, c, g) in enumerate(zip(todo, bleu_scores(bs, effective_order=True), chrf_scores(cs), rs[:, 2])):
         r.text = {"bleu": float(b), "chrf": float(c), "rouge_l": float(g)}
+        r.text_stats = {"bleu": [int(x) for x in bs[i]], "chrf": [int(x) for x in cs[i]]}
     return {"rows": todo, "bleu": bs, "chrf": cs, "rouge": rs}
 
 
@@ -298,11 +318,58 @@ class ScoreReport:
     def missing_answers(self) -> Dict[str, int]:
         return {p: sum(1 for r in self.rows if r.pipeline == p and r.record is None) for p in self.pipelines}
 
+    def results(self) -> Dict[str, Any]:
+        """``{pipeline: {"n", "metrics", "ci95", "coverage"}}``: ``n`` the answerable questions with a
+        text score; ``metrics`` the corpus ``chrf`` and ``bleu`` and the mean ``rouge_l`` over them,
+        ``ok_share`` (the share of the pipeline's questions whose stage is ok or abstained_ok;
+        unjudged ones count as not ok) and each judge metric's mean over its judged items;
+        ``coverage[metric]`` = ``{"n": judgeable items, "n_judged": judged}``; ``ci95`` is empty
+        (``ragexam check`` bootstraps intervals from the rows, :mod:`ragexam.analysis.gate`)."""
+        out: Dict[str, Any] = {}
+        for p in self.pipelines:
+            text = self.text.get(p) or {}
+            metrics: Dict[str, Optional[float]] = {m: _finite(text.get(m)) for m in ("chrf", "bleu", "rouge_l")}
+            oks = [r.ok for r in self.rows if r.pipeline == p and r.ok is not None]
+            metrics["ok_share"] = (sum(oks) / len(oks)) if oks else None
+            coverage = {}
+            for m in self.judge_metrics:
+                s = self.judge_summary(p, m)
+                metrics[m] = _finite(s.mean)
+                coverage[m] = {"n": s.n, "n_judged": s.n_judged}
+            out[p] = {"n": text.get("n"), "metrics": metrics, "ci95": {}, "coverage": coverage}
+        return out
+
+    def typed_rows(self) -> List[RunRow]:
+        """Every row as :meth:`AnswerRow.typed_row` (what the history stores)."""
+        return [r.typed_row(self.judge_metrics) for r in self.rows]
+
+    def coverage_failures(self, min_coverage: Optional[float] = None) -> List[str]:
+        """Why a CI should fail this score: a judge metric whose coverage (judged / judgeable items) is
+        below ``min_coverage`` (default: the ``min_coverage`` setting) for some pipeline, and — always —
+        a judge that judged nothing at all although there were items to judge.  Empty when fine."""
+        if self.judge_run is None:
+            return []
+        floor = self.settings.get("min_coverage") if min_coverage is None else check_min_coverage(min_coverage)
+        out = []
+        total = judged = 0
+        for p in self.pipelines:
+            for m in self.judge_metrics:
+                s = self.judge_summary(p, m)
+                total += s.n
+                judged += s.n_judged
+                if floor is not None and s.n and s.n_judged / s.n < floor:
+                    out.append(f"{m} of {p!r}: judged {s.n_judged} of {s.n} ({s.n_judged / s.n:.0%}), below "
+                               f"--min-coverage {floor:g}")
+        if total and not judged:
+            out.insert(0, f"nothing was judged: 0 of {total} judgments succeeded (see the unjudged reasons)")
+        return out
+
     def to_dict(self) -> Dict[str, Any]:
         from ragexam import __version__
 
         out: Dict[str, Any] = {
             "format": SCORE_FORMAT,
+            "kind": "score",
             "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "ragexam_version": __version__,
             "settings": self.settings,
@@ -310,6 +377,7 @@ class ScoreReport:
                         "n_answers": sum(1 for r in self.rows if r.record is not None),
                         "pipelines": self.pipelines, "missing_answers": self.missing_answers()},
             "text": self.text, "text_by_type": self.text_by_type,
+            "results": self.results(),
             "judge": None,
             "attribution": self.attribution.to_dict(),
             "notes": list(self.notes),
@@ -330,11 +398,12 @@ class ScoreReport:
 
 
 def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "answers",
-                  run: Optional[RunInfo] = None, pipeline: Optional[str] = None, k: Optional[int] = None,
+                  run: Optional[RunData] = None, pipeline: Optional[str] = None, k: Optional[int] = None,
                   corpus: Any = None, judge=None, judge_metrics: Optional[Sequence[str]] = None, repeat: int = 1,
                   correct_if: Optional[CorrectIf] = None, abstain_phrases: Optional[Sequence[str]] = None,
                   bleu_tokenize: str = "auto", progress: Optional[Callable[[int, int], None]] = None,
-                  rows: Optional[List[AnswerRow]] = None, notes: Optional[List[str]] = None) -> ScoreReport:
+                  rows: Optional[List[AnswerRow]] = None, notes: Optional[List[str]] = None,
+                  min_coverage: Optional[float] = None) -> ScoreReport:
     """Score ``answers`` to the questions of ``qa`` (see the module docstring).
 
     :param judge: a :class:`~ragexam.metrics.judge.Judge`, or ``None`` for text metrics only.
@@ -344,11 +413,18 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
     :param abstain_phrases: the phrase list (default :data:`ragexam.analysis.verdicts.ABSTAIN_PHRASES`)
         when the judge does not grade ``abstention``.
     :param rows: rows from :func:`prepare_rows` (to avoid preparing twice).
+    :param min_coverage: the judge coverage (0-1) below which :meth:`ScoreReport.coverage_failures`
+        reports a metric (recorded in the settings); checked before any work.
     """
     from ragexam import __version__
     from ragexam.metrics.judge.prompts import METRICS, detect_language
 
     notes = notes if notes is not None else []
+    if min_coverage is not None:
+        min_coverage = check_min_coverage(min_coverage)
+        if judge is None:
+            raise InputError("--min-coverage applies to an LLM judge; pass --judge-model too", source="score",
+                             field="min_coverage")
     if rows is None:
         rows = prepare_rows(qa, answers, answers_source=answers_source, run=run, pipeline=pipeline, k=k,
                             corpus=corpus, notes=notes)
@@ -402,7 +478,7 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
     ks = sorted({r.k for r in rows if r.question.answerable})
     rsrc = sorted({r.retrieval_source for r in rows if r.question.answerable}) or ["n/a"]
     sig = "|".join([
-        f"retrieval:{'+'.join(rsrc)}", f"evidence:first_rank<=k", f"k:{','.join(map(str, ks)) or '-'}",
+        f"retrieval:{'+'.join(rsrc)}", "evidence:first_rank<=k", f"k:{','.join(map(str, ks)) or '-'}",
         f"correct:{rub('answer_correctness') if correct_src == 'judge' else (str(correct_if) if correct_if else 'none')}",
         "partial:not_correct",
         f"faithful:{rub('faithfulness') if faithful_src == 'judge' else 'none'}",
@@ -417,7 +493,7 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
         "bleu_tokenize": bleu_tok, "rouge_tokenize": rouge_tok,
         "correct_if": str(correct_if) if correct_if is not None else None,
         "correctness_source": correct_src, "abstention_source": abstain_src, "faithfulness_source": faithful_src,
-        "abstain_phrases": list(phrases),
+        "abstain_phrases": list(phrases), "min_coverage": min_coverage,
         "judge": ({"model": judge.model, "endpoint": judge.endpoint, "metrics": list(metrics), "repeat": repeat,
                    "temperature": judge.temperature, "max_tokens": judge.max_tokens, "seed": judge.seed,
                    "max_attempts": judge.max_attempts} if judge is not None else None),
@@ -459,44 +535,22 @@ def _stage_inputs(r: AnswerRow, correct_src: str, abstain_src: str, faithful_src
     return StageInputs(**base, abstained=r.phrase is not None, faithful=faithful)
 
 
+def check_min_coverage(value: Any) -> float:
+    """``value`` as a judge-coverage floor: a number from 0 to 1 (0.9 = 90 % of the items judged)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not ok or not 0.0 <= float(value) <= 1.0:
+        raise InputError(f"received {value!r}; expected a fraction from 0 to 1, e.g. 0.9 for 90 % of the items "
+                         "judged", source="score", field="min_coverage")
+    return float(value)
+
+
 def save_score(report: ScoreReport, directory: Union[str, Path]) -> Path:
-    """Write ``score.json``, ``per_answer.csv`` and (with a judge) ``judgments.jsonl`` to ``directory``."""
-    import csv
-    import os
+    """Write ``score.json``, ``per_answer.csv`` and (with a judge) ``judgments.jsonl`` to ``directory``
+    (:func:`ragexam.storage.runfolder.write_score_folder`)."""
+    from ragexam.storage.runfolder import write_score_folder
 
-    out = Path(directory)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise InputError(f"cannot create the output directory: {err.strerror or err}", source=str(out),
-                         field="out") from None
-
-    def write(name: str, text: str) -> None:
-        tmp = out / (name + ".tmp")
-        tmp.write_text(text, encoding="utf-8", newline="\n")
-        os.replace(tmp, out / name)
-
-    write("score.json", json.dumps(report.to_dict(), ensure_ascii=False, indent=2, allow_nan=False) + "\n")
-    rows = [r.csv_row(report.judge_metrics) for r in report.rows]
-    tmp = out / "per_answer.csv.tmp"
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        cols = list(rows[0]) if rows else []
-        w.writerow(cols)
-        for r in rows:
-            w.writerow([_cell(r[c]) for c in cols])
-    os.replace(tmp, out / "per_answer.csv")
+    judgments = None
     if report.judge_run is not None:
-        write("judgments.jsonl", "".join(json.dumps(j.to_dict(), ensure_ascii=False, allow_nan=False) + "\n"
-                                         for j in report.judge_run.judgments))
-    return out
-
-
-def _cell(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return repr(v)
-    return str(v)
+        judgments = [j.to_dict() for j in report.judge_run.judgments]
+    return write_score_folder(directory, report.to_dict(), [r.csv_row(report.judge_metrics) for r in report.rows],
+                              judgments)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple, Union
 
+from ragexam import fmt
 from ragexam.data.datasets import resolve
 from ragexam.data.problems import ProblemCollector
 from ragexam.data.reading import iter_csv, iter_jsonl, read_text
@@ -283,7 +284,7 @@ def _question(obj: Dict[str, object], file: str, line: int, col: ProblemCollecto
             if positive:
                 what.append(f"relevant documents {positive}")
             if evidence:
-                what.append(f"{len(evidence)} evidence string(s)")
+                what.append(fmt.plural(len(evidence), "evidence string"))
             r.report("answerable_conflict", "answerable", f"answerable is false (out-of-corpus) but the "
                      f"question has {' and '.join(what)}; remove them or set answerable: true")
         elif not has_judgments and answerable is not False:

@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 from typing import Dict, Iterator, Optional, Tuple
 
+from ragexam import fmt
 from ragexam.data.problems import ProblemCollector
 from ragexam.errors import InputError
 
@@ -136,7 +137,7 @@ def iter_csv(text: str, file: str, col: ProblemCollector, *, required: Tuple[str
                 continue
             records += 1
             if len(row) != len(header):
-                col.add("csv_format", f"row has {len(row)} cells; expected {len(header)} "
+                col.add("csv_format", f"row has {fmt.plural(len(row), 'cell')}; expected {len(header)} "
                         f"(one per header column)", file=file, line=start)
                 continue
             yield start, dict(zip(header, row))

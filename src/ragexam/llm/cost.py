@@ -36,7 +36,7 @@ from typing import Any, Dict, Optional, Tuple, Union
 from ragexam.errors import InputError
 
 __all__ = ["PRICES", "PRICE_SOURCE", "COMPLETION_ALLOWANCE", "estimate_tokens", "price_for", "cost_usd",
-           "format_cost", "parse_price", "Usage"]
+           "parse_price", "Usage"]
 
 #: USD per 1M (input, output) tokens.
 PRICES: Dict[str, Tuple[float, float]] = {
@@ -78,11 +78,6 @@ def cost_usd(prompt_tokens: int, completion_tokens: int, price: Optional[Tuple[f
     if price is None:
         return "unknown"
     return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
-
-
-def format_cost(cost: Union[float, str]) -> str:
-    """``$0.0123`` or ``unknown``."""
-    return cost if isinstance(cost, str) else f"${cost:.4f}"
 
 
 def parse_price(text: Optional[str], *, option: str = "--price") -> Optional[Tuple[float, float]]:

@@ -35,6 +35,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Callable, Mapping, Optional, Tuple
 from urllib.parse import urlsplit
 
+from ragexam import fmt
 from ragexam.errors import RagexamError
 from ragexam.llm.redact import Redactor
 from ragexam.llm.settings import public_endpoint
@@ -251,7 +252,7 @@ class HTTPTransport:
             except _Retry as r:
                 if attempt >= self.retry.max_retries:
                     head = f"HTTP {r.status}" if r.status is not None else r.kind.replace("_", " ")
-                    raise CallFailed(r.kind, f"{head} after {attempt + 1} attempts: {self.short(r.detail)}",
+                    raise CallFailed(r.kind, f"{head} after {fmt.plural(attempt + 1, 'attempt')}: {self.short(r.detail)}",
                                      attempt + 1, r.status) from None
                 with self._lock:
                     wait = self.retry.delay(attempt, r.headers, self._rng)

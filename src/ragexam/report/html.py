@@ -28,8 +28,8 @@ table and switches the metric of the per-type chart.
 ``{query_id: entry}`` for all pipelines, or ``{pipeline: {query_id: entry}}``, where ``entry`` is
 the answer text or a dict with any of ``answer``, ``ground_truth``, ``reasoning`` (or
 ``judge_reasoning`` / ``explanation``), ``verdict`` (or ``label``), ``score``, ``stage``.
-Ground truth also comes from a missed entry's ``ground_truth`` or, when ``config.qa`` names a
-bundled set or an existing file, from the question set itself.
+Ground truth also comes from a missed entry's ``ground_truth`` (``ragexam run`` stores it there);
+the report renders what it is given and reads no input file.
 
 Every user-provided string (names, questions, evidence, chunk texts, config values) is
 HTML-escaped.
@@ -38,24 +38,33 @@ HTML-escaped.
 from __future__ import annotations
 
 import json
-import math
 from datetime import datetime, timezone
 from html import escape
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ragexam import fmt
 from ragexam._version import __version__
 from ragexam.report import svg
 from ragexam.report.highlight import highlight_html
-from ragexam.report.rundata import (_check_summary, coerce_rows, dataset_label, headline_metric,
-                                    miss_cutoff)
+from ragexam.storage.runfolder import check_summary, coerce_rows, dataset_label, headline_metric, miss_cutoff
 
-__all__ = ["write_report", "render_report", "read_answers", "FONT_STACK"]
+__all__ = ["write_report", "render_report", "read_answers", "FONT_STACK", "MONO_STACK"]
 
-#: CSS font stack: Korean faces first (Noto, Nanum, Malgun, Apple), then system fallbacks.
-FONT_STACK = ('"Noto Sans KR", "Noto Sans CJK KR", "Nanum Gothic", "NanumGothic", "Malgun Gothic", '
-              '"Apple SD Gothic Neo", system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", '
-              'Arial, sans-serif')
+#: CSS font stack: the Korean faces of each system first, so Hangul is drawn by a font that has it (and
+#: Latin text by the same face, so lines keep one look), then the usual system fallbacks:
+#: macOS/iOS (Apple SD Gothic Neo, AppleGothic), Windows (Malgun Gothic / 맑은 고딕, Gulim, Dotum),
+#: Linux (Noto Sans CJK KR from fonts-noto-cjk, Noto Sans KR, Source Han Sans, Nanum from fonts-nanum,
+#: UnDotum from fonts-unfonts-core, Baekmuk), Android (Noto Sans KR).  A machine with none of them and no
+#: other Hangul font shows boxes: Debian/Ubuntu ``apt-get install fonts-nanum`` (CI installs it).
+FONT_STACK = ('"Apple SD Gothic Neo", "Malgun Gothic", "맑은 고딕", "Noto Sans KR", "Noto Sans CJK KR", '
+              '"Source Han Sans KR", "Source Han Sans K", "NanumBarunGothic", "NanumGothic", "Nanum Gothic", '
+              '"나눔고딕", "UnDotum", "Baekmuk Gulim", "AppleGothic", "Gulim", "Dotum", system-ui, -apple-system, '
+              '"Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif')
+
+#: monospace faces (ids, signatures): Korean-capable coding fonts before the generic monospace
+MONO_STACK = ('ui-monospace, SFMono-Regular, Menlo, Consolas, "D2Coding", "NanumGothicCoding", '
+              '"Noto Sans Mono CJK KR", monospace')
 
 PathLike = Union[str, Path]
 
@@ -64,21 +73,9 @@ def _e(x: Any) -> str:
     return escape("" if x is None else str(x), quote=True)
 
 
-def _f(x: Any, digits: int = 3) -> str:
-    if x is None or isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(float(x)):
-        return "—"
-    return f"{float(x):.{digits}f}"
-
-
-def _p(x: Any) -> str:
-    if x is None or not isinstance(x, (int, float)):
-        return "—"
-    return "<0.001" if x < 0.001 else f"{x:.3f}"
-
-
 def _ci(pair: Any) -> Optional[Tuple[float, float]]:
-    if isinstance(pair, (list, tuple)) and len(pair) == 2 and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in pair):
+    """``pair`` as two finite floats, or None (numbers are formatted with :mod:`ragexam.fmt`)."""
+    if isinstance(pair, (list, tuple)) and len(pair) == 2 and all(fmt.is_number(v) for v in pair):
         return float(pair[0]), float(pair[1])
     return None
 
@@ -132,7 +129,8 @@ white-space:nowrap}
 .dot{display:inline-block;width:9px;height:9px;border-radius:50%;margin-right:6px;vertical-align:middle}
 .filters{display:flex;flex-wrap:wrap;gap:8px 18px;align-items:center;margin:8px 0}
 select,button{font:inherit}
-button.expand{border:1px solid var(--line);background:#fff;border-radius:4px;padding:1px 9px;cursor:pointer}
+button.expand{border:1px solid var(--line);background:#fff;border-radius:4px;padding:1px 9px;cursor:pointer;
+white-space:nowrap}
 button.expand[aria-expanded=true]{background:#e8eef6}
 tr.detail>td{background:#fbfcfd;padding:10px 14px 14px}
 .detail dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 14px;margin:0 0 10px}
@@ -148,8 +146,8 @@ mark.partial{background:#fff1b3;border-bottom:2px dashed #e0b400}
 .evidence{background:#fff7d6;border-radius:3px;padding:0 4px}
 pre{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:10px;overflow:auto;
 font-size:12px;white-space:pre-wrap}
-code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"D2Coding",monospace;font-size:12px}
-.sig{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:11.5px;color:#3b4450;
+code{font-family:%MONO%;font-size:12px}
+.sig{font-family:%MONO%;font-size:11.5px;color:#3b4450;
 word-break:break-all}
 th.grp{text-align:center;border-left:2px solid #fff}
 .ci2{color:var(--muted);font-size:12px}
@@ -158,7 +156,7 @@ td.sig-up,td.sig-down{white-space:nowrap}
 details>summary{cursor:pointer;color:var(--accent);margin:6px 0}
 footer{color:var(--muted);font-size:12px;padding:16px 28px;border-top:1px solid var(--line)}
 @media print{button.expand,.filters{display:none}tr.detail[hidden]{display:table-row}}
-""".replace("%FONTS%", FONT_STACK)
+""".replace("%FONTS%", FONT_STACK).replace("%MONO%", MONO_STACK)
 
 _JS = """
 (function(){
@@ -227,27 +225,7 @@ class _Page:
         self.per_pipeline_answers = bool(self.answers) and all(
             k in self.index and isinstance(v, Mapping) for k, v in self.answers.items())
         self.notes: List[str] = []
-        self.qa = self._load_qa()
         self.row_of = {(r["pipeline"], r["query_id"]): r for r in rows}
-
-    def _load_qa(self) -> Dict[str, Any]:
-        """The question set named by ``config.qa``, when it can be found (for ground truth)."""
-        name = self.config.get("qa") or self.dataset.get("qa")
-        if not isinstance(name, str) or not name:
-            return {}
-        try:
-            from ragexam.data.datasets import is_bundled
-            from ragexam.data.loaders import load_qa
-
-            if not (is_bundled(name) or Path(name).is_file()):
-                self.notes.append(f"ground truth: the question set {name!r} is not on this machine, so "
-                                  "only ground truth carried in the answers is shown")
-                return {}
-            qa = load_qa(name)
-        except Exception as exc:  # a report must still render; the note says why
-            self.notes.append(f"ground truth: could not read the question set {name!r} ({exc})")
-            return {}
-        return {q.query_id: q for q in qa}
 
     def color(self, pipeline: str) -> str:
         return svg.color(self.index.get(pipeline, len(self.index)))
@@ -284,9 +262,9 @@ def _legend(page: _Page) -> str:
 def _header(page: _Page) -> str:
     s = page.summary
     n_scored = page.dataset.get("n_scored", page.dataset.get("n_answerable"))
-    bits = [f"dataset <b>{_e(dataset_label(s))}</b>", f"{len(page.pipelines)} pipeline(s)"]
+    bits = [f"dataset <b>{_e(dataset_label(s))}</b>", fmt.plural(len(page.pipelines), "pipeline")]
     if n_scored is not None:
-        bits.append(f"{_e(n_scored)} scored questions")
+        bits.append(_e(fmt.plural(n_scored, "scored question")))
     bits.append(f"run <code>{_e(s.get('run_id'))}</code>")
     if s.get("created"):
         bits.append(_e(s.get("created")))
@@ -317,10 +295,10 @@ def _scores(page: _Page) -> str:
             ci = _ci((res.get("ci95") or {}).get(m))
             cls = "num best" if m in best and isinstance(v, (int, float)) and v == best[m] \
                 and len(page.pipelines) > 1 else "num"
-            ci_txt = f'<span class="ci">{_f(ci[0])}–{_f(ci[1])}</span>' if ci else ""
-            cells.append(f'<td class="{cls}"><span class="v">{_f(v)}</span>{ci_txt}</td>')
+            ci_txt = f'<span class="ci">{fmt.ci(ci, digits=3, short=False)}</span>' if ci else ""
+            cells.append(f'<td class="{cls}"><span class="v">{fmt.num(v)}</span>{ci_txt}</td>')
         out.append(f'<tr><td><i class="dot" style="background:{page.color(p)}"></i>{_e(p)}</td>'
-                   f'<td class="num">{_e(res.get("n", "—"))}</td>{"".join(cells)}</tr>')
+                   f'<td class="num">{_e(res.get("n", fmt.MISSING))}</td>{"".join(cells)}</tr>')
     out.append("</tbody></table></div>")
     comps = [c for c in page.summary.get("comparisons") or [] if isinstance(c, Mapping)]
     if comps:
@@ -371,18 +349,18 @@ def _comparisons(page: _Page, comps: List[Mapping[str, Any]]) -> str:
         for key in pair_list:
             c = pairs[key].get(m)
             if c is None:
-                cells.append('<td class="num">—</td>' * 3)
+                cells.append(f'<td class="num">{fmt.MISSING}</td>' * 3)
                 continue
             cls = _comparison_class(c)
             diff = c.get("diff")
             ci = _ci(c.get("ci95"))
             arrow = {"sig-up": "▲ ", "sig-down": "▼ "}.get(cls, "")
-            diff_txt = f"{arrow}{diff:+.3f}" if isinstance(diff, (int, float)) else "—"
-            ci_txt = f"{ci[0]:+.3f} to {ci[1]:+.3f}" if ci else "—"
+            diff_txt = f"{arrow}{fmt.signed(diff)}"
+            ci_txt = fmt.signed_ci(ci)
             tip = _e(c.get("verdict"))
             cells.append(f'<td class="num {cls}" title="{tip}">{diff_txt}</td><td class="num ci2" title="{tip}">'
-                         f'{ci_txt}</td><td class="num ci2" title="{tip}">{_p(c.get("p_value"))} / '
-                         f'{_p(c.get("p_holm"))}</td>')
+                         f'{ci_txt}</td><td class="num ci2" title="{tip}">{_e(fmt.p_value(c.get("p_value")))} / '
+                         f'{_e(fmt.p_value(c.get("p_holm")))}</td>')
         out.append(f"<tr><th>{_e(m)}</th>{''.join(cells)}</tr>")
     out.append("</tbody></table></div>")
     out.append(f"<details><summary>All verdicts in words ({len(comps)})</summary>"
@@ -391,8 +369,8 @@ def _comparisons(page: _Page, comps: List[Mapping[str, Any]]) -> str:
     for c in comps:
         cls = _comparison_class(c)
         out.append(f'<tr><td>{_e(c.get("pipeline"))}</td><td>{_e(c.get("metric"))}</td>'
-                   f'<td class="num">{_e(c.get("n", "—"))}</td><td class="num">{_f(c.get("mdd"))}</td>'
-                   f'<td>{_e(c.get("method", "—"))}</td><td class="verdict {cls}">{_e(c.get("verdict"))}</td></tr>')
+                   f'<td class="num">{_e(c.get("n", fmt.MISSING))}</td><td class="num">{fmt.num(c.get("mdd"))}</td>'
+                   f'<td>{_e(c.get("method", fmt.MISSING))}</td><td class="verdict {cls}">{_e(c.get("verdict"))}</td></tr>')
     out.append("</tbody></table></details>")
     return "".join(out)
 
@@ -510,7 +488,7 @@ def _rank_chart(page: _Page) -> str:
         counts = [sum(1 for x in ranks if x is not None and lo <= x and (hi is None or x <= hi)) for _, lo, hi in bins]
         counts.append(sum(1 for x in ranks if x is None))
         series.append((p, [(c / n, None, None) if n else None for c in counts]))
-        tips.append([f"{p} · rank {g}: {c} of {n} questions ({(c / n * 100 if n else 0):.1f}%)"
+        tips.append([f"{p} · rank {g}: {c} of {fmt.plural(n, 'question')} ({fmt.percent(c / n if n else 0, 1)})"
                      for g, c in zip(groups, counts)])
     chart = svg.bar_chart("Rank of the first correct chunk", groups, series, y_label="share of questions",
                           x_label="first-correct rank", percent=True, tooltips=tips,
@@ -538,8 +516,7 @@ def _attribution(page: _Page) -> str:
                     stages.append(str(s))
         rows = [str(t) for t in by_type]
         matrix = [[int((by_type[t] or {}).get(s, 0) or 0) for s in stages] for t in by_type]
-        charts.append(svg.heatmap(str(p), rows, stages, matrix, width=max(360, 96 + 78 * len(stages)),
-                                  data_attrs={"plot": "attribution"}))
+        charts.append(svg.heatmap(str(p), rows, stages, matrix, data_attrs={"plot": "attribution"}))
     return ('<p class="note">Questions per type (rows) by the stage that lost the answer (columns); shading: '
             'share of the row.</p><div class="charts">' + "".join(charts) + "</div>")
 
@@ -577,10 +554,8 @@ def _missed_entries(page: _Page) -> List[Tuple[str, Dict[str, Any]]]:
     return out
 
 
-def _evidence_list(e: Mapping[str, Any], q: Any) -> List[str]:
+def _evidence_list(e: Mapping[str, Any]) -> List[str]:
     ev = e.get("evidence")
-    if ev is None and q is not None:
-        ev = list(getattr(q, "evidence", ()) or ())
     if isinstance(ev, str):
         return [ev]
     return [str(x) for x in ev or []]
@@ -588,11 +563,10 @@ def _evidence_list(e: Mapping[str, Any], q: Any) -> List[str]:
 
 def _detail(page: _Page, pipeline: str, e: Mapping[str, Any], did: str) -> str:
     qid = str(e.get("query_id"))
-    q = page.qa.get(qid)
     ans = page.answer(pipeline, qid)
-    evidence = _evidence_list(e, q)
-    question = e.get("question") or (q.question if q is not None else None)
-    ground = ans.get("ground_truth") or e.get("ground_truth") or (q.ground_truth if q is not None else None)
+    evidence = _evidence_list(e)
+    question = e.get("question")
+    ground = ans.get("ground_truth") or e.get("ground_truth")
     items = [("question", _e(question) if question else "<i>not in the run output</i>")]
     if evidence:
         items.append(("evidence", "<br>".join(f'<span class="evidence">{_e(x)}</span>' for x in evidence)))
@@ -635,7 +609,7 @@ def _detail(page: _Page, pipeline: str, e: Mapping[str, Any], did: str) -> str:
         if c.get("doc_id") is not None:
             meta.append(f"doc {_e(c.get('doc_id'))}")
         if isinstance(c.get("score"), (int, float)):
-            meta.append(f"score {float(c['score']):.3f}")
+            meta.append(f"score {fmt.num(c['score'])}")
         if marks:
             meta.append('<span class="tag">contains evidence</span>')
         return f'<li{" class=hit" if marks else ""}><div class="meta">{" · ".join(meta)}</div>{body}</li>'
@@ -656,7 +630,7 @@ def _missed(page: _Page) -> str:
     entries = _missed_entries(page)
     k = page.k
     out = [f'<section id="missed"><h2>Missed questions</h2><p class="note">Answerable questions whose first '
-           f"correct chunk is not within the top {k} (first rank — = not found within the search depth). "
+           f"correct chunk is not within the top {k} (or not found within the search depth). "
            "Open a row for the question, the evidence, the answers and the retrieved chunks with the "
            "evidence <mark>marked</mark>.</p>"]
     if not entries:
@@ -675,8 +649,7 @@ def _missed(page: _Page) -> str:
                f'<th class="num">first rank</th><th>question</th>{head}<th></th></tr></thead><tbody>')
     for i, (p, e) in enumerate(entries):
         qid = str(e.get("query_id"))
-        q = page.qa.get(qid)
-        question = e.get("question") or (q.question if q is not None else "")
+        question = e.get("question") or ""
         short = question if len(question) <= 90 else question[:89] + "…"
         did = f"miss-{i}"
         fr = e.get("first_rank")
@@ -687,8 +660,8 @@ def _missed(page: _Page) -> str:
             ans_cell = _e(v) if v is not None else ("✓" if ans.get("answer") else "")
         out.append(f'<tr class="miss" data-pipeline="{_e(p)}" data-type="{_e(e.get("type") or "")}" '
                    f'data-detail="{did}"><td><i class="dot" style="background:{page.color(p)}"></i>{_e(p)}</td>'
-                   f'<td><code>{_e(qid)}</code></td><td><span class="tag">{_e(e.get("type") or "—")}</span></td>'
-                   f'<td class="num">{_e(fr) if fr is not None else "—"}</td><td>{_e(short)}</td>'
+                   f'<td><code>{_e(qid)}</code></td><td><span class="tag">{_e(e.get("type") or fmt.MISSING)}</span></td>'
+                   f'<td class="num">{_e(fr) if fr is not None else "not found"}</td><td>{_e(short)}</td>'
                    f"<td>{ans_cell}</td>"
                    f'<td><button class="expand" type="button" aria-expanded="false" aria-controls="{did}">'
                    "show</button></td></tr>")
@@ -721,7 +694,7 @@ def _dataset(page: _Page) -> str:
         out.append("<h3>Question types</h3><table><thead><tr><th>type</th><th class=num>questions</th>"
                    "<th class=num>share</th></tr></thead><tbody>")
         for t, n in types.items():
-            share = f"{n / total * 100:.0f}%" if isinstance(n, int) else "—"
+            share = fmt.percent(n / total) if isinstance(n, int) else fmt.MISSING
             out.append(f"<tr><td>{_e(t)}</td><td class=num>{_e(n)}</td><td class=num>{share}</td></tr>")
         out.append("</tbody></table>")
     unmatched = [u for u in page.summary.get("unmatched_evidence") or [] if isinstance(u, Mapping)]
@@ -761,7 +734,8 @@ def _settings(page: _Page) -> str:
     methods = sorted({str(c.get("method")) for c in s.get("comparisons") or []
                       if isinstance(c, Mapping) and c.get("method")})
     if methods:
-        out.append(f'<p class="note">Randomization test method(s): {_e(", ".join(methods))}.</p>')
+        out.append(f'<p class="note">Randomization test {fmt.noun(len(methods), "method")}: '
+                   f'{_e(", ".join(methods))}.</p>')
     out.append("<details><summary>summary config and dataset as JSON</summary><pre>"
                + _e(json.dumps({"config": page.config, "dataset": page.dataset, "pipelines": s.get("pipelines")},
                                ensure_ascii=False, indent=2))
@@ -772,7 +746,7 @@ def _settings(page: _Page) -> str:
 def render_report(summary: Mapping[str, Any], per_question: Sequence[Mapping[str, Any]],
                   answers: Optional[Mapping[str, Any]] = None) -> str:
     """The report as one HTML string (see the module docstring)."""
-    summary = _check_summary(dict(summary), "summary")
+    summary = check_summary(dict(summary), "summary")
     rows = coerce_rows(per_question or [], source="per_question")
     page = _Page(summary, rows, answers)
     body = [_header(page), "<main>", _scores(page), _plots(page), _missed(page), _dataset(page),
@@ -799,12 +773,16 @@ def write_report(summary: Mapping[str, Any], per_question: Sequence[Mapping[str,
     ``summary`` is the ``summary.json`` object, ``per_question`` the rows of ``per_question.csv``
     (strings or typed values), ``answers`` optional answer/judge results (see the module docstring).
     The file is written to a temporary name first and renamed, so a reader never sees half a page.
+    An ``out_path`` that is a folder, or lies under a file, raises :class:`~ragexam.errors.InputError`
+    before anything is rendered.
     """
     import os
     import tempfile
 
+    from ragexam.storage.paths import check_output_file
+
+    out = check_output_file(out_path, option="out_path")
     text = render_report(summary, per_question, answers)
-    out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=str(out.parent))
     try:

@@ -36,6 +36,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
+from ragexam import fmt
 from ragexam.errors import InputError, MissingDependencyError, RagexamError
 from ragexam.retrieval.progress import progress_bar
 
@@ -361,10 +362,10 @@ class OpenAIEmbedder:
             reply = self._client.embed(batch, dimensions=self.dimensions)
         except CallFailed as err:
             raise RagexamError(f"embedding request to {self.endpoint} (model {self.model!r}) failed: "
-                               f"{err.message}.") from None
+                               f"{fmt.sentence(err.message)}") from None
         if len(reply.vectors) != len(batch):
-            raise RagexamError(f"{self.endpoint} returned {len(reply.vectors)} embeddings for {len(batch)} "
-                               f"inputs (model {self.model!r}).")
+            raise RagexamError(f"{self.endpoint} returned {fmt.plural(len(reply.vectors), 'embedding')} for "
+                               f"{fmt.plural(len(batch), 'input')} (model {self.model!r}).")
         try:
             vecs = [np.asarray(v, dtype=np.float32) for v in reply.vectors]
         except (TypeError, ValueError):
@@ -413,7 +414,7 @@ def embed_cached(embedder: Embedder, texts: Sequence[str], role: str, cache: "Ca
             missing[k] = t
     if missing:
         miss = list(missing)
-        with progress_bar(f"embedding {role}s ({embedder.name})", len(miss), progress) as bar:
+        with progress_bar(f"embedding {fmt.noun(len(miss), role)} ({embedder.name})", len(miss), progress) as bar:
             for start in range(0, len(miss), batch_size):
                 part = miss[start:start + batch_size]
                 vecs = np.asarray(embed([missing[k] for k in part]), dtype=np.float32)

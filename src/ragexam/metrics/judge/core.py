@@ -51,6 +51,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ragexam import fmt
 from ragexam.errors import InputError
 from ragexam.llm.batch import Outcome, PlannedCall, plan_calls, run_calls
 from ragexam.llm.cache import request_key
@@ -591,5 +592,5 @@ class Judge:
                 said = content or reply.refusal or "(empty reply)"
                 messages = messages + [{"role": "assistant", "content": said},
                                        {"role": "user", "content": feedback_message(feedback, lang, message)}]
-        return done(self._unjudged(kind, f"{message} (after {attempts} attempts)", t, attempts=attempts,
+        return done(self._unjudged(kind, f"{message} (after {fmt.plural(attempts, 'attempt')})", t, attempts=attempts,
                                    requests=requests, pt=pt, ct=ct, errors=errors))
