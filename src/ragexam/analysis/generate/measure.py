@@ -240,7 +240,8 @@ _KO_REF = (r"(?:이|위|위의|아래|본|해당|주어진|제시된|앞|앞의)
 _EN_REF = (r"\b(?:according to|based on|as (?:stated|described|mentioned) in|in|from|per)\s+the\s+"
            r"(?:text|passage|passages|document|documents|article|context|excerpt|paragraph|above)\b"
            r"|\bthe\s+(?:above|given|provided|following|preceding)\s+(?:text|passage|document|article|context|"
-           r"excerpt|paragraph)\b|\bthis\s+(?:passage|text|excerpt|article|paragraph)\b"
+           r"excerpt|paragraph)\b|\bthis\s+(?:passage|text|excerpt|article|paragraph|document)\b"
+           r"|\bthe\s+(?:passage|excerpt)\b|\bthe\s+(?:text|document|article|context)\s+(?:above|below)\b"
            r"|\b(?:mentioned|described|stated)\s+above\b")
 #: the patterns of :func:`refers_to_passage` (Korean and English), matched on the normalised question
 PASSAGE_REFERENCE = re.compile(f"(?:{_KO_REF})|(?:{_EN_REF})", re.I)
@@ -248,7 +249,8 @@ PASSAGE_REFERENCE = re.compile(f"(?:{_KO_REF})|(?:{_EN_REF})", re.I)
 
 def refers_to_passage(question: str) -> Optional[str]:
     """The first phrase of the question that refers to "the passage/document" (``이 문서에서``, ``위 글``,
-    ``본문에서``, ``according to the text``, ``in the passage``, ...), else ``None``.  Bare words such as
+    ``본문에서``, ``according to the text``, ``in the passage``, ``the passage``, ``this document``, ...), else
+    ``None``.  Bare words such as
     ``문서`` or ``지문`` (which also means fingerprint) do not count: only the phrases above."""
     m = PASSAGE_REFERENCE.search(normalize(question))
     return m.group() if m else None
@@ -265,7 +267,7 @@ def sentence_around(content: str, start: int, end: int) -> str:
     for m in _SENT_END.finditer(content, 0, start):
         s = m.end()
     m = _SENT_END.search(content, end)
-    return content[s:m.end() if m else len(content)]
+    return content[s:m.end() if m else len(content)].strip()
 
 
 def paragraph_around(content: str, start: int, end: int) -> str:
@@ -274,7 +276,7 @@ def paragraph_around(content: str, start: int, end: int) -> str:
     for m in _PARA.finditer(content, 0, start):
         s = m.end()
     m = _PARA.search(content, end)
-    return content[s:m.start() if m else len(content)]
+    return content[s:m.start() if m else len(content)].strip()
 
 
 def scope_texts(content: str, spans: Iterable[Tuple[int, int]], which: str) -> str:
