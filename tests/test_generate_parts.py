@@ -77,8 +77,9 @@ def test_reply_envelope():
     good = {"questions": [{"question": "q", "answer": "a", "evidence": ["e"], "type": "meaning", "extra": 1}]}
     assert parse_reply(json.dumps(good)) == good["questions"]
     assert parse_reply("<think>hmm</think>```json\n" + json.dumps(good) + "\n```") == good["questions"]
+    assert parse_reply('{"questions": []}') == []  # nothing (more) to ask: valid, counted as no_questions
     for bad, kind in [("no json here", "invalid_json"), ('{"items": []}', "invalid_reply"),
-                      ('{"questions": {}}', "invalid_reply"), ('{"questions": []}', "invalid_reply"),
+                      ('{"questions": {}}', "invalid_reply"),
                       ('{"questions": [1], "questions": [2]}', "invalid_json"), (None, "invalid_json")]:
         with pytest.raises(ReplyError) as err:
             parse_reply(bad)

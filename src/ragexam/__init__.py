@@ -10,7 +10,8 @@ from typing import Any
 
 from ragexam._version import __version__
 
-__all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics", "run", "RunResult", "plots"]
+__all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics", "run", "RunResult", "plots",
+           "generate", "generate_plan"]
 
 _LAZY = {
     "evaluate": ("ragexam.metrics.ranking", "evaluate"),
@@ -20,6 +21,8 @@ _LAZY = {
     "rank_metrics": ("ragexam.metrics.ranking", "rank_metrics"),
     "run": ("ragexam.analysis.run", "run"),
     "RunResult": ("ragexam.analysis.run", "RunResult"),
+    "generate": ("ragexam.analysis.generate.api", "generate"),
+    "generate_plan": ("ragexam.analysis.generate.api", "plan"),
 }
 
 

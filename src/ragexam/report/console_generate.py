@@ -36,8 +36,12 @@ def print_generate(result: Any, console: Any, paths: Optional[Mapping[str, Any]]
         t.add_row(escape(kind), str(m["target"]), f"[yellow]{m['achieved']}[/]" if short else str(m["achieved"]))
     console.print(t)
     if card["rejections"]:
-        r = Table(title=f"rejected: {sum(card['rejections'].values())} of {fmt.plural(card['candidates'], 'candidate')} "
-                        "(every one in the rejects file)")
+        calls = sum(n for k, n in card["rejections"].items() if k in ("call_failed", "malformed_reply", "no_questions"))
+        cands = sum(card["rejections"].values()) - calls
+        title = f"rejected: {cands} of {fmt.plural(card['candidates'], 'candidate')}"
+        if calls:
+            title += f" and {fmt.plural(calls, 'call')} that gave no question"
+        r = Table(title=title + " (every one in the rejects file)")
         for col in ("reason", "count", "meaning"):
             r.add_column(col, justify="right" if col == "count" else "left", overflow="fold")
         for reason, n in card["rejections"].items():

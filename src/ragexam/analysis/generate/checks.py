@@ -8,7 +8,8 @@ first rejection (so each rejected candidate is counted once, under the first rea
 step                        rejection reasons
 ==========================  ====================================================================
 reply envelope              ``malformed_reply`` (after the attempts with feedback), ``call_failed``,
-                            ``over_count`` (items beyond the number asked for)
+                            ``no_questions`` (an empty list), ``over_count`` (items beyond the number
+                            asked for)
 item shape                  ``malformed_item``
 question                    ``empty_question``, ``wrong_language``, ``refers_to_passage``
 evidence (answerable)       ``no_evidence``, ``evidence_too_short``, ``evidence_too_long``,
@@ -48,6 +49,8 @@ REASONS: Dict[str, Tuple[str, str]] = {
     "call_failed": ("call", "the call failed after all retries (rate limit, server error, timeout, ...); not "
                             "cached, so a rerun tries again"),
     "malformed_reply": ("reply", 'no usable {"questions": [...]} JSON after all attempts with feedback'),
+    "no_questions": ("reply", "the reply held no question: the model found nothing (more) to ask from the passage; "
+                              "that passage is not asked for that kind again"),
     "over_count": ("reply", "the reply held more questions than were asked for; the extra ones are not used"),
     "malformed_item": ("item", "an item is not an object with string question/answer and a list of evidence "
                                "strings, or has blank or repeated evidence strings"),

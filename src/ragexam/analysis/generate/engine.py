@@ -293,11 +293,11 @@ class Generator:
     :param config: a :class:`GenerateConfig`.
     :param settings: the generator's :class:`~ragexam.llm.settings.LLMSettings`.
     :param judge_model: the model of the LLM checks (default: the generator's), same endpoint.
-    :param client: a ready :class:`~ragexam.llm.client.LLMClient` (tests).
+    :param progress: called as ``progress(label, done, total)`` while calls run.
     """
 
     def __init__(self, corpus: Any, config: GenerateConfig, settings: Any, *, judge_model: Optional[str] = None,
-                 client: Any = None, progress: Optional[Callable[[str, int, int], None]] = None) -> None:
+                 progress: Optional[Callable[[str, int, int], None]] = None) -> None:
         from ragexam.data.loaders import load_corpus
         from ragexam.data.schema import Corpus
         from ragexam.llm.client import LLMClient
@@ -313,7 +313,7 @@ class Generator:
         self.corpus = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
         if len(self.corpus) == 0:
             raise InputError("the corpus has no documents", source=str(self.corpus.source), field="corpus")
-        self.client = client if client is not None else LLMClient(settings)
+        self.client = LLMClient(settings)
         self.cache = settings.open_cache()
         self.price = price_for(self.client.model, self.client.endpoint, settings.price)
         jsettings = settings.replace(model=judge_model or settings.model, temperature=0.0, max_tokens=None)
@@ -441,9 +441,9 @@ class Generator:
         tasks: List[_Task] = []
         taken: Set[str] = set()
         for kind in order:
-            sec = state.coverage.take(taken)
+            sec = state.coverage.take(taken, lambda s, k=kind: (s.sid, k) in state.exhausted)
             if sec is None:
-                break
+                continue
             taken.add(sec.sid)
             secs: Tuple[Section, ...] = (sec,)
             if kind == "multi":
@@ -701,6 +701,11 @@ class Generator:
                 continue
             items = v.get("items") or []
             state.asked[t.kind] = state.asked.get(t.kind, 0) + self.config.per_call
+            if not items:
+                state.exhausted.add((sids[0], t.kind))
+                state.reject_call(dict(base, reason="no_questions", stage="reply",
+                                       detail=f"the model wrote no {t.kind} question from {', '.join(sids)}"))
+                continue
             for j, raw in enumerate(items, 1):
                 cand = Candidate(f"p{t.pass_no}-c{t.index + 1:04d}-{j}", (t.pass_no, t.index, j), t.kind, t.pass_no,
                                  t.key[:16], sids, docs, raw)
@@ -962,6 +967,7 @@ class _State:
     samples: Counter = field(default_factory=Counter)
     usage: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     notes: Set[str] = field(default_factory=set)
+    exhausted: Set[Tuple[str, str]] = field(default_factory=set)
     stop: Optional[str] = None
     checks_needed: int = 0
     candidates_seen: int = 0
@@ -992,7 +998,7 @@ class _State:
 
     def keep(self, x: Candidate) -> None:
         self.kept.append(x)
-        if x.type == x.kind or (x.kind == "multi" and x.type == "multi"):
+        if x.type == x.kind:
             self.kept_by_kind[x.kind] = self.kept_by_kind.get(x.kind, 0) + 1
         self._seen(x)
 

@@ -1,6 +1,6 @@
 """The question generator's prompts: versioned text files, hashed into every signature and cache key.
 
-A prompt file (the bundled ones are ``prompts/questions.ko.txt`` and ``prompts/questions.en.txt``
+A prompt file (the bundled ones are ``prompt_files/questions.ko.txt`` and ``prompt_files/questions.en.txt``
 next to this module) is plain UTF-8 text:
 
 * header lines ``# name: questions/ko`` and ``# version: 1`` (other ``#`` lines before the first
@@ -63,7 +63,7 @@ REPLY_SCHEMA: Dict[str, object] = {
 
 def bundled_prompt_path(language: str) -> Path:
     """The bundled prompt file of ``language`` (``ko`` or ``en``)."""
-    return Path(__file__).with_name("prompts") / f"questions.{language}.txt"
+    return Path(__file__).with_name("prompt_files") / f"questions.{language}.txt"
 
 
 def _fill(template: str, values: Mapping[str, str]) -> str:

@@ -7,7 +7,9 @@ Contract (strict JSON, extra keys allowed)::
 :func:`parse_reply` reads the reply with the judge's :func:`~ragexam.metrics.judge.replies.extract_json`
 (the whole text if it is one JSON object, else the first ``{...}`` that parses, after dropping
 ``<think>`` blocks and Markdown fences; ``NaN`` and duplicate keys are refused) and checks the
-envelope: an object with a non-empty list ``questions``.  A reply that breaks the envelope is a
+envelope: an object with a list ``questions``.  An empty list is a valid reply: the model found nothing
+(more) to ask from the passage; the generator counts it (``no_questions``) and asks that passage for
+that kind no more.  A reply that breaks the envelope is a
 :class:`~ragexam.metrics.judge.replies.ReplyError` (``invalid_json`` or ``invalid_reply``), fed back to
 the model for another attempt.  The items themselves are checked one by one
 (:func:`item_fields`), so one bad item does not cost the others: an item that is not an object,
@@ -27,7 +29,7 @@ __all__ = ["parse_reply", "item_fields", "ReplyError"]
 
 
 def parse_reply(content: Optional[str]) -> List[Any]:
-    """The ``questions`` list of a reply; :class:`ReplyError` when the envelope is broken."""
+    """The ``questions`` list of a reply (possibly empty); :class:`ReplyError` when the envelope is broken."""
     obj = extract_json(content)
     if "questions" not in obj:
         keys = ", ".join(repr(k) for k in list(obj)[:5]) or "none"
@@ -37,8 +39,6 @@ def parse_reply(content: Optional[str]) -> List[Any]:
     items = obj["questions"]
     if not isinstance(items, list):
         raise ReplyError("invalid_reply", f'"questions" is a {type(items).__name__}; expected a list of objects')
-    if not items:
-        raise ReplyError("invalid_reply", '"questions" is empty; expected the requested number of questions')
     return items
 
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ragexam.analysis.generate.prompts import Passage
 from ragexam.data.schema import Document
@@ -102,7 +102,6 @@ class Coverage:
         self._rng = np.random.default_rng(seed)
         self._queue: Deque[int] = deque()
         self.uses: Dict[str, int] = {s.sid: 0 for s in self.sections}
-        self.cycles = 0
 
     def _cycle(self) -> List[int]:
         by_doc: Dict[str, List[int]] = {}
@@ -118,22 +117,23 @@ class Coverage:
                 if level < len(stacks[d]):
                     out.append(stacks[d][level])
             level += 1
-        self.cycles += 1
         return out
 
-    def take(self, taken: Set[str]) -> Optional[Section]:
-        """The next section not in ``taken`` (the sections of the current pass), or ``None`` when every
-        section is taken."""
+    def take(self, taken: Set[str], skip: Optional[Callable[[Section], bool]] = None) -> Optional[Section]:
+        """The next section not in ``taken`` (the sections of the current pass) and not ``skip`` ped (left in
+        place for later), or ``None`` when there is none."""
         if len(taken) >= len(self.sections):
             return None
-        while True:
+        for attempt in range(2):
             for pos, i in enumerate(self._queue):
                 sec = self.sections[i]
-                if sec.sid not in taken:
+                if sec.sid not in taken and (skip is None or not skip(sec)):
                     del self._queue[pos]
                     self.uses[sec.sid] += 1
                     return sec
-            self._queue.extend(self._cycle())
+            if attempt == 0:  # after one more cycle every section is in the queue: none qualifies if not found
+                self._queue.extend(self._cycle())
+        return None
 
 
 def parse_mix(text: Any, known: Sequence[str]) -> Dict[str, float]:
