@@ -385,3 +385,12 @@ def test_an_english_corpus_gets_english_prompts_and_checks(stub, tmp_path):
     types = {r["question"]: r["type"] for r in res.records}
     assert types[good["e2"]["question"]] == "lexical" and types[good["e1"]["question"]] == "meaning"
     assert res.language == "en" and res.records[0]["metadata"]["generation"]["overlap_unit"] == "words"
+
+
+def test_an_empty_reply_retires_the_passage_for_that_kind(stub, corpus, tmp_path):
+    stub.script = by_doc(lambda d, req: [] if d == "d1" else GOOD[d] if req.request == 1 else [])
+    res = run(stub, corpus, tmp_path, n=50, mix="meaning=1", per_call=10)
+    asked = Counter(parse_doc(b) for b in stub.generation_bodies())
+    assert asked == {"d1": 1, "d2": 2, "d3": 2, "d4": 2}  # never twice after an empty reply, and no retry of it
+    assert Counter(r["reason"] for r in res.rejects) == {"no_questions": 4}
+    assert len(res.records) == 3 and res.card["stopped"] == "pass 2 kept no question"

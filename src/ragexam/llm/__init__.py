@@ -19,7 +19,8 @@ module                    what it holds
 
 Users: the judge (:mod:`ragexam.metrics.judge`), answer generation
 (:mod:`ragexam.analysis.generation`), OpenAI-compatible embeddings
-(:class:`ragexam.retrieval.embedders.OpenAIEmbedder`).  This package imports only
+(:class:`ragexam.retrieval.embedders.OpenAIEmbedder`), the question generator
+(:mod:`ragexam.analysis.generate`).  This package imports only
 :mod:`ragexam.errors`, :mod:`ragexam.storage` and :mod:`ragexam.signature` (and ``httpx`` when a
 request is sent).  See ``docs/llm.md``.
 """
