@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
+from ragexam import fmt
 from ragexam.analysis.generate import checks as C
 from ragexam.analysis.generate import measure as M
 from ragexam.analysis.generate.prompts import REPLY_SCHEMA, PromptSet, load_prompts
@@ -467,59 +468,26 @@ class Generator:
 
     # -- one generation call ---------------------------------------------------------------------------------
     def _call(self, task: _Task):
-        from ragexam.llm.batch import Outcome
-        from ragexam.llm.transport import CallFailed
+        """One generation call: up to ``max_attempts`` replies (:func:`ragexam.llm.attempts.ask`)."""
         from ragexam.analysis.generate.replies import ReplyError, parse_reply
+        from ragexam.llm.attempts import TEXT_REFUSAL, ask
+        from ragexam.llm.batch import Outcome
 
-        messages = [dict(m) for m in task.messages]
-        max_tokens = int(self.settings.max_tokens)
-        errors: List[Dict[str, Any]] = []
-        attempts = requests = 0
-        pt: Optional[int] = None
-        ct: Optional[int] = None
-        reason, message, last = "invalid_json", "", ""
-        while attempts < self.config.max_attempts:
-            try:
-                reply = self.client.complete(messages, max_tokens=max_tokens, temperature=self.settings.temperature,
-                                             seed=self.settings.seed, schema=REPLY_SCHEMA, schema_name="questions")
-            except CallFailed as err:
-                requests += err.requests
-                return Outcome({"status": "failed", "reason": err.kind, "message": err.message, "attempts": attempts,
-                                "requests": requests, "errors": errors}, store=False, requests=requests,
-                               replies=attempts, prompt_tokens=pt, completion_tokens=ct)
-            attempts += 1
-            requests += reply.requests
-            if reply.prompt_tokens is not None:
-                pt = (pt or 0) + reply.prompt_tokens
-            if reply.completion_tokens is not None:
-                ct = (ct or 0) + reply.completion_tokens
-            last = reply.content or reply.refusal or ""
-            feedback = "invalid"
-            if reply.refusal is not None or reply.finish_reason == "content_filter":
-                reason, feedback = "refused", "refused"
-                message = "the model refused: " + (reply.refusal or "finish_reason content_filter")
-            elif reply.finish_reason == "length":
-                reason, feedback = "truncated", "truncated"
-                message = f"the reply was cut off at max_tokens={max_tokens} (finish_reason length)"
-                max_tokens = min(max_tokens * 2, int(self.settings.max_tokens) * 4)
-            else:
-                try:
-                    items = parse_reply(reply.content)
-                except ReplyError as err:
-                    reason, message = err.kind, err.message
-                else:
-                    return Outcome({"status": "ok", "items": items, "attempts": attempts, "requests": requests,
-                                    "errors": errors, "prompt_tokens": pt, "completion_tokens": ct},
-                                   store=True, requests=requests, replies=attempts, prompt_tokens=pt,
-                                   completion_tokens=ct)
-            errors.append({"attempt": attempts, "reason": reason, "message": message, "reply": last[:500]})
-            if attempts < self.config.max_attempts:
-                messages = messages + [{"role": "assistant", "content": last or "(empty reply)"},
-                                       {"role": "user", "content": self.prompts.feedback(feedback, message)}]
-        return Outcome({"status": "invalid", "reason": reason, "message": f"{message} (after {attempts} attempts)",
-                        "attempts": attempts, "requests": requests, "errors": errors, "reply": last[:2000],
-                        "prompt_tokens": pt, "completion_tokens": ct}, store=True, requests=requests,
-                       replies=attempts, prompt_tokens=pt, completion_tokens=ct)
+        got = ask(self.client, task.messages, parse_reply, bad_reply=(ReplyError,), refusal=TEXT_REFUSAL,
+                  feedback=self.prompts.feedback, max_attempts=self.config.max_attempts,
+                  max_tokens=int(self.settings.max_tokens), temperature=self.settings.temperature,
+                  seed=self.settings.seed, schema=REPLY_SCHEMA, schema_name="questions")
+        value: Dict[str, Any] = {"attempts": got.attempts, "requests": got.requests, "errors": got.errors,
+                                 "prompt_tokens": got.prompt_tokens, "completion_tokens": got.completion_tokens}
+        if got.failed is not None:
+            value.update(status="failed", reason=got.failed.kind, message=got.failed.message)
+        elif got.parsed:
+            value.update(status="ok", items=got.value)
+        else:
+            value.update(status="invalid", reason=got.reason,
+                         message=f"{got.message} (after {fmt.plural(got.attempts, 'attempt')})", reply=got.last[:2000])
+        return Outcome(value, store=got.failed is None, requests=got.requests, replies=got.attempts,
+                       prompt_tokens=got.prompt_tokens, completion_tokens=got.completion_tokens)
 
     # -- running ---------------------------------------------------------------------------------------------
     def run(self) -> GenerateResult:
