@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from test_judge_stub import completion, metric_of, send_json, serve
+from test_judge_stub import completion, metric_of, send_json, start_server
 
 _PASSAGE = re.compile(r'<passage id="([^"]+)"[^>]*>\n(.*?)\n</passage>', re.S)
 _KIND = re.compile(r'"type": "([a-z_0-9]+)"\}\]\}')
@@ -151,14 +151,7 @@ def _handler(stub: GenStub):
 def start_gen_stub():
     """``(stub, shutdown)`` with ``stub.base_url`` set."""
     stub = GenStub()
-    address, stop = serve(_handler(stub))
-    stub.base_url = address + "/v1"
-
-    def shutdown():
-        stub.release.set()
-        stop()
-
-    return stub, shutdown
+    return start_server(stub, _handler(stub))
 
 
 # -- the bundled it_helpdesk set as a "model" ------------------------------------------------------------------

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from qgen_stub import helpdesk_script, parse_generation, start_gen_stub
+from test_judge_stub import kill_when_held
 
 TESTS = Path(__file__).parent
 SRC = TESTS.parent / "src"
@@ -88,16 +89,7 @@ def test_a_run_killed_midway_resumes_without_repeating_a_call_and_writes_the_sam
     cmd = [sys.executable, "-m", "ragexam.cli"] + [str(a) for a in generate_cmd(stub, killed / "qa.jsonl",
                                                                                   killed / "cache")]
     stub.block_after = served
-    proc = subprocess.Popen(cmd, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        assert stub.arrived.wait(300), "the generation never reached the held request"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
-    assert proc.returncode == -signal.SIGKILL
+    assert kill_when_held(cmd, env(), stub) == -signal.SIGKILL
     assert not (killed / "qa.jsonl").exists()
     first = [json.dumps(b["messages"], ensure_ascii=False) for b in stub.requests]
     assert len(first) == served + 1
