@@ -59,14 +59,11 @@ from ragexam.analysis.generate.sampling import (Coverage, Pairs, Section, build_
                                                 targets)
 from ragexam.errors import InputError
 
-__all__ = ["GenerateConfig", "GenerateResult", "GeneratePlan", "Candidate", "Generator", "DECLINE",
-           "FORMAT", "CALL_FORMAT", "DEFAULT_SEED"]
+__all__ = ["GenerateConfig", "GenerateResult", "GeneratePlan", "Candidate", "Generator", "CALL_FORMAT",
+           "DEFAULT_SEED"]
 
-FORMAT = "ragexam-questions/1"
 CALL_FORMAT = "ragexam-questions-call/1"
 DEFAULT_SEED = 12345
-#: ground truth of an out-of-corpus question (the sentence ``ragexam answer``'s default template asks for)
-DECLINE = {"ko": "문서에서 찾을 수 없습니다.", "en": "I cannot find this in the documents."}
 #: completion-token allowance per requested question (dry-run estimate)
 TOKENS_PER_QUESTION = 160
 #: maximum questions remembered per section for the "already written" list

@@ -28,17 +28,16 @@ import json
 import os
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Union
+from typing import Any, Dict, List, Union
 
 from ragexam.analysis.generate.checks import REASONS
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ragexam.analysis.generate.engine import Candidate, GenerateResult, Generator, _State
-
 __all__ = ["side_paths", "check_outputs", "write_outputs", "candidate_record", "reject_record", "build_card",
-           "REVIEW_COLUMNS", "CARD_FORMAT"]
+           "REVIEW_COLUMNS", "CARD_FORMAT", "DECLINE"]
 
 CARD_FORMAT = "ragexam-questions-card/1"
+#: ground truth of an out-of-corpus question (the sentence ``ragexam answer``'s default prompt asks for)
+DECLINE = {"ko": "문서에서 찾을 수 없습니다.", "en": "I cannot find this in the documents."}
 #: columns of the review sheet, in order
 REVIEW_COLUMNS = ("query_id", "status", "type", "question", "ground_truth", "evidence", "relevant_doc_ids",
                   "overlap", "anchors", "answer_check", "note")
@@ -75,10 +74,9 @@ def _jsonl(rows: List[Dict[str, Any]]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows)
 
 
-def candidate_record(gen: "Generator", x: "Candidate", query_id: str) -> Dict[str, Any]:
-    """The QA record of a kept candidate, with its verification record in ``metadata.generation``."""
-    from ragexam.analysis.generate.engine import DECLINE
-
+def candidate_record(gen: Any, x: Any, query_id: str) -> Dict[str, Any]:
+    """The QA record of a kept candidate (an :class:`~ragexam.analysis.generate.engine.Candidate` of the
+    generator ``gen``), with its verification record in ``metadata.generation``."""
     g: Dict[str, Any] = {"kind": x.kind, "model_type": x.model_type, "pass": x.pass_no, "call": x.call,
                          "candidate": x.cid, "sections": list(x.sections), "prompt": gen.prompts.label}
     if x.answerable:
@@ -103,7 +101,7 @@ def candidate_record(gen: "Generator", x: "Candidate", query_id: str) -> Dict[st
     return record
 
 
-def reject_record(x: "Candidate") -> Dict[str, Any]:
+def reject_record(x: Any) -> Dict[str, Any]:
     """One line of the rejects file for a rejected candidate."""
     r = x.rejection
     assert r is not None  # only rejected candidates get here (internal invariant, not user input)
@@ -120,7 +118,7 @@ def reject_record(x: "Candidate") -> Dict[str, Any]:
     return out
 
 
-def build_card(gen: "Generator", state: "_State", records: List[Dict[str, Any]],
+def build_card(gen: Any, state: Any, records: List[Dict[str, Any]],
                rejects: List[Dict[str, Any]]) -> Dict[str, Any]:
     """The set's card (see the module docstring)."""
     from ragexam.llm.cost import cost_usd
@@ -181,7 +179,7 @@ def _review_rows(records: List[Dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
-def write_outputs(result: "GenerateResult", out: Union[str, Path]) -> Dict[str, Path]:
+def write_outputs(result: Any, out: Union[str, Path]) -> Dict[str, Path]:
     """Write the four files (see the module docstring); returns their paths."""
     paths = check_outputs(out)
     _write(paths["qa"], _jsonl(result.records))
