@@ -123,6 +123,11 @@ def load_answers(path: PathLike) -> List[AnswerRecord]:
         contexts = _str_list(obj["contexts"], source, lineno, "contexts") if obj.get("contexts") is not None else None
         cids = (_str_list(obj["context_ids"], source, lineno, "context_ids")
                 if obj.get("context_ids") is not None else None)
+        if cids is not None and contexts is None:
+            raise InputError("has context_ids but no contexts; ragexam grades the texts an answer was generated from, "
+                             "so give them as 'contexts' (a list of strings, one per id), or drop context_ids and "
+                             "pass --run DIR --pipeline NAME to take the run's retrieved chunks",
+                             source=source, line=lineno, field="context_ids")
         if contexts is not None and cids is not None and len(contexts) != len(cids):
             raise InputError(f"has {len(cids)} ids for {len(contexts)} contexts; expected one id per context",
                              source=source, line=lineno, field="context_ids")

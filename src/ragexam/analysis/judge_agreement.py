@@ -48,7 +48,7 @@ from ragexam import fmt
 from ragexam.errors import InputError
 
 __all__ = ["RepeatAgreement", "repeat_agreement", "HumanAgreement", "human_agreement", "unit_values",
-           "check_human_value", "SCALES"]
+           "check_human_value", "collect_human_labels", "SCALES"]
 
 #: metric -> the labels of its scale (fixed, so kappa's weights use the right positions)
 SCALES: Dict[str, Tuple[int, ...]] = {"context_relevance": (1, 2, 3, 4, 5), "answer_correctness": (1, 2, 3, 4, 5),
@@ -270,3 +270,26 @@ def human_agreement(scores: Mapping[str, Any], human: Mapping[str, Any], metric:
     dis.sort(key=lambda d: (-d.gap, d.item_id, d.unit))
     return HumanAgreement(metric, len(human), compared, len(a), exact, kappa, kw,
                           weights if metric in _ORDINAL else None, rho, mad, dict(unjudged), dis[:top], notes)
+
+
+def collect_human_labels(rows: Sequence[Any], *, questions_source: str, answers_source: str
+                         ) -> Dict[str, Dict[str, Any]]:
+    """``{metric: {item_id: label}}`` from the ``human`` objects of the questions and answers of ``rows``
+    (scoring rows: ``question``, ``record``, ``item_id``); an answer's label overrides its question's.  A
+    malformed label raises :class:`InputError` naming the file it is in (the QA file or the answers file) and
+    its line."""
+    human: Dict[str, Dict[str, Any]] = {}
+    for r in rows:
+        if r.record is None:
+            continue
+        qh = r.question.metadata.get("human")
+        if qh is not None and not isinstance(qh, dict):
+            raise InputError('expected an object such as {"answer_correctness": 4}', source=questions_source,
+                             line=r.question.line, field="human")
+        for m, v in (qh or {}).items():
+            check_human_value(m, v, source=questions_source, line=r.question.line)
+            human.setdefault(m, {})[r.item_id] = v
+        for m, v in (r.record.human or {}).items():
+            check_human_value(m, v, source=answers_source, line=r.record.line)
+            human.setdefault(m, {})[r.item_id] = v
+    return human

@@ -31,6 +31,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 from ragexam.analysis.answers import NO_PIPELINE, AnswerRecord, corpus_of_run, run_contexts
 from ragexam.analysis.diagnosis import Attribution, StageInputs, StageResult, attribute_all, evidence_in_contexts
 from ragexam.analysis.verdicts import ABSTAIN_PHRASES, ABSTAIN_PHRASES_VERSION, CorrectIf, is_abstention
+from ragexam import fmt
 from ragexam.errors import InputError
 from ragexam.storage.runfolder import SCORE_FORMAT, RunData, RunRow
 
@@ -152,19 +153,24 @@ def prepare_rows(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "
     if run is not None and pipeline is not None and not run.has_pipeline(pipeline):
         raise InputError(f"no pipeline {pipeline!r} in the run; it has: {', '.join(run.pipelines)}",
                          source=run.source, field="pipeline")
+    only = run is not None and len(run.pipelines) == 1  # the run's one pipeline needs no naming
     if pipeline is not None:
         default = pipeline
     elif run is not None and run.pipelines:
         default = run.pipelines[0]
-        if any(r.pipeline is None for r in answers):
-            more = f" (of {len(run.pipelines)}; choose another with --pipeline)" if len(run.pipelines) > 1 else ""
-            notes.append(f"answers without a 'pipeline' field were joined with the run's pipeline {default!r}{more}")
+        unnamed = [r for r in answers if r.pipeline is None and r.contexts is None]
+        if unnamed and not only:
+            notes.append(f"{fmt.plural(len(unnamed), 'answer')} without a 'pipeline' field or contexts were joined "
+                         f"with the run's first pipeline {default!r} for retrieval ranks, but the run has "
+                         f"{len(run.pipelines)} pipelines, so their contexts are unknown and context_relevance and "
+                         "faithfulness will be unjudged (no_contexts); pass --pipeline NAME to grade them on that "
+                         "pipeline's retrieved chunks")
     else:
         default = NO_PIPELINE
     by_key: Dict[Tuple[str, str], Tuple[AnswerRecord, bool]] = {}
     for r in answers:
         name = r.pipeline or default
-        explicit = r.pipeline is not None or pipeline is not None
+        explicit = r.pipeline is not None or pipeline is not None or only
         if (name, r.query_id) in by_key:
             raise InputError(f"two answers for question {r.query_id!r} in pipeline {name!r} (one names the "
                              "pipeline, one is joined to it by default); give every answer a pipeline",

@@ -35,7 +35,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from ragexam import fmt
 from ragexam.report.tables import Column, Keys, pipeline_keys, pipeline_labels, print_fitted, print_legend
 
-__all__ = ["render_run", "run_console", "render_where_next"]
+__all__ = ["render_run", "run_console", "render_where_next", "render_outcome", "render_demo_intro"]
 
 #: missed questions printed per pipeline
 MAX_MISSED = 10
@@ -361,6 +361,31 @@ def render_run(summary: Mapping[str, Any], console=None, *, max_missed: int = MA
     _missed(console, summary, max_missed)
     console.print()
     _signatures(console, summary)
+
+
+def render_outcome(outcome: Any, console=None, *, demo: bool = False) -> None:
+    """What ``ragexam run``/``demo`` prints: the run's tables, where to look next (demo) or the folder written,
+    and one line per thing written (:class:`ragexam.api.RunOutcome`)."""
+    console = console or run_console()
+    render_run(outcome.result.summary, console)
+    console.print()
+    if demo:
+        render_where_next(console, out=str(outcome.out) if outcome.out is not None else None, demo=True)
+    elif outcome.out is not None:
+        console.print(f"Wrote summary.json, per_question.csv, chunks.jsonl and runs/ to {outcome.out} (format: "
+                      "docs/run-format.md).", highlight=False, markup=False, soft_wrap=True)
+    for line in outcome.notes():
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def render_demo_intro(console) -> None:
+    """What ``ragexam demo`` is about to grade, printed before it starts."""
+    console.print(
+        "ragexam demo: 71 employee questions about a fictional company's IT helpdesk (18 Korean documents; "
+        "34 paraphrased 'meaning', 31 'lexical' with codes and names, 6 out-of-corpus), graded for three "
+        "retrievers: bm25 (kiwi morphemes), dense (multilingual-e5-small, offline) and hybrid (reciprocal-rank "
+        "fusion of both). The questions were not tuned to any retriever. The first run fills the token and "
+        "embedding cache; later runs read it.\n", highlight=False, markup=False, soft_wrap=True)
 
 
 def render_where_next(console, *, out: Optional[str] = None, demo: bool = False) -> None:
