@@ -491,9 +491,6 @@ def generate_cmd(
                                                            "the review sheet go next to it. Required unless --dry-run."),
     n: int = typer.Option(..., "-n", "--n", help="Questions wanted."),
     model: str = typer.Option(..., "--model", help="Generator model on an OpenAI-compatible endpoint."),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="Endpoint root (default $OPENAI_BASE_URL, else "
-                                                                    "OpenAI)."),
-    api_key: Optional[str] = typer.Option(None, "--api-key", help="API key (default $OPENAI_API_KEY)."),
     mix: Optional[str] = typer.Option(None, "--mix", help="Target mix as KIND=WEIGHT pairs (default "
                                                           "meaning=0.4,lexical=0.35,multi=0.15,out_of_corpus=0.1)."),
     kind: Optional[List[str]] = typer.Option(None, "--kind", help="Add a kind: NAME=INSTRUCTION (repeatable); use "
@@ -508,8 +505,7 @@ def generate_cmd(
                                                               "out-of-corpus search."),
     ooc_top: int = typer.Option(5, "--ooc-top", help="Sections retrieved per out-of-corpus candidate."),
     ooc_max_relevance: int = typer.Option(3, "--ooc-max-relevance", help="Highest judged relevance (1-5) a top "
-                                                                         "section may have for an out-of-corpus "
-                                                                         "question."),
+                                          "section may have for an out-of-corpus question."),
     ambiguous: str = typer.Option("join", "--ambiguous", help="Evidence also found in other documents: join (they "
                                                               "become relevant) or drop (reject the question)."),
     dedup_at: float = typer.Option(0.5, "--dedup-at", help="Character-bigram Jaccard at which a question is a "
@@ -520,69 +516,51 @@ def generate_cmd(
     max_calls: Optional[int] = typer.Option(None, "--max-calls", help="Calls this run may make (generation and "
                                                                       "checks; cached results are free)."),
     budget: Optional[float] = typer.Option(None, "--budget", help="USD this run may spend (needs a known price)."),
-    price: Optional[str] = typer.Option(None, "--price", help="USD per 1M tokens as IN,OUT."),
     id_prefix: str = typer.Option("gen", "--id-prefix", help="Query ids are PREFIX_0001, ..."),
-    concurrency: int = typer.Option(4, "--concurrency", help="Calls in flight at once."),
+    base_url: BaseUrl = None, api_key: ApiKey = None, concurrency: Concurrency = 4,
     temperature: float = typer.Option(0.7, "--temperature", help="Generator temperature (the checks use 0)."),
-    max_tokens: int = typer.Option(2048, "--max-tokens", help="Completion limit per reply."),
-    timeout: float = typer.Option(60.0, "--timeout", help="Seconds per HTTP request."),
-    max_retries: int = typer.Option(4, "--max-retries", help="Retries on 429/5xx/timeouts per request."),
+    max_tokens: MaxTokens = None, timeout: Timeout = 60.0, max_retries: MaxRetries = 4,
     max_attempts: int = typer.Option(3, "--max-attempts", help="Replies per call before it counts as malformed."),
-    response_format: str = typer.Option("auto", "--response-format", help="auto, json_schema, json_object or none."),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="LLM cache directory."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the LLM cache (no resume)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the calls and estimated cost; send nothing."),
-    json_out: bool = typer.Option(False, "--json", help="Print the card (or the dry run) as JSON."),
+    response_format: ResponseFormat = "auto", cache_dir: CacheDir = None, no_cache: NoCache = False,
+    price: Price = None, dry_run: DryRun = False, json_out: JsonOut = False,
 ) -> None:
     """Generate a question set from a corpus: every evidence string verified verbatim in the corpus, types measured,
     rejections counted by reason. Exits 1 when fewer than N questions passed."""
-    from ragexam.analysis.generate.api import generate, plan
-    from ragexam.errors import InputError
+    from ragexam.analysis.generate.api import generate, parse_kinds, plan
+    from ragexam.report.console_generate import generate_files, print_generate, print_generate_plan
 
-    kinds = {}
-    for spec in kind or []:
-        name, sep, text = spec.partition("=")
-        if not sep:
-            raise InputError(f"received {spec!r}; expected NAME=INSTRUCTION", source="--kind", field="kind")
-        kinds[name.strip()] = text
-    options = dict(mix=mix, kinds=kinds, per_call=per_call, language=lang, prompt=str(prompt) if prompt else None,
+    settings = llm_settings(model, base_url, api_key, concurrency=concurrency, temperature=temperature,
+                            max_tokens=max_tokens, seed=None, timeout=timeout, max_retries=max_retries,
+                            cache_dir=cache_dir, no_cache=no_cache, price=price, response_format=response_format)
+    options = dict(mix=mix, kinds=parse_kinds(kind), per_call=per_call, language=lang, prompt=prompt,
                    retriever=retriever, ooc_top=ooc_top, ooc_max_relevance=ooc_max_relevance, ambiguous=ambiguous,
                    dedup_at=dedup_at, section_chars=section_chars, seed=seed, max_passes=max_passes,
-                   max_calls=max_calls, budget=budget, id_prefix=id_prefix, max_attempts=max_attempts,
-                   base_url=base_url, api_key=api_key, concurrency=concurrency, temperature=temperature,
-                   max_tokens=max_tokens, timeout=timeout, max_retries=max_retries, response_format=response_format,
-                   cache=not no_cache, cache_dir=str(cache_dir) if cache_dir is not None else None, price=_price(price))
-    from ragexam.report.console_generate import print_generate, print_generate_plan
-
+                   max_calls=max_calls, budget=budget, id_prefix=id_prefix, max_attempts=max_attempts)
     if dry_run:
-        p = plan(corpus, n, model=model, judge_model=judge_model, **options)
-        if json_out:
-            _print_json(p.to_dict())
-        else:
-            print_generate_plan(p, _stdout())
-        return
+        p = plan(corpus, n, settings=settings, judge_model=judge_model, **options)
+        return print_json(p.to_dict()) if json_out else print_generate_plan(p, console())
     if out is None:
+        from ragexam.errors import InputError
+
         raise InputError("needs --out FILE.jsonl (or --dry-run)", source="ragexam generate", field="out")
-    bars = {}
+    bars: dict = {}
 
-    def progress(label: str, done: int, total: int) -> None:
-        if label not in bars:
-            bars[label] = _progress(label)
-        if bars[label] is not None:
-            bars[label](done, total)
+    def bar(label: str, done: int, total: int) -> None:
+        cb = bars.setdefault(label, progress(label))
+        if cb is not None:
+            cb(done, total)
 
-    result = generate(corpus, n, model=model, out=out, judge_model=judge_model, progress=progress, **options)
-    from ragexam.analysis.generate.output import side_paths
-
+    res = generate(corpus, n, settings=settings, out=out, judge_model=judge_model, progress=bar, **options)
     if json_out:
-        _print_json(dict(result.card, files={k: str(v) for k, v in side_paths(out).items()}))
+        print_json(dict(res.card, files=generate_files(out)))
     else:
-        print_generate(result, _stdout(), side_paths(out))
-    if result.shortfall:
+        print_generate(res, console(), out)
+    if res.shortfall:
         raise typer.Exit(1)
 
 
-review_app = typer.Typer(help="Apply a person's review of a generated question set.", no_args_is_help=True)
+review_app = typer.Typer(help="Apply a person's review of a generated question set.", no_args_is_help=True,
+                         cls=Group)
 app.add_typer(review_app, name="review")
 
 
@@ -592,20 +570,16 @@ def review_apply_cmd(
     out: Path = typer.Option(..., "--out", help="Reviewed set to write (JSONL)."),
     review: Optional[Path] = typer.Option(None, "--review", help="The edited review sheet (default: the set's "
                                                                  ".review.csv)."),
-    corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus to check edited questions against "
-                                                                "(default: the one in the set's card)."),
+    corpus: CorpusOpt = None,
     pending: str = typer.Option("keep", "--pending", help="Rows still pending: keep or drop."),
-    json_out: bool = typer.Option(False, "--json", help="Print what happened as JSON."),
+    json_out: JsonOut = False,
 ) -> None:
     """Keep accepted questions (with their verification records), drop rejected ones, check edited ones again."""
     from ragexam.analysis.generate.review import apply_review
     from ragexam.report.console_generate import print_review
 
-    result = apply_review(qa, review, out, corpus=corpus, pending=pending)
-    if json_out:
-        _print_json(dict(result.to_dict(), out=str(out)))
-    else:
-        print_review(result, _stdout(), out)
+    res = apply_review(qa, review, out, corpus=corpus, pending=pending)
+    return print_json(dict(res.to_dict(), out=str(out))) if json_out else print_review(res, console(), out)
 
 
 def main(argv: Optional[List[str]] = None) -> None:

@@ -10,7 +10,7 @@ from typing import Any, Dict, Mapping, Optional
 
 from ragexam import fmt
 
-__all__ = ["print_generate", "print_generate_plan", "print_review"]
+__all__ = ["print_generate", "print_generate_plan", "print_review", "generate_files"]
 
 
 def _usage_line(usage: Mapping[str, Mapping[str, Any]], cost: Any) -> str:
@@ -22,11 +22,19 @@ def _usage_line(usage: Mapping[str, Mapping[str, Any]], cost: Any) -> str:
     return "; ".join(parts) + f"; cost: {fmt.cost(cost)}" if parts else f"no call made; cost: {fmt.cost(cost)}"
 
 
-def print_generate(result: Any, console: Any, paths: Optional[Mapping[str, Any]] = None) -> None:
+def generate_files(out: Any) -> Dict[str, str]:
+    """The files a generation with ``--out`` wrote: ``{"qa", "rejects", "card", "review"}``."""
+    from ragexam.analysis.generate.output import side_paths
+
+    return {k: str(v) for k, v in side_paths(out).items()}
+
+
+def print_generate(result: Any, console: Any, out: Optional[Any] = None) -> None:
     """The set's card as tables: mix target vs achieved, rejections by reason, coverage, usage, signature."""
     from rich.markup import escape
     from rich.table import Table
 
+    paths = generate_files(out) if out is not None else None
     card: Dict[str, Any] = result.card
     t = Table(title=f"question set: {fmt.plural(card['n_kept'], 'question')} of {card['n_requested']} asked for")
     for col in ("type", "target", "achieved"):

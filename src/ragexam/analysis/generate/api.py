@@ -21,13 +21,27 @@ from __future__ import annotations
 
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Callable, Dict, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
 
-__all__ = ["generate", "plan", "DEFAULT_TEMPERATURE"]
+__all__ = ["generate", "plan", "parse_kinds", "DEFAULT_TEMPERATURE"]
 
 DEFAULT_TEMPERATURE = 0.7
+
+
+def parse_kinds(specs: Optional[Sequence[str]]) -> Dict[str, str]:
+    """``["NAME=INSTRUCTION", ...]`` (the ``--kind`` option) as ``{name: instruction}``."""
+    out: Dict[str, str] = {}
+    for spec in specs or ():
+        name, sep, text = str(spec).partition("=")
+        if not sep:
+            raise InputError(f"received {spec!r}; expected NAME=INSTRUCTION, e.g. procedure='asks how to carry out "
+                             "a multi-step procedure'", source="--kind", field="kind")
+        if name.strip() in out:
+            raise InputError(f"kind {name.strip()!r} is given twice", source="--kind", field="kind")
+        out[name.strip()] = text
+    return out
 
 
 def _split(model: Optional[str], options: Dict[str, Any], settings: Any, config: Any) -> Tuple[Any, Any]:
