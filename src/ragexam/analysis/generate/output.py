@@ -15,7 +15,8 @@ file              content
                   question, ``status`` ``pending``; edit it and run ``ragexam review apply``
 ================  ==============================================================================
 
-Every file is written to a temporary name and renamed, so a killed run never leaves half a file.
+Every file is written to a temporary name and renamed (nothing is left behind when writing fails), so a
+killed run never leaves half a file.
 The set and the rejects depend only on the corpus, the settings and the model's replies (no clock,
 no counts of this run), so a resumed run writes them byte for byte as an uninterrupted one would.
 """
@@ -25,7 +26,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Any, Dict, List, Union
@@ -62,12 +62,12 @@ def check_outputs(out: Union[str, Path]) -> Dict[str, Path]:
     return paths
 
 
-def _write(path: Path, text: str, encoding: str = "utf-8") -> None:
+def _write(path: Path, text: str) -> None:
+    """Atomically (:func:`ragexam.storage.runfolder.write_text`), creating the folder."""
+    from ragexam.storage.runfolder import write_text
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding=encoding, newline="") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    write_text(path, text)
 
 
 def _jsonl(rows: List[Dict[str, Any]]) -> str:
@@ -185,5 +185,5 @@ def write_outputs(result: Any, out: Union[str, Path]) -> Dict[str, Path]:
     _write(paths["qa"], _jsonl(result.records))
     _write(paths["rejects"], _jsonl(result.rejects))
     _write(paths["card"], json.dumps(result.card, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
-    _write(paths["review"], _review_rows(result.records), encoding="utf-8-sig")
+    _write(paths["review"], "\ufeff" + _review_rows(result.records))  # with a BOM: Excel then reads UTF-8
     return paths
