@@ -394,3 +394,32 @@ def test_an_empty_reply_retires_the_passage_for_that_kind(stub, corpus, tmp_path
     assert asked == {"d1": 1, "d2": 2, "d3": 2, "d4": 2}  # never twice after an empty reply, and no retry of it
     assert Counter(r["reason"] for r in res.rejects) == {"no_questions": 4}
     assert len(res.records) == 3 and res.card["stopped"] == "pass 2 kept no question"
+
+
+def test_two_document_questions_are_typed_multi_only_when_their_evidence_needs_both(stub, corpus, tmp_path):
+    def script(req):
+        a, b = req.doc_ids
+        both = item(GOOD[a][0]["question"].rstrip("?") + ", 그리고 " + GOOD[b][0]["question"], "둘 다 문서대로 합니다.",
+                    GOOD[a][0]["evidence"] + GOOD[b][0]["evidence"], "multi")
+        one = dict(GOOD[a][0], type="multi")  # the model says multi; its evidence is in one document
+        return {"questions": [both, one]}
+
+    stub.script = script
+    res = run(stub, corpus, tmp_path, n=50, mix="multi=1", per_call=10, max_passes=1)
+    bodies = stub.generation_bodies()
+    assert bodies and all(len(parse_generation_(b).doc_ids) == 2 for b in bodies)
+    by_q = {r["question"]: r for r in res.records}
+    multi = [r for r in res.records if r["type"] == "multi"]
+    assert multi and all(", 그리고 " in r["question"] for r in multi)
+    assert all(len(r["relevant_doc_ids"]) == 2 and len(r["evidence"]) == 2 for r in multi)
+    single = [r for r in by_q.values() if r["type"] != "multi"]
+    assert single and all(r["type"] in ("meaning", "lexical") and len(r["relevant_doc_ids"]) == 1
+                          and r["metadata"]["generation"]["model_type"] == "multi" for r in single)
+    assert res.card["mix"]["multi"]["achieved"] == len(multi)
+    assert set(r["reason"] for r in res.rejects) <= {"duplicate"}  # pairs seen twice give the same question
+
+
+def parse_generation_(body):
+    from qgen_stub import parse_generation
+
+    return parse_generation(body)
