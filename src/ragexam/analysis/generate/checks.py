@@ -102,13 +102,23 @@ class CorpusFacts:
     script: str
     foreign: FrozenSet[str]
 
-    @classmethod
-    def build(cls, documents: Sequence[Any], language: str = "auto") -> "CorpusFacts":
+    @staticmethod
+    def sample(documents: Sequence[Any]) -> List[str]:
+        """What language and script are detected from: the first 2,000 characters of the first 200 documents."""
+        return [d.content[:2000] for d in list(documents)[:200]]
+
+    @staticmethod
+    def detect_language(documents: Sequence[Any]) -> str:
+        """``ko`` or ``en`` (:func:`ragexam.metrics.judge.prompts.detect_language` of :meth:`sample`)."""
         from ragexam.metrics.judge.prompts import detect_language
 
+        return detect_language(CorpusFacts.sample(documents))
+
+    @classmethod
+    def build(cls, documents: Sequence[Any], language: str = "auto") -> "CorpusFacts":
         docs = list(documents)
-        sample = [d.content[:2000] for d in docs[:200]]
-        lang = language if language != "auto" else detect_language(sample)
+        sample = cls.sample(docs)
+        lang = language if language != "auto" else cls.detect_language(docs)
         script = M.main_script(sample)
         foreign = M.foreign_vocabulary((d.content for d in docs), script) if script != "latin" else frozenset()
         return cls(CorpusText(docs), {d.doc_id: d.content for d in docs}, lang, script, foreign)

@@ -316,26 +316,15 @@ class Generator:
         self.price = price_for(self.client.model, self.client.endpoint, settings.price)
         jsettings = settings.replace(model=judge_model or settings.model, temperature=0.0, max_tokens=None)
         self.progress = progress
-        self.facts = C.CorpusFacts.build(self.corpus.documents, config.language)
-        self.language = self.facts.language
-        self.corpus_text = self.facts.corpus_text
-        self.contents = self.facts.contents
-        self.script = self.facts.script
-        self.foreign = self.facts.foreign
+        # cheap checks first: a bad mix, prompt file or budget fails before the corpus is analysed
+        self.language = config.language if config.language != "auto" else \
+            C.CorpusFacts.detect_language(self.corpus.documents)
         self.judge = Judge(settings=jsettings, max_attempts=config.max_attempts, language=self.language)
         self.prompts: PromptSet = load_prompts(self.language, config.prompt, config.kinds)
-        known = self.prompts.kinds
-        self.mix = parse_mix(config.mix, known)
+        self.mix = parse_mix(config.mix, self.prompts.kinds)
         check_kinds(self.mix, len(self.corpus))
         self.targets = targets(self.mix, config.n)
-        self.sections = build_sections(self.corpus.documents, config.section_chars)
-        if not self.sections:
-            raise InputError("every document is blank; nothing to generate from", source=str(self.corpus.source))
-        self.by_sid = {s.sid: s for s in self.sections}
-        self.titles = self._titles()
-        self._retriever = None
-        self._pairs: Optional[Pairs] = None
-        if self.budget_needs_price and self._price_pair() is None:
+        if config.budget is not None and self._price_pair() is None:
             raise InputError(f"--budget needs a price, and none is known for {self.client.model!r} at "
                              f"{self.client.endpoint}; pass --price IN,OUT (USD per 1M tokens)", source="--budget",
                              field="budget")
@@ -343,12 +332,20 @@ class Generator:
             self.signature()
         except ValueError as err:
             raise InputError(f"received {settings.model!r}: {err}", source="--model", field="model") from None
+        self.facts = C.CorpusFacts.build(self.corpus.documents, self.language)
+        self.corpus_text = self.facts.corpus_text
+        self.contents = self.facts.contents
+        self.script = self.facts.script
+        self.foreign = self.facts.foreign
+        self.sections = build_sections(self.corpus.documents, config.section_chars)
+        if not self.sections:
+            raise InputError("every document is blank; nothing to generate from", source=str(self.corpus.source))
+        self.by_sid = {s.sid: s for s in self.sections}
+        self.titles = self._titles()
+        self._retriever = None
+        self._pairs: Optional[Pairs] = None
 
     # -- small helpers --------------------------------------------------------------------------------------
-    @property
-    def budget_needs_price(self) -> bool:
-        return self.config.budget is not None
-
     def _price_pair(self) -> Optional[Tuple[float, float]]:
         return self.price if self.price is not None and self.judge.price is not None else None
 
