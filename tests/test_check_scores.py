@@ -62,7 +62,7 @@ def test_judge_metric_floor_on_a_score_folder_and_a_recorded_score(stub, tmp_pat
         (low,) = check_run(run, [parse_floor("answer_correctness=3.5")], pipeline="P2")
         ci = stats.bootstrap_ci(judged, n_resamples=2000, seed=stats.DEFAULT_SEED)
         assert (low.ci_low, low.ci_high, low.n) == (ci.low, ci.high, 5) and low.value == ci.low
-        assert low.interval == "bootstrap of the mean" and low.passed == (ci.low >= 3.5)
+        assert low.interval == "bootstrap of the mean (recorded)" and low.passed == (ci.low >= 3.5)
     code, text, _ = cli(["check", out, "--min", "answer_correctness=3.5", "--point", "-p", "P2"], capsys)
     assert code == 0 and "PASS answer_correctness >= 3.5: mean 4.200" in text and "judged 5 of 6" in text
     code, text, _ = cli(["check", recorded.run_id, "--history", hist, "--min", "answer_correctness=4.5",

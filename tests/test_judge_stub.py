@@ -9,7 +9,7 @@ bad_json        prose without JSON, every time
 bad_json_once   prose the first time, then a valid reply
 truncated       a cut JSON with finish_reason "length", every time
 range           scores out of range (7), every time
-count           one score too few, every time
+count           one score too few (context relevance, context precision), every time
 refusal         message.refusal set, content null
 text_refusal    "I'm sorry, I can't help with that."
 r429_once       HTTP 429 (Retry-After: 0), then a valid reply
@@ -23,8 +23,20 @@ incorrect       answer_correctness verdict incorrect (1); abstention "answered"
 not_json        HTTP 200 whose body is not JSON (a proxy's error page), every time
 key_in_reply    a valid reply whose reasoning quotes the API key (from the Authorization header)
 flip            answer_correctness 5 on the first call of a conversation, 3 on the second, ...;
-                context relevance [5, 1, ...] then [4, 1, ..., 2] (repeat tests)
+                context relevance [5, 1, ...] then [4, 1, ..., 2]; answer_relevancy 5 then 3;
+                context precision [T, F, ...] then [F, T, ...]; a custom rubric 4 then 2 (repeat tests)
+flip3           like flip, but the verdict changes only on every third call (3 repeats: 2 vs 1)
+declined        answer_relevancy "declined" with a null score
+band            answer_relevancy "relevant" with score 2 (a band mismatch), every time
+empty           context_recall with "statements": [], every time
+complete        context_recall with every statement supported
+first           pairwise: always "1" (a judge with position bias)
+tie             pairwise: always "tie"
 =============== ===========================================================================
+
+Pairwise without a scenario: the answer that contains ``[[good]]`` wins ("1" or "2" by where it
+is), "tie" when neither or both do.  A custom rubric (``Grade the material below by the criteria``)
+gets score 4, or 9 (outside any scale) with scenario ``range``.
 
 ``stub.reject_response_format = True`` makes every request with ``response_format`` fail with
 HTTP 400 (like an endpoint that does not support it).  ``stub.block_after = N`` makes
@@ -46,12 +58,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 API_KEY = "sk-test-JUDGE-SECRET-9f3a7c"
 
-_METRIC_MARKERS = (
-    ("context_relevance", ("질문과 검색된 컨텍스트의 관련성을", "Rate how relevant each retrieved context")),
-    ("faithfulness", ("답변의 내용이 검색된 컨텍스트에 근거하는지", "Judge whether the answer is grounded")),
-    ("answer_correctness", ("답변이 정답과 일치하는지", "Judge whether the answer agrees")),
-    ("abstention", ("문서 밖 질문", "out-of-corpus question")),
-)
+from ragexam.testing.stub import _MARKERS  # noqa: E402 (the judge's prompts, recognized once)
+
+_METRIC_MARKERS = _MARKERS + (("custom", ("아래 평가 기준으로 채점하세요", "Grade the material below by the criteria")),)
 
 
 def metric_of(body: dict) -> str:
@@ -73,8 +82,26 @@ def n_contexts(body: dict) -> int:
     return len(re.findall(r"^\[(?:컨텍스트|Context) \d+\] : ", user, re.M))
 
 
-def good_reply(metric: str, n: int, scenario: str = "good", seen: int = 1) -> dict:
-    if scenario == "flip" and seen % 2 == 0:
+def _pair_winner(user: str, scenario: str) -> str:
+    if scenario == "first":
+        return "1"
+    if scenario == "tie":
+        return "tie"
+    m = re.search(r"## (?:답변|Answer) 1\n(.*?)\n\n## (?:답변|Answer) 2\n(.*?)\n\n## ", user, re.S)
+    one, two = ("[[good]]" in m.group(1), "[[good]]" in m.group(2)) if m else (False, False)
+    return "1" if one and not two else "2" if two and not one else "tie"
+
+
+def good_reply(metric: str, n: int, scenario: str = "good", seen: int = 1, user: str = "") -> dict:
+    flipped = (scenario == "flip" and seen % 2 == 0) or (scenario == "flip3" and seen % 3 == 0)
+    if flipped:
+        if metric == "answer_relevancy":
+            return {"reasoning": "r", "verdict": "partially_relevant", "score": 3}
+        if metric == "context_precision":
+            return {"reasoning": "r", "useful": [False] + [True] * (n - 1) if n > 1 else [False]}
+        if metric == "custom":
+            return {"reasoning": "r", "score": 2}
+    if flipped:
         if metric == "context_relevance":
             scores = [4] + [1] * (n - 2) + [2] if n > 1 else [4]
             return {"scores": scores, "average": round(sum(scores) / n, 2), "reasoning": "r"}
@@ -98,6 +125,26 @@ def good_reply(metric: str, n: int, scenario: str = "good", seen: int = 1) -> di
         return {"reasoning": "맞음", "verdict": "correct", "score": 5}
     if metric == "abstention":
         return {"reasoning": "r", "verdict": "answered" if scenario == "incorrect" else "abstained"}
+    if metric == "context_precision":
+        return {"reasoning": "r", "useful": [True] + [False] * (n - 1)}
+    if metric == "context_recall":
+        if scenario == "empty":
+            return {"reasoning": "r", "statements": []}
+        return {"reasoning": "r", "statements": [
+            {"statement": "진술 1", "supported": True, "context": 1},
+            {"statement": "진술 2", "supported": scenario == "complete", "context": 1 if scenario == "complete" else None}]}
+    if metric == "answer_relevancy":
+        if scenario == "declined":
+            return {"reasoning": "거절", "verdict": "declined", "score": None}
+        if scenario == "band":
+            return {"reasoning": "r", "verdict": "relevant", "score": 2}
+        if scenario == "incorrect":
+            return {"reasoning": "r", "verdict": "irrelevant", "score": 1}
+        return {"reasoning": "r", "verdict": "relevant", "score": 5}
+    if metric == "pairwise":
+        return {"reasoning": "r", "winner": _pair_winner(user, scenario)}
+    if metric == "custom":
+        return {"reasoning": "r", "score": 9 if scenario == "range" else 4}
     return {}
 
 
@@ -203,7 +250,7 @@ def make_handler(stub: Stub):
                 text = stub.answer_text(body) if stub.answer_text else "문서에 따르면 답은 이렇습니다."
                 return self._reply(200, completion(text))
             n_ctx = n_contexts(body)
-            good = json.dumps(good_reply(metric, n_ctx, scenario, seen), ensure_ascii=False)
+            good = json.dumps(good_reply(metric, n_ctx, scenario, seen, conv), ensure_ascii=False)
             prose = "Sure! Here is my grading." if "response_format" in body else f"Sure! Here it is: {good} Hope it helps."
             if scenario == "bad_json" or (scenario == "bad_json_once" and seen == 1):
                 return self._reply(200, completion("점수는 5점입니다. 아주 좋아요."))
@@ -215,6 +262,8 @@ def make_handler(stub: Stub):
             if scenario == "count" and metric == "context_relevance":
                 return self._reply(200, completion(json.dumps({"scores": [3] * (n_ctx - 1), "average": 3,
                                                                "reasoning": "x"})))
+            if scenario == "count" and metric == "context_precision":
+                return self._reply(200, completion(json.dumps({"reasoning": "x", "useful": [True] * (n_ctx - 1)})))
             if scenario == "refusal":
                 return self._reply(200, completion(None, refusal="I can't assist with that."))
             if scenario == "text_refusal":

@@ -28,7 +28,7 @@ def saved(tmp_path):
 def test_a_saved_run_reads_back_as_the_same_typed_rows(saved):
     res, out, _ = saved
     run = read_run_folder(out)
-    assert run.format == RUN_FORMAT == res.summary["format"] == "ragexam-run/2"
+    assert run.format == RUN_FORMAT == res.summary["format"] == "ragexam-run/3"
     assert run.summary == res.summary and run.per_question == res.per_question
     assert all(isinstance(r, RunRow) for r in run.per_question + res.per_question)
     row = run.row("fixed | paragraphs", "q4")
@@ -116,7 +116,7 @@ def test_incomplete_or_wrong_folders_say_what_is_wrong(saved, tmp_path):
         read_run_folder(out)
     with pytest.raises(InputError, match="without summary.json"):
         read_run_folder(tmp_path)
-    with pytest.raises(InputError, match="writes 'ragexam-run/2'"):
+    with pytest.raises(InputError, match="writes 'ragexam-run/3'"):
         write_run_folder(tmp_path / "x", dict(res.summary, format="ragexam-run/1"), res.per_question, [])
     bad = tmp_path / "bad"
     write_run_folder(bad, res.summary, res.per_question, [ChunkRecord("whole", "d1#0", "d1", 0, 3, "abc")])

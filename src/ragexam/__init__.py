@@ -10,7 +10,7 @@ from typing import Any
 
 from ragexam._version import __version__
 
-__all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics", "run", "RunResult", "plots",
+__all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics", "run", "grade", "RunResult", "plots",
            "generate", "generate_plan"]
 
 _LAZY = {
@@ -20,6 +20,7 @@ _LAZY = {
     "parse_metric": ("ragexam.metrics.ranking", "parse_metric"),
     "rank_metrics": ("ragexam.metrics.ranking", "rank_metrics"),
     "run": ("ragexam.analysis.run", "run"),
+    "grade": ("ragexam.analysis.run", "grade"),
     "RunResult": ("ragexam.analysis.run", "RunResult"),
     "generate": ("ragexam.analysis.generate.api", "generate"),
     "generate_plan": ("ragexam.analysis.generate.api", "plan"),

@@ -37,7 +37,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from ragexam.errors import InputError
 
-__all__ = ["evaluate_trec", "DEFAULT_EVAL_METRICS", "Coverage", "evidence_coverage", "text_metric_files",
+__all__ = ["evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
            "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
            "ScoreOutcome", "score", "AnswerOutcome", "answer", "AgreementOutcome", "judge_agreement",
            "read_segments"]
@@ -141,9 +141,36 @@ def text_metric_files(refs: PathLike, hyps: PathLike, metric: str, **options: An
 
 # -- retrieval runs -------------------------------------------------------------------------------------------
 
-#: ``ragexam demo``: the bundled Korean helpdesk set, three retrievers, every other setting at its default
+#: ``ragexam demo``: the bundled Korean helpdesk set, three retrievers and a rerank stage (offline: e5 rescoring
+#: BM25's top 20), every other setting at its default
 DEMO_SETTINGS: Mapping[str, Any] = {"corpus": "it_helpdesk", "qa": "it_helpdesk",
-                                    "retrievers": ("bm25", "dense", "hybrid:bm25+dense")}
+                                    "retrievers": ("bm25", "dense", "hybrid:bm25+dense", "bm25>rerank:dense")}
+
+
+def pipeline_options(headers: Optional[Sequence[str]] = None, split: Optional[str] = None,
+                     base_url: Optional[str] = None, api_key: Optional[str] = None,
+                     price: Optional[str] = None) -> Dict[str, Any]:
+    """The run keywords of the pipeline options: ``headers`` from ``"Name: value"`` strings (``--header``),
+    the BEIR ``split``, and the :class:`~ragexam.llm.settings.LLMSettings` of ``rerank:llm`` stages (their model
+    comes from the spec) when an endpoint, key or price is given; only the ones given."""
+    out: Dict[str, Any] = {}
+    if headers:
+        parsed = {}
+        for h in headers:
+            name, colon, value = h.partition(":")
+            if not colon or not name.strip():
+                raise InputError(f"received {h.split(':', 1)[0][:30]!r}...; expected 'Name: value', e.g. "
+                                 "'Authorization: Bearer ...'.", source="--header", field="header")
+            parsed[name.strip()] = value.strip()
+        out["headers"] = parsed
+    if split is not None:
+        out["split"] = split
+    if base_url is not None or api_key is not None or price is not None:
+        from ragexam.llm.cost import parse_price
+        from ragexam.llm.settings import LLMSettings
+
+        out["llm"] = LLMSettings("rerank", base_url=base_url, api_key=api_key, price=parse_price(price))
+    return out
 
 
 @dataclass
@@ -189,11 +216,11 @@ def run_exam(settings: Mapping[str, Any], *, out: Optional[PathLike] = None, rep
 
     _check_outputs(out=out, report=report, history=history, record=record)
     settings = dict(settings)
-    for key in ("corpus", "qa"):
-        if settings.get(key) is None:
-            raise InputError(f"no {key} given; pass --{key} PATH_OR_NAME (or set {key} in the --config file).",
-                             source="ragexam run", field=key)
-    result = _run(settings.pop("corpus"), settings.pop("qa"), progress=progress, **settings)
+    # the corpus is needed by ragexam's own retrievers only: run() says so, naming the retriever
+    if settings.get("qa") is None:
+        raise InputError("no qa given; pass --qa PATH_OR_NAME (or set qa in the --config file).",
+                         source="ragexam run", field="qa")
+    result = _run(settings.pop("corpus", None), settings.pop("qa"), progress=progress, **settings)
     outcome = RunOutcome(result, out=Path(out) if out is not None else None)
     if out is not None:
         result.save(out)
@@ -301,18 +328,54 @@ def _judge(settings: Any, **options: Any):
     return Judge(settings=settings, **options)
 
 
+def pairwise(qa: Any, answers: Any, judge: Any, *, a: str, b: str, repeat: int = 1, max_attempts: int = 3,
+             judge_lang: str = "auto", retry_unjudged: bool = False, dry_run: bool = False,
+             out: Optional[PathLike] = None, progress: Progress = None):
+    """Judge pipeline ``b``'s answers against pipeline ``a``'s, both orders per pair
+    (:func:`ragexam.analysis.pairwise.pairwise_answers`); ``judge`` is an :class:`~ragexam.llm.settings.LLMSettings`.
+    Returns the :class:`~ragexam.metrics.judge.JudgePlan` with ``dry_run``, else the
+    :class:`~ragexam.metrics.judge.PairwiseRun` (written as JSON to ``out``, checked before any call)."""
+    from ragexam.analysis.answers import load_answers
+    from ragexam.analysis.pairwise import pairwise_answers, pairwise_pairs
+    from ragexam.data.loaders import load_qa
+    from ragexam.metrics.judge.pairwise import pair_items
+
+    if out is not None:
+        from ragexam.storage.paths import check_output_file
+
+        check_output_file(out, option="--out")
+    questions = load_qa(qa)
+    records = load_answers(answers)
+    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, retry_unjudged=retry_unjudged)
+    if dry_run:
+        pairs = pairwise_pairs(questions, records, a, b, answers_source=str(answers))
+        return jd.plan(None, {"pairwise": pair_items(pairs)}, repeat=repeat)
+    pr = pairwise_answers(questions, records, jd, a=a, b=b, repeat=repeat, answers_source=str(answers),
+                          progress=progress)
+    if out is not None:
+        import json
+
+        from ragexam.storage.runfolder import write_text
+
+        write_text(Path(out), json.dumps(pr.to_dict(), ensure_ascii=False, indent=2) + "\n")
+    return pr
+
+
 def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Optional[str] = None,
           corpus: Any = None, miss_k: Optional[int] = None, correct_if: Optional[str] = None,
           abstain_phrases: Optional[PathLike] = None, bleu_tokenize: str = "auto", judge: Any = None,
           metrics: Optional[Sequence[str]] = None, repeat: int = 1, max_attempts: int = 3,
           judge_lang: str = "auto", retry_unjudged: bool = False, min_coverage: Optional[float] = None,
           dry_run: bool = False, out: Optional[PathLike] = None, report: Optional[PathLike] = None,
-          history: Optional[PathLike] = None, record: bool = True, progress: Progress = None) -> ScoreOutcome:
+          history: Optional[PathLike] = None, record: bool = True, progress: Progress = None,
+          rubrics: Sequence[PathLike] = ()) -> ScoreOutcome:
     """Score generated ``answers`` to the questions of ``qa``: text metrics against ``ground_truth``, the LLM
     judge when ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) is given, and the stage that lost each
     answer when ``run`` (a run folder) is given; see :func:`ragexam.analysis.scoring.score_answers`.  Writes the
     score folder ``out``, the run's HTML ``report`` with the answers, and the history record; every output path
-    is checked before any judge call."""
+    is checked before any judge call.  ``rubrics``: custom rubric files (docs/judge.md), judged metrics named by
+    their files; without ``metrics`` the judge grades :data:`~ragexam.metrics.judge.prompts.DEFAULT_METRICS` and
+    every rubric."""
     from ragexam.analysis.answers import load_answers
     from ragexam.analysis.scoring import check_min_coverage, plan_judging, prepare_rows, save_score, score_answers
     from ragexam.analysis.verdicts import load_phrases, parse_correct_if
@@ -329,7 +392,7 @@ def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Op
         if judge is None:
             raise InputError("--min-coverage applies to an LLM judge; pass --judge-model too", source="ragexam score",
                              field="min_coverage")
-    if judge is None and (dry_run or metrics or repeat != 1):
+    if judge is None and (dry_run or metrics or repeat != 1 or rubrics):
         raise InputError("needs --judge-model (the judge options apply to an LLM judge)", source="ragexam score",
                          field="judge_model")
     questions = load_qa(qa)
@@ -343,15 +406,21 @@ def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Op
             phrases = load_phrases(path.read_text(encoding="utf-8").splitlines(), source=str(path))
         except OSError as err:
             raise InputError(f"cannot read: {err.strerror or err}", source=str(path), field="abstain_phrases") from None
-    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, retry_unjudged=retry_unjudged) \
-        if judge is not None else None
+    jd = None
+    if judge is not None:
+        from ragexam.metrics.judge import load_rubric
+
+        jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, retry_unjudged=retry_unjudged,
+                    custom=[load_rubric(r) for r in rubrics or ()])
+        if not metrics:
+            from ragexam.metrics.judge.prompts import DEFAULT_METRICS
+
+            metrics = list(DEFAULT_METRICS) + list(jd.custom)
     notes: List[str] = []
     rows = prepare_rows(questions, records, answers_source=str(answers), run=run_info, pipeline=pipeline, k=miss_k,
                         corpus=corpus, notes=notes)
     if dry_run:
-        from ragexam.metrics.judge.prompts import METRICS
-
-        return ScoreOutcome(plan=plan_judging(rows, jd, list(metrics or METRICS), repeat=repeat))
+        return ScoreOutcome(plan=plan_judging(rows, jd, list(metrics), repeat=repeat))
     rep = score_answers(questions, records, answers_source=str(answers), run=run_info, pipeline=pipeline, k=miss_k,
                         corpus=corpus, judge=jd, judge_metrics=list(metrics) if metrics else None, repeat=repeat,
                         correct_if=cond, abstain_phrases=phrases, bleu_tokenize=bleu_tokenize, rows=rows,

@@ -14,11 +14,12 @@ from typing import List, Optional
 import typer
 
 from ragexam.cli_options import (ApiKey, BaseUrl, BootSeed, CacheDir, Chunkers, commas, Concurrency, ConfigFile,
-                                 console, CorpusOpt, Cutoffs, Depth, DryRun, Group, HistoryOpt, Hyps, IgnorePunct,
-                                 JsonOut, JUDGE_METRICS, JudgeLang, llm_settings, LlmSeed, Lowercase, MaxAttempts,
-                                 MaxRetries, MaxTokens, MissK, NoCache, NoHistory, notes, Overlap, Permutations,
-                                 Price, print_json, progress, QaOpt, Refs, Relevance, ReportOpt, Resamples,
-                                 ResponseFormat, Retrievers, RunOut, Temperature, Timeout)
+                                 console, ConvertOut, ConvertTo, CorpusOpt, Cutoffs, Depth, DryRun, Group, Headers,
+                                 HistoryOpt, Hyps, IgnorePunct, JsonOut, JUDGE_METRICS, JudgeLang, llm_settings,
+                                 LlmSeed, Lowercase, MaxAttempts, MaxRetries, MaxTokens, MissK, NoCache, NoHistory,
+                                 notes, Overlap, Permutations, Price, print_json, progress, QaOpt, Queries, Refs,
+                                 Relevance, ReportOpt, Resamples, ResponseFormat, Retrieved, Retrievers, RunOut,
+                                 Split, Temperature, Timeout)
 
 app = typer.Typer(name="ragexam", help="Grade retrieval-augmented generation pipelines like a mock exam.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, cls=Group)
@@ -198,27 +199,46 @@ def run_cmd(
     json_out: JsonOut = False, seed: BootSeed = None, config: ConfigFile = None,
     ignore_punctuation: IgnorePunct = None, overlap: Overlap = None, n_resamples: Resamples = None,
     n_permutations: Permutations = None, report: ReportOpt = None, history: HistoryOpt = None,
-    no_history: NoHistory = False,
+    no_history: NoHistory = False, retrieved: Retrieved = None, header: Headers = None, split: Split = None,
+    base_url: BaseUrl = None, api_key: ApiKey = None, price: Price = None,
 ) -> None:
-    """Grade retriever x chunker pipelines on a question set: metrics with 95% intervals, the P/R/F sweep,
-    results per question type, paired comparisons with the first pipeline, and the missed questions."""
+    """Grade retrieval pipelines on a question set -- ragexam's retriever x chunker, your results files
+    (--retrieved), your search service (-r http:URL), with rerank stages: metrics with 95% intervals, the P/R/F
+    sweep, per question type, paired comparisons with the first pipeline, the missed questions."""
     from ragexam.analysis.run_config import load_config_file, merge_settings
+    from ragexam.api import pipeline_options
 
     settings = merge_settings(load_config_file(config) if config is not None else {}, {
         "corpus": corpus, "qa": qa, "retrievers": retriever or None, "chunkers": commas(chunker),
         "relevance": relevance, "k": k or None, "depth": depth, "miss_k": miss_k, "seed": seed,
         "n_resamples": n_resamples, "n_permutations": n_permutations, "ignore_punctuation": ignore_punctuation,
-        "overlap": overlap, "out": str(out) if out is not None else None})
+        "overlap": overlap, "retrieved": retrieved or None, "out": str(out) if out is not None else None,
+        **pipeline_options(header, split, base_url, api_key, price)})
     out = settings.pop("out", None)
     _execute_run(settings, out=out, json_out=json_out, report=report, history=history, no_history=no_history)
+
+
+app.command("grade", help="Grade your own pipeline: `ragexam grade --qa QA --retrieved results.jsonl [--retrieved "
+            "other.jsonl]` (the corpus is optional). The same options and output as `run`.")(run_cmd)
+
+
+@app.command("convert")
+def convert_cmd(to: ConvertTo, out: ConvertOut, corpus: CorpusOpt = None, qa: QaOpt = None, queries: Queries = None,
+                split: Split = None, json_out: JsonOut = False) -> None:
+    """Convert between ragexam JSONL, BEIR folders and TREC qrels (ids with spaces are encoded in TREC files)."""
+    from ragexam.data.convert import convert
+
+    done = convert(to, out, corpus=corpus, qa=qa, queries=queries, split=split)
+    print_json(done.to_dict()) if json_out else notes(done.lines(), False)
 
 
 @app.command("demo")
 def demo_cmd(out: RunOut = None, json_out: JsonOut = False, report: ReportOpt = None, history: HistoryOpt = None,
              no_history: NoHistory = False) -> None:
-    """Grade bm25, dense and hybrid retrieval on the bundled Korean IT-helpdesk set, fully offline.
+    """Grade bm25, dense, hybrid and a rerank stage on the bundled Korean IT-helpdesk set, fully offline.
 
-    The same as `ragexam run --corpus it_helpdesk --qa it_helpdesk -r bm25 -r dense -r hybrid:bm25+dense`.
+    The same as `ragexam run --corpus it_helpdesk --qa it_helpdesk -r bm25 -r dense -r hybrid:bm25+dense
+    -r 'bm25>rerank:dense'`.
     """
     from ragexam.api import DEMO_SETTINGS
 
@@ -362,8 +382,14 @@ def score_cmd(
                                                                           "endpoint (e.g. gpt-4o-mini)."),
     base_url: BaseUrl = None, api_key: ApiKey = None,
     metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=f"Judge metric, repeatable: "
-                                                                            f"{JUDGE_METRICS} (default: all)."),
-    repeat: int = typer.Option(1, "--repeat", help="Judge every item N times and report the judge's agreement."),
+                                                                            f"{JUDGE_METRICS} (default: "
+                                                                            "context_relevance, faithfulness, "
+                                                                            "answer_correctness, abstention and every "
+                                                                            "--rubric)."),
+    rubric: Optional[List[Path]] = typer.Option(None, "--rubric", help="A custom rubric file (.json/.yaml, "
+                                                "docs/judge.md): a judged metric named in the file; repeatable."),
+    repeat: int = typer.Option(1, "--repeat", help="Judge every item N times: the canonical verdict is the majority "
+                                                   "(ties to the worse), with the flip share and agreement."),
     concurrency: Concurrency = 4, temperature: Temperature = 0.0, max_tokens: MaxTokens = None,
     seed: LlmSeed = None, timeout: Timeout = 60.0, max_attempts: MaxAttempts = 3, max_retries: MaxRetries = 4,
     response_format: ResponseFormat = "auto", judge_lang: JudgeLang = "auto", cache_dir: CacheDir = None,
@@ -391,7 +417,8 @@ def score_cmd(
                 abstain_phrases=abstain_phrases, bleu_tokenize=bleu_tokenize, judge=judge, metrics=commas(metric),
                 repeat=repeat, max_attempts=max_attempts, judge_lang=judge_lang, retry_unjudged=retry_unjudged,
                 min_coverage=min_coverage, dry_run=dry_run, out=out, report=report, history=history,
-                record=not no_history, progress=progress("judging") if not json_out else None)
+                record=not no_history, progress=progress("judging") if not json_out else None,
+                rubrics=rubric or ())
     from ragexam.report.console_score import print_plan, print_score
 
     if res.plan is not None:
@@ -437,6 +464,45 @@ def answer_cmd(
     print_answer_outcome(res, console())
     if res.failed:
         raise typer.Exit(1)
+
+
+@app.command("pairwise")
+def pairwise_cmd(
+    qa: str = typer.Option(..., "--qa", help="Question set (JSONL) or a bundled name."),
+    answers: str = typer.Option(..., "--answers", help="Answers JSONL with a 'pipeline' field holding both pipelines."),
+    a: str = typer.Option(..., "--a", help="Pipeline A (the baseline)."),
+    b: str = typer.Option(..., "--b", help="Pipeline B (the candidate)."),
+    judge_model: str = typer.Option(..., "--judge-model", help="Judge model on an OpenAI-compatible endpoint."),
+    base_url: BaseUrl = None, api_key: ApiKey = None,
+    repeat: int = typer.Option(1, "--repeat", help="Ask each order N times (each order's winner: the majority)."),
+    concurrency: Concurrency = 4, temperature: Temperature = 0.0, max_tokens: MaxTokens = None,
+    seed: LlmSeed = None, timeout: Timeout = 60.0, max_attempts: MaxAttempts = 3, max_retries: MaxRetries = 4,
+    response_format: ResponseFormat = "auto", judge_lang: JudgeLang = "auto", cache_dir: CacheDir = None,
+    no_cache: NoCache = False,
+    retry_unjudged: bool = typer.Option(False, "--retry-unjudged", help="Re-judge cached unjudged results."),
+    price: Price = None, dry_run: DryRun = False,
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the pairs and the summary as JSON to FILE."),
+    json_out: JsonOut = False,
+    list_n: int = typer.Option(10, "--list", help="List up to N inconsistent pairs (0: none)."),
+) -> None:
+    """Judge two pipelines' answers to the same questions side by side, in both orders: a verdict counts only
+    when both orders agree (docs/judge.md)."""
+    from ragexam.api import pairwise
+    from ragexam.report.console_judge import print_pairwise
+    from ragexam.report.console_score import print_plan
+
+    settings = llm_settings(judge_model, base_url, api_key, concurrency=concurrency, temperature=temperature,
+                            max_tokens=max_tokens, seed=seed, timeout=timeout, max_retries=max_retries,
+                            cache_dir=cache_dir, no_cache=no_cache, price=price, response_format=response_format)
+    res = pairwise(qa, answers, settings, a=a, b=b, repeat=repeat, max_attempts=max_attempts, judge_lang=judge_lang,
+                   retry_unjudged=retry_unjudged, dry_run=dry_run, out=out,
+                   progress=progress("judging") if not json_out else None)
+    if dry_run:
+        return print_json(res.to_dict()) if json_out else print_plan(res, console())
+    if json_out:
+        print_json(res.to_dict())
+    else:
+        print_pairwise(res.to_dict(), console(), list_n=list_n)
 
 
 @app.command("judge-agreement")

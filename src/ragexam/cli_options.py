@@ -86,8 +86,8 @@ HistoryOpt = Annotated[Optional[Path], typer.Option("--history", help=_HISTORY_H
 NoHistory = Annotated[bool, typer.Option("--no-history", help="Do not record this in the history database.")]
 ReportOpt = Annotated[Optional[Path], typer.Option("--report", help="Also write the self-contained HTML report "
                                                                     "to FILE.html.")]
-CorpusOpt = Annotated[Optional[str], typer.Option("--corpus", help="Corpus file (JSONL or .csv) or a bundled name "
-                                                                   "(it_helpdesk, ai_concepts).")]
+CorpusOpt = Annotated[Optional[str], typer.Option("--corpus", help="Corpus file (JSONL or .csv), a BEIR folder or a "
+                                                                   "bundled name (it_helpdesk, ai_concepts).")]
 RunDir = Annotated[Optional[Path], typer.Option("--run", help="Folder of `ragexam run --out DIR`.")]
 # the LLM endpoint (ragexam.llm.settings.LLMSettings)
 BaseUrl = Annotated[Optional[str], typer.Option("--base-url", help="Endpoint root, e.g. http://localhost:11434/v1 "
@@ -110,7 +110,8 @@ Price = Annotated[Optional[str], typer.Option("--price", help="USD per 1M tokens
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the calls and estimated tokens and cost; send "
                                                         "nothing.")]
 # the judge
-JUDGE_METRICS = "context_relevance, faithfulness, answer_correctness, abstention"
+JUDGE_METRICS = ("context_relevance, context_precision, context_recall, faithfulness, answer_relevancy, "
+                 "answer_correctness, abstention, or a --rubric file's name")
 MaxAttempts = Annotated[int, typer.Option("--max-attempts", help="Replies per judgment before it is unjudged.")]
 JudgeLang = Annotated[str, typer.Option("--judge-lang", help="Prompt language: auto (Hangul share), ko, en.")]
 
@@ -128,10 +129,25 @@ def llm_settings(model: str, base_url, api_key, *, concurrency, temperature, max
 
 
 # `run` (and the commands that grade retrieval like it)
-QaOpt = Annotated[Optional[str], typer.Option("--qa", help="Question set (JSONL) or a bundled name.")]
+QaOpt = Annotated[Optional[str], typer.Option("--qa", help="Question set (JSONL), a BEIR folder or a bundled name.")]
 Retrievers = Annotated[Optional[List[str]], typer.Option(
     "--retriever", "-r", help="Retriever spec, repeatable; the first is the baseline. bm25, bm25:whitespace, dense, "
-    "dense:st:MODEL, dense:openai:MODEL, hybrid:bm25+dense. Default: bm25 and dense.")]
+    "dense:st:MODEL, dense:openai:MODEL, hybrid:bm25+dense, http:URL (your search service), and any of them "
+    "followed by a rerank stage: 'bm25>rerank:dense', '>rerank:http:URL', '>rerank:llm:MODEL', '>rerank:st:MODEL' "
+    "(?top=N). Default: bm25 and dense (none with --retrieved).")]
+Retrieved = Annotated[Optional[List[str]], typer.Option(
+    "--retrieved", help="Results file of your own pipeline (JSONL: query_id, pipeline?, contexts in rank order), "
+    "repeatable; 'FILE>rerank:...' reranks it. Graded on the texts it returned.")]
+Headers = Annotated[Optional[List[str]], typer.Option(
+    "--header", help="HTTP header 'Name: value' sent to http: retrievers and rerank:http (repeatable); never "
+    "stored or printed.")]
+Split = Annotated[Optional[str], typer.Option("--split", help="Qrels split of a BEIR folder (default test).")]
+# `convert`
+ConvertTo = Annotated[str, typer.Option(..., "--to", help="ragexam, beir or trec.")]
+ConvertOut = Annotated[Path, typer.Option(..., "--out", help="Folder to write (ragexam, beir) or the qrels file "
+                                                             "(trec).")]
+Queries = Annotated[Optional[Path], typer.Option("--queries", help="With a qrels file as --qa: its queries (BEIR "
+                                                                   "queries.jsonl, or id<TAB>text lines).")]
 Chunkers = Annotated[Optional[List[str]], typer.Option(
     "--chunker", "-c", help="Chunker spec, repeatable (or comma-separated): whole, chars:SIZE:OVERLAP, "
     "sentences[:SIZE], paragraphs[:SIZE]. Default: paragraphs:400 (whole sentences, fits e5's 512 tokens).")]

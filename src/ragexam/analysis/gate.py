@@ -8,7 +8,8 @@ not pass a weak pipeline.  Each pipeline of the run is checked (or the one named
 ``RUN`` is a retrieval run (a ``ragexam run --out`` folder or a recorded run) or a score (a
 ``ragexam score --out`` folder or a recorded score).  Where the interval comes from:
 
-* the run's own ``ci95`` when it has one (retrieval runs);
+* the run's own ``ci95`` when it has one (retrieval runs; a score's judge metrics and pass rates
+  ``<metric>_pass``, bootstrapped over the judged items with the same seed and resamples as below);
 * otherwise a percentile bootstrap over the per-question (per-answer) values, with the run's
   ``seed`` and ``n_resamples`` (default 12345 and 2000), :mod:`ragexam.stats.bootstrap`:
 
@@ -57,7 +58,9 @@ class GateResult:
     lower bound (``basis == "ci95 lower bound"``) or the mean (``basis == "mean"``); it is ``None``
     (and the floor fails) when nothing was judged.  ``n`` is the number of values the interval
     was computed from; ``judged``/``judgeable`` the coverage of a judge metric; ``interval`` says
-    where the interval comes from (``run``, ``bootstrap of the mean``, ``corpus bootstrap``)."""
+    where the interval comes from (``run``, ``bootstrap of the mean (recorded)`` -- a score's judge
+    means and pass rates, bootstrapped over the judged items when it was scored --, ``bootstrap of
+    the mean``, ``corpus bootstrap``)."""
 
     pipeline: str
     metric: str
@@ -242,7 +245,8 @@ def check_run(run: RunData, floors: Sequence[Floor], *, pipeline: Optional[str] 
             if mean is None:
                 lo = hi = n = how = None
             elif isinstance(lo_hi, (list, tuple)) and len(lo_hi) == 2:
-                lo, hi, n, how = float(lo_hi[0]), float(lo_hi[1]), res.get("n"), "run"
+                lo, hi = float(lo_hi[0]), float(lo_hi[1])
+                n, how = (judged, "bootstrap of the mean (recorded)") if judged is not None else (res.get("n"), "run")
             else:
                 lo, hi, n, how = _interval(run, p, name, mean, point)
             value = mean if point else lo

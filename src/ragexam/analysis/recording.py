@@ -142,11 +142,17 @@ def score_answers_for_report(report: Any, pipelines: Optional[Sequence[str]] = N
 
 def score_report_summary(run_summary: Mapping[str, Any], report: Any) -> Dict[str, Any]:
     """A copy of the run's summary with ``attribution`` ``{pipeline: {type: {stage: count}}}``
-    from the score's attribution matrix (the pipelines the run has)."""
+    from the score's attribution matrix and, with a judge, the score's ``judge`` section (the pipelines
+    the run has)."""
     summary = dict(run_summary)
     att = report.attribution
     names = [p.get("name") for p in summary.get("pipelines") or [] if isinstance(p, Mapping)]
     summary["attribution"] = {p: att.matrix(p) for p in att.pipelines if p in names}
+    if report.judge_run is not None:  # the judge table of the report (means, pass rates, intervals)
+        judge = report.to_dict()["judge"]
+        judge["summary"] = {p: v for p, v in judge["summary"].items() if p in names}
+        judge["vs_evidence"] = {p: v for p, v in judge["vs_evidence"].items() if p in names}
+        summary["judge"] = judge
     return summary
 
 

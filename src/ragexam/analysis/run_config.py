@@ -11,7 +11,7 @@ A config file holds the same settings as the command-line flags, as one flat tab
 
 Keys (``-`` and ``_`` are interchangeable; the singular ``retriever``/``chunker`` of the flags
 are accepted too and may be a string or a list): ``corpus``, ``qa``, ``retrievers``,
-``chunkers``, ``relevance`` (``doc`` | ``evidence``), ``k`` (list of ints or ``"1,3,5"``),
+``chunkers``, ``retrieved`` (results files to grade, a path or a list), ``relevance`` (``doc`` | ``evidence``), ``k`` (list of ints or ``"1,3,5"``),
 ``depth``, ``miss_k``, ``seed``, ``n_resamples``, ``n_permutations``, ``ignore_punctuation``,
 ``overlap``, ``out``.  An unknown key is an :class:`~ragexam.errors.InputError` naming it and
 listing the valid keys; flags given on the command line override the file.  The format is
@@ -60,6 +60,7 @@ _KEY_ALIASES: Dict[str, Tuple[str, ...]] = {
     "qa": ("qa",),
     "retrievers": ("retrievers", "retriever"),
     "chunkers": ("chunkers", "chunker"),
+    "retrieved": ("retrieved",),
     "relevance": ("relevance",),
     "k": ("k",),
     "depth": ("depth",),
@@ -113,20 +114,20 @@ def parse_k(value: Union[int, str, Iterable[Any], None], source: str = "k") -> T
     return tuple(sorted(set(out)))
 
 
-def _str_list(value: Any, name: str, source: str) -> List[Any]:
+def _str_list(value: Any, name: str, source: str, *, allow_empty: bool = False) -> List[Any]:
     if isinstance(value, (str, Path)):
         return [value]
     if isinstance(value, Mapping) or not isinstance(value, Iterable):
         # a single retriever/chunker object
         return [value]
     items = list(value)
-    if not items:
+    if not items and not allow_empty:
         raise InputError(f"received an empty list; expected at least one {name[:-1]}.", source=source,
                          field=name)
     return items
 
 
-_CHECKED = ("retrievers", "chunkers", "relevance", "k", "depth", "miss_k", "seed", "n_resamples",
+_CHECKED = ("retrievers", "chunkers", "retrieved", "relevance", "k", "depth", "miss_k", "seed", "n_resamples",
             "n_permutations", "ignore_punctuation", "overlap")
 
 
@@ -136,9 +137,12 @@ def check_settings(values: Mapping[str, Any], source: str) -> Dict[str, Any]:
     Settings this function does not know (corpus, qa, out) pass through unchanged."""
     out = dict(values)
     if "retrievers" in out:
-        out["retrievers"] = _str_list(out["retrievers"], "retrievers", source)
+        out["retrievers"] = _str_list(out["retrievers"], "retrievers", source, allow_empty=True)
     if "chunkers" in out:
         out["chunkers"] = _str_list(out["chunkers"], "chunkers", source)
+    if "retrieved" in out:
+        out["retrieved"] = [] if out["retrieved"] is None else \
+            _str_list(out["retrieved"], "retrieved", source, allow_empty=True)
     from ragexam.data.relevance import MODES
 
     rel = out.get("relevance")
@@ -170,8 +174,9 @@ class RunConfig:
     """Every setting of one run (the ``config`` block of ``summary.json``).
 
     ``retrievers`` and ``chunkers`` hold spec strings or objects (a retriever: anything with
-    ``index(ids, texts)`` and ``search(queries, top_n)``; a chunker: a
-    :class:`~ragexam.data.chunking.Chunker`).  ``relevance`` ``None`` means "evidence when
+    ``index(ids, texts)`` and ``search(queries, top_n)``, or with ``retrieve(queries, top_n)``; a chunker:
+    a :class:`~ragexam.data.chunking.Chunker`); ``retrieved`` the results files to grade (paths or loaded
+    files).  At least one retriever or results file is needed.  ``relevance`` ``None`` means "evidence when
     the question set has evidence, else doc" (decided by :func:`ragexam.analysis.run.run`).
     """
 
@@ -188,11 +193,15 @@ class RunConfig:
     n_permutations: int = DEFAULT_N_PERMUTATIONS
     ignore_punctuation: bool = False
     overlap: Optional[float] = None
+    retrieved: List[Any] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         src = "run settings"
         for key, value in check_settings({f: getattr(self, f) for f in _CHECKED}, src).items():
             setattr(self, key, value)
+        if not self.retrievers and not self.retrieved:
+            raise InputError("received no retriever and no results file; expected at least one retriever (e.g. "
+                             "bm25) or a results file to grade (--retrieved).", source=src, field="retrievers")
         too_deep = [k for k in self.k if k > self.depth]
         if too_deep:
             raise InputError(f"cutoff k={too_deep[0]} is larger than the retrieval depth {self.depth}; "
@@ -204,8 +213,9 @@ class RunConfig:
     def to_dict(self, retriever_names: Sequence[str], chunker_names: Sequence[str]) -> Dict[str, Any]:
         """The ``config`` block of ``summary.json`` (objects appear under their names)."""
         return {
-            "corpus": _label(self.corpus), "qa": _label(self.qa),
+            "corpus": _label(self.corpus) if self.corpus is not None else None, "qa": _label(self.qa),
             "retrievers": list(retriever_names), "chunkers": list(chunker_names),
+            "retrieved": [_label(r) if not hasattr(r, "path") else str(r.path) for r in self.retrieved],
             "relevance": self.relevance, "k": list(self.k), "depth": self.depth, "miss_k": self.miss_k,
             "ignore_punctuation": self.ignore_punctuation, "overlap": self.overlap,
             "seed": self.seed, "n_resamples": self.n_resamples, "n_permutations": self.n_permutations,

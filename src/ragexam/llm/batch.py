@@ -174,6 +174,7 @@ def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, c
                 for k in res.busy:
                     waiting.setdefault(k, now)
                     waited_for.add(k)
+                waited_for.update(res.taken)  # a live owner's claim, stale or forced: taken over
                 for k in res.mine:
                     waiting.pop(k, None)
                     running[pool.submit(work, k)] = k

@@ -99,12 +99,15 @@ class ClaimResult:
     """The outcome of :meth:`LLMCache.claim` for each key asked about: ``done`` (a usable result
     is stored: key -> value), ``mine`` (claimed for the caller: make the call), ``busy`` (a live
     owner is making it: key -> that owner's ``started`` time), ``later`` (free, but over the
-    caller's ``limit``: not claimed)."""
+    caller's ``limit``: not claimed); ``taken`` lists the keys of ``mine`` that a live owner had claimed
+    longer than ``stale_after`` ago, or that were forced: calls taken over from another process (a dead
+    owner's claim is not counted)."""
 
     done: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     mine: List[str] = field(default_factory=list)
     busy: Dict[str, float] = field(default_factory=dict)
     later: List[str] = field(default_factory=list)
+    taken: List[str] = field(default_factory=list)
 
 
 class LLMCache:
@@ -219,6 +222,8 @@ class LLMCache:
                 conn.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?)",
                              (key, owner, os.getpid(), _HOST, now))
                 out.mine.append(key)
+                if c is not None and c[0] != owner and self._live(c, now, float("inf")):
+                    out.taken.append(key)
         return out
 
     @staticmethod

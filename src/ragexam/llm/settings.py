@@ -77,6 +77,20 @@ def _integer(name: str, value: Any, *, low: int) -> int:
     return value
 
 
+def is_http_url(url: str) -> bool:
+    """True for an ``http(s)://host[:port]...`` URL with a readable port."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        if ok:
+            parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        return False
+    return ok
+
+
 def public_endpoint(url: str) -> str:
     """``url`` without user info, query string or fragment: safe to log, store and hash."""
     from urllib.parse import urlsplit, urlunsplit
@@ -119,22 +133,13 @@ def resolve_endpoint(base_url: Optional[str] = None, api_key: Optional[str] = No
     :raises InputError: the base URL is not an ``http(s)://host...`` URL (naming where it came
         from), or no key was found for the OpenAI API.
     """
-    from urllib.parse import urlsplit
-
     from ragexam.llm.dotenv import lookup
 
     url, url_source = lookup("OPENAI_BASE_URL", base_url, directory=directory)
     if url is None:
         url, url_source = DEFAULT_BASE_URL, "default"
     url = url.strip().rstrip("/")
-    try:
-        parts = urlsplit(url)
-        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
-        if ok:
-            parts.port  # noqa: B018 - raises ValueError on a bad port
-    except ValueError:
-        ok = False
-    if not ok:
+    if not is_http_url(url):
         where = {"argument": "--base-url", "environment": "OPENAI_BASE_URL"}.get(url_source, url_source)
         raise InputError(f"received {public_endpoint(url) or url!r}; expected an http(s) URL of an "
                          "OpenAI-compatible endpoint, e.g. http://localhost:11434/v1", source=where, field="base_url")

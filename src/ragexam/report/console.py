@@ -61,7 +61,8 @@ def print_runs(entries: Sequence[Any], con=None, *, path: Optional[str] = None) 
 
 def print_score_summary(summary: Mapping[str, Any], con=None) -> None:
     """A stored ``ragexam score`` (see :mod:`ragexam.analysis.recording`): text metrics per pipeline and
-    question type, the judge means with coverage (when a judge ran), and the stage-attribution tables."""
+    question type, the judge means and pass rates with intervals and coverage (when a judge ran,
+    :func:`ragexam.report.console_judge.print_judge`), and the stage-attribution tables."""
     from rich.text import Text
 
     con = con or console()
@@ -109,18 +110,9 @@ def print_score_summary(summary: Mapping[str, Any], con=None) -> None:
                  value_columns=[Column(c) for c in ("n", "BLEU", "chrF", "ROUGE-L", "ok share")], values=values,
                  sections=sections)
     if isinstance(judge, Mapping):
-        rows, metrics, values, sections = [], [], [], []
-        for p, ms in (judge.get("summary") or {}).items():
-            for i, (m, s) in enumerate((ms or {}).items()):
-                s = s or {}
-                rows.append(p if i == 0 else None)
-                metrics.append([str(m)])
-                values.append([fmt.num(s.get("mean")), f"{s.get('n_judged', fmt.MISSING)}/{s.get('n', fmt.MISSING)}"])
-            sections.append(len(values) - 1)
-        print_fitted(con, title=f"LLM judge: {judge.get('model')} (repeat {judge.get('repeat')})",
-                     keys=pipeline_keys(_labelled(rows, labels), extra=[Column("metric", "left")],
-                                       extra_cells=metrics),
-                     value_columns=[Column("mean"), Column("coverage")], values=values, sections=sections)
+        from ragexam.report.console_judge import print_judge
+
+        print_judge(judge, con, labels)
     stage_labels = list(att.get("labels") or [])
     for p, mat in (att.get("by_type") or {}).items():
         mat = mat or {}

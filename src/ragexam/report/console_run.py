@@ -4,10 +4,12 @@
 
 1. the **dataset card**: corpus and question-set sizes, question types, how many questions are
    scored and how many are out-of-corpus (not scored), chunks per chunker, and the evidence
-   strings no chunk can hold (with the reason, e.g. cut by a chunk boundary);
+   strings no chunk can hold (with the reason, e.g. cut by a chunk boundary); then the run's
+   warnings (e.g. questions a results file lacks);
 2. the **pipeline legend** (``P1  bm25 | paragraphs:400``, ...; P1 is the baseline) and the
    **metric table**: one row per pipeline, the main metrics' means over the scored questions with
-   their 95% bootstrap interval underneath;
+   their 95% bootstrap interval underneath; below it, per pipeline that failed on some questions,
+   how many were *unretrieved* (graded as misses) and why, and the latency of services;
 3. the **sweep**: the lecture's mean P@K / R@K / F1@K for each K, with F-beta@K for beta 0.5
    (precision weighted) and 2 (recall weighted);
 4. **by question type**: the headline metrics per type, with n per type;
@@ -16,10 +18,15 @@
    over the metrics of the pair, the minimum detectable difference (MDD) and a short reading;
    then the full plain-words verdict on the headline metric.  Differences smaller than the
    MDD are flagged as within the noise;
-6. the **missed questions** of each pipeline (no relevant unit in the top ``k``): question,
+6. the **rerank stage** of each ``RETRIEVER>RERANKER`` pipeline: its lift over its own first stage on the
+   headline metrics (difference, paired interval, Holm-adjusted reading), per question type, the
+   questions it fixed and broke, the first stage's **recall ceiling** (how many scored questions have a
+   relevant unit among the candidates, and how many misses lay outside them: no reranker can fix those),
+   the queries it could not rerank (kept in first-stage order), its latency per query and its cost;
+7. the **missed questions** of each pipeline (no relevant unit in the top ``k``): question,
    evidence, where it was found (or "not found"), and the top-3 retrieved chunks, shortened;
    at most ``max_missed`` per pipeline;
-7. every pipeline's **signature**.
+8. every pipeline's **signature**.
 
 Only the summary dict is needed (docs/run-format.md), so a saved run renders the same.
 
@@ -129,23 +136,29 @@ def _dataset_card(console, summary: Mapping[str, Any]) -> None:
 
     ds = summary.get("dataset") or {}
     cfg = summary.get("config") or {}
-    label = str(ds.get("corpus"))
-    if str(ds.get("qa")) != label:
+    has_corpus = ds.get("corpus") is not None
+    label = str(ds.get("corpus")) if has_corpus else str(ds.get("qa"))
+    if has_corpus and str(ds.get("qa")) != label:
         label += f" / {ds.get('qa')}"
     types = ", ".join(f"{t} {n}" for t, n in (ds.get("types") or {}).items())
     chunks = ", ".join(f"{c} → {fmt.plural(n, 'chunk')}" for c, n in (ds.get("n_chunks") or {}).items())
-    rows = [("dataset", f"{label}: {fmt.plural(ds.get('n_documents'), 'document')} · "
+    docs = (f"{fmt.plural(ds.get('n_documents'), 'document')} · " if ds.get("n_documents") is not None else
+            "no corpus (every pipeline returned its own texts) · ")
+    rows = [("dataset", f"{label}: {docs}"
                         f"{fmt.plural(ds.get('n_questions'), 'question')} ({types}) · {ds.get('n_scored')} scored · "
-                        f"{ds.get('n_out_of_corpus')} out-of-corpus (not scored: nothing to retrieve) · {chunks}")]
+                        f"{ds.get('n_out_of_corpus')} out-of-corpus (not scored: nothing to retrieve)"
+                        + (f" · {chunks}" if chunks else ""))]
     relevance = cfg.get("relevance")
-    rel_text = ("evidence: a chunk counts when it contains an evidence string; k counts chunks"
+    texts = any(p.get("kind") == "texts" for p in summary.get("pipelines") or [])
+    unit = "chunk (or returned text)" if texts else "chunk"
+    rel_text = (f"evidence: a {unit} counts when it contains an evidence string; k counts chunks"
                 if relevance == "evidence" else
-                "doc: a chunk counts for its document; k counts distinct documents")
+                f"doc: a {unit} counts for its document; k counts distinct documents")
     if cfg.get("overlap") is not None:
         rel_text += f" (a chunk holding ≥ {cfg['overlap']:g} of a string counts)"
     rows.append(("relevance", f"{rel_text} · k = {', '.join(map(str, cfg.get('k') or []))} · depth "
                               f"{cfg.get('depth')} · seed {cfg.get('seed')} · run {summary.get('run_id')}"))
-    if relevance == "evidence":
+    if relevance == "evidence" and ds.get("n_unmatched_evidence"):
         um = ds.get("n_unmatched_evidence") or {}
         parts = []
         for chunker, n in um.items():
@@ -170,6 +183,33 @@ def _dataset_card(console, summary: Mapping[str, Any]) -> None:
     if len(listed) > MAX_MISSED:
         console.print(Text(f"  … and {len(listed) - MAX_MISSED} more (see summary.json: unmatched_evidence)",
                            style="yellow"))
+    for w in summary.get("warnings") or []:
+        console.print(Text("warning: " + str(w), style="yellow"), soft_wrap=True)
+
+
+def _unretrieved(console, summary: Mapping[str, Any]) -> None:
+    """Per pipeline: the questions it failed on (graded as misses), by kind; and a service's latency."""
+    from rich.text import Text
+
+    labels = _labels(summary)
+    ds = summary.get("dataset") or {}
+    for p in summary.get("pipelines") or []:
+        res = (summary.get("results") or {}).get(p["name"]) or {}
+        un = res.get("unretrieved") or {}
+        lat = res.get("latency")
+        if un.get("n"):
+            kinds = ", ".join(f"{k} {n}" for k, n in (un.get("by_kind") or {}).items())
+            line = Text(f"{labels.get(str(p['name']), '?')} unretrieved: ", style="bold yellow")
+            line.append(f"{un.get('n_scored', un['n'])} of {fmt.plural(ds.get('n_scored'), 'scored question')} "
+                        f"({kinds}), graded as misses", style="yellow")
+            first = (un.get("questions") or [{}])[0]
+            if first:
+                line.append(f"; e.g. {first.get('query_id')}: {_shorten(first.get('reason', ''), 80)}", style="dim")
+            console.print(line, soft_wrap=True)
+        if lat:
+            console.print(Text(f"{labels.get(str(p['name']), '?')} latency per question: median "
+                               f"{fmt.num(lat.get('median'))} s · p95 {fmt.num(lat.get('p95'))} s · max "
+                               f"{fmt.num(lat.get('max'))} s (n {lat.get('n')})", style="dim"))
 
 
 def _legend(console, summary: Mapping[str, Any]) -> None:
@@ -290,6 +330,80 @@ def _comparisons(console, summary: Mapping[str, Any]) -> None:
                       "as ties and read the missed questions instead.[/]")
 
 
+def _rerank(console, summary: Mapping[str, Any]) -> None:
+    """What each rerank stage adds over its own first stage (``summary["rerank"]``, docs/run-format.md)."""
+    from rich.text import Text
+
+    blocks = summary.get("rerank") or {}
+    if not blocks:
+        return
+    labels = _labels(summary)
+    head = _headline(summary)
+    wanted = [m for m in dict.fromkeys(["hit@1", head, "mrr"])]
+    n_scored = (summary.get("dataset") or {}).get("n_scored")
+    console.print(Text("Rerank stage: each reranker against its own first stage (same questions, paired)",
+                       style="bold"))
+    for name, b in blocks.items():
+        title = Text("  ")
+        title.append_text(_named(labels.get(name, "?"), name))
+        title.stylize("bold")
+        title.append(f"  first stage {b.get('first_stage')}, top {b.get('top')} reranked", style="dim")
+        console.print(title, soft_wrap=True)
+        comps = {c.get("metric"): c for c in b.get("comparisons") or []}
+        before = b.get("first_stage_metrics") or {}
+        after = ((summary.get("results") or {}).get(name) or {}).get("metrics") or {}
+        lifts = []
+        for m in wanted:
+            c = comps.get(m)
+            if c is None:
+                continue
+            lifts.append(f"{m} {fmt.num(before.get(m))} → {fmt.num(after.get(m))} ({fmt.signed(c.get('diff'))}, "
+                         f"{fmt.signed_ci(c.get('ci95'))}, {c.get('reading')})")
+        rows = [("lift", " · ".join(lifts))]
+        bt = b.get("by_type") or {}
+        if bt:
+            rows.append(("by type", " · ".join(f"{t} (n {v.get('n')}): {head} {fmt.signed((v.get('lift') or {}).get(head))}"
+                                               for t, v in bt.items())))
+        fixed, broken = b.get("fixed") or [], b.get("broken") or []
+        k = (b.get("ceiling") or {}).get("k")
+
+        def ids(xs):
+            shown = ", ".join(str(x.get("query_id")) for x in xs[:8])
+            return shown + (f" and {len(xs) - 8} more" if len(xs) > 8 else "")
+
+        rows.append(("fixed / broken", f"{len(fixed)} fixed (a relevant unit moved into the top {k}"
+                                       + (f": {ids(fixed)}" if fixed else "") + f"), {len(broken)} broken"
+                                       + (f" ({ids(broken)})" if broken else "")))
+        ceil = b.get("ceiling") or {}
+        rows.append(("recall ceiling", f"{ceil.get('n_within')} of {fmt.plural(n_scored, 'scored question')} "
+                                       f"({fmt.percent(ceil.get('recall_at_top'))}) have a relevant unit in the first "
+                                       f"stage's top {ceil.get('top')}; of the {ceil.get('misses')} misses at k={k}, "
+                                       f"{ceil.get('misses_outside')} lay outside the candidates (no reranker can fix "
+                                       f"them), {ceil.get('misses_inside')} inside"))
+        st = b.get("status") or {}
+        status = (f"{st.get('reranked', 0)} reranked · {st.get('partial', 0)} partly (unjudged candidates keep their "
+                  f"place) · {st.get('failed', 0)} failed (first-stage order kept)")
+        if st.get("by_kind"):
+            status += " — " + ", ".join(f"{kk} {n}" for kk, n in st["by_kind"].items())
+        if st.get("unjudged_candidates"):
+            status += f" · {st['unjudged_candidates']} candidates unjudged"
+        rows.append(("queries", status))
+        lat, usage = b.get("latency"), b.get("usage") or {}
+        cost_bits = []
+        if lat:
+            cost_bits.append(f"latency per query median {fmt.num(lat.get('median'))} s, p95 {fmt.num(lat.get('p95'))} s "
+                             f"(as measured when called)")
+        if "calls" in usage:
+            cost_bits.append(f"{usage.get('calls')} calls now, {usage.get('cached', 0)} cached")
+        if usage.get("prompt_tokens") or usage.get("completion_tokens"):
+            cost_bits.append(f"{usage.get('prompt_tokens', 0)} + {usage.get('completion_tokens', 0)} tokens")
+        if "cost_usd" in usage:
+            cost_bits.append(f"cost {fmt.cost(usage.get('cost_usd'))}")
+        if cost_bits:
+            rows.append(("cost", " · ".join(cost_bits)))
+        _bullets(console, rows, indent=4)
+
+
 def _missed(console, summary: Mapping[str, Any], max_missed: int) -> None:
     from rich.text import Text
 
@@ -316,6 +430,8 @@ def _missed(console, summary: Mapping[str, Any], max_missed: int) -> None:
             console.print(line)
             fr = e.get("first_rank")
             found = f"found at rank {fr}" if fr is not None else f"not found in the top {depth}"
+            if e.get("unretrieved"):
+                found = "unretrieved: " + _shorten(str(e["unretrieved"]), 60)
             if relevance == "evidence" and e.get("evidence"):
                 what = "evidence: " + " / ".join(f"“{x}”" for x in e["evidence"])
             else:
@@ -351,6 +467,7 @@ def render_run(summary: Mapping[str, Any], console=None, *, max_missed: int = MA
     _legend(console, summary)
     console.print()
     _metric_table(console, summary)
+    _unretrieved(console, summary)
     console.print()
     _sweep_table(console, summary)
     console.print()
@@ -358,6 +475,9 @@ def render_run(summary: Mapping[str, Any], console=None, *, max_missed: int = MA
     console.print()
     _comparisons(console, summary)
     console.print()
+    if summary.get("rerank"):
+        _rerank(console, summary)
+        console.print()
     _missed(console, summary, max_missed)
     console.print()
     _signatures(console, summary)
@@ -384,8 +504,9 @@ def render_demo_intro(console) -> None:
         "ragexam demo: 71 employee questions about a fictional company's IT helpdesk (18 Korean documents; "
         "34 paraphrased 'meaning', 31 'lexical' with codes and names, 6 out-of-corpus), graded for three "
         "retrievers: bm25 (kiwi morphemes), dense (multilingual-e5-small, offline) and hybrid (reciprocal-rank "
-        "fusion of both). The questions were not tuned to any retriever. The first run fills the token and "
-        "embedding cache; later runs read it.\n", highlight=False, markup=False, soft_wrap=True)
+        "fusion of both), and a rerank stage: bm25's top 20 reordered by e5 (bm25>rerank:dense). The questions "
+        "were not tuned to any retriever. The first run fills the token and embedding cache; later runs read "
+        "it.\n", highlight=False, markup=False, soft_wrap=True)
 
 
 def render_where_next(console, *, out: Optional[str] = None, demo: bool = False) -> None:

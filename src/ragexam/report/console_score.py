@@ -62,35 +62,10 @@ def print_score(report, console, *, list_n: int = 30) -> None:
     for name, s in sigs.items():
         console.print(f"  {name}: {s}", style="dim", highlight=False, soft_wrap=True)
 
-    jr = report.judge_run
-    if jr is not None:
-        t = Table(title=f"LLM judge: {jr.model} at {jr.endpoint} (prompts: {jr.language}, repeat {jr.repeat})")
-        for col in ("pipeline", "metric", "mean", "coverage", "labels", "unjudged (reason: count)"):
-            t.add_column(col, justify="right" if col in ("mean", "coverage") else "left")
-        for p in report.pipelines:
-            for m in report.judge_metrics:
-                s = report.judge_summary(p, m)
-                cov = f"{s.n_judged}/{s.n}" + (f" ({fmt.percent(s.coverage)})" if s.n else "")
-                labels = ", ".join(f"{k}: {v}" for k, v in s.labels.items())
-                if s.average_mismatch:
-                    labels = (labels + ", " if labels else "") + f"avg mismatch: {s.average_mismatch}"
-                t.add_row(escape(p), m, fmt.num(s.mean), cov, labels,
-                          ", ".join(f"{k}: {v}" for k, v in s.unjudged.items()) or "-")
-        console.print(t)
-        u = jr.usage
-        console.print(f"judge calls this run: {u['calls']} ({u['requests']} HTTP requests), from cache: {u['cached']}; "
-                      f"tokens: {u['prompt_tokens']} prompt + {u['completion_tokens']} completion; cost: "
-                      f"{fmt.cost(u['cost_usd'])}", highlight=False, soft_wrap=True)
-        for m, s in jr.signatures.items():
-            console.print(f"  {m}: {s}", style="dim", highlight=False, soft_wrap=True)
-        if report.agreement:
-            t = Table(title=f"judge agreement with itself over {fmt.plural(jr.repeat, 'repeat')}")
-            for col in ("metric", "units", "exact", "mean |diff|", "kappa", "kappa (quadratic)"):
-                t.add_column(col, justify="left" if col == "metric" else "right")
-            for m, a in report.agreement.items():
-                t.add_row(m, str(a.n_units), fmt.num(a.exact), fmt.num(a.mean_abs_diff), fmt.num(a.kappa),
-                          fmt.num(a.kappa_quadratic))
-            console.print(t)
+    if report.judge_run is not None:
+        from ragexam.report.console_judge import print_judge
+
+        print_judge(report.to_dict()["judge"], console)
 
     att = report.attribution
     for p in report.pipelines:

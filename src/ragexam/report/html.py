@@ -5,6 +5,8 @@
 the file opens with no network and can be mailed or attached to a CI job.  It holds:
 
 * the metric table with 95% confidence intervals and the pairwise comparison verdicts;
+* after ``ragexam score --report`` with a judge (``summary["judge"]``): the judge's means and pass rates
+  with their 95% intervals, coverage, flips and ties under repeats, and the judge beside the evidence;
 * plots: P@K / R@K / F1@K by K, F-beta by K for each beta, per-question-type bars with CI
   whiskers, the stage-attribution matrix (when answer scoring put an ``attribution`` section
   ``{pipeline: {type: {stage: count}}}`` into the summary; otherwise a note), and the
@@ -269,8 +271,8 @@ def _header(page: _Page) -> str:
     if s.get("created"):
         bits.append(_e(s.get("created")))
     nav = "".join(f'<a href="#{a}">{t}</a>' for a, t in (
-        ("scores", "Scores"), ("plots", "Plots"), ("missed", "Missed questions"),
-        ("dataset", "Dataset"), ("settings", "Settings")))
+        ("scores", "Scores"), *((("rerank", "Rerank stage"),) if s.get("rerank") else ()), ("plots", "Plots"),
+        ("missed", "Missed questions"), ("dataset", "Dataset"), ("settings", "Settings")))
     return (f'<header><h1>ragexam report</h1><p class="sub">{" · ".join(bits)}</p>'
             f"<nav>{nav}</nav></header>")
 
@@ -300,11 +302,73 @@ def _scores(page: _Page) -> str:
         out.append(f'<tr><td><i class="dot" style="background:{page.color(p)}"></i>{_e(p)}</td>'
                    f'<td class="num">{_e(res.get("n", fmt.MISSING))}</td>{"".join(cells)}</tr>')
     out.append("</tbody></table></div>")
+    out.append(_unretrieved(page))
     comps = [c for c in page.summary.get("comparisons") or [] if isinstance(c, Mapping)]
     if comps:
         out.append(_comparisons(page, comps))
     elif len(page.pipelines) > 1:
         out.append('<p class="note">No comparisons in this run.</p>')
+    out.append("</section>")
+    return "".join(out)
+
+
+def _judge(page: _Page) -> str:
+    """The LLM judge of a score (``summary["judge"]``, from ``ragexam score --report``): per pipeline and
+    metric the mean and the pass rate, each with its 95% bootstrap interval over the judged answers,
+    coverage, and with repeats the flip share and ties; then the judge beside the evidence."""
+    judge = page.summary.get("judge")
+    if not isinstance(judge, Mapping) or not judge.get("summary"):
+        return ""
+    repeat = int(judge.get("repeat") or 1)
+    out = ['<section id="judge"><h2>LLM judge</h2>',
+           f'<p class="note">{_e(judge.get("model"))} at {_e(judge.get("endpoint"))}, prompts '
+           f'{_e(judge.get("language"))}, {_e(fmt.plural(repeat, "repeat"))}. Means and pass rates over the judged '
+           "answers only (unjudged answers are counted, never averaged in); below each, the 95% percentile-bootstrap "
+           "interval.</p>"]
+    cols = ["pipeline", "metric", "mean", "pass rate", "coverage"] + (["flipped", "ties"] if repeat > 1 else []) + \
+        ["unjudged"]
+    out.append('<div class="scroll"><table class="metrics"><thead><tr>' + "".join(
+        f'<th{"" if c in ("pipeline", "metric", "unjudged") else " class=num"}>{_e(c)}</th>' for c in cols)
+        + "</tr></thead><tbody>")
+    for p, ms in (judge.get("summary") or {}).items():
+        for m, s in (ms or {}).items():
+            s = s or {}
+
+            def cell(v: Any, pair: Any) -> str:
+                ci = _ci(pair)
+                txt = f'<span class="ci">{fmt.ci(ci, digits=3, short=False)}</span>' if ci else ""
+                return f'<td class="num"><span class="v">{fmt.num(v)}</span>{txt}</td>'
+
+            row = [f'<td><i class="dot" style="background:{page.color(p)}"></i>{_e(p)}</td>', f"<td>{_e(m)}</td>",
+                   cell(s.get("mean"), s.get("ci95")), cell(s.get("pass_rate"), s.get("pass_ci95")),
+                   f'<td class="num">{_e(s.get("n_judged"))}/{_e(s.get("n"))}</td>']
+            if repeat > 1:
+                row += [f'<td class="num">{_e(fmt.percent(s.get("flip_share")))}</td>',
+                        f'<td class="num">{_e(s.get("ties", 0))}</td>']
+            row.append("<td>" + _e(", ".join(f"{k}: {v}" for k, v in (s.get("unjudged") or {}).items()) or "–")
+                       + "</td>")
+            out.append("<tr>" + "".join(row) + "</tr>")
+    out.append("</tbody></table></div>")
+    vs = judge.get("vs_evidence") or {}
+    if vs:
+        out.append('<h3>The judge beside the evidence</h3><p class="note">The same contexts graded twice: by the '
+                   "judge, and without an LLM from the question's evidence spans. Where they disagree, either the judge "
+                   "is wrong or the evidence is too narrow.</p>")
+        out.append('<div class="scroll"><table class="metrics"><thead><tr><th>pipeline</th><th>judge</th>'
+                   '<th class="num">value</th><th>evidence</th><th class="num">value</th><th class="num">agree</th>'
+                   "<th>disagreeing questions</th></tr></thead><tbody>")
+        for p, comps in vs.items():
+            for c in comps or []:
+                ids = ", ".join(str(d.get("query_id")) for d in (c.get("disagreements") or []))
+                out.append(f"<tr><td>{_e(p)}</td><td>{_e(c.get('judge_metric'))} ({_e(c.get('judge_value'))})</td>"
+                           f'<td class="num">{fmt.num(c.get("judge"))}</td><td>{_e(c.get("evidence_metric"))}</td>'
+                           f'<td class="num">{fmt.num(c.get("evidence"))}</td>'
+                           f'<td class="num">{_e(fmt.percent(c.get("agree")))}</td><td>{_e(ids or "–")}</td></tr>')
+        out.append("</tbody></table></div>")
+    sigs = judge.get("signatures") or {}
+    if sigs:
+        out.append('<p class="note">' + "<br>".join(f"{_e(m)}: <code>{_e(v)}</code>" for m, v in sigs.items())
+                   + "</p>")
     out.append("</section>")
     return "".join(out)
 
@@ -521,6 +585,86 @@ def _attribution(page: _Page) -> str:
             'share of the row.</p><div class="charts">' + "".join(charts) + "</div>")
 
 
+def _unretrieved(page: _Page) -> str:
+    """Per pipeline: the questions it failed on (graded as misses) by kind, and a service's latency."""
+    items = []
+    for p in page.pipelines:
+        res = page.results.get(p) or {}
+        un = res.get("unretrieved") or {}
+        if un.get("n"):
+            kinds = ", ".join(f"{_e(k)} {_e(n)}" for k, n in (un.get("by_kind") or {}).items())
+            qs = "; ".join(f"<code>{_e(x.get('query_id'))}</code>: {_e(x.get('reason'))}"
+                           for x in (un.get("questions") or [])[:10] if isinstance(x, Mapping))
+            items.append(f'<li class="warn"><b>{_e(p)}</b> unretrieved {_e(un.get("n_scored", un["n"]))} of '
+                         f'{_e(res.get("n"))} scored questions ({kinds}), graded as misses: {qs}</li>')
+        lat = res.get("latency")
+        if isinstance(lat, Mapping):
+            items.append(f"<li><b>{_e(p)}</b> latency per question: median {fmt.num(lat.get('median'))} s, p95 "
+                         f"{fmt.num(lat.get('p95'))} s, max {fmt.num(lat.get('max'))} s (n {_e(lat.get('n'))})</li>")
+    return f'<ul class="note">{"".join(items)}</ul>' if items else ""
+
+
+def _rerank(page: _Page) -> str:
+    """Each rerank stage against its own first stage: lift (paired), per type, fixed/broken, the first stage's
+    recall ceiling, the queries it could not rerank, latency and cost (``summary["rerank"]``)."""
+    blocks = page.summary.get("rerank") or {}
+    if not isinstance(blocks, Mapping) or not blocks:
+        return ""
+    out = ['<section id="rerank"><h2>Rerank stage</h2><p class="note">Each reranked pipeline against its own first '
+           "stage, on the same questions: difference of the means, paired-bootstrap 95% interval, reading after "
+           "Holm's correction. A reranker can only reorder the first stage's top candidates: the recall ceiling is "
+           "the share of questions with a relevant unit among them.</p>"]
+    for name, b in blocks.items():
+        if not isinstance(b, Mapping):
+            continue
+        after = ((page.results.get(name) or {}).get("metrics") or {})
+        before = b.get("first_stage_metrics") or {}
+        out.append(f'<h3><i class="dot" style="background:{page.color(name)}"></i>{_e(name)}</h3>'
+                   f'<p class="note">first stage <code>{_e(b.get("first_stage"))}</code>, top {_e(b.get("top"))} '
+                   f"reranked by <code>{_e(b.get('reranker'))}</code></p>")
+        out.append('<div class="scroll"><table><thead><tr><th>metric</th><th class="num">first stage</th>'
+                   '<th class="num">reranked</th><th class="num">lift</th><th class="num">95% CI</th>'
+                   '<th class="num">p (Holm)</th><th>reading</th></tr></thead><tbody>')
+        for c in b.get("comparisons") or []:
+            m = c.get("metric")
+            out.append(f"<tr><td>{_e(m)}</td><td class=num>{fmt.num(before.get(m))}</td>"
+                       f"<td class=num>{fmt.num(after.get(m))}</td><td class=num>{fmt.signed(c.get('diff'))}</td>"
+                       f"<td class=num>{fmt.signed_ci(c.get('ci95'))}</td><td class=num>{fmt.p_value(c.get('p_holm'))}</td>"
+                       f"<td>{_e(c.get('reading'))}</td></tr>")
+        out.append("</tbody></table></div>")
+        ceil = b.get("ceiling") or {}
+        st = b.get("status") or {}
+        items = [f"first stage recall@{_e(ceil.get('top'))}: {fmt.num(ceil.get('recall_at_top'))} "
+                 f"({_e(ceil.get('n_within'))} questions); of {_e(ceil.get('misses'))} misses at k={_e(ceil.get('k'))}, "
+                 f"{_e(ceil.get('misses_outside'))} lay outside the candidates (no reranker can fix them) and "
+                 f"{_e(ceil.get('misses_inside'))} inside"]
+        bt = b.get("by_type") or {}
+        if bt:
+            items.append("lift by type: " + "; ".join(
+                f"{_e(t)} (n {_e(v.get('n'))}): " + ", ".join(f"{_e(m)} {fmt.signed(d)}" for m, d in
+                                                             list((v.get("lift") or {}).items())[:3])
+                for t, v in bt.items()))
+        for what in ("fixed", "broken"):
+            xs = b.get(what) or []
+            items.append(f"{what} {len(xs)}" + (": " + ", ".join(
+                f"<code>{_e(x.get('query_id'))}</code> ({_e(x.get('first_rank_before'))} → {_e(x.get('first_rank_after'))})"
+                for x in xs[:20]) if xs else ""))
+        items.append(f"queries: {_e(st.get('reranked', 0))} reranked, {_e(st.get('partial', 0))} partly (unjudged "
+                     f"candidates keep their place), {_e(st.get('failed', 0))} failed (first-stage order kept)"
+                     + (": " + "; ".join(f"<code>{_e(x.get('query_id'))}</code> {_e(x.get('reason'))}"
+                                         for x in (st.get("questions") or [])[:10]) if st.get("failed") else ""))
+        lat, usage = b.get("latency"), b.get("usage") or {}
+        if lat:
+            items.append(f"latency per query: median {fmt.num(lat.get('median'))} s, p95 {fmt.num(lat.get('p95'))} s, "
+                         f"max {fmt.num(lat.get('max'))} s (n {_e(lat.get('n'))}, as measured when called)")
+        if usage:
+            items.append("usage: " + ", ".join(f"{_e(k)} {_e(fmt.cost(v) if k == 'cost_usd' else v)}"
+                                               for k, v in usage.items()))
+        out.append("<ul>" + "".join(f"<li>{x}</li>" for x in items) + "</ul>")
+    out.append("</section>")
+    return "".join(out)
+
+
 def _plots(page: _Page) -> str:
     return "".join([
         '<section id="plots"><h2>Plots</h2>', _legend(page),
@@ -584,6 +728,8 @@ def _detail(page: _Page, pipeline: str, e: Mapping[str, Any], did: str) -> str:
         items.append(("judge reasoning", _e(reasoning)))
     if ans.get("stage"):
         items.append(("stage", _e(ans.get("stage"))))
+    if e.get("unretrieved"):
+        items.append(("unretrieved", _e(e.get("unretrieved"))))
     ranks = e.get("unit_ranks")
     if isinstance(ranks, Mapping) and ranks:
         items.append(("evidence ranks", _e(", ".join(f"{u}: {r if r is not None else 'not found'}"
@@ -698,6 +844,14 @@ def _dataset(page: _Page) -> str:
             out.append(f"<tr><td>{_e(t)}</td><td class=num>{_e(n)}</td><td class=num>{share}</td></tr>")
         out.append("</tbody></table>")
     unmatched = [u for u in page.summary.get("unmatched_evidence") or [] if isinstance(u, Mapping)]
+    warnings = [w for w in page.summary.get("warnings") or [] if isinstance(w, str)]
+    if warnings:
+        out.append(f"<h3>Warnings ({len(warnings)})</h3><ul>" + "".join(f"<li>{_e(w)}</li>" for w in warnings)
+                   + "</ul>")
+    if not ds.get("n_chunks") and not unmatched:
+        out.append('<p class="note">No pipeline used a ragexam chunker: every one returned its own texts, judged '
+                   "by whether they contain the evidence.</p></section>")
+        return "".join(out)
     out.append(f"<h3>Unmatched evidence ({len(unmatched)})</h3>")
     if unmatched:
         out.append('<p class="note">Evidence no chunk contains whole, so no chunk gets credit for it.</p>'
@@ -749,7 +903,8 @@ def render_report(summary: Mapping[str, Any], per_question: Sequence[Mapping[str
     summary = check_summary(dict(summary), "summary")
     rows = coerce_rows(per_question or [], source="per_question")
     page = _Page(summary, rows, answers)
-    body = [_header(page), "<main>", _scores(page), _plots(page), _missed(page), _dataset(page),
+    body = [_header(page), "<main>", _scores(page), _rerank(page), _judge(page), _plots(page), _missed(page),
+            _dataset(page),
             _settings(page)]
     if page.notes:
         body.append('<section id="notes"><h2>Notes</h2><ul>'

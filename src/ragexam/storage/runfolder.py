@@ -1,11 +1,12 @@
 """The run folder: the one reader and writer of what ``ragexam run --out`` and ``ragexam score --out``
 write (docs/run-format.md), and the typed rows every command reads them into.
 
-A **run folder** (format ``ragexam-run/2``; ``ragexam-run/1`` folders are read too)::
+A **run folder** (format ``ragexam-run/3``; ``ragexam-run/1`` and ``/2`` folders are read too)::
 
     summary.json        everything printed, as data (written last: its presence means the rest is complete)
     per_question.csv    one row per question x pipeline (:class:`RunRow`)
-    chunks.jsonl        the chunk texts the run saw: every chunk in some question's top_ids (/2 only)
+    chunks.jsonl        the texts the run saw: every chunk (or, for a pipeline that returned texts, every
+                        retrieved text) in some question's top_ids (from /2 on; retrieved texts from /3 on)
     runs/               the TREC files of each pipeline (written by ragexam.analysis.run, format of data.trec)
 
 A **score folder** (format ``ragexam-score/2``; ``/1`` is read too)::
@@ -32,6 +33,8 @@ n_units         int or None
 top_ids         list of str (a JSON list in the CSV)
 stats           dict ``{metric: [numbers]}``: a segment's summable statistics for corpus-level
                 metrics (score rows: ``bleu``, ``chrf``), empty for retrieval runs
+unretrieved     str or None: why the pipeline returned nothing for the question (``"timeout: ..."``,
+                ``"missing: ..."``); graded as a miss (from ragexam-run/3)
 <metric>        float, or None for an empty cell (not scored, or not judged)
 ==============  ===============================================================
 
@@ -59,17 +62,17 @@ __all__ = ["RUN_FORMAT", "RUN_FORMATS", "SCORE_FORMAT", "SCORE_FORMATS", "FIXED_
            "headline_metric", "dataset_label"]
 
 #: The format ``ragexam run --out`` writes, and the ones this module reads.
-RUN_FORMAT = "ragexam-run/2"
-RUN_FORMATS = ("ragexam-run/1", "ragexam-run/2")
+RUN_FORMAT = "ragexam-run/3"
+RUN_FORMATS = ("ragexam-run/1", "ragexam-run/2", "ragexam-run/3")
 #: The format ``ragexam score --out`` writes, and the ones this module reads.
 SCORE_FORMAT = "ragexam-score/2"
 SCORE_FORMATS = ("ragexam-score/1", "ragexam-score/2")
 
 #: The per_question.csv columns before the metric columns, in the documented order; ``top_ids``
-#: (and ``stats`` when a row has it) come after the metrics.
+#: (and ``unretrieved``, ``stats`` when a row has them) come after the metrics.
 FIXED_COLUMNS = ("pipeline", "retriever", "chunker", "query_id", "type", "answerable", "first_rank",
                  "unit_ranks", "n_units")
-_NOT_METRICS = frozenset(FIXED_COLUMNS + ("top_ids", "stats"))
+_NOT_METRICS = frozenset(FIXED_COLUMNS + ("top_ids", "unretrieved", "stats"))
 
 _TRUE = {"true", "1", "yes", "t", "y"}
 _FALSE = {"false", "0", "no", "f", "n"}
@@ -103,14 +106,17 @@ class RunRow(Mapping):
     top_ids: List[str] = field(default_factory=list)
     metrics: Dict[str, Optional[float]] = field(default_factory=dict)
     stats: Dict[str, List[float]] = field(default_factory=dict)
+    unretrieved: Optional[str] = None
 
     def _keys(self) -> List[str]:
-        return list(FIXED_COLUMNS) + list(self.metrics) + ["top_ids"] + (["stats"] if self.stats else [])
+        return (list(FIXED_COLUMNS) + list(self.metrics) + ["top_ids"]
+                + (["unretrieved"] if self.unretrieved is not None else []) + (["stats"] if self.stats else []))
 
     def __getitem__(self, key: str) -> Any:
         if key in self.metrics:
             return self.metrics[key]
-        if key in FIXED_COLUMNS or key == "top_ids" or (key == "stats" and self.stats):
+        if key in FIXED_COLUMNS or key == "top_ids" or (key == "stats" and self.stats) or \
+                (key == "unretrieved" and self.unretrieved is not None):
             return getattr(self, key)
         raise KeyError(key)
 
@@ -139,6 +145,8 @@ class RunRow(Mapping):
         out["unit_ranks"] = dict(self.unit_ranks)
         out.update(self.metrics)
         out["top_ids"] = list(self.top_ids)
+        if self.unretrieved is not None:
+            out["unretrieved"] = self.unretrieved
         if self.stats:
             out["stats"] = {k: list(v) for k, v in self.stats.items()}
         return out
@@ -285,7 +293,8 @@ def coerce_rows(rows: Iterable[Mapping[str, Any]], *, source: str = "per_questio
             unit_ranks={str(u): _as_int(r, source, line, f"unit_ranks[{u}]", minimum=1) for u, r in ranks.items()},
             n_units=_as_int(row.get("n_units"), source, line, "n_units"),
             top_ids=[str(x) for x in _as_json(row.get("top_ids"), list, source, line, "top_ids")],
-            metrics=metrics, stats=_as_stats(row.get("stats"), source, line)))
+            metrics=metrics, stats=_as_stats(row.get("stats"), source, line),
+            unretrieved=_as_str(row.get("unretrieved"))))
     return out
 
 
@@ -304,16 +313,24 @@ def metric_columns(rows: Sequence[Mapping[str, Any]]) -> List[str]:
 
 @dataclass(frozen=True)
 class ChunkRecord:
-    """One chunk a run saw: ``text`` is ``document content[start:end]`` under chunker ``chunker``."""
+    """One text a run saw.  Either a chunk of a ragexam chunker (``chunker`` set, ``text`` is the document's
+    content ``[start:end]``) or a text a pipeline returned itself (``pipeline`` set: a pipeline that chunks
+    on its own, e.g. a results file or a search service; ``chunk_id`` is the key in that pipeline's
+    ``top_ids``, ``id`` the system's own id when it gave one, ``doc_id`` ``None`` when unknown, no offsets)."""
 
-    chunker: str
+    chunker: Optional[str]
     chunk_id: str
-    doc_id: str
-    start: int
-    end: int
+    doc_id: Optional[str]
+    start: Optional[int]
+    end: Optional[int]
     text: str
+    pipeline: Optional[str] = None
+    id: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
+        if self.pipeline is not None:
+            return {"pipeline": self.pipeline, "chunk_id": self.chunk_id, "id": self.id, "doc_id": self.doc_id,
+                    "text": self.text}
         return {"chunker": self.chunker, "chunk_id": self.chunk_id, "doc_id": self.doc_id, "start": self.start,
                 "end": self.end, "text": self.text}
 
@@ -323,8 +340,9 @@ class ChunkRecord:
 
 @dataclass
 class RunData:
-    """One run (or score): its ``summary`` dict, its typed rows and, for a ``ragexam-run/2`` folder, the
-    chunk texts it saw (``chunks[chunker][chunk_id]``).
+    """One run (or score): its ``summary`` dict, its typed rows and, from a ``ragexam-run/2`` folder on, the
+    chunk texts it saw (``chunks[chunker][chunk_id]``) and, from ``/3`` on, the texts that pipelines which
+    chunk on their own returned (``texts[pipeline][chunk_id]``).
 
     ``source`` says where it came from (a folder, or ``history:<id>``).  Unpacks as
     ``summary, per_question = run``.
@@ -334,6 +352,7 @@ class RunData:
     per_question: List[RunRow] = field(default_factory=list)
     source: str = ""
     chunks: Optional[Dict[str, Dict[str, ChunkRecord]]] = None
+    texts: Dict[str, Dict[str, ChunkRecord]] = field(default_factory=dict)
     _index: Optional[Dict[Tuple[str, str], RunRow]] = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -410,12 +429,18 @@ class RunData:
         v = self.config.get("qa") or (self.summary.get("dataset") or {}).get("qa")
         return v if isinstance(v, str) else None
 
-    def chunker_of(self, pipeline: str) -> str:
-        """The chunker spec of ``pipeline`` (from ``summary.pipelines``, else its rows' ``chunker``)."""
+    def chunker_of(self, pipeline: str) -> Optional[str]:
+        """The chunker spec of ``pipeline`` (from ``summary.pipelines``, else its rows' ``chunker``); ``None`` for
+        a pipeline that chunks on its own (``kind`` ``texts``: a results file, a service, a framework)."""
         for p in self.summary.get("pipelines") or []:
-            if isinstance(p, Mapping) and p.get("name") == pipeline and isinstance(p.get("chunker"), str):
-                return p["chunker"]
+            if isinstance(p, Mapping) and p.get("name") == pipeline:
+                if isinstance(p.get("chunker"), str):
+                    return p["chunker"]
+                if p.get("kind") == "texts":
+                    return None
         specs = {r.chunker for r in self.rows(pipeline)}
+        if specs == {None} and pipeline in self.texts:
+            return None
         if len(specs) != 1 or None in specs:
             raise InputError(f"pipeline {pipeline!r} has chunker column values {sorted(map(str, specs))}; "
                              "expected one chunker spec", source=self.source, field="chunker")
@@ -439,18 +464,19 @@ class RunData:
                              source=self.source, field="pipeline")
         if self.chunks is None:
             raise InputError(f"the run (format {self.format!r}) does not store its chunk texts (chunks.jsonl "
-                             f"came with {RUN_FORMAT}); re-run `ragexam run --out`, or rebuild them from the "
+                             f"came with ragexam-run/2); re-run `ragexam run --out`, or rebuild them from the "
                              "corpus", source=self.source, field="chunks")
         spec = self.chunker_of(pipeline)
-        texts = self.chunks.get(spec, {})
+        texts = self.chunks.get(spec, {}) if spec is not None else self.texts.get(pipeline, {})
         out: Dict[str, List[Tuple[str, str]]] = {}
         for r in rows:
             pairs = []
             for cid in r.top_ids[:k]:
                 c = texts.get(cid)
                 if c is None:
-                    raise InputError(f"chunk {cid!r} of chunker {spec!r} (question {r.query_id}, pipeline "
-                                     f"{pipeline!r}) is not in chunks.jsonl; the folder is incomplete",
+                    what = f"chunk {cid!r} of chunker {spec!r}" if spec is not None else f"text {cid!r}"
+                    raise InputError(f"{what} (question {r.query_id}, pipeline {pipeline!r}) is not in chunks.jsonl; "
+                                     "the folder is incomplete",
                                      source=self.source, field="chunks")
                 pairs.append((cid, c.text))
             out[r.query_id] = pairs
@@ -476,9 +502,9 @@ def check_summary(summary: Any, source: str) -> Dict[str, Any]:
         raise InputError(f"received format {fmt!r}; expected {RUN_FORMAT!r} (or {RUN_FORMATS[0]!r}). Is this "
                          "the summary.json of `ragexam run --out DIR`?", source=source, field="format")
     major = fmt.rsplit("/", 1)[-1].split(".")[0]
-    if major not in ("1", "2"):
+    if major not in ("1", "2", "3"):
         raise InputError(f"received format {fmt!r}, a version this ragexam does not read; expected "
-                         "version 1 or 2. Fix: upgrade ragexam.", source=source, field="format")
+                         "version 1, 2 or 3. Fix: upgrade ragexam.", source=source, field="format")
     results = summary.get("results")
     if not isinstance(results, dict):
         raise InputError(f"received {type(results).__name__}; expected an object "
@@ -516,8 +542,10 @@ def dataset_label(summary: Mapping[str, Any]) -> str:
     """``corpus`` (or ``corpus / qa`` when they differ) of a run, for listings."""
     ds = summary.get("dataset") or {}
     cfg = summary.get("config") or {}
-    corpus = ds.get("corpus") or cfg.get("corpus") or "?"
-    qa = ds.get("qa") or cfg.get("qa") or corpus
+    corpus = ds.get("corpus") or cfg.get("corpus")
+    qa = ds.get("qa") or cfg.get("qa") or corpus or "?"
+    if corpus is None:  # every pipeline returned its own texts: only the question set was given
+        return str(qa)
     return str(corpus) if str(qa) == str(corpus) else f"{corpus} / {qa}"
 
 
@@ -549,8 +577,10 @@ def _read_csv(path: Path, need: Sequence[str]) -> Tuple[List[str], List[Dict[str
         raise InputError(f"is not valid UTF-8 (byte {exc.start}).", source=str(path)) from None
 
 
-def _read_chunks(path: Path) -> Dict[str, Dict[str, ChunkRecord]]:
+def _read_chunks(path: Path) -> Tuple[Dict[str, Dict[str, ChunkRecord]], Dict[str, Dict[str, ChunkRecord]]]:
+    """``(chunks[chunker][chunk_id], texts[pipeline][chunk_id])`` of a chunks.jsonl file."""
     out: Dict[str, Dict[str, ChunkRecord]] = {}
+    texts: Dict[str, Dict[str, ChunkRecord]] = {}
     src = str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -566,19 +596,33 @@ def _read_chunks(path: Path) -> Dict[str, Dict[str, ChunkRecord]]:
                              source=src, line=line) from None
         if not isinstance(obj, dict):
             raise InputError(f"received a JSON {type(obj).__name__}; expected an object.", source=src, line=line)
-        for key, kind in (("chunker", str), ("chunk_id", str), ("doc_id", str), ("text", str), ("start", int),
-                          ("end", int)):
-            v = obj.get(key)
-            if not isinstance(v, kind) or isinstance(v, bool):
-                raise InputError(f"received {v!r}; expected a{'n integer' if kind is int else ' string'}.",
-                                 source=src, line=line, field=key)
-        rec = ChunkRecord(obj["chunker"], obj["chunk_id"], obj["doc_id"], obj["start"], obj["end"], obj["text"])
-        by_id = out.setdefault(rec.chunker, {})
+        if obj.get("pipeline") is not None and obj.get("chunker") is None:
+            for key in ("pipeline", "chunk_id", "text"):
+                if not isinstance(obj.get(key), str):
+                    raise InputError(f"received {obj.get(key)!r}; expected a string.", source=src, line=line,
+                                     field=key)
+            for key in ("doc_id", "id"):
+                if obj.get(key) is not None and not isinstance(obj[key], str):
+                    raise InputError(f"received {obj[key]!r}; expected a string or null.", source=src, line=line,
+                                     field=key)
+            rec = ChunkRecord(None, obj["chunk_id"], obj.get("doc_id"), None, None, obj["text"], obj["pipeline"],
+                              obj.get("id"))
+            by_id = texts.setdefault(obj["pipeline"], {})
+            where = f"text {rec.chunk_id!r} of pipeline {rec.pipeline!r}"
+        else:
+            for key, kind in (("chunker", str), ("chunk_id", str), ("doc_id", str), ("text", str), ("start", int),
+                              ("end", int)):
+                v = obj.get(key)
+                if not isinstance(v, kind) or isinstance(v, bool):
+                    raise InputError(f"received {v!r}; expected a{'n integer' if kind is int else ' string'}.",
+                                     source=src, line=line, field=key)
+            rec = ChunkRecord(obj["chunker"], obj["chunk_id"], obj["doc_id"], obj["start"], obj["end"], obj["text"])
+            by_id = out.setdefault(obj["chunker"], {})
+            where = f"chunk {rec.chunk_id!r} of chunker {rec.chunker!r}"
         if rec.chunk_id in by_id:
-            raise InputError(f"chunk {rec.chunk_id!r} of chunker {rec.chunker!r} appears twice; expected each once.",
-                             source=src, line=line, field="chunk_id")
+            raise InputError(f"{where} appears twice; expected each once.", source=src, line=line, field="chunk_id")
         by_id[rec.chunk_id] = rec
-    return out
+    return out, texts
 
 
 def read_run_folder(path: PathLike) -> RunData:
@@ -612,16 +656,17 @@ def read_run_folder(path: PathLike) -> RunData:
         _, raw = _read_csv(qpath, ("pipeline", "query_id"))
         rows = coerce_rows(raw, source=str(qpath))
     chunks = None
+    texts: Dict[str, Dict[str, ChunkRecord]] = {}
     cpath = folder / "chunks.jsonl"
     if cpath.is_file():
-        chunks = _read_chunks(cpath)
+        chunks, texts = _read_chunks(cpath)
     elif fmt.split(".")[0] != RUN_FORMATS[0]:
         raise InputError(f"has no chunks.jsonl, which a {fmt} folder holds (the chunk texts the run saw); the "
                          "folder is incomplete: write it again with `ragexam run --out`.", source=str(folder))
-    return RunData(summary=summary, per_question=rows, source=str(folder), chunks=chunks)
+    return RunData(summary=summary, per_question=rows, source=str(folder), chunks=chunks, texts=texts)
 
 
-#: per_answer.csv columns read into a score row's metrics, besides ``ok`` and ``<judge metric>_score``.
+#: per_answer.csv columns read into a score row's metrics, besides ``ok``, ``<judge metric>_score`` and ``_pass``.
 _SCORE_VALUES = ("bleu", "chrf", "rouge_l")
 
 
@@ -631,7 +676,7 @@ def read_score_folder(path: PathLike) -> RunData:
     The rows carry ``bleu``, ``chrf`` and ``rouge_l`` (sentence values), ``ok_share`` (the ``ok``
     column: 1 when the answer's stage is ok, 0 when not; from ``ragexam-score/2``), each judge
     metric's score (the ``<metric>_score`` column, under the metric's name; empty when it was not
-    judged) and the summable ``stats`` of the corpus metrics (from ``ragexam-score/2``).
+    judged), its pass (the ``<metric>_pass`` column, 1 or 0, for a metric with a pass rule) and the summable ``stats`` of the corpus metrics (from ``ragexam-score/2``).
     """
     folder = Path(path)
     if folder.is_file() and folder.name in ("score.json", "per_answer.csv"):
@@ -660,6 +705,7 @@ def read_score_folder(path: PathLike) -> RunData:
                 ok = _as_str(r.get("ok"))
                 row["ok_share"] = None if ok is None else float(_as_bool(ok, str(qpath), line, "ok"))
             row.update({m: r.get(f"{m}_score") for m in judged})
+            row.update({f"{m}_pass": r.get(f"{m}_pass") for m in judged if f"{m}_pass" in header})
             if r.get("stats"):
                 row["stats"] = r["stats"]
             typed.append(row)
@@ -751,6 +797,8 @@ def write_run_folder(directory: PathLike, summary: Mapping[str, Any], rows: Sequ
     typed = coerce_rows(rows, source="per_question")
     _make_dir(out, "runs")
     columns = list(FIXED_COLUMNS) + metric_columns(typed) + ["top_ids"]
+    if any(r.unretrieved is not None for r in typed):
+        columns.append("unretrieved")
     _write_csv(out / "per_question.csv", columns, typed)
     write_text(out / "chunks.jsonl", "".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n" for c in chunks))
     write_text(out / "summary.json", _json_text(summary, "summary"))
