@@ -97,7 +97,8 @@ ApiKey = Annotated[Optional[str], typer.Option("--api-key", help="API key (defau
 Concurrency = Annotated[int, typer.Option("--concurrency", help="Calls in flight at once.")]
 Temperature = Annotated[float, typer.Option("--temperature", help="Sampling temperature.")]
 MaxTokens = Annotated[Optional[int], typer.Option("--max-tokens", help="Completion limit per reply (default: "
-                                                                       "1024 for the judge, 512 for answers).")]
+                                                                       "1024 for the judge, 512 for answers, 2048 "
+                                                                       "for questions).")]
 LlmSeed = Annotated[Optional[int], typer.Option("--seed", help="Seed passed to the endpoint (if it honours one).")]
 Timeout = Annotated[float, typer.Option("--timeout", help="Seconds per HTTP request.")]
 MaxRetries = Annotated[int, typer.Option("--max-retries", help="Retries on 429/5xx/timeouts per request.")]
