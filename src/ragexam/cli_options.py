@@ -36,6 +36,12 @@ class Group(typer.core.TyperGroup):
 
 
 
+#: the one ``ragexam`` application; :mod:`ragexam.cli`, :mod:`ragexam.cli_answers` and
+#: :mod:`ragexam.cli_generate` register their commands on it
+app = typer.Typer(name="ragexam", help="Grade retrieval-augmented generation pipelines like a mock exam.",
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, cls=Group)
+
+
 def console():
     from rich.console import Console
 
