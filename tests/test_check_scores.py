@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-pytest.importorskip("openai")
 
 from test_score_answer_cmd import stub  # noqa: E402,F401 (the loopback judge fixture)
 from test_score_fixtures import ANSWERS, write_case, write_jsonl  # noqa: E402

@@ -4,7 +4,6 @@ stage on the command line, ``ragexam convert`` and BEIR folders as ``--corpus``/
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

@@ -4,7 +4,6 @@ every record either writer completed is readable in full, and the killed record 
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import subprocess

@@ -18,7 +18,7 @@ from collections import Counter
 
 import pytest
 
-from test_judge_stub import API_KEY, start_stub
+from test_judge_stub import API_KEY, kill_when_held, start_stub
 from test_score_fixtures import write_jsonl
 
 N_QUESTIONS = 12
@@ -51,16 +51,7 @@ def test_killed_run_resumes_without_repeating_completed_calls(stub, tmp_path):
            "--concurrency", "1", "--cache-dir", str(cache), "--json", "--bleu-tokenize", "char"]
 
     stub.block_after = SERVED_BEFORE_KILL
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        assert stub.arrived.wait(120), "the judging run never reached the blocked request"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
-    assert proc.returncode == -signal.SIGKILL
+    assert kill_when_held(cmd, env, stub, wait=120) == -signal.SIGKILL
     first = [conversation(b) for b in stub.bodies()]
     assert len(first) == SERVED_BEFORE_KILL + 1  # N served, one held when the kill came
     completed = set(first[:SERVED_BEFORE_KILL])

@@ -25,7 +25,7 @@ from ragexam.data.loaders import load_qa
 from ragexam.metrics.judge import Judge, load_rubric
 from ragexam.report.console import print_score_summary
 from ragexam.report.console_judge import print_pairwise
-from ragexam.storage.history import History, resolve_run
+from ragexam.storage.history import resolve_run
 from ragexam.storage.runfolder import read_folder, read_score_folder
 
 RUBRIC = """

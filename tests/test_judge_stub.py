@@ -290,10 +290,10 @@ def make_handler(stub: Stub):
     return Handler
 
 
-def start_stub():
-    """(stub, shutdown) with ``stub.base_url`` set."""
-    stub = Stub()
-    address, stop = serve(make_handler(stub))
+def start_server(stub, handler_class):
+    """Serve ``handler_class`` for ``stub`` (anything with ``base_url`` and a ``release`` event):
+    ``(stub, shutdown)``; ``shutdown`` releases held requests first."""
+    address, stop = serve(handler_class)
     stub.base_url = address + "/v1"
 
     def shutdown():
@@ -301,3 +301,27 @@ def start_stub():
         stop()
 
     return stub, shutdown
+
+
+def start_stub():
+    """(stub, shutdown) with ``stub.base_url`` set."""
+    stub = Stub()
+    return start_server(stub, make_handler(stub))
+
+
+def kill_when_held(cmd, env, stub, *, wait: float = 300):
+    """Run ``cmd``; when ``stub`` holds a request (``stub.arrived``, see ``block_after``) kill it with SIGKILL.
+    Returns the process's return code (``-SIGKILL``)."""
+    import signal
+    import subprocess
+
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert stub.arrived.wait(wait), "the run never reached the held request"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    return proc.returncode

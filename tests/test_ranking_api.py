@@ -166,8 +166,14 @@ def test_cli_evaluate_json_matches_api():
     assert out.exit_code == 0, out.output
     data = json.loads(out.stdout)
     assert set(data) >= {"metrics", "per_query", "n_queries", "excluded_queries"}
-    assert data["n_queries"] == 12 and round(data["metrics"]["p@3"], 3) == 0.333
-    assert set(data["per_query"]["q07"]) == {"ndcg@5", "p@3"}
+    # keyed by the names as asked (P.3 stays P.3), with the canonical name beside each
+    assert data["n_queries"] == 12 and round(data["metrics"]["P.3"], 3) == 0.333
+    assert list(data["metrics"]) == ["ndcg@5", "P.3"]
+    assert data["canonical_names"] == {"ndcg@5": "ndcg@5", "P.3": "p@3"}
+    assert set(data["per_query"]["q07"]) == {"ndcg@5", "P.3"}
+    assert data["warnings"] == []
+    api = evaluate(resolve_trec_path("lecture", "qrels"), resolve_trec_path("lecture", "run"), ["ndcg@5", "P.3"])
+    assert data["metrics"] == api.mean and data["per_query"] == api.per_query
 
 
 def test_cli_bad_metric_exits_2(capsys):
@@ -177,3 +183,40 @@ def test_cli_bad_metric_exits_2(capsys):
         main(["evaluate", "--qrels", "lecture", "--run", "lecture", "-m", "ndgc@5"])
     assert exc.value.code == 2
     assert "invalid metric name 'ndgc@5'" in capsys.readouterr().err
+
+
+def test_results_keyed_by_names_as_asked():
+    qrels = {"q1": {"a": 1, "b": 1}, "q2": {"c": 2}}
+    run = {"q1": ["a", "x", "b"], "q2": ["y", "c"]}
+    res = evaluate(qrels, run, ["recall@10", "P.1", "r@10", " ndcg_cut.2 ", "recall@10", "mrr"])
+    assert res.metrics == ["recall@10", "P.1", "r@10", "ndcg_cut.2", "mrr"]  # a name given twice is kept once
+    assert res.canonical == ["r@10", "p@1", "r@10", "ndcg@2", "mrr"]
+    assert res.canonical_names == {"recall@10": "r@10", "P.1": "p@1", "r@10": "r@10", "ndcg_cut.2": "ndcg@2",
+                                   "mrr": "mrr"}
+    assert list(res.mean) == res.metrics and list(res.per_query["q1"]) == res.metrics
+    assert res.mean["recall@10"] == res.mean["r@10"] == 1.0 and res.mean["P.1"] == 0.5
+    assert res.column("recall@10").tolist() == res.column("recall.10").tolist() == [1.0, 1.0]
+    assert res.column("P.1").tolist() == res.column("precision@1").tolist() == [1.0, 0.0]
+    assert list(res.to_dataframe().columns) == res.metrics
+    d = res.to_dict()
+    assert d["metrics"] == res.mean and d["canonical_names"] == res.canonical_names and d["warnings"] == []
+    assert json.loads(res.to_json()) == d
+    with pytest.raises(InputError, match="'map' was not evaluated"):
+        res.column("map")
+    # Metric objects and one comma-separated string work too
+    from ragexam.metrics.ranking import Metric
+
+    assert evaluate(qrels, run, [Metric("p", 1)]).metrics == ["p@1"]
+    assert evaluate(qrels, run, "recall@10, P.1").metrics == ["recall@10", "P.1"]
+
+
+def test_cli_table_shows_names_as_asked():
+    runner = CliRunner()
+    out = runner.invoke(app, ["evaluate", "--qrels", "lecture", "--run", "lecture", "-m", "recall@3", "-m", "P.3",
+                              "-m", "map"])
+    assert out.exit_code == 0, out.output
+    rows = [line.strip("│┃ ").split()[0] for line in out.stdout.splitlines() if line.startswith("│")]
+    assert rows == ["recall@3", "P.3", "map"]
+    assert "names as asked; canonical: recall@3 = r@3, P.3 = p@3" in out.stdout
+    sig = [line for line in out.stdout.splitlines() if line.startswith("signature: ")]
+    assert len(sig) == 1 and sig[0].endswith("version:ragexam-" + __import__("ragexam").__version__)

@@ -17,6 +17,8 @@ pytrec_eval = pytest.importorskip("pytrec_eval")
 from ragexam.errors import InputError  # noqa: E402
 from ragexam.metrics.ranking import Qrels, Run, evaluate  # noqa: E402
 
+from test_ranking_files import write_random_pair  # noqa: E402
+
 CHILD = Path(__file__).with_name("pytrec_child.py")
 
 CUTOFFS = (1, 2, 3, 5, 10)
@@ -42,6 +44,15 @@ scores = st.one_of(st.sampled_from([0.0, 1.0, 1.5, 2.0, -1.0]),
 judged_st = st.dictionaries(docids, grades, min_size=1, max_size=10).filter(lambda d: max(d.values()) >= 0)
 qrels_st = st.dictionaries(qids, judged_st, min_size=1, max_size=6)
 run_st = st.dictionaries(qids, st.dictionaries(docids, scores, min_size=1, max_size=14), min_size=0, max_size=6)
+
+
+def _reader(name):
+    """Read TREC files with the Python parser (the default below 1 MiB) or pyarrow's."""
+    from unittest import mock
+
+    from ragexam.data import trec
+
+    return mock.patch.object(trec, "_use_pyarrow", lambda nbytes: name == "pyarrow")
 
 
 def _trec_many(cases, relevance_level=1):
@@ -152,41 +163,28 @@ def test_files_equal_dicts_and_pytrec_parsers(tmp_path_factory, qrels, run):
         _check(pq, pr, expected)
     if pr:
         try:
-            from_files = evaluate(qp, rp, list(PAIRS), trec_compat=True)
+            from_dicts = evaluate(pq, pr, list(PAIRS), trec_compat=True)
         except InputError:
+            from_dicts = None
             assert not expected
-            return
-        from_dicts = evaluate(pq, pr, list(PAIRS), trec_compat=True)
-        assert from_files.query_ids == from_dicts.query_ids
-        assert (abs(from_files.values - from_dicts.values) <= 1e-12).all()
+        for reader in ("python", "pyarrow"):  # small files are parsed in Python; both readers must agree
+            with _reader(reader):
+                try:
+                    from_files = evaluate(qp, rp, list(PAIRS), trec_compat=True)
+                except InputError:
+                    assert from_dicts is None
+                    continue
+            assert from_files.query_ids == from_dicts.query_ids
+            assert (abs(from_files.values - from_dicts.values) <= 1e-12).all()
 
 
-def test_large_random_run_matches(tmp_path):
-    """10k-line files through the fast (pyarrow) reader, many dictionary chunks, ties included."""
-    import numpy as np
-
-    rng = np.random.default_rng(7)
-    qrels_lines, run_lines = [], []
-    for q in range(300):
-        docs = rng.choice(5000, size=60, replace=False)
-        for i, dd in enumerate(docs):
-            run_lines.append(f"q{q} Q0 doc{dd} {i + 1} {float(rng.integers(0, 20)) / 4} t\n")
-        for dd in rng.choice(docs, size=6, replace=False):
-            qrels_lines.append(f"q{q} 0 doc{dd} {int(rng.integers(-1, 4))}\n")
-    qp, rp = tmp_path / "q.trec", tmp_path / "r.trec"
-    qp.write_text("".join(qrels_lines))
-    rp.write_text("".join(run_lines))
-    with open(qp) as f:
-        pq = pytrec_eval.parse_qrel(f)
-    with open(rp) as f:
-        pr = pytrec_eval.parse_run(f)
-    [expected] = _trec_many([(pq, pr)])
-    assert expected is not None
-    ours = evaluate(qp, rp, list(PAIRS), trec_compat=True).per_query
-    assert set(ours) == set(expected)
-    for q, vals in expected.items():
-        for mine, theirs in PAIRS.items():
-            assert abs(ours[q][mine] - vals[theirs]) <= 1e-9, (q, mine)
+@pytest.mark.parametrize("reader", ["python", "pyarrow"])
+def test_large_random_run_matches(tmp_path, reader):
+    """10k-line files through either reader, ties included."""
+    qp, rp = write_random_pair(tmp_path, seed=7, n_queries=300, n_docs=5000, depth=60, judged=6, ties=20)
+    expected = _pytrec_files(qp, rp)
+    with _reader(reader):
+        _assert_equal_files(qp, rp, expected)
 
 
 def test_empty_ranking_and_unjudged_queries_by_hand():
@@ -214,3 +212,48 @@ def test_all_negative_judgments_by_hand():
     compat = evaluate(qrels, run, list(PAIRS), trec_compat=True)
     assert compat.query_ids == ["q0", "q6"]
     assert all(v == 0.0 for v in compat.per_query["q6"].values())
+
+
+def _pytrec_files(qp, rp):
+    with open(qp) as f:
+        pq = pytrec_eval.parse_qrel(f)
+    with open(rp) as f:
+        pr = pytrec_eval.parse_run(f)
+    [expected] = _trec_many([(pq, pr)])
+    assert expected is not None
+    return expected
+
+
+def _assert_equal_files(qp, rp, expected):
+    ours = evaluate(qp, rp, list(PAIRS), trec_compat=True).per_query
+    assert set(ours) == set(expected)
+    for q, vals in expected.items():
+        for mine, theirs in PAIRS.items():
+            assert abs(ours[q][mine] - vals[theirs]) <= 1e-9, (q, mine)
+
+
+@pytest.mark.parametrize("shuffle", [False, True], ids=["grouped", "shuffled"])
+def test_files_read_in_blocks_match(tmp_path, shuffle):
+    """Files over 1 MiB (several pyarrow blocks, each with its own document dictionary), grouped
+    by query or shuffled line by line, many ties broken by docid across blocks."""
+    qp, rp = write_random_pair(tmp_path, seed=11, n_queries=2500, n_docs=3000, depth=50, judged=12, ties=8,
+                           shuffle=shuffle, qid="topic-{}", docid="document-{}")
+    assert rp.stat().st_size > 1 << 20 and Run.from_file(rp).cols.doc_segments
+    _assert_equal_files(qp, rp, _pytrec_files(qp, rp))
+
+
+def test_hashed_join_matches(tmp_path, monkeypatch):
+    """Large (query, document) spaces look grades up by hashing pairs instead of a dense table."""
+    from ragexam.metrics.ranking import engine
+
+    qp, rp = write_random_pair(tmp_path, seed=5, n_queries=400, n_docs=100_000, depth=30, judged=5, ties=10,
+                           unretrieved=3, docid="d{}")
+    expected = _pytrec_files(qp, rp)
+    _assert_equal_files(qp, rp, expected)  # dense table
+    monkeypatch.setattr(engine, "_DENSE_CELLS", 0)
+    _assert_equal_files(qp, rp, expected)  # hashed pairs
+    # grades outside int8 take the hashed path too
+    monkeypatch.setattr(engine, "_DENSE_CELLS", 1 << 24)
+    big = tmp_path / "big.trec"
+    big.write_text(qp.read_text().replace(" 3\n", " 300\n"))
+    _assert_equal_files(big, rp, _pytrec_files(big, rp))

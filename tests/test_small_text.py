@@ -125,7 +125,6 @@ def test_embedding_progress_label_is_plural(monkeypatch):
 
 
 def test_connection_error_message_ends_once():
-    pytest.importorskip("openai")
     from ragexam.errors import RagexamError
     from ragexam.retrieval.embedders import OpenAIEmbedder
 

@@ -10,7 +10,8 @@ from typing import Any
 
 from ragexam._version import __version__
 
-__all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics", "run", "grade", "RunResult", "plots"]
+__all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics", "run", "grade", "RunResult", "plots",
+           "generate", "generate_plan"]
 
 _LAZY = {
     "evaluate": ("ragexam.metrics.ranking", "evaluate"),
@@ -21,6 +22,8 @@ _LAZY = {
     "run": ("ragexam.analysis.run", "run"),
     "grade": ("ragexam.analysis.run", "grade"),
     "RunResult": ("ragexam.analysis.run", "RunResult"),
+    "generate": ("ragexam.analysis.generate.api", "generate"),
+    "generate_plan": ("ragexam.analysis.generate.api", "plan"),
 }
 
 

@@ -22,6 +22,10 @@ command                    function
 ``score``                  :func:`score` → :class:`ScoreOutcome`
 ``answer``                 :func:`answer` → :class:`AnswerOutcome`
 ``judge-agreement``        :func:`judge_agreement` → :class:`AgreementOutcome`
+``generate``               :func:`ragexam.analysis.generate.api.generate` →
+                           :class:`~ragexam.analysis.generate.engine.GenerateResult` (``--dry-run``:
+                           :func:`ragexam.analysis.generate.api.plan`)
+``review apply``           :func:`ragexam.analysis.generate.review.apply_review`
 =========================  ===================================================================================
 """
 

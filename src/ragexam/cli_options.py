@@ -36,6 +36,12 @@ class Group(typer.core.TyperGroup):
 
 
 
+#: the one ``ragexam`` application; :mod:`ragexam.cli`, :mod:`ragexam.cli_answers` and
+#: :mod:`ragexam.cli_generate` register their commands on it
+app = typer.Typer(name="ragexam", help="Grade retrieval-augmented generation pipelines like a mock exam.",
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, cls=Group)
+
+
 def console():
     from rich.console import Console
 
@@ -97,7 +103,8 @@ ApiKey = Annotated[Optional[str], typer.Option("--api-key", help="API key (defau
 Concurrency = Annotated[int, typer.Option("--concurrency", help="Calls in flight at once.")]
 Temperature = Annotated[float, typer.Option("--temperature", help="Sampling temperature.")]
 MaxTokens = Annotated[Optional[int], typer.Option("--max-tokens", help="Completion limit per reply (default: "
-                                                                       "1024 for the judge, 512 for answers).")]
+                                                                       "1024 for the judge, 512 for answers, 2048 "
+                                                                       "for questions).")]
 LlmSeed = Annotated[Optional[int], typer.Option("--seed", help="Seed passed to the endpoint (if it honours one).")]
 Timeout = Annotated[float, typer.Option("--timeout", help="Seconds per HTTP request.")]
 MaxRetries = Annotated[int, typer.Option("--max-retries", help="Retries on 429/5xx/timeouts per request.")]

@@ -13,13 +13,16 @@ module                    what it holds
 :mod:`.cache`             :class:`LLMCache`: the content-keyed SQLite call cache, with claims
 :mod:`.batch`             :func:`run_calls` (dedupe, cache, resume, concurrency, in-flight sharing
                           between processes, usage) and :func:`plan_calls` (the dry run)
+:mod:`.attempts`          :func:`ask`: one call whose reply must parse, asked again with the problem
+                          as feedback
 :mod:`.cost`              token estimates, prices, :class:`Usage`
 :mod:`.redact`            :class:`Redactor`: keys out of everything written, never out of what is parsed
 ========================  ======================================================================
 
 Users: the judge (:mod:`ragexam.metrics.judge`), answer generation
 (:mod:`ragexam.analysis.generation`), OpenAI-compatible embeddings
-(:class:`ragexam.retrieval.embedders.OpenAIEmbedder`).  This package imports only
+(:class:`ragexam.retrieval.embedders.OpenAIEmbedder`), the question generator
+(:mod:`ragexam.analysis.generate`).  This package imports only
 :mod:`ragexam.errors`, :mod:`ragexam.storage` and :mod:`ragexam.signature` (and ``httpx`` when a
 request is sent).  See ``docs/llm.md``.
 """
@@ -39,7 +42,7 @@ _WHERE = {
     "EndpointError": "transport", "FAILURE_KINDS": "transport",
     "LLMCache": "cache", "request_key": "cache",
     "run_calls": "batch", "plan_calls": "batch", "Outcome": "batch", "Batch": "batch", "PlannedCall": "batch",
-    "CallPlan": "batch", "Usage": "cost", "Redactor": "redact",
+    "CallPlan": "batch", "Usage": "cost", "Redactor": "redact", "ask": "attempts", "Attempted": "attempts",
 }
 
 

@@ -69,19 +69,18 @@ judged items and, for metrics with a pass rule, the pass rate and its interval
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam import fmt
 from ragexam.errors import InputError
+from ragexam.llm.attempts import TEXT_REFUSAL
 from ragexam.llm.batch import Outcome, PlannedCall, plan_calls, run_calls
 from ragexam.llm.cache import request_key
 from ragexam.llm.client import LLMClient
 from ragexam.llm.cost import COMPLETION_ALLOWANCE, price_for
 from ragexam.llm.settings import LLMSettings
-from ragexam.llm.transport import CallFailed
 from ragexam.metrics.judge.metric import BUILTIN, JudgeMetric, resolve_metrics
 from ragexam.metrics.judge.prompts import METRICS, Rubric, detect_language, feedback_message, render_messages
 from ragexam.metrics.judge.replies import NotApplicable, ReplyError, extract_json
@@ -113,8 +112,7 @@ REASONS: Dict[str, Tuple[str, str]] = {
     "no_second_answer": ("input", "the pair has no second answer"),
 }
 _CACHEABLE = {"invalid_json", "invalid_reply", "truncated", "refused", "no_claims", "declined"}
-_REFUSAL = re.compile(r"^\s*(i'?m sorry|i am sorry|sorry,|i can(?:no|')t|i cannot|i won'?t|as an ai|"
-                      r"죄송|평가할 수 없|도와드릴 수 없)", re.I)
+_REFUSAL = TEXT_REFUSAL
 
 
 @dataclass(frozen=True)
@@ -686,65 +684,29 @@ class Judge:
                 "endpoint": self.endpoint, "errors": list(errors)}
 
     def _judge(self, t: _Task) -> Outcome:
-        """One judgment: up to ``max_attempts`` replies, each parsed as it arrived (the run
-        redacts what is stored and returned, never what is parsed)."""
-        client = self.client
-        messages = [dict(m) for m in t.messages]
-        max_tokens = self.max_tokens
-        errors: List[Dict[str, Any]] = []
-        attempts = requests = 0
-        pt: Optional[int] = None
-        ct: Optional[int] = None
-        kind, message = "invalid_json", ""
+        """One judgment: up to ``max_attempts`` replies (:func:`ragexam.llm.attempts.ask`), each parsed as it
+        arrived (the run redacts what is stored and returned, never what is parsed)."""
+        from ragexam.llm.attempts import ask
+
         n_ctx = len(t.item.contexts)
-
-        def done(value: Dict[str, Any]) -> Outcome:
-            store = value["status"] == "judged" or value["reason"] in _CACHEABLE
-            return Outcome(value, store, requests, attempts, pt, ct)
-
-        while attempts < self.max_attempts:
-            try:
-                reply = client.complete(messages, max_tokens=max_tokens, temperature=self.temperature,
-                                        seed=self.seed, schema=t.rubric.schema, schema_name=t.metric)
-            except CallFailed as err:
-                requests += err.requests
-                return done(self._unjudged(err.kind, err.message or err.kind, t, attempts=attempts,
-                                           requests=requests, pt=pt, ct=ct, errors=errors))
-            attempts += 1
-            requests += reply.requests
-            if reply.prompt_tokens is not None:
-                pt = (pt or 0) + reply.prompt_tokens
-            if reply.completion_tokens is not None:
-                ct = (ct or 0) + reply.completion_tokens
-            content = reply.content
-            feedback = "invalid"
-            if reply.refusal is not None or reply.finish_reason == "content_filter":
-                kind, feedback = "refused", "refused"
-                message = "the model refused: " + (reply.refusal or "finish_reason content_filter")
-            elif reply.finish_reason == "length":
-                kind, feedback = "truncated", "truncated"
-                message = f"the reply was cut off at max_tokens={max_tokens} (finish_reason length)"
-                max_tokens = min(max_tokens * 2, self.max_tokens * 4)
-            else:
-                try:
-                    verdict = t.defn.validate(extract_json(content), n_ctx)
-                except ReplyError as err:
-                    kind, message = err.kind, err.message
-                    if err.kind == "invalid_json" and content and "{" not in content and _REFUSAL.match(content):
-                        kind, feedback = "refused", "refused"
-                        message = "the model refused: " + content.strip()[:200]
-                except NotApplicable as na:
-                    return done(self._unjudged(na.reason, na.message, t, attempts=attempts, requests=requests,
-                                               pt=pt, ct=ct, errors=errors, details=na.details))
-                else:
-                    return done(self._value(t, "judged", verdict.score, verdict.label, verdict.details, None, None,
-                                            attempts, requests, pt, ct, errors))
-            errors.append({"attempt": attempts, "reason": kind, "message": message,
-                           "reply": (content or "")[:500]})
-            if attempts < self.max_attempts:
-                lang = t.rubric.language
-                said = content or reply.refusal or "(empty reply)"
-                messages = messages + [{"role": "assistant", "content": said},
-                                       {"role": "user", "content": feedback_message(feedback, lang, message)}]
-        return done(self._unjudged(kind, f"{message} (after {fmt.plural(attempts, 'attempt')})", t, attempts=attempts,
-                                   requests=requests, pt=pt, ct=ct, errors=errors))
+        got = ask(self.client, t.messages, lambda content: t.defn.validate(extract_json(content), n_ctx),
+                  bad_reply=(ReplyError,), final=(NotApplicable,), refusal=_REFUSAL,
+                  feedback=lambda kind, message: feedback_message(kind, t.rubric.language, message),
+                  max_attempts=self.max_attempts, max_tokens=self.max_tokens, temperature=self.temperature,
+                  seed=self.seed, schema=t.rubric.schema, schema_name=t.metric)
+        counts = dict(attempts=got.attempts, requests=got.requests, pt=got.prompt_tokens, ct=got.completion_tokens,
+                      errors=got.errors)
+        if got.failed is not None:
+            value = self._unjudged(got.failed.kind, got.failed.message or got.failed.kind, t, **counts)
+        elif got.final is not None:
+            na = got.final
+            value = self._unjudged(na.reason, na.message, t, details=na.details, **counts)  # type: ignore[attr-defined]
+        elif got.parsed:
+            v = got.value
+            value = self._value(t, "judged", v.score, v.label, v.details, None, None, got.attempts, got.requests,
+                                got.prompt_tokens, got.completion_tokens, got.errors)
+        else:
+            value = self._unjudged(got.reason or "invalid_json",
+                                   f"{got.message} (after {fmt.plural(got.attempts, 'attempt')})", t, **counts)
+        store = value["status"] == "judged" or value["reason"] in _CACHEABLE
+        return Outcome(value, store, got.requests, got.attempts, got.prompt_tokens, got.completion_tokens)

@@ -62,6 +62,11 @@ class _Columns:
     def __len__(self) -> int:
         return int(self.cols.qid_codes.size)
 
+    @property
+    def source(self) -> str | None:
+        """The file these rows were read from (``None`` when built in memory)."""
+        return self.cols.source
+
     def _rows(self):
         q = self.cols.qid_vocab
         d = vocab_list(self.cols.doc_vocab)
@@ -79,7 +84,7 @@ class Qrels(_Columns):
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "Qrels":
-        """Read a TREC qrels file (``qid iter docid rel``)."""
+        """Read a TREC qrels file (``qid iter docid rel``; see :mod:`ragexam.data.trec`)."""
         return cls(read_trec_qrels(path))
 
     @classmethod
@@ -148,7 +153,7 @@ class Run(_Columns):
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "Run":
-        """Read a TREC run file (``qid Q0 docid rank score tag``)."""
+        """Read a TREC run file (``qid Q0 docid rank score tag``; see :mod:`ragexam.data.trec`)."""
         return cls(read_trec_run(path))
 
     @classmethod

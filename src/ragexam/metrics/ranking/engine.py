@@ -45,7 +45,23 @@ qrels and the run are scored (a qrels query absent from the run is dropped and l
 ``excluded``), and a query with ``R = 0`` scores 0 on every metric and is counted.
 
 No value is ever NaN; if no query can be scored, :class:`~ragexam.errors.InputError` is
-raised with the reasons.
+raised with the reasons (naming the files, and showing ids of both sides when they share
+none).
+
+Warnings
+--------
+Some inputs are legal but almost always a mistake; the result lists them in ``warnings``
+(the CLI prints them on stderr and in ``--json``):
+
+* the run is empty (an empty run file): every scored query scores 0;
+* the run is not empty but none of its queries is in the qrels (ids that differ, e.g.
+  ``q1`` vs ``1``): every scored query scores 0.
+
+Names
+-----
+Results are keyed by the metric names as asked (``recall@10`` stays ``recall@10``);
+``RankingResult.canonical`` holds the canonical name of each (``r@10``), see
+:mod:`ragexam.metrics.ranking.names`.
 """
 
 from __future__ import annotations
@@ -56,20 +72,26 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ragexam.data.trec import vocab_list
+from ragexam.data.trec import TrecColumns, codes_index, is_arrow, vocab_index, vocab_sort_rank, vocab_take
 from ragexam.errors import InputError
 from ragexam.metrics.ranking.containers import Qrels, Run
-from ragexam.metrics.ranking.names import Metric, parse_metrics
+from ragexam.metrics.ranking.names import Metric, parse_metric, parse_metric_names
 
 __all__ = ["evaluate", "RankingResult"]
+
+#: Up to this many (query, document) cells (or 4 per run row), grades are looked up in a dense
+#: table; beyond it, by hashing (query, document) pairs.
+_DENSE_CELLS = 1 << 24
 
 
 @dataclass
 class RankingResult:
     """Per-query values and means of ranking metrics.
 
-    ``values[i, j]`` is metric ``metrics[j]`` for query ``query_ids[i]``.  The mean of a
-    metric is the plain mean over the scored queries.
+    ``values[i, j]`` is metric ``metrics[j]`` for query ``query_ids[i]``.  ``metrics`` are the
+    names as asked; ``canonical[j]`` is the canonical name of ``metrics[j]``.  The mean of a
+    metric is the plain mean over the scored queries.  ``warnings`` lists legal but suspicious
+    inputs (see the module docstring).
     """
 
     metrics: list[str]
@@ -78,6 +100,12 @@ class RankingResult:
     excluded: list[dict[str, str]] = field(default_factory=list)
     missing_from_run: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
+    canonical: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.canonical:
+            self.canonical = [parse_metric(m).name for m in self.metrics]
 
     @property
     def n_queries(self) -> int:
@@ -85,21 +113,30 @@ class RankingResult:
 
     @property
     def mean(self) -> dict[str, float]:
-        """``{metric: mean over scored queries}``."""
+        """``{metric as asked: mean over scored queries}``."""
         means = self.values.mean(axis=0)
         return {m: float(v) for m, v in zip(self.metrics, means)}
 
     @property
+    def canonical_names(self) -> dict[str, str]:
+        """``{metric as asked: canonical name}`` (e.g. ``{"recall@10": "r@10"}``)."""
+        return dict(zip(self.metrics, self.canonical))
+
+    @property
     def per_query(self) -> dict[str, dict[str, float]]:
-        """``{qid: {metric: value}}`` for every scored query."""
-        rows = self.values.tolist()
-        return {q: dict(zip(self.metrics, row)) for q, row in zip(self.query_ids, rows)}
+        """``{qid: {metric as asked: value}}`` for every scored query."""
+        from itertools import repeat
+
+        return dict(zip(self.query_ids, map(dict, map(zip, repeat(self.metrics), self.values.tolist()))))
 
     def column(self, metric: str | Metric) -> np.ndarray:
-        """The per-query values of one metric (aligned with ``query_ids``)."""
-        name = parse_metrics([metric])[0].name
+        """The per-query values of one metric (aligned with ``query_ids``), by the name as
+        asked or any other name of the same metric."""
+        if isinstance(metric, str) and metric.strip() in self.metrics:
+            return self.values[:, self.metrics.index(metric.strip())]
+        name = parse_metric(metric).name
         try:
-            return self.values[:, self.metrics.index(name)]
+            return self.values[:, self.canonical.index(name)]
         except ValueError:
             raise InputError(f"metric {name!r} was not evaluated; evaluated: {self.metrics}",
                              source="metric") from None
@@ -107,32 +144,46 @@ class RankingResult:
     @property
     def signature(self) -> str:
         """Every setting that changes the numbers, ``key:value|...`` (version last)."""
-        from ragexam import __version__
+        from ragexam.signature import Signature
 
         s = self.settings
-        return "|".join([
-            f"nq:{self.n_queries}",
-            "ties:score-desc,docid-desc",
-            f"rel:{s.get('relevance_level', 1)}",
-            "gain:linear",
-            f"missing:{'dropped' if s.get('trec_compat') else 'zero'}",
-            f"norel:{'zero' if s.get('trec_compat') else 'excluded'}",
-            f"version:ragexam-{__version__}",
-        ])
+        compat = bool(s.get("trec_compat"))
+        return str(Signature([
+            ("nq", self.n_queries),
+            ("ties", "score-desc,docid-desc"),
+            ("rel", s.get("relevance_level", 1)),
+            ("gain", "linear"),
+            ("missing", "dropped" if compat else "zero"),
+            ("norel", "zero" if compat else "excluded"),
+        ]))
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON shape printed by ``ragexam evaluate --json``."""
+        """The JSON object printed by ``ragexam evaluate --json``.
+
+        ``metrics`` and ``per_query`` are keyed by the names as asked; ``canonical_names`` maps
+        each to its canonical name (so ``-m recall@10`` gives ``{"recall@10": ...}`` and
+        ``{"recall@10": "r@10"}``).  ``warnings`` lists legal but suspicious inputs.
+        """
         return {
             "metrics": self.mean,
+            "canonical_names": self.canonical_names,
             "per_query": self.per_query,
             "n_queries": self.n_queries,
             "excluded_queries": list(self.excluded),
             "missing_from_run": list(self.missing_from_run),
+            "warnings": list(self.warnings),
             "signature": self.signature,
         }
 
+    def to_json(self) -> str:
+        """:meth:`to_dict` as one line of JSON (Python's C encoder; an indent would force the
+        pure-Python one, several times slower on many queries)."""
+        import json
+
+        return json.dumps(self.to_dict(), ensure_ascii=False, allow_nan=False)
+
     def to_dataframe(self):
-        """One row per scored query, one column per metric (index: query id)."""
+        """One row per scored query, one column per metric as asked (index: query id)."""
         import pandas as pd
 
         df = pd.DataFrame(self.values, columns=self.metrics, index=pd.Index(self.query_ids, name="query_id"))
@@ -159,48 +210,20 @@ def _as_run(r: Any) -> Run:
     return Run.from_dict(r)
 
 
-def _lookup(keys: Any, vocab: Any) -> np.ndarray:
-    """Index of each of ``keys`` in ``vocab`` (-1 when absent); lists or pyarrow string arrays.
-
-    Two pyarrow arrays (files) are matched with pyarrow's hash kernel; otherwise a dict is used
-    (converting Python lists to pyarrow would import pandas, which costs more than the lookup).
-    """
-    if len(keys) == 0:
-        return np.empty(0, dtype=np.int64)
-    if len(vocab) == 0:
-        return np.full(len(keys), -1, dtype=np.int64)
-    if hasattr(keys, "to_pylist") and hasattr(vocab, "to_pylist"):
-        import pyarrow.compute as pc
-
-        idx = pc.index_in(keys, value_set=vocab)
-        values = np.frombuffer(idx.buffers()[1], dtype=np.int32)[idx.offset:idx.offset + len(idx)].astype(np.int64)
-        if idx.null_count:  # read the validity bitmap (fill_null would import pandas)
-            bits = np.unpackbits(np.frombuffer(idx.buffers()[0], dtype=np.uint8), bitorder="little")
-            values[~bits[idx.offset:idx.offset + len(idx)].astype(bool)] = -1
-        return values
-    keys_l = vocab_list(keys)
-    vocab_l = vocab_list(vocab)
-    pos: dict[str, int] = {}
-    for i, v in enumerate(vocab_l):
-        pos.setdefault(v, i)
-    return np.fromiter((pos.get(k, -1) for k in keys_l), dtype=np.int64, count=len(keys_l))
-
-
-def _take(vocab: Any, idx: np.ndarray) -> Any:
-    if hasattr(vocab, "take"):
-        return vocab.take(idx)
-    return [vocab[i] for i in idx.tolist()]
-
-
-def _group_starts(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For rows grouped contiguously by ``s``: the start row of each row's group, and the group id."""
+def _group_starts(s: np.ndarray) -> np.ndarray:
+    """For rows grouped contiguously by ``s``: the start row of each row's group."""
     n = s.size
     change = np.empty(n, dtype=bool)
     change[0] = True
     np.not_equal(s[1:], s[:-1], out=change[1:])
-    gid = np.cumsum(change) - 1
     starts = np.flatnonzero(change)
-    return starts[gid], gid
+    return np.repeat(starts, np.diff(np.append(starts, n)))
+
+
+def _distinct(a: np.ndarray) -> np.ndarray:
+    """Sorted distinct values (``np.unique`` without its overhead on large arrays)."""
+    s = np.sort(a)
+    return s[np.concatenate(([True], s[1:] != s[:-1]))] if s.size else s
 
 
 def _order_rows(s: np.ndarray, score: np.ndarray, doc: np.ndarray, doc_vocab: Any) -> np.ndarray | None:
@@ -226,21 +249,87 @@ def _order_rows(s: np.ndarray, score: np.ndarray, doc: np.ndarray, doc_vocab: An
     tie_rows = np.zeros(n, dtype=bool)
     tie_rows[1:] |= ties
     tie_rows[:-1] |= ties
-    starts = np.zeros(n, dtype=bool)
-    starts[0] = True
-    starts[1:] = ~ties
-    block = np.cumsum(starts)
     idx = np.flatnonzero(tie_rows)
-    involved = np.unique(doc[idx])
-    names = np.array(vocab_list(_take(doc_vocab, involved)), dtype=object)
-    lex = np.empty(involved.size, dtype=np.int64)
-    lex[np.argsort(names, kind="stable")] = np.arange(involved.size)
-    doc_rank = np.zeros(len(doc_vocab), dtype=np.int64)
-    doc_rank[involved] = lex
-    sub = np.lexsort((-doc_rank[doc[idx]], block[idx]))
+    new_block = np.ones(idx.size, dtype=bool)
+    new_block[1:] = ~ties[idx[1:] - 1]  # not tied with the row before: a new block starts
+    block = np.cumsum(new_block)
+    involved = _distinct(doc[idx])
+    lex = vocab_sort_rank(doc_vocab, involved)
+    sub = np.lexsort((-lex[np.searchsorted(involved, doc[idx])], block))
     perm = np.arange(n)
     perm[idx] = idx[sub]
     return perm if order is None else order[perm]
+
+
+def _run_docs_in_qrels(rc: TrecColumns, qc: TrecColumns, run_q: np.ndarray) -> np.ndarray:
+    """The qrels document code of each entry of the run's document vocabulary (-1: none), as
+    far as it can matter: ``run_q`` maps the run's query codes to qrels query codes (-1: not
+    scored), and an entry is looked up only among the documents judged for the queries of its
+    own block.
+
+    A run read in blocks has one dictionary per block (see ``TrecColumns.doc_segments``).
+    Looking every entry up in the whole qrels vocabulary probes a table that outgrows the CPU
+    caches on large qrels; per block, the table holds only the documents judged for the few
+    queries of that block.  Runs not grouped by query (every query in every block) use the
+    whole vocabulary.
+    """
+    whole = (not rc.doc_segments or qc.doc_segments or not is_arrow(rc.doc_vocab)
+             or not is_arrow(qc.doc_vocab))
+    if whole:
+        return vocab_index(rc.doc_vocab, qc.doc_vocab)
+    n, nq = rc.qid_codes.size, len(qc.qid_vocab)
+    row_starts = np.array((0,) + rc.doc_segments, dtype=np.int64)
+    voc_starts = np.array((0,) + rc.doc_segment_vocab + (len(rc.doc_vocab),), dtype=np.int64)
+    qq = run_q[rc.qid_codes]
+    # (block, qrels query) pairs: rows where the query changes, or a block starts
+    first = np.ones(n, dtype=bool)
+    np.not_equal(qq[1:], qq[:-1], out=first[1:])
+    first[row_starts] = True
+    cand = np.flatnonzero(first & (qq >= 0))
+    pairs = _distinct((np.searchsorted(row_starts, cand, side="right") - 1) * nq + qq[cand])
+    p_block, p_query = pairs // nq, pairs % nq
+    # the judged documents of each pair's query
+    per_q = np.bincount(qc.qid_codes, minlength=nq)
+    cnt = per_q[p_query]
+    if int(cnt.sum()) > 2 * qc.qid_codes.size:  # not grouped by query: per block would redo the whole
+        return vocab_index(rc.doc_vocab, qc.doc_vocab)
+    j_order = np.argsort(qc.qid_codes, kind="stable")
+    j_start = np.concatenate(([0], np.cumsum(per_q)))[p_query]
+    offset = np.concatenate(([0], np.cumsum(cnt)))[:-1]
+    rows = j_order[np.repeat(j_start - offset, cnt) + np.arange(int(cnt.sum()))]
+    width = np.int64(len(qc.doc_vocab))
+    key = _distinct(np.repeat(p_block, cnt) * width + qc.doc_codes[rows])
+    k_block, k_doc = key // width, key % width
+    names = vocab_take(qc.doc_vocab, k_doc)
+    bounds = np.searchsorted(k_block, np.arange(row_starts.size + 1))
+    out = np.full(len(rc.doc_vocab), -1, dtype=np.int32 if width < 2**31 else np.int64)
+    for b in range(row_starts.size):
+        lo, hi = int(bounds[b]), int(bounds[b + 1])
+        if lo == hi:
+            continue
+        v0, v1 = int(voc_starts[b]), int(voc_starts[b + 1])
+        at = vocab_index(rc.doc_vocab.slice(v0, v1 - v0), names.slice(lo, hi - lo))
+        hit = np.flatnonzero(at >= 0)
+        out[v0 + hit] = k_doc[lo + at[hit]]
+    return out
+
+
+def _sample(ids: list[str], n: int = 3) -> str:
+    shown = ", ".join(repr(q) for q in ids[:n])
+    return shown + (", ..." if len(ids) > n else "")
+
+
+def _no_query_in(run_ids: list[str], run_where: str, qrels_ids: list[str], qrels_where: str) -> str:
+    """'none of the 2 queries of R ('1', '2') is in Q ('q1', 'q2')', or 'the only query of R
+    ('x') is not in Q (...)'."""
+    if len(run_ids) == 1:
+        return f"the only query of {run_where} ({_sample(run_ids)}) is not in {qrels_where} ({_sample(qrels_ids)})"
+    return f"none of the {len(run_ids)} queries of {run_where} ({_sample(run_ids)}) is in {qrels_where} " \
+           f"({_sample(qrels_ids)})"
+
+
+def _where(obj: Qrels | Run, what: str) -> str:
+    return f"the {what} file {obj.source}" if obj.source else f"the {what}"
 
 
 def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, relevance_level: int = 1,
@@ -250,9 +339,10 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
     ``qrels`` and ``run`` may be :class:`Qrels`/:class:`Run`, paths to TREC files,
     dicts (``{qid: {docid: grade}}``; ``{qid: {docid: score}}`` or ``{qid: [docid, ...]}``)
     or pandas DataFrames.  ``metrics`` are names such as ``"ndcg@10"`` or
-    ``["map", "p@5", "f0.5@3"]``.
+    ``["map", "p@5", "f0.5@3"]``; the result is keyed by the names as given.
     """
-    mets = parse_metrics(metrics)
+    named = parse_metric_names(metrics)
+    mets = [m for _, m in named]
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, (int, np.integer)) \
             or relevance_level < 1:
         raise InputError(f"relevance_level must be an integer grade >= 1 (unjudged documents have grade 0), "
@@ -263,52 +353,59 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
     qc, rc = Q.cols, Rn.cols
 
     # --- which queries are scored --------------------------------------------------------------
-    qrels_qids = Q.query_ids
-    run_qids = Rn.query_ids
-    run_qset = set(run_qids)
-    qrels_qset = set(qrels_qids)
-    nrel_by_code = np.bincount(qc.qid_codes, weights=(qc.values >= level), minlength=len(qc.qid_vocab))
-    nrel_of = {q: int(nrel_by_code[i]) for i, q in enumerate(qc.qid_vocab)}
-    excluded: list[dict[str, str]] = []
-    missing: list[str] = []
-    scored: list[str] = []
-    judged = set(qc.qid_vocab)
-    for q in sorted(qrels_qset):
-        n_rel = nrel_of.get(q, 0)
-        if q not in judged:
-            excluded.append({"query_id": q, "reason": "no judgments"})
-        elif trec_compat:
-            if q in run_qset:
-                scored.append(q)
-            else:
-                excluded.append({"query_id": q, "reason": "not in the run (dropped, as trec_eval does)"})
-        elif n_rel == 0:
-            excluded.append({"query_id": q, "reason": f"no relevant judgment (no grade >= {level})"})
-        else:
-            scored.append(q)
-            if q not in run_qset:
-                missing.append(q)
-    for q in sorted(run_qset - qrels_qset):
-        excluded.append({"query_id": q, "reason": "not in qrels"})
-    settings = {"relevance_level": level, "trec_compat": bool(trec_compat)}
-    if not scored:
-        reasons = sorted({e["reason"] for e in excluded}) or ["the qrels are empty"]
-        raise InputError("no query can be scored: " + "; ".join(reasons), source="qrels")
+    qv = qc.qid_vocab  # qrels queries with at least one judgment, by code
+    nq = len(qv)
+    nrel_q = np.bincount(qc.qid_codes, weights=(qc.values >= level), minlength=nq)
+    run_qids = Rn.query_ids  # the run's vocabulary first (codes), then queries with no rows
+    run_in_q = vocab_index(run_qids, qv)
+    in_run = np.zeros(nq, dtype=bool)
+    in_run[run_in_q[run_in_q >= 0]] = True
+    scored_mask = in_run if trec_compat else nrel_q > 0
+    scored_codes = np.flatnonzero(scored_mask)
+    scored_codes = np.array(sorted(scored_codes.tolist(), key=qv.__getitem__), dtype=np.int64)
+    scored = [qv[i] for i in scored_codes.tolist()]
     nS = len(scored)
-    scored_vocab = scored
+    excluded: list[dict[str, str]] = []
+    for qi in np.flatnonzero(~scored_mask).tolist():
+        reason = ("not in the run (dropped, as trec_eval does)" if trec_compat
+                  else f"no relevant judgment (no grade >= {level})")
+        excluded.append({"query_id": qv[qi], "reason": reason})
+    judged = set(qv)
+    excluded += [{"query_id": q, "reason": "no judgments"} for q in Q.extra_qids if q not in judged]
+    qrels_all = judged | set(Q.extra_qids)
+    excluded += [{"query_id": run_qids[i], "reason": "not in qrels"} for i in np.flatnonzero(run_in_q < 0).tolist()
+                 if run_qids[i] not in qrels_all]
+    excluded.sort(key=lambda e: (e["reason"] == "not in qrels", e["query_id"]))
+    missing = [] if trec_compat else sorted(qv[i] for i in np.flatnonzero(scored_mask & ~in_run).tolist())
+    settings = {"relevance_level": level, "trec_compat": bool(trec_compat)}
+    warnings: list[str] = []
+    run_empty = rc.qid_codes.size == 0
+    overlap = bool(in_run.any())
+    if run_empty:
+        warnings.append(f"{_where(Rn, 'run')} is empty: it ranks nothing, so every query scores 0"
+                        if Rn.source or not run_qids else
+                        "the run retrieves nothing for any query, so every query scores 0")
+    elif not overlap:
+        warnings.append(f"{_no_query_in(run_qids, _where(Rn, 'run'), Q.query_ids, _where(Q, 'qrels'))}, so every "
+                        "query scores 0; do the query ids match?")
+    if not scored:
+        raise _nothing_scorable(Q, Rn, excluded, run_qids, overlap, run_empty, level)
 
     # --- qrels rows restricted to scored queries --------------------------------------------
-    q_s_of_code = _lookup(qc.qid_vocab, scored_vocab)
-    keep = q_s_of_code[qc.qid_codes] >= 0
-    j_s = q_s_of_code[qc.qid_codes][keep]
+    q_s_of_code = np.full(nq, -1, dtype=np.int64)
+    q_s_of_code[scored_codes] = np.arange(nS)
+    j_all = q_s_of_code[qc.qid_codes]
+    keep = j_all >= 0
+    j_s = j_all[keep]
     j_doc = qc.doc_codes[keep]
     if qc.doc_segments:  # the vocabulary may repeat a string: use each string's first code
-        j_doc = _lookup(qc.doc_vocab, qc.doc_vocab)[j_doc]
+        j_doc = vocab_index(qc.doc_vocab, qc.doc_vocab)[j_doc]
     j_rel = qc.values[keep]
     nrel = np.bincount(j_s, weights=(j_rel >= level), minlength=nS)
 
     # --- run rows restricted to scored queries, ordered -------------------------------------
-    r_s_of_code = _lookup(rc.qid_vocab, scored_vocab)
+    n_rv = len(rc.qid_vocab)
+    r_s_of_code = np.where(run_in_q[:n_rv] >= 0, q_s_of_code[np.maximum(run_in_q[:n_rv], 0)], -1)
     rs_all = r_s_of_code[rc.qid_codes] if rc.qid_codes.size else np.empty(0, dtype=np.int64)
     keep_r = rs_all >= 0
     if keep_r.all():
@@ -320,37 +417,48 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
     if order is not None:
         s, doc = s[order], doc[order]
 
-    # --- relevance of each run row ---------------------------------------------------------
+    # --- graded run rows ---------------------------------------------------------------------
+    # Every metric is a sum over relevant (or positively graded) rows only, so only the rows
+    # with a nonzero grade are kept (typically a few per query): ``nz`` (in run order), their
+    # grades and their 0-based ranks.
     n = s.size
-    rel = np.zeros(n, dtype=np.int64)
+    nz = np.empty(0, dtype=np.int64)
+    nz_rel = np.empty(0, dtype=np.int64)
     if n and j_s.size:
-        run_doc_in_qrels = _lookup(rc.doc_vocab, qc.doc_vocab)  # run doc code -> qrels doc code
-        dq = run_doc_in_qrels[doc]
-        width = np.int64(len(qc.doc_vocab))
-        jkey = j_s * width + j_doc
-        jorder = np.argsort(jkey, kind="stable")
-        jkey_sorted = jkey[jorder]
-        has = dq >= 0
-        rkey = s[has] * width + dq[has]
-        pos_in = np.searchsorted(jkey_sorted, rkey)
-        pos_in = np.minimum(pos_in, jkey_sorted.size - 1)
-        hit = jkey_sorted[pos_in] == rkey
-        vals = np.zeros(rkey.size, dtype=np.int64)
-        vals[hit] = j_rel[jorder][pos_in[hit]]
-        rel[has] = vals
-
-    if n:
-        start, _gid = _group_starts(s)
-        pos = np.arange(n, dtype=np.int64) - start  # 0-based rank
+        run_q = np.where(r_s_of_code >= 0, run_in_q[:n_rv], -1)
+        dq = _run_docs_in_qrels(rc, qc, run_q)[doc]  # run doc code -> qrels doc code
+        width = len(qc.doc_vocab)
+        if nS * (width + 1) <= max(_DENSE_CELLS, 4 * n) and -128 <= j_rel.min() and j_rel.max() <= 127:
+            # few (query, document) cells (a small document vocabulary): a dense table of
+            # grades, one gather per run row (-1, a document never judged, hits the zero column)
+            table = np.zeros((nS, width + 1), dtype=np.int8)
+            table[j_s, j_doc] = j_rel
+            rel = table[s, dq]
+            nz = np.flatnonzero(rel)
+            nz_rel = rel[nz].astype(np.int64)
+        else:
+            has = np.flatnonzero(dq >= 0)
+            w = np.int64(width)
+            at = codes_index(s[has] * w + dq[has], j_s * w + j_doc)  # qrels row of each (query, doc)
+            found = np.flatnonzero(at >= 0)
+            grade = j_rel[at[found]]
+            nonzero = grade != 0
+            nz, nz_rel = has[found[nonzero]], grade[nonzero]
+    if nz.size:
+        change = np.empty(n, dtype=bool)
+        change[0] = True
+        np.not_equal(s[1:], s[:-1], out=change[1:])
+        starts = np.flatnonzero(change)
+        first_row = np.zeros(nS, dtype=np.int64)
+        first_row[s[starts]] = starts  # rows are grouped by query
+        nz_s = s[nz]
+        nz_pos = nz - first_row[nz_s]
     else:
-        pos = np.empty(0, dtype=np.int64)
-    # Every metric is a sum over relevant (or positively graded) rows only, so work on those
-    # few rows (typically a few per query) instead of the whole run.
-    bidx = np.flatnonzero(rel >= level)
-    sb, pb = s[bidx], pos[bidx]
-    if bidx.size:
-        bstart, _ = _group_starts(sb)
-        cb = (np.arange(bidx.size, dtype=np.int64) - bstart + 1).astype(np.float64)  # relevant up to here
+        nz_s = nz_pos = np.empty(0, dtype=np.int64)
+    relevant = nz_rel >= level
+    sb, pb = nz_s[relevant], nz_pos[relevant]
+    if sb.size:
+        cb = (np.arange(sb.size, dtype=np.int64) - _group_starts(sb) + 1).astype(np.float64)  # relevant up to here
     else:
         cb = np.empty(0, dtype=np.float64)
     rankb = pb + 1.0
@@ -395,12 +503,11 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
             o = np.lexsort((-gg, gs))
             gs, gg = gs[o], gg[o]
             if gs.size:
-                gstart, _ = _group_starts(gs)
-                gpos = np.arange(gs.size) - gstart
+                gpos = np.arange(gs.size) - _group_starts(gs)
             else:
                 gpos = np.empty(0, dtype=np.int64)
-            ridx = np.flatnonzero(rel > 0)
-            ideal_cache["ideal"] = (gs, gg, gpos, s[ridx], rel[ridx].astype(np.float64), pos[ridx])
+            gained = nz_rel > 0
+            ideal_cache["ideal"] = (gs, gg, gpos, nz_s[gained], nz_rel[gained].astype(np.float64), nz_pos[gained])
         gs, gg, gpos, sr, gain, pr = ideal_cache["ideal"]
         disc = gain / np.log2(pr + 2.0)
         idisc = gg / np.log2(gpos + 2.0)
@@ -436,7 +543,30 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
             raise InputError(f"unsupported metric kind {m.kind!r}", source="metric")
         cols.append(v)
     values = np.column_stack(cols) if cols else np.empty((nS, 0))
-    return RankingResult(metrics=[m.name for m in mets], query_ids=list(scored_vocab), values=values,
-                         excluded=excluded, missing_from_run=missing, settings=settings)
+    return RankingResult(metrics=[name for name, _ in named], query_ids=scored, values=values,
+                         excluded=excluded, missing_from_run=missing, settings=settings,
+                         canonical=[m.name for m in mets], warnings=warnings)
+
+
+def _nothing_scorable(Q: Qrels, Rn: Run, excluded: list[dict[str, str]], run_qids: list[str], overlap: bool,
+                      run_empty: bool, level: int) -> InputError:
+    """The error when no query can be scored, saying why in the user's terms."""
+    qrels_ids = Q.query_ids
+    if not qrels_ids:
+        why = f"{_where(Q, 'qrels')} holds no judgment"
+    elif run_empty and excluded and all(e["reason"].startswith("not in the run") for e in excluded):
+        why = f"{_where(Rn, 'run')} is empty, and with trec_compat a query absent from the run is dropped"
+    elif run_qids and not overlap:
+        why = f"{_no_query_in(run_qids, _where(Rn, 'run'), qrels_ids, _where(Q, 'qrels'))}; do the query ids match?"
+    else:
+        from collections import Counter
+
+        counts = Counter(e["reason"] for e in excluded)
+        why = "; ".join(f"{n} {'query' if n == 1 else 'queries'} excluded, {r}" for r, n in sorted(counts.items()))
+        why = f"{why} ({_where(Q, 'qrels')}, {_where(Rn, 'run')})"
+        top = int(Q.cols.values.max()) if Q.cols.values.size else None
+        if level > 1 and top is not None and 1 <= top < level:
+            why += f"; the highest grade in the qrels is {top}: lower the relevance level (now {level})"
+    return InputError(f"no query can be scored: {why}", source=Q.source or "qrels")
 
 

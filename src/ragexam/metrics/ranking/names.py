@@ -20,8 +20,10 @@ canonical      also accepted                                  trec_eval measure
 ``map@K``      ``map_cut.K``, ``map_cut_K``, ``ap@K``          ``map_cut.K``
 =============  =============================================  ===========================
 
-``K`` is a positive integer, ``B`` (beta) a positive number.  Results are keyed by the
-canonical name, so ``P.10`` and ``precision@10`` are the same metric ``p@10``.
+``K`` is a positive integer, ``B`` (beta) a positive number.  ``P.10`` and ``precision@10``
+are the same metric, canonically ``p@10``; results are keyed by the name as it was asked
+(``recall@10`` stays ``recall@10``), and carry the canonical name beside it
+(:func:`parse_metric_names`).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Iterable
 
 from ragexam.errors import MetricNameError
 
-__all__ = ["Metric", "parse_metric", "parse_metrics", "VALID_FORMS"]
+__all__ = ["Metric", "parse_metric", "parse_metrics", "parse_metric_names", "VALID_FORMS"]
 
 #: Human-readable list of accepted forms, used in error messages and ``--help``.
 VALID_FORMS = ("hit@K", "mrr", "mrr@K", "ndcg", "ndcg@K", "p@K", "r@K", "f1@K",
@@ -148,6 +150,31 @@ def parse_metrics(names: Iterable[str | Metric] | str | Metric) -> list[Metric]:
         metric = parse_metric(n)
         if metric not in out:
             out.append(metric)
+    if not out:
+        raise MetricNameError("no metric given; pass at least one, e.g. ndcg@10", source="metrics")
+    return out
+
+
+def parse_metric_names(names: Iterable[str | Metric] | str | Metric) -> list[tuple[str, Metric]]:
+    """``[(name as asked, Metric), ...]`` for several names (a list, or one comma/space separated
+    string), in the order given.
+
+    The name as asked is the string stripped of surrounding spaces (a :class:`Metric` gives its
+    canonical name).  A name given twice is kept once; two spellings of one metric
+    (``recall@10`` and ``r@10``) are both kept, so each asked name gets its value.
+    """
+    if isinstance(names, Metric):
+        names = [names]
+    elif isinstance(names, str):
+        names = [n for n in re.split(r"[,\s]+", names) if n]
+    out: list[tuple[str, Metric]] = []
+    seen: set[str] = set()
+    for n in names:
+        metric = parse_metric(n)
+        asked = n.name if isinstance(n, Metric) else n.strip()
+        if asked not in seen:
+            seen.add(asked)
+            out.append((asked, metric))
     if not out:
         raise MetricNameError("no metric given; pass at least one, e.g. ndcg@10", source="metrics")
     return out

@@ -250,6 +250,10 @@ def bleu_from_stats(stats, *, smooth: str = "exp", smooth_value: float | None = 
                     lowercase: bool = False, nrefs: int | str = 1) -> BleuResult:
     """BLEU from (summed) sufficient statistics.
 
+    The score is sacrebleu's divided by 100 and capped at 1: sacrebleu works in percent and returns
+    100.00000000000004 for a perfect match (``exp`` of a sum of ``log(100)``), which would put the score
+    above its own range by 4e-16.
+
     :param stats: one statistics row (10 numbers, :data:`BLEU_STATS_COLUMNS`) or a 2-D array
         of rows, which are summed first (so ``bleu_from_stats(bleu_stats(h, r))`` is corpus BLEU).
     :param smooth: ``none``, ``floor``, ``add-k`` or ``exp`` (see the module docstring).
@@ -268,7 +272,7 @@ def bleu_from_stats(stats, *, smooth: str = "exp", smooth_value: float | None = 
     row = _as_row(stats, func)
     score, precisions, bp = _compute(row, smooth, smooth_value, effective_order)
     return BleuResult(
-        score=score / 100.0, precisions=tuple(p / 100.0 for p in precisions), bp=bp,
+        score=min(score / 100.0, 1.0), precisions=tuple(p / 100.0 for p in precisions), bp=bp,
         sys_len=row[0], ref_len=row[1], counts=tuple(row[_CORRECT]), totals=tuple(row[_TOTAL]),
         signature=_signature(nrefs, lowercase, effective_order, tokenize, smooth, smooth_value))
 
@@ -319,7 +323,7 @@ def bleu_scores(stats, *, smooth: str = "exp", smooth_value: float | None = None
         eff = np.full(sys_len.shape, MAX_ORDER)
     included = np.arange(MAX_ORDER) < eff[..., None]
     score = bp * np.exp(np.where(included, logs, 0.0).sum(axis=-1) / eff)
-    return np.where(any_match, score, 0.0) / 100.0
+    return np.minimum(np.where(any_match, score, 0.0) / 100.0, 1.0)
 
 
 # --- corpus and sentence --------------------------------------------------------------------

@@ -1,0 +1,37 @@
+"""Question generation: a question set from the user's own corpus, every answer key verified in the corpus.
+
+=====================  ===================================================================================
+module                 what it holds
+=====================  ===================================================================================
+:mod:`.engine`         :func:`generate`, :class:`GenerateConfig`, the passes, the checks' order, selection
+:mod:`.prompts`        the versioned prompt files (Korean, English), the reply schema, ``<passage>`` blocks
+:mod:`.replies`        the reply contract: from raw text to candidate items
+:mod:`.checks`         the verification steps (pure functions) and the rejection reasons
+:mod:`.measure`        overlap, anchors, type, near-duplicates, copies, language, references to the passage
+:mod:`.sampling`       sections, coverage order, the mix, related sections for two-document questions
+:mod:`.output`         the set, rejects, card and review sheet
+:mod:`.review`         applying a reviewed sheet (``ragexam review apply``)
+=====================  ===================================================================================
+
+The package sits in ``analysis`` because it orchestrates the layers below it -- ``data`` (corpus,
+normalisation, evidence locator, Kiwi), ``retrieval`` (related sections, the out-of-corpus search),
+``metrics.judge`` (the LLM checks) and ``llm`` (every call) -- and nothing below imports it.  See
+``docs/generate.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["generate", "plan", "GenerateConfig", "GenerateResult", "GeneratePlan", "apply_review", "ReviewResult"]
+
+_WHERE = {"generate": "api", "plan": "api", "GenerateConfig": "engine", "GenerateResult": "engine",
+          "GeneratePlan": "engine", "apply_review": "review", "ReviewResult": "review"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        from importlib import import_module
+
+        return getattr(import_module(f"ragexam.analysis.generate.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'ragexam.analysis.generate' has no attribute {name!r}")

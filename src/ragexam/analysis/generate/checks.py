@@ -1,0 +1,298 @@
+"""The verification steps a generated question passes before it is kept, each a small pure function.
+
+Every step returns ``None`` (passed) or a :class:`Rejection` with a reason from :data:`REASONS` and a
+detail in words.  :mod:`ragexam.analysis.generate.engine` applies them in this order and stops at the
+first rejection (so each rejected candidate is counted once, under the first reason):
+
+==========================  ====================================================================
+step                        rejection reasons
+==========================  ====================================================================
+reply envelope              ``malformed_reply`` (after the attempts with feedback), ``call_failed``,
+                            ``no_questions`` (an empty list), ``over_count`` (items beyond the number
+                            asked for)
+item shape                  ``malformed_item``
+question                    ``empty_question``, ``wrong_language``, ``refers_to_passage``
+evidence (answerable)       ``no_evidence``, ``evidence_too_short``, ``evidence_too_long``,
+                            ``evidence_not_in_passage``, ``evidence_paraphrased``,
+                            ``evidence_not_found``, ``ambiguous_evidence`` (``--ambiguous drop``)
+answer (answerable)         ``empty_answer``, ``answer_declines``
+copy, duplicate             ``copies_evidence``, ``duplicate``
+out-of-corpus               ``answered_in_corpus`` (evidence found in the corpus)
+LLM checks                  ``answer_unsupported`` (faithfulness < 1), ``answered_in_corpus`` (a top
+                            section judged too relevant), ``check_failed``, ``not_checked``
+selection                   ``surplus``
+==========================  ====================================================================
+
+Evidence is never repaired: a string that does not occur verbatim (after
+:func:`ragexam.data.normalization.normalize`, NFKC + whitespace, so NFC and NFD Hangul match) in a
+document the model was shown is a rejection.  The reason says what the model did: the string occurs
+in some *other* document (``evidence_not_in_passage``), at least half of it is a verbatim piece of a
+shown passage (longest common substring >= 0.5 of its normalised length: ``evidence_paraphrased``,
+reworded or cut), or neither (``evidence_not_found``, invented).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+
+from ragexam.analysis.generate import measure as M
+from ragexam.data.evidence import CorpusText, Occurrence, longest_common_substring
+from ragexam.data.normalization import normalize
+
+__all__ = ["REASONS", "Rejection", "CorpusFacts", "Located", "question_problem", "locate_evidence", "answer_problem",
+           "answer_contained", "copy_problem", "find_duplicate", "evidence_doc_ids", "spans_by_doc", "PARAPHRASE_SHARE",
+           "MIN_QUESTION_CHARS"]
+
+#: reason -> (stage, meaning), in the order the steps run
+REASONS: Dict[str, Tuple[str, str]] = {
+    "call_failed": ("call", "the call failed after all retries (rate limit, server error, timeout, ...); not "
+                            "cached, so a rerun tries again"),
+    "malformed_reply": ("reply", 'no usable {"questions": [...]} JSON after all attempts with feedback'),
+    "no_questions": ("reply", "the reply held no question: the model found nothing (more) to ask from the passage; "
+                              "that passage is not asked for that kind again"),
+    "over_count": ("reply", "the reply held more questions than were asked for; the extra ones are not used"),
+    "malformed_item": ("item", "an item is not an object with string question/answer and a list of evidence "
+                               "strings, or has blank or repeated evidence strings"),
+    "empty_question": ("question", "the question is blank or shorter than 4 characters"),
+    "wrong_language": ("question", "the question is not in the corpus's language (script share below 0.3 "
+                                   "after removing the corpus's own names and codes)"),
+    "refers_to_passage": ("question", 'the question refers to "the passage/document" ("이 문서에서", '
+                                      '"according to the text", ...)'),
+    "no_evidence": ("evidence", "an answerable question without evidence"),
+    "evidence_too_short": ("evidence", "an evidence string is shorter than the minimum (normalised characters)"),
+    "evidence_too_long": ("evidence", "an evidence string is longer than the maximum (normalised characters)"),
+    "evidence_not_in_passage": ("evidence", "an evidence string occurs in the corpus, but not in the passages "
+                                            "the model was shown"),
+    "evidence_paraphrased": ("evidence", "an evidence string is not verbatim, but at least half of it is a "
+                                         "verbatim piece of a shown passage (reworded or cut)"),
+    "evidence_not_found": ("evidence", "an evidence string occurs nowhere (invented)"),
+    "ambiguous_evidence": ("evidence", "an evidence string also occurs in other documents (--ambiguous drop)"),
+    "empty_answer": ("answer", "an answerable question with a blank answer"),
+    "answer_declines": ("answer", 'the answer says the passage does not contain it ("not in the context"): '
+                                  "an unanswerable question marked answerable"),
+    "copies_evidence": ("question", "the question copies the evidence sentence"),
+    "duplicate": ("question", "a near-duplicate of a question already kept"),
+    "answered_in_corpus": ("out_of_corpus", "an out-of-corpus candidate the corpus answers: its evidence is in "
+                                            "the corpus, or a top retrieved section was judged relevant above "
+                                            "the limit"),
+    "answer_unsupported": ("answer", "the LLM check found a claim of the answer the evidence does not support"),
+    "check_failed": ("check", "the LLM check could not be made (transport failure, unusable judge reply); a "
+                              "rerun tries again"),
+    "not_checked": ("check", "the LLM check was not made: --max-calls or --budget reached"),
+    "surplus": ("selection", "a verified question beyond its type's target and the set's size"),
+}
+
+#: share of an evidence string's normalised length that a verbatim piece of a shown passage must reach
+#: for the string to count as paraphrased rather than invented
+PARAPHRASE_SHARE = 0.5
+#: a question shorter than this (normalised characters) is empty
+MIN_QUESTION_CHARS = 4
+
+
+@dataclass(frozen=True)
+class CorpusFacts:
+    """What the checks need to know about a corpus: its normalised text (the evidence locator), document
+    contents, language (``ko``/``en``, as ragexam detects it), main script and the code-like words in
+    other scripts (:mod:`.measure`)."""
+
+    corpus_text: CorpusText
+    contents: Mapping[str, str]
+    language: str
+    script: str
+    foreign: FrozenSet[str]
+
+    @staticmethod
+    def sample(documents: Sequence[Any]) -> List[str]:
+        """What language and script are detected from: the first 2,000 characters of the first 200 documents."""
+        return [d.content[:2000] for d in list(documents)[:200]]
+
+    @staticmethod
+    def detect_language(documents: Sequence[Any]) -> str:
+        """``ko`` or ``en`` (:func:`ragexam.metrics.judge.prompts.detect_language` of :meth:`sample`)."""
+        from ragexam.metrics.judge.prompts import detect_language
+
+        return detect_language(CorpusFacts.sample(documents))
+
+    @classmethod
+    def build(cls, documents: Sequence[Any], language: str = "auto") -> "CorpusFacts":
+        docs = list(documents)
+        sample = cls.sample(docs)
+        lang = language if language != "auto" else cls.detect_language(docs)
+        script = M.main_script(sample)
+        foreign = M.foreign_vocabulary((d.content for d in docs), script) if script != "latin" else frozenset()
+        return cls(CorpusText(docs), {d.doc_id: d.content for d in docs}, lang, script, foreign)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """Why a candidate was not kept: ``reason`` (a key of :data:`REASONS`), ``detail`` in words, and
+    anything else worth keeping in the rejects file (``extra``)."""
+
+    reason: str
+    detail: str
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def stage(self) -> str:
+        return REASONS[self.reason][0]
+
+
+def question_problem(question: str, *, script: str, foreign: FrozenSet[str]) -> Optional[Rejection]:
+    """``empty_question``, ``wrong_language`` or ``refers_to_passage`` (see :mod:`.measure`)."""
+    nq = normalize(question)
+    if len(nq) < MIN_QUESTION_CHARS:
+        return Rejection("empty_question", f"received {question!r}")
+    share = M.language_share(question, script, foreign)
+    if share is not None and share < M.LANGUAGE_SHARE:
+        return Rejection("wrong_language", f"{share:.2f} of its letters are {script} (needs >= "
+                                           f"{M.LANGUAGE_SHARE:g})")
+    ref = M.refers_to_passage(question)
+    if ref is not None:
+        return Rejection("refers_to_passage", f"it says {ref!r}")
+    return None
+
+
+@dataclass(frozen=True)
+class Located:
+    """An evidence string found verbatim: its 1-based ``index`` in the model's list, the ``text`` written
+    out (the raw document text of its first occurrence in a shown document), the ``normalized``
+    string, its occurrences in ``shown`` documents and in ``others``."""
+
+    index: int
+    text: str
+    normalized: str
+    shown: Tuple[Occurrence, ...]
+    others: Tuple[Occurrence, ...]
+
+    @property
+    def doc_ids(self) -> List[str]:
+        return list(dict.fromkeys(o.doc_id for o in self.shown))
+
+    @property
+    def other_doc_ids(self) -> List[str]:
+        return list(dict.fromkeys(o.doc_id for o in self.others))
+
+
+def locate_evidence(evidence: Sequence[str], *, shown_docs: Sequence[str], shown_texts: Sequence[str],
+                    corpus_text: CorpusText, contents: Mapping[str, str], min_chars: int, max_chars: int,
+                    ambiguous: str) -> Tuple[List[Located], Optional[Rejection]]:
+    """Find every evidence string (see the module docstring); the located strings, or the first problem.
+
+    :param shown_docs: ids of the documents the model was shown; ``shown_texts``: the passages' texts.
+    :param contents: doc_id -> content (for the raw text of an occurrence).
+    :param ambiguous: ``join`` (other documents holding the string become relevant) or ``drop``.
+    """
+    if not evidence:
+        return [], Rejection("no_evidence", "the evidence list is empty")
+    norms = [normalize(e) for e in evidence]
+    blank = [i for i, n in enumerate(norms, 1) if not n]
+    if blank:
+        return [], Rejection("malformed_item", f"evidence string(s) {blank} are blank")
+    seen: Dict[str, int] = {}
+    for i, n in enumerate(norms, 1):
+        if n in seen:
+            return [], Rejection("malformed_item", f"evidence strings {seen[n]} and {i} are the same")
+        seen[n] = i
+    for i, n in enumerate(norms, 1):
+        if len(n) < min_chars:
+            return [], Rejection("evidence_too_short", f"evidence {i} has {len(n)} characters (minimum {min_chars}): "
+                                                       f"{n!r}")
+        if len(n) > max_chars:
+            return [], Rejection("evidence_too_long", f"evidence {i} has {len(n)} characters (maximum {max_chars})")
+    shown = set(shown_docs)
+    out: List[Located] = []
+    for i, n in enumerate(norms, 1):
+        occ = corpus_text.locate_normalized(n)
+        mine = tuple(o for o in occ if o.doc_id in shown)
+        rest = tuple(o for o in occ if o.doc_id not in shown)
+        if not mine:
+            if rest:
+                docs = list(dict.fromkeys(o.doc_id for o in rest))
+                return [], Rejection("evidence_not_in_passage", f"evidence {i} {_short(n)} occurs only in "
+                                     f"{', '.join(docs[:5])}, which the model was not shown")
+            best = max((longest_common_substring(n, normalize(t)) for t in shown_texts), default=0)
+            share = best / len(n)
+            reason = "evidence_paraphrased" if share >= PARAPHRASE_SHARE else "evidence_not_found"
+            return [], Rejection(reason, f"evidence {i} {_short(n)} is not in the passage verbatim; its longest "
+                                         f"verbatim piece there has {best} of {len(n)} characters")
+        if rest and ambiguous == "drop":
+            docs = list(dict.fromkeys(o.doc_id for o in rest))
+            return [], Rejection("ambiguous_evidence", f"evidence {i} {_short(n)} also occurs in "
+                                                       f"{', '.join(docs[:5])}")
+        first = mine[0]
+        out.append(Located(i, contents[first.doc_id][first.start:first.end], n, mine, rest))
+    return out, None
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return repr(text if len(text) <= limit else text[:limit - 1] + "…")
+
+
+def answer_problem(answer: str) -> Optional[Rejection]:
+    """``empty_answer`` or ``answer_declines`` (the answer contains a phrase of
+    :data:`ragexam.analysis.verdicts.ABSTAIN_PHRASES`, the list ragexam uses to detect abstentions)."""
+    from ragexam.analysis.verdicts import is_abstention
+
+    if not normalize(answer):
+        return Rejection("empty_answer", "the answer is blank")
+    phrase = is_abstention(answer)
+    if phrase is not None:
+        return Rejection("answer_declines", f"the answer says {phrase!r}")
+    return None
+
+
+def answer_contained(answer: str, located: Sequence[Located]) -> bool:
+    """Whether the normalised answer is a substring of a normalised evidence string (extractive)."""
+    na = normalize(answer)
+    return bool(na) and any(na in loc.normalized for loc in located)
+
+
+def copy_problem(question: str, sentences: str, located: Sequence[Located], copy_at: float) -> Optional[Rejection]:
+    """``copies_evidence`` when the question's bigrams are at least ``copy_at`` inside the evidence
+    sentences' bigrams, or a whole evidence string is inside the question (see :mod:`.measure`)."""
+    nq = normalize(question)
+    for loc in located:
+        if loc.normalized in nq:
+            return Rejection("copies_evidence", f"the question contains evidence {loc.index} whole")
+    share = M.containment(M.bigrams(question), M.bigrams(sentences))
+    if share >= copy_at:
+        return Rejection("copies_evidence", f"{share:.2f} of its character bigrams are in the evidence sentence "
+                                            f"(limit {copy_at:g})")
+    return None
+
+
+def find_duplicate(grams: FrozenSet[str], kept: Sequence[Tuple[str, FrozenSet[str]]],
+                   dedup_at: float) -> Optional[Rejection]:
+    """``duplicate`` when the bigram Jaccard with a kept question (``(id, bigrams)`` pairs, in order)
+    reaches ``dedup_at``; the most similar one is named."""
+    best: Optional[Tuple[float, str]] = None
+    for cid, other in kept:
+        j = M.jaccard(grams, other)
+        if j >= dedup_at and (best is None or j > best[0]):
+            best = (j, cid)
+    if best is None:
+        return None
+    return Rejection("duplicate", f"bigram Jaccard {best[0]:.2f} with {best[1]} (limit {dedup_at:g})",
+                     {"duplicate_of": best[1]})
+
+
+def evidence_doc_ids(located: Sequence[Located], *, join: bool) -> List[str]:
+    """Relevant documents: those of the shown occurrences, then (with ``join``) the others, each once."""
+    ids: List[str] = []
+    for loc in located:
+        ids.extend(loc.doc_ids)
+    if join:
+        for loc in located:
+            ids.extend(loc.other_doc_ids)
+    return list(dict.fromkeys(ids))
+
+
+def spans_by_doc(located: Sequence[Located]) -> Dict[str, List[Tuple[int, int]]]:
+    """doc_id -> raw spans of the shown occurrences."""
+    out: Dict[str, List[Tuple[int, int]]] = {}
+    for loc in located:
+        for o in loc.shown:
+            out.setdefault(o.doc_id, []).append((o.start, o.end))
+    return out
+

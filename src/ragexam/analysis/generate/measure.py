@@ -1,0 +1,286 @@
+"""What the generator measures about a question: overlap, anchors, type, near-duplicates, language.
+
+Every function here is pure and deterministic; the definitions below are the ones the question
+set's card and signature refer to.
+
+Terms (``overlap:kiwi`` for Korean, ``overlap:words`` otherwise)
+-----------------------------------------------------------------
+*Terms* of a text: for Korean, the kiwipiepy morphemes (:func:`ragexam.data.kiwi.tokenize`, the
+one shared analyser) whose tag is a content tag (:data:`KIWI_CONTENT_TAGS`: nouns, numerals,
+verb and adjective stems, roots, general adverbs, foreign words, numbers, Hanja, e-mail/URL/
+serial tokens), lower-cased; otherwise the lower-cased words ``[^\\W_]+`` (letters and digits)
+that are not in :data:`EN_STOPWORDS`.  Texts are normalised first
+(:func:`ragexam.data.normalization.normalize`).
+
+*Overlap* (stored per question): ``|T(q) & T(e)| / |T(q)|`` with ``T`` the set of terms,
+``q`` the question and ``e`` its evidence strings joined; 0.0 for a question without terms.
+
+*Anchors* (stored per question): the code-like tokens of the question (:data:`CODE`: Latin letters
+and digits with inner ``. _ - / @``, at least 2 characters) that also occur in the *evidence
+passage* -- the blank-line paragraph(s) of the source document holding each evidence string --
+compared lower-cased, and that look like a code, name or number: the token has a digit, two or
+more capitals, an inner ``. _ - / @``, or, in a corpus whose main script is not Latin, any Latin
+letter (``VPN``, ``SecureLink`` in Korean text).
+
+*Type* (:func:`style`): ``lexical`` when the question has an anchor or its overlap is at least
+``lexical_at`` (default 0.6: most of its terms are the evidence's), else ``meaning``.  On the
+bundled hand-labelled sets (it_helpdesk + ai_concepts, 77 answerable questions) "has an anchor"
+alone agrees with the authors' ``lexical``/``meaning`` labels on 70 of 77 (90.9 %); see
+``docs/generate.md``.
+
+Near-duplicates and copies
+--------------------------
+*Bigrams* of a text: the set of character bigrams of ``normalize(text, ignore_punctuation=True)``
+lower-cased with all whitespace removed (a text of one character gives that character).
+*Near-duplicate*: Jaccard ``|A & B| / |A | B|`` of the two questions' bigrams at or above
+``dedup_at`` (default 0.5; distinct questions of the bundled sets reach at most 0.24, a question
+with one ending changed about 0.8).  *Copy of the evidence*: the share of the question's bigrams
+found in the bigrams of the evidence *sentence* (the evidence widened to the nearest ``. ! ? 。``
+followed by whitespace, or a line break, on each side) at or above ``copy_at`` (default 0.8; the
+bundled questions reach at most 0.67), or the whole normalised evidence inside the question.
+
+Language
+--------
+*Script* of a letter: ``hangul`` (syllables and jamo), ``latin``, ``han``, ``kana`` or the first
+word of its Unicode name (``CYRILLIC``, ``THAI``, ...).  The corpus's *main script* is the most
+frequent script among the letters of a sample of it.  A question is *in the corpus's language*
+when, after removing its words that occur in the corpus and contain no letter of the main script
+(product names and codes such as ``SecureLink``, ``VPN-ERR-619`` in Korean text), at least
+``0.3`` of its remaining letters are of the main script (the Hangul threshold ragexam uses to
+choose Korean prompts); a question with no letter left passes.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from typing import FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+
+from ragexam.data.normalization import normalize
+
+__all__ = ["KIWI_CONTENT_TAGS", "EN_STOPWORDS", "CODE", "terms", "overlap", "anchors", "style", "bigrams",
+           "jaccard", "containment", "measure_many", "type_of", "needs_two_documents", "MEASURED_KINDS", "script_of", "main_script", "LANGUAGE_SHARE", "language_share",
+           "foreign_vocabulary", "PASSAGE_REFERENCE", "refers_to_passage", "sentence_around",
+           "paragraph_around", "scope_texts"]
+
+#: kiwipiepy tags whose morphemes count as terms
+KIWI_CONTENT_TAGS: FrozenSet[str] = frozenset({
+    "NNG", "NNP", "NR", "VV", "VA", "XR", "MAG", "SL", "SN", "SH", "VV-I", "VA-I", "VV-R", "VA-R",
+    "W_EMAIL", "W_URL", "W_SERIAL", "W_HASHTAG", "W_MENTION"})
+
+#: English function words left out of word terms
+EN_STOPWORDS: FrozenSet[str] = frozenset(
+    "a an the and or but if then so of to in on at by for with from into onto about as is are was were be been "
+    "being am do does did doing have has had having i me my we our you your he him his she her it its they them "
+    "their this that these those what which who whom whose when where why how can could should would will shall "
+    "may might must not no yes there here any some all each more most other such than too very just also only "
+    "own same up down out over under again once".split())
+
+#: a code-like token: Latin letters and digits with inner ``. _ - / @`` (Hangul ends it: ``VPN-ERR-619가``)
+CODE = re.compile(r"[0-9A-Za-z\u00C0-\u024F](?:[0-9A-Za-z\u00C0-\u024F._/@-]*[0-9A-Za-z\u00C0-\u024F])?")
+_WORD = re.compile(r"[^\W_]+")
+_INNER = re.compile(r"[._/@-]")
+
+#: share of the main script's letters a question needs (the Hangul share at which ragexam picks Korean)
+LANGUAGE_SHARE = 0.3
+
+
+# -- terms and overlap --------------------------------------------------------------------------------
+def terms(texts: Sequence[str], language: str) -> List[Set[str]]:
+    """The term set of each text (see the module docstring); ``language`` is ``ko`` or anything else."""
+    norm = [normalize(t) for t in texts]
+    if language == "ko":
+        from ragexam.data.kiwi import tokenize
+
+        return [{tok.form.lower() for tok in toks if tok.tag in KIWI_CONTENT_TAGS} for toks in tokenize(norm)]
+    return [{w for w in (m.group().lower() for m in _WORD.finditer(t)) if w not in EN_STOPWORDS} for t in norm]
+
+
+def overlap(question_terms: Set[str], evidence_terms: Set[str]) -> float:
+    """``|q & e| / |q|`` (0.0 when the question has no term)."""
+    return len(question_terms & evidence_terms) / len(question_terms) if question_terms else 0.0
+
+
+def _code_like(token: str, latin_is_foreign: bool) -> bool:
+    if any(c.isdigit() for c in token) or _INNER.search(token):
+        return True
+    if sum(1 for c in token if c.isupper()) >= 2:
+        return True
+    return latin_is_foreign and any(script_of(c) == "latin" for c in token if c.isalpha())
+
+
+def anchors(question: str, passage: str, *, latin_is_foreign: bool) -> List[str]:
+    """The anchors of ``question`` in ``passage`` (see the module docstring), sorted, lower-cased."""
+    q = {m.group() for m in CODE.finditer(normalize(question)) if len(m.group()) >= 2}
+    p = {m.group().lower() for m in CODE.finditer(normalize(passage))}
+    return sorted({t.lower() for t in q if t.lower() in p and _code_like(t, latin_is_foreign)})
+
+
+def style(overlap_value: float, anchor_list: Sequence[str], lexical_at: float) -> str:
+    """``lexical`` when there is an anchor or ``overlap_value >= lexical_at``, else ``meaning``."""
+    return "lexical" if anchor_list or overlap_value >= lexical_at else "meaning"
+
+
+#: the kinds whose type is measured (a kind a user adds keeps its own name)
+MEASURED_KINDS = ("meaning", "lexical", "multi", "out_of_corpus")
+
+
+def needs_two_documents(documents_per_evidence: Sequence[Iterable[str]]) -> bool:
+    """Whether no single document holds every evidence string (each given as the documents it occurs in)."""
+    sets = [set(d) for d in documents_per_evidence]
+    return len(sets) >= 2 and not set.intersection(*sets)
+
+
+def type_of(multi: bool, kind: str, style_value: str) -> str:
+    """The type of an answerable question: ``multi`` when no single document holds all of its evidence
+    (:func:`needs_two_documents`), else the kind's own name for a kind a user added, else the measured style."""
+    if multi:
+        return "multi"
+    if kind not in MEASURED_KINDS:
+        return kind
+    return style_value
+
+
+def measure_many(questions: Sequence[str], evidence: Sequence[str], passages: Sequence[str], *, language: str,
+                 latin_is_foreign: bool, lexical_at: float) -> List[Tuple[float, List[str], str]]:
+    """``(overlap, anchors, style)`` of each question against its evidence (the strings joined) and its
+    evidence passage (the paragraphs around them); one Kiwi call for all."""
+    qt = terms(questions, language)
+    et = terms(evidence, language)
+    out = []
+    for q, p, a, b in zip(questions, passages, qt, et):
+        ov = round(overlap(a, b), 4)
+        anc = anchors(q, p, latin_is_foreign=latin_is_foreign)
+        out.append((ov, anc, style(ov, anc, lexical_at)))
+    return out
+
+
+# -- bigrams --------------------------------------------------------------------------------------------
+def bigrams(text: str) -> FrozenSet[str]:
+    """Character bigrams of the text (see the module docstring)."""
+    t = "".join(normalize(text, ignore_punctuation=True).split()).lower()
+    if len(t) < 2:
+        return frozenset([t]) if t else frozenset()
+    return frozenset(t[i:i + 2] for i in range(len(t) - 1))
+
+
+def jaccard(a: FrozenSet[str], b: FrozenSet[str]) -> float:
+    """``|a & b| / |a | b|``; 0.0 when both are empty."""
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
+def containment(a: FrozenSet[str], b: FrozenSet[str]) -> float:
+    """``|a & b| / |a|``: the share of ``a`` found in ``b``; 0.0 when ``a`` is empty."""
+    return len(a & b) / len(a) if a else 0.0
+
+
+# -- scripts and language ---------------------------------------------------------------------------------
+def script_of(ch: str) -> str:
+    """The script of one letter (see the module docstring)."""
+    o = ord(ch)
+    if 0xAC00 <= o <= 0xD7A3 or 0x1100 <= o <= 0x11FF or 0x3130 <= o <= 0x318F or 0xA960 <= o <= 0xA97F \
+            or 0xD7B0 <= o <= 0xD7FF:
+        return "hangul"
+    if o < 0x250 or 0x1E00 <= o <= 0x1EFF or 0xFF21 <= o <= 0xFF5A:
+        return "latin"
+    if 0x4E00 <= o <= 0x9FFF or 0x3400 <= o <= 0x4DBF or 0xF900 <= o <= 0xFAFF or 0x20000 <= o <= 0x2FFFF:
+        return "han"
+    if 0x3040 <= o <= 0x30FF or 0x31F0 <= o <= 0x31FF or 0xFF66 <= o <= 0xFF9D:
+        return "kana"
+    name = unicodedata.name(ch, "")
+    return name.split(" ", 1)[0].lower() if name else "other"
+
+
+def main_script(texts: Iterable[str], limit: int = 200_000) -> str:
+    """The most frequent script among the letters of ``texts`` (the first ``limit`` letters);
+    ``latin`` when there is no letter.  Ties go to the script seen first."""
+    counts: Counter = Counter()
+    seen = 0
+    for t in texts:
+        for ch in t:
+            if ch.isalpha():
+                counts[script_of(ch)] += 1
+                seen += 1
+                if seen >= limit:
+                    break
+        if seen >= limit:
+            break
+    return counts.most_common(1)[0][0] if counts else "latin"
+
+
+def foreign_vocabulary(texts: Iterable[str], script: str) -> FrozenSet[str]:
+    """Lower-cased code-like tokens of ``texts`` that contain no letter of ``script`` (product names and
+    codes in another script than the corpus's)."""
+    out: Set[str] = set()
+    for t in texts:
+        for m in CODE.finditer(normalize(t)):
+            tok = m.group()
+            if not any(c.isalpha() and script_of(c) == script for c in tok):
+                out.add(tok.lower())
+    return frozenset(out)
+
+
+def language_share(question: str, script: str, foreign: FrozenSet[str]) -> Optional[float]:
+    """Share of the question's letters in ``script`` after removing its ``foreign`` words (see the
+    module docstring); ``None`` when no letter is left."""
+    text = normalize(question)
+    kept = CODE.sub(lambda m: " " if m.group().lower() in foreign else m.group(), text)
+    letters = [c for c in kept if c.isalpha()]
+    if not letters:
+        return None
+    return sum(1 for c in letters if script_of(c) == script) / len(letters)
+
+
+# -- references to the passage ------------------------------------------------------------------------------
+_KO_REF = (r"(?:이|위|위의|아래|본|해당|주어진|제시된|앞|앞의)\s*(?:문서|글|지문|본문|텍스트|자료|단락|문단|내용|기사|passage)"
+           r"|본문(?:에서|에|의|을|를|에는|에선)|지문(?:에서|에|의|에는|에선|을|를)"
+           r"|(?:문서|글|본문|지문)(?:에|에서)\s*(?:따르면|의하면|나온|나와|언급된|설명된|제시된)")
+_EN_REF = (r"\b(?:according to|based on|as (?:stated|described|mentioned) in|in|from|per)\s+the\s+"
+           r"(?:text|passage|passages|document|documents|article|context|excerpt|paragraph|above)\b"
+           r"|\bthe\s+(?:above|given|provided|following|preceding)\s+(?:text|passage|document|article|context|"
+           r"excerpt|paragraph)\b|\bthis\s+(?:passage|text|excerpt|article|paragraph|document)\b"
+           r"|\bthe\s+(?:passage|excerpt)\b|\bthe\s+(?:text|document|article|context)\s+(?:above|below)\b"
+           r"|\b(?:mentioned|described|stated)\s+above\b")
+#: the patterns of :func:`refers_to_passage` (Korean and English), matched on the normalised question
+PASSAGE_REFERENCE = re.compile(f"(?:{_KO_REF})|(?:{_EN_REF})", re.I)
+
+
+def refers_to_passage(question: str) -> Optional[str]:
+    """The first phrase of the question that refers to "the passage/document" (``이 문서에서``, ``위 글``,
+    ``본문에서``, ``according to the text``, ``in the passage``, ``the passage``, ``this document``, ...), else
+    ``None``.  Bare words such as
+    ``문서`` or ``지문`` (which also means fingerprint) do not count: only the phrases above."""
+    m = PASSAGE_REFERENCE.search(normalize(question))
+    return m.group() if m else None
+
+
+# -- scopes around an evidence occurrence -------------------------------------------------------------------
+_SENT_END = re.compile(r"[.!?。](?=\s)|\n")
+_PARA = re.compile(r"\n[^\S\n]*\n")
+
+
+def sentence_around(content: str, start: int, end: int) -> str:
+    """``content[start:end]`` widened to the sentence(s) holding it (see the module docstring)."""
+    s = 0
+    for m in _SENT_END.finditer(content, 0, start):
+        s = m.end()
+    m = _SENT_END.search(content, end)
+    return content[s:m.end() if m else len(content)].strip()
+
+
+def paragraph_around(content: str, start: int, end: int) -> str:
+    """``content[start:end]`` widened to the blank-line paragraph(s) holding it."""
+    s = 0
+    for m in _PARA.finditer(content, 0, start):
+        s = m.end()
+    m = _PARA.search(content, end)
+    return content[s:m.start() if m else len(content)].strip()
+
+
+def scope_texts(content: str, spans: Iterable[Tuple[int, int]], which: str) -> str:
+    """The sentences (``which="sentence"``) or paragraphs (``"paragraph"``) around each span, joined."""
+    fn = sentence_around if which == "sentence" else paragraph_around
+    return "\n".join(dict.fromkeys(fn(content, s, e) for s, e in spans))
+

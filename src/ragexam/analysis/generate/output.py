@@ -1,0 +1,189 @@
+"""What a generation writes: the question set, the rejects, the set's card and the review sheet.
+
+For ``--out qa.jsonl`` (the stem ``qa``):
+
+================  ==============================================================================
+file              content
+================  ==============================================================================
+``qa.jsonl``      the question set, ragexam's QA format (``ragexam validate`` / ``ragexam run`` as
+                  is); each record's ``metadata.generation`` is its verification record
+``qa.rejects.jsonl``  one line per rejected candidate, failed call or unusable reply: ``reason``,
+                  ``stage``, ``detail`` and what the model wrote
+``qa.card.json``  the set's card: signature, corpus, coverage, mix target vs achieved, rejections
+                  by reason, passes, why it stopped, calls/tokens/cost of this run
+``qa.review.csv`` the review sheet (UTF-8 with BOM so spreadsheet programs read Korean): one row per
+                  question, ``status`` ``pending``; edit it and run ``ragexam review apply``
+================  ==============================================================================
+
+Every file is written to a temporary name and renamed (nothing is left behind when writing fails), so a
+killed run never leaves half a file.
+The set and the rejects depend only on the corpus, the settings and the model's replies (no clock,
+no counts of this run), so a resumed run writes them byte for byte as an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any, Dict, List, Union
+
+from ragexam.analysis.generate.checks import REASONS
+
+__all__ = ["side_paths", "check_outputs", "write_outputs", "candidate_record", "reject_record", "build_card",
+           "REVIEW_COLUMNS", "CARD_FORMAT", "DECLINE"]
+
+CARD_FORMAT = "ragexam-questions-card/1"
+#: ground truth of an out-of-corpus question (the sentence ``ragexam answer``'s default prompt asks for)
+DECLINE = {"ko": "문서에서 찾을 수 없습니다.", "en": "I cannot find this in the documents."}
+#: columns of the review sheet, in order
+REVIEW_COLUMNS = ("query_id", "status", "type", "question", "ground_truth", "evidence", "relevant_doc_ids",
+                  "overlap", "anchors", "answer_check", "note")
+
+
+def side_paths(out: Union[str, Path]) -> Dict[str, Path]:
+    """``{"qa", "rejects", "card", "review"}`` paths for the set file ``out``."""
+    p = Path(out)
+    stem = p.name[:-len(p.suffix)] if p.suffix else p.name
+    return {"qa": p, "rejects": p.with_name(stem + ".rejects.jsonl"), "card": p.with_name(stem + ".card.json"),
+            "review": p.with_name(stem + ".review.csv")}
+
+
+def check_outputs(out: Union[str, Path]) -> Dict[str, Path]:
+    """Check every output path can be written (before any work); :class:`~ragexam.errors.InputError` naming
+    ``--out`` otherwise."""
+    from ragexam.storage.paths import check_output_file
+
+    paths = side_paths(out)
+    for p in paths.values():
+        check_output_file(p, option="--out")
+    return paths
+
+
+def _write(path: Path, text: str) -> None:
+    """Atomically (:func:`ragexam.storage.runfolder.write_text`), creating the folder."""
+    from ragexam.storage.runfolder import write_text
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text(path, text)
+
+
+def _jsonl(rows: List[Dict[str, Any]]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows)
+
+
+def candidate_record(gen: Any, x: Any, query_id: str) -> Dict[str, Any]:
+    """The QA record of a kept candidate (an :class:`~ragexam.analysis.generate.engine.Candidate` of the
+    generator ``gen``), with its verification record in ``metadata.generation``."""
+    g: Dict[str, Any] = {"kind": x.kind, "model_type": x.model_type, "pass": x.pass_no, "call": x.call,
+                         "candidate": x.cid, "sections": list(x.sections), "prompt": gen.prompts.label}
+    if x.answerable:
+        spans = []
+        for loc in x.located:
+            for o in loc.shown + loc.others:
+                spans.append({"evidence": loc.index, "doc_id": o.doc_id, "start": o.start, "end": o.end,
+                              "shown": o.doc_id in x.doc_ids})
+        joined = [d for d in x.relevant if d not in {d2 for loc in x.located for d2 in loc.doc_ids}]
+        g.update({"overlap": x.overlap, "overlap_unit": "kiwi" if gen.language == "ko" else "words",
+                  "anchors": x.anchors, "style": x.style, "evidence_spans": spans, "joined_doc_ids": joined,
+                  "answer_check": x.answer_check})
+        record: Dict[str, Any] = {"query_id": query_id, "question": x.question, "relevant_doc_ids": x.relevant,
+                                  "evidence": [loc.text for loc in x.located], "ground_truth": x.answer,
+                                  "type": x.type, "answerable": True}
+    else:
+        g.update({"ooc_check": x.ooc_check})
+        record = {"query_id": query_id, "question": x.question, "ground_truth": DECLINE[gen.language],
+                  "type": "out_of_corpus", "answerable": False}
+    g["review"] = "pending"
+    record["metadata"] = {"generation": g}
+    return record
+
+
+def reject_record(x: Any) -> Dict[str, Any]:
+    """One line of the rejects file for a rejected candidate."""
+    r = x.rejection
+    assert r is not None  # only rejected candidates get here (internal invariant, not user input)
+    out: Dict[str, Any] = {"reason": r.reason, "stage": r.stage, "detail": r.detail, "kind": x.kind,
+                           "pass": x.pass_no, "call": x.call, "cid": x.cid, "seq": list(x.seq),
+                           "sections": list(x.sections)}
+    if x.question or x.evidence or x.answer:
+        out.update({"question": x.question, "answer": x.answer, "evidence": x.evidence, "model_type": x.model_type})
+    else:
+        out["item"] = x.raw
+    if x.type:
+        out["type"] = x.type
+    out.update(dict(r.extra))
+    return out
+
+
+def build_card(gen: Any, state: Any, records: List[Dict[str, Any]],
+               rejects: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """The set's card (see the module docstring)."""
+    from ragexam.llm.cost import cost_usd
+
+    achieved = Counter(r["type"] for r in records)
+    kinds = list(gen.targets) + [k for k in achieved if k not in gen.targets]
+    mix = {k: {"target": gen.targets.get(k, 0), "achieved": achieved.get(k, 0)} for k in kinds}
+    reasons = Counter(r["reason"] for r in rejects)
+    docs_q = {d for r in records for d in r.get("relevant_doc_ids", [])}
+    src_docs = {gen.by_sid[s].doc_id for r in records for s in r["metadata"]["generation"]["sections"]}
+    prompted = {sid for sid, n in state.coverage.uses.items() if n}
+    usage: Dict[str, Any] = {k: dict(v) for k, v in state.usage.items()}
+    total_cost: Union[float, str] = "unknown"
+    if usage and all(isinstance(v.get("cost_usd"), (int, float)) for v in usage.values()):
+        total_cost = sum(float(v["cost_usd"]) for v in usage.values())
+    elif not usage:
+        total_cost = cost_usd(0, 0, gen._price_pair())
+    candidates = sum(1 for r in rejects if "cid" in r) + len(records)
+    return {
+        "format": CARD_FORMAT,
+        "signature": gen.signature(),
+        "corpus": {"source": gen.corpus.source, "n_documents": len(gen.corpus), "n_sections": len(gen.sections),
+                   "language": gen.language, "script": gen.script},
+        "n_requested": gen.config.n,
+        "n_kept": len(records),
+        "shortfall": max(0, gen.config.n - len(records)),
+        "mix": mix,
+        "coverage": {"documents_prompted": len({gen.by_sid[s].doc_id for s in prompted}),
+                     "sections_prompted": len(prompted), "sections": len(gen.sections),
+                     "documents_with_questions": len(src_docs), "relevant_documents": len(docs_q),
+                     "documents": len(gen.corpus), "section_uses_max": max(state.coverage.uses.values() or [0])},
+        "candidates": candidates,
+        "rejections": {k: reasons[k] for k in REASONS if reasons.get(k)},
+        "rejection_meanings": {k: REASONS[k][1] for k in REASONS if reasons.get(k)},
+        "passes": state.pass_no,
+        "stopped": state.stop,
+        "notes": sorted(state.notes),
+        "prompt": {"name": gen.prompts.name, "version": gen.prompts.version, "sha": gen.prompts.sha,
+                   "source": gen.prompts.source, "kinds": gen.prompts.kinds},
+        "models": {"generator": gen.client.model, "judge": gen.judge.model, "endpoint": gen.client.endpoint},
+        "this_run": {"usage": usage, "cost_usd": total_cost},
+    }
+
+
+def _review_rows(records: List[Dict[str, Any]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(REVIEW_COLUMNS)
+    for r in records:
+        g = r.get("metadata", {}).get("generation", {})
+        check = g.get("answer_check") or g.get("ooc_check") or {}
+        check_text = check.get("method", "") if "method" in check else (
+            f"ooc max {check.get('max')}/{check.get('limit')}" if check else "")
+        w.writerow([r["query_id"], "pending", r.get("type", ""), r["question"], r.get("ground_truth", ""),
+                    json.dumps(r.get("evidence", []), ensure_ascii=False), " ".join(r.get("relevant_doc_ids", [])),
+                    "" if g.get("overlap") is None else f"{g['overlap']:.3f}", " ".join(g.get("anchors", [])),
+                    check_text, ""])
+    return buf.getvalue()
+
+
+def write_outputs(result: Any, out: Union[str, Path]) -> Dict[str, Path]:
+    """Write the four files (see the module docstring); returns their paths."""
+    paths = check_outputs(out)
+    _write(paths["qa"], _jsonl(result.records))
+    _write(paths["rejects"], _jsonl(result.rejects))
+    _write(paths["card"], json.dumps(result.card, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
+    _write(paths["review"], "\ufeff" + _review_rows(result.records))  # with a BOM: Excel then reads UTF-8
+    return paths

@@ -1,0 +1,238 @@
+"""The question generator's prompts: versioned text files, hashed into every signature and cache key.
+
+A prompt file (the bundled ones are ``prompt_files/questions.ko.txt`` and ``prompt_files/questions.en.txt``
+next to this module) is plain UTF-8 text:
+
+* header lines ``# name: questions/ko`` and ``# version: 1`` (other ``#`` lines before the first
+  section are comments);
+* sections, each starting with a line ``=== NAME``: ``system``, ``user``, ``avoid``,
+  ``feedback invalid``, ``feedback truncated``, ``feedback refused``, and one ``kind NAME`` per
+  question kind (``meaning``, ``lexical``, ``multi``, ``out_of_corpus``, and any kind a user adds).
+
+Placeholders, filled in one pass (inputs are never re-scanned, so a passage containing ``{n}``
+stays as it is): ``user`` -- ``{n}`` (questions asked for), ``{passages}`` (the passage blocks),
+``{instructions}`` (the kind's section), ``{avoid}`` (the ``avoid`` section, or nothing on the
+first request for a passage), ``{kind}``; ``kind out_of_corpus`` -- ``{titles}``; ``avoid`` --
+``{questions}``, ``{request}``; ``feedback *`` -- ``{error}``.
+
+Passages are given to the model as ``<passage id="DOC_ID">...</passage>`` blocks (a long
+document's part adds ``part="2/3"``, a titled one ``title="..."``), so a user of a local model
+can read exactly what it saw.  The text inside is the document content as is.
+
+:attr:`PromptSet.sha` is the SHA-256 (16 hex digits) of the file text (line endings normalised
+to ``\\n``) plus the instructions of kinds added on the command line; it enters the question
+set's signature and every generation cache key, so a changed prompt never reuses old replies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from ragexam.errors import InputError
+
+__all__ = ["PromptSet", "Passage", "load_prompts", "bundled_prompt_path", "REPLY_SCHEMA", "BUILTIN_KINDS",
+           "render_passages"]
+
+#: the kinds every bundled prompt file defines, in the order of a mix
+BUILTIN_KINDS: Tuple[str, ...] = ("meaning", "lexical", "multi", "out_of_corpus")
+
+_REQUIRED = ("system", "user", "avoid", "feedback invalid", "feedback truncated", "feedback refused")
+_USER_NEEDS = ("{n}", "{passages}", "{instructions}")
+_PLACEHOLDER = re.compile(r"\{(n|passages|instructions|avoid|kind|titles|questions|request|error)\}")
+_KIND_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+
+#: JSON schema of a reply (OpenAI strict structured output); the parser also accepts extra keys.
+REPLY_SCHEMA: Dict[str, object] = {
+    "type": "object",
+    "properties": {"questions": {"type": "array", "items": {
+        "type": "object",
+        "properties": {"question": {"type": "string"}, "answer": {"type": "string"},
+                       "evidence": {"type": "array", "items": {"type": "string"}},
+                       "type": {"type": "string"}},
+        "required": ["question", "answer", "evidence", "type"],
+        "additionalProperties": False}}},
+    "required": ["questions"],
+    "additionalProperties": False,
+}
+
+
+def bundled_prompt_path(language: str) -> Path:
+    """The bundled prompt file of ``language`` (``ko`` or ``en``)."""
+    return Path(__file__).with_name("prompt_files") / f"questions.{language}.txt"
+
+
+def _fill(template: str, values: Mapping[str, str]) -> str:
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One block of text shown to the model: a document's ``doc_id``, its ``text`` (a section of the
+    content), ``part``/``parts`` (1-based, for documents split into sections) and ``title``."""
+
+    doc_id: str
+    text: str
+    part: int = 1
+    parts: int = 1
+    title: Optional[str] = None
+
+    def render(self) -> str:
+        attrs = f'id="{_attr(self.doc_id)}"'
+        if self.parts > 1:
+            attrs += f' part="{self.part}/{self.parts}"'
+        if self.title:
+            attrs += f' title="{_attr(self.title)}"'
+        return f"<passage {attrs}>\n{self.text}\n</passage>"
+
+
+def _attr(text: str) -> str:
+    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;").replace("\n", " ")
+
+
+def render_passages(passages: Sequence[Passage]) -> str:
+    """The ``<passage ...>`` blocks, separated by blank lines."""
+    return "\n\n".join(p.render() for p in passages)
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """A parsed prompt file (see the module docstring).  ``sections`` maps a section name to its text;
+    ``extra_kinds`` are kinds added on the command line (name -> instruction)."""
+
+    name: str
+    version: str
+    language: str
+    source: str
+    text: str = field(repr=False)
+    sections: Mapping[str, str] = field(repr=False)
+    extra_kinds: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def sha(self) -> str:
+        """SHA-256 (16 hex) of the file text and the added kinds."""
+        blob = json.dumps([self.text, sorted(self.extra_kinds.items())], ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+    @property
+    def label(self) -> str:
+        """``questions/ko/v1@<sha>``: what the signature shows."""
+        return f"{self.name}/v{self.version}@{self.sha}"
+
+    @property
+    def kinds(self) -> List[str]:
+        """Every kind this prompt set can ask for, bundled kinds first."""
+        own = [k[5:] for k in self.sections if k.startswith("kind ")]
+        return list(dict.fromkeys(own + list(self.extra_kinds)))
+
+    def instruction(self, kind: str, titles: Sequence[str] = ()) -> str:
+        if kind in self.extra_kinds:
+            text = f'{self.extra_kinds[kind]} (type: "{kind}")'
+        else:
+            text = self.sections.get("kind " + kind)
+            if text is None:
+                raise InputError(f"the prompt file has no section '=== kind {kind}'; it defines: "
+                                 f"{', '.join(self.kinds)}", source=self.source, field="kind")
+        return _fill(text, {"titles": ", ".join(titles)})
+
+    def messages(self, kind: str, passages: Sequence[Passage], n: int, *, titles: Sequence[str] = (),
+                 avoid: Sequence[str] = (), request: int = 1) -> List[Dict[str, str]]:
+        """The ``[system, user]`` messages of one generation call."""
+        avoid_text = ""
+        if avoid:
+            avoid_text = "\n\n" + _fill(self.sections["avoid"], {"questions": "\n".join(f"- {q}" for q in avoid),
+                                                         "request": str(request)})
+        user = _fill(self.sections["user"], {"n": str(n), "passages": render_passages(passages),
+                                              "instructions": self.instruction(kind, titles), "avoid": avoid_text,
+                                              "kind": kind})
+        return [{"role": "system", "content": self.sections["system"]}, {"role": "user", "content": user}]
+
+    def feedback(self, which: str, error: str = "") -> str:
+        """The follow-up message after an unusable reply (``invalid``, ``truncated``, ``refused``)."""
+        return _fill(self.sections["feedback " + which], {"error": error})
+
+
+def _parse(text: str, source: str) -> Tuple[Dict[str, str], Dict[str, str]]:
+    header: Dict[str, str] = {}
+    sections: Dict[str, List[str]] = {}
+    lines: Dict[str, int] = {}
+    current: Optional[str] = None
+    for no, line in enumerate(text.split("\n"), 1):
+        if line.startswith("=== "):
+            current = " ".join(line[4:].split())
+            if current in sections:
+                raise InputError(f"section '=== {current}' appears twice (first on line {lines[current]})",
+                                 source=source, line=no, field="section")
+            sections[current] = []
+            lines[current] = no
+            continue
+        if current is None:
+            m = re.match(r"^#\s*(name|version)\s*:\s*(\S.*?)\s*$", line)
+            if m:
+                header[m.group(1)] = m.group(2)
+            elif line.strip() and not line.startswith("#"):
+                raise InputError(f"text before the first section: {line[:60]!r}; expected '# name: ...', "
+                                 "'# version: ...', comments, then sections starting with '=== NAME'",
+                                 source=source, line=no)
+            continue
+        sections[current].append(line)
+    out = {}
+    for name, body in sections.items():
+        while body and not body[0].strip():
+            body.pop(0)
+        while body and not body[-1].strip():
+            body.pop()
+        if name.startswith("kind ") and not _KIND_NAME.match(name[5:]):
+            raise InputError(f"kind name {name[5:]!r}: expected lower-case letters, digits and '_' (starting "
+                             "with a letter)", source=source, line=lines[name], field="section")
+        out[name] = "\n".join(body)
+    for name in _REQUIRED:
+        if name not in out:
+            raise InputError(f"the prompt file has no section '=== {name}'; every prompt file needs "
+                             f"{', '.join('=== ' + n for n in _REQUIRED)} and '=== kind NAME' sections",
+                             source=source, field="section")
+    missing = [p for p in _USER_NEEDS if p not in out["user"]]
+    if missing:
+        raise InputError(f"the 'user' section lacks {', '.join(missing)}; expected all of "
+                         f"{', '.join(_USER_NEEDS)}", source=source, line=lines["user"], field="user")
+    return header, out
+
+
+def load_prompts(language: str, path: Union[str, Path, None] = None,
+                 extra_kinds: Optional[Mapping[str, str]] = None) -> PromptSet:
+    """The prompt set for ``language`` (``ko``/``en``): the bundled file, or ``path``; ``extra_kinds``
+    (name -> instruction) add kinds on top of the file's.
+
+    :raises InputError: unreadable file, a missing section or placeholder, a bad kind name, or an
+        added kind that the file already defines.
+    """
+    p = Path(path) if path is not None else bundled_prompt_path(language)
+    source = str(p)
+    try:
+        raw = p.read_text(encoding="utf-8")
+    except OSError as err:
+        raise InputError(f"cannot read the prompt file: {err.strerror or err}", source=source,
+                         field="prompt") from None
+    except UnicodeDecodeError:
+        raise InputError("the prompt file is not valid UTF-8", source=source, field="prompt") from None
+    text = raw.replace("\r\n", "\n").replace("\r", "\n")
+    header, sections = _parse(text, source)
+    extra = dict(extra_kinds or {})
+    for name, instr in extra.items():
+        if not isinstance(name, str) or not _KIND_NAME.match(name):
+            raise InputError(f"kind name {name!r}: expected lower-case letters, digits and '_' (starting with a "
+                             "letter), e.g. procedure", source="--kind", field="kind")
+        if "kind " + name in sections:
+            raise InputError(f"kind {name!r} is already defined by the prompt file; choose another name or edit "
+                             "the file", source="--kind", field="kind")
+        if not isinstance(instr, str) or not instr.strip():
+            raise InputError(f"kind {name!r} has no instruction; expected NAME=INSTRUCTION, e.g. "
+                             "procedure='asks how to carry out a multi-step procedure'", source="--kind",
+                             field="kind")
+    name = header.get("name") or (f"questions/{language}" if path is None else f"custom/{p.stem}")
+    return PromptSet(name, header.get("version", "0"), language, source, text, sections,
+                     {k: v.strip() for k, v in extra.items()})

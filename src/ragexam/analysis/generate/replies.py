@@ -1,0 +1,73 @@
+"""The generator's reply contract: from a model's raw text to candidate items, or a reason why not.
+
+Contract (strict JSON, extra keys allowed)::
+
+    {"questions": [{"question": str, "answer": str, "evidence": [str, ...], "type": str}, ...]}
+
+:func:`parse_reply` reads the reply with the judge's :func:`~ragexam.metrics.judge.replies.extract_json`
+(the whole text if it is one JSON object, else the first ``{...}`` that parses, after dropping
+``<think>`` blocks and Markdown fences; ``NaN`` and duplicate keys are refused) and checks the
+envelope: an object with a list ``questions``.  An empty list is a valid reply: the model found nothing
+(more) to ask from the passage; the generator counts it (``no_questions``) and asks that passage for
+that kind no more.  A reply that breaks the envelope is a
+:class:`~ragexam.metrics.judge.replies.ReplyError` (``invalid_json`` or ``invalid_reply``), fed back to
+the model for another attempt.  The items themselves are checked one by one
+(:func:`item_fields`), so one bad item does not cost the others: an item that is not an object,
+or whose ``question``/``answer`` is not a string, or whose ``evidence`` is not a string or a list of
+strings, is rejected as ``malformed_item``.  A bare string as ``evidence`` is read as a list of one
+(a common deviation of local models); ``type`` is optional and kept only for inspection (the type
+is measured, never taken from the model).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from ragexam.metrics.judge.replies import ReplyError, extract_json
+
+__all__ = ["parse_reply", "item_fields", "ReplyError"]
+
+
+def parse_reply(content: Optional[str]) -> List[Any]:
+    """The ``questions`` list of a reply (possibly empty); :class:`ReplyError` when the envelope is broken."""
+    obj = extract_json(content)
+    if "questions" not in obj:
+        keys = ", ".join(repr(k) for k in list(obj)[:5]) or "none"
+        raise ReplyError("invalid_reply", f'the object has no "questions" key (keys: {keys}); expected '
+                                          '{"questions": [{"question": ..., "answer": ..., "evidence": [...], '
+                                          '"type": ...}]}')
+    items = obj["questions"]
+    if not isinstance(items, list):
+        raise ReplyError("invalid_reply", f'"questions" is a {type(items).__name__}; expected a list of objects')
+    return items
+
+
+def item_fields(item: Any) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
+    """``({"question", "answer", "evidence", "model_type"}, None)`` for a well-formed item, else
+    ``(None, what is wrong)``."""
+    if not isinstance(item, dict):
+        return None, f"the item is a {type(item).__name__}; expected an object"
+    q = item.get("question")
+    if not isinstance(q, str):
+        return None, f'"question" is {_tname(q)}; expected a string'
+    a = item.get("answer", "")
+    if a is None:
+        a = ""
+    if not isinstance(a, str):
+        return None, f'"answer" is {_tname(a)}; expected a string'
+    ev = item.get("evidence", [])
+    if ev is None:
+        ev = []
+    if isinstance(ev, str):
+        ev = [ev]
+    if not isinstance(ev, list) or not all(isinstance(e, str) for e in ev):
+        return None, f'"evidence" is {_tname(ev)}; expected a list of strings'
+    t = item.get("type")
+    return {"question": q, "answer": a, "evidence": list(ev), "model_type": t if isinstance(t, str) else None}, None
+
+
+def _tname(v: Any) -> str:
+    if v is None:
+        return "missing"
+    return {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(
+        type(v), f"a {type(v).__name__}")

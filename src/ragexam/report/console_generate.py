@@ -1,0 +1,106 @@
+"""Console rendering of ``ragexam generate`` (the set's card, the dry run) and ``ragexam review apply``.
+
+Only renders: every number comes from the result objects of :mod:`ragexam.analysis.generate`, formatted
+with :mod:`ragexam.fmt`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional
+
+from ragexam import fmt
+
+__all__ = ["print_generate", "print_generate_plan", "print_review", "generate_files"]
+
+
+def _usage_line(usage: Mapping[str, Mapping[str, Any]], cost: Any) -> str:
+    parts = []
+    for what, u in usage.items():
+        parts.append(f"{what}: {fmt.plural(u.get('calls', 0), 'call')} ({u.get('cached', 0)} cached, "
+                     f"{fmt.plural(u.get('requests', 0), 'HTTP request')}), {u.get('prompt_tokens', 0)} prompt + "
+                     f"{u.get('completion_tokens', 0)} completion tokens")
+    return "; ".join(parts) + f"; cost: {fmt.cost(cost)}" if parts else f"no call made; cost: {fmt.cost(cost)}"
+
+
+def generate_files(out: Any) -> Dict[str, str]:
+    """The files a generation with ``--out`` wrote: ``{"qa", "rejects", "card", "review"}``."""
+    from ragexam.analysis.generate.output import side_paths
+
+    return {k: str(v) for k, v in side_paths(out).items()}
+
+
+def print_generate(result: Any, console: Any, out: Optional[Any] = None) -> None:
+    """The set's card as tables: mix target vs achieved, rejections by reason, coverage, usage, signature."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    paths = generate_files(out) if out is not None else None
+    card: Dict[str, Any] = result.card
+    t = Table(title=f"question set: {fmt.plural(card['n_kept'], 'question')} of {card['n_requested']} asked for")
+    for col in ("type", "target", "achieved"):
+        t.add_column(col, justify="left" if col == "type" else "right")
+    for kind, m in card["mix"].items():
+        short = m["achieved"] < m["target"]
+        t.add_row(escape(kind), str(m["target"]), f"[yellow]{m['achieved']}[/]" if short else str(m["achieved"]))
+    console.print(t)
+    if card["rejections"]:
+        calls = sum(n for k, n in card["rejections"].items() if k in ("call_failed", "malformed_reply", "no_questions"))
+        cands = sum(card["rejections"].values()) - calls
+        title = f"rejected: {cands} of {fmt.plural(card['candidates'], 'candidate')}"
+        if calls:
+            title += f" and {fmt.plural(calls, 'call')} that gave no question"
+        r = Table(title=title + " (every one in the rejects file)")
+        for col in ("reason", "count", "meaning"):
+            r.add_column(col, justify="right" if col == "count" else "left", overflow="fold")
+        for reason, n in card["rejections"].items():
+            r.add_row(reason, str(n), escape(card["rejection_meanings"].get(reason, "")))
+        console.print(r)
+    cov = card["coverage"]
+    console.print(f"coverage: questions from {cov['documents_with_questions']} of "
+                  f"{fmt.plural(cov['documents'], 'document')}; {cov['sections_prompted']} of "
+                  f"{fmt.plural(cov['sections'], 'section')} shown to the model (at most {cov['section_uses_max']} "
+                  f"{fmt.noun(cov['section_uses_max'], 'time')} each)", highlight=False, soft_wrap=True)
+    console.print(f"{fmt.plural(card['passes'], 'pass', 'passes')}; stopped: {card['stopped']}", highlight=False,
+                  markup=False, soft_wrap=True)
+    for note in card.get("notes", []):
+        console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+    console.print(_usage_line(card["this_run"]["usage"], card["this_run"]["cost_usd"]), highlight=False,
+                  markup=False, soft_wrap=True)
+    console.print(f"signature: {card['signature']}", style="dim", highlight=False, markup=False, soft_wrap=True)
+    if paths:
+        console.print(f"Wrote {paths['qa']} (the set), {paths['rejects']}, {paths['card']} and {paths['review']} "
+                      "(review it, then `ragexam review apply`).", highlight=False, markup=False, soft_wrap=True)
+    if result.shortfall:
+        console.print(f"[yellow]{fmt.plural(result.shortfall, 'question')} short of {card['n_requested']}[/]: see "
+                      "the rejections above; raise --max-passes, --max-calls or --budget, or change the mix.",
+                      highlight=False, soft_wrap=True)
+
+
+def print_generate_plan(plan: Any, console: Any) -> None:
+    """The dry run in words."""
+    d = plan.to_dict()
+    head = (f"generate dry run: {d['model']} at {d['endpoint']} (checks: {d['judge_model']}; prompts: "
+            f"{d['language']}); targets " + ", ".join(f"{k} {v}" for k, v in d["targets"].items()) + ".")
+    console.print(head, highlight=False, markup=False, soft_wrap=True)
+    if d["next_pass"] is None:
+        console.print(f"{d['note']} ({fmt.plural(d['cached_passes'], 'cached pass', 'cached passes')}, "
+                      f"{fmt.plural(d['kept_so_far'], 'question')} kept). Nothing was sent.", highlight=False,
+                      markup=False, soft_wrap=True)
+        return
+    checks = f"{d['check_calls']}" if d["check_calls_exact"] else f"up to {d['check_calls']}"
+    console.print(f"pass {d['next_pass']}: {fmt.plural(d['generation_calls'], 'generation call')} to make "
+                  f"({d['generation_cached']} cached), {checks} LLM {fmt.noun(d['check_calls'], 'check')}; estimated "
+                  f"tokens: {d['est_prompt_tokens']} prompt + {d['est_completion_tokens']} completion "
+                  f"({d['token_rule']}); estimated cost: {fmt.cost(d['est_cost_usd'])}. Nothing was sent.",
+                  highlight=False, markup=False, soft_wrap=True)
+    console.print(d["note"], highlight=False, markup=False, soft_wrap=True)
+
+
+def print_review(result: Any, console: Any, out: Any) -> None:
+    """What ``review apply`` did."""
+    c = result.counts
+    console.print(f"Wrote {fmt.plural(len(result.records), 'question')} to {out}: {c['accepted']} accepted, "
+                  f"{c['pending_kept']} pending kept; {c['rejected']} rejected and {c['pending_dropped']} pending left "
+                  f"out; {c['edited']} edited and checked again.", highlight=False, markup=False, soft_wrap=True)
+    for note in result.notes:
+        console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)

@@ -1,0 +1,202 @@
+"""A scripted OpenAI-compatible server on 127.0.0.1 for the question-generator tests (no tests here).
+
+The same server answers the generator's calls and the judge's checks:
+
+* a **generation** call (its user message holds ``<passage id="...">`` blocks) is parsed into a
+  :class:`GenRequest` (passages, kind, number asked, request number, whether it is a retry after
+  feedback) and answered with ``stub.script(request)`` -- a dict (sent as JSON), a string (sent as is)
+  or a ``(content, finish_reason)`` pair;
+* a **judge** call (recognised by the rubric text, see ``test_judge_stub.metric_of``) is answered by
+  ``stub.judge(metric, question, answer, contexts)``; the default supports every claim unless the
+  answer is in ``stub.unsupported`` and gives context relevance 5 to the first context when the question
+  is in ``stub.in_corpus`` (else 1 everywhere).
+
+Replies depend only on the request's content, so two runs over the same prompts get the same replies.
+``stub.block_after = N`` makes request N+1 and later wait until ``stub.release`` is set (kill tests);
+``stub.fail`` (a set of doc ids) answers generation calls on those passages with HTTP 500.
+
+:func:`helpdesk_script` answers from the bundled it_helpdesk question set: the hand-written questions
+of the passage's document and kind, rotated by request number (two-document questions are built by
+joining one question of each passage; out-of-corpus ones come from the bundled ones and a list of
+topics the corpus does not cover).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+
+from test_judge_stub import completion, metric_of, send_json, start_server
+
+_PASSAGE = re.compile(r'<passage id="([^"]+)"[^>]*>\n(.*?)\n</passage>', re.S)
+_KIND = re.compile(r'"type": "([a-z_0-9]+)"\}\]\}')
+_N = re.compile(r"질문을 (\d+)개|write (\d+) questions")
+_REQUEST = re.compile(r"(\d+)번째 요청|request number (\d+)")
+_Q = re.compile(r"^## (?:질문|Question)\n(.*?)\n\n", re.S | re.M)
+_A = re.compile(r"^## (?:답변|Answer)\n(.*?)\n\n## ", re.S | re.M)
+_CTX = re.compile(r"^\[(?:컨텍스트|Context) \d+\] : (.*?)(?=\n\n\[(?:컨텍스트|Context) \d+\] : |\n\n## )", re.S | re.M)
+
+
+@dataclass
+class GenRequest:
+    passages: List[Tuple[str, str]]
+    kind: str
+    n: int
+    request: int
+    retry: int
+    user: str
+    body: Dict[str, Any]
+
+    @property
+    def doc_ids(self) -> List[str]:
+        return [d for d, _ in self.passages]
+
+
+def parse_generation(body: Dict[str, Any]) -> Optional[GenRequest]:
+    msgs = body["messages"]
+    user = next((m["content"] for m in msgs if m["role"] == "user"), "")
+    passages = _PASSAGE.findall(user)
+    if not passages:
+        return None
+    kind = _KIND.search(user)
+    n = _N.search(user)
+    r = _REQUEST.search(user)
+    retry = sum(1 for m in msgs if m["role"] == "assistant")
+    return GenRequest(passages, kind.group(1) if kind else "?", int(next(g for g in n.groups() if g)) if n else 1,
+                      int(next(g for g in r.groups() if g)) if r else 1, retry, user, body)
+
+
+def judge_inputs(body: Dict[str, Any]) -> Tuple[str, str, List[str]]:
+    user = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
+    q = _Q.search(user)
+    a = _A.search(user)
+    return (q.group(1).strip() if q else "", a.group(1).strip() if a else "", [c.strip() for c in _CTX.findall(user)])
+
+
+class GenStub:
+    def __init__(self) -> None:
+        self.requests: List[Dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self.script: Callable[[GenRequest], Any] = lambda req: {"questions": []}
+        self.unsupported: Set[str] = set()
+        self.in_corpus: Set[str] = set()
+        self.fail: Set[str] = set()
+        self.block_after: Optional[int] = None
+        self.release = threading.Event()
+        self.arrived = threading.Event()
+        self.base_url = ""
+
+    def judge(self, metric: str, question: str, answer: str, contexts: Sequence[str]) -> Dict[str, Any]:
+        if metric == "faithfulness":
+            ok = answer not in self.unsupported
+            return {"reasoning": "checked", "claims": [{"claim": answer[:40] or "x", "supported": ok,
+                                                        "context": 1 if ok else None}]}
+        if metric == "context_relevance":
+            n = max(1, len(contexts))
+            scores = [1] * n
+            if question in self.in_corpus:
+                scores[0] = 5
+            return {"scores": scores, "average": round(sum(scores) / n, 2), "reasoning": "r"}
+        return {}
+
+    def generation_bodies(self) -> List[Dict[str, Any]]:
+        with self.lock:
+            return [b for b in self.requests if parse_generation(b) is not None]
+
+    def judge_bodies(self, metric: Optional[str] = None) -> List[Dict[str, Any]]:
+        with self.lock:
+            return [b for b in self.requests if parse_generation(b) is None
+                    and (metric is None or metric_of(b) == metric)]
+
+
+def _handler(stub: GenStub):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            with stub.lock:
+                stub.requests.append(body)
+                n = len(stub.requests)
+            if stub.block_after is not None and n > stub.block_after:
+                stub.arrived.set()
+                stub.release.wait(60)
+                return send_json(self, 503, {"error": {"message": "released"}})
+            if self.path != "/v1/chat/completions":
+                return send_json(self, 404, {"error": {"message": "not found"}})
+            req = parse_generation(body)
+            if req is not None:
+                if stub.fail & set(req.doc_ids):
+                    return send_json(self, 500, {"error": {"message": "boom"}})
+                out = stub.script(req)
+                finish = "stop"
+                if isinstance(out, tuple):
+                    out, finish = out
+                content = out if isinstance(out, str) else json.dumps(out, ensure_ascii=False)
+                return send_json(self, 200, completion(content, finish_reason=finish, model="stub-gen"))
+            metric = metric_of(body)
+            q, a, ctx = judge_inputs(body)
+            return send_json(self, 200, completion(json.dumps(stub.judge(metric, q, a, ctx), ensure_ascii=False)))
+
+    return Handler
+
+
+def start_gen_stub():
+    """``(stub, shutdown)`` with ``stub.base_url`` set."""
+    stub = GenStub()
+    return start_server(stub, _handler(stub))
+
+
+# -- the bundled it_helpdesk set as a "model" ------------------------------------------------------------------
+OOC_TOPICS = ["연차 휴가", "주차 등록", "법인카드 한도", "출장 일비", "건강검진 일정", "사내 어린이집", "사내 동호회 지원금",
+              "경조사비", "퇴직연금 운용", "명절 선물", "구내식당 메뉴", "사택 신청", "자기계발비", "승진 심사", "야근 식대"]
+
+
+def helpdesk_script(extra: Optional[Callable[[GenRequest, List[Dict[str, Any]]], List[Dict[str, Any]]]] = None):
+    """A script answering from the bundled it_helpdesk questions (see the module docstring).  ``extra``
+    may rewrite the list of items before it is sent (to add bad ones)."""
+    from ragexam.data.loaders import load_qa
+
+    qa = list(load_qa("it_helpdesk"))
+    by_doc: Dict[Tuple[str, str], List[Any]] = {}
+    for q in qa:
+        if q.answerable and len(q.relevant_doc_ids) == 1:
+            by_doc.setdefault((q.relevant_doc_ids[0], q.type), []).append(q)
+    ooc = [q.question for q in qa if not q.answerable]
+    ooc += [f"{t} 관련 규정은 어떻게 확인하나요?" for t in OOC_TOPICS]
+
+    def item(q) -> Dict[str, Any]:
+        return {"question": q.question, "answer": q.ground_truth, "evidence": [q.evidence[0]], "type": q.type}
+
+    def script(req: GenRequest):
+        items: List[Dict[str, Any]] = []
+        if req.kind in ("meaning", "lexical"):
+            pool = by_doc.get((req.doc_ids[0], req.kind), []) or by_doc.get(
+                (req.doc_ids[0], "lexical" if req.kind == "meaning" else "meaning"), [])
+            start = (req.request - 1) * req.n
+            items = [item(q) for q in pool[start:start + req.n]]
+        elif req.kind == "multi":
+            a = by_doc.get((req.doc_ids[0], "meaning"), []) + by_doc.get((req.doc_ids[0], "lexical"), [])
+            b = by_doc.get((req.doc_ids[1], "meaning"), []) + by_doc.get((req.doc_ids[1], "lexical"), [])
+            if a and b:
+                i = (req.request - 1) % min(len(a), len(b))
+                qa_, qb = a[i], b[i]
+                items = [{"question": qa_.question.rstrip("?. ") + ", 그리고 " + qb.question,
+                          "answer": f"{qa_.ground_truth} {qb.ground_truth}",
+                          "evidence": [qa_.evidence[0], qb.evidence[0]], "type": "multi"}]
+        elif req.kind == "out_of_corpus":
+            start = ((req.request - 1) * req.n + sum(map(ord, req.doc_ids[0]))) % len(ooc)
+            items = [{"question": ooc[(start + j) % len(ooc)], "answer": "", "evidence": [], "type": "out_of_corpus"}
+                     for j in range(req.n)]
+        if extra is not None:
+            items = extra(req, items)
+        return {"questions": items}
+
+    return script

@@ -1,0 +1,144 @@
+"""The human review step: the sheet ``generate`` writes, edited by a person, applied by ``ragexam review apply``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from qgen_stub import start_gen_stub
+from ragexam.analysis.generate import apply_review, generate
+from ragexam.errors import InputError
+from test_generate_stub import DOCS, GOOD, by_doc
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("review")
+    corpus = tmp / "docs.jsonl"
+    corpus.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in DOCS), encoding="utf-8")
+    stub, shutdown = start_gen_stub()
+    stub.script = by_doc(lambda d, req: GOOD[d])
+    try:
+        generate(corpus, model="stub-gen", base_url=stub.base_url, api_key="x", cache_dir=tmp / "cache", n=40,
+                 mix="meaning=1", per_call=10, max_passes=1, out=tmp / "qa.jsonl")
+    finally:
+        shutdown()
+    return tmp, corpus
+
+
+def sheet(tmp):
+    text = (tmp / "qa.review.csv").read_text(encoding="utf-8-sig")
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def write_sheet(path, rows, encoding="utf-8-sig"):
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    path.write_text(buf.getvalue(), encoding=encoding)
+    return path
+
+
+def records(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_review_sheet_lists_every_question_as_pending(made):
+    tmp, _ = made
+    rows = sheet(tmp)
+    assert (tmp / "qa.review.csv").read_bytes().startswith(b"\xef\xbb\xbf")  # spreadsheet programs read Korean
+    assert [r["query_id"] for r in rows] == [r["query_id"] for r in records(tmp / "qa.jsonl")]
+    assert {r["status"] for r in rows} == {"pending"}
+    assert all(json.loads(r["evidence"]) for r in rows)
+
+
+def test_accept_reject_and_edit(made, tmp_path):
+    tmp, corpus = made
+    rows = sheet(tmp)
+    rows[0]["status"] = "승인"
+    rows[1]["status"] = "reject"
+    rows[2]["status"] = "accept"
+    rows[2]["evidence"] = "비밀번호는 90일마다 바꿔야 하며"
+    rows[2]["question"] = "90일이 지나면 비밀번호를 새로 정해야 하나요?"
+    rows[2]["ground_truth"] = "90일마다 바꿔야 합니다."
+    rows[2]["note"] = "근거를 더 정확한 문장으로 바꿈"
+    rows[3]["status"] = ""
+    review = write_sheet(tmp_path / "edited.csv", rows)
+    out = tmp_path / "reviewed.jsonl"
+    res = apply_review(tmp / "qa.jsonl", review, out)
+    assert res.counts == {"accepted": 2, "rejected": 1, "pending_kept": 1, "pending_dropped": 0, "edited": 1}
+    assert res.rejected == [rows[1]["query_id"]]
+    got = {r["query_id"]: r for r in records(out)}
+    assert list(got) == [rows[0]["query_id"], rows[2]["query_id"], rows[3]["query_id"]]
+    first = got[rows[0]["query_id"]]["metadata"]["generation"]
+    assert first["review"] == "accepted" and "evidence_spans" in first and "edited" not in first
+    edited = got[rows[2]["query_id"]]
+    g = edited["metadata"]["generation"]
+    assert g["edited"] == ["evidence", "ground_truth", "question"] and g["review_note"] == "근거를 더 정확한 문장으로 바꿈"
+    assert g["answer_check"] == {"method": "human"}
+    assert edited["relevant_doc_ids"] == ["d3"] and edited["evidence"] == ["비밀번호는 90일마다 바꿔야 하며"]
+    content = DOCS[2]["content"]
+    span = g["evidence_spans"][0]
+    assert content[span["start"]:span["end"]] == "비밀번호는 90일마다 바꿔야 하며"
+    assert g["anchors"] == ["90"] and edited["type"] == "lexical"  # measured again: it now quotes a number
+    assert got[rows[3]["query_id"]]["metadata"]["generation"]["review"] == "pending"
+
+    from ragexam.data.validation import validate
+
+    assert validate(corpus, out).ok
+
+    dropped = apply_review(tmp / "qa.jsonl", review, tmp_path / "only.jsonl", pending="drop")
+    assert dropped.counts["pending_dropped"] == 1 + (len(rows) - 4) and len(records(tmp_path / "only.jsonl")) == 2
+
+
+@pytest.mark.parametrize("field,value,match", [
+    ("status", "maybe", "expected accept, reject or pending"),
+    ("query_id", "gen_9999", "is not in"),
+    ("evidence", '["지어낸 근거 문장입니다 정말로"]', "occurs in no document"),
+    ("evidence", '["unclosed', "cannot read the evidence list"),
+    ("question", "위 글에 따르면 무엇인가요?", "refers_to_passage"),
+    ("ground_truth", "문서에서 찾을 수 없습니다.", "answer_declines"),
+])
+def test_a_bad_row_is_an_error_naming_the_sheet_line(made, tmp_path, field, value, match):
+    tmp, _ = made
+    rows = sheet(tmp)
+    rows[1]["status"] = "accept"
+    rows[1][field] = value
+    review = write_sheet(tmp_path / "bad.csv", rows)
+    with pytest.raises(InputError, match=match) as err:
+        apply_review(tmp / "qa.jsonl", review, tmp_path / "out.jsonl")
+    assert err.value.source == str(review) and err.value.line == 3
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_repeated_row_and_a_cp949_sheet(made, tmp_path):
+    tmp, _ = made
+    rows = sheet(tmp)
+    with pytest.raises(InputError, match="already appeared on line 2"):
+        apply_review(tmp / "qa.jsonl", write_sheet(tmp_path / "dup.csv", rows[:1] + rows[:1]), None)
+    rows[0]["status"] = "채택"
+    korean_excel = write_sheet(tmp_path / "excel.csv", rows, encoding="cp949")
+    res = apply_review(tmp / "qa.jsonl", korean_excel, None)
+    assert res.counts["accepted"] == 1 and "CP949" in res.notes[0]
+
+
+def test_review_apply_on_the_command_line(made, tmp_path):
+    import subprocess
+    import sys
+
+    tmp, _ = made
+    rows = sheet(tmp)
+    rows[0]["status"] = "accept"
+    review = write_sheet(tmp_path / "cli.csv", rows)
+    out = tmp_path / "cli.jsonl"
+    done = subprocess.run([sys.executable, "-m", "ragexam.cli", "review", "apply", "--qa", str(tmp / "qa.jsonl"),
+                           "--review", str(review), "--out", str(out), "--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["counts"]["accepted"] == 1 and len(records(out)) == len(rows)
+    bad = subprocess.run([sys.executable, "-m", "ragexam.cli", "review", "apply", "--qa", str(tmp / "qa.jsonl"),
+                          "--out", str(tmp_path), "--json"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--out" in bad.stderr
