@@ -85,7 +85,8 @@ def parity_texts() -> dict[str, list[str]]:
         sets[f"{name} chunks"] = chunks
         sets[f"{name} questions"] = qs
     sample = Path(__file__).resolve().parent.parent / "tests" / "data" / "e5_korean_sample.jsonl"
-    sets["korean sample"] = [json.loads(line)["text"] for line in sample.read_text(encoding="utf-8").splitlines()]
+    lines = sample.read_text(encoding="utf-8").splitlines()
+    sets["korean sample"] = [json.loads(line)["text"] for line in lines]
     return sets
 
 

@@ -292,7 +292,8 @@ def _tensor_dtype_offset(buf: bytes, name: bytes) -> int:
 @pytest.mark.parametrize("what,edit,message", [
     ("magic", lambda b: b.__setitem__(slice(0, 4), b"GGUF"), "magic b'GGUF'"),
     ("version", lambda b: b.__setitem__(slice(4, 8), struct.pack("<I", 2)), "version 2; expected version 1"),
-    ("hidden size", lambda b: b.__setitem__(slice(8, 12), struct.pack("<i", 512)), "hidden=512 (expected 384)"),
+    ("hidden size", lambda b: b.__setitem__(slice(8, 12), struct.pack("<i", 512)),
+     "hidden=512 (expected 384)"),
     ("truncated", lambda b: b.__delitem__(slice(60_000_000, None)), "inside the file"),
     ("tensor dtype", lambda b: b.__setitem__(_tensor_dtype_offset(b, b"l3.fi.w"), 0), "tensor 'l3.fi.w'"),
     ("vocabulary", lambda b: b.__setitem__(slice(44, 48), struct.pack("<i", 5)), "5 vocabulary pieces"),

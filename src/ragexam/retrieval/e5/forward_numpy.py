@@ -80,9 +80,6 @@ class NumpyEncoder:
         self.hidden, self.heads = model.hidden, model.heads
         self.eps = model.eps
         m = model.matrix
-        self.word = model.tensors["emb.word"]
-        self.pos = np.ascontiguousarray(m("emb.pos"))
-        self.type0 = np.ascontiguousarray(m("emb.type")[0])
         self.eln = (m("emb.ln.w"), m("emb.ln.b"))
         self.layers = []
         for i in range(model.layers):
@@ -110,16 +107,12 @@ class NumpyEncoder:
     def _pooled(self, ids: "np.ndarray", lengths: "np.ndarray") -> "np.ndarray":
         import numpy as np
 
-        from ragexam.retrieval.e5.model_file import dequantize_q4_0
-
         B, L = ids.shape
         H, NH = self.hidden, self.heads
         hd = H // NH
         lengths = np.asarray(lengths)
         valid = np.arange(L)[None, :] < lengths[:, None]                      # [B, L]
-        x = dequantize_q4_0(self.word[ids.reshape(-1)]).reshape(B, L, H)
-        x += self.pos[:L][None]
-        x += self.type0
+        x = self.model.embeddings(ids)
         x = _layernorm_(x.reshape(B * L, H), *self.eln, self.eps)
         bias = np.where(valid, np.float32(0), np.float32(-1e30)).astype(np.float32)[:, None, None, :]
         scale = np.float32(1.0 / np.sqrt(hd))
@@ -127,10 +120,11 @@ class NumpyEncoder:
             qkv = x @ ly["qkv_w"]
             qkv += ly["qkv_b"]
             qkv = qkv.reshape(B, L, 3, NH, hd)
-            q = qkv[:, :, 0].transpose(0, 2, 1, 3)                              # [B, NH, L, hd]
-            k = qkv[:, :, 1].transpose(0, 2, 3, 1)                              # [B, NH, hd, L]
-            v = qkv[:, :, 2].transpose(0, 2, 1, 3)
-            s = np.matmul(q * scale, k)                                         # [B, NH, L, L]
+            # contiguous operands: numpy's stacked matmul is far slower on strided views
+            q = np.ascontiguousarray(qkv[:, :, 0].transpose(0, 2, 1, 3)) * scale   # [B, NH, L, hd]
+            k = np.ascontiguousarray(qkv[:, :, 1].transpose(0, 2, 3, 1))           # [B, NH, hd, L]
+            v = np.ascontiguousarray(qkv[:, :, 2].transpose(0, 2, 1, 3))
+            s = np.matmul(q, k)                                                 # [B, NH, L, L]
             s += bias
             s -= s.max(axis=-1, keepdims=True)
             np.exp(s, out=s)

@@ -193,8 +193,6 @@ class OnnxEncoder:
 
     def __init__(self, model: "ModelFile", threads: int | None = None, precision: str = "int8",
                  device: str = "cpu", attention: str | None = None) -> None:
-        import numpy as np
-
         ort = import_onnxruntime()
         if device == "cuda":
             if "CUDAExecutionProvider" not in ort.get_available_providers():
@@ -212,10 +210,7 @@ class OnnxEncoder:
                              source="dense:e5", field="device")
         self.precision, self.device = precision, device
         self.attention = attention or ("plain" if device == "cuda" else "fused")
-        self.hidden = model.hidden
-        self.word = model.tensors["emb.word"]
-        self.pos = np.ascontiguousarray(model.matrix("emb.pos"))
-        self.type0 = np.ascontiguousarray(model.matrix("emb.type")[0])
+        self.model = model
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = int(threads or os.cpu_count() or 1)
         opts.inter_op_num_threads = 1
@@ -231,18 +226,15 @@ class OnnxEncoder:
         """Mean-pooled final hidden states ``[B, H]`` of the padded batch ``ids [B, L]``."""
         import numpy as np
 
-        from ragexam.retrieval.e5.model_file import dequantize_q4_0
-
-        B, L = ids.shape
+        L = ids.shape[1]
         lengths = np.asarray(lengths)
         valid = np.arange(L)[None, :] < lengths[:, None]
-        x = dequantize_q4_0(self.word[ids.reshape(-1)]).reshape(B, L, self.hidden)
-        x += self.pos[:L][None]
-        x += self.type0
-        feed = {"x": x, "pool": (valid / lengths[:, None]).astype(np.float32)[:, :, None]}
+        pool = (valid / lengths[:, None]).astype(np.float32)[:, :, None]
+        feed = {"x": self.model.embeddings(ids), "pool": pool}
         if self.attention == "fused":
             feed["key_mask"] = valid.astype(np.int32)
         else:
-            feed["mask_bias"] = np.where(valid, np.float32(0), np.float32(-1e30)).astype(np.float32)[:, None, None, :]
+            bias = np.where(valid, np.float32(0), np.float32(-1e30)).astype(np.float32)
+            feed["mask_bias"] = bias[:, None, None, :]
         (out,) = self.session.run(["pooled"], feed)
         return out

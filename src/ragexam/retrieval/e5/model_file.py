@@ -82,6 +82,15 @@ class ModelFile:
     norm_map: dict[int, str]           # codepoint -> replacement text ("" deletes it)
     tensors: dict[str, "np.ndarray"] = field(repr=False)  # f32 arrays, or uint8 [rows, blocks, 18]
 
+    def embeddings(self, ids: "np.ndarray") -> "np.ndarray":
+        """Encoder input for token ids ``[B, L]``: word row (dequantized) + position ``0..L-1`` +
+        token type 0, float32 ``[B, L, H]`` (before the embedding LayerNorm)."""
+        B, L = ids.shape
+        x = dequantize_q4_0(self.tensors["emb.word"][ids.reshape(-1)]).reshape(B, L, self.hidden)
+        x += self.tensors["emb.pos"][:L][None]
+        x += self.tensors["emb.type"][0]
+        return x
+
     def matrix(self, name: str) -> "np.ndarray":
         """Tensor ``name`` as float32: Q4_0 matrices dequantized to [rows, cols], f32 as stored."""
         t = self.tensors[name]
