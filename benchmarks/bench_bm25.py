@@ -11,20 +11,27 @@ Builds a seeded synthetic Korean helpdesk corpus (default 10,000 chunks) and que
 
 Run::
 
-    python benchmarks/bench_bm25.py [--chunks 10000] [--queries 1000] [--top-n 10] [--seed 0]
+    python benchmarks/bench_bm25.py [--chunks 10000] [--queries 1000] [--top-n 10] [--seed 0] [--repeat 3]
 
-The cache goes to a temporary directory that is deleted afterwards (``--cache-dir`` to
-keep it).  Results of the cold and warm runs are checked to be identical.
+Each of ``--repeat`` rounds uses a new empty cache (cold) then reads it (warm); the table gives the
+median wall time (and, for the cold index, the CPU time of the process, which exceeds wall time when kiwi
+uses both cores) with min–max, and the machine's load.  Results of the cold and warm runs are checked to be
+identical.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import machine_line, spread  # noqa: E402
 
 SUBJECTS = ["VPN", "이메일", "프린터", "계정", "비밀번호", "출입카드", "노트북", "모니터", "회의실 예약",
             "급여 명세서", "연차 휴가", "사내 메신저", "OTP 앱", "와이파이", "공유 드라이브", "결재 시스템",
@@ -63,12 +70,12 @@ def run(ids, texts, queries, top_n, cache_dir, variant):
     from ragexam.retrieval.bm25 import BM25Retriever
 
     r = BM25Retriever("kiwi", variant=variant, cache_dir=cache_dir, progress=False)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     r.index(ids, texts)
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     hits = r.search(queries, top_n)
     t2 = time.perf_counter()
-    return r, hits, t1 - t0, t2 - t1
+    return r, hits, t1 - t0, t2 - t1, c1 - c0
 
 
 def main() -> None:
@@ -78,7 +85,7 @@ def main() -> None:
     ap.add_argument("--top-n", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--variant", default="lucene")
-    ap.add_argument("--cache-dir", default=None, help="keep the token cache here (default: a temp dir)")
+    ap.add_argument("--repeat", type=int, default=3, help="cold+warm rounds, each on a new empty cache")
     args = ap.parse_args()
 
     rng = np.random.default_rng(args.seed)
@@ -88,34 +95,41 @@ def main() -> None:
     print(f"corpus: {len(texts):,} chunks, {chars:,} chars (avg {chars / len(texts):.0f}); "
           f"{len(queries):,} queries; top_n={args.top_n}; seed={args.seed}")
 
-    cache_dir = args.cache_dir or tempfile.mkdtemp(prefix="ragexam-bench-")
-    try:
-        from ragexam.retrieval.tokenizers import shared_kiwi
+    print(machine_line())
+    from ragexam.data.kiwi import kiwi
 
-        t0 = time.perf_counter()
-        shared_kiwi().tokenize("")
-        kiwi_load = time.perf_counter() - t0
-        import bm25s  # noqa: F401  (import cost not attributed to the runs)
+    t0 = time.perf_counter()
+    kiwi().tokenize("시작")
+    kiwi_load = time.perf_counter() - t0
+    import bm25s  # noqa: F401  (import cost not attributed to the runs)
 
-        r, cold_hits, cold_index, cold_search = run(ids, texts, queries, args.top_n, cache_dir, args.variant)
-        _, warm_hits, warm_index, warm_search = run(ids, texts, queries, args.top_n, cache_dir, args.variant)
-        assert warm_hits == cold_hits, "warm and cold results differ"
-        print(f"signature: {r.signature}")
-        print(f"vocabulary: {len(r._vocab):,} tokens; queries with no hit: "
-              f"{sum(not h for h in cold_hits)}")
-        print(f"{'step':<44}{'seconds':>9}")
-        rows = [("kiwi load (Kiwi() + first call)", kiwi_load),
-                ("cold index  (tokenize + cache write + bm25s)", cold_index),
-                ("cold search (tokenize queries + score + top-n)", cold_search),
-                ("warm index  (cache read + bm25s)", warm_index),
-                ("warm search (cache read + score + top-n)", warm_search)]
-        for name, sec in rows:
-            print(f"{name:<44}{sec:>9.2f}")
-        print(f"cold total {cold_index + cold_search:.2f} s; warm total {warm_index + warm_search:.2f} s; "
-              f"warm search {len(queries) / warm_search:,.0f} queries/s")
-    finally:
-        if args.cache_dir is None:
+    rounds = []
+    for _ in range(args.repeat):
+        cache_dir = tempfile.mkdtemp(prefix="ragexam-bench-")
+        try:
+            r, cold_hits, cold_index, cold_search, cold_cpu = run(ids, texts, queries, args.top_n, cache_dir,
+                                                                  args.variant)
+            _, warm_hits, warm_index, warm_search, _ = run(ids, texts, queries, args.top_n, cache_dir, args.variant)
+        finally:
             shutil.rmtree(cache_dir, ignore_errors=True)
+        if warm_hits != cold_hits:
+            raise SystemExit("warm and cold results differ")
+        rounds.append((cold_index, cold_cpu, cold_search, warm_index, warm_search))
+    print(f"signature: {r.signature}")
+    print(f"vocabulary: {len(r._vocab):,} tokens; queries with no hit: {sum(not h for h in cold_hits)}")
+    cols = list(zip(*rounds))
+    print(f"{'step':<48}{'median seconds (min–max of n)':>34}")
+    rows = [("kiwi load (Kiwi() + first call), once", [kiwi_load]),
+            ("cold index  (tokenize + cache write + bm25s), wall", cols[0]),
+            ("cold index, CPU seconds of the process", cols[1]),
+            ("cold search (tokenize queries + score + top-n)", cols[2]),
+            ("warm index  (cache read + bm25s)", cols[3]),
+            ("warm search (cache read + score + top-n)", cols[4])]
+    for name, vals in rows:
+        print(f"{name:<48}{spread(vals):>34}")
+    warm_search = sorted(cols[4])[len(cols[4]) // 2]
+    print(f"warm search {len(queries) / warm_search:,.0f} queries/s (median round)")
+    print(machine_line())
 
 
 if __name__ == "__main__":

@@ -8,11 +8,11 @@ import json
 import numpy as np
 import pytest
 
-from ragexam.analysis import stats
+from ragexam import stats
 from ragexam.cli import main
 from ragexam.errors import InputError, MetricNameError
-from ragexam.report.compare import compare_runs
-from ragexam.report.rundata import RunData, coerce_rows, load_run_dir
+from ragexam.analysis.compare import compare_runs
+from ragexam.storage.runfolder import RunData, coerce_rows, read_run_folder
 from test_report_fixtures import METRICS, MISS_K, _per_question_metrics, make_run, write_run
 
 PIPE = "bm25 | paragraphs:400"
@@ -153,4 +153,40 @@ def test_cli_compare(pair, tmp_path, capsys):
     assert code == 0 and json.loads(out)["run_b"] == "run-b"
     code, _, err = _cli(["compare", str(fa), str(fb), "-m", "bogus@1"], capsys)
     assert code == 2 and "hit@1" in err
-    assert load_run_dir(fa).summary == a.summary
+    assert read_run_folder(fa).summary == a.summary
+
+
+def test_run_and_compare_word_the_same_case_the_same_way(tmp_path):
+    """Issue 9: ``compare`` said "A is better than B (p=0.022)" where the Holm-adjusted p was 0.157, while
+    ``run`` called the same case "better (not after Holm)".  Both now decide on the corrected p and word
+    it with one function (ragexam.stats.verdict.assess)."""
+    import ragexam
+    from test_run_api import FixedRetriever
+
+    corpus, qa = tmp_path / "c.jsonl", tmp_path / "q.jsonl"
+    corpus.write_text("".join(json.dumps({"doc_id": f"d{i}", "content": f"fact{i} is here."}) + "\n"
+                              for i in range(40)), encoding="utf-8")
+    qa.write_text("".join(json.dumps({"query_id": f"q{i}", "question": f"question {i}", "evidence": f"fact{i} is here"})
+                          + "\n" for i in range(40)), encoding="utf-8")
+    # the baseline finds every evidence at rank 2; the other at rank 1 for 8 of the 40 questions
+    base = {f"question {i}": [f"d{(i + 1) % 40}#0", f"d{i}#0"] for i in range(40)}
+    other = {q: (ids[::-1] if i < 8 else ids) for i, (q, ids) in enumerate(base.items())}
+    res = ragexam.run(corpus, qa, retrievers=[FixedRetriever(base, "base"), FixedRetriever(other, "other")],
+                      chunkers=["whole"], k=(1, 3), n_resamples=500, n_permutations=2000, progress=False)
+    in_run = {c["metric"]: c for c in res.summary["comparisons"]}
+    hit1 = in_run["hit@1"]
+    # 8 wins of 8 changed questions: exact p = 2/256, below 0.05; Holm over the 9 metrics lifts it above
+    assert hit1["p_value"] == 2 / 256 and hit1["p_holm"] > 0.05 and hit1["ci95"][0] > 0
+    assert hit1["reading"] == "not after Holm"
+    assert hit1["verdict"].startswith("not significant after Holm's correction: other | whole is ahead of "
+                                      "base | whole by 0.2")
+    assert f"Holm-adjusted p={hit1['p_holm']:.3f} (unadjusted p=0.008)" in hit1["verdict"]
+    run = RunData(res.summary, res.per_question, "run")
+    (pc,) = compare_runs(run, run, pipeline="base | whole", pipeline_b="other | whole").pipelines
+    assert [m.metric for m in pc.metrics] == list(in_run)
+    for m in pc.metrics:
+        c = in_run[m.metric]
+        assert (m.diff, m.p_value, m.p_holm) == (c["diff"], c["p_value"], c["p_holm"])
+        assert m.reading == c["reading"]
+        assert m.verdict == c["verdict"].replace("other | whole", "B").replace("base | whole", "A")
+    assert {m.reading for m in pc.metrics} >= {"not after Holm", "same"}

@@ -110,9 +110,21 @@ def test_duplicate_ids(tmp_path):
     assert "'q1' already appeared on line 1" in msg
 
 
-def test_id_with_whitespace(tmp_path):
-    c = write_jsonl(tmp_path / "c.jsonl", [dict(DOCS[0], doc_id="hd 01")])
-    assert "whitespace" in _check(_err(load_corpus, c), c, 1, "doc_id")
+def test_ids_with_whitespace_are_accepted(tmp_path):
+    """Real data sets have them (MTEB AutoRAGRetrieval); only the TREC writer encodes them."""
+    doc_id = "finance - 지방은행 시중은행 전환 가이드.pdf - 4"
+    c = write_jsonl(tmp_path / "c.jsonl", [dict(DOCS[0], doc_id=doc_id)])
+    assert load_corpus(c).doc_ids == [doc_id]
+    q = write_jsonl(tmp_path / "q.jsonl", [dict(QA[0], query_id="q 1", relevant_doc_ids=[doc_id])])
+    assert load_qa(q, corpus=c)["q 1"].relevant_docs == (doc_id,)
+    blank = write_jsonl(tmp_path / "b.jsonl", [dict(DOCS[0], doc_id="  ")])
+    assert "empty" in _check(_err(load_corpus, blank), blank, 1, "doc_id")
+
+
+def test_a_foreign_layout_says_how_to_map_it(tmp_path):
+    c = write_jsonl(tmp_path / "c.jsonl", [{"id": "d1", "body": "text"}])
+    msg = _check(_err(load_corpus, c), c, 1, "doc_id")
+    assert "this record has: id, body" in msg and '"_id", "text"' in msg and "ragexam convert" in msg
 
 
 def test_relevant_doc_id_not_in_corpus(tmp_path):

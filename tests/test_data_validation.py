@@ -130,7 +130,7 @@ def test_cli_validate_errors(tmp_path, capsys):
     code, out, _ = _run(["validate", "--corpus", str(c), "--qa", str(q)], capsys)
     assert code == 1
     assert f"{q}:6: field 'evidence':" in out and "evidence_not_found" in out
-    assert "problems by kind" in out and "FAILED: 10 errors, 1 warnings" in out
+    assert "problems by kind" in out and "FAILED: 10 errors, 1 warning (" in out
     code, out, _ = _run(["validate", "--corpus", str(c), "--qa", str(q), "--json"], capsys)
     data = json.loads(out)
     assert code == 1 and data["errors"] == 10 and data["counts"]["duplicate_id"] == 2

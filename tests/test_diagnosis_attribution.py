@@ -8,7 +8,8 @@ import pytest
 
 from test_score_fixtures import EXPECTED_P1, write_case
 
-from ragexam.analysis.answers import load_answers, load_run
+from ragexam.analysis.answers import load_answers
+from ragexam.storage.runfolder import read_run_folder
 from ragexam.analysis.diagnosis import LABELS, StageInputs, attribute, attribute_all, evidence_in_contexts
 from ragexam.analysis.scoring import score_answers
 from ragexam.analysis.verdicts import parse_correct_if
@@ -74,7 +75,7 @@ def test_evidence_in_contexts():
 def _report(tmp_path, **kw):
     qa, corpus, answers, run = write_case(tmp_path)
     q = load_qa(qa)
-    return score_answers(q, load_answers(answers), answers_source=str(answers), run=load_run(run), **kw)
+    return score_answers(q, load_answers(answers), answers_source=str(answers), run=read_run_folder(run), **kw)
 
 
 def test_handcrafted_matrix_from_run(tmp_path):
@@ -143,7 +144,7 @@ def test_cli_score_with_run_prints_matrix_and_writes_files(tmp_path, capsys):
     assert code == 0, err
     assert "stage attribution: P1" in text and "retrieval_miss" in text
     data = json.loads((out / "score.json").read_text(encoding="utf-8"))
-    assert data["format"] == "ragexam-score/1"
+    assert data["format"] == "ragexam-score/2"
     assert data["attribution"]["by_type"]["P1"]["lexical"]["lucky"] == 1
     assert data["judge"] is None
     lines = (out / "per_answer.csv").read_text(encoding="utf-8").splitlines()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ragexam.report.history import History
+from ragexam.storage.history import History
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
 
@@ -23,7 +23,7 @@ WRITER = textwrap.dedent("""
     import sys, time, copy
     sys.path.insert(0, sys.argv[1])
     from test_report_fixtures import make_run
-    from ragexam.report.history import History
+    from ragexam.storage.history import History
 
     db, name, n_records, hang_at = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
     summary, rows = make_run(n_questions=30, seed=7, n_resamples=50, n_permutations=50)

@@ -10,8 +10,8 @@ import pytest
 
 from ragexam.cli import main
 from ragexam.errors import InputError
-from ragexam.report.history import History, default_history_path, record
-from ragexam.report.rundata import coerce_rows
+from ragexam.storage.history import History, default_history_path, record
+from ragexam.storage.runfolder import coerce_rows
 from test_report_fixtures import make_run, write_run
 
 

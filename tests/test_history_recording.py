@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from html import escape
 from pathlib import Path
 
 import pytest
 
 from ragexam.cli import main
-from ragexam.report.history import History
+from ragexam.storage.history import History
 
 RUN = ["run", "--corpus", "it_helpdesk", "--qa", "it_helpdesk", "-r", "bm25", "--n-resamples", "100",
        "--n-permutations", "100"]
@@ -96,7 +97,6 @@ def test_score_report_and_record(recorded_run, tmp_path, capsys):
         answers[rec["query_id"]] = rec["answer"]
     qid = sorted(missed & set(answers))[0]
     assert escape(answers[qid], quote=True) in html
-    assert "chrF" in html or "chrf" in html  # the verdict (correct_detail) is shown
     # recorded as a score, after the run; show prints it
     entries = History(hist).list_runs()
     assert [e.kind for e in entries] == ["score", "run"] and entries[1].run_id == run_id
@@ -108,6 +108,13 @@ def test_score_report_and_record(recorded_run, tmp_path, capsys):
     assert stored["kind"] == "score" and stored["scored_run"] == run_id
     assert stored["attribution"] == score["attribution"]
     assert len(rows) == 71 and {"chrf", "bleu", "rouge_l"} <= set(rows[0])
+    # that question's details show its verdict: the answer's own chrF against the --correct-if threshold
+    chrf = next(r for r in rows if r.query_id == qid).value("chrf")
+    details = [d for d in re.findall(r'<tr class="detail".*?</tr>', html, re.S)
+               if escape(answers[qid], quote=True) in d]
+    assert len(details) == 1 and f"<dt>judge</dt><dd>chrf={chrf:.3f}</dd>" in details[0]
+    assert f"<dt>stage</dt><dd>{next(e['label'] for e in score['attribution']['questions'] if e['query_id'] == qid)}" \
+        in details[0]
     code, shown, _ = _cli(["show", score_id, "--history", hist], capsys)
     assert code == 0
     for text in (score_id, "Text metrics", "Stage attribution: bm25 | paragraphs:400", "generation_miss",

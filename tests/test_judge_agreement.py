@@ -8,11 +8,11 @@ import pytest
 
 from ragexam.analysis.judge_agreement import check_human_value, human_agreement, repeat_agreement
 from ragexam.errors import InputError
-from ragexam.metrics.judge import ItemScore, Judgment
+from ragexam.metrics.judge import ItemScore, JudgeVerdict
 
 
 def jm(item, repeat, score, label=None, metric="answer_correctness", details=None, status="judged", reason=None):
-    return Judgment(metric, item, repeat, status, score, label, details or {}, reason, None, 1, 1, None, None, False,
+    return JudgeVerdict(metric, item, repeat, status, score, label, details or {}, reason, None, 1, 1, None, None, False,
                     f"{metric}/ko/v1", "sha", "m", "e", "k")
 
 
@@ -94,7 +94,6 @@ def test_check_human_value(metric, value, ok):
 
 
 def test_cli_judge_agreement_against_the_stub(tmp_path, capsys, monkeypatch):
-    pytest.importorskip("openai")
     from test_judge_stub import API_KEY, start_stub
     from test_score_fixtures import write_jsonl
 

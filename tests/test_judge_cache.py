@@ -7,15 +7,13 @@ import sqlite3
 
 import pytest
 
-pytest.importorskip("openai")
+from test_judge_stub import API_KEY, start_stub
+from test_score_fixtures import ANSWERS, write_case, write_jsonl
 
-from test_judge_stub import API_KEY, start_stub  # noqa: E402
-from test_score_fixtures import ANSWERS, write_case, write_jsonl  # noqa: E402
-
-from ragexam.analysis.judge_agreement import repeat_agreement  # noqa: E402
-from ragexam.cli import main  # noqa: E402
-from ragexam.metrics.judge import Judge, JudgeItem, LLMCache, price_for  # noqa: E402
-from ragexam.metrics.judge.cost import cost_usd, estimate_tokens  # noqa: E402
+from ragexam.analysis.judge_agreement import repeat_agreement
+from ragexam.cli import main
+from ragexam.metrics.judge import Judge, JudgeItem, LLMCache, price_for
+from ragexam.llm.cost import cost_usd, estimate_tokens
 
 CTX = ("VPN-ERR-619는 UDP 4500 포트가 막힌 경우입니다.", "프린터 용지 걸림은 B 덮개를 여세요.")
 

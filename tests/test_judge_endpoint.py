@@ -1,4 +1,4 @@
-"""The judge against a scripted local OpenAI-compatible server (real ``openai`` client).
+"""The judge against a scripted local OpenAI-compatible server (through ragexam.llm, real HTTP).
 
 Every scripted reply -- good, bad JSON, truncated, out of range, wrong count, refusals, 429,
 500, a timeout, a server without response_format -- must end as a valid score or as
@@ -11,11 +11,9 @@ import json
 
 import pytest
 
-pytest.importorskip("openai")
+from test_judge_stub import API_KEY, start_stub
 
-from test_judge_stub import API_KEY, start_stub  # noqa: E402
-
-from ragexam.metrics.judge import REASONS, EndpointError, Judge, JudgeItem  # noqa: E402
+from ragexam.metrics.judge import REASONS, EndpointError, Judge, JudgeItem
 
 CTX = ("VPN-ERR-619는 UDP 4500 포트가 막힌 경우입니다.", "프린터 용지 걸림은 덮개를 열고 빼세요.",
        "계정 잠금은 30분 뒤 풀립니다.")
@@ -192,8 +190,9 @@ def test_missing_inputs_make_no_call(stub, tmp_path):
 
 
 def test_unauthorized_stops_the_run_without_the_key(tmp_path):
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
+
+    from test_judge_stub import send_json, serve
 
     class H(BaseHTTPRequestHandler):
         def log_message(self, *a):
@@ -201,24 +200,16 @@ def test_unauthorized_stops_the_run_without_the_key(tmp_path):
 
         def do_POST(self):
             self.rfile.read(int(self.headers["Content-Length"]))
-            data = json.dumps({"error": {"message": f"Incorrect API key provided: {self.headers['Authorization']}"}}).encode()
-            self.send_response(401)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, 401, {"error": {"message": f"Incorrect API key provided: {self.headers['Authorization']}"}})
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    address, shutdown = serve(H)
     try:
-        judge = Judge("m", base_url=f"http://127.0.0.1:{httpd.server_address[1]}/v1", api_key=API_KEY,
-                      cache_dir=str(tmp_path))
+        judge = Judge("m", base_url=f"{address}/v1", api_key=API_KEY, cache_dir=str(tmp_path))
         with pytest.raises(EndpointError) as ei:
             judge.run([item()], ["context_relevance"])
         assert "HTTP 401" in str(ei.value) and API_KEY not in str(ei.value)
     finally:
-        httpd.shutdown()
-        httpd.server_close()
+        shutdown()
 
 
 def test_english_prompts_for_english_data(stub, tmp_path):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 from hypothesis import given, settings
@@ -10,7 +9,7 @@ from hypothesis import strategies as st
 
 from ragexam.metrics.judge import (RUBRICS, NotApplicable, ReplyError, detect_language, extract_json, get_rubric,
                                    hangul_ratio, validate_reply)
-from ragexam.metrics.judge.prompts import METRICS, feedback_message, render_messages
+from ragexam.metrics.judge.prompts import RUBRIC_NAMES, feedback_message, render_messages
 
 # Any change to a rubric's text changes its hash and must bump its version: update both here on purpose.
 PINNED = {
@@ -18,6 +17,10 @@ PINNED = {
     "faithfulness/ko/v1": "4086dc92cdfe934b", "faithfulness/en/v1": "6694280e9b201b09",
     "answer_correctness/ko/v1": "b65d2ce288f6f14a", "answer_correctness/en/v1": "1acec1bb9aa5335e",
     "abstention/ko/v1": "712edc61ee4d31e7", "abstention/en/v1": "58242172b1ef085b",
+    "context_precision/ko/v1": "78ce590b684a568f", "context_precision/en/v1": "c36df85303962bab",
+    "context_recall/ko/v1": "a51eb5af7e3846c2", "context_recall/en/v1": "5c1c1ceea347d29a",
+    "answer_relevancy/ko/v1": "fc17194a946e2d5f", "answer_relevancy/en/v1": "90d9ed5ccf7e4d9d",
+    "pairwise/ko/v1": "44c60669b6c7da99", "pairwise/en/v1": "1c32867fc9c9c396",
 }
 
 
@@ -132,7 +135,7 @@ def test_every_rubric_schema_is_strict_compatible():
     for r in RUBRICS.values():
         assert r.schema["additionalProperties"] is False
         assert set(r.schema["required"]) == set(r.schema["properties"])
-        assert r.metric in METRICS and r.name.endswith("/v1")
+        assert r.metric in RUBRIC_NAMES and r.name.endswith("/v1")
     assert "error X" in feedback_message("invalid", "en", "error X")
 
 

@@ -18,10 +18,8 @@ from collections import Counter
 
 import pytest
 
-pytest.importorskip("openai")
-
-from test_judge_stub import API_KEY, start_stub  # noqa: E402
-from test_score_fixtures import write_jsonl  # noqa: E402
+from test_judge_stub import API_KEY, start_stub
+from test_score_fixtures import write_jsonl
 
 N_QUESTIONS = 12
 SERVED_BEFORE_KILL = 5

@@ -9,7 +9,7 @@ bad_json        prose without JSON, every time
 bad_json_once   prose the first time, then a valid reply
 truncated       a cut JSON with finish_reason "length", every time
 range           scores out of range (7), every time
-count           one score too few, every time
+count           one score too few (context relevance, context precision), every time
 refusal         message.refusal set, content null
 text_refusal    "I'm sorry, I can't help with that."
 r429_once       HTTP 429 (Retry-After: 0), then a valid reply
@@ -21,14 +21,30 @@ mismatch        context relevance with a wrong "average"
 echo_key        HTTP 400 whose message echoes the Authorization header
 incorrect       answer_correctness verdict incorrect (1); abstention "answered"
 not_json        HTTP 200 whose body is not JSON (a proxy's error page), every time
+key_in_reply    a valid reply whose reasoning quotes the API key (from the Authorization header)
 flip            answer_correctness 5 on the first call of a conversation, 3 on the second, ...;
-                context relevance [5, 1, ...] then [4, 1, ..., 2] (repeat tests)
+                context relevance [5, 1, ...] then [4, 1, ..., 2]; answer_relevancy 5 then 3;
+                context precision [T, F, ...] then [F, T, ...]; a custom rubric 4 then 2 (repeat tests)
+flip3           like flip, but the verdict changes only on every third call (3 repeats: 2 vs 1)
+declined        answer_relevancy "declined" with a null score
+band            answer_relevancy "relevant" with score 2 (a band mismatch), every time
+empty           context_recall with "statements": [], every time
+complete        context_recall with every statement supported
+first           pairwise: always "1" (a judge with position bias)
+tie             pairwise: always "tie"
 =============== ===========================================================================
+
+Pairwise without a scenario: the answer that contains ``[[good]]`` wins ("1" or "2" by where it
+is), "tie" when neither or both do.  A custom rubric (``Grade the material below by the criteria``)
+gets score 4, or 9 (outside any scale) with scenario ``range``.
 
 ``stub.reject_response_format = True`` makes every request with ``response_format`` fail with
 HTTP 400 (like an endpoint that does not support it).  ``stub.block_after = N`` makes
-request N+1 and later wait until ``stub.release`` is set (kill tests).  ``stub.requests`` keeps
-every request body, ``stub.auth`` every Authorization header.
+request N+1 and later wait until ``stub.release`` is set (kill tests).  ``stub.gate_auths = N``
+holds every request until requests with N different Authorization headers have arrived (so that
+N client processes are surely running at once; 30 s at most).  ``stub.delay`` sleeps that many
+seconds before each reply.  ``stub.requests`` keeps every request body, ``stub.auth`` every
+Authorization header.
 """
 
 from __future__ import annotations
@@ -42,12 +58,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 API_KEY = "sk-test-JUDGE-SECRET-9f3a7c"
 
-_METRIC_MARKERS = (
-    ("context_relevance", ("질문과 검색된 컨텍스트의 관련성을", "Rate how relevant each retrieved context")),
-    ("faithfulness", ("답변의 내용이 검색된 컨텍스트에 근거하는지", "Judge whether the answer is grounded")),
-    ("answer_correctness", ("답변이 정답과 일치하는지", "Judge whether the answer agrees")),
-    ("abstention", ("문서 밖 질문", "out-of-corpus question")),
-)
+from ragexam.testing.stub import _MARKERS  # noqa: E402 (the judge's prompts, recognized once)
+
+_METRIC_MARKERS = _MARKERS + (("custom", ("아래 평가 기준으로 채점하세요", "Grade the material below by the criteria")),)
 
 
 def metric_of(body: dict) -> str:
@@ -69,8 +82,26 @@ def n_contexts(body: dict) -> int:
     return len(re.findall(r"^\[(?:컨텍스트|Context) \d+\] : ", user, re.M))
 
 
-def good_reply(metric: str, n: int, scenario: str = "good", seen: int = 1) -> dict:
-    if scenario == "flip" and seen % 2 == 0:
+def _pair_winner(user: str, scenario: str) -> str:
+    if scenario == "first":
+        return "1"
+    if scenario == "tie":
+        return "tie"
+    m = re.search(r"## (?:답변|Answer) 1\n(.*?)\n\n## (?:답변|Answer) 2\n(.*?)\n\n## ", user, re.S)
+    one, two = ("[[good]]" in m.group(1), "[[good]]" in m.group(2)) if m else (False, False)
+    return "1" if one and not two else "2" if two and not one else "tie"
+
+
+def good_reply(metric: str, n: int, scenario: str = "good", seen: int = 1, user: str = "") -> dict:
+    flipped = (scenario == "flip" and seen % 2 == 0) or (scenario == "flip3" and seen % 3 == 0)
+    if flipped:
+        if metric == "answer_relevancy":
+            return {"reasoning": "r", "verdict": "partially_relevant", "score": 3}
+        if metric == "context_precision":
+            return {"reasoning": "r", "useful": [False] + [True] * (n - 1) if n > 1 else [False]}
+        if metric == "custom":
+            return {"reasoning": "r", "score": 2}
+    if flipped:
         if metric == "context_relevance":
             scores = [4] + [1] * (n - 2) + [2] if n > 1 else [4]
             return {"scores": scores, "average": round(sum(scores) / n, 2), "reasoning": "r"}
@@ -94,6 +125,26 @@ def good_reply(metric: str, n: int, scenario: str = "good", seen: int = 1) -> di
         return {"reasoning": "맞음", "verdict": "correct", "score": 5}
     if metric == "abstention":
         return {"reasoning": "r", "verdict": "answered" if scenario == "incorrect" else "abstained"}
+    if metric == "context_precision":
+        return {"reasoning": "r", "useful": [True] + [False] * (n - 1)}
+    if metric == "context_recall":
+        if scenario == "empty":
+            return {"reasoning": "r", "statements": []}
+        return {"reasoning": "r", "statements": [
+            {"statement": "진술 1", "supported": True, "context": 1},
+            {"statement": "진술 2", "supported": scenario == "complete", "context": 1 if scenario == "complete" else None}]}
+    if metric == "answer_relevancy":
+        if scenario == "declined":
+            return {"reasoning": "거절", "verdict": "declined", "score": None}
+        if scenario == "band":
+            return {"reasoning": "r", "verdict": "relevant", "score": 2}
+        if scenario == "incorrect":
+            return {"reasoning": "r", "verdict": "irrelevant", "score": 1}
+        return {"reasoning": "r", "verdict": "relevant", "score": 5}
+    if metric == "pairwise":
+        return {"reasoning": "r", "winner": _pair_winner(user, scenario)}
+    if metric == "custom":
+        return {"reasoning": "r", "score": 9 if scenario == "range" else 4}
     return {}
 
 
@@ -109,6 +160,9 @@ class Stub:
         self.release = threading.Event()
         self.arrived = threading.Event()  # set when a request is blocked
         self.answer_text = None  # callable(body) -> str for plain (answer generation) requests
+        self.gate_auths: int | None = None
+        self.gated = threading.Condition(self.lock)
+        self.delay = 0.0
         self.base_url = ""
 
     def count(self) -> int:
@@ -127,6 +181,34 @@ def completion(content, *, finish_reason="stop", refusal=None, model="stub-judge
             "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}}
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, body, headers=None) -> None:
+    """Answer ``handler``'s request with ``body`` (JSON, or raw bytes) and ``headers``."""
+    data = body if isinstance(body, bytes) else json.dumps(body, ensure_ascii=False).encode()
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            handler.send_header(k, v)
+        handler.end_headers()
+        handler.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
+def serve(handler_class):
+    """Start ``handler_class`` on 127.0.0.1 in a thread: ``(base address, shutdown)``."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler_class)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def shutdown():
+        httpd.shutdown()
+        httpd.server_close()
+
+    return f"http://127.0.0.1:{httpd.server_address[1]}", shutdown
+
+
 def make_handler(stub: Stub):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -135,17 +217,7 @@ def make_handler(stub: Stub):
             pass
 
         def _reply(self, status, body, headers=None):
-            data = json.dumps(body, ensure_ascii=False).encode()
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
+            send_json(self, status, body, headers)
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -156,6 +228,11 @@ def make_handler(stub: Stub):
                 conv = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
                 stub.seen[conv] += 1
                 seen = stub.seen[conv]
+                stub.gated.notify_all()
+                if stub.gate_auths is not None:
+                    stub.gated.wait_for(lambda: len(set(stub.auth)) >= stub.gate_auths, timeout=30)
+            if stub.delay:
+                time.sleep(stub.delay)
             if stub.block_after is not None and n > stub.block_after:
                 stub.arrived.set()
                 stub.release.wait(30)
@@ -173,7 +250,7 @@ def make_handler(stub: Stub):
                 text = stub.answer_text(body) if stub.answer_text else "문서에 따르면 답은 이렇습니다."
                 return self._reply(200, completion(text))
             n_ctx = n_contexts(body)
-            good = json.dumps(good_reply(metric, n_ctx, scenario, seen), ensure_ascii=False)
+            good = json.dumps(good_reply(metric, n_ctx, scenario, seen, conv), ensure_ascii=False)
             prose = "Sure! Here is my grading." if "response_format" in body else f"Sure! Here it is: {good} Hope it helps."
             if scenario == "bad_json" or (scenario == "bad_json_once" and seen == 1):
                 return self._reply(200, completion("점수는 5점입니다. 아주 좋아요."))
@@ -185,24 +262,25 @@ def make_handler(stub: Stub):
             if scenario == "count" and metric == "context_relevance":
                 return self._reply(200, completion(json.dumps({"scores": [3] * (n_ctx - 1), "average": 3,
                                                                "reasoning": "x"})))
+            if scenario == "count" and metric == "context_precision":
+                return self._reply(200, completion(json.dumps({"reasoning": "x", "useful": [True] * (n_ctx - 1)})))
             if scenario == "refusal":
                 return self._reply(200, completion(None, refusal="I can't assist with that."))
             if scenario == "text_refusal":
                 return self._reply(200, completion("I'm sorry, I can't help with that."))
             if scenario == "not_json":
-                data = b"<html>502 Bad Gateway</html>"
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-                return
+                return self._reply(200, b"<html>502 Bad Gateway</html>")
             if scenario == "r429_once" and seen == 1:
                 return self._reply(429, {"error": {"message": "slow down"}}, {"Retry-After": "0"})
             if scenario == "r500" or (scenario == "r500_once" and seen == 1):
                 return self._reply(500, {"error": {"message": "boom"}})
             if scenario == "slow":
                 time.sleep(stub.slow_seconds)
+            if scenario == "key_in_reply":
+                key = (self.headers.get("Authorization") or "").split()[-1]
+                reply = good_reply(metric, n_ctx, "good", seen)
+                reply["reasoning"] = f"(the client sent the key {key}) " + str(reply.get("reasoning", ""))
+                return self._reply(200, completion(json.dumps(reply, ensure_ascii=False)))
             if scenario == "echo_key":
                 return self._reply(400, {"error": {"message": f"bad header {self.headers.get('Authorization')}"}})
             if "response_format" not in body:
@@ -215,15 +293,11 @@ def make_handler(stub: Stub):
 def start_stub():
     """(stub, shutdown) with ``stub.base_url`` set."""
     stub = Stub()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(stub))
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    stub.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    address, stop = serve(make_handler(stub))
+    stub.base_url = address + "/v1"
 
     def shutdown():
         stub.release.set()
-        httpd.shutdown()
-        httpd.server_close()
+        stop()
 
     return stub, shutdown

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from ragexam.analysis import stats
+from ragexam import stats
 from ragexam.cli import main
 from ragexam.errors import InputError, MetricNameError
-from ragexam.report.gate import check_run, parse_floor
-from ragexam.report.rundata import RunData, coerce_rows
+from ragexam.analysis.gate import check_run, parse_floor
+from ragexam.storage.runfolder import RunData, coerce_rows
 from test_report_fixtures import make_run, write_run
 
 PIPE = "bm25 | paragraphs:400"

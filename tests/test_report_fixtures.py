@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragexam.analysis import stats
+from ragexam import stats
 from ragexam.data import load_corpus, load_qa, normalize
 
 PIPELINES = ("bm25 | paragraphs:400", "dense | paragraphs:400", "hybrid:bm25+dense | paragraphs:400")
@@ -182,7 +182,8 @@ def make_run(*, n_questions=30, pipelines=PIPELINES, skills=(0.55, 0.7, 0.85), s
                                 "cuts": [{"doc_id": "hd_05", "offset": 400, "chunks": ["hd_05#1", "hd_05#2"]}]}],
     }
     if attribution:
-        stages = ("correct", "retrieval", "chunking", "generation")
+        from ragexam.analysis.diagnosis import LABELS as stages
+
         summary["attribution"] = {p: {t: {s: int(rng.integers(0, 12)) for s in stages} for t in types}
                                   for p in pipelines}
     return summary, rows
@@ -224,10 +225,10 @@ def write_run(folder, summary, rows):
 
 
 def test_fixture_is_consistent(tmp_path):
-    from ragexam.report.rundata import load_run_dir
+    from ragexam.storage.runfolder import read_run_folder
 
     summary, rows = make_run(n_questions=30, seed=3)
-    run = load_run_dir(write_run(tmp_path / "r", summary, rows))
+    run = read_run_folder(write_run(tmp_path / "r", summary, rows))
     assert run.summary == json.loads(json.dumps(summary))
     assert len(run.per_question) == 30 * len(PIPELINES)
     for pipe in PIPELINES:

@@ -109,7 +109,8 @@ def test_second_kiwi_run_never_touches_kiwi(tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("kiwi was called on a warm cache")
 
-    monkeypatch.setattr(tokenizers, "shared_kiwi", boom)
+    monkeypatch.setattr(tokenizers, "kiwi", boom)
+    monkeypatch.setattr(tokenizers, "kiwi_tokenize", boom)
     monkeypatch.setattr(tokenizers.KiwiTokenizer, "tokenize", boom)
     r2 = BM25Retriever("kiwi", cache_dir=tmp_path).index(IDS, TEXTS)
     assert r2.search(QUERIES, 3) == hits1

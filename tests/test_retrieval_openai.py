@@ -1,22 +1,21 @@
-"""OpenAI-compatible embedder against a local stub server (real ``openai`` client)."""
+"""OpenAI-compatible embedder against a local stub server (through ragexam.llm, real HTTP)."""
 
 from __future__ import annotations
 
 import base64
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-pytest.importorskip("openai")
+from test_judge_stub import send_json, serve
 
-from ragexam.errors import InputError, RagexamError  # noqa: E402
-from ragexam.retrieval.dense import DenseRetriever  # noqa: E402
-from ragexam.retrieval.embedders import OpenAIEmbedder  # noqa: E402
-from ragexam.retrieval.spec import parse_retriever  # noqa: E402
+from ragexam.errors import InputError, RagexamError
+from ragexam.retrieval.dense import DenseRetriever
+from ragexam.retrieval.embedders import OpenAIEmbedder
+from ragexam.retrieval.spec import parse_retriever
 
 API_KEY = "sk-test-DO-NOT-LEAK-4b1d"
 DIM = 24
@@ -46,14 +45,7 @@ def server():
             pass
 
         def _reply(self, status, body, headers=None):
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, status, body, headers)
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -77,13 +69,10 @@ def server():
             self._reply(200, {"object": "list", "data": data, "model": body["model"],
                               "usage": {"prompt_tokens": 1, "total_tokens": 1}})
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    stub.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    address, shutdown = serve(Handler)
+    stub.base_url = address + "/v1"
     yield stub
-    httpd.shutdown()
-    httpd.server_close()
+    shutdown()
 
 
 def no_sleep(_seconds):
@@ -132,14 +121,15 @@ def test_429_then_success_retries_with_retry_after(server, tmp_path):
     assert vecs.shape == (2, DIM)
     np.testing.assert_allclose(vecs[0], embed_text("hello"))
     assert emb.requests == 3
-    assert slept == [0.0, 0.5]  # Retry-After honoured, then backoff * 2**1
+    # Retry-After honoured, then the layer's backoff with jitter: d = backoff * 2**1, wait in [d/2, d]
+    assert slept[0] == 0.0 and len(slept) == 2 and 0.25 <= slept[1] <= 0.5
 
 
 def test_retries_exhausted_and_client_errors_fail_clearly(server):
     server.fail_first = [(500, {})] * 3
     emb = OpenAIEmbedder("stub-embed", base_url=server.base_url, api_key=API_KEY, max_retries=2,
                          sleep=no_sleep)
-    with pytest.raises(RagexamError, match="after 3 attempts: HTTP 500") as err:
+    with pytest.raises(RagexamError, match="failed: HTTP 500 after 3 attempts: stub says 500") as err:
         emb.embed_queries(["x"])
     assert API_KEY not in str(err.value)
     server.fail_first = [(401, {})]

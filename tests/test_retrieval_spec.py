@@ -95,7 +95,7 @@ def test_openai_spec_takes_key_from_keyword_only(monkeypatch):
     ("bm25?k1=1&k1=2", "given twice"),
     ("bm25?k1=fast", "option k1='fast'"),
     ("bm25?cache=maybe", "true or false"),
-    ("hybrid:bm25+dense?weights=1", "1 weights for 2"),
+    ("hybrid:bm25+dense?weights=1", "1 weight for 2"),
     ("hybrid:bm25+dense?method=max", "unknown fusion method"),
     ("hybrid:bm25+dense?method=wsum&k=5", "no meaning"),
     ("bm25?variant=okapi", "unknown BM25 variant"),

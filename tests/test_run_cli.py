@@ -37,7 +37,7 @@ def test_json_output_follows_the_format(files, capsys):
     code, out, _ = _cli(["run", "--corpus", corpus, "--qa", qa, *BASE, "-k", "1,3", "--json"], capsys)
     assert code == 0
     s = json.loads(out)  # nothing but the JSON object on stdout
-    assert s["format"] == "ragexam-run/1"
+    assert s["format"] == "ragexam-run/3"
     for key in ("run_id", "created", "ragexam_version", "config", "dataset", "pipelines", "results",
                 "comparisons", "missed", "unmatched_evidence"):
         assert key in s

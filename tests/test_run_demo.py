@@ -35,19 +35,24 @@ def test_demo_end_to_end(tmp_path):
     assert cold.returncode == 0, cold.stderr
     text = cold.stdout
     for heading in ("ragexam demo:", "Retrieval metrics", "P@K / R@K / F1@K sweep", "By question type",
-                    "dense | paragraphs:400  vs  baseline bm25 | paragraphs:400",
-                    "hybrid:bm25+dense | paragraphs:400  vs  baseline", "Missed by bm25 | paragraphs:400",
+                    "  P1  bm25 | paragraphs:400\n", "  P2  dense | paragraphs:400\n",
+                    "  P3  hybrid:bm25+dense | paragraphs:400\n", "  P4  bm25>rerank:dense | paragraphs:400\n",
+                    "Rerank stage", "recall ceiling",
+                    "P2 dense | paragraphs:400  vs  baseline P1 bm25 | paragraphs:400",
+                    "P3 hybrid:bm25+dense | paragraphs:400  vs  baseline", "Missed by P1 bm25 | paragraphs:400",
                     "Signatures", "Where to look next", "ragexam validate", "6 out-of-corpus"):
         assert heading in text, heading
     summary = json.loads((out_dir / "summary.json").read_text(encoding="utf-8"))
     names = [p["name"] for p in summary["pipelines"]]
-    assert names == ["bm25 | paragraphs:400", "dense | paragraphs:400", "hybrid:bm25+dense | paragraphs:400"]
+    assert names == ["bm25 | paragraphs:400", "dense | paragraphs:400", "hybrid:bm25+dense | paragraphs:400",
+                     "bm25>rerank:dense | paragraphs:400"]
+    assert summary["rerank"]["bm25>rerank:dense | paragraphs:400"]["first_stage"] == "bm25:kiwi | paragraphs:400"
     assert summary["dataset"]["n_scored"] == 65 and summary["dataset"]["n_out_of_corpus"] == 6
     assert summary["dataset"]["n_chunks"] == {"paragraphs:400": 81}
     assert summary["results"]["dense | paragraphs:400"]["metrics"]["hit@5"] >= 0.8
     assert (out_dir / "per_question.csv").exists()
     # recorded in the (test) history under the id of summary.json, and the report written
-    from ragexam.report.history import History
+    from ragexam.storage.history import History
 
     assert f"Recorded as run {summary['run_id']} in {env['RAGEXAM_HISTORY']}" in text
     assert [e.run_id for e in History(env["RAGEXAM_HISTORY"]).list_runs()] == [summary["run_id"]]

@@ -6,13 +6,11 @@ import json
 
 import pytest
 
-pytest.importorskip("openai")
+from test_judge_stub import API_KEY, metric_of, start_stub
+from test_score_fixtures import DOCS, QA, write_case, write_jsonl
 
-from test_judge_stub import API_KEY, metric_of, start_stub  # noqa: E402
-from test_score_fixtures import DOCS, QA, write_case, write_jsonl  # noqa: E402
-
-from ragexam.analysis.answers import load_answers  # noqa: E402
-from ragexam.cli import main  # noqa: E402
+from ragexam.analysis.answers import load_answers
+from ragexam.cli import main
 
 
 @pytest.fixture
@@ -38,9 +36,10 @@ def test_answer_then_score(stub, tmp_path, capsys):
     out = tmp_path / "gen.jsonl"
     base = ["answer", "--run", str(run), "--model", "stub-gen", "--base-url", stub.base_url, "--out", str(out),
             "--cache-dir", str(tmp_path / "cache"), "--template", str(template)]
-    code, text, err = cli(base + ["--k", "2", "--dry-run"], capsys)
+    code, text, err = cli(base + ["--contexts", "2", "--dry-run"], capsys)
     assert code == 0 and "calls to make: 12" in text and "4 share a prompt" in text and stub.requests == []
-    code, text, err = cli(base + ["--k", "2"], capsys)
+    assert "(ragexam-run/1) does not store its chunk texts; they were rebuilt by re-chunking" in text
+    code, text, err = cli(base + ["--contexts", "2"], capsys)
     assert code == 0, err
     assert len(stub.requests) == 12 and all(metric_of(b) == "answer" for b in stub.requests)
     recs = load_answers(out)
@@ -52,7 +51,7 @@ def test_answer_then_score(stub, tmp_path, capsys):
     prompt = next(p for p in prompts if f"물음: {QA[0]['question']}" in p)
     assert prompt.startswith("자료:\n[1] " + DOCS[0]["content"]) and "중괄호 {그대로} 둡니다." in prompt
     # rerun: all from the cache
-    code, text, err = cli(base + ["--k", "2"], capsys)
+    code, text, err = cli(base + ["--contexts", "2"], capsys)
     assert code == 0 and len(stub.requests) == 12 and "cached: 16" in text
     # the generated answers carry their contexts: the judge grades them and retrieval comes from the run
     code, text, err = cli(["score", "--qa", str(qa), "--answers", str(out), "--run", str(run), "--judge-model",
@@ -93,5 +92,36 @@ def test_template_needs_both_placeholders(stub, tmp_path, capsys):
                            str(tmp_path / "x.jsonl"), "--template", str(t)], capsys)
     assert code == 2 and "{contexts}" in err and stub.requests == []
     code, text, err = cli(["answer", "--run", str(run), "--model", "m", "--base-url", stub.base_url, "--out",
-                           str(tmp_path / "x.jsonl"), "--k", "11"], capsys)
+                           str(tmp_path / "x.jsonl"), "--contexts", "11"], capsys)
     assert code == 2 and "from 1 to 10" in err
+
+
+def test_answer_from_a_run_folder_needs_no_corpus(stub, tmp_path, capsys):
+    """A ``ragexam-run/2`` folder stores the chunk texts it saw: answering and scoring from it re-chunk
+    nothing, so they work after the corpus is gone."""
+    qa, corpus, _, _ = write_case(tmp_path)
+    run = tmp_path / "run2"
+    code, _, err = cli(["run", "--corpus", str(corpus), "--qa", str(qa), "-r", "bm25:whitespace", "-c", "whole",
+                        "--out", str(run), "--no-history", "--n-resamples", "20", "--n-permutations", "20"], capsys)
+    assert code == 0, err
+    corpus.unlink()
+    out = tmp_path / "gen.jsonl"
+    code, text, err = cli(["answer", "--run", str(run), "--model", "m", "--base-url", stub.base_url, "--out", str(out),
+                           "--no-cache", "--contexts", "2"], capsys)
+    assert code == 0, err
+    assert "re-chunking" not in text
+    text_of = {f"{d['doc_id']}#0": d["content"] for d in DOCS}
+    top = {}
+    import csv
+
+    with open(run / "per_question.csv", encoding="utf-8", newline="") as fh:
+        for r in csv.DictReader(fh):
+            top[r["query_id"]] = json.loads(r["top_ids"])[:2]
+    recs = load_answers(out)
+    assert len(recs) == len(QA)
+    for r in recs:
+        assert list(r.context_ids) == top[r.query_id] and list(r.contexts) == [text_of[c] for c in top[r.query_id]]
+    code, text, err = cli(["score", "--qa", str(qa), "--answers", str(out), "--run", str(run), "--correct-if",
+                           "chrf>=0.5", "--json", "--no-history"], capsys)
+    assert code == 0, err
+    assert "re-chunking" not in " ".join(json.loads(text)["notes"])

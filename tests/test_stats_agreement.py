@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragexam.analysis.stats import cohen_kappa, spearman
+from ragexam.stats import cohen_kappa, spearman
 from ragexam.errors import InputError
 
 scipy_stats = pytest.importorskip("scipy.stats")

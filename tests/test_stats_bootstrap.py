@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from ragexam.analysis import stats as S
+from ragexam import stats as S
+from ragexam.stats import _checks
 from ragexam.errors import InputError
 
 
@@ -28,6 +29,13 @@ def test_matches_the_definition_drawn_in_one_go():
     assert (ci.n, ci.n_resamples, ci.seed, ci.confidence, ci.method) == (37, 500, 7, 0.9, "percentile")
 
 
+def _percentile(x, n_resamples, seed, confidence=0.95):
+    """The definition, drawn in one go: means of resampled rows, then their quantiles."""
+    idx = np.random.default_rng(seed).integers(0, len(x), size=(n_resamples, len(x)))
+    tail = (1 - confidence) / 2
+    return tuple(np.quantile(x[idx].sum(axis=1) / len(x), [tail, 1 - tail]))
+
+
 def test_coverage_of_a_known_mean():
     # Bernoulli(0.7), n = 100: a 95% percentile interval should cover 0.7 about 95% of the time.
     rng = np.random.default_rng(2024)
@@ -36,8 +44,11 @@ def test_coverage_of_a_known_mean():
     for t in range(trials):
         x = (rng.random(100) < 0.7).astype(float)
         ci = S.bootstrap_ci(x, n_resamples=1000, seed=t)
+        assert (ci.low, ci.high) == pytest.approx(_percentile(x, 1000, t), rel=1e-12)  # every interval
         covered += ci.low <= 0.7 <= ci.high
-    assert 0.92 <= covered / trials <= 0.975
+    # 2 binomial standard errors around 0.95 for 400 trials (the percentile interval of a proportion
+    # at n = 100 undercovers a little; a 90% or a 99% interval would fall outside)
+    assert abs(covered / trials - 0.95) <= 2 * (0.95 * 0.05 / trials) ** 0.5
 
 
 def test_same_seed_same_interval_and_different_seed_differs():
@@ -49,7 +60,7 @@ def test_same_seed_same_interval_and_different_seed_differs():
 def test_chunk_size_does_not_change_the_result(monkeypatch):
     x = np.random.default_rng(4).random((200, 2))
     whole = S.bootstrap_ci(x, n_resamples=300, seed=5)
-    monkeypatch.setattr(S, "_CHUNK_BYTES", 200 * 16 * 7)  # 7 resamples per chunk
+    monkeypatch.setattr(_checks, "_CHUNK_BYTES", 200 * 16 * 7)  # 7 resamples per chunk
     assert S.bootstrap_ci(x, n_resamples=300, seed=5) == whole
 
 
@@ -108,7 +119,11 @@ def test_ratio_estimate_is_sum_over_sum_not_mean_of_ratios():
     den = np.tile([2.0, 10.0], 30)
     ci = S.bootstrap_ratio_ci(num, den, n_resamples=300, seed=0)
     assert ci.mean == pytest.approx(10 / 12)
-    assert 0.5 <= ci.low <= ci.high <= 0.9
+    idx = np.random.default_rng(0).integers(0, 60, size=(300, 60))
+    ratios = num[idx].sum(axis=1) / den[idx].sum(axis=1)
+    means_of_ratios = (num / den)[idx].mean(axis=1)
+    assert (ci.low, ci.high) == pytest.approx(tuple(np.quantile(ratios, [0.025, 0.975])), rel=1e-12)
+    assert ci.low > np.quantile(means_of_ratios, 0.975)  # not the interval of the mean of ratios (0.7)
 
 
 def test_ratio_matches_direct_resampling():
@@ -161,7 +176,11 @@ def test_sums_ci_bleu_like_statistic_with_several_outputs():
 
     cis = S.bootstrap_sums_ci(stats, score, n_resamples=200, seed=1)
     assert isinstance(cis, list) and len(cis) == 2
-    assert all(c.low <= c.high for c in cis)
+    idx = np.random.default_rng(1).integers(0, 50, size=(200, 50))
+    direct = np.array([score(stats[row].sum(axis=0)[None, :].astype(float))[0] for row in idx])
+    for j, ci in enumerate(cis):
+        assert ci.mean == pytest.approx(score(stats.sum(axis=0)[None, :].astype(float))[0, j], rel=1e-12)
+        assert (ci.low, ci.high) == pytest.approx(tuple(np.quantile(direct[:, j], [0.025, 0.975])), rel=1e-12)
 
 
 def test_sums_ci_statistic_of_wrong_shape_raises():

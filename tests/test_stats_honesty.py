@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from ragexam.analysis import stats as S
+from ragexam import stats as S
 from ragexam.errors import InputError
 
 scipy_stats = pytest.importorskip("scipy.stats")
@@ -150,3 +150,43 @@ def test_compare_identical():
     c = S.compare([0.2, 0.5, 0.9], [0.2, 0.5, 0.9])
     assert c.p_value == 1.0 and c.diff == 0.0
     assert c.verdict.startswith("no difference")
+
+
+# --- one wording with a corrected p ------------------------------------------------------------
+
+
+def test_verdict_decides_on_the_corrected_p_and_shows_it_first():
+    v = S.assess(0.05, (0.01, 0.09), 0.022, 100, 0.04, p_adjusted=0.157)
+    assert v.reading == "not after Holm" and not v.significant
+    assert v.text == ("not significant after Holm's correction: B is ahead of A by 0.05, which one test alone "
+                      "would call significant, but not with the other tests of this comparison (95% CI 0.01 to "
+                      "0.09, Holm-adjusted p=0.16 (unadjusted p=0.022); one question = 0.01; differences below "
+                      "about 0.04 are not detectable with 100 questions)")
+    # without a correction the same numbers are a significant difference
+    alone = S.assess(0.05, (0.01, 0.09), 0.022, 100, 0.04)
+    assert alone.reading == "better" and alone.significant and alone.text.startswith("B is better than A by 0.05")
+    sig = S.assess(-0.05, (-0.09, -0.01), 0.001, 100, 0.04, p_adjusted=0.009)
+    assert sig.reading == "worse" and sig.text == ("A is better than B by 0.05 (95% CI -0.09 to -0.01, "
+                                                   "Holm-adjusted p=0.009 (unadjusted p=0.001))")
+    border = S.assess(0.05, (-0.01, 0.09), 0.01, 100, 0.04, p_adjusted=0.03)
+    assert border.reading == "borderline" and "the Holm-adjusted p is below 0.05 but the interval includes 0" in border.text
+    assert S.verdict(0.05, (0.01, 0.09), 0.022, 100, 0.04, p_adjusted=0.157) == v.text
+    with pytest.raises(InputError, match="p_adjusted"):
+        S.assess(0.05, (0.01, 0.09), 0.022, 100, 0.04, p_adjusted=1.5)
+
+
+def test_compare_family_is_compare_per_column_then_holm():
+    rng = np.random.default_rng(11)
+    a = (rng.random((60, 3)) < 0.5).astype(float)
+    b = np.where(rng.random((60, 3)) < np.array([0.25, 0.1, 0.0]), 1.0, a)
+    family = S.compare_family(a, b, names=("x", "y"), seed=4, n_resamples=400, n_permutations=3000)
+    single = [S.compare(a[:, j], b[:, j], names=("x", "y"), seed=4, n_resamples=400, n_permutations=3000)
+              for j in range(3)]
+    adjusted = S.holm([c.p_value for c in single])
+    for c, s, q in zip(family, single, adjusted):
+        assert (c.diff, c.ci_low, c.ci_high, c.p_value, c.mdd) == (s.diff, s.ci_low, s.ci_high, s.p_value, s.mdd)
+        assert c.p_adjusted == q and s.p_adjusted is None
+        v = S.assess(s.diff, (s.ci_low, s.ci_high), s.p_value, 60, s.mdd, p_adjusted=q, names=("x", "y"))
+        assert (c.verdict, c.reading) == (v.text, v.reading)
+        assert "|mcc:holm|" in c.signature and "|mcc:" not in s.signature
+    assert family[2].reading == "same"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragexam.analysis import stats as S
+from ragexam import stats as S
 from ragexam.errors import InputError
 
 PAIRED = [

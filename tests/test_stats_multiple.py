@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragexam.analysis.stats import benjamini_hochberg, holm
+from ragexam.stats import benjamini_hochberg, holm
 from ragexam.errors import InputError
 
 

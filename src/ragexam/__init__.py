@@ -10,7 +10,7 @@ from typing import Any
 
 from ragexam._version import __version__
 
-__all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics", "run", "RunResult"]
+__all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics", "run", "grade", "RunResult", "plots"]
 
 _LAZY = {
     "evaluate": ("ragexam.metrics.ranking", "evaluate"),
@@ -19,11 +19,18 @@ _LAZY = {
     "parse_metric": ("ragexam.metrics.ranking", "parse_metric"),
     "rank_metrics": ("ragexam.metrics.ranking", "rank_metrics"),
     "run": ("ragexam.analysis.run", "run"),
+    "grade": ("ragexam.analysis.run", "grade"),
     "RunResult": ("ragexam.analysis.run", "RunResult"),
 }
 
 
 def __getattr__(name: str) -> Any:
+    if name == "plots":  # a module: ragexam.plots.k_sweep(result) and friends
+        import importlib
+
+        value = importlib.import_module("ragexam.report.plots")
+        globals()[name] = value
+        return value
     try:
         module_name, attr = _LAZY[name]
     except KeyError:

@@ -15,23 +15,22 @@ Answers file (JSON Lines, UTF-8, one object per line)::
 A (pipeline, query_id) pair may appear once.  ``ragexam answer`` writes this format; the bundled
 ``it_helpdesk`` set ships hand-written answers in it (``--answers it_helpdesk``).
 
-Run folder: ``summary.json`` and ``per_question.csv`` as documented in ``docs/run-format.md``;
-:func:`load_run` reads the columns answer evaluation needs (pipeline, chunker, query_id,
-answerable, first_rank, top_ids).
+The run folder an answer set came from is read by :func:`ragexam.storage.runfolder.read_run_folder`;
+:func:`run_contexts` gives the texts of each question's top chunks from it.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
+from ragexam.storage.runfolder import RunData
 
-__all__ = ["AnswerRecord", "load_answers", "write_answers", "RunRow", "RunInfo", "load_run", "run_contexts",
-           "NO_PIPELINE"]
+__all__ = ["AnswerRecord", "load_answers", "write_answers", "run_contexts", "legacy_rechunked_contexts",
+           "corpus_of_run", "NO_PIPELINE"]
 
 PathLike = Union[str, Path]
 #: the pipeline name shown for answers that name none
@@ -124,6 +123,11 @@ def load_answers(path: PathLike) -> List[AnswerRecord]:
         contexts = _str_list(obj["contexts"], source, lineno, "contexts") if obj.get("contexts") is not None else None
         cids = (_str_list(obj["context_ids"], source, lineno, "context_ids")
                 if obj.get("context_ids") is not None else None)
+        if cids is not None and contexts is None:
+            raise InputError("has context_ids but no contexts; ragexam grades the texts an answer was generated from, "
+                             "so give them as 'contexts' (a list of strings, one per id), or drop context_ids and "
+                             "pass --run DIR --pipeline NAME to take the run's retrieved chunks",
+                             source=source, line=lineno, field="context_ids")
         if contexts is not None and cids is not None and len(contexts) != len(cids):
             raise InputError(f"has {len(cids)} ids for {len(contexts)} contexts; expected one id per context",
                              source=source, line=lineno, field="context_ids")
@@ -148,149 +152,82 @@ def load_answers(path: PathLike) -> List[AnswerRecord]:
 
 
 def write_answers(records: Sequence[AnswerRecord], path: PathLike) -> Path:
-    """Write ``records`` as JSONL (atomically: a temporary file is renamed into place)."""
+    """Write ``records`` as JSONL (atomically: a temporary file is renamed into place; nothing is left
+    behind when writing fails).  The path is checked first (:func:`ragexam.storage.paths.check_output_file`)."""
     import os
 
-    p = Path(path)
-    if p.parent and not p.parent.exists():
-        p.parent.mkdir(parents=True, exist_ok=True)
+    from ragexam.storage.paths import check_output_file
+
+    p = check_output_file(path, option="--out")
+    p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(p.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-        for r in records:
-            fh.write(json.dumps(r.to_dict(), ensure_ascii=False, allow_nan=False) + "\n")
-    os.replace(tmp, p)
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            for r in records:
+                fh.write(json.dumps(r.to_dict(), ensure_ascii=False, allow_nan=False) + "\n")
+        os.replace(tmp, p)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return p
 
 
-# --- the run folder -----------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RunRow:
-    """The columns of one ``per_question.csv`` row that answer evaluation uses."""
-
-    pipeline: str
-    chunker: Optional[str]
-    query_id: str
-    type: Optional[str]
-    answerable: bool
-    first_rank: Optional[int]
-    top_ids: Tuple[str, ...]
-
-
-@dataclass
-class RunInfo:
-    """A ``ragexam run --out DIR`` folder: the summary dict and rows by pipeline and query."""
-
-    source: str
-    summary: Dict[str, Any]
-    rows: Dict[str, Dict[str, RunRow]]
-
-    @property
-    def pipelines(self) -> List[str]:
-        """Pipelines in the summary's order (the first is the baseline)."""
-        names = [p.get("name") for p in self.summary.get("pipelines", []) if isinstance(p, dict)]
-        return [n for n in names if n in self.rows] + [n for n in self.rows if n not in names]
-
-    @property
-    def miss_k(self) -> Optional[int]:
-        """``config.miss_k`` of the run (the missed-question cutoff), if recorded."""
-        v = (self.summary.get("config") or {}).get("miss_k")
-        return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-    @property
-    def corpus(self) -> Optional[str]:
-        v = (self.summary.get("config") or {}).get("corpus")
-        return v if isinstance(v, str) else None
-
-    def row(self, pipeline: str, query_id: str) -> Optional[RunRow]:
-        return self.rows.get(pipeline, {}).get(query_id)
-
-
-def _bool(v: str, source: str, line: int) -> bool:
-    s = v.strip().lower()
-    if s in ("true", "1", ""):
-        return True
-    if s in ("false", "0"):
-        return False
-    raise InputError(f"received {v!r}; expected true or false", source=source, line=line, field="answerable")
-
-
-def load_run(path: PathLike) -> RunInfo:
-    """Read ``summary.json`` and ``per_question.csv`` of a run folder (``docs/run-format.md``)."""
-    folder = Path(path)
-    if folder.is_file() and folder.name in ("summary.json", "per_question.csv"):
-        folder = folder.parent
-    spath, qpath = folder / "summary.json", folder / "per_question.csv"
-    if not spath.is_file() or not qpath.is_file():
-        raise InputError("expected a folder written by `ragexam run --out DIR` (with summary.json and "
-                         "per_question.csv)", source=str(folder), field="run")
-    try:
-        summary = json.loads(spath.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise InputError(f"is not valid JSON: {err}", source=str(spath)) from None
-    if not isinstance(summary, dict) or not str(summary.get("format", "")).startswith("ragexam-run/1"):
-        raise InputError(f"format {summary.get('format') if isinstance(summary, dict) else None!r}; expected "
-                         "'ragexam-run/1'", source=str(spath), field="format")
-    rows: Dict[str, Dict[str, RunRow]] = {}
-    src = str(qpath)
-    with qpath.open(encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh)
-        need = ("pipeline", "query_id", "first_rank", "top_ids")
-        missing = [c for c in need if c not in (reader.fieldnames or [])]
-        if missing:
-            raise InputError(f"the header lacks {', '.join(missing)}; expected the columns of docs/run-format.md",
-                             source=src, line=1)
-        for line, r in enumerate(reader, 2):
-            fr = (r.get("first_rank") or "").strip()
-            try:
-                first_rank = int(fr) if fr else None
-            except ValueError:
-                raise InputError(f"received {fr!r}; expected a rank >= 1 or an empty cell", source=src, line=line,
-                                 field="first_rank") from None
-            if first_rank is not None and first_rank < 1:
-                raise InputError(f"received {first_rank}; expected a rank >= 1", source=src, line=line,
-                                 field="first_rank")
-            try:
-                top = json.loads(r.get("top_ids") or "[]")
-            except json.JSONDecodeError:
-                top = None
-            if not isinstance(top, list) or not all(isinstance(x, str) for x in top):
-                raise InputError(f"received {(r.get('top_ids') or '')[:60]!r}; expected a JSON list of chunk ids",
-                                 source=src, line=line, field="top_ids")
-            p, q = r["pipeline"], r["query_id"]
-            if not p or not q:
-                raise InputError("pipeline and query_id must not be empty", source=src, line=line)
-            rows.setdefault(p, {})[q] = RunRow(p, r.get("chunker") or None, q, r.get("type") or None,
-                                               _bool(r.get("answerable") or "", src, line), first_rank, tuple(top))
-    return RunInfo(str(folder), summary, rows)
-
-
-def run_contexts(run: RunInfo, pipeline: str, corpus, k: int) -> Dict[str, List[Tuple[str, str]]]:
+# --- contexts from the run folder ----------------------------------------------------------------
+def run_contexts(run: RunData, pipeline: str, k: int, *, corpus: Any = None,
+                 notes: Optional[List[str]] = None) -> Dict[str, List[Tuple[str, str]]]:
     """``{query_id: [(chunk_id, text), ...]}``: the top ``k`` chunks of ``pipeline`` per question.
 
-    The chunk texts are rebuilt by chunking ``corpus`` (a :class:`~ragexam.data.schema.Corpus`)
-    with the pipeline's chunker spec (the ``chunker`` column); a chunk id that the re-chunking
-    does not produce is an :class:`InputError` (the corpus or the chunker differs from the run's).
+    The texts are the ones the run stored (``chunks.jsonl``, :meth:`RunData.contexts`).  A
+    ``ragexam-run/1`` folder did not store them: then they are rebuilt by
+    :func:`legacy_rechunked_contexts` from ``corpus`` (a Corpus, path or bundled name; default the
+    run's corpus), and a note saying so is added to ``notes``.
     """
+    if run.has_chunk_texts:
+        return run.contexts(pipeline, k)
+    if notes is not None:
+        note = (f"the run {run.source} ({run.format}) does not store its chunk texts: they were rebuilt by "
+                "re-chunking the corpus with each pipeline's chunker (runs written from ragexam-run/2 on "
+                "store them)")
+        if note not in notes:
+            notes.append(note)
+    return legacy_rechunked_contexts(run, pipeline, corpus_of_run(run, corpus), k)
+
+
+def corpus_of_run(run: RunData, corpus: Any = None):
+    """``corpus`` as a :class:`~ragexam.data.schema.Corpus` (loaded when a path or name; default the
+    run's ``config.corpus``)."""
+    from ragexam.data.loaders import load_corpus
+    from ragexam.data.schema import Corpus
+
+    if isinstance(corpus, Corpus):
+        return corpus
+    ref = corpus if corpus is not None else run.corpus
+    if ref is None:
+        raise InputError("the run does not record its corpus; pass --corpus to rebuild the chunk texts",
+                         source=run.source, field="corpus")
+    return load_corpus(ref)
+
+
+def legacy_rechunked_contexts(run: RunData, pipeline: str, corpus, k: int) -> Dict[str, List[Tuple[str, str]]]:
+    """The top ``k`` chunk texts of ``pipeline`` for a ``ragexam-run/1`` folder, which did not store
+    them: rebuilt by chunking ``corpus`` (a :class:`~ragexam.data.schema.Corpus`) with the
+    pipeline's chunker spec.  A chunk id that the re-chunking does not produce is an
+    :class:`InputError` (the corpus or the chunker differs from the run's)."""
     from ragexam.data.chunking import chunk_corpus
 
-    rows = run.rows.get(pipeline)
-    if rows is None:
+    rows = run.rows(pipeline)
+    if not rows:
         raise InputError(f"no pipeline {pipeline!r} in the run; it has: {', '.join(run.pipelines)}",
                          source=run.source, field="pipeline")
-    specs = {r.chunker for r in rows.values()}
-    if len(specs) != 1 or None in specs:
-        raise InputError(f"pipeline {pipeline!r} has chunker column values {sorted(map(str, specs))}; expected "
-                         "one chunker spec", source=run.source, field="chunker")
-    spec = specs.pop()
-    chunks = chunk_corpus(corpus, spec)
-    texts = {c.chunk_id: c.text for c in chunks}
+    spec = run.chunker_of(pipeline)
+    texts = {c.chunk_id: c.text for c in chunk_corpus(corpus, spec)}
     out: Dict[str, List[Tuple[str, str]]] = {}
-    for qid, r in rows.items():
+    for r in rows:
         ids = list(r.top_ids[:k])
         bad = [c for c in ids if c not in texts]
         if bad:
-            raise InputError(f"chunk {bad[0]!r} (question {qid}) is not produced by chunking the corpus with "
+            raise InputError(f"chunk {bad[0]!r} (question {r.query_id}) is not produced by chunking the corpus with "
                              f"{spec!r}; pass the corpus the run used (--corpus)", source=run.source,
                              field="top_ids")
-        out[qid] = [(c, texts[c]) for c in ids]
+        out[r.query_id] = [(c, texts[c]) for c in ids]
     return out

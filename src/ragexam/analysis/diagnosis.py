@@ -149,15 +149,13 @@ def attribute_all(inputs: Iterable[StageInputs], *, signature: str = "",
 
 def evidence_in_contexts(evidence: Sequence[str], contexts: Sequence[str], *,
                          ignore_punctuation: bool = False) -> Optional[bool]:
-    """``True`` if any evidence string occurs in any context (after normalization), ``False`` if none
-    does, ``None`` when the question has no evidence strings or there are no contexts."""
+    """``True`` if any context covers any evidence string (the text-level rule of
+    :class:`ragexam.data.evidence.EvidenceMatcher`), ``False`` if none does, ``None`` when the question has no
+    evidence strings or there are no contexts."""
     if not evidence or not contexts:
         return None
-    from ragexam.data.normalization import normalize
+    from ragexam.data.evidence import EvidenceMatcher
 
-    ctx = [normalize(c, ignore_punctuation=ignore_punctuation) for c in contexts]
-    for e in evidence:
-        n = normalize(e, ignore_punctuation=ignore_punctuation)
-        if n and any(n in c for c in ctx):
-            return True
-    return False
+    matcher = EvidenceMatcher(ignore_punctuation=ignore_punctuation)
+    units = [(str(i), e) for i, e in enumerate(evidence)]
+    return any(matcher.covered(c, units) for c in contexts)

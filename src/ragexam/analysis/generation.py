@@ -2,7 +2,7 @@
 
 For each pipeline of a ``ragexam run --out DIR`` folder and each question, the generator is
 given the question and the pipeline's top ``k`` chunks (ids from ``per_question.csv`` ``top_ids``,
-texts rebuilt by re-chunking the corpus with the pipeline's chunker spec) through a prompt
+texts from the run's ``chunks.jsonl``, :func:`ragexam.analysis.answers.run_contexts`) through a prompt
 template, and its reply is the answer.  Records are ``AnswerRecord`` s (``query_id``,
 ``pipeline``, ``answer``, ``contexts``, ``context_ids``, ``k``, ``model``, ``template_sha``) and
 are written as JSONL by :func:`ragexam.analysis.answers.write_answers`.
@@ -15,23 +15,25 @@ substituted, so other braces are left alone).  ``{contexts}`` becomes ``[1] text
 questions' Hangul share) asks for an answer from the documents only, and for the exact sentence
 "문서에서 찾을 수 없습니다." / "I cannot find this in the documents." when they do not contain it.
 
-Calls go through the same cache as the judge (kind ``answer``; key: model, endpoint, messages,
-temperature, max_tokens, seed), so a rerun or a resumed run repeats no finished call; two tasks
-with the same prompt (pipelines that retrieved the same chunks) share one call.  A call
-that fails after its retries gives a record with ``answer: null`` and ``error`` (not cached).
+Calls go through ragexam's LLM layer (:func:`ragexam.llm.batch.run_calls`), with the same cache
+as the judge (kind ``answer``; key: model, endpoint, messages, temperature, max_tokens, seed), so
+a rerun or a resumed run repeats no finished call; two tasks with the same prompt (pipelines that
+retrieved the same chunks) share one call, and so do two processes generating the same answer at
+the same time.  A call that fails after its retries gives a record with ``answer: null`` and
+``error`` (not cached).  Answers are stored and written redacted (:mod:`ragexam.llm.redact`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from ragexam.analysis.answers import AnswerRecord, RunInfo, run_contexts
+from ragexam.analysis.answers import AnswerRecord, run_contexts
 from ragexam.errors import InputError
+from ragexam.storage.runfolder import RunData
 
 __all__ = ["DEFAULT_TEMPLATES", "SYSTEM_PROMPTS", "load_template", "render_template", "AnswerTask",
            "answer_tasks", "plan_answers", "generate_answers"]
@@ -84,12 +86,12 @@ class AnswerTask:
     key: str
 
 
-def answer_tasks(qa, run: RunInfo, corpus, *, model: str, endpoint: str, pipelines: Optional[Sequence[str]] = None,
+def answer_tasks(qa, run: RunData, corpus, *, model: str, endpoint: str, pipelines: Optional[Sequence[str]] = None,
                  k: int = 5, template: Optional[str] = None, language: str = "auto", temperature: float = 0.0,
                  max_tokens: int = 512, seed: Optional[int] = None) -> Tuple[List[AnswerTask], str, str]:
     """The generation tasks (one per pipeline x question of the run that is in ``qa``), the
     template used and its SHA-256 (16 hex)."""
-    from ragexam.metrics.judge.cache import request_key
+    from ragexam.llm.cache import request_key
     from ragexam.metrics.judge.prompts import detect_language
 
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 10:
@@ -103,12 +105,12 @@ def answer_tasks(qa, run: RunInfo, corpus, *, model: str, endpoint: str, pipelin
     sha = hashlib.sha256(tmpl.encode("utf-8")).hexdigest()[:16]
     names = list(pipelines) if pipelines else run.pipelines
     for p in names:
-        if p not in run.rows:
+        if not run.has_pipeline(p):
             raise InputError(f"no pipeline {p!r} in the run; it has: {', '.join(run.pipelines)}", source=run.source,
                              field="pipeline")
     tasks: List[AnswerTask] = []
     for p in names:
-        ctx = run_contexts(run, p, corpus, k)
+        ctx = run_contexts(run, p, k, corpus=corpus)
         for q in qa:
             if q.query_id not in ctx:
                 continue
@@ -123,70 +125,51 @@ def answer_tasks(qa, run: RunInfo, corpus, *, model: str, endpoint: str, pipelin
 
 
 def plan_answers(tasks: Sequence[AnswerTask], cache) -> Dict[str, Any]:
-    """Calls a generation run would make (cached ones excluded) and their estimated tokens."""
-    from ragexam.metrics.judge.cost import COMPLETION_ALLOWANCE, estimate_tokens
+    """Calls a generation run would make (cached ones excluded) and their estimated tokens
+    (:func:`ragexam.llm.batch.plan_calls`)."""
+    from ragexam.llm.batch import PlannedCall, plan_calls
+    from ragexam.llm.cost import COMPLETION_ALLOWANCE
 
-    hits = cache.get_many(t.key for t in tasks) if cache is not None else {}
-    todo = {t.key: t for t in tasks if t.key not in hits}
-    cached = sum(1 for t in tasks if t.key in hits)
-    pt = sum(estimate_tokens("".join(c for _, c in t.messages)) for t in todo.values())
-    return {"total": len(tasks), "cached": cached, "shared": len(tasks) - cached - len(todo), "calls": len(todo),
-            "est_prompt_tokens": pt, "est_completion_tokens": COMPLETION_ALLOWANCE["answer"] * len(todo)}
+    plan = plan_calls((PlannedCall(t.key, "".join(c for _, c in t.messages), COMPLETION_ALLOWANCE["answer"])
+                       for t in tasks), cache)
+    return {"total": plan.total, "cached": plan.cached, "shared": plan.shared, "calls": plan.calls,
+            "est_prompt_tokens": plan.est_prompt_tokens, "est_completion_tokens": plan.est_completion_tokens}
 
 
 def generate_answers(tasks: Sequence[AnswerTask], client, *, cache=None, k: int = 5, template_sha: str = "",
                      temperature: float = 0.0, max_tokens: int = 512, seed: Optional[int] = None,
-                     concurrency: int = 4, progress: Optional[Callable[[int, int], None]] = None
-                     ) -> Tuple[List[AnswerRecord], Dict[str, Any]]:
-    """Run the tasks through ``client`` (a :class:`~ragexam.metrics.judge.client.ChatClient`);
-    returns the records (task order) and the usage of this run."""
-    from ragexam.metrics.judge.client import CallFailed
+                     concurrency: int = 4, progress: Optional[Callable[[int, int], None]] = None,
+                     claim_wait: Optional[float] = None) -> Tuple[List[AnswerRecord], Dict[str, Any]]:
+    """Run the tasks through ``client`` (a :class:`~ragexam.llm.client.LLMClient`) and ``cache``
+    (an :class:`~ragexam.llm.cache.LLMCache` or ``None``); returns the records (task order) and the
+    usage of this run (:class:`~ragexam.llm.cost.Usage` as a dict)."""
+    from ragexam.llm.batch import Outcome, run_calls
+    from ragexam.llm.transport import CallFailed
 
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise InputError(f"received {concurrency!r}; expected an integer >= 1", source="answer", field="concurrency")
-    hits = cache.get_many(t.key for t in tasks) if cache is not None else {}
-    todo = list({t.key: t for t in tasks if t.key not in hits}.values())
-    results: Dict[str, Dict[str, Any]] = dict(hits)
-    usage = {"calls": 0, "cached": sum(1 for t in tasks if t.key in hits), "requests": 0, "prompt_tokens": 0,
-             "completion_tokens": 0}
-
-    def one(t: AnswerTask) -> Dict[str, Any]:
+    def one(t: AnswerTask) -> Outcome:
         try:
             reply = client.complete([{"role": r, "content": c} for r, c in t.messages], max_tokens=max_tokens,
                                     temperature=temperature, seed=seed)
         except CallFailed as err:
-            return {"answer": None, "error": f"{err.kind}: {client.redact(err.message)}", "requests": err.requests,
-                    "prompt_tokens": 0, "completion_tokens": 0, "cacheable": False}
-        text = client.redact(reply.content if reply.content is not None else reply.refusal)
-        value = {"answer": text.strip() if text else None,
-                 "error": None if text else "empty reply", "finish_reason": reply.finish_reason,
-                 "requests": reply.requests, "prompt_tokens": reply.prompt_tokens or 0,
-                 "completion_tokens": reply.completion_tokens or 0, "cacheable": bool(text)}
-        if cache is not None and value["cacheable"]:
-            cache.put(t.key, "answer", client.model, client.endpoint,
-                      {k2: v for k2, v in value.items() if k2 != "cacheable"})
-        return value
+            return Outcome({"answer": None, "error": f"{err.kind}: {err.message}", "requests": err.requests,
+                            "prompt_tokens": 0, "completion_tokens": 0}, store=False, requests=err.requests)
+        text = reply.content if reply.content is not None else reply.refusal
+        value = {"answer": text.strip() if text else None, "error": None if text else "empty reply",
+                 "finish_reason": reply.finish_reason, "requests": reply.requests,
+                 "prompt_tokens": reply.prompt_tokens or 0, "completion_tokens": reply.completion_tokens or 0}
+        return Outcome(value, store=bool(text), requests=reply.requests, replies=1,
+                       prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
 
-    done = 0
-    if progress is not None:
-        progress(0, len(todo))
-    if todo:
-        with ThreadPoolExecutor(max_workers=min(concurrency, len(todo))) as pool:
-            for t, value in zip(todo, pool.map(one, todo)):
-                results[t.key] = value
-                usage["calls"] += 1
-                usage["requests"] += value["requests"]
-                usage["prompt_tokens"] += value["prompt_tokens"]
-                usage["completion_tokens"] += value["completion_tokens"]
-                done += 1
-                if progress is not None:
-                    progress(done, len(todo))
+    wait = claim_wait if claim_wait is not None else client.settings.claim_wait_seconds
+    batch = run_calls(((t.key, t) for t in tasks), one, cache=cache, kind="answer", model=client.model,
+                      endpoint=client.endpoint, concurrency=concurrency, redact=client.redact_value,
+                      progress=progress, claim_wait=wait)
     records = []
     for t in tasks:
-        v = results[t.key]
+        v = batch.values[t.key]
         meta: Dict[str, Any] = {"model": client.model, "template_sha": template_sha}
         if v.get("finish_reason") == "length":
             meta["truncated"] = True
         records.append(AnswerRecord(t.query_id, v["answer"], t.pipeline, t.contexts, t.context_ids, k,
                                     v.get("error"), None, meta))
-    return records, usage
+    return records, batch.usage.to_dict()

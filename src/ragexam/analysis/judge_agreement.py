@@ -8,10 +8,16 @@ Each metric is compared on these units and values:
 metric              unit                                         value (scale)
 ==================  ===========================================  ==========================
 context_relevance   one retrieved context of one item            its 1-5 score
+context_precision   one retrieved context of one item            useful=1 / not useful=0
+context_recall      one item                                     complete=1 / incomplete=0
 answer_correctness  one item                                     its 1-5 score
+answer_relevancy    one item                                     its 1-5 score
 faithfulness        one item                                     faithful=1 / unfaithful=0
 abstention          one item                                     abstained=1 / answered=0
+a custom rubric     one item                                     its level (the rubric's scale)
 ==================  ===========================================  ==========================
+
+(:meth:`ragexam.metrics.judge.metric.JudgeMetric.units` and ``unit_scale``.)
 
 Repeat agreement (``--repeat N``, N >= 2)
 -----------------------------------------
@@ -42,35 +48,35 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ragexam import fmt
 from ragexam.errors import InputError
+from ragexam.metrics.judge.metric import BUILTIN, JudgeMetric
 
 __all__ = ["RepeatAgreement", "repeat_agreement", "HumanAgreement", "human_agreement", "unit_values",
-           "check_human_value", "SCALES"]
+           "check_human_value", "collect_human_labels", "SCALES"]
 
 #: metric -> the labels of its scale (fixed, so kappa's weights use the right positions)
-SCALES: Dict[str, Tuple[int, ...]] = {"context_relevance": (1, 2, 3, 4, 5), "answer_correctness": (1, 2, 3, 4, 5),
-                                      "faithfulness": (0, 1), "abstention": (0, 1)}
-_ORDINAL = {"context_relevance", "answer_correctness"}
+SCALES: Dict[str, Tuple[int, ...]] = {m.name: m.unit_scale for m in BUILTIN.values() if m.name != "pairwise"}
 
 
-def unit_values(metric: str, label: Optional[str], score: Optional[float], details: Mapping[str, Any]
-                ) -> List[int]:
+def _definition(metric: Union[str, JudgeMetric]) -> JudgeMetric:
+    if isinstance(metric, JudgeMetric):
+        return metric
+    if metric not in BUILTIN or metric == "pairwise":
+        raise InputError(f"unknown judge metric {metric!r}", field="metric")
+    return BUILTIN[metric]
+
+
+def unit_values(metric: Union[str, JudgeMetric], label: Optional[str], score: Optional[float],
+                details: Mapping[str, Any]) -> List[int]:
     """The values of one judged item on ``metric``'s units (see the module docstring)."""
-    if metric == "context_relevance":
-        return [int(s) for s in details.get("scores", [])]
-    if metric == "answer_correctness":
-        return [int(score)] if score is not None else []
-    if metric == "faithfulness":
-        return [1 if label == "faithful" else 0] if label is not None else []
-    if metric == "abstention":
-        return [1 if label == "abstained" else 0] if label is not None else []
-    raise InputError(f"unknown judge metric {metric!r}", field="metric")
+    return _definition(metric).units(score, label, details)
 
 
 def _kappas(columns: Sequence[Sequence[int]], scale: Sequence[int], weights: Optional[str]) -> Tuple[List[float], int]:
-    from ragexam.analysis.stats import cohen_kappa
+    from ragexam.stats import cohen_kappa
 
     vals, undefined = [], 0
     for a, b in itertools.combinations(columns, 2):
@@ -101,8 +107,11 @@ class RepeatAgreement:
         return dict(self.__dict__)
 
 
-def repeat_agreement(judgments: Sequence[Any], metric: str) -> RepeatAgreement:
-    """:class:`RepeatAgreement` of ``metric`` from a run's judgments (``JudgeRun.judgments``)."""
+def repeat_agreement(judgments: Sequence[Any], metric: Union[str, JudgeMetric]) -> RepeatAgreement:
+    """:class:`RepeatAgreement` of ``metric`` (a built-in name or a metric object) from a run's
+    judgments (``JudgeRun.judgments``)."""
+    defn = _definition(metric)
+    metric = defn.name
     by_item: Dict[str, Dict[int, Any]] = {}
     repeats = 0
     for j in judgments:
@@ -114,7 +123,7 @@ def repeat_agreement(judgments: Sequence[Any], metric: str) -> RepeatAgreement:
     for item, reps in by_item.items():
         if len(reps) < repeats or not all(reps[r].judged for r in range(repeats)):
             continue
-        cols = [unit_values(metric, reps[r].label, reps[r].score, reps[r].details) for r in range(repeats)]
+        cols = [defn.units(reps[r].score, reps[r].label, reps[r].details) for r in range(repeats)]
         if len({len(c) for c in cols}) != 1:
             continue
         complete += 1
@@ -126,10 +135,10 @@ def repeat_agreement(judgments: Sequence[Any], metric: str) -> RepeatAgreement:
     diffs = [abs(a - b) for r in rows for a, b in itertools.combinations(r, 2)]
     mad = sum(diffs) / len(diffs)
     columns = [[r[i] for r in rows] for i in range(repeats)]
-    scale = SCALES[metric]
+    scale = defn.unit_scale
     ks, undefined = _kappas(columns, scale, None)
     kq = None
-    if metric in _ORDINAL:
+    if defn.ordinal:
         kqs, _ = _kappas(columns, scale, "quadratic")
         kq = sum(kqs) / len(kqs) if kqs else None
     return RepeatAgreement(metric, repeats, len(by_item), complete, len(rows), exact, mad,
@@ -137,25 +146,45 @@ def repeat_agreement(judgments: Sequence[Any], metric: str) -> RepeatAgreement:
 
 
 # --- human labels ---------------------------------------------------------------------------
-def check_human_value(metric: str, value: Any, *, source: Optional[str] = None, line: Optional[int] = None
-                      ) -> List[int]:
-    """A human label as unit values (see the module docstring); :class:`InputError` if malformed."""
-    where = {"source": source, "line": line, "field": f"human.{metric}"}
-    if metric in ("answer_correctness",):
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 5:
-            raise InputError(f"received {value!r}; expected an integer from 1 to 5", **where)
-        return [value]
-    if metric in ("faithfulness", "abstention"):
+_PER_CONTEXT = ("context_relevance", "context_precision")
+
+
+def check_human_value(metric: Union[str, JudgeMetric], value: Any, *, source: Optional[str] = None,
+                      line: Optional[int] = None) -> List[int]:
+    """A human label as unit values (see the module docstring); :class:`InputError` if malformed.
+
+    Per-context metrics take a list, one value per context (``context_relevance`` integers 1-5,
+    ``context_precision`` true/false); two-valued metrics (``faithfulness``, ``abstention``,
+    ``context_recall``) take true/false; the others an integer of their scale (1-5, or a custom
+    rubric's levels)."""
+    try:
+        defn = _definition(metric)
+    except InputError:
+        raise InputError(f"unknown metric {metric!r}; expected one of {', '.join(SCALES)}", source=source,
+                         line=line, field="human") from None
+    name = defn.name
+    where = {"source": source, "line": line, "field": f"human.{name}"}
+    scale = defn.unit_scale
+    binary = tuple(scale) == (0, 1)
+    if name in _PER_CONTEXT:
+        if binary:
+            ok = isinstance(value, list) and value and all(isinstance(v, bool) for v in value)
+            if not ok:
+                raise InputError(f"received {value!r}; expected a list of true/false, one per context", **where)
+            return [int(v) for v in value]
+        ok = isinstance(value, list) and value and all(
+            isinstance(v, int) and not isinstance(v, bool) and v in scale for v in value)
+        if not ok:
+            raise InputError(f"received {value!r}; expected a list of integers {scale[0]}-{scale[-1]}, one per "
+                             "context", **where)
+        return list(value)
+    if binary:
         if not isinstance(value, bool):
             raise InputError(f"received {value!r}; expected true or false", **where)
         return [int(value)]
-    if metric == "context_relevance":
-        if not isinstance(value, list) or not value or not all(
-                isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 5 for v in value):
-            raise InputError(f"received {value!r}; expected a list of integers 1-5, one per context", **where)
-        return list(value)
-    raise InputError(f"unknown metric {metric!r}; expected answer_correctness, faithfulness, abstention or "
-                     "context_relevance", source=source, line=line, field="human")
+    if isinstance(value, bool) or not isinstance(value, int) or value not in scale:
+        raise InputError(f"received {value!r}; expected an integer from {scale[0]} to {scale[-1]}", **where)
+    return [value]
 
 
 @dataclass(frozen=True)
@@ -203,7 +232,7 @@ class HumanAgreement:
         return out
 
 
-def human_agreement(scores: Mapping[str, Any], human: Mapping[str, Any], metric: str, *,
+def human_agreement(scores: Mapping[str, Any], human: Mapping[str, Any], metric: Union[str, JudgeMetric], *,
                     weights: Optional[str] = "quadratic", top: int = 10) -> HumanAgreement:
     """Compare the judge's item scores (``{item_id: ItemScore}``) with human values
     (``{item_id: value}``, see :func:`check_human_value`) on ``metric``.
@@ -213,8 +242,10 @@ def human_agreement(scores: Mapping[str, Any], human: Mapping[str, Any], metric:
     """
     from collections import Counter
 
-    from ragexam.analysis.stats import cohen_kappa, spearman
+    from ragexam.stats import cohen_kappa, spearman
 
+    defn = _definition(metric)
+    metric = defn.name
     if weights not in (None, "linear", "quadratic"):
         raise InputError(f"received {weights!r}; expected none, linear or quadratic", field="weights")
     a: List[int] = []
@@ -224,7 +255,7 @@ def human_agreement(scores: Mapping[str, Any], human: Mapping[str, Any], metric:
     notes: List[str] = []
     compared = 0
     for item_id, hv in human.items():
-        hvals = check_human_value(metric, hv, source=item_id)
+        hvals = check_human_value(defn, hv, source=item_id)
         s = scores.get(item_id)
         if s is None:
             unjudged["not_in_run"] += 1
@@ -232,10 +263,10 @@ def human_agreement(scores: Mapping[str, Any], human: Mapping[str, Any], metric:
         if not s.judged:
             unjudged[s.reason] += 1
             continue
-        jvals = unit_values(metric, s.label, s.score, s.details)
+        jvals = defn.units(s.score, s.label, s.details)
         if len(jvals) != len(hvals):
-            raise InputError(f"the human label has {len(hvals)} values but the judge rated {len(jvals)} "
-                             "contexts; expected one value per context", source=item_id,
+            raise InputError(f"the human label has {fmt.plural(len(hvals), 'value')} but the judge rated "
+                             f"{fmt.plural(len(jvals), 'context')}; expected one value per context", source=item_id,
                              field=f"human.{metric}")
         compared += 1
         for u, (jv, hv1) in enumerate(zip(jvals, hvals)):
@@ -243,7 +274,7 @@ def human_agreement(scores: Mapping[str, Any], human: Mapping[str, Any], metric:
             b.append(hv1)
             if jv != hv1:
                 dis.append(Disagreement(item_id, u, jv, hv1, s.label, s.details.get("reasoning")))
-    scale = list(SCALES[metric])
+    scale = list(defn.unit_scale)
     exact = kappa = kw = rho = mad = None
     if a:
         exact = sum(x == y for x, y in zip(a, b)) / len(a)
@@ -252,7 +283,7 @@ def human_agreement(scores: Mapping[str, Any], human: Mapping[str, Any], metric:
             kappa = cohen_kappa(a, b, labels=scale)
         except InputError as err:
             notes.append(f"kappa undefined: {err.message}")
-        if metric in _ORDINAL and weights is not None:
+        if defn.ordinal and weights is not None:
             try:
                 kw = cohen_kappa(a, b, weights=weights, labels=scale)
             except InputError as err:
@@ -268,4 +299,27 @@ def human_agreement(scores: Mapping[str, Any], human: Mapping[str, Any], metric:
         notes.append("no unit was rated by both the judge and a human")
     dis.sort(key=lambda d: (-d.gap, d.item_id, d.unit))
     return HumanAgreement(metric, len(human), compared, len(a), exact, kappa, kw,
-                          weights if metric in _ORDINAL else None, rho, mad, dict(unjudged), dis[:top], notes)
+                          weights if defn.ordinal else None, rho, mad, dict(unjudged), dis[:top], notes)
+
+
+def collect_human_labels(rows: Sequence[Any], *, questions_source: str, answers_source: str
+                         ) -> Dict[str, Dict[str, Any]]:
+    """``{metric: {item_id: label}}`` from the ``human`` objects of the questions and answers of ``rows``
+    (scoring rows: ``question``, ``record``, ``item_id``); an answer's label overrides its question's.  A
+    malformed label raises :class:`InputError` naming the file it is in (the QA file or the answers file) and
+    its line."""
+    human: Dict[str, Dict[str, Any]] = {}
+    for r in rows:
+        if r.record is None:
+            continue
+        qh = r.question.metadata.get("human")
+        if qh is not None and not isinstance(qh, dict):
+            raise InputError('expected an object such as {"answer_correctness": 4}', source=questions_source,
+                             line=r.question.line, field="human")
+        for m, v in (qh or {}).items():
+            check_human_value(m, v, source=questions_source, line=r.question.line)
+            human.setdefault(m, {})[r.item_id] = v
+        for m, v in (r.record.human or {}).items():
+            check_human_value(m, v, source=answers_source, line=r.record.line)
+            human.setdefault(m, {})[r.item_id] = v
+    return human

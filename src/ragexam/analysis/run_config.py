@@ -11,7 +11,7 @@ A config file holds the same settings as the command-line flags, as one flat tab
 
 Keys (``-`` and ``_`` are interchangeable; the singular ``retriever``/``chunker`` of the flags
 are accepted too and may be a string or a list): ``corpus``, ``qa``, ``retrievers``,
-``chunkers``, ``relevance`` (``doc`` | ``evidence``), ``k`` (list of ints or ``"1,3,5"``),
+``chunkers``, ``retrieved`` (results files to grade, a path or a list), ``relevance`` (``doc`` | ``evidence``), ``k`` (list of ints or ``"1,3,5"``),
 ``depth``, ``miss_k``, ``seed``, ``n_resamples``, ``n_permutations``, ``ignore_punctuation``,
 ``overlap``, ``out``.  An unknown key is an :class:`~ragexam.errors.InputError` naming it and
 listing the valid keys; flags given on the command line override the file.  The format is
@@ -60,6 +60,7 @@ _KEY_ALIASES: Dict[str, Tuple[str, ...]] = {
     "qa": ("qa",),
     "retrievers": ("retrievers", "retriever"),
     "chunkers": ("chunkers", "chunker"),
+    "retrieved": ("retrieved",),
     "relevance": ("relevance",),
     "k": ("k",),
     "depth": ("depth",),
@@ -113,17 +114,59 @@ def parse_k(value: Union[int, str, Iterable[Any], None], source: str = "k") -> T
     return tuple(sorted(set(out)))
 
 
-def _str_list(value: Any, name: str, source: str) -> List[Any]:
+def _str_list(value: Any, name: str, source: str, *, allow_empty: bool = False) -> List[Any]:
     if isinstance(value, (str, Path)):
         return [value]
     if isinstance(value, Mapping) or not isinstance(value, Iterable):
         # a single retriever/chunker object
         return [value]
     items = list(value)
-    if not items:
+    if not items and not allow_empty:
         raise InputError(f"received an empty list; expected at least one {name[:-1]}.", source=source,
                          field=name)
     return items
+
+
+_CHECKED = ("retrievers", "chunkers", "retrieved", "relevance", "k", "depth", "miss_k", "seed", "n_resamples",
+            "n_permutations", "ignore_punctuation", "overlap")
+
+
+def check_settings(values: Mapping[str, Any], source: str) -> Dict[str, Any]:
+    """``values`` (any subset of the run settings) checked and normalized, one rule per setting; the first
+    problem raises :class:`InputError` naming ``source`` (a config file, or "run settings") and the field.
+    Settings this function does not know (corpus, qa, out) pass through unchanged."""
+    out = dict(values)
+    if "retrievers" in out:
+        out["retrievers"] = _str_list(out["retrievers"], "retrievers", source, allow_empty=True)
+    if "chunkers" in out:
+        out["chunkers"] = _str_list(out["chunkers"], "chunkers", source)
+    if "retrieved" in out:
+        out["retrieved"] = [] if out["retrieved"] is None else \
+            _str_list(out["retrieved"], "retrieved", source, allow_empty=True)
+    from ragexam.data.relevance import MODES
+
+    rel = out.get("relevance")
+    if rel is not None and rel not in MODES:
+        raise InputError(f"received {rel!r}; expected 'doc' or 'evidence' (or leave it unset: evidence when "
+                         "the questions have evidence).", source=source, field="relevance")
+    if "k" in out:
+        out["k"] = parse_k(out["k"], source)
+    for name, low in (("depth", 1), ("miss_k", 1), ("seed", 0), ("n_resamples", 1), ("n_permutations", 1)):
+        if name in out:
+            out[name] = _int(out[name], name, low, source)
+    if "ignore_punctuation" in out and not isinstance(out["ignore_punctuation"], bool):
+        raise InputError(f"received {out['ignore_punctuation']!r}; expected true or false.", source=source,
+                         field="ignore_punctuation")
+    ov = out.get("overlap")
+    if ov is not None:
+        ok = isinstance(ov, (int, float)) and not isinstance(ov, bool) and math.isfinite(float(ov)) \
+            and 0 < float(ov) <= 1
+        if not ok:
+            raise InputError(f"received {ov!r}; expected a fraction in (0, 1] (the part of an evidence string a "
+                             "chunk must hold to count) or nothing for whole containment.", source=source,
+                             field="overlap")
+        out["overlap"] = float(ov)
+    return out
 
 
 @dataclass
@@ -131,8 +174,9 @@ class RunConfig:
     """Every setting of one run (the ``config`` block of ``summary.json``).
 
     ``retrievers`` and ``chunkers`` hold spec strings or objects (a retriever: anything with
-    ``index(ids, texts)`` and ``search(queries, top_n)``; a chunker: a
-    :class:`~ragexam.data.chunking.Chunker`).  ``relevance`` ``None`` means "evidence when
+    ``index(ids, texts)`` and ``search(queries, top_n)``, or with ``retrieve(queries, top_n)``; a chunker:
+    a :class:`~ragexam.data.chunking.Chunker`); ``retrieved`` the results files to grade (paths or loaded
+    files).  At least one retriever or results file is needed.  ``relevance`` ``None`` means "evidence when
     the question set has evidence, else doc" (decided by :func:`ragexam.analysis.run.run`).
     """
 
@@ -149,18 +193,15 @@ class RunConfig:
     n_permutations: int = DEFAULT_N_PERMUTATIONS
     ignore_punctuation: bool = False
     overlap: Optional[float] = None
+    retrieved: List[Any] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         src = "run settings"
-        self.retrievers = _str_list(self.retrievers, "retrievers", src)
-        self.chunkers = _str_list(self.chunkers, "chunkers", src)
-        if self.relevance is not None and self.relevance not in ("doc", "evidence"):
-            raise InputError(f"received {self.relevance!r}; expected 'doc' or 'evidence' (or leave it "
-                             "unset: evidence when the questions have evidence).", source=src,
-                             field="relevance")
-        self.k = parse_k(self.k, src)
-        self.depth = _int(self.depth, "depth", 1, src)
-        self.miss_k = _int(self.miss_k, "miss_k", 1, src)
+        for key, value in check_settings({f: getattr(self, f) for f in _CHECKED}, src).items():
+            setattr(self, key, value)
+        if not self.retrievers and not self.retrieved:
+            raise InputError("received no retriever and no results file; expected at least one retriever (e.g. "
+                             "bm25) or a results file to grade (--retrieved).", source=src, field="retrievers")
         too_deep = [k for k in self.k if k > self.depth]
         if too_deep:
             raise InputError(f"cutoff k={too_deep[0]} is larger than the retrieval depth {self.depth}; "
@@ -168,26 +209,13 @@ class RunConfig:
         if self.miss_k > self.depth:
             raise InputError(f"miss_k={self.miss_k} is larger than the retrieval depth {self.depth}.",
                              source=src, field="miss_k")
-        self.seed = _int(self.seed, "seed", 0, src)
-        self.n_resamples = _int(self.n_resamples, "n_resamples", 1, src)
-        self.n_permutations = _int(self.n_permutations, "n_permutations", 1, src)
-        if not isinstance(self.ignore_punctuation, bool):
-            raise InputError(f"received {self.ignore_punctuation!r}; expected true or false.", source=src,
-                             field="ignore_punctuation")
-        if self.overlap is not None:
-            ok = isinstance(self.overlap, (int, float)) and not isinstance(self.overlap, bool) \
-                and math.isfinite(float(self.overlap)) and 0 < float(self.overlap) <= 1
-            if not ok:
-                raise InputError(f"received {self.overlap!r}; expected a fraction in (0, 1] (the part of "
-                                 "an evidence string a chunk must hold to count) or nothing for whole "
-                                 "containment.", source=src, field="overlap")
-            self.overlap = float(self.overlap)
 
     def to_dict(self, retriever_names: Sequence[str], chunker_names: Sequence[str]) -> Dict[str, Any]:
         """The ``config`` block of ``summary.json`` (objects appear under their names)."""
         return {
-            "corpus": _label(self.corpus), "qa": _label(self.qa),
+            "corpus": _label(self.corpus) if self.corpus is not None else None, "qa": _label(self.qa),
             "retrievers": list(retriever_names), "chunkers": list(chunker_names),
+            "retrieved": [_label(r) if not hasattr(r, "path") else str(r.path) for r in self.retrieved],
             "relevance": self.relevance, "k": list(self.k), "depth": self.depth, "miss_k": self.miss_k,
             "ignore_punctuation": self.ignore_punctuation, "overlap": self.overlap,
             "seed": self.seed, "n_resamples": self.n_resamples, "n_permutations": self.n_permutations,
@@ -258,7 +286,7 @@ def load_config_file(path: Union[str, Path]) -> Dict[str, Any]:
     if not isinstance(data, Mapping):
         raise InputError(f"the file holds a {type(data).__name__}; expected a table of settings such as "
                          "'retrievers = [\"bm25\"]'.", source=src)
-    return _canonical_keys(data, src)
+    return check_settings(_canonical_keys(data, src), src)
 
 
 def merge_settings(file_settings: Mapping[str, Any], flags: Mapping[str, Any]) -> Dict[str, Any]:

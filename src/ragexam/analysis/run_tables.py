@@ -14,7 +14,7 @@ docs/run-format.md).  What each table means:
   computed too and stored in ``summary.json``.
 * **means and 95% intervals** (:func:`means_and_cis`): plain means over the scored questions
   and percentile-bootstrap intervals (questions resampled with replacement, one pass for all
-  metrics, :func:`ragexam.analysis.stats.bootstrap_ci`).
+  metrics, :func:`ragexam.stats.bootstrap_ci`).
 * **sweep** (:func:`sweep`): the lecture's table, mean P@K, R@K and F1@K for each K, and
   F-beta@K for beta 0.5 (precision weighted), 1 and 2 (recall weighted).  As K grows recall can
   only stay or rise; precision can move either way.
@@ -24,7 +24,8 @@ docs/run-format.md).  What each table means:
 * **comparisons** (:func:`comparisons`): every pipeline against the first (the baseline), on
   the same questions: mean difference, paired-bootstrap 95% interval, paired randomization
   p-value (seeded, never 0), Holm adjustment over the metrics of the pair, the minimum
-  detectable difference and :func:`ragexam.analysis.stats.compare`'s plain-words verdict.
+  detectable difference and the plain-words verdict decided on the Holm-adjusted p
+  (:func:`ragexam.stats.compare_family`, the same wording ``ragexam compare`` uses).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 __all__ = ["BETAS", "main_metrics", "all_metrics", "context_k", "means_and_cis", "sweep", "by_type",
-           "comparisons", "short_verdict"]
+           "comparisons", "first_rank"]
 
 #: the F-beta weights of the lecture's table
 BETAS: Tuple[float, ...] = (0.5, 1.0, 2.0)
@@ -74,7 +75,7 @@ def all_metrics(ks: Sequence[int], miss_k: int) -> List[str]:
 def means_and_cis(V: np.ndarray, metrics: Sequence[str], *, n_resamples: int, seed: int
                   ) -> Tuple[Dict[str, float], Dict[str, List[float]]]:
     """``({metric: mean}, {metric: [low, high]})`` over the rows of ``V`` (percentile bootstrap)."""
-    from ragexam.analysis.stats import bootstrap_ci
+    from ragexam.stats import bootstrap_ci
 
     cis = bootstrap_ci(V, n_resamples=n_resamples, seed=seed)
     means = {m: float(ci.mean) for m, ci in zip(metrics, cis)}
@@ -93,7 +94,7 @@ def by_type(V: np.ndarray, metrics: Sequence[str], types: Sequence[str], main: S
             n_resamples: int, seed: int) -> Tuple[Dict[str, Dict[str, float]], Dict[str, Dict[str, List[float]]],
                                                   Dict[str, int]]:
     """Main metrics per question type: ``(means, ci95, n)``, types in first-seen order."""
-    from ragexam.analysis.stats import bootstrap_ci
+    from ragexam.stats import bootstrap_ci
 
     cols = [list(metrics).index(m) for m in main]
     t_arr = np.asarray(types, dtype=object)
@@ -110,50 +111,33 @@ def by_type(V: np.ndarray, metrics: Sequence[str], types: Sequence[str], main: S
     return means, cis, ns
 
 
-def short_verdict(verdict: str, baseline: str, pipeline: str) -> str:
-    """A few words for a table cell from :func:`ragexam.analysis.stats.verdict`'s text."""
-    if verdict.startswith(f"{pipeline} is better than {baseline}"):
-        return "better"
-    if verdict.startswith(f"{baseline} is better than {pipeline}"):
-        return "worse"
-    head = verdict.split(":", 1)[0]
-    return {"no difference": "same", "no detectable difference": "within noise",
-            "borderline": "borderline", "not significant": "not significant"}.get(head, head)
-
-
 def comparisons(baseline: str, base_V: np.ndarray, pipeline: str, V: np.ndarray, metrics: Sequence[str],
                 compared: Sequence[str], *, n_resamples: int, n_permutations: int, seed: int,
                 alpha: float = 0.05) -> List[Dict[str, Any]]:
-    """Paired comparisons of ``pipeline`` against ``baseline`` on each of ``compared``.
+    """Paired comparisons of ``pipeline`` against ``baseline`` on each of ``compared``
+    (:func:`ragexam.stats.compare_family`: one family, Holm-corrected across ``compared``).
 
     Each entry: ``diff`` (pipeline - baseline), ``ci95`` (paired bootstrap), ``p_value``
     (paired randomization test; exact when few questions differ, else approximate with
     ``(count + 1) / (n_permutations + 1)``, never 0), ``p_holm`` (Holm over ``compared``),
     ``mdd`` (minimum detectable difference, alpha 0.05, power 0.8), ``resolution`` (1/n),
-    ``within_noise`` (|diff| < mdd), ``verdict`` (stats.compare's text) and ``reading``
-    (a few words for tables: better, worse, same, within noise, borderline, not significant;
-    ``better``/``worse`` become ``... (not after Holm)`` when ``p_holm >= alpha``).
+    ``within_noise`` (|diff| < mdd), ``verdict`` and ``reading`` (the one wording of
+    :func:`ragexam.stats.verdict.assess`, decided on ``p_holm``: better, worse, same,
+    not after Holm, borderline, within noise, not significant).
     """
-    from ragexam.analysis.stats import compare, holm
+    from ragexam.stats import compare_family
 
-    out: List[Dict[str, Any]] = []
-    for m in compared:
-        j = list(metrics).index(m)
-        c = compare(base_V[:, j], V[:, j], names=(baseline, pipeline), n_resamples=n_resamples,
-                    n_permutations=n_permutations, seed=seed, alpha=alpha)
-        out.append({"baseline": baseline, "pipeline": pipeline, "metric": m, "diff": float(c.diff),
-                    "ci95": [float(c.ci_low), float(c.ci_high)], "p_value": float(c.p_value),
-                    "p_holm": None, "method": c.method, "n": int(c.n), "mdd": float(c.mdd),
-                    "resolution": float(c.resolution), "within_noise": bool(abs(c.diff) < c.mdd),
-                    "verdict": c.verdict, "reading": short_verdict(c.verdict, baseline, pipeline),
-                    "signature": c.signature})
-    if out:
-        adj = holm([e["p_value"] for e in out])
-        for e, p in zip(out, adj.tolist()):
-            e["p_holm"] = float(p)
-            if e["reading"] in ("better", "worse") and p >= alpha:
-                e["reading"] += " (not after Holm)"
-    return out
+    if not compared:
+        return []
+    cols = [list(metrics).index(m) for m in compared]
+    family = compare_family(base_V[:, cols], V[:, cols], names=(baseline, pipeline), n_resamples=n_resamples,
+                            n_permutations=n_permutations, seed=seed, alpha=alpha)
+    return [{"baseline": baseline, "pipeline": pipeline, "metric": m, "diff": float(c.diff),
+             "ci95": [float(c.ci_low), float(c.ci_high)], "p_value": float(c.p_value),
+             "p_holm": float(c.p_adjusted), "method": c.method, "n": int(c.n), "mdd": float(c.mdd),
+             "resolution": float(c.resolution), "within_noise": bool(abs(c.diff) < c.mdd),
+             "verdict": c.verdict, "reading": c.reading, "signature": c.signature}
+            for m, c in zip(compared, family)]
 
 
 def first_rank(unit_ranks: Mapping[str, Optional[int]]) -> Optional[int]:

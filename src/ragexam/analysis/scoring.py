@@ -9,10 +9,20 @@ retrieval), then computes
   overlap with a "not in the documents" reference).  For Korean data BLEU and ROUGE-L use the
   ``ko-kiwi`` morpheme tokenizer (whitespace tokens make CJK overlap meaningless), otherwise
   ``13a`` / whitespace; the signatures say which.
-* **judge metrics** (when a :class:`~ragexam.metrics.judge.Judge` is given): ``context_relevance``
-  and ``faithfulness`` on every answer that has contexts, ``answer_correctness`` on answerable
-  questions, ``abstention`` on out-of-corpus questions; summaries with coverage per pipeline
-  and per question type; agreement across repeats when ``repeat >= 2``.
+* **judge metrics** (when a :class:`~ragexam.metrics.judge.Judge` is given; default the four of
+  :data:`~ragexam.metrics.judge.prompts.DEFAULT_METRICS`): each metric grades the answers of the
+  questions it applies to (:attr:`JudgeMetric.applies_to <ragexam.metrics.judge.metric.JudgeMetric>`:
+  ``answer_correctness``, ``context_precision`` and ``context_recall`` the answerable questions,
+  ``abstention`` the out-of-corpus ones, the others and custom rubrics all); summaries with
+  coverage, a bootstrap interval of the mean, the pass rate and its interval per pipeline and per
+  question type; with ``repeat >= 2`` the canonical verdicts, ties, flip share and the judge's
+  agreement with itself.
+* **judge vs evidence** (:meth:`ScoreReport.judge_vs_evidence`): where a judge metric has an
+  evidence-based twin computed without an LLM from the same contexts -- ``context_precision`` vs
+  ``evidence_precision`` (the same rank-aware formula over "this context contains an evidence
+  span"), ``context_recall`` vs ``evidence_recall`` (share of the question's evidence spans found
+  in the contexts), ``context_relevance`` passing vs ``evidence_hit`` (some context contains
+  evidence) -- both side by side with the questions on which they disagree.
 * **stage attribution** (:mod:`ragexam.analysis.diagnosis`) with the verdict sources recorded in
   its signature.
 
@@ -23,22 +33,32 @@ pipeline; a question without an answer is listed as ``unjudged`` (``no_answer``)
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from ragexam.analysis.answers import NO_PIPELINE, AnswerRecord, RunInfo, run_contexts
+from ragexam.analysis.answers import NO_PIPELINE, AnswerRecord, corpus_of_run, run_contexts
 from ragexam.analysis.diagnosis import Attribution, StageInputs, StageResult, attribute_all, evidence_in_contexts
 from ragexam.analysis.verdicts import ABSTAIN_PHRASES, ABSTAIN_PHRASES_VERSION, CorrectIf, is_abstention
+from ragexam import fmt
+from ragexam.metrics.judge.metric import JudgeMetric
 from ragexam.errors import InputError
+from ragexam.storage.runfolder import SCORE_FORMAT, RunData, RunRow
 
 __all__ = ["AnswerRow", "ScoreReport", "prepare_rows", "score_answers", "plan_judging", "judge_jobs",
-           "item_id", "save_score", "SCORE_FORMAT"]
+           "item_id", "save_score", "check_min_coverage", "evidence_per_context", "SCORE_FORMAT", "TEXT_METRICS",
+           "OK_LABELS", "EVIDENCE_TWINS", "PASS_SUFFIX"]
 
-SCORE_FORMAT = "ragexam-score/1"
 TEXT_METRICS = ("bleu", "chrf", "rouge_l")
+#: a judge metric's pass rate is the metric ``<metric>_pass`` (1 / 0 per judged answer)
+PASS_SUFFIX = "_pass"
+#: judge metric -> (its evidence-based twin, how the judge's per-answer value is read)
+EVIDENCE_TWINS = {"context_precision": ("evidence_precision", "score"),
+                  "context_recall": ("evidence_recall", "score"),
+                  "context_relevance": ("evidence_hit", "passed")}
+#: the stage labels counted as ok in ``ok_share``
+OK_LABELS = ("ok", "abstained_ok")
 
 
 def item_id(pipeline: str, query_id: str) -> str:
@@ -61,9 +81,11 @@ class AnswerRow:
     context_ids: Optional[Tuple[str, ...]] = None
     contexts_source: Optional[str] = None
     text: Dict[str, Optional[float]] = field(default_factory=dict)
+    text_stats: Dict[str, List[int]] = field(default_factory=dict)
     phrase: Optional[str] = None
     judge: Dict[str, Any] = field(default_factory=dict)  # metric -> ItemScore
     stage: Optional[StageResult] = None
+    evidence: Dict[str, Any] = field(default_factory=dict)  # evidence_precision/recall/hit, flags
 
     @property
     def query_id(self) -> str:
@@ -76,6 +98,11 @@ class AnswerRow:
     @property
     def answer(self) -> Optional[str]:
         return self.record.answer if self.record is not None else None
+
+    @property
+    def ok(self) -> Optional[bool]:
+        """True when the stage label is ok (or abstained_ok), None before attribution."""
+        return None if self.stage is None else self.stage.label in OK_LABELS
 
     def csv_row(self, judge_metrics: Sequence[str]) -> Dict[str, Any]:
         q, s = self.question, self.stage
@@ -92,47 +119,108 @@ class AnswerRow:
             row[f"{m}_status"] = sc.status if sc is not None else None
             row[f"{m}_score"] = sc.score if sc is not None else None
             row[f"{m}_label"] = sc.label if sc is not None else None
+            row[f"{m}{PASS_SUFFIX}"] = _flag(sc.passed) if sc is not None else None
             row[f"{m}_reason"] = sc.reason if sc is not None else None
+            if sc is not None and sc.n_repeats > 1:
+                row[f"{m}_verdicts"] = "|".join(map(str, sc.verdicts)) or None
+                row[f"{m}_tie"] = sc.tie
+        for name in ("evidence_precision", "evidence_recall", "evidence_hit"):
+            if name in self.evidence:
+                row[name] = self.evidence[name]
         if s is not None:
             row.update({"correct": s.inputs.correct, "faithful": s.inputs.faithful, "abstained": s.inputs.abstained,
                         "label": s.label, "reason": s.reason})
+        row["ok"] = self.ok
         row["note"] = self.record.metadata.get("note") if self.record is not None else None
         row["answer"] = self.answer
+        row["stats"] = self.text_stats or None
         return row
+
+    def typed_row(self, judge_metrics: Sequence[str], pass_metrics: Sequence[str] = ()) -> RunRow:
+        """The row as recorded (history) and read back (score folder): the text metrics, ``ok_share``
+        (1 or 0), each judge metric's score under its name (None when not judged), for the metrics
+        in ``pass_metrics`` (those with a pass rule) ``<metric>_pass`` (1 or 0; None when not judged)
+        and the summable statistics of the corpus metrics."""
+        metrics: Dict[str, Optional[float]] = {m: _finite(self.text.get(m)) for m in ("chrf", "bleu", "rouge_l")}
+        metrics["ok_share"] = None if self.ok is None else float(self.ok)
+        for m in judge_metrics:
+            sc = self.judge.get(m)
+            metrics[m] = _finite(sc.score) if sc is not None and sc.judged else None
+            if m in pass_metrics:
+                metrics[m + PASS_SUFFIX] = float(sc.passed) if sc is not None and sc.passed is not None else None
+        q = self.question
+        return RunRow(pipeline=self.pipeline, query_id=q.query_id, type=q.type, answerable=bool(q.answerable),
+                      first_rank=self.first_rank, metrics=metrics,
+                      stats={k: [float(x) for x in v] for k, v in self.text_stats.items()})
+
+
+def _flag(x: Optional[bool]) -> Optional[int]:
+    return None if x is None else int(x)
+
+
+def _finite(x: Any) -> Optional[float]:
+    import math
+
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    return float(x) if math.isfinite(float(x)) else None
+
+
+def as_run_data(run: Any) -> Optional[RunData]:
+    """``run`` as a :class:`~ragexam.storage.runfolder.RunData`: a RunData as is, a
+    :class:`~ragexam.analysis.run.RunResult` (``ragexam.run(...)``) with the chunk texts it saw, or
+    ``None``."""
+    if run is None or isinstance(run, RunData):
+        return run
+    if hasattr(run, "chunk_records") and hasattr(run, "per_question") and hasattr(run, "summary"):
+        chunks: Dict[str, Dict[str, Any]] = {}
+        for c in run.chunk_records():
+            chunks.setdefault(c.chunker, {})[c.chunk_id] = c
+        return RunData(summary=run.summary, per_question=list(run.per_question), source=str(run.summary.get(
+            "run_id") or "run"), chunks=chunks)
+    raise InputError(f"received {type(run).__name__}; expected a run folder's RunData or a RunResult",
+                     source="score", field="run")
 
 
 def prepare_rows(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "answers",
-                 run: Optional[RunInfo] = None, pipeline: Optional[str] = None, k: Optional[int] = None,
+                 run: Optional[RunData] = None, pipeline: Optional[str] = None, k: Optional[int] = None,
                  corpus: Any = None, notes: Optional[List[str]] = None) -> List[AnswerRow]:
     """Join answers, questions and the run (see the module docstring).
 
-    ``corpus`` (a Corpus, path or bundled name; default the run's corpus) is loaded only when a
-    row needs the run's chunk texts as contexts: answers without ``contexts`` whose pipeline is
-    named (by the answer, or by ``pipeline``) and present in the run.
+    Answers without ``contexts`` whose pipeline is named (by the answer, or by ``pipeline``) and
+    present in the run get the run's stored chunk texts as contexts.  ``corpus`` (a Corpus, path or
+    bundled name; default the run's corpus) is loaded only for a ``ragexam-run/1`` folder, which
+    did not store them (:func:`ragexam.analysis.answers.run_contexts`).
     """
     notes = notes if notes is not None else []
+    run = as_run_data(run)
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         raise InputError(f"received {k!r}; expected an integer >= 1", source="score", field="k")
     for r in answers:
         if r.query_id not in qa:
             raise InputError(f"query_id {r.query_id!r} is not a question of the QA set ({qa.source}); "
                              "expected the ids of the QA file", source=answers_source, line=r.line, field="query_id")
-    if run is not None and pipeline is not None and pipeline not in run.rows:
+    if run is not None and pipeline is not None and not run.has_pipeline(pipeline):
         raise InputError(f"no pipeline {pipeline!r} in the run; it has: {', '.join(run.pipelines)}",
                          source=run.source, field="pipeline")
+    only = run is not None and len(run.pipelines) == 1  # the run's one pipeline needs no naming
     if pipeline is not None:
         default = pipeline
     elif run is not None and run.pipelines:
         default = run.pipelines[0]
-        if any(r.pipeline is None for r in answers):
-            more = f" (of {len(run.pipelines)}; choose another with --pipeline)" if len(run.pipelines) > 1 else ""
-            notes.append(f"answers without a 'pipeline' field were joined with the run's pipeline {default!r}{more}")
+        unnamed = [r for r in answers if r.pipeline is None and r.contexts is None]
+        if unnamed and not only:
+            notes.append(f"{fmt.plural(len(unnamed), 'answer')} without a 'pipeline' field or contexts were joined "
+                         f"with the run's first pipeline {default!r} for retrieval ranks, but the run has "
+                         f"{len(run.pipelines)} pipelines, so their contexts are unknown and context_relevance and "
+                         "faithfulness will be unjudged (no_contexts); pass --pipeline NAME to grade them on that "
+                         "pipeline's retrieved chunks")
     else:
         default = NO_PIPELINE
     by_key: Dict[Tuple[str, str], Tuple[AnswerRecord, bool]] = {}
     for r in answers:
         name = r.pipeline or default
-        explicit = r.pipeline is not None or pipeline is not None
+        explicit = r.pipeline is not None or pipeline is not None or only
         if (name, r.query_id) in by_key:
             raise InputError(f"two answers for question {r.query_id!r} in pipeline {name!r} (one names the "
                              "pipeline, one is joined to it by default); give every answer a pipeline",
@@ -141,7 +229,7 @@ def prepare_rows(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "
     pipelines = list(dict.fromkeys(name for name, _ in by_key))
     if run is not None:
         for p in pipelines:
-            if p not in run.rows:
+            if not run.has_pipeline(p):
                 notes.append(f"pipeline {p!r} is not in the run {run.source}: its retrieval is unknown")
     default_k = k or (run.miss_k if run is not None and run.miss_k else None) or 5
     ctx_cache: Dict[Tuple[str, int], Dict[str, List[Tuple[str, str]]]] = {}
@@ -156,11 +244,11 @@ def prepare_rows(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "
             if rec is not None and rec.contexts is not None:
                 row.contexts, row.context_ids, row.contexts_source = rec.contexts, rec.context_ids, "answer"
             elif rec is not None and rr is not None and explicit:
-                if corpus_obj is None:
-                    corpus_obj = _load_corpus(corpus, run)
                 key = (p, rk)
                 if key not in ctx_cache:
-                    ctx_cache[key] = run_contexts(run, p, corpus_obj, rk)
+                    if corpus_obj is None and not run.has_chunk_texts:
+                        corpus_obj = corpus_of_run(run, corpus)
+                    ctx_cache[key] = run_contexts(run, p, rk, corpus=corpus_obj, notes=notes)
                 pairs = ctx_cache[key].get(q.query_id, [])
                 row.contexts = tuple(t for _, t in pairs)
                 row.context_ids = tuple(c for c, _ in pairs)
@@ -178,19 +266,6 @@ def prepare_rows(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "
                 row.retrieval_source = "contexts" if row.retrieved is not None else "unknown"
             rows.append(row)
     return rows
-
-
-def _load_corpus(corpus: Any, run: RunInfo):
-    from ragexam.data.loaders import load_corpus
-    from ragexam.data.schema import Corpus
-
-    if isinstance(corpus, Corpus):
-        return corpus
-    ref = corpus if corpus is not None else run.corpus
-    if ref is None:
-        raise InputError("the run does not record its corpus; pass --corpus to rebuild the chunk texts",
-                         source=run.source, field="corpus")
-    return load_corpus(ref)
 
 
 # --- text metrics -----------------------------------------------------------------------------
@@ -217,8 +292,9 @@ def _text_scores(rows: List[AnswerRow], bleu_tok: str, rouge_tok: str) -> Dict[s
     bs = bleu_stats(hyps, refs, tokenize=bleu_tok)
     cs = chrf_stats(hyps, refs)
     rs = rouge_l_stats(hyps, refs, tokenize=rouge_tok)
-    for r, b, c, g in zip(todo, bleu_scores(bs, effective_order=True), chrf_scores(cs), rs[:, 2]):
+    for i, (r, b, c, g) in enumerate(zip(todo, bleu_scores(bs, effective_order=True), chrf_scores(cs), rs[:, 2])):
         r.text = {"bleu": float(b), "chrf": float(c), "rouge_l": float(g)}
+        r.text_stats = {"bleu": [int(x) for x in bs[i]], "chrf": [int(x) for x in cs[i]]}
     return {"rows": todo, "bleu": bs, "chrf": cs, "rouge": rs}
 
 
@@ -242,8 +318,22 @@ def _text_aggregate(stats: Dict[str, Any], keep: Callable[[AnswerRow], bool], bl
 
 
 # --- judge ---------------------------------------------------------------------------------------
-def judge_jobs(rows: Sequence[AnswerRow], metrics: Sequence[str]) -> Dict[str, list]:
-    """``{metric: [JudgeItem]}`` for the rows (see the module docstring for who gets what)."""
+def _definitions(metrics: Sequence[Any], judge=None) -> List[JudgeMetric]:
+    from ragexam.metrics.judge.metric import resolve_metrics
+
+    defs = resolve_metrics(list(metrics), getattr(judge, "custom", {}) or {})
+    for d in defs:
+        if d.name == "pairwise":
+            raise InputError("pairwise compares two pipelines' answers; use ragexam.analysis.pairwise "
+                             "(`ragexam pairwise`), not a per-answer judge metric", source="score", field="metric")
+    return defs
+
+
+def judge_jobs(rows: Sequence[AnswerRow], metrics: Sequence[Any], judge=None) -> Dict[str, list]:
+    """``{metric name: [JudgeItem]}`` for the rows: each metric (a name, or a
+    :class:`~ragexam.metrics.judge.metric.JudgeMetric`; names are looked up among ``judge``'s custom
+    metrics, then the built-ins) gets the answered rows of the questions it applies to
+    (``applies_to``: all, answerable, unanswerable)."""
     from ragexam.metrics.judge import JudgeItem
 
     def item(r: AnswerRow) -> JudgeItem:
@@ -251,22 +341,44 @@ def judge_jobs(rows: Sequence[AnswerRow], metrics: Sequence[str]) -> Dict[str, l
 
     answered = [r for r in rows if r.answer is not None]
     jobs: Dict[str, list] = {}
-    for m in metrics:
-        if m in ("context_relevance", "faithfulness"):
-            jobs[m] = [item(r) for r in answered]
-        elif m == "answer_correctness":
-            jobs[m] = [item(r) for r in answered if r.question.answerable]
-        elif m == "abstention":
-            jobs[m] = [item(r) for r in answered if not r.question.answerable]
-        else:
-            raise InputError(f"unknown judge metric {m!r}; expected context_relevance, faithfulness, "
-                             "answer_correctness or abstention", source="score", field="metric")
+    for d in _definitions(metrics, judge):
+        keep = {"all": lambda r: True, "answerable": lambda r: bool(r.question.answerable),
+                "unanswerable": lambda r: not r.question.answerable}[d.applies_to]
+        jobs[d.name] = [item(r) for r in answered if keep(r)]
     return jobs
 
 
-def plan_judging(rows: Sequence[AnswerRow], judge, metrics: Sequence[str], *, repeat: int = 1):
+def plan_judging(rows: Sequence[AnswerRow], judge, metrics: Sequence[Any], *, repeat: int = 1):
     """The judge's :class:`~ragexam.metrics.judge.JudgePlan` for these rows (nothing is sent)."""
-    return judge.plan(None, judge_jobs(rows, metrics), repeat=repeat)
+    defs = _definitions(metrics, judge)
+    return judge.plan(None, {d: items for d, items in zip(defs, judge_jobs(rows, defs, judge).values())},
+                      repeat=repeat)
+
+
+def evidence_per_context(evidence: Sequence[str], contexts: Sequence[str]) -> Optional[Dict[str, Any]]:
+    """The evidence-based twins of the judge's context metrics for one answer, from its contexts in
+    retrieved order (the text-level rule of :class:`ragexam.data.evidence.EvidenceMatcher`):
+
+    * ``flags``: per context, whether it contains some evidence span of the question;
+    * ``evidence_precision``: :func:`~ragexam.metrics.judge.replies.average_precision` of the flags
+      (the formula of the judge's ``context_precision``);
+    * ``evidence_recall``: share of the question's evidence spans found in some context;
+    * ``evidence_hit``: 1.0 when some context contains evidence, else 0.0.
+
+    ``None`` when the question has no evidence or there are no contexts.
+    """
+    if not evidence or not contexts:
+        return None
+    from ragexam.data.evidence import EvidenceMatcher
+    from ragexam.metrics.judge.replies import average_precision
+
+    matcher = EvidenceMatcher()
+    units = [(str(i), e) for i, e in enumerate(evidence)]
+    covered = [set(matcher.covered(c, units)) for c in contexts]
+    flags = [bool(c) for c in covered]
+    found = set().union(*covered)
+    return {"flags": flags, "evidence_precision": average_precision(flags),
+            "evidence_recall": len(found) / len(units), "evidence_hit": float(any(flags))}
 
 
 # --- the report ------------------------------------------------------------------------------------
@@ -283,26 +395,132 @@ class ScoreReport:
     judge_metrics: Tuple[str, ...] = ()
     agreement: Dict[str, Any] = field(default_factory=dict)
     notes: List[str] = field(default_factory=list)
+    seed: Optional[int] = None
 
     @property
     def pipelines(self) -> List[str]:
         return list(dict.fromkeys(r.pipeline for r in self.rows))
 
+    @property
+    def pass_metrics(self) -> Tuple[str, ...]:
+        """The judge metrics with a pass rule (their pass rate is ``<metric>_pass``)."""
+        jr = self.judge_run
+        if jr is None:
+            return ()
+        return tuple(m for m in self.judge_metrics
+                     if (d := jr.definition(m)) is not None and d.pass_rule is not None)
+
     def judge_summary(self, pipeline: str, metric: str, qtype: Optional[str] = None):
+        """The :class:`~ragexam.metrics.judge.MetricSummary` of ``metric`` for ``pipeline`` (and question
+        type ``qtype``), with bootstrap intervals drawn with the score's seed."""
         from ragexam.metrics.judge import summarize
 
         scores = [r.judge[metric] for r in self.rows if r.pipeline == pipeline and metric in r.judge
                   and (qtype is None or (r.question.type or "(none)") == qtype)]
-        return summarize(scores, metric)
+        return summarize(scores, metric, seed=self.seed)
+
+    def judge_vs_evidence(self) -> Dict[str, List[Dict[str, Any]]]:
+        """``{pipeline: [comparison]}``: each judge metric that has an evidence-based twin
+        (:data:`EVIDENCE_TWINS`) beside it, over the answers where both have a value: ``n``, the
+        judge's mean and the evidence mean, ``agree`` (share of answers on which the judge's and the
+        evidence's values are equal after rounding to the nearest of 0/1 -- i.e. both say the
+        contexts are good or both say they are not), and ``disagreements``: the answers where the
+        two differ most (query id, both values), largest gap first.  Read them: either the judge
+        is wrong, or the evidence string is too narrow (another chunk answers too)."""
+        out: Dict[str, List[Dict[str, Any]]] = {}
+        for p in self.pipelines:
+            comps = []
+            for m in self.judge_metrics:
+                if m not in EVIDENCE_TWINS:
+                    continue
+                twin, how = EVIDENCE_TWINS[m]
+                pairs = []
+                for r in self.rows:
+                    sc = r.judge.get(m)
+                    if r.pipeline != p or sc is None or not sc.judged or twin not in r.evidence:
+                        continue
+                    jv = float(sc.passed) if how == "passed" else float(sc.score)
+                    pairs.append((r.query_id, jv, float(r.evidence[twin])))
+                if not pairs:
+                    continue
+                n = len(pairs)
+                agree = sum(1 for _, a, b in pairs if (a >= 0.5) == (b >= 0.5)) / n
+                worst = sorted(pairs, key=lambda t: (-abs(t[1] - t[2]), t[0]))
+                comps.append({"judge_metric": m, "judge_value": "pass rate" if how == "passed" else "mean",
+                              "evidence_metric": twin, "n": n, "judge": sum(a for _, a, _ in pairs) / n,
+                              "evidence": sum(b for _, _, b in pairs) / n, "agree": agree,
+                              "disagreements": [{"query_id": q, "judge": a, "evidence": b}
+                                                for q, a, b in worst if abs(a - b) > 1e-12][:10]})
+            if comps:
+                out[p] = comps
+        return out
 
     def missing_answers(self) -> Dict[str, int]:
         return {p: sum(1 for r in self.rows if r.pipeline == p and r.record is None) for p in self.pipelines}
+
+    def results(self) -> Dict[str, Any]:
+        """``{pipeline: {"n", "metrics", "ci95", "coverage"}}``: ``n`` the answerable questions with a
+        text score; ``metrics`` the corpus ``chrf`` and ``bleu`` and the mean ``rouge_l`` over them,
+        ``ok_share`` (the share of the pipeline's questions whose stage is ok or abstained_ok;
+        unjudged ones count as not ok), each judge metric's mean over its judged items and, for a
+        metric with a pass rule, its pass rate ``<metric>_pass``; ``coverage[metric]`` =
+        ``{"n": judgeable items, "n_judged": judged}``; ``ci95[metric]`` the bootstrap interval of
+        each judge mean and pass rate (the one ``ragexam check`` computes from the rows with the
+        same seed; text metrics get theirs in ``check``, :mod:`ragexam.analysis.gate`)."""
+        out: Dict[str, Any] = {}
+        for p in self.pipelines:
+            text = self.text.get(p) or {}
+            metrics: Dict[str, Optional[float]] = {m: _finite(text.get(m)) for m in ("chrf", "bleu", "rouge_l")}
+            oks = [r.ok for r in self.rows if r.pipeline == p and r.ok is not None]
+            metrics["ok_share"] = (sum(oks) / len(oks)) if oks else None
+            coverage = {}
+            ci95: Dict[str, List[float]] = {}
+            passing = self.pass_metrics
+            for m in self.judge_metrics:
+                s = self.judge_summary(p, m)
+                metrics[m] = _finite(s.mean)
+                coverage[m] = {"n": s.n, "n_judged": s.n_judged}
+                if s.ci95 is not None:
+                    ci95[m] = [s.ci95[0], s.ci95[1]]
+                if m in passing:
+                    metrics[m + PASS_SUFFIX] = _finite(s.pass_rate)
+                    coverage[m + PASS_SUFFIX] = {"n": s.n, "n_judged": s.n_judged}
+                    if s.pass_ci95 is not None:
+                        ci95[m + PASS_SUFFIX] = [s.pass_ci95[0], s.pass_ci95[1]]
+            out[p] = {"n": text.get("n"), "metrics": metrics, "ci95": ci95, "coverage": coverage}
+        return out
+
+    def typed_rows(self) -> List[RunRow]:
+        """Every row as :meth:`AnswerRow.typed_row` (what the history stores)."""
+        return [r.typed_row(self.judge_metrics, self.pass_metrics) for r in self.rows]
+
+    def coverage_failures(self, min_coverage: Optional[float] = None) -> List[str]:
+        """Why a CI should fail this score: a judge metric whose coverage (judged / judgeable items) is
+        below ``min_coverage`` (default: the ``min_coverage`` setting) for some pipeline, and — always —
+        a judge that judged nothing at all although there were items to judge.  Empty when fine."""
+        if self.judge_run is None:
+            return []
+        floor = self.settings.get("min_coverage") if min_coverage is None else check_min_coverage(min_coverage)
+        out = []
+        total = judged = 0
+        for p in self.pipelines:
+            for m in self.judge_metrics:
+                s = self.judge_summary(p, m)
+                total += s.n
+                judged += s.n_judged
+                if floor is not None and s.n and s.n_judged / s.n < floor:
+                    out.append(f"{m} of {p!r}: judged {s.n_judged} of {s.n} ({s.n_judged / s.n:.0%}), below "
+                               f"--min-coverage {floor:g}")
+        if total and not judged:
+            out.insert(0, f"nothing was judged: 0 of {total} judgments succeeded (see the unjudged reasons)")
+        return out
 
     def to_dict(self) -> Dict[str, Any]:
         from ragexam import __version__
 
         out: Dict[str, Any] = {
             "format": SCORE_FORMAT,
+            "kind": "score",
             "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "ragexam_version": __version__,
             "settings": self.settings,
@@ -310,6 +528,7 @@ class ScoreReport:
                         "n_answers": sum(1 for r in self.rows if r.record is not None),
                         "pipelines": self.pipelines, "missing_answers": self.missing_answers()},
             "text": self.text, "text_by_type": self.text_by_type,
+            "results": self.results(),
             "judge": None,
             "attribution": self.attribution.to_dict(),
             "notes": list(self.notes),
@@ -325,30 +544,53 @@ class ScoreReport:
                 "by_type": {p: {t: {m: self.judge_summary(p, m, t).to_dict() for m in self.judge_metrics}
                                 for t in types} for p in self.pipelines},
                 "agreement": {m: a.to_dict() for m, a in self.agreement.items()},
+                "definitions": {m: _definition_dict(jr.definition(m)) for m in self.judge_metrics},
+                "vs_evidence": self.judge_vs_evidence(),
             }
         return out
 
 
+def _definition_dict(d: Optional[JudgeMetric]) -> Optional[Dict[str, Any]]:
+    if d is None:
+        return None
+    return {"question": d.question, "needs": list(d.needs), "applies_to": d.applies_to,
+            "score_range": list(d.score_range), "labels": list(d.labels), "pass": d.pass_text,
+            "custom": d.custom, "source": d.source}
+
+
 def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "answers",
-                  run: Optional[RunInfo] = None, pipeline: Optional[str] = None, k: Optional[int] = None,
+                  run: Optional[RunData] = None, pipeline: Optional[str] = None, k: Optional[int] = None,
                   corpus: Any = None, judge=None, judge_metrics: Optional[Sequence[str]] = None, repeat: int = 1,
                   correct_if: Optional[CorrectIf] = None, abstain_phrases: Optional[Sequence[str]] = None,
                   bleu_tokenize: str = "auto", progress: Optional[Callable[[int, int], None]] = None,
-                  rows: Optional[List[AnswerRow]] = None, notes: Optional[List[str]] = None) -> ScoreReport:
+                  rows: Optional[List[AnswerRow]] = None, notes: Optional[List[str]] = None,
+                  min_coverage: Optional[float] = None, seed: Optional[int] = None) -> ScoreReport:
     """Score ``answers`` to the questions of ``qa`` (see the module docstring).
 
     :param judge: a :class:`~ragexam.metrics.judge.Judge`, or ``None`` for text metrics only.
-    :param judge_metrics: which judge metrics (default all four).
+    :param judge_metrics: which judge metrics: names (built-ins, or the judge's custom metrics) or
+        :class:`~ragexam.metrics.judge.metric.JudgeMetric` objects (default
+        :data:`~ragexam.metrics.judge.prompts.DEFAULT_METRICS`).
     :param correct_if: the text threshold for correctness when the judge does not grade
         ``answer_correctness``.
     :param abstain_phrases: the phrase list (default :data:`ragexam.analysis.verdicts.ABSTAIN_PHRASES`)
         when the judge does not grade ``abstention``.
     :param rows: rows from :func:`prepare_rows` (to avoid preparing twice).
+    :param min_coverage: the judge coverage (0-1) below which :meth:`ScoreReport.coverage_failures`
+        reports a metric (recorded in the settings); checked before any work.
+    :param seed: the seed of the judge intervals' bootstrap (default
+        :data:`ragexam.stats.DEFAULT_SEED`, as ``ragexam check`` uses).
     """
     from ragexam import __version__
-    from ragexam.metrics.judge.prompts import METRICS, detect_language
+    from ragexam.metrics.judge.prompts import DEFAULT_METRICS, detect_language
 
     notes = notes if notes is not None else []
+    run = as_run_data(run)
+    if min_coverage is not None:
+        min_coverage = check_min_coverage(min_coverage)
+        if judge is None:
+            raise InputError("--min-coverage applies to an LLM judge; pass --judge-model too", source="score",
+                             field="min_coverage")
     if rows is None:
         rows = prepare_rows(qa, answers, answers_source=answers_source, run=run, pipeline=pipeline, k=k,
                             corpus=corpus, notes=notes)
@@ -372,9 +614,13 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
     metrics: Tuple[str, ...] = ()
     judge_run = None
     agreement: Dict[str, Any] = {}
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise InputError(f"received {seed!r}; expected an integer", source="score", field="seed")
     if judge is not None:
-        metrics = tuple(dict.fromkeys(judge_metrics or METRICS))
-        judge_run = judge.run(None, judge_jobs(rows, metrics), repeat=repeat, progress=progress)
+        defs = _definitions(list(judge_metrics or DEFAULT_METRICS), judge)
+        metrics = tuple(d.name for d in defs)
+        jobs = judge_jobs(rows, defs, judge)
+        judge_run = judge.run(None, {d: jobs[d.name] for d in defs}, repeat=repeat, progress=progress)
         for m in metrics:
             scores = judge_run.items(m)
             for r in rows:
@@ -383,7 +629,12 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
         if repeat >= 2:
             from ragexam.analysis.judge_agreement import repeat_agreement
 
-            agreement = {m: repeat_agreement(judge_run.judgments, m) for m in metrics}
+            agreement = {m: repeat_agreement(judge_run.judgments, judge_run.definition(m)) for m in metrics}
+        for r in rows:
+            if any(m in EVIDENCE_TWINS and m in r.judge for m in metrics) and r.question.answerable:
+                ev = evidence_per_context(r.question.evidence, r.contexts or ())
+                if ev is not None:
+                    r.evidence = ev
 
     if run is None and any(r.question.answerable and r.retrieval_source == "unknown" for r in rows):
         notes.append("retrieval is unknown for answers without contexts: pass --run DIR (from `ragexam run ... "
@@ -402,7 +653,7 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
     ks = sorted({r.k for r in rows if r.question.answerable})
     rsrc = sorted({r.retrieval_source for r in rows if r.question.answerable}) or ["n/a"]
     sig = "|".join([
-        f"retrieval:{'+'.join(rsrc)}", f"evidence:first_rank<=k", f"k:{','.join(map(str, ks)) or '-'}",
+        f"retrieval:{'+'.join(rsrc)}", "evidence:first_rank<=k", f"k:{','.join(map(str, ks)) or '-'}",
         f"correct:{rub('answer_correctness') if correct_src == 'judge' else (str(correct_if) if correct_if else 'none')}",
         "partial:not_correct",
         f"faithful:{rub('faithfulness') if faithful_src == 'judge' else 'none'}",
@@ -417,12 +668,18 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
         "bleu_tokenize": bleu_tok, "rouge_tokenize": rouge_tok,
         "correct_if": str(correct_if) if correct_if is not None else None,
         "correctness_source": correct_src, "abstention_source": abstain_src, "faithfulness_source": faithful_src,
-        "abstain_phrases": list(phrases),
+        "abstain_phrases": list(phrases), "min_coverage": min_coverage,
         "judge": ({"model": judge.model, "endpoint": judge.endpoint, "metrics": list(metrics), "repeat": repeat,
                    "temperature": judge.temperature, "max_tokens": judge.max_tokens, "seed": judge.seed,
                    "max_attempts": judge.max_attempts} if judge is not None else None),
     }
-    return ScoreReport(rows, settings, text, text_by_type, attribution, judge_run, metrics, agreement, notes)
+    if judge is not None:
+        settings["judge"]["rubrics"] = [d.source for d in defs if d.custom]
+    from ragexam.stats import DEFAULT_SEED
+
+    settings["seed"] = DEFAULT_SEED if seed is None else seed
+    return ScoreReport(rows, settings, text, text_by_type, attribution, judge_run, metrics, agreement, notes,
+                       settings["seed"])
 
 
 def _stage_inputs(r: AnswerRow, correct_src: str, abstain_src: str, faithful_src: str,
@@ -459,44 +716,22 @@ def _stage_inputs(r: AnswerRow, correct_src: str, abstain_src: str, faithful_src
     return StageInputs(**base, abstained=r.phrase is not None, faithful=faithful)
 
 
+def check_min_coverage(value: Any) -> float:
+    """``value`` as a judge-coverage floor: a number from 0 to 1 (0.9 = 90 % of the items judged)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not ok or not 0.0 <= float(value) <= 1.0:
+        raise InputError(f"received {value!r}; expected a fraction from 0 to 1, e.g. 0.9 for 90 % of the items "
+                         "judged", source="score", field="min_coverage")
+    return float(value)
+
+
 def save_score(report: ScoreReport, directory: Union[str, Path]) -> Path:
-    """Write ``score.json``, ``per_answer.csv`` and (with a judge) ``judgments.jsonl`` to ``directory``."""
-    import csv
-    import os
+    """Write ``score.json``, ``per_answer.csv`` and (with a judge) ``judgments.jsonl`` to ``directory``
+    (:func:`ragexam.storage.runfolder.write_score_folder`)."""
+    from ragexam.storage.runfolder import write_score_folder
 
-    out = Path(directory)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise InputError(f"cannot create the output directory: {err.strerror or err}", source=str(out),
-                         field="out") from None
-
-    def write(name: str, text: str) -> None:
-        tmp = out / (name + ".tmp")
-        tmp.write_text(text, encoding="utf-8", newline="\n")
-        os.replace(tmp, out / name)
-
-    write("score.json", json.dumps(report.to_dict(), ensure_ascii=False, indent=2, allow_nan=False) + "\n")
-    rows = [r.csv_row(report.judge_metrics) for r in report.rows]
-    tmp = out / "per_answer.csv.tmp"
-    with open(tmp, "w", encoding="utf-8", newline="") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        cols = list(rows[0]) if rows else []
-        w.writerow(cols)
-        for r in rows:
-            w.writerow([_cell(r[c]) for c in cols])
-    os.replace(tmp, out / "per_answer.csv")
+    judgments = None
     if report.judge_run is not None:
-        write("judgments.jsonl", "".join(json.dumps(j.to_dict(), ensure_ascii=False, allow_nan=False) + "\n"
-                                         for j in report.judge_run.judgments))
-    return out
-
-
-def _cell(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return repr(v)
-    return str(v)
+        judgments = [j.to_dict() for j in report.judge_run.judgments]
+    return write_score_folder(directory, report.to_dict(), [r.csv_row(report.judge_metrics) for r in report.rows],
+                              judgments)

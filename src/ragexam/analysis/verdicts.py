@@ -120,9 +120,11 @@ def is_abstention(answer: Optional[str], phrases: Sequence[str] = ABSTAIN_PHRASE
     return None
 
 
-def load_phrases(lines: Iterable[str]) -> Tuple[str, ...]:
-    """Phrases from a text file's lines (blank lines and ``#`` comments skipped)."""
+def load_phrases(lines: Iterable[str], *, source: Optional[str] = None) -> Tuple[str, ...]:
+    """Phrases from a text file's lines (blank lines and ``#`` comments skipped); ``source`` (the file) is
+    named when there are none."""
     out = tuple(s.strip() for s in lines if s.strip() and not s.lstrip().startswith("#"))
     if not out:
-        raise InputError("the phrase file has no phrases; expected one phrase per line", field="abstain_phrases")
+        raise InputError("the phrase file has no phrases (only blank lines or # comments); expected one phrase "
+                         "per line", source=source, field="abstain_phrases")
     return out

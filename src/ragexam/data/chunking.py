@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Dict, Iterable, List, Optional, Tuple, Union
 
+from ragexam.data.kiwi import kiwi, kiwi_lock, pieces
 from ragexam.data.schema import Chunk, Document, chunk_id
 from ragexam.errors import InputError
 
@@ -127,17 +127,6 @@ def _spans_from_starts(content: str, starts: Iterable[int]) -> List[Span]:
     return out
 
 
-@lru_cache(maxsize=1)
-def _kiwi():
-    try:
-        from kiwipiepy import Kiwi
-    except ImportError as err:  # pragma: no cover - kiwipiepy is a core dependency
-        from ragexam.errors import MissingDependencyError
-
-        raise MissingDependencyError("the 'sentences' chunker", "all", "kiwipiepy") from err
-    return Kiwi()
-
-
 _LINE = re.compile(r"[^\n]+")
 _BLANK_LINES = re.compile(r"\n(?:[^\S\n]*\n)+")
 
@@ -151,7 +140,10 @@ def sentence_spans(content: str) -> List[Span]:
         return []
     lines = [(m.start(), m.end()) for m in _LINE.finditer(content) if not m.group().isspace()]
     starts = [a for a, _ in lines]
-    for (a, _), sents in zip(lines, _kiwi().split_into_sents([content[a:b] for a, b in lines])):
+    parts = [(a + off, piece) for a, b in lines for off, piece in pieces(content[a:b])]
+    with kiwi_lock:
+        split = list(kiwi().split_into_sents([piece for _, piece in parts]))
+    for (a, _), sents in zip(parts, split):
         starts.extend(a + int(s.start) for s in sents)
     return _spans_from_starts(content, starts)
 

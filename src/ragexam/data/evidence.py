@@ -46,7 +46,7 @@ from ragexam.data.schema import Document, Question
 from ragexam.errors import InputError
 
 __all__ = ["Occurrence", "CorpusText", "BoundaryCut", "EvidenceIndex", "EvidenceCoverage",
-           "evidence_coverage", "check_min_fraction"]
+           "evidence_coverage", "check_min_fraction", "EvidenceMatcher", "longest_common_substring"]
 
 
 @dataclass(frozen=True)
@@ -392,3 +392,87 @@ def evidence_coverage(questions: Iterable[Question], index: EvidenceIndex) -> Li
                                         index.cuts(ev)))
     return out
 
+
+
+# -- evidence in any text (chunks without a location, contexts returned by any pipeline) ------------------------
+
+
+def longest_common_substring(a: str, b: str) -> int:
+    """Length of the longest common substring of ``a`` and ``b`` (binary search on the length; ``0`` when
+    either is empty)."""
+    lo, hi = 0, len(a)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if any(a[i:i + mid] in b for i in range(len(a) - mid + 1)):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+class EvidenceMatcher:
+    """Finds evidence strings in texts whose place in the corpus is not known: the one text-level rule.
+
+    *Covers* (the crediting rule for a text, the same normalization as everywhere):
+
+    - ``min_fraction=None`` (``cover:whole``): ``normalize(evidence)`` is a substring of ``normalize(text)``;
+    - ``min_fraction=f`` (``cover:overlap>=f``): the longest common substring of the two normalized strings
+      has at least ``f * len(normalize(evidence))`` characters.  Unlike :class:`EvidenceIndex`, which counts
+      only the part of the evidence at its known location in the corpus, a text-level match cannot tell
+      where a piece came from.
+
+    An empty (after normalization) evidence string covers nothing.  Normalized evidence strings are cached,
+    so matching many texts against one question costs one normalization per text.
+    """
+
+    def __init__(self, *, ignore_punctuation: bool = False, min_fraction: Optional[float] = None) -> None:
+        self.ignore_punctuation = ignore_punctuation
+        self.min_fraction = check_min_fraction(min_fraction) if min_fraction is not None else None
+        self._norm: Dict[str, str] = {}
+
+    @property
+    def signature(self) -> str:
+        cover = "whole" if self.min_fraction is None else f"overlap>={self.min_fraction:g}"
+        return f"{normalization_signature(self.ignore_punctuation)}|cover:{cover}"
+
+    def normalize(self, text: str) -> str:
+        """``normalize(text)`` with this matcher's settings (cached for evidence strings)."""
+        hit = self._norm.get(text)
+        if hit is None:
+            hit = normalize(text, ignore_punctuation=self.ignore_punctuation)
+            if len(self._norm) < 100_000:
+                self._norm[text] = hit
+        return hit
+
+    def covers_normalized(self, normalized_text: str, evidence: str) -> bool:
+        """Whether ``evidence`` (raw) is covered by an already normalized text."""
+        nev = self.normalize(evidence)
+        if not nev:
+            return False
+        if self.min_fraction is None:
+            return nev in normalized_text
+        return longest_common_substring(nev, normalized_text) >= self.min_fraction * len(nev) - 1e-9
+
+    def covers(self, text: str, evidence: str) -> bool:
+        """Whether ``text`` covers ``evidence`` (both raw; see the class docstring)."""
+        return self.covers_normalized(normalize(text, ignore_punctuation=self.ignore_punctuation), evidence)
+
+    def covered(self, text: str, units: "Dict[str, str] | Iterable[Tuple[str, str]]") -> List[str]:
+        """The unit ids of ``units`` (``{unit_id: evidence}``) that ``text`` covers, in the order given."""
+        nt = normalize(text, ignore_punctuation=self.ignore_punctuation)
+        items = units.items() if isinstance(units, dict) else units
+        return [u for u, ev in items if self.covers_normalized(nt, ev)]
+
+    def spans(self, text: str, evidence: str) -> List[Tuple[int, int]]:
+        """Raw ``[start, end)`` spans of ``text`` holding every whole occurrence of ``evidence``
+        (overlapping occurrences included), in text order; ``[]`` when there is none."""
+        nev = self.normalize(evidence)
+        if not nev or not text:
+            return []
+        nt = normalize_with_offsets(text, ignore_punctuation=self.ignore_punctuation)
+        out = []
+        at = nt.text.find(nev)
+        while at != -1:
+            out.append(nt.raw_span(at, at + len(nev)))
+            at = nt.text.find(nev, at + 1)
+        return out

@@ -9,7 +9,13 @@ The collecting parsers :func:`parse_corpus` and :func:`parse_qa` report every pr
 :class:`~ragexam.data.problems.ProblemCollector` and keep going, building a best-effort record
 whenever the id (and, for documents, the content) is usable, so that later checks do not
 cascade from one bad field.  The file format is chosen by extension: ``.csv`` is CSV (corpus
-only), anything else JSONL.
+only), anything else JSONL.  A directory is a BEIR folder (:mod:`ragexam.data.beir`): its
+``corpus.jsonl`` as the corpus, its ``queries.jsonl`` and qrels as the question set; a corpus record
+in BEIR's fields (``_id``, ``text``, ``title``) is read as ``doc_id``, ``content``, ``title``.
+
+Ids may be any non-empty string (spaces included: real data sets have them); only the TREC writer
+encodes them (:mod:`ragexam.data.trec_ids`).  A record without its id field gets a message that names
+the fields it has and the two layouts ragexam reads, so a file from another tool says how to map it.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple, Union
 
+from ragexam import fmt
 from ragexam.data.datasets import resolve
 from ragexam.data.problems import ProblemCollector
 from ragexam.data.reading import iter_csv, iter_jsonl, read_text
@@ -28,6 +35,11 @@ __all__ = ["load_corpus", "load_qa", "parse_corpus", "parse_qa", "ParsedCorpus",
 PathLike = Union[str, Path]
 
 _CORPUS_FIELDS = ("doc_id", "content", "title", "metadata")
+_LAYOUTS = {
+    "doc_id": 'expected {"doc_id", "content", "title"?} (ragexam) or {"_id", "text", "title"?} (BEIR)',
+    "query_id": 'expected {"query_id", "question", "relevant_doc_ids" | "relevance" | "evidence", ...}; a BEIR '
+                "question set is a folder (queries.jsonl and qrels/), give the folder",
+}
 _QA_FIELDS = ("query_id", "question", "relevant_doc_ids", "relevance", "evidence", "ground_truth",
               "type", "answerable", "metadata")
 
@@ -63,8 +75,12 @@ class _Record:
 
     def ident(self, name: str) -> Optional[str]:
         if name not in self.obj or self.obj[name] is None:
+            keys = ", ".join(map(str, self.obj)) or "none"
+            layout = _LAYOUTS.get(name)
             self.report("missing_field", name, f"the required field {name!r} is absent; every record "
-                        f"needs a unique string {name}")
+                        f"needs a unique string {name}" + (f" (this record has: {keys}; {layout}; rename "
+                                                          "your fields, or convert the file with `ragexam "
+                                                          "convert`)" if layout else ""))
             return None
         v = self.obj[name]
         if not isinstance(v, str):
@@ -73,10 +89,6 @@ class _Record:
             return None
         if not v.strip():
             self.report("empty_value", name, f"received an empty {name}; expected a non-empty id")
-            return None
-        if any(c.isspace() for c in v):
-            self.report("invalid_id", name, f"received {v!r}, which contains whitespace; ids must not "
-                        "(they are written to whitespace-separated TREC files); replace it with '_'")
             return None
         return v
 
@@ -130,7 +142,22 @@ class ParsedCorpus:
     readable: bool = True
 
 
+def _beir_record(obj: Dict[str, object]) -> Dict[str, object]:
+    """A BEIR corpus record (``_id``, ``text``, ``title``) with ragexam's field names; others unchanged."""
+    if "doc_id" in obj or "_id" not in obj:
+        return obj
+    out = {"doc_id": str(obj["_id"]) if isinstance(obj["_id"], int) and not isinstance(obj["_id"], bool)
+           else obj["_id"]}
+    if "content" not in obj and "text" in obj:
+        out["content"] = obj["text"]
+    out.update({k: v for k, v in obj.items() if k not in ("_id", "text") or (k == "text" and "content" in obj)})
+    if out.get("title") == "":
+        out["title"] = None  # BEIR writes "" for "no title"
+    return out
+
+
 def _document(obj: Dict[str, object], file: str, line: int, col: ProblemCollector) -> Tuple[Optional[str], Optional[Document]]:
+    obj = _beir_record(obj)
     r = _Record(obj, file, line, col)
     doc_id = r.ident("doc_id")
     content = r.text("content", required=True, nonblank=True)
@@ -163,8 +190,19 @@ def _csv_row(row: Dict[str, object], file: str, line: int, col: ProblemCollector
 
 
 def parse_corpus(path: PathLike, col: ProblemCollector) -> ParsedCorpus:
-    """Read a corpus file, reporting every problem to ``col`` (see the module docstring)."""
+    """Read a corpus file (or a BEIR folder's corpus.jsonl), reporting every problem to ``col`` (see the module
+    docstring)."""
     p = resolve(path, "corpus")
+    if p.is_dir():
+        from ragexam.data.beir import BEIR_LAYOUT, beir_folder
+
+        folder = beir_folder(p)
+        if folder.corpus is None:
+            from ragexam.errors import InputError
+
+            raise InputError(f"is a directory without corpus.jsonl; expected a corpus file or a BEIR folder "
+                             f"({BEIR_LAYOUT}).", source=str(p))
+        p = folder.corpus
     file = str(p)
     out = ParsedCorpus(file)
     text = read_text(p, file, col)
@@ -175,7 +213,7 @@ def parse_corpus(path: PathLike, col: ProblemCollector) -> ParsedCorpus:
         rows = ((ln, _csv_row(row, file, ln, col)) for ln, row in
                 iter_csv(text, file, col, required=("doc_id", "content")))
     else:
-        rows = iter_jsonl(text, file, col)
+        rows = iter_jsonl(text, file, col, example='{"doc_id": ..., "title": ..., "content": ...}')
     first_line: Dict[str, int] = {}
     for line, obj in rows:
         doc_id, doc = _document(obj, file, line, col)
@@ -283,7 +321,7 @@ def _question(obj: Dict[str, object], file: str, line: int, col: ProblemCollecto
             if positive:
                 what.append(f"relevant documents {positive}")
             if evidence:
-                what.append(f"{len(evidence)} evidence string(s)")
+                what.append(fmt.plural(len(evidence), "evidence string"))
             r.report("answerable_conflict", "answerable", f"answerable is false (out-of-corpus) but the "
                      f"question has {' and '.join(what)}; remove them or set answerable: true")
         elif not has_judgments and answerable is not False:
@@ -301,9 +339,19 @@ def _question(obj: Dict[str, object], file: str, line: int, col: ProblemCollecto
     return qid, q
 
 
-def parse_qa(path: PathLike, col: ProblemCollector) -> ParsedQA:
-    """Read a QA file (JSONL), reporting every problem to ``col`` (no corpus checks here)."""
+def parse_qa(path: PathLike, col: ProblemCollector, *, split: Optional[str] = None) -> ParsedQA:
+    """Read a QA file (JSONL) or a BEIR folder (its queries with the judgments of ``split``, see
+    :mod:`ragexam.data.beir`), reporting every problem to ``col`` (no corpus checks here)."""
     p = resolve(path, "qa")
+    if p.is_dir():
+        from ragexam.data.beir import beir_folder, parse_beir_queries
+
+        file, found, ids, _, _ = parse_beir_queries(beir_folder(p), col, split)
+        out = ParsedQA(str(p), [q for _, q in found], ids)
+        if not out.questions and not col.has_errors:
+            col.add("empty_file", "has no query with judgments in the chosen split; expected queries.jsonl ids in "
+                    "the qrels.", file=str(p))
+        return out
     file = str(p)
     out = ParsedQA(file)
     text = read_text(p, file, col)
@@ -311,7 +359,13 @@ def parse_qa(path: PathLike, col: ProblemCollector) -> ParsedQA:
         out.readable = False
         return out
     first_line: Dict[str, int] = {}
-    for line, obj in iter_jsonl(text, file, col):
+    example = '{"query_id": ..., "question": ..., "relevant_doc_ids": [...], "evidence": [...], ...}'
+    for line, obj in iter_jsonl(text, file, col, example=example):
+        if "query_id" not in obj and "_id" in obj and "question" not in obj:
+            col.add("missing_field", "this is a BEIR queries.jsonl record (_id, text), which has no relevance; give "
+                    "the BEIR folder (with qrels/<split>.tsv) as the question set instead of the file.", file=file,
+                    line=line, field="query_id")
+            continue
         qid, q = _question(obj, file, line, col)
         if qid is None:
             continue
@@ -327,7 +381,7 @@ def parse_qa(path: PathLike, col: ProblemCollector) -> ParsedQA:
 
 
 def load_qa(path: PathLike, corpus: Union[Corpus, PathLike, None] = None, *,
-            ignore_punctuation: bool = False) -> QASet:
+            ignore_punctuation: bool = False, split: Optional[str] = None) -> QASet:
     """Load a QA set (JSONL, or a bundled name) strictly; raise ``InputError`` on the first error.
 
     With ``corpus`` (a :class:`Corpus`, a path or a bundled name) every judged document id must be
@@ -337,7 +391,7 @@ def load_qa(path: PathLike, corpus: Union[Corpus, PathLike, None] = None, *,
     from ragexam.data.crosscheck import check_qa_against_corpus
 
     col = ProblemCollector(strict=True)
-    parsed = parse_qa(path, col)
+    parsed = parse_qa(path, col, split=split)
     qa = QASet(parsed.questions, source=parsed.file)
     if corpus is not None:
         if not isinstance(corpus, Corpus):

@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 from typing import Dict, Iterator, Optional, Tuple
 
+from ragexam import fmt
 from ragexam.data.problems import ProblemCollector
 from ragexam.errors import InputError
 
@@ -78,8 +79,11 @@ def _no_duplicate_keys(pairs):
     return obj
 
 
-def iter_jsonl(text: str, file: str, col: ProblemCollector) -> Iterator[Tuple[int, Dict[str, object]]]:
-    """``(line, object)`` for every JSON object line; other lines are reported and skipped."""
+def iter_jsonl(text: str, file: str, col: ProblemCollector, *, example: str
+               ) -> Iterator[Tuple[int, Dict[str, object]]]:
+    """``(line, object)`` for every JSON object line; other lines are reported and skipped.  ``example`` is
+    the shape of one line of this kind of file, shown when a line is not an object (e.g.
+    ``{"doc_id": ..., "content": ...}``)."""
     records = 0
     for lineno, raw in enumerate(text.split("\n"), 1):
         if not raw.strip():
@@ -95,8 +99,8 @@ def iter_jsonl(text: str, file: str, col: ProblemCollector) -> Iterator[Tuple[in
             col.add("invalid_json", f"invalid JSON: {err}", file=file, line=lineno)
             continue
         if not isinstance(obj, dict):
-            col.add("not_an_object", f"received a JSON {type(obj).__name__}; expected a JSON object "
-                    "like {\"doc_id\": ..., ...}", file=file, line=lineno)
+            col.add("not_an_object", f"received a JSON {type(obj).__name__}; expected a JSON object like "
+                    f"{example}", file=file, line=lineno)
             continue
         yield lineno, obj
     if records == 0:
@@ -133,7 +137,7 @@ def iter_csv(text: str, file: str, col: ProblemCollector, *, required: Tuple[str
                 continue
             records += 1
             if len(row) != len(header):
-                col.add("csv_format", f"row has {len(row)} cells; expected {len(header)} "
+                col.add("csv_format", f"row has {fmt.plural(len(row), 'cell')}; expected {len(header)} "
                         f"(one per header column)", file=file, line=start)
                 continue
             yield start, dict(zip(header, row))

@@ -65,8 +65,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ragexam.data.evidence import CorpusText, EvidenceIndex, check_min_fraction
-from ragexam.data.normalization import normalization_signature, normalize
+from ragexam.data.evidence import CorpusText, EvidenceIndex, EvidenceMatcher, check_min_fraction
+from ragexam.data.normalization import normalization_signature
 from ragexam.data.schema import Chunk, Document, Question
 from ragexam.errors import InputError
 
@@ -135,35 +135,6 @@ def _placeholders(chunks: Sequence[Chunk]) -> List[str]:
     return out
 
 
-def _longest_common(ev: str, text: str) -> int:
-    """Length of the longest common substring of ``ev`` and ``text`` (binary search on length)."""
-    lo, hi = 0, len(ev)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if any(ev[i:i + mid] in text for i in range(len(ev) - mid + 1)):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _covered_by_text(units: Mapping[str, str], chunk: Chunk, ignore_punctuation: bool,
-                     min_fraction: Optional[float]) -> List[str]:
-    text = normalize(chunk.text, ignore_punctuation=ignore_punctuation)
-    out = []
-    for u, ev in units.items():
-        nev = normalize(ev, ignore_punctuation=ignore_punctuation)
-        if not nev:
-            continue
-        if min_fraction is None:
-            ok = nev in text
-        else:
-            ok = _longest_common(nev, text) >= min_fraction * len(nev) - 1e-9
-        if ok:
-            out.append(u)
-    return out
-
-
 def judge_ranking(question: Question, ranked_chunks: Sequence[Chunk], mode: str = "doc", *,
                   index: Optional[EvidenceIndex] = None, ignore_punctuation: bool = False,
                   min_fraction: Optional[float] = None) -> Judgment:
@@ -208,7 +179,8 @@ def judge_ranking(question: Question, ranked_chunks: Sequence[Chunk], mode: str 
             covered.append([u for u, ev in units.items() if c.chunk_id in index.covering(ev)])
     else:
         min_fraction = check_min_fraction(min_fraction)
-        covered = [_covered_by_text(units, c, ignore_punctuation, min_fraction) for c in ranked]
+        matcher = EvidenceMatcher(ignore_punctuation=ignore_punctuation, min_fraction=min_fraction)
+        covered = [matcher.covered(c.text, units) for c in ranked]
     run, found = credit_positions(covered, _placeholders(ranked))
     first = {u: found.get(u) for u in units}
     return Judgment(question.query_id, mode, {u: 1 for u in units}, run, first, dict(units))

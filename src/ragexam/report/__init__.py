@@ -1,16 +1,14 @@
-"""ragexam.report: the HTML report, the run history, run-to-run comparison and the CI gate.
+"""ragexam.report: renders what it is given (console tables, the HTML report, SVG charts); no
+statistics, no reading of input files.
 
 Importing this package is cheap; the names below load their modules on first use.
 
-- ``write_report(summary, per_question, out_path, answers=None)``: one self-contained HTML file
-  (:mod:`ragexam.report.html`)
-- ``History(path)``: the SQLite run history (``record_run``, ``list_runs``, ``get``, ``delete``)
-  (:mod:`ragexam.report.history`)
-- ``compare_runs(a, b, ...)``: per-metric paired differences between two runs, with Holm's
-  correction and the questions that flipped (:mod:`ragexam.report.compare`)
-- ``check_run(run, floors, ...)``: metric floors for CI (:mod:`ragexam.report.gate`)
-- ``load_run_dir``, ``resolve_run``, ``RunData``: reading ``ragexam run --out`` folders
-  (:mod:`ragexam.report.rundata`)
+- ``write_report(summary, per_question, out_path, answers=None)``, ``render_report(...)``: one
+  self-contained HTML file (:mod:`ragexam.report.html`)
+
+Elsewhere: the run history is :mod:`ragexam.storage.history`, reading and writing run folders
+:mod:`ragexam.storage.runfolder`, run-to-run comparison :mod:`ragexam.analysis.compare`, the CI
+gate :mod:`ragexam.analysis.gate`, recording runs and scores :mod:`ragexam.analysis.recording`.
 """
 
 from __future__ import annotations
@@ -20,15 +18,6 @@ from typing import Any
 _LAZY = {
     "write_report": "ragexam.report.html",
     "render_report": "ragexam.report.html",
-    "History": "ragexam.report.history",
-    "default_history_path": "ragexam.report.history",
-    "record": "ragexam.report.history",
-    "compare_runs": "ragexam.report.compare",
-    "check_run": "ragexam.report.gate",
-    "parse_floor": "ragexam.report.gate",
-    "load_run_dir": "ragexam.report.rundata",
-    "resolve_run": "ragexam.report.rundata",
-    "RunData": "ragexam.report.rundata",
 }
 
 __all__ = sorted(_LAZY)

@@ -1,16 +1,22 @@
 """Console output of ``ragexam runs``, ``show``, ``compare`` and ``check`` (rich tables).
 
 ``show`` re-renders a stored run with :func:`ragexam.report.console_run.render_run` (the same
-tables ``ragexam run`` prints) when that module is present, else with :func:`print_summary`, a
-compact metric table; a stored *score* (kind ``score``) with :func:`print_score_summary`.
+tables ``ragexam run`` printed); a stored *score* (kind ``score``) with :func:`print_score_summary`.
+
+Every table stays readable at 80 columns (:mod:`ragexam.report.tables`): pipelines are named in
+full when the table fits, else by the labels ``P1``, ``P2``, ... of a legend printed above it, and
+value columns that do not fit go to a second block.  Lists whose entries are long texts (recorded
+runs, flipped questions) are stacked, one entry per line group, instead of squeezed into columns.
 """
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-__all__ = ["console", "print_runs", "print_summary", "print_score_summary", "show_run", "print_comparison",
-           "print_gate"]
+from ragexam import fmt
+from ragexam.report.tables import Column, Keys, pipeline_keys, pipeline_labels, print_fitted, print_legend
+
+__all__ = ["console", "print_runs", "print_score_summary", "show_run", "print_comparison", "print_gate"]
 
 
 def console(stderr: bool = False):
@@ -24,221 +30,204 @@ def console(stderr: bool = False):
     return Console(file=stream, soft_wrap=False, width=width, highlight=False)
 
 
-def _f(x: Any, digits: int = 3) -> str:
-    return "—" if not isinstance(x, (int, float)) or isinstance(x, bool) else f"{x:.{digits}f}"
-
-
-def _p(p: Any) -> str:
-    if not isinstance(p, (int, float)):
-        return "—"
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+def _labelled(names: Sequence[Optional[str]], labels: Dict[str, str]) -> List[Optional[tuple]]:
+    return [None if n is None else (labels.get(n, "?"), n) for n in names]
 
 
 def print_runs(entries: Sequence[Any], con=None, *, path: Optional[str] = None) -> None:
-    """The table of ``ragexam runs``: id, date, kind, dataset, pipelines, headline metric."""
-    from rich.markup import escape
-    from rich.table import Table
+    """The list of ``ragexam runs``, one group of lines per record: id, date, kind and dataset, then
+    the headline metric of each pipeline with the pipeline's full name (never cut)."""
+    from rich.text import Text
 
     con = con or console()
     if not entries:
-        con.print(f"No recorded runs{f' in {escape(path)}' if path else ''}. `ragexam run` records every run.")
+        con.print(Text(f"No recorded runs{f' in {path}' if path else ''}. `ragexam run` records every run."))
         return
-    table = Table(title=f"Recorded runs{f' ({escape(path)})' if path else ''}", title_justify="left")
-    for col, kw in (("id", {"no_wrap": True}), ("date", {"no_wrap": True}), ("kind", {}), ("dataset", {}),
-                    ("pipelines", {}), ("headline", {"justify": "right"})):
-        table.add_column(col, **kw)
+    con.print(Text(f"Recorded runs{f' ({path})' if path else ''}: {fmt.plural(len(entries), 'record')}",
+                   style="table.title"))
     for e in entries:
         date = (e.created or e.recorded or "")[:16].replace("T", " ")
-        head = []
+        head = Text(str(e.run_id), style="bold")
+        head.append(f"  {date}  {e.kind}  {e.dataset or fmt.MISSING}")
+        con.print(head, soft_wrap=True)
+        metric = e.headline_metric or "headline"
         for p in e.pipelines:
-            v = e.headline.get(p)
-            head.append(f"{_f(v)}" if v is not None else "—")
-        metric = e.headline_metric or "—"
-        table.add_row(escape(e.run_id), date, e.kind, escape(e.dataset or "—"),
-                      "\n".join(escape(p) for p in e.pipelines),
-                      "\n".join(f"{metric} {h}" for h in head) if head else "—")
-    con.print(table)
-
-
-def print_summary(summary: Mapping[str, Any], con=None) -> None:
-    """A compact metric table of a run summary (means with 95% CIs) and its comparisons."""
-    from rich.markup import escape
-    from rich.table import Table
-
-    from ragexam.report.rundata import dataset_label
-
-    con = con or console()
-    results = summary.get("results") or {}
-    metrics: List[str] = []
-    for res in results.values():
-        for m in (res or {}).get("metrics") or {}:
-            if m not in metrics:
-                metrics.append(m)
-    ds = summary.get("dataset") or {}
-    con.print(f"run {escape(str(summary.get('run_id')))} · {escape(str(summary.get('created', '')))} · dataset "
-              f"{escape(dataset_label(summary))} · {ds.get('n_scored', '?')} scored questions")
-    table = Table(title="Metrics (mean, 95% CI)", title_justify="left")
-    table.add_column("pipeline")
-    table.add_column("n", justify="right")
-    for m in metrics:
-        table.add_column(m, justify="right")
-    for p, res in results.items():
-        cells = []
-        for m in metrics:
-            v = ((res or {}).get("metrics") or {}).get(m)
-            ci = ((res or {}).get("ci95") or {}).get(m)
-            ci_txt = f"\n[dim]{_f(ci[0], 2)}–{_f(ci[1], 2)}[/dim]" if isinstance(ci, (list, tuple)) and len(ci) == 2 else ""
-            cells.append(f"{_f(v)}{ci_txt}")
-        table.add_row(escape(p), str((res or {}).get("n", "—")), *cells)
-    con.print(table)
-    comps = [c for c in summary.get("comparisons") or [] if isinstance(c, Mapping)]
-    if comps:
-        t = Table(title="Against the baseline", title_justify="left")
-        for col in ("pipeline", "metric", "diff", "95% CI", "p", "p (Holm)"):
-            t.add_column(col, justify="right" if col not in ("pipeline", "metric") else "left")
-        for c in comps:
-            ci = c.get("ci95") or [None, None]
-            t.add_row(escape(str(c.get("pipeline"))), escape(str(c.get("metric"))),
-                      f"{c['diff']:+.3f}" if isinstance(c.get("diff"), (int, float)) else "—",
-                      f"{_f(ci[0])} to {_f(ci[1])}", _p(c.get("p_value")), _p(c.get("p_holm")))
-        con.print(t)
+            line = Text(f"    {metric} {fmt.num(e.headline.get(p))}  ")
+            line.append(str(p))
+            con.print(line, soft_wrap=True)
+        if not e.pipelines:
+            con.print(Text("    (no pipelines)", style="dim"))
 
 
 def print_score_summary(summary: Mapping[str, Any], con=None) -> None:
-    """A stored ``ragexam score`` (see :mod:`ragexam.report.recording`): text metrics per pipeline and
-    question type, the judge means with coverage (when a judge ran), and the stage-attribution tables."""
-    from rich.markup import escape
-    from rich.table import Table
+    """A stored ``ragexam score`` (see :mod:`ragexam.analysis.recording`): text metrics per pipeline and
+    question type, the judge means and pass rates with intervals and coverage (when a judge ran,
+    :func:`ragexam.report.console_judge.print_judge`), and the stage-attribution tables."""
+    from rich.text import Text
 
     con = con or console()
     settings = summary.get("settings") or summary.get("config") or {}
-    head = f"score {escape(str(summary.get('run_id')))} · {escape(str(summary.get('created', '')))}"
-    head += f" · qa {escape(str(settings.get('qa')))} · answers {escape(str(settings.get('answers')))}"
+    head = f"score {summary.get('run_id')} · {summary.get('created', '')}"
+    head += f" · qa {settings.get('qa')} · answers {settings.get('answers')}"
     if summary.get("scored_run") or settings.get("run"):
-        head += f" · run {escape(str(summary.get('scored_run') or settings.get('run')))}"
-    con.print(head)
+        head += f" · run {summary.get('scored_run') or settings.get('run')}"
+    con.print(Text(head))
     for note in summary.get("notes") or []:
-        con.print(f"[yellow]note[/yellow] {escape(str(note))}")
+        t = Text("note ", style="yellow")
+        t.append(str(note))
+        con.print(t)
     text = summary.get("text") or {}
     by_type = summary.get("text_by_type") or {}
     results = summary.get("results") or {}
-    t = Table(title="Text metrics vs ground_truth (answerable questions)", title_justify="left")
-    for col in ("pipeline", "type", "n", "BLEU", "chrF", "ROUGE-L", "ok share"):
-        t.add_column(col, justify="left" if col in ("pipeline", "type") else "right")
+    judge = summary.get("judge")
+    att = summary.get("attribution") or {}
+    names = list(dict.fromkeys([*text, *((judge or {}).get("summary") or {} if isinstance(judge, Mapping) else {}),
+                                *(att.get("by_type") or {})]))
+    labels = pipeline_labels(names)
+    if names:
+        print_legend(con, labels, baseline=False)
+        con.print()
+
+    rows: List[Optional[str]] = []
+    types, values = [], []
+    sections: List[int] = []
     for p, a in text.items():
-        ok = (((results.get(p) or {}).get("metrics") or {}).get("ok_share"))
-        t.add_row(escape(p), "all", str((a or {}).get("n", "—")), _f((a or {}).get("bleu")),
-                  _f((a or {}).get("chrf")), _f((a or {}).get("rouge_l")), _f(ok))
+        a = a or {}
+        ok = ((results.get(p) or {}).get("metrics") or {}).get("ok_share")
+        rows.append(p)
+        types.append(["all"])
+        values.append([str(a.get("n", fmt.MISSING)), fmt.num(a.get("bleu")), fmt.num(a.get("chrf")),
+                       fmt.num(a.get("rouge_l")), fmt.num(ok)])
         for ty, b in (by_type.get(p) or {}).items():
             if (b or {}).get("n"):
-                t.add_row("", escape(str(ty)), str(b["n"]), _f(b.get("bleu")), _f(b.get("chrf")),
-                          _f(b.get("rouge_l")), "")
-    con.print(t)
-    judge = summary.get("judge")
+                rows.append(None)
+                types.append([str(ty)])
+                values.append([str(b["n"]), fmt.num(b.get("bleu")), fmt.num(b.get("chrf")),
+                               fmt.num(b.get("rouge_l")), ""])
+        sections.append(len(values) - 1)
+    print_fitted(con, title="Text metrics vs ground_truth (answerable questions)",
+                 keys=pipeline_keys(_labelled(rows, labels), extra=[Column("type", "left")], extra_cells=types),
+                 value_columns=[Column(c) for c in ("n", "BLEU", "chrF", "ROUGE-L", "ok share")], values=values,
+                 sections=sections)
     if isinstance(judge, Mapping):
-        t = Table(title=f"LLM judge: {escape(str(judge.get('model')))} (repeat {judge.get('repeat')})",
-                  title_justify="left")
-        for col in ("pipeline", "metric", "mean", "coverage"):
-            t.add_column(col, justify="right" if col in ("mean", "coverage") else "left")
-        for p, ms in (judge.get("summary") or {}).items():
-            for m, s in (ms or {}).items():
-                s = s or {}
-                t.add_row(escape(p), escape(m), _f(s.get("mean")), f"{s.get('n_judged', '—')}/{s.get('n', '—')}")
-        con.print(t)
-    att = summary.get("attribution") or {}
-    labels = list(att.get("labels") or [])
+        from ragexam.report.console_judge import print_judge
+
+        print_judge(judge, con, labels)
+    stage_labels = list(att.get("labels") or [])
     for p, mat in (att.get("by_type") or {}).items():
-        types = list(mat or {})
-        labs = labels or list(dict.fromkeys(lab for ty in types for lab in (mat[ty] or {})))
-        t = Table(title=f"Stage attribution: {escape(p)}", title_justify="left")
-        t.add_column("label")
-        for ty in types:
-            t.add_column(escape(str(ty)), justify="right")
-        t.add_column("total", justify="right")
+        mat = mat or {}
+        types_ = list(mat)
+        labs = stage_labels or list(dict.fromkeys(lab for ty in types_ for lab in (mat[ty] or {})))
         counts = (att.get("counts") or {}).get(p) or {}
-        for lab in labs:
-            t.add_row(escape(lab), *[str((mat[ty] or {}).get(lab, 0)) for ty in types], str(counts.get(lab, "—")))
-        con.print(t)
+        con.print(Text(f"Stage attribution: {p}", style="table.title"))
+        print_fitted(con, title=None, keys=Keys([Column("label", "left")], [[lab] for lab in labs]),
+                     value_columns=[*[Column(str(ty)) for ty in types_], Column("total")],
+                     values=[[str((mat[ty] or {}).get(lab, 0)) for ty in types_] + [str(counts.get(lab, fmt.MISSING))]
+                             for lab in labs])
         reasons = (att.get("unjudged_reasons") or {}).get(p) or {}
         if reasons:
-            con.print("  unjudged: " + escape(", ".join(f"{k}: {v}" for k, v in reasons.items())))
+            con.print(Text("  unjudged: " + ", ".join(f"{k}: {v}" for k, v in reasons.items())))
     if att.get("signature"):
-        con.print(f"[dim]signature: {escape(str(att['signature']))}[/dim]", soft_wrap=True)
+        con.print(Text(f"signature: {att['signature']}", style="dim"), soft_wrap=True)
 
 
 def show_run(summary: Mapping[str, Any], con=None) -> None:
-    """Re-render a stored run: the run's own console tables when available, else :func:`print_summary`;
-    a stored score with :func:`print_score_summary`."""
-    from ragexam.report.recording import is_score
+    """Re-render a stored run: the tables ``ragexam run`` printed, or for a stored score
+    :func:`print_score_summary`."""
+    from ragexam.report.console_run import render_run
+    from ragexam.storage.runfolder import is_score
 
     con = con or console()
     if is_score(summary):
         print_score_summary(summary, con)
-        return
-    try:
-        from ragexam.report.console_run import render_run
-    except ImportError:
-        render_run = None
-    if render_run is not None:
-        render_run(summary, con)
     else:
-        print_summary(summary, con)
+        render_run(summary, con)
 
 
 def print_comparison(cmp: Any, con=None, *, max_flips: int = 30) -> None:
-    """The output of ``ragexam compare``."""
-    from rich.markup import escape
-    from rich.table import Table
+    """The output of ``ragexam compare``: per pipeline pair, the metric table (B − A), every verdict in
+    words, then the questions that flipped."""
+    from rich.text import Text
 
     con = con or console()
-    con.print(f"[bold]A[/bold] = {escape(cmp.run_a)}   [bold]B[/bold] = {escape(cmp.run_b)}")
+    for side, rid in (("A", cmp.run_a), ("B", cmp.run_b)):
+        t = Text(side, style="bold")
+        t.append(f" = {rid}")
+        con.print(t, soft_wrap=True)
     for note in cmp.notes:
-        con.print(f"[yellow]note:[/yellow] {escape(note)}")
+        t = Text("note: ", style="yellow")
+        t.append(str(note))
+        con.print(t)
     for pc in cmp.pipelines:
         title = pc.pipeline_a if pc.pipeline_a == pc.pipeline_b else f"{pc.pipeline_a} (A) vs {pc.pipeline_b} (B)"
-        shared = f"{pc.n_shared} shared questions"
+        shared = fmt.plural(pc.n_shared, "shared question")
         if pc.only_a or pc.only_b:
             shared += f" ({len(pc.only_a)} only in A, {len(pc.only_b)} only in B: not compared)"
-        t = Table(title=f"{escape(title)}: B − A on {shared}", title_justify="left")
-        for col in ("metric", "A", "B", "diff", "95% CI", "p", "p (Holm)", "verdict"):
-            t.add_column(col, justify="left" if col in ("metric", "verdict") else "right",
-                         overflow="fold", max_width=60 if col == "verdict" else None)
+        values = []
         for m in pc.metrics:
             sig = m.p_holm < 0.05 and (m.ci_low > 0 or m.ci_high < 0)
-            style = ("green" if m.diff > 0 else "red") if sig else None
-            diff = f"[{style}]{m.diff:+.3f}[/{style}]" if style else f"{m.diff:+.3f}"
-            t.add_row(escape(m.metric), _f(m.mean_a), _f(m.mean_b), diff, f"{m.ci_low:+.3f} to {m.ci_high:+.3f}",
-                      _p(m.p_value), _p(m.p_holm), escape(m.verdict))
-        con.print(t)
-        con.print(f"Holm's correction over {len(pc.metrics)} metrics; green/red: p (Holm) < 0.05 and the CI "
-                  "excludes 0.")
-        con.print(f"[bold]Flipped at k={pc.k}[/bold]: {len(pc.lost)} found → missed, "
-                  f"{len(pc.gained)} missed → found")
-        if pc.flips:
-            ft = Table(show_lines=True)
-            for col in ("question", "flip", "type", "rank A", "rank B", "evidence", "top ids A", "top ids B"):
-                ft.add_column(col, overflow="fold", max_width=40 if col in ("evidence", "question") else 28)
-            for f in pc.flips[:max_flips]:
-                style = "red" if f.direction == "found→missed" else "green"
-                q = f.query_id + (f"\n{f.question}" if f.question else "")
-                ft.add_row(escape(q), f"[{style}]{f.direction}[/{style}]", escape(f.type or "—"),
-                           str(f.first_rank_a) if f.first_rank_a is not None else "—",
-                           str(f.first_rank_b) if f.first_rank_b is not None else "—",
-                           escape(" / ".join(f.evidence) or "—"), escape(", ".join(f.top_a[:5])),
-                           escape(", ".join(f.top_b[:5])))
-            con.print(ft)
-            if len(pc.flips) > max_flips:
-                con.print(f"… and {len(pc.flips) - max_flips} more (use --json for all).")
-        con.print(f"[dim]{escape(pc.signature)}[/dim]")
+            style = ("green" if m.diff > 0 else "red") if sig else ""
+            values.append([fmt.num(m.mean_a), fmt.num(m.mean_b), Text(fmt.signed(m.diff), style=style),
+                           fmt.signed_ci((m.ci_low, m.ci_high)), fmt.p_value(m.p_value), fmt.p_value(m.p_holm)])
+        print_fitted(con, title=f"{title}: B − A on {shared}", keys=Keys([Column("metric", "left")],
+                                                                         [[m.metric] for m in pc.metrics]),
+                     value_columns=[Column("A"), Column("B"), Column("diff"), Column("95% CI"), Column("p"),
+                                    Column("p (Holm)")], values=values)
+        con.print(f"Holm's correction over {fmt.plural(len(pc.metrics), 'metric')}; green/red: p (Holm) < 0.05 "
+                  "and the CI excludes 0.")
+        _verdicts(con, [(m.metric, m.verdict) for m in pc.metrics])
+        con.print(Text(f"Flipped at k={pc.k}", style="bold").append(
+            f": {len(pc.lost)} found → missed, {len(pc.gained)} missed → found", style=""))
+        for f in pc.flips[:max_flips]:
+            _flip(con, f)
+        if len(pc.flips) > max_flips:
+            con.print(f"… and {len(pc.flips) - max_flips} more (use --json for all).")
+        con.print(Text(pc.signature, style="dim"), soft_wrap=True)
+
+
+def _verdicts(con, rows: Sequence[tuple]) -> None:
+    """``metric  verdict`` lines, the verdict wrapping under itself."""
+    from rich.table import Table
+    from rich.text import Text
+
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    for metric, verdict in rows:
+        grid.add_row(Text(f"  {metric}", style="bold"), Text(str(verdict)))
+    con.print(grid)
+
+
+def _flip(con, f: Any) -> None:
+    """One flipped question, stacked: id, direction, type and ranks; the question; the evidence; the top
+    ids of A and B."""
+    from rich.table import Table
+    from rich.text import Text
+
+    style = "red" if f.direction == "found→missed" else "green"
+    head = Text(f"  {f.query_id} ", style="bold")
+    head.append(f.direction, style=style)
+    ranks = ["not found" if r is None else str(r) for r in (f.first_rank_a, f.first_rank_b)]
+    head.append(f"  ({f.type or fmt.MISSING}; first correct rank A {ranks[0]}, B {ranks[1]})")
+    con.print(head)
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True, style="dim")
+    grid.add_column()
+    if f.question:
+        grid.add_row("    question", Text(f.question))
+    grid.add_row("    evidence", Text(" / ".join(f.evidence) or fmt.MISSING))
+    grid.add_row("    top A", Text(", ".join(f.top_a[:5])))
+    grid.add_row("    top B", Text(", ".join(f.top_b[:5])))
+    con.print(grid)
 
 
 def print_gate(results: Sequence[Any], con=None) -> None:
     """One PASS/FAIL line per floor and pipeline, then the overall result."""
-    from rich.markup import escape
+    from rich.text import Text
 
     con = con or console()
     for r in results:
-        style = "green" if r.passed else "red"
-        con.print(f"[{style}]{escape(r.line())}[/{style}]")
+        con.print(Text(r.line(), style="green" if r.passed else "red"))
     failed = sum(1 for r in results if not r.passed)
-    con.print(f"{'FAILED' if failed else 'PASSED'}: {len(results) - failed} of {len(results)} floor check(s) passed.")
+    con.print(f"{'FAILED' if failed else 'PASSED'}: {len(results) - failed} of "
+              f"{fmt.plural(len(results), 'floor check')} passed.")

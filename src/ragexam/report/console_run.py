@@ -4,9 +4,12 @@
 
 1. the **dataset card**: corpus and question-set sizes, question types, how many questions are
    scored and how many are out-of-corpus (not scored), chunks per chunker, and the evidence
-   strings no chunk can hold (with the reason, e.g. cut by a chunk boundary);
-2. the **metric table**: one row per pipeline, the main metrics' means over the scored
-   questions with their 95% bootstrap interval underneath;
+   strings no chunk can hold (with the reason, e.g. cut by a chunk boundary); then the run's
+   warnings (e.g. questions a results file lacks);
+2. the **pipeline legend** (``P1  bm25 | paragraphs:400``, ...; P1 is the baseline) and the
+   **metric table**: one row per pipeline, the main metrics' means over the scored questions with
+   their 95% bootstrap interval underneath; below it, per pipeline that failed on some questions,
+   how many were *unretrieved* (graded as misses) and why, and the latency of services;
 3. the **sweep**: the lecture's mean P@K / R@K / F1@K for each K, with F-beta@K for beta 0.5
    (precision weighted) and 2 (recall weighted);
 4. **by question type**: the headline metrics per type, with n per type;
@@ -15,19 +18,31 @@
    over the metrics of the pair, the minimum detectable difference (MDD) and a short reading;
    then the full plain-words verdict on the headline metric.  Differences smaller than the
    MDD are flagged as within the noise;
-6. the **missed questions** of each pipeline (no relevant unit in the top ``k``): question,
+6. the **rerank stage** of each ``RETRIEVER>RERANKER`` pipeline: its lift over its own first stage on the
+   headline metrics (difference, paired interval, Holm-adjusted reading), per question type, the
+   questions it fixed and broke, the first stage's **recall ceiling** (how many scored questions have a
+   relevant unit among the candidates, and how many misses lay outside them: no reranker can fix those),
+   the queries it could not rerank (kept in first-stage order), its latency per query and its cost;
+7. the **missed questions** of each pipeline (no relevant unit in the top ``k``): question,
    evidence, where it was found (or "not found"), and the top-3 retrieved chunks, shortened;
    at most ``max_missed`` per pipeline;
-7. every pipeline's **signature**.
+8. every pipeline's **signature**.
 
 Only the summary dict is needed (docs/run-format.md), so a saved run renders the same.
+
+Every table fits the console (:mod:`ragexam.report.tables`): a row names its pipeline in full when
+the table fits, else by its label from the legend; metric columns that do not fit beside the names
+go to a second block below, never cut.  Numbers are written by :mod:`ragexam.fmt`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-__all__ = ["render_run", "run_console", "render_where_next"]
+from ragexam import fmt
+from ragexam.report.tables import Column, Keys, pipeline_keys, pipeline_labels, print_fitted, print_legend
+
+__all__ = ["render_run", "run_console", "render_where_next", "render_outcome", "render_demo_intro"]
 
 #: missed questions printed per pipeline
 MAX_MISSED = 10
@@ -40,34 +55,6 @@ def run_console(stderr: bool = False):
     probe = Console(stderr=stderr)
     width = None if probe.is_terminal else 132
     return Console(stderr=stderr, width=width, soft_wrap=False, highlight=False)
-
-
-def _f(x: Optional[float], digits: int = 3) -> str:
-    return "–" if x is None else f"{x:.{digits}f}"
-
-
-def _ci(ci: Optional[Sequence[float]]) -> str:
-    """``0.49–0.74`` as ``.49–.74`` (narrow table cells)."""
-    if not ci:
-        return ""
-
-    def one(x: float) -> str:
-        s = f"{x:.2f}"
-        return s[1:] if s.startswith("0.") else ("-" + s[2:] if s.startswith("-0.") else s)
-
-    return f"{one(ci[0])}–{one(ci[1])}"
-
-
-def _signed(x: float) -> str:
-    return f"{x:+.3f}"
-
-
-def _p(p: Optional[float]) -> str:
-    if p is None:
-        return "–"
-    if p < 0.001:
-        return "<0.001"
-    return f"{p:.3f}" if p < 0.1 else f"{p:.2f}"
 
 
 def _shorten(text: str, limit: int) -> str:
@@ -102,21 +89,39 @@ def _bullets(console, rows, indent: int = 2) -> None:
 
 
 def _cell(mean: Optional[float], ci: Optional[Sequence[float]]):
+    """A mean with its 95% interval on the line below (dim): ``0.615`` / ``.49–.74``."""
     from rich.text import Text
 
-    t = Text(_f(mean))
-    if ci:
-        t.append("\n" + _ci(ci), style="dim")
+    t = Text(fmt.num(mean))
+    interval = fmt.ci(ci)
+    if interval:
+        t.append("\n" + interval, style="dim")
     return t
 
 
-def _pipeline_cell(p: Mapping[str, Any], with_chunker: bool = True):
+def _labels(summary: Mapping[str, Any]) -> Dict[str, str]:
+    return pipeline_labels([str(p["name"]) for p in summary.get("pipelines") or []])
+
+
+def _named(label: str, name: str):
+    """``P1 name`` with the label in bold (a table cell or a title)."""
     from rich.text import Text
 
-    t = Text(str(p.get("retriever") or p.get("name")))
-    if with_chunker and p.get("chunker"):
-        t.append("\n| " + str(p["chunker"]), style="dim")
+    t = Text(label, style="bold")
+    t.append(" " + name)
     return t
+
+
+def _pipeline_keys(summary: Mapping[str, Any], rows: Sequence[Optional[Mapping[str, Any]]],
+                   extra: Sequence[Column] = (), extra_cells: Sequence[Sequence[Any]] = (),
+                   one_chunker: bool = False) -> List[Keys]:
+    """Key variants for rows of pipelines (``None``: a continuation row of the pipeline above): the
+    label and the name (the retriever only when every pipeline has the same chunker), or the label."""
+    labels = _labels(summary)
+    named = [None if p is None else (labels.get(str(p["name"]), "?"),
+                                     str(p.get("retriever") or p["name"]) if one_chunker else str(p["name"]))
+             for p in rows]
+    return pipeline_keys(named, extra, extra_cells)
 
 
 def _headline(summary: Mapping[str, Any]) -> str:
@@ -131,23 +136,29 @@ def _dataset_card(console, summary: Mapping[str, Any]) -> None:
 
     ds = summary.get("dataset") or {}
     cfg = summary.get("config") or {}
-    label = str(ds.get("corpus"))
-    if str(ds.get("qa")) != label:
+    has_corpus = ds.get("corpus") is not None
+    label = str(ds.get("corpus")) if has_corpus else str(ds.get("qa"))
+    if has_corpus and str(ds.get("qa")) != label:
         label += f" / {ds.get('qa')}"
     types = ", ".join(f"{t} {n}" for t, n in (ds.get("types") or {}).items())
-    chunks = ", ".join(f"{c} → {n} chunks" for c, n in (ds.get("n_chunks") or {}).items())
-    rows = [("dataset", f"{label}: {ds.get('n_documents')} documents · {ds.get('n_questions')} questions ({types}) · "
-                        f"{ds.get('n_scored')} scored · {ds.get('n_out_of_corpus')} out-of-corpus (not scored: "
-                        f"nothing to retrieve) · {chunks}")]
+    chunks = ", ".join(f"{c} → {fmt.plural(n, 'chunk')}" for c, n in (ds.get("n_chunks") or {}).items())
+    docs = (f"{fmt.plural(ds.get('n_documents'), 'document')} · " if ds.get("n_documents") is not None else
+            "no corpus (every pipeline returned its own texts) · ")
+    rows = [("dataset", f"{label}: {docs}"
+                        f"{fmt.plural(ds.get('n_questions'), 'question')} ({types}) · {ds.get('n_scored')} scored · "
+                        f"{ds.get('n_out_of_corpus')} out-of-corpus (not scored: nothing to retrieve)"
+                        + (f" · {chunks}" if chunks else ""))]
     relevance = cfg.get("relevance")
-    rel_text = ("evidence: a chunk counts when it contains an evidence string; k counts chunks"
+    texts = any(p.get("kind") == "texts" for p in summary.get("pipelines") or [])
+    unit = "chunk (or returned text)" if texts else "chunk"
+    rel_text = (f"evidence: a {unit} counts when it contains an evidence string; k counts chunks"
                 if relevance == "evidence" else
-                "doc: a chunk counts for its document; k counts distinct documents")
+                f"doc: a {unit} counts for its document; k counts distinct documents")
     if cfg.get("overlap") is not None:
         rel_text += f" (a chunk holding ≥ {cfg['overlap']:g} of a string counts)"
     rows.append(("relevance", f"{rel_text} · k = {', '.join(map(str, cfg.get('k') or []))} · depth "
                               f"{cfg.get('depth')} · seed {cfg.get('seed')} · run {summary.get('run_id')}"))
-    if relevance == "evidence":
+    if relevance == "evidence" and ds.get("n_unmatched_evidence"):
         um = ds.get("n_unmatched_evidence") or {}
         parts = []
         for chunker, n in um.items():
@@ -157,7 +168,8 @@ def _dataset_card(console, summary: Mapping[str, Any]) -> None:
                     reasons[u.get("reason", "?")] = reasons.get(u.get("reason", "?"), 0) + 1
             why = " (" + ", ".join(f"{r}: {c}" for r, c in reasons.items()) + ")" if reasons else ""
             parts.append(f"{n} under {chunker}{why}")
-        rows.append(("evidence", f"{ds.get('n_evidence')} evidence strings; held by no chunk (never creditable): "
+        rows.append(("evidence", f"{fmt.plural(ds.get('n_evidence'), 'evidence string')}; held by no chunk (never "
+                                 "creditable): "
                                  + "; ".join(parts)))
     _bullets(console, rows, indent=0)
     listed = summary.get("unmatched_evidence") or []
@@ -171,30 +183,54 @@ def _dataset_card(console, summary: Mapping[str, Any]) -> None:
     if len(listed) > MAX_MISSED:
         console.print(Text(f"  … and {len(listed) - MAX_MISSED} more (see summary.json: unmatched_evidence)",
                            style="yellow"))
+    for w in summary.get("warnings") or []:
+        console.print(Text("warning: " + str(w), style="yellow"), soft_wrap=True)
+
+
+def _unretrieved(console, summary: Mapping[str, Any]) -> None:
+    """Per pipeline: the questions it failed on (graded as misses), by kind; and a service's latency."""
+    from rich.text import Text
+
+    labels = _labels(summary)
+    ds = summary.get("dataset") or {}
+    for p in summary.get("pipelines") or []:
+        res = (summary.get("results") or {}).get(p["name"]) or {}
+        un = res.get("unretrieved") or {}
+        lat = res.get("latency")
+        if un.get("n"):
+            kinds = ", ".join(f"{k} {n}" for k, n in (un.get("by_kind") or {}).items())
+            line = Text(f"{labels.get(str(p['name']), '?')} unretrieved: ", style="bold yellow")
+            line.append(f"{un.get('n_scored', un['n'])} of {fmt.plural(ds.get('n_scored'), 'scored question')} "
+                        f"({kinds}), graded as misses", style="yellow")
+            first = (un.get("questions") or [{}])[0]
+            if first:
+                line.append(f"; e.g. {first.get('query_id')}: {_shorten(first.get('reason', ''), 80)}", style="dim")
+            console.print(line, soft_wrap=True)
+        if lat:
+            console.print(Text(f"{labels.get(str(p['name']), '?')} latency per question: median "
+                               f"{fmt.num(lat.get('median'))} s · p95 {fmt.num(lat.get('p95'))} s · max "
+                               f"{fmt.num(lat.get('max'))} s (n {lat.get('n')})", style="dim"))
+
+
+def _legend(console, summary: Mapping[str, Any]) -> None:
+    print_legend(console, _labels(summary))
 
 
 def _metric_table(console, summary: Mapping[str, Any]) -> None:
-    from rich import box
-    from rich.table import Table
-
     main = summary.get("main_metrics") or []
     ds = summary.get("dataset") or {}
     kc = summary.get("context_k")
     pipes = summary.get("pipelines") or []
     chunkers = list(dict.fromkeys(str(p.get("chunker")) for p in pipes))
     one_chunker = len(chunkers) == 1 and chunkers[0] != "None"
-    title = (f"Retrieval metrics: mean over {ds.get('n_scored')} scored questions, 95% bootstrap interval below"
-             + (f" (chunker {chunkers[0]})" if one_chunker else ""))
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, collapse_padding=True)
-    longest = max((len(str(p.get("retriever") or p.get("name"))) for p in pipes), default=8)
-    table.add_column("pipeline", overflow="fold", min_width=min(longest, 24))
-    for m in main:
-        table.add_column(m, justify="right", no_wrap=True)
+    title = (f"Retrieval metrics: mean over {fmt.plural(ds.get('n_scored'), 'scored question')}, 95% bootstrap "
+             "interval below" + (f" (chunker {chunkers[0]})" if one_chunker else ""))
+    values = []
     for p in pipes:
         res = (summary.get("results") or {}).get(p["name"]) or {}
-        table.add_row(_pipeline_cell(p, not one_chunker),
-                      *[_cell(res.get("metrics", {}).get(m), res.get("ci95", {}).get(m)) for m in main])
-    console.print(table)
+        values.append([_cell(res.get("metrics", {}).get(m), res.get("ci95", {}).get(m)) for m in main])
+    print_fitted(console, title=title, keys=_pipeline_keys(summary, pipes, one_chunker=one_chunker),
+                 value_columns=[Column(m) for m in main], values=values)
     ks = [m for m in main if m.startswith("hit@")]
     ndcg = next((m for m in main if m.startswith("ndcg@")), "ndcg")
     console.print(
@@ -205,59 +241,49 @@ def _metric_table(console, summary: Mapping[str, Any]) -> None:
 
 
 def _sweep_table(console, summary: Mapping[str, Any]) -> None:
-    from rich import box
-    from rich.table import Table
-
-    table = Table(title="P@K / R@K / F1@K sweep and F-beta@K (mean over scored questions)", box=box.SIMPLE_HEAD,
-                  title_justify="left")
-    for name, just in (("pipeline", "left"), ("K", "right"), ("P@K", "right"), ("R@K", "right"),
-                       ("F1@K", "right"), ("F0.5@K", "right"), ("F2@K", "right")):
-        table.add_column(name, justify=just, no_wrap=True)
     pipes = summary.get("pipelines") or []
-    for i, p in enumerate(pipes):
+    rows: List[Optional[Mapping[str, Any]]] = []
+    ks, values, sections = [], [], []
+    for p in pipes:
         res = (summary.get("results") or {}).get(p["name"]) or {}
         sw, fb = res.get("sweep") or {}, res.get("fbeta") or {}
         for j, (k, v) in enumerate(sw.items()):
-            table.add_row(p["name"] if j == 0 else "", k, _f(v.get("p")), _f(v.get("r")), _f(v.get("f1")),
-                          _f((fb.get("0.5") or {}).get(k)), _f((fb.get("2") or {}).get(k)))
-        if i < len(pipes) - 1:
-            table.add_section()
-    console.print(table)
+            rows.append(p if j == 0 else None)
+            ks.append([str(k)])
+            values.append([fmt.num(v.get("p")), fmt.num(v.get("r")), fmt.num(v.get("f1")),
+                           fmt.num((fb.get("0.5") or {}).get(k)), fmt.num((fb.get("2") or {}).get(k))])
+        sections.append(len(values) - 1)
+    keys = _pipeline_keys(summary, rows, extra=[Column("K")], extra_cells=ks)
+    print_fitted(console, title="P@K / R@K / F1@K sweep and F-beta@K (mean over scored questions)", keys=keys,
+                 value_columns=[Column(c) for c in ("P@K", "R@K", "F1@K", "F0.5@K", "F2@K")], values=values,
+                 sections=sections)
     console.print("[dim]As K grows, recall can only stay or rise; precision usually falls (it divides by K). "
                   "F0.5 weights precision, F2 recall: pick the K and beta that match how many chunks your "
                   "generator reads.[/]")
 
 
 def _type_table(console, summary: Mapping[str, Any]) -> None:
-    from rich import box
-    from rich.table import Table
-
     main = summary.get("main_metrics") or []
     kc = summary.get("context_k")
     head = _headline(summary)
     cols = [m for m in dict.fromkeys(["hit@1", head, "mrr", next((m for m in main if m.startswith("ndcg@")), None),
                                       f"r@{kc}"]) if m in main]
-    table = Table(title="By question type (95% bootstrap interval below)", box=box.SIMPLE_HEAD, title_justify="left")
-    table.add_column("pipeline", no_wrap=True)
-    table.add_column("type", no_wrap=True)
-    table.add_column("n", justify="right")
-    for m in cols:
-        table.add_column(m, justify="right", no_wrap=True)
-    pipes = summary.get("pipelines") or []
-    for i, p in enumerate(pipes):
+    rows: List[Optional[Mapping[str, Any]]] = []
+    extra, values, sections = [], [], []
+    for p in summary.get("pipelines") or []:
         res = (summary.get("results") or {}).get(p["name"]) or {}
         for j, (t, vals) in enumerate((res.get("by_type") or {}).items()):
             cis = (res.get("by_type_ci95") or {}).get(t) or {}
-            table.add_row(p["name"] if j == 0 else "", t, str((res.get("by_type_n") or {}).get(t, "")),
-                          *[_cell(vals.get(m), cis.get(m)) for m in cols])
-        if i < len(pipes) - 1:
-            table.add_section()
-    console.print(table)
+            rows.append(p if j == 0 else None)
+            extra.append([str(t), str((res.get("by_type_n") or {}).get(t, ""))])
+            values.append([_cell(vals.get(m), cis.get(m)) for m in cols])
+        sections.append(len(values) - 1)
+    keys = _pipeline_keys(summary, rows, extra=[Column("type", "left"), Column("n")], extra_cells=extra)
+    print_fitted(console, title="By question type (95% bootstrap interval below)", keys=keys,
+                 value_columns=[Column(m) for m in cols], values=values, sections=sections)
 
 
 def _comparisons(console, summary: Mapping[str, Any]) -> None:
-    from rich import box
-    from rich.table import Table
     from rich.text import Text
 
     comps = summary.get("comparisons") or []
@@ -265,38 +291,117 @@ def _comparisons(console, summary: Mapping[str, Any]) -> None:
         console.print("[dim]One pipeline: nothing to compare (give two or more retrievers or chunkers; the first is "
                       "the baseline).[/]")
         return
+    labels = _labels(summary)
     head = _headline(summary)
     by_pair: Dict[str, List[Mapping[str, Any]]] = {}
     for c in comps:
         by_pair.setdefault(c["pipeline"], []).append(c)
     for name, rows in by_pair.items():
         n = rows[0].get("n")
-        res = rows[0].get("resolution")
-        title = Text(f"{name}", style="bold")
-        title.append(f"  vs  baseline {rows[0]['baseline']}", style="bold")
-        title.append(f"  (paired over the same {n} questions; one question = {res:.3f})")
+        base = rows[0]["baseline"]
+        title = _named(labels.get(name, "?"), name)
+        title.stylize("bold")
+        title.append("  vs  baseline ", style="bold")
+        title.append_text(_named(labels.get(base, "?"), base))
+        title.append(f"  (paired over the same {fmt.plural(n, 'question')}; one question = "
+                     f"{fmt.num(rows[0].get('resolution'))})")
         console.print(title)
-        table = Table(box=box.SIMPLE_HEAD)
-        for col, just in (("metric", "left"), ("diff", "right"), ("95% CI of diff", "right"), ("p", "right"),
-                          ("p (Holm)", "right"), ("MDD", "right"), ("reading", "left")):
-            table.add_column(col, justify=just, no_wrap=True)
+        values = []
         for c in rows:
-            style = "dim" if c.get("within_noise") else None
-            reading = c.get("reading", "")
-            table.add_row(c["metric"], _signed(c["diff"]), f"{c['ci95'][0]:+.3f} to {c['ci95'][1]:+.3f}",
-                          _p(c.get("p_value")), _p(c.get("p_holm")), _f(c.get("mdd")), reading, style=style)
-        console.print(table)
+            style = "dim" if c.get("within_noise") else ""
+            values.append([Text(x, style=style) for x in (
+                fmt.signed(c.get("diff")), fmt.signed_ci(c.get("ci95")), fmt.p_value(c.get("p_value")),
+                fmt.p_value(c.get("p_holm")), fmt.num(c.get("mdd")), str(c.get("reading", "")))])
+        keys = Keys([Column("metric", "left")], [[Text(str(c["metric"]), style="dim" if c.get("within_noise")
+                                                       else "")] for c in rows])
+        print_fitted(console, title=None, keys=keys, values=values, value_columns=[
+            Column("diff"), Column("95% CI of diff"), Column("p"), Column("p (Holm)"), Column("MDD"),
+            Column("reading", "left")])
         key = next((c for c in rows if c["metric"] == head), rows[0])
         _bullets(console, [(f"verdict on {key['metric']}:", str(key.get("verdict", "")))], indent=0)
         console.print()
     n = comps[0].get("n")
-    mdds = [c.get("mdd") for c in comps if c.get("mdd") is not None]
+    mdds = [c.get("mdd") for c in comps if fmt.is_number(c.get("mdd"))]
     if mdds:
         console.print(f"[dim]p: paired randomization test (seeded, never 0); p (Holm): adjusted over the metrics of "
                       f"each pair; MDD: the smallest difference this set could reliably detect (alpha 0.05, power "
-                      f"0.8). With {n} questions, differences below about {min(mdds):.2f}–{max(mdds):.2f} are not "
-                      f"detectable: rows in grey are within the noise — treat them as ties and read the missed "
-                      f"questions instead.[/]")
+                      f"0.8). With {fmt.plural(n, 'question')}, differences below about {fmt.num(min(mdds), 2)}–"
+                      f"{fmt.num(max(mdds), 2)} are not detectable: rows in grey are within the noise — treat them "
+                      "as ties and read the missed questions instead.[/]")
+
+
+def _rerank(console, summary: Mapping[str, Any]) -> None:
+    """What each rerank stage adds over its own first stage (``summary["rerank"]``, docs/run-format.md)."""
+    from rich.text import Text
+
+    blocks = summary.get("rerank") or {}
+    if not blocks:
+        return
+    labels = _labels(summary)
+    head = _headline(summary)
+    wanted = [m for m in dict.fromkeys(["hit@1", head, "mrr"])]
+    n_scored = (summary.get("dataset") or {}).get("n_scored")
+    console.print(Text("Rerank stage: each reranker against its own first stage (same questions, paired)",
+                       style="bold"))
+    for name, b in blocks.items():
+        title = Text("  ")
+        title.append_text(_named(labels.get(name, "?"), name))
+        title.stylize("bold")
+        title.append(f"  first stage {b.get('first_stage')}, top {b.get('top')} reranked", style="dim")
+        console.print(title, soft_wrap=True)
+        comps = {c.get("metric"): c for c in b.get("comparisons") or []}
+        before = b.get("first_stage_metrics") or {}
+        after = ((summary.get("results") or {}).get(name) or {}).get("metrics") or {}
+        lifts = []
+        for m in wanted:
+            c = comps.get(m)
+            if c is None:
+                continue
+            lifts.append(f"{m} {fmt.num(before.get(m))} → {fmt.num(after.get(m))} ({fmt.signed(c.get('diff'))}, "
+                         f"{fmt.signed_ci(c.get('ci95'))}, {c.get('reading')})")
+        rows = [("lift", " · ".join(lifts))]
+        bt = b.get("by_type") or {}
+        if bt:
+            rows.append(("by type", " · ".join(f"{t} (n {v.get('n')}): {head} {fmt.signed((v.get('lift') or {}).get(head))}"
+                                               for t, v in bt.items())))
+        fixed, broken = b.get("fixed") or [], b.get("broken") or []
+        k = (b.get("ceiling") or {}).get("k")
+
+        def ids(xs):
+            shown = ", ".join(str(x.get("query_id")) for x in xs[:8])
+            return shown + (f" and {len(xs) - 8} more" if len(xs) > 8 else "")
+
+        rows.append(("fixed / broken", f"{len(fixed)} fixed (a relevant unit moved into the top {k}"
+                                       + (f": {ids(fixed)}" if fixed else "") + f"), {len(broken)} broken"
+                                       + (f" ({ids(broken)})" if broken else "")))
+        ceil = b.get("ceiling") or {}
+        rows.append(("recall ceiling", f"{ceil.get('n_within')} of {fmt.plural(n_scored, 'scored question')} "
+                                       f"({fmt.percent(ceil.get('recall_at_top'))}) have a relevant unit in the first "
+                                       f"stage's top {ceil.get('top')}; of the {ceil.get('misses')} misses at k={k}, "
+                                       f"{ceil.get('misses_outside')} lay outside the candidates (no reranker can fix "
+                                       f"them), {ceil.get('misses_inside')} inside"))
+        st = b.get("status") or {}
+        status = (f"{st.get('reranked', 0)} reranked · {st.get('partial', 0)} partly (unjudged candidates keep their "
+                  f"place) · {st.get('failed', 0)} failed (first-stage order kept)")
+        if st.get("by_kind"):
+            status += " — " + ", ".join(f"{kk} {n}" for kk, n in st["by_kind"].items())
+        if st.get("unjudged_candidates"):
+            status += f" · {st['unjudged_candidates']} candidates unjudged"
+        rows.append(("queries", status))
+        lat, usage = b.get("latency"), b.get("usage") or {}
+        cost_bits = []
+        if lat:
+            cost_bits.append(f"latency per query median {fmt.num(lat.get('median'))} s, p95 {fmt.num(lat.get('p95'))} s "
+                             f"(as measured when called)")
+        if "calls" in usage:
+            cost_bits.append(f"{usage.get('calls')} calls now, {usage.get('cached', 0)} cached")
+        if usage.get("prompt_tokens") or usage.get("completion_tokens"):
+            cost_bits.append(f"{usage.get('prompt_tokens', 0)} + {usage.get('completion_tokens', 0)} tokens")
+        if "cost_usd" in usage:
+            cost_bits.append(f"cost {fmt.cost(usage.get('cost_usd'))}")
+        if cost_bits:
+            rows.append(("cost", " · ".join(cost_bits)))
+        _bullets(console, rows, indent=4)
 
 
 def _missed(console, summary: Mapping[str, Any], max_missed: int) -> None:
@@ -306,11 +411,16 @@ def _missed(console, summary: Mapping[str, Any], max_missed: int) -> None:
     depth = (summary.get("config") or {}).get("depth")
     relevance = (summary.get("config") or {}).get("relevance")
     width = max(40, console.width - 1)
+    labels = _labels(summary)
     for p in summary.get("pipelines") or []:
         entries = (summary.get("missed") or {}).get(p["name"]) or []
         k = entries[0]["k"] if entries else (summary.get("config") or {}).get("miss_k")
-        title = Text(f"Missed by {p['name']}: ", style="bold")
-        title.append(f"{len(entries)} of {ds.get('n_scored')} scored questions have no relevant "
+        title = Text("Missed by ", style="bold")
+        title.append_text(_named(labels.get(str(p["name"]), "?"), str(p["name"])))
+        title.stylize("bold")
+        title.append(": ", style="bold")
+        title.append(f"{len(entries)} of {fmt.plural(ds.get('n_scored'), 'scored question')} "
+                     f"{'has' if len(entries) == 1 else 'have'} no relevant "
                      f"{'evidence' if relevance == 'evidence' else 'document'} in the top {k}")
         console.print(title)
         for e in entries[:max_missed]:
@@ -320,6 +430,8 @@ def _missed(console, summary: Mapping[str, Any], max_missed: int) -> None:
             console.print(line)
             fr = e.get("first_rank")
             found = f"found at rank {fr}" if fr is not None else f"not found in the top {depth}"
+            if e.get("unretrieved"):
+                found = "unretrieved: " + _shorten(str(e["unretrieved"]), 60)
             if relevance == "evidence" and e.get("evidence"):
                 what = "evidence: " + " / ".join(f"“{x}”" for x in e["evidence"])
             else:
@@ -340,8 +452,9 @@ def _signatures(console, summary: Mapping[str, Any]) -> None:
     from rich.text import Text
 
     console.print(Text("Signatures", style="bold"))
+    labels = _labels(summary)
     for p in summary.get("pipelines") or []:
-        line = Text(f"  {p['name']}: ", style="bold")
+        line = Text(f"  {labels.get(str(p['name']), '?')} {p['name']}: ", style="bold")
         line.append(str(p.get("signature", "")), style="dim")
         console.print(line, soft_wrap=True)
 
@@ -351,7 +464,10 @@ def render_run(summary: Mapping[str, Any], console=None, *, max_missed: int = MA
     console = console or run_console()
     _dataset_card(console, summary)
     console.print()
+    _legend(console, summary)
+    console.print()
     _metric_table(console, summary)
+    _unretrieved(console, summary)
     console.print()
     _sweep_table(console, summary)
     console.print()
@@ -359,9 +475,38 @@ def render_run(summary: Mapping[str, Any], console=None, *, max_missed: int = MA
     console.print()
     _comparisons(console, summary)
     console.print()
+    if summary.get("rerank"):
+        _rerank(console, summary)
+        console.print()
     _missed(console, summary, max_missed)
     console.print()
     _signatures(console, summary)
+
+
+def render_outcome(outcome: Any, console=None, *, demo: bool = False) -> None:
+    """What ``ragexam run``/``demo`` prints: the run's tables, where to look next (demo) or the folder written,
+    and one line per thing written (:class:`ragexam.api.RunOutcome`)."""
+    console = console or run_console()
+    render_run(outcome.result.summary, console)
+    console.print()
+    if demo:
+        render_where_next(console, out=str(outcome.out) if outcome.out is not None else None, demo=True)
+    elif outcome.out is not None:
+        console.print(f"Wrote summary.json, per_question.csv, chunks.jsonl and runs/ to {outcome.out} (format: "
+                      "docs/run-format.md).", highlight=False, markup=False, soft_wrap=True)
+    for line in outcome.notes():
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def render_demo_intro(console) -> None:
+    """What ``ragexam demo`` is about to grade, printed before it starts."""
+    console.print(
+        "ragexam demo: 71 employee questions about a fictional company's IT helpdesk (18 Korean documents; "
+        "34 paraphrased 'meaning', 31 'lexical' with codes and names, 6 out-of-corpus), graded for three "
+        "retrievers: bm25 (kiwi morphemes), dense (multilingual-e5-small, offline) and hybrid (reciprocal-rank "
+        "fusion of both), and a rerank stage: bm25's top 20 reordered by e5 (bm25>rerank:dense). The questions "
+        "were not tuned to any retriever. The first run fills the token and embedding cache; later runs read "
+        "it.\n", highlight=False, markup=False, soft_wrap=True)
 
 
 def render_where_next(console, *, out: Optional[str] = None, demo: bool = False) -> None:

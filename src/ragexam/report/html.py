@@ -5,6 +5,8 @@
 the file opens with no network and can be mailed or attached to a CI job.  It holds:
 
 * the metric table with 95% confidence intervals and the pairwise comparison verdicts;
+* after ``ragexam score --report`` with a judge (``summary["judge"]``): the judge's means and pass rates
+  with their 95% intervals, coverage, flips and ties under repeats, and the judge beside the evidence;
 * plots: P@K / R@K / F1@K by K, F-beta by K for each beta, per-question-type bars with CI
   whiskers, the stage-attribution matrix (when answer scoring put an ``attribution`` section
   ``{pipeline: {type: {stage: count}}}`` into the summary; otherwise a note), and the
@@ -28,8 +30,8 @@ table and switches the metric of the per-type chart.
 ``{query_id: entry}`` for all pipelines, or ``{pipeline: {query_id: entry}}``, where ``entry`` is
 the answer text or a dict with any of ``answer``, ``ground_truth``, ``reasoning`` (or
 ``judge_reasoning`` / ``explanation``), ``verdict`` (or ``label``), ``score``, ``stage``.
-Ground truth also comes from a missed entry's ``ground_truth`` or, when ``config.qa`` names a
-bundled set or an existing file, from the question set itself.
+Ground truth also comes from a missed entry's ``ground_truth`` (``ragexam run`` stores it there);
+the report renders what it is given and reads no input file.
 
 Every user-provided string (names, questions, evidence, chunk texts, config values) is
 HTML-escaped.
@@ -38,24 +40,33 @@ HTML-escaped.
 from __future__ import annotations
 
 import json
-import math
 from datetime import datetime, timezone
 from html import escape
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ragexam import fmt
 from ragexam._version import __version__
 from ragexam.report import svg
 from ragexam.report.highlight import highlight_html
-from ragexam.report.rundata import (_check_summary, coerce_rows, dataset_label, headline_metric,
-                                    miss_cutoff)
+from ragexam.storage.runfolder import check_summary, coerce_rows, dataset_label, headline_metric, miss_cutoff
 
-__all__ = ["write_report", "render_report", "read_answers", "FONT_STACK"]
+__all__ = ["write_report", "render_report", "read_answers", "FONT_STACK", "MONO_STACK"]
 
-#: CSS font stack: Korean faces first (Noto, Nanum, Malgun, Apple), then system fallbacks.
-FONT_STACK = ('"Noto Sans KR", "Noto Sans CJK KR", "Nanum Gothic", "NanumGothic", "Malgun Gothic", '
-              '"Apple SD Gothic Neo", system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", '
-              'Arial, sans-serif')
+#: CSS font stack: the Korean faces of each system first, so Hangul is drawn by a font that has it (and
+#: Latin text by the same face, so lines keep one look), then the usual system fallbacks:
+#: macOS/iOS (Apple SD Gothic Neo, AppleGothic), Windows (Malgun Gothic / 맑은 고딕, Gulim, Dotum),
+#: Linux (Noto Sans CJK KR from fonts-noto-cjk, Noto Sans KR, Source Han Sans, Nanum from fonts-nanum,
+#: UnDotum from fonts-unfonts-core, Baekmuk), Android (Noto Sans KR).  A machine with none of them and no
+#: other Hangul font shows boxes: Debian/Ubuntu ``apt-get install fonts-nanum`` (CI installs it).
+FONT_STACK = ('"Apple SD Gothic Neo", "Malgun Gothic", "맑은 고딕", "Noto Sans KR", "Noto Sans CJK KR", '
+              '"Source Han Sans KR", "Source Han Sans K", "NanumBarunGothic", "NanumGothic", "Nanum Gothic", '
+              '"나눔고딕", "UnDotum", "Baekmuk Gulim", "AppleGothic", "Gulim", "Dotum", system-ui, -apple-system, '
+              '"Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif')
+
+#: monospace faces (ids, signatures): Korean-capable coding fonts before the generic monospace
+MONO_STACK = ('ui-monospace, SFMono-Regular, Menlo, Consolas, "D2Coding", "NanumGothicCoding", '
+              '"Noto Sans Mono CJK KR", monospace')
 
 PathLike = Union[str, Path]
 
@@ -64,21 +75,9 @@ def _e(x: Any) -> str:
     return escape("" if x is None else str(x), quote=True)
 
 
-def _f(x: Any, digits: int = 3) -> str:
-    if x is None or isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(float(x)):
-        return "—"
-    return f"{float(x):.{digits}f}"
-
-
-def _p(x: Any) -> str:
-    if x is None or not isinstance(x, (int, float)):
-        return "—"
-    return "<0.001" if x < 0.001 else f"{x:.3f}"
-
-
 def _ci(pair: Any) -> Optional[Tuple[float, float]]:
-    if isinstance(pair, (list, tuple)) and len(pair) == 2 and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in pair):
+    """``pair`` as two finite floats, or None (numbers are formatted with :mod:`ragexam.fmt`)."""
+    if isinstance(pair, (list, tuple)) and len(pair) == 2 and all(fmt.is_number(v) for v in pair):
         return float(pair[0]), float(pair[1])
     return None
 
@@ -132,7 +131,8 @@ white-space:nowrap}
 .dot{display:inline-block;width:9px;height:9px;border-radius:50%;margin-right:6px;vertical-align:middle}
 .filters{display:flex;flex-wrap:wrap;gap:8px 18px;align-items:center;margin:8px 0}
 select,button{font:inherit}
-button.expand{border:1px solid var(--line);background:#fff;border-radius:4px;padding:1px 9px;cursor:pointer}
+button.expand{border:1px solid var(--line);background:#fff;border-radius:4px;padding:1px 9px;cursor:pointer;
+white-space:nowrap}
 button.expand[aria-expanded=true]{background:#e8eef6}
 tr.detail>td{background:#fbfcfd;padding:10px 14px 14px}
 .detail dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 14px;margin:0 0 10px}
@@ -148,8 +148,8 @@ mark.partial{background:#fff1b3;border-bottom:2px dashed #e0b400}
 .evidence{background:#fff7d6;border-radius:3px;padding:0 4px}
 pre{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:10px;overflow:auto;
 font-size:12px;white-space:pre-wrap}
-code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,"D2Coding",monospace;font-size:12px}
-.sig{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:11.5px;color:#3b4450;
+code{font-family:%MONO%;font-size:12px}
+.sig{font-family:%MONO%;font-size:11.5px;color:#3b4450;
 word-break:break-all}
 th.grp{text-align:center;border-left:2px solid #fff}
 .ci2{color:var(--muted);font-size:12px}
@@ -158,7 +158,7 @@ td.sig-up,td.sig-down{white-space:nowrap}
 details>summary{cursor:pointer;color:var(--accent);margin:6px 0}
 footer{color:var(--muted);font-size:12px;padding:16px 28px;border-top:1px solid var(--line)}
 @media print{button.expand,.filters{display:none}tr.detail[hidden]{display:table-row}}
-""".replace("%FONTS%", FONT_STACK)
+""".replace("%FONTS%", FONT_STACK).replace("%MONO%", MONO_STACK)
 
 _JS = """
 (function(){
@@ -227,27 +227,7 @@ class _Page:
         self.per_pipeline_answers = bool(self.answers) and all(
             k in self.index and isinstance(v, Mapping) for k, v in self.answers.items())
         self.notes: List[str] = []
-        self.qa = self._load_qa()
         self.row_of = {(r["pipeline"], r["query_id"]): r for r in rows}
-
-    def _load_qa(self) -> Dict[str, Any]:
-        """The question set named by ``config.qa``, when it can be found (for ground truth)."""
-        name = self.config.get("qa") or self.dataset.get("qa")
-        if not isinstance(name, str) or not name:
-            return {}
-        try:
-            from ragexam.data.datasets import is_bundled
-            from ragexam.data.loaders import load_qa
-
-            if not (is_bundled(name) or Path(name).is_file()):
-                self.notes.append(f"ground truth: the question set {name!r} is not on this machine, so "
-                                  "only ground truth carried in the answers is shown")
-                return {}
-            qa = load_qa(name)
-        except Exception as exc:  # a report must still render; the note says why
-            self.notes.append(f"ground truth: could not read the question set {name!r} ({exc})")
-            return {}
-        return {q.query_id: q for q in qa}
 
     def color(self, pipeline: str) -> str:
         return svg.color(self.index.get(pipeline, len(self.index)))
@@ -284,15 +264,15 @@ def _legend(page: _Page) -> str:
 def _header(page: _Page) -> str:
     s = page.summary
     n_scored = page.dataset.get("n_scored", page.dataset.get("n_answerable"))
-    bits = [f"dataset <b>{_e(dataset_label(s))}</b>", f"{len(page.pipelines)} pipeline(s)"]
+    bits = [f"dataset <b>{_e(dataset_label(s))}</b>", fmt.plural(len(page.pipelines), "pipeline")]
     if n_scored is not None:
-        bits.append(f"{_e(n_scored)} scored questions")
+        bits.append(_e(fmt.plural(n_scored, "scored question")))
     bits.append(f"run <code>{_e(s.get('run_id'))}</code>")
     if s.get("created"):
         bits.append(_e(s.get("created")))
     nav = "".join(f'<a href="#{a}">{t}</a>' for a, t in (
-        ("scores", "Scores"), ("plots", "Plots"), ("missed", "Missed questions"),
-        ("dataset", "Dataset"), ("settings", "Settings")))
+        ("scores", "Scores"), *((("rerank", "Rerank stage"),) if s.get("rerank") else ()), ("plots", "Plots"),
+        ("missed", "Missed questions"), ("dataset", "Dataset"), ("settings", "Settings")))
     return (f'<header><h1>ragexam report</h1><p class="sub">{" · ".join(bits)}</p>'
             f"<nav>{nav}</nav></header>")
 
@@ -317,16 +297,78 @@ def _scores(page: _Page) -> str:
             ci = _ci((res.get("ci95") or {}).get(m))
             cls = "num best" if m in best and isinstance(v, (int, float)) and v == best[m] \
                 and len(page.pipelines) > 1 else "num"
-            ci_txt = f'<span class="ci">{_f(ci[0])}–{_f(ci[1])}</span>' if ci else ""
-            cells.append(f'<td class="{cls}"><span class="v">{_f(v)}</span>{ci_txt}</td>')
+            ci_txt = f'<span class="ci">{fmt.ci(ci, digits=3, short=False)}</span>' if ci else ""
+            cells.append(f'<td class="{cls}"><span class="v">{fmt.num(v)}</span>{ci_txt}</td>')
         out.append(f'<tr><td><i class="dot" style="background:{page.color(p)}"></i>{_e(p)}</td>'
-                   f'<td class="num">{_e(res.get("n", "—"))}</td>{"".join(cells)}</tr>')
+                   f'<td class="num">{_e(res.get("n", fmt.MISSING))}</td>{"".join(cells)}</tr>')
     out.append("</tbody></table></div>")
+    out.append(_unretrieved(page))
     comps = [c for c in page.summary.get("comparisons") or [] if isinstance(c, Mapping)]
     if comps:
         out.append(_comparisons(page, comps))
     elif len(page.pipelines) > 1:
         out.append('<p class="note">No comparisons in this run.</p>')
+    out.append("</section>")
+    return "".join(out)
+
+
+def _judge(page: _Page) -> str:
+    """The LLM judge of a score (``summary["judge"]``, from ``ragexam score --report``): per pipeline and
+    metric the mean and the pass rate, each with its 95% bootstrap interval over the judged answers,
+    coverage, and with repeats the flip share and ties; then the judge beside the evidence."""
+    judge = page.summary.get("judge")
+    if not isinstance(judge, Mapping) or not judge.get("summary"):
+        return ""
+    repeat = int(judge.get("repeat") or 1)
+    out = ['<section id="judge"><h2>LLM judge</h2>',
+           f'<p class="note">{_e(judge.get("model"))} at {_e(judge.get("endpoint"))}, prompts '
+           f'{_e(judge.get("language"))}, {_e(fmt.plural(repeat, "repeat"))}. Means and pass rates over the judged '
+           "answers only (unjudged answers are counted, never averaged in); below each, the 95% percentile-bootstrap "
+           "interval.</p>"]
+    cols = ["pipeline", "metric", "mean", "pass rate", "coverage"] + (["flipped", "ties"] if repeat > 1 else []) + \
+        ["unjudged"]
+    out.append('<div class="scroll"><table class="metrics"><thead><tr>' + "".join(
+        f'<th{"" if c in ("pipeline", "metric", "unjudged") else " class=num"}>{_e(c)}</th>' for c in cols)
+        + "</tr></thead><tbody>")
+    for p, ms in (judge.get("summary") or {}).items():
+        for m, s in (ms or {}).items():
+            s = s or {}
+
+            def cell(v: Any, pair: Any) -> str:
+                ci = _ci(pair)
+                txt = f'<span class="ci">{fmt.ci(ci, digits=3, short=False)}</span>' if ci else ""
+                return f'<td class="num"><span class="v">{fmt.num(v)}</span>{txt}</td>'
+
+            row = [f'<td><i class="dot" style="background:{page.color(p)}"></i>{_e(p)}</td>', f"<td>{_e(m)}</td>",
+                   cell(s.get("mean"), s.get("ci95")), cell(s.get("pass_rate"), s.get("pass_ci95")),
+                   f'<td class="num">{_e(s.get("n_judged"))}/{_e(s.get("n"))}</td>']
+            if repeat > 1:
+                row += [f'<td class="num">{_e(fmt.percent(s.get("flip_share")))}</td>',
+                        f'<td class="num">{_e(s.get("ties", 0))}</td>']
+            row.append("<td>" + _e(", ".join(f"{k}: {v}" for k, v in (s.get("unjudged") or {}).items()) or "–")
+                       + "</td>")
+            out.append("<tr>" + "".join(row) + "</tr>")
+    out.append("</tbody></table></div>")
+    vs = judge.get("vs_evidence") or {}
+    if vs:
+        out.append('<h3>The judge beside the evidence</h3><p class="note">The same contexts graded twice: by the '
+                   "judge, and without an LLM from the question's evidence spans. Where they disagree, either the judge "
+                   "is wrong or the evidence is too narrow.</p>")
+        out.append('<div class="scroll"><table class="metrics"><thead><tr><th>pipeline</th><th>judge</th>'
+                   '<th class="num">value</th><th>evidence</th><th class="num">value</th><th class="num">agree</th>'
+                   "<th>disagreeing questions</th></tr></thead><tbody>")
+        for p, comps in vs.items():
+            for c in comps or []:
+                ids = ", ".join(str(d.get("query_id")) for d in (c.get("disagreements") or []))
+                out.append(f"<tr><td>{_e(p)}</td><td>{_e(c.get('judge_metric'))} ({_e(c.get('judge_value'))})</td>"
+                           f'<td class="num">{fmt.num(c.get("judge"))}</td><td>{_e(c.get("evidence_metric"))}</td>'
+                           f'<td class="num">{fmt.num(c.get("evidence"))}</td>'
+                           f'<td class="num">{_e(fmt.percent(c.get("agree")))}</td><td>{_e(ids or "–")}</td></tr>')
+        out.append("</tbody></table></div>")
+    sigs = judge.get("signatures") or {}
+    if sigs:
+        out.append('<p class="note">' + "<br>".join(f"{_e(m)}: <code>{_e(v)}</code>" for m, v in sigs.items())
+                   + "</p>")
     out.append("</section>")
     return "".join(out)
 
@@ -371,18 +413,18 @@ def _comparisons(page: _Page, comps: List[Mapping[str, Any]]) -> str:
         for key in pair_list:
             c = pairs[key].get(m)
             if c is None:
-                cells.append('<td class="num">—</td>' * 3)
+                cells.append(f'<td class="num">{fmt.MISSING}</td>' * 3)
                 continue
             cls = _comparison_class(c)
             diff = c.get("diff")
             ci = _ci(c.get("ci95"))
             arrow = {"sig-up": "▲ ", "sig-down": "▼ "}.get(cls, "")
-            diff_txt = f"{arrow}{diff:+.3f}" if isinstance(diff, (int, float)) else "—"
-            ci_txt = f"{ci[0]:+.3f} to {ci[1]:+.3f}" if ci else "—"
+            diff_txt = f"{arrow}{fmt.signed(diff)}"
+            ci_txt = fmt.signed_ci(ci)
             tip = _e(c.get("verdict"))
             cells.append(f'<td class="num {cls}" title="{tip}">{diff_txt}</td><td class="num ci2" title="{tip}">'
-                         f'{ci_txt}</td><td class="num ci2" title="{tip}">{_p(c.get("p_value"))} / '
-                         f'{_p(c.get("p_holm"))}</td>')
+                         f'{ci_txt}</td><td class="num ci2" title="{tip}">{_e(fmt.p_value(c.get("p_value")))} / '
+                         f'{_e(fmt.p_value(c.get("p_holm")))}</td>')
         out.append(f"<tr><th>{_e(m)}</th>{''.join(cells)}</tr>")
     out.append("</tbody></table></div>")
     out.append(f"<details><summary>All verdicts in words ({len(comps)})</summary>"
@@ -391,8 +433,8 @@ def _comparisons(page: _Page, comps: List[Mapping[str, Any]]) -> str:
     for c in comps:
         cls = _comparison_class(c)
         out.append(f'<tr><td>{_e(c.get("pipeline"))}</td><td>{_e(c.get("metric"))}</td>'
-                   f'<td class="num">{_e(c.get("n", "—"))}</td><td class="num">{_f(c.get("mdd"))}</td>'
-                   f'<td>{_e(c.get("method", "—"))}</td><td class="verdict {cls}">{_e(c.get("verdict"))}</td></tr>')
+                   f'<td class="num">{_e(c.get("n", fmt.MISSING))}</td><td class="num">{fmt.num(c.get("mdd"))}</td>'
+                   f'<td>{_e(c.get("method", fmt.MISSING))}</td><td class="verdict {cls}">{_e(c.get("verdict"))}</td></tr>')
     out.append("</tbody></table></details>")
     return "".join(out)
 
@@ -510,7 +552,7 @@ def _rank_chart(page: _Page) -> str:
         counts = [sum(1 for x in ranks if x is not None and lo <= x and (hi is None or x <= hi)) for _, lo, hi in bins]
         counts.append(sum(1 for x in ranks if x is None))
         series.append((p, [(c / n, None, None) if n else None for c in counts]))
-        tips.append([f"{p} · rank {g}: {c} of {n} questions ({(c / n * 100 if n else 0):.1f}%)"
+        tips.append([f"{p} · rank {g}: {c} of {fmt.plural(n, 'question')} ({fmt.percent(c / n if n else 0, 1)})"
                      for g, c in zip(groups, counts)])
     chart = svg.bar_chart("Rank of the first correct chunk", groups, series, y_label="share of questions",
                           x_label="first-correct rank", percent=True, tooltips=tips,
@@ -538,10 +580,89 @@ def _attribution(page: _Page) -> str:
                     stages.append(str(s))
         rows = [str(t) for t in by_type]
         matrix = [[int((by_type[t] or {}).get(s, 0) or 0) for s in stages] for t in by_type]
-        charts.append(svg.heatmap(str(p), rows, stages, matrix, width=max(360, 96 + 78 * len(stages)),
-                                  data_attrs={"plot": "attribution"}))
+        charts.append(svg.heatmap(str(p), rows, stages, matrix, data_attrs={"plot": "attribution"}))
     return ('<p class="note">Questions per type (rows) by the stage that lost the answer (columns); shading: '
             'share of the row.</p><div class="charts">' + "".join(charts) + "</div>")
+
+
+def _unretrieved(page: _Page) -> str:
+    """Per pipeline: the questions it failed on (graded as misses) by kind, and a service's latency."""
+    items = []
+    for p in page.pipelines:
+        res = page.results.get(p) or {}
+        un = res.get("unretrieved") or {}
+        if un.get("n"):
+            kinds = ", ".join(f"{_e(k)} {_e(n)}" for k, n in (un.get("by_kind") or {}).items())
+            qs = "; ".join(f"<code>{_e(x.get('query_id'))}</code>: {_e(x.get('reason'))}"
+                           for x in (un.get("questions") or [])[:10] if isinstance(x, Mapping))
+            items.append(f'<li class="warn"><b>{_e(p)}</b> unretrieved {_e(un.get("n_scored", un["n"]))} of '
+                         f'{_e(res.get("n"))} scored questions ({kinds}), graded as misses: {qs}</li>')
+        lat = res.get("latency")
+        if isinstance(lat, Mapping):
+            items.append(f"<li><b>{_e(p)}</b> latency per question: median {fmt.num(lat.get('median'))} s, p95 "
+                         f"{fmt.num(lat.get('p95'))} s, max {fmt.num(lat.get('max'))} s (n {_e(lat.get('n'))})</li>")
+    return f'<ul class="note">{"".join(items)}</ul>' if items else ""
+
+
+def _rerank(page: _Page) -> str:
+    """Each rerank stage against its own first stage: lift (paired), per type, fixed/broken, the first stage's
+    recall ceiling, the queries it could not rerank, latency and cost (``summary["rerank"]``)."""
+    blocks = page.summary.get("rerank") or {}
+    if not isinstance(blocks, Mapping) or not blocks:
+        return ""
+    out = ['<section id="rerank"><h2>Rerank stage</h2><p class="note">Each reranked pipeline against its own first '
+           "stage, on the same questions: difference of the means, paired-bootstrap 95% interval, reading after "
+           "Holm's correction. A reranker can only reorder the first stage's top candidates: the recall ceiling is "
+           "the share of questions with a relevant unit among them.</p>"]
+    for name, b in blocks.items():
+        if not isinstance(b, Mapping):
+            continue
+        after = ((page.results.get(name) or {}).get("metrics") or {})
+        before = b.get("first_stage_metrics") or {}
+        out.append(f'<h3><i class="dot" style="background:{page.color(name)}"></i>{_e(name)}</h3>'
+                   f'<p class="note">first stage <code>{_e(b.get("first_stage"))}</code>, top {_e(b.get("top"))} '
+                   f"reranked by <code>{_e(b.get('reranker'))}</code></p>")
+        out.append('<div class="scroll"><table><thead><tr><th>metric</th><th class="num">first stage</th>'
+                   '<th class="num">reranked</th><th class="num">lift</th><th class="num">95% CI</th>'
+                   '<th class="num">p (Holm)</th><th>reading</th></tr></thead><tbody>')
+        for c in b.get("comparisons") or []:
+            m = c.get("metric")
+            out.append(f"<tr><td>{_e(m)}</td><td class=num>{fmt.num(before.get(m))}</td>"
+                       f"<td class=num>{fmt.num(after.get(m))}</td><td class=num>{fmt.signed(c.get('diff'))}</td>"
+                       f"<td class=num>{fmt.signed_ci(c.get('ci95'))}</td><td class=num>{fmt.p_value(c.get('p_holm'))}</td>"
+                       f"<td>{_e(c.get('reading'))}</td></tr>")
+        out.append("</tbody></table></div>")
+        ceil = b.get("ceiling") or {}
+        st = b.get("status") or {}
+        items = [f"first stage recall@{_e(ceil.get('top'))}: {fmt.num(ceil.get('recall_at_top'))} "
+                 f"({_e(ceil.get('n_within'))} questions); of {_e(ceil.get('misses'))} misses at k={_e(ceil.get('k'))}, "
+                 f"{_e(ceil.get('misses_outside'))} lay outside the candidates (no reranker can fix them) and "
+                 f"{_e(ceil.get('misses_inside'))} inside"]
+        bt = b.get("by_type") or {}
+        if bt:
+            items.append("lift by type: " + "; ".join(
+                f"{_e(t)} (n {_e(v.get('n'))}): " + ", ".join(f"{_e(m)} {fmt.signed(d)}" for m, d in
+                                                             list((v.get("lift") or {}).items())[:3])
+                for t, v in bt.items()))
+        for what in ("fixed", "broken"):
+            xs = b.get(what) or []
+            items.append(f"{what} {len(xs)}" + (": " + ", ".join(
+                f"<code>{_e(x.get('query_id'))}</code> ({_e(x.get('first_rank_before'))} → {_e(x.get('first_rank_after'))})"
+                for x in xs[:20]) if xs else ""))
+        items.append(f"queries: {_e(st.get('reranked', 0))} reranked, {_e(st.get('partial', 0))} partly (unjudged "
+                     f"candidates keep their place), {_e(st.get('failed', 0))} failed (first-stage order kept)"
+                     + (": " + "; ".join(f"<code>{_e(x.get('query_id'))}</code> {_e(x.get('reason'))}"
+                                         for x in (st.get("questions") or [])[:10]) if st.get("failed") else ""))
+        lat, usage = b.get("latency"), b.get("usage") or {}
+        if lat:
+            items.append(f"latency per query: median {fmt.num(lat.get('median'))} s, p95 {fmt.num(lat.get('p95'))} s, "
+                         f"max {fmt.num(lat.get('max'))} s (n {_e(lat.get('n'))}, as measured when called)")
+        if usage:
+            items.append("usage: " + ", ".join(f"{_e(k)} {_e(fmt.cost(v) if k == 'cost_usd' else v)}"
+                                               for k, v in usage.items()))
+        out.append("<ul>" + "".join(f"<li>{x}</li>" for x in items) + "</ul>")
+    out.append("</section>")
+    return "".join(out)
 
 
 def _plots(page: _Page) -> str:
@@ -577,10 +698,8 @@ def _missed_entries(page: _Page) -> List[Tuple[str, Dict[str, Any]]]:
     return out
 
 
-def _evidence_list(e: Mapping[str, Any], q: Any) -> List[str]:
+def _evidence_list(e: Mapping[str, Any]) -> List[str]:
     ev = e.get("evidence")
-    if ev is None and q is not None:
-        ev = list(getattr(q, "evidence", ()) or ())
     if isinstance(ev, str):
         return [ev]
     return [str(x) for x in ev or []]
@@ -588,11 +707,10 @@ def _evidence_list(e: Mapping[str, Any], q: Any) -> List[str]:
 
 def _detail(page: _Page, pipeline: str, e: Mapping[str, Any], did: str) -> str:
     qid = str(e.get("query_id"))
-    q = page.qa.get(qid)
     ans = page.answer(pipeline, qid)
-    evidence = _evidence_list(e, q)
-    question = e.get("question") or (q.question if q is not None else None)
-    ground = ans.get("ground_truth") or e.get("ground_truth") or (q.ground_truth if q is not None else None)
+    evidence = _evidence_list(e)
+    question = e.get("question")
+    ground = ans.get("ground_truth") or e.get("ground_truth")
     items = [("question", _e(question) if question else "<i>not in the run output</i>")]
     if evidence:
         items.append(("evidence", "<br>".join(f'<span class="evidence">{_e(x)}</span>' for x in evidence)))
@@ -610,6 +728,8 @@ def _detail(page: _Page, pipeline: str, e: Mapping[str, Any], did: str) -> str:
         items.append(("judge reasoning", _e(reasoning)))
     if ans.get("stage"):
         items.append(("stage", _e(ans.get("stage"))))
+    if e.get("unretrieved"):
+        items.append(("unretrieved", _e(e.get("unretrieved"))))
     ranks = e.get("unit_ranks")
     if isinstance(ranks, Mapping) and ranks:
         items.append(("evidence ranks", _e(", ".join(f"{u}: {r if r is not None else 'not found'}"
@@ -635,7 +755,7 @@ def _detail(page: _Page, pipeline: str, e: Mapping[str, Any], did: str) -> str:
         if c.get("doc_id") is not None:
             meta.append(f"doc {_e(c.get('doc_id'))}")
         if isinstance(c.get("score"), (int, float)):
-            meta.append(f"score {float(c['score']):.3f}")
+            meta.append(f"score {fmt.num(c['score'])}")
         if marks:
             meta.append('<span class="tag">contains evidence</span>')
         return f'<li{" class=hit" if marks else ""}><div class="meta">{" · ".join(meta)}</div>{body}</li>'
@@ -656,7 +776,7 @@ def _missed(page: _Page) -> str:
     entries = _missed_entries(page)
     k = page.k
     out = [f'<section id="missed"><h2>Missed questions</h2><p class="note">Answerable questions whose first '
-           f"correct chunk is not within the top {k} (first rank — = not found within the search depth). "
+           f"correct chunk is not within the top {k} (or not found within the search depth). "
            "Open a row for the question, the evidence, the answers and the retrieved chunks with the "
            "evidence <mark>marked</mark>.</p>"]
     if not entries:
@@ -675,8 +795,7 @@ def _missed(page: _Page) -> str:
                f'<th class="num">first rank</th><th>question</th>{head}<th></th></tr></thead><tbody>')
     for i, (p, e) in enumerate(entries):
         qid = str(e.get("query_id"))
-        q = page.qa.get(qid)
-        question = e.get("question") or (q.question if q is not None else "")
+        question = e.get("question") or ""
         short = question if len(question) <= 90 else question[:89] + "…"
         did = f"miss-{i}"
         fr = e.get("first_rank")
@@ -687,8 +806,8 @@ def _missed(page: _Page) -> str:
             ans_cell = _e(v) if v is not None else ("✓" if ans.get("answer") else "")
         out.append(f'<tr class="miss" data-pipeline="{_e(p)}" data-type="{_e(e.get("type") or "")}" '
                    f'data-detail="{did}"><td><i class="dot" style="background:{page.color(p)}"></i>{_e(p)}</td>'
-                   f'<td><code>{_e(qid)}</code></td><td><span class="tag">{_e(e.get("type") or "—")}</span></td>'
-                   f'<td class="num">{_e(fr) if fr is not None else "—"}</td><td>{_e(short)}</td>'
+                   f'<td><code>{_e(qid)}</code></td><td><span class="tag">{_e(e.get("type") or fmt.MISSING)}</span></td>'
+                   f'<td class="num">{_e(fr) if fr is not None else "not found"}</td><td>{_e(short)}</td>'
                    f"<td>{ans_cell}</td>"
                    f'<td><button class="expand" type="button" aria-expanded="false" aria-controls="{did}">'
                    "show</button></td></tr>")
@@ -721,10 +840,18 @@ def _dataset(page: _Page) -> str:
         out.append("<h3>Question types</h3><table><thead><tr><th>type</th><th class=num>questions</th>"
                    "<th class=num>share</th></tr></thead><tbody>")
         for t, n in types.items():
-            share = f"{n / total * 100:.0f}%" if isinstance(n, int) else "—"
+            share = fmt.percent(n / total) if isinstance(n, int) else fmt.MISSING
             out.append(f"<tr><td>{_e(t)}</td><td class=num>{_e(n)}</td><td class=num>{share}</td></tr>")
         out.append("</tbody></table>")
     unmatched = [u for u in page.summary.get("unmatched_evidence") or [] if isinstance(u, Mapping)]
+    warnings = [w for w in page.summary.get("warnings") or [] if isinstance(w, str)]
+    if warnings:
+        out.append(f"<h3>Warnings ({len(warnings)})</h3><ul>" + "".join(f"<li>{_e(w)}</li>" for w in warnings)
+                   + "</ul>")
+    if not ds.get("n_chunks") and not unmatched:
+        out.append('<p class="note">No pipeline used a ragexam chunker: every one returned its own texts, judged '
+                   "by whether they contain the evidence.</p></section>")
+        return "".join(out)
     out.append(f"<h3>Unmatched evidence ({len(unmatched)})</h3>")
     if unmatched:
         out.append('<p class="note">Evidence no chunk contains whole, so no chunk gets credit for it.</p>'
@@ -761,7 +888,8 @@ def _settings(page: _Page) -> str:
     methods = sorted({str(c.get("method")) for c in s.get("comparisons") or []
                       if isinstance(c, Mapping) and c.get("method")})
     if methods:
-        out.append(f'<p class="note">Randomization test method(s): {_e(", ".join(methods))}.</p>')
+        out.append(f'<p class="note">Randomization test {fmt.noun(len(methods), "method")}: '
+                   f'{_e(", ".join(methods))}.</p>')
     out.append("<details><summary>summary config and dataset as JSON</summary><pre>"
                + _e(json.dumps({"config": page.config, "dataset": page.dataset, "pipelines": s.get("pipelines")},
                                ensure_ascii=False, indent=2))
@@ -772,10 +900,11 @@ def _settings(page: _Page) -> str:
 def render_report(summary: Mapping[str, Any], per_question: Sequence[Mapping[str, Any]],
                   answers: Optional[Mapping[str, Any]] = None) -> str:
     """The report as one HTML string (see the module docstring)."""
-    summary = _check_summary(dict(summary), "summary")
+    summary = check_summary(dict(summary), "summary")
     rows = coerce_rows(per_question or [], source="per_question")
     page = _Page(summary, rows, answers)
-    body = [_header(page), "<main>", _scores(page), _plots(page), _missed(page), _dataset(page),
+    body = [_header(page), "<main>", _scores(page), _rerank(page), _judge(page), _plots(page), _missed(page),
+            _dataset(page),
             _settings(page)]
     if page.notes:
         body.append('<section id="notes"><h2>Notes</h2><ul>'
@@ -799,12 +928,16 @@ def write_report(summary: Mapping[str, Any], per_question: Sequence[Mapping[str,
     ``summary`` is the ``summary.json`` object, ``per_question`` the rows of ``per_question.csv``
     (strings or typed values), ``answers`` optional answer/judge results (see the module docstring).
     The file is written to a temporary name first and renamed, so a reader never sees half a page.
+    An ``out_path`` that is a folder, or lies under a file, raises :class:`~ragexam.errors.InputError`
+    before anything is rendered.
     """
     import os
     import tempfile
 
+    from ragexam.storage.paths import check_output_file
+
+    out = check_output_file(out_path, option="out_path")
     text = render_report(summary, per_question, answers)
-    out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=str(out.parent))
     try:

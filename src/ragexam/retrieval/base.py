@@ -30,6 +30,7 @@ from __future__ import annotations
 import abc
 from typing import TYPE_CHECKING, Any, Sequence
 
+from ragexam import fmt
 from ragexam.errors import InputError, RagexamError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -97,8 +98,8 @@ def check_corpus(ids: Sequence[Any], texts: Sequence[Any], where: str) -> tuple[
                              f"wrap it in a list.", source=where, field=name)
     ids, texts = list(ids), list(texts)
     if len(ids) != len(texts):
-        raise InputError(f"received {len(ids)} ids but {len(texts)} texts; every chunk needs "
-                         "exactly one id and one text.", source=where, field="ids/texts")
+        raise InputError(f"received {fmt.plural(len(ids), 'id')} but {fmt.plural(len(texts), 'text')}; every chunk "
+                         "needs exactly one id and one text.", source=where, field="ids/texts")
     if not ids:
         raise InputError("the corpus is empty; index at least one chunk.", source=where, field="ids")
     seen: dict[str, int] = {}

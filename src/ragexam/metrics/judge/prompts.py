@@ -17,8 +17,10 @@ Design
   computes the final score itself (ragexam does): ``context_relevance`` reports one 1-5 integer
   per context (ragexam recomputes the average and records a mismatch with the judge's own),
   ``faithfulness`` lists claims with ``supported`` true/false (ragexam computes the share),
-  ``answer_correctness`` gives a verdict *and* a 1-5 score whose bands must agree, and
-  ``abstention`` gives one of two labels.
+  ``answer_correctness`` and ``answer_relevancy`` give a verdict *and* a 1-5 score whose bands must
+  agree, ``context_recall`` lists the reference answer's statements with ``supported`` true/false,
+  ``context_precision`` gives one true/false per context (ragexam computes the rank-aware score),
+  ``abstention`` gives one of two labels and ``pairwise`` one of ``"1"``, ``"2"``, ``"tie"``.
 * **Reason before score** for the metrics designed here (``reasoning`` is the first key of the
   schema, so constrained decoding writes it first); ``context_relevance`` keeps the lecture's key
   order ``{"scores", "average", "reasoning"}``.
@@ -34,29 +36,39 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-__all__ = ["Rubric", "RUBRICS", "METRICS", "LANGUAGES", "get_rubric", "detect_language",
+__all__ = ["Rubric", "RUBRICS", "METRICS", "DEFAULT_METRICS", "RUBRIC_NAMES", "LANGUAGES", "get_rubric",
+           "detect_language",
            "hangul_ratio", "render_messages", "format_contexts", "feedback_message",
            "PROMPT_SET_VERSION"]
 
-#: Version of the prompt set as a whole (bumped whenever any rubric below changes version).
-PROMPT_SET_VERSION = "1"
-#: The judge metrics, in report order.
-METRICS: Tuple[str, ...] = ("context_relevance", "faithfulness", "answer_correctness", "abstention")
+#: Version of the prompt set as a whole (bumped whenever any rubric below changes version or is added).
+PROMPT_SET_VERSION = "2"
+#: The built-in judge metrics, in report order (``pairwise`` is not a per-answer metric: see
+#: :meth:`ragexam.metrics.judge.Judge.pairwise`).
+METRICS: Tuple[str, ...] = ("context_relevance", "context_precision", "context_recall", "faithfulness",
+                            "answer_relevancy", "answer_correctness", "abstention")
+#: The metrics ``ragexam score --judge-model`` grades when none is named (the four the stage attribution
+#: reads, as before the other three were added: naming more costs more calls).
+DEFAULT_METRICS: Tuple[str, ...] = ("context_relevance", "faithfulness", "answer_correctness", "abstention")
+#: Every rubric: the metrics plus ``pairwise``.
+RUBRIC_NAMES: Tuple[str, ...] = METRICS + ("pairwise",)
 LANGUAGES: Tuple[str, ...] = ("ko", "en")
 
-_PLACEHOLDER = re.compile(r"\{(question|contexts|answer|ground_truth|n)\}")
+_PLACEHOLDER = re.compile(r"\{(question|contexts|answer|second_answer|ground_truth|n)\}")
 
 
 @dataclass(frozen=True)
 class Rubric:
     """One metric's prompt in one language.
 
-    :ivar metric: one of :data:`METRICS`.
+    :ivar metric: one of :data:`RUBRIC_NAMES`, or a custom metric's name
+        (:mod:`ragexam.metrics.judge.custom`).
     :ivar language: ``ko`` or ``en``.
     :ivar version: bumped whenever the text changes on purpose.
     :ivar system: the system message.
     :ivar template: the user message; ``{question}``, ``{contexts}``, ``{answer}``,
-        ``{ground_truth}`` and ``{n}`` (number of contexts) are filled in, nothing else.
+        ``{second_answer}`` (pairwise), ``{ground_truth}`` and ``{n}`` (number of contexts) are
+        filled in, nothing else.
     :ivar schema: JSON schema of the reply (OpenAI strict-mode compatible).
     """
 
@@ -80,10 +92,11 @@ class Rubric:
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
     def render(self, *, question: str, contexts: Sequence[str] = (), answer: Optional[str] = None,
-               ground_truth: Optional[str] = None) -> str:
+               ground_truth: Optional[str] = None, second_answer: Optional[str] = None) -> str:
         """The user message for one item (one pass over the template: inputs are never re-scanned)."""
         values = {"question": question, "contexts": format_contexts(contexts, self.language),
-                  "answer": answer or "", "ground_truth": ground_truth or "", "n": str(len(contexts))}
+                  "answer": answer or "", "ground_truth": ground_truth or "", "n": str(len(contexts)),
+                  "second_answer": second_answer or ""}
         return _PLACEHOLDER.sub(lambda m: values[m.group(1)], self.template)
 
 
@@ -361,9 +374,256 @@ _AB_SCHEMA = {
     "additionalProperties": False,
 }
 
-_VERSIONS = {"context_relevance": "1", "faithfulness": "1", "answer_correctness": "1", "abstention": "1"}
-_TEMPLATES = {"context_relevance": (_CR, _CR_SCHEMA), "faithfulness": (_FA, _FA_SCHEMA),
-              "answer_correctness": (_AC, _AC_SCHEMA), "abstention": (_AB, _AB_SCHEMA)}
+# --- context precision ---------------------------------------------------------------------------
+_CP = {
+    "ko": """검색된 각 컨텍스트가 정답에 이르는 데 쓸모 있는지 판단하세요.
+
+## 질문
+{question}
+
+## 정답
+{ground_truth}
+
+## 검색된 컨텍스트
+{contexts}
+
+## 판단 기준
+- true : 정답의 내용(숫자, 이름, 절차, 조건 등) 가운데 적어도 일부가 이 컨텍스트에 있어서, 이 컨텍스트를 읽으면 정답에 이를 수 있거나 가까워집니다.
+- false : 정답에 이르는 데 도움이 되지 않습니다. 주제나 낱말만 비슷하고 정답의 내용은 없는 컨텍스트도 false입니다.
+컨텍스트마다 따로 판단하고, 순서는 판단에 넣지 마세요.
+
+컨텍스트는 {n}개입니다. "useful"에는 [컨텍스트 1]부터 [컨텍스트 {n}]까지 순서대로 true 또는 false를 정확히 {n}개 넣으세요.
+
+## 응답 형식 (JSON)
+{"reasoning": "판단 근거", "useful": [true, false, ...]}
+
+반드시 유효한 JSON만 출력하세요.""",
+    "en": """Decide for each retrieved context whether it is useful for arriving at the reference answer.
+
+## Question
+{question}
+
+## Reference answer
+{ground_truth}
+
+## Retrieved contexts
+{contexts}
+
+## Criteria
+- true : the context holds at least part of the reference answer's content (numbers, names, procedures, conditions), so reading it gets one to the answer or closer to it.
+- false : it does not help to arrive at the reference answer. A context that only shares the topic or some words, without the answer's content, is false.
+Judge each context on its own; do not let its position influence you.
+
+There are {n} contexts. "useful" must hold exactly {n} values true or false, in order from [Context 1] to [Context {n}].
+
+## Response format (JSON)
+{"reasoning": "why", "useful": [true, false, ...]}
+
+Output valid JSON only.""",
+}
+
+_CP_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "reasoning": {"type": "string"},
+        "useful": {"type": "array", "items": {"type": "boolean"}},
+    },
+    "required": ["reasoning", "useful"],
+    "additionalProperties": False,
+}
+
+# --- context recall ------------------------------------------------------------------------------
+_CC = {
+    "ko": """정답의 내용이 검색된 컨텍스트에 들어 있는지 평가하세요.
+
+## 질문
+{question}
+
+## 정답
+{ground_truth}
+
+## 검색된 컨텍스트
+{contexts}
+
+## 평가 방법
+1. 정답을 사실 진술(statement)로 나누세요. 진술 하나는 혼자 읽어도 뜻이 통하는 짧은 문장 하나입니다. 정답에는 진술이 적어도 하나 있습니다.
+2. 진술마다 컨텍스트에 그 내용이 있는지 판단하세요.
+   - "supported": true : 어떤 컨텍스트에 그 내용이 있거나 그 내용에서 바로 따라 나옵니다. "context"에 그 컨텍스트 번호(1-{n})를 적으세요.
+   - "supported": false : 어느 컨텍스트에도 그 내용이 없습니다. 상식으로 맞는 말이어도 컨텍스트에 없으면 false입니다. "context"는 null로 두세요.
+점수는 계산하지 마세요.
+
+## 응답 형식 (JSON)
+{"reasoning": "판단 근거 요약", "statements": [{"statement": "진술", "supported": true, "context": 1}, {"statement": "진술", "supported": false, "context": null}]}
+
+반드시 유효한 JSON만 출력하세요.""",
+    "en": """Judge whether the content of the reference answer is found in the retrieved contexts.
+
+## Question
+{question}
+
+## Reference answer
+{ground_truth}
+
+## Retrieved contexts
+{contexts}
+
+## Procedure
+1. Split the reference answer into factual statements. A statement is one short sentence that makes sense on its own. The reference answer makes at least one statement.
+2. For each statement decide whether the contexts contain it.
+   - "supported": true : some context states it or it follows directly from a context. Put that context's number (1-{n}) in "context".
+   - "supported": false : no context states it. A statement that is common knowledge but absent from the contexts is false. Put null in "context".
+Do not compute a score.
+
+## Response format (JSON)
+{"reasoning": "short summary", "statements": [{"statement": "a statement", "supported": true, "context": 1}, {"statement": "a statement", "supported": false, "context": null}]}
+
+Output valid JSON only.""",
+}
+
+_CC_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "reasoning": {"type": "string"},
+        "statements": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"statement": {"type": "string"}, "supported": {"type": "boolean"},
+                           "context": {"type": ["integer", "null"]}},
+            "required": ["statement", "supported", "context"],
+            "additionalProperties": False}},
+    },
+    "required": ["reasoning", "statements"],
+    "additionalProperties": False,
+}
+
+# --- answer relevancy ----------------------------------------------------------------------------
+_AR = {
+    "ko": """답변이 질문이 물은 것에 답하는지 평가하세요. 답변의 내용이 맞는지는 평가하지 않습니다.
+
+## 질문
+{question}
+
+## 답변
+{answer}
+
+## 평가 기준
+질문이 무엇을 물었는지(무엇, 언제, 어떻게, 왜, 얼마)를 먼저 정하고, 답변이 바로 그것에 답하는지 보세요. 사실이 맞는지, 문서에 있는지는 보지 않습니다.
+- 5 : 물은 것에 정면으로 답하고 상관없는 내용이 없음 → "verdict": "relevant"
+- 4 : 물은 것에 답하지만 상관없는 내용이 조금 섞였거나 물은 것 중 사소한 부분이 빠짐 → "verdict": "relevant"
+- 3 : 물은 것의 일부에만 답함, 또는 상관없는 내용이 절반쯤 됨 → "verdict": "partially_relevant"
+- 2 : 질문의 주제는 다루지만 물은 것에는 거의 답하지 않음 → "verdict": "partially_relevant"
+- 1 : 다른 질문에 대한 답이거나 질문과 무관함 → "verdict": "irrelevant"
+- 답변이 답하기를 거절함(문서에서 찾을 수 없다, 모른다, 문의하라 등)이고 다른 답을 내놓지 않음 → "verdict": "declined", "score": null
+
+## 응답 형식 (JSON)
+{"reasoning": "판단 근거", "verdict": "relevant", "score": 5}
+"verdict"는 "relevant", "partially_relevant", "irrelevant", "declined" 중 하나, "score"는 위 기준과 맞는 1-5 정수("declined"이면 null)입니다.
+
+반드시 유효한 JSON만 출력하세요.""",
+    "en": """Judge whether the answer addresses what the question asked. Do not judge whether the answer is correct.
+
+## Question
+{question}
+
+## Answer
+{answer}
+
+## Rubric
+First decide what the question asks for (what, when, how, why, how much), then whether the answer responds to exactly that. Whether the facts are right, or found in any document, does not matter here.
+- 5 : responds directly to what was asked, nothing unrelated → "verdict": "relevant"
+- 4 : responds to what was asked, with a little unrelated content or a minor part of the question left out → "verdict": "relevant"
+- 3 : responds to part of what was asked, or about half of it is unrelated → "verdict": "partially_relevant"
+- 2 : touches the question's topic but hardly responds to what was asked → "verdict": "partially_relevant"
+- 1 : answers a different question or is unrelated to it → "verdict": "irrelevant"
+- the answer declines (says the documents do not contain it, that it does not know, to ask someone) and gives no other answer → "verdict": "declined", "score": null
+
+## Response format (JSON)
+{"reasoning": "why", "verdict": "relevant", "score": 5}
+"verdict" is one of "relevant", "partially_relevant", "irrelevant", "declined"; "score" is the 1-5 integer whose band matches the verdict (null for "declined").
+
+Output valid JSON only.""",
+}
+
+_AR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "reasoning": {"type": "string"},
+        "verdict": {"type": "string", "enum": ["relevant", "partially_relevant", "irrelevant", "declined"]},
+        "score": {"type": ["integer", "null"], "enum": [1, 2, 3, 4, 5, None]},
+    },
+    "required": ["reasoning", "verdict", "score"],
+    "additionalProperties": False,
+}
+
+# --- pairwise ------------------------------------------------------------------------------------
+_PW = {
+    "ko": """두 답변 가운데 질문에 더 잘 답한 답변을 고르세요.
+
+## 질문
+{question}
+
+## 정답
+{ground_truth}
+
+## 답변 1
+{answer}
+
+## 답변 2
+{second_answer}
+
+## 판단 기준
+정답과 맞는지(숫자, 기한, 이름, 메뉴 경로, 절차, 조건), 질문이 물은 것에 답하는지, 정답과 어긋나는 내용을 덧붙이지 않았는지를 보세요. 정답이 "문서에 없다"는 내용이면, 답을 지어내지 않고 답할 수 없다고 밝힌 답변이 더 낫습니다. 답변의 길이, 말투, 그리고 어느 쪽이 먼저 나왔는지는 판단에 넣지 마세요.
+- "1" : 답변 1이 더 낫습니다.
+- "2" : 답변 2가 더 낫습니다.
+- "tie" : 두 답변이 같은 수준입니다(둘 다 맞거나 둘 다 틀림).
+
+## 응답 형식 (JSON)
+{"reasoning": "판단 근거", "winner": "1"}
+"winner"는 "1", "2", "tie" 중 하나입니다.
+
+반드시 유효한 JSON만 출력하세요.""",
+    "en": """Choose which of two answers answers the question better.
+
+## Question
+{question}
+
+## Reference answer
+{ground_truth}
+
+## Answer 1
+{answer}
+
+## Answer 2
+{second_answer}
+
+## Criteria
+Check agreement with the reference answer (numbers, deadlines, names, menu paths, procedures, conditions), whether the answer responds to what was asked, and whether it adds content that contradicts the reference. When the reference says the documents do not contain the answer, an answer that declines instead of inventing one is better. Do not let length, tone, or which answer comes first influence you.
+- "1" : answer 1 is better.
+- "2" : answer 2 is better.
+- "tie" : both are equally good (both right, or both wrong).
+
+## Response format (JSON)
+{"reasoning": "why", "winner": "1"}
+"winner" is one of "1", "2", "tie".
+
+Output valid JSON only.""",
+}
+
+_PW_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "reasoning": {"type": "string"},
+        "winner": {"type": "string", "enum": ["1", "2", "tie"]},
+    },
+    "required": ["reasoning", "winner"],
+    "additionalProperties": False,
+}
+
+_VERSIONS = {"context_relevance": "1", "context_precision": "1", "context_recall": "1", "faithfulness": "1",
+             "answer_relevancy": "1", "answer_correctness": "1", "abstention": "1", "pairwise": "1"}
+_TEMPLATES = {"context_relevance": (_CR, _CR_SCHEMA), "context_precision": (_CP, _CP_SCHEMA),
+              "context_recall": (_CC, _CC_SCHEMA), "faithfulness": (_FA, _FA_SCHEMA),
+              "answer_relevancy": (_AR, _AR_SCHEMA), "answer_correctness": (_AC, _AC_SCHEMA),
+              "abstention": (_AB, _AB_SCHEMA), "pairwise": (_PW, _PW_SCHEMA)}
 
 #: ``(metric, language) -> Rubric`` for every metric and language.
 RUBRICS: Mapping[Tuple[str, str], Rubric] = {
@@ -376,8 +636,8 @@ def get_rubric(metric: str, language: str) -> Rubric:
     """The rubric of ``metric`` in ``language`` (``ko`` / ``en``)."""
     from ragexam.errors import InputError
 
-    if metric not in METRICS:
-        raise InputError(f"unknown judge metric {metric!r}; expected one of {', '.join(METRICS)}",
+    if metric not in RUBRIC_NAMES:
+        raise InputError(f"unknown judge metric {metric!r}; expected one of {', '.join(RUBRIC_NAMES)}",
                          source="judge", field="metric")
     if language not in LANGUAGES:
         raise InputError(f"unknown judge language {language!r}; expected 'ko', 'en' or 'auto'",
@@ -386,11 +646,12 @@ def get_rubric(metric: str, language: str) -> Rubric:
 
 
 def render_messages(rubric: Rubric, *, question: str, contexts: Sequence[str] = (),
-                    answer: Optional[str] = None, ground_truth: Optional[str] = None) -> List[Dict[str, str]]:
+                    answer: Optional[str] = None, ground_truth: Optional[str] = None,
+                    second_answer: Optional[str] = None) -> List[Dict[str, str]]:
     """The chat messages of one judge call: ``[system, user]``."""
     return [{"role": "system", "content": rubric.system},
             {"role": "user", "content": rubric.render(question=question, contexts=contexts, answer=answer,
-                                                      ground_truth=ground_truth)}]
+                                                      ground_truth=ground_truth, second_answer=second_answer)}]
 
 
 # --- language --------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ragexam import fmt
 from ragexam.errors import InputError
 
 __all__ = ["check_corpus", "check_sentence", "check_choice", "nrefs_label"]
@@ -65,7 +66,8 @@ def check_corpus(hypotheses, references, func: str) -> tuple[list[str], list[lis
             f"{_type_name(references)}.", field="references")
     if len(hypotheses) != len(references):
         raise InputError(
-            f"{func}: got {len(hypotheses)} hypotheses but {len(references)} reference entries; "
+            f"{func}: got {fmt.plural(len(hypotheses), 'hypothesis', 'hypotheses')} but "
+            f"{fmt.plural(len(references), 'reference entry')}; "
             "they must pair up one to one (references[i] holds the reference(s) of "
             "hypotheses[i]; note this is the transpose of sacrebleu's refs[k][i] layout).",
             field="references")

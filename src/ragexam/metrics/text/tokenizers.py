@@ -32,6 +32,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ragexam.data.kiwi import kiwi_version
+from ragexam.data.kiwi import tokenize as kiwi_tokenize
 from ragexam.errors import MissingDependencyError, RagexamError
 
 __all__ = ["BLEU_TOKENIZERS", "ROUGE_TOKENIZERS", "tokenize_lines", "tokenizer_signature"]
@@ -136,29 +138,11 @@ def _tokenize_ko_mecab(lines: list[str]) -> list[list[str]]:
 
 
 # --- ko-kiwi --------------------------------------------------------------------------------
-@lru_cache(maxsize=1)
-def _kiwi():
-    try:
-        from kiwipiepy import Kiwi
-    except ImportError:
-        raise MissingDependencyError("the 'ko-kiwi' tokenizer", "ko", "kiwipiepy") from None
-    return Kiwi()
-
-
-def _kiwi_version() -> str:
-    try:
-        import kiwipiepy
-    except ImportError:
-        raise MissingDependencyError("the 'ko-kiwi' tokenizer", "ko", "kiwipiepy") from None
-    return kiwipiepy.__version__
-
-
 def _tokenize_ko_kiwi(lines: list[str]) -> list[list[str]]:
-    kiwi = _kiwi()
     out: list[list[str]] = [[] for _ in lines]
     todo = [i for i, line in enumerate(lines) if line.strip()]
     if todo:
-        for i, toks in zip(todo, kiwi.tokenize([lines[i] for i in todo])):
+        for i, toks in zip(todo, kiwi_tokenize([lines[i] for i in todo])):
             out[i] = [t.form for t in toks]
     return out
 
@@ -190,5 +174,5 @@ def tokenizer_signature(name: str) -> str:
     if name == "ko-mecab":
         return "ko-mecab-" + _mecab_tagger().version() + "-KO"
     if name == "ko-kiwi":
-        return "ko-kiwi-" + _kiwi_version()
+        return "ko-kiwi-" + kiwi_version()
     return name

@@ -1,9 +1,9 @@
-"""What happens after a run or a score: record it in the history, write the HTML report.
+"""What happens after a run or a score: record it in the history, and prepare what its HTML report shows.
 
 ``ragexam run`` / ``ragexam demo`` call :func:`record_run`; ``ragexam score`` calls
-:func:`record_score` and, with ``--report``, :func:`write_score_report`.  These are thin helpers
-over :class:`ragexam.report.history.History` and :func:`ragexam.report.html.write_report`, so
-the Python API can do the same::
+:func:`record_score` and, with ``--report``, :func:`score_report_inputs` (whose result
+:func:`ragexam.report.html.write_report` renders).  These are thin helpers over
+:class:`ragexam.storage.history.History`, so the Python API can do the same::
 
     res = ragexam.run("it_helpdesk", "it_helpdesk")
     run_id = record_run(res.summary, res.per_question)       # res.summary["run_id"] == run_id
@@ -15,15 +15,18 @@ the Python API can do the same::
   ``run_id`` of the retrieval run given with ``--run`` (else ``None``);
 * ``config``: the score's settings; ``dataset``: its counts plus ``qa``, ``corpus`` and the
   hashes of the scored run's dataset (so ``ragexam runs`` groups it with that run);
-* ``results``: ``{pipeline: {"n": answerable questions, "metrics": {...}}}`` with the corpus
-  ``chrf``, ``bleu`` and ``rouge_l`` (``[0, 1]``, over answerable questions), ``ok_share`` (the
-  share of the pipeline's questions whose stage label is ``ok`` or ``abstained_ok``; unjudged
-  questions count as not ok) and, with a judge, each judge metric's mean over judged items;
-  there are no confidence intervals (``ci95`` is empty);
-* per-question rows (``questions`` table): ``pipeline``, ``query_id``, ``type``, ``answerable``,
-  ``first_rank`` and the numbers ``chrf``, ``bleu``, ``rouge_l``, ``<judge metric>_score``
-  (empty when not computed).  The answers and labels themselves are in ``attribution.questions``
-  of the summary and in ``per_answer.csv``.
+* ``results``: :meth:`ragexam.analysis.scoring.ScoreReport.results` — ``{pipeline: {"n", "metrics",
+  "coverage"}}`` with the corpus ``chrf`` and ``bleu``, the mean ``rouge_l`` (``[0, 1]``, over
+  answerable questions), ``ok_share`` (the share of the pipeline's questions whose stage label is
+  ``ok`` or ``abstained_ok``; unjudged questions count as not ok) and, with a judge, each judge
+  metric's mean over judged items and its coverage; ``ci95`` is empty (``ragexam check``
+  bootstraps intervals from the rows);
+* per-question rows (``questions`` table, :class:`ragexam.storage.runfolder.RunRow`): ``pipeline``,
+  ``query_id``, ``type``, ``answerable``, ``first_rank``, the sentence-level ``chrf``, ``bleu``,
+  ``rouge_l``, ``ok_share`` (1 or 0), each judge metric's score under its name (empty when not
+  judged) and ``stats``: the summable BLEU and chrF statistics, so a corpus score and its
+  bootstrap interval can be recomputed.  The answers and labels themselves are in
+  ``attribution.questions`` of the summary and in ``per_answer.csv``.
 
 ``ragexam show ID`` prints a score record with :func:`ragexam.report.console.print_score_summary`.
 """
@@ -32,24 +35,17 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 __all__ = ["record_run", "score_summary", "score_rows", "record_score", "score_answers_for_report",
-           "score_report_summary", "write_score_report", "is_score"]
+           "score_report_summary", "score_report_inputs", "with_ground_truth"]
 
 PathLike = Union[str, Path]
-
-_OK_LABELS = ("ok", "abstained_ok")
-
-
-def is_score(summary: Mapping[str, Any]) -> bool:
-    """True when ``summary`` is a score record (``kind`` score or a ``ragexam-score/*`` format)."""
-    return summary.get("kind") == "score" or str(summary.get("format", "")).startswith("ragexam-score")
 
 
 def _record(summary: Dict[str, Any], rows: Sequence[Mapping[str, Any]], history_path: Optional[PathLike],
             kind: str) -> str:
-    from ragexam.report.history import History
+    from ragexam.storage.history import History
 
     hist = History(history_path)
     rid = hist.record_run(summary, rows, kind=kind)
@@ -64,20 +60,12 @@ def _record(summary: Dict[str, Any], rows: Sequence[Mapping[str, Any]], history_
 
 def record_run(summary: Dict[str, Any], per_question: Sequence[Mapping[str, Any]],
                history_path: Optional[PathLike] = None) -> str:
-    """Record a ``ragexam run`` result in the history (default path: see :mod:`ragexam.report.history`).
+    """Record a ``ragexam run`` result in the history (default path: see :mod:`ragexam.storage.history`).
 
     Returns the record id, which is ``summary["run_id"]`` (``summary`` is updated in the rare case
     the id had to change because a different record already holds it).
     """
     return _record(summary, per_question, history_path, "run")
-
-
-def _finite(x: Any) -> Optional[float]:
-    import math
-
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return None
-    return float(x) if math.isfinite(float(x)) else None
 
 
 def score_summary(report: Any, run_summary: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
@@ -86,17 +74,6 @@ def score_summary(report: Any, run_summary: Optional[Mapping[str, Any]] = None) 
 
     out = report.to_dict()
     now = datetime.now(timezone.utc)
-    pipelines = report.pipelines
-    results: Dict[str, Any] = {}
-    for p in pipelines:
-        text = report.text.get(p) or {}
-        metrics: Dict[str, Optional[float]] = {m: _finite(text.get(m)) for m in ("chrf", "bleu", "rouge_l")}
-        labels = [r.stage.label for r in report.rows if r.pipeline == p and r.stage is not None]
-        metrics["ok_share"] = (sum(1 for lab in labels if lab in _OK_LABELS) / len(labels)) if labels else None
-        if report.judge_run is not None:
-            for m in report.judge_metrics:
-                metrics[m] = _finite(report.judge_summary(p, m).mean)
-        results[p] = {"n": text.get("n"), "metrics": metrics, "ci95": {}}
     settings = dict(out.get("settings") or {})
     run_ds = dict((run_summary or {}).get("dataset") or {})
     run_cfg = (run_summary or {}).get("config") or {}
@@ -112,25 +89,14 @@ def score_summary(report: Any, run_summary: Optional[Mapping[str, Any]] = None) 
         "scored_run": (run_summary or {}).get("run_id"),
         "config": settings,
         "dataset": dataset,
-        "pipelines": [{"name": p} for p in pipelines],
-        "results": results,
+        "pipelines": [{"name": p} for p in report.pipelines],
     })
     return out
 
 
-def score_rows(report: Any) -> List[Dict[str, Any]]:
-    """The per-question rows of a score record (numbers only; see the module docstring)."""
-    rows = []
-    for r in report.rows:
-        row: Dict[str, Any] = {"pipeline": r.pipeline, "query_id": r.query_id, "type": r.question.type,
-                               "answerable": r.question.answerable, "first_rank": r.first_rank}
-        for m in ("chrf", "bleu", "rouge_l"):
-            row[m] = _finite(r.text.get(m))
-        for m in report.judge_metrics:
-            sc = r.judge.get(m)
-            row[f"{m}_score"] = _finite(sc.score) if sc is not None else None
-        rows.append(row)
-    return rows
+def score_rows(report: Any) -> List[Any]:
+    """The per-question rows of a score record (:meth:`ragexam.analysis.scoring.ScoreReport.typed_rows`)."""
+    return report.typed_rows()
 
 
 def record_score(report: Any, run_summary: Optional[Mapping[str, Any]] = None,
@@ -176,19 +142,53 @@ def score_answers_for_report(report: Any, pipelines: Optional[Sequence[str]] = N
 
 def score_report_summary(run_summary: Mapping[str, Any], report: Any) -> Dict[str, Any]:
     """A copy of the run's summary with ``attribution`` ``{pipeline: {type: {stage: count}}}``
-    from the score's attribution matrix (the pipelines the run has)."""
+    from the score's attribution matrix and, with a judge, the score's ``judge`` section (the pipelines
+    the run has)."""
     summary = dict(run_summary)
     att = report.attribution
     names = [p.get("name") for p in summary.get("pipelines") or [] if isinstance(p, Mapping)]
     summary["attribution"] = {p: att.matrix(p) for p in att.pipelines if p in names}
+    if report.judge_run is not None:  # the judge table of the report (means, pass rates, intervals)
+        judge = report.to_dict()["judge"]
+        judge["summary"] = {p: v for p, v in judge["summary"].items() if p in names}
+        judge["vs_evidence"] = {p: v for p, v in judge["vs_evidence"].items() if p in names}
+        summary["judge"] = judge
     return summary
 
 
-def write_score_report(run: Any, report: Any, out_path: PathLike) -> Path:
-    """The HTML report of ``run`` (a :class:`ragexam.report.rundata.RunData`) with the score's
-    answers, verdicts, judge reasoning and stage per question, and its attribution matrix."""
-    from ragexam.report.html import write_report
-
-    summary = score_report_summary(run.summary, report)
+def score_report_inputs(run: Any, report: Any) -> Tuple[Dict[str, Any], List[Any], Dict[str, Dict[str, Any]]]:
+    """``(summary, per_question, answers)`` for :func:`ragexam.report.html.write_report`: the report of
+    ``run`` (a :class:`ragexam.storage.runfolder.RunData`) with the score's answers, verdicts, judge
+    reasoning and stage per question, and its attribution matrix."""
+    summary = with_ground_truth(score_report_summary(run.summary, report))
     answers = score_answers_for_report(report, list(summary["attribution"]))
-    return write_report(summary, run.per_question, out_path, answers=answers)
+    return summary, run.per_question, answers
+
+
+def with_ground_truth(summary: Mapping[str, Any]) -> Dict[str, Any]:
+    """A copy of a run's summary whose missed entries carry the question's ``ground_truth``.
+
+    ``ragexam run`` stores it in every missed entry; a summary written before it did
+    (``ragexam-run/1``) gets it from the question set named by ``config.qa`` when that is a bundled
+    set or an existing file (else the entries are left as they are, and the report says the ground
+    truth is not available).
+    """
+    out = dict(summary)
+    missed = out.get("missed")
+    if not isinstance(missed, Mapping):
+        return out
+    lacking = any(isinstance(e, Mapping) and "ground_truth" not in e for entries in missed.values()
+                  for e in entries or [])
+    name = (out.get("config") or {}).get("qa") or (out.get("dataset") or {}).get("qa")
+    if not lacking or not isinstance(name, str) or not name:
+        return out
+    from ragexam.data.datasets import is_bundled
+    from ragexam.data.loaders import load_qa
+
+    if not (is_bundled(name) or Path(name).is_file()):
+        return out
+    qa = load_qa(name)
+    out["missed"] = {p: [dict(e, ground_truth=qa[e["query_id"]].ground_truth)
+                         if isinstance(e, Mapping) and "ground_truth" not in e and e.get("query_id") in qa else e
+                         for e in entries or []] for p, entries in missed.items()}
+    return out

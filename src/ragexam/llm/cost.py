@@ -11,6 +11,12 @@ Completion tokens are estimated with a fixed allowance per metric
 (:data:`COMPLETION_ALLOWANCE`, plus 15 per context for context relevance).  After a run, the
 real numbers come from the endpoint's ``usage`` fields and are reported instead.
 
+Accounting after a run
+----------------------
+:class:`Usage` sums what a batch of calls spent: calls made, results read from the cache,
+HTTP requests, and the tokens the endpoint reported (a reply without ``usage`` counts 0 tokens
+and is counted in ``usage_missing``, so a total is never silently low).
+
 Cost
 ----
 :data:`PRICES` holds USD per million input / output tokens of a few OpenAI models, as listed
@@ -24,10 +30,13 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Dict, Optional, Tuple, Union
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Tuple, Union
+
+from ragexam.errors import InputError
 
 __all__ = ["PRICES", "PRICE_SOURCE", "COMPLETION_ALLOWANCE", "estimate_tokens", "price_for", "cost_usd",
-           "format_cost"]
+           "parse_price", "Usage"]
 
 #: USD per 1M (input, output) tokens.
 PRICES: Dict[str, Tuple[float, float]] = {
@@ -56,7 +65,7 @@ def price_for(model: str, endpoint: str, override: Optional[Tuple[float, float]]
     """USD per 1M (input, output) tokens, or ``None`` when unknown."""
     if override is not None:
         return override
-    from ragexam.metrics.judge.client import DEFAULT_BASE_URL
+    from ragexam.llm.settings import DEFAULT_BASE_URL
 
     if endpoint != DEFAULT_BASE_URL:
         return None
@@ -71,6 +80,48 @@ def cost_usd(prompt_tokens: int, completion_tokens: int, price: Optional[Tuple[f
     return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
 
 
-def format_cost(cost: Union[float, str]) -> str:
-    """``$0.0123`` or ``unknown``."""
-    return cost if isinstance(cost, str) else f"${cost:.4f}"
+def parse_price(text: Optional[str], *, option: str = "--price") -> Optional[Tuple[float, float]]:
+    """``"IN,OUT"`` (USD per 1M input and output tokens) as a pair; ``None`` stays ``None``."""
+    if text is None:
+        return None
+    try:
+        a, b = (float(x) for x in text.split(","))
+    except ValueError:
+        raise InputError(f"received {text!r}; expected IN,OUT in USD per 1M tokens, e.g. 0.15,0.6",
+                         source=option, field="price") from None
+    if not (math.isfinite(a) and math.isfinite(b)) or a < 0 or b < 0:
+        raise InputError(f"received {text!r}; prices must be finite numbers >= 0", source=option, field="price")
+    return (a, b)
+
+
+@dataclass
+class Usage:
+    """What a batch of calls spent (see the module docstring).
+
+    :ivar calls: distinct calls made in this run; :ivar cached: tasks answered from the cache
+        (including ``waited``); :ivar waited: results another process was computing when this
+        run needed them, read when it finished; :ivar took_over: calls another process had
+        claimed that this run then made itself (that process stored no result: its call failed,
+        it died, or it outlasted ``claim_wait``); :ivar requests: HTTP requests (retries
+        included); :ivar prompt_tokens, completion_tokens: as reported by the endpoint;
+        :ivar usage_missing: replies that reported no token usage.
+    """
+
+    calls: int = 0
+    cached: int = 0
+    waited: int = 0
+    took_over: int = 0
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    usage_missing: int = 0
+
+    def cost(self, price: Optional[Tuple[float, float]]) -> Union[float, str]:
+        """:func:`cost_usd` of the tokens."""
+        return cost_usd(self.prompt_tokens, self.completion_tokens, price)
+
+    def to_dict(self, price: Optional[Tuple[float, float]] = None) -> Dict[str, Any]:
+        return {"calls": self.calls, "cached": self.cached, "waited": self.waited, "took_over": self.took_over,
+                "requests": self.requests, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "usage_missing": self.usage_missing,
+                "cost_usd": self.cost(price)}

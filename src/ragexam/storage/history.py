@@ -10,7 +10,8 @@ Where the database lives (first that applies):
 What one record holds: the whole ``summary.json`` (config, dataset with its hashes, package
 version, aggregates with CIs, comparisons, missed questions), the aggregates again as rows of
 ``results`` (pipeline, metric, mean, CI) so they can be queried with plain SQL, and every
-per-question row (typed, see :mod:`ragexam.report.rundata`) in ``questions``.
+per-question row (a :class:`ragexam.storage.runfolder.RunRow`, as JSON) in ``questions``; it is
+read back as the same typed rows.
 
 Safety:
 
@@ -40,8 +41,10 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
 
 from ragexam.errors import InputError
 from ragexam.storage.paths import history_path
+from ragexam.storage.runfolder import (RunData, check_summary, coerce_rows, dataset_label, headline_metric,
+                                       read_folder)
 
-__all__ = ["History", "RunEntry", "default_history_path", "record", "SCHEMA_VERSION"]
+__all__ = ["History", "RunEntry", "default_history_path", "record", "resolve_run", "SCHEMA_VERSION"]
 
 #: Version of the database layout, stored in ``PRAGMA user_version``.
 SCHEMA_VERSION = 1
@@ -140,6 +143,7 @@ class History:
     >>> h = History("/tmp/h.sqlite3")                                 # doctest: +SKIP
     >>> run_id = h.record_run(summary, per_question)                  # doctest: +SKIP
     >>> summary, per_question = h.get(run_id)                         # doctest: +SKIP
+    >>> h.get(run_id).per_question[0].first_rank                      # doctest: +SKIP
     """
 
     def __init__(self, path: Optional[PathLike] = None, *, busy_timeout: float = 60.0) -> None:
@@ -201,14 +205,13 @@ class History:
         """Store one run (or score) in a single transaction and return its id.
 
         ``summary`` is the ``summary.json`` object, ``per_question`` its rows (strings from the
-        CSV or typed values; iterated inside the transaction).  ``kind`` is ``"run"`` or
+        CSV, dicts or :class:`~ragexam.storage.runfolder.RunRow`; typed and iterated inside the
+        transaction).  ``kind`` is ``"run"`` or
         ``"score"`` (default: ``summary["kind"]``, else ``"score"`` for a ``ragexam-score/*``
         format, else ``"run"``).
         """
-        from ragexam.report.rundata import _check_summary, coerce_rows, dataset_label, headline_metric
-
         summary = dict(summary)
-        _check_summary(summary, "summary")
+        check_summary(summary, "summary")
         run_id = summary.get("run_id")
         if not isinstance(run_id, str) or not run_id.strip():
             raise InputError(f"received {run_id!r}; expected the run's id string.", source="summary",
@@ -267,7 +270,7 @@ class History:
                     con.execute("INSERT INTO questions (run_id, seq, pipeline, query_id, first_rank, row) "
                                 "VALUES (?,?,?,?,?,?)",
                                 (stored, seq, typed["pipeline"], typed["query_id"], typed["first_rank"],
-                                 _dumps(typed, f"per_question row {seq + 1}")))
+                                 _dumps(typed.to_dict(), f"per_question row {seq + 1}")))
                     n_rows += 1
                 con.execute("UPDATE runs SET n_rows = ? WHERE id = ?", (n_rows, stored))
                 con.execute("COMMIT")
@@ -352,11 +355,9 @@ class History:
                          dataset_hash=r[5], ragexam_version=r[6], pipelines=json.loads(r[7]),
                          headline_metric=r[8], headline=json.loads(r[9]), n_rows=r[10]) for r in rows]
 
-    def get(self, run_id: str):
-        """The stored run as :class:`ragexam.report.rundata.RunData` (unpacks as
+    def get(self, run_id: str) -> RunData:
+        """The stored run as :class:`ragexam.storage.runfolder.RunData` with typed rows (unpacks as
         ``summary, per_question``); ``run_id`` may be a unique prefix or ``latest``."""
-        from ragexam.report.rundata import RunData
-
         con = self._connect()
         try:
             full = self._resolve(con, run_id)
@@ -375,7 +376,8 @@ class History:
                              "recorded; the database is damaged. Fix: `ragexam runs --delete ID`.",
                              source=str(self.path))
         summary = json.loads(summary_json)
-        return RunData(summary=summary, per_question=rows, source=f"history:{full}")
+        typed = coerce_rows(rows, source=f"{self.path} (run {full})", first_line=1)
+        return RunData(summary=summary, per_question=typed, source=f"history:{full}")
 
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` (``"ok"`` when the file is sound)."""
@@ -390,3 +392,15 @@ def record(summary: Mapping[str, Any], per_question: Iterable[Mapping[str, Any]]
            path: Optional[PathLike] = None, *, kind: Optional[str] = None) -> str:
     """Record a run in the history at ``path`` (default :func:`default_history_path`); its id."""
     return History(path).record_run(summary, per_question, kind=kind)
+
+
+def resolve_run(ref: PathLike, history: Optional[PathLike] = None) -> RunData:
+    """A run or score folder (or its summary.json / score.json), else the id (a unique prefix, or
+    ``latest``) of a run recorded in the history at ``history`` (default :func:`default_history_path`)."""
+    p = Path(ref)
+    if p.is_dir() or (p.is_file() and p.name in ("summary.json", "score.json")):
+        return read_folder(p)
+    if p.is_file():
+        raise InputError("is a file; expected a run folder (with summary.json), a score folder (with "
+                         "score.json) or a recorded run id.", source=str(ref))
+    return History(history).get(str(ref))

@@ -4,9 +4,9 @@ For each pipeline compared (``pipeline`` in both runs, or the one named for each
 questions **both runs scored** (matched by ``query_id``):
 
 * per metric: mean in A, mean in B, ``diff`` = mean(B - A), its paired percentile-bootstrap 95%
-  interval and the two-sided paired randomization p-value
-  (:func:`ragexam.analysis.stats.compare`), then **Holm's correction across the metrics** of
-  that pipeline pair (:func:`ragexam.analysis.stats.holm`);
+  interval and the two-sided paired randomization p-value, then **Holm's correction across the
+  metrics** of that pipeline pair, and the verdict decided on the Holm-adjusted p
+  (:func:`ragexam.stats.compare_family`: the same wording ``ragexam run`` uses);
 * the questions that **flipped** at the missed-cutoff ``k``: found in A (first correct chunk at
   rank <= k) and missed in B, or missed in A and found in B, each with its evidence and both
   rankings (``first_rank`` and the top chunk ids);
@@ -22,8 +22,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from ragexam import fmt
 from ragexam.errors import InputError
-from ragexam.report.rundata import RunData, metric_columns, miss_cutoff
+from ragexam.signature import Signature
+from ragexam.storage.runfolder import RunData, metric_columns, miss_cutoff
 
 __all__ = ["MetricDiff", "Flip", "PipelineComparison", "RunComparison", "compare_runs"]
 
@@ -43,6 +45,7 @@ class MetricDiff:
     p_holm: float
     method: str
     verdict: str
+    reading: str
 
 
 @dataclass(frozen=True)
@@ -99,11 +102,8 @@ class RunComparison:
                                "flips": [asdict(f) for f in p.flips]} for p in self.pipelines]}
 
 
-def _index(run: RunData, pipeline: str) -> Dict[str, Dict[str, Any]]:
-    out: Dict[str, Dict[str, Any]] = {}
-    for r in run.rows(pipeline):
-        out[r["query_id"]] = r
-    return out
+def _index(run: RunData, pipeline: str) -> Dict[str, Any]:
+    return {r.query_id: r for r in run.rows(pipeline)}
 
 
 def _missed_info(run: RunData, pipeline: str) -> Dict[str, Mapping[str, Any]]:
@@ -154,7 +154,9 @@ def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipe
     :param n_resamples, n_permutations, seed: default to run A's config (else 2000, 10000, 12345).
     :raises InputError: no per-question rows, no shared pipeline or question, an unknown metric.
     """
-    from ragexam.analysis import stats
+    import numpy as np
+
+    from ragexam import stats
 
     for run, which in ((a, "A"), (b, "B")):
         if not run.per_question:
@@ -194,8 +196,8 @@ def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipe
     out: List[PipelineComparison] = []
     for name_a, name_b in _pairs(a, b, pipeline, pipeline_b):
         ia, ib = _index(a, name_a), _index(b, name_b)
-        scored_a = {q for q, r in ia.items() if r.get("answerable", True)}
-        scored_b = {q for q, r in ib.items() if r.get("answerable", True)}
+        scored_a = {q for q, r in ia.items() if r.answerable}
+        scored_b = {q for q, r in ib.items() if r.answerable}
         order = [q for q in ia if q in scored_a and q in scored_b]
         only_a = sorted(scored_a - scored_b)
         only_b = sorted(scored_b - scored_a)
@@ -203,26 +205,29 @@ def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipe
             raise InputError(f"pipeline {name_a!r} of run A and {name_b!r} of run B share no scored question "
                              f"(A scored {len(scored_a)}, B {len(scored_b)}); nothing to compare.",
                              source="compare")
-        diffs: List[Dict[str, Any]] = []
+        cols_a, cols_b = [], []
         for m in chosen:
-            va = [ia[q].get(m) for q in order]
-            vb = [ib[q].get(m) for q in order]
+            va = [ia[q].value(m) for q in order]
+            vb = [ib[q].value(m) for q in order]
             missing = [q for q, x, y in zip(order, va, vb) if x is None or y is None]
             if missing:
-                raise InputError(f"metric {m!r} is empty for {len(missing)} shared scored question(s) "
+                raise InputError(f"metric {m!r} is empty for {fmt.plural(len(missing), 'shared scored question')} "
                                  f"(first: {missing[0]}); expected a value for every scored question.",
                                  source="compare", field=m)
-            c = stats.compare(va, vb, names=("A", "B"), alpha=alpha, n_resamples=n_resamples,
-                              n_permutations=n_permutations, seed=seed)
-            diffs.append({"metric": m, "n": c.n, "mean_a": sum(va) / len(va), "mean_b": sum(vb) / len(vb),
-                          "diff": c.diff, "ci_low": c.ci_low, "ci_high": c.ci_high, "p_value": c.p_value,
-                          "method": c.method, "verdict": c.verdict})
-        adjusted = stats.holm([d["p_value"] for d in diffs])
-        metric_diffs = [MetricDiff(p_holm=float(p), **d) for d, p in zip(diffs, adjusted)]
+            cols_a.append(va)
+            cols_b.append(vb)
+        A, B = np.array(cols_a, dtype=float).T, np.array(cols_b, dtype=float).T
+        family = stats.compare_family(A, B, names=("A", "B"), alpha=alpha, n_resamples=n_resamples,
+                                      n_permutations=n_permutations, seed=seed)
+        metric_diffs = [MetricDiff(metric=m, n=c.n, mean_a=float(A[:, j].mean()), mean_b=float(B[:, j].mean()),
+                                   diff=c.diff, ci_low=c.ci_low, ci_high=c.ci_high, p_value=c.p_value,
+                                   p_holm=float(c.p_adjusted), method=c.method, verdict=c.verdict,
+                                   reading=c.reading)
+                        for j, (m, c) in enumerate(zip(chosen, family))]
         miss_a, miss_b = _missed_info(a, name_a), _missed_info(b, name_b)
         flips: List[Flip] = []
         for q in order:
-            ra, rb = ia[q].get("first_rank"), ib[q].get("first_rank")
+            ra, rb = ia[q].first_rank, ib[q].first_rank
             fa, fb = _found(ra, k), _found(rb, k)
             if fa == fb:
                 continue
@@ -230,18 +235,16 @@ def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipe
             ev = info.get("evidence")
             evidence = [ev] if isinstance(ev, str) else [str(x) for x in ev or []]
             flips.append(Flip(query_id=q, direction="found→missed" if fa else "missed→found",
-                              type=ia[q].get("type") or ib[q].get("type"), question=info.get("question"),
+                              type=ia[q].type or ib[q].type, question=info.get("question"),
                               evidence=evidence, first_rank_a=ra, first_rank_b=rb,
-                              top_a=list(ia[q].get("top_ids") or []), top_b=list(ib[q].get("top_ids") or [])))
+                              top_a=list(ia[q].top_ids), top_b=list(ib[q].top_ids)))
         if only_a or only_b:
             notes.append(f"{name_a if name_a == name_b else name_a + ' / ' + name_b}: the question sets differ — "
                          f"compared on the {len(order)} questions both runs scored; {len(only_a)} scored only "
                          f"in A, {len(only_b)} only in B")
-        from ragexam._version import __version__
-
-        sig = (f"compare:paired|ci:percentile|conf:0.95|bs:{n_resamples}|test:paired-randomization"
-               f"|perm:{n_permutations}|seed:{seed}|mcc:holm|alpha:{alpha:g}|k:{k}|n:{len(order)}"
-               f"|version:{__version__}")
+        sig = str(Signature([("compare", "paired"), ("ci", "percentile"), ("conf", 0.95), ("bs", n_resamples),
+                             ("test", "paired-randomization"), ("perm", n_permutations), ("seed", seed),
+                             ("mcc", "holm"), ("alpha", float(alpha)), ("k", k), ("n", len(order))]))
         out.append(PipelineComparison(pipeline_a=name_a, pipeline_b=name_b, n_shared=len(order), only_a=only_a,
                                       only_b=only_b, k=k, metrics=metric_diffs, flips=flips, signature=sig))
     return RunComparison(run_a=_label(a, "A"), run_b=_label(b, "B"), pipelines=out, notes=notes)

@@ -1,0 +1,567 @@
+"""One Python function per ``ragexam`` command: what the command line does, for scripts and notebooks.
+
+Each command of :mod:`ragexam.cli` parses its options, calls exactly one function here, and renders what
+it returns; Python users call the same functions and get the same objects.  Output paths are checked before
+any retrieval, embedding or model call (:mod:`ragexam.storage.paths`), so a bad ``out``/``report`` fails in a
+second instead of after the paid work.
+
+=========================  ===================================================================================
+command                    function
+=========================  ===================================================================================
+``evaluate``               :func:`evaluate_trec` → :class:`~ragexam.metrics.ranking.RankingResult`
+``validate``               :func:`ragexam.data.validation.validate`
+``datasets``               :func:`ragexam.data.catalog.list_datasets`
+``evidence-coverage``      :func:`evidence_coverage` → :class:`Coverage`
+``bleu`` / ``chrf``        :func:`text_metric_files`
+``run`` / ``demo``         :func:`run_exam` → :class:`RunOutcome` (``demo``: :data:`DEMO_SETTINGS`)
+``report``                 :func:`write_run_report`
+``runs``                   :func:`list_runs`
+``show``                   :func:`ragexam.storage.history.resolve_run`
+``compare``                :func:`compare`
+``check``                  :func:`check`
+``score``                  :func:`score` → :class:`ScoreOutcome`
+``answer``                 :func:`answer` → :class:`AnswerOutcome`
+``judge-agreement``        :func:`judge_agreement` → :class:`AgreementOutcome`
+=========================  ===================================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+
+from ragexam.errors import InputError
+
+__all__ = ["evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
+           "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
+           "ScoreOutcome", "score", "AnswerOutcome", "answer", "AgreementOutcome", "judge_agreement",
+           "read_segments"]
+
+PathLike = Union[str, Path]
+Progress = Optional[Callable[[int, int], None]]
+
+#: the metrics ``ragexam evaluate`` reports when none are asked for
+DEFAULT_EVAL_METRICS = ("hit@1", "hit@3", "mrr", "ndcg@10", "p@5", "r@5", "f1@5", "rprec", "map")
+
+
+# -- ranking metrics on TREC files ----------------------------------------------------------------------------
+
+
+def evaluate_trec(qrels: PathLike, run: PathLike, metrics: Optional[Sequence[str]] = None, *,
+                  relevance_level: int = 1, trec_compat: bool = False):
+    """Ranking metrics of a TREC run against TREC qrels (files or bundled names such as ``lecture``),
+    identical to trec_eval; see :func:`ragexam.metrics.ranking.evaluate`."""
+    from ragexam.data.trec import resolve_trec_path
+    from ragexam.metrics.ranking import evaluate
+
+    return evaluate(resolve_trec_path(qrels, "qrels"), resolve_trec_path(run, "run"),
+                    list(metrics) if metrics else list(DEFAULT_EVAL_METRICS), relevance_level=relevance_level,
+                    trec_compat=trec_compat)
+
+
+# -- question sets --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Coverage:
+    """Where each evidence string sits under a chunking: ``rows`` (one
+    :class:`~ragexam.data.evidence.EvidenceCoverage` per evidence string), the ones no chunk contains whole
+    (``missing``), and the signature of the chunking and matching settings."""
+
+    signature: str
+    rows: List[Any]
+
+    @property
+    def missing(self) -> List[Any]:
+        return [r for r in self.rows if not r.findable]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"signature": self.signature, "evidence": len(self.rows),
+                "findable": len(self.rows) - len(self.missing), "coverage": [r.to_dict() for r in self.rows]}
+
+
+def evidence_coverage(corpus: Any, qa: Any, chunker: str = "whole", *, ignore_punctuation: bool = False) -> Coverage:
+    """Check that every evidence string of ``qa`` is inside one chunk of ``corpus`` chunked by ``chunker``."""
+    from ragexam.data.chunking import chunk_corpus, parse_chunker
+    from ragexam.data.evidence import EvidenceIndex
+    from ragexam.data.evidence import evidence_coverage as _coverage
+    from ragexam.data.loaders import load_corpus, load_qa
+
+    spec = parse_chunker(chunker)
+    docs = load_corpus(corpus)
+    questions = load_qa(qa, corpus=docs, ignore_punctuation=ignore_punctuation)
+    index = EvidenceIndex.build(docs, chunk_corpus(docs, spec), ignore_punctuation=ignore_punctuation)
+    return Coverage(index.signature, _coverage(questions, index))
+
+
+# -- text metrics on parallel files ---------------------------------------------------------------------------
+
+
+def read_segments(path: PathLike, role: str) -> List[str]:
+    """One segment per line of a UTF-8 text file (a final newline ends the last line; a trailing ``\\r`` is
+    dropped); ``role`` names the file in errors (``references``)."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as err:
+        raise InputError(f"cannot read the {role} file: {err.strerror or err}.", source=str(p)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise InputError(f"the {role} file is not valid UTF-8 (byte {err.start}); save it as UTF-8.",
+                         source=str(p), line=line) from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def text_metric_files(refs: PathLike, hyps: PathLike, metric: str, **options: Any):
+    """Corpus ``metric`` (``bleu`` or ``chrf``) of the hypotheses file against the parallel references file,
+    with ``options`` of :func:`ragexam.metrics.text.corpus_bleu` / :func:`~ragexam.metrics.text.corpus_chrf`."""
+    from ragexam.metrics.text import corpus_bleu, corpus_chrf
+
+    ref_lines, hyp_lines = read_segments(refs, "references"), read_segments(hyps, "hypotheses")
+    if len(ref_lines) != len(hyp_lines):
+        raise InputError(f"line counts differ: references {refs} has {len(ref_lines)} lines, hypotheses {hyps} "
+                         f"has {len(hyp_lines)}; the files must be parallel, one segment per line.",
+                         source=f"{refs}, {hyps}")
+    if metric not in ("bleu", "chrf"):
+        raise InputError(f"received {metric!r}; expected 'bleu' or 'chrf'", source="text_metric_files",
+                         field="metric")
+    fn = corpus_bleu if metric == "bleu" else corpus_chrf
+    return fn(hyp_lines, ref_lines, **options)
+
+
+# -- retrieval runs -------------------------------------------------------------------------------------------
+
+#: ``ragexam demo``: the bundled Korean helpdesk set, three retrievers and a rerank stage (offline: e5 rescoring
+#: BM25's top 20), every other setting at its default
+DEMO_SETTINGS: Mapping[str, Any] = {"corpus": "it_helpdesk", "qa": "it_helpdesk",
+                                    "retrievers": ("bm25", "dense", "hybrid:bm25+dense", "bm25>rerank:dense")}
+
+
+def pipeline_options(headers: Optional[Sequence[str]] = None, split: Optional[str] = None,
+                     base_url: Optional[str] = None, api_key: Optional[str] = None,
+                     price: Optional[str] = None) -> Dict[str, Any]:
+    """The run keywords of the pipeline options: ``headers`` from ``"Name: value"`` strings (``--header``),
+    the BEIR ``split``, and the :class:`~ragexam.llm.settings.LLMSettings` of ``rerank:llm`` stages (their model
+    comes from the spec) when an endpoint, key or price is given; only the ones given."""
+    out: Dict[str, Any] = {}
+    if headers:
+        parsed = {}
+        for h in headers:
+            name, colon, value = h.partition(":")
+            if not colon or not name.strip():
+                raise InputError(f"received {h.split(':', 1)[0][:30]!r}...; expected 'Name: value', e.g. "
+                                 "'Authorization: Bearer ...'.", source="--header", field="header")
+            parsed[name.strip()] = value.strip()
+        out["headers"] = parsed
+    if split is not None:
+        out["split"] = split
+    if base_url is not None or api_key is not None or price is not None:
+        from ragexam.llm.cost import parse_price
+        from ragexam.llm.settings import LLMSettings
+
+        out["llm"] = LLMSettings("rerank", base_url=base_url, api_key=api_key, price=parse_price(price))
+    return out
+
+
+@dataclass
+class RunOutcome:
+    """What :func:`run_exam` did: the :class:`~ragexam.analysis.run.RunResult`, the folder written
+    (``out``), the history entry (``run_id`` in ``history_path``) and the HTML report written."""
+
+    result: Any
+    out: Optional[Path] = None
+    run_id: Optional[str] = None
+    history_path: Optional[Path] = None
+    report_path: Optional[Path] = None
+
+    def notes(self) -> List[str]:
+        """One sentence per thing written (for the console)."""
+        out = []
+        if self.run_id is not None:
+            out.append(f"Recorded as run {self.run_id} in {self.history_path} (ragexam show {self.run_id}).")
+        if self.report_path is not None:
+            out.append(f"Wrote the HTML report to {self.report_path}.")
+        return out
+
+
+def _check_outputs(*, out: Optional[PathLike] = None, report: Optional[PathLike] = None,
+                   history: Optional[PathLike] = None, record: bool = True) -> None:
+    from ragexam.storage.paths import check_output_dir, check_output_file, history_path
+
+    if out is not None:
+        check_output_dir(out, option="--out")
+    if report is not None:
+        check_output_file(report, option="--report")
+    if record:
+        check_output_file(history or history_path(), option="--history")
+
+
+def run_exam(settings: Mapping[str, Any], *, out: Optional[PathLike] = None, report: Optional[PathLike] = None,
+             history: Optional[PathLike] = None, record: bool = True, progress: bool = True) -> RunOutcome:
+    """:func:`ragexam.run` with ``settings`` (the keys of :mod:`ragexam.analysis.run_config`, e.g. from
+    :func:`~ragexam.analysis.run_config.load_config_file` merged with flags), then the run folder ``out``
+    (docs/run-format.md), the history record (unless ``record=False``) and the HTML ``report``.  Every output
+    path is checked before the run starts."""
+    from ragexam.analysis.run import run as _run
+
+    _check_outputs(out=out, report=report, history=history, record=record)
+    settings = dict(settings)
+    # the corpus is needed by ragexam's own retrievers only: run() says so, naming the retriever
+    if settings.get("qa") is None:
+        raise InputError("no qa given; pass --qa PATH_OR_NAME (or set qa in the --config file).",
+                         source="ragexam run", field="qa")
+    result = _run(settings.pop("corpus", None), settings.pop("qa"), progress=progress, **settings)
+    outcome = RunOutcome(result, out=Path(out) if out is not None else None)
+    if out is not None:
+        result.save(out)
+    if record:
+        from ragexam.analysis.recording import record_run
+        from ragexam.storage.history import History
+
+        outcome.history_path = History(history).path
+        before = result.summary["run_id"]
+        outcome.run_id = record_run(result.summary, result.per_question, outcome.history_path)
+        if out is not None and outcome.run_id != before:
+            result.save(out)  # the id changed: keep summary.json in step with the history
+    if report is not None:
+        from ragexam.report.html import write_report
+
+        outcome.report_path = write_report(result.summary, result.per_question, report)
+    return outcome
+
+
+# -- report and history ---------------------------------------------------------------------------------------
+
+
+def write_run_report(run: str, out: Optional[PathLike] = None, *, answers: Optional[PathLike] = None,
+                     history: Optional[PathLike] = None) -> Path:
+    """The self-contained HTML report of ``run`` (a run folder or a recorded id), written to ``out`` (default
+    ``RUN/report.html`` for a folder, ``report-<id>.html`` for a recorded run); returns its path."""
+    from ragexam.analysis.recording import with_ground_truth
+    from ragexam.report.html import read_answers, write_report
+    from ragexam.storage.history import resolve_run
+    from ragexam.storage.paths import check_output_file
+
+    if out is not None:
+        check_output_file(out, option="--out")
+    data = resolve_run(run, history)
+    if data.is_score:
+        raise InputError(f"{data.run_id} is a recorded score, not a run; `ragexam report` takes a run. Fix: "
+                         f"`ragexam report {data.summary.get('scored_run') or 'RUN'}`, or `ragexam score --run DIR "
+                         "... --report FILE.html` for the run's report with the answers.", source=str(run))
+    if out is None:
+        out = Path(data.source) / "report.html" if Path(run).is_dir() else Path(f"report-{data.run_id}.html")
+        check_output_file(out, option="--out")
+    return write_report(with_ground_truth(data.summary), data.per_question, out,
+                        answers=read_answers(answers) if answers is not None else None)
+
+
+def list_runs(history: Optional[PathLike] = None, limit: Optional[int] = None, *, record: Optional[PathLike] = None,
+              delete: Optional[str] = None):
+    """``(history, entries, messages)``: the history (after recording the run folder ``record`` and deleting
+    the recorded id ``delete``, when given), its newest ``limit`` entries, and what was changed."""
+    from ragexam.storage.history import History
+    from ragexam.storage.runfolder import read_run_folder
+
+    hist = History(history)
+    messages = []
+    if record is not None:
+        data = read_run_folder(record)
+        messages.append(f"recorded {hist.record_run(data.summary, data.per_question)}")
+    if delete is not None:
+        if not hist.delete(delete):
+            raise InputError(f"has no run {delete!r}; `ragexam runs` lists the recorded ones.",
+                             source=str(hist.path), field="--delete")
+        messages.append(f"deleted {delete}")
+    return hist, hist.list_runs(limit), messages
+
+
+def compare(run_a: str, run_b: str, *, history: Optional[PathLike] = None, **options: Any):
+    """B − A per metric on the shared questions of two runs (folders or recorded ids); ``options`` of
+    :func:`ragexam.analysis.compare.compare_runs` (pipeline, pipeline_b, metrics, miss_k, seed)."""
+    from ragexam.analysis.compare import compare_runs
+    from ragexam.storage.history import resolve_run
+
+    if "miss_k" in options:
+        options["k"] = options.pop("miss_k")
+    return compare_runs(resolve_run(run_a, history), resolve_run(run_b, history), **options)
+
+
+def check(run: str, floors: Sequence[str], *, pipeline: Optional[str] = None, point: bool = False,
+          history: Optional[PathLike] = None):
+    """The CI gate: each ``METRIC=VALUE`` floor against the run's or score's 95% CI lower bound (``point``:
+    its mean); a list of :class:`~ragexam.analysis.gate.GateResult`."""
+    from ragexam.analysis.gate import check_run, parse_floor
+    from ragexam.storage.history import resolve_run
+
+    parsed = [parse_floor(f) for f in floors]
+    return check_run(resolve_run(run, history), parsed, pipeline=pipeline, point=point)
+
+
+# -- answers: score, generate, judge agreement ----------------------------------------------------------------
+
+
+@dataclass
+class ScoreOutcome:
+    """What :func:`score` did: the :class:`~ragexam.analysis.scoring.ScoreReport` (``None`` on a dry run,
+    which fills ``plan``), the lines saying what was written, and the coverage floors that were missed."""
+
+    report: Any = None
+    plan: Any = None
+    lines: List[str] = field(default_factory=list)
+    failures: List[str] = field(default_factory=list)
+
+
+def _judge(settings: Any, **options: Any):
+    from ragexam.metrics.judge import Judge
+
+    return Judge(settings=settings, **options)
+
+
+def pairwise(qa: Any, answers: Any, judge: Any, *, a: str, b: str, repeat: int = 1, max_attempts: int = 3,
+             judge_lang: str = "auto", retry_unjudged: bool = False, dry_run: bool = False,
+             out: Optional[PathLike] = None, progress: Progress = None):
+    """Judge pipeline ``b``'s answers against pipeline ``a``'s, both orders per pair
+    (:func:`ragexam.analysis.pairwise.pairwise_answers`); ``judge`` is an :class:`~ragexam.llm.settings.LLMSettings`.
+    Returns the :class:`~ragexam.metrics.judge.JudgePlan` with ``dry_run``, else the
+    :class:`~ragexam.metrics.judge.PairwiseRun` (written as JSON to ``out``, checked before any call)."""
+    from ragexam.analysis.answers import load_answers
+    from ragexam.analysis.pairwise import pairwise_answers, pairwise_pairs
+    from ragexam.data.loaders import load_qa
+    from ragexam.metrics.judge.pairwise import pair_items
+
+    if out is not None:
+        from ragexam.storage.paths import check_output_file
+
+        check_output_file(out, option="--out")
+    questions = load_qa(qa)
+    records = load_answers(answers)
+    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, retry_unjudged=retry_unjudged)
+    if dry_run:
+        pairs = pairwise_pairs(questions, records, a, b, answers_source=str(answers))
+        return jd.plan(None, {"pairwise": pair_items(pairs)}, repeat=repeat)
+    pr = pairwise_answers(questions, records, jd, a=a, b=b, repeat=repeat, answers_source=str(answers),
+                          progress=progress)
+    if out is not None:
+        import json
+
+        from ragexam.storage.runfolder import write_text
+
+        write_text(Path(out), json.dumps(pr.to_dict(), ensure_ascii=False, indent=2) + "\n")
+    return pr
+
+
+def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Optional[str] = None,
+          corpus: Any = None, miss_k: Optional[int] = None, correct_if: Optional[str] = None,
+          abstain_phrases: Optional[PathLike] = None, bleu_tokenize: str = "auto", judge: Any = None,
+          metrics: Optional[Sequence[str]] = None, repeat: int = 1, max_attempts: int = 3,
+          judge_lang: str = "auto", retry_unjudged: bool = False, min_coverage: Optional[float] = None,
+          dry_run: bool = False, out: Optional[PathLike] = None, report: Optional[PathLike] = None,
+          history: Optional[PathLike] = None, record: bool = True, progress: Progress = None,
+          rubrics: Sequence[PathLike] = ()) -> ScoreOutcome:
+    """Score generated ``answers`` to the questions of ``qa``: text metrics against ``ground_truth``, the LLM
+    judge when ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) is given, and the stage that lost each
+    answer when ``run`` (a run folder) is given; see :func:`ragexam.analysis.scoring.score_answers`.  Writes the
+    score folder ``out``, the run's HTML ``report`` with the answers, and the history record; every output path
+    is checked before any judge call.  ``rubrics``: custom rubric files (docs/judge.md), judged metrics named by
+    their files; without ``metrics`` the judge grades :data:`~ragexam.metrics.judge.prompts.DEFAULT_METRICS` and
+    every rubric."""
+    from ragexam.analysis.answers import load_answers
+    from ragexam.analysis.scoring import check_min_coverage, plan_judging, prepare_rows, save_score, score_answers
+    from ragexam.analysis.verdicts import load_phrases, parse_correct_if
+    from ragexam.data.loaders import load_qa
+    from ragexam.storage.runfolder import read_run_folder
+
+    _check_outputs(out=out, report=report, history=history, record=record and not dry_run)
+    if report is not None and run is None:
+        raise InputError("--report needs --run DIR: the report is the HTML report of that retrieval run (from "
+                         "`ragexam run --out DIR`) with these answers added; pass --run, or drop --report",
+                         source="ragexam score", field="report")
+    if min_coverage is not None:
+        check_min_coverage(min_coverage)
+        if judge is None:
+            raise InputError("--min-coverage applies to an LLM judge; pass --judge-model too", source="ragexam score",
+                             field="min_coverage")
+    if judge is None and (dry_run or metrics or repeat != 1 or rubrics):
+        raise InputError("needs --judge-model (the judge options apply to an LLM judge)", source="ragexam score",
+                         field="judge_model")
+    questions = load_qa(qa)
+    records = load_answers(answers)
+    run_info = read_run_folder(run) if run is not None else None
+    cond = parse_correct_if(correct_if) if correct_if is not None else None
+    phrases = None
+    if abstain_phrases is not None:
+        path = Path(abstain_phrases)
+        try:
+            phrases = load_phrases(path.read_text(encoding="utf-8").splitlines(), source=str(path))
+        except OSError as err:
+            raise InputError(f"cannot read: {err.strerror or err}", source=str(path), field="abstain_phrases") from None
+    jd = None
+    if judge is not None:
+        from ragexam.metrics.judge import load_rubric
+
+        jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, retry_unjudged=retry_unjudged,
+                    custom=[load_rubric(r) for r in rubrics or ()])
+        if not metrics:
+            from ragexam.metrics.judge.prompts import DEFAULT_METRICS
+
+            metrics = list(DEFAULT_METRICS) + list(jd.custom)
+    notes: List[str] = []
+    rows = prepare_rows(questions, records, answers_source=str(answers), run=run_info, pipeline=pipeline, k=miss_k,
+                        corpus=corpus, notes=notes)
+    if dry_run:
+        return ScoreOutcome(plan=plan_judging(rows, jd, list(metrics), repeat=repeat))
+    rep = score_answers(questions, records, answers_source=str(answers), run=run_info, pipeline=pipeline, k=miss_k,
+                        corpus=corpus, judge=jd, judge_metrics=list(metrics) if metrics else None, repeat=repeat,
+                        correct_if=cond, abstain_phrases=phrases, bleu_tokenize=bleu_tokenize, rows=rows,
+                        notes=notes, progress=progress, min_coverage=min_coverage)
+    outcome = ScoreOutcome(report=rep)
+    if out is not None:
+        save_score(rep, out)
+        outcome.lines.append("Wrote score.json, per_answer.csv" + (", judgments.jsonl" if jd is not None else "")
+                             + f" to {out}.")
+    if record:
+        from ragexam.analysis.recording import record_score
+        from ragexam.storage.history import History
+
+        hist_path = History(history).path
+        score_id = record_score(rep, run_info.summary if run_info is not None else None, hist_path)
+        outcome.lines.append(f"Recorded as {score_id} in {hist_path} (ragexam show {score_id}).")
+    if report is not None:
+        from ragexam.analysis.recording import score_report_inputs
+        from ragexam.report.html import write_report
+
+        summary, per_question, shown = score_report_inputs(run_info, rep)
+        path = write_report(summary, per_question, report, answers=shown)
+        outcome.lines.append(f"Wrote the HTML report of {run} with these answers to {path}.")
+    outcome.failures = rep.coverage_failures()
+    return outcome
+
+
+@dataclass
+class AnswerOutcome:
+    """What :func:`answer` did: the answer records written to ``out`` (or, on a dry run, the ``plan``), the
+    usage of this run and its cost, and a ``note`` when the run folder did not store its chunk texts."""
+
+    records: List[Any] = field(default_factory=list)
+    usage: Dict[str, Any] = field(default_factory=dict)
+    cost: Any = None
+    plan: Optional[Dict[str, Any]] = None
+    note: Optional[str] = None
+    out: Optional[Path] = None
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.records if r.answer is None)
+
+
+def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = None, corpus: Any = None,
+           pipelines: Optional[Sequence[str]] = None, contexts: int = 5, template: Optional[PathLike] = None,
+           lang: str = "auto", dry_run: bool = False, progress: Progress = None) -> AnswerOutcome:
+    """Generate an answer per question and pipeline of the run folder ``run`` from its top ``contexts`` chunks
+    with the chat model of ``settings`` (an :class:`~ragexam.llm.settings.LLMSettings`), and write the answers
+    file ``out`` (checked before any call); see :mod:`ragexam.analysis.generation`."""
+    from ragexam.analysis.answers import write_answers
+    from ragexam.analysis.generation import answer_tasks, generate_answers, load_template, plan_answers
+    from ragexam.data.loaders import load_corpus, load_qa
+    from ragexam.llm.client import LLMClient
+    from ragexam.llm.cost import cost_usd, price_for
+    from ragexam.storage.paths import check_output_file
+    from ragexam.storage.runfolder import read_run_folder
+
+    if not dry_run:
+        if out is None:
+            raise InputError("no output file; pass --out FILE.jsonl", source="ragexam answer", field="out")
+        check_output_file(out, option="--out")
+    info = read_run_folder(run)
+    cfg = info.summary.get("config") or {}
+    qa_ref = qa or cfg.get("qa")
+    corpus_ref = corpus or cfg.get("corpus")
+    if not qa_ref:
+        raise InputError("the run does not record its question set; pass --qa", source=str(run))
+    questions = load_qa(qa_ref)
+    docs = None
+    outcome = AnswerOutcome(out=Path(out) if out is not None else None)
+    if not info.has_chunk_texts:  # a ragexam-run/1 folder: its chunk texts are rebuilt from the corpus
+        if not corpus_ref:
+            raise InputError("the run does not record its corpus; pass --corpus", source=str(run))
+        docs = load_corpus(corpus_ref)
+        outcome.note = (f"{run} ({info.format}) does not store its chunk texts; they were rebuilt by re-chunking "
+                        f"{corpus_ref} with each pipeline's chunker (run folders from ragexam-run/2 on store them).")
+    tmpl = load_template(template) if template is not None else None
+    max_tokens = settings.max_tokens or 512
+    client = LLMClient(settings)
+    tasks, _, sha = answer_tasks(questions, info, docs, model=settings.model, endpoint=client.endpoint,
+                                 pipelines=list(pipelines) if pipelines else None, k=contexts, template=tmpl,
+                                 language=lang, temperature=settings.temperature, max_tokens=max_tokens,
+                                 seed=settings.seed)
+    cache = settings.open_cache()
+    price = price_for(settings.model, client.endpoint, settings.price)
+    if dry_run:
+        outcome.plan = plan_answers(tasks, cache)
+        outcome.cost = cost_usd(outcome.plan["est_prompt_tokens"], outcome.plan["est_completion_tokens"], price)
+        return outcome
+    outcome.records, outcome.usage = generate_answers(
+        tasks, client, cache=cache, k=contexts, template_sha=sha, temperature=settings.temperature,
+        max_tokens=max_tokens, seed=settings.seed, concurrency=settings.concurrency, progress=progress)
+    write_answers(outcome.records, out)
+    outcome.cost = cost_usd(outcome.usage["prompt_tokens"], outcome.usage["completion_tokens"], price)
+    return outcome
+
+
+@dataclass
+class AgreementOutcome:
+    """What :func:`judge_agreement` did: per metric the :class:`~ragexam.analysis.judge_agreement` result
+    (``results``), the judge run (``None`` on a dry run, which fills ``plan``) and the scored rows."""
+
+    results: Dict[str, Any] = field(default_factory=dict)
+    judge_run: Any = None
+    plan: Any = None
+    rows: List[Any] = field(default_factory=list)
+
+
+def judge_agreement(qa: Any, answers: Any, judge: Any, *, metrics: Optional[Sequence[str]] = None,
+                    weights: Optional[str] = "quadratic", top: int = 10, run: Optional[PathLike] = None,
+                    pipeline: Optional[str] = None, corpus: Any = None, max_attempts: int = 3,
+                    judge_lang: str = "auto", dry_run: bool = False, progress: Progress = None) -> AgreementOutcome:
+    """The judge of ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) against human labels
+    (``"human": {"answer_correctness": 4}`` on questions or answers): kappa, weighted kappa, Spearman and the
+    largest disagreements; see :mod:`ragexam.analysis.judge_agreement`."""
+    from ragexam.analysis.answers import load_answers
+    from ragexam.analysis.judge_agreement import collect_human_labels, human_agreement
+    from ragexam.analysis.scoring import judge_jobs, prepare_rows
+    from ragexam.data.loaders import load_qa
+    from ragexam.metrics.judge.prompts import METRICS
+    from ragexam.storage.runfolder import read_run_folder
+
+    if weights not in (None, "none", "linear", "quadratic"):
+        raise InputError(f"received {weights!r}; expected none, linear or quadratic", source="--weights",
+                         field="weights")
+    questions = load_qa(qa)
+    records = load_answers(answers)
+    rows = prepare_rows(questions, records, answers_source=str(answers),
+                        run=read_run_folder(run) if run is not None else None, pipeline=pipeline, corpus=corpus)
+    human = collect_human_labels(rows, questions_source=str(questions.source), answers_source=str(answers))
+    wanted = list(metrics) if metrics else [m for m in METRICS if m in human]
+    if not wanted:
+        raise InputError("no question or answer has a 'human' object; expected e.g. \"human\": "
+                         "{\"answer_correctness\": 4} on the questions that were labelled",
+                         source=str(questions.source), field="human")
+    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang)
+    labelled = {m: [r for r in rows if r.item_id in human.get(m, {})] for m in wanted}
+    jobs = {m: judge_jobs(labelled[m], [m])[m] for m in wanted}
+    outcome = AgreementOutcome(rows=rows)
+    if dry_run:
+        outcome.plan = jd.plan(None, jobs)
+        return outcome
+    outcome.judge_run = jd.run(None, jobs, progress=progress)
+    w = None if weights in (None, "none") else weights
+    outcome.results = {m: human_agreement(outcome.judge_run.items(m), human.get(m, {}), m, weights=w, top=top)
+                       for m in wanted}
+    return outcome

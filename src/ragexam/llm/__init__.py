@@ -1,0 +1,49 @@
+"""ragexam's one LLM layer: every call to a model or an HTTP service goes through here.
+
+========================  ======================================================================
+module                    what it holds
+========================  ======================================================================
+:mod:`.settings`          :class:`LLMSettings` (one endpoint and how to call it; validated once),
+                          :func:`resolve_endpoint` (explicit > environment > ``.env``)
+:mod:`.dotenv`            the small ``.env`` reader
+:mod:`.transport`         :class:`HTTPTransport`: JSON POST with timeouts and the one retry policy,
+                          :class:`CallFailed` (kinds), :class:`EndpointError` (401/403/404 stop)
+:mod:`.client`            :class:`LLMClient`: OpenAI-compatible chat completions (``response_format``
+                          ladder), embeddings, any JSON POST under the base URL (e.g. ``/rerank``)
+:mod:`.cache`             :class:`LLMCache`: the content-keyed SQLite call cache, with claims
+:mod:`.batch`             :func:`run_calls` (dedupe, cache, resume, concurrency, in-flight sharing
+                          between processes, usage) and :func:`plan_calls` (the dry run)
+:mod:`.cost`              token estimates, prices, :class:`Usage`
+:mod:`.redact`            :class:`Redactor`: keys out of everything written, never out of what is parsed
+========================  ======================================================================
+
+Users: the judge (:mod:`ragexam.metrics.judge`), answer generation
+(:mod:`ragexam.analysis.generation`), OpenAI-compatible embeddings
+(:class:`ragexam.retrieval.embedders.OpenAIEmbedder`).  This package imports only
+:mod:`ragexam.errors`, :mod:`ragexam.storage` and :mod:`ragexam.signature` (and ``httpx`` when a
+request is sent).  See ``docs/llm.md``.
+"""
+
+from importlib import import_module
+from typing import Any
+
+__all__ = ["LLMSettings", "Endpoint", "resolve_endpoint", "public_endpoint", "LLMClient", "ChatReply",
+           "EmbeddingReply", "HTTPTransport", "RetryPolicy", "CallFailed", "EndpointError", "FAILURE_KINDS",
+           "LLMCache", "request_key", "run_calls", "plan_calls", "Outcome", "Batch", "PlannedCall", "CallPlan",
+           "Usage", "Redactor"]
+
+_WHERE = {
+    "LLMSettings": "settings", "Endpoint": "settings", "resolve_endpoint": "settings", "public_endpoint": "settings",
+    "LLMClient": "client", "ChatReply": "client", "EmbeddingReply": "client",
+    "HTTPTransport": "transport", "RetryPolicy": "transport", "CallFailed": "transport",
+    "EndpointError": "transport", "FAILURE_KINDS": "transport",
+    "LLMCache": "cache", "request_key": "cache",
+    "run_calls": "batch", "plan_calls": "batch", "Outcome": "batch", "Batch": "batch", "PlannedCall": "batch",
+    "CallPlan": "batch", "Usage": "cost", "Redactor": "redact",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(import_module(f"ragexam.llm.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'ragexam.llm' has no attribute {name!r}")

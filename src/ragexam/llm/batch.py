@@ -1,0 +1,287 @@
+"""Running many LLM calls: de-duplicated, cached, resumable, concurrent, shared across processes.
+
+:func:`run_calls` is the one loop every LLM task uses (the judge, answer generation, later the
+question generator and LLM rerankers).  Given ``(key, task)`` pairs and a function that makes one
+call, it:
+
+1. drops repeated keys (two tasks with the same prompt share one call);
+2. reads the cache (:class:`~ragexam.llm.cache.LLMCache`): a stored result that the task's
+   ``usable`` accepts is not called again;
+3. runs the rest ``concurrency`` at a time (threads).  Before a call it *claims* the key; a key
+   another live process has claimed is not called but waited for, polling every ``poll`` seconds,
+   and read from the cache when that process stores it; if the claim is released without a
+   result (that call failed) it is claimed and called here; after ``claim_wait`` seconds of
+   waiting it is taken over.  A killed process's claims are stale at once on the same host;
+4. stores each result (redacted by ``redact``) in its own transaction as soon as it is known,
+   releasing the claim in the same transaction; results the task marks ``store=False``
+   (transport failures, which the next run should try again) are not stored;
+5. reports progress as ``progress(done, total)`` (``total``: keys not read from the cache at the
+   start) and sums the :class:`~ragexam.llm.cost.Usage`.
+
+An exception in a call (e.g. :class:`~ragexam.llm.transport.EndpointError`) stops the run: calls
+already in flight finish and are stored, the rest are not started, every claim is released, and
+the exception propagates.
+
+:func:`plan_calls` is the matching dry run: calls to make, cached, shared and skipped tasks, and
+the estimated tokens and cost (:mod:`ragexam.llm.cost`); nothing is sent or claimed.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import time
+import uuid
+from collections import deque
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import (Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar,
+                    Union)
+
+from ragexam.errors import InputError
+from ragexam.llm.cache import ClaimResult, LLMCache, utc_now
+from ragexam.llm.cost import Usage, cost_usd, estimate_tokens
+
+__all__ = ["Outcome", "Batch", "run_calls", "PlannedCall", "CallPlan", "plan_calls"]
+
+T = TypeVar("T")
+
+
+def _always(value: Dict[str, Any]) -> bool:
+    return True
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one call produced: the JSON-able ``value`` to keep, whether to ``store`` it in the cache,
+    the HTTP ``requests`` spent, the ``replies`` received and the tokens the endpoint reported
+    (``None``: not reported)."""
+
+    value: Dict[str, Any]
+    store: bool = True
+    requests: int = 0
+    replies: int = 0
+    prompt_tokens: Optional[int] = None
+    completion_tokens: Optional[int] = None
+
+
+@dataclass
+class Batch:
+    """The result of :func:`run_calls`: ``values`` (every key -> its redacted value), ``fresh``
+    (keys called in this run), ``from_cache`` (keys read from the cache, including results another
+    process finished during the run) and the ``usage``."""
+
+    values: Dict[str, Dict[str, Any]]
+    fresh: Set[str]
+    from_cache: Set[str]
+    usage: Usage
+    outcomes: Dict[str, Outcome] = field(default_factory=dict)
+
+
+def _check_count(name: str, value: Any, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise InputError(f"received {value!r}; expected an integer >= {low}", source="--" + name.replace("_", "-"),
+                         field=name)
+
+
+def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, cache: Optional[LLMCache],
+              kind: str, model: str, endpoint: str, concurrency: int = 4,
+              usable: Callable[[Dict[str, Any]], bool] = _always, redact: Callable[[Any], Any] = _same,
+              progress: Optional[Callable[[int, int], None]] = None, claim_wait: float = 300.0,
+              poll: float = 0.25) -> Batch:
+    """Run ``call`` on each distinct key's task (see the module docstring).
+
+    :param calls: ``(key, task)`` pairs; a repeated key is called once (its first task).
+    :param call: makes one call; returns an :class:`Outcome`.
+    :param cache: the cache, or ``None`` (no reading, storing or claiming).
+    :param kind, model, endpoint: stored beside each result (for inspection).
+    :param usable: whether a stored value answers the task (e.g. not an old failure to redo).
+    :param redact: applied to every value before it is stored or returned.
+    """
+    _check_count("concurrency", concurrency, 1)
+    pairs = list(calls)
+    task_of: Dict[str, T] = {}
+    for k, t in pairs:
+        task_of.setdefault(k, t)
+    order = list(task_of)
+    values: Dict[str, Dict[str, Any]] = {}
+    from_cache: Set[str] = set()
+    if cache is not None and order:
+        for k, v in cache.get_many(order).items():
+            if usable(v):
+                values[k] = v
+                from_cache.add(k)
+    todo = [k for k in order if k not in values]
+    total, done = len(todo), 0
+    if progress is not None:
+        progress(0, total)
+    usage = Usage()
+    fresh: Set[str] = set()
+    outcomes: Dict[str, Outcome] = {}
+    waited: Set[str] = set()
+    owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+    since = utc_now()
+
+    def work(key: str) -> Tuple[Outcome, Dict[str, Any]]:
+        out = call(task_of[key])
+        value = redact(out.value)
+        if cache is not None:
+            if out.store:
+                cache.put(key, kind, model, endpoint, value, owner=owner)
+            else:
+                cache.release(owner, [key])
+        return out, value
+
+    def claim(keys: Sequence[str], limit: int, force: Set[str]) -> ClaimResult:
+        if cache is None:
+            return ClaimResult(mine=list(keys[:limit]), later=list(keys[limit:]))
+        return cache.claim(keys, owner, usable=usable, fresh_since=since, stale_after=claim_wait, force=force,
+                           limit=limit)
+
+    pending = deque(todo)
+    waiting: Dict[str, float] = {}  # key -> monotonic time we started waiting for it
+    running: Dict[Future, str] = {}
+    waited_for: Set[str] = set()  # keys ever seen busy (claimed by another live process)
+    next_poll = 0.0
+    pool = ThreadPoolExecutor(max_workers=max(1, min(concurrency, total))) if total else None
+    try:
+        while pending or waiting or running:
+            free = concurrency - len(running)
+            now = time.monotonic()
+            poll_due = bool(waiting) and now >= next_poll
+            if free > 0 and (pending or poll_due):
+                from_waiting: List[str] = []
+                force: Set[str] = set()
+                if poll_due:
+                    from_waiting = list(waiting)
+                    force = {k for k in from_waiting if now - waiting[k] >= claim_wait}
+                    next_poll = now + poll
+                from_pending = [pending.popleft() for _ in range(min(len(pending), free))]
+                res = claim(from_waiting + from_pending, free, force)
+                for k, v in res.done.items():
+                    values[k] = v
+                    from_cache.add(k)
+                    waited.add(k)
+                    waiting.pop(k, None)
+                    done += 1
+                    if progress is not None:
+                        progress(done, total)
+                for k in res.busy:
+                    waiting.setdefault(k, now)
+                    waited_for.add(k)
+                waited_for.update(res.taken)  # a live owner's claim, stale or forced: taken over
+                for k in res.mine:
+                    waiting.pop(k, None)
+                    running[pool.submit(work, k)] = k
+                back = [k for k in res.later if k not in waiting]
+                pending.extendleft(reversed(back))
+                if res.done or res.mine or (pending and len(running) < concurrency):
+                    continue  # slots may be free, or everything looked at was busy: look further
+            timeout = max(0.0, next_poll - time.monotonic()) if waiting else None
+            if running:
+                finished, _ = wait(list(running), timeout=timeout, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    k = running.pop(f)
+                    out, value = f.result()  # re-raises the call's exception
+                    values[k] = value
+                    fresh.add(k)
+                    outcomes[k] = out
+                    usage.requests += out.requests
+                    usage.prompt_tokens += out.prompt_tokens or 0
+                    usage.completion_tokens += out.completion_tokens or 0
+                    if out.replies and out.prompt_tokens is None:
+                        usage.usage_missing += 1
+                    done += 1
+                    if progress is not None:
+                        progress(done, total)
+            elif waiting and timeout:
+                time.sleep(timeout)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        if cache is not None and total:
+            try:
+                cache.release(owner)
+            except sqlite3.Error:  # e.g. a full disk: the claims go stale when this process ends
+                pass
+    usage.calls = len(fresh)
+    usage.waited = len(waited)
+    usage.took_over = len(waited_for & fresh)
+    usage.cached = sum(1 for k, _ in pairs if k in from_cache)
+    return Batch(values, fresh, from_cache, usage, outcomes)
+
+
+# -- dry run ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PlannedCall:
+    """One task of a dry run: its cache ``key`` (``None``: nothing to send, e.g. a missing input),
+    its ``prompt`` text (tokens are estimated from its length), the ``completion`` token allowance,
+    and the ``group`` it is counted under (e.g. the metric)."""
+
+    key: Optional[str]
+    prompt: str = ""
+    completion: int = 0
+    group: str = ""
+
+
+@dataclass
+class CallPlan:
+    """What a run would do: tasks in ``total``, already ``cached``, ``shared`` (same key as an
+    earlier task: one call serves both), ``skipped`` (nothing to send), ``calls`` to make, and the
+    estimated tokens and cost of those calls; ``total = cached + shared + skipped + calls``, also
+    per group in ``by_group``."""
+
+    total: int = 0
+    cached: int = 0
+    shared: int = 0
+    skipped: int = 0
+    calls: int = 0
+    est_prompt_tokens: int = 0
+    est_completion_tokens: int = 0
+    est_cost: Union[float, str] = "unknown"
+    by_group: Dict[str, Dict[str, int]] = field(default_factory=dict)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"total": self.total, "cached": self.cached, "shared": self.shared, "skipped": self.skipped,
+                "calls": self.calls, "est_prompt_tokens": self.est_prompt_tokens,
+                "est_completion_tokens": self.est_completion_tokens, "est_cost_usd": self.est_cost,
+                "by_group": self.by_group}
+
+
+def plan_calls(calls: Iterable[PlannedCall], cache: Optional[LLMCache], *,
+               usable: Callable[[Dict[str, Any]], bool] = _always,
+               price: Optional[Tuple[float, float]] = None) -> CallPlan:
+    """Count the calls a :func:`run_calls` over these tasks would make and estimate their tokens
+    (:func:`~ragexam.llm.cost.estimate_tokens` of each prompt plus its completion allowance)."""
+    calls = list(calls)
+    hits = cache.get_many(c.key for c in calls if c.key is not None) if cache is not None else {}
+    plan = CallPlan()
+    seen: Set[str] = set()
+    for c in calls:
+        g = plan.by_group.setdefault(c.group, {"total": 0, "cached": 0, "shared": 0, "skipped": 0, "calls": 0,
+                                               "est_prompt_tokens": 0, "est_completion_tokens": 0})
+        plan.total += 1
+        g["total"] += 1
+        if c.key is None:
+            what = "skipped"
+        elif c.key in hits and usable(hits[c.key]):
+            what = "cached"
+        elif c.key in seen:
+            what = "shared"
+        else:
+            seen.add(c.key)
+            what = "calls"
+            p = estimate_tokens(c.prompt)
+            g["est_prompt_tokens"] += p
+            g["est_completion_tokens"] += c.completion
+            plan.est_prompt_tokens += p
+            plan.est_completion_tokens += c.completion
+        g[what] += 1
+        setattr(plan, what, getattr(plan, what) + 1)
+    plan.est_cost = cost_usd(plan.est_prompt_tokens, plan.est_completion_tokens, price)
+    return plan

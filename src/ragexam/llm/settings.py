@@ -1,0 +1,253 @@
+"""One object for "an LLM endpoint and how to call it": :class:`LLMSettings`.
+
+Every LLM task (the judge, answer generation, OpenAI-compatible embeddings, later the question
+generator and rerankers) takes its endpoint settings from one :class:`LLMSettings`, validated
+here and nowhere else.  A value out of range raises :class:`~ragexam.errors.InputError` naming
+the command-line option (``--timeout``), what was received and what is expected, before any
+request is sent.
+
+========================  ==========  ================================================================
+field (option)            default     meaning
+========================  ==========  ================================================================
+model (``--model``)       --          model name sent to the endpoint
+base_url                  env/.env    endpoint root (``.../v1``); see :func:`resolve_endpoint`
+api_key                   env/.env    the key; never in ``repr``, signatures, caches or messages
+timeout                   60          seconds per HTTP request (> 0)
+max_retries               4           retries of one request on 429/5xx/timeouts/connection errors
+backoff, max_backoff      1, 60       first backoff step and cap of any wait, seconds (>= 0)
+concurrency               4           calls in flight at once (>= 1)
+cache, cache_dir          on, --      the call cache (:mod:`ragexam.llm.cache`) and its directory
+price                     table       USD per 1M (input, output) tokens, overriding :data:`~ragexam.llm.cost.PRICES`
+temperature               0           sampling temperature (0-2)
+max_tokens                task's      completion limit per reply (>= 1; ``None``: the task's default)
+seed                      none        passed to the endpoint (not all honour it)
+response_format           auto        ``auto`` | ``json_schema`` | ``json_object`` | ``none`` (structured replies)
+claim_wait                derived     seconds to wait for another process's in-flight call before
+                                      taking it over (default ``timeout * (max_retries + 1)``)
+========================  ==========  ================================================================
+
+Endpoint and key (:func:`resolve_endpoint`): explicit value > environment variable
+(``OPENAI_BASE_URL``, ``OPENAI_API_KEY``) > ``.env`` in the current directory
+(:mod:`ragexam.llm.dotenv`); without a base URL the OpenAI API is used, which needs a key; any
+other endpoint without a key gets the placeholder ``"unused"`` (local servers ignore it).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Dict, Optional, Tuple, Union
+
+from ragexam.errors import InputError
+
+__all__ = ["LLMSettings", "Endpoint", "resolve_endpoint", "public_endpoint", "DEFAULT_BASE_URL",
+           "RESPONSE_FORMATS", "option_name"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+#: ``response_format`` levels, strongest first; ``auto`` starts at ``json_schema``.
+RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "none")
+_PLACEHOLDER_KEY = "unused"
+
+
+def option_name(field_name: str) -> str:
+    """The command-line option of a settings field: ``max_retries`` -> ``--max-retries``."""
+    return "--" + field_name.replace("_", "-")
+
+
+def _bad(name: str, value: Any, expected: str) -> InputError:
+    opt = option_name(name)
+    return InputError(f"received {value!r}; expected {expected}", source=opt, field=name)
+
+
+def _number(name: str, value: Any, *, low: float, strict: bool = False, high: Optional[float] = None,
+            what: str = "a number") -> float:
+    ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+          and (value > low if strict else value >= low) and (high is None or value <= high))
+    if not ok:
+        rng = f"> {low:g}" if strict else (f"from {low:g} to {high:g}" if high is not None else f">= {low:g}")
+        raise _bad(name, value, f"{what} {rng}")
+    return float(value)
+
+
+def _integer(name: str, value: Any, *, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise _bad(name, value, f"an integer >= {low}")
+    return value
+
+
+def is_http_url(url: str) -> bool:
+    """True for an ``http(s)://host[:port]...`` URL with a readable port."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        if ok:
+            parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        return False
+    return ok
+
+
+def public_endpoint(url: str) -> str:
+    """``url`` without user info, query string or fragment: safe to log, store and hash."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        port = parts.port
+    except ValueError:  # not a number or out of range: keep it as written, it cannot be a secret
+        port = parts.netloc.rsplit("@", 1)[-1].rpartition(":")[2]
+    if port:
+        host = f"{host}:{port}"
+    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A resolved endpoint: ``base_url`` (as given, credentials included: only for sending),
+    ``public`` (:func:`public_endpoint` of it), the key, and where each came from
+    (``argument``, ``environment``, a ``.env`` path, ``default`` or ``placeholder``)."""
+
+    base_url: str
+    api_key: str = field(repr=False)
+    base_url_source: str = "default"
+    api_key_source: str = "placeholder"
+
+    @property
+    def public(self) -> str:
+        return public_endpoint(self.base_url)
+
+    @property
+    def is_openai(self) -> bool:
+        return self.public == DEFAULT_BASE_URL
+
+
+def resolve_endpoint(base_url: Optional[str] = None, api_key: Optional[str] = None, *,
+                     directory: "str | os.PathLike[str] | None" = None) -> Endpoint:
+    """The endpoint to call, by the precedence in the module docstring.
+
+    :raises InputError: the base URL is not an ``http(s)://host...`` URL (naming where it came
+        from), or no key was found for the OpenAI API.
+    """
+    from ragexam.llm.dotenv import lookup
+
+    url, url_source = lookup("OPENAI_BASE_URL", base_url, directory=directory)
+    if url is None:
+        url, url_source = DEFAULT_BASE_URL, "default"
+    url = url.strip().rstrip("/")
+    if not is_http_url(url):
+        where = {"argument": "--base-url", "environment": "OPENAI_BASE_URL"}.get(url_source, url_source)
+        raise InputError(f"received {public_endpoint(url) or url!r}; expected an http(s) URL of an "
+                         "OpenAI-compatible endpoint, e.g. http://localhost:11434/v1", source=where, field="base_url")
+    key, key_source = lookup("OPENAI_API_KEY", api_key, directory=directory)
+    if key is None:
+        if public_endpoint(url) == DEFAULT_BASE_URL:
+            raise InputError("no API key: set the OPENAI_API_KEY environment variable (or pass --api-key, or put "
+                             "OPENAI_API_KEY=... in a .env file in the current directory); for a local "
+                             "OpenAI-compatible server pass --base-url (or set OPENAI_BASE_URL).",
+                             source="--api-key", field="api_key")
+        key, key_source = _PLACEHOLDER_KEY, "placeholder"
+    return Endpoint(url, key, url_source or "default", key_source)
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Settings of one LLM endpoint and of the calls made to it (see the module docstring).
+
+    Validated on construction; :meth:`replace` returns a validated copy.  ``api_key`` is not
+    shown by ``repr`` and not returned by :meth:`to_dict`.
+    """
+
+    model: str
+    base_url: Optional[str] = None
+    api_key: Optional[str] = field(default=None, repr=False)
+    timeout: float = 60.0
+    max_retries: int = 4
+    backoff: float = 1.0
+    max_backoff: float = 60.0
+    concurrency: int = 4
+    cache: bool = True
+    cache_dir: Union[str, "os.PathLike[str]", None] = None
+    price: Optional[Tuple[float, float]] = None
+    temperature: float = 0.0
+    max_tokens: Optional[int] = None
+    seed: Optional[int] = None
+    response_format: str = "auto"
+    claim_wait: Optional[float] = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise _bad("model", self.model, "a model name")
+        for name in ("base_url", "api_key"):
+            v = getattr(self, name)
+            if v is not None and not isinstance(v, str):
+                raise InputError(f"received a {type(v).__name__}; expected a string", source=option_name(name),
+                                 field=name)
+        _number("timeout", self.timeout, low=0.0, strict=True, what="a number of seconds")
+        _integer("max_retries", self.max_retries, low=0)
+        _number("backoff", self.backoff, low=0.0, what="a number of seconds")
+        _number("max_backoff", self.max_backoff, low=0.0, what="a number of seconds")
+        _integer("concurrency", self.concurrency, low=1)
+        if not isinstance(self.cache, bool):
+            raise _bad("cache", self.cache, "True or False")
+        if self.price is not None:
+            p = self.price
+            if (not isinstance(p, (tuple, list)) or len(p) != 2
+                    or not all(not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x) and x >= 0
+                               for x in p)):
+                raise _bad("price", p, "two numbers >= 0: USD per 1M input and output tokens")
+            object.__setattr__(self, "price", (float(p[0]), float(p[1])))
+        _number("temperature", self.temperature, low=0.0, high=2.0)
+        if self.max_tokens is not None:
+            _integer("max_tokens", self.max_tokens, low=1)
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            raise _bad("seed", self.seed, "an integer")
+        if self.response_format not in RESPONSE_FORMATS:
+            raise _bad("response_format", self.response_format, "one of " + ", ".join(RESPONSE_FORMATS))
+        if self.claim_wait is not None:
+            _number("claim_wait", self.claim_wait, low=0.0, what="a number of seconds")
+
+    def replace(self, **changes: Any) -> "LLMSettings":
+        """A validated copy with ``changes``."""
+        return replace(self, **changes)
+
+    @property
+    def claim_wait_seconds(self) -> float:
+        """:attr:`claim_wait`, or ``timeout * (max_retries + 1)`` (one request's longest life)."""
+        return float(self.claim_wait) if self.claim_wait is not None else self.timeout * (self.max_retries + 1)
+
+    def cache_path(self) -> Optional[Path]:
+        """The cache directory (``None`` when the cache is off)."""
+        if not self.cache:
+            return None
+        if self.cache_dir is not None:
+            return Path(self.cache_dir).expanduser()
+        from ragexam.storage.paths import cache_dir
+
+        return cache_dir()
+
+    def open_cache(self):
+        """The :class:`~ragexam.llm.cache.LLMCache` in :meth:`cache_path` (``None`` when off)."""
+        from ragexam.llm.cache import LLMCache
+
+        path = self.cache_path()
+        return LLMCache(path) if path is not None else None
+
+    def resolve(self) -> Endpoint:
+        """:func:`resolve_endpoint` of :attr:`base_url` and :attr:`api_key`."""
+        return resolve_endpoint(self.base_url, self.api_key)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The settings without the key (the base URL without credentials), for reports."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "api_key"}
+        if out["base_url"] is not None:
+            out["base_url"] = public_endpoint(out["base_url"])
+        if out["cache_dir"] is not None:
+            out["cache_dir"] = str(out["cache_dir"])
+        if out["price"] is not None:
+            out["price"] = list(out["price"])
+        return out

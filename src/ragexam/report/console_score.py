@@ -1,0 +1,162 @@
+"""Console rendering of the answer commands: ``score``, the judge dry run, ``answer`` and ``judge-agreement``.
+
+Rendering only: each function takes what :mod:`ragexam.api` returned and prints it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragexam import fmt
+
+__all__ = ["print_plan", "print_score", "print_answer_outcome", "print_agreement"]
+
+
+def print_plan(plan, console, what: str = "judge") -> None:
+    """A judge dry run (:class:`~ragexam.metrics.judge.JudgePlan`): calls by metric, tokens and cost."""
+    from rich.table import Table
+
+    t = Table(title=f"{what} dry run: {plan.model} at {plan.endpoint} (prompts: {plan.language}, repeat {plan.repeat})")
+    for col in ("metric", "judgments", "cached", "shared", "no input", "calls", "est. prompt tok",
+                "est. completion tok"):
+        t.add_column(col, justify="left" if col == "metric" else "right")
+    for m, d in plan.by_metric.items():
+        t.add_row(m, str(d["total"]), str(d["cached"]), str(d["shared"]), str(d["skipped"]), str(d["calls"]),
+                  str(d["est_prompt_tokens"]), str(d["est_completion_tokens"]))
+    t.add_row("total", str(plan.total), str(plan.cached), str(plan.shared), str(plan.skipped), str(plan.calls),
+              str(plan.est_prompt_tokens), str(plan.est_completion_tokens), style="bold")
+    console.print(t)
+    console.print(f"calls to make: {plan.calls} (cached: {plan.cached}); estimated tokens: "
+                  f"{plan.est_prompt_tokens} prompt + {plan.est_completion_tokens} completion "
+                  f"(ceil(chars/3) of each prompt + a fixed allowance per reply); estimated cost: "
+                  f"{fmt.cost(plan.est_cost)}. Nothing was sent.", highlight=False, soft_wrap=True)
+
+
+def print_score(report, console, *, list_n: int = 30) -> None:
+    """The tables of a live :class:`~ragexam.analysis.scoring.ScoreReport`: notes, text metrics per pipeline
+    and type, the judge's metrics with coverage and usage, its agreement with itself, stage attribution, and
+    up to ``list_n`` questions that are not ok."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ragexam.analysis.diagnosis import LABELS
+
+    for note in report.notes:
+        console.print(f"[yellow]note[/] {escape(note)}", highlight=False, soft_wrap=True)
+    missing = {p: n for p, n in report.missing_answers().items() if n}
+    if missing:
+        console.print(f"[yellow]questions without an answer[/] (listed as unjudged: no_answer): "
+                      f"{escape(', '.join(f'{p}: {n}' for p, n in missing.items()))}", highlight=False, soft_wrap=True)
+    t = Table(title="text metrics vs ground_truth (answerable questions)")
+    for col in ("pipeline", "type", "n", "BLEU", "chrF", "ROUGE-L"):
+        t.add_column(col, justify="left" if col in ("pipeline", "type") else "right")
+    sigs = {}
+    for p in report.pipelines:
+        a = report.text[p]
+        t.add_row(escape(p), "all", str(a["n"]), fmt.num(a["bleu"]), fmt.num(a["chrf"]), fmt.num(a["rouge_l"]))
+        sigs = a.get("signatures", sigs)
+        for ty, b in report.text_by_type[p].items():
+            if b["n"]:
+                t.add_row("", escape(ty), str(b["n"]), fmt.num(b["bleu"]), fmt.num(b["chrf"]), fmt.num(b["rouge_l"]))
+    console.print(t)
+    for name, s in sigs.items():
+        console.print(f"  {name}: {s}", style="dim", highlight=False, soft_wrap=True)
+
+    if report.judge_run is not None:
+        from ragexam.report.console_judge import print_judge
+
+        print_judge(report.to_dict()["judge"], console)
+
+    att = report.attribution
+    for p in report.pipelines:
+        mat = att.matrix(p)
+        t = Table(title=f"stage attribution: {p}")
+        t.add_column("label")
+        for ty in mat:
+            t.add_column(escape(ty), justify="right")
+        t.add_column("total", justify="right")
+        counts = att.counts(p)
+        for lab in LABELS:
+            t.add_row(lab, *[str(mat[ty][lab]) for ty in mat], str(counts[lab]))
+        console.print(t)
+        reasons = att.unjudged_reasons(p)
+        if reasons:
+            console.print("  unjudged: " + escape(", ".join(f"{k}: {v}" for k, v in reasons.items())), highlight=False, soft_wrap=True)
+    console.print(f"  signature: {att.signature}", style="dim", highlight=False, soft_wrap=True)
+
+    if list_n:
+        bad = [r for r in report.rows if r.stage.label not in ("ok", "abstained_ok")]
+        if bad:
+            t = Table(title=f"questions to read ({min(len(bad), list_n)} of {len(bad)} not ok; all in per_answer.csv)")
+            has_note = any(r.record is not None and "note" in r.record.metadata for r in bad)
+            for col in ("pipeline", "query_id", "type", "label", "first_rank", "verdict") + (
+                    ("note",) if has_note else ()) + ("answer",):
+                t.add_column(col, overflow="fold")
+            for r in bad[:list_n]:
+                s = r.stage
+                verdict = (s.inputs.correct_detail or "") if r.question.answerable else (
+                    "abstained" if s.inputs.abstained else ("answered" if s.inputs.abstained is False else ""))
+                if s.reason:
+                    verdict = (verdict + "; " if verdict else "") + s.reason
+                if s.inputs.faithful is False:
+                    verdict += "; unfaithful"
+                ans = (r.answer or "")
+                note = (str(r.record.metadata.get("note", "")),) if has_note and r.record is not None else (
+                    ("",) if has_note else ())
+                t.add_row(escape(r.pipeline), r.query_id, escape(r.question.type or ""), s.label,
+                          str(r.first_rank) if r.first_rank is not None else "-", escape(verdict),
+                          *[escape(n) for n in note], escape(ans[:80] + ("…" if len(ans) > 80 else "")))
+            console.print(t)
+
+
+def print_answer_outcome(outcome: Any, console) -> None:
+    """What ``ragexam answer`` did (or, on a dry run, would do)."""
+    if outcome.note:
+        console.print(f"note: {outcome.note}", highlight=False, markup=False, soft_wrap=True)
+    if outcome.plan is not None:
+        plan = outcome.plan
+        console.print(f"answer dry run: {fmt.plural(plan['total'], 'answer')}, {plan['cached']} cached, "
+                      f"{plan['shared']} share a prompt with another, calls to make: {plan['calls']}; estimated "
+                      f"tokens: {plan['est_prompt_tokens']} prompt + {plan['est_completion_tokens']} completion "
+                      f"(ceil(chars/3) + 250 per answer); estimated cost: {fmt.cost(outcome.cost)}. Nothing was sent.",
+                      highlight=False, markup=False, soft_wrap=True)
+        return
+    u = outcome.usage
+    console.print(f"Wrote {fmt.plural(len(outcome.records), 'answer')} ({outcome.failed} failed, see their 'error') "
+                  f"to {outcome.out}. Calls: {u['calls']} (cached: {u['cached']}); tokens: {u['prompt_tokens']} "
+                  f"prompt + {u['completion_tokens']} completion; cost: {fmt.cost(outcome.cost)}.",
+                  highlight=False, markup=False, soft_wrap=True)
+
+
+def print_agreement(outcome: Any, console) -> None:
+    """The judge against human labels: one row per metric, then the largest disagreements to read."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    jr = outcome.judge_run
+    t = Table(title=f"judge {jr.model} vs human labels")
+    for col in ("metric", "labelled", "compared", "units", "exact", "kappa", "weighted kappa", "spearman",
+                "mean |diff|", "unjudged"):
+        t.add_column(col, justify="left" if col in ("metric", "unjudged") else "right")
+    for m, a in outcome.results.items():
+        t.add_row(m, str(a.n_labelled), str(a.n_compared), str(a.n_units), fmt.num(a.exact), fmt.num(a.kappa),
+                  (fmt.num(a.kappa_weighted) + f" ({a.weights})") if a.weights else "-", fmt.num(a.spearman),
+                  fmt.num(a.mean_abs_diff), ", ".join(f"{k}: {v}" for k, v in a.unjudged.items()) or "-")
+    console.print(t)
+    by_id = {r.item_id: r for r in outcome.rows}
+    for m, a in outcome.results.items():
+        for n in a.notes:
+            console.print(f"[yellow]note[/] {m}: {escape(n)}", highlight=False, soft_wrap=True)
+        if not a.disagreements:
+            continue
+        t = Table(title=f"{m}: largest disagreements (judge vs human)")
+        for col in ("query_id", "unit", "judge", "human", "question / answer", "judge reasoning"):
+            t.add_column(col, overflow="fold")
+        for d in a.disagreements:
+            r = by_id[d.item_id]
+            t.add_row(escape(r.query_id), str(d.unit + 1) if m == "context_relevance" else "", str(d.judge),
+                      str(d.human), escape(r.question.question[:60] + " / " + (r.answer or "")[:80]),
+                      escape((d.reasoning or "")[:160]))
+        console.print(t)
+    for m, s in jr.signatures.items():
+        console.print(f"  {m}: {s}", style="dim", highlight=False, soft_wrap=True)

@@ -1,0 +1,174 @@
+"""``rerank:http:URL``: the rerank APIs people run, through ragexam's one transport and call cache.
+
+Two request/response shapes (``shape`` option; ``auto`` detects it):
+
+==========  ======================================================  =====================================
+shape       request                                                 response
+==========  ======================================================  =====================================
+``cohere``  ``{"model"?, "query", "documents": [...], "top_n": n}``  ``{"results": [{"index", "relevance_score"}]}``
+            (Cohere, Jina, vLLM, Infinity, most hosted APIs)
+``tei``     ``{"query", "texts": [...]}``                           ``[{"index", "score"}]``
+            (Hugging Face text-embeddings-inference ``/rerank``)
+==========  ======================================================  =====================================
+
+``auto`` sends the first question in the ``cohere`` shape and, when the server answers it with HTTP 400 or
+422 (it does not know those fields), in the ``tei`` shape; the shape that worked is used for every other
+question and recorded in the signature.  Either response shape is accepted whichever was sent.
+
+A reply is checked strictly: every ``index`` an integer within the candidates and given once, every score a
+finite number; otherwise the whole question failed (``"malformed: ..."``) and keeps its first-stage order --
+never a silent reordering.  Candidates the reply leaves out are *unjudged* and keep their positions
+(:mod:`ragexam.retrieval.rerank.base`).  Timeouts, 429 and 5xx are retried (the LLM layer's policy);
+401/403/404 stop the run.  Headers (API keys) come from ``headers=`` (``--header``) only, never from the spec,
+and are never stored; ``OPENAI_API_KEY`` is never sent here.  Results are cached by (URL, model, query,
+candidates): a second run sends nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List, Mapping, Optional
+
+from ragexam.errors import InputError
+from ragexam.retrieval.rerank.base import Reranker, RerankResult
+from ragexam.retrieval.service import JSONService, Malformed
+
+__all__ = ["HTTPReranker", "SHAPES"]
+
+SHAPES = ("auto", "cohere", "tei")
+
+
+def parse_scores(reply: Any, n: int) -> Dict[str, Any]:
+    """``{"scores": [score or None per candidate]}`` from a Cohere/Jina/vLLM or TEI reply for ``n`` candidates;
+    :class:`Malformed` when it has the wrong shape, an index out of range or twice, or a score that is not a
+    finite number."""
+    if isinstance(reply, dict):
+        results = reply.get("results", reply.get("data"))
+        if not isinstance(results, list):
+            raise Malformed(f"the reply has no 'results' list (keys: {', '.join(map(str, reply)) or 'none'})")
+    elif isinstance(reply, list):
+        results = reply
+    else:
+        raise Malformed(f"the reply is a {type(reply).__name__}; expected a list or an object with 'results'")
+    scores: List[Optional[float]] = [None] * n
+    for j, r in enumerate(results):
+        if not isinstance(r, dict):
+            raise Malformed(f"result {j} is a {type(r).__name__}; expected an object with index and score")
+        idx = r.get("index")
+        if isinstance(idx, bool) or not isinstance(idx, int):
+            raise Malformed(f"result {j} has the index {idx!r}; expected an integer")
+        if not 0 <= idx < n:
+            raise Malformed(f"result {j} has the index {idx}, outside the {n} candidates")
+        if scores[idx] is not None:
+            raise Malformed(f"index {idx} is given twice")
+        s = r.get("relevance_score", r.get("score"))
+        if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(float(s)):
+            raise Malformed(f"result {j} (index {idx}) has the score {s!r}; expected a finite number")
+        scores[idx] = float(s)
+    return {"scores": scores}
+
+
+class HTTPReranker(Reranker):
+    """A rerank endpoint (module docstring).
+
+    :param url: the endpoint, e.g. ``http://localhost:8080/rerank`` or ``https://api.jina.ai/v1/rerank``.
+    :param shape: ``auto``, ``cohere`` or ``tei``.
+    :param model: sent as ``model`` in the ``cohere`` shape (required by hosted APIs; optional for vLLM).
+    :param headers: e.g. ``{"Authorization": "Bearer ..."}``; never stored, printed or part of a cache key.
+    """
+
+    def __init__(self, url: str, *, shape: str = "auto", model: Optional[str] = None,
+                 headers: Optional[Mapping[str, str]] = None, timeout: float = 30.0, max_retries: int = 2,
+                 backoff: float = 0.5, concurrency: int = 4, cache: bool = True, cache_dir: Any = None,
+                 progress: bool = True, sleep=None) -> None:
+        where = f"rerank:http:{url}"
+        if shape not in SHAPES:
+            raise InputError(f"received {shape!r}; expected one of {', '.join(SHAPES)}.", source=where, field="shape")
+        if model is not None and (not isinstance(model, str) or not model.strip()):
+            raise InputError(f"received {model!r}; expected a model name.", source=where, field="model")
+        kw = {"sleep": sleep} if sleep is not None else {}
+        self.service = JSONService(url, kind="rerank", headers=headers, timeout=timeout, max_retries=max_retries,
+                                   backoff=backoff, concurrency=concurrency, cache=cache, cache_dir=cache_dir,
+                                   progress=progress, where=where, **kw)
+        self.shape = shape
+        self.model = model
+        self.detected: Optional[str] = None if shape == "auto" else shape
+        self.last_usage: Dict[str, Any] = {}
+
+    @property
+    def spec(self) -> str:
+        return f"rerank:http:{self.service.public_url}"
+
+    @property
+    def signature(self) -> str:
+        shape = self.detected or self.shape
+        sig = f"rerank:http:{self.service.public_url}|shape:{shape}|model:{self.model or 'none'}"
+        if self.service.header_names:
+            sig += f"|headers:{','.join(self.service.header_names)}"
+        return sig
+
+    def body(self, query: str, texts: List[str], shape: str) -> Dict[str, Any]:
+        if shape == "tei":
+            return {"query": query, "texts": list(texts)}
+        body: Dict[str, Any] = {"query": query, "documents": list(texts), "top_n": len(texts)}
+        if self.model is not None:
+            body["model"] = self.model
+        return body
+
+    def _key(self, query: str, texts: List[str]) -> str:
+        return self.service.key({"model": self.model, "query": query, "candidates": list(texts)})
+
+    def _call(self, idx: List[int], queries: List[str], candidates: List[List[str]], shape: str):
+        """Values for the queries ``idx`` sent in ``shape`` (one batch per candidate count: a reply's indexes are
+        checked against it), and the usage."""
+        by_size: Dict[int, List[int]] = {}
+        for i in idx:
+            by_size.setdefault(len(candidates[i]), []).append(i)
+        values: Dict[int, Dict[str, Any]] = {}
+        usage = {"calls": 0, "cached": 0, "failed": 0, "requests": 0}
+        for n, group in by_size.items():
+            got = self.service.call_many([self.body(queries[i], candidates[i], shape) for i in group],
+                                         lambda r, n=n: {**parse_scores(r, n), "shape": shape},
+                                         keys=[self._key(queries[i], candidates[i]) for i in group],
+                                         description=f"reranking ({self.spec})")
+            for k, v in self.service.last_usage.to_dict().items():
+                usage[k] += v
+            values.update(zip(group, got))
+        return [values[i] for i in idx], usage
+
+    def rerank(self, queries: List[str], candidates: List[List[str]]) -> List[RerankResult]:
+        n = len(queries)
+        values: List[Optional[Dict[str, Any]]] = [None] * n
+        usage = {"calls": 0, "cached": 0, "failed": 0, "requests": 0}
+        todo = list(range(n))
+        if self.detected is None and todo:
+            first, u = self._call(todo[:1], queries, candidates, "cohere")
+            for k in usage:
+                usage[k] += u[k]
+            v = first[0]
+            if v.get("status") == "ok":
+                self.detected = v.get("shape", "cohere")
+            elif str(v.get("reason", "")).startswith("bad_request"):
+                first, u = self._call(todo[:1], queries, candidates, "tei")
+                for k in usage:
+                    usage[k] += u[k]
+                usage["failed"] -= 1  # the cohere probe's 400 is not a failure of the question
+                v = first[0]
+                if v.get("status") == "ok":
+                    self.detected = "tei"
+            values[0] = v
+            todo = todo[1:]
+        if todo:
+            rest, u = self._call(todo, queries, candidates, self.detected or "cohere")
+            for k in usage:
+                usage[k] += u[k]
+            for i, v in zip(todo, rest):
+                values[i] = v
+        self.last_usage = usage
+        out = []
+        for v in values:
+            if v is None or v.get("status") != "ok":
+                out.append(RerankResult(None, str((v or {}).get("reason") or "failed: no reply")))
+            else:
+                out.append(RerankResult(tuple(v["scores"]), None, v.get("latency")))
+        return out

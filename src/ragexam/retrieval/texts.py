@@ -1,0 +1,180 @@
+"""Pipelines that return texts: the interface of every retriever ragexam did not build.
+
+ragexam's own retrievers (:class:`ragexam.retrieval.base.Retriever`) index ragexam's chunks and return
+chunk ids.  Everything else -- a user's search service (:class:`~ragexam.retrieval.http.HTTPRetriever`),
+a LangChain or LlamaIndex retriever (:mod:`~ragexam.retrieval.langchain_adapter`,
+:mod:`~ragexam.retrieval.llamaindex_adapter`), a results file (:class:`ResultsRetriever`) -- chunks
+the documents its own way and returns **texts**.  Such a *text retriever* has::
+
+    spec        a label (also the pipeline's name in tables)
+    signature   every setting that changes what it returns, "key:value|key:value"
+    retrieve(queries, top_n, query_ids=None) -> [Retrieval, ...]     one per query, in order
+
+A :class:`Retrieval` is the ranked :class:`~ragexam.data.retrieved.RetrievedItem` list of one question
+(best first, at most ``top_n``), or -- when the system failed for that question (a timeout, an HTTP
+500 after the retries, a malformed reply, a question the results file lacks) -- an empty list with a
+``failure`` reason ``"kind: detail"``.  ragexam grades a failed question as retrieving nothing (a miss)
+and counts and lists it (``unretrieved``), so a pipeline is never scored on fewer questions than
+another one (every comparison stays paired) and never silently.
+
+Any object with ``retrieve`` (and optionally ``spec``/``signature``) can be passed to
+:func:`ragexam.run`; :func:`check_retrievals` validates what it returned.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ragexam.data.retrieved import RetrievedItem, RetrievedSet, item_from_value
+from ragexam.errors import InputError
+
+__all__ = ["Retrieval", "TextRetriever", "ResultsRetriever", "is_text_retriever", "check_retrievals",
+           "failure_kind", "summarize_failures", "latency_summary"]
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """One question's ranked texts (``items``, best first), or the ``failure`` (``"kind: detail"``) that left it
+    without any; ``latency`` is the seconds the system took, when measured."""
+
+    items: Tuple[RetrievedItem, ...] = ()
+    failure: Optional[str] = None
+    latency: Optional[float] = None
+
+
+def failure_kind(reason: str) -> str:
+    """The kind of a failure reason (``"timeout: read timed out"`` -> ``"timeout"``)."""
+    return reason.split(":", 1)[0].strip() or "failed"
+
+
+class TextRetriever(abc.ABC):
+    """Base class of text retrievers (module docstring)."""
+
+    @property
+    @abc.abstractmethod
+    def spec(self) -> str:
+        """A label: the pipeline's name in tables (e.g. ``http:http://localhost:8000/search``)."""
+
+    @property
+    @abc.abstractmethod
+    def signature(self) -> str:
+        """Every setting that changes what it returns, ``key:value|key:value``."""
+
+    @abc.abstractmethod
+    def retrieve(self, queries: List[str], top_n: int, query_ids: Optional[List[str]] = None) -> List[Retrieval]:
+        """One :class:`Retrieval` per query, in order, each with at most ``top_n`` items."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec}>"
+
+    def _per_query(self, queries: List[str], top_n: int, query_ids: Optional[List[str]], one) -> List[Retrieval]:
+        """``retrieve`` for an in-process pipeline: check the arguments, then ``one(query, where, top_n)`` gives
+        each query's items (``where`` names the question in messages)."""
+        from ragexam.retrieval.base import check_queries, check_top_n
+
+        queries = check_queries(queries, self.spec)
+        top_n = check_top_n(top_n, self.spec)
+        return [Retrieval(tuple(one(q, f"question {query_ids[i] if query_ids else i}", top_n)))
+                for i, q in enumerate(queries)]
+
+
+def is_text_retriever(obj: Any) -> bool:
+    """True for an object with ``retrieve`` that is not a chunk retriever (``index`` and ``search``)."""
+    if callable(getattr(obj, "index", None)) and callable(getattr(obj, "search", None)):
+        return False
+    return callable(getattr(obj, "retrieve", None))
+
+
+class ResultsRetriever(TextRetriever):
+    """One pipeline of a results file (:func:`ragexam.data.retrieved.load_retrieved`) as a text retriever:
+    ``retrieve`` looks the questions up by id (``query_ids`` is required).  A question the file lacks is a
+    failure ``"missing: no line for question … in <file>"``."""
+
+    def __init__(self, results: RetrievedSet) -> None:
+        self.results = results
+
+    @property
+    def spec(self) -> str:
+        return self.results.pipeline
+
+    @property
+    def signature(self) -> str:
+        from pathlib import Path
+
+        return f"results:{Path(self.results.source).name}|pipeline:{self.results.pipeline}"
+
+    def retrieve(self, queries: List[str], top_n: int, query_ids: Optional[List[str]] = None) -> List[Retrieval]:
+        if query_ids is None or len(query_ids) != len(queries):
+            raise InputError("a results file is looked up by question id: pass query_ids (one per query).",
+                             source=self.results.source, field="query_ids")
+        out = []
+        for qid in query_ids:
+            items = self.results.lists.get(qid)
+            if items is None:
+                out.append(Retrieval((), f"missing: no line for this question in {self.results.source}"))
+            else:
+                out.append(Retrieval(tuple(items[:top_n])))
+        return out
+
+
+def _as_item(value: Any, where: str, label: str) -> RetrievedItem:
+    if isinstance(value, RetrievedItem):
+        if not isinstance(value.text, str) or not value.text.strip():
+            raise InputError(f"{where}: the text is {value.text!r}; expected a non-empty string.", source=label)
+        return value
+    if isinstance(value, Mapping):
+        return item_from_value(dict(value), source=label, where=where)
+    if isinstance(value, str):
+        return item_from_value(value, source=label, where=where)
+    raise InputError(f"{where} is a {type(value).__name__}; expected a RetrievedItem, a string or a mapping "
+                     "with 'text'.", source=label)
+
+
+def check_retrievals(value: Any, n: int, label: str, top_n: int) -> List[Retrieval]:
+    """What a text retriever's ``retrieve`` returned, checked: one entry per query, each a :class:`Retrieval`
+    (or a plain list of items / strings / ``{"text": ...}`` mappings); at most ``top_n`` items are kept
+    (a longer list is cut to the retrieval depth, like any retriever's)."""
+    if not isinstance(value, (list, tuple)) or len(value) != n:
+        got = len(value) if isinstance(value, (list, tuple)) else type(value).__name__
+        raise InputError(f"retrieve() returned {got} results for {n} questions; expected one per question, in "
+                         "order.", source=f"retriever {label}")
+    out: List[Retrieval] = []
+    for qi, r in enumerate(value):
+        if isinstance(r, Retrieval):
+            items = tuple(_as_item(x, f"question {qi}, item {i}", f"retriever {label}") for i, x in enumerate(r.items))
+            if r.failure is not None and not isinstance(r.failure, str):
+                raise InputError(f"question {qi}: failure is a {type(r.failure).__name__}; expected a reason "
+                                 "string.", source=f"retriever {label}")
+            out.append(Retrieval(items[:top_n], r.failure, r.latency))
+        elif isinstance(r, (list, tuple)):
+            items = tuple(_as_item(x, f"question {qi}, item {i}", f"retriever {label}") for i, x in enumerate(r))
+            out.append(Retrieval(items[:top_n]))
+        else:
+            raise InputError(f"question {qi}: received a {type(r).__name__}; expected a Retrieval or a list of "
+                             "items.", source=f"retriever {label}")
+    return out
+
+
+def summarize_failures(reasons: Mapping[str, str]) -> Dict[str, Any]:
+    """``{"n", "by_kind": {kind: n}, "questions": [{"query_id", "reason"}]}`` of ``{query_id: failure reason}``."""
+    failed = [(q, r) for q, r in reasons.items() if r]
+    by_kind: Dict[str, int] = {}
+    for _, reason in failed:
+        k = failure_kind(str(reason))
+        by_kind[k] = by_kind.get(k, 0) + 1
+    return {"n": len(failed), "by_kind": dict(sorted(by_kind.items())),
+            "questions": [{"query_id": q, "reason": str(reason)} for q, reason in failed]}
+
+
+def latency_summary(latencies: Sequence[float]) -> Optional[Dict[str, Any]]:
+    """``{"n", "mean", "median", "p95", "max"}`` seconds of the measured latencies, or None."""
+    xs = sorted(float(x) for x in latencies if x is not None)
+    if not xs:
+        return None
+    import math
+    import statistics
+
+    p95 = xs[max(0, min(len(xs) - 1, int(math.ceil(0.95 * len(xs))) - 1))]  # nearest rank
+    return {"n": len(xs), "mean": sum(xs) / len(xs), "median": statistics.median(xs), "p95": p95, "max": xs[-1]}

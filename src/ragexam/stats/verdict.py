@@ -1,0 +1,144 @@
+"""The plain-words reading of a paired comparison: one wording for every command.
+
+:func:`assess` decides, :func:`verdict` is its text.  ``ragexam run`` (comparisons with the
+baseline), ``ragexam compare`` (run against run) and :func:`ragexam.stats.compare` all word their
+results here, so the same numbers always read the same way.  When several metrics of one pair are
+tested together the decision uses the **corrected** p-value (Holm's), which is also shown first;
+the unadjusted p follows in brackets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ragexam import fmt
+from ragexam.errors import InputError
+from ragexam.stats._checks import _check_fraction, _check_int, _finite
+
+__all__ = ["Verdict", "assess", "verdict", "READINGS"]
+
+#: The short readings (table cells), from :attr:`Verdict.reading`.
+READINGS = ("better", "worse", "same", "not after Holm", "borderline", "within noise", "not significant")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``text``: the sentence; ``reading``: a few words for a table cell (one of :data:`READINGS`,
+    seen from B: ``better`` means B is better than A); ``significant``: the (corrected) p-value is
+    below alpha and the interval excludes 0 on the side of the difference."""
+
+    text: str
+    reading: str
+    significant: bool
+
+
+def _check_p(p: float, param: str) -> float:
+    p = _finite(p, func="verdict", param=param)
+    if not 0.0 <= p <= 1.0:
+        raise InputError(f"received {p}; expected a p-value between 0 and 1.", source="verdict()", field=param)
+    return p
+
+
+def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: float, *,
+           p_adjusted: Optional[float] = None, correction: str = "Holm", alpha: float = 0.05,
+           confidence: float = 0.95, names: tuple[str, str] = ("A", "B")) -> Verdict:
+    """Read a paired comparison of B against A (higher is better) in plain words.
+
+    ``diff`` is mean(b - a), ``ci`` its (low, high) interval at ``confidence``, ``p`` the
+    two-sided p-value, ``n`` the number of questions, ``mdd`` the minimum detectable
+    difference.  ``p_adjusted`` is the p-value corrected for the other tests of the family
+    (``correction`` names the method, e.g. Holm across the metrics of a pipeline pair); when it is
+    given, every decision below uses it instead of ``p``, and the text shows it first.  With
+    ``q`` the p-value decided on, the cases, in order:
+
+    * q < alpha and the interval excludes 0 on the side of ``diff``:
+      ``"B is better than A by 0.12 (95% CI 0.05 to 0.19, p=0.003)"`` — reading ``better``
+      (``worse`` when A is ahead).
+    * diff = 0: ``"no difference: A and B have the same mean (...)"`` — ``same``.
+    * corrected only: p < alpha and the interval excludes 0, but the corrected p does not:
+      ``"not significant after Holm's correction: B is ahead of A by 0.05, ... (95% CI 0.01 to
+      0.09, Holm-adjusted p=0.16 (unadjusted p=0.022); ...)"`` — ``not after Holm``.
+    * exactly one of (q < alpha, interval excludes 0): ``"borderline: ..."`` — ``borderline``.
+    * |diff| < mdd: ``"no detectable difference: the difference 0.02 (B minus A) is within
+      the noise (95% CI ..., p=...; one question = 0.017; differences below about 0.09 are
+      not detectable with 60 questions)"`` — ``within noise``.
+    * otherwise: ``"not significant: B is ahead of A by ..., but that is within the noise
+      (...)"`` — ``not significant``.
+
+    When ``0 < |diff| <= 2/n`` (one or two questions' worth on a 0/1 scale) the text adds
+    ``"one or two questions — read them"``.  Numbers are shown with two significant digits.
+
+    :raises InputError: a non-finite number, low > high, a p-value outside [0, 1], n < 1.
+    """
+    func = "verdict"
+    diff = _finite(diff, func=func, param="diff")
+    try:
+        low, high = ci
+    except (TypeError, ValueError):
+        raise InputError(f"received {ci!r}; expected a (low, high) pair.", source=f"{func}()",
+                         field="ci") from None
+    low = _finite(low, func=func, param="ci")
+    high = _finite(high, func=func, param="ci")
+    if low > high:
+        raise InputError(f"received low {low} > high {high}; expected low <= high.",
+                         source=f"{func}()", field="ci")
+    p = _check_p(p, "p")
+    adjusted = _check_p(p_adjusted, "p_adjusted") if p_adjusted is not None else None
+    n = _check_int(n, func=func, param="n", minimum=1)
+    mdd = _finite(mdd, func=func, param="mdd")
+    alpha = _check_fraction(alpha, func=func, param="alpha")
+    confidence = _check_fraction(confidence, func=func, param="confidence")
+    name_a, name_b = (str(s) for s in names)
+
+    res = 1.0 / n
+    size = f"{n} question{'s' if n != 1 else ''}"
+    shown_p = fmt.p_value(p, prefix=True) if adjusted is None else f"{correction}-adjusted {fmt.p_value(adjusted, prefix=True)} (unadjusted {fmt.p_value(p, prefix=True)})"
+    evidence = f"{confidence * 100:g}% CI {fmt.approx(low)} to {fmt.approx(high)}, {shown_p}"
+    noise = (f"one question = {fmt.approx(res)}; differences below about {fmt.approx(mdd)} are not "
+             f"detectable with {size}")
+    ahead, behind = (name_b, name_a) if diff > 0 else (name_a, name_b)
+    few = 0 < abs(diff) <= 2 * res * (1 + 1e-9)
+    q = p if adjusted is None else adjusted
+    sig_p = q < alpha
+    sig_ci = (low > 0 and diff > 0) or (high < 0 and diff < 0)
+
+    if sig_p and sig_ci:
+        text = f"{ahead} is better than {behind} by {fmt.approx(abs(diff))} ({evidence})"
+        if few:
+            text += "; that is one or two questions — read them"
+        return Verdict(text, "better" if diff > 0 else "worse", True)
+    if diff == 0:
+        return Verdict(f"no difference: {name_a} and {name_b} have the same mean ({evidence}; {noise})", "same",
+                       False)
+    if adjusted is not None and p < alpha and sig_ci:
+        text = (f"not significant after {correction}'s correction: {ahead} is ahead of {behind} by "
+                f"{fmt.approx(abs(diff))}, which one test alone would call significant, but not with the other "
+                f"tests of this comparison ({evidence}; {noise})")
+        reading = f"not after {correction}"
+    elif sig_p or sig_ci:
+        which = "p" if adjusted is None else f"the {correction}-adjusted p"
+        why = (f"{which} is below " if sig_p else f"{which} is not below ") + f"{alpha:g} but the interval " \
+            + ("includes 0" if sig_p else "excludes 0")
+        text = (f"borderline: {ahead} is ahead of {behind} by {fmt.approx(abs(diff))}, but the "
+                f"evidence is mixed ({evidence}; {why}; {noise})")
+        reading = "borderline"
+    elif abs(diff) < mdd:
+        text = (f"no detectable difference: the difference {fmt.approx(diff)} ({name_b} minus "
+                f"{name_a}) is within the noise ({evidence}; {noise})")
+        reading = "within noise"
+    else:
+        text = (f"not significant: {ahead} is ahead of {behind} by {fmt.approx(abs(diff))}, but "
+                f"that is within the noise ({evidence}; {noise})")
+        reading = "not significant"
+    if few:
+        text += "; the difference is one or two questions — read them"
+    return Verdict(text, reading, False)
+
+
+def verdict(diff: float, ci: tuple[float, float], p: float, n: int, mdd: float, *,
+            p_adjusted: Optional[float] = None, correction: str = "Holm", alpha: float = 0.05,
+            confidence: float = 0.95, names: tuple[str, str] = ("A", "B")) -> str:
+    """The sentence of :func:`assess` (same parameters)."""
+    return assess(diff, ci, p, n, mdd, p_adjusted=p_adjusted, correction=correction, alpha=alpha,
+                  confidence=confidence, names=names).text

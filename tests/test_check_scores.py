@@ -1,0 +1,166 @@
+"""``ragexam check`` on scores (issue 9): judge metrics gate CI from a ``score --out`` folder and from a
+recorded score, with ``--point`` and with lower bounds bootstrapped over the judged answers only; corpus
+BLEU/chrF get the bootstrap of the corpus statistic; ``score`` fails a CI on judge coverage."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+pytest.importorskip("openai")
+
+from test_score_answer_cmd import stub  # noqa: E402,F401 (the loopback judge fixture)
+from test_score_fixtures import ANSWERS, write_case, write_jsonl  # noqa: E402
+
+from ragexam import stats  # noqa: E402
+from ragexam.analysis.gate import check_run, parse_floor  # noqa: E402
+from ragexam.cli import main  # noqa: E402
+from ragexam.storage.history import History, resolve_run  # noqa: E402
+from ragexam.storage.runfolder import read_folder, read_score_folder  # noqa: E402
+
+
+def cli(argv, capsys):
+    with pytest.raises(SystemExit) as ei:
+        main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return ei.value.code or 0, out.out, out.err
+
+
+def _tagged_answers(tmp_path, tags):
+    """The handcrafted answers with ``[[s:TAG]]`` appended to P2's answer of each query in ``tags``
+    (the stub judge then replies per scenario: ``incorrect`` -> score 1, ``bad_json`` -> unjudged)."""
+    rows = [dict(a, answer=a["answer"] + f" [[s:{tags[a['query_id']]}]]")
+            if a["pipeline"] == "P2" and a["query_id"] in tags else a for a in ANSWERS]
+    return write_jsonl(tmp_path / "tagged.jsonl", rows)
+
+
+def _score(stub, tmp_path, answers, *extra):
+    qa, _, _, run = write_case(tmp_path)
+    return ["score", "--qa", qa, "--answers", answers, "--run", run, "--judge-model", "stub-judge", "--base-url",
+            stub.base_url, "--cache-dir", tmp_path / "cache", "--metric", "answer_correctness", "--list", "0",
+            *extra]
+
+
+def test_judge_metric_floor_on_a_score_folder_and_a_recorded_score(stub, tmp_path, capsys):
+    answers = _tagged_answers(tmp_path, {"q3": "incorrect", "q4": "bad_json"})
+    out, hist = tmp_path / "out", tmp_path / "h.db"
+    code, _, err = cli(_score(stub, tmp_path, answers, "--out", out, "--history", hist), capsys)
+    assert code == 0, err
+    # P2: q1-q6 are judgeable; q3 scored 1, q4 unjudged (bad JSON every time), the others 5
+    judged = [5.0, 5.0, 1.0, 5.0, 5.0]
+    folder = read_score_folder(out)
+    q4 = folder.row("P2", "q4")
+    assert q4.value("answer_correctness") is None and "answer_correctness" in q4  # unjudged: never a number
+    (recorded,) = History(hist).list_runs()
+    for ref in (out, recorded.run_id):
+        run = resolve_run(ref, hist)
+        (point,) = check_run(run, [parse_floor("answer_correctness=3.5")], pipeline="P2", point=True)
+        assert point.passed and point.value == pytest.approx(sum(judged) / 5) and point.basis == "mean"
+        assert (point.judged, point.judgeable) == (5, 6)
+        (low,) = check_run(run, [parse_floor("answer_correctness=3.5")], pipeline="P2")
+        ci = stats.bootstrap_ci(judged, n_resamples=2000, seed=stats.DEFAULT_SEED)
+        assert (low.ci_low, low.ci_high, low.n) == (ci.low, ci.high, 5) and low.value == ci.low
+        assert low.interval == "bootstrap of the mean (recorded)" and low.passed == (ci.low >= 3.5)
+    code, text, _ = cli(["check", out, "--min", "answer_correctness=3.5", "--point", "-p", "P2"], capsys)
+    assert code == 0 and "PASS answer_correctness >= 3.5: mean 4.200" in text and "judged 5 of 6" in text
+    code, text, _ = cli(["check", recorded.run_id, "--history", hist, "--min", "answer_correctness=4.5",
+                         "--point"], capsys)
+    assert code == 1 and "FAIL answer_correctness >= 4.5: mean 4.200" in text and "[P2]" in text
+    assert "PASS answer_correctness >= 4.5: mean 5.000" in text and "[P1]" in text
+
+
+def test_score_exits_nonzero_when_coverage_is_too_low(stub, tmp_path, capsys):
+    partial = _tagged_answers(tmp_path, {"q4": "bad_json"})
+    code, text, _ = cli(_score(stub, tmp_path, partial, "--no-history", "--min-coverage", "0.9"), capsys)
+    assert code == 1 and "answer_correctness of 'P2': judged 5 of 6 (83%), below --min-coverage 0.9" in text
+    assert "answer_correctness of 'P1'" not in text  # P1 judged 5 of 5
+    code, _, err = cli(_score(stub, tmp_path, partial, "--no-history", "--min-coverage", "0.8"), capsys)
+    assert code == 0, err
+    # nothing judged at all: non-zero without --min-coverage, after writing the outputs
+    nothing = write_jsonl(tmp_path / "none.jsonl", [dict(a, answer=a["answer"] + " [[s:bad_json]]")
+                                                    for a in ANSWERS])
+    out = tmp_path / "zero"
+    code, text, _ = cli(_score(stub, tmp_path, nothing, "--no-history", "--out", out), capsys)
+    assert code == 1 and "nothing was judged: 0 of 11 judgments succeeded" in text
+    assert json.loads((out / "score.json").read_text(encoding="utf-8"))["results"]["P2"]["metrics"][
+        "answer_correctness"] is None
+    # a bad floor or one without a judge fails before any request
+    n = stub.count()
+    code, _, err = cli(_score(stub, tmp_path, partial, "--min-coverage", "1.5"), capsys)
+    assert code == 2 and "fraction from 0 to 1" in err
+    code, _, err = cli(["score", "--qa", "it_helpdesk", "--answers", "it_helpdesk", "--min-coverage", "0.5"], capsys)
+    assert code == 2 and "--judge-model" in err
+    assert stub.count() == n
+
+
+def test_corpus_bleu_interval_contains_the_corpus_score(tmp_path, capsys):
+    """The issue's case: bundled answers, ``--min bleu``.  The interval is the bootstrap of corpus BLEU
+    itself; the old one (of the mean sentence BLEU) does not even contain the corpus score."""
+    from ragexam.data import load_qa
+    from ragexam.analysis.answers import load_answers
+    from ragexam.metrics.text import bleu_scores, bleu_stats, chrf_scores, chrf_stats
+
+    out, hist = tmp_path / "s", tmp_path / "h.db"
+    code, _, err = cli(["score", "--qa", "it_helpdesk", "--answers", "it_helpdesk", "--out", out, "--history", hist,
+                        "--list", "0"], capsys)
+    assert code == 0, err
+    score = json.loads((out / "score.json").read_text(encoding="utf-8"))
+    qa = load_qa("it_helpdesk")
+    answers = {a.query_id: a.answer for a in load_answers("it_helpdesk")}
+    use = [q for q in qa if q.answerable and q.query_id in answers]
+    hyps, refs = [answers[q.query_id] for q in use], [q.ground_truth for q in use]
+    direct = {"bleu": stats.bootstrap_sums_ci(bleu_stats(hyps, refs, tokenize="ko-kiwi"), bleu_scores, seed=12345),
+              "chrf": stats.bootstrap_sums_ci(chrf_stats(hyps, refs), chrf_scores, seed=12345)}
+    (entry,) = History(hist).list_runs()
+    for ref in (out, entry.run_id):
+        results = check_run(resolve_run(ref, hist), [parse_floor("bleu=0.3"), parse_floor("chrf=0.3")])
+        for r in results:
+            assert r.mean == score["text"]["(answers)"][r.metric] == pytest.approx(direct[r.metric].mean, abs=1e-12)
+            assert (r.ci_low, r.ci_high) == pytest.approx((direct[r.metric].low, direct[r.metric].high), abs=1e-12)
+            assert r.ci_low <= r.mean <= r.ci_high and r.interval == "corpus bootstrap" and r.n == len(use)
+    sentence = stats.bootstrap_ci(bleu_scores(bleu_stats(hyps, refs, tokenize="ko-kiwi"), effective_order=True),
+                                  seed=12345)
+    assert not sentence.low <= score["text"]["(answers)"]["bleu"] <= sentence.high
+    code, text, _ = cli(["check", out, "--min", "bleu=0.3"], capsys)
+    assert code == 0 and f"mean {direct['bleu'].mean:.3f}, 95% CI {direct['bleu'].low:.3f}–" in text
+
+
+def test_a_score_folder_of_the_previous_format(stub, tmp_path, capsys):
+    """A ``ragexam-score/1`` folder (no results, no ok, no stats): judge metrics are read from their
+    ``<metric>_score`` columns; corpus BLEU has no interval there, so only ``--point`` works."""
+    answers = _tagged_answers(tmp_path, {"q3": "incorrect", "q4": "bad_json"})
+    out = tmp_path / "old"
+    code, _, err = cli(_score(stub, tmp_path, answers, "--out", out, "--no-history"), capsys)
+    assert code == 0, err
+    score = json.loads((out / "score.json").read_text(encoding="utf-8"))
+    del score["results"], score["kind"]
+    score["format"] = "ragexam-score/1"
+    (out / "score.json").write_text(json.dumps(score, ensure_ascii=False), encoding="utf-8")
+    with open(out / "per_answer.csv", encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    cols = [c for c in rows[0] if c not in ("ok", "stats")]
+    with open(out / "per_answer.csv", "w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, cols, extrasaction="ignore", lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    run = read_folder(out)
+    (r,) = check_run(run, [parse_floor("answer_correctness=3.5")], pipeline="P2")
+    assert (r.judged, r.judgeable, r.n) == (5, 6, 5)
+    assert r.ci_low == stats.bootstrap_ci([5.0, 5.0, 1.0, 5.0, 5.0], seed=12345).low
+    with pytest.raises(Exception, match="--point"):
+        check_run(run, [parse_floor("bleu=0.1")], pipeline="P2")
+    (b,) = check_run(run, [parse_floor("bleu=0.1")], pipeline="P2", point=True)
+    assert b.passed and b.ci_low is None and b.value == score["text"]["P2"]["bleu"]
+
+
+def test_a_floor_on_a_metric_nothing_was_judged_on_fails(stub, tmp_path, capsys):
+    nothing = write_jsonl(tmp_path / "none.jsonl", [dict(a, answer=a["answer"] + " [[s:bad_json]]") for a in ANSWERS])
+    out = tmp_path / "zero"
+    code, _, _ = cli(_score(stub, tmp_path, nothing, "--no-history", "--out", out), capsys)
+    assert code == 1
+    for point in (True, False):
+        (r,) = check_run(read_folder(out), [parse_floor("answer_correctness=0")], pipeline="P2", point=point)
+        assert not r.passed and r.value is None and (r.judged, r.judgeable) == (0, 6)
+        assert r.line() == "FAIL answer_correctness >= 0: nothing was judged; judged 0 of 6 [P2]"
