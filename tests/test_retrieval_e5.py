@@ -202,6 +202,17 @@ def test_deterministic_across_instances(e5):
     assert np.array_equal(e5.embed_queries(texts), E5Embedder().embed_queries(texts))
 
 
+def test_pickles_without_the_loaded_model(e5):
+    import pickle
+
+    e5.embed_queries(["로드"])                                # loaded: ORT sessions, a lock
+    clone = pickle.loads(pickle.dumps(e5))
+    assert clone._encoder is None and clone.identity == e5.identity
+    assert np.array_equal(clone.embed_queries(["피클"]), e5.embed_queries(["피클"]))
+    two = e5.with_threads(1)
+    assert two.workers == 1 and two._encoder is None and two.identity == e5.identity
+
+
 def test_queries_and_passages_differ(e5):
     assert not np.allclose(e5.embed_queries(["계정 잠금"]), e5.embed_passages(["계정 잠금"]))
 

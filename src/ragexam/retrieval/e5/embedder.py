@@ -98,6 +98,20 @@ class E5Embedder:
         self._tokenizer: Any = None
         self._encoder: Any = None
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickles without the loaded model (a worker process or Ray actor loads its own)."""
+        state = dict(self.__dict__)
+        state.update(_lock=None, _model=None, _tokenizer=None, _encoder=None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def with_threads(self, threads: int) -> "E5Embedder":
+        """A copy (nothing loaded) that embeds with ``workers=threads``: the same vectors."""
+        return E5Embedder(backend=self.backend, workers=threads, device=self.device, model_path=self.model_path)
+
     def __repr__(self) -> str:
         return f"E5Embedder(backend={self.backend!r}, workers={self.workers}, device={self.device!r})"
 
