@@ -225,7 +225,9 @@ def test_the_process_pool_is_kept_for_an_equal_factory():
              for p, _, _ in res}
         b = {p for _, res in ex.map_batches(Square(), [str(i) for i in range(20)], batch_size=5, mode="processes")
              for p, _, _ in res}
-        assert a == b  # the same processes: workers (and their models) were not built again
+        # the same two processes (which of them takes a batch is up to the pool): workers and their
+        # models were not built again
+        assert len(a | b) <= 2
         c = {p for _, res in ex.map_batches(Square(name="other"), ["1", "2"] * 5, batch_size=5, mode="processes")
              for p, _, _ in res}
-        assert not c & a  # another factory: a new pool
+        assert not c & (a | b)  # another factory: a new pool

