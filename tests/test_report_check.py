@@ -34,7 +34,7 @@ def _cli(argv, capsys):
 
 def test_lower_bound_vs_point(run):
     res = run.summary["results"][PIPE]
-    mean, (lo, hi) = res["metrics"]["hit@5"], res["ci95"]["hit@5"]
+    mean, (lo, _) = res["metrics"]["hit@5"], res["ci95"]["hit@5"]
     between = (lo + mean) / 2
     (r,) = check_run(run, [parse_floor(f"hit@5={between}")], pipeline=PIPE)
     assert not r.passed and r.value == lo and r.basis == "ci95 lower bound"

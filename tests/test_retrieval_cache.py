@@ -14,7 +14,7 @@ from ragexam.retrieval import tokenizers
 from ragexam.retrieval.bm25 import BM25Retriever
 from ragexam.retrieval.cache import CACHE_FILENAME, Cache, content_key, default_cache_dir, open_cache
 from ragexam.retrieval.dense import DenseRetriever
-from ragexam.retrieval.embedders import embed_cached
+from ragexam.retrieval.embedding import embed_cached
 
 TEXTS = ["앱 설치가 안 돼요", "계정이 잠겼어요", "VPN 접속 오류", "출입증 분실 신고", "앱 설치가 안 돼요"]
 IDS = ["c1", "c2", "c3", "c4", "c5"]

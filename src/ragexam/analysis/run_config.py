@@ -13,8 +13,9 @@ Keys (``-`` and ``_`` are interchangeable; the singular ``retriever``/``chunker`
 are accepted too and may be a string or a list): ``corpus``, ``qa``, ``retrievers``,
 ``chunkers``, ``retrieved`` (results files to grade, a path or a list), ``relevance`` (``doc`` | ``evidence``), ``k`` (list of ints or ``"1,3,5"``),
 ``depth``, ``miss_k``, ``seed``, ``n_resamples``, ``n_permutations``, ``ignore_punctuation``,
-``overlap``, ``out``.  An unknown key is an :class:`~ragexam.errors.InputError` naming it and
-listing the valid keys; flags given on the command line override the file.  The format is
+``overlap``, ``out``, ``workers`` (an integer >= 1; default every core) and ``executor`` (``local``,
+``ray`` or ``ray://HOST:PORT``; see :mod:`ragexam.exec`).  An unknown key is an
+:class:`~ragexam.errors.InputError` naming it and listing the valid keys; flags given on the command line override the file.  The format is
 chosen by extension: ``.toml`` is TOML, ``.yaml``/``.yml`` YAML (PyYAML, an optional
 dependency), anything else is an error.
 
@@ -71,6 +72,8 @@ _KEY_ALIASES: Dict[str, Tuple[str, ...]] = {
     "ignore_punctuation": ("ignore_punctuation",),
     "overlap": ("overlap",),
     "out": ("out",),
+    "workers": ("workers",),
+    "executor": ("executor",),
 }
 CONFIG_KEYS = tuple(_KEY_ALIASES)
 _ALIAS_TO_KEY = {a: k for k, aliases in _KEY_ALIASES.items() for a in aliases}
@@ -128,7 +131,7 @@ def _str_list(value: Any, name: str, source: str, *, allow_empty: bool = False) 
 
 
 _CHECKED = ("retrievers", "chunkers", "retrieved", "relevance", "k", "depth", "miss_k", "seed", "n_resamples",
-            "n_permutations", "ignore_punctuation", "overlap")
+            "n_permutations", "ignore_punctuation", "overlap", "workers", "executor")
 
 
 def check_settings(values: Mapping[str, Any], source: str) -> Dict[str, Any]:
@@ -166,6 +169,22 @@ def check_settings(values: Mapping[str, Any], source: str) -> Dict[str, Any]:
                              "chunk must hold to count) or nothing for whole containment.", source=source,
                              field="overlap")
         out["overlap"] = float(ov)
+    if out.get("workers") is not None:
+        from ragexam.exec.base import check_workers
+
+        out["workers"] = check_workers(out["workers"], source)
+    ex = out.get("executor")
+    if ex is not None:
+        from ragexam.exec import EXECUTOR_FORMS
+        from ragexam.exec.base import Executor
+
+        ok = isinstance(ex, Executor) or (isinstance(ex, str) and (
+            ex.strip().lower() in ("local", "ray") or (ex.strip().lower().startswith("ray://")
+                                                       and len(ex.strip()) > len("ray://"))))
+        if not ok:
+            raise InputError(f"received {ex!r}; expected one of: {EXECUTOR_FORMS}.", source=source, field="executor")
+        if isinstance(ex, str):
+            out["executor"] = ex.strip()
     return out
 
 
@@ -194,6 +213,8 @@ class RunConfig:
     ignore_punctuation: bool = False
     overlap: Optional[float] = None
     retrieved: List[Any] = field(default_factory=list)
+    workers: Optional[int] = None
+    executor: Any = None
 
     def __post_init__(self) -> None:
         src = "run settings"
@@ -219,7 +240,18 @@ class RunConfig:
             "relevance": self.relevance, "k": list(self.k), "depth": self.depth, "miss_k": self.miss_k,
             "ignore_punctuation": self.ignore_punctuation, "overlap": self.overlap,
             "seed": self.seed, "n_resamples": self.n_resamples, "n_permutations": self.n_permutations,
+            "workers": self.workers, "executor": _executor_label(self.executor),
         }
+
+
+def _executor_label(ex: Any) -> str:
+    """``local``, ``ray`` or the address (never credentials: Ray addresses carry none)."""
+    if ex is None:
+        return "local"
+    if isinstance(ex, str):
+        return ex
+    address = getattr(ex, "address", None)
+    return str(address) if address else str(getattr(ex, "name", type(ex).__name__))
 
 
 def _label(x: Any) -> str:

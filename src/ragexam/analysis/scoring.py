@@ -298,6 +298,22 @@ def _text_scores(rows: List[AnswerRow], bleu_tok: str, rouge_tok: str) -> Dict[s
     return {"rows": todo, "bleu": bs, "chrf": cs, "rouge": rs}
 
 
+def _text_scores_beside(rows: List[AnswerRow], bleu_tok: str, rouge_tok: str):
+    """:func:`_text_scores` started on a thread of its own (a future): kiwi's analysis and the n-gram counting
+    overlap the judge's HTTP calls instead of following them.  An optional tokenizer that is not installed
+    (ko-mecab) is reported here, before any call is paid for."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if "ko-mecab" in (bleu_tok, rouge_tok):
+        from ragexam.metrics.text.tokenizers import tokenize_lines
+
+        tokenize_lines([""], "ko-mecab")
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragexam-text")
+    job = pool.submit(_text_scores, rows, bleu_tok, rouge_tok)
+    pool.shutdown(wait=False)  # the thread ends with the job; result() waits for it
+    return job
+
+
 def _text_aggregate(stats: Dict[str, Any], keep: Callable[[AnswerRow], bool], bleu_tok: str,
                     rouge_tok: str) -> Dict[str, Any]:
     """Corpus BLEU, corpus chrF and mean ROUGE-L F over the answerable rows that ``keep`` selects
@@ -599,17 +615,10 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
         raise InputError(f"received {bleu_tokenize!r}; expected auto, none, 13a, intl, char, ko-mecab or ko-kiwi",
                          source="score", field="bleu_tokenize")
     bleu_tok, rouge_tok = _tokenizers(language, bleu_tokenize)
-    stats = _text_scores(rows, bleu_tok, rouge_tok)
+    text_job = _text_scores_beside(rows, bleu_tok, rouge_tok)  # beside the judge's calls, which wait on the network
     phrases = tuple(abstain_phrases) if abstain_phrases is not None else ABSTAIN_PHRASES
     for r in rows:
         r.phrase = is_abstention(r.answer, phrases)
-
-    pipelines = list(dict.fromkeys(r.pipeline for r in rows))
-    text = {p: _text_aggregate(stats, lambda r, p=p: r.pipeline == p, bleu_tok, rouge_tok) for p in pipelines}
-    types = sorted({r.question.type or "(none)" for r in rows})
-    text_by_type = {p: {t: {kk: v for kk, v in _text_aggregate(
-        stats, lambda r, p=p, t=t: r.pipeline == p and (r.question.type or "(none)") == t, bleu_tok,
-        rouge_tok).items() if kk != "signatures"} for t in types} for p in pipelines}
 
     metrics: Tuple[str, ...] = ()
     judge_run = None
@@ -635,6 +644,14 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
                 ev = evidence_per_context(r.question.evidence, r.contexts or ())
                 if ev is not None:
                     r.evidence = ev
+
+    stats = text_job.result()
+    pipelines = list(dict.fromkeys(r.pipeline for r in rows))
+    text = {p: _text_aggregate(stats, lambda r, p=p: r.pipeline == p, bleu_tok, rouge_tok) for p in pipelines}
+    types = sorted({r.question.type or "(none)" for r in rows})
+    text_by_type = {p: {t: {kk: v for kk, v in _text_aggregate(
+        stats, lambda r, p=p, t=t: r.pipeline == p and (r.question.type or "(none)") == t, bleu_tok,
+        rouge_tok).items() if kk != "signatures"} for t in types} for p in pipelines}
 
     if run is None and any(r.question.answerable and r.retrieval_source == "unknown" for r in rows):
         notes.append("retrieval is unknown for answers without contexts: pass --run DIR (from `ragexam run ... "

@@ -42,6 +42,8 @@ def check_qa_against_corpus(questions: Iterable[Question], qa_file: str, documen
     documents = list(documents)
     ct = corpus_text or CorpusText(documents, ignore_punctuation=ignore_punctuation)
     loose: Optional[CorpusText] = None
+    questions = list(questions)
+    ct.prefetch(ev for q in questions for ev in q.evidence)  # one pass over the corpus for all of them
     for q in questions:
         for fld, ids in (("relevant_doc_ids", q.relevant_doc_ids), ("relevance", list(q.relevance))):
             for d in ids:

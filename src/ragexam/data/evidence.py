@@ -25,25 +25,36 @@ combining sequence (a letter and its combining mark), which no built-in chunker 
 (a chunk start or end) strictly inside the occurrence and the chunks that overlap it.
 
 Speed: the normalized corpus is one string with documents separated by ``"\\n"`` (which cannot
-occur in normalized text, so matches never span documents); each distinct evidence string is
-located in that string -- on large corpora (``CorpusText.BIGRAM_INDEX_MIN_CHARS``) from the
-positions of its rarest character bigram (one sorted array of all bigrams, built once), checked
-with ``str.startswith``; otherwise, or when even its rarest bigram is common, with a ``str.find``
-loop -- match offsets are mapped to documents and raw
-offsets with numpy, and raw spans to chunks with ``numpy.searchsorted`` over each document's
-chunk starts and ends.  Results are cached per normalized string, so judging a ranked list is a
-set lookup per chunk.
+occur in normalized text, so matches never span documents), built once per run (a ``CorpusText`` of
+the same document objects shares it).  Evidence strings are located in that string:
+
+- many at once with :meth:`CorpusText.prefetch` (loading a question set, building an index, a run):
+  on large corpora (``CorpusText.BIGRAM_INDEX_MIN_CHARS``) two vectorized passes over the text find
+  each string's rarest hashed q-gram and its candidate positions, checked with ``str.startswith``;
+- one at a time otherwise: a ``str.find`` loop, and after ``CorpusText.BIGRAM_AFTER_SCANS`` such
+  lookups on a large corpus, from the positions of its rarest character bigram (one sorted array of
+  all bigrams, built once).
+
+Match offsets are mapped to documents and raw offsets with numpy, and raw spans to chunks with
+``numpy.searchsorted`` over each document's chunk starts and ends (built for a document when evidence
+is first found in it).  Results are cached per normalized string, and raw strings are normalized once,
+so judging a ranked list is a set lookup per chunk.
 """
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass
-from typing import Dict, FrozenSet, Iterable, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Tuple, Union
 
 from ragexam.data.chunking import Chunking
-from ragexam.data.normalization import normalization_signature, normalize, normalize_with_offsets
+from ragexam.data.normalization import NormalizedText, normalization_signature, normalize, normalize_with_offsets
 from ragexam.data.schema import Document, Question
 from ragexam.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 __all__ = ["Occurrence", "CorpusText", "BoundaryCut", "EvidenceIndex", "EvidenceCoverage",
            "evidence_coverage", "check_min_fraction", "EvidenceMatcher", "longest_common_substring"]
@@ -63,47 +74,156 @@ class Occurrence:
     norm_end: int
 
 
+class _CorpusState:
+    """What a :class:`CorpusText` computes from its documents, shared by every ``CorpusText`` built from the
+    same document objects while one of them is alive (see :class:`CorpusText`).
+
+    The normalized text is built with :func:`normalize` (a C-speed whitespace collapse for ordinary text);
+    the raw offsets of a document's normalized characters (:func:`normalize_with_offsets`, whose text is
+    the same) are computed only for documents where evidence is found, and kept."""
+
+    __slots__ = ("documents", "doc_ids", "ignore_punctuation", "text", "doc_offsets", "spans", "located",
+                 "normalized", "bigrams", "scans", "__weakref__")
+
+    def __init__(self, documents: List[Document], ignore_punctuation: bool) -> None:
+        import numpy as np
+
+        self.documents = documents  # held so that the identity key stays valid while this state lives
+        self.doc_ids = [d.doc_id for d in documents]
+        self.ignore_punctuation = ignore_punctuation
+        texts = [normalize(d.content, ignore_punctuation=ignore_punctuation) for d in documents]
+        lengths = np.fromiter((len(t) + 1 for t in texts), dtype=np.int64, count=len(texts))
+        self.doc_offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) if texts else \
+            np.zeros(0, dtype=np.int64)
+        self.text = "\n".join(texts)
+        self.spans: Dict[int, NormalizedText] = {}
+        self.located: Dict[str, Tuple["Occurrence", ...]] = {}
+        self.normalized: Dict[str, str] = {}
+        self.bigrams = None
+        self.scans = 0
+
+    def doc_spans(self, d: int) -> NormalizedText:
+        """Document ``d``'s normalized text with the raw span of every character (computed once)."""
+        hit = self.spans.get(d)
+        if hit is None:
+            hit = self.spans[d] = normalize_with_offsets(self.documents[d].content,
+                                                         ignore_punctuation=self.ignore_punctuation)
+        return hit
+
+    def raw_arrays(self) -> "Tuple[np.ndarray, np.ndarray]":
+        """``(starts, ends)`` for the whole text (``-1`` at separators): every document's offsets."""
+        import numpy as np
+
+        sep = np.full(1, -1, dtype=np.int64)
+        st: List["np.ndarray"] = []
+        en: List["np.ndarray"] = []
+        for d in range(len(self.documents)):
+            nt = self.doc_spans(d)
+            if d:
+                st.append(sep)
+                en.append(sep)
+            st.append(nt.starts)
+            en.append(nt.ends)
+        if not st:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(st), np.concatenate(en)
+
+
+_HASH_MUL = 0x9E3779B97F4A7C15  # odd 64-bit multiplier of the q-gram rolling hash (wraps mod 2**64)
+
+
+def _qgram_hash(chars: str) -> int:
+    """The 64-bit hash :meth:`CorpusText._qgram_blocks` computes for the q-gram ``chars``."""
+    h = 0
+    for ch in chars:
+        h = (h * _HASH_MUL + ord(ch)) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def _member(values: "np.ndarray", sorted_keys: "np.ndarray") -> "np.ndarray":
+    """Boolean mask: which ``values`` are in ``sorted_keys`` (a sorted, non-empty uint64 array).  A table of
+    the keys' top 22 bits discards almost every value first; only the rest is binary-searched."""
+    import numpy as np
+
+    table = np.zeros(1 << 22, dtype=bool)
+    table[(sorted_keys >> np.uint64(42)).astype(np.intp)] = True
+    mask = table[(values >> np.uint64(42)).astype(np.intp)]
+    maybe = np.flatnonzero(mask)
+    if maybe.shape[0]:
+        v = values[maybe]
+        idx = np.minimum(np.searchsorted(sorted_keys, v), sorted_keys.shape[0] - 1)
+        mask[maybe] = sorted_keys[idx] == v
+    return mask
+
+
+_STATES: "weakref.WeakValueDictionary[tuple, _CorpusState]" = weakref.WeakValueDictionary()
+_STATES_LOCK = threading.Lock()
+
+
 class CorpusText:
     """The normalized text of a corpus, for locating evidence strings fast.
 
     ``text`` is the normalized documents joined by ``"\\n"``; ``starts``/``ends`` give each
     normalized character's raw span in its own document (``-1`` at separators).
+
+    One per run: a ``CorpusText`` built from the same document objects (and the same
+    ``ignore_punctuation``) as one that is still alive shares its normalized text, its located
+    evidence and its bigram index, so loading a question set (which checks every evidence string) and
+    judging the run locate each evidence string once.  Raw evidence strings are normalized once each.
     """
 
     def __init__(self, documents: Iterable[Document], *, ignore_punctuation: bool = False) -> None:
+        docs = list(documents)
+        key = (bool(ignore_punctuation), tuple(map(id, docs)))
+        with _STATES_LOCK:
+            state = _STATES.get(key)
+            if state is None or len(state.documents) != len(docs) or any(
+                    a is not b for a, b in zip(state.documents, docs)):
+                state = _CorpusState(docs, ignore_punctuation)
+                _STATES[key] = state
+        self._state = state
+        self.ignore_punctuation = ignore_punctuation
+        self.doc_ids: List[str] = state.doc_ids
+        self.text: str = state.text
+        self.doc_offsets = state.doc_offsets
+        self._cache: Dict[str, Tuple[Occurrence, ...]] = state.located
+        self._raw: "Optional[Tuple[np.ndarray, np.ndarray]]" = None
+
+    @property
+    def starts(self) -> "np.ndarray":
+        """Raw start (in its own document) of every character of :attr:`text`; ``-1`` at separators.  Built on
+        first use (locating evidence never needs the whole array)."""
+        if self._raw is None:
+            self._raw = self._state.raw_arrays()
+        return self._raw[0]
+
+    @property
+    def ends(self) -> "np.ndarray":
+        """Raw end of every character of :attr:`text` (see :attr:`starts`)."""
+        if self._raw is None:
+            self._raw = self._state.raw_arrays()
+        return self._raw[1]
+
+    def raw_offsets(self, norm_start: int, norm_end: int) -> "Tuple[np.ndarray, np.ndarray]":
+        """``(starts, ends)`` of the normalized characters ``[norm_start, norm_end)``, all in one document."""
         import numpy as np
 
-        self.ignore_punctuation = ignore_punctuation
-        self.doc_ids: List[str] = []
-        texts, starts, ends, offsets = [], [], [], []
-        pos = 0
-        sep = np.full(1, -1, dtype=np.int64)
-        for d in documents:
-            nt = normalize_with_offsets(d.content, ignore_punctuation=ignore_punctuation)
-            if self.doc_ids:
-                starts.append(sep)
-                ends.append(sep)
-                pos += 1
-            self.doc_ids.append(d.doc_id)
-            offsets.append(pos)
-            texts.append(nt.text)
-            starts.append(nt.starts)
-            ends.append(nt.ends)
-            pos += len(nt.text)
-        self.text = "\n".join(texts)
-        self.doc_offsets = np.asarray(offsets, dtype=np.int64)
-        self.starts = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
-        self.ends = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
-        self._cache: Dict[str, Tuple[Occurrence, ...]] = {}
-        self._bigrams = None
+        d = int(np.searchsorted(self.doc_offsets, norm_start, side="right")) - 1
+        nt = self._state.doc_spans(d)
+        base = int(self.doc_offsets[d])
+        return nt.starts[norm_start - base:norm_end - base], nt.ends[norm_start - base:norm_end - base]
 
     @property
     def signature(self) -> str:
         return normalization_signature(self.ignore_punctuation)
 
     def normalize(self, evidence: str) -> str:
-        """``normalize(evidence)`` with this corpus text's settings."""
-        return normalize(evidence, ignore_punctuation=self.ignore_punctuation)
+        """``normalize(evidence)`` with this corpus text's settings (memoized)."""
+        memo = self._state.normalized
+        hit = memo.get(evidence)
+        if hit is None:
+            hit = memo[evidence] = normalize(evidence, ignore_punctuation=self.ignore_punctuation)
+        return hit
 
     def locate(self, evidence: str) -> Tuple[Occurrence, ...]:
         """Every occurrence of ``evidence`` (raw; it is normalized here), in corpus order."""
@@ -116,32 +236,29 @@ class CorpusText:
             return hit
         if not nev:
             return ()
-        import numpy as np
+        return self._store(nev, self._find_all(nev))
 
-        found = self._find_all(nev)
-        if not found:
-            occ: Tuple[Occurrence, ...] = ()
-        else:
-            a = np.asarray(found, dtype=np.int64)
-            b = a + len(nev)
-            di = np.searchsorted(self.doc_offsets, a, side="right") - 1
-            rs = self.starts[a]
-            re_ = self.ends[b - 1]
-            occ = tuple(Occurrence(self.doc_ids[d], int(s), int(e), int(x), int(y))
-                        for d, s, e, x, y in zip(di.tolist(), rs.tolist(), re_.tolist(), a.tolist(), b.tolist()))
-        self._cache[nev] = occ
-        return occ
-
-    #: corpora with at least this many normalized characters use the bigram index
+    #: texts with at least this many normalized characters locate many strings at once in one pass
+    #: (:meth:`prefetch`) and, after :data:`BIGRAM_AFTER_SCANS` single lookups, build the bigram index
     BIGRAM_INDEX_MIN_CHARS = 200_000
+    #: single (not prefetched) lookups on a big text before the bigram index is built: the index costs a
+    #: sort of the whole text, about as much as a few hundred ``str.find`` scans
+    BIGRAM_AFTER_SCANS = 256
+    #: characters per hashed q-gram of :meth:`prefetch`, and text characters hashed per block
+    QGRAM = 6
+    _BLOCK = 1 << 22
 
     def _find_all(self, nev: str) -> List[int]:
         """Start offsets of every (possibly overlapping) occurrence of ``nev`` in ``text``, ascending."""
-        if len(nev) >= 2 and len(self.text) >= self.BIGRAM_INDEX_MIN_CHARS:
-            cand = self._bigram_candidates(nev)
-            if cand is not None:
-                text = self.text
-                return [p for p in cand if text.startswith(nev, p)]
+        state = self._state
+        big = len(self.text) >= self.BIGRAM_INDEX_MIN_CHARS
+        if big and len(nev) >= 2:
+            state.scans += 1
+            if state.bigrams is not None or state.scans > self.BIGRAM_AFTER_SCANS:
+                cand = self._bigram_candidates(nev)
+                if cand is not None:
+                    text = self.text
+                    return [p for p in cand if text.startswith(nev, p)]
         found = []
         find = self.text.find
         p = find(nev)
@@ -150,18 +267,123 @@ class CorpusText:
             p = find(nev, p + 1)
         return found
 
+    def _store(self, nev: str, found: List[int]) -> Tuple[Occurrence, ...]:
+        import numpy as np
+
+        if not found:
+            occ: Tuple[Occurrence, ...] = ()
+        else:
+            a = np.asarray(found, dtype=np.int64)
+            b = a + len(nev)
+            di = np.searchsorted(self.doc_offsets, a, side="right") - 1
+            occs = []
+            for d, x, y in zip(di.tolist(), a.tolist(), b.tolist()):
+                nt = self._state.doc_spans(d)
+                base = int(self.doc_offsets[d])
+                occs.append(Occurrence(self.doc_ids[d], int(nt.starts[x - base]), int(nt.ends[y - 1 - base]), x, y))
+            occ = tuple(occs)
+        self._cache[nev] = occ
+        return occ
+
+    def prefetch(self, evidence: Iterable[str]) -> None:
+        """Locate many evidence strings (raw) at once; later :meth:`locate` calls read the result.
+
+        On a big text (:data:`BIGRAM_INDEX_MIN_CHARS`) this is one vectorized pass over the text in
+        blocks instead of one scan per string: every string of at least :data:`QGRAM` characters gets
+        up to four candidate q-grams (spread along it); the pass counts where each occurs (64-bit rolling
+        hash), and the positions of each string's rarest one are checked with ``str.startswith``.  Hash
+        collisions only add candidates, so the result equals :meth:`locate` of each string.  Shorter
+        strings, and strings whose rarest q-gram is very common, are located one by one.
+        """
+        todo = list(dict.fromkeys(n for n in map(self.normalize, evidence) if n and n not in self._cache))
+        if not todo:
+            return
+        if len(self.text) < self.BIGRAM_INDEX_MIN_CHARS or len(todo) < 8:
+            for nev in todo:
+                self.locate_normalized(nev)
+            return
+        import numpy as np
+
+        q = self.QGRAM
+        long_ = [n for n in todo if len(n) >= q]
+        for nev in todo:
+            if len(nev) < q:
+                self.locate_normalized(nev)
+        if not long_:
+            return
+        # candidate q-grams: up to four offsets per string
+        offsets = [sorted({0, (len(n) - q) // 3, 2 * (len(n) - q) // 3, len(n) - q}) for n in long_]
+        cand = np.asarray([_qgram_hash(n[o:o + q]) for n, offs in zip(long_, offsets) for o in offs],
+                          dtype=np.uint64)
+        uniq = np.unique(cand)
+        limit = max(1024, len(self.text) // 5000)  # a string with no rarer q-gram is scanned instead
+        counts = np.zeros(uniq.shape[0], dtype=np.int64)
+        kept_pos, kept_key = [], []
+        active = uniq
+        for start, h in self._qgram_blocks():
+            if not active.shape[0]:
+                break
+            pos = np.flatnonzero(_member(h, active))
+            if not pos.shape[0]:
+                continue
+            key = np.searchsorted(uniq, h[pos])
+            counts += np.bincount(key, minlength=uniq.shape[0])
+            rare = counts[key] <= limit  # a q-gram seen more than `limit` times is useless: dropped
+            kept_pos.append(pos[rare] + start)
+            kept_key.append(key[rare])
+            active = uniq[counts <= limit]
+        pos_all = np.concatenate(kept_pos) if kept_pos else np.zeros(0, dtype=np.int64)
+        key_all = np.concatenate(kept_key) if kept_key else np.zeros(0, dtype=np.intp)
+        order = np.argsort(key_all, kind="stable")
+        pos_all, key_all = pos_all[order], key_all[order]
+        bounds = np.searchsorted(key_all, np.arange(uniq.shape[0] + 1))
+        text = self.text
+        i = 0
+        for n, offs in zip(long_, offsets):
+            best = None  # (count, offset, key index): the rarest q-gram of this string
+            for o in offs:
+                k = int(np.searchsorted(uniq, cand[i]))
+                i += 1
+                c = int(counts[k])
+                if best is None or c < best[0]:
+                    best = (c, o, k)
+            c, o, k = best
+            if c > limit:
+                self.locate_normalized(n)  # every q-gram of it is common: one scan
+                continue
+            hits = [p - o for p in pos_all[bounds[k]:bounds[k + 1]].tolist() if p >= o and text.startswith(n, p - o)]
+            self._store(n, sorted(set(hits)))
+
+    def _qgram_blocks(self):
+        """``(start, hashes)`` over the text in blocks: ``hashes[i]`` is the hash of ``text[start + i:][:QGRAM]``."""
+        import numpy as np
+
+        q, text, n = self.QGRAM, self.text, len(self.text)
+        for start in range(0, max(0, n - q + 1), self._BLOCK):
+            seg = text[start:start + self._BLOCK + q - 1]
+            cps = np.frombuffer(seg.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint64)
+            m = cps.shape[0] - q + 1
+            if m <= 0:
+                continue
+            h = cps[:m].copy()
+            for j in range(1, q):
+                h *= _HASH_MUL
+                h += cps[j:j + m]
+            yield start, h
+
     def _bigram_candidates(self, nev: str) -> Optional[List[int]]:
         """Candidate starts of ``nev`` from its rarest character bigram; ``None`` if that bigram
         is so common that a plain ``str.find`` scan is cheaper."""
         import numpy as np
 
-        if self._bigrams is None:
-            cps = np.frombuffer(self.text.encode("utf-32-le"), dtype="<u4").astype(np.uint64)
+        state = self._state
+        if state.bigrams is None:
+            cps = np.frombuffer(self.text.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint64)
             codes = (cps[:-1] << np.uint64(21)) | cps[1:]          # code points are < 2**21
             order = np.argsort(codes, kind="stable")
-            self._bigrams = (codes[order], order)
-        codes, order = self._bigrams
-        ev = np.frombuffer(nev.encode("utf-32-le"), dtype="<u4").astype(np.uint64)
+            state.bigrams = (codes[order], order)
+        codes, order = state.bigrams
+        ev = np.frombuffer(nev.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.uint64)
         bg = (ev[:-1] << np.uint64(21)) | ev[1:]
         lo = np.searchsorted(codes, bg, side="left")
         hi = np.searchsorted(codes, bg, side="right")
@@ -212,6 +434,31 @@ def check_min_fraction(min_fraction: Optional[float]) -> Optional[float]:
     return float(min_fraction)
 
 
+class _DocArrays(dict):
+    """``doc_id -> (chunk starts, chunk ends, chunk ids, monotone)``, built for a document on first use (a
+    run looks up only the documents where evidence occurs)."""
+
+    def __init__(self, by_doc) -> None:
+        super().__init__()
+        self._by_doc = by_doc
+
+    def __missing__(self, doc_id: str) -> tuple:
+        import numpy as np
+
+        chunks = self._by_doc[doc_id]  # KeyError: the document has no chunks
+        cs = np.asarray([c.start for c in chunks], dtype=np.int64)
+        ce = np.asarray([c.end for c in chunks], dtype=np.int64)
+        monotone = bool(np.all(np.diff(cs) >= 0) and np.all(np.diff(ce) >= 0))
+        arr = self[doc_id] = (cs, ce, [c.chunk_id for c in chunks], monotone)
+        return arr
+
+    def get(self, doc_id: str, default=None):
+        return self[doc_id] if doc_id in self._by_doc else default
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._by_doc
+
+
 class EvidenceIndex:
     """For one chunking of a corpus: which chunks contain / cover each evidence string.
 
@@ -221,17 +468,10 @@ class EvidenceIndex:
 
     def __init__(self, corpus_text: CorpusText, chunking: Chunking, *,
                  min_fraction: Optional[float] = None) -> None:
-        import numpy as np
-
         self.corpus_text = corpus_text
         self.chunking = chunking
         self.min_fraction = check_min_fraction(min_fraction)
-        self._doc_arrays: Dict[str, tuple] = {}
-        for doc_id, chunks in chunking.by_doc.items():
-            cs = np.asarray([c.start for c in chunks], dtype=np.int64)
-            ce = np.asarray([c.end for c in chunks], dtype=np.int64)
-            monotone = bool(np.all(np.diff(cs) >= 0) and np.all(np.diff(ce) >= 0))
-            self._doc_arrays[doc_id] = (cs, ce, [c.chunk_id for c in chunks], monotone)
+        self._doc_arrays = _DocArrays(chunking.by_doc)
         self._whole: Dict[str, FrozenSet[str]] = {}
         self._cover: Dict[str, FrozenSet[str]] = {}
 
@@ -244,6 +484,8 @@ class EvidenceIndex:
         ct = documents if isinstance(documents, CorpusText) else \
             CorpusText(documents, ignore_punctuation=ignore_punctuation)
         idx = cls(ct, chunking, min_fraction=min_fraction)
+        evidence = list(evidence)
+        ct.prefetch(evidence)
         for e in evidence:
             idx.covering(e)
         return idx
@@ -293,8 +535,7 @@ class EvidenceIndex:
         ks = self._overlapping(occ)
         if not ks:
             return []
-        sub_s = self.corpus_text.starts[occ.norm_start:occ.norm_end]
-        sub_e = self.corpus_text.ends[occ.norm_start:occ.norm_end]
+        sub_s, sub_e = self.corpus_text.raw_offsets(occ.norm_start, occ.norm_end)
         lo = np.searchsorted(sub_s, cs[ks], side="left")
         hi = np.searchsorted(sub_e, ce[ks], side="right")
         inside = np.maximum(hi - lo, 0)

@@ -7,7 +7,9 @@ call, it:
 1. drops repeated keys (two tasks with the same prompt share one call);
 2. reads the cache (:class:`~ragexam.llm.cache.LLMCache`): a stored result that the task's
    ``usable`` accepts is not called again;
-3. runs the rest ``concurrency`` at a time (threads).  Before a call it *claims* the key; a key
+3. runs the rest ``concurrency`` at a time: in threads of this process, or on the call pool of an
+   ``executor`` (:mod:`ragexam.exec`: the local one, or Ray actors under one cluster-wide ``limit``;
+   the call then runs remotely and everything below stays in this process).  Before a call it *claims* the key; a key
    another live process has claimed is not called but waited for, polling every ``poll`` seconds,
    and read from the cache when that process stores it; if the claim is released without a
    result (that call failed) it is claimed and called here; after ``claim_wait`` seconds of
@@ -93,7 +95,7 @@ def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, c
               kind: str, model: str, endpoint: str, concurrency: int = 4,
               usable: Callable[[Dict[str, Any]], bool] = _always, redact: Callable[[Any], Any] = _same,
               progress: Optional[Callable[[int, int], None]] = None, claim_wait: float = 300.0,
-              poll: float = 0.25) -> Batch:
+              poll: float = 0.25, executor: Any = None, limit: Any = None) -> Batch:
     """Run ``call`` on each distinct key's task (see the module docstring).
 
     :param calls: ``(key, task)`` pairs; a repeated key is called once (its first task).
@@ -102,6 +104,9 @@ def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, c
     :param kind, model, endpoint: stored beside each result (for inspection).
     :param usable: whether a stored value answers the task (e.g. not an old failure to redo).
     :param redact: applied to every value before it is stored or returned.
+    :param executor: an executor of :mod:`ragexam.exec` (anything with ``call_pool(fn, concurrency=, limit=)``)
+        to run the calls on, e.g. Ray actors; ``call`` must then be picklable.  Default: threads here.
+    :param limit: a :class:`ragexam.exec.calls.RateLimit` shared by every pool of that name (with an executor).
     """
     _check_count("concurrency", concurrency, 1)
     pairs = list(calls)
@@ -127,15 +132,15 @@ def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, c
     owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
     since = utc_now()
 
-    def work(key: str) -> Tuple[Outcome, Dict[str, Any]]:
-        out = call(task_of[key])
+    def keep(key: str, out: Outcome) -> Dict[str, Any]:
+        """Redact and store one finished call (in this process, whichever pool ran it)."""
         value = redact(out.value)
         if cache is not None:
             if out.store:
                 cache.put(key, kind, model, endpoint, value, owner=owner)
             else:
                 cache.release(owner, [key])
-        return out, value
+        return value
 
     def claim(keys: Sequence[str], limit: int, force: Set[str]) -> ClaimResult:
         if cache is None:
@@ -148,7 +153,17 @@ def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, c
     running: Dict[Future, str] = {}
     waited_for: Set[str] = set()  # keys ever seen busy (claimed by another live process)
     next_poll = 0.0
-    pool = ThreadPoolExecutor(max_workers=max(1, min(concurrency, total))) if total else None
+    pool: Any = None
+    if total:
+        width = max(1, min(concurrency, total))
+        if executor is not None:
+            pool = executor.call_pool(call, concurrency=width, limit=limit)
+            submit = pool.submit
+        else:
+            pool = ThreadPoolExecutor(max_workers=width)
+
+            def submit(task: T) -> Future:
+                return pool.submit(call, task)
     try:
         while pending or waiting or running:
             free = concurrency - len(running)
@@ -177,7 +192,7 @@ def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, c
                 waited_for.update(res.taken)  # a live owner's claim, stale or forced: taken over
                 for k in res.mine:
                     waiting.pop(k, None)
-                    running[pool.submit(work, k)] = k
+                    running[submit(task_of[k])] = k
                 back = [k for k in res.later if k not in waiting]
                 pending.extendleft(reversed(back))
                 if res.done or res.mine or (pending and len(running) < concurrency):
@@ -187,7 +202,8 @@ def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, c
                 finished, _ = wait(list(running), timeout=timeout, return_when=FIRST_COMPLETED)
                 for f in finished:
                     k = running.pop(f)
-                    out, value = f.result()  # re-raises the call's exception
+                    out = f.result()  # re-raises the call's exception
+                    value = keep(k, out)
                     values[k] = value
                     fresh.add(k)
                     outcomes[k] = out
@@ -203,7 +219,16 @@ def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, c
                 time.sleep(timeout)
     finally:
         if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+            if executor is not None:
+                pool.close(cancel=True)
+            else:
+                pool.shutdown(wait=True, cancel_futures=True)
+            for f, k in running.items():  # a call failed: keep what the calls in flight brought back
+                if f.done() and not f.cancelled() and f.exception() is None:
+                    try:
+                        keep(k, f.result())
+                    except sqlite3.Error:  # pragma: no cover - e.g. a full disk; the next run calls again
+                        pass
         if cache is not None and total:
             try:
                 cache.release(owner)

@@ -76,6 +76,12 @@ class Retriever(abc.ABC):
         :meth:`index` has not been called.
         """
 
+    def index_report(self) -> list[dict]:
+        """What the index cost in accuracy, after :meth:`search`: one dict per approximate index (e.g. its
+        recall of the exact top-k, :class:`~ragexam.retrieval.dense.DenseRetriever`); ``[]`` when every
+        index is exact."""
+        return []
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec}>"
 

@@ -60,7 +60,8 @@ from ragexam.errors import InputError
 from ragexam.retrieval.base import (Hits, Retriever, check_corpus, check_queries, check_top_n,
                                     fmt_num, id_ranks, top_n_positions)
 from ragexam.retrieval.progress import progress_bar
-from ragexam.retrieval.tokenizers import TOKENIZERS, Tokenizer, tokenize_cached
+from ragexam.exec.timing import stage
+from ragexam.retrieval.tokenizers import TOKENIZERS, Tokenizer, iter_tokens, tokenize_cached
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -99,8 +100,12 @@ class BM25Retriever(Retriever):
         BM25 parameters: ``k1 ≥ 0``, ``0 ≤ b ≤ 1``, ``delta ≥ 0`` (bm25l/bm25+ only).
     num_threads:
         kiwi worker threads (``None``: all cores).  Does not change results.
+    executor:
+        Where tokenizing runs (:mod:`ragexam.exec`; default the local executor).  Does not change
+        results.
     cache, cache_dir:
-        Cache token lists on disk (default on; location in :mod:`ragexam.retrieval.cache`).
+        Cache token lists and the built index on disk (default on; location and layout in
+        :mod:`ragexam.retrieval.cache`).
     progress:
         Show progress bars on stderr when it is a terminal.
     """
@@ -108,7 +113,8 @@ class BM25Retriever(Retriever):
     def __init__(self, tokenizer: str | Tokenizer = "kiwi", *, variant: str = "lucene",
                  k1: float = 1.5, b: float = 0.75, delta: float = 0.5,
                  num_threads: int | None = None, cache: bool = True,
-                 cache_dir: str | os.PathLike[str] | None = None, progress: bool = True) -> None:
+                 cache_dir: str | os.PathLike[str] | None = None, progress: bool = True,
+                 executor: Any = None) -> None:
         where = "bm25"
         if isinstance(tokenizer, str):
             if tokenizer not in TOKENIZERS:
@@ -127,6 +133,7 @@ class BM25Retriever(Retriever):
         self.b = _number(b, "b", lo=0.0, hi=1.0)
         self.delta = _number(delta, "delta", lo=0.0)
         self.num_threads = num_threads
+        self.executor = executor
         self.cache = cache
         self.cache_dir = cache_dir
         self.progress = progress
@@ -166,15 +173,43 @@ class BM25Retriever(Retriever):
 
     # -- index --------------------------------------------------------------------------------
     def index(self, ids: list[str], texts: list[str]) -> "BM25Retriever":
-        import numpy as np
+        """Index the chunks (see :meth:`Retriever.index`).
 
-        from ragexam.retrieval.cache import open_cache
+        The corpus is tokenized in windows (through the token cache and the executor), each window's
+        tokens turned into vocabulary ids at once, so token strings never pile up for the whole
+        corpus.  With the cache on, the built score matrix is stored under the corpus's content key
+        (:meth:`~ragexam.retrieval.cache.Cache.save_index`): a warm run of the same chunks loads it
+        and reads no token at all.
+        """
+        from ragexam.exec.timing import stage
+        from ragexam.retrieval.cache import corpus_key, open_cache
 
         ids, texts = check_corpus(ids, texts, self.spec)
         cache = open_cache(self.cache, self.cache_dir)
-        tokens = tokenize_cached(self.tokenizer, texts, cache, self.progress)
+        key = None
+        if cache is not None and self.tokenizer.cacheable:
+            with stage("index"):
+                key = corpus_key(f"bm25-index/1|{self.tokenizer.identity}|{self.variant}|k1={fmt_num(self.k1)}"
+                                 f"|b={fmt_num(self.b)}|delta={fmt_num(self.delta)}|bm25s={_dist_version('bm25s')}",
+                                 texts)
+                built = cache.load_index("bm25", key)
+            if built is not None and self._load_arrays(built, ids):
+                return self
         vocab: dict[str, int] = {}
-        corpus_ids = [[vocab.setdefault(t, len(vocab)) for t in toks] for toks in tokens]
+        corpus_ids: list[list[int]] = []
+        for _, tokens in iter_tokens(self.tokenizer, texts, cache, progress=self.progress,
+                                     executor=self.executor):
+            with stage("index"):
+                corpus_ids.extend([vocab.setdefault(t, len(vocab)) for t in toks] for toks in tokens)
+        with stage("index"):
+            self._build(ids, vocab, corpus_ids)
+            if key is not None and self._bm is not None:
+                cache.save_index("bm25", key, self._arrays())
+        return self
+
+    def _build(self, ids: list[str], vocab: dict[str, int], corpus_ids: list[list[int]]) -> None:
+        import numpy as np
+
         self._ids = ids
         self._id_rank = id_ranks(ids)
         self._vocab = vocab
@@ -195,14 +230,53 @@ class BM25Retriever(Retriever):
             self._nonocc = (None if bm.nonoccurrence_array is None
                             else np.asarray(bm.nonoccurrence_array, dtype=np.float64))
         self._indexed = True
-        return self
+
+    def _arrays(self) -> "dict[str, np.ndarray]":
+        """The built index as arrays (what :meth:`_load_arrays` reads back)."""
+        import numpy as np
+
+        words = list(self._vocab)  # insertion order = id order
+        joined = "".join(words)
+        ends = np.cumsum([len(w) for w in words], dtype=np.int64)
+        out = {"data": self._data, "indices": self._indices, "indptr": self._indptr,
+               "n_docs": np.asarray([self._n_docs], dtype=np.int64),
+               "vocab_text": np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32),
+               "vocab_ends": ends}
+        if self._bm is not None and self._bm.nonoccurrence_array is not None:
+            out["nonocc"] = np.asarray(self._bm.nonoccurrence_array)
+        return out
+
+    def _load_arrays(self, a: "dict[str, np.ndarray]", ids: list[str]) -> bool:
+        """Adopt a stored index; ``False`` (rebuild) if it does not fit this corpus."""
+        import numpy as np
+
+        try:
+            n_docs = int(a["n_docs"][0])
+            text = a["vocab_text"].astype("<u4", copy=False).tobytes().decode("utf-32-le", "surrogatepass")
+            ends = a["vocab_ends"].tolist()
+            data, indices, indptr = a["data"], a["indices"], a["indptr"]
+        except (KeyError, IndexError, UnicodeDecodeError, ValueError):
+            return False
+        if n_docs != len(ids) or indptr.shape[0] != len(ends) + 1:
+            return False
+        starts = [0] + ends[:-1]
+        self._vocab = {text[s:e]: i for i, (s, e) in enumerate(zip(starts, ends))}
+        self._ids = ids
+        self._id_rank = id_ranks(ids)
+        self._n_docs = n_docs
+        self._data, self._indices, self._indptr = data, indices, indptr
+        nonocc = a.get("nonocc")
+        self._nonocc = None if nonocc is None else np.asarray(nonocc, dtype=np.float64)
+        self._bm = _Loaded(self, nonocc) if self._vocab else None
+        self._indexed = True
+        return True
 
     # -- search -------------------------------------------------------------------------------
     def _query_ids(self, queries: list[str]) -> list[list[int]]:
         from ragexam.retrieval.cache import open_cache
 
         cache = open_cache(self.cache, self.cache_dir)
-        tokens = tokenize_cached(self.tokenizer, queries, cache, self.progress)
+        tokens = tokenize_cached(self.tokenizer, queries, cache, self.progress, executor=self.executor)
         vocab = self._vocab
         return [[vocab[t] for t in toks if t in vocab] for toks in tokens]
 
@@ -220,7 +294,7 @@ class BM25Retriever(Retriever):
         qids = self._query_ids(queries)
         ids, rank = self._ids, self._id_rank
         out: Hits = []
-        with progress_bar("searching (bm25)", len(queries), self.progress) as bar:
+        with stage("search"), progress_bar("searching (bm25)", len(queries), self.progress) as bar:
             for q in qids:
                 if not q or self._bm is None:
                     out.append([])
@@ -267,10 +341,33 @@ class BM25Retriever(Retriever):
         out = np.zeros((len(queries), self._n_docs), dtype=np.float32)
         if self._bm is None:
             return out
+        bm = self._bm.bm25s() if isinstance(self._bm, _Loaded) else self._bm
         for i, q in enumerate(self._query_ids(queries)):
             if q:
-                out[i] = self._bm.get_scores_from_ids(q)
+                out[i] = bm.get_scores_from_ids(q)
         return out
+
+
+class _Loaded:
+    """A BM25 index read from the cache; builds the ``bm25s.BM25`` object (for :meth:`BM25Retriever.scores`)
+    from the stored arrays only when asked, as ``bm25s.BM25.load`` does."""
+
+    def __init__(self, owner: BM25Retriever, nonocc: "np.ndarray | None") -> None:
+        self._owner = owner
+        self._nonocc = nonocc
+        self._bm = None
+
+    def bm25s(self):
+        if self._bm is None:
+            import bm25s
+
+            o = self._owner
+            bm = bm25s.BM25(k1=o.k1, b=o.b, delta=o.delta, method=o.variant, backend="numpy")
+            bm.scores = {"data": o._data, "indices": o._indices, "indptr": o._indptr, "num_docs": o._n_docs}
+            bm.vocab_dict = dict(o._vocab)
+            bm.nonoccurrence_array = self._nonocc
+            self._bm = bm
+        return self._bm
 
 
 def _number(value: Any, name: str, lo: float, hi: float = math.inf) -> float:

@@ -26,6 +26,19 @@ Durability: every batch is written in one SQLite transaction (WAL journal), so a
 is killed keeps every batch it finished and never leaves a half-written entry; the next run
 recomputes only what is missing.  Several processes may share one cache directory.
 
+Built indexes
+-------------
+A built index (BM25's score matrix, a FAISS index) is stored beside the database as one
+uncompressed NumPy archive per index::
+
+    <cache_dir>/indexes/<kind>-<key>.npz
+
+``key`` is :func:`corpus_key` of everything the index depends on: its producer identity and
+parameters, and every indexed text in order (so the same chunks in another order, or one changed
+character, is another index).  A warm run loads the arrays instead of rebuilding from cached tokens
+or vectors.  Files are written to a temporary name and renamed, so a reader never sees half a file;
+nothing is ever evicted automatically (delete the ``indexes`` directory to reclaim the space).
+
 Location: ``cache_dir`` if given, else ``$RAGEXAM_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/ragexam``, else ``~/.cache/ragexam``.
 """
@@ -39,7 +52,7 @@ import sqlite3
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from ragexam.storage.paths import cache_dir
 from ragexam.storage.sqlite import open_store
@@ -48,7 +61,7 @@ from ragexam.errors import InputError
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-__all__ = ["Cache", "default_cache_dir", "content_key", "open_cache", "CACHE_FILENAME"]
+__all__ = ["Cache", "default_cache_dir", "content_key", "corpus_key", "open_cache", "missing", "CACHE_FILENAME"]
 
 CACHE_FILENAME = "retrieval-cache.sqlite3"
 SCHEMA_VERSION = "1"
@@ -61,6 +74,25 @@ default_cache_dir = cache_dir  # the one definition lives in ragexam.storage.pat
 def content_key(identity: str, role: str, text: str) -> bytes:
     """``sha256(identity + "\\x1f" + role + "\\x1f" + text)`` as 32 raw bytes."""
     return hashlib.sha256(f"{identity}\x1f{role}\x1f{text}".encode("utf-8", "surrogatepass")).digest()
+
+
+def missing(keys: Sequence, texts: Sequence[str], found: Mapping) -> "dict":
+    """``{key: text}`` of the texts whose key is not in ``found``, each key once, in order (what to compute)."""
+    out: dict = {}
+    for k, t in zip(keys, texts):
+        if k not in found and k not in out:
+            out[k] = t
+    return out
+
+
+def corpus_key(identity: str, texts: Sequence[str]) -> str:
+    """Hex ``sha256`` of ``identity`` and every text in order (lengths included, so no two lists collide)."""
+    h = hashlib.sha256(identity.encode("utf-8", "surrogatepass") + b"\x1e")
+    for t in texts:
+        b = t.encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
 
 
 class Cache:
@@ -178,6 +210,43 @@ class Cache:
         dim = int(vecs.shape[1])
         self._put("embeddings", ((k, dim, vecs[i].tobytes()) for i, k in enumerate(keys)),
                   identity, "embedder")
+
+    # -- built indexes ----------------------------------------------------------------------------
+    def _index_path(self, kind: str, key: str) -> Path:
+        return self.directory / "indexes" / f"{kind}-{key}.npz"
+
+    def load_index(self, kind: str, key: str) -> "dict[str, np.ndarray] | None":
+        """The arrays stored by :meth:`save_index` under ``(kind, key)``, or ``None`` (absent or unreadable)."""
+        import zipfile
+
+        import numpy as np
+
+        path = self._index_path(kind, key)
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                return {name: z[name] for name in z.files}
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError):  # a damaged file: rebuild it
+            return None
+
+    def save_index(self, kind: str, key: str, arrays: "dict[str, np.ndarray]") -> None:
+        """Store ``arrays`` under ``(kind, key)`` (atomically: temporary file, then rename).  A full disk or a
+        read-only directory is not an error: the index is simply rebuilt next time."""
+        import numpy as np
+
+        path = self._index_path(kind, key)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as fh:
+                np.savez(fh, **arrays)
+            os.replace(tmp, path)
+        except OSError:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
 
     def producers(self) -> list[tuple[str, str, str]]:
         """``(identity, kind, first_used)`` of everything ever written here."""

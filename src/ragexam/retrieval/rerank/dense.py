@@ -49,7 +49,7 @@ class DenseReranker(Reranker):
 
         from ragexam.retrieval.cache import open_cache
         from ragexam.retrieval.dense import l2_normalize
-        from ragexam.retrieval.embedders import embed_cached
+        from ragexam.retrieval.embedding import embed_cached
 
         cache = open_cache(self.cache, self.cache_dir)
         flat = [t for c in candidates for t in c]

@@ -1,0 +1,88 @@
+"""ragexam.exec: where work runs (this machine or a Ray cluster), and where the time goes.
+
+::
+
+    from ragexam.exec import get_executor
+
+    with get_executor("local", workers=4) as ex:       # or "ray", "ray://head:10001"
+        for start, tokens in ex.map_batches(factory, texts, batch_size=1024):
+            ...
+
+Modules: :mod:`~ragexam.exec.base` (the :class:`Executor` interface and the batch-worker
+contract), :mod:`~ragexam.exec.local` (:class:`LocalExecutor`, the default),
+:mod:`~ragexam.exec.ray_exec` (:class:`RayExecutor`, ``pip install 'ragexam[ray]'``),
+:mod:`~ragexam.exec.calls` (call pools and the global :class:`RateLimit` for LLM requests),
+:mod:`~ragexam.exec.timing` (seconds per stage of a run).
+
+This layer imports nothing of ragexam above ``errors``; the data, retrieval and analysis layers use it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+__all__ = ["Executor", "LocalExecutor", "RayExecutor", "get_executor", "default_workers", "RateLimit",
+           "stage", "record_stages", "EXECUTOR_FORMS"]
+
+_LAZY = {
+    "Executor": "base",
+    "default_workers": "base",
+    "LocalExecutor": "local",
+    "RayExecutor": "ray_exec",
+    "RateLimit": "calls",
+    "stage": "timing",
+    "record_stages": "timing",
+}
+
+EXECUTOR_FORMS = "local (this machine, the default), ray (Ray on this machine or $RAY_ADDRESS), ray://HOST:PORT"
+
+
+def get_executor(executor: Any = None, workers: Optional[int] = None):
+    """An :class:`Executor` from ``None``/``"local"``, ``"ray"``, ``"ray://HOST:PORT"`` or an executor object.
+
+    ``workers``: local threads/processes (default every core) or Ray actors (default the cluster's
+    CPUs).  An executor object is returned unchanged (``workers`` must then be ``None``).  Raises
+    :class:`~ragexam.errors.InputError` for anything else; ``ray`` without the extra raises
+    :class:`~ragexam.errors.MissingDependencyError`.
+    """
+    from ragexam.errors import InputError
+    from ragexam.exec.base import Executor, check_workers
+
+    workers = check_workers(workers)
+    if isinstance(executor, Executor):
+        if workers is not None and workers != executor.workers:
+            raise InputError(f"workers={workers} was given with an executor object that has {executor.workers}; "
+                             "set the workers when you build the executor.", source="executor", field="workers")
+        return executor
+    if executor is None or (isinstance(executor, str) and executor.strip().lower() == "local"):
+        from ragexam.exec.local import LocalExecutor
+
+        return LocalExecutor(workers)
+    if isinstance(executor, str):
+        text = executor.strip()
+        if text.lower() == "ray":
+            from ragexam.exec.ray_exec import RayExecutor
+
+            return RayExecutor(None, workers=workers)
+        if text.lower().startswith("ray://") and len(text) > len("ray://"):
+            from ragexam.exec.ray_exec import RayExecutor
+
+            return RayExecutor(text, workers=workers)
+    raise InputError(f"received {executor!r}; expected one of: {EXECUTOR_FORMS}.", source="executor",
+                     field="executor")
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'ragexam.exec' has no attribute {name!r}") from None
+    import importlib
+
+    value = getattr(importlib.import_module(f"ragexam.exec.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

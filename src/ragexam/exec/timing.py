@@ -1,0 +1,130 @@
+"""Where the time goes: wall-clock seconds per stage of a run.
+
+A run opens a :class:`StageTimes` with :func:`record_stages`; code anywhere below it marks its
+work with :func:`stage`::
+
+    with record_stages() as times:
+        with stage("load"):
+            ...
+        with times.scope("bm25 | whole"):            # optional: also count per pipeline
+            with stage("index"):
+                with stage("tokenize"):              # nested: tokenize time is not counted in index
+                    ...
+    times.to_dict()   # {"wall_s": 12.3, "stages": {"load": 0.4, "index": 0.9, "tokenize": 8.1, ...},
+                      #  "scopes": {"bm25 | whole": {"index": 0.9, "tokenize": 8.1}}}
+
+Stages are **exclusive**: while a nested stage runs, the enclosing one's clock is paused, so the
+stages add up to the time spent inside any stage (``covered_s``) and never count a second twice.
+``wall_s`` is the whole time the recorder was open; ``wall_s − covered_s`` is time outside every
+stage.  Outside :func:`record_stages`, :func:`stage` costs one context-variable lookup and records
+nothing.  Stage names used by ragexam: ``load``, ``chunk``, ``evidence``, ``tokenize``, ``embed``,
+``index``, ``search``, ``judge``, ``statistics``.  The recorder belongs to the thread (context)
+that opened it; work handed to other threads or processes is counted in the stage that waits for it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from contextlib import contextmanager
+from typing import Dict, Iterator, List, Optional
+
+__all__ = ["StageTimes", "record_stages", "stage", "current_stages", "STAGES"]
+
+#: The stage names ragexam records, in pipeline order (others may be added by callers).
+STAGES = ("load", "chunk", "evidence", "tokenize", "embed", "index", "search", "judge", "statistics")
+
+_CURRENT: contextvars.ContextVar[Optional["StageTimes"]] = contextvars.ContextVar("ragexam_stage_times",
+                                                                                    default=None)
+
+
+class StageTimes:
+    """Exclusive wall-clock seconds per stage (and per scope); see the module docstring."""
+
+    def __init__(self, clock=time.perf_counter) -> None:
+        self._clock = clock
+        self.started = clock()
+        self.ended: Optional[float] = None
+        self.stages: Dict[str, float] = {}
+        self.scopes: Dict[str, Dict[str, float]] = {}
+        self._stack: List[str] = []
+        self._mark = 0.0
+        self._scope: Optional[str] = None
+
+    def _charge(self, now: float) -> None:
+        if self._stack:
+            name = self._stack[-1]
+            dt = now - self._mark
+            self.stages[name] = self.stages.get(name, 0.0) + dt
+            if self._scope is not None:
+                per = self.scopes.setdefault(self._scope, {})
+                per[name] = per.get(name, 0.0) + dt
+        self._mark = now
+
+    def enter(self, name: str) -> None:
+        self._charge(self._clock())
+        self._stack.append(name)
+
+    def exit(self) -> None:
+        self._charge(self._clock())
+        self._stack.pop()
+
+    @contextmanager
+    def scope(self, name: str) -> Iterator[None]:
+        """Also count the stages inside this block under ``scopes[name]`` (e.g. one pipeline)."""
+        self._charge(self._clock())
+        before, self._scope = self._scope, name
+        try:
+            yield
+        finally:
+            self._charge(self._clock())
+            self._scope = before
+
+    def stop(self) -> None:
+        if self.ended is None:
+            self.ended = self._clock()
+
+    @property
+    def wall_s(self) -> float:
+        return (self.ended if self.ended is not None else self._clock()) - self.started
+
+    def to_dict(self) -> Dict[str, object]:
+        """``{"wall_s", "covered_s", "stages": {name: s}, "scopes": {scope: {name: s}}}``, seconds rounded to ms,
+        stages in :data:`STAGES` order first."""
+        def ordered(d: Dict[str, float]) -> Dict[str, float]:
+            names = [s for s in STAGES if s in d] + sorted(s for s in d if s not in STAGES)
+            return {s: round(d[s], 3) for s in names}
+
+        return {"wall_s": round(self.wall_s, 3), "covered_s": round(sum(self.stages.values()), 3),
+                "stages": ordered(self.stages), "scopes": {k: ordered(v) for k, v in self.scopes.items()}}
+
+
+@contextmanager
+def record_stages() -> Iterator[StageTimes]:
+    """Open a :class:`StageTimes` for the enclosed block (the current one for :func:`stage`)."""
+    times = StageTimes()
+    token = _CURRENT.set(times)
+    try:
+        yield times
+    finally:
+        times.stop()
+        _CURRENT.reset(token)
+
+
+def current_stages() -> Optional[StageTimes]:
+    """The open recorder of this context, or ``None``."""
+    return _CURRENT.get()
+
+
+@contextmanager
+def stage(name: str) -> Iterator[None]:
+    """Count the enclosed block's wall time under ``name`` in the open recorder (if any)."""
+    times = _CURRENT.get()
+    if times is None:
+        yield
+        return
+    times.enter(name)
+    try:
+        yield
+    finally:
+        times.exit()

@@ -1,0 +1,183 @@
+"""Embedding many texts: through the cache, in windows, on the executor's workers.
+
+:func:`iter_embeddings` is the one loop every dense index and query embedding goes through:
+
+1. the texts are taken in windows of ``window`` (default 65,536), so memory follows the window and
+   not the corpus (a 1M-chunk corpus never has all its vectors in two places at once);
+2. in a window, texts already cached under ``(embedder.identity, role, text)`` are read back
+   (:mod:`ragexam.retrieval.cache`); each distinct missing text is embedded once;
+3. the missing texts go to the executor (:mod:`ragexam.exec`) in batches of ``batch_size``
+   through an :class:`EmbedWorker` (the model is loaded once per worker process or Ray actor;
+   locally the default is to run in this process, since the embedders already use every core
+   through their own threads);
+4. every batch is checked (one finite row per text, one size) and written to the cache in its
+   own transaction as soon as it arrives, so an interrupted run keeps what it finished;
+5. the window's ``(n, dim)`` float32 block is yielded in text order.
+
+An embedder that calls a network service (it has an ``endpoint`` attribute, e.g.
+``dense:openai``) always runs in this process: it batches its own requests, and a cluster adds
+nothing to an HTTP call.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
+
+from ragexam import fmt
+from ragexam.errors import RagexamError
+from ragexam.retrieval.progress import progress_bar
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from ragexam.exec.base import Executor
+    from ragexam.retrieval.cache import Cache
+
+__all__ = ["iter_embeddings", "embed_cached", "EmbedWorker", "check_vectors", "WINDOW"]
+
+#: Texts per window of :func:`iter_embeddings`.
+WINDOW = 65536
+#: Attributes holding a loaded model (not sent to other processes: each worker loads its own).
+_LOADED = ("_model", "_session", "_st_model")
+
+
+def _portable(embedder: Any) -> Any:
+    """A shallow copy of ``embedder`` without its loaded model, so it pickles and loads afresh in a worker."""
+    if not any(getattr(embedder, a, None) is not None for a in _LOADED):
+        return embedder
+    clone = copy.copy(embedder)
+    for a in _LOADED:
+        if getattr(clone, a, None) is not None:
+            setattr(clone, a, None)
+    return clone
+
+
+@dataclass(frozen=True)
+class EmbedWorker:
+    """Executor worker factory (:mod:`ragexam.exec.base`): ``factory()(texts)`` embeds a batch as ``role``.
+
+    ``gpus`` is what one worker asks of a Ray cluster (0: CPU actors).  ``with_threads(n)`` passes the
+    thread count to embedders that take one (``num_threads``); it never changes vectors.
+    """
+
+    embedder: Any
+    role: str
+    gpus: float = 0
+    name: str = "embed"
+
+    def __reduce__(self):
+        return (EmbedWorker, (_portable(self.embedder), self.role, self.gpus, self.name))
+
+    def with_threads(self, threads: int) -> "EmbedWorker":
+        e = self.embedder
+        set_threads = getattr(e, "with_threads", None)
+        if callable(set_threads):
+            return replace(self, embedder=set_threads(threads))
+        if hasattr(e, "num_threads") and getattr(e, "num_threads", None) != threads:
+            clone = copy.copy(_portable(e))
+            clone.num_threads = threads
+            return replace(self, embedder=clone)
+        return self
+
+    def __call__(self):
+        e = self.embedder
+        return e.embed_queries if self.role == "query" else e.embed_passages
+
+
+def check_vectors(vecs: "np.ndarray", n: int, embedder: Any) -> "np.ndarray":
+    """``vecs`` as a float32 ``(n, dim)`` array; :class:`RagexamError` for a wrong shape or non-finite values."""
+    import numpy as np
+
+    vecs = np.asarray(vecs, dtype=np.float32)
+    if vecs.ndim != 2 or vecs.shape[0] != n:
+        raise RagexamError(f"embedder {embedder.identity!r} returned shape {vecs.shape} for {n} "
+                           "texts; expected (n, dim).")
+    if not np.isfinite(vecs).all():
+        raise RagexamError(f"embedder {embedder.identity!r} returned NaN or infinite values.")
+    return vecs
+
+
+def _batches(embedder: Any, role: str, texts: list, batch_size: int, executor: "Executor | None"):
+    """``(start, size, vectors)`` for consecutive batches of ``texts``, in order (``size`` texts were sent)."""
+    if executor is None or getattr(embedder, "endpoint", None) is not None:
+        embed = embedder.embed_queries if role == "query" else embedder.embed_passages
+        for s in range(0, len(texts), batch_size):
+            part = texts[s:s + batch_size]
+            yield s, len(part), embed(part)
+        return
+    gpus = float(getattr(embedder, "gpus", 0) or 0)
+    for s, vecs in executor.map_batches(EmbedWorker(embedder, role, gpus=gpus), texts, batch_size=batch_size,
+                                        mode=getattr(embedder, "mode", "inline")):
+        yield s, len(vecs), vecs  # the executor checked one result per text
+
+
+def iter_embeddings(embedder: Any, texts: Sequence[str], role: str, cache: "Cache | None", *,
+                    batch_size: int = 32, progress: bool = False, executor: "Executor | None" = None,
+                    window: int = WINDOW) -> Iterator[tuple[int, "np.ndarray"]]:
+    """Yield ``(start, block)`` for consecutive windows of ``texts``: ``block`` is the ``(len, dim)`` float32
+    vectors of ``texts[start:start + len]`` (see the module docstring).  Raises :class:`RagexamError` when
+    the embedder returns wrong shapes or non-finite values, or when one corpus gets vectors of two sizes
+    (a cache mixing model versions)."""
+    import numpy as np
+
+    from ragexam.exec.timing import stage
+    from ragexam.retrieval.cache import content_key, missing
+
+    if role not in ("query", "passage"):  # pragma: no cover - internal misuse
+        raise ValueError(f"role must be 'query' or 'passage', not {role!r}")
+    texts = texts if isinstance(texts, list) else list(texts)
+    identity = embedder.identity
+    dim: int | None = None
+    label = f"embedding {fmt.noun(len(texts), role)} ({embedder.name})"
+    with progress_bar(label, len(texts), progress) as bar:
+        for w0 in range(0, len(texts), window):
+            part = texts[w0:w0 + window]
+            with stage("embed"):
+                if cache is not None:
+                    keys: list[Any] = [content_key(identity, role, t) for t in part]
+                    found = cache.get_embeddings(keys)
+                else:
+                    keys, found = list(range(len(part))), {}
+                todo = missing(keys, part, found)
+                bar.advance(len(part) - len(todo))
+                if todo:
+                    miss = list(todo)
+                    for s, size, vecs in _batches(embedder, role, [todo[k] for k in miss], batch_size,
+                                                  executor):
+                        got = miss[s:s + size]
+                        vecs = check_vectors(vecs, len(got), embedder)
+                        if cache is not None:
+                            cache.put_embeddings(identity, got, vecs)
+                        found.update(zip(got, vecs))
+                        bar.advance(len(got))
+                dims = {found[k].shape[0] for k in keys} | ({dim} if dim is not None else set())
+                if len(dims) != 1:
+                    raise RagexamError(f"embedder {identity!r} produced vectors of sizes {sorted(dims)} for one "
+                                       "corpus; the cache may mix model versions: clear it or use another "
+                                       "cache_dir.")
+                dim = dims.pop()
+                block = np.empty((len(part), dim), dtype=np.float32)
+                for i, k in enumerate(keys):
+                    block[i] = found[k]
+                del found, todo
+            yield w0, block
+
+
+def embed_cached(embedder: Any, texts: Sequence[str], role: str, cache: "Cache | None", batch_size: int = 32,
+                 progress: bool = False, executor: "Executor | None" = None) -> "np.ndarray":
+    """All vectors of ``texts`` as one ``(n, dim)`` float32 array (:func:`iter_embeddings` in one window).
+
+    Texts already cached under ``(embedder.identity, role, text)`` are read back; the rest (each
+    distinct text once) are embedded in batches of ``batch_size``, each written to the cache in its
+    own transaction as soon as it is embedded.  An empty ``texts`` gives a ``(0, dim)`` array.
+    """
+    import numpy as np
+
+    texts = list(texts)
+    if not texts:
+        return np.zeros((0, embedder.dim or 0), dtype=np.float32)
+    blocks = [b for _, b in iter_embeddings(embedder, texts, role, cache, batch_size=batch_size, progress=progress,
+                                            executor=executor, window=max(1, len(texts)))]
+    return blocks[0]

