@@ -1,4 +1,4 @@
-"""Benchmark: where the time goes as the corpus grows -- ``ragexam run`` on 1k / 10k / 100k chunks.
+"""Benchmark: where the time goes as the corpus grows -- ``ragexam run`` on 1k / 10k / 50k / 100k chunks.
 
 For each size a seeded synthetic Korean corpus of ~480-character paragraphs (the size of a KorQuAD
 paragraph; generator in ``_korean.py``) and a question set (default 500 questions, evidence quoted
@@ -11,12 +11,12 @@ run with ``--chunker whole`` in a child process per measurement:
 Each line gives the wall seconds, the seconds of each stage from ``summary["timing"]`` (load, chunk,
 evidence, tokenize, embed, index, search, judge, statistics), the peak resident memory of the child
 (``ru_maxrss``) and hit@5, with the machine's load.  ``hybrid`` runs on the cache its members filled, so
-only its warm time is measured.  Dense runs are limited to ``--dense-max`` chunks (default 1,000): the
-offline embedder's throughput (printed) makes larger cold runs take hours on a small machine; the
-projection in docs/scale.md extrapolates from the measured per-chunk cost.
+only its warm time is measured.  Dense runs are limited to ``--dense-max`` chunks (default 10,000): the
+offline e5 embeds about 31 paragraphs/s on 2 cores (printed), so 10k chunks take ~5 min cold and 100k
+nearly an hour; the projection in docs/scale.md extrapolates from the measured per-chunk cost.
 
-    python benchmarks/bench_scale.py [--sizes 1000,10000,100000] [--retrievers bm25,dense,hybrid]
-                                     [--questions 500] [--repeat 2] [--dense-max 1000] [--workers N]
+    python benchmarks/bench_scale.py [--sizes 1000,10000,50000,100000] [--retrievers bm25,dense,hybrid]
+                                     [--questions 500] [--repeat 2] [--dense-max 10000] [--workers N]
                                      [--executor local] [--data-dir DIR] [--keep-cache]
 
 Targets (issue 15): 50k bm25 chunks warm <= 10 s; 100k bm25 chunks must run.
@@ -72,11 +72,11 @@ def _stages(t: dict) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--sizes", default="1000,10000,50000,100000")
     ap.add_argument("--retrievers", default="bm25,dense,hybrid")
     ap.add_argument("--questions", type=int, default=500)
     ap.add_argument("--repeat", type=int, default=2, help="warm runs per measurement (median reported)")
-    ap.add_argument("--dense-max", type=int, default=1000, help="largest corpus embedded with the dense retriever")
+    ap.add_argument("--dense-max", type=int, default=10000, help="largest corpus embedded with the dense retriever")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--executor", default=None)

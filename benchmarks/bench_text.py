@@ -1,6 +1,6 @@
 """Corpus BLEU and chrF: ragexam vs sacrebleu on seeded synthetic pairs.
 
-Prints, per language and metric, the best-of-``--repeat`` wall time of each implementation,
+Prints, per language and metric, the median of ``--repeat`` wall times of each implementation,
 the speed-up (sacrebleu time / ragexam time) and the absolute score difference (must be
 <= 1e-9; scores in [0, 1]).  Both sides start cold on every run: a fresh sacrebleu metric
 object (its tokenizer cache is per object) and ragexam's stateless functions.
@@ -13,17 +13,22 @@ from __future__ import annotations
 
 import argparse
 import gc
+import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import machine_line, median  # noqa: E402
 
 
-def _best(fn, repeat: int):
+def _median(fn, repeat: int):
     times, value = [], None
     for _ in range(repeat):
         gc.collect()
         t0 = time.perf_counter()
         value = fn()
         times.append(time.perf_counter() - t0)
-    return min(times), value
+    return median(times), value
 
 
 def main() -> None:
@@ -43,7 +48,8 @@ def main() -> None:
     from ragexam.metrics.text.synthetic import random_pairs
 
     print(f"ragexam {ragexam.__version__}, sacrebleu {sacrebleu.__version__}; {args.pairs} pairs, "
-          f"1 reference each, best of {args.repeat}")
+          f"1 reference each, median of {args.repeat}")
+    print(machine_line())
     print(f"{'lang':4} {'metric':14} {'ragexam s':>10} {'sacrebleu s':>12} {'speed-up':>9} {'|diff|':>9}")
     langs = ["en", "ko"] if args.lang == "both" else [args.lang]
     worst = float("inf")
@@ -62,14 +68,15 @@ def main() -> None:
         ]
         for name, ours, theirs in cases:
             ours()  # warm-up: imports, regex compilation
-            t_ours, s_ours = _best(ours, args.repeat)
-            t_theirs, s_theirs = _best(theirs, args.repeat)
+            t_ours, s_ours = _median(ours, args.repeat)
+            t_theirs, s_theirs = _median(theirs, args.repeat)
             diff = abs(s_ours - s_theirs)
             ratio = t_theirs / t_ours
             worst = min(worst, ratio)
             flag = "" if diff <= 1e-9 else "  SCORE MISMATCH"
             print(f"{lang:4} {name:14} {t_ours:10.3f} {t_theirs:12.3f} {ratio:8.2f}x {diff:9.1e}{flag}")
     print(f"smallest speed-up: {worst:.2f}x")
+    print(machine_line())
 
 
 if __name__ == "__main__":
