@@ -52,7 +52,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
 
@@ -178,6 +178,19 @@ def _as_bool(v: Any, source: str, line: Optional[int], fld: str) -> bool:
     raise _fail(f"received {s!r}; expected true or false.", source, line, fld)
 
 
+def _parse_cell(v: Any, parse: Callable[[str], Any], expected: str, source: str, line: Optional[int],
+                fld: str) -> Any:
+    """``parse`` of a text cell (stripped); ``None`` for an empty one; a cell ``parse`` rejects is an error
+    naming it and what was ``expected``."""
+    s = str(v).strip()
+    if s == "":
+        return None
+    try:
+        return parse(s)
+    except ValueError:
+        raise _fail(f"received {s!r}; expected {expected} or an empty cell.", source, line, fld) from None
+
+
 def _as_int(v: Any, source: str, line: Optional[int], fld: str, *, minimum: int = 0) -> Optional[int]:
     if isinstance(v, bool):
         raise _fail(f"received {v!r}; expected an integer.", source, line, fld)
@@ -192,13 +205,9 @@ def _as_int(v: Any, source: str, line: Optional[int], fld: str, *, minimum: int 
             raise _fail(f"received {v!r}; expected an integer.", source, line, fld)
         out = int(v)
     else:
-        s = str(v).strip()
-        if s == "":
+        out = _parse_cell(v, lambda s: int(float(s)) if s.endswith(".0") else int(s), "an integer", source, line, fld)
+        if out is None:
             return None
-        try:
-            out = int(float(s)) if s.endswith(".0") else int(s)
-        except ValueError:
-            raise _fail(f"received {s!r}; expected an integer or an empty cell.", source, line, fld) from None
     if out < minimum:
         raise _fail(f"received {out}; expected an integer >= {minimum}.", source, line, fld)
     return out
@@ -212,13 +221,9 @@ def _as_float(v: Any, source: str, line: Optional[int], fld: str) -> Optional[fl
     if isinstance(v, (int, float)):
         x = float(v)
     else:
-        s = str(v).strip()
-        if s == "":
+        x = _parse_cell(v, float, "a number", source, line, fld)
+        if x is None:
             return None
-        try:
-            x = float(s)
-        except ValueError:
-            raise _fail(f"received {s!r}; expected a number or an empty cell.", source, line, fld) from None
     if math.isnan(x):
         return None  # pandas reads an empty cell as NaN; the CSV contract writes empty cells
     if not math.isfinite(x):
