@@ -630,6 +630,15 @@ def _read_chunks(path: Path) -> Tuple[Dict[str, Dict[str, ChunkRecord]], Dict[st
     return out, texts
 
 
+def _folder_format(summary: Any, formats: Sequence[str], spath: Path) -> str:
+    """The ``format`` of a folder's summary, one of ``formats`` (minor versions allowed); else InputError."""
+    fmt = summary.get("format") if isinstance(summary, dict) else None
+    if not isinstance(fmt, str) or fmt.split(".")[0] not in formats:
+        raise InputError(f"received format {fmt!r}; expected one of {', '.join(formats)}.", source=str(spath),
+                         field="format")
+    return fmt
+
+
 def read_run_folder(path: PathLike) -> RunData:
     """Read a ``ragexam run --out`` folder (or its summary.json): summary.json, per_question.csv and,
     from ``ragexam-run/2`` on, chunks.jsonl.
@@ -651,10 +660,7 @@ def read_run_folder(path: PathLike) -> RunData:
     if is_score(summary):
         raise InputError("is a score summary; expected the summary.json of `ragexam run --out DIR`.",
                          source=str(spath), field="format")
-    fmt = str(summary.get("format"))
-    if fmt.split(".")[0] not in RUN_FORMATS:
-        raise InputError(f"received format {fmt!r}; expected one of {', '.join(RUN_FORMATS)}.", source=str(spath),
-                         field="format")
+    fmt = _folder_format(summary, RUN_FORMATS, spath)
     qpath = folder / "per_question.csv"
     rows: List[RunRow] = []
     if qpath.is_file():
@@ -691,10 +697,7 @@ def read_score_folder(path: PathLike) -> RunData:
         raise InputError("has no score.json; expected a folder written by `ragexam score --out DIR`.",
                          source=str(folder))
     summary = _read_json(spath)
-    fmt = summary.get("format") if isinstance(summary, dict) else None
-    if not isinstance(fmt, str) or fmt.split(".")[0] not in SCORE_FORMATS:
-        raise InputError(f"received format {fmt!r}; expected one of {', '.join(SCORE_FORMATS)}.", source=str(spath),
-                         field="format")
+    _folder_format(summary, SCORE_FORMATS, spath)
     qpath = folder / "per_answer.csv"
     rows: List[RunRow] = []
     if qpath.is_file():
