@@ -13,8 +13,8 @@ import typer
 
 from ragexam.cli_options import (ApiKey, app, BaseUrl, CacheDir, commas, Concurrency, console, DryRun, HistoryOpt,
                                  JsonOut, JUDGE_METRICS, JudgeLang, llm_settings, LlmSeed, MaxAttempts, MaxRetries,
-                                 MaxTokens, NoCache, NoHistory, notes, Price, print_json, progress, ResponseFormat,
-                                 Temperature, Timeout)
+                                 MaxTokens, NoCache, NoHistory, notes, Price, progress, ResponseFormat, RetryUnjudged,
+                                 show, Temperature, Timeout)
 
 
 # --- answers ---------------------------------------------------------------------------------------------------
@@ -55,7 +55,7 @@ def score_cmd(
     seed: LlmSeed = None, timeout: Timeout = 60.0, max_attempts: MaxAttempts = 3, max_retries: MaxRetries = 4,
     response_format: ResponseFormat = "auto", judge_lang: JudgeLang = "auto", cache_dir: CacheDir = None,
     no_cache: NoCache = False,
-    retry_unjudged: bool = typer.Option(False, "--retry-unjudged", help="Re-judge cached unjudged results."),
+    retry_unjudged: RetryUnjudged = False,
     price: Price = None, dry_run: DryRun = False,
     out: Optional[Path] = typer.Option(None, "--out", help="Write score.json, per_answer.csv, judgments.jsonl here."),
     json_out: JsonOut = False,
@@ -80,14 +80,11 @@ def score_cmd(
                 min_coverage=min_coverage, dry_run=dry_run, out=out, report=report, history=history,
                 record=not no_history, progress=progress("judging") if not json_out else None,
                 rubrics=rubric or ())
-    from ragexam.report.console_score import print_plan, print_score
+    from ragexam.report.console_score import print_score
 
+    show(json_out, lambda: res.report.to_dict(), lambda c: print_score(res.report, c, list_n=list_n), plan=res.plan)
     if res.plan is not None:
-        return print_json(res.plan.to_dict()) if json_out else print_plan(res.plan, console())
-    if json_out:
-        print_json(res.report.to_dict())
-    else:
-        print_score(res.report, console(), list_n=list_n)
+        return
     notes(res.lines, json_out)
     notes([f"coverage: {f}" for f in res.failures], json_out)
     if res.failures:
@@ -140,7 +137,7 @@ def pairwise_cmd(
     seed: LlmSeed = None, timeout: Timeout = 60.0, max_attempts: MaxAttempts = 3, max_retries: MaxRetries = 4,
     response_format: ResponseFormat = "auto", judge_lang: JudgeLang = "auto", cache_dir: CacheDir = None,
     no_cache: NoCache = False,
-    retry_unjudged: bool = typer.Option(False, "--retry-unjudged", help="Re-judge cached unjudged results."),
+    retry_unjudged: RetryUnjudged = False,
     price: Price = None, dry_run: DryRun = False,
     out: Optional[Path] = typer.Option(None, "--out", help="Write the pairs and the summary as JSON to FILE."),
     json_out: JsonOut = False,
@@ -150,7 +147,6 @@ def pairwise_cmd(
     when both orders agree (docs/judge.md)."""
     from ragexam.api import pairwise
     from ragexam.report.console_judge import print_pairwise
-    from ragexam.report.console_score import print_plan
 
     settings = llm_settings(judge_model, base_url, api_key, concurrency=concurrency, temperature=temperature,
                             max_tokens=max_tokens, seed=seed, timeout=timeout, max_retries=max_retries,
@@ -158,12 +154,8 @@ def pairwise_cmd(
     res = pairwise(qa, answers, settings, a=a, b=b, repeat=repeat, max_attempts=max_attempts, judge_lang=judge_lang,
                    retry_unjudged=retry_unjudged, dry_run=dry_run, out=out,
                    progress=progress("judging") if not json_out else None)
-    if dry_run:
-        return print_json(res.to_dict()) if json_out else print_plan(res, console())
-    if json_out:
-        print_json(res.to_dict())
-    else:
-        print_pairwise(res.to_dict(), console(), list_n=list_n)
+    show(json_out, res.to_dict, lambda c: print_pairwise(res.to_dict(), c, list_n=list_n),
+         plan=res if dry_run else None)
 
 
 @app.command("judge-agreement")
@@ -197,12 +189,11 @@ def judge_agreement_cmd(
     res = judge_agreement(qa, answers, settings, metrics=commas(metric), weights=weights, top=top, run=run,
                           pipeline=pipeline, corpus=corpus, max_attempts=max_attempts, judge_lang=judge_lang,
                           dry_run=dry_run, progress=progress("judging") if not json_out else None)
-    from ragexam.report.console_score import print_agreement, print_plan
+    from ragexam.report.console_score import print_agreement
 
-    if res.plan is not None:
-        return print_json(res.plan.to_dict()) if json_out else print_plan(res.plan, console())
-    if json_out:
+    def data() -> dict:
         jr = res.judge_run
-        return print_json({"judge": {"model": jr.model, "endpoint": jr.endpoint, "signatures": jr.signatures,
-                                      "usage": jr.usage}, "metrics": {m: a.to_dict() for m, a in res.results.items()}})
-    print_agreement(res, console())
+        return {"judge": {"model": jr.model, "endpoint": jr.endpoint, "signatures": jr.signatures,
+                          "usage": jr.usage}, "metrics": {m: a.to_dict() for m, a in res.results.items()}}
+
+    show(json_out, data, lambda c: print_agreement(res, c), plan=res.plan)

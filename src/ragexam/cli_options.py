@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, List, Optional
+from typing import Annotated, Any, Callable, List, Optional
 
 import typer
 
@@ -75,6 +75,19 @@ def progress(label: str):
     return cb
 
 
+def show(json_out: bool, data: Callable[[], Any], table: Callable[[Any], None], *, plan: Any = None) -> None:
+    """Render a command's outcome: with a dry-run ``plan``, the plan (its ``to_dict()`` with --json, else the
+    plan table); otherwise ``data()`` as JSON with --json, else ``table(console)``."""
+    if plan is not None:
+        from ragexam.report.console_score import print_plan
+
+        data, table = plan.to_dict, lambda c: print_plan(plan, c)
+    if json_out:
+        print_json(data())
+    else:
+        table(console())
+
+
 def notes(lines: List[str], json_out: bool, console=None) -> None:
     for line in lines:
         if json_out:
@@ -120,6 +133,7 @@ JUDGE_METRICS = ("context_relevance, context_precision, context_recall, faithful
                  "answer_correctness, abstention, or a --rubric file's name")
 MaxAttempts = Annotated[int, typer.Option("--max-attempts", help="Replies per judgment before it is unjudged.")]
 JudgeLang = Annotated[str, typer.Option("--judge-lang", help="Prompt language: auto (Hangul share), ko, en.")]
+RetryUnjudged = Annotated[bool, typer.Option("--retry-unjudged", help="Re-judge cached unjudged results.")]
 
 
 def llm_settings(model: str, base_url, api_key, *, concurrency, temperature, max_tokens, seed, timeout, max_retries,

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
+from ragexam.storage.files import read_settings_file
 
 __all__ = ["RunConfig", "DEFAULT_CHUNKER", "DEFAULT_RETRIEVERS", "DEFAULT_K", "DEFAULT_DEPTH",
            "DEFAULT_MISS_K", "CONFIG_KEYS", "load_config_file", "parse_k", "merge_settings"]
@@ -283,38 +284,10 @@ def load_config_file(path: Union[str, Path]) -> Dict[str, Any]:
     Raises :class:`InputError` for a missing or unparsable file, a top level that is not a
     table, or an unknown key (naming it and listing the valid keys).
     """
-    p = Path(path)
-    src = str(p)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as err:
-        raise InputError(f"cannot read the config file: {err.strerror or err}.", source=src) from None
-    suffix = p.suffix.lower()
-    if suffix == ".toml":
-        import tomllib
-
-        try:
-            data: Any = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as err:
-            raise InputError(f"not valid TOML: {err}.", source=src) from None
-    elif suffix in (".yaml", ".yml"):
-        try:
-            import yaml
-        except ImportError:  # pragma: no cover - PyYAML is common but optional
-            from ragexam.errors import MissingDependencyError
-
-            raise MissingDependencyError("a YAML config file", "yaml", "pyyaml") from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            raise InputError(f"not valid YAML: {err}.", source=src,
-                             line=(mark.line + 1) if mark is not None else None) from None
-        if data is None:
-            data = {}
-    else:
-        raise InputError(f"unknown config file type {suffix or '(none)'!r}; expected .toml, .yaml or .yml.",
-                         source=src)
+    src = str(Path(path))
+    data = read_settings_file(path, what="config file", suffixes=(".toml", ".yaml", ".yml"))
+    if data is None:
+        data = {}
     if not isinstance(data, Mapping):
         raise InputError(f"the file holds a {type(data).__name__}; expected a table of settings such as "
                          "'retrievers = [\"bm25\"]'.", source=src)

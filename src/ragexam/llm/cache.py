@@ -48,18 +48,13 @@ import hashlib
 import json
 import os
 import socket
-import sqlite3
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
-from ragexam.errors import InputError
 from ragexam.storage.paths import cache_dir as default_cache_dir
-from ragexam.storage.sqlite import open_store
+from ragexam.storage.sqlite import SQLiteStore
 
 __all__ = ["LLMCache", "ClaimResult", "request_key", "CACHE_FILENAME", "default_cache_dir", "utc_now"]
 
@@ -110,52 +105,23 @@ class ClaimResult:
     taken: List[str] = field(default_factory=list)
 
 
-class LLMCache:
+class LLMCache(SQLiteStore):
     """The result cache in ``<directory>/llm-cache.sqlite3``; thread-safe, process-safe."""
 
+    FILENAME = CACHE_FILENAME
+    SCHEMA_VERSION = SCHEMA_VERSION
+    DDL = ("CREATE TABLE IF NOT EXISTS results(key TEXT PRIMARY KEY, kind TEXT NOT NULL, "
+           "model TEXT NOT NULL, endpoint TEXT NOT NULL, created TEXT NOT NULL, "
+           "value TEXT NOT NULL) WITHOUT ROWID",
+           "CREATE TABLE IF NOT EXISTS claims(key TEXT PRIMARY KEY, owner TEXT NOT NULL, "
+           "pid INTEGER NOT NULL, host TEXT NOT NULL, started REAL NOT NULL) WITHOUT ROWID")
+    WHAT = "the LLM cache"
+    IF_CORRUPT = "It is safe to delete this file; ragexam will call the model again."
+    IF_OTHER_SCHEMA = "Delete the file or use another --cache-dir."
+    IF_NO_DIRECTORY = "Pass another --cache-dir or set RAGEXAM_CACHE_DIR."
+
     def __init__(self, directory: "str | os.PathLike[str] | None" = None) -> None:
-        self.directory = Path(directory).expanduser() if directory is not None else default_cache_dir()
-        self.path = self.directory / CACHE_FILENAME
-        self._lock = threading.Lock()
-        self._conn: Optional[sqlite3.Connection] = None
-
-    def __repr__(self) -> str:
-        return f"LLMCache({str(self.directory)!r})"
-
-    def _connect(self) -> sqlite3.Connection:
-        if self._conn is not None:
-            return self._conn
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise InputError(f"cannot create the cache directory: {err.strerror or err}. Pass another "
-                             "--cache-dir or set RAGEXAM_CACHE_DIR.", source=str(self.directory),
-                             field="cache_dir") from None
-        conn = open_store(
-            self.path, schema_version=SCHEMA_VERSION,
-            ddl=["CREATE TABLE IF NOT EXISTS results(key TEXT PRIMARY KEY, kind TEXT NOT NULL, "
-                 "model TEXT NOT NULL, endpoint TEXT NOT NULL, created TEXT NOT NULL, "
-                 "value TEXT NOT NULL) WITHOUT ROWID",
-                 "CREATE TABLE IF NOT EXISTS claims(key TEXT PRIMARY KEY, owner TEXT NOT NULL, "
-                 "pid INTEGER NOT NULL, host TEXT NOT NULL, started REAL NOT NULL) WITHOUT ROWID"],
-            what="the LLM cache",
-            if_corrupt="It is safe to delete this file; ragexam will call the model again.",
-            if_other_schema="Delete the file or use another --cache-dir.")
-        self._conn = conn
-        return conn
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (``BEGIN IMMEDIATE``), under the handle's lock."""
-        with self._lock:
-            conn = self._connect()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        super().__init__(directory if directory is not None else default_cache_dir())
 
     # -- results ---------------------------------------------------------------------------------
     def get(self, key: str) -> Optional[Dict[str, Any]]:
@@ -248,17 +214,3 @@ class LLMCache:
         with self._lock:
             rows = self._connect().execute("SELECT key, owner, pid, host, started FROM claims").fetchall()
         return [dict(zip(("key", "owner", "pid", "host", "started"), r)) for r in rows]
-
-    def close(self) -> None:
-        """Close the connection (reopened on next use)."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    def __del__(self) -> None:  # pragma: no cover - best effort
-        try:
-            if self._conn is not None:
-                self._conn.close()
-        except Exception:
-            pass

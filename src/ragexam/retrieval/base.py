@@ -36,27 +36,37 @@ from ragexam.errors import InputError, RagexamError
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-__all__ = ["Retriever", "Hits", "check_corpus", "check_queries", "check_top_n", "fmt_num"]
+__all__ = ["Component", "Retriever", "Hits", "check_corpus", "check_queries", "check_top_n", "fmt_num"]
 
 #: What :meth:`Retriever.search` returns: per query, ``(chunk_id, score)`` pairs, best first.
 Hits = list[list[tuple[str, float]]]
 
 
-class Retriever(abc.ABC):
-    """Base class of ragexam retrievers: ``index(ids, texts)``, then ``search(queries, top_n)``."""
-
-    #: True once :meth:`index` has run.
-    _indexed: bool = False
+class Component(abc.ABC):
+    """What every retrieval stage declares (chunk retrievers, text retrievers, rerankers): its ``spec``, the
+    string that names it, and its ``signature``, every setting that changes what it returns as
+    ``key:value|key:value``; its ``repr`` shows the spec."""
 
     @property
     @abc.abstractmethod
     def spec(self) -> str:
-        """Canonical spec string; ``parse_retriever(r.spec)`` builds an equivalent retriever."""
+        """The spec string that names it (each subclass says what it parses back to)."""
 
     @property
     @abc.abstractmethod
     def signature(self) -> str:
-        """Every setting that changes results, as ``key:value|key:value``."""
+        """Every setting that changes what it returns, as ``key:value|key:value``."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec}>"
+
+
+class Retriever(Component):
+    """Base class of ragexam retrievers: ``index(ids, texts)``, then ``search(queries, top_n)``.  Its ``spec``
+    is canonical: ``parse_retriever(r.spec)`` builds an equivalent retriever."""
+
+    #: True once :meth:`index` has run.
+    _indexed: bool = False
 
     @abc.abstractmethod
     def index(self, ids: list[str], texts: list[str]) -> "Retriever":
@@ -81,9 +91,6 @@ class Retriever(abc.ABC):
         recall of the exact top-k, :class:`~ragexam.retrieval.dense.DenseRetriever`); ``[]`` when every
         index is exact."""
         return []
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.spec}>"
 
     def _require_index(self) -> None:
         if not self._indexed:

@@ -48,15 +48,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from ragexam.storage.paths import cache_dir
-from ragexam.storage.sqlite import open_store
-from ragexam.errors import InputError
+from ragexam.storage.sqlite import SQLiteStore
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -95,59 +93,28 @@ def corpus_key(identity: str, texts: Sequence[str]) -> str:
     return h.hexdigest()
 
 
-class Cache:
+class Cache(SQLiteStore):
     """A token / embedding cache in ``<directory>/retrieval-cache.sqlite3``.
 
     Thread-safe (one connection guarded by a lock); safe to share between processes.
     """
 
+    FILENAME = CACHE_FILENAME
+    SCHEMA_VERSION = SCHEMA_VERSION
+    DDL = ("CREATE TABLE IF NOT EXISTS producers(identity TEXT PRIMARY KEY, "
+           "kind TEXT NOT NULL, first_used TEXT NOT NULL)",
+           "CREATE TABLE IF NOT EXISTS tokens(key BLOB PRIMARY KEY, "
+           "value BLOB NOT NULL) WITHOUT ROWID",
+           "CREATE TABLE IF NOT EXISTS embeddings(key BLOB PRIMARY KEY, "
+           "dim INTEGER NOT NULL, value BLOB NOT NULL) WITHOUT ROWID")
+    WHAT = "the retrieval cache"
+    IF_CORRUPT = "It is safe to delete this file; ragexam rebuilds it."
+    IF_OTHER_SCHEMA = "Delete the file or use another cache_dir."
+    IF_NO_DIRECTORY = "Pass another cache_dir, set RAGEXAM_CACHE_DIR, or disable the cache (cache=False)."
+
     def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self.directory = Path(directory).expanduser()
-        self.path = self.directory / CACHE_FILENAME
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
+        super().__init__(directory)
         self._known_producers: set[str] = set()
-
-    def __repr__(self) -> str:
-        return f"Cache({str(self.directory)!r})"
-
-    # -- connection ---------------------------------------------------------------------------
-    def _connect(self) -> sqlite3.Connection:
-        if self._conn is not None:
-            return self._conn
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise InputError(f"cannot create the cache directory: {err}. Pass another cache_dir, "
-                             "set RAGEXAM_CACHE_DIR, or disable the cache (cache=False).",
-                             source=str(self.directory), field="cache_dir") from None
-        conn = open_store(
-            self.path, schema_version=SCHEMA_VERSION,
-            ddl=["CREATE TABLE IF NOT EXISTS producers(identity TEXT PRIMARY KEY, "
-                 "kind TEXT NOT NULL, first_used TEXT NOT NULL)",
-                 "CREATE TABLE IF NOT EXISTS tokens(key BLOB PRIMARY KEY, "
-                 "value BLOB NOT NULL) WITHOUT ROWID",
-                 "CREATE TABLE IF NOT EXISTS embeddings(key BLOB PRIMARY KEY, "
-                 "dim INTEGER NOT NULL, value BLOB NOT NULL) WITHOUT ROWID"],
-            what="the retrieval cache",
-            if_corrupt="It is safe to delete this file; ragexam rebuilds it.",
-            if_other_schema="Delete the file or use another cache_dir.")
-        self._conn = conn
-        return conn
-
-    def close(self) -> None:
-        """Close the database connection (reopened on next use)."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-
-    def __del__(self) -> None:  # pragma: no cover - best effort
-        try:
-            if self._conn is not None:
-                self._conn.close()
-        except Exception:
-            pass
 
     # -- generic get / put --------------------------------------------------------------------
     def _get(self, table: str, columns: str, keys: Sequence[bytes]) -> dict[bytes, tuple]:
@@ -169,19 +136,12 @@ class Cache:
         if not rows:
             return
         marks = ",".join("?" * len(rows[0]))
-        with self._lock:
-            conn = self._connect()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                if identity not in self._known_producers:
-                    conn.execute("INSERT OR IGNORE INTO producers VALUES (?, ?, ?)",
-                                 (identity, kind, datetime.now(timezone.utc).isoformat(timespec="seconds")))
-                conn.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({marks})", rows)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            self._known_producers.add(identity)
+        with self._transaction() as conn:
+            if identity not in self._known_producers:
+                conn.execute("INSERT OR IGNORE INTO producers VALUES (?, ?, ?)",
+                             (identity, kind, datetime.now(timezone.utc).isoformat(timespec="seconds")))
+            conn.executemany(f"INSERT OR REPLACE INTO {table} VALUES ({marks})", rows)
+        self._known_producers.add(identity)
 
     # -- tokens -------------------------------------------------------------------------------
     def get_tokens(self, keys: Sequence[bytes]) -> dict[bytes, list[str]]:

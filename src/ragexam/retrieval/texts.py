@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.data.retrieved import RetrievedItem, RetrievedSet, item_from_value
 from ragexam.errors import InputError
+from ragexam.retrieval.base import Component
 
 __all__ = ["Retrieval", "TextRetriever", "ResultsRetriever", "is_text_retriever", "check_retrievals",
            "failure_kind", "summarize_failures", "latency_summary"]
@@ -49,25 +50,13 @@ def failure_kind(reason: str) -> str:
     return reason.split(":", 1)[0].strip() or "failed"
 
 
-class TextRetriever(abc.ABC):
-    """Base class of text retrievers (module docstring)."""
-
-    @property
-    @abc.abstractmethod
-    def spec(self) -> str:
-        """A label: the pipeline's name in tables (e.g. ``http:http://localhost:8000/search``)."""
-
-    @property
-    @abc.abstractmethod
-    def signature(self) -> str:
-        """Every setting that changes what it returns, ``key:value|key:value``."""
+class TextRetriever(Component):
+    """Base class of text retrievers (module docstring); its ``spec`` is a label, the pipeline's name in tables
+    (e.g. ``http:http://localhost:8000/search``)."""
 
     @abc.abstractmethod
     def retrieve(self, queries: List[str], top_n: int, query_ids: Optional[List[str]] = None) -> List[Retrieval]:
         """One :class:`Retrieval` per query, in order, each with at most ``top_n`` items."""
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.spec}>"
 
     def _per_query(self, queries: List[str], top_n: int, query_ids: Optional[List[str]], one) -> List[Retrieval]:
         """``retrieve`` for an in-process pipeline: check the arguments, then ``one(query, where, top_n)`` gives

@@ -137,6 +137,19 @@ def _percentile_bootstrap(stats: np.ndarray, statistic: Callable[[np.ndarray], A
     return out
 
 
+def _mean_bootstrap(x: np.ndarray, func: str, name: str, n_resamples: Any, confidence: Any,
+                    seed: Any) -> BootstrapCI | list[BootstrapCI]:
+    """The percentile bootstrap of the mean of ``x`` (1-D, or 2-D: one interval per column), the settings
+    checked first; shared by :func:`bootstrap_ci` and :func:`paired_bootstrap_diff`."""
+    n_resamples, confidence, seed = _bootstrap_settings(func, n_resamples, confidence, seed)
+    stats = x[:, None] if x.ndim == 1 else x
+    n = stats.shape[0]
+    out = _percentile_bootstrap(stats, lambda sums: sums / n, n_resamples=n_resamples,
+                                confidence=confidence, seed=seed, func=func, name=name,
+                                undefined=lambda k: "produced a non-finite mean (overflow?).")
+    return out[0] if x.ndim == 1 else out
+
+
 def _bootstrap_settings(func: str, n_resamples: Any, confidence: Any,
                         seed: Any) -> tuple[int, float, int]:
     return (_check_int(n_resamples, func=func, param="n_resamples", minimum=1),
@@ -169,13 +182,7 @@ def bootstrap_ci(values: Any, *, n_resamples: int = 2000, confidence: float = 0.
     """
     func = "bootstrap_ci"
     x = _numeric(values, func=func, param="values", ndims=(1, 2))
-    n_resamples, confidence, seed = _bootstrap_settings(func, n_resamples, confidence, seed)
-    stats = x[:, None] if x.ndim == 1 else x
-    n = stats.shape[0]
-    out = _percentile_bootstrap(stats, lambda sums: sums / n, n_resamples=n_resamples,
-                                confidence=confidence, seed=seed, func=func, name="mean",
-                                undefined=lambda k: "produced a non-finite mean (overflow?).")
-    return out[0] if x.ndim == 1 else out
+    return _mean_bootstrap(x, func, "mean", n_resamples, confidence, seed)
 
 
 def bootstrap_ratio_ci(numerator: Any, denominator: Any, *, n_resamples: int = 2000,
@@ -284,12 +291,5 @@ def paired_bootstrap_diff(a: Any, b: Any, *, n_resamples: int = 2000, confidence
     """
     func = "paired_bootstrap_diff"
     a, b = _paired(a, b, func=func, ndims=(1, 2))
-    n_resamples, confidence, seed = _bootstrap_settings(func, n_resamples, confidence, seed)
-    d = b - a
-    stats = d[:, None] if d.ndim == 1 else d
-    n = stats.shape[0]
-    out = _percentile_bootstrap(stats, lambda sums: sums / n, n_resamples=n_resamples,
-                                confidence=confidence, seed=seed, func=func, name="mean_diff",
-                                undefined=lambda k: "produced a non-finite mean (overflow?).")
-    return out[0] if d.ndim == 1 else out
+    return _mean_bootstrap(b - a, func, "mean_diff", n_resamples, confidence, seed)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Union
+from typing import Optional, Union
 
 from ragexam.errors import InputError
 
@@ -25,29 +25,23 @@ __all__ = ["cache_dir", "history_path", "check_output_file", "check_output_dir"]
 PathLike = Union[str, "os.PathLike[str]"]
 
 
+def _env_path(name: str) -> Optional[Path]:
+    """``$name`` as a path (``~`` expanded), or ``None`` when it is unset or empty."""
+    value = os.environ.get(name)
+    return Path(value).expanduser() if value else None
+
+
 def cache_dir() -> Path:
     """``$RAGEXAM_CACHE_DIR``, else ``$XDG_CACHE_HOME/ragexam``, else ``~/.cache/ragexam``."""
-    env = os.environ.get("RAGEXAM_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg:
-        return Path(xdg).expanduser() / "ragexam"
-    return Path.home() / ".cache" / "ragexam"
+    return _env_path("RAGEXAM_CACHE_DIR") or (_env_path("XDG_CACHE_HOME") or Path.home() / ".cache") / "ragexam"
 
 
 def history_path() -> Path:
     """``$RAGEXAM_HISTORY``, else ``$RAGEXAM_HOME/history.sqlite3``, else
     ``$XDG_DATA_HOME/ragexam/history.sqlite3``, else ``~/.local/share/ragexam/history.sqlite3``."""
-    env = os.environ.get("RAGEXAM_HISTORY")
-    if env:
-        return Path(env).expanduser()
-    home = os.environ.get("RAGEXAM_HOME")
-    if home:
-        return Path(home).expanduser() / "history.sqlite3"
-    xdg = os.environ.get("XDG_DATA_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
-    return base / "ragexam" / "history.sqlite3"
+    return _env_path("RAGEXAM_HISTORY") or (
+        _env_path("RAGEXAM_HOME") or (_env_path("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "ragexam"
+    ) / "history.sqlite3"
 
 
 def _blocking_parent(path: Path) -> Union[Path, None]:

@@ -52,7 +52,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
 
@@ -178,6 +178,19 @@ def _as_bool(v: Any, source: str, line: Optional[int], fld: str) -> bool:
     raise _fail(f"received {s!r}; expected true or false.", source, line, fld)
 
 
+def _parse_cell(v: Any, parse: Callable[[str], Any], expected: str, source: str, line: Optional[int],
+                fld: str) -> Any:
+    """``parse`` of a text cell (stripped); ``None`` for an empty one; a cell ``parse`` rejects is an error
+    naming it and what was ``expected``."""
+    s = str(v).strip()
+    if s == "":
+        return None
+    try:
+        return parse(s)
+    except ValueError:
+        raise _fail(f"received {s!r}; expected {expected} or an empty cell.", source, line, fld) from None
+
+
 def _as_int(v: Any, source: str, line: Optional[int], fld: str, *, minimum: int = 0) -> Optional[int]:
     if isinstance(v, bool):
         raise _fail(f"received {v!r}; expected an integer.", source, line, fld)
@@ -192,13 +205,9 @@ def _as_int(v: Any, source: str, line: Optional[int], fld: str, *, minimum: int 
             raise _fail(f"received {v!r}; expected an integer.", source, line, fld)
         out = int(v)
     else:
-        s = str(v).strip()
-        if s == "":
+        out = _parse_cell(v, lambda s: int(float(s)) if s.endswith(".0") else int(s), "an integer", source, line, fld)
+        if out is None:
             return None
-        try:
-            out = int(float(s)) if s.endswith(".0") else int(s)
-        except ValueError:
-            raise _fail(f"received {s!r}; expected an integer or an empty cell.", source, line, fld) from None
     if out < minimum:
         raise _fail(f"received {out}; expected an integer >= {minimum}.", source, line, fld)
     return out
@@ -212,13 +221,9 @@ def _as_float(v: Any, source: str, line: Optional[int], fld: str) -> Optional[fl
     if isinstance(v, (int, float)):
         x = float(v)
     else:
-        s = str(v).strip()
-        if s == "":
+        x = _parse_cell(v, float, "a number", source, line, fld)
+        if x is None:
             return None
-        try:
-            x = float(s)
-        except ValueError:
-            raise _fail(f"received {s!r}; expected a number or an empty cell.", source, line, fld) from None
     if math.isnan(x):
         return None  # pandas reads an empty cell as NaN; the CSV contract writes empty cells
     if not math.isfinite(x):
@@ -625,6 +630,15 @@ def _read_chunks(path: Path) -> Tuple[Dict[str, Dict[str, ChunkRecord]], Dict[st
     return out, texts
 
 
+def _folder_format(summary: Any, formats: Sequence[str], spath: Path) -> str:
+    """The ``format`` of a folder's summary, one of ``formats`` (minor versions allowed); else InputError."""
+    fmt = summary.get("format") if isinstance(summary, dict) else None
+    if not isinstance(fmt, str) or fmt.split(".")[0] not in formats:
+        raise InputError(f"received format {fmt!r}; expected one of {', '.join(formats)}.", source=str(spath),
+                         field="format")
+    return fmt
+
+
 def read_run_folder(path: PathLike) -> RunData:
     """Read a ``ragexam run --out`` folder (or its summary.json): summary.json, per_question.csv and,
     from ``ragexam-run/2`` on, chunks.jsonl.
@@ -646,10 +660,7 @@ def read_run_folder(path: PathLike) -> RunData:
     if is_score(summary):
         raise InputError("is a score summary; expected the summary.json of `ragexam run --out DIR`.",
                          source=str(spath), field="format")
-    fmt = str(summary.get("format"))
-    if fmt.split(".")[0] not in RUN_FORMATS:
-        raise InputError(f"received format {fmt!r}; expected one of {', '.join(RUN_FORMATS)}.", source=str(spath),
-                         field="format")
+    fmt = _folder_format(summary, RUN_FORMATS, spath)
     qpath = folder / "per_question.csv"
     rows: List[RunRow] = []
     if qpath.is_file():
@@ -686,10 +697,7 @@ def read_score_folder(path: PathLike) -> RunData:
         raise InputError("has no score.json; expected a folder written by `ragexam score --out DIR`.",
                          source=str(folder))
     summary = _read_json(spath)
-    fmt = summary.get("format") if isinstance(summary, dict) else None
-    if not isinstance(fmt, str) or fmt.split(".")[0] not in SCORE_FORMATS:
-        raise InputError(f"received format {fmt!r}; expected one of {', '.join(SCORE_FORMATS)}.", source=str(spath),
-                         field="format")
+    _folder_format(summary, SCORE_FORMATS, spath)
     qpath = folder / "per_answer.csv"
     rows: List[RunRow] = []
     if qpath.is_file():

@@ -4,17 +4,23 @@ One place decides how a store is opened: WAL journal (readers never block the wr
 ``synchronous=NORMAL``, a 60 s busy timeout, autocommit mode (each caller opens its own
 transactions), the tables created in one ``BEGIN IMMEDIATE`` transaction, and a ``meta``
 table whose ``schema`` row must equal the caller's version.
+
+:class:`SQLiteStore` is the handle both caches build on: one connection per handle, opened on
+first use (creating the directory), guarded by a lock, with one write-transaction helper.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Optional, Sequence
 
-from ragexam.errors import RagexamError
+from ragexam.errors import InputError, RagexamError
 
-__all__ = ["open_store"]
+__all__ = ["open_store", "SQLiteStore"]
 
 
 def open_store(path: Path, *, schema_version: str, ddl: Sequence[str], what: str, if_corrupt: str,
@@ -45,3 +51,71 @@ def open_store(path: Path, *, schema_version: str, ddl: Sequence[str], what: str
         raise RagexamError(f"{path}: cache schema {row[0]!r}, this ragexam writes {schema_version!r}. "
                            f"{if_other_schema}")
     return conn
+
+
+class SQLiteStore:
+    """A store in ``<directory>/<FILENAME>``, opened with :func:`open_store` on first use; thread-safe
+    (one connection guarded by a lock) and process-safe.
+
+    A subclass sets ``FILENAME``, ``SCHEMA_VERSION``, ``DDL`` (its tables), ``WHAT`` (the store's name in
+    messages), ``IF_CORRUPT`` and ``IF_OTHER_SCHEMA`` (:func:`open_store`), and ``IF_NO_DIRECTORY``: the
+    sentence telling the user what to do when the directory cannot be created (an
+    :class:`~ragexam.errors.InputError` naming the directory, field ``cache_dir``).
+    """
+
+    FILENAME: str
+    SCHEMA_VERSION: str
+    DDL: Sequence[str]
+    WHAT: str
+    IF_CORRUPT: str
+    IF_OTHER_SCHEMA: str
+    IF_NO_DIRECTORY: str
+
+    def __init__(self, directory: "str | os.PathLike[str]") -> None:
+        self.directory = Path(directory).expanduser()
+        self.path = self.directory / self.FILENAME
+        self._lock = threading.Lock()
+        self._conn: Optional[sqlite3.Connection] = None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self.directory)!r})"
+
+    def _connect(self) -> sqlite3.Connection:
+        """The open connection (opened and the tables created on first use); call under ``_lock``."""
+        if self._conn is not None:
+            return self._conn
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise InputError(f"cannot create the cache directory: {err.strerror or err}. {self.IF_NO_DIRECTORY}",
+                             source=str(self.directory), field="cache_dir") from None
+        self._conn = open_store(self.path, schema_version=self.SCHEMA_VERSION, ddl=self.DDL, what=self.WHAT,
+                                if_corrupt=self.IF_CORRUPT, if_other_schema=self.IF_OTHER_SCHEMA)
+        return self._conn
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE``), under the handle's lock."""
+        with self._lock:
+            conn = self._connect()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        """Close the connection (reopened on next use)."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __del__(self) -> None:  # pragma: no cover - best effort
+        try:
+            if self._conn is not None:
+                self._conn.close()
+        except Exception:
+            pass

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
+from ragexam.storage.files import read_settings_file
 from ragexam.metrics.judge.metric import APPLIES_TO, BUILTIN, JudgeMetric
 from ragexam.metrics.judge.prompts import _SYSTEM, Rubric, format_contexts
 from ragexam.metrics.judge.replies import ReplyError, Verdict, _int, _reasoning, _require
@@ -256,33 +257,7 @@ def rubric_from_dict(data: Mapping[str, Any], *, source: str = "rubric") -> Judg
 
 def load_rubric(path: Union[str, Path]) -> JudgeMetric:
     """Read a rubric file (``.json``, or ``.yaml``/``.yml`` with PyYAML) into a judge metric."""
-    p = Path(path)
-    source = str(p)
-    if not p.is_file():
-        raise InputError("no such rubric file; expected a .json or .yaml file (see docs/judge.md)", source=source,
-                         field="--rubric")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as err:
-        raise InputError(f"is not UTF-8 text ({err.reason} at byte {err.start})", source=source) from None
-    suffix = p.suffix.lower()
-    if suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise InputError(f"is not valid JSON: {err.msg}", source=source, line=err.lineno) from None
-    elif suffix in (".yaml", ".yml"):
-        try:
-            import yaml
-        except ImportError:
-            raise InputError("a YAML rubric needs PyYAML: pip install 'ragexam[yaml]' (or write the rubric as "
-                             "JSON)", source=source) from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            raise InputError(f"is not valid YAML: {getattr(err, 'problem', None) or err}", source=source,
-                             line=mark.line + 1 if mark is not None else None) from None
-    else:
-        raise InputError(f"has the extension {p.suffix!r}; expected .json, .yaml or .yml", source=source)
+    source = str(Path(path))
+    data = read_settings_file(path, what="rubric file", suffixes=(".json", ".yaml", ".yml"), field="--rubric",
+                              see=" (see docs/judge.md)")
     return rubric_from_dict(data, source=source)

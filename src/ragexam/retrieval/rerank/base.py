@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ragexam.errors import InputError
+from ragexam.retrieval.base import Component
 
 __all__ = ["DEFAULT_TOP", "Reranker", "RerankResult", "RerankReport", "rerank_order", "RerankedRetriever",
            "RerankedTextRetriever", "rerank_stage"]
@@ -58,28 +59,16 @@ class RerankResult:
     latency: Optional[float] = None
 
 
-class Reranker(abc.ABC):
-    """A reranker: ``spec``, ``signature``, ``rerank(queries, candidates)``; ``last_usage`` after a call
-    (calls, cached, requests, tokens, cost: a JSON-ready dict)."""
+class Reranker(Component):
+    """A reranker: ``spec`` (``rerank:...``), ``signature`` (every setting that changes its scores),
+    ``rerank(queries, candidates)``; ``last_usage`` after a call (calls, cached, requests, tokens, cost: a
+    JSON-ready dict)."""
 
     last_usage: Dict[str, Any] = {}
-
-    @property
-    @abc.abstractmethod
-    def spec(self) -> str:
-        """The spec string (``rerank:...``) that names it."""
-
-    @property
-    @abc.abstractmethod
-    def signature(self) -> str:
-        """Every setting that changes its scores, ``key:value|...``."""
 
     @abc.abstractmethod
     def rerank(self, queries: List[str], candidates: List[List[str]]) -> List[RerankResult]:
         """One :class:`RerankResult` per query; ``candidates[i]`` are query ``i``'s texts in first-stage order."""
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.spec}>"
 
 
 def rerank_order(n: int, result: RerankResult) -> Tuple[List[int], str]:
