@@ -327,6 +327,18 @@ def bleu_scores(stats, *, smooth: str = "exp", smooth_value: float | None = None
 
 
 # --- corpus and sentence --------------------------------------------------------------------
+def _checked_bleu(func: str, hyps, refs, tokenize: str, smooth: str, smooth_value: float | None,
+                  lowercase: bool, effective_order: bool) -> BleuResult:
+    """The BLEU of checked ``hyps``/``refs`` after checking the options (errors name ``func``)."""
+    _inputs.check_choice(tokenize, TOKENIZERS, "tokenize", func)
+    _common.check_bool(lowercase, "lowercase", func)
+    smooth_value = _check_smoothing(smooth, smooth_value, func)
+    stats = _stats(hyps, refs, tokenize, lowercase)
+    return bleu_from_stats(stats, smooth=smooth, smooth_value=smooth_value,
+                           effective_order=effective_order, tokenize=tokenize,
+                           lowercase=lowercase, nrefs=_inputs.nrefs_label(refs))
+
+
 def corpus_bleu(hypotheses, references, *, tokenize: str = "13a", smooth: str = "exp",
                 smooth_value: float | None = None, lowercase: bool = False,
                 effective_order: bool = False) -> BleuResult:
@@ -347,13 +359,7 @@ def corpus_bleu(hypotheses, references, *, tokenize: str = "13a", smooth: str = 
     """
     func = "corpus_bleu"
     hyps, refs = _inputs.check_corpus(hypotheses, references, func)
-    _inputs.check_choice(tokenize, TOKENIZERS, "tokenize", func)
-    _common.check_bool(lowercase, "lowercase", func)
-    smooth_value = _check_smoothing(smooth, smooth_value, func)
-    stats = _stats(hyps, refs, tokenize, lowercase)
-    return bleu_from_stats(stats, smooth=smooth, smooth_value=smooth_value,
-                           effective_order=effective_order, tokenize=tokenize,
-                           lowercase=lowercase, nrefs=_inputs.nrefs_label(refs))
+    return _checked_bleu(func, hyps, refs, tokenize, smooth, smooth_value, lowercase, effective_order)
 
 
 def sentence_bleu(hypothesis: str, references, *, tokenize: str = "13a", smooth: str = "exp",
@@ -371,10 +377,4 @@ def sentence_bleu(hypothesis: str, references, *, tokenize: str = "13a", smooth:
     """
     func = "sentence_bleu"
     hyps, refs = _inputs.check_sentence(hypothesis, references, func)
-    _inputs.check_choice(tokenize, TOKENIZERS, "tokenize", func)
-    _common.check_bool(lowercase, "lowercase", func)
-    smooth_value = _check_smoothing(smooth, smooth_value, func)
-    stats = _stats(hyps, refs, tokenize, lowercase)
-    return bleu_from_stats(stats, smooth=smooth, smooth_value=smooth_value,
-                           effective_order=effective_order, tokenize=tokenize,
-                           lowercase=lowercase, nrefs=_inputs.nrefs_label(refs))
+    return _checked_bleu(func, hyps, refs, tokenize, smooth, smooth_value, lowercase, effective_order)
