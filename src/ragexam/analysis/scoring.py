@@ -330,14 +330,12 @@ class _TextScores:
         import sys
         import tempfile
 
-        import ragexam
-
         self._dir = tempfile.mkdtemp(prefix="ragexam-text-")
         inp = os.path.join(self._dir, "in.json")
         with open(inp, "w", encoding="utf-8") as fh:
             json.dump(list(self._args), fh, ensure_ascii=False)
         env = dict(os.environ)
-        root = os.path.dirname(os.path.dirname(os.path.abspath(ragexam.__file__)))
+        root = str(Path(__file__).resolve().parents[2])  # the folder holding the ragexam package
         env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         try:
             self._proc = subprocess.Popen(
