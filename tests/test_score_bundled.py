@@ -197,3 +197,17 @@ def test_text_scores_are_computed_here_when_the_child_cannot_run(monkeypatch):
     job = scoring._TextScores(_text_rows(), "char", "char", beside=True)
     assert job._proc is None
     assert [r.text for r in job.result()["rows"]] == [r.text for r in inline["rows"]]
+
+
+def test_text_scores_child_is_stopped_and_its_folder_removed_when_scoring_fails_before_the_result():
+    import gc
+    import os
+
+    from ragexam.analysis import scoring
+
+    job = scoring._TextScores(_text_rows(), "ko-kiwi", "ko-kiwi", beside=True)
+    proc, folder = job._proc, job._dir
+    assert proc is not None and os.path.isdir(folder)
+    del job  # what an exception between the start and result() leaves behind
+    gc.collect()
+    assert proc.poll() is not None and not os.path.exists(folder)

@@ -299,6 +299,17 @@ def _text_stats_child() -> None:  # pragma: no cover - runs in the worker proces
         np.savez(fh, bleu=bs, chrf=cs, rouge=rs)
 
 
+def _stop_child(proc: Any, folder: Optional[str]) -> None:
+    """Stop the text-statistics child (when still running) and remove its folder."""
+    import shutil
+
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 class _TextScores:
     """Sentence scores on each row with an answer and a ground truth, and the per-row summable statistics
     (``result()`` gives ``{"rows", "bleu", "chrf", "rouge"}``, the aggregates are computed from them).
@@ -329,42 +340,42 @@ class _TextScores:
         import subprocess
         import sys
         import tempfile
+        import weakref
 
-        self._dir = tempfile.mkdtemp(prefix="ragexam-text-")
-        inp = os.path.join(self._dir, "in.json")
-        with open(inp, "w", encoding="utf-8") as fh:
-            json.dump(list(self._args), fh, ensure_ascii=False)
-        env = dict(os.environ)
-        root = str(Path(__file__).resolve().parents[2])  # the folder holding the ragexam package
-        env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         try:
+            self._dir = tempfile.mkdtemp(prefix="ragexam-text-")
+            inp = os.path.join(self._dir, "in.json")
+            with open(inp, "w", encoding="utf-8") as fh:
+                json.dump(list(self._args), fh, ensure_ascii=False)
+            env = dict(os.environ)
+            root = str(Path(__file__).resolve().parents[2])  # the folder holding the ragexam package
+            env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
             self._proc = subprocess.Popen(
                 [sys.executable, "-c", "from ragexam.analysis.scoring import _text_stats_child; _text_stats_child()",
                  inp, os.path.join(self._dir, "out.npz")],
-                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         except OSError:
             self._proc = None
+        # if the scoring fails before result() (a judge error, Ctrl-C), the child is stopped and its folder removed
+        self._cleanup = weakref.finalize(self, _stop_child, self._proc, self._dir)
 
     def _collect(self) -> Any:
         """The child's statistics, or ``None`` when it failed (then they are computed here)."""
         import os
-        import shutil
 
         import numpy as np
 
         try:
             if self._proc is None:
                 return None
-            self._proc.communicate()
-            if self._proc.returncode != 0:
+            if self._proc.wait() != 0:
                 return None
             with np.load(os.path.join(self._dir, "out.npz")) as z:
                 return z["bleu"], z["chrf"], z["rouge"]
         except (OSError, ValueError):
             return None
         finally:
-            if self._dir is not None:
-                shutil.rmtree(self._dir, ignore_errors=True)
+            self._cleanup()
 
     def result(self) -> Dict[str, Any]:
         import numpy as np
