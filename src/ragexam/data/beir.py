@@ -161,10 +161,10 @@ def _add(out, qid: str, doc: str, grade: int, line: int, src: str, col: ProblemC
 
 
 def _read_qrels_jsonl(p: Path, col: ProblemCollector) -> Dict[str, Dict[str, Tuple[int, int]]]:
-    from ragexam.data.reading import iter_jsonl, read_text
+    from ragexam.data.reading import iter_jsonl, read_lines
 
     src = str(p)
-    text = read_text(p, src, col)
+    text = read_lines(p, src, col)
     out: Dict[str, Dict[str, Tuple[int, int]]] = {}
     if text is None:
         return out
@@ -206,7 +206,7 @@ def _read_trec(p: Path) -> Dict[str, Dict[str, Tuple[int, int]]]:
 
 def parse_beir_queries(folder: BeirFolder, col: ProblemCollector, split: Optional[str] = None):
     """The questions of ``folder``'s ``split`` (module docstring) as ``(file, [(line, Question)], ids)``."""
-    from ragexam.data.reading import iter_jsonl, read_text
+    from ragexam.data.reading import iter_jsonl, read_lines
     from ragexam.data.schema import Question
 
     if folder.queries is None:
@@ -214,7 +214,7 @@ def parse_beir_queries(folder: BeirFolder, col: ProblemCollector, split: Optiona
     split_name, qrels_path = pick_split(folder, split)
     qrels = read_qrels(qrels_path, col)
     src = str(folder.queries)
-    text = read_text(folder.queries, src, col)
+    text = read_lines(folder.queries, src, col)
     found: List[Tuple[int, Question]] = []
     seen: Dict[str, int] = {}
     if text is None:

@@ -27,7 +27,7 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 from ragexam import fmt
 from ragexam.data.datasets import resolve
 from ragexam.data.problems import ProblemCollector
-from ragexam.data.reading import iter_csv, iter_jsonl, read_text
+from ragexam.data.reading import iter_csv, iter_jsonl, read_lines, read_text
 from ragexam.data.schema import Corpus, Document, QASet, Question
 
 __all__ = ["load_corpus", "load_qa", "parse_corpus", "parse_qa", "ParsedCorpus", "ParsedQA"]
@@ -205,11 +205,12 @@ def parse_corpus(path: PathLike, col: ProblemCollector) -> ParsedCorpus:
         p = folder.corpus
     file = str(p)
     out = ParsedCorpus(file)
-    text = read_text(p, file, col)
+    csv_file = p.suffix.lower() == ".csv"
+    text = read_text(p, file, col) if csv_file else read_lines(p, file, col)  # JSONL: a stream of lines
     if text is None:
         out.readable = False
         return out
-    if p.suffix.lower() == ".csv":
+    if csv_file:
         rows = ((ln, _csv_row(row, file, ln, col)) for ln, row in
                 iter_csv(text, file, col, required=("doc_id", "content")))
     else:
@@ -354,7 +355,7 @@ def parse_qa(path: PathLike, col: ProblemCollector, *, split: Optional[str] = No
         return out
     file = str(p)
     out = ParsedQA(file)
-    text = read_text(p, file, col)
+    text = read_lines(p, file, col)
     if text is None:
         out.readable = False
         return out

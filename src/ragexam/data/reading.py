@@ -19,51 +19,90 @@ import csv
 import io
 import json
 from pathlib import Path
-from typing import Dict, Iterator, Optional, Tuple
+from typing import Dict, Iterable, Iterator, Optional, Tuple, Union
 
 from ragexam import fmt
 from ragexam.data.problems import ProblemCollector
 from ragexam.errors import InputError
 
-__all__ = ["read_text", "iter_jsonl", "iter_csv"]
+__all__ = ["read_text", "read_lines", "iter_jsonl", "iter_csv"]
 
 _BOM = b"\xef\xbb\xbf"
 
 
-def read_text(path: Path, file: str, col: ProblemCollector) -> Optional[str]:
-    """The decoded text of ``path``; ``None`` when it cannot be read as text at all (UTF-16)."""
+def _open_checked(path: Path, file: str, col: ProblemCollector) -> Tuple[Optional[bytes], bool]:
+    """Check ``path`` and its first bytes: ``(bom, readable)`` -- ``bom`` the byte-order mark to skip (reported),
+    ``readable`` false for a UTF-16 file (reported)."""
     if not path.exists():
         raise InputError("no such file", source=file)
     if path.is_dir():
         raise InputError("is a directory; expected a file", source=file)
-    data = path.read_bytes()
-    if data.startswith(_BOM):
+    with open(path, "rb") as fh:
+        head = fh.read(3)
+    if head.startswith(_BOM):
         col.add("bom", "the file starts with a UTF-8 byte-order mark (BOM, bytes EF BB BF); "
                 "expected plain UTF-8; re-save the file as 'UTF-8' (not 'UTF-8 with BOM')",
                 file=file, line=1)
-        data = data[len(_BOM):]
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return _BOM, True
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
         col.add("encoding", "the file is UTF-16 (it starts with a UTF-16 byte-order mark); "
                 "expected UTF-8; convert it, e.g. `iconv -f utf-16 -t utf-8`", file=file, line=1)
+        return None, False
+    return None, True
+
+
+def _bad_byte(line_bytes: bytes, pos: int, line: int, file: str, col: ProblemCollector) -> None:
+    """Report the first byte of the file that is not UTF-8: byte ``pos`` of line ``line`` (``line_bytes``)."""
+    hint = ""
+    try:
+        line_bytes.decode("cp949")
+        hint = " The line decodes as CP949/EUC-KR: convert the file with `iconv -f cp949 -t utf-8`."
+    except UnicodeDecodeError:
+        pass
+    col.add("encoding", f"byte 0x{line_bytes[pos]:02X} at byte column {pos + 1} is not valid "
+            f"UTF-8 (first bad byte of the file); expected UTF-8 text.{hint}", file=file, line=line)
+
+
+def read_text(path: Path, file: str, col: ProblemCollector) -> Optional[str]:
+    """The decoded text of ``path``; ``None`` when it cannot be read as text at all (UTF-16)."""
+    bom, readable = _open_checked(path, file, col)
+    if not readable:
         return None
+    data = path.read_bytes()[len(bom or b""):]
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
-        line = data.count(b"\n", 0, err.start) + 1
         line_start = data.rfind(b"\n", 0, err.start) + 1
         line_end = data.find(b"\n", err.start)
-        column = err.start - line_start + 1
-        hint = ""
-        try:
-            data[line_start:line_end if line_end != -1 else len(data)].decode("cp949")
-            hint = (" The line decodes as CP949/EUC-KR: convert the file with "
-                    "`iconv -f cp949 -t utf-8`.")
-        except UnicodeDecodeError:
-            pass
-        col.add("encoding", f"byte 0x{data[err.start]:02X} at byte column {column} is not valid "
-                f"UTF-8 (first bad byte of the file); expected UTF-8 text.{hint}",
-                file=file, line=line)
+        _bad_byte(data[line_start:line_end if line_end != -1 else len(data)], err.start - line_start,
+                  data.count(b"\n", 0, err.start) + 1, file, col)
         return data.decode("utf-8", errors="replace")
+
+
+def read_lines(path: Path, file: str, col: ProblemCollector) -> Optional[Iterator[str]]:
+    """The lines of ``path`` decoded as UTF-8 (without their ``\\n``), read as a stream: one line in memory at
+    a time, so a corpus of millions of records is never held as one text.  The same checks as
+    :func:`read_text` (the BOM and UTF-16 at once, a bad byte when its line is read); ``None`` for UTF-16."""
+    bom, readable = _open_checked(path, file, col)
+    if not readable:
+        return None
+
+    def lines() -> Iterator[str]:
+        reported = False
+        with open(path, "rb") as fh:
+            if bom:
+                fh.read(len(bom))
+            for lineno, raw in enumerate(fh, 1):
+                raw = raw[:-1] if raw.endswith(b"\n") else raw
+                try:
+                    yield raw.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    if not reported:
+                        reported = True
+                        _bad_byte(raw, err.start, lineno, file, col)
+                    yield raw.decode("utf-8", errors="replace")
+
+    return lines()
 
 
 def _reject_constant(name: str):
@@ -79,13 +118,13 @@ def _no_duplicate_keys(pairs):
     return obj
 
 
-def iter_jsonl(text: str, file: str, col: ProblemCollector, *, example: str
+def iter_jsonl(text: Union[str, Iterable[str]], file: str, col: ProblemCollector, *, example: str
                ) -> Iterator[Tuple[int, Dict[str, object]]]:
-    """``(line, object)`` for every JSON object line; other lines are reported and skipped.  ``example`` is
-    the shape of one line of this kind of file, shown when a line is not an object (e.g.
-    ``{"doc_id": ..., "content": ...}``)."""
+    """``(line, object)`` for every JSON object line of ``text`` (a whole text, or its lines from
+    :func:`read_lines`); other lines are reported and skipped.  ``example`` is the shape of one line of this
+    kind of file, shown when a line is not an object (e.g. ``{"doc_id": ..., "content": ...}``)."""
     records = 0
-    for lineno, raw in enumerate(text.split("\n"), 1):
+    for lineno, raw in enumerate(text.split("\n") if isinstance(text, str) else text, 1):
         if not raw.strip():
             continue
         records += 1

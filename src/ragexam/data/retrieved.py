@@ -166,7 +166,7 @@ def load_retrieved(path: PathLike, *, pipeline: Optional[str] = None) -> Retriev
     file, line and field.  ``pipeline`` names the pipeline of lines without one (default: the file name
     without its extension)."""
     from ragexam.data.problems import ProblemCollector
-    from ragexam.data.reading import iter_jsonl, read_text
+    from ragexam.data.reading import iter_jsonl, read_lines
 
     p = Path(path)
     src = str(p)
@@ -174,7 +174,7 @@ def load_retrieved(path: PathLike, *, pipeline: Optional[str] = None) -> Retriev
         raise InputError("no such file; expected a results file (JSONL: one line per question with its "
                          "retrieved contexts).", source=src)
     col = ProblemCollector(strict=True)
-    text = read_text(p, src, col)
+    text = read_lines(p, src, col)
     if text is None:  # pragma: no cover - strict collector raised already
         raise InputError("cannot be read as UTF-8 text.", source=src)
     default = pipeline or p.stem
