@@ -54,11 +54,11 @@ import re
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 API_KEY = "sk-test-JUDGE-SECRET-9f3a7c"
 
-from ragexam.testing.stub import _MARKERS  # noqa: E402 (the judge's prompts, recognized once)
+from ragexam.testing.stub import _MARKERS, LoopbackHTTPServer  # noqa: E402 (the judge's prompts, recognized once)
 
 _METRIC_MARKERS = _MARKERS + (("custom", ("아래 평가 기준으로 채점하세요", "Grade the material below by the criteria")),)
 
@@ -198,8 +198,7 @@ def send_json(handler: BaseHTTPRequestHandler, status: int, body, headers=None) 
 
 def serve(handler_class):
     """Start ``handler_class`` on 127.0.0.1 in a thread: ``(base address, shutdown)``."""
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler_class)
-    httpd.daemon_threads = True
+    httpd = LoopbackHTTPServer(("127.0.0.1", 0), handler_class)
     threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
     def shutdown():

@@ -181,3 +181,23 @@ def test_failing_floor():
     assert proc.returncode == 1 and "1 failed, 2 passed" in out, out + proc.stderr
     assert "ragexam exam failed: 1 of 1 floor check(s)" in out and "FAIL hit@1 >= 1" in out
     assert "worst questions:" in out
+
+
+def test_loopback_server_queues_a_burst_of_connections():
+    """32 clients connecting at once must all be queued (the socketserver default backlog of 5 drops the rest,
+    and TCP retries them a second later); here the server accepts nothing while 40 connections are opened."""
+    import socket
+    from http.server import BaseHTTPRequestHandler
+
+    from ragexam.testing.stub import LoopbackHTTPServer
+
+    server = LoopbackHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    conns = []
+    try:
+        for _ in range(40):
+            conns.append(socket.create_connection(server.server_address, timeout=0.5))
+    finally:
+        for c in conns:
+            c.close()
+        server.server_close()
+    assert len(conns) == 40

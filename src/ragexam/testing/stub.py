@@ -39,7 +39,7 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, List, Optional, Sequence
 
-__all__ = ["StubEndpoint", "overlap", "bigrams", "STUB_MODEL"]
+__all__ = ["StubEndpoint", "LoopbackHTTPServer", "overlap", "bigrams", "STUB_MODEL"]
 
 STUB_MODEL = "ragexam-stub"
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -219,6 +219,15 @@ def embed(text: str, dimensions: int = 256) -> List[float]:
 
 
 # --- the server --------------------------------------------------------------------------------------
+class LoopbackHTTPServer(ThreadingHTTPServer):
+    """A thread per request, daemon threads, and a listen backlog of 128 connections: with the socketserver
+    default of 5, a client opening 32 connections at once has most of its connection attempts dropped and
+    retried by TCP a second later, which shows up as a slow start of every concurrent batch of calls."""
+
+    daemon_threads = True
+    request_queue_size = 128
+
+
 class StubEndpoint:
     """The loopback endpoint (see the module docstring).  ``base_url`` is ``http://127.0.0.1:<port>/v1``;
     use it as a context manager or call :meth:`start` / :meth:`stop`."""
@@ -271,8 +280,7 @@ class StubEndpoint:
                     return self._send(200, stub._embeddings(body))
                 return self._send(404, {"error": {"message": f"no route {path}"}})
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
+        self._httpd = LoopbackHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
         return self
