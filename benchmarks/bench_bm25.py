@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_line, spread  # noqa: E402
+from _bench import machine_line, spread, compile_ragexam  # noqa: E402
 
 SUBJECTS = ["VPN", "이메일", "프린터", "계정", "비밀번호", "출입카드", "노트북", "모니터", "회의실 예약",
             "급여 명세서", "연차 휴가", "사내 메신저", "OTP 앱", "와이파이", "공유 드라이브", "결재 시스템",
@@ -96,6 +96,7 @@ def main() -> None:
           f"{len(queries):,} queries; top_n={args.top_n}; seed={args.seed}")
 
     print(machine_line())
+    print(compile_ragexam())
     from ragexam.data.kiwi import kiwi
 
     t0 = time.perf_counter()

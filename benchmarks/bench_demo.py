@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_line, median, spread  # noqa: E402
+from _bench import machine_line, median, spread, compile_ragexam  # noqa: E402
 
 CHECK = r"""
 import contextlib, io, json, sys
@@ -62,6 +62,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="cold+warm rounds (medians are reported)")
     args = ap.parse_args()
     print(machine_line())
+    print(compile_ragexam())
     colds, warms = [], []
     loaded: dict = {}
     for i in range(args.repeat):

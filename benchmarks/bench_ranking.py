@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_line, median  # noqa: E402
+from _bench import machine_line, median, compile_ragexam  # noqa: E402
 
 DATA = Path(__file__).parent / "_data"
 METRICS = ["ndcg@10", "map", "mrr", "r@100", "p@10"]
@@ -219,6 +219,7 @@ def main() -> None:
     if unknown:
         ap.error(f"unknown shape(s) {unknown}; known: {', '.join(SHAPES)}")
     print(machine_line())
+    print(compile_ragexam())
     print(f"medians of {args.repeat} runs; ragexam command: {' '.join(_ragexam_command())}")
     print(f"{'shape':<13} {'run file':>9} {'load':>10} | {'whole command (s)':^33} | {'with --json (s)':^33}"
           + ("" if args.no_library else f" | {'library in-process (s)':^33}"))

@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_line  # noqa: E402
+from _bench import machine_line, compile_ragexam  # noqa: E402
 from _korean import write_dataset  # noqa: E402
 
 CHILD = r"""
@@ -90,6 +90,7 @@ def main() -> int:
         raise SystemExit(f"unknown retriever {unknown[0]!r}; expected {', '.join(SPECS)}")
     data_root = Path(args.data_dir) if args.data_dir else Path(tempfile.mkdtemp(prefix="ragexam-scale-data-"))
     print(machine_line())
+    print(compile_ragexam())
     print(f"questions {args.questions}, chunker whole, seed {args.seed}, workers {args.workers or 'all cores'}, "
           f"executor {args.executor or 'local'}")
     print(f"{'chunks':>8} {'retriever':<9} {'run':<5} {'wall s':>8} {'peak MB':>8} {'hit@5':>6}  stages (s)")

@@ -33,7 +33,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
-from _bench import machine_line, spread  # noqa: E402
+from _bench import machine_line, spread, compile_ragexam  # noqa: E402
 
 
 def _answers(pipelines: int) -> str:
@@ -75,6 +75,7 @@ def main() -> int:
     base, shutdown = serve(make_handler(stub))
     times = []
     print(machine_line())
+    print(compile_ragexam())
     try:
         for r in range(args.repeat):
             for label, judge in (("score + judge", True), ("score, text only", False)):

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import machine_line, median  # noqa: E402
+from _bench import machine_line, median, compile_ragexam  # noqa: E402
 
 CHILD = r"""
 import json, os, resource, sys, time
@@ -93,6 +93,7 @@ def main() -> int:
 
     cores = default_workers()
     print(machine_line())
+    print(compile_ragexam())
     cases = [("kiwi", args.texts)] + ([] if args.skip_dense else [(args.embedder, args.passages)])
     for what, n in cases:
         rows = [("inline, all cores", "inline", None, cores), ("inline, 1 thread", "inline", 1, 1),
