@@ -124,6 +124,9 @@ def test_ann_options_are_checked():
     with pytest.raises(InputError, match="nlist=64 is more than the 10 passages"):
         DenseRetriever(emb, index="ivf", nlist=64, cache=False).index([f"i{j}" for j in range(10)],
                                                                       ["a"] * 10)
+    with pytest.raises(InputError, match="ivfpq with nbits=8 trains 256 centroids .* received 81 "):
+        DenseRetriever(emb, index="ivfpq", nlist=4, m=2, cache=False).index([f"i{j}" for j in range(81)],
+                                                                            ["a"] * 81)
     assert set(INDEX_TYPES) == {"flat", "hnsw", "ivf", "ivfpq"}
     assert auto_nlist(1_000_000) == 4096 and auto_nlist(100) == 2 and auto_nlist(10) == 1
     r = parse_retriever("dense?index=ivfpq&nlist=auto&m=48&nprobe=8")

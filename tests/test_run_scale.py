@@ -116,3 +116,16 @@ def test_an_approximate_index_reports_its_recall_beside_its_metrics(tmp_path):
     [rep] = r_ann["index_recall"]
     assert rep["index"] == "ivf" and rep["sample"] == 71 and 0 <= rep["recall@10"] < 1  # 1 list of 8: misses
     assert "index:faiss-ivf-ip(nlist=8,nprobe=1" in res.pipelines[1].signature
+    # ... and the console prints it under the metrics, on the pipeline's label
+    import io
+
+    from rich.console import Console
+
+    from ragexam.report.console_run import render_run
+
+    buf = io.StringIO()
+    render_run(res.summary, Console(file=buf, width=100, color_system=None))
+    out = buf.getvalue()
+    line = next(x for x in out.splitlines() if "ivf index:" in x)
+    assert line.split()[0] == "P2" and f"recall@10 {rep['recall@10']:.3f}" in line and "71 sampled" in line
+    assert out.index("Approximate indexes") > out.index("Retrieval metrics") and out.count("index: recall@") == 1

@@ -240,6 +240,26 @@ def _metric_table(console, summary: Mapping[str, Any]) -> None:
         f"· map: mean average precision[/]")
 
 
+def _index_recall(console, summary: Mapping[str, Any]) -> None:
+    """An approximate index's recall of the exact top-k on its sample, under the pipeline's label: what the
+    index (not the embedder) lost."""
+    labels = _labels(summary)
+    lines = []
+    for p in summary.get("pipelines") or []:
+        for rep in ((summary.get("results") or {}).get(p["name"]) or {}).get("index_recall") or []:
+            ks = sorted((k for k in rep if k.startswith("recall@")), key=lambda k: int(k.split("@")[1]))
+            vals = ", ".join(f"{k} {fmt.num(rep[k])}" if rep[k] is not None else f"{k} n/a" for k in ks)
+            lines.append(f"  {labels.get(p['name'], p['name'])}  {rep.get('index')} index: {vals} of the exact "
+                         f"search's top k, on {fmt.plural(rep.get('sample'), 'sampled question')}")
+    if lines:
+        from rich.text import Text
+
+        console.print(Text("Approximate indexes: recall of the exact top k (below 1: the index, not the "
+                           "embedder, lost those chunks)", style="bold"))
+        for line in lines:
+            console.print(line, markup=False)
+
+
 def _sweep_table(console, summary: Mapping[str, Any]) -> None:
     pipes = summary.get("pipelines") or []
     rows: List[Optional[Mapping[str, Any]]] = []
@@ -468,6 +488,7 @@ def render_run(summary: Mapping[str, Any], console=None, *, max_missed: int = MA
     console.print()
     _metric_table(console, summary)
     _unretrieved(console, summary)
+    _index_recall(console, summary)
     console.print()
     _sweep_table(console, summary)
     console.print()

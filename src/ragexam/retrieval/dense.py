@@ -292,6 +292,12 @@ class DenseRetriever(Retriever):
                 raise InputError(f"nlist={nlist} is more than the {n} passages; lower nlist (or use index=flat).",
                                  source=self.spec, field="nlist")
             train_n = min(n, o["train_size"] or max(64 * nlist, 10_000))
+            if self.index_type == "ivfpq" and train_n < 2 ** o["nbits"]:
+                raise InputError(
+                    f"ivfpq with nbits={o['nbits']} trains {2 ** o['nbits']} centroids per sub-vector and needs at "
+                    f"least that many training passages; received {train_n} ({n} passages"
+                    + (f", train_size={o['train_size']}" if o["train_size"] else "") + "). Use index=flat or "
+                    "index=ivf for a corpus this small, or lower nbits.", source=self.spec, field="nbits")
             rows = np.sort(np.random.default_rng(o["seed"]).choice(n, size=train_n, replace=False))
             # pass 1: embed everything (cached) and keep the training rows; pass 2 re-reads the cache
             keep: list = []
