@@ -354,7 +354,7 @@ class _TextScores:
                 [sys.executable, "-c", "from ragexam.analysis.scoring import _text_stats_child; _text_stats_child()",
                  inp, os.path.join(self._dir, "out.npz")],
                 env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        except OSError:
+        except (OSError, ValueError):  # no temp folder, no interpreter, text JSON cannot hold (lone surrogates)
             self._proc = None
         # if the scoring fails before result() (a judge error, Ctrl-C), the child is stopped and its folder removed
         self._cleanup = weakref.finalize(self, _stop_child, self._proc, self._dir)
