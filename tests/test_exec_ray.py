@@ -192,3 +192,54 @@ def test_llm_batch_runner_calls_on_ray_and_caches_here(ray_executor, stub, tmp_p
                   executor=ray_executor, limit=RateLimit(concurrency=2, name="ray-batch"))
     assert b.values == {f"k{i}": {"echo": 2 * i} for i in range(10)} and b.usage.calls == 10
     assert _Stub.peak <= 2 and len(cache) == 10 and cache.claims() == []
+
+
+def test_the_judge_on_ray_actors_gives_the_local_verdicts_and_caches_here(ray_executor, tmp_path):
+    """``score --executor ray``: the judge's calls run on Ray actors, and every verdict equals the local run's
+    (each run against a fresh stub); the results land in the driver's cache, which a local rerun reads without
+    a call."""
+    from test_judge_stub import API_KEY, start_stub
+
+    from ragexam.api import score
+    from ragexam.llm.settings import LLMSettings
+
+    metrics = ["faithfulness", "answer_correctness", "abstention"]
+
+    def scored(cache, executor=None):
+        stub, shutdown = start_stub()
+        try:
+            judge = LLMSettings("stub-judge", base_url=stub.base_url, api_key=API_KEY, concurrency=3,
+                                cache_dir=str(cache))
+            rep = score("it_helpdesk", "it_helpdesk", judge=judge, metrics=metrics, record=False,
+                        executor=executor).report
+            return rep, len(stub.requests)
+        finally:
+            shutdown()
+
+    local, n_local = scored(tmp_path / "local")
+    on_ray, n_ray = scored(tmp_path / "ray", ray_executor)
+    assert n_ray == n_local > 100
+
+    def verdicts(rep):
+        return {(j.metric, j.item_id): (j.status, j.score, j.label, j.reason) for j in rep.judge_run.judgments}
+
+    assert verdicts(on_ray) == verdicts(local)
+    for key in ("summary", "by_type", "signatures"):
+        assert on_ray.to_dict()["judge"][key] == local.to_dict()["judge"][key]
+    again, n_again = scored(tmp_path / "ray")
+    assert n_again == 0 and verdicts(again) == verdicts(local)  # the Ray run's results, read from this cache
+
+
+def test_a_judge_pickles_without_its_cache_connection_or_executor(tmp_path):
+    import pickle
+
+    from ragexam.metrics.judge import Judge
+
+    jd = Judge("m", base_url="http://127.0.0.1:9/v1", api_key="sk-test-0123456789", cache_dir=str(tmp_path),
+               executor=LocalExecutor(1))
+    jd.client.transport._client()  # an open HTTP client and a lock must not travel
+    copy = pickle.loads(pickle.dumps(jd))
+    assert copy.cache is None and copy.executor is None and copy.client.transport._http is None
+    assert copy.client.settings == jd.client.settings and copy.model == "m"
+    with copy.client._lock, copy.client.transport._lock:
+        pass

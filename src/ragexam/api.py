@@ -368,14 +368,15 @@ def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Op
           judge_lang: str = "auto", retry_unjudged: bool = False, min_coverage: Optional[float] = None,
           dry_run: bool = False, out: Optional[PathLike] = None, report: Optional[PathLike] = None,
           history: Optional[PathLike] = None, record: bool = True, progress: Progress = None,
-          rubrics: Sequence[PathLike] = ()) -> ScoreOutcome:
+          rubrics: Sequence[PathLike] = (), executor: Any = None) -> ScoreOutcome:
     """Score generated ``answers`` to the questions of ``qa``: text metrics against ``ground_truth``, the LLM
     judge when ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) is given, and the stage that lost each
     answer when ``run`` (a run folder) is given; see :func:`ragexam.analysis.scoring.score_answers`.  Writes the
     score folder ``out``, the run's HTML ``report`` with the answers, and the history record; every output path
     is checked before any judge call.  ``rubrics``: custom rubric files (docs/judge.md), judged metrics named by
     their files; without ``metrics`` the judge grades :data:`~ragexam.metrics.judge.prompts.DEFAULT_METRICS` and
-    every rubric."""
+    every rubric.  ``executor``: where the judge's calls run (``"local"``, ``"ray"``, ``"ray://HOST:PORT"`` or an
+    executor object; default threads here), see :class:`~ragexam.metrics.judge.Judge`."""
     from ragexam.analysis.answers import load_answers
     from ragexam.analysis.scoring import check_min_coverage, plan_judging, prepare_rows, save_score, score_answers
     from ragexam.analysis.verdicts import load_phrases, parse_correct_if
@@ -392,7 +393,7 @@ def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Op
         if judge is None:
             raise InputError("--min-coverage applies to an LLM judge; pass --judge-model too", source="ragexam score",
                              field="min_coverage")
-    if judge is None and (dry_run or metrics or repeat != 1 or rubrics):
+    if judge is None and (dry_run or metrics or repeat != 1 or rubrics or executor is not None):
         raise InputError("needs --judge-model (the judge options apply to an LLM judge)", source="ragexam score",
                          field="judge_model")
     questions = load_qa(qa)
@@ -421,10 +422,20 @@ def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Op
                         corpus=corpus, notes=notes)
     if dry_run:
         return ScoreOutcome(plan=plan_judging(rows, jd, list(metrics), repeat=repeat))
-    rep = score_answers(questions, records, answers_source=str(answers), run=run_info, pipeline=pipeline, k=miss_k,
-                        corpus=corpus, judge=jd, judge_metrics=list(metrics) if metrics else None, repeat=repeat,
-                        correct_if=cond, abstain_phrases=phrases, bleu_tokenize=bleu_tokenize, rows=rows,
-                        notes=notes, progress=progress, min_coverage=min_coverage)
+    from ragexam.exec import get_executor
+    from ragexam.exec.base import Executor
+
+    own = executor is not None and not isinstance(executor, Executor)
+    if jd is not None and executor is not None:
+        jd.executor = get_executor(executor)
+    try:
+        rep = score_answers(questions, records, answers_source=str(answers), run=run_info, pipeline=pipeline,
+                            k=miss_k, corpus=corpus, judge=jd, judge_metrics=list(metrics) if metrics else None,
+                            repeat=repeat, correct_if=cond, abstain_phrases=phrases, bleu_tokenize=bleu_tokenize,
+                            rows=rows, notes=notes, progress=progress, min_coverage=min_coverage)
+    finally:
+        if own and jd is not None and jd.executor is not None:
+            jd.executor.close()
     outcome = ScoreOutcome(report=rep)
     if out is not None:
         save_score(rep, out)

@@ -12,9 +12,9 @@ from typing import List, Optional
 import typer
 
 from ragexam.cli_options import (ApiKey, app, BaseUrl, CacheDir, commas, Concurrency, console, DryRun, HistoryOpt,
-                                 JsonOut, JUDGE_METRICS, JudgeLang, llm_settings, LlmSeed, MaxAttempts, MaxRetries,
-                                 MaxTokens, NoCache, NoHistory, notes, Price, progress, ResponseFormat, RetryUnjudged,
-                                 show, Temperature, Timeout)
+                                 JsonOut, JudgeExecutorOpt, JUDGE_METRICS, JudgeLang, llm_settings, LlmSeed,
+                                 MaxAttempts, MaxRetries, MaxTokens, NoCache, NoHistory, notes, Price, progress,
+                                 ResponseFormat, RetryUnjudged, show, Temperature, Timeout)
 
 
 # --- answers ---------------------------------------------------------------------------------------------------
@@ -66,6 +66,7 @@ def score_cmd(
     min_coverage: Optional[float] = typer.Option(None, "--min-coverage", help="Exit 1 when a judge metric judged "
                                                  "less than this fraction (0-1) of its items. Without it, exit 1 only "
                                                  "when nothing at all was judged."),
+    executor: JudgeExecutorOpt = None,
 ) -> None:
     """Score generated answers: BLEU/chrF/ROUGE-L vs ground_truth, LLM-judge metrics with coverage, and which
     stage failed per question (retrieval_miss, generation_miss, lucky, hallucinated, ...)."""
@@ -79,7 +80,7 @@ def score_cmd(
                 repeat=repeat, max_attempts=max_attempts, judge_lang=judge_lang, retry_unjudged=retry_unjudged,
                 min_coverage=min_coverage, dry_run=dry_run, out=out, report=report, history=history,
                 record=not no_history, progress=progress("judging") if not json_out else None,
-                rubrics=rubric or ())
+                rubrics=rubric or (), executor=executor)
     from ragexam.report.console_score import print_score
 
     show(json_out, lambda: res.report.to_dict(), lambda c: print_score(res.report, c, list_n=list_n), plan=res.plan)

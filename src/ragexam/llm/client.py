@@ -132,6 +132,17 @@ class LLMClient:
     def __repr__(self) -> str:
         return f"LLMClient(model={self.model!r}, endpoint={self.endpoint!r})"
 
+    def __getstate__(self) -> Dict[str, Any]:
+        """Pickles (for calls on Ray actors, :mod:`ragexam.exec`) without its lock; the transport drops its
+        connections.  The key travels with it: the actors must send it."""
+        state = dict(self.__dict__)
+        state["_lock"] = None
+        return state
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     @property
     def endpoint(self) -> str:
         """The base URL without credentials, query string or fragment."""

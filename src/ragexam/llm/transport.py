@@ -166,6 +166,16 @@ class HTTPTransport:
     def __repr__(self) -> str:
         return f"HTTPTransport(timeout={self.timeout:g}, {self.retry})"
 
+    def __getstate__(self) -> dict:
+        """Pickles without its HTTP connections and lock (a Ray actor opens its own)."""
+        state = dict(self.__dict__)
+        state.update(_lock=None, _http=None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def _client(self):
         if self._http is None:
             with self._lock:

@@ -469,14 +469,24 @@ class Judge:
         name in :meth:`run`.
     :param client: a ready :class:`~ragexam.llm.client.LLMClient` (its endpoint settings win).
     :param sleep: the sleep between retries (tests pass a recorder).
+    :param executor: where the calls run (:mod:`ragexam.exec`): ``None`` for threads here (default), or an
+        executor such as ``RayExecutor`` -- the calls then run on its async actors with at most
+        ``concurrency`` in flight across the cluster, while the cache, de-duplication and redaction stay
+        here.  The verdicts are the same either way.
     """
 
     DEFAULT_MAX_TOKENS = 1024
 
+    def __getstate__(self) -> Dict[str, Any]:
+        """Pickles (to run :meth:`_judge` on Ray actors) without the cache and the executor, which stay here."""
+        state = dict(self.__dict__)
+        state.update(cache=None, executor=None)
+        return state
+
     def __init__(self, model: Optional[str] = None, *, settings: Optional[LLMSettings] = None,
                  max_attempts: int = 3, language: str = "auto", retry_unjudged: bool = False,
                  custom: Sequence[JudgeMetric] = (), client: Optional[LLMClient] = None, sleep: Optional[Callable[[float], None]] = None,
-                 **endpoint: Any) -> None:
+                 executor: Any = None, **endpoint: Any) -> None:
         if settings is None:
             if client is not None:
                 settings = client.settings.replace(**endpoint) if endpoint else client.settings
@@ -504,6 +514,7 @@ class Judge:
         self.max_attempts = max_attempts
         self.language = language
         self.cache = settings.open_cache()
+        self.executor = executor
         self.retry_unjudged = retry_unjudged
         self.price = price_for(self.model, client.endpoint, settings.price)
         self.custom: Dict[str, JudgeMetric] = {}
@@ -625,10 +636,15 @@ class Judge:
         jobs, defs = self._jobs(items, metrics)
         language = self._language_of(jobs)
         tasks = self._tasks(jobs, repeat, language, defs)
+        limit = None
+        if self.executor is not None:  # one limit for every actor of the cluster: --concurrency calls at once
+            from ragexam.exec.calls import RateLimit
+
+            limit = RateLimit(concurrency=self.concurrency, name=f"judge:{self.endpoint}")
         batch = run_calls(((t.key, t) for t in tasks if t.missing is None), self._judge, cache=self.cache,
                           kind="judge", model=self.model, endpoint=self.endpoint, concurrency=self.concurrency,
                           usable=self._usable, redact=self.client.redact_value, progress=progress,
-                          claim_wait=self.settings.claim_wait_seconds)
+                          claim_wait=self.settings.claim_wait_seconds, executor=self.executor, limit=limit)
         out: List[JudgeVerdict] = []
         for t in tasks:
             if t.missing is not None:
