@@ -195,30 +195,41 @@ def test_llm_batch_runner_calls_on_ray_and_caches_here(ray_executor, stub, tmp_p
 
 
 def test_the_judge_on_ray_actors_gives_the_local_verdicts_and_caches_here(ray_executor, tmp_path):
-    """``score --executor ray``: the judge's calls run on Ray actors, and every verdict equals the local run's
-    (each run against a fresh stub); the results land in the driver's cache, which a local rerun reads without
-    a call."""
+    """``score --executor ray``: the judge's calls run on Ray actors, and every verdict equals the local run's;
+    the results land in the driver's cache, which a local rerun reads without a call."""
     from test_judge_stub import API_KEY, start_stub
 
     from ragexam.api import score
     from ragexam.llm.settings import LLMSettings
 
-    metrics = ["faithfulness", "answer_correctness", "abstention"]
+    stub, shutdown = start_stub()
 
     def scored(cache, executor=None):
-        stub, shutdown = start_stub()
-        try:
-            judge = LLMSettings("stub-judge", base_url=stub.base_url, api_key=API_KEY, concurrency=3,
-                                cache_dir=str(cache))
-            rep = score("it_helpdesk", "it_helpdesk", judge=judge, metrics=metrics, record=False,
-                        executor=executor).report
-            return rep, len(stub.requests)
-        finally:
-            shutdown()
+        before = len(stub.requests)
+        judge = LLMSettings("stub-judge", base_url=stub.base_url, api_key=API_KEY, concurrency=3, cache_dir=str(cache))
+        rep = score("it_helpdesk", "it_helpdesk", judge=judge, metrics=["faithfulness", "answer_correctness",
+                                                                         "abstention"],
+                    record=False, executor=executor).report
+        return rep, len(stub.requests) - before
 
-    local, n_local = scored(tmp_path / "local")
-    on_ray, n_ray = scored(tmp_path / "ray", ray_executor)
-    assert n_ray == n_local > 100
+    from ragexam.llm.client import LLMClient
+
+    real = LLMClient.complete
+
+    def here_only(*args, **kwargs):  # patched in this process only: Ray actors import the real class
+        raise AssertionError("a judge call was made on the driver during the Ray run")
+
+    try:
+        local, n_local = scored(tmp_path / "local")
+        LLMClient.complete = here_only
+        try:
+            on_ray, n_ray = scored(tmp_path / "ray", ray_executor)
+        finally:
+            LLMClient.complete = real
+        again, n_again = scored(tmp_path / "ray")
+    finally:
+        shutdown()
+    assert n_ray == n_local == 71  # answer_correctness on 65 answerable questions, abstention on 6
 
     def verdicts(rep):
         return {(j.metric, j.item_id): (j.status, j.score, j.label, j.reason) for j in rep.judge_run.judgments}
@@ -226,7 +237,6 @@ def test_the_judge_on_ray_actors_gives_the_local_verdicts_and_caches_here(ray_ex
     assert verdicts(on_ray) == verdicts(local)
     for key in ("summary", "by_type", "signatures"):
         assert on_ray.to_dict()["judge"][key] == local.to_dict()["judge"][key]
-    again, n_again = scored(tmp_path / "ray")
     assert n_again == 0 and verdicts(again) == verdicts(local)  # the Ray run's results, read from this cache
 
 

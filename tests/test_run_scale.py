@@ -58,6 +58,34 @@ def test_config_file_and_cli_take_workers_and_executor(tmp_path, capsys):
     assert s["config"]["workers"] == 1 and s["timing"]["where"]["workers"] == 1
 
 
+def test_score_executor_needs_a_judge_and_runs_the_judge_on_it(tmp_path, capsys, monkeypatch):
+    with pytest.raises(SystemExit) as code:
+        main(["score", "--qa", "it_helpdesk", "--answers", "it_helpdesk", "--executor", "local", "--no-history"])
+    assert code.value.code == 2 and "--judge-model" in capsys.readouterr().err
+    from test_judge_stub import API_KEY, start_stub
+
+    from ragexam.metrics.judge import Judge
+
+    seen = []
+    real = Judge.run
+
+    def spy(self, *args, **kwargs):
+        seen.append(self.executor)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Judge, "run", spy)
+    stub, shutdown = start_stub()
+    try:
+        with pytest.raises(SystemExit) as code:
+            main(["score", "--qa", "it_helpdesk", "--answers", "it_helpdesk", "--judge-model", "stub-judge",
+                  "--base-url", stub.base_url, "--api-key", API_KEY, "-m", "abstention", "--executor", "local",
+                  "--cache-dir", str(tmp_path), "--no-history", "--json"])
+    finally:
+        shutdown()
+    assert code.value.code in (0, None)
+    assert [type(e).__name__ for e in seen] == ["LocalExecutor"] and len(stub.requests) == 6
+
+
 def test_workers_reach_the_libraries_thread_counts():
     ex = LocalExecutor(3)
     assert parse_retriever("bm25", executor=ex).tokenizer.num_threads == 3
