@@ -253,3 +253,39 @@ def test_a_judge_pickles_without_its_cache_connection_or_executor(tmp_path):
     assert copy.client.settings == jd.client.settings and copy.model == "m"
     with copy.client._lock, copy.client.transport._lock:
         pass
+
+
+def test_answers_generated_on_ray_actors_equal_the_local_ones(ray_executor, tmp_path):
+    """``answer --executor ray``: the generation calls run on the actors (the driver's client is disabled
+    meanwhile) and the answers file equals the local run's."""
+    from test_judge_stub import API_KEY, start_stub
+
+    from ragexam.api import answer
+    from ragexam.llm.client import LLMClient
+    from ragexam.llm.settings import LLMSettings
+
+    ragexam.run("it_helpdesk", "it_helpdesk", retrievers=["bm25:whitespace"], chunkers=["whole"], progress=False,
+                n_resamples=20, n_permutations=20).save(tmp_path / "run")
+    stub, shutdown = start_stub()
+    real = LLMClient.complete
+
+    def here_only(*args, **kwargs):
+        raise AssertionError("an answer call was made on the driver during the Ray run")
+
+    try:
+        def generate(name, executor=None):
+            settings = LLMSettings("stub-gen", base_url=stub.base_url, api_key=API_KEY, concurrency=3,
+                                   cache_dir=str(tmp_path / name))
+            return answer(tmp_path / "run", settings, tmp_path / f"{name}.jsonl", contexts=3, executor=executor)
+
+        local = generate("local")
+        LLMClient.complete = here_only
+        try:
+            on_ray = generate("ray", ray_executor)
+        finally:
+            LLMClient.complete = real
+    finally:
+        shutdown()
+    assert len(local.records) == 71 and local.failed == on_ray.failed == 0
+    assert (tmp_path / "ray.jsonl").read_text(encoding="utf-8") == (tmp_path / "local.jsonl").read_text(
+        encoding="utf-8")

@@ -422,20 +422,15 @@ def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Op
                         corpus=corpus, notes=notes)
     if dry_run:
         return ScoreOutcome(plan=plan_judging(rows, jd, list(metrics), repeat=repeat))
-    from ragexam.exec import get_executor
-    from ragexam.exec.base import Executor
+    from ragexam.exec import calls_executor
 
-    own = executor is not None and not isinstance(executor, Executor)
-    if jd is not None and executor is not None:
-        jd.executor = get_executor(executor)
-    try:
+    with calls_executor(executor) as ex:
+        if jd is not None and ex is not None:
+            jd.executor = ex
         rep = score_answers(questions, records, answers_source=str(answers), run=run_info, pipeline=pipeline,
                             k=miss_k, corpus=corpus, judge=jd, judge_metrics=list(metrics) if metrics else None,
                             repeat=repeat, correct_if=cond, abstain_phrases=phrases, bleu_tokenize=bleu_tokenize,
                             rows=rows, notes=notes, progress=progress, min_coverage=min_coverage)
-    finally:
-        if own and jd is not None and jd.executor is not None:
-            jd.executor.close()
     outcome = ScoreOutcome(report=rep)
     if out is not None:
         save_score(rep, out)
@@ -478,10 +473,12 @@ class AnswerOutcome:
 
 def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = None, corpus: Any = None,
            pipelines: Optional[Sequence[str]] = None, contexts: int = 5, template: Optional[PathLike] = None,
-           lang: str = "auto", dry_run: bool = False, progress: Progress = None) -> AnswerOutcome:
+           lang: str = "auto", dry_run: bool = False, progress: Progress = None,
+           executor: Any = None) -> AnswerOutcome:
     """Generate an answer per question and pipeline of the run folder ``run`` from its top ``contexts`` chunks
     with the chat model of ``settings`` (an :class:`~ragexam.llm.settings.LLMSettings`), and write the answers
-    file ``out`` (checked before any call); see :mod:`ragexam.analysis.generation`."""
+    file ``out`` (checked before any call); see :mod:`ragexam.analysis.generation`.  ``executor``: where the
+    calls run (``"ray"``, ``"ray://HOST:PORT"`` or an executor object; default threads here)."""
     from ragexam.analysis.answers import write_answers
     from ragexam.analysis.generation import answer_tasks, generate_answers, load_template, plan_answers
     from ragexam.data.loaders import load_corpus, load_qa
@@ -522,9 +519,13 @@ def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = N
         outcome.plan = plan_answers(tasks, cache)
         outcome.cost = cost_usd(outcome.plan["est_prompt_tokens"], outcome.plan["est_completion_tokens"], price)
         return outcome
-    outcome.records, outcome.usage = generate_answers(
-        tasks, client, cache=cache, k=contexts, template_sha=sha, temperature=settings.temperature,
-        max_tokens=max_tokens, seed=settings.seed, concurrency=settings.concurrency, progress=progress)
+    from ragexam.exec import calls_executor
+
+    with calls_executor(executor) as ex:
+        outcome.records, outcome.usage = generate_answers(
+            tasks, client, cache=cache, k=contexts, template_sha=sha, temperature=settings.temperature,
+            max_tokens=max_tokens, seed=settings.seed, concurrency=settings.concurrency, progress=progress,
+            executor=ex)
     write_answers(outcome.records, out)
     outcome.cost = cost_usd(outcome.usage["prompt_tokens"], outcome.usage["completion_tokens"], price)
     return outcome

@@ -12,7 +12,7 @@ from typing import List, Optional
 import typer
 
 from ragexam.cli_options import (ApiKey, app, BaseUrl, CacheDir, commas, Concurrency, console, DryRun, HistoryOpt,
-                                 JsonOut, JudgeExecutorOpt, JUDGE_METRICS, JudgeLang, llm_settings, LlmSeed,
+                                 JsonOut, CallsExecutorOpt, JUDGE_METRICS, JudgeLang, llm_settings, LlmSeed,
                                  MaxAttempts, MaxRetries, MaxTokens, NoCache, NoHistory, notes, Price, progress,
                                  ResponseFormat, RetryUnjudged, show, Temperature, Timeout)
 
@@ -66,7 +66,7 @@ def score_cmd(
     min_coverage: Optional[float] = typer.Option(None, "--min-coverage", help="Exit 1 when a judge metric judged "
                                                  "less than this fraction (0-1) of its items. Without it, exit 1 only "
                                                  "when nothing at all was judged."),
-    executor: JudgeExecutorOpt = None,
+    executor: CallsExecutorOpt = None,
 ) -> None:
     """Score generated answers: BLEU/chrF/ROUGE-L vs ground_truth, LLM-judge metrics with coverage, and which
     stage failed per question (retrieval_miss, generation_miss, lucky, hallucinated, ...)."""
@@ -110,6 +110,7 @@ def answer_cmd(
     max_tokens: MaxTokens = None, seed: LlmSeed = None, timeout: Timeout = 60.0, max_retries: MaxRetries = 4,
     lang: str = typer.Option("auto", "--lang", help="Default template language: auto, ko, en."),
     cache_dir: CacheDir = None, no_cache: NoCache = False, price: Price = None, dry_run: DryRun = False,
+    executor: CallsExecutorOpt = None,
 ) -> None:
     """Generate answers from each pipeline's top chunks with an OpenAI-compatible chat model."""
     from ragexam.api import answer
@@ -119,7 +120,7 @@ def answer_cmd(
                     max_tokens=max_tokens, seed=seed, timeout=timeout, max_retries=max_retries, cache_dir=cache_dir,
                     no_cache=no_cache, price=price)
     res = answer(run, settings, out, qa=qa, corpus=corpus, pipelines=pipeline, contexts=contexts, template=template,
-                 lang=lang, dry_run=dry_run, progress=progress("answering"))
+                 lang=lang, dry_run=dry_run, progress=progress("answering"), executor=executor)
     print_answer_outcome(res, console())
     if res.failed:
         raise typer.Exit(1)

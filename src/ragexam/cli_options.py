@@ -167,8 +167,8 @@ Workers = Annotated[Optional[int], typer.Option("--workers", help="Threads/proce
 ExecutorOpt = Annotated[Optional[str], typer.Option(
     "--executor", help="Where tokenizing and embedding run: local (default), ray (Ray on this machine or "
     "$RAY_ADDRESS) or ray://HOST:PORT (pip install 'ragexam\\[ray]'; docs/scale.md).")]
-JudgeExecutorOpt = Annotated[Optional[str], typer.Option(
-    "--executor", help="Where the judge's calls run: threads here (default), ray (Ray on this machine or "
+CallsExecutorOpt = Annotated[Optional[str], typer.Option(
+    "--executor", help="Where the model calls run: threads here (default), ray (Ray on this machine or "
     "$RAY_ADDRESS) or ray://HOST:PORT, with at most --concurrency calls in flight across the cluster "
     "(pip install 'ragexam\\[ray]'; docs/scale.md).")]
 # `convert`

@@ -139,10 +139,12 @@ def plan_answers(tasks: Sequence[AnswerTask], cache) -> Dict[str, Any]:
 def generate_answers(tasks: Sequence[AnswerTask], client, *, cache=None, k: int = 5, template_sha: str = "",
                      temperature: float = 0.0, max_tokens: int = 512, seed: Optional[int] = None,
                      concurrency: int = 4, progress: Optional[Callable[[int, int], None]] = None,
-                     claim_wait: Optional[float] = None) -> Tuple[List[AnswerRecord], Dict[str, Any]]:
+                     claim_wait: Optional[float] = None, executor: Any = None
+                     ) -> Tuple[List[AnswerRecord], Dict[str, Any]]:
     """Run the tasks through ``client`` (a :class:`~ragexam.llm.client.LLMClient`) and ``cache``
     (an :class:`~ragexam.llm.cache.LLMCache` or ``None``); returns the records (task order) and the
-    usage of this run (:class:`~ragexam.llm.cost.Usage` as a dict)."""
+    usage of this run (:class:`~ragexam.llm.cost.Usage` as a dict).  With an ``executor``
+    (:mod:`ragexam.exec`, e.g. Ray) the calls run on its actors, at most ``concurrency`` at once across them."""
     from ragexam.llm.batch import Outcome, run_calls
     from ragexam.llm.transport import CallFailed
 
@@ -161,9 +163,14 @@ def generate_answers(tasks: Sequence[AnswerTask], client, *, cache=None, k: int 
                        prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
 
     wait = claim_wait if claim_wait is not None else client.settings.claim_wait_seconds
+    limit = None
+    if executor is not None:
+        from ragexam.exec.calls import RateLimit
+
+        limit = RateLimit(concurrency=concurrency, name=f"answer:{client.endpoint}")
     batch = run_calls(((t.key, t) for t in tasks), one, cache=cache, kind="answer", model=client.model,
                       endpoint=client.endpoint, concurrency=concurrency, redact=client.redact_value,
-                      progress=progress, claim_wait=wait)
+                      progress=progress, claim_wait=wait, executor=executor, limit=limit)
     records = []
     for t in tasks:
         v = batch.values[t.key]

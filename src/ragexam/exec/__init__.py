@@ -19,10 +19,11 @@ This layer imports nothing of ragexam above ``errors``; the data, retrieval and 
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from contextlib import contextmanager
+from typing import Any, Iterator, Optional
 
-__all__ = ["Executor", "LocalExecutor", "RayExecutor", "get_executor", "default_workers", "RateLimit",
-           "stage", "record_stages", "EXECUTOR_FORMS"]
+__all__ = ["Executor", "LocalExecutor", "RayExecutor", "get_executor", "calls_executor", "default_workers",
+           "RateLimit", "stage", "record_stages", "EXECUTOR_FORMS"]
 
 _LAZY = {
     "Executor": "base",
@@ -70,6 +71,23 @@ def get_executor(executor: Any = None, workers: Optional[int] = None):
             return RayExecutor(text, workers=workers)
     raise InputError(f"received {executor!r}; expected one of: {EXECUTOR_FORMS}.", source="executor",
                      field="executor")
+
+
+@contextmanager
+def calls_executor(executor: Any = None) -> Iterator[Any]:
+    """Where LLM calls run: ``None`` when ``executor`` is ``None`` (threads of this process, the callers'
+    default), else :func:`get_executor`'s executor -- closed on exit when it was built here from a name."""
+    if executor is None:
+        yield None
+        return
+    from ragexam.exec.base import Executor
+
+    ex = get_executor(executor)
+    try:
+        yield ex
+    finally:
+        if not isinstance(executor, Executor):
+            ex.close()
 
 
 def __getattr__(name: str) -> Any:
