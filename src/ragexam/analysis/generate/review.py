@@ -518,6 +518,7 @@ class ReviewSet:
     corpus_source: Any = None
     _facts: Any = None
     _corpus: Any = None
+    _lock: Any = field(default_factory=threading.RLock, repr=False)
 
     def sheet(self) -> ReviewSheet:
         """The writer of the sheet (the set's own rows for questions the sheet lacks)."""
@@ -530,6 +531,10 @@ class ReviewSet:
         return ReviewSheet(self.sheet_path, list(REVIEW_COLUMNS), new)
 
     def corpus(self) -> Any:
+        with self._lock:
+            return self._load_corpus()
+
+    def _load_corpus(self) -> Any:
         if self._corpus is None:
             from ragexam.data.loaders import load_corpus
             from ragexam.data.schema import Corpus
@@ -547,6 +552,10 @@ class ReviewSet:
         return self._corpus
 
     def corpus_facts(self) -> Any:
+        with self._lock:
+            return self._load_facts()
+
+    def _load_facts(self) -> Any:
         if self._facts is None:
             from ragexam.analysis.generate.checks import CorpusFacts
 
