@@ -44,7 +44,13 @@ def make_set(folder):
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
-    return make_set(tmp_path_factory.mktemp("serve"))
+    """The generated set, made once per test session (the modules of ``ragexam serve`` share it)."""
+    base = tmp_path_factory.getbasetemp() / "serve-generated"
+    if not (base / "set" / "qa.review.csv").exists():
+        shutil.rmtree(base, ignore_errors=True)
+        base.mkdir()
+        make_set(base)
+    return base / "set"
 
 
 @pytest.fixture
@@ -55,7 +61,7 @@ def qa(generated, tmp_path):
     return dst / "qa.jsonl"
 
 
-def client(*paths, **options):
+def client(*paths, raise_server_exceptions=True, **options):
     """A test client of the app reviewing ``paths`` (the Host header is the loopback one)."""
     from starlette.testclient import TestClient
 
@@ -63,7 +69,8 @@ def client(*paths, **options):
     from ragexam.serve.security import ServeOptions
 
     opts = ServeOptions(port=8765, **options)
-    c = TestClient(create_app(Catalog.of(list(paths)), opts), base_url="http://127.0.0.1:8765")
+    c = TestClient(create_app(Catalog.of(list(paths)), opts), base_url="http://127.0.0.1:8765",
+                   raise_server_exceptions=raise_server_exceptions)
     c.csrf = opts.csrf
     return c
 

@@ -213,7 +213,8 @@ def create_app(catalog: Catalog, options: Optional[ServeOptions] = None) -> Any:
                                                  "in the review sheet.")
 
     routes = [Route("/", home), Route("/review/{sid}", review_list), Route("/review/{sid}/item", review_item),
-              Route("/review/{sid}/decide", decide, methods=["POST"]), Route("/static/{name}", static_file)]
+              Route("/review/{sid}/decide", decide, methods=["POST"]), Route("/static/{name}", static_file),
+              Route("/favicon.ico", lambda request: Response(status_code=204))]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, InputError: input_error,
                                                        Exception: server_error})
     return Guard(app, options, lambda status, title, reason: error_page(status, title, reason).body)
@@ -241,7 +242,7 @@ def _item_context(s: NamedSet, sess: ReviewSession, items: Sequence[Any], item: 
     g = item.record.get("metadata", {}).get("generation", {}) if item.origin == "set" else item.record
     return {"s": s, "sess": sess, "item": item, "flt": flt, "outcome": outcome, "done": done,
             "values": values, "report": report, "refused_report": refused.report if refused else None,
-            "passages": sess.passages(item, values["evidence"] or item.evidence),
+            "passages": sess.passages(item, list(dict.fromkeys(list(item.evidence) + list(values["evidence"])))),
             "prev": prev, "next": nxt, "pos": pos, "n": n, "counts": sess.counts(items),
             "support": answer_support(item, report, g), "record_json": _pretty(g),
             "evidence_rows": list(values["evidence"]) + [""], **_choices(sess, items)}

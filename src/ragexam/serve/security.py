@@ -11,7 +11,7 @@
   ``X-CSRF-Token`` header), and a browser's ``Origin`` must be the server's own; other methods that change
   state are not served.  Bodies are capped at :data:`MAX_BODY` bytes.
 * **Headers**: a content security policy that allows this server's own scripts and styles only (no inline
-  script, no other origin), no framing, no referrer, no caching of pages.
+  script, no other origin), no framing, no referrer to other sites, no caching of pages.
 
 Which files are served is not decided here: pages name files by the number of a set the user named on the
 command line, never by path (:mod:`ragexam.serve.app`).
@@ -44,7 +44,7 @@ _TOKEN_FIX = ("set one of at least 16 characters, e.g. --token \"$(python -c 'im
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 _HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
-            (b"x-frame-options", b"DENY"), (b"referrer-policy", b"no-referrer"),
+            (b"x-frame-options", b"DENY"), (b"referrer-policy", b"same-origin"),
             (b"cross-origin-opener-policy", b"same-origin"), (b"cross-origin-resource-policy", b"same-origin")]
 
 

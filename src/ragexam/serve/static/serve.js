@@ -24,10 +24,17 @@
     if (!sel || !editor) { return; }
     openEditor();
     var boxes = Array.prototype.slice.call(editor.querySelectorAll('textarea.e-evidence'));
-    var target = boxes.filter(function (t) { return !t.value.trim(); })[0] || boxes[boxes.length - 1];
+    var target = lastEvidence || boxes.filter(function (t) { return !t.value.trim(); })[0] || boxes[boxes.length - 1];
     if (target) { target.value = sel; target.focus(); }
   }
 
+  // the evidence box last written in receives a selection (key s); else the first empty one
+  var lastEvidence = null;
+  if (editor) {
+    editor.addEventListener('focusin', function (ev) {
+      if (ev.target.classList && ev.target.classList.contains('e-evidence')) { lastEvidence = ev.target; }
+    });
+  }
   var edit = $('edit');
   if (edit) { edit.addEventListener('click', openEditor); }
   var cancel = $('cancel');
