@@ -235,3 +235,42 @@ def test_long_documents_are_cut_around_the_evidence():
     assert cut and '<mark class="ev" data-ev="1">근거&lt;문장&gt;</mark>' in html
     assert len(html) < 4_000 and html.count("[…]") == 2
     assert marked_html("짧은 글", []) == ("짧은 글", False) and WHOLE_DOCUMENT_CHARS > 5_000
+
+
+def test_rows_the_server_did_not_touch_are_written_back_as_they_were(qa):
+    sheet = qa.with_name("qa.review.csv")
+    text = sheet.read_text(encoding="utf-8-sig").replace("gen_0002,pending,", "gen_0002,승인,", 1)
+    sheet.write_text(text, encoding="utf-8-sig")
+    c = client(qa)
+    assert post(c, "gen_0001", "reject", version(c.get("/review/1/item?key=gen_0001"))).status_code == 303
+    after = sheet.read_text(encoding="utf-8-sig").splitlines()
+    assert after[2:] == text.splitlines()[2:] and after[1].startswith("gen_0001,rejected,")
+    accepted = c.get("/review/1?status=accepted").text  # 승인 is a spelling of accepted
+    assert accepted.count('<tr class="st-accepted">') == 1 and "gen_0002" in accepted
+
+
+def test_the_python_example_of_docs_serve_runs(generated, tmp_path, monkeypatch):
+    from pathlib import Path
+
+    import httpx
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "serve.md").read_text(encoding="utf-8")
+    code = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    shutil.copytree(generated, tmp_path / "set")
+    monkeypatch.chdir(tmp_path / "set")
+    seen = []
+    monkeypatch.setattr("builtins.print", lambda url: seen.append(httpx.get(url + "review/1", timeout=60)))
+    exec(compile(code, "docs/serve.md", "exec"), {})
+    assert seen and seen[0].status_code == 200 and "gen_0001" in seen[0].text
+
+
+def test_an_install_without_the_web_packages_gets_one_install_line(monkeypatch):
+    import importlib.util
+
+    from ragexam.cli_serve import _check_web_stack
+    from ragexam.errors import MissingDependencyError
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "uvicorn" else real(name, *a))
+    with pytest.raises(MissingDependencyError, match=r"pip install 'ragexam\[serve\]'"):
+        _check_web_stack()
