@@ -153,3 +153,20 @@ def test_the_command_serves_the_named_set_and_a_busy_port_is_an_error(qa):
         p.wait(20)
     with socket.socket() as s:  # the port is free again
         s.bind(("127.0.0.1", port))
+
+
+def test_every_page_and_asset_ships_in_the_wheel():
+    """The templates and static files match pyproject's package-data globs (they are files of the package, not
+    fetched from anywhere)."""
+    import fnmatch
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    globs = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
+        "package-data"]["*"]
+    assets = [p for d in ("templates", "static") for p in (root / "src/ragexam/serve" / d).iterdir()]
+    assert len(assets) >= 8
+    assert all(any(fnmatch.fnmatch(p.name, g) for g in globs) for p in assets), assets
+    pages = "".join(p.read_text(encoding="utf-8") for p in assets)
+    assert "http://" not in pages.replace("http://127.0.0.1", "") and "https://" not in pages  # no CDN
