@@ -14,19 +14,26 @@ from ragexam.errors import InputError
 from test_generate_stub import DOCS, GOOD, by_doc
 
 
-@pytest.fixture(scope="module")
-def made(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("review")
+def generate_set(tmp, script, *, unsupported=(), out="qa.jsonl"):
+    """Generate ``tmp/out`` from DOCS through the loopback stub answering with ``script(doc_id)``; returns the
+    corpus file."""
     corpus = tmp / "docs.jsonl"
     corpus.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in DOCS), encoding="utf-8")
     stub, shutdown = start_gen_stub()
-    stub.script = by_doc(lambda d, req: GOOD[d])
+    stub.unsupported.update(unsupported)
+    stub.script = by_doc(lambda d, req: script(d))
     try:
         generate(corpus, model="stub-gen", base_url=stub.base_url, api_key="x", cache_dir=tmp / "cache", n=40,
-                 mix="meaning=1", per_call=10, max_passes=1, out=tmp / "qa.jsonl")
+                 mix="meaning=1", per_call=10, max_passes=1, out=tmp / out)
     finally:
         shutdown()
-    return tmp, corpus
+    return corpus
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("review")
+    return tmp, generate_set(tmp, lambda d: GOOD[d])
 
 
 def sheet(tmp):
@@ -152,16 +159,7 @@ def with_rejects(tmp_path_factory):
     from test_generate_stub import BAD, UNSUPPORTED_ANSWER
 
     tmp = tmp_path_factory.mktemp("rescue")
-    corpus = tmp / "docs.jsonl"
-    corpus.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in DOCS), encoding="utf-8")
-    stub, shutdown = start_gen_stub()
-    stub.unsupported.add(UNSUPPORTED_ANSWER)
-    stub.script = by_doc(lambda d, req: GOOD[d] + [b for _, b in BAD.get(d, [])])
-    try:
-        generate(corpus, model="stub-gen", base_url=stub.base_url, api_key="x", cache_dir=tmp / "cache", n=40,
-                 mix="meaning=1", per_call=10, max_passes=1, out=tmp / "qa.jsonl")
-    finally:
-        shutdown()
+    generate_set(tmp, lambda d: GOOD[d] + [b for _, b in BAD.get(d, [])], unsupported=[UNSUPPORTED_ANSWER])
     return tmp
 
 

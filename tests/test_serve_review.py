@@ -12,8 +12,7 @@ import shutil
 
 import pytest
 
-from qgen_stub import start_gen_stub
-from test_generate_stub import BAD, DOCS, GOOD, UNSUPPORTED_ANSWER, by_doc, item
+from test_generate_stub import BAD, GOOD, UNSUPPORTED_ANSWER, item
 
 MORE = {
     "d1": [item("해외에서 VPN을 쓰려면 언제까지 신청해야 하나요?", "출국 3영업일 전까지 신청해야 합니다.",
@@ -26,19 +25,12 @@ MORE = {
 
 
 def make_set(folder):
-    """Generate ``folder/qa.jsonl`` (7 questions) with its rejects, card and sheet; returns the folder."""
-    corpus = folder / "docs.jsonl"
-    corpus.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in DOCS), encoding="utf-8")
-    from ragexam.analysis.generate import generate
+    """Generate ``folder/set/qa.jsonl`` (7 questions) with its rejects, card and sheet; returns ``folder/set``."""
+    from test_generate_review import generate_set
 
-    stub, shutdown = start_gen_stub()
-    stub.unsupported.add(UNSUPPORTED_ANSWER)
-    stub.script = by_doc(lambda d, req: GOOD[d] + MORE.get(d, []) + [b for _, b in BAD.get(d, [])])
-    try:
-        generate(corpus, model="stub-gen", base_url=stub.base_url, api_key="x", cache_dir=folder / "cache", n=40,
-                 mix="meaning=1", per_call=10, max_passes=1, out=folder / "set" / "qa.jsonl")
-    finally:
-        shutdown()
+    (folder / "set").mkdir(parents=True, exist_ok=True)
+    generate_set(folder, lambda d: GOOD[d] + MORE.get(d, []) + [b for _, b in BAD.get(d, [])],
+                 unsupported=[UNSUPPORTED_ANSWER], out="set/qa.jsonl")
     return folder / "set"
 
 

@@ -281,15 +281,15 @@ class ReviewSheet:
 # -- the checks -------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class CheckSettings:
-    """The thresholds a set was generated with (its card's signature; the generator's defaults where the card
-    says nothing)."""
+    """The thresholds a set was generated with (:meth:`from_card`: its card's signature, the generator's defaults
+    -- :class:`~ragexam.analysis.generate.engine.GenerateConfig` -- where the card says nothing)."""
 
-    lexical_at: float = 0.7
-    copy_at: float = 0.8
-    dedup_at: float = 0.5
-    min_evidence_chars: int = 8
-    max_evidence_chars: int = 300
-    ambiguous: str = "join"
+    lexical_at: float
+    copy_at: float
+    dedup_at: float
+    min_evidence_chars: int
+    max_evidence_chars: int
+    ambiguous: str
 
     @classmethod
     def from_card(cls, card: Mapping[str, Any]) -> "CheckSettings":
