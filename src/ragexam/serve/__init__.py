@@ -25,17 +25,8 @@ module                 what it holds
 
 from __future__ import annotations
 
-from typing import Any
+from ragexam.serve.app import Catalog, create_app
+from ragexam.serve.security import ServeOptions, check_bind
+from ragexam.serve.server import bind, serve, start
 
 __all__ = ["create_app", "Catalog", "ServeOptions", "start", "serve", "bind", "check_bind"]
-
-_WHERE = {"create_app": "app", "Catalog": "app", "ServeOptions": "security", "check_bind": "security",
-          "start": "server", "serve": "server", "bind": "server"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        from importlib import import_module
-
-        return getattr(import_module(f"ragexam.serve.{_WHERE[name]}"), name)
-    raise AttributeError(f"module 'ragexam.serve' has no attribute {name!r}")
