@@ -109,51 +109,71 @@ def create_app(catalog: Catalog, options: Optional[ServeOptions] = None) -> Any:
     """The ASGI application serving ``catalog`` under ``options`` (:mod:`ragexam.serve.security`)."""
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
-    from starlette.requests import Request
-    from starlette.responses import HTMLResponse, RedirectResponse, Response
+    from starlette.responses import Response
     from starlette.routing import Route
 
-    options = options or ServeOptions()
-    env = _templates()
-    static = _static_files()
+    pages = _Pages(catalog, options or ServeOptions())
+    routes = [Route("/", pages.home), Route("/review/{sid}", pages.review_list),
+              Route("/review/{sid}/item", pages.review_item),
+              Route("/review/{sid}/decide", pages.decide, methods=["POST"]), Route("/static/{name}", pages.static_file),
+              Route("/favicon.ico", lambda request: Response(status_code=204))]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: pages.http_error, InputError: pages.input_error,
+                                                       Exception: pages.server_error})
+    return Guard(app, pages.options, lambda status, title, reason: pages.error_page(status, title, reason).body)
 
-    def page(template: str, status: int = 200, **context: Any) -> HTMLResponse:
+
+class _Pages:
+    """The routes of :func:`create_app`: one method per page, rendered with the package's templates."""
+
+    def __init__(self, catalog: Catalog, options: ServeOptions) -> None:
+        self.catalog = catalog
+        self.options = options
+        self.env = _templates()
+        self.static = _static_files()
+
+    def page(self, template: str, status: int = 200, **context: Any) -> Any:
+        from starlette.responses import HTMLResponse
+
         context.setdefault("title", "ragexam")
-        return HTMLResponse(env.get_template(template).render(csrf=options.csrf, csrf_field=CSRF_FIELD, **context),
-                            status_code=status)
+        html = self.env.get_template(template).render(csrf=self.options.csrf, csrf_field=CSRF_FIELD, **context)
+        return HTMLResponse(html, status_code=status)
 
-    def error_page(status: int, title: str, reason: str) -> HTMLResponse:
-        return page("error.html", status, title=title, reason=reason)
+    def error_page(self, status: int, title: str, reason: str) -> Any:
+        return self.page("error.html", status, title=title, reason=reason)
 
-    def named(request: Request) -> NamedSet:
-        s = catalog.get(request.path_params["sid"])
+    def named(self, request: Any) -> NamedSet:
+        from starlette.exceptions import HTTPException
+
+        s = self.catalog.get(request.path_params["sid"])
         if s is None:
             raise HTTPException(404, f"there is no question set number {request.path_params['sid']!r}: this server "
                                      "shows only the files named on its command line (see the home page)")
         return s
 
-    def home(request: Request) -> HTMLResponse:
+    def home(self, request: Any) -> Any:
         rows = []
-        for s in catalog.sets:
+        for s in self.catalog.sets:
             try:
                 sess = s.session()
                 rows.append({"set": s, "counts": sess.counts(sess.items()), "error": None, "path": sess.rs.qa,
                              "sheet": sess.rs.sheet_path})
             except InputError as err:
                 rows.append({"set": s, "counts": None, "error": str(err), "path": s.qa, "sheet": None})
-        return page("home.html", rows=rows)
+        return self.page("home.html", rows=rows)
 
-    def review_list(request: Request) -> HTMLResponse:
-        s = named(request)
+    def review_list(self, request: Any) -> Any:
+        s = self.named(request)
         sess = s.session()
         items = sess.items()
         flt = Filter.of(request.query_params)
-        return page("review_list.html", title=f"{s.name} · review", s=s, sess=sess, flt=flt,
-                    items=[i for i in items if flt.matches(i)], counts=sess.counts(items),
-                    done=request.query_params.get("done"), **_choices(sess, items))
+        return self.page("review_list.html", title=f"{s.name} · review", s=s, sess=sess, flt=flt,
+                         items=[i for i in items if flt.matches(i)], counts=sess.counts(items),
+                         done=request.query_params.get("done"), **_choices(sess, items))
 
-    def review_item(request: Request, outcome: Optional[Outcome] = None, status: int = 200) -> HTMLResponse:
-        s = named(request)
+    def review_item(self, request: Any, outcome: Optional[Outcome] = None, status: int = 200) -> Any:
+        from starlette.exceptions import HTTPException
+
+        s = self.named(request)
         sess = s.session()
         items = sess.items()
         key = outcome.key if outcome is not None else str(request.query_params.get("key", ""))
@@ -161,63 +181,62 @@ def create_app(catalog: Catalog, options: Optional[ServeOptions] = None) -> Any:
         item = sess.find(items, key)
         if item is None:
             raise HTTPException(404, f"the set {s.name} has no question or candidate {key!r}")
-        return page("review_item.html", status, title=f"{item.key} · {s.name}",
-                    **_item_context(s, sess, items, item, flt, outcome, request.query_params.get("done")))
+        return self.page("review_item.html", status, title=f"{item.key} · {s.name}",
+                         **_item_context(s, sess, items, item, flt, outcome, request.query_params.get("done")))
 
-    async def decide(request: Request) -> Response:
+    async def decide(self, request: Any) -> Any:
+        """A decision (:meth:`ReviewSession.decide`); then the next item of the filter (accept, reject, pending),
+        the same item (an edit, a rescue), or the item again with the reason (refused 422, conflict 409)."""
         from starlette.concurrency import run_in_threadpool
+        from starlette.requests import Request
+        from starlette.responses import RedirectResponse
 
-        s = named(request)
+        s = self.named(request)
         form = parse_form(await request.body())
         one = {k: v[0] for k, v in form.items()}
         flt = Filter.of(one)
         action = one.get("action", "")
         if action not in ACTIONS:
-            return error_page(400, "Unknown action", f"received action {action!r}; expected one of "
-                                                     f"{', '.join(ACTIONS)}")
+            return self.error_page(400, "Unknown action", f"received action {action!r}; expected one of "
+                                                          f"{', '.join(ACTIONS)}")
         values: Dict[str, Any] = {k: one[k] for k in ("question", "ground_truth", "note") if k in one}
         if "evidence" in form:
             values["evidence"] = form["evidence"]
         sess = s.session()
         outcome = await run_in_threadpool(sess.decide, one.get("key", ""), action, one.get("version", ""), values)
         if outcome.kind == "saved":
-            target = outcome.key
+            target: Optional[str] = outcome.key
             if action in ("accept", "reject", "pending"):
-                prev, nxt, _, _ = sess.neighbours(sess.items(), flt, outcome.key)
-                target = nxt or ""
+                target = sess.neighbours(sess.items(), flt, outcome.key)[1]
             if not target:
                 return RedirectResponse(f"/review/{s.sid}?{flt.query(done=outcome.message)}", 303)
             return RedirectResponse(f"/review/{s.sid}/item?{flt.query(key=target, done=outcome.message)}", 303)
         request.scope["query_string"] = flt.query(key=outcome.key).encode()
-        return await run_in_threadpool(review_item, Request(request.scope), outcome,
+        return await run_in_threadpool(self.review_item, Request(request.scope), outcome,
                                        409 if outcome.kind == "conflict" else 422)
 
-    def static_file(request: Request) -> Response:
+    def static_file(self, request: Any) -> Any:
+        from starlette.exceptions import HTTPException
+        from starlette.responses import Response
+
         name = request.path_params["name"]
-        if name not in static:
+        if name not in self.static:
             raise HTTPException(404, f"no static file {name!r}")
-        return Response(static[name], media_type=STATIC[name], headers={"cache-control": "no-cache"})
+        return Response(self.static[name], media_type=STATIC[name], headers={"cache-control": "no-cache"})
 
-    async def http_error(request: Request, exc: Exception) -> HTMLResponse:
+    async def http_error(self, request: Any, exc: Exception) -> Any:
         code = getattr(exc, "status_code", 500)
-        return error_page(code, {404: "Not found", 405: "Method not allowed"}.get(code, "Refused"),
-                          str(getattr(exc, "detail", "")) or "not found")
+        return self.error_page(code, {404: "Not found", 405: "Method not allowed"}.get(code, "Refused"),
+                               str(getattr(exc, "detail", "")) or "not found")
 
-    async def input_error(request: Request, exc: Exception) -> HTMLResponse:
-        return error_page(422, "A file could not be read", str(exc))
+    async def input_error(self, request: Any, exc: Exception) -> Any:
+        return self.error_page(422, "A file could not be read", str(exc))
 
-    async def server_error(request: Request, exc: Exception) -> HTMLResponse:
+    async def server_error(self, request: Any, exc: Exception) -> Any:
         log.exception("ragexam serve: %s %s failed", request.method, request.url.path)
-        return error_page(500, "Internal error", f"{type(exc).__name__}: {exc}. The page could not be made; the "
-                                                 "server's terminal shows the details. Your saved decisions are safe "
-                                                 "in the review sheet.")
-
-    routes = [Route("/", home), Route("/review/{sid}", review_list), Route("/review/{sid}/item", review_item),
-              Route("/review/{sid}/decide", decide, methods=["POST"]), Route("/static/{name}", static_file),
-              Route("/favicon.ico", lambda request: Response(status_code=204))]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, InputError: input_error,
-                                                       Exception: server_error})
-    return Guard(app, options, lambda status, title, reason: error_page(status, title, reason).body)
+        return self.error_page(500, "Internal error", f"{type(exc).__name__}: {exc}. The page could not be made; the "
+                                                      "server's terminal shows the details. Your saved decisions are "
+                                                      "safe in the review sheet.")
 
 
 def _choices(sess: ReviewSession, items: Sequence[Any]) -> Dict[str, Any]:
