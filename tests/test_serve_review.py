@@ -266,3 +266,17 @@ def test_an_install_without_the_web_packages_gets_one_install_line(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "uvicorn" else real(name, *a))
     with pytest.raises(MissingDependencyError, match=r"pip install 'ragexam\[serve\]'"):
         _check_web_stack()
+
+
+def test_a_long_table_is_paginated(qa, monkeypatch):
+    import ragexam.serve.app as app_module
+
+    monkeypatch.setattr(app_module, "LIST_PAGE", 3)
+    c = client(qa)
+    first = c.get("/review/1?status=all")
+    assert first.text.count('<tr class="st-pending">') == 3 and "rows 1–3 of 7 (page 1 of 3)" in first.text
+    assert "Review these 7 one by one" in first.text and 'href="/review/1?status=all&amp;page=2"' in first.text
+    last = c.get("/review/1?status=all&page=3")
+    assert last.text.count('<tr class="st-pending">') == 1 and "gen_0007" in last.text and "gen_0001<" not in last.text
+    assert c.get("/review/1?status=all&page=99").text.count('<tr class="st-pending">') == 1  # clamped
+    assert c.get("/review/1?status=all&page=x").status_code == 200

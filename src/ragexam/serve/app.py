@@ -23,6 +23,8 @@ __all__ = ["create_app", "Catalog", "NamedSet"]
 HERE = Path(__file__).parent
 #: the static files served, by name (no other name resolves)
 STATIC = {"serve.css": "text/css; charset=utf-8", "serve.js": "text/javascript; charset=utf-8"}
+#: rows per page of a set's table
+LIST_PAGE = 200
 log = logging.getLogger("ragexam.serve")
 
 
@@ -166,8 +168,15 @@ class _Pages:
         sess = s.session()
         items = sess.items()
         flt = Filter.of(request.query_params)
-        return self.page("review_list.html", title=f"{s.name} · review", s=s, sess=sess, flt=flt,
-                         items=[i for i in items if flt.matches(i)], counts=sess.counts(items),
+        chosen = [i for i in items if flt.matches(i)]
+        pages = max(1, -(-len(chosen) // LIST_PAGE))
+        try:
+            at = min(max(1, int(request.query_params.get("page", 1))), pages)
+        except ValueError:
+            at = 1
+        return self.page("review_list.html", title=f"{s.name} · review", s=s, sess=sess, flt=flt, n_chosen=len(chosen),
+                         first=chosen[0] if chosen else None, items=chosen[(at - 1) * LIST_PAGE:at * LIST_PAGE],
+                         page_no=at, pages=pages, offset=(at - 1) * LIST_PAGE, counts=sess.counts(items),
                          done=request.query_params.get("done"), **_choices(sess, items))
 
     def review_item(self, request: Any, outcome: Optional[Outcome] = None, status: int = 200) -> Any:

@@ -14,7 +14,10 @@ Items are the set's questions (key: the ``query_id``), questions rescued from th
 from __future__ import annotations
 
 import json
+import os
+import threading
 from dataclasses import dataclass, field
+from functools import cached_property
 from html import escape
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import urlencode
@@ -47,7 +50,6 @@ class Item:
     type: str
     kind: str
     answerable: bool
-    version: str
     generated: Dict[str, Any]  # question, answer, evidence as generated
     record: Mapping[str, Any] = field(default_factory=dict)  # the set's record, or the reject's line
     reason: str = ""  # why the generator rejected it (candidates and rescued questions)
@@ -58,11 +60,16 @@ class Item:
     def query_id(self) -> str:
         return "" if self.origin == "candidate" else self.key
 
-    @property
+    @cached_property
+    def version(self) -> str:
+        """The version of the row this item was read from (:meth:`Sheet.version`)."""
+        return Sheet.version(self.row)
+
+    @cached_property
     def edited(self) -> List[str]:
         out = []
         for name, now in (("question", self.question), ("ground_truth", self.answer), ("evidence", self.evidence)):
-            if _norm(now) != _norm(self.generated[name]):
+            if now != self.generated[name] and _norm(now) != _norm(self.generated[name]):
                 out.append(name)
         return out
 
@@ -133,10 +140,24 @@ class ReviewSession:
         self.writer = rs.sheet()
         self._grams: Dict[str, FrozenSet[str]] = {}
         self._checks: Dict[Tuple[Any, ...], CheckReport] = {}
+        self._items: Tuple[Any, List[Item]] = (None, [])
+        self._lock = threading.Lock()
 
     # -- reading -----------------------------------------------------------------------------------------------
     def items(self) -> List[Item]:
-        """Every item, in order: the set's questions, rescued questions, then the rejected candidates."""
+        """Every item, in order: the set's questions, rescued questions, then the rejected candidates (read again
+        whenever the sheet file changed: it is replaced, never written in place, so a new inode, time or size)."""
+        try:
+            st = os.stat(self.rs.sheet_path)
+            stamp: Any = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            stamp = "missing"
+        with self._lock:
+            if self._items[0] != stamp or stamp == "missing":
+                self._items = (stamp, self._read_items())
+            return self._items[1]
+
+    def _read_items(self) -> List[Item]:
         sheet = self.writer.read()
         by_id = sheet.by_id
         out: List[Item] = []
@@ -172,8 +193,7 @@ class ReviewSession:
         answer = row.get("ground_truth", gen["ground_truth"]) if row else gen["ground_truth"]
         evidence = sheet.evidence(row, line) if row and "evidence" in row else gen["evidence"]
         return Item(key, origin, status, question, answer, evidence, str(row.get("note", "") or ""),
-                    str(row.get("type") or type_) if row else type_, kind, answerable, Sheet.version(row), gen, rec,
-                    reason, row=row)
+                    str(row.get("type") or type_) if row else type_, kind, answerable, gen, rec, reason, row=row)
 
     def find(self, items: Sequence[Item], key: str) -> Optional[Item]:
         return next((i for i in items if i.key == key), None)
@@ -192,16 +212,13 @@ class ReviewSession:
     def neighbours(items: Sequence[Item], flt: Filter, key: str) -> Tuple[Optional[str], Optional[str], int, int]:
         """``(previous key, next key, position, count)`` of ``key`` among the items ``flt`` selects (position 0:
         ``key`` is not selected; next is then the first selected item after it)."""
-        keys = [i.key for i in items]
-        chosen = [i.key for i in items if flt.matches(i)]
-        if key in chosen:
-            k = chosen.index(key)
-            return (chosen[k - 1] if k > 0 else None, chosen[k + 1] if k + 1 < len(chosen) else None, k + 1,
-                    len(chosen))
-        at = keys.index(key) if key in keys else -1
-        after = [k for k in chosen if keys.index(k) > at]
-        before = [k for k in chosen if keys.index(k) < at]
-        return (before[-1] if before else None, (after or chosen or [None])[0], 0, len(chosen))
+        at = next((n for n, i in enumerate(items) if i.key == key), -1)
+        chosen = [(n, i.key) for n, i in enumerate(items) if flt.matches(i)]
+        before = [k for n, k in chosen if n < at]
+        after = [k for n, k in chosen if n > at]
+        if at >= 0 and flt.matches(items[at]):
+            return (before[-1] if before else None, after[0] if after else None, len(before) + 1, len(chosen))
+        return (before[-1] if before else None, (after or [k for _, k in chosen] or [None])[0], 0, len(chosen))
 
     # -- checks ------------------------------------------------------------------------------------------------------
     def check(self, items: Sequence[Item], item: Item, question: str, answer: str,
@@ -256,7 +273,8 @@ class ReviewSession:
                            else "a rejected candidate is edited by rescuing it")
         question = str(values.get("question", item.question)).strip()
         answer = str(values.get("ground_truth", item.answer)).strip() if item.answerable else item.answer
-        evidence = [str(e).strip() for e in values.get("evidence", item.evidence) if str(e).strip()]
+        evidence = [str(e).strip() for e in values.get("evidence", item.evidence) if str(e).strip()] \
+            if item.answerable else []  # an out-of-corpus question has no evidence to edit
         typed = {"question": question, "ground_truth": answer, "evidence": evidence, "note": note}
         rep = self.check(items, item, question, answer, evidence)
         if not rep.ok:

@@ -65,6 +65,7 @@ STATUS_WORDS: Dict[str, Tuple[str, ...]] = {
     "rejected": ("reject", "rejected", "no", "n", "drop", "delete", "거절", "탈락", "삭제"),
     "pending": ("pending", "", "보류"),
 }
+_STATUS_OF = {w: status for status, words in STATUS_WORDS.items() for w in words}
 _EDITABLE = ("question", "ground_truth", "evidence")
 #: the column naming a rescued candidate (its ``cid`` in the rejects file)
 RESCUE_COLUMN = "candidate"
@@ -90,10 +91,9 @@ class ReviewResult:
 
 def status_of(value: str, file: str = "", line: Optional[int] = None) -> str:
     """``accepted``, ``rejected`` or ``pending`` for a status cell (see :data:`STATUS_WORDS`)."""
-    v = value.strip().lower()
-    for status, words in STATUS_WORDS.items():
-        if v in words:
-            return status
+    status = _STATUS_OF.get(value.strip().lower())
+    if status is not None:
+        return status
     raise InputError(f"received {value!r}; expected accept, reject or pending (also: "
                      f"{', '.join(w for ws in STATUS_WORDS.values() for w in ws if w)})", source=file or None,
                      line=line, field="status")
