@@ -143,7 +143,7 @@ def test_the_command_serves_the_named_set_and_a_busy_port_is_an_error(qa):
         assert url is not None
         home = httpx.get(url, timeout=30)
         assert home.status_code == 200 and "qa.jsonl" in home.text
-        assert httpx.get(url + "review/1/item?key=gen_0001", timeout=60).status_code == 200
+        assert httpx.get(url + "review/1", timeout=60).status_code == 200
         port = int(url.rsplit(":", 1)[1].strip("/"))
         busy = _cli("--port", str(port))
         _, err = busy.communicate(timeout=60)
