@@ -73,6 +73,11 @@ def test_the_token_is_needed_on_every_request(qa):
     assert c.get("/review/1").status_code == 200
     c.cookies.clear()
     assert c.get("/", headers={"authorization": "Bearer " + TOKEN}).status_code == 200
+    from ragexam.serve.security import Guard, ServeOptions
+
+    guard = Guard(None, ServeOptions(port=8765, token=TOKEN), lambda *a: b"")  # no redirect to another site
+    where, _ = guard._token_in_query({"method": "GET", "path": "//evil.example/", "query_string": b"token=" + TOKEN.encode()})
+    assert where == "/evil.example/"
 
 
 def test_pages_carry_the_security_headers(qa):
@@ -110,6 +115,8 @@ def test_binding_rules():
     with pytest.raises(InputError, match="has 5 characters") as err:
         ServeOptions(token="short")
     assert err.value.source == "--token"
+    with pytest.raises(InputError, match="letters, digits"):
+        ServeOptions(token="a token with spaces;0123")
     with pytest.raises(InputError, match="from 0"):
         ServeOptions(port=70000)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import re
 import secrets
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple
@@ -37,6 +38,7 @@ MIN_TOKEN_CHARS = 16
 #: largest request body accepted (bytes)
 MAX_BODY = 1 << 20
 CSRF_FIELD = "csrf"
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9._~+/=-]+")
 _LOOPBACK_NAMES = ("localhost",)
 _TOKEN_FIX = ("set one of at least 16 characters, e.g. --token \"$(python -c 'import secrets; "
               "print(secrets.token_urlsafe(24))')\" or the environment variable " + TOKEN_ENV)
@@ -64,6 +66,9 @@ def check_bind(host: str, token: Optional[str]) -> None:
     if token is not None and len(token) < MIN_TOKEN_CHARS:
         raise InputError(f"the access token has {len(token)} characters; {_TOKEN_FIX}", source="--token",
                          field="token")
+    if token is not None and not _TOKEN_CHARS.fullmatch(token):
+        raise InputError("the access token may hold letters, digits and - . _ ~ + / = only (it travels in a "
+                         f"cookie and an address); {_TOKEN_FIX}", source="--token", field="token")
     if not is_loopback(host) and not token:
         raise InputError(f"received --host {host}: listening on an address other computers can reach needs an "
                          f"access token, and none is set; {_TOKEN_FIX} (or leave --host at 127.0.0.1)",
@@ -139,7 +144,10 @@ class Guard:
                 origin is not None and urlsplit(origin).netloc.lower() != headers.get("host", "").lower()):
             return await self._page(send, 403, "Refused", f"a request from another site ({origin or 'cross-site'}) "
                                                           "may not change anything here")
-        if int(headers.get("content-length") or 0) > MAX_BODY:
+        length = headers.get("content-length") or "0"
+        if not length.isdigit():
+            return await self._page(send, 400, "Bad request", f"received Content-Length {length!r}; expected a number")
+        if int(length) > MAX_BODY:
             return await self._page(send, 413, "Too large", f"the request body is over {MAX_BODY} bytes")
         body = b""
         more = True
@@ -193,7 +201,7 @@ class Guard:
         if scope["method"] != "GET" or sent is None or not hmac.compare_digest(
                 sent.encode(), (self.options.token or "").encode()):
             return None
-        location = quote(scope.get("path", "/")) + ("?" + urlencode(query, doseq=True) if query else "")
+        location = "/" + quote(scope.get("path", "/")).lstrip("/") + ("?" + urlencode(query, doseq=True) if query else "")
         cookie = f"{self.options.cookie_name}={self.options.token}; HttpOnly; SameSite=Strict; Path=/"
         return location, [(b"set-cookie", cookie.encode("latin-1"))]
 
