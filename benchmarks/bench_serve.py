@@ -2,12 +2,12 @@
 
 A seeded synthetic Korean set (``_korean.py``: ``--questions`` questions, each quoting one sentence of its own
 paragraph, 10% out of corpus) is written as ``ragexam generate`` writes one (the set with verification
-records, its card and review sheet; no model is called).  The real server (uvicorn on a free loopback port,
-in this process's thread) is then asked over HTTP, as a browser would, for: the home page; a set's table
-(first and last page of 200 rows); a question's screen (the first, then ``--repeats`` others), after the
-warm-up ``ragexam serve`` starts in the background (the set, the corpus's evidence index, Kiwi); an accept (the POST that rewrites the sheet,
-and the redirect's next screen); an edit that passes the checks.  Each line is the median (min-max of n)
-wall seconds.
+records, its card and review sheet; no model is called).  After the warm-up ``ragexam serve`` starts in the
+background (the set, the corpus's evidence index, Kiwi), the real server (uvicorn on a free loopback port,
+in a thread of this process) is asked over HTTP, as a browser would, for: the home page; a set's table
+(first and last page of 200 rows); a question's screen (the first, then ``--repeats`` others); an accept
+(the POST that rewrites the sheet, then the next screen); an edit that passes the checks.  Each line is
+the median (min-max of n) wall seconds.
 
     python benchmarks/bench_serve.py [--questions 5000] [--repeats 15]
 """

@@ -201,7 +201,8 @@ class Guard:
         if scope["method"] != "GET" or sent is None or not hmac.compare_digest(
                 sent.encode(), (self.options.token or "").encode()):
             return None
-        location = "/" + quote(scope.get("path", "/")).lstrip("/") + ("?" + urlencode(query, doseq=True) if query else "")
+        location = "/" + quote(scope.get("path", "/")).lstrip("/")  # "//host" would leave this server
+        location += "?" + urlencode(query, doseq=True) if query else ""
         cookie = f"{self.options.cookie_name}={self.options.token}; HttpOnly; SameSite=Strict; Path=/"
         return location, [(b"set-cookie", cookie.encode("latin-1"))]
 

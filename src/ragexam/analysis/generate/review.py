@@ -397,7 +397,8 @@ def run_candidate_checks(question: str, answer: str, evidence: Sequence[str], *,
     if problem is None and settings.ambiguous == "drop":
         many = next((loc for loc in located if len(loc.doc_ids) > 1), None)
         if many is not None:
-            problem = C.Rejection("ambiguous_evidence", f"evidence {many.index} occurs in {', '.join(many.doc_ids[:5])} "
+            problem = C.Rejection("ambiguous_evidence", f"evidence {many.index} occurs in "
+                                                        f"{', '.join(many.doc_ids[:5])} "
                                                         "(the set was generated with --ambiguous drop)")
     if problem is not None and problem.reason in ("evidence_not_found", "evidence_paraphrased"):
         problem = C.Rejection(problem.reason, f"{problem.detail}; it occurs in no document of the corpus (compared "
@@ -712,7 +713,8 @@ def _recheck(rs: ReviewSet, rec: Dict[str, Any], changes: List[str], kept: Seque
     others = [(r["query_id"], M.bigrams(r.get("question", ""))) for _, r, *_ in kept if r is not rec]
     g = rec.get("metadata", {}).get("generation", {})
     rep = run_candidate_checks(rec.get("question", ""), rec.get("ground_truth", ""), rec.get("evidence") or [],
-                               answerable=rec.get("answerable", True), kind=g.get("kind") or rec.get("type") or "meaning",
+                               answerable=rec.get("answerable", True),
+                               kind=g.get("kind") or rec.get("type") or "meaning",
                                facts=facts, settings=rs.settings, others=others,
                                passage_docs=_passage_docs(rec))
     if not rep.ok:
