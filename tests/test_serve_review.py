@@ -6,6 +6,7 @@ one (tests/test_generate_stub.py), so the review sees a real set, its rejects fi
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -223,9 +224,9 @@ def test_long_documents_are_cut_around_the_evidence():
     from ragexam.serve.reviewing import WHOLE_DOCUMENT_CHARS, marked_html
 
     text = "가" * 20_000 + "근거<문장>" + "나" * 20_000
-    html, cut = marked_html(text, [(20_000, 20_006, 1)])
-    assert cut and '<mark class="ev" data-ev="1">근거&lt;문장&gt;</mark>' in html
-    assert len(html) < 4_000 and html.count("[…]") == 2
+    text_html, cut = marked_html(text, [(20_000, 20_006, 1)])
+    assert cut and '<mark class="ev" data-ev="1">근거&lt;문장&gt;</mark>' in text_html
+    assert len(text_html) < 4_000 and text_html.count("[…]") == 2
     assert marked_html("짧은 글", []) == ("짧은 글", False) and WHOLE_DOCUMENT_CHARS > 5_000
 
 
@@ -280,3 +281,11 @@ def test_a_long_table_is_paginated(qa, monkeypatch):
     assert last.text.count('<tr class="st-pending">') == 1 and "gen_0007" in last.text and "gen_0001<" not in last.text
     assert c.get("/review/1?status=all&page=99").text.count('<tr class="st-pending">') == 1  # clamped
     assert c.get("/review/1?status=all&page=x").status_code == 200
+
+
+def test_a_reworded_evidence_string_shows_where_it_was_copied_from(qa):
+    c = client(qa)
+    page = c.get("/review/1/item?key=c:p1-c0002-4&reason=any")  # evidence_paraphrased
+    near = re.findall(r'<mark class="near" data-ev="1"[^>]*>([^<]*)</mark>', page.text)
+    assert [html.unescape(x) for x in near] == ["번호는 '다온 OTP' 앱이 30초마다 새로 만"] and "closest verbatim" in page.text
+    assert '<mark class="ev"' not in page.text

@@ -320,19 +320,38 @@ class ReviewSession:
         docs = list(dict.fromkeys(list(spans) + list(item.record.get("relevant_doc_ids", []) or [])
                                   + item.sections_docs))
         titles = {d.doc_id: d.title for d in self.rs.corpus().documents} if docs else {}
+        missing = [(n, e) for n, e in enumerate(evidence, 1) if e.strip() and not facts.corpus_text.locate(e)]
         out = []
         for d in docs:
             if d not in facts.contents:
                 continue
-            html, cut = marked_html(facts.contents[d], sorted(spans.get(d, [])))
+            content = facts.contents[d]
+            near = [(s, e, -n) for n, ev in missing for s, e in closest_piece(content, ev)]
+            html, cut = marked_html(content, sorted(spans.get(d, []) + near))
             out.append({"doc_id": d, "title": titles.get(d) or "", "html": html, "marks": len(spans.get(d, [])),
-                        "cut": cut})
+                        "near": len(near), "cut": cut})
         return out
 
 
+def closest_piece(content: str, evidence: str, min_chars: int = 6) -> List[Tuple[int, int]]:
+    """The raw span of the longest piece of ``evidence`` found verbatim (after normalisation) in ``content``
+    (``[]`` when under ``min_chars``): what a reworded or cut evidence string was copied from."""
+    from ragexam.data.evidence import longest_common_substring
+    from ragexam.data.normalization import normalize, normalize_with_offsets
+
+    nt = normalize_with_offsets(content)
+    ne = normalize(evidence)
+    size = longest_common_substring(ne, nt.text)
+    if size < min_chars:
+        return []
+    piece = next(ne[i:i + size] for i in range(len(ne) - size + 1) if ne[i:i + size] in nt.text)
+    at = nt.text.find(piece)
+    return [nt.raw_span(at, at + size)]
+
+
 def marked_html(content: str, spans: Sequence[Tuple[int, int, int]]) -> Tuple[str, bool]:
-    """``content`` as escaped HTML with ``<mark class="ev" data-ev="N">`` around each ``(start, end, N)``; a
-    document over :data:`WHOLE_DOCUMENT_CHARS` is cut to windows of :data:`WINDOW_CHARS` around the marks
+    """``content`` as escaped HTML with ``<mark class="ev" data-ev="N">`` around each ``(start, end, N)`` (a negative
+    ``N``: ``<mark class="near">`` around the closest piece of evidence ``-N``, which is not verbatim); a document over :data:`WHOLE_DOCUMENT_CHARS` is cut to windows of :data:`WINDOW_CHARS` around the marks
     (``True`` as second value when cut)."""
     windows: List[Tuple[int, int]] = [(0, len(content))]
     cut = len(content) > WHOLE_DOCUMENT_CHARS
@@ -354,7 +373,9 @@ def marked_html(content: str, spans: Sequence[Tuple[int, int, int]]) -> Tuple[st
                 continue
             s = max(s, pos)
             parts.append(escape(content[pos:s]))
-            parts.append(f'<mark class="ev" data-ev="{n}">{escape(content[s:min(e, b)])}</mark>')
+            parts.append(f'<mark class="ev" data-ev="{n}">' if n > 0 else
+                         f'<mark class="near" data-ev="{-n}" title="the closest verbatim piece of evidence {-n}">')
+            parts.append(f'{escape(content[s:min(e, b)])}</mark>')
             pos = min(e, b)
         parts.append(escape(content[pos:b]))
         if b < len(content):
