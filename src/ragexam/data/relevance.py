@@ -69,7 +69,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.data.evidence import CorpusText, EvidenceIndex, EvidenceMatcher, check_min_fraction
 from ragexam.data.normalization import normalization_signature
@@ -77,7 +77,7 @@ from ragexam.data.schema import Chunk, Document, Question
 from ragexam.errors import InputError
 
 __all__ = ["Judgment", "Judgments", "judge_ranking", "judge_rankings", "credit_positions",
-           "MODES", "EvidenceSplit", "evidence_split", "evidence_splits", "evidence_part"]
+           "MODES", "EvidenceSplit", "evidence_split", "evidence_splits", "evidence_part", "item_sizes"]
 
 MODES = ("doc", "evidence")
 
@@ -236,6 +236,26 @@ def judge_rankings(questions: Iterable[Question], rankings: Mapping[str, Sequenc
         if mode == "evidence":
             sig += f"|{normalization_signature(ignore_punctuation)}|cover:{cover}"
     return Judgments(mode, sig, per, qrels, run, unjudged)
+
+
+def item_sizes(judgment: Judgment, ranked_chunks: Sequence[Chunk], size: Callable[[Chunk], float]
+               ) -> Dict[str, Tuple[float, float]]:
+    """``{run item: (start, size)}`` of one judged ranking, for metrics cut at a context budget (the ranking
+    engine's ``ContextSizes``; ``size(chunk)`` in characters or tokens).
+
+    The budget is spent by every ranked chunk in rank order.  Evidence mode: the item at position i is chunk i
+    (start: the sizes of the chunks ranked above it).  Doc mode: a document is read from its first chunk
+    (start and size of that chunk; its later chunks still spend the budget of the documents below them)."""
+    sizes = [float(size(c)) for c in ranked_chunks]
+    starts = [0.0] * len(sizes)
+    for i in range(1, len(sizes)):
+        starts[i] = starts[i - 1] + sizes[i - 1]
+    if judgment.mode == "evidence":
+        return {item: (starts[i], sizes[i]) for i, item in enumerate(judgment.run)}
+    first: Dict[str, int] = {}
+    for i, c in enumerate(ranked_chunks):
+        first.setdefault(c.doc_id, i)
+    return {d: (starts[first[d]], sizes[first[d]]) for d in judgment.run}
 
 
 # -- evidence split by the chunking ---------------------------------------------------------------------------
