@@ -132,3 +132,10 @@ def test_chunk_corpus():
     assert chunking.spec == "sentences"
     assert [c.chunk_id for c in chunking] == ["a#0", "a#1", "b#0"]
     assert chunking["a#1"].text == "둘." and [c.chunk_id for c in chunking.by_doc["a"]] == ["a#0", "a#1"]
+
+
+def test_chunker_help_lists_every_form():
+    from ragexam.data.chunking import chunker_help
+
+    text = chunker_help()
+    assert all(form in text for form in CHUNKER_FORMS) and "Default: paragraphs:400" in text

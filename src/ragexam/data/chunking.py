@@ -79,11 +79,18 @@ from ragexam.errors import InputError
 __all__ = ["Chunker", "WholeChunker", "CharChunker", "SentenceChunker", "ParagraphChunker", "RecursiveChunker",
            "TokenChunker", "SemanticChunker", "TokenSpans", "parse_chunker", "Chunking", "ChunkingStats",
            "chunk_corpus", "sentence_spans", "paragraph_spans", "window_report", "WindowReport",
-           "CHUNKER_FORMS", "RECURSIVE_SEPARATORS"]
+           "CHUNKER_FORMS", "RECURSIVE_SEPARATORS", "chunker_help"]
 
 CHUNKER_FORMS = ("whole", "chars:SIZE:OVERLAP", "sentences", "sentences:SIZE", "paragraphs",
                  "paragraphs:SIZE", "recursive:SIZE:OVERLAP", "tokens:SIZE:OVERLAP", "semantic",
                  "semantic:PERCENTILE")
+
+def chunker_help() -> str:
+    """The ``--chunker`` help text of the CLI: every spec form (the chunkers own it; the CLI asks)."""
+    return ("Chunker spec, repeatable (or comma-separated): " + ", ".join(CHUNKER_FORMS) + " (recursive, tokens and "
+            "semantic as LangChain's splitters; tokens counted in the embedder's tokenizer, e5's by default). "
+            "Default: paragraphs:400 (whole sentences, at most 400 characters).")
+
 
 #: the separator hierarchy of ``recursive`` (regular expressions): paragraph, line, sentence end, space, character
 RECURSIVE_SEPARATORS = ("\n\n", "\n", "(?<=[.!?\u3002\uff01\uff1f])\\s+", " ", "")
