@@ -78,7 +78,7 @@ from ragexam.errors import InputError
 
 __all__ = ["Chunker", "WholeChunker", "CharChunker", "SentenceChunker", "ParagraphChunker", "RecursiveChunker",
            "TokenChunker", "SemanticChunker", "TokenSpans", "parse_chunker", "Chunking", "ChunkingStats",
-           "chunk_corpus", "sentence_spans", "paragraph_spans", "window_report", "WindowReport",
+           "chunk_corpus", "sentence_spans", "sentence_spans_many", "paragraph_spans", "window_report", "WindowReport",
            "CHUNKER_FORMS", "RECURSIVE_SEPARATORS", "chunker_help"]
 
 CHUNKER_FORMS = ("whole", "chars:SIZE:OVERLAP", "sentences", "sentences:SIZE", "paragraphs",
@@ -206,16 +206,23 @@ def sentence_spans(content: str) -> List[Span]:
 
     Kiwi analyses morphology to find sentence ends (roughly 100k characters per second).
     """
-    if not content.strip():
-        return []
-    lines = [(m.start(), m.end()) for m in _LINE.finditer(content) if not m.group().isspace()]
-    starts = [a for a, _ in lines]
-    parts = [(a + off, piece) for a, b in lines for off, piece in pieces(content[a:b])]
-    with kiwi_lock:
-        split = list(kiwi().split_into_sents([piece for _, piece in parts]))
-    for (a, _), sents in zip(parts, split):
-        starts.extend(a + int(s.start) for s in sents)
-    return _spans_from_starts(content, starts)
+    return sentence_spans_many([content])[0]
+
+
+def sentence_spans_many(contents: Sequence[str]) -> List[List[Span]]:
+    """:func:`sentence_spans` of several texts in one Kiwi batch (its workers share the lines of all texts)."""
+    lines = [[(m.start(), m.end()) for m in _LINE.finditer(c) if not m.group().isspace()] if c.strip() else []
+             for c in contents]
+    parts = [(t, a + off, piece) for t, (c, ls) in enumerate(zip(contents, lines)) for a, b in ls
+             for off, piece in pieces(c[a:b])]
+    split: List = []
+    if parts:
+        with kiwi_lock:
+            split = list(kiwi().split_into_sents([piece for _, _, piece in parts]))
+    starts = [[a for a, _ in ls] for ls in lines]
+    for (t, a, _), sents in zip(parts, split):
+        starts[t].extend(a + int(x.start) for x in sents)
+    return [_spans_from_starts(c, st) if c.strip() else [] for c, st in zip(contents, starts)]
 
 
 def paragraph_spans(content: str) -> List[Span]:
@@ -281,10 +288,21 @@ class ParagraphChunker(Chunker):
         return self.split(content).spans
 
     def split(self, content: str) -> Split:
-        paragraphs = paragraph_spans(content)
+        return self.split_many([content])[0]
+
+    def split_many(self, contents: Sequence[str]) -> List[Split]:
+        """Every document's paragraphs; the sentences of all long paragraphs in one Kiwi batch."""
+        paragraphs = [paragraph_spans(c) for c in contents]
         if self.size is None:
-            return Split(paragraphs)
-        size = self.size
+            return [Split(ps) for ps in paragraphs]
+        long = [(d, ps, pe) for d, spans in enumerate(paragraphs) for ps, pe in spans if pe - ps > self.size]
+        sentences = dict(zip(((d, ps) for d, ps, _ in long),
+                             sentence_spans_many([contents[d][ps:pe] for d, ps, pe in long])))
+        return [self._pack_document(c, ps, sentences, d) for d, (c, ps) in enumerate(zip(contents, paragraphs))]
+
+    def _pack_document(self, content: str, paragraphs: List[Span], sentences: Dict[Tuple[int, int], List[Span]],
+                       d: int) -> Split:
+        size = self.size or 0
         units: List[Span] = []   # whole paragraphs and sentences, packed below
         out: List[Span] = []
         cut = 0
@@ -292,7 +310,7 @@ class ParagraphChunker(Chunker):
             if pe - ps <= size:
                 units.append((ps, pe))
                 continue
-            for ss, se in sentence_spans(content[ps:pe]):
+            for ss, se in sentences[(d, ps)]:
                 a, b = ps + ss, ps + se
                 if b - a <= size:
                     units.append((a, b))
@@ -444,7 +462,8 @@ class SemanticChunker(Chunker):
         """Every document's sentences embedded in one call."""
         import numpy as np
 
-        sents = [self.sentences(c) for c in contents]
+        sents = sentence_spans_many(contents) if self.sentences is sentence_spans else \
+            [self.sentences(c) for c in contents]
         windows = [_neighbours([c[a:b] for a, b in ss]) if len(ss) > 1 else [] for c, ss in zip(contents, sents)]
         flat = [w for ws in windows for w in ws]
         if flat and self.embed is None:
