@@ -149,12 +149,16 @@ def test_straddling_chunk_counts_by_its_share_worked_example():
     300 of its 500 characters inside (share 0.6)."""
     qrels = {"q": {"b": 1, "c": 1}}
     cs = ContextSizes.from_lists("c", {"q": [("a", 300), ("b", 400), ("c", 500)]})
-    v = evaluate(qrels, {"q": ["a", "b", "c"]}, ["hit@1000c", "r@1000c", "p@1000c", "mrr@1000c"],
-                 sizes=[cs]).per_query["q"]
+    res = evaluate(qrels, {"q": ["a", "b", "c"]}, ["hit@1000c", "r@1000c", "p@1000c", "mrr@1000c"], sizes=[cs])
+    assert "|norel:excluded|budget:share,c=chars|" in res.signature and "budget" not in evaluate(qrels, {"q": ["a"]}, "p@1").signature
+    v = res.per_query["q"]
     assert v == {"hit@1000c": 1.0, "r@1000c": pytest.approx((1 + 0.6) / 2), "p@1000c": pytest.approx(0.7),
                  "mrr@1000c": 0.5}
     cs = ContextSizes.from_lists("c", {"q": [("a", 300), ("c", 500), ("b", 400)]})  # starts follow this order
-    v = evaluate(qrels, {"q": ["a", "c", "b"]}, ["hit@500c"], sizes=[cs]).per_query["q"]
+    tokens = ContextSizes.from_lists("t", {"q": [("a", 30), ("c", 50), ("b", 40)]}, counter="e5")
+    res = evaluate(qrels, {"q": ["a", "c", "b"]}, ["hit@500c", "r@60t"], sizes=[cs, tokens])
+    assert "|budget:share,c=chars,t=e5|" in res.signature and res.per_query["q"]["r@60t"] == pytest.approx(0.3)
+    v = res.per_query["q"]
     assert v["hit@500c"] == pytest.approx(0.4)  # c straddles: 200 of 500 inside
 
 

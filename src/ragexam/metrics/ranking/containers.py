@@ -256,10 +256,12 @@ class ContextSizes:
     ``unit`` is ``"c"`` (characters) or ``"t"`` (tokens); ``items[query_id][item_id] = (start, size)``:
     ``start`` is the budget spent before the item is read, ``size`` its own size (both >= 0).  Build it
     from ranked lists with :meth:`from_lists` (each start is the sum of the sizes ranked above it).
+    ``counter`` names what counted the sizes (e.g. ``"e5"`` for tokens); it goes into the signature.
     """
 
     unit: str
     items: Dict[str, Dict[str, Tuple[float, float]]]
+    counter: str = ""
 
     def __post_init__(self) -> None:
         if self.unit not in ("c", "t"):
@@ -272,7 +274,8 @@ class ContextSizes:
                                      "expected numbers >= 0", source="sizes", field=f"{q}/{d}")
 
     @classmethod
-    def from_lists(cls, unit: str, lists: Mapping[str, Iterable[Tuple[str, float]]]) -> "ContextSizes":
+    def from_lists(cls, unit: str, lists: Mapping[str, Iterable[Tuple[str, float]]], counter: str = ""
+                   ) -> "ContextSizes":
         """From ``{query_id: [(item_id, size), ...]}`` in rank order (best first)."""
         items: Dict[str, Dict[str, Tuple[float, float]]] = {}
         for q, ranked in lists.items():
@@ -281,4 +284,4 @@ class ContextSizes:
             for d, size in ranked:
                 per[d] = (spent, float(size))
                 spent += float(size)
-        return cls(unit, items)
+        return cls(unit, items, counter)

@@ -72,6 +72,8 @@ __all__ = ["evaluate", "RankingResult"]
 #: Up to this many (query, document) cells (or 4 per run row), grades are looked up in a dense
 #: table; beyond it, by hashing (query, document) pairs.
 _DENSE_CELLS = 1 << 24
+#: what a budget unit counts when its sizes do not say (``ContextSizes.counter``)
+_COUNTED = {"c": "chars", "t": "tokens"}
 
 
 @dataclass
@@ -145,6 +147,7 @@ class RankingResult:
             ("gain", "linear"),
             ("missing", "dropped" if compat else "zero"),
             ("norel", "zero" if compat else "excluded"),
+            *((("budget", s["budget"]),) if s.get("budget") else ()),
         ]))
 
     def to_dict(self) -> dict[str, Any]:
@@ -224,7 +227,11 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
     g = prepare(Q, Rn, sel, level, list(sizes), dense_cells=_DENSE_CELLS)
     cols = [kernel_for(m.kind).fn(g, m) for m in mets]
     values = np.column_stack(cols) if cols else np.empty((g.nS, 0))
-    settings = {"relevance_level": level, "trec_compat": bool(trec_compat)}
+    settings: dict[str, Any] = {"relevance_level": level, "trec_compat": bool(trec_compat)}
+    units = sorted({m.unit for m in mets if m.unit is not None})
+    if units:  # budget metrics: how a straddling item counts, and what each unit was counted with
+        counted = {c.unit: c.counter for c in g.sizes.values()}
+        settings["budget"] = "share," + ",".join(f"{u}={counted.get(u) or _COUNTED[u]}" for u in units)
     return RankingResult(metrics=[name for name, _ in named], query_ids=sel.ids, values=values,
                          excluded=sel.excluded, missing_from_run=sel.missing, settings=settings,
                          canonical=[m.name for m in mets], warnings=sel.warnings)
