@@ -219,3 +219,18 @@ def test_window_report_counts_chunks_over_the_window():
                              "they are windowed. Use a smaller SIZE, or tokens:SIZE:OVERLAP to cut in the embedder's "
                              "tokens")
     assert window_report(chunking, len, 100, action="truncated", embedder="x").message() == ""
+
+
+def test_size_mismatch_warning_names_the_mean_sizes():
+    from ragexam.data.chunking import ChunkingStats, equal_budget, size_mismatch
+
+    small, big = ChunkingStats("paragraphs:300", 10, 256.2, 300, 0), ChunkingStats("paragraphs:600", 5, 496.2, 600, 1)
+    near = ChunkingStats("recursive:300:0", 9, 280.0, 300, 0)
+    assert size_mismatch([small, near]) == "" and size_mismatch([small]) == ""
+    text = size_mismatch([small, big, near])
+    assert text.startswith("chunkers of different size are compared by chunk count k (mean characters per chunk: "
+                           "paragraphs:300 256, paragraphs:600 496, recursive:300:0 280): k chunks of paragraphs:600 "
+                           "hold 1.9x the context of k chunks of paragraphs:300")
+    assert text.endswith("(the @1400c columns, -k 1400c).") and equal_budget([small, big, near], 5) == "1400c"
+    assert equal_budget([small, big], 4) == "1500c" and equal_budget([], 3) == "100c"
+    assert "-k 512t" in size_mismatch([small, big], budget="512t")

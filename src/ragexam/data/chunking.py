@@ -79,7 +79,8 @@ from ragexam.errors import InputError
 __all__ = ["Chunker", "WholeChunker", "CharChunker", "SentenceChunker", "ParagraphChunker", "RecursiveChunker",
            "TokenChunker", "SemanticChunker", "TokenSpans", "parse_chunker", "Chunking", "ChunkingStats",
            "chunk_corpus", "sentence_spans", "sentence_spans_many", "paragraph_spans", "window_report", "WindowReport",
-           "CHUNKER_FORMS", "RECURSIVE_SEPARATORS", "chunker_help"]
+           "CHUNKER_FORMS", "RECURSIVE_SEPARATORS", "chunker_help", "size_mismatch", "equal_budget",
+           "SIZE_RATIO_WARNING"]
 
 CHUNKER_FORMS = ("whole", "chars:SIZE:OVERLAP", "sentences", "sentences:SIZE", "paragraphs",
                  "paragraphs:SIZE", "recursive:SIZE:OVERLAP", "tokens:SIZE:OVERLAP", "semantic",
@@ -602,6 +603,37 @@ def chunk_corpus(documents: Iterable[Document], chunker: Union[str, Chunker]) ->
         chunks.extend(_chunks(doc.doc_id, doc.content, split.spans))
         cut += split.cut_sentences
     return Chunking(ch.spec, chunks, cut)
+
+
+#: chunkers whose mean chunk sizes differ by more than this factor are not comparable by chunk-count k
+SIZE_RATIO_WARNING = 1.25
+
+
+def size_mismatch(stats: Sequence[ChunkingStats], budget: Optional[str] = None) -> str:
+    """The warning when chunkers of different mean size are compared by chunk-count k (their mean sizes
+    differ by more than :data:`SIZE_RATIO_WARNING`), or ``""``: it names each chunker's mean size and points to
+    the budget columns (``budget``, e.g. ``"2000c"``; default :func:`equal_budget` of 5 chunks)."""
+    sized = [s for s in stats if s.n]
+    if len(sized) < 2:
+        return ""
+    small = min(sized, key=lambda s: s.mean)
+    big = max(sized, key=lambda s: s.mean)
+    if big.mean <= SIZE_RATIO_WARNING * small.mean:
+        return ""
+    means = ", ".join(f"{s.spec} {s.mean:.0f}" for s in sized)
+    budget = budget or equal_budget(sized, 5)
+    return (f"chunkers of different size are compared by chunk count k (mean characters per chunk: {means}): k "
+            f"chunks of {big.spec} hold {big.mean / small.mean:.1f}x the context of k chunks of {small.spec}, so the "
+            f"bigger chunks win by construction; compare them at an equal context budget (the @{budget} columns, "
+            f"-k {budget}).")
+
+
+def equal_budget(stats: Sequence[ChunkingStats], k: int) -> str:
+    """A context budget in characters for comparing chunkers: ``k`` chunks of the median mean size, rounded to
+    100 characters (at least 100), e.g. ``"2000c"``."""
+    means = sorted(s.mean for s in stats if s.n) or [0.0]
+    mid = means[len(means) // 2] if len(means) % 2 else (means[len(means) // 2 - 1] + means[len(means) // 2]) / 2
+    return f"{max(100, int(round(k * mid / 100.0)) * 100)}c"
 
 
 @dataclass(frozen=True)
