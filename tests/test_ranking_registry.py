@@ -66,6 +66,12 @@ def test_registration_rules():
         registry.ranking_metric("bad", cutoff="sometimes")(test_registration_rules)
 
 
+def test_a_kind_that_carries_a_parameter_is_not_a_name_alone():
+    with pytest.raises(MetricNameError, match="'f' is not a metric name"):
+        parse_metric("f@5")
+    assert parse_metric("F1@5").name == "f1@5" and parse_metric("f2@3t").name == "f2@3t"
+
+
 def test_builtin_kernels_own_their_knowledge():
     """Every built-in metric has a definition mentioning its trec_eval measure (where there is one), forms
     that parse, a legend, and the run table's columns come from the placements."""

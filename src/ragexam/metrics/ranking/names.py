@@ -124,7 +124,7 @@ def parse_metric(name: str | Metric) -> Metric:
         beta = float(fm.group("beta"))
         if not beta > 0:
             raise _error(text, "the F-measure beta must be > 0")
-    elif base in aliases:
+    elif base in aliases and _named_alone(aliases[base], base):
         kind = aliases[base]
     else:
         raise _error(text, f"'{base}' is not a metric name")
@@ -138,6 +138,14 @@ def parse_metric(name: str | Metric) -> Metric:
     if unit is not None and not kernel.budget:
         raise _error(text, f"{kind} cannot be cut at a context budget")
     return Metric(kind=kind, k=k, beta=beta, unit=unit)
+
+
+def _named_alone(kind: str, base: str) -> bool:
+    """Whether ``base`` names a metric by itself: an alias, or the kind when one of its forms is the bare kind
+    (``f`` is not: its forms carry a beta, ``f1@K``)."""
+    if base != kind:
+        return True
+    return any(form.split("@")[0].split(" ")[0] == kind for form in kernel_for(kind).forms)
 
 
 def _cutoff(text: str, k_txt: str | None) -> tuple[int | None, str | None]:
