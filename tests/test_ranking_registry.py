@@ -87,6 +87,9 @@ def test_builtin_kernels_own_their_knowledge():
     assert table_columns([3], 3, which="all") == ["hit@1", "hit@3", "mrr", "ndcg@3", "p@3", "r@3", "f1@3", "rprec",
                                                   "map", "p@1", "r@1", "f0.5@1", "f1@1", "f2@1", "ndcg@1",
                                                   "f0.5@3", "f2@3"]
+    assert table_columns([5], 5, which="budget", budgets=["2000c", "512t"]) == [
+        "hit@2000c", "mrr@2000c", "ndcg@2000c", "p@2000c", "r@2000c", "f1@2000c",
+        "hit@512t", "mrr@512t", "ndcg@512t", "p@512t", "r@512t", "f1@512t"]
     text = metric_help()
     assert text.startswith("Metric name, repeatable: hit@K mrr mrr@K ndcg ndcg@K p@K r@K f1@K fB@K rprec map map@K")
     assert "512t (tokens), 2000c (characters)" in text

@@ -30,7 +30,8 @@ __all__ = ["hit", "mrr", "ndcg", "precision", "recall", "fbeta", "rprec", "avera
 
 @ranking_metric("hit", aliases=("success", "hit_rate", "hitrate"), cutoff="required", trec="success.K",
                 legend="share of questions with a relevant chunk in the top k",
-                placement=Placement(main=("hit@{each}",), main_rank=10, sweep=("hit@{k}",), sweep_rank=10))
+                placement=Placement(main=("hit@{each}",), main_rank=10, sweep=("hit@{k}",), sweep_rank=10,
+                                    budget=("hit@{budget}",)))
 def hit(g: Graded, m: Any) -> np.ndarray:
     """``hit@K`` — 1 if some relevant item has rank <= K, else 0 (trec_eval ``success.K``).
 
@@ -44,7 +45,7 @@ def hit(g: Graded, m: Any) -> np.ndarray:
 
 @ranking_metric("mrr", aliases=("rr", "recip_rank"), cutoff="optional", trec="recip_rank",
                 legend="mean of 1/rank of the first relevant chunk (0 if none)",
-                placement=Placement(main=("mrr",), main_rank=20))
+                placement=Placement(main=("mrr",), main_rank=20, budget=("mrr@{budget}",)))
 def mrr(g: Graded, m: Any) -> np.ndarray:
     """``mrr`` — 1 / rank of the first relevant item; 0 if none is retrieved (trec_eval ``recip_rank``).
 
@@ -59,7 +60,8 @@ def mrr(g: Graded, m: Any) -> np.ndarray:
 
 @ranking_metric("ndcg", aliases=("ndcg_cut",), cutoff="optional", trec="ndcg, ndcg_cut.K",
                 legend="rank-discounted credit of every relevant unit",
-                placement=Placement(main=("ndcg@{max}",), main_rank=30, sweep=("ndcg@{k}",), sweep_rank=50))
+                placement=Placement(main=("ndcg@{max}",), main_rank=30, sweep=("ndcg@{k}",), sweep_rank=50,
+                                    budget=("ndcg@{budget}",)))
 def ndcg(g: Graded, m: Any) -> np.ndarray:
     """``ndcg`` — DCG / IDCG with linear gain: DCG = Σ gain(d) / log2(rank + 1) over retrieved items,
     gain(d) = grade(d) when it is > 0 else 0 (zero and negative grades add nothing; the relevance level
@@ -97,7 +99,8 @@ def ndcg(g: Graded, m: Any) -> np.ndarray:
 
 @ranking_metric("p", aliases=("precision",), cutoff="required", trec="P.K",
                 legend="precision: share of the top k (or of the budget) that is relevant",
-                placement=Placement(main=("p@{context}",), main_rank=40, sweep=("p@{k}",), sweep_rank=20))
+                placement=Placement(main=("p@{context}",), main_rank=40, sweep=("p@{k}",), sweep_rank=20,
+                                    budget=("p@{budget}",)))
 def precision(g: Graded, m: Any) -> np.ndarray:
     """``p@K`` — (relevant items with rank <= K) / K.  Divides by K even when fewer than K items were
     retrieved (trec_eval ``P.K``).
@@ -112,7 +115,8 @@ def precision(g: Graded, m: Any) -> np.ndarray:
 
 @ranking_metric("r", aliases=("recall",), cutoff="required", trec="recall.K",
                 legend="recall: share of the relevant units in the top k (or within the budget)",
-                placement=Placement(main=("r@{context}",), main_rank=50, sweep=("r@{k}",), sweep_rank=30))
+                placement=Placement(main=("r@{context}",), main_rank=50, sweep=("r@{k}",), sweep_rank=30,
+                                    budget=("r@{budget}",)))
 def recall(g: Graded, m: Any) -> np.ndarray:
     """``r@K`` — (relevant items with rank <= K) / R (trec_eval ``recall.K``); 0 when R = 0.
 
@@ -124,7 +128,7 @@ def recall(g: Graded, m: Any) -> np.ndarray:
 @ranking_metric("f", cutoff="required", forms=("f1@K", "fB@K (e.g. f0.5@3, f2@10)"),
                 legend="F-beta of precision and recall (f1: their harmonic mean)",
                 placement=Placement(main=("f1@{context}",), main_rank=60, sweep=("f0.5@{k}", "f1@{k}", "f2@{k}"),
-                                    sweep_rank=40))
+                                    sweep_rank=40, budget=("f1@{budget}",)))
 def fbeta(g: Graded, m: Any) -> np.ndarray:
     """``fB@K`` — (1 + B²)·P·R / (B²·P + R) with P = ``p@K``, R = ``r@K``; 0 when P = R = 0.  This is the
     standard F-beta.  trec_eval's ``set_F.x`` (which has no cutoff) computes (1 + x)·P·R / (x·P + R), i.e.

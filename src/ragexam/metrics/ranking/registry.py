@@ -46,15 +46,18 @@ class Placement:
     """Where the run table (``analysis/run_tables``) puts a metric.
 
     ``main``: templates of its columns in the headline table, ``sweep``: templates of the columns computed
-    for every cutoff (stored in summary.json, the P/R/F sweep).  Templates are formatted with ``k`` (each
-    cutoff), ``each`` (hit@1 and each cutoff), ``max`` (the largest cutoff) and ``context`` (the context
-    cutoff).  ``main_rank``/``sweep_rank`` order the columns across kernels (lower first).
+    for every cutoff (stored in summary.json, the P/R/F sweep), ``budget``: templates of its columns at each
+    context budget (the table that compares chunkers at equal context).  Templates are formatted with ``k``
+    (each cutoff), ``each`` (hit@1 and each cutoff), ``max`` (the largest cutoff), ``context`` (the context
+    cutoff) and ``budget`` (a budget such as ``2000c``).  ``main_rank``/``sweep_rank`` order the columns
+    across kernels (lower first; budget columns follow ``main_rank``).
     """
 
     main: Tuple[str, ...] = ()
     main_rank: int = 100
     sweep: Tuple[str, ...] = ()
     sweep_rank: int = 100
+    budget: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -152,10 +155,14 @@ def metric_help() -> str:
             "by the names as given. Default: a standard set.")
 
 
-def table_columns(ks: Sequence[int], context: int, *, which: str = "main") -> List[str]:
+def table_columns(ks: Sequence[int], context: int, *, which: str = "main", budgets: Sequence[str] = ()) -> List[str]:
     """The run table's columns for cutoffs ``ks`` and context cutoff ``context``: ``which="main"`` the
     headline columns, ``"all"`` the headline columns then every kernel's sweep columns for hit@1 and each
-    cutoff (the metrics stored in summary.json)."""
+    cutoff (the metrics stored in summary.json), ``"budget"`` every kernel's budget columns for each of
+    ``budgets`` (e.g. ``["2000c", "512t"]``), budget by budget."""
+    if which == "budget":
+        ordered = sorted(kernels(), key=lambda x: x.placement.main_rank)
+        return [tpl.format(budget=b) for b in budgets for k in ordered for tpl in k.placement.budget]
     ks = sorted(set(ks))
     each = sorted({1, *ks})
     main: List[str] = []
