@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 __all__ = ["RankingKernel", "Placement", "ranking_metric", "register", "unregister", "kernels", "kernel_for",
            "alias_table", "valid_forms", "metric_help", "table_columns", "CUTOFFS"]
