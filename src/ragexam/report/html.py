@@ -185,7 +185,7 @@ def render_report(summary: Any, per_question: Sequence[Mapping[str, Any]],
                   answers: Optional[Mapping[str, Any]] = None) -> str:
     """The report as one HTML string (see the module docstring)."""
     view = RunView.of(summary, per_question, answers)
-    body = [_header(view), "<main>", sections.scores(view), sections.rerank(view), sections.judge(view),
+    body = [_header(view), "<main>", sections.scores(view), sections.rerank(view), sections.judge(view.judge, view.dot),
             sections.plots(view), _missed(view), sections.dataset(view), sections.settings(view)]
     if view.notes:
         body.append('<section id="notes"><h2>Notes</h2><ul>'

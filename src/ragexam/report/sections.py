@@ -17,11 +17,12 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from ragexam import fmt
 from ragexam.report import svg
 from ragexam.report.highlight import highlight_html
+from ragexam.report.scoreview import JudgeView
 from ragexam.report.views import MissedEntry, RunView, fmt_e as _e, interval
 from ragexam.storage.summary import Comparison, MissedQuestion, RetrievedChunk
 
 __all__ = ["FRAGMENT_CSS", "scores", "judge", "rerank", "plots", "missed_detail", "dataset", "settings",
-           "attribution", "type_charts", "legend", "comparison_class", "kv_table"]
+           "attribution", "type_charts", "legend", "comparison_class", "kv_table", "value_cell"]
 
 #: the style of every fragment (fonts are the page's: ``%MONO%`` is replaced by the monospace stack)
 FRAGMENT_CSS = """
@@ -94,7 +95,7 @@ def kv_table(pairs: Sequence[Tuple[str, Any]]) -> str:
     return f'<table class="kv">{"".join(rows)}</table>'
 
 
-def _value_cell(v: Any, pair: Any, cls: str = "num") -> str:
+def value_cell(v: Any, pair: Any, cls: str = "num") -> str:
     """A mean with its 95% interval below it."""
     ci = interval(pair)
     txt = f'<span class="ci">{fmt.ci(ci, digits=3, short=False)}</span>' if ci else ""
@@ -131,7 +132,7 @@ def scores(view: RunView) -> str:
         for m in view.metrics:
             v = res.metrics.get(m)
             top = m in best and fmt.is_number(v) and v == best[m] and len(view.pipelines) > 1
-            cells.append(_value_cell(v, res.ci95.get(m), "num best" if top else "num"))
+            cells.append(value_cell(v, res.ci95.get(m), "num best" if top else "num"))
         n = res.n if p in view.summary.results else fmt.MISSING
         out.append(f'<tr><td>{view.dot(p)}{_e(p)}</td><td class="num">{_e(n)}</td>{"".join(cells)}</tr>')
     out.append("</tbody></table></div>")
@@ -229,11 +230,10 @@ def comparisons(view: RunView, comps: Sequence[Comparison]) -> str:
 # -- the LLM judge and the rerank stage ------------------------------------------------------------------------
 
 
-def judge(view: RunView) -> str:
+def judge(jd: Optional[JudgeView], dot: Callable[[str], str]) -> str:
     """The LLM judge of a score: per pipeline and metric the mean and the pass rate, each with its 95% bootstrap
     interval over the judged answers, coverage, and with repeats the flip share and ties; then the judge beside
-    the evidence."""
-    jd = view.judge
+    the evidence.  ``dot(pipeline)``: the pipeline's coloured dot (:meth:`RunView.dot`)."""
     if jd is None or not jd.summary:
         return ""
     repeat = int(jd.repeat or 1)
@@ -248,8 +248,8 @@ def judge(view: RunView) -> str:
         + "</tr></thead><tbody>")
     for p, ms in jd.summary.items():
         for m, s in ms.items():
-            row = [f"<td>{view.dot(p)}{_e(p)}</td>", f"<td>{_e(m)}</td>", _value_cell(s.mean, s.ci95),
-                   _value_cell(s.pass_rate, s.pass_ci95), f'<td class="num">{_e(s.n_judged)}/{_e(s.n)}</td>']
+            row = [f"<td>{dot(p)}{_e(p)}</td>", f"<td>{_e(m)}</td>", value_cell(s.mean, s.ci95),
+                   value_cell(s.pass_rate, s.pass_ci95), f'<td class="num">{_e(s.n_judged)}/{_e(s.n)}</td>']
             if repeat > 1:
                 row += [f'<td class="num">{_e(fmt.percent(s.flip_share))}</td>', f'<td class="num">{_e(s.ties)}</td>']
             row.append("<td>" + _e(", ".join(f"{k}: {v}" for k, v in s.unjudged.items()) or "–") + "</td>")
@@ -447,16 +447,17 @@ def _rank_chart(view: RunView) -> str:
 CellLink = Callable[[str, str, str], Optional[str]]
 
 
-def attribution(view: RunView, link: Optional[CellLink] = None) -> str:
-    """One heatmap per pipeline: questions per type (rows) by the stage that lost the answer (columns);
-    with ``link`` each cell is a link (``ragexam serve``: to its questions)."""
-    att = view.attribution
+def attribution(att: Dict[str, Dict[str, Dict[str, int]]], order: Sequence[str],
+                link: Optional[CellLink] = None) -> str:
+    """One heatmap per pipeline of ``att`` (``{pipeline: {type: {stage label: count}}}``, the pipelines of
+    ``order`` first): questions per type (rows) by the stage that lost the answer (columns); with ``link`` each
+    cell is a link (``ragexam serve``: to its questions)."""
     if not att:
         return ('<p class="note box">No stage attribution in this run: it appears after answer scoring '
                 "(<code>ragexam score</code>), which says for each question whether retrieval, chunking or "
                 "generation lost the answer.</p>")
     charts = []
-    for p in [p for p in view.pipelines if p in att] + [p for p in att if p not in view.index]:
+    for p in [p for p in order if p in att] + [p for p in att if p not in order]:
         by_type = att[p]
         stages = list(dict.fromkeys(s for counts in by_type.values() for s in counts))
         rows = list(by_type)
@@ -475,7 +476,7 @@ def plots(view: RunView, link: Optional[CellLink] = None) -> str:
         "<h3>F-beta by β</h3>", _fbeta_charts(view),
         "<h3>By question type</h3>", type_charts(view),
         "<h3>First-correct ranks</h3>", _rank_chart(view),
-        "<h3>Stage attribution</h3>", attribution(view, link),
+        "<h3>Stage attribution</h3>", attribution(view.attribution, view.pipelines, link),
         "</section>"])
 
 

@@ -18,7 +18,7 @@ from ragexam.report.scoreview import JudgeView, ScoreView, run_extras
 from ragexam.storage.runfolder import RunRow, check_summary, coerce_rows
 from ragexam.storage.summary import MissedQuestion, PipelineResult, RetrievedChunk, RunSummary
 
-__all__ = ["RunView", "AnswerView", "MissedEntry", "interval"]
+__all__ = ["RunView", "AnswerView", "MissedEntry", "interval", "dot", "fmt_e"]
 
 
 def interval(pair: Any) -> Optional[Tuple[float, float]]:
@@ -125,10 +125,8 @@ class RunView:
         """The view of a run's summary (a :class:`RunSummary` or its JSON object, checked), its rows (dicts, CSV
         strings or :class:`RunRow`), the report's ``answers`` and, when one was made, a score of its answers
         (its judge and attribution)."""
-        if not isinstance(summary, RunSummary):
+        if not isinstance(summary, RunSummary):  # a typed summary was checked when it was read
             summary = RunSummary.from_dict(check_summary(dict(summary), "summary"), source="summary")
-        else:
-            check_summary(summary, "summary")
         rows = coerce_rows(per_question or [], source="per_question")
         view = cls(summary, rows, answers or {})
         if score is not None:
@@ -147,7 +145,7 @@ class RunView:
 
     def dot(self, pipeline: str) -> str:
         """The coloured dot before a pipeline's name (a class of the page's CSS: no inline style)."""
-        return f'<i class="dot {svg.color_class(self.index.get(pipeline, len(self.index)))}"></i>'
+        return dot(self.index.get(pipeline, len(self.index)))
 
     def answer(self, pipeline: str, qid: str) -> AnswerView:
         src = self.answers.get(pipeline) if self.per_pipeline_answers else self.answers
@@ -196,6 +194,11 @@ class RunView:
         if s.created:
             bits.append(fmt_e(s.created))
         return bits
+
+
+def dot(i: int) -> str:
+    """The dot of series ``i``'s colour, before a pipeline's name."""
+    return f'<i class="dot {svg.color_class(i)}"></i>'
 
 
 def fmt_e(x: Any) -> str:

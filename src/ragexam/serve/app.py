@@ -1,7 +1,8 @@
 """The web application of ``ragexam serve``: routes, pages and the files it may serve.
 
-Files are named by the user (``--review qa.jsonl``, repeatable) and reached only through their number on
-the home page (``/review/1``); no route takes a path, so no request can reach another file.  A file that
+Files are named by the user (``--review qa.jsonl``, repeatable; run and score folders as arguments) or listed by
+the run history (``--history``), and reached only through their number or record id (``/review/1``, ``/run/f1``,
+``/run/h:<id>``); no route takes a path, so no request can reach another file.  A file that
 cannot be read is a page with the reason (file, line, field, fix), never a stack trace.  Pages are rendered
 on the server with Jinja2 templates (autoescaped); the only scripts are this package's own static files.
 """
@@ -15,14 +16,17 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from ragexam.errors import InputError
+from ragexam.serve.results import Results
 from ragexam.serve.reviewing import ACTIONS, Filter, Outcome, ReviewSession, STATUSES
 from ragexam.serve.security import CSRF_FIELD, Guard, ServeOptions, parse_form
 
 __all__ = ["create_app", "Catalog", "NamedSet"]
 
 HERE = Path(__file__).parent
-#: the static files served, by name (no other name resolves)
-STATIC = {"serve.css": "text/css; charset=utf-8", "serve.js": "text/javascript; charset=utf-8"}
+#: the static files served, by name (no other name resolves): this package's two, and the report's style and
+#: script (the same the static report inlines, so a run's sections look and behave the same)
+STATIC = {"serve.css": "text/css; charset=utf-8", "serve.js": "text/javascript; charset=utf-8",
+          "report.css": "text/css; charset=utf-8", "report.js": "text/javascript; charset=utf-8"}
 #: rows per page of a set's table
 LIST_PAGE = 200
 log = logging.getLogger("ragexam.serve")
@@ -56,13 +60,19 @@ class NamedSet:
 
 @dataclass
 class Catalog:
-    """Everything the server may show: the named question sets."""
+    """Everything the server may show: the named question sets, and the results -- the named run and score
+    folders and the history's records (:class:`~ragexam.serve.results.Results`)."""
 
     sets: List[NamedSet] = field(default_factory=list)
+    results: Results = field(default_factory=Results)
 
     @classmethod
-    def of(cls, review: Sequence[Any] = (), corpus: Any = None) -> "Catalog":
-        return cls([NamedSet(str(i), Path(p), None, corpus) for i, p in enumerate(review, 1)])
+    def of(cls, review: Sequence[Any] = (), corpus: Any = None, folders: Sequence[Any] = (),
+           history: Any = None) -> "Catalog":
+        """The catalog of the question sets ``review`` (checked against ``corpus`` when their card's corpus is
+        gone), the run or score ``folders`` and the history at ``history`` (default: the default history)."""
+        return cls([NamedSet(str(i), Path(p), None, corpus) for i, p in enumerate(review, 1)],
+                   Results(folders, history))
 
     def get(self, sid: str) -> Optional[NamedSet]:
         return next((s for s in self.sets if s.sid == sid), None)
@@ -98,12 +108,13 @@ def _templates() -> Any:
 
 
 def _static_files() -> Dict[str, bytes]:
-    from ragexam.report.html import FONT_STACK, MONO_STACK
+    from ragexam.report.html import FONT_STACK, MONO_STACK, REPORT_JS, fragment_css
 
-    out = {}
+    out = {"report.css": fragment_css().encode("utf-8"), "report.js": REPORT_JS.encode("utf-8")}
     for name in STATIC:
-        text = (HERE / "static" / name).read_text(encoding="utf-8")
-        out[name] = text.replace("%FONTS%", FONT_STACK).replace("%MONO%", MONO_STACK).encode("utf-8")
+        if name not in out:
+            text = (HERE / "static" / name).read_text(encoding="utf-8")
+            out[name] = text.replace("%FONTS%", FONT_STACK).replace("%MONO%", MONO_STACK).encode("utf-8")
     return out
 
 
@@ -114,8 +125,13 @@ def create_app(catalog: Catalog, options: Optional[ServeOptions] = None) -> Any:
     from starlette.responses import Response
     from starlette.routing import Route
 
+    from ragexam.serve.results_pages import ResultsPages
+
     pages = _Pages(catalog, options or ServeOptions())
-    routes = [Route("/", pages.home), Route("/review/{sid}", pages.review_list),
+    results = ResultsPages(catalog.results, pages.page)
+    routes = [Route("/", pages.home), Route("/runs", results.runs), Route("/run/{key}", results.run),
+              Route("/run/{key}/missed", results.missed), Route("/compare", results.compare),
+              Route("/review/{sid}", pages.review_list),
               Route("/review/{sid}/item", pages.review_item),
               Route("/review/{sid}/decide", pages.decide, methods=["POST"]), Route("/static/{name}", pages.static_file),
               Route("/favicon.ico", lambda request: Response(status_code=204))]
@@ -161,7 +177,10 @@ class _Pages:
                              "sheet": sess.rs.sheet_path})
             except InputError as err:
                 rows.append({"set": s, "counts": None, "error": str(err), "path": s.qa, "sheet": None})
-        return self.page("home.html", rows=rows)
+        results = self.catalog.results
+        listing = results.page(limit=5)
+        return self.page("home.html", rows=rows, folders=results.folder_keys(), recent=listing.entries,
+                         n_records=listing.total, history=results.history.path, key_of=results.key_of_record)
 
     def review_list(self, request: Any) -> Any:
         s = self.named(request)
