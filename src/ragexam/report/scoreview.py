@@ -174,6 +174,14 @@ class ScoreView(Record):
         """The score's settings (a folder's ``settings``; a history record's ``config``)."""
         return self.settings or self.config
 
+    @property
+    def dataset_label(self) -> str:
+        """The question set scored (``corpus / qa`` of the scored run, else the score's ``qa`` setting)."""
+        corpus, qa = self.dataset.get("corpus"), self.dataset.get("qa") or self.the_settings.get("qa")
+        if corpus and qa and corpus != qa:
+            return f"{corpus} / {qa}"
+        return str(qa or corpus or "?")
+
     def verdicts(self) -> Dict[Tuple[str, str], StageVerdict]:
         """``{(pipeline, query_id): stage verdict}`` of every answer."""
         return {(v.pipeline, v.query_id): v for v in (self.attribution.questions if self.attribution else [])}

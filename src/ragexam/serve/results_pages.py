@@ -19,7 +19,7 @@ from ragexam.errors import InputError
 from ragexam.report import sections
 from ragexam.report.views import dot, interval
 from ragexam.serve.results import Loaded, Results, same_folder
-from ragexam.storage.runfolder import dataset_label, headline_metric
+from ragexam.storage.runfolder import headline_metric
 
 __all__ = ["ResultsPages", "RUNS_PAGE", "MISSED_PAGE", "ANSWERS_PAGE"]
 
@@ -144,7 +144,8 @@ class ResultsPages:
                 continue
             created = loaded.view.summary.created if loaded.view is not None else loaded.score.created
             out.append({"key": key, "id": str(folder), "error": None, "kind": "score" if loaded.is_score else "run",
-                        "dataset": dataset_label(loaded.data.summary), "created": _when(created),
+                        "dataset": loaded.score.dataset_label if loaded.is_score else loaded.view.summary.dataset_label,
+                        "created": _when(created),
                         "head": headline_of(loaded), "n_pipelines": len(loaded.data.pipelines)})
         return out
 
