@@ -1,4 +1,4 @@
-"""``ragexam serve --review`` in real headless Chromium (Debian's /usr/bin/chromium driven by Playwright), against
+"""``ragexam serve`` in real headless Chromium (Debian's /usr/bin/chromium driven by Playwright), against
 the real server (uvicorn on a free loopback port).
 
 The review flow a person makes: accept three questions (keyboard and button), reject one, try an edit whose
@@ -6,6 +6,10 @@ evidence is not in the corpus (refused, with the reason on the page and nothing 
 the evidence in the passage (key ``s``) and save it; then ``ragexam review apply`` must produce exactly the
 expected set.  Every request must go to the server itself (no CDN), the page must raise no JavaScript error,
 and Korean must be drawn with a Hangul font (the report's check, tests/test_report_browser.py).
+The results a person reads: the runs list, a run (plots drawn, the per-type metric switched), a missed question
+with its evidence marked in the retrieved chunks, two runs compared (picked on the runs list), a score's
+attribution cell opening its answers.  Every page runs under the server's content security policy, so an inline
+style or script would be a console error here.
 Screenshots go to tests/_artifacts/.
 """
 
@@ -16,6 +20,7 @@ import json
 import pytest
 
 from test_report_browser import ARTIFACTS, CHROMIUM_FLAGS, _hangul_families, _hangul_problems, playwright  # noqa: F401
+from test_serve_results import built  # noqa: F401 (fixture)
 from test_serve_review import generated, qa  # noqa: F401 (fixtures)
 
 
@@ -33,8 +38,9 @@ def server(qa):
     running.stop()
 
 
-@pytest.fixture
-def page(playwright, server, tmp_path):  # noqa: F811
+def _browse(playwright, base):  # noqa: F811
+    """(browser, context, page) of a headless Chromium that may ask ``base`` only (other requests are aborted and
+    recorded in ``page.foreign``; JavaScript and console errors in ``page.errors``)."""
     pw, exe = playwright
     browser = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_FLAGS[:-1])
     context = browser.new_context(viewport={"width": 1400, "height": 950})
@@ -42,7 +48,7 @@ def page(playwright, server, tmp_path):  # noqa: F811
     p.foreign, p.errors = [], []
 
     def route(r):
-        if r.request.url.startswith(server):
+        if r.request.url.startswith(base):
             r.continue_()
         else:
             p.foreign.append(r.request.url)
@@ -51,10 +57,32 @@ def page(playwright, server, tmp_path):  # noqa: F811
     p.route("**/*", route)
     p.on("pageerror", lambda exc: p.errors.append(str(exc)))
     p.on("console", lambda msg: p.errors.append(msg.text) if msg.type == "error" and "422" not in msg.text else None)
-    p.base = server
+    p.base = base
+    return browser, context, p
+
+
+@pytest.fixture
+def page(playwright, server, tmp_path):  # noqa: F811
+    browser, context, p = _browse(playwright, server)
     yield p
     context.close()
     browser.close()
+
+
+@pytest.fixture
+def results_page(playwright, built):  # noqa: F811
+    from ragexam.serve.app import Catalog, create_app
+    from ragexam.serve.security import ServeOptions
+    from ragexam.serve.server import start
+
+    opts = ServeOptions(port=0)
+    catalog = Catalog.of([], None, [built.run_a, built.run_b, built.score, built.scored_run], built.history)
+    running = start(create_app(catalog, opts), opts)
+    browser, context, p = _browse(playwright, running.url)
+    yield p
+    context.close()
+    browser.close()
+    running.stop()
 
 
 def _status(page):
@@ -136,3 +164,69 @@ def test_review_a_generated_set_in_the_browser(page, qa, tmp_path):
         expect = json.loads(json.dumps(originals[r["query_id"]]))
         expect["metadata"]["generation"]["review"] = "accepted"
         assert r == expect
+
+
+def test_read_results_in_the_browser(results_page, built):  # noqa: F811
+    page = results_page
+    families = _hangul_families()
+    page.goto(page.base + "runs")
+    page.locator("#folders a.open").first.click()  # run A
+    page.wait_for_url("**/run/f1")
+    charts = page.eval_on_selector_all("svg.chart", "els => els.filter(e => e.getBoundingClientRect().width > 100)"
+                                                    ".map(e => e.getAttribute('data-plot'))")
+    assert {"sweep-p", "fbeta-1", "by-type", "first-rank"} <= set(charts)
+    page.select_option("#type-metric", "mrr")  # the report's script, served as a file under the CSP
+    shown = page.eval_on_selector_all(".type-chart", "cs => cs.filter(c => !c.hidden).map(c => c.dataset.metric)")
+    assert shown == ["mrr"]
+    assert _hangul_problems(page, families) == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "serve_run.png"), full_page=True)
+
+    # a missed question: its evidence marked in the retrieved chunks; j goes to the next one
+    page.select_option("#f-pipeline", "bm25 | paragraphs:400")
+    page.locator("#missed-filter button[type=submit]").click()
+    page.wait_for_url("**pipeline=bm25**")
+    rows = page.locator("tr.miss-row")
+    assert rows.count() > 0 and all("bm25 | paragraphs:400" in t for t in rows.all_inner_texts())
+    first = page.locator("a.open-missed").first
+    qid = first.inner_text()
+    first.click()
+    page.wait_for_url("**/missed?**")
+    assert page.locator("h1 .qid").inner_text() == qid
+    evidence = page.locator(".detail .evidence").first.inner_text().strip()
+    assert evidence and page.locator(".chunks li").count() >= 1
+    marks = page.locator(".chunks mark")
+    if marks.count():
+        marks.first.scroll_into_view_if_needed()
+        assert marks.first.is_visible() and marks.first.inner_text().strip() in evidence
+    assert _hangul_problems(page, families) == []
+    page.screenshot(path=str(ARTIFACTS / "serve_missed.png"), full_page=True)
+    page.keyboard.press("j")
+    page.wait_for_function(f"document.querySelector('h1 .qid').textContent !== {qid!r}")
+    assert page.locator("#position").inner_text().startswith("2 of")
+
+    # compare two runs: pick A on the runs list, then B
+    page.goto(page.base + "runs")
+    page.locator("#folders tr").nth(1).locator("a.pick-a").click()
+    assert "A is" in page.locator("#picked").inner_text()
+    page.locator("#folders tr").nth(2).locator("a.pick-b").click()
+    page.wait_for_url("**/compare?a=f1&b=f2")
+    assert page.locator("section.pair").count() == 3
+    assert page.locator("table.diffs").first.locator("tbody tr").count() == 10
+    assert page.locator("h3.flips-lost").count() == 3 and page.locator("h3.flips-gained").count() == 3
+    page.screenshot(path=str(ARTIFACTS / "serve_compare.png"), full_page=True)
+    page.locator("a.open-flip").first.click()
+    page.wait_for_url("**/missed?**")
+
+    # a score: an attribution cell opens its answers, whose judge reasoning is there to read
+    page.goto(page.base + "run/f3")
+    cell = page.locator("svg[data-plot=attribution] a.cell-link").first
+    cell.click()
+    page.wait_for_url("**label=**")
+    n = int(page.locator("#answers-count").inner_text())
+    assert n >= 1 and page.locator("tr.answer-row").count() == n
+    page.locator("tr.answer-row details summary").first.click()
+    assert page.locator("tr.answer-row .reasoning").first.is_visible()
+    assert _hangul_problems(page, families) == []
+    assert not page.foreign, page.foreign
+    assert not page.errors, page.errors
