@@ -115,10 +115,13 @@ class Results:
         """Whether ``key`` names a folder of the command line or a record the history lists."""
         if self._folder(key) is not None:
             return True
-        if not key.startswith(RECORD) or not self.history.path.exists():
-            return False
         rid = key[len(RECORD):]
-        return bool(rid) and any(e.run_id == rid for e in self.history.page_runs(text=rid, limit=20).entries)
+        if not key.startswith(RECORD) or not rid or not self.history.path.exists():
+            return False
+        try:  # the exact id (a prefix or "latest" resolves to another)
+            return self.history.resolve_id(rid) == rid
+        except InputError:
+            return False
 
     def page(self, **query: Any) -> RunPage:
         """A page of the history's records (:meth:`~ragexam.storage.history.History.page_runs`)."""

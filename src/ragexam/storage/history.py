@@ -408,12 +408,15 @@ class History:
         con = self._connect()
         try:
             total = con.execute(f"SELECT COUNT(*) FROM runs WHERE {cond}", params).fetchone()[0]
-            rows = con.execute(f"SELECT {_ENTRY_COLUMNS} FROM runs WHERE {cond} ORDER BY {order} LIMIT ? OFFSET ?",
-                               [*params, max(0, int(limit)), max(0, int(offset))]).fetchall()
-            entries = [_entry(r) for r in rows]
+            # the page's ids first, then their columns: sorting reads no column past the summary for every row
+            ids = [r[0] for r in con.execute(f"SELECT id FROM runs WHERE {cond} ORDER BY {order} LIMIT ? OFFSET ?",
+                                             [*params, max(0, int(limit)), max(0, int(offset))])]
+            marks = ",".join("?" * len(ids))
+            by_id = {r[0]: _entry(r) for r in con.execute(
+                f"SELECT {_ENTRY_COLUMNS} FROM runs WHERE id IN ({marks})", ids)} if ids else {}
+            entries = [by_id[i] for i in ids]
             intervals: Dict[str, Dict[str, Optional[Tuple[float, float]]]] = {e.run_id: {} for e in entries}
             if entries:
-                marks = ",".join("?" * len(entries))
                 for rid, pipe, lo, hi in con.execute(
                         f"SELECT r.run_id, r.pipeline, r.ci_low, r.ci_high FROM results r JOIN runs ON runs.id = "
                         f"r.run_id WHERE r.run_id IN ({marks}) AND r.metric = runs.headline_metric",
