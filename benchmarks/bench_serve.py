@@ -1,15 +1,29 @@
-"""Benchmark: ``ragexam serve --review`` on a large generated set -- how long each page and decision takes.
+"""Benchmark: ``ragexam serve`` at scale -- a 5,000-question review, a history of 10,000 records, a 5,000-question run.
 
-A seeded synthetic Korean set (``_korean.py``: ``--questions`` questions, each quoting one sentence of its own
-paragraph, 10% out of corpus) is written as ``ragexam generate`` writes one (the set with verification
-records, its card and review sheet; no model is called).  After the warm-up ``ragexam serve`` starts in the
-background (the set, the corpus's evidence index, Kiwi), the real server (uvicorn on a free loopback port,
-in a thread of this process) is asked over HTTP, as a browser would, for: the home page; a set's table
-(first and last page of 200 rows); a question's screen (the first, then ``--repeats`` others); an accept
-(the POST that rewrites the sheet, then the next screen); an edit that passes the checks.  Each line is
-the median (min-max of n) wall seconds.
+Three parts, each against the real server (uvicorn on a free loopback port, in a thread of this process) asked
+over HTTP as a browser would; each line is the median (min-max of n) wall seconds.
 
-    python benchmarks/bench_serve.py [--questions 5000] [--repeats 15]
+**Review** (``--questions``): a seeded synthetic Korean set (``_korean.py``: each question quoting one sentence of
+its own paragraph, 10% out of corpus) written as ``ragexam generate`` writes one (the set with verification
+records, its card and review sheet; no model is called).  After the warm-up (the set, the corpus's evidence index,
+Kiwi): the home page; a set's table (first and last page of 200 rows); a question's screen (the first, then
+``--repeats`` others); an accept (the POST that rewrites the sheet, then the next screen); an edit that passes the
+checks.
+
+**Results** (``--run-questions``, ``--records``): ``ragexam.run`` on a synthetic set of ``--run-questions``
+questions over as many paragraphs (two pipelines, ``bm25`` and ``bm25:whitespace``, ``paragraphs:400``, the
+default statistics), written as a run folder and recorded; then a history of ``--records`` records: 200 records
+of realistic size (3 pipelines, every metric with its interval, per type, comparisons, 5 missed questions per
+pipeline with their chunk texts: about 25 KB of JSON, more than a database page, as real summaries are) written
+with ``History.record_run``, copied by SQL to ``--records`` with new ids, dates and headline means (per-question
+rows are left out: they live in another table, which no listing reads).  Measured: the runs list (first page,
+last page, sorted by the headline, filtered by text and by dataset), the home page, the run page of the
+5,000-question run (the first open reads the folder; the next ones are served from memory) and of its history
+record, a page of its missed questions, a missed question, and its two pipelines compared (paired bootstrap and
+randomization over every metric on the shared questions, Holm; first and cached).
+
+    python benchmarks/bench_serve.py [--questions 5000] [--repeats 15] [--records 10000] [--run-questions 5000]
+                                     [--skip review|results]
 """
 
 from __future__ import annotations
@@ -115,12 +129,7 @@ def measure(url: str, n: int, repeats: int):
     return rows
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--questions", type=int, default=5000)
-    ap.add_argument("--repeats", type=int, default=15)
-    args = ap.parse_args()
-    print(compile_ragexam())
+def review(args) -> None:
     from ragexam.serve import Catalog, ServeOptions, create_app, start
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -140,10 +149,192 @@ def main() -> None:
             rows += measure(running.url, args.questions, args.repeats)
         finally:
             running.stop()
-    print(f"{'request':50} {'wall s: median (min-max of n)':>32}")
+    _table(rows)
+
+
+def _table(rows) -> None:
+    print(f"{'request':58} {'wall s: median (min-max of n)':>32}")
     for label, walls in rows:
-        print(f"{label:50} {spread(walls):>32}")
+        print(f"{label:58} {spread(walls):>32}")
     print(machine_line())
+
+
+# -- results: a 5,000-question run and a history of 10,000 records ----------------------------------------------
+
+
+def make_run(folder: Path, n: int) -> Path:
+    """``ragexam.run`` on a synthetic set of ``n`` questions over ``n`` paragraphs, saved to ``folder/run``."""
+    from _korean import write_dataset
+
+    import ragexam
+
+    corpus, qa = write_dataset(folder / "data", n, n, seed=11)
+    t0 = time.perf_counter()
+    res = ragexam.run(str(corpus), str(qa), retrievers=["bm25", "bm25:whitespace"], chunkers=["paragraphs:400"],
+                      progress=False)
+    res.save(folder / "run")
+    print(f"run: {n} questions, {len(res.pipelines)} pipelines, run and saved in {time.perf_counter() - t0:.1f} s "
+          f"(summary.json {(folder / 'run' / 'summary.json').stat().st_size / 1e6:.1f} MB, "
+          f"{sum(len(v) for v in res.summary.missed.values())} missed questions)")
+    return folder / "run"
+
+
+DATASETS = ["it_helpdesk", "ai_concepts", "hr_policies", "사내규정", "고객센터 FAQ", "법무 문서", "제품 매뉴얼", "kor_squad"]
+PIPES = ["bm25 | paragraphs:400", "dense | paragraphs:400", "hybrid:bm25+dense | paragraphs:400",
+         "bm25 | chars:300:30", "dense | 문단:800", "bm25>rerank:bge | paragraphs:400"]
+
+
+def _summary(i: int, rng, texts) -> dict:
+    """A realistic run summary (module docstring) with seeded values."""
+    metrics = [f"{m}@{k}" for m in ("hit", "p", "r", "f1", "ndcg") for k in (1, 3, 5, 10)] + ["mrr", "rprec", "map"]
+    pipes = [PIPES[j] for j in rng.choice(len(PIPES), 3, replace=False)]
+
+    def vals(base):
+        out, ci = {}, {}
+        for m in metrics:
+            v = float(min(1.0, max(0.0, base + rng.normal(0, 0.08))))
+            out[m], ci[m] = v, [max(0.0, v - 0.1), min(1.0, v + 0.1)]
+        return out, ci
+
+    results, missed = {}, {}
+    for p in pipes:
+        m, ci = vals(rng.uniform(0.3, 0.9))
+        by_type = {t: vals(rng.uniform(0.3, 0.9))[0] for t in ("lexical", "meaning", "multi")}
+        results[p] = {"n": 65, "metrics": m, "ci95": ci, "by_type": by_type, "by_type_n": {"lexical": 30, "meaning": 25,
+                                                                                         "multi": 10}}
+        missed[p] = [{"query_id": f"q{j:03d}", "question": texts[(i + j) % len(texts)][:60], "type": "meaning",
+                      "evidence": [texts[(i + j + 1) % len(texts)][:50]], "first_rank": 7, "k": 5,
+                      "top": [{"rank": r + 1, "chunk_id": f"d{j}#{r}", "doc_id": f"d{j}",
+                               "text": texts[(i * 7 + j * 3 + r) % len(texts)][:200]} for r in range(3)]}
+                     for j in range(5)]
+    comps = [{"baseline": pipes[0], "pipeline": p, "metric": m, "diff": 0.01, "ci95": [-0.05, 0.07], "p_value": 0.4,
+              "p_holm": 0.9, "verdict": "no detectable difference"} for p in pipes[1:] for m in metrics[:11]]
+    ds = DATASETS[i % len(DATASETS)]
+    return {"format": "ragexam-run/3", "run_id": f"base{i:04d}", "created": f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}T10:00:00Z",
+            "config": {"corpus": ds, "qa": ds, "miss_k": 5, "k": [1, 3, 5, 10]}, "main_metrics": metrics[:11],
+            "dataset": {"corpus": ds, "qa": ds, "corpus_sha256": f"{i % 8:064d}", "qa_sha256": f"{i % 8:064d}"},
+            "pipelines": [{"name": p} for p in pipes], "results": results, "comparisons": comps, "missed": missed}
+
+
+def make_history(path: Path, n: int) -> None:
+    """200 realistic records through ``History.record_run``, copied by SQL to ``n`` (module docstring)."""
+    import sqlite3
+
+    import numpy as np
+    from _korean import make_dataset
+
+    from ragexam.storage.history import History
+
+    rng = np.random.default_rng(3)
+    texts = [t for _, t in make_dataset(300, 1, seed=5)[0]]
+    hist = History(path)
+    t0 = time.perf_counter()
+    base = min(200, n)
+    for i in range(base):
+        hist.record_run(_summary(i, rng, texts), [])
+    con = sqlite3.connect(str(path), isolation_level=None)
+    cols = [r[1] for r in con.execute("PRAGMA table_info(runs)")]
+    rows = con.execute(f"SELECT {', '.join(cols)} FROM runs").fetchall()
+    res = con.execute("SELECT run_id, pipeline, metric, mean, ci_low, ci_high FROM results").fetchall()
+    by_run: dict = {}
+    for r in res:
+        by_run.setdefault(r[0], []).append(r)
+    con.execute("BEGIN")
+    for copy in range(1, -(-n // base)):
+        for j, row in enumerate(rows):
+            if copy * base + j >= n:
+                break
+            d = dict(zip(cols, row))
+            source, rid = d["id"], f"{d['id']}-{copy:03d}"
+            jitter = float(rng.normal(0, 0.05))
+            moved = lambda v: None if v is None else min(1.0, max(0.0, v + jitter))  # noqa: E731
+            d.update(id=rid, recorded=f"2026-{1 + copy % 12:02d}-{1 + copy % 28:02d}T{copy % 24:02d}:00:00.000000Z",
+                     headline=json.dumps({p: moved(v) for p, v in json.loads(d["headline"]).items()}))
+            con.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                        [d[c] for c in cols])
+            con.executemany("INSERT INTO results VALUES (?,?,?,?,?,?)",
+                            [(rid, p, m, moved(v), lo, hi) for _, p, m, v, lo, hi in by_run[source]])
+    con.execute("COMMIT")
+    total = con.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+    con.close()
+    print(f"history: {total} records ({base} recorded, the rest copied), {path.stat().st_size / 1e6:.0f} MB, "
+          f"written in {time.perf_counter() - t0:.1f} s")
+
+
+def measure_results(url: str, run_key: str, record_key: str, pipes, repeats: int, n: int):
+    import httpx
+    from urllib.parse import urlencode
+
+    c = httpx.Client(base_url=url, timeout=900, follow_redirects=False)
+    rows = []
+
+    def timed(label, path, times=repeats):
+        walls = []
+        for _ in range(times):
+            t0 = time.perf_counter()
+            r = c.get(path)
+            walls.append(time.perf_counter() - t0)
+            assert r.status_code == 200, (label, r.status_code, r.text[:500])
+        rows.append((label, walls))
+        return r
+
+    timed(f"run page ({n} questions), first open: folder read", f"/run/{run_key}", 1)
+    page = timed("run page, again (from memory)", f"/run/{run_key}")
+    n_pages = int(re.search(r"questions 1–100 of \d+ \(page 1 of (\d+)\)", page.text).group(1))
+    timed(f"run page, missed questions page {n_pages // 2} of {n_pages}", f"/run/{run_key}?page={n_pages // 2}")
+    link = re.search(r'class="open-missed" href="([^"]+)"', page.text).group(1).replace("&amp;", "&")
+    timed("a missed question", link)
+    first = timed("runs list, page 1 of 50 rows", "/runs")
+    pages = int(re.search(r"page 1 of (\d+)", first.text).group(1))
+    timed(f"runs list, page {pages} (the last)", f"/runs?page={pages}")
+    timed("runs list sorted by headline", "/runs?sort=headline")
+    timed("runs list, text filter 'rerank'", "/runs?q=rerank")
+    timed("runs list, dataset filter", "/runs?" + urlencode({"dataset": DATASETS[3]}))
+    timed("home page", "/")
+    timed("run page of its history record, first open", f"/run/{record_key}", 1)
+    timed("run page of its history record, again", f"/run/{record_key}")
+    pair = "/compare?" + urlencode({"a": run_key, "b": run_key, "pa": pipes[0], "pb": pipes[1]})
+    timed("compare its two pipelines, first (statistics)", pair, 1)
+    timed("compare, again (kept)", pair)
+    return rows, len(page.text)
+
+
+def results(args) -> None:
+    from ragexam.serve import Catalog, ServeOptions, create_app, start
+    from ragexam.storage.history import History
+    from ragexam.storage.runfolder import read_run_folder
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = make_run(Path(tmp), args.run_questions)
+        history = Path(tmp) / "history.sqlite3"
+        make_history(history, args.records - 1)
+        data = read_run_folder(folder)
+        rid = History(history).record_run(data.summary, data.per_question)
+        print(machine_line())
+        options = ServeOptions(port=0)
+        running = start(create_app(Catalog.of([], None, [folder], history), options), options)
+        try:
+            rows, size = measure_results(running.url, "f1", f"h:{rid}", data.pipelines, args.repeats,
+                                         args.run_questions)
+        finally:
+            running.stop()
+        print(f"run page: {size / 1e6:.2f} MB of HTML (100 missed questions a page)")
+    _table(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--questions", type=int, default=5000)
+    ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--records", type=int, default=10000)
+    ap.add_argument("--run-questions", type=int, default=5000)
+    ap.add_argument("--skip", choices=("review", "results"), default=None)
+    args = ap.parse_args()
+    print(compile_ragexam())
+    if args.skip != "review":
+        review(args)
+    if args.skip != "results":
+        results(args)
 
 
 if __name__ == "__main__":

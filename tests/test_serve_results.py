@@ -104,6 +104,11 @@ def test_the_history_pages_in_sql(tmp_path):
     assert [e.run_id for e in h.page_runs(sort="headline", limit=3).entries] == ["r003", "r022", "r021"]
     assert [e.run_id for e in h.page_runs(sort="headline", descending=False, limit=3).entries] == \
         ["r000", "r001", "r002"]
+    from ragexam.storage import history  # an SQLite without JSON functions sorts from the results table
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(history._SORTS, "headline", "(SELECT MAX(value) FROM json_each_missing(runs.headline))")
+        assert [e.run_id for e in h.page_runs(sort="headline", limit=3).entries] == ["r003", "r022", "r021"]
     assert h.page_runs(text="r01", limit=50).total == 10
     assert h.page_runs(text="%").total == 0 and h.page_runs(text="_").total == 0  # LIKE's wildcards are text
     from ragexam.errors import InputError
