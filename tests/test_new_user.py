@@ -45,3 +45,17 @@ def test_run_honours_columns_when_piped(tmp_path):
     lines = proc.stdout.splitlines()
     table = lines[lines.index(next(x for x in lines if x.startswith("Retrieval metrics"))):][:12]
     assert table and all(cell_len(line.rstrip()) <= 80 for line in table), table
+
+
+def test_compare_a_run_with_a_score_says_so(tmp_path, capsys):
+    from test_score_fixtures import write_case
+
+    qa, corpus, answers, run = write_case(tmp_path / "case")
+    with pytest.raises(SystemExit):
+        main(["score", "--qa", str(qa), "--answers", str(answers), "--run", str(run), "--out", str(tmp_path / "s"),
+              "--no-history"])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as ei:
+        main(["compare", str(run), str(tmp_path / "s")])
+    err = capsys.readouterr().err
+    assert ei.value.code == 2 and "is a run and B" in err and "is a score" in err, err
