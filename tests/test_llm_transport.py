@@ -398,3 +398,18 @@ def test_a_cut_retry_after_is_said_and_all_cut_waits_are_bounded(server):
         with pytest.raises(CallFailed):
             budget.post_json(server.url + "/x", {})
     assert slept == [2.0, 2.0, 1.0] and budget.cut_waited == 5.0
+
+
+def test_an_llm_reply_nested_50000_deep_is_a_failure_of_that_call_not_a_crash(server):
+    """The HTTP body of a chat completion, and the JSON a model writes in its message."""
+    from ragexam.llm.replies import ReplyParseError, extract_json_object
+
+    server.set((200, b'{"choices": ' + b"[" * 50_000 + b"]" * 50_000 + b"}", {}))
+    client = LLMClient("m", base_url=server.url + "/v1", api_key=SECRET, max_retries=2, sleep=lambda s: None)
+    with pytest.raises(CallFailed) as ei:
+        client.complete([{"role": "user", "content": "hi"}])
+    assert ei.value.kind == "bad_response" and "nested deeper than 100 levels" in ei.value.message
+    assert ei.value.requests == 1
+    for text in ('{"score": ' + "[" * 50_000 + "]" * 50_000 + "}", "[" * 50_000 + "]" * 50_000):
+        with pytest.raises(ReplyParseError, match="nested deeper than 100 levels"):
+            extract_json_object(text)

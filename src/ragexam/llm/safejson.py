@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any, Tuple
 
-__all__ = ["MAX_DEPTH", "TooDeep", "loads", "raw_decode", "check_depth"]
+__all__ = ["MAX_DEPTH", "TooDeep", "loads", "decode", "raw_decode", "check_depth"]
 
 #: arrays and objects inside each other that a JSON value may hold (``[[1]]`` is 2).
 MAX_DEPTH = 100
@@ -51,6 +51,15 @@ def loads(data: "str | bytes", *, limit: int = MAX_DEPTH, **kw: Any) -> Any:
     :class:`RecursionError`, and for any value nested deeper than ``limit``."""
     try:
         value = json.loads(data, **kw)
+    except RecursionError:
+        raise TooDeep(limit) from None
+    return check_depth(value, limit)
+
+
+def decode(decoder: json.JSONDecoder, text: str, *, limit: int = MAX_DEPTH) -> Any:
+    """``decoder.decode(text)`` with the depth rule of :func:`loads`."""
+    try:
+        value = decoder.decode(text)
     except RecursionError:
         raise TooDeep(limit) from None
     return check_depth(value, limit)

@@ -18,8 +18,9 @@ question and recorded in the signature.  Either response shape is accepted which
 A reply is checked strictly: every ``index`` an integer within the candidates and given once, every score a
 finite number; otherwise the whole question failed (``"malformed: ..."``) and keeps its first-stage order --
 never a silent reordering.  Candidates the reply leaves out are *unjudged* and keep their positions
-(:mod:`ragexam.retrieval.rerank.base`).  Timeouts, 429 and 5xx are retried (the LLM layer's policy);
-401/403/404 stop the run.  Headers (API keys) come from ``headers=`` (``--header``) only, never from the spec,
+(:mod:`ragexam.retrieval.rerank.base`); so is a reply larger than ``max_response_bytes`` (32 MiB after
+decompression) or nested deeper than 100 levels.  Timeouts (``timeout``: the deadline of one whole request),
+429 and 5xx are retried (the LLM layer's policy, :mod:`ragexam.llm.transport`); 401/403/404 stop the run.  Headers (API keys) come from ``headers=`` (``--header``) only, never from the spec,
 and are never stored; ``OPENAI_API_KEY`` is never sent here.  Results are cached by (URL, model, query,
 candidates): a second run sends nothing.
 """
@@ -80,7 +81,7 @@ class HTTPReranker(Reranker):
     def __init__(self, url: str, *, shape: str = "auto", model: Optional[str] = None,
                  headers: Optional[Mapping[str, str]] = None, timeout: float = 30.0, max_retries: int = 2,
                  backoff: float = 0.5, concurrency: int = 4, cache: bool = True, cache_dir: Any = None,
-                 progress: bool = True, sleep=None) -> None:
+                 progress: bool = True, sleep=None, max_response_bytes: Optional[int] = None) -> None:
         where = f"rerank:http:{url}"
         if shape not in SHAPES:
             raise InputError(f"received {shape!r}; expected one of {', '.join(SHAPES)}.", source=where, field="shape")
@@ -89,7 +90,7 @@ class HTTPReranker(Reranker):
         kw = {"sleep": sleep} if sleep is not None else {}
         self.service = JSONService(url, kind="rerank", headers=headers, timeout=timeout, max_retries=max_retries,
                                    backoff=backoff, concurrency=concurrency, cache=cache, cache_dir=cache_dir,
-                                   progress=progress, where=where, **kw)
+                                   progress=progress, where=where, max_response_bytes=max_response_bytes, **kw)
         self.shape = shape
         self.model = model
         self.detected: Optional[str] = None if shape == "auto" else shape
