@@ -413,3 +413,27 @@ def test_an_llm_reply_nested_50000_deep_is_a_failure_of_that_call_not_a_crash(se
     for text in ('{"score": ' + "[" * 50_000 + "]" * 50_000 + "}", "[" * 50_000 + "]" * 50_000):
         with pytest.raises(ReplyParseError, match="nested deeper than 100 levels"):
             extract_json_object(text)
+
+
+def test_the_size_cap_is_settable_everywhere(server, monkeypatch):
+    """An argument (LLMSettings.max_response_bytes, the service option), else $RAGEXAM_MAX_RESPONSE_BYTES, else
+    32 MiB; a bad value names where it came from."""
+    from ragexam.errors import InputError
+    from ragexam.llm.settings import LLMSettings
+    from ragexam.llm.transport import DEFAULT_MAX_RESPONSE_BYTES, MAX_RESPONSE_ENV
+
+    assert HTTPTransport().max_response_bytes == DEFAULT_MAX_RESPONSE_BYTES == 32 << 20
+    monkeypatch.setenv(MAX_RESPONSE_ENV, "4096")
+    assert HTTPTransport().max_response_bytes == 4096
+    assert HTTPTransport(max_response_bytes=8192).max_response_bytes == 8192
+    reply = {"model": "m", "choices": [{"finish_reason": "stop", "message": {"content": "x" * 5000}}]}
+    server.set((200, reply, {}))
+    with pytest.raises(CallFailed, match=r"over the 4 KiB limit \(max_response_bytes\)"):
+        LLMClient("m", base_url=server.url + "/v1", api_key=SECRET).complete([{"role": "user", "content": "hi"}])
+    got = LLMClient(LLMSettings("m", base_url=server.url + "/v1", api_key=SECRET, max_response_bytes=1 << 20))
+    assert got.complete([{"role": "user", "content": "hi"}]).content == "x" * 5000
+    monkeypatch.setenv(MAX_RESPONSE_ENV, "lots")
+    with pytest.raises(InputError, match="RAGEXAM_MAX_RESPONSE_BYTES.*'lots'"):
+        HTTPTransport()
+    with pytest.raises(InputError, match="--max-response-bytes"):
+        LLMSettings("m", max_response_bytes=10)

@@ -31,8 +31,9 @@ Limits of every request (the contract tests/test_llm_transport.py holds):
 * ``timeout`` is the **deadline of the whole request** -- connecting, sending, waiting for and reading
   the reply -- not of each read: a server trickling one byte a second is cut off after ``timeout``
   seconds (``timeout``), like one that sends nothing.  Waits between retries are not part of it.
-* ``max_response_bytes`` (default :data:`DEFAULT_MAX_RESPONSE_BYTES`, 32 MiB) caps the size of a reply
-  **after decompression**.  The body is read as a stream and decompressed (``gzip``, ``deflate``; the
+* ``max_response_bytes`` caps the size of a reply **after decompression**: an argument of the transport
+  (``LLMSettings.max_response_bytes``, the ``max_response_bytes`` option of ``http:`` and ``rerank:http:``),
+  else the environment variable ``RAGEXAM_MAX_RESPONSE_BYTES``, else :data:`DEFAULT_MAX_RESPONSE_BYTES` (32 MiB).  The body is read as a stream and decompressed (``gzip``, ``deflate``; the
   transport asks for nothing else) in bounded steps, so a gzip bomb costs at most the cap in memory and
   fails when it passes the cap; a ``Content-Length`` over the cap fails before the body is read.  The
   body of an error status is read up to 64 KiB (only its first line is quoted).
@@ -67,13 +68,16 @@ from ragexam.llm.safejson import TooDeep, loads
 from ragexam.llm.settings import public_endpoint
 
 __all__ = ["FAILURE_KINDS", "CallFailed", "EndpointError", "RetryPolicy", "HTTPTransport", "Check",
-           "ServiceWarning", "DEFAULT_MAX_RESPONSE_BYTES", "check_header", "check_max_response_bytes"]
+           "ServiceWarning", "DEFAULT_MAX_RESPONSE_BYTES", "MAX_RESPONSE_ENV", "check_header",
+           "check_max_response_bytes"]
 
 #: the ``kind`` of a :class:`CallFailed`.
 FAILURE_KINDS = ("rate_limited", "server_error", "timeout", "connection_error", "bad_response", "bad_request",
                  "http_error")
 #: the default cap of a reply's size after decompression (``max_response_bytes``): 32 MiB.
 DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+#: the environment variable that sets the default of every transport (in bytes).
+MAX_RESPONSE_ENV = "RAGEXAM_MAX_RESPONSE_BYTES"
 _ERROR_BODY_BYTES = 64 * 1024
 _FATAL = (401, 403, 404)
 _DEFAULT_HINTS = {401: "check the credentials", 403: "the credentials lack access to this resource",
@@ -126,7 +130,17 @@ def check_header(name: Any, value: Any, *, source: str = "headers") -> Tuple[str
 
 
 def check_max_response_bytes(value: Any, *, source: str = "max_response_bytes") -> int:
-    """``value`` as the size cap of a reply (an integer >= 1024); :raises InputError: otherwise."""
+    """``value`` as the size cap of a reply (an integer >= 1024); ``None`` is the default: the environment
+    variable :data:`MAX_RESPONSE_ENV` when it is set, else :data:`DEFAULT_MAX_RESPONSE_BYTES`.
+    :raises InputError: anything else (naming ``source``, or the environment variable)."""
+    if value is None:
+        import os
+
+        raw = os.environ.get(MAX_RESPONSE_ENV, "").strip()
+        if not raw:
+            return DEFAULT_MAX_RESPONSE_BYTES
+        source = MAX_RESPONSE_ENV
+        value = int(raw) if raw.isdigit() else raw
     if isinstance(value, bool) or not isinstance(value, int) or value < 1024:
         raise InputError(f"received {value!r}; expected the largest reply to accept, in bytes after decompression "
                          f"(an integer >= 1024; default {DEFAULT_MAX_RESPONSE_BYTES})", source=source,
@@ -378,13 +392,14 @@ class HTTPTransport:
     :param redactor: applied to every message this transport builds.
     :param sleep: the sleep function (tests pass a recorder).
     :param max_connections: connection pool size (default: httpx's).
-    :param max_response_bytes: the largest reply accepted, after decompression (default 32 MiB).
+    :param max_response_bytes: the largest reply accepted, after decompression (default:
+        ``$RAGEXAM_MAX_RESPONSE_BYTES``, else 32 MiB).
     """
 
     def __init__(self, *, timeout: float = 60.0, retry: RetryPolicy = RetryPolicy(),
                  headers: Optional[Mapping[str, str]] = None, redactor: Optional[Redactor] = None,
                  sleep: Callable[[float], None] = time.sleep, max_connections: Optional[int] = None,
-                 max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> None:
+                 max_response_bytes: Optional[int] = None) -> None:
         from ragexam._version import __version__
 
         self.timeout = float(timeout)

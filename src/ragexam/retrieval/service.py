@@ -150,12 +150,11 @@ class JSONService:
         secrets = list(self._headers.values()) + [v.split(" ", 1)[-1] for v in self._headers.values()]
         # header values are secrets of the redactor of every message the transport writes and of every parsed
         # reply (its texts are cached, stored and shown)
-        limit = {} if max_response_bytes is None else {
-            "max_response_bytes": check_max_response_bytes(max_response_bytes, source=where)}
+        limit = check_max_response_bytes(max_response_bytes, source=where)
         self.transport = HTTPTransport(timeout=self.timeout,
                                        retry=RetryPolicy(self.max_retries, self.backoff, max(self.backoff, 30.0)),
                                        headers=self._headers, redactor=Redactor(secrets), sleep=sleep,
-                                       max_connections=max(self.concurrency, 1), **limit)
+                                       max_connections=max(self.concurrency, 1), max_response_bytes=limit)
         self.last_usage = ServiceUsage()
 
     @property
