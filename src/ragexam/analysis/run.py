@@ -773,6 +773,13 @@ def _run(corpus: Any, qa: Any, retrievers: Any, chunkers: Any, *, retrieved: Any
                                    cfg.depth)
         known: Dict[str, str] = {}
         ranked, lookup, items = _as_chunks(rname, qids, got, mode, known)
+        if mode == "doc":  # doc_ids the question set does not know: an error when none is known
+            from ragexam.data.retrieved import check_doc_ids
+
+            note = check_doc_ids(rname, {q: r.items for q, r in zip(qids, got)},
+                                 {d for q in questions for d in q.grades},
+                                 set(corpus_obj.doc_ids) if corpus_obj is not None else None)
+            warnings.extend([note] if note else [])
         ret_sig = getattr(retriever, "signature", None) or f"custom:{type(retriever).__name__}"
         g = grade(rname, rname, None, retriever, ranked, lookup, None, ret_sig, "texts")
         g.failures = {qid: r.failure for qid, r in zip(qids, got) if r.failure}

@@ -111,6 +111,31 @@ def _qa_from_qrels(qrels_path: PathLike, queries: PathLike):
     return QASet(qs, source=str(qrels_path))
 
 
+def _qrels_line(path: Path) -> Optional[str]:
+    """The first line of ``path`` when the file is a qrels file (TREC ``qid iter docid rel``, a BEIR TSV
+    ``query-id<TAB>corpus-id<TAB>score`` or their header), not a JSONL question set; else ``None``."""
+    from ragexam.data.trec import qrels_header
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", "replace").lstrip("\ufeff")
+    except OSError:
+        return None
+    line = next((x.strip() for x in head.splitlines() if x.strip()), "")
+    if not line or line.startswith(("{", "[")):
+        return None
+    fields = line.split("\t") if "\t" in line else line.split()
+    if qrels_header(fields) is not None:
+        return line
+    if len(fields) in (3, 4):
+        try:
+            float(fields[-1])
+        except ValueError:
+            return None
+        return line
+    return None
+
+
 def _doc_judged(qa, to: str) -> None:
     lacking = [q.query_id for q in qa if q.answerable and not q.grades]
     if lacking:
@@ -137,6 +162,13 @@ def convert(to: str, out: PathLike, *, corpus: Optional[PathLike] = None, qa: Op
     if to == "trec" and qa is None:
         raise InputError("TREC qrels hold judgments only: give the question set (--qa).", source="convert",
                          field="qa")
+    if qa is not None and queries is None and Path(qa).is_file():
+        first = _qrels_line(Path(qa))
+        if first is not None:
+            raise InputError(f"is a qrels file (its first line is {first[:60]!r}): judgments only, without the "
+                             "question texts; give the texts with --queries (a BEIR queries.jsonl or a TSV "
+                             "'id<TAB>question'), or give a question set (JSONL, a BEIR folder) as --qa.",
+                             source=str(qa), field="queries")
     target = Path(out)
     if to == "trec":
         if target.is_dir():

@@ -8,14 +8,20 @@ nested deeper than :data:`MAX_DEPTH` levels is :class:`TooDeep` -- a ``ValueErro
 already treats "not JSON" as a failure of that one reply or line treats this one the same way.  No real
 search reply, rerank reply, chat completion or results-file line comes near the limit (they nest fewer than
 ten levels).
+
+JSON can also carry text that is not text: an escape ``"\\ud800"`` decodes to half of a UTF-16 pair (a lone
+surrogate), which no UTF-8 file can hold -- the first write of it fails.  :func:`unencodable` finds such a
+string (key or value) and names where it is, so a reader can refuse it as an input error at load.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Tuple
+import re
+from typing import Any, Optional, Tuple
 
-__all__ = ["MAX_DEPTH", "TooDeep", "loads", "decode", "raw_decode", "check_depth"]
+__all__ = ["MAX_DEPTH", "TooDeep", "loads", "decode", "raw_decode", "check_depth", "unencodable",
+           "may_hold_surrogates", "SURROGATE_HELP"]
 
 #: arrays and objects inside each other that a JSON value may hold (``[[1]]`` is 2).
 MAX_DEPTH = 100
@@ -72,3 +78,50 @@ def raw_decode(decoder: json.JSONDecoder, text: str, start: int = 0, *, limit: i
     except RecursionError:
         raise TooDeep(limit) from None
     return check_depth(value, limit), end
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF][0-9a-fA-F]{2}")
+#: what to do about a lone surrogate, for messages.
+SURROGATE_HELP = ("a lone surrogate (half of a UTF-16 pair, written as a JSON escape such as \\ud800) is not a "
+                  "character and cannot be written as UTF-8; expected text; fix the program that wrote it (it cut a "
+                  "UTF-16 pair in two) or remove the escape")
+
+
+def may_hold_surrogates(raw: "str | bytes") -> bool:
+    """False when the JSON text ``raw`` has no ``\\uD800``-``\\uDFFF`` escape (so no lone surrogate): a
+    quick test before :func:`unencodable` walks a parsed value."""
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", "replace")
+    return "\\u" in raw and _SURROGATE_ESCAPE.search(raw) is not None
+
+
+def _bad_text(text: str) -> Optional[str]:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        return f"\\u{ord(text[err.start]):04x} at character {err.start + 1}"
+    return None
+
+
+def unencodable(value: Any, path: str = "") -> Optional[Tuple[str, str]]:
+    """``(where, what)`` of the first string in ``value`` (keys included) that cannot be written as UTF-8 --
+    ``where`` a path like ``contexts[2].text`` (``path`` prefixed), ``what`` the character and its position --
+    or ``None``.  Walks containers without recursion."""
+    stack = [(value, path)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, str):
+            bad = _bad_text(node)
+            if bad is not None:
+                return where or "(the value)", bad
+        elif isinstance(node, dict):
+            for k, v in reversed(list(node.items())):
+                key = str(k)
+                bad = _bad_text(key) if isinstance(k, str) else None
+                if bad is not None:
+                    return (f"{where}." if where else "") + "(a key)", bad
+                stack.append((v, f"{where}.{key}" if where else key))
+        elif isinstance(node, (list, tuple)):
+            for i in range(len(node) - 1, -1, -1):
+                stack.append((node[i], f"{where}[{i}]"))
+    return None

@@ -89,7 +89,7 @@ error.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ragexam.errors import InputError
 from ragexam.retrieval.base import Retriever
@@ -218,15 +218,39 @@ _SPEC_ONLY_FORBIDDEN = {"api_key": "pass api_key=... as a keyword argument or se
 
 
 def _fail(spec: str, why: str, field: str | None = None) -> InputError:
-    return InputError(f"cannot parse retriever spec {_redact(spec)!r}: {why}\n{VALID_FORMS}",
+    from ragexam.llm.redact import scrub
+
+    return InputError(scrub(f"cannot parse retriever spec {_redact(spec)!r}: {why}") + f"\n{VALID_FORMS}",
                       source="retriever spec", field=field)
 
 
 def _redact(spec: str) -> str:
-    """``spec`` with the value of any ``api_key=`` option replaced by ``***``."""
+    """``spec`` with a URL's credentials and the value of any option named like a secret (``api_key=``,
+    ``token=``, ``password=``...) replaced by ``***`` (every configured secret is replaced by
+    :func:`~ragexam.llm.redact.scrub` too)."""
     import re
 
-    return re.sub(r"(api_key=)[^&)]*", r"\1***", spec)
+    spec = re.sub(r"(https?://)[^/@?\s]*@", r"\1***@", spec)  # a URL's credentials
+    return re.sub(r"(?i)((?:api_?key|key|token|access_token|secret|password|passwd|auth)=)[^&)]*", r"\1***", spec)
+
+
+def _no_secret(spec: str, headers: Any, options: dict[str, Any]) -> None:
+    """Refuse a spec that holds a configured secret -- an API key (``OPENAI_API_KEY``, ``api_key=``), a header
+    value, or a value shaped like a key -- outside the credentials of a URL: a spec is printed, stored and part
+    of signatures."""
+    from ragexam.llm.redact import holds_secret, register
+
+    if isinstance(headers, Mapping):
+        register(v for v in headers.values() if isinstance(v, str))
+        register(v.split(" ", 1)[-1] for v in headers.values() if isinstance(v, str))
+    register([options.get("api_key")])
+    import re
+
+    # credentials in a URL (http://user:key@host) are allowed: ragexam never shows, stores or hashes them
+    if holds_secret(re.sub(r"(https?://)[^/@?\s]*@", r"\1", spec)):
+        raise _fail(spec, "it holds an API key or a header value (shown as [redacted]); a spec is printed, stored "
+                          "and part of every signature, so keys never go in it: pass them as api_key=... / "
+                          "headers=... (--api-key, --header) or set OPENAI_API_KEY.")
 
 
 # -- parsing -------------------------------------------------------------------------------------
@@ -412,6 +436,7 @@ def parse_reranker(spec: str, *, headers: Any = None, llm: Any = None, **options
     """
     from ragexam.retrieval.rerank.base import DEFAULT_TOP
 
+    _no_secret(spec, headers, options)
     text = spec.strip()
     if not text.startswith("rerank:"):
         raise _fail(spec, "a stage after '>' must be a reranker: rerank:http:URL, rerank:llm:MODEL, rerank:st:MODEL "
@@ -493,6 +518,7 @@ def parse_retriever(spec: str, **options: Any) -> Retriever:
     if not isinstance(spec, str) or not spec.strip():
         raise _fail(str(spec), "expected a non-empty string.")
     options = dict(options)
+    _no_secret(spec, options.get("headers"), options)
     headers = options.pop("headers", None)  # HTTP headers: used by the http: forms only
     llm = options.pop("llm", None)  # LLMSettings: used by rerank:llm only
     executor = options.pop("executor", None)  # ragexam.exec: used by the bm25 and dense forms only
