@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from test_cli_pipelines import cli
+
 import ragexam
 from ragexam.data.loaders import load_corpus, load_qa
 from ragexam.data.problems import ProblemCollector
@@ -19,19 +21,6 @@ from ragexam.errors import InputError
 
 LONE = "\\ud800"  # as written in a JSON file: half of a UTF-16 pair
 QUICK = ["--n-resamples", "20", "--n-permutations", "20", "--no-history"]
-
-
-def cli(args, capsys):
-    from ragexam.cli import main
-
-    try:
-        main(list(map(str, args)))
-    except SystemExit as e:
-        code = e.code or 0
-    else:
-        code = 0
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def write_lines(path: Path, lines) -> Path:

@@ -31,16 +31,20 @@ class Script:
         self.replies = list(replies)
 
 
+class Quiet(BaseHTTPRequestHandler):
+    """HTTP/1.1, no access log."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+
 @pytest.fixture
 def server():
     script = Script()
 
-    class H(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *a):
-            pass
-
+    class H(Quiet):
         def do_POST(self):
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
             script.paths.append(self.path)
@@ -196,12 +200,7 @@ class Trickle:
         trickle = self
         trickle.done = threading.Event()
 
-        class H(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *a):
-                pass
-
+        class H(Quiet):
             def do_POST(self):
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 body = b'{"pad": "' + b"x" * trickle.size + b'"}'
