@@ -287,3 +287,34 @@ def test_a_rerank_reply_nested_50000_deep_fails_that_question_only():
         assert rr.last_usage["requests"] == 2  # the deep one is not asked again
     finally:
         shutdown()
+
+
+def test_retry_after_3600_costs_one_cut_wait_per_run_not_one_per_question():
+    """Six questions against a service answering 429 with Retry-After: 3600: one wait cut to 30 s (said), then
+    every question fails at once saying why (the waits are recorded, not slept)."""
+    from ragexam.llm.transport import ServiceWarning
+    from ragexam.retrieval.rerank.http import HTTPReranker
+
+    from test_judge_stub import send_json, serve
+    from test_llm_transport import Quiet
+
+    class H(Quiet):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            send_json(self, 429, {"error": "quota"}, {"Retry-After": "3600"})
+
+    url, shutdown = serve(H)
+    slept = []
+    try:
+        r = HTTPRetriever(url + "/s", cache=False, progress=False, max_retries=2, concurrency=1, sleep=slept.append)
+        with pytest.warns(ServiceWarning, match="asked to wait 3600 s"):
+            got = r.retrieve([f"q{i}" for i in range(6)], 5)
+        assert slept == [30.0] and r.last_usage.waits_cut == 1 and r.last_usage.requests == 2 + 5
+        assert all(g.failure.startswith("rate_limited: HTTP 429") for g in got)
+        assert all("asked to wait 3600 s (Retry-After)" in g.failure for g in got)
+        rr = HTTPReranker(url + "/rerank", shape="cohere", cache=False, progress=False, sleep=slept.append)
+        with pytest.warns(ServiceWarning):
+            rr.rerank(["a", "b"], [["x", "y"], ["x", "y"]])
+        assert rr.last_usage["waits_cut"] == 1 and rr.last_usage["failed"] == 2
+    finally:
+        shutdown()

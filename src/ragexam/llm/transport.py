@@ -517,7 +517,7 @@ class HTTPTransport:
                     f"{self.retry.max_backoff:g} s (max_backoff) and all cut waits to "
                     f"{self.retry.cut_budget:g} s (cut_wait_budget)")
             if left <= 0:
-                return -1.0, note + ", which are spent: not retried"
+                return -1.0, note
             wait = min(wait, left)
             self.waits_cut += 1
             self.cut_waited += wait
@@ -570,7 +570,8 @@ class HTTPTransport:
                     notes.append(note)
                 if attempt >= self.retry.max_retries or wait < 0:
                     head = f"HTTP {r.status}" if r.status is not None else r.kind.replace("_", " ")
-                    tail = "".join(f" ({n})" for n in notes)
+                    spent = ", which are spent: not retried" if wait < 0 else ""
+                    tail = f" ({notes[-1]}{spent})" if notes else ""
                     raise CallFailed(r.kind, f"{head} after {fmt.plural(attempt + 1, 'attempt')}: "
                                              f"{self.short(r.detail)}{tail}", attempt + 1, r.status) from None
                 self._sleep(wait)

@@ -69,6 +69,12 @@ def parse_scores(reply: Any, n: int) -> Dict[str, Any]:
     return {"scores": scores}
 
 
+def _add_usage(total: Dict[str, int], more: Mapping[str, int]) -> None:
+    """Add the counts of ``more`` (calls, cached, failed, requests, waits_cut) to ``total``."""
+    for k, v in more.items():
+        total[k] = total.get(k, 0) + v
+
+
 class HTTPReranker(Reranker):
     """A rerank endpoint (module docstring).
 
@@ -132,8 +138,7 @@ class HTTPReranker(Reranker):
                                          lambda r, n=n: {**parse_scores(r, n), "shape": shape},
                                          keys=[self._key(queries[i], candidates[i]) for i in group],
                                          description=f"reranking ({self.spec})")
-            for k, v in self.service.last_usage.to_dict().items():
-                usage[k] += v
+            _add_usage(usage, self.service.last_usage.to_dict())
             values.update(zip(group, got))
         return [values[i] for i in idx], usage
 
@@ -144,15 +149,13 @@ class HTTPReranker(Reranker):
         todo = list(range(n))
         if self.detected is None and todo:
             first, u = self._call(todo[:1], queries, candidates, "cohere")
-            for k in usage:
-                usage[k] += u[k]
+            _add_usage(usage, u)
             v = first[0]
             if v.get("status") == "ok":
                 self.detected = v.get("shape", "cohere")
             elif str(v.get("reason", "")).startswith("bad_request"):
                 first, u = self._call(todo[:1], queries, candidates, "tei")
-                for k in usage:
-                    usage[k] += u[k]
+                _add_usage(usage, u)
                 usage["failed"] -= 1  # the cohere probe's 400 is not a failure of the question
                 v = first[0]
                 if v.get("status") == "ok":
@@ -161,8 +164,7 @@ class HTTPReranker(Reranker):
             todo = todo[1:]
         if todo:
             rest, u = self._call(todo, queries, candidates, self.detected or "cohere")
-            for k in usage:
-                usage[k] += u[k]
+            _add_usage(usage, u)
             for i, v in zip(todo, rest):
                 values[i] = v
         self.last_usage = usage
