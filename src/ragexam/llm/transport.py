@@ -79,6 +79,7 @@ DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 #: the environment variable that sets the default of every transport (in bytes).
 MAX_RESPONSE_ENV = "RAGEXAM_MAX_RESPONSE_BYTES"
 _ERROR_BODY_BYTES = 64 * 1024
+_STEP = 256 * 1024  # the most one decompression step produces: memory stays at the cap plus one step
 _FATAL = (401, 403, 404)
 _DEFAULT_HINTS = {401: "check the credentials", 403: "the credentials lack access to this resource",
                   404: "check the URL"}
@@ -360,7 +361,7 @@ class _Body:
                     if self.coding == "deflate":
                         raise _Retry("bad_response", "the deflate body has data after its end")
                     self._z = zlib.decompressobj(self._wbits(data))  # the next member of a multi-member gzip
-                self._add(self._z.decompress(data, self.limit - self.size + 1))
+                self._add(self._z.decompress(data, min(self.limit - self.size + 1, _STEP)))
                 data = self._z.unused_data if self._z.eof else self._z.unconsumed_tail
         except zlib.error as err:
             raise _Retry("bad_response", f"the {self.coding} body cannot be decompressed ({err})") from None
