@@ -90,7 +90,7 @@ def test_a_service_text_with_a_lone_surrogate_fails_that_question():
     try:
         got = parse_retriever(f"http:{url}/s", cache=False, progress=False).retrieve(["fine", "broken"], 5)
         assert got[0].items[0].text == "ok" and got[0].failure is None
-        assert got[1].failure.startswith("malformed: items[0].text of the parsed reply holds \\ud800")
+        assert got[1].failure.startswith("bad_response: the response's results[0].text holds \\ud800")
     finally:
         shutdown()
 

@@ -436,3 +436,15 @@ def test_the_size_cap_is_settable_everywhere(server, monkeypatch):
         HTTPTransport()
     with pytest.raises(InputError, match="--max-response-bytes"):
         LLMSettings("m", max_response_bytes=10)
+
+
+def test_a_reply_holding_a_lone_surrogate_is_refused_before_anything_stores_it(server):
+    """A model writing "\\ud800" (half of a UTF-16 pair) used to crash whatever wrote its reply to a file."""
+    server.set((200, b'{"choices": [{"finish_reason": "stop", "message": {"content": "ok \\ud800"}}]}', {}))
+    client = LLMClient("m", base_url=server.url + "/v1", api_key=SECRET, max_retries=2, sleep=lambda s: None)
+    with pytest.raises(CallFailed) as ei:
+        client.complete([{"role": "user", "content": "hi"}])
+    assert ei.value.kind == "bad_response" and ei.value.requests == 1
+    assert "choices[0].message.content holds \\ud800 at character 4" in ei.value.message
+    server.set((200, b'{"choices": [{"finish_reason": "stop", "message": {"content": "ok \\ud83d\\ude00"}}]}', {}))
+    assert client.complete([{"role": "user", "content": "hi"}]).content == "ok \U0001F600"  # a pair is text

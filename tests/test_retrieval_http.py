@@ -48,7 +48,7 @@ class Search:
         if q in self.flaky and n == 1:
             return 429, {"error": "slow down"}
         if q in self.slow:
-            time.sleep(0.6)
+            time.sleep(2.5)  # past the 1 s deadline of the whole request
         if q in self.malformed:
             return 200, {"answer": "no list here"}
         if q in self.notjson:
@@ -76,7 +76,7 @@ def search():
 def spec(svc, path="/search", **extra):
     opts = {"query_field": "q.text", "top_k_field": "limit", "results_path": "data.hits",
             "text_field": "page_content", "doc_id_field": "metadata.doc_id", "id_field": "metadata.id",
-            "timeout": "0.3", "max_retries": "1", "backoff": "0", "concurrency": "4", **extra}
+            "timeout": "1", "max_retries": "1", "backoff": "0", "concurrency": "4", **extra}
     return f"http:{svc.url}{path}?" + "&".join(f"{k}={v}" for k, v in opts.items())
 
 
@@ -198,7 +198,7 @@ def test_a_hostile_reply_fails_its_question_only(search, tmp_path):
     assert un["n"] == 2 and un["by_kind"] == {"bad_response": 2}
     assert "nested deeper than 100 levels" in reasons[qs[0].query_id]
     assert "over the 128 KiB limit" in reasons[qs[1].query_id] and "max_response_bytes" in reasons[qs[1].query_id]
-    assert search.requests[qs[0].question] == search.requests[qs[1].question] == 1  # not retried
+    assert search.requests[qs[0].question] == search.requests[qs[1].question] == 1, reasons  # not retried
     assert sum(1 for r in res.per_question if r.first_rank is not None) > 40  # the rest is graded
 
 

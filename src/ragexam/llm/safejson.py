@@ -81,6 +81,7 @@ def raw_decode(decoder: json.JSONDecoder, text: str, start: int = 0, *, limit: i
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF][0-9a-fA-F]{2}")
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89abcdefABCDEF][0-9a-fA-F]{2}")
 #: what to do about a lone surrogate, for messages.
 SURROGATE_HELP = ("a lone surrogate (half of a UTF-16 pair, written as a JSON escape such as \\ud800) is not a "
                   "character and cannot be written as UTF-8; expected text; fix the program that wrote it (it cut a "
@@ -91,7 +92,7 @@ def may_hold_surrogates(raw: "str | bytes") -> bool:
     """False when the JSON text ``raw`` has no ``\\uD800``-``\\uDFFF`` escape (so no lone surrogate): a
     quick test before :func:`unencodable` walks a parsed value."""
     if isinstance(raw, bytes):
-        raw = raw.decode("utf-8", "replace")
+        return b"\\u" in raw and _SURROGATE_ESCAPE_BYTES.search(raw) is not None
     return "\\u" in raw and _SURROGATE_ESCAPE.search(raw) is not None
 
 

@@ -21,8 +21,9 @@ Every HTTP call ragexam makes to a model or service -- chat completions, embeddi
   per question.  Any request's own waiting is bounded by ``max_retries * max_backoff``.
 * **Failures of this request only**: HTTP 400 and 422 (``bad_request``) and any other status
   (``http_error``) are :class:`CallFailed` at once, without retry; so is a 2xx body larger than
-  ``max_response_bytes`` or nested deeper than :data:`~ragexam.llm.safejson.MAX_DEPTH` levels
-  (``bad_response``: asking again would fetch the same body).
+  ``max_response_bytes``, nested deeper than :data:`~ragexam.llm.safejson.MAX_DEPTH` levels, or holding a
+  lone surrogate (an escape such as ``"\\ud800"``: text no file can hold, so the first write of it would
+  crash) (``bad_response``: asking again would fetch the same body).
 * **Failures of the configuration**: HTTP 401, 403, 404 (wrong key, no access, wrong model or
   URL) and a URL that is not http(s) raise :class:`EndpointError` at once; it stops the run.
 
@@ -64,7 +65,7 @@ from urllib.parse import urlsplit
 from ragexam import fmt
 from ragexam.errors import InputError, RagexamError
 from ragexam.llm.redact import Redactor
-from ragexam.llm.safejson import TooDeep, loads
+from ragexam.llm.safejson import SURROGATE_HELP, TooDeep, loads, may_hold_surrogates, unencodable
 from ragexam.llm.settings import public_endpoint
 
 __all__ = ["FAILURE_KINDS", "CallFailed", "EndpointError", "RetryPolicy", "HTTPTransport", "Check",
@@ -560,6 +561,10 @@ class HTTPTransport:
                         raise CallFailed("bad_response", f"the response is {err}", attempt + 1, status) from None
                     except ValueError as err:
                         raise _Retry("bad_response", f"the response is not JSON ({err})") from None
+                    bad = unencodable(parsed) if may_hold_surrogates(content) else None
+                    if bad is not None:  # a text no file can hold: refused here, before anything stores it
+                        raise CallFailed("bad_response", f"the response's {bad[0]} holds {bad[1]}: {SURROGATE_HELP}",
+                                         attempt + 1, status)
                     problem = check(parsed) if check is not None else None
                     if problem is not None:
                         raise _Retry("bad_response", problem)

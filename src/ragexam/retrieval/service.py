@@ -13,8 +13,7 @@ twice).  What this module adds:
   (:func:`ragexam.llm.transport.check_header`);
 * a **cache key** of everything that determines the reply and nothing else: a format tag, the kind of
   call, the URL without credentials, and the request body (:meth:`JSONService.key`);
-* each reply is **parsed** by the caller's function; a reply of the wrong shape, or whose parsed texts hold a
-  lone surrogate (``"\\ud800"``: not text, no file can hold it), is a per-request failure
+* each reply is **parsed** by the caller's function; a reply of the wrong shape is a per-request failure
   ``"malformed: what is wrong"`` without retry (a mapping mistake does not pass by asking again), a
   transport failure after the retries is ``"<kind>: <message>"`` (``timeout``, ``server_error``, ...).
   Only successes are cached, so the next run asks again for the failures;
@@ -188,7 +187,6 @@ class JSONService:
         ``{"status": "failed", "reason": "kind: detail"}``, in order.  Repeated bodies are sent once.
         :raises ragexam.llm.transport.EndpointError: 401/403/404 or an unusable URL (stops the run)."""
         from ragexam.llm.batch import Outcome, run_calls
-        from ragexam.llm.safejson import SURROGATE_HELP, unencodable
         from ragexam.llm.transport import CallFailed
         from ragexam.retrieval.progress import progress_bar
 
@@ -206,9 +204,6 @@ class JSONService:
             latency = time.perf_counter() - t0
             try:
                 parsed = self.transport.redactor.value(parse(reply))
-                bad = unencodable(parsed)
-                if bad is not None:
-                    raise Malformed(f"{bad[0]} of the parsed reply holds {bad[1]}: {SURROGATE_HELP}")
             except Malformed as err:
                 return Outcome({"status": "failed", "reason": f"malformed: {self.transport.short(str(err))}"},
                                store=False, requests=requests)
