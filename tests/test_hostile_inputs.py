@@ -196,7 +196,8 @@ def test_answer_contexts_out_of_range_names_the_option():
 def test_doc_relevance_with_unknown_doc_ids_is_an_error_not_zeros(tmp_path):
     qa = load_qa("it_helpdesk")
     qs = [q for q in qa if q.answerable]
-    chunk_ids = [{"query_id": q.query_id, "contexts": [{"text": "t", "doc_id": f"chunk-{i}"}]} for i, q in enumerate(qs)]
+    chunk_ids = [{"query_id": q.query_id, "contexts": [{"text": "t", "doc_id": f"chunk-{i}"}]}
+                 for i, q in enumerate(qs)]
     f = write_lines(tmp_path / "r.jsonl", chunk_ids)
     with pytest.raises(InputError) as ei:
         ragexam.grade("it_helpdesk", f, relevance="doc", progress=False)

@@ -144,14 +144,9 @@ def _doc_judged(qa, to: str) -> None:
                          source=str(qa.source), field="relevant_doc_ids")
 
 
-def convert(to: str, out: PathLike, *, corpus: Optional[PathLike] = None, qa: Optional[PathLike] = None,
-            queries: Optional[PathLike] = None, split: Optional[str] = None) -> Converted:
-    """Convert ``corpus`` and/or ``qa`` to the format ``to`` under ``out`` (module docstring)."""
-    from ragexam.data.loaders import load_corpus, load_qa
-    from ragexam.data.trec import write_trec_qrels
-    from ragexam.data.trec_ids import encode_trec_id
-    from ragexam.storage.runfolder import write_text
-
+def _check_arguments(to: str, out: PathLike, corpus: Optional[PathLike], qa: Optional[PathLike],
+                     queries: Optional[PathLike]) -> Path:
+    """The output path of :func:`convert`, once the arguments are checked (before any file is read)."""
     if to not in FORMATS:
         raise InputError(f"received {to!r}; expected one of {', '.join(FORMATS)}.", source="convert", field="to")
     if corpus is None and qa is None:
@@ -178,7 +173,18 @@ def convert(to: str, out: PathLike, *, corpus: Optional[PathLike] = None, qa: Op
             raise InputError("its folder does not exist; create it first.", source=str(target), field="out")
     elif target.exists() and not target.is_dir():
         raise InputError(f"is a file; --to {to} writes a folder: give a folder path.", source=str(target), field="out")
+    return target
 
+
+def convert(to: str, out: PathLike, *, corpus: Optional[PathLike] = None, qa: Optional[PathLike] = None,
+            queries: Optional[PathLike] = None, split: Optional[str] = None) -> Converted:
+    """Convert ``corpus`` and/or ``qa`` to the format ``to`` under ``out`` (module docstring)."""
+    from ragexam.data.loaders import load_corpus, load_qa
+    from ragexam.data.trec import write_trec_qrels
+    from ragexam.data.trec_ids import encode_trec_id
+    from ragexam.storage.runfolder import write_text
+
+    target = _check_arguments(to, out, corpus, qa, queries)
     corpus_obj = load_corpus(corpus) if corpus is not None else None
     if qa is not None and queries is not None:
         qa_obj = _qa_from_qrels(qa, queries)

@@ -187,7 +187,7 @@ def _csv_row(row: Dict[str, object], file: str, line: int, col: ProblemCollector
         out["title"] = None
     raw_meta = out.get("metadata")
     if isinstance(raw_meta, str):
-        out["metadata"] = None if raw_meta.strip() == "" else parse_json_cell(raw_meta, file, line, "metadata", col)
+        out["metadata"] = parse_json_cell(raw_meta, file, line, "metadata", col) if raw_meta.strip() else None
     return out
 
 

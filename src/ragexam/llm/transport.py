@@ -33,11 +33,13 @@ Limits of every request (the contract tests/test_llm_transport.py holds):
   the reply -- not of each read: a server trickling one byte a second is cut off after ``timeout``
   seconds (``timeout``), like one that sends nothing.  Waits between retries are not part of it.
 * ``max_response_bytes`` caps the size of a reply **after decompression**: an argument of the transport
-  (``LLMSettings.max_response_bytes``, the ``max_response_bytes`` option of ``http:`` and ``rerank:http:``),
-  else the environment variable ``RAGEXAM_MAX_RESPONSE_BYTES``, else :data:`DEFAULT_MAX_RESPONSE_BYTES` (32 MiB).  The body is read as a stream and decompressed (``gzip``, ``deflate``; the
-  transport asks for nothing else) in bounded steps, so a gzip bomb costs at most the cap in memory and
-  fails when it passes the cap; a ``Content-Length`` over the cap fails before the body is read.  The
-  body of an error status is read up to 64 KiB (only its first line is quoted).
+  (``LLMSettings.max_response_bytes``, the ``max_response_bytes`` option of ``http:`` and
+  ``rerank:http:``), else the environment variable ``RAGEXAM_MAX_RESPONSE_BYTES``, else
+  :data:`DEFAULT_MAX_RESPONSE_BYTES` (32 MiB).  The body is read as a stream and decompressed (``gzip``,
+  ``deflate``; the transport asks for nothing else) in steps of at most 256 KiB, so a gzip bomb costs at
+  most the cap plus one step in memory and fails when it passes the cap; a ``Content-Length`` over the
+  cap fails before the body is read.  The body of an error status is read up to 64 KiB (only its first
+  line is quoted).
 * Header values (``headers=``) may not hold a line break (CR or LF): it would end the header and inject
   another one.  Such a header, or a name that is not an HTTP token, is an
   :class:`~ragexam.errors.InputError` when the transport is built (:func:`check_header`), before any request.

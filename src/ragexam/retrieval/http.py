@@ -35,8 +35,9 @@ too (they are stored in the run folder); a value with a line break is refused be
 
 Results are cached by (URL, request body) in the call cache, so a second run sends nothing.  A question
 the service failed on -- HTTP 429/5xx/timeouts after the retries, a 400, a reply that is not JSON, one
-larger than ``max_response_bytes`` or nested deeper than 100 levels, or one of the wrong shape (no list where
-``results_path`` says, a result without text) -- is a failure of that question (``"timeout: ..."``, ``"malformed: ..."``), graded as a miss and counted
+larger than ``max_response_bytes``, nested deeper than 100 levels or holding a lone surrogate, or one of
+the wrong shape (no list where ``results_path`` says, a result without text) -- is a failure of that
+question (``"timeout: ..."``, ``"malformed: ..."``), graded as a miss and counted
 (:mod:`ragexam.retrieval.texts`); HTTP 401/403/404 stop the run (the URL or the key is wrong).
 """
 

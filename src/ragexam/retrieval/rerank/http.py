@@ -17,11 +17,13 @@ question and recorded in the signature.  Either response shape is accepted which
 
 A reply is checked strictly: every ``index`` an integer within the candidates and given once, every score a
 finite number; otherwise the whole question failed (``"malformed: ..."``) and keeps its first-stage order --
-never a silent reordering.  Candidates the reply leaves out are *unjudged* and keep their positions
-(:mod:`ragexam.retrieval.rerank.base`); so is a reply larger than ``max_response_bytes`` (32 MiB after
-decompression) or nested deeper than 100 levels.  Timeouts (``timeout``: the deadline of one whole request),
-429 and 5xx are retried (the LLM layer's policy, :mod:`ragexam.llm.transport`); 401/403/404 stop the run.  Headers (API keys) come from ``headers=`` (``--header``) only, never from the spec,
-and are never stored; ``OPENAI_API_KEY`` is never sent here.  Results are cached by (URL, model, query,
+never a silent reordering; so does a reply larger than ``max_response_bytes`` (32 MiB after
+decompression), nested deeper than 100 levels or holding a lone surrogate (``bad_response``).  Candidates
+the reply leaves out are *unjudged* and keep their positions (:mod:`ragexam.retrieval.rerank.base`).
+Timeouts (``timeout``: the deadline of one whole request), 429 and 5xx are retried (the LLM layer's policy,
+:mod:`ragexam.llm.transport`); 401/403/404 stop the run.  Headers (API keys) come from ``headers=``
+(``--header``) only, never from the spec; they are never stored, and a value with a line break is refused
+before any request; ``OPENAI_API_KEY`` is never sent here.  Results are cached by (URL, model, query,
 candidates): a second run sends nothing.
 """
 
