@@ -136,6 +136,24 @@ def _qrels_line(path: Path) -> Optional[str]:
     return None
 
 
+def _ragexam_record(q) -> Dict[str, Any]:
+    """A question as a line of ragexam's qa.jsonl."""
+    r: Dict[str, Any] = {"query_id": q.query_id, "question": q.question}
+    if q.relevance:
+        r["relevance"] = dict(q.relevance)
+    elif q.relevant_doc_ids:
+        r["relevant_doc_ids"] = list(q.relevant_doc_ids)
+    if q.evidence:
+        r["evidence"] = list(q.evidence)
+    for k in ("ground_truth", "type"):
+        if getattr(q, k) is not None:
+            r[k] = getattr(q, k)
+    r["answerable"] = q.answerable
+    if q.metadata:
+        r["metadata"] = dict(q.metadata)
+    return r
+
+
 def _doc_judged(qa, to: str) -> None:
     lacking = [q.query_id for q in qa if q.answerable and not q.grades]
     if lacking:
@@ -232,23 +250,7 @@ def convert(to: str, out: PathLike, *, corpus: Optional[PathLike] = None, qa: Op
     if qa_obj is None:
         return res
     if to == "ragexam":
-        recs = []
-        for q in qa_obj:
-            r: Dict[str, Any] = {"query_id": q.query_id, "question": q.question}
-            if q.relevance:
-                r["relevance"] = dict(q.relevance)
-            elif q.relevant_doc_ids:
-                r["relevant_doc_ids"] = list(q.relevant_doc_ids)
-            if q.evidence:
-                r["evidence"] = list(q.evidence)
-            for k in ("ground_truth", "type"):
-                if getattr(q, k) is not None:
-                    r[k] = getattr(q, k)
-            r["answerable"] = q.answerable
-            if q.metadata:
-                r["metadata"] = dict(q.metadata)
-            recs.append(r)
-        write_text(target / "qa.jsonl", _jsonl(recs))
+        write_text(target / "qa.jsonl", _jsonl(_ragexam_record(q) for q in qa_obj))
         res.files.append(str(target / "qa.jsonl"))
         return res
     _doc_judged(qa_obj, "BEIR")
