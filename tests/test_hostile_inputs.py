@@ -271,3 +271,17 @@ def test_a_header_with_a_line_break_stops_the_cli_before_any_request(tmp_path, c
     finally:
         shutdown()
     assert code == 2 and "line break" in err and "X-Injected" not in err and seen == []
+
+
+def test_an_answers_file_line_nested_deep_or_holding_a_lone_surrogate(tmp_path):
+    from ragexam.analysis.answers import load_answers
+
+    f = write_lines(tmp_path / "a.jsonl", [{"query_id": "q1", "answer": "fine"},
+                                           '{"query_id": "q2", "answer": %s}' % ("[" * 50_000 + "]" * 50_000)])
+    with pytest.raises(InputError) as ei:
+        load_answers(f)
+    assert ei.value.line == 2 and "nested deeper than 100 levels" in ei.value.message
+    write_lines(f, ['{"query_id": "q1", "answer": "broken %s"}' % LONE])
+    with pytest.raises(InputError) as ei:
+        load_answers(f)
+    assert (ei.value.line, ei.value.field) == (1, "answer") and "lone surrogate" in ei.value.message
