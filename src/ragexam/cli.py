@@ -184,10 +184,17 @@ def _execute_run(settings: dict, *, out, json_out: bool, report, history, no_his
     outcome = run_exam(settings, out=out, report=report, history=history, record=not no_history)
     if json_out:
         sys.stdout.write(outcome.result.to_json() + "\n")
-        return notes(outcome.notes(), True)
-    from ragexam.report.console_run import render_outcome
+        notes(outcome.notes(), True)
+    else:
+        from ragexam.report.console_run import render_outcome
 
-    render_outcome(outcome, demo=demo)
+        render_outcome(outcome, demo=demo)
+    failed = outcome.result.summary.failed_pipelines
+    if failed:
+        for name, why in failed.items():
+            sys.stderr.write(f"error: pipeline {name!r} produced nothing: {why}. Fix the pipeline (its service, "
+                             "its results file) and run again.\n")
+        raise typer.Exit(1)
 
 
 @app.command("run")
@@ -242,9 +249,10 @@ def demo_cmd(out: RunOut = None, json_out: JsonOut = False, report: ReportOpt = 
     from ragexam.api import DEMO_SETTINGS
 
     if not json_out:
-        from ragexam.report.console_run import render_demo_intro, run_console
+        from ragexam.report.console_run import render_demo_intro
+        from ragexam.report.terminal import console
 
-        render_demo_intro(run_console())
+        render_demo_intro(console())
     _execute_run(dict(DEMO_SETTINGS), out=out, json_out=json_out, report=report, history=history,
                  no_history=no_history, demo=True)
 
@@ -301,7 +309,7 @@ def show_cmd(
 
     data = resolve_run(run_id, history)
     if json_out:
-        return print_json(data.summary)
+        return print_json(data.summary.to_dict() if data.run is not None else data.summary)
     from ragexam.report.console import show_run
 
     show_run(data.summary)
@@ -356,7 +364,7 @@ def check_cmd(
 
 
 # the answer and generation commands register themselves on the same application
-from ragexam import cli_answers, cli_generate  # noqa: E402,F401
+from ragexam import cli_answers, cli_generate, cli_serve  # noqa: E402,F401
 
 
 def main(argv: Optional[List[str]] = None) -> None:

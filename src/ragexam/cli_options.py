@@ -43,9 +43,10 @@ app = typer.Typer(name="ragexam", help="Grade retrieval-augmented generation pip
 
 
 def console():
-    from rich.console import Console
+    """The one console factory (:func:`ragexam.report.terminal.console`)."""
+    from ragexam.report.terminal import console as make
 
-    return Console(soft_wrap=False)
+    return make()
 
 
 def print_json(obj: Any) -> None:

@@ -30,7 +30,7 @@ from ragexam.errors import InputError
 from ragexam.storage.runfolder import RunData
 
 __all__ = ["AnswerRecord", "load_answers", "write_answers", "run_contexts", "legacy_rechunked_contexts",
-           "corpus_of_run", "NO_PIPELINE"]
+           "corpus_of_run", "NO_PIPELINE", "answers_for_report"]
 
 PathLike = Union[str, Path]
 #: the pipeline name shown for answers that name none
@@ -237,3 +237,17 @@ def legacy_rechunked_contexts(run: RunData, pipeline: str, corpus, k: int) -> Di
                              field="top_ids")
         out[r.query_id] = [(c, texts[c]) for c in ids]
     return out
+
+
+def answers_for_report(records: Sequence[AnswerRecord]) -> Dict[str, Any]:
+    """Answers as :func:`ragexam.report.html.write_report` shows them: ``{query_id: entry}`` when no record
+    names a pipeline, else ``{pipeline: {query_id: entry}}``; an entry is the record's JSON object (``answer``,
+    and any ``reasoning``, ``verdict``, ``score``, ``stage`` or ``ground_truth`` the file carried)."""
+    flat = {r.query_id: r.to_dict() for r in records if r.pipeline is None}
+    grouped: Dict[str, Dict[str, Any]] = {}
+    for r in records:
+        if r.pipeline is not None:
+            grouped.setdefault(r.pipeline, {})[r.query_id] = r.to_dict()
+    if grouped and flat:
+        grouped[NO_PIPELINE] = flat
+    return grouped or flat

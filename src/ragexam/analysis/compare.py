@@ -106,9 +106,12 @@ def _index(run: RunData, pipeline: str) -> Dict[str, Any]:
     return {r.query_id: r for r in run.rows(pipeline)}
 
 
-def _missed_info(run: RunData, pipeline: str) -> Dict[str, Mapping[str, Any]]:
-    entries = (run.summary.get("missed") or {}).get(pipeline) or []
-    return {str(e.get("query_id")): e for e in entries if isinstance(e, Mapping)}
+def _missed_info(run: RunData, pipeline: str) -> Dict[str, Any]:
+    """A run's missed questions of ``pipeline`` by query id (:class:`~ragexam.storage.summary.MissedQuestion`);
+    none for a score."""
+    if run.run is None:
+        return {}
+    return {e.query_id: e for e in run.run.missed.get(pipeline) or []}
 
 
 def _label(run: RunData, which: str) -> str:
@@ -142,7 +145,7 @@ def _found(rank: Optional[int], k: int) -> bool:
 
 
 def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipeline_b: Optional[str] = None,
-                 metrics: Optional[Sequence[str]] = None, k: Optional[int] = None, alpha: float = 0.05,
+                 metrics: Optional[Sequence[str]] = None, miss_k: Optional[int] = None, alpha: float = 0.05,
                  n_resamples: Optional[int] = None, n_permutations: Optional[int] = None,
                  seed: Optional[int] = None) -> RunComparison:
     """Compare run ``b`` against run ``a`` (see the module docstring).
@@ -150,7 +153,7 @@ def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipe
     :param pipeline: the pipeline to compare (in both runs; with ``pipeline_b``, A's side).
     :param pipeline_b: B's pipeline when it has another name than A's.
     :param metrics: metric columns to compare (default: every metric column both runs have).
-    :param k: the found/missed cutoff for flips (default: run A's ``miss_k``).
+    :param miss_k: the found/missed cutoff for flips (default: run A's ``miss_k``).
     :param n_resamples, n_permutations, seed: default to run A's config (else 2000, 10000, 12345).
     :raises InputError: no per-question rows, no shared pipeline or question, an unknown metric.
     """
@@ -162,15 +165,15 @@ def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipe
         if not run.per_question:
             raise InputError(f"run {which} ({_label(run, which)}) has no per-question rows "
                              "(per_question.csv); compare needs them.", source="compare")
-    cfg = a.summary.get("config") or {}
+    cfg = a.config
     seed = int(seed if seed is not None else cfg.get("seed", stats.DEFAULT_SEED))
     n_resamples = int(n_resamples if n_resamples is not None else cfg.get("n_resamples", 2000))
     n_permutations = int(n_permutations if n_permutations is not None else cfg.get("n_permutations", 10000))
-    k = int(k if k is not None else miss_cutoff(a.summary))
+    k = int(miss_k if miss_k is not None else miss_cutoff(a.summary))
     if k < 1:
-        raise InputError(f"received {k}; expected a cutoff >= 1.", source="compare", field="--k")
+        raise InputError(f"received {k}; expected a cutoff >= 1.", source="compare", field="--miss-k")
     notes: List[str] = []
-    ds_a, ds_b = a.summary.get("dataset") or {}, b.summary.get("dataset") or {}
+    ds_a, ds_b = a.dataset, b.dataset
     for key in ("corpus_sha256", "qa_sha256"):
         if ds_a.get(key) and ds_b.get(key) and ds_a.get(key) != ds_b.get(key):
             what = "corpus" if key.startswith("corpus") else "question set"
@@ -231,11 +234,10 @@ def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipe
             fa, fb = _found(ra, k), _found(rb, k)
             if fa == fb:
                 continue
-            info = miss_b.get(q) or miss_a.get(q) or {}
-            ev = info.get("evidence")
-            evidence = [ev] if isinstance(ev, str) else [str(x) for x in ev or []]
+            info = miss_b.get(q) or miss_a.get(q)
+            evidence = list(info.evidence) if info is not None else []
             flips.append(Flip(query_id=q, direction="found→missed" if fa else "missed→found",
-                              type=ia[q].type or ib[q].type, question=info.get("question"),
+                              type=ia[q].type or ib[q].type, question=info.question if info is not None else None,
                               evidence=evidence, first_rank_a=ra, first_rank_b=rb,
                               top_a=list(ia[q].top_ids), top_b=list(ib[q].top_ids)))
         if only_a or only_b:
