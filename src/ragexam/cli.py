@@ -75,7 +75,7 @@ def validate_cmd(
     qa: Optional[str] = typer.Option(None, "--qa", help="QA file (JSONL) or a bundled dataset name."),
     ignore_punctuation: bool = typer.Option(False, "--ignore-punctuation", help="Ignore punctuation when matching "
                                                                                 "evidence strings."),
-    json_out: JsonOut = False,
+    json_out: JsonOut = False, split: Split = None,
 ) -> None:
     """Check a corpus and a QA set; print every problem and a count by kind.
 
@@ -83,7 +83,7 @@ def validate_cmd(
     """
     from ragexam.api import validate
 
-    report = validate(corpus, qa, ignore_punctuation=ignore_punctuation)
+    report = validate(corpus, qa, ignore_punctuation=ignore_punctuation, split=split)
     if json_out:
         print_json(report.to_dict())
     else:
@@ -378,7 +378,10 @@ def main(argv: Optional[List[str]] = None) -> None:
         from rich.console import Console
         from rich.text import Text
 
-        Console(stderr=True, soft_wrap=True).print(Text.assemble(("error: ", "bold red"), str(err)), highlight=False)
+        from ragexam.llm.redact import scrub  # every configured key and header value, whatever the message quotes
+
+        Console(stderr=True, soft_wrap=True).print(Text.assemble(("error: ", "bold red"), scrub(str(err)) or ""),
+                                                   highlight=False)
         sys.exit(2)
 
 
