@@ -249,12 +249,17 @@ def test_the_python_example_of_docs_serve_runs(generated, tmp_path, monkeypatch)
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "serve.md").read_text(encoding="utf-8")
     code = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    from test_report_fixtures import make_run, write_run
+
     shutil.copytree(generated, tmp_path / "set")
+    write_run(tmp_path / "set" / "runs" / "bm25", *make_run(n_questions=8, seed=1))
     monkeypatch.chdir(tmp_path / "set")
     seen = []
-    monkeypatch.setattr("builtins.print", lambda url: seen.append(httpx.get(url + "review/1", timeout=60)))
+    monkeypatch.setattr("builtins.print", lambda url: seen.extend(httpx.get(url + path, timeout=60)
+                                                                  for path in ("review/1", "run/f1")))
     exec(compile(code, "docs/serve.md", "exec"), {})
     assert seen and seen[0].status_code == 200 and "gen_0001" in seen[0].text
+    assert seen[1].status_code == 200 and "Missed questions" in seen[1].text
 
 
 def test_an_install_without_the_web_packages_gets_one_install_line(monkeypatch):
