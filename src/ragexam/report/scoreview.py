@@ -170,14 +170,14 @@ class ScoreView(Record):
         return names + [p for p in self.results if p not in names]
 
     @property
-    def the_settings(self) -> Dict[str, Any]:
+    def used_settings(self) -> Dict[str, Any]:
         """The score's settings (a folder's ``settings``; a history record's ``config``)."""
         return self.settings or self.config
 
     @property
     def dataset_label(self) -> str:
         """The question set scored (``corpus / qa`` of the scored run, else the score's ``qa`` setting)."""
-        corpus, qa = self.dataset.get("corpus"), self.dataset.get("qa") or self.the_settings.get("qa")
+        corpus, qa = self.dataset.get("corpus"), self.dataset.get("qa") or self.used_settings.get("qa")
         if corpus and qa and corpus != qa:
             return f"{corpus} / {qa}"
         return str(qa or corpus or "?")

@@ -69,6 +69,8 @@ class Loaded:
     details: Dict[Tuple[str, str], AnswerDetail] = field(default_factory=dict)
     questions: Dict[str, Any] = field(default_factory=dict)  # query_id -> data.schema.Question
     stamp: Any = None
+    #: the run's view with a score's answers and attribution: ``{score key: (the loaded score, view)}``
+    scored: Dict[str, Tuple["Loaded", RunView]] = field(default_factory=dict)
 
     @property
     def is_score(self) -> bool:
@@ -178,7 +180,7 @@ class Results:
             loaded.score = ScoreView.of(data.summary, source=f"{loaded.label} (score.json)")
             if folder is not None:
                 loaded.details = read_answer_details(folder, loaded.score)
-            loaded.questions = _questions(loaded.score.the_settings.get("qa") or loaded.score.dataset.get("qa"))
+            loaded.questions = _questions(loaded.score.used_settings.get("qa") or loaded.score.dataset.get("qa"))
         else:
             from ragexam.analysis.recording import with_ground_truth
 
@@ -199,7 +201,7 @@ class Results:
             if key == run.key or not (folder / "score.json").is_file():
                 continue
             try:
-                named = self.load(key).score.the_settings.get("run")
+                named = self.load(key).score.used_settings.get("run")
             except (InputError, KeyError):
                 continue
             if named and run_folder is not None and same_folder(named, run_folder):
@@ -210,17 +212,20 @@ class Results:
 
     def with_score(self, run: Loaded) -> Tuple[RunView, Optional[str]]:
         """The run's view with the stage attribution, judge and answers of its first score (and that score's
-        key), or the run's own view when it has no score."""
+        key), or the run's own view when it has no score (kept with the run while the score is unchanged)."""
         view = run.view
         for key in self.scores_of(run):
             try:
                 score = self.load(key)
             except (InputError, KeyError):
                 continue
-            answers = answers_for_run(score)
-            scored = RunView(view.summary, view.rows, answers, score.score.judge,
-                             score.score.attribution.by_type if score.score.attribution else {}, list(view.notes))
-            return scored, key
+            kept = run.scored.get(key)
+            if kept is None or kept[0] is not score:
+                att = score.score.attribution
+                kept = run.scored[key] = (score, RunView(view.summary, view.rows, answers_for_run(score),
+                                                         score.score.judge, att.by_type if att else {},
+                                                         list(view.notes)))
+            return kept[1], key
         return view, None
 
 

@@ -219,7 +219,8 @@ class ResultsPages:
         link = lambda p, t, s: f"/run/{key}?{query({}, pipeline=p, type=t, label=s)}#answers"  # noqa: E731
         matrices = sc.attribution.by_type if sc.attribution else {}
         run_key = self._scored_run_key(loaded)
-        return self.page("score.html", title=f"{loaded.label} · ragexam", loaded=loaded, sc=sc,
+        metrics = list(dict.fromkeys(m for p in order if p in sc.results for m in sc.results[p].metrics))
+        return self.page("score.html", title=f"{loaded.label} · ragexam", loaded=loaded, sc=sc, metrics=metrics,
                          judge=sections.judge(sc.judge, dot_of), attribution=sections.attribution(matrices, order, link),
                          rows=[(v, loaded.details.get((v.pipeline, v.query_id)), loaded.questions.get(v.query_id))
                                for v in pager.cut(chosen)],
@@ -227,7 +228,7 @@ class ResultsPages:
                          labels=list(dict.fromkeys([*(sc.attribution.labels if sc.attribution else []),
                                                     *(v.label for v in verdicts)])),
                          types=sorted({v.type or "(none)" for v in verdicts}), run_key=run_key,
-                         settings=sections.kv_table(list(sc.the_settings.items())), query=query, quote=quote,
+                         settings=sections.kv_table(list(sc.used_settings.items())), query=query, quote=quote,
                          label=self.results.label)
 
     def _scored_run_key(self, loaded: Loaded) -> Optional[str]:
@@ -235,7 +236,7 @@ class ResultsPages:
         run_id = loaded.score.scored_run
         if run_id and self.results.known(self.results.key_of_record(run_id)):
             return self.results.key_of_record(run_id)
-        named = loaded.score.the_settings.get("run")
+        named = loaded.score.used_settings.get("run")
         for key, folder in self.results.folder_keys():
             if named and key != loaded.key and (folder / "summary.json").is_file() and same_folder(named, folder):
                 return key
