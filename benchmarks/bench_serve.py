@@ -179,7 +179,8 @@ def make_run(folder: Path, n: int) -> Path:
     return folder / "run"
 
 
-DATASETS = ["it_helpdesk", "ai_concepts", "hr_policies", "사내규정", "고객센터 FAQ", "법무 문서", "제품 매뉴얼", "kor_squad"]
+DATASETS = ["it_helpdesk", "ai_concepts", "hr_policies", "사내규정", "고객센터 FAQ", "법무 문서", "제품 매뉴얼",
+            "kor_squad"]
 PIPES = ["bm25 | paragraphs:400", "dense | paragraphs:400", "hybrid:bm25+dense | paragraphs:400",
          "bm25 | chars:300:30", "dense | 문단:800", "bm25>rerank:bge | paragraphs:400"]
 
@@ -210,7 +211,8 @@ def _summary(i: int, rng, texts) -> dict:
     comps = [{"baseline": pipes[0], "pipeline": p, "metric": m, "diff": 0.01, "ci95": [-0.05, 0.07], "p_value": 0.4,
               "p_holm": 0.9, "verdict": "no detectable difference"} for p in pipes[1:] for m in metrics[:11]]
     ds = DATASETS[i % len(DATASETS)]
-    return {"format": "ragexam-run/3", "run_id": f"base{i:04d}", "created": f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}T10:00:00Z",
+    return {"format": "ragexam-run/3", "run_id": f"base{i:04d}",
+            "created": f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}T10:00:00Z",
             "config": {"corpus": ds, "qa": ds, "miss_k": 5, "k": [1, 3, 5, 10]}, "main_metrics": metrics[:11],
             "dataset": {"corpus": ds, "qa": ds, "corpus_sha256": f"{i % 8:064d}", "qa_sha256": f"{i % 8:064d}"},
             "pipelines": [{"name": p} for p in pipes], "results": results, "comparisons": comps, "missed": missed}

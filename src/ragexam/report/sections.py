@@ -154,8 +154,9 @@ def unretrieved(view: RunView) -> str:
         if un.n:
             kinds = ", ".join(f"{_e(k)} {_e(n)}" for k, n in un.by_kind.items())
             qs = "; ".join(f"<code>{_e(x.query_id)}</code>: {_e(x.reason)}" for x in un.questions[:10])
-            items.append(f'<li class="warn"><b>{_e(p)}</b> unretrieved {_e(un.n_scored if un.n_scored is not None else un.n)} '
-                         f"of {_e(res.n)} scored questions ({kinds}), graded as misses: {qs}</li>")
+            n = un.n_scored if un.n_scored is not None else un.n
+            items.append(f'<li class="warn"><b>{_e(p)}</b> unretrieved {_e(n)} of {_e(res.n)} scored questions '
+                         f"({kinds}), graded as misses: {qs}</li>")
         lat = res.latency
         if lat is not None:
             items.append(f"<li><b>{_e(p)}</b> latency per question: median {fmt.num(lat.median)} s, p95 "
@@ -257,8 +258,8 @@ def judge(jd: Optional[JudgeView], dot: Callable[[str], str]) -> str:
     out.append("</tbody></table></div>")
     if jd.vs_evidence:
         out.append('<h3>The judge beside the evidence</h3><p class="note">The same contexts graded twice: by the '
-                   "judge, and without an LLM from the question's evidence spans. Where they disagree, either the judge "
-                   "is wrong or the evidence is too narrow.</p>")
+                   "judge, and without an LLM from the question's evidence spans. Where they disagree, either the "
+                   "judge is wrong or the evidence is too narrow.</p>")
         out.append('<div class="scroll"><table class="metrics"><thead><tr><th>pipeline</th><th>judge</th>'
                    '<th class="num">value</th><th>evidence</th><th class="num">value</th><th class="num">agree</th>'
                    "<th>disagreeing questions</th></tr></thead><tbody>")
@@ -583,7 +584,8 @@ def dataset(view: RunView) -> str:
         out.append("<h3>Question types</h3><table><thead><tr><th>type</th><th class=num>questions</th>"
                    "<th class=num>share</th></tr></thead><tbody>")
         for t, n in ds.types.items():
-            out.append(f"<tr><td>{_e(t)}</td><td class=num>{_e(n)}</td><td class=num>{fmt.percent(n / total)}</td></tr>")
+            out.append(f"<tr><td>{_e(t)}</td><td class=num>{_e(n)}</td><td class=num>{fmt.percent(n / total)}</td>"
+                       "</tr>")
         out.append("</tbody></table>")
     unmatched = view.summary.unmatched_evidence
     warnings = view.summary.warnings

@@ -257,7 +257,8 @@ def answers_for_run(score: Loaded) -> Dict[str, Dict[str, Dict[str, Any]]]:
     the verdict, the stage and the judge's reasoning on correctness."""
     out: Dict[str, Dict[str, Dict[str, Any]]] = {}
     for (pipeline, qid), v in score.score.verdicts().items():
-        entry: Dict[str, Any] = {"stage": v.label + (f" ({v.reason})" if v.reason else ""), "verdict": v.verdict or None}
+        entry: Dict[str, Any] = {"stage": v.label + (f" ({v.reason})" if v.reason else ""),
+                                 "verdict": v.verdict or None}
         detail = score.details.get((pipeline, qid))
         if detail is not None:
             entry["answer"] = detail.answer

@@ -77,8 +77,8 @@ def headline_of(loaded: Loaded) -> Headline:
     """The headline (``hit@k``, else the first metric) of a loaded run or score, per pipeline."""
     if loaded.view is not None:
         s = loaded.view.summary
-        return Headline(s.headline, [(p, s.result(p).metrics.get(s.headline), interval(s.result(p).ci95.get(s.headline)))
-                                     for p in loaded.view.pipelines])
+        return Headline(s.headline, [(p, s.result(p).metrics.get(s.headline),
+                                      interval(s.result(p).ci95.get(s.headline))) for p in loaded.view.pipelines])
     sc = loaded.score
     metric = headline_metric(loaded.data.summary)
     return Headline(metric, [(p, sc.results[p].metrics.get(metric), interval(sc.results[p].ci95.get(metric)))
@@ -162,9 +162,7 @@ class ResultsPages:
         chosen = [e for e in view.missed() if (not flt["pipeline"] or e.pipeline == flt["pipeline"])
                   and (not flt["type"] or (e.question.type or "") == flt["type"])]
         pager = Pager(len(chosen), MISSED_PAGE, _int(qp.get("page")))
-        link = None
-        if score_key is not None:
-            link = lambda p, t, s: f"/run/{quote(score_key)}?{query({}, pipeline=p, type=t, label=s)}#answers"  # noqa: E731
+        link = _answers_link(score_key) if score_key is not None else None
         frag = {"scores": sections.scores(view), "rerank": sections.rerank(view),
                 "judge": sections.judge(view.judge, view.dot), "plots": sections.plots(view, link),
                 "dataset": sections.dataset(view), "settings": sections.settings(view)}
@@ -215,13 +213,12 @@ class ResultsPages:
         order = sc.pipelines
         index = {p: i for i, p in enumerate(order)}
         dot_of = lambda p: dot(index.get(p, len(index)))  # noqa: E731
-        key = quote(loaded.key)
-        link = lambda p, t, s: f"/run/{key}?{query({}, pipeline=p, type=t, label=s)}#answers"  # noqa: E731
         matrices = sc.attribution.by_type if sc.attribution else {}
         run_key = self._scored_run_key(loaded)
         metrics = list(dict.fromkeys(m for p in order if p in sc.results for m in sc.results[p].metrics))
         return self.page("score.html", title=f"{loaded.label} · ragexam", loaded=loaded, sc=sc, metrics=metrics,
-                         judge=sections.judge(sc.judge, dot_of), attribution=sections.attribution(matrices, order, link),
+                         judge=sections.judge(sc.judge, dot_of),
+                         attribution=sections.attribution(matrices, order, _answers_link(loaded.key)),
                          rows=[(v, loaded.details.get((v.pipeline, v.query_id)), loaded.questions.get(v.query_id))
                                for v in pager.cut(chosen)],
                          pager=pager, flt=flt, n_answers=len(verdicts), dot_of=dot_of, value_cell=sections.value_cell,
@@ -273,6 +270,11 @@ class ResultsPages:
                          result=result, error=error, a=a, b=b, missed_a=missed_a, missed_b=missed_b,
                          pipelines_a=a.data.pipelines, pipelines_b=b.data.pipelines,
                          cls=sections.comparison_class, fmt=fmt, query=query, quote=quote, label=self.results.label)
+
+
+def _answers_link(score_key: str) -> Callable[[str, str, str], str]:
+    """The link of an attribution cell: the score's answers of that pipeline, type and stage."""
+    return lambda p, t, s: f"/run/{quote(score_key)}?{query({}, pipeline=p, type=t, label=s)}#answers"
 
 
 def _when(stamp: Optional[str]) -> str:
