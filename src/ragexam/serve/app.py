@@ -102,7 +102,8 @@ def _templates() -> Any:
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")),
                              autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             auto_reload=False)  # the package's own files: loaded once
     env.globals.update(version=__version__, statuses=STATUSES)
     return env
 

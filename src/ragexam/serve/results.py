@@ -88,6 +88,7 @@ class Results:
         self.folders = [Path(p) for p in folders]
         self.history = History(history)
         self._kept: "OrderedDict[str, Loaded]" = OrderedDict()
+        self._pages: "OrderedDict[Tuple, RunPage]" = OrderedDict()
         self._lock = threading.Lock()
         self._loading: Dict[str, threading.Lock] = {}
 
@@ -126,8 +127,30 @@ class Results:
             return False
 
     def page(self, **query: Any) -> RunPage:
-        """A page of the history's records (:meth:`~ragexam.storage.history.History.page_runs`)."""
-        return self.history.page_runs(**query)
+        """A page of the history's records (:meth:`~ragexam.storage.history.History.page_runs`), kept while the
+        history's files are unchanged (the same page asked again reads nothing)."""
+        key = (tuple(sorted(query.items())), self._history_stamp())
+        with self._lock:
+            page = self._pages.get(key)
+        if page is None:
+            page = self.history.page_runs(**query)
+            with self._lock:
+                self._pages[key] = page
+                while len(self._pages) > 64:
+                    self._pages.popitem(last=False)
+        return page
+
+    def _history_stamp(self) -> Tuple:
+        """What changes when a record is written or deleted: the database's and its write-ahead log's size and
+        time."""
+        out = []
+        for suffix in ("", "-wal"):
+            try:
+                st = Path(str(self.history.path) + suffix).stat()
+                out.append((st.st_ino, st.st_mtime_ns, st.st_size))
+            except OSError:
+                out.append(None)
+        return tuple(out)
 
     # -- loading ------------------------------------------------------------------------------------------------
 
@@ -210,11 +233,12 @@ class Results:
             keys += [self.key_of_record(e.run_id) for e in self.page(scored_run=run.run_id, limit=20).entries]
         return keys
 
-    def with_score(self, run: Loaded) -> Tuple[RunView, Optional[str]]:
-        """The run's view with the stage attribution, judge and answers of its first score (and that score's
-        key), or the run's own view when it has no score (kept with the run while the score is unchanged)."""
+    def with_score(self, run: Loaded, scores: Optional[List[str]] = None) -> Tuple[RunView, Optional[str]]:
+        """The run's view with the stage attribution, judge and answers of its first score of ``scores`` (default:
+        :meth:`scores_of`) and that score's key, or the run's own view when it has no score (kept with the run
+        while the score is unchanged)."""
         view = run.view
-        for key in self.scores_of(run):
+        for key in self.scores_of(run) if scores is None else scores:
             try:
                 score = self.load(key)
             except (InputError, KeyError):

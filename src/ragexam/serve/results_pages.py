@@ -156,7 +156,8 @@ class ResultsPages:
         loaded = self.load(key)
         if loaded.is_score:
             return self.score(request, loaded)
-        view, score_key = self.results.with_score(loaded)
+        scores = self.results.scores_of(loaded)
+        view, score_key = self.results.with_score(loaded, scores)
         qp = request.query_params
         flt = {"pipeline": str(qp.get("pipeline") or ""), "type": str(qp.get("type") or "")}
         chosen = [e for e in view.missed() if (not flt["pipeline"] or e.pipeline == flt["pipeline"])
@@ -172,7 +173,7 @@ class ResultsPages:
                          pipelines=list(dict.fromkeys(e.pipeline for e in missed_all)),
                          types=sorted({e.question.type for e in missed_all if e.question.type}),
                          has_answers=any(view.answer(e.pipeline, e.query_id) for e in pager.cut(chosen)),
-                         score_key=score_key, scores=self.results.scores_of(loaded), label=self.results.label,
+                         score_key=score_key, scores=scores, label=self.results.label,
                          query=query, quote=quote)
 
     def missed(self, request: Any) -> Any:
