@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam import fmt
 from ragexam.report import svg
-from ragexam.report.scoreview import JudgeView, ScoreView, run_extras
+from ragexam.report.scoreview import JudgeView, run_extras
 from ragexam.storage.runfolder import RunRow, check_summary, coerce_rows
 from ragexam.storage.summary import MissedQuestion, PipelineResult, RetrievedChunk, RunSummary
 
@@ -120,19 +120,14 @@ class RunView:
         self._missed: Optional[List[MissedEntry]] = None
 
     @classmethod
-    def of(cls, summary: Any, per_question: Sequence[Any] = (), answers: Optional[Mapping[str, Any]] = None,
-           score: Optional[ScoreView] = None) -> "RunView":
+    def of(cls, summary: Any, per_question: Sequence[Any] = (),
+           answers: Optional[Mapping[str, Any]] = None) -> "RunView":
         """The view of a run's summary (a :class:`RunSummary` or its JSON object, checked), its rows (dicts, CSV
-        strings or :class:`RunRow`), the report's ``answers`` and, when one was made, a score of its answers
-        (its judge and attribution)."""
+        strings or :class:`RunRow`) and the report's ``answers``; the judge and attribution that ``ragexam score
+        --report`` adds to the summary are read from it."""
         if not isinstance(summary, RunSummary):  # a typed summary was checked when it was read
             summary = RunSummary.from_dict(check_summary(dict(summary), "summary"), source="summary")
-        rows = coerce_rows(per_question or [], source="per_question")
-        view = cls(summary, rows, answers or {})
-        if score is not None:
-            view.judge = score.judge
-            view.attribution = score.attribution.by_type if score.attribution else {}
-        return view
+        return cls(summary, coerce_rows(per_question or [], source="per_question"), answers or {})
 
     # -- what the sections ask ------------------------------------------------------------------------------
 
