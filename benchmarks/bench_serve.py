@@ -273,11 +273,11 @@ def measure_results(url: str, run_key: str, record_key: str, pipes, repeats: int
     c = httpx.Client(base_url=url, timeout=900, follow_redirects=False)
     rows = []
 
-    def timed(label, path, times=repeats):
+    def timed(label, path, times=repeats, path_of=None):
         walls = []
-        for _ in range(times):
+        for k in range(times):
             t0 = time.perf_counter()
-            r = c.get(path)
+            r = c.get(path if path_of is None else path_of(k))
             walls.append(time.perf_counter() - t0)
             assert r.status_code == 200, (label, r.status_code, r.text[:500])
         rows.append((label, walls))
@@ -289,12 +289,17 @@ def measure_results(url: str, run_key: str, record_key: str, pipes, repeats: int
     timed(f"run page, missed questions page {n_pages // 2} of {n_pages}", f"/run/{run_key}?page={n_pages // 2}")
     link = re.search(r'class="open-missed" href="([^"]+)"', page.text).group(1).replace("&amp;", "&")
     timed("a missed question", link)
-    first = timed("runs list, page 1 of 50 rows", "/runs")
+    first = timed("runs list, page 1 of 50 rows (once)", "/runs", 1)
     pages = int(re.search(r"page 1 of (\d+)", first.text).group(1))
-    timed(f"runs list, page {pages} (the last)", f"/runs?page={pages}")
-    timed("runs list sorted by headline", "/runs?sort=headline")
-    timed("runs list, text filter 'rerank'", "/runs?q=rerank")
-    timed("runs list, dataset filter", "/runs?" + urlencode({"dataset": DATASETS[3]}))
+    timed("runs list, page 1 again (kept)", "/runs")
+    # a page not asked before each time: the listing's SQL on every request (deep pages, then the next pages)
+    step = max(1, pages // (repeats + 1))
+    each = lambda label, path, s=1: timed(label, None, repeats, lambda k: path + f"page={2 + k * s}")  # noqa: E731
+    each(f"runs list, another page of {pages} each time (2 to {2 + (repeats - 1) * step})", "/runs?", step)
+    each("  sorted by the headline", "/runs?sort=headline&", step)
+    each("  sorted by dataset, oldest first", "/runs?sort=dataset&order=asc&")
+    each("  text filter 'rerank'", "/runs?q=rerank&")
+    each("  dataset filter", "/runs?" + urlencode({"dataset": DATASETS[3]}) + "&")
     timed("home page", "/")
     timed("run page of its history record, first open", f"/run/{record_key}", 1)
     timed("run page of its history record, again", f"/run/{record_key}")
