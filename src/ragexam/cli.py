@@ -368,10 +368,26 @@ def check_cmd(
 from ragexam import cli_answers, cli_generate, cli_serve  # noqa: E402,F401
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """ragexam's own warnings on the command line: ``warning: …`` (keys scrubbed), not Python's
+    ``file:line: Category:`` form; other warnings as Python shows them."""
+    if category.__module__.startswith("ragexam"):
+        from ragexam.llm.redact import scrub
+
+        sys.stderr.write(f"warning: {scrub(str(message))}\n")
+    else:
+        _python_warning(message, category, filename, lineno, file, line)
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     """Console-script entry point."""
+    import warnings
+
     from ragexam.errors import RagexamError
 
+    global _python_warning
+    if warnings.showwarning is not _show_warning:
+        _python_warning, warnings.showwarning = warnings.showwarning, _show_warning
     try:
         app(args=argv, prog_name="ragexam")
     except RagexamError as err:
@@ -383,6 +399,9 @@ def main(argv: Optional[List[str]] = None) -> None:
         Console(stderr=True, soft_wrap=True).print(Text.assemble(("error: ", "bold red"), scrub(str(err)) or ""),
                                                    highlight=False)
         sys.exit(2)
+
+
+_python_warning = None
 
 
 if __name__ == "__main__":  # pragma: no cover
