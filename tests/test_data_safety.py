@@ -317,3 +317,32 @@ def test_pairwise_never_writes_over_its_answers(endpoint, capsys, tmp_path):  # 
                              "stub", "--base-url", endpoint.base_url, "--out", target], capsys)
         _refused_naming(code, err, target)
     assert endpoint.requests == [] and _snapshot(qa, answers) == before
+
+
+_SCORE_KILLER = r"""
+import os, signal, sys
+from ragexam.storage.runfolder import write_score_folder
+
+class Dying(list):
+    def __iter__(self):
+        for i, row in enumerate(list.__iter__(self)):
+            if i == 2:
+                os.kill(os.getpid(), signal.SIGKILL)   # killed while per_answer.csv is half written
+            yield row
+
+rows = Dying({"pipeline": "p", "query_id": f"q{i}", "answer": "새 답"} for i in range(5))
+write_score_folder(sys.argv[1], {"format": "ragexam-score/2", "run_id": "new"}, rows)
+"""
+
+
+def test_a_score_writer_killed_mid_save_leaves_the_old_folder_intact(tmp_path):
+    from ragexam.storage.runfolder import read_score_folder, write_score_folder
+
+    folder = tmp_path / "score"
+    write_score_folder(folder, {"format": "ragexam-score/2", "run_id": "old"},
+                       [{"pipeline": "p", "query_id": "q0", "answer": "옛 답"}])
+    before = _snapshot(folder)
+    proc = subprocess.run([sys.executable, "-c", _SCORE_KILLER, str(folder)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert _snapshot(folder) == before and read_score_folder(folder).summary["run_id"] == "old"
