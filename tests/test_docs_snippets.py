@@ -647,3 +647,50 @@ def test_not_run_and_given_entries_match_an_example():
             f"NOT_RUN entry matches nothing: {doc}: {needle}"
     for doc, needle in GIVEN:
         assert any(b.doc == doc and needle in b.text for b in PYTHON), f"GIVEN entry matches nothing: {doc}: {needle}"
+
+
+RUBRICS = [b for b in BLOCKS if b.lang == "yaml" and re.search(r"^name: ", b.text, re.M)
+           and re.search(r"^scale:", b.text, re.M)]
+
+
+@pytest.mark.parametrize("block", RUBRICS, ids=lambda b: b.id)
+def test_rubric_block_loads(block, tmp_path):
+    """A rubric file shown in the docs (docs/judge.md's polite.yaml) is one `--rubric FILE` accepts."""
+    from ragexam.metrics.judge import load_rubric
+
+    path = tmp_path / "polite.yaml"
+    path.write_text(block.text, encoding="utf-8")
+    name = re.search(r"^name: (\w+)", block.text, re.M).group(1)
+    assert load_rubric(path).name == name
+
+
+def test_llm_package_docstring_names_what_exists_and_what_it_imports():
+    """ragexam.llm's docstring (issue 20 found it naming wrong imports): every module, class and function it names
+    exists (a table row's names live in that row's module), and "This package imports only ..." lists exactly the
+    ragexam modules its files import."""
+    import ast
+
+    import ragexam.llm as llm
+
+    doc, module, problems = llm.__doc__, "ragexam.llm", []
+    for row in doc.splitlines():
+        here = re.match(r":mod:`\.(\w+)`", row)
+        module = f"ragexam.llm.{here.group(1)}" if here else module if row.startswith(" ") else "ragexam.llm"
+        for name in re.findall(r":(?:class|func|mod):`~?([^`]+)`", row):
+            dotted = "ragexam.llm" + name if name.startswith(".") else name if "." in name else f"{module}.{name}"
+            problem = _resolve(dotted)
+            if problem:
+                problems.append(f"{dotted}: {problem}")
+    assert not problems, problems
+    claim = re.search(r"imports only(.*?)\(and", " ".join(doc.split()), re.S).group(1)
+    claimed = set(re.findall(r":mod:`(ragexam[\w.]*)`", claim))
+    imported = set()
+    for path in (ROOT / "src" / "ragexam" / "llm").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "ragexam":
+                imported |= {f"ragexam.{a.name}" for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ragexam."):
+                imported.add(".".join(node.module.split(".")[:2]))
+            elif isinstance(node, ast.Import):
+                imported |= {".".join(a.name.split(".")[:2]) for a in node.names if a.name.startswith("ragexam.")}
+    assert imported - {"ragexam.llm"} == claimed
