@@ -439,7 +439,14 @@ def retrieve(data: Dataset, chunks: Chunks, pipelines: PipelinePlan, *, depth: i
                 done[p.name] = _retrieve_chunks(data, chunks[spec], p, depth)
     for p in pipelines.of_chunker(None):
         with _scope(p.name):
-            done[p.name] = _retrieve_texts(data, p, depth)
+            done[p.name] = r = _retrieve_texts(data, p, depth)
+        if data.relevance == "doc":  # doc_ids the question set does not know: an error when none is known
+            from ragexam.data.retrieved import check_doc_ids
+
+            note = check_doc_ids(p.name, {q: [r.items[k] for k, _ in hits] for q, hits in r.ranked.items()},
+                                 {d for q in data.questions for d in q.grades},
+                                 set(data.corpus.doc_ids) if data.corpus is not None else None)
+            pipelines.warnings.extend([note] if note else [])
     return Rankings({p.name: done[p.name] for p in pipelines.pipelines})
 
 
