@@ -11,7 +11,10 @@ It answers, on 127.0.0.1 (``base_url`` ends in ``/v1``; the root serves the same
   - anything else (judge rubrics, answer generation) as :class:`ragexam.testing.StubEndpoint` answers it;
 * ``POST .../embeddings``: StubEndpoint's hashed bigram vectors;
 * ``POST .../rerank``: a rerank service in the Cohere/Jina shape (``documents`` -> ``{"results": [...]}``)
-  or the TEI shape (``texts`` -> ``[{index, score}]``), scored by word overlap.
+  or the TEI shape (``texts`` -> ``[{index, score}]``), scored by word overlap;
+* ``POST .../search``: a search service (``-r http:URL``, docs/pipelines.md) over the paragraphs of the bundled
+  it_helpdesk corpus, best word overlap first: ``{"query", "top_k"}`` -> the ``top_k`` hits, both under
+  ``results`` and under ``data.hits`` (for ``results_path=data.hits``).
 
 Every request path is counted in ``counts``.  Replies depend only on the request, so a rerun is a cache hit.
 """
@@ -22,7 +25,7 @@ import json
 import re
 import threading
 from collections import Counter
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from json_stub import json_server
 from qgen_stub import helpdesk_script, parse_generation
@@ -58,6 +61,7 @@ class DocsEndpoint:
         self.lock = threading.Lock()
         self.base_url = ""
         self._shutdown = None
+        self._hits: Optional[List[Dict[str, Any]]] = None
 
     def handle(self, path: str, body: Any, headers: Any) -> Tuple[int, Any]:
         route = path.split("?", 1)[0]
@@ -69,6 +73,10 @@ class DocsEndpoint:
             if "texts" in body:
                 return 200, [{"index": i, "score": s} for i, s in scores]
             return 200, {"id": "stub", "results": [{"index": i, "relevance_score": s} for i, s in scores]}
+        if route.endswith("/search"):
+            query = body.get("query", "")
+            hits = sorted(self._paragraphs(), key=lambda h: -overlap(query, h["text"]))[: int(body.get("top_k", 10))]
+            return 200, {"results": hits, "data": {"hits": hits}}
         if route.endswith("/embeddings"):
             return 200, self._stub._embeddings(body)
         if not route.endswith("/chat/completions"):
@@ -81,6 +89,15 @@ class DocsEndpoint:
         if reranked is not None:
             return 200, completion(json.dumps(reranked), model="docs-stub")
         return 200, self._stub._chat(body)
+
+    def _paragraphs(self) -> List[Dict[str, Any]]:
+        if self._hits is None:
+            from ragexam.data.loaders import load_corpus
+
+            self._hits = [{"text": p.strip(), "doc_id": d.doc_id, "id": f"{d.doc_id}#{i}"}
+                          for d in load_corpus("it_helpdesk")
+                          for i, p in enumerate(d.content.split("\n\n")) if p.strip()]
+        return self._hits
 
     def start(self) -> "DocsEndpoint":
         url, self._shutdown = json_server(self.handle)

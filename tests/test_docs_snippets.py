@@ -27,7 +27,8 @@ How a block's commands run
     * Every ``http(s)://HOST[:PORT]`` in a command (``--base-url``, ``rerank:http:URL``) points at the loopback
       stub (tests/docs_stub.py: chat for the judge, answers, question generation and LLM rerank; embeddings;
       ``/rerank`` in the Cohere and TEI shapes); ``OPENAI_BASE_URL``/``OPENAI_API_KEY`` name it for the commands
-      that take the endpoint from the environment; ``$JINA_API_KEY`` is a dummy.
+      that take the endpoint from the environment; ``$JINA_API_KEY`` and ``$SEARCH_TOKEN`` are dummies; a local
+      Ray runtime runs with ``RAY_AUTH_MODE=disabled`` (docs/scale.md).
     * A run id written as ``20250101T090000Z-1a2b3c`` is the id of the session's recorded run.
     * ``ragexam serve`` gets ``--port 0`` appended (the doc's default port 8765 may be taken on a shared machine);
       the test waits for the address it prints, fetches the home page and stops it with SIGINT (Ctrl+C).
@@ -360,8 +361,9 @@ def _build_session_files(d: Path) -> Dict[str, Path]:
          "--out", str(files["run"]), *hist])
     generated = files["generated"] = d / "generated.jsonl"
     _ok(["answer", "--run", str(files["run"]), "--model", "gpt-4o-mini", "--out", str(generated)])
-    _ok(["score", "--qa", "it_helpdesk", "--answers", str(generated), "--run", str(files["run"]), "--judge-model",
-         "gpt-4o-mini", "--metric", "answer_correctness", "--metric", "faithfulness", "--out", str(files["score"]), *hist])
+    _ok(["score", "--qa", "it_helpdesk", "--answers", str(generated), "--run", str(files["run"]),
+         "--judge-model", "gpt-4o-mini", "--metric", "answer_correctness", "--metric", "faithfulness",
+         "--out", str(files["score"]), *hist])
     rows = [json.loads(x) for x in generated.read_text(encoding="utf-8").splitlines()]
     for kind, pipeline in (("results-bm25", "bm25 | paragraphs:400"), ("results-dense", "dense | paragraphs:400")):
         files[kind] = d / f"{kind}.jsonl"
@@ -410,7 +412,7 @@ def workdir(tmp_path, monkeypatch, session_files, endpoint, _isolated_history):
     dst.close()
     monkeypatch.chdir(tmp_path)
     for k, v in {"OPENAI_BASE_URL": endpoint.base_url, "OPENAI_API_KEY": API_KEY, "JINA_API_KEY": "jina-docs-stub",
-                 "COLUMNS": "120", "RAY_AUTH_MODE": "disabled"}.items():
+                 "SEARCH_TOKEN": "search-docs-stub", "COLUMNS": "120", "RAY_AUTH_MODE": "disabled"}.items():
         monkeypatch.setenv(k, v)
 
     def provide(text: str) -> None:
