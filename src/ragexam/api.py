@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
+from ragexam.storage.summary import DEFAULT_MISS_K
 
 __all__ = ["evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
            "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
@@ -527,7 +528,8 @@ class AnswerOutcome:
 
 
 def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = None, corpus: Any = None,
-           pipelines: Optional[Sequence[str]] = None, contexts: int = 5, template: Optional[PathLike] = None,
+           pipelines: Optional[Sequence[str]] = None, contexts: int = DEFAULT_MISS_K,
+           template: Optional[PathLike] = None,
            lang: str = "auto", dry_run: bool = False, progress: Progress = None,
            executor: Any = None) -> AnswerOutcome:
     """Generate an answer per question and pipeline of the run folder ``run`` from its top ``contexts`` chunks
@@ -568,7 +570,7 @@ def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = N
     max_tokens = settings.max_tokens or 512
     client = LLMClient(settings)
     tasks, _, sha = answer_tasks(questions, info, docs, model=settings.model, endpoint=client.endpoint,
-                                 pipelines=list(pipelines) if pipelines else None, k=contexts, template=tmpl,
+                                 pipelines=list(pipelines) if pipelines else None, contexts=contexts, template=tmpl,
                                  language=lang, temperature=settings.temperature, max_tokens=max_tokens,
                                  seed=settings.seed)
     cache = settings.open_cache()
@@ -581,7 +583,7 @@ def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = N
 
     with calls_executor(executor) as ex:
         outcome.records, outcome.usage = generate_answers(
-            tasks, client, cache=cache, k=contexts, template_sha=sha, temperature=settings.temperature,
+            tasks, client, cache=cache, contexts=contexts, template_sha=sha, temperature=settings.temperature,
             max_tokens=max_tokens, seed=settings.seed, concurrency=settings.concurrency, progress=progress,
             executor=ex)
     write_answers(outcome.records, out)

@@ -44,6 +44,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.errors import InputError
 from ragexam.storage.files import read_settings_file
+from ragexam.storage.summary import DEFAULT_MISS_K
 
 __all__ = ["RunConfig", "DEFAULT_CHUNKER", "DEFAULT_RETRIEVERS", "DEFAULT_K", "DEFAULT_DEPTH",
            "DEFAULT_MISS_K", "CONFIG_KEYS", "load_config_file", "parse_k", "merge_settings"]
@@ -52,7 +53,6 @@ DEFAULT_CHUNKER = "paragraphs:400"
 DEFAULT_RETRIEVERS = ("bm25", "dense")
 DEFAULT_K = (1, 3, 5, 10)
 DEFAULT_DEPTH = 100
-DEFAULT_MISS_K = 5
 DEFAULT_N_RESAMPLES = 2000
 DEFAULT_N_PERMUTATIONS = 10000
 

@@ -30,6 +30,7 @@ from ragexam import fmt
 from ragexam.analysis.pipelines import PipelinePlan, PipelineSpec, plan_pipelines
 from ragexam.errors import InputError, RagexamError
 from ragexam.exec.timing import current_stages, stage
+from ragexam.signature import Signature
 
 __all__ = ["Dataset", "ChunkSet", "Chunks", "Ranking", "Rankings", "JudgedPipeline", "Judged", "Scores",
            "MetricTable", "load", "plan", "chunk", "retrieve", "judge_relevance", "score", "metric_names"]
@@ -561,10 +562,12 @@ def _score_one(j: JudgedPipeline, metrics: Sequence[str], scored_ids: Sequence[s
         order = {q: i for i, q in enumerate(res.query_ids)}
         V = res.values[[order[q] for q in scored_ids]]
     J, r = j.judgments, j.ranking
-    judge_tail = J.signature.split("|", 2)[2] if J.signature.count("|") >= 2 else ""
-    where = f"chunker:{r.pipeline.chunker}" if r.pipeline.chunker is not None else "chunker:own|match:text"
-    sig = (f"{r.signature}||{where}|relevance:{mode}" + (f"|{judge_tail}" if judge_tail else "")
-           + f"|depth:{depth}|{res.signature}")
+    judge_tail = Signature.parse(J.signature.split("|", 2)[2]).items() if J.signature.count("|") >= 2 else []
+    where = [("chunker", r.pipeline.chunker)] if r.pipeline.chunker is not None else [("chunker", "own"),
+                                                                                      ("match", "text")]
+    grading = Signature([*where, ("relevance", mode), *judge_tail, ("depth", depth)], version=False)
+    # the retriever's signature, then how its lists were graded, then the metrics' (which ends in the version)
+    sig = f"{r.signature}||{grading}|{res.signature}"
     return Scores(j, res, V, sig)
 
 

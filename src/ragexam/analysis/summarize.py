@@ -12,7 +12,7 @@ from ragexam.analysis import run_tables as T
 from ragexam.analysis.pipelines import Pipeline
 from ragexam.exec.timing import stage
 from ragexam.storage.runfolder import RUN_FORMAT, RunRow
-from ragexam.storage.summary import (Comparison, DatasetInfo, EvidenceCut, FailedQuestion, Latency, MissedQuestion,
+from ragexam.storage.summary import (TOP_IDS, Comparison, DatasetInfo, EvidenceCut, FailedQuestion, Latency, MissedQuestion,
                                      PipelineInfo, PipelineResult, RerankCeiling, RerankChange, RerankStage,
                                      RerankStatus, RetrievedChunk, RunSettings, RunSummary, SweepPoint, TypeLift,
                                      UnmatchedEvidence, Unretrieved)
@@ -23,8 +23,6 @@ __all__ = ["summarize", "shorten", "TOP_TEXT_CHARS", "MISSED_TOP", "TOP_IDS"]
 TOP_TEXT_CHARS = 120
 #: chunks listed per missed question
 MISSED_TOP = 3
-#: chunk ids kept per question in ``per_question.top_ids`` (what ``answer`` and ``score`` can give a generator)
-TOP_IDS = 10
 
 
 def shorten(text: str, limit: int) -> str:

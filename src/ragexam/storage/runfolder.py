@@ -556,8 +556,12 @@ def _typed_run(summary: Any) -> bool:
     return isinstance(summary, RunSummary)
 
 
-def miss_cutoff(summary: Any, default: int = 5) -> int:
-    """The missed-cutoff ``k`` of a run: ``config.miss_k``, else the ``k`` of its missed entries."""
+def miss_cutoff(summary: Any, default: Optional[int] = None) -> int:
+    """The missed-cutoff ``k`` of a run: ``config.miss_k``, else the ``k`` of its missed entries, else ``default``
+    (:data:`ragexam.storage.summary.DEFAULT_MISS_K`)."""
+    from ragexam.storage.summary import DEFAULT_MISS_K
+
+    default = DEFAULT_MISS_K if default is None else default
     if _typed_run(summary):
         return summary.miss_k
     cfg = summary.get("config") or {}

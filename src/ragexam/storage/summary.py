@@ -26,13 +26,18 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from ragexam.storage.records import Record, opt
 
-__all__ = ["RunSummary", "RunSettings", "DatasetInfo", "PipelineInfo", "PipelineResult", "Comparison",
+__all__ = ["DEFAULT_MISS_K", "TOP_IDS", "RunSummary", "RunSettings", "DatasetInfo", "PipelineInfo", "PipelineResult", "Comparison",
            "Unretrieved", "FailedQuestion", "Latency", "RetrievedChunk", "MissedQuestion", "UnmatchedEvidence",
            "EvidenceCut", "RerankStage", "RerankCeiling", "RerankStatus", "RerankChange", "TypeLift", "Timing",
            "SweepPoint", "Interval"]
 
 #: a 95% interval ``(low, high)``
 Interval = Tuple[float, float]
+#: the cutoff of a *missed* question when a run names none: the usual number of chunks put in a prompt
+DEFAULT_MISS_K = 5
+#: chunk ids kept per question in ``per_question.top_ids``: the most contexts ``answer``/``score`` can give a
+#: generator from a run folder
+TOP_IDS = 10
 
 
 @dataclass
@@ -192,7 +197,7 @@ class MissedQuestion(Record):
     relevant_doc_ids: List[str] = field(default_factory=list)
     first_rank: Optional[int] = None
     unit_ranks: Dict[str, Optional[int]] = field(default_factory=dict)
-    k: int = 5
+    k: int = DEFAULT_MISS_K
     top: List[RetrievedChunk] = field(default_factory=list)
     first_correct: Optional[RetrievedChunk] = opt()
     unretrieved: Optional[str] = opt()
@@ -244,7 +249,7 @@ class RerankCeiling(Record):
     misses: int = 0
     misses_outside: int = 0
     misses_inside: int = 0
-    k: int = 5
+    k: int = DEFAULT_MISS_K
 
 
 @dataclass
@@ -316,14 +321,14 @@ class RunSummary(Record, Mapping):
     @property
     def miss_k(self) -> int:
         """The cutoff of a *missed* question: ``config.miss_k`` (older files: ``missed_k``/``miss_cutoff``, else the
-        ``k`` of the missed entries), else 5."""
+        ``k`` of the missed entries), else :data:`DEFAULT_MISS_K`."""
         if self.config.miss_k is not None:
             return int(self.config.miss_k)
         for key in ("missed_k", "miss_cutoff"):
             value = self.config.extra.get(key)
             if isinstance(value, int) and not isinstance(value, bool):
                 return value
-        return next((e.k for entries in self.missed.values() for e in entries), 5)
+        return next((e.k for entries in self.missed.values() for e in entries), DEFAULT_MISS_K)
 
     @property
     def headline(self) -> str:
