@@ -24,15 +24,18 @@ How a block's commands run
     * ``[OPTIONAL]`` groups of a synopsis are parsed with the command (the option must exist) but not run; in a
       ``a|b`` alternative the first is parsed.  ``...`` stands for the arguments of the previous command of the
       same subcommand in the block (``ragexam generate ... --dry-run``).
-    * Every ``http(s)://HOST[:PORT]`` in a command (``--base-url``, ``rerank:http:URL``) points at the loopback
-      stub (tests/docs_stub.py: chat for the judge, answers, question generation and LLM rerank; embeddings;
-      ``/rerank`` in the Cohere and TEI shapes; ``/search``, a search service over the bundled corpus); ``OPENAI_BASE_URL``/``OPENAI_API_KEY`` name it for the commands
-      that take the endpoint from the environment; ``$JINA_API_KEY`` and ``$SEARCH_TOKEN`` are dummies; a local
-      Ray runtime runs with ``RAY_AUTH_MODE=disabled`` (docs/scale.md).
+    * Every ``http(s)://HOST[:PORT]`` in a command (``--base-url``, ``rerank:http:URL``, ``-r http:URL``) points
+      at the loopback stub (tests/docs_stub.py: chat for the judge, answers, question generation and LLM rerank;
+      embeddings; ``/rerank`` in the Cohere and TEI shapes; ``/search``, a search service over the bundled
+      corpus); ``OPENAI_BASE_URL``/``OPENAI_API_KEY`` name it for the commands that take the endpoint from the
+      environment; ``$JINA_API_KEY`` and ``$SEARCH_TOKEN`` are dummies; a local Ray runtime runs with
+      ``RAY_AUTH_MODE=disabled`` (docs/scale.md).
     * A run id written as ``20250101T090000Z-1a2b3c`` is the id of the session's recorded run.
     * ``ragexam serve`` gets ``--port 0`` appended (the doc's default port 8765 may be taken on a shared machine);
       the test waits for the address it prints, fetches the home page and stops it with SIGINT, as Ctrl+C does
       (exit status 130 then counts as 0).
+    * A child ``pytest`` gets ``-p no:cacheprovider`` (it writes no ``.pytest_cache``), and ``-p
+      ragexam.testing.plugin`` when the plugin's entry point is not installed.
     No other flag is added: nothing is run with reduced work.
     Files the docs name are provided under those names (FIXTURES, built once per session): the bundled
     it_helpdesk corpus (``docs.jsonl``, ``big.jsonl``), questions (``qa.jsonl``, ``QA``) and hand-written answers
@@ -109,8 +112,9 @@ NOT_RUN: List[Tuple[str, str, str]] = [
     ("docs/scale.md", 'RayExecutor("ray://head-node:10001")', "Ray Client: needs a Ray cluster at head-node:10001"),
     ("docs/pipelines.md", "ragexam grade --qa qa.jsonl --retrieved 'mine.jsonl>rerank:st:/models/bge-reranker-v2-m3'",
      "a cross-encoder on local disk: neither the model nor sentence-transformers ([st]) is installed"),
-    ("docs/judge.md", "pytest docs/examples/test_exam.py", "already run exactly so (35 s) by tests/test_testing_exam.py"
-                                                           "::test_docs_pytest_example_runs_against_the_bundled_set"),
+    ("docs/judge.md", "pytest docs/examples/test_exam.py",
+     "already run exactly so, in a child pytest, by tests/test_testing_exam.py"
+     "::test_docs_pytest_example_runs_against_the_bundled_set"),
 ]
 
 # Names a fragment takes from its prose: (document, text of the block) -> code run first in its namespace.
@@ -346,15 +350,10 @@ def _ok(argv: Sequence[str]) -> str:
 @pytest.fixture(scope="session")
 def session_files(tmp_path_factory, endpoint, _isolated_cache):
     """The files FIXTURES names, made once (see the module docstring); returns {kind: path}."""
-    d = tmp_path_factory.mktemp("docs-fixtures")
-    env = {"OPENAI_BASE_URL": endpoint.base_url, "OPENAI_API_KEY": API_KEY}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        return _build_session_files(d)
-    finally:
-        for k, v in saved.items():
-            os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("OPENAI_BASE_URL", endpoint.base_url)
+        mp.setenv("OPENAI_API_KEY", API_KEY)
+        return _build_session_files(tmp_path_factory.mktemp("docs-fixtures"))
 
 
 def _build_session_files(d: Path) -> Dict[str, Path]:
@@ -392,17 +391,17 @@ def _build_session_files(d: Path) -> Dict[str, Path]:
 
 
 def _write_labelled(files: Dict[str, Path]) -> None:
-    """The bundled questions with human answer_correctness labels from the bundled answers' notes."""
+    """The bundled questions with a human answer_correctness label from the note of the bundled answer to them
+    (5 for "correct"; 1 for "wrong", "hallucinated", "unfaithful", "abstained")."""
     notes = {}
     for line in files["answers"].read_text(encoding="utf-8").splitlines():
         a = json.loads(line)
         notes[a["query_id"]] = a.get("note", "")
-    grade = {"correct": 5, "partial": 3}
     out = []
     for line in files["qa"].read_text(encoding="utf-8").splitlines():
         q = json.loads(line)
         if q["query_id"] in notes:
-            q["human"] = {"answer_correctness": grade.get(notes[q["query_id"]], 1)}
+            q["human"] = {"answer_correctness": 5 if notes[q["query_id"]] == "correct" else 1}
         out.append(json.dumps(q, ensure_ascii=False))
     files["labelled"].write_text("\n".join(out) + "\n", encoding="utf-8")
 
@@ -443,6 +442,8 @@ def workdir(tmp_path, monkeypatch, session_files, endpoint, _isolated_history):
                 shutil.copyfile(session_files[kind], target)
 
     return provide
+
+
 # --- parsing and running a command --------------------------------------------------------------------------------
 @functools.lru_cache(maxsize=1)
 def _cli_command():
@@ -574,7 +575,8 @@ def test_python_block_runs(block, workdir):
 @pytest.mark.parametrize("block", SHELL, ids=lambda b: b.id)
 def test_shell_block_runs(block, workdir, session_files, endpoint):
     commands, stray = block_commands(block)
-    assert not stray, f"{block.id}: lines that are neither a command nor output: {stray}"
+    assert not stray, (f"{block.id}: lines that are not commands in a block of commands: {stray} (output? "
+                       "fence it as ```text; a new program? add it to PROGRAMS and run_command)")
     workdir(block.text)
     run_id = session_run_id(session_files)
     skipped, ran = [], 0
@@ -622,7 +624,7 @@ def test_inline_commands_name_real_subcommands_and_options():
             if problem:
                 problems.append(f"{doc}:{line}: `{span}`: {problem}")
         n += 1
-    assert n >= 80 and not problems, "\n".join(problems)
+    assert n >= 50 and not problems, "\n".join(problems)  # n: the spans were found at all
 
 
 def _resolve(dotted: str) -> Optional[str]:
