@@ -298,3 +298,22 @@ def test_a_configured_key_is_never_written_into_a_run_folder(tmp_path, monkeypat
     out = ragexam.grade("it_helpdesk", path, **FAST).save(tmp_path / "run")
     written = "".join(p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file())
     assert key not in written and "[redacted]" in written
+
+
+def test_convert_never_writes_over_its_input(helpdesk_files, capsys, tmp_path):
+    corpus, qa = helpdesk_files
+    before = _snapshot(corpus, qa)
+    for target, to in ((qa.parent, "beir"), (qa, "trec")):
+        code, _, err = _cli(["convert", "--to", to, "--corpus", corpus, "--qa", qa, "--out", target], capsys)
+        _refused_naming(code, err, target)
+    assert _snapshot(corpus, qa) == before
+
+
+def test_pairwise_never_writes_over_its_answers(endpoint, capsys, tmp_path):  # noqa: F811
+    qa, corpus, answers, run = write_case(tmp_path / "case")
+    before = _snapshot(qa, answers)
+    for target in (qa, answers):
+        code, _, err = _cli(["pairwise", "--qa", qa, "--answers", answers, "--a", "x", "--b", "y", "--judge-model",
+                             "stub", "--base-url", endpoint.base_url, "--out", target], capsys)
+        _refused_naming(code, err, target)
+    assert endpoint.requests == [] and _snapshot(qa, answers) == before
