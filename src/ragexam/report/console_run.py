@@ -212,13 +212,16 @@ def _metric_table(console, summary: RunSummary) -> None:
         values.append([_cell(res.metrics.get(m), res.ci95.get(m)) for m in main])
     print_fitted(console, title=title, keys=_pipeline_keys(summary, pipes, one_chunker=one_chunker),
                  value_columns=[Column(m) for m in main], values=values)
-    ks = [m for m in main if m.startswith("hit@")]
-    ndcg = next((m for m in main if m.startswith("ndcg@")), "ndcg")
-    console.print(
-        f"[dim]{', '.join(ks)}: share of questions with a relevant chunk in the top k · mrr: mean of 1/rank "
-        f"of the first relevant chunk (0 if none) · {ndcg}: rank-discounted credit of every relevant unit · "
-        f"p/r/f1@{kc}: precision, recall and F1 of the top {kc} · rprec: precision at R (R = relevant units) "
-        f"· map: mean average precision[/]")
+    _metric_legend(console, main)
+
+
+def _metric_legend(console, columns: Sequence[str]) -> None:
+    """One dim line explaining the columns: each metric's legend from the ranking-metric registry."""
+    from rich.text import Text
+
+    from ragexam.metrics.ranking import legend
+
+    console.print(Text(legend(columns), style="dim"))
 
 
 def _index_recall(console, summary: RunSummary) -> None:
