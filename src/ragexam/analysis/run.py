@@ -310,8 +310,10 @@ def _run(cfg: RunConfig, options: Mapping[str, Any]) -> RunResult:
     plan.check_questions([q.query_id for q in data.questions])
     chunks = S.chunk(data, plan.chunkers)
     rankings = S.retrieve(data, chunks, plan, depth=cfg.depth)
-    judged = S.judge_relevance(data, rankings)
-    table = S.score(data, judged, S.metric_names(cfg.cutoffs, cfg.miss_k), depth=cfg.depth)
+    judged = S.judge_relevance(data, rankings, miss_k=cfg.miss_k)
+    sizes = S.size(chunks, rankings, plan, budgets=cfg.budgets, miss_k=cfg.miss_k)
+    table = S.score(data, judged, S.metric_names(cfg.cutoffs, cfg.miss_k, sizes.budgets), depth=cfg.depth,
+                    sizes=sizes)
     settings = RunSettings.from_dict(dict(cfg.to_dict(plan.retriever_labels, plan.chunker_specs),
                                           relevance=data.relevance))
     summary, rows, pipelines = summarize(data, chunks, table, cfg, settings, warnings=plan.warnings,

@@ -35,6 +35,10 @@ stats           dict ``{metric: [numbers]}``: a segment's summable statistics fo
                 metrics (score rows: ``bleu``, ``chrf``), empty for retrieval runs
 unretrieved     str or None: why the pipeline returned nothing for the question (``"timeout: ..."``,
                 ``"missing: ..."``); graded as a miss (from ragexam-run/3)
+evidence_split  dict or None (a JSON object in the CSV): the miss was caused by the chunking (the top
+                ``k`` holds part of an evidence string, no chunk holds one whole): ``unit_id``, ``k``,
+                ``rank`` and ``chunk_id`` of the chunk holding a part, ``part`` (start, end, middle),
+                ``chars`` of its ``length`` characters; written when some row has one
 <metric>        float, or None for an empty cell (not scored, or not judged)
 ==============  ===============================================================
 
@@ -72,7 +76,7 @@ SCORE_FORMATS = ("ragexam-score/1", "ragexam-score/2")
 #: (and ``unretrieved``, ``stats`` when a row has them) come after the metrics.
 FIXED_COLUMNS = ("pipeline", "retriever", "chunker", "query_id", "type", "answerable", "first_rank",
                  "unit_ranks", "n_units")
-_NOT_METRICS = frozenset(FIXED_COLUMNS + ("top_ids", "unretrieved", "stats"))
+_NOT_METRICS = frozenset(FIXED_COLUMNS + ("top_ids", "unretrieved", "evidence_split", "stats"))
 
 _TRUE = {"true", "1", "yes", "t", "y"}
 _FALSE = {"false", "0", "no", "f", "n"}
@@ -107,16 +111,19 @@ class RunRow(Mapping):
     metrics: Dict[str, Optional[float]] = field(default_factory=dict)
     stats: Dict[str, List[float]] = field(default_factory=dict)
     unretrieved: Optional[str] = None
+    evidence_split: Optional[Dict[str, Any]] = None
 
     def _keys(self) -> List[str]:
         return (list(FIXED_COLUMNS) + list(self.metrics) + ["top_ids"]
-                + (["unretrieved"] if self.unretrieved is not None else []) + (["stats"] if self.stats else []))
+                + (["unretrieved"] if self.unretrieved is not None else [])
+                + (["evidence_split"] if self.evidence_split is not None else []) + (["stats"] if self.stats else []))
 
     def __getitem__(self, key: str) -> Any:
         if key in self.metrics:
             return self.metrics[key]
         if key in FIXED_COLUMNS or key == "top_ids" or (key == "stats" and self.stats) or \
-                (key == "unretrieved" and self.unretrieved is not None):
+                (key == "unretrieved" and self.unretrieved is not None) or \
+                (key == "evidence_split" and self.evidence_split is not None):
             return getattr(self, key)
         raise KeyError(key)
 
@@ -147,6 +154,8 @@ class RunRow(Mapping):
         out["top_ids"] = list(self.top_ids)
         if self.unretrieved is not None:
             out["unretrieved"] = self.unretrieved
+        if self.evidence_split is not None:
+            out["evidence_split"] = dict(self.evidence_split)
         if self.stats:
             out["stats"] = {k: list(v) for k, v in self.stats.items()}
         return out
@@ -299,7 +308,8 @@ def coerce_rows(rows: Iterable[Mapping[str, Any]], *, source: str = "per_questio
             n_units=_as_int(row.get("n_units"), source, line, "n_units"),
             top_ids=[str(x) for x in _as_json(row.get("top_ids"), list, source, line, "top_ids")],
             metrics=metrics, stats=_as_stats(row.get("stats"), source, line),
-            unretrieved=_as_str(row.get("unretrieved"))))
+            unretrieved=_as_str(row.get("unretrieved")),
+            evidence_split=_as_json(row.get("evidence_split"), dict, source, line, "evidence_split") or None))
     return out
 
 
@@ -875,6 +885,8 @@ def write_run_folder(directory: PathLike, summary: Any, rows: Sequence[Mapping[s
         columns = list(FIXED_COLUMNS) + metric_columns(typed) + ["top_ids"]
         if any(r.unretrieved is not None for r in typed):
             columns.append("unretrieved")
+        if any(r.evidence_split is not None for r in typed):
+            columns.append("evidence_split")
         _write_csv(out / "per_question.csv", columns, typed)
         write_text(out / "chunks.jsonl", "".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n"
                                                  for c in chunks))
