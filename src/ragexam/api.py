@@ -141,6 +141,51 @@ def text_metric_files(refs: PathLike, hyps: PathLike, metric: str, **options: An
     return fn(hyp_lines, ref_lines, **options)
 
 
+# -- question sets --------------------------------------------------------------------------------------------
+
+
+def validate(corpus: Any, qa: Any = None, *, ignore_punctuation: bool = False, **options: Any):
+    """Check a corpus and a question set; every problem with file, line and field
+    (:func:`ragexam.data.validation.validate`; ``options`` are its keywords)."""
+    from ragexam.data.validation import validate as check
+
+    return check(corpus, qa, ignore_punctuation=ignore_punctuation, **options)
+
+
+def datasets():
+    """The bundled question sets with their sizes (:func:`ragexam.data.catalog.list_datasets`)."""
+    from ragexam.data.catalog import list_datasets
+
+    return list_datasets()
+
+
+def convert(to: str, out: PathLike, *, corpus: Any = None, qa: Any = None, queries: Optional[PathLike] = None,
+            split: Optional[str] = None):
+    """Convert between ragexam JSONL, BEIR folders and TREC qrels (:func:`ragexam.data.convert.convert`); ``out``
+    is checked before anything is read (never over an input)."""
+    from ragexam.data.convert import convert as run_convert
+    from ragexam.storage.paths import In, Out, check_outputs
+
+    check_outputs([Out(out, "--out", "file" if to == "trec" else "folder")],
+                  [In(corpus, "--corpus"), In(qa, "--qa"), In(queries, "--queries")])
+    return run_convert(to, out, corpus=corpus, qa=qa, queries=queries, split=split)
+
+
+def run_settings(config: Optional[PathLike], flags: Mapping[str, Any]) -> Dict[str, Any]:
+    """The settings of ``ragexam run``: the ``config`` file's (YAML or TOML), overridden by every flag given."""
+    from ragexam.analysis.run_config import load_config_file, merge_settings
+
+    return merge_settings(load_config_file(config) if config is not None else {}, flags)
+
+
+def show(run: str, history: Optional[PathLike] = None):
+    """A recorded run or score (a history id, a unique prefix, ``latest``, or a run/score folder) as
+    :class:`~ragexam.storage.runfolder.RunData`."""
+    from ragexam.storage.history import resolve_run
+
+    return resolve_run(run, history)
+
+
 # -- retrieval runs -------------------------------------------------------------------------------------------
 
 #: ``ragexam demo``: the bundled Korean helpdesk set, three retrievers and a rerank stage (offline: e5 rescoring

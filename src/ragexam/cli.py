@@ -79,7 +79,7 @@ def validate_cmd(
 
     Exits 1 if any error-level problem was found, 0 otherwise (warnings allowed).
     """
-    from ragexam.data.validation import validate
+    from ragexam.api import validate
 
     report = validate(corpus, qa, ignore_punctuation=ignore_punctuation)
     if json_out:
@@ -94,7 +94,7 @@ def validate_cmd(
 @app.command("datasets")
 def datasets_cmd(json_out: JsonOut = False) -> None:
     """List the bundled question sets (usable as --corpus NAME --qa NAME) with their sizes."""
-    from ragexam.data.catalog import list_datasets
+    from ragexam.api import datasets as list_datasets
 
     infos = list_datasets()
     if json_out:
@@ -144,7 +144,8 @@ def bleu_cmd(
     effective_order: bool = typer.Option(False, "--effective-order", help="Use effective n-gram order."),
     json_out: JsonOut = False,
 ) -> None:
-    """Corpus BLEU of HYPS against REFS (sacrebleu-identical; score in [0, 1])."""
+    """Corpus BLEU: `ragexam bleu REFS HYPS` -- the references file first, then the hypotheses (system outputs)
+    scored against them, line by line (sacrebleu-identical; score in [0, 1])."""
     from ragexam.api import text_metric_files
 
     res = text_metric_files(refs, hyps, "bleu", tokenize=tokenize, smooth=smooth, smooth_value=smooth_value,
@@ -163,7 +164,8 @@ def chrf_cmd(
     whitespace: bool = typer.Option(False, "--whitespace", help="Keep whitespace in character n-grams."),
     json_out: JsonOut = False,
 ) -> None:
-    """Corpus chrF (or chrF++ with --plus) of HYPS against REFS (sacrebleu-identical; [0, 1])."""
+    """Corpus chrF (or chrF++ with --plus): `ragexam chrf REFS HYPS` -- the references file first, then the
+    hypotheses (system outputs) scored against them, line by line (sacrebleu-identical; [0, 1])."""
     from ragexam.api import text_metric_files
 
     res = text_metric_files(refs, hyps, "chrf", word_order=2 if plus else 0, lowercase=lowercase,
@@ -209,10 +211,9 @@ def run_cmd(
     """Grade retrieval pipelines on a question set -- ragexam's retriever x chunker, your results files
     (--retrieved), your search service (-r http:URL), with rerank stages: metrics with 95% intervals, the P/R/F
     sweep, per question type, paired comparisons with the first pipeline, the missed questions."""
-    from ragexam.analysis.run_config import load_config_file, merge_settings
-    from ragexam.api import pipeline_options
+    from ragexam.api import pipeline_options, run_settings
 
-    settings = merge_settings(load_config_file(config) if config is not None else {}, {
+    settings = run_settings(config, {
         "corpus": corpus, "qa": qa, "retrievers": retriever or None, "chunkers": commas(chunker),
         "relevance": relevance, "k": k or None, "depth": depth, "miss_k": miss_k, "seed": seed,
         "n_resamples": n_resamples, "n_permutations": n_permutations, "ignore_punctuation": ignore_punctuation,
@@ -230,7 +231,7 @@ app.command("grade", help="Grade your own pipeline: `ragexam grade --qa QA --ret
 def convert_cmd(to: ConvertTo, out: ConvertOut, corpus: CorpusOpt = None, qa: QaOpt = None, queries: Queries = None,
                 split: Split = None, json_out: JsonOut = False) -> None:
     """Convert between ragexam JSONL, BEIR folders and TREC qrels (ids with spaces are encoded in TREC files)."""
-    from ragexam.data.convert import convert
+    from ragexam.api import convert
 
     done = convert(to, out, corpus=corpus, qa=qa, queries=queries, split=split)
     print_json(done.to_dict()) if json_out else notes(done.lines(), False)
@@ -303,9 +304,9 @@ def show_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the stored summary.json instead."),
 ) -> None:
     """Print a recorded run again (the tables `ragexam run` printed)."""
-    from ragexam.storage.history import resolve_run
+    from ragexam.api import show
 
-    data = resolve_run(run_id, history)
+    data = show(run_id, history)
     if json_out:
         return print_json(data.summary.to_dict() if data.run is not None else data.summary)
     from ragexam.report.console import show_run

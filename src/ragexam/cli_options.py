@@ -229,6 +229,7 @@ RunOut = Annotated[Optional[Path], typer.Option("--out", help="Write summary.jso
 
 
 # `bleu`/`chrf`
-Refs = Annotated[Path, typer.Argument(help="References, one segment per line (UTF-8).")]
-Hyps = Annotated[Path, typer.Argument(help="Hypotheses, parallel to REFS.")]
+Refs = Annotated[Path, typer.Argument(help="FIRST: the references (the correct texts), one segment per line (UTF-8).")]
+Hyps = Annotated[Path, typer.Argument(help="SECOND: the hypotheses (the system's outputs), one per line, parallel "
+                                           "to REFS.")]
 Lowercase = Annotated[bool, typer.Option("--lowercase", "-lc", help="Case-insensitive scoring.")]
