@@ -206,8 +206,11 @@ Chunkers = Annotated[Optional[List[str]], typer.Option("--chunker", "-c", help=c
 Relevance = Annotated[Optional[str], typer.Option(
     "--relevance", help="evidence (a chunk counts when it contains an evidence string) or doc (a chunk counts for "
     "its document). Default: evidence when the questions have evidence.")]
-Cutoffs = Annotated[Optional[List[str]], typer.Option("-k", "--k", help="Cutoffs: -k 1 -k 3 or -k 1,3,5. Default "
-                                                                        "1,3,5,10.")]
+Cutoffs = Annotated[Optional[List[str]], typer.Option("-k", "--k", help="Cutoffs: -k 1 -k 3 or -k 1,3,5 (chunks), "
+                                                      "and context budgets: -k 2000c (characters), -k 512t (tokens): "
+                                                      "every ranking metric also read until that much context is "
+                                                      "spent. Default 1,3,5,10 (with several chunkers, also an equal "
+                                                      "budget).")]
 Depth = Annotated[Optional[int], typer.Option("--depth", help="Chunks retrieved per question (default 100).")]
 MissK = Annotated[Optional[int], typer.Option("--miss-k", help="List a question as missed when no relevant unit is "
                                                                "in its top K (default 5).")]

@@ -26,7 +26,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.errors import InputError
 
-__all__ = ["Pipeline", "PipelineSpec", "PipelinePlan", "plan_pipelines", "make_chunker", "run_embedders", "slugify", "file_stem", "unique_names"]
+__all__ = ["Pipeline", "PipelineSpec", "PipelinePlan", "plan_pipelines", "make_chunker", "run_embedders", "slugify",
+           "file_stem", "unique_names"]
 
 #: the longest TREC file stem kept as written; a longer pipeline name is cut and given a hash of the whole name
 STEM_CHARS = 80

@@ -11,8 +11,9 @@ A config file holds the same settings as the command-line flags, as one flat tab
 
 Keys (``-`` and ``_`` are interchangeable; the singular ``retriever``/``chunker`` of the flags
 are accepted too and may be a string or a list): ``corpus``, ``qa``, ``retrievers``,
-``chunkers``, ``retrieved`` (results files to grade, a path or a list), ``relevance`` (``doc`` | ``evidence``), ``k`` (list of ints or ``"1,3,5"``; a context
-budget such as ``"2000c"`` or ``"512t"`` among them cuts every ranking metric at that many characters or tokens),
+``chunkers``, ``retrieved`` (results files to grade, a path or a list), ``relevance`` (``doc`` | ``evidence``),
+``k`` (list of ints or ``"1,3,5"``; a context budget such as ``"2000c"`` or ``"512t"`` among them cuts every
+ranking metric at that many characters or tokens),
 ``depth``, ``miss_k``, ``seed``, ``n_resamples``, ``n_permutations``, ``ignore_punctuation``,
 ``overlap``, ``out``, ``workers`` (an integer >= 1; default every core) and ``executor`` (``local``,
 ``ray`` or ``ray://HOST:PORT``; see :mod:`ragexam.exec`).  An unknown key is an

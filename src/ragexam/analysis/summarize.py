@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from ragexam.analysis import run_tables as T
 from ragexam.analysis.pipelines import Pipeline
 from ragexam.exec.timing import stage
-from ragexam.storage.runfolder import RUN_FORMAT, RunRow
+from ragexam.storage.runfolder import RUN_FORMAT, RunRow, SplitCell
 from ragexam.storage.summary import (ChunkingReport, ChunkSizes, ChunkWindow, Comparison, DatasetInfo, EvidenceCut,
                                      EvidenceSplitInfo, FailedQuestion, Latency, MissedQuestion, PipelineInfo,
                                      PipelineResult, RerankCeiling, RerankChange, RerankStage, RerankStatus,
@@ -234,10 +234,9 @@ def _rows_and_missed(data: Any, p: Pipeline, s: Any, main: Sequence[str], metric
     return rows, missed
 
 
-def _split_cell(split: Any) -> Dict[str, Any]:
+def _split_cell(split: Any) -> SplitCell:
     """The ``evidence_split`` cell of per_question.csv: where the chunking cut the evidence."""
-    return {"unit_id": split.unit_id, "k": split.k, "rank": split.rank, "chunk_id": split.chunk_id,
-            "part": split.part, "chars": split.chars, "length": split.length}
+    return SplitCell(split.unit_id, split.k, split.rank, split.chunk_id, split.part, split.chars, split.length)
 
 
 # -- chunk sizes and budgets ----------------------------------------------------------------------------------
@@ -253,7 +252,8 @@ def _chunking(sizes: Any) -> Optional[ChunkingReport]:
                                max_tokens=w.max_tokens) for w in sizes.windows.get(name, [])]
         blocks[name] = ChunkSizes(kind=sizes.kinds[name], n_chunks=st.n, mean_chars=float(st.mean), max_chars=st.max,
                                   cut_sentences=st.cut_sentences, windows=windows)
-    return ChunkingReport(sizes=blocks, pipelines=dict(sizes.of_pipeline), budgets=list(sizes.budgets), budget_rule=sizes.rule,
+    return ChunkingReport(sizes=blocks, pipelines=dict(sizes.of_pipeline), budgets=list(sizes.budgets),
+                          budget_rule=sizes.rule,
                           token_counter=sizes.tokens[1] if sizes.tokens is not None else None,
                           size_warning=sizes.warning or None)
 

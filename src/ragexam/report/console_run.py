@@ -3,29 +3,36 @@
 :func:`render_run` prints, in order:
 
 1. the **dataset card**: corpus and question-set sizes, question types, how many questions are
-   scored and how many are out-of-corpus (not scored), chunks per chunker, and the evidence
-   strings no chunk can hold (with the reason, e.g. cut by a chunk boundary); then the run's
-   warnings (e.g. questions a results file lacks);
+   scored and how many are out-of-corpus (not scored), each chunking's sizes (chunks, mean and
+   largest size, sentences ``paragraphs:N`` cut inside, chunks over each embedder's window), the
+   context budgets, and the evidence strings no chunk can hold (with the reason, e.g. cut by a chunk
+   boundary); then the run's warnings (e.g. questions a results file lacks, chunkers of different size
+   compared by chunk count, chunks over an embedder's window);
 2. the **pipeline legend** (``P1  bm25 | paragraphs:400``, ...; P1 is the baseline) and the
    **metric table**: one row per pipeline, the main metrics' means over the scored questions with
-   their 95% bootstrap interval underneath; below it, per pipeline that failed on some questions,
+   their 95% bootstrap interval underneath, explained by the ranking-metric registry's legends; with
+   context budgets the **table at an equal budget** (each pipeline with its chunks' mean size) and, with
+   several chunkers, the **chunking study** (chunker × retriever: the headline metric by chunk count
+   beside the same metric at the budget); below, per pipeline that failed on some questions,
    how many were *unretrieved* (graded as misses) and why, and the latency of services;
-3. the **sweep**: the lecture's mean P@K / R@K / F1@K for each K, with F-beta@K for beta 0.5
-   (precision weighted) and 2 (recall weighted);
+3. the **sweep**: the lecture's mean P@K / R@K / F1@K for each K (and each context budget), with
+   F-beta@K for beta 0.5 (precision weighted) and 2 (recall weighted);
 4. **by question type**: the headline metrics per type, with n per type;
 5. **comparisons**: every pipeline against the baseline (the first), per metric: difference,
    its paired-bootstrap 95% interval, the paired randomization p-value, the Holm-adjusted p
    over the metrics of the pair, the minimum detectable difference (MDD) and a short reading;
    then the full plain-words verdict on the headline metric.  Differences smaller than the
-   MDD are flagged as within the noise;
+   MDD are flagged as within the noise; then the same **at an equal context budget** (each chunker
+   against the first chunker with the same retriever);
 6. the **rerank stage** of each ``RETRIEVER>RERANKER`` pipeline: its lift over its own first stage on the
    headline metrics (difference, paired interval, Holm-adjusted reading), per question type, the
    questions it fixed and broke, the first stage's **recall ceiling** (how many scored questions have a
    relevant unit among the candidates, and how many misses lay outside them: no reranker can fix those),
    the queries it could not rerank (kept in first-stage order), its latency per query and its cost;
 7. the **missed questions** of each pipeline (no relevant unit in the top ``k``): question,
-   evidence, where it was found (or "not found"), and the top-3 retrieved chunks, shortened;
-   at most ``max_missed`` per pipeline;
+   evidence, where it was found (or "not found"), ``evidence_split`` when the chunking cut the
+   evidence (which chunk holds which part), and the top-3 retrieved chunks, shortened; at most
+   ``max_missed`` per pipeline, with the count of ``evidence_split`` misses in the title;
 8. every pipeline's **signature**.
 
 Only the summary is needed (a :class:`~ragexam.storage.summary.RunSummary`, or the summary.json object,
