@@ -304,3 +304,25 @@ def test_an_older_summary_reads_and_renders_without_the_new_blocks(budget_run):
     old = RunSummary.from_dict(data)
     assert old.chunking is None and old.budget_metrics == [] and old.chunk_sizes("x") is None
     assert "chunking" not in old.to_dict() and "Chunking study" not in _render(old)
+
+
+def test_e5s_bound_spares_counting_and_never_undercounts():
+    """Only the chunks with more characters than e5's window are segmented; the bound is never below the count."""
+    import random
+
+    from ragexam.data import Document, chunk_corpus, load_corpus
+    from ragexam.retrieval.chunk_models import E5_WINDOW, _e5_spans, chunk_window_report
+
+    e5 = _e5_spans()
+    docs = list(load_corpus("it_helpdesk"))
+    rng = random.Random(7)
+    for _ in range(25):
+        d = rng.choice(docs).content
+        a = rng.randrange(len(d))
+        text = d[a:a + rng.choice((5, 60, 400, 900))] + rng.choice(("", "  ㈜ＡＢＣ ﬁ", "\n\n둘째 줄"))
+        assert e5.bound(text) >= e5.count(text)
+    long = Document("long", " ".join(d.content for d in docs[:2]))
+    chunking = chunk_corpus([long, *docs[2:6]], "whole")
+    rep = chunk_window_report(chunking)
+    assert rep.n_chunks == 5 and rep.n_over == sum(e5.count(c.text) > E5_WINDOW for c in chunking)
+    assert rep.max_tokens == max(e5.count(c.text) for c in chunking)

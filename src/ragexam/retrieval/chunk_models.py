@@ -65,6 +65,11 @@ class E5TokenSpans:
         """Content tokens of ``"passage: " + text`` (the windows e5 embeds it in hold 510 each)."""
         return len(self._load().content_ids(_E5_PASSAGE + text))
 
+    def bound(self, text: str) -> int:
+        """An upper bound of :meth:`count`, without segmenting: the characters e5 segments (every token covers at
+        least one)."""
+        return len(self._load().normalize(_E5_PASSAGE + text))
+
     def size(self, text: str) -> int:
         """Tokens of ``text`` itself (no prefix, no special tokens): a chunk's size for a token budget."""
         return len(self._load().content_ids(text))
@@ -164,15 +169,20 @@ def embedder_window(embedder: Any = None) -> Optional[Tuple[Callable[[str], int]
         return (embedder.token_count, int(embedder.token_window), str(getattr(embedder, "window_action", "truncated")),
                 str(getattr(embedder, "name", type(embedder).__name__)))
     if _is_e5(embedder):
-        spans = _e5_spans(getattr(embedder, "model_path", None) if getattr(embedder, "name", None) == "e5" else None)
-        return spans.count, E5_WINDOW, "windowed", getattr(embedder, "name", None) or "e5"
+        return _e5_of(embedder).count, E5_WINDOW, "windowed", getattr(embedder, "name", None) or "e5"
     return None
 
 
+def _e5_of(embedder: Any) -> E5TokenSpans:
+    return _e5_spans(getattr(embedder, "model_path", None) if getattr(embedder, "name", None) == "e5" else None)
+
+
 def chunk_window_report(chunking: Chunking, embedder: Any = None) -> Optional[WindowReport]:
-    """How many chunks of ``chunking`` exceed ``embedder``'s window (``None``: its window is not known)."""
+    """How many chunks of ``chunking`` exceed ``embedder``'s window (``None``: its window is not known); with e5,
+    only the chunks with more characters than its window are segmented (:meth:`E5TokenSpans.bound`)."""
     known = embedder_window(embedder)
     if known is None:
         return None
     count, window, action, name = known
-    return window_report(chunking, count, window, action=action, embedder=name)
+    bound = _e5_of(embedder).bound if _is_e5(embedder) and count == _e5_of(embedder).count else None
+    return window_report(chunking, count, window, action=action, embedder=name, bound=bound)
