@@ -326,3 +326,16 @@ def test_e5s_bound_spares_counting_and_never_undercounts():
     rep = chunk_window_report(chunking)
     assert rep.n_chunks == 5 and rep.n_over == sum(e5.count(c.text) > E5_WINDOW for c in chunking)
     assert rep.max_tokens == max(e5.count(c.text) for c in chunking)
+
+
+def test_the_runs_embedders_each_once_and_chunkers_bound_to_the_first():
+    from ragexam.analysis.pipelines import plan_pipelines
+    from ragexam.data.chunking import SemanticChunker, TokenChunker
+
+    plan = plan_pipelines(["bm25", "dense", "hybrid:bm25+dense", "bm25>rerank:dense"],
+                          ["paragraphs:400", "tokens:64:8", "semantic"], [], {}, have_corpus=True)
+    [e5] = plan.embedders  # dense, the hybrid's dense member and rerank:dense share one e5
+    tokens, semantic = plan.chunkers[1], plan.chunkers[2]
+    assert isinstance(tokens, TokenChunker) and tokens.tokenizer is not None and tokens.tokenizer.name == "e5"
+    assert isinstance(semantic, SemanticChunker) and semantic.embed == e5.embed_passages
+    assert plan_pipelines(["bm25"], ["paragraphs:400"], [], {}, have_corpus=True).embedders == []

@@ -163,13 +163,17 @@ def make_chunker(spec_or_obj: Any, embedder: Any = None):
 
 def run_embedders(retrievers: Sequence[Any]) -> List[Any]:
     """The embedders of a run's retrievers, in the order given (a dense retriever's, a hybrid's members', a rerank
-    stage's first stage and reranker), each once: the first counts ``tokens:`` chunkers and embeds ``semantic``
-    ones; every one is asked how many chunks exceed its window."""
+    stage's first stage and reranker), each once (by ``identity``: ``dense`` and ``rerank:dense`` share e5): the
+    first counts ``tokens:`` chunkers and embeds ``semantic`` ones; every one is asked how many chunks exceed its
+    window."""
     out: List[Any] = []
+    seen: set = set()
 
     def walk(obj: Any) -> None:
         emb = getattr(obj, "embedder", None)
-        if emb is not None and all(emb is not e for e in out):
+        key = getattr(emb, "identity", None) or id(emb)
+        if emb is not None and key not in seen:
+            seen.add(key)
             out.append(emb)
         for member in getattr(obj, "retrievers", None) or ():
             walk(member)
