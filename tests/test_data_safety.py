@@ -286,3 +286,15 @@ def test_a_rerank_stage_that_reranked_nothing_is_flagged(tmp_path):
         shutdown()
     why = res.summary.failed_pipelines[res.pipelines[0].name]
     assert "reranked no question" in why and "first stage" in why
+
+
+def test_a_configured_key_is_never_written_into_a_run_folder(tmp_path, monkeypatch):
+    """A results file (a service's texts) quoting the configured key: the run folder holds it redacted."""
+    key = "sk-test-" + "k" * 24
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    chunks = [{"text": t + f" (token {key})", "doc_id": d.doc_id, "id": f"{d.doc_id}/{j}"}
+              for d in G.load_corpus("it_helpdesk") for j, t in enumerate(G.recursive_split(d.content))]
+    path = G.write_results(tmp_path / "r.jsonl", G.load_qa("it_helpdesk"), chunks, "leaky")
+    out = ragexam.grade("it_helpdesk", path, **FAST).save(tmp_path / "run")
+    written = "".join(p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file())
+    assert key not in written and "[redacted]" in written

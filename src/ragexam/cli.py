@@ -73,7 +73,7 @@ def validate_cmd(
     qa: Optional[str] = typer.Option(None, "--qa", help="QA file (JSONL) or a bundled dataset name."),
     ignore_punctuation: bool = typer.Option(False, "--ignore-punctuation", help="Ignore punctuation when matching "
                                                                                 "evidence strings."),
-    json_out: JsonOut = False,
+    json_out: JsonOut = False, split: Split = None,
 ) -> None:
     """Check a corpus and a QA set; print every problem and a count by kind.
 
@@ -81,7 +81,7 @@ def validate_cmd(
     """
     from ragexam.api import validate
 
-    report = validate(corpus, qa, ignore_punctuation=ignore_punctuation)
+    report = validate(corpus, qa, ignore_punctuation=ignore_punctuation, split=split)
     if json_out:
         print_json(report.to_dict())
     else:
@@ -366,18 +366,40 @@ def check_cmd(
 from ragexam import cli_answers, cli_generate, cli_serve  # noqa: E402,F401
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """ragexam's own warnings on the command line: ``warning: …`` (keys scrubbed), not Python's
+    ``file:line: Category:`` form; other warnings as Python shows them."""
+    if category.__module__.startswith("ragexam"):
+        from ragexam.llm.redact import scrub
+
+        sys.stderr.write(f"warning: {scrub(str(message))}\n")
+    else:
+        _python_warning(message, category, filename, lineno, file, line)
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     """Console-script entry point."""
+    import warnings
+
     from ragexam.errors import RagexamError
 
+    global _python_warning
+    if warnings.showwarning is not _show_warning:
+        _python_warning, warnings.showwarning = warnings.showwarning, _show_warning
     try:
         app(args=argv, prog_name="ragexam")
     except RagexamError as err:
         from rich.console import Console
         from rich.text import Text
 
-        Console(stderr=True, soft_wrap=True).print(Text.assemble(("error: ", "bold red"), str(err)), highlight=False)
+        from ragexam.llm.redact import scrub  # every configured key and header value, whatever the message quotes
+
+        Console(stderr=True, soft_wrap=True).print(Text.assemble(("error: ", "bold red"), scrub(str(err)) or ""),
+                                                   highlight=False)
         sys.exit(2)
+
+
+_python_warning = None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -80,6 +80,7 @@ def load_answers(path: PathLike) -> List[AnswerRecord]:
     """Read an answers file (or the bundled ``it_helpdesk`` answers) strictly: the first problem
     raises :class:`~ragexam.errors.InputError` naming file, line and field."""
     from ragexam.data.datasets import resolve
+    from ragexam.llm import safejson
 
     p = resolve(path, "answers")
     source = str(p)
@@ -95,10 +96,15 @@ def load_answers(path: PathLike) -> List[AnswerRecord]:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = safejson.loads(raw)
         except json.JSONDecodeError as err:
             raise InputError(f"invalid JSON at column {err.colno}: {err.msg}; expected one JSON object per "
                              "line", source=source, line=lineno) from None
+        except ValueError as err:  # nested too deep (never a RecursionError)
+            raise InputError(f"invalid JSON: {err}", source=source, line=lineno) from None
+        bad = safejson.unencodable(obj) if safejson.may_hold_surrogates(raw) else None
+        if bad is not None:  # a lone surrogate: no file can hold it
+            raise InputError(f"holds {bad[1]}: {safejson.SURROGATE_HELP}", source=source, line=lineno, field=bad[0])
         if not isinstance(obj, dict):
             raise InputError(f"received a JSON {type(obj).__name__}; expected an object like "
                              '{"query_id": ..., "answer": ...}', source=source, line=lineno)

@@ -189,10 +189,11 @@ class RunResult:
         order with no ties to re-sort).  Ids are written through
         :func:`ragexam.data.trec_ids.encode_trec_id` (``%`` and whitespace percent-encoded), so ids with
         spaces fit the whitespace-separated TREC lines and decode back exactly."""
+        from ragexam.llm.redact import redact_written
         from ragexam.storage.runfolder import write_run_folder
 
         return write_run_folder(directory, self.summary, self.per_question, self.chunk_records(),
-                                extra=self._write_trec_files)
+                                extra=self._write_trec_files, redact=redact_written)
 
     def _write_trec_files(self, out: Path) -> None:
         from ragexam.data.trec import write_trec_qrels, write_trec_run

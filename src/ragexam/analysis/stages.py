@@ -31,6 +31,7 @@ from ragexam import fmt
 from ragexam.analysis.pipelines import PipelinePlan, PipelineSpec, plan_pipelines
 from ragexam.errors import InputError, RagexamError
 from ragexam.exec.timing import current_stages, stage
+from ragexam.signature import Signature
 
 __all__ = ["Dataset", "ChunkSet", "Chunks", "Ranking", "Rankings", "JudgedPipeline", "Judged", "Sizes", "Scores",
            "MetricTable", "load", "plan", "chunk", "retrieve", "judge_relevance", "size", "score", "metric_names"]
@@ -440,7 +441,14 @@ def retrieve(data: Dataset, chunks: Chunks, pipelines: PipelinePlan, *, depth: i
                 done[p.name] = _retrieve_chunks(data, chunks[spec], p, depth)
     for p in pipelines.of_chunker(None):
         with _scope(p.name):
-            done[p.name] = _retrieve_texts(data, p, depth)
+            done[p.name] = r = _retrieve_texts(data, p, depth)
+        if data.relevance == "doc":  # doc_ids the question set does not know: an error when none is known
+            from ragexam.data.retrieved import check_doc_ids
+
+            note = check_doc_ids(p.name, {q: [r.items[k] for k, _ in hits] for q, hits in r.ranked.items()},
+                                 {d for q in data.questions for d in q.grades},
+                                 set(data.corpus.doc_ids) if data.corpus is not None else None)
+            pipelines.warnings.extend([note] if note else [])
     return Rankings({p.name: done[p.name] for p in pipelines.pipelines})
 
 
@@ -696,10 +704,12 @@ def _score_one(j: JudgedPipeline, metrics: Sequence[str], scored_ids: Sequence[s
         order = {q: i for i, q in enumerate(res.query_ids)}
         V = res.values[[order[q] for q in scored_ids]]
     J, r = j.judgments, j.ranking
-    judge_tail = J.signature.split("|", 2)[2] if J.signature.count("|") >= 2 else ""
-    where = f"chunker:{r.pipeline.chunker}" if r.pipeline.chunker is not None else "chunker:own|match:text"
-    sig = (f"{r.signature}||{where}|relevance:{mode}" + (f"|{judge_tail}" if judge_tail else "")
-           + f"|depth:{depth}|{res.signature}")
+    judge_tail = Signature.parse(J.signature.split("|", 2)[2]).items() if J.signature.count("|") >= 2 else []
+    where = [("chunker", r.pipeline.chunker)] if r.pipeline.chunker is not None else [("chunker", "own"),
+                                                                                      ("match", "text")]
+    grading = Signature([*where, ("relevance", mode), *judge_tail, ("depth", depth)], version=False)
+    # the retriever's signature, then how its lists were graded, then the metrics' (which ends in the version)
+    sig = f"{r.signature}||{grading}|{res.signature}"
     return Scores(j, res, V, sig)
 
 

@@ -854,14 +854,15 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def _write_csv(path: Path, columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> None:
+def _write_csv(path: Path, columns: Sequence[str], rows: Iterable[Mapping[str, Any]],
+               clean: Callable[[str], str] = lambda text: text) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
         with open(tmp, "w", encoding="utf-8", newline="") as fh:
             w = csv.writer(fh, lineterminator="\n")
             w.writerow(columns)
             for row in rows:
-                w.writerow([_cell(row.get(c)) for c in columns])
+                w.writerow([clean(_cell(row.get(c))) for c in columns])
         os.replace(tmp, path)
     except BaseException:
         if tmp.exists():
@@ -901,7 +902,8 @@ def _plain(summary: Any) -> Dict[str, Any]:
 
 
 def write_run_folder(directory: PathLike, summary: Any, rows: Sequence[Mapping[str, Any]],
-                     chunks: Iterable[ChunkRecord], extra: Optional[Callable[[Path], None]] = None) -> Path:
+                     chunks: Iterable[ChunkRecord], extra: Optional[Callable[[Path], None]] = None,
+                     redact: Optional[Callable[[str], str]] = None) -> Path:
     """Write a run folder as a unit (:func:`ragexam.storage.atomic.folder_writer`): ``per_question.csv``,
     ``chunks.jsonl``, whatever ``extra(folder)`` writes (the TREC files under ``runs/``) and then
     ``summary.json`` go into a temporary sibling that then replaces ``directory``; returns ``directory``.
@@ -909,7 +911,8 @@ def write_run_folder(directory: PathLike, summary: Any, rows: Sequence[Mapping[s
     ``summary`` (a :class:`~ragexam.storage.summary.RunSummary` or its JSON object) must have format
     :data:`RUN_FORMAT`.  The per_question.csv columns are :data:`FIXED_COLUMNS`, the rows' metric columns
     (first-seen order), then ``top_ids``.  A text that cannot be written (an unpaired surrogate) or a
-    number JSON cannot hold fails before ``directory`` is touched."""
+    number JSON cannot hold fails before ``directory`` is touched.  ``redact`` (the configured keys and header
+    values: :func:`ragexam.llm.redact.redact_written`) is applied to every file's text."""
     from ragexam.storage.atomic import folder_writer
 
     data = _plain(summary)
@@ -917,7 +920,8 @@ def write_run_folder(directory: PathLike, summary: Any, rows: Sequence[Mapping[s
         raise InputError(f"received format {data.get('format')!r}; this ragexam writes {RUN_FORMAT!r}.",
                          source="summary", field="format")
     typed = coerce_rows(rows, source="per_question")
-    summary_text = _json_text(data, "summary")
+    clean = redact or (lambda text: text)
+    summary_text = clean(_json_text(data, "summary"))
     with folder_writer(directory, "run") as out:
         _make_dir(out, "runs")
         columns = list(FIXED_COLUMNS) + metric_columns(typed) + ["top_ids"]
@@ -925,9 +929,9 @@ def write_run_folder(directory: PathLike, summary: Any, rows: Sequence[Mapping[s
             columns.append("unretrieved")
         if any(r.evidence_split is not None for r in typed):
             columns.append("evidence_split")
-        _write_csv(out / "per_question.csv", columns, typed)
-        write_text(out / "chunks.jsonl", "".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n"
-                                                 for c in chunks))
+        _write_csv(out / "per_question.csv", columns, typed, clean)
+        write_text(out / "chunks.jsonl", clean("".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n"
+                                                       for c in chunks)))
         if extra is not None:
             extra(out)
         write_text(out / "summary.json", summary_text)
