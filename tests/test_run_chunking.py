@@ -314,6 +314,11 @@ def test_e5s_bound_spares_counting_and_never_undercounts():
     from ragexam.retrieval.chunk_models import E5_WINDOW, _e5_spans, chunk_window_report
 
     e5 = _e5_spans()
+    # the bound's premise, over e5's whole normalization table: no character grows more than under NFKC
+    import unicodedata
+
+    e5._load()
+    assert all(len(out) <= len(unicodedata.normalize("NFKC", chr(cp))) for cp, out in e5._norm.items())
     docs = list(load_corpus("it_helpdesk"))
     rng = random.Random(7)
     for _ in range(25):
