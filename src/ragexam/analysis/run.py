@@ -250,7 +250,9 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
         followed by ``>rerank:...`` reranks each of its pipelines.
     :param relevance: ``"evidence"``, ``"doc"`` or ``None`` (evidence when the answerable
         questions have evidence, else doc).
-    :param k: cutoffs (default 1, 3, 5, 10), an int, a list or ``"1,3,5"``.
+    :param k: cutoffs (default 1, 3, 5, 10), an int, a list or ``"1,3,5"``; context budgets among them
+        (``"2000c"``, ``"512t"``) also cut every ranking metric at that many characters or tokens (with two or
+        more chunkings and none given, an equal budget is chosen: docs/chunking.md).
     :param depth: chunks retrieved per question; a unit first found below it is "not found".
     :param miss_k: a question is *missed* when no relevant unit is in its top ``miss_k``.
     :param seed: seed of every bootstrap and randomization test (results reproduce).
