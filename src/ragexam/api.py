@@ -87,13 +87,15 @@ class Coverage:
 
 
 def evidence_coverage(corpus: Any, qa: Any, chunker: str = "whole", *, ignore_punctuation: bool = False) -> Coverage:
-    """Check that every evidence string of ``qa`` is inside one chunk of ``corpus`` chunked by ``chunker``."""
-    from ragexam.data.chunking import chunk_corpus, parse_chunker
+    """Check that every evidence string of ``qa`` is inside one chunk of ``corpus`` chunked by ``chunker`` (any
+    spec of :func:`ragexam.data.parse_chunker`; ``tokens:`` and ``semantic`` use e5)."""
+    from ragexam.data.chunking import chunk_corpus
     from ragexam.data.evidence import EvidenceIndex
     from ragexam.data.evidence import evidence_coverage as _coverage
     from ragexam.data.loaders import load_corpus, load_qa
+    from ragexam.retrieval.chunk_models import bind_chunker
 
-    spec = parse_chunker(chunker)
+    spec = bind_chunker(chunker)  # tokens: counted in e5's tokenizer, semantic on the offline e5
     docs = load_corpus(corpus)
     questions = load_qa(qa, corpus=docs, ignore_punctuation=ignore_punctuation)
     index = EvidenceIndex.build(docs, chunk_corpus(docs, spec), ignore_punctuation=ignore_punctuation)
