@@ -20,8 +20,10 @@ def test_the_stages_by_hand_equal_run():
     rankings = S.retrieve(data, chunks, plan, depth=100)
     names = [r.name for r in rankings]
     assert names == ["bm25:whitespace | paragraphs:400", "bm25:whitespace | sentences"]
-    judged = S.judge_relevance(data, rankings)
-    table = S.score(data, judged, S.metric_names((1, 3, 5, 10), 5))
+    judged = S.judge_relevance(data, rankings, miss_k=5)
+    sizes = S.size(chunks, rankings, plan, miss_k=5)  # two chunkings: an equal context budget is chosen
+    assert sizes.budgets
+    table = S.score(data, judged, S.metric_names((1, 3, 5, 10), 5, sizes.budgets), sizes=sizes)
     whole = ragexam.run("it_helpdesk", "it_helpdesk", ["bm25:whitespace"], ["paragraphs:400", "sentences"], **OPTS)
     for name in names:
         assert np.array_equal(table[name].values, whole.values[name])
