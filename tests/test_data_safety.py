@@ -286,3 +286,63 @@ def test_a_rerank_stage_that_reranked_nothing_is_flagged(tmp_path):
         shutdown()
     why = res.summary.failed_pipelines[res.pipelines[0].name]
     assert "reranked no question" in why and "first stage" in why
+
+
+def test_a_configured_key_is_never_written_into_a_run_folder(tmp_path, monkeypatch):
+    """A results file (a service's texts) quoting the configured key: the run folder holds it redacted."""
+    key = "sk-test-" + "k" * 24
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    chunks = [{"text": t + f" (token {key})", "doc_id": d.doc_id, "id": f"{d.doc_id}/{j}"}
+              for d in G.load_corpus("it_helpdesk") for j, t in enumerate(G.recursive_split(d.content))]
+    path = G.write_results(tmp_path / "r.jsonl", G.load_qa("it_helpdesk"), chunks, "leaky")
+    out = ragexam.grade("it_helpdesk", path, **FAST).save(tmp_path / "run")
+    written = "".join(p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file())
+    assert key not in written and "[redacted]" in written
+
+
+def test_convert_never_writes_over_its_input(helpdesk_files, capsys, tmp_path):
+    corpus, qa = helpdesk_files
+    before = _snapshot(corpus, qa)
+    for target, to in ((qa.parent, "beir"), (qa, "trec")):
+        code, _, err = _cli(["convert", "--to", to, "--corpus", corpus, "--qa", qa, "--out", target], capsys)
+        _refused_naming(code, err, target)
+    assert _snapshot(corpus, qa) == before
+
+
+def test_pairwise_never_writes_over_its_answers(endpoint, capsys, tmp_path):  # noqa: F811
+    qa, corpus, answers, run = write_case(tmp_path / "case")
+    before = _snapshot(qa, answers)
+    for target in (qa, answers):
+        code, _, err = _cli(["pairwise", "--qa", qa, "--answers", answers, "--a", "x", "--b", "y", "--judge-model",
+                             "stub", "--base-url", endpoint.base_url, "--out", target], capsys)
+        _refused_naming(code, err, target)
+    assert endpoint.requests == [] and _snapshot(qa, answers) == before
+
+
+_SCORE_KILLER = r"""
+import os, signal, sys
+from ragexam.storage.runfolder import write_score_folder
+
+class Dying(list):
+    def __iter__(self):
+        for i, row in enumerate(list.__iter__(self)):
+            if i == 2:
+                os.kill(os.getpid(), signal.SIGKILL)   # killed while per_answer.csv is half written
+            yield row
+
+rows = Dying({"pipeline": "p", "query_id": f"q{i}", "answer": "새 답"} for i in range(5))
+write_score_folder(sys.argv[1], {"format": "ragexam-score/2", "run_id": "new"}, rows)
+"""
+
+
+def test_a_score_writer_killed_mid_save_leaves_the_old_folder_intact(tmp_path):
+    from ragexam.storage.runfolder import read_score_folder, write_score_folder
+
+    folder = tmp_path / "score"
+    write_score_folder(folder, {"format": "ragexam-score/2", "run_id": "old"},
+                       [{"pipeline": "p", "query_id": "q0", "answer": "옛 답"}])
+    before = _snapshot(folder)
+    proc = subprocess.run([sys.executable, "-c", _SCORE_KILLER, str(folder)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    assert _snapshot(folder) == before and read_score_folder(folder).summary["run_id"] == "old"

@@ -188,7 +188,7 @@ def test_answer_contexts_out_of_range_names_the_option():
 
     for k in (0, 11):
         with pytest.raises(InputError) as ei:
-            answer_tasks(None, None, None, model="m", endpoint="e", k=k)
+            answer_tasks(None, None, None, model="m", endpoint="e", contexts=k)
         assert str(ei.value).startswith("--contexts: field 'contexts': received") and "field 'k'" not in str(ei.value)
 
 

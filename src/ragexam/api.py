@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
+from ragexam.storage.summary import DEFAULT_MISS_K
 
 __all__ = ["evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
            "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
@@ -86,13 +87,15 @@ class Coverage:
 
 
 def evidence_coverage(corpus: Any, qa: Any, chunker: str = "whole", *, ignore_punctuation: bool = False) -> Coverage:
-    """Check that every evidence string of ``qa`` is inside one chunk of ``corpus`` chunked by ``chunker``."""
-    from ragexam.data.chunking import chunk_corpus, parse_chunker
+    """Check that every evidence string of ``qa`` is inside one chunk of ``corpus`` chunked by ``chunker`` (any
+    spec of :func:`ragexam.data.parse_chunker`; ``tokens:`` and ``semantic`` use e5)."""
+    from ragexam.data.chunking import chunk_corpus
     from ragexam.data.evidence import EvidenceIndex
     from ragexam.data.evidence import evidence_coverage as _coverage
     from ragexam.data.loaders import load_corpus, load_qa
+    from ragexam.retrieval.chunk_models import bind_chunker
 
-    spec = parse_chunker(chunker)
+    spec = bind_chunker(chunker)  # tokens: counted in e5's tokenizer, semantic on the offline e5
     docs = load_corpus(corpus)
     questions = load_qa(qa, corpus=docs, ignore_punctuation=ignore_punctuation)
     index = EvidenceIndex.build(docs, chunk_corpus(docs, spec), ignore_punctuation=ignore_punctuation)
@@ -527,7 +530,8 @@ class AnswerOutcome:
 
 
 def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = None, corpus: Any = None,
-           pipelines: Optional[Sequence[str]] = None, contexts: int = 5, template: Optional[PathLike] = None,
+           pipelines: Optional[Sequence[str]] = None, contexts: int = DEFAULT_MISS_K,
+           template: Optional[PathLike] = None,
            lang: str = "auto", dry_run: bool = False, progress: Progress = None,
            executor: Any = None) -> AnswerOutcome:
     """Generate an answer per question and pipeline of the run folder ``run`` from its top ``contexts`` chunks
@@ -568,7 +572,7 @@ def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = N
     max_tokens = settings.max_tokens or 512
     client = LLMClient(settings)
     tasks, _, sha = answer_tasks(questions, info, docs, model=settings.model, endpoint=client.endpoint,
-                                 pipelines=list(pipelines) if pipelines else None, k=contexts, template=tmpl,
+                                 pipelines=list(pipelines) if pipelines else None, contexts=contexts, template=tmpl,
                                  language=lang, temperature=settings.temperature, max_tokens=max_tokens,
                                  seed=settings.seed)
     cache = settings.open_cache()
@@ -581,7 +585,7 @@ def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = N
 
     with calls_executor(executor) as ex:
         outcome.records, outcome.usage = generate_answers(
-            tasks, client, cache=cache, k=contexts, template_sha=sha, temperature=settings.temperature,
+            tasks, client, cache=cache, contexts=contexts, template_sha=sha, temperature=settings.temperature,
             max_tokens=max_tokens, seed=settings.seed, concurrency=settings.concurrency, progress=progress,
             executor=ex)
     write_answers(outcome.records, out)

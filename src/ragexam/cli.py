@@ -17,7 +17,7 @@ import typer
 
 from ragexam.cli_options import (ApiKey, app, BaseUrl, BootSeed, Chunkers, commas, ConfigFile, console, ConvertOut,
                                  ConvertTo, CorpusOpt, Cutoffs, Depth, Headers, HistoryOpt, Hyps, IgnorePunct,
-                                 JsonOut, Lowercase, MissK, NoHistory, notes, Overlap, Permutations, Price,
+                                 JsonOut, late_help, Lowercase, MissK, NoHistory, notes, Overlap, Permutations, Price,
                                  print_json, QaOpt, Queries, Refs, Relevance, ReportOpt, Resamples, Retrieved,
                                  Retrievers, RunOut, Split, Workers, ExecutorOpt)
 
@@ -45,10 +45,8 @@ def evaluate(
     qrels: str = typer.Option(..., "--qrels", help="TREC qrels file ('qid 0 docid rel', or a header line and "
                                                    "'qid docid rel'), or a bundled name (lecture)."),
     run: str = typer.Option(..., "--run", help="TREC run file ('qid Q0 docid rank score tag'), or a bundled name."),
-    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="Metric name, repeatable: hit@K mrr "
-                                               "mrr@K ndcg ndcg@K p@K r@K f1@K fB@K rprec map map@K (trec_eval names "
-                                               "work too). Results are keyed by the names as given. Default: a "
-                                               "standard set."),
+    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=late_help("evaluate", "metric",
+                                                                 "ragexam.metrics.ranking.registry:metric_help")),
     json_out: JsonOut = False,
     trec_compat: bool = typer.Option(False, "--trec-compat", help="Reproduce trec_eval: drop qrels queries absent "
                                      "from the run and score queries without relevant judgments as 0."),
@@ -368,10 +366,26 @@ def check_cmd(
 from ragexam import cli_answers, cli_generate, cli_serve  # noqa: E402,F401
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """ragexam's own warnings on the command line: ``warning: …`` (keys scrubbed), not Python's
+    ``file:line: Category:`` form; other warnings as Python shows them."""
+    if category.__module__.startswith("ragexam"):
+        from ragexam.llm.redact import scrub
+
+        sys.stderr.write(f"warning: {scrub(str(message))}\n")
+    else:
+        _python_warning(message, category, filename, lineno, file, line)
+
+
 def main(argv: Optional[List[str]] = None) -> None:
     """Console-script entry point."""
+    import warnings
+
     from ragexam.errors import RagexamError
 
+    global _python_warning
+    if warnings.showwarning is not _show_warning:
+        _python_warning, warnings.showwarning = warnings.showwarning, _show_warning
     try:
         app(args=argv, prog_name="ragexam")
     except RagexamError as err:
@@ -383,6 +397,9 @@ def main(argv: Optional[List[str]] = None) -> None:
         Console(stderr=True, soft_wrap=True).print(Text.assemble(("error: ", "bold red"), scrub(str(err)) or ""),
                                                    highlight=False)
         sys.exit(2)
+
+
+_python_warning = None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -26,7 +26,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.errors import InputError
 
-__all__ = ["Pipeline", "PipelineSpec", "PipelinePlan", "plan_pipelines", "slugify", "file_stem", "unique_names"]
+__all__ = ["Pipeline", "PipelineSpec", "PipelinePlan", "plan_pipelines", "make_chunker", "run_embedders", "slugify",
+           "file_stem", "unique_names"]
 
 #: the longest TREC file stem kept as written; a longer pipeline name is cut and given a hash of the whole name
 STEM_CHARS = 80
@@ -102,15 +103,18 @@ class PipelineSpec:
 
 @dataclass
 class PipelinePlan:
-    """Every pipeline of a run, in order, with the chunkers ragexam's retrievers need, the labels of the
-    retrievers given (``config.retrievers``) and the results files read (checked against the question set by
-    :meth:`check_questions`, which adds its warnings)."""
+    """Every pipeline of a run, in order, with the chunkers ragexam's retrievers need (``tokens:`` and ``semantic``
+    bound to the first of ``embedders``), the labels of the retrievers given (``config.retrievers``), the results
+    files read (checked against the question set by :meth:`check_questions`, which adds its warnings) and the
+    embedders of the retrievers that index ragexam's chunks."""
 
     pipelines: List[PipelineSpec]
     chunkers: List[Any]
     retriever_labels: List[str] = field(default_factory=list)
     results_files: List[Any] = field(default_factory=list, repr=False)
     warnings: List[str] = field(default_factory=list)
+    #: the embedders of the retrievers that index ragexam's chunks (:func:`run_embedders`)
+    embedders: List[Any] = field(default_factory=list, repr=False)
 
     def check_questions(self, qa_ids: Sequence[str]) -> None:
         """Every results file's pipelines name questions of the set (else an error); lines naming unknown
@@ -141,18 +145,45 @@ class _SpansChunker:
         self.chunker = base
 
 
-def make_chunker(spec_or_obj: Any):
+def make_chunker(spec_or_obj: Any, embedder: Any = None):
     """A :class:`~ragexam.data.chunking.Chunker` from a spec string, a Chunker, or any object with ``spec`` and
-    ``spans(content)``."""
-    from ragexam.data.chunking import Chunker, parse_chunker
+    ``spans(content)``; ``tokens:`` and ``semantic`` bound to ``embedder`` (its tokenizer and passage vectors,
+    e5's when ``None``: :func:`ragexam.retrieval.chunk_models.bind_chunker`)."""
+    from ragexam.data.chunking import Chunker
+    from ragexam.retrieval.chunk_models import bind_chunker
 
     if isinstance(spec_or_obj, (str, Chunker)):
-        return parse_chunker(spec_or_obj)
+        return bind_chunker(spec_or_obj, embedder)
     if isinstance(getattr(spec_or_obj, "spec", None), str) and callable(getattr(spec_or_obj, "spans", None)):
         return _SpansChunker(spec_or_obj).chunker
     raise InputError(f"received a {type(spec_or_obj).__name__}; expected a chunker spec string such as "
                      "'paragraphs:400' or a Chunker object (anything with spec and spans(content)).",
                      source="chunkers")
+
+
+def run_embedders(retrievers: Sequence[Any]) -> List[Any]:
+    """The embedders of a run's retrievers, in the order given (a dense retriever's, a hybrid's members', a rerank
+    stage's first stage and reranker), each once (by ``identity``: ``dense`` and ``rerank:dense`` share e5): the
+    first counts ``tokens:`` chunkers and embeds ``semantic`` ones; every one is asked how many chunks exceed its
+    window."""
+    out: List[Any] = []
+    seen: set = set()
+
+    def walk(obj: Any) -> None:
+        emb = getattr(obj, "embedder", None)
+        key = getattr(emb, "identity", None) or id(emb)
+        if emb is not None and key not in seen:
+            seen.add(key)
+            out.append(emb)
+        for member in getattr(obj, "retrievers", None) or ():
+            walk(member)
+        for part in ("first", "reranker"):
+            if getattr(obj, part, None) is not None:
+                walk(getattr(obj, part))
+
+    for r in retrievers:
+        walk(r)
+    return out
 
 
 def make_retriever(spec_or_obj: Any, options: Mapping[str, Any]) -> Tuple[str, Any]:
@@ -267,7 +298,8 @@ def plan_pipelines(retrievers: Sequence[Any], chunkers: Sequence[Any], retrieved
     slots.extend(results_retrievers(retrieved, warnings, files, stage_options))
     if not slots:
         raise InputError("nothing to grade: give at least one retriever or results file.", source="retrievers")
-    chunker_objs = [make_chunker(c) for c in chunkers] if chunk_slots else []
+    embedders = run_embedders([slots[i][1] for i in chunk_slots])
+    chunker_objs = [make_chunker(c, embedders[0] if embedders else None) for c in chunkers] if chunk_slots else []
     specs = [c.spec for c in chunker_objs]
     dup = [s for i, s in enumerate(specs) if s in specs[:i]]
     if dup:
@@ -292,4 +324,4 @@ def plan_pipelines(retrievers: Sequence[Any], chunkers: Sequence[Any], retrieved
             slug += "_"
         stems.add(slug)
         pipelines.append(PipelineSpec(name, label if kind == "chunks" else name, spec, kind, obj, slug))
-    return PipelinePlan(pipelines, chunker_objs, labels[:n_given], files, warnings)
+    return PipelinePlan(pipelines, chunker_objs, labels[:n_given], files, warnings, embedders)

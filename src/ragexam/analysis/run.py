@@ -189,10 +189,11 @@ class RunResult:
         order with no ties to re-sort).  Ids are written through
         :func:`ragexam.data.trec_ids.encode_trec_id` (``%`` and whitespace percent-encoded), so ids with
         spaces fit the whitespace-separated TREC lines and decode back exactly."""
+        from ragexam.llm.redact import redact_written
         from ragexam.storage.runfolder import write_run_folder
 
         return write_run_folder(directory, self.summary, self.per_question, self.chunk_records(),
-                                extra=self._write_trec_files)
+                                extra=self._write_trec_files, redact=redact_written)
 
     def _write_trec_files(self, out: Path) -> None:
         from ragexam.data.trec import write_trec_qrels, write_trec_run
@@ -249,7 +250,9 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
         followed by ``>rerank:...`` reranks each of its pipelines.
     :param relevance: ``"evidence"``, ``"doc"`` or ``None`` (evidence when the answerable
         questions have evidence, else doc).
-    :param k: cutoffs (default 1, 3, 5, 10), an int, a list or ``"1,3,5"``.
+    :param k: cutoffs (default 1, 3, 5, 10), an int, a list or ``"1,3,5"``; context budgets among them
+        (``"2000c"``, ``"512t"``) also cut every ranking metric at that many characters or tokens (with two or
+        more chunkings and none given, an equal budget is chosen: docs/chunking.md).
     :param depth: chunks retrieved per question; a unit first found below it is "not found".
     :param miss_k: a question is *missed* when no relevant unit is in its top ``miss_k``.
     :param seed: seed of every bootstrap and randomization test (results reproduce).
@@ -310,8 +313,10 @@ def _run(cfg: RunConfig, options: Mapping[str, Any]) -> RunResult:
     plan.check_questions([q.query_id for q in data.questions])
     chunks = S.chunk(data, plan.chunkers)
     rankings = S.retrieve(data, chunks, plan, depth=cfg.depth)
-    judged = S.judge_relevance(data, rankings)
-    table = S.score(data, judged, S.metric_names(cfg.cutoffs, cfg.miss_k), depth=cfg.depth)
+    judged = S.judge_relevance(data, rankings, miss_k=cfg.miss_k)
+    sizes = S.size(chunks, rankings, plan, budgets=cfg.budgets, miss_k=cfg.miss_k)
+    table = S.score(data, judged, S.metric_names(cfg.cutoffs, cfg.miss_k, sizes.budgets), depth=cfg.depth,
+                    sizes=sizes)
     settings = RunSettings.from_dict(dict(cfg.to_dict(plan.retriever_labels, plan.chunker_specs),
                                           relevance=data.relevance))
     summary, rows, pipelines = summarize(data, chunks, table, cfg, settings, warnings=plan.warnings,

@@ -8,8 +8,9 @@
     data = S.load("it_helpdesk", "it_helpdesk")                     # -> Dataset
     chunks = S.chunk(data, plan.chunkers)                           # -> Chunks
     rankings = S.retrieve(data, chunks, plan, depth=100)            # -> Rankings
-    judged = S.judge_relevance(data, chunks, rankings)              # -> Judged
-    table = S.score(data, judged, S.metric_names((1, 3, 5, 10), 5)) # -> MetricTable
+    judged = S.judge_relevance(data, rankings, miss_k=5)            # -> Judged (evidence splits of the misses)
+    sizes = S.size(chunks, rankings, plan, miss_k=5)                # -> Sizes (chunk sizes, windows, budgets)
+    table = S.score(data, judged, S.metric_names((1, 3, 5, 10), 5, sizes.budgets), sizes=sizes)  # -> MetricTable
     table["bm25 | paragraphs:400"].values                           # scored questions x metrics
 
 :func:`ragexam.analysis.run.run` composes them and adds :func:`ragexam.analysis.summarize.summarize` (the tables,
@@ -24,15 +25,16 @@ import json
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam import fmt
 from ragexam.analysis.pipelines import PipelinePlan, PipelineSpec, plan_pipelines
 from ragexam.errors import InputError, RagexamError
 from ragexam.exec.timing import current_stages, stage
+from ragexam.signature import Signature
 
-__all__ = ["Dataset", "ChunkSet", "Chunks", "Ranking", "Rankings", "JudgedPipeline", "Judged", "Scores",
-           "MetricTable", "load", "plan", "chunk", "retrieve", "judge_relevance", "score", "metric_names"]
+__all__ = ["Dataset", "ChunkSet", "Chunks", "Ranking", "Rankings", "JudgedPipeline", "Judged", "Sizes", "Scores",
+           "MetricTable", "load", "plan", "chunk", "retrieve", "judge_relevance", "size", "score", "metric_names"]
 
 Ranked = Dict[str, List[Tuple[str, Optional[float]]]]
 
@@ -456,12 +458,15 @@ def retrieve(data: Dataset, chunks: Chunks, pipelines: PipelinePlan, *, depth: i
 @dataclass
 class JudgedPipeline:
     """One pipeline's judged lists (:class:`ragexam.data.relevance.Judgments`: TREC-style qrels and runs over the
-    relevance units) and each scored question's first-found rank per unit, counted as the metrics count."""
+    relevance units), each scored question's first-found rank per unit, counted as the metrics count, and the
+    misses labelled ``evidence_split`` (:func:`ragexam.data.relevance.evidence_split`)."""
 
     ranking: Ranking
     judgments: Any = field(repr=False)
     unit_ranks: Dict[str, Dict[str, Optional[int]]] = field(default_factory=dict)
     first_stage: Optional["JudgedPipeline"] = None
+    #: the misses at ``miss_k`` the chunking caused (evidence relevance): ``{query_id: EvidenceSplit}``
+    splits: Dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -498,27 +503,161 @@ def _judge_one(data: Dataset, r: Ranking) -> JudgedPipeline:
     return JudgedPipeline(r, J, {qid: _unit_ranks(J.per_question[qid], data.relevance) for qid in ids})
 
 
-def judge_relevance(data: Dataset, rankings: Rankings) -> Judged:
+def _splits(data: Dataset, j: JudgedPipeline, miss_k: int) -> Dict[str, Any]:
+    """The misses at ``miss_k`` of one judged pipeline that the chunking caused: a top-``miss_k`` chunk of the
+    evidence's document holds part of an evidence string, none holds one whole (located exactly on ragexam's
+    chunks, by text on returned texts)."""
+    from ragexam.analysis.run_tables import first_rank
+    from ragexam.data.relevance import evidence_split
+
+    r = j.ranking
+    corpus_text = data.corpus_text if data.corpus_text is not None else getattr(r.index, "corpus_text", None)
+    out: Dict[str, Any] = {}
+    with stage("judge"):
+        for q in data.scored:
+            found = first_rank(j.unit_ranks[q.query_id])
+            if found is not None and found <= miss_k:
+                continue
+            top = [r.lookup[c] for c, _ in r.ranked[q.query_id][:miss_k]]
+            label = evidence_split(q, top, miss_k, index=r.index, corpus_text=corpus_text,
+                                   ignore_punctuation=data.ignore_punctuation, min_fraction=data.overlap)
+            if label is not None:
+                out[q.query_id] = label
+    return out
+
+
+def judge_relevance(data: Dataset, rankings: Rankings, *, miss_k: Optional[int] = None) -> Judged:
     """Ranked lists become judged lists over *units* (evidence strings, or documents): location-based for
-    ragexam's chunks, text-based for texts other systems returned (:func:`ragexam.data.relevance.judge_rankings`)."""
+    ragexam's chunks, text-based for texts other systems returned (:func:`ragexam.data.relevance.judge_rankings`).
+    With ``miss_k`` and evidence relevance, every pipeline's misses at ``miss_k`` that the chunking caused are
+    labelled (:attr:`JudgedPipeline.splits`)."""
     out = Judged()
     for r in rankings:
         with _scope(r.name):
             j = _judge_one(data, r)
             if r.first_stage is not None:
                 j.first_stage = _judge_one(data, r.first_stage)
+            if miss_k is not None and data.relevance == "evidence":
+                j.splits = _splits(data, j, miss_k)
         out.by_name[r.name] = j
+    return out
+
+
+# -- 4b. sizes -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Sizes:
+    """How big the retrieved items of every pipeline are, for metrics at an equal context budget and the chunking
+    report.
+
+    ``stats``: per *chunking* — a chunker's chunks (by spec) or the distinct texts a pipeline that chunks on its
+    own returned (by pipeline name; ``kinds`` says which) — its :class:`~ragexam.data.chunking.ChunkingStats`, and
+    ``of_pipeline`` the chunking of each pipeline;
+    ``windows``: per chunker the :class:`~ragexam.data.chunking.WindowReport` of each embedder of the run whose
+    window is known; ``budgets``: the budgets every ranking metric is also cut at (``["2000c"]``) and ``rule``
+    why: ``"given"`` (``-k 2000c``), ``"equal"`` (chunkings of different size are compared: ``miss_k`` chunks of
+    the median mean size, :func:`~ragexam.data.chunking.equal_budget`) or ``None`` (no budget); ``warning``: the
+    size mismatch (:func:`~ragexam.data.chunking.size_mismatch`, ``""`` when none); ``tokens``: ``(count(text),
+    name)`` of the tokenizer of token budgets (the run's first embedder's, e5's by default)."""
+
+    stats: Dict[str, Any] = field(default_factory=dict)
+    kinds: Dict[str, str] = field(default_factory=dict)
+    of_pipeline: Dict[str, str] = field(default_factory=dict)
+    windows: Dict[str, List[Any]] = field(default_factory=dict)
+    budgets: List[str] = field(default_factory=list)
+    rule: Optional[str] = None
+    warning: str = ""
+    tokens: Optional[Tuple[Callable[[str], int], str]] = field(default=None, repr=False)
+    _counted: Dict[str, int] = field(default_factory=dict, repr=False)
+
+    @property
+    def units(self) -> List[str]:
+        """The units of the budgets (``c``, ``t``), each once."""
+        return list(dict.fromkeys(b[-1] for b in self.budgets))
+
+    def _size(self, unit: str) -> Callable[[Any], float]:
+        if unit == "c":
+            return lambda chunk: len(chunk.text)
+        count = self.tokens[0] if self.tokens is not None else None
+        if count is None:
+            raise RagexamError("internal: a token budget without a token counter")
+
+        def tokens(chunk: Any) -> float:
+            n = self._counted.get(chunk.text)
+            if n is None:
+                n = self._counted[chunk.text] = count(chunk.text)
+            return n
+        return tokens
+
+    def context_sizes(self, j: JudgedPipeline) -> List[Any]:
+        """The :class:`~ragexam.metrics.ranking.ContextSizes` of one judged pipeline's lists, one per budget unit
+        (:func:`ragexam.data.relevance.item_sizes`: every ranked chunk spends the budget in rank order)."""
+        from ragexam.data.relevance import item_sizes
+        from ragexam.metrics.ranking import ContextSizes
+
+        r, J = j.ranking, j.judgments
+        out = []
+        for unit in self.units:
+            size = self._size(unit)
+            items = {q: item_sizes(J.per_question[q], [r.lookup[c] for c, _ in r.ranked[q]], size) for q in J.run}
+            out.append(ContextSizes(unit, items, counter=self.tokens[1] if unit == "t" and self.tokens else ""))
+        return out
+
+
+def _texts_stats(name: str, lookup: Mapping[str, Any]) -> Any:
+    """The sizes of the distinct texts a pipeline returned, as a :class:`~ragexam.data.chunking.ChunkingStats`."""
+    from ragexam.data.chunking import ChunkingStats
+
+    sizes = [len(c.text) for c in lookup.values()]
+    return ChunkingStats(name, len(sizes), sum(sizes) / len(sizes) if sizes else 0.0, max(sizes, default=0), 0)
+
+
+def size(chunks: Chunks, rankings: Rankings, plan: PipelinePlan, *, budgets: Sequence[str] = (),
+         miss_k: int = 5) -> Sizes:
+    """The sizes of every chunking (ragexam's chunkers; the texts of each pipeline that returned its own, a rerank
+    stage's once with its first stage), the chunks over each embedder's window, and the context budgets: the
+    ``budgets`` given, else — when two or more chunkings are compared — :func:`~ragexam.data.chunking.equal_budget`
+    of ``miss_k`` chunks; with the warning when their mean sizes differ (:class:`Sizes`)."""
+    from ragexam.data.chunking import equal_budget, size_mismatch
+    from ragexam.retrieval.chunk_models import chunk_window_report, token_sizer
+
+    out = Sizes()
+    with stage("chunk"):
+        for spec in chunks.specs:
+            chunking = chunks[spec].chunking
+            out.stats[spec], out.kinds[spec] = chunking.stats(), "chunker"
+            reports = [chunk_window_report(chunking, e) for e in plan.embedders]
+            out.windows[spec] = [w for w in reports if w is not None]
+        seen: Dict[frozenset, str] = {}
+        for r in rankings:
+            if r.pipeline.kind != "texts":
+                out.of_pipeline[r.name] = str(r.pipeline.chunker)
+                continue
+            keys = frozenset(r.lookup)
+            if keys not in seen:
+                seen[keys] = r.name
+                out.stats[r.name], out.kinds[r.name] = _texts_stats(r.name, r.lookup), "texts"
+            out.of_pipeline[r.name] = seen[keys]
+    sized = [st for st in out.stats.values() if st.n]
+    if budgets:
+        out.budgets, out.rule = list(budgets), "given"
+    elif len(sized) >= 2:
+        out.budgets, out.rule = [equal_budget(sized, miss_k)], "equal"
+    out.warning = size_mismatch(sized, out.budgets[0] if out.budgets else None)
+    if "t" in out.units:
+        out.tokens = token_sizer(plan.embedders[0] if plan.embedders else None)
     return out
 
 
 # -- 5. score ------------------------------------------------------------------------------------------------
 
 
-def metric_names(cutoffs: Sequence[int], miss_k: int) -> List[str]:
-    """Every metric a run computes for ``cutoffs`` (the main table's first)."""
+def metric_names(cutoffs: Sequence[int], miss_k: int, budgets: Sequence[str] = ()) -> List[str]:
+    """Every metric a run computes for ``cutoffs`` (the main table's first) and context ``budgets``."""
     from ragexam.analysis import run_tables as T
 
-    return T.all_metrics(cutoffs, miss_k)
+    return T.all_metrics(cutoffs, miss_k, budgets)
 
 
 @dataclass
@@ -540,11 +679,13 @@ class Scores:
 
 @dataclass
 class MetricTable:
-    """Every pipeline's :class:`Scores`, in pipeline order, over the same scored questions and metrics."""
+    """Every pipeline's :class:`Scores`, in pipeline order, over the same scored questions and metrics, and the
+    :class:`Sizes` the budget metrics were cut with."""
 
     metrics: List[str]
     scored_ids: List[str]
     by_name: Dict[str, Scores] = field(default_factory=dict)
+    sizes: Optional[Sizes] = None
 
     def __getitem__(self, name: str) -> Scores:
         return self.by_name[name]
@@ -553,30 +694,36 @@ class MetricTable:
         return iter(self.by_name.values())
 
 
-def _score_one(j: JudgedPipeline, metrics: Sequence[str], scored_ids: Sequence[str], mode: str, depth: int) -> Scores:
+def _score_one(j: JudgedPipeline, metrics: Sequence[str], scored_ids: Sequence[str], mode: str, depth: int,
+               sizes: Optional[Sizes]) -> Scores:
     from ragexam.metrics.ranking import evaluate
 
     with stage("judge"):
-        res = evaluate(j.judgments.qrels, j.judgments.run, list(metrics))
+        context = sizes.context_sizes(j) if sizes is not None and sizes.budgets else []
+        res = evaluate(j.judgments.qrels, j.judgments.run, list(metrics), sizes=context)
         order = {q: i for i, q in enumerate(res.query_ids)}
         V = res.values[[order[q] for q in scored_ids]]
     J, r = j.judgments, j.ranking
-    judge_tail = J.signature.split("|", 2)[2] if J.signature.count("|") >= 2 else ""
-    where = f"chunker:{r.pipeline.chunker}" if r.pipeline.chunker is not None else "chunker:own|match:text"
-    sig = (f"{r.signature}||{where}|relevance:{mode}" + (f"|{judge_tail}" if judge_tail else "")
-           + f"|depth:{depth}|{res.signature}")
+    judge_tail = Signature.parse(J.signature.split("|", 2)[2]).items() if J.signature.count("|") >= 2 else []
+    where = [("chunker", r.pipeline.chunker)] if r.pipeline.chunker is not None else [("chunker", "own"),
+                                                                                      ("match", "text")]
+    grading = Signature([*where, ("relevance", mode), *judge_tail, ("depth", depth)], version=False)
+    # the retriever's signature, then how its lists were graded, then the metrics' (which ends in the version)
+    sig = f"{r.signature}||{grading}|{res.signature}"
     return Scores(j, res, V, sig)
 
 
-def score(data: Dataset, judged: Judged, metrics: Sequence[str], *, depth: int = 100) -> MetricTable:
+def score(data: Dataset, judged: Judged, metrics: Sequence[str], *, depth: int = 100,
+          sizes: Optional[Sizes] = None) -> MetricTable:
     """Per-question values of every metric for every pipeline, identical to trec_eval
     (:func:`ragexam.metrics.ranking.evaluate`), rows in the order of ``data.scored``; ``depth`` is recorded in
-    each pipeline's signature."""
-    out = MetricTable(list(metrics), data.scored_ids)
+    each pipeline's signature.  Metrics cut at a context budget (``hit@2000c``) read the item sizes of
+    ``sizes``."""
+    out = MetricTable(list(metrics), data.scored_ids, sizes=sizes)
     for j in judged:
         with _scope(j.ranking.name):
-            s = _score_one(j, metrics, out.scored_ids, data.relevance, depth)
+            s = _score_one(j, metrics, out.scored_ids, data.relevance, depth, sizes)
             if j.first_stage is not None:
-                s.first_stage = _score_one(j.first_stage, metrics, out.scored_ids, data.relevance, depth)
+                s.first_stage = _score_one(j.first_stage, metrics, out.scored_ids, data.relevance, depth, sizes)
         out.by_name[j.ranking.name] = s
     return out

@@ -11,20 +11,19 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from ragexam.analysis import run_tables as T
 from ragexam.analysis.pipelines import Pipeline
 from ragexam.exec.timing import stage
-from ragexam.storage.runfolder import RUN_FORMAT, RunRow
-from ragexam.storage.summary import (Comparison, DatasetInfo, EvidenceCut, FailedQuestion, Latency, MissedQuestion,
+from ragexam.storage.runfolder import RUN_FORMAT, RunRow, SplitCell
+from ragexam.storage.summary import (TOP_IDS, ChunkingReport, ChunkSizes, ChunkWindow, Comparison, DatasetInfo,
+                                     EvidenceCut, EvidenceSplitInfo, FailedQuestion, Latency, MissedQuestion,
                                      PipelineInfo, PipelineResult, RerankCeiling, RerankChange, RerankStage,
                                      RerankStatus, RetrievedChunk, RunSettings, RunSummary, SweepPoint, TypeLift,
                                      UnmatchedEvidence, Unretrieved)
 
-__all__ = ["summarize", "shorten", "TOP_TEXT_CHARS", "MISSED_TOP", "TOP_IDS"]
+__all__ = ["summarize", "shorten", "budget_pairs", "TOP_TEXT_CHARS", "MISSED_TOP", "TOP_IDS"]
 
 #: characters kept of a chunk text in ``missed[*].top[*].text``
 TOP_TEXT_CHARS = 120
 #: chunks listed per missed question
 MISSED_TOP = 3
-#: chunk ids kept per question in ``per_question.top_ids`` (what ``answer`` and ``score`` can give a generator)
-TOP_IDS = 10
 
 
 def shorten(text: str, limit: int) -> str:
@@ -59,7 +58,7 @@ def comparison_records(entries: Sequence[Mapping[str, Any]]) -> List[Comparison]
 
 
 def _pipeline_result(s: Any, cfg: Any, metrics: Sequence[str], main: Sequence[str], types: Sequence[str],
-                     scored: set) -> PipelineResult:
+                     scored: set, mode: str) -> PipelineResult:
     from ragexam.retrieval.texts import latency_summary, summarize_failures
 
     V = s.values
@@ -76,7 +75,8 @@ def _pipeline_result(s: Any, cfg: Any, metrics: Sequence[str], main: Sequence[st
                                 questions=[FailedQuestion(**q) for q in failed["questions"]],
                                 n_scored=sum(1 for q in r.failures if q in scored)),
         signature=s.signature, latency=Latency(**lat) if lat is not None else None,
-        index_recall=list(r.index_recall), produced_nothing=_produced_nothing(r, failed))
+        index_recall=list(r.index_recall), produced_nothing=_produced_nothing(r, failed),
+        n_evidence_split=len(s.judged.splits) if mode == "evidence" else None)
 
 
 def _produced_nothing(r: Any, failed: Mapping[str, Any]) -> Optional[str]:
@@ -220,12 +220,76 @@ def _rows_and_missed(data: Any, p: Pipeline, s: Any, main: Sequence[str], metric
             if fr is None or fr > miss_k:
                 entry = _missed_entry(q, data.relevance, fr, ranks, miss_k, hits, r.lookup)
                 entry.unretrieved = r.failures.get(q.query_id)
+                split = s.judged.splits.get(q.query_id)
+                entry.evidence_split = EvidenceSplitInfo.from_dict(split.to_dict()) if split is not None else None
                 missed.append(entry)
+        split = s.judged.splits.get(q.query_id)
         rows.append(RunRow(pipeline=p.name, query_id=q.query_id, retriever=p.retriever, chunker=p.chunker,
                            type=q.type, answerable=bool(q.answerable), first_rank=fr, unit_ranks=dict(ranks),
                            n_units=len(ranks), top_ids=[c for c, _ in hits[:TOP_IDS]], metrics=values,
-                           unretrieved=r.failures.get(q.query_id)))
+                           unretrieved=r.failures.get(q.query_id),
+                           evidence_split=_split_cell(split) if split is not None else None))
     return rows, missed
+
+
+def _split_cell(split: Any) -> SplitCell:
+    """The ``evidence_split`` cell of per_question.csv: where the chunking cut the evidence."""
+    return SplitCell(split.unit_id, split.k, split.rank, split.chunk_id, split.part, split.chars, split.length)
+
+
+# -- chunk sizes and budgets ----------------------------------------------------------------------------------
+
+
+def _chunking(sizes: Any) -> Optional[ChunkingReport]:
+    """The ``chunking`` block of the summary from the run's :class:`~ragexam.analysis.stages.Sizes`."""
+    if sizes is None:
+        return None
+    blocks = {}
+    for name, st in sizes.stats.items():
+        windows = [ChunkWindow(embedder=w.embedder, window=w.window, action=w.action, n_over=w.n_over,
+                               max_tokens=w.max_tokens) for w in sizes.windows.get(name, [])]
+        blocks[name] = ChunkSizes(kind=sizes.kinds[name], n_chunks=st.n, mean_chars=float(st.mean), max_chars=st.max,
+                                  cut_sentences=st.cut_sentences, windows=windows)
+    return ChunkingReport(sizes=blocks, pipelines=dict(sizes.of_pipeline), budgets=list(sizes.budgets),
+                          budget_rule=sizes.rule,
+                          token_counter=sizes.tokens[1] if sizes.tokens is not None else None,
+                          size_warning=sizes.warning or None)
+
+
+def _size_warnings(sizes: Any) -> List[str]:
+    """The run's warnings about chunk sizes: chunkings of different size compared by chunk count, and chunks over
+    an embedder's window."""
+    if sizes is None:
+        return []
+    out = [sizes.warning] if sizes.warning else []
+    out += [w.message() for reports in sizes.windows.values() for w in reports if w.n_over]
+    return out
+
+
+def budget_pairs(pipelines: Sequence[Pipeline]) -> List[Tuple[str, str]]:
+    """The ``(reference, pipeline)`` pairs compared at an equal budget: with several chunkers, each pipeline
+    against the one with the same retriever and the first chunker (a chunking study), and each pipeline that
+    returns texts against the baseline; with one chunker, every pipeline against the baseline."""
+    base = pipelines[0].name
+    if len({p.chunker for p in pipelines if p.kind == "chunks"}) < 2:
+        return [(base, p.name) for p in pipelines[1:]]
+    first: Dict[str, str] = {}
+    out = []
+    for p in pipelines:
+        ref = first.setdefault(p.retriever, p.name) if p.kind == "chunks" else base
+        if ref != p.name:
+            out.append((ref, p.name))
+    return out
+
+
+def _budget_comparisons(pipelines: Sequence[Pipeline], table: Any, cfg: Any, budget: Sequence[str]
+                        ) -> List[Comparison]:
+    out: List[Comparison] = []
+    for ref, name in budget_pairs(pipelines) if budget else []:
+        out.extend(comparison_records(T.comparisons(
+            ref, table[ref].values, name, table[name].values, table.metrics, budget,
+            n_resamples=cfg.n_resamples, n_permutations=cfg.n_permutations, seed=cfg.seed)))
+    return out
 
 
 # -- the summary ----------------------------------------------------------------------------------------------
@@ -266,8 +330,11 @@ def summarize(data: Any, chunks: Any, table: Any, cfg: Any, settings: RunSetting
     pipelines = [Pipeline(s.ranking.pipeline.name, s.ranking.pipeline.retriever, s.ranking.pipeline.chunker,
                           s.signature, s.ranking.pipeline.slug, s.ranking.pipeline.retriever_obj,
                           s.ranking.pipeline.kind) for s in table]
+    sizes = table.sizes
+    budget = T.budget_metrics(sizes.budgets) if sizes is not None else []
     with stage("statistics"):
-        results = {p.name: _pipeline_result(s, cfg, metrics, main, types, scored) for p, s in zip(pipelines, table)}
+        results = {p.name: _pipeline_result(s, cfg, metrics, main, types, scored, data.relevance)
+                   for p, s in zip(pipelines, table)}
         reranks = {p.name: _rerank_stage(data, s, cfg, metrics, main)
                    for p, s in zip(pipelines, table) if s.ranking.rerank is not None}
         base, base_scores = pipelines[0], table[pipelines[0].name]
@@ -276,17 +343,20 @@ def summarize(data: Any, chunks: Any, table: Any, cfg: Any, settings: RunSetting
             comps.extend(comparison_records(T.comparisons(
                 base.name, base_scores.values, p.name, table[p.name].values, metrics, main,
                 n_resamples=cfg.n_resamples, n_permutations=cfg.n_permutations, seed=cfg.seed)))
+        budget_comps = _budget_comparisons(pipelines, table, cfg, budget)
         rows: List[RunRow] = []
         missed: Dict[str, List[MissedQuestion]] = {}
         for p, s in zip(pipelines, table):
             prow, missed[p.name] = _rows_and_missed(data, p, s, main, metrics, cfg.miss_k)
             rows.extend(prow)
     failed = {p: results[p].produced_nothing for p in results if results[p].produced_nothing}
-    warnings = list(warnings) + [f"pipeline {p!r} produced nothing: {why}" for p, why in failed.items()]
+    warnings = list(warnings) + _size_warnings(sizes) + [f"pipeline {p!r} produced nothing: {why}"
+                                                         for p, why in failed.items()]
     summary = RunSummary(
         format=RUN_FORMAT, run_id=run_id, created=created.strftime("%Y-%m-%dT%H:%M:%SZ"), ragexam_version=version,
         config=settings, main_metrics=main, context_k=T.context_k(cfg.cutoffs, cfg.miss_k),
         dataset=_dataset_info(data, chunks, settings), pipelines=[PipelineInfo(**p.to_dict()) for p in pipelines],
         results=results, comparisons=comps, missed=missed, unmatched_evidence=_unmatched(chunks),
-        warnings=list(warnings), rerank=reranks)
+        warnings=list(warnings), rerank=reranks, chunking=_chunking(sizes), budget_metrics=budget,
+        budget_comparisons=budget_comps)
     return summary, rows, pipelines

@@ -639,8 +639,9 @@ def equal_budget(stats: Sequence[ChunkingStats], k: int) -> str:
 @dataclass(frozen=True)
 class WindowReport:
     """Chunks longer than an embedder's window: ``n_over`` of ``n_chunks`` have more than ``window`` tokens
-    (the longest ``max_tokens``); ``action`` is what the embedder does with the rest (``"truncated"``: it
-    is not embedded; ``"windowed"``: embedded in several windows whose vectors are averaged)."""
+    (``max_tokens``: the most tokens of a chunk counted — every chunk, or with a bound the chunks the bound could
+    not clear, 0 when it cleared them all); ``action`` is what the embedder does with the rest (``"truncated"``:
+    it is not embedded; ``"windowed"``: embedded in several windows whose vectors are averaged)."""
 
     spec: str
     embedder: str
@@ -664,9 +665,12 @@ class WindowReport:
 
 
 def window_report(chunking: Chunking, count: Callable[[str], int], window: int, *, action: str,
-                  embedder: str) -> WindowReport:
+                  embedder: str, bound: Optional[Callable[[str], int]] = None) -> WindowReport:
     """How many chunks of ``chunking`` exceed ``window`` tokens as counted by ``count(text)`` (the embedder's
-    own count, prefixes and special tokens included).  ``action``/``embedder``: see :class:`WindowReport`."""
-    counts = [count(c.text) for c in chunking.chunks]
-    return WindowReport(chunking.spec, embedder, window, action, len(counts), sum(1 for n in counts if n > window),
-                        max(counts, default=0))
+    own count, prefixes and special tokens included).  ``bound(text)``, a cheap upper bound of ``count(text)``
+    (e5: the characters it segments, each token covering at least one), spares counting the chunks it shows to
+    fit.  ``action``/``embedder``: see :class:`WindowReport`."""
+    texts = [c.text for c in chunking.chunks if bound is None or bound(c.text) > window]
+    counts = [count(t) for t in texts]
+    return WindowReport(chunking.spec, embedder, window, action, len(chunking.chunks),
+                        sum(1 for n in counts if n > window), max(counts, default=0))

@@ -41,7 +41,7 @@ import threading
 from typing import Any, Iterable, Optional, Tuple
 
 __all__ = ["MIN_SECRET_LENGTH", "REDACTED", "Redactor", "register", "configured_secrets", "scrub", "scrub_value",
-           "holds_secret"]
+           "redact_written", "holds_secret"]
 
 #: secrets shorter than this are never looked for (see the module docstring).
 MIN_SECRET_LENGTH = 8
@@ -93,6 +93,12 @@ def scrub_value(value: Any) -> Any:
     """:func:`scrub` applied to every string of a JSON-like value (keys included)."""
     return Redactor(configured_secrets(), register=False).value(value) if not isinstance(value, str) \
         else scrub(value)
+
+
+def redact_written(text: str) -> str:
+    """``text`` with every configured key and header value replaced (not the key-*shaped* values :func:`scrub`
+    also catches: a written corpus text may hold such a shape legitimately): for run and score folders."""
+    return Redactor(configured_secrets(), register=False).text(text)
 
 
 def holds_secret(text: str) -> bool:

@@ -3,29 +3,36 @@
 :func:`render_run` prints, in order:
 
 1. the **dataset card**: corpus and question-set sizes, question types, how many questions are
-   scored and how many are out-of-corpus (not scored), chunks per chunker, and the evidence
-   strings no chunk can hold (with the reason, e.g. cut by a chunk boundary); then the run's
-   warnings (e.g. questions a results file lacks);
+   scored and how many are out-of-corpus (not scored), each chunking's sizes (chunks, mean and
+   largest size, sentences ``paragraphs:N`` cut inside, chunks over each embedder's window), the
+   context budgets, and the evidence strings no chunk can hold (with the reason, e.g. cut by a chunk
+   boundary); then the run's warnings (e.g. questions a results file lacks, chunkers of different size
+   compared by chunk count, chunks over an embedder's window);
 2. the **pipeline legend** (``P1  bm25 | paragraphs:400``, ...; P1 is the baseline) and the
    **metric table**: one row per pipeline, the main metrics' means over the scored questions with
-   their 95% bootstrap interval underneath; below it, per pipeline that failed on some questions,
+   their 95% bootstrap interval underneath, explained by the ranking-metric registry's legends; with
+   context budgets the **table at an equal budget** (each pipeline with its chunks' mean size) and, with
+   several chunkers, the **chunking study** (chunker × retriever: the headline metric by chunk count
+   beside the same metric at the budget); below, per pipeline that failed on some questions,
    how many were *unretrieved* (graded as misses) and why, and the latency of services;
-3. the **sweep**: the lecture's mean P@K / R@K / F1@K for each K, with F-beta@K for beta 0.5
-   (precision weighted) and 2 (recall weighted);
+3. the **sweep**: the lecture's mean P@K / R@K / F1@K for each K (and each context budget), with
+   F-beta@K for beta 0.5 (precision weighted) and 2 (recall weighted);
 4. **by question type**: the headline metrics per type, with n per type;
 5. **comparisons**: every pipeline against the baseline (the first), per metric: difference,
    its paired-bootstrap 95% interval, the paired randomization p-value, the Holm-adjusted p
    over the metrics of the pair, the minimum detectable difference (MDD) and a short reading;
    then the full plain-words verdict on the headline metric.  Differences smaller than the
-   MDD are flagged as within the noise;
+   MDD are flagged as within the noise; then the same **at an equal context budget** (each chunker
+   against the first chunker with the same retriever);
 6. the **rerank stage** of each ``RETRIEVER>RERANKER`` pipeline: its lift over its own first stage on the
    headline metrics (difference, paired interval, Holm-adjusted reading), per question type, the
    questions it fixed and broke, the first stage's **recall ceiling** (how many scored questions have a
    relevant unit among the candidates, and how many misses lay outside them: no reranker can fix those),
    the queries it could not rerank (kept in first-stage order), its latency per query and its cost;
 7. the **missed questions** of each pipeline (no relevant unit in the top ``k``): question,
-   evidence, where it was found (or "not found"), and the top-3 retrieved chunks, shortened;
-   at most ``max_missed`` per pipeline;
+   evidence, where it was found (or "not found"), ``evidence_split`` when the chunking cut the
+   evidence (which chunk holds which part), and the top-3 retrieved chunks, shortened; at most
+   ``max_missed`` per pipeline, with the count of ``evidence_split`` misses in the title;
 8. every pipeline's **signature**.
 
 Only the summary is needed (a :class:`~ragexam.storage.summary.RunSummary`, or the summary.json object,
@@ -42,7 +49,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from ragexam import fmt
 from ragexam.report.tables import Column, Keys, pipeline_keys, pipeline_labels, print_fitted, print_legend
-from ragexam.storage.summary import Comparison, MissedQuestion, PipelineInfo, RerankStage, RunSummary
+from ragexam.storage.summary import ChunkSizes, Comparison, MissedQuestion, PipelineInfo, RerankStage, RunSummary
 
 __all__ = ["render_run", "render_where_next", "render_outcome", "render_demo_intro"]
 
@@ -127,7 +134,8 @@ def _dataset_card(console, summary: RunSummary) -> None:
 
     ds, cfg = summary.dataset, summary.config
     types = ", ".join(f"{t} {n}" for t, n in ds.types.items())
-    chunks = ", ".join(f"{c} → {fmt.plural(n, 'chunk')}" for c, n in ds.n_chunks.items())
+    chunks = ", ".join(f"{c} → {fmt.plural(n, 'chunk')}" for c, n in ds.n_chunks.items()) \
+        if summary.chunking is None else ""
     docs = (f"{fmt.plural(ds.n_documents, 'document')} · " if ds.n_documents is not None else
             "no corpus (every pipeline returned its own texts) · ")
     rows = [("dataset", f"{summary.dataset_label}: {docs}"
@@ -144,6 +152,7 @@ def _dataset_card(console, summary: RunSummary) -> None:
         rel_text += f" (a chunk holding ≥ {cfg.overlap:g} of a string counts)"
     rows.append(("relevance", f"{rel_text} · k = {', '.join(map(str, cfg.k))} · depth "
                               f"{cfg.depth} · seed {cfg.seed} · run {summary.run_id}"))
+    rows.extend(_chunking_rows(summary))
     if relevance == "evidence" and ds.n_unmatched_evidence:
         parts = []
         for chunker, n in ds.n_unmatched_evidence.items():
@@ -167,6 +176,36 @@ def _dataset_card(console, summary: RunSummary) -> None:
                            style="yellow"))
     for w in summary.warnings:
         console.print(Text("warning: " + str(w), style="yellow"), soft_wrap=True)
+
+
+def _size_text(name: str, c: ChunkSizes) -> str:
+    """One chunking's sizes: ``paragraphs:400 81 chunks, mean 296 / max 400 characters · ...``."""
+    what = "texts returned" if c.kind == "texts" else fmt.noun(c.n_chunks, "chunk")
+    out = f"{name}: {c.n_chunks} {what}, mean {c.mean_chars:.0f} / max {c.max_chars} characters"
+    if c.cut_sentences:
+        size = name.rsplit(":", 1)[-1]
+        out += (f" · {fmt.plural(c.cut_sentences, 'sentence')} longer than {size} characters cut inside (windows "
+                "overlapping by a tenth)")
+    for w in c.windows:
+        out += (f" · {w.n_over} over {w.embedder}'s window of {w.window} tokens ({w.action})" if w.n_over else
+                f" · all within {w.embedder}'s window of {w.window} tokens")
+    return out
+
+
+def _chunking_rows(summary: RunSummary) -> List[Any]:
+    """The dataset card's rows of the chunking block: each chunking's sizes, and the context budgets."""
+    ch = summary.chunking
+    if ch is None:
+        return []
+    rows = [("chunks" if i == 0 else "", _size_text(name, c)) for i, (name, c) in enumerate(ch.sizes.items())]
+    if ch.budgets:
+        why = ("given with -k" if ch.budget_rule == "given" else
+               f"{summary.miss_k} chunks of the median mean size: chunkings of different size are compared")
+        units = ", ".join(f"{b[:-1]} {'characters' if b.endswith('c') else 'tokens'}" for b in ch.budgets)
+        counted = f"; tokens counted by {ch.token_counter}" if ch.token_counter else ""
+        rows.append(("budget", f"{', '.join(ch.budgets)} ({why}): every ranking metric also cut at {units} of "
+                               f"context, read in rank order{counted}"))
+    return rows
 
 
 def _unretrieved(console, summary: RunSummary) -> None:
@@ -212,13 +251,71 @@ def _metric_table(console, summary: RunSummary) -> None:
         values.append([_cell(res.metrics.get(m), res.ci95.get(m)) for m in main])
     print_fitted(console, title=title, keys=_pipeline_keys(summary, pipes, one_chunker=one_chunker),
                  value_columns=[Column(m) for m in main], values=values)
-    ks = [m for m in main if m.startswith("hit@")]
-    ndcg = next((m for m in main if m.startswith("ndcg@")), "ndcg")
-    console.print(
-        f"[dim]{', '.join(ks)}: share of questions with a relevant chunk in the top k · mrr: mean of 1/rank "
-        f"of the first relevant chunk (0 if none) · {ndcg}: rank-discounted credit of every relevant unit · "
-        f"p/r/f1@{kc}: precision, recall and F1 of the top {kc} · rprec: precision at R (R = relevant units) "
-        f"· map: mean average precision[/]")
+    _metric_legend(console, main)
+
+
+def _metric_legend(console, columns: Sequence[str]) -> None:
+    """One dim line explaining the columns: each metric's legend from the ranking-metric registry."""
+    from rich.text import Text
+
+    from ragexam.metrics.ranking import legend
+
+    console.print(Text(legend(columns), style="dim"))
+
+
+def _budget_table(console, summary: RunSummary) -> None:
+    """The ranking metrics at an equal context budget, one row per pipeline with its chunks' mean size."""
+    cols, pipes = summary.budget_metrics, summary.pipelines
+    budgets = summary.chunking.budgets if summary.chunking is not None else []
+    spent = " or ".join(f"{b[:-1]} {'characters' if b.endswith('c') else 'tokens'}" for b in budgets)
+    title = (f"At an equal context budget: each ranked list read until {spent or 'the budget'} are spent (a chunk "
+             f"straddling the budget counts by its share inside); mean over "
+             f"{fmt.plural(summary.dataset.n_scored, 'scored question')}, 95% bootstrap interval below")
+    sizes = [summary.chunk_sizes(p.name) for p in pipes]
+    extra = [[f"{c.mean_chars:.0f}" if c is not None else ""] for c in sizes]
+    values = [[_cell(summary.result(p.name).metrics.get(m), summary.result(p.name).ci95.get(m)) for m in cols]
+              for p in pipes]
+    print_fitted(console, title=title, keys=_pipeline_keys(summary, pipes, extra=[Column("mean chars")],
+                                                           extra_cells=extra),
+                 value_columns=[Column(m) for m in cols], values=values)
+    _metric_legend(console, cols)
+
+
+def _headline_budget(summary: RunSummary) -> Optional[str]:
+    """The budget column read first: hit at the first budget."""
+    cols = summary.budget_metrics
+    first = summary.chunking.budgets[0] if summary.chunking is not None and summary.chunking.budgets else None
+    want = f"hit@{first}" if first else None
+    return want if want in cols else (cols[0] if cols else None)
+
+
+def _chunking_study(console, summary: RunSummary) -> None:
+    """Chunker × retriever: the headline metric by chunk count beside the same metric at an equal budget."""
+    from rich.text import Text
+
+    pipes = [p for p in summary.pipelines if p.kind == "chunks" and p.chunker is not None]
+    chunkers = list(dict.fromkeys(p.chunker for p in pipes))
+    head, budget = summary.headline, _headline_budget(summary)
+    if len(chunkers) < 2 or budget is None:
+        return
+    retrievers = list(dict.fromkeys(str(p.retriever) for p in pipes))
+    cell = {(p.chunker, str(p.retriever)): summary.result(p.name) for p in pipes}
+    values, keys = [], []
+    for ch in chunkers:
+        c = summary.chunk_sizes(next(p.name for p in pipes if p.chunker == ch))
+        keys.append([ch, f"{c.mean_chars:.0f}" if c is not None else ""])
+        row = []
+        for r in retrievers:
+            res = cell.get((ch, r))
+            row += [_cell(res.metrics.get(m), res.ci95.get(m)) if res is not None else Text("")
+                    for m in (head, budget)]
+        values.append(row)
+    print_fitted(console, title=f"Chunking study: {head} (k chunks, sizes differ) beside {budget} (the same context "
+                                "for every chunker), per retriever; 95% bootstrap interval below",
+                 keys=Keys([Column("chunker", "left"), Column("mean chars")], keys),
+                 value_columns=[Column(f"{r} {m}") for r in retrievers for m in (head, budget)], values=values)
+    console.print(Text(f"Read {budget}: by {head} a chunker with bigger chunks sees more context; at an equal budget "
+                       "it does not. The paired comparisons at equal budget are below.", style="dim"))
 
 
 def _index_recall(console, summary: RunSummary) -> None:
@@ -252,6 +349,10 @@ def _sweep_table(console, summary: RunSummary) -> None:
             ks.append([str(k)])
             values.append([fmt.num(v.p), fmt.num(v.r), fmt.num(v.f1),
                            fmt.num((fb.get("0.5") or {}).get(k)), fmt.num((fb.get("2") or {}).get(k))])
+        for b in summary.chunking.budgets if summary.chunking is not None else []:
+            rows.append(None)
+            ks.append([b])
+            values.append([fmt.num(res.metrics.get(f"{m}@{b}")) for m in ("p", "r", "f1", "f0.5", "f2")])
         sections.append(len(values) - 1)
     keys = _pipeline_keys(summary, rows, extra=[Column("K")], extra_cells=ks)
     print_fitted(console, title="P@K / R@K / F1@K sweep and F-beta@K (mean over scored questions)", keys=keys,
@@ -259,7 +360,9 @@ def _sweep_table(console, summary: RunSummary) -> None:
                  sections=sections)
     console.print("[dim]As K grows, recall can only stay or rise; precision usually falls (it divides by K). "
                   "F0.5 weights precision, F2 recall: pick the K and beta that match how many chunks your "
-                  "generator reads.[/]")
+                  "generator reads." + (" A K such as 2000c is a context budget: the list read until that many "
+                                        "characters (c) or tokens (t) are spent." if summary.budget_metrics else "")
+                  + "[/]")
 
 
 def _type_table(console, summary: RunSummary) -> None:
@@ -282,23 +385,42 @@ def _type_table(console, summary: RunSummary) -> None:
 
 
 def _comparisons(console, summary: RunSummary) -> None:
-    from rich.text import Text
-
     comps = summary.comparisons
     if not comps:
         console.print("[dim]One pipeline: nothing to compare (give two or more retrievers or chunkers; the first is "
                       "the baseline).[/]")
         return
+    _pair_tables(console, summary, comps, summary.headline, "  vs  baseline ")
+    _comparisons_note(console, comps)
+
+
+def _budget_comparisons(console, summary: RunSummary) -> None:
+    """Paired comparisons at an equal context budget (``budget_comparisons``)."""
+    from rich.text import Text
+
+    comps = summary.budget_comparisons
+    if not comps:
+        return
+    console.print(Text("At an equal context budget: paired comparisons (a chunker against the first chunker with "
+                       "the same retriever; a pipeline with its own chunks against the baseline)", style="bold"))
+    _pair_tables(console, summary, comps, _headline_budget(summary) or comps[0].metric, "  vs  ")
+    _comparisons_note(console, comps)
+
+
+def _pair_tables(console, summary: RunSummary, comps: Sequence[Comparison], head: str, against: str) -> None:
+    """One table per pair of pipelines (metric rows: difference, paired interval, p, Holm, MDD, reading) and the
+    verdict on ``head``."""
+    from rich.text import Text
+
     labels = _labels(summary)
-    head = summary.headline
-    by_pair: Dict[str, List[Comparison]] = {}
+    by_pair: Dict[Any, List[Comparison]] = {}
     for c in comps:
-        by_pair.setdefault(c.pipeline, []).append(c)
-    for name, rows in by_pair.items():
-        n, base = rows[0].n, rows[0].baseline
+        by_pair.setdefault((c.baseline, c.pipeline), []).append(c)
+    for (base, name), rows in by_pair.items():
+        n = rows[0].n
         title = _named(labels.get(name, "?"), name)
         title.stylize("bold")
-        title.append("  vs  baseline ", style="bold")
+        title.append(against, style="bold")
         title.append_text(_named(labels.get(base, "?"), base))
         title.append(f"  (paired over the same {fmt.plural(n, 'question')}; one question = "
                      f"{fmt.num(rows[0].resolution)})")
@@ -317,6 +439,9 @@ def _comparisons(console, summary: RunSummary) -> None:
         key = next((c for c in rows if c.metric == head), rows[0])
         _bullets(console, [(f"verdict on {key.metric}:", key.verdict)], indent=0)
         console.print()
+
+
+def _comparisons_note(console, comps: Sequence[Comparison]) -> None:
     n = comps[0].n
     mdds = [c.mdd for c in comps if fmt.is_number(c.mdd)]
     if mdds:
@@ -412,6 +537,13 @@ def _missed_entry(console, e: MissedQuestion, relevance: Optional[str], depth: O
     line = Text("      " + _shorten(what, width - 6 - len(tail)))
     line.append(tail, style="bold")
     console.print(line)
+    sp = e.evidence_split
+    if sp is not None:
+        line = Text("      evidence_split: ", style="bold yellow")
+        line.append(_shorten(f"#{sp.rank} {sp.chunk_id} holds the {sp.part} ({sp.chars} of {sp.length} characters) "
+                             f"of “{_shorten(sp.evidence, 40)}”; no chunk of the top {sp.k} holds it whole: the "
+                             "chunker cut it", width - 22), style="yellow")
+        console.print(line)
     for t in e.top:
         console.print(Text("      " + _shorten(f"#{t.rank} {t.chunk_id}: {t.text}", width - 6), style="dim"))
 
@@ -432,6 +564,10 @@ def _missed(console, summary: RunSummary, max_missed: int) -> None:
         title.append(f"{len(entries)} of {fmt.plural(summary.dataset.n_scored, 'scored question')} "
                      f"{'has' if len(entries) == 1 else 'have'} no relevant "
                      f"{'evidence' if relevance == 'evidence' else 'document'} in the top {k}")
+        n_split = summary.result(p.name).n_evidence_split
+        if n_split:
+            title.append(f"; {n_split} evidence_split (the chunking cut the evidence: a chunk of the top {k} holds "
+                         "part of it — a chunking miss, not a retrieval miss)", style="yellow")
         console.print(title)
         for e in entries[:max_missed]:
             _missed_entry(console, e, relevance, depth, width)
@@ -461,6 +597,10 @@ def render_run(summary: Any, console=None, *, max_missed: int = MAX_MISSED) -> N
     _legend(console, summary)
     console.print()
     _metric_table(console, summary)
+    if summary.budget_metrics:
+        console.print()
+        _budget_table(console, summary)
+        _chunking_study(console, summary)
     _unretrieved(console, summary)
     _index_recall(console, summary)
     console.print()
@@ -470,6 +610,9 @@ def render_run(summary: Any, console=None, *, max_missed: int = MAX_MISSED) -> N
     console.print()
     _comparisons(console, summary)
     console.print()
+    if summary.budget_comparisons:
+        _budget_comparisons(console, summary)
+        console.print()
     if summary.rerank:
         _rerank(console, summary)
         console.print()

@@ -22,6 +22,7 @@ known tokenizer: ``tokens:`` then counts in e5's, and the window report is skipp
 from __future__ import annotations
 
 import threading
+import unicodedata
 from typing import Any, Callable, List, Optional, Tuple, Union
 
 from ragexam.data.chunking import Chunker, Chunking, SemanticChunker, TokenChunker, WindowReport, parse_chunker, \
@@ -65,6 +66,25 @@ class E5TokenSpans:
         """Content tokens of ``"passage: " + text`` (the windows e5 embeds it in hold 510 each)."""
         return len(self._load().content_ids(_E5_PASSAGE + text))
 
+    def bound(self, text: str) -> int:
+        """An upper bound of :meth:`count` without segmenting: the characters e5 segments (every token covers at
+        least one).  For the bundled model it needs no model at all: e5's normalization maps no character to
+        more characters than NFKC does (tested over its whole table), collapses spaces and adds one ``▁``, so
+        the NFKC lengths of the characters plus one bound it; another model file is normalized by its table."""
+        s = _E5_PASSAGE + text
+        if self.model_path is not None:
+            return len(self._load().normalize(s))
+        if s.isascii():
+            return len(s) + 1
+        new = set(s) - _NFKC_SEEN
+        if new:
+            _NFKC_SEEN.update(new)
+            for ch in new:
+                out = unicodedata.normalize("NFKC", ch)
+                if out != ch:
+                    _NFKC_WIDER[ord(ch)] = out
+        return len(s.translate(_NFKC_WIDER)) + 1
+
     def size(self, text: str) -> int:
         """Tokens of ``text`` itself (no prefix, no special tokens): a chunk's size for a token budget."""
         return len(self._load().content_ids(text))
@@ -99,6 +119,9 @@ class E5TokenSpans:
 
 
 _E5_SPANS: dict = {}
+#: characters whose NFKC form was looked up, and those whose form differs (``str.translate`` table)
+_NFKC_SEEN: set = set()
+_NFKC_WIDER: dict = {}
 
 
 def _e5_spans(model_path: Optional[str] = None) -> E5TokenSpans:
@@ -164,15 +187,20 @@ def embedder_window(embedder: Any = None) -> Optional[Tuple[Callable[[str], int]
         return (embedder.token_count, int(embedder.token_window), str(getattr(embedder, "window_action", "truncated")),
                 str(getattr(embedder, "name", type(embedder).__name__)))
     if _is_e5(embedder):
-        spans = _e5_spans(getattr(embedder, "model_path", None) if getattr(embedder, "name", None) == "e5" else None)
-        return spans.count, E5_WINDOW, "windowed", getattr(embedder, "name", None) or "e5"
+        return _e5_of(embedder).count, E5_WINDOW, "windowed", getattr(embedder, "name", None) or "e5"
     return None
 
 
+def _e5_of(embedder: Any) -> E5TokenSpans:
+    return _e5_spans(getattr(embedder, "model_path", None) if getattr(embedder, "name", None) == "e5" else None)
+
+
 def chunk_window_report(chunking: Chunking, embedder: Any = None) -> Optional[WindowReport]:
-    """How many chunks of ``chunking`` exceed ``embedder``'s window (``None``: its window is not known)."""
+    """How many chunks of ``chunking`` exceed ``embedder``'s window (``None``: its window is not known); with e5,
+    only the chunks with more characters than its window are segmented (:meth:`E5TokenSpans.bound`)."""
     known = embedder_window(embedder)
     if known is None:
         return None
     count, window, action, name = known
-    return window_report(chunking, count, window, action=action, embedder=name)
+    bound = _e5_of(embedder).bound if _is_e5(embedder) and count == _e5_of(embedder).count else None
+    return window_report(chunking, count, window, action=action, embedder=name, bound=bound)

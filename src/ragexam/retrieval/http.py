@@ -43,11 +43,12 @@ question (``"timeout: ..."``, ``"malformed: ..."``), graded as a miss and counte
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.errors import InputError
 from ragexam.retrieval.service import JSONService, Malformed, json_path, set_path
 from ragexam.retrieval.texts import Retrieval, TextRetriever
+from ragexam.signature import Signature, quote
 
 __all__ = ["HTTPRetriever", "RESULT_LISTS", "TEXT_FIELDS", "DOC_ID_FIELDS", "ID_FIELDS", "SCORE_FIELDS"]
 
@@ -117,22 +118,22 @@ class HTTPRetriever(TextRetriever):
     def spec(self) -> str:
         return f"http:{self.service.public_url}"
 
-    def _options(self) -> List[str]:
+    def _options(self) -> List[Tuple[str, str]]:
         defaults = {"query_field": "query", "top_k_field": "top_k", "results_path": "auto", "text_field": "auto",
                     "doc_id_field": "auto", "id_field": "auto", "score_field": "auto"}
-        return [f"{k}:{getattr(self, k)}" for k in defaults]
+        return [(k, quote(getattr(self, k))) for k in defaults]
 
     @property
     def signature(self) -> str:
         """``http:<url>|<request and response fields>|top_k:<N or depth>[|headers:<names>]``: what decides the
         results (not timeouts, retries or concurrency; header names only, never values)."""
-        sig = f"http:{self.service.public_url}|" + "|".join(self._options())
-        sig += f"|top_k:{self.top_k if self.top_k is not None else 'depth'}"
+        fields = [("http", quote(self.service.public_url)), *self._options(),
+                  ("top_k", self.top_k if self.top_k is not None else "depth")]
         if self.extra_body:
-            sig += f"|extra_body:{','.join(sorted(self.extra_body))}"
+            fields.append(("extra_body", sorted(self.extra_body)))
         if self.service.header_names:
-            sig += f"|headers:{','.join(self.service.header_names)}"
-        return sig
+            fields.append(("headers", list(self.service.header_names)))
+        return str(Signature(fields, version=False))
 
     def body(self, query: str, top_n: int) -> Dict[str, Any]:
         """The request body for ``query``."""

@@ -35,6 +35,10 @@ stats           dict ``{metric: [numbers]}``: a segment's summable statistics fo
                 metrics (score rows: ``bleu``, ``chrf``), empty for retrieval runs
 unretrieved     str or None: why the pipeline returned nothing for the question (``"timeout: ..."``,
                 ``"missing: ..."``); graded as a miss (from ragexam-run/3)
+evidence_split  :class:`SplitCell` or None (a JSON object in the CSV): the miss was caused by the chunking (the top
+                ``k`` holds part of an evidence string, no chunk holds one whole): ``unit_id``, ``k``,
+                ``rank`` and ``chunk_id`` of the chunk holding a part, ``part`` (start, end, middle),
+                ``chars`` of its ``length`` characters; written when some row has one
 <metric>        float, or None for an empty cell (not scored, or not judged)
 ==============  ===============================================================
 
@@ -56,7 +60,8 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 from ragexam.errors import InputError
 
-__all__ = ["RUN_FORMAT", "RUN_FORMATS", "SCORE_FORMAT", "SCORE_FORMATS", "FIXED_COLUMNS", "RunRow", "ChunkRecord",
+__all__ = ["RUN_FORMAT", "RUN_FORMATS", "SCORE_FORMAT", "SCORE_FORMATS", "FIXED_COLUMNS", "RunRow", "SplitCell",
+           "ChunkRecord",
            "RunData", "coerce_rows", "metric_columns", "read_run_folder", "read_score_folder", "read_folder",
            "write_run_folder", "write_score_folder", "write_text", "check_summary", "is_score", "miss_cutoff",
            "headline_metric", "dataset_label"]
@@ -72,7 +77,7 @@ SCORE_FORMATS = ("ragexam-score/1", "ragexam-score/2")
 #: (and ``unretrieved``, ``stats`` when a row has them) come after the metrics.
 FIXED_COLUMNS = ("pipeline", "retriever", "chunker", "query_id", "type", "answerable", "first_rank",
                  "unit_ranks", "n_units")
-_NOT_METRICS = frozenset(FIXED_COLUMNS + ("top_ids", "unretrieved", "stats"))
+_NOT_METRICS = frozenset(FIXED_COLUMNS + ("top_ids", "unretrieved", "evidence_split", "stats"))
 
 _TRUE = {"true", "1", "yes", "t", "y"}
 _FALSE = {"false", "0", "no", "f", "n"}
@@ -81,6 +86,41 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 
 # --- typed rows --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SplitCell:
+    """The ``evidence_split`` cell: the miss was caused by the chunking.  Evidence string ``unit_id`` is held whole
+    by no chunk of the top ``k``; the chunk ``chunk_id`` at ``rank`` holds its ``part`` (``start``, ``end`` or
+    ``middle``): ``chars`` of its ``length`` (normalized) characters."""
+
+    unit_id: str
+    k: int
+    rank: int
+    chunk_id: str
+    part: str
+    chars: int
+    length: int
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"unit_id": self.unit_id, "k": self.k, "rank": self.rank, "chunk_id": self.chunk_id,
+                "part": self.part, "chars": self.chars, "length": self.length}
+
+
+def _as_split(v: Any, source: str, line: Optional[int]) -> Optional[SplitCell]:
+    if isinstance(v, SplitCell):
+        return v
+    raw = _as_json(v, dict, source, line, "evidence_split")
+    if not raw:
+        return None
+    kinds = {"unit_id": str, "k": int, "rank": int, "chunk_id": str, "part": str, "chars": int, "length": int}
+    for key, kind in kinds.items():
+        value = raw.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise _fail(f"received {key} {value!r}; expected {'an integer' if kind is int else 'a string'} (the "
+                        "object holds unit_id, k, rank, chunk_id, part, chars, length).", source, line,
+                        f"evidence_split.{key}")
+    return SplitCell(**{key: raw[key] for key in kinds})
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,16 +147,19 @@ class RunRow(Mapping):
     metrics: Dict[str, Optional[float]] = field(default_factory=dict)
     stats: Dict[str, List[float]] = field(default_factory=dict)
     unretrieved: Optional[str] = None
+    evidence_split: Optional[SplitCell] = None
 
     def _keys(self) -> List[str]:
         return (list(FIXED_COLUMNS) + list(self.metrics) + ["top_ids"]
-                + (["unretrieved"] if self.unretrieved is not None else []) + (["stats"] if self.stats else []))
+                + (["unretrieved"] if self.unretrieved is not None else [])
+                + (["evidence_split"] if self.evidence_split is not None else []) + (["stats"] if self.stats else []))
 
     def __getitem__(self, key: str) -> Any:
         if key in self.metrics:
             return self.metrics[key]
         if key in FIXED_COLUMNS or key == "top_ids" or (key == "stats" and self.stats) or \
-                (key == "unretrieved" and self.unretrieved is not None):
+                (key == "unretrieved" and self.unretrieved is not None) or \
+                (key == "evidence_split" and self.evidence_split is not None):
             return getattr(self, key)
         raise KeyError(key)
 
@@ -147,6 +190,8 @@ class RunRow(Mapping):
         out["top_ids"] = list(self.top_ids)
         if self.unretrieved is not None:
             out["unretrieved"] = self.unretrieved
+        if self.evidence_split is not None:
+            out["evidence_split"] = self.evidence_split.to_dict()
         if self.stats:
             out["stats"] = {k: list(v) for k, v in self.stats.items()}
         return out
@@ -299,7 +344,8 @@ def coerce_rows(rows: Iterable[Mapping[str, Any]], *, source: str = "per_questio
             n_units=_as_int(row.get("n_units"), source, line, "n_units"),
             top_ids=[str(x) for x in _as_json(row.get("top_ids"), list, source, line, "top_ids")],
             metrics=metrics, stats=_as_stats(row.get("stats"), source, line),
-            unretrieved=_as_str(row.get("unretrieved"))))
+            unretrieved=_as_str(row.get("unretrieved")),
+            evidence_split=_as_split(row.get("evidence_split"), source, line)))
     return out
 
 
@@ -556,8 +602,12 @@ def _typed_run(summary: Any) -> bool:
     return isinstance(summary, RunSummary)
 
 
-def miss_cutoff(summary: Any, default: int = 5) -> int:
-    """The missed-cutoff ``k`` of a run: ``config.miss_k``, else the ``k`` of its missed entries."""
+def miss_cutoff(summary: Any, default: Optional[int] = None) -> int:
+    """The missed-cutoff ``k`` of a run: ``config.miss_k``, else the ``k`` of its missed entries, else ``default``
+    (:data:`ragexam.storage.summary.DEFAULT_MISS_K`)."""
+    from ragexam.storage.summary import DEFAULT_MISS_K
+
+    default = DEFAULT_MISS_K if default is None else default
     if _typed_run(summary):
         return summary.miss_k
     cfg = summary.get("config") or {}
@@ -801,19 +851,22 @@ def _cell(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, SplitCell):
+        value = value.to_dict()
     if isinstance(value, (dict, list, tuple)):
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return str(value)
 
 
-def _write_csv(path: Path, columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> None:
+def _write_csv(path: Path, columns: Sequence[str], rows: Iterable[Mapping[str, Any]],
+               clean: Callable[[str], str] = lambda text: text) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
         with open(tmp, "w", encoding="utf-8", newline="") as fh:
             w = csv.writer(fh, lineterminator="\n")
             w.writerow(columns)
             for row in rows:
-                w.writerow([_cell(row.get(c)) for c in columns])
+                w.writerow([clean(_cell(row.get(c))) for c in columns])
         os.replace(tmp, path)
     except BaseException:
         if tmp.exists():
@@ -853,7 +906,8 @@ def _plain(summary: Any) -> Dict[str, Any]:
 
 
 def write_run_folder(directory: PathLike, summary: Any, rows: Sequence[Mapping[str, Any]],
-                     chunks: Iterable[ChunkRecord], extra: Optional[Callable[[Path], None]] = None) -> Path:
+                     chunks: Iterable[ChunkRecord], extra: Optional[Callable[[Path], None]] = None,
+                     redact: Optional[Callable[[str], str]] = None) -> Path:
     """Write a run folder as a unit (:func:`ragexam.storage.atomic.folder_writer`): ``per_question.csv``,
     ``chunks.jsonl``, whatever ``extra(folder)`` writes (the TREC files under ``runs/``) and then
     ``summary.json`` go into a temporary sibling that then replaces ``directory``; returns ``directory``.
@@ -861,7 +915,8 @@ def write_run_folder(directory: PathLike, summary: Any, rows: Sequence[Mapping[s
     ``summary`` (a :class:`~ragexam.storage.summary.RunSummary` or its JSON object) must have format
     :data:`RUN_FORMAT`.  The per_question.csv columns are :data:`FIXED_COLUMNS`, the rows' metric columns
     (first-seen order), then ``top_ids``.  A text that cannot be written (an unpaired surrogate) or a
-    number JSON cannot hold fails before ``directory`` is touched."""
+    number JSON cannot hold fails before ``directory`` is touched.  ``redact`` (the configured keys and header
+    values: :func:`ragexam.llm.redact.redact_written`) is applied to every file's text."""
     from ragexam.storage.atomic import folder_writer
 
     data = _plain(summary)
@@ -869,15 +924,18 @@ def write_run_folder(directory: PathLike, summary: Any, rows: Sequence[Mapping[s
         raise InputError(f"received format {data.get('format')!r}; this ragexam writes {RUN_FORMAT!r}.",
                          source="summary", field="format")
     typed = coerce_rows(rows, source="per_question")
-    summary_text = _json_text(data, "summary")
+    clean = redact or (lambda text: text)
+    summary_text = clean(_json_text(data, "summary"))
     with folder_writer(directory, "run") as out:
         _make_dir(out, "runs")
         columns = list(FIXED_COLUMNS) + metric_columns(typed) + ["top_ids"]
         if any(r.unretrieved is not None for r in typed):
             columns.append("unretrieved")
-        _write_csv(out / "per_question.csv", columns, typed)
-        write_text(out / "chunks.jsonl", "".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n"
-                                                 for c in chunks))
+        if any(r.evidence_split is not None for r in typed):
+            columns.append("evidence_split")
+        _write_csv(out / "per_question.csv", columns, typed, clean)
+        write_text(out / "chunks.jsonl", clean("".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n"
+                                                       for c in chunks)))
         if extra is not None:
             extra(out)
         write_text(out / "summary.json", summary_text)

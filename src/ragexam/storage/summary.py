@@ -26,13 +26,18 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from ragexam.storage.records import Record, opt
 
-__all__ = ["RunSummary", "RunSettings", "DatasetInfo", "PipelineInfo", "PipelineResult", "Comparison",
+__all__ = ["DEFAULT_MISS_K", "TOP_IDS", "RunSummary", "RunSettings", "DatasetInfo", "PipelineInfo", "PipelineResult", "Comparison",
            "Unretrieved", "FailedQuestion", "Latency", "RetrievedChunk", "MissedQuestion", "UnmatchedEvidence",
            "EvidenceCut", "RerankStage", "RerankCeiling", "RerankStatus", "RerankChange", "TypeLift", "Timing",
-           "SweepPoint", "Interval"]
+           "SweepPoint", "Interval", "EvidenceSplitInfo", "ChunkWindow", "ChunkSizes", "ChunkingReport"]
 
 #: a 95% interval ``(low, high)``
 Interval = Tuple[float, float]
+#: the cutoff of a *missed* question when a run names none: the usual number of chunks put in a prompt
+DEFAULT_MISS_K = 5
+#: chunk ids kept per question in ``per_question.top_ids``: the most contexts ``answer``/``score`` can give a
+#: generator from a run folder
+TOP_IDS = 10
 
 
 @dataclass
@@ -56,6 +61,8 @@ class RunSettings(Record):
     workers: Optional[int] = None
     executor: Optional[str] = None
     split: Optional[str] = opt()
+    #: context budgets given with ``-k`` (``["2000c", "512t"]``)
+    budgets: List[str] = opt(factory=list)
 
 
 @dataclass
@@ -145,6 +152,9 @@ class PipelineResult(Record):
     #: why the pipeline produced nothing (every question failed, or no rerank reply was usable): its numbers are
     #: not a result of the pipeline; ``None`` for a pipeline that worked
     produced_nothing: Optional[str] = opt()
+    #: missed questions (evidence relevance) whose miss the chunking caused: labelled ``evidence_split`` (their
+    #: ``missed[*].evidence_split``); ``None`` when not counted (document relevance, older runs)
+    n_evidence_split: Optional[int] = opt()
 
 
 @dataclass
@@ -181,6 +191,27 @@ class RetrievedChunk(Record):
 
 
 @dataclass
+class EvidenceSplitInfo(Record):
+    """A miss caused by the chunking (:class:`ragexam.data.relevance.EvidenceSplit`): evidence string ``unit_id`` is
+    held whole by no chunk of the top ``k``, but the chunk ``chunk_id`` at ``rank``, from the evidence's document,
+    holds ``part`` of it (``start``, ``end`` or ``middle``): ``chars`` of its ``length`` normalized characters.
+    ``how``: ``location`` (ragexam's chunks) or ``text`` (returned texts); ``doc_checked``: the chunk's document was
+    compared with the evidence's."""
+
+    unit_id: str = ""
+    evidence: str = ""
+    k: int = 0
+    rank: int = 0
+    chunk_id: str = ""
+    doc_id: Optional[str] = None
+    part: str = ""
+    chars: int = 0
+    length: int = 0
+    how: str = ""
+    doc_checked: bool = False
+
+
+@dataclass
 class MissedQuestion(Record):
     """A question with no relevant unit in the top ``k``: where its units were found and what came first."""
 
@@ -192,10 +223,12 @@ class MissedQuestion(Record):
     relevant_doc_ids: List[str] = field(default_factory=list)
     first_rank: Optional[int] = None
     unit_ranks: Dict[str, Optional[int]] = field(default_factory=dict)
-    k: int = 5
+    k: int = DEFAULT_MISS_K
     top: List[RetrievedChunk] = field(default_factory=list)
     first_correct: Optional[RetrievedChunk] = opt()
     unretrieved: Optional[str] = opt()
+    #: the chunking cut the evidence: the top k holds part of it, no chunk holds it whole
+    evidence_split: Optional[EvidenceSplitInfo] = opt()
 
 
 @dataclass
@@ -244,7 +277,7 @@ class RerankCeiling(Record):
     misses: int = 0
     misses_outside: int = 0
     misses_inside: int = 0
-    k: int = 5
+    k: int = DEFAULT_MISS_K
 
 
 @dataclass
@@ -291,6 +324,51 @@ class Timing(Record):
 
 
 @dataclass
+class ChunkWindow(Record):
+    """How many chunks exceed an embedder's window: ``n_over`` chunks have more than ``window`` tokens (the longest
+    ``max_tokens``); ``action``: what the embedder does with the rest (``windowed``: embedded in windows whose
+    vectors are averaged; ``truncated``: not embedded)."""
+
+    embedder: str = ""
+    window: int = 0
+    action: str = ""
+    n_over: int = 0
+    max_tokens: int = 0
+
+
+@dataclass
+class ChunkSizes(Record):
+    """The sizes of one chunking: a chunker's chunks of the corpus (``kind`` ``chunker``) or the distinct texts a
+    pipeline that chunks on its own returned (``texts``): how many, their mean and largest size in characters,
+    the sentences ``paragraphs:N`` had to cut inside (one sentence longer than N), and per embedder of the run the
+    chunks over its window."""
+
+    kind: str = "chunker"
+    n_chunks: int = 0
+    mean_chars: float = 0.0
+    max_chars: int = 0
+    cut_sentences: int = 0
+    windows: List[ChunkWindow] = opt(factory=list)
+
+
+@dataclass
+class ChunkingReport(Record):
+    """The ``chunking`` block: every chunking's sizes (by chunker spec, then by the name of each pipeline that
+    returned its own texts; a rerank stage shares its first stage's), the chunking of each pipeline
+    (``pipelines``: pipeline name -> key of ``sizes``), the context budgets the run cut every ranking metric at (``budgets``, e.g.
+    ``["2000c"]``) and why (``budget_rule``: ``given`` with ``-k``, or ``equal``: ``miss_k`` chunks of the median
+    mean size, chosen because chunkings of different size were compared), what counted tokens
+    (``token_counter``), and ``size_warning``: chunkings of different mean size compared by chunk count k."""
+
+    sizes: Dict[str, ChunkSizes] = field(default_factory=dict)
+    pipelines: Dict[str, str] = field(default_factory=dict)
+    budgets: List[str] = field(default_factory=list)
+    budget_rule: Optional[str] = opt()
+    token_counter: Optional[str] = opt()
+    size_warning: Optional[str] = opt()
+
+
+@dataclass
 class RunSummary(Record, Mapping):
     """``summary.json`` of a run (module docstring)."""
 
@@ -310,20 +388,28 @@ class RunSummary(Record, Mapping):
     warnings: List[str] = field(default_factory=list)
     rerank: Dict[str, RerankStage] = opt(factory=dict)
     timing: Optional[Timing] = opt()
+    #: the sizes of every chunking and the context budgets (``chunking`` block)
+    chunking: Optional[ChunkingReport] = opt()
+    #: the columns of the table at an equal context budget (``hit@2000c``, ...; their values are in ``results``)
+    budget_metrics: List[str] = opt(factory=list)
+    #: paired comparisons at an equal budget: pipelines that differ only in their chunker (each against the first
+    #: chunker with the same retriever), and pipelines that return texts against the baseline; one Holm family
+    #: per pair over ``budget_metrics``
+    budget_comparisons: List[Comparison] = opt(factory=list)
 
     # -- what every reader asks -------------------------------------------------------------------------------
 
     @property
     def miss_k(self) -> int:
         """The cutoff of a *missed* question: ``config.miss_k`` (older files: ``missed_k``/``miss_cutoff``, else the
-        ``k`` of the missed entries), else 5."""
+        ``k`` of the missed entries), else :data:`DEFAULT_MISS_K`."""
         if self.config.miss_k is not None:
             return int(self.config.miss_k)
         for key in ("missed_k", "miss_cutoff"):
             value = self.config.extra.get(key)
             if isinstance(value, int) and not isinstance(value, bool):
                 return value
-        return next((e.k for entries in self.missed.values() for e in entries), 5)
+        return next((e.k for entries in self.missed.values() for e in entries), DEFAULT_MISS_K)
 
     @property
     def headline(self) -> str:
@@ -334,6 +420,12 @@ class RunSummary(Record, Mapping):
     @property
     def pipeline_names(self) -> List[str]:
         return [p.name for p in self.pipelines]
+
+    def chunk_sizes(self, pipeline: str) -> Optional[ChunkSizes]:
+        """The sizes of the chunks ``pipeline`` retrieved from (``None`` when the run did not record them)."""
+        if self.chunking is None:
+            return None
+        return self.chunking.sizes.get(self.chunking.pipelines.get(pipeline, ""))
 
     def pipeline(self, name: str) -> PipelineInfo:
         """The pipeline named ``name`` (``KeyError`` when there is none)."""

@@ -29,7 +29,7 @@ __all__ = ["hit", "mrr", "ndcg", "precision", "recall", "fbeta", "rprec", "avera
 
 
 @ranking_metric("hit", aliases=("success", "hit_rate", "hitrate"), cutoff="required", trec="success.K",
-                legend="share of questions with a relevant chunk in the top k",
+                legend="share of questions with a relevant chunk in the top k (or within the budget)",
                 placement=Placement(main=("hit@{each}",), main_rank=10, sweep=("hit@{k}",), sweep_rank=10,
                                     budget=("hit@{budget}",)))
 def hit(g: Graded, m: Any) -> np.ndarray:
@@ -44,7 +44,7 @@ def hit(g: Graded, m: Any) -> np.ndarray:
 
 
 @ranking_metric("mrr", aliases=("rr", "recip_rank"), cutoff="optional", trec="recip_rank",
-                legend="mean of 1/rank of the first relevant chunk (0 if none)",
+                legend="mean of 1/rank of the first relevant chunk (0 if none; at a budget times its share)",
                 placement=Placement(main=("mrr",), main_rank=20, budget=("mrr@{budget}",)))
 def mrr(g: Graded, m: Any) -> np.ndarray:
     """``mrr`` — 1 / rank of the first relevant item; 0 if none is retrieved (trec_eval ``recip_rank``).

@@ -41,7 +41,7 @@ from ragexam.errors import MetricNameError
 from ragexam.metrics.ranking import kernels as _builtin_kernels  # noqa: F401  (registers the built-in metrics)
 from ragexam.metrics.ranking.registry import alias_table, kernel_for, valid_forms
 
-__all__ = ["Metric", "parse_metric", "parse_metrics", "parse_metric_names", "VALID_FORMS", "legend"]
+__all__ = ["Metric", "parse_metric", "parse_metrics", "parse_metric_names", "parse_cutoff", "VALID_FORMS", "legend"]
 
 
 def __getattr__(name: str):
@@ -148,14 +148,27 @@ def _named_alone(kind: str, base: str) -> bool:
     return any(form.split("@")[0].split(" ")[0] == kind for form in kernel_for(kind).forms)
 
 
+_CUTOFF_RE = re.compile(r"([0-9]+)([ct]?)")
+
+
+def parse_cutoff(text: str) -> tuple[int, str | None] | None:
+    """A cutoff as written after ``@``: ``"10"`` -> ``(10, None)`` (a number of items), ``"512t"`` ->
+    ``(512, "t")`` and ``"2000c"`` -> ``(2000, "c")`` (a context budget in tokens or characters); ``None`` when it
+    is not one (the number must be >= 1; the unit is lower case)."""
+    m = _CUTOFF_RE.fullmatch(text)
+    if not m or int(m.group(1)) < 1:
+        return None
+    return int(m.group(1)), m.group(2) or None
+
+
 def _cutoff(text: str, k_txt: str | None) -> tuple[int | None, str | None]:
     """``(K, unit)`` from the text after ``@``: ``10`` -> (10, None), ``512t`` -> (512, "t")."""
     if k_txt is None:
         return None, None
-    m = re.fullmatch(r"([0-9]+)([ct]?)", k_txt)
-    if not m or int(m.group(1)) < 1:
+    parsed = parse_cutoff(k_txt)
+    if parsed is None:
         raise _error(text, f"the cutoff '{k_txt}' is not a positive integer (or a budget such as 512t, 2000c)")
-    return int(m.group(1)), m.group(2) or None
+    return parsed
 
 
 def parse_metrics(names: Iterable[str | Metric] | str | Metric) -> list[Metric]:

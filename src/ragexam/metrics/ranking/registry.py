@@ -158,10 +158,13 @@ def metric_help() -> str:
 def table_columns(ks: Sequence[int], context: int, *, which: str = "main", budgets: Sequence[str] = ()) -> List[str]:
     """The run table's columns for cutoffs ``ks`` and context cutoff ``context``: ``which="main"`` the
     headline columns, ``"all"`` the headline columns then every kernel's sweep columns for hit@1 and each
-    cutoff (the metrics stored in summary.json), ``"budget"`` every kernel's budget columns for each of
-    ``budgets`` (e.g. ``["2000c", "512t"]``), budget by budget."""
+    cutoff, then for each of ``budgets`` its budget columns and the sweep columns cut at it (the metrics stored
+    in summary.json), ``"budget"`` every kernel's budget columns for each of ``budgets`` (e.g.
+    ``["2000c", "512t"]``), budget by budget."""
+    if which not in ("main", "all", "budget"):
+        raise ValueError(f"which must be 'main', 'all' or 'budget', got {which!r}")
+    ordered = sorted(kernels(), key=lambda x: x.placement.main_rank)
     if which == "budget":
-        ordered = sorted(kernels(), key=lambda x: x.placement.main_rank)
         return [tpl.format(budget=b) for b in budgets for k in ordered for tpl in k.placement.budget]
     ks = sorted(set(ks))
     each = sorted({1, *ks})
@@ -181,4 +184,8 @@ def table_columns(ks: Sequence[int], context: int, *, which: str = "main", budge
                 name = tpl.format(k=c)
                 if name not in out:
                     out.append(name)
+    for b in budgets:
+        names = [tpl.format(budget=b) for k in ordered for tpl in k.placement.budget]
+        names += [tpl.format(k=b) for k in swept for tpl in k.placement.sweep if k.budget]
+        out.extend(n for n in dict.fromkeys(names) if n not in out)
     return out

@@ -35,6 +35,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from ragexam.errors import InputError
 from ragexam.retrieval.rerank.base import Reranker, RerankResult
 from ragexam.retrieval.service import JSONService, Malformed
+from ragexam.signature import Signature, quote
 
 __all__ = ["HTTPReranker", "SHAPES"]
 
@@ -111,10 +112,10 @@ class HTTPReranker(Reranker):
     @property
     def signature(self) -> str:
         shape = self.detected or self.shape
-        sig = f"rerank:http:{self.service.public_url}|shape:{shape}|model:{self.model or 'none'}"
+        fields = [("rerank", "http:" + quote(self.service.public_url)), ("shape", shape), ("model", self.model)]
         if self.service.header_names:
-            sig += f"|headers:{','.join(self.service.header_names)}"
-        return sig
+            fields.append(("headers", list(self.service.header_names)))
+        return str(Signature(fields, version=False))
 
     def body(self, query: str, texts: List[str], shape: str) -> Dict[str, Any]:
         if shape == "tei":
