@@ -200,3 +200,36 @@ def test_attribution_labels_are_whole():
         assert "retrieval_</tspan>" in chart  # wrapped at the underscore, not cut at 14 characters
         title = re.sub(r"<[^>]+>", "", re.search(r'<text class="ctitle"[^>]*>(.*?)</text>', chart).group(1))
         assert title in [escape(p) for p in summary["attribution"]]
+
+
+def test_a_chunking_study_shows_budgets_the_size_warning_and_evidence_split(tmp_path):
+    """A run comparing chunkers of different size: the table at an equal context budget (its columns from the
+    summary's ``budget_metrics``), the comparisons at that budget, the size warning, each chunking's sizes in the
+    dataset card, and every ``evidence_split`` miss named in the list and explained in its details."""
+    import ragexam
+    from ragexam.report import sections
+    from ragexam.report.views import RunView
+
+    res = ragexam.run("it_helpdesk", "it_helpdesk", ["bm25"], ["paragraphs:200", "chars:120:0"], progress=False,
+                      n_resamples=200, n_permutations=200)
+    s = res.summary
+    html = render_report(s, res.per_question)
+    budget = re.search(r'<h3 id="budget">.*?</table>', html, re.S).group(0)
+    assert s.budget_metrics and all(f'<th class="num">{m}</th>' in budget for m in s.budget_metrics)
+    for p, r in s.results.items():
+        lo, hi = r.ci95[s.budget_metrics[0]]
+        assert f"{r.metrics[s.budget_metrics[0]]:.3f}</span><span class=\"ci\">{lo:.3f}–{hi:.3f}" in budget
+        assert f"{s.chunk_sizes(p).mean_chars:.0f}</td>" in budget
+    assert escape(s.chunking.size_warning) in html and 'id="size-warning"' in html
+    assert "Comparisons at an equal context budget" in html
+    assert html.count('<td class="verdict') == len(s.comparisons) + len(s.budget_comparisons)
+    split = [e for es in s.missed.values() for e in es if e.evidence_split is not None]
+    assert split and html.count('title="the chunking cut the evidence">evidence split</span>') == len(split)
+    assert html.count("<dt>evidence split</dt>") == len(split)
+    assert html.count("holds part of the evidence: split") == sum(
+        1 for e in split if any(c.chunk_id == e.evidence_split.chunk_id for c in e.top))
+    n_split = s.results["bm25 | chars:120:0"].n_evidence_split
+    assert n_split and f"{n_split} missed questions evidence_split" in html
+    assert "paragraphs:200: 154 chunks" in html and "chars:120:0: 211 chunks" in html
+    view = RunView.of(s, res.per_question)
+    assert sections.scores(view) in html and sections.dataset(view) in html

@@ -144,6 +144,9 @@ def _header(view: RunView) -> str:
             f"<nav>{nav}</nav></header>")
 
 
+_SPLIT_TAG = ' <span class="tag warn" title="the chunking cut the evidence">evidence split</span>'
+
+
 def _missed(view: RunView) -> str:
     """Every missed question in one table, filtered and opened in the page (the script)."""
     entries = view.missed()
@@ -173,7 +176,7 @@ def _missed(view: RunView) -> str:
                    f'data-detail="{did}"><td>{view.dot(e.pipeline)}{_e(e.pipeline)}</td>'
                    f'<td><code>{_e(e.query_id)}</code></td><td><span class="tag">{_e(e.question.type or fmt.MISSING)}'
                    f'</span></td><td class="num">{_e(fr) if fr is not None else "not found"}</td>'
-                   f"<td>{_e(e.short_question)}</td><td>{cell}</td>"
+                   f"<td>{_e(e.short_question)}{_SPLIT_TAG if e.question.evidence_split else ''}</td><td>{cell}</td>"
                    f'<td><button class="expand" type="button" aria-expanded="false" aria-controls="{did}">'
                    "show</button></td></tr>")
         out.append(f'<tr class="detail" id="{did}" hidden><td colspan="7">{sections.missed_detail(view, e)}</td></tr>')

@@ -53,6 +53,8 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:now
 .verdict{max-width:520px}
 .sig-up{color:var(--good);font-weight:600}.sig-down{color:var(--bad);font-weight:600}
 .border{color:var(--warn)}
+.box.warn{border-color:#e0b400;background:#fff7d6}
+.tag.warn{background:#fff4d6;color:var(--warn)}
 .tag{display:inline-block;border-radius:10px;padding:0 7px;font-size:11.5px;background:#e8eef6;color:#24426b;
 white-space:nowrap}
 .dot{display:inline-block;width:9px;height:9px;border-radius:50%;margin-right:6px;vertical-align:middle}
@@ -137,11 +139,40 @@ def scores(view: RunView) -> str:
         out.append(f'<tr><td>{view.dot(p)}{_e(p)}</td><td class="num">{_e(n)}</td>{"".join(cells)}</tr>')
     out.append("</tbody></table></div>")
     out.append(unretrieved(view))
+    chunking = view.summary.chunking
+    if chunking is not None and chunking.size_warning:
+        out.append(f'<p class="box warn" id="size-warning">{_e(chunking.size_warning)}</p>')
+    out.append(budget_table(view))
     if view.summary.comparisons:
         out.append(comparisons(view, view.summary.comparisons))
     elif len(view.pipelines) > 1:
         out.append('<p class="note">No comparisons in this run.</p>')
+    if view.summary.budget_comparisons:
+        out.append(comparisons(view, view.summary.budget_comparisons, budget=True))
     out.append("</section>")
+    return "".join(out)
+
+
+def budget_table(view: RunView) -> str:
+    """The ranking metrics at an equal context budget (``budget_metrics``): each pipeline with its chunks' mean
+    size, every budget column with its 95% interval."""
+    cols = view.summary.budget_metrics
+    if not cols:
+        return ""
+    budgets = view.summary.chunking.budgets if view.summary.chunking is not None else []
+    spent = " or ".join(f"{b[:-1]} {'characters' if b.endswith('c') else 'tokens'}" for b in budgets)
+    out = [f'<h3 id="budget">At an equal context budget</h3><p class="note">Each ranked list read until '
+           f"{_e(spent or 'the budget')} are spent (a chunk straddling the budget counts by its share inside), so "
+           "chunkers of different size get the same context; mean and 95% bootstrap interval.</p>"
+           '<div class="scroll"><table class="metrics budget"><thead><tr><th>pipeline</th>'
+           '<th class="num">mean chars</th>' + "".join(f'<th class="num">{_e(m)}</th>' for m in cols)
+           + "</tr></thead><tbody>"]
+    for p in view.pipelines:
+        res, size = view.result(p), view.summary.chunk_sizes(p)
+        mean = f"{size.mean_chars:.0f}" if size is not None else fmt.MISSING
+        out.append(f'<tr><td>{view.dot(p)}{_e(p)}</td><td class="num">{mean}</td>'
+                   + "".join(value_cell(res.metrics.get(m), res.ci95.get(m)) for m in cols) + "</tr>")
+    out.append("</tbody></table></div>")
     return "".join(out)
 
 
@@ -163,6 +194,10 @@ def unretrieved(view: RunView) -> str:
                          f"{fmt.num(lat.p95)} s, max {fmt.num(lat.max)} s (n {_e(lat.n)})</li>")
         if res.produced_nothing:
             items.append(f'<li class="warn"><b>{_e(p)}</b> produced nothing: {_e(res.produced_nothing)}</li>')
+        if res.n_evidence_split:
+            items.append(f'<li class="warn"><b>{_e(p)}</b> {_e(fmt.plural(res.n_evidence_split, "missed question"))} '
+                         f"evidence_split: the chunking cut the evidence (a chunk of the top {view.k} holds part of "
+                         "it) -- a chunking miss, not a retrieval miss</li>")
     return f'<ul class="note">{"".join(items)}</ul>' if items else ""
 
 
@@ -181,8 +216,11 @@ def _class_of(c: Comparison) -> str:
     return comparison_class(c.diff, c.ci95, c.p_holm if c.p_holm is not None else c.p_value, c.verdict)
 
 
-def comparisons(view: RunView, comps: Sequence[Comparison]) -> str:
-    out = ["<h3>Comparisons against the baseline</h3>"
+def comparisons(view: RunView, comps: Sequence[Comparison], budget: bool = False) -> str:
+    """The paired comparisons (``budget``: those at an equal context budget, each chunker against the first
+    chunker with the same retriever), one column group per pair, and every verdict in words."""
+    title = ("Comparisons at an equal context budget" if budget else "Comparisons against the baseline")
+    out = [f"<h3>{title}</h3>"
            '<p class="note">diff = pipeline − baseline on the same questions, with its 95% paired-bootstrap '
            "interval; p from the paired randomization test, and p Holm-adjusted over the metrics of each pair. "
            '<span class="sig-up">▲ green</span> / <span class="sig-down">▼ red</span>: significant after Holm '
@@ -191,7 +229,8 @@ def comparisons(view: RunView, comps: Sequence[Comparison]) -> str:
     pairs: Dict[Tuple[str, str], Dict[str, Comparison]] = {}
     for c in comps:
         pairs.setdefault((c.pipeline, c.baseline), {})[c.metric] = c
-    metrics = [m for m in view.metrics if any(m in d for d in pairs.values())]
+    metrics = [m for m in (view.summary.budget_metrics if budget else view.metrics) if any(m in d for d in
+                                                                                         pairs.values())]
     metrics += [m for d in pairs.values() for m in d if m not in metrics]
     pair_list = list(pairs)
     bases = sorted({b for _, b in pair_list})
@@ -217,7 +256,7 @@ def comparisons(view: RunView, comps: Sequence[Comparison]) -> str:
                          f'{_e(fmt.p_value(c.p_value))} / {_e(fmt.p_value(c.p_holm))}</td>')
         out.append(f"<tr><th>{_e(m)}</th>{''.join(cells)}</tr>")
     out.append("</tbody></table></div>")
-    out.append(f"<details><summary>All verdicts in words ({len(comps)})</summary>"
+    out.append(f"<details><summary>All {'budget ' if budget else ''}verdicts in words ({len(comps)})</summary>"
                '<table class="verdicts"><thead><tr><th>pipeline</th><th>metric</th><th class="num">n</th>'
                '<th class="num">min. detectable</th><th>method</th><th>verdict</th></tr></thead><tbody>')
     for c in comps:
@@ -485,7 +524,7 @@ def plots(view: RunView, link: Optional[CellLink] = None) -> str:
 
 #: fields of a missed question the details show by name; any other (newer) field is listed generically
 _SHOWN = {"query_id", "question", "type", "evidence", "ground_truth", "first_rank", "unit_ranks", "k", "top",
-          "first_correct", "unretrieved", "relevant_doc_ids"}
+          "first_correct", "unretrieved", "relevant_doc_ids", "evidence_split"}
 
 
 def _facts(view: RunView, entry: MissedEntry) -> List[Tuple[str, str]]:
@@ -506,6 +545,12 @@ def _facts(view: RunView, entry: MissedEntry) -> List[Tuple[str, str]]:
         items.append(("stage", _e(ans.stage)))
     if e.unretrieved:
         items.append(("unretrieved", _e(e.unretrieved)))
+    sp = e.evidence_split
+    if sp is not None:
+        items.append(("evidence split", f"<b>#{_e(sp.rank)} <code>{_e(sp.chunk_id)}</code></b> holds the {_e(sp.part)} "
+                                        f"({_e(sp.chars)} of {_e(sp.length)} characters) of "
+                                        f'<span class="evidence">{_e(sp.evidence)}</span>; no chunk of the top '
+                                        f"{_e(sp.k)} holds it whole: the chunker cut it"))
     if e.unit_ranks:
         items.append(("evidence ranks", _e(", ".join(f"{u}: {r if r is not None else 'not found'}"
                                                      for u, r in e.unit_ranks.items()))))
@@ -534,7 +579,7 @@ def _plain(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def _chunk_li(view: RunView, c: RetrievedChunk, evidence: Sequence[str]) -> str:
+def _chunk_li(view: RunView, c: RetrievedChunk, evidence: Sequence[str], split: Optional[str] = None) -> str:
     marks = 0
     body = ""
     if c.text:
@@ -547,6 +592,8 @@ def _chunk_li(view: RunView, c: RetrievedChunk, evidence: Sequence[str]) -> str:
         meta.append(f"score {fmt.num(c.score)}")
     if marks:
         meta.append('<span class="tag">contains evidence</span>')
+    if split is not None and c.chunk_id == split:
+        meta.append('<span class="tag">holds part of the evidence: split</span>')
     return f'<li{" class=hit" if marks else ""}><div class="meta">{" · ".join(meta)}</div>{body}</li>'
 
 
@@ -555,7 +602,8 @@ def missed_detail(view: RunView, entry: MissedEntry) -> str:
     found, and the top retrieved chunks with the evidence marked."""
     e = entry.question
     dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in _facts(view, entry))
-    chunks = [_chunk_li(view, c, e.evidence) for c in e.top]
+    split = e.evidence_split.chunk_id if e.evidence_split is not None else None
+    chunks = [_chunk_li(view, c, e.evidence, split) for c in e.top]
     top = (f'<h4>Top {len(chunks)} retrieved chunk{"s" if len(chunks) != 1 else ""} (missed cutoff k = '
            f'{_e(e.k)})</h4><ol class="chunks">{"".join(chunks)}</ol>'
            if chunks else '<p class="note">No retrieved chunks recorded for this question.</p>')
@@ -578,6 +626,9 @@ def dataset(view: RunView) -> str:
     sizes += [(k, card[k]) for k in ("corpus_sha256", "qa_sha256") if k in card]
     known = {k for k, _ in sizes} | {"n_chunks", "types", "corpus_sha256", "qa_sha256"}
     sizes += [(k, v) for k, v in card.items() if k not in known]
+    from ragexam.report.console_run import _chunking_rows  # the chunking's sizes and budgets, in the console's words
+
+    sizes += _chunking_rows(view.summary)
     out = ['<section id="dataset"><h2>Dataset card</h2>', kv_table(sizes)]
     if ds.types:
         total = sum(ds.types.values()) or 1
