@@ -110,16 +110,17 @@ class ResultsPages:
         qp = request.query_params
         params = {k: str(qp.get(k) or "") for k in ("q", "kind", "dataset", "sort", "order", "a")}
         sort = params["sort"] if params["sort"] in SORTS else "recorded"
-        size = RUNS_PAGE
         number = _int(qp.get("page"))
-        listing = self.results.page(text=params["q"] or None, kind=params["kind"] or None,
-                                    dataset=params["dataset"] or None, sort=sort,
-                                    descending=params["order"] != "asc", offset=(number - 1) * size, limit=size)
-        pager = Pager(listing.total, size, number)
-        if pager.offset != (number - 1) * size:  # asked past the end: the last page
-            listing = self.results.page(text=params["q"] or None, kind=params["kind"] or None,
-                                        dataset=params["dataset"] or None, sort=sort,
-                                        descending=params["order"] != "asc", offset=pager.offset, limit=size)
+
+        def ask(offset: int) -> Any:
+            return self.results.page(text=params["q"] or None, kind=params["kind"] or None,
+                                     dataset=params["dataset"] or None, sort=sort,
+                                     descending=params["order"] != "asc", offset=offset, limit=RUNS_PAGE)
+
+        listing = ask((number - 1) * RUNS_PAGE)
+        pager = Pager(listing.total, RUNS_PAGE, number)
+        if pager.offset != (number - 1) * RUNS_PAGE:  # asked past the end: the last page
+            listing = ask(pager.offset)
         rows = []
         for e in listing.entries:
             ci = listing.intervals.get(e.run_id, {})
