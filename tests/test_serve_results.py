@@ -78,6 +78,8 @@ def test_the_runs_list_shows_folders_and_history_with_headline_intervals(built):
     asc = c.get("/runs?kind=run&sort=headline&order=asc").text
     assert asc.index("h:20261201T090000Z-bbbbbb") < asc.index("h:20261130T144005Z-aaaaaa")
     assert "No record matches" in c.get("/runs?q=nothing-like-this").text
+    past = c.get("/runs?page=999&page=x")  # past the end: the last page
+    assert past.status_code == 200 and "/run/h:20261130T144005Z-aaaaaa" in past.text
 
 
 def test_the_history_pages_in_sql(tmp_path):
@@ -279,3 +281,11 @@ def test_korean_pipeline_names_and_escaping(tmp_path, built):
                      {"pipeline": pipe, "qid": summary["missed"][pipe][0]["query_id"]})):
         r = c.get(path)
         assert r.status_code == 200 and "<script>alert" not in r.text and "문단:" in r.text, path
+
+
+def test_warming_loads_the_named_folders(built):
+    from ragexam.serve.app import Catalog
+
+    catalog = Catalog.of([], None, [built.run_a, built.score], built.history)
+    catalog.warm().join(120)
+    assert [k for k in catalog.results._kept] == ["f1", "f2"]

@@ -78,9 +78,15 @@ class Catalog:
         return next((s for s in self.sets if s.sid == sid), None)
 
     def warm(self) -> threading.Thread:
-        """Load every set, its corpus and the Korean analyser in a background thread, so the first screen does
-        not wait for them (a set that cannot be read is left for its page to explain)."""
+        """Load every named run and score folder, and every set, its corpus and the Korean analyser, in a
+        background thread, so the first page does not wait for them (what cannot be read is left for its page to
+        explain)."""
         def work() -> None:
+            for key, folder in self.results.folder_keys():
+                try:
+                    self.results.load(key)
+                except Exception:  # noqa: BLE001 -- shown with its reason when the folder is opened
+                    log.debug("warming %s failed", folder, exc_info=True)
             for s in self.sets:
                 try:
                     s.session().rs.corpus_facts()
