@@ -15,7 +15,7 @@ from typing import Dict, List, Set
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS = (
-    ("ragexam._version", "ragexam.errors", "ragexam.signature", "ragexam.fmt"),
+    ("ragexam._version", "ragexam._lazy", "ragexam.errors", "ragexam.signature", "ragexam.fmt"),
     ("ragexam.storage",),
     ("ragexam.stats",),
     ("ragexam.llm",),
