@@ -59,3 +59,21 @@ def test_compare_a_run_with_a_score_says_so(tmp_path, capsys):
         main(["compare", str(run), str(tmp_path / "s")])
     err = capsys.readouterr().err
     assert ei.value.code == 2 and "is a run and B" in err and "is a score" in err, err
+
+
+def test_report_nav_signatures_and_arrows(tmp_path):
+    """The report links its LLM-judge section, lists each signature once, and draws '>' with a Latin face."""
+    import re
+
+    from test_report_fixtures import make_run
+
+    from ragexam.report.html import FONT_STACK, render_report
+
+    summary, rows = make_run(n_questions=6, seed=1, n_resamples=20, n_permutations=20, attribution=True)
+    html = render_report(summary, rows)
+    sigs = re.findall(r'<td class="sig">([^<]*)</td>', html)
+    assert sigs and len(sigs) == len(set(sigs)), "a signature is listed twice"
+    first = FONT_STACK.split(",")[0].strip().strip('"')
+    assert first in ("Segoe UI", "Roboto", "Arial", "DejaVu Sans"), "a Korean face draws '>' like '〉'"
+    if 'id="judge"' in html:
+        assert 'href="#judge"' in html

@@ -57,18 +57,19 @@ from ragexam.report.views import RunView, fmt_e as _e
 
 __all__ = ["write_report", "render_report", "FONT_STACK", "MONO_STACK", "REPORT_JS", "fragment_css"]
 
-#: CSS font stack: the Korean faces of each system first, so Hangul is drawn by a font that has it (and
-#: Latin text by the same face, so lines keep one look), then the usual system fallbacks:
-#: macOS/iOS (Apple SD Gothic Neo, AppleGothic), Windows (Malgun Gothic / 맑은 고딕, Gulim, Dotum),
-#: Linux (Noto Sans CJK KR from fonts-noto-cjk, Noto Sans KR, Source Han Sans, Nanum from fonts-nanum,
-#: UnDotum from fonts-unfonts-core, Baekmuk), Android (Noto Sans KR).  A machine with none of them and no
-#: other Hangul font shows boxes: Debian/Ubuntu ``apt-get install fonts-nanum`` (CI installs it).
-FONT_STACK = ('"Apple SD Gothic Neo", "Malgun Gothic", "맑은 고딕", "Noto Sans KR", "Noto Sans CJK KR", '
+#: CSS font stack: Latin faces first -- they have no Hangul, so Korean text falls through to a Korean face, while
+#: ``>``, quotes and digits keep their Latin shapes (Nanum draws ``>`` like ``〉``, which made ``bm25>rerank:dense``
+#: read as another name) -- then the Korean faces of each system: macOS/iOS (Apple SD Gothic Neo, AppleGothic),
+#: Windows (Malgun Gothic / 맑은 고딕, Gulim, Dotum), Linux (Noto Sans CJK KR from fonts-noto-cjk, Noto Sans KR,
+#: Source Han Sans, Nanum from fonts-nanum, UnDotum from fonts-unfonts-core, Baekmuk), Android (Noto Sans KR).
+#: A machine with none of them and no other Hangul font shows boxes: Debian/Ubuntu ``apt-get install fonts-nanum``
+#: (CI installs it).
+FONT_STACK = ('"Segoe UI", Roboto, "Helvetica Neue", Arial, "Liberation Sans", "DejaVu Sans", '
+              '"Apple SD Gothic Neo", "Malgun Gothic", "맑은 고딕", "Noto Sans KR", "Noto Sans CJK KR", '
               '"Source Han Sans KR", "Source Han Sans K", "NanumBarunGothic", "NanumGothic", "Nanum Gothic", '
               '"나눔고딕", "UnDotum", "Baekmuk Gulim", "AppleGothic", "Gulim", "Dotum", system-ui, -apple-system, '
-              '"Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif')
+              'sans-serif')
 
-#: monospace faces (ids, signatures): Korean-capable coding fonts before the generic monospace
 MONO_STACK = ('ui-monospace, SFMono-Regular, Menlo, Consolas, "D2Coding", "NanumGothicCoding", '
               '"Noto Sans Mono CJK KR", monospace')
 
@@ -138,7 +139,8 @@ REPORT_JS = """
 
 def _header(view: RunView) -> str:
     nav = "".join(f'<a href="#{a}">{t}</a>' for a, t in (
-        ("scores", "Scores"), *((("rerank", "Rerank stage"),) if view.summary.rerank else ()), ("plots", "Plots"),
+        ("scores", "Scores"), *((("rerank", "Rerank stage"),) if view.summary.rerank else ()),
+        *((("judge", "LLM judge"),) if view.judge is not None else ()), ("plots", "Plots"),
         ("missed", "Missed questions"), ("dataset", "Dataset"), ("settings", "Settings")))
     return (f'<header><h1>ragexam report</h1><p class="sub">{" · ".join(view.facts())}</p>'
             f"<nav>{nav}</nav></header>")

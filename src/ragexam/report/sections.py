@@ -674,8 +674,9 @@ def settings(view: RunView) -> str:
            "<table><thead><tr><th>pipeline</th><th>signature</th></tr></thead><tbody>"]
     for p in s.pipelines:
         out.append(f'<tr><td>{_e(p.name)}</td><td class="sig">{_e(p.signature)}</td></tr>')
-    for name, res in s.results.items():
-        if res.signature:
+    shown = {p.name: p.signature for p in s.pipelines}
+    for name, res in s.results.items():  # a result's own signature only where it is not its pipeline's again
+        if res.signature and shown.get(name) != res.signature:
             out.append(f'<tr><td>{_e(name)} <small>(results)</small></td><td class="sig">{_e(res.signature)}</td></tr>')
     out.append("</tbody></table>")
     methods = sorted({c.method for c in s.comparisons if c.method})
