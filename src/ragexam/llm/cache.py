@@ -54,6 +54,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from ragexam.storage.paths import cache_dir as default_cache_dir
+from ragexam.storage.paths import pid_alive
 from ragexam.storage.sqlite import SQLiteStore
 
 __all__ = ["LLMCache", "ClaimResult", "request_key", "CACHE_FILENAME", "default_cache_dir", "utc_now"]
@@ -73,20 +74,6 @@ def request_key(identity: Dict[str, Any]) -> str:
     blob = json.dumps(identity, ensure_ascii=False, sort_keys=True, separators=(",", ":"),
                       allow_nan=False)
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _pid_alive(pid: int) -> bool:
-    if os.name == "nt":  # os.kill(pid, 0) would terminate the process on Windows
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return True
-    return True
 
 
 @dataclass
@@ -198,7 +185,7 @@ class LLMCache(SQLiteStore):
         if now - float(started) > stale_after:
             return False
         if host == _HOST:
-            return _pid_alive(int(pid))
+            return pid_alive(int(pid))
         return True
 
     def release(self, owner: str, keys: Optional[Iterable[str]] = None) -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Iterator, Optional, Sequence, Union
 
 from ragexam.errors import InputError
+from ragexam.storage.paths import pid_alive
 
 __all__ = ["folder_writer", "check_replaceable", "FOLDER_FILES"]
 
@@ -60,16 +61,6 @@ def check_replaceable(path: PathLike, kind: str, *, option: str = "--out") -> Pa
                      f"(or one a previous `ragexam {kind}` wrote).", source=option, field=option.lstrip("-"))
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _remove_stale(target: Path) -> None:
     """Temporary siblings of ``target`` left by writers that are no longer running."""
     prefix_tmp, prefix_old = f".{target.name}{_TMP}", f".{target.name}{_OLD}"
@@ -80,7 +71,7 @@ def _remove_stale(target: Path) -> None:
         if rest is None:
             continue
         pid = rest.split("-", 1)[0]
-        if pid.isdigit() and not _pid_alive(int(pid)):
+        if pid.isdigit() and not pid_alive(int(pid)):
             shutil.rmtree(sib, ignore_errors=True)
 
 
