@@ -40,3 +40,15 @@ def _isolated_history(tmp_path_factory, monkeypatch):
     path = tmp_path_factory.mktemp("history") / "history.sqlite3"
     monkeypatch.setenv("RAGEXAM_HISTORY", str(path))
     return path
+
+
+@pytest.fixture(autouse=True)
+def _isolated_secrets():
+    """Secrets a test makes known to the redactor (a ``Redactor`` registers its secrets process-wide) are
+    forgotten after it: a random hypothesis 'secret' such as ``00000000`` must not redact the next test's files."""
+    from ragexam.llm import redact
+
+    before = set(redact._REGISTERED)
+    yield
+    redact._REGISTERED.clear()
+    redact._REGISTERED.update(before)

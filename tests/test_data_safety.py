@@ -301,6 +301,20 @@ def test_a_configured_key_is_never_written_into_a_run_folder(tmp_path, monkeypat
     assert key not in written and "[redacted]" in written
 
 
+def test_a_key_that_looks_like_a_number_cannot_break_the_written_files(tmp_path, monkeypatch):
+    """Redaction works on values, never on the serialized text: a key such as ``00000000`` (also found inside
+    the numbers of summary.json) leaves every file readable, and only strings holding it are redacted."""
+    monkeypatch.setenv("OPENAI_API_KEY", "00000000")
+    out = ragexam.run("it_helpdesk", "it_helpdesk", ["bm25"], **FAST).save(tmp_path / "run")
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["format"]
+    for line in (out / "chunks.jsonl").read_text(encoding="utf-8").splitlines():
+        json.loads(line)
+    from ragexam.storage.runfolder import read_run_folder
+
+    assert read_run_folder(out).summary.run_id == summary["run_id"]
+
+
 def test_convert_never_writes_over_its_input(helpdesk_files, capsys, tmp_path):
     corpus, qa = helpdesk_files
     before = _snapshot(corpus, qa)

@@ -5,6 +5,7 @@ every record either writer completed is readable in full, and the killed record 
 from __future__ import annotations
 
 import signal
+import dataclasses
 import sqlite3
 import subprocess
 import sys
@@ -105,5 +106,5 @@ def test_two_writers_and_a_kill_mid_transaction(tmp_path):
         con.close()
     # and the database keeps working for new writers
     summary, rows = hist.get("victim-000")
-    summary["run_id"] = "after-kill"
+    summary = dataclasses.replace(summary, run_id="after-kill")
     assert hist.record_run(summary, rows) == "after-kill"

@@ -193,7 +193,7 @@ class RunResult:
         from ragexam.storage.runfolder import write_run_folder
 
         return write_run_folder(directory, self.summary, self.per_question, self.chunk_records(),
-                                extra=self._write_trec_files, redact=redact_written)
+                                extra=self._write_trec_files, redact=redact_written())
 
     def _write_trec_files(self, out: Path) -> None:
         from ragexam.data.trec import write_trec_qrels, write_trec_run

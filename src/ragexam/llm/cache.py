@@ -54,7 +54,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence
 
 from ragexam.storage.paths import cache_dir as default_cache_dir
-from ragexam.storage.paths import pid_alive
+from ragexam.storage.atomic import pid_alive
 from ragexam.storage.sqlite import SQLiteStore
 
 __all__ = ["LLMCache", "ClaimResult", "request_key", "CACHE_FILENAME", "default_cache_dir", "utc_now"]

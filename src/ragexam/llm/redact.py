@@ -38,7 +38,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from typing import Any, Iterable, Optional, Tuple
+from typing import Any, Callable, Iterable, Optional, Tuple
 
 __all__ = ["MIN_SECRET_LENGTH", "REDACTED", "Redactor", "register", "configured_secrets", "scrub", "scrub_value",
            "redact_written", "holds_secret"]
@@ -95,10 +95,17 @@ def scrub_value(value: Any) -> Any:
         else scrub(value)
 
 
-def redact_written(text: str) -> str:
-    """``text`` with every configured key and header value replaced (not the key-*shaped* values :func:`scrub`
-    also catches: a written corpus text may hold such a shape legitimately): for run and score folders."""
-    return Redactor(configured_secrets(), register=False).text(text)
+def redact_written() -> Callable[[Any], Any]:
+    """A function that returns a JSON-like value with every configured key and header value replaced in its
+    strings (not the key-*shaped* values :func:`scrub` also catches: a written corpus text may hold such a shape
+    legitimately): for run and score folders.  It works on values before they are serialized, never on the
+    written text, so a secret that happens to look like a number or a JSON fragment cannot break a file."""
+    secrets = configured_secrets()
+    return Redactor(secrets, register=False).value if secrets else _same
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def holds_secret(text: str) -> bool:

@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Iterator, Optional, Sequence, Union
 
 from ragexam.errors import InputError
-from ragexam.storage.paths import pid_alive
 
-__all__ = ["folder_writer", "check_replaceable", "FOLDER_FILES"]
+__all__ = ["folder_writer", "check_replaceable", "FOLDER_FILES", "pid_alive"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -36,6 +35,20 @@ FOLDER_FILES = {
 }
 _TMP = ".ragexam-tmp-"
 _OLD = ".ragexam-old-"
+
+
+def pid_alive(pid: int) -> bool:
+    """False only when no process ``pid`` exists (a claim or a temporary folder it left can be taken over); on
+    Windows, where ``os.kill(pid, 0)`` would end the process, always True."""
+    if os.name == "nt":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError included: the process exists
+        return True
+    return True
 
 
 def _foreign(folder: Path, kind: str) -> Sequence[str]:

@@ -23,24 +23,9 @@ from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
 
-__all__ = ["cache_dir", "history_path", "check_output_file", "check_output_dir", "check_outputs", "Out", "In",
-           "pid_alive"]
+__all__ = ["cache_dir", "history_path", "check_output_file", "check_output_dir", "check_outputs", "Out", "In"]
 
 PathLike = Union[str, "os.PathLike[str]"]
-
-
-def pid_alive(pid: int) -> bool:
-    """False only when no process ``pid`` exists (a claim or a temporary folder it left can be taken over); on
-    Windows, where ``os.kill(pid, 0)`` would end the process, always True."""
-    if os.name == "nt":
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # PermissionError included: the process exists
-        return True
-    return True
 
 
 def _env_path(name: str) -> Optional[Path]:

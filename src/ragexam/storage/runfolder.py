@@ -859,14 +859,14 @@ def _cell(value: Any) -> str:
 
 
 def _write_csv(path: Path, columns: Sequence[str], rows: Iterable[Mapping[str, Any]],
-               clean: Callable[[str], str] = lambda text: text) -> None:
+               clean: Callable[[Any], Any] = lambda value: value) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
         with open(tmp, "w", encoding="utf-8", newline="") as fh:
             w = csv.writer(fh, lineterminator="\n")
             w.writerow(columns)
             for row in rows:
-                w.writerow([clean(_cell(row.get(c))) for c in columns])
+                w.writerow([_cell(clean(row.get(c))) for c in columns])
         os.replace(tmp, path)
     except BaseException:
         if tmp.exists():
@@ -907,7 +907,7 @@ def _plain(summary: Any) -> Dict[str, Any]:
 
 def write_run_folder(directory: PathLike, summary: Any, rows: Sequence[Mapping[str, Any]],
                      chunks: Iterable[ChunkRecord], extra: Optional[Callable[[Path], None]] = None,
-                     redact: Optional[Callable[[str], str]] = None) -> Path:
+                     redact: Optional[Callable[[Any], Any]] = None) -> Path:
     """Write a run folder as a unit (:func:`ragexam.storage.atomic.folder_writer`): ``per_question.csv``,
     ``chunks.jsonl``, whatever ``extra(folder)`` writes (the TREC files under ``runs/``) and then
     ``summary.json`` go into a temporary sibling that then replaces ``directory``; returns ``directory``.
@@ -915,8 +915,8 @@ def write_run_folder(directory: PathLike, summary: Any, rows: Sequence[Mapping[s
     ``summary`` (a :class:`~ragexam.storage.summary.RunSummary` or its JSON object) must have format
     :data:`RUN_FORMAT`.  The per_question.csv columns are :data:`FIXED_COLUMNS`, the rows' metric columns
     (first-seen order), then ``top_ids``.  A text that cannot be written (an unpaired surrogate) or a
-    number JSON cannot hold fails before ``directory`` is touched.  ``redact`` (the configured keys and header
-    values: :func:`ragexam.llm.redact.redact_written`) is applied to every file's text."""
+    number JSON cannot hold fails before ``directory`` is touched.  ``redact`` (replaces the configured keys and
+    header values: :func:`ragexam.llm.redact.redact_written`) is applied to every value before it is written."""
     from ragexam.storage.atomic import folder_writer
 
     data = _plain(summary)
@@ -924,8 +924,8 @@ def write_run_folder(directory: PathLike, summary: Any, rows: Sequence[Mapping[s
         raise InputError(f"received format {data.get('format')!r}; this ragexam writes {RUN_FORMAT!r}.",
                          source="summary", field="format")
     typed = coerce_rows(rows, source="per_question")
-    clean = redact or (lambda text: text)
-    summary_text = clean(_json_text(data, "summary"))
+    clean = redact or (lambda value: value)
+    summary_text = _json_text(clean(data), "summary")
     with folder_writer(directory, "run") as out:
         _make_dir(out, "runs")
         columns = list(FIXED_COLUMNS) + metric_columns(typed) + ["top_ids"]
@@ -934,8 +934,8 @@ def write_run_folder(directory: PathLike, summary: Any, rows: Sequence[Mapping[s
         if any(r.evidence_split is not None for r in typed):
             columns.append("evidence_split")
         _write_csv(out / "per_question.csv", columns, typed, clean)
-        write_text(out / "chunks.jsonl", clean("".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n"
-                                                       for c in chunks)))
+        write_text(out / "chunks.jsonl", "".join(json.dumps(clean(c.to_dict()), ensure_ascii=False) + "\n"
+                                                 for c in chunks))
         if extra is not None:
             extra(out)
         write_text(out / "summary.json", summary_text)
