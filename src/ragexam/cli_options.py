@@ -129,8 +129,14 @@ Price = Annotated[Optional[str], typer.Option("--price", help="USD per 1M tokens
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the calls and estimated tokens and cost; send "
                                                         "nothing.")]
 # the judge
-JUDGE_METRICS = ("context_relevance, context_precision, context_recall, faithfulness, answer_relevancy, "
-                 "answer_correctness, abstention, or a --rubric file's name")
+def _judge_metrics() -> str:
+    from ragexam.metrics.judge.metric import metric_help
+
+    return metric_help()
+
+
+#: the ``--metric`` help: every registered judge metric (the registry, :mod:`ragexam.metrics.judge.metric`)
+JUDGE_METRICS = _judge_metrics()
 MaxAttempts = Annotated[int, typer.Option("--max-attempts", help="Replies per judgment before it is unjudged.")]
 JudgeLang = Annotated[str, typer.Option("--judge-lang", help="Prompt language: auto (Hangul share), ko, en.")]
 RetryUnjudged = Annotated[bool, typer.Option("--retry-unjudged", help="Re-judge cached unjudged results.")]

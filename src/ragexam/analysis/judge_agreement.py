@@ -52,21 +52,25 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam import fmt
 from ragexam.errors import InputError
-from ragexam.metrics.judge.metric import BUILTIN, JudgeMetric
+from ragexam.metrics.judge.metric import JudgeMetric, registered
 
 __all__ = ["RepeatAgreement", "repeat_agreement", "HumanAgreement", "human_agreement", "unit_values",
-           "check_human_value", "collect_human_labels", "SCALES"]
+           "check_human_value", "collect_human_labels", "scales"]
 
-#: metric -> the labels of its scale (fixed, so kappa's weights use the right positions)
-SCALES: Dict[str, Tuple[int, ...]] = {m.name: m.unit_scale for m in BUILTIN.values() if m.name != "pairwise"}
+
+def scales() -> Dict[str, Tuple[int, ...]]:
+    """metric -> the labels of its scale (fixed, so kappa's weights use the right positions), for every
+    registered per-answer metric."""
+    return {m.name: m.unit_scale for m in registered().values() if m.name != "pairwise"}
 
 
 def _definition(metric: Union[str, JudgeMetric]) -> JudgeMetric:
     if isinstance(metric, JudgeMetric):
         return metric
-    if metric not in BUILTIN or metric == "pairwise":
+    m = registered().get(metric)
+    if m is None or metric == "pairwise":
         raise InputError(f"unknown judge metric {metric!r}", field="metric")
-    return BUILTIN[metric]
+    return m
 
 
 def unit_values(metric: Union[str, JudgeMetric], label: Optional[str], score: Optional[float],
@@ -146,45 +150,20 @@ def repeat_agreement(judgments: Sequence[Any], metric: Union[str, JudgeMetric]) 
 
 
 # --- human labels ---------------------------------------------------------------------------
-_PER_CONTEXT = ("context_relevance", "context_precision")
-
-
 def check_human_value(metric: Union[str, JudgeMetric], value: Any, *, source: Optional[str] = None,
                       line: Optional[int] = None) -> List[int]:
-    """A human label as unit values (see the module docstring); :class:`InputError` if malformed.
-
-    Per-context metrics take a list, one value per context (``context_relevance`` integers 1-5,
-    ``context_precision`` true/false); two-valued metrics (``faithfulness``, ``abstention``,
-    ``context_recall``) take true/false; the others an integer of their scale (1-5, or a custom
-    rubric's levels)."""
+    """A human label as unit values (:meth:`JudgeMetric.human_units`: per-context metrics take a list, one
+    value per context; two-valued metrics true/false; the others an integer of their scale);
+    :class:`InputError` naming the file, line and field if malformed."""
     try:
         defn = _definition(metric)
     except InputError:
-        raise InputError(f"unknown metric {metric!r}; expected one of {', '.join(SCALES)}", source=source,
+        raise InputError(f"unknown metric {metric!r}; expected one of {', '.join(scales())}", source=source,
                          line=line, field="human") from None
-    name = defn.name
-    where = {"source": source, "line": line, "field": f"human.{name}"}
-    scale = defn.unit_scale
-    binary = tuple(scale) == (0, 1)
-    if name in _PER_CONTEXT:
-        if binary:
-            ok = isinstance(value, list) and value and all(isinstance(v, bool) for v in value)
-            if not ok:
-                raise InputError(f"received {value!r}; expected a list of true/false, one per context", **where)
-            return [int(v) for v in value]
-        ok = isinstance(value, list) and value and all(
-            isinstance(v, int) and not isinstance(v, bool) and v in scale for v in value)
-        if not ok:
-            raise InputError(f"received {value!r}; expected a list of integers {scale[0]}-{scale[-1]}, one per "
-                             "context", **where)
-        return list(value)
-    if binary:
-        if not isinstance(value, bool):
-            raise InputError(f"received {value!r}; expected true or false", **where)
-        return [int(value)]
-    if isinstance(value, bool) or not isinstance(value, int) or value not in scale:
-        raise InputError(f"received {value!r}; expected an integer from {scale[0]} to {scale[-1]}", **where)
-    return [value]
+    try:
+        return defn.human_units(value)
+    except ValueError as err:
+        raise InputError(f"received {value!r}; {err}", source=source, line=line, field=f"human.{defn.name}") from None
 
 
 @dataclass(frozen=True)

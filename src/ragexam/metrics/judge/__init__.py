@@ -26,34 +26,53 @@ coverage, a bootstrap interval of the mean and, for metrics with a pass rule, th
 its interval; with repeats, the canonical verdict per item (majority, ties reported) and the
 share of items whose verdict flipped.  docs/judge.md is the user's guide.  Calls go through ragexam's one LLM layer, :mod:`ragexam.llm` (the OpenAI-compatible
 client, retries, the call cache with resume and in-flight sharing, token and cost accounting,
-redaction); the names it re-exports here are kept for code written against earlier versions.
+redaction); the names it re-exports here (imported on first use) are kept for code written against earlier
+versions.
 """
 
-from ragexam.llm.cache import LLMCache, default_cache_dir, request_key
-from ragexam.llm.client import ChatReply, LLMClient
-from ragexam.llm.cost import PRICES, cost_usd, estimate_tokens, price_for
-from ragexam.llm.settings import LLMSettings, public_endpoint
-from ragexam.llm.transport import CallFailed, EndpointError
-from ragexam.metrics.judge.core import (REASONS, ItemScore, Judge, JudgeItem, JudgePlan, JudgeRun, JudgeVerdict,
-                                        MetricSummary, combine_repeats, summarize)
-from ragexam.metrics.judge.custom import load_rubric, rubric_from_dict
-from ragexam.metrics.judge.metric import BUILTIN, JudgeMetric, builtin_metric
-from ragexam.metrics.judge.pairwise import PairItem, PairResult, PairwiseRun, PairwiseSummary, judge_pairs
-from ragexam.metrics.judge.prompts import (DEFAULT_METRICS, METRICS, PROMPT_SET_VERSION, RUBRICS, Rubric,
-                                           detect_language, get_rubric, hangul_ratio)
-from ragexam.metrics.judge.replies import (NotApplicable, ReplyError, Verdict, average_precision, extract_json,
-                                           validate_reply)
+from importlib import import_module
+from typing import Any
 
-#: the chat client's earlier name
-ChatClient = LLMClient
+#: name -> the module that defines it (imported on first use, so ``ragexam --help`` stays fast)
+_WHERE = {
+    "LLMCache": "ragexam.llm.cache", "default_cache_dir": "ragexam.llm.cache", "request_key": "ragexam.llm.cache",
+    "ChatReply": "ragexam.llm.client", "LLMClient": "ragexam.llm.client", "ChatClient": "ragexam.llm.client",
+    "PRICES": "ragexam.llm.cost", "cost_usd": "ragexam.llm.cost", "estimate_tokens": "ragexam.llm.cost",
+    "price_for": "ragexam.llm.cost", "LLMSettings": "ragexam.llm.settings", "public_endpoint": "ragexam.llm.settings",
+    "CallFailed": "ragexam.llm.transport", "EndpointError": "ragexam.llm.transport",
+    "Judge": "ragexam.metrics.judge.core", "SCORING": "ragexam.metrics.judge.core",
+    "REASONS": "ragexam.metrics.judge.results", "ItemScore": "ragexam.metrics.judge.results",
+    "JudgeItem": "ragexam.metrics.judge.results", "JudgePlan": "ragexam.metrics.judge.results",
+    "JudgeRun": "ragexam.metrics.judge.results", "JudgeVerdict": "ragexam.metrics.judge.results",
+    "MetricSummary": "ragexam.metrics.judge.results", "combine_repeats": "ragexam.metrics.judge.results",
+    "summarize": "ragexam.metrics.judge.results",
+    "load_rubric": "ragexam.metrics.judge.custom", "rubric_from_dict": "ragexam.metrics.judge.custom",
+    "Contract": "ragexam.metrics.judge.contract",
+    "BUILTIN": "ragexam.metrics.judge.metric", "JudgeMetric": "ragexam.metrics.judge.metric",
+    "builtin_metric": "ragexam.metrics.judge.metric", "register": "ragexam.metrics.judge.metric",
+    "registered": "ragexam.metrics.judge.metric",
+    "PairItem": "ragexam.metrics.judge.pairwise", "PairResult": "ragexam.metrics.judge.pairwise",
+    "PairwiseRun": "ragexam.metrics.judge.pairwise", "PairwiseSummary": "ragexam.metrics.judge.pairwise",
+    "judge_pairs": "ragexam.metrics.judge.pairwise",
+    "DEFAULT_METRICS": "ragexam.metrics.judge.prompts", "METRICS": "ragexam.metrics.judge.prompts",
+    "PROMPT_SET_VERSION": "ragexam.metrics.judge.prompts", "RUBRICS": "ragexam.metrics.judge.prompts",
+    "Rubric": "ragexam.metrics.judge.prompts", "detect_language": "ragexam.metrics.judge.prompts",
+    "get_rubric": "ragexam.metrics.judge.prompts", "hangul_ratio": "ragexam.metrics.judge.prompts",
+    "NotApplicable": "ragexam.metrics.judge.replies", "ReplyError": "ragexam.metrics.judge.replies",
+    "Verdict": "ragexam.metrics.judge.replies", "average_precision": "ragexam.metrics.judge.replies",
+    "extract_json": "ragexam.metrics.judge.replies", "validate_reply": "ragexam.metrics.judge.replies",
+}
 
-__all__ = [
-    "Judge", "JudgeItem", "JudgeVerdict", "ItemScore", "MetricSummary", "JudgeRun", "JudgePlan", "REASONS",
-    "combine_repeats", "summarize", "JudgeMetric", "BUILTIN", "builtin_metric", "load_rubric", "rubric_from_dict",
-    "PairItem", "PairResult", "PairwiseRun", "PairwiseSummary", "judge_pairs", "DEFAULT_METRICS", "average_precision",
-    "LLMClient", "LLMSettings", "ChatClient", "ChatReply", "CallFailed", "EndpointError",
-    "LLMCache", "default_cache_dir", "public_endpoint", "request_key",
-    "PRICES", "cost_usd", "estimate_tokens", "price_for",
-    "METRICS", "PROMPT_SET_VERSION", "RUBRICS", "Rubric", "detect_language", "get_rubric", "hangul_ratio",
-    "NotApplicable", "ReplyError", "Verdict", "extract_json", "validate_reply",
-]
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'ragexam.metrics.judge' has no attribute {name!r}")
+    value = getattr(import_module(_WHERE[name]), "LLMClient" if name == "ChatClient" else name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(__all__))
