@@ -302,3 +302,51 @@ def collect_human_labels(rows: Sequence[Any], *, questions_source: str, answers_
             check_human_value(m, v, source=answers_source, line=r.record.line)
             human.setdefault(m, {})[r.item_id] = v
     return human
+
+
+def read_human_labels(path: Any) -> Dict[Tuple[Optional[str], str], Dict[str, Any]]:
+    """Human labels from a JSONL file (``score --human``), the format ``judge-agreement`` reads on answers:
+    one object per line, ``{"query_id": ..., "pipeline": ... (optional), "human": {"answer_correctness": 4,
+    ...}}`` (other keys such as ``answer`` are ignored).  Returns ``{(pipeline or None, query_id): {metric:
+    value}}``; each value is checked (:func:`check_human_value`) and a malformed line, a repeated
+    (pipeline, query_id) or a file without labels is an :class:`InputError` naming the file and line."""
+    import json
+    from pathlib import Path
+
+    source = str(path)
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror or err}", source=source, field="human") from None
+    out: Dict[Tuple[Optional[str], str], Dict[str, Any]] = {}
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as err:
+            raise InputError(f"invalid JSON ({err}); expected one object per line", source=source,
+                             line=lineno) from None
+        qid, human, pipeline = (obj.get("query_id"), obj.get("human"), obj.get("pipeline")) if isinstance(
+            obj, dict) else (None, None, None)
+        if not isinstance(qid, str) or not qid.strip():
+            raise InputError(f"received {qid!r}; expected the question's query_id", source=source, line=lineno,
+                             field="query_id")
+        if not isinstance(human, dict) or not human:
+            raise InputError('expected an object such as {"answer_correctness": 4}', source=source, line=lineno,
+                             field="human")
+        if pipeline is not None and not isinstance(pipeline, str):
+            raise InputError("expected a pipeline name (or leave the field out)", source=source, line=lineno,
+                             field="pipeline")
+        for m, v in human.items():
+            check_human_value(m, v, source=source, line=lineno)
+        key = (pipeline, qid)
+        if key in out:
+            raise InputError(f"query_id {qid!r}" + (f" of pipeline {pipeline!r}" if pipeline else "")
+                             + " is labelled twice; expected one line per answer", source=source, line=lineno,
+                             field="query_id")
+        out[key] = dict(human)
+    if not out:
+        raise InputError("the file has no labels; expected lines such as {\"query_id\": \"q1\", \"human\": "
+                         "{\"answer_correctness\": 4}}", source=source, field="human")
+    return out

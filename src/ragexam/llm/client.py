@@ -122,7 +122,8 @@ class LLMClient:
     same fields as keywords (``LLMClient("gpt-4o-mini", timeout=30)``).  ``sleep`` replaces
     ``time.sleep`` between retries (tests pass a recorder).
 
-    :raises InputError: a setting out of range, a bad base URL, or no key for the OpenAI API.
+    :raises InputError: a setting out of range or a bad base URL; no key for the OpenAI API at the first
+        request (:meth:`require_key`), so a client that only plans needs none.
     """
 
     def __init__(self, settings: "LLMSettings | str", *, sleep: Callable[[float], None] = time.sleep,
@@ -133,7 +134,7 @@ class LLMClient:
         else:
             settings = LLMSettings(settings, **fields)
         self.settings = settings
-        self._endpoint = settings.resolve()
+        self._endpoint = settings.resolve(require_key=False)
         self.model = settings.model
         self.base_url = self._endpoint.base_url
         self.redactor = Redactor([self._endpoint.api_key])
@@ -159,6 +160,14 @@ class LLMClient:
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+
+    def require_key(self) -> None:
+        """:class:`~ragexam.errors.InputError` when the endpoint is the OpenAI API and no key was found."""
+        if self._endpoint.api_key_source == "missing":
+            from ragexam.errors import InputError
+            from ragexam.llm.settings import NO_KEY
+
+            raise InputError(NO_KEY, source="--api-key", field="api_key")
 
     @property
     def endpoint(self) -> str:
@@ -208,6 +217,7 @@ class LLMClient:
         """POST ``body`` to ``path`` under the base URL with this client's key, timeouts and
         retries (e.g. a ``/rerank`` endpoint); returns ``(parsed JSON, requests)``.  See
         :meth:`~ragexam.llm.transport.HTTPTransport.post_json`."""
+        self.require_key()
         return self.transport.post_json(self.url(path), body, check=check, what=f"for model {self.model!r}",
                                         hints={**self._hints, **dict(hints or {})})
 

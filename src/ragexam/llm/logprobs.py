@@ -14,8 +14,10 @@ whose sampled token fits exactly one allowed value (``"a"`` fits both ``"abstain
 the next token decides).  At that position each alternative that fits exactly one value adds its
 probability to that value; the sums are normalised over the values.  ``mass`` (their total before
 normalising) says how much of the model's probability the allowed values held there: llama.cpp reports
-probabilities before its grammar removes forbidden tokens, so mass below 1 is normal.  Nothing is read (``None``)
-when the tokens do not spell the reply's text, or no alternative fits a value.
+probabilities before its grammar removes forbidden tokens, so mass below 1 is normal.  The tokens may spell
+more than the message's text (llama.cpp takes a Markdown fence the model wrote around the JSON off the
+content, not off the tokens): the text is looked up in what the tokens spell.  Nothing is read (``None``)
+when the tokens do not contain the reply's text, or no alternative fits a value.
 """
 
 from __future__ import annotations
@@ -198,10 +200,12 @@ def distribution_at(tokens: Sequence[TokenLogprob], content: str, offset: int,
                     options: Sequence[str]) -> Optional[Distribution]:
     """The probabilities of ``options`` (JSON texts of the allowed values) where the value at character
     ``offset`` of ``content`` was written (see the module docstring); ``None`` when they cannot be read."""
-    data = content.encode("utf-8")
-    if b"".join(t.data for t in tokens) != data:
+    text = content.encode("utf-8")
+    data = b"".join(t.data for t in tokens)
+    base = data.find(text)  # the tokens may hold more than the content (a code fence the server took off)
+    if base < 0:
         return None
-    target = len(content[:offset].encode("utf-8"))
+    target = base + len(content[:offset].encode("utf-8"))
     opts = [o.encode("utf-8") for o in options]
     pos, i = 0, 0
     while i < len(tokens) and pos + len(tokens[i].data) <= target:

@@ -48,9 +48,10 @@ def read_records(path: Union[str, Path]) -> List[Dict[str, Any]]:
 
 
 class _Server:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
         self._httpd: Optional[LoopbackHTTPServer] = None
         self.base_url = ""
+        self.port = port
         self.lock = threading.Lock()
 
     def __enter__(self):
@@ -88,7 +89,7 @@ class _Server:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._httpd = LoopbackHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = LoopbackHTTPServer(("127.0.0.1", self.port), Handler)
         threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
         return self
@@ -102,10 +103,11 @@ class _Server:
 
 class RecordingProxy(_Server):
     """Forward chat requests to ``target`` (a base URL ending in ``/v1``) and append each request and reply to
-    ``path``.  ``timeout``: seconds per forwarded request (a slow local model needs many)."""
+    ``path``.  ``timeout``: seconds per forwarded request (a slow local model needs many); ``port``: a fixed port
+    (the judge's cache keys hold the endpoint, so a fixed port lets an interrupted recording resume)."""
 
-    def __init__(self, target: str, path: Union[str, Path], *, timeout: float = 1800.0) -> None:
-        super().__init__()
+    def __init__(self, target: str, path: Union[str, Path], *, timeout: float = 1800.0, port: int = 0) -> None:
+        super().__init__(port)
         self.target = target.rstrip("/")
         self.path = Path(path)
         self.timeout = timeout

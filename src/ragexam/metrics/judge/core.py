@@ -166,7 +166,11 @@ class Judge:
     :param retry_unjudged: re-judge cached unjudged results.
     :param custom: custom metrics (:func:`ragexam.metrics.judge.custom.load_rubric`), then usable by
         name in :meth:`run`; two of them with the same name are an error.
-    :param scoring: ``auto`` (default), ``sample`` or ``probability`` (module docstring).
+    :param scoring: ``auto``, ``sample`` or ``probability`` (module docstring; default the settings' ``scoring``,
+        ``auto``).
+    :param reasoning: (default the settings' ``reasoning``, ``True``) ``False``: the reply schema allows an empty ``reasoning`` only (``maxLength`` 0).  The
+        score comes first in every reply, so it is the same token for token; only the explanation (and its
+        cost: most of a small local model's time) is left out.  In the signature as ``reasoning:off``.
     :param client: a ready :class:`~ragexam.llm.client.LLMClient` (its endpoint settings win).
     :param sleep: the sleep between retries (tests pass a recorder).
     :param executor: where the calls run (:mod:`ragexam.exec`): ``None`` for threads here (default), or an
@@ -185,8 +189,9 @@ class Judge:
 
     def __init__(self, model: Optional[str] = None, *, settings: Optional[LLMSettings] = None,
                  max_attempts: int = 3, language: str = "auto", retry_unjudged: bool = False,
-                 custom: Sequence[JudgeMetric] = (), scoring: str = "auto", client: Optional[LLMClient] = None,
-                 sleep: Optional[Callable[[float], None]] = None, executor: Any = None, **endpoint: Any) -> None:
+                 custom: Sequence[JudgeMetric] = (), scoring: Optional[str] = None, reasoning: Optional[bool] = None,
+                 client: Optional[LLMClient] = None, sleep: Optional[Callable[[float], None]] = None,
+                 executor: Any = None, **endpoint: Any) -> None:
         if settings is None:
             if client is not None:
                 settings = client.settings.replace(**endpoint) if endpoint else client.settings
@@ -202,6 +207,7 @@ class Judge:
         if language not in ("auto", "ko", "en"):
             raise InputError(f"received {language!r}; expected 'auto', 'ko' or 'en'", source="--judge-lang",
                              field="language")
+        scoring = settings.scoring if scoring is None else scoring
         if scoring not in SCORING:
             raise InputError(f"received {scoring!r}; expected one of {', '.join(SCORING)}", source="--scoring",
                              field="scoring")
@@ -217,6 +223,11 @@ class Judge:
         self.max_attempts = max_attempts
         self.language = language
         self.scoring = scoring
+        reasoning = settings.reasoning if reasoning is None else reasoning
+        if not isinstance(reasoning, bool):
+            raise InputError(f"received {reasoning!r}; expected True or False", source="--no-reasoning",
+                             field="reasoning")
+        self.reasoning = reasoning
         self.cache = settings.open_cache()
         self.executor = executor
         self.retry_unjudged = retry_unjudged
@@ -290,7 +301,8 @@ class Judge:
                                        "endpoint": self.endpoint, "metric": metric, "rubric": rubric.name,
                                        "rubric_sha": rubric.sha, "temperature": self.temperature,
                                        "max_tokens": self.max_tokens, "seed": self.seed, "repeat": r,
-                                       "logprobs": top, "messages": messages})
+                                       "logprobs": top, "messages": messages,
+                                       **({} if self.reasoning else {"reasoning": False})})
                     tasks.append(_Task(metric, item, r, rubric, messages, key, missing, defn, units, top))
         return tasks
 
@@ -367,6 +379,8 @@ class Judge:
         needs_calls = any(_missing(defs[m], i, defs[m].unit_texts(contexts=i.contexts, answer=i.answer,
                                                                   ground_truth=i.ground_truth)) is None
                           for m, its in jobs.items() for i in its)
+        if needs_calls:
+            self.client.require_key()
         mode = self.resolve_scoring(send=needs_calls)
         tasks = self._tasks(jobs, repeat, language, defs, mode)
         scoring = {m: self.metric_scoring(defs[m], mode) for m in jobs}
@@ -409,7 +423,7 @@ class Judge:
             fields.append(("pass", (defn.pass_text or "none").replace("score >= ", ">=")))
         fields += [("temp", self.temperature), ("max_tokens", self.max_tokens), ("seed", self.seed),
                    ("repeat", repeat), ("attempts", self.max_attempts), ("format", self.client.response_format),
-                   ("scoring", scoring or self.scoring)]
+                   ("scoring", scoring or self.scoring)] + ([] if self.reasoning else [("reasoning", "off")])
         return str(Signature(fields))
 
     # -- one judgment ----------------------------------------------------------------------------
@@ -448,6 +462,14 @@ class Judge:
                 "completion_tokens": ct, "rubric": t.rubric.name, "rubric_sha": t.rubric.sha, "model": self.model,
                 "endpoint": self.endpoint, "errors": list(errors)}
 
+    def _schema(self, t: _Task) -> Dict[str, Any]:
+        """The reply schema of one task: the rubric's for its number of units (without reasoning: ``maxLength``
+        0 on the ``reasoning`` field)."""
+        schema = t.rubric.schema_for(len(t.units))
+        if not self.reasoning and "reasoning" in schema["properties"]:
+            schema["properties"]["reasoning"] = {"type": "string", "maxLength": 0}
+        return schema
+
     def _judge(self, t: _Task) -> Outcome:
         """One judgment: up to ``max_attempts`` replies (:func:`ragexam.llm.attempts.ask`), each parsed as it
         arrived (the run redacts what is stored and returned, never what is parsed)."""
@@ -458,7 +480,7 @@ class Judge:
                   bad_reply=(ReplyError,), final=(NotApplicable,), refusal=_REFUSAL,
                   feedback=lambda kind, message: feedback_message(kind, t.rubric.language, message),
                   max_attempts=self.max_attempts, max_tokens=self.max_tokens, temperature=self.temperature,
-                  seed=self.seed, schema=t.rubric.schema_for(len(t.units)), schema_name=t.metric,
+                  seed=self.seed, schema=self._schema(t), schema_name=t.metric,
                   logprobs=top, loop_kind="loop")
         counts = dict(attempts=got.attempts, requests=got.requests, pt=got.prompt_tokens, ct=got.completion_tokens,
                       errors=got.errors)
