@@ -43,7 +43,7 @@ def _args(argv: List[str]) -> argparse.Namespace:
     p.add_argument("--api-key", default=os.environ.get("OPENAI_API_KEY", "local"))
     p.add_argument("--qa", default="it_helpdesk")
     p.add_argument("--corpus", default="it_helpdesk")
-    p.add_argument("--metric", action="append", default=None)
+    p.add_argument("--metric", "-m", action="append", default=None)
     p.add_argument("--limit", type=int, default=None, help="questions in the contrast set (a seeded sample)")
     p.add_argument("--score", action="store_true", help="also score the bundled answers (coverage)")
     p.add_argument("--score-limit", type=int, default=None, help="answers to score (the first N questions)")

@@ -605,13 +605,15 @@ class JudgeCheckOutcome:
 def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[str]] = None,
                 chunker: str = "paragraphs:400", limit: Optional[int] = None, seed: int = 12345,
                 scoring: str = "auto", max_attempts: int = 3, judge_lang: str = "auto", dry_run: bool = False,
-                out: Optional[PathLike] = None, progress: Progress = None) -> JudgeCheckOutcome:
+                out: Optional[PathLike] = None, progress: Progress = None,
+                rubrics: Sequence[PathLike] = ()) -> JudgeCheckOutcome:
     """Does the judge ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) separate good from bad on this
     question set?  A contrast set built from ``qa`` and ``corpus`` (evidence context vs a hard negative and a
     random one; the reference answer vs a perturbed one), judged, and per metric the ROC AUC with its bootstrap
     interval, the score gap, the share of pairs ordered correctly and a verdict, with sampled and (when the
     endpoint returns log-probabilities) probability-weighted scores; see :mod:`ragexam.analysis.judge_check`.
-    ``out``: the check as JSON (checked before any call)."""
+    ``out``: the check as JSON (checked before any call); ``rubrics``: custom rubric files, checked too (by default
+    with the built-ins when ``metrics`` is not given)."""
     from ragexam.analysis.judge_check import DEFAULT_CHECK_METRICS, build_contrast, check_judge
     from ragexam.data.loaders import load_corpus, load_qa
 
@@ -619,16 +621,20 @@ def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[
         from ragexam.storage.paths import check_output_file
 
         check_output_file(out, option="--out")
+    from ragexam.metrics.judge import load_rubric
+
     questions = load_qa(qa)
     docs = load_corpus(corpus)
-    wanted = list(metrics or DEFAULT_CHECK_METRICS)
-    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, scoring=scoring)
+    custom = [load_rubric(r) for r in rubrics or ()]
+    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, scoring=scoring, custom=custom)
+    wanted = [jd.metric(m) for m in (metrics or list(DEFAULT_CHECK_METRICS) + [c.name for c in custom])]
     notes: List[str] = []
     contrast = build_contrast(questions, docs, wanted, chunker=chunker, limit=limit, seed=seed, notes=notes)
     if dry_run:
         return JudgeCheckOutcome(plan=jd.plan(None, {m: [c.item for c in v] for m, v in contrast.items()}))
     settings = {"qa": str(questions.source), "corpus": str(docs.source), "chunker": chunker, "limit": limit,
-                "seed": seed, "metrics": wanted, "scoring": scoring}
+                "seed": seed, "metrics": [m.name for m in wanted], "scoring": scoring,
+                "rubrics": [str(r) for r in rubrics or ()]}
     outcome = JudgeCheckOutcome(check=check_judge(jd, contrast, seed=seed, progress=progress, notes=notes,
                                                   settings=settings))
     if out is not None:

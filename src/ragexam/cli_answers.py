@@ -198,6 +198,8 @@ def judge_check_cmd(
     metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="Metric(s) to check: context_relevance, "
                                                "context_precision, context_recall, faithfulness, answer_correctness "
                                                "(default: context_relevance, faithfulness, answer_correctness)."),
+    rubric: Optional[List[Path]] = typer.Option(None, "--rubric", help="A custom rubric file (docs/judge.md) to "
+                                                "check too; repeatable."),
     chunker: str = typer.Option("paragraphs:400", "--chunker", help="How the corpus is cut into contexts."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Check on a seeded sample of N questions (default: "
                                                               "all)."),
@@ -216,7 +218,7 @@ def judge_check_cmd(
 
     settings = llm.settings()
     res = judge_check(qa, corpus, settings, metrics=commas(metric), chunker=chunker, limit=limit, seed=check_seed,
-                      scoring=settings.scoring, dry_run=dry_run, out=out,
+                      scoring=settings.scoring, dry_run=dry_run, out=out, rubrics=rubric or (),
                       progress=progress("judging") if not json_out else None,
                       **{k: v for k, v in llm.judge().items() if k != "retry_unjudged"})
     show(json_out, lambda: res.check.to_dict(), lambda c: print_judge_check(res.check.to_dict(), c), plan=res.plan)

@@ -1,20 +1,26 @@
 """``ragexam judge-check``: does this judge tell good from bad -- on the user's own questions, before it is trusted?
 
-A **contrast set** is built from the question set itself (no labels needed), per metric:
+A **contrast set** is built from the question set itself (no labels needed).  What it holds depends on what the
+metric judges (:class:`~ragexam.metrics.judge.metric.JudgeMetric`: its units and inputs), so any registered metric
+or custom rubric of these kinds can be checked:
 
-==================  ===============================================  ==============================================
-metric              positive item                                    negative items
-==================  ===============================================  ==============================================
-context_relevance,  the question with the chunk that holds its        ``hard_negative``: the best BM25 chunk for the
-context_precision   evidence (``evidence``)                           question that holds no evidence of it;
-                                                                      ``random``: a seeded random chunk of another
-                                                                      document
-context_recall      the reference answer with its evidence chunks    the same with a ``random`` chunk instead
-faithfulness        the reference answer as the answer, with its     the ``perturbed`` reference (below) with the
-                    evidence chunks as contexts (``key``)            same contexts: it contradicts them
-answer_correctness  the reference answer judged against itself       the ``perturbed`` reference against the
-                    (``key``)                                        reference
-==================  ===============================================  ==============================================
+=============  ==========================  =====================================  ==================================
+kind           metrics                     positive item                          negative items
+=============  ==========================  =====================================  ==================================
+``contexts``   one value per context       the question with the chunk that       ``hard_negative``: the best BM25
+               (context_relevance,         holds its evidence (``evidence``)      chunk for the question that holds
+               context_precision)                                                 no evidence of it; ``random``: a
+                                                                                  seeded random chunk of another
+                                                                                  document
+``recall``     one value per statement     the reference with its evidence        the same with a ``random`` chunk
+               (context_recall)            chunks
+``grounding``  answer + contexts           the reference answer as the answer,    the ``perturbed`` reference (below)
+               (faithfulness)              its evidence chunks as contexts        with the same contexts
+``reference``  answer + ground truth       the reference answer judged against    the ``perturbed`` reference against
+               (answer_correctness)        itself (``key``)                       the reference
+=============  ==========================  =====================================  ==================================
+
+A metric that judges the answer alone (answer_relevancy, abstention) has no contrast here.
 
 Each item has one context (context metrics) so the judge's score of that context is the item's score.
 **Perturbation** (:func:`perturb`, seeded, the same every run): every number is changed (``n`` -> ``2n``, ``0``
@@ -50,15 +56,16 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from ragexam import fmt
 from ragexam.errors import InputError
 
-__all__ = ["CHECKABLE", "DEFAULT_CHECK_METRICS", "ContrastItem", "Separation", "MetricCheck", "JudgeCheck",
-           "perturb", "build_contrast", "check_judge", "recorded_warnings", "CHECK_FORMAT", "SEPARATES", "FLAT"]
+__all__ = ["KINDS", "contrast_kind", "DEFAULT_CHECK_METRICS", "ContrastItem", "Separation", "MetricCheck",
+           "JudgeCheck", "perturb", "build_contrast", "check_judge", "recorded_warnings", "CHECK_FORMAT", "SEPARATES",
+           "FLAT"]
 
-#: metric -> (what the positives are, what the negatives are), for the verdict's sentence
-CHECKABLE: Dict[str, Tuple[str, str]] = {
-    "context_relevance": ("relevant", "irrelevant contexts"), "context_precision": ("useful", "useless contexts"),
-    "context_recall": ("contexts that hold the reference", "contexts that do not"),
-    "faithfulness": ("answers their contexts support", "answers that contradict them"),
-    "answer_correctness": ("correct answers", "answers with a contradicting change"),
+#: contrast kind -> (what the positives are, what the negatives are), for the verdict's sentence
+KINDS: Dict[str, Tuple[str, str]] = {
+    "contexts": ("relevant", "irrelevant contexts"),
+    "recall": ("contexts that hold the reference", "contexts that do not"),
+    "grounding": ("answers their contexts support", "answers that contradict them"),
+    "reference": ("correct answers", "answers with a contradicting change"),
 }
 DEFAULT_CHECK_METRICS = ("context_relevance", "faithfulness", "answer_correctness")
 CHECK_FORMAT = "ragexam-judge-check/1"
@@ -101,6 +108,20 @@ def perturb(text: str, others: Sequence[str], rng: random.Random) -> Tuple[str, 
     return rng.choice(pool), "other_answer"
 
 
+def contrast_kind(defn: Any) -> Optional[str]:
+    """The contrast a metric can be checked on (module docstring), from what it judges; ``None`` when none."""
+    if defn.unit_kind == "contexts":
+        return "contexts"
+    if defn.unit_kind == "statements":
+        return "recall"
+    needs = set(defn.needs)
+    if {"answer", "contexts"} <= needs:
+        return "grounding"
+    if {"answer", "ground_truth"} <= needs and "second_answer" not in needs:
+        return "reference"
+    return None
+
+
 def _evidence_chunks(q: Any, chunks: Sequence[Any], matcher: Any) -> List[Any]:
     ev = list(q.evidence or ())
     return [c for c in chunks if c.doc_id in set(q.relevant_doc_ids or ()) and matcher.covered(c.text, list(
@@ -125,20 +146,34 @@ def _retrieve(questions: Sequence[Any], chunks: Sequence[Any], top: int = 10) ->
     return bm25.search([q.question for q in questions], top)
 
 
-def build_contrast(qa: Any, corpus: Any, metrics: Sequence[str], *, chunker: str = "paragraphs:400",
+def _kinds(metrics: Sequence[Any]) -> Dict[str, str]:
+    """``{metric name: contrast kind}`` of metric names (the registry) or objects; ``InputError`` for one
+    without a contrast."""
+    from ragexam.metrics.judge.metric import JudgeMetric, registered, resolve_metrics
+
+    defs = resolve_metrics(list(metrics))
+    kinds = {d.name: contrast_kind(d) for d in defs}
+    bad = [m for m, k in kinds.items() if k is None]
+    if bad:
+        able = [n for n, d in registered().items() if isinstance(d, JudgeMetric) and contrast_kind(d)]
+        raise InputError(f"judge-check cannot build a contrast set for {', '.join(bad)} (it judges the answer "
+                         f"alone); expected metrics that judge contexts or an answer against contexts or the "
+                         f"reference: {', '.join(able)}", source="--metric", field="metric")
+    return kinds  # type: ignore[return-value]
+
+
+def build_contrast(qa: Any, corpus: Any, metrics: Sequence[Any], *, chunker: str = "paragraphs:400",
                    limit: Optional[int] = None, seed: int = 12345,
                    notes: Optional[List[str]] = None) -> Dict[str, List[ContrastItem]]:
-    """The contrast set of each metric (module docstring) from the answerable questions with evidence of ``qa``
-    (a seeded sample of ``limit`` of them) over ``corpus`` chunked with ``chunker``."""
+    """The contrast set of each metric (names or :class:`~ragexam.metrics.judge.metric.JudgeMetric` objects;
+    module docstring) from the answerable questions with evidence of ``qa`` (a seeded sample of ``limit`` of
+    them) over ``corpus`` chunked with ``chunker``."""
     from ragexam.data.chunking import chunk_corpus
     from ragexam.data.evidence import EvidenceMatcher
     from ragexam.metrics.judge import JudgeItem
 
     notes = notes if notes is not None else []
-    bad = [m for m in metrics if m not in CHECKABLE]
-    if bad:
-        raise InputError(f"judge-check cannot build a contrast set for {', '.join(bad)}; expected some of "
-                         f"{', '.join(CHECKABLE)}", source="--metric", field="metric")
+    kinds = _kinds(metrics)
     rng = random.Random(seed)
     questions = [q for q in qa if q.answerable and q.evidence and q.ground_truth]
     if limit is not None:
@@ -153,7 +188,7 @@ def build_contrast(qa: Any, corpus: Any, metrics: Sequence[str], *, chunker: str
     matcher = EvidenceMatcher()
     hits = _retrieve(questions, chunks)
     refs = [q.ground_truth for q in questions]
-    out: Dict[str, List[ContrastItem]] = {m: [] for m in metrics}
+    out: Dict[str, List[ContrastItem]] = {m: [] for m in kinds}
     for q, q_hits in zip(questions, hits):
         pos = _evidence_chunks(q, chunks, matcher)
         if not pos:
@@ -162,27 +197,27 @@ def build_contrast(qa: Any, corpus: Any, metrics: Sequence[str], *, chunker: str
         negs = _negatives(q, chunks, q_hits, by_id, matcher, rng)
         bad_answer, how = perturb(q.ground_truth, refs, rng)
         ctx = tuple(c.text for c in pos)
-        for m in metrics:
-            out[m].extend(_items(m, q, pos[0], ctx, negs, bad_answer, how, JudgeItem))
+        for m, kind in kinds.items():
+            out[m].extend(_items(m, kind, q, pos[0], ctx, negs, bad_answer, how, JudgeItem))
     return out
 
 
-def _items(metric: str, q: Any, pos: Any, ctx: Tuple[str, ...], negs: Dict[str, Any], bad_answer: str, how: str,
-           make: Callable[..., Any]) -> List[ContrastItem]:
+def _items(metric: str, kind: str, q: Any, pos: Any, ctx: Tuple[str, ...], negs: Dict[str, Any], bad_answer: str,
+           how: str, make: Callable[..., Any]) -> List[ContrastItem]:
     qid, gt = q.query_id, q.ground_truth
 
-    def one(kind: str, positive: bool, contexts: Tuple[str, ...], answer: Optional[str], detail: str) -> ContrastItem:
-        return ContrastItem(qid, metric, kind, positive, make(f"{qid} [{kind}]", q.question, answer, contexts, gt),
+    def one(role: str, positive: bool, contexts: Tuple[str, ...], answer: Optional[str], detail: str) -> ContrastItem:
+        return ContrastItem(qid, metric, role, positive, make(f"{qid} [{role}]", q.question, answer, contexts, gt),
                             detail)
 
-    if metric in ("context_relevance", "context_precision"):
+    if kind == "contexts":
         return [one("evidence", True, (pos.text,), None, pos.chunk_id)] + [
-            one(kind, False, (c.text,), None, c.chunk_id) for kind, c in negs.items()]
-    if metric == "context_recall":
+            one(role, False, (c.text,), None, c.chunk_id) for role, c in negs.items()]
+    if kind == "recall":
         rand = negs.get("random")
         return [one("evidence", True, ctx, None, pos.chunk_id)] + (
             [one("random", False, (rand.text,), None, rand.chunk_id)] if rand is not None else [])
-    if metric == "faithfulness":
+    if kind == "grounding":
         return [one("key", True, ctx, gt, "the reference answer"), one("perturbed", False, ctx, bad_answer, how)]
     return [one("key", True, (), gt, "the reference answer"), one("perturbed", False, (), bad_answer, how)]
 
@@ -215,8 +250,8 @@ class Separation:
                 "verdict": self.verdict, "text": self.text}
 
 
-def _verdict(metric: str, a: Any, values: Sequence[float]) -> Tuple[str, str]:
-    good, bad = CHECKABLE[metric]
+def _verdict(metric: str, kind: str, a: Any, values: Sequence[float]) -> Tuple[str, str]:
+    good, bad = KINDS[kind]
     if a is None:
         return "unknown", f"{metric}: too few judged items to tell"
     where = f"AUC {fmt.num(a.auc, 2)} [{fmt.ci((a.low, a.high), short=False)}]"
@@ -230,8 +265,9 @@ def _verdict(metric: str, a: Any, values: Sequence[float]) -> Tuple[str, str]:
 
 
 def separation(metric: str, scoring: str, rows: Sequence[Tuple[ContrastItem, Optional[float]]], *,
-               seed: int, n_resamples: int = 2000) -> Separation:
-    """The :class:`Separation` of judged ``(item, score)`` rows (unjudged rows have ``None``)."""
+               seed: int, n_resamples: int = 2000, kind: str = "contexts") -> Separation:
+    """The :class:`Separation` of judged ``(item, score)`` rows (unjudged rows have ``None``) of a metric whose
+    contrast is of ``kind`` (:data:`KINDS`, for the verdict's words)."""
     from ragexam.stats.discrimination import auc, auc_ci
 
     judged = [(c, s) for c, s in rows if s is not None]
@@ -245,7 +281,7 @@ def separation(metric: str, scoring: str, rows: Sequence[Tuple[ContrastItem, Opt
     pairs = [(best[c.query_id], s) for c, s in neg if c.query_id in best]
     ordered = sum(p > n for p, n in pairs) / len(pairs) if pairs else None
     ties = sum(p == n for p, n in pairs) / len(pairs) if pairs else None
-    verdict, text = _verdict(metric, a, [s for _, s in judged])
+    verdict, text = _verdict(metric, kind, a, [s for _, s in judged])
     mean = (lambda xs: sum(s for _, s in xs) / len(xs) if xs else None)
     return Separation(metric, scoring, a, by_kind, mean(pos), mean(neg), ordered, ties, len(pairs), verdict, text)
 
@@ -308,9 +344,10 @@ def check_judge(judge: Any, contrast: Dict[str, List[ContrastItem]], *, seed: in
         scores = run.items(m)
         mc = MetricCheck(m, items, scores)
         scorings = ["sample"] + (["probability"] if run.scoring.get(m) == "probability" else [])
+        kind = contrast_kind(run.definition(m)) or "reference"
         for sc in scorings:
             rows = [(c, _score(scores[c.item.item_id], sc)) for c in items]
-            mc.separations[sc] = separation(m, sc, rows, seed=seed)
+            mc.separations[sc] = separation(m, sc, rows, seed=seed, kind=kind)
         checks[m] = mc
     out = JudgeCheck(checks, run, dict(settings or {}), list(notes or []))
     _record(judge, out)

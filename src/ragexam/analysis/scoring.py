@@ -638,7 +638,10 @@ class ScoreReport:
                 judged += s.n_judged
                 why = ", ".join(f"{k}: {v}" for k, v in s.unjudged.items())
                 if s.n and not s.n_judged:
-                    out.append(f"{m} of {p!r}: judged 0 of {s.n} ({why})")
+                    hint = ("; answers get contexts from their own 'contexts' field, or from --run DIR with "
+                            "--pipeline NAME when they name no pipeline of a run of several") \
+                        if "no_contexts" in s.unjudged else ""
+                    out.append(f"{m} of {p!r}: judged 0 of {s.n} ({why}){hint}")
                 elif floor is not None and s.n and s.n_judged / s.n < floor:
                     out.append(f"{m} of {p!r}: judged {s.n_judged} of {s.n} ({s.n_judged / s.n:.0%}), below "
                                f"--min-coverage {floor:g}")

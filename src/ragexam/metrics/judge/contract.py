@@ -165,6 +165,10 @@ class Choice:
         return v if isinstance(v, str) and v in self.values else _BAD
 
     def options(self) -> List[Tuple[str, float]]:
+        """The values as JSON texts with 1 for ``positive``, 0 for the others; none without a ``positive`` (the
+        values have no order: ``pairwise``'s winner)."""
+        if self.positive is None:
+            return []
         return [(json.dumps(v, ensure_ascii=False), 1.0 if v == self.positive else 0.0) for v in self.values]
 
 

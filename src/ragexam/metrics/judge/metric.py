@@ -53,8 +53,8 @@ from ragexam.metrics.judge.prompts import LANGUAGES, RUBRIC_NAMES, RUBRICS, Rubr
 from ragexam.metrics.judge.replies import READERS, Verdict, average_precision
 from ragexam.metrics.judge.units import claims_of, split_sentences
 
-__all__ = ["JudgeMetric", "BUILTIN", "builtin_metric", "register", "registered", "metric_help", "INPUTS",
-           "APPLIES_TO"]
+__all__ = ["JudgeMetric", "BUILTIN", "builtin_metric", "register", "unregister", "registered", "metric_help",
+           "INPUTS", "APPLIES_TO"]
 
 #: The inputs a metric may need (``question`` is always there).
 INPUTS = ("answer", "contexts", "ground_truth", "second_answer")
@@ -236,6 +236,13 @@ def register(metric: JudgeMetric) -> JudgeMetric:
         raise ValueError(f"a judge metric named {metric.name!r} is already registered ({old.source})")
     _REGISTRY[metric.name] = metric
     return metric
+
+
+def unregister(name: str) -> None:
+    """Forget the registered metric ``name`` (a built-in cannot be unregistered)."""
+    if name in BUILTIN:
+        raise ValueError(f"{name!r} is a built-in judge metric")
+    _REGISTRY.pop(name, None)
 
 
 def registered() -> Dict[str, JudgeMetric]:
