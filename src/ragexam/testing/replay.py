@@ -18,12 +18,10 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import threading
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Union
+from typing import Any, Dict, Iterable, List, Union
 
-from ragexam.testing.stub import LoopbackHTTPServer
+from ragexam.testing.stub import JSONEndpoint
 
 __all__ = ["RecordingProxy", "ReplayEndpoint", "request_id", "read_records"]
 
@@ -47,61 +45,7 @@ def read_records(path: Union[str, Path]) -> List[Dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-class _Server:
-    def __init__(self, port: int = 0) -> None:
-        self._httpd: Optional[LoopbackHTTPServer] = None
-        self.base_url = ""
-        self.port = port
-        self.lock = threading.Lock()
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
-
-    def handle(self, body: Dict[str, Any], headers: Any) -> tuple:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def start(self):
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    body = None
-                if not isinstance(body, dict) or not self.path.split("?")[0].endswith("/chat/completions"):
-                    status, reply = 404, {"error": {"message": f"no route {self.path} (only chat completions)"}}
-                else:
-                    status, reply = server.handle(body, self.headers)
-                data = json.dumps(reply, ensure_ascii=False).encode("utf-8")
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._httpd = LoopbackHTTPServer(("127.0.0.1", self.port), Handler)
-        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-
-class RecordingProxy(_Server):
+class RecordingProxy(JSONEndpoint):
     """Forward chat requests to ``target`` (a base URL ending in ``/v1``) and append each request and reply to
     ``path``.  ``timeout``: seconds per forwarded request (a slow local model needs many); ``port``: a fixed port
     (the judge's cache keys hold the endpoint, so a fixed port lets an interrupted recording resume)."""
@@ -113,9 +57,11 @@ class RecordingProxy(_Server):
         self.timeout = timeout
         self.recorded = 0
 
-    def handle(self, body: Dict[str, Any], headers: Any) -> tuple:
+    def handle(self, path: str, body: Any, headers: Any) -> tuple:
         import httpx
 
+        if not isinstance(body, dict) or not path.endswith("/chat/completions"):
+            return 404, {"error": {"message": f"no route {path} (only chat completions)"}}
         auth = headers.get("Authorization")
         resp = httpx.post(self.target + "/chat/completions", json=body, timeout=self.timeout,
                           headers={"Authorization": auth} if auth else {})
@@ -131,7 +77,7 @@ class RecordingProxy(_Server):
         return resp.status_code, reply
 
 
-class ReplayEndpoint(_Server):
+class ReplayEndpoint(JSONEndpoint):
     """Serve recorded replies (see the module docstring): from ``records`` (``{"request", "response"}``
     dicts) or the files ``paths``."""
 
@@ -143,7 +89,9 @@ class ReplayEndpoint(_Server):
         self.served = 0
         self.missed: List[Dict[str, Any]] = []
 
-    def handle(self, body: Dict[str, Any], headers: Any) -> tuple:
+    def handle(self, path: str, body: Any, headers: Any) -> tuple:
+        if not isinstance(body, dict) or not path.endswith("/chat/completions"):
+            return 404, {"error": {"message": f"no route {path} (only chat completions)"}}
         reply = self.replies.get(request_id(body))
         with self.lock:
             if reply is None:

@@ -42,7 +42,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ragexam.metrics.judge.stubs import StubInputs, bigrams, overlap
 
-__all__ = ["StubEndpoint", "LoopbackHTTPServer", "overlap", "bigrams", "STUB_MODEL", "judge_reply", "read_prompt",
+__all__ = ["StubEndpoint", "JSONEndpoint", "LoopbackHTTPServer", "overlap", "bigrams", "STUB_MODEL", "judge_reply", "read_prompt",
            "metric_of", "synthetic_logprobs"]
 
 STUB_MODEL = "ragexam-stub"
@@ -184,28 +184,31 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
     request_queue_size = 128
 
 
-class StubEndpoint:
-    """The loopback endpoint (see the module docstring).  ``base_url`` is ``http://127.0.0.1:<port>/v1``;
-    use it as a context manager or call :meth:`start` / :meth:`stop`."""
+class JSONEndpoint:
+    """A JSON POST server on 127.0.0.1 (a thread per request): a subclass answers :meth:`handle`.  ``base_url`` is
+    ``http://127.0.0.1:<port>/v1``; use it as a context manager or call :meth:`start` / :meth:`stop`; ``port`` 0
+    picks a free one."""
 
-    def __init__(self, *, dimensions: int = 256) -> None:
-        self.dimensions = dimensions
-        self.requests: List[Dict[str, Any]] = []
-        self.counts: Counter = Counter()
+    def __init__(self, port: int = 0) -> None:
+        self.port = port
         self.lock = threading.Lock()
         self._httpd: Optional[ThreadingHTTPServer] = None
         self.base_url = ""
 
-    def __enter__(self) -> "StubEndpoint":
+    def __enter__(self):
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
-    def start(self) -> "StubEndpoint":
+    def handle(self, path: str, body: Any, headers: Any) -> Tuple[int, Any]:  # pragma: no cover - overridden
+        """``(HTTP status, JSON reply)`` for a POST of ``body`` (``None``: not JSON) to ``path``."""
+        raise NotImplementedError
+
+    def start(self):
         if self._httpd is not None:
             return self
-        stub = self
+        server = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -213,30 +216,20 @@ class StubEndpoint:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _send(self, status: int, body: Any) -> None:
-                data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                try:
+                    body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                except ValueError:
+                    body = None
+                status, reply = server.handle(self.path.split("?", 1)[0], body, self.headers)
+                data = json.dumps(reply, ensure_ascii=False).encode("utf-8")
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-                try:
-                    body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                except ValueError:
-                    return self._send(400, {"error": {"message": "the body is not JSON"}})
-                path = self.path.split("?", 1)[0]
-                with stub.lock:
-                    stub.requests.append(body)
-                    stub.counts[path] += 1
-                if path.endswith("/chat/completions"):
-                    return self._send(200, stub._chat(body))
-                if path.endswith("/embeddings"):
-                    return self._send(200, stub._embeddings(body))
-                return self._send(404, {"error": {"message": f"no route {path}"}})
-
-        self._httpd = LoopbackHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = LoopbackHTTPServer(("127.0.0.1", self.port), Handler)
         threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
         return self
@@ -246,6 +239,32 @@ class StubEndpoint:
             self._httpd.shutdown()
             self._httpd.server_close()
             self._httpd = None
+
+
+class StubEndpoint(JSONEndpoint):
+    """The loopback endpoint (see the module docstring).  ``base_url`` is ``http://127.0.0.1:<port>/v1``;
+    use it as a context manager or call :meth:`start` / :meth:`stop`."""
+
+    def __init__(self, *, dimensions: int = 256) -> None:
+        super().__init__()
+        self.dimensions = dimensions
+        self.requests: List[Dict[str, Any]] = []
+        self.counts: Counter = Counter()
+
+    def __enter__(self) -> "StubEndpoint":
+        return self.start()
+
+    def handle(self, path: str, body: Any, headers: Any) -> Tuple[int, Any]:
+        if not isinstance(body, dict):
+            return 400, {"error": {"message": "the body is not JSON"}}
+        with self.lock:
+            self.requests.append(body)
+            self.counts[path] += 1
+        if path.endswith("/chat/completions"):
+            return 200, self._chat(body)
+        if path.endswith("/embeddings"):
+            return 200, self._embeddings(body)
+        return 404, {"error": {"message": f"no route {path}"}}
 
     def _chat(self, body: Dict[str, Any]) -> Dict[str, Any]:
         from ragexam.metrics.judge.contract import instance
