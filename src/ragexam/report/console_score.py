@@ -26,6 +26,7 @@ def print_plan(plan, console, what: str = "judge") -> None:
     t.add_row("total", str(plan.total), str(plan.cached), str(plan.shared), str(plan.skipped), str(plan.calls),
               str(plan.est_prompt_tokens), str(plan.est_completion_tokens), style="bold")
     console.print(t)
+    console.print(f"scoring: {plan.scoring}", highlight=False, markup=False)
     console.print(f"calls to make: {plan.calls} (cached: {plan.cached}); estimated tokens: "
                   f"{plan.est_prompt_tokens} prompt + {plan.est_completion_tokens} completion "
                   f"(ceil(chars/3) of each prompt + a fixed allowance per reply); estimated cost: "

@@ -1,7 +1,9 @@
 """LLM-as-judge over any OpenAI-compatible chat endpoint.
 
-Metrics (see :mod:`ragexam.metrics.judge.prompts` for the rubrics and
-:mod:`ragexam.metrics.judge.replies` for the reply contracts and scores):
+Metrics (each one :class:`~ragexam.metrics.judge.metric.JudgeMetric` of the registry; see
+:mod:`ragexam.metrics.judge.prompts` for the rubrics, :mod:`ragexam.metrics.judge.contract` for the reply
+contracts -- the JSON schema and the parser from one declaration -- and :mod:`ragexam.metrics.judge.replies` for
+the scores):
 
 ====================  ==========================================================  ===========
 metric                question asked of the judge                                 score
@@ -9,11 +11,12 @@ metric                question asked of the judge                               
 context_relevance     how relevant is each retrieved context to the question (1-5) mean, 1-5
 context_precision     is each retrieved context useful for the reference answer    rank-aware
                       (one true/false per context)                                 share, 0-1
-context_recall        which of the reference answer's statements do the contexts  share, 0-1
-                      support
-faithfulness          is every claim of the answer supported by the contexts      share, 0-1
-answer_relevancy      does the answer address the question (not: is it correct)   1-5 + verdict
-answer_correctness    does the answer agree with the ground truth                 1-5 + verdict
+context_recall        is each sentence of the reference answer supported by the   share, 0-1
+                      contexts (one true/false per sentence)
+faithfulness          is each claim (sentence) of the answer supported by the     share, 0-1
+                      contexts (one true/false per claim)
+answer_relevancy      does the answer address the question (not: is it correct)   1-5, band
+answer_correctness    does the answer agree with the ground truth                 1-5, band
 abstention            (out-of-corpus questions) did the answer decline            1 / 0
 a custom rubric       your criteria and anchored scale (:mod:`.custom`)           a level
 pairwise              which of two answers is better, asked in both orders        A / B / tie
@@ -24,7 +27,10 @@ A judgment (:class:`JudgeVerdict`) is either ``judged`` (a validated score) or `
 reason; unjudged results are never numbers and never averaged in.  Every summary reports its
 coverage, a bootstrap interval of the mean and, for metrics with a pass rule, the pass rate and
 its interval; with repeats, the canonical verdict per item (majority, ties reported) and the
-share of items whose verdict flipped.  docs/judge.md is the user's guide.  Calls go through ragexam's one LLM layer, :mod:`ragexam.llm` (the OpenAI-compatible
+share of items whose verdict flipped.  A score is the written one or, with ``scoring="probability"``,
+the expected value over the score tokens' probabilities (:mod:`ragexam.metrics.judge.core`).
+:mod:`ragexam.analysis.judge_check` measures whether a judge separates good from bad at all.  docs/judge.md is
+the user's guide.  Calls go through ragexam's one LLM layer, :mod:`ragexam.llm` (the OpenAI-compatible
 client, retries, the call cache with resume and in-flight sharing, token and cost accounting,
 redaction); the names it re-exports here (imported on first use) are kept for code written against earlier
 versions.
