@@ -13,7 +13,7 @@ module                    what it holds
                           base URL (e.g. ``/rerank``)
 :mod:`.logprobs`          reading token log-probabilities: the distribution over allowed values where a
                           JSON value was written
-:mod:`.probe`             :func:`probe`: what an endpoint supports (json_schema, json_object, logprobs,
+:mod:`.probe`             ``probe``: what an endpoint supports (json_schema, json_object, logprobs,
                           seed), asked once and cached
 :mod:`.cache`             :class:`LLMCache`: the content-keyed SQLite call cache, with claims
 :mod:`.batch`             :func:`run_calls` (dedupe, cache, resume, concurrency, in-flight sharing
@@ -38,7 +38,7 @@ from typing import Any
 __all__ = ["LLMSettings", "Endpoint", "resolve_endpoint", "public_endpoint", "LLMClient", "ChatReply",
            "EmbeddingReply", "HTTPTransport", "RetryPolicy", "CallFailed", "EndpointError", "FAILURE_KINDS",
            "LLMCache", "request_key", "run_calls", "plan_calls", "Outcome", "Batch", "PlannedCall", "CallPlan",
-           "Usage", "Redactor", "probe", "ProbeResult", "TokenLogprob", "parse_logprobs", "distribution_at",
+           "Usage", "Redactor", "ProbeResult", "TokenLogprob", "parse_logprobs", "distribution_at",
            "value_offsets"]
 
 _WHERE = {
@@ -49,7 +49,7 @@ _WHERE = {
     "LLMCache": "cache", "request_key": "cache",
     "run_calls": "batch", "plan_calls": "batch", "Outcome": "batch", "Batch": "batch", "PlannedCall": "batch",
     "CallPlan": "batch", "Usage": "cost", "Redactor": "redact", "ask": "attempts", "Attempted": "attempts",
-    "probe": "probe", "ProbeResult": "probe", "TokenLogprob": "logprobs", "parse_logprobs": "logprobs",
+    "ProbeResult": "probe", "TokenLogprob": "logprobs", "parse_logprobs": "logprobs",
     "distribution_at": "logprobs", "value_offsets": "logprobs",
 }
 
