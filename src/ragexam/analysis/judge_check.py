@@ -355,11 +355,11 @@ def check_judge(judge: Any, contrast: Dict[str, List[ContrastItem]], *, seed: in
 
 
 def _score(s: Any, scoring: str) -> Optional[float]:
-    if not s.judged:
-        return None
-    if scoring == "sample" and "score_sample" in s.details:
+    """An item's score under ``scoring``: the written one (kept beside a probability score, and kept when only the
+    probabilities could not be read), or the probability-weighted one."""
+    if scoring == "sample" and s.details.get("score_sample") is not None:
         return float(s.details["score_sample"])
-    return float(s.score)
+    return float(s.score) if s.judged else None
 
 
 def _key(judge: Any, metric: str, rubric_sha: str, scoring: str) -> str:
