@@ -122,3 +122,24 @@ def test_no_reasoning_sends_an_empty_reasoning_schema_and_says_so(tmp_path):
     assert body["response_format"]["json_schema"]["schema"]["properties"]["reasoning"] == {"type": "string",
                                                                                             "maxLength": 0}
     assert "|reasoning:off|" in run.signatures["answer_correctness"] and run.judgments[0].judged
+
+
+def test_a_failing_probe_falls_back_to_sampled_scores(tmp_path):
+    """An endpoint that fails every request: ``auto`` judges with sampled scores (the calls say why they fail),
+    ``probability`` stops with an input error before any judgment."""
+    from test_judge_stub import start_stub
+
+    stub, shutdown = start_stub()
+    try:
+        item = JudgeItem("q", "질문 [[s:r500]]", "답입니다.", ("답입니다.",), "답입니다.")
+        stub.probes_fail = True
+        judge = Judge("stub", base_url=stub.base_url, api_key="x", cache_dir=str(tmp_path), max_retries=0)
+        run = judge.run([item], ["answer_correctness"])
+        assert run.probe is None and run.scoring == {"answer_correctness": "sample"}
+        assert run.judgments[0].reason == "server_error"
+        with pytest.raises(Exception) as ei:
+            Judge("stub", base_url=stub.base_url, api_key="x", cache_dir=str(tmp_path), max_retries=0,
+                  scoring="probability").run([item], ["answer_correctness"])
+        assert "could not ask" in str(ei.value) and "--scoring sample" in str(ei.value)
+    finally:
+        shutdown()

@@ -136,6 +136,7 @@ class Stub:
     def __init__(self):
         self.requests: list[dict] = []
         self.probes: list[dict] = []
+        self.probes_fail = False  # the probe gets HTTP 500
         self.auth: list[str | None] = []
         self.lock = threading.Lock()
         self.seen: Counter = Counter()  # (first user message) -> requests so far
@@ -208,6 +209,8 @@ def make_handler(stub: Stub):
             if (body.get("response_format") or {}).get("json_schema", {}).get("name") == "ragexam_probe":
                 with stub.lock:
                     stub.probes.append(body)
+                if stub.probes_fail:
+                    return self._reply(500, {"error": {"message": "down"}})
                 return self._reply(200, completion('{"word": "alpha"}'))
             with stub.lock:
                 stub.requests.append(body)

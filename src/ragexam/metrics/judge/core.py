@@ -255,8 +255,16 @@ class Judge:
             return "sample"
         if self.probe_result is None:
             from ragexam.llm.probe import cached_probe, probe
+            from ragexam.llm.transport import CallFailed
 
-            self.probe_result = probe(self.client, self.cache) if send else cached_probe(self.client, self.cache)
+            try:
+                self.probe_result = probe(self.client, self.cache) if send else cached_probe(self.client, self.cache)
+            except CallFailed as err:  # the endpoint is failing: its calls will say so; nothing to weigh with
+                if self.scoring == "probability":
+                    raise InputError(f"could not ask {self.endpoint} whether it returns token log-probabilities: "
+                                     f"{err.message}; retry, or use --scoring sample", source="--scoring",
+                                     field="scoring") from None
+                return "sample"
         has = self.probe_result is not None and self.probe_result.has_logprobs
         if self.scoring == "probability" and self.probe_result is not None and not has:
             raise InputError(f"{self.endpoint} returns no token log-probabilities for {self.model!r} (probe: logprobs "
