@@ -11,7 +11,8 @@ import pytest
 
 from ragexam import fmt
 from ragexam.errors import InputError
-from ragexam.report.html import FONT_STACK, read_answers, render_report, write_report
+from ragexam.analysis.answers import answers_for_report, load_answers
+from ragexam.report.html import FONT_STACK, render_report, write_report
 from ragexam.storage.runfolder import read_run_folder
 from test_report_fixtures import make_run, real_demo_dir
 
@@ -130,15 +131,18 @@ def test_evidence_is_marked_in_the_chunks(fixture_run):
     assert "contains evidence" in html
 
 
-def test_read_answers(tmp_path):
+def test_report_answers_come_from_the_one_answers_reader(tmp_path):
+    def read_answers(path):
+        return answers_for_report(load_answers(path))
+
     (tmp_path / "a.jsonl").write_text('{"query_id": "q1", "answer": "가"}\n\n{"query_id": "q2", "answer": "나"}\n',
                                       encoding="utf-8")
-    assert read_answers(tmp_path / "a.jsonl") == {"q1": {"query_id": "q1", "answer": "가"},
-                                                  "q2": {"query_id": "q2", "answer": "나"}}
-    (tmp_path / "b.jsonl").write_text('{"query_id": "q1", "pipeline": "p", "answer": "가"}\n', encoding="utf-8")
-    assert read_answers(tmp_path / "b.jsonl") == {"p": {"q1": {"query_id": "q1", "pipeline": "p", "answer": "가"}}}
-    (tmp_path / "c.json").write_text(json.dumps({"q1": "답"}), encoding="utf-8")
-    assert read_answers(tmp_path / "c.json") == {"q1": "답"}
+    assert read_answers(tmp_path / "a.jsonl") == {"q1": {"query_id": "q1", "pipeline": None, "answer": "가"},
+                                                  "q2": {"query_id": "q2", "pipeline": None, "answer": "나"}}
+    (tmp_path / "b.jsonl").write_text('{"query_id": "q1", "pipeline": "p", "answer": "가", "reasoning": "r"}\n',
+                                      encoding="utf-8")
+    assert read_answers(tmp_path / "b.jsonl") == {"p": {"q1": {"query_id": "q1", "pipeline": "p", "answer": "가",
+                                                               "reasoning": "r"}}}
     (tmp_path / "d.jsonl").write_text('{"answer": "x"}\n{"answer": "y"}\n', encoding="utf-8")
     with pytest.raises(InputError, match="query_id"):
         read_answers(tmp_path / "d.jsonl")

@@ -11,7 +11,7 @@ from typing import Any
 from ragexam._version import __version__
 
 __all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics", "run", "grade", "RunResult", "plots",
-           "generate", "generate_plan"]
+           "generate", "generate_plan", "score"]
 
 _LAZY = {
     "evaluate": ("ragexam.metrics.ranking", "evaluate"),
@@ -24,6 +24,7 @@ _LAZY = {
     "RunResult": ("ragexam.analysis.run", "RunResult"),
     "generate": ("ragexam.analysis.generate.api", "generate"),
     "generate_plan": ("ragexam.analysis.generate.api", "plan"),
+    "score": ("ragexam.api", "score"),
 }
 
 
@@ -31,7 +32,7 @@ def __getattr__(name: str) -> Any:
     if name == "plots":  # a module: ragexam.plots.k_sweep(result) and friends
         import importlib
 
-        value = importlib.import_module("ragexam.report.plots")
+        value = importlib.import_module("ragexam.plots")
         globals()[name] = value
         return value
     try:

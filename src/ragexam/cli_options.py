@@ -44,9 +44,10 @@ app = typer.Typer(name="ragexam", help="Grade retrieval-augmented generation pip
 
 
 def console():
-    from rich.console import Console
+    """The one console factory (:func:`ragexam.report.terminal.console`)."""
+    from ragexam.report.terminal import console as make
 
-    return Console(soft_wrap=False)
+    return make()
 
 
 def print_json(obj: Any) -> None:
@@ -294,6 +295,7 @@ RunOut = Annotated[Optional[Path], typer.Option("--out", help="Write summary.jso
 
 
 # `bleu`/`chrf`
-Refs = Annotated[Path, typer.Argument(help="References, one segment per line (UTF-8).")]
-Hyps = Annotated[Path, typer.Argument(help="Hypotheses, parallel to REFS.")]
+Refs = Annotated[Path, typer.Argument(help="FIRST: the references (the correct texts), one segment per line (UTF-8).")]
+Hyps = Annotated[Path, typer.Argument(help="SECOND: the hypotheses (the system's outputs), one per line, parallel "
+                                           "to REFS.")]
 Lowercase = Annotated[bool, typer.Option("--lowercase", "-lc", help="Case-insensitive scoring.")]

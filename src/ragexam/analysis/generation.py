@@ -95,8 +95,9 @@ def answer_tasks(qa, run: RunData, corpus, *, model: str, endpoint: str, pipelin
     from ragexam.metrics.judge.prompts import detect_language
 
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 10:
-        raise InputError(f"received {k!r}; expected an integer from 1 to 10 (per_question.csv keeps the top 10 "
-                         "chunk ids)", source="answer", field="k")
+        raise InputError(f"received {k!r}; expected the number of top chunks given to the generator, an integer "
+                         "from 1 to 10 (per_question.csv keeps the top 10 chunk ids)", source="--contexts",
+                         field="contexts")
     if language == "auto":
         language = detect_language([q.question for q in qa])
     if language not in SYSTEM_PROMPTS:

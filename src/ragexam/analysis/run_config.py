@@ -191,13 +191,16 @@ def check_settings(values: Mapping[str, Any], source: str) -> Dict[str, Any]:
 
 @dataclass
 class RunConfig:
-    """Every setting of one run (the ``config`` block of ``summary.json``).
+    """Every setting of one run, checked once (the ``config`` block of ``summary.json``: :meth:`to_settings`).
 
     ``retrievers`` and ``chunkers`` hold spec strings or objects (a retriever: anything with
     ``index(ids, texts)`` and ``search(queries, top_n)``, or with ``retrieve(queries, top_n)``; a chunker:
     a :class:`~ragexam.data.chunking.Chunker`); ``retrieved`` the results files to grade (paths or loaded
     files).  At least one retriever or results file is needed.  ``relevance`` ``None`` means "evidence when
-    the question set has evidence, else doc" (decided by :func:`ragexam.analysis.run.run`).
+    the question set has evidence, else doc" (decided when the questions are loaded).  ``cutoffs`` are the
+    metric cutoffs (``-k``, the ``k`` key of config files and ``summary.json``); ``miss_k`` the cutoff of a
+    missed question; ``executor`` is ``"local"``, ``"ray"``, ``"ray://HOST:PORT"`` or an
+    :class:`~ragexam.exec.Executor` (parsed here, once).
     """
 
     corpus: Any
@@ -205,7 +208,7 @@ class RunConfig:
     retrievers: List[Any] = field(default_factory=lambda: list(DEFAULT_RETRIEVERS))
     chunkers: List[Any] = field(default_factory=lambda: [DEFAULT_CHUNKER])
     relevance: Optional[str] = None
-    k: Tuple[int, ...] = DEFAULT_K
+    cutoffs: Tuple[int, ...] = DEFAULT_K
     depth: int = DEFAULT_DEPTH
     miss_k: int = DEFAULT_MISS_K
     seed: int = 12345
@@ -216,15 +219,20 @@ class RunConfig:
     retrieved: List[Any] = field(default_factory=list)
     workers: Optional[int] = None
     executor: Any = None
+    split: Optional[str] = None
 
     def __post_init__(self) -> None:
         src = "run settings"
-        for key, value in check_settings({f: getattr(self, f) for f in _CHECKED}, src).items():
+        values = {f: getattr(self, f) for f in _CHECKED if f != "k"}
+        values["k"] = self.cutoffs
+        checked = check_settings(values, src)
+        self.cutoffs = checked.pop("k")
+        for key, value in checked.items():
             setattr(self, key, value)
         if not self.retrievers and not self.retrieved:
             raise InputError("received no retriever and no results file; expected at least one retriever (e.g. "
                              "bm25) or a results file to grade (--retrieved).", source=src, field="retrievers")
-        too_deep = [k for k in self.k if k > self.depth]
+        too_deep = [k for k in self.cutoffs if k > self.depth]
         if too_deep:
             raise InputError(f"cutoff k={too_deep[0]} is larger than the retrieval depth {self.depth}; "
                              f"raise --depth or lower -k.", source=src, field="k")
@@ -234,15 +242,18 @@ class RunConfig:
 
     def to_dict(self, retriever_names: Sequence[str], chunker_names: Sequence[str]) -> Dict[str, Any]:
         """The ``config`` block of ``summary.json`` (objects appear under their names)."""
-        return {
+        out = {
             "corpus": _label(self.corpus) if self.corpus is not None else None, "qa": _label(self.qa),
             "retrievers": list(retriever_names), "chunkers": list(chunker_names),
             "retrieved": [_label(r) if not hasattr(r, "path") else str(r.path) for r in self.retrieved],
-            "relevance": self.relevance, "k": list(self.k), "depth": self.depth, "miss_k": self.miss_k,
+            "relevance": self.relevance, "k": list(self.cutoffs), "depth": self.depth, "miss_k": self.miss_k,
             "ignore_punctuation": self.ignore_punctuation, "overlap": self.overlap,
             "seed": self.seed, "n_resamples": self.n_resamples, "n_permutations": self.n_permutations,
             "workers": self.workers, "executor": _executor_label(self.executor),
         }
+        if self.split is not None:
+            out["split"] = self.split
+        return out
 
 
 def _executor_label(ex: Any) -> str:

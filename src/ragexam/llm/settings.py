@@ -12,7 +12,9 @@ field (option)            default     meaning
 model (``--model``)       --          model name sent to the endpoint
 base_url                  env/.env    endpoint root (``.../v1``); see :func:`resolve_endpoint`
 api_key                   env/.env    the key; never in ``repr``, signatures, caches or messages
-timeout                   60          seconds per HTTP request (> 0)
+timeout                   60          seconds one HTTP request may take in all: its deadline (> 0)
+max_response_bytes        32 MiB      the largest reply accepted, after decompression (>= 1024; ``None``:
+                                      ``$RAGEXAM_MAX_RESPONSE_BYTES``, else 32 MiB; :mod:`ragexam.llm.transport`)
 max_retries               4           retries of one request on 429/5xx/timeouts/connection errors
 backoff, max_backoff      1, 60       first backoff step and cap of any wait, seconds (>= 0)
 concurrency               4           calls in flight at once (>= 1)
@@ -193,6 +195,7 @@ class LLMSettings:
     claim_wait: Optional[float] = None
     scoring: str = "auto"
     reasoning: bool = True
+    max_response_bytes: Optional[int] = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
@@ -230,6 +233,8 @@ class LLMSettings:
         if not isinstance(self.reasoning, bool):
             raise InputError(f"received {self.reasoning!r}; expected True or False", source="--no-reasoning",
                              field="reasoning")
+        if self.max_response_bytes is not None:
+            _integer("max_response_bytes", self.max_response_bytes, low=1024)
 
     def replace(self, **changes: Any) -> "LLMSettings":
         """A validated copy with ``changes``."""

@@ -51,7 +51,7 @@ from ragexam.report import svg
 from ragexam.report.highlight import highlight_html
 from ragexam.storage.runfolder import check_summary, coerce_rows, dataset_label, headline_metric, miss_cutoff
 
-__all__ = ["write_report", "render_report", "read_answers", "FONT_STACK", "MONO_STACK"]
+__all__ = ["write_report", "render_report", "FONT_STACK", "MONO_STACK"]
 
 #: CSS font stack: the Korean faces of each system first, so Hangul is drawn by a font that has it (and
 #: Latin text by the same face, so lines keep one look), then the usual system fallbacks:
@@ -900,7 +900,7 @@ def _settings(page: _Page) -> str:
 def render_report(summary: Mapping[str, Any], per_question: Sequence[Mapping[str, Any]],
                   answers: Optional[Mapping[str, Any]] = None) -> str:
     """The report as one HTML string (see the module docstring)."""
-    summary = check_summary(dict(summary), "summary")
+    summary = check_summary(summary if not isinstance(summary, dict) else dict(summary), "summary")
     rows = coerce_rows(per_question or [], source="per_question")
     page = _Page(summary, rows, answers)
     body = [_header(page), "<main>", _scores(page), _rerank(page), _judge(page), _plots(page), _missed(page),
@@ -952,52 +952,3 @@ def write_report(summary: Mapping[str, Any], per_question: Sequence[Mapping[str,
             os.unlink(tmp)
         raise
     return out
-
-
-def read_answers(path: PathLike) -> Dict[str, Any]:
-    """Answers for :func:`write_report` from a file: JSONL rows with ``query_id`` (and optionally
-    ``pipeline``, ``answer``, ``reasoning``, ``verdict``, ``ground_truth``, ...), or one JSON object
-    already shaped ``{query_id: entry}`` / ``{pipeline: {query_id: entry}}``.  Rows with a
-    ``pipeline`` are grouped by it.
-    """
-    from ragexam.errors import InputError
-
-    src = Path(path)
-    try:
-        text = src.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror or exc}).", source=str(src)) from None
-    try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
-        whole = None
-    if isinstance(whole, dict) and "query_id" not in whole:
-        return whole
-    rows: List[Any] = []
-    if isinstance(whole, dict):
-        rows = [whole]
-    elif isinstance(whole, list):
-        rows = whole
-    else:
-        for n, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise InputError(f"is not a JSON object ({exc.msg}); expected one answer object per line.",
-                                 source=str(src), line=n) from None
-    flat: Dict[str, Any] = {}
-    grouped: Dict[str, Dict[str, Any]] = {}
-    for n, row in enumerate(rows, 1):
-        if not isinstance(row, dict) or not isinstance(row.get("query_id"), str):
-            raise InputError("has no string query_id; expected objects like {\"query_id\": \"q1\", "
-                             "\"answer\": \"...\"}.", source=str(src), line=n, field="query_id")
-        if isinstance(row.get("pipeline"), str):
-            grouped.setdefault(row["pipeline"], {})[row["query_id"]] = row
-        else:
-            flat[row["query_id"]] = row
-    if grouped and flat:
-        raise InputError("mixes rows with and without a pipeline; expected either every row to name its "
-                         "pipeline or none.", source=str(src), field="pipeline")
-    return grouped or flat

@@ -91,6 +91,8 @@ def _style(ax, font: Optional[str]) -> None:
 
 def _summary(run: Any) -> Mapping[str, Any]:
     summary = getattr(run, "summary", run)
+    if hasattr(summary, "to_dict") and not isinstance(summary, dict):
+        summary = summary.to_dict()
     if not isinstance(summary, Mapping) or "results" not in summary:
         raise InputError(f"received a {type(run).__name__}; expected a RunResult, a RunData or a summary.json "
                          "dict (with 'results').", source="plots", field="run")
@@ -282,6 +284,8 @@ def _attribution_matrix(run: Any) -> Dict[str, Dict[str, Dict[str, int]]]:
     if att is not None and hasattr(att, "matrix") and hasattr(att, "pipelines"):
         return {p: att.matrix(p) for p in att.pipelines}
     summary = getattr(run, "summary", run)
+    if hasattr(summary, "to_dict") and not isinstance(summary, dict):
+        summary = summary.to_dict()
     att = summary.get("attribution") if isinstance(summary, Mapping) else None
     if not isinstance(att, Mapping) or not att:
         raise InputError("this run has no stage attribution; it comes from answer scoring: pass the result of "

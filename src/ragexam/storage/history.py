@@ -210,8 +210,7 @@ class History:
         ``"score"`` (default: ``summary["kind"]``, else ``"score"`` for a ``ragexam-score/*``
         format, else ``"run"``).
         """
-        summary = dict(summary)
-        check_summary(summary, "summary")
+        summary = check_summary(dict(summary) if isinstance(summary, dict) else summary, "summary")
         run_id = summary.get("run_id")
         if not isinstance(run_id, str) or not run_id.strip():
             raise InputError(f"received {run_id!r}; expected the run's id string.", source="summary",
