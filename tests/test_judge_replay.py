@@ -37,3 +37,30 @@ def test_lecture_rubric_on_the_local_model_is_flat(tmp_path):
     assert min(ev.details["probabilities"]["mass"] + unrelated.details["probabilities"]["mass"]) > 0.99
     raw = read_records(DATA / "judge_qwen_cr_smoke.jsonl.gz")[1]["response"]["choices"][0]
     assert raw["logprobs"]["content"][0]["token"] == "```" and raw["message"]["content"].startswith("{")
+
+
+def _check(tmp_path, metrics):
+    from ragexam.api import judge_check
+    from ragexam.llm.settings import LLMSettings
+
+    with ReplayEndpoint(DATA / "judge_qwen_check8.jsonl.gz", DATA / "judge_qwen_cr_smoke.jsonl.gz") as ep:
+        s = LLMSettings("qwen2.5-1.5b", base_url=ep.base_url, api_key="local", cache_dir=str(tmp_path),
+                        concurrency=1, reasoning=False, max_retries=0)
+        res = judge_check("it_helpdesk", "it_helpdesk", s, metrics=metrics, limit=8)
+        assert ep.missed == []  # every request of the run is one the model answered when it was recorded
+    return {(m, sc): sep for m, mc in res.check.checks.items() for sc, sep in mc.separations.items()}, res
+
+
+def test_judge_check_of_the_context_metrics_on_the_local_model(tmp_path):
+    """docs/judge.md's table: the lecture's 1-5 context relevance does not separate the evidence context from a
+    hard negative and a random chunk on the local model (written scores nor probabilities), the yes/no context
+    precision does (probabilities: AUC 0.91) -- 8 bundled questions, 24 judgments each, all judged."""
+    seps, res = _check(tmp_path, ["context_relevance", "context_precision"])
+    got = {k: (round(v.auc.auc, 2), round(v.auc.low, 2), round(v.auc.high, 2), v.verdict) for k, v in seps.items()}
+    assert got == {("context_relevance", "sample"): (0.61, 0.41, 0.77, "does_not"),
+                   ("context_relevance", "probability"): (0.64, 0.41, 0.85, "does_not"),
+                   ("context_precision", "sample"): (0.84, 0.62, 1.0, "weakly"),
+                   ("context_precision", "probability"): (0.91, 0.77, 1.0, "separates")}
+    assert all(mc.n_judged == len(mc.items) == 24 for mc in res.check.checks.values())
+    by_kind = seps[("context_precision", "probability")].by_kind
+    assert round(by_kind["hard_negative"], 2) == 0.84 and round(by_kind["random"], 2) == 0.98
