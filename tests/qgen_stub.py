@@ -90,11 +90,10 @@ class GenStub:
         self.arrived = threading.Event()
         self.base_url = ""
 
-    def judge(self, metric: str, question: str, answer: str, contexts: Sequence[str]) -> Dict[str, Any]:
-        if metric == "faithfulness":
-            ok = answer not in self.unsupported
-            return {"reasoning": "checked", "claims": [{"claim": answer[:40] or "x", "supported": ok,
-                                                        "context": 1 if ok else None}]}
+    def judge(self, metric: str, question: str, answer: str, contexts: Sequence[str],
+              claims: Sequence[str] = ()) -> Dict[str, Any]:
+        if metric == "faithfulness":  # one verdict per claim (sentence) of the answer; from an unsupported answer: false
+            return {"supported": [not any(c in u for u in self.unsupported) for c in claims], "reasoning": "checked"}
         if metric == "context_relevance":
             n = max(1, len(contexts))
             scores = [1] * n
@@ -143,7 +142,11 @@ def _handler(stub: GenStub):
                 return send_json(self, 200, completion(content, finish_reason=finish, model="stub-gen"))
             metric = metric_of(body)
             q, a, ctx = judge_inputs(body)
-            return send_json(self, 200, completion(json.dumps(stub.judge(metric, q, a, ctx), ensure_ascii=False)))
+            from ragexam.testing.stub import read_prompt
+
+            claims = read_prompt(next((m["content"] for m in body["messages"] if m["role"] == "user"), "")).units
+            return send_json(self, 200, completion(json.dumps(stub.judge(metric, q, a, ctx, claims),
+                                                              ensure_ascii=False)))
 
     return Handler
 

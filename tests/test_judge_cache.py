@@ -12,7 +12,7 @@ from test_score_fixtures import ANSWERS, write_case, write_jsonl
 
 from ragexam.analysis.judge_agreement import repeat_agreement
 from ragexam.cli import main
-from ragexam.metrics.judge import Judge, JudgeItem, LLMCache, price_for
+from ragexam.metrics.judge import BUILTIN, Judge, JudgeItem, LLMCache, price_for
 from ragexam.llm.cost import cost_usd, estimate_tokens
 
 CTX = ("VPN-ERR-619는 UDP 4500 포트가 막힌 경우입니다.", "프린터 용지 걸림은 B 덮개를 여세요.")
@@ -50,10 +50,10 @@ def test_rerun_makes_no_call(stub, tmp_path):
     judge(stub, tmp_path).run([JudgeItem("q0", its[0].question, "다른 답변", CTX, "정답 0")], ["answer_correctness"])
     assert len(stub.requests) == 8
     cache = LLMCache(tmp_path / "cache")
-    assert len(cache) == 8
+    assert cache.count("judge") == 8 and cache.count("probe") == 1  # the endpoint was probed once (scoring auto)
     con = sqlite3.connect(str(cache.path))
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    rows = con.execute("SELECT kind, model, endpoint, value FROM results").fetchall()
+    rows = con.execute("SELECT kind, model, endpoint, value FROM results WHERE kind = 'judge'").fetchall()
     assert {(k, m, e) for k, m, e, _ in rows} == {("judge", "stub-judge", stub.base_url)}
     assert all(json.loads(v)["rubric_sha"] for *_, v in rows)
 
@@ -77,7 +77,8 @@ def test_dry_run_counts(stub, tmp_path):
     plan = j.plan(its, ["context_relevance", "answer_correctness"])
     assert (plan.total, plan.cached, plan.skipped, plan.calls) == (8, 0, 2, 6)
     assert plan.by_metric["context_relevance"]["skipped"] == 1 and plan.by_metric["answer_correctness"]["calls"] == 3
-    assert plan.est_completion_tokens == 3 * (120 + 15 * 2) + 3 * 150
+    cr, ac = BUILTIN["context_relevance"], BUILTIN["answer_correctness"]  # each metric owns its allowance
+    assert plan.est_completion_tokens == 3 * cr.allowance_for(2) + 3 * ac.allowance_for(0) == 3 * (60 + 8 * 2) + 3 * 80
     assert plan.est_cost == "unknown" and stub.requests == []
     # the prompt estimate is ceil(chars / 3) of the full prompt
     from ragexam.metrics.judge import get_rubric

@@ -60,16 +60,19 @@ def test_good_replies_for_every_metric(stub, tmp_path):
     assert by["abstention"].score == 1.0 and by["abstention"].label == "abstained"
     assert run.language == "ko"
     for j in by.values():
-        assert j.rubric.endswith("/ko/v1") and len(j.rubric_sha) == 16 and j.attempts == 1
+        assert j.rubric.endswith("/ko/v2") and len(j.rubric_sha) == 16 and j.attempts == 1
         assert j.prompt_tokens == 100 and j.completion_tokens == 20
     # JSON schema was sent (strongest response_format), temperature 0
-    body = stub.requests[0]
+    body = next(b for b in stub.requests if b["response_format"]["json_schema"]["name"] == "context_relevance")
     assert body["response_format"]["type"] == "json_schema" and body["temperature"] == 0
+    scores = body["response_format"]["json_schema"]["schema"]["properties"]["scores"]
+    assert scores["minItems"] == scores["maxItems"] == 3 and "logprobs" not in body  # the item's own count
     assert run.usage["calls"] == 4 and run.usage["prompt_tokens"] == 400
     assert run.usage["cost_usd"] == "unknown"  # not the OpenAI API
     s = run.summary("context_relevance")
     assert (s.n, s.n_judged, s.coverage, s.unjudged) == (1, 1, 1.0, {})
-    assert "rubric:context_relevance/ko/v1@" in run.signatures["context_relevance"]
+    assert "rubric:context_relevance/ko/v2@" in run.signatures["context_relevance"]
+    assert "|scoring:sample|" in run.signatures["context_relevance"]
     assert API_KEY not in json.dumps(run.signatures)
 
 
@@ -96,15 +99,26 @@ def test_bad_json_once_then_valid(stub, tmp_path):
 def test_truncated_reply(stub, tmp_path):
     run, j = one(make_judge(stub, tmp_path, max_attempts=2, max_tokens=100), item("truncated"))
     assert j.reason == "truncated" and j.attempts == 2
-    assert [b["max_tokens"] for b in stub.requests] == [100, 200]
+    assert [b["max_tokens"] for b in stub.requests] == [100, 200]  # cut without a loop: a longer budget
     assert "잘렸습니다" in stub.requests[1]["messages"][-1]["content"]
 
 
-@pytest.mark.parametrize("scenario, needle", [("range", "out of range"), ("count", "has 2 values but there are 3")])
+def test_a_reply_cut_in_a_loop_is_not_paid_double(stub, tmp_path):
+    run, j = one(make_judge(stub, tmp_path, max_attempts=3, max_tokens=100), item("loop"))
+    assert j.reason == "truncated" and j.attempts == 3 and "in a loop: '3,' repeated" in j.message
+    assert [b["max_tokens"] for b in stub.requests] == [100, 100, 100]
+    assert ["frequency_penalty" in b for b in stub.requests] == [False, True, True]
+    assert "되풀이" in stub.requests[1]["messages"][-1]["content"] and "'3,' repeated" in \
+        stub.requests[1]["messages"][-1]["content"]
+
+
+@pytest.mark.parametrize("scenario, needle", [("range", "value 1 is 7"), ("count", "it holds 2: [3, 3]")])
 def test_out_of_range_and_wrong_count(stub, tmp_path, scenario, needle):
     run, j = one(make_judge(stub, tmp_path, max_attempts=2), item(scenario))
     assert j.status == "unjudged" and j.reason == "invalid_reply" and needle in j.message
-    assert needle in stub.requests[1]["messages"][-1]["content"]
+    rule = '"scores" must be a list of exactly 3 integers (an integer from 1 to 5), one per context'
+    assert rule in j.message and needle in stub.requests[1]["messages"][-1]["content"]
+    assert rule in stub.requests[1]["messages"][-1]["content"]  # the retry quotes the broken rule
 
 
 @pytest.mark.parametrize("scenario", ["refusal", "text_refusal"])
@@ -154,8 +168,11 @@ def test_endpoint_without_response_format_falls_back_and_parses_first_object(stu
     run = judge.run([item(qid="a"), item(qid="b", contexts=CTX[:2])], ["context_relevance"])
     assert [j.status for j in run.judgments] == ["judged", "judged"]
     formats = [b.get("response_format", {}).get("type") for b in stub.requests]
-    # first call walks the ladder; the second starts where the first succeeded
-    assert formats == ["json_schema", "json_object", None, None]
+    # first call walks the ladder (the full schema, the portable one, JSON mode, nothing); the second starts where
+    # the first succeeded
+    assert formats == ["json_schema", "json_schema", "json_object", None, None]
+    portable = stub.requests[1]["response_format"]["json_schema"]["schema"]["properties"]["scores"]
+    assert "minItems" not in portable and portable["items"]["enum"] == [1, 2, 3, 4, 5]
     assert judge.client.response_format == "none"
     assert "format:none" in run.signatures["context_relevance"]
 
@@ -177,8 +194,29 @@ def test_mixed_coverage_and_reasons(stub, tmp_path):
 
 
 def test_no_claims_is_not_applicable(stub, tmp_path):
-    run, j = one(make_judge(stub, tmp_path), item("no_claims"), "faithfulness")
-    assert j.status == "unjudged" and j.reason == "no_claims" and j.attempts == 1
+    run, j = one(make_judge(stub, tmp_path), item(answer="문서에서 찾을 수 없습니다."), "faithfulness")
+    assert j.status == "unjudged" and j.reason == "no_claims" and j.attempts == 0 and stub.requests == []
+    run, j = one(make_judge(stub, tmp_path), item(answer="TCP 443 모드로 바꾸세요. 문서에서 찾을 수 없는 내용도 있습니다."),
+                 "faithfulness")
+    assert j.status == "judged" and [c["claim"] for c in j.details["claims"]] == ["TCP 443 모드로 바꾸세요."]
+    schema = stub.requests[0]["response_format"]["json_schema"]["schema"]["properties"]["supported"]
+    assert schema["minItems"] == schema["maxItems"] == 1
+
+
+def test_auto_scoring_probes_the_endpoint_once(stub, tmp_path):
+    judge = make_judge(stub, tmp_path, scoring="auto")
+    run, j = one(judge, item())
+    assert len(stub.probes) == 1
+    probe = stub.probes[0]
+    assert probe["logprobs"] is True and probe["seed"] == 12345
+    assert run.probe["logprobs"] == "no" and run.probe["json_schema"] == "enforced"
+    assert j.scoring == "sample" and "|scoring:sample|" in run.signatures["context_relevance"]
+    judge2 = make_judge(stub, tmp_path, scoring="auto")
+    judge2.run([item(qid="q2")], ["context_relevance"])
+    assert len(stub.probes) == 1  # the second judge read the stored probe
+    with pytest.raises(Exception) as ei:  # probability scoring on an endpoint without logprobs: an input error
+        make_judge(stub, tmp_path, scoring="probability").run([item(qid="q3")], ["context_relevance"])
+    assert "returns no token log-probabilities" in str(ei.value) and "--scoring sample" in str(ei.value)
 
 
 def test_missing_inputs_make_no_call(stub, tmp_path):
@@ -216,5 +254,5 @@ def test_english_prompts_for_english_data(stub, tmp_path):
     it = JudgeItem("e1", "Why does VPN error 619 appear? [[s:good]]", "Port blocked.", ("UDP port 4500 blocked.",),
                    "UDP 4500 is blocked.")
     run = make_judge(stub, tmp_path).run([it], ["context_relevance"])
-    assert run.language == "en" and run.judgments[0].rubric == "context_relevance/en/v1"
+    assert run.language == "en" and run.judgments[0].rubric == "context_relevance/en/v2"
     assert "[Context 1] : UDP port 4500 blocked." in stub.requests[0]["messages"][1]["content"]

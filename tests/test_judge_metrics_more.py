@@ -32,7 +32,7 @@ def judge(stub, tmp_path, **kw):
 
 
 def items(*scenarios, contexts=CTX):
-    return [JudgeItem(f"q{i}", f"질문 {i} [[s:{s}]]", f"답변 {i}", contexts, f"정답 {i}")
+    return [JudgeItem(f"q{i}", f"질문 {i} [[s:{s}]]", f"답변 {i}", contexts, f"정답 {i}입니다. 둘째 진술입니다.")
             for i, s in enumerate(scenarios)]
 
 
@@ -46,56 +46,47 @@ def test_average_precision_by_hand():
 
 
 def test_context_precision_contract():
-    v = validate_reply("context_precision", {"reasoning": "r", "useful": [False, True, True]}, n_contexts=3)
+    v = validate_reply("context_precision", {"useful": [False, True, True], "reasoning": "r"}, n_contexts=3)
     assert v.score == pytest.approx((1 / 2 + 2 / 3) / 2) and v.label is None and v.details["n_useful"] == 2
-    for obj, needle in [({"reasoning": "r", "useful": [True, False]}, "has 2 values but there are 3"),
-                        ({"reasoning": "r", "useful": [True, 1, False]}, 'value 2 of "useful" is 1'),
-                        ({"reasoning": "r", "useful": "yes"}, "expected a list"),
-                        ({"useful": [True, False, True]}, '"reasoning" is missing')]:
+    for obj, needle in [({"useful": [True, False], "reasoning": "r"}, "it holds 2: [true, false]"),
+                        ({"useful": [True, 1, False], "reasoning": "r"}, "value 2 is 1"),
+                        ({"useful": "yes", "reasoning": "r"}, 'it is "yes"'),
+                        ({"useful": [True, False, True]}, '"reasoning" must be a string; it is missing')]:
         with pytest.raises(ReplyError) as ei:
             validate_reply("context_precision", obj, n_contexts=3)
         assert needle in ei.value.message
 
 
 def test_context_recall_contract():
-    ok = {"reasoning": "r", "statements": [{"statement": "a", "supported": True, "context": 2},
-                                           {"statement": "b", "supported": False, "context": None},
-                                           {"statement": "c", "supported": True, "context": 1}]}
-    v = validate_reply("context_recall", ok, n_contexts=2)
+    v = validate_reply("context_recall", {"supported": [True, False, True], "reasoning": "r"}, units=["a", "b", "c"])
     assert v.score == pytest.approx(2 / 3) and v.label == "incomplete" and v.details["n_statements"] == 3
-    full = {"reasoning": "r", "statements": [{"statement": "a", "supported": True, "context": 1}]}
-    assert validate_reply("context_recall", full, n_contexts=1).label == "complete"
-    for obj, needle in [({"reasoning": "r", "statements": []}, "is empty, but the reference answer states"),
-                        ({"reasoning": "r", "statements": [{"statement": "a", "supported": True, "context": None}]},
-                         "names no context"),
-                        ({"reasoning": "r", "statements": [{"statement": "a", "supported": True, "context": 3}]},
-                         "context number from 1 to 2")]:
-        with pytest.raises(ReplyError) as ei:
-            validate_reply("context_recall", obj, n_contexts=2)
-        assert needle in ei.value.message
+    assert v.details["statements"][1] == {"statement": "b", "supported": False}
+    assert validate_reply("context_recall", {"supported": [True], "reasoning": ""}, units=["a"]).label == "complete"
+    with pytest.raises(ReplyError) as ei:
+        validate_reply("context_recall", {"supported": [], "reasoning": "r"}, units=["a", "b"])
+    assert "exactly 2 values (true or false), one per statement" in ei.value.message
 
 
 def test_answer_relevancy_contract():
-    v = validate_reply("answer_relevancy", {"reasoning": "r", "verdict": "partially_relevant", "score": 3})
+    v = validate_reply("answer_relevancy", {"declined": False, "score": 3, "reasoning": "r"})
     assert (v.score, v.label) == (3.0, "partially_relevant")
     with pytest.raises(NotApplicable) as na:
-        validate_reply("answer_relevancy", {"reasoning": "r", "verdict": "declined", "score": None})
+        validate_reply("answer_relevancy", {"declined": True, "score": 1, "reasoning": "r"})
     assert na.value.reason == "declined"
-    for obj, needle in [({"reasoning": "r", "verdict": "relevant", "score": 2}, "does not match"),
-                        ({"reasoning": "r", "verdict": "declined", "score": 1}, "expected null"),
-                        ({"reasoning": "r", "verdict": "relevant"}, '"score" is missing'),
-                        ({"reasoning": "r", "verdict": "good", "score": 5}, '"verdict" is "good"'),
-                        ({"reasoning": "r", "verdict": "irrelevant", "score": True}, "expected an integer")]:
+    for obj, needle in [({"declined": False, "reasoning": "r"}, '"score" must be an integer from 1 to 5; it is missing'),
+                        ({"declined": "no", "score": 5, "reasoning": "r"}, '"declined" must be true or false; it is "no"'),
+                        ({"declined": False, "score": True, "reasoning": "r"}, "it is true")]:
         with pytest.raises(ReplyError) as ei:
             validate_reply("answer_relevancy", obj)
         assert needle in ei.value.message
 
 
 def test_pairwise_contract():
-    assert validate_reply("pairwise", {"reasoning": "r", "winner": "2"}).label == "2"
-    assert validate_reply("pairwise", {"reasoning": "r", "winner": 1}).label == "1"
-    with pytest.raises(ReplyError):
-        validate_reply("pairwise", {"reasoning": "r", "winner": "A"})
+    assert validate_reply("pairwise", {"winner": "2", "reasoning": "r"}).label == "2"
+    for bad in (1, "A"):  # the schema's enum is of strings
+        with pytest.raises(ReplyError) as ei:
+            validate_reply("pairwise", {"winner": bad, "reasoning": "r"})
+        assert '"winner" must be one of "1", "2", "tie"' in ei.value.message
 
 
 # --- through the judge (loopback stub) ----------------------------------------------------------
@@ -110,27 +101,26 @@ def test_new_metrics_good_replies(stub, tmp_path):
     # every new rubric went out with its own JSON schema, named after the metric
     names = {b["response_format"]["json_schema"]["name"] for b in stub.requests}
     assert names == {"context_precision", "context_recall", "answer_relevancy"}
-    assert run.rubrics["context_recall"]["name"] == "context_recall/ko/v1"
-    assert f"rubric:context_recall/ko/v1@{run.rubrics['context_recall']['sha']}" in run.signatures["context_recall"]
+    assert run.rubrics["context_recall"]["name"] == "context_recall/ko/v2"
+    assert f"rubric:context_recall/ko/v2@{run.rubrics['context_recall']['sha']}" in run.signatures["context_recall"]
+    recall = next(b for b in stub.requests if b["response_format"]["json_schema"]["name"] == "context_recall")
+    assert "입니다.\n\n[진술 2] : 둘째 진술입니다." in recall["messages"][1]["content"]
 
 
 def test_new_metrics_bad_replies_are_unjudged_with_reason(stub, tmp_path):
     j = judge(stub, tmp_path, max_attempts=2)
-    run = j.run(items("count", "empty", "band", "declined", "bad_json"),
+    run = j.run(items("count", "good", "declined", "bad_json"),
                 ["context_precision", "context_recall", "answer_relevancy"])
     got = {(v.metric, v.item_id): (v.status, v.reason) for v in run.judgments}
-    # "count" only breaks context relevance's and precision's count: precision has its own check
-    assert got[("context_recall", "q1")] == ("unjudged", "invalid_reply")
-    assert got[("answer_relevancy", "q2")] == ("unjudged", "invalid_reply")
-    assert got[("answer_relevancy", "q3")] == ("unjudged", "declined")
-    assert all(got[(m, "q4")] == ("unjudged", "invalid_json") for m in
+    assert got[("context_precision", "q0")] == ("unjudged", "invalid_reply")
+    assert got[("answer_relevancy", "q2")] == ("unjudged", "declined")
+    assert all(got[(m, "q3")] == ("unjudged", "invalid_json") for m in
                ("context_precision", "context_recall", "answer_relevancy"))
     # a declined answer is not applicable after one reply; a broken one was asked again (max_attempts=2)
     by = {(v.metric, v.item_id): v for v in run.judgments}
-    assert by[("answer_relevancy", "q3")].attempts == 1 and by[("answer_relevancy", "q2")].attempts == 2
-    assert "does not match" in by[("answer_relevancy", "q2")].message
+    assert by[("answer_relevancy", "q2")].attempts == 1 and by[("context_precision", "q0")].attempts == 2
     s = run.summary("answer_relevancy")
-    assert s.n == 5 and s.n_judged == 2 and s.unjudged == {"invalid_reply": 1, "declined": 1, "invalid_json": 1}
+    assert s.n == 4 and s.n_judged == 2 and s.unjudged == {"declined": 1, "invalid_json": 1}
     assert s.mean == 5.0 and s.pass_rate == 1.0
 
 
@@ -138,9 +128,9 @@ def test_context_precision_count_mismatch_is_fed_back(stub, tmp_path):
     run = judge(stub, tmp_path, max_attempts=2).run(items("count"), ["context_precision"])
     (v,) = run.judgments
     assert (v.status, v.reason, v.attempts) == ("unjudged", "invalid_reply", 2)
-    assert "has 2 values but there are 3 contexts" in v.message
+    assert "exactly 3 values (true or false), one per context" in v.message and "it holds 2" in v.message
     second = stub.requests[1]["messages"]
-    assert second[-2]["role"] == "assistant" and "has 2 values but there are 3" in second[-1]["content"]
+    assert second[-2]["role"] == "assistant" and "(minItems 3, maxItems 3); it holds 2" in second[-1]["content"]
 
 
 def test_inputs_missing_are_unjudged_without_a_call(stub, tmp_path):
@@ -270,7 +260,7 @@ def test_custom_metric_through_the_judge(stub, tmp_path):
     got = run.items("politeness")
     assert (got["q0"].score, got["q0"].label, got["q0"].passed) == (4.0, "4", True)
     assert (got["q1"].status, got["q1"].reason) == ("unjudged", "invalid_reply")
-    assert "one of 1, 2, 3, 4, 5" in got["q1"].message
+    assert "an integer from 1 to 5" in got["q1"].message
     assert sorted(got["q2"].verdicts) == ["2", "4"] and got["q2"].tie and got["q2"].label == "2"  # tie -> lower
     sig = run.signatures["politeness"]
     assert f"rubric:politeness/en/v2@{m.rubric('en').sha}|pass:>=4|" in sig
@@ -311,7 +301,7 @@ def test_order_swap_rule(stub, tmp_path):
     assert s.n_decisive_orders == 6 and s.first_position_share == pytest.approx(4 / 6)
     d = pr.to_dict()
     assert d["a"] == "base" and d["b"] == "new" and "|orders:both|" in d["signature"]
-    assert d["rubric"]["name"] == "pairwise/ko/v1"
+    assert d["rubric"]["name"] == "pairwise/ko/v2"
 
 
 def test_pairwise_repeat_tie_counts_as_a_tie(stub, tmp_path):

@@ -58,7 +58,7 @@ def test_killed_run_resumes_without_repeating_completed_calls(stub, tmp_path):
 
     # every served result was committed before the next request went out (concurrency 1)
     con = sqlite3.connect(str(cache / "llm-cache.sqlite3"))
-    assert con.execute("SELECT COUNT(*) FROM results").fetchone()[0] == SERVED_BEFORE_KILL
+    assert con.execute("SELECT COUNT(*) FROM results WHERE kind = 'judge'").fetchone()[0] == SERVED_BEFORE_KILL
     con.close()
 
     stub.block_after = None

@@ -8,6 +8,7 @@ good            a valid reply (context relevance: 5 for the first context, 1 for
 bad_json        prose without JSON, every time
 bad_json_once   prose the first time, then a valid reply
 truncated       a cut JSON with finish_reason "length", every time
+loop            a reply that repeats "3, " until finish_reason "length", every time
 range           scores out of range (7), every time
 count           one score too few (context relevance, context precision), every time
 refusal         message.refusal set, content null
@@ -16,7 +17,6 @@ r429_once       HTTP 429 (Retry-After: 0), then a valid reply
 r500            HTTP 500, every time
 r500_once       HTTP 500 once, then a valid reply
 slow            sleeps ``stub.slow_seconds`` before a valid reply (timeout test)
-no_claims       faithfulness with "claims": []
 mismatch        context relevance with a wrong "average"
 echo_key        HTTP 400 whose message echoes the Authorization header
 incorrect       answer_correctness verdict incorrect (1); abstention "answered"
@@ -26,9 +26,8 @@ flip            answer_correctness 5 on the first call of a conversation, 3 on t
                 context relevance [5, 1, ...] then [4, 1, ..., 2]; answer_relevancy 5 then 3;
                 context precision [T, F, ...] then [F, T, ...]; a custom rubric 4 then 2 (repeat tests)
 flip3           like flip, but the verdict changes only on every third call (3 repeats: 2 vs 1)
-declined        answer_relevancy "declined" with a null score
-band            answer_relevancy "relevant" with score 2 (a band mismatch), every time
-empty           context_recall with "statements": [], every time
+declined        answer_relevancy "declined": true
+unfaithful      faithfulness: every claim after the first unsupported
 complete        context_recall with every statement supported
 first           pairwise: always "1" (a judge with position bias)
 tie             pairwise: always "tie"
@@ -44,7 +43,9 @@ request N+1 and later wait until ``stub.release`` is set (kill tests).  ``stub.g
 holds every request until requests with N different Authorization headers have arrived (so that
 N client processes are surely running at once; 30 s at most).  ``stub.delay`` sleeps that many
 seconds before each reply.  ``stub.requests`` keeps every request body, ``stub.auth`` every
-Authorization header.
+Authorization header.  ``ragexam.llm.probe``'s request (the judge's ``scoring="auto"`` asks it once per
+endpoint and cache) is answered as an endpoint that enforces JSON schemas and sends no log-probabilities,
+and kept in ``stub.probes``, not in ``stub.requests``: those are the judge's calls.
 """
 
 from __future__ import annotations
@@ -58,17 +59,13 @@ from http.server import BaseHTTPRequestHandler
 
 API_KEY = "sk-test-JUDGE-SECRET-9f3a7c"
 
-from ragexam.testing.stub import _MARKERS, LoopbackHTTPServer  # noqa: E402 (the judge's prompts, recognized once)
-
-_METRIC_MARKERS = _MARKERS + (("custom", ("아래 평가 기준으로 채점하세요", "Grade the material below by the criteria")),)
+from ragexam.testing import stub as _stub  # noqa: E402 (the judge's prompts, recognized by the registry)
+from ragexam.testing.stub import LoopbackHTTPServer  # noqa: E402
 
 
 def metric_of(body: dict) -> str:
-    user = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
-    for metric, markers in _METRIC_MARKERS:
-        if any(mk in user for mk in markers):
-            return metric
-    return "answer"
+    """The judge metric of a request (the registry's rubrics), ``custom`` for a rubric file, else ``answer``."""
+    return _stub.metric_of(body) or "answer"
 
 
 def scenario_of(body: dict) -> str:
@@ -78,8 +75,10 @@ def scenario_of(body: dict) -> str:
 
 
 def n_contexts(body: dict) -> int:
+    """The number of units the reply must hold values for: claims, statements, else contexts."""
     user = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
-    return len(re.findall(r"^\[(?:컨텍스트|Context) \d+\] : ", user, re.M))
+    inputs = _stub.read_prompt(user)
+    return len(inputs.units)
 
 
 def _pair_winner(user: str, scenario: str) -> str:
@@ -96,17 +95,16 @@ def good_reply(metric: str, n: int, scenario: str = "good", seen: int = 1, user:
     flipped = (scenario == "flip" and seen % 2 == 0) or (scenario == "flip3" and seen % 3 == 0)
     if flipped:
         if metric == "answer_relevancy":
-            return {"reasoning": "r", "verdict": "partially_relevant", "score": 3}
+            return {"declined": False, "score": 3, "reasoning": "r"}
         if metric == "context_precision":
-            return {"reasoning": "r", "useful": [False] + [True] * (n - 1) if n > 1 else [False]}
+            return {"useful": [False] + [True] * (n - 1) if n > 1 else [False], "reasoning": "r"}
         if metric == "custom":
-            return {"reasoning": "r", "score": 2}
-    if flipped:
+            return {"score": 2, "reasoning": "r"}
         if metric == "context_relevance":
             scores = [4] + [1] * (n - 2) + [2] if n > 1 else [4]
             return {"scores": scores, "average": round(sum(scores) / n, 2), "reasoning": "r"}
         if metric == "answer_correctness":
-            return {"reasoning": "r", "verdict": "partially_correct", "score": 3}
+            return {"score": 3, "reasoning": "r"}
     if metric == "context_relevance":
         scores = [5] + [1] * (n - 1)
         avg = round(sum(scores) / len(scores), 2)
@@ -114,43 +112,31 @@ def good_reply(metric: str, n: int, scenario: str = "good", seen: int = 1, user:
             avg = 4.9
         return {"scores": scores, "average": avg, "reasoning": "컨텍스트 1이 직접 답합니다."}
     if metric == "faithfulness":
-        if scenario == "no_claims":
-            return {"reasoning": "답변 거절", "claims": []}
-        return {"reasoning": "ok", "claims": [{"claim": "주장 1", "supported": True, "context": 1},
-                                              {"claim": "주장 2", "supported": scenario != "unfaithful",
-                                               "context": 1 if scenario != "unfaithful" else None}]}
+        return {"supported": [True] + [scenario != "unfaithful"] * (n - 1), "reasoning": "ok"}
     if metric == "answer_correctness":
-        if scenario == "incorrect":
-            return {"reasoning": "틀림", "verdict": "incorrect", "score": 1}
-        return {"reasoning": "맞음", "verdict": "correct", "score": 5}
+        return {"score": 1 if scenario == "incorrect" else 5, "reasoning": "틀림" if scenario == "incorrect" else "맞음"}
     if metric == "abstention":
-        return {"reasoning": "r", "verdict": "answered" if scenario == "incorrect" else "abstained"}
+        return {"verdict": "answered" if scenario == "incorrect" else "abstained", "reasoning": "r"}
     if metric == "context_precision":
-        return {"reasoning": "r", "useful": [True] + [False] * (n - 1)}
+        return {"useful": [True] + [False] * (n - 1), "reasoning": "r"}
     if metric == "context_recall":
-        if scenario == "empty":
-            return {"reasoning": "r", "statements": []}
-        return {"reasoning": "r", "statements": [
-            {"statement": "진술 1", "supported": True, "context": 1},
-            {"statement": "진술 2", "supported": scenario == "complete", "context": 1 if scenario == "complete" else None}]}
+        return {"supported": [True] + [scenario == "complete"] * (n - 1), "reasoning": "r"}
     if metric == "answer_relevancy":
         if scenario == "declined":
-            return {"reasoning": "거절", "verdict": "declined", "score": None}
-        if scenario == "band":
-            return {"reasoning": "r", "verdict": "relevant", "score": 2}
-        if scenario == "incorrect":
-            return {"reasoning": "r", "verdict": "irrelevant", "score": 1}
-        return {"reasoning": "r", "verdict": "relevant", "score": 5}
+            return {"declined": True, "score": 1, "reasoning": "거절"}
+        return {"declined": False, "score": 1 if scenario == "incorrect" else 5, "reasoning": "r"}
     if metric == "pairwise":
-        return {"reasoning": "r", "winner": _pair_winner(user, scenario)}
+        return {"winner": _pair_winner(user, scenario), "reasoning": "r"}
     if metric == "custom":
-        return {"reasoning": "r", "score": 9 if scenario == "range" else 4}
+        return {"score": 9 if scenario == "range" else 4, "reasoning": "r"}
     return {}
 
 
 class Stub:
     def __init__(self):
         self.requests: list[dict] = []
+        self.probes: list[dict] = []
+        self.probes_fail = False  # the probe gets HTTP 500
         self.auth: list[str | None] = []
         self.lock = threading.Lock()
         self.seen: Counter = Counter()  # (first user message) -> requests so far
@@ -220,6 +206,12 @@ def make_handler(stub: Stub):
 
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if (body.get("response_format") or {}).get("json_schema", {}).get("name") == "ragexam_probe":
+                with stub.lock:
+                    stub.probes.append(body)
+                if stub.probes_fail:
+                    return self._reply(500, {"error": {"message": "down"}})
+                return self._reply(200, completion('{"word": "alpha"}'))
             with stub.lock:
                 stub.requests.append(body)
                 stub.auth.append(self.headers.get("Authorization"))
@@ -255,6 +247,9 @@ def make_handler(stub: Stub):
                 return self._reply(200, completion("점수는 5점입니다. 아주 좋아요."))
             if scenario == "truncated":
                 return self._reply(200, completion(good[: len(good) // 2], finish_reason="length"))
+            if scenario == "loop":
+                return self._reply(200, completion('{"scores": [' + "3, " * 120, finish_reason="length"))
+
             if scenario == "range" and metric == "context_relevance":
                 return self._reply(200, completion(json.dumps({"scores": [7] * n_ctx, "average": 7,
                                                                "reasoning": "x"})))
@@ -262,7 +257,7 @@ def make_handler(stub: Stub):
                 return self._reply(200, completion(json.dumps({"scores": [3] * (n_ctx - 1), "average": 3,
                                                                "reasoning": "x"})))
             if scenario == "count" and metric == "context_precision":
-                return self._reply(200, completion(json.dumps({"reasoning": "x", "useful": [True] * (n_ctx - 1)})))
+                return self._reply(200, completion(json.dumps({"useful": [True] * (n_ctx - 1), "reasoning": "x"})))
             if scenario == "refusal":
                 return self._reply(200, completion(None, refusal="I can't assist with that."))
             if scenario == "text_refusal":

@@ -171,7 +171,7 @@ def test_one_settings_object_drives_the_judge(tmp_path):
         body = stub.requests[0]
         assert (body["max_tokens"], body["seed"], body["temperature"], body["response_format"]["type"]) == (
             77, 5, 0.25, "json_object")
-        assert run.judgments[0].judged and judge.concurrency == 2 and len(judge.cache) == 1
+        assert run.judgments[0].judged and judge.concurrency == 2 and judge.cache.count("judge") == 1
         assert "max_tokens:77|seed:5|repeat:1|attempts:2|format:json_object" in run.signatures["answer_correctness"]
         assert LLMClient(s).settings is s and s.open_cache().directory == tmp_path / "c"
         assert s.replace(cache=False).open_cache() is None

@@ -160,11 +160,12 @@ def test_chat_reply_fields_and_ladder(server):
     reply = {"model": "m-1", "choices": [{"finish_reason": "stop", "message": {"content": "{}", "refusal": None}}],
              "usage": {"prompt_tokens": 7, "completion_tokens": 2}}
     server.set((400, {"error": {"message": "response_format unsupported"}}, {}),
+               (400, {"error": {"message": "maxItems unsupported"}}, {}),
                (422, {"error": {"message": "json_object unsupported"}}, {}), (200, reply, {}))
     client = LLMClient("m", base_url=server.url + "/v1", api_key=SECRET)
     r = client.complete([{"role": "user", "content": "hi"}], schema={"type": "object"}, max_tokens=5, seed=3)
     assert (r.content, r.finish_reason, r.prompt_tokens, r.completion_tokens, r.requests, r.model) == (
-        "{}", "stop", 7, 2, 3, "m-1")
+        "{}", "stop", 7, 2, 4, "m-1")
     assert r.response_format == "none" == client.response_format
     # without a schema a 400 is the request's own failure
     server.set((400, {"error": {"message": "too long"}}, {}))

@@ -119,7 +119,7 @@ def test_stub_judges_by_overlap_within_each_contract(endpoint):
             "## 답변\nUDP 4500 포트가 막혀서 생기는 오류입니다.\n\n## 평가 기준\n...")
     good = judge_reply("answer_correctness", user)
     bad = judge_reply("answer_correctness", user.replace("UDP 4500 포트가 막혀서 생기는 오류입니다.", "프린터를 껐다 켜세요."))
-    assert (good["verdict"], bad["verdict"]) == ("correct", "incorrect") and good["score"] > bad["score"]
+    assert good["score"] >= 4 and bad["score"] == 1  # bands: correct, incorrect
     declined = judge_reply("answer_correctness", user.replace("UDP 4500 포트가 막혀서 생기는 오류입니다.", "문서에서 찾을 수 없습니다."))
     assert declined["score"] == 1
     assert overlap("셀프 어텐션", "셀프 어텐션은 핵심입니다") == 1.0 and overlap("", "x") == 0.0

@@ -424,7 +424,7 @@ def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Op
           judge_lang: str = "auto", retry_unjudged: bool = False, min_coverage: Optional[float] = None,
           dry_run: bool = False, out: Optional[PathLike] = None, report: Optional[PathLike] = None,
           history: Optional[PathLike] = None, record: bool = True, progress: Progress = None,
-          rubrics: Sequence[PathLike] = (), executor: Any = None) -> ScoreOutcome:
+          rubrics: Sequence[PathLike] = (), executor: Any = None, human: Optional[PathLike] = None) -> ScoreOutcome:
     """Score generated ``answers`` to the questions of ``qa``: text metrics against ``ground_truth``, the LLM
     judge when ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) is given, and the stage that lost each
     answer when ``run`` (a run folder) is given; see :func:`ragexam.analysis.scoring.score_answers`.  Writes the
@@ -432,7 +432,9 @@ def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Op
     is checked before any judge call.  ``rubrics``: custom rubric files (docs/judge.md), judged metrics named by
     their files; without ``metrics`` the judge grades :data:`~ragexam.metrics.judge.prompts.DEFAULT_METRICS` and
     every rubric.  ``executor``: where the judge's calls run (``"local"``, ``"ray"``, ``"ray://HOST:PORT"`` or an
-    executor object; default threads here), see :class:`~ragexam.metrics.judge.Judge`."""
+    executor object; default threads here), see :class:`~ragexam.metrics.judge.Judge`.  ``human``: a JSONL file of
+    human labels (``{"query_id", "pipeline"?, "human": {...}}``, :func:`ragexam.analysis.judge_agreement.read_human_labels`):
+    each judged metric gets its prediction-powered estimate beside the judge mean."""
     from ragexam.analysis.answers import load_answers
     from ragexam.analysis.scoring import check_min_coverage, plan_judging, prepare_rows, save_score, score_answers
     from ragexam.analysis.verdicts import load_phrases, parse_correct_if
@@ -441,7 +443,8 @@ def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Op
 
     _check_outputs(out=out, out_kind="score", report=report, history=history, record=record and not dry_run,
                    inputs=[("--qa", qa), ("--answers", answers), ("--run", run), ("--corpus", corpus),
-                           ("--abstain-phrases", abstain_phrases), *(("--rubric", r) for r in rubrics or ())])
+                           ("--abstain-phrases", abstain_phrases), ("--human", human),
+                           *(("--rubric", r) for r in rubrics or ())])
     if report is not None and run is None:
         raise InputError("--report needs --run DIR: the report is the HTML report of that retrieval run (from "
                          "`ragexam run --out DIR`) with these answers added; pass --run, or drop --report",
@@ -451,12 +454,16 @@ def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Op
         if judge is None:
             raise InputError("--min-coverage applies to an LLM judge; pass --judge-model too", source="ragexam score",
                              field="min_coverage")
-    if judge is None and (dry_run or metrics or repeat != 1 or rubrics or executor is not None):
+    if judge is None and (dry_run or metrics or repeat != 1 or rubrics or executor is not None or human is not None):
         raise InputError("needs --judge-model (the judge options apply to an LLM judge)", source="ragexam score",
                          field="judge_model")
     questions = load_qa(qa)
     records = load_answers(answers)
     run_info = read_run_folder(run) if run is not None else None
+    if human is not None:
+        from ragexam.analysis.judge_agreement import read_human_labels
+
+        human = read_human_labels(human)
     cond = parse_correct_if(correct_if) if correct_if is not None else None
     phrases = None
     if abstain_phrases is not None:
@@ -488,7 +495,7 @@ def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Op
         rep = score_answers(questions, records, answers_source=str(answers), run=run_info, pipeline=pipeline,
                             k=miss_k, corpus=corpus, judge=jd, judge_metrics=list(metrics) if metrics else None,
                             repeat=repeat, correct_if=cond, abstain_phrases=phrases, bleu_tokenize=bleu_tokenize,
-                            rows=rows, notes=notes, progress=progress, min_coverage=min_coverage)
+                            rows=rows, notes=notes, progress=progress, min_coverage=min_coverage, human=human)
     outcome = ScoreOutcome(report=rep)
     if out is not None:
         save_score(rep, out)
@@ -643,3 +650,69 @@ def judge_agreement(qa: Any, answers: Any, judge: Any, *, metrics: Optional[Sequ
     outcome.results = {m: human_agreement(outcome.judge_run.items(m), human.get(m, {}), m, weights=w, top=top)
                        for m in wanted}
     return outcome
+
+
+# -- judge-check and llm probe (the judge helper's block: issue 22) -------------------------------------------
+
+
+@dataclass
+class JudgeCheckOutcome:
+    """What :func:`judge_check` did: the :class:`~ragexam.analysis.judge_check.JudgeCheck` (``None`` on a dry run,
+    which fills ``plan``) and the lines saying what was written."""
+
+    check: Any = None
+    plan: Any = None
+    lines: List[str] = field(default_factory=list)
+
+
+def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[str]] = None,
+                chunker: str = "paragraphs:400", limit: Optional[int] = None, seed: int = 12345,
+                scoring: str = "auto", max_attempts: int = 3, judge_lang: str = "auto", dry_run: bool = False,
+                out: Optional[PathLike] = None, progress: Progress = None,
+                rubrics: Sequence[PathLike] = ()) -> JudgeCheckOutcome:
+    """Does the judge ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) separate good from bad on this
+    question set?  A contrast set built from ``qa`` and ``corpus`` (evidence context vs a hard negative and a
+    random one; the reference answer vs a perturbed one), judged, and per metric the ROC AUC with its bootstrap
+    interval, the score gap, the share of pairs ordered correctly and a verdict, with sampled and (when the
+    endpoint returns log-probabilities) probability-weighted scores; see :mod:`ragexam.analysis.judge_check`.
+    ``out``: the check as JSON (checked before any call); ``rubrics``: custom rubric files, checked too (by default
+    with the built-ins when ``metrics`` is not given)."""
+    from ragexam.analysis.judge_check import DEFAULT_CHECK_METRICS, build_contrast, check_judge
+    from ragexam.data.loaders import load_corpus, load_qa
+
+    from ragexam.metrics.judge import load_rubric
+
+    _check_outputs(out=out, out_kind="file", record=False,
+                   inputs=[("--qa", qa), ("--corpus", corpus), *(("--rubric", r) for r in rubrics or ())])
+    questions = load_qa(qa)
+    docs = load_corpus(corpus)
+    custom = [load_rubric(r) for r in rubrics or ()]
+    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, scoring=scoring, custom=custom)
+    wanted = [jd.metric(m) for m in (metrics or list(DEFAULT_CHECK_METRICS) + [c.name for c in custom])]
+    notes: List[str] = []
+    contrast = build_contrast(questions, docs, wanted, chunker=chunker, limit=limit, seed=seed, notes=notes)
+    if dry_run:
+        return JudgeCheckOutcome(plan=jd.plan(None, {m: [c.item for c in v] for m, v in contrast.items()}))
+    settings = {"qa": str(questions.source), "corpus": str(docs.source), "chunker": chunker, "limit": limit,
+                "seed": seed, "metrics": [m.name for m in wanted], "scoring": scoring,
+                "rubrics": [str(r) for r in rubrics or ()]}
+    outcome = JudgeCheckOutcome(check=check_judge(jd, contrast, seed=seed, progress=progress, notes=notes,
+                                                  settings=settings))
+    if out is not None:
+        import json
+
+        from ragexam.storage.runfolder import write_text
+
+        write_text(Path(out), json.dumps(outcome.check.to_dict(), ensure_ascii=False, indent=2) + "\n")
+        outcome.lines.append(f"Wrote the check to {out}.")
+    return outcome
+
+
+def llm_probe(settings: Any, *, refresh: bool = False):
+    """What the endpoint of ``settings`` (an :class:`~ragexam.llm.settings.LLMSettings`) supports --
+    ``json_schema``, ``json_object``, ``logprobs``, ``seed`` -- asked once and kept in the LLM cache
+    (:func:`ragexam.llm.probe.probe`; ``refresh``: ask again)."""
+    from ragexam.llm.client import LLMClient
+    from ragexam.llm.probe import probe
+
+    return probe(LLMClient(settings), settings.open_cache(), refresh=refresh)

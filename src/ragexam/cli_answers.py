@@ -1,7 +1,9 @@
-"""The answer commands of the ``ragexam`` command line: ``score``, ``answer``, ``pairwise``, ``judge-agreement``.
+"""The answer and judge commands of the ``ragexam`` command line: ``score``, ``answer``, ``pairwise``,
+``judge-agreement``, ``judge-check`` and ``llm probe``.
 
 Registered on the one application of :mod:`ragexam.cli_options`; like every command, each parses its options,
-calls one :mod:`ragexam.api` function and renders what it returns.
+calls one :mod:`ragexam.api` function and renders what it returns.  Every command that calls a model takes the
+one LLM option group (:func:`ragexam.cli_options.llm_options`).
 """
 
 from __future__ import annotations
@@ -11,17 +13,18 @@ from typing import List, Optional
 
 import typer
 
-from ragexam.cli_options import (ApiKey, app, BaseUrl, CacheDir, commas, Concurrency, console, DryRun, HistoryOpt,
-                                 JsonOut, CallsExecutorOpt, JUDGE_METRICS, JudgeLang, llm_settings, LlmSeed,
-                                 MaxAttempts, MaxRetries, MaxTokens, NoCache, NoHistory, notes, Price, progress,
-                                 ResponseFormat, RetryUnjudged, show, Temperature, Timeout)
+from ragexam.cli_options import (app, CallsExecutorOpt, commas, console, DryRun, HistoryOpt, JsonOut, JUDGE_METRICS,
+                                 LLMOptions, llm_options, NoHistory, notes, progress, show)
 
 
 # --- answers ---------------------------------------------------------------------------------------------------
 
 
 @app.command("score")
+@llm_options(required=False, model_help="Judge model on an OpenAI-compatible endpoint (e.g. gpt-4o-mini); without "
+                                        "it, text metrics only.")
 def score_cmd(
+    llm: LLMOptions,
     qa: str = typer.Option(..., "--qa", help="Question set (JSONL) or a bundled name (it_helpdesk)."),
     answers: str = typer.Option(..., "--answers", help="Answers JSONL (query_id, answer, optional contexts, "
                                                        "pipeline), or a bundled name (it_helpdesk)."),
@@ -39,9 +42,6 @@ def score_cmd(
                                                    "that mark an abstention (default: a built-in Korean+English list)."),
     bleu_tokenize: str = typer.Option("auto", "--bleu-tokenize", help="auto (ko-kiwi for Korean, else 13a), none, "
                                                                       "13a, intl, char, ko-mecab, ko-kiwi."),
-    judge_model: Optional[str] = typer.Option(None, "--judge-model", help="Judge model on an OpenAI-compatible "
-                                                                          "endpoint (e.g. gpt-4o-mini)."),
-    base_url: BaseUrl = None, api_key: ApiKey = None,
     metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=f"Judge metric, repeatable: "
                                                                             f"{JUDGE_METRICS} (default: "
                                                                             "context_relevance, faithfulness, "
@@ -51,12 +51,11 @@ def score_cmd(
                                                 "docs/judge.md): a judged metric named in the file; repeatable."),
     repeat: int = typer.Option(1, "--repeat", help="Judge every item N times: the canonical verdict is the majority "
                                                    "(ties to the worse), with the flip share and agreement."),
-    concurrency: Concurrency = 4, temperature: Temperature = 0.0, max_tokens: MaxTokens = None,
-    seed: LlmSeed = None, timeout: Timeout = 60.0, max_attempts: MaxAttempts = 3, max_retries: MaxRetries = 4,
-    response_format: ResponseFormat = "auto", judge_lang: JudgeLang = "auto", cache_dir: CacheDir = None,
-    no_cache: NoCache = False,
-    retry_unjudged: RetryUnjudged = False,
-    price: Price = None, dry_run: DryRun = False,
+    human: Optional[Path] = typer.Option(None, "--human", help="Human labels (JSONL: query_id, pipeline?, human: "
+                                         "{metric: label}, as judge-agreement reads): each judged metric also gets "
+                                         "its mean corrected by them (prediction-powered inference) with its "
+                                         "interval."),
+    dry_run: DryRun = False,
     out: Optional[Path] = typer.Option(None, "--out", help="Write score.json, per_answer.csv, judgments.jsonl here."),
     json_out: JsonOut = False,
     list_n: int = typer.Option(30, "--list", help="List up to N questions that are not ok (0: none)."),
@@ -64,23 +63,20 @@ def score_cmd(
                                           "these answers, verdicts, judge reasoning and stage attribution to FILE.html."),
     history: HistoryOpt = None, no_history: NoHistory = False,
     min_coverage: Optional[float] = typer.Option(None, "--min-coverage", help="Exit 1 when a judge metric judged "
-                                                 "less than this fraction (0-1) of its items. Without it, exit 1 only "
-                                                 "when nothing at all was judged."),
+                                                 "less than this fraction (0-1) of its items. Without it, exit 1 when a "
+                                                 "metric judged none of its items."),
     executor: CallsExecutorOpt = None,
 ) -> None:
     """Score generated answers: BLEU/chrF/ROUGE-L vs ground_truth, LLM-judge metrics with coverage, and which
     stage failed per question (retrieval_miss, generation_miss, lucky, hallucinated, ...)."""
     from ragexam.api import score
 
-    judge = llm_settings(judge_model, base_url, api_key, concurrency=concurrency, temperature=temperature,
-                 max_tokens=max_tokens, seed=seed, timeout=timeout, max_retries=max_retries, cache_dir=cache_dir,
-                 no_cache=no_cache, price=price, response_format=response_format) if judge_model else None
     res = score(qa, answers, run=run, pipeline=pipeline, corpus=corpus, miss_k=miss_k, correct_if=correct_if,
-                abstain_phrases=abstain_phrases, bleu_tokenize=bleu_tokenize, judge=judge, metrics=commas(metric),
-                repeat=repeat, max_attempts=max_attempts, judge_lang=judge_lang, retry_unjudged=retry_unjudged,
-                min_coverage=min_coverage, dry_run=dry_run, out=out, report=report, history=history,
-                record=not no_history, progress=progress("judging") if not json_out else None,
-                rubrics=rubric or (), executor=executor)
+                abstain_phrases=abstain_phrases, bleu_tokenize=bleu_tokenize, judge=llm.settings(),
+                metrics=commas(metric), repeat=repeat, min_coverage=min_coverage, dry_run=dry_run, out=out,
+                report=report, history=history, record=not no_history,
+                progress=progress("judging") if not json_out else None, rubrics=rubric or (), executor=executor,
+                human=human, **llm.judge())
     from ragexam.report.console_score import print_score
 
     show(json_out, lambda: res.report.to_dict(), lambda c: print_score(res.report, c, list_n=list_n), plan=res.plan)
@@ -93,9 +89,10 @@ def score_cmd(
 
 
 @app.command("answer")
+@llm_options(model="--model", model_help="Generator model on an OpenAI-compatible endpoint.", judge=False)
 def answer_cmd(
+    llm: LLMOptions,
     run: Path = typer.Option(..., "--run", help="Folder of `ragexam run --out DIR` (its top_ids are the contexts)."),
-    model: str = typer.Option(..., "--model", help="Generator model on an OpenAI-compatible endpoint."),
     out: Optional[Path] = typer.Option(None, "--out", help="Answers JSONL to write (query_id, pipeline, answer, "
                                                            "contexts); required unless --dry-run."),
     qa: Optional[str] = typer.Option(None, "--qa", help="Question set (default: the run's)."),
@@ -106,67 +103,60 @@ def answer_cmd(
     contexts: int = typer.Option(5, "--contexts", help="Top chunks given to the generator (1-10)."),
     template: Optional[Path] = typer.Option(None, "--template", help="Prompt template file with {question} and "
                                                                      "{contexts} (default: a built-in one)."),
-    base_url: BaseUrl = None, api_key: ApiKey = None, concurrency: Concurrency = 4, temperature: Temperature = 0.0,
-    max_tokens: MaxTokens = None, seed: LlmSeed = None, timeout: Timeout = 60.0, max_retries: MaxRetries = 4,
     lang: str = typer.Option("auto", "--lang", help="Default template language: auto, ko, en."),
-    cache_dir: CacheDir = None, no_cache: NoCache = False, price: Price = None, dry_run: DryRun = False,
+    dry_run: DryRun = False,
     executor: CallsExecutorOpt = None,
 ) -> None:
     """Generate answers from each pipeline's top chunks with an OpenAI-compatible chat model."""
     from ragexam.api import answer
     from ragexam.report.console_score import print_answer_outcome
 
-    settings = llm_settings(model, base_url, api_key, concurrency=concurrency, temperature=temperature,
-                    max_tokens=max_tokens, seed=seed, timeout=timeout, max_retries=max_retries, cache_dir=cache_dir,
-                    no_cache=no_cache, price=price)
-    res = answer(run, settings, out, qa=qa, corpus=corpus, pipelines=pipeline, contexts=contexts, template=template,
-                 lang=lang, dry_run=dry_run, progress=progress("answering"), executor=executor)
+    res = answer(run, llm.settings(), out, qa=qa, corpus=corpus, pipelines=pipeline, contexts=contexts,
+                 template=template, lang=lang, dry_run=dry_run, progress=progress("answering"), executor=executor)
     print_answer_outcome(res, console())
     if res.failed:
         raise typer.Exit(1)
 
 
 @app.command("pairwise")
+@llm_options(scoring=False)
 def pairwise_cmd(
+    llm: LLMOptions,
     qa: str = typer.Option(..., "--qa", help="Question set (JSONL) or a bundled name."),
     answers: str = typer.Option(..., "--answers", help="Answers JSONL with a 'pipeline' field holding both pipelines."),
     a: str = typer.Option(..., "--a", help="Pipeline A (the baseline)."),
     b: str = typer.Option(..., "--b", help="Pipeline B (the candidate)."),
-    judge_model: str = typer.Option(..., "--judge-model", help="Judge model on an OpenAI-compatible endpoint."),
-    base_url: BaseUrl = None, api_key: ApiKey = None,
     repeat: int = typer.Option(1, "--repeat", help="Ask each order N times (each order's winner: the majority)."),
-    concurrency: Concurrency = 4, temperature: Temperature = 0.0, max_tokens: MaxTokens = None,
-    seed: LlmSeed = None, timeout: Timeout = 60.0, max_attempts: MaxAttempts = 3, max_retries: MaxRetries = 4,
-    response_format: ResponseFormat = "auto", judge_lang: JudgeLang = "auto", cache_dir: CacheDir = None,
-    no_cache: NoCache = False,
-    retry_unjudged: RetryUnjudged = False,
-    price: Price = None, dry_run: DryRun = False,
+    dry_run: DryRun = False,
     out: Optional[Path] = typer.Option(None, "--out", help="Write the pairs and the summary as JSON to FILE."),
     json_out: JsonOut = False,
     list_n: int = typer.Option(10, "--list", help="List up to N inconsistent pairs (0: none)."),
 ) -> None:
     """Judge two pipelines' answers to the same questions side by side, in both orders: a verdict counts only
-    when both orders agree (docs/judge.md)."""
+    when both orders agree (docs/judge.md).  Exits 1 when no pair could be judged."""
     from ragexam.api import pairwise
     from ragexam.report.console_judge import print_pairwise
 
-    settings = llm_settings(judge_model, base_url, api_key, concurrency=concurrency, temperature=temperature,
-                            max_tokens=max_tokens, seed=seed, timeout=timeout, max_retries=max_retries,
-                            cache_dir=cache_dir, no_cache=no_cache, price=price, response_format=response_format)
-    res = pairwise(qa, answers, settings, a=a, b=b, repeat=repeat, max_attempts=max_attempts, judge_lang=judge_lang,
-                   retry_unjudged=retry_unjudged, dry_run=dry_run, out=out,
-                   progress=progress("judging") if not json_out else None)
+    res = pairwise(qa, answers, llm.settings(), a=a, b=b, repeat=repeat, dry_run=dry_run, out=out,
+                   progress=progress("judging") if not json_out else None, **llm.judge())
     show(json_out, res.to_dict, lambda c: print_pairwise(res.to_dict(), c, list_n=list_n),
          plan=res if dry_run else None)
+    if not dry_run:
+        s = res.summary()
+        if s.n and not s.n_judged:
+            reasons = ", ".join(f"{k}: {v}" for k, v in s.unjudged.items())
+            notes([f"nothing was judged: 0 of {s.n} pairs ({reasons})"], json_out)
+            raise typer.Exit(1)
 
 
 @app.command("judge-agreement")
+@llm_options()
 def judge_agreement_cmd(
+    llm: LLMOptions,
     qa: str = typer.Option(..., "--qa", help="Question set whose questions carry 'human' labels, e.g. "
                                              "\"human\": {\"answer_correctness\": 4}."),
     answers: str = typer.Option(..., "--answers", help="The answers the humans labelled (a 'human' object on an "
                                                        "answer line overrides the question's)."),
-    judge_model: str = typer.Option(..., "--judge-model", help="Judge model."),
     metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=f"Metric(s) to compare: {JUDGE_METRICS} "
                                                                             "(default: those with human labels)."),
     weights: str = typer.Option("quadratic", "--weights", help="Weighted kappa for the 1-5 scales: none, linear, "
@@ -175,22 +165,18 @@ def judge_agreement_cmd(
     run: Optional[Path] = typer.Option(None, "--run", help="Run folder (contexts for context_relevance/faithfulness)."),
     pipeline: Optional[str] = typer.Option(None, "--pipeline", help="Pipeline of the run the answers belong to."),
     corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus of the run."),
-    base_url: BaseUrl = None, api_key: ApiKey = None, concurrency: Concurrency = 4, temperature: Temperature = 0.0,
-    max_tokens: MaxTokens = None, seed: LlmSeed = None, timeout: Timeout = 60.0, max_attempts: MaxAttempts = 3,
-    max_retries: MaxRetries = 4, response_format: ResponseFormat = "auto", judge_lang: JudgeLang = "auto",
-    cache_dir: CacheDir = None, no_cache: NoCache = False, dry_run: DryRun = False,
+    dry_run: DryRun = False,
     json_out: JsonOut = False,
 ) -> None:
     """Compare LLM-judge scores with human labels: Cohen's kappa (weighted), Spearman, and the largest
     disagreements to read."""
     from ragexam.api import judge_agreement
 
-    settings = llm_settings(judge_model, base_url, api_key, concurrency=concurrency, temperature=temperature,
-                    max_tokens=max_tokens, seed=seed, timeout=timeout, max_retries=max_retries, cache_dir=cache_dir,
-                    no_cache=no_cache, price=None, response_format=response_format)
-    res = judge_agreement(qa, answers, settings, metrics=commas(metric), weights=weights, top=top, run=run,
-                          pipeline=pipeline, corpus=corpus, max_attempts=max_attempts, judge_lang=judge_lang,
-                          dry_run=dry_run, progress=progress("judging") if not json_out else None)
+    opts = llm.judge()
+    opts.pop("retry_unjudged", None)
+    res = judge_agreement(qa, answers, llm.settings(), metrics=commas(metric), weights=weights, top=top, run=run,
+                          pipeline=pipeline, corpus=corpus, dry_run=dry_run,
+                          progress=progress("judging") if not json_out else None, **opts)
     from ragexam.report.console_score import print_agreement
 
     def data() -> dict:
@@ -199,3 +185,66 @@ def judge_agreement_cmd(
                           "usage": jr.usage}, "metrics": {m: a.to_dict() for m, a in res.results.items()}}
 
     show(json_out, data, lambda c: print_agreement(res, c), plan=res.plan)
+
+
+@app.command("judge-check")
+@llm_options()
+def judge_check_cmd(
+    llm: LLMOptions,
+    qa: str = typer.Option(..., "--qa", help="Question set (JSONL) or a bundled name: its answerable questions with "
+                                             "evidence make the contrast set."),
+    corpus: str = typer.Option(..., "--corpus", help="Its corpus (file or bundled name): the evidence chunks and the "
+                                                     "negatives come from it."),
+    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="Metric(s) to check: context_relevance, "
+                                               "context_precision, context_recall, faithfulness, answer_correctness "
+                                               "(default: context_relevance, faithfulness, answer_correctness)."),
+    rubric: Optional[List[Path]] = typer.Option(None, "--rubric", help="A custom rubric file (docs/judge.md) to "
+                                                "check too; repeatable."),
+    chunker: str = typer.Option("paragraphs:400", "--chunker", help="How the corpus is cut into contexts."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Check on a seeded sample of N questions (default: "
+                                                              "all)."),
+    check_seed: int = typer.Option(12345, "--check-seed", help="Seed of the sample, the negatives and the "
+                                                               "bootstrap."),
+    dry_run: DryRun = False,
+    out: Optional[Path] = typer.Option(None, "--out", help="Write the check (every item and score) as JSON."),
+    json_out: JsonOut = False,
+) -> None:
+    """Does this judge separate good from bad on your own questions?  Judges a contrast set (each question's
+    evidence context vs a hard negative and a random one; the reference answer vs a perturbed one) and reports
+    per metric the ROC AUC with its 95% interval, the score gap, the pairs ordered correctly and a verdict --
+    with sampled and probability-weighted scores.  Exits 1 when nothing could be judged."""
+    from ragexam.api import judge_check
+    from ragexam.report.console_judge import print_judge_check
+
+    settings = llm.settings()
+    res = judge_check(qa, corpus, settings, metrics=commas(metric), chunker=chunker, limit=limit, seed=check_seed,
+                      scoring=settings.scoring, dry_run=dry_run, out=out, rubrics=rubric or (),
+                      progress=progress("judging") if not json_out else None,
+                      **{k: v for k, v in llm.judge().items() if k != "retry_unjudged"})
+    show(json_out, lambda: res.check.to_dict(), lambda c: print_judge_check(res.check.to_dict(), c), plan=res.plan)
+    if res.plan is not None:
+        return
+    notes(res.lines, json_out)
+    if not any(c.n_judged for c in res.check.checks.values()):
+        notes(["nothing was judged: see the unjudged reasons"], json_out)
+        raise typer.Exit(1)
+
+
+llm_app = typer.Typer(help="What an LLM endpoint supports.", no_args_is_help=True)
+app.add_typer(llm_app, name="llm")
+
+
+@llm_app.command("probe")
+@llm_options(model="--model", model_help="Model name on the endpoint.", judge=False)
+def llm_probe_cmd(
+    llm: LLMOptions,
+    refresh: bool = typer.Option(False, "--refresh", help="Ask again instead of reading the stored answer."),
+    json_out: JsonOut = False,
+) -> None:
+    """Ask the endpoint once whether it supports json_schema (and enforces it), json_object, logprobs and seed;
+    the answer is kept in the LLM cache and read by the judge's --scoring auto."""
+    from ragexam.api import llm_probe
+    from ragexam.report.console_judge import print_probe
+
+    res = llm_probe(llm.settings(), refresh=refresh)
+    show(json_out, res.to_dict, lambda c: print_probe(res.to_dict(), c))

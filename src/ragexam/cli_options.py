@@ -9,6 +9,7 @@ text.  :func:`llm_settings` turns the LLM endpoint group into one validated
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Callable, Dict, List, Optional, Tuple
 
@@ -133,7 +134,7 @@ ReportOpt = Annotated[Optional[Path], typer.Option("--report", help="Also write 
 CorpusOpt = Annotated[Optional[str], typer.Option("--corpus", help="Corpus file (JSONL or .csv), a BEIR folder or a "
                                                                    "bundled name (it_helpdesk, ai_concepts).")]
 RunDir = Annotated[Optional[Path], typer.Option("--run", help="Folder of `ragexam run --out DIR`.")]
-# the LLM endpoint (ragexam.llm.settings.LLMSettings)
+# --- the LLM option group: declared once; a command that calls a model takes it with @llm_options --------------
 BaseUrl = Annotated[Optional[str], typer.Option("--base-url", help="Endpoint root, e.g. http://localhost:11434/v1 "
                                                                    "(default $OPENAI_BASE_URL, then .env, else OpenAI).")]
 ApiKey = Annotated[Optional[str], typer.Option("--api-key", help="API key (default $OPENAI_API_KEY, then .env; "
@@ -153,24 +154,111 @@ NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write 
 Price = Annotated[Optional[str], typer.Option("--price", help="USD per 1M tokens as IN,OUT (overrides the table).")]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the calls and estimated tokens and cost; send "
                                                         "nothing.")]
-# the judge
-JUDGE_METRICS = ("context_relevance, context_precision, context_recall, faithfulness, answer_relevancy, "
-                 "answer_correctness, abstention, or a --rubric file's name")
 MaxAttempts = Annotated[int, typer.Option("--max-attempts", help="Replies per judgment before it is unjudged.")]
 JudgeLang = Annotated[str, typer.Option("--judge-lang", help="Prompt language: auto (Hangul share), ko, en.")]
 RetryUnjudged = Annotated[bool, typer.Option("--retry-unjudged", help="Re-judge cached unjudged results.")]
+NoReasoning = Annotated[bool, typer.Option("--no-reasoning", help="Ask the judge for its scores only (an empty "
+                                           "reasoning): the same scores, written first, at a fraction of the tokens "
+                                           "-- for slow local models.")]
+Scoring = Annotated[str, typer.Option("--scoring", help="How the judge reads a score: sample (the written one), "
+                                      "probability (expected value over the score tokens' probabilities; P(yes) for "
+                                      "yes/no), auto (probability when the endpoint returns logprobs, asked once: "
+                                      "`ragexam llm probe`).")]
+
+#: name -> (option, default) of the endpoint part of the group (every command that calls a model)
+_ENDPOINT: Dict[str, Tuple[Any, Any]] = {
+    "base_url": (BaseUrl, None), "api_key": (ApiKey, None), "concurrency": (Concurrency, 4),
+    "temperature": (Temperature, 0.0), "max_tokens": (MaxTokens, None), "seed": (LlmSeed, None),
+    "timeout": (Timeout, 60.0), "max_retries": (MaxRetries, 4), "cache_dir": (CacheDir, None),
+    "no_cache": (NoCache, False), "price": (Price, None)}
+#: the judge part (commands whose model is a judge)
+_JUDGE: Dict[str, Tuple[Any, Any]] = {
+    "response_format": (ResponseFormat, "auto"), "max_attempts": (MaxAttempts, 3), "judge_lang": (JudgeLang, "auto"),
+    "retry_unjudged": (RetryUnjudged, False), "no_reasoning": (NoReasoning, False)}
+
+
+def _judge_metrics() -> str:
+    from ragexam.metrics.judge.metric import metric_help
+
+    return metric_help()
+
+
+#: the ``--metric`` help: every registered judge metric (the registry, :mod:`ragexam.metrics.judge.metric`)
+JUDGE_METRICS = _judge_metrics()
+
+
+@dataclass
+class LLMOptions:
+    """The LLM option group as a command received it: :meth:`settings` is the one validated
+    :class:`~ragexam.llm.settings.LLMSettings`, :meth:`judge` the judge's own options."""
+
+    model: Optional[str]
+    values: Dict[str, Any]
+
+    def settings(self):
+        """The :class:`~ragexam.llm.settings.LLMSettings` (``None`` without a model: no LLM asked for)."""
+        if self.model is None:
+            return None
+        v = self.values
+        return llm_settings(self.model, v["base_url"], v["api_key"], concurrency=v["concurrency"],
+                            temperature=v["temperature"], max_tokens=v["max_tokens"], seed=v["seed"],
+                            timeout=v["timeout"], max_retries=v["max_retries"], cache_dir=v["cache_dir"],
+                            no_cache=v["no_cache"], price=v["price"],
+                            **{k: v[k] for k in ("response_format", "scoring") if k in v},
+                            **({"reasoning": not v["no_reasoning"]} if "no_reasoning" in v else {}))
+
+    def judge(self) -> Dict[str, Any]:
+        """``max_attempts``, ``judge_lang`` and ``retry_unjudged`` as a judge's api function takes them."""
+        return {k: self.values[k] for k in ("max_attempts", "judge_lang", "retry_unjudged") if k in self.values}
+
+
+def llm_options(*, model: str = "--judge-model", model_help: str = "Judge model on an OpenAI-compatible endpoint.",
+                required: bool = True, judge: bool = True, scoring: bool = True) -> Callable[[Callable], Callable]:
+    """Give a command the LLM option group, declared once here: the model option ``model`` (``required`` or not),
+    the endpoint and call options and, with ``judge``, the judge's (``--response-format``, ``--max-attempts``,
+    ``--judge-lang``, ``--retry-unjudged``, and with ``scoring`` ``--scoring``).  The command receives them as
+    one :class:`LLMOptions` in its parameter ``llm``."""
+    import functools
+    import inspect
+
+    group = dict(_ENDPOINT)
+    if judge:
+        group.update(_JUDGE)
+        if scoring:
+            group["scoring"] = (Scoring, "auto")
+    model_option = Annotated[str if required else Optional[str], typer.Option(model, help=model_help)]
+
+    def deco(fn: Callable) -> Callable:
+        sig = inspect.signature(fn, eval_str=True)  # the command module's annotations, resolved there
+        params = [p for p in sig.parameters.values() if p.name != "llm"]
+        params.append(inspect.Parameter("llm_model", inspect.Parameter.KEYWORD_ONLY, annotation=model_option,
+                                        default=inspect.Parameter.empty if required else None))
+        params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=ann, default=default)
+                   for name, (ann, default) in group.items()]
+
+        @functools.wraps(fn)
+        def wrapper(**kwargs: Any) -> Any:
+            values = {name: kwargs.pop(name) for name in group}
+            kwargs["llm"] = LLMOptions(kwargs.pop("llm_model"), values)
+            return fn(**kwargs)
+
+        wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+        return wrapper
+
+    return deco
 
 
 def llm_settings(model: str, base_url, api_key, *, concurrency, temperature, max_tokens, seed, timeout, max_retries,
-         cache_dir, no_cache, price, response_format: str = "auto"):
+                 cache_dir, no_cache, price, response_format: str = "auto", scoring: str = "auto",
+                 reasoning: bool = True):
     """The endpoint option group as one validated :class:`~ragexam.llm.settings.LLMSettings`."""
     from ragexam.llm.cost import parse_price
     from ragexam.llm.settings import LLMSettings
 
     return LLMSettings(model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries,
                        concurrency=concurrency, cache=not no_cache, cache_dir=cache_dir, price=parse_price(price),
-                       temperature=temperature, max_tokens=max_tokens, seed=seed, response_format=response_format)
-
+                       temperature=temperature, max_tokens=max_tokens, seed=seed, response_format=response_format,
+                       scoring=scoring, reasoning=reasoning)
 
 
 # `run` (and the commands that grade retrieval like it)

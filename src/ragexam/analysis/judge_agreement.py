@@ -52,21 +52,25 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam import fmt
 from ragexam.errors import InputError
-from ragexam.metrics.judge.metric import BUILTIN, JudgeMetric
+from ragexam.metrics.judge.metric import JudgeMetric, registered
 
 __all__ = ["RepeatAgreement", "repeat_agreement", "HumanAgreement", "human_agreement", "unit_values",
-           "check_human_value", "collect_human_labels", "SCALES"]
+           "check_human_value", "collect_human_labels", "scales"]
 
-#: metric -> the labels of its scale (fixed, so kappa's weights use the right positions)
-SCALES: Dict[str, Tuple[int, ...]] = {m.name: m.unit_scale for m in BUILTIN.values() if m.name != "pairwise"}
+
+def scales() -> Dict[str, Tuple[int, ...]]:
+    """metric -> the labels of its scale (fixed, so kappa's weights use the right positions), for every
+    registered per-answer metric."""
+    return {m.name: m.unit_scale for m in registered().values() if m.name != "pairwise"}
 
 
 def _definition(metric: Union[str, JudgeMetric]) -> JudgeMetric:
     if isinstance(metric, JudgeMetric):
         return metric
-    if metric not in BUILTIN or metric == "pairwise":
+    m = registered().get(metric)
+    if m is None or metric == "pairwise":
         raise InputError(f"unknown judge metric {metric!r}", field="metric")
-    return BUILTIN[metric]
+    return m
 
 
 def unit_values(metric: Union[str, JudgeMetric], label: Optional[str], score: Optional[float],
@@ -146,45 +150,20 @@ def repeat_agreement(judgments: Sequence[Any], metric: Union[str, JudgeMetric]) 
 
 
 # --- human labels ---------------------------------------------------------------------------
-_PER_CONTEXT = ("context_relevance", "context_precision")
-
-
 def check_human_value(metric: Union[str, JudgeMetric], value: Any, *, source: Optional[str] = None,
                       line: Optional[int] = None) -> List[int]:
-    """A human label as unit values (see the module docstring); :class:`InputError` if malformed.
-
-    Per-context metrics take a list, one value per context (``context_relevance`` integers 1-5,
-    ``context_precision`` true/false); two-valued metrics (``faithfulness``, ``abstention``,
-    ``context_recall``) take true/false; the others an integer of their scale (1-5, or a custom
-    rubric's levels)."""
+    """A human label as unit values (:meth:`JudgeMetric.human_units`: per-context metrics take a list, one
+    value per context; two-valued metrics true/false; the others an integer of their scale);
+    :class:`InputError` naming the file, line and field if malformed."""
     try:
         defn = _definition(metric)
     except InputError:
-        raise InputError(f"unknown metric {metric!r}; expected one of {', '.join(SCALES)}", source=source,
+        raise InputError(f"unknown metric {metric!r}; expected one of {', '.join(scales())}", source=source,
                          line=line, field="human") from None
-    name = defn.name
-    where = {"source": source, "line": line, "field": f"human.{name}"}
-    scale = defn.unit_scale
-    binary = tuple(scale) == (0, 1)
-    if name in _PER_CONTEXT:
-        if binary:
-            ok = isinstance(value, list) and value and all(isinstance(v, bool) for v in value)
-            if not ok:
-                raise InputError(f"received {value!r}; expected a list of true/false, one per context", **where)
-            return [int(v) for v in value]
-        ok = isinstance(value, list) and value and all(
-            isinstance(v, int) and not isinstance(v, bool) and v in scale for v in value)
-        if not ok:
-            raise InputError(f"received {value!r}; expected a list of integers {scale[0]}-{scale[-1]}, one per "
-                             "context", **where)
-        return list(value)
-    if binary:
-        if not isinstance(value, bool):
-            raise InputError(f"received {value!r}; expected true or false", **where)
-        return [int(value)]
-    if isinstance(value, bool) or not isinstance(value, int) or value not in scale:
-        raise InputError(f"received {value!r}; expected an integer from {scale[0]} to {scale[-1]}", **where)
-    return [value]
+    try:
+        return defn.human_units(value)
+    except ValueError as err:
+        raise InputError(f"received {value!r}; {err}", source=source, line=line, field=f"human.{defn.name}") from None
 
 
 @dataclass(frozen=True)
@@ -323,3 +302,51 @@ def collect_human_labels(rows: Sequence[Any], *, questions_source: str, answers_
             check_human_value(m, v, source=answers_source, line=r.record.line)
             human.setdefault(m, {})[r.item_id] = v
     return human
+
+
+def read_human_labels(path: Any) -> Dict[Tuple[Optional[str], str], Dict[str, Any]]:
+    """Human labels from a JSONL file (``score --human``), the format ``judge-agreement`` reads on answers:
+    one object per line, ``{"query_id": ..., "pipeline": ... (optional), "human": {"answer_correctness": 4,
+    ...}}`` (other keys such as ``answer`` are ignored).  Returns ``{(pipeline or None, query_id): {metric:
+    value}}``; each value is checked (:func:`check_human_value`) and a malformed line, a repeated
+    (pipeline, query_id) or a file without labels is an :class:`InputError` naming the file and line."""
+    import json
+    from pathlib import Path
+
+    source = str(path)
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror or err}", source=source, field="human") from None
+    out: Dict[Tuple[Optional[str], str], Dict[str, Any]] = {}
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as err:
+            raise InputError(f"invalid JSON ({err}); expected one object per line", source=source,
+                             line=lineno) from None
+        qid, human, pipeline = (obj.get("query_id"), obj.get("human"), obj.get("pipeline")) if isinstance(
+            obj, dict) else (None, None, None)
+        if not isinstance(qid, str) or not qid.strip():
+            raise InputError(f"received {qid!r}; expected the question's query_id", source=source, line=lineno,
+                             field="query_id")
+        if not isinstance(human, dict) or not human:
+            raise InputError('expected an object such as {"answer_correctness": 4}', source=source, line=lineno,
+                             field="human")
+        if pipeline is not None and not isinstance(pipeline, str):
+            raise InputError("expected a pipeline name (or leave the field out)", source=source, line=lineno,
+                             field="pipeline")
+        for m, v in human.items():
+            check_human_value(m, v, source=source, line=lineno)
+        key = (pipeline, qid)
+        if key in out:
+            raise InputError(f"query_id {qid!r}" + (f" of pipeline {pipeline!r}" if pipeline else "")
+                             + " is labelled twice; expected one line per answer", source=source, line=lineno,
+                             field="query_id")
+        out[key] = dict(human)
+    if not out:
+        raise InputError("the file has no labels; expected lines such as {\"query_id\": \"q1\", \"human\": "
+                         "{\"answer_correctness\": 4}}", source=source, field="human")
+    return out

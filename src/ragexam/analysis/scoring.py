@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.analysis.answers import NO_PIPELINE, AnswerRecord, corpus_of_run, run_contexts
 from ragexam.analysis.diagnosis import Attribution, StageInputs, StageResult, attribute_all, evidence_in_contexts
@@ -494,6 +494,7 @@ class ScoreReport:
     agreement: Dict[str, Any] = field(default_factory=dict)
     notes: List[str] = field(default_factory=list)
     seed: Optional[int] = None
+    human: Dict[str, Dict[str, Any]] = field(default_factory=dict)  # metric -> {item_id: human label}
 
     @property
     def pipelines(self) -> List[str]:
@@ -516,6 +517,36 @@ class ScoreReport:
         scores = [r.judge[metric] for r in self.rows if r.pipeline == pipeline and metric in r.judge
                   and (qtype is None or (r.question.type or "(none)") == qtype)]
         return summarize(scores, metric, seed=self.seed)
+
+    def ppi(self, pipeline: str, metric: str) -> Optional[Dict[str, Any]]:
+        """The judge mean of ``metric`` for ``pipeline`` corrected by the human labels (prediction-powered
+        inference, :func:`ragexam.stats.ppi.ppi_mean`): the judge's value of every judged answer, and the
+        (human, judge) pairs of the labelled ones -- on the scale the labels are on
+        (:meth:`~ragexam.metrics.judge.metric.JudgeMetric.human_value`: a true/false label of faithfulness is
+        compared with the judge's pass).  ``None`` with fewer than 2 labelled judged answers.  ``quote`` says
+        which number to report."""
+        from ragexam.stats.ppi import ppi_mean
+
+        labels = self.human.get(metric) or {}
+        defn = self.judge_run.definition(metric) if self.judge_run is not None else None
+        if not labels or defn is None:
+            return None
+        rows = [r for r in self.rows if r.pipeline == pipeline and metric in r.judge and r.judge[metric].judged]
+        f_all = [defn.judge_value(r.judge[metric]) for r in rows]
+        pairs = [(defn.judge_value(r.judge[metric]), defn.human_value(labels[r.item_id])) for r in rows
+                 if r.item_id in labels]
+        if len(pairs) < 2 or any(v is None for v in f_all):
+            return None
+        est = ppi_mean(f_all, [f for f, _ in pairs], [y for _, y in pairs])
+        scale = "pass rate" if defn.human_on_pass else "mean"
+        narrower = (est.high - est.low) < (est.labels_high - est.labels_low)
+        quote = (f"quote the corrected {scale} {fmt.num(est.estimate)} [{fmt.ci((est.low, est.high), short=False)}]: "
+                 f"the judge's {scale} corrected by {fmt.plural(est.n_labelled, 'human label')}" if narrower else
+                 f"quote the labels' own {scale} {fmt.num(est.labels_mean)} "
+                 f"[{fmt.ci((est.labels_low, est.labels_high), short=False)}]: the judge does not narrow it")
+        unlabelled = sum(1 for r in self.rows if r.pipeline == pipeline and r.item_id in labels and not (
+            metric in r.judge and r.judge[metric].judged))
+        return {**est.to_dict(), "metric": metric, "on": scale, "quote": quote, "labelled_unjudged": unlabelled}
 
     def judge_vs_evidence(self) -> Dict[str, List[Dict[str, Any]]]:
         """``{pipeline: [comparison]}``: each judge metric that has an evidence-based twin
@@ -594,8 +625,10 @@ class ScoreReport:
 
     def coverage_failures(self, min_coverage: Optional[float] = None) -> List[str]:
         """Why a CI should fail this score: a judge metric whose coverage (judged / judgeable items) is
-        below ``min_coverage`` (default: the ``min_coverage`` setting) for some pipeline, and — always —
-        a judge that judged nothing at all although there were items to judge.  Empty when fine."""
+        below ``min_coverage`` (default: the ``min_coverage`` setting) for some pipeline, and -- always --
+        a judge metric that judged none of a pipeline's items although there were some (e.g. ``no_contexts``
+        for every answer: answers joined to a run without their pipeline), and a judge that judged nothing at
+        all.  Empty when fine."""
         if self.judge_run is None:
             return []
         floor = self.settings.get("min_coverage") if min_coverage is None else check_min_coverage(min_coverage)
@@ -606,7 +639,13 @@ class ScoreReport:
                 s = self.judge_summary(p, m)
                 total += s.n
                 judged += s.n_judged
-                if floor is not None and s.n and s.n_judged / s.n < floor:
+                why = ", ".join(f"{k}: {v}" for k, v in s.unjudged.items())
+                if s.n and not s.n_judged:
+                    hint = ("; answers get contexts from their own 'contexts' field, or from --run DIR with "
+                            "--pipeline NAME when they name no pipeline of a run of several") \
+                        if "no_contexts" in s.unjudged else ""
+                    out.append(f"{m} of {p!r}: judged 0 of {s.n} ({why}){hint}")
+                elif floor is not None and s.n and s.n_judged / s.n < floor:
                     out.append(f"{m} of {p!r}: judged {s.n_judged} of {s.n} ({s.n_judged / s.n:.0%}), below "
                                f"--min-coverage {floor:g}")
         if total and not judged:
@@ -644,6 +683,9 @@ class ScoreReport:
                 "agreement": {m: a.to_dict() for m, a in self.agreement.items()},
                 "definitions": {m: _definition_dict(jr.definition(m)) for m in self.judge_metrics},
                 "vs_evidence": self.judge_vs_evidence(),
+                "scoring": dict(jr.scoring), "probe": jr.probe,
+                "ppi": {p: {m: v for m in self.judge_metrics if (v := self.ppi(p, m)) is not None}
+                        for p in self.pipelines} if self.human else {},
             }
         return out
 
@@ -662,7 +704,8 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
                   correct_if: Optional[CorrectIf] = None, abstain_phrases: Optional[Sequence[str]] = None,
                   bleu_tokenize: str = "auto", progress: Optional[Callable[[int, int], None]] = None,
                   rows: Optional[List[AnswerRow]] = None, notes: Optional[List[str]] = None,
-                  min_coverage: Optional[float] = None, seed: Optional[int] = None) -> ScoreReport:
+                  min_coverage: Optional[float] = None, seed: Optional[int] = None,
+                  human: Optional[Mapping[Tuple[Optional[str], str], Mapping[str, Any]]] = None) -> ScoreReport:
     """Score ``answers`` to the questions of ``qa`` (see the module docstring).
 
     :param judge: a :class:`~ragexam.metrics.judge.Judge`, or ``None`` for text metrics only.
@@ -678,9 +721,11 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
         reports a metric (recorded in the settings); checked before any work.
     :param seed: the seed of the judge intervals' bootstrap (default
         :data:`ragexam.stats.DEFAULT_SEED`, as ``ragexam check`` uses).
+    :param human: human labels, ``{(pipeline or None, query_id): {metric: label}}``
+        (:func:`ragexam.analysis.judge_agreement.read_human_labels`): each judged metric with labels gets a
+        prediction-powered estimate beside its judge mean (:meth:`ScoreReport.ppi`).
     """
-    from ragexam import __version__
-    from ragexam.metrics.judge.prompts import DEFAULT_METRICS, detect_language
+    from ragexam.metrics.judge.prompts import detect_language
 
     notes = notes if notes is not None else []
     run = as_run_data(run)
@@ -689,6 +734,11 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
         if judge is None:
             raise InputError("--min-coverage applies to an LLM judge; pass --judge-model too", source="score",
                              field="min_coverage")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise InputError(f"received {seed!r}; expected an integer", source="score", field="seed")
+    if human and judge is None:
+        raise InputError("--human labels correct an LLM judge's scores; pass --judge-model too", source="score",
+                         field="human")
     if rows is None:
         rows = prepare_rows(qa, answers, answers_source=answers_source, run=run, pipeline=pipeline, k=k,
                             corpus=corpus, notes=notes)
@@ -701,44 +751,96 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
     phrases = tuple(abstain_phrases) if abstain_phrases is not None else ABSTAIN_PHRASES
     for r in rows:
         r.phrase = is_abstention(r.answer, phrases)
+    judged = _Judged() if judge is None else _judge_rows(rows, judge, judge_metrics, repeat, progress, notes)
+    text, text_by_type = _text_tables(text_job.result(), rows, bleu_tok, rouge_tok)
+    if run is None and any(r.question.answerable and r.retrieval_source == "unknown" for r in rows):
+        notes.append("retrieval is unknown for answers without contexts: pass --run DIR (from `ragexam run ... "
+                     "--out DIR`) to attribute answerable questions to a stage")
+    sources = _attribute(rows, judged, correct_if, abstain_phrases, notes)
+    attribution = sources.pop("_attribution")
+    settings = {
+        "qa": str(qa.source), "answers": answers_source, "run": run.source if run is not None else None,
+        "pipeline": pipeline, "k": k, "language": language,
+        "bleu_tokenize": bleu_tok, "rouge_tokenize": rouge_tok,
+        "correct_if": str(correct_if) if correct_if is not None else None, **sources,
+        "abstain_phrases": list(phrases), "min_coverage": min_coverage,
+        "judge": ({"model": judge.model, "endpoint": judge.endpoint, "metrics": list(judged.metrics),
+                   "repeat": repeat, "temperature": judge.temperature, "max_tokens": judge.max_tokens,
+                   "seed": judge.seed, "max_attempts": judge.max_attempts,
+                   "scoring": dict(judged.run.scoring) if judged.run is not None else None,
+                   "rubrics": [d.source for d in judged.defs if d.custom]} if judge is not None else None),
+    }
+    from ragexam.stats import DEFAULT_SEED
+
+    settings["seed"] = DEFAULT_SEED if seed is None else seed
+    report = ScoreReport(rows, settings, text, text_by_type, attribution, judged.run, judged.metrics,
+                         judged.agreement, notes, settings["seed"])
+    if human:
+        report.human = _human_by_item(rows, human, judged.metrics, notes)
+    return report
+
+
+@dataclass
+class _Judged:
+    """What the judge gave a score: the metrics, their definitions, the run and its agreement with itself."""
 
     metrics: Tuple[str, ...] = ()
-    judge_run = None
-    agreement: Dict[str, Any] = {}
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise InputError(f"received {seed!r}; expected an integer", source="score", field="seed")
-    if judge is not None:
-        defs = _definitions(list(judge_metrics or DEFAULT_METRICS), judge)
-        metrics = tuple(d.name for d in defs)
-        jobs = judge_jobs(rows, defs, judge)
-        judge_run = judge.run(None, {d: jobs[d.name] for d in defs}, repeat=repeat, progress=progress)
-        for m in metrics:
-            scores = judge_run.items(m)
-            for r in rows:
-                if r.item_id in scores:
-                    r.judge[m] = scores[r.item_id]
-        if repeat >= 2:
-            from ragexam.analysis.judge_agreement import repeat_agreement
+    defs: List[JudgeMetric] = field(default_factory=list)
+    run: Any = None
+    agreement: Dict[str, Any] = field(default_factory=dict)
 
-            agreement = {m: repeat_agreement(judge_run.judgments, judge_run.definition(m)) for m in metrics}
+
+def _judge_rows(rows: List[AnswerRow], judge: Any, judge_metrics: Optional[Sequence[Any]], repeat: int,
+                progress: Optional[Callable[[int, int], None]], notes: List[str]) -> _Judged:
+    """Judge the rows on the metrics (default :data:`~ragexam.metrics.judge.prompts.DEFAULT_METRICS`): each row
+    gets its :class:`~ragexam.metrics.judge.ItemScore` per metric and, for metrics with an evidence twin, the
+    evidence values; with ``repeat >= 2`` the judge's agreement with itself; a recorded judge-check that did not
+    separate is a note."""
+    from ragexam.analysis.judge_check import recorded_warnings
+    from ragexam.metrics.judge.prompts import DEFAULT_METRICS
+
+    defs = _definitions(list(judge_metrics or DEFAULT_METRICS), judge)
+    metrics = tuple(d.name for d in defs)
+    jobs = judge_jobs(rows, defs, judge)
+    run = judge.run(None, {d: jobs[d.name] for d in defs}, repeat=repeat, progress=progress)
+    for m in metrics:
+        scores = run.items(m)
         for r in rows:
-            if any(m in EVIDENCE_TWINS and m in r.judge for m in metrics) and r.question.answerable:
-                ev = evidence_per_context(r.question.evidence, r.contexts or ())
-                if ev is not None:
-                    r.evidence = ev
+            if r.item_id in scores:
+                r.judge[m] = scores[r.item_id]
+    agreement: Dict[str, Any] = {}
+    if repeat >= 2:
+        from ragexam.analysis.judge_agreement import repeat_agreement
 
-    stats = text_job.result()
+        agreement = {m: repeat_agreement(run.judgments, run.definition(m)) for m in metrics}
+    for r in rows:
+        if any(m in EVIDENCE_TWINS and m in r.judge for m in metrics) and r.question.answerable:
+            ev = evidence_per_context(r.question.evidence, r.contexts or ())
+            if ev is not None:
+                r.evidence = ev
+    notes.extend(recorded_warnings(judge, run))
+    return _Judged(metrics, defs, run, agreement)
+
+
+def _text_tables(stats: Dict[str, Any], rows: List[AnswerRow], bleu_tok: str, rouge_tok: str
+                 ) -> Tuple[Dict[str, Any], Dict[str, Dict[str, Any]]]:
+    """The corpus text metrics per pipeline, and per pipeline and question type."""
     pipelines = list(dict.fromkeys(r.pipeline for r in rows))
     text = {p: _text_aggregate(stats, lambda r, p=p: r.pipeline == p, bleu_tok, rouge_tok) for p in pipelines}
     types = sorted({r.question.type or "(none)" for r in rows})
     text_by_type = {p: {t: {kk: v for kk, v in _text_aggregate(
         stats, lambda r, p=p, t=t: r.pipeline == p and (r.question.type or "(none)") == t, bleu_tok,
         rouge_tok).items() if kk != "signatures"} for t in types} for p in pipelines}
+    return text, text_by_type
 
-    if run is None and any(r.question.answerable and r.retrieval_source == "unknown" for r in rows):
-        notes.append("retrieval is unknown for answers without contexts: pass --run DIR (from `ragexam run ... "
-                     "--out DIR`) to attribute answerable questions to a stage")
-    # verdict sources
+
+def _attribute(rows: List[AnswerRow], judged: _Judged, correct_if: Optional[CorrectIf],
+               abstain_phrases: Optional[Sequence[str]], notes: List[str]) -> Dict[str, Any]:
+    """Stage attribution of every row (its ``stage``); returns the verdict sources for the settings, and the
+    :class:`~ragexam.analysis.diagnosis.Attribution` under ``_attribution``."""
+    from ragexam import __version__
+
+    metrics, judge_run = judged.metrics, judged.run
     correct_src = "judge" if "answer_correctness" in metrics else ("text" if correct_if is not None else "none")
     abstain_src = "judge" if "abstention" in metrics else "phrases"
     if correct_if is not None and correct_src == "judge":
@@ -759,26 +861,32 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
         f"abstain:{rub('abstention') if abstain_src == 'judge' else 'phrases-' + (ABSTAIN_PHRASES_VERSION if abstain_phrases is None else 'custom')}",
         f"version:ragexam-{__version__}"])
     attribution = attribute_all(inputs, signature=sig, notes=notes)
-    for r, s in zip(rows, attribution.results):
-        r.stage = s
-    settings = {
-        "qa": str(qa.source), "answers": answers_source, "run": run.source if run is not None else None,
-        "pipeline": pipeline, "k": k, "language": language,
-        "bleu_tokenize": bleu_tok, "rouge_tokenize": rouge_tok,
-        "correct_if": str(correct_if) if correct_if is not None else None,
-        "correctness_source": correct_src, "abstention_source": abstain_src, "faithfulness_source": faithful_src,
-        "abstain_phrases": list(phrases), "min_coverage": min_coverage,
-        "judge": ({"model": judge.model, "endpoint": judge.endpoint, "metrics": list(metrics), "repeat": repeat,
-                   "temperature": judge.temperature, "max_tokens": judge.max_tokens, "seed": judge.seed,
-                   "max_attempts": judge.max_attempts} if judge is not None else None),
-    }
-    if judge is not None:
-        settings["judge"]["rubrics"] = [d.source for d in defs if d.custom]
-    from ragexam.stats import DEFAULT_SEED
+    for r, st in zip(rows, attribution.results):
+        r.stage = st
+    return {"correctness_source": correct_src, "abstention_source": abstain_src, "faithfulness_source": faithful_src,
+            "_attribution": attribution}
 
-    settings["seed"] = DEFAULT_SEED if seed is None else seed
-    return ScoreReport(rows, settings, text, text_by_type, attribution, judge_run, metrics, agreement, notes,
-                       settings["seed"])
+
+def _human_by_item(rows: Sequence[AnswerRow], human: Mapping[Tuple[Optional[str], str], Mapping[str, Any]],
+                   metrics: Sequence[str], notes: List[str]) -> Dict[str, Dict[str, Any]]:
+    """``{metric: {item_id: label}}`` of the labels of judged metrics: a label names its answer by query id and,
+    when the answers hold several pipelines, pipeline (a label without one applies to every pipeline's answer).
+    Labels of metrics that were not judged, and of questions without an answer, are counted in a note."""
+    out: Dict[str, Dict[str, Any]] = {}
+    used = set()
+    for r in rows:
+        if r.record is None:
+            continue
+        for key in ((r.pipeline, r.query_id), (None, r.query_id)):
+            for m, v in (human.get(key) or {}).items():
+                if m in metrics:
+                    out.setdefault(m, {}).setdefault(r.item_id, v)
+                    used.add((key, m))
+    unused = sum(1 for key, labels in human.items() for m in labels if (key, m) not in used)
+    if unused:
+        notes.append(f"{fmt.plural(unused, 'human label')} not used: their metric was not judged or their question "
+                     "has no answer")
+    return out
 
 
 def _stage_inputs(r: AnswerRow, correct_src: str, abstain_src: str, faithful_src: str,

@@ -14,18 +14,19 @@ copies most of the reference (one number changed) can pass it.  The signature re
 Abstention (phrase list)
 ------------------------
 An answer *abstains* when, after NFKC normalization, lowercasing and collapsing whitespace, it
-contains one of :data:`ABSTAIN_PHRASES` (Korean and English).  The list is deliberately short
+contains one of :data:`ABSTAIN_PHRASES` (Korean and English; defined with the judge's units,
+:mod:`ragexam.metrics.judge.units`, whose faithfulness claims leave declining sentences out).  The list is deliberately short
 and specific to declining; the signature records ``abstain:phrases-v1`` (or ``phrases-custom``).
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
-from typing import Dict, Iterable, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Optional, Tuple
 
 from ragexam.errors import InputError
+from ragexam.metrics.judge.units import ABSTAIN_PHRASES, ABSTAIN_PHRASES_VERSION, is_abstention, normalize_phrase
 
 __all__ = ["Condition", "CorrectIf", "parse_correct_if", "ABSTAIN_PHRASES", "ABSTAIN_PHRASES_VERSION",
            "is_abstention", "normalize_phrase"]
@@ -35,19 +36,6 @@ _ALIASES = {"chrf": "chrf", "bleu": "bleu", "rouge_l": "rouge_l", "rougel": "rou
 _OPS = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b, "<=": lambda a, b: a <= b, "<": lambda a, b: a < b}
 _COND = re.compile(r"^\s*([A-Za-z_\-]+)\s*(>=|<=|>|<)\s*([0-9]*\.?[0-9]+)\s*$")
 
-#: Phrases that mark an answer as declining (matched after :func:`normalize_phrase`).
-ABSTAIN_PHRASES: Tuple[str, ...] = (
-    # Korean
-    "문서에서 찾을 수 없", "문서에서 확인할 수 없", "문서에는 없", "문서에 없", "문서에 나와 있지 않",
-    "문서에 포함되어 있지 않", "제공된 문서에는", "제공된 문서에서는", "관련 내용이 없", "관련 정보가 없",
-    "답변드리기 어렵", "답을 찾을 수 없", "알 수 없습니다",
-    # English
-    "cannot find", "can't find", "could not find", "couldn't find", "unable to find",
-    "not in the provided documents", "not in the documents", "the documents do not", "the documents don't",
-    "the provided documents do not", "no information about", "not mentioned in the", "i don't know",
-    "i do not know",
-)
-ABSTAIN_PHRASES_VERSION = "v1"
 
 
 @dataclass(frozen=True)
@@ -101,23 +89,6 @@ def parse_correct_if(text: str) -> CorrectIf:
                              "(chrf>=0.5, not chrf>=50)", source="--correct-if", field="correct_if")
         conds.append(Condition(name, m.group(2), value))
     return CorrectIf(tuple(conds))
-
-
-def normalize_phrase(text: str) -> str:
-    """NFKC, lowercase, whitespace collapsed to one space, curly apostrophes straightened."""
-    t = unicodedata.normalize("NFKC", text).replace("\u2019", "'").lower()
-    return " ".join(t.split())
-
-
-def is_abstention(answer: Optional[str], phrases: Sequence[str] = ABSTAIN_PHRASES) -> Optional[str]:
-    """The first phrase of ``phrases`` found in ``answer`` (the answer abstains), else ``None``."""
-    if not answer:
-        return None
-    a = normalize_phrase(answer)
-    for p in phrases:
-        if normalize_phrase(p) in a:
-            return p
-    return None
 
 
 def load_phrases(lines: Iterable[str], *, source: Optional[str] = None) -> Tuple[str, ...]:

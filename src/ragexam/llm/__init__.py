@@ -9,12 +9,17 @@ module                    what it holds
 :mod:`.transport`         :class:`HTTPTransport`: JSON POST with timeouts and the one retry policy,
                           :class:`CallFailed` (kinds), :class:`EndpointError` (401/403/404 stop)
 :mod:`.client`            :class:`LLMClient`: OpenAI-compatible chat completions (``response_format``
-                          ladder), embeddings, any JSON POST under the base URL (e.g. ``/rerank``)
+                          ladder, token log-probabilities on request), embeddings, any JSON POST under the
+                          base URL (e.g. ``/rerank``)
+:mod:`.logprobs`          reading token log-probabilities: the distribution over allowed values where a
+                          JSON value was written
+:mod:`.probe`             ``probe``: what an endpoint supports (json_schema, json_object, logprobs,
+                          seed), asked once and cached
 :mod:`.cache`             :class:`LLMCache`: the content-keyed SQLite call cache, with claims
 :mod:`.batch`             :func:`run_calls` (dedupe, cache, resume, concurrency, in-flight sharing
                           between processes, usage) and :func:`plan_calls` (the dry run)
 :mod:`.attempts`          :func:`ask`: one call whose reply must parse, asked again with the problem
-                          as feedback
+                          as feedback (a reply cut in a loop: the loop quoted, not a doubled budget)
 :mod:`.cost`              token estimates, prices, :class:`Usage`
 :mod:`.redact`            :class:`Redactor`: keys out of everything written, never out of what is parsed
 :mod:`.replies`           :func:`~ragexam.llm.replies.extract_json_object`: the JSON object in a
@@ -36,7 +41,8 @@ from typing import Any
 __all__ = ["LLMSettings", "Endpoint", "resolve_endpoint", "public_endpoint", "LLMClient", "ChatReply",
            "EmbeddingReply", "HTTPTransport", "RetryPolicy", "CallFailed", "EndpointError", "FAILURE_KINDS",
            "LLMCache", "request_key", "run_calls", "plan_calls", "Outcome", "Batch", "PlannedCall", "CallPlan",
-           "Usage", "Redactor"]
+           "Usage", "Redactor", "ProbeResult", "TokenLogprob", "parse_logprobs", "distribution_at",
+           "value_offsets"]
 
 _WHERE = {
     "LLMSettings": "settings", "Endpoint": "settings", "resolve_endpoint": "settings", "public_endpoint": "settings",
@@ -46,6 +52,8 @@ _WHERE = {
     "LLMCache": "cache", "request_key": "cache",
     "run_calls": "batch", "plan_calls": "batch", "Outcome": "batch", "Batch": "batch", "PlannedCall": "batch",
     "CallPlan": "batch", "Usage": "cost", "Redactor": "redact", "ask": "attempts", "Attempted": "attempts",
+    "ProbeResult": "probe", "TokenLogprob": "logprobs", "parse_logprobs": "logprobs",
+    "distribution_at": "logprobs", "value_offsets": "logprobs",
 }
 
 

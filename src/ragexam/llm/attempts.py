@@ -5,19 +5,25 @@ sends ``messages`` (structured output with ``schema``, see :meth:`~ragexam.llm.c
 and looks at the reply:
 
 * ``refusal`` set or ``finish_reason == "content_filter"``: problem ``refused``;
-* ``finish_reason == "length"``: problem ``truncated``; the next attempt gets twice the
-  ``max_tokens``, at most ``4 x`` the first;
+* ``finish_reason == "length"``: problem ``truncated``.  A reply cut at the limit is almost always a
+  degenerate loop, not a short budget: when the end of the text repeats itself (:func:`find_loop`: a piece
+  repeated at least 3 times over at least 60 characters) the feedback (kind ``loop_kind``: ``loop`` for a
+  caller that words it, else ``truncated``) quotes the repeated piece, the next attempt keeps the same ``max_tokens`` and is sent with ``frequency_penalty``
+  :data:`LOOP_PENALTY`, which makes a repeated token less likely; only a reply cut without a loop gets
+  twice the ``max_tokens`` next time, at most ``4 x`` the first;
 * otherwise ``parse(content)``: a value is success; an exception of ``bad_reply`` (with ``kind`` and
-  ``message``, e.g. :class:`ragexam.metrics.judge.replies.ReplyError`) is the problem ``kind`` -- an
-  ``invalid_json`` reply without ``{`` that matches ``refusal`` (a text refusal such as "I'm sorry, I
-  can't") counts as ``refused``; an exception of ``final`` ends the attempts at once and is returned
-  (a valid reply that has no value, e.g. the judge's "no claims").
+  ``message``, e.g. :class:`ragexam.metrics.judge.replies.ReplyError`, whose message quotes the broken rule of
+  the reply contract) is the problem ``kind`` -- an ``invalid_json`` reply without ``{`` that matches
+  ``refusal`` (a text refusal such as "I'm sorry, I can't") counts as ``refused``; an exception of ``final``
+  ends the attempts at once and is returned (a valid reply that has no value, e.g. "the answer declines").
 
 After a problem, while fewer than ``max_attempts`` replies were received, the reply (or ``(empty
-reply)``) and ``feedback(kind, message)`` (``kind`` is ``invalid``, ``truncated`` or ``refused``) are
-appended to the conversation and it is sent again.  A transport failure (:class:`CallFailed`) ends the
-attempts and is returned.  Tokens and requests are summed over the attempts; replies are parsed as
-they arrived (the caller redacts what it writes out).
+reply)``) and ``feedback(kind, message)`` (``kind`` is ``invalid``, ``truncated``, ``refused`` or
+``loop_kind``) are appended to the conversation and it is sent again.  A transport failure
+(:class:`CallFailed`) ends the attempts and is returned.  Tokens and requests are summed over the attempts;
+replies are parsed as they arrived (the caller redacts what it writes out).  ``logprobs=K`` asks for token
+log-probabilities; the accepted reply's are in :attr:`Attempted.logprobs` with its text in
+:attr:`Attempted.content`.
 """
 
 from __future__ import annotations
@@ -28,7 +34,10 @@ from typing import Any, Callable, Dict, List, Optional, Pattern, Tuple, Type
 
 from ragexam.llm.transport import CallFailed
 
-__all__ = ["Attempted", "ask"]
+__all__ = ["Attempted", "ask", "find_loop", "LOOP_PENALTY", "TEXT_REFUSAL"]
+
+#: ``frequency_penalty`` of the attempt after a loop
+LOOP_PENALTY = 0.5
 
 
 @dataclass
@@ -37,7 +46,8 @@ class Attempted:
     problem; ``final`` (an exception of ``final``) or ``failed`` (a :class:`CallFailed`) when the attempts
     ended early.  ``attempts``: replies received; ``requests``: HTTP requests; tokens as reported
     (``None``: never reported); ``errors``: one ``{attempt, reason, message, reply}`` per unusable reply
-    (reply cut to 500 characters); ``last``: the last reply's text."""
+    (reply cut to 500 characters); ``loops``: replies cut in a loop; ``last``: the last reply's text;
+    ``content`` and ``logprobs``: the accepted reply's text and token log-probabilities."""
 
     parsed: bool = False
     value: Any = None
@@ -51,62 +61,119 @@ class Attempted:
     completion_tokens: Optional[int] = None
     errors: List[Dict[str, Any]] = field(default_factory=list)
     last: str = ""
+    loops: int = 0
+    content: Optional[str] = None
+    logprobs: Any = None
+
+    def count(self, reply: Any) -> None:
+        self.attempts += 1
+        self.requests += reply.requests
+        if reply.prompt_tokens is not None:
+            self.prompt_tokens = (self.prompt_tokens or 0) + reply.prompt_tokens
+        if reply.completion_tokens is not None:
+            self.completion_tokens = (self.completion_tokens or 0) + reply.completion_tokens
+
+
+def find_loop(text: Optional[str], *, min_repeats: int = 3, min_chars: int = 60,
+              max_period: int = 300) -> Optional[Tuple[str, int]]:
+    """``(piece, times)`` when ``text`` ends in ``piece`` repeated ``times >= min_repeats`` times back to back
+    over at least ``min_chars`` characters (the shortest such piece), else ``None``.
+
+    >>> find_loop('{"reasoning": "' + "VPN을 다시 연결합니다. " * 8)
+    ('VPN을 다시 연결합니다. ', 8)
+    >>> find_loop('{"scores": [3, 2, 1], "average": 2.0}') is None
+    True
+    """
+    tail = (text or "")[-4 * max_period:]
+    for p in range(1, min(max_period, len(tail) // min_repeats) + 1):
+        unit = tail[-p:]
+        k = 1
+        while (k + 1) * p <= len(tail) and tail[-(k + 1) * p:-k * p] == unit:
+            k += 1
+        if k >= min_repeats and k * p >= min_chars and unit.strip():
+            return _phase(tail, unit, k), k
+    return None
+
+
+def _phase(tail: str, unit: str, k: int) -> str:
+    """The repeated piece as it started (``" 다시 연결합니다. VPN을"`` -> ``"VPN을 다시 연결합니다. "``)."""
+    p = len(unit)
+    start = len(tail) - k * p
+    while start >= 1 and tail[start - 1] == tail[start - 1 + p]:
+        start -= 1
+    return tail[start:start + p]
+
+
+def _problem(reply: Any, limit: int, parse: Callable[[Optional[str]], Any], bad_reply: Tuple[Type[BaseException], ...],
+             refusal: Optional[Pattern[str]]) -> Tuple[Optional[str], str, str, Any]:
+    """``(reason, feedback kind, message, value)`` of one reply; reason ``None`` when it parsed (``final``
+    exceptions propagate)."""
+    content = reply.content
+    if reply.refusal is not None or reply.finish_reason == "content_filter":
+        return "refused", "refused", "the model refused: " + (reply.refusal or "finish_reason content_filter"), None
+    if reply.finish_reason == "length":
+        loop = find_loop(content)
+        if loop is not None:
+            piece, times = loop
+            return "truncated", "loop", (f"the reply was cut off at max_tokens={limit} in a loop: {piece.strip()!r} "
+                                         f"repeated {times} times (finish_reason length)"), None
+        return "truncated", "truncated", f"the reply was cut off at max_tokens={limit} (finish_reason length)", None
+    try:
+        return None, "", "", parse(content)
+    except bad_reply as err:
+        reason, message = getattr(err, "kind", "invalid_reply"), getattr(err, "message", str(err))
+        if reason == "invalid_json" and refusal is not None and content and "{" not in content \
+                and refusal.match(content):
+            return "refused", "refused", "the model refused: " + content.strip()[:200], None
+        return reason, "invalid", message, None
 
 
 def ask(client: Any, messages: List[Dict[str, str]], parse: Callable[[Optional[str]], Any], *,
         bad_reply: Tuple[Type[BaseException], ...], feedback: Callable[[str, str], str], max_attempts: int,
         max_tokens: int, temperature: Optional[float] = None, seed: Optional[int] = None,
         schema: Optional[Dict[str, Any]] = None, schema_name: str = "reply",
-        final: Tuple[Type[BaseException], ...] = (), refusal: Optional[Pattern[str]] = None) -> Attempted:
+        final: Tuple[Type[BaseException], ...] = (), refusal: Optional[Pattern[str]] = None,
+        logprobs: Optional[int] = None, loop_kind: str = "truncated") -> Attempted:
     """Up to ``max_attempts`` replies until ``parse`` accepts one (see the module docstring)."""
     out = Attempted(reason="invalid_json")
     messages = [dict(m) for m in messages]
-    limit = max_tokens
+    limit, extra = max_tokens, None
     while out.attempts < max_attempts:
+        kw: Dict[str, Any] = {"max_tokens": limit, "temperature": temperature, "seed": seed, "schema": schema,
+                              "schema_name": schema_name}
+        if logprobs is not None:
+            kw["logprobs"] = logprobs
+        if extra:
+            kw["extra"] = extra
         try:
-            reply = client.complete(messages, max_tokens=limit, temperature=temperature, seed=seed, schema=schema,
-                                    schema_name=schema_name)
+            reply = client.complete(messages, **kw)
         except CallFailed as err:
             out.requests += err.requests
             out.failed = err
             return out
-        out.attempts += 1
-        out.requests += reply.requests
-        if reply.prompt_tokens is not None:
-            out.prompt_tokens = (out.prompt_tokens or 0) + reply.prompt_tokens
-        if reply.completion_tokens is not None:
-            out.completion_tokens = (out.completion_tokens or 0) + reply.completion_tokens
-        content = reply.content
-        out.last = content or reply.refusal or ""
-        kind = "invalid"
-        if reply.refusal is not None or reply.finish_reason == "content_filter":
-            out.reason, kind = "refused", "refused"
-            out.message = "the model refused: " + (reply.refusal or "finish_reason content_filter")
-        elif reply.finish_reason == "length":
-            out.reason, kind = "truncated", "truncated"
-            out.message = f"the reply was cut off at max_tokens={limit} (finish_reason length)"
+        out.count(reply)
+        out.last = reply.content or reply.refusal or ""
+        try:
+            reason, kind, message, value = _problem(reply, limit, parse, bad_reply, refusal)
+        except final as err:
+            out.final = err
+            return out
+        if reason is None:
+            out.parsed, out.value, out.reason, out.message = True, value, None, ""
+            out.content, out.logprobs = reply.content, reply.logprobs
+            return out
+        out.reason, out.message = reason, message
+        if kind == "loop":
+            out.loops += 1
+            extra = {"frequency_penalty": LOOP_PENALTY}
+        elif kind == "truncated":
             limit = min(limit * 2, max_tokens * 4)
-        else:
-            try:
-                out.value = parse(content)
-            except bad_reply as err:
-                out.reason, out.message = getattr(err, "kind", "invalid_reply"), getattr(err, "message", str(err))
-                if out.reason == "invalid_json" and refusal is not None and content and "{" not in content \
-                        and refusal.match(content):
-                    out.reason, kind = "refused", "refused"
-                    out.message = "the model refused: " + content.strip()[:200]
-            except final as err:
-                out.final = err
-                return out
-            else:
-                out.parsed = True
-                out.reason, out.message = None, ""
-                return out
-        out.errors.append({"attempt": out.attempts, "reason": out.reason, "message": out.message,
-                           "reply": (content or "")[:500]})
+        out.errors.append({"attempt": out.attempts, "reason": reason, "message": message,
+                           "reply": (reply.content or "")[:500]})
         if out.attempts < max_attempts:
             messages = messages + [{"role": "assistant", "content": out.last or "(empty reply)"},
-                                   {"role": "user", "content": feedback(kind, out.message)}]
+                                   {"role": "user", "content": feedback(loop_kind if kind == "loop" else kind,
+                                                                         message)}]
     return out
 
 

@@ -110,135 +110,170 @@ def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, c
     """
     _check_count("concurrency", concurrency, 1)
     pairs = list(calls)
-    task_of: Dict[str, T] = {}
-    for k, t in pairs:
-        task_of.setdefault(k, t)
-    order = list(task_of)
-    values: Dict[str, Dict[str, Any]] = {}
-    from_cache: Set[str] = set()
-    if cache is not None and order:
-        for k, v in cache.get_many(order).items():
-            if usable(v):
-                values[k] = v
-                from_cache.add(k)
-    todo = [k for k in order if k not in values]
-    total, done = len(todo), 0
-    if progress is not None:
-        progress(0, total)
-    usage = Usage()
-    fresh: Set[str] = set()
-    outcomes: Dict[str, Outcome] = {}
-    waited: Set[str] = set()
-    owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
-    since = utc_now()
+    runner = _Runner(pairs, call, cache, kind, model, endpoint, concurrency, usable, redact, progress, claim_wait,
+                     poll)
+    runner.read_cache()
+    if runner.total:
+        runner.run(executor, limit)
+    usage = runner.usage
+    usage.calls = len(runner.fresh)
+    usage.waited = len(runner.waited)
+    usage.took_over = len(runner.waited_for & runner.fresh)
+    usage.cached = sum(1 for k, _ in pairs if k in runner.from_cache)
+    return Batch(runner.values, runner.fresh, runner.from_cache, usage, runner.outcomes)
 
-    def keep(key: str, out: Outcome) -> Dict[str, Any]:
+
+class _Runner:
+    """The state of one :func:`run_calls`: what is done, waited for, running; and the loop's steps."""
+
+    def __init__(self, pairs: List[Tuple[str, Any]], call: Callable[[Any], Outcome], cache: Optional[LLMCache],
+                 kind: str, model: str, endpoint: str, concurrency: int, usable: Callable[[Dict[str, Any]], bool],
+                 redact: Callable[[Any], Any], progress: Optional[Callable[[int, int], None]], claim_wait: float,
+                 poll: float) -> None:
+        self.task_of: Dict[str, Any] = {}
+        for k, t in pairs:
+            self.task_of.setdefault(k, t)
+        self.call, self.cache, self.kind, self.model, self.endpoint = call, cache, kind, model, endpoint
+        self.concurrency, self.usable, self.redact, self.progress = concurrency, usable, redact, progress
+        self.claim_wait, self.poll = claim_wait, poll
+        self.values: Dict[str, Dict[str, Any]] = {}
+        self.from_cache: Set[str] = set()
+        self.fresh: Set[str] = set()
+        self.outcomes: Dict[str, Outcome] = {}
+        self.waited: Set[str] = set()  # results another process finished while this run waited for them
+        self.waited_for: Set[str] = set()  # keys ever seen busy (claimed by another live process)
+        self.usage = Usage()
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self.since = utc_now()
+        self.total = self.done = 0
+        self.pending: deque = deque()
+        self.waiting: Dict[str, float] = {}  # key -> monotonic time we started waiting for it
+        self.running: Dict[Future, str] = {}
+        self.next_poll = 0.0
+
+    def tick(self) -> None:
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done, self.total)
+
+    def read_cache(self) -> None:
+        """Take the stored usable results; the rest is to do."""
+        order = list(self.task_of)
+        if self.cache is not None and order:
+            for k, v in self.cache.get_many(order).items():
+                if self.usable(v):
+                    self.values[k] = v
+                    self.from_cache.add(k)
+        todo = [k for k in order if k not in self.values]
+        self.total = len(todo)
+        self.pending = deque(todo)
+        if self.progress is not None:
+            self.progress(0, self.total)
+
+    def keep(self, key: str, out: Outcome) -> Dict[str, Any]:
         """Redact and store one finished call (in this process, whichever pool ran it)."""
-        value = redact(out.value)
-        if cache is not None:
+        value = self.redact(out.value)
+        if self.cache is not None:
             if out.store:
-                cache.put(key, kind, model, endpoint, value, owner=owner)
+                self.cache.put(key, self.kind, self.model, self.endpoint, value, owner=self.owner)
             else:
-                cache.release(owner, [key])
+                self.cache.release(self.owner, [key])
         return value
 
-    def claim(keys: Sequence[str], limit: int, force: Set[str]) -> ClaimResult:
-        if cache is None:
+    def claim(self, keys: Sequence[str], limit: int, force: Set[str]) -> ClaimResult:
+        if self.cache is None:
             return ClaimResult(mine=list(keys[:limit]), later=list(keys[limit:]))
-        return cache.claim(keys, owner, usable=usable, fresh_since=since, stale_after=claim_wait, force=force,
-                           limit=limit)
+        return self.cache.claim(keys, self.owner, usable=self.usable, fresh_since=self.since,
+                                stale_after=self.claim_wait, force=force, limit=limit)
 
-    pending = deque(todo)
-    waiting: Dict[str, float] = {}  # key -> monotonic time we started waiting for it
-    running: Dict[Future, str] = {}
-    waited_for: Set[str] = set()  # keys ever seen busy (claimed by another live process)
-    next_poll = 0.0
-    pool: Any = None
-    if total:
-        width = max(1, min(concurrency, total))
+    def start_calls(self, submit: Callable[[Any], Future]) -> bool:
+        """Claim what fits in the free slots (pending keys, and waited-for keys when a poll is due), start the
+        calls claimed here; ``True`` when the loop should look again at once."""
+        free = self.concurrency - len(self.running)
+        now = time.monotonic()
+        poll_due = bool(self.waiting) and now >= self.next_poll
+        if free <= 0 or not (self.pending or poll_due):
+            return False
+        from_waiting: List[str] = []
+        force: Set[str] = set()
+        if poll_due:
+            from_waiting = list(self.waiting)
+            force = {k for k in from_waiting if now - self.waiting[k] >= self.claim_wait}
+            self.next_poll = now + self.poll
+        from_pending = [self.pending.popleft() for _ in range(min(len(self.pending), free))]
+        res = self.claim(from_waiting + from_pending, free, force)
+        for k, v in res.done.items():
+            self.values[k] = v
+            self.from_cache.add(k)
+            self.waited.add(k)
+            self.waiting.pop(k, None)
+            self.tick()
+        for k in res.busy:
+            self.waiting.setdefault(k, now)
+            self.waited_for.add(k)
+        self.waited_for.update(res.taken)  # a live owner's claim, stale or forced: taken over
+        for k in res.mine:
+            self.waiting.pop(k, None)
+            self.running[submit(self.task_of[k])] = k
+        back = [k for k in res.later if k not in self.waiting]
+        self.pending.extendleft(reversed(back))
+        # slots may be free, or everything looked at was busy: look further
+        return bool(res.done or res.mine or (self.pending and len(self.running) < self.concurrency))
+
+    def collect(self) -> None:
+        """Wait for a running call to finish (or for the next poll of waited-for keys) and keep what finished."""
+        timeout = max(0.0, self.next_poll - time.monotonic()) if self.waiting else None
+        if self.running:
+            finished, _ = wait(list(self.running), timeout=timeout, return_when=FIRST_COMPLETED)
+            for f in finished:
+                k = self.running.pop(f)
+                out = f.result()  # re-raises the call's exception
+                self.values[k] = self.keep(k, out)
+                self.fresh.add(k)
+                self.outcomes[k] = out
+                u = self.usage
+                u.requests += out.requests
+                u.prompt_tokens += out.prompt_tokens or 0
+                u.completion_tokens += out.completion_tokens or 0
+                if out.replies and out.prompt_tokens is None:
+                    u.usage_missing += 1
+                self.tick()
+        elif self.waiting and timeout:
+            time.sleep(timeout)
+
+    def run(self, executor: Any, limit: Any) -> None:
+        """The loop: start calls, collect them, until nothing is pending, waited for or running.  On an exception
+        the calls in flight finish and are kept, the rest are not started, every claim is released."""
+        width = max(1, min(self.concurrency, self.total))
         if executor is not None:
-            pool = executor.call_pool(call, concurrency=width, limit=limit)
+            pool: Any = executor.call_pool(self.call, concurrency=width, limit=limit)
             submit = pool.submit
         else:
             pool = ThreadPoolExecutor(max_workers=width)
 
-            def submit(task: T) -> Future:
-                return pool.submit(call, task)
-    try:
-        while pending or waiting or running:
-            free = concurrency - len(running)
-            now = time.monotonic()
-            poll_due = bool(waiting) and now >= next_poll
-            if free > 0 and (pending or poll_due):
-                from_waiting: List[str] = []
-                force: Set[str] = set()
-                if poll_due:
-                    from_waiting = list(waiting)
-                    force = {k for k in from_waiting if now - waiting[k] >= claim_wait}
-                    next_poll = now + poll
-                from_pending = [pending.popleft() for _ in range(min(len(pending), free))]
-                res = claim(from_waiting + from_pending, free, force)
-                for k, v in res.done.items():
-                    values[k] = v
-                    from_cache.add(k)
-                    waited.add(k)
-                    waiting.pop(k, None)
-                    done += 1
-                    if progress is not None:
-                        progress(done, total)
-                for k in res.busy:
-                    waiting.setdefault(k, now)
-                    waited_for.add(k)
-                waited_for.update(res.taken)  # a live owner's claim, stale or forced: taken over
-                for k in res.mine:
-                    waiting.pop(k, None)
-                    running[submit(task_of[k])] = k
-                back = [k for k in res.later if k not in waiting]
-                pending.extendleft(reversed(back))
-                if res.done or res.mine or (pending and len(running) < concurrency):
-                    continue  # slots may be free, or everything looked at was busy: look further
-            timeout = max(0.0, next_poll - time.monotonic()) if waiting else None
-            if running:
-                finished, _ = wait(list(running), timeout=timeout, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    k = running.pop(f)
-                    out = f.result()  # re-raises the call's exception
-                    value = keep(k, out)
-                    values[k] = value
-                    fresh.add(k)
-                    outcomes[k] = out
-                    usage.requests += out.requests
-                    usage.prompt_tokens += out.prompt_tokens or 0
-                    usage.completion_tokens += out.completion_tokens or 0
-                    if out.replies and out.prompt_tokens is None:
-                        usage.usage_missing += 1
-                    done += 1
-                    if progress is not None:
-                        progress(done, total)
-            elif waiting and timeout:
-                time.sleep(timeout)
-    finally:
-        if pool is not None:
+            def submit(task: Any) -> Future:
+                return pool.submit(self.call, task)
+        try:
+            while self.pending or self.waiting or self.running:
+                if self.start_calls(submit):
+                    continue
+                self.collect()
+        finally:
             if executor is not None:
                 pool.close(cancel=True)
             else:
                 pool.shutdown(wait=True, cancel_futures=True)
-            for f, k in running.items():  # a call failed: keep what the calls in flight brought back
+            for f, k in self.running.items():  # a call failed: keep what the calls in flight brought back
                 if f.done() and not f.cancelled() and f.exception() is None:
                     try:
-                        keep(k, f.result())
+                        self.keep(k, f.result())
                     except sqlite3.Error:  # pragma: no cover - e.g. a full disk; the next run calls again
                         pass
-        if cache is not None and total:
-            try:
-                cache.release(owner)
-            except sqlite3.Error:  # e.g. a full disk: the claims go stale when this process ends
-                pass
-    usage.calls = len(fresh)
-    usage.waited = len(waited)
-    usage.took_over = len(waited_for & fresh)
-    usage.cached = sum(1 for k, _ in pairs if k in from_cache)
-    return Batch(values, fresh, from_cache, usage, outcomes)
+            if self.cache is not None:
+                try:
+                    self.cache.release(self.owner)
+                except sqlite3.Error:  # e.g. a full disk: the claims go stale when this process ends
+                    pass
 
 
 # -- dry run ------------------------------------------------------------------------------------

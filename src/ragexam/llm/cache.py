@@ -145,6 +145,13 @@ class LLMCache(SQLiteStore):
         with self._lock:
             return int(self._connect().execute("SELECT COUNT(*) FROM results").fetchone()[0])
 
+    def count(self, kind: Optional[str] = None) -> int:
+        """Stored results (of ``kind``: ``judge``, ``answer``, ``probe``, ...)."""
+        if kind is None:
+            return len(self)
+        with self._lock:
+            return int(self._connect().execute("SELECT COUNT(*) FROM results WHERE kind=?", (kind,)).fetchone()[0])
+
     # -- claims ----------------------------------------------------------------------------------
     def claim(self, keys: Sequence[str], owner: str, *, usable: Callable[[Dict[str, Any]], bool] = lambda v: True,
               fresh_since: Optional[str] = None, stale_after: float = 300.0,

@@ -16,9 +16,12 @@ Chat replies and ``response_format``
 ------------------------------------
 :meth:`LLMClient.complete` sends one chat completion.  With a JSON ``schema`` it asks for
 structured output at the client's current level of the ladder ``json_schema`` ->
-``json_object`` -> none: HTTP 400/422 while a ``response_format`` is sent is taken as "this
-endpoint does not support it", and the same request is sent again one level down (then the
-caller parses the reply's first JSON object).  When a lower level succeeds, the client stays
+``json_schema_portable`` (the same schema without ``minItems``, ``maxItems``, ``maxLength``, which some
+strict implementations refuse: :func:`portable_schema`) -> ``json_object`` -> none: HTTP 400/422 while a
+``response_format`` is sent is taken as "this endpoint does not support it", and the same request is sent
+again one level down (then the caller parses the reply's first JSON object).  With ``logprobs=K`` the
+request asks for ``logprobs`` and the ``K`` most likely tokens at each position, and the reply carries
+them parsed (:mod:`ragexam.llm.logprobs`).  When a lower level succeeds, the client stays
 there for later calls (:attr:`LLMClient.response_format`).  A 400 without ``response_format`` is
 :class:`~ragexam.llm.transport.CallFailed` (``bad_request``).  A 2xx body that is not a chat
 completion (no ``choices`` with a ``message``) is ``bad_response`` and retried.
@@ -31,14 +34,26 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ragexam.llm.logprobs import TokenLogprob, parse_logprobs
 from ragexam.llm.redact import Redactor
 from ragexam.llm.settings import DEFAULT_BASE_URL, RESPONSE_FORMATS, Endpoint, LLMSettings
 from ragexam.llm.transport import CallFailed, Check, EndpointError, HTTPTransport, RetryPolicy
 
 __all__ = ["LLMClient", "ChatReply", "EmbeddingReply", "CallFailed", "EndpointError", "DEFAULT_BASE_URL",
-           "RESPONSE_FORMATS"]
+           "RESPONSE_FORMATS", "portable_schema", "PORTABLE_DROPS"]
 
-_LADDER = ("json_schema", "json_object", "none")
+_LADDER = ("json_schema", "json_schema_portable", "json_object", "none")
+#: schema keywords left out at the ``json_schema_portable`` level
+PORTABLE_DROPS = ("minItems", "maxItems", "maxLength", "minLength")
+
+
+def portable_schema(schema: Any) -> Any:
+    """``schema`` without the keywords of :data:`PORTABLE_DROPS`, anywhere in it."""
+    if isinstance(schema, dict):
+        return {k: portable_schema(v) for k, v in schema.items() if k not in PORTABLE_DROPS}
+    if isinstance(schema, list):
+        return [portable_schema(v) for v in schema]
+    return schema
 
 
 def _hints(endpoint: Endpoint) -> Dict[int, str]:
@@ -55,7 +70,8 @@ class ChatReply:
     """One completion: the message ``content`` (``None`` if the model sent none), ``refusal``
     (OpenAI's structured-output refusal text, else ``None``), ``finish_reason``, token ``usage``
     (``None`` when the endpoint does not report it), the HTTP ``requests`` spent on it (retries
-    and ``response_format`` fallbacks included) and the ``response_format`` level used."""
+    and ``response_format`` fallbacks included), the ``response_format`` level used and, when asked for,
+    the tokens' ``logprobs`` (``None`` when the endpoint sent none)."""
 
     content: Optional[str]
     refusal: Optional[str]
@@ -65,6 +81,7 @@ class ChatReply:
     requests: int
     response_format: str
     model: Optional[str] = None
+    logprobs: Optional[List[TokenLogprob]] = None
 
 
 @dataclass(frozen=True)
@@ -105,7 +122,8 @@ class LLMClient:
     same fields as keywords (``LLMClient("gpt-4o-mini", timeout=30)``).  ``sleep`` replaces
     ``time.sleep`` between retries (tests pass a recorder).
 
-    :raises InputError: a setting out of range, a bad base URL, or no key for the OpenAI API.
+    :raises InputError: a setting out of range or a bad base URL; no key for the OpenAI API at the first
+        request (:meth:`require_key`), so a client that only plans needs none.
     """
 
     def __init__(self, settings: "LLMSettings | str", *, sleep: Callable[[float], None] = time.sleep,
@@ -116,7 +134,7 @@ class LLMClient:
         else:
             settings = LLMSettings(settings, **fields)
         self.settings = settings
-        self._endpoint = settings.resolve()
+        self._endpoint = settings.resolve(require_key=False)
         self.model = settings.model
         self.base_url = self._endpoint.base_url
         self.redactor = Redactor([self._endpoint.api_key])
@@ -142,6 +160,14 @@ class LLMClient:
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+
+    def require_key(self) -> None:
+        """:class:`~ragexam.errors.InputError` when the endpoint is the OpenAI API and no key was found."""
+        if self._endpoint.api_key_source == "missing":
+            from ragexam.errors import InputError
+            from ragexam.llm.settings import NO_KEY
+
+            raise InputError(NO_KEY, source="--api-key", field="api_key")
 
     @property
     def endpoint(self) -> str:
@@ -191,16 +217,20 @@ class LLMClient:
         """POST ``body`` to ``path`` under the base URL with this client's key, timeouts and
         retries (e.g. a ``/rerank`` endpoint); returns ``(parsed JSON, requests)``.  See
         :meth:`~ragexam.llm.transport.HTTPTransport.post_json`."""
+        self.require_key()
         return self.transport.post_json(self.url(path), body, check=check, what=f"for model {self.model!r}",
                                         hints={**self._hints, **dict(hints or {})})
 
     # -- chat completions ---------------------------------------------------------------------------
     def complete(self, messages: List[Dict[str, str]], *, max_tokens: Optional[int] = None,
                  temperature: Optional[float] = None, seed: Optional[int] = None,
-                 schema: Optional[Dict[str, Any]] = None, schema_name: str = "reply") -> ChatReply:
+                 schema: Optional[Dict[str, Any]] = None, schema_name: str = "reply",
+                 logprobs: Optional[int] = None, extra: Optional[Mapping[str, Any]] = None) -> ChatReply:
         """One chat completion, with retries and the ``response_format`` fallback.
 
-        Without ``schema`` no ``response_format`` is sent (plain text, e.g. answers).
+        Without ``schema`` no ``response_format`` is sent (plain text, e.g. answers).  ``logprobs``: ask for
+        token log-probabilities with that many alternatives per position; ``extra``: more body fields (e.g.
+        ``frequency_penalty``).
         :raises CallFailed: when no reply could be obtained; :raises EndpointError: 401/403/404.
         """
         level = self._level if schema is not None else "none"
@@ -213,9 +243,14 @@ class LLMClient:
                 body["temperature"] = temperature
             if seed is not None:
                 body["seed"] = seed
-            if level == "json_schema":
+            if logprobs is not None:
+                body["logprobs"] = True
+                body["top_logprobs"] = logprobs
+            body.update(extra or {})
+            if level in ("json_schema", "json_schema_portable"):
                 body["response_format"] = {"type": "json_schema", "json_schema": {
-                    "name": schema_name, "schema": schema, "strict": True}}
+                    "name": schema_name, "schema": schema if level == "json_schema" else portable_schema(schema),
+                    "strict": True}}
             elif level == "json_object":
                 body["response_format"] = {"type": "json_object"}
             try:
@@ -245,7 +280,7 @@ class LLMClient:
                          refusal if isinstance(refusal, str) else None,
                          finish if isinstance(finish, str) else None,
                          _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")),
-                         requests, level, model if isinstance(model, str) else None)
+                         requests, level, model if isinstance(model, str) else None, parse_logprobs(choice))
 
     # -- embeddings -----------------------------------------------------------------------------------
     def embed(self, texts: Sequence[str], *, dimensions: Optional[int] = None) -> EmbeddingReply:

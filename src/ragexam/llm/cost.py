@@ -7,8 +7,8 @@ prompt (system + user messages).  It is a deliberately simple rule for mixed Kor
 text, not a tokenizer: BPE tokenizers of current OpenAI models spend roughly one token per
 ~4 characters of English and per ~1-2 characters of Hangul, so the rule over-estimates English
 and under-estimates dense Hangul; for this project's helpdesk data it is within tens of percent.
-Completion tokens are estimated with a fixed allowance per metric
-(:data:`COMPLETION_ALLOWANCE`, plus 15 per context for context relevance).  After a run, the
+Completion tokens are estimated with a fixed allowance per task (:data:`COMPLETION_ALLOWANCE`; a judge
+metric owns its own, :attr:`ragexam.metrics.judge.metric.JudgeMetric.allowance`).  After a run, the
 real numbers come from the endpoint's ``usage`` fields and are reported instead.
 
 Accounting after a run
@@ -48,9 +48,8 @@ PRICES: Dict[str, Tuple[float, float]] = {
 }
 PRICE_SOURCE = "OpenAI list prices (2025), USD per 1M tokens"
 
-#: completion-token allowance per call, by kind.
-COMPLETION_ALLOWANCE: Dict[str, int] = {"context_relevance": 120, "faithfulness": 350,
-                                        "answer_correctness": 150, "abstention": 100, "answer": 250}
+#: completion-token allowance per call of a task that is not a judge metric (those own theirs).
+COMPLETION_ALLOWANCE: Dict[str, int] = {"answer": 250}
 
 _SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 

@@ -24,6 +24,11 @@ temperature               0           sampling temperature (0-2)
 max_tokens                task's      completion limit per reply (>= 1; ``None``: the task's default)
 seed                      none        passed to the endpoint (not all honour it)
 response_format           auto        ``auto`` | ``json_schema`` | ``json_object`` | ``none`` (structured replies)
+scoring                   auto        how a judge reads a score: ``sample`` (the written one), ``probability``
+                                      (weighted by the token log-probabilities it asks for), ``auto``
+                                      (``probability`` where the endpoint returns them; :mod:`ragexam.llm.probe`)
+reasoning                 True        whether a judge asks for its reasoning (``False``: an empty one, which a
+                                      score written first does not depend on; far fewer tokens)
 claim_wait                derived     seconds to wait for another process's in-flight call before
                                       taking it over (default ``timeout * (max_retries + 1)``)
 ========================  ==========  ================================================================
@@ -31,7 +36,9 @@ claim_wait                derived     seconds to wait for another process's in-f
 Endpoint and key (:func:`resolve_endpoint`): explicit value > environment variable
 (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``) > ``.env`` in the current directory
 (:mod:`ragexam.llm.dotenv`); without a base URL the OpenAI API is used, which needs a key; any
-other endpoint without a key gets the placeholder ``"unused"`` (local servers ignore it).
+other endpoint without a key gets the placeholder ``"unused"`` (local servers ignore it).  A client
+(:class:`~ragexam.llm.client.LLMClient`) without the key the OpenAI API needs is built anyway and refuses
+at its first request, so a dry run (which sends nothing) needs no key.
 """
 
 from __future__ import annotations
@@ -45,12 +52,18 @@ from typing import Any, Dict, Optional, Tuple, Union
 from ragexam.errors import InputError
 
 __all__ = ["LLMSettings", "Endpoint", "resolve_endpoint", "public_endpoint", "DEFAULT_BASE_URL",
-           "RESPONSE_FORMATS", "option_name"]
+           "RESPONSE_FORMATS", "SCORINGS", "option_name", "NO_KEY"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: ``response_format`` levels, strongest first; ``auto`` starts at ``json_schema``.
 RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "none")
 _PLACEHOLDER_KEY = "unused"
+#: how a judge reads scores (:mod:`ragexam.metrics.judge.core`)
+SCORINGS = ("auto", "sample", "probability")
+#: what is said when the OpenAI API is to be called without a key
+NO_KEY = ("no API key: set the OPENAI_API_KEY environment variable (or pass --api-key, or put OPENAI_API_KEY=... in "
+          "a .env file in the current directory); for a local OpenAI-compatible server pass --base-url (or set "
+          "OPENAI_BASE_URL).")
 
 
 def option_name(field_name: str) -> str:
@@ -129,11 +142,12 @@ class Endpoint:
 
 
 def resolve_endpoint(base_url: Optional[str] = None, api_key: Optional[str] = None, *,
-                     directory: "str | os.PathLike[str] | None" = None) -> Endpoint:
+                     directory: "str | os.PathLike[str] | None" = None, require_key: bool = True) -> Endpoint:
     """The endpoint to call, by the precedence in the module docstring.
 
     :raises InputError: the base URL is not an ``http(s)://host...`` URL (naming where it came
-        from), or no key was found for the OpenAI API.
+        from), or no key was found for the OpenAI API (with ``require_key=False`` the endpoint comes back
+        with an empty key whose source is ``missing``).
     """
     from ragexam.llm.dotenv import lookup
 
@@ -148,10 +162,9 @@ def resolve_endpoint(base_url: Optional[str] = None, api_key: Optional[str] = No
     key, key_source = lookup("OPENAI_API_KEY", api_key, directory=directory)
     if key is None:
         if public_endpoint(url) == DEFAULT_BASE_URL:
-            raise InputError("no API key: set the OPENAI_API_KEY environment variable (or pass --api-key, or put "
-                             "OPENAI_API_KEY=... in a .env file in the current directory); for a local "
-                             "OpenAI-compatible server pass --base-url (or set OPENAI_BASE_URL).",
-                             source="--api-key", field="api_key")
+            if require_key:
+                raise InputError(NO_KEY, source="--api-key", field="api_key")
+            return Endpoint(url, "", url_source or "default", "missing")
         key, key_source = _PLACEHOLDER_KEY, "placeholder"
     return Endpoint(url, key, url_source or "default", key_source)
 
@@ -180,6 +193,8 @@ class LLMSettings:
     seed: Optional[int] = None
     response_format: str = "auto"
     claim_wait: Optional[float] = None
+    scoring: str = "auto"
+    reasoning: bool = True
     max_response_bytes: Optional[int] = None
 
     def __post_init__(self) -> None:
@@ -213,6 +228,11 @@ class LLMSettings:
             raise _bad("response_format", self.response_format, "one of " + ", ".join(RESPONSE_FORMATS))
         if self.claim_wait is not None:
             _number("claim_wait", self.claim_wait, low=0.0, what="a number of seconds")
+        if self.scoring not in SCORINGS:
+            raise _bad("scoring", self.scoring, "one of " + ", ".join(SCORINGS))
+        if not isinstance(self.reasoning, bool):
+            raise InputError(f"received {self.reasoning!r}; expected True or False", source="--no-reasoning",
+                             field="reasoning")
         if self.max_response_bytes is not None:
             _integer("max_response_bytes", self.max_response_bytes, low=1024)
 
@@ -242,9 +262,9 @@ class LLMSettings:
         path = self.cache_path()
         return LLMCache(path) if path is not None else None
 
-    def resolve(self) -> Endpoint:
+    def resolve(self, *, require_key: bool = True) -> Endpoint:
         """:func:`resolve_endpoint` of :attr:`base_url` and :attr:`api_key`."""
-        return resolve_endpoint(self.base_url, self.api_key)
+        return resolve_endpoint(self.base_url, self.api_key, require_key=require_key)
 
     def to_dict(self) -> Dict[str, Any]:
         """The settings without the key (the base URL without credentials), for reports."""

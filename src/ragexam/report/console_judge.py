@@ -1,16 +1,47 @@
 """Console tables of the LLM judge: means and pass rates with their intervals, coverage, repeats, the judge
-beside the evidence, and pairwise results.  Renders only: everything shown is in the dicts it is given
-(``score.json``'s ``judge`` section, :meth:`ragexam.metrics.judge.PairwiseRun.to_dict`), so a live score and
-a stored one look the same.
+beside the evidence, the estimates corrected by human labels, pairwise results, judge-check and the endpoint
+probe.  Renders only: everything shown is in the dicts it is given (``score.json``'s ``judge`` section,
+:meth:`ragexam.metrics.judge.PairwiseRun.to_dict`, :meth:`ragexam.analysis.judge_check.JudgeCheck.to_dict`), so a
+live result and a stored one look the same.
+
+Tables of words (questions, reasons, reasoning) go through :func:`table_or_lines`: a table when it fits the
+console, else one wrapped line per row, so a narrow terminal never breaks a word or a metric name in the middle.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from ragexam import fmt
 
-__all__ = ["print_judge", "print_judge_vs_evidence", "print_pairwise"]
+__all__ = ["print_judge", "print_judge_vs_evidence", "print_pairwise", "print_judge_check", "print_probe",
+           "print_ppi", "table_or_lines"]
+
+
+def table_or_lines(con: Any, title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
+                   right: Sequence[str] = ()) -> None:
+    """``rows`` under ``headers`` as a table with unbroken cells when it fits the console; else ``title`` and one
+    line per row, ``header: value`` pairs that wrap between words (never inside one)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from ragexam.report.tables import fits
+
+    t = Table()
+    for h in headers:
+        t.add_column(h, justify="right" if h in right else "left", no_wrap=True)
+    for r in rows:
+        t.add_row(*[Text(str(c)) for c in r])
+    con.print(Text(title, style="table.title"))  # apart from the table: it wraps at the console's width
+    if fits(con, t):
+        con.print(t)
+        return
+    for r in rows:
+        line = Text("  ")
+        for i, (h, c) in enumerate((h, c) for h, c in zip(headers, r) if str(c).strip()):
+            line.append(("   " if i else "") + (f"{h}: " if h else ""), style="dim")
+            line.append(str(c))
+        con.print(line)
 
 
 def _counts(d: Optional[Mapping[str, Any]]) -> str:
@@ -23,7 +54,6 @@ def print_judge(judge: Mapping[str, Any], con: Any, labels: Optional[Dict[str, s
     share of items whose verdict flipped and the ties; then usage, signatures and the agreement table.
     ``labels``: the pipelines' short labels (``P1``...) when a legend was printed."""
     from rich.markup import escape
-    from rich.table import Table
 
     from ragexam.report.tables import Column, pipeline_keys, pipeline_labels, print_fitted
 
@@ -70,36 +100,50 @@ def print_judge(judge: Mapping[str, Any], con: Any, labels: Optional[Dict[str, s
         con.print(f"  {escape(m)}: {escape(str(sig))}", style="dim", highlight=False, soft_wrap=True)
     agreement = judge.get("agreement") or {}
     if agreement:
-        t = Table(title=f"judge agreement with itself over {fmt.plural(repeat, 'repeat')}", title_justify="left")
-        for col in ("metric", "units", "exact", "mean |diff|", "kappa", "kappa (quadratic)"):
-            t.add_column(col, justify="left" if col == "metric" else "right")
-        for m, a in agreement.items():
-            t.add_row(escape(m), str(a.get("n_units")), fmt.num(a.get("exact")), fmt.num(a.get("mean_abs_diff")),
-                      fmt.num(a.get("kappa")), fmt.num(a.get("kappa_quadratic")))
-        con.print(t)
+        cols = ("metric", "units", "exact", "mean |diff|", "kappa", "kappa (quadratic)")
+        table_or_lines(con, f"judge agreement with itself over {fmt.plural(repeat, 'repeat')}", cols,
+                       [[m, a.get("n_units"), fmt.num(a.get("exact")), fmt.num(a.get("mean_abs_diff")),
+                         fmt.num(a.get("kappa")), fmt.num(a.get("kappa_quadratic"))] for m, a in agreement.items()],
+                       right=cols[1:])
     print_judge_vs_evidence(judge.get("vs_evidence") or {}, con)
+    print_ppi(judge.get("ppi") or {}, con, labels)
 
 
 def print_judge_vs_evidence(vs: Mapping[str, Any], con: Any, *, ids: int = 6) -> None:
     """Judge metrics beside their evidence-based twins (``ScoreReport.judge_vs_evidence``)."""
-    from rich.markup import escape
-    from rich.table import Table
-
     if not vs:
         return
-    t = Table(title="the judge beside the evidence (same contexts; no LLM for the evidence column)",
-              title_justify="left")
-    for col in ("pipeline", "judge", "value", "evidence", "value ", "n", "agree", "disagreeing questions"):
-        t.add_column(col, justify="right" if col in ("value", "value ", "n", "agree") else "left", overflow="fold")
+    rows = []
     for p, comps in vs.items():
         for c in comps or []:
             dis = c.get("disagreements") or []
-            t.add_row(escape(p), f"{escape(str(c.get('judge_metric')))} ({c.get('judge_value')})",
-                      fmt.num(c.get("judge")), escape(str(c.get("evidence_metric"))), fmt.num(c.get("evidence")),
-                      str(c.get("n")), fmt.percent(c.get("agree")),
-                      escape(", ".join(str(d.get("query_id")) for d in dis[:ids]) + (" ..." if len(dis) > ids else "")
-                             or "-"))
-    con.print(t)
+            rows.append([p, f"{c.get('judge_metric')} ({c.get('judge_value')})", fmt.num(c.get("judge")),
+                         str(c.get("evidence_metric")), fmt.num(c.get("evidence")), c.get("n"),
+                         fmt.percent(c.get("agree")),
+                         ", ".join(str(d.get("query_id")) for d in dis[:ids]) + (" ..." if len(dis) > ids else "")
+                         or "-"])
+    table_or_lines(con, "the judge beside the evidence (same contexts; no LLM for the evidence column)",
+                   ("pipeline", "judge", "value", "evidence", "value ", "n", "agree", "disagreeing questions"), rows,
+                   right=("value", "value ", "n", "agree"))
+
+
+def print_ppi(ppi: Mapping[str, Any], con: Any, labels: Optional[Dict[str, str]] = None) -> None:
+    """Each judge mean beside its prediction-powered estimate from the human labels, and which to quote."""
+    rows, quotes = [], []
+    for p, by_metric in ppi.items():
+        for m, e in (by_metric or {}).items():
+            tag = (labels or {}).get(p, p)
+            rows.append([tag, f"{m} ({e['on']})", fmt.num(e["judge_mean"]), fmt.num(e["estimate"]),
+                         fmt.ci((e["low"], e["high"])), fmt.num(e["labels_mean"]),
+                         fmt.ci((e["labels_low"], e["labels_high"])), f"{e['n_labelled']} of {e['n_all']}"])
+            quotes.append(f"  {tag} {m}: {e['quote']}")
+    if not rows:
+        return
+    table_or_lines(con, "corrected by human labels (prediction-powered inference; 95% normal intervals)",
+                   ("pipeline", "metric", "judge", "corrected", "95% CI", "labels only", "95% CI ", "labelled"),
+                   rows, right=("judge", "corrected", "95% CI", "labels only", "95% CI ", "labelled"))
+    for q in quotes:
+        con.print(q, highlight=False, markup=False)
 
 
 def print_pairwise(data: Mapping[str, Any], con: Any, *, list_n: int = 10) -> None:
@@ -130,11 +174,48 @@ def print_pairwise(data: Mapping[str, Any], con: Any, *, list_n: int = 10) -> No
         con.print("unjudged: " + escape(_counts(s.get("unjudged"))), highlight=False, soft_wrap=True)
     odd = [r for r in data.get("results") or [] if r.get("outcome") == "inconsistent"]
     if odd and list_n:
-        t = Table(title="inconsistent pairs (the orders disagreed)", title_justify="left")
-        for col in ("question", "order A,B said", "order B,A said"):
-            t.add_column(col)
-        for r in odd[:list_n]:
-            t.add_row(escape(str(r.get("item_id"))), str(r.get("winner_ab")), str(r.get("winner_ba")))
-        con.print(t)
+        table_or_lines(con, "inconsistent pairs (the orders disagreed)", ("question", "order A,B said", "order B,A said"),
+                       [[r.get("item_id"), r.get("winner_ab"), r.get("winner_ba")] for r in odd[:list_n]])
     if data.get("signature"):
         con.print(f"[dim]{escape(str(data['signature']))}[/dim]", highlight=False, soft_wrap=True)
+
+
+def print_judge_check(data: Mapping[str, Any], con: Any) -> None:
+    """A judge-check (:meth:`ragexam.analysis.judge_check.JudgeCheck.to_dict`): per metric and scoring the AUC
+    with its interval, the AUC against each kind of negative, the score gap, the pairs ordered correctly and the
+    coverage; then each verdict in words."""
+    j = data.get("judge") or {}
+    con.print(f"judge-check: {j.get('model')} at {j.get('endpoint')} (prompts: {j.get('language')}) on "
+              f"{(data.get('settings') or {}).get('qa')}", highlight=False, markup=False, soft_wrap=True)
+    rows, verdicts = [], []
+    for m, mc in (data.get("metrics") or {}).items():
+        for sc, sep in (mc.get("separation") or {}).items():
+            a = sep.get("auc") or {}
+            kinds = ", ".join(f"{k} {v:.2f}" for k, v in (sep.get("auc_by_negative") or {}).items())
+            rows.append([m, sc, fmt.num(a.get("auc"), 2), fmt.ci((a.get("low"), a.get("high"))), kinds or "-",
+                         fmt.signed(sep.get("gap")), fmt.percent(sep.get("ordered")),
+                         f"{mc.get('n_judged')}/{mc.get('n')}"])
+            verdicts.append(f"  {m} ({sc}): {sep.get('text')}")
+        if mc.get("unjudged"):
+            verdicts.append(f"  {m}: unjudged " + ", ".join(f"{k}: {v}" for k, v in mc["unjudged"].items()))
+    table_or_lines(con, "does the judge separate good from bad? (ROC AUC; 95% CI: bootstrap over questions)",
+                   ("metric", "scoring", "AUC", "95% CI", "AUC vs each negative", "gap", "ordered", "judged"), rows,
+                   right=("AUC", "95% CI", "gap", "ordered", "judged"))
+    for v in verdicts:
+        con.print(v, highlight=False, markup=False)
+    for n in data.get("notes") or []:
+        con.print(f"note: {n}", highlight=False, markup=False)
+    for m, sig in (j.get("signatures") or {}).items():
+        con.print(f"  {m}: {sig}", style="dim", highlight=False, markup=False, soft_wrap=True)
+
+
+def print_probe(data: Mapping[str, Any], con: Any) -> None:
+    """What an endpoint supports (:class:`ragexam.llm.probe.ProbeResult`)."""
+    rows = [[k, data.get(k)] for k in ("json_schema", "json_object", "logprobs", "top_logprobs", "seed")]
+    when = "stored " + str(data.get("checked", ""))[:19] if data.get("cached") else \
+        f"asked now ({fmt.plural(data.get('requests') or 0, 'request')})"
+    table_or_lines(con, f"{data.get('model')} at {data.get('endpoint')} ({when})", ("feature", "support"), rows)
+    for n in data.get("notes") or []:
+        con.print(f"  refused: {n}", highlight=False, markup=False)
+    scoring = "probability" if data.get("logprobs") == "yes" else "sample"
+    con.print(f"the judge's --scoring auto uses {scoring} scores here", highlight=False, markup=False)

@@ -26,6 +26,7 @@ def print_plan(plan, console, what: str = "judge") -> None:
     t.add_row("total", str(plan.total), str(plan.cached), str(plan.shared), str(plan.skipped), str(plan.calls),
               str(plan.est_prompt_tokens), str(plan.est_completion_tokens), style="bold")
     console.print(t)
+    console.print(f"scoring: {plan.scoring}", highlight=False, markup=False)
     console.print(f"calls to make: {plan.calls} (cached: {plan.cached}); estimated tokens: "
                   f"{plan.est_prompt_tokens} prompt + {plan.est_completion_tokens} completion "
                   f"(ceil(chars/3) of each prompt + a fixed allowance per reply); estimated cost: "
@@ -85,28 +86,35 @@ def print_score(report, console, *, list_n: int = 30) -> None:
     console.print(f"  signature: {att.signature}", style="dim", highlight=False, soft_wrap=True)
 
     if list_n:
-        bad = [r for r in report.rows if r.stage.label not in ("ok", "abstained_ok")]
-        if bad:
-            t = Table(title=f"questions to read ({min(len(bad), list_n)} of {len(bad)} not ok; all in per_answer.csv)")
-            has_note = any(r.record is not None and "note" in r.record.metadata for r in bad)
-            for col in ("pipeline", "query_id", "type", "label", "first_rank", "verdict") + (
-                    ("note",) if has_note else ()) + ("answer",):
-                t.add_column(col, overflow="fold")
-            for r in bad[:list_n]:
-                s = r.stage
-                verdict = (s.inputs.correct_detail or "") if r.question.answerable else (
-                    "abstained" if s.inputs.abstained else ("answered" if s.inputs.abstained is False else ""))
-                if s.reason:
-                    verdict = (verdict + "; " if verdict else "") + s.reason
-                if s.inputs.faithful is False:
-                    verdict += "; unfaithful"
-                ans = (r.answer or "")
-                note = (str(r.record.metadata.get("note", "")),) if has_note and r.record is not None else (
-                    ("",) if has_note else ())
-                t.add_row(escape(r.pipeline), r.query_id, escape(r.question.type or ""), s.label,
-                          str(r.first_rank) if r.first_rank is not None else "-", escape(verdict),
-                          *[escape(n) for n in note], escape(ans[:80] + ("…" if len(ans) > 80 else "")))
-            console.print(t)
+        _print_questions(report, console, list_n)
+
+
+def _print_questions(report, console, list_n: int) -> None:
+    """Up to ``list_n`` questions whose stage is not ok, with their verdict and the start of the answer."""
+    from ragexam.report.console_judge import table_or_lines
+
+    bad = [r for r in report.rows if r.stage.label not in ("ok", "abstained_ok")]
+    if not bad:
+        return
+    has_note = any(r.record is not None and "note" in r.record.metadata for r in bad)
+    rows = []
+    for r in bad[:list_n]:
+        s = r.stage
+        verdict = (s.inputs.correct_detail or "") if r.question.answerable else (
+            "abstained" if s.inputs.abstained else ("answered" if s.inputs.abstained is False else ""))
+        if s.reason:
+            verdict = (verdict + "; " if verdict else "") + s.reason
+        if s.inputs.faithful is False:
+            verdict += "; unfaithful"
+        ans = r.answer or ""
+        note = [str(r.record.metadata.get("note", "")) if r.record is not None else ""] if has_note else []
+        rows.append([r.pipeline, r.query_id, r.question.type or "", s.label,
+                     str(r.first_rank) if r.first_rank is not None else "-", verdict, *note,
+                     ans[:80] + ("…" if len(ans) > 80 else "")])
+    headers = ("pipeline", "query_id", "type", "label", "first_rank", "verdict") + (("note",) if has_note else ()) + \
+        ("answer",)
+    table_or_lines(console, f"questions to read ({min(len(bad), list_n)} of {len(bad)} not ok; all in "
+                            "per_answer.csv)", headers, rows)
 
 
 def print_answer_outcome(outcome: Any, console) -> None:
@@ -131,32 +139,28 @@ def print_answer_outcome(outcome: Any, console) -> None:
 def print_agreement(outcome: Any, console) -> None:
     """The judge against human labels: one row per metric, then the largest disagreements to read."""
     from rich.markup import escape
-    from rich.table import Table
+
+    from ragexam.report.console_judge import table_or_lines
 
     jr = outcome.judge_run
-    t = Table(title=f"judge {jr.model} vs human labels")
-    for col in ("metric", "labelled", "compared", "units", "exact", "kappa", "weighted kappa", "spearman",
-                "mean |diff|", "unjudged"):
-        t.add_column(col, justify="left" if col in ("metric", "unjudged") else "right")
-    for m, a in outcome.results.items():
-        t.add_row(m, str(a.n_labelled), str(a.n_compared), str(a.n_units), fmt.num(a.exact), fmt.num(a.kappa),
-                  (fmt.num(a.kappa_weighted) + f" ({a.weights})") if a.weights else "-", fmt.num(a.spearman),
-                  fmt.num(a.mean_abs_diff), ", ".join(f"{k}: {v}" for k, v in a.unjudged.items()) or "-")
-    console.print(t)
+    cols = ("metric", "labelled", "compared", "units", "exact", "kappa", "weighted kappa", "spearman", "mean |diff|",
+            "unjudged")
+    table_or_lines(console, f"judge {jr.model} vs human labels", cols, [
+        [m, a.n_labelled, a.n_compared, a.n_units, fmt.num(a.exact), fmt.num(a.kappa),
+         (fmt.num(a.kappa_weighted) + f" ({a.weights})") if a.weights else "-", fmt.num(a.spearman),
+         fmt.num(a.mean_abs_diff), ", ".join(f"{k}: {v}" for k, v in a.unjudged.items()) or "-"]
+        for m, a in outcome.results.items()], right=cols[1:-1])
     by_id = {r.item_id: r for r in outcome.rows}
     for m, a in outcome.results.items():
         for n in a.notes:
             console.print(f"[yellow]note[/] {m}: {escape(n)}", highlight=False, soft_wrap=True)
         if not a.disagreements:
             continue
-        t = Table(title=f"{m}: largest disagreements (judge vs human)")
-        for col in ("query_id", "unit", "judge", "human", "question / answer", "judge reasoning"):
-            t.add_column(col, overflow="fold")
-        for d in a.disagreements:
-            r = by_id[d.item_id]
-            t.add_row(escape(r.query_id), str(d.unit + 1) if m == "context_relevance" else "", str(d.judge),
-                      str(d.human), escape(r.question.question[:60] + " / " + (r.answer or "")[:80]),
-                      escape((d.reasoning or "")[:160]))
-        console.print(t)
+        per_context = jr.definition(m) is not None and jr.definition(m).per_context
+        table_or_lines(console, f"{m}: largest disagreements (judge vs human)",
+                       ("query_id", "context", "judge", "human", "question / answer", "judge reasoning"),
+                       [[by_id[d.item_id].query_id, str(d.unit + 1) if per_context else "", d.judge, d.human,
+                         by_id[d.item_id].question.question[:60] + " / " + (by_id[d.item_id].answer or "")[:80],
+                         (d.reasoning or "")[:160]] for d in a.disagreements])
     for m, s in jr.signatures.items():
         console.print(f"  {m}: {s}", style="dim", highlight=False, soft_wrap=True)

@@ -3,18 +3,19 @@
 :class:`StubEndpoint` serves ``POST /v1/chat/completions`` and ``POST /v1/embeddings`` the way an
 OpenAI-compatible server does, with no model behind it:
 
-* **The judge's prompts** (every rubric of :mod:`ragexam.metrics.judge`, custom rubrics included)
-  are answered with a *valid* reply computed from word overlap -- character bigrams of the words, so
-  Korean works -- between the texts the prompt holds: a context that shares much of the question is
-  relevant, an answer sentence found in a context is a supported claim, an answer close to the
-  reference is correct, an answer with a declining phrase abstains.  The replies follow each
-  rubric's contract, so everything downstream (validation, coverage, intervals, the gate) runs for
-  real; the *numbers* only say how much the texts overlap, nothing about quality.
+* **The judge's prompts** (every registered judge metric, custom rubrics included) are answered by the
+  metric's *own* stub reply (:attr:`ragexam.metrics.judge.metric.JudgeMetric.stub`,
+  :mod:`ragexam.metrics.judge.stubs`): the metric is known from the request's JSON-schema name, or from its
+  rubric's first line, and its inputs and units are read back from the prompt by the headings the rubrics
+  use.  The replies follow each contract, so everything downstream (validation, coverage, intervals, the
+  gate) runs for real; the *numbers* only say how much the texts overlap, nothing about quality.  With
+  ``logprobs: true`` the reply carries token log-probabilities (:func:`synthetic_logprobs`), so
+  probability scoring runs too.
 * **Any other chat request** (answer generation: ragexam's ``ragexam answer``, LangChain's
   ``ChatOpenAI``...) is answered extractively: the sentence of the prompt's documents that shares
   the most with its question (a line after ``## 질문`` / ``## Question`` or starting with ``질문:`` /
   ``Question:``), or "제공된 문서에서 찾을 수 없습니다." / "I cannot find this in the documents." when
-  nothing overlaps enough.
+  nothing overlaps enough.  ``ragexam llm probe``'s request gets a reply valid under its schema.
 * **Embeddings** are hashed bags of character bigrams (``dimensions``, default 256), L2-normalised;
   ``encoding_format: "base64"`` (what the ``openai`` package asks for) is honoured.
 
@@ -37,165 +38,120 @@ import struct
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Tuple
 
-__all__ = ["StubEndpoint", "LoopbackHTTPServer", "overlap", "bigrams", "STUB_MODEL"]
+from ragexam.metrics.judge.stubs import StubInputs, bigrams, overlap
+
+__all__ = ["StubEndpoint", "JSONEndpoint", "LoopbackHTTPServer", "overlap", "bigrams", "STUB_MODEL", "judge_reply", "read_prompt",
+           "metric_of", "synthetic_logprobs"]
 
 STUB_MODEL = "ragexam-stub"
-_WORD = re.compile(r"\w+", re.UNICODE)
-_SENT = re.compile(r"(?<=[.!?。])\s+|\n+")
 _DECLINE = {"ko": "제공된 문서에서 찾을 수 없습니다.", "en": "I cannot find this in the documents."}
+_CUSTOM = ("# 채점할 자료", "# Material to grade")
 
 
-def bigrams(text: str) -> Counter:
-    """Character bigrams of each word of ``text`` (lowercased; a one-letter word counts as itself)."""
-    out: Counter = Counter()
-    for w in _WORD.findall((text or "").lower()):
-        if len(w) == 1:
-            out[w] += 1
-        else:
-            out.update(w[i:i + 2] for i in range(len(w) - 1))
-    return out
+# --- reading the judge's prompt back ------------------------------------------------------------------------
+def _first_lines() -> List[Tuple[str, str]]:
+    """``(first line of a rubric's template, metric)`` for every registered metric and language."""
+    from ragexam.metrics.judge.metric import registered
+
+    return [(r.template.split("\n", 1)[0], name) for name, m in registered().items() for r in m.rubrics.values()]
 
 
-def overlap(a: str, b: str) -> float:
-    """Share of ``a``'s bigrams found in ``b`` (0 when ``a`` has none)."""
-    ga, gb = bigrams(a), bigrams(b)
-    total = sum(ga.values())
-    return sum(min(c, gb[g]) for g, c in ga.items()) / total if total else 0.0
+def metric_of(body: Dict[str, Any]) -> Optional[str]:
+    """The judge metric a chat request is about: the JSON-schema name when it is a registered metric, else the
+    registered rubric whose first line starts the first user message, ``"custom"`` for a custom rubric's
+    prompt, ``None`` for anything else."""
+    from ragexam.metrics.judge.metric import registered
 
-
-def _f1(a: str, b: str) -> float:
-    p, r = overlap(a, b), overlap(b, a)
-    return 2 * p * r / (p + r) if p + r else 0.0
-
-
-def _sentences(text: str) -> List[str]:
-    return [s.strip() for s in _SENT.split(text or "") if len(s.strip()) > 1]
-
-
-def _declines(text: str) -> bool:
-    from ragexam.analysis.verdicts import is_abstention
-
-    return is_abstention(text) is not None
-
-
-def _band(x: float, cuts: Sequence[float]) -> int:
-    """5 when ``x >= cuts[0]``, 4 when ``>= cuts[1]``, ... 1 below the last cut."""
-    for i, c in enumerate(cuts):
-        if x >= c:
-            return 5 - i
-    return 1
-
-
-# --- reading the judge's prompt ------------------------------------------------------------------------
-_HEADS = {"question": ("질문", "Question"), "ground_truth": ("정답", "Reference answer"),
-          "answer": ("답변", "Answer"), "answer_1": ("답변 1", "Answer 1"), "answer_2": ("답변 2", "Answer 2"),
-          "contexts": ("검색된 컨텍스트", "Retrieved contexts")}
-_MARKERS = (
-    ("context_relevance", ("질문과 검색된 컨텍스트의 관련성을", "Rate how relevant each retrieved context")),
-    ("context_precision", ("검색된 각 컨텍스트가 정답에 이르는 데", "Decide for each retrieved context whether")),
-    ("context_recall", ("정답의 내용이 검색된 컨텍스트에 들어 있는지", "Judge whether the content of the reference answer")),
-    ("faithfulness", ("답변의 내용이 검색된 컨텍스트에 근거하는지", "Judge whether the answer is grounded")),
-    ("answer_relevancy", ("답변이 질문이 물은 것에 답하는지", "Judge whether the answer addresses what the question")),
-    ("answer_correctness", ("답변이 정답과 일치하는지", "Judge whether the answer agrees")),
-    ("abstention", ("문서 밖 질문", "out-of-corpus question")),
-    ("pairwise", ("두 답변 가운데", "Choose which of two answers")),
-)
-
-
-def _sections(user: str) -> Dict[str, str]:
-    if "\n# 채점할 자료\n" in user or "\n# Material to grade\n" in user:  # a custom rubric: its inputs follow
-        user = re.split(r"\n# (?:채점할 자료|Material to grade)\n", user, maxsplit=1)[1]
-    out: Dict[str, str] = {}
-    for key, names in _HEADS.items():
-        for name in names:
-            m = re.search(r"^## " + re.escape(name) + r"\n(.*?)(?=\n\n## |\n\n# |\Z)", user, re.S | re.M)
-            if m:
-                out[key] = m.group(1).strip()
-                break
-    return out
-
-
-def _contexts(block: str) -> List[str]:
-    parts = re.split(r"(?:^|\n\n)\[(?:컨텍스트|Context) \d+\] : ", "\n\n" + (block or ""))
-    return [p.strip() for p in parts[1:]]
-
-
-def _supported(sentences: Sequence[str], contexts: Sequence[str], key: str) -> List[Dict[str, Any]]:
-    out = []
-    for s in sentences:
-        scores = [overlap(s, c) for c in contexts]
-        best = max(range(len(scores)), key=scores.__getitem__) if scores else None
-        ok = best is not None and scores[best] >= 0.5
-        out.append({key: s, "supported": ok, "context": best + 1 if ok else None})
-    return out
-
-
-def judge_reply(metric: str, user: str, schema: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    """The reply to one judge prompt (see the module docstring)."""
-    sec = _sections(user)
-    q, gt, ans = sec.get("question", ""), sec.get("ground_truth", ""), sec.get("answer", "")
-    ctx = _contexts(sec.get("contexts", ""))
-    why = "stub: word overlap"
-    if metric == "context_relevance":
-        scores = [_band(overlap(q, c), (0.5, 0.35, 0.2, 0.1)) for c in ctx]
-        return {"scores": scores, "average": round(sum(scores) / len(scores), 2) if scores else 0, "reasoning": why}
-    if metric == "context_precision":
-        return {"reasoning": why, "useful": [overlap(gt, c) >= 0.3 for c in ctx]}
-    if metric == "context_recall":
-        return {"reasoning": why, "statements": _supported(_sentences(gt) or [gt], ctx, "statement")}
-    if metric == "faithfulness":
-        claims = [] if _declines(ans) else _supported(_sentences(ans), ctx, "claim")
-        return {"reasoning": why, "claims": claims}
-    if metric == "answer_relevancy":
-        if _declines(ans):
-            return {"reasoning": why, "verdict": "declined", "score": None}
-        s = _band(overlap(q, ans) * 2, (0.8, 0.5, 0.3, 0.1))
-        return {"reasoning": why, "verdict": "relevant" if s >= 4 else "partially_relevant" if s >= 2 else
-                "irrelevant", "score": s}
-    if metric == "answer_correctness":
-        s = 1 if _declines(ans) else _band(_f1(ans, gt), (0.5, 0.35, 0.25, 0.12))
-        return {"reasoning": why, "verdict": "correct" if s >= 4 else "partially_correct" if s >= 2 else "incorrect",
-                "score": s}
-    if metric == "abstention":
-        return {"reasoning": why, "verdict": "abstained" if _declines(ans) else "answered"}
-    if metric == "pairwise":
-        a1, a2 = sec.get("answer_1", ""), sec.get("answer_2", "")
-        if _declines(gt):
-            v1, v2 = float(_declines(a1)), float(_declines(a2))
-        else:
-            v1, v2 = _f1(a1, gt), _f1(a2, gt)
-        return {"reasoning": why, "winner": "tie" if abs(v1 - v2) < 0.05 else "1" if v1 > v2 else "2"}
-    # a custom rubric: the levels come from its reply schema
-    levels = ((schema or {}).get("properties", {}).get("score", {}).get("enum")) or [1, 2, 3, 4, 5]
-    value = _f1(ans, gt) if gt and ans else overlap(q, ans or " ".join(ctx))
-    idx = min(len(levels) - 1, int(round(min(1.0, value * 1.5) * (len(levels) - 1))))
-    return {"reasoning": why, "score": levels[idx]}
-
-
-def _metric_of(body: Dict[str, Any], user: str) -> Optional[str]:
+    user = next((m.get("content") or "" for m in body.get("messages") or [] if m.get("role") == "user"), "")
     fmt = body.get("response_format") or {}
-    if fmt.get("type") == "json_schema":
-        return (fmt.get("json_schema") or {}).get("name")
-    for metric, markers in _MARKERS:
-        if any(m in user for m in markers):
+    name = (fmt.get("json_schema") or {}).get("name") if fmt.get("type") == "json_schema" else None
+    if name in registered():
+        return name
+    if not isinstance(user, str):
+        return None
+    for line, metric in _first_lines():
+        if user.startswith(line):
             return metric
-    if "# 채점할 자료" in user or "# Material to grade" in user:
+    if any(marker in user for marker in _CUSTOM):
         return "custom"
     return None
 
 
+def read_prompt(user: str, levels: Tuple[int, ...] = (1, 2, 3, 4, 5)) -> StubInputs:
+    """The inputs of a judge prompt, read back by the headings and unit labels the rubrics render
+    (:data:`ragexam.metrics.judge.prompts.HEADINGS`, :data:`~ragexam.metrics.judge.prompts.UNIT_LABELS`)."""
+    from ragexam.metrics.judge.prompts import HEADINGS, UNIT_LABELS
+
+    if any(m in user for m in _CUSTOM):  # a custom rubric: its inputs follow the marker
+        user = re.split(r"\n# (?:채점할 자료|Material to grade)\n", user, maxsplit=1)[-1]
+    sec: Dict[str, str] = {}
+    for key, names in HEADINGS.items():
+        for name in names:
+            m = re.search(r"^## " + re.escape(name) + r"\n(.*?)(?=\n\n## |\n\n# |\Z)", user, re.S | re.M)
+            if m:
+                sec[key] = m.group(1).strip()
+                break
+
+    def blocks(key: str) -> Tuple[str, ...]:
+        ko, en = UNIT_LABELS[key]
+        parts = re.split(rf"(?:^|\n\n)\[(?:{ko}|{en}) \d+\] : ", "\n\n" + sec.get(key, ""))
+        return tuple(p.strip() for p in parts[1:])
+
+    contexts = blocks("contexts")
+    units = blocks("claims") or blocks("statements") or contexts
+    return StubInputs(sec.get("question", ""), contexts, sec.get("answer") or sec.get("answer_1", ""),
+                      sec.get("ground_truth", ""), sec.get("answer_2", ""), units, levels)
+
+
+def judge_reply(metric: str, user: str, schema: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The reply to one judge prompt: the metric's own stub reply (a custom rubric's levels come from
+    ``schema``)."""
+    from ragexam.metrics.judge import stubs
+    from ragexam.metrics.judge.metric import registered
+
+    levels = tuple(((schema or {}).get("properties", {}).get("score", {}).get("enum")) or (1, 2, 3, 4, 5))
+    inputs = read_prompt(user, levels)
+    m = registered().get(metric)
+    return m.stub(inputs) if m is not None else stubs.custom(inputs)
+
+
+def synthetic_logprobs(content: str, top: int = 5) -> List[Dict[str, Any]]:
+    """Token log-probabilities for ``content`` as an endpoint would send them: a token per JSON literal,
+    digit, quoted string or other character; at a digit the written one has probability 0.6, the next
+    levels 0.15 each, the rest share what is left; at ``true``/``false`` the written one 0.8; any other token
+    0.9 (a space the other 0.1)."""
+    out = []
+    for m in re.finditer(r'true|false|\d|"(?:[^"\\]|\\.)*"|\s+|.', content, re.S):
+        tok = m.group(0)
+        if tok.isdigit():
+            d = int(tok)
+            weights = {str(x): (0.6 if x == d else 0.15 if abs(x - d) == 1 else 0.05) for x in range(1, 6)}
+            weights.setdefault(tok, 0.6)
+        elif tok in ("true", "false"):
+            weights = {tok: 0.8, ("false" if tok == "true" else "true"): 0.2}
+        else:
+            weights = {tok: 0.9, (" " if tok != " " else "\n"): 0.1}
+        total = sum(weights.values())
+        alts = sorted(weights.items(), key=lambda kv: -kv[1])[:top]
+        entry = lambda t, w: {"token": t, "bytes": list(t.encode("utf-8")), "logprob": math.log(w / total)}  # noqa: E731
+        out.append({**entry(tok, weights[tok]), "top_logprobs": [entry(t, w) for t, w in alts]})
+    return out
+
+
 def answer_reply(user: str) -> str:
     """An extractive answer to a generation prompt (see the module docstring)."""
+    from ragexam.metrics.judge.units import split_sentences
+
     korean = bool(re.search(r"[가-힣]", user))
     m = re.search(r"^##\s*(?:질문|Question)\s*\n(.+?)(?:\n\n|\Z)", user, re.S | re.M) or \
         re.search(r"^(?:질문|Question)\s*[:：]\s*(.+)$", user, re.M)
     question = m.group(1).strip() if m else user.strip().splitlines()[-1] if user.strip() else ""
     rest = user.replace(question, " ")
     best, score = "", 0.0
-    for s in _sentences(rest):
-        if s.startswith("#"):
+    for s in split_sentences(rest):
+        if s.startswith("#") or len(s) < 2:
             continue
         o = overlap(question, s)
         if o > score:
@@ -228,28 +184,31 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
     request_queue_size = 128
 
 
-class StubEndpoint:
-    """The loopback endpoint (see the module docstring).  ``base_url`` is ``http://127.0.0.1:<port>/v1``;
-    use it as a context manager or call :meth:`start` / :meth:`stop`."""
+class JSONEndpoint:
+    """A JSON POST server on 127.0.0.1 (a thread per request): a subclass answers :meth:`handle`.  ``base_url`` is
+    ``http://127.0.0.1:<port>/v1``; use it as a context manager or call :meth:`start` / :meth:`stop`; ``port`` 0
+    picks a free one."""
 
-    def __init__(self, *, dimensions: int = 256) -> None:
-        self.dimensions = dimensions
-        self.requests: List[Dict[str, Any]] = []
-        self.counts: Counter = Counter()
+    def __init__(self, port: int = 0) -> None:
+        self.port = port
         self.lock = threading.Lock()
         self._httpd: Optional[ThreadingHTTPServer] = None
         self.base_url = ""
 
-    def __enter__(self) -> "StubEndpoint":
+    def __enter__(self):
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
 
-    def start(self) -> "StubEndpoint":
+    def handle(self, path: str, body: Any, headers: Any) -> Tuple[int, Any]:  # pragma: no cover - overridden
+        """``(HTTP status, JSON reply)`` for a POST of ``body`` (``None``: not JSON) to ``path``."""
+        raise NotImplementedError
+
+    def start(self):
         if self._httpd is not None:
             return self
-        stub = self
+        server = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -257,30 +216,20 @@ class StubEndpoint:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _send(self, status: int, body: Any) -> None:
-                data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                try:
+                    body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                except ValueError:
+                    body = None
+                status, reply = server.handle(self.path.split("?", 1)[0], body, self.headers)
+                data = json.dumps(reply, ensure_ascii=False).encode("utf-8")
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-                try:
-                    body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-                except ValueError:
-                    return self._send(400, {"error": {"message": "the body is not JSON"}})
-                path = self.path.split("?", 1)[0]
-                with stub.lock:
-                    stub.requests.append(body)
-                    stub.counts[path] += 1
-                if path.endswith("/chat/completions"):
-                    return self._send(200, stub._chat(body))
-                if path.endswith("/embeddings"):
-                    return self._send(200, stub._embeddings(body))
-                return self._send(404, {"error": {"message": f"no route {path}"}})
-
-        self._httpd = LoopbackHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = LoopbackHTTPServer(("127.0.0.1", self.port), Handler)
         threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
         return self
@@ -291,21 +240,54 @@ class StubEndpoint:
             self._httpd.server_close()
             self._httpd = None
 
+
+class StubEndpoint(JSONEndpoint):
+    """The loopback endpoint (see the module docstring).  ``base_url`` is ``http://127.0.0.1:<port>/v1``;
+    use it as a context manager or call :meth:`start` / :meth:`stop`."""
+
+    def __init__(self, *, dimensions: int = 256) -> None:
+        super().__init__()
+        self.dimensions = dimensions
+        self.requests: List[Dict[str, Any]] = []
+        self.counts: Counter = Counter()
+
+    def __enter__(self) -> "StubEndpoint":
+        return self.start()
+
+    def handle(self, path: str, body: Any, headers: Any) -> Tuple[int, Any]:
+        if not isinstance(body, dict):
+            return 400, {"error": {"message": "the body is not JSON"}}
+        with self.lock:
+            self.requests.append(body)
+            self.counts[path] += 1
+        if path.endswith("/chat/completions"):
+            return 200, self._chat(body)
+        if path.endswith("/embeddings"):
+            return 200, self._embeddings(body)
+        return 404, {"error": {"message": f"no route {path}"}}
+
     def _chat(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        from ragexam.metrics.judge.contract import instance
+
         messages = body.get("messages") or []
         user = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
         first_user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), user)
-        metric = _metric_of(body, first_user)
-        if metric is None:
-            content = answer_reply(user if isinstance(user, str) else str(user))
-        else:
-            schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")
+        metric = metric_of(body)
+        fmt = body.get("response_format") or {}
+        schema = (fmt.get("json_schema") or {}).get("schema")
+        if metric is not None:
             content = json.dumps(judge_reply(metric, first_user, schema), ensure_ascii=False)
+        elif (fmt.get("json_schema") or {}).get("name") == "ragexam_probe":
+            content = json.dumps(instance(schema), ensure_ascii=False)
+        else:
+            content = answer_reply(user if isinstance(user, str) else str(user))
         prompt = sum(len(str(m.get("content") or "")) for m in messages) // 3 + 1
+        choice: Dict[str, Any] = {"index": 0, "finish_reason": "stop",
+                                  "message": {"role": "assistant", "content": content, "refusal": None}}
+        if body.get("logprobs"):
+            choice["logprobs"] = {"content": synthetic_logprobs(content, int(body.get("top_logprobs") or 5))}
         return {"id": "chatcmpl-stub", "object": "chat.completion", "created": 0,
-                "model": body.get("model") or STUB_MODEL,
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content, "refusal": None}}],
+                "model": body.get("model") or STUB_MODEL, "choices": [choice],
                 "usage": {"prompt_tokens": prompt, "completion_tokens": len(content) // 3 + 1,
                           "total_tokens": prompt + len(content) // 3 + 1}}
 

@@ -319,7 +319,8 @@ class Generator:
         # cheap checks first: a bad mix, prompt file or budget fails before the corpus is analysed
         self.language = config.language if config.language != "auto" else \
             C.CorpusFacts.detect_language(self.corpus.documents)
-        self.judge = Judge(settings=jsettings, max_attempts=config.max_attempts, language=self.language)
+        self.judge = Judge(settings=jsettings, max_attempts=config.max_attempts, language=self.language,
+                           scoring="sample")  # its checks read the written verdicts: no probe, no logprobs
         self.prompts: PromptSet = load_prompts(self.language, config.prompt, config.kinds)
         self.mix = parse_mix(config.mix, self.prompts.kinds)
         check_kinds(self.mix, len(self.corpus))
@@ -630,7 +631,7 @@ class Generator:
         return batch.values
 
     def _judge_estimate(self, n_checks: int) -> Tuple[int, int]:
-        from ragexam.llm.cost import COMPLETION_ALLOWANCE, estimate_tokens
+        from ragexam.llm.cost import estimate_tokens
         from ragexam.metrics.judge.prompts import get_rubric
 
         fa = get_rubric("faithfulness", self.language)
@@ -640,7 +641,8 @@ class Generator:
                                                                       self.config.section_chars / 3)
         ooc = self.mix.get("out_of_corpus", 0.0)
         per = per_cr * ooc + per_fa * (1 - ooc)
-        comp = COMPLETION_ALLOWANCE["context_relevance"] * ooc + COMPLETION_ALLOWANCE["faithfulness"] * (1 - ooc)
+        comp = self.judge.metric("context_relevance").allowance_for(self.config.ooc_top) * ooc + \
+            self.judge.metric("faithfulness").allowance_for(2) * (1 - ooc)
         return math.ceil(per * n_checks), math.ceil(comp * n_checks)
 
     # -- candidates and checks -------------------------------------------------------------------------------

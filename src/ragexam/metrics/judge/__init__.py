@@ -1,7 +1,9 @@
 """LLM-as-judge over any OpenAI-compatible chat endpoint.
 
-Metrics (see :mod:`ragexam.metrics.judge.prompts` for the rubrics and
-:mod:`ragexam.metrics.judge.replies` for the reply contracts and scores):
+Metrics (each one :class:`~ragexam.metrics.judge.metric.JudgeMetric` of the registry; see
+:mod:`ragexam.metrics.judge.prompts` for the rubrics, :mod:`ragexam.metrics.judge.contract` for the reply
+contracts -- the JSON schema and the parser from one declaration -- and :mod:`ragexam.metrics.judge.replies` for
+the scores):
 
 ====================  ==========================================================  ===========
 metric                question asked of the judge                                 score
@@ -9,11 +11,12 @@ metric                question asked of the judge                               
 context_relevance     how relevant is each retrieved context to the question (1-5) mean, 1-5
 context_precision     is each retrieved context useful for the reference answer    rank-aware
                       (one true/false per context)                                 share, 0-1
-context_recall        which of the reference answer's statements do the contexts  share, 0-1
-                      support
-faithfulness          is every claim of the answer supported by the contexts      share, 0-1
-answer_relevancy      does the answer address the question (not: is it correct)   1-5 + verdict
-answer_correctness    does the answer agree with the ground truth                 1-5 + verdict
+context_recall        is each sentence of the reference answer supported by the   share, 0-1
+                      contexts (one true/false per sentence)
+faithfulness          is each claim (sentence) of the answer supported by the     share, 0-1
+                      contexts (one true/false per claim)
+answer_relevancy      does the answer address the question (not: is it correct)   1-5, band
+answer_correctness    does the answer agree with the ground truth                 1-5, band
 abstention            (out-of-corpus questions) did the answer decline            1 / 0
 a custom rubric       your criteria and anchored scale (:mod:`.custom`)           a level
 pairwise              which of two answers is better, asked in both orders        A / B / tie
@@ -24,36 +27,58 @@ A judgment (:class:`JudgeVerdict`) is either ``judged`` (a validated score) or `
 reason; unjudged results are never numbers and never averaged in.  Every summary reports its
 coverage, a bootstrap interval of the mean and, for metrics with a pass rule, the pass rate and
 its interval; with repeats, the canonical verdict per item (majority, ties reported) and the
-share of items whose verdict flipped.  docs/judge.md is the user's guide.  Calls go through ragexam's one LLM layer, :mod:`ragexam.llm` (the OpenAI-compatible
+share of items whose verdict flipped.  A score is the written one or, with ``scoring="probability"``,
+the expected value over the score tokens' probabilities (:mod:`ragexam.metrics.judge.core`).
+:mod:`ragexam.analysis.judge_check` measures whether a judge separates good from bad at all.  docs/judge.md is
+the user's guide.  Calls go through ragexam's one LLM layer, :mod:`ragexam.llm` (the OpenAI-compatible
 client, retries, the call cache with resume and in-flight sharing, token and cost accounting,
-redaction); the names it re-exports here are kept for code written against earlier versions.
+redaction); the names it re-exports here (imported on first use) are kept for code written against earlier
+versions.
 """
 
-from ragexam.llm.cache import LLMCache, default_cache_dir, request_key
-from ragexam.llm.client import ChatReply, LLMClient
-from ragexam.llm.cost import PRICES, cost_usd, estimate_tokens, price_for
-from ragexam.llm.settings import LLMSettings, public_endpoint
-from ragexam.llm.transport import CallFailed, EndpointError
-from ragexam.metrics.judge.core import (REASONS, ItemScore, Judge, JudgeItem, JudgePlan, JudgeRun, JudgeVerdict,
-                                        MetricSummary, combine_repeats, summarize)
-from ragexam.metrics.judge.custom import load_rubric, rubric_from_dict
-from ragexam.metrics.judge.metric import BUILTIN, JudgeMetric, builtin_metric
-from ragexam.metrics.judge.pairwise import PairItem, PairResult, PairwiseRun, PairwiseSummary, judge_pairs
-from ragexam.metrics.judge.prompts import (DEFAULT_METRICS, METRICS, PROMPT_SET_VERSION, RUBRICS, Rubric,
-                                           detect_language, get_rubric, hangul_ratio)
-from ragexam.metrics.judge.replies import (NotApplicable, ReplyError, Verdict, average_precision, extract_json,
-                                           validate_reply)
+from importlib import import_module
+from typing import Any
 
-#: the chat client's earlier name
-ChatClient = LLMClient
+#: name -> the module that defines it (imported on first use, so ``ragexam --help`` stays fast)
+_WHERE = {
+    "LLMCache": "ragexam.llm.cache", "default_cache_dir": "ragexam.llm.cache", "request_key": "ragexam.llm.cache",
+    "ChatReply": "ragexam.llm.client", "LLMClient": "ragexam.llm.client", "ChatClient": "ragexam.llm.client",
+    "PRICES": "ragexam.llm.cost", "cost_usd": "ragexam.llm.cost", "estimate_tokens": "ragexam.llm.cost",
+    "price_for": "ragexam.llm.cost", "LLMSettings": "ragexam.llm.settings", "public_endpoint": "ragexam.llm.settings",
+    "CallFailed": "ragexam.llm.transport", "EndpointError": "ragexam.llm.transport",
+    "Judge": "ragexam.metrics.judge.core", "SCORING": "ragexam.metrics.judge.core",
+    "REASONS": "ragexam.metrics.judge.results", "ItemScore": "ragexam.metrics.judge.results",
+    "JudgeItem": "ragexam.metrics.judge.results", "JudgePlan": "ragexam.metrics.judge.results",
+    "JudgeRun": "ragexam.metrics.judge.results", "JudgeVerdict": "ragexam.metrics.judge.results",
+    "MetricSummary": "ragexam.metrics.judge.results", "combine_repeats": "ragexam.metrics.judge.results",
+    "summarize": "ragexam.metrics.judge.results",
+    "load_rubric": "ragexam.metrics.judge.custom", "rubric_from_dict": "ragexam.metrics.judge.custom",
+    "Contract": "ragexam.metrics.judge.contract",
+    "BUILTIN": "ragexam.metrics.judge.metric", "JudgeMetric": "ragexam.metrics.judge.metric",
+    "builtin_metric": "ragexam.metrics.judge.metric", "register": "ragexam.metrics.judge.metric",
+    "registered": "ragexam.metrics.judge.metric",
+    "PairItem": "ragexam.metrics.judge.pairwise", "PairResult": "ragexam.metrics.judge.pairwise",
+    "PairwiseRun": "ragexam.metrics.judge.pairwise", "PairwiseSummary": "ragexam.metrics.judge.pairwise",
+    "judge_pairs": "ragexam.metrics.judge.pairwise",
+    "DEFAULT_METRICS": "ragexam.metrics.judge.prompts", "METRICS": "ragexam.metrics.judge.prompts",
+    "PROMPT_SET_VERSION": "ragexam.metrics.judge.prompts", "RUBRICS": "ragexam.metrics.judge.prompts",
+    "Rubric": "ragexam.metrics.judge.prompts", "detect_language": "ragexam.metrics.judge.prompts",
+    "get_rubric": "ragexam.metrics.judge.prompts", "hangul_ratio": "ragexam.metrics.judge.prompts",
+    "NotApplicable": "ragexam.metrics.judge.replies", "ReplyError": "ragexam.metrics.judge.replies",
+    "Verdict": "ragexam.metrics.judge.replies", "average_precision": "ragexam.metrics.judge.replies",
+    "extract_json": "ragexam.metrics.judge.replies", "validate_reply": "ragexam.metrics.judge.replies",
+}
 
-__all__ = [
-    "Judge", "JudgeItem", "JudgeVerdict", "ItemScore", "MetricSummary", "JudgeRun", "JudgePlan", "REASONS",
-    "combine_repeats", "summarize", "JudgeMetric", "BUILTIN", "builtin_metric", "load_rubric", "rubric_from_dict",
-    "PairItem", "PairResult", "PairwiseRun", "PairwiseSummary", "judge_pairs", "DEFAULT_METRICS", "average_precision",
-    "LLMClient", "LLMSettings", "ChatClient", "ChatReply", "CallFailed", "EndpointError",
-    "LLMCache", "default_cache_dir", "public_endpoint", "request_key",
-    "PRICES", "cost_usd", "estimate_tokens", "price_for",
-    "METRICS", "PROMPT_SET_VERSION", "RUBRICS", "Rubric", "detect_language", "get_rubric", "hangul_ratio",
-    "NotApplicable", "ReplyError", "Verdict", "extract_json", "validate_reply",
-]
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'ragexam.metrics.judge' has no attribute {name!r}")
+    value = getattr(import_module(_WHERE[name]), "LLMClient" if name == "ChatClient" else name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(__all__))

@@ -13,12 +13,17 @@ One judgment (metric x item x repeat)
 1. If the item lacks an input the metric needs (contexts, answer, ground truth, the second answer
    of a pair), the judgment is ``unjudged`` with reason ``no_contexts`` / ``no_answer`` /
    ``no_ground_truth`` / ``no_second_answer``; no call is made.
-2. Otherwise the rubric's messages are sent (JSON schema / JSON mode where supported, see
-   :mod:`ragexam.llm.client`) and the reply, parsed as it arrived, is validated
-   (:mod:`ragexam.metrics.judge.replies`).  An invalid reply, a truncated one
-   (``finish_reason == "length"``; the next attempt gets twice the ``max_tokens``, up to 4x) or a
-   refusal is answered with the problem fed back to the judge, up to ``max_attempts`` replies in
-   all.  Then the judgment is ``unjudged`` with the last problem as its reason.
+   A ``faithfulness`` item whose answer has no claim left once declining sentences are set aside is
+   ``unjudged`` ``no_claims`` the same way (:mod:`ragexam.metrics.judge.units`).
+2. Otherwise the rubric's messages are sent with the metric's JSON schema *for this item* (the exact
+   number of contexts / claims / statements as ``minItems``/``maxItems``, scores as enums: JSON schema /
+   JSON mode where supported, see :mod:`ragexam.llm.client`) and the reply, parsed as it arrived, is
+   checked against the same contract (:mod:`ragexam.metrics.judge.contract`).  An invalid reply is
+   answered with the exact rule it broke; a reply cut at ``max_tokens`` in a loop with the repeated piece
+   and a ``frequency_penalty`` (a cut without a loop gets twice the ``max_tokens``, up to 4x); a refusal
+   with the reminder that this is grading -- up to ``max_attempts`` replies in all
+   (:func:`ragexam.llm.attempts.ask`).  Then the judgment is ``unjudged`` with the last problem as its
+   reason.
 3. A reply that is valid but yields no score (``faithfulness`` of an answer without claims,
    ``answer_relevancy`` of an answer that declines) is ``unjudged`` with reason ``no_claims`` /
    ``declined``.
@@ -28,6 +33,20 @@ One judgment (metric x item x repeat)
 
 An unjudged result never has a score: it is not NaN, not 0, and never enters a mean.  Every
 summary reports coverage = judged / total and the unjudged reasons by count (:data:`REASONS`).
+
+Scoring: sampled or probability-weighted (``scoring``)
+------------------------------------------------------
+``sample`` reads the score the judge wrote.  ``probability`` asks the endpoint for token log-probabilities
+and reads, where the judge wrote its score, the probability of every allowed value
+(:mod:`ragexam.llm.logprobs`): a 1-5 score becomes the expected value over the five digits (G-Eval), a
+true/false per unit the probability of true, a two-label verdict the probability of the positive label;
+per-unit values are combined as the metric's score is (:meth:`JudgeMetric.probability_score`).  Labels,
+pass rules and agreement units still read the written reply; ``details`` keeps the written score
+(``score_sample``) and the distributions (``probabilities``).  A reply whose log-probabilities do not cover
+its score is ``unjudged`` ``no_probabilities`` -- never a mix of the two kinds of score.  ``auto`` (the
+default) is ``probability`` when the endpoint returns log-probabilities, asked once per endpoint and
+remembered (:func:`ragexam.llm.probe.probe`), else ``sample``.  Metrics whose verdict has no order
+(``pairwise``) are always sampled.  The signature says which was used (``scoring:probability``).
 
 Caching and resuming
 --------------------
@@ -40,7 +59,7 @@ the same items at the same time waits for a call in flight instead of paying for
 bearer tokens, :mod:`ragexam.llm.redact`); the reply is parsed before that, as it arrived.  Transport failures are not
 cached (the next run tries again); ``retry_unjudged=True`` also re-judges cached unjudged results.
 The key covers model, endpoint, the full prompt messages, the rubric (name and hash),
-temperature, max_tokens, seed and the repeat index.
+temperature, max_tokens, seed, whether log-probabilities were asked for, and the repeat index.
 
 Repeats and the canonical verdict
 ---------------------------------
@@ -69,9 +88,8 @@ judged items and, for metrics with a pass rule, the pass rate and its interval
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam import fmt
 from ragexam.errors import InputError
@@ -79,342 +97,22 @@ from ragexam.llm.attempts import TEXT_REFUSAL
 from ragexam.llm.batch import Outcome, PlannedCall, plan_calls, run_calls
 from ragexam.llm.cache import request_key
 from ragexam.llm.client import LLMClient
-from ragexam.llm.cost import COMPLETION_ALLOWANCE, price_for
+from ragexam.llm.cost import price_for
 from ragexam.llm.settings import LLMSettings
 from ragexam.metrics.judge.metric import BUILTIN, JudgeMetric, resolve_metrics
 from ragexam.metrics.judge.prompts import METRICS, Rubric, detect_language, feedback_message, render_messages
 from ragexam.metrics.judge.replies import NotApplicable, ReplyError, extract_json
+from ragexam.metrics.judge.results import (INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, REASONS, ItemScore, JudgeItem,
+                                           JudgePlan, JudgeRun, JudgeVerdict, MetricSummary, combine_repeats,
+                                           summarize)
 
 __all__ = ["JudgeItem", "JudgeVerdict", "ItemScore", "MetricSummary", "JudgeRun", "JudgePlan", "Judge",
-           "REASONS", "summarize", "combine_repeats", "CACHE_FORMAT"]
+           "REASONS", "summarize", "combine_repeats", "CACHE_FORMAT", "SCORING", "INTERVAL_RESAMPLES",
+           "INTERVAL_CONFIDENCE"]
 
-CACHE_FORMAT = "ragexam-judge/1"
-
-#: reason -> (category, meaning).  Categories: ``judge`` (the reply was unusable), ``transport``
-#: (no reply), ``not_applicable`` (valid reply, no score defined), ``input`` (nothing to judge).
-REASONS: Dict[str, Tuple[str, str]] = {
-    "invalid_json": ("judge", "no JSON object could be read from the reply"),
-    "invalid_reply": ("judge", "the JSON broke the metric's contract (count, range, fields, types)"),
-    "truncated": ("judge", "the reply was cut off by max_tokens (finish_reason length)"),
-    "refused": ("judge", "the model refused to grade"),
-    "rate_limited": ("transport", "HTTP 429 after all retries"),
-    "server_error": ("transport", "HTTP 5xx after all retries"),
-    "timeout": ("transport", "the request timed out after all retries"),
-    "connection_error": ("transport", "the endpoint could not be reached after all retries"),
-    "bad_response": ("transport", "the response was not a chat completion (not JSON, no choices) after all retries"),
-    "bad_request": ("transport", "HTTP 400/422 even without response_format"),
-    "http_error": ("transport", "another HTTP error status"),
-    "no_claims": ("not_applicable", "the answer makes no factual claim (e.g. it declines)"),
-    "declined": ("not_applicable", "the answer declines, so whether it addresses the question is not defined"),
-    "no_contexts": ("input", "the item has no contexts"),
-    "no_answer": ("input", "the item has no answer"),
-    "no_ground_truth": ("input", "the question has no ground_truth"),
-    "no_second_answer": ("input", "the pair has no second answer"),
-}
+CACHE_FORMAT = "ragexam-judge/2"
 _CACHEABLE = {"invalid_json", "invalid_reply", "truncated", "refused", "no_claims", "declined"}
 _REFUSAL = TEXT_REFUSAL
-
-
-@dataclass(frozen=True)
-class JudgeItem:
-    """One thing to grade.  ``item_id`` is the caller's identifier (e.g. ``pipeline|query_id``)."""
-
-    item_id: str
-    question: str
-    answer: Optional[str] = None
-    contexts: Tuple[str, ...] = ()
-    ground_truth: Optional[str] = None
-    second_answer: Optional[str] = None
-
-
-@dataclass(frozen=True)
-class JudgeVerdict:
-    """One judgment of one item on one metric (one repeat).
-
-    ``status`` is ``judged`` (``score`` and ``label`` set, see
-    :mod:`ragexam.metrics.judge.replies`) or ``unjudged`` (``score`` is ``None``; ``reason`` is a
-    key of :data:`REASONS` and ``message`` the detail).  ``attempts``: replies received;
-    ``requests``: HTTP requests; tokens from the endpoint's ``usage`` (``None`` if it reported
-    none); ``cached``: read from the cache in this run; ``errors``: the problems of the earlier
-    attempts.  The rubric name and hash, model and endpoint travel with every judgment.
-    """
-
-    metric: str
-    item_id: str
-    repeat: int
-    status: str
-    score: Optional[float]
-    label: Optional[str]
-    details: Dict[str, Any]
-    reason: Optional[str]
-    message: Optional[str]
-    attempts: int
-    requests: int
-    prompt_tokens: Optional[int]
-    completion_tokens: Optional[int]
-    cached: bool
-    rubric: str
-    rubric_sha: str
-    model: str
-    endpoint: str
-    key: str
-    errors: Tuple[Dict[str, Any], ...] = ()
-    passed: Optional[bool] = None
-
-    @property
-    def judged(self) -> bool:
-        return self.status == "judged"
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"metric": self.metric, "item_id": self.item_id, "repeat": self.repeat,
-                "status": self.status, "score": self.score, "label": self.label, "passed": self.passed,
-                "details": self.details, "reason": self.reason, "message": self.message,
-                "attempts": self.attempts, "requests": self.requests,
-                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "cached": self.cached, "rubric": self.rubric, "rubric_sha": self.rubric_sha,
-                "model": self.model, "endpoint": self.endpoint, "key": self.key,
-                "errors": list(self.errors)}
-
-
-@dataclass(frozen=True)
-class ItemScore:
-    """An item's result on one metric over its repeats (see the module docstring).
-
-    ``passed``: the metric's pass rule on the canonical verdict (``None`` without a rule or when
-    unjudged); ``tie``: the judged repeats' labels tied for the majority (the worse label was
-    taken); ``flipped``: the judged repeats did not all give the same verdict; ``verdicts``: the
-    judged repeats' labels (or scores, for score-only metrics) in repeat order.
-    """
-
-    metric: str
-    item_id: str
-    status: str
-    score: Optional[float]
-    label: Optional[str]
-    details: Dict[str, Any]
-    reason: Optional[str]
-    message: Optional[str]
-    n_repeats: int
-    n_judged: int
-    rubric_sha: str
-    passed: Optional[bool] = None
-    tie: bool = False
-    flipped: bool = False
-    verdicts: Tuple[Any, ...] = ()
-
-    @property
-    def judged(self) -> bool:
-        return self.status == "judged"
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"metric": self.metric, "item_id": self.item_id, "status": self.status, "score": self.score,
-                "label": self.label, "passed": self.passed, "reason": self.reason, "message": self.message,
-                "n_repeats": self.n_repeats, "n_judged": self.n_judged, "tie": self.tie, "flipped": self.flipped,
-                "verdicts": list(self.verdicts), "rubric_sha": self.rubric_sha, "details": self.details}
-
-
-def _metric_def(metric: Union[str, JudgeMetric, None], fallback: str) -> Optional[JudgeMetric]:
-    if isinstance(metric, JudgeMetric):
-        return metric
-    return BUILTIN.get(metric or fallback)
-
-
-def combine_repeats(judgments: Sequence[JudgeVerdict], metric: Union[str, JudgeMetric, None] = None) -> ItemScore:
-    """One :class:`ItemScore` from the repeats of one (metric, item): the canonical verdict of the
-    module docstring (majority label, ties to the worse label; lower median score for score-only
-    metrics); unjudged (with the most frequent reason) if no repeat was judged.  ``metric`` (name
-    or object; default the judgments' metric, which must then be built in) gives the labels'
-    order and the pass rule."""
-    if not judgments:
-        raise ValueError("combine_repeats needs at least one judgment")
-    first = judgments[0]
-    defn = _metric_def(metric, first.metric)
-    judged = sorted((j for j in judgments if j.judged), key=lambda j: (j.score, j.repeat))
-    if judged:
-        labelled = defn is not None and bool(defn.labels) and all(j.label is not None for j in judged)
-        tie = False
-        if labelled:
-            counts = Counter(j.label for j in judged)
-            top = max(counts.values())
-            winners = [lab for lab, c in counts.items() if c == top]
-            tie = len(winners) > 1
-            label = min(winners, key=defn.label_rank)
-            pool = [j for j in judged if j.label == label]
-        else:
-            pool = judged
-        pick = pool[(len(pool) - 1) // 2]
-        in_order = sorted(judged, key=lambda j: j.repeat)
-        verdicts = tuple(j.label if labelled else j.score for j in in_order)
-        passed = defn.passed(pick.score, pick.label, pick.details) if defn is not None else None
-        return ItemScore(first.metric, first.item_id, "judged", pick.score, pick.label, pick.details, None,
-                         None, len(judgments), len(judged), first.rubric_sha, passed, tie,
-                         len(set(verdicts)) > 1, verdicts)
-    reason, _ = Counter(j.reason for j in judgments).most_common(1)[0]
-    msg = next(j.message for j in judgments if j.reason == reason)
-    details = next((j.details for j in judgments if j.reason == reason), {})
-    return ItemScore(first.metric, first.item_id, "unjudged", None, None, details, reason, msg,
-                     len(judgments), 0, first.rubric_sha)
-
-
-#: The bootstrap settings of every judge interval (the defaults of ``ragexam check`` too).
-INTERVAL_RESAMPLES = 2000
-INTERVAL_CONFIDENCE = 0.95
-
-
-@dataclass(frozen=True)
-class MetricSummary:
-    """Aggregate of one metric over items.
-
-    :ivar n: items; :ivar n_judged: items with a score; :ivar coverage: ``n_judged / n``
-        (``None`` when ``n == 0``); :ivar mean: mean score over judged items only (``None`` if
-        none); :ivar ci95: ``(low, high)`` percentile-bootstrap 95% interval of the mean over the
-        judged items (``None`` when none was judged); :ivar pass_rate: share of judged items whose
-        canonical verdict passes the metric's rule (``None`` without a rule); :ivar pass_ci95: its
-        interval; :ivar n_passed: items that passed; :ivar unjudged: reason -> count;
-        :ivar labels: label -> count over judged items; :ivar average_mismatch: context relevance
-        only, judged items whose reported average differed from the recomputed one;
-        :ivar n_repeated: items judged in at least two repeats; :ivar flip_share: share of them
-        whose verdict differed between repeats (``None`` when none was judged twice);
-        :ivar ties: items whose canonical label was a tie; :ivar interval: the bootstrap's
-        signature (seed, resamples, confidence).
-    """
-
-    metric: str
-    n: int
-    n_judged: int
-    coverage: Optional[float]
-    mean: Optional[float]
-    unjudged: Dict[str, int]
-    labels: Dict[str, int]
-    average_mismatch: Optional[int] = None
-    ci95: Optional[Tuple[float, float]] = None
-    pass_rate: Optional[float] = None
-    pass_ci95: Optional[Tuple[float, float]] = None
-    n_passed: Optional[int] = None
-    n_repeated: int = 0
-    flip_share: Optional[float] = None
-    ties: int = 0
-    interval: Optional[str] = None
-
-    def to_dict(self) -> Dict[str, Any]:
-        out = {"metric": self.metric, "n": self.n, "n_judged": self.n_judged, "coverage": self.coverage,
-               "mean": self.mean, "ci95": list(self.ci95) if self.ci95 else None,
-               "pass_rate": self.pass_rate, "pass_ci95": list(self.pass_ci95) if self.pass_ci95 else None,
-               "n_passed": self.n_passed, "unjudged": dict(self.unjudged), "labels": dict(self.labels),
-               "n_repeated": self.n_repeated, "flip_share": self.flip_share, "ties": self.ties,
-               "interval": self.interval}
-        if self.average_mismatch is not None:
-            out["average_mismatch"] = self.average_mismatch
-        return out
-
-
-def _interval(values: Sequence[float], seed: int, n_resamples: int) -> Tuple[Tuple[float, float], str]:
-    from ragexam.stats import bootstrap_ci
-
-    ci = bootstrap_ci(list(values), n_resamples=n_resamples, confidence=INTERVAL_CONFIDENCE, seed=seed)
-    return (ci.low, ci.high), ci.signature
-
-
-def summarize(scores: Iterable[ItemScore], metric: Optional[str] = None, *, seed: Optional[int] = None,
-              n_resamples: int = INTERVAL_RESAMPLES) -> MetricSummary:
-    """:class:`MetricSummary` of ``scores`` (all of one metric), with bootstrap intervals drawn with
-    ``seed`` (default :data:`ragexam.stats.DEFAULT_SEED`) and ``n_resamples`` resamples."""
-    from ragexam.stats import DEFAULT_SEED
-
-    scores = list(scores)
-    seed = DEFAULT_SEED if seed is None else seed
-    if metric is None:
-        metric = scores[0].metric if scores else "?"
-    judged = [s for s in scores if s.judged]
-    mean = sum(float(s.score) for s in judged) / len(judged) if judged else None
-    unjudged = dict(Counter(s.reason for s in scores if not s.judged).most_common())
-    labels = dict(Counter(s.label for s in judged if s.label is not None).most_common())
-    mismatch = None
-    if metric == "context_relevance":
-        mismatch = sum(1 for s in judged if s.details.get("average_mismatch"))
-    ci = sig = pass_rate = pass_ci = n_passed = None
-    if judged:
-        ci, sig = _interval([float(s.score) for s in judged], seed, n_resamples)
-        outcomes = [s.passed for s in judged if s.passed is not None]
-        if outcomes:
-            n_passed = sum(outcomes)
-            pass_rate = n_passed / len(outcomes)
-            pass_ci, _ = _interval([float(x) for x in outcomes], seed, n_resamples)
-    repeated = [s for s in judged if s.n_judged >= 2]
-    flip = sum(s.flipped for s in repeated) / len(repeated) if repeated else None
-    return MetricSummary(metric, len(scores), len(judged), len(judged) / len(scores) if scores else None,
-                         mean, unjudged, labels, mismatch, ci, pass_rate, pass_ci, n_passed, len(repeated), flip,
-                         sum(s.tie for s in judged), sig)
-
-
-@dataclass
-class JudgePlan:
-    """What a run would do (``--dry-run``): judgments in total, already cached, sharing the prompt of
-    another judgment (one call serves both), skipped for missing inputs, calls to make, and the
-    estimated tokens and cost of those calls.  ``total = cached + shared + skipped + calls``."""
-
-    model: str
-    endpoint: str
-    language: str
-    repeat: int
-    total: int
-    cached: int
-    skipped: int
-    calls: int
-    est_prompt_tokens: int
-    est_completion_tokens: int
-    est_cost: Union[float, str]
-    by_metric: Dict[str, Dict[str, int]]
-    shared: int = 0
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"model": self.model, "endpoint": self.endpoint, "language": self.language,
-                "repeat": self.repeat, "total": self.total, "cached": self.cached, "shared": self.shared,
-                "skipped": self.skipped,
-                "calls": self.calls, "est_prompt_tokens": self.est_prompt_tokens,
-                "est_completion_tokens": self.est_completion_tokens, "est_cost_usd": self.est_cost,
-                "token_rule": "ceil(chars/3) of the prompt + a fixed completion allowance per metric",
-                "by_metric": self.by_metric}
-
-
-@dataclass
-class JudgeRun:
-    """The judgments of one run, in task order (metric, item, repeat), plus accounting."""
-
-    judgments: List[JudgeVerdict]
-    model: str
-    endpoint: str
-    language: str
-    repeat: int
-    rubrics: Dict[str, Dict[str, str]]
-    signatures: Dict[str, str]
-    usage: Dict[str, Any]
-    definitions: Dict[str, JudgeMetric] = field(default_factory=dict)
-
-    def for_metric(self, metric: str) -> List[JudgeVerdict]:
-        return [j for j in self.judgments if j.metric == metric]
-
-    def definition(self, metric: str) -> Optional[JudgeMetric]:
-        """The :class:`JudgeMetric` of ``metric`` (built-in or custom)."""
-        return self.definitions.get(metric) or BUILTIN.get(metric)
-
-    def items(self, metric: str) -> Dict[str, ItemScore]:
-        """``{item_id: ItemScore}`` for ``metric`` (repeats combined into the canonical verdict)."""
-        groups: Dict[str, List[JudgeVerdict]] = {}
-        for j in self.judgments:
-            if j.metric == metric:
-                groups.setdefault(j.item_id, []).append(j)
-        defn = self.definition(metric)
-        return {k: combine_repeats(v, defn) for k, v in groups.items()}
-
-    def summary(self, metric: str, *, seed: Optional[int] = None) -> MetricSummary:
-        return summarize(self.items(metric).values(), metric, seed=seed)
-
-    @property
-    def metrics(self) -> List[str]:
-        """The metrics judged, built-ins in report order, then custom ones in run order."""
-        seen = list(dict.fromkeys(j.metric for j in self.judgments))
-        return [m for m in METRICS if m in seen] + [m for m in seen if m not in METRICS]
 
 
 @dataclass
@@ -427,9 +125,11 @@ class _Task:
     key: str
     missing: Optional[str]
     defn: JudgeMetric
+    units: List[str]
+    top_logprobs: Optional[int] = None
 
 
-def _missing(defn: JudgeMetric, item: JudgeItem) -> Optional[str]:
+def _missing(defn: JudgeMetric, item: JudgeItem, units: Sequence[str]) -> Optional[str]:
     for need in defn.needs:
         if need == "contexts" and not any(c.strip() for c in item.contexts):
             return "no_contexts"
@@ -439,16 +139,15 @@ def _missing(defn: JudgeMetric, item: JudgeItem) -> Optional[str]:
             return "no_ground_truth"
         if need == "second_answer" and (item.second_answer is None or not item.second_answer.strip()):
             return "no_second_answer"
+    if defn.unit_kind == "claims" and not units:
+        return "no_claims"
+    if defn.unit_kind == "statements" and not units:
+        return "no_ground_truth"
     return None
 
 
-def _allowance(metric: str, n_contexts: int) -> int:
-    """Completion tokens a reply of ``metric`` is assumed to take in a dry run."""
-    base = COMPLETION_ALLOWANCE.get(metric, _ALLOWANCE.get(metric, 200))
-    return base + (15 * n_contexts if metric in ("context_relevance", "context_precision") else 0)
-
-
-_ALLOWANCE = {"context_precision": 80, "context_recall": 300, "answer_relevancy": 150, "pairwise": 150}
+#: the ``--scoring`` modes
+SCORING = ("sample", "probability", "auto")
 
 
 class Judge:
@@ -466,7 +165,12 @@ class Judge:
     :param language: ``auto`` (from the items' Hangul share), ``ko`` or ``en``.
     :param retry_unjudged: re-judge cached unjudged results.
     :param custom: custom metrics (:func:`ragexam.metrics.judge.custom.load_rubric`), then usable by
-        name in :meth:`run`.
+        name in :meth:`run`; two of them with the same name are an error.
+    :param scoring: ``auto``, ``sample`` or ``probability`` (module docstring; default the settings' ``scoring``,
+        ``auto``).
+    :param reasoning: (default the settings' ``reasoning``, ``True``) ``False``: the reply schema allows an empty ``reasoning`` only (``maxLength`` 0).  The
+        score comes first in every reply, so it is the same token for token; only the explanation (and its
+        cost: most of a small local model's time) is left out.  In the signature as ``reasoning:off``.
     :param client: a ready :class:`~ragexam.llm.client.LLMClient` (its endpoint settings win).
     :param sleep: the sleep between retries (tests pass a recorder).
     :param executor: where the calls run (:mod:`ragexam.exec`): ``None`` for threads here (default), or an
@@ -485,7 +189,8 @@ class Judge:
 
     def __init__(self, model: Optional[str] = None, *, settings: Optional[LLMSettings] = None,
                  max_attempts: int = 3, language: str = "auto", retry_unjudged: bool = False,
-                 custom: Sequence[JudgeMetric] = (), client: Optional[LLMClient] = None, sleep: Optional[Callable[[float], None]] = None,
+                 custom: Sequence[JudgeMetric] = (), scoring: Optional[str] = None, reasoning: Optional[bool] = None,
+                 client: Optional[LLMClient] = None, sleep: Optional[Callable[[float], None]] = None,
                  executor: Any = None, **endpoint: Any) -> None:
         if settings is None:
             if client is not None:
@@ -502,6 +207,10 @@ class Judge:
         if language not in ("auto", "ko", "en"):
             raise InputError(f"received {language!r}; expected 'auto', 'ko' or 'en'", source="--judge-lang",
                              field="language")
+        scoring = settings.scoring if scoring is None else scoring
+        if scoring not in SCORING:
+            raise InputError(f"received {scoring!r}; expected one of {', '.join(SCORING)}", source="--scoring",
+                             field="scoring")
         if client is None:
             client = LLMClient(settings, **({"sleep": sleep} if sleep is not None else {}))
         self.settings = settings
@@ -513,19 +222,18 @@ class Judge:
         self.concurrency = settings.concurrency
         self.max_attempts = max_attempts
         self.language = language
+        self.scoring = scoring
+        reasoning = settings.reasoning if reasoning is None else reasoning
+        if not isinstance(reasoning, bool):
+            raise InputError(f"received {reasoning!r}; expected True or False", source="--no-reasoning",
+                             field="reasoning")
+        self.reasoning = reasoning
         self.cache = settings.open_cache()
         self.executor = executor
         self.retry_unjudged = retry_unjudged
         self.price = price_for(self.model, client.endpoint, settings.price)
-        self.custom: Dict[str, JudgeMetric] = {}
-        for m in custom:
-            if not isinstance(m, JudgeMetric):
-                raise InputError(f"received {type(m).__name__}; expected a JudgeMetric (load_rubric(path))",
-                                 source="judge", field="custom")
-            if m.name in BUILTIN:
-                raise InputError(f"a custom metric may not be named {m.name!r}, a built-in metric; rename it",
-                                 source=m.source, field="name")
-            self.custom[m.name] = m
+        self.custom = _custom_metrics(custom)
+        self.probe_result: Any = None
         try:  # fail now, not after the paid calls, if the settings cannot be written in a signature
             self.signature(METRICS[0], "en")
         except ValueError as err:
@@ -538,6 +246,36 @@ class Judge:
     def endpoint(self) -> str:
         return self.client.endpoint
 
+    # -- scoring ---------------------------------------------------------------------------------
+    def resolve_scoring(self, *, send: bool = True) -> str:
+        """``sample`` or ``probability``: ``scoring`` with ``auto`` decided by the endpoint's probe (sent once
+        and cached; with ``send=False`` only a cached probe is read and an unknown endpoint counts as
+        ``sample``).  :raises InputError: ``probability`` on an endpoint that returns no log-probabilities."""
+        if self.scoring == "sample":
+            return "sample"
+        if self.probe_result is None:
+            from ragexam.llm.probe import cached_probe, probe
+            from ragexam.llm.transport import CallFailed
+
+            try:
+                self.probe_result = probe(self.client, self.cache) if send else cached_probe(self.client, self.cache)
+            except CallFailed as err:  # the endpoint is failing: its calls will say so; nothing to weigh with
+                if self.scoring == "probability":
+                    raise InputError(f"could not ask {self.endpoint} whether it returns token log-probabilities: "
+                                     f"{err.message}; retry, or use --scoring sample", source="--scoring",
+                                     field="scoring") from None
+                return "sample"
+        has = self.probe_result is not None and self.probe_result.has_logprobs
+        if self.scoring == "probability" and self.probe_result is not None and not has:
+            raise InputError(f"{self.endpoint} returns no token log-probabilities for {self.model!r} (probe: logprobs "
+                             f"{self.probe_result.logprobs}); use --scoring sample (or auto)", source="--scoring",
+                             field="scoring")
+        return "probability" if has or (self.scoring == "probability" and self.probe_result is None) else "sample"
+
+    def metric_scoring(self, defn: JudgeMetric, mode: str) -> str:
+        """The scoring a metric gets under ``mode`` (a metric whose values have no order is sampled)."""
+        return "probability" if mode == "probability" and defn.contract.options() else "sample"
+
     # -- tasks ---------------------------------------------------------------------------------
     def resolve_language(self, items: Sequence[JudgeItem]) -> str:
         """``ko``/``en``: the fixed language, or detected from questions and ground truths."""
@@ -547,34 +285,42 @@ class Judge:
         return detect_language(texts)
 
     def _tasks(self, jobs: Mapping[str, Sequence[JudgeItem]], repeat: int, language: str,
-               defs: Mapping[str, JudgeMetric]) -> List[_Task]:
+               defs: Mapping[str, JudgeMetric], mode: str) -> List[_Task]:
         if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
             raise InputError(f"received {repeat!r}; expected an integer >= 1", source="--repeat", field="repeat")
         tasks = []
         for metric, items in jobs.items():
             defn = defs[metric]
             rubric = defn.rubric(language)
+            top = self._top_logprobs(defn, mode)
             ids = [i.item_id for i in items]
             if len(set(ids)) != len(ids):
                 dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
                 raise InputError(f"item ids must be unique per metric; repeated: {dup}", source="judge",
                                  field="item_id")
             for item in items:
-                missing = _missing(defn, item)
+                units = defn.unit_texts(contexts=item.contexts, answer=item.answer, ground_truth=item.ground_truth)
+                missing = _missing(defn, item, units)
                 messages = render_messages(rubric, question=item.question, contexts=item.contexts,
                                            answer=item.answer, ground_truth=item.ground_truth,
-                                           second_answer=item.second_answer)
+                                           second_answer=item.second_answer, units=units)
                 for r in range(repeat):
                     key = request_key({"format": CACHE_FORMAT, "kind": "judge", "model": self.model,
                                        "endpoint": self.endpoint, "metric": metric, "rubric": rubric.name,
                                        "rubric_sha": rubric.sha, "temperature": self.temperature,
                                        "max_tokens": self.max_tokens, "seed": self.seed, "repeat": r,
-                                       "messages": messages})
-                    tasks.append(_Task(metric, item, r, rubric, messages, key, missing, defn))
+                                       "logprobs": top, "messages": messages,
+                                       **({} if self.reasoning else {"reasoning": False})})
+                    tasks.append(_Task(metric, item, r, rubric, messages, key, missing, defn, units, top))
         return tasks
 
+    def _top_logprobs(self, defn: JudgeMetric, mode: str) -> Optional[int]:
+        from ragexam.llm.probe import TOP_LOGPROBS
+
+        return TOP_LOGPROBS if self.metric_scoring(defn, mode) == "probability" else None
+
     def metric(self, metric: Union[str, JudgeMetric]) -> JudgeMetric:
-        """The :class:`JudgeMetric` for a name (a custom metric of this judge, else a built-in) or object."""
+        """The :class:`JudgeMetric` for a name (a custom metric of this judge, else a registered one) or object."""
         return resolve_metrics([metric], self.custom)[0]
 
     def _jobs(self, items: Optional[Sequence[JudgeItem]], metrics: Any
@@ -608,17 +354,20 @@ class Judge:
     def plan(self, items: Optional[Sequence[JudgeItem]], metrics: Union[Sequence[str], Mapping[str, Sequence[JudgeItem]]],
              *, repeat: int = 1) -> JudgePlan:
         """Count the calls a run would make (cached and input-less judgments excluded) and estimate
-        their tokens (:mod:`ragexam.llm.cost`) and cost; nothing is sent.  Arguments as in :meth:`run`."""
+        their tokens (:mod:`ragexam.llm.cost`) and cost; nothing is sent (not even the probe: ``auto`` scoring
+        on an endpoint never probed counts as sampled).  Arguments as in :meth:`run`."""
         jobs, defs = self._jobs(items, metrics)
         language = self._language_of(jobs)
-        tasks = self._tasks(jobs, repeat, language, defs)
+        mode = self.resolve_scoring(send=False)
+        tasks = self._tasks(jobs, repeat, language, defs, mode)
         plan = plan_calls((PlannedCall(
             None if t.missing is not None else t.key, "".join(m["content"] for m in t.messages),
-            _allowance(t.metric, len(t.item.contexts)), t.metric) for t in tasks),
+            t.defn.allowance_for(len(t.units)), t.metric) for t in tasks),
             self.cache, usable=self._usable, price=self.price)
+        shown = mode if self.scoring != "auto" or self.probe_result is not None else "auto (endpoint not probed yet)"
         return JudgePlan(self.model, self.endpoint, language, repeat, plan.total, plan.cached, plan.skipped,
                          plan.calls, plan.est_prompt_tokens, plan.est_completion_tokens, plan.est_cost,
-                         plan.by_group, plan.shared)
+                         plan.by_group, plan.shared, shown)
 
     # -- run -----------------------------------------------------------------------------------
     def run(self, items: Optional[Sequence[JudgeItem]], metrics: Union[Sequence[str], Mapping[str, Sequence[JudgeItem]]],
@@ -635,7 +384,14 @@ class Judge:
         """
         jobs, defs = self._jobs(items, metrics)
         language = self._language_of(jobs)
-        tasks = self._tasks(jobs, repeat, language, defs)
+        needs_calls = any(_missing(defs[m], i, defs[m].unit_texts(contexts=i.contexts, answer=i.answer,
+                                                                  ground_truth=i.ground_truth)) is None
+                          for m, its in jobs.items() for i in its)
+        if needs_calls:
+            self.client.require_key()
+        mode = self.resolve_scoring(send=needs_calls)
+        tasks = self._tasks(jobs, repeat, language, defs, mode)
+        scoring = {m: self.metric_scoring(defs[m], mode) for m in jobs}
         limit = None
         if self.executor is not None:  # one limit for every actor of the cluster: --concurrency calls at once
             from ragexam.exec.calls import RateLimit
@@ -648,19 +404,24 @@ class Judge:
         out: List[JudgeVerdict] = []
         for t in tasks:
             if t.missing is not None:
-                out.append(self._verdict(self._unjudged(t.missing, REASONS[t.missing][1], t), t, cached=False))
+                out.append(self._verdict(self._unjudged(t.missing, REASONS[t.missing][1], t), t, cached=False,
+                                         scoring=scoring[t.metric]))
             else:
-                out.append(self._verdict(batch.values[t.key], t, cached=t.key in batch.from_cache))
+                out.append(self._verdict(batch.values[t.key], t, cached=t.key in batch.from_cache,
+                                         scoring=scoring[t.metric]))
         rubrics = {m: {"name": defs[m].rubric(language).name, "sha": defs[m].rubric(language).sha,
                        **({"source": defs[m].source} if defs[m].custom else {})} for m in jobs}
         return JudgeRun(out, self.model, self.endpoint, language, repeat, rubrics,
-                        {m: self.signature(defs[m], language, repeat) for m in rubrics},
-                        batch.usage.to_dict(self.price), dict(defs))
+                        {m: self.signature(defs[m], language, repeat, scoring[m]) for m in rubrics},
+                        batch.usage.to_dict(self.price), dict(defs), scoring,
+                        self.probe_result.to_dict() if self.probe_result is not None else None)
 
-    def signature(self, metric: Union[str, JudgeMetric], language: str, repeat: int = 1) -> str:
+    def signature(self, metric: Union[str, JudgeMetric], language: str, repeat: int = 1,
+                  scoring: Optional[str] = None) -> str:
         """``judge:<model>|endpoint:...|rubric:<name>@<sha>|temp:..|max_tokens:..|seed:..|repeat:..|
-        attempts:..|format:..|version:ragexam-<v>`` (never the API key).  A custom rubric's name and
-        hash cover everything of its file the judge sees; its pass level follows as ``pass:>=N``."""
+        attempts:..|format:..|scoring:..|version:ragexam-<v>`` (never the API key).  A custom rubric's name
+        and hash cover everything of its file the judge sees; its pass level follows as ``pass:>=N``.
+        ``scoring``: the scoring used (default this judge's setting, ``auto`` until a run resolved it)."""
         from ragexam.signature import Signature
 
         defn = self.metric(metric)
@@ -669,20 +430,30 @@ class Judge:
         if defn.custom:  # the pass level is not in the prompt (changing it re-judges nothing) but in the score
             fields.append(("pass", (defn.pass_text or "none").replace("score >= ", ">=")))
         fields += [("temp", self.temperature), ("max_tokens", self.max_tokens), ("seed", self.seed),
-                   ("repeat", repeat), ("attempts", self.max_attempts), ("format", self.client.response_format)]
+                   ("repeat", repeat), ("attempts", self.max_attempts), ("format", self.client.response_format),
+                   ("scoring", scoring or self.scoring)] + ([] if self.reasoning else [("reasoning", "off")])
         return str(Signature(fields))
 
     # -- one judgment ----------------------------------------------------------------------------
-    def _verdict(self, value: Dict[str, Any], t: _Task, *, cached: bool) -> JudgeVerdict:
-        passed = t.defn.passed(value["score"], value["label"], value["details"]) if value["status"] == "judged" else None
-        return JudgeVerdict(metric=t.metric, item_id=t.item.item_id, repeat=t.repeat, status=value["status"],
-                            score=value["score"], label=value["label"], details=value["details"],
-                            reason=value["reason"], message=value["message"], attempts=value["attempts"],
+    def _verdict(self, value: Dict[str, Any], t: _Task, *, cached: bool, scoring: str = "sample") -> JudgeVerdict:
+        status, score, reason, message = value["status"], value["score"], value["reason"], value["message"]
+        details = value["details"]
+        if status == "judged" and scoring == "probability":
+            prob = value.get("probability") or {}
+            details = {**details, "score_sample": score, "probabilities": prob}
+            score = prob.get("score")
+            if score is None:
+                status, reason = "unjudged", "no_probabilities"
+                message = prob.get("error") or REASONS["no_probabilities"][1]
+        passed = t.defn.passed(value["score"], value["label"], value["details"]) if status == "judged" else None
+        return JudgeVerdict(metric=t.metric, item_id=t.item.item_id, repeat=t.repeat, status=status,
+                            score=score, label=value["label"] if status == "judged" else None, details=details,
+                            reason=reason, message=message, attempts=value["attempts"],
                             requests=value["requests"], prompt_tokens=value["prompt_tokens"],
                             completion_tokens=value["completion_tokens"], cached=cached,
                             rubric=t.rubric.name, rubric_sha=t.rubric.sha, model=self.model,
                             endpoint=self.endpoint, key=t.key, errors=tuple(value.get("errors", ())),
-                            passed=passed)
+                            passed=passed, scoring=scoring)
 
     def _unjudged(self, reason: str, message: str, t: _Task, *, attempts: int = 0, requests: int = 0,
                   pt: Optional[int] = None, ct: Optional[int] = None, errors: Sequence[Dict[str, Any]] = (),
@@ -699,17 +470,26 @@ class Judge:
                 "completion_tokens": ct, "rubric": t.rubric.name, "rubric_sha": t.rubric.sha, "model": self.model,
                 "endpoint": self.endpoint, "errors": list(errors)}
 
+    def _schema(self, t: _Task) -> Dict[str, Any]:
+        """The reply schema of one task: the rubric's for its number of units (without reasoning: ``maxLength``
+        0 on the ``reasoning`` field)."""
+        schema = t.rubric.schema_for(len(t.units))
+        if not self.reasoning and "reasoning" in schema["properties"]:
+            schema["properties"]["reasoning"] = {"type": "string", "maxLength": 0}
+        return schema
+
     def _judge(self, t: _Task) -> Outcome:
         """One judgment: up to ``max_attempts`` replies (:func:`ragexam.llm.attempts.ask`), each parsed as it
         arrived (the run redacts what is stored and returned, never what is parsed)."""
         from ragexam.llm.attempts import ask
 
-        n_ctx = len(t.item.contexts)
-        got = ask(self.client, t.messages, lambda content: t.defn.validate(extract_json(content), n_ctx),
+        top = t.top_logprobs
+        got = ask(self.client, t.messages, lambda content: t.defn.validate(extract_json(content), t.units),
                   bad_reply=(ReplyError,), final=(NotApplicable,), refusal=_REFUSAL,
                   feedback=lambda kind, message: feedback_message(kind, t.rubric.language, message),
                   max_attempts=self.max_attempts, max_tokens=self.max_tokens, temperature=self.temperature,
-                  seed=self.seed, schema=t.rubric.schema, schema_name=t.metric)
+                  seed=self.seed, schema=self._schema(t), schema_name=t.metric,
+                  logprobs=top, loop_kind="loop")
         counts = dict(attempts=got.attempts, requests=got.requests, pt=got.prompt_tokens, ct=got.completion_tokens,
                       errors=got.errors)
         if got.failed is not None:
@@ -721,8 +501,58 @@ class Judge:
             v = got.value
             value = self._value(t, "judged", v.score, v.label, v.details, None, None, got.attempts, got.requests,
                                 got.prompt_tokens, got.completion_tokens, got.errors)
+            if top is not None:
+                value["probability"] = probabilities(t.defn, t.units, got.content, got.logprobs)
         else:
             value = self._unjudged(got.reason or "invalid_json",
                                    f"{got.message} (after {fmt.plural(got.attempts, 'attempt')})", t, **counts)
+        value["loops"] = got.loops
         store = value["status"] == "judged" or value["reason"] in _CACHEABLE
         return Outcome(value, store, got.requests, got.attempts, got.prompt_tokens, got.completion_tokens)
+
+
+def _custom_metrics(custom: Sequence[JudgeMetric]) -> Dict[str, JudgeMetric]:
+    """``{name: metric}`` of a judge's custom metrics; ``InputError`` for a non-metric, a built-in's name, or two
+    metrics with one name (``score --rubric a.json --rubric b.json`` both named ``politeness``)."""
+    out: Dict[str, JudgeMetric] = {}
+    for m in custom:
+        if not isinstance(m, JudgeMetric):
+            raise InputError(f"received {type(m).__name__}; expected a JudgeMetric (load_rubric(path))",
+                             source="judge", field="custom")
+        if m.name in BUILTIN:
+            raise InputError(f"a custom metric may not be named {m.name!r}, a built-in metric; rename it",
+                             source=m.source, field="name")
+        if m.name in out:
+            raise InputError(f"two rubrics are named {m.name!r}: {out[m.name].source} and {m.source}; a metric's name "
+                             "must be unique -- change 'name' in one of the files", source=m.source, field="name")
+        out[m.name] = m
+    return out
+
+
+def probabilities(defn: JudgeMetric, units: Sequence[str], content: Optional[str], tokens: Any) -> Dict[str, Any]:
+    """The probability score of one reply (:mod:`ragexam.llm.logprobs`): ``{"field", "score", "distributions",
+    "mass"}`` (one distribution per unit for per-unit metrics), or ``{"score": None, "error": why}``."""
+    from ragexam.llm.logprobs import distribution_at, value_offsets
+
+    contract = defn.contract
+    options = [o for o, _ in contract.options()]
+    if not options:
+        return {"score": None, "error": f"{defn.name}'s score has no values to weigh by probability"}
+    if not tokens or content is None:
+        return {"score": None, "error": "the reply carried no token log-probabilities"}
+    spans = value_offsets(content)
+    name = contract.score
+    paths = [(name, i) for i in range(len(units))] if contract.per_unit() else [(name,)]
+    dists = []
+    for path in paths:
+        where = f'"{path[0]}"' + (f" value {path[1] + 1}" if len(path) > 1 else "")
+        if path not in spans:
+            return {"score": None, "error": f"no {where} in the reply to read probabilities at"}
+        d = distribution_at(tokens, content, spans[path][0], options)
+        if d is None:
+            return {"score": None, "error": f"the reply's log-probabilities do not cover {where} (no listed "
+                                            "alternative is an allowed value, or the tokens do not spell the reply)"}
+        dists.append(d)
+    return {"field": name, "score": defn.probability_score([d.probs for d in dists]),
+            "distributions": [{o: round(p, 6) for o, p in d.probs.items()} for d in dists],
+            "mass": [round(d.mass, 6) for d in dists]}

@@ -27,8 +27,11 @@ The file (JSON, or YAML with ``pip install 'ragexam[yaml]'``)::
         score: 5
         reasoning: 공손하고 경로가 분명하다.
 
-The reply contract is ``{"reasoning": str, "score": one of the levels}``; anything else is fed back
-to the judge and, after ``max_attempts``, unjudged (``invalid_reply``).  The metric's score is the
+The reply contract is ``{"score": one of the levels, "reasoning": str}`` (the JSON schema sent to the
+endpoint says the same: an ``enum`` of the levels); anything else is fed back to the judge, quoting the
+broken rule, and after ``max_attempts`` unjudged (``invalid_reply``).  With probability scoring the score is
+the expected level over the levels' token probabilities (levels of one digit, 0-9; a scale with 10 or a
+negative level is scored from the written level only).  The metric's score is the
 level (its mean over judged items is reported), its label the level as text (so the canonical
 verdict over repeats is the majority level, ties to the lower), and with ``pass`` its pass rate.
 
@@ -40,16 +43,17 @@ placeholders such as ``{answer}`` are refused in your text (ragexam inserts the 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
 from ragexam.storage.files import read_settings_file
+from ragexam.metrics.judge import stubs
+from ragexam.metrics.judge.contract import Contract, Field, Levels, Text
 from ragexam.metrics.judge.metric import APPLIES_TO, BUILTIN, JudgeMetric
 from ragexam.metrics.judge.prompts import _SYSTEM, Rubric, format_contexts
-from ragexam.metrics.judge.replies import ReplyError, Verdict, _int, _reasoning, _require
+from ragexam.metrics.judge.replies import level_reply
 
 __all__ = ["load_rubric", "rubric_from_dict", "CUSTOM_INPUTS"]
 
@@ -65,13 +69,13 @@ _TEXT = {
            "examples": "채점 예시", "example": "예시", "score": "점수", "reasoning": "근거",
            "question": "질문", "answer": "답변", "contexts": "검색된 컨텍스트", "ground_truth": "정답",
            "format": "응답 형식 (JSON)", "levels": '"score"는 {levels} 중 하나의 정수입니다.',
-           "reply": '{"reasoning": "판단 근거", "score": 점수}', "valid": "반드시 유효한 JSON만 출력하세요.",
+           "reply": '{"score": 점수, "reasoning": "판단 근거"}', "valid": "반드시 유효한 JSON만 출력하세요.",
            "grade": "채점할 자료"},
     "en": {"intro": "Grade the material below by the criteria.", "criteria": "Criteria", "steps": "Evaluation steps",
            "scale": "Scale", "examples": "Graded examples", "example": "Example", "score": "Score",
            "reasoning": "Reasoning", "question": "Question", "answer": "Answer", "contexts": "Retrieved contexts",
            "ground_truth": "Reference answer", "format": "Response format (JSON)",
-           "levels": '"score" is one integer of {levels}.', "reply": '{"reasoning": "why", "score": score}',
+           "levels": '"score" is one integer of {levels}.', "reply": '{"score": score, "reasoning": "why"}',
            "valid": "Output valid JSON only.", "grade": "Material to grade"},
 }
 
@@ -176,21 +180,6 @@ def _template(spec: Mapping[str, Any], language: str) -> str:
     return "\n".join(parts)
 
 
-def _validator(levels: Tuple[int, ...]):
-    allowed = ", ".join(map(str, levels))
-
-    def validate(obj: Dict[str, Any], n_contexts: int) -> Verdict:
-        reasoning = _reasoning(obj)
-        raw = _require(obj, "score", f"one of {allowed}")
-        score = _int(raw)
-        if score is None or score not in levels:
-            raise ReplyError("invalid_reply", f'"score" is {json.dumps(raw, ensure_ascii=False)}; expected one of '
-                                              f"{allowed}")
-        return Verdict(float(score), str(score), {"score": score, "reasoning": reasoning})
-
-    return validate
-
-
 def rubric_from_dict(data: Mapping[str, Any], *, source: str = "rubric") -> JudgeMetric:
     """A :class:`~ragexam.metrics.judge.metric.JudgeMetric` from a parsed rubric file (see the module
     docstring); ``InputError`` naming the file and field for anything malformed."""
@@ -238,10 +227,8 @@ def rubric_from_dict(data: Mapping[str, Any], *, source: str = "rubric") -> Judg
             "scale": scale, "inputs": inputs,
             "examples": _examples(data.get("examples"), inputs, levels, source)}
     description = _text(data.get("description"), source, "description", required=False)
-    schema = {"type": "object",
-              "properties": {"reasoning": {"type": "string"}, "score": {"type": "integer", "enum": list(levels)}},
-              "required": ["reasoning", "score"], "additionalProperties": False}
-    rubric = Rubric(name, language, str(version).strip(), _SYSTEM[language], _template(spec, language), schema)
+    contract = Contract((Field("score", Levels(levels)), Field("reasoning", Text(200))), score="score")
+    rubric = Rubric(name, language, str(version).strip(), _SYSTEM[language], _template(spec, language), contract)
     pass_rule = None
     pass_text = None
     if pass_level is not None:
@@ -251,8 +238,9 @@ def rubric_from_dict(data: Mapping[str, Any], *, source: str = "rubric") -> Judg
         name=name, question=description or spec["criteria"].splitlines()[0][:120],
         needs=tuple(i for i in inputs if i != "question"), applies_to=questions,
         labels=tuple(str(lv) for lv in levels), score_range=(float(levels[0]), float(levels[-1])),
-        unit_scale=levels, ordinal=len(levels) > 2, rubrics={language: rubric}, validator=_validator(levels),
-        pass_rule=pass_rule, pass_text=pass_text, unit_rule=None, custom=True, source=source)
+        unit_scale=levels, ordinal=len(levels) > 2, rubrics={language: rubric}, reader=level_reply,
+        pass_rule=pass_rule, pass_text=pass_text, unit_rule=None, custom=True, source=source, allowance=(80, 0),
+        stub=stubs.custom)
 
 
 def load_rubric(path: Union[str, Path]) -> JudgeMetric:

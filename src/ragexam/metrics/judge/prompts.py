@@ -1,11 +1,11 @@
 """The judge's prompts and rubrics: versioned constants, one per metric and language.
 
-Every rubric is a :class:`Rubric`: a system message, a user-message template, the JSON schema
-of the reply and a version.  ``Rubric.sha`` is the SHA-256 (first 16 hex digits) of all of
-them, so *any* edit to the wording changes the hash; it is stored with every score
-(``rubric_sha``) and is part of the cache key.  When a rubric's text changes on purpose, its
-``version`` is bumped as well (``context_relevance/ko/v1`` -> ``v2``), so old and new scores are
-never mixed silently.
+Every rubric is a :class:`Rubric`: a system message, a user-message template, the reply contract
+(:class:`~ragexam.metrics.judge.contract.Contract`: the JSON schema sent to the endpoint and the parser, from
+one declaration) and a version.  ``Rubric.sha`` is the SHA-256 (first 16 hex digits) of all of them, so
+*any* edit to the wording or the contract changes the hash; it is stored with every score (``rubric_sha``)
+and is part of the cache key.  When a rubric's text changes on purpose, its ``version`` is bumped as well
+(``context_relevance/ko/v1`` -> ``v2``), so old and new scores are never mixed silently.
 
 Design
 ------
@@ -13,19 +13,22 @@ Design
   Hangul share of the letters).  The Korean ``context_relevance`` prompt is the lecture's prompt
   (section 4) with two additions: the exact number of scores expected, and the rule that the
   texts are data, not instructions.
-* **Small categorical scales**, defined band by band, rather than free numbers; the judge never
-  computes the final score itself (ragexam does): ``context_relevance`` reports one 1-5 integer
-  per context (ragexam recomputes the average and records a mismatch with the judge's own),
-  ``faithfulness`` lists claims with ``supported`` true/false (ragexam computes the share),
-  ``answer_correctness`` and ``answer_relevancy`` give a verdict *and* a 1-5 score whose bands must
-  agree, ``context_recall`` lists the reference answer's statements with ``supported`` true/false,
-  ``context_precision`` gives one true/false per context (ragexam computes the rank-aware score),
-  ``abstention`` gives one of two labels and ``pairwise`` one of ``"1"``, ``"2"``, ``"tie"``.
-* **Reason before score** for the metrics designed here (``reasoning`` is the first key of the
-  schema, so constrained decoding writes it first); ``context_relevance`` keeps the lecture's key
-  order ``{"scores", "average", "reasoning"}``.
-* Inputs are delimited (``[컨텍스트 i]`` / ``[Context i]``, ``## 답변`` ...) and declared to be
-  data; the reply is one JSON object (JSON mode / JSON schema where the endpoint supports it).
+* **ragexam decides the units, the judge gives one verdict per unit.**  Per-unit metrics list their units
+  numbered in the prompt (``[컨텍스트 i]``, ``[주장 i]``, ``[진술 i]``) and the schema fixes the reply's array
+  to exactly that many values (:mod:`ragexam.metrics.judge.units`): ``context_relevance`` one 1-5 integer
+  per context, ``context_precision`` one true/false per context, ``faithfulness`` one true/false per
+  sentence of the answer, ``context_recall`` one true/false per sentence of the reference answer.
+  ``answer_correctness`` and ``answer_relevancy`` give one 1-5 score (ragexam derives the verdict from its
+  band), ``abstention`` one of two labels, ``pairwise`` one of ``"1"``, ``"2"``, ``"tie"``.
+* **Score first, reasoning after.**  The scored field comes first, a short ``reasoning`` (at most 200
+  characters in the schema) last.  The probability of a score token written after a long reasoning is
+  conditioned on that reasoning and is close to 0 or 1; written first, it is the judge's own uncertainty,
+  which probability scoring reads (:mod:`ragexam.llm.logprobs`).  Free text is also where a small model's
+  degenerate loops happen; the bound stops them.  ``context_relevance`` keeps the lecture's key order
+  ``{"scores", "average", "reasoning"}``.
+* **The judge never computes the final score** (ragexam does, and recomputes the judge's own ``average``).
+* Inputs are delimited (``[컨텍스트 i]`` / ``[Context i]``, ``## 답변`` ...) and declared to be data; the
+  reply is one JSON object (JSON schema / JSON mode where the endpoint supports it).
 """
 
 from __future__ import annotations
@@ -36,13 +39,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from ragexam.metrics.judge.contract import Choice, Contract, Field, Flag, Levels, Number, PerUnit, Text
+
 __all__ = ["Rubric", "RUBRICS", "METRICS", "DEFAULT_METRICS", "RUBRIC_NAMES", "LANGUAGES", "get_rubric",
-           "detect_language",
-           "hangul_ratio", "render_messages", "format_contexts", "feedback_message",
-           "PROMPT_SET_VERSION"]
+           "detect_language", "hangul_ratio", "render_messages", "format_units", "format_contexts",
+           "feedback_message", "PROMPT_SET_VERSION", "HEADINGS", "UNIT_LABELS", "CONTRACTS"]
 
 #: Version of the prompt set as a whole (bumped whenever any rubric below changes version or is added).
-PROMPT_SET_VERSION = "2"
+PROMPT_SET_VERSION = "3"
 #: The built-in judge metrics, in report order (``pairwise`` is not a per-answer metric: see
 #: :meth:`ragexam.metrics.judge.Judge.pairwise`).
 METRICS: Tuple[str, ...] = ("context_relevance", "context_precision", "context_recall", "faithfulness",
@@ -54,7 +58,17 @@ DEFAULT_METRICS: Tuple[str, ...] = ("context_relevance", "faithfulness", "answer
 RUBRIC_NAMES: Tuple[str, ...] = METRICS + ("pairwise",)
 LANGUAGES: Tuple[str, ...] = ("ko", "en")
 
-_PLACEHOLDER = re.compile(r"\{(question|contexts|answer|second_answer|ground_truth|n)\}")
+_PLACEHOLDER = re.compile(r"\{(question|contexts|answer|second_answer|ground_truth|n|claims|statements|slots)\}")
+#: the ``## heading`` of each input in the prompts (the stub endpoint reads the prompts back by them)
+HEADINGS: Dict[str, Tuple[str, str]] = {
+    "question": ("질문", "Question"), "ground_truth": ("정답", "Reference answer"), "answer": ("답변", "Answer"),
+    "answer_1": ("답변 1", "Answer 1"), "answer_2": ("답변 2", "Answer 2"),
+    "contexts": ("검색된 컨텍스트", "Retrieved contexts"), "claims": ("답변의 주장", "Claims of the answer"),
+    "statements": ("정답의 진술", "Statements of the reference answer")}
+#: unit -> (Korean label, English label) of its numbered blocks: ``[컨텍스트 1] : text``
+UNIT_LABELS: Dict[str, Tuple[str, str]] = {"contexts": ("컨텍스트", "Context"), "claims": ("주장", "Claim"),
+                                           "statements": ("진술", "Statement")}
+_SLOT = {"ko": {"levels": "점수{i}", "flag": "true 또는 false"}, "en": {"levels": "score{i}", "flag": "true or false"}}
 
 
 @dataclass(frozen=True)
@@ -66,10 +80,11 @@ class Rubric:
     :ivar language: ``ko`` or ``en``.
     :ivar version: bumped whenever the text changes on purpose.
     :ivar system: the system message.
-    :ivar template: the user message; ``{question}``, ``{contexts}``, ``{answer}``,
-        ``{second_answer}`` (pairwise), ``{ground_truth}`` and ``{n}`` (number of contexts) are
-        filled in, nothing else.
-    :ivar schema: JSON schema of the reply (OpenAI strict-mode compatible).
+    :ivar template: the user message; ``{question}``, ``{contexts}``, ``{answer}``, ``{second_answer}``
+        (pairwise), ``{ground_truth}``, ``{claims}`` / ``{statements}`` (the numbered units), ``{n}`` (the
+        number of units) and ``{slots}`` (one placeholder per unit in the reply example) are filled in,
+        nothing else.
+    :ivar contract: the reply contract (schema and parser).
     """
 
     metric: str
@@ -77,34 +92,64 @@ class Rubric:
     version: str
     system: str
     template: str
-    schema: Dict[str, object] = field(hash=False, compare=False)
+    contract: Contract = field(hash=False, compare=False)
 
     @property
     def name(self) -> str:
-        """``<metric>/<language>/v<version>``, e.g. ``context_relevance/ko/v1``."""
+        """``<metric>/<language>/v<version>``, e.g. ``context_relevance/ko/v2``."""
         return f"{self.metric}/{self.language}/v{self.version}"
 
     @property
+    def schema(self) -> Dict[str, object]:
+        """The reply schema's template (``"{n}"`` where the number of units goes)."""
+        return self.contract.schema(None)
+
+    def schema_for(self, n: int) -> Dict[str, object]:
+        """The reply schema of an item with ``n`` units."""
+        return self.contract.schema(n)
+
+    @property
     def sha(self) -> str:
-        """SHA-256 (16 hex digits) of version, system text, template and schema."""
-        blob = json.dumps([self.name, self.system, self.template, self.schema], ensure_ascii=False,
+        """SHA-256 (16 hex digits) of version, system text, template and contract."""
+        blob = json.dumps([self.name, self.system, self.template, self.contract.describe()], ensure_ascii=False,
                           sort_keys=True)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
     def render(self, *, question: str, contexts: Sequence[str] = (), answer: Optional[str] = None,
-               ground_truth: Optional[str] = None, second_answer: Optional[str] = None) -> str:
-        """The user message for one item (one pass over the template: inputs are never re-scanned)."""
-        values = {"question": question, "contexts": format_contexts(contexts, self.language),
-                  "answer": answer or "", "ground_truth": ground_truth or "", "n": str(len(contexts)),
-                  "second_answer": second_answer or ""}
+               ground_truth: Optional[str] = None, second_answer: Optional[str] = None,
+               units: Optional[Sequence[str]] = None) -> str:
+        """The user message for one item (one pass over the template: inputs are never re-scanned).
+        ``units``: the claims / statements of a metric whose units are not the contexts."""
+        unit = self.contract.unit
+        shown = list(contexts) if units is None or unit == "contexts" else list(units)
+        values = {"question": question, "contexts": format_units(contexts, "contexts", self.language),
+                  "answer": answer or "", "ground_truth": ground_truth or "", "n": str(len(shown)),
+                  "second_answer": second_answer or "",
+                  "claims": format_units(shown, "claims", self.language) if unit == "claims" else "",
+                  "statements": format_units(shown, "statements", self.language) if unit == "statements" else "",
+                  "slots": self._slots(len(shown))}
         return _PLACEHOLDER.sub(lambda m: values[m.group(1)], self.template)
+
+    def _slots(self, n: int) -> str:
+        key = self.contract.score
+        if key is None or not self.contract.per_unit(key):
+            return ""
+        kind = self.contract.field(key).kind.item  # type: ignore[union-attr]
+        slot = _SLOT[self.language]["flag" if isinstance(kind, Flag) else "levels"]
+        return ", ".join(slot.replace("{i}", str(i)) for i in range(1, n + 1))
+
+
+def format_units(texts: Sequence[str], unit: str, language: str) -> str:
+    """``[컨텍스트 1] : text`` blocks (the lecture's format) separated by blank lines; English uses
+    ``[Context 1] : text``; claims and statements likewise (``[주장 1]``, ``[Statement 1]``)."""
+    ko, en = UNIT_LABELS[unit]
+    label = ko if language == "ko" else en
+    return "\n\n".join(f"[{label} {i}] : {c}" for i, c in enumerate(texts, 1))
 
 
 def format_contexts(contexts: Sequence[str], language: str) -> str:
-    """``[컨텍스트 1] : text`` blocks (the lecture's format) separated by blank lines; English
-    uses ``[Context 1] : text``."""
-    label = "컨텍스트" if language == "ko" else "Context"
-    return "\n\n".join(f"[{label} {i}] : {c}" for i, c in enumerate(contexts, 1))
+    """:func:`format_units` of contexts."""
+    return format_units(contexts, "contexts", language)
 
 
 # --- shared text ---------------------------------------------------------------------------------
@@ -119,24 +164,46 @@ _SYSTEM = {
 }
 
 _FEEDBACK = {
-    "ko": {"invalid": "이전 응답을 사용할 수 없습니다: {error}\n평가 기준과 응답 형식에 맞는 JSON 객체 하나만 "
+    "ko": {"invalid": "이전 응답을 사용할 수 없습니다: {error}\n이 규칙을 지켜 응답 형식에 맞는 JSON 객체 하나만 "
                       "다시 출력하세요.",
-           "truncated": "이전 응답이 길이 제한에 걸려 잘렸습니다. reasoning을 짧게 줄여 완전한 JSON 객체 "
+           "truncated": "이전 응답이 길이 제한에 걸려 잘렸습니다. reasoning을 한두 문장으로 줄여 완전한 JSON 객체 "
                         "하나만 다시 출력하세요.",
+           "loop": "이전 응답이 같은 내용을 되풀이하다가 길이 제한에 걸렸습니다: {error}\n되풀이하지 말고, "
+                   "reasoning은 한두 문장으로 써서 완전한 JSON 객체 하나만 다시 출력하세요.",
            "refused": "이 요청은 채점 작업입니다. 답변을 평가해 응답 형식에 맞는 JSON 객체 하나만 출력하세요."},
-    "en": {"invalid": "Your previous reply could not be used: {error}\nReply again with exactly one JSON "
-                      "object that follows the rubric and the response format.",
-           "truncated": "Your previous reply was cut off by the length limit. Shorten the reasoning and "
-                        "reply again with one complete JSON object.",
+    "en": {"invalid": "Your previous reply could not be used: {error}\nFollow that rule and reply again with "
+                      "exactly one JSON object in the response format.",
+           "truncated": "Your previous reply was cut off by the length limit. Keep the reasoning to one or two "
+                        "sentences and reply again with one complete JSON object.",
+           "loop": "Your previous reply repeated itself until it was cut off by the length limit: {error}\n"
+                   "Do not repeat; keep the reasoning to one or two sentences and reply again with one complete "
+                   "JSON object.",
            "refused": "This is a grading task. Grade the material and reply with exactly one JSON "
                       "object in the response format."},
 }
 
 
 def feedback_message(kind: str, language: str, error: str = "") -> str:
-    """The follow-up user message sent after an unusable reply (``invalid``, ``truncated``,
-    ``refused``); ``error`` is the validation error, quoted to the judge."""
+    """The follow-up user message sent after an unusable reply (``invalid``, ``truncated``, ``loop``,
+    ``refused``); ``error`` is the problem -- for ``invalid`` the contract's rule that was broken, quoted."""
     return _FEEDBACK[language][kind].replace("{error}", error)
+
+
+_REASONING = Field("reasoning", Text(200))
+#: metric -> its reply contract
+CONTRACTS: Dict[str, Contract] = {
+    "context_relevance": Contract((Field("scores", PerUnit(Levels((1, 2, 3, 4, 5)), "contexts")),
+                                   Field("average", Number()), _REASONING), score="scores"),
+    "context_precision": Contract((Field("useful", PerUnit(Flag(), "contexts")), _REASONING), score="useful"),
+    "context_recall": Contract((Field("supported", PerUnit(Flag(), "statements")), _REASONING), score="supported"),
+    "faithfulness": Contract((Field("supported", PerUnit(Flag(), "claims")), _REASONING), score="supported"),
+    "answer_relevancy": Contract((Field("declined", Flag()), Field("score", Levels((1, 2, 3, 4, 5))), _REASONING),
+                                 score="score"),
+    "answer_correctness": Contract((Field("score", Levels((1, 2, 3, 4, 5))), _REASONING), score="score"),
+    "abstention": Contract((Field("verdict", Choice(("abstained", "answered"), positive="abstained")), _REASONING),
+                           score="verdict"),
+    "pairwise": Contract((Field("winner", Choice(("1", "2", "tie"))), _REASONING), score="winner"),
+}
 
 
 # --- context relevance (the lecture's rubric, section 4) ----------------------------------------
@@ -157,10 +224,10 @@ _CR = {
 - 2 : 간접적으로만 관련 있음
 - 1 : 거의 관련 없음
 
-컨텍스트는 {n}개입니다. "scores"에는 [컨텍스트 1]부터 [컨텍스트 {n}]까지 순서대로 1-5 정수를 정확히 {n}개 넣으세요.
+컨텍스트는 {n}개입니다. "scores"에는 [컨텍스트 1]부터 [컨텍스트 {n}]까지 순서대로 1-5 정수를 정확히 {n}개 넣으세요. 점수 척도(1-5)를 나열하지 말고 컨텍스트마다 점수 하나만 쓰세요.
 
 ## 응답 형식 (JSON)
-{"scores": [점수1, 점수2, ...], "average": 평균점수, "reasoning": "평가 근거"}
+{"scores": [{slots}], "average": 평균점수, "reasoning": "평가 근거"}
 
 반드시 유효한 JSON만 출력하세요.""",
     "en": """Rate how relevant each retrieved context is to the question.
@@ -179,28 +246,17 @@ Score each context from 1 to 5:
 - 2 : only indirectly related
 - 1 : barely related
 
-There are {n} contexts. "scores" must hold exactly {n} integers from 1 to 5, in order from [Context 1] to [Context {n}].
+There are {n} contexts. "scores" must hold exactly {n} integers from 1 to 5, in order from [Context 1] to [Context {n}]. Do not list the scale (1-5): write one score per context.
 
 ## Response format (JSON)
-{"scores": [score1, score2, ...], "average": average_score, "reasoning": "why"}
+{"scores": [{slots}], "average": average_score, "reasoning": "why"}
 
 Output valid JSON only.""",
 }
 
-_CR_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "scores": {"type": "array", "items": {"type": "integer", "enum": [1, 2, 3, 4, 5]}},
-        "average": {"type": "number"},
-        "reasoning": {"type": "string"},
-    },
-    "required": ["scores", "average", "reasoning"],
-    "additionalProperties": False,
-}
-
 # --- faithfulness ---------------------------------------------------------------------------------
 _FA = {
-    "ko": """답변의 내용이 검색된 컨텍스트에 근거하는지 평가하세요.
+    "ko": """답변의 각 주장이 검색된 컨텍스트에 근거하는지 판단하세요.
 
 ## 질문
 {question}
@@ -208,22 +264,21 @@ _FA = {
 ## 검색된 컨텍스트
 {contexts}
 
-## 답변
-{answer}
+## 답변의 주장
+{claims}
 
-## 평가 방법
-1. 답변을 사실 주장(claim)으로 나누세요. 주장 하나는 혼자 읽어도 뜻이 통하는 짧은 문장 하나입니다. 인사말, 질문을 되풀이한 말, "문서에서 찾을 수 없습니다" 같은 답변 거절은 주장이 아닙니다.
-2. 주장마다 컨텍스트가 뒷받침하는지 판단하세요.
-   - "supported": true : 어떤 컨텍스트에 그 내용이 있거나 그 내용에서 바로 따라 나옵니다. "context"에 그 컨텍스트 번호(1-{n})를 적으세요.
-   - "supported": false : 컨텍스트에 없거나 컨텍스트와 어긋납니다. 상식으로 맞는 말이어도 컨텍스트에 없으면 false입니다. "context"는 null로 두세요.
-3. 주장이 하나도 없으면 "claims"를 빈 목록 []으로 두세요.
-점수는 계산하지 마세요.
+## 판단 기준
+주장마다 따로, 컨텍스트가 그 내용을 뒷받침하는지 판단하세요.
+- true : 어떤 컨텍스트에 그 내용이 있거나 컨텍스트의 내용에서 바로 따라 나옵니다. 표현이 달라도 뜻이 같으면 true입니다.
+- false : 어느 컨텍스트에도 그 내용이 없거나 컨텍스트와 어긋납니다. 상식으로 맞는 말이어도 컨텍스트에 없으면 false입니다.
+
+주장은 {n}개입니다. "supported"에는 [주장 1]부터 [주장 {n}]까지 순서대로 true 또는 false를 정확히 {n}개 넣으세요.
 
 ## 응답 형식 (JSON)
-{"reasoning": "판단 근거 요약", "claims": [{"claim": "주장", "supported": true, "context": 1}, {"claim": "주장", "supported": false, "context": null}]}
+{"supported": [{slots}], "reasoning": "판단 근거"}
 
 반드시 유효한 JSON만 출력하세요.""",
-    "en": """Judge whether the answer is grounded in the retrieved contexts.
+    "en": """Judge whether each claim of the answer is grounded in the retrieved contexts.
 
 ## Question
 {question}
@@ -231,36 +286,20 @@ _FA = {
 ## Retrieved contexts
 {contexts}
 
-## Answer
-{answer}
+## Claims of the answer
+{claims}
 
-## Procedure
-1. Split the answer into factual claims. A claim is one short sentence that makes sense on its own. Greetings, restatements of the question and declining to answer ("I cannot find this in the documents") are not claims.
-2. For each claim decide whether the contexts support it.
-   - "supported": true : some context states it or it follows directly from a context. Put that context's number (1-{n}) in "context".
-   - "supported": false : no context states it, or a context contradicts it. A claim that is common knowledge but absent from the contexts is false. Put null in "context".
-3. If the answer makes no claim, give an empty list [] for "claims".
-Do not compute a score.
+## Criteria
+For each claim on its own, decide whether the contexts support it.
+- true : some context states it or it follows directly from a context. Different wording with the same meaning is true.
+- false : no context states it, or a context contradicts it. A claim that is common knowledge but absent from the contexts is false.
+
+There are {n} claims. "supported" must hold exactly {n} values true or false, in order from [Claim 1] to [Claim {n}].
 
 ## Response format (JSON)
-{"reasoning": "short summary", "claims": [{"claim": "a claim", "supported": true, "context": 1}, {"claim": "a claim", "supported": false, "context": null}]}
+{"supported": [{slots}], "reasoning": "why"}
 
 Output valid JSON only.""",
-}
-
-_FA_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "reasoning": {"type": "string"},
-        "claims": {"type": "array", "items": {
-            "type": "object",
-            "properties": {"claim": {"type": "string"}, "supported": {"type": "boolean"},
-                           "context": {"type": ["integer", "null"]}},
-            "required": ["claim", "supported", "context"],
-            "additionalProperties": False}},
-    },
-    "required": ["reasoning", "claims"],
-    "additionalProperties": False,
 }
 
 # --- answer correctness ---------------------------------------------------------------------------
@@ -278,15 +317,15 @@ _AC = {
 
 ## 평가 기준
 정답의 핵심 내용(숫자, 기한, 이름, 메뉴 경로, 절차, 조건)을 답변이 맞게 전하는지 보세요. 표현이 달라도 뜻이 같으면 맞은 것입니다. 정답에 없는 내용을 덧붙인 것만으로는 감점하지 않지만, 정답과 어긋나는 내용이 있으면 틀린 것입니다.
-- 5 : 핵심 내용이 모두 맞음 → "verdict": "correct"
-- 4 : 핵심은 맞고 사소한 세부만 빠지거나 덜 정확함 → "verdict": "correct"
-- 3 : 핵심 중 일부만 맞고 일부가 빠짐 → "verdict": "partially_correct"
-- 2 : 대부분 빠지거나 틀렸지만 맞는 내용이 조금 있음 → "verdict": "partially_correct"
-- 1 : 틀렸거나 정답과 어긋남, 또는 답하지 않음(답변 거절 포함) → "verdict": "incorrect"
+- 5 : 핵심 내용이 모두 맞음
+- 4 : 핵심은 맞고 사소한 세부만 빠지거나 덜 정확함
+- 3 : 핵심 중 일부만 맞고 일부가 빠짐
+- 2 : 대부분 빠지거나 틀렸지만 맞는 내용이 조금 있음
+- 1 : 틀렸거나 정답과 어긋남, 또는 답하지 않음(답변 거절 포함)
 
 ## 응답 형식 (JSON)
-{"reasoning": "판단 근거", "verdict": "correct", "score": 5}
-"verdict"는 "correct", "partially_correct", "incorrect" 중 하나, "score"는 위 기준과 맞는 1-5 정수입니다.
+{"score": 점수, "reasoning": "판단 근거"}
+"score"는 위 기준의 1-5 정수 하나입니다.
 
 반드시 유효한 JSON만 출력하세요.""",
     "en": """Judge whether the answer agrees with the reference answer.
@@ -302,28 +341,17 @@ _AC = {
 
 ## Rubric
 Check whether the answer conveys the key content of the reference answer (numbers, deadlines, names, menu paths, procedures, conditions). Different wording with the same meaning is correct. Adding content that the reference does not mention is not penalised by itself; content that contradicts the reference is wrong.
-- 5 : all key content is right → "verdict": "correct"
-- 4 : the key content is right, a minor detail is missing or imprecise → "verdict": "correct"
-- 3 : part of the key content is right, part is missing → "verdict": "partially_correct"
-- 2 : mostly missing or wrong, but something right → "verdict": "partially_correct"
-- 1 : wrong, contradicts the reference, or no answer (declining included) → "verdict": "incorrect"
+- 5 : all key content is right
+- 4 : the key content is right, a minor detail is missing or imprecise
+- 3 : part of the key content is right, part is missing
+- 2 : mostly missing or wrong, but something right
+- 1 : wrong, contradicts the reference, or no answer (declining included)
 
 ## Response format (JSON)
-{"reasoning": "why", "verdict": "correct", "score": 5}
-"verdict" is one of "correct", "partially_correct", "incorrect"; "score" is the 1-5 integer whose band matches the verdict.
+{"score": score, "reasoning": "why"}
+"score" is one integer from 1 to 5 by the rubric.
 
 Output valid JSON only.""",
-}
-
-_AC_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "reasoning": {"type": "string"},
-        "verdict": {"type": "string", "enum": ["correct", "partially_correct", "incorrect"]},
-        "score": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
-    },
-    "required": ["reasoning", "verdict", "score"],
-    "additionalProperties": False,
 }
 
 # --- abstention ---------------------------------------------------------------------------------
@@ -341,7 +369,7 @@ _AB = {
 - "answered" : 질문에 대한 구체적인 답을 내놓았습니다. "문서에는 없지만 보통은 …"처럼 단서를 달고 추측한 답도 "answered"입니다.
 
 ## 응답 형식 (JSON)
-{"reasoning": "판단 근거", "verdict": "abstained"}
+{"verdict": "abstained", "reasoning": "판단 근거"}
 "verdict"는 "abstained" 또는 "answered"입니다.
 
 반드시 유효한 JSON만 출력하세요.""",
@@ -358,20 +386,10 @@ _AB = {
 - "answered" : the answer gives a concrete answer to the question. A hedged guess ("the documents don't say, but usually ...") is "answered".
 
 ## Response format (JSON)
-{"reasoning": "why", "verdict": "abstained"}
+{"verdict": "abstained", "reasoning": "why"}
 "verdict" is "abstained" or "answered".
 
 Output valid JSON only.""",
-}
-
-_AB_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "reasoning": {"type": "string"},
-        "verdict": {"type": "string", "enum": ["abstained", "answered"]},
-    },
-    "required": ["reasoning", "verdict"],
-    "additionalProperties": False,
 }
 
 # --- context precision ---------------------------------------------------------------------------
@@ -395,7 +413,7 @@ _CP = {
 컨텍스트는 {n}개입니다. "useful"에는 [컨텍스트 1]부터 [컨텍스트 {n}]까지 순서대로 true 또는 false를 정확히 {n}개 넣으세요.
 
 ## 응답 형식 (JSON)
-{"reasoning": "판단 근거", "useful": [true, false, ...]}
+{"useful": [{slots}], "reasoning": "판단 근거"}
 
 반드시 유효한 JSON만 출력하세요.""",
     "en": """Decide for each retrieved context whether it is useful for arriving at the reference answer.
@@ -417,82 +435,57 @@ Judge each context on its own; do not let its position influence you.
 There are {n} contexts. "useful" must hold exactly {n} values true or false, in order from [Context 1] to [Context {n}].
 
 ## Response format (JSON)
-{"reasoning": "why", "useful": [true, false, ...]}
+{"useful": [{slots}], "reasoning": "why"}
 
 Output valid JSON only.""",
-}
-
-_CP_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "reasoning": {"type": "string"},
-        "useful": {"type": "array", "items": {"type": "boolean"}},
-    },
-    "required": ["reasoning", "useful"],
-    "additionalProperties": False,
 }
 
 # --- context recall ------------------------------------------------------------------------------
 _CC = {
-    "ko": """정답의 내용이 검색된 컨텍스트에 들어 있는지 평가하세요.
+    "ko": """정답의 각 진술이 검색된 컨텍스트에 들어 있는지 판단하세요.
 
 ## 질문
 {question}
 
-## 정답
-{ground_truth}
-
 ## 검색된 컨텍스트
 {contexts}
 
-## 평가 방법
-1. 정답을 사실 진술(statement)로 나누세요. 진술 하나는 혼자 읽어도 뜻이 통하는 짧은 문장 하나입니다. 정답에는 진술이 적어도 하나 있습니다.
-2. 진술마다 컨텍스트에 그 내용이 있는지 판단하세요.
-   - "supported": true : 어떤 컨텍스트에 그 내용이 있거나 그 내용에서 바로 따라 나옵니다. "context"에 그 컨텍스트 번호(1-{n})를 적으세요.
-   - "supported": false : 어느 컨텍스트에도 그 내용이 없습니다. 상식으로 맞는 말이어도 컨텍스트에 없으면 false입니다. "context"는 null로 두세요.
-점수는 계산하지 마세요.
+## 정답의 진술
+{statements}
+
+## 판단 기준
+진술마다 따로 판단하세요.
+- true : 어떤 컨텍스트에 그 내용이 있거나 컨텍스트의 내용에서 바로 따라 나옵니다.
+- false : 어느 컨텍스트에도 그 내용이 없습니다. 상식으로 맞는 말이어도 컨텍스트에 없으면 false입니다.
+
+진술은 {n}개입니다. "supported"에는 [진술 1]부터 [진술 {n}]까지 순서대로 true 또는 false를 정확히 {n}개 넣으세요.
 
 ## 응답 형식 (JSON)
-{"reasoning": "판단 근거 요약", "statements": [{"statement": "진술", "supported": true, "context": 1}, {"statement": "진술", "supported": false, "context": null}]}
+{"supported": [{slots}], "reasoning": "판단 근거"}
 
 반드시 유효한 JSON만 출력하세요.""",
-    "en": """Judge whether the content of the reference answer is found in the retrieved contexts.
+    "en": """Judge whether each statement of the reference answer is found in the retrieved contexts.
 
 ## Question
 {question}
 
-## Reference answer
-{ground_truth}
-
 ## Retrieved contexts
 {contexts}
 
-## Procedure
-1. Split the reference answer into factual statements. A statement is one short sentence that makes sense on its own. The reference answer makes at least one statement.
-2. For each statement decide whether the contexts contain it.
-   - "supported": true : some context states it or it follows directly from a context. Put that context's number (1-{n}) in "context".
-   - "supported": false : no context states it. A statement that is common knowledge but absent from the contexts is false. Put null in "context".
-Do not compute a score.
+## Statements of the reference answer
+{statements}
+
+## Criteria
+Judge each statement on its own.
+- true : some context states it or it follows directly from a context.
+- false : no context states it. A statement that is common knowledge but absent from the contexts is false.
+
+There are {n} statements. "supported" must hold exactly {n} values true or false, in order from [Statement 1] to [Statement {n}].
 
 ## Response format (JSON)
-{"reasoning": "short summary", "statements": [{"statement": "a statement", "supported": true, "context": 1}, {"statement": "a statement", "supported": false, "context": null}]}
+{"supported": [{slots}], "reasoning": "why"}
 
 Output valid JSON only.""",
-}
-
-_CC_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "reasoning": {"type": "string"},
-        "statements": {"type": "array", "items": {
-            "type": "object",
-            "properties": {"statement": {"type": "string"}, "supported": {"type": "boolean"},
-                           "context": {"type": ["integer", "null"]}},
-            "required": ["statement", "supported", "context"],
-            "additionalProperties": False}},
-    },
-    "required": ["reasoning", "statements"],
-    "additionalProperties": False,
 }
 
 # --- answer relevancy ----------------------------------------------------------------------------
@@ -506,17 +499,16 @@ _AR = {
 {answer}
 
 ## 평가 기준
-질문이 무엇을 물었는지(무엇, 언제, 어떻게, 왜, 얼마)를 먼저 정하고, 답변이 바로 그것에 답하는지 보세요. 사실이 맞는지, 문서에 있는지는 보지 않습니다.
-- 5 : 물은 것에 정면으로 답하고 상관없는 내용이 없음 → "verdict": "relevant"
-- 4 : 물은 것에 답하지만 상관없는 내용이 조금 섞였거나 물은 것 중 사소한 부분이 빠짐 → "verdict": "relevant"
-- 3 : 물은 것의 일부에만 답함, 또는 상관없는 내용이 절반쯤 됨 → "verdict": "partially_relevant"
-- 2 : 질문의 주제는 다루지만 물은 것에는 거의 답하지 않음 → "verdict": "partially_relevant"
-- 1 : 다른 질문에 대한 답이거나 질문과 무관함 → "verdict": "irrelevant"
-- 답변이 답하기를 거절함(문서에서 찾을 수 없다, 모른다, 문의하라 등)이고 다른 답을 내놓지 않음 → "verdict": "declined", "score": null
+먼저 답변이 답하기를 거절하는지(문서에서 찾을 수 없다, 모른다, 문의하라 등) 보세요. 거절하고 다른 답을 내놓지 않았으면 "declined"는 true이고 "score"는 1로 두세요. 아니면 "declined"는 false입니다.
+질문이 무엇을 물었는지(무엇, 언제, 어떻게, 왜, 얼마)를 정하고, 답변이 바로 그것에 답하는지 보세요. 사실이 맞는지, 문서에 있는지는 보지 않습니다.
+- 5 : 물은 것에 정면으로 답하고 상관없는 내용이 없음
+- 4 : 물은 것에 답하지만 상관없는 내용이 조금 섞였거나 물은 것 중 사소한 부분이 빠짐
+- 3 : 물은 것의 일부에만 답함, 또는 상관없는 내용이 절반쯤 됨
+- 2 : 질문의 주제는 다루지만 물은 것에는 거의 답하지 않음
+- 1 : 다른 질문에 대한 답이거나 질문과 무관함
 
 ## 응답 형식 (JSON)
-{"reasoning": "판단 근거", "verdict": "relevant", "score": 5}
-"verdict"는 "relevant", "partially_relevant", "irrelevant", "declined" 중 하나, "score"는 위 기준과 맞는 1-5 정수("declined"이면 null)입니다.
+{"declined": false, "score": 점수, "reasoning": "판단 근거"}
 
 반드시 유효한 JSON만 출력하세요.""",
     "en": """Judge whether the answer addresses what the question asked. Do not judge whether the answer is correct.
@@ -528,30 +520,18 @@ _AR = {
 {answer}
 
 ## Rubric
-First decide what the question asks for (what, when, how, why, how much), then whether the answer responds to exactly that. Whether the facts are right, or found in any document, does not matter here.
-- 5 : responds directly to what was asked, nothing unrelated → "verdict": "relevant"
-- 4 : responds to what was asked, with a little unrelated content or a minor part of the question left out → "verdict": "relevant"
-- 3 : responds to part of what was asked, or about half of it is unrelated → "verdict": "partially_relevant"
-- 2 : touches the question's topic but hardly responds to what was asked → "verdict": "partially_relevant"
-- 1 : answers a different question or is unrelated to it → "verdict": "irrelevant"
-- the answer declines (says the documents do not contain it, that it does not know, to ask someone) and gives no other answer → "verdict": "declined", "score": null
+First see whether the answer declines (says the documents do not contain it, that it does not know, to ask someone). If it declines and gives no other answer, "declined" is true and "score" is 1. Otherwise "declined" is false.
+Decide what the question asks for (what, when, how, why, how much), then whether the answer responds to exactly that. Whether the facts are right, or found in any document, does not matter here.
+- 5 : responds directly to what was asked, nothing unrelated
+- 4 : responds to what was asked, with a little unrelated content or a minor part of the question left out
+- 3 : responds to part of what was asked, or about half of it is unrelated
+- 2 : touches the question's topic but hardly responds to what was asked
+- 1 : answers a different question or is unrelated to it
 
 ## Response format (JSON)
-{"reasoning": "why", "verdict": "relevant", "score": 5}
-"verdict" is one of "relevant", "partially_relevant", "irrelevant", "declined"; "score" is the 1-5 integer whose band matches the verdict (null for "declined").
+{"declined": false, "score": score, "reasoning": "why"}
 
 Output valid JSON only.""",
-}
-
-_AR_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "reasoning": {"type": "string"},
-        "verdict": {"type": "string", "enum": ["relevant", "partially_relevant", "irrelevant", "declined"]},
-        "score": {"type": ["integer", "null"], "enum": [1, 2, 3, 4, 5, None]},
-    },
-    "required": ["reasoning", "verdict", "score"],
-    "additionalProperties": False,
 }
 
 # --- pairwise ------------------------------------------------------------------------------------
@@ -577,7 +557,7 @@ _PW = {
 - "tie" : 두 답변이 같은 수준입니다(둘 다 맞거나 둘 다 틀림).
 
 ## 응답 형식 (JSON)
-{"reasoning": "판단 근거", "winner": "1"}
+{"winner": "1", "reasoning": "판단 근거"}
 "winner"는 "1", "2", "tie" 중 하나입니다.
 
 반드시 유효한 JSON만 출력하세요.""",
@@ -602,33 +582,21 @@ Check agreement with the reference answer (numbers, deadlines, names, menu paths
 - "tie" : both are equally good (both right, or both wrong).
 
 ## Response format (JSON)
-{"reasoning": "why", "winner": "1"}
+{"winner": "1", "reasoning": "why"}
 "winner" is one of "1", "2", "tie".
 
 Output valid JSON only.""",
 }
 
-_PW_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "reasoning": {"type": "string"},
-        "winner": {"type": "string", "enum": ["1", "2", "tie"]},
-    },
-    "required": ["reasoning", "winner"],
-    "additionalProperties": False,
-}
-
-_VERSIONS = {"context_relevance": "1", "context_precision": "1", "context_recall": "1", "faithfulness": "1",
-             "answer_relevancy": "1", "answer_correctness": "1", "abstention": "1", "pairwise": "1"}
-_TEMPLATES = {"context_relevance": (_CR, _CR_SCHEMA), "context_precision": (_CP, _CP_SCHEMA),
-              "context_recall": (_CC, _CC_SCHEMA), "faithfulness": (_FA, _FA_SCHEMA),
-              "answer_relevancy": (_AR, _AR_SCHEMA), "answer_correctness": (_AC, _AC_SCHEMA),
-              "abstention": (_AB, _AB_SCHEMA), "pairwise": (_PW, _PW_SCHEMA)}
+_VERSIONS = {"context_relevance": "2", "context_precision": "2", "context_recall": "2", "faithfulness": "2",
+             "answer_relevancy": "2", "answer_correctness": "2", "abstention": "2", "pairwise": "2"}
+_TEMPLATES = {"context_relevance": _CR, "context_precision": _CP, "context_recall": _CC, "faithfulness": _FA,
+              "answer_relevancy": _AR, "answer_correctness": _AC, "abstention": _AB, "pairwise": _PW}
 
 #: ``(metric, language) -> Rubric`` for every metric and language.
 RUBRICS: Mapping[Tuple[str, str], Rubric] = {
-    (m, lang): Rubric(m, lang, _VERSIONS[m], _SYSTEM[lang], texts[lang], schema)
-    for m, (texts, schema) in _TEMPLATES.items() for lang in LANGUAGES
+    (m, lang): Rubric(m, lang, _VERSIONS[m], _SYSTEM[lang], texts[lang], CONTRACTS[m])
+    for m, texts in _TEMPLATES.items() for lang in LANGUAGES
 }
 
 
@@ -647,11 +615,13 @@ def get_rubric(metric: str, language: str) -> Rubric:
 
 def render_messages(rubric: Rubric, *, question: str, contexts: Sequence[str] = (),
                     answer: Optional[str] = None, ground_truth: Optional[str] = None,
-                    second_answer: Optional[str] = None) -> List[Dict[str, str]]:
+                    second_answer: Optional[str] = None, units: Optional[Sequence[str]] = None
+                    ) -> List[Dict[str, str]]:
     """The chat messages of one judge call: ``[system, user]``."""
     return [{"role": "system", "content": rubric.system},
             {"role": "user", "content": rubric.render(question=question, contexts=contexts, answer=answer,
-                                                      ground_truth=ground_truth, second_answer=second_answer)}]
+                                                      ground_truth=ground_truth, second_answer=second_answer,
+                                                      units=units)}]
 
 
 # --- language --------------------------------------------------------------------------------

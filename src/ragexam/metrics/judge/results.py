@@ -1,0 +1,351 @@
+"""What the judge produces: items in, judgments, item scores over repeats, summaries, plans and runs.
+
+A :class:`JudgeVerdict` is one judgment (metric x item x repeat): ``judged`` with a validated score, or
+``unjudged`` with a reason of :data:`REASONS`; :func:`combine_repeats` makes an item's canonical
+:class:`ItemScore` over its repeats; :func:`summarize` a :class:`MetricSummary` with coverage and bootstrap
+intervals; a :class:`JudgeRun` holds a run's judgments with its signatures and usage, a :class:`JudgePlan`
+what a dry run would do.  The rules are in :mod:`ragexam.metrics.judge.core` (the judge's docstring).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+from ragexam.metrics.judge.metric import JudgeMetric, registered
+from ragexam.metrics.judge.prompts import METRICS
+
+__all__ = ["JudgeItem", "JudgeVerdict", "ItemScore", "MetricSummary", "JudgeRun", "JudgePlan", "REASONS",
+           "summarize", "combine_repeats", "INTERVAL_RESAMPLES", "INTERVAL_CONFIDENCE"]
+
+#: reason -> (category, meaning).  Categories: ``judge`` (the reply was unusable), ``transport``
+#: (no reply), ``not_applicable`` (valid reply, no score defined), ``input`` (nothing to judge).
+REASONS: Dict[str, Tuple[str, str]] = {
+    "invalid_json": ("judge", "no JSON object could be read from the reply"),
+    "invalid_reply": ("judge", "the JSON broke the metric's contract (count, range, fields, types)"),
+    "truncated": ("judge", "the reply was cut off by max_tokens (finish_reason length)"),
+    "refused": ("judge", "the model refused to grade"),
+    "rate_limited": ("transport", "HTTP 429 after all retries"),
+    "server_error": ("transport", "HTTP 5xx after all retries"),
+    "timeout": ("transport", "the request timed out after all retries"),
+    "connection_error": ("transport", "the endpoint could not be reached after all retries"),
+    "bad_response": ("transport", "the response was not a chat completion (not JSON, no choices) after all retries"),
+    "bad_request": ("transport", "HTTP 400/422 even without response_format"),
+    "http_error": ("transport", "another HTTP error status"),
+    "no_claims": ("not_applicable", "the answer makes no factual claim (e.g. it declines)"),
+    "declined": ("not_applicable", "the answer declines, so whether it addresses the question is not defined"),
+    "no_probabilities": ("judge", "probability scoring: the reply's token log-probabilities did not cover its score"),
+    "no_contexts": ("input", "the item has no contexts"),
+    "no_answer": ("input", "the item has no answer"),
+    "no_ground_truth": ("input", "the question has no ground_truth"),
+    "no_second_answer": ("input", "the pair has no second answer"),
+}
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    """One thing to grade.  ``item_id`` is the caller's identifier (e.g. ``pipeline|query_id``)."""
+
+    item_id: str
+    question: str
+    answer: Optional[str] = None
+    contexts: Tuple[str, ...] = ()
+    ground_truth: Optional[str] = None
+    second_answer: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class JudgeVerdict:
+    """One judgment of one item on one metric (one repeat).
+
+    ``status`` is ``judged`` (``score`` and ``label`` set, see
+    :mod:`ragexam.metrics.judge.replies`) or ``unjudged`` (``score`` is ``None``; ``reason`` is a
+    key of :data:`REASONS` and ``message`` the detail).  ``attempts``: replies received;
+    ``requests``: HTTP requests; tokens from the endpoint's ``usage`` (``None`` if it reported
+    none); ``cached``: read from the cache in this run; ``errors``: the problems of the earlier
+    attempts.  The rubric name and hash, model and endpoint travel with every judgment.  ``scoring``:
+    ``probability`` when ``score`` is the probability-weighted value (the written reply's is then
+    ``details["score_sample"]`` and the distributions ``details["probabilities"]``), else ``sample``.
+    """
+
+    metric: str
+    item_id: str
+    repeat: int
+    status: str
+    score: Optional[float]
+    label: Optional[str]
+    details: Dict[str, Any]
+    reason: Optional[str]
+    message: Optional[str]
+    attempts: int
+    requests: int
+    prompt_tokens: Optional[int]
+    completion_tokens: Optional[int]
+    cached: bool
+    rubric: str
+    rubric_sha: str
+    model: str
+    endpoint: str
+    key: str
+    errors: Tuple[Dict[str, Any], ...] = ()
+    passed: Optional[bool] = None
+    scoring: str = "sample"
+
+    @property
+    def judged(self) -> bool:
+        return self.status == "judged"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"metric": self.metric, "item_id": self.item_id, "repeat": self.repeat, "scoring": self.scoring,
+                "status": self.status, "score": self.score, "label": self.label, "passed": self.passed,
+                "details": self.details, "reason": self.reason, "message": self.message,
+                "attempts": self.attempts, "requests": self.requests,
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "cached": self.cached, "rubric": self.rubric, "rubric_sha": self.rubric_sha,
+                "model": self.model, "endpoint": self.endpoint, "key": self.key,
+                "errors": list(self.errors)}
+
+
+@dataclass(frozen=True)
+class ItemScore:
+    """An item's result on one metric over its repeats (see the module docstring).
+
+    ``passed``: the metric's pass rule on the canonical verdict (``None`` without a rule or when
+    unjudged); ``tie``: the judged repeats' labels tied for the majority (the worse label was
+    taken); ``flipped``: the judged repeats did not all give the same verdict; ``verdicts``: the
+    judged repeats' labels (or scores, for score-only metrics) in repeat order.
+    """
+
+    metric: str
+    item_id: str
+    status: str
+    score: Optional[float]
+    label: Optional[str]
+    details: Dict[str, Any]
+    reason: Optional[str]
+    message: Optional[str]
+    n_repeats: int
+    n_judged: int
+    rubric_sha: str
+    passed: Optional[bool] = None
+    tie: bool = False
+    flipped: bool = False
+    verdicts: Tuple[Any, ...] = ()
+
+    @property
+    def judged(self) -> bool:
+        return self.status == "judged"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"metric": self.metric, "item_id": self.item_id, "status": self.status, "score": self.score,
+                "label": self.label, "passed": self.passed, "reason": self.reason, "message": self.message,
+                "n_repeats": self.n_repeats, "n_judged": self.n_judged, "tie": self.tie, "flipped": self.flipped,
+                "verdicts": list(self.verdicts), "rubric_sha": self.rubric_sha, "details": self.details}
+
+
+def _metric_def(metric: Union[str, JudgeMetric, None], fallback: str) -> Optional[JudgeMetric]:
+    if isinstance(metric, JudgeMetric):
+        return metric
+    return registered().get(metric or fallback)
+
+
+def combine_repeats(judgments: Sequence[JudgeVerdict], metric: Union[str, JudgeMetric, None] = None) -> ItemScore:
+    """One :class:`ItemScore` from the repeats of one (metric, item): the canonical verdict of the
+    module docstring (majority label, ties to the worse label; lower median score for score-only
+    metrics); unjudged (with the most frequent reason) if no repeat was judged.  ``metric`` (name
+    or object; default the judgments' metric, which must then be built in) gives the labels'
+    order and the pass rule."""
+    if not judgments:
+        raise ValueError("combine_repeats needs at least one judgment")
+    first = judgments[0]
+    defn = _metric_def(metric, first.metric)
+    judged = sorted((j for j in judgments if j.judged), key=lambda j: (j.score, j.repeat))
+    if judged:
+        labelled = defn is not None and bool(defn.labels) and all(j.label is not None for j in judged)
+        tie = False
+        if labelled:
+            counts = Counter(j.label for j in judged)
+            top = max(counts.values())
+            winners = [lab for lab, c in counts.items() if c == top]
+            tie = len(winners) > 1
+            label = min(winners, key=defn.label_rank)
+            pool = [j for j in judged if j.label == label]
+        else:
+            pool = judged
+        pick = pool[(len(pool) - 1) // 2]
+        in_order = sorted(judged, key=lambda j: j.repeat)
+        verdicts = tuple(j.label if labelled else j.score for j in in_order)
+        passed = defn.passed(pick.score, pick.label, pick.details) if defn is not None else None
+        return ItemScore(first.metric, first.item_id, "judged", pick.score, pick.label, pick.details, None,
+                         None, len(judgments), len(judged), first.rubric_sha, passed, tie,
+                         len(set(verdicts)) > 1, verdicts)
+    reason, _ = Counter(j.reason for j in judgments).most_common(1)[0]
+    msg = next(j.message for j in judgments if j.reason == reason)
+    details = next((j.details for j in judgments if j.reason == reason), {})
+    return ItemScore(first.metric, first.item_id, "unjudged", None, None, details, reason, msg,
+                     len(judgments), 0, first.rubric_sha)
+
+
+#: The bootstrap settings of every judge interval (the defaults of ``ragexam check`` too).
+INTERVAL_RESAMPLES = 2000
+INTERVAL_CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class MetricSummary:
+    """Aggregate of one metric over items.
+
+    :ivar n: items; :ivar n_judged: items with a score; :ivar coverage: ``n_judged / n``
+        (``None`` when ``n == 0``); :ivar mean: mean score over judged items only (``None`` if
+        none); :ivar ci95: ``(low, high)`` percentile-bootstrap 95% interval of the mean over the
+        judged items (``None`` when none was judged); :ivar pass_rate: share of judged items whose
+        canonical verdict passes the metric's rule (``None`` without a rule); :ivar pass_ci95: its
+        interval; :ivar n_passed: items that passed; :ivar unjudged: reason -> count;
+        :ivar labels: label -> count over judged items; :ivar average_mismatch: context relevance
+        only, judged items whose reported average differed from the recomputed one;
+        :ivar n_repeated: items judged in at least two repeats; :ivar flip_share: share of them
+        whose verdict differed between repeats (``None`` when none was judged twice);
+        :ivar ties: items whose canonical label was a tie; :ivar interval: the bootstrap's
+        signature (seed, resamples, confidence).
+    """
+
+    metric: str
+    n: int
+    n_judged: int
+    coverage: Optional[float]
+    mean: Optional[float]
+    unjudged: Dict[str, int]
+    labels: Dict[str, int]
+    average_mismatch: Optional[int] = None
+    ci95: Optional[Tuple[float, float]] = None
+    pass_rate: Optional[float] = None
+    pass_ci95: Optional[Tuple[float, float]] = None
+    n_passed: Optional[int] = None
+    n_repeated: int = 0
+    flip_share: Optional[float] = None
+    ties: int = 0
+    interval: Optional[str] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        out = {"metric": self.metric, "n": self.n, "n_judged": self.n_judged, "coverage": self.coverage,
+               "mean": self.mean, "ci95": list(self.ci95) if self.ci95 else None,
+               "pass_rate": self.pass_rate, "pass_ci95": list(self.pass_ci95) if self.pass_ci95 else None,
+               "n_passed": self.n_passed, "unjudged": dict(self.unjudged), "labels": dict(self.labels),
+               "n_repeated": self.n_repeated, "flip_share": self.flip_share, "ties": self.ties,
+               "interval": self.interval}
+        if self.average_mismatch is not None:
+            out["average_mismatch"] = self.average_mismatch
+        return out
+
+
+def _interval(values: Sequence[float], seed: int, n_resamples: int) -> Tuple[Tuple[float, float], str]:
+    from ragexam.stats import bootstrap_ci
+
+    ci = bootstrap_ci(list(values), n_resamples=n_resamples, confidence=INTERVAL_CONFIDENCE, seed=seed)
+    return (ci.low, ci.high), ci.signature
+
+
+def summarize(scores: Iterable[ItemScore], metric: Optional[str] = None, *, seed: Optional[int] = None,
+              n_resamples: int = INTERVAL_RESAMPLES) -> MetricSummary:
+    """:class:`MetricSummary` of ``scores`` (all of one metric), with bootstrap intervals drawn with
+    ``seed`` (default :data:`ragexam.stats.DEFAULT_SEED`) and ``n_resamples`` resamples."""
+    from ragexam.stats import DEFAULT_SEED
+
+    scores = list(scores)
+    seed = DEFAULT_SEED if seed is None else seed
+    if metric is None:
+        metric = scores[0].metric if scores else "?"
+    judged = [s for s in scores if s.judged]
+    mean = sum(float(s.score) for s in judged) / len(judged) if judged else None
+    unjudged = dict(Counter(s.reason for s in scores if not s.judged).most_common())
+    labels = dict(Counter(s.label for s in judged if s.label is not None).most_common())
+    mismatch = None
+    if metric == "context_relevance":
+        mismatch = sum(1 for s in judged if s.details.get("average_mismatch"))
+    ci = sig = pass_rate = pass_ci = n_passed = None
+    if judged:
+        ci, sig = _interval([float(s.score) for s in judged], seed, n_resamples)
+        outcomes = [s.passed for s in judged if s.passed is not None]
+        if outcomes:
+            n_passed = sum(outcomes)
+            pass_rate = n_passed / len(outcomes)
+            pass_ci, _ = _interval([float(x) for x in outcomes], seed, n_resamples)
+    repeated = [s for s in judged if s.n_judged >= 2]
+    flip = sum(s.flipped for s in repeated) / len(repeated) if repeated else None
+    return MetricSummary(metric, len(scores), len(judged), len(judged) / len(scores) if scores else None,
+                         mean, unjudged, labels, mismatch, ci, pass_rate, pass_ci, n_passed, len(repeated), flip,
+                         sum(s.tie for s in judged), sig)
+
+
+@dataclass
+class JudgePlan:
+    """What a run would do (``--dry-run``): judgments in total, already cached, sharing the prompt of
+    another judgment (one call serves both), skipped for missing inputs, calls to make, and the
+    estimated tokens and cost of those calls.  ``total = cached + shared + skipped + calls``."""
+
+    model: str
+    endpoint: str
+    language: str
+    repeat: int
+    total: int
+    cached: int
+    skipped: int
+    calls: int
+    est_prompt_tokens: int
+    est_completion_tokens: int
+    est_cost: Union[float, str]
+    by_metric: Dict[str, Dict[str, int]]
+    shared: int = 0
+    scoring: str = "sample"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"model": self.model, "endpoint": self.endpoint, "language": self.language, "scoring": self.scoring,
+                "repeat": self.repeat, "total": self.total, "cached": self.cached, "shared": self.shared,
+                "skipped": self.skipped,
+                "calls": self.calls, "est_prompt_tokens": self.est_prompt_tokens,
+                "est_completion_tokens": self.est_completion_tokens, "est_cost_usd": self.est_cost,
+                "token_rule": "ceil(chars/3) of the prompt + a fixed completion allowance per metric",
+                "by_metric": self.by_metric}
+
+
+@dataclass
+class JudgeRun:
+    """The judgments of one run, in task order (metric, item, repeat), plus accounting."""
+
+    judgments: List[JudgeVerdict]
+    model: str
+    endpoint: str
+    language: str
+    repeat: int
+    rubrics: Dict[str, Dict[str, str]]
+    signatures: Dict[str, str]
+    usage: Dict[str, Any]
+    definitions: Dict[str, JudgeMetric] = field(default_factory=dict)
+    scoring: Dict[str, str] = field(default_factory=dict)
+    probe: Optional[Dict[str, Any]] = None
+
+    def for_metric(self, metric: str) -> List[JudgeVerdict]:
+        return [j for j in self.judgments if j.metric == metric]
+
+    def definition(self, metric: str) -> Optional[JudgeMetric]:
+        """The :class:`JudgeMetric` of ``metric`` (built-in or custom)."""
+        return self.definitions.get(metric) or registered().get(metric)
+
+    def items(self, metric: str) -> Dict[str, ItemScore]:
+        """``{item_id: ItemScore}`` for ``metric`` (repeats combined into the canonical verdict)."""
+        groups: Dict[str, List[JudgeVerdict]] = {}
+        for j in self.judgments:
+            if j.metric == metric:
+                groups.setdefault(j.item_id, []).append(j)
+        defn = self.definition(metric)
+        return {k: combine_repeats(v, defn) for k, v in groups.items()}
+
+    def summary(self, metric: str, *, seed: Optional[int] = None) -> MetricSummary:
+        return summarize(self.items(metric).values(), metric, seed=seed)
+
+    @property
+    def metrics(self) -> List[str]:
+        """The metrics judged, built-ins in report order, then custom ones in run order."""
+        seen = list(dict.fromkeys(j.metric for j in self.judgments))
+        return [m for m in METRICS if m in seen] + [m for m in seen if m not in METRICS]

@@ -1,0 +1,127 @@
+"""Stub replies: each judge metric's answer when no model is behind the endpoint (tests, CI, offline docs).
+
+Every :class:`~ragexam.metrics.judge.metric.JudgeMetric` owns a ``stub`` function, one of those below, that
+turns the inputs read back from its prompt (:class:`StubInputs`) into a *valid* reply computed from word
+overlap -- character bigrams of the words, so Korean works: a context that shares much of the question is
+relevant, a claim found in a context is supported, an answer close to the reference is correct, an answer
+with a declining phrase abstains.  :class:`ragexam.testing.StubEndpoint` serves them.  The numbers measure
+overlap, nothing about quality: never report them as a model's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Sequence, Tuple
+
+from ragexam.metrics.judge.units import is_abstention
+
+__all__ = ["StubInputs", "bigrams", "overlap", "f1", "band", "WHY"]
+
+WHY = "stub: word overlap"
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class StubInputs:
+    """What a stub reply may read: the texts of the prompt and its units (contexts, claims or statements)."""
+
+    question: str = ""
+    contexts: Tuple[str, ...] = ()
+    answer: str = ""
+    ground_truth: str = ""
+    second_answer: str = ""
+    units: Tuple[str, ...] = ()
+    levels: Tuple[int, ...] = field(default=(1, 2, 3, 4, 5))
+
+
+def bigrams(text: str) -> Counter:
+    """Character bigrams of each word of ``text`` (lowercased; a one-letter word counts as itself)."""
+    out: Counter = Counter()
+    for w in _WORD.findall((text or "").lower()):
+        if len(w) == 1:
+            out[w] += 1
+        else:
+            out.update(w[i:i + 2] for i in range(len(w) - 1))
+    return out
+
+
+def overlap(a: str, b: str) -> float:
+    """Share of ``a``'s bigrams found in ``b`` (0 when ``a`` has none)."""
+    ga, gb = bigrams(a), bigrams(b)
+    total = sum(ga.values())
+    return sum(min(c, gb[g]) for g, c in ga.items()) / total if total else 0.0
+
+
+def f1(a: str, b: str) -> float:
+    """Harmonic mean of :func:`overlap` both ways."""
+    p, r = overlap(a, b), overlap(b, a)
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def band(x: float, cuts: Sequence[float]) -> int:
+    """5 when ``x >= cuts[0]``, 4 when ``>= cuts[1]``, ... 1 below the last cut."""
+    for i, c in enumerate(cuts):
+        if x >= c:
+            return 5 - i
+    return 1
+
+
+def declines(text: str) -> bool:
+    return is_abstention(text) is not None
+
+
+def supported(units: Sequence[str], contexts: Sequence[str]) -> List[bool]:
+    """Per unit: some context holds at least half of its bigrams."""
+    return [any(overlap(u, c) >= 0.5 for c in contexts) for u in units]
+
+
+# --- one per metric ---------------------------------------------------------------------------------------
+def context_relevance(x: StubInputs) -> Dict[str, Any]:
+    scores = [band(overlap(x.question, c), (0.5, 0.35, 0.2, 0.1)) for c in x.units]
+    return {"scores": scores, "average": round(sum(scores) / len(scores), 2) if scores else 0, "reasoning": WHY}
+
+
+def context_precision(x: StubInputs) -> Dict[str, Any]:
+    return {"useful": [overlap(x.ground_truth, c) >= 0.3 for c in x.units], "reasoning": WHY}
+
+
+def context_recall(x: StubInputs) -> Dict[str, Any]:
+    return {"supported": supported(x.units, x.contexts), "reasoning": WHY}
+
+
+def faithfulness(x: StubInputs) -> Dict[str, Any]:
+    return {"supported": supported(x.units, x.contexts), "reasoning": WHY}
+
+
+def answer_relevancy(x: StubInputs) -> Dict[str, Any]:
+    return {"declined": declines(x.answer), "score": band(overlap(x.question, x.answer) * 2, (0.8, 0.5, 0.3, 0.1)),
+            "reasoning": WHY}
+
+
+def answer_correctness(x: StubInputs) -> Dict[str, Any]:
+    s = 1 if declines(x.answer) else band(f1(x.answer, x.ground_truth), (0.5, 0.35, 0.25, 0.12))
+    return {"score": s, "reasoning": WHY}
+
+
+def abstention(x: StubInputs) -> Dict[str, Any]:
+    return {"verdict": "abstained" if declines(x.answer) else "answered", "reasoning": WHY}
+
+
+def pairwise(x: StubInputs) -> Dict[str, Any]:
+    a1, a2 = x.answer, x.second_answer
+    if declines(x.ground_truth):
+        v1, v2 = float(declines(a1)), float(declines(a2))
+    else:
+        v1, v2 = f1(a1, x.ground_truth), f1(a2, x.ground_truth)
+    return {"winner": "tie" if abs(v1 - v2) < 0.05 else "1" if v1 > v2 else "2", "reasoning": WHY}
+
+
+def custom(x: StubInputs) -> Dict[str, Any]:
+    """A custom rubric: a level from the overlap of the answer with the reference (else with the question)."""
+    levels = list(x.levels) or [1, 2, 3, 4, 5]
+    value = f1(x.answer, x.ground_truth) if x.ground_truth and x.answer else \
+        overlap(x.question, x.answer or " ".join(x.contexts))
+    idx = min(len(levels) - 1, int(round(min(1.0, value * 1.5) * (len(levels) - 1))))
+    return {"score": levels[idx], "reasoning": WHY}

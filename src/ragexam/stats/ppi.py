@@ -1,0 +1,108 @@
+"""Prediction-powered inference: a judge's mean corrected by a few human labels (Angelopoulos et al. 2023; ARES).
+
+A judge scores all ``N`` items (``f``); humans label ``n`` of them (``y``).  The judge mean alone is biased
+by however much the judge errs, and its interval -- however narrow -- is around the wrong number.  The
+prediction-powered estimate of the mean *human* label is
+
+    theta = mean(f over all N items) + mean(y - f over the n labelled items)
+
+(the judge mean plus the average correction the labels show).  It is unbiased whatever the judge's bias, and
+with a judge that tracks the humans its interval is much narrower than the labels' own.  Here the labelled
+items are among the ``N`` (the judge scores every item), so its variance is
+
+    var(theta) = var(f) / N + var(y - f) / n + 2 cov(f, y - f) / N
+
+(the last term: the two means share the labelled items), estimated on the items, and the interval is
+``theta +- z * sqrt(var)`` (normal approximation, ``z`` the ``(1 + confidence) / 2`` quantile).  Variances
+use ``ddof = 1``.  With labels on a random subset of the items (as ARES samples them) the interval covers the
+mean human label at its nominal rate; ``tests/test_stats_ppi.py`` checks that over 2,000 seeded simulations
+of a biased judge, where the judge-only interval almost never covers it.
+
+Beside it, :func:`ppi_mean` reports the labels-only estimate (``mean(y)`` with its normal interval), so a
+judge too poor to help (its ``y - f`` as spread as ``y`` itself) shows as a PPI interval no narrower than the
+labels'.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Dict, Sequence
+
+import numpy as np
+
+from ragexam._version import __version__
+from ragexam.errors import InputError
+from ragexam.stats._checks import _check_fraction
+from ragexam.stats.power import normal_quantile
+
+__all__ = ["PPIEstimate", "ppi_mean"]
+
+
+@dataclass(frozen=True)
+class PPIEstimate:
+    """The prediction-powered mean (module docstring): ``estimate`` with ``low``/``high`` and ``se``; the
+    ``judge_mean`` over all ``n_all`` items; the mean ``correction`` (human - judge) over the ``n_labelled``
+    items; and the labels-only ``labels_mean`` with its interval."""
+
+    estimate: float
+    low: float
+    high: float
+    se: float
+    judge_mean: float
+    correction: float
+    n_all: int
+    n_labelled: int
+    labels_mean: float
+    labels_low: float
+    labels_high: float
+    confidence: float
+
+    @property
+    def signature(self) -> str:
+        return (f"stat:ppi_mean|ci:normal|conf:{self.confidence:g}|n_all:{self.n_all}|n_labelled:{self.n_labelled}"
+                f"|version:{__version__}")
+
+    def to_dict(self) -> Dict[str, Any]:
+        d = asdict(self)
+        d["signature"] = self.signature
+        return d
+
+
+def _values(x: Sequence[float], name: str, minimum: int) -> np.ndarray:
+    arr = np.asarray(list(x), dtype=float)
+    if arr.size < minimum:
+        raise InputError(f"received {arr.size} value(s); expected at least {minimum}", source="ppi_mean()",
+                         field=name)
+    if not np.all(np.isfinite(arr)):
+        raise InputError("holds NaN or infinite values", source="ppi_mean()", field=name)
+    return arr
+
+
+def ppi_mean(judge_all: Sequence[float], judge_labelled: Sequence[float], human: Sequence[float], *,
+             confidence: float = 0.95) -> PPIEstimate:
+    """The prediction-powered estimate of the mean human label (module docstring).
+
+    :param judge_all: the judge's score of every item (the labelled ones included).
+    :param judge_labelled: the judge's score of each labelled item, parallel to ``human``.
+    :param human: the human label of each labelled item, on the judge's scale.
+    """
+    f = _values(judge_all, "judge_all", 2)
+    fl = _values(judge_labelled, "judge_labelled", 2)
+    y = _values(human, "human", 2)
+    if fl.size != y.size:
+        raise InputError(f"{fl.size} judge scores but {y.size} human labels; expected one judge score per label",
+                         source="ppi_mean()", field="human")
+    if fl.size > f.size:
+        raise InputError(f"{fl.size} labelled items but {f.size} items in all; the labelled items are among all",
+                         source="ppi_mean()", field="judge_all")
+    _check_fraction(confidence, func="ppi_mean", param="confidence")
+    r = y - fl
+    n_all, n = f.size, y.size
+    var = f.var(ddof=1) / n_all + r.var(ddof=1) / n + 2.0 * np.cov(fl, r, ddof=1)[0, 1] / n_all
+    se = math.sqrt(max(float(var), 0.0))
+    z = normal_quantile((1.0 + confidence) / 2.0)
+    est = float(f.mean() + r.mean())
+    lab_se = float(y.std(ddof=1)) / math.sqrt(n)
+    return PPIEstimate(est, est - z * se, est + z * se, se, float(f.mean()), float(r.mean()), n_all, n,
+                       float(y.mean()), float(y.mean()) - z * lab_se, float(y.mean()) + z * lab_se, confidence)
