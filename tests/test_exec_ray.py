@@ -48,15 +48,24 @@ def ray_executor():
 
 
 def test_batches_on_ray_equal_local_in_order(ray_executor):
+    from ragexam.exec.timing import record_stages, stage
+
     items = [str(i) for i in range(57)]
-    got = list(ray_executor.map_batches(Square(), items, batch_size=8))
+    with record_stages() as times, stage("tokenize"):
+        got = list(ray_executor.map_batches(Square(), items, batch_size=8))
     flat = [r for _, res in got for r in res]
     assert [v for _, _, v in flat] == [v for _, res in LocalExecutor(2).map_batches(Square(), items, batch_size=8)
                                        for _, _, v in res]
     assert got[0][0] == 0 and sum(len(r) for _, r in got) == 57
     assert {t for _, t, _ in flat} == {1}  # each CPU actor told to use one thread
     assert os.getpid() not in {p for p, _, _ in flat}
-    assert ray_executor.describe() == {"executor": "ray", "workers": 2, "gpus": 0}
+    assert ray_executor.describe() == {"executor": "ray", "workers": 2, "gpus": 0, "nodes": 1}
+    # where the batches ran: every one counted on the one node under the open stage (by the actors that were
+    # ready first: batches go to whichever actor is free)
+    placed = times.to_dict()["placement"]
+    (node, counts), = placed["stages"]["tokenize"].items()
+    assert counts["batches"] == 8 and counts["items"] == 57 and counts["actors"] in (1, 2) and len(node) == 12
+    assert placed["nodes"][node]["address"] and placed["retried_batches"] == 0 and placed["lost_nodes"] == []
 
 
 def _stable(summary):
