@@ -15,7 +15,7 @@ What runs where
   in input order; the caller writes them to its cache on the driver, under the same content keys a local
   run uses, so a cluster run fills the cache a local run reads.  The pool is kept while the same factory
   is used again (tokenizing the chunks, then the questions) and replaced for another.
-* **Calls** (LLM requests): async actors, spread over the nodes, each run up to ``concurrency / actors``
+* **Calls** (LLM requests): async actors, pinned round robin to the live nodes, each run up to ``concurrency / actors``
   calls in threads; every call first asks one named limiter actor (``ragexam-limit:<name>``, shared by the
   whole cluster) for a slot, so the rate limit is global (:mod:`ragexam.exec.calls` has the rule).
 
@@ -23,16 +23,17 @@ Where the work ran: every batch and call is counted per node and stage in the op
 :class:`~ragexam.exec.timing.StageTimes` (``summary.json``'s ``timing.placement``).
 
 A node lost mid-run: the batches its actors held run again on the surviving actors (counted in
-``retried_batches``; the node listed in ``lost_nodes``), so the results are the same; when no actor
+``retried_batches``; the dead workers counted per node in ``lost_workers``), so the results are the same; when no actor
 survives the run stops with an error naming the lost nodes (finished batches are already cached).  A call
-actor is restarted by Ray on a surviving node and its calls in flight are retried there.  A worker that
+whose actor died is sent again to a live call actor (an LLM call in flight on a lost node may thus be made
+twice; its result is cached once).  A worker that
 cannot start (ragexam or a model package missing on a node) stops the run with the node's error.
 
 Lifecycle: if Ray is already initialized in this process it is used as it is (and left running);
 otherwise :class:`RayExecutor` checks that the address answers (a TCP connection within
 ``CONNECT_TIMEOUT`` seconds, naming the address when it does not) and calls ``ray.init(address=...)``
-(``None``: ``$RAY_ADDRESS`` or a new local runtime) without the dashboard and with Ray's own log lines at
-warning level; :meth:`RayExecutor.close` shuts down what it started.  Every node needs the same Python, Ray
+(``None``: ``$RAY_ADDRESS`` or a new local runtime) without the dashboard, with Ray's own log lines at
+warning level and without the workers' output (their errors reach the driver as exceptions); :meth:`RayExecutor.close` shuts down what it started.  Every node needs the same Python, Ray
 and ragexam (and model packages) as the driver.
 """
 
@@ -61,7 +62,7 @@ def _import_ray():
     try:
         import ray
     except ImportError:
-        raise MissingDependencyError("The Ray executor (--executor ray)", "ray", "ray[data]") from None
+        raise MissingDependencyError("The Ray executor (--executor ray)", "ray", "ray[client]") from None
     return ray
 
 
@@ -113,6 +114,27 @@ def _node_info() -> Dict[str, str]:
             "host": socket.gethostname(), "pid": str(os.getpid())}
 
 
+def _server_errors_only(record: Any) -> bool:
+    return record.levelno >= 40  # logging.ERROR
+
+
+def _quiet_client_and_read_auth_env() -> None:
+    """Before ``ray.init``: Ray Client prints the warnings of its server-side session on this terminal (e.g.
+    "SIGTERM handler is not set ..."): keep its errors only; and Ray reads ``RAY_AUTH_MODE``/``RAY_AUTH_TOKEN``
+    when it is imported, so a token set after ``import ray`` would not be sent: read the environment again."""
+    import logging
+
+    log = logging.getLogger("ray.util.client.logsclient")
+    if _server_errors_only not in log.filters:
+        log.addFilter(_server_errors_only)
+    try:
+        from ray._raylet import Config
+
+        Config.initialize("")
+    except Exception:  # pragma: no cover - a Ray without this (private) hook reads the environment itself
+        pass
+
+
 class _BatchActor:
     """One pool actor: builds its worker once, then runs it on each batch it is handed."""
 
@@ -151,20 +173,25 @@ class _ActorPool:
     def _ready(self) -> List[Any]:
         return [a for a in self.actors if a in self.nodes and a not in self.dead]
 
-    def _started(self, ref: Any) -> None:
+    def _started(self, ref: Any, times: Any) -> None:
         actor = self.starting.pop(ref)
         try:
             self.nodes[actor] = self.ray.get(ref)
         except self.ray.exceptions.RayActorError as err:
-            self._died(actor, err)
+            self._died(actor, err, times)
 
-    def _died(self, actor: Any, err: BaseException) -> None:
+    def _died(self, actor: Any, err: BaseException, times: Any) -> None:
         if getattr(err, "actor_init_failed", False):
             raise RagexamError(f"a Ray worker of {self.where!r} could not start: {_first_line(err)}. Every node needs "
                                "the same Python, Ray, ragexam and model packages as the driver (docs/scale.md).") from None
         if actor not in self.dead:
             self.dead.append(actor)
-            self.ray.kill(actor, no_restart=True)
+            try:
+                self.ray.kill(actor, no_restart=True)
+            except Exception:  # pragma: no cover - already gone with its node
+                pass
+            if times is not None:
+                times.lost(self.nodes.get(actor, {}).get("node", "?"), workers=1)
 
     def run(self, items: list, batch_size: int, times: Any) -> Batches:
         ray = self.ray
@@ -184,18 +211,19 @@ class _ActorPool:
             waiting = list(inflight) + list(self.starting)
             if not waiting:
                 lost = sorted({self.nodes.get(a, {}).get("node", "?") for a in self.dead})
-                raise RagexamError(f"every Ray worker of {self.where!r} died (lost nodes: {', '.join(lost) or '?'}); "
-                                   f"{nxt} of {n} items finished and are cached. Rerun when the cluster is back.")
+                raise RagexamError(f"every Ray worker of {self.where!r} died (on node(s) {', '.join(lost) or '?'}); "
+                                   f"{nxt} of {n} items had finished (the caller caches finished batches). Rerun "
+                                   "when the cluster is healthy.")
             ref = ray.wait(waiting, num_returns=1)[0][0]
             if ref in self.starting:
-                self._started(ref)
+                self._started(ref, times)
                 continue
             actor, s = inflight.pop(ref)
             load[actor] -= 1
             try:
                 out = ray.get(ref)
             except ray.exceptions.RayActorError as err:
-                self._died(actor, err)
+                self._died(actor, err, times)
                 todo.appendleft(s)
                 if times is not None:
                     times.lost(self.nodes.get(actor, {}).get("node", "?"), retried_batches=1)
@@ -282,14 +310,21 @@ class _CallActor:
 class RayCallPool:
     """Calls on ``actors`` async actors (see the module docstring); ``submit(arg)`` returns a Future.
 
-    The calls each actor ran are counted per node in the :class:`~ragexam.exec.timing.StageTimes` open when
-    the pool was made (under its current stage, else ``calls``) when the pool closes."""
+    The actors are pinned round robin to the live nodes (Ray's ``SPREAD`` does not spread actors that ask for
+    no CPU).  A call whose actor died (its node lost) is sent again to a live actor; when none is left the call
+    fails with a :class:`~ragexam.errors.RagexamError`.  The calls that finished on each node are counted in
+    the :class:`~ragexam.exec.timing.StageTimes` open when the pool was made (under its current stage, else
+    ``calls``) when the pool closes."""
 
     def __init__(self, fn: Callable[[Any], Any], *, concurrency: int, limit: Any, actors: int) -> None:
-        ray = _import_ray()
+        import threading
+
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
         from ragexam.exec.calls import _check_concurrency
         from ragexam.exec.timing import current_stages
 
+        ray = self._ray = _import_ray()
         self.concurrency = _check_concurrency(concurrency)
         n = max(1, min(actors, self.concurrency))
         per_actor = math.ceil(self.concurrency / n)
@@ -298,20 +333,61 @@ class RayCallPool:
             limiter = ray.remote(num_cpus=0, max_concurrency=10_000, max_restarts=-1)(_LimiterActor).options(
                 name=f"ragexam-limit:{limit.name}", namespace="ragexam", get_if_exists=True,
                 lifetime=None).remote(limit.per_second, limit.concurrency)
-        # a lost node's call actors start again elsewhere and their calls in flight run again there
-        cls = ray.remote(num_cpus=0, max_concurrency=per_actor, max_restarts=3, max_task_retries=3)(_CallActor)
-        self._actors = [cls.options(scheduling_strategy="SPREAD").remote(fn, limiter, per_actor) for _ in range(n)]
+        nodes = sorted((nd for nd in ray.nodes() if nd.get("Alive")), key=lambda nd: nd["NodeID"])
+        self._nodes = [{"node": nd["NodeID"][:12], "address": nd.get("NodeManagerAddress", ""),
+                        "host": nd.get("NodeManagerHostname", "")} for nd in nodes]
+        cls = ray.remote(num_cpus=0, max_concurrency=per_actor, max_restarts=0, max_task_retries=0)(_CallActor)
+        self._actors = [cls.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
+            nodes[i % len(nodes)]["NodeID"], soft=False) if nodes else "SPREAD").remote(fn, limiter, per_actor)
+            for i in range(n)]
         self._calls: Counter = Counter()
+        self._dead: set = set()
+        self._lock = threading.Lock()
         self._times = current_stages()
         self._stage = (self._times.current if self._times is not None else None) or "calls"
         self._limiter = limiter
         self._next = 0
 
+    def _where(self, i: int) -> Dict[str, str]:
+        return self._nodes[i % len(self._nodes)] if self._nodes else {"node": "?", "address": "", "host": ""}
+
     def submit(self, arg: Any):
-        i = self._next % len(self._actors)
-        self._next += 1
-        self._calls[i] += 1
-        return self._actors[i].call.remote(arg).future()
+        from concurrent.futures import Future
+
+        out: Future = Future()
+        self._send(arg, out)
+        return out
+
+    def _send(self, arg: Any, out: Any) -> None:
+        with self._lock:
+            live = [i for i in range(len(self._actors)) if i not in self._dead]
+            if not live:
+                lost = sorted({self._where(i)["node"] for i in self._dead})
+                out.set_exception(RagexamError(f"every Ray call actor died (on node(s) {', '.join(lost) or '?'}); "
+                                               "rerun when the cluster is healthy (finished calls are cached)."))
+                return
+            i = live[self._next % len(live)]
+            self._next += 1
+            actor = self._actors[i]
+        actor.call.remote(arg).future().add_done_callback(lambda f: self._finished(f, i, arg, out))
+
+    def _finished(self, fut: Any, i: int, arg: Any, out: Any) -> None:
+        try:
+            result = fut.result()
+        except self._ray.exceptions.RayActorError:
+            with self._lock:
+                first = i not in self._dead
+                self._dead.add(i)
+            if first and self._times is not None:
+                self._times.lost(self._where(i)["node"], workers=1)
+            self._send(arg, out)  # again, on a live actor
+            return
+        except BaseException as err:  # the call's own error, for the caller
+            out.set_exception(err)
+            return
+        with self._lock:
+            self._calls[i] += 1
+        out.set_result(result)
 
     def map(self, args):
         pending: deque = deque()
@@ -323,26 +399,20 @@ class RayCallPool:
             yield pending.popleft().result()
 
     def placement(self) -> List[Dict[str, Any]]:
-        """Per actor that ran calls: ``{"node", "address", "host", "calls"}`` (where the actor runs now)."""
-        ray = _import_ray()
-        used = [i for i in range(len(self._actors)) if self._calls[i]]
-        out = []
-        for i in used:
-            try:
-                info = ray.get(self._actors[i].node.remote(), timeout=CONNECT_TIMEOUT)
-            except ray.exceptions.RayError:  # pragma: no cover - the actor is gone for good
-                info = {"node": "?", "address": "", "host": ""}
-            out.append({**info, "calls": self._calls[i]})
-        return out
+        """Per actor that finished calls: ``{"node", "address", "host", "calls"}``."""
+        with self._lock:
+            return [{**self._where(i), "calls": c} for i, c in sorted(self._calls.items()) if c]
 
     def close(self, cancel: bool = False) -> None:
-        ray = _import_ray()
         if self._actors and self._times is not None:
             for p in self.placement():
                 self._times.place(p["node"], stage=self._stage, address=p["address"], host=p["host"], actors=1,
                                   calls=p["calls"])
         for a in self._actors:
-            ray.kill(a, no_restart=True)
+            try:
+                self._ray.kill(a, no_restart=True)
+            except Exception:  # pragma: no cover - gone with its node
+                pass
         self._actors = []
 
     def __enter__(self) -> "RayCallPool":
@@ -374,7 +444,9 @@ class RayExecutor(Executor):
         self._pool: Optional[Tuple[bytes, _ActorPool]] = None
         if not ray.is_initialized():
             target, named = _target(address)
-            kwargs = {"include_dashboard": False, "logging_level": "warning", **(init_kwargs or {})}
+            _quiet_client_and_read_auth_env()
+            kwargs = {"include_dashboard": False, "logging_level": "warning", "log_to_driver": False,
+                      **(init_kwargs or {})}
             try:
                 ray.init(address=target, **kwargs)
             except ValueError as err:
@@ -392,7 +464,7 @@ class RayExecutor(Executor):
         if "auth" in str(err).lower() or "token" in str(err).lower():
             auth = (" A cluster started with RAY_AUTH_MODE=token needs the same RAY_AUTH_MODE=token and its token "
                     "(RAY_AUTH_TOKEN, or ~/.ray/auth_token from `ray get-auth-token`) here.")
-        return InputError(f"cannot start or reach Ray at {named}: {_first_line(err)}.{auth} Check the address "
+        return InputError(f"cannot start or reach Ray at {named}: {_first_line(err).rstrip('.')}.{auth} Check the address "
                           "(ray://HOST:10001 for Ray Client) and that the cluster runs the same Ray and Python "
                           "versions.", source="--executor", field="executor")
 

@@ -32,8 +32,8 @@ placed)::
       "stages": {"tokenize": {"5e1c0a7f9d2b": {"actors": 1, "batches": 3, "items": 96},
                               "a93f11c27e40": {"actors": 1, "batches": 2, "items": 64}},
                  "judge":    {"5e1c0a7f9d2b": {"actors": 1, "calls": 36}, ...}},
-      "retried_batches": 1,                  # batches run again after their node was lost
-      "lost_nodes": ["a93f11c27e40"]         # nodes whose workers died during the run
+      "retried_batches": 1,                  # batches run again elsewhere after their worker died
+      "lost_workers": {"a93f11c27e40": 1}    # per node, workers (actors) that died during the run
     }
 
 A node is a Ray node id (its first 12 hex digits) or ``local`` (this machine); counts are what
@@ -75,7 +75,7 @@ class StageTimes:
         self.nodes: Dict[str, Dict[str, str]] = {}
         self.placed: Dict[str, Dict[str, Dict[str, int]]] = {}
         self.retried_batches = 0
-        self.lost_nodes: List[str] = []
+        self.lost_workers: Dict[str, int] = {}
 
     def _charge(self, now: float) -> None:
         if self._stack:
@@ -128,23 +128,23 @@ class StageTimes:
                 if v:
                     per[k] = per.get(k, 0) + int(v)
 
-    def lost(self, node: str, retried_batches: int = 0) -> None:
-        """Record that ``node``'s workers died (and how many of their batches ran again elsewhere)."""
+    def lost(self, node: str, workers: int = 0, retried_batches: int = 0) -> None:
+        """Record ``workers`` that died on ``node`` and ``retried_batches`` of theirs that ran again elsewhere."""
         with self._lock:
-            if node not in self.lost_nodes:
-                self.lost_nodes.append(node)
+            if workers:
+                self.lost_workers[node] = self.lost_workers.get(node, 0) + workers
             self.retried_batches += retried_batches
 
     def placement(self) -> Dict[str, object]:
         """The ``placement`` block of :meth:`to_dict` (see the module docstring); ``{}`` when nothing was placed."""
         with self._lock:
-            if not self.placed and not self.lost_nodes:
+            if not self.placed and not self.lost_workers:
                 return {}
             stages = [s for s in STAGES if s in self.placed] + sorted(s for s in self.placed if s not in STAGES)
             return {"nodes": {k: dict(v) for k, v in self.nodes.items()},
                     "stages": {s: {n: {k: c[k] for k in COUNTS if k in c} for n, c in self.placed[s].items()}
                                for s in stages},
-                    "retried_batches": self.retried_batches, "lost_nodes": list(self.lost_nodes)}
+                    "retried_batches": self.retried_batches, "lost_workers": dict(self.lost_workers)}
 
     def stop(self) -> None:
         if self.ended is None:
