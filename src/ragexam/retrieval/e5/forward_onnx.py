@@ -55,8 +55,13 @@ __all__ = ["OnnxEncoder", "build_graph", "graph_path", "PRECISIONS", "ATTENTIONS
 PRECISIONS = ("int8", "fp32", "q4")
 ATTENTIONS = ("fused", "plain")
 _OPSET = 20
-#: Changes whenever :func:`build_graph` builds a different graph (a key of the cached graphs).
-GRAPH_VERSION = 2
+#: Changes whenever :func:`build_graph` builds a different graph or the session optimizes it differently (a key
+#: of the cached graphs, and part of the embedder's identity: other kernels, other rounding).
+GRAPH_VERSION = 3
+#: onnxruntime graph fusions left out on the CPU: its fused SkipLayerNormalization kernel ran 5x slower per
+#: element than Add + LayerNormalization (and kept the int8 products from fusing with what follows them):
+#: without it a 256-token int8 window costs about a quarter less CPU (``benchmarks/bench_e5.py``).
+DISABLED_OPTIMIZERS = ["SkipLayerNormFusion"]
 
 
 def _int8_per_channel(blocks: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
@@ -237,7 +242,7 @@ def _cached_session(ort: Any, model: "ModelFile", precision: str, attention: str
     path = graph_path(model, precision, attention)
     if path.is_file():
         try:
-            return ort.InferenceSession(str(path), opts, providers=providers)
+            return ort.InferenceSession(str(path), opts, providers=providers, disabled_optimizers=DISABLED_OPTIMIZERS)
         except Exception:  # noqa: BLE001 - a truncated or foreign file: build it again below
             pass
     proto = build_graph(model, precision, attention)
@@ -246,11 +251,13 @@ def _cached_session(ort: Any, model: "ModelFile", precision: str, attention: str
         fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
         os.close(fd)
     except OSError:  # an unwritable cache: run without saving
-        return ort.InferenceSession(proto.SerializeToString(), opts, providers=providers)
+        return ort.InferenceSession(proto.SerializeToString(), opts, providers=providers,
+                                    disabled_optimizers=DISABLED_OPTIMIZERS)
     opts.optimized_model_filepath = tmp
     opts.add_session_config_entry("session.save_model_format", "ORT")
     try:
-        session = ort.InferenceSession(proto.SerializeToString(), opts, providers=providers)
+        session = ort.InferenceSession(proto.SerializeToString(), opts, providers=providers,
+                                       disabled_optimizers=DISABLED_OPTIMIZERS)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
