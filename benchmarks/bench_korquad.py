@@ -27,13 +27,11 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import cold_cache, compile_ragexam, e5_artifacts, load_now, machine_line  # noqa: E402
-from _korean import write_dataset  # noqa: E402
+from _bench import cold_cache, corpus_options, korean_exam, load_now  # noqa: E402
 
 RETRIEVERS = ["bm25", "dense", "hybrid:bm25+dense"]
 
@@ -67,17 +65,10 @@ def _line(label: str, r: dict) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--paragraphs", type=int, default=961)
-    ap.add_argument("--questions", type=int, default=500)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=0)
+    corpus_options(ap, 961, 500)
     ap.add_argument("--chunker", default=None, help="default: ragexam's default chunker")
     args = ap.parse_args()
-    print(machine_line())
-    print(compile_ragexam())
-    print(e5_artifacts())
-    root = Path(tempfile.mkdtemp(prefix="ragexam-korquad-"))
-    corpus, qa = write_dataset(root / "data", args.paragraphs, args.questions, args.seed)
+    root, corpus, qa = korean_exam(args, "ragexam-korquad-")
     print(f"{args.paragraphs} paragraphs, {args.questions} questions, -r {' -r '.join(RETRIEVERS)}, chunker "
           f"{args.chunker or 'default'}")
     print(f"{'run':<10}{'wall s':>8}{'cpu s':>8}{'load':>7}  stages (s)")

@@ -69,6 +69,16 @@ def test_batches_on_ray_equal_local_in_order(ray_executor):
     assert placed["nodes"][node]["address"] and placed["retried_batches"] == 0 and placed["lost_workers"] == {}
 
 
+def _die_first(marker: str) -> None:
+    """End this process (a Ray worker) if it is the first to get here: it creates ``marker``; later ones live."""
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL)
+    except FileExistsError:
+        return
+    os.close(fd)
+    os._exit(1)
+
+
 @dataclass(frozen=True)
 class DieOnItem:
     """A worker factory whose worker process dies (``os._exit``) on item ``die_on``: once if ``marker`` is a path
@@ -83,13 +93,7 @@ class DieOnItem:
             if self.die_on in items:
                 if not self.marker:
                     os._exit(1)
-                try:
-                    fd = os.open(self.marker, os.O_CREAT | os.O_EXCL)
-                except FileExistsError:
-                    pass
-                else:
-                    os.close(fd)
-                    os._exit(1)
+                _die_first(self.marker)
             return [int(x) ** 2 for x in items]
 
         return work
@@ -123,13 +127,7 @@ class DieOnceOnCall:
 
     def __call__(self, n):
         if n == self.die_on:
-            try:
-                fd = os.open(self.marker, os.O_CREAT | os.O_EXCL)
-            except FileExistsError:
-                pass
-            else:
-                os.close(fd)
-                os._exit(1)
+            _die_first(self.marker)
         return 2 * n
 
 

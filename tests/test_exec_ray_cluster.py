@@ -84,6 +84,7 @@ def test_run_on_two_nodes_gives_the_local_metrics_and_records_both_nodes(cluster
     assert timing["where"] == {"executor": "ray", "workers": 2, "gpus": 0, "nodes": 2}
     placed = timing["placement"]
     assert len(placed["nodes"]) == 2 and placed["retried_batches"] == 0 and placed["lost_workers"] == {}
+    assert sorted(n["host"].endswith(" (head)") for n in placed["nodes"].values()) == [False, True]
     # the chunks and questions were tokenized and embedded on the cluster (the cache was empty), and the
     # embedding batches ran on both nodes
     per_stage = {s: sum(c.get("items", 0) for c in nodes.values()) for s, nodes in placed["stages"].items()}

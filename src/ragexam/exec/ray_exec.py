@@ -105,13 +105,16 @@ def _probe(host: str, port: int, named: str, timeout: float = CONNECT_TIMEOUT) -
 
 
 def _node_info() -> Dict[str, str]:
-    """Where the calling Ray worker runs: node id (12 hex digits), IP address, host name, process id."""
+    """Where the calling Ray worker runs: node id (12 hex digits), IP address, host name (``(head)`` appended on
+    the head node), process id."""
     import socket
 
     import ray
 
-    return {"node": ray.get_runtime_context().get_node_id()[:12], "address": ray.util.get_node_ip_address(),
-            "host": socket.gethostname(), "pid": str(os.getpid())}
+    node = ray.get_runtime_context().get_node_id()
+    head = any(n["NodeID"] == node and "node:__internal_head__" in n.get("Resources", {}) for n in ray.nodes())
+    return {"node": node[:12], "address": ray.util.get_node_ip_address(),
+            "host": socket.gethostname() + (" (head)" if head else ""), "pid": str(os.getpid())}
 
 
 def _server_errors_only(record: Any) -> bool:
@@ -335,7 +338,9 @@ class RayCallPool:
                 lifetime=None).remote(limit.per_second, limit.concurrency)
         nodes = sorted((nd for nd in ray.nodes() if nd.get("Alive")), key=lambda nd: nd["NodeID"])
         self._nodes = [{"node": nd["NodeID"][:12], "address": nd.get("NodeManagerAddress", ""),
-                        "host": nd.get("NodeManagerHostname", "")} for nd in nodes]
+                        "host": nd.get("NodeManagerHostname", "") + (
+                            " (head)" if "node:__internal_head__" in nd.get("Resources", {}) else "")}
+                       for nd in nodes]
         cls = ray.remote(num_cpus=0, max_concurrency=per_actor, max_restarts=0, max_task_retries=0)(_CallActor)
         self._actors = [cls.options(scheduling_strategy=NodeAffinitySchedulingStrategy(
             nodes[i % len(nodes)]["NodeID"], soft=False) if nodes else "SPREAD").remote(fn, limiter, per_actor)

@@ -27,8 +27,8 @@ where each piece ran with :meth:`StageTimes.place`, under the stage that was run
 placed)::
 
     "placement": {
-      "nodes": {"5e1c0a7f9d2b": {"address": "10.0.0.5", "host": "head"},
-                "a93f11c27e40": {"address": "10.0.0.6", "host": "worker-1"}},
+      "nodes": {"5e1c0a7f9d2b": {"address": "10.0.0.5", "host": "ray-1 (head)"},
+                "a93f11c27e40": {"address": "10.0.0.6", "host": "ray-2"}},
       "stages": {"tokenize": {"5e1c0a7f9d2b": {"actors": 1, "batches": 3, "items": 96},
                               "a93f11c27e40": {"actors": 1, "batches": 2, "items": 64}},
                  "judge":    {"5e1c0a7f9d2b": {"actors": 1, "calls": 36}, ...}},
