@@ -2,6 +2,7 @@
 
 * History: ``ragexam run`` / ``demo`` / ``score`` record every result in the history database; every test
   gets its own empty one through ``RAGEXAM_HISTORY`` (subprocesses started with ``os.environ`` inherit it).
+* Hypothesis: no deadline and no "too slow" health check (a loaded machine is not a failure).
 * Caches: the retrieval cache and the LLM-call cache live under ``RAGEXAM_CACHE_DIR``.  The whole session
   shares one temporary cache directory (so the suite pays for Kiwi tokenization and e5 embeddings of the
   bundled sets once, not per test), never ``~/.cache/ragexam``.  Tests that need an empty cache set their
@@ -14,6 +15,12 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# No test is timed (speed lives in benchmarks/): on a loaded CI machine a hypothesis example may take seconds, so
+# neither its deadline nor its "too slow" health check may fail a test.
+settings.register_profile("ragexam", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ragexam")
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -24,6 +24,8 @@ from ragexam.storage.runfolder import read_run_folder as load_run_dir
 from ragexam.report.tables import Column, Keys, print_fitted
 from test_report_fixtures import make_run, real_demo_dir, write_run
 
+from ragexam.storage.summary import RunSummary
+
 WIDTHS = (80, 100, 150)
 LONG = "dense:openai:text-embedding-3-small?base_url=http://127.0.0.1:8080/v1&dimensions=512"
 LABEL = re.compile(r"^\s*(P\d+)\b")
@@ -42,7 +44,7 @@ def _render(fn, width, *args, **kw):
 
 def _rename(summary, mapping):
     """The summary with pipelines renamed (names, retriever fields and every key/value naming them)."""
-    s = copy.deepcopy(summary)
+    s = copy.deepcopy(summary.to_dict())
     for p in s["pipelines"]:
         old = p["name"]
         p["name"] = mapping.get(old, old)
@@ -67,8 +69,8 @@ def summary(request, demo):
         return demo
     if request.param == "long names":
         names = [p["name"] for p in demo["pipelines"]]
-        return _rename(demo, {names[1]: f"{LONG} | paragraphs:400",
-                              names[2]: f"hybrid:bm25+{LONG}?k=60 | paragraphs:400"})
+        return RunSummary.from_dict(_rename(demo, {names[1]: f"{LONG} | paragraphs:400",
+                                                   names[2]: f"hybrid:bm25+{LONG}?k=60 | paragraphs:400"}))
     pipes = tuple(f"{r} | {c}" for c in ("paragraphs:400", "sentences:300", "chars:800:100")
                   for r in ("bm25", "dense:st:intfloat/multilingual-e5-large", "hybrid:bm25+dense"))
     s, _ = make_run(n_questions=20, pipelines=pipes, skills=(0.5, 0.6, 0.7, 0.8), seed=3, n_resamples=50,
@@ -77,7 +79,7 @@ def summary(request, demo):
         p["chunker"] = p["name"].split(" | ")[1]
     s["main_metrics"] = list(next(iter(s["results"].values()))["metrics"])
     s["context_k"] = 5
-    return s
+    return RunSummary.from_dict(s)
 
 
 def _labels(summary):

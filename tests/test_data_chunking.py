@@ -61,13 +61,21 @@ def test_unit_chunkers_invariants(content, spec):
         assert not c.text[0].isspace() and not c.text[-1].isspace()
     units = sentence_spans(content) if spec.startswith("sentences") else paragraph_spans(content)
     size = ch.size
+    if spec.startswith("paragraphs") and size is not None:  # long paragraphs are split into their sentences
+        units = [u for p in units for u in ([p] if p[1] - p[0] <= size else
+                                            [(p[0] + a, p[0] + b) for a, b in sentence_spans(content[p[0]:p[1]])])]
     for c in chunks:
         inside = [u for u in units if c.start <= u[0] and u[1] <= c.end]
+        if spec.startswith("paragraphs") and size is not None and not inside:
+            # a window of one sentence longer than SIZE
+            assert any(u[0] <= c.start and c.end <= u[1] and u[1] - u[0] > size for u in units)
+            assert len(c.text) <= size
+            continue
         assert inside and inside[0][0] == c.start and inside[-1][1] == c.end   # whole units only
         if size is None:
             assert len(inside) == 1
         elif len(c.text) > size:
-            assert len(inside) == 1          # only a single over-long unit may exceed SIZE
+            assert spec.startswith("sentences") and len(inside) == 1  # only a single over-long sentence
 
 
 def test_sentences_korean():
@@ -91,10 +99,14 @@ def test_paragraphs():
     assert [text[s:e] for s, e in paragraph_spans(text)] == ["첫 문단입니다.\n둘째 줄.", "둘째 문단.", "셋째."]
     assert [c.text for c in parse_chunker("paragraphs:25").chunk_text("d", text)] == [
         "첫 문단입니다.\n둘째 줄.\n \n둘째 문단.", "셋째."]
+    # a paragraph longer than SIZE is split at its sentences, packed up to SIZE
+    assert [c.text for c in parse_chunker("paragraphs:12").chunk_text("d", text)] == [
+        "첫 문단입니다.", "둘째 줄.", "둘째 문단.\n\n\n셋째."]
 
 
 @pytest.mark.parametrize("spec", ["whole", "chars:400:80", "chars:1:0", "sentences", "sentences:300",
-                                  "paragraphs", "paragraphs:1000"])
+                                  "paragraphs", "paragraphs:1000", "recursive:500:50", "tokens:256:32", "semantic",
+                                  "semantic:90", "semantic:92.5"])
 def test_spec_round_trips(spec):
     ch = parse_chunker(spec)
     assert ch.spec == spec and parse_chunker(ch.spec) == ch and parse_chunker(ch) is ch
@@ -103,7 +115,8 @@ def test_spec_round_trips(spec):
 
 @pytest.mark.parametrize("spec", ["", "chars", "chars:400", "chars:400:400", "chars:0:0", "chars:08:0",
                                   "sentences:0", "sentences:-3", "paragraphs:x", "words:3", "whole:1",
-                                  " whole", 42])
+                                  " whole", 42, "recursive:500", "recursive:50:50", "tokens:0:0", "semantic:101",
+                                  "semantic:x", "semantic:95:1"])
 def test_bad_specs(spec):
     with pytest.raises(InputError) as info:
         parse_chunker(spec)
@@ -119,3 +132,10 @@ def test_chunk_corpus():
     assert chunking.spec == "sentences"
     assert [c.chunk_id for c in chunking] == ["a#0", "a#1", "b#0"]
     assert chunking["a#1"].text == "둘." and [c.chunk_id for c in chunking.by_doc["a"]] == ["a#0", "a#1"]
+
+
+def test_chunker_help_lists_every_form():
+    from ragexam.data.chunking import chunker_help
+
+    text = chunker_help()
+    assert all(form in text for form in CHUNKER_FORMS) and "Default: paragraphs:400" in text

@@ -156,3 +156,25 @@ def test_crediting_invariants(covered):
         found_by_k = sum(1 for r in first.values() if r <= k)
         credited_by_k = sum(1 for x in run[:k] if not x.startswith("~"))
         assert credited_by_k <= found_by_k
+
+
+# --- sizes of the judged items, for metrics at a context budget ----------------------------------------------
+
+
+def test_item_sizes_feed_budget_metrics():
+    from ragexam.data.relevance import item_sizes
+    from ragexam.metrics.ranking import ContextSizes, evaluate
+
+    docs = [Document("a", "x" * 300 + "\n\n" + "VPN 재설치 안내." + "y" * 289), Document("b", "z" * 500)]
+    chunking = chunk_corpus(docs, "paragraphs")
+    q = Question("q", "?", relevant_doc_ids=("a",), evidence=("VPN 재설치",))
+    ranked = [chunking["b#0"], chunking["a#0"], chunking["a#1"]]  # 500, 300, 300 characters
+    ev = judge_ranking(q, ranked, "evidence", index=EvidenceIndex.build(docs, chunking))
+    sizes = item_sizes(ev, ranked, lambda c: len(c.text))
+    assert list(sizes.values()) == [(0.0, 500.0), (500.0, 300.0), (800.0, 300.0)]
+    res = evaluate({"q": ev.qrels}, {"q": ev.run}, ["hit@900c", "hit@1100c", "r@1000c"],
+                   sizes=[ContextSizes("c", {"q": sizes})]).per_query["q"]
+    assert res == {"hit@900c": pytest.approx(1 / 3), "hit@1100c": 1.0, "r@1000c": pytest.approx(2 / 3)}
+    doc = judge_ranking(q, ranked, "doc")
+    assert doc.run == ["b", "a"] and item_sizes(doc, ranked, lambda c: len(c.text)) == {"b": (0.0, 500.0),
+                                                                                        "a": (500.0, 300.0)}

@@ -31,6 +31,8 @@ def si(**kw):
     (dict(retrieved=True, correct=True, faithful=False), "generation_miss", None),
     (dict(retrieved=True, correct=False), "generation_miss", None),
     (dict(retrieved=False, correct=False), "retrieval_miss", None),
+    (dict(retrieved=False, correct=False, evidence_split=True), "evidence_split", None),
+    (dict(retrieved=False, correct=True, evidence_split=True), "lucky", None),
     (dict(retrieved=False, correct=True), "lucky", None),
     (dict(retrieved=False, correct=True, faithful=False), "lucky", None),
     (dict(retrieved=None, correct=True), "unjudged", "retrieval_unknown (answer correct)"),
@@ -53,8 +55,8 @@ def test_counts_and_matrix_api():
               si(query_id="d", type="y", answerable=False, abstained=False),
               si(query_id="e", type=None, retrieved=None, correct=False)]
     att = attribute_all(inputs, signature="sig")
-    assert att.counts("P") == {"ok": 1, "retrieval_miss": 1, "generation_miss": 0, "lucky": 1, "abstained_ok": 0,
-                               "hallucinated": 1, "unjudged": 1}
+    assert att.counts("P") == {"ok": 1, "retrieval_miss": 1, "evidence_split": 0, "generation_miss": 0, "lucky": 1,
+                               "abstained_ok": 0, "hallucinated": 1, "unjudged": 1}
     assert att.matrix("P") == {
         "(none)": dict.fromkeys(LABELS, 0) | {"unjudged": 1},
         "x": dict.fromkeys(LABELS, 0) | {"ok": 1, "retrieval_miss": 1},

@@ -14,19 +14,26 @@ from ragexam.errors import InputError
 from test_generate_stub import DOCS, GOOD, by_doc
 
 
-@pytest.fixture(scope="module")
-def made(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("review")
+def generate_set(tmp, script, *, unsupported=(), out="qa.jsonl"):
+    """Generate ``tmp/out`` from DOCS through the loopback stub answering with ``script(doc_id)``; returns the
+    corpus file."""
     corpus = tmp / "docs.jsonl"
     corpus.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in DOCS), encoding="utf-8")
     stub, shutdown = start_gen_stub()
-    stub.script = by_doc(lambda d, req: GOOD[d])
+    stub.unsupported.update(unsupported)
+    stub.script = by_doc(lambda d, req: script(d))
     try:
         generate(corpus, model="stub-gen", base_url=stub.base_url, api_key="x", cache_dir=tmp / "cache", n=40,
-                 mix="meaning=1", per_call=10, max_passes=1, out=tmp / "qa.jsonl")
+                 mix="meaning=1", per_call=10, max_passes=1, out=tmp / out)
     finally:
         shutdown()
-    return tmp, corpus
+    return corpus
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("review")
+    return tmp, generate_set(tmp, lambda d: GOOD[d])
 
 
 def sheet(tmp):
@@ -70,7 +77,8 @@ def test_accept_reject_and_edit(made, tmp_path):
     review = write_sheet(tmp_path / "edited.csv", rows)
     out = tmp_path / "reviewed.jsonl"
     res = apply_review(tmp / "qa.jsonl", review, out)
-    assert res.counts == {"accepted": 2, "rejected": 1, "pending_kept": 1, "pending_dropped": 0, "edited": 1}
+    assert res.counts == {"accepted": 2, "rejected": 1, "pending_kept": 1, "pending_dropped": 0, "edited": 1,
+                          "rescued": 0}
     assert res.rejected == [rows[1]["query_id"]]
     got = {r["query_id"]: r for r in records(out)}
     assert list(got) == [rows[0]["query_id"], rows[2]["query_id"], rows[3]["query_id"]]
@@ -142,3 +150,106 @@ def test_review_apply_on_the_command_line(made, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "ragexam.cli", "review", "apply", "--qa", str(tmp / "qa.jsonl"),
                           "--out", str(tmp_path), "--json"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--out" in bad.stderr
+
+
+# --- rescue, the checks of an edit, and the sheet's writer ------------------------------------------------------
+@pytest.fixture(scope="module")
+def with_rejects(tmp_path_factory):
+    """A set generated from good and bad candidates: its rejects file holds every kind of rejection."""
+    from test_generate_stub import BAD, UNSUPPORTED_ANSWER
+
+    tmp = tmp_path_factory.mktemp("rescue")
+    generate_set(tmp, lambda d: GOOD[d] + [b for _, b in BAD.get(d, [])], unsupported=[UNSUPPORTED_ANSWER])
+    return tmp
+
+
+def rejects_by_reason(tmp):
+    return {r["reason"]: r for r in records(tmp / "qa.rejects.jsonl") if "cid" in r}
+
+
+def test_a_rescued_candidate_joins_the_set_after_its_checks(with_rejects, tmp_path):
+    from ragexam.analysis.generate.review import rescue_id
+
+    tmp = with_rejects
+    rows = sheet(tmp)
+    para = rejects_by_reason(tmp)["evidence_paraphrased"]
+    qid = rescue_id(records(tmp / "qa.jsonl"), para["cid"])
+    assert qid == "gen_" + para["cid"]
+    rescued = dict.fromkeys(rows[0], "")
+    rescued.update(query_id=qid, status="accept", candidate=para["cid"], question=para["question"],
+                   ground_truth=para["answer"], evidence=json.dumps(para["evidence"], ensure_ascii=False))
+    for r in rows:
+        r["candidate"] = ""
+    with pytest.raises(InputError, match="evidence_paraphrased") as err:  # rescued as it was: refused again
+        apply_review(tmp / "qa.jsonl", write_sheet(tmp_path / "as_is.csv", rows + [rescued]), None)
+    assert err.value.line == len(rows) + 2 and err.value.field == "evidence"
+
+    rescued["evidence"] = json.dumps(["번호는 '다온 OTP' 앱이 30초마다 새로 만들어 줍니다"], ensure_ascii=False)
+    res = apply_review(tmp / "qa.jsonl", write_sheet(tmp_path / "fixed.csv", rows + [rescued]), tmp_path / "out.jsonl")
+    assert res.counts["rescued"] == 1 and res.counts["edited"] == 1
+    got = records(tmp_path / "out.jsonl")
+    assert [r["query_id"] for r in got] == [r["query_id"] for r in records(tmp / "qa.jsonl")] + [qid]
+    new = got[-1]
+    g = new["metadata"]["generation"]
+    assert g["rescued"] == "evidence_paraphrased" and g["candidate"] == para["cid"] and g["edited"] == ["evidence"]
+    assert new["relevant_doc_ids"] == ["d1"] and new["answerable"] is True and g["answer_check"] == {"method": "human"}
+    assert DOCS[0]["content"][g["evidence_spans"][0]["start"]:g["evidence_spans"][0]["end"]] == new["evidence"][0]
+
+    for bad, match in ((dict(candidate="p9-c9999-9"), "is not in qa.jsonl's rejects file"),
+                       (dict(query_id=rows[0]["query_id"]), "needs a new id")):
+        with pytest.raises(InputError, match=match):
+            apply_review(tmp / "qa.jsonl", write_sheet(tmp_path / "bad.csv", rows[1:] + [dict(rescued, **bad)]), None)
+
+
+def test_an_edit_that_duplicates_or_copies_is_refused(with_rejects, tmp_path):
+    tmp = with_rejects
+    rows = sheet(tmp)
+    rows[1]["question"] = rows[0]["question"]
+    with pytest.raises(InputError, match="duplicate") as err:
+        apply_review(tmp / "qa.jsonl", write_sheet(tmp_path / "dup.csv", rows), None)
+    assert err.value.line == 3 and err.value.field == "question"
+    rows[0]["status"] = "reject"  # the question it repeats is rejected: now it may stay
+    assert apply_review(tmp / "qa.jsonl", write_sheet(tmp_path / "dup2.csv", rows), None).counts["edited"] == 1
+    rows = sheet(tmp)
+    ev = json.loads(rows[2]["evidence"])[0]
+    rows[2]["question"] = ev + "?"
+    with pytest.raises(InputError, match="copies_evidence"):
+        apply_review(tmp / "qa.jsonl", write_sheet(tmp_path / "copy.csv", rows), None)
+
+
+def test_the_sheet_writer_merges_rows_and_detects_conflicts(with_rejects, tmp_path):
+    import shutil
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ragexam.analysis.generate.review import Conflict, Sheet, load_review_set, read_sheet
+
+    tmp = with_rejects
+    review = tmp_path / "qa.review.csv"
+    shutil.copy(tmp / "qa.review.csv", review)
+    rs = load_review_set(tmp / "qa.jsonl", review)
+    writer = rs.sheet()
+    ids = list(rs.records)
+    versions = {qid: Sheet.version(r) for qid, (_, r) in read_sheet(review).by_id.items()}
+
+    def decide(qid):
+        return writer.update(qid, {"status": "accepted", "note": f"노트 {qid}"}, versions[qid])
+
+    with ThreadPoolExecutor(4) as pool:  # four "tabs" at once, each on its own question: nothing is lost
+        list(pool.map(decide, ids * 3))
+    now = read_sheet(review)
+    assert [r["query_id"] for _, r in now.rows] == ids
+    assert all(r["status"] == "accepted" and r["note"] == f"노트 {r['query_id']}" for _, r in now.rows)
+    assert review.read_bytes().startswith(b"\xef\xbb\xbf")
+
+    stale = versions[ids[0]]  # a tab that still shows the question as pending
+    with pytest.raises(Conflict) as err:
+        writer.update(ids[0], {"status": "rejected", "note": ""}, stale)
+    assert err.value.current["status"] == "accepted"
+    assert read_sheet(review).by_id[ids[0]][1]["status"] == "accepted"
+    # a sheet without a row for a question: the row is added with the set's cells
+    missing = tmp_path / "missing.csv"
+    fresh = load_review_set(tmp / "qa.jsonl", missing).sheet()
+    fresh.update(ids[1], {"status": "rejected"}, "")
+    row = read_sheet(missing).by_id[ids[1]][1]
+    assert row["status"] == "rejected" and row["question"] == rs.records[ids[1]]["question"]
+    assert apply_review(tmp / "qa.jsonl", missing, None).rejected == [ids[1]]

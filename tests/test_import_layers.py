@@ -1,7 +1,7 @@
 """The package's import graph: no import cycles, and no module imports a higher layer.
 
 Layer order (docs/architecture.md): errors, signature, fmt, _version < storage < stats
-< llm < exec < data < retrieval < metrics < analysis < report < api, cli and the package itself.  Every
+< llm < exec < data < retrieval < metrics < analysis < report < api < serve < cli and the package itself.  Every
 ``import`` statement counts, at module level or inside a function (a lazy import is still a dependency),
 except ``from ragexam import __version__``, which reads the version (``ragexam._version``).
 """
@@ -15,7 +15,7 @@ from typing import Dict, List, Set
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS = (
-    ("ragexam._version", "ragexam.errors", "ragexam.signature", "ragexam.fmt"),
+    ("ragexam._version", "ragexam._lazy", "ragexam.errors", "ragexam.signature", "ragexam.fmt"),
     ("ragexam.storage",),
     ("ragexam.stats",),
     ("ragexam.llm",),
@@ -25,6 +25,8 @@ LAYERS = (
     ("ragexam.metrics",),
     ("ragexam.analysis",),
     ("ragexam.report",),
+    ("ragexam.api",),
+    ("ragexam.serve",),
 )
 
 

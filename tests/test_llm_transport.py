@@ -3,6 +3,7 @@ chat completions and embeddings, against a scripted server on 127.0.0.1."""
 
 from __future__ import annotations
 
+import json
 import random
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler
@@ -30,16 +31,20 @@ class Script:
         self.replies = list(replies)
 
 
+class Quiet(BaseHTTPRequestHandler):
+    """HTTP/1.1, no access log."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+
 @pytest.fixture
 def server():
     script = Script()
 
-    class H(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *a):
-            pass
-
+    class H(Quiet):
         def do_POST(self):
             self.rfile.read(int(self.headers.get("Content-Length", 0)))
             script.paths.append(self.path)
@@ -178,3 +183,268 @@ def test_embeddings_in_index_order(server):
     with pytest.raises(CallFailed) as ei:
         LLMClient("e", base_url=server.url + "/v1", api_key=SECRET, max_retries=0).embed(["a"])
     assert ei.value.kind == "bad_response" and "embedding list" in ei.value.message
+
+
+# -- limits of every request (issue 19: deadline, size cap, depth, headers, Retry-After) --------------------------
+class Trickle:
+    """A server that sends its reply one byte at a time, ``gap`` seconds apart, and counts what it got out before
+    the client hung up: the headers too (``where="headers"``) or only the body."""
+
+    def __init__(self, where: str, gap: float = 0.05, size: int = 2000):
+        self.where, self.gap, self.size, self.sent, self.done = where, gap, size, 0, None
+
+    def handler(self):
+        import threading
+        import time
+
+        trickle = self
+        trickle.done = threading.Event()
+
+        class H(Quiet):
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                body = b'{"pad": "' + b"x" * trickle.size + b'"}'
+                head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                        "X-Slow: " + "y" * trickle.size + "\r\n\r\n").encode()
+                try:
+                    if trickle.where == "body":
+                        self.wfile.write(head)
+                        self.wfile.flush()
+                    for i in range(len(body) if trickle.where == "body" else len(head)):
+                        data = body if trickle.where == "body" else head
+                        self.wfile.write(data[i:i + 1])
+                        self.wfile.flush()
+                        trickle.sent += 1
+                        time.sleep(trickle.gap)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                finally:
+                    trickle.done.set()
+                    self.close_connection = True
+
+        return H
+
+
+@pytest.mark.parametrize("where", ["headers", "body"])
+def test_timeout_is_the_deadline_of_the_whole_request_not_of_each_read(where):
+    """A server trickling a byte every 0.05 s never trips a per-read timeout of 0.5 s; the deadline stops the
+    request after about 0.5 s, i.e. after about 10 of its 2,000+ bytes (bounded on bytes, not on time)."""
+    trickle = Trickle(where)
+    url, shutdown = serve(trickle.handler())
+    try:
+        t = HTTPTransport(timeout=0.5, retry=RetryPolicy(max_retries=0), sleep=lambda s: None)
+        with pytest.raises(CallFailed) as ei:
+            t.post_json(url + "/search", {"query": "q"})
+        assert ei.value.kind == "timeout" and ei.value.requests == 1
+        assert "within 0.5 s" in ei.value.message and "deadline" in ei.value.message
+        assert trickle.done.wait(30)  # the server noticed the hang-up (a generous bound against hanging)
+        assert 0 < trickle.sent < 300, trickle.sent  # a per-read timeout would have let all 2,000+ bytes through
+    finally:
+        shutdown()
+
+
+def test_every_connection_pool_is_bound_to_the_deadline(monkeypatch):
+    """Also the pools of proxies from the environment."""
+    import httpx
+
+    from ragexam.llm.transport import _bind_deadlines
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    client = httpx.Client()
+    try:
+        assert _bind_deadlines(client) == 1 + len([m for m in client._mounts.values() if m is not None]) >= 2
+        assert _bind_deadlines(client) == 0  # once only
+    finally:
+        client.close()
+
+
+def _bomb(size: int, coding: str = "gzip") -> bytes:
+    """``size`` bytes of a JSON list of zeros, compressed."""
+    import zlib
+
+    z = zlib.compressobj(9, zlib.DEFLATED, 31 if coding == "gzip" else 15)
+    unit = b"0," * 65536
+    parts = [z.compress(b"[")]
+    left = size - 2
+    while left > 0:
+        chunk = unit[:min(left, len(unit))]
+        parts.append(z.compress(chunk))
+        left -= len(chunk)
+    parts.append(z.compress(b"0]") + z.flush())
+    return b"".join(parts)
+
+
+def test_a_gzip_bomb_fails_at_the_size_cap_with_bounded_memory(server):
+    """64 MiB of JSON in about 64 KiB of gzip; with a 1 MiB cap the reply fails at once (not retried) and the
+    transport never holds much more than the cap."""
+    import tracemalloc
+
+    bomb = _bomb(64 << 20)
+    assert len(bomb) < 200_000
+    server.set((200, bomb, {"Content-Encoding": "gzip"}))
+    t = HTTPTransport(timeout=30, retry=RetryPolicy(max_retries=3), sleep=lambda s: None,
+                      max_response_bytes=1 << 20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(CallFailed) as ei:
+            t.post_json(server.url + "/x", {})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert ei.value.kind == "bad_response" and ei.value.requests == 1 and t.requests == 1
+    assert "larger than 1 MiB" in ei.value.message and "gzip" in ei.value.message
+    assert "max_response_bytes" in ei.value.message
+    assert peak < 3 << 20, peak  # the cap plus one decompression step and read buffers, not 64 MiB
+
+
+def test_content_length_over_the_cap_fails_before_the_body_is_read(server):
+    server.set((200, b"[" + b"1," * 600_000 + b"1]", {}))
+    t = HTTPTransport(timeout=30, retry=RetryPolicy(max_retries=2), sleep=lambda s: None,
+                      max_response_bytes=1 << 20)
+    with pytest.raises(CallFailed) as ei:
+        t.post_json(server.url + "/x", {})
+    assert ei.value.requests == 1 and "(Content-Length), over the 1 MiB limit" in ei.value.message
+    assert HTTPTransport(max_response_bytes=2 << 20).post_json(server.url + "/x", {})[0][:2] == [1, 1]
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate", "raw-deflate", "gzip-2-members"])
+def test_compressed_replies_are_read(server, coding):
+    import gzip
+    import zlib
+
+    data = json.dumps({"results": ["가", "b"] * 1000}).encode()
+    body = {"gzip": lambda: gzip.compress(data), "deflate": lambda: zlib.compress(data),
+            "raw-deflate": lambda: zlib.compress(data)[2:-4],
+            "gzip-2-members": lambda: gzip.compress(data[:100]) + gzip.compress(data[100:])}[coding]()
+    server.set((200, body, {"Content-Encoding": coding.split("-")[0] if coding != "raw-deflate" else "deflate"}))
+    got, n = HTTPTransport(max_response_bytes=1024 * 64).post_json(server.url + "/x", {})
+    assert got == json.loads(data) and n == 1
+
+
+def test_a_compression_ragexam_does_not_read_or_a_broken_one_is_a_bad_response(server):
+    server.set((200, b"\x00\x01", {"Content-Encoding": "br"}))
+    with pytest.raises(CallFailed, match="compressed as 'br'") as ei:
+        HTTPTransport(retry=RetryPolicy(max_retries=2), sleep=lambda s: None).post_json(server.url + "/x", {})
+    assert ei.value.kind == "bad_response" and ei.value.requests == 1
+    server.set((200, b"not gzip at all", {"Content-Encoding": "gzip"}))
+    with pytest.raises(CallFailed, match="cannot be decompressed") as ei:
+        HTTPTransport(retry=RetryPolicy(max_retries=1), sleep=lambda s: None).post_json(server.url + "/x", {})
+    assert ei.value.kind == "bad_response" and ei.value.requests == 2
+
+
+def test_a_reply_nested_50000_deep_fails_that_request_with_a_reason(server):
+    deep = b"[" * 50_000 + b"]" * 50_000
+    server.set((200, deep, {}))
+    t = HTTPTransport(retry=RetryPolicy(max_retries=2), sleep=lambda s: None)
+    with pytest.raises(CallFailed) as ei:
+        t.post_json(server.url + "/x", {})
+    assert ei.value.kind == "bad_response" and ei.value.requests == 1
+    assert "nested deeper than 100 levels" in ei.value.message
+    server.set((500, b'{"error": ' * 50_000 + b"1" + b"}" * 50_000, {}))  # an error body too
+    with pytest.raises(CallFailed) as ei:
+        HTTPTransport(retry=RetryPolicy(max_retries=0)).post_json(server.url + "/x", {})
+    assert ei.value.kind == "server_error"
+    server.set((200, b"[" * 101 + b"]" * 101, {}), (200, b"[" * 100 + b"]" * 100, {}))
+    with pytest.raises(CallFailed, match="deeper than 100"):
+        t.post_json(server.url + "/x", {})
+    assert t.post_json(server.url + "/x", {})[1] == 1  # 100 levels is fine
+
+
+@pytest.mark.parametrize("name, value", [("X-A", "b\r\nX-Injected: 1"), ("X-A", "b\nc"), ("X-A", "b\rc"),
+                                         ("X A", "b"), ("X-A:", "b"), ("", "b"), ("X-A", 3)])
+def test_header_line_breaks_and_bad_names_are_refused_before_any_request(server, name, value):
+    from ragexam.errors import InputError
+
+    server.set((200, {"ok": 1}, {}))
+    with pytest.raises(InputError) as ei:
+        HTTPTransport(headers={name: value})
+    assert "secret-ish" not in str(ei.value) and "field 'headers'" in str(ei.value)
+    t = HTTPTransport()
+    with pytest.raises(InputError):
+        t.post_json(server.url + "/x", {}, headers={name: value})
+    assert t.requests == 0 and server.paths == []
+    if isinstance(value, str) and "\n" in value:
+        assert "line break" in str(ei.value) and "Injected" not in str(ei.value)  # the value is not echoed
+
+
+def test_a_cut_retry_after_is_said_and_all_cut_waits_are_bounded(server):
+    """Retry-After: 3600 with max_backoff 2: the first wait is cut to 2 s (a ServiceWarning, the note in the
+    message); the cut-wait budget (max_backoff) is then spent, so later requests asking for 3600 s fail at
+    once instead of each waiting again."""
+    from ragexam.llm.transport import ServiceWarning
+
+    server.set((429, {"error": "slow down"}, {"Retry-After": "3600"}))
+    slept = []
+    t = HTTPTransport(retry=RetryPolicy(max_retries=3, backoff=0.1, max_backoff=2.0), sleep=slept.append)
+    with pytest.warns(ServiceWarning, match=r"asked to wait 3600 s .*cut to 2 s"):
+        with pytest.raises(CallFailed) as ei:
+            t.post_json(server.url + "/x", {})
+    assert slept == [2.0] and ei.value.requests == 2 and t.waits_cut == 1
+    assert "the server asked to wait 3600 s (Retry-After)" in ei.value.message
+    assert "cut_wait_budget" in ei.value.message and "not retried" in ei.value.message
+    for _ in range(5):  # the next questions: no more waiting
+        with pytest.raises(CallFailed) as ei:
+            t.post_json(server.url + "/x", {})
+        assert ei.value.requests == 1 and ei.value.kind == "rate_limited"
+    assert slept == [2.0] and sum(slept) <= t.retry.cut_budget
+    # waits the server asks within max_backoff are not cut and not counted
+    server.set((503, {}, {"Retry-After": "1"}), (200, {"ok": 1}, {}))
+    assert t.post_json(server.url + "/x", {})[0] == {"ok": 1} and slept[-1] == 1.0 and t.waits_cut == 1
+    budget = HTTPTransport(retry=RetryPolicy(max_retries=9, max_backoff=2.0, cut_wait_budget=5.0), sleep=slept.append)
+    server.set((429, {}, {"Retry-After": "3600"}))
+    slept.clear()
+    with pytest.warns(ServiceWarning):
+        with pytest.raises(CallFailed):
+            budget.post_json(server.url + "/x", {})
+    assert slept == [2.0, 2.0, 1.0] and budget.cut_waited == 5.0
+
+
+def test_an_llm_reply_nested_50000_deep_is_a_failure_of_that_call_not_a_crash(server):
+    """The HTTP body of a chat completion, and the JSON a model writes in its message."""
+    from ragexam.llm.replies import ReplyParseError, extract_json_object
+
+    server.set((200, b'{"choices": ' + b"[" * 50_000 + b"]" * 50_000 + b"}", {}))
+    client = LLMClient("m", base_url=server.url + "/v1", api_key=SECRET, max_retries=2, sleep=lambda s: None)
+    with pytest.raises(CallFailed) as ei:
+        client.complete([{"role": "user", "content": "hi"}])
+    assert ei.value.kind == "bad_response" and "nested deeper than 100 levels" in ei.value.message
+    assert ei.value.requests == 1
+    for text in ('{"score": ' + "[" * 50_000 + "]" * 50_000 + "}", "[" * 50_000 + "]" * 50_000):
+        with pytest.raises(ReplyParseError, match="nested deeper than 100 levels"):
+            extract_json_object(text)
+
+
+def test_the_size_cap_is_settable_everywhere(server, monkeypatch):
+    """An argument (LLMSettings.max_response_bytes, the service option), else $RAGEXAM_MAX_RESPONSE_BYTES, else
+    32 MiB; a bad value names where it came from."""
+    from ragexam.errors import InputError
+    from ragexam.llm.settings import LLMSettings
+    from ragexam.llm.transport import DEFAULT_MAX_RESPONSE_BYTES, MAX_RESPONSE_ENV
+
+    assert HTTPTransport().max_response_bytes == DEFAULT_MAX_RESPONSE_BYTES == 32 << 20
+    monkeypatch.setenv(MAX_RESPONSE_ENV, "4096")
+    assert HTTPTransport().max_response_bytes == 4096
+    assert HTTPTransport(max_response_bytes=8192).max_response_bytes == 8192
+    reply = {"model": "m", "choices": [{"finish_reason": "stop", "message": {"content": "x" * 5000}}]}
+    server.set((200, reply, {}))
+    with pytest.raises(CallFailed, match=r"over the 4 KiB limit \(max_response_bytes\)"):
+        LLMClient("m", base_url=server.url + "/v1", api_key=SECRET).complete([{"role": "user", "content": "hi"}])
+    got = LLMClient(LLMSettings("m", base_url=server.url + "/v1", api_key=SECRET, max_response_bytes=1 << 20))
+    assert got.complete([{"role": "user", "content": "hi"}]).content == "x" * 5000
+    monkeypatch.setenv(MAX_RESPONSE_ENV, "lots")
+    with pytest.raises(InputError, match="RAGEXAM_MAX_RESPONSE_BYTES.*'lots'"):
+        HTTPTransport()
+    with pytest.raises(InputError, match="--max-response-bytes"):
+        LLMSettings("m", max_response_bytes=10)
+
+
+def test_a_reply_holding_a_lone_surrogate_is_refused_before_anything_stores_it(server):
+    """A model writing "\\ud800" (half of a UTF-16 pair) used to crash whatever wrote its reply to a file."""
+    server.set((200, b'{"choices": [{"finish_reason": "stop", "message": {"content": "ok \\ud800"}}]}', {}))
+    client = LLMClient("m", base_url=server.url + "/v1", api_key=SECRET, max_retries=2, sleep=lambda s: None)
+    with pytest.raises(CallFailed) as ei:
+        client.complete([{"role": "user", "content": "hi"}])
+    assert ei.value.kind == "bad_response" and ei.value.requests == 1
+    assert "choices[0].message.content holds \\ud800 at character 4" in ei.value.message
+    server.set((200, b'{"choices": [{"finish_reason": "stop", "message": {"content": "ok \\ud83d\\ude00"}}]}', {}))
+    assert client.complete([{"role": "user", "content": "hi"}]).content == "ok \U0001F600"  # a pair is text

@@ -71,7 +71,7 @@ def test_the_glyph_check_can_fail(tmp_path):
 
 
 def test_api_names_and_errors(result):
-    assert ragexam.plots is plots
+    assert ragexam.plots.k_sweep is plots.k_sweep and ragexam.plots.attribution is plots.attribution
     with pytest.raises(InputError, match="no stage attribution"):
         plots.attribution(result)
     with pytest.raises(InputError, match="per-type values"):

@@ -203,7 +203,8 @@ def write_run(folder, summary, rows):
     """Write the run folder the way ``ragexam run --out`` does; returns the folder as a Path."""
     folder = Path(folder)
     (folder / "runs").mkdir(parents=True, exist_ok=True)
-    (folder / "summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=2), encoding="utf-8")
+    data = summary.to_dict() if hasattr(summary, "to_dict") else summary
+    (folder / "summary.json").write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
     cols = ["pipeline", "retriever", "chunker", "query_id", "type", "answerable", "first_rank", "unit_ranks",
             "n_units", *METRICS, "top_ids"]
     with (folder / "per_question.csv").open("w", encoding="utf-8", newline="") as fh:

@@ -11,7 +11,8 @@ import pytest
 
 from ragexam import fmt
 from ragexam.errors import InputError
-from ragexam.report.html import FONT_STACK, read_answers, render_report, write_report
+from ragexam.analysis.answers import answers_for_report, load_answers
+from ragexam.report.html import FONT_STACK, render_report, write_report
 from ragexam.storage.runfolder import read_run_folder
 from test_report_fixtures import make_run, real_demo_dir
 
@@ -130,15 +131,18 @@ def test_evidence_is_marked_in_the_chunks(fixture_run):
     assert "contains evidence" in html
 
 
-def test_read_answers(tmp_path):
+def test_report_answers_come_from_the_one_answers_reader(tmp_path):
+    def read_answers(path):
+        return answers_for_report(load_answers(path))
+
     (tmp_path / "a.jsonl").write_text('{"query_id": "q1", "answer": "가"}\n\n{"query_id": "q2", "answer": "나"}\n',
                                       encoding="utf-8")
-    assert read_answers(tmp_path / "a.jsonl") == {"q1": {"query_id": "q1", "answer": "가"},
-                                                  "q2": {"query_id": "q2", "answer": "나"}}
-    (tmp_path / "b.jsonl").write_text('{"query_id": "q1", "pipeline": "p", "answer": "가"}\n', encoding="utf-8")
-    assert read_answers(tmp_path / "b.jsonl") == {"p": {"q1": {"query_id": "q1", "pipeline": "p", "answer": "가"}}}
-    (tmp_path / "c.json").write_text(json.dumps({"q1": "답"}), encoding="utf-8")
-    assert read_answers(tmp_path / "c.json") == {"q1": "답"}
+    assert read_answers(tmp_path / "a.jsonl") == {"q1": {"query_id": "q1", "pipeline": None, "answer": "가"},
+                                                  "q2": {"query_id": "q2", "pipeline": None, "answer": "나"}}
+    (tmp_path / "b.jsonl").write_text('{"query_id": "q1", "pipeline": "p", "answer": "가", "reasoning": "r"}\n',
+                                      encoding="utf-8")
+    assert read_answers(tmp_path / "b.jsonl") == {"p": {"q1": {"query_id": "q1", "pipeline": "p", "answer": "가",
+                                                               "reasoning": "r"}}}
     (tmp_path / "d.jsonl").write_text('{"answer": "x"}\n{"answer": "y"}\n', encoding="utf-8")
     with pytest.raises(InputError, match="query_id"):
         read_answers(tmp_path / "d.jsonl")
@@ -196,3 +200,36 @@ def test_attribution_labels_are_whole():
         assert "retrieval_</tspan>" in chart  # wrapped at the underscore, not cut at 14 characters
         title = re.sub(r"<[^>]+>", "", re.search(r'<text class="ctitle"[^>]*>(.*?)</text>', chart).group(1))
         assert title in [escape(p) for p in summary["attribution"]]
+
+
+def test_a_chunking_study_shows_budgets_the_size_warning_and_evidence_split(tmp_path):
+    """A run comparing chunkers of different size: the table at an equal context budget (its columns from the
+    summary's ``budget_metrics``), the comparisons at that budget, the size warning, each chunking's sizes in the
+    dataset card, and every ``evidence_split`` miss named in the list and explained in its details."""
+    import ragexam
+    from ragexam.report import sections
+    from ragexam.report.views import RunView
+
+    res = ragexam.run("it_helpdesk", "it_helpdesk", ["bm25"], ["paragraphs:200", "chars:120:0"], progress=False,
+                      n_resamples=200, n_permutations=200)
+    s = res.summary
+    html = render_report(s, res.per_question)
+    budget = re.search(r'<h3 id="budget">.*?</table>', html, re.S).group(0)
+    assert s.budget_metrics and all(f'<th class="num">{m}</th>' in budget for m in s.budget_metrics)
+    for p, r in s.results.items():
+        lo, hi = r.ci95[s.budget_metrics[0]]
+        assert f"{r.metrics[s.budget_metrics[0]]:.3f}</span><span class=\"ci\">{lo:.3f}–{hi:.3f}" in budget
+        assert f"{s.chunk_sizes(p).mean_chars:.0f}</td>" in budget
+    assert escape(s.chunking.size_warning) in html and 'id="size-warning"' in html
+    assert "Comparisons at an equal context budget" in html
+    assert html.count('<td class="verdict') == len(s.comparisons) + len(s.budget_comparisons)
+    split = [e for es in s.missed.values() for e in es if e.evidence_split is not None]
+    assert split and html.count('title="the chunking cut the evidence">evidence split</span>') == len(split)
+    assert html.count("<dt>evidence split</dt>") == len(split)
+    assert html.count("holds part of the evidence: split") == sum(
+        1 for e in split if any(c.chunk_id == e.evidence_split.chunk_id for c in e.top))
+    n_split = s.results["bm25 | chars:120:0"].n_evidence_split
+    assert n_split and f"{n_split} missed questions evidence_split" in html
+    assert "paragraphs:200: 154 chunks" in html and "chars:120:0: 211 chunks" in html
+    view = RunView.of(s, res.per_question)
+    assert sections.scores(view) in html and sections.dataset(view) in html

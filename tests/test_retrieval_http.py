@@ -48,7 +48,7 @@ class Search:
         if q in self.flaky and n == 1:
             return 429, {"error": "slow down"}
         if q in self.slow:
-            time.sleep(0.6)
+            time.sleep(2.5)  # past the 1 s deadline of the whole request
         if q in self.malformed:
             return 200, {"answer": "no list here"}
         if q in self.notjson:
@@ -76,7 +76,7 @@ def search():
 def spec(svc, path="/search", **extra):
     opts = {"query_field": "q.text", "top_k_field": "limit", "results_path": "data.hits",
             "text_field": "page_content", "doc_id_field": "metadata.doc_id", "id_field": "metadata.id",
-            "timeout": "0.3", "max_retries": "1", "backoff": "0", "concurrency": "4", **extra}
+            "timeout": "1", "max_retries": "1", "backoff": "0", "concurrency": "4", **extra}
     return f"http:{svc.url}{path}?" + "&".join(f"{k}={v}" for k, v in opts.items())
 
 
@@ -171,3 +171,150 @@ def test_configuration_errors_stop(search):
 def test_bad_specs(bad, message):
     with pytest.raises(InputError, match=message):
         parse_retriever(bad, cache=False)
+
+
+# -- hostile services (issue 19) ---------------------------------------------------------------------------------
+def test_a_hostile_reply_fails_its_question_only(search, tmp_path):
+    """One question's reply nested 50,000 deep, one larger than max_response_bytes: those two questions fail with
+    their reason (once: asking again fetches the same body), every other question is graded."""
+    qs = [q for q in load_qa("it_helpdesk") if q.answerable]
+    plain = search.reply
+    hostile = {qs[0].question: b"[" * 50_000 + b"]" * 50_000,
+               qs[1].question: {"data": {"hits": [{"page_content": "x" * 300_000}]}}}
+
+    def reply(body):
+        q = body["q"]["text"]
+        if q not in hostile:
+            return plain(body)
+        with search.lock:
+            search.requests[q] = search.requests.get(q, 0) + 1
+        return 200, hostile[q]
+
+    search.reply = reply
+    res = ragexam.run(None, "it_helpdesk", [spec(search, max_response_bytes=131072)], cache_dir=tmp_path,
+                      progress=False, n_resamples=20, n_permutations=20)
+    un = res.summary["results"][res.pipelines[0].name]["unretrieved"]
+    reasons = {x["query_id"]: x["reason"] for x in un["questions"]}
+    assert un["n"] == 2 and un["by_kind"] == {"bad_response": 2}
+    assert "nested deeper than 100 levels" in reasons[qs[0].query_id]
+    assert "over the 128 KiB limit" in reasons[qs[1].query_id] and "max_response_bytes" in reasons[qs[1].query_id]
+    assert search.requests[qs[0].question] == search.requests[qs[1].question] == 1, reasons  # not retried
+    assert sum(1 for r in res.per_question if r.first_rank is not None) > 40  # the rest is graded
+
+
+def test_a_trickling_service_stops_at_the_deadline():
+    """`?timeout=0.5&max_retries=0` against a service sending a byte every 0.05 s: the question fails as a timeout
+    after about 10 bytes (bounded on what the server got out, not on time)."""
+    from test_llm_transport import Trickle
+    from test_judge_stub import serve
+
+    trickle = Trickle("body")
+    url, shutdown = serve(trickle.handler())
+    try:
+        r = parse_retriever(f"http:{url}/search?timeout=0.5&max_retries=0", cache=False, progress=False)
+        got = r.retrieve(["q"], 5)
+        assert got[0].failure.startswith("timeout: ") and "within 0.5 s" in got[0].failure
+        assert trickle.done.wait(30) and 0 < trickle.sent < 300
+    finally:
+        shutdown()
+
+
+@pytest.mark.parametrize("headers", [{"X-A": "b\r\nX-Injected: 1"}, {"X-A": "b\nX-Injected: 1"},
+                                     {"X A": "b"}, {"X-A:": "b"}])
+def test_header_injection_is_refused_before_any_request(search, headers):
+    with pytest.raises(InputError) as ei:
+        parse_retriever(spec(search), headers=headers, cache=False, progress=False)
+    assert "field 'headers'" in str(ei.value) and "Injected: 1" not in str(ei.value)
+    with pytest.raises(InputError):
+        parse_retriever(f"bm25>rerank:http:{search.url}/rerank", headers=headers, cache=False)
+    with pytest.raises(InputError):
+        ragexam.run(None, "it_helpdesk", [spec(search)], headers=headers, cache_dir=None, progress=False)
+    assert search.bodies == []
+
+
+def test_a_header_value_the_service_returns_in_a_text_is_redacted(search, tmp_path):
+    """Texts a service returned are stored (chunks.jsonl), cached and shown: a header value in one is replaced."""
+    plain = search.reply
+
+    def leaky(body):
+        status, reply = plain(body)
+        for h in reply["data"]["hits"][:1]:
+            h["page_content"] += f" (debug: Authorization was Bearer {SECRET})"
+        return status, reply
+
+    search.reply = leaky
+    cache = tmp_path / "cache"
+    res = ragexam.run(None, "it_helpdesk", [spec(search)], cache_dir=cache, progress=False,
+                      headers={"Authorization": f"Bearer {SECRET}"}, n_resamples=20, n_permutations=20)
+    out = res.save(tmp_path / "out")
+    texts = (out / "chunks.jsonl").read_text(encoding="utf-8")
+    assert "(debug: Authorization was [redacted])" in texts
+    for f in list(out.rglob("*")) + list(cache.rglob("*")):
+        if f.is_file():
+            assert SECRET.encode() not in f.read_bytes(), f
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("http:", "http needs the URL of your service: http:http://"),
+    ("http:?timeout=2", "http needs the URL of your service"),
+    ("https:", "http needs the URL of your service"),
+    ("http:ftp://example.org/search", "the URL scheme 'ftp' is not supported; expected an http:// or https:// URL"),
+    ("http:localhost:8000/search", "'localhost:8000/search' has no URL scheme; expected an http:// or https://"),
+    ("bm25>rerank:http:", "rerank:http needs the URL of your service: rerank:http:http://"),
+    ("bm25>rerank:http:ftp://x/rerank", "the URL scheme 'ftp' is not supported"),
+    ("http:http://localhost:8000/s?max_response_bytes=10", "max_response_bytes"),
+])
+def test_what_is_wrong_with_a_service_url_is_said(bad, message):
+    with pytest.raises(InputError) as ei:
+        parse_retriever(bad, cache=False)
+    assert message in str(ei.value) and "cannot be a member of a hybrid" not in str(ei.value)
+
+
+def test_a_rerank_reply_nested_50000_deep_fails_that_question_only():
+    from ragexam.retrieval.rerank.http import HTTPReranker
+
+    def handle(path, body, headers):
+        if body["query"] == "deep":
+            return 200, b'{"results": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"
+        return 200, {"results": [{"index": i, "relevance_score": float(i)} for i in range(len(body["documents"]))]}
+
+    url, shutdown = json_server(handle)
+    try:
+        rr = HTTPReranker(url + "/rerank", shape="cohere", cache=False, progress=False, max_retries=2, backoff=0)
+        got = rr.rerank(["deep", "fine"], [["a", "b"], ["a", "b"]])
+        assert got[0].scores is None and got[0].failure.startswith("bad_response: the response is nested deeper")
+        assert got[1].scores == (0.0, 1.0) and got[1].failure is None
+        assert rr.last_usage["requests"] == 2  # the deep one is not asked again
+    finally:
+        shutdown()
+
+
+def test_retry_after_3600_costs_one_cut_wait_per_run_not_one_per_question():
+    """Six questions against a service answering 429 with Retry-After: 3600: one wait cut to 30 s (said), then
+    every question fails at once saying why (the waits are recorded, not slept)."""
+    from ragexam.llm.transport import ServiceWarning
+    from ragexam.retrieval.rerank.http import HTTPReranker
+
+    from test_judge_stub import send_json, serve
+    from test_llm_transport import Quiet
+
+    class H(Quiet):
+        def do_POST(self):
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            send_json(self, 429, {"error": "quota"}, {"Retry-After": "3600"})
+
+    url, shutdown = serve(H)
+    slept = []
+    try:
+        r = HTTPRetriever(url + "/s", cache=False, progress=False, max_retries=2, concurrency=1, sleep=slept.append)
+        with pytest.warns(ServiceWarning, match="asked to wait 3600 s"):
+            got = r.retrieve([f"q{i}" for i in range(6)], 5)
+        assert slept == [30.0] and r.last_usage.waits_cut == 1 and r.last_usage.requests == 2 + 5
+        assert all(g.failure.startswith("rate_limited: HTTP 429") for g in got)
+        assert all("asked to wait 3600 s (Retry-After)" in g.failure for g in got)
+        rr = HTTPReranker(url + "/rerank", shape="cohere", cache=False, progress=False, sleep=slept.append)
+        with pytest.warns(ServiceWarning):
+            rr.rerank(["a", "b"], [["x", "y"], ["x", "y"]])
+        assert rr.last_usage["waits_cut"] == 1 and rr.last_usage["failed"] == 2
+    finally:
+        shutdown()

@@ -136,7 +136,9 @@ def test_rundata_unpacks_and_types_what_it_is_given():
     summary, rows = make_run(n_questions=5, seed=1, n_resamples=10, n_permutations=10)
     run = RunData(summary, rows, "mem")
     s, pq = run
-    assert s is summary and all(isinstance(r, RunRow) for r in pq)
+    from ragexam.storage.summary import RunSummary
+
+    assert isinstance(s, RunSummary) and s == summary and all(isinstance(r, RunRow) for r in pq)
     assert run.pipelines == [p["name"] for p in summary["pipelines"]]
     assert run.row(run.pipelines[0], rows[0]["query_id"]).first_rank == rows[0]["first_rank"]
 

@@ -6,12 +6,11 @@ modules on first use.
 
 from __future__ import annotations
 
-from typing import Any
-
+from ragexam._lazy import lazy_exports
 from ragexam._version import __version__
 
 __all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics", "run", "grade", "RunResult", "plots",
-           "generate", "generate_plan"]
+           "generate", "generate_plan", "score"]
 
 _LAZY = {
     "evaluate": ("ragexam.metrics.ranking", "evaluate"),
@@ -24,26 +23,9 @@ _LAZY = {
     "RunResult": ("ragexam.analysis.run", "RunResult"),
     "generate": ("ragexam.analysis.generate.api", "generate"),
     "generate_plan": ("ragexam.analysis.generate.api", "plan"),
+    "score": ("ragexam.api", "score"),
+    "plots": ("ragexam.plots", None),  # a module: ragexam.plots.k_sweep(result) and friends
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name == "plots":  # a module: ragexam.plots.k_sweep(result) and friends
-        import importlib
-
-        value = importlib.import_module("ragexam.report.plots")
-        globals()[name] = value
-        return value
-    try:
-        module_name, attr = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'ragexam' has no attribute {name!r}") from None
-    import importlib
-
-    value = getattr(importlib.import_module(module_name), attr)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

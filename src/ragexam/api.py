@@ -33,9 +33,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
+from ragexam.storage.summary import DEFAULT_MISS_K
 
 __all__ = ["evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
            "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
@@ -86,13 +87,15 @@ class Coverage:
 
 
 def evidence_coverage(corpus: Any, qa: Any, chunker: str = "whole", *, ignore_punctuation: bool = False) -> Coverage:
-    """Check that every evidence string of ``qa`` is inside one chunk of ``corpus`` chunked by ``chunker``."""
-    from ragexam.data.chunking import chunk_corpus, parse_chunker
+    """Check that every evidence string of ``qa`` is inside one chunk of ``corpus`` chunked by ``chunker`` (any
+    spec of :func:`ragexam.data.parse_chunker`; ``tokens:`` and ``semantic`` use e5)."""
+    from ragexam.data.chunking import chunk_corpus
     from ragexam.data.evidence import EvidenceIndex
     from ragexam.data.evidence import evidence_coverage as _coverage
     from ragexam.data.loaders import load_corpus, load_qa
+    from ragexam.retrieval.chunk_models import bind_chunker
 
-    spec = parse_chunker(chunker)
+    spec = bind_chunker(chunker)  # tokens: counted in e5's tokenizer, semantic on the offline e5
     docs = load_corpus(corpus)
     questions = load_qa(qa, corpus=docs, ignore_punctuation=ignore_punctuation)
     index = EvidenceIndex.build(docs, chunk_corpus(docs, spec), ignore_punctuation=ignore_punctuation)
@@ -137,6 +140,51 @@ def text_metric_files(refs: PathLike, hyps: PathLike, metric: str, **options: An
                          field="metric")
     fn = corpus_bleu if metric == "bleu" else corpus_chrf
     return fn(hyp_lines, ref_lines, **options)
+
+
+# -- question sets --------------------------------------------------------------------------------------------
+
+
+def validate(corpus: Any, qa: Any = None, *, ignore_punctuation: bool = False, **options: Any):
+    """Check a corpus and a question set; every problem with file, line and field
+    (:func:`ragexam.data.validation.validate`; ``options`` are its keywords)."""
+    from ragexam.data.validation import validate as check
+
+    return check(corpus, qa, ignore_punctuation=ignore_punctuation, **options)
+
+
+def datasets():
+    """The bundled question sets with their sizes (:func:`ragexam.data.catalog.list_datasets`)."""
+    from ragexam.data.catalog import list_datasets
+
+    return list_datasets()
+
+
+def convert(to: str, out: PathLike, *, corpus: Any = None, qa: Any = None, queries: Optional[PathLike] = None,
+            split: Optional[str] = None):
+    """Convert between ragexam JSONL, BEIR folders and TREC qrels (:func:`ragexam.data.convert.convert`); ``out``
+    is checked before anything is read (never over an input)."""
+    from ragexam.data.convert import convert as run_convert
+    from ragexam.storage.paths import In, Out, check_outputs
+
+    check_outputs([Out(out, "--out", "file" if to == "trec" else "folder")],
+                  [In(corpus, "--corpus"), In(qa, "--qa"), In(queries, "--queries")])
+    return run_convert(to, out, corpus=corpus, qa=qa, queries=queries, split=split)
+
+
+def run_settings(config: Optional[PathLike], flags: Mapping[str, Any]) -> Dict[str, Any]:
+    """The settings of ``ragexam run``: the ``config`` file's (YAML or TOML), overridden by every flag given."""
+    from ragexam.analysis.run_config import load_config_file, merge_settings
+
+    return merge_settings(load_config_file(config) if config is not None else {}, flags)
+
+
+def show(run: str, history: Optional[PathLike] = None):
+    """A recorded run or score (a history id, a unique prefix, ``latest``, or a run/score folder) as
+    :class:`~ragexam.storage.runfolder.RunData`."""
+    from ragexam.storage.history import resolve_run
+
+    return resolve_run(run, history)
 
 
 # -- retrieval runs -------------------------------------------------------------------------------------------
@@ -194,16 +242,23 @@ class RunOutcome:
         return out
 
 
-def _check_outputs(*, out: Optional[PathLike] = None, report: Optional[PathLike] = None,
-                   history: Optional[PathLike] = None, record: bool = True) -> None:
-    from ragexam.storage.paths import check_output_dir, check_output_file, history_path
+def _check_outputs(*, out: Optional[PathLike] = None, out_kind: str = "run", report: Optional[PathLike] = None,
+                   history: Optional[PathLike] = None, record: bool = True, inputs: Sequence[Tuple[str, Any]] = ()
+                   ) -> None:
+    """The output-path rule (:func:`ragexam.storage.paths.check_outputs`) for a command's ``--out`` (a folder of
+    ``out_kind``, or a ``file``), ``--report`` and history, against its ``inputs`` (``(option, path)``)."""
+    from ragexam.storage.paths import In, Out, check_outputs, history_path
 
-    if out is not None:
-        check_output_dir(out, option="--out")
-    if report is not None:
-        check_output_file(report, option="--report")
-    if record:
-        check_output_file(history or history_path(), option="--history")
+    check_outputs([Out(out, "--out", out_kind), Out(report, "--report"),
+                   Out((history or history_path()) if record else None, "--history")],
+                  [In(_input_path(path), option) for option, path in inputs])
+
+
+def _input_path(ref: Any) -> Any:
+    """The file a reference reads: a results file's path without its ``>rerank:`` stages; others as given."""
+    if isinstance(ref, str) and ">rerank:" in ref and not Path(ref).exists():
+        return ref.split(">rerank:", 1)[0]
+    return ref
 
 
 def run_exam(settings: Mapping[str, Any], *, out: Optional[PathLike] = None, report: Optional[PathLike] = None,
@@ -214,7 +269,10 @@ def run_exam(settings: Mapping[str, Any], *, out: Optional[PathLike] = None, rep
     path is checked before the run starts."""
     from ragexam.analysis.run import run as _run
 
-    _check_outputs(out=out, report=report, history=history, record=record)
+    retrieved = settings.get("retrieved") or []
+    _check_outputs(out=out, report=report, history=history, record=record, inputs=[
+        ("--corpus", settings.get("corpus")), ("--qa", settings.get("qa")),
+        *(("--retrieved", r) for r in ([retrieved] if isinstance(retrieved, (str, Path)) else retrieved))])
     settings = dict(settings)
     # the corpus is needed by ragexam's own retrievers only: run() says so, naming the retriever
     if settings.get("qa") is None:
@@ -229,7 +287,7 @@ def run_exam(settings: Mapping[str, Any], *, out: Optional[PathLike] = None, rep
         from ragexam.storage.history import History
 
         outcome.history_path = History(history).path
-        before = result.summary["run_id"]
+        before = result.summary.run_id
         outcome.run_id = record_run(result.summary, result.per_question, outcome.history_path)
         if out is not None and outcome.run_id != before:
             result.save(out)  # the id changed: keep summary.json in step with the history
@@ -248,12 +306,13 @@ def write_run_report(run: str, out: Optional[PathLike] = None, *, answers: Optio
     """The self-contained HTML report of ``run`` (a run folder or a recorded id), written to ``out`` (default
     ``RUN/report.html`` for a folder, ``report-<id>.html`` for a recorded run); returns its path."""
     from ragexam.analysis.recording import with_ground_truth
-    from ragexam.report.html import read_answers, write_report
+    from ragexam.analysis.answers import answers_for_report, load_answers
+    from ragexam.report.html import write_report
     from ragexam.storage.history import resolve_run
-    from ragexam.storage.paths import check_output_file
+    from ragexam.storage.paths import In, Out, check_outputs
 
-    if out is not None:
-        check_output_file(out, option="--out")
+    inputs = [In(run, "RUN"), In(answers, "--answers")]
+    check_outputs([Out(out, "--out")], inputs)
     data = resolve_run(run, history)
     if data.is_score:
         raise InputError(f"{data.run_id} is a recorded score, not a run; `ragexam report` takes a run. Fix: "
@@ -261,9 +320,9 @@ def write_run_report(run: str, out: Optional[PathLike] = None, *, answers: Optio
                          "... --report FILE.html` for the run's report with the answers.", source=str(run))
     if out is None:
         out = Path(data.source) / "report.html" if Path(run).is_dir() else Path(f"report-{data.run_id}.html")
-        check_output_file(out, option="--out")
+        check_outputs([Out(out, "--out")], inputs)
     return write_report(with_ground_truth(data.summary), data.per_question, out,
-                        answers=read_answers(answers) if answers is not None else None)
+                        answers=answers_for_report(load_answers(answers)) if answers is not None else None)
 
 
 def list_runs(history: Optional[PathLike] = None, limit: Optional[int] = None, *, record: Optional[PathLike] = None,
@@ -292,8 +351,6 @@ def compare(run_a: str, run_b: str, *, history: Optional[PathLike] = None, **opt
     from ragexam.analysis.compare import compare_runs
     from ragexam.storage.history import resolve_run
 
-    if "miss_k" in options:
-        options["k"] = options.pop("miss_k")
     return compare_runs(resolve_run(run_a, history), resolve_run(run_b, history), **options)
 
 
@@ -340,10 +397,9 @@ def pairwise(qa: Any, answers: Any, judge: Any, *, a: str, b: str, repeat: int =
     from ragexam.data.loaders import load_qa
     from ragexam.metrics.judge.pairwise import pair_items
 
-    if out is not None:
-        from ragexam.storage.paths import check_output_file
+    from ragexam.storage.paths import In, Out, check_outputs
 
-        check_output_file(out, option="--out")
+    check_outputs([Out(out, "--out")], [In(qa, "--qa"), In(answers, "--answers")])
     questions = load_qa(qa)
     records = load_answers(answers)
     jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, retry_unjudged=retry_unjudged)
@@ -383,7 +439,9 @@ def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Op
     from ragexam.data.loaders import load_qa
     from ragexam.storage.runfolder import read_run_folder
 
-    _check_outputs(out=out, report=report, history=history, record=record and not dry_run)
+    _check_outputs(out=out, out_kind="score", report=report, history=history, record=record and not dry_run,
+                   inputs=[("--qa", qa), ("--answers", answers), ("--run", run), ("--corpus", corpus),
+                           ("--abstain-phrases", abstain_phrases), *(("--rubric", r) for r in rubrics or ())])
     if report is not None and run is None:
         raise InputError("--report needs --run DIR: the report is the HTML report of that retrieval run (from "
                          "`ragexam run --out DIR`) with these answers added; pass --run, or drop --report",
@@ -472,7 +530,8 @@ class AnswerOutcome:
 
 
 def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = None, corpus: Any = None,
-           pipelines: Optional[Sequence[str]] = None, contexts: int = 5, template: Optional[PathLike] = None,
+           pipelines: Optional[Sequence[str]] = None, contexts: int = DEFAULT_MISS_K,
+           template: Optional[PathLike] = None,
            lang: str = "auto", dry_run: bool = False, progress: Progress = None,
            executor: Any = None) -> AnswerOutcome:
     """Generate an answer per question and pipeline of the run folder ``run`` from its top ``contexts`` chunks
@@ -484,17 +543,20 @@ def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = N
     from ragexam.data.loaders import load_corpus, load_qa
     from ragexam.llm.client import LLMClient
     from ragexam.llm.cost import cost_usd, price_for
-    from ragexam.storage.paths import check_output_file
+    from ragexam.storage.paths import In, Out, check_outputs
     from ragexam.storage.runfolder import read_run_folder
 
     if not dry_run:
         if out is None:
             raise InputError("no output file; pass --out FILE.jsonl", source="ragexam answer", field="out")
-        check_output_file(out, option="--out")
+        check_outputs([Out(out, "--out")], [In(run, "--run"), In(qa, "--qa"), In(corpus, "--corpus"),
+                                            In(template, "--template")])
     info = read_run_folder(run)
-    cfg = info.summary.get("config") or {}
+    cfg = info.config
     qa_ref = qa or cfg.get("qa")
     corpus_ref = corpus or cfg.get("corpus")
+    if not dry_run:  # the question set and corpus the run recorded are read too
+        check_outputs([Out(out, "--out")], [In(qa_ref, "the run's qa"), In(corpus_ref, "the run's corpus")])
     if not qa_ref:
         raise InputError("the run does not record its question set; pass --qa", source=str(run))
     questions = load_qa(qa_ref)
@@ -510,7 +572,7 @@ def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = N
     max_tokens = settings.max_tokens or 512
     client = LLMClient(settings)
     tasks, _, sha = answer_tasks(questions, info, docs, model=settings.model, endpoint=client.endpoint,
-                                 pipelines=list(pipelines) if pipelines else None, k=contexts, template=tmpl,
+                                 pipelines=list(pipelines) if pipelines else None, contexts=contexts, template=tmpl,
                                  language=lang, temperature=settings.temperature, max_tokens=max_tokens,
                                  seed=settings.seed)
     cache = settings.open_cache()
@@ -523,7 +585,7 @@ def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = N
 
     with calls_executor(executor) as ex:
         outcome.records, outcome.usage = generate_answers(
-            tasks, client, cache=cache, k=contexts, template_sha=sha, temperature=settings.temperature,
+            tasks, client, cache=cache, contexts=contexts, template_sha=sha, temperature=settings.temperature,
             max_tokens=max_tokens, seed=settings.seed, concurrency=settings.concurrency, progress=progress,
             executor=ex)
     write_answers(outcome.records, out)

@@ -17,7 +17,7 @@ import typer
 
 from ragexam.cli_options import (ApiKey, app, BaseUrl, BootSeed, Chunkers, commas, ConfigFile, console, ConvertOut,
                                  ConvertTo, CorpusOpt, Cutoffs, Depth, Headers, HistoryOpt, Hyps, IgnorePunct,
-                                 JsonOut, Lowercase, MissK, NoHistory, notes, Overlap, Permutations, Price,
+                                 JsonOut, late_help, Lowercase, MissK, NoHistory, notes, Overlap, Permutations, Price,
                                  print_json, QaOpt, Queries, Refs, Relevance, ReportOpt, Resamples, Retrieved,
                                  Retrievers, RunOut, Split, Workers, ExecutorOpt)
 
@@ -45,10 +45,8 @@ def evaluate(
     qrels: str = typer.Option(..., "--qrels", help="TREC qrels file ('qid 0 docid rel', or a header line and "
                                                    "'qid docid rel'), or a bundled name (lecture)."),
     run: str = typer.Option(..., "--run", help="TREC run file ('qid Q0 docid rank score tag'), or a bundled name."),
-    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="Metric name, repeatable: hit@K mrr "
-                                               "mrr@K ndcg ndcg@K p@K r@K f1@K fB@K rprec map map@K (trec_eval names "
-                                               "work too). Results are keyed by the names as given. Default: a "
-                                               "standard set."),
+    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=late_help("evaluate", "metric",
+                                                                 "ragexam.metrics.ranking.registry:metric_help")),
     json_out: JsonOut = False,
     trec_compat: bool = typer.Option(False, "--trec-compat", help="Reproduce trec_eval: drop qrels queries absent "
                                      "from the run and score queries without relevant judgments as 0."),
@@ -75,15 +73,15 @@ def validate_cmd(
     qa: Optional[str] = typer.Option(None, "--qa", help="QA file (JSONL) or a bundled dataset name."),
     ignore_punctuation: bool = typer.Option(False, "--ignore-punctuation", help="Ignore punctuation when matching "
                                                                                 "evidence strings."),
-    json_out: JsonOut = False,
+    json_out: JsonOut = False, split: Split = None,
 ) -> None:
     """Check a corpus and a QA set; print every problem and a count by kind.
 
     Exits 1 if any error-level problem was found, 0 otherwise (warnings allowed).
     """
-    from ragexam.data.validation import validate
+    from ragexam.api import validate
 
-    report = validate(corpus, qa, ignore_punctuation=ignore_punctuation)
+    report = validate(corpus, qa, ignore_punctuation=ignore_punctuation, split=split)
     if json_out:
         print_json(report.to_dict())
     else:
@@ -96,7 +94,7 @@ def validate_cmd(
 @app.command("datasets")
 def datasets_cmd(json_out: JsonOut = False) -> None:
     """List the bundled question sets (usable as --corpus NAME --qa NAME) with their sizes."""
-    from ragexam.data.catalog import list_datasets
+    from ragexam.api import datasets as list_datasets
 
     infos = list_datasets()
     if json_out:
@@ -146,7 +144,8 @@ def bleu_cmd(
     effective_order: bool = typer.Option(False, "--effective-order", help="Use effective n-gram order."),
     json_out: JsonOut = False,
 ) -> None:
-    """Corpus BLEU of HYPS against REFS (sacrebleu-identical; score in [0, 1])."""
+    """Corpus BLEU: `ragexam bleu REFS HYPS` -- the references file first, then the hypotheses (system outputs)
+    scored against them, line by line (sacrebleu-identical; score in [0, 1])."""
     from ragexam.api import text_metric_files
 
     res = text_metric_files(refs, hyps, "bleu", tokenize=tokenize, smooth=smooth, smooth_value=smooth_value,
@@ -165,7 +164,8 @@ def chrf_cmd(
     whitespace: bool = typer.Option(False, "--whitespace", help="Keep whitespace in character n-grams."),
     json_out: JsonOut = False,
 ) -> None:
-    """Corpus chrF (or chrF++ with --plus) of HYPS against REFS (sacrebleu-identical; [0, 1])."""
+    """Corpus chrF (or chrF++ with --plus): `ragexam chrf REFS HYPS` -- the references file first, then the
+    hypotheses (system outputs) scored against them, line by line (sacrebleu-identical; [0, 1])."""
     from ragexam.api import text_metric_files
 
     res = text_metric_files(refs, hyps, "chrf", word_order=2 if plus else 0, lowercase=lowercase,
@@ -184,10 +184,17 @@ def _execute_run(settings: dict, *, out, json_out: bool, report, history, no_his
     outcome = run_exam(settings, out=out, report=report, history=history, record=not no_history)
     if json_out:
         sys.stdout.write(outcome.result.to_json() + "\n")
-        return notes(outcome.notes(), True)
-    from ragexam.report.console_run import render_outcome
+        notes(outcome.notes(), True)
+    else:
+        from ragexam.report.console_run import render_outcome
 
-    render_outcome(outcome, demo=demo)
+        render_outcome(outcome, demo=demo)
+    failed = outcome.result.summary.failed_pipelines
+    if failed:
+        for name, why in failed.items():
+            sys.stderr.write(f"error: pipeline {name!r} produced nothing: {why}. Fix the pipeline (its service, "
+                             "its results file) and run again.\n")
+        raise typer.Exit(1)
 
 
 @app.command("run")
@@ -204,10 +211,9 @@ def run_cmd(
     """Grade retrieval pipelines on a question set -- ragexam's retriever x chunker, your results files
     (--retrieved), your search service (-r http:URL), with rerank stages: metrics with 95% intervals, the P/R/F
     sweep, per question type, paired comparisons with the first pipeline, the missed questions."""
-    from ragexam.analysis.run_config import load_config_file, merge_settings
-    from ragexam.api import pipeline_options
+    from ragexam.api import pipeline_options, run_settings
 
-    settings = merge_settings(load_config_file(config) if config is not None else {}, {
+    settings = run_settings(config, {
         "corpus": corpus, "qa": qa, "retrievers": retriever or None, "chunkers": commas(chunker),
         "relevance": relevance, "k": k or None, "depth": depth, "miss_k": miss_k, "seed": seed,
         "n_resamples": n_resamples, "n_permutations": n_permutations, "ignore_punctuation": ignore_punctuation,
@@ -225,7 +231,7 @@ app.command("grade", help="Grade your own pipeline: `ragexam grade --qa QA --ret
 def convert_cmd(to: ConvertTo, out: ConvertOut, corpus: CorpusOpt = None, qa: QaOpt = None, queries: Queries = None,
                 split: Split = None, json_out: JsonOut = False) -> None:
     """Convert between ragexam JSONL, BEIR folders and TREC qrels (ids with spaces are encoded in TREC files)."""
-    from ragexam.data.convert import convert
+    from ragexam.api import convert
 
     done = convert(to, out, corpus=corpus, qa=qa, queries=queries, split=split)
     print_json(done.to_dict()) if json_out else notes(done.lines(), False)
@@ -242,9 +248,10 @@ def demo_cmd(out: RunOut = None, json_out: JsonOut = False, report: ReportOpt = 
     from ragexam.api import DEMO_SETTINGS
 
     if not json_out:
-        from ragexam.report.console_run import render_demo_intro, run_console
+        from ragexam.report.console_run import render_demo_intro
+        from ragexam.report.terminal import console
 
-        render_demo_intro(run_console())
+        render_demo_intro(console())
     _execute_run(dict(DEMO_SETTINGS), out=out, json_out=json_out, report=report, history=history,
                  no_history=no_history, demo=True)
 
@@ -297,11 +304,11 @@ def show_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print the stored summary.json instead."),
 ) -> None:
     """Print a recorded run again (the tables `ragexam run` printed)."""
-    from ragexam.storage.history import resolve_run
+    from ragexam.api import show
 
-    data = resolve_run(run_id, history)
+    data = show(run_id, history)
     if json_out:
-        return print_json(data.summary)
+        return print_json(data.summary.to_dict() if data.run is not None else data.summary)
     from ragexam.report.console import show_run
 
     show_run(data.summary)
@@ -356,21 +363,43 @@ def check_cmd(
 
 
 # the answer and generation commands register themselves on the same application
-from ragexam import cli_answers, cli_generate  # noqa: E402,F401
+from ragexam import cli_answers, cli_generate, cli_serve  # noqa: E402,F401
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """ragexam's own warnings on the command line: ``warning: …`` (keys scrubbed), not Python's
+    ``file:line: Category:`` form; other warnings as Python shows them."""
+    if category.__module__.startswith("ragexam"):
+        from ragexam.llm.redact import scrub
+
+        sys.stderr.write(f"warning: {scrub(str(message))}\n")
+    else:
+        _python_warning(message, category, filename, lineno, file, line)
 
 
 def main(argv: Optional[List[str]] = None) -> None:
     """Console-script entry point."""
+    import warnings
+
     from ragexam.errors import RagexamError
 
+    global _python_warning
+    if warnings.showwarning is not _show_warning:
+        _python_warning, warnings.showwarning = warnings.showwarning, _show_warning
     try:
         app(args=argv, prog_name="ragexam")
     except RagexamError as err:
         from rich.console import Console
         from rich.text import Text
 
-        Console(stderr=True, soft_wrap=True).print(Text.assemble(("error: ", "bold red"), str(err)), highlight=False)
+        from ragexam.llm.redact import scrub  # every configured key and header value, whatever the message quotes
+
+        Console(stderr=True, soft_wrap=True).print(Text.assemble(("error: ", "bold red"), scrub(str(err)) or ""),
+                                                   highlight=False)
         sys.exit(2)
+
+
+_python_warning = None
 
 
 if __name__ == "__main__":  # pragma: no cover

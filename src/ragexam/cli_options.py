@@ -10,9 +10,22 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Callable, List, Optional
+from typing import Annotated, Any, Callable, Dict, List, Optional, Tuple
 
 import typer
+
+from ragexam.data.chunking import chunker_help
+
+#: help texts owned by a module the CLI does not import at start (the ranking metrics import numpy): filled in when
+#: their command is invoked, so ``ragexam --help`` stays fast; ``{(command, option): "module:function"}``
+_LATE_HELP: Dict[Tuple[str, str], str] = {}
+
+
+def late_help(command: str, option: str, owner: str) -> str:
+    """Register ``owner`` (``"module:function"``, returning the help text) as the help of ``--option`` of
+    ``command``, filled in when the command is invoked; returns the text shown until then."""
+    _LATE_HELP[(command, option)] = owner
+    return f"See `ragexam {command} --help`."
 
 
 class Group(typer.core.TyperGroup):
@@ -30,6 +43,17 @@ class Group(typer.core.TyperGroup):
         cmd = super().get_command(ctx, cmd_name)
         return self._untyped_flags(cmd, ctx) if cmd is not None else None
 
+    def resolve_command(self, ctx, args):
+        name, cmd, rest = super().resolve_command(ctx, args)
+        for p in getattr(cmd, "params", ()):
+            owner = _LATE_HELP.get((name, p.name))
+            if owner is not None:
+                import importlib
+
+                module, fn = owner.split(":")
+                p.help = getattr(importlib.import_module(module), fn)()
+        return name, cmd, rest
+
     def format_help(self, ctx, formatter):
         self._untyped_flags(self, ctx)
         super().format_help(ctx, formatter)
@@ -43,9 +67,10 @@ app = typer.Typer(name="ragexam", help="Grade retrieval-augmented generation pip
 
 
 def console():
-    from rich.console import Console
+    """The one console factory (:func:`ragexam.report.terminal.console`)."""
+    from ragexam.report.terminal import console as make
 
-    return Console(soft_wrap=False)
+    return make()
 
 
 def print_json(obj: Any) -> None:
@@ -177,14 +202,15 @@ ConvertOut = Annotated[Path, typer.Option(..., "--out", help="Folder to write (r
                                                              "(trec).")]
 Queries = Annotated[Optional[Path], typer.Option("--queries", help="With a qrels file as --qa: its queries (BEIR "
                                                                    "queries.jsonl, or id<TAB>text lines).")]
-Chunkers = Annotated[Optional[List[str]], typer.Option(
-    "--chunker", "-c", help="Chunker spec, repeatable (or comma-separated): whole, chars:SIZE:OVERLAP, "
-    "sentences[:SIZE], paragraphs[:SIZE]. Default: paragraphs:400 (whole sentences, fits e5's 512 tokens).")]
+Chunkers = Annotated[Optional[List[str]], typer.Option("--chunker", "-c", help=chunker_help())]
 Relevance = Annotated[Optional[str], typer.Option(
     "--relevance", help="evidence (a chunk counts when it contains an evidence string) or doc (a chunk counts for "
     "its document). Default: evidence when the questions have evidence.")]
-Cutoffs = Annotated[Optional[List[str]], typer.Option("-k", "--k", help="Cutoffs: -k 1 -k 3 or -k 1,3,5. Default "
-                                                                        "1,3,5,10.")]
+Cutoffs = Annotated[Optional[List[str]], typer.Option("-k", "--k", help="Cutoffs: -k 1 -k 3 or -k 1,3,5 (chunks), "
+                                                      "and context budgets: -k 2000c (characters), -k 512t (tokens): "
+                                                      "every ranking metric also read until that much context is "
+                                                      "spent. Default 1,3,5,10 (with several chunkers, also an equal "
+                                                      "budget).")]
 Depth = Annotated[Optional[int], typer.Option("--depth", help="Chunks retrieved per question (default 100).")]
 MissK = Annotated[Optional[int], typer.Option("--miss-k", help="List a question as missed when no relevant unit is "
                                                                "in its top K (default 5).")]
@@ -206,6 +232,7 @@ RunOut = Annotated[Optional[Path], typer.Option("--out", help="Write summary.jso
 
 
 # `bleu`/`chrf`
-Refs = Annotated[Path, typer.Argument(help="References, one segment per line (UTF-8).")]
-Hyps = Annotated[Path, typer.Argument(help="Hypotheses, parallel to REFS.")]
+Refs = Annotated[Path, typer.Argument(help="FIRST: the references (the correct texts), one segment per line (UTF-8).")]
+Hyps = Annotated[Path, typer.Argument(help="SECOND: the hypotheses (the system's outputs), one per line, parallel "
+                                           "to REFS.")]
 Lowercase = Annotated[bool, typer.Option("--lowercase", "-lc", help="Case-insensitive scoring.")]

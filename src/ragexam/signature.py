@@ -17,9 +17,15 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Iterator, Mapping, Tuple, Union
 
-__all__ = ["Signature", "render_value"]
+__all__ = ["Signature", "render_value", "quote"]
 
 _KEY = re.compile(r"^[a-z0-9_.-]+$")
+
+
+def quote(text: str) -> str:
+    """A free text (a pipeline name, a file name) made safe as a field value: ``%`` as ``%25`` and the field
+    separator ``|`` as ``%7C`` (reversible; other text unchanged)."""
+    return str(text).replace("%", "%25").replace("|", "%7C")
 
 
 def render_value(value: Any) -> str:

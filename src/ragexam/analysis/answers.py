@@ -30,7 +30,7 @@ from ragexam.errors import InputError
 from ragexam.storage.runfolder import RunData
 
 __all__ = ["AnswerRecord", "load_answers", "write_answers", "run_contexts", "legacy_rechunked_contexts",
-           "corpus_of_run", "NO_PIPELINE"]
+           "corpus_of_run", "NO_PIPELINE", "answers_for_report"]
 
 PathLike = Union[str, Path]
 #: the pipeline name shown for answers that name none
@@ -80,6 +80,7 @@ def load_answers(path: PathLike) -> List[AnswerRecord]:
     """Read an answers file (or the bundled ``it_helpdesk`` answers) strictly: the first problem
     raises :class:`~ragexam.errors.InputError` naming file, line and field."""
     from ragexam.data.datasets import resolve
+    from ragexam.llm import safejson
 
     p = resolve(path, "answers")
     source = str(p)
@@ -95,10 +96,15 @@ def load_answers(path: PathLike) -> List[AnswerRecord]:
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
+            obj = safejson.loads(raw)
         except json.JSONDecodeError as err:
             raise InputError(f"invalid JSON at column {err.colno}: {err.msg}; expected one JSON object per "
                              "line", source=source, line=lineno) from None
+        except ValueError as err:  # nested too deep (never a RecursionError)
+            raise InputError(f"invalid JSON: {err}", source=source, line=lineno) from None
+        bad = safejson.unencodable(obj) if safejson.may_hold_surrogates(raw) else None
+        if bad is not None:  # a lone surrogate: no file can hold it
+            raise InputError(f"holds {bad[1]}: {safejson.SURROGATE_HELP}", source=source, line=lineno, field=bad[0])
         if not isinstance(obj, dict):
             raise InputError(f"received a JSON {type(obj).__name__}; expected an object like "
                              '{"query_id": ..., "answer": ...}', source=source, line=lineno)
@@ -231,3 +237,17 @@ def legacy_rechunked_contexts(run: RunData, pipeline: str, corpus, k: int) -> Di
                              field="top_ids")
         out[r.query_id] = [(c, texts[c]) for c in ids]
     return out
+
+
+def answers_for_report(records: Sequence[AnswerRecord]) -> Dict[str, Any]:
+    """Answers as :func:`ragexam.report.html.write_report` shows them: ``{query_id: entry}`` when no record
+    names a pipeline, else ``{pipeline: {query_id: entry}}``; an entry is the record's JSON object (``answer``,
+    and any ``reasoning``, ``verdict``, ``score``, ``stage`` or ``ground_truth`` the file carried)."""
+    flat = {r.query_id: r.to_dict() for r in records if r.pipeline is None}
+    grouped: Dict[str, Dict[str, Any]] = {}
+    for r in records:
+        if r.pipeline is not None:
+            grouped.setdefault(r.pipeline, {})[r.query_id] = r.to_dict()
+    if grouped and flat:
+        grouped[NO_PIPELINE] = flat
+    return grouped or flat

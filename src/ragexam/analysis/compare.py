@@ -20,7 +20,7 @@ Randomness is seeded (default: run A's ``config.seed``); the settings are in
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam import fmt
 from ragexam.errors import InputError
@@ -106,9 +106,12 @@ def _index(run: RunData, pipeline: str) -> Dict[str, Any]:
     return {r.query_id: r for r in run.rows(pipeline)}
 
 
-def _missed_info(run: RunData, pipeline: str) -> Dict[str, Mapping[str, Any]]:
-    entries = (run.summary.get("missed") or {}).get(pipeline) or []
-    return {str(e.get("query_id")): e for e in entries if isinstance(e, Mapping)}
+def _missed_info(run: RunData, pipeline: str) -> Dict[str, Any]:
+    """A run's missed questions of ``pipeline`` by query id (:class:`~ragexam.storage.summary.MissedQuestion`);
+    none for a score."""
+    if run.run is None:
+        return {}
+    return {e.query_id: e for e in run.run.missed.get(pipeline) or []}
 
 
 def _label(run: RunData, which: str) -> str:
@@ -141,36 +144,21 @@ def _found(rank: Optional[int], k: int) -> bool:
     return rank is not None and rank <= k
 
 
-def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipeline_b: Optional[str] = None,
-                 metrics: Optional[Sequence[str]] = None, k: Optional[int] = None, alpha: float = 0.05,
-                 n_resamples: Optional[int] = None, n_permutations: Optional[int] = None,
-                 seed: Optional[int] = None) -> RunComparison:
-    """Compare run ``b`` against run ``a`` (see the module docstring).
-
-    :param pipeline: the pipeline to compare (in both runs; with ``pipeline_b``, A's side).
-    :param pipeline_b: B's pipeline when it has another name than A's.
-    :param metrics: metric columns to compare (default: every metric column both runs have).
-    :param k: the found/missed cutoff for flips (default: run A's ``miss_k``).
-    :param n_resamples, n_permutations, seed: default to run A's config (else 2000, 10000, 12345).
-    :raises InputError: no per-question rows, no shared pipeline or question, an unknown metric.
-    """
-    import numpy as np
-
-    from ragexam import stats
-
+def _check_runs(a: RunData, b: RunData) -> None:
     for run, which in ((a, "A"), (b, "B")):
         if not run.per_question:
             raise InputError(f"run {which} ({_label(run, which)}) has no per-question rows "
                              "(per_question.csv); compare needs them.", source="compare")
-    cfg = a.summary.get("config") or {}
-    seed = int(seed if seed is not None else cfg.get("seed", stats.DEFAULT_SEED))
-    n_resamples = int(n_resamples if n_resamples is not None else cfg.get("n_resamples", 2000))
-    n_permutations = int(n_permutations if n_permutations is not None else cfg.get("n_permutations", 10000))
-    k = int(k if k is not None else miss_cutoff(a.summary))
-    if k < 1:
-        raise InputError(f"received {k}; expected a cutoff >= 1.", source="compare", field="--k")
+    if a.is_score != b.is_score:
+        kinds = ("a score" if a.is_score else "a run", "a score" if b.is_score else "a run")
+        raise InputError(f"A ({_label(a, 'A')}) is {kinds[0]} and B ({_label(b, 'B')}) is {kinds[1]}; compare takes "
+                         "two retrieval runs or two scores. Fix: give two `ragexam run --out` folders (or run ids), "
+                         "or two `ragexam score --out` folders (or score ids).", source="compare")
+
+
+def _dataset_notes(a: RunData, b: RunData, k: int) -> List[str]:
     notes: List[str] = []
-    ds_a, ds_b = a.summary.get("dataset") or {}, b.summary.get("dataset") or {}
+    ds_a, ds_b = a.dataset, b.dataset
     for key in ("corpus_sha256", "qa_sha256"):
         if ds_a.get(key) and ds_b.get(key) and ds_a.get(key) != ds_b.get(key):
             what = "corpus" if key.startswith("corpus") else "question set"
@@ -179,6 +167,10 @@ def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipe
     k_b = miss_cutoff(b.summary)
     if k_b != k:
         notes.append(f"the runs used different missed cutoffs (A: {k}, B: {k_b}); flips use k={k}")
+    return notes
+
+
+def _chosen_metrics(a: RunData, b: RunData, metrics: Optional[Sequence[str]]) -> List[str]:
     cols_a, cols_b = metric_columns(a.per_question), metric_columns(b.per_question)
     available = [m for m in cols_a if m in cols_b]
     if metrics:
@@ -188,63 +180,106 @@ def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipe
 
             raise MetricNameError(f"received {', '.join(map(repr, unknown))}; the metrics both runs have are: "
                                   f"{', '.join(available) or 'none'}.", source="compare", field="--metric")
-        chosen = list(metrics)
-    else:
-        chosen = available
-    if not chosen:
+        return list(metrics)
+    if not available:
         raise InputError("the runs have no metric column in common.", source="compare")
-    out: List[PipelineComparison] = []
-    for name_a, name_b in _pairs(a, b, pipeline, pipeline_b):
-        ia, ib = _index(a, name_a), _index(b, name_b)
-        scored_a = {q for q, r in ia.items() if r.answerable}
-        scored_b = {q for q, r in ib.items() if r.answerable}
-        order = [q for q in ia if q in scored_a and q in scored_b]
-        only_a = sorted(scored_a - scored_b)
-        only_b = sorted(scored_b - scored_a)
-        if not order:
-            raise InputError(f"pipeline {name_a!r} of run A and {name_b!r} of run B share no scored question "
-                             f"(A scored {len(scored_a)}, B {len(scored_b)}); nothing to compare.",
-                             source="compare")
-        cols_a, cols_b = [], []
-        for m in chosen:
-            va = [ia[q].value(m) for q in order]
-            vb = [ib[q].value(m) for q in order]
-            missing = [q for q, x, y in zip(order, va, vb) if x is None or y is None]
-            if missing:
-                raise InputError(f"metric {m!r} is empty for {fmt.plural(len(missing), 'shared scored question')} "
-                                 f"(first: {missing[0]}); expected a value for every scored question.",
-                                 source="compare", field=m)
-            cols_a.append(va)
-            cols_b.append(vb)
-        A, B = np.array(cols_a, dtype=float).T, np.array(cols_b, dtype=float).T
-        family = stats.compare_family(A, B, names=("A", "B"), alpha=alpha, n_resamples=n_resamples,
-                                      n_permutations=n_permutations, seed=seed)
-        metric_diffs = [MetricDiff(metric=m, n=c.n, mean_a=float(A[:, j].mean()), mean_b=float(B[:, j].mean()),
-                                   diff=c.diff, ci_low=c.ci_low, ci_high=c.ci_high, p_value=c.p_value,
-                                   p_holm=float(c.p_adjusted), method=c.method, verdict=c.verdict,
-                                   reading=c.reading)
-                        for j, (m, c) in enumerate(zip(chosen, family))]
-        miss_a, miss_b = _missed_info(a, name_a), _missed_info(b, name_b)
-        flips: List[Flip] = []
-        for q in order:
-            ra, rb = ia[q].first_rank, ib[q].first_rank
-            fa, fb = _found(ra, k), _found(rb, k)
-            if fa == fb:
-                continue
-            info = miss_b.get(q) or miss_a.get(q) or {}
-            ev = info.get("evidence")
-            evidence = [ev] if isinstance(ev, str) else [str(x) for x in ev or []]
-            flips.append(Flip(query_id=q, direction="found→missed" if fa else "missed→found",
-                              type=ia[q].type or ib[q].type, question=info.get("question"),
-                              evidence=evidence, first_rank_a=ra, first_rank_b=rb,
-                              top_a=list(ia[q].top_ids), top_b=list(ib[q].top_ids)))
-        if only_a or only_b:
-            notes.append(f"{name_a if name_a == name_b else name_a + ' / ' + name_b}: the question sets differ — "
-                         f"compared on the {len(order)} questions both runs scored; {len(only_a)} scored only "
-                         f"in A, {len(only_b)} only in B")
-        sig = str(Signature([("compare", "paired"), ("ci", "percentile"), ("conf", 0.95), ("bs", n_resamples),
-                             ("test", "paired-randomization"), ("perm", n_permutations), ("seed", seed),
-                             ("mcc", "holm"), ("alpha", float(alpha)), ("k", k), ("n", len(order))]))
-        out.append(PipelineComparison(pipeline_a=name_a, pipeline_b=name_b, n_shared=len(order), only_a=only_a,
-                                      only_b=only_b, k=k, metrics=metric_diffs, flips=flips, signature=sig))
+    return available
+
+
+def _values(ia: Dict[str, Any], ib: Dict[str, Any], order: Sequence[str], chosen: Sequence[str]):
+    """``(A, B)``: questions × metrics arrays of the shared scored questions."""
+    import numpy as np
+
+    cols_a, cols_b = [], []
+    for m in chosen:
+        va = [ia[q].value(m) for q in order]
+        vb = [ib[q].value(m) for q in order]
+        missing = [q for q, x, y in zip(order, va, vb) if x is None or y is None]
+        if missing:
+            raise InputError(f"metric {m!r} is empty for {fmt.plural(len(missing), 'shared scored question')} "
+                             f"(first: {missing[0]}); expected a value for every scored question.",
+                             source="compare", field=m)
+        cols_a.append(va)
+        cols_b.append(vb)
+    return np.array(cols_a, dtype=float).T, np.array(cols_b, dtype=float).T
+
+
+def _flips(a: RunData, b: RunData, names: Tuple[str, str], ia: Dict[str, Any], ib: Dict[str, Any],
+           order: Sequence[str], k: int) -> List[Flip]:
+    """The questions found at ``k`` in one run and missed in the other, with their evidence."""
+    miss_a, miss_b = _missed_info(a, names[0]), _missed_info(b, names[1])
+    flips: List[Flip] = []
+    for q in order:
+        ra, rb = ia[q].first_rank, ib[q].first_rank
+        fa, fb = _found(ra, k), _found(rb, k)
+        if fa == fb:
+            continue
+        info = miss_b.get(q) or miss_a.get(q)
+        flips.append(Flip(query_id=q, direction="found→missed" if fa else "missed→found",
+                          type=ia[q].type or ib[q].type, question=info.question if info is not None else None,
+                          evidence=list(info.evidence) if info is not None else [], first_rank_a=ra,
+                          first_rank_b=rb, top_a=list(ia[q].top_ids), top_b=list(ib[q].top_ids)))
+    return flips
+
+
+def _compare_pair(a: RunData, b: RunData, names: Tuple[str, str], chosen: Sequence[str], k: int, alpha: float,
+                  n_resamples: int, n_permutations: int, seed: int, notes: List[str]) -> PipelineComparison:
+    from ragexam import stats
+
+    name_a, name_b = names
+    ia, ib = _index(a, name_a), _index(b, name_b)
+    scored_a = {q for q, r in ia.items() if r.answerable}
+    scored_b = {q for q, r in ib.items() if r.answerable}
+    order = [q for q in ia if q in scored_a and q in scored_b]
+    only_a, only_b = sorted(scored_a - scored_b), sorted(scored_b - scored_a)
+    if not order:
+        raise InputError(f"pipeline {name_a!r} of run A and {name_b!r} of run B share no scored question "
+                         f"(A scored {len(scored_a)}, B {len(scored_b)}); nothing to compare.", source="compare")
+    A, B = _values(ia, ib, order, chosen)
+    family = stats.compare_family(A, B, names=("A", "B"), alpha=alpha, n_resamples=n_resamples,
+                                  n_permutations=n_permutations, seed=seed)
+    metric_diffs = [MetricDiff(metric=m, n=c.n, mean_a=float(A[:, j].mean()), mean_b=float(B[:, j].mean()),
+                               diff=c.diff, ci_low=c.ci_low, ci_high=c.ci_high, p_value=c.p_value,
+                               p_holm=float(c.p_adjusted), method=c.method, verdict=c.verdict, reading=c.reading)
+                    for j, (m, c) in enumerate(zip(chosen, family))]
+    if only_a or only_b:
+        notes.append(f"{name_a if name_a == name_b else name_a + ' / ' + name_b}: the question sets differ — "
+                     f"compared on the {len(order)} questions both runs scored; {len(only_a)} scored only "
+                     f"in A, {len(only_b)} only in B")
+    sig = str(Signature([("compare", "paired"), ("ci", "percentile"), ("conf", 0.95), ("bs", n_resamples),
+                         ("test", "paired-randomization"), ("perm", n_permutations), ("seed", seed),
+                         ("mcc", "holm"), ("alpha", float(alpha)), ("k", k), ("n", len(order))]))
+    return PipelineComparison(pipeline_a=name_a, pipeline_b=name_b, n_shared=len(order), only_a=only_a,
+                              only_b=only_b, k=k, metrics=metric_diffs,
+                              flips=_flips(a, b, names, ia, ib, order, k), signature=sig)
+
+
+def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipeline_b: Optional[str] = None,
+                 metrics: Optional[Sequence[str]] = None, miss_k: Optional[int] = None, alpha: float = 0.05,
+                 n_resamples: Optional[int] = None, n_permutations: Optional[int] = None,
+                 seed: Optional[int] = None) -> RunComparison:
+    """Compare run ``b`` against run ``a`` (see the module docstring).
+
+    :param pipeline: the pipeline to compare (in both runs; with ``pipeline_b``, A's side).
+    :param pipeline_b: B's pipeline when it has another name than A's.
+    :param metrics: metric columns to compare (default: every metric column both runs have).
+    :param miss_k: the found/missed cutoff for flips (default: run A's ``miss_k``).
+    :param n_resamples, n_permutations, seed: default to run A's config (else 2000, 10000, 12345).
+    :raises InputError: no per-question rows, a run against a score, no shared pipeline or question, an
+        unknown metric.
+    """
+    from ragexam import stats
+
+    _check_runs(a, b)
+    cfg = a.config
+    seed = int(seed if seed is not None else cfg.get("seed", stats.DEFAULT_SEED))
+    n_resamples = int(n_resamples if n_resamples is not None else cfg.get("n_resamples", 2000))
+    n_permutations = int(n_permutations if n_permutations is not None else cfg.get("n_permutations", 10000))
+    k = int(miss_k if miss_k is not None else miss_cutoff(a.summary))
+    if k < 1:
+        raise InputError(f"received {k}; expected a cutoff >= 1.", source="compare", field="--miss-k")
+    notes = _dataset_notes(a, b, k)
+    chosen = _chosen_metrics(a, b, metrics)
+    out = [_compare_pair(a, b, names, chosen, k, alpha, n_resamples, n_permutations, seed, notes)
+           for names in _pairs(a, b, pipeline, pipeline_b)]
     return RunComparison(run_a=_label(a, "A"), run_b=_label(b, "B"), pipelines=out, notes=notes)

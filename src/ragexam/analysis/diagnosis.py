@@ -9,6 +9,8 @@ label               when
 ==================  ============================================================================
 ok                  answerable; evidence retrieved; answer correct (and not unfaithful)
 retrieval_miss      answerable; evidence not retrieved; answer not correct
+evidence_split      answerable; evidence not retrieved because the chunking cut it (the run labelled the miss
+                    ``evidence_split``: a top-k chunk holds part of it); answer not correct
 generation_miss     answerable; evidence retrieved; answer not correct, or correct but unfaithful
 lucky               answerable; evidence not retrieved; answer correct anyway
 abstained_ok        out-of-corpus; the answer declined
@@ -50,7 +52,8 @@ __all__ = ["LABELS", "StageInputs", "StageResult", "Attribution", "attribute", "
            "evidence_in_contexts"]
 
 #: the labels, in report order
-LABELS = ("ok", "retrieval_miss", "generation_miss", "lucky", "abstained_ok", "hallucinated", "unjudged")
+LABELS = ("ok", "retrieval_miss", "evidence_split", "generation_miss", "lucky", "abstained_ok", "hallucinated",
+          "unjudged")
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ class StageInputs:
     faithful: Optional[bool] = None
     abstained: Optional[bool] = None
     missing: Optional[str] = None  # why the answer verdict is unknown (correct / abstained is None)
+    evidence_split: bool = False  # the run labelled the retrieval miss evidence_split (the chunking cut it)
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,7 @@ def attribute(x: StageInputs) -> StageResult:
                            + ")")
     if x.retrieved:
         return StageResult(x, "ok" if answer_ok else "generation_miss")
-    return StageResult(x, "lucky" if x.correct else "retrieval_miss")
+    return StageResult(x, "lucky" if x.correct else "evidence_split" if x.evidence_split else "retrieval_miss")
 
 
 @dataclass

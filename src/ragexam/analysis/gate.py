@@ -139,6 +139,8 @@ def _finite(x: Any) -> Optional[float]:
 def _results(run: RunData) -> Dict[str, Any]:
     """``{pipeline: {"metrics": ..., "ci95": ..., "coverage": ...}}`` of a run or score; a
     ``ragexam-score/1`` folder (no ``results``) is read from its ``text`` and ``judge`` sections."""
+    if run.run is not None:
+        return {p: {"metrics": r.metrics, "ci95": r.ci95, "coverage": {}} for p, r in run.run.results.items()}
     results = run.summary.get("results")
     if isinstance(results, dict):
         return results

@@ -1,7 +1,7 @@
 """Generating answers from a run's retrieved chunks with an OpenAI-compatible chat model.
 
 For each pipeline of a ``ragexam run --out DIR`` folder and each question, the generator is
-given the question and the pipeline's top ``k`` chunks (ids from ``per_question.csv`` ``top_ids``,
+given the question and the pipeline's top ``contexts`` chunks (ids from ``per_question.csv`` ``top_ids``,
 texts from the run's ``chunks.jsonl``, :func:`ragexam.analysis.answers.run_contexts`) through a prompt
 template, and its reply is the answer.  Records are ``AnswerRecord`` s (``query_id``,
 ``pipeline``, ``answer``, ``contexts``, ``context_ids``, ``k``, ``model``, ``template_sha``) and
@@ -34,6 +34,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 from ragexam.analysis.answers import AnswerRecord, run_contexts
 from ragexam.errors import InputError
 from ragexam.storage.runfolder import RunData
+from ragexam.storage.summary import DEFAULT_MISS_K, TOP_IDS
 
 __all__ = ["DEFAULT_TEMPLATES", "SYSTEM_PROMPTS", "load_template", "render_template", "AnswerTask",
            "answer_tasks", "plan_answers", "generate_answers"]
@@ -87,16 +88,18 @@ class AnswerTask:
 
 
 def answer_tasks(qa, run: RunData, corpus, *, model: str, endpoint: str, pipelines: Optional[Sequence[str]] = None,
-                 k: int = 5, template: Optional[str] = None, language: str = "auto", temperature: float = 0.0,
-                 max_tokens: int = 512, seed: Optional[int] = None) -> Tuple[List[AnswerTask], str, str]:
-    """The generation tasks (one per pipeline x question of the run that is in ``qa``), the
-    template used and its SHA-256 (16 hex)."""
+                 contexts: int = DEFAULT_MISS_K, template: Optional[str] = None, language: str = "auto",
+                 temperature: float = 0.0, max_tokens: int = 512, seed: Optional[int] = None
+                 ) -> Tuple[List[AnswerTask], str, str]:
+    """The generation tasks (one per pipeline x question of the run that is in ``qa``, each given its top
+    ``contexts`` chunks), the template used and its SHA-256 (16 hex)."""
     from ragexam.llm.cache import request_key
     from ragexam.metrics.judge.prompts import detect_language
 
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 10:
-        raise InputError(f"received {k!r}; expected an integer from 1 to 10 (per_question.csv keeps the top 10 "
-                         "chunk ids)", source="answer", field="k")
+    if isinstance(contexts, bool) or not isinstance(contexts, int) or not 1 <= contexts <= TOP_IDS:
+        raise InputError(f"received {contexts!r}; expected the number of top chunks given to the generator, an "
+                         f"integer from 1 to {TOP_IDS} (per_question.csv keeps the top {TOP_IDS} chunk ids)",
+                         source="--contexts", field="contexts")
     if language == "auto":
         language = detect_language([q.question for q in qa])
     if language not in SYSTEM_PROMPTS:
@@ -110,7 +113,7 @@ def answer_tasks(qa, run: RunData, corpus, *, model: str, endpoint: str, pipelin
                              field="pipeline")
     tasks: List[AnswerTask] = []
     for p in names:
-        ctx = run_contexts(run, p, k, corpus=corpus)
+        ctx = run_contexts(run, p, contexts, corpus=corpus)
         for q in qa:
             if q.query_id not in ctx:
                 continue
@@ -136,7 +139,8 @@ def plan_answers(tasks: Sequence[AnswerTask], cache) -> Dict[str, Any]:
             "est_prompt_tokens": plan.est_prompt_tokens, "est_completion_tokens": plan.est_completion_tokens}
 
 
-def generate_answers(tasks: Sequence[AnswerTask], client, *, cache=None, k: int = 5, template_sha: str = "",
+def generate_answers(tasks: Sequence[AnswerTask], client, *, cache=None, contexts: int = DEFAULT_MISS_K,
+                     template_sha: str = "",
                      temperature: float = 0.0, max_tokens: int = 512, seed: Optional[int] = None,
                      concurrency: int = 4, progress: Optional[Callable[[int, int], None]] = None,
                      claim_wait: Optional[float] = None, executor: Any = None
@@ -177,6 +181,6 @@ def generate_answers(tasks: Sequence[AnswerTask], client, *, cache=None, k: int 
         meta: Dict[str, Any] = {"model": client.model, "template_sha": template_sha}
         if v.get("finish_reason") == "length":
             meta["truncated"] = True
-        records.append(AnswerRecord(t.query_id, v["answer"], t.pipeline, t.contexts, t.context_ids, k,
+        records.append(AnswerRecord(t.query_id, v["answer"], t.pipeline, t.contexts, t.context_ids, contexts,
                                     v.get("error"), None, meta))
     return records, batch.usage.to_dict()

@@ -43,26 +43,30 @@ __all__ = ["record_run", "score_summary", "score_rows", "record_score", "score_a
 PathLike = Union[str, Path]
 
 
-def _record(summary: Dict[str, Any], rows: Sequence[Mapping[str, Any]], history_path: Optional[PathLike],
-            kind: str) -> str:
+def _record(summary: Any, rows: Sequence[Mapping[str, Any]], history_path: Optional[PathLike], kind: str) -> str:
     from ragexam.storage.history import History
+    from ragexam.storage.summary import RunSummary
 
     hist = History(history_path)
     rid = hist.record_run(summary, rows, kind=kind)
-    if rid != summary["run_id"]:
+    if rid != (summary.run_id if isinstance(summary, RunSummary) else summary["run_id"]):
         # The id was taken by a different record and this one was stored as <id>.N: store it again
         # with that id inside, so the history, the printed id and summary.json all agree.
         hist.delete(rid)
-        summary["run_id"] = rid
+        if isinstance(summary, RunSummary):
+            summary.run_id = rid
+        else:
+            summary["run_id"] = rid
         rid = hist.record_run(summary, rows, kind=kind)
     return rid
 
 
-def record_run(summary: Dict[str, Any], per_question: Sequence[Mapping[str, Any]],
+def record_run(summary: Any, per_question: Sequence[Mapping[str, Any]],
                history_path: Optional[PathLike] = None) -> str:
-    """Record a ``ragexam run`` result in the history (default path: see :mod:`ragexam.storage.history`).
+    """Record a ``ragexam run`` result (its :class:`~ragexam.storage.summary.RunSummary`) in the history (default
+    path: see :mod:`ragexam.storage.history`).
 
-    Returns the record id, which is ``summary["run_id"]`` (``summary`` is updated in the rare case
+    Returns the record id, which is ``summary.run_id`` (``summary`` is updated in the rare case
     the id had to change because a different record already holds it).
     """
     return _record(summary, per_question, history_path, "run")
@@ -144,7 +148,7 @@ def score_report_summary(run_summary: Mapping[str, Any], report: Any) -> Dict[st
     """A copy of the run's summary with ``attribution`` ``{pipeline: {type: {stage: count}}}``
     from the score's attribution matrix and, with a judge, the score's ``judge`` section (the pipelines
     the run has)."""
-    summary = dict(run_summary)
+    summary = run_summary.to_dict() if hasattr(run_summary, "to_dict") else dict(run_summary)
     att = report.attribution
     names = [p.get("name") for p in summary.get("pipelines") or [] if isinstance(p, Mapping)]
     summary["attribution"] = {p: att.matrix(p) for p in att.pipelines if p in names}
@@ -165,22 +169,29 @@ def score_report_inputs(run: Any, report: Any) -> Tuple[Dict[str, Any], List[Any
     return summary, run.per_question, answers
 
 
-def with_ground_truth(summary: Mapping[str, Any]) -> Dict[str, Any]:
-    """A copy of a run's summary whose missed entries carry the question's ``ground_truth``.
+def with_ground_truth(summary: Any) -> Any:
+    """A copy of a run's summary (a :class:`~ragexam.storage.summary.RunSummary` or its JSON object, returned as
+    the same) whose missed entries carry the question's ``ground_truth``.
 
     ``ragexam run`` stores it in every missed entry; a summary written before it did
     (``ragexam-run/1``) gets it from the question set named by ``config.qa`` when that is a bundled
     set or an existing file (else the entries are left as they are, and the report says the ground
     truth is not available).
     """
-    out = dict(summary)
-    missed = out.get("missed")
-    if not isinstance(missed, Mapping):
-        return out
-    lacking = any(isinstance(e, Mapping) and "ground_truth" not in e for entries in missed.values()
-                  for e in entries or [])
-    name = (out.get("config") or {}).get("qa") or (out.get("dataset") or {}).get("qa")
-    if not lacking or not isinstance(name, str) or not name:
+    from ragexam.storage.summary import RunSummary
+
+    typed = isinstance(summary, RunSummary)
+    out = RunSummary.from_dict(summary.to_dict()) if typed else dict(summary)
+    if typed:
+        entries = [e for es in out.missed.values() for e in es if e.ground_truth is None]
+        name = out.config.qa or out.dataset.qa
+    else:
+        missed = out.get("missed")
+        if not isinstance(missed, Mapping):
+            return out
+        entries = [e for es in missed.values() for e in es or [] if isinstance(e, Mapping) and "ground_truth" not in e]
+        name = (out.get("config") or {}).get("qa") or (out.get("dataset") or {}).get("qa")
+    if not entries or not isinstance(name, str) or not name:
         return out
     from ragexam.data.datasets import is_bundled
     from ragexam.data.loaders import load_qa
@@ -188,7 +199,12 @@ def with_ground_truth(summary: Mapping[str, Any]) -> Dict[str, Any]:
     if not (is_bundled(name) or Path(name).is_file()):
         return out
     qa = load_qa(name)
+    if typed:
+        for e in entries:
+            if e.query_id in qa:
+                e.ground_truth = qa[e.query_id].ground_truth
+        return out
     out["missed"] = {p: [dict(e, ground_truth=qa[e["query_id"]].ground_truth)
                          if isinstance(e, Mapping) and "ground_truth" not in e and e.get("query_id") in qa else e
-                         for e in entries or []] for p, entries in missed.items()}
+                         for e in entries or []] for p, entries in out["missed"].items()}
     return out

@@ -11,7 +11,9 @@ A config file holds the same settings as the command-line flags, as one flat tab
 
 Keys (``-`` and ``_`` are interchangeable; the singular ``retriever``/``chunker`` of the flags
 are accepted too and may be a string or a list): ``corpus``, ``qa``, ``retrievers``,
-``chunkers``, ``retrieved`` (results files to grade, a path or a list), ``relevance`` (``doc`` | ``evidence``), ``k`` (list of ints or ``"1,3,5"``),
+``chunkers``, ``retrieved`` (results files to grade, a path or a list), ``relevance`` (``doc`` | ``evidence``),
+``k`` (list of ints or ``"1,3,5"``; a context budget such as ``"2000c"`` or ``"512t"`` among them cuts every
+ranking metric at that many characters or tokens),
 ``depth``, ``miss_k``, ``seed``, ``n_resamples``, ``n_permutations``, ``ignore_punctuation``,
 ``overlap``, ``out``, ``workers`` (an integer >= 1; default every core) and ``executor`` (``local``,
 ``ray`` or ``ray://HOST:PORT``; see :mod:`ragexam.exec`).  An unknown key is an
@@ -44,15 +46,15 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.errors import InputError
 from ragexam.storage.files import read_settings_file
+from ragexam.storage.summary import DEFAULT_MISS_K
 
 __all__ = ["RunConfig", "DEFAULT_CHUNKER", "DEFAULT_RETRIEVERS", "DEFAULT_K", "DEFAULT_DEPTH",
-           "DEFAULT_MISS_K", "CONFIG_KEYS", "load_config_file", "parse_k", "merge_settings"]
+           "DEFAULT_MISS_K", "CONFIG_KEYS", "load_config_file", "parse_k", "split_k", "merge_settings"]
 
 DEFAULT_CHUNKER = "paragraphs:400"
 DEFAULT_RETRIEVERS = ("bm25", "dense")
 DEFAULT_K = (1, 3, 5, 10)
 DEFAULT_DEPTH = 100
-DEFAULT_MISS_K = 5
 DEFAULT_N_RESAMPLES = 2000
 DEFAULT_N_PERMUTATIONS = 10000
 
@@ -94,28 +96,48 @@ def _int(value: Any, name: str, minimum: int, source: str) -> int:
     return int(value)
 
 
-def parse_k(value: Union[int, str, Iterable[Any], None], source: str = "k") -> Tuple[int, ...]:
-    """Cutoffs from ``5``, ``"1,3,5"``, ``["1", "3,5"]`` or ``(1, 3, 5)``: sorted, unique, >= 1."""
+def parse_k(value: Union[int, str, Iterable[Any], None], source: str = "k") -> Tuple[Union[int, str], ...]:
+    """Cutoffs from ``5``, ``"1,3,5"``, ``["1", "3,5"]``, ``(1, 3, 5)``, with context budgets among them
+    (``"5,2000c"``, ``["512t"]``): the cutoff grammar of metric names
+    (:func:`ragexam.metrics.ranking.names.parse_cutoff`: a number of chunks K >= 1, or a budget B followed by
+    ``c``, characters, or ``t``, tokens).  Returns the counts sorted, then the budgets (characters first, each
+    sorted), each once; the defaults when ``value`` is ``None``."""
+    from ragexam.metrics.ranking.names import parse_cutoff
+
     if value is None:
         return DEFAULT_K
     items: List[Any] = [value] if isinstance(value, (int, str)) else list(value)
-    out: List[int] = []
+    counts: List[int] = []
+    budgets: List[Tuple[str, int]] = []
     for item in items:
         parts = item.split(",") if isinstance(item, str) else [item]
         for p in parts:
-            if isinstance(p, str):
-                p = p.strip()
-                if not p:
-                    continue
-                if not p.isdigit():
-                    raise InputError(f"received {p!r}; expected positive integer cutoffs such as "
-                                     "-k 1 -k 3 or -k 1,3,5.", source=source, field="k")
-                p = int(p)
-            out.append(_int(p, "k", 1, source))
-    if not out:
-        raise InputError("no cutoff given; expected positive integers such as -k 1,3,5,10.",
+            if not isinstance(p, str):
+                counts.append(_int(p, "k", 1, source))
+                continue
+            p = p.strip().lower()
+            if not p:
+                continue
+            parsed = parse_cutoff(p)
+            if parsed is None:
+                raise InputError(f"received {p!r}; expected positive integer cutoffs such as -k 1 -k 3 or -k 1,3,5, "
+                                 "or a context budget: 2000c (characters) or 512t (tokens).", source=source,
+                                 field="k")
+            if parsed[1] is None:
+                counts.append(parsed[0])
+            else:
+                budgets.append((parsed[1], parsed[0]))
+    if not counts and not budgets:
+        raise InputError("no cutoff given; expected positive integers such as -k 1,3,5,10 (or a budget: -k 2000c).",
                          source=source, field="k")
-    return tuple(sorted(set(out)))
+    return (*sorted(set(counts)), *(f"{n}{u}" for u, n in sorted(set(budgets))))
+
+
+def split_k(k: Sequence[Union[int, str]]) -> Tuple[Tuple[int, ...], Tuple[str, ...]]:
+    """``(counts, budgets)`` of parsed cutoffs (:func:`parse_k`); only budgets given: the default counts."""
+    counts = tuple(c for c in k if isinstance(c, int))
+    budgets = tuple(c for c in k if isinstance(c, str))
+    return counts or DEFAULT_K, budgets
 
 
 def _str_list(value: Any, name: str, source: str, *, allow_empty: bool = False) -> List[Any]:
@@ -191,13 +213,17 @@ def check_settings(values: Mapping[str, Any], source: str) -> Dict[str, Any]:
 
 @dataclass
 class RunConfig:
-    """Every setting of one run (the ``config`` block of ``summary.json``).
+    """Every setting of one run, checked once (the ``config`` block of ``summary.json``: :meth:`to_settings`).
 
     ``retrievers`` and ``chunkers`` hold spec strings or objects (a retriever: anything with
     ``index(ids, texts)`` and ``search(queries, top_n)``, or with ``retrieve(queries, top_n)``; a chunker:
     a :class:`~ragexam.data.chunking.Chunker`); ``retrieved`` the results files to grade (paths or loaded
     files).  At least one retriever or results file is needed.  ``relevance`` ``None`` means "evidence when
-    the question set has evidence, else doc" (decided by :func:`ragexam.analysis.run.run`).
+    the question set has evidence, else doc" (decided when the questions are loaded).  ``cutoffs`` are the
+    metric cutoffs in chunks (``-k``, the ``k`` key of config files and ``summary.json``) and ``budgets`` the context
+    budgets every ranking metric is also cut at (``-k 2000c``, ``-k 512t``: given among the cutoffs, moved here;
+    ``config.budgets``); ``miss_k`` the cutoff of a missed question; ``executor`` is ``"local"``, ``"ray"``, ``"ray://HOST:PORT"`` or an
+    :class:`~ragexam.exec.Executor` (parsed here, once).
     """
 
     corpus: Any
@@ -205,7 +231,7 @@ class RunConfig:
     retrievers: List[Any] = field(default_factory=lambda: list(DEFAULT_RETRIEVERS))
     chunkers: List[Any] = field(default_factory=lambda: [DEFAULT_CHUNKER])
     relevance: Optional[str] = None
-    k: Tuple[int, ...] = DEFAULT_K
+    cutoffs: Tuple[int, ...] = DEFAULT_K
     depth: int = DEFAULT_DEPTH
     miss_k: int = DEFAULT_MISS_K
     seed: int = 12345
@@ -216,15 +242,22 @@ class RunConfig:
     retrieved: List[Any] = field(default_factory=list)
     workers: Optional[int] = None
     executor: Any = None
+    split: Optional[str] = None
+    budgets: Tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         src = "run settings"
-        for key, value in check_settings({f: getattr(self, f) for f in _CHECKED}, src).items():
+        values = {f: getattr(self, f) for f in _CHECKED if f != "k"}
+        values["k"] = (*((self.cutoffs,) if isinstance(self.cutoffs, (int, str)) else self.cutoffs),
+                       *self.budgets)
+        checked = check_settings(values, src)
+        self.cutoffs, self.budgets = split_k(checked.pop("k"))
+        for key, value in checked.items():
             setattr(self, key, value)
         if not self.retrievers and not self.retrieved:
             raise InputError("received no retriever and no results file; expected at least one retriever (e.g. "
                              "bm25) or a results file to grade (--retrieved).", source=src, field="retrievers")
-        too_deep = [k for k in self.k if k > self.depth]
+        too_deep = [k for k in self.cutoffs if k > self.depth]
         if too_deep:
             raise InputError(f"cutoff k={too_deep[0]} is larger than the retrieval depth {self.depth}; "
                              f"raise --depth or lower -k.", source=src, field="k")
@@ -234,15 +267,20 @@ class RunConfig:
 
     def to_dict(self, retriever_names: Sequence[str], chunker_names: Sequence[str]) -> Dict[str, Any]:
         """The ``config`` block of ``summary.json`` (objects appear under their names)."""
-        return {
+        out = {
             "corpus": _label(self.corpus) if self.corpus is not None else None, "qa": _label(self.qa),
             "retrievers": list(retriever_names), "chunkers": list(chunker_names),
             "retrieved": [_label(r) if not hasattr(r, "path") else str(r.path) for r in self.retrieved],
-            "relevance": self.relevance, "k": list(self.k), "depth": self.depth, "miss_k": self.miss_k,
+            "relevance": self.relevance, "k": list(self.cutoffs), "depth": self.depth, "miss_k": self.miss_k,
             "ignore_punctuation": self.ignore_punctuation, "overlap": self.overlap,
             "seed": self.seed, "n_resamples": self.n_resamples, "n_permutations": self.n_permutations,
             "workers": self.workers, "executor": _executor_label(self.executor),
         }
+        if self.split is not None:
+            out["split"] = self.split
+        if self.budgets:
+            out["budgets"] = list(self.budgets)
+        return out
 
 
 def _executor_label(ex: Any) -> str:

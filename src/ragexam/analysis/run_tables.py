@@ -34,7 +34,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["BETAS", "main_metrics", "all_metrics", "context_k", "means_and_cis", "sweep", "by_type",
+__all__ = ["BETAS", "main_metrics", "all_metrics", "budget_metrics", "context_k", "means_and_cis", "sweep", "by_type",
            "comparisons", "first_rank"]
 
 #: the F-beta weights of the lecture's table
@@ -55,21 +55,28 @@ def context_k(ks: Sequence[int], miss_k: int) -> int:
 
 
 def main_metrics(ks: Sequence[int], miss_k: int) -> List[str]:
-    """Columns of the main table: hit@1, hit@k (each k), mrr, ndcg@max k, p/r/f1@context k, rprec, map."""
-    ks = sorted(set(ks))
-    kc = context_k(ks, miss_k)
-    hits = [f"hit@{k}" for k in sorted({1, *ks})]
-    return hits + ["mrr", f"ndcg@{max(ks)}", f"p@{kc}", f"r@{kc}", f"f1@{kc}", "rprec", "map"]
+    """Columns of the main table (the ranking-metric registry's headline columns,
+    :func:`ragexam.metrics.ranking.registry.table_columns`): hit@1, hit@k (each k), mrr, ndcg@max k,
+    p/r/f1@context k, rprec, map."""
+    from ragexam.metrics.ranking import table_columns
+
+    return table_columns(ks, context_k(ks, miss_k))
 
 
-def all_metrics(ks: Sequence[int], miss_k: int) -> List[str]:
-    """The main metrics first, then for every cutoff hit, p, r, f0.5, f1, f2 and ndcg."""
-    out = main_metrics(ks, miss_k)
-    for k in sorted({1, *ks}):
-        for name in (f"hit@{k}", f"p@{k}", f"r@{k}", *(_f_name(b, k) for b in BETAS), f"ndcg@{k}"):
-            if name not in out:
-                out.append(name)
-    return out
+def all_metrics(ks: Sequence[int], miss_k: int, budgets: Sequence[str] = ()) -> List[str]:
+    """The main metrics first, then every kernel's sweep columns for each cutoff (hit, p, r, f0.5, f1, f2, ndcg),
+    then for each context budget (``"2000c"``) its columns (:func:`budget_metrics`) and its sweep."""
+    from ragexam.metrics.ranking import table_columns
+
+    return table_columns(ks, context_k(ks, miss_k), which="all", budgets=budgets)
+
+
+def budget_metrics(budgets: Sequence[str]) -> List[str]:
+    """The columns of the table at an equal context budget: every kernel's budget columns for each budget
+    (hit, mrr, ndcg, p, r, f1 @ 2000c, ...)."""
+    from ragexam.metrics.ranking import table_columns
+
+    return table_columns((), 0, which="budget", budgets=budgets)
 
 
 def means_and_cis(V: np.ndarray, metrics: Sequence[str], *, n_resamples: int, seed: int

@@ -77,6 +77,7 @@ class AnswerRow:
     first_rank: Optional[int] = None
     retrieved: Optional[bool] = None
     retrieval_source: str = "unknown"
+    evidence_split: bool = False  # the run's miss at k was caused by the chunking
     contexts: Optional[Tuple[str, ...]] = None
     context_ids: Optional[Tuple[str, ...]] = None
     contexts_source: Optional[str] = None
@@ -260,6 +261,8 @@ def prepare_rows(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "
             elif rr is not None:
                 row.first_rank = rr.first_rank
                 row.retrieved = rr.first_rank is not None and rr.first_rank <= rk
+                split = rr.evidence_split
+                row.evidence_split = split is not None and split.rank <= rk <= split.k
                 row.retrieval_source = "run"
             elif row.contexts_source == "answer":
                 row.retrieved = evidence_in_contexts(q.evidence, row.contexts or ())
@@ -782,7 +785,7 @@ def _stage_inputs(r: AnswerRow, correct_src: str, abstain_src: str, faithful_src
                   correct_if: Optional[CorrectIf]) -> StageInputs:
     q = r.question
     base = dict(pipeline=r.pipeline, query_id=q.query_id, type=q.type, answerable=q.answerable,
-                retrieved=r.retrieved, first_rank=r.first_rank)
+                retrieved=r.retrieved, first_rank=r.first_rank, evidence_split=r.evidence_split)
     if r.answer is None:
         why = "no_answer" if r.record is None or not r.record.error else f"no_answer ({r.record.error[:80]})"
         return StageInputs(**base, missing=why)

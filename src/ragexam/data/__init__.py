@@ -16,7 +16,8 @@ only imported by the ``sentences`` chunker, numpy only when offsets are computed
 
 from __future__ import annotations
 
-from typing import Any
+from ragexam._lazy import lazy_exports
+
 
 _LAZY = {
     "Document": "ragexam.data.schema",
@@ -54,17 +55,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module_name = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'ragexam.data' has no attribute {name!r}") from None
-    import importlib
-
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

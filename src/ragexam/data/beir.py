@@ -21,10 +21,13 @@ A BEIR folder::
   (``ragexam convert --to beir`` writes them), so a question set survives the round trip.
 * **qrels files**: ``qrels/<split>.tsv`` -- tab-separated, so ids may contain spaces (MTEB's
   AutoRAGRetrieval: ``finance - 지방은행 시중은행 전환 가이드.pdf - 4``); 3 columns
-  ``query-id corpus-id score`` or 4 TREC columns ``qid iter docid rel``; a first line whose last field is
-  not an integer is a header.  A file without tabs is a TREC qrels file, read by
+  ``query-id corpus-id score`` or 4 TREC columns ``qid iter docid rel``; a first line is a header when its
+  fields are column names (``query-id``, ``corpus-id``, ``score``, ``qid``, ``docid``, ``rel``, ...:
+  :func:`ragexam.data.trec.qrels_header`), so a file without a header whose first score is ``1.0`` keeps its
+  first judgment.  A file without tabs is a TREC qrels file, read by
   :func:`ragexam.data.trec.read_trec_qrels` (whitespace-separated).  ``qrels/<split>.jsonl`` with
-  ``query-id``/``corpus-id``/``score`` objects (the MTEB layout) is read too.  Scores must be integers.
+  ``query-id``/``corpus-id``/``score`` objects (the MTEB layout) is read too.  Scores must be integers
+  (``1.0`` is read as 1; ``0.5`` is an error).
 
 Any non-empty id is accepted (spaces included); only the TREC writer encodes them
 (:mod:`ragexam.data.trec_ids`).  Problems go to a :class:`~ragexam.data.problems.ProblemCollector`
@@ -102,9 +105,16 @@ def pick_split(folder: BeirFolder, split: Optional[str] = None) -> Tuple[str, Pa
                      "(--split NAME).", source=src, field="split")
 
 
-def _is_int(text: str) -> bool:
+def _grade(text: str) -> Optional[int]:
+    """An integer grade from a score field (``1``, ``-1``, ``1.0``); ``None`` for anything else (``0.5``)."""
     t = text.strip()
-    return t.lstrip("+-").isdigit() and bool(t.lstrip("+-"))
+    if t.lstrip("+-").isdigit() and t.lstrip("+-"):
+        return int(t)
+    try:
+        value = float(t)
+    except ValueError:
+        return None
+    return int(value) if value.is_integer() else None
 
 
 def read_qrels(path: PathLike, col: ProblemCollector) -> Dict[str, Dict[str, Tuple[int, int]]]:
@@ -120,6 +130,8 @@ def read_qrels(path: PathLike, col: ProblemCollector) -> Dict[str, Dict[str, Tup
         return {}
     if "\t" not in text:
         return _read_trec(p)
+    from ragexam.data.trec import qrels_header
+
     out: Dict[str, Dict[str, Tuple[int, int]]] = {}
     first = True
     for line, raw in enumerate(text.split("\n"), 1):
@@ -127,10 +139,9 @@ def read_qrels(path: PathLike, col: ProblemCollector) -> Dict[str, Dict[str, Tup
         if not raw.strip():
             continue
         parts = raw.split("\t")
-        if first:
-            first = False
-            if not _is_int(parts[-1]):
-                continue  # a header: query-id corpus-id score
+        was_first, first = first, False
+        if was_first and qrels_header(parts) is not None:
+            continue  # a header, known by its names (query-id corpus-id score); "q1 d1 1.0" is data
         if len(parts) == 4:
             qid, _, doc, grade = parts
         elif len(parts) == 3:
@@ -142,10 +153,13 @@ def read_qrels(path: PathLike, col: ProblemCollector) -> Dict[str, Dict[str, Tup
         if not qid.strip() or not doc.strip():
             col.add("empty_value", "has an empty query or document id; expected non-empty ids.", file=src, line=line)
             continue
-        if not _is_int(grade):
-            col.add("wrong_type", f"score {grade!r} is not an integer grade.", file=src, line=line, field="score")
+        value = _grade(grade)
+        if value is None:
+            hint = " (a header line names its columns: query-id<TAB>corpus-id<TAB>score)" if was_first else ""
+            col.add("wrong_type", f"score {grade!r} is not an integer grade; expected e.g. 1 or 1.0{hint}.",
+                    file=src, line=line, field="score")
             continue
-        _add(out, qid, doc, int(grade), line, src, col)
+        _add(out, qid, doc, value, line, src, col)
     if not out and not col.has_errors:
         col.add("empty_file", "has no judgments; expected query-id<TAB>corpus-id<TAB>score lines.", file=src)
     return out

@@ -19,13 +19,47 @@ A chunker is named by a spec string (:func:`parse_chunker`), which round-trips
     is at most SIZE characters.  **A single sentence longer than SIZE becomes its own chunk,
     uncut** (so a chunk may exceed SIZE; cutting mid-sentence would cut evidence).
 ``paragraphs`` / ``paragraphs:SIZE``
-    paragraphs are separated by blank lines (a line holding only whitespace); packed into chunks
-    of at most SIZE characters exactly like sentences (an over-long paragraph stays whole).
+    paragraphs are separated by blank lines (a line holding only whitespace).  Without SIZE each
+    paragraph is a chunk.  With SIZE every chunk keeps its size: a paragraph longer than SIZE is split
+    into its sentences (the ``sentences`` splitter: Kiwi's, line breaks included), and paragraphs and
+    sentences are packed greedily while the chunk is at most SIZE characters.  **Only a sentence that
+    alone exceeds SIZE is cut inside**: into windows of SIZE characters starting every SIZE - OVERLAP
+    characters, OVERLAP = SIZE // 10 (so a fact cut at one window's end is whole at the next one's
+    start), each stripped of surrounding whitespace; such sentences are counted (:attr:`Chunking.cut_sentences`, reported by the run).  No chunk
+    exceeds SIZE.
+``recursive:SIZE:OVERLAP``
+    LangChain's ``RecursiveCharacterTextSplitter(chunk_size=SIZE, chunk_overlap=OVERLAP,
+    separators=RECURSIVE_SEPARATORS, is_separator_regex=True)`` (keep_separator, strip_whitespace and
+    ``len`` as length, its defaults), returning the same texts (tested against langchain-text-splitters):
+    split at the first of ``\n\n``, ``\n``, a sentence end (whitespace after ``.``, ``!``, ``?``, ``。``,
+    ``！``, ``？``), a space, or between characters that occurs in the text, recursing into pieces still
+    longer than SIZE, then merge neighbouring pieces up to SIZE characters with up to OVERLAP characters
+    repeated from the previous chunk (with SIZE 1 a lone whitespace character can be a chunk, as in
+    LangChain).
+``tokens:SIZE:OVERLAP``
+    windows of SIZE tokens starting every SIZE - OVERLAP tokens (LangChain's ``TokenTextSplitter`` rule:
+    the last window ends at the last token), counted in the embedder's tokenizer (e5's by default).  The
+    tokenizer is injected from above (:meth:`TokenChunker.bind`; the run binds the embedder's, see
+    :mod:`ragexam.retrieval.chunk_models`), because this layer does not know the embedders.  A window's span
+    runs from its first token's first character to its last token's last character, stripped of
+    whitespace; tokens are counted in the tokenization of the whole document.
+``semantic`` / ``semantic:PERCENTILE``
+    LangChain's ``SemanticChunker`` percentile rule (breakpoint_threshold_type="percentile", buffer_size=1):
+    each sentence is embedded together with its neighbours (``" ".join`` of sentences i-1, i, i+1); where the
+    cosine distance between consecutive embeddings is above the PERCENTILE-th percentile (default 95) of the
+    document's distances, a new chunk starts.  Sentences come from the ``sentences`` splitter, a chunk runs
+    from its first sentence's start to its last sentence's end, and a document of one sentence is one chunk.
+    The embedding function is injected from above (:meth:`SemanticChunker.bind`; the run binds the offline
+    e5 by default).
 
 Invariants (all chunkers): ``content[chunk.start:chunk.end] == chunk.text``; chunks of a document
 are in document order with non-decreasing ``start`` and ``end``; every non-whitespace character
-of the document is in at least one chunk (``whole`` and ``chars`` cover every character); sentence
-and paragraph chunks start and end on non-whitespace.  A document whose content is empty (or, for
+of the document is in at least one chunk (``whole`` and ``chars`` cover every character); sentence,
+paragraph, recursive, token and semantic chunks start and end on non-whitespace.
+
+Sizes: :meth:`Chunking.stats` gives the number, mean and largest size of the chunks (the run compares
+chunkers of different mean size at equal context budget), and :func:`window_report` counts the chunks
+longer than an embedder's window, given the embedder's token counter (the run warns).  A document whose content is empty (or, for
 sentences/paragraphs, all whitespace) has no chunks.
 
 Chunk ids are ``f"{doc_id}#{i}"`` with ``i`` the 0-based index of the chunk in its document,
@@ -36,20 +70,41 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from ragexam.data.kiwi import kiwi, kiwi_lock, pieces
 from ragexam.data.schema import Chunk, Document, chunk_id
 from ragexam.errors import InputError
 
-__all__ = ["Chunker", "WholeChunker", "CharChunker", "SentenceChunker", "ParagraphChunker",
-           "parse_chunker", "Chunking", "chunk_corpus", "sentence_spans", "paragraph_spans",
-           "CHUNKER_FORMS"]
+__all__ = ["Chunker", "WholeChunker", "CharChunker", "SentenceChunker", "ParagraphChunker", "RecursiveChunker",
+           "TokenChunker", "SemanticChunker", "TokenSpans", "parse_chunker", "Chunking", "ChunkingStats",
+           "chunk_corpus", "sentence_spans", "sentence_spans_many", "paragraph_spans", "window_report", "WindowReport",
+           "CHUNKER_FORMS", "RECURSIVE_SEPARATORS", "chunker_help", "size_mismatch", "equal_budget",
+           "SIZE_RATIO_WARNING"]
 
 CHUNKER_FORMS = ("whole", "chars:SIZE:OVERLAP", "sentences", "sentences:SIZE", "paragraphs",
-                 "paragraphs:SIZE")
+                 "paragraphs:SIZE", "recursive:SIZE:OVERLAP", "tokens:SIZE:OVERLAP", "semantic",
+                 "semantic:PERCENTILE")
+
+def chunker_help() -> str:
+    """The ``--chunker`` help text of the CLI: every spec form (the chunkers own it; the CLI asks)."""
+    return ("Chunker spec, repeatable (or comma-separated): " + ", ".join(CHUNKER_FORMS) + " (recursive, tokens and "
+            "semantic as LangChain's splitters; tokens counted in the embedder's tokenizer, e5's by default). "
+            "Default: paragraphs:400 (whole sentences, at most 400 characters).")
+
+
+#: the separator hierarchy of ``recursive`` (regular expressions): paragraph, line, sentence end, space, character
+RECURSIVE_SEPARATORS = ("\n\n", "\n", "(?<=[.!?\u3002\uff01\uff1f])\\s+", " ", "")
 
 Span = Tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Split:
+    """One document's chunk spans and how many sentences had to be cut inside (``paragraphs:SIZE``)."""
+
+    spans: List[Span]
+    cut_sentences: int = 0
 
 
 class Chunker:
@@ -60,13 +115,20 @@ class Chunker:
     def spans(self, content: str) -> List[Span]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def split(self, content: str) -> Split:
+        """The spans of one document and what had to be cut (see :class:`Split`)."""
+        return Split(self.spans(content))
+
+    def split_many(self, contents: Sequence[str]) -> List[Split]:
+        """:meth:`split` of several documents (a chunker that embeds overrides it to batch)."""
+        return [self.split(c) for c in contents]
+
     def chunk(self, doc: Document) -> List[Chunk]:
         """The chunks of one document, in order."""
         return self.chunk_text(doc.doc_id, doc.content)
 
     def chunk_text(self, doc_id: str, content: str) -> List[Chunk]:
-        return [Chunk(chunk_id(doc_id, i), doc_id, s, e, content[s:e])
-                for i, (s, e) in enumerate(self.spans(content))]
+        return _chunks(doc_id, content, self.spans(content))
 
     def __repr__(self) -> str:
         return f"parse_chunker({self.spec!r})"
@@ -76,6 +138,10 @@ class Chunker:
 
     def __hash__(self) -> int:
         return hash(self.spec)
+
+
+def _chunks(doc_id: str, content: str, spans: Iterable[Span]) -> List[Chunk]:
+    return [Chunk(chunk_id(doc_id, i), doc_id, s, e, content[s:e]) for i, (s, e) in enumerate(spans)]
 
 
 class WholeChunker(Chunker):
@@ -98,14 +164,19 @@ class CharChunker(Chunker):
         self.spec = f"chars:{size}:{overlap}"
 
     def spans(self, content: str) -> List[Span]:
-        n, step = len(content), self.size - self.overlap
-        out = []
-        for start in range(0, n, step):
-            end = min(start + self.size, n)
-            out.append((start, end))
-            if end == n:
-                break
-        return out
+        return _windows(0, len(content), self.size, self.overlap)
+
+
+def _windows(start: int, end: int, size: int, overlap: int) -> List[Span]:
+    """Windows of ``size`` over ``[start, end)`` every ``size - overlap``; the last ends at ``end`` and none
+    starts after a window that reached it (LangChain's token-window rule, on any positions)."""
+    out = []
+    for a in range(start, end, size - overlap):
+        b = min(a + size, end)
+        out.append((a, b))
+        if b == end:
+            break
+    return out
 
 
 def _strip_span(content: str, s: int, e: int) -> Optional[Span]:
@@ -136,16 +207,23 @@ def sentence_spans(content: str) -> List[Span]:
 
     Kiwi analyses morphology to find sentence ends (roughly 100k characters per second).
     """
-    if not content.strip():
-        return []
-    lines = [(m.start(), m.end()) for m in _LINE.finditer(content) if not m.group().isspace()]
-    starts = [a for a, _ in lines]
-    parts = [(a + off, piece) for a, b in lines for off, piece in pieces(content[a:b])]
-    with kiwi_lock:
-        split = list(kiwi().split_into_sents([piece for _, piece in parts]))
-    for (a, _), sents in zip(parts, split):
-        starts.extend(a + int(s.start) for s in sents)
-    return _spans_from_starts(content, starts)
+    return sentence_spans_many([content])[0]
+
+
+def sentence_spans_many(contents: Sequence[str]) -> List[List[Span]]:
+    """:func:`sentence_spans` of several texts in one Kiwi batch (its workers share the lines of all texts)."""
+    lines = [[(m.start(), m.end()) for m in _LINE.finditer(c) if not m.group().isspace()] if c.strip() else []
+             for c in contents]
+    parts = [(t, a + off, piece) for t, (c, ls) in enumerate(zip(contents, lines)) for a, b in ls
+             for off, piece in pieces(c[a:b])]
+    split: List = []
+    if parts:
+        with kiwi_lock:
+            split = list(kiwi().split_into_sents([piece for _, _, piece in parts]))
+    starts = [[a for a, _ in ls] for ls in lines]
+    for (t, a, _), sents in zip(parts, split):
+        starts[t].extend(a + int(x.start) for x in sents)
+    return [_spans_from_starts(c, st) if c.strip() else [] for c, st in zip(contents, starts)]
 
 
 def paragraph_spans(content: str) -> List[Span]:
@@ -193,7 +271,8 @@ class SentenceChunker(Chunker):
 
 
 class ParagraphChunker(Chunker):
-    """Paragraphs, one per chunk or packed up to ``size`` characters."""
+    """Paragraphs, one per chunk, or packed up to ``size`` characters with long paragraphs split at
+    sentence ends and only single over-long sentences cut inside (module docstring)."""
 
     def __init__(self, size: Optional[int] = None) -> None:
         if size is not None and size < 1:
@@ -201,19 +280,242 @@ class ParagraphChunker(Chunker):
         self.size = size
         self.spec = "paragraphs" if size is None else f"paragraphs:{size}"
 
+    @property
+    def overlap(self) -> int:
+        """Characters shared by consecutive windows of a sentence cut inside: SIZE // 10."""
+        return (self.size or 0) // 10
+
     def spans(self, content: str) -> List[Span]:
-        return _pack(paragraph_spans(content), self.size)
+        return self.split(content).spans
+
+    def split(self, content: str) -> Split:
+        return self.split_many([content])[0]
+
+    def split_many(self, contents: Sequence[str]) -> List[Split]:
+        """Every document's paragraphs; the sentences of all long paragraphs in one Kiwi batch."""
+        paragraphs = [paragraph_spans(c) for c in contents]
+        if self.size is None:
+            return [Split(ps) for ps in paragraphs]
+        long = [(d, ps, pe) for d, spans in enumerate(paragraphs) for ps, pe in spans if pe - ps > self.size]
+        sentences = dict(zip(((d, ps) for d, ps, _ in long),
+                             sentence_spans_many([contents[d][ps:pe] for d, ps, pe in long])))
+        return [self._pack_document(c, ps, sentences, d) for d, (c, ps) in enumerate(zip(contents, paragraphs))]
+
+    def _pack_document(self, content: str, paragraphs: List[Span], sentences: Dict[Tuple[int, int], List[Span]],
+                       d: int) -> Split:
+        size = self.size or 0
+        units: List[Span] = []   # whole paragraphs and sentences, packed below
+        out: List[Span] = []
+        cut = 0
+        for ps, pe in paragraphs:
+            if pe - ps <= size:
+                units.append((ps, pe))
+                continue
+            for ss, se in sentences[(d, ps)]:
+                a, b = ps + ss, ps + se
+                if b - a <= size:
+                    units.append((a, b))
+                    continue
+                cut += 1  # one sentence alone exceeds SIZE: windows with an overlap, never packed
+                out.extend(_pack(units, size))
+                units = []
+                out.extend(sp for x, y in _windows(a, b, size, self.overlap)
+                           if (sp := _strip_span(content, x, y)) is not None)
+        out.extend(_pack(units, size))
+        return Split(out, cut)
 
 
-_SPEC = re.compile(r"^(?:(whole)|(chars):([1-9][0-9]*):(0|[1-9][0-9]*)|(sentences|paragraphs)(?::([1-9][0-9]*))?)$")
+class RecursiveChunker(Chunker):
+    """LangChain's ``RecursiveCharacterTextSplitter`` on :data:`RECURSIVE_SEPARATORS`, as spans (module
+    docstring).  ``separators`` may be replaced (regular expressions, tried in order)."""
+
+    def __init__(self, size: int, overlap: int = 0, separators: Sequence[str] = RECURSIVE_SEPARATORS) -> None:
+        if size < 1 or not 0 <= overlap < size:
+            raise InputError(f"recursive:{size}:{overlap}: expected SIZE >= 1 and 0 <= OVERLAP < SIZE",
+                             source="chunker")
+        self.size, self.overlap, self.separators = size, overlap, tuple(separators)
+        self.spec = f"recursive:{size}:{overlap}"
+
+    def spans(self, content: str) -> List[Span]:
+        return self._split(content, 0, len(content), list(self.separators))
+
+    def _split(self, content: str, start: int, end: int, separators: List[str]) -> List[Span]:
+        text = content[start:end]
+        separator, rest = separators[-1], []
+        for i, sep in enumerate(separators):
+            if not sep:
+                separator = sep
+                break
+            if re.search(sep, text):
+                separator, rest = sep, separators[i + 1:]
+                break
+        if separator:  # keep_separator="start": each piece begins with the separator that preceded it
+            cuts = [m.start() for m in re.finditer(separator, text)]
+            bounds = [0, *cuts, len(text)]
+        else:
+            bounds = list(range(len(text) + 1))
+        pieces = [(start + a, start + b) for a, b in zip(bounds, bounds[1:]) if b > a]
+        out: List[Span] = []
+        good: List[Span] = []
+        for a, b in pieces:
+            if b - a < self.size:
+                good.append((a, b))
+                continue
+            if good:
+                out.extend(self._merge(content, good))
+                good = []
+            out.extend(self._split(content, a, b, rest) if rest else [(a, b)])
+        if good:
+            out.extend(self._merge(content, good))
+        return out
+
+    def _merge(self, content: str, pieces: List[Span]) -> List[Span]:
+        """LangChain's ``_merge_splits`` with an empty separator: contiguous pieces joined up to SIZE
+        characters, the tail of each chunk (at most OVERLAP characters) starting the next one."""
+        out: List[Span] = []
+        current: List[Span] = []
+        total = 0
+        for a, b in pieces:
+            n = b - a
+            if total + n > self.size and current:
+                span = _strip_span(content, current[0][0], current[-1][1])
+                if span is not None:
+                    out.append(span)
+                while total > self.overlap or (total + n > self.size and total > 0):
+                    total -= current[0][1] - current[0][0]
+                    current = current[1:]
+            current.append((a, b))
+            total += n
+        if current:
+            span = _strip_span(content, current[0][0], current[-1][1])
+            if span is not None:
+                out.append(span)
+        return out
+
+
+class TokenSpans:
+    """What :class:`TokenChunker` needs from a tokenizer: ``name`` and ``spans(text)``, the character span
+    ``[start, end)`` of every token of ``text`` in order (a Protocol; :mod:`ragexam.retrieval.chunk_models`
+    implements it for the embedders' tokenizers)."""
+
+    name: str
+
+    def spans(self, text: str) -> List[Span]:  # pragma: no cover - protocol
+        raise NotImplementedError
+
+
+class TokenChunker(Chunker):
+    """Windows of ``size`` tokens every ``size - overlap`` tokens of a bound tokenizer (module docstring)."""
+
+    def __init__(self, size: int, overlap: int = 0, tokenizer: Optional[TokenSpans] = None) -> None:
+        if size < 1 or not 0 <= overlap < size:
+            raise InputError(f"tokens:{size}:{overlap}: expected SIZE >= 1 and 0 <= OVERLAP < SIZE",
+                             source="chunker")
+        self.size, self.overlap, self.tokenizer = size, overlap, tokenizer
+        self.spec = f"tokens:{size}:{overlap}"
+
+    def bind(self, tokenizer: TokenSpans) -> "TokenChunker":
+        """This chunker counting in ``tokenizer``."""
+        return TokenChunker(self.size, self.overlap, tokenizer)
+
+    def spans(self, content: str) -> List[Span]:
+        if self.tokenizer is None:
+            raise InputError(f"{self.spec} counts tokens in an embedder's tokenizer, and none is bound; bind one "
+                             "with ragexam.retrieval.chunk_models.bind_chunker(chunker, embedder) (ragexam run "
+                             "binds the embedder's, e5's by default)", source="chunker")
+        tokens = self.tokenizer.spans(content)
+        out = []
+        for a, b in _windows(0, len(tokens), self.size, self.overlap):
+            span = _strip_span(content, tokens[a][0], tokens[b - 1][1])
+            if span is not None:
+                out.append(span)
+        return out
+
+
+Embed = Callable[[Sequence[str]], Any]
+
+
+class SemanticChunker(Chunker):
+    """LangChain's ``SemanticChunker`` percentile rule on injected sentence embeddings (module docstring).
+
+    ``embed(texts)`` returns one vector per text (an ``(n, d)`` array); ``sentences(content)`` the sentence
+    spans (default :func:`sentence_spans`)."""
+
+    def __init__(self, percentile: float = 95.0, embed: Optional[Embed] = None,
+                 sentences: Callable[[str], List[Span]] = None) -> None:  # type: ignore[assignment]
+        if not 0 <= percentile <= 100:
+            raise InputError(f"semantic:{percentile:g}: expected a PERCENTILE between 0 and 100", source="chunker")
+        self.percentile, self.embed = float(percentile), embed
+        self.sentences = sentences or sentence_spans
+        self.spec = "semantic" if percentile == 95 else f"semantic:{percentile:g}"
+
+    def bind(self, embed: Embed) -> "SemanticChunker":
+        """This chunker embedding sentences with ``embed``."""
+        return SemanticChunker(self.percentile, embed, self.sentences)
+
+    def spans(self, content: str) -> List[Span]:
+        return self.split(content).spans
+
+    def split(self, content: str) -> Split:
+        return self.split_many([content])[0]
+
+    def split_many(self, contents: Sequence[str]) -> List[Split]:
+        """Every document's sentences embedded in one call."""
+        import numpy as np
+
+        sents = sentence_spans_many(contents) if self.sentences is sentence_spans else \
+            [self.sentences(c) for c in contents]
+        windows = [_neighbours([c[a:b] for a, b in ss]) if len(ss) > 1 else [] for c, ss in zip(contents, sents)]
+        flat = [w for ws in windows for w in ws]
+        if flat and self.embed is None:
+            raise InputError(f"{self.spec} embeds sentences, and no embedding function is bound; bind one with "
+                             "ragexam.retrieval.chunk_models.bind_chunker(chunker, embedder) (ragexam run binds "
+                             "the offline e5 by default)", source="chunker")
+        vectors = np.asarray(self.embed(flat), dtype=np.float64) if flat else np.zeros((0, 1))
+        out, at = [], 0
+        for ss, ws in zip(sents, windows):
+            if len(ss) <= 1:
+                out.append(Split(list(ss)))
+                continue
+            v = vectors[at:at + len(ws)]
+            at += len(ws)
+            out.append(Split(_semantic_groups(ss, v, self.percentile)))
+        return out
+
+
+def _neighbours(sentences: List[str]) -> List[str]:
+    """Each sentence joined with the one before and after it (LangChain's ``combine_sentences``, buffer 1)."""
+    return [" ".join(sentences[max(0, i - 1):i + 2]) for i in range(len(sentences))]
+
+
+def _semantic_groups(sents: List[Span], v: Any, percentile: float) -> List[Span]:
+    import numpy as np
+
+    norms = np.linalg.norm(v, axis=1)
+    unit = v / np.where(norms > 0, norms, 1.0)[:, None]
+    distance = 1.0 - np.sum(unit[:-1] * unit[1:], axis=1)
+    threshold = np.percentile(distance, percentile)
+    out, first = [], 0
+    for i in np.flatnonzero(distance > threshold).tolist():
+        out.append((sents[first][0], sents[i][1]))
+        first = i + 1
+    if first < len(sents):
+        out.append((sents[first][0], sents[-1][1]))
+    return out
+
+
+_SPEC = re.compile(r"^(?:(whole)|(chars|recursive|tokens):([1-9][0-9]*):(0|[1-9][0-9]*)"
+                   r"|(sentences|paragraphs)(?::([1-9][0-9]*))?|(semantic)(?::((?:100|[1-9]?[0-9])(?:\.[0-9]+)?))?)$")
+_WINDOWED = {"chars": CharChunker, "recursive": RecursiveChunker, "tokens": TokenChunker}
 
 
 def parse_chunker(spec: Union[str, Chunker]) -> Chunker:
     """The chunker named by ``spec`` (a :class:`Chunker` passes through).
 
-    Valid forms: ``whole``, ``chars:SIZE:OVERLAP``, ``sentences``, ``sentences:SIZE``,
-    ``paragraphs``, ``paragraphs:SIZE``; SIZE a positive integer without leading zeros,
-    ``0 <= OVERLAP < SIZE``.  Anything else raises ``InputError`` listing these forms.
+    Valid forms: :data:`CHUNKER_FORMS`; SIZE a positive integer without leading zeros,
+    ``0 <= OVERLAP < SIZE``, PERCENTILE a number from 0 to 100.  Anything else raises ``InputError``
+    listing these forms.  ``tokens`` and ``semantic`` need a tokenizer or an embedding function bound
+    before they chunk (:meth:`TokenChunker.bind`, :meth:`SemanticChunker.bind`).
     """
     if isinstance(spec, Chunker):
         return spec
@@ -224,8 +526,8 @@ def parse_chunker(spec: Union[str, Chunker]) -> Chunker:
     m = _SPEC.match(spec)
     if m is None:
         raise InputError(f"invalid chunker spec {spec!r}; valid forms: {forms} (SIZE a positive "
-                         "integer, 0 <= OVERLAP < SIZE), e.g. 'chars:400:80' or 'sentences:300'",
-                         source="chunker")
+                         "integer, 0 <= OVERLAP < SIZE, PERCENTILE from 0 to 100), e.g. 'paragraphs:400', "
+                         "'recursive:500:50' or 'tokens:256:32'", source="chunker")
     if m.group(1):
         return WholeChunker()
     if m.group(2):
@@ -233,9 +535,27 @@ def parse_chunker(spec: Union[str, Chunker]) -> Chunker:
         if overlap >= size:
             raise InputError(f"invalid chunker spec {spec!r}: OVERLAP ({overlap}) must be smaller than "
                              f"SIZE ({size}); valid forms: {forms}", source="chunker")
-        return CharChunker(size, overlap)
+        return _WINDOWED[m.group(2)](size, overlap)
+    if m.group(7):
+        return SemanticChunker(float(m.group(8)) if m.group(8) else 95.0)
     size = int(m.group(6)) if m.group(6) else None
     return SentenceChunker(size) if m.group(5) == "sentences" else ParagraphChunker(size)
+
+
+@dataclass(frozen=True)
+class ChunkingStats:
+    """Sizes of a chunking's chunks in characters: ``n``, ``mean``, ``max``, and ``cut_sentences`` (sentences
+    longer than SIZE cut inside by ``paragraphs:SIZE``)."""
+
+    spec: str
+    n: int
+    mean: float
+    max: int
+    cut_sentences: int
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"spec": self.spec, "n_chunks": self.n, "mean_chars": self.mean, "max_chars": self.max,
+                "cut_sentences": self.cut_sentences}
 
 
 @dataclass
@@ -244,6 +564,7 @@ class Chunking:
 
     spec: str
     chunks: List[Chunk]
+    cut_sentences: int = 0
     by_id: Dict[str, Chunk] = field(init=False, repr=False)
     by_doc: Dict[str, List[Chunk]] = field(init=False, repr=False)
 
@@ -265,11 +586,91 @@ class Chunking:
     def __getitem__(self, chunk_id: str) -> Chunk:
         return self.by_id[chunk_id]
 
+    def stats(self) -> ChunkingStats:
+        """Number, mean and largest size (characters) of the chunks, and the sentences cut inside."""
+        sizes = [c.end - c.start for c in self.chunks]
+        return ChunkingStats(self.spec, len(sizes), sum(sizes) / len(sizes) if sizes else 0.0, max(sizes, default=0),
+                             self.cut_sentences)
+
 
 def chunk_corpus(documents: Iterable[Document], chunker: Union[str, Chunker]) -> Chunking:
     """Chunk every document (a :class:`~ragexam.data.schema.Corpus` or any iterable of documents)."""
     ch = parse_chunker(chunker)
+    docs = list(documents)
     chunks: List[Chunk] = []
-    for doc in documents:
-        chunks.extend(ch.chunk(doc))
-    return Chunking(ch.spec, chunks)
+    cut = 0
+    for doc, split in zip(docs, ch.split_many([d.content for d in docs])):
+        chunks.extend(_chunks(doc.doc_id, doc.content, split.spans))
+        cut += split.cut_sentences
+    return Chunking(ch.spec, chunks, cut)
+
+
+#: chunkers whose mean chunk sizes differ by more than this factor are not comparable by chunk-count k
+SIZE_RATIO_WARNING = 1.25
+
+
+def size_mismatch(stats: Sequence[ChunkingStats], budget: Optional[str] = None) -> str:
+    """The warning when chunkers of different mean size are compared by chunk-count k (their mean sizes
+    differ by more than :data:`SIZE_RATIO_WARNING`), or ``""``: it names each chunker's mean size and points to
+    the budget columns (``budget``, e.g. ``"2000c"``; default :func:`equal_budget` of 5 chunks)."""
+    sized = [s for s in stats if s.n]
+    if len(sized) < 2:
+        return ""
+    small = min(sized, key=lambda s: s.mean)
+    big = max(sized, key=lambda s: s.mean)
+    if big.mean <= SIZE_RATIO_WARNING * small.mean:
+        return ""
+    means = ", ".join(f"{s.spec} {s.mean:.0f}" for s in sized)
+    budget = budget or equal_budget(sized, 5)
+    return (f"chunkers of different size are compared by chunk count k (mean characters per chunk: {means}): k "
+            f"chunks of {big.spec} hold {big.mean / small.mean:.1f}x the context of k chunks of {small.spec}, so the "
+            f"bigger chunks win by construction; compare them at an equal context budget (the @{budget} columns, "
+            f"-k {budget}).")
+
+
+def equal_budget(stats: Sequence[ChunkingStats], k: int) -> str:
+    """A context budget in characters for comparing chunkers: ``k`` chunks of the median mean size, rounded to
+    100 characters (at least 100), e.g. ``"2000c"``."""
+    means = sorted(s.mean for s in stats if s.n) or [0.0]
+    mid = means[len(means) // 2] if len(means) % 2 else (means[len(means) // 2 - 1] + means[len(means) // 2]) / 2
+    return f"{max(100, int(round(k * mid / 100.0)) * 100)}c"
+
+
+@dataclass(frozen=True)
+class WindowReport:
+    """Chunks longer than an embedder's window: ``n_over`` of ``n_chunks`` have more than ``window`` tokens
+    (``max_tokens``: the most tokens of a chunk counted — every chunk, or with a bound the chunks the bound could
+    not clear, 0 when it cleared them all); ``action`` is what the embedder does with the rest (``"truncated"``:
+    it is not embedded; ``"windowed"``: embedded in several windows whose vectors are averaged)."""
+
+    spec: str
+    embedder: str
+    window: int
+    action: str
+    n_chunks: int
+    n_over: int
+    max_tokens: int
+
+    def message(self) -> str:
+        """The run's warning, or ``""`` when every chunk fits."""
+        if not self.n_over:
+            return ""
+        return (f"chunker {self.spec}: {self.n_over} of {self.n_chunks} chunks exceed {self.embedder}'s window of "
+                f"{self.window} tokens (the longest has {self.max_tokens}); they are {self.action}. Use a smaller "
+                "SIZE, or tokens:SIZE:OVERLAP to cut in the embedder's tokens")
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"spec": self.spec, "embedder": self.embedder, "window": self.window, "action": self.action,
+                "n_chunks": self.n_chunks, "n_over": self.n_over, "max_tokens": self.max_tokens}
+
+
+def window_report(chunking: Chunking, count: Callable[[str], int], window: int, *, action: str,
+                  embedder: str, bound: Optional[Callable[[str], int]] = None) -> WindowReport:
+    """How many chunks of ``chunking`` exceed ``window`` tokens as counted by ``count(text)`` (the embedder's
+    own count, prefixes and special tokens included).  ``bound(text)``, a cheap upper bound of ``count(text)``
+    (e5: the characters it segments, each token covering at least one), spares counting the chunks it shows to
+    fit.  ``action``/``embedder``: see :class:`WindowReport`."""
+    texts = [c.text for c in chunking.chunks if bound is None or bound(c.text) > window]
+    counts = [count(t) for t in texts]
+    return WindowReport(chunking.spec, embedder, window, action, len(chunking.chunks),
+                        sum(1 for n in counts if n > window), max(counts, default=0))

@@ -111,6 +111,49 @@ def _qa_from_qrels(qrels_path: PathLike, queries: PathLike):
     return QASet(qs, source=str(qrels_path))
 
 
+def _qrels_line(path: Path) -> Optional[str]:
+    """The first line of ``path`` when the file is a qrels file (TREC ``qid iter docid rel``, a BEIR TSV
+    ``query-id<TAB>corpus-id<TAB>score`` or their header), not a JSONL question set; else ``None``."""
+    from ragexam.data.trec import qrels_header
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).decode("utf-8", "replace").lstrip("\ufeff")
+    except OSError:
+        return None
+    line = next((x.strip() for x in head.splitlines() if x.strip()), "")
+    if not line or line.startswith(("{", "[")):
+        return None
+    fields = line.split("\t") if "\t" in line else line.split()
+    if qrels_header(fields) is not None:
+        return line
+    if len(fields) in (3, 4):
+        try:
+            float(fields[-1])
+        except ValueError:
+            return None
+        return line
+    return None
+
+
+def _ragexam_record(q) -> Dict[str, Any]:
+    """A question as a line of ragexam's qa.jsonl."""
+    r: Dict[str, Any] = {"query_id": q.query_id, "question": q.question}
+    if q.relevance:
+        r["relevance"] = dict(q.relevance)
+    elif q.relevant_doc_ids:
+        r["relevant_doc_ids"] = list(q.relevant_doc_ids)
+    if q.evidence:
+        r["evidence"] = list(q.evidence)
+    for k in ("ground_truth", "type"):
+        if getattr(q, k) is not None:
+            r[k] = getattr(q, k)
+    r["answerable"] = q.answerable
+    if q.metadata:
+        r["metadata"] = dict(q.metadata)
+    return r
+
+
 def _doc_judged(qa, to: str) -> None:
     lacking = [q.query_id for q in qa if q.answerable and not q.grades]
     if lacking:
@@ -119,14 +162,9 @@ def _doc_judged(qa, to: str) -> None:
                          source=str(qa.source), field="relevant_doc_ids")
 
 
-def convert(to: str, out: PathLike, *, corpus: Optional[PathLike] = None, qa: Optional[PathLike] = None,
-            queries: Optional[PathLike] = None, split: Optional[str] = None) -> Converted:
-    """Convert ``corpus`` and/or ``qa`` to the format ``to`` under ``out`` (module docstring)."""
-    from ragexam.data.loaders import load_corpus, load_qa
-    from ragexam.data.trec import write_trec_qrels
-    from ragexam.data.trec_ids import encode_trec_id
-    from ragexam.storage.runfolder import write_text
-
+def _check_arguments(to: str, out: PathLike, corpus: Optional[PathLike], qa: Optional[PathLike],
+                     queries: Optional[PathLike]) -> Path:
+    """The output path of :func:`convert`, once the arguments are checked (before any file is read)."""
     if to not in FORMATS:
         raise InputError(f"received {to!r}; expected one of {', '.join(FORMATS)}.", source="convert", field="to")
     if corpus is None and qa is None:
@@ -137,6 +175,13 @@ def convert(to: str, out: PathLike, *, corpus: Optional[PathLike] = None, qa: Op
     if to == "trec" and qa is None:
         raise InputError("TREC qrels hold judgments only: give the question set (--qa).", source="convert",
                          field="qa")
+    if qa is not None and queries is None and Path(qa).is_file():
+        first = _qrels_line(Path(qa))
+        if first is not None:
+            raise InputError(f"is a qrels file (its first line is {first[:60]!r}): judgments only, without the "
+                             "question texts; give the texts with --queries (a BEIR queries.jsonl or a TSV "
+                             "'id<TAB>question'), or give a question set (JSONL, a BEIR folder) as --qa.",
+                             source=str(qa), field="queries")
     target = Path(out)
     if to == "trec":
         if target.is_dir():
@@ -146,7 +191,18 @@ def convert(to: str, out: PathLike, *, corpus: Optional[PathLike] = None, qa: Op
             raise InputError("its folder does not exist; create it first.", source=str(target), field="out")
     elif target.exists() and not target.is_dir():
         raise InputError(f"is a file; --to {to} writes a folder: give a folder path.", source=str(target), field="out")
+    return target
 
+
+def convert(to: str, out: PathLike, *, corpus: Optional[PathLike] = None, qa: Optional[PathLike] = None,
+            queries: Optional[PathLike] = None, split: Optional[str] = None) -> Converted:
+    """Convert ``corpus`` and/or ``qa`` to the format ``to`` under ``out`` (module docstring)."""
+    from ragexam.data.loaders import load_corpus, load_qa
+    from ragexam.data.trec import write_trec_qrels
+    from ragexam.data.trec_ids import encode_trec_id
+    from ragexam.storage.runfolder import write_text
+
+    target = _check_arguments(to, out, corpus, qa, queries)
     corpus_obj = load_corpus(corpus) if corpus is not None else None
     if qa is not None and queries is not None:
         qa_obj = _qa_from_qrels(qa, queries)
@@ -194,23 +250,7 @@ def convert(to: str, out: PathLike, *, corpus: Optional[PathLike] = None, qa: Op
     if qa_obj is None:
         return res
     if to == "ragexam":
-        recs = []
-        for q in qa_obj:
-            r: Dict[str, Any] = {"query_id": q.query_id, "question": q.question}
-            if q.relevance:
-                r["relevance"] = dict(q.relevance)
-            elif q.relevant_doc_ids:
-                r["relevant_doc_ids"] = list(q.relevant_doc_ids)
-            if q.evidence:
-                r["evidence"] = list(q.evidence)
-            for k in ("ground_truth", "type"):
-                if getattr(q, k) is not None:
-                    r[k] = getattr(q, k)
-            r["answerable"] = q.answerable
-            if q.metadata:
-                r["metadata"] = dict(q.metadata)
-            recs.append(r)
-        write_text(target / "qa.jsonl", _jsonl(recs))
+        write_text(target / "qa.jsonl", _jsonl(_ragexam_record(q) for q in qa_obj))
         res.files.append(str(target / "qa.jsonl"))
         return res
     _doc_judged(qa_obj, "BEIR")

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Dict, List, Optional, Set, Tuple, Union
 
 from ragexam import fmt
+from ragexam.data.beir import is_beir_folder
 from ragexam.data.datasets import resolve
 from ragexam.data.problems import ProblemCollector
-from ragexam.data.reading import iter_csv, iter_jsonl, read_lines, read_text
+from ragexam.data.reading import iter_csv, iter_jsonl, parse_json_cell, read_lines, read_text
 from ragexam.data.schema import Corpus, Document, QASet, Question
 
 __all__ = ["load_corpus", "load_qa", "parse_corpus", "parse_qa", "ParsedCorpus", "ParsedQA"]
@@ -129,6 +130,18 @@ class _Record:
         return meta
 
 
+def _folder_hint(folder: Path) -> str:
+    """What a folder given where a file was expected holds that may be meant: its data files, or that it is a
+    run folder."""
+    if (folder / "summary.json").is_file():
+        return "; this is a run or score folder (it has summary.json): give the question set it was made from"
+    files = sorted(f.name for f in folder.iterdir() if f.is_file() and f.suffix.lower() in (".jsonl", ".csv"))
+    if not files:
+        return ""
+    shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+    return f"; it holds {shown}: give one of those files"
+
+
 # --- corpus ---------------------------------------------------------------------------------
 
 
@@ -174,18 +187,7 @@ def _csv_row(row: Dict[str, object], file: str, line: int, col: ProblemCollector
         out["title"] = None
     raw_meta = out.get("metadata")
     if isinstance(raw_meta, str):
-        import json
-
-        if raw_meta.strip() == "":
-            out["metadata"] = None
-        else:
-            try:
-                out["metadata"] = json.loads(raw_meta)
-            except ValueError:
-                col.add("wrong_type", f"received {_show(raw_meta)}, which is not JSON; expected a JSON "
-                        'object such as {"lang": "ko"} (quote the cell)', file=file, line=line,
-                        field="metadata")
-                out["metadata"] = None
+        out["metadata"] = parse_json_cell(raw_meta, file, line, "metadata", col) if raw_meta.strip() else None
     return out
 
 
@@ -200,8 +202,9 @@ def parse_corpus(path: PathLike, col: ProblemCollector) -> ParsedCorpus:
         if folder.corpus is None:
             from ragexam.errors import InputError
 
-            raise InputError(f"is a directory without corpus.jsonl; expected a corpus file or a BEIR folder "
-                             f"({BEIR_LAYOUT}).", source=str(p))
+            raise InputError(f"is a directory without corpus.jsonl; expected a corpus file (JSONL or CSV: "
+                             f"{{\"doc_id\", \"title\", \"content\"}} per record) or a BEIR folder ({BEIR_LAYOUT})"
+                             f"{_folder_hint(p)}.", source=str(p))
         p = folder.corpus
     file = str(p)
     out = ParsedCorpus(file)
@@ -344,6 +347,13 @@ def parse_qa(path: PathLike, col: ProblemCollector, *, split: Optional[str] = No
     """Read a QA file (JSONL) or a BEIR folder (its queries with the judgments of ``split``, see
     :mod:`ragexam.data.beir`), reporting every problem to ``col`` (no corpus checks here)."""
     p = resolve(path, "qa")
+    if p.is_dir() and not is_beir_folder(p):
+        from ragexam.data.beir import BEIR_LAYOUT
+        from ragexam.errors import InputError
+
+        raise InputError(f"is a directory without a question set; expected a QA file (JSONL: one "
+                         '{"query_id", "question", "relevant_doc_ids" | "relevance" | "evidence", ...} per line) '
+                         f"or a BEIR folder ({BEIR_LAYOUT}){_folder_hint(p)}.", source=str(p))
     if p.is_dir():
         from ragexam.data.beir import beir_folder, parse_beir_queries
 

@@ -9,6 +9,11 @@ File-level rules (each reported through a :class:`~ragexam.data.problems.Problem
   collecting mode reading continues with U+FFFD replacement characters;
 - a file with no records is an error (``empty_file``).
 
+JSON lines (:func:`iter_jsonl`): a line that is not JSON, holds ``NaN``, a key twice or arrays/objects nested
+deeper than :data:`ragexam.llm.safejson.MAX_DEPTH` (100) is ``invalid_json``; a line whose text holds a lone
+surrogate (an escape such as ``"\\ud800"``, half of a UTF-16 pair that no UTF-8 file can hold) is ``encoding``,
+naming the field (``contexts[2].text``) -- an input error at load, not a crash when the run is saved.
+
 Lines are numbered from 1; blank (whitespace-only) lines are not records and are skipped, but
 still counted, so line numbers match an editor's.
 """
@@ -24,8 +29,9 @@ from typing import Dict, Iterable, Iterator, Optional, Tuple, Union
 from ragexam import fmt
 from ragexam.data.problems import ProblemCollector
 from ragexam.errors import InputError
+from ragexam.llm import safejson
 
-__all__ = ["read_text", "read_lines", "iter_jsonl", "iter_csv"]
+__all__ = ["read_text", "read_lines", "iter_jsonl", "iter_csv", "parse_json_cell"]
 
 _BOM = b"\xef\xbb\xbf"
 
@@ -118,6 +124,18 @@ def _no_duplicate_keys(pairs):
     return obj
 
 
+def _encodable(raw: str, value: object, file: str, line: int, col: ProblemCollector, where: str = "") -> bool:
+    """False (reported as ``encoding``) when a string of ``value``, parsed from the JSON text ``raw``, holds a
+    lone surrogate (``"\\ud800"``): text no UTF-8 file can hold, so the first write of it would fail."""
+    if not safejson.may_hold_surrogates(raw):
+        return True
+    bad = safejson.unencodable(value, where)
+    if bad is None:
+        return True
+    col.add("encoding", f"holds {bad[1]}: {safejson.SURROGATE_HELP}", file=file, line=line, field=bad[0])
+    return False
+
+
 def iter_jsonl(text: Union[str, Iterable[str]], file: str, col: ProblemCollector, *, example: str
                ) -> Iterator[Tuple[int, Dict[str, object]]]:
     """``(line, object)`` for every JSON object line of ``text`` (a whole text, or its lines from
@@ -129,17 +147,19 @@ def iter_jsonl(text: Union[str, Iterable[str]], file: str, col: ProblemCollector
             continue
         records += 1
         try:
-            obj = json.loads(raw, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
+            obj = safejson.loads(raw, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
         except json.JSONDecodeError as err:
             col.add("invalid_json", f"invalid JSON at column {err.colno}: {err.msg}; expected one "
                     "complete JSON object per line", file=file, line=lineno)
             continue
-        except ValueError as err:
+        except ValueError as err:  # NaN, a duplicate key, nested too deep
             col.add("invalid_json", f"invalid JSON: {err}", file=file, line=lineno)
             continue
         if not isinstance(obj, dict):
             col.add("not_an_object", f"received a JSON {type(obj).__name__}; expected a JSON object like "
                     f"{example}", file=file, line=lineno)
+            continue
+        if not _encodable(raw, obj, file, lineno, col):
             continue
         yield lineno, obj
     if records == 0:
@@ -186,3 +206,15 @@ def iter_csv(text: str, file: str, col: ProblemCollector, *, required: Tuple[str
     if header is None or records == 0:
         col.add("empty_file", "the file is empty (no data rows); expected a header row and one row "
                 "per document", file=file)
+
+
+def parse_json_cell(text: str, file: str, line: int, field: str, col: ProblemCollector) -> object:
+    """The JSON value of a CSV cell (``metadata``), with the rules of :func:`iter_jsonl`; ``None`` (reported)
+    when it is not usable."""
+    try:
+        value = safejson.loads(text)
+    except ValueError as err:
+        col.add("wrong_type", f"received {text[:40]!r}, which is not JSON ({err}); expected a JSON object such as "
+                '{"lang": "ko"} (quote the cell)', file=file, line=line, field=field)
+        return None
+    return value if _encodable(text, value, file, line, col, field) else None

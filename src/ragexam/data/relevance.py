@@ -54,6 +54,12 @@ chunk covers two or more new strings: the second is credited at the next positio
 lag by one position there, and a unit still queued after position n is not credited at all).
 ``first_found`` always reports the exact ranks.
 
+Evidence split
+--------------
+:func:`evidence_split` names a miss that the chunking caused, for any pipeline: no chunk of the top k holds an
+evidence string whole, but a chunk of the top k from the evidence's document holds part of one (the
+chunker cut the evidence in two).  The run labels such misses ``evidence_split``.
+
 Questions without units in the chosen mode (out-of-corpus questions; questions with only
 evidence in doc mode or only documents in evidence mode) get no ``qrels``/``run`` entry and are
 listed in ``Judgments.unjudged``; trec_eval would skip them anyway.
@@ -63,7 +69,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.data.evidence import CorpusText, EvidenceIndex, EvidenceMatcher, check_min_fraction
 from ragexam.data.normalization import normalization_signature
@@ -71,7 +77,7 @@ from ragexam.data.schema import Chunk, Document, Question
 from ragexam.errors import InputError
 
 __all__ = ["Judgment", "Judgments", "judge_ranking", "judge_rankings", "credit_positions",
-           "MODES"]
+           "MODES", "EvidenceSplit", "evidence_split", "evidence_splits", "evidence_part", "item_sizes"]
 
 MODES = ("doc", "evidence")
 
@@ -230,3 +236,159 @@ def judge_rankings(questions: Iterable[Question], rankings: Mapping[str, Sequenc
         if mode == "evidence":
             sig += f"|{normalization_signature(ignore_punctuation)}|cover:{cover}"
     return Judgments(mode, sig, per, qrels, run, unjudged)
+
+
+def item_sizes(judgment: Judgment, ranked_chunks: Sequence[Chunk], size: Callable[[Chunk], float]
+               ) -> Dict[str, Tuple[float, float]]:
+    """``{run item: (start, size)}`` of one judged ranking, for metrics cut at a context budget (the ranking
+    engine's ``ContextSizes``; ``size(chunk)`` in characters or tokens).
+
+    The budget is spent by every ranked chunk in rank order.  Evidence mode: the item at position i is chunk i
+    (start: the sizes of the chunks ranked above it).  Doc mode: a document is read from its first chunk
+    (start and size of that chunk; its later chunks still spend the budget of the documents below them)."""
+    sizes = [float(size(c)) for c in ranked_chunks]
+    starts = [0.0] * len(sizes)
+    for i in range(1, len(sizes)):
+        starts[i] = starts[i - 1] + sizes[i - 1]
+    if judgment.mode == "evidence":
+        return {item: (starts[i], sizes[i]) for i, item in enumerate(judgment.run)}
+    first: Dict[str, int] = {}
+    for i, c in enumerate(ranked_chunks):
+        first.setdefault(c.doc_id, i)
+    return {d: (starts[first[d]], sizes[first[d]]) for d in judgment.run}
+
+
+# -- evidence split by the chunking ---------------------------------------------------------------------------
+
+#: a chunk holds *part* of an evidence string when at least this many of its normalized characters, and at
+#: least :data:`SPLIT_MIN_SHARE` of them, are in the chunk (shorter pieces are too likely to be chance)
+SPLIT_MIN_CHARS = 5
+SPLIT_MIN_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class EvidenceSplit:
+    """A miss caused by the chunking: evidence string ``unit_id`` is held whole by no chunk of the top ``k``, but
+    the chunk ``chunk_id`` at ``rank`` (<= k), from the evidence's document, holds ``part`` of it: ``"start"``
+    (the chunk ends inside the evidence), ``"end"`` (it starts inside) or ``"middle"`` (the evidence is longer
+    than the chunk); ``chars`` of the ``length`` normalized characters of the evidence are in it.  ``how``:
+    ``"location"`` (ragexam's chunks, exact offsets in the corpus) or ``"text"`` (texts from any system, see
+    :func:`evidence_part`); ``doc_checked``: the chunk's document was compared with the evidence's (False when
+    either is unknown, e.g. a results file without doc ids and no corpus)."""
+
+    query_id: str
+    unit_id: str
+    evidence: str
+    k: int
+    rank: int
+    chunk_id: str
+    doc_id: Optional[str]
+    part: str
+    chars: int
+    length: int
+    how: str
+    doc_checked: bool
+
+    def to_dict(self) -> Dict[str, object]:
+        return {"unit_id": self.unit_id, "evidence": self.evidence, "k": self.k, "rank": self.rank,
+                "chunk_id": self.chunk_id, "doc_id": self.doc_id, "part": self.part, "chars": self.chars,
+                "length": self.length, "how": self.how, "doc_checked": self.doc_checked}
+
+
+def _min_part(length: int) -> int:
+    import math
+
+    return max(SPLIT_MIN_CHARS, math.ceil(SPLIT_MIN_SHARE * length))
+
+
+def evidence_part(normalized_text: str, normalized_evidence: str) -> Optional[Tuple[str, int]]:
+    """Which part of an evidence string a text holds, both normalized: ``("start", n)`` when the text ends with
+    the evidence's first ``n`` characters, ``("end", n)`` when it starts with its last ``n``, ``("middle", n)``
+    when the whole text (``n`` characters) lies inside the evidence; the longest such part, at least
+    ``max(SPLIT_MIN_CHARS, SPLIT_MIN_SHARE * len(evidence))`` characters and shorter than the evidence.
+    ``None`` when the text holds no such part (or holds the evidence whole)."""
+    t, e = normalized_text, normalized_evidence
+    need = _min_part(len(e))
+    if not e or not t or e in t or need >= len(e):
+        return None
+    best: Optional[Tuple[str, int]] = ("middle", len(t)) if len(t) >= need and t in e else None
+    for n in range(min(len(e), len(t)) - 1 if len(t) >= len(e) else len(t), need - 1, -1):
+        if best is not None and best[1] >= n:
+            break
+        if t.endswith(e[:n]):
+            best = ("start", n)
+        elif t.startswith(e[-n:]):
+            best = ("end", n)
+    return best
+
+
+def _located_part(index: EvidenceIndex, chunk: Chunk, evidence: str) -> Optional[Tuple[str, int]]:
+    """The part of ``evidence`` that ``chunk`` holds at a known occurrence (exact offsets), as
+    :func:`evidence_part` returns it."""
+    nev = index.corpus_text.normalize(evidence)
+    need = _min_part(len(nev))
+    best: Optional[Tuple[str, int]] = None
+    for occ in index.corpus_text.locate_normalized(nev):
+        if occ.doc_id != chunk.doc_id or chunk.end <= occ.start or chunk.start >= occ.end:
+            continue
+        starts, ends = index.corpus_text.raw_offsets(occ.norm_start, occ.norm_end)
+        inside = int(((starts >= chunk.start) & (ends <= chunk.end)).sum())
+        if need <= inside < len(nev) and (best is None or inside > best[1]):
+            part = "start" if chunk.start <= occ.start else "end" if chunk.end >= occ.end else "middle"
+            best = (part, inside)
+    return best
+
+
+def evidence_split(question: Question, ranked_chunks: Sequence[Chunk], k: int, *,
+                   index: Optional[EvidenceIndex] = None, corpus_text: Optional[CorpusText] = None,
+                   ignore_punctuation: bool = False, min_fraction: Optional[float] = None) -> Optional[EvidenceSplit]:
+    """Label a miss caused by the chunking (``evidence_split``), for any pipeline.
+
+    A question is labelled when (1) none of its evidence strings is covered by a chunk of the top ``k`` (a miss,
+    under the same cover policy as :func:`judge_ranking`), and (2) a chunk of the top ``k`` from the evidence's
+    document holds part of an evidence string (:func:`evidence_part`).  With ``index`` (ragexam's chunks) parts
+    are located exactly; otherwise chunk texts are compared.  The evidence's documents are the question's
+    relevant documents and, with ``corpus_text`` (or ``index``), every document where the string occurs; the
+    document test is skipped when the chunk's ``doc_id`` is empty or no document is known.  Returns the first
+    such chunk by rank (the longest part at that rank), or ``None``.
+    """
+    if k < 1:
+        raise InputError(f"received k={k!r}; expected a number of chunks >= 1", source="k")
+    top = list(ranked_chunks)[:k]
+    units = question.evidence_units
+    if not units or not top:
+        return None
+    if any(judge_ranking(question, top, "evidence", index=index, ignore_punctuation=ignore_punctuation,
+                         min_fraction=min_fraction).first_found.get(u) for u in units):
+        return None  # not a miss
+    ct = index.corpus_text if index is not None else corpus_text
+    matcher = EvidenceMatcher(ignore_punctuation=ignore_punctuation)
+    for rank, chunk in enumerate(top, 1):
+        found = []
+        for unit, ev in units.items():
+            docs = set(question.relevant_docs) | (set(ct.docs_containing(ev)) if ct is not None else set())
+            checked = bool(chunk.doc_id) and bool(docs)
+            if checked and chunk.doc_id not in docs:
+                continue
+            located = index is not None and chunk.chunk_id in index.chunking.by_id
+            part = _located_part(index, chunk, ev) if located else \
+                evidence_part(matcher.normalize(chunk.text), matcher.normalize(ev))
+            if part is not None:
+                found.append((part[1], unit, ev, part[0], checked, "location" if located else "text"))
+        if found:
+            n, unit, ev, part, checked, how = max(found, key=lambda f: f[0])
+            return EvidenceSplit(question.query_id, unit, ev, k, rank, chunk.chunk_id, chunk.doc_id or None, part, n,
+                                 len(matcher.normalize(ev)), how, checked)
+    return None
+
+
+def evidence_splits(questions: Iterable[Question], rankings: Mapping[str, Sequence[Chunk]], k: int, **options
+                    ) -> Dict[str, EvidenceSplit]:
+    """:func:`evidence_split` of every question with a ranking: ``{query_id: EvidenceSplit}`` for the labelled
+    ones (``options``: those of :func:`evidence_split`)."""
+    out: Dict[str, EvidenceSplit] = {}
+    for q in questions:
+        label = evidence_split(q, rankings.get(q.query_id, ()), k, **options)
+        if label is not None:
+            out[q.query_id] = label
+    return out

@@ -37,7 +37,9 @@ a non-finite score, ``context_ids`` that do not match ``contexts`` one to one, a
 (pipeline, query_id) on two lines.  Warnings (kept in :attr:`RetrievedFile.warnings`, shown by the run):
 lines with an empty ``contexts`` list (the system retrieved nothing: the question counts as a miss).
 Which questions the file lacks, or names that the QA set lacks, is decided against the QA set by the
-run (:func:`ragexam.analysis.run.run`).
+run (:func:`ragexam.analysis.run.run`); so is, in doc mode, whether the ``doc_id`` values name documents the
+question set knows (:func:`check_doc_ids`: none known is an error -- every metric would be 0 -- and some
+unknown a warning).
 """
 
 from __future__ import annotations
@@ -45,11 +47,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple, Union
+from typing import AbstractSet, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
 
-__all__ = ["RetrievedItem", "RetrievedSet", "RetrievedFile", "load_retrieved", "item_from_value", "ITEM_KEYS"]
+__all__ = ["RetrievedItem", "RetrievedSet", "RetrievedFile", "load_retrieved", "item_from_value", "ITEM_KEYS",
+           "check_doc_ids"]
 
 PathLike = Union[str, Path]
 
@@ -227,3 +230,34 @@ def load_retrieved(path: PathLike, *, pipeline: Optional[str] = None) -> Retriev
         warnings.append(f"{src}: {len(empty)} line(s) have an empty contexts list (nothing retrieved; counted as "
                         f"misses): {shown}")
     return RetrievedFile(src, list(sets.values()), warnings)
+
+
+def _examples(ids: Iterable[str], n: int = 3) -> str:
+    return ", ".join(repr(x) for x in sorted(ids)[:n])
+
+
+def check_doc_ids(pipeline: str, lists: Mapping[str, Sequence[RetrievedItem]], judged: AbstractSet[str],
+                  corpus_ids: Optional[AbstractSet[str]] = None) -> Optional[str]:
+    """Doc-mode grading of a pipeline's ``lists`` (``{query_id: items}``) counts a text for its ``doc_id``: the
+    ids must be the question set's.  ``judged`` are the document ids the question set judges, ``corpus_ids``
+    the corpus's (when there is one: then it is the reference).  Returns a warning when some returned ids are
+    unknown (they count as non-relevant), ``None`` when all are known or none is given.
+
+    :raises InputError: when not one returned ``doc_id`` is known -- every metric would be 0 (chunk ids in
+        ``doc_id``, or the results of another corpus)."""
+    returned = {it.doc_id for items in lists.values() for it in items if it.doc_id is not None}
+    if not returned:
+        return None
+    known = corpus_ids if corpus_ids is not None else judged
+    where = "in the corpus" if corpus_ids is not None else "judged by the question set"
+    unknown = returned - set(known)
+    if unknown == returned:
+        raise InputError(f"none of the {len(returned)} doc_id(s) it returned is {where} (it returned e.g. "
+                         f"{_examples(returned)}; the question set judges e.g. {_examples(judged)}), so every "
+                         "doc-relevance metric would be 0; return each context's source document id as doc_id "
+                         "(not a chunk id), check that the results belong to this question set, or grade with "
+                         "relevance 'evidence'.", source=f"pipeline {pipeline}", field="doc_id")
+    if not unknown:
+        return None
+    return (f"pipeline {pipeline!r}: {len(unknown)} of the {len(returned)} doc_id(s) it returned are not {where} "
+            f"(e.g. {_examples(unknown)}); their texts count as non-relevant")

@@ -40,7 +40,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -367,13 +367,23 @@ def _sniff(data: bytes, kind: str) -> _Layout | None:
         return None
     if kind == "run":
         return _Layout(_RUN_FIELDS)
-    names = [t.decode("utf-8", "replace").lower() for t in tokens]
-    for fields in _HEADER_LAYOUTS:
-        if len(names) == len(fields) and all(n in _HEADER_NAMES[f] for n, f in zip(names, fields)) \
-                and not _is_int(names[-1]):
-            header = data[pos:end].decode("utf-8", "replace").strip()
-            return _Layout(fields, start=end + 1, first_line=line + 1, header=header)
+    fields = qrels_header([t.decode("utf-8", "replace") for t in tokens])
+    if fields is not None:
+        header = data[pos:end].decode("utf-8", "replace").strip()
+        return _Layout(fields, start=end + 1, first_line=line + 1, header=header)
     return _Layout(_QRELS_FIELDS)
+
+
+def qrels_header(names: Sequence[str]) -> tuple[str, ...] | None:
+    """The columns a qrels header line names (``qid docid rel`` or ``qid iter docid rel``), recognised by its
+    content -- every field a column name (``query-id``, ``corpus-id``, ``score``, ``qid``, ``docid``, ``rel``,
+    ...) -- or ``None`` when the line is data (``q1 d1 1.0`` is data, never a header)."""
+    low = [n.strip().lower() for n in names]
+    for fields in _HEADER_LAYOUTS:
+        if len(low) == len(fields) and all(n in _HEADER_NAMES[f] for n, f in zip(low, fields)) \
+                and not _is_int(low[-1]):
+            return fields
+    return None
 
 
 def _is_int(text: str) -> bool:

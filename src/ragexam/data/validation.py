@@ -58,11 +58,12 @@ class ValidationReport:
 
 
 def validate(corpus_path: PathLike, qa_path: Optional[PathLike] = None, *,
-             ignore_punctuation: bool = False) -> ValidationReport:
+             ignore_punctuation: bool = False, split: Optional[str] = None) -> ValidationReport:
     """Check a corpus (and a QA set against it), collecting every problem.
 
     ``corpus_path``/``qa_path`` are paths or bundled dataset names.  ``ignore_punctuation`` is the
-    evidence-matching setting (:func:`ragexam.data.normalization.normalize`).
+    evidence-matching setting (:func:`ragexam.data.normalization.normalize`).  ``split`` is the qrels split
+    of a BEIR folder given as ``qa_path`` (default ``test``, else its only split; ``--split``).
     """
     from ragexam.data.crosscheck import check_qa_against_corpus
     from ragexam.data.datasets import resolve
@@ -71,12 +72,18 @@ def validate(corpus_path: PathLike, qa_path: Optional[PathLike] = None, *,
     # resolve both first: a bad invocation fails before any work
     cpath = resolve(corpus_path, "corpus")
     qpath = resolve(qa_path, "qa") if qa_path is not None else None
+    if split is not None and (qpath is None or not qpath.is_dir()):
+        from ragexam.errors import InputError
+
+        raise InputError(f"received {split!r}, but the question set {'is not given' if qpath is None else 'is a file'}"
+                         "; --split chooses the qrels of a BEIR folder given as --qa (qrels/<split>.tsv).",
+                         source="--split", field="split")
     col = ProblemCollector(strict=False)
     parsed_corpus = parse_corpus(cpath, col)
     report = ValidationReport(parsed_corpus.file, str(qpath) if qpath is not None else None,
                               documents=len(parsed_corpus.documents))
     if qpath is not None:
-        parsed_qa = parse_qa(qpath, col)
+        parsed_qa = parse_qa(qpath, col, split=split)
         report.questions = len(parsed_qa.questions)
         if parsed_corpus.readable:
             check_qa_against_corpus(parsed_qa.questions, parsed_qa.file, parsed_corpus.documents,

@@ -17,14 +17,17 @@ module                    what it holds
                           as feedback
 :mod:`.cost`              token estimates, prices, :class:`Usage`
 :mod:`.redact`            :class:`Redactor`: keys out of everything written, never out of what is parsed
+:mod:`.replies`           :func:`~ragexam.llm.replies.extract_json_object`: the JSON object in a
+                          model's reply
 ========================  ======================================================================
 
 Users: the judge (:mod:`ragexam.metrics.judge`), answer generation
 (:mod:`ragexam.analysis.generation`), OpenAI-compatible embeddings
 (:class:`ragexam.retrieval.embedders.OpenAIEmbedder`), the question generator
-(:mod:`ragexam.analysis.generate`).  This package imports only
-:mod:`ragexam.errors`, :mod:`ragexam.storage` and :mod:`ragexam.signature` (and ``httpx`` when a
-request is sent).  See ``docs/llm.md``.
+(:mod:`ragexam.analysis.generate`), the rerankers (:mod:`ragexam.retrieval.rerank`: the LLM one's calls,
+the cross-encoder's cache, the HTTP one through :mod:`ragexam.retrieval.service`, which also calls a
+user's search service).  This package imports only :mod:`ragexam.errors`, :mod:`ragexam.fmt`, :mod:`ragexam._version` and
+:mod:`ragexam.storage` (and ``httpx`` when a request is sent).  See ``docs/llm.md``.
 """
 
 from importlib import import_module

@@ -126,7 +126,7 @@ class LLMClient:
             timeout=settings.timeout,
             retry=RetryPolicy(settings.max_retries, settings.backoff, settings.max_backoff),
             headers={"Authorization": f"Bearer {self._endpoint.api_key}"}, redactor=self.redactor, sleep=sleep,
-            max_connections=max(settings.concurrency, 10))
+            max_connections=max(settings.concurrency, 10), max_response_bytes=settings.max_response_bytes)
         self._hints = _hints(self._endpoint)
 
     def __repr__(self) -> str:

@@ -13,6 +13,8 @@ import json
 import re
 from typing import Any, Dict, Optional
 
+from ragexam.llm import safejson
+
 __all__ = ["ReplyParseError", "extract_json_object"]
 
 _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
@@ -49,7 +51,7 @@ def extract_json_object(text: Optional[str]) -> Dict[str, Any]:
     last_error = "no '{' found"
     for cand in [m.group(1).strip() for m in _FENCE.finditer(body)] + [body]:
         try:
-            obj = dec.decode(cand)
+            obj = safejson.decode(dec, cand)
         except ValueError as err:
             last_error = str(err)
         else:
@@ -59,7 +61,7 @@ def extract_json_object(text: Optional[str]) -> Dict[str, Any]:
         start = cand.find("{")
         while start != -1:
             try:
-                obj, _ = dec.raw_decode(cand, start)
+                obj, _ = safejson.raw_decode(dec, cand, start)
             except ValueError as err:
                 last_error = str(err)
             else:

@@ -12,7 +12,9 @@ field (option)            default     meaning
 model (``--model``)       --          model name sent to the endpoint
 base_url                  env/.env    endpoint root (``.../v1``); see :func:`resolve_endpoint`
 api_key                   env/.env    the key; never in ``repr``, signatures, caches or messages
-timeout                   60          seconds per HTTP request (> 0)
+timeout                   60          seconds one HTTP request may take in all: its deadline (> 0)
+max_response_bytes        32 MiB      the largest reply accepted, after decompression (>= 1024; ``None``:
+                                      ``$RAGEXAM_MAX_RESPONSE_BYTES``, else 32 MiB; :mod:`ragexam.llm.transport`)
 max_retries               4           retries of one request on 429/5xx/timeouts/connection errors
 backoff, max_backoff      1, 60       first backoff step and cap of any wait, seconds (>= 0)
 concurrency               4           calls in flight at once (>= 1)
@@ -178,6 +180,7 @@ class LLMSettings:
     seed: Optional[int] = None
     response_format: str = "auto"
     claim_wait: Optional[float] = None
+    max_response_bytes: Optional[int] = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
@@ -210,6 +213,8 @@ class LLMSettings:
             raise _bad("response_format", self.response_format, "one of " + ", ".join(RESPONSE_FORMATS))
         if self.claim_wait is not None:
             _number("claim_wait", self.claim_wait, low=0.0, what="a number of seconds")
+        if self.max_response_bytes is not None:
+            _integer("max_response_bytes", self.max_response_bytes, low=1024)
 
     def replace(self, **changes: Any) -> "LLMSettings":
         """A validated copy with ``changes``."""

@@ -13,7 +13,8 @@ gate :mod:`ragexam.analysis.gate`, recording runs and scores :mod:`ragexam.analy
 
 from __future__ import annotations
 
-from typing import Any
+from ragexam._lazy import lazy_exports
+
 
 _LAZY = {
     "write_report": "ragexam.report.html",
@@ -23,11 +24,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module_name = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'ragexam.report' has no attribute {name!r}") from None
-    import importlib
-
-    return getattr(importlib.import_module(module_name), name)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

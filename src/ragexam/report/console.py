@@ -15,19 +15,9 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ragexam import fmt
 from ragexam.report.tables import Column, Keys, pipeline_keys, pipeline_labels, print_fitted, print_legend
+from ragexam.report.terminal import PIPE_WIDTH, console  # noqa: F401  (the one console factory)
 
 __all__ = ["console", "print_runs", "print_score_summary", "show_run", "print_comparison", "print_gate"]
-
-
-def console(stderr: bool = False):
-    """A rich Console that does not wrap long lines into the next column (132 columns off a tty)."""
-    import sys
-
-    from rich.console import Console
-
-    stream = sys.stderr if stderr else sys.stdout
-    width = None if stream.isatty() else 132
-    return Console(file=stream, soft_wrap=False, width=width, highlight=False)
 
 
 def _labelled(names: Sequence[Optional[str]], labels: Dict[str, str]) -> List[Optional[tuple]]:

@@ -3,32 +3,40 @@
 :func:`render_run` prints, in order:
 
 1. the **dataset card**: corpus and question-set sizes, question types, how many questions are
-   scored and how many are out-of-corpus (not scored), chunks per chunker, and the evidence
-   strings no chunk can hold (with the reason, e.g. cut by a chunk boundary); then the run's
-   warnings (e.g. questions a results file lacks);
+   scored and how many are out-of-corpus (not scored), each chunking's sizes (chunks, mean and
+   largest size, sentences ``paragraphs:N`` cut inside, chunks over each embedder's window), the
+   context budgets, and the evidence strings no chunk can hold (with the reason, e.g. cut by a chunk
+   boundary); then the run's warnings (e.g. questions a results file lacks, chunkers of different size
+   compared by chunk count, chunks over an embedder's window);
 2. the **pipeline legend** (``P1  bm25 | paragraphs:400``, ...; P1 is the baseline) and the
    **metric table**: one row per pipeline, the main metrics' means over the scored questions with
-   their 95% bootstrap interval underneath; below it, per pipeline that failed on some questions,
+   their 95% bootstrap interval underneath, explained by the ranking-metric registry's legends; with
+   context budgets the **table at an equal budget** (each pipeline with its chunks' mean size) and, with
+   several chunkers, the **chunking study** (chunker × retriever: the headline metric by chunk count
+   beside the same metric at the budget); below, per pipeline that failed on some questions,
    how many were *unretrieved* (graded as misses) and why, and the latency of services;
-3. the **sweep**: the lecture's mean P@K / R@K / F1@K for each K, with F-beta@K for beta 0.5
-   (precision weighted) and 2 (recall weighted);
+3. the **sweep**: the lecture's mean P@K / R@K / F1@K for each K (and each context budget), with
+   F-beta@K for beta 0.5 (precision weighted) and 2 (recall weighted);
 4. **by question type**: the headline metrics per type, with n per type;
 5. **comparisons**: every pipeline against the baseline (the first), per metric: difference,
    its paired-bootstrap 95% interval, the paired randomization p-value, the Holm-adjusted p
    over the metrics of the pair, the minimum detectable difference (MDD) and a short reading;
    then the full plain-words verdict on the headline metric.  Differences smaller than the
-   MDD are flagged as within the noise;
+   MDD are flagged as within the noise; then the same **at an equal context budget** (each chunker
+   against the first chunker with the same retriever);
 6. the **rerank stage** of each ``RETRIEVER>RERANKER`` pipeline: its lift over its own first stage on the
    headline metrics (difference, paired interval, Holm-adjusted reading), per question type, the
    questions it fixed and broke, the first stage's **recall ceiling** (how many scored questions have a
    relevant unit among the candidates, and how many misses lay outside them: no reranker can fix those),
    the queries it could not rerank (kept in first-stage order), its latency per query and its cost;
 7. the **missed questions** of each pipeline (no relevant unit in the top ``k``): question,
-   evidence, where it was found (or "not found"), and the top-3 retrieved chunks, shortened;
-   at most ``max_missed`` per pipeline;
+   evidence, where it was found (or "not found"), ``evidence_split`` when the chunking cut the
+   evidence (which chunk holds which part), and the top-3 retrieved chunks, shortened; at most
+   ``max_missed`` per pipeline, with the count of ``evidence_split`` misses in the title;
 8. every pipeline's **signature**.
 
-Only the summary dict is needed (docs/run-format.md), so a saved run renders the same.
+Only the summary is needed (a :class:`~ragexam.storage.summary.RunSummary`, or the summary.json object,
+docs/run-format.md), so a saved run renders the same.
 
 Every table fits the console (:mod:`ragexam.report.tables`): a row names its pipeline in full when
 the table fits, else by its label from the legend; metric columns that do not fit beside the names
@@ -37,24 +45,22 @@ go to a second block below, never cut.  Numbers are written by :mod:`ragexam.fmt
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from ragexam import fmt
 from ragexam.report.tables import Column, Keys, pipeline_keys, pipeline_labels, print_fitted, print_legend
+from ragexam.storage.summary import ChunkSizes, Comparison, MissedQuestion, PipelineInfo, RerankStage, RunSummary
 
-__all__ = ["render_run", "run_console", "render_where_next", "render_outcome", "render_demo_intro"]
+__all__ = ["render_run", "render_where_next", "render_outcome", "render_demo_intro"]
 
 #: missed questions printed per pipeline
 MAX_MISSED = 10
 
 
-def run_console(stderr: bool = False):
-    """A rich Console for run output: the terminal's width, or 132 columns when not a terminal."""
-    from rich.console import Console
+def _console():
+    from ragexam.report.terminal import console
 
-    probe = Console(stderr=stderr)
-    width = None if probe.is_terminal else 132
-    return Console(stderr=stderr, width=width, soft_wrap=False, highlight=False)
+    return console()
 
 
 def _shorten(text: str, limit: int) -> str:
@@ -99,8 +105,8 @@ def _cell(mean: Optional[float], ci: Optional[Sequence[float]]):
     return t
 
 
-def _labels(summary: Mapping[str, Any]) -> Dict[str, str]:
-    return pipeline_labels([str(p["name"]) for p in summary.get("pipelines") or []])
+def _labels(summary: RunSummary) -> Dict[str, str]:
+    return pipeline_labels(summary.pipeline_names)
 
 
 def _named(label: str, name: str):
@@ -112,144 +118,216 @@ def _named(label: str, name: str):
     return t
 
 
-def _pipeline_keys(summary: Mapping[str, Any], rows: Sequence[Optional[Mapping[str, Any]]],
-                   extra: Sequence[Column] = (), extra_cells: Sequence[Sequence[Any]] = (),
-                   one_chunker: bool = False) -> List[Keys]:
+def _pipeline_keys(summary: RunSummary, rows: Sequence[Optional[PipelineInfo]], extra: Sequence[Column] = (),
+                   extra_cells: Sequence[Sequence[Any]] = (), one_chunker: bool = False) -> List[Keys]:
     """Key variants for rows of pipelines (``None``: a continuation row of the pipeline above): the
     label and the name (the retriever only when every pipeline has the same chunker), or the label."""
     labels = _labels(summary)
-    named = [None if p is None else (labels.get(str(p["name"]), "?"),
-                                     str(p.get("retriever") or p["name"]) if one_chunker else str(p["name"]))
-             for p in rows]
+    failed = summary.failed_pipelines
+    named = [None if p is None else (labels.get(p.name, "?"), (str(p.retriever or p.name) if one_chunker else p.name)
+                                     + (" [produced nothing]" if p.name in failed else "")) for p in rows]
     return pipeline_keys(named, extra, extra_cells)
 
 
-def _headline(summary: Mapping[str, Any]) -> str:
-    k = (summary.get("config") or {}).get("miss_k", 5)
-    main = summary.get("main_metrics") or []
-    want = f"hit@{k}"
-    return want if want in main else (main[0] if main else want)
-
-
-def _dataset_card(console, summary: Mapping[str, Any]) -> None:
+def _dataset_card(console, summary: RunSummary) -> None:
     from rich.text import Text
 
-    ds = summary.get("dataset") or {}
-    cfg = summary.get("config") or {}
-    has_corpus = ds.get("corpus") is not None
-    label = str(ds.get("corpus")) if has_corpus else str(ds.get("qa"))
-    if has_corpus and str(ds.get("qa")) != label:
-        label += f" / {ds.get('qa')}"
-    types = ", ".join(f"{t} {n}" for t, n in (ds.get("types") or {}).items())
-    chunks = ", ".join(f"{c} → {fmt.plural(n, 'chunk')}" for c, n in (ds.get("n_chunks") or {}).items())
-    docs = (f"{fmt.plural(ds.get('n_documents'), 'document')} · " if ds.get("n_documents") is not None else
+    ds, cfg = summary.dataset, summary.config
+    types = ", ".join(f"{t} {n}" for t, n in ds.types.items())
+    chunks = ", ".join(f"{c} → {fmt.plural(n, 'chunk')}" for c, n in ds.n_chunks.items()) \
+        if summary.chunking is None else ""
+    docs = (f"{fmt.plural(ds.n_documents, 'document')} · " if ds.n_documents is not None else
             "no corpus (every pipeline returned its own texts) · ")
-    rows = [("dataset", f"{label}: {docs}"
-                        f"{fmt.plural(ds.get('n_questions'), 'question')} ({types}) · {ds.get('n_scored')} scored · "
-                        f"{ds.get('n_out_of_corpus')} out-of-corpus (not scored: nothing to retrieve)"
+    rows = [("dataset", f"{summary.dataset_label}: {docs}"
+                        f"{fmt.plural(ds.n_questions, 'question')} ({types}) · {ds.n_scored} scored · "
+                        f"{ds.n_out_of_corpus} out-of-corpus (not scored: nothing to retrieve)"
                         + (f" · {chunks}" if chunks else ""))]
-    relevance = cfg.get("relevance")
-    texts = any(p.get("kind") == "texts" for p in summary.get("pipelines") or [])
+    relevance = cfg.relevance
+    texts = any(p.kind == "texts" for p in summary.pipelines)
     unit = "chunk (or returned text)" if texts else "chunk"
     rel_text = (f"evidence: a {unit} counts when it contains an evidence string; k counts chunks"
                 if relevance == "evidence" else
                 f"doc: a {unit} counts for its document; k counts distinct documents")
-    if cfg.get("overlap") is not None:
-        rel_text += f" (a chunk holding ≥ {cfg['overlap']:g} of a string counts)"
-    rows.append(("relevance", f"{rel_text} · k = {', '.join(map(str, cfg.get('k') or []))} · depth "
-                              f"{cfg.get('depth')} · seed {cfg.get('seed')} · run {summary.get('run_id')}"))
-    if relevance == "evidence" and ds.get("n_unmatched_evidence"):
-        um = ds.get("n_unmatched_evidence") or {}
+    if cfg.overlap is not None:
+        rel_text += f" (a chunk holding ≥ {cfg.overlap:g} of a string counts)"
+    rows.append(("relevance", f"{rel_text} · k = {', '.join(map(str, cfg.k))} · depth "
+                              f"{cfg.depth} · seed {cfg.seed} · run {summary.run_id}"))
+    rows.extend(_chunking_rows(summary))
+    if relevance == "evidence" and ds.n_unmatched_evidence:
         parts = []
-        for chunker, n in um.items():
+        for chunker, n in ds.n_unmatched_evidence.items():
             reasons: Dict[str, int] = {}
-            for u in summary.get("unmatched_evidence") or []:
-                if u.get("chunker") == chunker:
-                    reasons[u.get("reason", "?")] = reasons.get(u.get("reason", "?"), 0) + 1
+            for u in summary.unmatched_evidence:
+                if u.chunker == chunker:
+                    reasons[u.reason] = reasons.get(u.reason, 0) + 1
             why = " (" + ", ".join(f"{r}: {c}" for r, c in reasons.items()) + ")" if reasons else ""
             parts.append(f"{n} under {chunker}{why}")
-        rows.append(("evidence", f"{fmt.plural(ds.get('n_evidence'), 'evidence string')}; held by no chunk (never "
-                                 "creditable): "
-                                 + "; ".join(parts)))
+        rows.append(("evidence", f"{fmt.plural(ds.n_evidence, 'evidence string')}; held by no chunk (never "
+                                 "creditable): " + "; ".join(parts)))
     _bullets(console, rows, indent=0)
-    listed = summary.get("unmatched_evidence") or []
+    listed = summary.unmatched_evidence
     for u in listed[:MAX_MISSED]:
-        cut = (u.get("cuts") or [{}])[0]
-        where = (f" at {cut.get('doc_id')} offset {cut.get('offset')} (chunks {', '.join(cut.get('chunks') or [])})"
-                 if cut else "")
-        console.print(Text(_shorten(f"  {u.get('query_id')} {u.get('unit_id', '')} [{u.get('chunker')}] "
-                                    f"{u.get('reason')}{where}: “{u.get('evidence', '')}”", console.width - 1),
-                           style="yellow"))
+        cut = u.cuts[0] if u.cuts else None
+        where = f" at {cut.doc_id} offset {cut.offset} (chunks {', '.join(cut.chunks)})" if cut else ""
+        console.print(Text(_shorten(f"  {u.query_id} {u.unit_id} [{u.chunker}] {u.reason}{where}: “{u.evidence}”",
+                                    console.width - 1), style="yellow"))
     if len(listed) > MAX_MISSED:
         console.print(Text(f"  … and {len(listed) - MAX_MISSED} more (see summary.json: unmatched_evidence)",
                            style="yellow"))
-    for w in summary.get("warnings") or []:
+    for w in summary.warnings:
         console.print(Text("warning: " + str(w), style="yellow"), soft_wrap=True)
 
 
-def _unretrieved(console, summary: Mapping[str, Any]) -> None:
+def _size_text(name: str, c: ChunkSizes) -> str:
+    """One chunking's sizes: ``paragraphs:400 81 chunks, mean 296 / max 400 characters · ...``."""
+    what = "texts returned" if c.kind == "texts" else fmt.noun(c.n_chunks, "chunk")
+    out = f"{name}: {c.n_chunks} {what}, mean {c.mean_chars:.0f} / max {c.max_chars} characters"
+    if c.cut_sentences:
+        size = name.rsplit(":", 1)[-1]
+        out += (f" · {fmt.plural(c.cut_sentences, 'sentence')} longer than {size} characters cut inside (windows "
+                "overlapping by a tenth)")
+    for w in c.windows:
+        out += (f" · {w.n_over} over {w.embedder}'s window of {w.window} tokens ({w.action})" if w.n_over else
+                f" · all within {w.embedder}'s window of {w.window} tokens")
+    return out
+
+
+def _chunking_rows(summary: RunSummary) -> List[Any]:
+    """The dataset card's rows of the chunking block: each chunking's sizes, and the context budgets."""
+    ch = summary.chunking
+    if ch is None:
+        return []
+    rows = [("chunks" if i == 0 else "", _size_text(name, c)) for i, (name, c) in enumerate(ch.sizes.items())]
+    if ch.budgets:
+        why = ("given with -k" if ch.budget_rule == "given" else
+               f"{summary.miss_k} chunks of the median mean size: chunkings of different size are compared")
+        units = ", ".join(f"{b[:-1]} {'characters' if b.endswith('c') else 'tokens'}" for b in ch.budgets)
+        counted = f"; tokens counted by {ch.token_counter}" if ch.token_counter else ""
+        rows.append(("budget", f"{', '.join(ch.budgets)} ({why}): every ranking metric also cut at {units} of "
+                               f"context, read in rank order{counted}"))
+    return rows
+
+
+def _unretrieved(console, summary: RunSummary) -> None:
     """Per pipeline: the questions it failed on (graded as misses), by kind; and a service's latency."""
     from rich.text import Text
 
     labels = _labels(summary)
-    ds = summary.get("dataset") or {}
-    for p in summary.get("pipelines") or []:
-        res = (summary.get("results") or {}).get(p["name"]) or {}
-        un = res.get("unretrieved") or {}
-        lat = res.get("latency")
-        if un.get("n"):
-            kinds = ", ".join(f"{k} {n}" for k, n in (un.get("by_kind") or {}).items())
-            line = Text(f"{labels.get(str(p['name']), '?')} unretrieved: ", style="bold yellow")
-            line.append(f"{un.get('n_scored', un['n'])} of {fmt.plural(ds.get('n_scored'), 'scored question')} "
-                        f"({kinds}), graded as misses", style="yellow")
-            first = (un.get("questions") or [{}])[0]
-            if first:
-                line.append(f"; e.g. {first.get('query_id')}: {_shorten(first.get('reason', ''), 80)}", style="dim")
+    for p in summary.pipelines:
+        res = summary.result(p.name)
+        un, lat = res.unretrieved, res.latency
+        if res.produced_nothing:
+            console.print(Text(f"{labels.get(p.name, '?')} produced nothing: {res.produced_nothing} — its row is "
+                               "not a result of this pipeline.", style="bold red"), soft_wrap=True)
+        if un.n:
+            kinds = ", ".join(f"{k} {n}" for k, n in un.by_kind.items())
+            line = Text(f"{labels.get(p.name, '?')} unretrieved: ", style="bold yellow")
+            line.append(f"{un.n_scored if un.n_scored is not None else un.n} of "
+                        f"{fmt.plural(summary.dataset.n_scored, 'scored question')} ({kinds}), graded as misses",
+                        style="yellow")
+            if un.questions:
+                first = un.questions[0]
+                line.append(f"; e.g. {first.query_id}: {_shorten(first.reason, 80)}", style="dim")
             console.print(line, soft_wrap=True)
-        if lat:
-            console.print(Text(f"{labels.get(str(p['name']), '?')} latency per question: median "
-                               f"{fmt.num(lat.get('median'))} s · p95 {fmt.num(lat.get('p95'))} s · max "
-                               f"{fmt.num(lat.get('max'))} s (n {lat.get('n')})", style="dim"))
+        if lat is not None:
+            console.print(Text(f"{labels.get(p.name, '?')} latency per question: median "
+                               f"{fmt.num(lat.median)} s · p95 {fmt.num(lat.p95)} s · max "
+                               f"{fmt.num(lat.max)} s (n {lat.n})", style="dim"))
 
 
-def _legend(console, summary: Mapping[str, Any]) -> None:
+def _legend(console, summary: RunSummary) -> None:
     print_legend(console, _labels(summary))
 
 
-def _metric_table(console, summary: Mapping[str, Any]) -> None:
-    main = summary.get("main_metrics") or []
-    ds = summary.get("dataset") or {}
-    kc = summary.get("context_k")
-    pipes = summary.get("pipelines") or []
-    chunkers = list(dict.fromkeys(str(p.get("chunker")) for p in pipes))
+def _metric_table(console, summary: RunSummary) -> None:
+    main, kc, pipes = summary.main_metrics, summary.context_k, summary.pipelines
+    chunkers = list(dict.fromkeys(str(p.chunker) for p in pipes))
     one_chunker = len(chunkers) == 1 and chunkers[0] != "None"
-    title = (f"Retrieval metrics: mean over {fmt.plural(ds.get('n_scored'), 'scored question')}, 95% bootstrap "
-             "interval below" + (f" (chunker {chunkers[0]})" if one_chunker else ""))
+    title = (f"Retrieval metrics: mean over {fmt.plural(summary.dataset.n_scored, 'scored question')}, 95% "
+             "bootstrap interval below" + (f" (chunker {chunkers[0]})" if one_chunker else ""))
     values = []
     for p in pipes:
-        res = (summary.get("results") or {}).get(p["name"]) or {}
-        values.append([_cell(res.get("metrics", {}).get(m), res.get("ci95", {}).get(m)) for m in main])
+        res = summary.result(p.name)
+        values.append([_cell(res.metrics.get(m), res.ci95.get(m)) for m in main])
     print_fitted(console, title=title, keys=_pipeline_keys(summary, pipes, one_chunker=one_chunker),
                  value_columns=[Column(m) for m in main], values=values)
-    ks = [m for m in main if m.startswith("hit@")]
-    ndcg = next((m for m in main if m.startswith("ndcg@")), "ndcg")
-    console.print(
-        f"[dim]{', '.join(ks)}: share of questions with a relevant chunk in the top k · mrr: mean of 1/rank "
-        f"of the first relevant chunk (0 if none) · {ndcg}: rank-discounted credit of every relevant unit · "
-        f"p/r/f1@{kc}: precision, recall and F1 of the top {kc} · rprec: precision at R (R = relevant units) "
-        f"· map: mean average precision[/]")
+    _metric_legend(console, main)
 
 
-def _index_recall(console, summary: Mapping[str, Any]) -> None:
+def _metric_legend(console, columns: Sequence[str]) -> None:
+    """One dim line explaining the columns: each metric's legend from the ranking-metric registry."""
+    from rich.text import Text
+
+    from ragexam.metrics.ranking import legend
+
+    console.print(Text(legend(columns), style="dim"))
+
+
+def _budget_table(console, summary: RunSummary) -> None:
+    """The ranking metrics at an equal context budget, one row per pipeline with its chunks' mean size."""
+    cols, pipes = summary.budget_metrics, summary.pipelines
+    budgets = summary.chunking.budgets if summary.chunking is not None else []
+    spent = " or ".join(f"{b[:-1]} {'characters' if b.endswith('c') else 'tokens'}" for b in budgets)
+    title = (f"At an equal context budget: each ranked list read until {spent or 'the budget'} are spent (a chunk "
+             f"straddling the budget counts by its share inside); mean over "
+             f"{fmt.plural(summary.dataset.n_scored, 'scored question')}, 95% bootstrap interval below")
+    sizes = [summary.chunk_sizes(p.name) for p in pipes]
+    extra = [[f"{c.mean_chars:.0f}" if c is not None else ""] for c in sizes]
+    values = [[_cell(summary.result(p.name).metrics.get(m), summary.result(p.name).ci95.get(m)) for m in cols]
+              for p in pipes]
+    print_fitted(console, title=title, keys=_pipeline_keys(summary, pipes, extra=[Column("mean chars")],
+                                                           extra_cells=extra),
+                 value_columns=[Column(m) for m in cols], values=values)
+    _metric_legend(console, cols)
+
+
+def _headline_budget(summary: RunSummary) -> Optional[str]:
+    """The budget column read first: hit at the first budget."""
+    cols = summary.budget_metrics
+    first = summary.chunking.budgets[0] if summary.chunking is not None and summary.chunking.budgets else None
+    want = f"hit@{first}" if first else None
+    return want if want in cols else (cols[0] if cols else None)
+
+
+def _chunking_study(console, summary: RunSummary) -> None:
+    """Chunker × retriever: the headline metric by chunk count beside the same metric at an equal budget."""
+    from rich.text import Text
+
+    pipes = [p for p in summary.pipelines if p.kind == "chunks" and p.chunker is not None]
+    chunkers = list(dict.fromkeys(p.chunker for p in pipes))
+    head, budget = summary.headline, _headline_budget(summary)
+    if len(chunkers) < 2 or budget is None:
+        return
+    retrievers = list(dict.fromkeys(str(p.retriever) for p in pipes))
+    cell = {(p.chunker, str(p.retriever)): summary.result(p.name) for p in pipes}
+    values, keys = [], []
+    for ch in chunkers:
+        c = summary.chunk_sizes(next(p.name for p in pipes if p.chunker == ch))
+        keys.append([ch, f"{c.mean_chars:.0f}" if c is not None else ""])
+        row = []
+        for r in retrievers:
+            res = cell.get((ch, r))
+            row += [_cell(res.metrics.get(m), res.ci95.get(m)) if res is not None else Text("")
+                    for m in (head, budget)]
+        values.append(row)
+    print_fitted(console, title=f"Chunking study: {head} (k chunks, sizes differ) beside {budget} (the same context "
+                                "for every chunker), per retriever; 95% bootstrap interval below",
+                 keys=Keys([Column("chunker", "left"), Column("mean chars")], keys),
+                 value_columns=[Column(f"{r} {m}") for r in retrievers for m in (head, budget)], values=values)
+    console.print(Text(f"Read {budget}: by {head} a chunker with bigger chunks sees more context; at an equal budget "
+                       "it does not. The paired comparisons at equal budget are below.", style="dim"))
+
+
+def _index_recall(console, summary: RunSummary) -> None:
     """An approximate index's recall of the exact top-k on its sample, under the pipeline's label: what the
     index (not the embedder) lost."""
     labels = _labels(summary)
     lines = []
-    for p in summary.get("pipelines") or []:
-        for rep in ((summary.get("results") or {}).get(p["name"]) or {}).get("index_recall") or []:
+    for p in summary.pipelines:
+        for rep in summary.result(p.name).index_recall:
             ks = sorted((k for k in rep if k.startswith("recall@")), key=lambda k: int(k.split("@")[1]))
             vals = ", ".join(f"{k} {fmt.num(rep[k])}" if rep[k] is not None else f"{k} n/a" for k in ks)
-            lines.append(f"  {labels.get(p['name'], p['name'])}  {rep.get('index')} index: {vals} of the exact "
+            lines.append(f"  {labels.get(p.name, p.name)}  {rep.get('index')} index: {vals} of the exact "
                          f"search's top k, on {fmt.plural(rep.get('sample'), 'sampled question')}")
     if lines:
         from rich.text import Text
@@ -260,18 +338,21 @@ def _index_recall(console, summary: Mapping[str, Any]) -> None:
             console.print(line, markup=False)
 
 
-def _sweep_table(console, summary: Mapping[str, Any]) -> None:
-    pipes = summary.get("pipelines") or []
-    rows: List[Optional[Mapping[str, Any]]] = []
+def _sweep_table(console, summary: RunSummary) -> None:
+    rows: List[Optional[PipelineInfo]] = []
     ks, values, sections = [], [], []
-    for p in pipes:
-        res = (summary.get("results") or {}).get(p["name"]) or {}
-        sw, fb = res.get("sweep") or {}, res.get("fbeta") or {}
-        for j, (k, v) in enumerate(sw.items()):
+    for p in summary.pipelines:
+        res = summary.result(p.name)
+        fb = res.fbeta
+        for j, (k, v) in enumerate(res.sweep.items()):
             rows.append(p if j == 0 else None)
             ks.append([str(k)])
-            values.append([fmt.num(v.get("p")), fmt.num(v.get("r")), fmt.num(v.get("f1")),
+            values.append([fmt.num(v.p), fmt.num(v.r), fmt.num(v.f1),
                            fmt.num((fb.get("0.5") or {}).get(k)), fmt.num((fb.get("2") or {}).get(k))])
+        for b in summary.chunking.budgets if summary.chunking is not None else []:
+            rows.append(None)
+            ks.append([b])
+            values.append([fmt.num(res.metrics.get(f"{m}@{b}")) for m in ("p", "r", "f1", "f0.5", "f2")])
         sections.append(len(values) - 1)
     keys = _pipeline_keys(summary, rows, extra=[Column("K")], extra_cells=ks)
     print_fitted(console, title="P@K / R@K / F1@K sweep and F-beta@K (mean over scored questions)", keys=keys,
@@ -279,23 +360,23 @@ def _sweep_table(console, summary: Mapping[str, Any]) -> None:
                  sections=sections)
     console.print("[dim]As K grows, recall can only stay or rise; precision usually falls (it divides by K). "
                   "F0.5 weights precision, F2 recall: pick the K and beta that match how many chunks your "
-                  "generator reads.[/]")
+                  "generator reads." + (" A K such as 2000c is a context budget: the list read until that many "
+                                        "characters (c) or tokens (t) are spent." if summary.budget_metrics else "")
+                  + "[/]")
 
 
-def _type_table(console, summary: Mapping[str, Any]) -> None:
-    main = summary.get("main_metrics") or []
-    kc = summary.get("context_k")
-    head = _headline(summary)
+def _type_table(console, summary: RunSummary) -> None:
+    main, kc, head = summary.main_metrics, summary.context_k, summary.headline
     cols = [m for m in dict.fromkeys(["hit@1", head, "mrr", next((m for m in main if m.startswith("ndcg@")), None),
                                       f"r@{kc}"]) if m in main]
-    rows: List[Optional[Mapping[str, Any]]] = []
+    rows: List[Optional[PipelineInfo]] = []
     extra, values, sections = [], [], []
-    for p in summary.get("pipelines") or []:
-        res = (summary.get("results") or {}).get(p["name"]) or {}
-        for j, (t, vals) in enumerate((res.get("by_type") or {}).items()):
-            cis = (res.get("by_type_ci95") or {}).get(t) or {}
+    for p in summary.pipelines:
+        res = summary.result(p.name)
+        for j, (t, vals) in enumerate(res.by_type.items()):
+            cis = res.by_type_ci95.get(t) or {}
             rows.append(p if j == 0 else None)
-            extra.append([str(t), str((res.get("by_type_n") or {}).get(t, ""))])
+            extra.append([str(t), str(res.by_type_n.get(t, ""))])
             values.append([_cell(vals.get(m), cis.get(m)) for m in cols])
         sections.append(len(values) - 1)
     keys = _pipeline_keys(summary, rows, extra=[Column("type", "left"), Column("n")], extra_cells=extra)
@@ -303,45 +384,66 @@ def _type_table(console, summary: Mapping[str, Any]) -> None:
                  value_columns=[Column(m) for m in cols], values=values, sections=sections)
 
 
-def _comparisons(console, summary: Mapping[str, Any]) -> None:
-    from rich.text import Text
-
-    comps = summary.get("comparisons") or []
+def _comparisons(console, summary: RunSummary) -> None:
+    comps = summary.comparisons
     if not comps:
         console.print("[dim]One pipeline: nothing to compare (give two or more retrievers or chunkers; the first is "
                       "the baseline).[/]")
         return
+    _pair_tables(console, summary, comps, summary.headline, "  vs  baseline ")
+    _comparisons_note(console, comps)
+
+
+def _budget_comparisons(console, summary: RunSummary) -> None:
+    """Paired comparisons at an equal context budget (``budget_comparisons``)."""
+    from rich.text import Text
+
+    comps = summary.budget_comparisons
+    if not comps:
+        return
+    console.print(Text("At an equal context budget: paired comparisons (a chunker against the first chunker with "
+                       "the same retriever; a pipeline with its own chunks against the baseline)", style="bold"))
+    _pair_tables(console, summary, comps, _headline_budget(summary) or comps[0].metric, "  vs  ")
+    _comparisons_note(console, comps)
+
+
+def _pair_tables(console, summary: RunSummary, comps: Sequence[Comparison], head: str, against: str) -> None:
+    """One table per pair of pipelines (metric rows: difference, paired interval, p, Holm, MDD, reading) and the
+    verdict on ``head``."""
+    from rich.text import Text
+
     labels = _labels(summary)
-    head = _headline(summary)
-    by_pair: Dict[str, List[Mapping[str, Any]]] = {}
+    by_pair: Dict[Any, List[Comparison]] = {}
     for c in comps:
-        by_pair.setdefault(c["pipeline"], []).append(c)
-    for name, rows in by_pair.items():
-        n = rows[0].get("n")
-        base = rows[0]["baseline"]
+        by_pair.setdefault((c.baseline, c.pipeline), []).append(c)
+    for (base, name), rows in by_pair.items():
+        n = rows[0].n
         title = _named(labels.get(name, "?"), name)
         title.stylize("bold")
-        title.append("  vs  baseline ", style="bold")
+        title.append(against, style="bold")
         title.append_text(_named(labels.get(base, "?"), base))
         title.append(f"  (paired over the same {fmt.plural(n, 'question')}; one question = "
-                     f"{fmt.num(rows[0].get('resolution'))})")
+                     f"{fmt.num(rows[0].resolution)})")
         console.print(title)
         values = []
         for c in rows:
-            style = "dim" if c.get("within_noise") else ""
+            style = "dim" if c.within_noise else ""
             values.append([Text(x, style=style) for x in (
-                fmt.signed(c.get("diff")), fmt.signed_ci(c.get("ci95")), fmt.p_value(c.get("p_value")),
-                fmt.p_value(c.get("p_holm")), fmt.num(c.get("mdd")), str(c.get("reading", "")))])
-        keys = Keys([Column("metric", "left")], [[Text(str(c["metric"]), style="dim" if c.get("within_noise")
-                                                       else "")] for c in rows])
+                fmt.signed(c.diff), fmt.signed_ci(c.ci95), fmt.p_value(c.p_value), fmt.p_value(c.p_holm),
+                fmt.num(c.mdd), c.reading)])
+        keys = Keys([Column("metric", "left")], [[Text(c.metric, style="dim" if c.within_noise else "")]
+                                                 for c in rows])
         print_fitted(console, title=None, keys=keys, values=values, value_columns=[
             Column("diff"), Column("95% CI of diff"), Column("p"), Column("p (Holm)"), Column("MDD"),
             Column("reading", "left")])
-        key = next((c for c in rows if c["metric"] == head), rows[0])
-        _bullets(console, [(f"verdict on {key['metric']}:", str(key.get("verdict", "")))], indent=0)
+        key = next((c for c in rows if c.metric == head), rows[0])
+        _bullets(console, [(f"verdict on {key.metric}:", key.verdict)], indent=0)
         console.print()
-    n = comps[0].get("n")
-    mdds = [c.get("mdd") for c in comps if fmt.is_number(c.get("mdd"))]
+
+
+def _comparisons_note(console, comps: Sequence[Comparison]) -> None:
+    n = comps[0].n
+    mdds = [c.mdd for c in comps if fmt.is_number(c.mdd)]
     if mdds:
         console.print(f"[dim]p: paired randomization test (seeded, never 0); p (Holm): adjusted over the metrics of "
                       f"each pair; MDD: the smallest difference this set could reliably detect (alpha 0.05, power "
@@ -350,143 +452,155 @@ def _comparisons(console, summary: Mapping[str, Any]) -> None:
                       "as ties and read the missed questions instead.[/]")
 
 
-def _rerank(console, summary: Mapping[str, Any]) -> None:
-    """What each rerank stage adds over its own first stage (``summary["rerank"]``, docs/run-format.md)."""
+def _rerank_rows(summary: RunSummary, name: str, b: RerankStage) -> List[Any]:
+    """The bullet rows of one rerank stage: lift, per type, fixed/broken, ceiling, queries, cost."""
+    head = summary.headline
+    comps = {c.metric: c for c in b.comparisons}
+    after = summary.result(name).metrics
+    lifts = [f"{m} {fmt.num(b.first_stage_metrics.get(m))} → {fmt.num(after.get(m))} ({fmt.signed(comps[m].diff)}, "
+             f"{fmt.signed_ci(comps[m].ci95)}, {comps[m].reading})"
+             for m in dict.fromkeys(["hit@1", head, "mrr"]) if m in comps]
+    rows = [("lift", " · ".join(lifts))]
+    if b.by_type:
+        rows.append(("by type", " · ".join(f"{t} (n {v.n}): {head} {fmt.signed(v.lift.get(head))}"
+                                           for t, v in b.by_type.items())))
+    ceil, k = b.ceiling, b.ceiling.k
+
+    def ids(xs):
+        shown = ", ".join(x.query_id for x in xs[:8])
+        return shown + (f" and {len(xs) - 8} more" if len(xs) > 8 else "")
+
+    rows.append(("fixed / broken", f"{len(b.fixed)} fixed (a relevant unit moved into the top {k}"
+                                   + (f": {ids(b.fixed)}" if b.fixed else "") + f"), {len(b.broken)} broken"
+                                   + (f" ({ids(b.broken)})" if b.broken else "")))
+    rows.append(("recall ceiling", f"{ceil.n_within} of {fmt.plural(summary.dataset.n_scored, 'scored question')} "
+                                   f"({fmt.percent(ceil.recall_at_top)}) have a relevant unit in the first "
+                                   f"stage's top {ceil.top}; of the {ceil.misses} misses at k={k}, "
+                                   f"{ceil.misses_outside} lay outside the candidates (no reranker can fix "
+                                   f"them), {ceil.misses_inside} inside"))
+    st = b.status
+    status = (f"{st.reranked} reranked · {st.partial} partly (unjudged candidates keep their "
+              f"place) · {st.failed} failed (first-stage order kept)")
+    if st.by_kind:
+        status += " — " + ", ".join(f"{kk} {n}" for kk, n in st.by_kind.items())
+    if st.unjudged_candidates:
+        status += f" · {st.unjudged_candidates} candidates unjudged"
+    rows.append(("queries", status))
+    usage, cost_bits = b.usage, []
+    if b.latency is not None:
+        cost_bits.append(f"latency per query median {fmt.num(b.latency.median)} s, p95 {fmt.num(b.latency.p95)} s "
+                         f"(as measured when called)")
+    if "calls" in usage:
+        cost_bits.append(f"{usage.get('calls')} calls now, {usage.get('cached', 0)} cached")
+    if usage.get("prompt_tokens") or usage.get("completion_tokens"):
+        cost_bits.append(f"{usage.get('prompt_tokens', 0)} + {usage.get('completion_tokens', 0)} tokens")
+    if "cost_usd" in usage:
+        cost_bits.append(f"cost {fmt.cost(usage.get('cost_usd'))}")
+    if cost_bits:
+        rows.append(("cost", " · ".join(cost_bits)))
+    return rows
+
+
+def _rerank(console, summary: RunSummary) -> None:
+    """What each rerank stage adds over its own first stage (``summary.rerank``, docs/run-format.md)."""
     from rich.text import Text
 
-    blocks = summary.get("rerank") or {}
-    if not blocks:
+    if not summary.rerank:
         return
     labels = _labels(summary)
-    head = _headline(summary)
-    wanted = [m for m in dict.fromkeys(["hit@1", head, "mrr"])]
-    n_scored = (summary.get("dataset") or {}).get("n_scored")
     console.print(Text("Rerank stage: each reranker against its own first stage (same questions, paired)",
                        style="bold"))
-    for name, b in blocks.items():
+    for name, b in summary.rerank.items():
         title = Text("  ")
         title.append_text(_named(labels.get(name, "?"), name))
         title.stylize("bold")
-        title.append(f"  first stage {b.get('first_stage')}, top {b.get('top')} reranked", style="dim")
+        title.append(f"  first stage {b.first_stage}, top {b.top} reranked", style="dim")
         console.print(title, soft_wrap=True)
-        comps = {c.get("metric"): c for c in b.get("comparisons") or []}
-        before = b.get("first_stage_metrics") or {}
-        after = ((summary.get("results") or {}).get(name) or {}).get("metrics") or {}
-        lifts = []
-        for m in wanted:
-            c = comps.get(m)
-            if c is None:
-                continue
-            lifts.append(f"{m} {fmt.num(before.get(m))} → {fmt.num(after.get(m))} ({fmt.signed(c.get('diff'))}, "
-                         f"{fmt.signed_ci(c.get('ci95'))}, {c.get('reading')})")
-        rows = [("lift", " · ".join(lifts))]
-        bt = b.get("by_type") or {}
-        if bt:
-            rows.append(("by type", " · ".join(f"{t} (n {v.get('n')}): {head} {fmt.signed((v.get('lift') or {}).get(head))}"
-                                               for t, v in bt.items())))
-        fixed, broken = b.get("fixed") or [], b.get("broken") or []
-        k = (b.get("ceiling") or {}).get("k")
-
-        def ids(xs):
-            shown = ", ".join(str(x.get("query_id")) for x in xs[:8])
-            return shown + (f" and {len(xs) - 8} more" if len(xs) > 8 else "")
-
-        rows.append(("fixed / broken", f"{len(fixed)} fixed (a relevant unit moved into the top {k}"
-                                       + (f": {ids(fixed)}" if fixed else "") + f"), {len(broken)} broken"
-                                       + (f" ({ids(broken)})" if broken else "")))
-        ceil = b.get("ceiling") or {}
-        rows.append(("recall ceiling", f"{ceil.get('n_within')} of {fmt.plural(n_scored, 'scored question')} "
-                                       f"({fmt.percent(ceil.get('recall_at_top'))}) have a relevant unit in the first "
-                                       f"stage's top {ceil.get('top')}; of the {ceil.get('misses')} misses at k={k}, "
-                                       f"{ceil.get('misses_outside')} lay outside the candidates (no reranker can fix "
-                                       f"them), {ceil.get('misses_inside')} inside"))
-        st = b.get("status") or {}
-        status = (f"{st.get('reranked', 0)} reranked · {st.get('partial', 0)} partly (unjudged candidates keep their "
-                  f"place) · {st.get('failed', 0)} failed (first-stage order kept)")
-        if st.get("by_kind"):
-            status += " — " + ", ".join(f"{kk} {n}" for kk, n in st["by_kind"].items())
-        if st.get("unjudged_candidates"):
-            status += f" · {st['unjudged_candidates']} candidates unjudged"
-        rows.append(("queries", status))
-        lat, usage = b.get("latency"), b.get("usage") or {}
-        cost_bits = []
-        if lat:
-            cost_bits.append(f"latency per query median {fmt.num(lat.get('median'))} s, p95 {fmt.num(lat.get('p95'))} s "
-                             f"(as measured when called)")
-        if "calls" in usage:
-            cost_bits.append(f"{usage.get('calls')} calls now, {usage.get('cached', 0)} cached")
-        if usage.get("prompt_tokens") or usage.get("completion_tokens"):
-            cost_bits.append(f"{usage.get('prompt_tokens', 0)} + {usage.get('completion_tokens', 0)} tokens")
-        if "cost_usd" in usage:
-            cost_bits.append(f"cost {fmt.cost(usage.get('cost_usd'))}")
-        if cost_bits:
-            rows.append(("cost", " · ".join(cost_bits)))
-        _bullets(console, rows, indent=4)
+        _bullets(console, _rerank_rows(summary, name, b), indent=4)
 
 
-def _missed(console, summary: Mapping[str, Any], max_missed: int) -> None:
+def _missed_entry(console, e: MissedQuestion, relevance: Optional[str], depth: Optional[int], width: int) -> None:
     from rich.text import Text
 
-    ds = summary.get("dataset") or {}
-    depth = (summary.get("config") or {}).get("depth")
-    relevance = (summary.get("config") or {}).get("relevance")
+    head = f"  {e.query_id}" + (f" ({e.type})" if e.type else "") + " "
+    line = Text(head, style="bold")
+    line.append(_shorten(e.question, width - len(head)))
+    console.print(line)
+    found = f"found at rank {e.first_rank}" if e.first_rank is not None else f"not found in the top {depth}"
+    if e.unretrieved:
+        found = "unretrieved: " + _shorten(e.unretrieved, 60)
+    if relevance == "evidence" and e.evidence:
+        what = "evidence: " + " / ".join(f"“{x}”" for x in e.evidence)
+    else:
+        what = "relevant: " + ", ".join(e.relevant_doc_ids)
+    tail = f" → {found}"
+    line = Text("      " + _shorten(what, width - 6 - len(tail)))
+    line.append(tail, style="bold")
+    console.print(line)
+    sp = e.evidence_split
+    if sp is not None:
+        line = Text("      evidence_split: ", style="bold yellow")
+        line.append(_shorten(f"#{sp.rank} {sp.chunk_id} holds the {sp.part} ({sp.chars} of {sp.length} characters) "
+                             f"of “{_shorten(sp.evidence, 40)}”; no chunk of the top {sp.k} holds it whole: the "
+                             "chunker cut it", width - 22), style="yellow")
+        console.print(line)
+    for t in e.top:
+        console.print(Text("      " + _shorten(f"#{t.rank} {t.chunk_id}: {t.text}", width - 6), style="dim"))
+
+
+def _missed(console, summary: RunSummary, max_missed: int) -> None:
+    from rich.text import Text
+
+    depth, relevance = summary.config.depth, summary.config.relevance
     width = max(40, console.width - 1)
     labels = _labels(summary)
-    for p in summary.get("pipelines") or []:
-        entries = (summary.get("missed") or {}).get(p["name"]) or []
-        k = entries[0]["k"] if entries else (summary.get("config") or {}).get("miss_k")
+    for p in summary.pipelines:
+        entries = summary.missed.get(p.name) or []
+        k = entries[0].k if entries else summary.miss_k
         title = Text("Missed by ", style="bold")
-        title.append_text(_named(labels.get(str(p["name"]), "?"), str(p["name"])))
+        title.append_text(_named(labels.get(p.name, "?"), p.name))
         title.stylize("bold")
         title.append(": ", style="bold")
-        title.append(f"{len(entries)} of {fmt.plural(ds.get('n_scored'), 'scored question')} "
+        title.append(f"{len(entries)} of {fmt.plural(summary.dataset.n_scored, 'scored question')} "
                      f"{'has' if len(entries) == 1 else 'have'} no relevant "
                      f"{'evidence' if relevance == 'evidence' else 'document'} in the top {k}")
+        n_split = summary.result(p.name).n_evidence_split
+        if n_split:
+            title.append(f"; {n_split} evidence_split (the chunking cut the evidence: a chunk of the top {k} holds "
+                         "part of it — a chunking miss, not a retrieval miss)", style="yellow")
         console.print(title)
         for e in entries[:max_missed]:
-            head = f"  {e['query_id']}" + (f" ({e['type']})" if e.get("type") else "") + " "
-            line = Text(head, style="bold")
-            line.append(_shorten(e.get("question", ""), width - len(head)))
-            console.print(line)
-            fr = e.get("first_rank")
-            found = f"found at rank {fr}" if fr is not None else f"not found in the top {depth}"
-            if e.get("unretrieved"):
-                found = "unretrieved: " + _shorten(str(e["unretrieved"]), 60)
-            if relevance == "evidence" and e.get("evidence"):
-                what = "evidence: " + " / ".join(f"“{x}”" for x in e["evidence"])
-            else:
-                what = "relevant: " + ", ".join(e.get("relevant_doc_ids") or [])
-            tail = f" → {found}"
-            line = Text("      " + _shorten(what, width - 6 - len(tail)))
-            line.append(tail, style="bold")
-            console.print(line)
-            for t in e.get("top") or []:
-                console.print(Text("      " + _shorten(f"#{t['rank']} {t['chunk_id']}: {t.get('text', '')}",
-                                                       width - 6), style="dim"))
+            _missed_entry(console, e, relevance, depth, width)
         if len(entries) > max_missed:
             console.print(Text(f"  … and {len(entries) - max_missed} more (see per_question.csv, or summary.json "
                                "'missed')", style="dim"))
 
 
-def _signatures(console, summary: Mapping[str, Any]) -> None:
+def _signatures(console, summary: RunSummary) -> None:
     from rich.text import Text
 
     console.print(Text("Signatures", style="bold"))
     labels = _labels(summary)
-    for p in summary.get("pipelines") or []:
-        line = Text(f"  {labels.get(str(p['name']), '?')} {p['name']}: ", style="bold")
-        line.append(str(p.get("signature", "")), style="dim")
+    for p in summary.pipelines:
+        line = Text(f"  {labels.get(p.name, '?')} {p.name}: ", style="bold")
+        line.append(p.signature, style="dim")
         console.print(line, soft_wrap=True)
 
 
-def render_run(summary: Mapping[str, Any], console=None, *, max_missed: int = MAX_MISSED) -> None:
-    """Print every table of a run summary (see the module docstring) to ``console``."""
-    console = console or run_console()
+def render_run(summary: Any, console=None, *, max_missed: int = MAX_MISSED) -> None:
+    """Print every table of a run summary (a :class:`~ragexam.storage.summary.RunSummary` or its JSON object;
+    see the module docstring) to ``console``."""
+    summary = RunSummary.from_dict(summary)
+    console = console or _console()
     _dataset_card(console, summary)
     console.print()
     _legend(console, summary)
     console.print()
     _metric_table(console, summary)
+    if summary.budget_metrics:
+        console.print()
+        _budget_table(console, summary)
+        _chunking_study(console, summary)
     _unretrieved(console, summary)
     _index_recall(console, summary)
     console.print()
@@ -496,7 +610,10 @@ def render_run(summary: Mapping[str, Any], console=None, *, max_missed: int = MA
     console.print()
     _comparisons(console, summary)
     console.print()
-    if summary.get("rerank"):
+    if summary.budget_comparisons:
+        _budget_comparisons(console, summary)
+        console.print()
+    if summary.rerank:
         _rerank(console, summary)
         console.print()
     _missed(console, summary, max_missed)
@@ -507,7 +624,7 @@ def render_run(summary: Mapping[str, Any], console=None, *, max_missed: int = MA
 def render_outcome(outcome: Any, console=None, *, demo: bool = False) -> None:
     """What ``ragexam run``/``demo`` prints: the run's tables, where to look next (demo) or the folder written,
     and one line per thing written (:class:`ragexam.api.RunOutcome`)."""
-    console = console or run_console()
+    console = console or _console()
     render_run(outcome.result.summary, console)
     console.print()
     if demo:

@@ -26,6 +26,7 @@ import warnings
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ragexam.errors import InputError, MissingDependencyError
+from ragexam.storage.summary import RunSummary
 
 __all__ = ["k_sweep", "fbeta", "by_type", "first_rank", "attribution", "KOREAN_FONTS", "korean_font",
            "RagexamWarning"]
@@ -89,18 +90,19 @@ def _style(ax, font: Optional[str]) -> None:
             label.set_fontfamily([font, "DejaVu Sans"])
 
 
-def _summary(run: Any) -> Mapping[str, Any]:
+def _summary(run: Any) -> RunSummary:
+    """The typed run summary of a RunResult, a RunData, a RunSummary or a summary.json object."""
     summary = getattr(run, "summary", run)
+    if isinstance(summary, RunSummary):
+        return summary
     if not isinstance(summary, Mapping) or "results" not in summary:
         raise InputError(f"received a {type(run).__name__}; expected a RunResult, a RunData or a summary.json "
                          "dict (with 'results').", source="plots", field="run")
-    return summary
+    return RunSummary.from_dict(summary, source="plots")
 
 
-def _pipelines(summary: Mapping[str, Any]) -> List[str]:
-    names = [p.get("name") for p in summary.get("pipelines") or [] if isinstance(p, Mapping)]
-    names = [n for n in names if isinstance(n, str) and n in summary["results"]]
-    return names or list(summary["results"])
+def _pipelines(summary: RunSummary) -> List[str]:
+    return [n for n in summary.pipeline_names if n in summary.results] or list(summary.results)
 
 
 def _legend(ax, font: Optional[str]) -> None:
@@ -114,9 +116,10 @@ def k_sweep(run: Any):
     axes = fig.subplots(1, 3, sharey=True)
     for ax, (key, title) in zip(axes, (("p", "P@K"), ("r", "R@K"), ("f1", "F1@K"))):
         for i, p in enumerate(_pipelines(summary)):
-            sweep = summary["results"][p].get("sweep") or {}
+            sweep = summary.results[p].sweep
             ks = sorted(sweep, key=int)
-            ax.plot([int(k) for k in ks], [sweep[k][key] for k in ks], marker="o", color=_COLORS[i % 8], label=p)
+            ax.plot([int(k) for k in ks], [getattr(sweep[k], key) for k in ks], marker="o", color=_COLORS[i % 8],
+                    label=p)
             ax.set_xticks([int(k) for k in ks])
         ax.set_title(title, **_text_kw(font))
         ax.set_xlabel("K", **_text_kw(font))
@@ -132,7 +135,7 @@ def fbeta(run: Any):
     pipeline (from ``results[p].fbeta``)."""
     summary = _summary(run)
     pipelines = _pipelines(summary)
-    first = summary["results"][pipelines[0]].get("fbeta") or {}
+    first = summary.results[pipelines[0]].fbeta
     betas = sorted(first, key=float)
     ks = sorted({k for b in betas for k in first[b]}, key=int)
     if not ks:
@@ -141,7 +144,7 @@ def fbeta(run: Any):
     axes = fig.subplots(1, len(ks), sharey=True, squeeze=False)[0]
     for ax, k in zip(axes, ks):
         for i, p in enumerate(pipelines):
-            fb = summary["results"][p].get("fbeta") or {}
+            fb = summary.results[p].fbeta
             ax.plot([float(b) for b in betas], [fb[b][k] for b in betas], marker="o", color=_COLORS[i % 8], label=p)
         ax.set_title(f"F-beta@{k}", **_text_kw(font))
         ax.set_xlabel("β", **_text_kw(font))
@@ -158,17 +161,15 @@ def by_type(run: Any, metric: Optional[str] = None):
     summary = _summary(run)
     pipelines = _pipelines(summary)
     if metric is None:
-        k = (summary.get("config") or {}).get("miss_k") or 5
-        main = list(summary.get("main_metrics") or [])
-        metric = f"hit@{k}" if f"hit@{k}" in main else (main[0] if main else "mrr")
+        metric = summary.headline if summary.main_metrics else "mrr"
     types: List[str] = []
     for p in pipelines:
-        for t in summary["results"][p].get("by_type") or {}:
+        for t in summary.results[p].by_type:
             if t not in types:
                 types.append(t)
     if not types:
         raise InputError("the run has no per-type results.", source="plots", field="by_type")
-    some = summary["results"][pipelines[0]]["by_type"][types[0]]
+    some = summary.results[pipelines[0]].by_type[types[0]]
     if metric not in some:
         raise InputError(f"metric {metric!r} has no per-type values; available: {', '.join(some)}.",
                          source="plots", field="metric")
@@ -176,18 +177,18 @@ def by_type(run: Any, metric: Optional[str] = None):
     ax = fig.subplots()
     width = 0.8 / len(pipelines)
     for i, p in enumerate(pipelines):
-        res = summary["results"][p]
+        res = summary.results[p]
         vals, lo, hi = [], [], []
         for t in types:
-            v = (res.get("by_type") or {}).get(t, {}).get(metric)
-            ci = ((res.get("by_type_ci95") or {}).get(t) or {}).get(metric)
+            v = res.by_type.get(t, {}).get(metric)
+            ci = res.by_type_ci95.get(t, {}).get(metric)
             vals.append(v if v is not None else 0.0)
             lo.append(v - ci[0] if v is not None and ci else 0.0)
             hi.append(ci[1] - v if v is not None and ci else 0.0)
         xs = [j + (i - (len(pipelines) - 1) / 2) * width for j in range(len(types))]
         ax.bar(xs, vals, width=width, color=_COLORS[i % 8], label=p, yerr=[lo, hi], capsize=3,
                error_kw={"elinewidth": 1})
-    n_of = summary["results"][pipelines[0]].get("by_type_n") or {}
+    n_of = summary.results[pipelines[0]].by_type_n
     ax.set_xticks(range(len(types)), [f"{t}\n(n={n_of.get(t, '?')})" for t in types])
     ax.set_ylim(0, 1.05)
     ax.set_ylabel(metric, **_text_kw(font))
@@ -229,8 +230,8 @@ def first_rank(run: Any, max_rank: int = 10):
             counts[len(labels) - 1 if fr is None else (int(fr) - 1 if int(fr) <= max_rank else max_rank)] += 1
         xs = [j + (i - (len(pipelines) - 1) / 2) * width for j in range(len(labels))]
         ax.bar(xs, [c / n if n else 0.0 for c in counts], width=width, color=_COLORS[i % 8], label=f"{p} (n={n})")
-    k = (summary.get("config") or {}).get("miss_k")
-    if isinstance(k, int) and k <= max_rank:
+    k = summary.miss_k
+    if k <= max_rank:
         ax.axvline(k - 0.5, color="#555", linestyle="--", linewidth=1)
         ax.text(k - 0.4, ax.get_ylim()[1] * 0.95, f"missed beyond k={k}", fontsize=8, va="top", **_text_kw(font))
     ax.set_xticks(range(len(labels)), labels)
@@ -282,6 +283,8 @@ def _attribution_matrix(run: Any) -> Dict[str, Dict[str, Dict[str, int]]]:
     if att is not None and hasattr(att, "matrix") and hasattr(att, "pipelines"):
         return {p: att.matrix(p) for p in att.pipelines}
     summary = getattr(run, "summary", run)
+    if hasattr(summary, "to_dict") and not isinstance(summary, dict):
+        summary = summary.to_dict()
     att = summary.get("attribution") if isinstance(summary, Mapping) else None
     if not isinstance(att, Mapping) or not att:
         raise InputError("this run has no stage attribution; it comes from answer scoring: pass the result of "

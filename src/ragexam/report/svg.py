@@ -29,7 +29,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from ragexam import fmt
 
-__all__ = ["PALETTE", "color", "line_chart", "bar_chart", "heatmap", "nice_max", "text_width", "wrap_label"]
+__all__ = ["PALETTE", "PALETTE_CSS", "color", "color_class", "line_chart", "bar_chart", "heatmap", "nice_max",
+           "text_width", "wrap_label"]
 
 #: Okabe-Ito colours (blue, orange, green, purple, sky, vermilion, yellow, black).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#B8A800", "#333333")
@@ -41,6 +42,16 @@ _M = {"left": 46, "right": 12, "top": 30, "bottom": 44}
 def color(i: int) -> str:
     """The colour of series ``i`` (cycling through :data:`PALETTE`)."""
     return PALETTE[i % len(PALETTE)]
+
+
+def color_class(i: int) -> str:
+    """The CSS class (:data:`PALETTE_CSS`) giving an HTML element the background of series ``i``: pages that
+    forbid inline styles (``ragexam serve``'s content security policy) colour a legend with it."""
+    return f"c{i % len(PALETTE)}"
+
+
+#: the background of each :func:`color_class`
+PALETTE_CSS = "".join(f".c{i}{{background:{c}}}" for i, c in enumerate(PALETTE))
 
 
 def _e(x: object) -> str:
@@ -313,11 +324,13 @@ def bar_chart(title: str, groups: Sequence[str],
 
 
 def heatmap(title: str, rows: Sequence[str], cols: Sequence[str], counts: Sequence[Sequence[int]], *,
-            width: int = _W, data_attrs: Optional[Dict[str, str]] = None) -> str:
+            width: int = _W, data_attrs: Optional[Dict[str, str]] = None,
+            links: Optional[Sequence[Sequence[Optional[str]]]] = None) -> str:
     """A count matrix (rows x cols) with cells shaded by their share of the row total.
 
     Each cell shows its count; the tooltip adds the share of the row.  Used for the
-    stage-attribution matrix (question types x stages).
+    stage-attribution matrix (question types x stages).  ``links[r][c]`` (optional) makes a cell a link to
+    that address (``ragexam serve``: the cell opens its questions).
 
     Labels are never cut: a column is as wide as the longest unbreakable part of its label (at least
     60 px) and the label wraps at ``_`` and spaces (``retrieval_`` / ``miss``); row labels and the title
@@ -363,11 +376,16 @@ def heatmap(title: str, rows: Sequence[str], cols: Sequence[str], counts: Sequen
             x = label_w + cw * ci
             fill = f"rgba(0,114,178,{0.08 + 0.85 * share:.3f})"
             fg = "#fff" if share > 0.5 else "#1a1a1a"
+            href = links[ri][ci] if links is not None and n else None
+            if href:
+                parts.append(f'<a class="cell-link" href="{_e(href)}">')
             parts.append(f'<rect x="{x + 1:.1f}" y="{y + 1:.1f}" width="{cw - 2:.1f}" height="{h - 2:.1f}" '
                          f'fill="{fill}"><title>{_e(r)} · {_e(c)}: {n} ({fmt.percent(share)} of {_e(r)})'
                          f"</title></rect>")
             parts.append(f'<text class="cell" x="{x + cw / 2:.1f}" y="{y + h / 2 + 4:.1f}" '
                          f'text-anchor="middle" fill="{fg}">{n}</text>')
+            if href:
+                parts.append("</a>")
         y += h
     parts.append("</svg>")
     return "".join(parts)

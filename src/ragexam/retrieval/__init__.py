@@ -28,7 +28,7 @@ Names load their modules on first use, so importing this package is cheap.
 
 from __future__ import annotations
 
-from typing import Any
+from ragexam._lazy import lazy_exports
 
 __all__ = [
     "Retriever", "parse_retriever", "BM25Retriever", "DenseRetriever", "HybridRetriever",
@@ -63,17 +63,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'ragexam.retrieval' has no attribute {name!r}") from None
-    import importlib
-
-    value = getattr(importlib.import_module(f"ragexam.retrieval.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, {name: "." + module for name, module in _LAZY.items()}, globals())

@@ -22,28 +22,33 @@ doc_id_field       its source document (``auto``: ``doc_id``, ``document_id``, `
                    absent is fine in evidence mode)
 id_field           its id in the service (``auto``: ``id``, ``chunk_id``, ``metadata.id``)
 score_field        its score (``auto``: ``score``, ``relevance_score``, ``similarity``)
-timeout            seconds per request phase (30); max_retries (2), backoff (0.5): the retry policy
+timeout            seconds one request may take in all, reply included (30); max_retries (2),
+                   backoff (0.5): the retry policy
+max_response_bytes the largest reply accepted, after decompression (32 MiB)
 concurrency        requests in flight (4); cache (true), cache_dir, progress (true)
 =================  ===========================================================================
 
 Headers (``Authorization``, API keys) are given with ``headers=`` (``--header 'Name: value'`` on the
 command line), never in the spec string: the spec is printed and stored.  They are never stored,
-printed or part of a cache key.
+printed or part of a cache key, and their values are replaced by ``[redacted]`` in the returned texts
+too (they are stored in the run folder); a value with a line break is refused before any request.
 
 Results are cached by (URL, request body) in the call cache, so a second run sends nothing.  A question
-the service failed on -- HTTP 429/5xx/timeouts after the retries, a 400, a reply that is not JSON, or one
-of the wrong shape (no list where ``results_path`` says, a result without text) -- is a failure of that
+the service failed on -- HTTP 429/5xx/timeouts after the retries, a 400, a reply that is not JSON, one
+larger than ``max_response_bytes``, nested deeper than 100 levels or holding a lone surrogate, or one of
+the wrong shape (no list where ``results_path`` says, a result without text) -- is a failure of that
 question (``"timeout: ..."``, ``"malformed: ..."``), graded as a miss and counted
 (:mod:`ragexam.retrieval.texts`); HTTP 401/403/404 stop the run (the URL or the key is wrong).
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.errors import InputError
 from ragexam.retrieval.service import JSONService, Malformed, json_path, set_path
 from ragexam.retrieval.texts import Retrieval, TextRetriever
+from ragexam.signature import Signature, quote
 
 __all__ = ["HTTPRetriever", "RESULT_LISTS", "TEXT_FIELDS", "DOC_ID_FIELDS", "ID_FIELDS", "SCORE_FIELDS"]
 
@@ -73,7 +78,8 @@ class HTTPRetriever(TextRetriever):
                  text_field: str = "auto", doc_id_field: str = "auto", id_field: str = "auto",
                  score_field: str = "auto", extra_body: Optional[Mapping[str, Any]] = None, timeout: float = 30.0,
                  max_retries: int = 2, backoff: float = 0.5, concurrency: int = 4, cache: bool = True,
-                 cache_dir: Any = None, progress: bool = True, sleep=None) -> None:
+                 cache_dir: Any = None, progress: bool = True, sleep=None,
+                 max_response_bytes: Optional[int] = None) -> None:
         where = f"http:{url}"
         for name, value in (("query_field", query_field), ("results_path", results_path),
                             ("text_field", text_field), ("doc_id_field", doc_id_field), ("id_field", id_field),
@@ -92,7 +98,7 @@ class HTTPRetriever(TextRetriever):
         kw = {"sleep": sleep} if sleep is not None else {}
         self.service = JSONService(url, kind="retrieve", headers=headers, timeout=timeout, max_retries=max_retries,
                                    backoff=backoff, concurrency=concurrency, cache=cache, cache_dir=cache_dir,
-                                   progress=progress, where=where, **kw)
+                                   progress=progress, where=where, max_response_bytes=max_response_bytes, **kw)
         self.query_field = query_field.strip()
         self.top_k_field = top_k_field.strip()
         self.top_k = top_k
@@ -112,22 +118,22 @@ class HTTPRetriever(TextRetriever):
     def spec(self) -> str:
         return f"http:{self.service.public_url}"
 
-    def _options(self) -> List[str]:
+    def _options(self) -> List[Tuple[str, str]]:
         defaults = {"query_field": "query", "top_k_field": "top_k", "results_path": "auto", "text_field": "auto",
                     "doc_id_field": "auto", "id_field": "auto", "score_field": "auto"}
-        return [f"{k}:{getattr(self, k)}" for k in defaults]
+        return [(k, quote(getattr(self, k))) for k in defaults]
 
     @property
     def signature(self) -> str:
         """``http:<url>|<request and response fields>|top_k:<N or depth>[|headers:<names>]``: what decides the
         results (not timeouts, retries or concurrency; header names only, never values)."""
-        sig = f"http:{self.service.public_url}|" + "|".join(self._options())
-        sig += f"|top_k:{self.top_k if self.top_k is not None else 'depth'}"
+        fields = [("http", quote(self.service.public_url)), *self._options(),
+                  ("top_k", self.top_k if self.top_k is not None else "depth")]
         if self.extra_body:
-            sig += f"|extra_body:{','.join(sorted(self.extra_body))}"
+            fields.append(("extra_body", sorted(self.extra_body)))
         if self.service.header_names:
-            sig += f"|headers:{','.join(self.service.header_names)}"
-        return sig
+            fields.append(("headers", list(self.service.header_names)))
+        return str(Signature(fields, version=False))
 
     def body(self, query: str, top_n: int) -> Dict[str, Any]:
         """The request body for ``query``."""

@@ -29,6 +29,7 @@ from typing import Any, List, Optional, Tuple
 
 from ragexam.errors import InputError
 from ragexam.retrieval.texts import Retrieval, TextRetriever
+from ragexam.signature import Signature, quote
 
 __all__ = ["LangChainRetriever"]
 
@@ -77,7 +78,8 @@ class LangChainRetriever(TextRetriever):
     def signature(self) -> str:
         kind = "vectorstore" if self.is_store else "retriever"
         score = self.scores if self.is_store else "none"
-        return f"langchain:{self.name}|kind:{kind}|score:{score}|doc_id:metadata.{self.doc_id_key}"
+        return str(Signature([("langchain", quote(self.name)), ("kind", kind), ("score", score),
+                              ("doc_id", f"metadata.{quote(self.doc_id_key)}")], version=False))
 
     def _pairs(self, query: str, top_n: int) -> List[Tuple[Any, Optional[float]]]:
         if not self.is_store:

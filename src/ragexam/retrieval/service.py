@@ -8,7 +8,9 @@ twice).  What this module adds:
 
 * **headers** (e.g. ``Authorization``) are sent with every request and never stored, printed or hashed:
   their values are secrets of the transport's redactor, so an endpoint that echoes one back is redacted
-  in every error message (the texts of a reply are kept as they arrived: they are graded);
+  in every error message and in every text of a parsed reply (which is cached, stored in the run folder and
+  shown).  A header value holding a line break (CR/LF) is refused before any request
+  (:func:`ragexam.llm.transport.check_header`);
 * a **cache key** of everything that determines the reply and nothing else: a format tag, the kind of
   call, the URL without credentials, and the request body (:meth:`JSONService.key`);
 * each reply is **parsed** by the caller's function; a reply of the wrong shape is a per-request failure
@@ -17,6 +19,11 @@ twice).  What this module adds:
   Only successes are cached, so the next run asks again for the failures;
 * the **latency** of each successful request (seconds, retries included) is kept with its result, so a
   cached result reports the latency measured when it was called.
+
+The transport's limits hold for every request: ``timeout`` is the deadline of one whole request,
+``max_response_bytes`` caps a reply after decompression, a reply nested too deep is a failure of that request
+(``bad_response``), and a ``Retry-After`` longer than the wait cap is cut and said
+(:mod:`ragexam.llm.transport`).
 """
 
 from __future__ import annotations
@@ -63,15 +70,20 @@ def set_path(obj: Dict[str, Any], path: str, value: Any) -> None:
 @dataclass
 class ServiceUsage:
     """What one :meth:`JSONService.call_many` did: ``calls`` made now, ``cached`` results read, ``failed``,
-    HTTP ``requests`` (retries included)."""
+    HTTP ``requests`` (retries included), ``waits_cut``: waits the service asked for (``Retry-After``) that
+    were cut to the wait cap."""
 
     calls: int = 0
     cached: int = 0
     failed: int = 0
     requests: int = 0
+    waits_cut: int = 0
 
     def to_dict(self) -> Dict[str, int]:
-        return {"calls": self.calls, "cached": self.cached, "failed": self.failed, "requests": self.requests}
+        out = {"calls": self.calls, "cached": self.cached, "failed": self.failed, "requests": self.requests}
+        if self.waits_cut:
+            out["waits_cut"] = self.waits_cut
+        return out
 
 
 def _check_url(url: Any, where: str) -> str:
@@ -84,18 +96,14 @@ def _check_url(url: Any, where: str) -> str:
 
 
 def _check_headers(headers: Any, where: str) -> Dict[str, str]:
+    from ragexam.llm.transport import check_header
+
     if headers is None:
         return {}
     if not isinstance(headers, Mapping):
         raise InputError(f"received a {type(headers).__name__}; expected a mapping of header name -> value.",
                          source=where, field="headers")
-    out = {}
-    for k, v in headers.items():
-        if not isinstance(k, str) or not k.strip() or not isinstance(v, str):
-            raise InputError(f"header {k!r} is not a name -> text pair; expected e.g. {{'Authorization': "
-                             "'Bearer ...'}}.", source=where, field="headers")
-        out[k.strip()] = v
-    return out
+    return dict(check_header(k, v, source=where) for k, v in headers.items())
 
 
 class JSONService:
@@ -104,8 +112,9 @@ class JSONService:
     :param kind: the kind of call (``"retrieve"``, ``"rerank"``), part of the cache key and stored beside
         each result.
     :param headers: sent with every request; never stored, printed or part of a cache key.
-    :param timeout: seconds per request phase; ``max_retries``/``backoff``: the retry policy of
-        :mod:`ragexam.llm.transport`; ``concurrency``: requests in flight at once.
+    :param timeout: seconds one request may take in all (its deadline); ``max_retries``/``backoff``: the retry
+        policy of :mod:`ragexam.llm.transport`; ``concurrency``: requests in flight at once;
+        ``max_response_bytes``: the largest reply accepted, after decompression (default: the transport's).
     :param cache: read and write the call cache (``cache_dir``, default ``$RAGEXAM_CACHE_DIR``...).
     :param progress: a progress bar on stderr (when it is a terminal).
     """
@@ -113,10 +122,10 @@ class JSONService:
     def __init__(self, url: str, *, kind: str, headers: Optional[Mapping[str, str]] = None, timeout: float = 30.0,
                  max_retries: int = 2, backoff: float = 0.5, concurrency: int = 4, cache: bool = True,
                  cache_dir: Any = None, progress: bool = True, sleep: Callable[[float], None] = time.sleep,
-                 where: str = "service") -> None:
+                 where: str = "service", max_response_bytes: Optional[int] = None) -> None:
         from ragexam.llm.redact import Redactor
         from ragexam.llm.settings import public_endpoint
-        from ragexam.llm.transport import HTTPTransport, RetryPolicy
+        from ragexam.llm.transport import HTTPTransport, RetryPolicy, check_max_response_bytes
 
         self.url = _check_url(url, where)
         self.public_url = public_endpoint(self.url)
@@ -139,12 +148,13 @@ class JSONService:
         self.cache_dir = cache_dir
         self.progress = progress
         secrets = list(self._headers.values()) + [v.split(" ", 1)[-1] for v in self._headers.values()]
-        # header values are secrets of the redactor of every message the transport writes; a reply's texts are
-        # kept as they arrived (they are parsed and graded: redacting them would change the grade)
+        # header values are secrets of the redactor of every message the transport writes and of every parsed
+        # reply (its texts are cached, stored and shown)
+        limit = check_max_response_bytes(max_response_bytes, source=where)
         self.transport = HTTPTransport(timeout=self.timeout,
                                        retry=RetryPolicy(self.max_retries, self.backoff, max(self.backoff, 30.0)),
                                        headers=self._headers, redactor=Redactor(secrets), sleep=sleep,
-                                       max_connections=max(self.concurrency, 1))
+                                       max_connections=max(self.concurrency, 1), max_response_bytes=limit)
         self.last_usage = ServiceUsage()
 
     @property
@@ -182,6 +192,7 @@ class JSONService:
 
         ks = list(keys) if keys is not None else [self.key(b) for b in bodies]
         tasks = list(zip(ks, bodies))
+        cut_before = self.transport.waits_cut
 
         def one(body: Any) -> Outcome:
             t0 = time.perf_counter()
@@ -192,9 +203,10 @@ class JSONService:
                                requests=err.requests)
             latency = time.perf_counter() - t0
             try:
-                parsed = parse(reply)
+                parsed = self.transport.redactor.value(parse(reply))
             except Malformed as err:
-                return Outcome({"status": "failed", "reason": f"malformed: {err}"}, store=False, requests=requests)
+                return Outcome({"status": "failed", "reason": f"malformed: {self.transport.short(str(err))}"},
+                               store=False, requests=requests)
             return Outcome({"status": "ok", **parsed, "latency": latency}, store=True, requests=requests, replies=1)
 
         cache = None
@@ -217,7 +229,8 @@ class JSONService:
         out = [batch.values[k] for k in ks]
         self.last_usage = ServiceUsage(calls=len(batch.fresh), cached=sum(1 for k in ks if k in batch.from_cache),
                                        failed=sum(1 for v in out if v.get("status") != "ok"),
-                                       requests=batch.usage.requests)
+                                       requests=batch.usage.requests,
+                                       waits_cut=self.transport.waits_cut - cut_before)
         return out
 
     def close(self) -> None:

@@ -58,11 +58,12 @@ dense:openai:MODEL     base_url ($OPENAI_BASE_URL), dimensions, batch_size (128)
                        keyword argument or $OPENAI_API_KEY, never in a spec string
 hybrid:A+B[+C...]      method (rrf | wsum), k (60, rrf only), weights (1 each), depth (100)
 http:URL               query_field (query), top_k_field (top_k), top_k (the run's depth), results_path,
-                       text_field, doc_id_field, id_field, score_field (auto), timeout (30),
-                       max_retries (2), backoff (0.5), concurrency (4); ``headers`` only as a keyword
+                       text_field, doc_id_field, id_field, score_field (auto), timeout (30: the
+                       deadline of one request), max_retries (2), backoff (0.5), concurrency (4),
+                       max_response_bytes (32 MiB); ``headers`` only as a keyword
 >rerank:... (any)      top (20): first-stage candidates reranked
 >rerank:http:URL       shape (auto | cohere | tei), model, timeout (30), max_retries (2), backoff (0.5),
-                       concurrency (4); ``headers`` only as a keyword
+                       concurrency (4), max_response_bytes (32 MiB); ``headers`` only as a keyword
 >rerank:llm:MODEL      mode (listwise | pointwise), scale (3), max_chars (2000), base_url, timeout,
                        max_retries, concurrency, temperature, max_tokens, seed (defaults: the
                        ``llm=`` settings, else :class:`~ragexam.llm.settings.LLMSettings`'s);
@@ -88,7 +89,7 @@ error.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ragexam.errors import InputError
 from ragexam.retrieval.base import Retriever
@@ -201,7 +202,7 @@ _SCHEMAS: dict[str, dict[str, Callable[[Any], Any]]] = {
 _FUSION: dict[str, Callable[[Any], Any]] = {"method": _str, "k": _float, "weights": _floats, "depth": _int}
 _RERANK_HTTP: dict[str, Callable[[Any], Any]] = {
     "shape": _str, "model": _str, "timeout": _float, "max_retries": _int, "backoff": _float, "concurrency": _int,
-    **_COMMON}
+    "max_response_bytes": _int, **_COMMON}
 _RERANK_LLM: dict[str, Callable[[Any], Any]] = {
     "mode": _str, "scale": _int, "max_chars": _int, "base_url": _str, "api_key": _str, "timeout": _float,
     "max_retries": _int, "concurrency": _int, "temperature": _float, "max_tokens": _int, "seed": _int, **_COMMON}
@@ -209,7 +210,7 @@ _RERANK_ST: dict[str, Callable[[Any], Any]] = {"device": _str, "batch_size": _in
 _HTTP: dict[str, Callable[[Any], Any]] = {
     "query_field": _str, "top_k_field": _str, "top_k": _int, "results_path": _str, "text_field": _str,
     "doc_id_field": _str, "id_field": _str, "score_field": _str, "timeout": _float, "max_retries": _int,
-    "backoff": _float, "concurrency": _int, **_COMMON}
+    "backoff": _float, "concurrency": _int, "max_response_bytes": _int, **_COMMON}
 _SPEC_ONLY_FORBIDDEN = {"api_key": "pass api_key=... as a keyword argument or set OPENAI_API_KEY; "
                                    "a key in a spec string would end up in logs and reports",
                         "executor": "choose the executor for the whole run (--executor, run(executor=...)) or "
@@ -217,15 +218,39 @@ _SPEC_ONLY_FORBIDDEN = {"api_key": "pass api_key=... as a keyword argument or se
 
 
 def _fail(spec: str, why: str, field: str | None = None) -> InputError:
-    return InputError(f"cannot parse retriever spec {_redact(spec)!r}: {why}\n{VALID_FORMS}",
+    from ragexam.llm.redact import scrub
+
+    return InputError(scrub(f"cannot parse retriever spec {_redact(spec)!r}: {why}") + f"\n{VALID_FORMS}",
                       source="retriever spec", field=field)
 
 
 def _redact(spec: str) -> str:
-    """``spec`` with the value of any ``api_key=`` option replaced by ``***``."""
+    """``spec`` with a URL's credentials and the value of any option named like a secret (``api_key=``,
+    ``token=``, ``password=``...) replaced by ``***`` (every configured secret is replaced by
+    :func:`~ragexam.llm.redact.scrub` too)."""
     import re
 
-    return re.sub(r"(api_key=)[^&)]*", r"\1***", spec)
+    spec = re.sub(r"(https?://)[^/@?\s]*@", r"\1***@", spec)  # a URL's credentials
+    return re.sub(r"(?i)((?:api_?key|key|token|access_token|secret|password|passwd|auth)=)[^&)]*", r"\1***", spec)
+
+
+def _no_secret(spec: str, headers: Any, options: dict[str, Any]) -> None:
+    """Refuse a spec that holds a configured secret -- an API key (``OPENAI_API_KEY``, ``api_key=``), a header
+    value, or a value shaped like a key -- outside the credentials of a URL: a spec is printed, stored and part
+    of signatures."""
+    from ragexam.llm.redact import holds_secret, register
+
+    if isinstance(headers, Mapping):
+        register(v for v in headers.values() if isinstance(v, str))
+        register(v.split(" ", 1)[-1] for v in headers.values() if isinstance(v, str))
+    register([options.get("api_key")])
+    import re
+
+    # credentials in a URL (http://user:key@host) are allowed: ragexam never shows, stores or hashes them
+    if holds_secret(re.sub(r"(https?://)[^/@?\s]*@", r"\1", spec)):
+        raise _fail(spec, "it holds an API key or a header value (shown as [redacted]); a spec is printed, stored "
+                          "and part of every signature, so keys never go in it: pass them as api_key=... / "
+                          "headers=... (--api-key, --header) or set OPENAI_API_KEY.")
 
 
 # -- parsing -------------------------------------------------------------------------------------
@@ -373,6 +398,21 @@ def _is_http(text: str) -> bool:
     return text.startswith(("http://", "https://", "http:http://", "http:https://"))
 
 
+def _check_service_url(url: str, form: str, spec: str, example: str) -> None:
+    """Say what is wrong with the URL of an ``http:`` / ``rerank:http:`` form that is not an http(s) URL: it is
+    empty, has a scheme other than http(s), or has none."""
+    u = url.strip()
+    if u.startswith(("http://", "https://")):
+        return
+    if u in ("", "http:", "https:"):
+        raise _fail(spec, f"{form} needs the URL of your service: {form}:{example}.", field="url")
+    if "://" in u:
+        what = f"the URL scheme {u.split('://', 1)[0]!r} is not supported"
+    else:
+        what = f"{u!r} has no URL scheme"
+    raise _fail(spec, f"{what}; expected an http:// or https:// URL, e.g. {form}:{example}.", field="url")
+
+
 def _build_http(text: str, spec: str, kw: dict[str, Any], headers: Any) -> Any:
     body = text[len("http:"):] if text.startswith("http:http") else text
     url, q, tail = body.partition("?")
@@ -396,6 +436,7 @@ def parse_reranker(spec: str, *, headers: Any = None, llm: Any = None, **options
     """
     from ragexam.retrieval.rerank.base import DEFAULT_TOP
 
+    _no_secret(spec, headers, options)
     text = spec.strip()
     if not text.startswith("rerank:"):
         raise _fail(spec, "a stage after '>' must be a reranker: rerank:http:URL, rerank:llm:MODEL, rerank:st:MODEL "
@@ -413,7 +454,8 @@ def parse_reranker(spec: str, *, headers: Any = None, llm: Any = None, **options
             raise _fail(spec, f"option top={top}: expected the number of candidates to rerank, >= 1.", field="top")
     kind, _, arg = head.partition(":")
     if kind in ("http", "https"):  # rerank:http:URL, or rerank:URL
-        url = arg if kind == "http" and arg.startswith(("http://", "https://")) else head
+        url = arg if kind == "http" and not arg.startswith("//") else head
+        _check_service_url(url, "rerank:http", spec, "http://localhost:8080/rerank")
         opts = _merge(_convert(_RERANK_HTTP, raw, spec, "rerank:http"),
                       _convert(_RERANK_HTTP, options, spec, "rerank:http"), spec)
         from ragexam.retrieval.rerank.http import HTTPReranker
@@ -476,6 +518,7 @@ def parse_retriever(spec: str, **options: Any) -> Retriever:
     if not isinstance(spec, str) or not spec.strip():
         raise _fail(str(spec), "expected a non-empty string.")
     options = dict(options)
+    _no_secret(spec, options.get("headers"), options)
     headers = options.pop("headers", None)  # HTTP headers: used by the http: forms only
     llm = options.pop("llm", None)  # LLMSettings: used by rerank:llm only
     executor = options.pop("executor", None)  # ragexam.exec: used by the bm25 and dense forms only
@@ -496,6 +539,9 @@ def parse_retriever(spec: str, **options: Any) -> Retriever:
         raise _fail(spec, "a reranker needs a first stage: write RETRIEVER>RERANKER, e.g. bm25>" + text + ".")
     if _is_http(text):
         return _build_http(text, spec, options, headers)
+    if text.startswith(("http:", "https:")):  # not an http(s) URL: say what is wrong with it
+        rest = text[len("http:"):] if text.startswith("http:") and not text.startswith("http://") else text
+        _check_service_url(rest.partition("?")[0], "http", spec, "http://localhost:8000/search")
     if not text.startswith("hybrid:"):
         if "(" in text.split("?", 1)[0] and not text.startswith(("dense:st:", "dense:openai:")):
             raise _fail(spec, "parentheses group the members of a hybrid spec only.")

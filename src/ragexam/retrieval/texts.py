@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from ragexam.data.retrieved import RetrievedItem, RetrievedSet, item_from_value
 from ragexam.errors import InputError
 from ragexam.retrieval.base import Component
+from ragexam.signature import Signature, quote
 
 __all__ = ["Retrieval", "TextRetriever", "ResultsRetriever", "is_text_retriever", "check_retrievals",
            "failure_kind", "summarize_failures", "latency_summary"]
@@ -92,7 +93,8 @@ class ResultsRetriever(TextRetriever):
     def signature(self) -> str:
         from pathlib import Path
 
-        return f"results:{Path(self.results.source).name}|pipeline:{self.results.pipeline}"
+        return str(Signature([("results", quote(Path(self.results.source).name)),
+                              ("pipeline", quote(self.results.pipeline))], version=False))
 
     def retrieve(self, queries: List[str], top_n: int, query_ids: Optional[List[str]] = None) -> List[Retrieval]:
         if query_ids is None or len(query_ids) != len(queries):

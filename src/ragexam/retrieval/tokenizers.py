@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Sequence
 from ragexam.data.kiwi import KIWI_MODEL_TYPE, kiwi, kiwi_model_version, kiwi_version
 from ragexam.data.kiwi import tokenize as kiwi_tokenize
 from ragexam.retrieval.progress import progress_bar
+from ragexam.signature import Signature
 
 if TYPE_CHECKING:  # pragma: no cover
     from ragexam.exec.base import Executor
@@ -105,7 +106,8 @@ class KiwiTokenizer:
     @property
     def signature_fields(self) -> str:
         """``kiwi:<kiwipiepy>|kiwi-model:<model type>-<kiwipiepy_model>`` for signatures."""
-        return f"kiwi:{self.version}|kiwi-model:{KIWI_MODEL_TYPE}-{kiwi_model_version()}"
+        return str(Signature([("kiwi", self.version), ("kiwi-model", f"{KIWI_MODEL_TYPE}-{kiwi_model_version()}")],
+                             version=False))
 
     def with_threads(self, threads: int) -> "KiwiTokenizer":
         """The same tokenizer asking for ``threads`` kiwi worker threads (results are the same)."""

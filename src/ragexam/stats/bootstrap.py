@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ragexam._version import __version__
+from ragexam.signature import Signature
 from ragexam.errors import InputError
 from ragexam.stats._checks import (DEFAULT_SEED, _check_fraction, _check_int, _check_seed, _chunk_rows,
                                    _numeric, _paired)
@@ -57,9 +57,9 @@ class BootstrapCI:
     @property
     def signature(self) -> str:
         """The settings that produced this interval, e.g.
-        ``stat:mean|ci:percentile|conf:0.95|bs:2000|seed:12345|n:100|version:0.1.0``."""
-        return (f"stat:{self.statistic}|ci:{self.method}|conf:{self.confidence:g}"
-                f"|bs:{self.n_resamples}|seed:{self.seed}|n:{self.n}|version:{__version__}")
+        ``stat:mean|ci:percentile|conf:0.95|bs:2000|seed:12345|n:100|version:ragexam-0.1.0``."""
+        return str(Signature([("stat", self.statistic), ("ci", self.method), ("conf", float(self.confidence)),
+                              ("bs", self.n_resamples), ("seed", self.seed), ("n", self.n)]))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict of the fields plus ``signature``."""

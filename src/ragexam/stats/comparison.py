@@ -14,7 +14,7 @@ from typing import Any, Optional, cast
 
 import numpy as np
 
-from ragexam._version import __version__
+from ragexam.signature import Signature
 from ragexam.errors import InputError
 from ragexam.stats._checks import DEFAULT_SEED, _paired
 from ragexam.stats.bootstrap import BootstrapCI, paired_bootstrap_diff
@@ -61,13 +61,13 @@ class Comparison:
     @property
     def signature(self) -> str:
         """The settings that produced this comparison, e.g. ``ci:percentile|conf:0.95|bs:2000|``
-        ``test:paired-randomization|method:exact|perm:1024|seed:12345|n:10|version:0.1.0``
+        ``test:paired-randomization|method:exact|perm:1024|seed:12345|n:10|version:ragexam-0.1.0``
         (with ``|mcc:holm`` before the version when the p-value was corrected).
         """
-        mcc = "|mcc:holm" if self.p_adjusted is not None else ""
-        return (f"ci:percentile|conf:{self.confidence:g}|bs:{self.n_resamples}"
-                f"|test:paired-randomization|method:{self.method}|perm:{self.n_permutations}"
-                f"|seed:{self.seed}|n:{self.n}{mcc}|version:{__version__}")
+        return str(Signature([("ci", "percentile"), ("conf", float(self.confidence)), ("bs", self.n_resamples),
+                              ("test", "paired-randomization"), ("method", self.method),
+                              ("perm", self.n_permutations), ("seed", self.seed), ("n", self.n)]
+                             + ([("mcc", "holm")] if self.p_adjusted is not None else [])))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict of the fields plus ``signature`` (``names`` as a list)."""

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ragexam._version import __version__
+from ragexam.signature import Signature
 from ragexam.stats._checks import (DEFAULT_SEED, _check_alternative, _check_int, _check_seed, _chunk_rows,
                                    _paired)
 
@@ -40,10 +40,10 @@ class RandomizationTest:
     @property
     def signature(self) -> str:
         """The settings that produced this result, e.g.
-        ``test:paired-randomization|method:exact|alt:two-sided|perm:1024|seed:12345|n:10|version:0.1.0``.
+        ``test:paired-randomization|method:exact|alt:two-sided|perm:1024|seed:12345|n:10|version:ragexam-0.1.0``.
         """
-        return (f"test:paired-randomization|method:{self.method}|alt:{self.alternative}"
-                f"|perm:{self.n_permutations}|seed:{self.seed}|n:{self.n}|version:{__version__}")
+        return str(Signature([("test", "paired-randomization"), ("method", self.method), ("alt", self.alternative),
+                              ("perm", self.n_permutations), ("seed", self.seed), ("n", self.n)]))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict of the fields plus ``signature``."""

@@ -37,14 +37,14 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 from ragexam.errors import InputError
 from ragexam.storage.paths import history_path
 from ragexam.storage.runfolder import (RunData, check_summary, coerce_rows, dataset_label, headline_metric,
                                        read_folder)
 
-__all__ = ["History", "RunEntry", "default_history_path", "record", "resolve_run", "SCHEMA_VERSION"]
+__all__ = ["History", "RunEntry", "RunPage", "default_history_path", "record", "resolve_run", "SCHEMA_VERSION"]
 
 #: Version of the database layout, stored in ``PRAGMA user_version``.
 SCHEMA_VERSION = 1
@@ -114,6 +114,34 @@ class RunEntry:
 
     def to_dict(self) -> Dict[str, Any]:
         return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class RunPage:
+    """One page of :meth:`History.page_runs`: its entries, how many records match, the 95% interval of each
+    entry's headline metric (``{run_id: {pipeline: (low, high)}}``) and every dataset of the history with its
+    number of records."""
+
+    entries: List[RunEntry]
+    total: int
+    intervals: Dict[str, Dict[str, Optional[Tuple[float, float]]]]
+    datasets: Dict[str, int]
+
+
+#: what :meth:`History.page_runs` sorts by (``headline``: the best pipeline's headline mean, read from the record's
+#: ``headline`` column with SQLite's JSON functions; without them, from the ``results`` table, 5 times slower)
+_SORTS = {"recorded": "recorded", "created": "created", "dataset": "dataset", "id": "id",
+          "headline": "(SELECT MAX(value) FROM json_each(runs.headline))"}
+_HEADLINE_NO_JSON = ("(SELECT MAX(mean) FROM results WHERE results.run_id = runs.id "
+                     "AND results.metric = runs.headline_metric)")
+_ENTRY_COLUMNS = ("id, kind, created, recorded, dataset, dataset_hash, ragexam_version, pipelines, headline_metric, "
+                  "headline, n_rows")
+
+
+def _entry(r: Any) -> RunEntry:
+    return RunEntry(run_id=r[0], kind=r[1], created=r[2], recorded=r[3], dataset=r[4], dataset_hash=r[5],
+                    ragexam_version=r[6], pipelines=json.loads(r[7]), headline_metric=r[8],
+                    headline=json.loads(r[9]), n_rows=r[10])
 
 
 def _dumps(obj: Any, what: str) -> str:
@@ -210,8 +238,7 @@ class History:
         ``"score"`` (default: ``summary["kind"]``, else ``"score"`` for a ``ragexam-score/*``
         format, else ``"run"``).
         """
-        summary = dict(summary)
-        check_summary(summary, "summary")
+        summary = check_summary(dict(summary) if isinstance(summary, dict) else summary, "summary")
         run_id = summary.get("run_id")
         if not isinstance(run_id, str) or not run_id.strip():
             raise InputError(f"received {run_id!r}; expected the run's id string.", source="summary",
@@ -351,9 +378,63 @@ class History:
             rows = con.execute(sql, params).fetchall()
         finally:
             con.close()
-        return [RunEntry(run_id=r[0], kind=r[1], created=r[2], recorded=r[3], dataset=r[4],
-                         dataset_hash=r[5], ragexam_version=r[6], pipelines=json.loads(r[7]),
-                         headline_metric=r[8], headline=json.loads(r[9]), n_rows=r[10]) for r in rows]
+        return [_entry(r) for r in rows]
+
+    def page_runs(self, *, text: Optional[str] = None, kind: Optional[str] = None, dataset: Optional[str] = None,
+                  scored_run: Optional[str] = None, sort: str = "recorded", descending: bool = True,
+                  offset: int = 0, limit: int = 50) -> RunPage:
+        """One page of the records (``ragexam serve``'s runs list), in SQL, without reading any summary: those
+        whose id, dataset or pipeline names contain ``text`` (case-insensitive for ASCII), of ``kind`` (run or
+        score), of ``dataset`` (its label exactly), scoring the run ``scored_run``; sorted by ``sort`` (recorded,
+        created, dataset, id, or headline: the best pipeline's headline mean, records without one last)."""
+        if sort not in _SORTS:
+            raise InputError(f"received {sort!r}; expected one of {', '.join(_SORTS)}", source="history", field="sort")
+        if not self.path.exists():
+            return RunPage([], 0, {}, {})
+        where, params = ["1"], []
+        if text:
+            where.append("(id LIKE ? ESCAPE '\\' OR dataset LIKE ? ESCAPE '\\' OR pipelines LIKE ? ESCAPE '\\')")
+            pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            params += [pattern] * 3
+        for column, value in (("kind", kind), ("dataset", dataset)):
+            if value:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if scored_run:  # a score names its run in its summary: narrow by kind and dataset first
+            where.append("kind = 'score' AND dataset_hash IS (SELECT dataset_hash FROM runs WHERE id = ?) "
+                         "AND instr(summary, ?) > 0")
+            params += [scored_run, json.dumps({"scored_run": scored_run}, ensure_ascii=False)[1:-1]]
+        cond = " AND ".join(where)
+        way = "DESC" if descending else "ASC"
+        con = self._connect()
+        try:
+            total = con.execute(f"SELECT COUNT(*) FROM runs WHERE {cond}", params).fetchone()[0]
+            # the page's ids first, then their columns: sorting reads no column past the summary for every row
+            for key in (_SORTS[sort], _HEADLINE_NO_JSON):
+                try:
+                    ids = [r[0] for r in con.execute(
+                        f"SELECT id FROM runs WHERE {cond} ORDER BY {key} IS NULL, {key} {way}, rowid {way} "
+                        "LIMIT ? OFFSET ?", [*params, max(0, int(limit)), max(0, int(offset))])]
+                    break
+                except sqlite3.OperationalError as err:  # an SQLite built without its JSON functions
+                    if "json_each" not in str(err):
+                        raise
+            marks = ",".join("?" * len(ids))
+            by_id = {r[0]: _entry(r) for r in con.execute(
+                f"SELECT {_ENTRY_COLUMNS} FROM runs WHERE id IN ({marks})", ids)} if ids else {}
+            entries = [by_id[i] for i in ids]
+            intervals: Dict[str, Dict[str, Optional[Tuple[float, float]]]] = {e.run_id: {} for e in entries}
+            if entries:
+                for rid, pipe, lo, hi in con.execute(
+                        f"SELECT r.run_id, r.pipeline, r.ci_low, r.ci_high FROM results r JOIN runs ON runs.id = "
+                        f"r.run_id WHERE r.run_id IN ({marks}) AND r.metric = runs.headline_metric",
+                        [e.run_id for e in entries]):
+                    intervals[rid][pipe] = (lo, hi) if lo is not None and hi is not None else None
+            datasets = {d or "": n for d, n in con.execute(
+                "SELECT dataset, COUNT(*) FROM runs GROUP BY dataset ORDER BY dataset")}
+        finally:
+            con.close()
+        return RunPage(entries, total, intervals, datasets)
 
     def get(self, run_id: str) -> RunData:
         """The stored run as :class:`ragexam.storage.runfolder.RunData` with typed rows (unpacks as

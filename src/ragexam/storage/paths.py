@@ -9,18 +9,21 @@ Locations (first match wins):
 
 :func:`check_output_file` and :func:`check_output_dir` are called by every command that writes a file or a
 folder, *before* it retrieves, embeds or calls a model, so a bad ``--out``/``--report`` path fails in a
-second instead of after the paid work.
+second instead of after the paid work.  :func:`check_outputs` is the one rule every writing command applies to
+all its paths at once: each output is checked as above, and no output may write over a file the command reads
+(compared by resolved real path, symlinks and hard links included), over a file inside a run or score folder it
+reads, or replace a folder that holds one of its inputs.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional, Union
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
 
-__all__ = ["cache_dir", "history_path", "check_output_file", "check_output_dir"]
+__all__ = ["cache_dir", "history_path", "check_output_file", "check_output_dir", "check_outputs", "Out", "In"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -90,3 +93,108 @@ def _check_writable(p: Path, option: str) -> None:
     if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
         raise InputError(f"cannot write into {str(existing)!r} (permission denied); choose another path.",
                          source=option, field=option.lstrip("-"))
+
+
+# -- outputs against inputs ------------------------------------------------------------------------------------
+
+#: the files of a run or score folder a command reads (an output may not replace them; ``report.html`` may be)
+_FOLDER_DATA = ("summary.json", "per_question.csv", "chunks.jsonl", "runs", "score.json", "per_answer.csv",
+                "judgments.jsonl")
+
+
+class Out:
+    """An output of a command: its ``path``, the ``option`` that named it and its ``kind``: ``file``, or a folder
+    written as a unit (``run`` / ``score``: see :mod:`ragexam.storage.atomic`; ``folder``: any other folder)."""
+
+    def __init__(self, path: Optional[PathLike], option: str, kind: str = "file") -> None:
+        self.path, self.option, self.kind = path, option, kind
+
+
+class In:
+    """An input of a command: its ``path`` (a file, a folder such as a run folder or a BEIR folder, or a name that
+    is not a path, e.g. a bundled set, which is skipped) and the ``option`` that named it."""
+
+    def __init__(self, path: Any, option: str) -> None:
+        self.path, self.option = path, option
+
+
+def _real(path: PathLike) -> Path:
+    return Path(os.path.realpath(Path(path).expanduser()))
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if a == b:
+        return True
+    try:
+        sa, sb = a.stat(), b.stat()
+    except OSError:
+        return False
+    return (sa.st_ino, sa.st_dev) == (sb.st_ino, sb.st_dev)
+
+
+def _inside(child: Path, parent: Path) -> bool:
+    return child == parent or parent in child.parents
+
+
+def _protected(inp: In) -> List[Tuple[Path, bool]]:
+    """``[(path, is_folder)]`` an output must not write over: the input file itself; for a folder, the folder (an
+    output folder may not replace or contain it) and, for a run or score folder, its data files."""
+    p = Path(str(inp.path)).expanduser()
+    if not p.exists():
+        return []
+    real = _real(p)
+    if not real.is_dir():
+        return [(real, False)]
+    out = [(real, True)]
+    out.extend((real / name, (real / name).is_dir()) for name in _FOLDER_DATA if (real / name).exists())
+    return out
+
+
+def _clash(out: Out, inputs: Sequence[In]) -> Optional[str]:
+    target = _real(out.path)  # type: ignore[arg-type]
+    folder_out = out.kind != "file"
+    for inp in inputs:
+        if inp.path is None or not isinstance(inp.path, (str, os.PathLike)):
+            continue
+        for path, is_folder in _protected(inp):
+            top = path == _real(Path(str(inp.path)))
+            if folder_out and (_inside(path, target) or (top and is_folder and _inside(target, path)
+                                                          and out.kind != "folder")):
+                what = "folder" if is_folder else "file"
+                return (f"{out.option} {str(out.path)!r} would replace the {what} {str(inp.path)!r} that "
+                        f"{inp.option} reads" + (f" ({path.name})" if not top else ""))
+            if not folder_out:
+                if top and is_folder:
+                    continue  # a file may be written beside a folder's data (e.g. RUN/report.html)
+                if (is_folder and _inside(target, path)) or (not is_folder and _same_file(target, path)):
+                    where = str(inp.path) if top else f"{path} (in the folder {inp.option} reads)"
+                    return (f"{out.option} {str(out.path)!r} is the {'file' if top else 'data'} {where!r} that "
+                            f"{inp.option} reads")
+    return None
+
+
+def check_outputs(outputs: Sequence[Out], inputs: Sequence[In] = ()) -> None:
+    """The one output-path rule (module docstring), applied before any work starts: every output of ``outputs``
+    (``None`` paths are skipped) can be written, two outputs are not the same path, and none writes over an
+    input; else :class:`~ragexam.errors.InputError` names both paths and the fix."""
+    from ragexam.storage.atomic import check_replaceable
+
+    given = [o for o in outputs if o.path is not None]
+    for o in given:
+        why = _clash(o, inputs)
+        if why is not None:
+            raise InputError(f"{why}; writing there would destroy an input. Fix: choose another path for "
+                             f"{o.option}.", source=o.option, field=o.option.lstrip("-"))
+        if o.kind == "file":
+            check_output_file(o.path, option=o.option)  # type: ignore[arg-type]
+        else:
+            check_output_dir(o.path, option=o.option)  # type: ignore[arg-type]
+            if o.kind in ("run", "score"):
+                check_replaceable(o.path, o.kind, option=o.option)  # type: ignore[arg-type]
+    for i, a in enumerate(given):
+        for b in given[i + 1:]:
+            ra, rb = _real(a.path), _real(b.path)  # type: ignore[arg-type]
+            if ra == rb or (a.kind != "file" and _inside(rb, ra)) or (b.kind != "file" and _inside(ra, rb)):
+                raise InputError(f"{a.option} {str(a.path)!r} and {b.option} {str(b.path)!r} are the same path (or "
+                                 "one is inside the other); give each output its own path.", source=b.option,
+                                 field=b.option.lstrip("-"))

@@ -35,6 +35,10 @@ stats           dict ``{metric: [numbers]}``: a segment's summable statistics fo
                 metrics (score rows: ``bleu``, ``chrf``), empty for retrieval runs
 unretrieved     str or None: why the pipeline returned nothing for the question (``"timeout: ..."``,
                 ``"missing: ..."``); graded as a miss (from ragexam-run/3)
+evidence_split  :class:`SplitCell` or None (a JSON object in the CSV): the miss was caused by the chunking (the top
+                ``k`` holds part of an evidence string, no chunk holds one whole): ``unit_id``, ``k``,
+                ``rank`` and ``chunk_id`` of the chunk holding a part, ``part`` (start, end, middle),
+                ``chars`` of its ``length`` characters; written when some row has one
 <metric>        float, or None for an empty cell (not scored, or not judged)
 ==============  ===============================================================
 
@@ -56,7 +60,8 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 from ragexam.errors import InputError
 
-__all__ = ["RUN_FORMAT", "RUN_FORMATS", "SCORE_FORMAT", "SCORE_FORMATS", "FIXED_COLUMNS", "RunRow", "ChunkRecord",
+__all__ = ["RUN_FORMAT", "RUN_FORMATS", "SCORE_FORMAT", "SCORE_FORMATS", "FIXED_COLUMNS", "RunRow", "SplitCell",
+           "ChunkRecord",
            "RunData", "coerce_rows", "metric_columns", "read_run_folder", "read_score_folder", "read_folder",
            "write_run_folder", "write_score_folder", "write_text", "check_summary", "is_score", "miss_cutoff",
            "headline_metric", "dataset_label"]
@@ -72,7 +77,7 @@ SCORE_FORMATS = ("ragexam-score/1", "ragexam-score/2")
 #: (and ``unretrieved``, ``stats`` when a row has them) come after the metrics.
 FIXED_COLUMNS = ("pipeline", "retriever", "chunker", "query_id", "type", "answerable", "first_rank",
                  "unit_ranks", "n_units")
-_NOT_METRICS = frozenset(FIXED_COLUMNS + ("top_ids", "unretrieved", "stats"))
+_NOT_METRICS = frozenset(FIXED_COLUMNS + ("top_ids", "unretrieved", "evidence_split", "stats"))
 
 _TRUE = {"true", "1", "yes", "t", "y"}
 _FALSE = {"false", "0", "no", "f", "n"}
@@ -81,6 +86,41 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 
 # --- typed rows --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SplitCell:
+    """The ``evidence_split`` cell: the miss was caused by the chunking.  Evidence string ``unit_id`` is held whole
+    by no chunk of the top ``k``; the chunk ``chunk_id`` at ``rank`` holds its ``part`` (``start``, ``end`` or
+    ``middle``): ``chars`` of its ``length`` (normalized) characters."""
+
+    unit_id: str
+    k: int
+    rank: int
+    chunk_id: str
+    part: str
+    chars: int
+    length: int
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"unit_id": self.unit_id, "k": self.k, "rank": self.rank, "chunk_id": self.chunk_id,
+                "part": self.part, "chars": self.chars, "length": self.length}
+
+
+def _as_split(v: Any, source: str, line: Optional[int]) -> Optional[SplitCell]:
+    if isinstance(v, SplitCell):
+        return v
+    raw = _as_json(v, dict, source, line, "evidence_split")
+    if not raw:
+        return None
+    kinds = {"unit_id": str, "k": int, "rank": int, "chunk_id": str, "part": str, "chars": int, "length": int}
+    for key, kind in kinds.items():
+        value = raw.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise _fail(f"received {key} {value!r}; expected {'an integer' if kind is int else 'a string'} (the "
+                        "object holds unit_id, k, rank, chunk_id, part, chars, length).", source, line,
+                        f"evidence_split.{key}")
+    return SplitCell(**{key: raw[key] for key in kinds})
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,16 +147,19 @@ class RunRow(Mapping):
     metrics: Dict[str, Optional[float]] = field(default_factory=dict)
     stats: Dict[str, List[float]] = field(default_factory=dict)
     unretrieved: Optional[str] = None
+    evidence_split: Optional[SplitCell] = None
 
     def _keys(self) -> List[str]:
         return (list(FIXED_COLUMNS) + list(self.metrics) + ["top_ids"]
-                + (["unretrieved"] if self.unretrieved is not None else []) + (["stats"] if self.stats else []))
+                + (["unretrieved"] if self.unretrieved is not None else [])
+                + (["evidence_split"] if self.evidence_split is not None else []) + (["stats"] if self.stats else []))
 
     def __getitem__(self, key: str) -> Any:
         if key in self.metrics:
             return self.metrics[key]
         if key in FIXED_COLUMNS or key == "top_ids" or (key == "stats" and self.stats) or \
-                (key == "unretrieved" and self.unretrieved is not None):
+                (key == "unretrieved" and self.unretrieved is not None) or \
+                (key == "evidence_split" and self.evidence_split is not None):
             return getattr(self, key)
         raise KeyError(key)
 
@@ -147,6 +190,8 @@ class RunRow(Mapping):
         out["top_ids"] = list(self.top_ids)
         if self.unretrieved is not None:
             out["unretrieved"] = self.unretrieved
+        if self.evidence_split is not None:
+            out["evidence_split"] = self.evidence_split.to_dict()
         if self.stats:
             out["stats"] = {k: list(v) for k, v in self.stats.items()}
         return out
@@ -299,7 +344,8 @@ def coerce_rows(rows: Iterable[Mapping[str, Any]], *, source: str = "per_questio
             n_units=_as_int(row.get("n_units"), source, line, "n_units"),
             top_ids=[str(x) for x in _as_json(row.get("top_ids"), list, source, line, "top_ids")],
             metrics=metrics, stats=_as_stats(row.get("stats"), source, line),
-            unretrieved=_as_str(row.get("unretrieved"))))
+            unretrieved=_as_str(row.get("unretrieved")),
+            evidence_split=_as_split(row.get("evidence_split"), source, line)))
     return out
 
 
@@ -345,15 +391,16 @@ class ChunkRecord:
 
 @dataclass
 class RunData:
-    """One run (or score): its ``summary`` dict, its typed rows and, from a ``ragexam-run/2`` folder on, the
-    chunk texts it saw (``chunks[chunker][chunk_id]``) and, from ``/3`` on, the texts that pipelines which
-    chunk on their own returned (``texts[pipeline][chunk_id]``).
+    """One run (or score): its summary, its typed rows and, from a ``ragexam-run/2`` folder on, the chunk texts it
+    saw (``chunks[chunker][chunk_id]``) and, from ``/3`` on, the texts that pipelines which chunk on their own
+    returned (``texts[pipeline][chunk_id]``).
 
-    ``source`` says where it came from (a folder, or ``history:<id>``).  Unpacks as
-    ``summary, per_question = run``.
+    A run's ``summary`` is a :class:`~ragexam.storage.summary.RunSummary` (a JSON object given is typed here); a
+    score's is the ``score.json`` object.  ``source`` says where it came from (a folder, or ``history:<id>``).
+    Unpacks as ``summary, per_question = run``.
     """
 
-    summary: Dict[str, Any]
+    summary: Any
     per_question: List[RunRow] = field(default_factory=list)
     source: str = ""
     chunks: Optional[Dict[str, Dict[str, ChunkRecord]]] = None
@@ -361,6 +408,10 @@ class RunData:
     _index: Optional[Dict[Tuple[str, str], RunRow]] = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        from ragexam.storage.summary import RunSummary
+
+        if not isinstance(self.summary, RunSummary) and not is_score(self.summary):
+            self.summary = RunSummary.from_dict(self.summary, source=self.source or "summary")
         self.per_question = coerce_rows(self.per_question, source=self.source or "per_question")
         seen: Dict[Tuple[str, str], int] = {}
         for i, r in enumerate(self.per_question):
@@ -376,12 +427,17 @@ class RunData:
         yield self.per_question
 
     @property
+    def run(self) -> Any:
+        """The typed :class:`~ragexam.storage.summary.RunSummary` of a run (``None`` for a score)."""
+        return None if self.is_score else self.summary
+
+    @property
     def run_id(self) -> str:
-        return str(self.summary.get("run_id") or "")
+        return self.summary.run_id if self.run is not None else str(self.summary.get("run_id") or "")
 
     @property
     def format(self) -> str:
-        return str(self.summary.get("format") or "")
+        return self.summary.format if self.run is not None else str(self.summary.get("format") or "")
 
     @property
     def is_score(self) -> bool:
@@ -390,16 +446,28 @@ class RunData:
 
     @property
     def config(self) -> Dict[str, Any]:
+        """The settings (a run's ``config`` block, a score's ``config`` or ``settings``) as a JSON object."""
+        if self.run is not None:
+            return self.summary.config.to_dict()
         cfg = self.summary.get("config")
         return cfg if isinstance(cfg, dict) else {}
 
     @property
+    def dataset(self) -> Dict[str, Any]:
+        """The ``dataset`` block as a JSON object."""
+        if self.run is not None:
+            return self.summary.dataset.to_dict()
+        ds = self.summary.get("dataset")
+        return ds if isinstance(ds, dict) else {}
+
+    @property
     def pipelines(self) -> List[str]:
         """Pipeline names in summary order (the first is the baseline), then any only the rows name."""
-        names = [p.get("name") for p in self.summary.get("pipelines") or [] if isinstance(p, Mapping)]
-        names = [n for n in names if isinstance(n, str)]
-        if not names:
-            names = list((self.summary.get("results") or {}).keys())
+        if self.run is not None:
+            names = self.summary.pipeline_names or list(self.summary.results)
+        else:
+            names = [p.get("name") for p in self.summary.get("pipelines") or [] if isinstance(p, Mapping)]
+            names = [n for n in names if isinstance(n, str)] or list((self.summary.get("results") or {}).keys())
         for r in self.per_question:
             if r.pipeline not in names:
                 names.append(r.pipeline)
@@ -420,28 +488,31 @@ class RunData:
 
     @property
     def miss_k(self) -> Optional[int]:
-        """``config.miss_k`` of the run (the missed-question cutoff), if recorded."""
+        """The missed-question cutoff of a run (``config.miss_k``), if recorded."""
+        if self.run is not None:
+            return self.summary.config.miss_k
         v = self.config.get("miss_k")
         return v if isinstance(v, int) and not isinstance(v, bool) else None
 
     @property
     def corpus(self) -> Optional[str]:
-        v = self.config.get("corpus") or (self.summary.get("dataset") or {}).get("corpus")
+        v = self.config.get("corpus") or self.dataset.get("corpus")
         return v if isinstance(v, str) else None
 
     @property
     def qa(self) -> Optional[str]:
-        v = self.config.get("qa") or (self.summary.get("dataset") or {}).get("qa")
+        v = self.config.get("qa") or self.dataset.get("qa")
         return v if isinstance(v, str) else None
 
     def chunker_of(self, pipeline: str) -> Optional[str]:
         """The chunker spec of ``pipeline`` (from ``summary.pipelines``, else its rows' ``chunker``); ``None`` for
         a pipeline that chunks on its own (``kind`` ``texts``: a results file, a service, a framework)."""
-        for p in self.summary.get("pipelines") or []:
-            if isinstance(p, Mapping) and p.get("name") == pipeline:
-                if isinstance(p.get("chunker"), str):
-                    return p["chunker"]
-                if p.get("kind") == "texts":
+        infos = self.summary.pipelines if self.run is not None else []
+        for p in infos:
+            if p.name == pipeline:
+                if p.chunker is not None:
+                    return p.chunker
+                if p.kind == "texts":
                     return None
         specs = {r.chunker for r in self.rows(pipeline)}
         if specs == {None} and pipeline in self.texts:
@@ -491,14 +562,22 @@ class RunData:
 # --- summaries ---------------------------------------------------------------------------------
 
 
-def is_score(summary: Mapping[str, Any]) -> bool:
-    """True when ``summary`` is a score (``kind`` score or a ``ragexam-score/*`` format)."""
+def is_score(summary: Any) -> bool:
+    """True when ``summary`` is a score (``kind`` score or a ``ragexam-score/*`` format); a typed run summary is
+    not."""
+    from ragexam.storage.summary import RunSummary
+
+    if isinstance(summary, RunSummary):
+        return False
     return summary.get("kind") == "score" or str(summary.get("format", "")).startswith("ragexam-score")
 
 
 def check_summary(summary: Any, source: str) -> Dict[str, Any]:
-    """``summary`` after checking it is a run or score summary this ragexam reads (a format of
-    :data:`RUN_FORMATS` or :data:`SCORE_FORMATS` and a ``results`` object); else InputError."""
+    """``summary`` (a JSON object; a typed run summary as its JSON object) after checking it is a run or score
+    summary this ragexam reads (a format of :data:`RUN_FORMATS` or :data:`SCORE_FORMATS` and a ``results``
+    object); else InputError."""
+    if hasattr(summary, "to_dict") and not isinstance(summary, dict):
+        summary = summary.to_dict()
     if not isinstance(summary, dict):
         raise InputError(f"received a JSON {type(summary).__name__}; expected the object that "
                          f"`ragexam run --out DIR` writes (format {RUN_FORMAT}).", source=source)
@@ -517,8 +596,20 @@ def check_summary(summary: Any, source: str) -> Dict[str, Any]:
     return summary
 
 
-def miss_cutoff(summary: Mapping[str, Any], default: int = 5) -> int:
-    """The missed-cutoff ``k`` of a run: ``config.miss_k``, else the ``k`` of its missed entries."""
+def _typed_run(summary: Any) -> bool:
+    from ragexam.storage.summary import RunSummary
+
+    return isinstance(summary, RunSummary)
+
+
+def miss_cutoff(summary: Any, default: Optional[int] = None) -> int:
+    """The missed-cutoff ``k`` of a run: ``config.miss_k``, else the ``k`` of its missed entries, else ``default``
+    (:data:`ragexam.storage.summary.DEFAULT_MISS_K`)."""
+    from ragexam.storage.summary import DEFAULT_MISS_K
+
+    default = DEFAULT_MISS_K if default is None else default
+    if _typed_run(summary):
+        return summary.miss_k
     cfg = summary.get("config") or {}
     for key in ("miss_k", "missed_k", "miss_cutoff"):
         if isinstance(cfg.get(key), int) and not isinstance(cfg.get(key), bool):
@@ -530,8 +621,13 @@ def miss_cutoff(summary: Mapping[str, Any], default: int = 5) -> int:
     return default
 
 
-def headline_metric(summary: Mapping[str, Any]) -> Optional[str]:
+def headline_metric(summary: Any) -> Optional[str]:
     """The metric shown as a run's headline: ``hit@<miss cutoff>`` when present, else the first."""
+    if _typed_run(summary):
+        first = next(iter(summary.results.values()), None)
+        names = list(first.metrics) if first is not None else []
+        want = f"hit@{summary.miss_k}"
+        return (want if want in names else names[0]) if names else None
     results = summary.get("results") or {}
     first = next(iter(results.values()), None)
     if not isinstance(first, Mapping):
@@ -543,8 +639,10 @@ def headline_metric(summary: Mapping[str, Any]) -> Optional[str]:
     return want if want in metrics else metrics[0]
 
 
-def dataset_label(summary: Mapping[str, Any]) -> str:
+def dataset_label(summary: Any) -> str:
     """``corpus`` (or ``corpus / qa`` when they differ) of a run, for listings."""
+    if _typed_run(summary):
+        return summary.dataset_label
     ds = summary.get("dataset") or {}
     cfg = summary.get("config") or {}
     corpus = ds.get("corpus") or cfg.get("corpus")
@@ -753,19 +851,22 @@ def _cell(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, SplitCell):
+        value = value.to_dict()
     if isinstance(value, (dict, list, tuple)):
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     return str(value)
 
 
-def _write_csv(path: Path, columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> None:
+def _write_csv(path: Path, columns: Sequence[str], rows: Iterable[Mapping[str, Any]],
+               clean: Callable[[str], str] = lambda text: text) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
         with open(tmp, "w", encoding="utf-8", newline="") as fh:
             w = csv.writer(fh, lineterminator="\n")
             w.writerow(columns)
             for row in rows:
-                w.writerow([_cell(row.get(c)) for c in columns])
+                w.writerow([clean(_cell(row.get(c))) for c in columns])
         os.replace(tmp, path)
     except BaseException:
         if tmp.exists():
@@ -784,45 +885,76 @@ def _make_dir(folder: Path, *subdirs: str) -> None:
 
 def _json_text(obj: Any, what: str) -> str:
     try:
-        return json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+        text = json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
     except ValueError as exc:
         raise InputError(f"contains a value JSON cannot hold ({exc}); expected finite numbers only.",
                          source=what) from None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start:exc.end]
+        context = text[max(0, exc.start - 40):exc.start].splitlines()[-1:] or [""]
+        raise InputError(f"contains {bad!r}, a text UTF-8 cannot hold (an unpaired surrogate), after "
+                         f"{context[0][-40:]!r}; fix the input that carried it.", source=what) from None
+    return text
 
 
-def write_run_folder(directory: PathLike, summary: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
-                     chunks: Iterable[ChunkRecord]) -> Path:
-    """Write ``per_question.csv``, ``chunks.jsonl`` and then ``summary.json`` into ``directory`` (created
-    with its ``runs/`` subfolder if needed); returns it as a Path.
+def _plain(summary: Any) -> Dict[str, Any]:
+    """A summary as its JSON object (a typed record's :meth:`to_dict`, or the mapping itself)."""
+    to_dict = getattr(summary, "to_dict", None)
+    return to_dict() if callable(to_dict) else dict(summary)
 
-    ``summary["format"]`` must be :data:`RUN_FORMAT`.  The per_question.csv columns are
-    :data:`FIXED_COLUMNS`, the rows' metric columns (first-seen order), then ``top_ids``.
-    """
-    out = Path(directory)
-    if summary.get("format") != RUN_FORMAT:
-        raise InputError(f"received format {summary.get('format')!r}; this ragexam writes {RUN_FORMAT!r}.",
+
+def write_run_folder(directory: PathLike, summary: Any, rows: Sequence[Mapping[str, Any]],
+                     chunks: Iterable[ChunkRecord], extra: Optional[Callable[[Path], None]] = None,
+                     redact: Optional[Callable[[str], str]] = None) -> Path:
+    """Write a run folder as a unit (:func:`ragexam.storage.atomic.folder_writer`): ``per_question.csv``,
+    ``chunks.jsonl``, whatever ``extra(folder)`` writes (the TREC files under ``runs/``) and then
+    ``summary.json`` go into a temporary sibling that then replaces ``directory``; returns ``directory``.
+
+    ``summary`` (a :class:`~ragexam.storage.summary.RunSummary` or its JSON object) must have format
+    :data:`RUN_FORMAT`.  The per_question.csv columns are :data:`FIXED_COLUMNS`, the rows' metric columns
+    (first-seen order), then ``top_ids``.  A text that cannot be written (an unpaired surrogate) or a
+    number JSON cannot hold fails before ``directory`` is touched.  ``redact`` (the configured keys and header
+    values: :func:`ragexam.llm.redact.redact_written`) is applied to every file's text."""
+    from ragexam.storage.atomic import folder_writer
+
+    data = _plain(summary)
+    if data.get("format") != RUN_FORMAT:
+        raise InputError(f"received format {data.get('format')!r}; this ragexam writes {RUN_FORMAT!r}.",
                          source="summary", field="format")
     typed = coerce_rows(rows, source="per_question")
-    _make_dir(out, "runs")
-    columns = list(FIXED_COLUMNS) + metric_columns(typed) + ["top_ids"]
-    if any(r.unretrieved is not None for r in typed):
-        columns.append("unretrieved")
-    _write_csv(out / "per_question.csv", columns, typed)
-    write_text(out / "chunks.jsonl", "".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n" for c in chunks))
-    write_text(out / "summary.json", _json_text(summary, "summary"))
-    return out
+    clean = redact or (lambda text: text)
+    summary_text = clean(_json_text(data, "summary"))
+    with folder_writer(directory, "run") as out:
+        _make_dir(out, "runs")
+        columns = list(FIXED_COLUMNS) + metric_columns(typed) + ["top_ids"]
+        if any(r.unretrieved is not None for r in typed):
+            columns.append("unretrieved")
+        if any(r.evidence_split is not None for r in typed):
+            columns.append("evidence_split")
+        _write_csv(out / "per_question.csv", columns, typed, clean)
+        write_text(out / "chunks.jsonl", clean("".join(json.dumps(c.to_dict(), ensure_ascii=False) + "\n"
+                                                       for c in chunks)))
+        if extra is not None:
+            extra(out)
+        write_text(out / "summary.json", summary_text)
+    return Path(directory)
 
 
 def write_score_folder(directory: PathLike, score: Mapping[str, Any], answer_rows: Sequence[Mapping[str, Any]],
                        judgments: Optional[Iterable[Mapping[str, Any]]] = None) -> Path:
-    """Write ``per_answer.csv`` (the columns of the first row, in order; lists and dicts as JSON),
-    ``judgments.jsonl`` (when ``judgments`` is given) and then ``score.json`` into ``directory``."""
-    out = Path(directory)
-    _make_dir(out)
-    columns = list(answer_rows[0]) if answer_rows else []
-    _write_csv(out / "per_answer.csv", columns, answer_rows)
-    if judgments is not None:
-        write_text(out / "judgments.jsonl", "".join(json.dumps(j, ensure_ascii=False, allow_nan=False) + "\n"
-                                                    for j in judgments))
-    write_text(out / "score.json", _json_text(score, "score"))
-    return out
+    """Write a score folder as a unit (:func:`ragexam.storage.atomic.folder_writer`): ``per_answer.csv`` (the
+    columns of the first row, in order; lists and dicts as JSON), ``judgments.jsonl`` (when ``judgments`` is
+    given) and then ``score.json``."""
+    from ragexam.storage.atomic import folder_writer
+
+    score_text = _json_text(_plain(score), "score")
+    with folder_writer(directory, "score") as out:
+        columns = list(answer_rows[0]) if answer_rows else []
+        _write_csv(out / "per_answer.csv", columns, answer_rows)
+        if judgments is not None:
+            write_text(out / "judgments.jsonl", "".join(json.dumps(j, ensure_ascii=False, allow_nan=False) + "\n"
+                                                        for j in judgments))
+        write_text(out / "score.json", score_text)
+    return Path(directory)

@@ -1,8 +1,9 @@
-"""Applying a person's review of a generated set: ``ragexam review apply``.
+"""A person's review of a generated set: the review sheet, its checks, and ``ragexam review apply``.
 
 ``ragexam generate --out qa.jsonl`` writes ``qa.review.csv`` next to the set: one row per question,
 ``status`` ``pending``.  A reviewer sets ``status`` and may correct ``question``, ``ground_truth`` or
-``evidence`` (a JSON list of strings, or one plain string), and write a ``note``.  Then
+``evidence`` (a JSON list of strings, or one plain string), and write a ``note`` -- in a spreadsheet, or
+in the browser (``ragexam serve --review qa.jsonl``, docs/serve.md), which writes the same sheet.  Then
 :func:`apply_review` writes the reviewed set:
 
 * ``status`` (case and surrounding spaces ignored): ``accept`` / ``accepted`` / ``ok`` / ``yes`` / ``y`` /
@@ -13,29 +14,50 @@
 * an accepted or kept question keeps its verification record (``metadata.generation``), with
   ``review`` set to ``accepted`` or ``pending``, the ``note``, and ``edited`` listing the fields the
   reviewer changed;
-* an edited question is checked again, without a model: the question (not empty, in the corpus's
-  language, not referring to the passage); every evidence string must occur verbatim (after
-  normalisation) in the corpus -- its offsets and the documents holding it are recomputed and those
-  documents become relevant; an answerable question's answer must not be blank or a refusal; overlap,
-  anchors and type are measured again.  A failure is an :class:`~ragexam.errors.InputError` naming the
-  sheet's line and column (fix the row, or reject it).  A changed answer is marked
-  ``answer_check: {"method": "human"}`` (the reviewer vouches for it; no LLM is called).  Edits need the
-  corpus (``corpus=``, default: the one named in the set's card).
-* a row whose ``query_id`` is not in the set, or a ``query_id`` on two rows, is an error.
+* an edited question is checked again, without a model, by :func:`run_candidate_checks` -- the checks
+  ``generate`` makes on a candidate before its LLM check, with the set's own thresholds (from its card):
+  the question (not empty, in the corpus's language, not referring to the passage); every evidence string
+  (length limits; verbatim, after normalisation, in some document of the corpus -- its offsets and the
+  documents holding it are recomputed and those documents become relevant; with ``--ambiguous drop``, in
+  one document only); an answerable question's answer (not blank, not a refusal); the question does not
+  copy its evidence sentence and is no near-duplicate of another question the set keeps.  Overlap, anchors
+  and type are measured again.  A failure is an :class:`~ragexam.errors.InputError` naming the sheet's line
+  and column (fix the row, or reject it).  When the answer or the evidence changed, the answer check is
+  ``{"method": "contained"}`` if the answer lies inside an evidence string, else ``{"method": "human"}`` (the
+  reviewer vouches for it; no LLM is called).  Edits need the corpus (``corpus=``, default: the one named
+  in the set's card).
+* **rescue**: a row with a ``candidate`` column naming a candidate of the set's rejects file
+  (``qa.rejects.jsonl``, its ``cid``) brings that rejected candidate into the set under the row's
+  ``query_id`` (the browser writes ``<prefix>_<cid>``), with the row's question, answer and evidence, checked
+  as an edit is; its record has ``metadata.generation.rescued`` = the reason it had been rejected for.
+  Rescued questions follow the set's questions, in sheet order.
+* a row whose ``query_id`` is not in the set (and that rescues nothing), or a ``query_id`` on two rows, is an
+  error.
 
 The sheet is read as UTF-8 (with or without BOM), else as CP949 (what Korean Excel writes) with a note.
+:class:`ReviewSheet` changes one row at a time under a file lock, re-reading the sheet each time and
+writing it whole to a temporary file that is renamed into place, so two writers (two browser tabs, two
+servers) never lose each other's rows; a row changed since the writer read it is a :class:`Conflict`.
 """
 
 from __future__ import annotations
 
+import csv
+import hashlib
+import io
 import json
+import os
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
 
-__all__ = ["apply_review", "ReviewResult", "STATUS_WORDS"]
+__all__ = ["apply_review", "ReviewResult", "STATUS_WORDS", "status_of", "RESCUE_COLUMN", "DECISION_FIELDS",
+           "Sheet", "read_sheet", "ReviewSheet", "Conflict", "CheckSettings", "Step", "CheckReport",
+           "run_candidate_checks", "checked_record", "ReviewSet", "load_review_set", "rescue_id"]
 
 #: accepted spellings of each status
 STATUS_WORDS: Dict[str, Tuple[str, ...]] = {
@@ -43,13 +65,19 @@ STATUS_WORDS: Dict[str, Tuple[str, ...]] = {
     "rejected": ("reject", "rejected", "no", "n", "drop", "delete", "거절", "탈락", "삭제"),
     "pending": ("pending", "", "보류"),
 }
+_STATUS_OF = {w: status for status, words in STATUS_WORDS.items() for w in words}
 _EDITABLE = ("question", "ground_truth", "evidence")
+#: the column naming a rescued candidate (its ``cid`` in the rejects file)
+RESCUE_COLUMN = "candidate"
+#: the cells a decision sets; a row's version is a hash of them
+DECISION_FIELDS = ("status", "question", "ground_truth", "evidence", "note", RESCUE_COLUMN)
+PathLike = Union[str, Path]
 
 
 @dataclass
 class ReviewResult:
     """The reviewed ``records`` and what happened: ``counts`` (accepted, rejected, pending kept, pending
-    dropped, edited), the rejected ``query_id`` s, and ``notes``."""
+    dropped, edited, rescued), the rejected ``query_id`` s, and ``notes``."""
 
     records: List[Dict[str, Any]]
     counts: Dict[str, int]
@@ -61,17 +89,18 @@ class ReviewResult:
                 "n_records": len(self.records)}
 
 
-def _status(value: str, file: str, line: int) -> str:
-    v = value.strip().lower()
-    for status, words in STATUS_WORDS.items():
-        if v in words:
-            return status
+def status_of(value: str, file: str = "", line: Optional[int] = None) -> str:
+    """``accepted``, ``rejected`` or ``pending`` for a status cell (see :data:`STATUS_WORDS`)."""
+    status = _STATUS_OF.get(value.strip().lower())
+    if status is not None:
+        return status
     raise InputError(f"received {value!r}; expected accept, reject or pending (also: "
-                     f"{', '.join(w for ws in STATUS_WORDS.values() for w in ws if w)})", source=file, line=line,
-                     field="status")
+                     f"{', '.join(w for ws in STATUS_WORDS.values() for w in ws if w)})", source=file or None,
+                     line=line, field="status")
 
 
-def _read_sheet(path: Path) -> Tuple[str, List[str]]:
+# -- the sheet ------------------------------------------------------------------------------------------------
+def _decode_sheet(path: Path) -> Tuple[str, List[str]]:
     if not path.exists():
         raise InputError("no such file", source=str(path))
     if path.is_dir():
@@ -87,7 +116,7 @@ def _read_sheet(path: Path) -> Tuple[str, List[str]]:
         raise InputError("the sheet is neither UTF-8 nor CP949; save it as 'CSV UTF-8'", source=str(path)) from None
 
 
-def _evidence_cell(text: str, file: str, line: int) -> List[str]:
+def _evidence_cell(text: str, file: str, line: Optional[int]) -> List[str]:
     t = text.strip()
     if not t:
         return []
@@ -103,7 +132,349 @@ def _evidence_cell(text: str, file: str, line: int) -> List[str]:
     return [t]
 
 
-def _load_set(path: Path) -> List[Tuple[int, Dict[str, Any]]]:
+def _version(row: Mapping[str, Any]) -> str:
+    cells = [str(row.get(k, "") or "").strip() for k in DECISION_FIELDS]
+    try:
+        cells[0] = status_of(cells[0])  # "ok" and "accepted" are one decision
+    except InputError:
+        pass
+    return hashlib.sha256(json.dumps(cells, ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass
+class Sheet:
+    """A read review sheet: its ``header``, ``rows`` (``(line, {column: cell})`` in order), and ``notes``."""
+
+    path: Path
+    header: List[str]
+    rows: List[Tuple[int, Dict[str, str]]]
+    notes: List[str] = field(default_factory=list)
+
+    @property
+    def by_id(self) -> Dict[str, Tuple[int, Dict[str, str]]]:
+        return {str(r.get("query_id", "")).strip(): (line, r) for line, r in self.rows}
+
+    @staticmethod
+    def version(row: Optional[Mapping[str, Any]]) -> str:
+        """A short hash of the row's decision cells (:data:`DECISION_FIELDS`; ``""`` for no row)."""
+        return _version(row) if row else ""
+
+    def status(self, row: Mapping[str, Any], line: Optional[int] = None) -> str:
+        return status_of(str(row.get("status", "") or ""), str(self.path), line)
+
+    def evidence(self, row: Mapping[str, Any], line: Optional[int] = None) -> List[str]:
+        return _evidence_cell(str(row.get("evidence", "") or ""), str(self.path), line)
+
+
+def read_sheet(path: PathLike) -> Sheet:
+    """Read the review sheet at ``path``: every status must be a known word and every ``query_id`` appear once
+    (:class:`~ragexam.errors.InputError` naming the line otherwise)."""
+    from ragexam.data.problems import ProblemCollector
+    from ragexam.data.reading import iter_csv
+
+    p = Path(path)
+    text, notes = _decode_sheet(p)
+    file = str(p)
+    header = next(csv.reader(io.StringIO(text, newline="")), [])
+    rows: List[Tuple[int, Dict[str, str]]] = []
+    seen: Dict[str, int] = {}
+    for line, row in iter_csv(text, file, ProblemCollector(strict=True), required=("query_id", "status")):
+        cells = {k: "" if v is None else str(v) for k, v in row.items()}
+        qid = cells["query_id"].strip()
+        if qid in seen:
+            raise InputError(f"query_id {qid!r} already appeared on line {seen[qid]}", source=file, line=line,
+                             field="query_id")
+        seen[qid] = line
+        status_of(cells["status"], file, line)
+        rows.append((line, cells))
+    return Sheet(p, [h.strip() for h in header], rows, notes)
+
+
+class Conflict(Exception):
+    """A row changed since the writer read it: ``current`` is the row now on disk (``None``: no row)."""
+
+    def __init__(self, query_id: str, current: Optional[Dict[str, str]]) -> None:
+        super().__init__(f"{query_id} was changed by someone else (another tab or program) since you opened it")
+        self.query_id = query_id
+        self.current = current
+
+
+_THREAD_LOCKS: Dict[str, threading.Lock] = {}
+_THREAD_LOCKS_GUARD = threading.Lock()
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on ``path`` (a lock file beside it) across threads and processes."""
+    lock_path = path.with_name("." + path.name + ".lock")
+    with _THREAD_LOCKS_GUARD:
+        tlock = _THREAD_LOCKS.setdefault(str(lock_path.resolve()), threading.Lock())
+    with tlock:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            try:
+                import fcntl
+
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except ImportError:  # Windows: a byte-range lock on the lock file
+                import msvcrt
+
+                msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+
+class ReviewSheet:
+    """Decisions written to the sheet at ``path`` one row at a time (see the module docstring).
+
+    :param columns: the header of a sheet that does not exist yet (it is created on the first write).
+    :param rows_for_new: the cells of a row the sheet lacks, by ``query_id`` (the set's questions).
+    """
+
+    def __init__(self, path: PathLike, columns: Sequence[str], rows_for_new: Mapping[str, Mapping[str, str]]):
+        self.path = Path(path)
+        self.columns = list(columns)
+        self.rows_for_new = rows_for_new
+
+    def read(self) -> Sheet:
+        if not self.path.exists():
+            return Sheet(self.path, list(self.columns), [])
+        return read_sheet(self.path)
+
+    def update(self, query_id: str, cells: Mapping[str, str], expect: str) -> Dict[str, str]:
+        """Set ``cells`` of ``query_id``'s row when its version is still ``expect`` (``""``: no row yet);
+        :class:`Conflict` otherwise, unless the row already holds exactly these cells.  Returns the new row."""
+        with _locked(self.path):
+            sheet = self.read()
+            header = list(sheet.header) or list(self.columns)
+            for k in cells:
+                if k not in header:
+                    header.append(k)
+            rows = [r for _, r in sheet.rows]
+            index = {str(r.get("query_id", "")).strip(): i for i, r in enumerate(rows)}
+            i = index.get(query_id)
+            current = rows[i] if i is not None else None
+            new = dict(current if current is not None else self.rows_for_new.get(query_id, {}), query_id=query_id)
+            new.update({k: str(v) for k, v in cells.items()})
+            if Sheet.version(current) != expect and Sheet.version(current) != Sheet.version(new):
+                raise Conflict(query_id, current)
+            if i is None:
+                rows.append(new)
+            else:
+                rows[i] = new
+            self._write(header, rows)
+            return new
+
+    def _write(self, header: List[str], rows: List[Dict[str, str]]) -> None:
+        from ragexam.storage.runfolder import write_text
+
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(header)
+        for r in rows:
+            w.writerow([r.get(h, "") for h in header])
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        write_text(self.path, "\ufeff" + buf.getvalue())  # temporary file + rename; with a BOM for Excel
+
+
+# -- the checks -------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CheckSettings:
+    """The thresholds a set was generated with (:meth:`from_card`: its card's signature, the generator's defaults
+    -- :class:`~ragexam.analysis.generate.engine.GenerateConfig` -- where the card says nothing)."""
+
+    lexical_at: float
+    copy_at: float
+    dedup_at: float
+    min_evidence_chars: int
+    max_evidence_chars: int
+    ambiguous: str
+
+    @classmethod
+    def from_card(cls, card: Mapping[str, Any]) -> "CheckSettings":
+        from ragexam.analysis.generate.engine import GenerateConfig
+        from ragexam.signature import Signature
+
+        d = GenerateConfig.__dataclass_fields__
+        out: Dict[str, Any] = {k: d[k].default for k in ("lexical_at", "copy_at", "dedup_at", "min_evidence_chars",
+                                                         "max_evidence_chars", "ambiguous")}
+        try:
+            sig = Signature.parse(str(card.get("signature", "")))
+        except ValueError:
+            return cls(**out)
+
+        def number(key: str, name: str, after: str = "") -> None:
+            value = str(sig.get(key, "") or "")
+            try:
+                out[name] = float(value.split(after, 1)[1] if after else value)
+            except (IndexError, ValueError):
+                pass
+
+        number("lexical_at", "lexical_at")
+        number("copy", "copy_at", ">=")
+        number("dedup", "dedup_at", ">=")
+        low, _, high = str(sig.get("evidence", "") or "").partition("-")
+        if low.isdigit() and high.isdigit():
+            out["min_evidence_chars"], out["max_evidence_chars"] = int(low), int(high)
+        if sig.get("ambiguous") in ("join", "drop"):
+            out["ambiguous"] = sig.get("ambiguous")
+        return cls(**out)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One check: ``name``, ``passed`` (``None``: not made, with ``detail`` saying why), ``reason`` (a key of
+    :data:`ragexam.analysis.generate.checks.REASONS`) and ``detail``."""
+
+    name: str
+    passed: Optional[bool]
+    reason: str = ""
+    detail: str = ""
+
+
+@dataclass
+class CheckReport:
+    """What :func:`run_candidate_checks` found: every ``step``; for answerable questions that passed the
+    evidence step, the ``located`` evidence, the ``spans`` (dicts as in ``metadata.generation.evidence_spans``),
+    the ``relevant`` documents and the measured ``overlap``, ``anchors``, ``style`` and ``type``."""
+
+    steps: List[Step]
+    located: List[Any] = field(default_factory=list)
+    spans: List[Dict[str, Any]] = field(default_factory=list)
+    relevant: List[str] = field(default_factory=list)
+    overlap: Optional[float] = None
+    anchors: List[str] = field(default_factory=list)
+    style: Optional[str] = None
+    type: Optional[str] = None
+    answer_contained: bool = False
+
+    @property
+    def failures(self) -> List[Step]:
+        return [s for s in self.steps if s.passed is False]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def problem(self) -> str:
+        """The failures in words (``""`` when every check passed)."""
+        from ragexam.analysis.generate.checks import REASONS
+
+        return "; ".join(f"{s.reason} ({REASONS.get(s.reason, ('', ''))[1] or s.name}): {s.detail}"
+                         for s in self.failures)
+
+
+def run_candidate_checks(question: str, answer: str, evidence: Sequence[str], *, answerable: bool, kind: str,
+                         facts: Any, settings: CheckSettings, others: Sequence[Tuple[str, FrozenSet[str]]] = (),
+                         passage_docs: Sequence[str] = ()) -> CheckReport:
+    """Every check ``generate`` makes on a candidate before its LLM check (:mod:`.checks`, in the engine's
+    order), on a reviewer's question: each step's result (all of them, not only the first failure), then the
+    measurements of :mod:`.measure` when the evidence was found.
+
+    ``facts``: the corpus's :class:`~ragexam.analysis.generate.checks.CorpusFacts`; ``others``: ``(query_id,
+    bigrams)`` of the other questions the set keeps (the near-duplicate check); ``passage_docs``: the documents
+    the reviewer was shown (to tell a reworded evidence string from an invented one).  Evidence may come from
+    any document of the corpus.  The LLM checks (answer support, the out-of-corpus search) are not made here.
+    """
+    from ragexam.analysis.generate import checks as C
+    from ragexam.analysis.generate import measure as M
+
+    rep = CheckReport([_step("question", C.question_problem(question, script=facts.script, foreign=facts.foreign))])
+    if not answerable:
+        rep.steps.append(Step("evidence", False, "answered_in_corpus", "an out-of-corpus question (answerable: false) "
+                                                                        "cannot have evidence; remove it")
+                         if any(e.strip() for e in evidence) else Step("evidence", True, "", "no evidence (out of "
+                                                                                              "corpus)"))
+        rep.steps.append(_duplicate_step(question, others, settings))
+        rep.type = "out_of_corpus"
+        return rep
+    located, problem = C.locate_evidence(
+        list(evidence), shown_docs=list(facts.contents), shown_texts=[facts.contents[d] for d in passage_docs
+                                                                      if d in facts.contents],
+        corpus_text=facts.corpus_text, contents=facts.contents, min_chars=settings.min_evidence_chars,
+        max_chars=settings.max_evidence_chars, ambiguous="join")
+    if problem is None and settings.ambiguous == "drop":
+        many = next((loc for loc in located if len(loc.doc_ids) > 1), None)
+        if many is not None:
+            problem = C.Rejection("ambiguous_evidence", f"evidence {many.index} occurs in "
+                                                        f"{', '.join(many.doc_ids[:5])} "
+                                                        "(the set was generated with --ambiguous drop)")
+    if problem is not None and problem.reason in ("evidence_not_found", "evidence_paraphrased"):
+        problem = C.Rejection(problem.reason, f"{problem.detail}; it occurs in no document of the corpus (compared "
+                                              "after NFKC and whitespace normalisation): copy it from the document "
+                                              "exactly")
+    rep.steps.append(_step("evidence", problem))
+    rep.steps.append(_step("answer", C.answer_problem(answer)))
+    if problem is None:
+        _measure(rep, question, answer, located, kind, facts, settings)
+        spans = C.spans_by_doc(located)
+        sentences = "\n".join(M.scope_texts(facts.contents[d], s, "sentence") for d, s in spans.items())
+        rep.steps.append(_step("copy", C.copy_problem(question, sentences, located, settings.copy_at)))
+    else:
+        rep.steps.append(Step("copy", None, "", "not checked: the evidence was not found"))
+    rep.steps.append(_duplicate_step(question, others, settings))
+    return rep
+
+
+def _step(name: str, rejection: Any) -> Step:
+    return Step(name, True) if rejection is None else Step(name, False, rejection.reason, rejection.detail)
+
+
+def _duplicate_step(question: str, others: Sequence[Tuple[str, FrozenSet[str]]], settings: CheckSettings) -> Step:
+    from ragexam.analysis.generate import checks as C
+    from ragexam.analysis.generate import measure as M
+
+    return _step("duplicate", C.find_duplicate(M.bigrams(question), others, settings.dedup_at))
+
+
+def _measure(rep: CheckReport, question: str, answer: str, located: List[Any], kind: str, facts: Any,
+             settings: CheckSettings) -> None:
+    from ragexam.analysis.generate import checks as C
+    from ragexam.analysis.generate import measure as M
+
+    rep.located = located
+    rep.relevant = C.evidence_doc_ids(located, join=True)
+    rep.spans = [{"evidence": loc.index, "doc_id": o.doc_id, "start": o.start, "end": o.end}
+                 for loc in located for o in loc.shown]
+    by_doc = C.spans_by_doc(located)
+    paragraphs = "\n".join(M.scope_texts(facts.contents[d], s, "paragraph") for d, s in by_doc.items())
+    ov, anchors, style = M.measure_many([question], [" ".join(loc.normalized for loc in located)], [paragraphs],
+                                        language=facts.language, latin_is_foreign=facts.script != "latin",
+                                        lexical_at=settings.lexical_at)[0]
+    rep.overlap, rep.anchors, rep.style = ov, anchors, style
+    rep.type = M.type_of(M.needs_two_documents([loc.doc_ids for loc in located]), kind, style)
+    rep.answer_contained = C.answer_contained(answer, located)
+
+
+def _passage_docs(rec: Mapping[str, Any]) -> List[str]:
+    """The documents a record's question was written from: its relevant documents, then those of the sections
+    the generator showed."""
+    g = rec.get("metadata", {}).get("generation", {})
+    sections = [str(s).rsplit("#s", 1)[0] for s in g.get("sections", [])]
+    return list(dict.fromkeys(list(rec.get("relevant_doc_ids", [])) + sections))
+
+
+def checked_record(rec: Dict[str, Any], rep: CheckReport, changed: Sequence[str]) -> Dict[str, Any]:
+    """``rec`` (a QA record with the reviewer's values) updated from a passing :class:`CheckReport`: evidence
+    as the documents' own text, relevant documents, spans, overlap, anchors, style, type and -- when the answer
+    or the evidence changed -- the answer check."""
+    g = rec.setdefault("metadata", {}).setdefault("generation", {})
+    if not rec.get("answerable", True):
+        return rec
+    rec["evidence"] = [loc.text for loc in rep.located]
+    old = [d for d in rec.get("relevant_doc_ids", []) if d in rep.relevant]
+    rec["relevant_doc_ids"] = list(dict.fromkeys(old + rep.relevant))
+    g.update({"evidence_spans": rep.spans, "overlap": rep.overlap, "anchors": rep.anchors, "style": rep.style})
+    if rep.type is not None:
+        rec["type"] = rep.type
+    if "ground_truth" in changed or "evidence" in changed:
+        g["answer_check"] = {"method": "contained"} if rep.answer_contained else {"method": "human"}
+    return rec
+
+
+# -- the set under review ----------------------------------------------------------------------------------------
+def _load_jsonl(path: Path) -> List[Tuple[int, Dict[str, Any]]]:
     from ragexam.data.problems import ProblemCollector
     from ragexam.data.reading import iter_jsonl, read_text
 
@@ -124,44 +495,143 @@ def _card(qa: Path) -> Dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def apply_review(qa: Union[str, Path], review: Union[str, Path, None] = None, out: Union[str, Path, None] = None,
+def rescue_id(records: Sequence[Mapping[str, Any]], cid: str) -> str:
+    """The ``query_id`` a rescued candidate gets: ``<prefix>_<cid>``, the prefix of the set's ids
+    (``gen`` for ``gen_0001``; ``rescued`` when the ids share none)."""
+    prefixes = {str(r.get("query_id", "")).rpartition("_")[0] for r in records}
+    prefix = prefixes.pop() if len(prefixes) == 1 and "" not in prefixes else "rescued"
+    return f"{prefix}_{cid}"
+
+
+@dataclass
+class ReviewSet:
+    """A generated set under review: its ``records`` (by ``query_id``, in order), the rescuable ``rejects``
+    (by ``cid``: rejected candidates that have a question), the ``card`` and the paths of the set, its rejects
+    and the ``sheet``.  ``facts`` and ``settings`` come with :meth:`corpus_facts`."""
+
+    qa: Path
+    sheet_path: Path
+    records: Dict[str, Dict[str, Any]]
+    rejects: Dict[str, Dict[str, Any]]
+    call_rejects: List[Dict[str, Any]]
+    card: Dict[str, Any]
+    settings: CheckSettings
+    corpus_source: Any = None
+    _facts: Any = None
+    _corpus: Any = None
+    _lock: Any = field(default_factory=threading.RLock, repr=False)
+
+    def sheet(self) -> ReviewSheet:
+        """The writer of the sheet (the set's own rows for questions the sheet lacks)."""
+        from ragexam.analysis.generate.output import REVIEW_COLUMNS, _review_rows
+
+        new = {}
+        text = _review_rows(list(self.records.values()))
+        for row in csv.DictReader(io.StringIO(text)):
+            new[row["query_id"]] = row
+        return ReviewSheet(self.sheet_path, list(REVIEW_COLUMNS), new)
+
+    def corpus(self) -> Any:
+        with self._lock:
+            return self._load_corpus()
+
+    def _load_corpus(self) -> Any:
+        if self._corpus is None:
+            from ragexam.data.loaders import load_corpus
+            from ragexam.data.schema import Corpus
+
+            src = self.corpus_source
+            if src is None:
+                src = self.card.get("corpus", {}).get("source")
+                if src is not None and not Path(str(src)).exists():
+                    src = None
+            if src is None:
+                raise InputError("the review edits questions, which are checked against the corpus; pass --corpus "
+                                 f"(the set's card next to {self.qa} names none that exists)", source="--corpus",
+                                 field="corpus")
+            self._corpus = src if isinstance(src, Corpus) else load_corpus(src)
+        return self._corpus
+
+    def corpus_facts(self) -> Any:
+        with self._lock:
+            return self._load_facts()
+
+    def _load_facts(self) -> Any:
+        if self._facts is None:
+            from ragexam.analysis.generate.checks import CorpusFacts
+
+            lang = (self.card.get("corpus") or {}).get("language") or "auto"
+            self._facts = CorpusFacts.build(self.corpus().documents, lang if lang in ("ko", "en") else "auto")
+        return self._facts
+
+    def rescue_id(self, cid: str) -> str:
+        return rescue_id(list(self.records.values()), cid)
+
+
+def load_review_set(qa: PathLike, review: Optional[PathLike] = None, *, corpus: Any = None) -> ReviewSet:
+    """The set ``qa`` with its card, its rejects (when the file exists) and the path of its sheet (``review``,
+    default: ``qa``'s ``.review.csv``)."""
+    from ragexam.analysis.generate.output import side_paths
+
+    qa_path = Path(qa)
+    paths = side_paths(qa_path)
+    records: Dict[str, Dict[str, Any]] = {}
+    for line, r in _load_jsonl(qa_path):
+        qid = r.get("query_id")
+        if not isinstance(qid, str) or not qid.strip():
+            raise InputError(f"received {qid!r}; expected a non-empty string", source=str(qa_path), line=line,
+                             field="query_id")
+        records[qid] = r
+    rejects: Dict[str, Dict[str, Any]] = {}
+    calls: List[Dict[str, Any]] = []
+    if paths["rejects"].is_file() and paths["rejects"].read_bytes().strip():  # an empty rejects file: none
+        for _, r in _load_jsonl(paths["rejects"]):
+            if isinstance(r.get("cid"), str) and isinstance(r.get("question"), str):
+                rejects[r["cid"]] = r
+            else:
+                calls.append(r)
+    card = _card(qa_path)
+    return ReviewSet(qa_path, Path(review) if review is not None else paths["review"], records, rejects, calls, card,
+                     CheckSettings.from_card(card), corpus)
+
+
+# -- review apply --------------------------------------------------------------------------------------------------
+def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[PathLike] = None,
                  *, corpus: Any = None, pending: str = "keep") -> ReviewResult:
     """Apply the review sheet ``review`` (default: ``qa``'s ``.review.csv``) to the set ``qa``; with ``out``,
     write the reviewed set there (checked before anything is read).  See the module docstring."""
-    from ragexam.analysis.generate.output import side_paths
-    from ragexam.data.problems import ProblemCollector
-    from ragexam.data.reading import iter_csv
-
     if pending not in ("keep", "drop"):
         raise InputError(f"received {pending!r}; expected keep or drop", source="--pending", field="pending")
-    qa_path = Path(qa)
-    sheet = Path(review) if review is not None else side_paths(qa_path)["review"]
     if out is not None:
         from ragexam.storage.paths import check_output_file
 
         check_output_file(out, option="--out")
-    rows = _load_set(qa_path)
-    by_id = {r["query_id"]: (line, r) for line, r in rows if isinstance(r.get("query_id"), str)}
-    text, notes = _read_sheet(sheet)
-    file = str(sheet)
-    decisions: Dict[str, Tuple[int, str, Dict[str, Any]]] = {}
-    for line, row in iter_csv(text, file, ProblemCollector(strict=True), required=("query_id", "status")):
-        qid = str(row["query_id"]).strip()
-        if qid not in by_id:
-            raise InputError(f"query_id {qid!r} is not in {qa_path}; expected the ids of that set", source=file,
+    rs = load_review_set(qa, review, corpus=corpus)
+    sheet = read_sheet(rs.sheet_path)
+    file = str(rs.sheet_path)
+    rescued: List[Tuple[int, Dict[str, str]]] = []
+    for line, row in sheet.rows:
+        qid = row["query_id"].strip()
+        cid = str(row.get(RESCUE_COLUMN, "") or "").strip()
+        if cid:
+            if qid in rs.records:
+                raise InputError(f"query_id {qid!r} is a question of {rs.qa}; a rescued candidate needs a new id",
+                                 source=file, line=line, field="query_id")
+            if cid not in rs.rejects:
+                raise InputError(f"candidate {cid!r} is not in {rs.qa.name}'s rejects file; expected the cid of a "
+                                 "rejected candidate", source=file, line=line, field=RESCUE_COLUMN)
+            rescued.append((line, row))
+        elif qid not in rs.records:
+            raise InputError(f"query_id {qid!r} is not in {rs.qa}; expected the ids of that set", source=file,
                              line=line, field="query_id")
-        if qid in decisions:
-            raise InputError(f"query_id {qid!r} already appeared on line {decisions[qid][0]}", source=file,
-                             line=line, field="query_id")
-        decisions[qid] = (line, _status(str(row["status"]), file, line), row)
-
-    editor: Optional[_Editor] = None
-    out_records: List[Dict[str, Any]] = []
-    counts = {"accepted": 0, "rejected": 0, "pending_kept": 0, "pending_dropped": 0, "edited": 0}
+    by_id = sheet.by_id
+    counts = {"accepted": 0, "rejected": 0, "pending_kept": 0, "pending_dropped": 0, "edited": 0, "rescued": 0}
     rejected: List[str] = []
-    for _, rec in rows:
-        qid = rec.get("query_id")
-        line, status, row = decisions.get(qid, (0, "pending", {}))
+    kept: List[Tuple[int, Dict[str, Any], List[str], str, Dict[str, str]]] = []
+    items = [(qid, rec, by_id.get(qid, (0, {}))) for qid, rec in rs.records.items()]
+    items += [(row["query_id"].strip(), _rescued_record(rs, row), (line, row)) for line, row in rescued]
+    for qid, rec, (line, row) in items:
+        status = sheet.status(row, line) if row else "pending"
         if status == "rejected":
             counts["rejected"] += 1
             rejected.append(qid)
@@ -171,22 +641,24 @@ def apply_review(qa: Union[str, Path], review: Union[str, Path, None] = None, ou
             continue
         rec = json.loads(json.dumps(rec))  # a copy
         changes = _changes(rec, row, file, line)
-        if changes:
-            if editor is None:
-                editor = _Editor(corpus, qa_path)
-            editor.apply(rec, changes, file, line)
-            counts["edited"] += 1
-        meta = rec.setdefault("metadata", {})
-        g = meta.setdefault("generation", {})
+        kept.append((line, rec, sorted(changes), status, row))
+    for line, rec, changes, _, row in kept:
+        if changes or row.get(RESCUE_COLUMN, "").strip():
+            _recheck(rs, rec, changes, kept, file, line)
+    out_records = []
+    for line, rec, changes, status, row in kept:
+        g = rec.setdefault("metadata", {}).setdefault("generation", {})
         g["review"] = "accepted" if status == "accepted" else "pending"
         note = str(row.get("note", "") or "").strip()
         if note:
             g["review_note"] = note
         if changes:
-            g["edited"] = sorted(changes)
+            g["edited"] = changes
+            counts["edited"] += 1
+        counts["rescued"] += bool(g.get("rescued"))
         counts["accepted" if status == "accepted" else "pending_kept"] += 1
         out_records.append(rec)
-    result = ReviewResult(out_records, counts, rejected, notes)
+    result = ReviewResult(out_records, counts, rejected, sheet.notes)
     if out is not None:
         from ragexam.analysis.generate.output import _jsonl, _write
 
@@ -194,18 +666,28 @@ def apply_review(qa: Union[str, Path], review: Union[str, Path, None] = None, ou
     return result
 
 
-def _lexical_at(card: Dict[str, Any]) -> float:
-    """The ``lexical_at`` of the card's signature (the generator's default when it cannot be read)."""
-    from ragexam.analysis.generate.engine import GenerateConfig
-    from ragexam.signature import Signature
+def _rescued_record(rs: ReviewSet, row: Mapping[str, str]) -> Dict[str, Any]:
+    """The QA record of the rejected candidate a row rescues, as the generator wrote it (the row's cells are
+    applied as changes)."""
+    from ragexam.analysis.generate.output import DECLINE
 
-    try:
-        return float(Signature.parse(str(card.get("signature", ""))).get("lexical_at"))
-    except (TypeError, ValueError):
-        return GenerateConfig.__dataclass_fields__["lexical_at"].default
+    x = rs.rejects[str(row[RESCUE_COLUMN]).strip()]
+    answerable = x.get("kind") != "out_of_corpus"
+    g = {k: x[k] for k in ("kind", "model_type", "pass", "call", "sections") if k in x}
+    g.update({"candidate": x["cid"], "prompt": (rs.card.get("prompt") or {}).get("name"), "rescued": x.get("reason"),
+              "rejection_detail": x.get("detail")})
+    lang = (rs.card.get("corpus") or {}).get("language", "ko")
+    rec: Dict[str, Any] = {"query_id": str(row["query_id"]).strip(), "question": x.get("question", ""),
+                           "relevant_doc_ids": [], "evidence": list(x.get("evidence") or []),
+                           "ground_truth": x.get("answer", "") if answerable else DECLINE.get(lang, DECLINE["en"]),
+                           "type": x.get("type") or x.get("kind"), "answerable": answerable,
+                           "metadata": {"generation": g}}
+    if not answerable:
+        del rec["relevant_doc_ids"], rec["evidence"]
+    return rec
 
 
-def _changes(rec: Dict[str, Any], row: Dict[str, Any], file: str, line: int) -> Dict[str, Any]:
+def _changes(rec: Dict[str, Any], row: Mapping[str, Any], file: str, line: int) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for name in _EDITABLE:
         if name not in row:
@@ -217,83 +699,29 @@ def _changes(rec: Dict[str, Any], row: Dict[str, Any], file: str, line: int) -> 
                 out[name] = new
         elif cell.strip() != str(rec.get(name, "") or "").strip():
             out[name] = cell.strip()
+    rec.update(out)
     return out
 
 
-class _Editor:
-    """Re-checks edited questions against the corpus (no model)."""
+def _recheck(rs: ReviewSet, rec: Dict[str, Any], changes: List[str], kept: Sequence[Tuple[Any, ...]], file: str,
+             line: int) -> None:
+    """Check an edited or rescued record (:func:`run_candidate_checks`) against the other kept questions; an
+    :class:`InputError` naming the sheet's line and the failing column when a check fails."""
+    from ragexam.analysis.generate import measure as M
 
-    def __init__(self, corpus: Any, qa_path: Path) -> None:
-        from ragexam.analysis.generate.checks import CorpusFacts
-        from ragexam.data.loaders import load_corpus
-        from ragexam.data.schema import Corpus
-
-        card = _card(qa_path)
-        self.lexical_at = _lexical_at(card)
-        if corpus is None:
-            corpus = card.get("corpus", {}).get("source")
-            if corpus is not None and not Path(corpus).exists():
-                corpus = None
-        if corpus is None:
-            raise InputError("the review edits questions, which are checked against the corpus; pass --corpus (the "
-                             f"set's card next to {qa_path} names none that exists)", source="--corpus",
-                             field="corpus")
-        self.corpus = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
-        self.facts = CorpusFacts.build(self.corpus.documents)
-
-    def apply(self, rec: Dict[str, Any], changes: Dict[str, Any], file: str, line: int) -> None:
-        from ragexam.analysis.generate import checks as C
-        from ragexam.analysis.generate import measure as M
-
-        f = self.facts
-        for name, value in changes.items():
-            rec[name] = value
-        g = rec.setdefault("metadata", {}).setdefault("generation", {})
-        problem = C.question_problem(rec["question"], script=f.script, foreign=f.foreign)
-        if problem is not None:
-            raise InputError(f"the edited question is refused ({problem.reason}: {problem.detail}); fix it or "
-                             "reject the row", source=file, line=line, field="question")
-        answerable = rec.get("answerable", True)
-        if not answerable:
-            if rec.get("evidence"):
-                raise InputError("an out-of-corpus question (answerable: false) cannot have evidence; clear the "
-                                 "evidence cell or reject the row", source=file, line=line, field="evidence")
-            return
-        if "ground_truth" in changes:
-            problem = C.answer_problem(rec["ground_truth"])
-            if problem is not None:
-                raise InputError(f"the edited answer is refused ({problem.reason}: {problem.detail})", source=file,
-                                 line=line, field="ground_truth")
-            g["answer_check"] = {"method": "human"}
-        evidence = rec.get("evidence") or []
-        if not evidence:
-            raise InputError("an answerable question needs evidence; fill the evidence cell or reject the row",
-                             source=file, line=line, field="evidence")
-        from ragexam.data.normalization import normalize
-
-        spans, docs, texts = [], [], []
-        for i, e in enumerate(evidence, 1):
-            occ = f.corpus_text.locate(e)
-            if not occ:
-                raise InputError(f"evidence {i} {normalize(e)[:50]!r} occurs in no document of the corpus (compared "
-                                 "after NFKC and whitespace normalisation); copy it from the document exactly",
-                                 source=file, line=line, field="evidence")
-            texts.append(f.contents[occ[0].doc_id][occ[0].start:occ[0].end])
-            for o in occ:
-                spans.append({"evidence": i, "doc_id": o.doc_id, "start": o.start, "end": o.end})
-                docs.append(o.doc_id)
-        rec["evidence"] = texts
-        old = [d for d in rec.get("relevant_doc_ids", []) if d in docs]
-        rec["relevant_doc_ids"] = list(dict.fromkeys(old + docs))
-        g["evidence_spans"] = spans
-        by_doc: Dict[str, List[Tuple[int, int]]] = {}
-        for s in spans:
-            by_doc.setdefault(s["doc_id"], []).append((s["start"], s["end"]))
-        paragraphs = "\n".join(M.scope_texts(f.contents[d], s, "paragraph") for d, s in by_doc.items())
-        ov, anchors, style = M.measure_many([rec["question"]], [" ".join(normalize(e) for e in texts)], [paragraphs],
-                                            language=f.language, latin_is_foreign=f.script != "latin",
-                                            lexical_at=self.lexical_at)[0]
-        g.update({"overlap": ov, "anchors": anchors, "style": style})
-        if rec.get("type") in ("meaning", "lexical", "multi"):
-            per_evidence = [[s["doc_id"] for s in spans if s["evidence"] == i] for i in range(1, len(texts) + 1)]
-            rec["type"] = M.type_of(M.needs_two_documents(per_evidence), "meaning", style)
+    facts = rs.corpus_facts()
+    others = [(r["query_id"], M.bigrams(r.get("question", ""))) for _, r, *_ in kept if r is not rec]
+    g = rec.get("metadata", {}).get("generation", {})
+    rep = run_candidate_checks(rec.get("question", ""), rec.get("ground_truth", ""), rec.get("evidence") or [],
+                               answerable=rec.get("answerable", True),
+                               kind=g.get("kind") or rec.get("type") or "meaning",
+                               facts=facts, settings=rs.settings, others=others,
+                               passage_docs=_passage_docs(rec))
+    if not rep.ok:
+        step = rep.failures[0]
+        column = {"question": "question", "copy": "question", "duplicate": "question", "answer": "ground_truth",
+                  "evidence": "evidence"}[step.name]
+        what = "the rescued candidate" if g.get("rescued") else f"the edited {column}"
+        raise InputError(f"{what} is refused: {rep.problem()}; fix the row or reject it", source=file, line=line,
+                         field=column)
+    checked_record(rec, rep, list(changes) + (["evidence"] if g.get("rescued") else []))

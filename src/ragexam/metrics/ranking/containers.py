@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Dict, Iterable, Mapping, Tuple
 
 import numpy as np
 
@@ -29,7 +29,7 @@ from ragexam.data.trec import (TrecColumns, read_trec_qrels, read_trec_run, voca
                                write_trec_run)
 from ragexam.errors import InputError
 
-__all__ = ["Qrels", "Run"]
+__all__ = ["Qrels", "Run", "ContextSizes"]
 
 
 def _encode(values: list[str]) -> tuple[np.ndarray, list[str]]:
@@ -247,3 +247,41 @@ def _require_columns(df: Any, cols: Iterable[str], where: str) -> None:
     missing = [c for c in cols if c not in have]
     if missing:
         raise InputError(f"missing column(s) {missing}; the DataFrame has {have}", source=where)
+
+
+@dataclass
+class ContextSizes:
+    """The size of every ranked item in one unit, for metrics cut at a context budget (``p@512t``).
+
+    ``unit`` is ``"c"`` (characters) or ``"t"`` (tokens); ``items[query_id][item_id] = (start, size)``:
+    ``start`` is the budget spent before the item is read, ``size`` its own size (both >= 0).  Build it
+    from ranked lists with :meth:`from_lists` (each start is the sum of the sizes ranked above it).
+    ``counter`` names what counted the sizes (e.g. ``"e5"`` for tokens); it goes into the signature.
+    """
+
+    unit: str
+    items: Dict[str, Dict[str, Tuple[float, float]]]
+    counter: str = ""
+
+    def __post_init__(self) -> None:
+        if self.unit not in ("c", "t"):
+            raise InputError(f"received unit {self.unit!r}; expected 'c' (characters) or 't' (tokens)",
+                             source="sizes", field="unit")
+        for q, per in self.items.items():
+            for d, (start, size) in per.items():
+                if not (start >= 0 and size >= 0):  # also rejects NaN
+                    raise InputError(f"item {d!r} of query {q!r} has start {start!r} and size {size!r}; "
+                                     "expected numbers >= 0", source="sizes", field=f"{q}/{d}")
+
+    @classmethod
+    def from_lists(cls, unit: str, lists: Mapping[str, Iterable[Tuple[str, float]]], counter: str = ""
+                   ) -> "ContextSizes":
+        """From ``{query_id: [(item_id, size), ...]}`` in rank order (best first)."""
+        items: Dict[str, Dict[str, Tuple[float, float]]] = {}
+        for q, ranked in lists.items():
+            per = items[q] = {}
+            spent = 0.0
+            for d, size in ranked:
+                per[d] = (spent, float(size))
+                spent += float(size)
+        return cls(unit, items, counter)

@@ -24,34 +24,31 @@ canonical      also accepted                                  trec_eval measure
 are the same metric, canonically ``p@10``; results are keyed by the name as it was asked
 (``recall@10`` stays ``recall@10``), and carry the canonical name beside it
 (:func:`parse_metric_names`).
+
+Every metric with a cutoff can instead be cut at a *context budget*: ``@512t`` (tokens) or ``@2000c``
+(characters), e.g. ``ndcg@512t``, ``p@2000c`` (definitions in :mod:`~ragexam.metrics.ranking.kernels`).
+The names, aliases and cutoff rules come from the registry (:mod:`~ragexam.metrics.ranking.registry`):
+a registered metric is parsed like the built-in ones.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Dict, Iterable, List
 
 from ragexam.errors import MetricNameError
+from ragexam.metrics.ranking import kernels as _builtin_kernels  # noqa: F401  (registers the built-in metrics)
+from ragexam.metrics.ranking.registry import alias_table, kernel_for, valid_forms
 
-__all__ = ["Metric", "parse_metric", "parse_metrics", "parse_metric_names", "VALID_FORMS"]
+__all__ = ["Metric", "parse_metric", "parse_metrics", "parse_metric_names", "parse_cutoff", "VALID_FORMS", "legend"]
 
-#: Human-readable list of accepted forms, used in error messages and ``--help``.
-VALID_FORMS = ("hit@K", "mrr", "mrr@K", "ndcg", "ndcg@K", "p@K", "r@K", "f1@K",
-               "fB@K (e.g. f0.5@3, f2@10)", "rprec", "map", "map@K")
 
-_KINDS_NEED_K = {"hit", "p", "r", "f"}
-_KINDS_NO_K = {"rprec"}
+def __getattr__(name: str):
+    if name == "VALID_FORMS":  # the accepted forms of every registered metric (error messages, ``--help``)
+        return valid_forms()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-_ALIASES = {
-    "hit": "hit", "success": "hit", "hit_rate": "hit", "hitrate": "hit",
-    "mrr": "mrr", "rr": "mrr", "recip_rank": "mrr",
-    "ndcg": "ndcg", "ndcg_cut": "ndcg",
-    "p": "p", "precision": "p",
-    "r": "r", "recall": "r",
-    "rprec": "rprec", "r-precision": "rprec", "rprecision": "rprec", "r_precision": "rprec",
-    "map": "map", "ap": "map", "map_cut": "map",
-}
 
 _FBETA_RE = re.compile(r"^f(?P<beta>[0-9]*\.?[0-9]+)$")
 _TREC_STYLE_RE = re.compile(r"^(?P<base>.+?)[._](?P<k>[0-9]+)$")
@@ -61,19 +58,21 @@ _TREC_STYLE_RE = re.compile(r"^(?P<base>.+?)[._](?P<k>[0-9]+)$")
 class Metric:
     """One ranking metric with its settings.
 
-    ``kind`` is one of ``hit, mrr, ndcg, p, r, f, rprec, map``; ``k`` the cutoff (``None``
-    for the whole ranking); ``beta`` the F-measure weight (only for ``kind == "f"``).
+    ``kind`` is a registered kernel (built in: ``hit, mrr, ndcg, p, r, f, rprec, map``); ``k`` the cutoff
+    (``None`` for the whole ranking); ``unit`` ``None`` when ``k`` counts items, ``"c"`` or ``"t"`` when it
+    is a context budget in characters or tokens; ``beta`` the F-measure weight (only for ``kind == "f"``).
     """
 
     kind: str
     k: int | None = None
     beta: float | None = None
+    unit: str | None = None
 
     @property
     def name(self) -> str:
-        """The canonical name, e.g. ``ndcg@10``, ``f0.5@3``, ``mrr``."""
+        """The canonical name, e.g. ``ndcg@10``, ``f0.5@3``, ``mrr``, ``p@512t``."""
         base = "f" + _format_beta(self.beta) if self.kind == "f" else self.kind
-        return base if self.k is None else f"{base}@{self.k}"
+        return base if self.k is None else f"{base}@{self.k}{self.unit or ''}"
 
     def __str__(self) -> str:
         return self.name
@@ -85,10 +84,11 @@ def _format_beta(beta: float | None) -> str:
 
 
 def _error(name: object, why: str) -> MetricNameError:
-    forms = ", ".join(VALID_FORMS)
+    forms = ", ".join(valid_forms())
     return MetricNameError(
-        f"invalid metric name {name!r}: {why}. Valid forms: {forms} (K a positive integer; trec_eval "
-        "names such as P.10, ndcg_cut.10, recip_rank, Rprec, map_cut.10, success.5 work too).",
+        f"invalid metric name {name!r}: {why}. Valid forms: {forms} (K a positive integer, or a context "
+        "budget such as 512t or 2000c; trec_eval names such as P.10, ndcg_cut.10, recip_rank, Rprec, "
+        "map_cut.10, success.5 work too).",
         source="metric")
 
 
@@ -118,25 +118,57 @@ def parse_metric(name: str | Metric) -> Metric:
         raise _error(text, "it does not look like NAME or NAME@K")
     beta: float | None = None
     fm = _FBETA_RE.match(base)
-    if fm:
+    aliases = alias_table()
+    if fm and "f" in aliases.values():
         kind = "f"
         beta = float(fm.group("beta"))
         if not beta > 0:
             raise _error(text, "the F-measure beta must be > 0")
-    elif base in _ALIASES:
-        kind = _ALIASES[base]
+    elif base in aliases and _named_alone(aliases[base], base):
+        kind = aliases[base]
     else:
         raise _error(text, f"'{base}' is not a metric name")
-    k: int | None = None
-    if k_txt is not None:
-        if not re.fullmatch(r"[0-9]+", k_txt) or int(k_txt) < 1:
-            raise _error(text, f"the cutoff '{k_txt}' is not a positive integer")
-        k = int(k_txt)
-    if kind in _KINDS_NEED_K and k is None:
-        raise _error(text, f"'{base}' needs a cutoff, e.g. {base}@10")
-    if kind in _KINDS_NO_K and k is not None:
-        raise _error(text, "R-precision takes no cutoff (it cuts at R, the number of relevant items)")
-    return Metric(kind=kind, k=k, beta=beta)
+    k, unit = _cutoff(text, k_txt)
+    kernel = kernel_for(kind)
+    if kernel.cutoff == "required" and k is None:
+        raise _error(text, f"'{base}' needs a cutoff, e.g. {base}@10 or {base}@512t")
+    if kernel.cutoff == "none" and k is not None:
+        raise _error(text, f"{kind} takes no cutoff" + (" (R-precision cuts at R, the number of relevant items)"
+                                                        if kind == "rprec" else ""))
+    if unit is not None and not kernel.budget:
+        raise _error(text, f"{kind} cannot be cut at a context budget")
+    return Metric(kind=kind, k=k, beta=beta, unit=unit)
+
+
+def _named_alone(kind: str, base: str) -> bool:
+    """Whether ``base`` names a metric by itself: an alias, or the kind when one of its forms is the bare kind
+    (``f`` is not: its forms carry a beta, ``f1@K``)."""
+    if base != kind:
+        return True
+    return any(form.split("@")[0].split(" ")[0] == kind for form in kernel_for(kind).forms)
+
+
+_CUTOFF_RE = re.compile(r"([0-9]+)([ct]?)")
+
+
+def parse_cutoff(text: str) -> tuple[int, str | None] | None:
+    """A cutoff as written after ``@``: ``"10"`` -> ``(10, None)`` (a number of items), ``"512t"`` ->
+    ``(512, "t")`` and ``"2000c"`` -> ``(2000, "c")`` (a context budget in tokens or characters); ``None`` when it
+    is not one (the number must be >= 1; the unit is lower case)."""
+    m = _CUTOFF_RE.fullmatch(text)
+    if not m or int(m.group(1)) < 1:
+        return None
+    return int(m.group(1)), m.group(2) or None
+
+
+def _cutoff(text: str, k_txt: str | None) -> tuple[int | None, str | None]:
+    """``(K, unit)`` from the text after ``@``: ``10`` -> (10, None), ``512t`` -> (512, "t")."""
+    if k_txt is None:
+        return None, None
+    parsed = parse_cutoff(k_txt)
+    if parsed is None:
+        raise _error(text, f"the cutoff '{k_txt}' is not a positive integer (or a budget such as 512t, 2000c)")
+    return parsed
 
 
 def parse_metrics(names: Iterable[str | Metric] | str | Metric) -> list[Metric]:
@@ -178,3 +210,17 @@ def parse_metric_names(names: Iterable[str | Metric] | str | Metric) -> list[tup
     if not out:
         raise MetricNameError("no metric given; pass at least one, e.g. ndcg@10", source="metrics")
     return out
+
+
+def legend(columns: Iterable[str]) -> str:
+    """One line explaining ``columns`` (metric names) for a table: ``"hit@1, hit@5: <hit's legend> · mrr:
+    <mrr's legend> · ..."``, each kernel's columns then its registered legend, in column order."""
+    groups: Dict[str, List[str]] = {}
+    for c in columns:
+        groups.setdefault(parse_metric(c).kind, []).append(c)
+    parts = []
+    for kind, names in groups.items():
+        k = kernel_for(kind)
+        if k is not None and k.legend:
+            parts.append(f"{', '.join(names)}: {k.legend}")
+    return " · ".join(parts)

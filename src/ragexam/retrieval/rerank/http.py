@@ -17,10 +17,13 @@ question and recorded in the signature.  Either response shape is accepted which
 
 A reply is checked strictly: every ``index`` an integer within the candidates and given once, every score a
 finite number; otherwise the whole question failed (``"malformed: ..."``) and keeps its first-stage order --
-never a silent reordering.  Candidates the reply leaves out are *unjudged* and keep their positions
-(:mod:`ragexam.retrieval.rerank.base`).  Timeouts, 429 and 5xx are retried (the LLM layer's policy);
-401/403/404 stop the run.  Headers (API keys) come from ``headers=`` (``--header``) only, never from the spec,
-and are never stored; ``OPENAI_API_KEY`` is never sent here.  Results are cached by (URL, model, query,
+never a silent reordering; so does a reply larger than ``max_response_bytes`` (32 MiB after
+decompression), nested deeper than 100 levels or holding a lone surrogate (``bad_response``).  Candidates
+the reply leaves out are *unjudged* and keep their positions (:mod:`ragexam.retrieval.rerank.base`).
+Timeouts (``timeout``: the deadline of one whole request), 429 and 5xx are retried (the LLM layer's policy,
+:mod:`ragexam.llm.transport`); 401/403/404 stop the run.  Headers (API keys) come from ``headers=``
+(``--header``) only, never from the spec; they are never stored, and a value with a line break is refused
+before any request; ``OPENAI_API_KEY`` is never sent here.  Results are cached by (URL, model, query,
 candidates): a second run sends nothing.
 """
 
@@ -32,6 +35,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from ragexam.errors import InputError
 from ragexam.retrieval.rerank.base import Reranker, RerankResult
 from ragexam.retrieval.service import JSONService, Malformed
+from ragexam.signature import Signature, quote
 
 __all__ = ["HTTPReranker", "SHAPES"]
 
@@ -68,6 +72,12 @@ def parse_scores(reply: Any, n: int) -> Dict[str, Any]:
     return {"scores": scores}
 
 
+def _add_usage(total: Dict[str, int], more: Mapping[str, int]) -> None:
+    """Add the counts of ``more`` (calls, cached, failed, requests, waits_cut) to ``total``."""
+    for k, v in more.items():
+        total[k] = total.get(k, 0) + v
+
+
 class HTTPReranker(Reranker):
     """A rerank endpoint (module docstring).
 
@@ -80,7 +90,7 @@ class HTTPReranker(Reranker):
     def __init__(self, url: str, *, shape: str = "auto", model: Optional[str] = None,
                  headers: Optional[Mapping[str, str]] = None, timeout: float = 30.0, max_retries: int = 2,
                  backoff: float = 0.5, concurrency: int = 4, cache: bool = True, cache_dir: Any = None,
-                 progress: bool = True, sleep=None) -> None:
+                 progress: bool = True, sleep=None, max_response_bytes: Optional[int] = None) -> None:
         where = f"rerank:http:{url}"
         if shape not in SHAPES:
             raise InputError(f"received {shape!r}; expected one of {', '.join(SHAPES)}.", source=where, field="shape")
@@ -89,7 +99,7 @@ class HTTPReranker(Reranker):
         kw = {"sleep": sleep} if sleep is not None else {}
         self.service = JSONService(url, kind="rerank", headers=headers, timeout=timeout, max_retries=max_retries,
                                    backoff=backoff, concurrency=concurrency, cache=cache, cache_dir=cache_dir,
-                                   progress=progress, where=where, **kw)
+                                   progress=progress, where=where, max_response_bytes=max_response_bytes, **kw)
         self.shape = shape
         self.model = model
         self.detected: Optional[str] = None if shape == "auto" else shape
@@ -102,10 +112,10 @@ class HTTPReranker(Reranker):
     @property
     def signature(self) -> str:
         shape = self.detected or self.shape
-        sig = f"rerank:http:{self.service.public_url}|shape:{shape}|model:{self.model or 'none'}"
+        fields = [("rerank", "http:" + quote(self.service.public_url)), ("shape", shape), ("model", self.model)]
         if self.service.header_names:
-            sig += f"|headers:{','.join(self.service.header_names)}"
-        return sig
+            fields.append(("headers", list(self.service.header_names)))
+        return str(Signature(fields, version=False))
 
     def body(self, query: str, texts: List[str], shape: str) -> Dict[str, Any]:
         if shape == "tei":
@@ -131,8 +141,7 @@ class HTTPReranker(Reranker):
                                          lambda r, n=n: {**parse_scores(r, n), "shape": shape},
                                          keys=[self._key(queries[i], candidates[i]) for i in group],
                                          description=f"reranking ({self.spec})")
-            for k, v in self.service.last_usage.to_dict().items():
-                usage[k] += v
+            _add_usage(usage, self.service.last_usage.to_dict())
             values.update(zip(group, got))
         return [values[i] for i in idx], usage
 
@@ -143,15 +152,13 @@ class HTTPReranker(Reranker):
         todo = list(range(n))
         if self.detected is None and todo:
             first, u = self._call(todo[:1], queries, candidates, "cohere")
-            for k in usage:
-                usage[k] += u[k]
+            _add_usage(usage, u)
             v = first[0]
             if v.get("status") == "ok":
                 self.detected = v.get("shape", "cohere")
             elif str(v.get("reason", "")).startswith("bad_request"):
                 first, u = self._call(todo[:1], queries, candidates, "tei")
-                for k in usage:
-                    usage[k] += u[k]
+                _add_usage(usage, u)
                 usage["failed"] -= 1  # the cohere probe's 400 is not a failure of the question
                 v = first[0]
                 if v.get("status") == "ok":
@@ -160,8 +167,7 @@ class HTTPReranker(Reranker):
             todo = todo[1:]
         if todo:
             rest, u = self._call(todo, queries, candidates, self.detected or "cohere")
-            for k in usage:
-                usage[k] += u[k]
+            _add_usage(usage, u)
             for i, v in zip(todo, rest):
                 values[i] = v
         self.last_usage = usage

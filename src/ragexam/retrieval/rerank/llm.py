@@ -31,6 +31,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ragexam.errors import InputError
 from ragexam.retrieval.rerank.base import Reranker, RerankResult
+from ragexam.signature import Signature, quote
 
 __all__ = ["LLMReranker", "MODES", "LISTWISE_SCHEMA", "POINTWISE_SCHEMA"]
 
@@ -110,11 +111,11 @@ class LLMReranker(Reranker):
             endpoint = self._client.endpoint
         else:
             endpoint = public_endpoint(self.settings.base_url) if self.settings.base_url else "OPENAI_BASE_URL"
-        sig = (f"rerank:llm:{self.model}|endpoint:{endpoint}|mode:{self.mode}"
-               f"|temperature:{self.settings.temperature:g}|max_chars:{self.max_chars}|prompt:{FORMAT}")
+        fields = [("rerank", f"llm:{quote(self.model)}"), ("endpoint", quote(endpoint)), ("mode", self.mode),
+                  ("temperature", float(self.settings.temperature)), ("max_chars", self.max_chars), ("prompt", FORMAT)]
         if self.mode == "pointwise":
-            sig += f"|scale:0-{self.scale}"
-        return sig
+            fields.append(("scale", f"0-{self.scale}"))
+        return str(Signature(fields, version=False))
 
     # -- prompts ------------------------------------------------------------------------------------
     def _cut(self, text: str) -> str:

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional
 
 from ragexam.errors import InputError
 from ragexam.retrieval.rerank.base import Reranker, RerankResult
+from ragexam.signature import Signature, quote
 
 __all__ = ["CrossEncoderReranker"]
 
@@ -50,7 +51,8 @@ class CrossEncoderReranker(Reranker):
 
     @property
     def signature(self) -> str:
-        return f"rerank:st:{self.model}|max_length:{self.max_length or 'model'}|score:raw"
+        return str(Signature([("rerank", f"st:{quote(self.model)}"), ("max_length", self.max_length or "model"),
+                              ("score", "raw")], version=False))
 
     def _load(self):
         if self._encoder is None:

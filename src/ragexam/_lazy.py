@@ -1,0 +1,46 @@
+"""Packages whose public names load their modules on first use (so ``import ragexam`` costs no numpy).
+
+Each package declares what it exports and from where, then asks for its module hooks::
+
+    _LAZY = {"Chunker": "ragexam.data.chunking",          # the name, from that module
+             "plan": ("ragexam.analysis.generate.api", "plan_generation"),   # under another name
+             "plots": ("ragexam.plots", None)}              # the module itself
+    __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
+    __all__ = sorted(_LAZY)
+
+A module given with a leading ``.`` is relative to the package.  A name is imported once and kept in the
+package's namespace.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, Dict, List, Mapping, MutableMapping, Optional, Tuple, Union
+
+__all__ = ["lazy_exports"]
+
+Target = Union[str, Tuple[str, Optional[str]]]
+
+
+def lazy_exports(package: str, table: Mapping[str, Target], namespace: MutableMapping[str, Any]
+                 ) -> Tuple[Callable[[str], Any], Callable[[], List[str]]]:
+    """``(__getattr__, __dir__)`` for ``package`` exporting ``table``'s names (module docstring)."""
+    targets: Dict[str, Tuple[str, Optional[str]]] = {}
+    for name, target in table.items():
+        module, attr = (target, name) if isinstance(target, str) else target
+        targets[name] = (package + module if module.startswith(".") else module, attr)
+
+    def __getattr__(name: str) -> Any:
+        try:
+            module, attr = targets[name]
+        except KeyError:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+        loaded = importlib.import_module(module)
+        value = loaded if attr is None else getattr(loaded, attr)
+        namespace[name] = value
+        return value
+
+    def __dir__() -> List[str]:
+        return sorted(set(namespace) | set(targets))
+
+    return __getattr__, __dir__

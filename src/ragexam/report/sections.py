@@ -1,0 +1,690 @@
+"""The sections of a run's page as HTML fragments, from a :class:`~ragexam.report.views.RunView`: the score
+table with intervals, unretrieved questions, comparisons, the rerank stage, the LLM judge, the plots (P/R/F by K,
+F-beta, per type, first-correct ranks, stage attribution), a missed question's details, the dataset card and
+the settings.  The static report (:mod:`ragexam.report.html`) and ``ragexam serve`` place the same fragments,
+styled by :data:`FRAGMENT_CSS`.
+
+Every user-provided string is HTML-escaped; no fragment carries an inline style or script (``ragexam serve``'s
+content security policy forbids both): colours are classes (:func:`ragexam.report.svg.color_class`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+from ragexam import fmt
+from ragexam.report import svg
+from ragexam.report.highlight import highlight_html
+from ragexam.report.scoreview import JudgeView
+from ragexam.report.views import MissedEntry, RunView, fmt_e as _e, interval
+from ragexam.storage.summary import Comparison, MissedQuestion, RetrievedChunk
+
+__all__ = ["FRAGMENT_CSS", "scores", "judge", "rerank", "plots", "missed_detail", "dataset", "settings",
+           "attribution", "type_charts", "legend", "comparison_class", "kv_table", "value_cell"]
+
+#: the style of every fragment (fonts are the page's: ``%MONO%`` is replaced by the monospace stack)
+FRAGMENT_CSS = """
+table{border-collapse:collapse;margin:6px 0 12px}
+th,td{border-bottom:1px solid var(--line);padding:5px 9px;text-align:left;vertical-align:top}
+th{background:var(--soft);font-weight:600;white-space:nowrap}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.ci{display:block;color:var(--muted);font-size:11px}
+.best .v{font-weight:700}
+.note{color:var(--muted);font-size:13px;margin:4px 0 10px}
+.box{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:8px 12px;margin:8px 0}
+.legend{display:flex;flex-wrap:wrap;gap:6px 18px;margin:6px 0 10px}
+.legend span{display:inline-flex;align-items:center;gap:6px}
+.sw{display:inline-block;width:12px;height:12px;border-radius:2px}
+.charts{display:flex;flex-wrap:wrap;gap:14px 18px;align-items:flex-start}
+.chart{background:#fff;border:1px solid var(--line);border-radius:6px}
+.chart text{font-family:inherit;fill:#1b1f24}
+.chart .ctitle{font-size:13px;font-weight:600}
+.chart .tick{font-size:10.5px;fill:#5b6470}
+.chart .alabel{font-size:11px;fill:#5b6470}
+.chart .cell{font-size:11.5px;font-weight:600}
+.chart .mlabel{font-size:10px;fill:#b42318}
+.chart .grid{stroke:#eceff3;stroke-width:1}
+.chart .axis{stroke:#8c959f;stroke-width:1}
+.chart .whisker{stroke:#1b1f24;stroke-width:1.3;fill:none}
+.chart .marker{stroke:#b42318;stroke-width:1.2;stroke-dasharray:4 3}
+.chart a.cell-link:hover rect,.chart a.cell-link:focus rect{stroke:#1b1f24;stroke-width:2}
+.verdict{max-width:520px}
+.sig-up{color:var(--good);font-weight:600}.sig-down{color:var(--bad);font-weight:600}
+.border{color:var(--warn)}
+.box.warn{border-color:#e0b400;background:#fff7d6}
+.tag.warn{background:#fff4d6;color:var(--warn)}
+.tag{display:inline-block;border-radius:10px;padding:0 7px;font-size:11.5px;background:#e8eef6;color:#24426b;
+white-space:nowrap}
+.dot{display:inline-block;width:9px;height:9px;border-radius:50%;margin-right:6px;vertical-align:middle}
+.filters{display:flex;flex-wrap:wrap;gap:8px 18px;align-items:center;margin:8px 0}
+select,button{font:inherit}
+button.expand{border:1px solid var(--line);background:#fff;border-radius:4px;padding:1px 9px;cursor:pointer;
+white-space:nowrap}
+button.expand[aria-expanded=true]{background:#e8eef6}
+tr.detail>td{background:#fbfcfd;padding:10px 14px 14px}
+.detail dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 14px;margin:0 0 10px}
+.detail dt{color:var(--muted);font-weight:600}
+.detail dd{margin:0}
+.chunks{margin:6px 0 0;padding:0;list-style:none}
+.chunks li{border:1px solid var(--line);border-radius:5px;padding:6px 9px;margin:6px 0;background:#fff}
+.chunks li.hit{border-color:#e0b400;box-shadow:inset 3px 0 0 #e0b400}
+.chunks .meta{display:block;color:var(--muted);font-size:12px;margin-bottom:2px}
+.chunks .text{white-space:pre-wrap}
+mark{background:#ffe066;padding:0 1px;border-radius:2px}
+mark.partial{background:#fff1b3;border-bottom:2px dashed #e0b400}
+.evidence{background:#fff7d6;border-radius:3px;padding:0 4px}
+pre{background:var(--soft);border:1px solid var(--line);border-radius:6px;padding:10px;overflow:auto;
+font-size:12px;white-space:pre-wrap}
+code{font-family:%MONO%;font-size:12px}
+.sig{font-family:%MONO%;font-size:11.5px;color:#3b4450;
+word-break:break-all}
+th.grp{text-align:center;border-left:2px solid #fff}
+.ci2{color:var(--muted);font-size:12px}
+.scroll{overflow-x:auto;max-width:100%}
+td.sig-up,td.sig-down{white-space:nowrap}
+details>summary{cursor:pointer;color:var(--accent);margin:6px 0}
+""" + svg.PALETTE_CSS + "\n"
+
+
+def kv_table(pairs: Sequence[Tuple[str, Any]]) -> str:
+    rows = []
+    for k, v in pairs:
+        if not isinstance(v, str):
+            v = json.dumps(v, ensure_ascii=False)
+        rows.append(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>")
+    return f'<table class="kv">{"".join(rows)}</table>'
+
+
+def value_cell(v: Any, pair: Any, cls: str = "num") -> str:
+    """A mean with its 95% interval below it."""
+    ci = interval(pair)
+    txt = f'<span class="ci">{fmt.ci(ci, digits=3, short=False)}</span>' if ci else ""
+    return f'<td class="{cls}"><span class="v">{fmt.num(v)}</span>{txt}</td>'
+
+
+def legend(view: RunView) -> str:
+    items = "".join(f'<span><i class="sw {svg.color_class(i)}"></i>{_e(p)}'
+                    f'{" <small>(baseline)</small>" if i == 0 and len(view.pipelines) > 1 else ""}</span>'
+                    for i, p in enumerate(view.pipelines))
+    return f'<div class="legend" aria-label="pipelines">{items}</div>'
+
+
+# -- scores --------------------------------------------------------------------------------------------------
+
+
+def scores(view: RunView) -> str:
+    """The metric table (main metrics, 95% intervals, the best mean in bold), the unretrieved questions and the
+    comparisons against the baseline."""
+    out = ['<section id="scores"><h2>Scores</h2>',
+           '<p class="note">Means over the scored (answerable) questions; below each, the 95% '
+           "percentile-bootstrap confidence interval over questions. Bold: the best mean in the column.</p>"]
+    best: Dict[str, float] = {}
+    for m in view.metrics:
+        vals = [v for v in (view.result(p).metrics.get(m) for p in view.pipelines) if fmt.is_number(v)]
+        if vals:
+            best[m] = max(vals)
+    head = "".join(f'<th class="num">{_e(m)}</th>' for m in view.metrics)
+    out.append(f'<div class="scroll"><table class="metrics"><thead><tr><th>pipeline</th><th class="num">n</th>{head}'
+               "</tr></thead><tbody>")
+    for p in view.pipelines:
+        res = view.result(p)
+        cells = []
+        for m in view.metrics:
+            v = res.metrics.get(m)
+            top = m in best and fmt.is_number(v) and v == best[m] and len(view.pipelines) > 1
+            cells.append(value_cell(v, res.ci95.get(m), "num best" if top else "num"))
+        n = res.n if p in view.summary.results else fmt.MISSING
+        out.append(f'<tr><td>{view.dot(p)}{_e(p)}</td><td class="num">{_e(n)}</td>{"".join(cells)}</tr>')
+    out.append("</tbody></table></div>")
+    out.append(unretrieved(view))
+    chunking = view.summary.chunking
+    if chunking is not None and chunking.size_warning:
+        out.append(f'<p class="box warn" id="size-warning">{_e(chunking.size_warning)}</p>')
+    out.append(budget_table(view))
+    if view.summary.comparisons:
+        out.append(comparisons(view, view.summary.comparisons))
+    elif len(view.pipelines) > 1:
+        out.append('<p class="note">No comparisons in this run.</p>')
+    if view.summary.budget_comparisons:
+        out.append(comparisons(view, view.summary.budget_comparisons, budget=True))
+    out.append("</section>")
+    return "".join(out)
+
+
+def budget_table(view: RunView) -> str:
+    """The ranking metrics at an equal context budget (``budget_metrics``): each pipeline with its chunks' mean
+    size, every budget column with its 95% interval."""
+    cols = view.summary.budget_metrics
+    if not cols:
+        return ""
+    budgets = view.summary.chunking.budgets if view.summary.chunking is not None else []
+    spent = " or ".join(f"{b[:-1]} {'characters' if b.endswith('c') else 'tokens'}" for b in budgets)
+    out = [f'<h3 id="budget">At an equal context budget</h3><p class="note">Each ranked list read until '
+           f"{_e(spent or 'the budget')} are spent (a chunk straddling the budget counts by its share inside), so "
+           "chunkers of different size get the same context; mean and 95% bootstrap interval.</p>"
+           '<div class="scroll"><table class="metrics budget"><thead><tr><th>pipeline</th>'
+           '<th class="num">mean chars</th>' + "".join(f'<th class="num">{_e(m)}</th>' for m in cols)
+           + "</tr></thead><tbody>"]
+    for p in view.pipelines:
+        res, size = view.result(p), view.summary.chunk_sizes(p)
+        mean = f"{size.mean_chars:.0f}" if size is not None else fmt.MISSING
+        out.append(f'<tr><td>{view.dot(p)}{_e(p)}</td><td class="num">{mean}</td>'
+                   + "".join(value_cell(res.metrics.get(m), res.ci95.get(m)) for m in cols) + "</tr>")
+    out.append("</tbody></table></div>")
+    return "".join(out)
+
+
+def unretrieved(view: RunView) -> str:
+    """Per pipeline: the questions it failed on (graded as misses) by kind, and a service's latency."""
+    items = []
+    for p in view.pipelines:
+        res = view.result(p)
+        un = res.unretrieved
+        if un.n:
+            kinds = ", ".join(f"{_e(k)} {_e(n)}" for k, n in un.by_kind.items())
+            qs = "; ".join(f"<code>{_e(x.query_id)}</code>: {_e(x.reason)}" for x in un.questions[:10])
+            n = un.n_scored if un.n_scored is not None else un.n
+            items.append(f'<li class="warn"><b>{_e(p)}</b> unretrieved {_e(n)} of {_e(res.n)} scored questions '
+                         f"({kinds}), graded as misses: {qs}</li>")
+        lat = res.latency
+        if lat is not None:
+            items.append(f"<li><b>{_e(p)}</b> latency per question: median {fmt.num(lat.median)} s, p95 "
+                         f"{fmt.num(lat.p95)} s, max {fmt.num(lat.max)} s (n {_e(lat.n)})</li>")
+        if res.produced_nothing:
+            items.append(f'<li class="warn"><b>{_e(p)}</b> produced nothing: {_e(res.produced_nothing)}</li>')
+        if res.n_evidence_split:
+            items.append(f'<li class="warn"><b>{_e(p)}</b> {_e(fmt.plural(res.n_evidence_split, "missed question"))} '
+                         f"evidence_split: the chunking cut the evidence (a chunk of the top {view.k} holds part of "
+                         "it) -- a chunking miss, not a retrieval miss</li>")
+    return f'<ul class="note">{"".join(items)}</ul>' if items else ""
+
+
+def comparison_class(diff: Any, ci95: Any, p_holm: Any, verdict: Any = "") -> str:
+    """``sig-up`` / ``sig-down`` when significant after Holm with the CI excluding 0, else
+    ``border`` for a borderline verdict, else ``""``."""
+    ci = interval(ci95)
+    if fmt.is_number(p_holm) and p_holm < 0.05 and ci and (ci[0] > 0 or ci[1] < 0):
+        return "sig-up" if fmt.is_number(diff) and diff > 0 else "sig-down"
+    if str(verdict or "").startswith("borderline"):
+        return "border"
+    return ""
+
+
+def _class_of(c: Comparison) -> str:
+    return comparison_class(c.diff, c.ci95, c.p_holm if c.p_holm is not None else c.p_value, c.verdict)
+
+
+def comparisons(view: RunView, comps: Sequence[Comparison], budget: bool = False) -> str:
+    """The paired comparisons (``budget``: those at an equal context budget, each chunker against the first
+    chunker with the same retriever), one column group per pair, and every verdict in words."""
+    title = ("Comparisons at an equal context budget" if budget else "Comparisons against the baseline")
+    out = [f"<h3>{title}</h3>"
+           '<p class="note">diff = pipeline − baseline on the same questions, with its 95% paired-bootstrap '
+           "interval; p from the paired randomization test, and p Holm-adjusted over the metrics of each pair. "
+           '<span class="sig-up">▲ green</span> / <span class="sig-down">▼ red</span>: significant after Holm '
+           "(p &lt; 0.05) and the interval excludes 0. Hover a cell for its verdict; all verdicts are listed "
+           "below the table.</p>"]
+    pairs: Dict[Tuple[str, str], Dict[str, Comparison]] = {}
+    for c in comps:
+        pairs.setdefault((c.pipeline, c.baseline), {})[c.metric] = c
+    metrics = [m for m in (view.summary.budget_metrics if budget else view.metrics) if any(m in d for d in
+                                                                                         pairs.values())]
+    metrics += [m for d in pairs.values() for m in d if m not in metrics]
+    pair_list = list(pairs)
+    bases = sorted({b for _, b in pair_list})
+    if len(bases) == 1:
+        out.append(f'<p class="note">Baseline: {view.dot(bases[0])}<b>{_e(bases[0])}</b></p>')
+    top = "".join(f'<th colspan="3" class="grp">{view.dot(p)}{_e(p)}{"" if len(bases) == 1 else f" vs {_e(b)}"}</th>'
+                  for p, b in pair_list)
+    sub = '<th class="num">diff</th><th class="num">95% CI</th><th class="num">p / Holm</th>' * len(pair_list)
+    out.append(f'<div class="scroll"><table class="comparisons"><thead><tr><th rowspan="2">metric</th>{top}</tr>'
+               f"<tr>{sub}</tr></thead><tbody>")
+    for m in metrics:
+        cells = []
+        for key in pair_list:
+            c = pairs[key].get(m)
+            if c is None:
+                cells.append(f'<td class="num">{fmt.MISSING}</td>' * 3)
+                continue
+            cls = _class_of(c)
+            arrow = {"sig-up": "▲ ", "sig-down": "▼ "}.get(cls, "")
+            tip = _e(c.verdict)
+            cells.append(f'<td class="num {cls}" title="{tip}">{arrow}{fmt.signed(c.diff)}</td><td class="num ci2" '
+                         f'title="{tip}">{fmt.signed_ci(c.ci95)}</td><td class="num ci2" title="{tip}">'
+                         f'{_e(fmt.p_value(c.p_value))} / {_e(fmt.p_value(c.p_holm))}</td>')
+        out.append(f"<tr><th>{_e(m)}</th>{''.join(cells)}</tr>")
+    out.append("</tbody></table></div>")
+    out.append(f"<details><summary>All {'budget ' if budget else ''}verdicts in words ({len(comps)})</summary>"
+               '<table class="verdicts"><thead><tr><th>pipeline</th><th>metric</th><th class="num">n</th>'
+               '<th class="num">min. detectable</th><th>method</th><th>verdict</th></tr></thead><tbody>')
+    for c in comps:
+        out.append(f'<tr><td>{_e(c.pipeline)}</td><td>{_e(c.metric)}</td><td class="num">{_e(c.n)}</td>'
+                   f'<td class="num">{fmt.num(c.mdd)}</td><td>{_e(c.method or fmt.MISSING)}</td>'
+                   f'<td class="verdict {_class_of(c)}">{_e(c.verdict)}</td></tr>')
+    out.append("</tbody></table></details>")
+    return "".join(out)
+
+
+# -- the LLM judge and the rerank stage ------------------------------------------------------------------------
+
+
+def judge(jd: Optional[JudgeView], dot: Callable[[str], str]) -> str:
+    """The LLM judge of a score: per pipeline and metric the mean and the pass rate, each with its 95% bootstrap
+    interval over the judged answers, coverage, and with repeats the flip share and ties; then the judge beside
+    the evidence.  ``dot(pipeline)``: the pipeline's coloured dot (:meth:`RunView.dot`)."""
+    if jd is None or not jd.summary:
+        return ""
+    repeat = int(jd.repeat or 1)
+    out = ['<section id="judge"><h2>LLM judge</h2>',
+           f'<p class="note">{_e(jd.model)} at {_e(jd.endpoint)}, prompts {_e(jd.language)}, '
+           f'{_e(fmt.plural(repeat, "repeat"))}. Means and pass rates over the judged answers only (unjudged answers '
+           "are counted, never averaged in); below each, the 95% percentile-bootstrap interval.</p>"]
+    cols = ["pipeline", "metric", "mean", "pass rate", "coverage"] + (["flipped", "ties"] if repeat > 1 else []) + \
+        ["unjudged"]
+    out.append('<div class="scroll"><table class="metrics"><thead><tr>' + "".join(
+        f'<th{"" if c in ("pipeline", "metric", "unjudged") else " class=num"}>{_e(c)}</th>' for c in cols)
+        + "</tr></thead><tbody>")
+    for p, ms in jd.summary.items():
+        for m, s in ms.items():
+            row = [f"<td>{dot(p)}{_e(p)}</td>", f"<td>{_e(m)}</td>", value_cell(s.mean, s.ci95),
+                   value_cell(s.pass_rate, s.pass_ci95), f'<td class="num">{_e(s.n_judged)}/{_e(s.n)}</td>']
+            if repeat > 1:
+                row += [f'<td class="num">{_e(fmt.percent(s.flip_share))}</td>', f'<td class="num">{_e(s.ties)}</td>']
+            row.append("<td>" + _e(", ".join(f"{k}: {v}" for k, v in s.unjudged.items()) or "–") + "</td>")
+            out.append("<tr>" + "".join(row) + "</tr>")
+    out.append("</tbody></table></div>")
+    if jd.vs_evidence:
+        out.append('<h3>The judge beside the evidence</h3><p class="note">The same contexts graded twice: by the '
+                   "judge, and without an LLM from the question's evidence spans. Where they disagree, either the "
+                   "judge is wrong or the evidence is too narrow.</p>")
+        out.append('<div class="scroll"><table class="metrics"><thead><tr><th>pipeline</th><th>judge</th>'
+                   '<th class="num">value</th><th>evidence</th><th class="num">value</th><th class="num">agree</th>'
+                   "<th>disagreeing questions</th></tr></thead><tbody>")
+        for p, comps in jd.vs_evidence.items():
+            for c in comps:
+                ids = ", ".join(d.query_id for d in c.disagreements)
+                out.append(f"<tr><td>{_e(p)}</td><td>{_e(c.judge_metric)} ({_e(c.judge_value)})</td>"
+                           f'<td class="num">{fmt.num(c.judge)}</td><td>{_e(c.evidence_metric)}</td>'
+                           f'<td class="num">{fmt.num(c.evidence)}</td>'
+                           f'<td class="num">{_e(fmt.percent(c.agree))}</td><td>{_e(ids or "–")}</td></tr>')
+        out.append("</tbody></table></div>")
+    if jd.signatures:
+        out.append('<p class="note">' + "<br>".join(f"{_e(m)}: <code>{_e(v)}</code>" for m, v in jd.signatures.items())
+                   + "</p>")
+    out.append("</section>")
+    return "".join(out)
+
+
+def rerank(view: RunView) -> str:
+    """Each rerank stage against its own first stage: lift (paired), per type, fixed/broken, the first stage's
+    recall ceiling, the queries it could not rerank, latency and cost."""
+    if not view.summary.rerank:
+        return ""
+    out = ['<section id="rerank"><h2>Rerank stage</h2><p class="note">Each reranked pipeline against its own first '
+           "stage, on the same questions: difference of the means, paired-bootstrap 95% interval, reading after "
+           "Holm's correction. A reranker can only reorder the first stage's top candidates: the recall ceiling is "
+           "the share of questions with a relevant unit among them.</p>"]
+    for name, b in view.summary.rerank.items():
+        after = view.result(name).metrics
+        out.append(f"<h3>{view.dot(name)}{_e(name)}</h3>"
+                   f'<p class="note">first stage <code>{_e(b.first_stage)}</code>, top {_e(b.top)} '
+                   f"reranked by <code>{_e(b.reranker)}</code></p>")
+        out.append('<div class="scroll"><table><thead><tr><th>metric</th><th class="num">first stage</th>'
+                   '<th class="num">reranked</th><th class="num">lift</th><th class="num">95% CI</th>'
+                   '<th class="num">p (Holm)</th><th>reading</th></tr></thead><tbody>')
+        for c in b.comparisons:
+            out.append(f"<tr><td>{_e(c.metric)}</td><td class=num>{fmt.num(b.first_stage_metrics.get(c.metric))}</td>"
+                       f"<td class=num>{fmt.num(after.get(c.metric))}</td><td class=num>{fmt.signed(c.diff)}</td>"
+                       f"<td class=num>{fmt.signed_ci(c.ci95)}</td><td class=num>{fmt.p_value(c.p_holm)}</td>"
+                       f"<td>{_e(c.reading)}</td></tr>")
+        out.append("</tbody></table></div>")
+        out.append("<ul>" + "".join(f"<li>{x}</li>" for x in _rerank_items(b)) + "</ul>")
+    out.append("</section>")
+    return "".join(out)
+
+
+def _rerank_items(b: Any) -> List[str]:
+    ceil, st = b.ceiling, b.status
+    items = [f"first stage recall@{_e(ceil.top)}: {fmt.num(ceil.recall_at_top)} ({_e(ceil.n_within)} questions); "
+             f"of {_e(ceil.misses)} misses at k={_e(ceil.k)}, {_e(ceil.misses_outside)} lay outside the candidates "
+             f"(no reranker can fix them) and {_e(ceil.misses_inside)} inside"]
+    if b.by_type:
+        items.append("lift by type: " + "; ".join(
+            f"{_e(t)} (n {_e(v.n)}): " + ", ".join(f"{_e(m)} {fmt.signed(d)}" for m, d in list(v.lift.items())[:3])
+            for t, v in b.by_type.items()))
+    for what, xs in (("fixed", b.fixed), ("broken", b.broken)):
+        items.append(f"{what} {len(xs)}" + (": " + ", ".join(
+            f"<code>{_e(x.query_id)}</code> ({_e(x.first_rank_before)} → {_e(x.first_rank_after)})"
+            for x in xs[:20]) if xs else ""))
+    items.append(f"queries: {_e(st.reranked)} reranked, {_e(st.partial)} partly (unjudged candidates keep their "
+                 f"place), {_e(st.failed)} failed (first-stage order kept)"
+                 + (": " + "; ".join(f"<code>{_e(x.query_id)}</code> {_e(x.reason)}" for x in st.questions[:10])
+                    if st.failed else ""))
+    if b.latency is not None:
+        lat = b.latency
+        items.append(f"latency per query: median {fmt.num(lat.median)} s, p95 {fmt.num(lat.p95)} s, "
+                     f"max {fmt.num(lat.max)} s (n {_e(lat.n)}, as measured when called)")
+    if b.usage:
+        items.append("usage: " + ", ".join(f"{_e(k)} {_e(fmt.cost(v) if k == 'cost_usd' else v)}"
+                                           for k, v in b.usage.items()))
+    return items
+
+
+# -- plots ---------------------------------------------------------------------------------------------------
+
+
+def _sorted_keys(keys) -> List[str]:
+    def key(k: str):
+        try:
+            return (0, float(k), k)
+        except ValueError:
+            return (1, 0.0, k)
+    return sorted((str(k) for k in keys), key=key)
+
+
+def _sweep_charts(view: RunView) -> str:
+    ks = _sorted_keys(dict.fromkeys(k for p in view.pipelines for k in view.result(p).sweep))
+    if not ks:
+        return '<p class="note">This run has no metric@K sweep.</p>'
+    charts = []
+    for key, label in (("p", "Precision@K"), ("r", "Recall@K"), ("f1", "F1@K")):
+        series = []
+        for p in view.pipelines:
+            sweep = view.result(p).sweep
+            series.append((p, [getattr(sweep[k], key) if k in sweep else None for k in ks]))
+        charts.append(svg.line_chart(label, ks, series, y_label=label.split("@")[0],
+                                     value_name=key.upper() if key != "f1" else "F1",
+                                     data_attrs={"plot": f"sweep-{key}"}))
+    return '<div class="charts">' + "".join(charts) + "</div>"
+
+
+def _fbeta_charts(view: RunView) -> str:
+    betas = _sorted_keys(dict.fromkeys(b for p in view.pipelines for b in view.result(p).fbeta))
+    if not betas:
+        return '<p class="note">This run has no F-beta sweep.</p>'
+    charts = []
+    for b in betas:
+        ks = _sorted_keys(dict.fromkeys(k for p in view.pipelines for k in view.result(p).fbeta.get(b) or {}))
+        series = [(p, [(view.result(p).fbeta.get(b) or {}).get(k) for k in ks]) for p in view.pipelines]
+        charts.append(svg.line_chart(f"F-beta@K, β = {b}", ks, series, y_label=f"F{b}", value_name=f"F{b}",
+                                     data_attrs={"plot": f"fbeta-{b}"}))
+    return ('<p class="note">β &lt; 1 weighs precision more, β &gt; 1 recall more (β = 1 is F1).</p>'
+            '<div class="charts">' + "".join(charts) + "</div>")
+
+
+def type_charts(view: RunView) -> str:
+    """Per-type bars with 95% whiskers, one chart per metric (a select shows one: the headline first)."""
+    types = [t for t in view.types() if any(t in view.result(p).by_type for p in view.pipelines)]
+    metrics = [m for m in view.metrics + [x for x in view.all_metrics if x not in view.metrics]
+               if any(m in (view.result(p).by_type.get(t) or {}) for p in view.pipelines for t in types)]
+    if not types or not metrics:
+        return '<p class="note">This run has no per-type breakdown.</p>'
+    default = view.headline if view.headline in metrics else metrics[0]
+    opts = "".join(f'<option value="{_e(m)}"{" selected" if m == default else ""}>{_e(m)}</option>' for m in metrics)
+    out = [f'<div class="filters"><label>metric <select id="type-metric">{opts}</select></label>'
+           '<span class="note">whiskers: 95% CI within the type</span></div><div class="charts">']
+    width = max(360, min(900, 110 * len(types) * max(1, len(view.pipelines)) // 2 + 120))
+    groups = []
+    for t in types:
+        ns = {view.result(p).by_type_n.get(t) for p in view.pipelines}
+        ns.discard(None)
+        groups.append(f"{t} (n={ns.pop()})" if len(ns) == 1 else t)
+    for m in metrics:
+        series = []
+        for p in view.pipelines:
+            res = view.result(p)
+            vals = []
+            for t in types:
+                v = (res.by_type.get(t) or {}).get(m)
+                ci = interval((res.by_type_ci95.get(t) or {}).get(m))
+                vals.append((float(v), ci[0] if ci else None, ci[1] if ci else None) if fmt.is_number(v) else None)
+            series.append((p, vals))
+        top = max([v[2] if v[2] is not None else v[0] for _, vs in series for v in vs if v] + [0.0])
+        chart = svg.bar_chart(f"{m} by question type", groups, series, y_label=m, y_max=1.0 if top <= 1.0 else None,
+                              width=width, data_attrs={"plot": "by-type", "metric": m})
+        out.append(f'<div class="type-chart" data-metric="{_e(m)}"{"" if m == default else " hidden"}>{chart}</div>')
+    out.append("</div>")
+    return "".join(out)
+
+
+def _rank_bins(depth: Optional[int]) -> List[Tuple[str, int, Optional[int]]]:
+    bins: List[Tuple[str, int, Optional[int]]] = [(str(i), i, i) for i in range(1, 11)]
+    bins.append(("11–20", 11, 20))
+    if depth is None or depth > 20:
+        bins.append((f"21–{depth}" if depth else "21+", 21, depth))
+    return bins
+
+
+def _rank_chart(view: RunView) -> str:
+    if not view.rows:
+        return '<p class="note">per_question.csv was not available, so ranks cannot be shown.</p>'
+    bins = _rank_bins(view.summary.config.depth)
+    groups = [b[0] for b in bins] + ["not found"]
+    ranks_of: Dict[str, List[Optional[int]]] = {p: [] for p in view.pipelines}
+    for r in view.rows:
+        if r.answerable and r.pipeline in ranks_of:
+            ranks_of[r.pipeline].append(r.first_rank)
+    series, tips = [], []
+    for p in view.pipelines:
+        ranks = ranks_of[p]
+        n = len(ranks)
+        counts = [sum(1 for x in ranks if x is not None and lo <= x and (hi is None or x <= hi)) for _, lo, hi in bins]
+        counts.append(sum(1 for x in ranks if x is None))
+        series.append((p, [(c / n, None, None) if n else None for c in counts]))
+        tips.append([f"{p} · rank {g}: {c} of {fmt.plural(n, 'question')} ({fmt.percent(c / n if n else 0, 1)})"
+                     for g, c in zip(groups, counts)])
+    chart = svg.bar_chart("Rank of the first correct chunk", groups, series, y_label="share of questions",
+                          x_label="first-correct rank", percent=True, tooltips=tips,
+                          width=max(520, 36 * len(groups) * max(1, len(view.pipelines)) // 2 + 80),
+                          marker_after=view.k - 1 if view.k <= 10 else None,
+                          marker_label=f"missed beyond k={view.k}", data_attrs={"plot": "first-rank"})
+    return f'<div class="charts">{chart}</div>'
+
+
+#: a cell's link of the attribution matrix: ``(pipeline, type, label) -> address`` (``None``: no links)
+CellLink = Callable[[str, str, str], Optional[str]]
+
+
+def attribution(att: Dict[str, Dict[str, Dict[str, int]]], order: Sequence[str],
+                link: Optional[CellLink] = None) -> str:
+    """One heatmap per pipeline of ``att`` (``{pipeline: {type: {stage label: count}}}``, the pipelines of
+    ``order`` first): questions per type (rows) by the stage that lost the answer (columns); with ``link`` each
+    cell is a link (``ragexam serve``: to its questions)."""
+    if not att:
+        return ('<p class="note box">No stage attribution in this run: it appears after answer scoring '
+                "(<code>ragexam score</code>), which says for each question whether retrieval, chunking or "
+                "generation lost the answer.</p>")
+    charts = []
+    for p in [p for p in order if p in att] + [p for p in att if p not in order]:
+        by_type = att[p]
+        stages = list(dict.fromkeys(s for counts in by_type.values() for s in counts))
+        rows = list(by_type)
+        matrix = [[int(by_type[t].get(s, 0)) for s in stages] for t in rows]
+        links = [[link(p, t, s) for s in stages] for t in rows] if link is not None else None
+        charts.append(svg.heatmap(str(p), rows, stages, matrix, data_attrs={"plot": "attribution"}, links=links))
+    return ('<p class="note">Questions per type (rows) by the stage that lost the answer (columns); shading: '
+            'share of the row.' + (" Open a cell for its questions." if link is not None else "") +
+            '</p><div class="charts">' + "".join(charts) + "</div>")
+
+
+def plots(view: RunView, link: Optional[CellLink] = None) -> str:
+    return "".join([
+        '<section id="plots"><h2>Plots</h2>', legend(view),
+        "<h3>Precision, recall and F1 by K</h3>", _sweep_charts(view),
+        "<h3>F-beta by β</h3>", _fbeta_charts(view),
+        "<h3>By question type</h3>", type_charts(view),
+        "<h3>First-correct ranks</h3>", _rank_chart(view),
+        "<h3>Stage attribution</h3>", attribution(view.attribution, view.pipelines, link),
+        "</section>"])
+
+
+# -- a missed question ---------------------------------------------------------------------------------------
+
+#: fields of a missed question the details show by name; any other (newer) field is listed generically
+_SHOWN = {"query_id", "question", "type", "evidence", "ground_truth", "first_rank", "unit_ranks", "k", "top",
+          "first_correct", "unretrieved", "relevant_doc_ids", "evidence_split"}
+
+
+def _facts(view: RunView, entry: MissedEntry) -> List[Tuple[str, str]]:
+    e = entry.question
+    ans = view.answer(entry.pipeline, e.query_id)
+    items = [("question", _e(e.question) if e.question else "<i>not in the run output</i>")]
+    items.append(("evidence", "<br>".join(f'<span class="evidence">{_e(x)}</span>' for x in e.evidence)
+                  if e.evidence else "<i>none recorded</i>"))
+    ground = ans.ground_truth or e.ground_truth
+    items.append(("ground truth", _e(ground) if ground else "<i>not available</i>"))
+    if ans.answer is not None:
+        items.append(("answer", _e(ans.answer)))
+    if ans.verdict is not None or ans.score is not None:
+        items.append(("judge", _e(" · ".join(str(x) for x in (ans.verdict, ans.score) if x is not None))))
+    if ans.reasoning:
+        items.append(("judge reasoning", _e(ans.reasoning)))
+    if ans.stage:
+        items.append(("stage", _e(ans.stage)))
+    if e.unretrieved:
+        items.append(("unretrieved", _e(e.unretrieved)))
+    sp = e.evidence_split
+    if sp is not None:
+        items.append(("evidence split", f"<b>#{_e(sp.rank)} <code>{_e(sp.chunk_id)}</code></b> holds the {_e(sp.part)} "
+                                        f"({_e(sp.chars)} of {_e(sp.length)} characters) of "
+                                        f'<span class="evidence">{_e(sp.evidence)}</span>; no chunk of the top '
+                                        f"{_e(sp.k)} holds it whole: the chunker cut it"))
+    if e.unit_ranks:
+        items.append(("evidence ranks", _e(", ".join(f"{u}: {r if r is not None else 'not found'}"
+                                                     for u, r in e.unit_ranks.items()))))
+    fr = e.first_rank
+    row = view.row_of.get((entry.pipeline, e.query_id))
+    top_ids = row.top_ids if row is not None else []
+    if fr is not None and 1 <= fr <= len(top_ids):
+        items.append(("first correct chunk", f"<code>{_e(top_ids[fr - 1])}</code> at rank {fr}"))
+    elif fr is not None:
+        items.append(("first correct chunk", f"at rank {fr} (beyond the {len(top_ids)} ids kept per question)"))
+    else:
+        depth = view.summary.config.depth
+        items.append(("first correct chunk", f"not within the search depth ({_e(depth if depth else '?')})"))
+    for f in fields(MissedQuestion):
+        value = getattr(e, f.name)
+        if f.name not in _SHOWN and f.name != "extra" and value not in (None, [], {}, ""):
+            items.append((f.name.replace("_", " "), _e(_plain(value))))
+    return items
+
+
+def _plain(value: Any) -> str:
+    if hasattr(value, "to_dict"):
+        value = value.to_dict()
+    if isinstance(value, list):
+        value = [v.to_dict() if hasattr(v, "to_dict") else v for v in value]
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _chunk_li(view: RunView, c: RetrievedChunk, evidence: Sequence[str], split: Optional[str] = None) -> str:
+    marks = 0
+    body = ""
+    if c.text:
+        body, marks = highlight_html(c.text, evidence, ignore_punctuation=view.ignore_punct)
+        body = f'<div class="text">{body}</div>'
+    meta = [f"#{_e(c.rank)}", f"<code>{_e(c.chunk_id)}</code>"]
+    if c.doc_id is not None:
+        meta.append(f"doc {_e(c.doc_id)}")
+    if fmt.is_number(c.score):
+        meta.append(f"score {fmt.num(c.score)}")
+    if marks:
+        meta.append('<span class="tag">contains evidence</span>')
+    if split is not None and c.chunk_id == split:
+        meta.append('<span class="tag">holds part of the evidence: split</span>')
+    return f'<li{" class=hit" if marks else ""}><div class="meta">{" · ".join(meta)}</div>{body}</li>'
+
+
+def missed_detail(view: RunView, entry: MissedEntry) -> str:
+    """A missed question's details: the question, its evidence, ground truth and answers, where its evidence was
+    found, and the top retrieved chunks with the evidence marked."""
+    e = entry.question
+    dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in _facts(view, entry))
+    split = e.evidence_split.chunk_id if e.evidence_split is not None else None
+    chunks = [_chunk_li(view, c, e.evidence, split) for c in e.top]
+    top = (f'<h4>Top {len(chunks)} retrieved chunk{"s" if len(chunks) != 1 else ""} (missed cutoff k = '
+           f'{_e(e.k)})</h4><ol class="chunks">{"".join(chunks)}</ol>'
+           if chunks else '<p class="note">No retrieved chunks recorded for this question.</p>')
+    if e.first_correct is not None:
+        top += (f"<h4>Where the evidence was found (rank {_e(e.first_correct.rank)})</h4>"
+                f'<ol class="chunks">{_chunk_li(view, e.first_correct, e.evidence)}</ol>')
+    return f'<div class="detail"><dl>{dl}</dl>{top}</div>'
+
+
+# -- dataset and settings ------------------------------------------------------------------------------------
+
+
+def dataset(view: RunView) -> str:
+    """The dataset card: every field of ``summary.dataset``, the question types, warnings, unmatched evidence."""
+    ds = view.summary.dataset
+    card = ds.to_dict()
+    order = ["corpus", "qa", "n_documents", "n_questions", "n_answerable", "n_out_of_corpus", "n_scored"]
+    sizes = [(k, card[k]) for k in order if k in card]
+    sizes += [(f"chunks ({c})", n) for c, n in ds.n_chunks.items()]
+    sizes += [(k, card[k]) for k in ("corpus_sha256", "qa_sha256") if k in card]
+    known = {k for k, _ in sizes} | {"n_chunks", "types", "corpus_sha256", "qa_sha256"}
+    sizes += [(k, v) for k, v in card.items() if k not in known]
+    from ragexam.report.console_run import _chunking_rows  # the chunking's sizes and budgets, in the console's words
+
+    sizes += _chunking_rows(view.summary)
+    out = ['<section id="dataset"><h2>Dataset card</h2>', kv_table(sizes)]
+    if ds.types:
+        total = sum(ds.types.values()) or 1
+        out.append("<h3>Question types</h3><table><thead><tr><th>type</th><th class=num>questions</th>"
+                   "<th class=num>share</th></tr></thead><tbody>")
+        for t, n in ds.types.items():
+            out.append(f"<tr><td>{_e(t)}</td><td class=num>{_e(n)}</td><td class=num>{fmt.percent(n / total)}</td>"
+                       "</tr>")
+        out.append("</tbody></table>")
+    unmatched = view.summary.unmatched_evidence
+    warnings = view.summary.warnings
+    if warnings:
+        out.append(f"<h3>Warnings ({len(warnings)})</h3><ul>" + "".join(f"<li>{_e(w)}</li>" for w in warnings)
+                   + "</ul>")
+    if not ds.n_chunks and not unmatched:
+        out.append('<p class="note">No pipeline used a ragexam chunker: every one returned its own texts, judged '
+                   "by whether they contain the evidence.</p></section>")
+        return "".join(out)
+    out.append(f"<h3>Unmatched evidence ({len(unmatched)})</h3>")
+    if unmatched:
+        out.append('<p class="note">Evidence no chunk contains whole, so no chunk gets credit for it.</p>'
+                   "<table><thead><tr><th>question id</th><th>evidence</th><th>chunker</th><th>reason</th>"
+                   "<th>where</th></tr></thead><tbody>")
+        for u in unmatched:
+            cuts = "; ".join(f"{c.doc_id} @ {c.offset}: {', '.join(c.chunks)}" for c in u.cuts)
+            out.append(f"<tr><td><code>{_e(u.query_id)}</code></td><td>{_e(u.evidence)}</td>"
+                       f"<td>{_e(u.chunker)}</td><td>{_e(u.reason)}</td><td>{_e(cuts)}</td></tr>")
+        out.append("</tbody></table>")
+    else:
+        out.append('<p class="note">Every evidence string lies whole inside some chunk.</p>')
+    out.append("</section>")
+    return "".join(out)
+
+
+def settings(view: RunView) -> str:
+    """Everything that produced the numbers: ids, version, the config, every signature."""
+    s = view.summary
+    out = ['<section id="settings"><h2>Settings</h2><p class="note">Everything that produced the numbers '
+           "above; the same config, dataset (same hashes) and ragexam version reproduce them.</p>",
+           kv_table([("run id", s.run_id), ("created", s.created), ("format", s.format),
+                     ("ragexam version", s.ragexam_version), ("missed cutoff k", view.k)]),
+           "<h3>Config</h3>", kv_table(list(s.config.to_dict().items())), "<h3>Signatures</h3>",
+           "<table><thead><tr><th>pipeline</th><th>signature</th></tr></thead><tbody>"]
+    for p in s.pipelines:
+        out.append(f'<tr><td>{_e(p.name)}</td><td class="sig">{_e(p.signature)}</td></tr>')
+    shown = {p.name: p.signature for p in s.pipelines}
+    for name, res in s.results.items():  # a result's own signature only where it is not its pipeline's again
+        if res.signature and shown.get(name) != res.signature:
+            out.append(f'<tr><td>{_e(name)} <small>(results)</small></td><td class="sig">{_e(res.signature)}</td></tr>')
+    out.append("</tbody></table>")
+    methods = sorted({c.method for c in s.comparisons if c.method})
+    if methods:
+        out.append(f'<p class="note">Randomization test {fmt.noun(len(methods), "method")}: '
+                   f'{_e(", ".join(methods))}.</p>')
+    out.append("<details><summary>summary config and dataset as JSON</summary><pre>"
+               + _e(json.dumps({"config": s.config.to_dict(), "dataset": s.dataset.to_dict(),
+                                "pipelines": [p.to_dict() for p in s.pipelines]}, ensure_ascii=False, indent=2))
+               + "</pre></details></section>")
+    return "".join(out)

@@ -1,0 +1,335 @@
+"""The web application of ``ragexam serve``: routes, pages and the files it may serve.
+
+Files are named by the user (``--review qa.jsonl``, repeatable; run and score folders as arguments) or listed by
+the run history (``--history``), and reached only through their number or record id (``/review/1``, ``/run/f1``,
+``/run/h:<id>``); no route takes a path, so no request can reach another file.  A file that
+cannot be read is a page with the reason (file, line, field, fix), never a stack trace.  Pages are rendered
+on the server with Jinja2 templates (autoescaped); the only scripts are this package's own static files.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+from ragexam.errors import InputError
+from ragexam.serve.results import Results
+from ragexam.serve.reviewing import ACTIONS, Filter, Outcome, ReviewSession, STATUSES
+from ragexam.serve.security import CSRF_FIELD, Guard, ServeOptions, parse_form
+
+__all__ = ["create_app", "Catalog", "NamedSet"]
+
+HERE = Path(__file__).parent
+#: the static files served, by name (no other name resolves): this package's two, and the report's style and
+#: script (the same the static report inlines, so a run's sections look and behave the same)
+STATIC = {"serve.css": "text/css; charset=utf-8", "serve.js": "text/javascript; charset=utf-8",
+          "report.css": "text/css; charset=utf-8", "report.js": "text/javascript; charset=utf-8"}
+#: rows per page of a set's table
+LIST_PAGE = 200
+log = logging.getLogger("ragexam.serve")
+
+
+@dataclass
+class NamedSet:
+    """A question set the user named: its number ``sid``, the set file, the review sheet (``None``: beside the
+    set) and the corpus for checks (``None``: the card's)."""
+
+    sid: str
+    qa: Path
+    review: Optional[Path] = None
+    corpus: Any = None
+    _session: Optional[ReviewSession] = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def name(self) -> str:
+        return self.qa.name
+
+    def session(self) -> ReviewSession:
+        """The review of this set (loaded on first use; :class:`InputError` when a file cannot be read)."""
+        with self._lock:
+            if self._session is None:
+                from ragexam.analysis.generate.review import load_review_set
+
+                self._session = ReviewSession(load_review_set(self.qa, self.review, corpus=self.corpus))
+            return self._session
+
+
+@dataclass
+class Catalog:
+    """Everything the server may show: the named question sets, and the results -- the named run and score
+    folders and the history's records (:class:`~ragexam.serve.results.Results`)."""
+
+    sets: List[NamedSet] = field(default_factory=list)
+    results: Results = field(default_factory=Results)
+
+    @classmethod
+    def of(cls, review: Sequence[Any] = (), corpus: Any = None, folders: Sequence[Any] = (),
+           history: Any = None) -> "Catalog":
+        """The catalog of the question sets ``review`` (checked against ``corpus`` when their card's corpus is
+        gone), the run or score ``folders`` and the history at ``history`` (default: the default history)."""
+        return cls([NamedSet(str(i), Path(p), None, corpus) for i, p in enumerate(review, 1)],
+                   Results(folders, history))
+
+    def get(self, sid: str) -> Optional[NamedSet]:
+        return next((s for s in self.sets if s.sid == sid), None)
+
+    def warm(self) -> threading.Thread:
+        """Load every named run and score folder, and every set, its corpus and the Korean analyser, in a
+        background thread, so the first page does not wait for them (what cannot be read is left for its page to
+        explain)."""
+        def work() -> None:
+            for key, folder in self.results.folder_keys():
+                try:
+                    self.results.load(key)
+                except Exception:  # noqa: BLE001 -- shown with its reason when the folder is opened
+                    log.debug("warming %s failed", folder, exc_info=True)
+            for s in self.sets:
+                try:
+                    s.session().rs.corpus_facts()
+                    from ragexam.analysis.generate import measure
+
+                    measure.terms(["준비"], s.session().rs.corpus_facts().language)
+                except Exception:  # noqa: BLE001 -- shown with its reason when the set is opened
+                    log.debug("warming %s failed", s.qa, exc_info=True)
+
+        t = threading.Thread(target=work, name="ragexam-serve-warm", daemon=True)
+        t.start()
+        return t
+
+
+def _templates() -> Any:
+    import jinja2
+
+    from ragexam import __version__
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")),
+                             autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             auto_reload=False)  # the package's own files: loaded once
+    env.globals.update(version=__version__, statuses=STATUSES)
+    return env
+
+
+def _static_files() -> Dict[str, bytes]:
+    from ragexam.report.html import FONT_STACK, MONO_STACK, REPORT_JS, fragment_css
+
+    out = {"report.css": fragment_css().encode("utf-8"), "report.js": REPORT_JS.encode("utf-8")}
+    for name in STATIC:
+        if name not in out:
+            text = (HERE / "static" / name).read_text(encoding="utf-8")
+            out[name] = text.replace("%FONTS%", FONT_STACK).replace("%MONO%", MONO_STACK).encode("utf-8")
+    return out
+
+
+def create_app(catalog: Catalog, options: Optional[ServeOptions] = None) -> Any:
+    """The ASGI application serving ``catalog`` under ``options`` (:mod:`ragexam.serve.security`)."""
+    from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    from ragexam.serve.results_pages import ResultsPages
+
+    pages = _Pages(catalog, options or ServeOptions())
+    results = ResultsPages(catalog.results, pages.page)
+    routes = [Route("/", pages.home), Route("/runs", results.runs), Route("/run/{key}", results.run),
+              Route("/run/{key}/missed", results.missed), Route("/compare", results.compare),
+              Route("/review/{sid}", pages.review_list),
+              Route("/review/{sid}/item", pages.review_item),
+              Route("/review/{sid}/decide", pages.decide, methods=["POST"]), Route("/static/{name}", pages.static_file),
+              Route("/favicon.ico", lambda request: Response(status_code=204))]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: pages.http_error, InputError: pages.input_error,
+                                                       Exception: pages.server_error})
+    return Guard(app, pages.options, lambda status, title, reason: pages.error_page(status, title, reason).body)
+
+
+class _Pages:
+    """The routes of :func:`create_app`: one method per page, rendered with the package's templates."""
+
+    def __init__(self, catalog: Catalog, options: ServeOptions) -> None:
+        self.catalog = catalog
+        self.options = options
+        self.env = _templates()
+        self.static = _static_files()
+
+    def page(self, template: str, status: int = 200, **context: Any) -> Any:
+        from starlette.responses import HTMLResponse
+
+        context.setdefault("title", "ragexam")
+        html = self.env.get_template(template).render(csrf=self.options.csrf, csrf_field=CSRF_FIELD, **context)
+        return HTMLResponse(html, status_code=status)
+
+    def error_page(self, status: int, title: str, reason: str) -> Any:
+        return self.page("error.html", status, title=title, reason=reason)
+
+    def named(self, request: Any) -> NamedSet:
+        from starlette.exceptions import HTTPException
+
+        s = self.catalog.get(request.path_params["sid"])
+        if s is None:
+            raise HTTPException(404, f"there is no question set number {request.path_params['sid']!r}: this server "
+                                     "shows only the files named on its command line (see the home page)")
+        return s
+
+    def home(self, request: Any) -> Any:
+        rows = []
+        for s in self.catalog.sets:
+            try:
+                sess = s.session()
+                rows.append({"set": s, "counts": sess.counts(sess.items()), "error": None, "path": sess.rs.qa,
+                             "sheet": sess.rs.sheet_path})
+            except InputError as err:
+                rows.append({"set": s, "counts": None, "error": str(err), "path": s.qa, "sheet": None})
+        results = self.catalog.results
+        listing = results.page(limit=5)
+        return self.page("home.html", rows=rows, folders=results.folder_keys(), recent=listing.entries,
+                         n_records=listing.total, history=results.history.path, key_of=results.key_of_record)
+
+    def review_list(self, request: Any) -> Any:
+        s = self.named(request)
+        sess = s.session()
+        items = sess.items()
+        flt = Filter.of(request.query_params)
+        chosen = [i for i in items if flt.matches(i)]
+        pages = max(1, -(-len(chosen) // LIST_PAGE))
+        try:
+            at = min(max(1, int(request.query_params.get("page", 1))), pages)
+        except ValueError:
+            at = 1
+        return self.page("review_list.html", title=f"{s.name} · review", s=s, sess=sess, flt=flt, n_chosen=len(chosen),
+                         first=chosen[0] if chosen else None, items=chosen[(at - 1) * LIST_PAGE:at * LIST_PAGE],
+                         page_no=at, pages=pages, offset=(at - 1) * LIST_PAGE, counts=sess.counts(items),
+                         done=request.query_params.get("done"), **_choices(sess, items))
+
+    def review_item(self, request: Any, outcome: Optional[Outcome] = None, status: int = 200) -> Any:
+        from starlette.exceptions import HTTPException
+
+        s = self.named(request)
+        sess = s.session()
+        items = sess.items()
+        key = outcome.key if outcome is not None else str(request.query_params.get("key", ""))
+        flt = Filter.of(request.query_params)
+        item = sess.find(items, key)
+        if item is None:
+            raise HTTPException(404, f"the set {s.name} has no question or candidate {key!r}")
+        return self.page("review_item.html", status, title=f"{item.key} · {s.name}",
+                         **_item_context(s, sess, items, item, flt, outcome, request.query_params.get("done")))
+
+    async def decide(self, request: Any) -> Any:
+        """A decision (:meth:`ReviewSession.decide`); then the next item of the filter (accept, reject, pending),
+        the same item (an edit, a rescue), or the item again with the reason (refused 422, conflict 409)."""
+        from starlette.concurrency import run_in_threadpool
+        from starlette.requests import Request
+        from starlette.responses import RedirectResponse
+
+        s = self.named(request)
+        form = parse_form(await request.body())
+        one = {k: v[0] for k, v in form.items()}
+        flt = Filter.of(one)
+        action = one.get("action", "")
+        if action not in ACTIONS:
+            return self.error_page(400, "Unknown action", f"received action {action!r}; expected one of "
+                                                          f"{', '.join(ACTIONS)}")
+        values: Dict[str, Any] = {k: one[k] for k in ("question", "ground_truth", "note") if k in one}
+        if "evidence" in form:
+            values["evidence"] = form["evidence"]
+        sess = s.session()
+        outcome = await run_in_threadpool(sess.decide, one.get("key", ""), action, one.get("version", ""), values)
+        if outcome.kind == "saved":
+            target: Optional[str] = outcome.key
+            if action in ("accept", "reject", "pending"):
+                target = sess.neighbours(sess.items(), flt, outcome.key)[1]
+            if not target:
+                return RedirectResponse(f"/review/{s.sid}?{flt.query(done=outcome.message)}", 303)
+            return RedirectResponse(f"/review/{s.sid}/item?{flt.query(key=target, done=outcome.message)}", 303)
+        request.scope["query_string"] = flt.query(key=outcome.key).encode()
+        return await run_in_threadpool(self.review_item, Request(request.scope), outcome,
+                                       409 if outcome.kind == "conflict" else 422)
+
+    def static_file(self, request: Any) -> Any:
+        from starlette.exceptions import HTTPException
+        from starlette.responses import Response
+
+        name = request.path_params["name"]
+        if name not in self.static:
+            raise HTTPException(404, f"no static file {name!r}")
+        return Response(self.static[name], media_type=STATIC[name], headers={"cache-control": "no-cache"})
+
+    async def http_error(self, request: Any, exc: Exception) -> Any:
+        code = getattr(exc, "status_code", 500)
+        return self.error_page(code, {404: "Not found", 405: "Method not allowed"}.get(code, "Refused"),
+                               str(getattr(exc, "detail", "")) or "not found")
+
+    async def input_error(self, request: Any, exc: Exception) -> Any:
+        return self.error_page(422, "A file could not be read", str(exc))
+
+    async def server_error(self, request: Any, exc: Exception) -> Any:
+        log.exception("ragexam serve: %s %s failed", request.method, request.url.path)
+        return self.error_page(500, "Internal error", f"{type(exc).__name__}: {exc}. The page could not be made; the "
+                                                      "server's terminal shows the details. Your saved decisions are "
+                                                      "safe in the review sheet.")
+
+
+def _choices(sess: ReviewSession, items: Sequence[Any]) -> Dict[str, Any]:
+    from ragexam.analysis.generate.checks import REASONS
+
+    types = sorted({i.type for i in items if i.origin != "candidate" and i.type})
+    reasons: Dict[str, int] = {}
+    for i in items:
+        if i.origin == "candidate" and not i.rescued_as:
+            reasons[i.reason] = reasons.get(i.reason, 0) + 1
+    return {"types": types, "reasons": [(r, reasons[r], REASONS.get(r, ("", ""))[1])
+                                        for r in list(REASONS) + sorted(set(reasons) - set(REASONS)) if r in reasons]}
+
+
+def _item_context(s: NamedSet, sess: ReviewSession, items: Sequence[Any], item: Any, flt: Filter,
+                  outcome: Optional[Outcome], done: Optional[str]) -> Dict[str, Any]:
+    refused = outcome if outcome is not None and outcome.kind == "refused" and outcome.values else None
+    values = refused.values if refused else {"question": item.question, "ground_truth": item.answer,
+                                             "evidence": list(item.evidence), "note": item.note}
+    report = sess.check(items, item, item.question, item.answer, item.evidence)
+    prev, nxt, pos, n = sess.neighbours(items, flt, item.key)
+    g = item.record.get("metadata", {}).get("generation", {}) if item.origin == "set" else item.record
+    return {"s": s, "sess": sess, "item": item, "flt": flt, "outcome": outcome, "done": done,
+            "values": values, "report": report, "refused_report": refused.report if refused else None,
+            "passages": sess.passages(item, list(dict.fromkeys(list(item.evidence) + list(values["evidence"])))),
+            "prev": prev, "next": nxt, "pos": pos, "n": n, "counts": sess.counts(items),
+            "support": answer_support(item, report, g), "record_json": _pretty(g),
+            "evidence_rows": list(values["evidence"]) + [""], **_choices(sess, items)}
+
+
+def answer_support(item: Any, report: Any, g: Dict[str, Any]) -> Dict[str, str]:
+    """How the answer is known to be supported (or why the question needs no answer check), in words:
+    ``{"state": ok|warn|bad|none, "text": ...}``."""
+    if not item.answerable:
+        ooc = g.get("ooc_check") or {}
+        if ooc.get("max") is not None:
+            return {"state": "ok" if ooc["max"] <= ooc.get("limit", 0) else "bad",
+                    "text": f"out of corpus: the closest sections ({ooc.get('retriever')}) were judged at most "
+                            f"{ooc['max']} of 5 relevant (limit {ooc.get('limit')})"}
+        return {"state": "warn", "text": "out of corpus: " + (ooc.get("note") or "no out-of-corpus check recorded")}
+    if "ground_truth" in item.edited or "evidence" in item.edited or item.origin == "candidate":
+        if report.answer_contained:
+            return {"state": "ok", "text": "the answer lies inside the evidence"}
+        return {"state": "warn", "text": "vouched for by the reviewer: no model checks an edited answer; "
+                                         "review apply records answer_check: human"}
+    check = g.get("answer_check") or {}
+    if check.get("method") == "contained":
+        return {"state": "ok", "text": "the answer lies inside the evidence"}
+    if check.get("method") == "judge":
+        return {"state": "ok" if check.get("score") == 1 else "bad",
+                "text": f"judged supported by the evidence: {check.get('metric')} {check.get('score')} "
+                        f"({check.get('supported')} of {check.get('claims')} claims, {check.get('rubric')})"}
+    if check.get("method") == "human":
+        return {"state": "warn", "text": "vouched for by a reviewer"}
+    return {"state": "warn", "text": "no answer check recorded"}
+
+
+def _pretty(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False, indent=2)

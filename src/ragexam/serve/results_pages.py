@@ -1,0 +1,287 @@
+"""The results pages of ``ragexam serve`` (docs/serve.md, "Reading results"): the runs list, a run's page with its
+missed questions, a score's page with its answers, and the comparison of two runs or scores.
+
+A run's sections are the static report's own fragments (:mod:`ragexam.report.sections` over the same
+:class:`~ragexam.report.views.RunView`); lists too long for one page (the history, missed questions, answers) are
+cut into pages on the server.  Results are reached by key only (:mod:`ragexam.serve.results`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from urllib.parse import quote, urlencode
+
+from ragexam import fmt
+from ragexam.errors import InputError
+from ragexam.report import sections
+from ragexam.report.views import dot, interval
+from ragexam.serve.results import Loaded, Results, same_folder
+from ragexam.storage.runfolder import headline_metric
+
+__all__ = ["ResultsPages", "RUNS_PAGE", "MISSED_PAGE", "ANSWERS_PAGE"]
+
+#: rows per page of the runs list, a run's missed questions, a score's answers
+RUNS_PAGE, MISSED_PAGE, ANSWERS_PAGE = 50, 100, 50
+SORTS = ("recorded", "created", "dataset", "headline", "id")
+
+
+def _int(value: Any, default: int = 1) -> int:
+    try:
+        return max(1, int(value))
+    except (TypeError, ValueError):
+        return default
+
+
+def query(params: Mapping[str, Any], **changes: Any) -> str:
+    """``params`` with ``changes`` as a query string (empty values left out)."""
+    d = {k: v for k, v in params.items()}
+    d.update(changes)
+    return urlencode({k: v for k, v in d.items() if v not in (None, "")})
+
+
+@dataclass
+class Pager:
+    """One page of ``total`` rows, ``size`` a page: ``number`` (1-based) and the rows' ``offset``."""
+
+    total: int
+    size: int
+    number: int = 1
+
+    def __post_init__(self) -> None:
+        self.pages = max(1, -(-self.total // self.size))
+        self.number = min(max(1, self.number), self.pages)
+        self.offset = (self.number - 1) * self.size
+
+    def cut(self, rows: Sequence[Any]) -> Sequence[Any]:
+        return rows[self.offset:self.offset + self.size]
+
+
+@dataclass
+class Headline:
+    """A result's headline metric per pipeline, with its 95% interval."""
+
+    metric: Optional[str]
+    values: List[Tuple[str, Optional[float], Optional[Tuple[float, float]]]] = field(default_factory=list)
+
+    @property
+    def cells(self) -> List[Tuple[str, str, str, str]]:
+        """``(dot, pipeline, value, interval)`` as text."""
+        return [(dot(i), p, fmt.num(v), fmt.ci(ci, digits=3, short=False) if ci else "")
+                for i, (p, v, ci) in enumerate(self.values)]
+
+
+def headline_of(loaded: Loaded) -> Headline:
+    """The headline (``hit@k``, else the first metric) of a loaded run or score, per pipeline."""
+    if loaded.view is not None:
+        s = loaded.view.summary
+        return Headline(s.headline, [(p, s.result(p).metrics.get(s.headline),
+                                      interval(s.result(p).ci95.get(s.headline))) for p in loaded.view.pipelines])
+    sc = loaded.score
+    metric = headline_metric(loaded.data.summary)
+    return Headline(metric, [(p, sc.results[p].metrics.get(metric), interval(sc.results[p].ci95.get(metric)))
+                             for p in sc.pipelines if p in sc.results])
+
+
+class ResultsPages:
+    """The routes of the results pages; ``page(template, status, **context)`` renders (the app's)."""
+
+    def __init__(self, results: Results, page: Callable[..., Any]) -> None:
+        self.results = results
+        self.page = page
+        self._compared: "OrderedDict[Tuple, Any]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    def load(self, key: str) -> Loaded:
+        from starlette.exceptions import HTTPException
+
+        try:
+            return self.results.load(key)
+        except KeyError:
+            raise HTTPException(404, f"there is no run or score {key!r}: this server shows the folders named on its "
+                                     f"command line and the records of the history {self.results.history.path} "
+                                     "(see the runs list)") from None
+
+    # -- the runs list ------------------------------------------------------------------------------------------
+
+    def runs(self, request: Any) -> Any:
+        qp = request.query_params
+        params = {k: str(qp.get(k) or "") for k in ("q", "kind", "dataset", "sort", "order", "a")}
+        sort = params["sort"] if params["sort"] in SORTS else "recorded"
+        number = _int(qp.get("page"))
+
+        def ask(offset: int) -> Any:
+            return self.results.page(text=params["q"] or None, kind=params["kind"] or None,
+                                     dataset=params["dataset"] or None, sort=sort,
+                                     descending=params["order"] != "asc", offset=offset, limit=RUNS_PAGE)
+
+        listing = ask((number - 1) * RUNS_PAGE)
+        pager = Pager(listing.total, RUNS_PAGE, number)
+        if pager.offset != (number - 1) * RUNS_PAGE:  # asked past the end: the last page
+            listing = ask(pager.offset)
+        rows = []
+        for e in listing.entries:
+            ci = listing.intervals.get(e.run_id, {})
+            head = Headline(e.headline_metric, [(p, e.headline.get(p), ci.get(p)) for p in e.pipelines
+                                                if p in e.headline])
+            rows.append({"key": self.results.key_of_record(e.run_id), "id": e.run_id, "kind": e.kind,
+                         "dataset": e.dataset, "created": _when(e.created or e.recorded), "head": head,
+                         "n_pipelines": len(e.pipelines)})
+        picked = params["a"] if params["a"] and self.results.known(params["a"]) else ""
+        return self.page("runs.html", title="runs · ragexam", rows=rows, folders=self.folder_rows(), pager=pager,
+                         params=dict(params, sort=sort), listing=listing, picked=picked,
+                         picked_label=self.results.label(picked) if picked else "", query=query,
+                         history=self.results.history.path, sorts=SORTS)
+
+    def folder_rows(self) -> List[Dict[str, Any]]:
+        out = []
+        for key, folder in self.results.folder_keys():
+            try:
+                loaded = self.results.load(key)
+            except InputError as err:
+                out.append({"key": key, "id": str(folder), "error": str(err)})
+                continue
+            created = loaded.view.summary.created if loaded.view is not None else loaded.score.created
+            out.append({"key": key, "id": str(folder), "error": None, "kind": "score" if loaded.is_score else "run",
+                        "dataset": loaded.score.dataset_label if loaded.is_score else loaded.view.summary.dataset_label,
+                        "created": _when(created),
+                        "head": headline_of(loaded), "n_pipelines": len(loaded.data.pipelines)})
+        return out
+
+    # -- a run ----------------------------------------------------------------------------------------------------
+
+    def run(self, request: Any) -> Any:
+        key = request.path_params["key"]
+        loaded = self.load(key)
+        if loaded.is_score:
+            return self.score(request, loaded)
+        scores = self.results.scores_of(loaded)
+        view, score_key = self.results.with_score(loaded, scores)
+        qp = request.query_params
+        flt = {"pipeline": str(qp.get("pipeline") or ""), "type": str(qp.get("type") or "")}
+        chosen = [e for e in view.missed() if (not flt["pipeline"] or e.pipeline == flt["pipeline"])
+                  and (not flt["type"] or (e.question.type or "") == flt["type"])]
+        pager = Pager(len(chosen), MISSED_PAGE, _int(qp.get("page")))
+        link = _answers_link(score_key) if score_key is not None else None
+        frag = {"scores": sections.scores(view), "rerank": sections.rerank(view),
+                "judge": sections.judge(view.judge, view.dot), "plots": sections.plots(view, link),
+                "dataset": sections.dataset(view), "settings": sections.settings(view)}
+        missed_all = view.missed()
+        return self.page("run.html", title=f"{loaded.label} · ragexam", loaded=loaded, view=view, frag=frag,
+                         facts=view.facts(), missed=pager.cut(chosen), pager=pager, flt=flt, n_missed=len(missed_all),
+                         pipelines=list(dict.fromkeys(e.pipeline for e in missed_all)),
+                         types=sorted({e.question.type for e in missed_all if e.question.type}),
+                         has_answers=any(view.answer(e.pipeline, e.query_id) for e in pager.cut(chosen)),
+                         score_key=score_key, scores=scores, label=self.results.label,
+                         query=query, quote=quote)
+
+    def missed(self, request: Any) -> Any:
+        from starlette.exceptions import HTTPException
+
+        key = request.path_params["key"]
+        loaded = self.load(key)
+        if loaded.view is None:
+            raise HTTPException(404, f"{loaded.label} is a score: its answers are on its page")
+        view, score_key = self.results.with_score(loaded)
+        qp = request.query_params
+        pipeline, qid = str(qp.get("pipeline") or ""), str(qp.get("qid") or "")
+        entry = view.find_missed(pipeline, qid)
+        if entry is None:
+            raise HTTPException(404, f"{loaded.label} has no missed question {qid!r} of pipeline {pipeline!r}")
+        flt = {"pipeline": str(qp.get("fp") or ""), "type": str(qp.get("ft") or "")}
+        chosen = [e for e in view.missed() if (not flt["pipeline"] or e.pipeline == flt["pipeline"])
+                  and (not flt["type"] or (e.question.type or "") == flt["type"])]
+        at = next((i for i, e in enumerate(chosen) if e.seq == entry.seq), None)
+        prev = chosen[at - 1] if at is not None and at > 0 else None
+        nxt = chosen[at + 1] if at is not None and at + 1 < len(chosen) else None
+        return self.page("missed.html", title=f"{qid} · {loaded.label}", loaded=loaded, view=view, entry=entry,
+                         detail=sections.missed_detail(view, entry), prev=prev, next=nxt,
+                         pos=(at + 1) if at is not None else None, n=len(chosen), flt=flt, score_key=score_key,
+                         query=query, quote=quote)
+
+    # -- a score --------------------------------------------------------------------------------------------------
+
+    def score(self, request: Any, loaded: Loaded) -> Any:
+        sc = loaded.score
+        qp = request.query_params
+        flt = {k: str(qp.get(k) or "") for k in ("pipeline", "type", "label")}
+        verdicts = list(sc.verdicts().values())
+        chosen = [v for v in verdicts if (not flt["pipeline"] or v.pipeline == flt["pipeline"])
+                  and (not flt["type"] or (v.type or "(none)") == flt["type"])
+                  and (not flt["label"] or v.label == flt["label"])]
+        pager = Pager(len(chosen), ANSWERS_PAGE, _int(qp.get("page")))
+        order = sc.pipelines
+        index = {p: i for i, p in enumerate(order)}
+        dot_of = lambda p: dot(index.get(p, len(index)))  # noqa: E731
+        matrices = sc.attribution.by_type if sc.attribution else {}
+        run_key = self._scored_run_key(loaded)
+        metrics = list(dict.fromkeys(m for p in order if p in sc.results for m in sc.results[p].metrics))
+        return self.page("score.html", title=f"{loaded.label} · ragexam", loaded=loaded, sc=sc, metrics=metrics,
+                         judge=sections.judge(sc.judge, dot_of),
+                         attribution=sections.attribution(matrices, order, _answers_link(loaded.key)),
+                         rows=[(v, loaded.details.get((v.pipeline, v.query_id)), loaded.questions.get(v.query_id))
+                               for v in pager.cut(chosen)],
+                         pager=pager, flt=flt, n_answers=len(verdicts), dot_of=dot_of, value_cell=sections.value_cell,
+                         labels=list(dict.fromkeys([*(sc.attribution.labels if sc.attribution else []),
+                                                    *(v.label for v in verdicts)])),
+                         types=sorted({v.type or "(none)" for v in verdicts}), run_key=run_key,
+                         settings=sections.kv_table(list(sc.used_settings.items())), query=query, quote=quote,
+                         label=self.results.label)
+
+    def _scored_run_key(self, loaded: Loaded) -> Optional[str]:
+        """The key of the run this score scored, when the server shows it."""
+        run_id = loaded.score.scored_run
+        if run_id and self.results.known(self.results.key_of_record(run_id)):
+            return self.results.key_of_record(run_id)
+        named = loaded.score.used_settings.get("run")
+        for key, folder in self.results.folder_keys():
+            if named and key != loaded.key and (folder / "summary.json").is_file() and same_folder(named, folder):
+                return key
+        return None
+
+    # -- comparing two ------------------------------------------------------------------------------------------
+
+    def compare(self, request: Any) -> Any:
+        from ragexam.analysis.compare import compare_runs
+
+        qp = request.query_params
+        params = {k: str(qp.get(k) or "") for k in ("a", "b", "pa", "pb")}
+        if not params["a"] or not params["b"]:
+            return self.page("compare.html", title="compare · ragexam", params=params, result=None, error=None,
+                             a=None, b=None, query=query, quote=quote, label=self.results.label)
+        a, b = self.load(params["a"]), self.load(params["b"])
+        cache_key = (params["a"], params["b"], params["pa"], params["pb"], a.stamp, b.stamp)
+        with self._lock:
+            result = self._compared.get(cache_key)
+        error = None
+        if result is None:
+            try:
+                result = compare_runs(a.data, b.data, pipeline=params["pa"] or None, pipeline_b=params["pb"] or None)
+            except InputError as err:
+                error = str(err)
+            else:
+                with self._lock:
+                    self._compared[cache_key] = result
+                    while len(self._compared) > 8:
+                        self._compared.popitem(last=False)
+        missed_a = {(e.pipeline, e.query_id) for e in a.view.missed()} if a.view is not None else set()
+        missed_b = {(e.pipeline, e.query_id) for e in b.view.missed()} if b.view is not None else set()
+        return self.page("compare.html", 422 if error else 200, title="compare · ragexam", params=params,
+                         result=result, error=error, a=a, b=b, missed_a=missed_a, missed_b=missed_b,
+                         pipelines_a=a.data.pipelines, pipelines_b=b.data.pipelines,
+                         cls=sections.comparison_class, fmt=fmt, query=query, quote=quote, label=self.results.label)
+
+
+def _answers_link(score_key: str) -> Callable[[str, str, str], str]:
+    """The link of an attribution cell: the score's answers of that pipeline, type and stage."""
+    return lambda p, t, s: f"/run/{quote(score_key)}?{query({}, pipeline=p, type=t, label=s)}#answers"
+
+
+def _when(stamp: Optional[str]) -> str:
+    """``2026-11-30T14:40:12Z`` as ``2026-11-30 14:40`` (UTC)."""
+    if not stamp:
+        return ""
+    s = str(stamp).replace("T", " ")
+    return s[:16] + (" UTC" if s.endswith("Z") else "")

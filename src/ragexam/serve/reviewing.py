@@ -1,0 +1,383 @@
+"""The review of a generated set in the browser: what each screen shows and what each action writes.
+
+Nothing is kept in memory between requests except the set itself (questions, rejects, card, corpus): every
+page reads the review sheet again, and every decision is one :meth:`ReviewSheet.update
+<ragexam.analysis.generate.review.ReviewSheet.update>` (one row, under the sheet's lock, written to a
+temporary file and renamed into place, refused as a conflict when another tab changed that row since this
+one was opened).  So a closed tab loses nothing and two tabs never undo each other's decisions; the sheet
+is the one ``ragexam review apply`` reads.
+
+Items are the set's questions (key: the ``query_id``), questions rescued from the rejects (their new
+``query_id``) and the candidates the generator rejected that have a question (key: ``c:`` + their ``cid``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from functools import cached_property
+from html import escape
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from urllib.parse import urlencode
+
+from ragexam.analysis.generate.review import (Conflict, CheckReport, ReviewSet, Sheet, run_candidate_checks)
+
+__all__ = ["Item", "Filter", "ReviewSession", "Outcome", "STATUSES", "ACTIONS"]
+
+#: the status filter's values
+STATUSES = ("pending", "accepted", "rejected", "edited", "all")
+#: decisions a form may ask for
+ACTIONS = ("accept", "reject", "pending", "save", "save_accept", "rescue")
+_CANDIDATE = "c:"
+#: longest document shown whole; longer ones are cut to windows around the evidence
+WHOLE_DOCUMENT_CHARS = 12_000
+WINDOW_CHARS = 1_500
+
+
+@dataclass
+class Item:
+    """One question or rejected candidate as the sheet has it now."""
+
+    key: str
+    origin: str  # set | rescued | candidate
+    status: str  # accepted | rejected | pending | candidate
+    question: str
+    answer: str
+    evidence: List[str]
+    note: str
+    type: str
+    kind: str
+    answerable: bool
+    generated: Dict[str, Any]  # question, answer, evidence as generated
+    record: Mapping[str, Any] = field(default_factory=dict)  # the set's record, or the reject's line
+    reason: str = ""  # why the generator rejected it (candidates and rescued questions)
+    rescued_as: str = ""
+    row: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def query_id(self) -> str:
+        return "" if self.origin == "candidate" else self.key
+
+    @cached_property
+    def version(self) -> str:
+        """The version of the row this item was read from (:meth:`Sheet.version`)."""
+        return Sheet.version(self.row)
+
+    @cached_property
+    def edited(self) -> List[str]:
+        out = []
+        for name, now in (("question", self.question), ("ground_truth", self.answer), ("evidence", self.evidence)):
+            if now != self.generated[name] and _norm(now) != _norm(self.generated[name]):
+                out.append(name)
+        return out
+
+    @property
+    def sections_docs(self) -> List[str]:
+        g = self.record.get("metadata", {}).get("generation", {}) if self.origin == "set" else self.record
+        return [str(s).rsplit("#s", 1)[0] for s in g.get("sections", [])]
+
+
+def _norm(value: Any) -> Any:
+    from ragexam.data.normalization import normalize
+
+    if isinstance(value, list):
+        return [normalize(str(v)) for v in value if str(v).strip()]
+    return normalize(str(value or ""))
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which items a screen steps through: ``status`` (:data:`STATUSES`) and ``type`` of the set's questions,
+    or -- with ``reason`` (a rejection reason, or ``any``) -- the candidates the generator rejected."""
+
+    status: str = "pending"
+    type: str = ""
+    reason: str = ""
+
+    @classmethod
+    def of(cls, params: Mapping[str, Any]) -> "Filter":
+        status = str(params.get("status") or "pending")
+        return cls(status if status in STATUSES else "pending", str(params.get("type") or ""),
+                   str(params.get("reason") or ""))
+
+    def matches(self, item: Item) -> bool:
+        if self.reason:
+            return item.origin == "candidate" and not item.rescued_as and self.reason in ("any", item.reason)
+        if item.origin == "candidate":
+            return False
+        if self.type and item.type != self.type:
+            return False
+        if self.status == "edited":
+            return bool(item.edited)
+        return self.status in ("all", item.status)
+
+    def query(self, **extra: str) -> str:
+        d = {"status": self.status, "type": self.type, "reason": self.reason}
+        d.update(extra)
+        return urlencode({k: v for k, v in d.items() if v})
+
+
+@dataclass
+class Outcome:
+    """What a decision did: ``kind`` (``saved``, ``refused``, ``conflict``), the item's ``key`` afterwards,
+    a ``message``, and for a refused edit the ``report`` and the ``values`` the reviewer typed."""
+
+    kind: str
+    key: str
+    message: str
+    report: Optional[CheckReport] = None
+    values: Dict[str, Any] = field(default_factory=dict)
+    current: Optional[Mapping[str, str]] = None
+
+
+class ReviewSession:
+    """One set under review (see the module docstring)."""
+
+    def __init__(self, rs: ReviewSet) -> None:
+        self.rs = rs
+        self.writer = rs.sheet()
+        self._grams: Dict[str, FrozenSet[str]] = {}
+        self._checks: Dict[Tuple[Any, ...], CheckReport] = {}
+        self._items: Tuple[Any, List[Item]] = (None, [])
+        self._lock = threading.Lock()
+
+    # -- reading -----------------------------------------------------------------------------------------------
+    def items(self) -> List[Item]:
+        """Every item, in order: the set's questions, rescued questions, then the rejected candidates (read again
+        whenever the sheet file changed: it is replaced, never written in place, so a new inode, time or size)."""
+        try:
+            st = os.stat(self.rs.sheet_path)
+            stamp: Any = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            stamp = "missing"
+        with self._lock:
+            if self._items[0] != stamp or stamp == "missing":
+                self._items = (stamp, self._read_items())
+            return self._items[1]
+
+    def _read_items(self) -> List[Item]:
+        sheet = self.writer.read()
+        by_id = sheet.by_id
+        out: List[Item] = []
+        for qid, rec in self.rs.records.items():
+            line, row = by_id.get(qid, (None, {}))
+            out.append(self._item(qid, "set", rec, row, sheet, line))
+        rescued: Dict[str, str] = {}
+        for line, row in sheet.rows:
+            cid = str(row.get("candidate", "") or "").strip()
+            if cid and cid in self.rs.rejects and row["query_id"].strip() not in self.rs.records:
+                rescued[cid] = row["query_id"].strip()
+                out.append(self._item(row["query_id"].strip(), "rescued", self.rs.rejects[cid], row, sheet, line))
+        for cid, rej in self.rs.rejects.items():
+            item = self._item(_CANDIDATE + cid, "candidate", rej, {}, sheet, None)
+            item.rescued_as = rescued.get(cid, "")
+            out.append(item)
+        return out
+
+    def _item(self, key: str, origin: str, rec: Mapping[str, Any], row: Mapping[str, str], sheet: Sheet,
+              line: Optional[int]) -> Item:
+        if origin == "set":
+            gen = {"question": rec.get("question", ""), "ground_truth": rec.get("ground_truth", ""),
+                   "evidence": list(rec.get("evidence") or [])}
+            kind = rec.get("metadata", {}).get("generation", {}).get("kind") or rec.get("type") or "meaning"
+            answerable, type_, reason = bool(rec.get("answerable", True)), str(rec.get("type") or ""), ""
+        else:
+            gen = {"question": rec.get("question", ""), "ground_truth": rec.get("answer", ""),
+                   "evidence": list(rec.get("evidence") or [])}
+            kind = str(rec.get("kind") or "meaning")
+            answerable, type_, reason = kind != "out_of_corpus", str(rec.get("type") or kind), str(rec.get("reason"))
+        status = "candidate" if origin == "candidate" else (sheet.status(row, line) if row else "pending")
+        question = row.get("question", gen["question"]) if row else gen["question"]
+        answer = row.get("ground_truth", gen["ground_truth"]) if row else gen["ground_truth"]
+        evidence = sheet.evidence(row, line) if row and "evidence" in row else gen["evidence"]
+        return Item(key, origin, status, question, answer, evidence, str(row.get("note", "") or ""),
+                    str(row.get("type") or type_) if row else type_, kind, answerable, gen, rec, reason, row=row)
+
+    def find(self, items: Sequence[Item], key: str) -> Optional[Item]:
+        return next((i for i in items if i.key == key), None)
+
+    @staticmethod
+    def counts(items: Sequence[Item]) -> Dict[str, int]:
+        questions = [i for i in items if i.origin != "candidate"]
+        out = {s: sum(1 for i in questions if i.status == s) for s in ("pending", "accepted", "rejected")}
+        out.update(total=len(questions), edited=sum(1 for i in questions if i.edited),
+                   rescued=sum(1 for i in questions if i.origin == "rescued"),
+                   candidates=sum(1 for i in items if i.origin == "candidate" and not i.rescued_as))
+        out["decided"] = out["accepted"] + out["rejected"]
+        return out
+
+    @staticmethod
+    def neighbours(items: Sequence[Item], flt: Filter, key: str) -> Tuple[Optional[str], Optional[str], int, int]:
+        """``(previous key, next key, position, count)`` of ``key`` among the items ``flt`` selects (position 0:
+        ``key`` is not selected; next is then the first selected item after it)."""
+        at = next((n for n, i in enumerate(items) if i.key == key), -1)
+        chosen = [(n, i.key) for n, i in enumerate(items) if flt.matches(i)]
+        before = [k for n, k in chosen if n < at]
+        after = [k for n, k in chosen if n > at]
+        if at >= 0 and flt.matches(items[at]):
+            return (before[-1] if before else None, after[0] if after else None, len(before) + 1, len(chosen))
+        return (before[-1] if before else None, (after or [k for _, k in chosen] or [None])[0], 0, len(chosen))
+
+    # -- checks ------------------------------------------------------------------------------------------------------
+    def check(self, items: Sequence[Item], item: Item, question: str, answer: str,
+              evidence: Sequence[str]) -> CheckReport:
+        """The generator's checks on these values (:func:`run_candidate_checks`), against the other questions
+        the set keeps now (not rejected)."""
+        from ragexam.analysis.generate import measure as M
+
+        others = []
+        for i in items:
+            if i.origin == "candidate" or i.status == "rejected" or i.key == item.key:
+                continue
+            if i.question not in self._grams:
+                self._grams[i.question] = M.bigrams(i.question)
+            others.append((i.key, self._grams[i.question]))
+        docs = list(dict.fromkeys(list(item.record.get("relevant_doc_ids", []) or []) + item.sections_docs))
+        key = (item.key, question, answer, tuple(evidence), tuple(o[0] for o in others))
+        if key not in self._checks:
+            if len(self._checks) > 512:
+                self._checks.clear()
+            self._checks[key] = run_candidate_checks(
+                question, answer, list(evidence), answerable=item.answerable, kind=item.kind,
+                facts=self.rs.corpus_facts(), settings=self.rs.settings, others=others, passage_docs=docs)
+        return self._checks[key]
+
+    # -- deciding ----------------------------------------------------------------------------------------------------
+    def decide(self, key: str, action: str, version: str, values: Mapping[str, Any]) -> Outcome:
+        """Carry out ``action`` (:data:`ACTIONS`) on the item ``key`` seen at ``version``; ``values``: ``note``
+        and, for an edit or a rescue, ``question``, ``ground_truth``, ``evidence`` (a list)."""
+        items = self.items()
+        item = self.find(items, key)
+        if item is None:
+            return Outcome("refused", key, f"no question or candidate {key!r} in this set")
+        note = str(values.get("note", item.note) or "").strip()
+        try:
+            if action in ("accept", "reject", "pending"):
+                if item.origin == "candidate":
+                    return Outcome("refused", key, "a rejected candidate is not in the set: rescue it first")
+                status = {"accept": "accepted", "reject": "rejected", "pending": "pending"}[action]
+                self.writer.update(item.key, {"status": status, "note": note}, version)
+                return Outcome("saved", key, f"{item.key}: {status}")
+            if action in ("save", "save_accept", "rescue"):
+                return self._edit(items, item, action, version, values, note)
+        except Conflict as err:
+            return Outcome("conflict", key, str(err), current=err.current)
+        return Outcome("refused", key, f"unknown action {action!r}; expected one of {', '.join(ACTIONS)}")
+
+    def _edit(self, items: List[Item], item: Item, action: str, version: str, values: Mapping[str, Any],
+              note: str) -> Outcome:
+        if (action == "rescue") != (item.origin == "candidate"):
+            return Outcome("refused", item.key, "only a rejected candidate can be rescued" if action == "rescue"
+                           else "a rejected candidate is edited by rescuing it")
+        question = str(values.get("question", item.question)).strip()
+        answer = str(values.get("ground_truth", item.answer)).strip() if item.answerable else item.answer
+        evidence = [str(e).strip() for e in values.get("evidence", item.evidence) if str(e).strip()] \
+            if item.answerable else []  # an out-of-corpus question has no evidence to edit
+        typed = {"question": question, "ground_truth": answer, "evidence": evidence, "note": note}
+        rep = self.check(items, item, question, answer, evidence)
+        if not rep.ok:
+            return Outcome("refused", item.key, "not saved: " + rep.problem(), rep, typed)
+        cells = self._cells(item, rep, question, answer, evidence, note)
+        if action == "rescue":
+            qid = self.rs.rescue_id(item.key[len(_CANDIDATE):])
+            cells.update(status="accepted", candidate=item.key[len(_CANDIDATE):])
+            self.writer.update(qid, cells, "")
+            return Outcome("saved", qid, f"rescued as {qid}, checked and accepted")
+        cells["status"] = "accepted" if action == "save_accept" else (item.status if item.status != "candidate"
+                                                                       else "pending")
+        self.writer.update(item.key, cells, version)
+        return Outcome("saved", item.key, f"{item.key}: edit checked and saved ({cells['status']})")
+
+    @staticmethod
+    def _cells(item: Item, rep: CheckReport, question: str, answer: str, evidence: List[str],
+               note: str) -> Dict[str, str]:
+        """The sheet's cells for checked values (a value equal to the generated one after normalisation is
+        written as generated, so ``review apply`` sees no edit there)."""
+        gen = item.generated
+        ev = [loc.text for loc in rep.located] if rep.located else evidence
+        cells = {"question": gen["question"] if _norm(question) == _norm(gen["question"]) else question,
+                 "ground_truth": gen["ground_truth"] if _norm(answer) == _norm(gen["ground_truth"]) else answer,
+                 "evidence": json.dumps(gen["evidence"] if _norm(ev) == _norm(gen["evidence"]) else ev,
+                                        ensure_ascii=False),
+                 "note": note, "type": rep.type or item.type}
+        if rep.located:
+            cells.update(overlap=f"{rep.overlap:.3f}", anchors=" ".join(rep.anchors),
+                         relevant_doc_ids=" ".join(rep.relevant),
+                         answer_check="contained" if rep.answer_contained else "human")
+        return cells
+
+    # -- passages ------------------------------------------------------------------------------------------------------
+    def passages(self, item: Item, evidence: Sequence[str]) -> List[Dict[str, Any]]:
+        """The documents to show (those holding the evidence, then those the question was written from), each
+        as ``{doc_id, title, html, marks, cut}`` with the evidence marked in place."""
+        facts = self.rs.corpus_facts()
+        spans: Dict[str, List[Tuple[int, int, int]]] = {}
+        for n, e in enumerate(evidence, 1):
+            for o in (facts.corpus_text.locate(e) if e.strip() else ()):
+                spans.setdefault(o.doc_id, []).append((o.start, o.end, n))
+        docs = list(dict.fromkeys(list(spans) + list(item.record.get("relevant_doc_ids", []) or [])
+                                  + item.sections_docs))
+        titles = {d.doc_id: d.title for d in self.rs.corpus().documents} if docs else {}
+        missing = [(n, e) for n, e in enumerate(evidence, 1) if e.strip() and not facts.corpus_text.locate(e)]
+        out = []
+        for d in docs:
+            if d not in facts.contents:
+                continue
+            content = facts.contents[d]
+            near = [(s, e, -n) for n, ev in missing for s, e in closest_piece(content, ev)]
+            html, cut = marked_html(content, sorted(spans.get(d, []) + near))
+            out.append({"doc_id": d, "title": titles.get(d) or "", "html": html, "marks": len(spans.get(d, [])),
+                        "near": len(near), "cut": cut})
+        return out
+
+
+def closest_piece(content: str, evidence: str, min_chars: int = 6) -> List[Tuple[int, int]]:
+    """The raw span of the longest piece of ``evidence`` found verbatim (after normalisation) in ``content``
+    (``[]`` when under ``min_chars``): what a reworded or cut evidence string was copied from."""
+    from ragexam.data.evidence import longest_common_substring
+    from ragexam.data.normalization import normalize, normalize_with_offsets
+
+    nt = normalize_with_offsets(content)
+    ne = normalize(evidence)
+    size = longest_common_substring(ne, nt.text)
+    if size < min_chars:
+        return []
+    piece = next(ne[i:i + size] for i in range(len(ne) - size + 1) if ne[i:i + size] in nt.text)
+    at = nt.text.find(piece)
+    return [nt.raw_span(at, at + size)]
+
+
+def marked_html(content: str, spans: Sequence[Tuple[int, int, int]]) -> Tuple[str, bool]:
+    """``content`` as escaped HTML with ``<mark class="ev" data-ev="N">`` around each ``(start, end, N)`` (a negative
+    ``N``: ``<mark class="near">`` around the closest piece of evidence ``-N``, which is not verbatim); a document over :data:`WHOLE_DOCUMENT_CHARS` is cut to windows of :data:`WINDOW_CHARS` around the marks
+    (``True`` as second value when cut)."""
+    windows: List[Tuple[int, int]] = [(0, len(content))]
+    cut = len(content) > WHOLE_DOCUMENT_CHARS
+    if cut:
+        windows = []
+        for s, e, _ in spans or [(0, 0, 0)]:
+            a, b = max(0, s - WINDOW_CHARS), min(len(content), e + WINDOW_CHARS)
+            if windows and a <= windows[-1][1]:
+                windows[-1] = (windows[-1][0], max(windows[-1][1], b))
+            else:
+                windows.append((a, b))
+    parts: List[str] = []
+    for a, b in windows:
+        if a > 0:
+            parts.append('<span class="cut">[…]</span> ')
+        pos = a
+        for s, e, n in spans:
+            if e <= pos or s >= b:
+                continue
+            s = max(s, pos)
+            parts.append(escape(content[pos:s]))
+            parts.append(f'<mark class="ev" data-ev="{n}">' if n > 0 else
+                         f'<mark class="near" data-ev="{-n}" title="the closest verbatim piece of evidence {-n}">')
+            parts.append(f'{escape(content[s:min(e, b)])}</mark>')
+            pos = min(e, b)
+        parts.append(escape(content[pos:b]))
+        if b < len(content):
+            parts.append(' <span class="cut">[…]</span>')
+    return "".join(parts), cut

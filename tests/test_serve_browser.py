@@ -1,0 +1,232 @@
+"""``ragexam serve`` in real headless Chromium (Debian's /usr/bin/chromium driven by Playwright), against
+the real server (uvicorn on a free loopback port).
+
+The review flow a person makes: accept three questions (keyboard and button), reject one, try an edit whose
+evidence is not in the corpus (refused, with the reason on the page and nothing written), fix it by selecting
+the evidence in the passage (key ``s``) and save it; then ``ragexam review apply`` must produce exactly the
+expected set.  Every request must go to the server itself (no CDN), the page must raise no JavaScript error,
+and Korean must be drawn with a Hangul font (the report's check, tests/test_report_browser.py).
+The results a person reads: the runs list, a run (plots drawn, the per-type metric switched), a missed question
+with its evidence marked in the retrieved chunks, two runs compared (picked on the runs list), a score's
+attribution cell opening its answers.  Every page runs under the server's content security policy, so an inline
+style or script would be a console error here.
+Screenshots go to tests/_artifacts/.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from test_report_browser import ARTIFACTS, CHROMIUM_FLAGS, _hangul_families, _hangul_problems, playwright  # noqa: F401
+from test_serve_results import built  # noqa: F401 (fixture)
+from test_serve_review import generated, qa  # noqa: F401 (fixtures)
+
+
+@pytest.fixture
+def server(qa):
+    from ragexam.serve.app import Catalog, create_app
+    from ragexam.serve.security import ServeOptions
+    from ragexam.serve.server import start
+
+    opts = ServeOptions(port=0)
+    catalog = Catalog.of([qa])
+    catalog.warm().join(120)
+    running = start(create_app(catalog, opts), opts)
+    yield running.url
+    running.stop()
+
+
+def _browse(playwright, base):  # noqa: F811
+    """(browser, context, page) of a headless Chromium that may ask ``base`` only (other requests are aborted and
+    recorded in ``page.foreign``; JavaScript and console errors in ``page.errors``)."""
+    pw, exe = playwright
+    browser = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_FLAGS[:-1])
+    context = browser.new_context(viewport={"width": 1400, "height": 950})
+    p = context.new_page()
+    p.foreign, p.errors = [], []
+
+    def route(r):
+        if r.request.url.startswith(base):
+            r.continue_()
+        else:
+            p.foreign.append(r.request.url)
+            r.abort()
+
+    p.route("**/*", route)
+    p.on("pageerror", lambda exc: p.errors.append(str(exc)))
+    p.on("console", lambda msg: p.errors.append(msg.text) if msg.type == "error" and "422" not in msg.text else None)
+    p.base = base
+    return browser, context, p
+
+
+@pytest.fixture
+def page(playwright, server, tmp_path):  # noqa: F811
+    browser, context, p = _browse(playwright, server)
+    yield p
+    context.close()
+    browser.close()
+
+
+@pytest.fixture
+def results_page(playwright, built):  # noqa: F811
+    from ragexam.serve.app import Catalog, create_app
+    from ragexam.serve.security import ServeOptions
+    from ragexam.serve.server import start
+
+    opts = ServeOptions(port=0)
+    catalog = Catalog.of([], None, [built.run_a, built.run_b, built.score, built.scored_run], built.history)
+    running = start(create_app(catalog, opts), opts)
+    browser, context, p = _browse(playwright, running.url)
+    yield p
+    context.close()
+    browser.close()
+    running.stop()
+
+
+def _status(page):
+    return page.locator("#status").inner_text()
+
+
+def test_review_a_generated_set_in_the_browser(page, qa, tmp_path):
+    from ragexam.analysis.generate import apply_review
+
+    page.goto(page.base)
+    page.get_by_role("link", name="qa.jsonl").click()
+    page.locator("#start").click()
+    assert page.locator(".qid").inner_text() == "gen_0001"
+    assert page.locator("mark.ev").first.inner_text() == "로그인에 5번 연속 실패하면 계정이 30분 동안 잠깁니다"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "serve_review.png"), full_page=True)
+    assert _hangul_problems(page, _hangul_families()) == []
+
+    page.keyboard.press("a")  # accept by key: on to the next pending question
+    page.wait_for_url("**key=gen_0002**")
+    assert "gen_0001: accepted" in page.locator("#flash").inner_text()
+    page.locator("#accept").click()  # accept by button
+    page.wait_for_url("**key=gen_0003**")
+    page.keyboard.press("a")
+    page.wait_for_url("**key=gen_0004**")
+    page.keyboard.press("r")  # reject
+    page.wait_for_url("**key=gen_0005**")
+    assert page.locator("#progress").inner_text().strip().startswith("4 of 7 decided · 3 accepted · 1 rejected")
+
+    # an edit whose evidence is not in the corpus is refused with its reason
+    page.keyboard.press("e")
+    assert page.locator("#editor").is_visible() and page.evaluate("document.activeElement.id") == "e-question"
+    page.fill("#e-question", "회의실 예약을 하고 늦으면 예약은 어떻게 되나요?")
+    page.locator("textarea.e-evidence").first.fill("10분 늦으면 예약이 없어집니다")
+    before = qa.with_name("qa.review.csv").read_bytes()
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector("#refused")
+    refused = page.locator("#refused").inner_text()
+    assert "evidence_not_found" in refused and "occurs in no document of the corpus" in refused
+    assert page.locator("#e-question").input_value() == "회의실 예약을 하고 늦으면 예약은 어떻게 되나요?"
+    assert _status(page) == "pending" and qa.with_name("qa.review.csv").read_bytes() == before
+    page.screenshot(path=str(ARTIFACTS / "serve_refused.png"), full_page=True)
+
+    # the fix: select the evidence in the passage and press s, then save (Ctrl+Enter)
+    good = "예약 시간이 10분 지나도 입실하지 않으면"
+    page.locator("textarea.e-evidence").first.focus()  # the box to replace
+    page.evaluate("""(good) => {
+        const walker = document.createTreeWalker(document.querySelector('.passage .text'), NodeFilter.SHOW_TEXT);
+        let node;
+        while ((node = walker.nextNode()) && !node.textContent.includes(good)) {}
+        const range = document.createRange();
+        range.setStart(node, node.textContent.indexOf(good));
+        range.setEnd(node, node.textContent.indexOf(good) + good.length);
+        document.activeElement.blur();
+        window.getSelection().removeAllRanges();
+        window.getSelection().addRange(range);
+    }""", good)
+    page.keyboard.press("s")
+    assert page.locator("textarea.e-evidence").first.input_value() == good
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector("#flash")
+    assert "edit checked and saved (accepted)" in page.locator("#flash").inner_text()
+    assert _status(page) == "accepted" and page.locator("#question").inner_text().startswith("회의실 예약을 하고")
+    assert page.locator("mark.ev").first.inner_text() == good
+    assert not page.foreign, page.foreign
+    assert not page.errors, page.errors
+
+    out = tmp_path / "reviewed.jsonl"
+    res = apply_review(qa, None, out, pending="drop")
+    got = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["query_id"] for r in got] == ["gen_0001", "gen_0002", "gen_0003", "gen_0005"]
+    assert res.rejected == ["gen_0004"] and res.counts["pending_dropped"] == 2 and res.counts["edited"] == 1
+    edited = got[-1]
+    assert edited["question"] == "회의실 예약을 하고 늦으면 예약은 어떻게 되나요?" and edited["evidence"] == [good]
+    assert edited["metadata"]["generation"]["edited"] == ["evidence", "question"]
+    assert edited["metadata"]["generation"]["answer_check"] == {"method": "human"}
+    originals = {json.loads(x)["query_id"]: json.loads(x) for x in qa.read_text(encoding="utf-8").splitlines()}
+    for r in got[:3]:  # accepted as generated: the same record, marked accepted
+        expect = json.loads(json.dumps(originals[r["query_id"]]))
+        expect["metadata"]["generation"]["review"] = "accepted"
+        assert r == expect
+
+
+def test_read_results_in_the_browser(results_page, built):  # noqa: F811
+    page = results_page
+    families = _hangul_families()
+    page.goto(page.base + "runs")
+    page.locator("#folders a.open").first.click()  # run A
+    page.wait_for_url("**/run/f1")
+    charts = page.eval_on_selector_all("svg.chart", "els => els.filter(e => e.getBoundingClientRect().width > 100)"
+                                                    ".map(e => e.getAttribute('data-plot'))")
+    assert {"sweep-p", "fbeta-1", "by-type", "first-rank"} <= set(charts)
+    page.select_option("#type-metric", "mrr")  # the report's script, served as a file under the CSP
+    shown = page.eval_on_selector_all(".type-chart", "cs => cs.filter(c => !c.hidden).map(c => c.dataset.metric)")
+    assert shown == ["mrr"]
+    assert _hangul_problems(page, families) == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "serve_run.png"), full_page=True)
+
+    # a missed question: its evidence marked in the retrieved chunks; j goes to the next one
+    page.select_option("#f-pipeline", "bm25 | paragraphs:400")
+    page.locator("#missed-filter button[type=submit]").click()
+    page.wait_for_url("**pipeline=bm25**")
+    rows = page.locator("tr.miss-row")
+    assert rows.count() > 0 and all("bm25 | paragraphs:400" in t for t in rows.all_inner_texts())
+    first = page.locator("a.open-missed").first
+    qid = first.inner_text()
+    first.click()
+    page.wait_for_url("**/missed?**")
+    assert page.locator("h1 .qid").inner_text() == qid
+    evidence = page.locator(".detail .evidence").first.inner_text().strip()
+    assert evidence and page.locator(".chunks li").count() >= 1
+    marks = page.locator(".chunks mark")
+    if marks.count():
+        marks.first.scroll_into_view_if_needed()
+        assert marks.first.is_visible() and marks.first.inner_text().strip() in evidence
+    assert _hangul_problems(page, families) == []
+    page.screenshot(path=str(ARTIFACTS / "serve_missed.png"), full_page=True)
+    page.keyboard.press("j")
+    page.wait_for_function(f"document.querySelector('h1 .qid').textContent !== {qid!r}")
+    assert page.locator("#position").inner_text().startswith("2 of")
+
+    # compare two runs: pick A on the runs list, then B
+    page.goto(page.base + "runs")
+    page.locator("#folders tr").nth(1).locator("a.pick-a").click()
+    assert "A is" in page.locator("#picked").inner_text()
+    page.locator("#folders tr").nth(2).locator("a.pick-b").click()
+    page.wait_for_url("**/compare?a=f1&b=f2")
+    assert page.locator("section.pair").count() == 3
+    assert page.locator("table.diffs").first.locator("tbody tr").count() == 10
+    assert page.locator("h3.flips-lost").count() == 3 and page.locator("h3.flips-gained").count() == 3
+    page.screenshot(path=str(ARTIFACTS / "serve_compare.png"), full_page=True)
+    page.locator("a.open-flip").first.click()
+    page.wait_for_url("**/missed?**")
+
+    # a score: an attribution cell opens its answers, whose judge reasoning is there to read
+    page.goto(page.base + "run/f3")
+    cell = page.locator("svg[data-plot=attribution] a.cell-link").first
+    cell.click()
+    page.wait_for_url("**label=**")
+    n = int(page.locator("#answers-count").inner_text())
+    assert n >= 1 and page.locator("tr.answer-row").count() == n
+    page.locator("tr.answer-row details summary").first.click()
+    assert page.locator("tr.answer-row .reasoning").first.is_visible()
+    assert _hangul_problems(page, families) == []
+    assert not page.foreign, page.foreign
+    assert not page.errors, page.errors
