@@ -6,10 +6,16 @@ The same server answers the generator's calls and the judge's checks:
   :class:`GenRequest` (passages, kind, number asked, request number, whether it is a retry after
   feedback) and answered with ``stub.script(request)`` -- a dict (sent as JSON), a string (sent as is)
   or a ``(content, finish_reason)`` pair;
-* a **judge** call (recognised by the rubric text, see ``test_judge_stub.metric_of``) is answered by
+* a **judge** call (recognised by the rubric text, see ``test_judge_stub.metric_of``, or the reply
+  schema's name: the critic rubric ``question_critic``) is answered by
   ``stub.judge(metric, question, answer, contexts)``; the default supports every claim unless the
-  answer is in ``stub.unsupported`` and gives context relevance 5 to the first context when the question
-  is in ``stub.in_corpus`` (else 1 everywhere).
+  answer is in ``stub.unsupported``, gives context relevance 5 to the first context when the question
+  is in ``stub.in_corpus`` (else 1 everywhere), passes the critic (3) unless the question is in
+  ``stub.not_content`` (1), and judges the reader's answer correct (5) unless the question is in
+  ``stub.disagree`` (1);
+* a **reader** call (the generator's answerable-from-evidence check, recognised by the reader prompt's
+  system message) is answered with ``stub.reader_answers[question]`` when set, the decline sentence when
+  the question is in ``stub.unanswerable``, else the evidence text it was given (extractive).
 
 Replies depend only on the request's content, so two runs over the same prompts get the same replies.
 ``stub.block_after = N`` makes request N+1 and later wait until ``stub.release`` is set (kill tests);
@@ -77,6 +83,25 @@ def judge_inputs(body: Dict[str, Any]) -> Tuple[str, str, List[str]]:
     return (q.group(1).strip() if q else "", a.group(1).strip() if a else "", [c.strip() for c in _CTX.findall(user)])
 
 
+_READER_SYSTEMS = None
+_READER = re.compile(r"^## (?:글|Text)\n(.*?)\n\n## (?:질문|Question)\n(.*?)\n\n## ", re.S | re.M)
+
+
+def reader_inputs(body: Dict[str, Any]) -> Optional[Tuple[str, str]]:
+    """``(question, evidence)`` of a reader call, else ``None``."""
+    global _READER_SYSTEMS
+    if _READER_SYSTEMS is None:
+        from ragexam.analysis.generate.prompts import load_reader
+
+        _READER_SYSTEMS = {load_reader(lang).sections["system"] for lang in ("ko", "en")}
+    msgs = body["messages"]
+    if not msgs or msgs[0].get("content") not in _READER_SYSTEMS:
+        return None
+    user = next((m["content"] for m in msgs if m["role"] == "user"), "")
+    m = _READER.search(user)
+    return (m.group(2).strip(), m.group(1).strip()) if m else ("", "")
+
+
 class GenStub:
     def __init__(self) -> None:
         self.requests: List[Dict[str, Any]] = []
@@ -84,6 +109,10 @@ class GenStub:
         self.script: Callable[[GenRequest], Any] = lambda req: {"questions": []}
         self.unsupported: Set[str] = set()
         self.in_corpus: Set[str] = set()
+        self.not_content: Set[str] = set()
+        self.disagree: Set[str] = set()
+        self.unanswerable: Set[str] = set()
+        self.reader_answers: Dict[str, str] = {}
         self.fail: Set[str] = set()
         self.block_after: Optional[int] = None
         self.release = threading.Event()
@@ -95,6 +124,12 @@ class GenStub:
             ok = answer not in self.unsupported
             return {"reasoning": "checked", "claims": [{"claim": answer[:40] or "x", "supported": ok,
                                                         "context": 1 if ok else None}]}
+        if metric == "question_critic":
+            bad = question in self.not_content
+            return {"reasoning": "stub critic", "score": 1 if bad else 3}
+        if metric == "answer_correctness":
+            bad = question in self.disagree
+            return {"reasoning": "stub", "verdict": "incorrect" if bad else "correct", "score": 1 if bad else 5}
         if metric == "context_relevance":
             n = max(1, len(contexts))
             scores = [1] * n
@@ -102,6 +137,13 @@ class GenStub:
                 scores[0] = 5
             return {"scores": scores, "average": round(sum(scores) / n, 2), "reasoning": "r"}
         return {}
+
+    def reader(self, question: str, evidence: str) -> str:
+        if question in self.reader_answers:
+            return self.reader_answers[question]
+        if question in self.unanswerable:
+            return "문서에서 찾을 수 없습니다."
+        return evidence
 
     def generation_bodies(self) -> List[Dict[str, Any]]:
         with self.lock:
@@ -141,7 +183,10 @@ def _handler(stub: GenStub):
                     out, finish = out
                 content = out if isinstance(out, str) else json.dumps(out, ensure_ascii=False)
                 return send_json(self, 200, completion(content, finish_reason=finish, model="stub-gen"))
-            metric = metric_of(body)
+            rq = reader_inputs(body)
+            if rq is not None:
+                return send_json(self, 200, completion(stub.reader(*rq)))
+            metric = ((body.get("response_format") or {}).get("json_schema") or {}).get("name") or metric_of(body)
             q, a, ctx = judge_inputs(body)
             return send_json(self, 200, completion(json.dumps(stub.judge(metric, q, a, ctx), ensure_ascii=False)))
 

@@ -10,6 +10,8 @@ OpenAI-compatible server does, with no model behind it:
   reference is correct, an answer with a declining phrase abstains.  The replies follow each
   rubric's contract, so everything downstream (validation, coverage, intervals, the gate) runs for
   real; the *numbers* only say how much the texts overlap, nothing about quality.
+* **The question generator's prompts** (``ragexam generate``: questions, the reader, the critic) are answered
+  by :func:`ragexam.analysis.generate.offline.stub_reply`, so a generation runs end to end.
 * **Any other chat request** (answer generation: ragexam's ``ragexam answer``, LangChain's
   ``ChatOpenAI``...) is answered extractively: the sentence of the prompt's documents that shares
   the most with its question (a line after ``## 질문`` / ``## Question`` or starting with ``질문:`` /
@@ -296,7 +298,12 @@ class StubEndpoint:
         user = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
         first_user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), user)
         metric = _metric_of(body, first_user)
-        if metric is None:
+        from ragexam.analysis.generate.offline import stub_reply  # ragexam generate's prompts (their logic is there)
+
+        own = stub_reply(body)
+        if own is not None:
+            content = own
+        elif metric is None:
             content = answer_reply(user if isinstance(user, str) else str(user))
         else:
             schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema")

@@ -89,6 +89,17 @@ def candidate_record(gen: Any, x: Any, query_id: str) -> Dict[str, Any]:
         g.update({"overlap": x.overlap, "overlap_unit": "kiwi" if gen.language == "ko" else "words",
                   "anchors": x.anchors, "style": x.style, "evidence_spans": spans, "joined_doc_ids": joined,
                   "answer_check": x.answer_check})
+        unwrapped = [{"evidence": loc.index, "original": loc.unwrapped_from, "quoted": loc.text}
+                     for loc in x.located if loc.unwrapped_from is not None]
+        if unwrapped:
+            g["unwrapped"] = unwrapped
+        if x.cited:
+            g["cited_sentences"] = list(x.cited)
+        if x.critic:
+            g["critic"] = x.critic
+        if x.reader:
+            g["reader"] = x.reader
+        g["checks"] = list(gen.checks)
         record: Dict[str, Any] = {"query_id": query_id, "question": x.question, "relevant_doc_ids": x.relevant,
                                   "evidence": [loc.text for loc in x.located], "ground_truth": x.answer,
                                   "type": x.type, "answerable": True}
@@ -114,6 +125,9 @@ def reject_record(x: Any) -> Dict[str, Any]:
         out["item"] = x.raw
     if x.type:
         out["type"] = x.type
+    for name in ("critic", "reader"):
+        if getattr(x, name):
+            out[name] = getattr(x, name)
     out.update(dict(r.extra))
     return out
 
