@@ -24,7 +24,6 @@ Not part of CI (a call takes 6-30 s on 2 cores, minutes under load).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -38,39 +37,20 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from ragexam.analysis.generate.offline import call_kind, replay_key, request_sha  # noqa: E402 (after the docstring)
+
 ROOT = Path(__file__).resolve().parents[1]
 HANDBOOK = ROOT / "tests" / "data" / "generate_handbook_corpus.jsonl"
 
 
 # -- the recording proxy ----------------------------------------------------------------------------------
-def call_kind(body: Dict[str, Any]) -> str:
-    """``generation``, ``reader`` or ``judge:<metric>`` (by the reply schema's name or the prompt)."""
-    msgs = body.get("messages") or []
-    user = next((m.get("content") or "" for m in msgs if m.get("role") == "user"), "")
-    if "<passage id=" in user:
-        return "generation"
-    schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
-    if schema:
-        return "judge:" + schema
-    from ragexam.analysis.generate.prompts import load_reader
-
-    if msgs and msgs[0].get("content") in {load_reader(lang).sections["system"] for lang in ("ko", "en")}:
-        return "reader"
-    return "judge:?"
-
-
-def request_sha(body: Dict[str, Any]) -> str:
-    """SHA-256 (16 hex) of the request's model-visible part: messages, schema, sampling settings."""
-    part = {k: body.get(k) for k in ("messages", "response_format", "temperature", "max_tokens", "seed")}
-    return hashlib.sha256(json.dumps(part, ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()[:16]
-
-
 class Recorder:
     """A loopback proxy to ``upstream`` that keeps every forwarded exchange (see the module docstring)."""
 
-    def __init__(self, upstream: str, timeout: float) -> None:
+    def __init__(self, upstream: str, timeout: float, script: Optional[Dict[str, Any]] = None) -> None:
         self.upstream = upstream.rstrip("/")
         self.timeout = timeout
+        self.script = script
         self.records: List[Dict[str, Any]] = []
         self.lock = threading.Lock()
         self.base_url = ""
@@ -90,6 +70,15 @@ class Recorder:
             def do_POST(self) -> None:  # noqa: N802
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 path = self.path.split("/v1", 1)[-1]
+                scripted = rec.scripted(json.loads(raw))
+                if scripted is not None:
+                    data = json.dumps(scripted, ensure_ascii=False).encode("utf-8")
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 req = urllib.request.Request(rec.upstream + path, raw, {
                     "Content-Type": "application/json", "Authorization": self.headers.get("Authorization", "")})
                 t0 = time.time()
@@ -112,7 +101,23 @@ class Recorder:
         self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
         return self
 
-    def keep(self, body: Dict[str, Any], status: int, data: bytes, seconds: float) -> None:
+    def scripted(self, body: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+        """With ``--script``: a generation call answered from the script (``{doc_id: [items]}``, the first
+        passage's document; recorded as ``scripted``), so only the checks go to the model."""
+        if self.script is None or call_kind(body) != "generation":
+            return None
+        import re
+
+        user = next((m.get("content") or "" for m in body["messages"] if m.get("role") == "user"), "")
+        doc = re.search(r'<passage id="([^"]+)"', user).group(1)  # type: ignore[union-attr]
+        content = json.dumps({"questions": self.script.get(doc, [])}, ensure_ascii=False)
+        self.keep(body, 200, json.dumps({"choices": [{"message": {"content": content}, "finish_reason": "stop"}]}
+                                        ).encode("utf-8"), 0.0, scripted=True)
+        return {"id": "scripted", "object": "chat.completion", "created": 0, "model": body.get("model"),
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
+
+    def keep(self, body: Dict[str, Any], status: int, data: bytes, seconds: float, scripted: bool = False) -> None:
         try:
             reply = json.loads(data)
             choice = reply["choices"][0]
@@ -120,7 +125,8 @@ class Recorder:
                    "usage": reply.get("usage")}
         except (ValueError, KeyError, IndexError, TypeError):
             out = {"error": data.decode("utf-8", "replace")[:2000]}
-        entry = {"kind": call_kind(body), "sha": request_sha(body), "status": status, "seconds": round(seconds, 1),
+        entry = {"kind": call_kind(body), "key": replay_key(body), "sha": request_sha(body), "status": status, "seconds": round(seconds, 1),
+                 **({"scripted": True} if scripted else {}),
                  "request": {k: body.get(k) for k in ("messages", "response_format", "temperature", "max_tokens",
                                                       "seed")}, "reply": out}
         with self.lock:
@@ -133,6 +139,15 @@ class Recorder:
 
 
 # -- the run ----------------------------------------------------------------------------------------------
+def _portable(corpus: str) -> str:
+    """The corpus as the replay test finds it: relative to the repository when inside it."""
+    p = Path(corpus).resolve()
+    try:
+        return str(p.relative_to(ROOT))
+    except ValueError:
+        return corpus
+
+
 def _load() -> List[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
@@ -140,18 +155,20 @@ def _load() -> List[float]:
 def run(args: argparse.Namespace) -> Dict[str, Any]:
     import ragexam
 
-    rec = Recorder(args.base_url, args.timeout).start() if args.record else None
+    script = json.loads(Path(args.script).read_text(encoding="utf-8")) if args.script else None
+    rec = Recorder(args.base_url, args.timeout, script).start() if args.record or script else None
     out_dir = Path(args.out or tempfile.mkdtemp(prefix="bench_generate_"))
     out_dir.mkdir(parents=True, exist_ok=True)
     options: Dict[str, Any] = dict(max_passes=args.max_passes, seed=args.seed, concurrency=args.concurrency,
                                    timeout=args.timeout, cache_dir=args.cache_dir or out_dir / "cache")
-    for name in ("mix", "cite", "prompt_language", "max_calls", "per_call"):
+    for name in ("mix", "cite", "prompt_language", "max_calls", "per_call", "max_tokens"):
         if getattr(args, name) is not None:
             options[name] = getattr(args, name)
     if args.skip_check:
         options["skip_checks"] = tuple(args.skip_check)
     load_before = _load()
     t0 = time.time()
+    res = None
     try:
         res = ragexam.generate(args.corpus, args.n, model=args.model, base_url=rec.base_url if rec else args.base_url,
                                api_key=args.api_key or os.environ.get("OPENAI_API_KEY") or "local",
@@ -159,8 +176,17 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     finally:
         if rec is not None:
             rec.stop()
-            Path(args.record).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rec.records),
-                                         encoding="utf-8")
+        if rec is not None and args.record:
+            header = {"header": {"corpus": _portable(args.corpus), "n": args.n, "model": args.model,
+                                 "options": {k: (str(v) if isinstance(v, Path) else v) for k, v in options.items()
+                                             if k not in ("cache_dir", "timeout", "concurrency")},
+                                 "recorded": time.strftime("%Y-%m-%d %H:%M"), "endpoint": args.base_url,
+                                 "load_before": load_before, "load_after": _load(),
+                                 "result": None if res is None else {
+                                     "kept": [r["question"] for r in res.records],
+                                     "rejections": dict(Counter(r["reason"] for r in res.rejects))}}}
+            Path(args.record).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                                 for r in [header] + rec.records), encoding="utf-8")
     seconds = time.time() - t0
     return summarize(res, seconds, load_before, _load(), args, out_dir)
 
@@ -224,6 +250,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--prompt-lang", dest="prompt_language", choices=("ko", "en"))
     ap.add_argument("--skip-check", action="append", default=[])
     ap.add_argument("--per-call", type=int)
+    ap.add_argument("--max-tokens", type=int, help="completion limit of a generation call (small: provokes truncation)")
     ap.add_argument("--max-passes", type=int, default=30)
     ap.add_argument("--max-calls", type=int)
     ap.add_argument("--seed", type=int, default=12345)
@@ -232,6 +259,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--cache-dir")
     ap.add_argument("--out", help="folder for the set, its side files and summary.json")
     ap.add_argument("--record", help="write the replay file (JSON Lines) of every call")
+    ap.add_argument("--script", help="answer generation calls from this JSON file ({doc_id: [items]}) instead of the "
+                                     "model; the checks still go to the model (to record its verdicts on given "
+                                     "questions)")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = ap.parse_args(argv)
     s = run(args)

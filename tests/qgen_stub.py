@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections import Counter
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
@@ -245,3 +246,74 @@ def helpdesk_script(extra: Optional[Callable[[GenRequest, List[Dict[str, Any]]],
         return {"questions": items}
 
     return script
+
+
+# -- replaying a real model's recorded replies ----------------------------------------------------------------
+class ReplayStub:
+    """Serves the replies a real model gave, recorded by ``benchmarks/bench_generate_llm.py --record`` (JSON
+    Lines: a ``header`` line, then one ``{kind, key, sha, request, reply}`` per call).  A request is looked up by
+    the SHA of what the model saw (:func:`ragexam.analysis.generate.offline.request_sha`), else by what it is
+    about (:func:`~ragexam.analysis.generate.offline.replay_key`, so a reworded prompt still finds its reply);
+    a request found neither way gets HTTP 500 and is listed in ``missed``.  ``served`` counts how each was
+    found."""
+
+    def __init__(self, path) -> None:
+        lines = [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
+        self.header = lines[0]["header"] if lines and "header" in lines[0] else {}
+        records = [r for r in lines if "reply" in r]
+        self.by_sha: Dict[str, Dict[str, Any]] = {}
+        self.by_key: Dict[str, Dict[str, Any]] = {}
+        for r in records:
+            self.by_sha.setdefault(r["sha"], r)
+            self.by_key.setdefault(r["key"], r)
+        self.records = records
+        self.requests: List[Dict[str, Any]] = []
+        self.missed: List[str] = []
+        self.served = Counter()
+        self.lock = threading.Lock()
+        self.release = threading.Event()
+        self.base_url = ""
+
+    def lookup(self, body: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+        from ragexam.analysis.generate.offline import replay_key, request_sha
+
+        r = self.by_sha.get(request_sha(body))
+        if r is not None:
+            self.served["sha"] += 1
+            return r
+        key = replay_key(body)
+        r = self.by_key.get(key)
+        if r is not None:
+            self.served["key"] += 1
+            return r
+        self.missed.append(key)
+        return None
+
+
+def _replay_handler(stub: ReplayStub):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            with stub.lock:
+                stub.requests.append(body)
+                r = stub.lookup(body)
+            if r is None:
+                return send_json(self, 500, {"error": {"message": "not recorded"}})
+            reply = r["reply"]
+            if "content" not in reply:
+                return send_json(self, r.get("status") or 500, {"error": {"message": reply.get("error", "")}})
+            return send_json(self, 200, completion(reply["content"], finish_reason=reply.get("finish_reason") or "stop",
+                                                   model="replay"))
+
+    return Handler
+
+
+def start_replay_stub(path):
+    """``(stub, shutdown)`` serving the recorded replies of ``path``."""
+    stub = ReplayStub(path)
+    return start_server(stub, _replay_handler(stub))

@@ -16,6 +16,10 @@ runs offline (tests, CI, examples) -- the *numbers* say nothing about a model:
   else 1.
 
 :func:`stub_reply` returns ``None`` for any other prompt (the stub then answers as before).
+
+:func:`call_kind` and :func:`replay_key` name a request the way recorded real replies are looked up
+(``benchmarks/bench_generate_llm.py --record`` writes them, ``tests/test_generate_replay.py`` serves them):
+the kind of call and what it is about, not its exact wording, so a recording survives a reworded prompt.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import json
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-__all__ = ["stub_reply", "OOC_TOPICS"]
+__all__ = ["stub_reply", "OOC_TOPICS", "call_kind", "replay_key", "request_sha"]
 
 _PASSAGE = re.compile(r'<passage id="([^"]+)"[^>]*>\n(.*?)\n</passage>', re.S)
 _NUMBERED = re.compile(r"^\[(\d+)\] (.*)$", re.M)
@@ -143,16 +147,69 @@ def _critic(user: str) -> str:
 
 def stub_reply(body: Dict[str, Any]) -> Optional[str]:
     """The reply to one of the generator's prompts (see the module docstring), or ``None``."""
-    from ragexam.analysis.generate.prompts import load_reader
-
     msgs = body.get("messages") or []
     user = next((m.get("content") or "" for m in msgs if m.get("role") == "user"), "")
     if not isinstance(user, str):
         return None
-    if "<passage id=" in user:
+    kind = call_kind(body)
+    if kind == "generation":
         return _generation(user)
-    if msgs and msgs[0].get("content") in {load_reader(lang).sections["system"] for lang in ("ko", "en")}:
+    if kind == "reader":
         return _reader(user)
-    if ((body.get("response_format") or {}).get("json_schema") or {}).get("name") == "question_critic":
+    if kind == "judge:question_critic":
         return _critic(user)
     return None
+
+
+def call_kind(body: Dict[str, Any]) -> str:
+    """``generation``, ``reader`` or ``judge:<metric>`` (the reply schema's name) of a chat request."""
+    from ragexam.analysis.generate.prompts import load_reader
+
+    msgs = body.get("messages") or []
+    user = next((m.get("content") or "" for m in msgs if m.get("role") == "user"), "")
+    if isinstance(user, str) and "<passage id=" in user:
+        return "generation"
+    if msgs and msgs[0].get("content") in {load_reader(lang).sections["system"] for lang in ("ko", "en")}:
+        return "reader"
+    name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
+    return "judge:" + (name or "?")
+
+
+def _after(user: str, names: Tuple[str, ...]) -> str:
+    for name in names:
+        m = re.search(r"^## " + re.escape(name) + r"\n(.*?)(?=\n\n## |\n\n# |\Z)", user, re.S | re.M)
+        if m:
+            return " ".join(m.group(1).split())
+    return ""
+
+
+def replay_key(body: Dict[str, Any]) -> str:
+    """What a request is about: for a generation call its kind, passages, request number and attempt; for the
+    reader its question and evidence; for a judge call its metric, question, answer, contexts and reference."""
+    kind = call_kind(body)
+    msgs = body.get("messages") or []
+    user = next((m.get("content") or "" for m in msgs if m.get("role") == "user"), "")
+    if kind == "generation":
+        ids = ",".join(d for d, _ in _PASSAGE.findall(user))
+        k = _KIND.search(user)
+        r = _REQUEST.search(user)
+        request = next((g for g in r.groups() if g), "1") if r else "1"
+        attempt = sum(1 for m in msgs if m.get("role") == "assistant")
+        numbered = "numbered" if _NUMBERED.search(user) else "text"
+        return f"generation|{k.group(1) if k else '?'}|{ids}|{request}|{attempt}|{numbered}"
+    if kind == "reader":
+        m = _READER.search(user)
+        return f"reader|{' '.join(m.group(2).split()) if m else ''}|{' '.join(m.group(1).split()) if m else ''}"
+    material = re.split(r"\n# (?:채점할 자료|Material to grade)\n", user)[-1]
+    fields = [_after(material, names) for names in (("질문", "Question"), ("답변", "Answer"),
+                                                    ("검색된 컨텍스트", "Retrieved contexts"),
+                                                    ("정답", "Reference answer"))]
+    return "|".join([kind] + fields)
+
+
+def request_sha(body: Dict[str, Any]) -> str:
+    """SHA-256 (16 hex) of what a model sees of a request: messages, reply schema, sampling settings."""
+    import hashlib
+
+    part = {k: body.get(k) for k in ("messages", "response_format", "temperature", "max_tokens", "seed")}
+    return hashlib.sha256(json.dumps(part, ensure_ascii=False, sort_keys=True).encode("utf-8")).hexdigest()[:16]
