@@ -156,15 +156,22 @@ class GenStub:
                     and (metric is None or metric_of(b) == metric)]
 
 
+class _Quiet(BaseHTTPRequestHandler):
+    """HTTP/1.1, no request log, the JSON body read."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def body(self) -> Dict[str, Any]:
+        return json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+
+
 def _handler(stub: GenStub):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args):
-            pass
-
+    class Handler(_Quiet):
         def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            body = self.body()
             with stub.lock:
                 stub.requests.append(body)
                 n = len(stub.requests)
@@ -291,14 +298,9 @@ class ReplayStub:
 
 
 def _replay_handler(stub: ReplayStub):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args):
-            pass
-
+    class Handler(_Quiet):
         def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            body = self.body()
             with stub.lock:
                 stub.requests.append(body)
                 r = stub.lookup(body)

@@ -270,3 +270,27 @@ def test_the_public_stub_endpoint_runs_a_whole_generation(tmp_path, cite):
                for r in res.records if r["answerable"])
     report = validate("it_helpdesk", tmp_path / "qa.jsonl")
     assert report.ok, report
+
+
+def test_cli_passes_the_new_options_and_prints_the_checks(stub, corpus, tmp_path, capsys):
+    from ragexam.cli import main
+
+    def s(req: GenRequest):
+        lines = dict(line.split("] ", 1) for line in req.passages[0][1].splitlines())
+        return {"questions": [item(GOOD[req.doc_ids[0]]["question"], GOOD[req.doc_ids[0]]["answer"],
+                                   [int(next(iter(lines)).lstrip("["))])]}
+
+    stub.script = s
+    out = tmp_path / "q.jsonl"
+    with pytest.raises(SystemExit) as ex:
+        main(["generate", "--corpus", str(corpus), "--out", str(out), "-n", "3", "--mix", "meaning=1", "--model", "m",
+              "--base-url", stub.base_url, "--api-key", "x", "--cite", "sentences", "--prompt-lang", "ko",
+              "--skip-check", "critic", "--skip-check", "guards", "--agree-at", "3", "--per-call", "1",
+              "--max-passes", "1", "--cache-dir", str(tmp_path / "c")])
+    printed = capsys.readouterr().out
+    card = json.loads((tmp_path / "q.card.json").read_text(encoding="utf-8"))
+    assert card["checks"] == ["injection", "reader", "faithfulness"] and card["cite"] == "sentences"
+    assert "checks: injection, reader, faithfulness; evidence cited as sentences" in printed
+    assert "|prompt:questions/ko/v2@" in card["signature"] and ">=3|" in card["signature"]
+    assert stub.generation_bodies()[0]["messages"][0]["content"].startswith("당신은 문서 모음으로")
+    assert ex.value.code in (0, 1)

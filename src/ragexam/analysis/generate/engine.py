@@ -620,7 +620,9 @@ class Generator:
         note = (f"pass {plan['pass']} is the first that calls the endpoint; {kept} questions are kept from cached "
                 f"passes, {deficit} are still needed. Later passes depend on how many candidates pass the checks "
                 f"(expect about {math.ceil(deficit / (self.config.per_call * INITIAL_YIELD))} generation calls in "
-                "all, plus one LLM check per abstractive answer and per out-of-corpus candidate).")
+                f"all, plus about {self.checker.initial_rate():g} LLM check calls per candidate: "
+                f"{', '.join(k for k in self.checks if k in LLM_CHECKS) or 'none'}; out-of-corpus candidates one "
+                "context_relevance call).")
         return GeneratePlan(self.client.model, self.client.endpoint, self.judge.model, self.language, self.config.n,
                             dict(self.targets), plan["pass"] - 1, kept, plan["pass"], plan["calls"], plan["cached"],
                             plan["checks"], plan["checks_exact"], plan["prompt_tokens"], plan["completion_tokens"],
