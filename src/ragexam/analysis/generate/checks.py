@@ -74,7 +74,8 @@ REASONS: Dict[str, Tuple[str, str]] = {
                                    "after removing the corpus's own names and codes)"),
     "refers_to_passage": ("question", 'the question refers to "the passage/document" ("이 문서에서", '
                                       '"according to the text", ...)'),
-    "not_a_question": ("question", "a bare noun phrase: no question mark and no predicate"),
+    "not_a_question": ("question", "a bare noun phrase (no question mark, no predicate) or a statement (Korean: its "
+                                   "last ending is the declarative -ㅂ니다/-습니다)"),
     "no_evidence": ("evidence", "an answerable question without evidence"),
     "evidence_too_short": ("evidence", "an evidence string is shorter than the minimum (normalised characters)"),
     "evidence_too_long": ("evidence", "an evidence string is longer than the maximum (normalised characters)"),

@@ -797,10 +797,11 @@ class Generator:
                                              injection="injection" in self.checks)
         live = [x for x in live if x.rejection is None]
         if "guards" in self.checks and live:
-            for x, frag in zip(live, M.fragments([x.question for x in live], self.language)):
-                if frag:
-                    x.rejection = C.Rejection("not_a_question", f"{x.question!r} has no question mark and no "
-                                                                "predicate")
+            for x, why in zip(live, M.not_questions([x.question for x in live], self.language)):
+                if why:
+                    x.rejection = C.Rejection("not_a_question", f"{x.question!r} is a {why}" + (
+                        " (no question mark, no predicate)" if why == "noun phrase" else
+                        " (its last ending is declarative, -ㅂ니다/-습니다)"))
             live = [x for x in live if x.rejection is None]
         answerable = [x for x in live if x.answerable]
         self._check_evidence(answerable)

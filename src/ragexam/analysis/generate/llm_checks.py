@@ -115,6 +115,8 @@ class Checker:
         for x in cands:
             if x.rejection is None and x.answerable and not x.answer_check:
                 x.rejection = C.Rejection("not_checked", "the answer check was not made (spending limit)")
+            if x.rejection is None and not x.answerable and not x.ooc_check:
+                x.rejection = C.Rejection("not_checked", "the out-of-corpus check was not made (spending limit)")
 
     def _stage1(self, critic: List[Candidate], ooc: List[Candidate], state: Any, dry: bool, later: int) -> None:
         from ragexam.metrics.judge import JudgeItem

@@ -48,10 +48,13 @@ instructions", "이전 지시를 무시하고"), asking for its system prompt or
 "developer mode", "jailbreak") -- patterns :data:`MODEL_ADDRESS`, matched on the normalised question.
 A question *about* prompts ("시스템 프롬프트란 무엇인가요?") does not match.
 
-*Fragment* (:func:`fragments`): a bare noun phrase -- no question mark and no predicate.  For Korean,
-no Kiwi morpheme tagged as a predicate or ending (:data:`PREDICATE_TAGS`: verbs, adjectives, the
-copula, auxiliaries, verb/adjective suffixes, final endings); for other languages, the first word is
-not an interrogative, auxiliary or imperative (``what``, ``how``, ``is``, ``can``, ``tell``, ...).
+*Not a question* (:func:`not_questions`): a bare noun phrase -- no question mark and no predicate (for
+Korean, no Kiwi morpheme tagged as a predicate or ending, :data:`PREDICATE_TAGS`: verbs, adjectives, the
+copula, auxiliaries, verb/adjective suffixes, endings; for other languages, the first word is not an
+interrogative, auxiliary or imperative: ``what``, ``how``, ``is``, ``can``, ``tell``, ...) -- or, for
+Korean, a statement: its last final ending is the declarative ``-ㅂ니다``/``-습니다``, question mark or
+not (``어떻게 해야 합니다?``, a form the 1.5B model writes under English instructions; none of the 83
+hand-written bundled questions ends so).
 
 Language
 --------
@@ -76,7 +79,8 @@ from ragexam.data.normalization import normalize
 __all__ = ["KIWI_CONTENT_TAGS", "EN_STOPWORDS", "CODE", "terms", "overlap", "anchors", "style", "bigrams",
            "jaccard", "containment", "measure_many", "type_of", "needs_two_documents", "MEASURED_KINDS", "script_of", "main_script", "LANGUAGE_SHARE", "language_share",
            "foreign_vocabulary", "PASSAGE_REFERENCE", "refers_to_passage", "sentence_around",
-           "paragraph_around", "scope_texts", "MODEL_ADDRESS", "addresses_model", "fragments", "PREDICATE_TAGS"]
+           "paragraph_around", "scope_texts", "MODEL_ADDRESS", "addresses_model", "not_questions", "PREDICATE_TAGS",
+           "DECLARATIVE_ENDINGS"]
 
 #: kiwipiepy tags whose morphemes count as terms
 KIWI_CONTENT_TAGS: FrozenSet[str] = frozenset({
@@ -302,18 +306,31 @@ _EN_OPENERS = frozenset("what which who whom whose when where why how is are was
                         "find show compare".split())
 
 
-def fragments(questions: Sequence[str], language: str) -> List[bool]:
-    """For each question: whether it is a bare noun phrase (see the module docstring)."""
+#: Kiwi forms of the Korean final endings that make a sentence a statement
+DECLARATIVE_ENDINGS: FrozenSet[str] = frozenset({"ᆸ니다", "습니다"})
+
+
+def not_questions(questions: Sequence[str], language: str) -> List[Optional[str]]:
+    """For each question: ``None``, or why it is not a question (``noun phrase`` / ``statement``; see the
+    module docstring)."""
     norm = [normalize(q) for q in questions]
     asks = ["?" in q or "？" in q for q in norm]
+    out: List[Optional[str]] = []
     if language == "ko":
         from ragexam.data.kiwi import tokenize
 
-        return [not a and not any(t.tag in PREDICATE_TAGS for t in toks) for a, toks in zip(asks, tokenize(norm))]
-    out = []
+        for a, toks in zip(asks, tokenize(norm)):
+            endings = [t.form for t in toks if t.tag == "EF"]
+            if endings and endings[-1] in DECLARATIVE_ENDINGS:
+                out.append("statement")
+            elif not a and not any(t.tag in PREDICATE_TAGS for t in toks):
+                out.append("noun phrase")
+            else:
+                out.append(None)
+        return out
     for a, q in zip(asks, norm):
         words = [w.lower() for w in _WORD.findall(q)]
-        out.append(not a and not (words and words[0] in _EN_OPENERS))
+        out.append(None if a or (words and words[0] in _EN_OPENERS) else "noun phrase")
     return out
 
 
