@@ -6,10 +6,16 @@ The same server answers the generator's calls and the judge's checks:
   :class:`GenRequest` (passages, kind, number asked, request number, whether it is a retry after
   feedback) and answered with ``stub.script(request)`` -- a dict (sent as JSON), a string (sent as is)
   or a ``(content, finish_reason)`` pair;
-* a **judge** call (recognised by the rubric text, see ``test_judge_stub.metric_of``) is answered by
+* a **judge** call (recognised by the rubric text, see ``test_judge_stub.metric_of``, or the reply
+  schema's name: the critic rubric ``question_critic``) is answered by
   ``stub.judge(metric, question, answer, contexts)``; the default supports every claim unless the
-  answer is in ``stub.unsupported`` and gives context relevance 5 to the first context when the question
-  is in ``stub.in_corpus`` (else 1 everywhere).
+  answer is in ``stub.unsupported``, gives context relevance 5 to the first context when the question
+  is in ``stub.in_corpus`` (else 1 everywhere), passes the critic (3) unless the question is in
+  ``stub.not_content`` (1), and judges the reader's answer correct (5) unless the question is in
+  ``stub.disagree`` (1);
+* a **reader** call (the generator's answerable-from-evidence check, recognised by the reader prompt's
+  system message) is answered with ``stub.reader_answers[question]`` when set, the decline sentence when
+  the question is in ``stub.unanswerable``, else the evidence text it was given (extractive).
 
 Replies depend only on the request's content, so two runs over the same prompts get the same replies.
 ``stub.block_after = N`` makes request N+1 and later wait until ``stub.release`` is set (kill tests);
@@ -26,6 +32,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections import Counter
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
@@ -77,6 +84,25 @@ def judge_inputs(body: Dict[str, Any]) -> Tuple[str, str, List[str]]:
     return (q.group(1).strip() if q else "", a.group(1).strip() if a else "", [c.strip() for c in _CTX.findall(user)])
 
 
+_READER_SYSTEMS = None
+_READER = re.compile(r"^## (?:글|Text)\n(.*?)\n\n## (?:질문|Question)\n(.*?)\n\n## ", re.S | re.M)
+
+
+def reader_inputs(body: Dict[str, Any]) -> Optional[Tuple[str, str]]:
+    """``(question, evidence)`` of a reader call, else ``None``."""
+    global _READER_SYSTEMS
+    if _READER_SYSTEMS is None:
+        from ragexam.analysis.generate.prompts import load_reader
+
+        _READER_SYSTEMS = {load_reader(lang).sections["system"] for lang in ("ko", "en")}
+    msgs = body["messages"]
+    if not msgs or msgs[0].get("content") not in _READER_SYSTEMS:
+        return None
+    user = next((m["content"] for m in msgs if m["role"] == "user"), "")
+    m = _READER.search(user)
+    return (m.group(2).strip(), m.group(1).strip()) if m else ("", "")
+
+
 class GenStub:
     def __init__(self) -> None:
         self.requests: List[Dict[str, Any]] = []
@@ -84,6 +110,10 @@ class GenStub:
         self.script: Callable[[GenRequest], Any] = lambda req: {"questions": []}
         self.unsupported: Set[str] = set()
         self.in_corpus: Set[str] = set()
+        self.not_content: Set[str] = set()
+        self.disagree: Set[str] = set()
+        self.unanswerable: Set[str] = set()
+        self.reader_answers: Dict[str, str] = {}
         self.fail: Set[str] = set()
         self.block_after: Optional[int] = None
         self.release = threading.Event()
@@ -94,6 +124,12 @@ class GenStub:
               claims: Sequence[str] = ()) -> Dict[str, Any]:
         if metric == "faithfulness":  # one verdict per claim (sentence) of the answer; from an unsupported answer: false
             return {"supported": [not any(c in u for u in self.unsupported) for c in claims], "reasoning": "checked"}
+        if metric == "question_critic":
+            bad = question in self.not_content
+            return {"score": 1 if bad else 3, "reasoning": "stub critic"}
+        if metric == "answer_correctness":
+            bad = question in self.disagree
+            return {"score": 1 if bad else 5, "reasoning": "stub"}
         if metric == "context_relevance":
             n = max(1, len(contexts))
             scores = [1] * n
@@ -101,6 +137,13 @@ class GenStub:
                 scores[0] = 5
             return {"scores": scores, "average": round(sum(scores) / n, 2), "reasoning": "r"}
         return {}
+
+    def reader(self, question: str, evidence: str) -> str:
+        if question in self.reader_answers:
+            return self.reader_answers[question]
+        if question in self.unanswerable:
+            return "문서에서 찾을 수 없습니다."
+        return evidence
 
     def generation_bodies(self) -> List[Dict[str, Any]]:
         with self.lock:
@@ -112,15 +155,22 @@ class GenStub:
                     and (metric is None or metric_of(b) == metric)]
 
 
+class _Quiet(BaseHTTPRequestHandler):
+    """HTTP/1.1, no request log, the JSON body read."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def body(self) -> Dict[str, Any]:
+        return json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+
+
 def _handler(stub: GenStub):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args):
-            pass
-
+    class Handler(_Quiet):
         def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            body = self.body()
             with stub.lock:
                 stub.requests.append(body)
                 n = len(stub.requests)
@@ -140,7 +190,10 @@ def _handler(stub: GenStub):
                     out, finish = out
                 content = out if isinstance(out, str) else json.dumps(out, ensure_ascii=False)
                 return send_json(self, 200, completion(content, finish_reason=finish, model="stub-gen"))
-            metric = metric_of(body)
+            rq = reader_inputs(body)
+            if rq is not None:
+                return send_json(self, 200, completion(stub.reader(*rq)))
+            metric = ((body.get("response_format") or {}).get("json_schema") or {}).get("name") or metric_of(body)
             q, a, ctx = judge_inputs(body)
             from ragexam.testing.stub import read_prompt
 
@@ -203,3 +256,69 @@ def helpdesk_script(extra: Optional[Callable[[GenRequest, List[Dict[str, Any]]],
         return {"questions": items}
 
     return script
+
+
+# -- replaying a real model's recorded replies ----------------------------------------------------------------
+class ReplayStub:
+    """Serves the replies a real model gave, recorded by ``benchmarks/bench_generate_llm.py --record`` (JSON
+    Lines: a ``header`` line, then one ``{kind, key, sha, request, reply}`` per call).  A request is looked up by
+    the SHA of what the model saw (:func:`ragexam.analysis.generate.offline.request_sha`), else by what it is
+    about (:func:`~ragexam.analysis.generate.offline.replay_key`, so a reworded prompt still finds its reply);
+    a request found neither way gets HTTP 500 and is listed in ``missed``.  ``served`` counts how each was
+    found."""
+
+    def __init__(self, path) -> None:
+        lines = [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
+        self.header = lines[0]["header"] if lines and "header" in lines[0] else {}
+        records = [r for r in lines if "reply" in r]
+        self.by_sha: Dict[str, Dict[str, Any]] = {}
+        self.by_key: Dict[str, Dict[str, Any]] = {}
+        for r in records:
+            self.by_sha.setdefault(r["sha"], r)
+            self.by_key.setdefault(r["key"], r)
+        self.records = records
+        self.requests: List[Dict[str, Any]] = []
+        self.missed: List[str] = []
+        self.served = Counter()
+        self.lock = threading.Lock()
+        self.release = threading.Event()
+        self.base_url = ""
+
+    def lookup(self, body: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+        from ragexam.analysis.generate.offline import replay_key, request_sha
+
+        r = self.by_sha.get(request_sha(body))
+        if r is not None:
+            self.served["sha"] += 1
+            return r
+        key = replay_key(body)
+        r = self.by_key.get(key)
+        if r is not None:
+            self.served["key"] += 1
+            return r
+        self.missed.append(key)
+        return None
+
+
+def _replay_handler(stub: ReplayStub):
+    class Handler(_Quiet):
+        def do_POST(self):
+            body = self.body()
+            with stub.lock:
+                stub.requests.append(body)
+                r = stub.lookup(body)
+            if r is None:
+                return send_json(self, 500, {"error": {"message": "not recorded"}})
+            reply = r["reply"]
+            if "content" not in reply:
+                return send_json(self, r.get("status") or 500, {"error": {"message": reply.get("error", "")}})
+            return send_json(self, 200, completion(reply["content"], finish_reason=reply.get("finish_reason") or "stop",
+                                                   model="replay"))
+
+    return Handler
+
+
+def start_replay_stub(path):
+    """``(stub, shutdown)`` serving the recorded replies of ``path``."""
+    stub = ReplayStub(path)
+    return start_server(stub, _replay_handler(stub))

@@ -24,14 +24,15 @@ from ragexam.metrics.judge.replies import ReplyError
 @pytest.mark.parametrize("lang", ["ko", "en"])
 def test_bundled_prompt_files_define_every_kind_and_render_passage_blocks(lang):
     p = load_prompts(lang)
-    assert p.name == f"questions/{lang}" and p.version == "1" and p.kinds == list(BUILTIN_KINDS)
-    assert p.label == f"questions/{lang}/v1@{p.sha}" and len(p.sha) == 16
+    assert p.name == f"questions/{lang}" and p.version == "2" and p.kinds == list(BUILTIN_KINDS)
+    assert p.label == f"questions/{lang}/v2@{p.sha}" and len(p.sha) == 16
     msgs = p.messages("lexical", [Passage("hd_01", "본문 {n} 그대로", 2, 3, 'VPN "가이드"')], 3)
     assert [m["role"] for m in msgs] == ["system", "user"]
     user = msgs[1]["content"]
     assert '<passage id="hd_01" part="2/3" title="VPN &quot;가이드&quot;">\n본문 {n} 그대로\n</passage>' in user
     assert '"type": "lexical"' in user and ("3개" in user or "write 3 questions" in user)
-    assert "{avoid}" not in user and "{instructions}" not in user
+    assert "{avoid}" not in user and "{instructions}" not in user and "{language}" not in user
+    assert "{evidence}" not in user and "{format}" not in user and "{kind}" not in user
     ooc = p.messages("out_of_corpus", [Passage("d", "x")], 2, titles=["VPN 접속", "프린터"])[1]["content"]
     assert "VPN 접속, 프린터" in ooc
     again = p.messages("meaning", [Passage("d", "x")], 2, avoid=["이미 나온 질문"], request=3)[1]["content"]
@@ -89,7 +90,7 @@ def test_reply_envelope():
 def test_reply_items():
     fields, problem = item_fields({"question": "q", "answer": None, "evidence": "one string"})
     assert problem is None and fields == {"question": "q", "answer": "", "evidence": ["one string"],
-                                          "model_type": None}
+                                          "model_type": None, "cited": []}
     for bad, word in [(["x"], "list"), ({"answer": "a"}, '"question" is missing'),
                       ({"question": "q", "evidence": [1]}, "list of strings"), ({"question": "q", "answer": 3},
                                                                                 '"answer"')]:

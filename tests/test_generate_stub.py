@@ -226,7 +226,8 @@ def test_malformed_replies_get_feedback_then_count_as_rejected(stub, corpus, tmp
         return {"questions": GOOD[d]}
 
     stub.script = script
-    res = run(stub, corpus, tmp_path, n=50, mix="meaning=1", per_call=10, max_passes=1, max_attempts=3)
+    res = run(stub, corpus, tmp_path, n=50, mix="meaning=1", per_call=10, max_passes=1, max_attempts=3,
+              prompt_language="ko")
     assert {r["question"] for r in res.records} == {GOOD[d][0]["question"] for d in ("d2", "d3", "d4")}
     assert Counter(r["reason"] for r in res.rejects) == {"malformed_reply": 1}
     bad = res.rejects[0]
@@ -288,7 +289,8 @@ def test_dry_run_counts_the_calls_and_sends_nothing(stub, corpus, tmp_path):
     p = plan(corpus, model="stub-gen", base_url=stub.base_url, api_key="x", **kw)
     assert stub.requests == []
     assert (p.next_pass, p.generation_calls, p.generation_cached, p.check_calls_exact) == (1, 4, 0, False)
-    assert p.check_calls == 40 and p.est_prompt_tokens > 0 and p.est_cost == "unknown"
+    # 4 calls x 10 questions x 2.5 check calls expected per candidate (critic, reader, half a third)
+    assert p.check_calls == 100 and p.est_prompt_tokens > 0 and p.est_cost == "unknown"
     run(stub, corpus, tmp_path, **kw)
     assert len(stub.generation_bodies()) == p.generation_calls
     p2 = plan(corpus, model="stub-gen", base_url=stub.base_url, api_key="x", **kw)
@@ -372,7 +374,7 @@ def test_an_english_corpus_gets_english_prompts_and_checks(stub, tmp_path):
                                         "supply cabinet on your floor."}]
     corpus = tmp_path / "en.jsonl"
     corpus.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
-    good = {"e1": item("How often do I have to change my login secret?", "every 90 days",
+    good = {"e1": item("How often does my login password expire?", "every 90 days",
                        ["Passwords expire every 90 days"]),
             "e2": item("What should I do when the printer shows PRN-0x4E?", "Replace the toner.",
                        ["Printer error PRN-0x4E means the toner is low"], "lexical")}

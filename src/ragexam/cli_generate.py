@@ -30,7 +30,16 @@ def generate_cmd(
     kind: Optional[List[str]] = typer.Option(None, "--kind", help="Add a kind: NAME=INSTRUCTION (repeatable); use "
                                                                   "NAME in --mix."),
     per_call: int = typer.Option(3, "--per-call", help="Questions asked for per call (1-10)."),
-    lang: str = typer.Option("auto", "--lang", help="Prompt language: auto (Hangul share of the corpus), ko, en."),
+    lang: str = typer.Option("auto", "--lang", help="The questions' language: auto (Hangul share of the corpus), ko, "
+                                                    "en."),
+    prompt_lang: str = typer.Option("auto", "--prompt-lang", help="Language of the instructions: auto (the measured "
+                                    "default, English; the questions stay in the corpus's language), ko, en."),
+    cite: str = typer.Option("auto", "--cite", help="How the model cites evidence: spans (copied text; quote frames "
+                             "unwrapped) or sentences (numbers of shown sentences). auto: the measured default."),
+    skip_check: Optional[List[str]] = typer.Option(None, "--skip-check", help="Switch a check off (repeatable): "
+                                                   "injection, guards, critic, reader, faithfulness."),
+    agree_at: int = typer.Option(4, "--agree-at", help="answer_correctness score (1-5) at which the reader's answer "
+                                                       "agrees with the key."),
     prompt: Optional[Path] = typer.Option(None, "--prompt", help="A prompt file replacing the bundled one "
                                                                  "(see docs/generate.md)."),
     judge_model: Optional[str] = typer.Option(None, "--judge-model", help="Model of the LLM checks (default: "
@@ -69,7 +78,8 @@ def generate_cmd(
     options = dict(mix=mix, kinds=parse_kinds(kind), per_call=per_call, language=lang, prompt=prompt,
                    retriever=retriever, ooc_top=ooc_top, ooc_max_relevance=ooc_max_relevance, ambiguous=ambiguous,
                    dedup_at=dedup_at, section_chars=section_chars, seed=seed, max_passes=max_passes,
-                   max_calls=max_calls, budget=budget, id_prefix=id_prefix, max_attempts=max_attempts)
+                   max_calls=max_calls, budget=budget, id_prefix=id_prefix, max_attempts=max_attempts,
+                   prompt_language=prompt_lang, cite=cite, skip_checks=tuple(skip_check or ()), agree_at=agree_at)
     if dry_run:
         p = plan(corpus, n, settings=settings, judge_model=judge_model, **options)
         return print_json(p.to_dict()) if json_out else print_generate_plan(p, console())

@@ -62,6 +62,11 @@ def print_generate(result: Any, console: Any, out: Optional[Any] = None) -> None
                   f"{fmt.noun(cov['section_uses_max'], 'time')} each)", highlight=False, soft_wrap=True)
     console.print(f"{fmt.plural(card['passes'], 'pass', 'passes')}; stopped: {card['stopped']}", highlight=False,
                   markup=False, soft_wrap=True)
+    if "checks" in card:
+        unwrapped = f"; {fmt.plural(card['unwrapped'], 'question')} kept with evidence unwrapped from a quote frame" \
+            if card.get("unwrapped") else ""
+        console.print(f"checks: {', '.join(card['checks']) or 'none'}; evidence cited as {card['cite']}{unwrapped}",
+                      highlight=False, markup=False, soft_wrap=True)
     for note in card.get("notes", []):
         console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
     console.print(_usage_line(card["this_run"]["usage"], card["this_run"]["cost_usd"]), highlight=False,

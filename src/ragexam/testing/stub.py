@@ -11,6 +11,8 @@ OpenAI-compatible server does, with no model behind it:
   gate) runs for real; the *numbers* only say how much the texts overlap, nothing about quality.  With
   ``logprobs: true`` the reply carries token log-probabilities (:func:`synthetic_logprobs`), so
   probability scoring runs too.
+* **The question generator's prompts** (``ragexam generate``: questions, the reader, the critic) are answered
+  by :func:`ragexam.analysis.generate.offline.stub_reply`, so a generation runs end to end.
 * **Any other chat request** (answer generation: ragexam's ``ragexam answer``, LangChain's
   ``ChatOpenAI``...) is answered extractively: the sentence of the prompt's documents that shares
   the most with its question (a line after ``## 질문`` / ``## Question`` or starting with ``질문:`` /
@@ -275,7 +277,12 @@ class StubEndpoint(JSONEndpoint):
         metric = metric_of(body)
         fmt = body.get("response_format") or {}
         schema = (fmt.get("json_schema") or {}).get("schema")
-        if metric is not None:
+        from ragexam.analysis.generate.offline import stub_reply  # ragexam generate's prompts (their logic is there)
+
+        own = stub_reply(body)
+        if own is not None:
+            content = own
+        elif metric is not None:
             content = json.dumps(judge_reply(metric, first_user, schema), ensure_ascii=False)
         elif (fmt.get("json_schema") or {}).get("name") == "ragexam_probe":
             content = json.dumps(instance(schema), ensure_ascii=False)

@@ -54,7 +54,8 @@ from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequ
 from ragexam import fmt
 from ragexam.analysis.generate import checks as C
 from ragexam.analysis.generate import measure as M
-from ragexam.analysis.generate.prompts import REPLY_SCHEMA, PromptSet, load_prompts
+from ragexam.analysis.generate.llm_checks import LLM_CHECKS, Checker, StopDry
+from ragexam.analysis.generate.prompts import CITE_MODES, PromptSet, load_prompts, load_reader, reply_schema
 from ragexam.analysis.generate.sampling import (Coverage, Pairs, Section, build_sections, check_kinds, parse_mix,
                                                 targets)
 from ragexam.errors import InputError
@@ -72,6 +73,13 @@ AVOID_MAX = 12
 INITIAL_YIELD = 0.7
 MIN_YIELD = 0.2
 DEFAULT_MAX_TOKENS = 2048
+#: the instruction language of the prompts when none is chosen (measured: docs/generate.md, "Prompts")
+DEFAULT_PROMPT_LANGUAGE = "en"
+#: how the model cites evidence when not chosen (measured: docs/generate.md, "Citation modes")
+DEFAULT_CITE = "spans"
+#: every check that can be switched off: the deterministic ``injection`` (addresses_model) and ``guards``
+#: (not_a_question, off_topic), and the LLM checks of :mod:`.llm_checks`
+CHECKS: Tuple[str, ...] = ("injection", "guards") + LLM_CHECKS
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,11 @@ class GenerateConfig:
         per out-of-corpus candidate.  :ivar ooc_max_relevance: highest judged relevance (1-5) a top
         section may have.  :ivar max_attempts: replies per call.  :ivar max_passes: passes at most.
     :ivar max_calls, budget: spending limits of this run (calls; USD).  :ivar id_prefix: query id prefix.
+    :ivar cite: how the model cites evidence: ``spans`` (copied text; quote frames unwrapped) or
+        ``sentences`` (numbers of the shown sentences).  :ivar prompt_language: the language of the
+        instructions (``auto``: :data:`DEFAULT_PROMPT_LANGUAGE`; the questions are always in the corpus's
+        language).  :ivar skip_checks: checks switched off (names of :data:`CHECKS`).  :ivar agree_at: the
+        answer_correctness score (1-5) at which the reader's answer agrees with the key.
     """
 
     n: int
@@ -113,6 +126,10 @@ class GenerateConfig:
     max_calls: Optional[int] = None
     budget: Optional[float] = None
     id_prefix: str = "gen"
+    cite: str = "auto"
+    prompt_language: str = "auto"
+    skip_checks: Tuple[str, ...] = ()
+    agree_at: int = 4
 
     def __post_init__(self) -> None:
         def integer(name: str, low: int, high: Optional[int] = None, optional: bool = False) -> None:
@@ -141,6 +158,19 @@ class GenerateConfig:
         integer("max_attempts", 1, 10)
         integer("max_passes", 1)
         integer("max_calls", 1, optional=True)
+        integer("agree_at", 1, 5)
+        if self.cite not in ("auto",) + CITE_MODES:
+            raise InputError(f"received {self.cite!r}; expected spans (the model copies the evidence text) or "
+                             "sentences (the model cites numbered sentences)", source="--cite", field="cite")
+        if self.prompt_language not in ("auto", "ko", "en"):
+            raise InputError(f"received {self.prompt_language!r}; expected auto, ko or en", source="--prompt-lang",
+                             field="prompt_language")
+        skip = (self.skip_checks,) if isinstance(self.skip_checks, str) else tuple(self.skip_checks or ())
+        bad = [k for k in skip if k not in CHECKS]
+        if bad:
+            raise InputError(f"unknown check {bad[0]!r}; expected some of {', '.join(CHECKS)}", source="--skip-check",
+                             field="skip_checks")
+        object.__setattr__(self, "skip_checks", tuple(dict.fromkeys(skip)))
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise InputError(f"received {self.seed!r}; expected an integer", source="--seed", field="seed")
         number("dedup_at", 0.0, 1.0)
@@ -183,6 +213,8 @@ class _Task:
     request: int
     messages: List[Dict[str, str]]
     key: str = ""
+    #: sentence number -> sentence text (``--cite sentences``)
+    numbers: Dict[int, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -210,6 +242,9 @@ class Candidate:
     grams: FrozenSet[str] = frozenset()
     answer_check: Dict[str, Any] = field(default_factory=dict)
     ooc_check: Dict[str, Any] = field(default_factory=dict)
+    cited: List[int] = field(default_factory=list)
+    critic: Dict[str, Any] = field(default_factory=dict)
+    reader: Dict[str, Any] = field(default_factory=dict)
     rejection: Optional[C.Rejection] = None
 
     @property
@@ -314,14 +349,23 @@ class Generator:
         self.client = LLMClient(settings)
         self.cache = settings.open_cache()
         self.price = price_for(self.client.model, self.client.endpoint, settings.price)
+        from ragexam.analysis.generate.llm_checks import load_critic
+
         jsettings = settings.replace(model=judge_model or settings.model, temperature=0.0, max_tokens=None)
         self.progress = progress
-        # cheap checks first: a bad mix, prompt file or budget fails before the corpus is analysed
+        # cheap checks first: a bad mix, prompt file, retriever or budget fails before the corpus is analysed
         self.language = config.language if config.language != "auto" else \
             C.CorpusFacts.detect_language(self.corpus.documents)
+        self.prompt_language = config.prompt_language if config.prompt_language != "auto" else DEFAULT_PROMPT_LANGUAGE
+        self.cite = config.cite if config.cite != "auto" else DEFAULT_CITE
+        self.checks = [k for k in CHECKS if k not in config.skip_checks]
+        self.critic = load_critic(self.prompt_language)
+        self.reader = load_reader(self.prompt_language)
         self.judge = Judge(settings=jsettings, max_attempts=config.max_attempts, language=self.language,
-                           scoring="sample")  # its checks read the written verdicts: no probe, no logprobs
-        self.prompts: PromptSet = load_prompts(self.language, config.prompt, config.kinds)
+                           custom=[self.critic], scoring="sample")  # its checks read the written verdicts
+        self.prompts: PromptSet = load_prompts(self.prompt_language, config.prompt, config.kinds)
+        self.prompts.check(self.language, self.cite)
+        self._retriever = self._parse_retriever()
         self.mix = parse_mix(config.mix, self.prompts.kinds)
         check_kinds(self.mix, len(self.corpus))
         self.targets = targets(self.mix, config.n)
@@ -342,9 +386,12 @@ class Generator:
         if not self.sections:
             raise InputError("every document is blank; nothing to generate from", source=str(self.corpus.source))
         self.by_sid = {s.sid: s for s in self.sections}
+        self.titles_by_doc = {d.doc_id: d.title or "" for d in self.corpus.documents}
         self.titles = self._titles()
-        self._retriever = None
+        self._indexed = False
         self._pairs: Optional[Pairs] = None
+        self._sentences: Dict[str, List[str]] = {}
+        self.checker = Checker(self)
 
     # -- small helpers --------------------------------------------------------------------------------------
     def _price_pair(self) -> Optional[Tuple[float, float]]:
@@ -360,15 +407,51 @@ class Generator:
             names = [names[i] for i in idx]
         return names
 
+    def _parse_retriever(self):
+        """The ``--retriever`` (not indexed yet); an :class:`InputError` for a pipeline that searches its own
+        index (``http:``, LangChain, LlamaIndex, results files), which cannot search the corpus's sections."""
+        from ragexam.retrieval.spec import parse_retriever
+        from ragexam.retrieval.texts import is_text_retriever
+
+        r = parse_retriever(self.config.retriever, progress=False)
+        if is_text_retriever(r) or not hasattr(r, "index"):
+            raise InputError(f"received {self.config.retriever!r}, a pipeline that searches its own index; the "
+                             "generator must index the corpus's sections to find related sections (multi questions) "
+                             "and to search for out-of-corpus questions. Use a retriever ragexam indexes: bm25, "
+                             "bm25:whitespace, dense, dense:st:MODEL, dense:openai:MODEL, hybrid:bm25+dense, or one "
+                             "of these followed by >rerank:...", source="--retriever", field="retriever")
+        return r
+
     @property
     def retriever(self):
-        if self._retriever is None:
-            from ragexam.retrieval.spec import parse_retriever
-
-            r = parse_retriever(self.config.retriever, progress=False)
-            r.index([s.sid for s in self.sections], [s.text for s in self.sections])
-            self._retriever = r
+        if not self._indexed:
+            self._retriever.index([s.sid for s in self.sections], [s.text for s in self.sections])
+            self._indexed = True
         return self._retriever
+
+    def reader_feedback(self, kind: str, message: str) -> str:
+        """The follow-up to an unusable reader reply."""
+        from ragexam.analysis.generate.output import DECLINE
+
+        return self.reader.feedback(message or kind, decline=DECLINE[self.language])
+
+    def _numbered(self, secs: Sequence[Section]) -> Tuple[List[Any], Dict[int, str]]:
+        """The passages of ``secs`` with numbered sentences (numbers run on), and number -> sentence."""
+        from dataclasses import replace
+
+        from ragexam.data.chunking import sentence_spans
+
+        out, numbers = [], {}
+        for sec in secs:
+            if sec.sid not in self._sentences:
+                self._sentences[sec.sid] = [sec.text[a:b] for a, b in sentence_spans(sec.text)]
+            shown = []
+            for text in self._sentences[sec.sid]:
+                k = len(numbers) + 1
+                numbers[k] = text
+                shown.append((k, text))
+            out.append(replace(sec.passage(), numbered=tuple(shown)))
+        return out, numbers
 
     @property
     def pairs(self) -> Pairs:
@@ -385,12 +468,21 @@ class Generator:
         c = self.config
         fa = get_rubric("faithfulness", self.language)
         cr = get_rubric("context_relevance", self.language)
+        ac = get_rubric("answer_correctness", self.language)
+        critic = self.critic.rubric(self.prompt_language)
         mix = ",".join(f"{k}={self.mix[k]:.4g}" for k in self.mix)
+        meaning = []
+        if "critic" in self.checks:
+            meaning.append(("critic", f"{critic.name}@{critic.sha}>=3"))
+        if "reader" in self.checks:
+            meaning += [("reader", self.reader.label), ("agree", f"contained,{ac.name}@{ac.sha}>={c.agree_at}")]
         return str(Signature([
             ("generate", self.client.model), ("endpoint", self.client.endpoint), ("prompt", self.prompts.label),
             ("temp", self.settings.temperature), ("max_tokens", self.settings.max_tokens), ("seed", c.seed),
             ("n", c.n), ("mix", mix), ("per_call", c.per_call), ("section", c.section_chars),
-            ("judge", self.judge.model), ("answer_check", f"contained+{fa.name}@{fa.sha}=1"),
+            ("cite", self.cite), ("checks", "+".join(self.checks) or "none"), ("judge", self.judge.model),
+            *meaning,
+            ("answer_check", f"contained+{fa.name}@{fa.sha}=1" if "faithfulness" in self.checks else "none"),
             ("ooc_check", f"{c.retriever}/top{c.ooc_top}/{cr.name}@{cr.sha}<={c.ooc_max_relevance}"),
             ("evidence", f"{c.min_evidence_chars}-{c.max_evidence_chars}"), ("ambiguous", c.ambiguous),
             ("overlap", "kiwi" if self.language == "ko" else "words"), ("lexical_at", c.lexical_at),
@@ -450,10 +542,16 @@ class Generator:
                 secs = (sec, other)
             request = state.coverage.uses[sec.sid]
             avoid = state.proposed.get(sec.sid, [])[-AVOID_MAX:]
-            messages = self.prompts.messages(kind, [s.passage() for s in secs], c.per_call,
+            numbers: Dict[int, str] = {}
+            if self.cite == "sentences" and kind != "out_of_corpus":
+                passages, numbers = self._numbered(secs)
+            else:
+                passages = [s.passage() for s in secs]
+            messages = self.prompts.messages(kind, passages, c.per_call,
                                              titles=self.titles if kind == "out_of_corpus" else (),
-                                             avoid=avoid, request=request)
-            tasks.append(_Task(len(state.tasks) + len(tasks), state.pass_no, kind, secs, request, messages))
+                                             avoid=avoid, request=request, language=self.language, cite=self.cite)
+            tasks.append(_Task(len(state.tasks) + len(tasks), state.pass_no, kind, secs, request, messages,
+                               numbers=numbers))
         for t in tasks:
             ident = repr(t.messages)
             sample = state.samples[ident]
@@ -471,7 +569,8 @@ class Generator:
         got = ask(self.client, task.messages, parse_reply, bad_reply=(ReplyError,), refusal=TEXT_REFUSAL,
                   feedback=self.prompts.feedback, max_attempts=self.config.max_attempts,
                   max_tokens=int(self.settings.max_tokens), temperature=self.settings.temperature,
-                  seed=self.settings.seed, schema=REPLY_SCHEMA, schema_name="questions")
+                  seed=self.settings.seed, schema=reply_schema(list(task.numbers) if task.numbers else None),
+                  schema_name="questions")
         value: Dict[str, Any] = {"attempts": got.attempts, "requests": got.requests, "errors": got.errors,
                                  "prompt_tokens": got.prompt_tokens, "completion_tokens": got.completion_tokens}
         if got.failed is not None:
@@ -487,7 +586,7 @@ class Generator:
     # -- running ---------------------------------------------------------------------------------------------
     def run(self) -> GenerateResult:
         """Generate the set (see the module docstring)."""
-        state = _State(Coverage(self.sections, self.config.seed))
+        state = _State(Coverage(self.sections, self.config.seed), initial_check_rate=self.checker.initial_rate())
         self._loop(state, dry=False)
         return self._result(state)
 
@@ -496,7 +595,7 @@ class Generator:
         that would call the endpoint is counted -- its generation calls exactly, its LLM checks exactly when
         the generation replies are cached, else as an upper bound (``per_call`` per call) -- with estimated
         tokens and cost.  Nothing is sent, claimed or written."""
-        state = _State(Coverage(self.sections, self.config.seed))
+        state = _State(Coverage(self.sections, self.config.seed), initial_check_rate=self.checker.initial_rate())
         try:
             self._loop(state, dry=True)
         except _Stop as stop:
@@ -521,7 +620,9 @@ class Generator:
         note = (f"pass {plan['pass']} is the first that calls the endpoint; {kept} questions are kept from cached "
                 f"passes, {deficit} are still needed. Later passes depend on how many candidates pass the checks "
                 f"(expect about {math.ceil(deficit / (self.config.per_call * INITIAL_YIELD))} generation calls in "
-                "all, plus one LLM check per abstractive answer and per out-of-corpus candidate).")
+                f"all, plus about {self.checker.initial_rate():g} LLM check calls per candidate: "
+                f"{', '.join(k for k in self.checks if k in LLM_CHECKS) or 'none'}; out-of-corpus candidates one "
+                "context_relevance call).")
         return GeneratePlan(self.client.model, self.client.endpoint, self.judge.model, self.language, self.config.n,
                             dict(self.targets), plan["pass"] - 1, kept, plan["pass"], plan["calls"], plan["cached"],
                             plan["checks"], plan["checks_exact"], plan["prompt_tokens"], plan["completion_tokens"],
@@ -552,7 +653,7 @@ class Generator:
             self._verify(cands, state, dry)
             state.tasks.extend(tasks)
             if len(state.kept) == before:
-                state.stop = f"pass {state.pass_no} kept no question"
+                state.stop = state.stop or f"pass {state.pass_no} kept no question"  # a spending limit says more
                 return
 
     def _fit(self, tasks: List[_Task], state: "_State", dry: bool) -> List[_Task]:
@@ -612,7 +713,7 @@ class Generator:
                 distinct = list({t.key: t for t in missing}.values())
                 prompt = sum(estimate_tokens("".join(m["content"] for m in t.messages)) for t in distinct)
                 completion = TOKENS_PER_QUESTION * self.config.per_call * len(distinct)
-                checks = self.config.per_call * len(tasks)
+                checks = math.ceil(self.config.per_call * len(tasks) * state.check_share())
                 jp, jc = self._judge_estimate(checks)
                 raise _Stop({"pass": state.pass_no, "calls": len(distinct), "cached": len(tasks) - len(missing),
                              "checks": checks, "checks_exact": False, "prompt_tokens": prompt + jp,
@@ -673,11 +774,12 @@ class Generator:
             for j, raw in enumerate(items, 1):
                 cand = Candidate(f"p{t.pass_no}-c{t.index + 1:04d}-{j}", (t.pass_no, t.index, j), t.kind, t.pass_no,
                                  t.key[:16], sids, docs, raw)
-                fields, problem = item_fields(raw)
+                fields, problem = item_fields(raw, t.numbers or None)
                 if fields is not None:
                     cand.question = fields["question"].strip()
                     cand.answer = fields["answer"].strip()
                     cand.evidence = fields["evidence"]
+                    cand.cited = fields.get("cited", [])
                     cand.model_type = fields["model_type"]
                     if cand.question:
                         state.proposed.setdefault(sids[0], []).append(" ".join(cand.question.split()))
@@ -692,8 +794,16 @@ class Generator:
         c = self.config
         live = [x for x in cands if x.rejection is None]
         for x in live:
-            x.rejection = C.question_problem(x.question, script=self.script, foreign=self.foreign)
+            x.rejection = C.question_problem(x.question, script=self.script, foreign=self.foreign,
+                                             injection="injection" in self.checks)
         live = [x for x in live if x.rejection is None]
+        if "guards" in self.checks and live:
+            for x, why in zip(live, M.not_questions([x.question for x in live], self.language)):
+                if why:
+                    x.rejection = C.Rejection("not_a_question", f"{x.question!r} is a {why}" + (
+                        " (no question mark, no predicate)" if why == "noun phrase" else
+                        " (its last ending is declarative, -ㅂ니다/-습니다)"))
+            live = [x for x in live if x.rejection is None]
         answerable = [x for x in live if x.answerable]
         self._check_evidence(answerable)
         for x in (x for x in live if not x.answerable):
@@ -707,7 +817,12 @@ class Generator:
             if x.rejection is None:
                 state.kept_grams.append((x.cid, x.grams))
         live = [x for x in cands if x.rejection is None]
-        self._llm_checks(live, state, dry)
+        try:
+            self.checker.run(live, state, dry)
+        except StopDry as stop:
+            raise _Stop({"pass": state.pass_no, "calls": 0, "cached": 0, "checks": stop.calls,
+                         "checks_exact": stop.exact, "prompt_tokens": stop.prompt_tokens,
+                         "completion_tokens": stop.completion_tokens}) from None
         for x in cands:
             if x.rejection is None:
                 state.keep(x)
@@ -744,12 +859,25 @@ class Generator:
                                    [" ".join(loc.normalized for loc in x.located) for x in pending],
                                    [self._paragraphs(x.located) for x in pending], language=self.language,
                                    latin_is_foreign=self.script != "latin", lexical_at=c.lexical_at)
+        unshared = [x for x, (ov, _, _) in zip(pending, measured) if ov == 0] if "guards" in self.checks else []
+        off = {x.cid for x in unshared if self._off_topic(x)}
         for x, (ov, anchors, style) in zip(pending, measured):
+            if x.cid in off:
+                continue
             x.overlap, x.anchors, x.style = ov, anchors, style
             multi = M.needs_two_documents([loc.doc_ids + loc.other_doc_ids for loc in x.located])
             x.type = M.type_of(multi, x.kind, style)
             if C.answer_contained(x.answer, x.located):
                 x.answer_check = {"method": "contained"}
+
+    def _off_topic(self, x: Candidate) -> bool:
+        """Sets ``off_topic`` when the question (which shares no term with its evidence) shares none with the
+        paragraphs around its evidence or the titles of its documents either."""
+        context = self._paragraphs(x.located) + "\n" + "\n".join(
+            dict.fromkeys(self.titles_by_doc.get(d, "") for d in x.relevant))
+        q, ctx = M.terms([x.question, context], self.language)
+        x.rejection = C.topic_problem(q, ctx, context)
+        return x.rejection is not None
 
     def _paragraphs(self, located: Sequence[C.Located]) -> str:
         spans = C.spans_by_doc(located)
@@ -766,117 +894,6 @@ class Generator:
             x.rejection = C.Rejection("answered_in_corpus", f"its evidence {i} occurs in {', '.join(docs[:5])}")
             return
         x.type = "out_of_corpus"
-
-    def _llm_checks(self, cands: List[Candidate], state: "_State", dry: bool) -> None:
-        from ragexam.metrics.judge import JudgeItem
-
-        c = self.config
-        fa = [x for x in cands if x.answerable and not x.answer_check]
-        ooc = [x for x in cands if not x.answerable]
-        hits_by_cid: Dict[str, List[Tuple[str, float]]] = {}
-        if ooc:
-            hits = self.retriever.search([x.question for x in ooc], top_n=min(c.ooc_top, len(self.sections)))
-            for x, h in zip(ooc, hits):
-                hits_by_cid[x.cid] = h
-                if not h:
-                    x.ooc_check = {"retriever": c.retriever, "top": [], "max": None, "limit": c.ooc_max_relevance,
-                                   "note": "no section shares a term with the question"}
-            ooc = [x for x in ooc if hits_by_cid[x.cid]]
-        jobs = {"faithfulness": [JudgeItem(x.cid, x.question, x.answer, tuple(loc.normalized for loc in x.located))
-                                 for x in fa],
-                "context_relevance": [JudgeItem(x.cid, x.question, None,
-                                                tuple(self.by_sid[s].text for s, _ in hits_by_cid[x.cid]))
-                                      for x in ooc]}
-        jobs = {m: v for m, v in jobs.items() if v}
-        if not jobs:
-            return
-        if dry:
-            plan = self.judge.plan(None, jobs)
-            if plan.calls:
-                raise _Stop({"pass": state.pass_no, "calls": 0, "cached": 0, "checks": plan.calls,
-                             "checks_exact": True, "prompt_tokens": plan.est_prompt_tokens,
-                             "completion_tokens": plan.est_completion_tokens})
-        elif c.max_calls is not None or c.budget is not None:
-            jobs = self._fit_checks(jobs, self.judge.plan(None, jobs), state)
-            if not jobs:
-                self._unchecked(cands)
-                return
-
-        def progress(done: int, total: int) -> None:
-            if self.progress is not None:
-                self.progress(f"pass {state.pass_no}: checks", done, total)
-
-        run = self.judge.run(None, jobs, progress=progress)
-        if not dry:
-            state.add_usage("checks", run.usage)
-        by_cid = {x.cid: x for x in cands}
-        fa_rubric = run.rubrics.get("faithfulness", {})
-        for cid, s in run.items("faithfulness").items():
-            x = by_cid[cid]
-            rubric = f"{fa_rubric.get('name')}@{fa_rubric.get('sha')}"
-            if s.judged:
-                n_claims = s.details.get("n_claims", 0)
-                x.answer_check = {"method": "judge", "metric": "faithfulness", "score": s.score, "claims": n_claims,
-                                  "supported": s.details.get("n_supported"), "rubric": rubric}
-                if s.score < 1.0:
-                    bad = [cl["claim"] for cl in s.details.get("claims", []) if not cl.get("supported")]
-                    x.rejection = C.Rejection("answer_unsupported", f"{n_claims - s.details.get('n_supported', 0)} of "
-                                              f"{n_claims} claims unsupported: {'; '.join(bad)[:200]}")
-            elif s.reason == "no_claims":
-                x.rejection = C.Rejection("answer_unsupported", "the judge found no factual claim in the answer")
-            else:
-                x.rejection = C.Rejection("check_failed", f"faithfulness unjudged: {s.reason}: {s.message}")
-        cr_rubric = run.rubrics.get("context_relevance", {})
-        for cid, s in run.items("context_relevance").items():
-            x = by_cid[cid]
-            hits = hits_by_cid[cid]
-            if not s.judged:
-                x.rejection = C.Rejection("check_failed", f"context_relevance unjudged: {s.reason}: {s.message}")
-                continue
-            scores = s.details.get("scores", [])
-            x.ooc_check = {"retriever": c.retriever, "top": [{"section": sid, "relevance": sc}
-                                                            for (sid, _), sc in zip(hits, scores)],
-                           "max": max(scores) if scores else None, "limit": c.ooc_max_relevance,
-                           "rubric": f"{cr_rubric.get('name')}@{cr_rubric.get('sha')}"}
-            if scores and max(scores) > c.ooc_max_relevance:
-                top = [sid for (sid, _), sc in zip(hits, scores) if sc > c.ooc_max_relevance]
-                x.rejection = C.Rejection("answered_in_corpus", f"section(s) {', '.join(top)} judged "
-                                          f"{max(scores)} of 5 (limit {c.ooc_max_relevance})")
-        self._unchecked(cands)
-
-    @staticmethod
-    def _unchecked(cands: Sequence[Candidate]) -> None:
-        for x in cands:
-            if x.rejection is None and x.answerable and not x.answer_check:
-                x.rejection = C.Rejection("not_checked", "the answer check was not made (spending limit)")
-            if x.rejection is None and not x.answerable and not x.ooc_check:
-                x.rejection = C.Rejection("not_checked", "the out-of-corpus check was not made (spending limit)")
-
-    def _fit_checks(self, jobs: Dict[str, List[Any]], plan: Any, state: "_State") -> Dict[str, List[Any]]:
-        """Keep the check items that fit the spending limits (in order); the rest stay unchecked."""
-        c = self.config
-        room_calls = None if c.max_calls is None else c.max_calls - state.calls_made
-        room_usd = None if c.budget is None else c.budget - state.spent_usd
-        if plan.calls == 0:
-            return jobs
-        per_call_usd = (plan.est_cost / plan.calls) if isinstance(plan.est_cost, float) and plan.calls else 0.0
-        allowed = plan.calls
-        if room_calls is not None:
-            allowed = min(allowed, max(0, int(room_calls)))
-        if room_usd is not None and per_call_usd > 0:
-            allowed = min(allowed, max(0, int(room_usd // per_call_usd)))
-        if allowed >= plan.calls:
-            return jobs
-        state.stop = f"max_calls ({c.max_calls}) reached" if room_calls is not None and allowed == max(
-            0, int(room_calls)) else f"budget (${c.budget:g}) reached"
-        out: Dict[str, List[Any]] = {}
-        left = allowed
-        for m, items in jobs.items():
-            keep = items[:max(0, left)]
-            left -= len(keep)
-            if keep:
-                out[m] = keep
-        return out
 
     # -- the result ------------------------------------------------------------------------------------------
     def _result(self, state: "_State") -> GenerateResult:
@@ -933,8 +950,9 @@ class _State:
     notes: Set[str] = field(default_factory=set)
     exhausted: Set[Tuple[str, str]] = field(default_factory=set)
     stop: Optional[str] = None
-    checks_needed: int = 0
     candidates_seen: int = 0
+    #: LLM check calls per candidate expected before any candidate was checked
+    initial_check_rate: float = 0.5
 
     @property
     def kept_types(self) -> List[str]:
@@ -949,8 +967,10 @@ class _State:
         return float(sum(u["cost_usd"] for u in self.usage.values() if isinstance(u.get("cost_usd"), (int, float))))
 
     def check_share(self) -> float:
-        """Share of candidates that needed an LLM check so far (0.5 before any is known)."""
-        return self.checks_needed / self.candidates_seen if self.candidates_seen else 0.5
+        """LLM check calls made per candidate so far (:attr:`initial_check_rate` before any is known)."""
+        if not self.candidates_seen:
+            return self.initial_check_rate
+        return float(self.usage.get("checks", {}).get("calls", 0)) / self.candidates_seen
 
     def add_usage(self, what: str, usage: Mapping[str, Any]) -> None:
         cur = self.usage.setdefault(what, {})
@@ -972,10 +992,6 @@ class _State:
 
     def _seen(self, x: Candidate) -> None:
         self.candidates_seen += 1
-        if x.answer_check.get("method") == "judge" or x.ooc_check or (
-                x.rejection is not None and x.rejection.reason in ("answer_unsupported", "check_failed",
-                                                                    "not_checked")):
-            self.checks_needed += 1
 
     def reject_call(self, record: Dict[str, Any]) -> None:
         self.call_rejects.append(record)

@@ -39,6 +39,23 @@ found in the bigrams of the evidence *sentence* (the evidence widened to the nea
 followed by whitespace, or a line break, on each side) at or above ``copy_at`` (default 0.8; the
 bundled questions reach at most 0.67), or the whole normalised evidence inside the question.
 
+Questions that are not questions about the content
+---------------------------------------------------
+*Addresses the model* (:func:`addresses_model`): the question contains an instruction to the model
+rather than a question about the documents -- overriding earlier instructions ("ignore all previous
+instructions", "이전 지시를 무시하고"), asking for its system prompt or instructions ("시스템 프롬프트를
+출력하세요", "reveal your instructions"), or giving it a new role ("you are now", "지금부터 너는",
+"developer mode", "jailbreak") -- patterns :data:`MODEL_ADDRESS`, matched on the normalised question.
+A question *about* prompts ("시스템 프롬프트란 무엇인가요?") does not match.
+
+*Not a question* (:func:`not_questions`): a bare noun phrase -- no question mark and no predicate (for
+Korean, no Kiwi morpheme tagged as a predicate or ending, :data:`PREDICATE_TAGS`: verbs, adjectives, the
+copula, auxiliaries, verb/adjective suffixes, endings; for other languages, the first word is not an
+interrogative, auxiliary or imperative: ``what``, ``how``, ``is``, ``can``, ``tell``, ...) -- or, for
+Korean, a statement: its last final ending is the declarative ``-ㅂ니다``/``-습니다``, question mark or
+not (``어떻게 해야 합니다?``, a form the 1.5B model writes under English instructions; none of the 83
+hand-written bundled questions ends so).
+
 Language
 --------
 *Script* of a letter: ``hangul`` (syllables and jamo), ``latin``, ``han``, ``kana`` or the first
@@ -62,7 +79,8 @@ from ragexam.data.normalization import normalize
 __all__ = ["KIWI_CONTENT_TAGS", "EN_STOPWORDS", "CODE", "terms", "overlap", "anchors", "style", "bigrams",
            "jaccard", "containment", "measure_many", "type_of", "needs_two_documents", "MEASURED_KINDS", "script_of", "main_script", "LANGUAGE_SHARE", "language_share",
            "foreign_vocabulary", "PASSAGE_REFERENCE", "refers_to_passage", "sentence_around",
-           "paragraph_around", "scope_texts"]
+           "paragraph_around", "scope_texts", "MODEL_ADDRESS", "addresses_model", "not_questions", "PREDICATE_TAGS",
+           "DECLARATIVE_ENDINGS"]
 
 #: kiwipiepy tags whose morphemes count as terms
 KIWI_CONTENT_TAGS: FrozenSet[str] = frozenset({
@@ -254,6 +272,66 @@ def refers_to_passage(question: str) -> Optional[str]:
     ``문서`` or ``지문`` (which also means fingerprint) do not count: only the phrases above."""
     m = PASSAGE_REFERENCE.search(normalize(question))
     return m.group() if m else None
+
+
+# -- instructions to the model, fragments ------------------------------------------------------------------
+_KO_ADDRESS = (r"(?:이전|앞|앞선|위|위의|앞의|기존|모든|지금까지)\s*(?:의\s*)?(?:모든\s*)?(?:지시|지시사항|지침|명령|프롬프트|규칙|설정)"
+               r"\S{0,3}\s*(?:모두\s*|전부\s*|다\s*)?(?:무시|잊)"
+               r"|(?:지시|지시사항|지침|명령)\S{0,3}\s*(?:모두\s*|전부\s*|다\s*)?무시(?:하고|해|하세요|하라|하십시오)"
+               r"|(?:시스템|숨겨진|내부|초기)\s*(?:프롬프트|메시지|지시)\S{0,3}\s*(?:을|를)?\s*(?:그대로\s*|전부\s*|모두\s*)?"
+               r"(?:출력|보여|알려|공개|말해|노출|반복|복사)"
+               r"|(?:너는|넌|당신은)\s*(?:이제|지금부터)|지금부터\s*(?:너는|넌|당신은)|개발자\s*모드|탈옥")
+_EN_ADDRESS = (r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|everything\s+)?(?:of\s+)?(?:the\s+|your\s+)?"
+               r"(?:previous|prior|above|earlier|preceding|initial|original|system)?\s*"
+               r"(?:instructions?|prompts?|rules|directions|guidelines|messages?)\b"
+               r"|\b(?:reveal|print|show|repeat|output|display|tell me)\s+(?:me\s+)?(?:your|the)\s+(?:system\s+|hidden\s+|"
+               r"initial\s+|original\s+)?(?:prompt|instructions)\b|\bsystem\s+prompt\b\s*(?:verbatim|word for word)"
+               r"|\byou\s+are\s+now\b|\bfrom\s+now\s+on,?\s+you\b|\bdeveloper\s+mode\b|\bjailbreak|\bDAN\s+mode\b")
+#: the patterns of :func:`addresses_model` (Korean and English), matched on the normalised question
+MODEL_ADDRESS = re.compile(f"(?:{_KO_ADDRESS})|(?:{_EN_ADDRESS})", re.I)
+
+
+def addresses_model(question: str) -> Optional[str]:
+    """The first phrase of the question that is an instruction to the model (see the module docstring),
+    else ``None``."""
+    m = MODEL_ADDRESS.search(normalize(question))
+    return m.group() if m else None
+
+
+#: Kiwi tags of predicates and endings: a Korean question with none of them and no "?" is a noun phrase
+PREDICATE_TAGS: FrozenSet[str] = frozenset({"VV", "VA", "VX", "VCP", "VCN", "XSV", "XSA", "EF", "VV-I", "VA-I",
+                                            "VV-R", "VA-R", "EC"})
+_EN_OPENERS = frozenset("what which who whom whose when where why how is are was were am do does did can could "
+                        "should would will shall may might must have has had tell explain describe list name give "
+                        "find show compare".split())
+
+
+#: Kiwi forms of the Korean final endings that make a sentence a statement
+DECLARATIVE_ENDINGS: FrozenSet[str] = frozenset({"ᆸ니다", "습니다"})
+
+
+def not_questions(questions: Sequence[str], language: str) -> List[Optional[str]]:
+    """For each question: ``None``, or why it is not a question (``noun phrase`` / ``statement``; see the
+    module docstring)."""
+    norm = [normalize(q) for q in questions]
+    asks = ["?" in q or "？" in q for q in norm]
+    out: List[Optional[str]] = []
+    if language == "ko":
+        from ragexam.data.kiwi import tokenize
+
+        for a, toks in zip(asks, tokenize(norm)):
+            endings = [t.form for t in toks if t.tag == "EF"]
+            if endings and endings[-1] in DECLARATIVE_ENDINGS:
+                out.append("statement")
+            elif not a and not any(t.tag in PREDICATE_TAGS for t in toks):
+                out.append("noun phrase")
+            else:
+                out.append(None)
+        return out
+    for a, q in zip(asks, norm):
+        words = [w.lower() for w in _WORD.findall(q)]
+        out.append(None if a or (words and words[0] in _EN_OPENERS) else "noun phrase")
+    return out
 
 
 # -- scopes around an evidence occurrence -------------------------------------------------------------------

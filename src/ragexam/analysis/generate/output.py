@@ -89,6 +89,17 @@ def candidate_record(gen: Any, x: Any, query_id: str) -> Dict[str, Any]:
         g.update({"overlap": x.overlap, "overlap_unit": "kiwi" if gen.language == "ko" else "words",
                   "anchors": x.anchors, "style": x.style, "evidence_spans": spans, "joined_doc_ids": joined,
                   "answer_check": x.answer_check})
+        unwrapped = [{"evidence": loc.index, "original": loc.unwrapped_from, "quoted": loc.text}
+                     for loc in x.located if loc.unwrapped_from is not None]
+        if unwrapped:
+            g["unwrapped"] = unwrapped
+        if x.cited:
+            g["cited_sentences"] = list(x.cited)
+        if x.critic:
+            g["critic"] = x.critic
+        if x.reader:
+            g["reader"] = x.reader
+        g["checks"] = list(gen.checks)
         record: Dict[str, Any] = {"query_id": query_id, "question": x.question, "relevant_doc_ids": x.relevant,
                                   "evidence": [loc.text for loc in x.located], "ground_truth": x.answer,
                                   "type": x.type, "answerable": True}
@@ -114,6 +125,9 @@ def reject_record(x: Any) -> Dict[str, Any]:
         out["item"] = x.raw
     if x.type:
         out["type"] = x.type
+    for name in ("critic", "reader"):
+        if getattr(x, name):
+            out[name] = getattr(x, name)
     out.update(dict(r.extra))
     return out
 
@@ -151,6 +165,9 @@ def build_card(gen: Any, state: Any, records: List[Dict[str, Any]],
                      "documents_with_questions": len(src_docs), "relevant_documents": len(docs_q),
                      "documents": len(gen.corpus), "section_uses_max": max(state.coverage.uses.values() or [0])},
         "candidates": candidates,
+        "checks": list(gen.checks),
+        "cite": gen.cite,
+        "unwrapped": sum(1 for r in records if r["metadata"]["generation"].get("unwrapped")),
         "rejections": {k: reasons[k] for k in REASONS if reasons.get(k)},
         "rejection_meanings": {k: REASONS[k][1] for k in REASONS if reasons.get(k)},
         "passes": state.pass_no,
@@ -163,15 +180,27 @@ def build_card(gen: Any, state: Any, records: List[Dict[str, Any]],
     }
 
 
+def _check_text(g: Dict[str, Any]) -> str:
+    """The review sheet's ``answer_check`` cell: the answer check, the critic's score, what the reader answered."""
+    check = g.get("answer_check") or g.get("ooc_check") or {}
+    parts = [check.get("method", "") if "method" in check else (
+        f"ooc max {check.get('max')}/{check.get('limit')}" if check else "")]
+    if g.get("critic"):
+        parts.append(f"critic {g['critic']['score']}/3")
+    reader = g.get("reader")
+    if reader:
+        score = f" {reader['score']}/5" if "score" in reader else ""
+        parts.append(f"reader ({reader['agreement']}{score}): {reader['answer']}")
+    return "; ".join(p for p in parts if p)
+
+
 def _review_rows(records: List[Dict[str, Any]]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(REVIEW_COLUMNS)
     for r in records:
         g = r.get("metadata", {}).get("generation", {})
-        check = g.get("answer_check") or g.get("ooc_check") or {}
-        check_text = check.get("method", "") if "method" in check else (
-            f"ooc max {check.get('max')}/{check.get('limit')}" if check else "")
+        check_text = _check_text(g)
         w.writerow([r["query_id"], "pending", r.get("type", ""), r["question"], r.get("ground_truth", ""),
                     json.dumps(r.get("evidence", []), ensure_ascii=False), " ".join(r.get("relevant_doc_ids", [])),
                     "" if g.get("overlap") is None else f"{g['overlap']:.3f}", " ".join(g.get("anchors", [])),

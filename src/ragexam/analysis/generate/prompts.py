@@ -1,23 +1,36 @@
 """The question generator's prompts: versioned text files, hashed into every signature and cache key.
 
-A prompt file (the bundled ones are ``prompt_files/questions.ko.txt`` and ``prompt_files/questions.en.txt``
-next to this module) is plain UTF-8 text:
+A prompt file (the bundled ones are ``prompt_files/questions.en.txt`` and ``prompt_files/questions.ko.txt``
+next to this module: English and Korean *instructions*) is plain UTF-8 text:
 
-* header lines ``# name: questions/ko`` and ``# version: 1`` (other ``#`` lines before the first
+* header lines ``# name: questions/en`` and ``# version: 2`` (other ``#`` lines before the first
   section are comments);
 * sections, each starting with a line ``=== NAME``: ``system``, ``user``, ``avoid``,
-  ``feedback invalid``, ``feedback truncated``, ``feedback refused``, and one ``kind NAME`` per
-  question kind (``meaning``, ``lexical``, ``multi``, ``out_of_corpus``, and any kind a user adds).
+  ``feedback invalid``, ``feedback truncated``, ``feedback refused``, one ``kind NAME`` per
+  question kind (``meaning``, ``lexical``, ``multi``, ``out_of_corpus``, and any kind a user adds),
+  and optionally ``language ko`` / ``language en`` (the name of an output language as the
+  instructions write it), ``evidence spans`` / ``evidence sentences`` and ``format spans`` /
+  ``format sentences`` (the evidence rule and the reply example of each citation mode).
 
 Placeholders, filled in one pass (inputs are never re-scanned, so a passage containing ``{n}``
 stays as it is): ``user`` -- ``{n}`` (questions asked for), ``{passages}`` (the passage blocks),
 ``{instructions}`` (the kind's section), ``{avoid}`` (the ``avoid`` section, or nothing on the
-first request for a passage), ``{kind}``; ``kind out_of_corpus`` -- ``{titles}``; ``avoid`` --
-``{questions}``, ``{request}``; ``feedback *`` -- ``{error}``.
+first request for a passage), ``{kind}``, ``{language}`` (the ``language <corpus language>``
+section: the questions' language is the corpus's, whatever the instructions' language),
+``{evidence}`` and ``{format}`` (the sections of the citation mode); ``kind out_of_corpus`` --
+``{titles}``; ``avoid`` -- ``{questions}``, ``{request}``; ``evidence *``/``format *`` -- ``{kind}``;
+``feedback *`` -- ``{error}``.  A prompt file of version 1 (no ``{language}``, ``{evidence}``,
+``{format}``) still works in the ``spans`` citation mode.
 
 Passages are given to the model as ``<passage id="DOC_ID">...</passage>`` blocks (a long
 document's part adds ``part="2/3"``, a titled one ``title="..."``), so a user of a local model
-can read exactly what it saw.  The text inside is the document content as is.
+can read exactly what it saw.  The text inside is the document content as is; in the
+``sentences`` citation mode (``--cite sentences``) it is the section's sentences, one per line,
+each preceded by its number ``[k]`` (numbers run on across the passages of a call).
+
+The *reader* prompt (``prompt_files/reader.{en,ko}.txt``, same file format: ``system``, ``user``
+with ``{question}`` ``{evidence}`` ``{language}`` ``{decline}``) asks a model to answer a generated
+question from its evidence alone (:mod:`.llm_checks`).
 
 :attr:`PromptSet.sha` is the SHA-256 (16 hex digits) of the file text (line endings normalised
 to ``\\n``) plus the instructions of kinds added on the command line; it enters the question
@@ -36,14 +49,20 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 from ragexam.errors import InputError
 
 __all__ = ["PromptSet", "Passage", "load_prompts", "bundled_prompt_path", "REPLY_SCHEMA", "BUILTIN_KINDS",
-           "render_passages"]
+           "render_passages", "reply_schema", "CITE_MODES", "ReaderPrompt", "load_reader"]
 
 #: the kinds every bundled prompt file defines, in the order of a mix
 BUILTIN_KINDS: Tuple[str, ...] = ("meaning", "lexical", "multi", "out_of_corpus")
 
+#: how the model cites its evidence: ``spans`` (copied text) or ``sentences`` (numbers of shown sentences)
+CITE_MODES: Tuple[str, ...] = ("spans", "sentences")
+
 _REQUIRED = ("system", "user", "avoid", "feedback invalid", "feedback truncated", "feedback refused")
 _USER_NEEDS = ("{n}", "{passages}", "{instructions}")
-_PLACEHOLDER = re.compile(r"\{(n|passages|instructions|avoid|kind|titles|questions|request|error)\}")
+_READER_REQUIRED = ("system", "user", "feedback")
+_READER_NEEDS = ("{question}", "{evidence}", "{decline}")
+_PLACEHOLDER = re.compile(r"\{(n|passages|instructions|avoid|kind|titles|questions|request|error|language|evidence|"
+                          r"format|question|decline)\}")
 _KIND_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
 #: JSON schema of a reply (OpenAI strict structured output); the parser also accepts extra keys.
@@ -61,9 +80,22 @@ REPLY_SCHEMA: Dict[str, object] = {
 }
 
 
-def bundled_prompt_path(language: str) -> Path:
-    """The bundled prompt file of ``language`` (``ko`` or ``en``)."""
-    return Path(__file__).with_name("prompt_files") / f"questions.{language}.txt"
+def reply_schema(numbers: Optional[Sequence[int]] = None) -> Dict[str, object]:
+    """The reply schema: :data:`REPLY_SCHEMA`, or for the ``sentences`` citation mode the same with
+    ``evidence`` a list of the shown sentence ``numbers`` (an ``enum``, so constrained decoding can only
+    cite those)."""
+    if numbers is None:
+        return REPLY_SCHEMA
+    item = json.loads(json.dumps(REPLY_SCHEMA["properties"]["questions"]["items"]))  # type: ignore[index]
+    item["properties"]["evidence"] = {"type": "array", "items": {"type": "integer", "enum": list(numbers)}}
+    return {"type": "object", "properties": {"questions": {"type": "array", "items": item}},
+            "required": ["questions"], "additionalProperties": False}
+
+
+def bundled_prompt_path(language: str, what: str = "questions") -> Path:
+    """The bundled prompt file of instruction language ``language`` (``ko`` or ``en``); ``what`` is
+    ``questions`` (the generator) or ``reader`` (the answerable-from-evidence check)."""
+    return Path(__file__).with_name("prompt_files") / f"{what}.{language}.txt"
 
 
 def _fill(template: str, values: Mapping[str, str]) -> str:
@@ -80,6 +112,8 @@ class Passage:
     part: int = 1
     parts: int = 1
     title: Optional[str] = None
+    #: ``((number, sentence), ...)`` in the ``sentences`` citation mode: shown instead of ``text``
+    numbered: Tuple[Tuple[int, str], ...] = ()
 
     def render(self) -> str:
         attrs = f'id="{_attr(self.doc_id)}"'
@@ -87,7 +121,8 @@ class Passage:
             attrs += f' part="{self.part}/{self.parts}"'
         if self.title:
             attrs += f' title="{_attr(self.title)}"'
-        return f"<passage {attrs}>\n{self.text}\n</passage>"
+        body = "\n".join(f"[{k}] {' '.join(t.split())}" for k, t in self.numbered) if self.numbered else self.text
+        return f"<passage {attrs}>\n{body}\n</passage>"
 
 
 def _attr(text: str) -> str:
@@ -139,16 +174,39 @@ class PromptSet:
                                  f"{', '.join(self.kinds)}", source=self.source, field="kind")
         return _fill(text, {"titles": ", ".join(titles)})
 
+    def check(self, output_language: str, cite: str) -> None:
+        """That this file can write questions in ``output_language`` with citation mode ``cite``:
+        :class:`InputError` naming the missing section otherwise."""
+        user = self.sections["user"]
+        need = []
+        if "{language}" in user:
+            need.append("language " + output_language)
+        if cite != "spans" or "{evidence}" in user or "{format}" in user:
+            need += [f"evidence {cite}", f"format {cite}"]
+            if "{evidence}" not in user or "{format}" not in user:
+                raise InputError(f"--cite {cite} needs the placeholders {{evidence}} and {{format}} in the 'user' "
+                                 "section (the evidence rule and reply example of the citation mode)",
+                                 source=self.source, field="user")
+        missing = [n for n in need if n not in self.sections]
+        if missing:
+            raise InputError(f"the prompt file has no section {', '.join('=== ' + m for m in missing)}; it is needed "
+                             f"for questions in {output_language!r} with --cite {cite}", source=self.source,
+                             field="section")
+
     def messages(self, kind: str, passages: Sequence[Passage], n: int, *, titles: Sequence[str] = (),
-                 avoid: Sequence[str] = (), request: int = 1) -> List[Dict[str, str]]:
-        """The ``[system, user]`` messages of one generation call."""
+                 avoid: Sequence[str] = (), request: int = 1, language: str = "ko",
+                 cite: str = "spans") -> List[Dict[str, str]]:
+        """The ``[system, user]`` messages of one generation call: questions in ``language`` (the
+        corpus's), evidence cited as ``cite`` (:data:`CITE_MODES`)."""
         avoid_text = ""
         if avoid:
             avoid_text = "\n\n" + _fill(self.sections["avoid"], {"questions": "\n".join(f"- {q}" for q in avoid),
                                                          "request": str(request)})
-        user = _fill(self.sections["user"], {"n": str(n), "passages": render_passages(passages),
-                                              "instructions": self.instruction(kind, titles), "avoid": avoid_text,
-                                              "kind": kind})
+        values = {"n": str(n), "passages": render_passages(passages), "instructions": self.instruction(kind, titles),
+                  "avoid": avoid_text, "kind": kind, "language": self.sections.get("language " + language, language)}
+        for part in ("evidence", "format"):
+            values[part] = _fill(self.sections.get(f"{part} {cite}", ""), {"kind": kind})
+        user = _fill(self.sections["user"], values)
         return [{"role": "system", "content": self.sections["system"]}, {"role": "user", "content": user}]
 
     def feedback(self, which: str, error: str = "") -> str:
@@ -156,7 +214,8 @@ class PromptSet:
         return _fill(self.sections["feedback " + which], {"error": error})
 
 
-def _parse(text: str, source: str) -> Tuple[Dict[str, str], Dict[str, str]]:
+def _parse(text: str, source: str, required: Sequence[str] = _REQUIRED,
+           needs: Sequence[str] = _USER_NEEDS) -> Tuple[Dict[str, str], Dict[str, str]]:
     header: Dict[str, str] = {}
     sections: Dict[str, List[str]] = {}
     lines: Dict[str, int] = {}
@@ -190,16 +249,28 @@ def _parse(text: str, source: str) -> Tuple[Dict[str, str], Dict[str, str]]:
             raise InputError(f"kind name {name[5:]!r}: expected lower-case letters, digits and '_' (starting "
                              "with a letter)", source=source, line=lines[name], field="section")
         out[name] = "\n".join(body)
-    for name in _REQUIRED:
+    for name in required:
         if name not in out:
-            raise InputError(f"the prompt file has no section '=== {name}'; every prompt file needs "
-                             f"{', '.join('=== ' + n for n in _REQUIRED)} and '=== kind NAME' sections",
+            raise InputError(f"the prompt file has no section '=== {name}'; every prompt file of this kind needs "
+                             f"{', '.join('=== ' + n for n in required)}"
+                             + (" and '=== kind NAME' sections" if required is _REQUIRED else ""),
                              source=source, field="section")
-    missing = [p for p in _USER_NEEDS if p not in out["user"]]
+    missing = [p for p in needs if p not in out["user"]]
     if missing:
         raise InputError(f"the 'user' section lacks {', '.join(missing)}; expected all of "
-                         f"{', '.join(_USER_NEEDS)}", source=source, line=lines["user"], field="user")
+                         f"{', '.join(needs)}", source=source, line=lines["user"], field="user")
     return header, out
+
+
+def _read(p: Path) -> str:
+    try:
+        raw = p.read_text(encoding="utf-8")
+    except OSError as err:
+        raise InputError(f"cannot read the prompt file: {err.strerror or err}", source=str(p),
+                         field="prompt") from None
+    except UnicodeDecodeError:
+        raise InputError("the prompt file is not valid UTF-8", source=str(p), field="prompt") from None
+    return raw.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def load_prompts(language: str, path: Union[str, Path, None] = None,
@@ -212,14 +283,7 @@ def load_prompts(language: str, path: Union[str, Path, None] = None,
     """
     p = Path(path) if path is not None else bundled_prompt_path(language)
     source = str(p)
-    try:
-        raw = p.read_text(encoding="utf-8")
-    except OSError as err:
-        raise InputError(f"cannot read the prompt file: {err.strerror or err}", source=source,
-                         field="prompt") from None
-    except UnicodeDecodeError:
-        raise InputError("the prompt file is not valid UTF-8", source=source, field="prompt") from None
-    text = raw.replace("\r\n", "\n").replace("\r", "\n")
+    text = _read(p)
     header, sections = _parse(text, source)
     extra = dict(extra_kinds or {})
     for name, instr in extra.items():
@@ -236,3 +300,40 @@ def load_prompts(language: str, path: Union[str, Path, None] = None,
     name = header.get("name") or (f"questions/{language}" if path is None else f"custom/{p.stem}")
     return PromptSet(name, header.get("version", "0"), language, source, text, sections,
                      {k: v.strip() for k, v in extra.items()})
+
+
+@dataclass(frozen=True)
+class ReaderPrompt:
+    """The reader prompt (see the module docstring): ``name``, ``version``, ``sha`` of the file text."""
+
+    name: str
+    version: str
+    source: str
+    text: str = field(repr=False)
+    sections: Mapping[str, str] = field(repr=False)
+
+    @property
+    def sha(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:16]
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}/v{self.version}@{self.sha}"
+
+    def messages(self, question: str, evidence: Sequence[str], *, language: str, decline: str) -> List[Dict[str, str]]:
+        """The ``[system, user]`` messages asking for the answer to ``question`` from ``evidence`` alone."""
+        user = _fill(self.sections["user"], {"question": question, "evidence": "\n".join(evidence), "decline": decline,
+                                             "language": self.sections.get("language " + language, language)})
+        return [{"role": "system", "content": self.sections["system"]}, {"role": "user", "content": user}]
+
+    def feedback(self, error: str, *, decline: str) -> str:
+        """The follow-up after an unusable reply (empty, cut off)."""
+        return _fill(self.sections["feedback"], {"error": error, "decline": decline})
+
+
+def load_reader(language: str) -> ReaderPrompt:
+    """The bundled reader prompt with instructions in ``language`` (``ko``/``en``)."""
+    p = bundled_prompt_path(language, "reader")
+    text = _read(p)
+    header, sections = _parse(text, str(p), _READER_REQUIRED, _READER_NEEDS)
+    return ReaderPrompt(header.get("name", f"reader/{language}"), header.get("version", "0"), str(p), text, sections)

@@ -21,7 +21,8 @@ is measured, never taken from the model).
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+import re
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ragexam.metrics.judge.replies import ReplyError, extract_json
 
@@ -42,9 +43,13 @@ def parse_reply(content: Optional[str]) -> List[Any]:
     return items
 
 
-def item_fields(item: Any) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
-    """``({"question", "answer", "evidence", "model_type"}, None)`` for a well-formed item, else
-    ``(None, what is wrong)``."""
+def item_fields(item: Any, numbers: Optional[Mapping[int, str]] = None) -> Tuple[Optional[Dict[str, Any]],
+                                                                                Optional[str]]:
+    """``({"question", "answer", "evidence", "model_type", "cited"}, None)`` for a well-formed item, else
+    ``(None, what is wrong)``.  With ``numbers`` (the ``sentences`` citation mode: number -> sentence shown),
+    an evidence entry that is a sentence number (an integer, or a string such as ``"3"`` / ``"[3]"``) becomes
+    that sentence's text and is listed in ``cited``; a number that was not shown is a problem; a text entry
+    is kept as text (verified like a copied span)."""
     if not isinstance(item, dict):
         return None, f"the item is a {type(item).__name__}; expected an object"
     q = item.get("question")
@@ -60,10 +65,41 @@ def item_fields(item: Any) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
         ev = []
     if isinstance(ev, str):
         ev = [ev]
+    cited: List[int] = []
+    if numbers is not None and isinstance(ev, list):
+        ev, cited, problem = _cite(ev, numbers)
+        if problem:
+            return None, problem
     if not isinstance(ev, list) or not all(isinstance(e, str) for e in ev):
         return None, f'"evidence" is {_tname(ev)}; expected a list of strings'
     t = item.get("type")
-    return {"question": q, "answer": a, "evidence": list(ev), "model_type": t if isinstance(t, str) else None}, None
+    return {"question": q, "answer": a, "evidence": list(ev), "model_type": t if isinstance(t, str) else None,
+            "cited": cited}, None
+
+
+_NUMBER = re.compile(r"^\s*\[?\s*(\d{1,4})\s*\]?\s*$")
+
+
+def _cite(entries: List[Any], numbers: Mapping[int, str]) -> Tuple[List[Any], List[int], Optional[str]]:
+    """Sentence numbers -> sentence texts (see :func:`item_fields`)."""
+    out: List[Any] = []
+    cited: List[int] = []
+    for e in entries:
+        k: Optional[int] = None
+        if isinstance(e, int) and not isinstance(e, bool):
+            k = e
+        elif isinstance(e, str) and _NUMBER.match(e):
+            k = int(_NUMBER.match(e).group(1))  # type: ignore[union-attr]
+        if k is None:
+            out.append(e)
+            continue
+        if k not in numbers:
+            return [], [], (f"evidence cites sentence {k}; the passages showed sentences "
+                            f"{min(numbers)}-{max(numbers)}" if numbers else f"evidence cites sentence {k}; none shown")
+        if k not in cited:
+            cited.append(k)
+            out.append(numbers[k])
+    return out, cited, None
 
 
 def _tname(v: Any) -> str:
