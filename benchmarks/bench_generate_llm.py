@@ -13,7 +13,7 @@ kept question with its answer, evidence, type, critic score and the reader's ans
 and label (docs/generate.md: "Measured on a real model").
 
 ``--record FILE`` puts a loopback proxy between ragexam and the endpoint and writes every request/reply pair
-it forwarded (the raw reply text, finish reason and usage; the request's messages; a key per call) as JSON
+it forwarded (as they happen to ``FILE.partial``; ``FILE`` with its header when the run ends, also on SIGTERM) (the raw reply text, finish reason and usage; the request's messages; a key per call) as JSON
 Lines: the replay file that ``tests/test_generate_replay.py`` serves through a stub, so CI sees what the
 real model wrote without the model.  The cache is a fresh folder per run (``--cache-dir`` to reuse one) so
 every call is really made and recorded.
@@ -47,10 +47,13 @@ HANDBOOK = ROOT / "tests" / "data" / "generate_handbook_corpus.jsonl"
 class Recorder:
     """A loopback proxy to ``upstream`` that keeps every forwarded exchange (see the module docstring)."""
 
-    def __init__(self, upstream: str, timeout: float, script: Optional[Dict[str, Any]] = None) -> None:
+    def __init__(self, upstream: str, timeout: float, script: Optional[Dict[str, Any]] = None,
+                 partial: Optional[Path] = None) -> None:
         self.upstream = upstream.rstrip("/")
         self.timeout = timeout
         self.script = script
+        #: every exchange is also appended here as it happens (a run stopped midway keeps what it recorded)
+        self.partial = partial
         self.records: List[Dict[str, Any]] = []
         self.lock = threading.Lock()
         self.base_url = ""
@@ -131,6 +134,9 @@ class Recorder:
                                                       "seed")}, "reply": out}
         with self.lock:
             self.records.append(entry)
+            if self.partial is not None:
+                with open(self.partial, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
     def stop(self) -> None:
         if self._httpd is not None:
@@ -156,7 +162,10 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     import ragexam
 
     script = json.loads(Path(args.script).read_text(encoding="utf-8")) if args.script else None
-    rec = Recorder(args.base_url, args.timeout, script).start() if args.record or script else None
+    partial = Path(args.record + ".partial") if args.record else None
+    if partial is not None:
+        partial.unlink(missing_ok=True)
+    rec = Recorder(args.base_url, args.timeout, script, partial).start() if args.record or script else None
     out_dir = Path(args.out or tempfile.mkdtemp(prefix="bench_generate_"))
     out_dir.mkdir(parents=True, exist_ok=True)
     options: Dict[str, Any] = dict(max_passes=args.max_passes, seed=args.seed, concurrency=args.concurrency,
@@ -187,6 +196,8 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
                                      "rejections": dict(Counter(r["reason"] for r in res.rejects))}}}
             Path(args.record).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n"
                                                  for r in [header] + rec.records), encoding="utf-8")
+            if partial is not None:
+                partial.unlink(missing_ok=True)
     seconds = time.time() - t0
     return summarize(res, seconds, load_before, _load(), args, out_dir)
 
@@ -264,7 +275,16 @@ def main(argv: Optional[List[str]] = None) -> int:
                                      "questions)")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = ap.parse_args(argv)
-    s = run(args)
+    import signal
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    before = signal.signal(signal.SIGTERM, stop)  # a stopped run still writes what it recorded (result: null)
+    try:
+        s = run(args)
+    finally:
+        signal.signal(signal.SIGTERM, before)
     Path(s["out"], "summary.json").write_text(json.dumps(s, ensure_ascii=False, indent=1), encoding="utf-8")
     if args.json:
         print(json.dumps(s, ensure_ascii=False, indent=1))

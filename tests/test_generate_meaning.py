@@ -17,6 +17,7 @@ from ragexam.analysis.generate import generate
 from ragexam.analysis.generate import measure as M
 from ragexam.analysis.generate.checks import quoted_parts
 from ragexam.analysis.generate.llm_checks import agreement
+from ragexam.analysis.generate.offline import call_kind
 from ragexam.errors import InputError
 
 DOCS = [
@@ -167,6 +168,40 @@ def test_the_reader_rejects_a_key_its_evidence_does_not_give(stub, corpus, tmp_p
     assert rec["reader"]["agreement"] == "contained"  # the stub's reader echoes the evidence, holding "1일 70달러"
     judged = [b for b in stub.judge_bodies("answer_correctness")]
     assert len(judged) == 1 and "팀장" in judged[0]["messages"][1]["content"]  # only the one not contained
+
+
+def test_a_yes_key_that_confirms_what_the_evidence_does_not_say_is_unsupported(stub, corpus, tmp_path):
+    """The local model's kept "배우자 건강검진은 매년 받을 수 있나요?" -- "네, 매년 받을 수 있습니다." on evidence
+    that says 격년 (every other year): its reader and judge confirmed the question's premise.  A "yes" whose
+    assertion has a term the evidence lacks is answer_unsupported before any LLM check; a "yes" in the evidence's
+    own words, a "no" and a yes whose verb is conjugated differently pass."""
+    wrong = item("못 쓴 연차는 매년 10일까지 넘길 수 있나요?", "네, 매년 10일까지 이월됩니다.",
+                 ["다음 해로 최대 5일까지 이월됩니다"])
+    bare = item("당일 출장도 숙박비가 나오나요?", "네", ["당일 출장은 1만 5천 원입니다"])
+    right = item("남은 연차를 다음 해로 넘길 수 있나요?", "네, 다음 해로 최대 5일까지 이월할 수 있습니다.",
+                 ["쓰지 못한 연차는 다음 해로 최대 5일까지 이월됩니다"])
+    no = item("해외 출장 때 비즈니스석을 탈 수 있나요?", "아니요, 이코노미석이 원칙입니다.", ["항공권은 이코노미석이 원칙입니다"])
+    stub.script = script({"t3": [wrong, right], "t1": [bare], "t2": [no]})
+    res = run(stub, corpus, tmp_path)
+    assert reasons(res) == {"answer_unsupported": 2}
+    by = {r["question"]: r for r in res.rejects}
+    assert "'10', '매년'" in by[wrong["question"]]["detail"] and by[wrong["question"]]["stage"] == "answer"
+    assert "'숙박비'" in by[bare["question"]]["detail"]  # a bare yes affirms the question itself
+    assert {right["question"], no["question"]} <= {r["question"] for r in res.records}
+    checks = [json.dumps(b, ensure_ascii=False) for b in stub.requests if call_kind(b) != "generation"]
+    assert checks and not any(wrong["question"] in c or bare["question"] in c for c in checks)  # no call spent
+    res = run(stub, corpus, tmp_path / "off", skip_checks=("guards",))
+    assert not any("says yes" in r["detail"] for r in res.rejects)  # the check is one of the guards
+
+
+def test_yes_detection_and_the_terms_a_yes_asserts():
+    from ragexam.analysis.generate.checks import AFFIRMATIVE
+
+    assert [bool(AFFIRMATIVE.match(a)) for a in ("네, 됩니다", "예.", "Yes, up to 5", "네트워크는", "예를 들어",
+                                                  "yesterday", "아니요")] == [True, True, True, False, False, False,
+                                                                               False]
+    assert M.asserted_terms("네, 매년 받을 수 있습니다.", "ko") == {"매년"}  # not the verb, not the interjection
+    assert M.asserted_terms("꼭 안 써도 됩니다", "ko") == set()  # one-letter adverbs are not assertions
 
 
 def test_reader_agreement_rules():

@@ -115,3 +115,33 @@ def test_the_issues_wrong_questions_are_rejected_under_the_new_reasons(tmp_path)
     checks = [b for b in stub.requests if call_kind(b) != "generation"]
     assert checks and not any(injected in json.dumps(b, ensure_ascii=False) for b in checks)
     assert "미국으로 출장 가면 하루 일비는 얼마인가요?" in {r["question"] for r in res.records}
+
+
+def test_the_benchmark_records_a_run_that_replays_to_the_same_result(tmp_path, capsys):
+    """``bench_generate_llm.py --record`` on a scripted stub (standing in for the real model): the file it writes
+    replays through ``ReplayStub`` with no request missing and reaches the result written in its header -- the
+    loop every recording in tests/data went through."""
+    import importlib.util
+
+    from qgen_stub import helpdesk_script, start_gen_stub
+
+    spec = importlib.util.spec_from_file_location("bench_generate_llm", ROOT / "benchmarks" / "bench_generate_llm.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    upstream, shutdown = start_gen_stub()
+    upstream.script = helpdesk_script()
+    path = tmp_path / "generate_replay_stub.jsonl"
+    try:
+        assert bench.main(["--base-url", upstream.base_url, "--model", "stub", "--corpus", "it_helpdesk", "-n", "4",
+                           "--out", str(tmp_path / "run"), "--record", str(path), "--max-passes", "2"]) == 0
+    finally:
+        shutdown()
+    printed = capsys.readouterr().out
+    want = header(path)["result"]
+    assert want["kept"] and "generation calls" in printed and want["kept"][0] in printed
+    assert not path.with_name(path.name + ".partial").exists()
+    recs = records(path)
+    assert {r["kind"] for r in recs} >= {"generation", "reader"} and all(r["reply"].get("content") for r in recs)
+    stub, res = replay(path, tmp_path / "replay")
+    assert stub.missed == [] and stub.served["sha"] == len(stub.requests)
+    assert [r["question"] for r in res.records] == want["kept"] and dict(reasons(res)) == want["rejections"]

@@ -17,7 +17,8 @@ evidence (answerable)       ``no_evidence``, ``evidence_too_short``, ``evidence_
                             ``evidence_not_in_passage``, ``evidence_paraphrased``,
                             ``evidence_not_found``, ``ambiguous_evidence`` (``--ambiguous drop``)
 answer (answerable)         ``empty_answer``, ``answer_declines``
-copy, topic, duplicate      ``copies_evidence``, ``off_topic``, ``duplicate``
+copy, topic, yes, duplicate ``copies_evidence``, ``off_topic``, ``answer_unsupported`` (a yes whose
+                            terms the evidence lacks: :func:`affirmation_problem`), ``duplicate``
 out-of-corpus               ``answered_in_corpus`` (evidence found in the corpus)
 LLM checks                  ``not_a_content_question`` (the critic rubric), ``evidence_does_not_answer``
                             and ``answer_disagrees`` (the reader), ``answer_unsupported``
@@ -54,7 +55,8 @@ from ragexam.data.normalization import normalize
 
 __all__ = ["REASONS", "Rejection", "CorpusFacts", "Located", "question_problem", "locate_evidence", "answer_problem",
            "answer_contained", "copy_problem", "find_duplicate", "evidence_doc_ids", "spans_by_doc", "PARAPHRASE_SHARE",
-           "MIN_QUESTION_CHARS", "quoted_parts", "topic_problem"]
+           "MIN_QUESTION_CHARS", "quoted_parts", "topic_problem", "AFFIRMATIVE",
+           "affirmation_problem"]
 
 #: reason -> (stage, meaning), in the order the steps run
 REASONS: Dict[str, Tuple[str, str]] = {
@@ -102,7 +104,8 @@ REASONS: Dict[str, Tuple[str, str]] = {
                                            "it"),
     "answer_disagrees": ("answer", "the reader's answer from the evidence alone does not contain the key, and the "
                                    "judge's answer_correctness of it against the key is below the threshold"),
-    "answer_unsupported": ("answer", "the LLM check found a claim of the answer the evidence does not support"),
+    "answer_unsupported": ("answer", "the answer asserts what the evidence does not: a yes whose terms are not in "
+                                     "the evidence, or a claim the LLM check found unsupported"),
     "check_failed": ("check", "the LLM check could not be made (transport failure, unusable judge reply); a "
                               "rerun tries again"),
     "not_checked": ("check", "the LLM check was not made: --max-calls or --budget reached"),
@@ -333,6 +336,31 @@ def answer_contained(answer: str, located: Sequence[Located]) -> bool:
     """Whether the normalised answer is a substring of a normalised evidence string (extractive)."""
     na = normalize(answer)
     return bool(na) and any(na in loc.normalized for loc in located)
+
+
+#: a key that opens with one of these says "yes" to its question (a word of its own: not ``네트워크``, ``예를``)
+AFFIRMATIVE = re.compile(r"^\s*(?:네|예|응|맞습니다|그렇습니다|yes)(?!\w)[\s,.!]*", re.I)
+
+
+def affirmation_problem(question: str, answer: str, located: Sequence[Located], language: str
+                        ) -> Optional[Rejection]:
+    """``answer_unsupported`` when the key says yes (:data:`AFFIRMATIVE`) and a term of what it affirms -- the rest
+    of the key, or the question when the key is a bare yes -- is not in the evidence (a term of
+    :func:`.measure.asserted_terms`, or with two or more characters inside the normalised evidence text).  A
+    "yes" restates the question's premise, which a small model (generator, reader and judge alike) confirms
+    without reading the evidence: "배우자 건강검진은 매년 받을 수 있나요?" -- "네, 매년 받을 수 있습니다." on
+    "배우자도 같은 종합검진을 격년으로 받을 수 있습니다" (``매년`` is not in it)."""
+    m = AFFIRMATIVE.match(answer)
+    if m is None:
+        return None
+    asserted = M.asserted_terms(answer[m.end():], language) or M.asserted_terms(question, language)
+    text = normalize(" ".join(loc.normalized for loc in located)).lower()
+    evidence = M.asserted_terms(text, language)
+    missing = sorted(t for t in asserted if t not in evidence and not (len(t) >= 2 and t in text))
+    if not missing:
+        return None
+    return Rejection("answer_unsupported", f"the key says yes to {', '.join(map(repr, missing[:5]))}, which the "
+                                           "evidence does not say")
 
 
 def copy_problem(question: str, sentences: str, located: Sequence[Located], copy_at: float) -> Optional[Rejection]:

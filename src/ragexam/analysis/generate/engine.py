@@ -869,6 +869,8 @@ class Generator:
             x.type = M.type_of(multi, x.kind, style)
             if C.answer_contained(x.answer, x.located):
                 x.answer_check = {"method": "contained"}
+            elif "guards" in self.checks:
+                x.rejection = C.affirmation_problem(x.question, x.answer, x.located, self.language)
 
     def _off_topic(self, x: Candidate) -> bool:
         """Sets ``off_topic`` when the question (which shares no term with its evidence) shares none with the

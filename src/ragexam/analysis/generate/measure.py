@@ -80,7 +80,7 @@ __all__ = ["KIWI_CONTENT_TAGS", "EN_STOPWORDS", "CODE", "terms", "overlap", "anc
            "jaccard", "containment", "measure_many", "type_of", "needs_two_documents", "MEASURED_KINDS", "script_of", "main_script", "LANGUAGE_SHARE", "language_share",
            "foreign_vocabulary", "PASSAGE_REFERENCE", "refers_to_passage", "sentence_around",
            "paragraph_around", "scope_texts", "MODEL_ADDRESS", "addresses_model", "not_questions", "PREDICATE_TAGS",
-           "DECLARATIVE_ENDINGS"]
+           "DECLARATIVE_ENDINGS", "ASSERTED_TAGS", "asserted_terms"]
 
 #: kiwipiepy tags whose morphemes count as terms
 KIWI_CONTENT_TAGS: FrozenSet[str] = frozenset({
@@ -113,6 +113,23 @@ def terms(texts: Sequence[str], language: str) -> List[Set[str]]:
 
         return [{tok.form.lower() for tok in toks if tok.tag in KIWI_CONTENT_TAGS} for toks in tokenize(norm)]
     return [{w for w in (m.group().lower() for m in _WORD.finditer(t)) if w not in EN_STOPWORDS} for t in norm]
+
+
+#: the terms of what a "yes" key asserts (Korean): :data:`KIWI_CONTENT_TAGS` without verb and adjective stems,
+#: whose endings and auxiliaries (``받을 수 있습니다`` / ``받습니다``) vary freely between a key and its evidence
+ASSERTED_TAGS: FrozenSet[str] = KIWI_CONTENT_TAGS - {"VV", "VA", "VV-I", "VA-I", "VV-R", "VA-R"}
+
+
+def asserted_terms(text: str, language: str) -> Set[str]:
+    """The terms a statement asserts, for :func:`ragexam.analysis.generate.checks.affirmation_problem`: in Korean
+    the nouns, numerals, roots, foreign words, numbers and general adverbs of two or more characters (``매년``;
+    not ``안``, ``꼭``); otherwise :func:`terms`."""
+    if language != "ko":
+        return terms([text], language)[0]
+    from ragexam.data.kiwi import tokenize
+
+    return {t.form.lower() for t in tokenize([normalize(text)])[0]
+            if t.tag in ASSERTED_TAGS and not (t.tag == "MAG" and len(t.form) < 2)}
 
 
 def overlap(question_terms: Set[str], evidence_terms: Set[str]) -> float:
