@@ -100,9 +100,10 @@ def _latin(question):
 
 
 def test_the_issues_wrong_questions_are_rejected_under_the_new_reasons(tmp_path):
-    """Issue 21's two wrong kept questions, and an instruction to the model, given to the real model's checks:
-    "국내 출장일비는 몇 달일까요?" with the overseas per-diem evidence -- the reader, given only that evidence,
-    declines; "근거 구간은?" shares no word with its paragraph; the instruction never reaches a model."""
+    """Issue 21's two wrong kept questions, and an instruction to the model, given to the real model's checks
+    (recorded 2026-12-01 with the per-claim judge): "국내 출장일비는 몇 달일까요?" with the overseas per-diem
+    evidence -- the reader, given only that evidence, declines; "근거 구간은?" shares no word with its paragraph;
+    the instruction never reaches a model."""
     stub, res = replay(DATA / "generate_replay_wrong_questions.jsonl", tmp_path)
     by = {r["question"]: r for r in res.rejects if r.get("question")}
     domestic = by["국내 출장일비는 몇 달일까요?"]
@@ -114,7 +115,26 @@ def test_the_issues_wrong_questions_are_rejected_under_the_new_reasons(tmp_path)
     assert by[injected]["reason"] == "addresses_model"
     checks = [b for b in stub.requests if call_kind(b) != "generation"]
     assert checks and not any(injected in json.dumps(b, ensure_ascii=False) for b in checks)
-    assert "미국으로 출장 가면 하루 일비는 얼마인가요?" in {r["question"] for r in res.records}
+    assert [r["question"] for r in res.records] == ["미국으로 출장 가면 하루 일비는 얼마인가요?"]
+
+
+def test_a_wrong_yes_the_models_checks_confirmed_is_rejected_before_them(tmp_path):
+    """"배우자 건강검진은 매년 받을 수 있나요?" -- "네, 매년 받을 수 있습니다." on "배우자도 같은 종합검진을
+    격년으로 받을 수 있습니다" (격년: every other year).  Recorded: the local model's critic passed it (3), its reader
+    answered "매년" from that evidence, answer_correctness gave 5 and the per-claim faithfulness judge found the one
+    claim supported -- every LLM check confirmed the question's premise.  Replayed: the yes check rejects it first
+    and no check call is spent on it."""
+    path = DATA / "generate_replay_wrong_questions.jsonl"
+    q = "배우자 건강검진은 매년 받을 수 있나요?"
+    live = {r["kind"]: json.loads(r["reply"]["content"]) if r["kind"].startswith("judge") else r["reply"]["content"]
+            for r in records(path) if r["kind"] != "generation" and f"|{q}|" in r["key"]}
+    assert live["judge:question_critic"]["score"] == 3 and "매년" in live["reader"]
+    assert live["judge:answer_correctness"]["score"] == 5 and live["judge:faithfulness"]["supported"] == [True]
+    assert header(path)["recorded_result"]["kept"][1] == q  # the live run kept it
+    stub, res = replay(path, tmp_path)
+    rej = next(r for r in res.rejects if r.get("question") == q)
+    assert rej["reason"] == "answer_unsupported" and "'매년'" in rej["detail"]
+    assert not any(q in json.dumps(b, ensure_ascii=False) for b in stub.requests if call_kind(b) != "generation")
 
 
 def test_the_benchmark_records_a_run_that_replays_to_the_same_result(tmp_path, capsys):
