@@ -204,6 +204,23 @@ def test_yes_detection_and_the_terms_a_yes_asserts():
     assert M.asserted_terms("꼭 안 써도 됩니다", "ko") == set()  # one-letter adverbs are not assertions
 
 
+def test_letters_of_a_script_the_corpus_never_uses_are_the_wrong_language(stub, corpus, tmp_path):
+    """The local model kept "한빛포털에서 회의실을 예약할 수 있는 시간은 어떻게 ограни어되었는가?" (Cyrillic inside a
+    Korean word; its critic gave 3): 0.9 of its letters are Hangul, so the share test passed it.  Letters of a
+    script the corpus has none of (Latin aside: names and codes) are wrong_language; Hanja in a corpus that has
+    Hanja is not."""
+    cyr = item("해외 출장은 어떻게 ограни어되었나요?", "본부장의 사전 승인", ["해외 출장은 본부장의 사전 승인이 필요합니다"])
+    latin = item("HR-Desk 말고 Teams에서도 연차를 신청할 수 있나요?", "사용일 3일 전까지",
+                 ["연차는 'HR-Desk'에서 사용일 3일 전까지 신청합니다"])
+    stub.script = script({"t2": [cyr], "t3": [latin]})
+    res = run(stub, corpus, tmp_path)
+    assert reasons(res) == {"wrong_language": 1}
+    assert res.rejects[0]["question"] == cyr["question"] and "'ограни' is in cyrillic script" in res.rejects[0]["detail"]
+    assert latin["question"] in {r["question"] for r in res.records}  # 'Teams' is not in the corpus: Latin passes
+    assert M.unseen_script("東京 출장 일비는?", M.scripts_of(["출장 規定"])) is None
+    assert M.unseen_script("東京 출장 일비는?", M.scripts_of(["출장 규정"])) == "東京"
+
+
 def test_reader_agreement_rules():
     assert agreement("1일 70달러", "미주 지역은 1일 70 달러입니다.") == "contained"
     assert agreement("본부장의 사전 승인이 필요합니다.", "본부장의 사전 승인") == "contained"

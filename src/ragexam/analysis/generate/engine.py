@@ -795,6 +795,7 @@ class Generator:
         live = [x for x in cands if x.rejection is None]
         for x in live:
             x.rejection = C.question_problem(x.question, script=self.script, foreign=self.foreign,
+                                             scripts=self.facts.scripts,
                                              injection="injection" in self.checks)
         live = [x for x in live if x.rejection is None]
         if "guards" in self.checks and live:

@@ -80,7 +80,7 @@ __all__ = ["KIWI_CONTENT_TAGS", "EN_STOPWORDS", "CODE", "terms", "overlap", "anc
            "jaccard", "containment", "measure_many", "type_of", "needs_two_documents", "MEASURED_KINDS", "script_of", "main_script", "LANGUAGE_SHARE", "language_share",
            "foreign_vocabulary", "PASSAGE_REFERENCE", "refers_to_passage", "sentence_around",
            "paragraph_around", "scope_texts", "MODEL_ADDRESS", "addresses_model", "not_questions", "PREDICATE_TAGS",
-           "DECLARATIVE_ENDINGS", "ASSERTED_TAGS", "asserted_terms"]
+           "DECLARATIVE_ENDINGS", "ASSERTED_TAGS", "asserted_terms", "scripts_of", "unseen_script"]
 
 #: kiwipiepy tags whose morphemes count as terms
 KIWI_CONTENT_TAGS: FrozenSet[str] = frozenset({
@@ -243,6 +243,28 @@ def main_script(texts: Iterable[str], limit: int = 200_000) -> str:
         if seen >= limit:
             break
     return counts.most_common(1)[0][0] if counts else "latin"
+
+
+def scripts_of(texts: Iterable[str]) -> FrozenSet[str]:
+    """Every script that has a letter in ``texts`` (each distinct character classified once)."""
+    chars: Set[str] = set()
+    for t in texts:
+        chars.update(t)
+    return frozenset(script_of(c) for c in chars if c.isalpha())
+
+
+def unseen_script(question: str, scripts: FrozenSet[str]) -> Optional[str]:
+    """The first run of the question's letters in a script that is not Latin and not in ``scripts`` (the
+    corpus's), e.g. ``ограни`` in the 1.5B model's ``어떻게 ограни어되었는가?`` on a Korean corpus; ``None`` when
+    there is none."""
+    run: List[str] = []
+    for ch in normalize(question) + " ":
+        sc = script_of(ch) if ch.isalpha() else ""
+        if sc and sc != "latin" and sc not in scripts and (not run or script_of(run[-1]) == sc):
+            run.append(ch)
+        elif run:
+            return "".join(run)
+    return None
 
 
 def foreign_vocabulary(texts: Iterable[str], script: str) -> FrozenSet[str]:

@@ -380,7 +380,8 @@ def run_candidate_checks(question: str, answer: str, evidence: Sequence[str], *,
     from ragexam.analysis.generate import checks as C
     from ragexam.analysis.generate import measure as M
 
-    rep = CheckReport([_step("question", C.question_problem(question, script=facts.script, foreign=facts.foreign))])
+    rep = CheckReport([_step("question", C.question_problem(question, script=facts.script, foreign=facts.foreign,
+                                                            scripts=facts.scripts))])
     if not answerable:
         rep.steps.append(Step("evidence", False, "answered_in_corpus", "an out-of-corpus question (answerable: false) "
                                                                         "cannot have evidence; remove it")
