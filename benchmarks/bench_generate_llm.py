@@ -2,7 +2,8 @@
 
     python benchmarks/bench_generate_llm.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b \\
         [--corpus tests/data/generate_handbook_corpus.jsonl] [-n 8] [--cite spans|sentences] \\
-        [--prompt-lang en|ko] [--skip-check NAME ...] [--mix ...] [--max-passes N] [--out DIR] \\
+        [--prompt-lang en|ko] [--skip-check NAME ...] [--mix ...] [--max-passes N] [--response-format none] \\
+        [--out DIR] \\
         [--record tests/data/generate_replay_NAME.jsonl] [--json]
 
 Any OpenAI-compatible endpoint works (``OPENAI_API_KEY`` or ``--api-key``; a local server accepts any key).
@@ -170,7 +171,7 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     out_dir.mkdir(parents=True, exist_ok=True)
     options: Dict[str, Any] = dict(max_passes=args.max_passes, seed=args.seed, concurrency=args.concurrency,
                                    timeout=args.timeout, cache_dir=args.cache_dir or out_dir / "cache")
-    for name in ("mix", "cite", "prompt_language", "max_calls", "per_call", "max_tokens"):
+    for name in ("mix", "cite", "prompt_language", "max_calls", "per_call", "max_tokens", "response_format"):
         if getattr(args, name) is not None:
             options[name] = getattr(args, name)
     if args.skip_check:
@@ -263,6 +264,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--skip-check", action="append", default=[])
     ap.add_argument("--per-call", type=int)
     ap.add_argument("--max-tokens", type=int, help="completion limit of a generation call (small: provokes truncation)")
+    ap.add_argument("--response-format", choices=("auto", "json_schema", "json_object", "none"),
+                    help="structured output asked of the endpoint (none: the model's own JSON habits, e.g. fences)")
     ap.add_argument("--max-passes", type=int, default=30)
     ap.add_argument("--max-calls", type=int)
     ap.add_argument("--seed", type=int, default=12345)
