@@ -64,3 +64,44 @@ def test_judge_check_of_the_context_metrics_on_the_local_model(tmp_path):
     assert all(mc.n_judged == len(mc.items) == 24 for mc in res.check.checks.values())
     by_kind = seps[("context_precision", "probability")].by_kind
     assert round(by_kind["hard_negative"], 2) == 0.84 and round(by_kind["random"], 2) == 0.98
+
+
+def _bench():
+    """benchmarks/bench_judge_llm.py as a module: the tests run its own code path on the replayed replies."""
+    import importlib.util
+
+    path = Path(__file__).parent.parent / "benchmarks" / "bench_judge_llm.py"
+    spec = importlib.util.spec_from_file_location("bench_judge_llm", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _score_keys(tmp_path, recording, *flags):
+    bench = _bench()
+    a = bench._args(["--base-url", "http://replay", "--model", "qwen2.5-1.5b", "--no-reasoning", "--limit", "8",
+                     "--no-check", "--score", *flags])
+    with ReplayEndpoint(DATA / recording) as ep:
+        out = bench.run_score(a, ep.base_url, str(tmp_path / "cache"), tmp_path)
+        assert ep.missed == []
+    return out
+
+
+def test_score_of_the_reference_answers_on_the_local_model(tmp_path):
+    """docs/judge.md, "Coverage of `score`": the 8 sampled questions' reference answers on BM25's top 3 chunks,
+    judged by the local model -- every item of the three metrics judged in one reply (issue 22 measured 0 of 16
+    context-relevance items before the reply contracts), every key correct, and faithfulness calling 3 keys
+    unfaithful: one whose chunks miss its evidence (right), one whose second sentence is in no retrieved chunk
+    (right), one whose second sentence a chunk states word for word (wrong; the judge's P(true) 0.35)."""
+    out = _score_keys(tmp_path, "judge_qwen_score8.jsonl.gz")
+    cov = out["coverage"]
+    got = {m: (s["n_judged"], s["n"], round(s["mean"], 2)) for m, s in cov.items()}
+    assert got == {"context_relevance": (8, 8, 3.25), "faithfulness": (8, 8, 0.59), "answer_correctness": (8, 8, 4.36)}
+    assert cov["answer_correctness"]["labels"] == {"correct": 8}
+    assert out["faithful_by_evidence"] == {"with_evidence": {"faithful": 5, "unfaithful": 2},
+                                           "without_evidence": {"unfaithful": 1}}
+    assert out["timing"]["attempts"] == out["timing"]["judgments"] == 24  # one reply per judgment
+    assert out["timing"]["replies_cut_in_a_loop"] == 0
+    per = out["per_answer"]
+    assert {q for q, v in per.items() if v["faithfulness"]["label"] == "unfaithful"} == {"hq_057", "hq_058", "hq_059"}
+    assert per["hq_059"]["evidence_hit"] == 0.0
