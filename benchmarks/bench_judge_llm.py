@@ -34,7 +34,7 @@ import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -43,7 +43,7 @@ from _bench import machine_line  # noqa: E402
 #: what ``--score`` judges by default: the metrics of issue 22's coverage goal
 SCORE_METRICS = ("context_relevance", "faithfulness", "answer_correctness")
 #: the answers ``--score`` can judge
-SCORE_ANSWERS = ("keys", "keys-reversed", "bundled")
+SCORE_ANSWERS = ("keys", "keys-reversed", "keys-per-claim", "bundled")
 
 
 def _args(argv: List[str]) -> argparse.Namespace:
@@ -59,7 +59,8 @@ def _args(argv: List[str]) -> argparse.Namespace:
     p.add_argument("--score", action="store_true", help="also score answers on BM25 contexts (coverage)")
     p.add_argument("--score-answers", choices=SCORE_ANSWERS, default="keys",
                    help="the reference answers (default), the same with their sentences in reverse order (a "
-                        "claim's position in the judge's reply moved), or the bundled set's answers")
+                        "claim's position in the judge's reply moved) or each sentence as its own answer (pipeline "
+                        "'claim N': one claim per judge call), or the bundled set's answers")
     p.add_argument("--score-limit", type=int, default=None,
                    help="questions to score: a seeded sample, judge-check's own with the same N (default --limit)")
     p.add_argument("--score-metric", action="append", default=None,
@@ -125,12 +126,14 @@ def sample_questions(qa, limit, seed: int) -> List[Any]:
     return questions
 
 
-def _score_inputs(a: argparse.Namespace, work: Path) -> tuple:
+def _score_inputs(a: argparse.Namespace, work: Path, run_dir: Path) -> tuple:
     """The QA file of the sampled questions and their answers: the reference answers (``keys``), the same with
-    their sentences -- the faithfulness judge's claims -- in reverse order (``keys-reversed``), or the bundled
-    set's answers (``bundled``)."""
+    their sentences -- the faithfulness judge's claims -- in reverse order (``keys-reversed``) or each sentence
+    as its own answer on the same contexts (``keys-per-claim``: pipeline ``claim N``), or the bundled set's
+    answers (``bundled``).  The QA file is written first: BM25 runs on it (``run_dir``)."""
     from ragexam.analysis.answers import load_answers
     from ragexam.data.loaders import load_qa
+    from ragexam.metrics.judge.units import split_sentences
 
     qa = load_qa(a.qa)
     keep = {q.query_id for q in sample_questions(qa, a.score_limit or a.limit, a.seed)}
@@ -138,18 +141,33 @@ def _score_inputs(a: argparse.Namespace, work: Path) -> tuple:
     lines = Path(qa.source).read_text(encoding="utf-8").splitlines()
     qa_path.write_text("".join(ln + "\n" for ln in lines if ln.strip() and json.loads(ln)["query_id"] in keep),
                        encoding="utf-8")
-    if a.score_answers.startswith("keys"):
-        from ragexam.metrics.judge.units import split_sentences
+    yield str(qa_path)
+    kept = [q for q in qa if q.query_id in keep]
+    if a.score_answers == "keys-per-claim":
+        from ragexam.analysis.answers import run_contexts
+        from ragexam.storage.runfolder import read_run_folder
 
-        def key(q: Any) -> str:
-            return " ".join(split_sentences(q.ground_truth)[::-1]) if a.score_answers == "keys-reversed" else \
-                q.ground_truth
-
-        rows = [{"query_id": q.query_id, "answer": key(q)} for q in qa if q.query_id in keep]
+        run = read_run_folder(run_dir)
+        ctx = run_contexts(run, run.pipelines[0], a.contexts)
+        rows = [{"query_id": q.query_id, "answer": c, "pipeline": f"claim {i}",
+                 "contexts": [t for _, t in ctx[q.query_id]]}
+                for q in kept for i, c in enumerate(split_sentences(q.ground_truth), 1)]
+    elif a.score_answers.startswith("keys"):
+        rows = [{"query_id": q.query_id, "answer": " ".join(split_sentences(q.ground_truth)[::-1])
+                 if a.score_answers == "keys-reversed" else q.ground_truth} for q in kept]
     else:
         rows = [{"query_id": r.query_id, "answer": r.answer} for r in load_answers(a.qa) if r.query_id in keep]
     answers.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return str(qa_path), str(answers)
+    yield str(answers)
+
+
+def _evidence_hit(r: Any) -> Optional[float]:
+    """1.0 when some context of the answer row ``r`` holds its question's evidence (the evidence rule of
+    ``score``; computed here too, since ``score`` computes it only when a context metric is judged)."""
+    from ragexam.analysis.scoring import evidence_per_context
+
+    ev = evidence_per_context(r.question.evidence, r.contexts or ())
+    return None if ev is None else ev["evidence_hit"]
 
 
 def _faithful_by_evidence(rows: List[Any]) -> Dict[str, Dict[str, int]]:
@@ -160,7 +178,7 @@ def _faithful_by_evidence(rows: List[Any]) -> Dict[str, Dict[str, int]]:
         s = r.judge.get("faithfulness")
         if s is None:
             continue
-        side = "with_evidence" if r.evidence.get("evidence_hit") else "without_evidence"
+        side = "with_evidence" if _evidence_hit(r) else "without_evidence"
         key = s.label if s.status == "judged" else f"unjudged:{s.reason}"
         out[side][key] = out[side].get(key, 0) + 1
     return out
@@ -179,22 +197,29 @@ def _item(s: Any) -> Dict[str, Any]:
 def run_score(a: argparse.Namespace, base_url: str, cache_dir: str, work: Path) -> Dict[str, Any]:
     from ragexam.api import run_exam, score
 
-    qa_path, answers = _score_inputs(a, work)
     run_dir = work / "run"
+    inputs = _score_inputs(a, work, run_dir)
+    qa_path = next(inputs)
     run_exam({"corpus": a.corpus, "qa": qa_path, "retrievers": ["bm25"]}, out=run_dir, record=False, progress=False)
+    answers = next(inputs)
     t0 = time.perf_counter()
     res = score(qa_path, answers, run=run_dir, miss_k=a.contexts, judge=_settings(a, base_url, cache_dir),
                 metrics=a.score_metric or list(SCORE_METRICS), record=False)
     wall = time.perf_counter() - t0
     rep = res.report
-    cov = {m: rep.judge_summary(p, m).to_dict() for p in rep.pipelines for m in rep.judge_metrics}
+    many = len(rep.pipelines) > 1  # keys-per-claim: one pipeline per claim position
+
+    def name(what: str, p: str) -> str:
+        return f"{what} @ {p}" if many else what
+
+    cov = {name(m, p): rep.judge_summary(p, m).to_dict() for p in rep.pipelines for m in rep.judge_metrics}
     for m, s in cov.items():
         print(f"score {m}: judged {s['n_judged']} of {s['n']} ({s['coverage']}), unjudged {s['unjudged']}, mean "
               f"{s['mean']}, labels {s.get('labels')}")
     faithful = _faithful_by_evidence(rep.rows)
     print("score faithfulness labels of the answers, by whether their contexts hold the evidence:", faithful)
-    per_answer = {r.query_id: {"evidence_hit": r.evidence.get("evidence_hit"), **{
-        m: _item(s) for m, s in r.judge.items()}} for r in rep.rows}
+    per_answer = {name(r.query_id, r.pipeline): {"evidence_hit": _evidence_hit(r), **{
+        m: _item(s) for m, s in r.judge.items()}} for r in rep.rows if r.record is not None}
     timing = _per_judgment(rep.judge_run.judgments, wall)
     print("score timing:", json.dumps(timing))
     return {"answers": a.score_answers, "coverage": cov, "faithful_by_evidence": faithful, "per_answer": per_answer,

@@ -78,10 +78,13 @@ def _bench():
 
 
 def _score_keys(tmp_path, recording, *flags):
+    """``bench_judge_llm.py --score --no-check --limit 8 --no-reasoning FLAGS`` on the recorded replies (the
+    recording of the unchanged keys too: an answer judged there was served from the cache when recording)."""
     bench = _bench()
     a = bench._args(["--base-url", "http://replay", "--model", "qwen2.5-1.5b", "--no-reasoning", "--limit", "8",
                      "--no-check", "--score", *flags])
-    with ReplayEndpoint(DATA / recording) as ep:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    with ReplayEndpoint(*dict.fromkeys([DATA / recording, DATA / "judge_qwen_score8.jsonl.gz"])) as ep:
         out = bench.run_score(a, ep.base_url, str(tmp_path / "cache"), tmp_path)
         assert ep.missed == []
     return out
@@ -105,3 +108,64 @@ def test_score_of_the_reference_answers_on_the_local_model(tmp_path):
     per = out["per_answer"]
     assert {q for q, v in per.items() if v["faithfulness"]["label"] == "unfaithful"} == {"hq_057", "hq_058", "hq_059"}
     assert per["hq_059"]["evidence_hit"] == 0.0
+
+
+def test_judge_check_of_the_answer_metrics_on_the_local_model(tmp_path):
+    """docs/judge.md: the reference answer against a perturbed one (a number doubled or an ending negated), the
+    same 8 questions -- faithfulness on the key's own evidence chunks, answer_correctness against the key
+    itself.  All 32 judged; the keys are faithful 6 times of 8 (hq_058 and hq_069: the second sentence called
+    unsupported), correct (5) 8 times of 8; a doubled number drops answer_correctness to 2 every time, a negated
+    ending never (5 of 5 written)."""
+    from ragexam.api import judge_check
+    from ragexam.llm.settings import LLMSettings
+
+    with ReplayEndpoint(DATA / "judge_qwen_keys8.jsonl.gz") as ep:
+        s = LLMSettings("qwen2.5-1.5b", base_url=ep.base_url, api_key="local", cache_dir=str(tmp_path),
+                        concurrency=1, reasoning=False, max_retries=0)
+        res = judge_check("it_helpdesk", "it_helpdesk", s, metrics=["faithfulness", "answer_correctness"], limit=8)
+        assert ep.missed == []
+    checks = res.check.checks
+    seps = {(m, sc): sep for m, mc in checks.items() for sc, sep in mc.separations.items()}
+    got = {k: (round(v.auc.auc, 2), round(v.auc.low, 2), round(v.auc.high, 2), v.verdict) for k, v in seps.items()}
+    assert got == {("faithfulness", "sample"): (0.86, 0.67, 1.0, "weakly"),
+                   ("faithfulness", "probability"): (0.89, 0.67, 1.0, "weakly"),
+                   ("answer_correctness", "sample"): (0.81, 0.62, 0.94, "weakly"),
+                   ("answer_correctness", "probability"): (0.91, 0.67, 1.0, "weakly")}
+    assert all(mc.n_judged == len(mc.items) == 16 for mc in checks.values())
+    def written(mc, c):  # the score the judge wrote (the probability score is the item's score)
+        sc = mc.scores[c.item.item_id]
+        return sc.details.get("score_sample", sc.score)
+
+    faith, ac = checks["faithfulness"], checks["answer_correctness"]
+    assert sorted(c.query_id for c in faith.items if c.kind == "key" and written(faith, c) < 1) == ["hq_058", "hq_069"]
+    assert all(written(ac, c) == 5 for c in ac.items if c.kind == "key")
+    perturbed = {c.query_id: (c.detail, written(ac, c)) for c in ac.items if c.kind == "perturbed"}
+    assert {q: d for q, (how, d) in perturbed.items()} == {q: 2 if how == "numbers" else 5
+                                                           for q, (how, _) in perturbed.items()}
+    assert sum(1 for how, _ in perturbed.values() if how == "numbers") == 5
+
+
+def _claims(out):
+    """``{query_id: [(claim, written flag, P(true)), ...]}`` of a --score run's faithfulness."""
+    return {q: [(c["claim"], c["supported"], c["p_true"]) for c in v["faithfulness"]["claims"]]
+            for q, v in out["per_answer"].items()}
+
+
+def test_faithfulness_of_the_local_model_follows_the_claims_position(tmp_path):
+    """docs/judge.md: why the local model calls keys with their own evidence unfaithful.  The same 8 keys with
+    their sentences in reverse order (the same contexts): the first of two claims is written true every time (12
+    of 12 over both orders, hq_057's unsupported sentence included), the second carries P(true) 0.35-0.55
+    whatever it holds -- four claims change verdict with their position, and the keys called unfaithful go
+    from 3 to 5 of 8.  The verdict is the slot's, not the claim's."""
+    keys = _claims(_score_keys(tmp_path / "k", "judge_qwen_score8.jsonl.gz"))
+    out = _score_keys(tmp_path / "r", "judge_qwen_score8_reversed.jsonl.gz", "--score-answers", "keys-reversed",
+                      "--score-metric", "faithfulness")
+    assert out["coverage"]["faithfulness"]["labels"] == {"faithful": 3, "unfaithful": 5}
+    rev = _claims(out)
+    pairs = [cs for cs in list(keys.values()) + list(rev.values()) if len(cs) == 2]
+    assert len(pairs) == 12 and all(cs[0][1] for cs in pairs)  # the first of two claims: always written true
+    second = [cs[1][2] for cs in pairs]
+    assert 0.34 < min(second) and max(second) < 0.56
+    flipped = sorted(q for q, cs in keys.items() if len(cs) == 2 and [f for _, f, _ in cs] != [f for _, f, _ in rev[q][::-1]])
+    assert flipped == ["hq_021", "hq_057", "hq_058", "hq_069"]
+    assert [c for c, _, _ in rev["hq_057"]] == [c for c, _, _ in keys["hq_057"]][::-1]
