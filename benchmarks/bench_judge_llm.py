@@ -8,13 +8,14 @@ probability-weighted ones, with coverage, replies cut in a loop, and the time an
 
 ``--score`` also runs ``ragexam score`` (:func:`ragexam.api.score`) on the same seeded sample of questions
 (``--score-limit``, default ``--limit``: judge-check's own questions) with the reference answers as the answers
-(``--score-answers keys``; ``keys-reversed``: their sentences in reverse order; ``bundled``: the bundled set's
-answers) and the BM25 run's top ``--contexts`` chunks as contexts, judged on ``--score-metric`` (default
-context_relevance, faithfulness, answer_correctness), and prints each metric's coverage -- what the issue's
-"score judges >= 90 %" is measured on -- and the faithfulness labels of the answers apart for those whose
-contexts hold their evidence (a key answer judged on its own evidence should be faithful).  ``--no-check``
-skips judge-check.  ``--record FILE`` puts a :class:`ragexam.testing.replay.RecordingProxy` in front of the
-endpoint, so every real reply (with its log-probabilities) lands in FILE for the tests to replay.
+(``--score-answers keys``; ``keys-reversed``: their sentences in reverse order; ``perturbed``: judge-check's
+perturbed keys; ``keys-per-claim`` / ``perturbed-per-claim``: each sentence judged alone; ``bundled``: the
+bundled set's answers) and the BM25 run's top ``--contexts`` chunks as contexts, judged on ``--score-metric``
+(default context_relevance, faithfulness, answer_correctness), and prints each metric's coverage -- what the
+issue's "score judges >= 90 %" is measured on -- and the faithfulness labels of the answers apart for those
+whose contexts hold their evidence (a key answer judged on its own evidence should be faithful).
+``--no-check`` skips judge-check.  ``--record FILE`` puts a :class:`ragexam.testing.replay.RecordingProxy` in
+front of the endpoint, so every real reply (with its log-probabilities) lands in FILE for the tests to replay.
 
     python benchmarks/bench_judge_llm.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b \\
         [--limit 20] [--metric context_relevance] [--score [--score-limit 20] [--no-check]] \\
@@ -34,7 +35,7 @@ import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -43,7 +44,7 @@ from _bench import machine_line  # noqa: E402
 #: what ``--score`` judges by default: the metrics of issue 22's coverage goal
 SCORE_METRICS = ("context_relevance", "faithfulness", "answer_correctness")
 #: the answers ``--score`` can judge
-SCORE_ANSWERS = ("keys", "keys-reversed", "keys-per-claim", "bundled")
+SCORE_ANSWERS = ("keys", "keys-reversed", "keys-per-claim", "perturbed", "perturbed-per-claim", "bundled")
 
 
 def _args(argv: List[str]) -> argparse.Namespace:
@@ -60,7 +61,8 @@ def _args(argv: List[str]) -> argparse.Namespace:
     p.add_argument("--score-answers", choices=SCORE_ANSWERS, default="keys",
                    help="the reference answers (default), the same with their sentences in reverse order (a "
                         "claim's position in the judge's reply moved) or each sentence as its own answer (pipeline "
-                        "'claim N': one claim per judge call), or the bundled set's answers")
+                        "'claim N': one claim per judge call); judge-check's perturbed keys, whole or per sentence; "
+                        "or the bundled set's answers")
     p.add_argument("--score-limit", type=int, default=None,
                    help="questions to score: a seeded sample, judge-check's own with the same N (default --limit)")
     p.add_argument("--score-metric", action="append", default=None,
@@ -126,14 +128,15 @@ def sample_questions(qa, limit, seed: int) -> List[Any]:
     return questions
 
 
-def _score_inputs(a: argparse.Namespace, work: Path, run_dir: Path) -> tuple:
+def _score_inputs(a: argparse.Namespace, work: Path, run_dir: Path) -> Iterator[str]:
     """The QA file of the sampled questions and their answers: the reference answers (``keys``), the same with
     their sentences -- the faithfulness judge's claims -- in reverse order (``keys-reversed``) or each sentence
-    as its own answer on the same contexts (``keys-per-claim``: pipeline ``claim N``), or the bundled set's
-    answers (``bundled``).  The QA file is written first: BM25 runs on it (``run_dir``)."""
+    as its own answer on the same contexts (``keys-per-claim``: pipeline ``claim N``), the perturbed keys
+    (:func:`ragexam.analysis.judge_check.perturb`) whole or per sentence (``perturbed``,
+    ``perturbed-per-claim``), or the bundled set's answers (``bundled``).  Yields the QA file first (BM25 runs
+    on it into ``run_dir``, whose chunks the per-claim answers carry), then the answers file."""
     from ragexam.analysis.answers import load_answers
     from ragexam.data.loaders import load_qa
-    from ragexam.metrics.judge.units import split_sentences
 
     qa = load_qa(a.qa)
     keep = {q.query_id for q in sample_questions(qa, a.score_limit or a.limit, a.seed)}
@@ -143,20 +146,10 @@ def _score_inputs(a: argparse.Namespace, work: Path, run_dir: Path) -> tuple:
                        encoding="utf-8")
     yield str(qa_path)
     kept = [q for q in qa if q.query_id in keep]
-    if a.score_answers == "keys-per-claim":
-        from ragexam.analysis.answers import run_contexts
-        from ragexam.storage.runfolder import read_run_folder
-
-        run = read_run_folder(run_dir)
-        ctx = run_contexts(run, run.pipelines[0], a.contexts)
-        rows = [{"query_id": q.query_id, "answer": c, "pipeline": f"claim {i}",
-                 "contexts": [t for _, t in ctx[q.query_id]]}
-                for q in kept for i, c in enumerate(split_sentences(q.ground_truth), 1)]
-    elif a.score_answers.startswith("keys"):
-        rows = [{"query_id": q.query_id, "answer": " ".join(split_sentences(q.ground_truth)[::-1])
-                 if a.score_answers == "keys-reversed" else q.ground_truth} for q in kept]
-    else:
+    if a.score_answers == "bundled":
         rows = [{"query_id": r.query_id, "answer": r.answer} for r in load_answers(a.qa) if r.query_id in keep]
+    else:
+        rows = _key_rows(a, kept, run_dir)
     answers.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     yield str(answers)
 
@@ -168,6 +161,30 @@ def _evidence_hit(r: Any) -> Optional[float]:
 
     ev = evidence_per_context(r.question.evidence, r.contexts or ())
     return None if ev is None else ev["evidence_hit"]
+
+
+def _key_rows(a: argparse.Namespace, kept: List[Any], run_dir: Path) -> List[Dict[str, Any]]:
+    """The answers of ``--score-answers`` built from the reference answers of the questions ``kept``."""
+    import random
+
+    from ragexam.analysis.judge_check import perturb
+    from ragexam.metrics.judge.units import split_sentences
+
+    rng = random.Random(a.seed)
+    texts = {q.query_id: perturb(q.ground_truth, [k.ground_truth for k in kept], rng)[0]
+             if a.score_answers.startswith("perturbed") else q.ground_truth for q in kept}
+    if a.score_answers == "keys-reversed":
+        texts = {q: " ".join(split_sentences(t)[::-1]) for q, t in texts.items()}
+    if not a.score_answers.endswith("-per-claim"):
+        return [{"query_id": q.query_id, "answer": texts[q.query_id]} for q in kept]
+    from ragexam.analysis.answers import run_contexts
+    from ragexam.storage.runfolder import read_run_folder
+
+    run = read_run_folder(run_dir)
+    ctx = run_contexts(run, run.pipelines[0], a.contexts)
+    return [{"query_id": q.query_id, "answer": c, "pipeline": f"claim {i}",
+             "contexts": [t for _, t in ctx[q.query_id]]}
+            for q in kept for i, c in enumerate(split_sentences(texts[q.query_id]), 1)]
 
 
 def _faithful_by_evidence(rows: List[Any]) -> Dict[str, Dict[str, int]]:

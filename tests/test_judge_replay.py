@@ -166,6 +166,7 @@ def test_faithfulness_of_the_local_model_follows_the_claims_position(tmp_path):
     assert len(pairs) == 12 and all(cs[0][1] for cs in pairs)  # the first of two claims: always written true
     second = [cs[1][2] for cs in pairs]
     assert 0.34 < min(second) and max(second) < 0.56
-    flipped = sorted(q for q, cs in keys.items() if len(cs) == 2 and [f for _, f, _ in cs] != [f for _, f, _ in rev[q][::-1]])
+    flipped = sorted(q for q, cs in keys.items()
+                     if len(cs) == 2 and [f for _, f, _ in cs] != [f for _, f, _ in rev[q][::-1]])
     assert flipped == ["hq_021", "hq_057", "hq_058", "hq_069"]
     assert [c for c, _, _ in rev["hq_057"]] == [c for c, _, _ in keys["hq_057"]][::-1]
