@@ -172,6 +172,11 @@ def test_faithfulness_of_the_local_model_follows_the_claims_position(tmp_path):
                      if len(cs) == 2 and [f for _, f, _ in cs] != [f for _, f, _ in rev[q][::-1]])
     assert flipped == ["hq_021", "hq_057", "hq_058", "hq_069"]
     assert [c for c, _, _ in rev["hq_057"]] == [c for c, _, _ in keys["hq_057"]][::-1]
+    unsupported = {keys["hq_057"][1][0], keys["hq_059"][0][0]}
+    rows = [(c not in unsupported, f) for cs in rev.values() for c, f, _ in cs]
+    assert (sum(f for s, f in rows if s), sum(1 for s, _ in rows if s)) == (8, 12)  # supported, written true
+    assert (sum(not f for s, f in rows if not s), sum(1 for s, _ in rows if not s)) == (1, 2)
+    assert out["faithful_by_evidence"]["with_evidence"] == {"faithful": 3, "unfaithful": 4}
 
 
 def _claim_rows(out, keys, alone):
@@ -192,19 +197,20 @@ def test_one_claim_per_call_is_no_cure_on_the_local_model(tmp_path):
     in one call per claim (each sentence as its own answer, same contexts).  Per answer: 15 of 16 supported claims
     written true, 10 of 12 unsupported written false.  Alone, the position bias is gone but the model accepts
     what it is shown: still 15 of 16, but only 7 of 12 false (a negated ending passes); P(true) orders a little
-    better (claim-level AUC 0.96 vs 0.91).  Keys whose chunks hold their evidence: 5 of 7 faithful either way."""
+    better (claim-level AUC 0.96 vs 0.91).  Keys whose chunks hold their evidence: 5 of 7 faithful either way;
+    perturbed copies called unfaithful: 7 of 8 in one call, 3 of 8 claim by claim."""
     from ragexam.stats.discrimination import auc
 
     as_scored = _score_keys(tmp_path / "k", "score8")
     keys = _claims(as_scored)
     flags = ("--score-metric", "faithfulness", "--score-answers")
-    one = (_claim_rows(as_scored, keys, False)
-           + _claim_rows(_score_keys(tmp_path / "p", "score8_perturbed", *flags, "perturbed",
-                                     also=["score8_perturbed_per_claim"]), keys, False))
+    perturbed = _score_keys(tmp_path / "p", "score8_perturbed", *flags, "perturbed",
+                            also=["score8_perturbed_per_claim"])
+    one = _claim_rows(as_scored, keys, False) + _claim_rows(perturbed, keys, False)
     per_claim = _score_keys(tmp_path / "c", "score8_per_claim", *flags, "keys-per-claim")
-    alone = (_claim_rows(per_claim, keys, True)
-             + _claim_rows(_score_keys(tmp_path / "pc", "score8_perturbed_per_claim", *flags, "perturbed-per-claim",
-                                       also=["score8_per_claim"]), keys, True))
+    perturbed_per_claim = _score_keys(tmp_path / "pc", "score8_perturbed_per_claim", *flags, "perturbed-per-claim",
+                                      also=["score8_per_claim"])
+    alone = _claim_rows(per_claim, keys, True) + _claim_rows(perturbed_per_claim, keys, True)
 
     def tally(rows):
         sup = [r for r in rows if r[0]]
@@ -214,7 +220,13 @@ def test_one_claim_per_call_is_no_cure_on_the_local_model(tmp_path):
 
     assert tally(one) == (16, 15, 12, 10, 0.91)
     assert tally(alone) == (16, 15, 12, 7, 0.96)
-    by_key = {}
-    for name, v in per_claim["per_answer"].items():
-        by_key.setdefault(name.partition(" @ ")[0], []).append(v["faithfulness"]["label"] == "faithful")
-    assert sorted(q for q, f in by_key.items() if not all(f)) == ["hq_026", "hq_057", "hq_059"]
+
+    def unfaithful(out):  # the answers called unfaithful; per claim: an answer is faithful when all its claims are
+        by_key = {}
+        for name, v in out["per_answer"].items():
+            by_key.setdefault(name.partition(" @ ")[0], []).append(v["faithfulness"]["label"] == "faithful")
+        return sorted(q for q, f in by_key.items() if not all(f))
+
+    assert unfaithful(as_scored) == ["hq_057", "hq_058", "hq_059"]  # hq_058 wrong (its evidence is retrieved)
+    assert unfaithful(per_claim) == ["hq_026", "hq_057", "hq_059"]  # hq_026 wrong
+    assert (len(unfaithful(perturbed)), len(unfaithful(perturbed_per_claim))) == (7, 3)
