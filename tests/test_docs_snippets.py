@@ -121,6 +121,14 @@ NOT_RUN: List[Tuple[str, str, str]] = [
                       "'replies.jsonl.gz]'", "needs the real local model (../shared/tools/"
                                                              "local-llm); tests/test_judge_replay.py replays its "
                                                              "recorded replies"),
+    ("docs/judge.md", "python benchmarks/bench_judge_llm.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
+                      "--no-reasoning --limit 8 -m faithfulness -m answer_correctness --score '[--record' "
+                      "'replies.jsonl.gz]'", "needs the real local model; tests/test_judge_replay.py replays its "
+                                             "recorded replies"),
+    ("docs/judge.md", "python benchmarks/bench_judge_llm.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
+                      "--no-reasoning --limit 8 --no-check --score --score-metric faithfulness --score-answers "
+                      "keys-reversed", "needs the real local model; tests/test_judge_replay.py replays its recorded "
+                                       "replies"),
     ("docs/judge.md", "pytest docs/examples/test_exam.py",
      "already run exactly so, in a child pytest, by tests/test_testing_exam.py"
      "::test_docs_pytest_example_runs_against_the_bundled_set"),
