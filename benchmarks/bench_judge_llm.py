@@ -117,7 +117,7 @@ def run_check(a: argparse.Namespace, base_url: str, cache_dir: str) -> Dict[str,
     return data
 
 
-def sample_questions(qa, limit, seed: int) -> List[Any]:
+def sample_questions(qa: Any, limit: Optional[int], seed: int) -> List[Any]:
     """The answerable questions with evidence and a reference answer, a seeded sample of ``limit`` of them in
     query-id order: the questions ``judge-check --limit`` puts in its contrast set with the same seed."""
     import random

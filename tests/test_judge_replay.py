@@ -230,3 +230,16 @@ def test_one_claim_per_call_is_no_cure_on_the_local_model(tmp_path):
     assert unfaithful(as_scored) == ["hq_057", "hq_058", "hq_059"]  # hq_058 wrong (its evidence is retrieved)
     assert unfaithful(per_claim) == ["hq_026", "hq_057", "hq_059"]  # hq_026 wrong
     assert (len(unfaithful(perturbed)), len(unfaithful(perturbed_per_claim))) == (7, 3)
+
+
+def test_the_scored_sample_is_judge_checks_own():
+    """``bench_judge_llm.py --score`` judges the questions ``judge-check --limit N`` puts in its contrast set with
+    the same seed, so the two tables of docs/judge.md speak of the same questions."""
+    from ragexam.analysis.judge_check import build_contrast
+    from ragexam.data.loaders import load_corpus, load_qa
+
+    qa = load_qa("it_helpdesk")
+    contrast = build_contrast(qa, load_corpus("it_helpdesk"), ["answer_correctness"], limit=8, seed=12345)
+    checked = sorted({c.query_id for c in contrast["answer_correctness"]})
+    assert [q.query_id for q in _bench().sample_questions(qa, 8, 12345)] == checked
+    assert checked == ["hq_002", "hq_021", "hq_026", "hq_057", "hq_058", "hq_059", "hq_060", "hq_069"]
