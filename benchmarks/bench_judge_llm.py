@@ -6,14 +6,20 @@ contrast set of the bundled ``it_helpdesk`` questions (or ``--qa``/``--corpus``)
 the written (sampled) scores and -- from the same replies, when the endpoint returns log-probabilities -- the
 probability-weighted ones, with coverage, replies cut in a loop, and the time and completion tokens per judgment.
 
-``--score`` also runs ``ragexam score`` on the bundled answers with the BM25 run's top ``--contexts`` chunks as
-contexts (the default judge metrics), and prints each metric's coverage: what the issue's "score judges >= 90 %"
-is measured on.  ``--record FILE`` puts a :class:`ragexam.testing.replay.RecordingProxy` in front of the
-endpoint, so every real reply (with its log-probabilities) lands in FILE for the tests to replay.
+``--score`` also runs ``ragexam score`` (:func:`ragexam.api.score`) on the same seeded sample of questions
+(``--score-limit``, default ``--limit``: judge-check's own questions) with the reference answers as the answers
+(``--score-answers keys``; ``keys-reversed``: their sentences in reverse order; ``perturbed``: judge-check's
+perturbed keys; ``keys-per-claim`` / ``perturbed-per-claim``: each sentence judged alone; ``bundled``: the
+bundled set's answers) and the BM25 run's top ``--contexts`` chunks as contexts, judged on ``--score-metric``
+(default context_relevance, faithfulness, answer_correctness), and prints each metric's coverage -- what the
+issue's "score judges >= 90 %" is measured on -- and the faithfulness labels of the answers apart for those
+whose contexts hold their evidence (a key answer judged on its own evidence should be faithful).
+``--no-check`` skips judge-check.  ``--record FILE`` puts a :class:`ragexam.testing.replay.RecordingProxy` in
+front of the endpoint, so every real reply (with its log-probabilities) lands in FILE for the tests to replay.
 
     python benchmarks/bench_judge_llm.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b \\
-        [--limit 20] [--metric context_relevance] [--score --score-limit 20] [--record replies.jsonl.gz] \\
-        [--cache-dir DIR] [--out result.json]
+        [--limit 20] [--metric context_relevance] [--score [--score-limit 20] [--no-check]] \\
+        [--record replies.jsonl.gz] [--cache-dir DIR] [--out result.json]
 
 A slow local model needs ``--timeout`` in the minutes and ``--concurrency 1``; the numbers are the model's, so
 say which model and machine produced them.
@@ -29,11 +35,16 @@ import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, Iterator, List, Optional
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _bench import machine_line  # noqa: E402
+
+#: what ``--score`` judges by default: the metrics of issue 22's coverage goal
+SCORE_METRICS = ("context_relevance", "faithfulness", "answer_correctness")
+#: the answers ``--score`` can judge
+SCORE_ANSWERS = ("keys", "keys-reversed", "keys-per-claim", "perturbed", "perturbed-per-claim", "bundled")
 
 
 def _args(argv: List[str]) -> argparse.Namespace:
@@ -45,8 +56,17 @@ def _args(argv: List[str]) -> argparse.Namespace:
     p.add_argument("--corpus", default="it_helpdesk")
     p.add_argument("--metric", "-m", action="append", default=None)
     p.add_argument("--limit", type=int, default=None, help="questions in the contrast set (a seeded sample)")
-    p.add_argument("--score", action="store_true", help="also score the bundled answers (coverage)")
-    p.add_argument("--score-limit", type=int, default=None, help="answers to score (the first N questions)")
+    p.add_argument("--no-check", action="store_true", help="skip judge-check (with --score: only the coverage)")
+    p.add_argument("--score", action="store_true", help="also score answers on BM25 contexts (coverage)")
+    p.add_argument("--score-answers", choices=SCORE_ANSWERS, default="keys",
+                   help="the reference answers (default), the same with their sentences in reverse order (a "
+                        "claim's position in the judge's reply moved) or each sentence as its own answer (pipeline "
+                        "'claim N': one claim per judge call); judge-check's perturbed keys, whole or per sentence; "
+                        "or the bundled set's answers")
+    p.add_argument("--score-limit", type=int, default=None,
+                   help="questions to score: a seeded sample, judge-check's own with the same N (default --limit)")
+    p.add_argument("--score-metric", action="append", default=None,
+                   help=f"judge metrics of --score (default {', '.join(SCORE_METRICS)})")
     p.add_argument("--contexts", type=int, default=3, help="retrieved chunks per answer for --score")
     p.add_argument("--record", default=None, help="record every reply to this JSONL(.gz) file")
     p.add_argument("--proxy-port", type=int, default=0, help="fixed port of the recording proxy (resumable)")
@@ -97,37 +117,130 @@ def run_check(a: argparse.Namespace, base_url: str, cache_dir: str) -> Dict[str,
     return data
 
 
-def run_score(a: argparse.Namespace, base_url: str, cache_dir: str, work: Path) -> Dict[str, Any]:
-    from ragexam.api import run_exam, score
+def sample_questions(qa: Any, limit: Optional[int], seed: int) -> List[Any]:
+    """The answerable questions with evidence and a reference answer, a seeded sample of ``limit`` of them in
+    query-id order: the questions ``judge-check --limit`` puts in its contrast set with the same seed."""
+    import random
+
+    questions = [q for q in qa if q.answerable and q.evidence and q.ground_truth]
+    if limit:
+        questions = sorted(random.Random(seed).sample(questions, min(limit, len(questions))), key=lambda q: q.query_id)
+    return questions
+
+
+def _score_inputs(a: argparse.Namespace, work: Path, run_dir: Path) -> Iterator[str]:
+    """The QA file of the sampled questions and their answers: the reference answers (``keys``), the same with
+    their sentences -- the faithfulness judge's claims -- in reverse order (``keys-reversed``) or each sentence
+    as its own answer on the same contexts (``keys-per-claim``: pipeline ``claim N``), the perturbed keys
+    (:func:`ragexam.analysis.judge_check.perturb`) whole or per sentence (``perturbed``,
+    ``perturbed-per-claim``), or the bundled set's answers (``bundled``).  Yields the QA file first (BM25 runs
+    on it into ``run_dir``, whose chunks the per-claim answers carry), then the answers file."""
+    from ragexam.analysis.answers import load_answers
     from ragexam.data.loaders import load_qa
 
-    qa_path = a.qa
-    if a.score_limit:
-        lines = Path(load_qa(a.qa).source).read_text(encoding="utf-8").splitlines()[: a.score_limit]
-        qa_path = str(work / "qa.jsonl")
-        Path(qa_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    answers = str(work / "answers.jsonl")
-    from ragexam.analysis.answers import load_answers
+    qa = load_qa(a.qa)
+    keep = {q.query_id for q in sample_questions(qa, a.score_limit or a.limit, a.seed)}
+    qa_path, answers = work / "qa.jsonl", work / "answers.jsonl"
+    lines = Path(qa.source).read_text(encoding="utf-8").splitlines()
+    qa_path.write_text("".join(ln + "\n" for ln in lines if ln.strip() and json.loads(ln)["query_id"] in keep),
+                       encoding="utf-8")
+    yield str(qa_path)
+    kept = [q for q in qa if q.query_id in keep]
+    if a.score_answers == "bundled":
+        rows = [{"query_id": r.query_id, "answer": r.answer} for r in load_answers(a.qa) if r.query_id in keep]
+    else:
+        rows = _key_rows(a, kept, run_dir)
+    answers.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    yield str(answers)
 
-    keep = {q.query_id for q in load_qa(qa_path)}
-    with open(answers, "w", encoding="utf-8") as fh:
-        for r in load_answers(a.qa if a.qa == "it_helpdesk" else a.qa):
-            if r.query_id in keep:
-                fh.write(json.dumps({"query_id": r.query_id, "answer": r.answer}, ensure_ascii=False) + "\n")
+
+def _evidence_hit(r: Any) -> Optional[float]:
+    """1.0 when some context of the answer row ``r`` holds its question's evidence (the evidence rule of
+    ``score``; computed here too, since ``score`` computes it only when a context metric is judged)."""
+    from ragexam.analysis.scoring import evidence_per_context
+
+    ev = evidence_per_context(r.question.evidence, r.contexts or ())
+    return None if ev is None else ev["evidence_hit"]
+
+
+def _key_rows(a: argparse.Namespace, kept: List[Any], run_dir: Path) -> List[Dict[str, Any]]:
+    """The answers of ``--score-answers`` built from the reference answers of the questions ``kept``."""
+    import random
+
+    from ragexam.analysis.judge_check import perturb
+    from ragexam.metrics.judge.units import split_sentences
+
+    rng = random.Random(a.seed)
+    texts = {q.query_id: perturb(q.ground_truth, [k.ground_truth for k in kept], rng)[0]
+             if a.score_answers.startswith("perturbed") else q.ground_truth for q in kept}
+    if a.score_answers == "keys-reversed":
+        texts = {q: " ".join(split_sentences(t)[::-1]) for q, t in texts.items()}
+    if not a.score_answers.endswith("-per-claim"):
+        return [{"query_id": q.query_id, "answer": texts[q.query_id]} for q in kept]
+    from ragexam.analysis.answers import run_contexts
+    from ragexam.storage.runfolder import read_run_folder
+
+    run = read_run_folder(run_dir)
+    ctx = run_contexts(run, run.pipelines[0], a.contexts)
+    return [{"query_id": q.query_id, "answer": c, "pipeline": f"claim {i}",
+             "contexts": [t for _, t in ctx[q.query_id]]}
+            for q in kept for i, c in enumerate(split_sentences(texts[q.query_id]), 1)]
+
+
+def _faithful_by_evidence(rows: List[Any]) -> Dict[str, Dict[str, int]]:
+    """Faithfulness labels of the answers, apart for those whose contexts hold their question's evidence
+    (``with_evidence``: a key answer judged on its own evidence) and the others."""
+    out: Dict[str, Dict[str, int]] = {"with_evidence": {}, "without_evidence": {}}
+    for r in rows:
+        s = r.judge.get("faithfulness")
+        if s is None:
+            continue
+        side = "with_evidence" if _evidence_hit(r) else "without_evidence"
+        key = s.label if s.status == "judged" else f"unjudged:{s.reason}"
+        out[side][key] = out[side].get(key, 0) + 1
+    return out
+
+
+def _item(s: Any) -> Dict[str, Any]:
+    """One answer's verdict of one metric; for faithfulness each claim with its written flag and P(true)."""
+    out = {"status": s.status, "score": s.score, "label": s.label, "reason": s.reason}
+    if s.details.get("claims"):
+        dists = (s.details.get("probabilities") or {}).get("distributions") or [{}] * len(s.details["claims"])
+        out["claims"] = [{"claim": c["claim"], "supported": c["supported"], "p_true": d.get("true")}
+                         for c, d in zip(s.details["claims"], dists)]
+    return out
+
+
+def run_score(a: argparse.Namespace, base_url: str, cache_dir: str, work: Path) -> Dict[str, Any]:
+    from ragexam.api import run_exam, score
+
     run_dir = work / "run"
-    run_exam({"corpus": a.corpus, "qa": qa_path, "retrievers": ["bm25"]}, out=run_dir, record=False)
+    inputs = _score_inputs(a, work, run_dir)
+    qa_path = next(inputs)
+    run_exam({"corpus": a.corpus, "qa": qa_path, "retrievers": ["bm25"]}, out=run_dir, record=False, progress=False)
+    answers = next(inputs)
     t0 = time.perf_counter()
     res = score(qa_path, answers, run=run_dir, miss_k=a.contexts, judge=_settings(a, base_url, cache_dir),
-                record=False)
+                metrics=a.score_metric or list(SCORE_METRICS), record=False)
     wall = time.perf_counter() - t0
     rep = res.report
-    cov = {m: rep.judge_summary(p, m).to_dict() for p in rep.pipelines for m in rep.judge_metrics}
+    many = len(rep.pipelines) > 1  # keys-per-claim: one pipeline per claim position
+
+    def name(what: str, p: str) -> str:
+        return f"{what} @ {p}" if many else what
+
+    cov = {name(m, p): rep.judge_summary(p, m).to_dict() for p in rep.pipelines for m in rep.judge_metrics}
     for m, s in cov.items():
         print(f"score {m}: judged {s['n_judged']} of {s['n']} ({s['coverage']}), unjudged {s['unjudged']}, mean "
-              f"{s['mean']}")
+              f"{s['mean']}, labels {s.get('labels')}")
+    faithful = _faithful_by_evidence(rep.rows)
+    print("score faithfulness labels of the answers, by whether their contexts hold the evidence:", faithful)
+    per_answer = {name(r.query_id, r.pipeline): {"evidence_hit": _evidence_hit(r), **{
+        m: _item(s) for m, s in r.judge.items()}} for r in rep.rows if r.record is not None}
     timing = _per_judgment(rep.judge_run.judgments, wall)
     print("score timing:", json.dumps(timing))
-    return {"coverage": cov, "timing": timing, "signatures": rep.judge_run.signatures}
+    return {"answers": a.score_answers, "coverage": cov, "faithful_by_evidence": faithful, "per_answer": per_answer,
+            "timing": timing, "signatures": rep.judge_run.signatures}
 
 
 def main(argv: List[str]) -> int:
@@ -143,7 +256,8 @@ def main(argv: List[str]) -> int:
 
             proxy = stack.enter_context(RecordingProxy(a.base_url, a.record, timeout=a.timeout, port=a.proxy_port))
             base_url = proxy.base_url
-        out["check"] = run_check(a, base_url, cache_dir)
+        if not a.no_check:
+            out["check"] = run_check(a, base_url, cache_dir)
         if a.score:
             out["score"] = run_score(a, base_url, cache_dir, work)
     print(machine_line())

@@ -334,6 +334,41 @@ def test_pairwise_never_writes_over_its_answers(endpoint, capsys, tmp_path):  # 
     assert endpoint.requests == [] and _snapshot(qa, answers) == before
 
 
+def test_generate_never_writes_over_its_corpus_or_prompt(helpdesk_files, endpoint, capsys, tmp_path):  # noqa: F811
+    """``generate --corpus c.jsonl --out c.jsonl`` (issue 19): refused before any call, naming both paths; so is a
+    side file (``X.card.json`` of ``--out X.jsonl``) landing on the corpus, and ``--out`` over ``--prompt``."""
+    from ragexam.analysis.generate.prompts import bundled_prompt_path
+
+    corpus, _ = helpdesk_files
+    prompt = tmp_path / "questions.txt"
+    prompt.write_text(bundled_prompt_path("ko").read_text(encoding="utf-8"), encoding="utf-8")
+    side = tmp_path / "set.card.json"
+    side.write_bytes(corpus.read_bytes())
+    before = _snapshot(corpus, prompt, side)
+    base = ["generate", "-n", "4", "--model", "stub", "--base-url", endpoint.base_url]
+    for corpus_arg, out, named in ((corpus, corpus, corpus), (side, tmp_path / "set.jsonl", side),
+                                   (corpus, prompt, prompt)):
+        code, _, err = _cli(base + ["--corpus", corpus_arg, "--prompt", prompt, "--out", out], capsys)
+        _refused_naming(code, err, named)
+        assert "--corpus" in err or "--prompt" in err
+    assert endpoint.requests == [] and _snapshot(corpus, prompt, side) == before
+
+
+def test_review_apply_never_writes_over_the_sheet_it_reads(tmp_path, capsys):
+    """``review apply --qa qa.jsonl --out qa.review.csv`` replaced the reviewer's edited sheet (issue 19)."""
+    qa, sheet, rejects = tmp_path / "qa.jsonl", tmp_path / "qa.review.csv", tmp_path / "qa.rejects.jsonl"
+    qa.write_text('{"query_id": "gen_0001", "question": "q?"}\n', encoding="utf-8")
+    sheet.write_text("query_id,status\ngen_0001,accepted\n", encoding="utf-8")
+    rejects.write_text("", encoding="utf-8")
+    other = tmp_path / "edited.csv"
+    other.write_bytes(sheet.read_bytes())
+    before = _snapshot(qa, sheet, rejects, other)
+    for extra, out in (([], sheet), ([], qa), ([], rejects), (["--review", other], other)):
+        code, _, err = _cli(["review", "apply", "--qa", qa, "--out", out, *extra], capsys)
+        _refused_naming(code, err, out)
+    assert _snapshot(qa, sheet, rejects, other) == before
+
+
 _SCORE_KILLER = r"""
 import os, signal, sys
 from ragexam.storage.runfolder import write_score_folder

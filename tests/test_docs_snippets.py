@@ -107,11 +107,28 @@ NOT_RUN: List[Tuple[str, str, str]] = [
     ("README.md", "ragexam run --corpus big.jsonl --qa qa.jsonl -r bm25 -r dense --executor ray://head:10001",
      "Ray Client: needs a Ray cluster at head:10001 (docs/scale.md's `--executor ray` line runs)"),
     ("docs/scale.md", "pip install 'ragexam[ray]'", "installs from a package index (ray[data] is in '.[test]')"),
+    ("docs/scale.md", "ray get-auth-token --generate", "writes a Ray cluster token into the user's home (tests/"
+                                            "test_exec_ray_cluster.py makes its own for its two-node cluster)"),
     ("docs/scale.md", "ray start --head", "starts a Ray cluster by hand: daemons that outlive the test"),
-    ("docs/scale.md", "ragexam run ... --executor ray://head-node:10001", "Ray Client: needs a cluster at head-node"),
+    ("docs/scale.md", "ray start --address=HEAD:6379", "joins a Ray cluster by hand: a daemon that outlives the test"),
+    ("docs/scale.md", "ragexam run --corpus big.jsonl --qa qa.jsonl -r bm25 -r dense --executor ray://head-node:10001",
+     "Ray Client: needs a cluster at head-node (tests/test_exec_ray_cluster.py runs ray:// on a two-node cluster)"),
     ("docs/scale.md", 'RayExecutor("ray://head-node:10001")', "Ray Client: needs a Ray cluster at head-node:10001"),
     ("docs/pipelines.md", "ragexam grade --qa qa.jsonl --retrieved 'mine.jsonl>rerank:st:/models/bge-reranker-v2-m3'",
      "a cross-encoder on local disk: neither the model nor sentence-transformers ([st]) is installed"),
+    ("docs/judge.md", "python benchmarks/bench_judge_llm.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
+                      "--no-reasoning --limit 8 -m context_relevance -m context_precision '[--record' "
+                      "'replies.jsonl.gz]'", "needs the real local model (../shared/tools/"
+                                                             "local-llm); tests/test_judge_replay.py replays its "
+                                                             "recorded replies"),
+    ("docs/judge.md", "python benchmarks/bench_judge_llm.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
+                      "--no-reasoning --limit 8 -m faithfulness -m answer_correctness --score '[--record' "
+                      "'replies.jsonl.gz]'", "needs the real local model; tests/test_judge_replay.py replays its "
+                                             "recorded replies"),
+    ("docs/judge.md", "python benchmarks/bench_judge_llm.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
+                      "--no-reasoning --limit 8 --no-check --score --score-metric faithfulness --score-answers "
+                      "keys-reversed", "needs the real local model; tests/test_judge_replay.py replays its recorded "
+                                       "replies"),
     ("docs/judge.md", "pytest docs/examples/test_exam.py",
      "already run exactly so, in a child pytest, by tests/test_testing_exam.py"
      "::test_docs_pytest_example_runs_against_the_bundled_set"),

@@ -41,7 +41,7 @@ from ragexam.storage.summary import DEFAULT_MISS_K
 __all__ = ["evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
            "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
            "ScoreOutcome", "score", "AnswerOutcome", "answer", "AgreementOutcome", "judge_agreement",
-           "read_segments"]
+           "read_segments", "generate", "review_apply"]
 
 PathLike = Union[str, Path]
 Progress = Optional[Callable[[int, int], None]]
@@ -716,3 +716,30 @@ def llm_probe(settings: Any, *, refresh: bool = False):
     from ragexam.llm.probe import probe
 
     return probe(LLMClient(settings), settings.open_cache(), refresh=refresh)
+
+
+def generate(corpus: Any, n: int, settings: Any, *, out: Optional[PathLike] = None, dry_run: bool = False,
+             judge_model: Optional[str] = None, progress: Optional[Callable[[str, int, int], None]] = None,
+             **options: Any):
+    """``ragexam generate``: a verified question set from ``corpus`` written to ``out`` and its side files (every
+    output checked before any call, none may be the corpus or the prompt file), or with ``dry_run`` the plan of
+    the first pass (nothing sent).  ``options`` are :class:`~ragexam.analysis.generate.engine.GenerateConfig`'s.
+    :returns: a :class:`~ragexam.analysis.generate.engine.GenerateResult`, or a
+    :class:`~ragexam.analysis.generate.engine.GeneratePlan` for a dry run."""
+    from ragexam.analysis.generate import api as gen
+
+    if dry_run:
+        return gen.plan(corpus, n, settings=settings, judge_model=judge_model, **options)
+    if out is None:
+        raise InputError("needs --out FILE.jsonl (or --dry-run)", source="ragexam generate", field="out")
+    return gen.generate(corpus, n, settings=settings, out=out, judge_model=judge_model, progress=progress, **options)
+
+
+def review_apply(qa: PathLike, out: PathLike, *, review: Optional[PathLike] = None, corpus: Any = None,
+                 pending: str = "keep"):
+    """``ragexam review apply``: the person's review sheet applied to a generated set, the reviewed set written to
+    ``out`` (which may be none of the files it reads).  :returns: a
+    :class:`~ragexam.analysis.generate.review.ReviewResult`."""
+    from ragexam.analysis.generate.review import apply_review
+
+    return apply_review(qa, review, out, corpus=corpus, pending=pending)

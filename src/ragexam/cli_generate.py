@@ -69,7 +69,8 @@ def generate_cmd(
 ) -> None:
     """Generate a question set from a corpus: every evidence string verified verbatim in the corpus, types measured,
     rejections counted by reason. Exits 1 when fewer than N questions passed."""
-    from ragexam.analysis.generate.api import generate, parse_kinds, plan
+    from ragexam import api
+    from ragexam.analysis.generate.api import parse_kinds
     from ragexam.report.console_generate import generate_files, print_generate, print_generate_plan
 
     settings = llm_settings(model, base_url, api_key, concurrency=concurrency, temperature=temperature,
@@ -81,12 +82,8 @@ def generate_cmd(
                    max_calls=max_calls, budget=budget, id_prefix=id_prefix, max_attempts=max_attempts,
                    prompt_language=prompt_lang, cite=cite, skip_checks=tuple(skip_check or ()), agree_at=agree_at)
     if dry_run:
-        p = plan(corpus, n, settings=settings, judge_model=judge_model, **options)
+        p = api.generate(corpus, n, settings, dry_run=True, judge_model=judge_model, **options)
         return print_json(p.to_dict()) if json_out else print_generate_plan(p, console())
-    if out is None:
-        from ragexam.errors import InputError
-
-        raise InputError("needs --out FILE.jsonl (or --dry-run)", source="ragexam generate", field="out")
     bars: dict = {}
 
     def bar(label: str, done: int, total: int) -> None:
@@ -94,7 +91,7 @@ def generate_cmd(
         if cb is not None:
             cb(done, total)
 
-    res = generate(corpus, n, settings=settings, out=out, judge_model=judge_model, progress=bar, **options)
+    res = api.generate(corpus, n, settings, out=out, judge_model=judge_model, progress=bar, **options)
     if json_out:
         print_json(dict(res.card, files=generate_files(out)))
     else:
@@ -119,8 +116,8 @@ def review_apply_cmd(
     json_out: JsonOut = False,
 ) -> None:
     """Keep accepted questions (with their verification records), drop rejected ones, check edited ones again."""
-    from ragexam.analysis.generate.review import apply_review
+    from ragexam import api
     from ragexam.report.console_generate import print_review
 
-    res = apply_review(qa, review, out, corpus=corpus, pending=pending)
+    res = api.review_apply(qa, out, review=review, corpus=corpus, pending=pending)
     return print_json(dict(res.to_dict(), out=str(out))) if json_out else print_review(res, console(), out)

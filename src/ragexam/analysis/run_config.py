@@ -198,14 +198,9 @@ def check_settings(values: Mapping[str, Any], source: str) -> Dict[str, Any]:
         out["workers"] = check_workers(out["workers"], source)
     ex = out.get("executor")
     if ex is not None:
-        from ragexam.exec import EXECUTOR_FORMS
-        from ragexam.exec.base import Executor
+        from ragexam.exec.spec import parse_executor
 
-        ok = isinstance(ex, Executor) or (isinstance(ex, str) and (
-            ex.strip().lower() in ("local", "ray") or (ex.strip().lower().startswith("ray://")
-                                                       and len(ex.strip()) > len("ray://"))))
-        if not ok:
-            raise InputError(f"received {ex!r}; expected one of: {EXECUTOR_FORMS}.", source=source, field="executor")
+        parse_executor(ex, source=source)  # the one parser of the setting: an InputError names what it accepts
         if isinstance(ex, str):
             out["executor"] = ex.strip()
     return out

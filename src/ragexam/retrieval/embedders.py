@@ -324,6 +324,7 @@ class OpenAIEmbedder:
         self._client = LLMClient(model, base_url=base_url, api_key=api_key, timeout=timeout,
                                  max_retries=max_retries, backoff=backoff, max_backoff=max_backoff,
                                  cache=False, sleep=sleep)
+        self._client.require_key()  # an embedder always sends: a missing key for the OpenAI API fails now
         self.model = model
         self.base_url = self._client.base_url
         self.dimensions = dimensions

@@ -103,8 +103,10 @@ def generate(corpus: Any, n: Optional[int] = None, *, model: Optional[str] = Non
     """
     if out is not None:
         from ragexam.analysis.generate.output import check_outputs
+        from ragexam.storage.paths import In
 
-        check_outputs(out)
+        prompt = options.get("prompt") if config is None else getattr(config, "prompt", None)
+        check_outputs(out, [In(getattr(corpus, "source", corpus), "--corpus"), In(prompt, "--prompt")])
     gen = _generator(corpus, model, n, options, settings, config, judge_model, progress)
     result = gen.run()
     if out is not None:

@@ -28,7 +28,7 @@ import io
 import json
 from collections import Counter
 from pathlib import Path
-from typing import Any, Dict, List, Union
+from typing import Any, Dict, List, Sequence, Union
 
 from ragexam.analysis.generate.checks import REASONS
 
@@ -51,14 +51,15 @@ def side_paths(out: Union[str, Path]) -> Dict[str, Path]:
             "review": p.with_name(stem + ".review.csv")}
 
 
-def check_outputs(out: Union[str, Path]) -> Dict[str, Path]:
-    """Check every output path can be written (before any work); :class:`~ragexam.errors.InputError` naming
-    ``--out`` otherwise."""
-    from ragexam.storage.paths import check_output_file
+def check_outputs(out: Union[str, Path], inputs: Sequence[Any] = ()) -> Dict[str, Path]:
+    """Check every output path (the set and its side files) before any work: each can be written and none is one
+    of ``inputs`` (:class:`ragexam.storage.paths.In`: the corpus, the prompt file), by the one output-path rule
+    :func:`ragexam.storage.paths.check_outputs`; :class:`~ragexam.errors.InputError` naming ``--out`` and the
+    input otherwise."""
+    from ragexam.storage.paths import Out, check_outputs as check_all
 
     paths = side_paths(out)
-    for p in paths.values():
-        check_output_file(p, option="--out")
+    check_all([Out(p, "--out" if k == "qa" else f"--out's {k} file") for k, p in paths.items()], inputs)
     return paths
 
 

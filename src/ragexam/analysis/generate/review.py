@@ -600,13 +600,21 @@ def load_review_set(qa: PathLike, review: Optional[PathLike] = None, *, corpus: 
 def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[PathLike] = None,
                  *, corpus: Any = None, pending: str = "keep") -> ReviewResult:
     """Apply the review sheet ``review`` (default: ``qa``'s ``.review.csv``) to the set ``qa``; with ``out``,
-    write the reviewed set there (checked before anything is read).  See the module docstring."""
+    write the reviewed set there (checked before anything is read: it may be none of the files the command reads --
+    the set, its sheet, rejects and card, the corpus).  See the module docstring."""
     if pending not in ("keep", "drop"):
         raise InputError(f"received {pending!r}; expected keep or drop", source="--pending", field="pending")
     if out is not None:
-        from ragexam.storage.paths import check_output_file
+        from ragexam.analysis.generate.output import side_paths
+        from ragexam.storage.paths import In, Out, check_outputs
 
-        check_output_file(out, option="--out")
+        sides = side_paths(qa)
+        carded = _card(Path(qa)).get("corpus")
+        check_outputs([Out(out, "--out")], [
+            In(qa, "--qa"), In(review if review is not None else sides["review"], "--review"),
+            In(sides["rejects"], "--qa's rejects file"), In(sides["card"], "--qa's card"),
+            In(getattr(corpus, "source", corpus), "--corpus"),
+            In(carded.get("source") if isinstance(carded, dict) else None, "the corpus the set's card names")])
     rs = load_review_set(qa, review, corpus=corpus)
     sheet = read_sheet(rs.sheet_path)
     file = str(rs.sheet_path)

@@ -90,54 +90,48 @@ def _q4_nbits(blocks: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
     return np.ascontiguousarray(vals[:, :, 0::2] | (vals[:, :, 1::2] << 4)).astype(np.uint8), scales
 
 
-def build_graph(model: "ModelFile", precision: str = "int8", attention: str = "fused") -> Any:
-    """The encoder as an ``onnx.ModelProto`` (see the module docstring)."""
-    import numpy as np
+class _Graph:
+    """The nodes and initializers of the encoder graph as they are added (see :func:`build_graph`)."""
 
-    try:
-        import onnx
-        from onnx import TensorProto, helper, numpy_helper
-    except ImportError as err:
-        raise MissingDependencyError("The fast e5 embedder (dense:e5, backends onnx*)", "e5",
-                                     err.name or "onnx") from None
+    def __init__(self, model: "ModelFile", precision: str, attention: str) -> None:
+        from onnx import helper
 
-    from ragexam.retrieval.e5.model_file import dequantize_q4_0
+        self.model, self.precision, self.attention = model, precision, attention
+        self.inits: list[Any] = []
+        self.nodes: list[Any] = []
+        self.node = helper.make_node
 
-    if precision not in PRECISIONS:
-        raise InputError(f"precision must be one of {', '.join(PRECISIONS)}, received {precision!r}.",
-                         source="dense:e5", field="precision")
-    if attention not in ATTENTIONS:
-        raise InputError(f"attention must be one of {', '.join(ATTENTIONS)}, received {attention!r}.",
-                         source="dense:e5", field="attention")
-    H, NH = model.hidden, model.heads
-    hd = H // NH
-    inits: list[Any] = []
-    nodes: list[Any] = []
-    node = helper.make_node
+    def const(self, name: str, arr: Any) -> str:
+        import numpy as np
+        from onnx import numpy_helper
 
-    def const(name: str, arr: "np.ndarray") -> str:
-        inits.append(numpy_helper.from_array(np.asarray(arr), name))
+        self.inits.append(numpy_helper.from_array(np.asarray(arr), name))
         return name
 
-    def linear(x: str, prefix: str, blocks: "np.ndarray", bias: "np.ndarray", out: str,
-               two_pass: bool = False) -> str:
-        b = const(prefix + ".b", bias.astype(np.float32))
-        if precision == "q4":
+    def linear(self, x: str, prefix: str, blocks: Any, bias: Any, out: str, two_pass: bool = False) -> str:
+        """``x @ W.T + b`` for the Q4_0 ``blocks`` of W, in the graph's precision."""
+        import numpy as np
+
+        from ragexam.retrieval.e5.model_file import dequantize_q4_0
+
+        node, b = self.node, self.const(prefix + ".b", bias.astype(np.float32))
+        if self.precision == "q4":
             codes, scales = _q4_nbits(blocks)
-            nodes.append(node("MatMulNBits", [x, const(prefix + ".q4", codes), const(prefix + ".q4s", scales), "", "",
-                                              b], [out], domain="com.microsoft", K=codes.shape[1] * 32,
-                              N=codes.shape[0], bits=4, block_size=32, accuracy_level=4))
+            self.nodes.append(node("MatMulNBits", [x, self.const(prefix + ".q4", codes),
+                                                   self.const(prefix + ".q4s", scales), "", "", b], [out],
+                                   domain="com.microsoft", K=codes.shape[1] * 32, N=codes.shape[0], bits=4,
+                                   block_size=32, accuracy_level=4))
             return out
-        if precision == "fp32":
-            w = const(prefix + ".w", np.ascontiguousarray(dequantize_q4_0(blocks).T))
-            nodes.extend([node("MatMul", [x, w], [out + "_mm"]), node("Add", [out + "_mm", b], [out])])
+        if self.precision == "fp32":
+            w = self.const(prefix + ".w", np.ascontiguousarray(dequantize_q4_0(blocks).T))
+            self.nodes.extend([node("MatMul", [x, w], [out + "_mm"]), node("Add", [out + "_mm", b], [out])])
             return out
         q, scale = _int8_per_channel(blocks)
-        w, s = const(prefix + ".qw", q), const(prefix + ".qs", scale)
+        w, s = self.const(prefix + ".qw", q), self.const(prefix + ".qs", scale)
         if not two_pass:
-            nodes.append(node("DynamicQuantizeMatMul", [x, w, s, "", b], [out], domain="com.microsoft"))
+            self.nodes.append(node("DynamicQuantizeMatMul", [x, w, s, "", b], [out], domain="com.microsoft"))
             return out
-        nodes.extend([
+        self.nodes.extend([
             node("DynamicQuantizeLinear", [x], [out + "_xq", out + "_xs", out + "_xz"]),
             node("DequantizeLinear", [out + "_xq", out + "_xs", out + "_xz"], [out + "_xd"]),
             node("Sub", [x, out + "_xd"], [out + "_r"]),
@@ -148,62 +142,91 @@ def build_graph(model: "ModelFile", precision: str = "int8", attention: str = "f
         ])
         return out
 
-    def layernorm(x: str, prefix: str, out: str) -> str:
-        t = model.tensors
-        nodes.append(node("LayerNormalization", [x, const(prefix + ".w", t[prefix + ".w"]),
-                                                 const(prefix + ".b", t[prefix + ".b"])],
-                          [out], axis=-1, epsilon=model.eps))
+    def layernorm(self, x: str, prefix: str, out: str) -> str:
+        t = self.model.tensors
+        self.nodes.append(self.node("LayerNormalization", [x, self.const(prefix + ".w", t[prefix + ".w"]),
+                                                           self.const(prefix + ".b", t[prefix + ".b"])],
+                                    [out], axis=-1, epsilon=self.model.eps))
         return out
 
-    t = model.tensors
-    if attention == "plain":
-        const("shape_heads", np.array([0, 0, NH, hd], dtype=np.int64))
-        const("shape_hidden", np.array([0, 0, H], dtype=np.int64))
-        const("attn_scale", np.array(1.0 / np.sqrt(hd), dtype=np.float32))
-    const("split3", np.array([H, H, H], np.int64))
-    x = layernorm("x", "emb.ln", "emb_out")
-    for i in range(model.layers):
-        p = f"l{i}"
+    def attend(self, p: str) -> None:
+        """Layer ``p``'s attention from ``{p}_q``, ``{p}_k``, ``{p}_v`` to ``{p}_ctx``."""
+        node = self.node
+        if self.attention == "fused":
+            self.nodes.append(node("MultiHeadAttention", [f"{p}_q", f"{p}_k", f"{p}_v", "", "key_mask"],
+                                   [f"{p}_ctx"], domain="com.microsoft", num_heads=self.model.heads))
+            return
+        for name, perm in (("q", [0, 2, 1, 3]), ("k", [0, 2, 3, 1]), ("v", [0, 2, 1, 3])):
+            self.nodes.append(node("Reshape", [f"{p}_{name}", "shape_heads"], [f"{p}_{name}4"]))
+            self.nodes.append(node("Transpose", [f"{p}_{name}4"], [f"{p}_{name}t"], perm=perm))
+        self.nodes.extend([
+            node("MatMul", [f"{p}_qt", f"{p}_kt"], [f"{p}_s0"]),
+            node("Mul", [f"{p}_s0", "attn_scale"], [f"{p}_s1"]),
+            node("Add", [f"{p}_s1", "mask_bias"], [f"{p}_s2"]),
+            node("Softmax", [f"{p}_s2"], [f"{p}_p"], axis=-1),
+            node("MatMul", [f"{p}_p", f"{p}_vt"], [f"{p}_c0"]),
+            node("Transpose", [f"{p}_c0"], [f"{p}_c1"], perm=[0, 2, 1, 3]),
+            node("Reshape", [f"{p}_c1", "shape_hidden"], [f"{p}_ctx"]),
+        ])
+
+    def layer(self, i: int, x: str) -> str:
+        """Encoder layer ``i`` on ``x``; returns its output's name."""
+        import numpy as np
+
+        t, p, node = self.model.tensors, f"l{i}", self.node
         qkv_blocks = np.concatenate([t[f"{p}.q.w"], t[f"{p}.k.w"], t[f"{p}.v.w"]], axis=0)
         qkv_bias = np.concatenate([t[f"{p}.q.b"], t[f"{p}.k.b"], t[f"{p}.v.b"]])
-        qkv = linear(x, f"{p}.qkv", qkv_blocks, qkv_bias, f"{p}_qkv")
-        nodes.append(node("Split", [qkv, "split3"], [f"{p}_q", f"{p}_k", f"{p}_v"], axis=-1))
-        if attention == "fused":
-            nodes.append(node("MultiHeadAttention", [f"{p}_q", f"{p}_k", f"{p}_v", "", "key_mask"],
-                              [f"{p}_ctx"], domain="com.microsoft", num_heads=NH))
-        else:
-            for name, perm in (("q", [0, 2, 1, 3]), ("k", [0, 2, 3, 1]), ("v", [0, 2, 1, 3])):
-                nodes.append(node("Reshape", [f"{p}_{name}", "shape_heads"], [f"{p}_{name}4"]))
-                nodes.append(node("Transpose", [f"{p}_{name}4"], [f"{p}_{name}t"], perm=perm))
-            nodes.extend([
-                node("MatMul", [f"{p}_qt", f"{p}_kt"], [f"{p}_s0"]),
-                node("Mul", [f"{p}_s0", "attn_scale"], [f"{p}_s1"]),
-                node("Add", [f"{p}_s1", "mask_bias"], [f"{p}_s2"]),
-                node("Softmax", [f"{p}_s2"], [f"{p}_p"], axis=-1),
-                node("MatMul", [f"{p}_p", f"{p}_vt"], [f"{p}_c0"]),
-                node("Transpose", [f"{p}_c0"], [f"{p}_c1"], perm=[0, 2, 1, 3]),
-                node("Reshape", [f"{p}_c1", "shape_hidden"], [f"{p}_ctx"]),
-            ])
-        ao = linear(f"{p}_ctx", f"{p}.ao", t[f"{p}.ao.w"], t[f"{p}.ao.b"], f"{p}_ao")
-        nodes.append(node("Add", [ao, x], [f"{p}_res1"]))
-        x = layernorm(f"{p}_res1", f"{p}.aln", f"{p}_aln")
-        h = linear(x, f"{p}.fi", t[f"{p}.fi.w"], t[f"{p}.fi.b"], f"{p}_fi")
-        nodes.append(node("Gelu", [h], [f"{p}_gelu"], approximate="none"))
-        f = linear(f"{p}_gelu", f"{p}.fo", t[f"{p}.fo.w"], t[f"{p}.fo.b"], f"{p}_fo", two_pass=True)
-        nodes.append(node("Add", [f, x], [f"{p}_res2"]))
-        x = layernorm(f"{p}_res2", f"{p}.oln", f"{p}_oln")
-    nodes.extend([
-        node("Mul", [x, "pool"], ["weighted"]),
-        node("ReduceSum", ["weighted", const("pool_axes", np.array([1], np.int64))], ["pooled"], keepdims=0),
+        qkv = self.linear(x, f"{p}.qkv", qkv_blocks, qkv_bias, f"{p}_qkv")
+        self.nodes.append(node("Split", [qkv, "split3"], [f"{p}_q", f"{p}_k", f"{p}_v"], axis=-1))
+        self.attend(p)
+        ao = self.linear(f"{p}_ctx", f"{p}.ao", t[f"{p}.ao.w"], t[f"{p}.ao.b"], f"{p}_ao")
+        self.nodes.append(node("Add", [ao, x], [f"{p}_res1"]))
+        x = self.layernorm(f"{p}_res1", f"{p}.aln", f"{p}_aln")
+        h = self.linear(x, f"{p}.fi", t[f"{p}.fi.w"], t[f"{p}.fi.b"], f"{p}_fi")
+        self.nodes.append(node("Gelu", [h], [f"{p}_gelu"], approximate="none"))
+        f = self.linear(f"{p}_gelu", f"{p}.fo", t[f"{p}.fo.w"], t[f"{p}.fo.b"], f"{p}_fo", two_pass=True)
+        self.nodes.append(node("Add", [f, x], [f"{p}_res2"]))
+        return self.layernorm(f"{p}_res2", f"{p}.oln", f"{p}_oln")
+
+
+def build_graph(model: "ModelFile", precision: str = "int8", attention: str = "fused") -> Any:
+    """The encoder as an ``onnx.ModelProto`` (see the module docstring)."""
+    import numpy as np
+
+    try:
+        import onnx
+        from onnx import TensorProto, helper
+    except ImportError as err:
+        raise MissingDependencyError("The fast e5 embedder (dense:e5, backends onnx*)", "e5",
+                                     err.name or "onnx") from None
+    if precision not in PRECISIONS:
+        raise InputError(f"precision must be one of {', '.join(PRECISIONS)}, received {precision!r}.",
+                         source="dense:e5", field="precision")
+    if attention not in ATTENTIONS:
+        raise InputError(f"attention must be one of {', '.join(ATTENTIONS)}, received {attention!r}.",
+                         source="dense:e5", field="attention")
+    H, NH = model.hidden, model.heads
+    g = _Graph(model, precision, attention)
+    if attention == "plain":
+        g.const("shape_heads", np.array([0, 0, NH, H // NH], dtype=np.int64))
+        g.const("shape_hidden", np.array([0, 0, H], dtype=np.int64))
+        g.const("attn_scale", np.array(1.0 / np.sqrt(H // NH), dtype=np.float32))
+    g.const("split3", np.array([H, H, H], np.int64))
+    x = g.layernorm("x", "emb.ln", "emb_out")
+    for i in range(model.layers):
+        x = g.layer(i, x)
+    g.nodes.extend([
+        g.node("Mul", [x, "pool"], ["weighted"]),
+        g.node("ReduceSum", ["weighted", g.const("pool_axes", np.array([1], np.int64))], ["pooled"], keepdims=0),
     ])
     mask = (helper.make_tensor_value_info("key_mask", TensorProto.INT32, ["B", "L"]) if attention == "fused"
             else helper.make_tensor_value_info("mask_bias", TensorProto.FLOAT, ["B", 1, 1, "L"]))
     graph = helper.make_graph(
-        nodes, "multilingual-e5-small",
+        g.nodes, "multilingual-e5-small",
         inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "L", H]), mask,
                 helper.make_tensor_value_info("pool", TensorProto.FLOAT, ["B", "L", 1])],
         outputs=[helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["B", H])],
-        initializer=inits)
+        initializer=g.inits)
     proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _OPSET),
                                                     helper.make_opsetid("com.microsoft", 1)],
                               producer_name="ragexam")

