@@ -215,3 +215,17 @@ def test_the_default_run_on_the_handbook_replays_to_its_measured_numbers(tmp_pat
     cyr = next(r for r in res.rejects if "ограни" in (r.get("question") or ""))
     assert cyr["reason"] == "wrong_language" and "cyrillic" in cyr["detail"]
     assert sum(1 for b in stub.requests if call_kind(b) == "generation") == 17
+
+
+def test_a_real_framed_quote_is_kept_with_its_frame_in_the_record(tmp_path):
+    """Seed 2026: the model wrote "The passage states that '사내 주차장은 …'"; the quote is verbatim, so it is the
+    evidence of the kept question and the model's string stays in the record.  A frame around a quote that itself
+    holds quotes ('회의실은 '한빛포털'의 …') is not unwrapped (evidence_paraphrased)."""
+    _, res = replay(DATA / "generate_replay_handbook_n8_seed2026.jsonl", tmp_path)
+    [kept] = res.records
+    quote = "사내 주차장은 직원 1인당 차량 1대만 등록할 수 있으며, 임산부와 장애인 직원에게 우선 배정합니다."
+    assert kept["evidence"] == [quote]
+    assert kept["metadata"]["generation"]["unwrapped"] == [
+        {"evidence": 1, "original": f"The passage states that '{quote}'", "quoted": quote}]
+    nested = next(r for r in res.rejects if (r.get("question") or "").startswith("회의실은 언제"))
+    assert nested["reason"] == "evidence_paraphrased"
