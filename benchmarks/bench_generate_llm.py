@@ -14,10 +14,12 @@ kept question with its answer, evidence, type, critic score and the reader's ans
 and label (docs/generate.md: "Measured on a real model").
 
 ``--record FILE`` puts a loopback proxy between ragexam and the endpoint and writes every request/reply pair
-it forwarded (as they happen to ``FILE.partial``; ``FILE`` with its header when the run ends, also on SIGTERM) (the raw reply text, finish reason and usage; the request's messages; a key per call) as JSON
+it forwarded (the raw reply text, finish reason and usage; the request's messages; a key per call) as JSON
 Lines: the replay file that ``tests/test_generate_replay.py`` serves through a stub, so CI sees what the
-real model wrote without the model.  The cache is a fresh folder per run (``--cache-dir`` to reuse one) so
-every call is really made and recorded.
+real model wrote without the model.  Pairs are appended to ``FILE.partial`` as they happen; ``FILE`` (a header
+with the options and the result, then the pairs) is written when the run ends, also on SIGTERM (result
+``null``).  The cache is a fresh folder per run (``--cache-dir`` to reuse one) so every call is really made and
+recorded.
 
 Not part of CI (a call takes 6-30 s on 2 cores, minutes under load).
 """

@@ -68,16 +68,16 @@ def test_a_replayed_generation_reaches_the_recorded_result(path, tmp_path):
 def test_the_recordings_hold_every_quirk_the_checks_must_survive():
     """The replies recorded from the local model include each quirk it showed at least once (if a re-recording
     loses one, this says which): evidence wrapped in a frame, an English question for a Korean corpus, a reply cut
-    at the token limit.  Fenced JSON is not among them: the model wrote bare JSON in every recorded reply, with
-    a JSON schema and without one (``--response-format none``), so fences are tested with scripted replies only
-    (``test_generate_parts.py``)."""
+    at the token limit, and fenced JSON -- from the critic asked without a schema (``--response-format none``);
+    the model's question replies were bare JSON in every recorded run, with a schema and without one."""
     gen = [r for p in REPLAYS for r in records(p) if r["kind"] == "generation" and not r.get("scripted")]
     contents = [r["reply"].get("content") or "" for r in gen]
     assert any(r["reply"].get("finish_reason") == "length" for r in gen), "no cut-off reply"
     items = [q for c in contents for q in _items(c)]
     assert any(_framed(q) for q in items), "no evidence wrapped in a frame"
     assert any(_latin(q.get("question", "")) for q in items), "no English question"
-    assert not any("```" in c for c in contents)  # see the docstring: when this fails, drop the last sentence
+    checks = [r["reply"].get("content") or "" for p in REPLAYS for r in records(p) if r["kind"] != "generation"]
+    assert any(c.lstrip().startswith("```json") for c in checks), "no fenced JSON"
 
 
 def test_the_real_quirks_meet_their_checks(tmp_path):
@@ -91,6 +91,20 @@ def test_the_real_quirks_meet_their_checks(tmp_path):
     assert [r["reply"]["finish_reason"] for r in cut[:3]] == ["length", "length", "stop"]
     _, res = replay(DATA / "generate_replay_cut_off.jsonl", tmp_path / "cut")
     assert res.card["candidates"] == 5 and dict(reasons(res)) == {"not_a_question": 5}
+
+
+def test_a_real_framed_quote_is_unwrapped_and_a_fenced_verdict_read(tmp_path):
+    """Without a schema the model wrote the evidence "The passage says '업무용 노트북은 입사할 때 1대를 지급하며 교체
+    주기는 4년입니다.'" (a frame around a verbatim quote) and fenced its critic verdict in ```json: the quote alone
+    goes to the checks, the fenced verdict is read (3), and the reader -- given that quote -- declines the odd
+    question "언제부터 시작되고, 종료되어야 하는지?"."""
+    stub, res = replay(DATA / "generate_replay_no_schema.jsonl", tmp_path)
+    quote = "업무용 노트북은 입사할 때 1대를 지급하며 교체 주기는 4년입니다."
+    checks = [json.dumps(b, ensure_ascii=False) for b in stub.requests if call_kind(b) != "generation"]
+    assert len(checks) == 2 and all(quote in c and "The passage says" not in c for c in checks)
+    rej = next(r for r in res.rejects if r["reason"] == "evidence_does_not_answer")
+    assert rej["critic"]["score"] == 3 and rej["reader"]["agreement"] == "declined"
+    assert "|format:none|" in res.signature
 
 
 def _items(content):
@@ -201,3 +215,17 @@ def test_the_default_run_on_the_handbook_replays_to_its_measured_numbers(tmp_pat
     cyr = next(r for r in res.rejects if "ограни" in (r.get("question") or ""))
     assert cyr["reason"] == "wrong_language" and "cyrillic" in cyr["detail"]
     assert sum(1 for b in stub.requests if call_kind(b) == "generation") == 17
+
+
+def test_a_real_framed_quote_is_kept_with_its_frame_in_the_record(tmp_path):
+    """Seed 2026: the model wrote "The passage states that '사내 주차장은 …'"; the quote is verbatim, so it is the
+    evidence of the kept question and the model's string stays in the record.  A frame around a quote that itself
+    holds quotes ('회의실은 '한빛포털'의 …') is not unwrapped (evidence_paraphrased)."""
+    _, res = replay(DATA / "generate_replay_handbook_n8_seed2026.jsonl", tmp_path)
+    [kept] = res.records
+    quote = "사내 주차장은 직원 1인당 차량 1대만 등록할 수 있으며, 임산부와 장애인 직원에게 우선 배정합니다."
+    assert kept["evidence"] == [quote]
+    assert kept["metadata"]["generation"]["unwrapped"] == [
+        {"evidence": 1, "original": f"The passage states that '{quote}'", "quoted": quote}]
+    nested = next(r for r in res.rejects if (r.get("question") or "").startswith("회의실은 언제"))
+    assert nested["reason"] == "evidence_paraphrased"
