@@ -301,6 +301,20 @@ def test_a_configured_key_is_never_written_into_a_run_folder(tmp_path, monkeypat
     assert key not in written and "[redacted]" in written
 
 
+def test_a_configured_key_is_never_written_into_a_score_folder(tmp_path, monkeypatch, capsys):
+    """An answers file quoting the configured key: the score folder (per_answer.csv, score.json) holds it redacted."""
+    key = "sk-test-" + "s" * 24
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({"query_id": "hq_001", "answer": f"VPN 인증서를 갱신하세요 (token {key})"},
+                                  ensure_ascii=False) + "\n", encoding="utf-8")
+    code, _, err = _cli(["score", "--qa", "it_helpdesk", "--answers", answers, "--out", tmp_path / "score",
+                         "--no-history"], capsys)
+    assert code == 0, err
+    written = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "score").rglob("*") if p.is_file())
+    assert key not in written and "[redacted]" in written
+
+
 def test_a_key_that_looks_like_a_number_cannot_break_the_written_files(tmp_path, monkeypatch):
     """Redaction works on values, never on the serialized text: a key such as ``00000000`` (also found inside
     the numbers of summary.json) leaves every file readable, and only strings holding it are redacted."""

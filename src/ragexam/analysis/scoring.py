@@ -935,10 +935,11 @@ def check_min_coverage(value: Any) -> float:
 def save_score(report: ScoreReport, directory: Union[str, Path]) -> Path:
     """Write ``score.json``, ``per_answer.csv`` and (with a judge) ``judgments.jsonl`` to ``directory``
     (:func:`ragexam.storage.runfolder.write_score_folder`)."""
+    from ragexam.llm.redact import redact_written
     from ragexam.storage.runfolder import write_score_folder
 
     judgments = None
     if report.judge_run is not None:
         judgments = [j.to_dict() for j in report.judge_run.judgments]
     return write_score_folder(directory, report.to_dict(), [r.csv_row(report.judge_metrics) for r in report.rows],
-                              judgments)
+                              judgments, redact=redact_written())

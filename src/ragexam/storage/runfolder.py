@@ -943,18 +943,21 @@ def write_run_folder(directory: PathLike, summary: Any, rows: Sequence[Mapping[s
 
 
 def write_score_folder(directory: PathLike, score: Mapping[str, Any], answer_rows: Sequence[Mapping[str, Any]],
-                       judgments: Optional[Iterable[Mapping[str, Any]]] = None) -> Path:
+                       judgments: Optional[Iterable[Mapping[str, Any]]] = None,
+                       redact: Optional[Callable[[Any], Any]] = None) -> Path:
     """Write a score folder as a unit (:func:`ragexam.storage.atomic.folder_writer`): ``per_answer.csv`` (the
     columns of the first row, in order; lists and dicts as JSON), ``judgments.jsonl`` (when ``judgments`` is
-    given) and then ``score.json``."""
+    given) and then ``score.json``.  ``redact`` is applied to every value before it is written, as in
+    :func:`write_run_folder`."""
     from ragexam.storage.atomic import folder_writer
 
-    score_text = _json_text(_plain(score), "score")
+    clean = redact or (lambda value: value)
+    score_text = _json_text(clean(_plain(score)), "score")
     with folder_writer(directory, "score") as out:
         columns = list(answer_rows[0]) if answer_rows else []
-        _write_csv(out / "per_answer.csv", columns, answer_rows)
+        _write_csv(out / "per_answer.csv", columns, answer_rows, clean)
         if judgments is not None:
-            write_text(out / "judgments.jsonl", "".join(json.dumps(j, ensure_ascii=False, allow_nan=False) + "\n"
-                                                        for j in judgments))
+            write_text(out / "judgments.jsonl", "".join(json.dumps(clean(j), ensure_ascii=False, allow_nan=False)
+                                                        + "\n" for j in judgments))
         write_text(out / "score.json", score_text)
     return Path(directory)
