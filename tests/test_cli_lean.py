@@ -64,6 +64,21 @@ def test_the_lean_path_loads_neither_typer_nor_the_other_commands():
     assert "LOADED []" in out and "ndcg@10" in out
 
 
+def test_the_lean_path_loads_no_run_summary_and_no_numpy_ma(tmp_path):
+    """Start-up is most of the command on a 10k-query pair: ``np.unique`` loads numpy.ma (16 ms) and the run
+    summary's records (25 ms) are not needed; a run of several pyarrow blocks takes the multi-segment path."""
+    qrels, run = tmp_path / "q.trec", tmp_path / "r.trec"
+    qrels.write_text("".join(f"q{q} 0 d{q * 7 % 1000} 1\n" for q in range(2000)), encoding="utf-8")
+    run.write_text("".join(f"q{q} Q0 doc_with_a_longer_id_{(q * 31 + r) % 5000} {r + 1} {100 - r} x\n"
+                           for q in range(2000) for r in range(30)), encoding="utf-8")
+    assert run.stat().st_size > 2 << 20  # more than one pyarrow block
+    code = ("import sys\nfrom ragexam.cli_lean import main\n"
+            f"main(['evaluate', '--qrels', {str(qrels)!r}, '--run', {str(run)!r}, '-m', 'map'])\n"
+            "print('LOADED', [m for m in ('numpy.ma', 'ragexam.storage.summary') if m in sys.modules])\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "LOADED []" in out and "map" in out
+
+
 def test_the_console_script_enters_through_the_lean_path():
     (ep,) = [e for e in entry_points(group="console_scripts") if e.name == "ragexam"]
     assert ep.value == "ragexam.cli_lean:main"

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
-from ragexam.storage.summary import DEFAULT_MISS_K
 
 __all__ = ["evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
            "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
@@ -537,13 +536,14 @@ class AnswerOutcome:
 
 
 def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = None, corpus: Any = None,
-           pipelines: Optional[Sequence[str]] = None, contexts: int = DEFAULT_MISS_K,
+           pipelines: Optional[Sequence[str]] = None, contexts: Optional[int] = None,
            template: Optional[PathLike] = None,
            lang: str = "auto", dry_run: bool = False, progress: Progress = None,
            executor: Any = None) -> AnswerOutcome:
     """Generate an answer per question and pipeline of the run folder ``run`` from its top ``contexts`` chunks
     with the chat model of ``settings`` (an :class:`~ragexam.llm.settings.LLMSettings`), and write the answers
-    file ``out`` (checked before any call); see :mod:`ragexam.analysis.generation`.  ``executor``: where the
+    file ``out`` (checked before any call); see :mod:`ragexam.analysis.generation`.  ``contexts`` defaults to
+    :data:`ragexam.storage.summary.DEFAULT_MISS_K`.  ``executor``: where the
     calls run (``"ray"``, ``"ray://HOST:PORT"`` or an executor object; default threads here)."""
     from ragexam.analysis.answers import write_answers
     from ragexam.analysis.generation import answer_tasks, generate_answers, load_template, plan_answers
@@ -552,7 +552,9 @@ def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = N
     from ragexam.llm.cost import cost_usd, price_for
     from ragexam.storage.paths import In, Out, check_outputs
     from ragexam.storage.runfolder import read_run_folder
+    from ragexam.storage.summary import DEFAULT_MISS_K
 
+    contexts = DEFAULT_MISS_K if contexts is None else contexts
     if not dry_run:
         if out is None:
             raise InputError("no output file; pass --out FILE.jsonl", source="ragexam answer", field="out")

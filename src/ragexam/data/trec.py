@@ -643,7 +643,7 @@ def _rows_in_several_segments(cols: TrecColumns) -> np.ndarray:
     bounds = np.asarray(cols.doc_segments, dtype=np.int64)
     change = np.flatnonzero(q[1:] != q[:-1]) + 1
     if change.size + 1 == np.count_nonzero(np.bincount(q)):  # grouped: each query's rows are contiguous
-        cut = np.unique(q[bounds[q[bounds - 1] == q[bounds]]])
+        cut = q[bounds[q[bounds - 1] == q[bounds]]]  # repeats are harmless below (np.unique loads numpy.ma)
     else:
         seg = np.zeros(q.size, dtype=np.int64)
         seg[bounds] = 1
