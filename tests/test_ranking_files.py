@@ -282,3 +282,14 @@ def test_relevance_level_above_every_grade_says_so(pair):
     assert str(err.value) == (f"{pair[0]}: no query can be scored: 2 queries excluded, no relevant judgment "
                               f"(no grade >= 3) (the qrels file {pair[0]}, the run file {pair[1]}); the highest "
                               "grade in the qrels is 2: lower the relevance level (now 3)")
+
+
+@pytest.mark.parametrize("bad", ["", "d 1", "d\t1", "d\u30001", "d\u00a01", "d\n"])
+def test_writing_a_trec_run_refuses_ids_a_trec_file_cannot_hold(tmp_path, bad):
+    from ragexam.data.trec import write_trec_run
+    from ragexam.errors import InputError
+
+    with pytest.raises(InputError, match="empty or contains whitespace"):
+        write_trec_run(tmp_path / "r.trec", [("q1", "d0", 1, 1.0), ("q1", bad, 2, 0.5)])
+    write_trec_run(tmp_path / "ok.trec", [("q1", "d0", 1, 1.0), ("q1", "문서-1", 2, 0.5)])
+    assert (tmp_path / "ok.trec").read_text(encoding="utf-8").splitlines()[1] == "q1 Q0 문서-1 2 0.5 ragexam"

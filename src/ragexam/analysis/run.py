@@ -311,7 +311,7 @@ def _run(cfg: RunConfig, options: Mapping[str, Any]) -> RunResult:
     data = S.load(cfg.corpus, cfg.qa, relevance=cfg.relevance, ignore_punctuation=cfg.ignore_punctuation,
                   overlap=cfg.overlap, split=cfg.split)
     plan.check_questions([q.query_id for q in data.questions])
-    chunks = S.chunk(data, plan.chunkers)
+    chunks = S.chunk(data, plan.chunkers, cache_dir=options.get("cache_dir"))
     rankings = S.retrieve(data, chunks, plan, depth=cfg.depth)
     judged = S.judge_relevance(data, rankings, miss_k=cfg.miss_k)
     sizes = S.size(chunks, rankings, plan, budgets=cfg.budgets, miss_k=cfg.miss_k)

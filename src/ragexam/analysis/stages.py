@@ -175,6 +175,18 @@ def plan(retrievers: Sequence[Any], chunkers: Sequence[Any], retrieved: Sequence
 # -- 2. chunk ------------------------------------------------------------------------------------------------
 
 
+def _chunk_store(cache_dir: Any) -> Any:
+    """The retrieval cache that keeps chunkings, or ``None`` when it cannot be opened (chunking then simply
+    runs; the retrievers report the cache's problem if they use it)."""
+    from ragexam.errors import RagexamError
+    from ragexam.retrieval.cache import open_cache
+
+    try:
+        return open_cache(True, cache_dir)
+    except (RagexamError, OSError):
+        return None
+
+
 @dataclass
 class ChunkSet:
     """One chunker's chunks of the corpus, the evidence index over them (evidence mode) and the evidence strings
@@ -229,15 +241,18 @@ def _unmatched_evidence(scored: Sequence[Any], index: Any) -> List[Dict[str, Any
     return out
 
 
-def chunk(data: Dataset, chunkers: Sequence[Any]) -> Chunks:
+def chunk(data: Dataset, chunkers: Sequence[Any], *, cache_dir: Any = None, cache: bool = True) -> Chunks:
     """Chunk the corpus with each chunker (:class:`~ragexam.data.chunking.Chunker` objects, e.g. a plan's), and
-    in evidence mode index where every evidence string lies in the chunks."""
+    in evidence mode index where every evidence string lies in the chunks.  With ``cache`` the chunkings that
+    run Kiwi are kept in the retrieval cache of ``cache_dir`` (:func:`~ragexam.data.chunking.chunk_corpus`), so
+    a second run of the same corpus does not split it again."""
     from ragexam.data.chunking import chunk_corpus
     from ragexam.data.evidence import CorpusText, EvidenceIndex
 
     out = Chunks()
     if not chunkers:
         return out
+    store = _chunk_store(cache_dir) if cache and any(ch.memo_salt() is not None for ch in chunkers) else None
     scored = data.scored
     corpus_text = None
     if data.relevance == "evidence":
@@ -247,7 +262,7 @@ def chunk(data: Dataset, chunkers: Sequence[Any]) -> Chunks:
             corpus_text.prefetch(ev for q in scored for ev in q.evidence)
     for ch in chunkers:
         with stage("chunk"):
-            chunking = chunk_corpus(data.corpus, ch)
+            chunking = chunk_corpus(data.corpus, ch, store=store)
         if len(chunking) == 0:
             raise InputError(f"chunker {ch.spec!r} produced no chunks; the documents are empty.", source="chunkers")
         with stage("evidence"):

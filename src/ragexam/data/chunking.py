@@ -72,7 +72,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from ragexam.data.kiwi import kiwi, kiwi_lock, pieces
+from ragexam.data.kiwi import KIWI_MODEL_TYPE, kiwi, kiwi_lock, kiwi_model_version, kiwi_version, pieces
 from ragexam.data.schema import Chunk, Document, chunk_id
 from ragexam.errors import InputError
 
@@ -111,6 +111,11 @@ class Chunker:
     """Base class: subclasses implement :meth:`spans` and :attr:`spec`."""
 
     spec: str
+
+    def memo_salt(self) -> Optional[str]:
+        """What the spans depend on besides the spec and the text (e.g. the Kiwi version), or ``None`` when
+        this chunker's chunkings are not worth keeping (:func:`chunk_corpus` with a store)."""
+        return None
 
     def spans(self, content: str) -> List[Span]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -226,6 +231,10 @@ def sentence_spans_many(contents: Sequence[str]) -> List[List[Span]]:
     return [_spans_from_starts(c, st) if c.strip() else [] for c, st in zip(contents, starts)]
 
 
+def _kiwi_salt() -> str:
+    return f"kiwipiepy {kiwi_version()} model {kiwi_model_version()} {KIWI_MODEL_TYPE}"
+
+
 def paragraph_spans(content: str) -> List[Span]:
     """Paragraph spans (separated by blank lines), stripped of surrounding whitespace."""
     out = []
@@ -266,6 +275,9 @@ class SentenceChunker(Chunker):
         self.size = size
         self.spec = "sentences" if size is None else f"sentences:{size}"
 
+    def memo_salt(self) -> Optional[str]:
+        return _kiwi_salt()
+
     def spans(self, content: str) -> List[Span]:
         return _pack(sentence_spans(content), self.size)
 
@@ -279,6 +291,9 @@ class ParagraphChunker(Chunker):
             raise InputError(f"paragraphs:{size}: expected SIZE >= 1", source="chunker")
         self.size = size
         self.spec = "paragraphs" if size is None else f"paragraphs:{size}"
+
+    def memo_salt(self) -> Optional[str]:
+        return _kiwi_salt() if self.size is not None else None
 
     @property
     def overlap(self) -> int:
@@ -593,16 +608,72 @@ class Chunking:
                              self.cut_sentences)
 
 
-def chunk_corpus(documents: Iterable[Document], chunker: Union[str, Chunker]) -> Chunking:
-    """Chunk every document (a :class:`~ragexam.data.schema.Corpus` or any iterable of documents)."""
+#: bumped whenever a chunker's spans change for the same spec and text: kept chunkings are keyed by it
+CHUNKING_VERSION = "1"
+
+
+def chunk_corpus(documents: Iterable[Document], chunker: Union[str, Chunker], *, store: Any = None) -> Chunking:
+    """Chunk every document (a :class:`~ragexam.data.schema.Corpus` or any iterable of documents).
+
+    ``store`` (e.g. the retrieval cache, :class:`ragexam.retrieval.cache.Cache`: anything with
+    ``load_index(kind, key)`` / ``save_index(kind, key, arrays)``) keeps the spans of chunkers whose
+    :meth:`Chunker.memo_salt` is not ``None`` -- those that run Kiwi, whose sentence splitting is most of a
+    warm run on a large corpus -- under a key of :data:`CHUNKING_VERSION`, the spec, the salt and every
+    document's text, so the same corpus is split once; a kept entry that does not fit the texts is ignored."""
     ch = parse_chunker(chunker)
     docs = list(documents)
+    contents = [d.content for d in docs]
+    salt = ch.memo_salt() if store is not None else None
+    key = _memo_key(ch.spec, salt, contents) if salt is not None else None
+    if key is not None:
+        kept = _kept_chunking(store.load_index("chunks", key), docs, ch.spec)
+        if kept is not None:
+            return kept
     chunks: List[Chunk] = []
     cut = 0
-    for doc, split in zip(docs, ch.split_many([d.content for d in docs])):
+    owners: List[int] = []
+    for i, (doc, split) in enumerate(zip(docs, ch.split_many(contents))):
         chunks.extend(_chunks(doc.doc_id, doc.content, split.spans))
+        owners.extend([i] * len(split.spans))
         cut += split.cut_sentences
+    if key is not None:
+        import numpy as np
+
+        store.save_index("chunks", key, {"doc": np.asarray(owners, dtype=np.int64),
+                                         "start": np.asarray([c.start for c in chunks], dtype=np.int64),
+                                         "end": np.asarray([c.end for c in chunks], dtype=np.int64),
+                                         "cut": np.asarray([cut], dtype=np.int64)})
     return Chunking(ch.spec, chunks, cut)
+
+
+def _memo_key(spec: str, salt: str, contents: Sequence[str]) -> str:
+    import hashlib
+
+    h = hashlib.sha256(f"chunking {CHUNKING_VERSION}\0{spec}\0{salt}\0{len(contents)}".encode("utf-8"))
+    for c in contents:
+        data = c.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()[:32]
+
+
+def _kept_chunking(arrays: Optional[Dict[str, Any]], docs: Sequence[Document], spec: str) -> Optional[Chunking]:
+    """The chunking kept by :func:`chunk_corpus`, or ``None`` when ``arrays`` is missing or does not fit ``docs``
+    (documents in order, spans inside their text, non-empty and increasing)."""
+    if not arrays or any(k not in arrays for k in ("doc", "start", "end", "cut")):
+        return None
+    doc, start, end, cut = (arrays[k].tolist() for k in ("doc", "start", "end", "cut"))
+    if not len(doc) == len(start) == len(end) or len(cut) != 1:
+        return None
+    chunks: List[Chunk] = []
+    prev, index = -1, 0
+    for d, s, e in zip(doc, start, end):
+        if not isinstance(d, int) or d < prev or d >= len(docs) or not 0 <= s < e <= len(docs[d].content):
+            return None
+        index = index + 1 if d == prev else 0
+        prev = d
+        chunks.append(Chunk(chunk_id(docs[d].doc_id, index), docs[d].doc_id, s, e, docs[d].content[s:e]))
+    return Chunking(spec, chunks, int(cut[0]))
 
 
 #: chunkers whose mean chunk sizes differ by more than this factor are not comparable by chunk-count k

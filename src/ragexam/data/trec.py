@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -682,8 +683,11 @@ def _line_numbers(data: bytes, layout: _Layout | None, rows: list[int]) -> list[
 # --- writing -------------------------------------------------------------------------------
 
 
+_WHITESPACE = re.compile(r"\s")  # for str patterns: exactly the characters str.isspace() accepts
+
+
 def _check_token(value: str, what: str, where: str) -> None:
-    if not value or any(ch.isspace() for ch in value):
+    if not value or _WHITESPACE.search(value) is not None:
         raise InputError(f"{what} {value!r} is empty or contains whitespace, which TREC files cannot hold",
                          source=where, field=what)
 

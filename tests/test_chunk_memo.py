@@ -1,0 +1,98 @@
+"""Chunkings that run Kiwi are kept in the retrieval cache: a second run of the same corpus does not split it again.
+
+On a KorQuAD-size corpus (961 paragraphs) ``paragraphs:400`` spent ~8 s of a 13 s warm run in Kiwi's sentence
+splitter; the kept spans must give exactly the chunks a fresh split gives, and anything that does not fit the
+texts (another corpus, a damaged entry) must be split again, never trusted.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ragexam.data import chunking as C
+from ragexam.data.schema import Document
+from ragexam.retrieval.cache import Cache
+
+DOCS = [
+    Document("a", "연차는 입사 1년 후 15일이 주어집니다. 사용하지 않은 연차는 다음 해로 넘어가지 않습니다.\n\n"
+                            "병가는 연 10일까지 유급입니다. 3일 이상이면 진단서가 필요합니다. 진단서는 인사팀에 냅니다.", "휴가 규정"),
+    Document("b", "", "빈 문서"),
+    Document("c", "국내 출장은 출발 2영업일 전까지 신청합니다. 해외 출장은 2주 전까지 신청합니다. "
+                         "출장비는 돌아온 뒤 5영업일 안에 정산합니다.", "출장"),
+]
+
+
+def _no_kiwi(monkeypatch):
+    def refuse(*_a, **_k):
+        raise AssertionError("Kiwi was called: the kept chunking was not used")
+
+    monkeypatch.setattr(C, "sentence_spans_many", refuse)
+    monkeypatch.setattr(C, "sentence_spans", refuse)
+
+
+@pytest.mark.parametrize("spec", ["paragraphs:60", "sentences", "sentences:80"])
+def test_a_kept_chunking_equals_a_fresh_one_and_skips_kiwi(tmp_path, monkeypatch, spec):
+    store = Cache(tmp_path)
+    fresh = C.chunk_corpus(DOCS, spec)
+    first = C.chunk_corpus(DOCS, spec, store=store)
+    assert list(tmp_path.glob("indexes/chunks-*.npz"))
+    _no_kiwi(monkeypatch)
+    again = C.chunk_corpus(DOCS, spec, store=store)
+    for got in (first, again):
+        assert got.chunks == fresh.chunks and got.cut_sentences == fresh.cut_sentences and got.spec == spec
+    assert any(c.chunk_id == "a#1" for c in again.chunks)
+
+
+def test_another_text_or_spec_is_split_again(tmp_path, monkeypatch):
+    store = Cache(tmp_path)
+    C.chunk_corpus(DOCS, "paragraphs:60", store=store)
+    changed = [DOCS[0], DOCS[1], Document("c", DOCS[2].content.replace("5영업일", "7영업일"), "출장")]
+    calls = []
+    real = C.sentence_spans_many
+    monkeypatch.setattr(C, "sentence_spans_many", lambda contents: calls.append(1) or real(contents))
+    got = C.chunk_corpus(changed, "paragraphs:60", store=store)
+    assert calls and got.chunks == C.chunk_corpus(changed, "paragraphs:60").chunks
+    assert "7영업일" in " ".join(c.text for c in got.chunks)
+    calls.clear()
+    C.chunk_corpus(DOCS, "paragraphs:80", store=store)
+    assert calls  # another size: another key
+    assert len(list(tmp_path.glob("indexes/chunks-*.npz"))) == 3
+
+
+def test_chunkers_without_kiwi_are_not_kept(tmp_path):
+    store = Cache(tmp_path)
+    for spec in ("whole", "chars:50:10", "paragraphs", "recursive:60:0"):
+        assert C.parse_chunker(spec).memo_salt() is None
+        C.chunk_corpus(DOCS, spec, store=store)
+    assert not list(tmp_path.glob("indexes/chunks-*.npz"))
+
+
+@pytest.mark.parametrize("damage", [
+    lambda a: {**a, "end": a["end"] + 1000},                        # a span past its text
+    lambda a: {**a, "doc": a["doc"][::-1].copy()},                  # documents out of order
+    lambda a: {k: v for k, v in a.items() if k != "cut"},           # a field missing
+    lambda a: {**a, "start": a["start"][:-1]},                      # lengths differ
+    lambda a: {**a, "start": a["end"]},                             # empty spans
+])
+def test_an_entry_that_does_not_fit_the_texts_is_split_again(tmp_path, damage):
+    store = Cache(tmp_path)
+    fresh = C.chunk_corpus(DOCS, "sentences", store=store)
+    (path,) = tmp_path.glob("indexes/chunks-*.npz")
+    key = path.stem[len("chunks-"):]
+    store.save_index("chunks", key, damage(store.load_index("chunks", key)))
+    assert C.chunk_corpus(DOCS, "sentences", store=store).chunks == fresh.chunks
+
+
+def test_a_run_keeps_its_chunking_and_a_second_run_reads_it(tmp_path, monkeypatch):
+    import ragexam
+
+    first = ragexam.run("it_helpdesk", "it_helpdesk", retrievers=["bm25"], chunkers=["paragraphs:300"],
+                        cache_dir=tmp_path, progress=False)
+    assert list(tmp_path.glob("indexes/chunks-*.npz"))
+    _no_kiwi(monkeypatch)
+    second = ragexam.run("it_helpdesk", "it_helpdesk", retrievers=["bm25"], chunkers=["paragraphs:300"],
+                         cache_dir=tmp_path, progress=False)
+    name = "bm25 | paragraphs:300"
+    assert second.summary.results[name].metrics == first.summary.results[name].metrics
+    assert np.array_equal(second.values[name], first.values[name])
