@@ -129,6 +129,9 @@ NOT_RUN: List[Tuple[str, str, str]] = [
                       "--no-reasoning --limit 8 --no-check --score --score-metric faithfulness --score-answers "
                       "keys-reversed", "needs the real local model; tests/test_judge_replay.py replays its recorded "
                                        "replies"),
+    ("docs/judge.md", "python benchmarks/bench_judge_llm.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
+                      "--limit 8 --no-check --score", "needs the real local model; tests/test_judge_replay.py replays "
+                                                      "its recorded replies"),
     ("docs/judge.md", "python benchmarks/judge_reply_formats.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
                       "--format echo tests/data/judge_qwen_score8.jsonl.gz tests/data/judge_qwen_score8_perturbed.jsonl.gz",
      "needs the real local model; an experiment on reply formats ragexam does not send (not replayed)"),

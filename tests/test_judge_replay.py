@@ -77,15 +77,17 @@ def _bench():
     return mod
 
 
-def _score_keys(tmp_path, recording, *flags, also=()):
+def _score_keys(tmp_path, recording, *flags, also=(), reasoning=False):
     """``bench_judge_llm.py --score --no-check --limit 8 --no-reasoning FLAGS`` on the recorded replies of
     ``recording`` -- and of ``judge_qwen_score8`` and the recordings ``also``: a request the recording run found
-    in its cache (the same prompt judged in an earlier run) was recorded there."""
+    in its cache (the same prompt judged in an earlier run) was recorded there.  ``reasoning``: without
+    ``--no-reasoning`` (score's default), on ``recording`` alone."""
     bench = _bench()
-    a = bench._args(["--base-url", "http://replay", "--model", "qwen2.5-1.5b", "--no-reasoning", "--limit", "8",
-                     "--no-check", "--score", *flags])
+    a = bench._args(["--base-url", "http://replay", "--model", "qwen2.5-1.5b",
+                     *([] if reasoning else ["--no-reasoning"]), "--limit", "8", "--no-check", "--score", *flags])
     tmp_path.mkdir(parents=True, exist_ok=True)
-    files = [DATA / f"judge_qwen_{f}.jsonl.gz" for f in dict.fromkeys([recording, "score8", *also])]
+    files = [DATA / f"judge_qwen_{f}.jsonl.gz" for f in dict.fromkeys([recording, *([] if reasoning else
+                                                                                       ["score8"]), *also])]
     with ReplayEndpoint(*files) as ep:
         out = bench.run_score(a, ep.base_url, str(tmp_path / "cache"), tmp_path)
         assert ep.missed == []
@@ -110,6 +112,27 @@ def test_score_of_the_reference_answers_on_the_local_model(tmp_path):
     per = out["per_answer"]
     assert {q for q, v in per.items() if v["faithfulness"]["label"] == "unfaithful"} == {"hq_057", "hq_058", "hq_059"}
     assert per["hq_059"]["evidence_hit"] == 0.0
+
+
+def test_score_with_its_default_reasoning_judges_every_item_on_the_local_model(tmp_path):
+    """docs/judge.md, "Coverage of `score`", with ``score``'s default (the reasoning written after the scores):
+    the same 8 keys, every item of the three metrics judged in one reply each, no reply cut in a loop, and the
+    same faithfulness labels as without the reasoning (recorded 2026-12-01 22:37-22:43 UTC)."""
+    out = _score_keys(tmp_path, "score8_reasoning", reasoning=True)
+    cov = out["coverage"]
+    got = {m: (s["n_judged"], s["n"], round(s["mean"], 2)) for m, s in cov.items()}
+    assert got == {"context_relevance": (8, 8, 3.27), "faithfulness": (8, 8, 0.6), "answer_correctness": (8, 8, 4.38)}
+    assert cov["faithfulness"]["labels"] == {"faithful": 5, "unfaithful": 3}
+    assert out["timing"]["attempts"] == out["timing"]["judgments"] == 24
+    assert out["timing"]["replies_cut_in_a_loop"] == 0 and out["timing"]["completion_tokens_per_called"] > 40
+    assert out["faithful_by_evidence"] == {"with_evidence": {"faithful": 5, "unfaithful": 2},
+                                           "without_evidence": {"unfaithful": 1}}
+    hq_058 = out["per_answer"]["hq_058"]["faithfulness"]["claims"]  # the second sentence, in context 1 word for word
+    assert [c["supported"] for c in hq_058] == [True, False] and hq_058[1]["p_true"] < 0.5
+    replies = [json.loads(r["response"]["choices"][0]["message"]["content"])
+               for r in read_records(DATA / "judge_qwen_score8_reasoning.jsonl.gz")]
+    written = [r["reasoning"] for r in replies if "reasoning" in r]  # the rest: the endpoint probe
+    assert len(written) == 24 and all(w.strip() for w in written)  # the model did write its reasoning each time
 
 
 def test_judge_check_of_the_answer_metrics_on_the_local_model(tmp_path):
