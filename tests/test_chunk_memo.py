@@ -74,6 +74,7 @@ def test_chunkers_without_kiwi_are_not_kept(tmp_path):
     lambda a: {k: v for k, v in a.items() if k != "cut"},           # a field missing
     lambda a: {**a, "start": a["start"][:-1]},                      # lengths differ
     lambda a: {**a, "start": a["end"]},                             # empty spans
+    lambda a: {**a, "start": a["start"][[0, 0, *range(2, len(a["start"]))]]},  # a start repeated
 ])
 def test_an_entry_that_does_not_fit_the_texts_is_split_again(tmp_path, damage):
     store = Cache(tmp_path)
@@ -96,3 +97,15 @@ def test_a_run_keeps_its_chunking_and_a_second_run_reads_it(tmp_path, monkeypatc
     name = "bm25 | paragraphs:300"
     assert second.summary.results[name].metrics == first.summary.results[name].metrics
     assert np.array_equal(second.values[name], first.values[name])
+
+
+def test_the_chunk_stage_keeps_nothing_when_told_not_to(tmp_path):
+    from ragexam.analysis import stages as S
+
+    data = S.load("it_helpdesk", "it_helpdesk")
+    plan = S.plan(["bm25"], ["sentences:300", "whole"])
+    off = S.chunk(data, plan.chunkers, cache_dir=tmp_path, cache=False)
+    assert not list(tmp_path.glob("indexes/chunks-*.npz"))
+    on = S.chunk(data, plan.chunkers, cache_dir=tmp_path)
+    assert len(list(tmp_path.glob("indexes/chunks-*.npz"))) == 1  # sentences:300 only: whole runs no Kiwi
+    assert [s.chunking.chunks for s in on.sets.values()] == [s.chunking.chunks for s in off.sets.values()]

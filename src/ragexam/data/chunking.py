@@ -666,12 +666,13 @@ def _kept_chunking(arrays: Optional[Dict[str, Any]], docs: Sequence[Document], s
     if not len(doc) == len(start) == len(end) or len(cut) != 1:
         return None
     chunks: List[Chunk] = []
-    prev, index = -1, 0
+    prev, index, prev_start = -1, 0, -1
     for d, s, e in zip(doc, start, end):
-        if not isinstance(d, int) or d < prev or d >= len(docs) or not 0 <= s < e <= len(docs[d].content):
+        if not isinstance(d, int) or d < prev or d >= len(docs) or not 0 <= s < e <= len(docs[d].content) \
+                or (d == prev and s <= prev_start):
             return None
         index = index + 1 if d == prev else 0
-        prev = d
+        prev, prev_start = d, s
         chunks.append(Chunk(chunk_id(docs[d].doc_id, index), docs[d].doc_id, s, e, docs[d].content[s:e]))
     return Chunking(spec, chunks, int(cut[0]))
 
