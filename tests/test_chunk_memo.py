@@ -47,17 +47,43 @@ def test_a_kept_chunking_equals_a_fresh_one_and_skips_kiwi(tmp_path, monkeypatch
 def test_another_text_or_spec_is_split_again(tmp_path, monkeypatch):
     store = Cache(tmp_path)
     C.chunk_corpus(DOCS, "paragraphs:60", store=store)
-    changed = [DOCS[0], DOCS[1], Document("c", DOCS[2].content.replace("5영업일", "7영업일"), "출장")]
+    changed = [DOCS[0], DOCS[1], Document("c", DOCS[2].content.replace("5영업일", "15영업일"), "출장")]
     calls = []
     real = C.sentence_spans_many
     monkeypatch.setattr(C, "sentence_spans_many", lambda contents: calls.append(1) or real(contents))
     got = C.chunk_corpus(changed, "paragraphs:60", store=store)
     assert calls and got.chunks == C.chunk_corpus(changed, "paragraphs:60").chunks
-    assert "7영업일" in " ".join(c.text for c in got.chunks)
+    assert "15영업일" in " ".join(c.text for c in got.chunks)
+    calls.clear()
+    monkeypatch.setattr(C, "_CODE_SALT", ["other code"])  # changed chunking code: another key
+    C.chunk_corpus(DOCS, "paragraphs:60", store=store)
+    assert calls
     calls.clear()
     C.chunk_corpus(DOCS, "paragraphs:80", store=store)
     assert calls  # another size: another key
-    assert len(list(tmp_path.glob("indexes/chunks-*.npz"))) == 3
+    assert len(list(tmp_path.glob("indexes/chunks-*.npz"))) == 4
+
+
+def test_windows_that_share_a_start_are_kept_too(tmp_path, monkeypatch):
+    """``paragraphs:SIZE`` cuts an over-long sentence into windows stripped of whitespace, so two windows can
+    start at the same place: (0, 50), (110, 114), (110, 150) here; such an entry must be read back, not refused."""
+    store = Cache(tmp_path)
+    docs = [Document("w", "A" * 50 + " " * 60 + "C" * 40)]
+    fresh = C.chunk_corpus(docs, "paragraphs:60", store=store)
+    assert [(c.start, c.end) for c in fresh.chunks] == [(0, 50), (110, 114), (110, 150)]
+    _no_kiwi(monkeypatch)
+    monkeypatch.setattr(C.ParagraphChunker, "split_many", lambda *_: (_ for _ in ()).throw(AssertionError("split")))
+    assert C.chunk_corpus(docs, "paragraphs:60", store=store).chunks == fresh.chunks
+
+
+def test_a_subclass_of_a_kiwi_chunker_is_not_kept(tmp_path):
+    class Mine(C.SentenceChunker):
+        def spans(self, content):
+            return [(0, len(content))]
+
+    assert Mine().memo_salt() is None and C.SentenceChunker().memo_salt() is not None
+    C.chunk_corpus(DOCS, Mine(), store=Cache(tmp_path))
+    assert not list(tmp_path.glob("indexes/chunks-*.npz"))
 
 
 def test_chunkers_without_kiwi_are_not_kept(tmp_path):
@@ -74,7 +100,11 @@ def test_chunkers_without_kiwi_are_not_kept(tmp_path):
     lambda a: {k: v for k, v in a.items() if k != "cut"},           # a field missing
     lambda a: {**a, "start": a["start"][:-1]},                      # lengths differ
     lambda a: {**a, "start": a["end"]},                             # empty spans
-    lambda a: {**a, "start": a["start"][[0, 0, *range(2, len(a["start"]))]]},  # a start repeated
+    lambda a: {**a, "start": a["start"][[0, 0, *range(2, len(a["start"]))]],
+               "end": a["end"][[0, 0, *range(2, len(a["end"]))]]},   # a span repeated
+    lambda a: {**a, "start": a["start"].astype(float)},             # not integers
+    lambda a: {**a, "cut": np.array([-7])},                         # a negative count
+    lambda a: {**a, "cut": np.array(0)},                            # not a list
 ])
 def test_an_entry_that_does_not_fit_the_texts_is_split_again(tmp_path, damage):
     store = Cache(tmp_path)

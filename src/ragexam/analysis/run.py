@@ -261,7 +261,8 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
     :param overlap: with a fraction f in (0, 1], a chunk holding at least f of an evidence
         string counts (default: it must hold all of it).
     :param cache_dir: retrieval and call cache directory (default ``$RAGEXAM_CACHE_DIR`` or
-        ``~/.cache/ragexam``); applies to retrievers given as specs.
+        ``~/.cache/ragexam``); applies to retrievers given as specs, and keeps the chunkings that run Kiwi
+        (``sentences``, ``paragraphs:SIZE``) so that a second run does not split the same corpus again.
     :param progress: show progress bars on stderr (only when it is a terminal).
     :param headers: HTTP headers for the ``http:`` retrievers and ``rerank:http:`` rerankers given as specs
         (e.g. ``{"Authorization": "Bearer ..."}``); never stored, printed or part of a cache key.

@@ -177,7 +177,8 @@ def plan(retrievers: Sequence[Any], chunkers: Sequence[Any], retrieved: Sequence
 
 def _chunk_store(cache_dir: Any) -> Any:
     """The retrieval cache that keeps chunkings, or ``None`` when it cannot be opened (chunking then simply
-    runs; the retrievers report the cache's problem if they use it)."""
+    runs; a folder that cannot be written is no error either: :meth:`~ragexam.retrieval.cache.Cache.save_index`
+    skips the file, and the corpus is split again next time)."""
     from ragexam.errors import RagexamError
     from ragexam.retrieval.cache import open_cache
 

@@ -232,7 +232,31 @@ def sentence_spans_many(contents: Sequence[str]) -> List[List[Span]]:
 
 
 def _kiwi_salt() -> str:
-    return f"kiwipiepy {kiwi_version()} model {kiwi_model_version()} {KIWI_MODEL_TYPE}"
+    """What Kiwi-split spans depend on besides spec and text: the Kiwi packages and model type, Python's Unicode
+    tables (whitespace and line rules) and the source of this module and of :mod:`ragexam.data.kiwi` (how lines
+    are cut into pieces, :data:`~ragexam.data.kiwi.PIECE_CHARS`), so changed code never reuses a kept chunking."""
+    return f"kiwipiepy {kiwi_version()} model {kiwi_model_version()} {KIWI_MODEL_TYPE} {_code_salt()}"
+
+
+_CODE_SALT: List[str] = []
+
+
+def _code_salt() -> str:
+    if not _CODE_SALT:
+        import hashlib
+        import unicodedata
+        from pathlib import Path
+
+        from ragexam.data import kiwi as kiwi_module
+
+        h = hashlib.sha256(f"unicode {unicodedata.unidata_version}".encode("ascii"))
+        for path in (__file__, kiwi_module.__file__):
+            try:
+                h.update(Path(path).read_bytes())
+            except (OSError, TypeError):  # no source file (a frozen build): CHUNKING_VERSION alone keys it
+                h.update(b"-")
+        _CODE_SALT.append(h.hexdigest()[:16])
+    return _CODE_SALT[0]
 
 
 def paragraph_spans(content: str) -> List[Span]:
@@ -276,7 +300,7 @@ class SentenceChunker(Chunker):
         self.spec = "sentences" if size is None else f"sentences:{size}"
 
     def memo_salt(self) -> Optional[str]:
-        return _kiwi_salt()
+        return _kiwi_salt() if type(self) is SentenceChunker else None  # a subclass may split otherwise
 
     def spans(self, content: str) -> List[Span]:
         return _pack(sentence_spans(content), self.size)
@@ -293,7 +317,7 @@ class ParagraphChunker(Chunker):
         self.spec = "paragraphs" if size is None else f"paragraphs:{size}"
 
     def memo_salt(self) -> Optional[str]:
-        return _kiwi_salt() if self.size is not None else None
+        return _kiwi_salt() if self.size is not None and type(self) is ParagraphChunker else None
 
     @property
     def overlap(self) -> int:
@@ -659,20 +683,22 @@ def _memo_key(spec: str, salt: str, contents: Sequence[str]) -> str:
 
 def _kept_chunking(arrays: Optional[Dict[str, Any]], docs: Sequence[Document], spec: str) -> Optional[Chunking]:
     """The chunking kept by :func:`chunk_corpus`, or ``None`` when ``arrays`` is missing or does not fit ``docs``
-    (documents in order, spans inside their text, non-empty and increasing)."""
-    if not arrays or any(k not in arrays for k in ("doc", "start", "end", "cut")):
+    (1-d integer arrays; documents in order; spans inside their text, non-empty, never going backwards)."""
+    names = ("doc", "start", "end", "cut")
+    if not arrays or any(k not in arrays or getattr(arrays[k], "ndim", 0) != 1
+                         or getattr(arrays[k].dtype, "kind", "") not in "iu" for k in names):
         return None
-    doc, start, end, cut = (arrays[k].tolist() for k in ("doc", "start", "end", "cut"))
-    if not len(doc) == len(start) == len(end) or len(cut) != 1:
+    doc, start, end, cut = (arrays[k].tolist() for k in names)
+    if not len(doc) == len(start) == len(end) or len(cut) != 1 or cut[0] < 0:
         return None
     chunks: List[Chunk] = []
-    prev, index, prev_start = -1, 0, -1
+    prev, index, prev_span = -1, 0, (-1, -1)
     for d, s, e in zip(doc, start, end):
-        if not isinstance(d, int) or d < prev or d >= len(docs) or not 0 <= s < e <= len(docs[d].content) \
-                or (d == prev and s <= prev_start):
+        if d < prev or d >= len(docs) or not 0 <= s < e <= len(docs[d].content) \
+                or (d == prev and (s, e) <= prev_span):  # starts never decrease; a span never repeats
             return None
         index = index + 1 if d == prev else 0
-        prev, prev_start = d, s
+        prev, prev_span = d, (s, e)
         chunks.append(Chunk(chunk_id(docs[d].doc_id, index), docs[d].doc_id, s, e, docs[d].content[s:e]))
     return Chunking(spec, chunks, int(cut[0]))
 

@@ -58,7 +58,7 @@ def kiwi(num_workers: int | None = None):
 #: faster than its length (a 1 MB question took 160 s whole and 12 s in pieces on the reference machine), and
 #: pieces cut at a line break (else after a sentence end, else at a space) give the same morphemes on ordinary
 #: text (tests/test_kiwi_shared.py compares them).
-PIECE_CHARS = 4000
+PIECE_CHARS = 4000  # chunkings kept in the cache are keyed by this module's source (data/chunking._kiwi_salt)
 
 
 def pieces(text: str, size: int = PIECE_CHARS) -> List[Tuple[int, str]]:
