@@ -139,3 +139,14 @@ def test_the_chunk_stage_keeps_nothing_when_told_not_to(tmp_path):
     on = S.chunk(data, plan.chunkers, cache_dir=tmp_path)
     assert len(list(tmp_path.glob("indexes/chunks-*.npz"))) == 1  # sentences:300 only: whole runs no Kiwi
     assert [s.chunking.chunks for s in on.sets.values()] == [s.chunking.chunks for s in off.sets.values()]
+
+
+def test_a_run_whose_retrievers_keep_no_cache_keeps_no_chunking(tmp_path):
+    import ragexam
+
+    ragexam.run("it_helpdesk", "it_helpdesk", retrievers=["bm25?cache=0"], chunkers=["paragraphs:300"],
+                cache_dir=tmp_path, progress=False)
+    assert not list(tmp_path.glob("indexes/chunks-*.npz"))
+    ragexam.run("it_helpdesk", "it_helpdesk", retrievers=["bm25?cache=0", "hybrid:bm25+bm25"],
+                chunkers=["paragraphs:300"], cache_dir=tmp_path, progress=False)
+    assert list(tmp_path.glob("indexes/chunks-*.npz"))  # a hybrid's members keep theirs

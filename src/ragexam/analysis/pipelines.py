@@ -126,6 +126,20 @@ class PipelinePlan:
     def chunker_specs(self) -> List[str]:
         return [c.spec for c in self.chunkers]
 
+    @property
+    def uses_cache(self) -> bool:
+        """Whether a retriever of the run keeps the retrieval cache (its ``cache`` switch on, in a hybrid's
+        members or a rerank stage too); with ``?cache=0`` on every one the run writes nothing there, so the
+        chunk stage does not keep its chunkings either."""
+        def walk(obj: Any) -> bool:
+            if getattr(obj, "cache", None) is True:
+                return True
+            parts = list(getattr(obj, "retrievers", None) or ()) + [getattr(obj, p, None) for p in ("first",
+                                                                                                   "reranker")]
+            return any(walk(part) for part in parts if part is not None)
+
+        return any(walk(p.retriever_obj) for p in self.pipelines if p.retriever_obj is not None)
+
     def of_chunker(self, spec: Optional[str]) -> List[PipelineSpec]:
         return [p for p in self.pipelines if p.chunker == spec]
 

@@ -262,7 +262,8 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
         string counts (default: it must hold all of it).
     :param cache_dir: retrieval and call cache directory (default ``$RAGEXAM_CACHE_DIR`` or
         ``~/.cache/ragexam``); applies to retrievers given as specs, and keeps the chunkings that run Kiwi
-        (``sentences``, ``paragraphs:SIZE``) so that a second run does not split the same corpus again.
+        (``sentences``, ``paragraphs:SIZE``) so that a second run does not split the same corpus again (unless
+        every retriever has its cache off: ``bm25?cache=0``).
     :param progress: show progress bars on stderr (only when it is a terminal).
     :param headers: HTTP headers for the ``http:`` retrievers and ``rerank:http:`` rerankers given as specs
         (e.g. ``{"Authorization": "Bearer ..."}``); never stored, printed or part of a cache key.
@@ -312,7 +313,7 @@ def _run(cfg: RunConfig, options: Mapping[str, Any]) -> RunResult:
     data = S.load(cfg.corpus, cfg.qa, relevance=cfg.relevance, ignore_punctuation=cfg.ignore_punctuation,
                   overlap=cfg.overlap, split=cfg.split)
     plan.check_questions([q.query_id for q in data.questions])
-    chunks = S.chunk(data, plan.chunkers, cache_dir=options.get("cache_dir"))
+    chunks = S.chunk(data, plan.chunkers, cache_dir=options.get("cache_dir"), cache=plan.uses_cache)
     rankings = S.retrieve(data, chunks, plan, depth=cfg.depth)
     judged = S.judge_relevance(data, rankings, miss_k=cfg.miss_k)
     sizes = S.size(chunks, rankings, plan, budgets=cfg.budgets, miss_k=cfg.miss_k)
