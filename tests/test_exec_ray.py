@@ -375,3 +375,38 @@ def test_answers_generated_on_ray_actors_equal_the_local_ones(ray_executor, tmp_
     assert len(local.records) == 71 and local.failed == on_ray.failed == 0
     assert (tmp_path / "ray.jsonl").read_text(encoding="utf-8") == (tmp_path / "local.jsonl").read_text(
         encoding="utf-8")
+
+
+class _FlakyRay:
+    """A stand-in for the ``ray`` module whose ``init`` fails as a busy Ray Client head does, ``fails`` times."""
+
+    def __init__(self, fails, message="Starting Ray client server failed. See ray_client_server_23000.err"):
+        self.fails, self.message, self.calls = fails, message, []
+
+    def init(self, address=None, **kwargs):
+        self.calls.append(address)
+        if len(self.calls) <= self.fails:
+            raise RuntimeError(self.message)
+
+    def is_initialized(self):
+        return False
+
+
+def test_a_ray_client_server_that_failed_to_start_is_tried_again(monkeypatch):
+    from ragexam.exec import ray_exec
+
+    monkeypatch.setattr(ray_exec, "CLIENT_START_RETRIES", (0.0, 0.0))
+    ok = _FlakyRay(fails=2)
+    ray_exec._init_with_retries(ok, "ray://head:10001", {})
+    assert ok.calls == ["ray://head:10001"] * 3
+    gone = _FlakyRay(fails=3)
+    with pytest.raises(RuntimeError, match="Starting Ray client server failed"):
+        ray_exec._init_with_retries(gone, "ray://head:10001", {})
+    assert len(gone.calls) == 3
+    other = _FlakyRay(fails=1, message="Connection refused")  # another failure: reported at once
+    with pytest.raises(RuntimeError, match="refused"):
+        ray_exec._init_with_retries(other, "ray://head:10001", {})
+    local = _FlakyRay(fails=1)  # not Ray Client: nothing to retry
+    with pytest.raises(RuntimeError):
+        ray_exec._init_with_retries(local, None, {})
+    assert len(other.calls) == len(local.calls) == 1

@@ -66,6 +66,30 @@ def _import_ray():
     return ray
 
 
+#: a Ray Client server that could not start the per-connection server in time: the next connection usually can
+_CLIENT_START_FAILED = "Starting Ray client server failed"
+#: seconds to wait before each new attempt when a Ray Client server failed to start (then the error is reported)
+CLIENT_START_RETRIES = (2.0, 5.0)
+
+
+def _init_with_retries(ray: Any, target: Optional[str], kwargs: Dict[str, Any]) -> None:
+    """``ray.init(address=target, **kwargs)``; when a ``ray://`` server reports that it could not start its client
+    server (a transient failure on a busy head node), try again after each wait of :data:`CLIENT_START_RETRIES`.
+    Any other error, or the same one after the last wait, propagates."""
+    import time
+
+    for wait in (*CLIENT_START_RETRIES, None):
+        try:
+            ray.init(address=target, **kwargs)
+            return
+        except RuntimeError as err:
+            if wait is None or not (target or "").startswith("ray://") or _CLIENT_START_FAILED not in str(err):
+                raise
+            if ray.is_initialized():  # pragma: no cover - a half-made connection: start clean
+                ray.shutdown()
+            time.sleep(wait)
+
+
 def _target(address: Optional[str]) -> Tuple[Optional[str], str]:
     """``(address for ray.init, how messages name it)``: ``address``, else ``$RAY_ADDRESS``, else ``None``
     (a new runtime on this machine); a ``HOST:PORT`` or ``ray://HOST:PORT`` is checked to answer first."""
@@ -453,7 +477,7 @@ class RayExecutor(Executor):
             kwargs = {"include_dashboard": False, "logging_level": "warning", "log_to_driver": False,
                       **(init_kwargs or {})}
             try:
-                ray.init(address=target, **kwargs)
+                _init_with_retries(ray, target, kwargs)
             except ValueError as err:
                 if "ray[client]" in str(err):
                     raise MissingDependencyError("Ray Client (--executor ray://HOST:PORT)", "ray",
