@@ -27,7 +27,6 @@ import argparse
 import copy
 import gzip
 import json
-import math
 import re
 import sys
 import time
@@ -75,14 +74,18 @@ def rewrite(request: Dict[str, Any], fmt: str, claims: List[str]) -> Dict[str, A
     return body
 
 
-def p_true(tokens: List[Dict[str, Any]]) -> List[Optional[float]]:
-    """P(true) / (P(true) + P(false)) at each ``"supported"`` value, from the top log-probabilities."""
+def p_true(choice: Dict[str, Any], n: int) -> List[Optional[float]]:
+    """P(true) at each claim's ``"supported"`` value (ragexam's reader, :mod:`ragexam.llm.logprobs`)."""
+    from ragexam.llm.logprobs import distribution_at, parse_logprobs, value_offsets
+
+    content = choice["message"]["content"]
+    tokens = parse_logprobs(choice)
+    spans = value_offsets(content)
     out: List[Optional[float]] = []
-    for i, tok in enumerate(tokens):
-        if tok["token"].strip() in ("true", "false") and "supported" in "".join(t["token"] for t in tokens[max(0, i - 6):i]):
-            pt = sum(math.exp(a["logprob"]) for a in tok.get("top_logprobs", []) if a["token"].strip() == "true")
-            pf = sum(math.exp(a["logprob"]) for a in tok.get("top_logprobs", []) if a["token"].strip() == "false")
-            out.append(round(pt / (pt + pf), 2) if pt + pf else None)
+    for i in range(n):
+        at = spans.get(("claims", i, "supported"))
+        d = distribution_at(tokens, content, at[0], ["true", "false"]) if tokens and at else None
+        out.append(round(d.probs.get("true", 0.0), 2) if d else None)
     return out
 
 
@@ -124,7 +127,7 @@ def main() -> int:
                 reply = json.load(resp)
             choice = reply["choices"][0]
             new = [c["supported"] for c in json.loads(choice["message"]["content"])["claims"]]
-            probs = p_true((choice.get("logprobs") or {}).get("content") or [])
+            probs = p_true(choice, len(claims))
             if "perturbed" not in path and question not in keys:
                 keys[question] = claims
             rows.append((Path(path).name, question, claims, old, new, probs))

@@ -55,7 +55,7 @@ def test_another_text_or_spec_is_split_again(tmp_path, monkeypatch):
     assert calls and got.chunks == C.chunk_corpus(changed, "paragraphs:60").chunks
     assert "15영업일" in " ".join(c.text for c in got.chunks)
     calls.clear()
-    monkeypatch.setattr(C, "_CODE_SALT", ["other code"])  # changed chunking code: another key
+    monkeypatch.setattr(C, "_kiwi_salt", lambda: "other code")  # changed chunking code: another key
     C.chunk_corpus(DOCS, "paragraphs:60", store=store)
     assert calls
     calls.clear()

@@ -22,7 +22,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.errors import InputError
 
@@ -131,14 +131,8 @@ class PipelinePlan:
         """Whether a retriever of the run keeps the retrieval cache (its ``cache`` switch on, in a hybrid's
         members or a rerank stage too); with ``?cache=0`` on every one the run writes nothing there, so the
         chunk stage does not keep its chunkings either."""
-        def walk(obj: Any) -> bool:
-            if getattr(obj, "cache", None) is True:
-                return True
-            parts = list(getattr(obj, "retrievers", None) or ()) + [getattr(obj, p, None) for p in ("first",
-                                                                                                   "reranker")]
-            return any(walk(part) for part in parts if part is not None)
-
-        return any(walk(p.retriever_obj) for p in self.pipelines if p.retriever_obj is not None)
+        return any(getattr(part, "cache", None) is True for p in self.pipelines if p.retriever_obj is not None
+                   for part in retriever_parts(p.retriever_obj))
 
     def of_chunker(self, spec: Optional[str]) -> List[PipelineSpec]:
         return [p for p in self.pipelines if p.chunker == spec]
@@ -182,22 +176,24 @@ def run_embedders(retrievers: Sequence[Any]) -> List[Any]:
     window."""
     out: List[Any] = []
     seen: set = set()
-
-    def walk(obj: Any) -> None:
-        emb = getattr(obj, "embedder", None)
+    for part in (part for r in retrievers for part in retriever_parts(r)):
+        emb = getattr(part, "embedder", None)
         key = getattr(emb, "identity", None) or id(emb)
         if emb is not None and key not in seen:
             seen.add(key)
             out.append(emb)
-        for member in getattr(obj, "retrievers", None) or ():
-            walk(member)
-        for part in ("first", "reranker"):
-            if getattr(obj, part, None) is not None:
-                walk(getattr(obj, part))
-
-    for r in retrievers:
-        walk(r)
     return out
+
+
+def retriever_parts(obj: Any) -> Iterator[Any]:
+    """``obj`` and, depth first, what it is made of: a hybrid's member retrievers, a rerank stage's first stage
+    and reranker."""
+    yield obj
+    for member in getattr(obj, "retrievers", None) or ():
+        yield from retriever_parts(member)
+    for part in ("first", "reranker"):
+        if getattr(obj, part, None) is not None:
+            yield from retriever_parts(getattr(obj, part))
 
 
 def make_retriever(spec_or_obj: Any, options: Mapping[str, Any]) -> Tuple[str, Any]:

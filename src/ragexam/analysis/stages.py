@@ -175,19 +175,6 @@ def plan(retrievers: Sequence[Any], chunkers: Sequence[Any], retrieved: Sequence
 # -- 2. chunk ------------------------------------------------------------------------------------------------
 
 
-def _chunk_store(cache_dir: Any) -> Any:
-    """The retrieval cache that keeps chunkings, or ``None`` when it cannot be opened (chunking then simply
-    runs; a folder that cannot be written is no error either: :meth:`~ragexam.retrieval.cache.Cache.save_index`
-    skips the file, and the corpus is split again next time)."""
-    from ragexam.errors import RagexamError
-    from ragexam.retrieval.cache import open_cache
-
-    try:
-        return open_cache(True, cache_dir)
-    except (RagexamError, OSError):
-        return None
-
-
 @dataclass
 class ChunkSet:
     """One chunker's chunks of the corpus, the evidence index over them (evidence mode) and the evidence strings
@@ -249,11 +236,13 @@ def chunk(data: Dataset, chunkers: Sequence[Any], *, cache_dir: Any = None, cach
     a second run of the same corpus does not split it again."""
     from ragexam.data.chunking import chunk_corpus
     from ragexam.data.evidence import CorpusText, EvidenceIndex
+    from ragexam.retrieval.cache import open_cache
 
     out = Chunks()
     if not chunkers:
         return out
-    store = _chunk_store(cache_dir) if cache and any(ch.memo_salt() is not None for ch in chunkers) else None
+    # an unwritable folder is no error: Cache.save_index skips the file, and the corpus is split again next time
+    store = open_cache(True, cache_dir) if cache and any(ch.memo_salt() is not None for ch in chunkers) else None
     scored = data.scored
     corpus_text = None
     if data.relevance == "evidence":

@@ -68,6 +68,7 @@ e.g. ``hd_01#3``: readable, and stable for a given document text and spec.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
@@ -231,32 +232,25 @@ def sentence_spans_many(contents: Sequence[str]) -> List[List[Span]]:
     return [_spans_from_starts(c, st) if c.strip() else [] for c, st in zip(contents, starts)]
 
 
+@functools.lru_cache(maxsize=None)
 def _kiwi_salt() -> str:
     """What Kiwi-split spans depend on besides spec and text: the Kiwi packages and model type, Python's Unicode
     tables (whitespace and line rules) and the source of this module and of :mod:`ragexam.data.kiwi` (how lines
-    are cut into pieces, :data:`~ragexam.data.kiwi.PIECE_CHARS`), so changed code never reuses a kept chunking."""
-    return f"kiwipiepy {kiwi_version()} model {kiwi_model_version()} {KIWI_MODEL_TYPE} {_code_salt()}"
+    are cut into pieces, :data:`~ragexam.data.kiwi.PIECE_CHARS`), so changed code never reuses a kept chunking.
+    Read once per process."""
+    import hashlib
+    import unicodedata
+    from pathlib import Path
 
+    from ragexam.data import kiwi as kiwi_module
 
-_CODE_SALT: List[str] = []
-
-
-def _code_salt() -> str:
-    if not _CODE_SALT:
-        import hashlib
-        import unicodedata
-        from pathlib import Path
-
-        from ragexam.data import kiwi as kiwi_module
-
-        h = hashlib.sha256(f"unicode {unicodedata.unidata_version}".encode("ascii"))
-        for path in (__file__, kiwi_module.__file__):
-            try:
-                h.update(Path(path).read_bytes())
-            except (OSError, TypeError):  # no source file (a frozen build): CHUNKING_VERSION alone keys it
-                h.update(b"-")
-        _CODE_SALT.append(h.hexdigest()[:16])
-    return _CODE_SALT[0]
+    h = hashlib.sha256(f"unicode {unicodedata.unidata_version}".encode("ascii"))
+    for path in (__file__, kiwi_module.__file__):
+        try:
+            h.update(Path(path).read_bytes())
+        except (OSError, TypeError):  # no source file (a frozen build): CHUNKING_VERSION alone keys the code
+            h.update(b"-")
+    return f"kiwipiepy {kiwi_version()} model {kiwi_model_version()} {KIWI_MODEL_TYPE} {h.hexdigest()[:16]}"
 
 
 def paragraph_spans(content: str) -> List[Span]:
