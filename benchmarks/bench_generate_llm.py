@@ -1,7 +1,7 @@
 """ragexam generate on a real model: yield, rejections by reason, time per kept question, the kept questions.
 
     python benchmarks/bench_generate_llm.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b \\
-        [--corpus tests/data/generate_handbook_corpus.jsonl] [-n 8] [--cite spans|sentences] \\
+        [--corpus tests/data/generate_handbook_corpus.jsonl] [-n 8] [--cite spans|sentences|focus] \\
         [--prompt-lang en|ko] [--skip-check NAME ...] [--mix ...] [--max-passes N] [--response-format none] \\
         [--out DIR] \\
         [--record tests/data/generate_replay_NAME.jsonl] [--json]
@@ -173,7 +173,8 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     out_dir.mkdir(parents=True, exist_ok=True)
     options: Dict[str, Any] = dict(max_passes=args.max_passes, seed=args.seed, concurrency=args.concurrency,
                                    timeout=args.timeout, cache_dir=args.cache_dir or out_dir / "cache")
-    for name in ("mix", "cite", "prompt_language", "max_calls", "per_call", "max_tokens", "response_format"):
+    for name in ("mix", "cite", "prompt_language", "max_calls", "per_call", "max_tokens", "response_format",
+                 "temperature"):
         if getattr(args, name) is not None:
             options[name] = getattr(args, name)
     if args.skip_check:
@@ -261,10 +262,12 @@ def main(argv: Optional[List[str]] = None) -> int:
                                                             "Korean handbook in tests/data)")
     ap.add_argument("-n", type=int, default=8)
     ap.add_argument("--mix")
-    ap.add_argument("--cite", choices=("spans", "sentences"))
+    ap.add_argument("--cite", choices=("spans", "sentences", "focus"))
     ap.add_argument("--prompt-lang", dest="prompt_language", choices=("ko", "en"))
     ap.add_argument("--skip-check", action="append", default=[])
     ap.add_argument("--per-call", type=int)
+    ap.add_argument("--temperature", type=float, help="sampling temperature of the generation calls (default: "
+                    "ragexam's)")
     ap.add_argument("--max-tokens", type=int, help="completion limit of a generation call (small: provokes truncation)")
     ap.add_argument("--response-format", choices=("auto", "json_schema", "json_object", "none"),
                     help="structured output asked of the endpoint (none: the model's own JSON habits, e.g. fences)")

@@ -5,7 +5,9 @@ The same server answers the generator's calls and the judge's checks:
 * a **generation** call (its user message holds ``<passage id="...">`` blocks) is parsed into a
   :class:`GenRequest` (passages, kind, number asked, request number, whether it is a retry after
   feedback) and answered with ``stub.script(request)`` -- a dict (sent as JSON), a string (sent as is)
-  or a ``(content, finish_reason)`` pair;
+  or a ``(content, finish_reason)`` pair; a ``--cite focus`` call (its last request lists ``Sentence: ...`` /
+  ``문장: ...`` lines after the worked examples) is a :class:`GenRequest` with ``focus`` set and
+  ``passages`` the (document title, sentence) pairs asked about;
 * a **judge** call (recognised by the rubric text, see ``test_judge_stub.metric_of``, or the reply
   schema's name: the critic rubric ``question_critic``) is answered by
   ``stub.judge(metric, question, answer, contexts)``; the default supports every claim unless the
@@ -57,10 +59,43 @@ class GenRequest:
     retry: int
     user: str
     body: Dict[str, Any]
+    #: a ``--cite focus`` call: ``passages`` are (document title, sentence) pairs
+    focus: bool = False
 
     @property
     def doc_ids(self) -> List[str]:
         return [d for d, _ in self.passages]
+
+
+_FOCUS_LINE = re.compile(r"^(?:Sentence|문장)(?: \d+ \((.*?)\))?: (.*)$", re.M)
+_FOCUS_DOC = re.compile(r"^(?:Document|문서): (.*)$", re.M)
+_FOCUS_KINDS: Dict[str, str] = {}
+
+
+def _focus_kind(user: str) -> str:
+    if not _FOCUS_KINDS:
+        from ragexam.analysis.generate.prompts import load_prompts
+
+        for lang in ("en", "ko"):
+            for name, text in load_prompts(lang).sections.items():
+                if name.startswith("focus kind "):
+                    _FOCUS_KINDS[text] = name[len("focus kind "):]
+    return next((k for text, k in _FOCUS_KINDS.items() if text in user), "?")
+
+
+def parse_focus(body: Dict[str, Any]) -> Optional[GenRequest]:
+    """A ``--cite focus`` call: the last user message that lists sentences is the request (the worked examples
+    come before it; feedback after it)."""
+    msgs = body["messages"]
+    at = [i for i, m in enumerate(msgs) if m["role"] == "user" and _FOCUS_LINE.search(m["content"])]
+    if not at or (body.get("response_format") or {}).get("json_schema", {}).get("name") not in (None, "questions"):
+        return None
+    user = msgs[at[-1]]["content"]
+    doc = _FOCUS_DOC.search(user)
+    lines = _FOCUS_LINE.findall(user)
+    passages = [(d or (doc.group(1) if doc else ""), t) for d, t in lines]
+    retry = sum(1 for m in msgs[at[-1]:] if m["role"] == "assistant")
+    return GenRequest(passages, _focus_kind(user), 1, 1, retry, user, body, focus=True)
 
 
 def parse_generation(body: Dict[str, Any]) -> Optional[GenRequest]:
@@ -68,7 +103,7 @@ def parse_generation(body: Dict[str, Any]) -> Optional[GenRequest]:
     user = next((m["content"] for m in msgs if m["role"] == "user"), "")
     passages = _PASSAGE.findall(user)
     if not passages:
-        return None
+        return parse_focus(body)
     kind = _KIND.search(user)
     n = _N.search(user)
     r = _REQUEST.search(user)

@@ -228,6 +228,10 @@ def test_reader_agreement_rules():
     assert agreement("팀장", "본부장의 승인을 받아야 합니다.") == "judge"
     assert agreement("5일", "문서에서 찾을 수 없습니다.") == "declined"
     assert agreement("5", "5") == "contained" and agreement("15일", "5일") == "judge"
+    # Korean: the key's content morphemes among the reader's (the local model's key against its reader's answer)
+    key, read = "입사할 때 1대를 지급합니다", "업무용 노트북은 입사할 때 1대를 지급하며 교체 주기는 4년입니다."
+    assert agreement(key, read) == "judge" and agreement(key, read, "ko") == "contained"
+    assert agreement("15일", "5일", "ko") == "judge" and agreement("팀장", "본부장의 승인을 받아야 합니다.", "ko") == "judge"
 
 
 def test_no_check_is_asked_for_a_candidate_an_earlier_stage_rejected(stub, corpus, tmp_path):
@@ -346,6 +350,6 @@ def test_cli_passes_the_new_options_and_prints_the_checks(stub, corpus, tmp_path
     card = json.loads((tmp_path / "q.card.json").read_text(encoding="utf-8"))
     assert card["checks"] == ["injection", "reader", "faithfulness"] and card["cite"] == "sentences"
     assert "checks: injection, reader, faithfulness; evidence cited as sentences" in printed
-    assert "|prompt:questions/ko/v2@" in card["signature"] and ">=3|" in card["signature"]
+    assert "|prompt:questions/ko/v3@" in card["signature"] and ">=3|" in card["signature"]
     assert stub.generation_bodies()[0]["messages"][0]["content"].startswith("당신은 문서 모음으로")
     assert ex.value.code in (0, 1)

@@ -24,8 +24,8 @@ from ragexam.metrics.judge.replies import ReplyError
 @pytest.mark.parametrize("lang", ["ko", "en"])
 def test_bundled_prompt_files_define_every_kind_and_render_passage_blocks(lang):
     p = load_prompts(lang)
-    assert p.name == f"questions/{lang}" and p.version == "2" and p.kinds == list(BUILTIN_KINDS)
-    assert p.label == f"questions/{lang}/v2@{p.sha}" and len(p.sha) == 16
+    assert p.name == f"questions/{lang}" and p.version == "3" and p.kinds == list(BUILTIN_KINDS)
+    assert p.label == f"questions/{lang}/v3@{p.sha}" and len(p.sha) == 16
     msgs = p.messages("lexical", [Passage("hd_01", "본문 {n} 그대로", 2, 3, 'VPN "가이드"')], 3)
     assert [m["role"] for m in msgs] == ["system", "user"]
     user = msgs[1]["content"]

@@ -17,8 +17,12 @@ evidence (answerable)       ``no_evidence``, ``evidence_too_short``, ``evidence_
                             ``evidence_not_in_passage``, ``evidence_paraphrased``,
                             ``evidence_not_found``, ``ambiguous_evidence`` (``--ambiguous drop``)
 answer (answerable)         ``empty_answer``, ``answer_declines``
-copy, topic, yes, duplicate ``copies_evidence``, ``off_topic``, ``answer_unsupported`` (a yes whose
-                            terms the evidence lacks: :func:`affirmation_problem`), ``duplicate``
+copy, topic, yes, duplicate ``copies_evidence``, ``off_topic``, ``evidence_unrelated`` (one of several
+                            evidence strings shares no term with the question or key:
+                            :func:`unrelated_evidence`), ``answer_unsupported`` (a yes whose terms the
+                            evidence lacks: :func:`affirmation_problem`), ``answer_polarity`` (the
+                            evidence denies what the question asks and the key does not:
+                            :func:`polarity_problem`), ``duplicate``
 out-of-corpus               ``answered_in_corpus`` (evidence found in the corpus)
 LLM checks                  ``not_a_content_question`` (the critic rubric), ``evidence_does_not_answer``
                             and ``answer_disagrees`` (the reader), ``answer_unsupported``
@@ -56,7 +60,7 @@ from ragexam.data.normalization import normalize
 __all__ = ["REASONS", "Rejection", "CorpusFacts", "Located", "question_problem", "locate_evidence", "answer_problem",
            "answer_contained", "copy_problem", "find_duplicate", "evidence_doc_ids", "spans_by_doc", "PARAPHRASE_SHARE",
            "MIN_QUESTION_CHARS", "quoted_parts", "topic_problem", "AFFIRMATIVE",
-           "affirmation_problem"]
+           "affirmation_problem", "NEGATIVE", "polarity_problem", "unrelated_evidence"]
 
 #: reason -> (stage, meaning), in the order the steps run
 REASONS: Dict[str, Tuple[str, str]] = {
@@ -94,6 +98,12 @@ REASONS: Dict[str, Tuple[str, str]] = {
     "copies_evidence": ("question", "the question copies the evidence sentence"),
     "off_topic": ("question", "the question shares no content word (a Kiwi morpheme, or a word) with the "
                               "paragraphs around its evidence or its document's title"),
+    "evidence_unrelated": ("evidence", "one of several evidence strings shares no content word with the question or "
+                                       "its answer: it takes no part in answering (a two-document question one "
+                                       "document answers)"),
+    "answer_polarity": ("answer", "the evidence says the thing asked about cannot or does not happen (-ㄹ 수 없다, "
+                                  "-지 않다, ...), the question asks as if it does, and the key does not say it "
+                                  "does not"),
     "duplicate": ("question", "a near-duplicate of a question already kept"),
     "answered_in_corpus": ("out_of_corpus", "an out-of-corpus candidate the corpus answers: its evidence is in "
                                             "the corpus, or a top retrieved section was judged relevant above "
@@ -370,6 +380,47 @@ def affirmation_problem(question: str, answer: str, located: Sequence[Located], 
         return None
     return Rejection("answer_unsupported", f"the key says yes to {', '.join(map(repr, missing[:5]))}, which the "
                                            "evidence does not say")
+
+
+#: a key that opens with one of these says "no" (or "there is none") to its question
+NEGATIVE = re.compile(r"^\s*(?:아니|아뇨|없|못|안 ?되|안 ?돼|불가|금지|no(?!\w)|not(?!\w)|cannot)", re.I)
+
+
+def polarity_problem(question: str, answer: str, located: Sequence[Located], language: str) -> Optional[Rejection]:
+    """``answer_polarity`` (Korean) when a predicate the evidence only ever negates (:func:`.measure.polarities`:
+    ``신청할 수 없습니다``) is asked about without a negation (``신청할 수 있는 기준은?``) and the key neither
+    negates it, nor opens with a "no" (:data:`NEGATIVE`), nor turns round a condition of the evidence (a
+    predicate of both with a polarity in the key that the evidence lacks: ``3개월이 지나야`` for ``지나지 않은``).  The local 1.5B model's "재택근무를 신청할 수 있는
+    기준은 무엇인가요?" -- "입사 후 3개월이 지나지 않은 직원" on "입사 후 3개월이 지나지 않은 직원은 재택근무를
+    신청할 수 없습니다": the key names who may *not*, as if they may."""
+    if language != "ko" or NEGATIVE.match(answer):
+        return None
+    ev, q, a = M.polarities([" ".join(loc.normalized for loc in located), question, answer])
+    if any(a[s] - ev[s] for s in a.keys() & ev.keys()):  # the key turns a condition round: 지나지 않은 -> 지나야
+        return None
+    for stem, pol in ev.items():
+        if pol == {"-"} and q.get(stem) == {"+"} and "-" not in a.get(stem, set()):
+            return Rejection("answer_polarity", f"the evidence says {stem!r} does not or cannot happen, the question "
+                                                "asks as if it does, and the key does not say it does not")
+    return None
+
+
+def unrelated_evidence(question: str, answer: str, located: Sequence[Located], language: str
+                       ) -> Optional[Rejection]:
+    """``evidence_unrelated`` when, of two or more evidence strings, one shares no term (:func:`.measure.terms`)
+    with the question and the key, nor has one of their terms of two or more characters inside it: the local
+    1.5B model's two-document question "재택근무를 신청해야 하는 이유는 무엇인가요?" cited a meeting-room
+    sentence beside the remote-work one."""
+    if len(located) < 2:
+        return None
+    sets = M.terms([question + "\n" + answer] + [loc.normalized for loc in located], language)
+    asked = sets[0]
+    for loc, own in zip(located, sets[1:]):
+        text = loc.normalized.lower()
+        if not (asked & own) and not any(len(t) >= 2 and t in text for t in asked):
+            return Rejection("evidence_unrelated", f"evidence {loc.index} shares no term with the question or its "
+                                                   "answer")
+    return None
 
 
 def copy_problem(question: str, sentences: str, located: Sequence[Located], copy_at: float) -> Optional[Rejection]:

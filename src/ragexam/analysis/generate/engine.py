@@ -46,6 +46,7 @@ run makes (cached results are free); a call is planned only when it and its wors
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,6 +74,8 @@ AVOID_MAX = 12
 INITIAL_YIELD = 0.7
 MIN_YIELD = 0.2
 DEFAULT_MAX_TOKENS = 2048
+#: the completion limit of a ``--cite focus`` call (one question and a short answer)
+FOCUS_MAX_TOKENS = 400
 #: the instruction language of the prompts when none is chosen (measured: docs/generate.md, "Prompts")
 DEFAULT_PROMPT_LANGUAGE = "en"
 #: how the model cites evidence when not chosen (measured: docs/generate.md, "Citation modes")
@@ -80,6 +83,8 @@ DEFAULT_CITE = "spans"
 #: every check that can be switched off: the deterministic ``injection`` (addresses_model) and ``guards``
 #: (not_a_question, off_topic), and the LLM checks of :mod:`.llm_checks`
 CHECKS: Tuple[str, ...] = ("injection", "guards") + LLM_CHECKS
+#: a sentence a lexical focus question prefers: it holds a digit, a Latin letter or a quotation mark
+_ANCHORED = re.compile(r"[0-9A-Za-z'\"‘’“”「」]")
 
 
 @dataclass(frozen=True)
@@ -97,8 +102,9 @@ class GenerateConfig:
         per out-of-corpus candidate.  :ivar ooc_max_relevance: highest judged relevance (1-5) a top
         section may have.  :ivar max_attempts: replies per call.  :ivar max_passes: passes at most.
     :ivar max_calls, budget: spending limits of this run (calls; USD).  :ivar id_prefix: query id prefix.
-    :ivar cite: how the model cites evidence: ``spans`` (copied text; quote frames unwrapped) or
-        ``sentences`` (numbers of the shown sentences).  :ivar prompt_language: the language of the
+    :ivar cite: how the model cites evidence: ``spans`` (copied text; quote frames unwrapped),
+        ``sentences`` (numbers of the shown sentences) or ``focus`` (ragexam chooses a sentence -- two for
+        ``multi`` -- and the model writes one question it answers, after worked examples; ``per_call`` is 1).  :ivar prompt_language: the language of the
         instructions (``auto``: :data:`DEFAULT_PROMPT_LANGUAGE`; the questions are always in the corpus's
         language).  :ivar skip_checks: checks switched off (names of :data:`CHECKS`).  :ivar agree_at: the
         answer_correctness score (1-5) at which the reader's answer agrees with the key.
@@ -160,8 +166,9 @@ class GenerateConfig:
         integer("max_calls", 1, optional=True)
         integer("agree_at", 1, 5)
         if self.cite not in ("auto",) + CITE_MODES:
-            raise InputError(f"received {self.cite!r}; expected spans (the model copies the evidence text) or "
-                             "sentences (the model cites numbered sentences)", source="--cite", field="cite")
+            raise InputError(f"received {self.cite!r}; expected spans (the model copies the evidence text), "
+                             "sentences (the model cites numbered sentences) or focus (ragexam chooses the sentence, "
+                             "the model writes one question about it)", source="--cite", field="cite")
         if self.prompt_language not in ("auto", "ko", "en"):
             raise InputError(f"received {self.prompt_language!r}; expected auto, ko or en", source="--prompt-lang",
                              field="prompt_language")
@@ -213,8 +220,10 @@ class _Task:
     request: int
     messages: List[Dict[str, str]]
     key: str = ""
-    #: sentence number -> sentence text (``--cite sentences``)
+    #: sentence number -> sentence text (``--cite sentences``; ``--cite focus``: the focus sentences)
     numbers: Dict[int, str] = field(default_factory=dict)
+    #: ``--cite focus``: the call asks for one question that ``numbers``' sentences answer
+    focus: bool = False
 
 
 @dataclass
@@ -341,7 +350,8 @@ class Generator:
         if config.seed != settings.seed:
             settings = settings.replace(seed=config.seed)
         if settings.max_tokens is None:
-            settings = settings.replace(max_tokens=DEFAULT_MAX_TOKENS)
+            focus = (config.cite if config.cite != "auto" else DEFAULT_CITE) == "focus"
+            settings = settings.replace(max_tokens=FOCUS_MAX_TOKENS if focus else DEFAULT_MAX_TOKENS)
         self.settings = settings
         self.corpus = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
         if len(self.corpus) == 0:
@@ -358,6 +368,8 @@ class Generator:
             C.CorpusFacts.detect_language(self.corpus.documents)
         self.prompt_language = config.prompt_language if config.prompt_language != "auto" else DEFAULT_PROMPT_LANGUAGE
         self.cite = config.cite if config.cite != "auto" else DEFAULT_CITE
+        #: questions asked for per call: one in the focus mode
+        self.per_call = 1 if self.cite == "focus" else config.per_call
         self.checks = [k for k in CHECKS if k not in config.skip_checks]
         self.critic = load_critic(self.prompt_language)
         self.reader = load_reader(self.prompt_language)
@@ -479,7 +491,7 @@ class Generator:
         return str(Signature([
             ("generate", self.client.model), ("endpoint", self.client.endpoint), ("prompt", self.prompts.label),
             ("temp", self.settings.temperature), ("max_tokens", self.settings.max_tokens), ("seed", c.seed),
-            ("n", c.n), ("mix", mix), ("per_call", c.per_call), ("section", c.section_chars),
+            ("n", c.n), ("mix", mix), ("per_call", self.per_call), ("section", c.section_chars),
             ("cite", self.cite), ("checks", "+".join(self.checks) or "none"), ("judge", self.judge.model),
             *meaning,
             ("answer_check", f"contained+{fa.name}@{fa.sha}=1" if "faithfulness" in self.checks else "none"),
@@ -508,9 +520,9 @@ class Generator:
             if deficit <= 0:
                 continue
             asked = state.asked.get(kind, 0)
-            y = state.kept_by_kind.get(kind, 0) / asked if asked >= c.per_call else INITIAL_YIELD
+            y = state.kept_by_kind.get(kind, 0) / asked if asked >= self.per_call else INITIAL_YIELD
             y = max(MIN_YIELD, min(1.0, y))
-            calls[kind] = math.ceil(deficit / (c.per_call * y))
+            calls[kind] = math.ceil(deficit / (self.per_call * y))
         cap = len(self.sections)
         total = sum(calls.values())
         if total > cap:  # one request per section in a pass: scale down, largest remainders
@@ -529,10 +541,17 @@ class Generator:
         tasks: List[_Task] = []
         taken: Set[str] = set()
         for kind in order:
-            sec = state.coverage.take(taken, lambda s, k=kind: (s.sid, k) in state.exhausted)
+            focus = self.cite == "focus" and kind != "out_of_corpus"
+            sec = state.coverage.take(taken, lambda s, k=kind, f=focus: (s.sid, k) in state.exhausted or
+                                      (f and not self._focus_left(s, state)))
             if sec is None:
                 continue
             taken.add(sec.sid)
+            if focus:
+                task = self._focus_task(kind, sec, state, len(state.tasks) + len(tasks))
+                if task is not None:
+                    tasks.append(task)
+                continue
             secs: Tuple[Section, ...] = (sec,)
             if kind == "multi":
                 other = self.pairs.partner(sec)
@@ -547,7 +566,7 @@ class Generator:
                 passages, numbers = self._numbered(secs)
             else:
                 passages = [s.passage() for s in secs]
-            messages = self.prompts.messages(kind, passages, c.per_call,
+            messages = self.prompts.messages(kind, passages, self.per_call,
                                              titles=self.titles if kind == "out_of_corpus" else (),
                                              avoid=avoid, request=request, language=self.language, cite=self.cite)
             tasks.append(_Task(len(state.tasks) + len(tasks), state.pass_no, kind, secs, request, messages,
@@ -559,18 +578,82 @@ class Generator:
             t.key = self._key(t.messages, sample)
         return tasks
 
+    # -- the focus mode: ragexam chooses the sentences -------------------------------------------------------
+    def _section_sentences(self, sec: Section) -> List[str]:
+        from ragexam.data.chunking import sentence_spans
+
+        if sec.sid not in self._sentences:
+            self._sentences[sec.sid] = [sec.text[a:b] for a, b in sentence_spans(sec.text)]
+        return self._sentences[sec.sid]
+
+    def _focus_candidates(self, sec: Section, state: "_State") -> List[int]:
+        """The sentences of ``sec`` a focus question may still be about, in the section's seeded order: not asked
+        about yet, and of an evidence's length (``min_evidence_chars``-``max_evidence_chars`` characters)."""
+        import random
+
+        c = self.config
+        texts = self._section_sentences(sec)
+        order = list(range(len(texts)))
+        random.Random(f"{c.seed}:{sec.sid}").shuffle(order)
+        return [i for i in order if (sec.sid, i) not in state.focus_used
+                and c.min_evidence_chars <= len(" ".join(texts[i].split())) <= c.max_evidence_chars]
+
+    def _focus_left(self, sec: Section, state: "_State") -> bool:
+        return bool(self._focus_candidates(sec, state))
+
+    def _focus_task(self, kind: str, sec: Section, state: "_State", index: int) -> Optional[_Task]:
+        """One ``--cite focus`` call: the next sentence of ``sec`` (for ``lexical``, the next that holds a code,
+        name, number or quotation, when one is left); for ``multi`` the next sentence that shares a term with a
+        sentence of the related section of another document, and the one of those sharing the most (``None``
+        when no pair shares a term: two unrelated sentences make no two-document question)."""
+        free = self._focus_candidates(sec, state)
+        texts = self._section_sentences(sec)
+        pick = free[0]
+        if kind == "lexical":
+            pick = next((i for i in free if _ANCHORED.search(texts[i])), pick)
+        chosen: List[Tuple[Section, int]] = [(sec, pick)]
+        if kind == "multi":
+            other = self.pairs.partner(sec)
+            if other is None or not self._focus_left(other, state):
+                state.notes.add(f"section {sec.sid} has no unused related section of another document")
+                return None
+            theirs = self._focus_candidates(other, state)
+            terms = M.terms([texts[i] for i in free] + [self._section_sentences(other)[j] for j in theirs],
+                            self.language)
+            mine, shared = terms[:len(free)], terms[len(free):]
+            best = max(((len(mine[a] & shared[b]), -a, -b) for a in range(len(free)) for b in range(len(theirs))))
+            if best[0] == 0:
+                state.notes.add(f"no sentence of section {sec.sid} shares a term with one of {other.sid}")
+                state.exhausted.add((sec.sid, kind))
+                return None
+            pick = free[-best[1]]
+            chosen = [(sec, pick), (other, theirs[-best[2]])]
+        for s_, i in chosen:
+            state.focus_used.add((s_.sid, i))
+        sentences = [self._section_sentences(s_)[i] for s_, i in chosen]
+        documents = [self.titles_by_doc.get(s_.doc_id) or s_.doc_id for s_, _ in chosen]
+        messages = self.prompts.focus_messages(kind, documents, sentences, language=self.language)
+        secs = tuple(dict.fromkeys(s_ for s_, _ in chosen))
+        return _Task(index, state.pass_no, kind, secs, state.coverage.uses[sec.sid], messages,
+                     numbers={k: t for k, t in enumerate(sentences, 1)}, focus=True)
+
     # -- one generation call ---------------------------------------------------------------------------------
     def _call(self, task: _Task):
         """One generation call: up to ``max_attempts`` replies (:func:`ragexam.llm.attempts.ask`)."""
-        from ragexam.analysis.generate.replies import ReplyError, parse_reply
+        from ragexam.analysis.generate.prompts import FOCUS_SCHEMA
+        from ragexam.analysis.generate.replies import ReplyError, parse_focus_reply, parse_reply
         from ragexam.llm.attempts import TEXT_REFUSAL, ask
         from ragexam.llm.batch import Outcome
 
-        got = ask(self.client, task.messages, parse_reply, bad_reply=(ReplyError,), refusal=TEXT_REFUSAL,
-                  feedback=self.prompts.feedback, max_attempts=self.config.max_attempts,
+        if task.focus:
+            parse, schema = parse_focus_reply, FOCUS_SCHEMA
+        else:
+            parse, schema = parse_reply, reply_schema(list(task.numbers) if task.numbers else None)
+        got = ask(self.client, task.messages, parse, bad_reply=(ReplyError,), refusal=TEXT_REFUSAL,
+                  feedback=lambda which, error="": self.prompts.feedback(which, error, cite=self.cite),
+                  max_attempts=self.config.max_attempts,
                   max_tokens=int(self.settings.max_tokens), temperature=self.settings.temperature,
-                  seed=self.settings.seed, schema=reply_schema(list(task.numbers) if task.numbers else None),
-                  schema_name="questions")
+                  seed=self.settings.seed, schema=schema, schema_name="questions")
         value: Dict[str, Any] = {"attempts": got.attempts, "requests": got.requests, "errors": got.errors,
                                  "prompt_tokens": got.prompt_tokens, "completion_tokens": got.completion_tokens}
         if got.failed is not None:
@@ -619,7 +702,7 @@ class Generator:
         deficit = self.config.n - kept
         note = (f"pass {plan['pass']} is the first that calls the endpoint; {kept} questions are kept from cached "
                 f"passes, {deficit} are still needed. Later passes depend on how many candidates pass the checks "
-                f"(expect about {math.ceil(deficit / (self.config.per_call * INITIAL_YIELD))} generation calls in "
+                f"(expect about {math.ceil(deficit / (self.per_call * INITIAL_YIELD))} generation calls in "
                 f"all, plus about {self.checker.initial_rate():g} LLM check calls per candidate: "
                 f"{', '.join(k for k in self.checks if k in LLM_CHECKS) or 'none'}; out-of-corpus candidates one "
                 "context_relevance call).")
@@ -678,11 +761,11 @@ class Generator:
             if t.key in hits:
                 out.append(t)
                 continue
-            need_calls = 1 + c.per_call * check_share
+            need_calls = 1 + self.per_call * check_share
             est = 0.0
             if price is not None:
                 p = estimate_tokens("".join(m["content"] for m in t.messages))
-                est = cost_usd(p, TOKENS_PER_QUESTION * c.per_call, price) * (1 + check_share)
+                est = cost_usd(p, TOKENS_PER_QUESTION * self.per_call, price) * (1 + check_share)
             first = not any(x.key not in hits for x in out)  # the pass's first call only needs room for itself
             if c.max_calls is not None and (calls + (1 if first else need_calls) > c.max_calls + 1e-9):
                 state.stop = f"max_calls ({c.max_calls}) reached"
@@ -712,8 +795,8 @@ class Generator:
             if missing:
                 distinct = list({t.key: t for t in missing}.values())
                 prompt = sum(estimate_tokens("".join(m["content"] for m in t.messages)) for t in distinct)
-                completion = TOKENS_PER_QUESTION * self.config.per_call * len(distinct)
-                checks = math.ceil(self.config.per_call * len(tasks) * state.check_share())
+                completion = TOKENS_PER_QUESTION * self.per_call * len(distinct)
+                checks = math.ceil(self.per_call * len(tasks) * state.check_share())
                 jp, jc = self._judge_estimate(checks)
                 raise _Stop({"pass": state.pass_no, "calls": len(distinct), "cached": len(tasks) - len(missing),
                              "checks": checks, "checks_exact": False, "prompt_tokens": prompt + jp,
@@ -765,7 +848,7 @@ class Generator:
                                        errors=v.get("errors", []), reply=v.get("reply")))
                 continue
             items = v.get("items") or []
-            state.asked[t.kind] = state.asked.get(t.kind, 0) + self.config.per_call
+            state.asked[t.kind] = state.asked.get(t.kind, 0) + self.per_call
             if not items:
                 state.exhausted.add((sids[0], t.kind))
                 state.reject_call(dict(base, reason="no_questions", stage="reply",
@@ -774,7 +857,10 @@ class Generator:
             for j, raw in enumerate(items, 1):
                 cand = Candidate(f"p{t.pass_no}-c{t.index + 1:04d}-{j}", (t.pass_no, t.index, j), t.kind, t.pass_no,
                                  t.key[:16], sids, docs, raw)
-                fields, problem = item_fields(raw, t.numbers or None)
+                given = raw
+                if t.focus and isinstance(raw, dict):  # the evidence is the focus sentences, whatever the model says
+                    given = dict(raw, evidence=list(t.numbers))
+                fields, problem = item_fields(given, t.numbers or None)
                 if fields is not None:
                     cand.question = fields["question"].strip()
                     cand.answer = fields["answer"].strip()
@@ -783,8 +869,8 @@ class Generator:
                     cand.model_type = fields["model_type"]
                     if cand.question:
                         state.proposed.setdefault(sids[0], []).append(" ".join(cand.question.split()))
-                if j > self.config.per_call:
-                    cand.rejection = C.Rejection("over_count", f"item {j} of a reply asked for {self.config.per_call}")
+                if j > self.per_call:
+                    cand.rejection = C.Rejection("over_count", f"item {j} of a reply asked for {self.per_call}")
                 elif fields is None:
                     cand.rejection = C.Rejection("malformed_item", problem or "malformed")
                 out.append(cand)
@@ -868,6 +954,13 @@ class Generator:
             x.overlap, x.anchors, x.style = ov, anchors, style
             multi = M.needs_two_documents([loc.doc_ids + loc.other_doc_ids for loc in x.located])
             x.type = M.type_of(multi, x.kind, style)
+            if "guards" in self.checks:
+                # the focus mode imposes the evidence (two sentences for multi): the question must use each of them
+                x.rejection = (C.unrelated_evidence(x.question, x.answer, x.located, self.language)
+                               if self.cite == "focus" else None) or \
+                    C.polarity_problem(x.question, x.answer, x.located, self.language)
+                if x.rejection is not None:
+                    continue
             if C.answer_contained(x.answer, x.located):
                 x.answer_check = {"method": "contained"}
             elif "guards" in self.checks:
@@ -952,6 +1045,8 @@ class _State:
     usage: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     notes: Set[str] = field(default_factory=set)
     exhausted: Set[Tuple[str, str]] = field(default_factory=set)
+    #: ``--cite focus``: (section, sentence index) already asked about
+    focus_used: Set[Tuple[str, int]] = field(default_factory=set)
     stop: Optional[str] = None
     candidates_seen: int = 0
     #: LLM check calls per candidate expected before any candidate was checked

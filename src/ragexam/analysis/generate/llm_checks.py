@@ -19,7 +19,8 @@ stage       what is asked                                                       
             key), answered in one sentence or with the decline sentence
             (``prompt_files/reader.{en,ko}.txt``)
 3 agree     the reader's answer against the key: agreement when the normalised     ``answer_disagrees``
-            key is inside it (or it, at least 4 characters, inside the key);
+            key is inside it (or it, at least 4 characters, inside the key; in
+            Korean also when every content morpheme of the key is in it);
             otherwise the judge's ``answer_correctness`` of the reader's answer
             with the key as the reference must reach ``agree_at`` (4 of 5:
             "correct")
@@ -71,10 +72,12 @@ def _squash(text: str) -> str:
     return "".join(normalize(text, ignore_punctuation=True).split()).lower()
 
 
-def agreement(key: str, reader_answer: str) -> str:
+def agreement(key: str, reader_answer: str, language: Optional[str] = None) -> str:
     """``declined`` (the reader's answer abstains), ``contained`` (the key inside the reader's answer, or the
     reader's answer -- at least :data:`MIN_INSIDE_CHARS` characters -- inside the key; both normalised,
-    punctuation and spaces removed), else ``judge`` (answer_correctness decides)."""
+    punctuation and spaces removed; in Korean also every term of the key -- its Kiwi content morphemes,
+    :func:`.measure.terms` -- among the reader's, so an ending that differs, ``지급합니다`` for ``지급하며``,
+    does not make a disagreement), else ``judge`` (answer_correctness decides)."""
     from ragexam.analysis.verdicts import is_abstention
 
     if is_abstention(reader_answer) is not None:
@@ -84,6 +87,12 @@ def agreement(key: str, reader_answer: str) -> str:
         return "contained"
     if len(r) >= MIN_INSIDE_CHARS and r in k:
         return "contained"
+    if language == "ko":
+        from ragexam.analysis.generate import measure as M
+
+        kt, rt = M.terms([key, reader_answer], language)
+        if kt and kt <= rt:
+            return "contained"
     return "judge"
 
 
@@ -324,7 +333,7 @@ class Checker:
             x.rejection = C.Rejection("check_failed", f"reader: {v.get('reason')}: {v.get('message')}")
             return
         answer = v["answer"]
-        how = agreement(x.answer, answer)
+        how = agreement(x.answer, answer, self.gen.language)
         x.reader = {"answer": answer[:500], "agreement": how, "prompt": self.gen.reader.label}
         if how == "declined":
             x.rejection = C.Rejection("evidence_does_not_answer", f"the reader, given only the evidence, replied "

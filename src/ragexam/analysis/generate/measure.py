@@ -72,7 +72,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from typing import FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ragexam.data.normalization import normalize
 
@@ -80,7 +80,8 @@ __all__ = ["KIWI_CONTENT_TAGS", "EN_STOPWORDS", "CODE", "terms", "overlap", "anc
            "jaccard", "containment", "measure_many", "type_of", "needs_two_documents", "MEASURED_KINDS", "script_of", "main_script", "LANGUAGE_SHARE", "language_share",
            "foreign_vocabulary", "PASSAGE_REFERENCE", "refers_to_passage", "sentence_around",
            "paragraph_around", "scope_texts", "MODEL_ADDRESS", "addresses_model", "not_questions", "PREDICATE_TAGS",
-           "DECLARATIVE_ENDINGS", "ASSERTED_TAGS", "asserted_terms", "scripts_of", "unseen_script"]
+           "DECLARATIVE_ENDINGS", "ASSERTED_TAGS", "asserted_terms", "scripts_of", "unseen_script",
+           "polarities"]
 
 #: kiwipiepy tags whose morphemes count as terms
 KIWI_CONTENT_TAGS: FrozenSet[str] = frozenset({
@@ -347,6 +348,52 @@ _EN_OPENERS = frozenset("what which who whom whose when where why how is are was
 
 #: Kiwi forms of the Korean final endings that make a sentence a statement
 DECLARATIVE_ENDINGS: FrozenSet[str] = frozenset({"ᆸ니다", "습니다"})
+
+
+#: a stem's negation, after it: ``-ㄹ 수 없-`` (cannot), ``-지 않-`` / ``-지 못하-`` (does not, cannot)
+_NOT_AFTER = (("ETM", "수", "없"), ("지", "않"), ("지", "못하"))
+_STEM_TAGS = frozenset({"VV", "VA", "VV-I", "VA-I", "VV-R", "VA-R"})
+
+
+def _stems(toks: Sequence[Any]) -> List[Tuple[int, str]]:
+    """(index of the stem's last morpheme, stem) of each predicate: a verb or adjective (not 있/없 themselves),
+    or a noun made a verb by 하/되 (``신청하`` -> ``신청``)."""
+    out = []
+    for i, t in enumerate(toks):
+        if t.tag in _STEM_TAGS and t.form not in ("있", "없"):
+            out.append((i, t.form))
+        elif t.tag in ("XSV", "XSA") and i and toks[i - 1].tag in ("NNG", "NNP", "XR"):
+            out.append((i, toks[i - 1].form))
+    return out
+
+
+def _negated(toks: Sequence[Any], i: int, start: int) -> bool:
+    after = [(t.tag, t.form) for t in toks[i + 1:i + 4]]
+    for pat in _NOT_AFTER:
+        if len(after) >= len(pat) and all(a[0] == p or a[1] == p for a, p in zip(after, pat)):
+            return True
+    before = toks[start - 1] if start else None
+    if before is not None and before.tag == "MAG" and before.form in ("못", "안"):
+        return True
+    # "보내는 것은 금지됩니다": the stem, 는/ㄴ + 것 + a particle, then 금지/불가
+    rest = [t.form for t in toks[i + 1:i + 5]]
+    return len(rest) >= 4 and rest[1] == "것" and rest[3] in ("금지", "불가")
+
+
+def polarities(texts: Sequence[str]) -> List[Dict[str, Set[str]]]:
+    """Korean: for each text, predicate stem -> the polarities it occurs with, ``+`` or ``-`` (negated: ``-ㄹ 수
+    없다``, ``-지 않다``, ``-지 못하다``, ``못``/``안`` before it, ``-는 것은 금지/불가``).  ``신청할 수 없습니다``
+    gives ``{"신청": {"-"}}``, ``신청할 수 있는`` gives ``{"신청": {"+"}}``."""
+    from ragexam.data.kiwi import tokenize
+
+    out: List[Dict[str, Set[str]]] = []
+    for toks in tokenize([normalize(t) for t in texts]):
+        pol: Dict[str, Set[str]] = {}
+        for i, stem in _stems(toks):
+            start = i - 1 if toks[i].tag in ("XSV", "XSA") else i
+            pol.setdefault(stem, set()).add("-" if _negated(toks, i, start) else "+")
+        out.append(pol)
+    return out
 
 
 def not_questions(questions: Sequence[str], language: str) -> List[Optional[str]]:

@@ -44,25 +44,31 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
 
 __all__ = ["PromptSet", "Passage", "load_prompts", "bundled_prompt_path", "REPLY_SCHEMA", "BUILTIN_KINDS",
-           "render_passages", "reply_schema", "CITE_MODES", "ReaderPrompt", "load_reader"]
+           "render_passages", "reply_schema", "CITE_MODES", "ReaderPrompt", "load_reader", "FOCUS_SCHEMA",
+           "FocusExample", "bundled_examples_path", "parse_examples"]
 
 #: the kinds every bundled prompt file defines, in the order of a mix
 BUILTIN_KINDS: Tuple[str, ...] = ("meaning", "lexical", "multi", "out_of_corpus")
 
-#: how the model cites its evidence: ``spans`` (copied text) or ``sentences`` (numbers of shown sentences)
-CITE_MODES: Tuple[str, ...] = ("spans", "sentences")
+#: how the model cites its evidence: ``spans`` (copied text), ``sentences`` (numbers of shown sentences) or
+#: ``focus`` (ragexam chooses the sentence, the model writes one question that it answers)
+CITE_MODES: Tuple[str, ...] = ("spans", "sentences", "focus")
+#: the sections ``--cite focus`` needs (besides ``system`` and a ``language`` section)
+FOCUS_SECTIONS: Tuple[str, ...] = ("focus user", "focus this one", "focus this many", "focus sentence",
+                                   "focus sentence many", "focus feedback invalid")
+_FOCUS_NEEDS = ("{sentences}", "{instructions}")
 
 _REQUIRED = ("system", "user", "avoid", "feedback invalid", "feedback truncated", "feedback refused")
 _USER_NEEDS = ("{n}", "{passages}", "{instructions}")
 _READER_REQUIRED = ("system", "user", "feedback")
 _READER_NEEDS = ("{question}", "{evidence}", "{decline}")
 _PLACEHOLDER = re.compile(r"\{(n|passages|instructions|avoid|kind|titles|questions|request|error|language|evidence|"
-                          r"format|question|decline)\}")
+                          r"format|question|decline|document|sentences|this|k|text)\}")
 _KIND_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
 #: JSON schema of a reply (OpenAI strict structured output); the parser also accepts extra keys.
@@ -78,6 +84,52 @@ REPLY_SCHEMA: Dict[str, object] = {
     "required": ["questions"],
     "additionalProperties": False,
 }
+
+
+#: JSON schema of a ``--cite focus`` reply: one question and its answer (the evidence is the focus sentence)
+FOCUS_SCHEMA: Dict[str, object] = {
+    "type": "object",
+    "properties": {"question": {"type": "string"}, "answer": {"type": "string"}},
+    "required": ["question", "answer"],
+    "additionalProperties": False,
+}
+
+
+@dataclass(frozen=True)
+class FocusExample:
+    """A worked ``--cite focus`` exchange (``focus_examples.LANG.jsonl``): the question's ``kind``, the
+    ``sentences`` shown with their ``documents`` (a title each), and the reply: ``question``, ``answer``."""
+
+    kind: str
+    documents: Tuple[str, ...]
+    sentences: Tuple[str, ...]
+    question: str
+    answer: str
+
+
+def bundled_examples_path(language: str) -> Path:
+    """The bundled worked exchanges of ``--cite focus`` for questions in ``language``."""
+    return Path(__file__).with_name("prompt_files") / f"focus_examples.{language}.jsonl"
+
+
+def parse_examples(text: str, source: str) -> Tuple[FocusExample, ...]:
+    """The examples of a ``focus_examples`` file (JSON Lines; ``#`` lines are comments)."""
+    out = []
+    for no, line in enumerate(text.split("\n"), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        try:
+            d = json.loads(line)
+            ex = FocusExample(str(d["kind"]), tuple(map(str, d["documents"])), tuple(map(str, d["sentences"])),
+                              str(d["question"]), str(d["answer"]))
+        except (ValueError, KeyError, TypeError) as err:
+            raise InputError(f"not a worked example ({err}); expected a JSON object with kind, documents, sentences, "
+                             "question, answer", source=source, line=no) from None
+        if not ex.sentences or len(ex.documents) != len(ex.sentences):
+            raise InputError(f"an example needs one document title per sentence; received {len(ex.documents)} "
+                             f"titles for {len(ex.sentences)} sentences", source=source, line=no, field="documents")
+        out.append(ex)
+    return tuple(out)
 
 
 def reply_schema(numbers: Optional[Sequence[int]] = None) -> Dict[str, object]:
@@ -146,11 +198,16 @@ class PromptSet:
     text: str = field(repr=False)
     sections: Mapping[str, str] = field(repr=False)
     extra_kinds: Mapping[str, str] = field(default_factory=dict, repr=False)
+    #: output language -> the text of its ``--cite focus`` examples file (for a file with a ``focus user`` section)
+    examples_text: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def sha(self) -> str:
-        """SHA-256 (16 hex) of the file text and the added kinds."""
-        blob = json.dumps([self.text, sorted(self.extra_kinds.items())], ensure_ascii=False)
+        """SHA-256 (16 hex) of the file text, the added kinds and the focus examples."""
+        parts: List[Any] = [self.text, sorted(self.extra_kinds.items())]
+        if self.examples_text:
+            parts.append(sorted(self.examples_text.items()))
+        blob = json.dumps(parts, ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
     @property
@@ -177,6 +234,9 @@ class PromptSet:
     def check(self, output_language: str, cite: str) -> None:
         """That this file can write questions in ``output_language`` with citation mode ``cite``:
         :class:`InputError` naming the missing section otherwise."""
+        if cite == "focus":
+            self._check_focus(output_language)
+            return
         user = self.sections["user"]
         need = []
         if "{language}" in user:
@@ -192,6 +252,64 @@ class PromptSet:
             raise InputError(f"the prompt file has no section {', '.join('=== ' + m for m in missing)}; it is needed "
                              f"for questions in {output_language!r} with --cite {cite}", source=self.source,
                              field="section")
+
+    def _check_focus(self, output_language: str) -> None:
+        missing = [n for n in FOCUS_SECTIONS if n not in self.sections]
+        if "{language}" in self.sections.get("focus user", "") and "language " + output_language not in self.sections:
+            missing.append("language " + output_language)
+        if missing:
+            raise InputError(f"the prompt file has no section {', '.join('=== ' + m for m in missing)}; --cite focus "
+                             f"needs {', '.join('=== ' + m for m in FOCUS_SECTIONS)}", source=self.source,
+                             field="section")
+        lacks = [p for p in _FOCUS_NEEDS if p not in self.sections["focus user"]]
+        if lacks:
+            raise InputError(f"the 'focus user' section lacks {', '.join(lacks)}", source=self.source, field="user")
+        if not self.examples(output_language):
+            raise InputError(f"no worked examples for questions in {output_language!r}: --cite focus shows some "
+                             f"before each request; expected {bundled_examples_path(output_language)}",
+                             source=self.source, field="examples")
+
+    def examples(self, language: str, kind: Optional[str] = None) -> Tuple[FocusExample, ...]:
+        """The worked ``--cite focus`` exchanges for questions in ``language``: of ``kind`` when given (a kind
+        without examples of its own gets the ``meaning`` ones)."""
+        text = self.examples_text.get(language)
+        if not text:
+            return ()
+        every = parse_examples(text, str(bundled_examples_path(language)))
+        if kind is None:
+            return every
+        own = tuple(e for e in every if e.kind == kind)
+        return own or tuple(e for e in every if e.kind == "meaning")
+
+    def _focus_user(self, kind: str, documents: Sequence[str], sentences: Sequence[str], language: str) -> str:
+        if len(sentences) == 1:
+            shown = _fill(self.sections["focus sentence"], {"text": " ".join(sentences[0].split()), "k": "1",
+                                                           "document": documents[0]})
+        else:
+            shown = "\n".join(_fill(self.sections["focus sentence many"],
+                                    {"text": " ".join(t.split()), "k": str(i), "document": d})
+                              for i, (d, t) in enumerate(zip(documents, sentences), 1))
+        if kind in self.extra_kinds:
+            instructions = self.extra_kinds[kind]
+        else:
+            instructions = self.sections.get("focus kind " + kind) or self.instruction(kind)
+        this = self.sections["focus this one" if len(sentences) == 1 else "focus this many"]
+        return _fill(self.sections["focus user"], {
+            "document": "; ".join(dict.fromkeys(documents)), "sentences": shown, "instructions": instructions,
+            "language": self.sections.get("language " + language, language), "this": this, "kind": kind})
+
+    def focus_messages(self, kind: str, documents: Sequence[str], sentences: Sequence[str], *,
+                       language: str = "ko") -> List[Dict[str, str]]:
+        """The messages of one ``--cite focus`` call: the system message, the worked examples of ``kind`` as
+        earlier user/assistant turns, then the request for one question that ``sentences`` (from the documents
+        titled ``documents``, one title each) answer."""
+        out = [{"role": "system", "content": self.sections["system"]}]
+        for ex in self.examples(language, kind):
+            out.append({"role": "user", "content": self._focus_user(kind, ex.documents, ex.sentences, language)})
+            out.append({"role": "assistant", "content": json.dumps({"question": ex.question, "answer": ex.answer},
+                                                                   ensure_ascii=False)})
+        out.append({"role": "user", "content": self._focus_user(kind, documents, sentences, language)})
+        return out
 
     def messages(self, kind: str, passages: Sequence[Passage], n: int, *, titles: Sequence[str] = (),
                  avoid: Sequence[str] = (), request: int = 1, language: str = "ko",
@@ -209,8 +327,11 @@ class PromptSet:
         user = _fill(self.sections["user"], values)
         return [{"role": "system", "content": self.sections["system"]}, {"role": "user", "content": user}]
 
-    def feedback(self, which: str, error: str = "") -> str:
-        """The follow-up message after an unusable reply (``invalid``, ``truncated``, ``refused``)."""
+    def feedback(self, which: str, error: str = "", *, cite: str = "spans") -> str:
+        """The follow-up message after an unusable reply (``invalid``, ``truncated``, ``refused``); with
+        ``cite="focus"`` the ``focus feedback invalid`` section for an invalid reply."""
+        if cite == "focus" and which == "invalid":
+            return _fill(self.sections["focus feedback invalid"], {"error": error})
         return _fill(self.sections["feedback " + which], {"error": error})
 
 
@@ -298,8 +419,14 @@ def load_prompts(language: str, path: Union[str, Path, None] = None,
                              "procedure='asks how to carry out a multi-step procedure'", source="--kind",
                              field="kind")
     name = header.get("name") or (f"questions/{language}" if path is None else f"custom/{p.stem}")
+    examples: Dict[str, str] = {}
+    if "focus user" in sections:
+        for lang in ("ko", "en"):
+            ex = bundled_examples_path(lang)
+            if ex.is_file():
+                examples[lang] = _read(ex)
     return PromptSet(name, header.get("version", "0"), language, source, text, sections,
-                     {k: v.strip() for k, v in extra.items()})
+                     {k: v.strip() for k, v in extra.items()}, examples)
 
 
 @dataclass(frozen=True)

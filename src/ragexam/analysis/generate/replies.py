@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ragexam.metrics.judge.replies import ReplyError, extract_json
 
-__all__ = ["parse_reply", "item_fields", "ReplyError"]
+__all__ = ["parse_reply", "parse_focus_reply", "item_fields", "ReplyError"]
 
 
 def parse_reply(content: Optional[str]) -> List[Any]:
@@ -41,6 +41,20 @@ def parse_reply(content: Optional[str]) -> List[Any]:
     if not isinstance(items, list):
         raise ReplyError("invalid_reply", f'"questions" is a {type(items).__name__}; expected a list of objects')
     return items
+
+
+def parse_focus_reply(content: Optional[str]) -> List[Any]:
+    """A ``--cite focus`` reply, ``{"question": ..., "answer": ...}``, as a list of one item (the evidence is the
+    focus sentences: the generator fills it in).  A ``{"questions": [...]}`` envelope is read as well (its items
+    beyond the first are ``over_count``); anything else is a :class:`ReplyError`."""
+    obj = extract_json(content)
+    if "question" in obj:
+        return [obj]
+    if isinstance(obj.get("questions"), list):
+        return obj["questions"]
+    keys = ", ".join(repr(k) for k in list(obj)[:5]) or "none"
+    raise ReplyError("invalid_reply", f'the object has no "question" key (keys: {keys}); expected '
+                                      '{"question": ..., "answer": ...}')
 
 
 def item_fields(item: Any, numbers: Optional[Mapping[int, str]] = None) -> Tuple[Optional[Dict[str, Any]],

@@ -1,0 +1,260 @@
+"""``--cite focus``: ragexam chooses the sentence, the model writes one question it answers after worked examples.
+
+The model is the scripted stub of ``qgen_stub.py`` (a focus call is a :class:`GenRequest` with ``focus`` set);
+the local model's real replies in this mode are replayed in ``test_generate_replay.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from qgen_stub import GenRequest, start_gen_stub
+from ragexam.analysis.generate import generate
+from ragexam.analysis.generate.prompts import FOCUS_SCHEMA, load_prompts, parse_examples
+from ragexam.analysis.generate.replies import ReplyError, parse_focus_reply
+from ragexam.errors import InputError
+
+DOCS = [
+    {"doc_id": "t1", "title": "국내 출장", "content":
+        "국내 출장 일비는 1일 2만 5천 원이고, 당일 출장은 1만 5천 원입니다. 숙박비는 서울 1박 10만 원까지입니다.\n\n"
+        "출장에서 돌아오면 5영업일 이내에 출장 보고서를 '스마트정산'에 올려야 합니다."},
+    {"doc_id": "t2", "title": "해외 출장", "content":
+        "해외 출장 일비는 1일 60달러이며, 미주·유럽 지역은 1일 70달러입니다. 해외 출장은 본부장의 사전 승인이 "
+        "필요합니다.\n\n항공권은 이코노미석이 원칙입니다."},
+    {"doc_id": "t3", "title": "연차 휴가", "content":
+        "입사 1년이 지나면 연 15일의 연차가 부여됩니다. 연차는 사용일 3일 전까지 신청합니다.\n\n"
+        "쓰지 못한 연차는 다음 해로 최대 5일까지 이월됩니다."},
+]
+SENTENCES = {
+    "국내 출장 일비는 1일 2만 5천 원이고, 당일 출장은 1만 5천 원입니다.": ("당일 출장 일비는 얼마인가요?", "1만 5천 원"),
+    "숙박비는 서울 1박 10만 원까지입니다.": ("서울에서 자면 하룻밤 숙박비는 얼마까지 나오나요?", "1박 10만 원까지"),
+    "출장에서 돌아오면 5영업일 이내에 출장 보고서를 '스마트정산'에 올려야 합니다.":
+        ("출장 보고서는 돌아와서 언제까지 올려야 하나요?", "5영업일 이내"),
+    "해외 출장 일비는 1일 60달러이며, 미주·유럽 지역은 1일 70달러입니다.": ("미국 출장의 하루 일비는 얼마인가요?", "1일 70달러"),
+    "해외 출장은 본부장의 사전 승인이 필요합니다.": ("해외 출장은 누구의 승인을 먼저 받아야 하나요?", "본부장"),
+    "항공권은 이코노미석이 원칙입니다.": ("항공권은 어떤 좌석으로 끊어야 하나요?", "이코노미석"),
+    "입사 1년이 지나면 연 15일의 연차가 부여됩니다.": ("입사 1년이 지나면 연차가 며칠 생기나요?", "연 15일"),
+    "연차는 사용일 3일 전까지 신청합니다.": ("휴가는 며칠 전에 신청해야 하나요?", "사용일 3일 전까지"),
+    "쓰지 못한 연차는 다음 해로 최대 5일까지 이월됩니다.": ("못 쓴 연차는 다음 해로 며칠까지 넘길 수 있나요?", "최대 5일"),
+}
+
+
+@pytest.fixture
+def stub():
+    s, shutdown = start_gen_stub()
+    yield s
+    shutdown()
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    p = tmp_path / "docs.jsonl"
+    p.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in DOCS), encoding="utf-8")
+    return p
+
+
+def run(stub, corpus, tmp_path, **kw):
+    kw.setdefault("cache_dir", tmp_path / "cache")
+    kw.setdefault("n", 9)
+    kw.setdefault("mix", "meaning=1")
+    kw.setdefault("max_passes", 3)
+    return generate(corpus, model="stub-gen", base_url=stub.base_url, api_key="x", cite="focus", **kw)
+
+
+def answer_from_table(req: GenRequest):
+    question, answer = SENTENCES[req.passages[0][1]]
+    return {"question": question, "answer": answer}
+
+
+def test_each_call_asks_one_question_about_one_sentence_after_the_worked_examples(stub, corpus, tmp_path):
+    seen = []
+
+    def s(req: GenRequest):
+        seen.append(req)
+        return answer_from_table(req)
+
+    stub.script = s
+    res = run(stub, corpus, tmp_path)
+    assert len(res.records) == 9 and not res.rejects
+    asked = [req.passages[0][1] for req in seen]
+    assert sorted(asked) == sorted(SENTENCES)  # every sentence once, none twice
+    examples = load_prompts("en").examples("ko", "meaning")
+    body = seen[0].body
+    msgs = body["messages"]
+    assert [m["role"] for m in msgs] == ["system"] + ["user", "assistant"] * len(examples) + ["user"]
+    assert json.loads(msgs[2]["content"]) == {"question": examples[0].question, "answer": examples[0].answer}
+    assert body["response_format"]["json_schema"]["schema"] == FOCUS_SCHEMA
+    assert "Ask in your own words" in msgs[-1]["content"] and "Document: " in msgs[-1]["content"]
+    for r in res.records:  # the evidence is the focus sentence, verbatim: it is the corpus's own text
+        g = r["metadata"]["generation"]
+        assert r["evidence"] == [next(k for k, v in SENTENCES.items() if v[0] == r["question"])]
+        doc = next(d for d in DOCS if d["doc_id"] == r["relevant_doc_ids"][0])
+        span = g["evidence_spans"][0]
+        assert doc["content"][span["start"]:span["end"]] == r["evidence"][0]
+        assert g["cited_sentences"] == [1]
+    assert "|per_call:1|" in res.signature and "|cite:focus|" in res.signature
+    assert "|max_tokens:400|" in res.signature  # a focus reply is one question: a small completion limit
+
+
+def test_the_model_cannot_choose_its_evidence_and_extra_items_are_over_count(stub, corpus, tmp_path):
+    def s(req: GenRequest):
+        q, a = SENTENCES[req.passages[0][1]]
+        if "이월" in req.passages[0][1]:  # an envelope of two items, the first with evidence of its own choosing
+            return {"questions": [{"question": q, "answer": a, "evidence": ["항공권은 이코노미석이 원칙입니다."]},
+                                  {"question": "다른 질문은 무엇인가요?", "answer": "없음"}]}
+        return {"question": q, "answer": a, "evidence": ["쓰지 못한 연차"]}
+
+    stub.script = s
+    res = run(stub, corpus, tmp_path)
+    assert Counter(r["reason"] for r in res.rejects) == {"over_count": 1}
+    carry = next(r for r in res.records if "이월" in r["question"] or "넘길" in r["question"])
+    assert carry["evidence"] == ["쓰지 못한 연차는 다음 해로 최대 5일까지 이월됩니다."]
+    assert all(r["evidence"][0] in SENTENCES for r in res.records)
+
+
+def test_a_reply_without_a_question_gets_the_focus_feedback_then_counts_as_malformed(stub, corpus, tmp_path):
+    replies = []
+
+    def s(req: GenRequest):
+        replies.append(req)
+        return {"questions_list": ["?"]}
+
+    stub.script = s
+    res = run(stub, corpus, tmp_path, n=1, max_passes=1)
+    assert res.records == [] and {r["reason"] for r in res.rejects} == {"malformed_reply"}
+    retry = next(req for req in replies if req.retry == 1)
+    feedback = retry.body["messages"][-1]["content"]
+    assert 'no "question" key' in feedback and 'Reply again with exactly one JSON object: {"question"' in feedback
+
+
+def test_lexical_prefers_a_sentence_with_a_code_name_or_number(stub, corpus, tmp_path):
+    seen = []
+
+    def s(req: GenRequest):
+        seen.append(req)
+        return answer_from_table(req)
+
+    stub.script = s
+    run(stub, corpus, tmp_path, n=3, mix="lexical=1", max_passes=1)
+    lexical = [req for req in seen if req.kind == "lexical"]
+    assert lexical and all(any(ch.isdigit() or ch == "'" for ch in req.passages[0][1]) for req in lexical)
+    assert all("Keep the code, name or number" in req.user for req in lexical)
+
+
+def test_multi_shows_a_sentence_of_each_of_two_documents(stub, corpus, tmp_path):
+    seen = []
+
+    def s(req: GenRequest):
+        seen.append(req)
+        (d1, s1), (d2, s2) = req.passages
+        return {"question": "국내 출장과 해외 출장의 일비는 각각 하루 얼마인가요?", "answer": "2만 5천 원, 60달러"}
+
+    stub.script = s
+    res = run(stub, corpus, tmp_path, n=1, mix="multi=1", max_passes=1)
+    req = seen[0]
+    assert req.kind == "multi" and len(req.passages) == 2 and req.passages[0][0] != req.passages[1][0]
+    assert "Sentence 1 (" in req.user and "Sentence 2 (" in req.user
+    multi_examples = load_prompts("en").examples("ko", "multi")
+    assert len(req.body["messages"]) == 1 + 2 * len(multi_examples) + 1
+    r = res.records[0]
+    assert r["type"] == "multi" and len(r["relevant_doc_ids"]) == 2 and len(r["evidence"]) == 2
+
+
+def test_korean_instructions_have_the_focus_mode_too(stub, corpus, tmp_path):
+    seen = []
+
+    def s(req: GenRequest):
+        seen.append(req)
+        return answer_from_table(req)
+
+    stub.script = s
+    res = run(stub, corpus, tmp_path, n=2, prompt_language="ko", max_passes=1)
+    assert len(res.records) == 2 and "문장: " in seen[0].user and "자기 말로" in seen[0].user
+    assert "|prompt:questions/ko/v3@" in res.signature
+
+
+def test_a_prompt_file_without_the_focus_sections_is_an_input_error_naming_them(stub, corpus, tmp_path):
+    from ragexam.analysis.generate.prompts import bundled_prompt_path
+
+    text = bundled_prompt_path("en").read_text(encoding="utf-8")
+    own = tmp_path / "mine.txt"
+    own.write_text(text.split("\n=== focus user")[0] + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"no section === focus user.*--cite focus needs") as err:
+        run(stub, corpus, tmp_path, prompt=str(own))
+    assert str(own) in str(err.value)
+    assert stub.requests == []
+
+
+def test_parse_focus_reply_reads_one_object_or_an_envelope():
+    assert parse_focus_reply('{"question": "q?", "answer": "a"}') == [{"question": "q?", "answer": "a"}]
+    assert parse_focus_reply('```json\n{"questions": [{"question": "q?"}]}\n```') == [{"question": "q?"}]
+    with pytest.raises(ReplyError, match=r'no "question" key \(keys: \'q\'\)'):
+        parse_focus_reply('{"q": 1}')
+
+
+def test_the_bundled_examples_are_well_formed_and_hashed_into_the_prompt():
+    from ragexam.analysis.generate.prompts import bundled_examples_path
+
+    for lang in ("ko", "en"):
+        ex = parse_examples(bundled_examples_path(lang).read_text(encoding="utf-8"), lang)
+        assert {e.kind for e in ex} == {"meaning", "lexical", "multi"}
+        assert all(e.question.endswith("?") for e in ex)
+    p = load_prompts("en")
+    from dataclasses import replace
+
+    assert replace(p, examples_text={**p.examples_text, "ko": p.examples_text["ko"] + "\n"}).sha != p.sha
+    with pytest.raises(InputError, match="one document title per sentence"):
+        parse_examples('{"kind": "meaning", "documents": [], "sentences": ["a"], "question": "q", "answer": "a"}',
+                       "x.jsonl")
+
+
+# -- what the local model got wrong in this mode, rejected by deterministic checks ------------------------------
+def _located(*texts):
+    from ragexam.analysis.generate.checks import Located
+
+    return [Located(i, t, t, (), ()) for i, t in enumerate(texts, 1)]
+
+
+def test_a_key_naming_who_may_not_as_if_they_may_is_answer_polarity():
+    from ragexam.analysis.generate.checks import polarity_problem
+
+    ev = _located("입사 후 3개월이 지나지 않은 직원은 재택근무를 신청할 수 없습니다.")
+    q = "재택근무를 신청할 수 있는 기준은 무엇인가요?"
+    bad = polarity_problem(q, "입사 후 3개월이 지나지 않은 직원", ev, "ko")  # the local model's key
+    assert bad is not None and bad.reason == "answer_polarity" and "'신청'" in bad.detail
+    for right in ("입사 후 3개월이 지나야 신청할 수 있습니다", "3개월이 지나지 않은 직원은 신청할 수 없습니다",
+                  "아니요, 3개월이 지나야 합니다"):
+        assert polarity_problem(q, right, ev, "ko") is None, right
+    # a question that asks about the negation itself, or evidence that also allows it, is left alone
+    assert polarity_problem("누가 재택근무를 신청할 수 없나요?", "입사 후 3개월이 지나지 않은 직원", ev, "ko") is None
+    both = _located("A팀은 신청할 수 없고 B팀은 신청할 수 있습니다.")
+    assert polarity_problem("B팀은 신청할 수 있나요?", "B팀", both, "ko") is None
+    assert polarity_problem("Can I apply?", "staff of 3 months", _located("Staff cannot apply."), "en") is None
+    ev2 = _located("승인 없이 한 초과근무는 수당을 지급하지 않습니다.")
+    assert polarity_problem("초과근무 수당은 어떻게 지급하나요?", "승인 없이 한 초과근무", ev2, "ko").reason == \
+        "answer_polarity"
+
+
+def test_one_of_two_evidence_sentences_unrelated_to_the_question_is_evidence_unrelated():
+    from ragexam.analysis.generate.checks import unrelated_evidence
+
+    ev = _located("회의실은 '한빛포털'의 회의실 메뉴에서 예약하며, 한 번에 최대 2시간까지 잡을 수 있습니다.",
+                  "재택근무는 주 2회까지 할 수 있으며, 전날 오후 5시까지 'HR-Desk'에 신청해 팀장 승인을 받아야 합니다.")
+    bad = unrelated_evidence("재택근무를 신청해야 하는 이유는 무엇인가요?", "팀장 승인을 받아야 합니다", ev, "ko")
+    assert bad is not None and bad.reason == "evidence_unrelated" and "evidence 1" in bad.detail
+    assert unrelated_evidence("회의실 예약과 재택근무 신청은 각각 어디에서 하나요?", "한빛포털, HR-Desk", ev, "ko") is None
+    assert unrelated_evidence("재택근무는 주 몇 회인가요?", "주 2회", ev[1:], "ko") is None  # one string: not this check
+
+
+def test_both_checks_run_in_a_generation_and_can_be_switched_off_with_the_guards(stub, corpus, tmp_path):
+    docs = [{"doc_id": "w1", "title": "재택근무", "content": "입사 후 3개월이 지나지 않은 직원은 재택근무를 신청할 수 없습니다."}]
+    p = tmp_path / "w.jsonl"
+    p.write_text(json.dumps(docs[0], ensure_ascii=False) + "\n", encoding="utf-8")
+    stub.script = lambda req: {"question": "재택근무를 신청할 수 있는 기준은 무엇인가요?", "answer": "입사 후 3개월이 지나지 않은 직원"}
+    res = run(stub, p, tmp_path, n=1, max_passes=1)
+    assert [r["reason"] for r in res.rejects] == ["answer_polarity"]
+    res = run(stub, p, tmp_path / "off", n=1, max_passes=1, skip_checks=("guards",))
+    assert len(res.records) == 1
