@@ -258,3 +258,25 @@ def test_both_checks_run_in_a_generation_and_can_be_switched_off_with_the_guards
     assert [r["reason"] for r in res.rejects] == ["answer_polarity"]
     res = run(stub, p, tmp_path / "off", n=1, max_passes=1, skip_checks=("guards",))
     assert len(res.records) == 1
+
+
+def test_a_key_copied_from_one_sentence_does_not_make_the_other_related():
+    from ragexam.analysis.generate.checks import unrelated_evidence
+
+    ev = _located("외부 방문객은 방문 전날까지 '한빛포털'에서 방문 등록을 해야 출입증을 받을 수 있습니다.",
+                  "재택근무는 주 2회까지 할 수 있으며, 전날 오후 5시까지 'HR-Desk'에 신청해 팀장 승인을 받아야 합니다.")
+    key = "재택근무는 주 2회까지 할 수 있으며, 전날 오후 5시까지 'HR-Desk'에 신청해 팀장 승인을 받아야 합니다."
+    bad = unrelated_evidence("재택근무를 신청해야 하는 이유는 무엇인가요?", key, ev, "ko")  # the local model's, again
+    assert bad is not None and "evidence 1" in bad.detail
+    assert unrelated_evidence("방문객 등록과 재택근무 신청은 각각 언제까지 하나요?", "방문 전날까지, 전날 오후 5시까지", ev,
+                              "ko") is None
+
+
+def test_multi_needs_two_sentences_that_share_terms(stub, tmp_path):
+    docs = [{"doc_id": "a", "title": "회의실", "content": "회의실은 한빛포털에서 예약합니다. 회의실 예약은 2시간까지입니다."},
+            {"doc_id": "b", "title": "주차", "content": "주차 등록은 총무팀에 신청합니다. 방문객 주차는 3시간 무료입니다."}]
+    p = tmp_path / "d.jsonl"
+    p.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+    res = run(stub, p, tmp_path, n=1, mix="multi=1", max_passes=1)
+    assert stub.generation_bodies() == [] and res.records == []
+    assert any("shares 2 terms" in n for n in res.card["notes"])

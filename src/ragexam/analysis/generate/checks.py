@@ -408,14 +408,17 @@ def polarity_problem(question: str, answer: str, located: Sequence[Located], lan
 def unrelated_evidence(question: str, answer: str, located: Sequence[Located], language: str
                        ) -> Optional[Rejection]:
     """``evidence_unrelated`` when, of two or more evidence strings, one shares no term (:func:`.measure.terms`)
-    with the question and the key, nor has one of their terms of two or more characters inside it: the local
-    1.5B model's two-document question "재택근무를 신청해야 하는 이유는 무엇인가요?" cited a meeting-room
-    sentence beside the remote-work one."""
+    with the question and the key's own terms (those not in the other evidence strings: a key that copies one
+    sentence says nothing of the other), nor has one of them of two or more characters inside it: the local
+    1.5B model's two-document question "재택근무를 신청해야 하는 이유는 무엇인가요?" with a meeting-room (or a
+    visitor) sentence beside the remote-work one, and a key copied from the remote-work one."""
     if len(located) < 2:
         return None
-    sets = M.terms([question + "\n" + answer] + [loc.normalized for loc in located], language)
-    asked = sets[0]
-    for loc, own in zip(located, sets[1:]):
+    sets = M.terms([question, answer] + [loc.normalized for loc in located], language)
+    q_terms, a_terms, own_terms = sets[0], sets[1], sets[2:]
+    for i, (loc, own) in enumerate(zip(located, own_terms)):
+        others = set().union(*(o for j, o in enumerate(own_terms) if j != i))
+        asked = q_terms | (a_terms - others)  # a key that copies another evidence string says nothing of this one
         text = loc.normalized.lower()
         if not (asked & own) and not any(len(t) >= 2 and t in text for t in asked):
             return Rejection("evidence_unrelated", f"evidence {loc.index} shares no term with the question or its "

@@ -83,6 +83,8 @@ DEFAULT_CITE = "spans"
 #: every check that can be switched off: the deterministic ``injection`` (addresses_model) and ``guards``
 #: (not_a_question, off_topic), and the LLM checks of :mod:`.llm_checks`
 CHECKS: Tuple[str, ...] = ("injection", "guards") + LLM_CHECKS
+#: terms two sentences must share to be asked about together (``--cite focus``, multi)
+MULTI_SHARED_TERMS = 2
 #: a sentence a lexical focus question prefers: it holds a digit, a Latin letter or a quotation mark
 _ANCHORED = re.compile(r"[0-9A-Za-z'\"‘’“”「」]")
 
@@ -603,9 +605,9 @@ class Generator:
 
     def _focus_task(self, kind: str, sec: Section, state: "_State", index: int) -> Optional[_Task]:
         """One ``--cite focus`` call: the next sentence of ``sec`` (for ``lexical``, the next that holds a code,
-        name, number or quotation, when one is left); for ``multi`` the next sentence that shares a term with a
-        sentence of the related section of another document, and the one of those sharing the most (``None``
-        when no pair shares a term: two unrelated sentences make no two-document question)."""
+        name, number or quotation, when one is left); for ``multi`` the pair of a sentence of ``sec`` and one of
+        the related section of another document that shares the most terms (``None`` when none shares
+        :data:`MULTI_SHARED_TERMS`: two unrelated sentences make no two-document question)."""
         free = self._focus_candidates(sec, state)
         texts = self._section_sentences(sec)
         pick = free[0]
@@ -622,8 +624,9 @@ class Generator:
                             self.language)
             mine, shared = terms[:len(free)], terms[len(free):]
             best = max(((len(mine[a] & shared[b]), -a, -b) for a in range(len(free)) for b in range(len(theirs))))
-            if best[0] == 0:
-                state.notes.add(f"no sentence of section {sec.sid} shares a term with one of {other.sid}")
+            if best[0] < MULTI_SHARED_TERMS:
+                state.notes.add(f"no sentence of section {sec.sid} shares {MULTI_SHARED_TERMS} terms with one of "
+                                f"{other.sid}")
                 state.exhausted.add((sec.sid, kind))
                 return None
             pick = free[-best[1]]
