@@ -61,7 +61,8 @@ def generate_cmd(
     budget: Optional[float] = typer.Option(None, "--budget", help="USD this run may spend (needs a known price)."),
     id_prefix: str = typer.Option("gen", "--id-prefix", help="Query ids are PREFIX_0001, ..."),
     base_url: BaseUrl = None, api_key: ApiKey = None, concurrency: Concurrency = 4,
-    temperature: float = typer.Option(0.7, "--temperature", help="Generator temperature (the checks use 0)."),
+    temperature: Optional[float] = typer.Option(None, "--temperature", help="Generator temperature (default 0.7; 0 "
+                                                "with --cite focus; the checks use 0)."),
     max_tokens: MaxTokens = None, timeout: Timeout = 60.0, max_retries: MaxRetries = 4,
     max_attempts: int = typer.Option(3, "--max-attempts", help="Replies per call before it counts as malformed."),
     response_format: ResponseFormat = "auto", cache_dir: CacheDir = None, no_cache: NoCache = False,
@@ -73,6 +74,10 @@ def generate_cmd(
     from ragexam.analysis.generate.api import parse_kinds
     from ragexam.report.console_generate import generate_files, print_generate, print_generate_plan
 
+    from ragexam.analysis.generate.engine import default_temperature
+
+    if temperature is None:
+        temperature = default_temperature(cite)
     settings = llm_settings(model, base_url, api_key, concurrency=concurrency, temperature=temperature,
                             max_tokens=max_tokens, seed=None, timeout=timeout, max_retries=max_retries,
                             cache_dir=cache_dir, no_cache=no_cache, price=price, response_format=response_format)

@@ -13,8 +13,8 @@ Keyword arguments are the fields of :class:`~ragexam.analysis.generate.engine.Ge
 ``budget``, ...) and of :class:`~ragexam.llm.settings.LLMSettings` (``base_url``, ``api_key``,
 ``temperature``, ``max_tokens``, ``concurrency``, ``timeout``, ``max_retries``, ``cache``, ``cache_dir``,
 ``price``, ``response_format``, ...), or pass ``settings=`` / ``config=`` objects.  The generator's
-temperature defaults to 0.7 (varied questions; the cache makes reruns reproducible); the LLM checks always
-run at temperature 0.
+temperature defaults to 0.7 (varied questions; the cache makes reruns reproducible), 0 with ``cite="focus"``
+(:data:`~ragexam.analysis.generate.engine.FOCUS_TEMPERATURE`); the LLM checks always run at temperature 0.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
 
-__all__ = ["generate", "plan", "parse_kinds", "DEFAULT_TEMPERATURE"]
+from ragexam.analysis.generate.engine import DEFAULT_TEMPERATURE  # noqa: E402 (re-exported)
 
-DEFAULT_TEMPERATURE = 0.7
+__all__ = ["generate", "plan", "parse_kinds", "DEFAULT_TEMPERATURE"]
 
 
 def parse_kinds(specs: Optional[Sequence[str]]) -> Dict[str, str]:
@@ -67,7 +67,9 @@ def _split(model: Optional[str], options: Dict[str, Any], settings: Any, config:
         if not model:
             raise InputError("needs a model (e.g. gpt-4o-mini, or a local model name with base_url)",
                              source="--model", field="model")
-        llm_opts.setdefault("temperature", DEFAULT_TEMPERATURE)
+        from ragexam.analysis.generate.engine import default_temperature
+
+        llm_opts.setdefault("temperature", default_temperature(config.cite))
         settings = LLMSettings(model, **llm_opts)
     else:
         if llm_opts:

@@ -62,7 +62,7 @@ from ragexam.analysis.generate.sampling import (Coverage, Pairs, Section, build_
 from ragexam.errors import InputError
 
 __all__ = ["GenerateConfig", "GenerateResult", "GeneratePlan", "Candidate", "Generator", "CALL_FORMAT",
-           "DEFAULT_SEED"]
+           "DEFAULT_SEED", "DEFAULT_TEMPERATURE", "FOCUS_TEMPERATURE", "default_temperature"]
 
 CALL_FORMAT = "ragexam-questions-call/1"
 DEFAULT_SEED = 12345
@@ -76,6 +76,16 @@ MIN_YIELD = 0.2
 DEFAULT_MAX_TOKENS = 2048
 #: the completion limit of a ``--cite focus`` call (one question and a short answer)
 FOCUS_MAX_TOKENS = 400
+#: the generator's sampling temperature when none is given: varied questions from a passage asked several times;
+#: in the focus mode every call is about another sentence and the local 1.5B model wrote worse questions sampled
+#: (docs/generate.md, "Measured on a real model"), so greedy
+DEFAULT_TEMPERATURE = 0.7
+FOCUS_TEMPERATURE = 0.0
+
+
+def default_temperature(cite: str = "auto") -> float:
+    """The generator's temperature when none is given, for citation mode ``cite`` (``auto``: the default mode)."""
+    return FOCUS_TEMPERATURE if (cite if cite != "auto" else DEFAULT_CITE) == "focus" else DEFAULT_TEMPERATURE
 #: the instruction language of the prompts when none is chosen (measured: docs/generate.md, "Prompts")
 DEFAULT_PROMPT_LANGUAGE = "en"
 #: how the model cites evidence when not chosen (measured: docs/generate.md, "Citation modes")
@@ -351,8 +361,8 @@ class Generator:
         self.config = config
         if config.seed != settings.seed:
             settings = settings.replace(seed=config.seed)
+        focus = (config.cite if config.cite != "auto" else DEFAULT_CITE) == "focus"
         if settings.max_tokens is None:
-            focus = (config.cite if config.cite != "auto" else DEFAULT_CITE) == "focus"
             settings = settings.replace(max_tokens=FOCUS_MAX_TOKENS if focus else DEFAULT_MAX_TOKENS)
         self.settings = settings
         self.corpus = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
