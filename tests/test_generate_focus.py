@@ -280,3 +280,25 @@ def test_multi_needs_two_sentences_that_share_terms(stub, tmp_path):
     res = run(stub, p, tmp_path, n=1, mix="multi=1", max_passes=1)
     assert stub.generation_bodies() == [] and res.records == []
     assert any("shares 2 terms" in n for n in res.card["notes"])
+
+
+def test_a_kind_of_which_nothing_is_kept_is_given_up_with_a_note(stub, corpus, tmp_path):
+    ooc = "출장 일비는 하루 얼마인가요?"
+    stub.in_corpus = {ooc}  # the out-of-corpus check finds it answered: never kept
+
+    def s(req: GenRequest):
+        if req.focus:
+            return answer_from_table(req)
+        return {"questions": [{"question": ooc, "answer": "", "evidence": [], "type": "out_of_corpus"}]}
+
+    stub.script = s
+    res = run(stub, corpus, tmp_path, n=16, mix="meaning=0.5,out_of_corpus=0.5", max_passes=30)
+    from qgen_stub import parse_generation
+
+    kinds = Counter(parse_generation(b).kind for b in stub.generation_bodies())
+    # GIVE_UP_AFTER questions asked for (one per call; a pass asks up to one call per section, 3 here), then no more
+    assert 8 <= kinds["out_of_corpus"] < 8 + 3
+    assert any(f"no out_of_corpus question kept of {kinds['out_of_corpus']} asked for" in n for n in res.card["notes"])
+    ooc = next(b for b in stub.generation_bodies() if parse_generation(b).kind == "out_of_corpus")
+    assert '"evidence": [' in ooc["messages"][1]["content"]  # out-of-corpus calls keep the passage prompt and format
+    assert len(res.records) == 9 and all(r["answerable"] for r in res.records)  # filled with the other type

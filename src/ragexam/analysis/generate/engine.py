@@ -16,7 +16,8 @@ How a set is made
    per type.
 2. **Passes.**  Each pass asks, for every type still short of its target, for
    ``ceil(deficit / (per_call * yield))`` calls (``yield``: the share of that kind's requested
-   questions kept so far, 0.7 before any is known, at least 0.2), interleaving the kinds, each call
+   questions kept so far, 0.7 before any is known, at least 0.2; a kind of which none of 8 questions
+   asked for was kept is asked for no more, with a note), interleaving the kinds, each call
    on the next section in coverage order (every section once before any twice; a pass uses a section
    at most once).  A ``multi`` call adds the section's most related section of another document;
    an ``out_of_corpus`` call shows one section and the corpus's document titles.  A section shown
@@ -73,6 +74,8 @@ AVOID_MAX = 12
 #: initial expected share of kept questions per kind, and its floor
 INITIAL_YIELD = 0.7
 MIN_YIELD = 0.2
+#: a kind of which none of this many questions asked for was kept is not asked for again
+GIVE_UP_AFTER = 8
 DEFAULT_MAX_TOKENS = 2048
 #: the completion limit of a ``--cite focus`` call (one question and a short answer)
 FOCUS_MAX_TOKENS = 400
@@ -532,6 +535,10 @@ class Generator:
             if deficit <= 0:
                 continue
             asked = state.asked.get(kind, 0)
+            if asked >= GIVE_UP_AFTER and not state.kept_by_kind.get(kind):
+                state.notes.add(f"no {kind} question kept of {asked} asked for: not asked for again (the set is "
+                                "filled with the other types)")
+                continue
             y = state.kept_by_kind.get(kind, 0) / asked if asked >= self.per_call else INITIAL_YIELD
             y = max(MIN_YIELD, min(1.0, y))
             calls[kind] = math.ceil(deficit / (self.per_call * y))
@@ -580,7 +587,8 @@ class Generator:
                 passages = [s.passage() for s in secs]
             messages = self.prompts.messages(kind, passages, self.per_call,
                                              titles=self.titles if kind == "out_of_corpus" else (),
-                                             avoid=avoid, request=request, language=self.language, cite=self.cite)
+                                             avoid=avoid, request=request, language=self.language,
+                                             cite="spans" if self.cite == "focus" else self.cite)
             tasks.append(_Task(len(state.tasks) + len(tasks), state.pass_no, kind, secs, request, messages,
                                numbers=numbers))
         for t in tasks:
