@@ -133,7 +133,8 @@ def reader_inputs(body: Dict[str, Any]) -> Optional[Tuple[str, str]]:
     msgs = body["messages"]
     if not msgs or msgs[0].get("content") not in _READER_SYSTEMS:
         return None
-    user = next((m["content"] for m in msgs if m["role"] == "user"), "")
+    # the request is the last user message that holds a question (worked examples come before it, feedback after)
+    user = next((m["content"] for m in reversed(msgs) if m["role"] == "user" and _READER.search(m["content"])), "")
     m = _READER.search(user)
     return (m.group(2).strip(), m.group(1).strip()) if m else ("", "")
 

@@ -302,3 +302,17 @@ def test_a_kind_of_which_nothing_is_kept_is_given_up_with_a_note(stub, corpus, t
     ooc = next(b for b in stub.generation_bodies() if parse_generation(b).kind == "out_of_corpus")
     assert '"evidence": [' in ooc["messages"][1]["content"]  # out-of-corpus calls keep the passage prompt and format
     assert len(res.records) == 9 and all(r["answerable"] for r in res.records)  # filled with the other type
+
+
+def test_the_reader_gets_worked_examples_two_of_which_decline():
+    from ragexam.analysis.generate.prompts import load_reader
+
+    r = load_reader("en")
+    msgs = r.messages("연차는 며칠인가요?", ["연차는 15일입니다."], language="ko", decline="문서에서 찾을 수 없습니다.")
+    ex = r.examples("ko")
+    assert [m["role"] for m in msgs] == ["system"] + ["user", "assistant"] * len(ex) + ["user"]
+    assert sum(1 for m in msgs if m["role"] == "assistant" and m["content"] == "문서에서 찾을 수 없습니다.") == 2
+    assert "연차는 15일입니다." in msgs[-1]["content"] and "연차는 15일입니다." not in msgs[1]["content"]
+    from dataclasses import replace
+
+    assert replace(r, examples_text={}).sha != r.sha and r.label.startswith("reader/en/v2@")

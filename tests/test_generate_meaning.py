@@ -313,7 +313,7 @@ def test_cli_http_retriever_is_a_message_not_a_traceback(stub, corpus, tmp_path,
 
 
 # -- ragexam.testing.StubEndpoint answers the generator's prompts --------------------------------------------
-@pytest.mark.parametrize("cite", ["spans", "sentences"])
+@pytest.mark.parametrize("cite", ["spans", "sentences", "focus"])
 def test_the_public_stub_endpoint_runs_a_whole_generation(tmp_path, cite):
     from ragexam.data.validation import validate
     from ragexam.testing import StubEndpoint

@@ -10,6 +10,8 @@ runs offline (tests, CI, examples) -- the *numbers* say nothing about a model:
   documentation say about ``N1 N2``?" -- or, for ``lexical``, around a code-like token of the sentence;
   ``multi`` joins one sentence of each of two passages; ``out_of_corpus`` asks about a topic from a fixed
   list (HR and IT topics ragexam's bundled corpora do not cover);
+* a ``--cite focus`` generation prompt (``Sentence: ...`` / ``문장: ...`` lines after worked examples): the
+  question is built from the first sentence's nouns as above, the answer is the sentence;
 * a **reader** prompt (the answerable-from-evidence check): the evidence line sharing the most character
   bigrams with the question, or the decline sentence when none shares a quarter of them;
 * the **critic** rubric (``question_critic``): 3 (passes) when the question shares a term with the evidence,
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any, Dict, List, Optional, Tuple
 
 __all__ = ["stub_reply", "OOC_TOPICS", "call_kind", "replay_key", "request_sha"]
@@ -36,6 +39,8 @@ _KIND = re.compile(r'"type": "([a-z_0-9]+)"\}\]\}')
 _N = re.compile(r"질문을 (\d+)개|write (\d+) questions")
 _REQUEST = re.compile(r"(\d+)번째 요청|request number (\d+)")
 _READER = re.compile(r"^## (?:글|Text)\n(.*?)\n\n## (?:질문|Question)\n(.*?)\n\n## ", re.S | re.M)
+#: a sentence line of a ``--cite focus`` request (the last user message that has one is the request)
+_FOCUS_LINE = re.compile(r"^(?:Sentence|문장)(?: \d+ \((?:.*?)\))?: (.*)$", re.M)
 _SENT = re.compile(r"(?<=[.!?。])\s+|\n+")
 _CODE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_./][A-Za-z0-9]+)+|[A-Z]{2,}[A-Za-z0-9]*|\d+(?:[.,]\d+)*")
 #: out-of-corpus topics (ko, en)
@@ -121,6 +126,24 @@ def _generation(user: str) -> str:
     return json.dumps({"questions": items}, ensure_ascii=False)
 
 
+def _focus(user: str) -> str:
+    sentences = [t.strip() for t in _FOCUS_LINE.findall(user)]
+    korean = _korean(" ".join(sentences))
+    return json.dumps({"question": _question("meaning", sentences[0], korean).replace("에 대해 알려 주세요.", "은 어떻게 되나요?"),
+                       "answer": " ".join(sentences)}, ensure_ascii=False)
+
+
+def _request(msgs: List[Dict[str, Any]], pattern: "re.Pattern[str]") -> Tuple[int, str]:
+    """(index, text) of the last user message that matches ``pattern`` -- the request, after any worked examples
+    (earlier turns) and before any feedback -- else of the first user message."""
+    for i in range(len(msgs) - 1, -1, -1):
+        m = msgs[i]
+        if m.get("role") == "user" and isinstance(m.get("content"), str) and pattern.search(m["content"]):
+            return i, m["content"]
+    i = next((i for i, m in enumerate(msgs) if m.get("role") == "user"), -1)
+    return i, (msgs[i].get("content") or "") if i >= 0 else ""
+
+
 def _reader(user: str) -> str:
     from ragexam.analysis.generate.output import DECLINE
 
@@ -154,25 +177,39 @@ def stub_reply(body: Dict[str, Any]) -> Optional[str]:
     kind = call_kind(body)
     if kind == "generation":
         return _generation(user)
+    if kind == "generation:focus":
+        return _focus(_request(msgs, _FOCUS_LINE)[1])
     if kind == "reader":
-        return _reader(user)
+        return _reader(_request(msgs, _READER)[1])
     if kind == "judge:question_critic":
         return _critic(user)
     return None
 
 
 def call_kind(body: Dict[str, Any]) -> str:
-    """``generation``, ``reader`` or ``judge:<metric>`` (the reply schema's name) of a chat request."""
-    from ragexam.analysis.generate.prompts import load_reader
-
+    """``generation``, ``generation:focus`` (a ``--cite focus`` call), ``reader`` or ``judge:<metric>`` (the reply
+    schema's name) of a chat request."""
     msgs = body.get("messages") or []
     user = next((m.get("content") or "" for m in msgs if m.get("role") == "user"), "")
     if isinstance(user, str) and "<passage id=" in user:
         return "generation"
-    if msgs and msgs[0].get("content") in {load_reader(lang).sections["system"] for lang in ("ko", "en")}:
+    system = msgs[0].get("content") if msgs else None
+    readers, generators = _systems()
+    if system in readers:
         return "reader"
     name = ((body.get("response_format") or {}).get("json_schema") or {}).get("name")
+    if name in ("questions", None) and system in generators and _FOCUS_LINE.search(_request(msgs, _FOCUS_LINE)[1]):
+        return "generation:focus"
     return "judge:" + (name or "?")
+
+
+@lru_cache(maxsize=1)
+def _systems() -> Tuple[frozenset, frozenset]:
+    """The system messages of the bundled reader and generation prompts (both instruction languages)."""
+    from ragexam.analysis.generate.prompts import load_prompts, load_reader
+
+    return (frozenset(load_reader(lang).sections["system"] for lang in ("ko", "en")),
+            frozenset(load_prompts(lang).sections["system"] for lang in ("ko", "en")))
 
 
 def _after(user: str, names: Tuple[str, ...]) -> str:
@@ -184,8 +221,9 @@ def _after(user: str, names: Tuple[str, ...]) -> str:
 
 
 def replay_key(body: Dict[str, Any]) -> str:
-    """What a request is about: for a generation call its kind, passages, request number and attempt; for the
-    reader its question and evidence; for a judge call its metric, question, answer, contexts and reference."""
+    """What a request is about: for a generation call its kind, passages, request number and attempt (a focus call:
+    its sentences and attempt); for the reader its question and evidence; for a judge call its metric, question,
+    answer, contexts and reference."""
     kind = call_kind(body)
     msgs = body.get("messages") or []
     user = next((m.get("content") or "" for m in msgs if m.get("role") == "user"), "")
@@ -197,8 +235,13 @@ def replay_key(body: Dict[str, Any]) -> str:
         attempt = sum(1 for m in msgs if m.get("role") == "assistant")
         numbered = "numbered" if _NUMBERED.search(user) else "text"
         return f"generation|{k.group(1) if k else '?'}|{ids}|{request}|{attempt}|{numbered}"
+    if kind == "generation:focus":
+        i, req = _request(msgs, _FOCUS_LINE)
+        attempt = sum(1 for m in msgs[i:] if m.get("role") == "assistant")
+        sentences = " / ".join(" ".join(t.split()) for t in _FOCUS_LINE.findall(req))
+        return f"generation:focus|{sentences}|{attempt}"
     if kind == "reader":
-        m = _READER.search(user)
+        m = _READER.search(_request(msgs, _READER)[1])
         return f"reader|{' '.join(m.group(2).split()) if m else ''}|{' '.join(m.group(1).split()) if m else ''}"
     material = re.split(r"\n# (?:채점할 자료|Material to grade)\n", user)[-1]
     fields = [_after(material, names) for names in (("질문", "Question"), ("답변", "Answer"),
