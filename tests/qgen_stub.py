@@ -23,7 +23,8 @@ Replies depend only on the request's content, so two runs over the same prompts 
 ``stub.block_after = N`` makes request N+1 and later wait until ``stub.release`` is set (kill tests);
 ``stub.fail`` (a set of doc ids) answers generation calls on those passages with HTTP 500.
 
-:func:`helpdesk_script` answers from the bundled it_helpdesk question set: the hand-written questions
+:func:`helpdesk_script` answers from the bundled it_helpdesk question set (a focus call: the hand-written question
+whose evidence is in the sentence, else the offline stub's): the hand-written questions
 of the passage's document and kind, rotated by request number (two-document questions are built by
 joining one question of each passage; out-of-corpus ones come from the bundled ones and a list of
 topics the corpus does not cover).
@@ -269,6 +270,14 @@ def helpdesk_script(extra: Optional[Callable[[GenRequest, List[Dict[str, Any]]],
 
     def script(req: GenRequest):
         items: List[Dict[str, Any]] = []
+        if req.focus:  # --cite focus: the hand-written question whose evidence is in the sentence, else a plain one
+            sentence = " ".join(t for _, t in req.passages)
+            q = next((q for q in qa if q.answerable and any(e in sentence for e in q.evidence)), None)
+            if q is not None:
+                return {"question": q.question, "answer": q.ground_truth}
+            from ragexam.analysis.generate.offline import stub_reply
+
+            return json.loads(stub_reply(req.body))
         if req.kind in ("meaning", "lexical"):
             pool = by_doc.get((req.doc_ids[0], req.kind), []) or by_doc.get(
                 (req.doc_ids[0], "lexical" if req.kind == "meaning" else "meaning"), [])

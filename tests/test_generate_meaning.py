@@ -63,6 +63,7 @@ def run(stub, corpus, tmp_path, **kw):
     kw.setdefault("mix", "meaning=1")
     kw.setdefault("per_call", 10)
     kw.setdefault("max_passes", 1)
+    kw.setdefault("cite", "spans")  # these scripts answer passage prompts (the focus mode: test_generate_focus.py)
     return generate(corpus, model="stub-gen", base_url=stub.base_url, api_key="x", **kw)
 
 

@@ -39,6 +39,7 @@ def replay(path, tmp_path, **override):
     try:
         h = stub.header
         opts = dict(h["options"], **override)
+        opts.setdefault("cite", "spans")  # recorded before --cite focus became the default
         for k in ("seed", "max_passes", "max_calls", "per_call", "max_tokens"):
             if opts.get(k) is not None:
                 opts[k] = int(opts[k])
@@ -181,7 +182,8 @@ def test_the_benchmark_records_a_run_that_replays_to_the_same_result(tmp_path, c
     path = tmp_path / "generate_replay_stub.jsonl"
     try:
         assert bench.main(["--base-url", upstream.base_url, "--model", "stub", "--corpus", "it_helpdesk", "-n", "4",
-                           "--out", str(tmp_path / "run"), "--record", str(path), "--max-passes", "2"]) == 0
+                           "--out", str(tmp_path / "run"), "--record", str(path), "--max-passes", "2",
+                           "--cite", "spans"]) == 0  # helpdesk_script answers passage prompts
     finally:
         shutdown()
     printed = capsys.readouterr().out

@@ -24,7 +24,7 @@ def generate_set(tmp, script, *, unsupported=(), out="qa.jsonl"):
     stub.script = by_doc(lambda d, req: script(d))
     try:
         generate(corpus, model="stub-gen", base_url=stub.base_url, api_key="x", cache_dir=tmp / "cache", n=40,
-                 mix="meaning=1", per_call=10, max_passes=1, out=tmp / out)
+                 mix="meaning=1", per_call=10, max_passes=1, out=tmp / out, cite="spans")
     finally:
         shutdown()
     return corpus

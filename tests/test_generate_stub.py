@@ -101,6 +101,7 @@ def corpus(tmp_path):
 
 def run(stub, corpus, tmp_path, **kw):
     kw.setdefault("cache_dir", tmp_path / "cache")
+    kw.setdefault("cite", "spans")  # these scripts answer passage prompts (the focus mode: test_generate_focus.py)
     return generate(corpus, model="stub-gen", base_url=stub.base_url, api_key="x", **kw)
 
 
@@ -285,7 +286,7 @@ def test_a_rerun_calls_nothing_and_writes_the_same_files(stub, corpus, tmp_path)
 
 def test_dry_run_counts_the_calls_and_sends_nothing(stub, corpus, tmp_path):
     stub.script = by_doc(lambda d, req: GOOD[d])
-    kw = dict(n=50, mix="meaning=1", per_call=10, max_passes=1, cache_dir=tmp_path / "cache")
+    kw = dict(n=50, mix="meaning=1", per_call=10, max_passes=1, cache_dir=tmp_path / "cache", cite="spans")
     p = plan(corpus, model="stub-gen", base_url=stub.base_url, api_key="x", **kw)
     assert stub.requests == []
     assert (p.next_pass, p.generation_calls, p.generation_cached, p.check_calls_exact) == (1, 4, 0, False)

@@ -92,7 +92,7 @@ def default_temperature(cite: str = "auto") -> float:
 #: the instruction language of the prompts when none is chosen (measured: docs/generate.md, "Prompts")
 DEFAULT_PROMPT_LANGUAGE = "en"
 #: how the model cites evidence when not chosen (measured: docs/generate.md, "Citation modes")
-DEFAULT_CITE = "spans"
+DEFAULT_CITE = "focus"
 #: every check that can be switched off: the deterministic ``injection`` (addresses_model) and ``guards``
 #: (not_a_question, off_topic), and the LLM checks of :mod:`.llm_checks`
 CHECKS: Tuple[str, ...] = ("injection", "guards") + LLM_CHECKS
@@ -979,7 +979,8 @@ class Generator:
                 # the focus mode imposes the evidence (two sentences for multi): the question must use each of them
                 x.rejection = (C.unrelated_evidence(x.question, x.answer, x.located, self.language)
                                if self.cite == "focus" else None) or \
-                    C.polarity_problem(x.question, x.answer, x.located, self.language)
+                    C.polarity_problem(x.question, x.answer, x.located, self.language) or \
+                    C.answer_type_problem(x.question, x.answer, x.located)
                 if x.rejection is not None:
                     continue
             if C.answer_contained(x.answer, x.located):

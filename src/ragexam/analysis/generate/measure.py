@@ -382,8 +382,9 @@ def _negated(toks: Sequence[Any], i: int, start: int) -> bool:
 
 def polarities(texts: Sequence[str]) -> List[Dict[str, Set[str]]]:
     """Korean: for each text, predicate stem -> the polarities it occurs with, ``+`` or ``-`` (negated: ``-ㄹ 수
-    없다``, ``-지 않다``, ``-지 못하다``, ``못``/``안`` before it, ``-는 것은 금지/불가``).  ``신청할 수 없습니다``
-    gives ``{"신청": {"-"}}``, ``신청할 수 있는`` gives ``{"신청": {"+"}}``."""
+    없다``, ``-지 않다``, ``-지 못하다``, ``못``/``안`` before it, ``-는 것은 금지/불가``), and ``can`` where it is
+    ``-ㄹ 수 있다``.  ``신청할 수 없습니다`` gives ``{"신청": {"-"}}``, ``신청할 수 있는`` gives
+    ``{"신청": {"+", "can"}}``."""
     from ragexam.data.kiwi import tokenize
 
     out: List[Dict[str, Set[str]]] = []
@@ -391,7 +392,14 @@ def polarities(texts: Sequence[str]) -> List[Dict[str, Set[str]]]:
         pol: Dict[str, Set[str]] = {}
         for i, stem in _stems(toks):
             start = i - 1 if toks[i].tag in ("XSV", "XSA") else i
-            pol.setdefault(stem, set()).add("-" if _negated(toks, i, start) else "+")
+            marks = pol.setdefault(stem, set())
+            if _negated(toks, i, start):
+                marks.add("-")
+            else:
+                marks.add("+")
+                after = [t.form for t in toks[i + 1:i + 4]]
+                if len(after) >= 3 and after[1] == "수" and after[2] == "있":
+                    marks.add("can")
         out.append(pol)
     return out
 
