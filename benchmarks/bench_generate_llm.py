@@ -191,8 +191,9 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
             rec.stop()
         if rec is not None and args.record:
             header = {"header": {"corpus": _portable(args.corpus), "n": args.n, "model": args.model,
-                                 "options": {k: (str(v) if isinstance(v, Path) else v) for k, v in options.items()
-                                             if k not in ("cache_dir", "timeout", "concurrency")},
+                                 "options": {**({"cite": res.card["cite"]} if res is not None else {}),
+                                             **{k: (str(v) if isinstance(v, Path) else v) for k, v in options.items()
+                                                if k not in ("cache_dir", "timeout", "concurrency")}},
                                  **({"script": _portable(args.script)} if args.script else {}),
                                  "recorded": time.strftime("%Y-%m-%d %H:%M"), "endpoint": args.base_url,
                                  "load_before": load_before, "load_after": _load(),

@@ -69,7 +69,8 @@ def answer_from_table(req: GenRequest):
     return {"question": question, "answer": answer}
 
 
-def test_each_call_asks_one_question_about_one_sentence_after_the_worked_examples(stub, corpus, tmp_path):
+def recorded(stub):
+    """Answer from the table and keep every request: the list of requests seen."""
     seen = []
 
     def s(req: GenRequest):
@@ -77,6 +78,11 @@ def test_each_call_asks_one_question_about_one_sentence_after_the_worked_example
         return answer_from_table(req)
 
     stub.script = s
+    return seen
+
+
+def test_each_call_asks_one_question_about_one_sentence_after_the_worked_examples(stub, corpus, tmp_path):
+    seen = recorded(stub)
     res = run(stub, corpus, tmp_path)
     assert len(res.records) == 9 and not res.rejects
     asked = [req.passages[0][1] for req in seen]
@@ -131,13 +137,7 @@ def test_a_reply_without_a_question_gets_the_focus_feedback_then_counts_as_malfo
 
 
 def test_lexical_prefers_a_sentence_with_a_code_name_or_number(stub, corpus, tmp_path):
-    seen = []
-
-    def s(req: GenRequest):
-        seen.append(req)
-        return answer_from_table(req)
-
-    stub.script = s
+    seen = recorded(stub)
     run(stub, corpus, tmp_path, n=3, mix="lexical=1", max_passes=1)
     lexical = [req for req in seen if req.kind == "lexical"]
     assert lexical and all(any(ch.isdigit() or ch == "'" for ch in req.passages[0][1]) for req in lexical)
@@ -164,13 +164,7 @@ def test_multi_shows_a_sentence_of_each_of_two_documents(stub, corpus, tmp_path)
 
 
 def test_korean_instructions_have_the_focus_mode_too(stub, corpus, tmp_path):
-    seen = []
-
-    def s(req: GenRequest):
-        seen.append(req)
-        return answer_from_table(req)
-
-    stub.script = s
+    seen = recorded(stub)
     res = run(stub, corpus, tmp_path, n=2, prompt_language="ko", max_passes=1)
     assert len(res.records) == 2 and "문장: " in seen[0].user and "자기 말로" in seen[0].user
     assert "|prompt:questions/ko/v3@" in res.signature
@@ -344,8 +338,8 @@ def test_when_how_much_and_why_need_a_time_an_amount_and_a_reason():
 def test_a_key_that_loops_is_answer_repeats():
     from ragexam.analysis.generate.checks import answer_problem
 
-    key = "본인 과실로 분실한 노트북을 잔존가치의 30%를 부담하게 되면 " + "본인이 부담하게 되면 " * 5 + "본인이 부담하"  # the model's
-    assert answer_problem(key).reason == "answer_repeats"
+    key = "본인 과실로 분실한 노트북을 잔존가치의 30%를 부담하게 되면 " + "본인이 부담하게 되면 " * 5 + "본인이부담하게 되면"
+    assert answer_problem(key).reason == "answer_repeats"  # the local model's key, its last repeat without a space
     assert answer_problem("출장 보고서와 영수증을 올리고, 영수증 원본은 보관합니다.") is None
 
 

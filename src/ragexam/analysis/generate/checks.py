@@ -356,7 +356,8 @@ def answer_problem(answer: str) -> Optional[Rejection]:
         return Rejection("answer_declines", f"the answer says {phrase!r}")
     from ragexam.llm.attempts import find_loop
 
-    loop = find_loop(normalize(answer).rstrip(" .。"), min_repeats=3, min_chars=24, max_period=80)
+    # spaces dropped: a loop that loses one ("본인이 부담하게 되면 … 본인이부담하게 되면") is still a loop
+    loop = find_loop("".join(normalize(answer).split()).rstrip(".。"), min_repeats=3, min_chars=20, max_period=80)
     if loop is not None:
         return Rejection("answer_repeats", f"the answer repeats {loop[0].strip()!r} {loop[1]} times")
     return None
