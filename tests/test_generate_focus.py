@@ -372,3 +372,20 @@ def test_a_sentence_that_shares_only_common_terms_with_the_other_is_unrelated():
     trips = _located("해외 출장은 본부장의 사전 승인이 필요하며, 출국 14일 전까지 '한빛결재'로 신청합니다.",
                      "국내 출장은 출발 전에 팀장의 사전 승인을 받아야 합니다.")
     assert unrelated_evidence("해외 출장과 국내 출장의 차이점은 무엇인가요?", "본부장 승인과 팀장 승인", trips, "ko") is None
+
+
+def test_a_sentence_that_leans_on_its_neighbours_is_not_asked_about(stub, tmp_path):
+    docs = [{"doc_id": "p1", "title": "프린터", "content": "프린터 용지가 걸리면 뒷면 덮개를 열어 종이를 빼십시오. "
+             "위 방법으로 해결되지 않으면 헬프온에서 '프린터 장애'를 접수하십시오. 자주 보이는 오류는 다음과 같습니다. "
+             "다만 컬러 인쇄는 팀장 승인이 필요합니다. 예비 토너는 각 층 탕비실 옆 소모품 함에 있습니다."}]
+    p = tmp_path / "p.jsonl"
+    p.write_text(json.dumps(docs[0], ensure_ascii=False) + "\n", encoding="utf-8")
+    seen = []
+
+    def s(req: GenRequest):
+        seen.append(req.passages[0][1])
+        return {"question": "프린터에 문제가 생기면 어떻게 하나요?", "answer": "확인합니다"}
+
+    stub.script = s
+    run(stub, p, tmp_path, n=5, max_passes=5)
+    assert sorted(seen) == ["예비 토너는 각 층 탕비실 옆 소모품 함에 있습니다.", "프린터 용지가 걸리면 뒷면 덮개를 열어 종이를 빼십시오."]

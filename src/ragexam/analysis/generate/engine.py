@@ -98,6 +98,13 @@ DEFAULT_CITE = "focus"
 CHECKS: Tuple[str, ...] = ("injection", "guards") + LLM_CHECKS
 #: terms two sentences must share to be asked about together (``--cite focus``, multi)
 MULTI_SHARED_TERMS = 2
+#: a sentence that leans on its neighbours: it opens with a pointer back or a link (이/그/위/이 경우/다만/또한/This/
+#: However, ...), points up or down (위 방법, 아래와 같이, the following, as follows), or introduces a list (… 다음과
+#: 같습니다, a colon at the end); ``--cite focus`` asks about none
+_LEANS = re.compile(r"^(?:이|그|위|아래|저)(?:\s|것|곳|때|러|런|렇|와|에|의|를|은|는|가|로)|^(?:다만|또한|단,|단 |이때|이 경우|그 밖|"
+                    r"그러나|하지만|따라서|그래서|그리고|또는|한편)|다음과 같|아래와 같|위와 같|위 방법|위의 |"
+                    r"[:：]\s*$|^(?:this|that|these|those|it|they|however|but|also|otherwise|then|in this case|in that case)\b|"
+                    r"\b(?:the following|as follows|listed below|above|below)\b", re.I)
 #: a sentence a lexical focus question prefers: it holds a digit, a Latin letter or a quotation mark
 _ANCHORED = re.compile(r"[0-9A-Za-z'\"‘’“”「」]")
 
@@ -608,7 +615,9 @@ class Generator:
 
     def _focus_candidates(self, sec: Section, state: "_State") -> List[int]:
         """The sentences of ``sec`` a focus question may still be about, in the section's seeded order: not asked
-        about yet, and of an evidence's length (``min_evidence_chars``-``max_evidence_chars`` characters)."""
+        about yet, of an evidence's length (``min_evidence_chars``-``max_evidence_chars`` characters), and not
+        leaning on their neighbours (:data:`_LEANS`: a question written from "위 방법으로 해결되지 않으면 …" or
+        "자주 보이는 오류는 다음과 같습니다." cannot stand on its own)."""
         import random
 
         c = self.config
@@ -616,7 +625,8 @@ class Generator:
         order = list(range(len(texts)))
         random.Random(f"{c.seed}:{sec.sid}").shuffle(order)
         return [i for i in order if (sec.sid, i) not in state.focus_used
-                and c.min_evidence_chars <= len(" ".join(texts[i].split())) <= c.max_evidence_chars]
+                and c.min_evidence_chars <= len(" ".join(texts[i].split())) <= c.max_evidence_chars
+                and not _LEANS.search(" ".join(texts[i].split()))]
 
     def _focus_left(self, sec: Section, state: "_State") -> bool:
         return bool(self._focus_candidates(sec, state))
