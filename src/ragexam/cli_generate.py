@@ -29,13 +29,15 @@ def generate_cmd(
                                                           "meaning=0.4,lexical=0.35,multi=0.15,out_of_corpus=0.1)."),
     kind: Optional[List[str]] = typer.Option(None, "--kind", help="Add a kind: NAME=INSTRUCTION (repeatable); use "
                                                                   "NAME in --mix."),
-    per_call: int = typer.Option(3, "--per-call", help="Questions asked for per call (1-10)."),
+    per_call: int = typer.Option(3, "--per-call", help="Questions asked for per call (1-10; 1 with --cite focus)."),
     lang: str = typer.Option("auto", "--lang", help="The questions' language: auto (Hangul share of the corpus), ko, "
                                                     "en."),
     prompt_lang: str = typer.Option("auto", "--prompt-lang", help="Language of the instructions: auto (the measured "
                                     "default, English; the questions stay in the corpus's language), ko, en."),
-    cite: str = typer.Option("auto", "--cite", help="How the model cites evidence: spans (copied text; quote frames "
-                             "unwrapped) or sentences (numbers of shown sentences). auto: the measured default."),
+    cite: str = typer.Option("auto", "--cite", help="How evidence is chosen: focus (ragexam picks a sentence, the model "
+                             "writes one question about it), spans (the model copies text; quote frames unwrapped) or "
+                             "sentences (the model cites numbers of shown sentences). auto: the measured default, "
+                             "focus."),
     skip_check: Optional[List[str]] = typer.Option(None, "--skip-check", help="Switch a check off (repeatable): "
                                                    "injection, guards, critic, reader, faithfulness."),
     agree_at: int = typer.Option(4, "--agree-at", help="answer_correctness score (1-5) at which the reader's answer "

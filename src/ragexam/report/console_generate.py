@@ -65,7 +65,9 @@ def print_generate(result: Any, console: Any, out: Optional[Any] = None) -> None
     if "checks" in card:
         unwrapped = f"; {fmt.plural(card['unwrapped'], 'question')} kept with evidence unwrapped from a quote frame" \
             if card.get("unwrapped") else ""
-        console.print(f"checks: {', '.join(card['checks']) or 'none'}; evidence cited as {card['cite']}{unwrapped}",
+        how = {"focus": "evidence: the sentence ragexam chose (focus)", "spans": "evidence cited as spans",
+               "sentences": "evidence cited as sentences"}.get(card["cite"], f"evidence cited as {card['cite']}")
+        console.print(f"checks: {', '.join(card['checks']) or 'none'}; {how}{unwrapped}",
                       highlight=False, markup=False, soft_wrap=True)
     for note in card.get("notes", []):
         console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
