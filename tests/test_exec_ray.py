@@ -378,15 +378,20 @@ def test_answers_generated_on_ray_actors_equal_the_local_ones(ray_executor, tmp_
 
 
 class _FlakyRay:
-    """A stand-in for the ``ray`` module whose ``init`` fails as a busy Ray Client head does, ``fails`` times."""
+    """A stand-in for the ``ray`` module whose ``init`` fails as a busy Ray Client head does, ``fails`` times:
+    Ray 2.60's client (``ray/util/client/worker.py``) raises ``ConnectionAbortedError`` carrying the server's
+    traceback, whose last line is the proxier's ``RuntimeError``."""
 
-    def __init__(self, fails, message="Starting Ray client server failed. See ray_client_server_23000.err"):
-        self.fails, self.message, self.calls = fails, message, []
+    def __init__(self, fails, message="Starting Ray client server failed. See ray_client_server_23000.err for "
+                                      "detailed logs.", error=ConnectionAbortedError):
+        self.fails, self.message, self.error, self.calls = fails, message, error, []
 
     def init(self, address=None, **kwargs):
         self.calls.append(address)
         if len(self.calls) <= self.fails:
-            raise RuntimeError(self.message)
+            raise self.error("Initialization failure from server:\nTraceback (most recent call last):\n"
+                             '  File "proxier.py", line 772, in Datapath\n'
+                             f"    raise RuntimeError(\nRuntimeError: {self.message}\n")
 
     def is_initialized(self):
         return False
@@ -400,13 +405,16 @@ def test_a_ray_client_server_that_failed_to_start_is_tried_again(monkeypatch):
     ray_exec._init_with_retries(ok, "ray://head:10001", {})
     assert ok.calls == ["ray://head:10001"] * 3
     gone = _FlakyRay(fails=3)
-    with pytest.raises(RuntimeError, match="Starting Ray client server failed"):
+    with pytest.raises(ConnectionAbortedError, match="Starting Ray client server failed"):
         ray_exec._init_with_retries(gone, "ray://head:10001", {})
     assert len(gone.calls) == 3
+    older = _FlakyRay(fails=2, error=RuntimeError)  # the proxier's own error, as raised in-process
+    ray_exec._init_with_retries(older, "ray://head:10001", {})
+    assert len(older.calls) == 3
     other = _FlakyRay(fails=1, message="Connection refused")  # another failure: reported at once
-    with pytest.raises(RuntimeError, match="refused"):
+    with pytest.raises(ConnectionAbortedError, match="refused"):
         ray_exec._init_with_retries(other, "ray://head:10001", {})
     local = _FlakyRay(fails=1)  # not Ray Client: nothing to retry
-    with pytest.raises(RuntimeError):
+    with pytest.raises(ConnectionAbortedError):
         ray_exec._init_with_retries(local, None, {})
     assert len(other.calls) == len(local.calls) == 1

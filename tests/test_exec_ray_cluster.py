@@ -57,7 +57,7 @@ def _cli(cluster, *args, cache=None, timeout=900):
     env = {**cluster.env, "RAGEXAM_CACHE_DIR": str(cache or os.environ["RAGEXAM_CACHE_DIR"])}
     proc = subprocess.run([sys.executable, "-m", "ragexam.cli", *map(str, args)], env=env, capture_output=True,
                           text=True, timeout=timeout)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:] + "\n" + cluster.log_tail()[-6000:]
     return proc
 
 
@@ -78,6 +78,7 @@ def test_run_on_two_nodes_gives_the_local_metrics_and_records_both_nodes(cluster
     on_ray = json.loads((tmp_path / "ray" / "summary.json").read_text(encoding="utf-8"))
     assert _stable(on_ray) == _stable(local)  # every metric, interval, test, verdict and missed list
     assert on_ray["config"]["executor"] == cluster.client_address
+    assert "== ray_client_server" in cluster.log_tail()  # what a failed connection is reported with
     assert (tmp_path / "ray" / "per_question.csv").read_bytes() == (tmp_path / "local" / "per_question.csv").read_bytes()
 
     timing = on_ray["timing"]

@@ -156,6 +156,19 @@ class LocalCluster:
             raise
         return self
 
+    def log_tail(self, pattern: str = "ray_client_server*.err", lines: int = 30) -> str:
+        """The last ``lines`` lines of each of the cluster's log files matching ``pattern`` (the head's Ray Client
+        server logs by default: what a failed ``ray://`` connection tells only there), each under its name."""
+        if not self._tmp:
+            return ""
+        out = []
+        for path in sorted(Path(self._tmp).glob(f"session_*/logs/{pattern}")):
+            if path.parent.parent.is_symlink():  # session_latest points at the session itself
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            out.append(f"== {path.name} ==\n" + "\n".join(text[-lines:]))
+        return "\n".join(out)
+
     def kill_node(self, index: int) -> None:
         """SIGKILL every process of node ``index`` (0 is the head) at once, as a machine that fails."""
         self.nodes[index].kill(signal.SIGKILL)

@@ -82,7 +82,7 @@ def _init_with_retries(ray: Any, target: Optional[str], kwargs: Dict[str, Any]) 
         try:
             ray.init(address=target, **kwargs)
             return
-        except RuntimeError as err:
+        except (RuntimeError, ConnectionError) as err:  # Ray Client: ConnectionAbortedError with the server's trace
             if wait is None or not (target or "").startswith("ray://") or _CLIENT_START_FAILED not in str(err):
                 raise
             if ray.is_initialized():  # pragma: no cover - a half-made connection: start clean
