@@ -241,6 +241,12 @@ def _handler(stub: GenStub):
     return Handler
 
 
+def write_docs(path, docs):
+    """``docs`` (dicts) written as a corpus file, one JSON object a line; returns ``path``."""
+    path.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+    return path
+
+
 def start_gen_stub():
     """``(stub, shutdown)`` with ``stub.base_url`` set."""
     stub = GenStub()

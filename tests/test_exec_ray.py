@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -114,8 +115,11 @@ def test_a_worker_that_dies_has_its_batch_run_again_and_all_dying_is_an_error(ra
     assert sum(c["batches"] for c in placed["stages"]["embed"].values()) == 10  # each counted where it finished
 
     with pytest.raises(RagexamError, match=r"every Ray worker of 'die-on-item' died \(on node\(s\) [0-9a-f]{12}\); "
-                                           r"12 of 40 items had finished"):
+                                           r"(\d+) of 40 items had finished") as err:
         list(ray_executor.map_batches(DieOnItem("13"), items, batch_size=4))
+    # the finished prefix ends before item 13's batch; how far before depends on when each worker died (a batch
+    # queued on a worker that dies is lost with it: on a busy machine the second worker may die holding batch 2)
+    assert int(re.search(r"(\d+) of 40 items", str(err.value)).group(1)) in (0, 4, 8, 12)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from qgen_stub import GenRequest, start_gen_stub
+from qgen_stub import GenRequest, start_gen_stub, write_docs
 from ragexam.analysis.generate import generate
 from ragexam.analysis.generate import measure as M
 from ragexam.analysis.generate.checks import quoted_parts
@@ -52,9 +52,7 @@ def stub():
 
 @pytest.fixture
 def corpus(tmp_path):
-    p = tmp_path / "docs.jsonl"
-    p.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in DOCS), encoding="utf-8")
-    return p
+    return write_docs(tmp_path / "docs.jsonl", DOCS)
 
 
 def run(stub, corpus, tmp_path, **kw):
