@@ -259,3 +259,19 @@ def test_the_focus_run_on_the_handbook_replays_to_its_measured_numbers(tmp_path)
     unrelated = next(r for r in res.rejects if r["reason"] == "evidence_unrelated")
     assert unrelated["kind"] == "multi" and "외부 방문객" in " ".join(unrelated["evidence"])
     assert reasons(res)["not_a_question"] == 3
+
+
+def test_the_focus_run_on_it_helpdesk_replays_to_its_measured_numbers(tmp_path):
+    """docs/generate.md, the held-out corpus: ``bench_generate_llm.py -n 10 --corpus it_helpdesk`` with every
+    default and the final checks, recorded 2026-12-02 on a 2-core AVX2 machine: 45 generation calls, 10 kept
+    (read by a person: 6 good, 4 bad), and the rejections by reason the docs list."""
+    path = DATA / "generate_replay_focus_helpdesk_n10.jsonl"
+    h = header(path)
+    assert h["options"] == {"max_passes": 30, "seed": 12345, "cite": "focus"} and h["corpus"] == "it_helpdesk"
+    stub, res = replay(path, tmp_path)
+    assert stub.missed == [] and len(res.records) == 10
+    assert [r["question"] for r in res.records] == h["result"]["kept"]
+    assert res.card["this_run"]["usage"]["generation"]["calls"] == 45
+    assert reasons(res) == {"evidence_unrelated": 8, "not_a_content_question": 7, "answered_in_corpus": 6,
+                            "not_a_question": 5, "surplus": 4, "evidence_does_not_answer": 1, "answer_disagrees": 1,
+                            "copies_evidence": 1, "answer_type_mismatch": 1, "duplicate": 1}
