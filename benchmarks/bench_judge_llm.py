@@ -76,6 +76,8 @@ def _args(argv: List[str]) -> argparse.Namespace:
     p.add_argument("--max-tokens", type=int, default=None)
     p.add_argument("--seed", type=int, default=12345)
     p.add_argument("--no-reasoning", action="store_true", help="scores only (the same scores, far fewer tokens)")
+    p.add_argument("--judge-quoted", action="store_true", help="let the judge decide claims a context states in the "
+                   "same words too (ragexam's default: supported without asking; measures the judge itself)")
     p.add_argument("--out", default=None, help="write everything measured as JSON")
     return p.parse_args(argv)
 
@@ -85,7 +87,7 @@ def _settings(a: argparse.Namespace, base_url: str, cache_dir: str):
 
     return LLMSettings(a.model, base_url=base_url, api_key=a.api_key, timeout=a.timeout, max_retries=1,
                        concurrency=a.concurrency, cache_dir=cache_dir, max_tokens=a.max_tokens,
-                       reasoning=not a.no_reasoning)
+                       reasoning=not a.no_reasoning, quoted=not a.judge_quoted)
 
 
 def _per_judgment(judgments: List[Any], wall: float) -> Dict[str, Any]:
@@ -202,12 +204,18 @@ def _faithful_by_evidence(rows: List[Any]) -> Dict[str, Dict[str, int]]:
 
 
 def _item(s: Any) -> Dict[str, Any]:
-    """One answer's verdict of one metric; for faithfulness each claim with its written flag and P(true)."""
+    """One answer's verdict of one metric; for faithfulness each claim with its flag and P(true) -- for a claim a
+    context quotes (ragexam's quotation rule) true and 1, with what the judge wrote beside them (``judge_supported``
+    and ``judge_p_true``, ``None`` when it was not asked) and the quoting ``sentence``."""
     out = {"status": s.status, "score": s.score, "label": s.label, "reason": s.reason}
     if s.details.get("claims"):
-        dists = (s.details.get("probabilities") or {}).get("distributions") or [{}] * len(s.details["claims"])
-        out["claims"] = [{"claim": c["claim"], "supported": c["supported"], "p_true": d.get("true")}
-                         for c, d in zip(s.details["claims"], dists)]
+        prob = s.details.get("probabilities") or {}
+        dists = prob.get("distributions") or [{}] * len(s.details["claims"])
+        judge = prob.get("judge_distributions") or dists
+        out["claims"] = [{"claim": c["claim"], "supported": c["supported"], "p_true": d.get("true"),
+                          **({"judge_supported": c.get("judge_supported"), "judge_p_true": j.get("true"),
+                              "sentence": c["quoted"]["sentence"]} if c.get("quoted") else {})}
+                         for c, d, j in zip(s.details["claims"], dists, judge)]
     return out
 
 

@@ -72,7 +72,8 @@ def test_probability_scores_through_the_stub(tmp_path):
     item = JudgeItem("q", "VPN-ERR-619 오류는 어떻게 고치나요?", "TCP 443 모드로 바꾸면 됩니다.",
                      ("VPN-ERR-619 오류는 TCP 443 모드로 바꾸면 됩니다.", "프린터 용지를 넣으세요."), "TCP 443 모드로 바꾸면 됩니다.")
     with StubEndpoint() as ep:
-        judge = Judge("stub", base_url=ep.base_url, api_key="x", cache_dir=str(tmp_path))
+        # quoted=False: the answer is context 1's own words, which the quotation rule would support without a call
+        judge = Judge("stub", base_url=ep.base_url, api_key="x", cache_dir=str(tmp_path), quoted=False)
         run = judge.run([item], ["context_relevance", "faithfulness", "answer_correctness"])
         sent = [b for b in ep.requests if (b.get("response_format") or {}).get("json_schema", {}).get("name")
                 != "ragexam_probe"]

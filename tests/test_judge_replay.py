@@ -97,21 +97,33 @@ def _score_keys(tmp_path, recording, *flags, also=(), reasoning=False):
 def test_score_of_the_reference_answers_on_the_local_model(tmp_path):
     """docs/judge.md, "Coverage of `score`": the 8 sampled questions' reference answers on BM25's top 3 chunks,
     judged by the local model -- every item of the three metrics judged in one reply (issue 22 measured 0 of 16
-    context-relevance items before the reply contracts), every key correct, and faithfulness calling 3 keys
-    unfaithful: one whose chunks miss its evidence (right), one whose second sentence is in no retrieved chunk
-    (right), one whose second sentence a chunk states word for word (wrong; the judge's P(true) 0.35)."""
+    context-relevance items before the reply contracts), every key correct, and faithfulness calling 2 keys
+    unfaithful, both rightly: one whose chunks miss its evidence, one whose second sentence is in no retrieved
+    chunk.  The judge also wrote false for hq_058's second sentence, which a chunk states word for word (P(true)
+    0.35); ragexam's quotation rule supports it (:mod:`ragexam.metrics.judge.quoted`)."""
     out = _score_keys(tmp_path, "score8")
     cov = out["coverage"]
     got = {m: (s["n_judged"], s["n"], round(s["mean"], 2)) for m, s in cov.items()}
-    assert got == {"context_relevance": (8, 8, 3.25), "faithfulness": (8, 8, 0.59), "answer_correctness": (8, 8, 4.36)}
+    assert got == {"context_relevance": (8, 8, 3.25), "faithfulness": (8, 8, 0.65), "answer_correctness": (8, 8, 4.36)}
     assert cov["answer_correctness"]["labels"] == {"correct": 8}
-    assert out["faithful_by_evidence"] == {"with_evidence": {"faithful": 5, "unfaithful": 2},
+    assert out["faithful_by_evidence"] == {"with_evidence": {"faithful": 6, "unfaithful": 1},
                                            "without_evidence": {"unfaithful": 1}}
     assert out["timing"]["attempts"] == out["timing"]["judgments"] == 24  # one reply per judgment
     assert out["timing"]["replies_cut_in_a_loop"] == 0
     per = out["per_answer"]
-    assert {q for q, v in per.items() if v["faithfulness"]["label"] == "unfaithful"} == {"hq_057", "hq_058", "hq_059"}
+    assert {q for q, v in per.items() if v["faithfulness"]["label"] == "unfaithful"} == {"hq_057", "hq_059"}
     assert per["hq_059"]["evidence_hit"] == 0.0
+    quoted = {q: [(c["judge_supported"], round(c["judge_p_true"], 2)) for c in v["faithfulness"]["claims"]
+                  if "sentence" in c] for q, v in per.items()}
+    # two sentences are quoted by a chunk: hq_057's first (the judge agreed) and hq_058's second (it did not)
+    assert {q: v for q, v in quoted.items() if v} == {"hq_057": [(True, 0.72)], "hq_058": [(False, 0.35)]}
+    assert per["hq_058"]["faithfulness"]["claims"][1]["sentence"].startswith("DAON-Guest는 방문객을 위한 인터넷 전용 망으로")
+    assert all(c["supported"] == c.get("judge_supported", c["supported"]) for q, v in per.items() if q != "hq_058"
+               for c in v["faithfulness"]["claims"])  # the rule changed no other verdict
+    off = _score_keys(tmp_path / "off", "score8", "--judge-quoted")  # the judge's own verdicts, from the same replies
+    assert {q for q, v in off["per_answer"].items() if v["faithfulness"]["label"] == "unfaithful"} == {
+        "hq_057", "hq_058", "hq_059"}
+    assert round(off["coverage"]["faithfulness"]["mean"], 2) == 0.59
 
 
 def test_score_with_its_default_reasoning_judges_every_item_on_the_local_model(tmp_path):
@@ -121,14 +133,15 @@ def test_score_with_its_default_reasoning_judges_every_item_on_the_local_model(t
     out = _score_keys(tmp_path, "score8_reasoning", reasoning=True)
     cov = out["coverage"]
     got = {m: (s["n_judged"], s["n"], round(s["mean"], 2)) for m, s in cov.items()}
-    assert got == {"context_relevance": (8, 8, 3.27), "faithfulness": (8, 8, 0.6), "answer_correctness": (8, 8, 4.38)}
-    assert cov["faithfulness"]["labels"] == {"faithful": 5, "unfaithful": 3}
+    assert got == {"context_relevance": (8, 8, 3.27), "faithfulness": (8, 8, 0.65), "answer_correctness": (8, 8, 4.38)}
+    assert cov["faithfulness"]["labels"] == {"faithful": 6, "unfaithful": 2}
     assert out["timing"]["attempts"] == out["timing"]["judgments"] == 24
     assert out["timing"]["replies_cut_in_a_loop"] == 0 and out["timing"]["completion_tokens_per_called"] > 40
-    assert out["faithful_by_evidence"] == {"with_evidence": {"faithful": 5, "unfaithful": 2},
+    assert out["faithful_by_evidence"] == {"with_evidence": {"faithful": 6, "unfaithful": 1},
                                            "without_evidence": {"unfaithful": 1}}
     hq_058 = out["per_answer"]["hq_058"]["faithfulness"]["claims"]  # the second sentence, in context 1 word for word
-    assert [c["supported"] for c in hq_058] == [True, False] and hq_058[1]["p_true"] < 0.5
+    assert [c["supported"] for c in hq_058] == [True, True]  # the quotation rule's
+    assert hq_058[1]["judge_supported"] is False and hq_058[1]["judge_p_true"] < 0.5  # the judge's, with its reasoning
     replies = [json.loads(r["response"]["choices"][0]["message"]["content"])
                for r in read_records(DATA / "judge_qwen_score8_reasoning.jsonl.gz")]
     written = [r["reasoning"] for r in replies if "reasoning" in r]  # the rest: the endpoint probe
@@ -138,8 +151,9 @@ def test_score_with_its_default_reasoning_judges_every_item_on_the_local_model(t
 def test_judge_check_of_the_answer_metrics_on_the_local_model(tmp_path):
     """docs/judge.md: the reference answer against a perturbed one (a number doubled or an ending negated), the
     same 8 questions -- faithfulness on the key's own evidence chunks, answer_correctness against the key
-    itself.  All 32 judged; the keys are faithful 6 times of 8 (hq_058 and hq_069: the second sentence called
-    unsupported), correct (5) 8 times of 8; a doubled number drops answer_correctness to 2 every time, a negated
+    itself.  All 32 judged; the keys are faithful 7 times of 8 (hq_069: its second sentence, a paraphrase, called
+    unsupported; hq_058's, which its chunk states word for word, is supported by the quotation rule -- the judge
+    wrote false), correct (5) 8 times of 8; a doubled number drops answer_correctness to 2 every time, a negated
     ending never (5 of 5 written)."""
     from ragexam.api import judge_check
     from ragexam.llm.settings import LLMSettings
@@ -152,8 +166,8 @@ def test_judge_check_of_the_answer_metrics_on_the_local_model(tmp_path):
     checks = res.check.checks
     seps = {(m, sc): sep for m, mc in checks.items() for sc, sep in mc.separations.items()}
     got = {k: (round(v.auc.auc, 2), round(v.auc.low, 2), round(v.auc.high, 2), v.verdict) for k, v in seps.items()}
-    assert got == {("faithfulness", "sample"): (0.86, 0.67, 1.0, "weakly"),
-                   ("faithfulness", "probability"): (0.89, 0.67, 1.0, "weakly"),
+    assert got == {("faithfulness", "sample"): (0.9, 0.73, 1.0, "separates"),
+                   ("faithfulness", "probability"): (0.97, 0.91, 1.0, "separates"),
                    ("answer_correctness", "sample"): (0.81, 0.62, 0.94, "weakly"),
                    ("answer_correctness", "probability"): (0.91, 0.67, 1.0, "weakly")}
     assert all(mc.n_judged == len(mc.items) == 16 for mc in checks.values())
@@ -162,7 +176,10 @@ def test_judge_check_of_the_answer_metrics_on_the_local_model(tmp_path):
         return sc.details.get("score_sample", sc.score)
 
     faith, ac = checks["faithfulness"], checks["answer_correctness"]
-    assert sorted(c.query_id for c in faith.items if c.kind == "key" and written(faith, c) < 1) == ["hq_058", "hq_069"]
+    assert sorted(c.query_id for c in faith.items if c.kind == "key" and written(faith, c) < 1) == ["hq_069"]
+    quoted = {c.query_id: faith.scores[c.item.item_id].details["n_quoted"] for c in faith.items if c.kind == "key"}
+    assert {q for q, n in quoted.items() if n} == {"hq_057", "hq_058"}
+    assert all(faith.scores[c.item.item_id].details["n_quoted"] == 0 for c in faith.items if c.kind == "perturbed")
     assert all(written(ac, c) == 5 for c in ac.items if c.kind == "key")
     perturbed = {c.query_id: (c.detail, written(ac, c)) for c in ac.items if c.kind == "perturbed"}
     assert {q: d for q, (how, d) in perturbed.items()} == {q: 2 if how == "numbers" else 5
@@ -182,8 +199,8 @@ def test_faithfulness_of_the_local_model_follows_the_claims_position(tmp_path):
     of 12 over both orders, hq_057's unsupported sentence included), the second carries P(true) 0.35-0.55
     whatever it holds -- four claims change verdict with their position, and the keys called unfaithful go
     from 3 to 5 of 8.  The verdict is the slot's, not the claim's."""
-    keys = _claims(_score_keys(tmp_path / "k", "score8"))
-    out = _score_keys(tmp_path / "r", "score8_reversed", "--score-answers", "keys-reversed",
+    keys = _claims(_score_keys(tmp_path / "k", "score8", "--judge-quoted"))  # the judge's own verdicts
+    out = _score_keys(tmp_path / "r", "score8_reversed", "--judge-quoted", "--score-answers", "keys-reversed",
                       "--score-metric", "faithfulness")
     assert out["coverage"]["faithfulness"]["labels"] == {"faithful": 3, "unfaithful": 5}
     rev = _claims(out)
@@ -224,9 +241,9 @@ def test_one_claim_per_call_is_no_cure_on_the_local_model(tmp_path):
     perturbed copies called unfaithful: 7 of 8 in one call, 3 of 8 claim by claim."""
     from ragexam.stats.discrimination import auc
 
-    as_scored = _score_keys(tmp_path / "k", "score8")
+    as_scored = _score_keys(tmp_path / "k", "score8", "--judge-quoted")  # the judge's own verdicts throughout
     keys = _claims(as_scored)
-    flags = ("--score-metric", "faithfulness", "--score-answers")
+    flags = ("--judge-quoted", "--score-metric", "faithfulness", "--score-answers")
     perturbed = _score_keys(tmp_path / "p", "score8_perturbed", *flags, "perturbed",
                             also=["score8_perturbed_per_claim"])
     one = _claim_rows(as_scored, keys, False) + _claim_rows(perturbed, keys, False)

@@ -160,6 +160,9 @@ RetryUnjudged = Annotated[bool, typer.Option("--retry-unjudged", help="Re-judge 
 NoReasoning = Annotated[bool, typer.Option("--no-reasoning", help="Ask the judge for its scores only (an empty "
                                            "reasoning): the same scores, written first, at a fraction of the tokens "
                                            "-- for slow local models.")]
+JudgeQuoted = Annotated[bool, typer.Option("--judge-quoted", help="Let the judge decide claims and statements that "
+                                           "a context states in the same words too (by default they are supported "
+                                           "without its say: same content words in order, same negations).")]
 Scoring = Annotated[str, typer.Option("--scoring", help="How the judge reads a score: sample (the written one), "
                                       "probability (expected value over the score tokens' probabilities; P(yes) for "
                                       "yes/no), auto (probability when the endpoint returns logprobs, asked once: "
@@ -174,7 +177,8 @@ _ENDPOINT: Dict[str, Tuple[Any, Any]] = {
 #: the judge part (commands whose model is a judge)
 _JUDGE: Dict[str, Tuple[Any, Any]] = {
     "response_format": (ResponseFormat, "auto"), "max_attempts": (MaxAttempts, 3), "judge_lang": (JudgeLang, "auto"),
-    "retry_unjudged": (RetryUnjudged, False), "no_reasoning": (NoReasoning, False)}
+    "retry_unjudged": (RetryUnjudged, False), "no_reasoning": (NoReasoning, False),
+    "judge_quoted": (JudgeQuoted, False)}
 
 
 def _judge_metrics() -> str:
@@ -205,7 +209,8 @@ class LLMOptions:
                             timeout=v["timeout"], max_retries=v["max_retries"], cache_dir=v["cache_dir"],
                             no_cache=v["no_cache"], price=v["price"],
                             **{k: v[k] for k in ("response_format", "scoring") if k in v},
-                            **({"reasoning": not v["no_reasoning"]} if "no_reasoning" in v else {}))
+                            **({"reasoning": not v["no_reasoning"]} if "no_reasoning" in v else {}),
+                            **({"quoted": not v["judge_quoted"]} if "judge_quoted" in v else {}))
 
     def judge(self) -> Dict[str, Any]:
         """``max_attempts``, ``judge_lang`` and ``retry_unjudged`` as a judge's api function takes them."""
@@ -250,7 +255,7 @@ def llm_options(*, model: str = "--judge-model", model_help: str = "Judge model 
 
 def llm_settings(model: str, base_url, api_key, *, concurrency, temperature, max_tokens, seed, timeout, max_retries,
                  cache_dir, no_cache, price, response_format: str = "auto", scoring: str = "auto",
-                 reasoning: bool = True):
+                 reasoning: bool = True, quoted: bool = True):
     """The endpoint option group as one validated :class:`~ragexam.llm.settings.LLMSettings`."""
     from ragexam.llm.cost import parse_price
     from ragexam.llm.settings import LLMSettings
@@ -258,7 +263,7 @@ def llm_settings(model: str, base_url, api_key, *, concurrency, temperature, max
     return LLMSettings(model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries,
                        concurrency=concurrency, cache=not no_cache, cache_dir=cache_dir, price=parse_price(price),
                        temperature=temperature, max_tokens=max_tokens, seed=seed, response_format=response_format,
-                       scoring=scoring, reasoning=reasoning)
+                       scoring=scoring, reasoning=reasoning, quoted=quoted)
 
 
 # `run` (and the commands that grade retrieval like it)

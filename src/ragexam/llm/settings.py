@@ -29,6 +29,8 @@ scoring                   auto        how a judge reads a score: ``sample`` (the
                                       (``probability`` where the endpoint returns them; :mod:`ragexam.llm.probe`)
 reasoning                 True        whether a judge asks for its reasoning (``False``: an empty one, which a
                                       score written first does not depend on; far fewer tokens)
+quoted                    True        whether a claim (statement) a context states in the same words is supported
+                                      without the judge's say (:mod:`ragexam.metrics.judge.quoted`)
 claim_wait                derived     seconds to wait for another process's in-flight call before
                                       taking it over (default ``timeout * (max_retries + 1)``)
 ========================  ==========  ================================================================
@@ -195,6 +197,7 @@ class LLMSettings:
     claim_wait: Optional[float] = None
     scoring: str = "auto"
     reasoning: bool = True
+    quoted: bool = True
     max_response_bytes: Optional[int] = None
 
     def __post_init__(self) -> None:
@@ -233,6 +236,9 @@ class LLMSettings:
         if not isinstance(self.reasoning, bool):
             raise InputError(f"received {self.reasoning!r}; expected True or False", source="--no-reasoning",
                              field="reasoning")
+        if not isinstance(self.quoted, bool):
+            raise InputError(f"received {self.quoted!r}; expected True or False", source="--judge-quoted",
+                             field="quoted")
         if self.max_response_bytes is not None:
             _integer("max_response_bytes", self.max_response_bytes, low=1024)
 

@@ -73,6 +73,9 @@ def print_judge(judge: Mapping[str, Any], con: Any, labels: Optional[Dict[str, s
             labs = _counts(s.get("labels"))
             if s.get("average_mismatch"):
                 labs += f", avg mismatch: {s['average_mismatch']}"
+            if s.get("quoted"):  # supported by the quotation rule, not by the judge (docs/judge.md)
+                what = {"faithfulness": "claims", "context_recall": "statements"}.get(str(m), "units")
+                labs += f", quoted: {s['quoted']['units']}/{s['quoted']['of']} {what}"
             row = [fmt.num(s.get("mean")), fmt.ci(s.get("ci95")), fmt.num(s.get("pass_rate")),
                    fmt.ci(s.get("pass_ci95")), judged]
             if repeat > 1:

@@ -15,6 +15,10 @@ One judgment (metric x item x repeat)
    ``no_ground_truth`` / ``no_second_answer``; no call is made.
    A ``faithfulness`` item whose answer has no claim left once declining sentences are set aside is
    ``unjudged`` ``no_claims`` the same way (:mod:`ragexam.metrics.judge.units`).
+   A claim (``faithfulness``) or statement (``context_recall``) that a context states in the same words is
+   supported whatever the judge says (:mod:`ragexam.metrics.judge.quoted`; ``quoted`` in the details, the
+   judge's own flag beside it); when every unit of an item is, no call is made (``quoted=False`` turns the
+   rule off).
 2. Otherwise the rubric's messages are sent with the metric's JSON schema *for this item* (the exact
    number of contexts / claims / statements as ``minItems``/``maxItems``, scores as enums: JSON schema /
    JSON mode where supported, see :mod:`ragexam.llm.client`) and the reply, parsed as it arrived, is
@@ -101,6 +105,7 @@ from ragexam.llm.cost import price_for
 from ragexam.llm.settings import LLMSettings
 from ragexam.metrics.judge.metric import BUILTIN, JudgeMetric, resolve_metrics
 from ragexam.metrics.judge.prompts import METRICS, Rubric, detect_language, feedback_message, render_messages
+from ragexam.metrics.judge.quoted import QUOTE_RULE_VERSION, Quote, quotes
 from ragexam.metrics.judge.replies import NotApplicable, ReplyError, extract_json
 from ragexam.metrics.judge.results import (INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, REASONS, ItemScore, JudgeItem,
                                            JudgePlan, JudgeRun, JudgeVerdict, MetricSummary, combine_repeats,
@@ -127,6 +132,13 @@ class _Task:
     defn: JudgeMetric
     units: List[str]
     top_logprobs: Optional[int] = None
+    #: per unit, where a context quotes it (:mod:`ragexam.metrics.judge.quoted`); empty when the rule is off
+    quoted: Tuple[Optional[Quote], ...] = ()
+
+    @property
+    def all_quoted(self) -> bool:
+        """Every unit is quoted by a context: the judgment needs no call."""
+        return bool(self.quoted) and all(q is not None for q in self.quoted)
 
 
 def _missing(defn: JudgeMetric, item: JudgeItem, units: Sequence[str]) -> Optional[str]:
@@ -171,6 +183,9 @@ class Judge:
     :param reasoning: (default the settings' ``reasoning``, ``True``) ``False``: the reply schema allows an empty ``reasoning`` only (``maxLength`` 0).  The
         score comes first in every reply, so it is the same token for token; only the explanation (and its
         cost: most of a small local model's time) is left out.  In the signature as ``reasoning:off``.
+    :param quoted: (default the settings' ``quoted``, ``True``) a claim or statement that a context states in the
+        same words is supported without the judge's say (:mod:`ragexam.metrics.judge.quoted`); in the
+        signature of ``faithfulness`` and ``context_recall`` as ``quoted:v1`` (``quoted:off``).
     :param client: a ready :class:`~ragexam.llm.client.LLMClient` (its endpoint settings win).
     :param sleep: the sleep between retries (tests pass a recorder).
     :param executor: where the calls run (:mod:`ragexam.exec`): ``None`` for threads here (default), or an
@@ -190,7 +205,8 @@ class Judge:
     def __init__(self, model: Optional[str] = None, *, settings: Optional[LLMSettings] = None,
                  max_attempts: int = 3, language: str = "auto", retry_unjudged: bool = False,
                  custom: Sequence[JudgeMetric] = (), scoring: Optional[str] = None, reasoning: Optional[bool] = None,
-                 client: Optional[LLMClient] = None, sleep: Optional[Callable[[float], None]] = None,
+                 quoted: Optional[bool] = None, client: Optional[LLMClient] = None,
+                 sleep: Optional[Callable[[float], None]] = None,
                  executor: Any = None, **endpoint: Any) -> None:
         if settings is None:
             if client is not None:
@@ -228,6 +244,10 @@ class Judge:
             raise InputError(f"received {reasoning!r}; expected True or False", source="--no-reasoning",
                              field="reasoning")
         self.reasoning = reasoning
+        quoted = settings.quoted if quoted is None else quoted
+        if not isinstance(quoted, bool):
+            raise InputError(f"received {quoted!r}; expected True or False", source="--judge-quoted", field="quoted")
+        self.quoted = quoted
         self.cache = settings.open_cache()
         self.executor = executor
         self.retry_unjudged = retry_unjudged
@@ -301,6 +321,8 @@ class Judge:
             for item in items:
                 units = defn.unit_texts(contexts=item.contexts, answer=item.answer, ground_truth=item.ground_truth)
                 missing = _missing(defn, item, units)
+                quoted = tuple(quotes(units, item.contexts)) if self.quoted and defn.quotable and missing is None \
+                    else ()
                 messages = render_messages(rubric, question=item.question, contexts=item.contexts,
                                            answer=item.answer, ground_truth=item.ground_truth,
                                            second_answer=item.second_answer, units=units)
@@ -311,7 +333,7 @@ class Judge:
                                        "max_tokens": self.max_tokens, "seed": self.seed, "repeat": r,
                                        "logprobs": top, "messages": messages,
                                        **({} if self.reasoning else {"reasoning": False})})
-                    tasks.append(_Task(metric, item, r, rubric, messages, key, missing, defn, units, top))
+                    tasks.append(_Task(metric, item, r, rubric, messages, key, missing, defn, units, top, quoted))
         return tasks
 
     def _top_logprobs(self, defn: JudgeMetric, mode: str) -> Optional[int]:
@@ -361,7 +383,7 @@ class Judge:
         mode = self.resolve_scoring(send=False)
         tasks = self._tasks(jobs, repeat, language, defs, mode)
         plan = plan_calls((PlannedCall(
-            None if t.missing is not None else t.key, "".join(m["content"] for m in t.messages),
+            None if t.missing is not None or t.all_quoted else t.key, "".join(m["content"] for m in t.messages),
             t.defn.allowance_for(len(t.units)), t.metric) for t in tasks),
             self.cache, usable=self._usable, price=self.price)
         shown = mode if self.scoring != "auto" or self.probe_result is not None else "auto (endpoint not probed yet)"
@@ -397,7 +419,8 @@ class Judge:
             from ragexam.exec.calls import RateLimit
 
             limit = RateLimit(concurrency=self.concurrency, name=f"judge:{self.endpoint}")
-        batch = run_calls(((t.key, t) for t in tasks if t.missing is None), self._judge, cache=self.cache,
+        called = ((t.key, t) for t in tasks if t.missing is None and not t.all_quoted)
+        batch = run_calls(called, self._judge, cache=self.cache,
                           kind="judge", model=self.model, endpoint=self.endpoint, concurrency=self.concurrency,
                           usable=self._usable, redact=self.client.redact_value, progress=progress,
                           claim_wait=self.settings.claim_wait_seconds, executor=self.executor, limit=limit)
@@ -405,6 +428,9 @@ class Judge:
         for t in tasks:
             if t.missing is not None:
                 out.append(self._verdict(self._unjudged(t.missing, REASONS[t.missing][1], t), t, cached=False,
+                                         scoring=scoring[t.metric]))
+            elif t.all_quoted:
+                out.append(self._verdict(self._all_quoted(t, scoring[t.metric]), t, cached=False,
                                          scoring=scoring[t.metric]))
             else:
                 out.append(self._verdict(batch.values[t.key], t, cached=t.key in batch.from_cache,
@@ -432,10 +458,14 @@ class Judge:
         fields += [("temp", self.temperature), ("max_tokens", self.max_tokens), ("seed", self.seed),
                    ("repeat", repeat), ("attempts", self.max_attempts), ("format", self.client.response_format),
                    ("scoring", scoring or self.scoring)] + ([] if self.reasoning else [("reasoning", "off")])
+        if defn.quotable:
+            fields.append(("quoted", QUOTE_RULE_VERSION if self.quoted else "off"))
         return str(Signature(fields))
 
     # -- one judgment ----------------------------------------------------------------------------
     def _verdict(self, value: Dict[str, Any], t: _Task, *, cached: bool, scoring: str = "sample") -> JudgeVerdict:
+        if t.quoted and value["status"] == "judged":
+            value = _with_quotes(value, t)
         status, score, reason, message = value["status"], value["score"], value["reason"], value["message"]
         details = value["details"]
         if status == "judged" and scoring == "probability":
@@ -469,6 +499,22 @@ class Judge:
                 "message": message, "attempts": attempts, "requests": requests, "prompt_tokens": pt,
                 "completion_tokens": ct, "rubric": t.rubric.name, "rubric_sha": t.rubric.sha, "model": self.model,
                 "endpoint": self.endpoint, "errors": list(errors)}
+
+    def _all_quoted(self, t: _Task, scoring: str) -> Dict[str, Any]:
+        """The judgment of an item whose every unit a context quotes: supported throughout, no call made (the
+        judge's reader on an all-true reply; with probability scoring, probability 1 for each unit)."""
+        v = t.defn.reader({t.defn.contract.score: [True] * len(t.units), "reasoning": ""}, t.units)
+        details = dict(v.details)
+        entries_key = next(k for k in ("claims", "statements") if isinstance(details.get(k), list))
+        details[entries_key] = [{**e, "quoted": q.to_dict()} for e, q in zip(details[entries_key], t.quoted)
+                                if q is not None]
+        details["n_quoted"] = len(t.units)
+        value = self._value(t, "judged", v.score, v.label, details, None, None, 0, 0, None, None, ())
+        if scoring == "probability":
+            value["probability"] = {"field": t.defn.contract.score, "score": 1.0,
+                                    "distributions": [{"true": 1.0, "false": 0.0} for _ in t.units],
+                                    "mass": [1.0 for _ in t.units]}
+        return value
 
     def _schema(self, t: _Task) -> Dict[str, Any]:
         """The reply schema of one task: the rubric's for its number of units (without reasoning: ``maxLength``
@@ -526,6 +572,34 @@ def _custom_metrics(custom: Sequence[JudgeMetric]) -> Dict[str, JudgeMetric]:
             raise InputError(f"two rubrics are named {m.name!r}: {out[m.name].source} and {m.source}; a metric's name "
                              "must be unique -- change 'name' in one of the files", source=m.source, field="name")
         out[m.name] = m
+    return out
+
+
+def _with_quotes(value: Dict[str, Any], t: _Task) -> Dict[str, Any]:
+    """A judged per-unit value with the quoted units supported (:mod:`ragexam.metrics.judge.quoted`): the
+    judge's flag kept as ``judge_supported``, where it was quoted as ``quoted``, score and label read again, and
+    the quoted units' probabilities set to 1 (the judge's own in ``judge_distributions``).  The value read from
+    the cache is not changed."""
+    details = dict(value["details"])
+    entries_key = next((k for k in ("claims", "statements") if isinstance(details.get(k), list)), None)
+    if entries_key is None or len(details[entries_key]) != len(t.quoted):
+        return value
+    entries = []
+    flags = []
+    for entry, q in zip(details[entries_key], t.quoted):
+        entry = dict(entry)
+        if q is not None:
+            entry.update(supported=True, judge_supported=entry.get("supported"), quoted=q.to_dict())
+        entries.append(entry)
+        flags.append(bool(entry["supported"]))
+    v = t.defn.reader({t.defn.contract.score: flags, "reasoning": details.get("reasoning", "")}, t.units)
+    details = {**details, **v.details, entries_key: entries, "n_quoted": sum(q is not None for q in t.quoted)}
+    out = {**value, "score": v.score, "label": v.label, "details": details}
+    prob = value.get("probability")
+    if prob and prob.get("distributions") and len(prob["distributions"]) == len(t.quoted):
+        dists = [{"true": 1.0, "false": 0.0} if q is not None else d for d, q in zip(prob["distributions"], t.quoted)]
+        out["probability"] = {**prob, "distributions": dists, "score": t.defn.probability_score(dists),
+                              "judge_distributions": prob["distributions"]}
     return out
 
 

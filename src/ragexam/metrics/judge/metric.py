@@ -19,7 +19,9 @@ unjudged-with-reason, coverage, repeats, probability scoring):
 * ``stub``: its reply when no model is behind the endpoint (:mod:`ragexam.metrics.judge.stubs`);
 * ``question``: its help text (``--metric`` help, the docs' table);
 * ``labels`` (worst to best), ``pass_rule``, ``unit_rule`` / ``unit_scale`` (agreement units),
-  ``combine`` (how per-unit probabilities make the probability score: ``mean`` or ``ap``).
+  ``combine`` (how per-unit probabilities make the probability score: ``mean`` or ``ap``);
+* ``quotable``: its units are true/false "supported by the contexts", so a unit a context states in the same
+  words is supported without the judge's say (:mod:`ragexam.metrics.judge.quoted`).
 
 Adding a metric: its prompts and contract in ``prompts.py`` (``_TEMPLATES``, ``CONTRACTS``), its reader in
 ``replies.py`` (``READERS``), its stub reply in ``stubs.py`` and one :func:`register` call here -- or, with
@@ -93,6 +95,7 @@ class JudgeMetric:
     allowance: Tuple[int, int] = (150, 0)
     stub: Callable[[stubs.StubInputs], Dict[str, Any]] = field(default=stubs.custom, hash=False, compare=False)
     combine: str = "mean"
+    quotable: bool = False
 
     def rubric(self, language: str) -> Rubric:
         """The rubric in ``language`` (``ko``/``en``); a custom rubric written in one language uses it
@@ -252,11 +255,11 @@ def registered() -> Dict[str, JudgeMetric]:
 
 def _builtin(name: str, question: str, needs: Tuple[str, ...], applies_to: str, labels: Tuple[str, ...],
              score_range: Tuple[float, float], unit_scale: Tuple[int, ...], ordinal: bool, pass_rule, pass_text,
-             unit_rule, allowance: Tuple[int, int], combine: str = "mean") -> JudgeMetric:
+             unit_rule, allowance: Tuple[int, int], combine: str = "mean", quotable: bool = False) -> JudgeMetric:
     return register(JudgeMetric(
         name, question, needs, applies_to, labels, score_range, unit_scale, ordinal,
         {lang: RUBRICS[(name, lang)] for lang in LANGUAGES}, READERS[name], pass_rule, pass_text, unit_rule,
-        allowance=allowance, stub=getattr(stubs, name), combine=combine))
+        allowance=allowance, stub=getattr(stubs, name), combine=combine, quotable=quotable))
 
 
 _BUILT = (
@@ -268,10 +271,12 @@ _BUILT = (
              None, None, _cp_units, (60, 6), "ap"),
     _builtin("context_recall", "which share of the reference answer's statements do the contexts support",
              ("contexts", "ground_truth"), "answerable", ("incomplete", "complete"), (0.0, 1.0), (0, 1), False,
-             lambda s, lab, d: lab == "complete", "every statement supported", _binary("complete"), (60, 6)),
+             lambda s, lab, d: lab == "complete", "every statement supported", _binary("complete"), (60, 6),
+             quotable=True),
     _builtin("faithfulness", "is every claim (sentence) of the answer supported by the contexts",
              ("answer", "contexts"), "all", ("unfaithful", "faithful"), (0.0, 1.0), (0, 1), False,
-             lambda s, lab, d: lab == "faithful", "every claim supported", _binary("faithful"), (60, 6)),
+             lambda s, lab, d: lab == "faithful", "every claim supported", _binary("faithful"), (60, 6),
+             quotable=True),
     _builtin("answer_relevancy", "does the answer address the question asked (not: is it correct)", ("answer",),
              "all", ("irrelevant", "partially_relevant", "relevant"), (1.0, 5.0), (1, 2, 3, 4, 5), True,
              lambda s, lab, d: lab == "relevant", "verdict relevant (4-5)", None, (80, 0)),

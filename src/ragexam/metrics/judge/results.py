@@ -207,7 +207,9 @@ class MetricSummary:
         :ivar n_repeated: items judged in at least two repeats; :ivar flip_share: share of them
         whose verdict differed between repeats (``None`` when none was judged twice);
         :ivar ties: items whose canonical label was a tie; :ivar interval: the bootstrap's
-        signature (seed, resamples, confidence).
+        signature (seed, resamples, confidence); :ivar quoted: ``faithfulness`` / ``context_recall`` with the
+        quotation rule on, ``(units a context quotes, units)`` over the judged items
+        (:mod:`ragexam.metrics.judge.quoted`), else ``None``.
     """
 
     metric: str
@@ -226,6 +228,7 @@ class MetricSummary:
     flip_share: Optional[float] = None
     ties: int = 0
     interval: Optional[str] = None
+    quoted: Optional[Tuple[int, int]] = None
 
     def to_dict(self) -> Dict[str, Any]:
         out = {"metric": self.metric, "n": self.n, "n_judged": self.n_judged, "coverage": self.coverage,
@@ -236,6 +239,8 @@ class MetricSummary:
                "interval": self.interval}
         if self.average_mismatch is not None:
             out["average_mismatch"] = self.average_mismatch
+        if self.quoted is not None:
+            out["quoted"] = {"units": self.quoted[0], "of": self.quoted[1]}
         return out
 
 
@@ -271,11 +276,15 @@ def summarize(scores: Iterable[ItemScore], metric: Optional[str] = None, *, seed
             n_passed = sum(outcomes)
             pass_rate = n_passed / len(outcomes)
             pass_ci, _ = _interval([float(x) for x in outcomes], seed, n_resamples)
+    counted = [s for s in judged if "n_quoted" in s.details]
+    quoted = (sum(s.details["n_quoted"] for s in counted),
+              sum(len(s.details.get("claims") or s.details.get("statements") or ()) for s in counted)) \
+        if counted else None
     repeated = [s for s in judged if s.n_judged >= 2]
     flip = sum(s.flipped for s in repeated) / len(repeated) if repeated else None
     return MetricSummary(metric, len(scores), len(judged), len(judged) / len(scores) if scores else None,
                          mean, unjudged, labels, mismatch, ci, pass_rate, pass_ci, n_passed, len(repeated), flip,
-                         sum(s.tie for s in judged), sig)
+                         sum(s.tie for s in judged), sig, quoted)
 
 
 @dataclass
