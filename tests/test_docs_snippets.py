@@ -130,6 +130,10 @@ NOT_RUN: List[Tuple[str, str, str]] = [
                       "keys-reversed --judge-quoted", "needs the real local model; tests/test_judge_replay.py replays its "
                                                       "recorded replies"),
     ("docs/judge.md", "python benchmarks/bench_judge_llm.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
+                      "--no-reasoning --limit 16 --seed 7 -m faithfulness --score --score-metric faithfulness "
+                      "'[--judge-quoted]'", "needs the real local model; tests/test_judge_replay.py replays its "
+                                            "recorded replies"),
+    ("docs/judge.md", "python benchmarks/bench_judge_llm.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
                       "--limit 8 --no-check --score", "needs the real local model; tests/test_judge_replay.py replays "
                                                       "its recorded replies"),
     ("docs/judge.md", "python benchmarks/judge_reply_formats.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "

@@ -283,3 +283,42 @@ def test_the_scored_sample_is_judge_checks_own():
     checked = sorted({c.query_id for c in contrast["answer_correctness"]})
     assert [q.query_id for q in _bench().sample_questions(qa, 8, 12345)] == checked
     assert checked == ["hq_002", "hq_021", "hq_026", "hq_057", "hq_058", "hq_059", "hq_060", "hq_069"]
+
+
+def _heldout(tmp_path, *flags):
+    """``bench_judge_llm.py --no-reasoning --limit 16 --seed 7 -m faithfulness --score --score-metric faithfulness
+    FLAGS`` on the replies recorded 2026-12-02 15:07-15:33 UTC (a sample drawn after the quotation rule was
+    written; ``heldout16_judge``: the calls ``--judge-quoted`` adds, the answers the rule had not sent)."""
+    bench = _bench()
+    a = bench._args(["--base-url", "http://replay", "--model", "qwen2.5-1.5b", "--no-reasoning", "--limit", "16",
+                     "--seed", "7", "-m", "faithfulness", "--score", "--score-metric", "faithfulness", *flags])
+    with ReplayEndpoint(DATA / "judge_qwen_heldout16.jsonl.gz", DATA / "judge_qwen_heldout16_judge.jsonl.gz") as ep:
+        check = bench.run_check(a, ep.base_url, str(tmp_path / "cache"))
+        score = bench.run_score(a, ep.base_url, str(tmp_path / "cache"), tmp_path)
+        assert ep.missed == []
+    return check, score
+
+
+def test_the_quotation_rule_on_a_sample_it_was_not_written_on(tmp_path):
+    """docs/judge.md: 16 other questions (seed 7), their keys and perturbed copies.  With the rule (the default),
+    keys whose BM25 chunks hold their evidence are faithful 12 times of 15 (the judge alone: 11), keys on their
+    own evidence chunks 14 of 16 (alone: 12), perturbed copies caught 12 of 16 either way, and judge-check's AUC
+    rises from 0.73 to 0.79; the keys still called unfaithful paraphrase or join two sentences."""
+    def unfaithful_keys(check):
+        return sorted(i["query_id"] for i in check["metrics"]["faithfulness"]["items"]
+                      if i["kind"] == "key" and i["score_sample"] < 1)
+
+    results = {}
+    for name, flags in (("rule", ()), ("judge", ("--judge-quoted",))):
+        check, score = _heldout(tmp_path / name, *flags)
+        sep = check["metrics"]["faithfulness"]["separation"]
+        caught = sum(1 for i in check["metrics"]["faithfulness"]["items"]
+                     if i["kind"] == "perturbed" and i["score_sample"] < 1)
+        results[name] = ({k: round(v["auc"]["auc"], 2) for k, v in sep.items()}, unfaithful_keys(check), caught,
+                         score["faithful_by_evidence"]["with_evidence"], score["timing"]["called"],
+                         sorted(q for q, v in score["per_answer"].items() if v["faithfulness"]["label"] == "unfaithful"))
+    assert results["rule"] == ({"sample": 0.79, "probability": 0.78}, ["hq_005", "hq_071"], 12,
+                               {"faithful": 12, "unfaithful": 3}, 14, ["hq_003", "hq_015", "hq_036", "hq_071"])
+    assert results["judge"] == ({"sample": 0.73, "probability": 0.73}, ["hq_003", "hq_005", "hq_058", "hq_071"], 12,
+                                {"faithful": 11, "unfaithful": 4}, 16,
+                                ["hq_003", "hq_015", "hq_036", "hq_058", "hq_071"])
