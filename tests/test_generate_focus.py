@@ -333,6 +333,40 @@ def test_when_how_much_and_why_need_a_time_an_amount_and_a_reason():
         "answer_type_mismatch"
 
 
+def test_a_question_whose_premise_the_evidence_and_key_do_not_share_is_rejected():
+    from ragexam.analysis.generate.checks import premise_problem
+
+    kept = _located("모든 원격 세션은 녹화되어 90일 동안 보관됩니다.")
+    bad = premise_problem("원격 세션은 언제 보관되나요?", "90일 동안", kept, "ko")  # the local model's
+    assert bad.reason == "answer_type_mismatch" and "how long" in bad.detail
+    for q, key in (("원격 세션은 얼마 동안 보관되나요?", "90일 동안"), ("원격 세션은 언제까지 보관되나요?", "녹화 후 90일 동안"),
+                   ("원격 세션은 언제 지워지나요?", "녹화 후 90일이 지나면"), ("When is it deleted?", "After 90 days")):
+        assert premise_problem(q, key, kept, "ko") is None, q
+    assert premise_problem("When are sessions kept?", "for 90 days", kept, "en").reason == "answer_type_mismatch"
+    vpn = _located("오랫동안 VPN 없이 사외에서 노트북을 쓸 때 주로 생기므로, VPN에 연결한 뒤 에이전트 메뉴의 '지금 백업'을 "
+                   "눌러 주십시오.")
+    q = "VPN에 연결하지 않으면 PC 데이터를 백업하는 방법은 무엇인가요?"
+    bad = premise_problem(q, "VPN에 연결한 뒤 에이전트 메뉴의 '지금 백업'을 누릅니다", vpn, "ko")  # the local model's
+    assert bad.reason == "answer_polarity" and "'연결'" in bad.detail
+    assert premise_problem(q, "아니요, 먼저 VPN에 연결해야 합니다", vpn, "ko") is None  # the key says no
+    assert premise_problem(q, "에이전트 메뉴의 '지금 백업'을 누릅니다", vpn, "ko") is None  # the key does not name it
+    assert premise_problem("VPN에 연결하지 않으면 백업되나요?", "VPN에 연결해야 백업됩니다", vpn, "ko") is None  # yes/no
+    both = _located("VPN에 연결하지 않으면 백업이 멈추고, VPN에 연결하면 다시 시작됩니다.")
+    assert premise_problem(q, "VPN에 연결하면 다시 시작됩니다", both, "ko") is None  # the evidence says it too
+
+
+def test_the_premise_check_runs_in_a_generation_and_can_be_switched_off(stub, corpus, tmp_path):
+    docs = [{"doc_id": "r1", "title": "원격 지원", "content": "모든 원격 세션은 녹화되어 90일 동안 보관됩니다."}]
+    p = tmp_path / "r.jsonl"
+    p.write_text(json.dumps(docs[0], ensure_ascii=False) + "\n", encoding="utf-8")
+    stub.script = lambda req: {"question": "원격 세션은 언제 보관되나요?", "answer": "90일 동안"}
+    res = run(stub, p, tmp_path, n=1, max_passes=1)
+    assert [r["reason"] for r in res.rejects] == ["answer_type_mismatch"]
+    assert "|checks:injection+guards+premise+critic+" in res.signature
+    res = run(stub, p, tmp_path / "off", n=1, max_passes=1, skip_checks=("premise",))
+    assert res.rejects == [] and len(res.records) == 1 and "|checks:injection+guards+critic+" in res.signature
+
+
 def test_a_key_that_loops_is_answer_repeats():
     from ragexam.analysis.generate.checks import answer_problem
 
@@ -344,7 +378,8 @@ def test_a_key_that_loops_is_answer_repeats():
 def test_the_new_checks_pass_every_hand_written_bundled_question():
     """answer_type_mismatch, answer_repeats, answer_polarity: none of the 77 answerable hand-written questions of the
     bundled Korean sets is rejected (the checks were written from the local model's wrong questions)."""
-    from ragexam.analysis.generate.checks import Located, answer_problem, answer_type_problem, polarity_problem
+    from ragexam.analysis.generate.checks import (Located, answer_problem, answer_type_problem, polarity_problem,
+                                                  premise_problem)
     from ragexam.data.loaders import load_qa
 
     seen = 0
@@ -355,7 +390,8 @@ def test_the_new_checks_pass_every_hand_written_bundled_question():
             seen += 1
             located = [Located(i, e, e, (), ()) for i, e in enumerate(q.evidence, 1)]
             for problem in (answer_type_problem(q.question, q.ground_truth, located), answer_problem(q.ground_truth),
-                            polarity_problem(q.question, q.ground_truth, located, "ko")):
+                            polarity_problem(q.question, q.ground_truth, located, "ko"),
+                            premise_problem(q.question, q.ground_truth, located, "ko")):
                 assert problem is None, (q.query_id, q.question, problem)
     assert seen == 77
 

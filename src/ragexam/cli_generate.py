@@ -39,7 +39,7 @@ def generate_cmd(
                              "sentences (the model cites numbers of shown sentences). auto: the measured default, "
                              "focus."),
     skip_check: Optional[List[str]] = typer.Option(None, "--skip-check", help="Switch a check off (repeatable): "
-                                                   "injection, guards, critic, reader, faithfulness."),
+                                                   "injection, guards, premise, critic, reader, faithfulness."),
     agree_at: int = typer.Option(4, "--agree-at", help="answer_correctness score (1-5) at which the reader's answer "
                                                        "agrees with the key."),
     prompt: Optional[Path] = typer.Option(None, "--prompt", help="A prompt file replacing the bundled one "

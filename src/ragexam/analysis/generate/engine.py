@@ -93,9 +93,10 @@ def default_temperature(cite: str = "auto") -> float:
 DEFAULT_PROMPT_LANGUAGE = "en"
 #: how the model cites evidence when not chosen (measured: docs/generate.md, "Citation modes")
 DEFAULT_CITE = "focus"
-#: every check that can be switched off: the deterministic ``injection`` (addresses_model) and ``guards``
-#: (not_a_question, off_topic), and the LLM checks of :mod:`.llm_checks`
-CHECKS: Tuple[str, ...] = ("injection", "guards") + LLM_CHECKS
+#: every check that can be switched off: the deterministic ``injection`` (addresses_model), ``guards``
+#: (not_a_question, off_topic, ...) and ``premise`` (:func:`.checks.premise_problem`), and the LLM checks of
+#: :mod:`.llm_checks`
+CHECKS: Tuple[str, ...] = ("injection", "guards", "premise") + LLM_CHECKS
 #: terms two sentences must share to be asked about together (``--cite focus``, multi)
 MULTI_SHARED_TERMS = 2
 #: a sentence that leans on its neighbours: it opens with a pointer back or a link (이/그/위/이 경우/다만/또한/This/
@@ -991,6 +992,10 @@ class Generator:
                                if self.cite == "focus" else None) or \
                     C.polarity_problem(x.question, x.answer, x.located, self.language) or \
                     C.answer_type_problem(x.question, x.answer, x.located)
+                if x.rejection is not None:
+                    continue
+            if "premise" in self.checks:
+                x.rejection = C.premise_problem(x.question, x.answer, x.located, self.language)
                 if x.rejection is not None:
                     continue
             if C.answer_contained(x.answer, x.located):
