@@ -244,15 +244,21 @@ def test_one_of_two_evidence_sentences_unrelated_to_the_question_is_evidence_unr
     assert unrelated_evidence("재택근무는 주 몇 회인가요?", "주 2회", ev[1:], "ko") is None  # one string: not this check
 
 
-def test_both_checks_run_in_a_generation_and_can_be_switched_off_with_the_guards(stub, corpus, tmp_path):
-    docs = [{"doc_id": "w1", "title": "재택근무", "content": "입사 후 3개월이 지나지 않은 직원은 재택근무를 신청할 수 없습니다."}]
-    p = tmp_path / "w.jsonl"
-    p.write_text(json.dumps(docs[0], ensure_ascii=False) + "\n", encoding="utf-8")
-    stub.script = lambda req: {"question": "재택근무를 신청할 수 있는 기준은 무엇인가요?", "answer": "입사 후 3개월이 지나지 않은 직원"}
+@pytest.mark.parametrize("content, question, answer, reason, check", [
+    ("입사 후 3개월이 지나지 않은 직원은 재택근무를 신청할 수 없습니다.", "재택근무를 신청할 수 있는 기준은 무엇인가요?",
+     "입사 후 3개월이 지나지 않은 직원", "answer_polarity", "guards"),
+    ("모든 원격 세션은 녹화되어 90일 동안 보관됩니다.", "원격 세션은 언제 보관되나요?", "90일 동안", "answer_type_mismatch",
+     "premise"),
+])
+def test_the_checks_run_in_a_generation_and_can_be_switched_off(stub, corpus, tmp_path, content, question, answer,
+                                                               reason, check):
+    p = write_docs(tmp_path / "d.jsonl", [{"doc_id": "d1", "title": "안내", "content": content}])
+    stub.script = lambda req: {"question": question, "answer": answer}
     res = run(stub, p, tmp_path, n=1, max_passes=1)
-    assert [r["reason"] for r in res.rejects] == ["answer_polarity"]
-    res = run(stub, p, tmp_path / "off", n=1, max_passes=1, skip_checks=("guards",))
-    assert len(res.records) == 1
+    assert [r["reason"] for r in res.rejects] == [reason]
+    assert "|checks:injection+guards+premise+critic+" in res.signature
+    res = run(stub, p, tmp_path / "off", n=1, max_passes=1, skip_checks=(check,))
+    assert res.rejects == [] and len(res.records) == 1 and f"+{check}+" not in res.signature
 
 
 def test_a_key_copied_from_one_sentence_does_not_make_the_other_related():
@@ -353,18 +359,6 @@ def test_a_question_whose_premise_the_evidence_and_key_do_not_share_is_rejected(
     assert premise_problem("VPN에 연결하지 않으면 백업되나요?", "VPN에 연결해야 백업됩니다", vpn, "ko") is None  # yes/no
     both = _located("VPN에 연결하지 않으면 백업이 멈추고, VPN에 연결하면 다시 시작됩니다.")
     assert premise_problem(q, "VPN에 연결하면 다시 시작됩니다", both, "ko") is None  # the evidence says it too
-
-
-def test_the_premise_check_runs_in_a_generation_and_can_be_switched_off(stub, corpus, tmp_path):
-    docs = [{"doc_id": "r1", "title": "원격 지원", "content": "모든 원격 세션은 녹화되어 90일 동안 보관됩니다."}]
-    p = tmp_path / "r.jsonl"
-    p.write_text(json.dumps(docs[0], ensure_ascii=False) + "\n", encoding="utf-8")
-    stub.script = lambda req: {"question": "원격 세션은 언제 보관되나요?", "answer": "90일 동안"}
-    res = run(stub, p, tmp_path, n=1, max_passes=1)
-    assert [r["reason"] for r in res.rejects] == ["answer_type_mismatch"]
-    assert "|checks:injection+guards+premise+critic+" in res.signature
-    res = run(stub, p, tmp_path / "off", n=1, max_passes=1, skip_checks=("premise",))
-    assert res.rejects == [] and len(res.records) == 1 and "|checks:injection+guards+critic+" in res.signature
 
 
 def test_a_key_that_loops_is_answer_repeats():
