@@ -89,6 +89,7 @@ def test_the_judge_is_not_asked_about_an_answer_a_context_quotes_and_is_overrule
     a = by["all"]
     assert (a.status, a.score, a.label, a.requests) == ("judged", 1.0, "faithful", 0)
     assert a.details["n_quoted"] == 1 and a.details["claims"][0]["quoted"]["context"] == 1
+    assert "judge_supported" not in a.details["claims"][0]  # the judge was not asked
     m = by["mixed"]
     assert (m.score, m.label, m.details["n_quoted"]) == (0.5, "unfaithful", 1)
     first, second = m.details["claims"]

@@ -58,8 +58,10 @@ def test_the_notebook_runs_against_the_stub_and_saves_its_figures(tmp_path, monk
         finally:  # load_dotenv() set them in os.environ: take them out again (monkeypatch restores the originals)
             for name in _ENV_NAMES:
                 os.environ.pop(name, None)
-        # everything went through the stub: embeddings (FAISS), chat (answers and judge)
-        assert ep.counts["/v1/embeddings"] >= 2 and ep.counts["/v1/chat/completions"] >= 12 + 4 * 11
+        # everything went through the stub: embeddings (FAISS), chat (12 answers, and the judge: 11 items each of
+        # answer_correctness and context_precision; faithfulness and context_recall ask only about the items whose
+        # claims no context quotes word for word, ragexam.metrics.judge.quoted)
+        assert ep.counts["/v1/embeddings"] >= 2 and ep.counts["/v1/chat/completions"] >= 12 + 2 * 11 + 1
     assert "OPENAI_API_KEY" not in os.environ or os.environ["OPENAI_API_KEY"] != "sk-test-lecture"
     missing = [str(w.message) for w in caught if "missing from" in str(w.message)]
     assert missing == [], missing[:3]
@@ -70,6 +72,7 @@ def test_the_notebook_runs_against_the_stub_and_saves_its_figures(tmp_path, monk
     for m in ("faithfulness", "answer_correctness", "context_recall", "context_precision"):
         s = report.judge_summary(pipeline, m)
         assert s.n_judged >= 0.8 * s.n > 0 and s.ci95 is not None, (m, s)
+        assert (s.quoted is not None) == (m in ("faithfulness", "context_recall")), (m, s.quoted)
     assert {c["judge_metric"] for c in report.judge_vs_evidence()[pipeline]} == {"context_precision", "context_recall"}
     # the figures: saved, drawn, Korean text set in a Korean font
     assert plots.korean_font() is not None, "CI installs fonts-nanum; without a Korean font the glyph check is moot"

@@ -464,7 +464,7 @@ class Judge:
 
     # -- one judgment ----------------------------------------------------------------------------
     def _verdict(self, value: Dict[str, Any], t: _Task, *, cached: bool, scoring: str = "sample") -> JudgeVerdict:
-        if t.quoted and value["status"] == "judged":
+        if t.quoted and not t.all_quoted and value["status"] == "judged":  # a reply: overrule it where quoted
             value = _with_quotes(value, t)
         status, score, reason, message = value["status"], value["score"], value["reason"], value["message"]
         details = value["details"]
