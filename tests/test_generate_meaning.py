@@ -353,3 +353,15 @@ def test_cli_passes_the_new_options_and_prints_the_checks(stub, corpus, tmp_path
     assert "|prompt:questions/ko/v3@" in card["signature"] and ">=3|" in card["signature"]
     assert stub.generation_bodies()[0]["messages"][0]["content"].startswith("당신은 문서 모음으로")
     assert ex.value.code in (0, 1)
+
+
+def test_the_skip_check_help_names_every_check():
+    """``--skip-check``'s help is written in cli_generate (importing the engine there would slow every command's
+    start); it must name each of :data:`ragexam.analysis.generate.engine.CHECKS`, in order."""
+    import inspect
+
+    from ragexam import cli_generate
+    from ragexam.analysis.generate.engine import CHECKS
+
+    src = inspect.getsource(cli_generate)
+    assert "injection" in CHECKS and (", ".join(CHECKS) + ".") in src
