@@ -166,3 +166,18 @@ def test_probability_scoring_gives_a_quoted_claim_probability_one_and_keeps_the_
     assert out["probability"]["judge_distributions"][0] == {"true": 0.35, "false": 0.65}
     assert (out["score"], out["details"]["n_supported"]) == (0.5, 1)
     assert value["details"]["claims"][0]["supported"] is False  # the cached value is not changed
+
+
+def test_many_items_are_quoted_in_one_batch_with_the_same_result():
+    from ragexam.data.loaders import load_corpus, load_qa
+    from ragexam.metrics.judge.quoted import quotes_many
+    from ragexam.metrics.judge.units import claims_of
+
+    docs = load_corpus("it_helpdesk")
+    pairs = [(claims_of(q.ground_truth), [d.content for d in docs if d.doc_id in q.relevant_doc_ids])
+             for q in load_qa("it_helpdesk") if q.answerable]
+    batched = quotes_many(pairs)
+    assert batched == [quotes(u, c) for u, c in pairs]
+    # the bundled keys are written in their own words: a fifth of their sentences are their documents' words
+    assert 15 <= sum(q is not None for r in batched for q in r) <= 40
+    assert quotes_many([]) == [] and quotes_many([([], ["x"])]) == [[]]

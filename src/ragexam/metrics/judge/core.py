@@ -105,7 +105,7 @@ from ragexam.llm.cost import price_for
 from ragexam.llm.settings import LLMSettings
 from ragexam.metrics.judge.metric import BUILTIN, JudgeMetric, resolve_metrics
 from ragexam.metrics.judge.prompts import METRICS, Rubric, detect_language, feedback_message, render_messages
-from ragexam.metrics.judge.quoted import QUOTE_RULE_VERSION, Quote, quotes
+from ragexam.metrics.judge.quoted import QUOTE_RULE_VERSION, Quote, quotes_many
 from ragexam.metrics.judge.replies import NotApplicable, ReplyError, extract_json
 from ragexam.metrics.judge.results import (INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, REASONS, ItemScore, JudgeItem,
                                            JudgePlan, JudgeRun, JudgeVerdict, MetricSummary, combine_repeats,
@@ -309,10 +309,9 @@ class Judge:
         if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
             raise InputError(f"received {repeat!r}; expected an integer >= 1", source="--repeat", field="repeat")
         tasks = []
+        planned = []
         for metric, items in jobs.items():
             defn = defs[metric]
-            rubric = defn.rubric(language)
-            top = self._top_logprobs(defn, mode)
             ids = [i.item_id for i in items]
             if len(set(ids)) != len(ids):
                 dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
@@ -320,20 +319,25 @@ class Judge:
                                  field="item_id")
             for item in items:
                 units = defn.unit_texts(contexts=item.contexts, answer=item.answer, ground_truth=item.ground_truth)
-                missing = _missing(defn, item, units)
-                quoted = tuple(quotes(units, item.contexts)) if self.quoted and defn.quotable and missing is None \
-                    else ()
-                messages = render_messages(rubric, question=item.question, contexts=item.contexts,
-                                           answer=item.answer, ground_truth=item.ground_truth,
-                                           second_answer=item.second_answer, units=units)
-                for r in range(repeat):
-                    key = request_key({"format": CACHE_FORMAT, "kind": "judge", "model": self.model,
-                                       "endpoint": self.endpoint, "metric": metric, "rubric": rubric.name,
-                                       "rubric_sha": rubric.sha, "temperature": self.temperature,
-                                       "max_tokens": self.max_tokens, "seed": self.seed, "repeat": r,
-                                       "logprobs": top, "messages": messages,
-                                       **({} if self.reasoning else {"reasoning": False})})
-                    tasks.append(_Task(metric, item, r, rubric, messages, key, missing, defn, units, top, quoted))
+                planned.append((metric, defn, item, units, _missing(defn, item, units)))
+        asked = [i for i, (_, defn, _, _, missing) in enumerate(planned)
+                 if self.quoted and defn.quotable and missing is None]
+        found = dict(zip(asked, quotes_many([(planned[i][3], planned[i][2].contexts) for i in asked])))
+        rubrics = {m: (defs[m].rubric(language), self._top_logprobs(defs[m], mode)) for m in jobs}
+        for n, (metric, defn, item, units, missing) in enumerate(planned):
+            rubric, top = rubrics[metric]
+            quoted = tuple(found.get(n, ()))
+            messages = render_messages(rubric, question=item.question, contexts=item.contexts,
+                                       answer=item.answer, ground_truth=item.ground_truth,
+                                       second_answer=item.second_answer, units=units)
+            for r in range(repeat):
+                key = request_key({"format": CACHE_FORMAT, "kind": "judge", "model": self.model,
+                                   "endpoint": self.endpoint, "metric": metric, "rubric": rubric.name,
+                                   "rubric_sha": rubric.sha, "temperature": self.temperature,
+                                   "max_tokens": self.max_tokens, "seed": self.seed, "repeat": r,
+                                   "logprobs": top, "messages": messages,
+                                   **({} if self.reasoning else {"reasoning": False})})
+                tasks.append(_Task(metric, item, r, rubric, messages, key, missing, defn, units, top, quoted))
         return tasks
 
     def _top_logprobs(self, defn: JudgeMetric, mode: str) -> Optional[int]:

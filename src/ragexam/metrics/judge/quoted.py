@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from ragexam.metrics.judge.units import split_sentences
 
-__all__ = ["Quote", "quotes", "QUOTE_RULE_VERSION", "CONTENT_TAGS", "NEGATIONS", "MIN_CONTENT"]
+__all__ = ["Quote", "quotes", "quotes_many", "QUOTE_RULE_VERSION", "CONTENT_TAGS", "NEGATIONS", "MIN_CONTENT"]
 
 #: bump when the rule changes what it quotes (it is in the signature of every metric it applies to)
 QUOTE_RULE_VERSION = "v1"
@@ -87,23 +87,29 @@ def quotes(units: Sequence[str], contexts: Sequence[str]) -> List[Optional[Quote
     ...                                   ["사옥 무선망 안내. DAON-Guest는 방문객용 망으로, 사내 시스템에 접속할 수 없습니다."])]
     [1, None]
     """
-    if not units:
-        return []
-    from ragexam.data.kiwi import tokenize
+    return quotes_many([(units, contexts)])[0]
 
-    sentences = [(k, s) for k, c in enumerate(contexts, 1) for s in split_sentences(c)]
-    analysed = tokenize([_NT.sub(" not", u) for u in units] + [_NT.sub(" not", s) for _, s in sentences])
-    unit_content = [_content(t) for t in analysed[:len(units)]]
-    sent_content = [_content(t) for t in analysed[len(units):]]
-    sent_neg = [_negations(c) for c in sent_content]
-    out: List[Optional[Quote]] = []
-    for content in unit_content:
-        found = None
-        if len(content) >= MIN_CONTENT:
-            neg = _negations(content)
-            for (k, s), sc, sn in zip(sentences, sent_content, sent_neg):
-                if sn == neg and _in_order(content, sc):
-                    found = Quote(k, s)
-                    break
-        out.append(found)
+
+def quotes_many(items: Sequence[Tuple[Sequence[str], Sequence[str]]]) -> List[List[Optional[Quote]]]:
+    """:func:`quotes` of many ``(units, contexts)`` pairs, with every distinct text analysed once, in one batch
+    (Kiwi spreads a batch over its workers; the contexts of a score run repeat across items and metrics)."""
+    sentences = [[(k, s) for k, c in enumerate(contexts, 1) for s in split_sentences(c)] for _, contexts in items]
+    texts = list(dict.fromkeys([u for units, _ in items for u in units] + [s for ss in sentences for _, s in ss]))
+    content = {}
+    if texts:
+        from ragexam.data.kiwi import tokenize
+
+        content = {t: _content(toks) for t, toks in zip(texts, tokenize([_NT.sub(" not", t) for t in texts]))}
+    out: List[List[Optional[Quote]]] = []
+    for (units, _), ss in zip(items, sentences):
+        found_all: List[Optional[Quote]] = []
+        for u in units:
+            c = content[u]
+            found = None
+            if len(c) >= MIN_CONTENT:
+                neg = _negations(c)
+                found = next((Quote(k, s) for k, s in ss
+                              if _negations(content[s]) == neg and _in_order(c, content[s])), None)
+            found_all.append(found)
+        out.append(found_all)
     return out
