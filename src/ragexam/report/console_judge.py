@@ -55,6 +55,7 @@ def print_judge(judge: Mapping[str, Any], con: Any, labels: Optional[Dict[str, s
     ``labels``: the pipelines' short labels (``P1``...) when a legend was printed."""
     from rich.markup import escape
 
+    from ragexam.metrics.judge.metric import registered
     from ragexam.report.tables import Column, pipeline_keys, pipeline_labels, print_fitted
 
     repeat = int(judge.get("repeat") or 1)
@@ -74,7 +75,7 @@ def print_judge(judge: Mapping[str, Any], con: Any, labels: Optional[Dict[str, s
             if s.get("average_mismatch"):
                 labs += f", avg mismatch: {s['average_mismatch']}"
             if s.get("quoted"):  # supported by the quotation rule, not by the judge (docs/judge.md)
-                what = {"faithfulness": "claims", "context_recall": "statements"}.get(str(m), "units")
+                what = getattr(registered().get(str(m)), "unit_kind", None) or "units"
                 labs += f", quoted: {s['quoted']['units']}/{s['quoted']['of']} {what}"
             row = [fmt.num(s.get("mean")), fmt.ci(s.get("ci95")), fmt.num(s.get("pass_rate")),
                    fmt.ci(s.get("pass_ci95")), judged]

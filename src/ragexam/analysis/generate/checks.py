@@ -62,8 +62,8 @@ from ragexam.data.normalization import normalize
 __all__ = ["REASONS", "Rejection", "CorpusFacts", "Located", "question_problem", "locate_evidence", "answer_problem",
            "answer_contained", "copy_problem", "find_duplicate", "evidence_doc_ids", "spans_by_doc", "PARAPHRASE_SHARE",
            "MIN_QUESTION_CHARS", "quoted_parts", "topic_problem", "AFFIRMATIVE",
-           "affirmation_problem", "NEGATIVE", "polarity_problem", "premise_problem", "unrelated_evidence", "answer_type_problem",
-           "ANSWER_TYPES"]
+           "affirmation_problem", "NEGATIVE", "polarity_problem", "premise_problem", "unrelated_evidence",
+           "answer_type_problem", "ANSWER_TYPES"]
 
 #: reason -> (stage, meaning), in the order the steps run
 REASONS: Dict[str, Tuple[str, str]] = {

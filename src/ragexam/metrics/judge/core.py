@@ -509,9 +509,8 @@ class Judge:
         judge's reader on an all-true reply; with probability scoring, probability 1 for each unit)."""
         v = t.defn.reader({t.defn.contract.score: [True] * len(t.units), "reasoning": ""}, t.units)
         details = dict(v.details)
-        entries_key = next(k for k in ("claims", "statements") if isinstance(details.get(k), list))
-        details[entries_key] = [{**e, "quoted": q.to_dict()} for e, q in zip(details[entries_key], t.quoted)
-                                if q is not None]
+        entries = t.defn.unit_kind  # the reader's list of units: "claims" / "statements"
+        details[entries] = [{**e, "quoted": q.to_dict()} for e, q in zip(details[entries], t.quoted)]
         details["n_quoted"] = len(t.units)
         value = self._value(t, "judged", v.score, v.label, details, None, None, 0, 0, None, None, ())
         if scoring == "probability":
@@ -585,9 +584,7 @@ def _with_quotes(value: Dict[str, Any], t: _Task) -> Dict[str, Any]:
     the quoted units' probabilities set to 1 (the judge's own in ``judge_distributions``).  The value read from
     the cache is not changed."""
     details = dict(value["details"])
-    entries_key = next((k for k in ("claims", "statements") if isinstance(details.get(k), list)), None)
-    if entries_key is None or len(details[entries_key]) != len(t.quoted):
-        return value
+    entries_key = t.defn.unit_kind  # the reader's list of units: "claims" / "statements"
     entries = []
     flags = []
     for entry, q in zip(details[entries_key], t.quoted):
