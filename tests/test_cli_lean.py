@@ -11,6 +11,7 @@ from importlib.metadata import entry_points
 import pytest
 
 from ragexam import cli, cli_lean
+from trec_readers import require_compiled
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 
@@ -64,9 +65,13 @@ def test_the_lean_path_loads_neither_typer_nor_the_other_commands():
     assert "LOADED []" in out and "ndcg@10" in out
 
 
-def test_the_lean_path_loads_no_run_summary_and_no_numpy_ma(tmp_path):
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pyarrow"])
+def test_the_lean_path_loads_no_run_summary_and_no_numpy_ma(tmp_path, monkeypatch, pure):
     """Start-up is most of the command on a 10k-query pair: ``np.unique`` loads numpy.ma (16 ms) and the run
-    summary's records (25 ms) are not needed; a run of several pyarrow blocks takes the multi-segment path."""
+    summary's records (25 ms) are not needed; read by pyarrow, a run of several blocks takes the multi-segment
+    path; read by the compiled reader, neither pyarrow nor its thread pool is loaded."""
+    if pure:
+        monkeypatch.setenv("RAGEXAM_PURE_PYTHON", "1")
     qrels, run = tmp_path / "q.trec", tmp_path / "r.trec"
     qrels.write_text("".join(f"q{q} 0 d{q * 7 % 1000} 1\n" for q in range(2000)), encoding="utf-8")
     run.write_text("".join(f"q{q} Q0 doc_with_a_longer_id_{(q * 31 + r) % 5000} {r + 1} {100 - r} x\n"
@@ -74,9 +79,13 @@ def test_the_lean_path_loads_no_run_summary_and_no_numpy_ma(tmp_path):
     assert run.stat().st_size > 2 << 20  # more than one pyarrow block
     code = ("import sys\nfrom ragexam.cli_lean import main\n"
             f"main(['evaluate', '--qrels', {str(qrels)!r}, '--run', {str(run)!r}, '-m', 'map'])\n"
-            "print('LOADED', [m for m in ('numpy.ma', 'ragexam.storage.summary') if m in sys.modules])\n")
+            "print('LOADED', [m for m in ('numpy.ma', 'ragexam.storage.summary') if m in sys.modules])\n"
+            "print('PYARROW', 'pyarrow' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert "LOADED []" in out and "map" in out
+    if not pure:
+        require_compiled()
+    assert f"PYARROW {pure}" in out
 
 
 def test_the_console_script_enters_through_the_lean_path():

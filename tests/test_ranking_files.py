@@ -16,6 +16,8 @@ import pytest
 from ragexam.data.trec import read_trec_qrels, read_trec_run
 from ragexam.errors import InputError
 from ragexam.metrics.ranking import Qrels, Run, evaluate
+from trec_readers import READERS
+from trec_readers import reader as use_reader
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d4 2\nq2 0 d3 2\n"
 RUN = "q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq1 Q0 d4 3 0.5 t\nq2 Q0 d9 1 1.0 t\nq2 Q0 d3 2 0.5 t\n"
@@ -27,13 +29,11 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-@pytest.fixture(params=["python", "pyarrow"])
-def reader(request, monkeypatch):
-    """Files under 1 MiB are parsed in Python; the tests run them through pyarrow's reader too."""
-    from ragexam.data import trec
-
-    monkeypatch.setattr(trec, "_use_pyarrow", lambda nbytes: request.param == "pyarrow")
-    return request.param
+@pytest.fixture(params=READERS)
+def reader(request):
+    """Every file of these tests is read by each reader in turn (tests/trec_readers.py)."""
+    with use_reader(request.param):
+        yield request.param
 
 
 @pytest.fixture
@@ -220,9 +220,12 @@ def _big_pair(tmp_path: Path, *, shuffle: bool = False) -> tuple[Path, Path]:
     return qp, rp
 
 
-def test_large_files_do_not_import_pandas(tmp_path):
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled", "pyarrow"])
+def test_large_files_do_not_import_pandas(tmp_path, monkeypatch, pure):
     qp, rp = _big_pair(tmp_path)
-    assert Run.from_file(rp).cols.doc_segments  # read in several blocks
+    if pure:
+        monkeypatch.setenv("RAGEXAM_PURE_PYTHON", "1")
+        assert Run.from_file(rp).cols.doc_segments  # read in several blocks
     code = ("import sys, runpy\n"
             f"sys.argv = ['ragexam', 'evaluate', '--qrels', {str(qp)!r}, '--run', {str(rp)!r}, '--json']\n"
             "try:\n    runpy.run_module('ragexam.cli', run_name='__main__')\nexcept SystemExit as e:\n"
@@ -241,7 +244,8 @@ def test_duplicates_across_blocks_are_found(tmp_path, shuffle, kind):
     path = rp if kind == "run" else qp
     lines = path.read_text().splitlines(keepends=True)
     reader = read_trec_run if kind == "run" else read_trec_qrels
-    cols = read_trec_run(rp)
+    with use_reader("pyarrow"):
+        cols = read_trec_run(rp)
     assert cols.doc_segments  # the run is read in blocks; qrels in one (its codes are global)
     boundary = cols.doc_segments[len(cols.doc_segments) // 2] if kind == "run" else len(lines) // 2
     # repeat the line before a block boundary as the first line after it (same query, other block)
@@ -253,13 +257,21 @@ def test_duplicates_across_blocks_are_found(tmp_path, shuffle, kind):
     lines.insert(boundary, " ".join(fields) + "\n")
     bad = tmp_path / f"dup.{kind}"
     bad.write_text("".join(lines))
-    with pytest.raises(InputError) as err:
-        reader(bad)
     what = "retrieved" if kind == "run" else "judged"
-    assert str(err.value) == (f"{bad}:{boundary + 1}: document '{fields[2]}' is {what} twice for the same query "
-                              f"'{fields[0]}' (first at line {boundary}); each (qid, docid) pair may appear once")
-    # the same document for two different queries, in different blocks, is fine
-    assert reader(path).qid_codes.size == len(lines) - 1
+    message = (f"{bad}:{boundary + 1}: document '{fields[2]}' is {what} twice for the same query "
+               f"'{fields[0]}' (first at line {boundary}); each (qid, docid) pair may appear once")
+    judged = read_trec_qrels(qp)
+    for name in ("pyarrow", "compiled"):
+        with use_reader(name):
+            with pytest.raises(InputError) as err:
+                reader(bad)
+            assert str(err.value) == message
+            if kind == "run":  # read against the qrels, as evaluate reads it
+                with pytest.raises(InputError) as err:
+                    read_trec_run(bad, docs=judged)
+                assert str(err.value) == message
+            # the same document for two different queries, in different blocks, is fine
+            assert reader(path).qid_codes.size == len(lines) - 1
 
 
 @pytest.mark.parametrize("threads", [True, False])

@@ -18,6 +18,7 @@ from ragexam.errors import InputError  # noqa: E402
 from ragexam.metrics.ranking import Qrels, Run, evaluate  # noqa: E402
 
 from test_ranking_files import write_random_pair  # noqa: E402
+from trec_readers import READERS, reader  # noqa: E402
 
 CHILD = Path(__file__).with_name("pytrec_child.py")
 
@@ -46,13 +47,6 @@ qrels_st = st.dictionaries(qids, judged_st, min_size=1, max_size=6)
 run_st = st.dictionaries(qids, st.dictionaries(docids, scores, min_size=1, max_size=14), min_size=0, max_size=6)
 
 
-def _reader(name):
-    """Read TREC files with the Python parser (the default below 1 MiB) or pyarrow's."""
-    from unittest import mock
-
-    from ragexam.data import trec
-
-    return mock.patch.object(trec, "_use_pyarrow", lambda nbytes: name == "pyarrow")
 
 
 def _trec_many(cases, relevance_level=1):
@@ -167,8 +161,8 @@ def test_files_equal_dicts_and_pytrec_parsers(tmp_path_factory, qrels, run):
         except InputError:
             from_dicts = None
             assert not expected
-        for reader in ("python", "pyarrow"):  # small files are parsed in Python; both readers must agree
-            with _reader(reader):
+        for name in READERS:  # every reader must agree
+            with reader(name):
                 try:
                     from_files = evaluate(qp, rp, list(PAIRS), trec_compat=True)
                 except InputError:
@@ -178,12 +172,12 @@ def test_files_equal_dicts_and_pytrec_parsers(tmp_path_factory, qrels, run):
             assert (abs(from_files.values - from_dicts.values) <= 1e-12).all()
 
 
-@pytest.mark.parametrize("reader", ["python", "pyarrow"])
-def test_large_random_run_matches(tmp_path, reader):
-    """10k-line files through either reader, ties included."""
+@pytest.mark.parametrize("name", READERS)
+def test_large_random_run_matches(tmp_path, name):
+    """10k-line files through every reader, ties included."""
     qp, rp = write_random_pair(tmp_path, seed=7, n_queries=300, n_docs=5000, depth=60, judged=6, ties=20)
     expected = _pytrec_files(qp, rp)
-    with _reader(reader):
+    with reader(name):
         _assert_equal_files(qp, rp, expected)
 
 
@@ -232,14 +226,22 @@ def _assert_equal_files(qp, rp, expected):
             assert abs(ours[q][mine] - vals[theirs]) <= 1e-9, (q, mine)
 
 
+@pytest.mark.parametrize("name", ["pyarrow", "compiled"])
 @pytest.mark.parametrize("shuffle", [False, True], ids=["grouped", "shuffled"])
-def test_files_read_in_blocks_match(tmp_path, shuffle):
-    """Files over 1 MiB (several pyarrow blocks, each with its own document dictionary), grouped
-    by query or shuffled line by line, many ties broken by docid across blocks."""
+def test_files_read_in_blocks_match(tmp_path, shuffle, name):
+    """Files over 1 MiB, grouped by query or shuffled line by line, many ties broken by docid: pyarrow reads
+    them in several blocks, each with its own document dictionary; the compiled reader reads a grouped run
+    against the qrels' documents and a shuffled one again with one table of every document."""
     qp, rp = write_random_pair(tmp_path, seed=11, n_queries=2500, n_docs=3000, depth=50, judged=12, ties=8,
                            shuffle=shuffle, qid="topic-{}", docid="document-{}")
-    assert rp.stat().st_size > 1 << 20 and Run.from_file(rp).cols.doc_segments
-    _assert_equal_files(qp, rp, _pytrec_files(qp, rp))
+    expected = _pytrec_files(qp, rp)
+    with reader(name):
+        q = Qrels.from_file(qp)
+        cols = Run.from_file(rp, q).cols
+        assert rp.stat().st_size > 1 << 20
+        assert bool(cols.doc_segments) == (name == "pyarrow")
+        assert (cols.doc_base is q.cols.doc_vocab) == (name == "compiled")
+        _assert_equal_files(qp, rp, expected)
 
 
 def test_hashed_join_matches(tmp_path, monkeypatch):

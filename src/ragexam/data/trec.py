@@ -26,11 +26,21 @@ field that does not parse, a byte-order mark, UTF-16 or bytes that are not UTF-8
 :class:`~ragexam.errors.InputError` naming the file and the line.
 
 Reading is columnar: the result holds integer codes into vocabularies of query and document
-ids.  Files of 1 MiB and more are read by pyarrow's multi-threaded CSV reader (a 1M-line run
-in about a tenth of a second); smaller files, and any file the fast reader rejects, by a
-line-by-line parser that finds and reports the exact problem (below 1 MiB it is quicker than
-loading pyarrow; once pyarrow is loaded, it reads small files too).  pandas is never imported (pyarrow imports it when it converts
-Python or numpy objects, so arrays are handed to pyarrow through their buffers).
+ids.  Three readers give the same columns, each passing a file it does not take to the next:
+
+1. the compiled one-pass reader (``ragexam.data._trecfast``, built at install time when a C
+   compiler is there) takes *plain* files: printable ASCII fields separated by single spaces or
+   by single tabs, ``\n`` or ``\r\n`` line ends (nothing else imported); a run read for a qrels
+   file (``docs=``) gives each judged document its qrels code, so the two files need no join by
+   string (``TrecColumns.doc_base``).  ``RAGEXAM_PURE_PYTHON=1`` in the environment turns it off;
+2. files of 1 MiB and more: pyarrow's multi-threaded CSV reader (single spaces or single tabs,
+   any UTF-8);
+3. the rest, and any file the others reject: a line-by-line parser that finds and reports the
+   exact problem (below 1 MiB it is quicker than loading pyarrow; once pyarrow is loaded, the
+   second reader takes small files too).
+
+pandas is never imported (pyarrow imports it when it converts Python or numpy objects, so
+arrays are handed to pyarrow through their buffers).
 """
 
 from __future__ import annotations
@@ -47,7 +57,7 @@ import numpy as np
 
 from ragexam.errors import InputError
 
-__all__ = ["TrecColumns", "vocab_list", "vocab_take", "vocab_index", "vocab_canonical", "vocab_sort_rank",
+__all__ = ["TrecColumns", "PackedVocab", "vocab_list", "vocab_take", "vocab_index", "vocab_canonical", "vocab_sort_rank",
            "codes_index", "is_arrow", "array_numpy",
            "resolve_trec_path", "BUNDLED_TREC", "read_trec_run", "read_trec_qrels", "write_trec_run",
            "write_trec_qrels"]
@@ -80,6 +90,57 @@ class TrecColumns:
     doc_segment_vocab: tuple[int, ...] = ()
     #: The file the columns were read from (``None`` when built in memory).
     source: str | None = None
+    #: The qrels' document vocabulary this run was read against (the compiled reader, given ``docs=``):
+    #: ``doc_vocab`` starts with it, a document judged for a row's query has its qrels code, and any
+    #: other document may have a code of its own on each row (``doc_vocab`` then repeats strings; the
+    #: reader checked that no query retrieves a document twice).  ``None``: codes are one per string.
+    doc_base: Any = None
+
+
+class PackedVocab:
+    """A vocabulary as the compiled reader returns it: the strings' UTF-8 bytes one after the other
+    (``data``) and ``offsets`` (int64, one more than the strings), decoded only when asked for (a
+    run may hold a million distinct ids, and evaluating it needs none of them as Python strings)."""
+
+    __slots__ = ("data", "offsets")
+
+    def __init__(self, data: bytes, offsets: np.ndarray) -> None:
+        self.data = data
+        self.offsets = offsets
+
+    def __len__(self) -> int:
+        return int(self.offsets.size) - 1
+
+    def __getitem__(self, i: int) -> str:
+        if not -len(self) <= i < len(self):
+            raise IndexError(i)
+        i %= len(self)
+        return self.data[int(self.offsets[i]):int(self.offsets[i + 1])].decode("utf-8")
+
+    def __iter__(self):
+        return iter(self.to_list())
+
+    def take(self, idx: Any) -> list[str]:
+        """The strings at ``idx``."""
+        off, data = self.offsets, self.data
+        return [data[off[i]:off[i + 1]].decode("utf-8") for i in np.asarray(idx, dtype=np.int64).tolist()]
+
+    def to_list(self) -> list[str]:
+        """Every string, in code order."""
+        off = self.offsets.tolist()
+        data = self.data
+        return [data[a:b].decode("utf-8") for a, b in zip(off[:-1], off[1:])]
+
+    def arrow(self):
+        """The same strings as a pyarrow string array, sharing this one's bytes."""
+        import pyarrow as pa
+
+        n = len(self)
+        if self.offsets[-1] < 2**31:
+            return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(self.offsets.astype(np.int32)),
+                                                          pa.py_buffer(self.data)])
+        return pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(self.offsets),
+                                                            pa.py_buffer(self.data)])
 
 
 # --- vocabularies: lists of str or pyarrow string arrays, without pandas ---------------------
@@ -135,11 +196,15 @@ def _arrow_strings(strings: list[str]):
 
 def vocab_list(vocab: Any) -> list[str]:
     """A vocabulary as a list of Python strings."""
+    if isinstance(vocab, PackedVocab):
+        return vocab.to_list()
     return vocab.to_pylist() if is_arrow(vocab) else list(vocab)
 
 
 def vocab_take(vocab: Any, idx: np.ndarray) -> Any:
-    """``vocab[idx]`` (same kind as ``vocab``: a pyarrow array or a list)."""
+    """``vocab[idx]`` (a pyarrow array for a pyarrow array, else a list)."""
+    if isinstance(vocab, PackedVocab):
+        return vocab.take(idx)
     if is_arrow(vocab):
         return _compute().call_function("take", [vocab, _arrow_indices(idx)])
     return [vocab[i] for i in np.asarray(idx).tolist()]
@@ -155,6 +220,7 @@ def vocab_index(keys: Any, vocab: Any) -> np.ndarray:
         return np.empty(0, dtype=np.int64)
     if len(vocab) == 0:
         return np.full(len(keys), -1, dtype=np.int64)
+    keys, vocab = _unpacked(keys), _unpacked(vocab)
     if is_arrow(keys) != is_arrow(vocab):  # convert the list side (never the large arrow side) to arrow
         keys, vocab = (keys if is_arrow(keys) else _arrow_strings(keys)), (vocab if is_arrow(vocab)
                                                                           else _arrow_strings(vocab))
@@ -168,11 +234,22 @@ def vocab_index(keys: Any, vocab: Any) -> np.ndarray:
     return np.fromiter(map(pos.get, vocab_list(keys), repeat(-1)), dtype=np.int64, count=len(keys))
 
 
+def _unpacked(vocab: Any) -> Any:
+    """A :class:`PackedVocab` as pyarrow strings when it is large (pyarrow's hash kernel), else as a list."""
+    if not isinstance(vocab, PackedVocab):
+        return vocab
+    return vocab.arrow() if len(vocab) >= 1 << 12 else vocab.to_list()
+
+
 def codes_index(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Index in ``values`` (distinct int64) of each of ``keys``; -1 when absent.  A hash lookup
-    (pyarrow's), several times faster than a binary search on a million keys."""
+    (the compiled reader's, else pyarrow's), several times faster than a binary search on a million keys."""
     if keys.size == 0 or values.size == 0:
         return np.full(keys.size, -1, dtype=np.int64)
+    fast = _compiled()
+    if fast is not None:
+        return np.frombuffer(fast.index_in(np.ascontiguousarray(keys, dtype=np.int64),
+                                           np.ascontiguousarray(values, dtype=np.int64)), dtype=np.int64)
     if keys.size < 1 << 17:  # small: a binary search, without loading pyarrow for it
         order = np.argsort(values, kind="stable")
         pos = np.minimum(np.searchsorted(values[order], keys), values.size - 1)
@@ -267,9 +344,11 @@ class _Layout:
         return " ".join(self.fields)
 
 
-def read_trec_run(path: PathLike) -> TrecColumns:
-    """Read a TREC run file (``qid Q0 docid rank score tag``)."""
-    return _read(path, kind="run")
+def read_trec_run(path: PathLike, docs: TrecColumns | None = None) -> TrecColumns:
+    """Read a TREC run file (``qid Q0 docid rank score tag``).  ``docs``: the columns of the qrels the run
+    will be evaluated with; when both are read by the compiled reader, the run's document codes extend
+    theirs (``TrecColumns.doc_base``)."""
+    return _read(path, kind="run", docs=docs)
 
 
 def read_trec_qrels(path: PathLike) -> TrecColumns:
@@ -277,14 +356,16 @@ def read_trec_qrels(path: PathLike) -> TrecColumns:
     return _read(path, kind="qrels")
 
 
-def _read(path: PathLike, kind: str) -> TrecColumns:
+def _read(path: PathLike, kind: str, docs: TrecColumns | None = None) -> TrecColumns:
     p = Path(path)
     source = str(path)
     data = _load_bytes(p, kind, source)
     layout = _sniff(data, kind)
     cols = None
+    checked = False  # the compiled reader checked each query's documents for repeats as it read them
     if layout is not None:
-        if _use_pyarrow(len(data) - layout.start):
+        cols, checked = _read_plain(data, layout, kind, docs)
+        if cols is None and _use_pyarrow(len(data) - layout.start):
             cols = _read_fast(data, layout, kind)
         if cols is None:
             cols = _read_slow(p, data, layout, kind, source)
@@ -297,7 +378,8 @@ def _read(path: PathLike, kind: str) -> TrecColumns:
         cols = TrecColumns(np.empty(0, dtype=np.int64), [], np.empty(0, dtype=np.int64), [],
                            np.empty(0, dtype=np.float64))
     cols.source = source
-    _check_duplicates(cols, data, layout, kind, source)
+    if not checked:
+        _check_duplicates(cols, data, layout, kind, source)
     return cols
 
 
@@ -393,6 +475,43 @@ def _is_int(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _compiled():
+    """The compiled reader module, or ``None`` (not built at install time, or ``RAGEXAM_PURE_PYTHON`` set)."""
+    if os.environ.get("RAGEXAM_PURE_PYTHON"):
+        return None
+    try:
+        from ragexam.data import _trecfast
+    except ImportError:
+        return None
+    return _trecfast
+
+
+def _read_plain(data: bytes, layout: _Layout, kind: str, docs: TrecColumns | None) -> tuple[TrecColumns | None, bool]:
+    """The compiled one-pass reader on a plain file (see the module docstring), and whether it checked that no
+    query has a document twice; ``(None, False)`` when it is not built or the file is not plain (the other
+    readers then read it, and report any problem)."""
+    fast = _compiled()
+    if fast is None:
+        return None, False
+    f = layout.fields
+    run = kind == "run"
+    base = docs.doc_vocab if docs is not None and isinstance(docs.doc_vocab, PackedVocab) else None
+    judged = () if base is None else ((base.data, base.offsets, docs.qid_vocab,  # type: ignore[union-attr]
+                                       np.ascontiguousarray(docs.qid_codes, dtype=np.int64),  # type: ignore[union-attr]
+                                       np.ascontiguousarray(docs.doc_codes, dtype=np.int64)),)  # type: ignore[union-attr]
+    got = fast.read(data, layout.start, len(f), f.index("qid"), f.index("docid"), f.index("score" if run else "rel"),
+                    f.index("rank") if run else -1, run, *judged)
+    if got is None:
+        return None, False
+    qid_codes, (q_data, q_off), doc_codes, (d_data, d_off), values, n_base, checked = got
+    return TrecColumns(qid_codes=np.frombuffer(qid_codes, dtype=np.int64),
+                       qid_vocab=PackedVocab(q_data, np.frombuffer(q_off, dtype=np.int64)).to_list(),
+                       doc_codes=np.frombuffer(doc_codes, dtype=np.int64),
+                       doc_vocab=PackedVocab(d_data, np.frombuffer(d_off, dtype=np.int64)),
+                       values=np.frombuffer(values, dtype=np.float64 if run else np.int64),
+                       doc_base=base if n_base else None), checked
 
 
 def _read_fast(data: bytes, layout: _Layout, kind: str) -> TrecColumns | None:

@@ -152,9 +152,11 @@ class Run(_Columns):
     """Ranked lists: ``(query id, document id, score)``; higher score = better rank."""
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike) -> "Run":
-        """Read a TREC run file (``qid Q0 docid rank score tag``; see :mod:`ragexam.data.trec`)."""
-        return cls(read_trec_run(path))
+    def from_file(cls, path: str | os.PathLike, qrels: "Qrels | None" = None) -> "Run":
+        """Read a TREC run file (``qid Q0 docid rank score tag``; see :mod:`ragexam.data.trec`).  ``qrels``:
+        the judgments it will be evaluated with (the run's document codes then extend theirs, when the
+        compiled reader read both)."""
+        return cls(read_trec_run(path, docs=qrels.cols if qrels is not None else None))
 
     @classmethod
     def from_dict(cls, run: Mapping[str, Any], *, name: str = "run") -> "Run":

@@ -193,11 +193,11 @@ def _as_qrels(q: Any) -> Qrels:
     return Qrels.from_dict(q)
 
 
-def _as_run(r: Any) -> Run:
+def _as_run(r: Any, qrels: Qrels) -> Run:
     if isinstance(r, Run):
         return r
     if isinstance(r, (str, os.PathLike)):
-        return Run.from_file(r)
+        return Run.from_file(r, qrels)
     if hasattr(r, "columns") and hasattr(r, "iloc"):
         return Run.from_dataframe(r)
     return Run.from_dict(r)
@@ -220,7 +220,8 @@ def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, rel
         raise InputError(f"relevance_level must be an integer grade >= 1 (unjudged documents have grade 0), "
                          f"got {relevance_level!r}", source="relevance_level")
     level = int(relevance_level)
-    Q, Rn = _as_qrels(qrels), _as_run(run)
+    Q = _as_qrels(qrels)
+    Rn = _as_run(run, Q)
     sel = select_queries(Q, Rn, level, trec_compat)
     if not sel.ids:
         raise _nothing_scorable(Q, Rn, sel.excluded, Rn.query_ids, sel.overlap, sel.run_empty, level)

@@ -386,6 +386,10 @@ def run_docs_in_qrels(rc: TrecColumns, qc: TrecColumns, run_q: np.ndarray) -> np
     queries of that block.  Runs not grouped by query (every query in every block) use the
     whole vocabulary.
     """
+    if rc.doc_base is not None and rc.doc_base is qc.doc_vocab:  # judged documents have their qrels codes
+        out = np.full(len(rc.doc_vocab), -1, dtype=np.int64)
+        out[:len(qc.doc_vocab)] = np.arange(len(qc.doc_vocab))
+        return out
     whole = (not rc.doc_segments or qc.doc_segments or not is_arrow(rc.doc_vocab)
              or not is_arrow(qc.doc_vocab))
     if whole:
