@@ -192,6 +192,16 @@ def time_library(qrels: Path, run: Path, repeat: int, ranx: bool) -> dict[str, l
     return times
 
 
+def _reader_line() -> str:
+    """Which reader reads plain TREC files here (ragexam.data.trec): the compiled one, or pyarrow and Python."""
+    from ragexam.data import trec
+
+    if trec._compiled() is not None:
+        return "compiled (ragexam.data._trecfast)"
+    why = "RAGEXAM_PURE_PYTHON is set" if os.environ.get("RAGEXAM_PURE_PYTHON") else "not built at install"
+    return f"pyarrow and Python (the compiled reader: {why})"
+
+
 def import_time(module: str, n: int = 5) -> float:
     def once(code: str) -> float:
         t = time.perf_counter()
@@ -220,6 +230,7 @@ def main() -> None:
         ap.error(f"unknown shape(s) {unknown}; known: {', '.join(SHAPES)}")
     print(machine_line())
     print(compile_ragexam())
+    print(f"TREC reader: {_reader_line()}")
     print(f"medians of {args.repeat} runs; ragexam command: {' '.join(_ragexam_command())}")
     print(f"{'shape':<13} {'run file':>9} {'load':>10} | {'whole command (s)':^33} | {'with --json (s)':^33}"
           + ("" if args.no_library else f" | {'library in-process (s)':^33}"))

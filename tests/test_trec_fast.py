@@ -241,3 +241,34 @@ def test_a_packed_vocabulary_decodes_on_demand():
     assert trec.vocab_index(["gamma", "zeta"], v).tolist() == [3, -1]
     with pytest.raises(IndexError):
         v[4]
+
+
+# -- the build ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("compiler", ["cc", "none"])
+def test_the_install_builds_the_reader_where_it_can_and_goes_on_where_it_cannot(tmp_path, compiler):
+    """README: with a C compiler the wheel holds the compiled reader; without one (``CC=false``) it is built
+    all the same, without it (the reader is an optional extension)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    src = tmp_path / "tree"
+    shutil.copytree(root / "src", src / "src", ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.egg-info"))
+    for name in ("setup.py", "pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(root / name, src / name)
+    env = dict(os.environ)
+    if compiler == "none":
+        env["CC"] = "false"
+    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", str(src), "-w", str(tmp_path / "w")],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    [wheel] = (tmp_path / "w").glob("ragexam-*.whl")
+    built = [n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("ragexam/data/_trecfast.")
+             and n.endswith((".so", ".pyd"))]
+    assert bool(built) == (compiler == "cc"), built

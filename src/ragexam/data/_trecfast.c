@@ -623,7 +623,7 @@ static PyObject *trec_read(PyObject *Py_UNUSED(self), PyObject *args) {
     size_t n_judged = jo.obj ? (size_t)(jo.len / 8) : 0;
     size_t doc_bytes = (size_t)(P.end - P.begin) + (jd.obj ? (size_t)jd.len : 0);
     if (!qcodes || !dcodes || !values || vocab_init(&P.qv, 1024, 16384) < 0 ||
-        vocab_init(&P.dv, jd.obj ? n_judged : lines / 4, doc_bytes) < 0 ||
+        vocab_init(&P.dv, jd.obj ? n_judged : (lines / 4 < (1 << 18) ? lines / 4 : (1 << 18)), doc_bytes) < 0 ||
         buf_reserve(&P.dv.offsets, (lines + n_judged + 1) * sizeof(int64_t)) < 0 || qtable_init(&seen) < 0 ||
         qtable_init(&jt) < 0) {
         status = P_NOMEM;
