@@ -137,16 +137,28 @@ static int64_t vocab_append(Vocab *v, const char *s, size_t n) {
     return v->n++;
 }
 
-/* The code of s[0:n] (hash h), entered when new; -1 on memory failure. */
-static int64_t vocab_code(Vocab *v, const char *s, size_t n, uint64_t h) {
+/* The slot of s[0:n] (hash h): its own, or the empty one where it would go. */
+static size_t vocab_slot(const Vocab *v, const char *s, size_t n, uint64_t h) {
     size_t j = h & v->mask;
     while (v->slots[j].code1) {
         const Slot *sl = &v->slots[j];
         if (sl->hash == h && sl->len == n &&
             memcmp(v->data.p + ((const int64_t *)v->offsets.p)[sl->code1 - 1], s, n) == 0)
-            return (int64_t)sl->code1 - 1;
+            return j;
         j = (j + 1) & v->mask;
     }
+    return j;
+}
+
+/* The code of s[0:n] (hash h), or -1 when it is not in the table. */
+static int64_t vocab_find(const Vocab *v, const char *s, size_t n, uint64_t h) {
+    return (int64_t)v->slots[vocab_slot(v, s, n, h)].code1 - 1;
+}
+
+/* The code of s[0:n] (hash h), entered when new; -1 on memory failure. */
+static int64_t vocab_code(Vocab *v, const char *s, size_t n, uint64_t h) {
+    size_t j = vocab_slot(v, s, n, h);
+    if (v->slots[j].code1) return (int64_t)v->slots[j].code1 - 1;
     int64_t c = vocab_append(v, s, n);
     if (c < 0) return -1;
     Slot *sl = &v->slots[j];
@@ -380,15 +392,7 @@ static int line_query(Lines *L, const char *q, size_t ql, int64_t *qc_out) {
         if (qc < known) return P_UNGROUPED; /* the query came before, with another in between */
         qtable_next(L->seen);
         qtable_next(L->jt);
-        int64_t jq = -1; /* the documents judged for it */
-        const int64_t *off = (const int64_t *)J->qids.offsets.p;
-        for (size_t j = qh & J->qids.mask; J->qids.slots[j].code1; j = (j + 1) & J->qids.mask) {
-            const Slot *sl = &J->qids.slots[j];
-            if (sl->hash == qh && sl->len == ql && memcmp(J->qids.data.p + off[sl->code1 - 1], q, ql) == 0) {
-                jq = (int64_t)sl->code1 - 1;
-                break;
-            }
-        }
+        int64_t jq = vocab_find(&J->qids, q, ql, qh); /* the documents judged for it */
         for (int64_t r = jq < 0 ? 0 : J->rows_start[jq]; jq >= 0 && r < J->rows_start[jq + 1]; r++) {
             int64_t dc = J->row_doc[r];
             const char *s = J->data + J->offsets[dc];

@@ -57,8 +57,8 @@ import numpy as np
 
 from ragexam.errors import InputError
 
-__all__ = ["TrecColumns", "PackedVocab", "vocab_list", "vocab_take", "vocab_index", "vocab_canonical", "vocab_sort_rank",
-           "codes_index", "is_arrow", "array_numpy",
+__all__ = ["TrecColumns", "PackedVocab", "vocab_list", "vocab_take", "vocab_index", "vocab_canonical",
+           "vocab_sort_rank", "codes_index", "is_arrow", "array_numpy",
            "resolve_trec_path", "BUNDLED_TREC", "read_trec_run", "read_trec_qrels", "write_trec_run",
            "write_trec_qrels"]
 
@@ -488,7 +488,8 @@ def _compiled():
     return _trecfast
 
 
-def _read_plain(data: bytes, layout: _Layout, kind: str, docs: TrecColumns | None) -> tuple[TrecColumns | None, bool]:
+def _read_plain(data: bytes, layout: _Layout, kind: str,
+                docs: TrecColumns | None) -> tuple[TrecColumns | None, bool]:
     """The compiled one-pass reader on a plain file (see the module docstring), and whether it checked that no
     query has a document twice; ``(None, False)`` when it is not built or the file is not plain (the other
     readers then read it, and report any problem)."""
@@ -497,10 +498,11 @@ def _read_plain(data: bytes, layout: _Layout, kind: str, docs: TrecColumns | Non
         return None, False
     f = layout.fields
     run = kind == "run"
-    base = docs.doc_vocab if docs is not None and isinstance(docs.doc_vocab, PackedVocab) else None
-    judged = () if base is None else ((base.data, base.offsets, docs.qid_vocab,  # type: ignore[union-attr]
-                                       np.ascontiguousarray(docs.qid_codes, dtype=np.int64),  # type: ignore[union-attr]
-                                       np.ascontiguousarray(docs.doc_codes, dtype=np.int64)),)  # type: ignore[union-attr]
+    judged: tuple = ()
+    if docs is not None and isinstance(docs.doc_vocab, PackedVocab):  # a qrels the compiled reader read
+        base = docs.doc_vocab
+        judged = ((base.data, base.offsets, docs.qid_vocab, np.ascontiguousarray(docs.qid_codes, dtype=np.int64),
+                   np.ascontiguousarray(docs.doc_codes, dtype=np.int64)),)
     got = fast.read(data, layout.start, len(f), f.index("qid"), f.index("docid"), f.index("score" if run else "rel"),
                     f.index("rank") if run else -1, run, *judged)
     if got is None:
@@ -511,7 +513,7 @@ def _read_plain(data: bytes, layout: _Layout, kind: str, docs: TrecColumns | Non
                        doc_codes=np.frombuffer(doc_codes, dtype=np.int64),
                        doc_vocab=PackedVocab(d_data, np.frombuffer(d_off, dtype=np.int64)),
                        values=np.frombuffer(values, dtype=np.float64 if run else np.int64),
-                       doc_base=base if n_base else None), checked
+                       doc_base=docs.doc_vocab if n_base else None), checked  # type: ignore[union-attr]
 
 
 def _read_fast(data: bytes, layout: _Layout, kind: str) -> TrecColumns | None:
