@@ -200,15 +200,21 @@ static void qtable_next(QTable *t) {
     t->count = 0;
 }
 
-/* The entry of s[0:n] (hash h) of this generation, or NULL. */
-static const QEntry *qtable_find(const QTable *t, const char *s, size_t n, uint64_t h) {
+/* The slot of s[0:n] (hash h) in this generation: its own, or the free one where it would go. */
+static size_t qtable_slot(const QTable *t, const char *s, size_t n, uint64_t h) {
     size_t j = h & t->mask;
     while (t->slots[j].gen == t->gen) {
         const QEntry *e = &t->slots[j];
-        if (e->hash == h && e->len == n && memcmp(e->s, s, n) == 0) return e;
+        if (e->hash == h && e->len == n && memcmp(e->s, s, n) == 0) return j;
         j = (j + 1) & t->mask;
     }
-    return NULL;
+    return j;
+}
+
+/* The entry of s[0:n] (hash h) of this generation, or NULL. */
+static const QEntry *qtable_find(const QTable *t, const char *s, size_t n, uint64_t h) {
+    const QEntry *e = &t->slots[qtable_slot(t, s, n, h)];
+    return e->gen == t->gen ? e : NULL;
 }
 
 /* Enter s[0:n] (hash h) with `code` unless it is there: 1 when it was, 0 when entered, -1 on memory failure. */
@@ -227,13 +233,8 @@ static int qtable_add(QTable *t, const char *s, size_t n, uint64_t h, int64_t co
         t->slots = slots;
         t->mask = size - 1;
     }
-    size_t j = h & t->mask;
-    while (t->slots[j].gen == t->gen) {
-        const QEntry *e = &t->slots[j];
-        if (e->hash == h && e->len == n && memcmp(e->s, s, n) == 0) return 1;
-        j = (j + 1) & t->mask;
-    }
-    QEntry *e = &t->slots[j];
+    QEntry *e = &t->slots[qtable_slot(t, s, n, h)];
+    if (e->gen == t->gen) return 1;
     e->hash = h;
     e->s = s;
     e->len = (uint32_t)n;
