@@ -100,7 +100,7 @@ def e5_artifacts() -> str:
     code = ("import time; t = time.perf_counter()\n"
             "from ragexam.retrieval.e5 import E5Embedder\n"
             "e = E5Embedder(); e.embed_passages(['가나다 ' * 100]); e.embed_queries(['질문'])\n"
-            "print(f'{time.perf_counter() - t:.1f} {e.backend}')")
+            "print(f'{time.perf_counter() - t:.1f}', e.signature_fields.rsplit('|backend:', 1)[1])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     from ragexam.storage.paths import cache_dir
 

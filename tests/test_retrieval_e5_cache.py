@@ -100,6 +100,8 @@ def test_choice_rule_keeps_the_reference_unless_another_is_clearly_faster():
     assert C.choose({"onnx": 0.050, "onnx-q4": 0.047, "onnx-fp32": 0.090}) == "onnx"  # 6% is noise
     assert C.choose({"onnx": 0.100, "onnx-q4": 0.060, "onnx-fp32": 0.080}) == "onnx-q4"
     assert C.choose({"onnx": 0.100, "onnx-q4": 0.120, "onnx-fp32": 0.080}) == "onnx-fp32"
+    assert C.choose({"int8x2": 0.010, "q4": 0.0095}, "int8x2") == "int8x2"  # the short windows' reference
+    assert C.choose({"int8x2": 0.010, "q4": 0.008}, "int8x2") == "q4"
 
 
 def test_calibration_measures_once_per_machine_and_the_choice_is_in_identity_and_signature(
@@ -110,6 +112,8 @@ def test_calibration_measures_once_per_machine_and_the_choice_is_in_identity_and
     assert record["backend"] == e.backend in C.CANDIDATES
     assert set(record["cpu_ms_per_window"]) == set(C.CANDIDATES) and record["cpu"].startswith("CPU: ")
     assert record["tokens"] == C.TOKENS and len(record["load"]) == 3
+    assert record["short"] in C.SHORT_CANDIDATES and set(record["short_cpu_ms_per_window"]) == set(C.SHORT_CANDIDATES)
+    assert record["short_tokens"] == C.SHORT_TOKENS
     path = C.calibration_path(e._path())
     assert json.loads(path.read_text(encoding="utf-8")) == record
 
@@ -123,6 +127,27 @@ def test_calibration_measures_once_per_machine_and_the_choice_is_in_identity_and
     assert E5Embedder(backend="onnx").signature_fields.endswith("|backend:onnx")
     vec = q4.embed_passages(TEXTS)
     assert np.array_equal(vec, E5Embedder(backend="onnx-q4").embed_passages(TEXTS))
+
+
+def test_a_calibration_that_gives_short_windows_to_q4_is_named_and_followed(fresh_cache, session_graphs):
+    from ragexam.retrieval.e5.embedder import SHORT_WINDOW
+
+    _with_graphs(fresh_cache, session_graphs)
+    e = E5Embedder()
+    path = C.calibration_path(e._path())
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"backend": "onnx", "short": "q4"}), encoding="utf-8")  # as a CPU without VNNI
+    assert e.backend == "onnx" and ":onnx+q4short:g" in e.identity
+    assert e.signature_fields.endswith("|backend:auto=onnx+q4short") and e.spec == "dense:e5"
+    assert e._precision(SHORT_WINDOW) == "q4" and e._precision(SHORT_WINDOW + 1) == "int8"
+    short, long_ = TEXTS[1], TEXTS[0]          # one window of a few tokens; one of more than 64
+    assert max(map(len, e.token_ids(short, "passage"))) <= SHORT_WINDOW < min(map(len, e.token_ids(long_, "passage")))
+    got = e.embed_passages([short, long_])
+    assert np.array_equal(got[0], E5Embedder(backend="onnx-q4").embed_passages([short])[0])
+    assert np.array_equal(got[1], E5Embedder(backend="onnx").embed_passages([long_])[0])
+    assert E5Embedder(backend="onnx")._precision(SHORT_WINDOW) == "int8x2"  # asked for by name: the default
+    path.write_text(json.dumps({"backend": "onnx", "short": "fp16"}), encoding="utf-8")  # not a choice: measured again
+    assert C._read(path) is None
 
 
 def test_an_auto_embedder_sent_to_a_worker_keeps_the_drivers_choice(fresh_cache, session_graphs, monkeypatch):

@@ -14,7 +14,11 @@ onnxruntime's int8 products (``onnx``), its 4-bit ``MatMulNBits`` with int8 acti
    disturbed by other processes);
 3. the fastest wins, but ``onnx`` (the reference) is kept unless another is at least
    ``MARGIN`` faster, so noise does not flip the choice; the file records every candidate's
-   time, the CPU, the load average and the versions.
+   time, the CPU, the load average and the versions;
+4. for the short windows of backend ``onnx`` (at most 64 tokens: most questions, many small chunks) the same
+   rule chooses between :data:`SHORT_CANDIDATES` on a ``SHORT_TOKENS``-token window: two int8 passes
+   (``int8x2``, the reference) or the file's 4-bit codes (``q4``), whose costs are 1 : 2 on a CPU with VNNI and
+   may tie without it (``record["short"]``; ``onnx+q4short`` in identity and signature when ``q4`` wins).
 
 The chosen backend is part of the embedder's identity and signature (``backend:auto=onnx``), so
 vectors from different backends never share a cache entry.  ``RAGEXAM_E5_BACKEND`` set to one of
@@ -30,7 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Optional
 
 __all__ = ["calibrated_backend", "calibrate", "choose", "calibration_path", "CANDIDATES", "ROUNDS", "MARGIN",
-           "TOKENS"]
+           "TOKENS", "SHORT_CANDIDATES", "SHORT_TOKENS"]
 
 #: The backends a calibration chooses from, the reference first.
 CANDIDATES = ("onnx", "onnx-q4", "onnx-fp32")
@@ -39,7 +43,10 @@ _PRECISION = {"onnx": "int8", "onnx-q4": "q4", "onnx-fp32": "fp32"}
 ROUNDS = 3
 MARGIN = 0.10
 TOKENS = 256
-_VERSION = 1
+#: The precisions a calibration chooses from for backend onnx's short windows, the reference first.
+SHORT_CANDIDATES = ("int8x2", "q4")
+SHORT_TOKENS = 32
+_VERSION = 2  # 2: the short windows' precision
 
 
 def calibration_path(model_path: str) -> Path:
@@ -59,27 +66,26 @@ def _read(path: Path) -> Optional[Dict[str, Any]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and data.get("backend") in CANDIDATES else None
+    if not isinstance(data, dict) or data.get("backend") not in CANDIDATES:
+        return None
+    return data if data.get("short", SHORT_CANDIDATES[0]) in SHORT_CANDIDATES else None
 
 
-def choose(seconds: Dict[str, float]) -> str:
-    """The fastest candidate of ``seconds`` (CPU seconds per window), unless it beats the reference
-    (``CANDIDATES[0]``) by less than :data:`MARGIN`: then the reference."""
+def choose(seconds: Dict[str, float], reference: str = CANDIDATES[0]) -> str:
+    """The fastest candidate of ``seconds`` (CPU seconds per window), unless it beats ``reference`` by less
+    than :data:`MARGIN`: then the reference."""
     fastest = min(seconds, key=seconds.__getitem__)
-    return fastest if seconds[fastest] < (1 - MARGIN) * seconds[CANDIDATES[0]] else CANDIDATES[0]
+    return fastest if seconds[fastest] < (1 - MARGIN) * seconds[reference] else reference
 
 
-def calibrate(model: Any) -> Dict[str, Any]:
-    """Measure every candidate on this machine now (see the module docstring); the record, not saved."""
+def _fastest(encoders: Dict[str, Any], tokens: int) -> Dict[str, float]:
+    """The least CPU seconds of each encoder on one seeded window of ``tokens`` tokens over :data:`ROUNDS`
+    rounds, taken in turn after one warm-up call each."""
     import numpy as np
 
-    from ragexam.exec.machine import cpu_info, load_average
-    from ragexam.retrieval.e5.forward_onnx import OnnxEncoder
-    from ragexam.retrieval.embedders import _dist_version
-
-    encoders = {c: OnnxEncoder(model, threads=1, precision=_PRECISION[c]) for c in CANDIDATES}
-    ids = np.random.default_rng(0).integers(5, model.vocab_rows, size=(1, TOKENS))
-    lengths = np.array([TOKENS])
+    vocab = next(iter(encoders.values())).model.vocab_rows
+    ids = np.random.default_rng(0).integers(5, vocab, size=(1, tokens))
+    lengths = np.array([tokens])
     best: Dict[str, float] = {}
     for enc in encoders.values():
         enc.pooled(ids, lengths)
@@ -88,9 +94,25 @@ def calibrate(model: Any) -> Dict[str, Any]:
             t0 = time.thread_time()
             enc.pooled(ids, lengths)
             best[name] = min(best.get(name, float("inf")), time.thread_time() - t0)
+    return best
+
+
+def calibrate(model: Any) -> Dict[str, Any]:
+    """Measure every candidate on this machine now (see the module docstring); the record, not saved."""
+    from ragexam.exec.machine import cpu_info, load_average
+    from ragexam.retrieval.e5.forward_onnx import OnnxEncoder
+    from ragexam.retrieval.embedders import _dist_version
+
+    encoders = {c: OnnxEncoder(model, threads=1, precision=_PRECISION[c]) for c in CANDIDATES}
+    best = _fastest(encoders, TOKENS)
+    q4 = encoders["onnx-q4"]
+    short = _fastest({p: q4 if p == "q4" else OnnxEncoder(model, threads=1, precision=p) for p in SHORT_CANDIDATES},
+                     SHORT_TOKENS)
     cpu = cpu_info()
     return {"backend": choose(best), "cpu_ms_per_window": {k: round(v * 1000, 2) for k, v in best.items()},
-            "tokens": TOKENS, "rounds": ROUNDS, "margin": MARGIN, "cpu": cpu.line(),
+            "tokens": TOKENS, "short": choose(short, SHORT_CANDIDATES[0]),
+            "short_cpu_ms_per_window": {k: round(v * 1000, 2) for k, v in short.items()},
+            "short_tokens": SHORT_TOKENS, "rounds": ROUNDS, "margin": MARGIN, "cpu": cpu.line(),
             "load": [round(x, 2) for x in load_average()], "onnxruntime": _dist_version("onnxruntime"),
             "measured": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "version": _VERSION}
 

