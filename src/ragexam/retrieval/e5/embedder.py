@@ -161,7 +161,7 @@ class E5Embedder:
         """:attr:`backend` as named in identity and signature: ``onnx+q4short`` when the calibration gave backend
         onnx's short windows to the 4-bit path instead of two int8 passes."""
         b = self.backend
-        return f"{b}+q4short" if b == "onnx" and self._short == "q4" and self.device == "cpu" else b
+        return f"{b}+q4short" if b == "onnx" and self._short == "q4" else b  # (CUDA runs onnx-fp32 only)
 
     @property
     def calibration(self) -> dict[str, Any] | None:
