@@ -564,6 +564,8 @@ def run_command(argv: Sequence[str]) -> Tuple[int, str]:
             return _child([sys.executable, "-c", _CLI, *args])
         return run_ragexam(args)
     if program in ("python", "python3"):
+        if args and args[0].startswith("benchmarks/") and not Path(args[0]).exists():
+            args[0] = str(ROOT / args[0])  # a script of the repository's benchmarks/, run from the test's folder
         return _child([sys.executable, *args])
     if program == "pytest":
         installed = any(ep.name == "ragexam" for ep in metadata.entry_points(group="pytest11"))
