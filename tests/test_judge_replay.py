@@ -322,3 +322,30 @@ def test_the_quotation_rule_on_a_sample_it_was_not_written_on(tmp_path):
     assert results["judge"] == ({"sample": 0.73, "probability": 0.73}, ["hq_003", "hq_005", "hq_058", "hq_071"], 12,
                                 {"faithful": 11, "unfaithful": 4}, 16,
                                 ["hq_003", "hq_015", "hq_036", "hq_058", "hq_071"])
+
+
+def test_no_threshold_on_the_probability_of_true_saves_the_paraphrased_keys(tmp_path):
+    """docs/judge.md: the last lever ragexam has on its side is where to cut the judge's probability.  On the
+    held-out sample, keys on their own evidence score 0.47 (hq_005) to 1.0 weighted by probability, their perturbed
+    copies 0.42 to 0.75: a cut that calls no key unfaithful catches 1 of the 16 copies, and the best cut gets 24 of
+    the 32 answers right.  Cancelling the slot effect does not help either: averaged over both orders of the 8 keys'
+    sentences, a claim no context supports (hq_057's second, 0.53) scores above supported ones (hq_060 0.52,
+    hq_058's quoted second 0.48)."""
+    check, _ = _heldout(tmp_path / "h")
+    items = check["metrics"]["faithfulness"]["items"]
+    keys = {i["query_id"]: i["score"] for i in items if i["kind"] == "key"}
+    copies = [i["score"] for i in items if i["kind"] == "perturbed"]
+    assert len(keys) == len(copies) == 16
+    lowest = min(keys, key=keys.get)
+    assert lowest == "hq_005" and round(keys[lowest], 2) == 0.47 and max(keys.values()) == 1.0
+    assert (round(min(copies), 2), round(max(copies), 2)) == (0.42, 0.75)
+    assert sum(c < keys[lowest] for c in copies) == 1
+    cuts = sorted(set(keys.values()) | set(copies))
+    assert max(sum(k >= t for k in keys.values()) + sum(c < t for c in copies) for t in cuts) == 24
+    both = _claims(_score_keys(tmp_path / "k", "score8", "--judge-quoted"))
+    rev = _claims(_score_keys(tmp_path / "r", "score8_reversed", "--judge-quoted", "--score-answers", "keys-reversed",
+                              "--score-metric", "faithfulness"))
+    mean = {(q, i): (p + dict((c2, p2) for c2, _, p2 in rev[q])[c]) / 2
+            for q, cs in both.items() for i, (c, _, p) in enumerate(cs)}
+    assert round(mean[("hq_057", 1)], 2) == 0.53  # unsupported: its paragraph is not in the contexts
+    assert round(mean[("hq_060", 0)], 2) == 0.52 and round(mean[("hq_058", 1)], 2) == 0.48  # supported
