@@ -36,6 +36,7 @@ How a block's commands run
       (exit status 130 then counts as 0).
     * A child ``pytest`` gets ``-p no:cacheprovider`` (it writes no ``.pytest_cache``), and ``-p
       ragexam.testing.plugin`` when the plugin's entry point is not installed.
+    * ``python benchmarks/SCRIPT`` runs the repository's script (the working folder has no ``benchmarks/``).
     No other flag is added: nothing is run with reduced work.
     Files the docs name are provided under those names (FIXTURES, built once per session): the bundled
     it_helpdesk corpus (``docs.jsonl``, ``big.jsonl``), questions (``qa.jsonl``, ``QA``) and hand-written answers
