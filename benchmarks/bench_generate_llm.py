@@ -195,6 +195,7 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
                                              **{k: (str(v) if isinstance(v, Path) else v) for k, v in options.items()
                                                 if k not in ("cache_dir", "timeout", "concurrency")}},
                                  **({"script": _portable(args.script)} if args.script else {}),
+                                 **({"checks": list(res.card["checks"])} if res is not None else {}),
                                  "recorded": time.strftime("%Y-%m-%d %H:%M"), "endpoint": args.base_url,
                                  "load_before": load_before, "load_after": _load(),
                                  "result": None if res is None else {
