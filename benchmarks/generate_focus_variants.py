@@ -184,16 +184,16 @@ def _path(corpus: str) -> Any:
 
 
 def auc(pos: Sequence[float], neg: Sequence[float]) -> Optional[float]:
-    """ROC AUC of ``pos`` above ``neg`` (ties count half); ``None`` without both."""
-    if not pos or not neg:
-        return None
-    return sum((p > n) + 0.5 * (p == n) for p in pos for n in neg) / (len(pos) * len(neg))
+    """:func:`ragexam.stats.discrimination.auc` (ties count half); ``None`` without both."""
+    from ragexam.stats.discrimination import auc as roc_auc
+
+    return roc_auc(pos, neg) if pos and neg else None
 
 
 def roundtrip(data: Dict[str, Any], retriever: str, hand_written: bool = True) -> Dict[str, Any]:
     """Per labelled question: the rank of its evidence sentence among its corpus's sentences (see the module
     docstring); per set, the AUC of ``-rank`` and what a rank-1 filter keeps.  ``hand_written``: also the bundled
-    it_helpdesk set's hand-written answerable questions, one row per evidence string (the best-ranked counts)."""
+    it_helpdesk set's hand-written answerable questions (a sentence holding any of its evidence strings counts)."""
     from ragexam.data import load_corpus
     from ragexam.data.chunking import sentence_spans
     from ragexam.retrieval.spec import parse_retriever
