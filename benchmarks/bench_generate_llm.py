@@ -40,7 +40,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from ragexam.analysis.generate.offline import call_kind, replay_key, request_sha  # noqa: E402 (after the docstring)
+from ragexam.questions.offline import call_kind, replay_key, request_sha  # noqa: E402 (after the docstring)
 
 ROOT = Path(__file__).resolve().parents[1]
 HANDBOOK = ROOT / "tests" / "data" / "generate_handbook_corpus.jsonl"

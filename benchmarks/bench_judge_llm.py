@@ -134,10 +134,10 @@ def _score_inputs(a: argparse.Namespace, work: Path, run_dir: Path) -> Iterator[
     """The QA file of the sampled questions and their answers: the reference answers (``keys``), the same with
     their sentences -- the faithfulness judge's claims -- in reverse order (``keys-reversed``) or each sentence
     as its own answer on the same contexts (``keys-per-claim``: pipeline ``claim N``), the perturbed keys
-    (:func:`ragexam.analysis.judge_check.perturb`) whole or per sentence (``perturbed``,
+    (:func:`ragexam.analysis.judging.check.perturb`) whole or per sentence (``perturbed``,
     ``perturbed-per-claim``), or the bundled set's answers (``bundled``).  Yields the QA file first (BM25 runs
     on it into ``run_dir``, whose chunks the per-claim answers carry), then the answers file."""
-    from ragexam.analysis.answers import load_answers
+    from ragexam.analysis.answers.files import load_answers
     from ragexam.data.loaders import load_qa
 
     qa = load_qa(a.qa)
@@ -159,7 +159,7 @@ def _score_inputs(a: argparse.Namespace, work: Path, run_dir: Path) -> Iterator[
 def _evidence_hit(r: Any) -> Optional[float]:
     """1.0 when some context of the answer row ``r`` holds its question's evidence (the evidence rule of
     ``score``; computed here too, since ``score`` computes it only when a context metric is judged)."""
-    from ragexam.analysis.scoring import evidence_per_context
+    from ragexam.analysis.answers.scoring import evidence_per_context
 
     ev = evidence_per_context(r.question.evidence, r.contexts or ())
     return None if ev is None else ev["evidence_hit"]
@@ -169,7 +169,7 @@ def _key_rows(a: argparse.Namespace, kept: List[Any], run_dir: Path) -> List[Dic
     """The answers of ``--score-answers`` built from the reference answers of the questions ``kept``."""
     import random
 
-    from ragexam.analysis.judge_check import perturb
+    from ragexam.analysis.judging.check import perturb
     from ragexam.metrics.judge.units import split_sentences
 
     rng = random.Random(a.seed)
@@ -179,7 +179,7 @@ def _key_rows(a: argparse.Namespace, kept: List[Any], run_dir: Path) -> List[Dic
         texts = {q: " ".join(split_sentences(t)[::-1]) for q, t in texts.items()}
     if not a.score_answers.endswith("-per-claim"):
         return [{"query_id": q.query_id, "answer": texts[q.query_id]} for q in kept]
-    from ragexam.analysis.answers import run_contexts
+    from ragexam.analysis.answers.files import run_contexts
     from ragexam.storage.runfolder import read_run_folder
 
     run = read_run_folder(run_dir)

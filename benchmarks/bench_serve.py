@@ -46,7 +46,7 @@ from _korean import make_dataset  # noqa: E402
 
 def write_set(folder: Path, n: int) -> Path:
     """The set, its card and its review sheet, as ``generate`` writes them; returns the set's path."""
-    from ragexam.analysis.generate.output import DECLINE, REVIEW_COLUMNS, _review_rows
+    from ragexam.questions.output import DECLINE, REVIEW_COLUMNS, _review_rows
 
     docs, qs = make_dataset(n, n, seed=7)
     corpus = folder / "docs.jsonl"

@@ -91,7 +91,7 @@ def messages(variant: str, s: Dict[str, Any]) -> Tuple[List[Dict[str, str]], Dic
     """The messages and reply schema of ``variant`` for the labelled sentence ``s``."""
     import dataclasses
 
-    from ragexam.analysis.generate.prompts import load_prompts
+    from ragexam.questions.prompts import load_prompts
 
     prompts = load_prompts("en")
     if variant == "rewrite":

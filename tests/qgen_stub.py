@@ -75,7 +75,7 @@ _FOCUS_KINDS: Dict[str, str] = {}
 
 def _focus_kind(user: str) -> str:
     if not _FOCUS_KINDS:
-        from ragexam.analysis.generate.prompts import load_prompts
+        from ragexam.questions.prompts import load_prompts
 
         for lang in ("en", "ko"):
             for name, text in load_prompts(lang).sections.items():
@@ -128,7 +128,7 @@ def reader_inputs(body: Dict[str, Any]) -> Optional[Tuple[str, str]]:
     """``(question, evidence)`` of a reader call, else ``None``."""
     global _READER_SYSTEMS
     if _READER_SYSTEMS is None:
-        from ragexam.analysis.generate.prompts import load_reader
+        from ragexam.questions.prompts import load_reader
 
         _READER_SYSTEMS = {load_reader(lang).sections["system"] for lang in ("ko", "en")}
     msgs = body["messages"]
@@ -281,7 +281,7 @@ def helpdesk_script(extra: Optional[Callable[[GenRequest, List[Dict[str, Any]]],
             q = next((q for q in qa if q.answerable and any(e in sentence for e in q.evidence)), None)
             if q is not None:
                 return {"question": q.question, "answer": q.ground_truth}
-            from ragexam.analysis.generate.offline import stub_reply
+            from ragexam.questions.offline import stub_reply
 
             return json.loads(stub_reply(req.body))
         if req.kind in ("meaning", "lexical"):
@@ -313,8 +313,8 @@ def helpdesk_script(extra: Optional[Callable[[GenRequest, List[Dict[str, Any]]],
 class ReplayStub:
     """Serves the replies a real model gave, recorded by ``benchmarks/bench_generate_llm.py --record`` (JSON
     Lines: a ``header`` line, then one ``{kind, key, sha, request, reply}`` per call).  A request is looked up by
-    the SHA of what the model saw (:func:`ragexam.analysis.generate.offline.request_sha`), else by what it is
-    about (:func:`~ragexam.analysis.generate.offline.replay_key`, so a reworded prompt still finds its reply);
+    the SHA of what the model saw (:func:`ragexam.questions.offline.request_sha`), else by what it is
+    about (:func:`~ragexam.questions.offline.replay_key`, so a reworded prompt still finds its reply);
     a request found neither way gets HTTP 500 and is listed in ``missed``.  ``served`` counts how each was
     found."""
 
@@ -336,7 +336,7 @@ class ReplayStub:
         self.base_url = ""
 
     def lookup(self, body: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-        from ragexam.analysis.generate.offline import replay_key, request_sha
+        from ragexam.questions.offline import replay_key, request_sha
 
         r = self.by_sha.get(request_sha(body))
         if r is not None:

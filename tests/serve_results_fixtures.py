@@ -28,9 +28,9 @@ def build(folder: Path) -> Built:
     from test_report_fixtures import make_run, write_run
     from test_score_fixtures import write_case
 
-    from ragexam.analysis.answers import load_answers
-    from ragexam.analysis.recording import record_score
-    from ragexam.analysis.scoring import save_score, score_answers
+    from ragexam.analysis.answers.files import load_answers
+    from ragexam.analysis.gating.history import record_score
+    from ragexam.analysis.answers.scoring import save_score, score_answers
     from ragexam.data.loaders import load_qa
     from ragexam.metrics.judge import Judge
     from ragexam.storage.history import History

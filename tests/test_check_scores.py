@@ -14,7 +14,7 @@ from test_score_answer_cmd import stub  # noqa: E402,F401 (the loopback judge fi
 from test_score_fixtures import ANSWERS, write_case, write_jsonl  # noqa: E402
 
 from ragexam import stats  # noqa: E402
-from ragexam.analysis.gate import check_run, parse_floor  # noqa: E402
+from ragexam.analysis.gating.gate import check_run, parse_floor  # noqa: E402
 from ragexam.cli import main  # noqa: E402
 from ragexam.storage.history import History, resolve_run  # noqa: E402
 from ragexam.storage.runfolder import read_folder, read_score_folder  # noqa: E402
@@ -98,7 +98,7 @@ def test_corpus_bleu_interval_contains_the_corpus_score(tmp_path, capsys):
     """The issue's case: bundled answers, ``--min bleu``.  The interval is the bootstrap of corpus BLEU
     itself; the old one (of the mean sentence BLEU) does not even contain the corpus score."""
     from ragexam.data import load_qa
-    from ragexam.analysis.answers import load_answers
+    from ragexam.analysis.answers.files import load_answers
     from ragexam.metrics.text import bleu_scores, bleu_stats, chrf_scores, chrf_stats
 
     out, hist = tmp_path / "s", tmp_path / "h.db"

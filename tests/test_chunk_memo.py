@@ -130,7 +130,7 @@ def test_a_run_keeps_its_chunking_and_a_second_run_reads_it(tmp_path, monkeypatc
 
 
 def test_the_chunk_stage_keeps_nothing_when_told_not_to(tmp_path):
-    from ragexam.analysis import stages as S
+    from ragexam.analysis.exam import stages as S
 
     data = S.load("it_helpdesk", "it_helpdesk")
     plan = S.plan(["bm25"], ["sentences:300", "whole"])

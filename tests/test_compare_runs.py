@@ -11,7 +11,7 @@ import pytest
 from ragexam import stats
 from ragexam.cli import main
 from ragexam.errors import InputError, MetricNameError
-from ragexam.analysis.compare import compare_runs
+from ragexam.analysis.exam.compare import compare_runs
 from ragexam.storage.runfolder import RunData, coerce_rows, read_run_folder
 from test_report_fixtures import METRICS, MISS_K, _per_question_metrics, make_run, write_run
 

@@ -18,7 +18,7 @@ from rich.console import Console
 
 from ragexam import fmt
 from ragexam.report import console_run
-from ragexam.analysis.compare import compare_runs
+from ragexam.analysis.exam.compare import compare_runs
 from ragexam.report.console import print_comparison, print_runs, print_score_summary
 from ragexam.storage.runfolder import read_run_folder as load_run_dir
 from ragexam.report.tables import Column, Keys, print_fitted

@@ -351,7 +351,7 @@ def test_pairwise_never_writes_over_its_answers(endpoint, capsys, tmp_path):  # 
 def test_generate_never_writes_over_its_corpus_or_prompt(helpdesk_files, endpoint, capsys, tmp_path):  # noqa: F811
     """``generate --corpus c.jsonl --out c.jsonl`` (issue 19): refused before any call, naming both paths; so is a
     side file (``X.card.json`` of ``--out X.jsonl``) landing on the corpus, and ``--out`` over ``--prompt``."""
-    from ragexam.analysis.generate.prompts import bundled_prompt_path
+    from ragexam.questions.prompts import bundled_prompt_path
 
     corpus, _ = helpdesk_files
     prompt = tmp_path / "questions.txt"

@@ -8,11 +8,11 @@ import pytest
 
 from test_score_fixtures import EXPECTED_P1, write_case
 
-from ragexam.analysis.answers import load_answers
+from ragexam.analysis.answers.files import load_answers
 from ragexam.storage.runfolder import read_run_folder
-from ragexam.analysis.diagnosis import LABELS, StageInputs, attribute, attribute_all, evidence_in_contexts
-from ragexam.analysis.scoring import score_answers
-from ragexam.analysis.verdicts import parse_correct_if
+from ragexam.analysis.answers.diagnosis import LABELS, StageInputs, attribute, attribute_all, evidence_in_contexts
+from ragexam.analysis.answers.scoring import score_answers
+from ragexam.metrics.verdicts import parse_correct_if
 from ragexam.cli import main
 from ragexam.data import load_qa
 from ragexam.errors import InputError

@@ -8,7 +8,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragexam.analysis.summarize import _around_evidence
+from ragexam.analysis.exam.summarize import _around_evidence
 from ragexam.data.evidence import EvidenceMatcher, longest_common_substring
 from ragexam.data.normalization import normalize
 

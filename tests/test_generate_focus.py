@@ -12,9 +12,9 @@ from collections import Counter
 import pytest
 
 from qgen_stub import GenRequest, start_gen_stub, write_docs
-from ragexam.analysis.generate import generate
-from ragexam.analysis.generate.prompts import FOCUS_SCHEMA, load_prompts, parse_examples
-from ragexam.analysis.generate.replies import ReplyError, parse_focus_reply
+from ragexam.questions import generate
+from ragexam.questions.prompts import FOCUS_SCHEMA, load_prompts, parse_examples
+from ragexam.questions.replies import ReplyError, parse_focus_reply
 from ragexam.errors import InputError
 
 DOCS = [
@@ -169,7 +169,7 @@ def test_korean_instructions_have_the_focus_mode_too(stub, corpus, tmp_path):
 
 
 def test_a_prompt_file_without_the_focus_sections_is_an_input_error_naming_them(stub, corpus, tmp_path):
-    from ragexam.analysis.generate.prompts import bundled_prompt_path
+    from ragexam.questions.prompts import bundled_prompt_path
 
     text = bundled_prompt_path("en").read_text(encoding="utf-8")
     own = tmp_path / "mine.txt"
@@ -188,7 +188,7 @@ def test_parse_focus_reply_reads_one_object_or_an_envelope():
 
 
 def test_the_bundled_examples_are_well_formed_and_hashed_into_the_prompt():
-    from ragexam.analysis.generate.prompts import bundled_examples_path
+    from ragexam.questions.prompts import bundled_examples_path
 
     for lang in ("ko", "en"):
         ex = parse_examples(bundled_examples_path(lang).read_text(encoding="utf-8"), lang)
@@ -205,13 +205,13 @@ def test_the_bundled_examples_are_well_formed_and_hashed_into_the_prompt():
 
 # -- what the local model got wrong in this mode, rejected by deterministic checks ------------------------------
 def _located(*texts):
-    from ragexam.analysis.generate.checks import Located
+    from ragexam.questions.checks import Located
 
     return [Located(i, t, t, (), ()) for i, t in enumerate(texts, 1)]
 
 
 def test_a_key_naming_who_may_not_as_if_they_may_is_answer_polarity():
-    from ragexam.analysis.generate.checks import polarity_problem
+    from ragexam.questions.checks import polarity_problem
 
     ev = _located("입사 후 3개월이 지나지 않은 직원은 재택근무를 신청할 수 없습니다.")
     q = "재택근무를 신청할 수 있는 기준은 무엇인가요?"
@@ -234,7 +234,7 @@ def test_a_key_naming_who_may_not_as_if_they_may_is_answer_polarity():
 
 
 def test_one_of_two_evidence_sentences_unrelated_to_the_question_is_evidence_unrelated():
-    from ragexam.analysis.generate.checks import unrelated_evidence
+    from ragexam.questions.checks import unrelated_evidence
 
     ev = _located("회의실은 '한빛포털'의 회의실 메뉴에서 예약하며, 한 번에 최대 2시간까지 잡을 수 있습니다.",
                   "재택근무는 주 2회까지 할 수 있으며, 전날 오후 5시까지 'HR-Desk'에 신청해 팀장 승인을 받아야 합니다.")
@@ -262,7 +262,7 @@ def test_the_checks_run_in_a_generation_and_can_be_switched_off(stub, corpus, tm
 
 
 def test_a_key_copied_from_one_sentence_does_not_make_the_other_related():
-    from ragexam.analysis.generate.checks import unrelated_evidence
+    from ragexam.questions.checks import unrelated_evidence
 
     ev = _located("외부 방문객은 방문 전날까지 '한빛포털'에서 방문 등록을 해야 출입증을 받을 수 있습니다.",
                   "재택근무는 주 2회까지 할 수 있으며, 전날 오후 5시까지 'HR-Desk'에 신청해 팀장 승인을 받아야 합니다.")
@@ -306,7 +306,7 @@ def test_a_kind_of_which_nothing_is_kept_is_given_up_with_a_note(stub, corpus, t
 
 
 def test_the_reader_gets_worked_examples_two_of_which_decline():
-    from ragexam.analysis.generate.prompts import load_reader
+    from ragexam.questions.prompts import load_reader
 
     r = load_reader("en")
     msgs = r.messages("연차는 며칠인가요?", ["연차는 15일입니다."], language="ko", decline="문서에서 찾을 수 없습니다.")
@@ -320,7 +320,7 @@ def test_the_reader_gets_worked_examples_two_of_which_decline():
 
 
 def test_when_how_much_and_why_need_a_time_an_amount_and_a_reason():
-    from ragexam.analysis.generate.checks import answer_type_problem
+    from ragexam.questions.checks import answer_type_problem
 
     rule = _located("경조금은 'HR-Desk'의 경조 신청 메뉴에서 증빙 서류를 첨부해 30일 이내에 신청해야 합니다.")
     bad = answer_type_problem("경조금을 신청해야 하는 이유는 무엇인가요?", "HR-Desk에서 신청합니다", rule)  # the local model's
@@ -340,7 +340,7 @@ def test_when_how_much_and_why_need_a_time_an_amount_and_a_reason():
 
 
 def test_a_question_whose_premise_the_evidence_and_key_do_not_share_is_rejected():
-    from ragexam.analysis.generate.checks import premise_problem
+    from ragexam.questions.checks import premise_problem
 
     kept = _located("모든 원격 세션은 녹화되어 90일 동안 보관됩니다.")
     bad = premise_problem("원격 세션은 언제 보관되나요?", "90일 동안", kept, "ko")  # the local model's
@@ -362,7 +362,7 @@ def test_a_question_whose_premise_the_evidence_and_key_do_not_share_is_rejected(
 
 
 def test_a_key_that_loops_is_answer_repeats():
-    from ragexam.analysis.generate.checks import answer_problem
+    from ragexam.questions.checks import answer_problem
 
     key = "본인 과실로 분실한 노트북을 잔존가치의 30%를 부담하게 되면 " + "본인이 부담하게 되면 " * 5 + "본인이부담하게 되면"
     assert answer_problem(key).reason == "answer_repeats"  # the local model's key, its last repeat without a space
@@ -372,7 +372,7 @@ def test_a_key_that_loops_is_answer_repeats():
 def test_the_new_checks_pass_every_hand_written_bundled_question():
     """answer_type_mismatch, answer_repeats, answer_polarity: none of the 77 answerable hand-written questions of the
     bundled Korean sets is rejected (the checks were written from the local model's wrong questions)."""
-    from ragexam.analysis.generate.checks import (Located, answer_problem, answer_type_problem, polarity_problem,
+    from ragexam.questions.checks import (Located, answer_problem, answer_type_problem, polarity_problem,
                                                   premise_problem)
     from ragexam.data.loaders import load_qa
 
@@ -391,7 +391,7 @@ def test_the_new_checks_pass_every_hand_written_bundled_question():
 
 
 def test_a_sentence_that_shares_only_common_terms_with_the_other_is_unrelated():
-    from ragexam.analysis.generate.checks import unrelated_evidence
+    from ragexam.questions.checks import unrelated_evidence
 
     vpn = "재택근무일에 사내 시스템에 접속할 때는 반드시 회사 VPN을 사용해야 하며, 카페 등 공공 와이파이에서는 업무 시스템에 접속하지 않습니다."
     leave = "연차는 'HR-Desk'에서 사용일 3일 전까지 신청하고 팀장 승인을 받습니다."

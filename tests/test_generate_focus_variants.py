@@ -52,7 +52,7 @@ def test_the_labelled_questions_are_those_the_docs_count():
 def test_each_variant_sends_its_sentence_and_schema(variant, order):
     """What the script sends: the sentence and its document title in the last message, the reply schema's order;
     ``focus`` is ragexam's own prompt, message for message."""
-    from ragexam.analysis.generate.prompts import load_prompts
+    from ragexam.questions.prompts import load_prompts
 
     mod = _script()
     s = _data()["sentences"][0]

@@ -13,11 +13,11 @@ from collections import Counter
 import pytest
 
 from qgen_stub import GenRequest, start_gen_stub, write_docs
-from ragexam.analysis.generate import generate
-from ragexam.analysis.generate import measure as M
-from ragexam.analysis.generate.checks import quoted_parts
-from ragexam.analysis.generate.llm_checks import agreement
-from ragexam.analysis.generate.offline import call_kind
+from ragexam.questions import generate
+from ragexam.questions import measure as M
+from ragexam.questions.checks import quoted_parts
+from ragexam.questions.llm_checks import agreement
+from ragexam.questions.offline import call_kind
 from ragexam.errors import InputError
 
 DOCS = [
@@ -194,7 +194,7 @@ def test_a_yes_key_that_confirms_what_the_evidence_does_not_say_is_unsupported(s
 
 
 def test_yes_detection_and_the_terms_a_yes_asserts():
-    from ragexam.analysis.generate.checks import AFFIRMATIVE
+    from ragexam.questions.checks import AFFIRMATIVE
 
     assert [bool(AFFIRMATIVE.match(a)) for a in ("네, 됩니다", "예.", "Yes, up to 5", "네트워크는", "예를 들어",
                                                   "yesterday", "아니요")] == [True, True, True, False, False, False,
@@ -357,11 +357,11 @@ def test_cli_passes_the_new_options_and_prints_the_checks(stub, corpus, tmp_path
 
 def test_the_skip_check_help_names_every_check():
     """``--skip-check``'s help is written in cli_generate (importing the engine there would slow every command's
-    start); it must name each of :data:`ragexam.analysis.generate.engine.CHECKS`, in order."""
+    start); it must name each of :data:`ragexam.questions.engine.CHECKS`, in order."""
     import inspect
 
     from ragexam import cli_generate
-    from ragexam.analysis.generate.engine import CHECKS
+    from ragexam.questions.engine import CHECKS
 
     src = inspect.getsource(cli_generate)
     assert "injection" in CHECKS and (", ".join(CHECKS) + ".") in src

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragexam.analysis.generate import checks as C
-from ragexam.analysis.generate import measure as M
+from ragexam.questions import checks as C
+from ragexam.questions import measure as M
 from ragexam.data.evidence import CorpusText
 from ragexam.data.loaders import load_corpus, load_qa
 

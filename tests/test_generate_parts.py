@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragexam.analysis.generate import checks as C
-from ragexam.analysis.generate.prompts import BUILTIN_KINDS, Passage, bundled_prompt_path, load_prompts
-from ragexam.analysis.generate.replies import item_fields, parse_reply
-from ragexam.analysis.generate.sampling import Coverage, build_sections, parse_mix, targets
+from ragexam.questions import checks as C
+from ragexam.questions.prompts import BUILTIN_KINDS, Passage, bundled_prompt_path, load_prompts
+from ragexam.questions.replies import item_fields, parse_reply
+from ragexam.questions.sampling import Coverage, build_sections, parse_mix, targets
 from ragexam.data.evidence import CorpusText
 from ragexam.data.schema import Document
 from ragexam.errors import InputError
@@ -188,7 +188,7 @@ def test_sections_are_slices_of_their_documents():
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=8), st.integers(0, 2**31), st.integers(1, 30))
 def test_every_section_is_used_once_before_any_twice(per_doc, seed, pass_size):
-    from ragexam.analysis.generate.sampling import Section
+    from ragexam.questions.sampling import Section
 
     secs = [Section(f"d{d}#s{i}", f"d{d}", 0, 1, "x", i + 1, n, None) for d, n in enumerate(per_doc) for i in range(n)]
     cov = Coverage(secs, seed)

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from qgen_stub import start_replay_stub
-from ragexam.analysis.generate import generate
-from ragexam.analysis.generate.offline import call_kind
-from ragexam.analysis.generate.replies import parse_reply
+from ragexam.questions import generate
+from ragexam.questions.offline import call_kind
+from ragexam.questions.replies import parse_reply
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
@@ -119,7 +119,7 @@ def _items(content):
 
 
 def _framed(item):
-    from ragexam.analysis.generate.checks import quoted_parts
+    from ragexam.questions.checks import quoted_parts
 
     ev = item.get("evidence")
     return any(isinstance(e, str) and quoted_parts(e) and quoted_parts(e) != [e.strip()] for e in
@@ -285,7 +285,7 @@ def test_the_premise_check_on_the_held_out_kept_questions(tmp_path):
     measurement): of the 10 questions the held-out run kept -- read by a person as 6 good, 4 bad -- it rejects
     exactly two, both bad: a when-question answered with a length of time and a how-question that negates what its
     evidence and key say to do."""
-    from ragexam.analysis.generate.checks import Located, premise_problem
+    from ragexam.questions.checks import Located, premise_problem
 
     _, res = replay(DATA / "generate_replay_focus_helpdesk_n10.jsonl", tmp_path)
     got = {}

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from qgen_stub import start_gen_stub
-from ragexam.analysis.generate import apply_review, generate
+from ragexam.questions import apply_review, generate
 from ragexam.errors import InputError
 from test_generate_stub import DOCS, GOOD, by_doc
 
@@ -168,7 +168,7 @@ def rejects_by_reason(tmp):
 
 
 def test_a_rescued_candidate_joins_the_set_after_its_checks(with_rejects, tmp_path):
-    from ragexam.analysis.generate.review import rescue_id
+    from ragexam.questions.review import rescue_id
 
     tmp = with_rejects
     rows = sheet(tmp)
@@ -221,7 +221,7 @@ def test_the_sheet_writer_merges_rows_and_detects_conflicts(with_rejects, tmp_pa
     import shutil
     from concurrent.futures import ThreadPoolExecutor
 
-    from ragexam.analysis.generate.review import Conflict, Sheet, load_review_set, read_sheet
+    from ragexam.questions.review import Conflict, Sheet, load_review_set, read_sheet
 
     tmp = with_rejects
     review = tmp_path / "qa.review.csv"

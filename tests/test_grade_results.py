@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ragexam
-from ragexam.analysis.run import grade, run
+from ragexam.analysis.exam.run import grade, run
 from ragexam.data.loaders import load_corpus, load_qa
 from ragexam.data.normalization import normalize
 from ragexam.errors import InputError

@@ -184,7 +184,7 @@ def test_convert_a_trec_file_without_queries_says_to_give_them(tmp_path, capsys)
 
 
 def test_answer_contexts_out_of_range_names_the_option():
-    from ragexam.analysis.generation import answer_tasks
+    from ragexam.analysis.answers.answering import answer_tasks
 
     for k in (0, 11):
         with pytest.raises(InputError) as ei:
@@ -274,7 +274,7 @@ def test_a_header_with_a_line_break_stops_the_cli_before_any_request(tmp_path, c
 
 
 def test_an_answers_file_line_nested_deep_or_holding_a_lone_surrogate(tmp_path):
-    from ragexam.analysis.answers import load_answers
+    from ragexam.analysis.answers.files import load_answers
 
     f = write_lines(tmp_path / "a.jsonl", [{"query_id": "q1", "answer": "fine"},
                                            '{"query_id": "q2", "answer": %s}' % ("[" * 50_000 + "]" * 50_000)])

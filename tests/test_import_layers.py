@@ -1,7 +1,8 @@
 """The package's import graph: no import cycles, and no module imports a higher layer.
 
 Layer order (docs/architecture.md): errors, signature, fmt, _version < storage < stats
-< llm < exec < data < retrieval < metrics < analysis < report < api < serve < cli and the package itself.  Every
+< llm < exec < data < retrieval < metrics < questions
+< analysis (judging < answers < exam < gating) < report < api < serve < cli and the package itself.  Every
 ``import`` statement counts, at module level or inside a function (a lazy import is still a dependency),
 except ``from ragexam import __version__``, which reads the version (``ragexam._version``).
 """
@@ -23,7 +24,11 @@ LAYERS = (
     ("ragexam.data",),
     ("ragexam.retrieval",),
     ("ragexam.metrics",),
-    ("ragexam.analysis",),
+    ("ragexam.questions",),
+    ("ragexam.analysis.judging",),
+    ("ragexam.analysis.answers",),
+    ("ragexam.analysis.exam",),
+    ("ragexam.analysis.gating", "ragexam.analysis"),
     ("ragexam.report",),
     ("ragexam.api",),
     ("ragexam.serve",),

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ragexam.analysis.judge_agreement import check_human_value, human_agreement, repeat_agreement
+from ragexam.analysis.judging.agreement import check_human_value, human_agreement, repeat_agreement
 from ragexam.errors import InputError
 from ragexam.metrics.judge import ItemScore, JudgeVerdict
 

@@ -10,7 +10,7 @@ import pytest
 from test_judge_stub import API_KEY, start_stub
 from test_score_fixtures import ANSWERS, write_case, write_jsonl
 
-from ragexam.analysis.judge_agreement import repeat_agreement
+from ragexam.analysis.judging.agreement import repeat_agreement
 from ragexam.cli import main
 from ragexam.metrics.judge import BUILTIN, Judge, JudgeItem, LLMCache, price_for
 from ragexam.llm.cost import cost_usd, estimate_tokens

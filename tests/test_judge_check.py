@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from ragexam.analysis.judge_check import build_contrast, perturb, separation
+from ragexam.analysis.judging.check import build_contrast, perturb, separation
 from ragexam.cli import main
 from ragexam.data.loaders import load_corpus, load_qa
 from ragexam.errors import InputError
@@ -68,7 +68,7 @@ def test_contrast_set_of_the_bundled_questions(helpdesk):
 
 
 def test_separation_verdicts():
-    from ragexam.analysis.judge_check import ContrastItem
+    from ragexam.analysis.judging.check import ContrastItem
 
     def rows(pairs):
         return [(ContrastItem(f"q{i}", "context_relevance", "evidence" if pos else "random", pos, None), s)

@@ -61,13 +61,13 @@ def test_a_registered_metric_is_known_everywhere(numbers_metric, tmp_path):
     assert body["response_format"]["json_schema"]["schema"]["properties"]["score"]["enum"] == [1, 2, 3]
     assert "rubric:numbers_kept/en/v1@" in run.signatures["numbers_kept"]
     # judge-agreement reads its labels on its scale
-    from ragexam.analysis.judge_agreement import check_human_value, human_agreement
+    from ragexam.analysis.judging.agreement import check_human_value, human_agreement
 
     assert check_human_value("numbers_kept", 2) == [2]
     agree = human_agreement(run.items("numbers_kept"), {"a": 3, "b": 1}, "numbers_kept")
     assert agree.exact == 1.0 and agree.n_units == 2
     # judge-check builds its contrast from what it judges (an answer against the reference)
-    from ragexam.analysis.judge_check import build_contrast, contrast_kind
+    from ragexam.analysis.judging.check import build_contrast, contrast_kind
     from ragexam.data.loaders import load_corpus, load_qa
 
     assert contrast_kind(numbers_metric) == "reference"

@@ -275,7 +275,7 @@ def test_one_claim_per_call_is_no_cure_on_the_local_model(tmp_path):
 def test_the_scored_sample_is_judge_checks_own():
     """``bench_judge_llm.py --score`` judges the questions ``judge-check --limit N`` puts in its contrast set with
     the same seed, so the two tables of docs/judge.md speak of the same questions."""
-    from ragexam.analysis.judge_check import build_contrast
+    from ragexam.analysis.judging.check import build_contrast
     from ragexam.data.loaders import load_corpus, load_qa
 
     qa = load_qa("it_helpdesk")

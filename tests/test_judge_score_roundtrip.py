@@ -16,11 +16,11 @@ from test_judge_stub import API_KEY, start_stub
 from test_score_fixtures import write_case
 
 from ragexam import stats
-from ragexam.analysis.answers import load_answers
-from ragexam.analysis.gate import check_run, parse_floor
-from ragexam.analysis.pairwise import pairwise_answers
-from ragexam.analysis.recording import record_score
-from ragexam.analysis.scoring import save_score, score_answers
+from ragexam.analysis.answers.files import load_answers
+from ragexam.analysis.gating.gate import check_run, parse_floor
+from ragexam.analysis.answers.pairwise import pairwise_answers
+from ragexam.analysis.gating.history import record_score
+from ragexam.analysis.answers.scoring import save_score, score_answers
 from ragexam.data.loaders import load_qa
 from ragexam.metrics.judge import Judge, load_rubric
 from ragexam.report.console import print_score_summary
@@ -190,7 +190,7 @@ def test_score_with_a_rubric_file_and_pairwise_on_the_command_line(stub, tmp_pat
 
 
 def test_html_report_shows_the_judge_with_intervals(stub, tmp_path):
-    from ragexam.analysis.recording import score_report_inputs
+    from ragexam.analysis.gating.history import score_report_inputs
     from ragexam.report.html import write_report
 
     qa, _, _, run = write_case(tmp_path)

@@ -110,12 +110,12 @@ def test_a_key_the_model_quotes_is_parsed_then_redacted_everywhere(stub, tmp_pat
 
 
 def test_answers_with_a_short_key_are_not_rewritten(stub, tmp_path):
-    from ragexam.analysis.generation import AnswerTask, generate_answers
+    from ragexam.analysis.answers.answering import AnswerTask, answer_questions
     from ragexam.llm.cache import LLMCache
     from ragexam.llm.client import LLMClient
 
     stub.answer_text = lambda body: "xx 포트를 여세요 (box x)"
     client = LLMClient("gen", base_url=stub.base_url, api_key="x")
     tasks = [AnswerTask("p", "q1", (("user", "질문 1"),), ("d1",), ("문서",), "k1")]
-    recs, usage = generate_answers(tasks, client, cache=LLMCache(tmp_path))
+    recs, usage = answer_questions(tasks, client, cache=LLMCache(tmp_path))
     assert recs[0].answer == "xx 포트를 여세요 (box x)" and usage["calls"] == 1

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from ragexam.analysis.answers import load_answers
-from ragexam.analysis.verdicts import load_phrases
+from ragexam.analysis.answers.files import load_answers
+from ragexam.metrics.verdicts import load_phrases
 from ragexam.cli import main
 from ragexam.errors import InputError
 

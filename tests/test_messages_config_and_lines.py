@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragexam.analysis.run_config import load_config_file
+from ragexam.analysis.exam.config import load_config_file
 from ragexam.data.validation import validate
 from ragexam.errors import InputError
 

@@ -65,8 +65,8 @@ def endpoint(monkeypatch):
 
 @pytest.fixture
 def no_retrieval(monkeypatch):
-    """Counts calls of the retrieval run (ragexam.analysis.run.run); none may happen."""
-    import ragexam.analysis.run as run_module
+    """Counts calls of the retrieval run (ragexam.analysis.exam.run.run); none may happen."""
+    import ragexam.analysis.exam.run as run_module
 
     calls = []
     real = run_module.run

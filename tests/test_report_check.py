@@ -7,7 +7,7 @@ import pytest
 from ragexam import stats
 from ragexam.cli import main
 from ragexam.errors import InputError, MetricNameError
-from ragexam.analysis.gate import check_run, parse_floor
+from ragexam.analysis.gating.gate import check_run, parse_floor
 from ragexam.storage.runfolder import RunData, coerce_rows
 from test_report_fixtures import make_run, write_run
 

@@ -182,7 +182,7 @@ def make_run(*, n_questions=30, pipelines=PIPELINES, skills=(0.55, 0.7, 0.85), s
                                 "cuts": [{"doc_id": "hd_05", "offset": 400, "chunks": ["hd_05#1", "hd_05#2"]}]}],
     }
     if attribution:
-        from ragexam.analysis.diagnosis import LABELS as stages
+        from ragexam.analysis.answers.diagnosis import LABELS as stages
 
         summary["attribution"] = {p: {t: {s: int(rng.integers(0, 12)) for s in stages} for t in types}
                                   for p in pipelines}
@@ -256,7 +256,7 @@ def real_demo_dir():
         import shutil
         import tempfile
 
-        from ragexam.analysis.run import run
+        from ragexam.analysis.exam.run import run
 
         base = Path(tempfile.mkdtemp(prefix="ragexam-demo-"))
         atexit.register(shutil.rmtree, base, True)

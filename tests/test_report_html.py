@@ -11,7 +11,7 @@ import pytest
 
 from ragexam import fmt
 from ragexam.errors import InputError
-from ragexam.analysis.answers import answers_for_report, load_answers
+from ragexam.analysis.answers.files import answers_for_report, load_answers
 from ragexam.report.html import FONT_STACK, render_report, write_report
 from ragexam.storage.runfolder import read_run_folder
 from test_report_fixtures import make_run, real_demo_dir
@@ -107,7 +107,7 @@ def test_answers_and_ground_truth_in_details(fixture_run):
     assert "생성된 답변 ABC" in html and "판정 근거 XYZ" in html
     from html import escape
 
-    from ragexam.analysis.recording import with_ground_truth
+    from ragexam.analysis.gating.history import with_ground_truth
     from ragexam.data import load_qa
 
     truth = escape(load_qa("it_helpdesk")[qid].ground_truth)
@@ -188,7 +188,7 @@ def test_font_stack_covers_korean_on_every_system():
 
 def test_attribution_labels_are_whole():
     """The heatmap's column labels wrap at '_' (retrieval_ / miss) and are never cut."""
-    from ragexam.analysis.diagnosis import LABELS
+    from ragexam.analysis.answers.diagnosis import LABELS
 
     summary, rows = make_run(n_questions=12, seed=2, attribution=True,
                              pipelines=("bm25 | paragraphs:400", "dense:openai:text-embedding-3-small?base_url="

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ragexam
-from ragexam.analysis.run import slugify
+from ragexam.analysis.exam.run import slugify
 from ragexam.errors import InputError
 
 CORPUS = [

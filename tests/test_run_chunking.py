@@ -14,11 +14,11 @@ import sys
 import pytest
 
 import ragexam
-from ragexam.analysis.answers import load_answers
-from ragexam.analysis.diagnosis import LABELS
-from ragexam.analysis.run_config import RunConfig, load_config_file, parse_k
-from ragexam.analysis.scoring import score_answers
-from ragexam.analysis.verdicts import parse_correct_if
+from ragexam.analysis.answers.files import load_answers
+from ragexam.analysis.answers.diagnosis import LABELS
+from ragexam.analysis.exam.config import RunConfig, load_config_file, parse_k
+from ragexam.analysis.answers.scoring import score_answers
+from ragexam.metrics.verdicts import parse_correct_if
 from ragexam.cli import main
 from ragexam.data import load_qa
 from ragexam.data.chunking import equal_budget
@@ -334,7 +334,7 @@ def test_e5s_bound_spares_counting_and_never_undercounts():
 
 
 def test_the_runs_embedders_each_once_and_chunkers_bound_to_the_first():
-    from ragexam.analysis.pipelines import plan_pipelines
+    from ragexam.analysis.exam.pipelines import plan_pipelines
     from ragexam.data.chunking import SemanticChunker, TokenChunker
 
     plan = plan_pipelines(["bm25", "dense", "hybrid:bm25+dense", "bm25>rerank:dense"],

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import ragexam
-from ragexam.analysis.run_config import load_config_file
+from ragexam.analysis.exam.config import load_config_file
 from ragexam.cli import main
 from ragexam.data import evidence as evidence_module
 from ragexam.errors import InputError

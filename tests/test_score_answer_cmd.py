@@ -9,7 +9,7 @@ import pytest
 from test_judge_stub import API_KEY, metric_of, start_stub
 from test_score_fixtures import DOCS, QA, write_case, write_jsonl
 
-from ragexam.analysis.answers import load_answers
+from ragexam.analysis.answers.files import load_answers
 from ragexam.cli import main
 
 

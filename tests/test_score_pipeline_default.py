@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 import ragexam
-from ragexam.analysis.answers import AnswerRecord
-from ragexam.analysis.scoring import prepare_rows
+from ragexam.analysis.answers.files import AnswerRecord
+from ragexam.analysis.answers.scoring import prepare_rows
 from ragexam.data.loaders import load_qa
 from ragexam.storage.runfolder import read_run_folder
 

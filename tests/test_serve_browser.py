@@ -90,7 +90,7 @@ def _status(page):
 
 
 def test_review_a_generated_set_in_the_browser(page, qa, tmp_path):
-    from ragexam.analysis.generate import apply_review
+    from ragexam.questions import apply_review
 
     page.goto(page.base)
     page.get_by_role("link", name="qa.jsonl").click()

@@ -208,7 +208,7 @@ def test_a_score_page_has_answers_verdicts_reasoning_and_linked_attribution(buil
 
 
 def test_two_runs_compared_with_holm_and_flips_both_ways(built):
-    from ragexam.analysis.compare import compare_runs
+    from ragexam.analysis.exam.compare import compare_runs
     from ragexam.storage.runfolder import read_run_folder
 
     c = client(built)

@@ -80,13 +80,13 @@ def post(c, key, action, ver, **fields):
 
 
 def sheet_rows(qa):
-    from ragexam.analysis.generate.review import read_sheet
+    from ragexam.questions.review import read_sheet
 
     return {qid: row for qid, (_, row) in read_sheet(qa.with_name("qa.review.csv")).by_id.items()}
 
 
 def test_decisions_are_saved_to_the_sheet_at_once_and_review_apply_reads_it(qa, tmp_path):
-    from ragexam.analysis.generate import apply_review
+    from ragexam.questions import apply_review
 
     c = client(qa)
     home = c.get("/")
@@ -107,7 +107,7 @@ def test_decisions_are_saved_to_the_sheet_at_once_and_review_apply_reads_it(qa, 
 
 
 def test_an_edit_is_checked_at_once_and_a_failing_one_is_refused_with_its_reason(qa, tmp_path):
-    from ragexam.analysis.generate import apply_review
+    from ragexam.questions import apply_review
 
     c = client(qa)
     before = qa.with_name("qa.review.csv").read_bytes()
@@ -184,7 +184,7 @@ def test_the_passages_mark_the_evidence_in_place(qa):
 
 
 def test_a_rejected_candidate_is_rescued_after_its_checks(qa, tmp_path):
-    from ragexam.analysis.generate import apply_review
+    from ragexam.questions import apply_review
 
     c = client(qa)
     rejects = {json.loads(x)["reason"]: json.loads(x) for x in qa.with_name("qa.rejects.jsonl").read_text(

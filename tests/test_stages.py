@@ -1,4 +1,4 @@
-"""The data's journey, one stage at a time (analysis/stages.py): a user can call each stage alone from Python, and
+"""The data's journey, one stage at a time (analysis/exam/stages.py): a user can call each stage alone from Python, and
 the stages composed by hand give what ``ragexam.run`` gives."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import ragexam
-from ragexam.analysis import stages as S
+from ragexam.analysis.exam import stages as S
 
 OPTS = dict(progress=False, n_resamples=50, n_permutations=50)
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 import ragexam
-from ragexam.analysis.answers import run_contexts
+from ragexam.analysis.answers.files import run_contexts
 from ragexam.errors import InputError
 from ragexam.storage.runfolder import (RUN_FORMAT, ChunkRecord, RunData, RunRow, coerce_rows, read_folder,
                                        read_run_folder, write_run_folder)

@@ -16,8 +16,8 @@ import pytest
 
 from test_score_fixtures import write_case
 
-from ragexam.analysis.answers import load_answers
-from ragexam.analysis.scoring import save_score, score_answers
+from ragexam.analysis.answers.files import load_answers
+from ragexam.analysis.answers.scoring import save_score, score_answers
 from ragexam.data.loaders import load_qa
 from ragexam.errors import InputError
 from ragexam.metrics.judge import Judge

@@ -12,8 +12,8 @@ floor.  A failure lists the metric, its interval, the floor and the worst questi
 import pytest
 
 import ragexam
-from ragexam.analysis.answers import load_answers
-from ragexam.analysis.scoring import score_answers
+from ragexam.analysis.answers.files import load_answers
+from ragexam.analysis.answers.scoring import score_answers
 from ragexam.data.loaders import load_qa
 from ragexam.testing import assert_exam
 

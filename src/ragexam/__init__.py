@@ -18,11 +18,11 @@ _LAZY = {
     "Run": ("ragexam.metrics.ranking", "Run"),
     "parse_metric": ("ragexam.metrics.ranking", "parse_metric"),
     "rank_metrics": ("ragexam.metrics.ranking", "rank_metrics"),
-    "run": ("ragexam.analysis.run", "run"),
-    "grade": ("ragexam.analysis.run", "grade"),
-    "RunResult": ("ragexam.analysis.run", "RunResult"),
-    "generate": ("ragexam.analysis.generate.api", "generate"),
-    "generate_plan": ("ragexam.analysis.generate.api", "plan"),
+    "run": ("ragexam.analysis.exam.run", "run"),
+    "grade": ("ragexam.analysis.exam.run", "grade"),
+    "RunResult": ("ragexam.analysis.exam.run", "RunResult"),
+    "generate": ("ragexam.questions.api", "generate"),
+    "generate_plan": ("ragexam.questions.api", "plan"),
     "score": ("ragexam.api", "score"),
     "plots": ("ragexam.plots", None),  # a module: ragexam.plots.k_sweep(result) and friends
 }

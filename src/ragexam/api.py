@@ -22,10 +22,10 @@ command                    function
 ``score``                  :func:`score` → :class:`ScoreOutcome`
 ``answer``                 :func:`answer` → :class:`AnswerOutcome`
 ``judge-agreement``        :func:`judge_agreement` → :class:`AgreementOutcome`
-``generate``               :func:`ragexam.analysis.generate.api.generate` →
-                           :class:`~ragexam.analysis.generate.engine.GenerateResult` (``--dry-run``:
-                           :func:`ragexam.analysis.generate.api.plan`)
-``review apply``           :func:`ragexam.analysis.generate.review.apply_review`
+``generate``               :func:`ragexam.questions.api.generate` →
+                           :class:`~ragexam.questions.engine.GenerateResult` (``--dry-run``:
+                           :func:`ragexam.questions.api.plan`)
+``review apply``           :func:`ragexam.questions.review.apply_review`
 =========================  ===================================================================================
 """
 
@@ -173,7 +173,7 @@ def convert(to: str, out: PathLike, *, corpus: Any = None, qa: Any = None, queri
 
 def run_settings(config: Optional[PathLike], flags: Mapping[str, Any]) -> Dict[str, Any]:
     """The settings of ``ragexam run``: the ``config`` file's (YAML or TOML), overridden by every flag given."""
-    from ragexam.analysis.run_config import load_config_file, merge_settings
+    from ragexam.analysis.exam.config import load_config_file, merge_settings
 
     return merge_settings(load_config_file(config) if config is not None else {}, flags)
 
@@ -222,7 +222,7 @@ def pipeline_options(headers: Optional[Sequence[str]] = None, split: Optional[st
 
 @dataclass
 class RunOutcome:
-    """What :func:`run_exam` did: the :class:`~ragexam.analysis.run.RunResult`, the folder written
+    """What :func:`run_exam` did: the :class:`~ragexam.analysis.exam.run.RunResult`, the folder written
     (``out``), the history entry (``run_id`` in ``history_path``) and the HTML report written."""
 
     result: Any
@@ -262,11 +262,11 @@ def _input_path(ref: Any) -> Any:
 
 def run_exam(settings: Mapping[str, Any], *, out: Optional[PathLike] = None, report: Optional[PathLike] = None,
              history: Optional[PathLike] = None, record: bool = True, progress: bool = True) -> RunOutcome:
-    """:func:`ragexam.run` with ``settings`` (the keys of :mod:`ragexam.analysis.run_config`, e.g. from
-    :func:`~ragexam.analysis.run_config.load_config_file` merged with flags), then the run folder ``out``
+    """:func:`ragexam.run` with ``settings`` (the keys of :mod:`ragexam.analysis.exam.config`, e.g. from
+    :func:`~ragexam.analysis.exam.config.load_config_file` merged with flags), then the run folder ``out``
     (docs/run-format.md), the history record (unless ``record=False``) and the HTML ``report``.  Every output
     path is checked before the run starts."""
-    from ragexam.analysis.run import run as _run
+    from ragexam.analysis.exam.run import run as _run
 
     retrieved = settings.get("retrieved") or []
     _check_outputs(out=out, report=report, history=history, record=record, inputs=[
@@ -282,7 +282,7 @@ def run_exam(settings: Mapping[str, Any], *, out: Optional[PathLike] = None, rep
     if out is not None:
         result.save(out)
     if record:
-        from ragexam.analysis.recording import record_run
+        from ragexam.analysis.gating.history import record_run
         from ragexam.storage.history import History
 
         outcome.history_path = History(history).path
@@ -304,8 +304,8 @@ def write_run_report(run: str, out: Optional[PathLike] = None, *, answers: Optio
                      history: Optional[PathLike] = None) -> Path:
     """The self-contained HTML report of ``run`` (a run folder or a recorded id), written to ``out`` (default
     ``RUN/report.html`` for a folder, ``report-<id>.html`` for a recorded run); returns its path."""
-    from ragexam.analysis.recording import with_ground_truth
-    from ragexam.analysis.answers import answers_for_report, load_answers
+    from ragexam.analysis.gating.history import with_ground_truth
+    from ragexam.analysis.answers.files import answers_for_report, load_answers
     from ragexam.report.html import write_report
     from ragexam.storage.history import resolve_run
     from ragexam.storage.paths import In, Out, check_outputs
@@ -346,8 +346,8 @@ def list_runs(history: Optional[PathLike] = None, limit: Optional[int] = None, *
 
 def compare(run_a: str, run_b: str, *, history: Optional[PathLike] = None, **options: Any):
     """B − A per metric on the shared questions of two runs (folders or recorded ids); ``options`` of
-    :func:`ragexam.analysis.compare.compare_runs` (pipeline, pipeline_b, metrics, miss_k, seed)."""
-    from ragexam.analysis.compare import compare_runs
+    :func:`ragexam.analysis.exam.compare.compare_runs` (pipeline, pipeline_b, metrics, miss_k, seed)."""
+    from ragexam.analysis.exam.compare import compare_runs
     from ragexam.storage.history import resolve_run
 
     return compare_runs(resolve_run(run_a, history), resolve_run(run_b, history), **options)
@@ -356,8 +356,8 @@ def compare(run_a: str, run_b: str, *, history: Optional[PathLike] = None, **opt
 def check(run: str, floors: Sequence[str], *, pipeline: Optional[str] = None, point: bool = False,
           history: Optional[PathLike] = None):
     """The CI gate: each ``METRIC=VALUE`` floor against the run's or score's 95% CI lower bound (``point``:
-    its mean); a list of :class:`~ragexam.analysis.gate.GateResult`."""
-    from ragexam.analysis.gate import check_run, parse_floor
+    its mean); a list of :class:`~ragexam.analysis.gating.gate.GateResult`."""
+    from ragexam.analysis.gating.gate import check_run, parse_floor
     from ragexam.storage.history import resolve_run
 
     parsed = [parse_floor(f) for f in floors]
@@ -369,7 +369,7 @@ def check(run: str, floors: Sequence[str], *, pipeline: Optional[str] = None, po
 
 @dataclass
 class ScoreOutcome:
-    """What :func:`score` did: the :class:`~ragexam.analysis.scoring.ScoreReport` (``None`` on a dry run,
+    """What :func:`score` did: the :class:`~ragexam.analysis.answers.scoring.ScoreReport` (``None`` on a dry run,
     which fills ``plan``), the lines saying what was written, and the coverage floors that were missed."""
 
     report: Any = None
@@ -388,11 +388,11 @@ def pairwise(qa: Any, answers: Any, judge: Any, *, a: str, b: str, repeat: int =
              judge_lang: str = "auto", retry_unjudged: bool = False, dry_run: bool = False,
              out: Optional[PathLike] = None, progress: Progress = None):
     """Judge pipeline ``b``'s answers against pipeline ``a``'s, both orders per pair
-    (:func:`ragexam.analysis.pairwise.pairwise_answers`); ``judge`` is an :class:`~ragexam.llm.settings.LLMSettings`.
+    (:func:`ragexam.analysis.answers.pairwise.pairwise_answers`); ``judge`` is an :class:`~ragexam.llm.settings.LLMSettings`.
     Returns the :class:`~ragexam.metrics.judge.JudgePlan` with ``dry_run``, else the
     :class:`~ragexam.metrics.judge.PairwiseRun` (written as JSON to ``out``, checked before any call)."""
-    from ragexam.analysis.answers import load_answers
-    from ragexam.analysis.pairwise import pairwise_answers, pairwise_pairs
+    from ragexam.analysis.answers.files import load_answers
+    from ragexam.analysis.answers.pairwise import pairwise_answers, pairwise_pairs
     from ragexam.data.loaders import load_qa
     from ragexam.metrics.judge.pairwise import pair_items
 
@@ -426,17 +426,17 @@ def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Op
           rubrics: Sequence[PathLike] = (), executor: Any = None, human: Optional[PathLike] = None) -> ScoreOutcome:
     """Score generated ``answers`` to the questions of ``qa``: text metrics against ``ground_truth``, the LLM
     judge when ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) is given, and the stage that lost each
-    answer when ``run`` (a run folder) is given; see :func:`ragexam.analysis.scoring.score_answers`.  Writes the
+    answer when ``run`` (a run folder) is given; see :func:`ragexam.analysis.answers.scoring.score_answers`.  Writes the
     score folder ``out``, the run's HTML ``report`` with the answers, and the history record; every output path
     is checked before any judge call.  ``rubrics``: custom rubric files (docs/judge.md), judged metrics named by
     their files; without ``metrics`` the judge grades :data:`~ragexam.metrics.judge.prompts.DEFAULT_METRICS` and
     every rubric.  ``executor``: where the judge's calls run (``"local"``, ``"ray"``, ``"ray://HOST:PORT"`` or an
     executor object; default threads here), see :class:`~ragexam.metrics.judge.Judge`.  ``human``: a JSONL file of
-    human labels (``{"query_id", "pipeline"?, "human": {...}}``, :func:`ragexam.analysis.judge_agreement.read_human_labels`):
+    human labels (``{"query_id", "pipeline"?, "human": {...}}``, :func:`ragexam.analysis.judging.agreement.read_human_labels`):
     each judged metric gets its prediction-powered estimate beside the judge mean."""
-    from ragexam.analysis.answers import load_answers
-    from ragexam.analysis.scoring import check_min_coverage, plan_judging, prepare_rows, save_score, score_answers
-    from ragexam.analysis.verdicts import load_phrases, parse_correct_if
+    from ragexam.analysis.answers.files import load_answers
+    from ragexam.analysis.answers.scoring import check_min_coverage, plan_judging, prepare_rows, save_score, score_answers
+    from ragexam.metrics.verdicts import load_phrases, parse_correct_if
     from ragexam.data.loaders import load_qa
     from ragexam.storage.runfolder import read_run_folder
 
@@ -460,7 +460,7 @@ def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Op
     records = load_answers(answers)
     run_info = read_run_folder(run) if run is not None else None
     if human is not None:
-        from ragexam.analysis.judge_agreement import read_human_labels
+        from ragexam.analysis.judging.agreement import read_human_labels
 
         human = read_human_labels(human)
     cond = parse_correct_if(correct_if) if correct_if is not None else None
@@ -501,14 +501,14 @@ def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Op
         outcome.lines.append("Wrote score.json, per_answer.csv" + (", judgments.jsonl" if jd is not None else "")
                              + f" to {out}.")
     if record:
-        from ragexam.analysis.recording import record_score
+        from ragexam.analysis.gating.history import record_score
         from ragexam.storage.history import History
 
         hist_path = History(history).path
         score_id = record_score(rep, run_info.summary if run_info is not None else None, hist_path)
         outcome.lines.append(f"Recorded as {score_id} in {hist_path} (ragexam show {score_id}).")
     if report is not None:
-        from ragexam.analysis.recording import score_report_inputs
+        from ragexam.analysis.gating.history import score_report_inputs
         from ragexam.report.html import write_report
 
         summary, per_question, shown = score_report_inputs(run_info, rep)
@@ -542,11 +542,11 @@ def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = N
            executor: Any = None) -> AnswerOutcome:
     """Generate an answer per question and pipeline of the run folder ``run`` from its top ``contexts`` chunks
     with the chat model of ``settings`` (an :class:`~ragexam.llm.settings.LLMSettings`), and write the answers
-    file ``out`` (checked before any call); see :mod:`ragexam.analysis.generation`.  ``contexts`` defaults to
+    file ``out`` (checked before any call); see :mod:`ragexam.analysis.answers.answering`.  ``contexts`` defaults to
     :data:`ragexam.storage.summary.DEFAULT_MISS_K`.  ``executor``: where the
     calls run (``"ray"``, ``"ray://HOST:PORT"`` or an executor object; default threads here)."""
-    from ragexam.analysis.answers import write_answers
-    from ragexam.analysis.generation import answer_tasks, generate_answers, load_template, plan_answers
+    from ragexam.analysis.answers.files import write_answers
+    from ragexam.analysis.answers.answering import answer_tasks, answer_questions, load_template, plan_answers
     from ragexam.data.loaders import load_corpus, load_qa
     from ragexam.llm.client import LLMClient
     from ragexam.llm.cost import cost_usd, price_for
@@ -593,7 +593,7 @@ def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = N
     from ragexam.exec import calls_executor
 
     with calls_executor(executor) as ex:
-        outcome.records, outcome.usage = generate_answers(
+        outcome.records, outcome.usage = answer_questions(
             tasks, client, cache=cache, contexts=contexts, template_sha=sha, temperature=settings.temperature,
             max_tokens=max_tokens, seed=settings.seed, concurrency=settings.concurrency, progress=progress,
             executor=ex)
@@ -604,7 +604,7 @@ def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = N
 
 @dataclass
 class AgreementOutcome:
-    """What :func:`judge_agreement` did: per metric the :class:`~ragexam.analysis.judge_agreement` result
+    """What :func:`judge_agreement` did: per metric the :class:`~ragexam.analysis.judging.agreement` result
     (``results``), the judge run (``None`` on a dry run, which fills ``plan``) and the scored rows."""
 
     results: Dict[str, Any] = field(default_factory=dict)
@@ -619,10 +619,10 @@ def judge_agreement(qa: Any, answers: Any, judge: Any, *, metrics: Optional[Sequ
                     judge_lang: str = "auto", dry_run: bool = False, progress: Progress = None) -> AgreementOutcome:
     """The judge of ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) against human labels
     (``"human": {"answer_correctness": 4}`` on questions or answers): kappa, weighted kappa, Spearman and the
-    largest disagreements; see :mod:`ragexam.analysis.judge_agreement`."""
-    from ragexam.analysis.answers import load_answers
-    from ragexam.analysis.judge_agreement import collect_human_labels, human_agreement
-    from ragexam.analysis.scoring import judge_jobs, prepare_rows
+    largest disagreements; see :mod:`ragexam.analysis.judging.agreement`."""
+    from ragexam.analysis.answers.files import load_answers
+    from ragexam.analysis.judging.agreement import collect_human_labels, human_agreement
+    from ragexam.analysis.answers.scoring import judge_jobs, prepare_rows
     from ragexam.data.loaders import load_qa
     from ragexam.metrics.judge.prompts import METRICS
     from ragexam.storage.runfolder import read_run_folder
@@ -659,7 +659,7 @@ def judge_agreement(qa: Any, answers: Any, judge: Any, *, metrics: Optional[Sequ
 
 @dataclass
 class JudgeCheckOutcome:
-    """What :func:`judge_check` did: the :class:`~ragexam.analysis.judge_check.JudgeCheck` (``None`` on a dry run,
+    """What :func:`judge_check` did: the :class:`~ragexam.analysis.judging.check.JudgeCheck` (``None`` on a dry run,
     which fills ``plan``) and the lines saying what was written."""
 
     check: Any = None
@@ -676,10 +676,10 @@ def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[
     question set?  A contrast set built from ``qa`` and ``corpus`` (evidence context vs a hard negative and a
     random one; the reference answer vs a perturbed one), judged, and per metric the ROC AUC with its bootstrap
     interval, the score gap, the share of pairs ordered correctly and a verdict, with sampled and (when the
-    endpoint returns log-probabilities) probability-weighted scores; see :mod:`ragexam.analysis.judge_check`.
+    endpoint returns log-probabilities) probability-weighted scores; see :mod:`ragexam.analysis.judging.check`.
     ``out``: the check as JSON (checked before any call); ``rubrics``: custom rubric files, checked too (by default
     with the built-ins when ``metrics`` is not given)."""
-    from ragexam.analysis.judge_check import DEFAULT_CHECK_METRICS, build_contrast, check_judge
+    from ragexam.analysis.judging.check import DEFAULT_CHECK_METRICS, build_contrast, check_judge
     from ragexam.data.loaders import load_corpus, load_qa
 
     from ragexam.metrics.judge import load_rubric
@@ -725,10 +725,10 @@ def generate(corpus: Any, n: int, settings: Any, *, out: Optional[PathLike] = No
              **options: Any):
     """``ragexam generate``: a verified question set from ``corpus`` written to ``out`` and its side files (every
     output checked before any call, none may be the corpus or the prompt file), or with ``dry_run`` the plan of
-    the first pass (nothing sent).  ``options`` are :class:`~ragexam.analysis.generate.engine.GenerateConfig`'s.
-    :returns: a :class:`~ragexam.analysis.generate.engine.GenerateResult`, or a
-    :class:`~ragexam.analysis.generate.engine.GeneratePlan` for a dry run."""
-    from ragexam.analysis.generate import api as gen
+    the first pass (nothing sent).  ``options`` are :class:`~ragexam.questions.engine.GenerateConfig`'s.
+    :returns: a :class:`~ragexam.questions.engine.GenerateResult`, or a
+    :class:`~ragexam.questions.engine.GeneratePlan` for a dry run."""
+    from ragexam.questions import api as gen
 
     if dry_run:
         return gen.plan(corpus, n, settings=settings, judge_model=judge_model, **options)
@@ -741,7 +741,7 @@ def review_apply(qa: PathLike, out: PathLike, *, review: Optional[PathLike] = No
                  pending: str = "keep"):
     """``ragexam review apply``: the person's review sheet applied to a generated set, the reviewed set written to
     ``out`` (which may be none of the files it reads).  :returns: a
-    :class:`~ragexam.analysis.generate.review.ReviewResult`."""
-    from ragexam.analysis.generate.review import apply_review
+    :class:`~ragexam.questions.review.ReviewResult`."""
+    from ragexam.questions.review import apply_review
 
     return apply_review(qa, review, out, corpus=corpus, pending=pending)

@@ -73,10 +73,10 @@ def generate_cmd(
     """Generate a question set from a corpus: every evidence string verified verbatim in the corpus, types measured,
     rejections counted by reason. Exits 1 when fewer than N questions passed."""
     from ragexam import api
-    from ragexam.analysis.generate.api import parse_kinds
+    from ragexam.questions.api import parse_kinds
     from ragexam.report.console_generate import generate_files, print_generate, print_generate_plan
 
-    from ragexam.analysis.generate.engine import default_temperature
+    from ragexam.questions.engine import default_temperature
 
     if temperature is None:
         temperature = default_temperature(cite)

@@ -24,7 +24,7 @@ contexts    list, required, in rank order (best first; ``score`` does not reorde
             and ``score`` (a finite number)
 ==========  ==========================================================================================
 
-An answers file (:mod:`ragexam.analysis.answers`: ``query_id``, ``answer``, ``contexts`` as strings,
+An answers file (:mod:`ragexam.analysis.answers.files`: ``query_id``, ``answer``, ``contexts`` as strings,
 ``context_ids``) is a results file too: its ``context_ids`` become the contexts' ``id``; its other
 fields (``answer``, ``k``, ``model``, ...) are ignored here.  Other top-level fields are ignored.
 
@@ -37,7 +37,7 @@ a non-finite score, ``context_ids`` that do not match ``contexts`` one to one, a
 (pipeline, query_id) on two lines.  Warnings (kept in :attr:`RetrievedFile.warnings`, shown by the run):
 lines with an empty ``contexts`` list (the system retrieved nothing: the question counts as a miss).
 Which questions the file lacks, or names that the QA set lacks, is decided against the QA set by the
-run (:func:`ragexam.analysis.run.run`); so is, in doc mode, whether the ``doc_id`` values name documents the
+run (:func:`ragexam.analysis.exam.run.run`); so is, in doc mode, whether the ``doc_id`` values name documents the
 question set knows (:func:`check_doc_ids`: none known is an error -- every metric would be 0 -- and some
 unknown a warning).
 """

@@ -27,9 +27,9 @@ module                    what it holds
 ========================  ======================================================================
 
 Users: the judge (:mod:`ragexam.metrics.judge`), answer generation
-(:mod:`ragexam.analysis.generation`), OpenAI-compatible embeddings
+(:mod:`ragexam.analysis.answers.answering`), OpenAI-compatible embeddings
 (:class:`ragexam.retrieval.embedders.OpenAIEmbedder`), the question generator
-(:mod:`ragexam.analysis.generate`), the rerankers (:mod:`ragexam.retrieval.rerank`: the LLM one's calls,
+(:mod:`ragexam.questions`), the rerankers (:mod:`ragexam.retrieval.rerank`: the LLM one's calls,
 the cross-encoder's cache, the HTTP one through :mod:`ragexam.retrieval.service`, which also calls a
 user's search service).  This package imports only :mod:`ragexam.errors`, :mod:`ragexam.fmt`, :mod:`ragexam._version` and
 :mod:`ragexam.storage` (and ``httpx`` when a request is sent).  See ``docs/llm.md``.

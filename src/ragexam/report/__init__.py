@@ -7,8 +7,8 @@ Importing this package is cheap; the names below load their modules on first use
   self-contained HTML file (:mod:`ragexam.report.html`)
 
 Elsewhere: the run history is :mod:`ragexam.storage.history`, reading and writing run folders
-:mod:`ragexam.storage.runfolder`, run-to-run comparison :mod:`ragexam.analysis.compare`, the CI
-gate :mod:`ragexam.analysis.gate`, recording runs and scores :mod:`ragexam.analysis.recording`.
+:mod:`ragexam.storage.runfolder`, run-to-run comparison :mod:`ragexam.analysis.exam.compare`, the CI
+gate :mod:`ragexam.analysis.gating.gate`, recording runs and scores :mod:`ragexam.analysis.gating.history`.
 """
 
 from __future__ import annotations

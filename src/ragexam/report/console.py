@@ -50,7 +50,7 @@ def print_runs(entries: Sequence[Any], con=None, *, path: Optional[str] = None) 
 
 
 def print_score_summary(summary: Mapping[str, Any], con=None) -> None:
-    """A stored ``ragexam score`` (see :mod:`ragexam.analysis.recording`): text metrics per pipeline and
+    """A stored ``ragexam score`` (see :mod:`ragexam.analysis.gating.history`): text metrics per pipeline and
     question type, the judge means and pass rates with intervals and coverage (when a judge ran,
     :func:`ragexam.report.console_judge.print_judge`), and the stage-attribution tables."""
     from rich.text import Text

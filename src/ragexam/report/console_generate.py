@@ -1,6 +1,6 @@
 """Console rendering of ``ragexam generate`` (the set's card, the dry run) and ``ragexam review apply``.
 
-Only renders: every number comes from the result objects of :mod:`ragexam.analysis.generate`, formatted
+Only renders: every number comes from the result objects of :mod:`ragexam.questions`, formatted
 with :mod:`ragexam.fmt`.
 """
 
@@ -24,7 +24,7 @@ def _usage_line(usage: Mapping[str, Mapping[str, Any]], cost: Any) -> str:
 
 def generate_files(out: Any) -> Dict[str, str]:
     """The files a generation with ``--out`` wrote: ``{"qa", "rejects", "card", "review"}``."""
-    from ragexam.analysis.generate.output import side_paths
+    from ragexam.questions.output import side_paths
 
     return {k: str(v) for k, v in side_paths(out).items()}
 

@@ -1,7 +1,7 @@
 """Console tables of the LLM judge: means and pass rates with their intervals, coverage, repeats, the judge
 beside the evidence, the estimates corrected by human labels, pairwise results, judge-check and the endpoint
 probe.  Renders only: everything shown is in the dicts it is given (``score.json``'s ``judge`` section,
-:meth:`ragexam.metrics.judge.PairwiseRun.to_dict`, :meth:`ragexam.analysis.judge_check.JudgeCheck.to_dict`), so a
+:meth:`ragexam.metrics.judge.PairwiseRun.to_dict`, :meth:`ragexam.analysis.judging.check.JudgeCheck.to_dict`), so a
 live result and a stored one look the same.
 
 Tables of words (questions, reasons, reasoning) go through :func:`table_or_lines`: a table when it fits the
@@ -185,7 +185,7 @@ def print_pairwise(data: Mapping[str, Any], con: Any, *, list_n: int = 10) -> No
 
 
 def print_judge_check(data: Mapping[str, Any], con: Any) -> None:
-    """A judge-check (:meth:`ragexam.analysis.judge_check.JudgeCheck.to_dict`): per metric and scoring the AUC
+    """A judge-check (:meth:`ragexam.analysis.judging.check.JudgeCheck.to_dict`): per metric and scoring the AUC
     with its interval, the AUC against each kind of negative, the score gap, the pairs ordered correctly and the
     coverage; then each verdict in words."""
     j = data.get("judge") or {}

@@ -34,13 +34,13 @@ def print_plan(plan, console, what: str = "judge") -> None:
 
 
 def print_score(report, console, *, list_n: int = 30) -> None:
-    """The tables of a live :class:`~ragexam.analysis.scoring.ScoreReport`: notes, text metrics per pipeline
+    """The tables of a live :class:`~ragexam.analysis.answers.scoring.ScoreReport`: notes, text metrics per pipeline
     and type, the judge's metrics with coverage and usage, its agreement with itself, stage attribution, and
     up to ``list_n`` questions that are not ok."""
     from rich.markup import escape
     from rich.table import Table
 
-    from ragexam.analysis.diagnosis import LABELS
+    from ragexam.analysis.answers.diagnosis import LABELS
 
     for note in report.notes:
         console.print(f"[yellow]note[/] {escape(note)}", highlight=False, soft_wrap=True)

@@ -1,6 +1,6 @@
 """The report's pictures as matplotlib figures, for notebooks and scripts (``pip install 'ragexam[plot]'``).
 
-Each function takes a run (a :class:`~ragexam.analysis.run.RunResult`, a run folder's
+Each function takes a run (a :class:`~ragexam.analysis.exam.run.RunResult`, a run folder's
 :class:`~ragexam.storage.runfolder.RunData`, or a ``summary.json`` dict — per-question rows are needed only by
 :func:`first_rank`) and returns a new ``matplotlib.figure.Figure`` (no pyplot state is touched, so nothing
 changes globally; in Jupyter the figure displays itself, elsewhere call ``fig.savefig(path)``).  They draw
@@ -288,6 +288,6 @@ def _attribution_matrix(run: Any) -> Dict[str, Dict[str, Dict[str, int]]]:
     att = summary.get("attribution") if isinstance(summary, Mapping) else None
     if not isinstance(att, Mapping) or not att:
         raise InputError("this run has no stage attribution; it comes from answer scoring: pass the result of "
-                         "ragexam.analysis.scoring.score_answers, or a run summary from `ragexam score --report`.",
+                         "ragexam.analysis.answers.scoring.score_answers, or a run summary from `ragexam score --report`.",
                          source="plots", field="attribution")
     return {str(p): {str(t): dict(c) for t, c in by_type.items()} for p, by_type in att.items()}

@@ -1,7 +1,7 @@
 """The one reader of a score's JSON (``score.json``, a score record of the history, or the ``judge`` and
 ``attribution`` sections ``ragexam score --report`` adds to a run's summary): typed records, read by attribute.
 
-A score's summary is still the JSON object :meth:`ragexam.analysis.scoring.ScoreReport.to_dict` writes (its
+A score's summary is still the JSON object :meth:`ragexam.analysis.answers.scoring.ScoreReport.to_dict` writes (its
 owner changes it); every page that shows one -- the static report's judge section and attribution matrix,
 ``ragexam serve``'s score page -- reads it through :meth:`ScoreView.of` and nothing else.  The records are
 :class:`~ragexam.storage.records.Record` s: a key this version does not know is kept in ``extra`` (a newer

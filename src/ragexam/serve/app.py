@@ -52,7 +52,7 @@ class NamedSet:
         """The review of this set (loaded on first use; :class:`InputError` when a file cannot be read)."""
         with self._lock:
             if self._session is None:
-                from ragexam.analysis.generate.review import load_review_set
+                from ragexam.questions.review import load_review_set
 
                 self._session = ReviewSession(load_review_set(self.qa, self.review, corpus=self.corpus))
             return self._session
@@ -90,7 +90,7 @@ class Catalog:
             for s in self.sets:
                 try:
                     s.session().rs.corpus_facts()
-                    from ragexam.analysis.generate import measure
+                    from ragexam.questions import measure
 
                     measure.terms(["준비"], s.session().rs.corpus_facts().language)
                 except Exception:  # noqa: BLE001 -- shown with its reason when the set is opened
@@ -275,7 +275,7 @@ class _Pages:
 
 
 def _choices(sess: ReviewSession, items: Sequence[Any]) -> Dict[str, Any]:
-    from ragexam.analysis.generate.checks import REASONS
+    from ragexam.questions.checks import REASONS
 
     types = sorted({i.type for i in items if i.origin != "candidate" and i.type})
     reasons: Dict[str, int] = {}

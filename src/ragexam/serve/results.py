@@ -205,7 +205,7 @@ class Results:
                 loaded.details = read_answer_details(folder, loaded.score)
             loaded.questions = _questions(loaded.score.used_settings.get("qa") or loaded.score.dataset.get("qa"))
         else:
-            from ragexam.analysis.recording import with_ground_truth
+            from ragexam.analysis.gating.history import with_ground_truth
 
             summary = data.summary  # from ragexam-run/2 on, a missed question carries its reference answer
             if summary.format.split(".")[0] == "ragexam-run/1" and any(

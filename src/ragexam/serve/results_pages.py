@@ -244,7 +244,7 @@ class ResultsPages:
     # -- comparing two ------------------------------------------------------------------------------------------
 
     def compare(self, request: Any) -> Any:
-        from ragexam.analysis.compare import compare_runs
+        from ragexam.analysis.exam.compare import compare_runs
 
         qp = request.query_params
         params = {k: str(qp.get(k) or "") for k in ("a", "b", "pa", "pb")}

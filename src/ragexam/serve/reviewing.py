@@ -2,7 +2,7 @@
 
 Nothing is kept in memory between requests except the set itself (questions, rejects, card, corpus): every
 page reads the review sheet again, and every decision is one :meth:`ReviewSheet.update
-<ragexam.analysis.generate.review.ReviewSheet.update>` (one row, under the sheet's lock, written to a
+<ragexam.questions.review.ReviewSheet.update>` (one row, under the sheet's lock, written to a
 temporary file and renamed into place, refused as a conflict when another tab changed that row since this
 one was opened).  So a closed tab loses nothing and two tabs never undo each other's decisions; the sheet
 is the one ``ragexam review apply`` reads.
@@ -22,7 +22,7 @@ from html import escape
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import urlencode
 
-from ragexam.analysis.generate.review import (Conflict, CheckReport, ReviewSet, Sheet, run_candidate_checks)
+from ragexam.questions.review import (Conflict, CheckReport, ReviewSet, Sheet, run_candidate_checks)
 
 __all__ = ["Item", "Filter", "ReviewSession", "Outcome", "STATUSES", "ACTIONS"]
 
@@ -225,7 +225,7 @@ class ReviewSession:
               evidence: Sequence[str]) -> CheckReport:
         """The generator's checks on these values (:func:`run_candidate_checks`), against the other questions
         the set keeps now (not rejected)."""
-        from ragexam.analysis.generate import measure as M
+        from ragexam.questions import measure as M
 
         others = []
         for i in items:

@@ -7,7 +7,7 @@ A **run folder** (format ``ragexam-run/3``; ``ragexam-run/1`` and ``/2`` folders
     per_question.csv    one row per question x pipeline (:class:`RunRow`)
     chunks.jsonl        the texts the run saw: every chunk (or, for a pipeline that returned texts, every
                         retrieved text) in some question's top_ids (from /2 on; retrieved texts from /3 on)
-    runs/               the TREC files of each pipeline (written by ragexam.analysis.run, format of data.trec)
+    runs/               the TREC files of each pipeline (written by ragexam.analysis.exam.run, format of data.trec)
 
 A **score folder** (format ``ragexam-score/2``; ``/1`` is read too)::
 

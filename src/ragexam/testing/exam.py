@@ -1,7 +1,7 @@
 """``assert_exam``: the exam as a test assertion, with a failure message worth reading.
 
 :func:`assert_exam` checks metric floors on a result with the same rules as ``ragexam check``
-(:func:`ragexam.analysis.gate.check_run`): by default a floor passes when the metric's **95% CI
+(:func:`ragexam.analysis.gating.gate.check_run`): by default a floor passes when the metric's **95% CI
 lower bound** is at least the floor (``on="lower_bound"``), so a small lucky question set does not
 pass a weak pipeline; ``on="mean"`` compares the mean.  Judge metrics use the judged answers only and
 their coverage can be floored too (``min_coverage``); a judge metric's pass rate is
@@ -12,8 +12,8 @@ metric, its value and interval, the floor, the coverage of a judge metric, and t
 -- lowest values first, unjudged answers with their reason -- with the question text when the result
 has it.  Passing floors are listed too, so one message tells the whole story.
 
-``result`` may be a :class:`~ragexam.analysis.scoring.ScoreReport` (``score_answers``), a
-:class:`~ragexam.analysis.run.RunResult` (``ragexam.run``), a
+``result`` may be a :class:`~ragexam.analysis.answers.scoring.ScoreReport` (``score_answers``), a
+:class:`~ragexam.analysis.exam.run.RunResult` (``ragexam.run``), a
 :class:`~ragexam.storage.runfolder.RunData`, or the path of a ``run --out`` / ``score --out`` folder.
 """
 
@@ -40,7 +40,7 @@ class ExamFailure(AssertionError):
 
 @dataclass(frozen=True)
 class ExamCheck:
-    """One floor on one pipeline: the gate's result (:class:`ragexam.analysis.gate.GateResult`), the
+    """One floor on one pipeline: the gate's result (:class:`ragexam.analysis.gating.gate.GateResult`), the
     coverage floor's verdict and the worst questions ``(query_id, value or None, note)``."""
 
     gate: Any
@@ -108,7 +108,7 @@ def check_exam(result: Any, min: Mapping[str, float], *, on: str = "lower_bound"
                ) -> List[ExamCheck]:
     """Every floor of ``min`` on every pipeline of ``result`` (or ``pipeline``) as :class:`ExamCheck` s;
     nothing is raised for a failed floor (see :func:`assert_exam`)."""
-    from ragexam.analysis.gate import Floor, check_run
+    from ragexam.analysis.gating.gate import Floor, check_run
 
     if on not in _ON:
         raise InputError(f"received {on!r}; expected 'lower_bound' or 'mean'", source="assert_exam", field="on")

@@ -12,7 +12,7 @@ OpenAI-compatible server does, with no model behind it:
   ``logprobs: true`` the reply carries token log-probabilities (:func:`synthetic_logprobs`), so
   probability scoring runs too.
 * **The question generator's prompts** (``ragexam generate``: questions, the reader, the critic) are answered
-  by :func:`ragexam.analysis.generate.offline.stub_reply`, so a generation runs end to end.
+  by :func:`ragexam.questions.offline.stub_reply`, so a generation runs end to end.
 * **Any other chat request** (answer generation: ragexam's ``ragexam answer``, LangChain's
   ``ChatOpenAI``...) is answered extractively: the sentence of the prompt's documents that shares
   the most with its question (a line after ``## 질문`` / ``## Question`` or starting with ``질문:`` /
@@ -277,7 +277,7 @@ class StubEndpoint(JSONEndpoint):
         metric = metric_of(body)
         fmt = body.get("response_format") or {}
         schema = (fmt.get("json_schema") or {}).get("schema")
-        from ragexam.analysis.generate.offline import stub_reply  # ragexam generate's prompts (their logic is there)
+        from ragexam.questions.offline import stub_reply  # ragexam generate's prompts (their logic is there)
 
         own = stub_reply(body)
         if own is not None:

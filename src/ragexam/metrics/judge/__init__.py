@@ -29,7 +29,7 @@ coverage, a bootstrap interval of the mean and, for metrics with a pass rule, th
 its interval; with repeats, the canonical verdict per item (majority, ties reported) and the
 share of items whose verdict flipped.  A score is the written one or, with ``scoring="probability"``,
 the expected value over the score tokens' probabilities (:mod:`ragexam.metrics.judge.core`).
-:mod:`ragexam.analysis.judge_check` measures whether a judge separates good from bad at all.  docs/judge.md is
+:mod:`ragexam.analysis.judging.check` measures whether a judge separates good from bad at all.  docs/judge.md is
 the user's guide.  Calls go through ragexam's one LLM layer, :mod:`ragexam.llm` (the OpenAI-compatible
 client, retries, the call cache with resume and in-flight sharing, token and cost accounting,
 redaction); the names it re-exports here (imported on first use) are kept for code written against earlier

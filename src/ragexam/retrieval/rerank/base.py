@@ -25,7 +25,7 @@ The stage's scores are rank-derived (``n - rank + 1``: the reranker's scores and
 comparable); the reranker's own scores are in :attr:`last_report`.  Its ``signature`` holds both stages:
 ``<first-stage signature>>>rerank:<reranker signature>|top:<top>``.  :attr:`last_report` also keeps the
 first stage's ranking, so a run grades the first stage without retrieving twice (the lift, the recall
-ceiling: :mod:`ragexam.analysis.run`).
+ceiling: :mod:`ragexam.analysis.exam.run`).
 
 ``top`` defaults to :data:`DEFAULT_TOP` (20): the usual number of candidates handed to a cross-encoder or
 an LLM reranker -- twice the deepest default cutoff (10), so the reranker has room to pull a relevant

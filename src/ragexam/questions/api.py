@@ -8,13 +8,13 @@
     res.card["mix"], res.card["rejections"], res.shortfall
     ragexam.generate_plan("docs.jsonl", n=200, model="gpt-4o-mini").to_dict()   # nothing is sent
 
-Keyword arguments are the fields of :class:`~ragexam.analysis.generate.engine.GenerateConfig` (``mix``,
+Keyword arguments are the fields of :class:`~ragexam.questions.engine.GenerateConfig` (``mix``,
 ``kinds``, ``per_call``, ``language``, ``prompt``, ``seed``, ``ambiguous``, ``retriever``, ``max_calls``,
 ``budget``, ...) and of :class:`~ragexam.llm.settings.LLMSettings` (``base_url``, ``api_key``,
 ``temperature``, ``max_tokens``, ``concurrency``, ``timeout``, ``max_retries``, ``cache``, ``cache_dir``,
 ``price``, ``response_format``, ...), or pass ``settings=`` / ``config=`` objects.  The generator's
 temperature defaults to 0.7 (varied questions; the cache makes reruns reproducible), 0 with ``cite="focus"``
-(:data:`~ragexam.analysis.generate.engine.FOCUS_TEMPERATURE`); the LLM checks always run at temperature 0.
+(:data:`~ragexam.questions.engine.FOCUS_TEMPERATURE`); the LLM checks always run at temperature 0.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
 
-from ragexam.analysis.generate.engine import DEFAULT_TEMPERATURE  # noqa: E402 (re-exported)
+from ragexam.questions.engine import DEFAULT_TEMPERATURE  # noqa: E402 (re-exported)
 
 __all__ = ["generate", "plan", "parse_kinds", "DEFAULT_TEMPERATURE"]
 
@@ -45,7 +45,7 @@ def parse_kinds(specs: Optional[Sequence[str]]) -> Dict[str, str]:
 
 
 def _split(model: Optional[str], options: Dict[str, Any], settings: Any, config: Any) -> Tuple[Any, Any]:
-    from ragexam.analysis.generate.engine import GenerateConfig
+    from ragexam.questions.engine import GenerateConfig
     from ragexam.llm.settings import LLMSettings
 
     cfg_names = {f.name for f in fields(GenerateConfig)}
@@ -67,7 +67,7 @@ def _split(model: Optional[str], options: Dict[str, Any], settings: Any, config:
         if not model:
             raise InputError("needs a model (e.g. gpt-4o-mini, or a local model name with base_url)",
                              source="--model", field="model")
-        from ragexam.analysis.generate.engine import default_temperature
+        from ragexam.questions.engine import default_temperature
 
         llm_opts.setdefault("temperature", default_temperature(config.cite))
         settings = LLMSettings(model, **llm_opts)
@@ -81,7 +81,7 @@ def _split(model: Optional[str], options: Dict[str, Any], settings: Any, config:
 
 def _generator(corpus: Any, model: Optional[str], n: Optional[int], options: Dict[str, Any], settings: Any,
                config: Any, judge_model: Optional[str], progress: Any):
-    from ragexam.analysis.generate.engine import Generator
+    from ragexam.questions.engine import Generator
 
     if n is not None:
         options = dict(options, n=n)
@@ -96,15 +96,15 @@ def generate(corpus: Any, n: Optional[int] = None, *, model: Optional[str] = Non
              config: Any = None, progress: Optional[Callable[[str, int, int], None]] = None, **options: Any):
     """Generate a verified question set from ``corpus`` (a file, a bundled name or a
     :class:`~ragexam.data.schema.Corpus`); with ``out``, write the set and its side files
-    (:mod:`ragexam.analysis.generate.output`), checked before any call.
+    (:mod:`ragexam.questions.output`), checked before any call.
 
-    :returns: :class:`~ragexam.analysis.generate.engine.GenerateResult`.
+    :returns: :class:`~ragexam.questions.engine.GenerateResult`.
     :raises InputError: bad settings, an unwritable ``out``, an unreadable corpus or prompt file.
     :raises ragexam.llm.transport.EndpointError: the endpoint refused the configuration (401/403/404);
         every call finished before that is cached.
     """
     if out is not None:
-        from ragexam.analysis.generate.output import check_outputs
+        from ragexam.questions.output import check_outputs
         from ragexam.storage.paths import In
 
         prompt = options.get("prompt") if config is None else getattr(config, "prompt", None)
@@ -119,7 +119,7 @@ def generate(corpus: Any, n: Optional[int] = None, *, model: Optional[str] = Non
 def plan(corpus: Any, n: Optional[int] = None, *, model: Optional[str] = None, judge_model: Optional[str] = None,
          settings: Any = None, config: Any = None, **options: Any):
     """The dry run of :func:`generate` (same arguments): what the first uncached pass would call, with
-    estimated tokens and cost.  Nothing is sent.  :returns: :class:`~ragexam.analysis.generate.engine.GeneratePlan`."""
+    estimated tokens and cost.  Nothing is sent.  :returns: :class:`~ragexam.questions.engine.GeneratePlan`."""
     options.pop("out", None)
     gen = _generator(corpus, model, n, options, settings, config, judge_model, None)
     return gen.plan()

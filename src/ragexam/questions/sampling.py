@@ -37,7 +37,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from ragexam.analysis.generate.prompts import Passage
+from ragexam.questions.prompts import Passage
 from ragexam.data.schema import Document
 from ragexam.errors import InputError
 

@@ -2,10 +2,10 @@
 
 For each pipeline of a ``ragexam run --out DIR`` folder and each question, the generator is
 given the question and the pipeline's top ``contexts`` chunks (ids from ``per_question.csv`` ``top_ids``,
-texts from the run's ``chunks.jsonl``, :func:`ragexam.analysis.answers.run_contexts`) through a prompt
+texts from the run's ``chunks.jsonl``, :func:`ragexam.analysis.answers.files.run_contexts`) through a prompt
 template, and its reply is the answer.  Records are ``AnswerRecord`` s (``query_id``,
 ``pipeline``, ``answer``, ``contexts``, ``context_ids``, ``k``, ``model``, ``template_sha``) and
-are written as JSONL by :func:`ragexam.analysis.answers.write_answers`.
+are written as JSONL by :func:`ragexam.analysis.answers.files.write_answers`.
 
 Template
 --------
@@ -31,13 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from ragexam.analysis.answers import AnswerRecord, run_contexts
+from ragexam.analysis.answers.files import AnswerRecord, run_contexts
 from ragexam.errors import InputError
 from ragexam.storage.runfolder import RunData
 from ragexam.storage.summary import DEFAULT_MISS_K, TOP_IDS
 
 __all__ = ["DEFAULT_TEMPLATES", "SYSTEM_PROMPTS", "load_template", "render_template", "AnswerTask",
-           "answer_tasks", "plan_answers", "generate_answers"]
+           "answer_tasks", "plan_answers", "answer_questions"]
 
 DEFAULT_TEMPLATES = {
     "ko": ("다음 문서만 근거로 질문에 답하세요. 문서에 답이 없으면 \"문서에서 찾을 수 없습니다.\"라고만 답하세요.\n\n"
@@ -139,7 +139,7 @@ def plan_answers(tasks: Sequence[AnswerTask], cache) -> Dict[str, Any]:
             "est_prompt_tokens": plan.est_prompt_tokens, "est_completion_tokens": plan.est_completion_tokens}
 
 
-def generate_answers(tasks: Sequence[AnswerTask], client, *, cache=None, contexts: int = DEFAULT_MISS_K,
+def answer_questions(tasks: Sequence[AnswerTask], client, *, cache=None, contexts: int = DEFAULT_MISS_K,
                      template_sha: str = "",
                      temperature: float = 0.0, max_tokens: int = 512, seed: Optional[int] = None,
                      concurrency: int = 4, progress: Optional[Callable[[int, int], None]] = None,

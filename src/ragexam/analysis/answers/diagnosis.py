@@ -31,7 +31,7 @@ Inputs (:class:`StageInputs`):
 * **faithful** -- ``True``/``False``/``None``: the judge's ``faithfulness`` (every claim
   supported).  ``None`` (not judged, no judge, or no claims) never turns ``ok`` into a miss.
 * **abstained** -- out-of-corpus questions: the judge's ``abstention`` verdict, or the phrase
-  list of :mod:`ragexam.analysis.verdicts`.
+  list of :mod:`ragexam.metrics.verdicts`.
 
 ``unjudged`` reasons: ``no_answer``, ``no_correctness_source`` (no judge and no
 ``--correct-if``), ``retrieval_unknown`` (answer verdict known but no run and no contexts),

@@ -47,7 +47,7 @@ The judged lists are scored by the trec_eval-identical engine
 (:func:`ragexam.metrics.ranking.evaluate`) over the *scored* questions: the answerable
 ones.  Out-of-corpus questions (``answerable: false``) have nothing to find; they are left
 out of every retrieval metric and counted in ``dataset``.  The tables
-(:mod:`ragexam.analysis.run_tables`) add bootstrap intervals, the P/R/F sweep, per-type
+(:mod:`ragexam.analysis.exam.tables`) add bootstrap intervals, the P/R/F sweep, per-type
 results, paired comparisons with the baseline, and the missed questions.
 
 Retrievers are spec strings (:func:`ragexam.retrieval.parse_retriever`) or objects: with
@@ -71,11 +71,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ragexam.analysis.pipelines import Pipeline, slugify
-from ragexam.analysis.run_config import (DEFAULT_CHUNKER, DEFAULT_DEPTH, DEFAULT_K, DEFAULT_MISS_K,
+from ragexam.analysis.exam.pipelines import Pipeline, slugify
+from ragexam.analysis.exam.config import (DEFAULT_CHUNKER, DEFAULT_DEPTH, DEFAULT_K, DEFAULT_MISS_K,
                                          DEFAULT_N_PERMUTATIONS, DEFAULT_N_RESAMPLES, DEFAULT_RETRIEVERS,
                                          RunConfig)
-from ragexam.analysis.summarize import shorten
+from ragexam.analysis.exam.summarize import shorten
 from ragexam.errors import InputError
 from ragexam.storage.runfolder import RUN_FORMAT, ChunkRecord, RunRow
 from ragexam.storage.summary import RunSettings, RunSummary, Timing
@@ -244,7 +244,7 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
     :param retrievers: one or more retriever spec strings or objects; the first is the baseline.
         Default ``bm25`` and ``dense``, or none when ``retrieved`` is given.
     :param chunkers: one or more chunker specs or objects (default ``paragraphs:400``, see
-        :mod:`ragexam.analysis.run_config` for why); used by ragexam's own retrievers.
+        :mod:`ragexam.analysis.exam.config` for why); used by ragexam's own retrievers.
     :param retrieved: results files (:mod:`ragexam.data.retrieved`) to grade, after the retrievers:
         a path, a list of paths, or loaded :class:`~ragexam.data.retrieved.RetrievedFile` objects; a path
         followed by ``>rerank:...`` reranks each of its pipelines.
@@ -303,10 +303,10 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
 
 
 def _run(cfg: RunConfig, options: Mapping[str, Any]) -> RunResult:
-    """:func:`run` itself: the stages of :mod:`ragexam.analysis.stages` in order, then the summary."""
+    """:func:`run` itself: the stages of :mod:`ragexam.analysis.exam.stages` in order, then the summary."""
     from ragexam import __version__
-    from ragexam.analysis import stages as S
-    from ragexam.analysis.summarize import summarize
+    from ragexam.analysis.exam import stages as S
+    from ragexam.analysis.exam.summarize import summarize
 
     created = datetime.now(timezone.utc).replace(microsecond=0)
     plan = S.plan(cfg.retrievers, cfg.chunkers, cfg.retrieved, have_corpus=cfg.corpus is not None, **options)

@@ -38,7 +38,7 @@ __all__ = ["Floor", "GateResult", "parse_floor", "check_run", "CORPUS_METRICS"]
 
 #: Score metrics computed from summed per-answer statistics (``RunRow.stats``), with the
 #: vectorized function from summed statistics to the score (corpus BLEU: smooth exp, 4-gram, no
-#: effective order; chrF: character 6-grams, beta 2), as in :mod:`ragexam.analysis.scoring`.
+#: effective order; chrF: character 6-grams, beta 2), as in :mod:`ragexam.analysis.answers.scoring`.
 CORPUS_METRICS = ("bleu", "chrf")
 #: Score metrics aggregated over answerable questions only.
 TEXT_METRICS = ("bleu", "chrf", "rouge_l")

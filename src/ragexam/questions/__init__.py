@@ -13,9 +13,9 @@ module                 what it holds
 :mod:`.review`         applying a reviewed sheet (``ragexam review apply``)
 =====================  ===================================================================================
 
-The package sits in ``analysis`` because it orchestrates the layers below it -- ``data`` (corpus,
-normalisation, evidence locator, Kiwi), ``retrieval`` (related sections, the out-of-corpus search),
-``metrics.judge`` (the LLM checks) and ``llm`` (every call) -- and nothing below imports it.  See
+The package sits just above ``metrics``: it uses ``data`` (corpus, normalisation, evidence locator, Kiwi),
+``retrieval`` (related sections, the out-of-corpus search), ``metrics`` (the judge's contracts, the abstention
+phrases) and ``llm`` (every call), and nothing in ``analysis`` -- which may use it.  See
 ``docs/generate.md``.
 """
 
@@ -33,5 +33,5 @@ def __getattr__(name: str) -> Any:
     if name in _WHERE:
         from importlib import import_module
 
-        return getattr(import_module(f"ragexam.analysis.generate.{_WHERE[name]}"), name)
-    raise AttributeError(f"module 'ragexam.analysis.generate' has no attribute {name!r}")
+        return getattr(import_module(f"ragexam.questions.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'ragexam.questions' has no attribute {name!r}")

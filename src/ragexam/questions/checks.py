@@ -1,7 +1,7 @@
 """The verification steps a generated question passes before it is kept, each a small pure function.
 
 Every step returns ``None`` (passed) or a :class:`Rejection` with a reason from :data:`REASONS` and a
-detail in words.  :mod:`ragexam.analysis.generate.engine` applies them in this order and stops at the
+detail in words.  :mod:`ragexam.questions.engine` applies them in this order and stops at the
 first rejection (so each rejected candidate is counted once, under the first reason):
 
 ==========================  ====================================================================
@@ -55,7 +55,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
-from ragexam.analysis.generate import measure as M
+from ragexam.questions import measure as M
 from ragexam.data.evidence import CorpusText, Occurrence, longest_common_substring
 from ragexam.data.normalization import normalize
 
@@ -346,8 +346,8 @@ def _short(text: str, limit: int = 40) -> str:
 
 def answer_problem(answer: str) -> Optional[Rejection]:
     """``empty_answer`` or ``answer_declines`` (the answer contains a phrase of
-    :data:`ragexam.analysis.verdicts.ABSTAIN_PHRASES`, the list ragexam uses to detect abstentions)."""
-    from ragexam.analysis.verdicts import is_abstention
+    :data:`ragexam.metrics.verdicts.ABSTAIN_PHRASES`, the list ragexam uses to detect abstentions)."""
+    from ragexam.metrics.verdicts import is_abstention
 
     if not normalize(answer):
         return Rejection("empty_answer", "the answer is blank")
@@ -543,7 +543,7 @@ def topic_problem(question_terms: Set[str], context_terms: Set[str], context: st
     """``off_topic`` when the question has terms and none of them is a term of the context (the paragraphs
     around its evidence and its documents' titles) or, with two or more characters, inside the context's
     normalised, lower-cased text (so ``자세`` matches ``자세한`` whatever Kiwi made of it, ``password``
-    matches ``passwords``); terms: :func:`ragexam.analysis.generate.measure.terms`.  On the bundled
+    matches ``passwords``); terms: :func:`ragexam.questions.measure.terms`.  On the bundled
     hand-written sets this rejects 1 of 77 answerable questions ("토요일에 시스템이 먹통이면 누구한테
     연락해야 해요?"); with the evidence alone as the context it would reject 15."""
     if not question_terms or question_terms & context_terms:

@@ -2,7 +2,7 @@
 
 ::
 
-    from ragexam.analysis.generate import generate
+    from ragexam.questions import generate
 
     res = generate("docs.jsonl", n=200, model="gpt-4o-mini", out="qa.jsonl")
     res.card["mix"]            # target vs achieved per type
@@ -54,11 +54,11 @@ from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from ragexam import fmt
-from ragexam.analysis.generate import checks as C
-from ragexam.analysis.generate import measure as M
-from ragexam.analysis.generate.llm_checks import LLM_CHECKS, Checker, StopDry
-from ragexam.analysis.generate.prompts import CITE_MODES, PromptSet, load_prompts, load_reader, reply_schema
-from ragexam.analysis.generate.sampling import (Coverage, Pairs, Section, build_sections, check_kinds, parse_mix,
+from ragexam.questions import checks as C
+from ragexam.questions import measure as M
+from ragexam.questions.llm_checks import LLM_CHECKS, Checker, StopDry
+from ragexam.questions.prompts import CITE_MODES, PromptSet, load_prompts, load_reader, reply_schema
+from ragexam.questions.sampling import (Coverage, Pairs, Section, build_sections, check_kinds, parse_mix,
                                                 targets)
 from ragexam.errors import InputError
 
@@ -302,8 +302,8 @@ class GenerateResult:
         return max(0, int(self.card["n_requested"]) - len(self.records))
 
     def save(self, out: Union[str, Path]) -> Dict[str, Path]:
-        """Write the set and its side files (:func:`ragexam.analysis.generate.output.write_outputs`)."""
-        from ragexam.analysis.generate.output import write_outputs
+        """Write the set and its side files (:func:`ragexam.questions.output.write_outputs`)."""
+        from ragexam.questions.output import write_outputs
 
         return write_outputs(self, out)
 
@@ -382,7 +382,7 @@ class Generator:
         self.client = LLMClient(settings)
         self.cache = settings.open_cache()
         self.price = price_for(self.client.model, self.client.endpoint, settings.price)
-        from ragexam.analysis.generate.llm_checks import load_critic
+        from ragexam.questions.llm_checks import load_critic
 
         jsettings = settings.replace(model=judge_model or settings.model, temperature=0.0, max_tokens=None)
         self.progress = progress
@@ -466,7 +466,7 @@ class Generator:
 
     def reader_feedback(self, kind: str, message: str) -> str:
         """The follow-up to an unusable reader reply."""
-        from ragexam.analysis.generate.output import DECLINE
+        from ragexam.questions.output import DECLINE
 
         return self.reader.feedback(message or kind, decline=DECLINE[self.language])
 
@@ -672,8 +672,8 @@ class Generator:
     # -- one generation call ---------------------------------------------------------------------------------
     def _call(self, task: _Task):
         """One generation call: up to ``max_attempts`` replies (:func:`ragexam.llm.attempts.ask`)."""
-        from ragexam.analysis.generate.prompts import FOCUS_SCHEMA
-        from ragexam.analysis.generate.replies import ReplyError, parse_focus_reply, parse_reply
+        from ragexam.questions.prompts import FOCUS_SCHEMA
+        from ragexam.questions.replies import ReplyError, parse_focus_reply, parse_reply
         from ragexam.llm.attempts import TEXT_REFUSAL, ask
         from ragexam.llm.batch import Outcome
 
@@ -863,7 +863,7 @@ class Generator:
 
     # -- candidates and checks -------------------------------------------------------------------------------
     def _candidates(self, tasks: List[_Task], values: Mapping[str, Dict[str, Any]], state: "_State") -> List[Candidate]:
-        from ragexam.analysis.generate.replies import item_fields
+        from ragexam.questions.replies import item_fields
 
         out: List[Candidate] = []
         for t in tasks:
@@ -1030,7 +1030,7 @@ class Generator:
 
     # -- the result ------------------------------------------------------------------------------------------
     def _result(self, state: "_State") -> GenerateResult:
-        from ragexam.analysis.generate.output import build_card, candidate_record, reject_record
+        from ragexam.questions.output import build_card, candidate_record, reject_record
 
         chosen, surplus = self._select(state.kept)
         records = []

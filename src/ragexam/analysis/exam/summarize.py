@@ -8,8 +8,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ragexam.analysis import run_tables as T
-from ragexam.analysis.pipelines import Pipeline
+from ragexam.analysis.exam import tables as T
+from ragexam.analysis.exam.pipelines import Pipeline
 from ragexam.exec.timing import stage
 from ragexam.storage.runfolder import RUN_FORMAT, RunRow, SplitCell
 from ragexam.storage.summary import (TOP_IDS, ChunkingReport, ChunkSizes, ChunkWindow, Comparison, DatasetInfo,
@@ -241,7 +241,7 @@ def _split_cell(split: Any) -> SplitCell:
 
 
 def _chunking(sizes: Any) -> Optional[ChunkingReport]:
-    """The ``chunking`` block of the summary from the run's :class:`~ragexam.analysis.stages.Sizes`."""
+    """The ``chunking`` block of the summary from the run's :class:`~ragexam.analysis.exam.stages.Sizes`."""
     if sizes is None:
         return None
     blocks = {}
@@ -321,7 +321,7 @@ def _unmatched(chunks: Any) -> List[UnmatchedEvidence]:
 def summarize(data: Any, chunks: Any, table: Any, cfg: Any, settings: RunSettings, *, warnings: Sequence[str],
               created: datetime, run_id: str, version: str) -> Tuple[RunSummary, List[RunRow], List[Pipeline]]:
     """``(summary, per-question rows, pipelines)`` of a run: ``table`` is the stage-5
-    :class:`~ragexam.analysis.stages.MetricTable`, ``cfg`` the :class:`~ragexam.analysis.run_config.RunConfig`,
+    :class:`~ragexam.analysis.exam.stages.MetricTable`, ``cfg`` the :class:`~ragexam.analysis.exam.config.RunConfig`,
     ``settings`` its ``config`` block."""
     metrics = table.metrics
     main = T.main_metrics(cfg.cutoffs, cfg.miss_k)

@@ -39,10 +39,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ragexam.analysis.generate import checks as C
+from ragexam.questions import checks as C
 from ragexam.data.normalization import normalize
 
-#: a :class:`~ragexam.analysis.generate.engine.Candidate` and a :class:`~ragexam.analysis.generate.engine.Generator`
+#: a :class:`~ragexam.questions.engine.Candidate` and a :class:`~ragexam.questions.engine.Generator`
 #: (this module sits below the engine, which imports it)
 Candidate = Any
 Generator = Any
@@ -78,7 +78,7 @@ def agreement(key: str, reader_answer: str, language: Optional[str] = None) -> s
     punctuation and spaces removed; in Korean also every term of the key -- its Kiwi content morphemes,
     :func:`.measure.terms` -- among the reader's, so an ending that differs, ``지급합니다`` for ``지급하며``,
     does not make a disagreement), else ``judge`` (answer_correctness decides)."""
-    from ragexam.analysis.verdicts import is_abstention
+    from ragexam.metrics.verdicts import is_abstention
 
     if is_abstention(reader_answer) is not None:
         return "declined"
@@ -88,7 +88,7 @@ def agreement(key: str, reader_answer: str, language: Optional[str] = None) -> s
     if len(r) >= MIN_INSIDE_CHARS and r in k:
         return "contained"
     if language == "ko":
-        from ragexam.analysis.generate import measure as M
+        from ragexam.questions import measure as M
 
         kt, rt = M.terms([key, reader_answer], language)
         if kt and kt <= rt:
@@ -340,7 +340,7 @@ class Checker:
                                       f"{answer[:120]!r}")
 
     def reader_messages(self, x: Candidate) -> List[Dict[str, str]]:
-        from ragexam.analysis.generate.output import DECLINE
+        from ragexam.questions.output import DECLINE
 
         g = self.gen
         return g.reader.messages(x.question, [loc.text for loc in x.located], language=g.language,

@@ -15,7 +15,7 @@
   ``run_id`` of the retrieval run given with ``--run`` (else ``None``);
 * ``config``: the score's settings; ``dataset``: its counts plus ``qa``, ``corpus`` and the
   hashes of the scored run's dataset (so ``ragexam runs`` groups it with that run);
-* ``results``: :meth:`ragexam.analysis.scoring.ScoreReport.results` — ``{pipeline: {"n", "metrics",
+* ``results``: :meth:`ragexam.analysis.answers.scoring.ScoreReport.results` — ``{pipeline: {"n", "metrics",
   "coverage"}}`` with the corpus ``chrf`` and ``bleu``, the mean ``rouge_l`` (``[0, 1]``, over
   answerable questions), ``ok_share`` (the share of the pipeline's questions whose stage label is
   ``ok`` or ``abstained_ok``; unjudged questions count as not ok) and, with a judge, each judge
@@ -73,7 +73,7 @@ def record_run(summary: Any, per_question: Sequence[Mapping[str, Any]],
 
 
 def score_summary(report: Any, run_summary: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
-    """The history summary of a :class:`ragexam.analysis.scoring.ScoreReport` (module docstring)."""
+    """The history summary of a :class:`ragexam.analysis.answers.scoring.ScoreReport` (module docstring)."""
     import secrets
 
     out = report.to_dict()
@@ -99,7 +99,7 @@ def score_summary(report: Any, run_summary: Optional[Mapping[str, Any]] = None) 
 
 
 def score_rows(report: Any) -> List[Any]:
-    """The per-question rows of a score record (:meth:`ragexam.analysis.scoring.ScoreReport.typed_rows`)."""
+    """The per-question rows of a score record (:meth:`ragexam.analysis.answers.scoring.ScoreReport.typed_rows`)."""
     return report.typed_rows()
 
 

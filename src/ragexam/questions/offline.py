@@ -145,7 +145,7 @@ def _request(msgs: List[Dict[str, Any]], pattern: "re.Pattern[str]") -> Tuple[in
 
 
 def _reader(user: str) -> str:
-    from ragexam.analysis.generate.output import DECLINE
+    from ragexam.questions.output import DECLINE
 
     m = _READER.search(user)
     if not m:
@@ -206,7 +206,7 @@ def call_kind(body: Dict[str, Any]) -> str:
 @lru_cache(maxsize=1)
 def _systems() -> Tuple[frozenset, frozenset]:
     """The system messages of the bundled reader and generation prompts (both instruction languages)."""
-    from ragexam.analysis.generate.prompts import load_prompts, load_reader
+    from ragexam.questions.prompts import load_prompts, load_reader
 
     return (frozenset(load_reader(lang).sections["system"] for lang in ("ko", "en")),
             frozenset(load_prompts(lang).sections["system"] for lang in ("ko", "en")))

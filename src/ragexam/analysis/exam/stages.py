@@ -2,7 +2,7 @@
 
 ::
 
-    from ragexam.analysis import stages as S
+    from ragexam.analysis.exam import stages as S
 
     plan = S.plan(["bm25", "dense"], ["paragraphs:400"])            # -> PipelinePlan
     data = S.load("it_helpdesk", "it_helpdesk")                     # -> Dataset
@@ -13,7 +13,7 @@
     table = S.score(data, judged, S.metric_names((1, 3, 5, 10), 5, sizes.budgets), sizes=sizes)  # -> MetricTable
     table["bm25 | paragraphs:400"].values                           # scored questions x metrics
 
-:func:`ragexam.analysis.run.run` composes them and adds :func:`ragexam.analysis.summarize.summarize` (the tables,
+:func:`ragexam.analysis.exam.run.run` composes them and adds :func:`ragexam.analysis.exam.summarize.summarize` (the tables,
 the missed questions, the :class:`~ragexam.storage.summary.RunSummary`).  Each stage records its seconds under its
 name (:mod:`ragexam.exec.timing`); work for one pipeline is also counted under the pipeline's name.
 """
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam import fmt
-from ragexam.analysis.pipelines import PipelinePlan, PipelineSpec, plan_pipelines
+from ragexam.analysis.exam.pipelines import PipelinePlan, PipelineSpec, plan_pipelines
 from ragexam.errors import InputError, RagexamError
 from ragexam.exec.timing import current_stages, stage
 from ragexam.signature import Signature
@@ -165,9 +165,9 @@ def load(corpus: Any, qa: Any, *, relevance: Optional[str] = None, ignore_punctu
 
 def plan(retrievers: Sequence[Any], chunkers: Sequence[Any], retrieved: Sequence[Any] = (), *,
          have_corpus: bool = True, **options: Any) -> PipelinePlan:
-    """The pipelines to grade (:func:`ragexam.analysis.pipelines.plan_pipelines`); ``options`` go to the
+    """The pipelines to grade (:func:`ragexam.analysis.exam.pipelines.plan_pipelines`); ``options`` go to the
     retriever specs (cache_dir, progress, headers, llm, executor).  Made before the data is loaded, so a bad
-    spec fails at once; :meth:`~ragexam.analysis.pipelines.PipelinePlan.check_questions` checks its results
+    spec fails at once; :meth:`~ragexam.analysis.exam.pipelines.PipelinePlan.check_questions` checks its results
     files against the question set."""
     return plan_pipelines(retrievers, chunkers, retrieved, options, have_corpus=have_corpus)
 
@@ -512,7 +512,7 @@ def _splits(data: Dataset, j: JudgedPipeline, miss_k: int) -> Dict[str, Any]:
     """The misses at ``miss_k`` of one judged pipeline that the chunking caused: a top-``miss_k`` chunk of the
     evidence's document holds part of an evidence string, none holds one whole (located exactly on ragexam's
     chunks, by text on returned texts)."""
-    from ragexam.analysis.run_tables import first_rank
+    from ragexam.analysis.exam.tables import first_rank
     from ragexam.data.relevance import evidence_split
 
     r = j.ranking
@@ -660,7 +660,7 @@ def size(chunks: Chunks, rankings: Rankings, plan: PipelinePlan, *, budgets: Seq
 
 def metric_names(cutoffs: Sequence[int], miss_k: int, budgets: Sequence[str] = ()) -> List[str]:
     """Every metric a run computes for ``cutoffs`` (the main table's first) and context ``budgets``."""
-    from ragexam.analysis import run_tables as T
+    from ragexam.analysis.exam import tables as T
 
     return T.all_metrics(cutoffs, miss_k, budgets)
 

@@ -9,7 +9,7 @@ Answers file (JSON Lines, UTF-8, one object per line)::
     context_ids  list of str, optional: their chunk ids
     k            int, optional: how many top chunks the generator was given
     error        str, optional: why there is no answer
-    human        object, optional: human labels for this answer (see :mod:`ragexam.analysis.judge_agreement`)
+    human        object, optional: human labels for this answer (see :mod:`ragexam.analysis.judging.agreement`)
     note, model, ...  anything else is kept in ``metadata``
 
 A (pipeline, query_id) pair may appear once.  ``ragexam answer`` writes this format; the bundled

@@ -30,7 +30,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Union
 
-from ragexam.analysis.generate.checks import REASONS
+from ragexam.questions.checks import REASONS
 
 __all__ = ["side_paths", "check_outputs", "write_outputs", "candidate_record", "reject_record", "build_card",
            "REVIEW_COLUMNS", "CARD_FORMAT", "DECLINE"]
@@ -76,7 +76,7 @@ def _jsonl(rows: List[Dict[str, Any]]) -> str:
 
 
 def candidate_record(gen: Any, x: Any, query_id: str) -> Dict[str, Any]:
-    """The QA record of a kept candidate (an :class:`~ragexam.analysis.generate.engine.Candidate` of the
+    """The QA record of a kept candidate (an :class:`~ragexam.questions.engine.Candidate` of the
     generator ``gen``), with its verification record in ``metadata.generation``."""
     g: Dict[str, Any] = {"kind": x.kind, "model_type": x.model_type, "pass": x.pass_no, "call": x.call,
                          "candidate": x.cid, "sections": list(x.sections), "prompt": gen.prompts.label}

@@ -23,7 +23,7 @@ retrieval), then computes
   span"), ``context_recall`` vs ``evidence_recall`` (share of the question's evidence spans found
   in the contexts), ``context_relevance`` passing vs ``evidence_hit`` (some context contains
   evidence) -- both side by side with the questions on which they disagree.
-* **stage attribution** (:mod:`ragexam.analysis.diagnosis`) with the verdict sources recorded in
+* **stage attribution** (:mod:`ragexam.analysis.answers.diagnosis`) with the verdict sources recorded in
   its signature.
 
 Pipelines: an answer's ``pipeline`` field, else ``--pipeline``, else (with a run) the run's
@@ -38,9 +38,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ragexam.analysis.answers import NO_PIPELINE, AnswerRecord, corpus_of_run, run_contexts
-from ragexam.analysis.diagnosis import Attribution, StageInputs, StageResult, attribute_all, evidence_in_contexts
-from ragexam.analysis.verdicts import ABSTAIN_PHRASES, ABSTAIN_PHRASES_VERSION, CorrectIf, is_abstention
+from ragexam.analysis.answers.files import NO_PIPELINE, AnswerRecord, corpus_of_run, run_contexts
+from ragexam.analysis.answers.diagnosis import Attribution, StageInputs, StageResult, attribute_all, evidence_in_contexts
+from ragexam.metrics.verdicts import ABSTAIN_PHRASES, ABSTAIN_PHRASES_VERSION, CorrectIf, is_abstention
 from ragexam import fmt
 from ragexam.metrics.judge.metric import JudgeMetric
 from ragexam.errors import InputError
@@ -169,7 +169,7 @@ def _finite(x: Any) -> Optional[float]:
 
 def as_run_data(run: Any) -> Optional[RunData]:
     """``run`` as a :class:`~ragexam.storage.runfolder.RunData`: a RunData as is, a
-    :class:`~ragexam.analysis.run.RunResult` (``ragexam.run(...)``) with the chunk texts it saw, or
+    :class:`~ragexam.analysis.exam.run.RunResult` (``ragexam.run(...)``) with the chunk texts it saw, or
     ``None``."""
     if run is None or isinstance(run, RunData):
         return run
@@ -191,7 +191,7 @@ def prepare_rows(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "
     Answers without ``contexts`` whose pipeline is named (by the answer, or by ``pipeline``) and
     present in the run get the run's stored chunk texts as contexts.  ``corpus`` (a Corpus, path or
     bundled name; default the run's corpus) is loaded only for a ``ragexam-run/1`` folder, which
-    did not store them (:func:`ragexam.analysis.answers.run_contexts`).
+    did not store them (:func:`ragexam.analysis.answers.files.run_contexts`).
     """
     notes = notes if notes is not None else []
     run = as_run_data(run)
@@ -354,7 +354,7 @@ class _TextScores:
             root = str(Path(__file__).resolve().parents[2])  # the folder holding the ragexam package
             env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
             self._proc = subprocess.Popen(
-                [sys.executable, "-c", "from ragexam.analysis.scoring import _text_stats_child; _text_stats_child()",
+                [sys.executable, "-c", "from ragexam.analysis.answers.scoring import _text_stats_child; _text_stats_child()",
                  inp, os.path.join(self._dir, "out.npz")],
                 env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         except (OSError, ValueError):  # no temp folder, no interpreter, text JSON cannot hold (lone surrogates)
@@ -422,7 +422,7 @@ def _definitions(metrics: Sequence[Any], judge=None) -> List[JudgeMetric]:
     defs = resolve_metrics(list(metrics), getattr(judge, "custom", {}) or {})
     for d in defs:
         if d.name == "pairwise":
-            raise InputError("pairwise compares two pipelines' answers; use ragexam.analysis.pairwise "
+            raise InputError("pairwise compares two pipelines' answers; use ragexam.analysis.answers.pairwise "
                              "(`ragexam pairwise`), not a per-answer judge metric", source="score", field="metric")
     return defs
 
@@ -595,7 +595,7 @@ class ScoreReport:
         metric with a pass rule, its pass rate ``<metric>_pass``; ``coverage[metric]`` =
         ``{"n": judgeable items, "n_judged": judged}``; ``ci95[metric]`` the bootstrap interval of
         each judge mean and pass rate (the one ``ragexam check`` computes from the rows with the
-        same seed; text metrics get theirs in ``check``, :mod:`ragexam.analysis.gate`)."""
+        same seed; text metrics get theirs in ``check``, :mod:`ragexam.analysis.gating.gate`)."""
         out: Dict[str, Any] = {}
         for p in self.pipelines:
             text = self.text.get(p) or {}
@@ -714,7 +714,7 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
         :data:`~ragexam.metrics.judge.prompts.DEFAULT_METRICS`).
     :param correct_if: the text threshold for correctness when the judge does not grade
         ``answer_correctness``.
-    :param abstain_phrases: the phrase list (default :data:`ragexam.analysis.verdicts.ABSTAIN_PHRASES`)
+    :param abstain_phrases: the phrase list (default :data:`ragexam.metrics.verdicts.ABSTAIN_PHRASES`)
         when the judge does not grade ``abstention``.
     :param rows: rows from :func:`prepare_rows` (to avoid preparing twice).
     :param min_coverage: the judge coverage (0-1) below which :meth:`ScoreReport.coverage_failures`
@@ -722,7 +722,7 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
     :param seed: the seed of the judge intervals' bootstrap (default
         :data:`ragexam.stats.DEFAULT_SEED`, as ``ragexam check`` uses).
     :param human: human labels, ``{(pipeline or None, query_id): {metric: label}}``
-        (:func:`ragexam.analysis.judge_agreement.read_human_labels`): each judged metric with labels gets a
+        (:func:`ragexam.analysis.judging.agreement.read_human_labels`): each judged metric with labels gets a
         prediction-powered estimate beside its judge mean (:meth:`ScoreReport.ppi`).
     """
     from ragexam.metrics.judge.prompts import detect_language
@@ -796,7 +796,7 @@ def _judge_rows(rows: List[AnswerRow], judge: Any, judge_metrics: Optional[Seque
     gets its :class:`~ragexam.metrics.judge.ItemScore` per metric and, for metrics with an evidence twin, the
     evidence values; with ``repeat >= 2`` the judge's agreement with itself; a recorded judge-check that did not
     separate is a note."""
-    from ragexam.analysis.judge_check import recorded_warnings
+    from ragexam.analysis.judging.check import recorded_warnings
     from ragexam.metrics.judge.prompts import DEFAULT_METRICS
 
     defs = _definitions(list(judge_metrics or DEFAULT_METRICS), judge)
@@ -810,7 +810,7 @@ def _judge_rows(rows: List[AnswerRow], judge: Any, judge_metrics: Optional[Seque
                 r.judge[m] = scores[r.item_id]
     agreement: Dict[str, Any] = {}
     if repeat >= 2:
-        from ragexam.analysis.judge_agreement import repeat_agreement
+        from ragexam.analysis.judging.agreement import repeat_agreement
 
         agreement = {m: repeat_agreement(run.judgments, run.definition(m)) for m in metrics}
     for r in rows:
@@ -837,7 +837,7 @@ def _text_tables(stats: Dict[str, Any], rows: List[AnswerRow], bleu_tok: str, ro
 def _attribute(rows: List[AnswerRow], judged: _Judged, correct_if: Optional[CorrectIf],
                abstain_phrases: Optional[Sequence[str]], notes: List[str]) -> Dict[str, Any]:
     """Stage attribution of every row (its ``stage``); returns the verdict sources for the settings, and the
-    :class:`~ragexam.analysis.diagnosis.Attribution` under ``_attribution``."""
+    :class:`~ragexam.analysis.answers.diagnosis.Attribution` under ``_attribution``."""
     from ragexam import __version__
 
     metrics, judge_run = judged.metrics, judged.run

@@ -3,7 +3,7 @@
 Correctness (``--correct-if``)
 ------------------------------
 A condition is ``METRIC OP VALUE`` with METRIC one of ``chrf``, ``bleu``, ``rouge_l`` (the
-sentence-level scores of :mod:`ragexam.analysis.scoring`, all in [0, 1]), OP one of ``>=``,
+sentence-level scores of :mod:`ragexam.analysis.answers.scoring`, all in [0, 1]), OP one of ``>=``,
 ``>``, ``<=``, ``<`` and VALUE a number in [0, 1]; several conditions joined with ``,`` or
 ``&`` must all hold (``chrf>=0.5,rouge_l>=0.3``).  An answer to an answerable question is
 *correct* when the condition holds against its ``ground_truth``.  A threshold on surface

@@ -1,7 +1,7 @@
 """``ragexam pairwise``: two pipelines' answers to the same questions, judged side by side.
 
 :func:`pairwise_answers` pairs the answers of pipeline ``a`` and pipeline ``b`` question by question
-(answers are joined to pipelines as in :func:`ragexam.analysis.scoring.prepare_rows`: the answer's
+(answers are joined to pipelines as in :func:`ragexam.analysis.answers.scoring.prepare_rows`: the answer's
 ``pipeline`` field), and judges each pair in both orders (:mod:`ragexam.metrics.judge.pairwise`: a
 verdict counts only when both orders agree).  A question that only one of the two answered is a
 pair with a missing answer: ``unjudged`` (``no_answer`` / ``no_second_answer``), listed, never dropped.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, List, Optional, Sequence
 
-from ragexam.analysis.answers import NO_PIPELINE, AnswerRecord
+from ragexam.analysis.answers.files import NO_PIPELINE, AnswerRecord
 from ragexam.errors import InputError
 
 __all__ = ["pairwise_answers", "pairwise_pairs"]

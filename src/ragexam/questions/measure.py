@@ -122,7 +122,7 @@ ASSERTED_TAGS: FrozenSet[str] = KIWI_CONTENT_TAGS - {"VV", "VA", "VV-I", "VA-I",
 
 
 def asserted_terms(text: str, language: str) -> Set[str]:
-    """The terms a statement asserts, for :func:`ragexam.analysis.generate.checks.affirmation_problem`: in Korean
+    """The terms a statement asserts, for :func:`ragexam.questions.checks.affirmation_problem`: in Korean
     the nouns, numerals, roots, foreign words, numbers and general adverbs of two or more characters (``매년``;
     not ``안``, ``꼭``); otherwise :func:`terms`."""
     if language != "ko":

@@ -282,7 +282,7 @@ class ReviewSheet:
 @dataclass(frozen=True)
 class CheckSettings:
     """The thresholds a set was generated with (:meth:`from_card`: its card's signature, the generator's defaults
-    -- :class:`~ragexam.analysis.generate.engine.GenerateConfig` -- where the card says nothing)."""
+    -- :class:`~ragexam.questions.engine.GenerateConfig` -- where the card says nothing)."""
 
     lexical_at: float
     copy_at: float
@@ -293,7 +293,7 @@ class CheckSettings:
 
     @classmethod
     def from_card(cls, card: Mapping[str, Any]) -> "CheckSettings":
-        from ragexam.analysis.generate.engine import GenerateConfig
+        from ragexam.questions.engine import GenerateConfig
         from ragexam.signature import Signature
 
         d = GenerateConfig.__dataclass_fields__
@@ -325,7 +325,7 @@ class CheckSettings:
 @dataclass(frozen=True)
 class Step:
     """One check: ``name``, ``passed`` (``None``: not made, with ``detail`` saying why), ``reason`` (a key of
-    :data:`ragexam.analysis.generate.checks.REASONS`) and ``detail``."""
+    :data:`ragexam.questions.checks.REASONS`) and ``detail``."""
 
     name: str
     passed: Optional[bool]
@@ -359,7 +359,7 @@ class CheckReport:
 
     def problem(self) -> str:
         """The failures in words (``""`` when every check passed)."""
-        from ragexam.analysis.generate.checks import REASONS
+        from ragexam.questions.checks import REASONS
 
         return "; ".join(f"{s.reason} ({REASONS.get(s.reason, ('', ''))[1] or s.name}): {s.detail}"
                          for s in self.failures)
@@ -372,13 +372,13 @@ def run_candidate_checks(question: str, answer: str, evidence: Sequence[str], *,
     order), on a reviewer's question: each step's result (all of them, not only the first failure), then the
     measurements of :mod:`.measure` when the evidence was found.
 
-    ``facts``: the corpus's :class:`~ragexam.analysis.generate.checks.CorpusFacts`; ``others``: ``(query_id,
+    ``facts``: the corpus's :class:`~ragexam.questions.checks.CorpusFacts`; ``others``: ``(query_id,
     bigrams)`` of the other questions the set keeps (the near-duplicate check); ``passage_docs``: the documents
     the reviewer was shown (to tell a reworded evidence string from an invented one).  Evidence may come from
     any document of the corpus.  The LLM checks (answer support, the out-of-corpus search) are not made here.
     """
-    from ragexam.analysis.generate import checks as C
-    from ragexam.analysis.generate import measure as M
+    from ragexam.questions import checks as C
+    from ragexam.questions import measure as M
 
     rep = CheckReport([_step("question", C.question_problem(question, script=facts.script, foreign=facts.foreign,
                                                             scripts=facts.scripts))])
@@ -423,16 +423,16 @@ def _step(name: str, rejection: Any) -> Step:
 
 
 def _duplicate_step(question: str, others: Sequence[Tuple[str, FrozenSet[str]]], settings: CheckSettings) -> Step:
-    from ragexam.analysis.generate import checks as C
-    from ragexam.analysis.generate import measure as M
+    from ragexam.questions import checks as C
+    from ragexam.questions import measure as M
 
     return _step("duplicate", C.find_duplicate(M.bigrams(question), others, settings.dedup_at))
 
 
 def _measure(rep: CheckReport, question: str, answer: str, located: List[Any], kind: str, facts: Any,
              settings: CheckSettings) -> None:
-    from ragexam.analysis.generate import checks as C
-    from ragexam.analysis.generate import measure as M
+    from ragexam.questions import checks as C
+    from ragexam.questions import measure as M
 
     rep.located = located
     rep.relevant = C.evidence_doc_ids(located, join=True)
@@ -486,7 +486,7 @@ def _load_jsonl(path: Path) -> List[Tuple[int, Dict[str, Any]]]:
 
 def _card(qa: Path) -> Dict[str, Any]:
     """The set's card next to ``qa`` (``{}`` when there is none or it cannot be read)."""
-    from ragexam.analysis.generate.output import side_paths
+    from ragexam.questions.output import side_paths
 
     card = side_paths(qa)["card"]
     try:
@@ -524,7 +524,7 @@ class ReviewSet:
 
     def sheet(self) -> ReviewSheet:
         """The writer of the sheet (the set's own rows for questions the sheet lacks)."""
-        from ragexam.analysis.generate.output import REVIEW_COLUMNS, _review_rows
+        from ragexam.questions.output import REVIEW_COLUMNS, _review_rows
 
         new = {}
         text = _review_rows(list(self.records.values()))
@@ -559,7 +559,7 @@ class ReviewSet:
 
     def _load_facts(self) -> Any:
         if self._facts is None:
-            from ragexam.analysis.generate.checks import CorpusFacts
+            from ragexam.questions.checks import CorpusFacts
 
             lang = (self.card.get("corpus") or {}).get("language") or "auto"
             self._facts = CorpusFacts.build(self.corpus().documents, lang if lang in ("ko", "en") else "auto")
@@ -572,7 +572,7 @@ class ReviewSet:
 def load_review_set(qa: PathLike, review: Optional[PathLike] = None, *, corpus: Any = None) -> ReviewSet:
     """The set ``qa`` with its card, its rejects (when the file exists) and the path of its sheet (``review``,
     default: ``qa``'s ``.review.csv``)."""
-    from ragexam.analysis.generate.output import side_paths
+    from ragexam.questions.output import side_paths
 
     qa_path = Path(qa)
     paths = side_paths(qa_path)
@@ -605,7 +605,7 @@ def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[
     if pending not in ("keep", "drop"):
         raise InputError(f"received {pending!r}; expected keep or drop", source="--pending", field="pending")
     if out is not None:
-        from ragexam.analysis.generate.output import side_paths
+        from ragexam.questions.output import side_paths
         from ragexam.storage.paths import In, Out, check_outputs
 
         sides = side_paths(qa)
@@ -669,7 +669,7 @@ def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[
         out_records.append(rec)
     result = ReviewResult(out_records, counts, rejected, sheet.notes)
     if out is not None:
-        from ragexam.analysis.generate.output import _jsonl, _write
+        from ragexam.questions.output import _jsonl, _write
 
         _write(Path(out), _jsonl(out_records))
     return result
@@ -678,7 +678,7 @@ def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[
 def _rescued_record(rs: ReviewSet, row: Mapping[str, str]) -> Dict[str, Any]:
     """The QA record of the rejected candidate a row rescues, as the generator wrote it (the row's cells are
     applied as changes)."""
-    from ragexam.analysis.generate.output import DECLINE
+    from ragexam.questions.output import DECLINE
 
     x = rs.rejects[str(row[RESCUE_COLUMN]).strip()]
     answerable = x.get("kind") != "out_of_corpus"
@@ -716,7 +716,7 @@ def _recheck(rs: ReviewSet, rec: Dict[str, Any], changes: List[str], kept: Seque
              line: int) -> None:
     """Check an edited or rescued record (:func:`run_candidate_checks`) against the other kept questions; an
     :class:`InputError` naming the sheet's line and the failing column when a check fails."""
-    from ragexam.analysis.generate import measure as M
+    from ragexam.questions import measure as M
 
     facts = rs.corpus_facts()
     others = [(r["query_id"], M.bigrams(r.get("question", ""))) for _, r, *_ in kept if r is not rec]
