@@ -174,7 +174,7 @@ def test_text_scores_beside_the_judge_run_in_a_child_process_and_equal_the_inlin
     during the calls); they equal the statistics computed here."""
     import numpy as np
 
-    from ragexam.analysis.answers.files import scoring
+    from ragexam.analysis.answers import scoring
 
     inline = scoring._TextScores(_text_rows(), "ko-kiwi", "ko-kiwi", beside=False).result()
     job = scoring._TextScores(_text_rows(), "ko-kiwi", "ko-kiwi", beside=True)
@@ -190,7 +190,7 @@ def test_text_scores_beside_the_judge_run_in_a_child_process_and_equal_the_inlin
 def test_text_scores_are_computed_here_when_the_child_cannot_run(monkeypatch):
     import sys
 
-    from ragexam.analysis.answers.files import scoring
+    from ragexam.analysis.answers import scoring
 
     inline = scoring._TextScores(_text_rows(), "char", "char", beside=False).result()
     monkeypatch.setattr(sys, "executable", "/nonexistent/python")
@@ -203,7 +203,7 @@ def test_text_scores_child_is_stopped_and_its_folder_removed_when_scoring_fails_
     import gc
     import os
 
-    from ragexam.analysis.answers.files import scoring
+    from ragexam.analysis.answers import scoring
 
     job = scoring._TextScores(_text_rows(), "ko-kiwi", "ko-kiwi", beside=True)
     proc, folder = job._proc, job._dir
