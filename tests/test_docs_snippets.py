@@ -1,7 +1,7 @@
 """Every example in README.md and docs/*.md runs, so a renamed function, flag or option fails CI (issue 20, item 5).
 
 What is collected
-    Every fenced block of README.md, docs/*.md and any markdown under docs/examples/.
+    Every fenced block of README.md, docs/*.md, docs/measurements/*.md and any markdown under docs/examples/.
     * ```python blocks are executed with ``exec`` in a fresh namespace, in a fresh working folder.  A block that
       is a fragment of the surrounding prose (it uses a name the prose defines, e.g. docs/report.md's ``summary``)
       gets the few lines of GIVEN run first in its namespace; each entry says which sentence defines the names.
@@ -88,7 +88,8 @@ import pytest
 from docs_stub import DocsEndpoint
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "examples").rglob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "measurements").glob("*.md")),
+        *sorted((ROOT / "docs" / "examples").rglob("*.md"))]
 SAMPLES = ROOT / "src" / "ragexam" / "data" / "samples" / "it_helpdesk"
 PROGRAMS = ("ragexam", "python", "python3", "pytest", "pip", "ray")
 SHELL_LANGS = ("", "bash", "sh", "shell", "console")
@@ -104,8 +105,8 @@ NOT_RUN: List[Tuple[str, str, str]] = [
     ("README.md", ".venv/bin/pip install -e '.[test]'", "installs from a package index (.ci/run does it)"),
     ("README.md", ".venv/bin/python -m pytest -q", "the whole test suite, this test included: CI runs exactly this "
                                                    "line (.ci/run; tests/test_setup_docs.py keeps them equal)"),
-    ("README.md", "pip install 'ragexam[ray]'", "installs from a package index (ray[data] is in '.[test]')"),
-    ("README.md", "ragexam run --corpus big.jsonl --qa qa.jsonl -r bm25 -r dense --executor ray://head:10001",
+    ("docs/run.md", "pip install 'ragexam[ray]'", "installs from a package index (ray[data] is in '.[test]')"),
+    ("docs/run.md", "ragexam run --corpus big.jsonl --qa qa.jsonl -r bm25 -r dense --executor ray://head:10001",
      "Ray Client: needs a Ray cluster at head:10001 (docs/scale.md's `--executor ray` line runs)"),
     ("docs/scale.md", "pip install 'ragexam[ray]'", "installs from a package index (ray[data] is in '.[test]')"),
     ("docs/scale.md", "ray get-auth-token --generate", "writes a Ray cluster token into the user's home (tests/"
