@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Callable, Dict, List, Optional, Tuple
+from typing import Annotated, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import typer
 
@@ -22,11 +22,14 @@ from ragexam.data.chunking import chunker_help
 _LATE_HELP: Dict[Tuple[str, str], str] = {}
 
 
-def late_help(command: str, option: str, owner: str) -> str:
+def late_help(command: Union[str, Sequence[str]], option: str, owner: str) -> str:
     """Register ``owner`` (``"module:function"``, returning the help text) as the help of ``--option`` of
-    ``command``, filled in when the command is invoked; returns the text shown until then."""
-    _LATE_HELP[(command, option)] = owner
-    return f"See `ragexam {command} --help`."
+    ``command`` (or of each of several commands), filled in when the command is invoked -- so the help lists what
+    the registries hold then, and starting the CLI imports none of them; returns the text shown until then."""
+    commands = [command] if isinstance(command, str) else list(command)
+    for c in commands:
+        _LATE_HELP[(c, option)] = owner
+    return f"See `ragexam {commands[0]} --help`."
 
 
 class Group(typer.core.TyperGroup):
@@ -179,16 +182,6 @@ _JUDGE: Dict[str, Tuple[Any, Any]] = {
     "response_format": (ResponseFormat, "auto"), "max_attempts": (MaxAttempts, 3), "judge_lang": (JudgeLang, "auto"),
     "retry_unjudged": (RetryUnjudged, False), "no_reasoning": (NoReasoning, False),
     "judge_quoted": (JudgeQuoted, False)}
-
-
-def _judge_metrics() -> str:
-    from ragexam.metrics.judge.metric import metric_help
-
-    return metric_help()
-
-
-#: the ``--metric`` help: every registered judge metric (the registry, :mod:`ragexam.metrics.judge.metric`)
-JUDGE_METRICS = _judge_metrics()
 
 
 @dataclass
