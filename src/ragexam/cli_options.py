@@ -262,10 +262,7 @@ def llm_settings(model: str, base_url, api_key, *, concurrency, temperature, max
 # `run` (and the commands that grade retrieval like it)
 QaOpt = Annotated[Optional[str], typer.Option("--qa", help="Question set (JSONL), a BEIR folder or a bundled name.")]
 Retrievers = Annotated[Optional[List[str]], typer.Option(
-    "--retriever", "-r", help="Retriever spec, repeatable; the first is the baseline. bm25, bm25:whitespace, dense, "
-    "dense:st:MODEL, dense:openai:MODEL, hybrid:bm25+dense, http:URL (your search service), and any of them "
-    "followed by a rerank stage: 'bm25>rerank:dense', '>rerank:http:URL', '>rerank:llm:MODEL', '>rerank:st:MODEL' "
-    "(?top=N). Default: bm25 and dense (none with --retrieved).")]
+    "--retriever", "-r", help=late_help(("run", "grade"), "retriever", "ragexam.retrieval.registry:retriever_help"))]
 Retrieved = Annotated[Optional[List[str]], typer.Option(
     "--retrieved", help="Results file of your own pipeline (JSONL: query_id, pipeline?, contexts in rank order), "
     "repeatable; 'FILE>rerank:...' reranks it. Graded on the texts it returned.")]
