@@ -13,6 +13,8 @@ from typing import Dict, Iterator, List, Tuple
 
 import pytest
 
+from test_judge_replies import PINNED
+
 import ragexam
 from ragexam.metrics.judge import builtin, registry
 from ragexam.metrics.judge.contract import Contract, Field, Levels, Text
@@ -22,32 +24,21 @@ from ragexam.metrics.judge.registry import builtin_metrics, default_metrics, met
 
 SRC = Path(ragexam.__file__).resolve().parent
 
-#: (metric, language) -> (rubric name, hash) as the earlier hand-kept tables made them: every cache key, signature
-#: and recorded reply users hold carries these
-GOLDEN = {
-    "context_relevance": {"ko": ("context_relevance/ko/v2", "cf0b1dcdff2370da"),
-                          "en": ("context_relevance/en/v2", "26aabe2112452a94")},
-    "context_precision": {"ko": ("context_precision/ko/v2", "5525e21749baebe2"),
-                          "en": ("context_precision/en/v2", "0b476b703144dea4")},
-    "context_recall": {"ko": ("context_recall/ko/v2", "c3c3b17cae1a294b"),
-                       "en": ("context_recall/en/v2", "0a4e1d298b43c405")},
-    "faithfulness": {"ko": ("faithfulness/ko/v2", "955b636ff88d3aa6"), "en": ("faithfulness/en/v2", "9a6a1a1d4377479d")},
-    "answer_relevancy": {"ko": ("answer_relevancy/ko/v2", "928a7ac836f28f5c"),
-                         "en": ("answer_relevancy/en/v2", "c46e74fa02de719d")},
-    "answer_correctness": {"ko": ("answer_correctness/ko/v2", "07348fba4a3e4bf9"),
-                           "en": ("answer_correctness/en/v2", "c82a985f3ee752e4")},
-    "abstention": {"ko": ("abstention/ko/v2", "8768fedfc357899e"), "en": ("abstention/en/v2", "98af4683e31aca30")},
-    "pairwise": {"ko": ("pairwise/ko/v2", "60857afa5e0269d6"), "en": ("pairwise/en/v2", "c4c09a996a886290")},
-}
+#: the built-in metrics in report order (their ``order``), as the hand-kept tables listed them
+ORDER = ("context_relevance", "context_precision", "context_recall", "faithfulness", "answer_relevancy",
+         "answer_correctness", "abstention", "pairwise")
 
 
 def test_the_built_in_rubrics_keep_their_versions_and_hashes():
-    got = {n: {lang: (r.name, r.sha) for lang, r in m.rubrics.items()} for n, m in builtin_metrics().items()}
-    assert got == GOLDEN
-    assert list(builtin_metrics()) == list(GOLDEN)  # report order: the metrics' ``order``
+    """Every cache key, signature and recorded reply users hold carries these (``PINNED``: the hashes of the
+    earlier hand-kept tables)."""
+    got = {r.name: r.sha for m in builtin_metrics().values() for r in m.rubrics.values()}
+    assert got == PINNED
+    assert [list(m.rubrics) for m in builtin_metrics().values()] == [["ko", "en"]] * len(ORDER)
+    assert tuple(builtin_metrics()) == ORDER
     assert default_metrics("score") == ("context_relevance", "faithfulness", "answer_correctness", "abstention")
     assert default_metrics("check") == ("context_relevance", "faithfulness", "answer_correctness")
-    assert registry.METRICS == tuple(GOLDEN)[:-1] and registry.RUBRIC_NAMES == tuple(GOLDEN)
+    assert registry.METRICS == ORDER[:-1] and registry.RUBRIC_NAMES == ORDER
 
 
 def test_the_prompt_set_version_is_computed_from_every_rubric(monkeypatch):
@@ -140,8 +131,8 @@ from ragexam.metrics.judge.prompts import REASONING, Prompts
 from ragexam.metrics.judge.replies import Verdict
 
 METRIC = JudgeMetric(
-    name="numbers_kept", question="does the answer keep the reference's numbers (1-3)", needs=("answer", "ground_truth"),
-    applies_to="answerable", labels=("1", "2", "3"), score_range=(1.0, 3.0), unit_scale=(1, 2, 3), ordinal=True,
+    name="numbers_kept", question="does the answer keep the reference's numbers (1-3)",
+    needs=("answer", "ground_truth"), applies_to="answerable", labels=("1", "2", "3"), score_range=(1.0, 3.0), unit_scale=(1, 2, 3), ordinal=True,
     prompts=Prompts({"en": "Numbers of {ground_truth} kept in {answer}?\\n{{\\"score\\": 1-3}}"}),
     contract=Contract((Field("score", Levels((1, 2, 3))), REASONING), score="score"),
     reader=lambda r, units: Verdict(float(r["score"]), str(r["score"]), dict(r)),

@@ -2,8 +2,8 @@
 
 Every :class:`~ragexam.metrics.judge.metric.JudgeMetric` owns a ``stub`` function (a built-in metric's is in its
 module, :mod:`ragexam.metrics.judge.builtin`; built from the helpers below) that turns the inputs read back from
-its prompt (:class:`StubInputs`) into a *valid* reply computed from word overlap -- character bigrams of the words, so Korean works: a context that shares much of the question is
-relevant, a claim found in a context is supported, an answer close to the reference is correct, an answer
+its prompt (:class:`StubInputs`) into a *valid* reply computed from word overlap -- character bigrams of the
+words, so Korean works: a context that shares much of the question is relevant, a claim found in a context is supported, an answer close to the reference is correct, an answer
 with a declining phrase abstains.  :class:`ragexam.testing.StubEndpoint` serves them.  The numbers measure
 overlap, nothing about quality: never report them as a model's.
 """
@@ -17,7 +17,8 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from ragexam.metrics.judge.units import is_abstention
 
-__all__ = ["StubInputs", "bigrams", "overlap", "f1", "band", "declines", "supported", "custom", "WHY"]
+__all__ = ["StubInputs", "bigrams", "overlap", "f1", "band", "declines", "supported", "supported_reply", "custom",
+           "WHY"]
 
 WHY = "stub: word overlap"
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -76,6 +77,11 @@ def declines(text: str) -> bool:
 def supported(units: Sequence[str], contexts: Sequence[str]) -> List[bool]:
     """Per unit: some context holds at least half of its bigrams."""
     return [any(overlap(u, c) >= 0.5 for c in contexts) for u in units]
+
+
+def supported_reply(x: StubInputs) -> Dict[str, Any]:
+    """The reply of a metric with one ``supported`` true/false per unit (claims, statements): :func:`supported`."""
+    return {"supported": supported(x.units, x.contexts), "reasoning": WHY}
 
 
 def custom(x: StubInputs) -> Dict[str, Any]:

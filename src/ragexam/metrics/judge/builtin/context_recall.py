@@ -71,15 +71,11 @@ def read(r: Dict[str, Any], units: Sequence[str]) -> Verdict:
     return read_supported(r, units, "statement", ("incomplete", "complete"))
 
 
-def stub(x: stubs.StubInputs) -> Dict[str, Any]:
-    return {"supported": stubs.supported(x.units, x.contexts), "reasoning": stubs.WHY}
-
-
 METRIC = JudgeMetric(
     name="context_recall", question="which share of the reference answer's statements do the contexts support",
     needs=("contexts", "ground_truth"), applies_to="answerable", labels=("incomplete", "complete"),
     score_range=(0.0, 1.0), unit_scale=(0, 1), ordinal=False, prompts=Prompts(TEMPLATES, version="2"),
     contract=Contract((Field("supported", PerUnit(Flag(), "statements")), REASONING), score="supported"),
-    reader=read, stub=stub, pass_rule=lambda s, label, d: label == "complete", pass_text="every statement supported",
+    reader=read, stub=stubs.supported_reply, pass_rule=lambda s, label, d: label == "complete", pass_text="every statement supported",
     unit_rule=binary_units("complete"), allowance=Allowance(base=60, per_unit=6), quotable=True,
     order=30, evidence_twin=("evidence_recall", "score"))

@@ -70,15 +70,11 @@ def read(r: Dict[str, Any], units: Sequence[str]) -> Verdict:
     return read_supported(r, units, "claim", ("unfaithful", "faithful"))
 
 
-def stub(x: stubs.StubInputs) -> Dict[str, Any]:
-    return {"supported": stubs.supported(x.units, x.contexts), "reasoning": stubs.WHY}
-
-
 METRIC = JudgeMetric(
     name="faithfulness", question="is every claim (sentence) of the answer supported by the contexts",
     needs=("answer", "contexts"), applies_to="all", labels=("unfaithful", "faithful"), score_range=(0.0, 1.0),
     unit_scale=(0, 1), ordinal=False, prompts=Prompts(TEMPLATES, version="2"),
     contract=Contract((Field("supported", PerUnit(Flag(), "claims")), REASONING), score="supported"),
-    reader=read, stub=stub, pass_rule=lambda s, label, d: label == "faithful", pass_text="every claim supported",
+    reader=read, stub=stubs.supported_reply, pass_rule=lambda s, label, d: label == "faithful", pass_text="every claim supported",
     unit_rule=binary_units("faithful"), allowance=Allowance(base=60, per_unit=6), quotable=True,
     order=40, default_for=("score", "check"))
