@@ -126,7 +126,7 @@ def test_judge_tables_at_80_columns_break_no_word(stub, tmp_path, monkeypatch, c
 
 def test_the_stub_endpoint_answers_every_metric_with_its_own_stub_reply(stub, tmp_path):
     from ragexam.metrics.judge import Judge, JudgeItem
-    from ragexam.metrics.judge.metric import registered
+    from ragexam.metrics.judge.registry import registered
     from ragexam.metrics.judge.prompts import render_messages
     from ragexam.testing.stub import judge_reply, read_prompt
 

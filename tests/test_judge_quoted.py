@@ -150,7 +150,7 @@ def test_context_recall_quotes_statements_and_the_plan_counts_no_call_for_them(t
 
 def test_probability_scoring_gives_a_quoted_claim_probability_one_and_keeps_the_judges():
     from ragexam.metrics.judge.core import _Task, _with_quotes
-    from ragexam.metrics.judge.metric import BUILTIN
+    from ragexam.metrics.judge.registry import BUILTIN
     from ragexam.metrics.judge.quoted import Quote
 
     defn = BUILTIN["faithfulness"]

@@ -9,7 +9,8 @@ import pytest
 
 from ragexam.metrics.judge import Judge, JudgeItem
 from ragexam.metrics.judge.contract import Contract, Field, Levels, Text
-from ragexam.metrics.judge.metric import BUILTIN, JudgeMetric, metric_help, register, registered, unregister
+from ragexam.metrics.judge.metric import JudgeMetric
+from ragexam.metrics.judge.registry import BUILTIN, metric_help, register, registered, unregister
 from ragexam.metrics.judge.prompts import _SYSTEM, Rubric
 from ragexam.metrics.judge.replies import Verdict
 from ragexam.testing.stub import StubEndpoint

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from ragexam.metrics.judge import (RUBRICS, NotApplicable, ReplyError, detect_language, extract_json, get_rubric,
                                    hangul_ratio, validate_reply)
-from ragexam.metrics.judge.prompts import CONTRACTS, RUBRIC_NAMES, feedback_message, render_messages
+from ragexam.metrics.judge.prompts import feedback_message, render_messages
+from ragexam.metrics.judge.registry import CONTRACTS, RUBRIC_NAMES
 
 # Any change to a rubric's text changes its hash and must bump its version: update both here on purpose.
 PINNED = {

@@ -404,7 +404,9 @@ def pairwise(qa: Any, answers: Any, judge: Any, *, a: str, b: str, repeat: int =
     jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, retry_unjudged=retry_unjudged)
     if dry_run:
         pairs = pairwise_pairs(questions, records, a, b, answers_source=str(answers))
-        return jd.plan(None, {"pairwise": pair_items(pairs)}, repeat=repeat)
+        from ragexam.metrics.judge.builtin.pairwise import METRIC as PAIRWISE
+
+        return jd.plan(None, {PAIRWISE.name: pair_items(pairs)}, repeat=repeat)
     pr = pairwise_answers(questions, records, jd, a=a, b=b, repeat=repeat, answers_source=str(answers),
                           progress=progress)
     if out is not None:
@@ -429,7 +431,7 @@ def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Op
     answer when ``run`` (a run folder) is given; see :func:`ragexam.analysis.answers.scoring.score_answers`.  Writes the
     score folder ``out``, the run's HTML ``report`` with the answers, and the history record; every output path
     is checked before any judge call.  ``rubrics``: custom rubric files (docs/judge.md), judged metrics named by
-    their files; without ``metrics`` the judge grades :data:`~ragexam.metrics.judge.prompts.DEFAULT_METRICS` and
+    their files; without ``metrics`` the judge grades :data:`~ragexam.metrics.judge.registry.DEFAULT_METRICS` and
     every rubric.  ``executor``: where the judge's calls run (``"local"``, ``"ray"``, ``"ray://HOST:PORT"`` or an
     executor object; default threads here), see :class:`~ragexam.metrics.judge.Judge`.  ``human``: a JSONL file of
     human labels (``{"query_id", "pipeline"?, "human": {...}}``, :func:`ragexam.analysis.judging.agreement.read_human_labels`):
@@ -478,7 +480,7 @@ def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Op
         jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, retry_unjudged=retry_unjudged,
                     custom=[load_rubric(r) for r in rubrics or ()])
         if not metrics:
-            from ragexam.metrics.judge.prompts import DEFAULT_METRICS
+            from ragexam.metrics.judge.registry import DEFAULT_METRICS
 
             metrics = list(DEFAULT_METRICS) + list(jd.custom)
     notes: List[str] = []
@@ -624,7 +626,8 @@ def judge_agreement(qa: Any, answers: Any, judge: Any, *, metrics: Optional[Sequ
     from ragexam.analysis.judging.agreement import collect_human_labels, human_agreement
     from ragexam.analysis.answers.scoring import judge_jobs, prepare_rows
     from ragexam.data.loaders import load_qa
-    from ragexam.metrics.judge.prompts import METRICS
+    from ragexam.metrics.judge.registry import label_example
+    from ragexam.metrics.judge.registry import METRICS
     from ragexam.storage.runfolder import read_run_folder
 
     if weights not in (None, "none", "linear", "quadratic"):
@@ -638,7 +641,7 @@ def judge_agreement(qa: Any, answers: Any, judge: Any, *, metrics: Optional[Sequ
     wanted = list(metrics) if metrics else [m for m in METRICS if m in human]
     if not wanted:
         raise InputError("no question or answer has a 'human' object; expected e.g. \"human\": "
-                         "{\"answer_correctness\": 4} on the questions that were labelled",
+                         f"{label_example()} on the questions that were labelled",
                          source=str(questions.source), field="human")
     jd = _judge(judge, max_attempts=max_attempts, language=judge_lang)
     labelled = {m: [r for r in rows if r.item_id in human.get(m, {})] for m in wanted}

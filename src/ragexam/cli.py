@@ -212,9 +212,10 @@ def run_cmd(
     (--retrieved), your search service (-r http:URL), with rerank stages: metrics with 95% intervals, the P/R/F
     sweep, per question type, paired comparisons with the first pipeline, the missed questions."""
     from ragexam.api import pipeline_options, run_settings
+    from ragexam.retrieval.spec import split_specs
 
     settings = run_settings(config, {
-        "corpus": corpus, "qa": qa, "retrievers": retriever or None, "chunkers": commas(chunker),
+        "corpus": corpus, "qa": qa, "retrievers": split_specs(retriever), "chunkers": commas(chunker),
         "relevance": relevance, "k": k or None, "depth": depth, "miss_k": miss_k, "seed": seed,
         "n_resamples": n_resamples, "n_permutations": n_permutations, "ignore_punctuation": ignore_punctuation,
         "overlap": overlap, "retrieved": retrieved or None, "out": str(out) if out is not None else None,

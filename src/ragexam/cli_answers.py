@@ -13,8 +13,34 @@ from typing import List, Optional
 
 import typer
 
-from ragexam.cli_options import (app, CallsExecutorOpt, commas, console, DryRun, HistoryOpt, JsonOut, JUDGE_METRICS,
+from ragexam.cli_options import (app, CallsExecutorOpt, commas, console, DryRun, HistoryOpt, JsonOut, late_help,
                                  LLMOptions, llm_options, NoHistory, notes, progress, show)
+
+
+# --- the judge metrics' help, from the registry (filled in when the command runs: cli_options.late_help) --------
+def score_metric_help() -> str:
+    from ragexam.metrics.judge.registry import metric_help
+
+    return f"Judge metric, repeatable: {metric_help(default_for='score')}."
+
+
+def agreement_metric_help() -> str:
+    from ragexam.metrics.judge.registry import metric_help
+
+    return f"Metric(s) to compare: {metric_help()} (default: those with human labels)."
+
+
+def check_metric_help() -> str:
+    from ragexam.analysis.judging.check import contrast_kind
+    from ragexam.metrics.judge.registry import metric_help
+
+    return f"Metric(s) to check: {metric_help(default_for='check', able=lambda m: bool(contrast_kind(m)))}."
+
+
+def human_qa_help() -> str:
+    from ragexam.metrics.judge.registry import label_example
+
+    return f"Question set whose questions carry 'human' labels, e.g. \"human\": {label_example()}."
 
 
 # --- answers ---------------------------------------------------------------------------------------------------
@@ -42,11 +68,8 @@ def score_cmd(
                                                    "that mark an abstention (default: a built-in Korean+English list)."),
     bleu_tokenize: str = typer.Option("auto", "--bleu-tokenize", help="auto (ko-kiwi for Korean, else 13a), none, "
                                                                       "13a, intl, char, ko-mecab, ko-kiwi."),
-    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=f"Judge metric, repeatable: "
-                                                                            f"{JUDGE_METRICS} (default: "
-                                                                            "context_relevance, faithfulness, "
-                                                                            "answer_correctness, abstention and every "
-                                                                            "--rubric)."),
+    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=late_help(
+        "score", "metric", "ragexam.cli_answers:score_metric_help")),
     rubric: Optional[List[Path]] = typer.Option(None, "--rubric", help="A custom rubric file (.json/.yaml, "
                                                 "docs/judge.md): a judged metric named in the file; repeatable."),
     repeat: int = typer.Option(1, "--repeat", help="Judge every item N times: the canonical verdict is the majority "
@@ -153,16 +176,16 @@ def pairwise_cmd(
 @llm_options()
 def judge_agreement_cmd(
     llm: LLMOptions,
-    qa: str = typer.Option(..., "--qa", help="Question set whose questions carry 'human' labels, e.g. "
-                                             "\"human\": {\"answer_correctness\": 4}."),
+    qa: str = typer.Option(..., "--qa", help=late_help("judge-agreement", "qa", "ragexam.cli_answers:human_qa_help")),
     answers: str = typer.Option(..., "--answers", help="The answers the humans labelled (a 'human' object on an "
                                                        "answer line overrides the question's)."),
-    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=f"Metric(s) to compare: {JUDGE_METRICS} "
-                                                                            "(default: those with human labels)."),
+    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=late_help(
+        "judge-agreement", "metric", "ragexam.cli_answers:agreement_metric_help")),
     weights: str = typer.Option("quadratic", "--weights", help="Weighted kappa for the 1-5 scales: none, linear, "
                                                                "quadratic."),
     top: int = typer.Option(10, "--top", help="Largest disagreements to list."),
-    run: Optional[Path] = typer.Option(None, "--run", help="Run folder (contexts for context_relevance/faithfulness)."),
+    run: Optional[Path] = typer.Option(None, "--run", help="Run folder (the retrieved contexts, for the metrics that "
+                                                           "judge them)."),
     pipeline: Optional[str] = typer.Option(None, "--pipeline", help="Pipeline of the run the answers belong to."),
     corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus of the run."),
     dry_run: DryRun = False,
@@ -195,9 +218,8 @@ def judge_check_cmd(
                                              "evidence make the contrast set."),
     corpus: str = typer.Option(..., "--corpus", help="Its corpus (file or bundled name): the evidence chunks and the "
                                                      "negatives come from it."),
-    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="Metric(s) to check: context_relevance, "
-                                               "context_precision, context_recall, faithfulness, answer_correctness "
-                                               "(default: context_relevance, faithfulness, answer_correctness)."),
+    metric: Optional[List[str]] = typer.Option(None, "--metric", "-m", help=late_help(
+        "judge-check", "metric", "ragexam.cli_answers:check_metric_help")),
     rubric: Optional[List[Path]] = typer.Option(None, "--rubric", help="A custom rubric file (docs/judge.md) to "
                                                 "check too; repeatable."),
     chunker: str = typer.Option("paragraphs:400", "--chunker", help="How the corpus is cut into contexts."),

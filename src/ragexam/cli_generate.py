@@ -40,8 +40,8 @@ def generate_cmd(
                              "focus."),
     skip_check: Optional[List[str]] = typer.Option(None, "--skip-check", help="Switch a check off (repeatable): "
                                                    "injection, guards, premise, critic, reader, faithfulness."),
-    agree_at: int = typer.Option(4, "--agree-at", help="answer_correctness score (1-5) at which the reader's answer "
-                                                       "agrees with the key."),
+    agree_at: int = typer.Option(4, "--agree-at", help="The judge's answer-correctness score (1-5) at which the "
+                                                       "reader's answer agrees with the key."),
     prompt: Optional[Path] = typer.Option(None, "--prompt", help="A prompt file replacing the bundled one "
                                                                  "(see docs/generate.md)."),
     judge_model: Optional[str] = typer.Option(None, "--judge-model", help="Model of the LLM checks (default: "

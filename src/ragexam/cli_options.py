@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Callable, Dict, List, Optional, Tuple
+from typing import Annotated, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import typer
 
@@ -22,11 +22,14 @@ from ragexam.data.chunking import chunker_help
 _LATE_HELP: Dict[Tuple[str, str], str] = {}
 
 
-def late_help(command: str, option: str, owner: str) -> str:
+def late_help(command: Union[str, Sequence[str]], option: str, owner: str) -> str:
     """Register ``owner`` (``"module:function"``, returning the help text) as the help of ``--option`` of
-    ``command``, filled in when the command is invoked; returns the text shown until then."""
-    _LATE_HELP[(command, option)] = owner
-    return f"See `ragexam {command} --help`."
+    ``command`` (or of each of several commands), filled in when the command is invoked -- so the help lists what
+    the registries hold then, and starting the CLI imports none of them; returns the text shown until then."""
+    commands = [command] if isinstance(command, str) else list(command)
+    for c in commands:
+        _LATE_HELP[(c, option)] = owner
+    return f"See `ragexam {commands[0]} --help`."
 
 
 class Group(typer.core.TyperGroup):
@@ -181,16 +184,6 @@ _JUDGE: Dict[str, Tuple[Any, Any]] = {
     "judge_quoted": (JudgeQuoted, False)}
 
 
-def _judge_metrics() -> str:
-    from ragexam.metrics.judge.metric import metric_help
-
-    return metric_help()
-
-
-#: the ``--metric`` help: every registered judge metric (the registry, :mod:`ragexam.metrics.judge.metric`)
-JUDGE_METRICS = _judge_metrics()
-
-
 @dataclass
 class LLMOptions:
     """The LLM option group as a command received it: :meth:`settings` is the one validated
@@ -269,10 +262,7 @@ def llm_settings(model: str, base_url, api_key, *, concurrency, temperature, max
 # `run` (and the commands that grade retrieval like it)
 QaOpt = Annotated[Optional[str], typer.Option("--qa", help="Question set (JSONL), a BEIR folder or a bundled name.")]
 Retrievers = Annotated[Optional[List[str]], typer.Option(
-    "--retriever", "-r", help="Retriever spec, repeatable; the first is the baseline. bm25, bm25:whitespace, dense, "
-    "dense:st:MODEL, dense:openai:MODEL, hybrid:bm25+dense, http:URL (your search service), and any of them "
-    "followed by a rerank stage: 'bm25>rerank:dense', '>rerank:http:URL', '>rerank:llm:MODEL', '>rerank:st:MODEL' "
-    "(?top=N). Default: bm25 and dense (none with --retrieved).")]
+    "--retriever", "-r", help=late_help(("run", "grade"), "retriever", "ragexam.retrieval.registry:retriever_help"))]
 Retrieved = Annotated[Optional[List[str]], typer.Option(
     "--retrieved", help="Results file of your own pipeline (JSONL: query_id, pipeline?, contexts in rank order), "
     "repeatable; 'FILE>rerank:...' reranks it. Graded on the texts it returned.")]

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ragexam.questions import measure as M
+from ragexam.metrics.judge.builtin.answer_correctness import METRIC as CORRECTNESS
 from ragexam.data.evidence import CorpusText, Occurrence, longest_common_substring
 from ragexam.data.normalization import normalize
 
@@ -120,7 +121,7 @@ REASONS: Dict[str, Tuple[str, str]] = {
     "evidence_does_not_answer": ("answer", "a reader given only the evidence and the question found no answer in "
                                            "it"),
     "answer_disagrees": ("answer", "the reader's answer from the evidence alone does not contain the key, and the "
-                                   "judge's answer_correctness of it against the key is below the threshold"),
+                                   f"judge's {CORRECTNESS.name} of it against the key is below the threshold"),
     "answer_unsupported": ("answer", "the answer asserts what the evidence does not: a yes whose terms are not in "
                                      "the evidence, or a claim the LLM check found unsupported"),
     "check_failed": ("check", "the LLM check could not be made (transport failure, unusable judge reply); a "

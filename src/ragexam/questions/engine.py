@@ -54,6 +54,9 @@ from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from ragexam import fmt
+from ragexam.metrics.judge.builtin.answer_correctness import METRIC as CORRECTNESS
+from ragexam.metrics.judge.builtin.context_relevance import METRIC as RELEVANCE
+from ragexam.metrics.judge.builtin.faithfulness import METRIC as FAITHFULNESS
 from ragexam.questions import checks as C
 from ragexam.questions import measure as M
 from ragexam.questions.llm_checks import LLM_CHECKS, Checker, StopDry
@@ -497,13 +500,10 @@ class Generator:
     def signature(self) -> str:
         """Every setting that shapes the set (never the key)."""
         from ragexam.data.normalization import normalization_signature
-        from ragexam.metrics.judge.prompts import get_rubric
         from ragexam.signature import Signature
 
         c = self.config
-        fa = get_rubric("faithfulness", self.language)
-        cr = get_rubric("context_relevance", self.language)
-        ac = get_rubric("answer_correctness", self.language)
+        fa, cr, ac = (m.rubric(self.language) for m in (FAITHFULNESS, RELEVANCE, CORRECTNESS))
         critic = self.critic.rubric(self.prompt_language)
         mix = ",".join(f"{k}={self.mix[k]:.4g}" for k in self.mix)
         meaning = []
@@ -517,7 +517,7 @@ class Generator:
             ("n", c.n), ("mix", mix), ("per_call", self.per_call), ("section", c.section_chars),
             ("cite", self.cite), ("checks", "+".join(self.checks) or "none"), ("judge", self.judge.model),
             *meaning,
-            ("answer_check", f"contained+{fa.name}@{fa.sha}=1" if "faithfulness" in self.checks else "none"),
+            ("answer_check", f"contained+{fa.name}@{fa.sha}=1" if FAITHFULNESS.name in self.checks else "none"),
             ("ooc_check", f"{c.retriever}/top{c.ooc_top}/{cr.name}@{cr.sha}<={c.ooc_max_relevance}"),
             ("evidence", f"{c.min_evidence_chars}-{c.max_evidence_chars}"), ("ambiguous", c.ambiguous),
             ("overlap", "kiwi" if self.language == "ko" else "words"), ("lexical_at", c.lexical_at),
@@ -737,7 +737,7 @@ class Generator:
                 f"(expect about {math.ceil(deficit / (self.per_call * INITIAL_YIELD))} generation calls in "
                 f"all, plus about {self.checker.initial_rate():g} LLM check calls per candidate: "
                 f"{', '.join(k for k in self.checks if k in LLM_CHECKS) or 'none'}; out-of-corpus candidates one "
-                "context_relevance call).")
+                f"{RELEVANCE.name} call).")
         return GeneratePlan(self.client.model, self.client.endpoint, self.judge.model, self.language, self.config.n,
                             dict(self.targets), plan["pass"] - 1, kept, plan["pass"], plan["calls"], plan["cached"],
                             plan["checks"], plan["checks_exact"], plan["prompt_tokens"], plan["completion_tokens"],
@@ -848,17 +848,14 @@ class Generator:
 
     def _judge_estimate(self, n_checks: int) -> Tuple[int, int]:
         from ragexam.llm.cost import estimate_tokens
-        from ragexam.metrics.judge.prompts import get_rubric
-
-        fa = get_rubric("faithfulness", self.language)
-        cr = get_rubric("context_relevance", self.language)
+        fa, cr = FAITHFULNESS.rubric(self.language), RELEVANCE.rubric(self.language)
         per_fa = estimate_tokens(fa.system + fa.template) + 100
         per_cr = estimate_tokens(cr.system + cr.template) + math.ceil(self.config.ooc_top *
                                                                       self.config.section_chars / 3)
         ooc = self.mix.get("out_of_corpus", 0.0)
         per = per_cr * ooc + per_fa * (1 - ooc)
-        comp = self.judge.metric("context_relevance").allowance_for(self.config.ooc_top) * ooc + \
-            self.judge.metric("faithfulness").allowance_for(2) * (1 - ooc)
+        comp = self.judge.metric(RELEVANCE).allowance_for(self.config.ooc_top) * ooc + \
+            self.judge.metric(FAITHFULNESS).allowance_for(2) * (1 - ooc)
         return math.ceil(per * n_checks), math.ceil(comp * n_checks)
 
     # -- candidates and checks -------------------------------------------------------------------------------

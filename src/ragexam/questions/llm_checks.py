@@ -41,6 +41,9 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ragexam.questions import checks as C
 from ragexam.data.normalization import normalize
+from ragexam.metrics.judge.builtin.answer_correctness import METRIC as CORRECTNESS
+from ragexam.metrics.judge.builtin.context_relevance import METRIC as RELEVANCE
+from ragexam.metrics.judge.builtin.faithfulness import METRIC as FAITHFULNESS
 
 #: a :class:`~ragexam.questions.engine.Candidate` and a :class:`~ragexam.questions.engine.Generator`
 #: (this module sits below the engine, which imports it)
@@ -53,7 +56,7 @@ __all__ = ["Checker", "StopDry", "CRITIC", "READER_FORMAT", "agreement", "LLM_CH
 CRITIC = "question_critic"
 READER_FORMAT = "ragexam-reader-call/1"
 #: the LLM checks that can be switched off
-LLM_CHECKS = ("critic", "reader", "faithfulness")
+LLM_CHECKS = ("critic", "reader", FAITHFULNESS.name)
 #: a reader's answer inside the key counts as agreement from this many characters (normalised, no spaces)
 MIN_INSIDE_CHARS = 4
 READER_MAX_TOKENS = 256
@@ -107,18 +110,18 @@ class Checker:
         """LLM check calls expected per candidate before any is known: one per enabled stage, the third
         (agreement or faithfulness) for about half of them."""
         on = self.enabled
-        return max(0.5, ("critic" in on) + ("reader" in on) + 0.5 * bool(on & {"reader", "faithfulness"}))
+        return max(0.5, ("critic" in on) + ("reader" in on) + 0.5 * bool(on & {"reader", FAITHFULNESS.name}))
 
     # -- the stages ------------------------------------------------------------------------------------
     def run(self, cands: List[Candidate], state: Any, dry: bool) -> None:
         answerable = [x for x in cands if x.answerable]
         ooc = [x for x in cands if not x.answerable]
         critic = [x for x in answerable if "critic" in self.enabled]
-        later = len(answerable) * (("reader" in self.enabled) * 2 + ("faithfulness" in self.enabled))
+        later = len(answerable) * (("reader" in self.enabled) * 2 + (FAITHFULNESS.name in self.enabled))
         self._stage1(critic, ooc, state, dry, later)
         alive = [x for x in answerable if x.rejection is None]
         if "reader" in self.enabled:
-            self._read(alive, state, dry, later=len(alive) * (1 + ("faithfulness" in self.enabled)))
+            self._read(alive, state, dry, later=len(alive) * (1 + (FAITHFULNESS.name in self.enabled)))
             alive = [x for x in alive if x.rejection is None]
         self._stage3(alive, state, dry)
         for x in cands:
@@ -143,7 +146,7 @@ class Checker:
             ooc = [x for x in ooc if hits_by_cid[x.cid]]
         jobs = {CRITIC: [JudgeItem(x.cid, x.question, None, tuple(loc.normalized for loc in x.located))
                          for x in critic],
-                "context_relevance": [JudgeItem(x.cid, x.question, None,
+                RELEVANCE.name: [JudgeItem(x.cid, x.question, None,
                                                 tuple(g.by_sid[s].text for s, _ in hits_by_cid[x.cid])) for x in ooc]}
         run = self._judge(jobs, critic + ooc, state, dry, later, "critic")
         if run is None:
@@ -160,14 +163,14 @@ class Checker:
             if not s.passed:
                 x.rejection = C.Rejection("not_a_content_question", f"the critic gave {int(s.score)} of 3: "
                                           f"{str(s.details.get('reasoning', ''))[:200]}")
-        cr = _label(run, "context_relevance")
-        for cid, s in run.items("context_relevance").items():
+        cr = _label(run, RELEVANCE.name)
+        for cid, s in run.items(RELEVANCE.name).items():
             self._ooc_verdict(by_cid[cid], s, hits_by_cid[cid], cr)
 
     def _ooc_verdict(self, x: Candidate, s: Any, hits: List[Tuple[str, float]], rubric: str) -> None:
         c = self.gen.config
         if not s.judged:
-            x.rejection = C.Rejection("check_failed", f"context_relevance unjudged: {s.reason}: {s.message}")
+            x.rejection = C.Rejection("check_failed", f"{RELEVANCE.name} unjudged: {s.reason}: {s.message}")
             return
         scores = s.details.get("scores", [])
         x.ooc_check = {"retriever": c.retriever, "top": [{"section": sid, "relevance": sc}
@@ -182,33 +185,33 @@ class Checker:
         from ragexam.metrics.judge import JudgeItem
 
         agree = [x for x in alive if x.reader.get("agreement") == "judge"]
-        faithful = [x for x in alive if not x.answer_check and "faithfulness" in self.enabled]
-        jobs = {"answer_correctness": [JudgeItem(x.cid, x.question, x.reader["answer"], (), x.answer) for x in agree],
-                "faithfulness": [JudgeItem(x.cid, x.question, x.answer, tuple(loc.normalized for loc in x.located))
+        faithful = [x for x in alive if not x.answer_check and FAITHFULNESS.name in self.enabled]
+        jobs = {CORRECTNESS.name: [JudgeItem(x.cid, x.question, x.reader["answer"], (), x.answer) for x in agree],
+                FAITHFULNESS.name: [JudgeItem(x.cid, x.question, x.answer, tuple(loc.normalized for loc in x.located))
                                  for x in faithful]}
         run = self._judge(jobs, agree + faithful, state, dry, 0, "answer")
         if run is None:
             return
         by_cid = {x.cid: x for x in alive}
-        ac = _label(run, "answer_correctness")
-        for cid, s in run.items("answer_correctness").items():
+        ac = _label(run, CORRECTNESS.name)
+        for cid, s in run.items(CORRECTNESS.name).items():
             x = by_cid[cid]
             if not s.judged:
-                x.rejection = C.Rejection("check_failed", f"answer_correctness unjudged: {s.reason}: {s.message}")
+                x.rejection = C.Rejection("check_failed", f"{CORRECTNESS.name} unjudged: {s.reason}: {s.message}")
                 continue
             x.reader.update({"score": int(s.score), "verdict": s.label, "rubric": ac})
             if s.score < self.gen.config.agree_at:
                 x.rejection = C.Rejection("answer_disagrees", f"the reader answered {x.reader['answer'][:80]!r}; "
-                                          f"answer_correctness against the key {int(s.score)} of 5 ({s.label}; "
+                                          f"{CORRECTNESS.name} against the key {int(s.score)} of 5 ({s.label}; "
                                           f"needs {self.gen.config.agree_at})")
-        fa = _label(run, "faithfulness")
-        for cid, s in run.items("faithfulness").items():
+        fa = _label(run, FAITHFULNESS.name)
+        for cid, s in run.items(FAITHFULNESS.name).items():
             x = by_cid[cid]
             if x.rejection is not None:
                 continue
             if s.judged:
                 n_claims = s.details.get("n_claims", 0)
-                x.answer_check = {"method": "judge", "metric": "faithfulness", "score": s.score, "claims": n_claims,
+                x.answer_check = {"method": "judge", "metric": FAITHFULNESS.name, "score": s.score, "claims": n_claims,
                                   "supported": s.details.get("n_supported"), "rubric": fa}
                 if s.score < 1.0:
                     bad = [cl["claim"] for cl in s.details.get("claims", []) if not cl.get("supported")]
@@ -217,9 +220,9 @@ class Checker:
             elif s.reason == "no_claims":
                 x.rejection = C.Rejection("answer_unsupported", "the judge found no factual claim in the answer")
             else:
-                x.rejection = C.Rejection("check_failed", f"faithfulness unjudged: {s.reason}: {s.message}")
+                x.rejection = C.Rejection("check_failed", f"{FAITHFULNESS.name} unjudged: {s.reason}: {s.message}")
         for x in alive:
-            if x.rejection is None and not x.answer_check and "faithfulness" not in self.enabled:
+            if x.rejection is None and not x.answer_check and FAITHFULNESS.name not in self.enabled:
                 x.answer_check = {"method": "skipped"}
 
     # -- judge calls ----------------------------------------------------------------------------------

@@ -55,7 +55,7 @@ def print_judge(judge: Mapping[str, Any], con: Any, labels: Optional[Dict[str, s
     ``labels``: the pipelines' short labels (``P1``...) when a legend was printed."""
     from rich.markup import escape
 
-    from ragexam.metrics.judge.metric import registered
+    from ragexam.metrics.judge.registry import registered
     from ragexam.report.tables import Column, pipeline_keys, pipeline_labels, print_fitted
 
     repeat = int(judge.get("repeat") or 1)

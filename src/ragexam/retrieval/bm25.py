@@ -60,6 +60,7 @@ from ragexam.errors import InputError
 from ragexam.retrieval.base import (Hits, Retriever, check_corpus, check_queries, check_top_n,
                                     fmt_num, id_ranks, top_n_positions)
 from ragexam.retrieval.progress import progress_bar
+from ragexam.retrieval.registry import Build, Form, integer, number, retriever_family, text
 from ragexam.exec.timing import stage
 from ragexam.retrieval.tokenizers import TOKENIZERS, Tokenizer, iter_tokens, tokenize_cached
 
@@ -379,3 +380,13 @@ def _number(value: Any, name: str, lo: float, hi: float = math.inf) -> float:
         rng = f">= {fmt_num(lo)}" if hi == math.inf else f"in [{fmt_num(lo)}, {fmt_num(hi)}]"
         raise InputError(f"must be a finite number {rng}, received {value!r}.", source="bm25", field=name)
     return x
+
+
+@retriever_family("bm25", arg="choice", choices=tuple(TOKENIZERS), default="kiwi", arg_label="BM25 tokenizer",
+                  forms=(Form("bm25", "BM25 over Korean morphemes (kiwi); same as bm25:kiwi"),
+                         Form("bm25:whitespace", "BM25 over lowercased whitespace tokens")),
+                  options={"variant": text("lucene | robertson | atire | bm25l | bm25+"), "k1": number("1.5"),
+                           "b": number("0.75"), "delta": number("0.5"), "num_threads": integer()},
+                  executor=True, order=10)
+def _from_spec(b: Build) -> BM25Retriever:
+    return BM25Retriever(b.arg or "kiwi", **b.options)

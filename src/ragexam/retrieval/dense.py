@@ -62,6 +62,7 @@ from ragexam.retrieval.base import (Hits, Retriever, check_corpus, check_queries
 from ragexam.retrieval.embedders import Embedder
 from ragexam.retrieval.embedding import iter_embeddings
 from ragexam.retrieval.progress import progress_bar
+from ragexam.retrieval.registry import Build, Option, integer, retriever_family, text
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -501,3 +502,21 @@ def _faiss_version() -> str:
         import faiss
 
         return getattr(faiss, "__version__", "unknown")
+
+
+def _nlist(v: object) -> object:
+    return "auto" if isinstance(v, str) and v.strip().lower() == "auto" else integer().convert(v)
+
+
+@retriever_family("dense", arg="embedder", default="e5", arg_label="dense embedder", executor=True, order=20,
+                  options={"index": text("flat | hnsw | ivf | ivfpq"), "m": integer("hnsw, ivfpq"),
+                           "ef": integer("hnsw"), "ef_construction": integer("hnsw"),
+                           "nlist": Option(_nlist, "auto; ivf, ivfpq"), "nprobe": integer("ivf, ivfpq"),
+                           "nbits": integer("ivfpq"), "train_size": integer("ivf, ivfpq"),
+                           "seed": integer("ivf, ivfpq"), "recall_sample": integer("200")})
+def _from_spec(b: Build) -> DenseRetriever:
+    """Its forms are ``dense`` + each embedder family's (``dense:st:MODEL``), the bundled e5 by default."""
+    batch = b.batch
+    if b.embedder_family is not None and b.embedder_family.self_batching:
+        batch = {"batch_size": max(b.embedder.batch_size, 32)}  # it batches its requests: feed it whole misses
+    return DenseRetriever(b.embedder, **batch, **b.options)

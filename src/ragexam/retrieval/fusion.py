@@ -32,6 +32,7 @@ from typing import Sequence
 from ragexam import fmt
 from ragexam.errors import InputError
 from ragexam.retrieval.base import Hits, Retriever, check_queries, check_top_n, fmt_num
+from ragexam.retrieval.registry import Build, Form, integer, number, numbers, retriever_family, text
 
 __all__ = ["HybridRetriever", "rrf_fuse", "wsum_fuse", "FUSION_METHODS"]
 
@@ -224,3 +225,11 @@ class HybridRetriever(Retriever):
                 else:
                     out.append(wsum_fuse(lists, weights=self.weights, top_n=top_n))
         return out
+
+
+@retriever_family("hybrid", arg="members", member=False, order=30,
+                  forms=(Form("hybrid:A+B[+C...]", "reciprocal-rank fusion of two or more of the above"),),
+                  options={"method": text("rrf | wsum"), "k": number("60, rrf only"), "weights": numbers("1 each"),
+                           "depth": integer("100")})
+def _from_spec(b: Build) -> HybridRetriever:
+    return HybridRetriever(b.members, **b.options)

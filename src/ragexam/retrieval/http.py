@@ -48,6 +48,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from ragexam.errors import InputError
 from ragexam.retrieval.service import JSONService, Malformed, json_path, set_path
 from ragexam.retrieval.texts import Retrieval, TextRetriever
+from ragexam.retrieval.registry import Build, Form, integer, number, retriever_family, text
 from ragexam.signature import Signature, quote
 
 __all__ = ["HTTPRetriever", "RESULT_LISTS", "TEXT_FIELDS", "DOC_ID_FIELDS", "ID_FIELDS", "SCORE_FIELDS"]
@@ -215,3 +216,15 @@ class HTTPRetriever(TextRetriever):
                           for x in v["items"][:top_n])
             out.append(Retrieval(items, None, v.get("latency")))
         return out
+
+
+@retriever_family("http", arg="url", member=False, example="http://localhost:8000/search", order=40,
+                  forms=(Form("http:URL", 'your search service: POST {"query", "top_k"}, grade the texts it returns'),),
+                  options={"query_field": text("query"), "top_k_field": text("top_k"),
+                           "top_k": integer("the run's depth"), "results_path": text(), "text_field": text(), "doc_id_field": text(), "id_field": text(),
+                           "score_field": text("auto"), "timeout": number("30: the deadline of one request"),
+                           "max_retries": integer("2"), "backoff": number("0.5"), "concurrency": integer("4"),
+                           "max_response_bytes": integer("32 MiB")})
+def _from_spec(b: Build) -> HTTPRetriever:
+    """``headers`` come from the run (``--header``), never from the spec."""
+    return HTTPRetriever(b.arg, headers=b.headers, **b.options)

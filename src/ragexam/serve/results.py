@@ -280,6 +280,9 @@ def _questions(qa: Any) -> Dict[str, Any]:
 def answers_for_run(score: Loaded) -> Dict[str, Dict[str, Dict[str, Any]]]:
     """``{pipeline: {query_id: entry}}`` (the report's ``answers``) from a score: the answer text (a folder),
     the verdict, the stage and the judge's reasoning on correctness."""
+    from ragexam.metrics.judge.builtin.abstention import METRIC as ABSTENTION
+    from ragexam.metrics.judge.builtin.answer_correctness import METRIC as CORRECTNESS
+
     out: Dict[str, Dict[str, Dict[str, Any]]] = {}
     for (pipeline, qid), v in score.score.verdicts().items():
         entry: Dict[str, Any] = {"stage": v.label + (f" ({v.reason})" if v.reason else ""),
@@ -287,7 +290,7 @@ def answers_for_run(score: Loaded) -> Dict[str, Dict[str, Dict[str, Any]]]:
         detail = score.details.get((pipeline, qid))
         if detail is not None:
             entry["answer"] = detail.answer
-            main = next((j for j in detail.judged if j.metric in ("answer_correctness", "abstention")), None)
+            main = next((j for j in detail.judged if j.metric in (CORRECTNESS.name, ABSTENTION.name)), None)
             if main is not None and main.reasoning:
                 entry["reasoning"] = main.reasoning[0]
         out.setdefault(pipeline, {})[qid] = entry

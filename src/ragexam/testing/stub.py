@@ -55,7 +55,7 @@ _CUSTOM = ("# 채점할 자료", "# Material to grade")
 # --- reading the judge's prompt back ------------------------------------------------------------------------
 def _first_lines() -> List[Tuple[str, str]]:
     """``(first line of a rubric's template, metric)`` for every registered metric and language."""
-    from ragexam.metrics.judge.metric import registered
+    from ragexam.metrics.judge.registry import registered
 
     return [(r.template.split("\n", 1)[0], name) for name, m in registered().items() for r in m.rubrics.values()]
 
@@ -64,7 +64,7 @@ def metric_of(body: Dict[str, Any]) -> Optional[str]:
     """The judge metric a chat request is about: the JSON-schema name when it is a registered metric, else the
     registered rubric whose first line starts the first user message, ``"custom"`` for a custom rubric's
     prompt, ``None`` for anything else."""
-    from ragexam.metrics.judge.metric import registered
+    from ragexam.metrics.judge.registry import registered
 
     user = next((m.get("content") or "" for m in body.get("messages") or [] if m.get("role") == "user"), "")
     fmt = body.get("response_format") or {}
@@ -111,7 +111,7 @@ def judge_reply(metric: str, user: str, schema: Optional[Dict[str, Any]] = None)
     """The reply to one judge prompt: the metric's own stub reply (a custom rubric's levels come from
     ``schema``)."""
     from ragexam.metrics.judge import stubs
-    from ragexam.metrics.judge.metric import registered
+    from ragexam.metrics.judge.registry import registered
 
     levels = tuple(((schema or {}).get("properties", {}).get("score", {}).get("enum")) or (1, 2, 3, 4, 5))
     inputs = read_prompt(user, levels)

@@ -142,7 +142,9 @@ def load_answers(path: PathLike) -> List[AnswerRecord]:
             raise InputError(f"received {k!r}; expected an integer >= 1", source=source, line=lineno, field="k")
         human = obj.get("human")
         if human is not None and not isinstance(human, dict):
-            raise InputError('expected an object such as {"answer_correctness": 4}', source=source, line=lineno,
+            from ragexam.metrics.judge.registry import label_example
+
+            raise InputError(f"expected an object such as {label_example()}", source=source, line=lineno,
                              field="human")
         key = (pipeline, qid)
         if key in seen:

@@ -20,10 +20,11 @@ __all__ = ["pairwise_answers", "pairwise_pairs"]
 def pairwise_pairs(qa, answers: Sequence[AnswerRecord], a: str, b: str, *, answers_source: str = "answers"):
     """The :class:`~ragexam.metrics.judge.PairItem` s of pipelines ``a`` and ``b``, one per question of ``qa``."""
     from ragexam.metrics.judge import PairItem
+    from ragexam.metrics.judge.builtin.pairwise import METRIC as PAIRWISE
 
     if a == b:
-        raise InputError(f"received the same pipeline {a!r} twice; expected two different pipelines", source="pairwise",
-                         field="b")
+        raise InputError(f"received the same pipeline {a!r} twice; expected two different pipelines",
+                         source=PAIRWISE.name, field="b")
     by = {}
     for r in answers:
         if r.query_id not in qa:

@@ -10,7 +10,7 @@ retrieval), then computes
   ``ko-kiwi`` morpheme tokenizer (whitespace tokens make CJK overlap meaningless), otherwise
   ``13a`` / whitespace; the signatures say which.
 * **judge metrics** (when a :class:`~ragexam.metrics.judge.Judge` is given; default the four of
-  :data:`~ragexam.metrics.judge.prompts.DEFAULT_METRICS`): each metric grades the answers of the
+  :data:`~ragexam.metrics.judge.registry.DEFAULT_METRICS`): each metric grades the answers of the
   questions it applies to (:attr:`JudgeMetric.applies_to <ragexam.metrics.judge.metric.JudgeMetric>`:
   ``answer_correctness``, ``context_precision`` and ``context_recall`` the answerable questions,
   ``abstention`` the out-of-corpus ones, the others and custom rubrics all); summaries with
@@ -42,7 +42,11 @@ from ragexam.analysis.answers.files import NO_PIPELINE, AnswerRecord, corpus_of_
 from ragexam.analysis.answers.diagnosis import Attribution, StageInputs, StageResult, attribute_all, evidence_in_contexts
 from ragexam.metrics.verdicts import ABSTAIN_PHRASES, ABSTAIN_PHRASES_VERSION, CorrectIf, is_abstention
 from ragexam import fmt
+from ragexam.metrics.judge.builtin.abstention import METRIC as ABSTENTION
+from ragexam.metrics.judge.builtin.answer_correctness import METRIC as CORRECTNESS
+from ragexam.metrics.judge.builtin.faithfulness import METRIC as FAITHFULNESS
 from ragexam.metrics.judge.metric import JudgeMetric
+from ragexam.metrics.judge.registry import builtin_metrics, default_metrics
 from ragexam.errors import InputError
 from ragexam.storage.runfolder import SCORE_FORMAT, RunData, RunRow
 
@@ -53,12 +57,17 @@ __all__ = ["AnswerRow", "ScoreReport", "prepare_rows", "score_answers", "plan_ju
 TEXT_METRICS = ("bleu", "chrf", "rouge_l")
 #: a judge metric's pass rate is the metric ``<metric>_pass`` (1 / 0 per judged answer)
 PASS_SUFFIX = "_pass"
-#: judge metric -> (its evidence-based twin, how the judge's per-answer value is read)
-EVIDENCE_TWINS = {"context_precision": ("evidence_precision", "score"),
-                  "context_recall": ("evidence_recall", "score"),
-                  "context_relevance": ("evidence_hit", "passed")}
+#: judge metric -> (its evidence-based twin, how the judge's per-answer value is read): the metrics' own
+#: ``evidence_twin`` (:mod:`ragexam.metrics.judge.builtin`)
+EVIDENCE_TWINS = {n: m.evidence_twin for n, m in builtin_metrics().items() if m.evidence_twin is not None}
 #: the stage labels counted as ok in ``ok_share``
 OK_LABELS = ("ok", "abstained_ok")
+
+
+def _context_metrics() -> str:
+    """The metrics ``score`` judges by default that read the contexts: ``a and b``."""
+    built_in = builtin_metrics()
+    return " and ".join(n for n in default_metrics("score") if "contexts" in built_in[n].needs)
 
 
 def item_id(pipeline: str, query_id: str) -> str:
@@ -213,8 +222,8 @@ def prepare_rows(qa, answers: Sequence[AnswerRecord], *, answers_source: str = "
         if unnamed and not only:
             notes.append(f"{fmt.plural(len(unnamed), 'answer')} without a 'pipeline' field or contexts were joined "
                          f"with the run's first pipeline {default!r} for retrieval ranks, but the run has "
-                         f"{len(run.pipelines)} pipelines, so their contexts are unknown and context_relevance and "
-                         "faithfulness will be unjudged (no_contexts); pass --pipeline NAME to grade them on that "
+                         f"{len(run.pipelines)} pipelines, so their contexts are unknown and {_context_metrics()} "
+                         "will be unjudged (no_contexts); pass --pipeline NAME to grade them on that "
                          "pipeline's retrieved chunks")
     else:
         default = NO_PIPELINE
@@ -417,12 +426,12 @@ def _text_aggregate(stats: Dict[str, Any], keep: Callable[[AnswerRow], bool], bl
 
 # --- judge ---------------------------------------------------------------------------------------
 def _definitions(metrics: Sequence[Any], judge=None) -> List[JudgeMetric]:
-    from ragexam.metrics.judge.metric import resolve_metrics
+    from ragexam.metrics.judge.registry import resolve_metrics
 
     defs = resolve_metrics(list(metrics), getattr(judge, "custom", {}) or {})
     for d in defs:
-        if d.name == "pairwise":
-            raise InputError("pairwise compares two pipelines' answers; use ragexam.analysis.answers.pairwise "
+        if not d.per_answer:
+            raise InputError(f"{d.name} compares two pipelines' answers; use ragexam.analysis.answers.pairwise "
                              "(`ragexam pairwise`), not a per-answer judge metric", source="score", field="metric")
     return defs
 
@@ -711,7 +720,7 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
     :param judge: a :class:`~ragexam.metrics.judge.Judge`, or ``None`` for text metrics only.
     :param judge_metrics: which judge metrics: names (built-ins, or the judge's custom metrics) or
         :class:`~ragexam.metrics.judge.metric.JudgeMetric` objects (default
-        :data:`~ragexam.metrics.judge.prompts.DEFAULT_METRICS`).
+        :data:`~ragexam.metrics.judge.registry.DEFAULT_METRICS`).
     :param correct_if: the text threshold for correctness when the judge does not grade
         ``answer_correctness``.
     :param abstain_phrases: the phrase list (default :data:`ragexam.metrics.verdicts.ABSTAIN_PHRASES`)
@@ -792,12 +801,12 @@ class _Judged:
 
 def _judge_rows(rows: List[AnswerRow], judge: Any, judge_metrics: Optional[Sequence[Any]], repeat: int,
                 progress: Optional[Callable[[int, int], None]], notes: List[str]) -> _Judged:
-    """Judge the rows on the metrics (default :data:`~ragexam.metrics.judge.prompts.DEFAULT_METRICS`): each row
+    """Judge the rows on the metrics (default :data:`~ragexam.metrics.judge.registry.DEFAULT_METRICS`): each row
     gets its :class:`~ragexam.metrics.judge.ItemScore` per metric and, for metrics with an evidence twin, the
     evidence values; with ``repeat >= 2`` the judge's agreement with itself; a recorded judge-check that did not
     separate is a note."""
     from ragexam.analysis.judging.check import recorded_warnings
-    from ragexam.metrics.judge.prompts import DEFAULT_METRICS
+    from ragexam.metrics.judge.registry import DEFAULT_METRICS
 
     defs = _definitions(list(judge_metrics or DEFAULT_METRICS), judge)
     metrics = tuple(d.name for d in defs)
@@ -841,11 +850,11 @@ def _attribute(rows: List[AnswerRow], judged: _Judged, correct_if: Optional[Corr
     from ragexam import __version__
 
     metrics, judge_run = judged.metrics, judged.run
-    correct_src = "judge" if "answer_correctness" in metrics else ("text" if correct_if is not None else "none")
-    abstain_src = "judge" if "abstention" in metrics else "phrases"
+    correct_src = "judge" if CORRECTNESS.name in metrics else ("text" if correct_if is not None else "none")
+    abstain_src = "judge" if ABSTENTION.name in metrics else "phrases"
     if correct_if is not None and correct_src == "judge":
-        notes.append(f"--correct-if {correct_if} is not used for correctness: the judge grades answer_correctness")
-    faithful_src = "judge" if "faithfulness" in metrics else "none"
+        notes.append(f"--correct-if {correct_if} is not used for correctness: the judge grades {CORRECTNESS.name}")
+    faithful_src = "judge" if FAITHFULNESS.name in metrics else "none"
     inputs = [_stage_inputs(r, correct_src, abstain_src, faithful_src, correct_if) for r in rows]
 
     def rub(m: str) -> str:
@@ -855,10 +864,10 @@ def _attribute(rows: List[AnswerRow], judged: _Judged, correct_if: Optional[Corr
     rsrc = sorted({r.retrieval_source for r in rows if r.question.answerable}) or ["n/a"]
     sig = "|".join([
         f"retrieval:{'+'.join(rsrc)}", "evidence:first_rank<=k", f"k:{','.join(map(str, ks)) or '-'}",
-        f"correct:{rub('answer_correctness') if correct_src == 'judge' else (str(correct_if) if correct_if else 'none')}",
+        f"correct:{rub(CORRECTNESS.name) if correct_src == 'judge' else (str(correct_if) if correct_if else 'none')}",
         "partial:not_correct",
-        f"faithful:{rub('faithfulness') if faithful_src == 'judge' else 'none'}",
-        f"abstain:{rub('abstention') if abstain_src == 'judge' else 'phrases-' + (ABSTAIN_PHRASES_VERSION if abstain_phrases is None else 'custom')}",
+        f"faithful:{rub(FAITHFULNESS.name) if faithful_src == 'judge' else 'none'}",
+        f"abstain:{rub(ABSTENTION.name) if abstain_src == 'judge' else 'phrases-' + (ABSTAIN_PHRASES_VERSION if abstain_phrases is None else 'custom')}",
         f"version:ragexam-{__version__}"])
     attribution = attribute_all(inputs, signature=sig, notes=notes)
     for r, st in zip(rows, attribution.results):
@@ -899,12 +908,12 @@ def _stage_inputs(r: AnswerRow, correct_src: str, abstain_src: str, faithful_src
         return StageInputs(**base, missing=why)
     faithful = None
     if faithful_src == "judge":
-        s = r.judge.get("faithfulness")
+        s = r.judge.get(FAITHFULNESS.name)
         if s is not None and s.judged:
             faithful = s.label == "faithful"
     if q.answerable:
         if correct_src == "judge":
-            s = r.judge["answer_correctness"]
+            s = r.judge[CORRECTNESS.name]
             if s.judged:
                 return StageInputs(**base, correct=s.label == "correct", correct_detail=s.label, faithful=faithful)
             return StageInputs(**base, faithful=faithful, missing=f"judge:{s.reason}")
@@ -916,7 +925,7 @@ def _stage_inputs(r: AnswerRow, correct_src: str, abstain_src: str, faithful_src
             return StageInputs(**base, correct=ok, correct_detail=detail, faithful=faithful)
         return StageInputs(**base, faithful=faithful, missing="no_correctness_source")
     if abstain_src == "judge":
-        s = r.judge["abstention"]
+        s = r.judge[ABSTENTION.name]
         if s.judged:
             return StageInputs(**base, abstained=s.label == "abstained", faithful=faithful)
         return StageInputs(**base, faithful=faithful, missing=f"judge:{s.reason}")

@@ -113,6 +113,9 @@ def score_answers_for_report(report: Any, pipelines: Optional[Sequence[str]] = N
     """``{pipeline: {query_id: entry}}`` for :func:`ragexam.report.html.write_report`: the answer
     text, the ground truth, the verdict (the correctness verdict for answerable questions, the
     abstention verdict otherwise), the judge score and reasoning when a judge ran, and the stage."""
+    from ragexam.metrics.judge.builtin.abstention import METRIC as ABSTENTION
+    from ragexam.metrics.judge.builtin.answer_correctness import METRIC as CORRECTNESS
+
     out: Dict[str, Dict[str, Any]] = {}
     keep = set(pipelines) if pipelines is not None else None
     for r in report.rows:
@@ -132,7 +135,7 @@ def score_answers_for_report(report: Any, pipelines: Optional[Sequence[str]] = N
                            ("abstained" if s.inputs.abstained else "answered"))
             if verdict is not None:
                 entry["verdict"] = verdict
-        main = "answer_correctness" if r.question.answerable else "abstention"
+        main = (CORRECTNESS if r.question.answerable else ABSTENTION).name
         sc = r.judge.get(main)
         if sc is not None:
             if sc.score is not None:

@@ -52,7 +52,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam import fmt
 from ragexam.errors import InputError
-from ragexam.metrics.judge.metric import JudgeMetric, registered
+from ragexam.metrics.judge.metric import JudgeMetric
+from ragexam.metrics.judge.registry import label_example, registered
 
 __all__ = ["RepeatAgreement", "repeat_agreement", "HumanAgreement", "human_agreement", "unit_values",
            "check_human_value", "collect_human_labels", "scales"]
@@ -61,14 +62,14 @@ __all__ = ["RepeatAgreement", "repeat_agreement", "HumanAgreement", "human_agree
 def scales() -> Dict[str, Tuple[int, ...]]:
     """metric -> the labels of its scale (fixed, so kappa's weights use the right positions), for every
     registered per-answer metric."""
-    return {m.name: m.unit_scale for m in registered().values() if m.name != "pairwise"}
+    return {m.name: m.unit_scale for m in registered().values() if m.per_answer}
 
 
 def _definition(metric: Union[str, JudgeMetric]) -> JudgeMetric:
     if isinstance(metric, JudgeMetric):
         return metric
     m = registered().get(metric)
-    if m is None or metric == "pairwise":
+    if m is None or not m.per_answer:
         raise InputError(f"unknown judge metric {metric!r}", field="metric")
     return m
 
@@ -293,7 +294,7 @@ def collect_human_labels(rows: Sequence[Any], *, questions_source: str, answers_
             continue
         qh = r.question.metadata.get("human")
         if qh is not None and not isinstance(qh, dict):
-            raise InputError('expected an object such as {"answer_correctness": 4}', source=questions_source,
+            raise InputError(f"expected an object such as {label_example()}", source=questions_source,
                              line=r.question.line, field="human")
         for m, v in (qh or {}).items():
             check_human_value(m, v, source=questions_source, line=r.question.line)
@@ -333,7 +334,7 @@ def read_human_labels(path: Any) -> Dict[Tuple[Optional[str], str], Dict[str, An
             raise InputError(f"received {qid!r}; expected the question's query_id", source=source, line=lineno,
                              field="query_id")
         if not isinstance(human, dict) or not human:
-            raise InputError('expected an object such as {"answer_correctness": 4}', source=source, line=lineno,
+            raise InputError(f"expected an object such as {label_example()}", source=source, line=lineno,
                              field="human")
         if pipeline is not None and not isinstance(pipeline, str):
             raise InputError("expected a pipeline name (or leave the field out)", source=source, line=lineno,
@@ -347,6 +348,6 @@ def read_human_labels(path: Any) -> Dict[Tuple[Optional[str], str], Dict[str, An
                              field="query_id")
         out[key] = dict(human)
     if not out:
-        raise InputError("the file has no labels; expected lines such as {\"query_id\": \"q1\", \"human\": "
-                         "{\"answer_correctness\": 4}}", source=source, field="human")
+        raise InputError(f"the file has no labels; expected lines such as {{\"query_id\": \"q1\", \"human\": "
+                         f"{label_example()}}}", source=source, field="human")
     return out

@@ -55,6 +55,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ragexam import fmt
 from ragexam.errors import InputError
+from ragexam.metrics.judge.registry import default_metrics
 
 __all__ = ["KINDS", "contrast_kind", "DEFAULT_CHECK_METRICS", "ContrastItem", "Separation", "MetricCheck",
            "JudgeCheck", "perturb", "build_contrast", "check_judge", "recorded_warnings", "CHECK_FORMAT", "SEPARATES",
@@ -67,7 +68,8 @@ KINDS: Dict[str, Tuple[str, str]] = {
     "grounding": ("answers their contexts support", "answers that contradict them"),
     "reference": ("correct answers", "answers with a contradicting change"),
 }
-DEFAULT_CHECK_METRICS = ("context_relevance", "faithfulness", "answer_correctness")
+#: the metrics judge-check checks when none is named: the built-ins that declare it (``default_for``)
+DEFAULT_CHECK_METRICS = default_metrics("check")
 CHECK_FORMAT = "ragexam-judge-check/1"
 #: lower end of the AUC interval from which a judge "separates"
 SEPARATES = 0.70
@@ -149,7 +151,8 @@ def _retrieve(questions: Sequence[Any], chunks: Sequence[Any], top: int = 10) ->
 def _kinds(metrics: Sequence[Any]) -> Dict[str, str]:
     """``{metric name: contrast kind}`` of metric names (the registry) or objects; ``InputError`` for one
     without a contrast."""
-    from ragexam.metrics.judge.metric import JudgeMetric, registered, resolve_metrics
+    from ragexam.metrics.judge.metric import JudgeMetric
+    from ragexam.metrics.judge.registry import registered, resolve_metrics
 
     defs = resolve_metrics(list(metrics))
     kinds = {d.name: contrast_kind(d) for d in defs}

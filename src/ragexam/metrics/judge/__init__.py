@@ -1,9 +1,8 @@
 """LLM-as-judge over any OpenAI-compatible chat endpoint.
 
-Metrics (each one :class:`~ragexam.metrics.judge.metric.JudgeMetric` of the registry; see
-:mod:`ragexam.metrics.judge.prompts` for the rubrics, :mod:`ragexam.metrics.judge.contract` for the reply
-contracts -- the JSON schema and the parser from one declaration -- and :mod:`ragexam.metrics.judge.replies` for
-the scores):
+Metrics (each one :class:`~ragexam.metrics.judge.metric.JudgeMetric` of the registry,
+:mod:`ragexam.metrics.judge.registry`; each built-in one is a module of :mod:`ragexam.metrics.judge.builtin`, whose
+docstring defines it -- prompts, reply contract, reader, score, labels, pass rule):
 
 ====================  ==========================================================  ===========
 metric                question asked of the judge                                 score
@@ -54,19 +53,21 @@ _WHERE = {
     "summarize": "ragexam.metrics.judge.results",
     "load_rubric": "ragexam.metrics.judge.custom", "rubric_from_dict": "ragexam.metrics.judge.custom",
     "Contract": "ragexam.metrics.judge.contract",
-    "BUILTIN": "ragexam.metrics.judge.metric", "JudgeMetric": "ragexam.metrics.judge.metric",
-    "builtin_metric": "ragexam.metrics.judge.metric", "register": "ragexam.metrics.judge.metric",
-    "registered": "ragexam.metrics.judge.metric",
+    "JudgeMetric": "ragexam.metrics.judge.metric", "Allowance": "ragexam.metrics.judge.metric",
+    "Prompts": "ragexam.metrics.judge.prompts",
+    "BUILTIN": "ragexam.metrics.judge.registry", "builtin_metric": "ragexam.metrics.judge.registry",
+    "builtin_metrics": "ragexam.metrics.judge.registry", "register": "ragexam.metrics.judge.registry",
+    "registered": "ragexam.metrics.judge.registry",
     "PairItem": "ragexam.metrics.judge.pairwise", "PairResult": "ragexam.metrics.judge.pairwise",
     "PairwiseRun": "ragexam.metrics.judge.pairwise", "PairwiseSummary": "ragexam.metrics.judge.pairwise",
     "judge_pairs": "ragexam.metrics.judge.pairwise",
-    "DEFAULT_METRICS": "ragexam.metrics.judge.prompts", "METRICS": "ragexam.metrics.judge.prompts",
-    "PROMPT_SET_VERSION": "ragexam.metrics.judge.prompts", "RUBRICS": "ragexam.metrics.judge.prompts",
+    "DEFAULT_METRICS": "ragexam.metrics.judge.registry", "METRICS": "ragexam.metrics.judge.registry",
+    "PROMPT_SET_VERSION": "ragexam.metrics.judge.registry", "RUBRICS": "ragexam.metrics.judge.registry",
     "Rubric": "ragexam.metrics.judge.prompts", "detect_language": "ragexam.metrics.judge.prompts",
-    "get_rubric": "ragexam.metrics.judge.prompts", "hangul_ratio": "ragexam.metrics.judge.prompts",
+    "get_rubric": "ragexam.metrics.judge.registry", "hangul_ratio": "ragexam.metrics.judge.prompts",
     "NotApplicable": "ragexam.metrics.judge.replies", "ReplyError": "ragexam.metrics.judge.replies",
     "Verdict": "ragexam.metrics.judge.replies", "average_precision": "ragexam.metrics.judge.replies",
-    "extract_json": "ragexam.metrics.judge.replies", "validate_reply": "ragexam.metrics.judge.replies",
+    "extract_json": "ragexam.metrics.judge.replies", "validate_reply": "ragexam.metrics.judge.registry",
 }
 
 __all__ = sorted(_WHERE)

@@ -103,8 +103,9 @@ from ragexam.llm.cache import request_key
 from ragexam.llm.client import LLMClient
 from ragexam.llm.cost import price_for
 from ragexam.llm.settings import LLMSettings
-from ragexam.metrics.judge.metric import BUILTIN, JudgeMetric, resolve_metrics
-from ragexam.metrics.judge.prompts import METRICS, Rubric, detect_language, feedback_message, render_messages
+from ragexam.metrics.judge.metric import JudgeMetric
+from ragexam.metrics.judge.registry import builtin_metrics, resolve_metrics
+from ragexam.metrics.judge.prompts import Rubric, detect_language, feedback_message, render_messages
 from ragexam.metrics.judge.quoted import QUOTE_RULE_VERSION, Quote, quotes_many
 from ragexam.metrics.judge.replies import NotApplicable, ReplyError, extract_json
 from ragexam.metrics.judge.results import (INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, REASONS, ItemScore, JudgeItem,
@@ -255,7 +256,7 @@ class Judge:
         self.custom = _custom_metrics(custom)
         self.probe_result: Any = None
         try:  # fail now, not after the paid calls, if the settings cannot be written in a signature
-            self.signature(METRICS[0], "en")
+            self.signature(next(iter(builtin_metrics().values())), "en")
         except ValueError as err:
             raise InputError(f"received {self.model!r}: {err}", source="--judge-model", field="model") from None
 
@@ -564,11 +565,12 @@ def _custom_metrics(custom: Sequence[JudgeMetric]) -> Dict[str, JudgeMetric]:
     """``{name: metric}`` of a judge's custom metrics; ``InputError`` for a non-metric, a built-in's name, or two
     metrics with one name (``score --rubric a.json --rubric b.json`` both named ``politeness``)."""
     out: Dict[str, JudgeMetric] = {}
+    built_in = builtin_metrics()
     for m in custom:
         if not isinstance(m, JudgeMetric):
             raise InputError(f"received {type(m).__name__}; expected a JudgeMetric (load_rubric(path))",
                              source="judge", field="custom")
-        if m.name in BUILTIN:
+        if m.name in built_in:
             raise InputError(f"a custom metric may not be named {m.name!r}, a built-in metric; rename it",
                              source=m.source, field="name")
         if m.name in out:

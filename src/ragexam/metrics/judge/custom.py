@@ -51,8 +51,9 @@ from ragexam.errors import InputError
 from ragexam.storage.files import read_settings_file
 from ragexam.metrics.judge import stubs
 from ragexam.metrics.judge.contract import Contract, Field, Levels, Text
-from ragexam.metrics.judge.metric import APPLIES_TO, BUILTIN, JudgeMetric
-from ragexam.metrics.judge.prompts import _SYSTEM, Rubric, format_contexts
+from ragexam.metrics.judge.metric import APPLIES_TO, Allowance, JudgeMetric
+from ragexam.metrics.judge.registry import builtin_metrics
+from ragexam.metrics.judge.prompts import SYSTEM, Rubric, format_contexts
 from ragexam.metrics.judge.replies import level_reply
 
 __all__ = ["load_rubric", "rubric_from_dict", "CUSTOM_INPUTS"]
@@ -194,7 +195,7 @@ def rubric_from_dict(data: Mapping[str, Any], *, source: str = "rubric") -> Judg
     if not isinstance(name, str) or not _NAME.match(name):
         raise _fail(source, "name", f"received {name!r}; expected a lowercase name of letters, digits and _ "
                                     "starting with a letter (at most 40), e.g. politeness")
-    if name in BUILTIN:
+    if name in builtin_metrics():
         raise _fail(source, "name", f"{name!r} is a built-in metric; choose another name")
     version = data.get("version", 1)
     if isinstance(version, bool) or not isinstance(version, (int, str)) or not str(version).strip() or \
@@ -228,7 +229,7 @@ def rubric_from_dict(data: Mapping[str, Any], *, source: str = "rubric") -> Judg
             "examples": _examples(data.get("examples"), inputs, levels, source)}
     description = _text(data.get("description"), source, "description", required=False)
     contract = Contract((Field("score", Levels(levels)), Field("reasoning", Text(200))), score="score")
-    rubric = Rubric(name, language, str(version).strip(), _SYSTEM[language], _template(spec, language), contract)
+    rubric = Rubric(name, language, str(version).strip(), SYSTEM[language], _template(spec, language), contract)
     pass_rule = None
     pass_text = None
     if pass_level is not None:
@@ -239,7 +240,8 @@ def rubric_from_dict(data: Mapping[str, Any], *, source: str = "rubric") -> Judg
         needs=tuple(i for i in inputs if i != "question"), applies_to=questions,
         labels=tuple(str(lv) for lv in levels), score_range=(float(levels[0]), float(levels[-1])),
         unit_scale=levels, ordinal=len(levels) > 2, rubrics={language: rubric}, reader=level_reply,
-        pass_rule=pass_rule, pass_text=pass_text, unit_rule=None, custom=True, source=source, allowance=(80, 0),
+        pass_rule=pass_rule, pass_text=pass_text, unit_rule=None, custom=True, source=source,
+        allowance=Allowance(base=80),
         stub=stubs.custom)
 
 

@@ -2,7 +2,7 @@
 
 Judges prefer the answer they read first (or second) more often than chance.  :func:`judge_pairs`
 therefore asks about every pair **twice**, once as (A, B) and once as (B, A) -- two calls of the
-``pairwise`` rubric (:mod:`ragexam.metrics.judge.prompts`), each cached, validated, retried and
+``pairwise`` rubric (:mod:`ragexam.metrics.judge.builtin.pairwise`), each cached, validated, retried and
 possibly unjudged like any judgment -- and maps each reply's winner ("1", "2", "tie") back to A or B.
 
 The order-swap rule
@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ragexam.errors import InputError
+from ragexam.metrics.judge.builtin.pairwise import METRIC as PAIRWISE
 from ragexam.metrics.judge.core import INTERVAL_RESAMPLES, ItemScore, JudgeItem, JudgeRun
 
 __all__ = ["PairItem", "PairResult", "PairwiseRun", "PairwiseSummary", "judge_pairs", "pair_items", "OUTCOMES"]
@@ -121,7 +122,7 @@ class PairwiseRun:
     @property
     def signature(self) -> str:
         """The judge signature of the ``pairwise`` rubric plus ``orders:both``."""
-        return self.judge_run.signatures["pairwise"].replace("|version:", "|orders:both|version:", 1)
+        return self.judge_run.signatures[PAIRWISE.name].replace("|version:", "|orders:both|version:", 1)
 
     def summary(self) -> PairwiseSummary:
         from ragexam.stats import DEFAULT_SEED, bootstrap_ci
@@ -153,7 +154,7 @@ class PairwiseRun:
                 "results": [r.to_dict() for r in self.results], "usage": self.judge_run.usage,
                 "model": self.judge_run.model, "endpoint": self.judge_run.endpoint,
                 "language": self.judge_run.language, "repeat": self.judge_run.repeat,
-                "rubric": self.judge_run.rubrics.get("pairwise"), "notes": list(self.notes)}
+                "rubric": self.judge_run.rubrics.get(PAIRWISE.name), "notes": list(self.notes)}
 
 
 def _winner(score: ItemScore, first: str, second: str) -> Optional[str]:
@@ -180,9 +181,9 @@ def judge_pairs(judge: Any, pairs: Sequence[PairItem], *, repeat: int = 1, name_
     ids = [p.item_id for p in pairs]
     if len(set(ids)) != len(ids):
         dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
-        raise InputError(f"pair ids must be unique; repeated: {dup}", source="pairwise", field="item_id")
-    run = judge.run(None, {"pairwise": pair_items(pairs)}, repeat=repeat, progress=progress)
-    scores = run.items("pairwise")
+        raise InputError(f"pair ids must be unique; repeated: {dup}", source=PAIRWISE.name, field="item_id")
+    run = judge.run(None, {PAIRWISE.name: pair_items(pairs)}, repeat=repeat, progress=progress)
+    scores = run.items(PAIRWISE.name)
     results = []
     for p in pairs:
         ab, ba = scores[f"{p.item_id} [A|B]"], scores[f"{p.item_id} [B|A]"]

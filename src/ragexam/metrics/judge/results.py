@@ -13,8 +13,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
-from ragexam.metrics.judge.metric import JudgeMetric, registered
-from ragexam.metrics.judge.prompts import METRICS
+from ragexam.metrics.judge.metric import JudgeMetric
+
+from ragexam.metrics.judge.registry import builtin_metrics, registered
 
 __all__ = ["JudgeItem", "JudgeVerdict", "ItemScore", "MetricSummary", "JudgeRun", "JudgePlan", "REASONS",
            "summarize", "combine_repeats", "INTERVAL_RESAMPLES", "INTERVAL_CONFIDENCE"]
@@ -266,7 +267,8 @@ def summarize(scores: Iterable[ItemScore], metric: Optional[str] = None, *, seed
     unjudged = dict(Counter(s.reason for s in scores if not s.judged).most_common())
     labels = dict(Counter(s.label for s in judged if s.label is not None).most_common())
     mismatch = None
-    if metric == "context_relevance":
+    defn = _metric_def(metric, metric)
+    if defn is not None and defn.average_check:
         mismatch = sum(1 for s in judged if s.details.get("average_mismatch"))
     ci = sig = pass_rate = pass_ci = n_passed = None
     if judged:
@@ -357,4 +359,5 @@ class JudgeRun:
     def metrics(self) -> List[str]:
         """The metrics judged, built-ins in report order, then custom ones in run order."""
         seen = list(dict.fromkeys(j.metric for j in self.judgments))
-        return [m for m in METRICS if m in seen] + [m for m in seen if m not in METRICS]
+        order = [n for n, m in builtin_metrics().items() if m.per_answer]
+        return [m for m in order if m in seen] + [m for m in seen if m not in order]

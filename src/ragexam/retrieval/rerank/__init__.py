@@ -11,7 +11,9 @@ module                      what it holds
 :mod:`.dense`               ``rerank:dense``: cosine rescoring with an embedder (offline with the bundled e5)
 ==========================  ==============================================================================
 
-Build one from a spec with :func:`ragexam.retrieval.spec.parse_retriever` (``"bm25>rerank:dense?top=30"``).
+Each module registers its ``rerank:NAME`` family with one ``@reranker_family`` decorator
+(:mod:`ragexam.retrieval.registry`).  Build one from a spec with :func:`ragexam.retrieval.spec.parse_retriever`
+(``"bm25>rerank:dense?top=30"``).
 Names load their modules on first use.
 """
 

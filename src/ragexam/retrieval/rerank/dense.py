@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from ragexam.retrieval.rerank.base import Reranker, RerankResult
+from ragexam.retrieval.registry import Build, Form, reranker_family
 
 __all__ = ["DenseReranker"]
 
@@ -68,3 +69,10 @@ class DenseReranker(Reranker):
             out.append(RerankResult(tuple(None if not block[i].any() else float(sims[i]) for i in range(len(c)))))
         self.last_usage = {"texts_embedded": len(flat) + len(queries)}
         return out
+
+
+@reranker_family("dense", arg="embedder", default="e5", arg_label="dense embedder", order=40,
+                 forms=(Form("rerank:dense", "... by cosine with the bundled e5 (offline); ?top=N reranks the top N"),))
+def _from_spec(b: Build) -> DenseReranker:
+    """``rerank:dense[:EMBEDDER]``: any ``dense`` form's embedder and its options."""
+    return DenseReranker(b.embedder, spec="rerank:dense" + (f":{b.arg}" if b.arg else ""), **b.batch, **b.options)

@@ -34,6 +34,7 @@ from typing import Any, Dict, List, Mapping, Optional
 
 from ragexam.errors import InputError
 from ragexam.retrieval.rerank.base import Reranker, RerankResult
+from ragexam.retrieval.registry import Build, Form, integer, number, reranker_family, text
 from ragexam.retrieval.service import JSONService, Malformed
 from ragexam.signature import Signature, quote
 
@@ -178,3 +179,12 @@ class HTTPReranker(Reranker):
             else:
                 out.append(RerankResult(tuple(v["scores"]), None, v.get("latency")))
         return out
+
+
+@reranker_family("http", arg="url", example="http://localhost:8080/rerank", order=10,
+                 forms=(Form("rerank:http:URL", "rerank A's top 20 with a Cohere/Jina/vLLM or TEI rerank endpoint"),),
+                 options={"shape": text("auto | cohere | tei"), "model": text(), "timeout": number("30"),
+                          "max_retries": integer("2"), "backoff": number("0.5"), "concurrency": integer("4"),
+                          "max_response_bytes": integer("32 MiB")})
+def _from_spec(b: Build) -> HTTPReranker:
+    return HTTPReranker(b.arg, headers=b.headers, **b.options)

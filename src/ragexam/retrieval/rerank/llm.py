@@ -31,6 +31,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ragexam.errors import InputError
 from ragexam.retrieval.rerank.base import Reranker, RerankResult
+from ragexam.retrieval.registry import Build, Form, integer, number, reranker_family, text
 from ragexam.signature import Signature, quote
 
 __all__ = ["LLMReranker", "MODES", "LISTWISE_SCHEMA", "POINTWISE_SCHEMA"]
@@ -256,3 +257,21 @@ class LLMReranker(Reranker):
             else:
                 out.append(RerankResult(tuple(scores[qi]), None, latency[qi]))
         return out
+
+
+@reranker_family("llm", arg="model", placeholder="MODEL", order=20,
+                 forms=(Form("rerank:llm:MODEL",
+                             "... with an LLM (listwise, or ?mode=pointwise) through the LLM settings"),),
+                 options={"mode": text("listwise | pointwise"), "scale": integer("3"), "max_chars": integer("2000"),
+                          "base_url": text("the llm= settings"),
+                          "api_key": text("only as a keyword or $OPENAI_API_KEY"),
+                          "timeout": number(), "max_retries": integer(), "concurrency": integer(),
+                          "temperature": number(), "max_tokens": integer(), "seed": integer()})
+def _from_spec(b: Build) -> LLMReranker:
+    """The endpoint options override the run's LLM settings (``b.llm``), else :class:`LLMSettings`' defaults."""
+    from ragexam.llm.settings import LLMSettings
+
+    opts = dict(b.options)
+    mine = {k: opts.pop(k) for k in ("mode", "scale", "max_chars", "progress") if k in opts}
+    settings = b.llm.replace(model=b.arg, **opts) if isinstance(b.llm, LLMSettings) else LLMSettings(b.arg, **opts)
+    return LLMReranker(b.arg, settings=settings, **mine)

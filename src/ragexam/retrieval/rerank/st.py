@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional
 
 from ragexam.errors import InputError
 from ragexam.retrieval.rerank.base import Reranker, RerankResult
+from ragexam.retrieval.registry import Build, Form, integer, reranker_family, text
 from ragexam.signature import Signature, quote
 
 __all__ = ["CrossEncoderReranker"]
@@ -100,3 +101,11 @@ class CrossEncoderReranker(Reranker):
             else:
                 out.append(RerankResult(tuple(scores), None, v.get("latency")))
         return out
+
+
+@reranker_family("st", arg="model", placeholder="MODEL_NAME_OR_PATH", order=30,
+                 forms=(Form("rerank:st:MODEL",
+                             "... with a sentence-transformers CrossEncoder (pip install 'ragexam[st]')"),),
+                 options={"device": text(), "batch_size": integer("32"), "max_length": integer()})
+def _from_spec(b: Build) -> CrossEncoderReranker:
+    return CrossEncoderReranker(b.arg, **b.options)
