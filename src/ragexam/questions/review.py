@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
+from ragexam.storage.readback import parse_json, read_json
 
 __all__ = ["apply_review", "ReviewResult", "STATUS_WORDS", "status_of", "RESCUE_COLUMN", "DECISION_FIELDS",
            "Sheet", "read_sheet", "ReviewSheet", "Conflict", "CheckSettings", "Step", "CheckReport",
@@ -121,11 +122,9 @@ def _evidence_cell(text: str, file: str, line: Optional[int]) -> List[str]:
     if not t:
         return []
     if t.startswith("["):
-        try:
-            value = json.loads(t)
-        except ValueError as err:
-            raise InputError(f"cannot read the evidence list: {err}; expected a JSON list of strings such as "
-                             '["...", "..."], or one plain string', source=file, line=line, field="evidence") from None
+        value = parse_json(t, source=file, line=line, field="evidence",
+                           fix='cannot read the evidence list; expected a JSON list of strings such as ["...", "..."], '
+                               'or one plain string')
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise InputError("expected a JSON list of strings", source=file, line=line, field="evidence")
         return value
@@ -489,9 +488,11 @@ def _card(qa: Path) -> Dict[str, Any]:
     from ragexam.questions.output import side_paths
 
     card = side_paths(qa)["card"]
+    if not card.is_file():
+        return {}
     try:
-        value = json.loads(card.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        value = read_json(card)
+    except InputError:
         return {}
     return value if isinstance(value, dict) else {}
 
