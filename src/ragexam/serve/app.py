@@ -71,6 +71,7 @@ class Catalog:
     sets: List[NamedSet] = field(default_factory=list)
     results: Results = field(default_factory=Results)
     _language: Optional[str] = None
+    _sets_language: Optional[str] = None
 
     @classmethod
     def of(cls, review: Sequence[Any] = (), corpus: Any = None, folders: Sequence[Any] = (),
@@ -89,8 +90,10 @@ class Catalog:
         are mostly Korean).  Decided once when it comes from the data."""
         if self._language is not None:
             return self._language
-        found = _sets_language(self.sets) or self.results.kept_language()
-        if found is not None:
+        if self._sets_language is None:  # the cards are read once
+            self._sets_language = _sets_language(self.sets) or ""
+        found = self._sets_language or self.results.kept_language()
+        if found:
             self._language = found
         return found or "ko"
 
