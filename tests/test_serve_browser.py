@@ -310,6 +310,7 @@ def test_review_in_korean_in_the_browser(korean_page, qa):
     page.wait_for_selector("#refused")
     assert page.locator("#refused strong").inner_text() == "거부했습니다"
     assert "생성기의 검사를 통과하지 못했습니다" in page.locator("#refused").inner_text()
+    assert "근거 문자열이 어디에도 없습니다" in page.locator("#refused").inner_text()  # the reason, in Korean
     assert _english_left(page) == []
     page.screenshot(path=str(ARTIFACTS / "serve_refused_ko.png"), full_page=True)
     # the switch: English, then Korean again (kept by the browser)

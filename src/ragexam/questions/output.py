@@ -204,14 +204,18 @@ def sheet_cell(value: str) -> str:
     """``value`` as the review sheet holds it: a text a spreadsheet would run as a formula -- starting with ``=``,
     ``+``, ``-``, ``@``, a tab or a carriage return after any leading ``'`` -- gets one more leading ``'``
     (Excel shows it as text); :func:`read_cell` takes it off, so every text reads back as it was written."""
+    if value[:1] not in _FORMULA_START and value[:1] != "'":  # the usual cell: nothing to look at
+        return value
     core = value.lstrip("'")
     return "'" + value if core[:1] in _FORMULA_START and core else value
 
 
 def read_cell(cell: str) -> str:
     """The text a review sheet's ``cell`` holds (the inverse of :func:`sheet_cell`)."""
+    if cell[:1] != "'":
+        return cell
     core = cell.lstrip("'")
-    return cell[1:] if cell[:1] == "'" and core[:1] in _FORMULA_START and core else cell
+    return cell[1:] if core[:1] in _FORMULA_START and core else cell
 
 
 def review_cells(records: List[Dict[str, Any]]) -> List[List[str]]:
