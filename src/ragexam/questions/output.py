@@ -205,7 +205,7 @@ def _review_rows(records: List[Dict[str, Any]]) -> str:
         w.writerow([r["query_id"], "pending", r.get("type", ""), r["question"], r.get("ground_truth", ""),
                     json.dumps(r.get("evidence", []), ensure_ascii=False), " ".join(r.get("relevant_doc_ids", [])),
                     "" if g.get("overlap") is None else f"{g['overlap']:.3f}", " ".join(g.get("anchors", [])),
-                    check_text, ""])
+                    check_text, g.get("to_reviewer", "")])
     return buf.getvalue()
 
 
