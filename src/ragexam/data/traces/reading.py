@@ -139,9 +139,8 @@ def _iter_file(path: Path, stats: ReadStats) -> Iterator[Tuple[str, Any, bool]]:
                 break
         if not first.strip():
             return
-        parsed = None
-        try:
-            json.loads(first)
+        try:  # JSON Lines when the first line is a JSON value by itself
+            json.loads(first.decode("utf-8", errors="replace"))
             parsed = True
         except ValueError:
             parsed = False
