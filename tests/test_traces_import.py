@@ -17,6 +17,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragexam.analysis.answers.files import load_answers
 from ragexam.analysis.answers.traces import import_traces
@@ -240,3 +242,25 @@ def test_answers_files_without_trace_fields_read_as_before_and_bad_ones_are_name
                  encoding="utf-8")
     with pytest.raises(InputError, match="trace.source"):
         load_answers(f)
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+                     lambda kids: st.lists(kids, max_size=4) | st.dictionaries(
+                         st.sampled_from(["id", "traceId", "trace_id", "type", "name", "input", "output", "context",
+                                          "span_id", "attributes", "resourceSpans", "scopeSpans", "spans", "result",
+                                          "observations", "timestamp", "span_kind", "value", "documents"]) | st.text(
+                             max_size=5), kids, max_size=5), max_leaves=20)
+
+
+@settings(max_examples=60)
+@given(st.lists(_json, min_size=1, max_size=8))
+def test_any_json_is_read_or_counted_never_a_crash(tmp_path_factory, records):
+    d = tmp_path_factory.mktemp("fuzz")
+    f = d / "export.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    res = import_traces([f], d / "a.jsonl")
+    assert res.records == sum(len(r) if isinstance(r, list) and r else len(r["data"]) if isinstance(r, dict) and isinstance(
+        r.get("data"), list) and r["data"] and "resourceSpans" not in r else 1 for r in records)  # a line's array: its items
+    assert res.imported + sum(res.skipped.values()) == res.traces
+    if res.imported:
+        assert len(load_answers(d / "a.jsonl")) == res.imported

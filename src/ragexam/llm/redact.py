@@ -222,31 +222,50 @@ def _accept(kind: str, found: str) -> bool:
     return True
 
 
+#: text that may hold personal data: an ``@``, or 7+ digits (with separators) in a row; other text is passed over
+_MAY_HOLD = re.compile(r"@|\d[\d \-.()*]{5,}\d")
+_MEMO_SIZE = 4096
+
+
 class PiiRedactor:
     """Replaces personal data (:data:`PII_PATTERNS`) in text about to be written by ``[kind]``; ``counts`` says how
-    many of each kind it replaced so far."""
+    many of each kind it replaced so far.  A text seen before (retrieved contexts repeat across traces) is not
+    searched again: the result of the last :data:`_MEMO_SIZE` distinct long texts is kept, and counted again."""
 
-    __slots__ = ("counts",)
+    __slots__ = ("counts", "_memo")
 
     def __init__(self) -> None:
         self.counts: dict = {}
+        self._memo: dict = {}
 
     def text(self, text: Optional[str]) -> Optional[str]:
         """``text`` with personal data replaced (``None`` stays ``None``)."""
-        if not text:
+        if not text or _MAY_HOLD.search(text) is None:
             return text
-        for kind, pattern in PII_PATTERNS:
-            text = pattern.sub(lambda m, k=kind: self._replace(k, m), text)
-        return text
+        hit = self._memo.get(text)
+        if hit is None:
+            found: dict = {}
+            out = text
+            for kind, pattern in PII_PATTERNS:
+                out = pattern.sub(lambda m, k=kind: self._replace(k, m, found), out)
+            hit = (out, found)
+            if len(text) > 200:
+                if len(self._memo) >= _MEMO_SIZE:
+                    self._memo.pop(next(iter(self._memo)))
+                self._memo[text] = hit
+        for kind, n in hit[1].items():
+            self.counts[kind] = self.counts.get(kind, 0) + n
+        return hit[0]
 
-    def _replace(self, kind: str, m: "re.Match[str]") -> str:
-        found = m.group(0)
-        if not _accept(kind, found):
-            return found
-        self.counts[kind] = self.counts.get(kind, 0) + 1
-        if kind == "account" and not found[0].isdigit():  # a keyword, then the number: keep the keyword
-            number = _KEYWORD_NUMBER.search(found)
-            return found[:number.start()] + "[account]" if number else found
+    @staticmethod
+    def _replace(kind: str, m: "re.Match[str]", found: dict) -> str:
+        text = m.group(0)
+        if not _accept(kind, text):
+            return text
+        found[kind] = found.get(kind, 0) + 1
+        if kind == "account" and not text[0].isdigit():  # a keyword, then the number: keep the keyword
+            number = _KEYWORD_NUMBER.search(text)
+            return text[:number.start()] + "[account]" if number else text
         return f"[{kind}]"
 
     def value(self, value: Any) -> Any:

@@ -38,32 +38,32 @@ from ragexam.data.traces.meta import Feedback
 from ragexam.data.traces.spans import Span, pick_int, pick_str
 from ragexam.data.traces.values import unwrap
 
-__all__ = ["attr", "attr_list", "span_from_attributes", "GENERATION_OPERATIONS"]
+__all__ = ["attr", "attr_list", "flat_attributes", "span_from_attributes", "GENERATION_OPERATIONS"]
 
 GENERATION_OPERATIONS = ("chat", "text_completion", "generate_content")
 _INDEXED = re.compile(r"^(\d+)\.(.+)$")
 
 
-def _nested(d: Mapping[str, Any], parts: Sequence[str]) -> Any:
-    for i in range(len(parts), 0, -1):
-        k = ".".join(parts[:i])
-        if k in d:
-            if i == len(parts):
-                return d[k]
-            inner = d[k]
-            if isinstance(inner, dict):
-                found = _nested(inner, parts[i:])
-                if found is not None:
-                    return found
-    return None
+def flat_attributes(attrs: Mapping[str, Any]) -> Dict[str, Any]:
+    """``attrs`` with nested objects spelled out as flat names (``{"input": {"value": x}}`` also gives
+    ``input.value``); the same mapping when nothing is nested."""
+    if not any(isinstance(v, dict) for v in attrs.values()):
+        return attrs if isinstance(attrs, dict) else dict(attrs)
+    out: Dict[str, Any] = {}
+    stack = [("", attrs)]
+    while stack:
+        prefix, d = stack.pop()
+        for k, v in d.items():
+            name = f"{prefix}{k}"
+            out.setdefault(name, v)
+            if isinstance(v, dict) and len(prefix) < 200:
+                stack.append((name + ".", v))
+    return out
 
 
 def attr(attrs: Mapping[str, Any], key: str) -> Any:
-    """The attribute ``key``, flat or nested (module docstring); ``None`` when absent."""
-    v = attrs.get(key)
-    if v is not None:
-        return v
-    return _nested(attrs, key.split(".")) if "." in key else None
+    """The attribute ``key`` of flat attributes (:func:`flat_attributes`); ``None`` when absent."""
+    return attrs.get(key)
 
 
 def attr_list(attrs: Mapping[str, Any], prefix: str) -> Optional[List[Any]]:
@@ -74,7 +74,7 @@ def attr_list(attrs: Mapping[str, Any], prefix: str) -> Optional[List[Any]]:
         return v
     found: Dict[int, Dict[str, Any]] = {}
     head = prefix + "."
-    for k, value in attrs.items():
+    for k, value in attrs.items():  # flattened entries (a dict of them is rare: it was flattened too)
         if k.startswith(head):
             m = _INDEXED.match(k[len(head):])
             if m:
@@ -159,6 +159,7 @@ def span_from_attributes(trace_id: str, span_id: str, *, name: str, parent_id: O
                          error: Optional[str] = None, where: str = "") -> Span:
     """A :class:`Span` from a span's attributes and events (module docstring).  ``span_kind``: Phoenix's
     ``span_kind`` column (used when the attributes do not say); ``error``: the status message of a failed span."""
+    attrs = flat_attributes(attrs)
     role, kind = _role(attrs, span_kind)
     documents = None
     query = pick_str(attr(attrs, "gen_ai.retrieval.query.text"))

@@ -45,7 +45,7 @@ def _trace_id(obj: Mapping[str, Any]) -> Optional[str]:
 
 
 def _kind(obj: Mapping[str, Any]) -> str:
-    if isinstance(obj.get("observations"), list):
+    if isinstance(obj.get("observations"), list) and pick_str(obj.get("id")):
         return "full"
     tid = _trace_id(obj)
     if tid is not None and str(obj.get("type") or "").upper() in OBSERVATION_TYPES:

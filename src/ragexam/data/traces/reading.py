@@ -61,7 +61,7 @@ LINE_REASONS: Dict[str, Tuple[str, str]] = {
 }
 BUCKETS = 64
 #: characters of text held in memory before spans go to bucket files
-MEMORY_CHARS = 48_000_000
+MEMORY_CHARS = 16_000_000
 _EXAMPLES = 5
 
 
@@ -107,9 +107,9 @@ def _parse(raw: bytes, where: str, stats: ReadStats) -> Optional[Tuple[Any, bool
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         text, bad = raw.decode("utf-8", errors="replace"), True
-    try:
-        obj = safejson.loads(text)
-    except ValueError:
+    try:  # the readers walk a record to a fixed depth only, so a deep one needs no depth check (safejson)
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
         stats.count("unreadable_json", where)
         return None
     if not bad and safejson.may_hold_surrogates(text) and safejson.unencodable(obj) is not None:
@@ -118,10 +118,11 @@ def _parse(raw: bytes, where: str, stats: ReadStats) -> Optional[Tuple[Any, bool
 
 
 def _records(value: Any) -> List[Any]:
-    """The records of a whole-file JSON document."""
-    if isinstance(value, list):
+    """The records of a JSON document or line: the items of an array or of an API page's ``data``; the value itself
+    otherwise (an empty array or page is one record, of no known format: it is counted, not passed over)."""
+    if isinstance(value, list) and value:
         return value
-    if isinstance(value, dict) and isinstance(value.get("data"), list) and not otel.detect(value):
+    if isinstance(value, dict) and isinstance(value.get("data"), list) and value["data"] and not otel.detect(value):
         return value["data"]
     return [value]
 

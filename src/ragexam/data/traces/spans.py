@@ -25,7 +25,7 @@ __all__ = ["Span", "Unreadable", "ROLES", "to_ns", "iso_of_ns", "pick_int", "pic
 ROLES = ("retrieval", "generation", "span", "trace", "score", "annotation")
 
 
-@dataclass
+@dataclass(slots=True)
 class Span:
     """A span (module docstring); times are Unix nanoseconds."""
 

@@ -221,7 +221,7 @@ def _doc(item: Any, id_keys: Sequence[str], text_keys: Sequence[str], score_keys
     if not isinstance(item, dict):
         return Doc(None, None, None)
     node = item.get("node")
-    if isinstance(node, dict):  # LlamaIndex NodeWithScore
+    if isinstance(node, dict) and not isinstance(node.get("node"), dict):  # LlamaIndex NodeWithScore
         inner = _doc(node, id_keys, text_keys, score_keys)
         score = _number(item.get("score"))
         return Doc(inner.id, inner.text, score if score is not None else inner.score)
