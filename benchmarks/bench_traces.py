@@ -9,8 +9,9 @@ counts, one of 5,000 users (e-mail addresses) and sessions, tags, a thumbs up or
 address or phone number in 2 % of the questions.  It is written as each ``--format`` (Phoenix span JSON lines:
 three spans and the annotations; OTLP JSON: a request per 100 traces; Langfuse: one API trace per line).
 
-Then, each in a fresh process (``python -m ragexam.cli``): ``traces import FILE --out answers.jsonl --redact``, and
-``traces sample answers.jsonl -n 50 --corpus it_helpdesk`` with an empty retrieval cache (every distinct question
+Then, each in a fresh process (``python -m ragexam.cli``): ``traces import FILE --out answers.jsonl --redact`` for
+each format, and (for the first format: the traffic is the same in all) ``traces sample answers.jsonl -n 50
+--corpus it_helpdesk`` with an empty retrieval cache (every distinct question
 embedded by the offline e5; this machine's e5 graphs and calibration linked in, as after any earlier use:
 ``_bench.cold_cache``).  Reported: wall time, the process's CPU time and peak resident memory (``wait4``: on a
 machine shared with other work the CPU time is what a quiet one would take, the import being one thread), the
@@ -19,7 +20,8 @@ spans are streamed and grouped in bounded memory), sample <= 120 s, on 2 cores.
 
 Run::
 
-    python benchmarks/bench_traces.py [--traces 100000] [--format phoenix,otel,langfuse] [--keep DIR]
+    python benchmarks/bench_traces.py [--traces 100000] [--format phoenix,otel,langfuse] [--sample first|all|none]
+                                      [--keep DIR]
 
 Exits 1 when a target is missed.
 """
@@ -150,6 +152,8 @@ def main() -> int:
     ap.add_argument("--variants", type=int, default=40, help="Wordings per bundled question or paraphrase.")
     ap.add_argument("--format", default="phoenix,otel,langfuse")
     ap.add_argument("-n", type=int, default=50, help="Candidates the sample asks for.")
+    ap.add_argument("--sample", default="first", help="Formats whose import is sampled: first (the same traffic in "
+                                                      "every format: one sample says it), all, or none.")
     ap.add_argument("--keep", type=Path, default=None, help="Keep the files in this folder.")
     args = ap.parse_args()
     print(machine_line())
@@ -158,7 +162,8 @@ def main() -> int:
     folder.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, COLUMNS="120")
     ok = True
-    for fmt in args.format.split(","):
+    formats = args.format.split(",")
+    for fmt in formats:
         export, answers = folder / f"{fmt}.jsonl", folder / f"{fmt}.answers.jsonl"
         t0 = time.perf_counter()
         write(fmt, export, args.traces, args.variants)
@@ -172,6 +177,8 @@ def main() -> int:
         print(f"  import: {secs:.1f} s wall, {cpu:.1f} s CPU, peak RSS {rss:.0f} MiB, {res['imported']:,} imported, "
               f"skipped {res['skipped'] or 0}, grouped on disk: {res['spilled_to_disk']}, redacted {res['redacted']} "
               f"(target <= {IMPORT_TARGET:.0f} s wall): {_verdict(secs, IMPORT_TARGET)}")
+        if args.sample == "none" or (args.sample == "first" and fmt != formats[0]):
+            continue
         cache = cold_cache("bench-traces-cache-")
         cand = folder / f"{fmt}.cand.jsonl"
         for p in folder.glob(f"{fmt}.cand.*"):

@@ -94,3 +94,14 @@ def test_bundled_answers_round_trip_identically(fmt, tmp_path):
     # every field the score wing segments by survived
     assert {r.trace.model for r in got} == {"gpt-4o-mini", "qwen2.5-7b"} and len({r.trace.day for r in got}) == 28
     assert sum(r.trace.negative for r in got) == sum(1 for m in traces if any(f.value == 0 for f in m.meta.feedback))
+
+
+def test_scoring_imported_traces_gives_the_numbers_of_the_file_they_came_from(tmp_path):
+    from ragexam import api
+
+    files = write_export("langfuse", bundled_traces(), tmp_path)
+    import_traces(files, tmp_path / "imported.jsonl")
+    got = api.score("it_helpdesk", tmp_path / "imported.jsonl", record=False).report.to_dict()
+    want = api.score("it_helpdesk", "it_helpdesk", record=False).report.to_dict()
+    assert want["text"] and got["text"] == want["text"] and got["text_by_type"] == want["text_by_type"]
+    assert got["results"] == want["results"]

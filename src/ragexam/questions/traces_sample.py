@@ -49,10 +49,21 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from pathlib import Path
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 from ragexam.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from ragexam.data.schema import Corpus
+    from ragexam.data.traces.meta import TraceMeta
+    from ragexam.questions.checks import CorpusFacts
+    from ragexam.questions.review import CheckSettings
+    from ragexam.retrieval.cache import Cache
+    from ragexam.retrieval.embedders import Embedder
 
 __all__ = ["TrafficQuestion", "Hint", "Cluster", "SampleConfig", "SampleResult", "Evidence", "question_key",
            "parse_first", "cluster", "choose", "locate_from_trace", "sample", "write_sample", "DEFAULT_THRESHOLD",
@@ -161,10 +172,10 @@ class Evidence:
         return {k: v for k, v in self.__dict__.items() if v is not None and v != ""}
 
 
-def parse_first(items: Sequence[str]) -> List[Callable[[Any], bool]]:
+def parse_first(items: Sequence[str]) -> List[Callable[[Optional["TraceMeta"]], bool]]:
     """``--first`` conditions as tests of a :class:`~ragexam.data.traces.meta.TraceMeta`: ``negative`` (also
     ``thumbs-down``) or ``NAME<X`` / ``NAME<=X`` on a feedback value."""
-    out: List[Callable[[Any], bool]] = []
+    out: List[Callable[[Optional["TraceMeta"]], bool]] = []
     for item in items:
         s = item.strip()
         if s.lower() in ("negative", "thumbs-down", "thumbs_down"):
@@ -173,24 +184,25 @@ def parse_first(items: Sequence[str]) -> List[Callable[[Any], bool]]:
         m = re.match(r"^([\w.\-]+)\s*(<=|<)\s*(-?[0-9]*\.?[0-9]+)$", s)
         if m is None:
             raise InputError(f"received {item!r}; expected negative (thumbs down) or NAME<X, e.g. "
-                             "faithfulness<0.5 (a feedback score recorded on the trace)", source="--first", field="first")
+                             "faithfulness<0.5 (a feedback score recorded on the trace)", source="--first",
+                             field="first")
         name, op, x = m.group(1), m.group(2), float(m.group(3))
 
-        def low(meta: Any, name: str = name, op: str = op, x: float = x) -> bool:
+        def low(meta: Optional["TraceMeta"], name: str = name, op: str = op, x: float = x) -> bool:
             return meta is not None and any(f.name == name and f.value is not None and (
                 f.value < x if op == "<" else f.value <= x) for f in meta.feedback)
         out.append(low)
     return out
 
 
-def _digit_ids(texts: Sequence[str]) -> "Any":
+def _digit_ids(texts: Sequence[str]) -> "np.ndarray":
     import numpy as np
 
     ids: Dict[frozenset, int] = {}
     return np.array([ids.setdefault(frozenset(_DIGITS.findall(t)), len(ids)) for t in texts], dtype=np.int64)
 
 
-def cluster(vectors: "Any", texts: Sequence[str], threshold: float, batch: int = 512) -> "Any":
+def cluster(vectors: "np.ndarray", texts: Sequence[str], threshold: float, batch: int = 512) -> "np.ndarray":
     """The leader of every row of ``vectors`` (L2-normalised, in processing order) by the rule of the module
     docstring (2.): ``labels[i]`` is the index of the leader ``i`` joined (``i`` itself for a leader)."""
     import numpy as np
@@ -265,7 +277,7 @@ def _sentences(text: str) -> List[str]:
     return parts + [f"{a} {b}" for a, b in zip(parts, parts[1:])]
 
 
-def locate_from_trace(question: str, hint: Optional[Hint], facts: Any, *, min_chars: int = 8,
+def locate_from_trace(question: str, hint: Optional[Hint], facts: "CorpusFacts", *, min_chars: int = 8,
                       max_chars: int = 300) -> Evidence:
     """The evidence of a traced question from its trace's contexts (module docstring, 4.).  This is the one step
     the evidence locator of issue 36 (``questions/locate.py``) replaces."""
@@ -325,7 +337,7 @@ def _record(qid: str, c: Cluster, distinct: List[TrafficQuestion], hint: Optiona
     return rec
 
 
-def _clusters(distinct: List[TrafficQuestion], order: List[int], labels: "Any") -> List[Cluster]:
+def _clusters(distinct: List[TrafficQuestion], order: List[int], labels: "np.ndarray") -> List[Cluster]:
     by_leader: Dict[int, Cluster] = {}
     for pos, i in enumerate(order):
         lead = int(labels[pos])
@@ -338,7 +350,7 @@ def _clusters(distinct: List[TrafficQuestion], order: List[int], labels: "Any") 
     return list(by_leader.values())
 
 
-def _embed(texts: List[str], embedder: Any, cache: Any) -> "Any":
+def _embed(texts: List[str], embedder: "Embedder", cache: Optional["Cache"]) -> "np.ndarray":
     import numpy as np
 
     from ragexam.retrieval.embedding import embed_cached
@@ -363,8 +375,8 @@ def _reject(rec: Dict[str, Any], reason: str, detail: str) -> Dict[str, Any]:
             "trace": rec["metadata"]["trace"]}
 
 
-def _check(rec: Dict[str, Any], hint: Optional[Hint], facts: Any, settings: Any,
-           others: List[Tuple[str, Any]]) -> Optional[Tuple[str, str]]:
+def _check(rec: Dict[str, Any], hint: Optional[Hint], facts: "CorpusFacts", settings: "CheckSettings",
+           others: List[Tuple[str, FrozenSet[str]]]) -> Optional[Tuple[str, str]]:
     """Check and measure a candidate (module docstring, 5.); ``(reason, detail)`` when it fails."""
     from ragexam.questions import checks as C
     from ragexam.questions import measure as M
@@ -398,7 +410,7 @@ def _note(rec: Dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _signature(config: SampleConfig, settings: Any, embedder: Any) -> str:
+def _signature(config: SampleConfig, settings: "CheckSettings", embedder: "Embedder") -> str:
     from ragexam.data.normalization import normalization_signature
     from ragexam.signature import Signature
 
@@ -412,16 +424,12 @@ def _signature(config: SampleConfig, settings: Any, embedder: Any) -> str:
         ("norm", normalization_signature().split(":", 1)[1])]))
 
 
-def sample(distinct: List[TrafficQuestion], load_hints: Callable[[List[int]], Dict[int, Hint]], corpus: Any,
-           config: SampleConfig, *, traces: int, source: str, embedder: Any = None, cache: Any = None) -> SampleResult:
+def sample(distinct: List[TrafficQuestion], load_hints: Callable[[List[int]], Dict[int, Hint]], corpus: "Corpus",
+           config: SampleConfig, *, traces: int, source: str, embedder: Optional["Embedder"] = None,
+           cache: Optional["Cache"] = None) -> SampleResult:
     """Candidates from the distinct questions of ``traces`` traced requests (module docstring).  ``load_hints``
-    reads the hint traces at the given answers-file lines; ``corpus`` is a :class:`~ragexam.data.schema.Corpus`;
-    ``embedder`` defaults to the offline e5 and ``cache`` to the retrieval cache."""
-    from ragexam.llm.redact import PiiRedactor
-    from ragexam.questions import measure as M
-    from ragexam.questions.checks import CorpusFacts
-    from ragexam.questions.review import CheckSettings
-
+    reads the hint traces at the given answers-file lines; ``embedder`` defaults to the offline e5 and ``cache``
+    to the retrieval cache."""
     if config.n < 1:
         raise InputError(f"received {config.n}; expected at least 1", source="-n", field="n")
     if not 0 < config.threshold <= 1:
@@ -438,73 +446,91 @@ def sample(distinct: List[TrafficQuestion], load_hints: Callable[[List[int]], Di
     order = sorted(range(len(distinct)), key=lambda i: (-distinct[i].count, i))
     texts = [distinct[i].text for i in order]
     clusters = _clusters(distinct, order, cluster(_embed(texts, embedder, cache), texts, config.threshold))
-    ordered = choose(clusters, len(clusters), strategy=config.strategy, seed=config.seed)
-    facts = CorpusFacts.build(corpus.documents)
-    settings = CheckSettings.from_card({})
-    redactor = PiiRedactor() if config.redact else None
-    asked = sum(q.count for q in distinct)
-    records: List[Dict[str, Any]] = []
-    rejects: List[Dict[str, Any]] = []
-    others: List[Tuple[str, Any]] = []
-    pos = 0
-    while len(records) < config.n and pos < len(ordered):
-        chunk = ordered[pos:pos + max(3 * (config.n - len(records)), 16)]
-        lines = [line for line in (_hint_line(c, distinct) for c in chunk) if line is not None]
-        hints = load_hints(lines)
-        for c in chunk:
-            if len(records) >= config.n:
-                break
-            pos += 1
-            line = _hint_line(c, distinct)
-            hint = hints.get(line) if line is not None else None
-            rec = _record(f"{config.id_prefix}_{pos:04d}", c, distinct, hint,
-                          locate_from_trace(distinct[c.members[0]].text, hint, facts,
-                                            min_chars=settings.min_evidence_chars,
-                                            max_chars=settings.max_evidence_chars), asked)
-            if redactor is not None:
-                rec["question"], rec["ground_truth"] = redactor.text(rec["question"]), redactor.text(rec["ground_truth"])
-                rec["metadata"]["trace"]["phrasings"] = redactor.value(rec["metadata"]["trace"]["phrasings"])
-            failed = _check(rec, hint, facts, settings, others)
-            if failed is not None:
-                rejects.append(_reject(rec, *failed))
-                continue
-            rec["metadata"]["generation"]["to_reviewer"] = _note(rec)
-            records.append(rec)
-            others.append((rec["query_id"], M.bigrams(rec["question"])))
-    card = _card(config, settings, embedder, corpus, facts, records, rejects, clusters, distinct, traces, asked,
-                 source, redactor)
-    return SampleResult(records, rejects, card)
+    run = _Sampling(config, corpus, distinct, clusters)
+    run.pick(choose(clusters, len(clusters), strategy=config.strategy, seed=config.seed), load_hints)
+    return SampleResult(run.records, run.rejects, run.card(embedder, traces, source))
 
 
-def _card(config: SampleConfig, settings: Any, embedder: Any, corpus: Any, facts: Any, records: List[Dict[str, Any]],
-          rejects: List[Dict[str, Any]], clusters: List[Cluster], distinct: List[TrafficQuestion], traces: int,
-          asked: int, source: str, redactor: Any) -> Dict[str, Any]:
-    from ragexam.questions.checks import REASONS
-    from ragexam.questions.output import CARD_FORMAT
+class _Sampling:
+    """One sample's state: the corpus facts and check settings, the redactor, and the candidates kept so far."""
 
-    reasons = Counter(r["reason"] for r in rejects)
-    covered = sum(r["metadata"]["frequency"] for r in records)
-    sizes = sorted((c.count for c in clusters), reverse=True)
-    return {
-        "format": CARD_FORMAT, "kind": "traces", "signature": _signature(config, settings, embedder),
-        "corpus": {"source": corpus.source, "n_documents": len(corpus.documents), "language": facts.language,
-                   "script": facts.script},
-        "n_requested": config.n, "n_kept": len(records), "shortfall": max(0, config.n - len(records)),
-        "traffic": {"answers": source, "traces": traces, "with_question": asked, "distinct_questions": len(distinct),
-                    "clusters": len(clusters), "largest_clusters": sizes[:5],
-                    "clusters_with_negative_feedback": sum(1 for c in clusters if c.negative),
-                    "traces_covered": covered, "share_covered": round(covered / asked, 6) if asked else None},
-        "picked": dict(Counter(r["metadata"]["trace"]["picked_as"] for r in records)),
-        "evidence": dict(Counter(r["metadata"]["generation"]["evidence_status"] for r in records)),
-        "types": dict(Counter(r.get("type") or "(unknown until the evidence is given)" for r in records)),
-        "rejections": dict(reasons), "rejection_meanings": {k: REASONS.get(k, ("", k))[1] for k in reasons},
-        "redacted": dict(redactor.counts) if redactor is not None else {},
-        "notes": ["the evidence is located from the traced contexts only (the corpus-wide locator of issue 36 is not "
-                  "used yet); the ground truth is the traced answer: check both in the review"],
-    }
+    def __init__(self, config: SampleConfig, corpus: "Corpus", distinct: List[TrafficQuestion],
+                 clusters: List[Cluster]) -> None:
+        from ragexam.llm.redact import PiiRedactor
+        from ragexam.questions.checks import CorpusFacts
+        from ragexam.questions.review import CheckSettings
+
+        self.config, self.corpus, self.distinct, self.clusters = config, corpus, distinct, clusters
+        self.facts = CorpusFacts.build(corpus.documents)
+        self.settings = CheckSettings.from_card({})
+        self.redactor = PiiRedactor() if config.redact else None
+        self.asked = sum(q.count for q in distinct)
+        self.records: List[Dict[str, Any]] = []
+        self.rejects: List[Dict[str, Any]] = []
+        self.others: List[Tuple[str, FrozenSet[str]]] = []
+
+    def pick(self, ordered: List[Cluster], load_hints: Callable[[List[int]], Dict[int, Hint]]) -> None:
+        """Candidates from ``ordered`` clusters until ``n`` are kept (their hint traces read a chunk at a time)."""
+        n, pos = self.config.n, 0
+        while len(self.records) < n and pos < len(ordered):
+            chunk = ordered[pos:pos + max(3 * (n - len(self.records)), 16)]
+            hints = load_hints([x for x in (_hint_line(c, self.distinct) for c in chunk) if x is not None])
+            for c in chunk:
+                if len(self.records) >= n:
+                    break
+                pos += 1
+                line = _hint_line(c, self.distinct)
+                self._candidate(f"{self.config.id_prefix}_{pos:04d}", c, hints.get(line) if line is not None else None)
+
+    def _candidate(self, qid: str, c: Cluster, hint: Optional[Hint]) -> None:
+        from ragexam.questions import measure as M
+
+        ev = locate_from_trace(self.distinct[c.members[0]].text, hint, self.facts,
+                               min_chars=self.settings.min_evidence_chars, max_chars=self.settings.max_evidence_chars)
+        rec = _record(qid, c, self.distinct, hint, ev, self.asked)
+        if self.redactor is not None:
+            r = self.redactor
+            rec["question"], rec["ground_truth"] = r.text(rec["question"]), r.text(rec["ground_truth"])
+            rec["metadata"]["trace"]["phrasings"] = r.value(rec["metadata"]["trace"]["phrasings"])
+        failed = _check(rec, hint, self.facts, self.settings, self.others)
+        if failed is not None:
+            self.rejects.append(_reject(rec, *failed))
+            return
+        rec["metadata"]["generation"]["to_reviewer"] = _note(rec)
+        self.records.append(rec)
+        self.others.append((rec["query_id"], M.bigrams(rec["question"])))
+
+    def card(self, embedder: "Embedder", traces: int, source: str) -> Dict[str, Any]:
+        """The set's card (as ``ragexam generate`` writes one; ``kind: traces``)."""
+        from ragexam.questions.checks import REASONS
+        from ragexam.questions.output import CARD_FORMAT
+
+        records, config = self.records, self.config
+        reasons = Counter(r["reason"] for r in self.rejects)
+        covered = sum(r["metadata"]["frequency"] for r in records)
+        sizes = sorted((c.count for c in self.clusters), reverse=True)
+        return {
+            "format": CARD_FORMAT, "kind": "traces", "signature": _signature(config, self.settings, embedder),
+            "corpus": {"source": self.corpus.source, "n_documents": len(self.corpus.documents),
+                       "language": self.facts.language, "script": self.facts.script},
+            "n_requested": config.n, "n_kept": len(records), "shortfall": max(0, config.n - len(records)),
+            "traffic": {"answers": source, "traces": traces, "with_question": self.asked,
+                        "distinct_questions": len(self.distinct), "clusters": len(self.clusters),
+                        "largest_clusters": sizes[:5],
+                        "clusters_with_negative_feedback": sum(1 for c in self.clusters if c.negative),
+                        "traces_covered": covered, "share_covered": round(covered / self.asked, 6) if self.asked
+                        else None},
+            "picked": dict(Counter(r["metadata"]["trace"]["picked_as"] for r in records)),
+            "evidence": dict(Counter(r["metadata"]["generation"]["evidence_status"] for r in records)),
+            "types": dict(Counter(r.get("type") or "(unknown until the evidence is given)" for r in records)),
+            "rejections": dict(reasons), "rejection_meanings": {k: REASONS.get(k, ("", k))[1] for k in reasons},
+            "redacted": dict(self.redactor.counts) if self.redactor is not None else {},
+            "notes": ["the evidence is located from the traced contexts only (the corpus-wide locator of issue 36 is "
+                      "not used yet); the ground truth is the traced answer: check both in the review"],
+        }
 
 
-def write_sample(result: SampleResult, out: Any) -> Dict[str, Any]:
+def write_sample(result: SampleResult, out: "str | Path") -> Dict[str, Path]:
     """Write the set, its rejects, its card and its review sheet (:mod:`ragexam.questions.output`)."""
     import json
 

@@ -6,15 +6,24 @@ card; the reasons are shown with their meanings in English and Korean.
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Tuple
+from typing import TYPE_CHECKING, List, Mapping, Optional, Tuple
 
 from ragexam import fmt
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from ragexam.analysis.answers.traces import ImportResult
+    from ragexam.questions.traces_sample import SampleResult
 
 __all__ = ["print_import", "print_sample"]
 
 
 def _reasons_table(title: str, counts: Mapping[str, int], meanings: Mapping[str, Tuple[str, str]],
-                   examples: Mapping[str, List[str]]) -> Any:
+                   examples: Mapping[str, List[str]]) -> "Table":
     from rich.markup import escape
     from rich.table import Table
 
@@ -28,7 +37,7 @@ def _reasons_table(title: str, counts: Mapping[str, int], meanings: Mapping[str,
     return t
 
 
-def _explain(res: Any, console: Any) -> None:
+def _explain(res: "ImportResult", console: "Console") -> None:
     from rich.markup import escape
     from rich.table import Table
 
@@ -52,7 +61,7 @@ def _explain(res: Any, console: Any) -> None:
             console.print(f"  imported without: {', '.join(ex.problems)}", highlight=False, markup=False)
 
 
-def print_import(res: Any, console: Any, *, explain: bool = False) -> None:
+def print_import(res: "ImportResult", console: "Console", *, explain: bool = False) -> None:
     """What ``traces import`` read, wrote, skipped and redacted."""
     from ragexam.data.traces.mapping import SKIP_REASONS
     from ragexam.data.traces.meta import PROBLEMS
@@ -89,7 +98,7 @@ def print_import(res: Any, console: Any, *, explain: bool = False) -> None:
         console.print(f"mapping overrides: {', '.join(res.mapping)}", highlight=False, markup=False)
 
 
-def print_sample(res: Any, console: Any, out: Any) -> None:
+def print_sample(res: "SampleResult", console: "Console", out: Optional["Path"]) -> None:
     """The sample's card: traffic, clusters, evidence, types, rejections, files."""
     from rich.markup import escape
     from rich.table import Table

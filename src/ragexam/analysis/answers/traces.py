@@ -29,13 +29,20 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import IO, TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ragexam.analysis.answers.files import AnswerRecord
 from ragexam.data.traces.mapping import Explanation, MappedTrace, Mapping, Skipped, assemble, extract
 from ragexam.data.traces.meta import hash_id
 from ragexam.data.traces.reading import MEMORY_CHARS, ReadStats, TraceGroups, merge_ordered, read_spans
 from ragexam.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ragexam.data.schema import Corpus
+    from ragexam.data.traces.meta import TraceMeta
+    from ragexam.llm.redact import PiiRedactor
+    from ragexam.questions.traces_sample import Hint, SampleResult, TrafficQuestion
+    from ragexam.retrieval.embedders import Embedder
 
 __all__ = ["ImportResult", "import_traces", "answer_record", "sample_traces"]
 
@@ -77,7 +84,7 @@ class ImportResult:
                 "mapping": self.mapping}
 
 
-def answer_record(m: MappedTrace, redactor: Any = None) -> AnswerRecord:
+def answer_record(m: MappedTrace, redactor: Optional["PiiRedactor"] = None) -> AnswerRecord:
     """The answers-file record of a mapped trace; with ``redactor`` (a
     :class:`~ragexam.llm.redact.PiiRedactor`), personal data replaced and counted in ``trace.redacted``."""
     question, answer, error, contexts, meta = m.question, m.answer, m.error, m.contexts, m.meta
@@ -140,7 +147,7 @@ def _write(groups: TraceGroups, stats: ReadStats, roles: Counter, rules: Mapping
     res = ImportResult(Path(out) if out is not None else None, [], 0, 0, 0, 0, 0, Counter(), {}, Counter(), Counter(),
                        {}, Counter(), roles, mapping=rules.items())
     used: set = set()
-    parts: Dict[int, Any] = {}
+    parts: Dict[int, IO[str]] = {}
     with tempfile.TemporaryDirectory(prefix="ragexam-traces-out-") as tmp, \
             (file_writer(out) if out is not None else _Nowhere()) as fh:
         for bucket, seq, tid, spans in groups.groups():
@@ -203,7 +210,8 @@ class _Nowhere:
 
 
 # -- sample --------------------------------------------------------------------------------------------------------
-def _distinct(answers: PathLike, first: Sequence[Callable[[Any], bool]]) -> Tuple[List[Any], int, int]:
+def _distinct(answers: PathLike, first: Sequence[Callable[[Optional["TraceMeta"]], bool]]
+              ) -> Tuple[List["TrafficQuestion"], int, int]:
     """Pass 1 over the answers file: the distinct questions (:class:`ragexam.questions.traces_sample.TrafficQuestion`),
     the number of records and of records without a question."""
     from ragexam.analysis.answers.files import iter_answers
@@ -233,14 +241,14 @@ def _distinct(answers: PathLike, first: Sequence[Callable[[Any], bool]]) -> Tupl
     return list(by_key.values()), records, without
 
 
-def _hints(answers: PathLike) -> Callable[[List[int]], Dict[int, Any]]:
+def _hints(answers: PathLike) -> Callable[[List[int]], Dict[int, "Hint"]]:
     """Pass 2: the hint traces at the given lines of the answers file."""
     from ragexam.analysis.answers.files import iter_answers
     from ragexam.questions.traces_sample import Hint
 
-    def load(lines: List[int]) -> Dict[int, Any]:
+    def load(lines: List[int]) -> Dict[int, "Hint"]:
         want = set(lines)
-        out: Dict[int, Any] = {}
+        out: Dict[int, "Hint"] = {}
         if not want:
             return out
         for rec in iter_answers(answers):
@@ -254,9 +262,10 @@ def _hints(answers: PathLike) -> Callable[[List[int]], Dict[int, Any]]:
     return load
 
 
-def sample_traces(answers: PathLike, n: int, corpus: Any, out: Optional[PathLike], *, threshold: Optional[float] = None,
-                  strategy: str = "weighted", seed: int = 12345, first: Sequence[str] = (), id_prefix: str = "trace",
-                  redact: bool = False, embedder: Any = None) -> Any:
+def sample_traces(answers: PathLike, n: int, corpus: Union[PathLike, "Corpus"], out: Optional[PathLike], *,
+                  threshold: Optional[float] = None, strategy: str = "weighted", seed: int = 12345,
+                  first: Sequence[str] = (), id_prefix: str = "trace", redact: bool = False,
+                  embedder: Optional["Embedder"] = None) -> "SampleResult":
     """``ragexam traces sample`` (module docstring): the candidates of
     :func:`ragexam.questions.traces_sample.sample`, written to ``out`` with their rejects, card and review sheet
     (every path checked before any work; none may be a file the command reads).  Returns the

@@ -2,27 +2,20 @@
 
 Phoenix exports OpenInference spans; an OTLP export carries the same attributes when the application was
 instrumented with OpenInference, or the GenAI conventions' ``gen_ai.*`` attributes.  :func:`span_from_attributes`
-reads both, whichever the span has:
+reads both, whichever the span has (OpenInference first, then GenAI):
 
-======================  ===============================================  =================================================
-what                    OpenInference                                    OpenTelemetry GenAI
-======================  ===============================================  =================================================
-role                    ``openinference.span.kind``: RETRIEVER,          ``gen_ai.operation.name``: ``retrieval``;
-                        RERANKER -> retrieval; LLM -> generation         ``chat``, ``text_completion``, ``generate_content``
-                                                                         -> generation
-question / input        ``input.value``; ``llm.input_messages.N.*``      ``gen_ai.retrieval.query.text``;
-                                                                         ``gen_ai.input.messages``; ``gen_ai.prompt.N.*``;
-                                                                         events ``gen_ai.user.message``
-answer / output         ``output.value``; ``llm.output_messages.N.*``    ``gen_ai.output.messages``; ``gen_ai.completion.N.*``;
-                                                                         events ``gen_ai.choice``
-documents               ``retrieval.documents.N.document.{id,content,    ``gen_ai.retrieval.documents`` (``[{"id", "score",
-                        score}]``; ``reranker.output_documents``         ...}]``, a JSON string or a list)
-model                   ``llm.model_name``                               ``gen_ai.response.model``, ``gen_ai.request.model``
-tokens                  ``llm.token_count.{prompt,completion,total}``    ``gen_ai.usage.{input,output}_tokens``
-user / session          ``user.id`` / ``session.id``                     ``enduser.id`` / ``gen_ai.conversation.id``
-tags                    ``tag.tags``                                     (``tag.tags``)
-feedback                (Phoenix span annotations, :mod:`.phoenix`)      events ``gen_ai.evaluation.result``
-======================  ===============================================  =================================================
+* role: ``openinference.span.kind`` RETRIEVER or RERANKER, or ``gen_ai.operation.name`` ``retrieval`` -> retrieval;
+  LLM, or ``chat`` / ``text_completion`` / ``generate_content`` -> generation;
+* question, input: ``input.value``, ``llm.input_messages.N.*``; ``gen_ai.retrieval.query.text``,
+  ``gen_ai.input.messages``, ``gen_ai.prompt.N.*``, events ``gen_ai.user.message``;
+* answer, output: ``output.value``, ``llm.output_messages.N.*``; ``gen_ai.output.messages``,
+  ``gen_ai.completion.N.*``, events ``gen_ai.choice``;
+* documents: ``retrieval.documents.N.document.{id,content,score}``, ``reranker.output_documents``;
+  ``gen_ai.retrieval.documents`` (``[{"id", "score", ...}]``, a JSON string or a list);
+* model: ``llm.model_name``; ``gen_ai.response.model``, ``gen_ai.request.model``;
+* tokens: ``llm.token_count.{prompt,completion,total}``; ``gen_ai.usage.{input,output}_tokens``;
+* user, session, tags: ``user.id``, ``session.id``, ``tag.tags``; ``enduser.id``, ``gen_ai.conversation.id``;
+* feedback: Phoenix's span annotations (:mod:`.phoenix`); events ``gen_ai.evaluation.result``.
 
 An attribute is found under its flat name (``retrieval.documents.0.document.id``, as OTLP and Phoenix's REST
 export write it) or nested (``{"retrieval": {"documents": [...]}}``, as a data frame written to JSON may hold it);
