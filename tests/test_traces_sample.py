@@ -212,3 +212,13 @@ def test_the_measured_threshold_and_evidence_figures_hold():
     assert row["different_above"] >= 20  # without the guard, different error codes merge
     ev = M.evidence_table()["by_note"]["all"]
     assert ev["located agrees"] >= 47 and ev.get("located disagrees", 0) <= 1
+
+
+def test_first_conditions_read_the_feedback_recorded_on_a_trace():
+    low, neg = TS.parse_first(["faithfulness<0.5", "thumbs-down"])
+    judged = TraceMeta("langfuse", "t", feedback=(Feedback("faithfulness", 0.4, None, "EVAL"),))
+    assert low(judged) and not neg(judged) and not low(None)
+    assert not low(TraceMeta("langfuse", "t", feedback=(Feedback("faithfulness", 0.5),)))
+    assert TS.parse_first(["faithfulness<=0.5"])[0](TraceMeta("langfuse", "t", feedback=(Feedback("faithfulness",
+                                                                                                   0.5),)))
+    assert neg(TraceMeta("otel", "t", feedback=(Feedback("rating", None, "👎"),)))

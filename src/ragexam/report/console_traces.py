@@ -84,7 +84,7 @@ def print_import(res: "ImportResult", console: "Console", *, explain: bool = Fal
     else:
         console.print("no trace could be imported: nothing written / 가져온 트레이스가 없습니다", highlight=False)
     if res.problems:
-        console.print(_reasons_table("imported without / 빠진 채 가져옴", res.problems, PROBLEMS, {}))
+        console.print(_reasons_table("imported without / 빠진 채 가져옴", res.problems, PROBLEMS, res.problem_examples))
     if res.skipped:
         console.print(_reasons_table(f"skipped {fmt.plural(sum(res.skipped.values()), 'trace')} / 건너뜀",
                                      res.skipped, SKIP_REASONS, res.skipped_examples))

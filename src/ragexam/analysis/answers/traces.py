@@ -63,6 +63,7 @@ class ImportResult:
     skipped: Counter
     skipped_examples: Dict[str, List[str]]
     problems: Counter
+    problem_examples: Dict[str, List[str]]
     unreadable: Counter
     unreadable_examples: Dict[str, List[str]]
     redacted: Counter
@@ -75,7 +76,7 @@ class ImportResult:
         return {"out": str(self.out) if self.out else None, "files": [{"path": p, "format": f} for p, f in self.files],
                 "records": self.records, "spans": self.spans, "traces": self.traces, "imported": self.imported,
                 "failed_requests": self.failed, "skipped": dict(self.skipped),
-                "skipped_examples": self.skipped_examples, "imported_without": dict(self.problems),
+                "skipped_examples": self.skipped_examples, "imported_without": dict(self.problems), "imported_without_examples": self.problem_examples,
                 "unreadable": dict(self.unreadable), "unreadable_examples": self.unreadable_examples,
                 "redacted": dict(self.redacted),
                 "spans_by_role": [{"role": r, "kind": k, "name": n, "count": c}
@@ -144,8 +145,8 @@ def _write(groups: TraceGroups, stats: ReadStats, roles: Counter, rules: Mapping
 
     redactor = PiiRedactor() if redact else None
     hasher = functools.partial(hash_id, salt=hash_salt)
-    res = ImportResult(Path(out) if out is not None else None, [], 0, 0, 0, 0, 0, Counter(), {}, Counter(), Counter(),
-                       {}, Counter(), roles, mapping=rules.items())
+    res = ImportResult(Path(out) if out is not None else None, [], 0, 0, 0, 0, 0, Counter(), {}, Counter(), {},
+                       Counter(), {}, Counter(), roles, mapping=rules.items())
     used: set = set()
     parts: Dict[int, IO[str]] = {}
     with tempfile.TemporaryDirectory(prefix="ragexam-traces-out-") as tmp, \
@@ -169,6 +170,10 @@ def _write(groups: TraceGroups, stats: ReadStats, roles: Counter, rules: Mapping
             res.imported += 1
             res.failed += rec.answer is None
             res.problems.update(got.meta.problems)
+            for p in got.meta.problems:
+                shown = res.problem_examples.setdefault(p, [])
+                if len(shown) < 5:
+                    shown.append(got.query_id)
             line = json.dumps(rec.to_dict(), ensure_ascii=False, allow_nan=False) + "\n"
             if groups.spilled:
                 part = parts.get(bucket)
