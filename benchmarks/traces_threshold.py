@@ -132,7 +132,8 @@ def main() -> int:
     for r in nd["rows"]:
         print(f"  {r['threshold']:.2f}    {r['recall']:.3f}   {r['different_above']:6d}       |"
               f"                             {r['recall_guarded']:.3f}   {r['different_above_guarded']:6d}")
-    print(f"evidence from the traced contexts (located at bigram F1 with the answer >= {out['evidence']['located_at']}):")
+    print("evidence from the traced contexts (located at bigram F1 with the answer >= "
+          f"{out['evidence']['located_at']}):")
     for note, counts in out["evidence"]["by_note"].items():
         print(f"  {note:14s} " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     return 0

@@ -54,7 +54,8 @@ def test_langfuse_api_export(tmp_path):
     assert dict(t.spans) == {"retrieval": "vector-search", "generation": "answer"}
     # the chat-format input: the last user message
     assert recs["lf-trace-003"].question == "계정이 잠기면 얼마나 기다려야 해요?"
-    assert recs["lf-trace-003"].context_ids is None and recs["lf-trace-003"].trace.problems == ("documents_without_ids",)
+    no_ids = recs["lf-trace-003"]
+    assert no_ids.context_ids is None and no_ids.trace.problems == ("documents_without_ids",)
     failed = recs["lf-trace-004"]
     assert failed.answer is None and failed.error == "the traced request failed: Request timed out after 30 s"
     assert recs["lf-trace-002"].contexts is None and recs["lf-trace-002"].trace.problems == ("no_retrieval_span",)
@@ -252,6 +253,15 @@ _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow
                              max_size=5), kids, max_size=5), max_leaves=20)
 
 
+def _records_of(line):
+    """How many records a JSON line holds: an array's items, an API page's ``data`` items, else one."""
+    if isinstance(line, list) and line:
+        return len(line)
+    if isinstance(line, dict) and isinstance(line.get("data"), list) and line["data"] and "resourceSpans" not in line:
+        return len(line["data"])
+    return 1
+
+
 @settings(max_examples=60)
 @given(st.lists(_json, min_size=1, max_size=8))
 def test_any_json_is_read_or_counted_never_a_crash(tmp_path_factory, records):
@@ -259,8 +269,7 @@ def test_any_json_is_read_or_counted_never_a_crash(tmp_path_factory, records):
     f = d / "export.jsonl"
     f.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     res = import_traces([f], d / "a.jsonl")
-    assert res.records == sum(len(r) if isinstance(r, list) and r else len(r["data"]) if isinstance(r, dict) and isinstance(
-        r.get("data"), list) and r["data"] and "resourceSpans" not in r else 1 for r in records)  # a line's array: its items
+    assert res.records == sum(map(_records_of, records))
     assert res.imported + sum(res.skipped.values()) == res.traces
     if res.imported:
         assert len(load_answers(d / "a.jsonl")) == res.imported

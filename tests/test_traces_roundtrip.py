@@ -37,7 +37,8 @@ def bundled_traces():
         fb = (Feedback("thumbs", 1.0 if note == "correct" else 0.0, "up" if note == "correct" else "thumbs_down",
                        "HUMAN", f"note: {note}"),) if i % 3 else ()
         meta = TraceMeta("langfuse", a.query_id, f"2025-03-{1 + i % 28:02d}T0{i % 10}:{i % 60:02d}:07.{i:06d}Z",
-                         round(1000.0 + i * 12.345, 3), "gpt-4o-mini" if i % 2 else "qwen2.5-7b", 300 + i, 40 + i, 340 + 2 * i,
+                         round(1000.0 + i * 12.345, 3), "gpt-4o-mini" if i % 2 else "qwen2.5-7b", 300 + i, 40 + i,
+                         340 + 2 * i,
                          f"user{i % 9}@daon.example", f"session-{i // 4}" if i % 5 else None,
                          ("prod", f"v{i % 3}") if i % 4 else (), fb,
                          tuple(RetrievedDoc(d, r, round(1.0 / r, 4)) for r, d in enumerate(chosen, 1)),

@@ -137,7 +137,8 @@ def test_review_turns_traffic_into_an_exam_that_validates_and_runs(traffic, tmp_
     answers, _ = traffic
     out = tmp_path / "cand.jsonl"
     res = sample_traces(answers, 200, "it_helpdesk", out, strategy="top")  # every cluster (fewer than 200)
-    assert res.shortfall and res.card["n_kept"] + sum(res.card["rejections"].values()) == res.card["traffic"]["clusters"]
+    card = res.card
+    assert res.shortfall and card["n_kept"] + sum(card["rejections"].values()) == card["traffic"]["clusters"]
     recs = {r["query_id"]: r for r in res.records}
     rows = _sheet(tmp_path / "cand.review.csv")
     unlocated = [r for r in rows if recs[r["query_id"]]["metadata"]["generation"]["evidence_status"] == "unlocated"]

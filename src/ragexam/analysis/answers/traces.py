@@ -76,7 +76,8 @@ class ImportResult:
         return {"out": str(self.out) if self.out else None, "files": [{"path": p, "format": f} for p, f in self.files],
                 "records": self.records, "spans": self.spans, "traces": self.traces, "imported": self.imported,
                 "failed_requests": self.failed, "skipped": dict(self.skipped),
-                "skipped_examples": self.skipped_examples, "imported_without": dict(self.problems), "imported_without_examples": self.problem_examples,
+                "skipped_examples": self.skipped_examples, "imported_without": dict(self.problems),
+                "imported_without_examples": self.problem_examples,
                 "unreadable": dict(self.unreadable), "unreadable_examples": self.unreadable_examples,
                 "redacted": dict(self.redacted),
                 "spans_by_role": [{"role": r, "kind": k, "name": n, "count": c}

@@ -68,7 +68,8 @@ def _annotation(obj: Mapping[str, Any], where: str) -> Span:
     score = result.get("score")
     fb = Feedback(str(obj.get("name") or "annotation"),
                   float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None,
-                  pick_str(result.get("label")), pick_str(obj.get("annotator_kind")), pick_str(result.get("explanation")))
+                  pick_str(result.get("label")), pick_str(obj.get("annotator_kind")),
+                  pick_str(result.get("explanation")))
     return Span("", str(obj.get("span_id", obj.get("context.span_id"))), "annotation", "annotation",
                 feedback=(fb,), where=where)
 

@@ -188,7 +188,6 @@ def read_spans(paths: Iterable[Union[str, Path]], fmt: str, stats: ReadStats) ->
     for p in paths:
         path = Path(p)
         file_fmt = None if fmt == "auto" else fmt
-        n0 = stats.spans
         for where, rec, bad in _iter_file(path, stats):
             stats.records += 1
             found = detect_format(rec) if file_fmt is None else (file_fmt if FORMATS[file_fmt].detect(rec) else None)
@@ -206,8 +205,6 @@ def read_spans(paths: Iterable[Union[str, Path]], fmt: str, stats: ReadStats) ->
                 stats.spans += 1
                 yield span
         stats.files.append((str(path), file_fmt or "unrecognized"))
-        if stats.spans == n0 and file_fmt is None:
-            stats.files[-1] = (str(path), "unrecognized")
 
 
 class TraceGroups:
