@@ -273,3 +273,31 @@ def test_any_json_is_read_or_counted_never_a_crash(tmp_path_factory, records):
     assert res.imported + sum(res.skipped.values()) == res.traces
     if res.imported:
         assert len(load_answers(d / "a.jsonl")) == res.imported
+
+
+def test_langfuse_blob_export_as_parquet_reads_like_its_json_lines(tmp_path):
+    """Parquet is the blob-storage export's default file format for new integrations."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    maps = {"usage_details": pa.map_(pa.string(), pa.int64()), "cost_details": pa.map_(pa.string(), pa.float64())}
+    files = []
+    for name in ("traces", "observations", "scores"):
+        rows = [json.loads(x) for x in (DATA / f"langfuse_blob_{name}.jsonl").read_text("utf-8").splitlines()]
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        columns = {}
+        for k in keys:
+            values = [r.get(k) for r in rows]
+            if k in maps:  # object columns are Parquet maps (read back as key-value pairs)
+                columns[k] = pa.array([list(v.items()) if v else [] for v in values], type=maps[k])
+            elif k == "metadata":
+                columns[k] = pa.array([json.dumps(v) for v in values])
+            else:
+                columns[k] = pa.array(values)
+        path = tmp_path / f"{name}.parquet"
+        pq.write_table(pa.table(columns), path)
+        files.append(path)
+    import_traces(files, tmp_path / "a.jsonl")
+    import_traces([DATA / f"langfuse_blob_{n}.jsonl" for n in ("traces", "observations", "scores")],
+                  tmp_path / "b.jsonl")
+    assert by_id(tmp_path / "a.jsonl") == by_id(tmp_path / "b.jsonl")

@@ -12,7 +12,8 @@ UTC) -- one JSON object per line, or a JSON array (the UI's JSON export), or an 
 * an **observation** (``id``, ``trace_id``, ``type``, ``name``, ``start_time``, ``end_time``,
   ``parent_observation_id``, ``input``, ``output``, ``provided_model_name``/``model``, ``usage_details``/``usage``,
   ``level``, ``status_message``; the enriched ``observations_v2/`` rows also carry the trace's ``user_id``,
-  ``session_id`` and ``tags``);
+  ``session_id`` and ``tags``); object columns may be objects, JSON text (the CSV export) or key-value pairs (a
+  Parquet map column, the blob export's default file type);
 * a **score** (``trace_id``, ``name``, ``value``, ``string_value``, ``data_type``, ``source``, ``comment``).
 
 Observation types: ``RETRIEVER`` is a retrieval, ``GENERATION`` a generation, the rest (``SPAN``, ``EVENT``,
@@ -27,6 +28,7 @@ from typing import Any, Iterator, Mapping, Optional
 
 from ragexam.data.traces.meta import Feedback
 from ragexam.data.traces.spans import Span, pick_int, pick_str, to_ns
+from ragexam.data.traces.values import unwrap
 
 __all__ = ["detect", "read", "OBSERVATION_TYPES"]
 
@@ -64,8 +66,19 @@ def detect(obj: Any) -> bool:
     return isinstance(obj, dict) and bool(_kind(obj))
 
 
+def _object(value: Any) -> dict:
+    """An object column as exports hold it: an object (JSON), JSON text (CSV), or ``(key, value)`` pairs (a Parquet
+    map column as pyarrow reads it)."""
+    value = unwrap(value)
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, list) and all(isinstance(p, (list, tuple)) and len(p) == 2 for p in value):
+        return {str(k): v for k, v in value}
+    return {}
+
+
 def _tags(obj: Mapping[str, Any]) -> tuple:
-    tags = obj.get("tags")
+    tags = unwrap(obj.get("tags"))  # a JSON text in CSV exports
     return tuple(str(t) for t in tags) if isinstance(tags, list) else ()
 
 
@@ -81,10 +94,8 @@ def _trace(obj: Mapping[str, Any], where: str) -> Span:
 
 
 def _usage(obj: Mapping[str, Any]) -> tuple:
-    details = _g(obj, "usageDetails", "usage_details")
-    usage = obj.get("usage")
-    d = details if isinstance(details, dict) else {}
-    u = usage if isinstance(usage, dict) else {}
+    d = _object(_g(obj, "usageDetails", "usage_details"))
+    u = _object(obj.get("usage"))
     prompt = pick_int(d.get("input"), u.get("input"), u.get("promptTokens"), obj.get("promptTokens"))
     completion = pick_int(d.get("output"), u.get("output"), u.get("completionTokens"), obj.get("completionTokens"))
     total = pick_int(d.get("total"), u.get("total"), u.get("totalTokens"), obj.get("totalTokens"))
