@@ -191,6 +191,9 @@ FIXTURES = {
     "DIR": "run", "RUN": "run", "runs/today": "run", "scores/today": "score",
     "beir/": "beir", "queries.tsv": "queries",
     "docs/examples/test_exam.py": "repo",
+    # docs/traces.md: the vendor-schema trace exports of the import's tests
+    "tests/data/traces/langfuse_api.jsonl": "repo", "tests/data/traces/phoenix_spans.jsonl": "repo",
+    "tests/data/traces/otel_genai.jsonl": "repo",
 }
 REVIEWS = re.compile(r"review apply|serve --review|Catalog\.of")
 

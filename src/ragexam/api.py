@@ -26,6 +26,8 @@ command                    function
                            :class:`~ragexam.questions.engine.GenerateResult` (``--dry-run``:
                            :func:`ragexam.questions.api.plan`)
 ``review apply``           :func:`ragexam.questions.review.apply_review`
+``traces import``          :func:`import_traces` → :class:`~ragexam.analysis.answers.traces.ImportResult`
+``traces sample``          :func:`sample_traces` → :class:`~ragexam.questions.traces_sample.SampleResult`
 =========================  ===================================================================================
 """
 
@@ -40,7 +42,7 @@ from ragexam.errors import InputError
 __all__ = ["evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
            "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
            "ScoreOutcome", "score", "AnswerOutcome", "answer", "AgreementOutcome", "judge_agreement",
-           "read_segments", "generate", "review_apply"]
+           "read_segments", "generate", "review_apply", "import_traces", "sample_traces"]
 
 PathLike = Union[str, Path]
 Progress = Optional[Callable[[int, int], None]]
@@ -748,3 +750,28 @@ def review_apply(qa: PathLike, out: PathLike, *, review: Optional[PathLike] = No
     from ragexam.questions.review import apply_review
 
     return apply_review(qa, review, out, corpus=corpus, pending=pending)
+
+
+# -- production traces ------------------------------------------------------------------------------------------
+
+
+def import_traces(files: Sequence[PathLike], out: Optional[PathLike], *, fmt: str = "auto",
+                  mapping: Sequence[str] = (), redact: bool = False, hash_salt: str = "", explain: int = 0,
+                  progress: Progress = None):
+    """``ragexam traces import``: Langfuse, Phoenix or OTLP exports as an answers file (docs/traces.md); ``out=None``
+    writes nothing (``--explain`` alone).  :returns: an :class:`~ragexam.analysis.answers.traces.ImportResult`."""
+    from ragexam.analysis.answers.traces import import_traces as run_import
+
+    return run_import(files, out, fmt=fmt, mapping=mapping, redact=redact, hash_salt=hash_salt, explain=explain,
+                      progress=progress)
+
+
+def sample_traces(answers: PathLike, n: int, corpus: Any, out: Optional[PathLike], *, threshold: Optional[float] = None,
+                  strategy: str = "weighted", seed: int = 12345, first: Sequence[str] = (), id_prefix: str = "trace",
+                  redact: bool = False):
+    """``ragexam traces sample``: questions of imported traffic as exam candidates for review (docs/traces.md).
+    :returns: a :class:`~ragexam.questions.traces_sample.SampleResult`."""
+    from ragexam.analysis.answers.traces import sample_traces as run_sample
+
+    return run_sample(answers, n, corpus, out, threshold=threshold, strategy=strategy, seed=seed, first=first,
+                      id_prefix=id_prefix, redact=redact)

@@ -31,6 +31,30 @@ through :func:`scrub`, which knows **every configured secret** of the process:
 
 Retriever specs may not hold a configured secret at all (:mod:`ragexam.retrieval.spec`): a spec is
 printed, stored and part of signatures.
+
+Personal data (``ragexam traces import --redact``)
+--------------------------------------------------
+Production traces hold what users typed.  :class:`PiiRedactor` replaces personal data in written text by a
+bracketed kind -- ``[email]``, ``[rrn]``, ``[card]``, ``[phone]``, ``[account]`` -- and counts what it replaced.
+The patterns (:data:`PII_PATTERNS`, applied in this order, so a number is claimed by the first kind it fits):
+
+* ``email``: ``local@domain.tld`` (ASCII local part and domain labels, a letter TLD of 2+ characters);
+* ``rrn``: a Korean resident (or foreigner) registration number, ``YYMMDD-GNNNNNN`` with or without the
+  hyphen: a valid month and day, the 7th digit 1-8 (no checksum: numbers issued since 2020-10 have none); the
+  masked form ``900101-1******`` too;
+* ``card``: 13-19 digits, in groups separated by spaces or hyphens or not, that pass the Luhn check; and the
+  masked 4-4-4-4 form ``1234-56**-****-3456``;
+* ``phone``: Korean mobile numbers ``010-1234-5678`` / ``01012345678`` / ``010 1234 5678``, ``+82 10-...``;
+  landlines with a separator (``02-123-4567``, ``031)123-4567``, ``(02) 1234-5678``), ``070``/``050x``/``080``
+  numbers; any ``+`` international number of 8-15 digits.  Company numbers ``1588-1234`` are not personal
+  and stay;
+* ``account``: a bank account number: 3 or 4 digit groups joined by hyphens with 10-14 digits in all
+  (``110-123-456789``, ``3333-01-1234567``, ``123456-01-123456``); or a plain run of 10-14 digits within 15
+  characters after a word that names an account (``계좌``, ``입금``, ``송금``, ``이체``, ``account``, ``acct``).
+  Dates (``2024-01-15``: 8 digits) and error codes (``AUTH-LOCK-05``) are not touched.
+
+The placeholders hold no digit, so no later pattern matches inside one.  Like keys, personal data is redacted
+from what is written (and sent to a judge), never from what is parsed.
 """
 
 from __future__ import annotations
@@ -41,7 +65,7 @@ import threading
 from typing import Any, Callable, Iterable, Optional, Tuple
 
 __all__ = ["MIN_SECRET_LENGTH", "REDACTED", "Redactor", "register", "configured_secrets", "scrub", "scrub_value",
-           "redact_written", "holds_secret"]
+           "redact_written", "holds_secret", "PII_KINDS", "PII_PATTERNS", "PiiRedactor", "redact_pii", "luhn_valid"]
 
 #: secrets shorter than this are never looked for (see the module docstring).
 MIN_SECRET_LENGTH = 8
@@ -149,3 +173,112 @@ class Redactor:
         if isinstance(value, (list, tuple)):
             return type(value)(self.value(v) for v in value)
         return value
+
+
+# -- personal data (module docstring, "Personal data") --------------------------------------------------------------
+_RRN_BODY = r"\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])"
+_DIGITS = re.compile(r"\d")
+#: ``(kind, pattern)`` in the order they are applied
+PII_PATTERNS: Tuple[Tuple[str, "re.Pattern[str]"], ...] = (
+    ("email", re.compile(r"(?<![\w.%+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)+"
+                         r"[A-Za-z]{2,}(?![A-Za-z0-9])")),
+    ("rrn", re.compile(r"(?<![\d-])" + _RRN_BODY + r"(?:\s?[-\u2013]\s?)?[1-8](?:\d{6}|\*{6})(?![\d*])")),
+    ("card", re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])|(?<![\d-])\d{4}[ -]\d{2}[\d*]{2}[ -][\d*]{4}[ -]\d{4}"
+                        r"(?![\d-])")),
+    ("phone", re.compile(
+        r"(?<![\d+])\+82[ -.]?\(?0?\)?(?:1[016789]|2|[3-6][1-5]|70)[ -.)]{0,2}\d{3,4}[ -.]?\d{4}(?!\d)"
+        r"|(?<![\d-])01[016789][ -.]?\d{3,4}[ -.]?\d{4}(?![\d-])"
+        r"|(?<![\d-])(?:\(0(?:2|[3-6][1-5])\)\s?|0(?:2|[3-6][1-5]|70|50[2-8]|80)[-.)]\s?)\d{3,4}[-. ]\d{4}(?![\d-])"
+        r"|(?<![\w+])\+[1-9]\d{0,2}(?:[ -.]?\(?\d{1,4}\)?){2,5}(?![\d-])")),
+    ("account", re.compile(r"(?<![\d-])\d{2,6}(?:-\d{2,7}){2,3}(?![\d-])"
+                           r"|(?i:계좌번호|계좌|입금|송금|이체|account|acct)[^\d\n]{0,15}\d{10,14}(?!\d)")),
+)
+PII_KINDS: Tuple[str, ...] = tuple(k for k, _ in PII_PATTERNS)
+_KEYWORD_NUMBER = re.compile(r"\d{10,14}$")
+
+
+def luhn_valid(digits: str) -> bool:
+    """The Luhn check of a card number (``digits``: the digits only)."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _accept(kind: str, found: str) -> bool:
+    """Whether a match of ``kind``'s pattern is that kind (the checks a regular expression cannot make)."""
+    n = len(_DIGITS.findall(found))
+    if kind == "card":
+        if "*" in found:
+            return n >= 8
+        return 13 <= n <= 19 and luhn_valid("".join(_DIGITS.findall(found)))
+    if kind == "phone" and found.startswith("+"):
+        return 8 <= n <= 15
+    if kind == "account" and found[0].isdigit():
+        return 10 <= n <= 14
+    return True
+
+
+#: text that may hold personal data: an ``@``, or 7+ digits (with separators) in a row; other text is passed over
+_MAY_HOLD = re.compile(r"@|\d[\d \-.()*]{5,}\d")
+_MEMO_SIZE = 4096
+
+
+class PiiRedactor:
+    """Replaces personal data (:data:`PII_PATTERNS`) in text about to be written by ``[kind]``; ``counts`` says how
+    many of each kind it replaced so far.  A text seen before (retrieved contexts repeat across traces) is not
+    searched again: the result of the last :data:`_MEMO_SIZE` distinct long texts is kept, and counted again."""
+
+    __slots__ = ("counts", "_memo")
+
+    def __init__(self) -> None:
+        self.counts: dict = {}
+        self._memo: dict = {}
+
+    def text(self, text: Optional[str]) -> Optional[str]:
+        """``text`` with personal data replaced (``None`` stays ``None``)."""
+        if not text or _MAY_HOLD.search(text) is None:
+            return text
+        hit = self._memo.get(text)
+        if hit is None:
+            found: dict = {}
+            out = text
+            for kind, pattern in PII_PATTERNS:
+                out = pattern.sub(lambda m, k=kind: self._replace(k, m, found), out)
+            hit = (out, found)
+            if len(text) > 200:
+                if len(self._memo) >= _MEMO_SIZE:
+                    self._memo.pop(next(iter(self._memo)))
+                self._memo[text] = hit
+        for kind, n in hit[1].items():
+            self.counts[kind] = self.counts.get(kind, 0) + n
+        return hit[0]
+
+    @staticmethod
+    def _replace(kind: str, m: "re.Match[str]", found: dict) -> str:
+        text = m.group(0)
+        if not _accept(kind, text):
+            return text
+        found[kind] = found.get(kind, 0) + 1
+        if kind == "account" and not text[0].isdigit():  # a keyword, then the number: keep the keyword
+            number = _KEYWORD_NUMBER.search(text)
+            return text[:number.start()] + "[account]" if number else text
+        return f"[{kind}]"
+
+    def value(self, value: Any) -> Any:
+        """A copy of a JSON-like ``value`` with every string value (not the keys) passed through :meth:`text`."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {k: self.value(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.value(v) for v in value)
+        return value
+
+
+def redact_pii(text: Optional[str]) -> Optional[str]:
+    """``text`` with personal data replaced (:class:`PiiRedactor`)."""
+    return PiiRedactor().text(text)

@@ -226,7 +226,7 @@ def review_cells(records: List[Dict[str, Any]]) -> List[List[str]]:
         rows.append([r["query_id"], "pending", r.get("type", ""), r["question"], r.get("ground_truth", ""),
                      json.dumps(r.get("evidence", []), ensure_ascii=False), " ".join(r.get("relevant_doc_ids", [])),
                      "" if g.get("overlap") is None else f"{g['overlap']:.3f}", " ".join(g.get("anchors", [])),
-                     _check_text(g), ""])
+                     _check_text(g), g.get("to_reviewer", "")])
     return rows
 
 

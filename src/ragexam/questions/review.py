@@ -33,6 +33,13 @@ in the browser (``ragexam serve --review qa.jsonl``, docs/serve.md), which write
   Rescued questions follow the set's questions, in sheet order.
 * a row whose ``query_id`` is not in the set (and that rescues nothing), or a ``query_id`` on two rows, is an
   error.
+* **out of corpus**: a ``type`` cell set to ``out_of_corpus`` (also ``ooc``, ``문서 밖``) makes an answerable question
+  one the documents do not answer: its evidence and relevant documents go, its answer becomes the decline
+  sentence (unless the reviewer wrote another) and it is checked again; an out-of-corpus question cannot be made
+  answerable in the sheet.  (Other ``type`` edits are ignored: the type is measured.)
+* a question with ``metadata.generation.verified: false`` -- a traced question whose evidence was not found
+  (``ragexam traces sample``) -- is checked even when unedited: kept without evidence, it is refused naming its
+  line, until the reviewer gives its evidence, makes it out of corpus, or rejects it.
 
 The sheet is read as UTF-8 (with or without BOM), else as CP949 (what Korean Excel writes) with a note.
 :class:`ReviewSheet` changes one row at a time under a file lock, re-reading the sheet each time and
@@ -69,6 +76,8 @@ STATUS_WORDS: Dict[str, Tuple[str, ...]] = {
 }
 _STATUS_OF = {w: status for status, words in STATUS_WORDS.items() for w in words}
 _EDITABLE = ("question", "ground_truth", "evidence")
+#: ``type`` cells that make a question out of corpus (:func:`_out_of_corpus`)
+_OOC_WORDS = ("out_of_corpus", "out-of-corpus", "ooc", "문서 밖", "문서밖", "범위 밖")
 #: the column naming a rescued candidate (its ``cid`` in the rejects file)
 RESCUE_COLUMN = "candidate"
 #: the cells a decision sets; a row's version is a hash of them
@@ -645,10 +654,10 @@ def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[
             counts["pending_dropped"] += 1
             continue
         rec = json.loads(json.dumps(rec))  # a copy
-        changes = _changes(rec, row, file, line)
+        changes = _changes(rec, row, file, line, (rs.card.get("corpus") or {}).get("language"))
         kept.append((line, rec, sorted(changes), status, row))
     for line, rec, changes, _, row in kept:
-        if changes or row.get(RESCUE_COLUMN, "").strip():
+        if changes or row.get(RESCUE_COLUMN, "").strip() or _unverified(rec):
             _recheck(rs, rec, changes, kept, file, line)
     out_records = []
     for line, rec, changes, status, row in kept:
@@ -692,7 +701,42 @@ def _rescued_record(rs: ReviewSet, row: Mapping[str, str]) -> Dict[str, Any]:
     return rec
 
 
-def _changes(rec: Dict[str, Any], row: Mapping[str, Any], file: str, line: int) -> Dict[str, Any]:
+def _unverified(rec: Mapping[str, Any]) -> bool:
+    """A question whose evidence nobody found yet (``metadata.generation.verified: false``: a traced question whose
+    evidence was not located, :mod:`ragexam.questions.traces_sample`): checked at apply even when unedited."""
+    return rec.get("metadata", {}).get("generation", {}).get("verified") is False
+
+
+def _out_of_corpus(rec: Dict[str, Any], row: Mapping[str, Any], language: Optional[str], file: str,
+                   line: int) -> bool:
+    """Make ``rec`` an out-of-corpus question when the reviewer set its ``type`` cell to ``out_of_corpus`` (also
+    ``ooc``, ``문서 밖``): not answerable, no evidence nor relevant documents, the decline sentence as its answer
+    (unless the reviewer wrote another).  True when it changed."""
+    from ragexam.questions.output import DECLINE
+
+    cell = str(row.get("type", "") or "").strip().lower()
+    if cell not in _OOC_WORDS:
+        if cell and not rec.get("answerable", True) and cell not in _OOC_WORDS:
+            raise InputError(f"received {cell!r} for an out-of-corpus question; an out-of-corpus question cannot be "
+                             "made answerable in the sheet (reject it instead)", source=file, line=line, field="type")
+        return False
+    if not rec.get("answerable", True):
+        return False
+    old = str(rec.get("ground_truth", "") or "").strip()
+    cell_answer = str(row.get("ground_truth", "") or "").strip()
+    rec.update(answerable=False, type="out_of_corpus",
+               ground_truth=cell_answer if cell_answer and cell_answer != old else DECLINE.get(language or "ko",
+                                                                                               DECLINE["en"]))
+    rec.pop("evidence", None)
+    rec.pop("relevant_doc_ids", None)
+    g = rec.setdefault("metadata", {}).setdefault("generation", {})
+    g["converted"] = "out_of_corpus"
+    g.pop("verified", None)
+    return True
+
+
+def _changes(rec: Dict[str, Any], row: Mapping[str, Any], file: str, line: int,
+             language: Optional[str] = None) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for name in _EDITABLE:
         if name not in row:
@@ -704,6 +748,10 @@ def _changes(rec: Dict[str, Any], row: Mapping[str, Any], file: str, line: int) 
                 out[name] = new
         elif cell.strip() != str(rec.get(name, "") or "").strip():
             out[name] = cell.strip()
+    if _out_of_corpus(rec, row, language, file, line):
+        out.pop("evidence", None)
+        out["type"] = "out_of_corpus"
+        out["ground_truth"] = rec["ground_truth"]
     rec.update(out)
     return out
 
@@ -714,9 +762,14 @@ def _recheck(rs: ReviewSet, rec: Dict[str, Any], changes: List[str], kept: Seque
     :class:`InputError` naming the sheet's line and the failing column when a check fails."""
     from ragexam.questions import measure as M
 
+    g = rec.get("metadata", {}).get("generation", {})
+    if _unverified(rec) and rec.get("answerable", True) and not rec.get("evidence"):
+        raise InputError("this question has no evidence yet (its evidence was not found in the traced contexts); "
+                         "paste the sentence that answers it from the document into the evidence cell, set its type "
+                         "to out_of_corpus if the documents do not answer it, or reject it", source=file, line=line,
+                         field="evidence")
     facts = rs.corpus_facts()
     others = [(r["query_id"], M.bigrams(r.get("question", ""))) for _, r, *_ in kept if r is not rec]
-    g = rec.get("metadata", {}).get("generation", {})
     rep = run_candidate_checks(rec.get("question", ""), rec.get("ground_truth", ""), rec.get("evidence") or [],
                                answerable=rec.get("answerable", True),
                                kind=g.get("kind") or rec.get("type") or "meaning",
@@ -730,3 +783,5 @@ def _recheck(rs: ReviewSet, rec: Dict[str, Any], changes: List[str], kept: Seque
         raise InputError(f"{what} is refused: {rep.problem()}; fix the row or reject it", source=file, line=line,
                          field=column)
     checked_record(rec, rep, list(changes) + (["evidence"] if g.get("rescued") else []))
+    if _unverified(rec):
+        g["verified"] = True

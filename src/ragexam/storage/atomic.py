@@ -20,11 +20,11 @@ import secrets
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Optional, Sequence, Union
+from typing import IO, Iterator, Optional, Sequence, Union
 
 from ragexam.errors import InputError
 
-__all__ = ["folder_writer", "check_replaceable", "FOLDER_FILES", "pid_alive"]
+__all__ = ["folder_writer", "file_writer", "StreamedFile", "check_replaceable", "FOLDER_FILES", "pid_alive"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -145,3 +145,39 @@ def folder_writer(directory: PathLike, kind: str) -> Iterator[Path]:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+class StreamedFile:
+    """The file :func:`file_writer` yields: ``write(text)``, and ``discard()`` to leave nothing behind."""
+
+    def __init__(self, fh: IO[str]) -> None:
+        self._fh = fh
+        self.keep = True
+
+    def write(self, text: str) -> None:
+        self._fh.write(text)
+
+    def discard(self) -> None:
+        self.keep = False
+
+
+@contextmanager
+def file_writer(path: PathLike) -> Iterator[StreamedFile]:
+    """Yield a text file (UTF-8, ``\\n`` line ends) to stream lines into; it is written to a temporary sibling
+    (``.NAME.ragexam-tmp-PID-…``) and renamed onto ``path`` when the block ends without an error; on an error, or
+    when the block calls :meth:`StreamedFile.discard`, nothing is left and ``path`` is untouched."""
+    target = Path(path).expanduser()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}{_TMP}{os.getpid()}-{secrets.token_hex(3)}")
+    fh = open(tmp, "w", encoding="utf-8", newline="\n")
+    out = StreamedFile(fh)
+    try:
+        yield out
+        fh.close()
+        if out.keep:
+            os.replace(tmp, target)
+    finally:
+        if not fh.closed:
+            fh.close()
+        if tmp.exists():
+            tmp.unlink()

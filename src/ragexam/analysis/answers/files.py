@@ -10,9 +10,15 @@ Answers file (JSON Lines, UTF-8, one object per line)::
     k            int, optional: how many top chunks the generator was given
     error        str, optional: why there is no answer
     human        object, optional: human labels for this answer (see :mod:`ragexam.analysis.judging.agreement`)
+    question     str, optional: the question as it was asked (answers imported from production traces, whose
+                 query_id is the trace id and not a question of a QA set)
+    trace        object, optional: what the trace recorded -- source, trace id, timestamp, latency, model,
+                 tokens, hashed user and session, tags, feedback, the retrieved documents' ids, ranks and
+                 scores (:mod:`ragexam.data.traces.meta`; written by ``ragexam traces import``)
     note, model, ...  anything else is kept in ``metadata``
 
-A (pipeline, query_id) pair may appear once.  ``ragexam answer`` writes this format; the bundled
+A (pipeline, query_id) pair may appear once.  ``question`` and ``trace`` were added with ``ragexam traces import``;
+files without them read as before.  ``ragexam answer`` writes this format; the bundled
 ``it_helpdesk`` set ships hand-written answers in it (``--answers it_helpdesk``).
 
 The run folder an answer set came from is read by :func:`ragexam.storage.runfolder.read_run_folder`;
@@ -24,18 +30,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+from ragexam.data.traces.meta import TraceMeta
 from ragexam.errors import InputError
 from ragexam.storage.runfolder import RunData
 
-__all__ = ["AnswerRecord", "load_answers", "write_answers", "run_contexts", "legacy_rechunked_contexts",
+__all__ = ["AnswerRecord", "load_answers", "iter_answers", "write_answers", "run_contexts", "legacy_rechunked_contexts",
            "corpus_of_run", "NO_PIPELINE", "answers_for_report"]
 
 PathLike = Union[str, Path]
 #: the pipeline name shown for answers that name none
 NO_PIPELINE = "(answers)"
-_KNOWN = ("query_id", "answer", "pipeline", "contexts", "context_ids", "k", "error", "human")
+_KNOWN = ("query_id", "answer", "pipeline", "contexts", "context_ids", "k", "error", "human", "question", "trace")
 
 
 @dataclass(frozen=True)
@@ -52,9 +59,13 @@ class AnswerRecord:
     human: Optional[Dict[str, Any]] = None
     metadata: Dict[str, Any] = field(default_factory=dict, compare=False)
     line: Optional[int] = field(default=None, compare=False)
+    question: Optional[str] = None
+    trace: Optional[TraceMeta] = None
 
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {"query_id": self.query_id, "pipeline": self.pipeline, "answer": self.answer}
+        if self.question is not None:
+            out["question"] = self.question
         if self.contexts is not None:
             out["contexts"] = list(self.contexts)
         if self.context_ids is not None:
@@ -65,6 +76,8 @@ class AnswerRecord:
             out["error"] = self.error
         if self.human is not None:
             out["human"] = self.human
+        if self.trace is not None:
+            out["trace"] = self.trace.to_dict()
         out.update(self.metadata)
         return out
 
@@ -79,84 +92,106 @@ def _str_list(v: Any, source: str, line: int, name: str) -> Tuple[str, ...]:
 def load_answers(path: PathLike) -> List[AnswerRecord]:
     """Read an answers file (or the bundled ``it_helpdesk`` answers) strictly: the first problem
     raises :class:`~ragexam.errors.InputError` naming file, line and field."""
+    return list(iter_answers(path))
+
+
+def iter_answers(path: PathLike) -> Iterator[AnswerRecord]:
+    """The records of an answers file one at a time, read as :func:`load_answers` reads them (a file of
+    100,000 imported traces is not held in memory); an empty file is an error once the end is reached."""
     from ragexam.data.datasets import resolve
-    from ragexam.llm import safejson
 
     p = resolve(path, "answers")
     source = str(p)
     try:
-        text = p.read_bytes().decode("utf-8")
+        fh = open(p, "rb")
     except OSError as err:
         raise InputError(f"cannot read the answers file: {err.strerror or err}", source=source) from None
-    except UnicodeDecodeError as err:
-        raise InputError(f"not valid UTF-8 (byte {err.start}); save the file as UTF-8", source=source) from None
-    out: List[AnswerRecord] = []
     seen: Dict[Tuple[Optional[str], str], int] = {}
-    for lineno, raw in enumerate(text.split("\n"), 1):
-        if not raw.strip():
-            continue
-        try:
-            obj = safejson.loads(raw)
-        except json.JSONDecodeError as err:
-            raise InputError(f"invalid JSON at column {err.colno}: {err.msg}; expected one JSON object per "
-                             "line", source=source, line=lineno) from None
-        except ValueError as err:  # nested too deep (never a RecursionError)
-            raise InputError(f"invalid JSON: {err}", source=source, line=lineno) from None
-        bad = safejson.unencodable(obj) if safejson.may_hold_surrogates(raw) else None
-        if bad is not None:  # a lone surrogate: no file can hold it
-            raise InputError(f"holds {bad[1]}: {safejson.SURROGATE_HELP}", source=source, line=lineno, field=bad[0])
-        if not isinstance(obj, dict):
-            raise InputError(f"received a JSON {type(obj).__name__}; expected an object like "
-                             '{"query_id": ..., "answer": ...}', source=source, line=lineno)
-        qid = obj.get("query_id")
-        if not isinstance(qid, str) or not qid.strip():
-            raise InputError(f"received {json.dumps(qid, ensure_ascii=False)}; expected a non-empty string",
-                             source=source, line=lineno, field="query_id")
-        error = obj.get("error")
-        if error is not None and not isinstance(error, str):
-            raise InputError("expected a string", source=source, line=lineno, field="error")
-        answer = obj.get("answer")
-        if answer is None and error is None:
-            raise InputError("is missing; expected the answer text (or null together with an 'error' "
-                             "field saying why there is none)", source=source, line=lineno, field="answer")
-        if answer is not None and not isinstance(answer, str):
-            raise InputError(f"received a {type(answer).__name__}; expected a string", source=source,
-                             line=lineno, field="answer")
-        pipeline = obj.get("pipeline")
-        if pipeline is not None and (not isinstance(pipeline, str) or not pipeline.strip()):
-            raise InputError("expected a non-empty string (or leave the field out)", source=source,
-                             line=lineno, field="pipeline")
-        contexts = _str_list(obj["contexts"], source, lineno, "contexts") if obj.get("contexts") is not None else None
-        cids = (_str_list(obj["context_ids"], source, lineno, "context_ids")
-                if obj.get("context_ids") is not None else None)
-        if cids is not None and contexts is None:
-            raise InputError("has context_ids but no contexts; ragexam grades the texts an answer was generated from, "
-                             "so give them as 'contexts' (a list of strings, one per id), or drop context_ids and "
-                             "pass --run DIR --pipeline NAME to take the run's retrieved chunks",
-                             source=source, line=lineno, field="context_ids")
-        if contexts is not None and cids is not None and len(contexts) != len(cids):
-            raise InputError(f"has {len(cids)} ids for {len(contexts)} contexts; expected one id per context",
-                             source=source, line=lineno, field="context_ids")
-        k = obj.get("k")
-        if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-            raise InputError(f"received {k!r}; expected an integer >= 1", source=source, line=lineno, field="k")
-        human = obj.get("human")
-        if human is not None and not isinstance(human, dict):
-            from ragexam.metrics.judge.registry import label_example
-
-            raise InputError(f"expected an object such as {label_example()}", source=source, line=lineno,
-                             field="human")
-        key = (pipeline, qid)
-        if key in seen:
-            what = f"query_id {qid!r}" + (f" with pipeline {pipeline!r}" if pipeline else "")
-            raise InputError(f"{what} already appeared on line {seen[key]}; expected one answer per question "
-                             "and pipeline", source=source, line=lineno, field="query_id")
-        seen[key] = lineno
-        meta = {k2: v for k2, v in obj.items() if k2 not in _KNOWN}
-        out.append(AnswerRecord(qid, answer, pipeline, contexts, cids, k, error, human, meta, lineno))
-    if not out:
+    n = 0
+    with fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise InputError(f"not valid UTF-8 (byte {err.start} of the line); save the file as UTF-8",
+                                 source=source, line=lineno) from None
+            if not text.strip():
+                continue
+            rec = _record(text, source, lineno)
+            key = (rec.pipeline, rec.query_id)
+            if key in seen:
+                what = f"query_id {rec.query_id!r}" + (f" with pipeline {rec.pipeline!r}" if rec.pipeline else "")
+                raise InputError(f"{what} already appeared on line {seen[key]}; expected one answer per question "
+                                 "and pipeline", source=source, line=lineno, field="query_id")
+            seen[key] = lineno
+            n += 1
+            yield rec
+    if not n:
         raise InputError("the file has no answers; expected one JSON object per line", source=source)
-    return out
+
+
+def _record(raw: str, source: str, lineno: int) -> AnswerRecord:
+    """One line of an answers file, checked field by field."""
+    from ragexam.llm import safejson
+
+    try:
+        obj = safejson.loads(raw)
+    except json.JSONDecodeError as err:
+        raise InputError(f"invalid JSON at column {err.colno}: {err.msg}; expected one JSON object per "
+                         "line", source=source, line=lineno) from None
+    except ValueError as err:  # nested too deep (never a RecursionError)
+        raise InputError(f"invalid JSON: {err}", source=source, line=lineno) from None
+    bad = safejson.unencodable(obj) if safejson.may_hold_surrogates(raw) else None
+    if bad is not None:  # a lone surrogate: no file can hold it
+        raise InputError(f"holds {bad[1]}: {safejson.SURROGATE_HELP}", source=source, line=lineno, field=bad[0])
+    if not isinstance(obj, dict):
+        raise InputError(f"received a JSON {type(obj).__name__}; expected an object like "
+                         '{"query_id": ..., "answer": ...}', source=source, line=lineno)
+    qid = obj.get("query_id")
+    if not isinstance(qid, str) or not qid.strip():
+        raise InputError(f"received {json.dumps(qid, ensure_ascii=False)}; expected a non-empty string",
+                         source=source, line=lineno, field="query_id")
+    error = obj.get("error")
+    if error is not None and not isinstance(error, str):
+        raise InputError("expected a string", source=source, line=lineno, field="error")
+    answer = obj.get("answer")
+    if answer is None and error is None:
+        raise InputError("is missing; expected the answer text (or null together with an 'error' "
+                         "field saying why there is none)", source=source, line=lineno, field="answer")
+    if answer is not None and not isinstance(answer, str):
+        raise InputError(f"received a {type(answer).__name__}; expected a string", source=source,
+                         line=lineno, field="answer")
+    pipeline = obj.get("pipeline")
+    if pipeline is not None and (not isinstance(pipeline, str) or not pipeline.strip()):
+        raise InputError("expected a non-empty string (or leave the field out)", source=source,
+                         line=lineno, field="pipeline")
+    contexts = _str_list(obj["contexts"], source, lineno, "contexts") if obj.get("contexts") is not None else None
+    cids = (_str_list(obj["context_ids"], source, lineno, "context_ids")
+            if obj.get("context_ids") is not None else None)
+    if cids is not None and contexts is None:
+        raise InputError("has context_ids but no contexts; ragexam grades the texts an answer was generated from, "
+                         "so give them as 'contexts' (a list of strings, one per id), or drop context_ids and "
+                         "pass --run DIR --pipeline NAME to take the run's retrieved chunks",
+                         source=source, line=lineno, field="context_ids")
+    if contexts is not None and cids is not None and len(contexts) != len(cids):
+        raise InputError(f"has {len(cids)} ids for {len(contexts)} contexts; expected one id per context",
+                         source=source, line=lineno, field="context_ids")
+    k = obj.get("k")
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
+        raise InputError(f"received {k!r}; expected an integer >= 1", source=source, line=lineno, field="k")
+    human = obj.get("human")
+    if human is not None and not isinstance(human, dict):
+        from ragexam.metrics.judge.registry import label_example
+
+        raise InputError(f"expected an object such as {label_example()}", source=source, line=lineno,
+                         field="human")
+    question = obj.get("question")
+    if question is not None and (not isinstance(question, str) or not question.strip()):
+        raise InputError("expected the question's text (or leave the field out)", source=source, line=lineno,
+                         field="question")
+    trace = TraceMeta.from_dict(obj["trace"], source=source, line=lineno) if obj.get("trace") is not None else None
+    meta = {k2: v for k2, v in obj.items() if k2 not in _KNOWN}
+    return AnswerRecord(qid, answer, pipeline, contexts, cids, k, error, human, meta, lineno, question, trace)
 
 
 def write_answers(records: Sequence[AnswerRecord], path: PathLike) -> Path:

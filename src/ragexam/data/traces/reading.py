@@ -1,0 +1,309 @@
+"""Reading export files into traces, streamed, in bounded memory.
+
+Files
+-----
+A file is JSON Lines (one record per line, streamed), one JSON document (an array of records, an API page
+``{"data": [...]}``, or one OTLP request; read whole), or Parquet (``.parquet``, read in batches of rows); any of
+them may be gzip-compressed (``.gz``).  A line that is not JSON is counted (``unreadable_json``) and skipped; a
+line that is not valid UTF-8 is read with the bad bytes replaced and its trace is skipped as ``non_utf8_text``
+(:mod:`.mapping`); so is a record holding a lone surrogate escape (``\\ud800``).
+
+Formats
+-------
+``--format auto`` takes each file's format from its first record that one of the readers recognizes (OTLP, then
+Phoenix, then Langfuse: :func:`detect_format`); records of another format later in that file are counted
+(``other_format``).  ``--format langfuse|phoenix|otel`` reads every file as that format.
+
+Grouping spans into traces
+--------------------------
+The spans of one trace may be anywhere in the files (exports are ordered by time, not by trace), so a trace is
+complete only when every file has been read.  :class:`TraceGroups` holds spans by trace id (after
+:func:`ragexam.data.traces.mapping.extract` dropped their payloads) until they hold ``memory_chars`` characters of
+text; past that it moves them to :data:`BUCKETS` files on disk by a hash of the trace id (``spill_dir``) and
+reads one bucket at a time at the end.  Traces come out in the order of their first span in the input either way
+(with buckets, each bucket's traces are in that order and :func:`merge_ordered` merges the buckets).  A span seen
+twice (the same span id in the same role: an export written twice) is counted (``duplicate_span``) and not used
+again.
+"""
+
+from __future__ import annotations
+
+import gzip
+import heapq
+import json
+import os
+import pickle
+import tempfile
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+
+from ragexam.data.traces import langfuse, otel, phoenix
+from ragexam.data.traces.meta import Feedback
+from ragexam.data.traces.spans import Span, Unreadable
+from ragexam.errors import InputError
+
+__all__ = ["FORMATS", "LINE_REASONS", "ReadStats", "detect_format", "read_spans", "TraceGroups", "merge_ordered",
+           "BUCKETS", "MEMORY_CHARS"]
+
+#: the export formats and their readers, in the order ``auto`` tries them
+FORMATS = {"otel": otel, "phoenix": phoenix, "langfuse": langfuse}
+#: what is wrong with a record (not a trace) -> (Korean, English)
+LINE_REASONS: Dict[str, Tuple[str, str]] = {
+    "unreadable_json": ("JSON으로 읽을 수 없는 줄", "lines that are not JSON"),
+    "unrecognized_record": ("형식을 알 수 없는 레코드", "records of no known export format"),
+    "other_format": ("파일의 형식과 다른 레코드", "records of another format than the file's"),
+    "span_without_ids": ("trace/span id가 없는 스팬", "spans without a trace or span id"),
+    "duplicate_span": ("중복 스팬 (두 번째는 무시)", "spans seen twice (the second one ignored)"),
+    "orphan_annotation": ("스팬을 찾지 못한 평가", "annotations of spans that are not in the export"),
+}
+BUCKETS = 64
+#: characters of text held in memory before spans go to bucket files
+MEMORY_CHARS = 16_000_000
+_EXAMPLES = 5
+
+
+@dataclass
+class ReadStats:
+    """What reading found: per file its format, records and spans, problems by reason with a few examples
+    (``file:line``), and whether the spans went to disk."""
+
+    files: List[Tuple[str, str]] = field(default_factory=list)
+    records: int = 0
+    spans: int = 0
+    reasons: Counter = field(default_factory=Counter)
+    examples: Dict[str, List[str]] = field(default_factory=dict)
+    spilled: bool = False
+
+    def count(self, reason: str, where: str) -> None:
+        self.reasons[reason] += 1
+        ex = self.examples.setdefault(reason, [])
+        if len(ex) < _EXAMPLES:
+            ex.append(where)
+
+
+def detect_format(obj: Any) -> Optional[str]:
+    """The format whose reader recognizes ``obj`` (``otel``, ``phoenix``, ``langfuse``), else ``None``."""
+    for name, reader in FORMATS.items():
+        if reader.detect(obj):
+            return name
+    return None
+
+
+def _open(path: Path) -> IO[bytes]:
+    raw = open(path, "rb")
+    if path.suffix == ".gz":
+        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+    return raw
+
+
+def _parse(raw: bytes, where: str, stats: ReadStats) -> Optional[Tuple[Any, bool]]:
+    from ragexam.llm import safejson
+
+    bad = False
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text, bad = raw.decode("utf-8", errors="replace"), True
+    try:  # the readers walk a record to a fixed depth only, so a deep one needs no depth check (safejson)
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
+        stats.count("unreadable_json", where)
+        return None
+    if not bad and safejson.may_hold_surrogates(text) and safejson.unencodable(obj) is not None:
+        bad = True
+    return obj, bad
+
+
+def _records(value: Any) -> List[Any]:
+    """The records of a JSON document or line: the items of an array or of an API page's ``data``; the value itself
+    otherwise (an empty array or page is one record, of no known format: it is counted, not passed over)."""
+    if isinstance(value, list) and value:
+        return value
+    if isinstance(value, dict) and isinstance(value.get("data"), list) and value["data"] and not otel.detect(value):
+        return value["data"]
+    return [value]
+
+
+def _iter_file(path: Path, stats: ReadStats) -> Iterator[Tuple[str, Any, bool]]:
+    """``(where, record, bad_text)`` of every record of one file (module docstring, "Files")."""
+    name = str(path)
+    if path.name.endswith((".parquet", ".parquet.gz")):
+        yield from _iter_parquet(path)
+        return
+    with _open(path) as fh:
+        first = b""
+        for first in fh:
+            if first.strip():
+                break
+        if not first.strip():
+            return
+        try:  # JSON Lines when the first line is a JSON value by itself
+            json.loads(first.decode("utf-8", errors="replace"))
+            parsed = True
+        except ValueError:
+            parsed = False
+        if not parsed:  # one JSON document over many lines
+            rest = first + fh.read()
+            got = _parse(rest, name, stats)
+            if got is not None:
+                for i, rec in enumerate(_records(got[0]), 1):
+                    yield f"{name}#{i}", rec, got[1]
+            return
+        lineno = 0
+        for lineno, raw in enumerate(_chain(first, fh), 1):
+            if raw.strip():
+                got = _parse(raw, f"{name}:{lineno}", stats)
+                if got is not None:
+                    for rec in _records(got[0]):
+                        yield f"{name}:{lineno}", rec, got[1]
+
+
+def _chain(first: bytes, rest: Iterable[bytes]) -> Iterator[bytes]:
+    yield first
+    yield from rest
+
+
+def _iter_parquet(path: Path) -> Iterator[Tuple[str, Any, bool]]:
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(_open(path) if path.suffix == ".gz" else str(path))
+    except Exception as err:  # pyarrow raises its own types for a file that is not Parquet
+        raise InputError(f"cannot read it as Parquet: {err}", source=str(path)) from None
+    row = 0
+    for batch in pf.iter_batches(batch_size=2048):
+        for rec in batch.to_pylist():
+            row += 1
+            yield f"{path}#row{row}", rec, False
+
+
+def read_spans(paths: Iterable[Union[str, Path]], fmt: str, stats: ReadStats) -> Iterator[Span]:
+    """Every span of the files, in file order (module docstring); problems are counted in ``stats``."""
+    if fmt != "auto" and fmt not in FORMATS:
+        raise InputError(f"received {fmt!r}; expected auto, {', '.join(FORMATS)}", source="--format", field="format")
+    seq = 0
+    for p in paths:
+        path = Path(p)
+        file_fmt = None if fmt == "auto" else fmt
+        for where, rec, bad in _iter_file(path, stats):
+            stats.records += 1
+            found = detect_format(rec) if file_fmt is None else (file_fmt if FORMATS[file_fmt].detect(rec) else None)
+            if found is None:
+                other = detect_format(rec) if file_fmt is not None else None
+                stats.count("other_format" if other else "unrecognized_record", where)
+                continue
+            file_fmt = found
+            for span in FORMATS[found].read(rec, where):
+                if isinstance(span, Unreadable):
+                    stats.count(span.reason, span.where)
+                    continue
+                seq += 1
+                span.seq, span.bad_text, span.source = seq, bad, found
+                stats.spans += 1
+                yield span
+        stats.files.append((str(path), file_fmt or "unrecognized"))
+
+
+class TraceGroups:
+    """Spans grouped by trace id in bounded memory (module docstring, "Grouping")."""
+
+    def __init__(self, stats: ReadStats, *, memory_chars: int = MEMORY_CHARS,
+                 spill_dir: Optional[Union[str, Path]] = None) -> None:
+        self.stats = stats
+        self.memory_chars = memory_chars
+        self.spill_dir = spill_dir
+        self.annotations: Dict[str, List[Feedback]] = {}
+        self._groups: Dict[str, List[Span]] = {}
+        self._seen: set = set()
+        self._chars = 0
+        self._tmp: Optional[tempfile.TemporaryDirectory] = None
+        self._buckets: List[IO[bytes]] = []
+
+    @property
+    def spilled(self) -> bool:
+        return bool(self._buckets)
+
+    def add(self, span: Span) -> None:
+        if span.role == "annotation":
+            self.annotations.setdefault(span.span_id, []).extend(span.feedback)
+            return
+        key = (span.trace_id, span.span_id, span.role)
+        if not self.spilled:  # with buckets, duplicates are found per bucket
+            if key in self._seen:
+                self.stats.count("duplicate_span", span.where)
+                return
+            self._seen.add(key)
+            self._groups.setdefault(span.trace_id, []).append(span)
+            self._chars += span.size
+            if self._chars > self.memory_chars:
+                self._spill()
+            return
+        pickle.dump(span, self._buckets[_bucket(span.trace_id)], protocol=pickle.HIGHEST_PROTOCOL)
+
+    def _spill(self) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="ragexam-traces-", dir=self.spill_dir)
+        self._buckets = [open(os.path.join(self._tmp.name, f"b{i:02d}"), "w+b") for i in range(BUCKETS)]
+        self.stats.spilled = True
+        for tid, spans in self._groups.items():
+            fh = self._buckets[_bucket(tid)]
+            for s in spans:
+                pickle.dump(s, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        self._groups, self._seen, self._chars = {}, set(), 0
+
+    def groups(self) -> Iterator[Tuple[int, int, str, List[Span]]]:
+        """``(bucket, first_seq, trace_id, spans)`` of every trace: in first-appearance order without buckets;
+        bucket by bucket (each in that order) with them."""
+        if not self.spilled:
+            for tid, spans in self._groups.items():
+                yield 0, spans[0].seq, tid, spans
+            return
+        try:
+            for i, fh in enumerate(self._buckets):
+                fh.flush()
+                fh.seek(0)
+                groups: Dict[str, List[Span]] = {}
+                seen: set = set()
+                while True:
+                    try:
+                        s = pickle.load(fh)
+                    except EOFError:
+                        break
+                    key = (s.span_id, s.role)
+                    if (s.trace_id, *key) in seen:
+                        self.stats.count("duplicate_span", s.where)
+                        continue
+                    seen.add((s.trace_id, *key))
+                    groups.setdefault(s.trace_id, []).append(s)
+                fh.close()
+                for tid, spans in groups.items():
+                    yield i, spans[0].seq, tid, spans
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        for fh in self._buckets:
+            if not fh.closed:
+                fh.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+
+def _bucket(trace_id: str) -> int:
+    return zlib.crc32(trace_id.encode("utf-8", "surrogatepass")) % BUCKETS
+
+
+def merge_ordered(parts: List[IO[str]], write: Callable[[str], Any]) -> None:
+    """Write the lines of ``parts`` (text files of ``SEQ<TAB>line`` lines, each sorted by ``SEQ``) in ``SEQ`` order,
+    without the ``SEQ``."""
+    def lines(fh: IO[str]) -> Iterator[Tuple[int, str]]:
+        fh.seek(0)
+        for line in fh:
+            seq, _, rest = line.partition("\t")
+            yield int(seq), rest
+
+    for _, rest in heapq.merge(*(lines(fh) for fh in parts), key=lambda x: x[0]):
+        write(rest)

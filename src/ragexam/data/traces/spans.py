@@ -1,0 +1,148 @@
+"""One span of a trace, as every export format is read into: :class:`Span`.
+
+A reader (:mod:`.langfuse`, :mod:`.phoenix`, :mod:`.otel`) turns each record of an export into spans with their
+vendor payloads (``input``, ``output``, ``documents``); :func:`ragexam.data.traces.mapping.extract` then takes
+the question, answer and documents out of the payloads and drops them, so a span held or spilled to disk while its
+trace is assembled carries only what the answers file needs.
+
+Roles (``role``): ``retrieval`` (a retriever or reranker), ``generation`` (a model call), ``span`` (anything
+else: chains, tools, agents), ``trace`` (a trace-level record: Langfuse's trace row), ``score`` (a feedback
+record of the trace) and ``annotation`` (feedback about one span, Phoenix's span annotations: matched to its
+trace by the span id).  ``kind`` is what the vendor called it (``RETRIEVER``, ``GENERATION``, ``gen_ai:chat``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, List, Optional, Tuple
+
+from ragexam.data.traces.meta import Feedback
+from ragexam.data.traces.values import Doc
+
+__all__ = ["Span", "Unreadable", "ROLES", "to_ns", "iso_of_ns", "pick_int", "pick_str"]
+
+ROLES = ("retrieval", "generation", "span", "trace", "score", "annotation")
+
+
+@dataclass(slots=True)
+class Span:
+    """A span (module docstring); times are Unix nanoseconds."""
+
+    trace_id: str
+    span_id: str
+    role: str
+    kind: str = ""
+    name: str = ""
+    parent_id: Optional[str] = None
+    start_ns: Optional[int] = None
+    end_ns: Optional[int] = None
+    input: Any = None
+    output: Any = None
+    query: Optional[str] = None
+    documents: Any = None
+    model: Optional[str] = None
+    tokens: Tuple[Optional[int], Optional[int], Optional[int]] = (None, None, None)
+    user: Optional[str] = None
+    session: Optional[str] = None
+    tags: Tuple[str, ...] = ()
+    feedback: Tuple[Feedback, ...] = ()
+    error: Optional[str] = None
+    latency_ms: Optional[float] = None
+    where: str = ""
+    bad_text: bool = False
+    seq: int = 0
+    source: str = ""
+    # filled by mapping.extract (the payloads above are then dropped)
+    question: Optional[str] = None
+    question_from: str = ""
+    answer: Optional[str] = None
+    answer_from: str = ""
+    docs: Optional[List[Doc]] = None
+    docs_from: str = ""
+    extracted: bool = field(default=False, repr=False)
+
+    @property
+    def size(self) -> int:
+        """Characters of text held (to bound what is kept in memory)."""
+        n = len(self.question or "") + len(self.answer or "")
+        for d in self.docs or ():
+            n += len(d.text or "") + 16
+        return n + 200
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A record of an export that holds no usable span: ``reason`` (a key of
+    :data:`ragexam.data.traces.reading.LINE_REASONS`), where it is and what was found."""
+
+    reason: str
+    where: str
+    detail: str = ""
+
+
+def to_ns(value: Any) -> Optional[int]:
+    """Unix nanoseconds of a timestamp as exports write them: an ISO 8601 string (``Z`` or an offset; no offset is
+    UTC), Langfuse's ``YYYY-MM-DD HH:MM:SS.ffffff`` (UTC), a :class:`datetime`, or a number/digit string of Unix
+    nanoseconds (OTLP's ``startTimeUnixNano``).  ``None`` for anything else."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if value == value else None
+    if isinstance(value, datetime):
+        dt = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+        return _ns(dt)
+    if isinstance(value, str):
+        s = value.strip()
+        if s.isdigit():
+            return int(s)
+        if not s:
+            return None
+        try:
+            dt = datetime.fromisoformat(s.replace(" ", "T", 1) if len(s) > 10 and s[10] == " " else s)
+        except ValueError:
+            return None
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=timezone.utc)
+        return _ns(dt)
+    if hasattr(value, "value") and isinstance(getattr(value, "value"), int):  # pandas Timestamp
+        return int(value.value)
+    return None
+
+
+def _ns(dt: datetime) -> int:
+    delta = dt - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return (delta.days * 86400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
+
+
+def iso_of_ns(ns: int) -> str:
+    """``YYYY-MM-DDTHH:MM:SS.ffffffZ`` (UTC, microseconds) of Unix nanoseconds."""
+    sec, rest = divmod(ns, 1_000_000_000)
+    dt = datetime.fromtimestamp(sec, tz=timezone.utc)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S") + f".{rest // 1000:06d}Z"
+
+
+def pick_int(*values: Any) -> Optional[int]:
+    """The first value that is a non-negative integer (or a digit string)."""
+    for v in values:
+        if isinstance(v, bool) or v is None:
+            continue
+        if isinstance(v, int) and v >= 0:
+            return v
+        if isinstance(v, float) and v.is_integer() and v >= 0:
+            return int(v)
+        if isinstance(v, str) and v.strip().isdigit():
+            return int(v)
+    return None
+
+
+def pick_str(*values: Any) -> Optional[str]:
+    """The first value that is a non-blank string (numbers as text)."""
+    for v in values:
+        if isinstance(v, str) and v.strip():
+            return v
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return str(v)
+    return None
