@@ -73,15 +73,15 @@ def validate_cmd(
     qa: Optional[str] = typer.Option(None, "--qa", help="QA file (JSONL) or a bundled dataset name."),
     ignore_punctuation: bool = typer.Option(False, "--ignore-punctuation", help="Ignore punctuation when matching "
                                                                                 "evidence strings."),
-    json_out: JsonOut = False, split: Split = None,
+    json_out: JsonOut = False, split: Split = None, relevance: Relevance = None,
 ) -> None:
-    """Check a corpus and a QA set; print every problem and a count by kind.
+    """Check a corpus and a QA set; print every problem, a count by kind, and what `ragexam run` would grade.
 
-    Exits 1 if any error-level problem was found, 0 otherwise (warnings allowed).
+    Exits 1 if any error-level problem was found (also: the run would refuse), 0 otherwise (warnings allowed).
     """
     from ragexam.api import validate
 
-    report = validate(corpus, qa, ignore_punctuation=ignore_punctuation, split=split)
+    report = validate(corpus, qa, ignore_punctuation=ignore_punctuation, split=split, relevance=relevance)
     if json_out:
         print_json(report.to_dict())
     else:
@@ -327,6 +327,9 @@ def compare_cmd(
     miss_k: Optional[int] = typer.Option(None, "--miss-k", help="Found/missed cutoff for the flipped questions "
                                                                 "(default: run A's miss_k)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the bootstrap (default: run A's seed)."),
+    allow_grading_change: bool = typer.Option(False, "--allow-grading-change", help="Compare runs graded under "
+                                              "different relevance rules or question sets; the differences then "
+                                              "include the change of grading (refused otherwise)."),
     history: HistoryOpt = None, json_out: JsonOut = False,
 ) -> None:
     """Per-metric differences B − A on the shared questions (paired bootstrap CI, randomization p, Holm)
@@ -334,7 +337,7 @@ def compare_cmd(
     from ragexam.api import compare
 
     res = compare(run_a, run_b, history=history, pipeline=pipeline, pipeline_b=pipeline_b,
-                  metrics=commas(metric), miss_k=miss_k, seed=seed)
+                  metrics=commas(metric), miss_k=miss_k, seed=seed, allow_grading_change=allow_grading_change)
     if json_out:
         return print_json(res.to_dict())
     from ragexam.report.console import print_comparison
@@ -381,13 +384,14 @@ def main(argv: Optional[List[str]] = None) -> None:
     """Console-script entry point."""
     import warnings
 
-    from ragexam.errors import RagexamError
+    from ragexam.errors import RagexamError, speaking_to
 
     global _python_warning
     if warnings.showwarning is not _show_warning:
         _python_warning, warnings.showwarning = warnings.showwarning, _show_warning
     try:
-        app(args=argv, prog_name="ragexam")
+        with speaking_to("cli"):  # a fix is named as a flag or a command, not as a Python keyword
+            app(args=argv, prog_name="ragexam")
     except RagexamError as err:
         from rich.console import Console
         from rich.text import Text

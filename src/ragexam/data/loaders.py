@@ -118,10 +118,18 @@ class _Record:
         return dict(v)
 
     def metadata(self, known: Tuple[str, ...]) -> Dict[str, object]:
+        from ragexam.data.gradability import similar_field
+
         meta = self.obj_field("metadata")
         for k, v in self.obj.items():
             if k in known:
                 continue
+            like = similar_field(k, known)
+            if like is not None:
+                present = " (the record also has it)" if like in self.obj else ""
+                self.col.add("unknown_field", f"unknown field {k!r} looks like {like!r}{present}; it is kept in "
+                             f"metadata and not read as {like}. Did you mean {like!r}? Rename the field",
+                             file=self.file, line=self.line, field=k)
             if k in meta and meta[k] != v:
                 self.report("field_conflict", k, f"unknown field {k!r} (kept in metadata) clashes with "
                             f"metadata[{k!r}] = {_show(meta[k])}; rename one of them")

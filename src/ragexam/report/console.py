@@ -39,6 +39,8 @@ def print_runs(entries: Sequence[Any], con=None, *, path: Optional[str] = None) 
         date = (e.created or e.recorded or "")[:16].replace("T", " ")
         head = Text(str(e.run_id), style="bold")
         head.append(f"  {date}  {e.kind}  {e.dataset or fmt.MISSING}")
+        if e.relevance:
+            head.append(f"  relevance {e.relevance}")
         con.print(head, soft_wrap=True)
         metric = e.headline_metric or "headline"
         for p in e.pipelines:
