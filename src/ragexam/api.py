@@ -26,6 +26,8 @@ command                    function
                            :class:`~ragexam.questions.engine.GenerateResult` (``--dry-run``:
                            :func:`ragexam.questions.api.plan`)
 ``review apply``           :func:`ragexam.questions.review.apply_review`
+``locate-evidence``        :func:`locate_evidence` → :class:`~ragexam.questions.locate_set.LocateResult`
+                           (``--dry-run``: a :class:`~ragexam.llm.batch.CallPlan`)
 =========================  ===================================================================================
 """
 
@@ -40,7 +42,7 @@ from ragexam.errors import InputError
 __all__ = ["evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
            "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
            "ScoreOutcome", "score", "AnswerOutcome", "answer", "AgreementOutcome", "judge_agreement",
-           "read_segments", "generate", "review_apply"]
+           "read_segments", "generate", "review_apply", "locate_evidence"]
 
 PathLike = Union[str, Path]
 Progress = Optional[Callable[[int, int], None]]
@@ -745,3 +747,35 @@ def review_apply(qa: PathLike, out: PathLike, *, review: Optional[PathLike] = No
     from ragexam.questions.review import apply_review
 
     return apply_review(qa, review, out, corpus=corpus, pending=pending)
+
+
+def locate_evidence(corpus: Any, qa: Any, out: Optional[PathLike] = None, *, threshold: Optional[float] = None,
+                    semantic: bool = True, windows: bool = True, llm: Any = None, dry_run: bool = False,
+                    progress: Progress = None):
+    """``ragexam locate-evidence``: the evidence of every answerable question without it, located in its relevant
+    documents (or the whole corpus) from its answer key; the located set, its card and review sheet written to
+    ``out`` (checked before any work: none may be the corpus or the question set).  ``llm``: an
+    :class:`~ragexam.llm.settings.LLMSettings` whose model confirms each span; with ``dry_run`` the spans are
+    located and the model's calls only counted and priced.
+    :returns: a :class:`~ragexam.questions.locate_set.LocateResult` (``dry_run``: a
+        :class:`~ragexam.llm.batch.CallPlan`)."""
+    from ragexam.questions.locate import DEFAULT_THRESHOLD, LocateSettings
+    from ragexam.questions.locate_set import locate_set, plan_set, write_located
+
+    settings = LocateSettings(threshold=DEFAULT_THRESHOLD if threshold is None else threshold, semantic=semantic,
+                              windows=windows)
+    if dry_run:
+        if llm is None:
+            raise InputError("a dry run counts the model's calls: give a model (--model)", source="--dry-run",
+                             field="dry_run")
+        return plan_set(corpus, qa, llm, settings=settings)
+    if out is None:
+        raise InputError("needs --out FILE.jsonl: the located set is written there (the input is never changed)",
+                         source="ragexam locate-evidence", field="out")
+    from ragexam.questions.output import check_outputs
+    from ragexam.storage.paths import In
+
+    check_outputs(out, [In(_input_path(corpus), "--corpus"), In(_input_path(qa), "--qa")])
+    result = locate_set(corpus, qa, settings=settings, llm=llm, progress=progress)
+    write_located(result, out)
+    return result

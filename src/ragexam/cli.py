@@ -366,7 +366,7 @@ def check_cmd(
 
 
 # the answer and generation commands register themselves on the same application
-from ragexam import cli_answers, cli_generate, cli_serve  # noqa: E402,F401
+from ragexam import cli_answers, cli_generate, cli_questions, cli_serve  # noqa: E402,F401
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

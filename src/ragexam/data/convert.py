@@ -35,7 +35,7 @@ from typing import Any, Dict, List, Optional, Union
 
 from ragexam.errors import InputError
 
-__all__ = ["convert", "Converted", "FORMATS"]
+__all__ = ["convert", "Converted", "FORMATS", "ragexam_record"]
 
 PathLike = Union[str, Path]
 FORMATS = ("ragexam", "beir", "trec")
@@ -136,7 +136,7 @@ def _qrels_line(path: Path) -> Optional[str]:
     return None
 
 
-def _ragexam_record(q) -> Dict[str, Any]:
+def ragexam_record(q) -> Dict[str, Any]:
     """A question as a line of ragexam's qa.jsonl."""
     r: Dict[str, Any] = {"query_id": q.query_id, "question": q.question}
     if q.relevance:
@@ -250,7 +250,7 @@ def convert(to: str, out: PathLike, *, corpus: Optional[PathLike] = None, qa: Op
     if qa_obj is None:
         return res
     if to == "ragexam":
-        write_text(target / "qa.jsonl", _jsonl(_ragexam_record(q) for q in qa_obj))
+        write_text(target / "qa.jsonl", _jsonl(ragexam_record(q) for q in qa_obj))
         res.files.append(str(target / "qa.jsonl"))
         return res
     _doc_judged(qa_obj, "BEIR")

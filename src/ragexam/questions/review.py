@@ -34,6 +34,9 @@ in the browser (``ragexam serve --review qa.jsonl``, docs/serve.md), which write
 * a row whose ``query_id`` is not in the set (and that rescues nothing), or a ``query_id`` on two rows, is an
   error.
 
+A set ``ragexam locate-evidence`` wrote (its card's ``kind`` is ``located``) has its own columns, decisions and
+verification: :mod:`ragexam.questions.locate_review`.
+
 The sheet is read as UTF-8 (with or without BOM), else as CP949 (what Korean Excel writes) with a note.
 :class:`ReviewSheet` changes one row at a time under a file lock, re-reading the sheet each time and
 writing it whole to a temporary file that is renamed into place, so two writers (two browser tabs, two
@@ -522,10 +525,21 @@ class ReviewSet:
     _corpus: Any = None
     _lock: Any = field(default_factory=threading.RLock, repr=False)
 
+    @property
+    def kind(self) -> str:
+        """``located`` for a set ``ragexam locate-evidence`` wrote (:mod:`ragexam.questions.locate_review`),
+        ``generated`` otherwise."""
+        return "located" if self.card.get("kind") == "located" else "generated"
+
     def sheet(self) -> ReviewSheet:
         """The writer of the sheet (the set's own rows for questions the sheet lacks)."""
         from ragexam.questions.output import REVIEW_COLUMNS, _review_rows
 
+        if self.kind == "located":
+            from ragexam.questions.locate_review import COLUMNS, sheet_rows
+
+            rows = sheet_rows(list(self.records.values()))
+            return ReviewSheet(self.sheet_path, list(COLUMNS), {r["query_id"]: r for r in rows})
         new = {}
         text = _review_rows(list(self.records.values()))
         for row in csv.DictReader(io.StringIO(text)):
@@ -617,6 +631,15 @@ def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[
             In(carded.get("source") if isinstance(carded, dict) else None, "the corpus the set's card names")])
     rs = load_review_set(qa, review, corpus=corpus)
     sheet = read_sheet(rs.sheet_path)
+    if rs.kind == "located":  # a set `ragexam locate-evidence` wrote: its own decisions and verification
+        from ragexam.questions.locate_review import apply_located
+
+        result = apply_located(rs, sheet, pending=pending)
+        if out is not None:
+            from ragexam.questions.output import _jsonl, _write
+
+            _write(Path(out), _jsonl(result.records))
+        return result
     file = str(rs.sheet_path)
     rescued: List[Tuple[int, Dict[str, str]]] = []
     for line, row in sheet.rows:
