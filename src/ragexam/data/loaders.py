@@ -337,8 +337,12 @@ def _question(obj: Dict[str, object], file: str, line: int, col: ProblemCollecto
             r.report("answerable_conflict", "answerable", f"answerable is false (out-of-corpus) but the "
                      f"question has {' and '.join(what)}; remove them or set answerable: true")
         elif not has_judgments and answerable is not False:
+            status = obj.get("evidence_status")
+            located = (f"; its evidence_status is {status}: `ragexam locate-evidence` found no span with confidence, "
+                       "review it (`ragexam review apply`)" if isinstance(status, str) else "")
             r.report("no_judgments", "answerable", "no relevance or evidence; mark answerable: false "
-                     "if out-of-corpus (otherwise add relevant_doc_ids, relevance or evidence)")
+                     "if out-of-corpus (otherwise add relevant_doc_ids, relevance or evidence, or find the evidence "
+                     f"with `ragexam locate-evidence`){located}")
     if relevance and rel_ids and set(rel_ids) != set(positive):
         r.report("relevance_mismatch", "relevance", f"relevant_doc_ids {list(rel_ids)} differ from the "
                  f"documents with grade > 0 in relevance {sorted(positive)}; relevance is used")

@@ -174,12 +174,12 @@ def _accept(rec: Dict[str, Any], row: Mapping[str, str], sheet: Any, line: int, 
     return choice, edited
 
 
-def apply_located(rs: Any, sheet: Any, *, pending: str = "keep") -> Any:
+def apply_located(rs: Any, sheet: Any, *, pending: str = "keep"
+                  ) -> Tuple[List[Dict[str, Any]], Dict[str, int], List[str], List[str]]:
     """``ragexam review apply`` on a located set ``rs`` (a :class:`~ragexam.questions.review.ReviewSet` whose card is
-    a located set's) with its read ``sheet`` (module docstring); a
-    :class:`~ragexam.questions.review.ReviewResult`."""
+    a located set's) with its read ``sheet`` (module docstring): ``(records, counts, rejected, notes)``, which
+    :func:`~ragexam.questions.review.apply_review` returns as its ``ReviewResult``."""
     from ragexam.data.evidence import CorpusText
-    from ragexam.questions.review import ReviewResult
 
     file = str(sheet.path)
     for line, row in sheet.rows:
@@ -229,4 +229,4 @@ def apply_located(rs: Any, sheet: Any, *, pending: str = "keep") -> Any:
         notes.append(f"{counts['still_without_evidence']} kept question(s) still have no evidence (pending): `ragexam "
                      "run` by evidence refuses them; accept or reject their rows, or grade by document (--relevance "
                      "doc)")
-    return ReviewResult(out, counts, rejected, notes)
+    return out, counts, rejected, notes

@@ -212,6 +212,29 @@ def _search_plan(q: Any, corpus: Any) -> Tuple[List[str], str, List[str]]:
     return [], "corpus", notes
 
 
+def _load_questions(qa: Any) -> Any:
+    """The question set, strictly but for two things ``locate-evidence`` is for: evidence that is not in the corpus
+    (reported per question, not refused: it is not checked against the corpus here) and questions with an answer
+    but no judgments, which are read as answerable (their evidence is looked for in the whole corpus)."""
+    from dataclasses import replace as _replace
+
+    from ragexam.data.loaders import parse_qa
+    from ragexam.data.problems import ERROR, ProblemCollector
+    from ragexam.data.schema import QASet
+
+    if isinstance(qa, QASet):
+        return qa
+    col = ProblemCollector(strict=False)
+    parsed = parse_qa(qa, col)
+    bad = [p for p in col.problems if p.level == ERROR and p.kind != "no_judgments"]
+    if bad:
+        p = bad[0]
+        raise InputError(p.message, source=p.file, line=p.line, field=p.field)
+    unjudged = {p.line for p in col.problems if p.kind == "no_judgments"}
+    return QASet([_replace(q, answerable=True) if q.line in unjudged else q for q in parsed.questions],
+                 source=parsed.file)
+
+
 @dataclass
 class _Offline:
     """The offline pass: the loaded corpus and questions, the locator and where each question was found."""
@@ -225,11 +248,11 @@ class _Offline:
 
 def _offline(corpus: Any, qa: Any, settings: LocateSettings, progress: Optional[Callable[[int, int], None]],
              embedder: Any, cache: Any) -> _Offline:
-    from ragexam.data.loaders import load_corpus, load_qa
+    from ragexam.data.loaders import load_corpus
     from ragexam.data.schema import Corpus
 
     corpus_obj = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
-    qa_obj = load_qa(qa)  # not against the corpus: evidence that is not in it is reported here, not refused
+    qa_obj = _load_questions(qa)
     if len(corpus_obj) == 0:
         raise InputError("the corpus has no documents; expected at least one.", source=str(corpus_obj.source))
     locator = Locator(corpus_obj.documents, settings, embedder=embedder, cache=cache)

@@ -634,7 +634,7 @@ def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[
     if rs.kind == "located":  # a set `ragexam locate-evidence` wrote: its own decisions and verification
         from ragexam.questions.locate_review import apply_located
 
-        result = apply_located(rs, sheet, pending=pending)
+        result = ReviewResult(*apply_located(rs, sheet, pending=pending))
         if out is not None:
             from ragexam.questions.output import _jsonl, _write
 
