@@ -15,8 +15,11 @@ Sets (``--sets``; all by default):
 ``long-pages``    it_helpdesk with its 18 documents joined into 3 long pages of 6 (about 8,500 characters each,
                   like PDF pages), the relevant page instead of the document
 ``answers-only``  ``bundled`` without relevant documents: the whole corpus is searched
-``english``       a set in another language and domain: ragexam's own docs/*.md sections as the corpus, questions
-                  written with paraphrased keys (``benchmarks/data/locate/english_docs.jsonl``)
+``handbook``      another domain, keys a model wrote: the HR handbook of the generator's tests
+                  (``tests/data/generate_handbook_corpus.jsonl``, 12 documents) with the questions and answer keys
+                  the local 1.5B model wrote about focus sentences that a person labelled *good*
+                  (``tests/data/generate_focus_labelled.json``: 59 distinct questions; many keys are a few words,
+                  "1km당 250원"), the focus sentence as the original evidence
 ``--set C Q``     any corpus and question set with evidence (repeatable)
 
 The threshold is chosen on a **calibration half** only (``bundled``'s questions with an odd number): the lowest
@@ -44,7 +47,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench import machine_line  # noqa: E402
 
 DATA = Path(__file__).resolve().parent / "data" / "locate"
-SETS = ("bundled", "paraphrased", "long-pages", "answers-only", "english")
+SETS = ("bundled", "paraphrased", "long-pages", "answers-only", "handbook")
+ROOT = Path(__file__).resolve().parents[1]
 TARGET_AGREEMENT = 0.95
 
 
@@ -105,6 +109,25 @@ def _long_pages(corpus, qa, per_page: int = 6):
     return pages, docmap
 
 
+def _handbook() -> Tuple[list, List[Item]]:
+    """The handbook set (module docstring): every distinct question a person labelled good, in file order."""
+    from ragexam.data.loaders import load_corpus
+
+    corpus = load_corpus(ROOT / "tests" / "data" / "generate_handbook_corpus.jsonl")
+    data = json.loads((ROOT / "tests" / "data" / "generate_focus_labelled.json").read_text(encoding="utf-8"))
+    mine = "generate_handbook_corpus.jsonl"
+    pairs = [(s["doc_id"], s["kind"], s[v]["question"], s[v]["answer"], s["sentence"]) for s in data["sentences"]
+             for v in ("focus", "answer_first", "rewrite")
+             if s["corpus"].endswith(mine) and (s.get(v) or {}).get("label") == "good"]
+    pairs += [(k["doc_id"], k["kind"], k["question"], k["answer"], k["evidence"]) for k in data["kept"]
+              if k["corpus"].endswith(mine) and k["label"] == "good"]
+    seen: Dict[str, Item] = {}
+    for i, (doc, kind, q, a, ev) in enumerate(pairs):
+        if q not in seen:
+            seen[q] = Item("handbook", f"hb_q{i:03d}", kind, q, a, [doc], _occurrences(corpus, [ev]))
+    return list(corpus), list(seen.values())
+
+
 def build(sets: Sequence[str], extra: Sequence[Tuple[str, str]]) -> Dict[str, Tuple[list, List[Item]]]:
     """``{set: (documents, items)}``."""
     from ragexam.data.loaders import load_corpus, load_qa
@@ -136,10 +159,8 @@ def build(sets: Sequence[str], extra: Sequence[Tuple[str, str]]) -> Dict[str, Tu
     if "answers-only" in sets:
         out["answers-only/it_helpdesk"] = (list(hd[0]), _items("answers-only", *hd, whole=True))
         out["answers-only/ai_concepts"] = (list(ai[0]), _items("answers-only", *ai, whole=True))
-    if "english" in sets and (DATA / "english_docs.jsonl").exists():
-        c = load_corpus(DATA / "english_corpus.jsonl")
-        out["english/ragexam_docs"] = (list(c), _items("english", c, load_qa(DATA / "english_docs.jsonl"),
-                                                       calibrate=False))
+    if "handbook" in sets:
+        out["handbook/model_keys"] = _handbook()
     for corpus_path, qa_path in extra:
         c = load_corpus(corpus_path)
         out[f"given/{Path(qa_path).name}"] = (list(c), _items("given", c, load_qa(qa_path, corpus=c), calibrate=False))
@@ -259,8 +280,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = ap.parse_args(argv)
     data = build([s for s in args.sets.split(",") if s], [tuple(x) for x in args.set])
     seconds = locate_all(data, not args.no_e5)
+    from ragexam.questions.locate import DEFAULT_THRESHOLD
+
     calib = [it for _, items in data.values() for it in items if it.calibration]
-    chosen = choose_threshold(calib)
+    chosen = choose_threshold(calib) if calib else DEFAULT_THRESHOLD  # no calibration set chosen: the default
     threshold = args.threshold if args.threshold is not None else chosen
     out = report(data, threshold, chosen, seconds, not args.no_e5)
     if args.curve:
