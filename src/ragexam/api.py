@@ -162,15 +162,71 @@ def datasets():
 
 
 def convert(to: str, out: PathLike, *, corpus: Any = None, qa: Any = None, queries: Optional[PathLike] = None,
-            split: Optional[str] = None):
-    """Convert between ragexam JSONL, BEIR folders and TREC qrels (:func:`ragexam.data.convert.convert`); ``out``
-    is checked before anything is read (never over an input)."""
+            split: Optional[str] = None, source_format: Optional[str] = None, locate: bool = True,
+            semantic: bool = True):
+    """Convert between ragexam JSONL, BEIR folders and TREC qrels (:func:`ragexam.data.convert.convert`), or a
+    question set another tool made -- a RAGAS test set, DeepEval goldens, AutoRAG's parquet files
+    (``source_format``, else recognised by its fields: :mod:`ragexam.data.foreign`) -- into ragexam's corpus and
+    questions, their evidence located (``locate``; :func:`locate_evidence`).  ``out`` is checked before anything is
+    read (never over an input)."""
     from ragexam.data.convert import convert as run_convert
     from ragexam.storage.paths import In, Out, check_outputs
 
     check_outputs([Out(out, "--out", "file" if to == "trec" else "folder")],
                   [In(corpus, "--corpus"), In(qa, "--qa"), In(queries, "--queries")])
+    if qa is not None and queries is None:
+        from ragexam.data.foreign import detect_format
+
+        source_format = source_format or detect_format(qa)
+    if source_format is not None:
+        return _convert_foreign(to, out, corpus, qa, source_format, locate, semantic)
     return run_convert(to, out, corpus=corpus, qa=qa, queries=queries, split=split)
+
+
+def _convert_foreign(to: str, out: PathLike, corpus: Any, qa: Any, source_format: str, locate: bool,
+                     semantic: bool):
+    """A RAGAS, DeepEval or AutoRAG set as ``out/corpus.jsonl`` and ``out/qa.jsonl`` (its evidence located: the
+    card and review sheet next to it)."""
+    import json
+
+    from ragexam.data.convert import Converted, corpus_records, ragexam_record
+    from ragexam.data.foreign import read_foreign
+    from ragexam.data.schema import Corpus, QASet
+    from ragexam.storage.runfolder import write_text
+
+    if to != "ragexam":
+        raise InputError(f"a {source_format} set converts to ragexam's files (--to ragexam), then to {to} from them",
+                         source="convert", field="to")
+    if qa is None:
+        raise InputError(f"give the {source_format} question file as --qa", source="convert", field="qa")
+    got = read_foreign(source_format, qa, corpus)
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    res = Converted("ragexam", n_documents=len(got.documents), n_questions=len(got.questions),
+                    n_judgments=sum(len(q.grades) for q in got.questions), notes=list(got.notes))
+    write_text(target / "corpus.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                                for r in corpus_records(got.documents)))
+    res.files.append(str(target / "corpus.jsonl"))
+    if not locate:
+        write_text(target / "qa.jsonl", "".join(json.dumps(ragexam_record(q), ensure_ascii=False) + "\n"
+                                                for q in got.questions))
+        res.files.append(str(target / "qa.jsonl"))
+        res.notes.append("evidence not located (--no-locate): grade by document (--relevance doc), or run "
+                         "`ragexam locate-evidence` on the files")
+        return res
+    from ragexam.questions.locate import LocateSettings
+    from ragexam.questions.locate_set import locate_set, write_located
+
+    corpus_obj = Corpus(got.documents, source=str(target / "corpus.jsonl"))
+    located = locate_set(corpus_obj, QASet(got.questions, source=str(qa)), settings=LocateSettings(semantic=semantic))
+    res.files.extend(str(p) for p in write_located(located, target / "qa.jsonl").values())
+    c = located.counts
+    res.notes.append(f"evidence located for {c['located']} of {located.searched} questions; "
+                     + (f"{c['uncertain'] + c['unlocated']} without evidence (evidence_status): review "
+                        f"{target / 'qa.review.csv'} or grade by document (--relevance doc)"
+                        if c["uncertain"] + c["unlocated"] else "every question has evidence"))
+    res.notes.extend(located.notes)
+    return res
 
 
 def run_settings(config: Optional[PathLike], flags: Mapping[str, Any]) -> Dict[str, Any]:

@@ -229,11 +229,18 @@ app.command("grade", help="Grade your own pipeline: `ragexam grade --qa QA --ret
 
 @app.command("convert")
 def convert_cmd(to: ConvertTo, out: ConvertOut, corpus: CorpusOpt = None, qa: QaOpt = None, queries: Queries = None,
-                split: Split = None, json_out: JsonOut = False) -> None:
-    """Convert between ragexam JSONL, BEIR folders and TREC qrels (ids with spaces are encoded in TREC files)."""
+                split: Split = None, source_format: Optional[str] = typer.Option(
+                    None, "--from", help="The tool that made --qa: ragas, deepeval or autorag (default: recognised "
+                                         "by its fields)."),
+                no_locate: bool = typer.Option(False, "--no-locate", help="Do not locate the evidence of converted "
+                                                                          "questions (grade by document)."),
+                json_out: JsonOut = False) -> None:
+    """Convert between ragexam JSONL, BEIR folders and TREC qrels (ids with spaces are encoded in TREC files), or a
+    RAGAS test set, DeepEval goldens or AutoRAG's qa/corpus parquet files into ragexam's files, evidence located."""
     from ragexam.api import convert
 
-    done = convert(to, out, corpus=corpus, qa=qa, queries=queries, split=split)
+    done = convert(to, out, corpus=corpus, qa=qa, queries=queries, split=split, source_format=source_format,
+                   locate=not no_locate)
     print_json(done.to_dict()) if json_out else notes(done.lines(), False)
 
 

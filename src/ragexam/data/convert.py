@@ -14,6 +14,9 @@
                    :func:`ragexam.data.trec_ids.encode_trec_id` (spaces as ``%20``, reversible)
 =================  ===========================================================================================
 
+Question sets other tools made (RAGAS test sets, DeepEval goldens, AutoRAG's parquet files) are read by
+:mod:`ragexam.data.foreign` and converted by :func:`ragexam.api.convert` (their evidence located in the corpus).
+
 Inputs: ``corpus`` -- anything :func:`~ragexam.data.loaders.load_corpus` reads (JSONL, CSV, a BEIR folder,
 a bundled name); ``qa`` -- anything :func:`~ragexam.data.loaders.load_qa` reads (JSONL, a BEIR folder with
 ``split``, a bundled name), or a qrels file (BEIR TSV, TREC, MTEB JSONL: :func:`ragexam.data.beir.read_qrels`,
@@ -35,7 +38,7 @@ from typing import Any, Dict, List, Optional, Union
 
 from ragexam.errors import InputError
 
-__all__ = ["convert", "Converted", "FORMATS", "ragexam_record"]
+__all__ = ["convert", "Converted", "FORMATS", "ragexam_record", "corpus_records"]
 
 PathLike = Union[str, Path]
 FORMATS = ("ragexam", "beir", "trec")
@@ -134,6 +137,12 @@ def _qrels_line(path: Path) -> Optional[str]:
             return None
         return line
     return None
+
+
+def corpus_records(documents) -> List[Dict[str, Any]]:
+    """Documents as lines of ragexam's corpus.jsonl."""
+    return [{"doc_id": d.doc_id, "title": d.title, "content": d.content, **({"metadata": d.metadata} if d.metadata
+                                                                           else {})} for d in documents]
 
 
 def ragexam_record(q) -> Dict[str, Any]:
@@ -240,8 +249,7 @@ def convert(to: str, out: PathLike, *, corpus: Optional[PathLike] = None, qa: Op
 
     if corpus_obj is not None:
         if to == "ragexam":
-            recs = [{"doc_id": d.doc_id, "title": d.title, "content": d.content,
-                     **({"metadata": d.metadata} if d.metadata else {})} for d in corpus_obj]
+            recs = corpus_records(corpus_obj)
         else:
             recs = [{"_id": d.doc_id, "title": d.title or "", "text": d.content,
                      **({"metadata": d.metadata} if d.metadata else {})} for d in corpus_obj]
