@@ -300,7 +300,7 @@ def _autorag(qa: Path, corpus: Optional[Path]) -> ForeignSet:
     return ForeignSet("autorag", documents, questions, notes, str(corpus))
 
 
-def read_foreign(fmt: Optional[str], qa: PathLike, corpus: Any = None) -> ForeignSet:
+def read_foreign(fmt: Optional[str], qa: PathLike, corpus: Optional[PathLike] = None) -> ForeignSet:
     """Read the question set ``qa`` of the format ``fmt`` (``None``: :func:`detect_format`) with its ``corpus`` (a
     path or a bundled name; AutoRAG: its corpus.parquet) -- see the module docstring."""
     p = Path(qa)

@@ -52,11 +52,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.data.normalization import normalize
 from ragexam.data.schema import Document
 from ragexam.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ragexam.retrieval.bm25 import BM25Retriever
+    from ragexam.retrieval.cache import Cache
+    from ragexam.retrieval.embedders import Embedder
 
 __all__ = ["LocateSettings", "Span", "Scored", "Location", "Locator", "DEFAULT_THRESHOLD", "FEATURES", "REST_SHARE",
            "confidence", "overlaps"]
@@ -210,7 +215,7 @@ class Locator:
     """
 
     def __init__(self, documents: Iterable[Document], settings: Optional[LocateSettings] = None, *,
-                 embedder: Any = None, cache: Any = None) -> None:
+                 embedder: Optional[Embedder] = None, cache: Optional[Cache] = None) -> None:
         self.documents = {d.doc_id: d for d in documents}
         self.settings = settings or LocateSettings()
         self.language = self._language()
@@ -219,9 +224,10 @@ class Locator:
         self._candidates: Dict[str, List[Span]] = {}
         self._texts: Dict[str, _Text] = {}
         self._vectors: Dict[Tuple[str, str], Any] = {}
-        self._bm25: Any = None
+        self._bm25: Optional[BM25Retriever] = None
         self._vocab: Optional[Tuple[Dict[str, float], FrozenSet[str]]] = None
-        self._single: List[Tuple[str, int]] = []  # (doc_id, candidate index) of each sentence BM25 indexed
+        self._single: List[Tuple[str, int]] = []
+        self._bm25_empty = False  # (doc_id, candidate index) of each sentence BM25 indexed
 
     def _language(self) -> str:
         if self.settings.language in ("ko", "en"):
@@ -454,7 +460,7 @@ class Locator:
         that hold them, in corpus order."""
         from ragexam.retrieval.bm25 import BM25Retriever
 
-        if self._bm25 is None:
+        if self._bm25 is None and not self._bm25_empty:
             self.prepare(self.documents)
             ids, texts = [], []
             for d in self.documents:
@@ -463,8 +469,9 @@ class Locator:
                         ids.append(f"{len(ids)}")
                         texts.append(sp.text)
                         self._single.append((d, i))
-            self._bm25 = BM25Retriever("kiwi", progress=False).index(ids, texts) if ids else False
-        if not self._bm25:
+            self._bm25 = BM25Retriever("kiwi", progress=False).index(ids, texts) if ids else None
+            self._bm25_empty = not ids
+        if self._bm25 is None:
             return []
         (hits,) = self._bm25.search([query], self.settings.corpus_shortlist)
         order = {d: k for k, d in enumerate(self.documents)}

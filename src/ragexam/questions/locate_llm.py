@@ -19,9 +19,14 @@ makes no calls; :func:`plan` is the dry run (calls, cached, tokens, cost), nothi
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
+from ragexam.data.schema import Question
 from ragexam.questions.locate import Location, LocateSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ragexam.llm.batch import CallPlan
+    from ragexam.llm.settings import LLMSettings
 
 __all__ = ["confirm", "plan", "PROMPTS", "SCHEMA", "FORMAT", "parse_reply"]
 
@@ -58,7 +63,7 @@ def _messages(lang: str, question: str, answer: str, passage: str) -> List[Dict[
             {"role": "user", "content": _USER[lang].format(q=question, a=answer, p=passage)}]
 
 
-def _tasks(items: Sequence[Tuple[Any, List[Location]]], settings: LocateSettings, lang: str, llm: Any,
+def _tasks(items: Sequence[Tuple[Question, List[Location]]], settings: LocateSettings, lang: str, llm: LLMSettings,
            endpoint: str) -> List[Tuple[str, Tuple[str, int, str, List[Dict[str, str]]]]]:
     """``(cache key, (query_id, location index, "best" | "runner_up", messages))`` of every call."""
     from ragexam.llm.cache import request_key
@@ -80,7 +85,8 @@ def _tasks(items: Sequence[Tuple[Any, List[Location]]], settings: LocateSettings
     return out
 
 
-def plan(llm: Any, items: Sequence[Tuple[Any, List[Location]]], settings: LocateSettings, lang: str) -> Any:
+def plan(llm: LLMSettings, items: Sequence[Tuple[Question, List[Location]]], settings: LocateSettings, lang: str
+         ) -> CallPlan:
     """The dry run: the calls :func:`confirm` would make (:class:`~ragexam.llm.batch.CallPlan`), nothing sent."""
     from ragexam.llm.batch import PlannedCall, plan_calls
     from ragexam.llm.client import LLMClient
@@ -109,7 +115,8 @@ def _verdict(loc: Location, got: Dict[str, Dict[str, Any]]) -> Tuple[str, Locati
     return "refuted", loc
 
 
-def confirm(llm: Any, items: Sequence[Tuple[Any, List[Location]]], settings: LocateSettings, *, lang: str = "ko"
+def confirm(llm: LLMSettings, items: Sequence[Tuple[Question, List[Location]]], settings: LocateSettings, *,
+            lang: str = "ko"
             ) -> Tuple[Dict[str, Tuple[List[Location], str, str, List[Dict[str, Any]]]], Dict[str, Any]]:
     """Ask the model (module docstring).  Returns ``({query_id: (locations, verdict, method, checks)}, usage)``:
     the locations with a refused span replaced by its confirmed runner-up, the question's verdict (``confirmed``,

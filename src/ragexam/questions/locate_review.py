@@ -29,9 +29,39 @@ from __future__ import annotations
 import csv
 import io
 import json
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
+from ragexam.data.evidence import CorpusText
 from ragexam.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
+    from ragexam.data.schema import Corpus
+
+
+class Sheet(Protocol):
+    """What is read of a review sheet (:class:`ragexam.questions.review.Sheet`, which imports this module)."""
+
+    path: "Path"
+    rows: List[Tuple[int, Dict[str, str]]]
+    notes: List[str]
+
+    @property
+    def by_id(self) -> Dict[str, Tuple[int, Dict[str, str]]]: ...
+
+    def status(self, row: Mapping[str, Any], line: Optional[int] = None) -> str: ...
+
+    def evidence(self, row: Mapping[str, Any], line: Optional[int] = None) -> List[str]: ...
+
+
+class ReviewSet(Protocol):
+    """What is read of the set under review (:class:`ragexam.questions.review.ReviewSet`)."""
+
+    qa: "Path"
+    records: Dict[str, Dict[str, Any]]
+
+    def corpus(self) -> "Corpus": ...
 
 __all__ = ["COLUMNS", "sheet_text", "sheet_rows", "apply_located", "proposal", "runner_up"]
 
@@ -104,7 +134,7 @@ def sheet_text(records: Sequence[Mapping[str, Any]]) -> str:
 
 
 # -- review apply ------------------------------------------------------------------------------------------------
-def _verify(strings: List[str], rec: Dict[str, Any], corpus_text: Any, file: str, line: int) -> List[str]:
+def _verify(strings: List[str], rec: Dict[str, Any], corpus_text: CorpusText, file: str, line: int) -> List[str]:
     """The documents that make ``strings`` the question's evidence (module docstring); :class:`InputError` naming
     the sheet's line otherwise.  Returns the documents holding them (for a question without relevant ones)."""
     from ragexam.data.normalization import normalize
@@ -144,7 +174,8 @@ def _choice(chosen: List[str], rec: Dict[str, Any], had: List[str]) -> str:
     return "edited"
 
 
-def _accept(rec: Dict[str, Any], row: Mapping[str, str], sheet: Any, line: int, corpus_text: Any) -> Tuple[str, List[str]]:
+def _accept(rec: Dict[str, Any], row: Mapping[str, str], sheet: Sheet, line: int, corpus_text: CorpusText
+            ) -> Tuple[str, List[str]]:
     """Apply an accepted row to ``rec`` (a copy): ``(choice, edited fields)``."""
     file = str(sheet.path)
     had = _evidence(rec)
@@ -174,20 +205,18 @@ def _accept(rec: Dict[str, Any], row: Mapping[str, str], sheet: Any, line: int, 
     return choice, edited
 
 
-def apply_located(rs: Any, sheet: Any, *, pending: str = "keep"
+def apply_located(rs: ReviewSet, sheet: Sheet, *, pending: str = "keep"
                   ) -> Tuple[List[Dict[str, Any]], Dict[str, int], List[str], List[str]]:
     """``ragexam review apply`` on a located set ``rs`` (a :class:`~ragexam.questions.review.ReviewSet` whose card is
     a located set's) with its read ``sheet`` (module docstring): ``(records, counts, rejected, notes)``, which
     :func:`~ragexam.questions.review.apply_review` returns as its ``ReviewResult``."""
-    from ragexam.data.evidence import CorpusText
-
     file = str(sheet.path)
     for line, row in sheet.rows:
         qid = row["query_id"].strip()
         if qid not in rs.records:
             raise InputError(f"query_id {qid!r} is not in {rs.qa}; expected the ids of that set", source=file,
                              line=line, field="query_id")
-    corpus_text: Optional[Any] = None
+    corpus_text: Optional[CorpusText] = None
     by_id = sheet.by_id
     counts = {"accepted": 0, "rejected": 0, "pending_kept": 0, "pending_dropped": 0, "edited": 0, "proposed": 0,
               "runner_up": 0, "still_without_evidence": 0}

@@ -34,11 +34,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam import fmt
+from ragexam.data.evidence import CorpusText
+from ragexam.data.schema import Corpus, QASet, Question
 from ragexam.errors import InputError
 from ragexam.questions.locate import Location, LocateSettings, Locator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ragexam.llm.batch import CallPlan
+    from ragexam.llm.settings import LLMSettings
+    from ragexam.retrieval.cache import Cache
+    from ragexam.retrieval.embedders import Embedder
 
 __all__ = ["LocateResult", "LocatedQuestion", "locate_set", "plan_set", "CARD_FORMAT", "STATUSES",
            "UNLOCATED_BELOW", "write_located"]
@@ -49,6 +57,9 @@ STATUSES = ("located", "uncertain", "unlocated", "kept", "kept_unverified", "out
 #: a question's best span holding less of the answer than this is ``unlocated`` (not worth a reviewer's look)
 UNLOCATED_BELOW = 0.2
 PathLike = Union[str, Path]
+#: a corpus: a path, a bundled name or a loaded :class:`~ragexam.data.schema.Corpus`; a question set likewise
+CorpusInput = Union[str, Path, Corpus]
+QAInput = Union[str, Path, QASet]
 
 
 @dataclass
@@ -98,14 +109,14 @@ class LocateResult:
                                "reason": q.reason, "evidence": q.evidence} for q in self.questions]}
 
 
-def _question_record(q: Any) -> Dict[str, Any]:
+def _question_record(q: Question) -> Dict[str, Any]:
     """``q`` (a :class:`~ragexam.data.schema.Question`) as a line of a QA file, its fields in the usual order."""
     from ragexam.data.convert import ragexam_record
 
     return ragexam_record(q)
 
 
-def _verify_kept(q: Any, corpus_text: Any) -> LocatedQuestion:
+def _verify_kept(q: Question, corpus_text: CorpusText) -> LocatedQuestion:
     """A question that has evidence: kept as is, its evidence checked against the corpus."""
     missing = [i for i, ev in enumerate(q.evidence, 1) if not corpus_text.locate(ev)]
     rec = _question_record(q)
@@ -161,7 +172,7 @@ def _decide(locs: Sequence[Location], threshold: float, verdict: str = "") -> Tu
     return "uncertain", conf
 
 
-def located_question(q: Any, locs: List[Location], settings: LocateSettings, *, scope: str, method: str = "offline",
+def located_question(q: Question, locs: List[Location], settings: LocateSettings, *, scope: str, method: str = "offline",
                      notes: Sequence[str] = (), checks: Optional[List[Dict[str, Any]]] = None,
                      verdict: str = "") -> LocatedQuestion:
     """The outcome of a searched question from its ``locs`` (:meth:`Locator.locate`, possibly checked by a model:
@@ -199,7 +210,7 @@ def _ordered(rec: Dict[str, Any]) -> Dict[str, Any]:
     return {**{k: rec[k] for k in order if k in rec}, **{k: v for k, v in rec.items() if k not in order}}
 
 
-def _search_plan(q: Any, corpus: Any) -> Tuple[List[str], str, List[str]]:
+def _search_plan(q: Question, corpus: Corpus) -> Tuple[List[str], str, List[str]]:
     """``(documents, scope, notes)``: where a question is searched."""
     known = [d for d in q.relevant_docs if d in corpus]
     notes: List[str] = []
@@ -212,7 +223,7 @@ def _search_plan(q: Any, corpus: Any) -> Tuple[List[str], str, List[str]]:
     return [], "corpus", notes
 
 
-def _load_questions(qa: Any) -> Any:
+def _load_questions(qa: QAInput) -> QASet:
     """The question set, strictly but for two things ``locate-evidence`` is for: evidence that is not in the corpus
     (reported per question, not refused: it is not checked against the corpus here) and questions with an answer
     but no judgments, which are read as answerable (their evidence is looked for in the whole corpus)."""
@@ -220,7 +231,6 @@ def _load_questions(qa: Any) -> Any:
 
     from ragexam.data.loaders import parse_qa
     from ragexam.data.problems import ERROR, ProblemCollector
-    from ragexam.data.schema import QASet
 
     if isinstance(qa, QASet):
         return qa
@@ -239,17 +249,17 @@ def _load_questions(qa: Any) -> Any:
 class _Offline:
     """The offline pass: the loaded corpus and questions, the locator and where each question was found."""
 
-    corpus: Any
-    qa: Any
+    corpus: Corpus
+    qa: QASet
     locator: Locator
     todo: List[Any]
     found: Dict[str, Tuple[List[Location], str, List[str]]]
 
 
-def _offline(corpus: Any, qa: Any, settings: LocateSettings, progress: Optional[Callable[[int, int], None]],
-             embedder: Any, cache: Any) -> _Offline:
+def _offline(corpus: CorpusInput, qa: QAInput, settings: LocateSettings,
+             progress: Optional[Callable[[int, int], None]], embedder: Optional[Embedder], cache: Optional[Cache]
+             ) -> _Offline:
     from ragexam.data.loaders import load_corpus
-    from ragexam.data.schema import Corpus
 
     corpus_obj = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
     qa_obj = _load_questions(qa)
@@ -267,8 +277,8 @@ def _offline(corpus: Any, qa: Any, settings: LocateSettings, progress: Optional[
     return _Offline(corpus_obj, qa_obj, locator, todo, found)
 
 
-def plan_set(corpus: Any, qa: Any, llm: Any, *, settings: Optional[LocateSettings] = None, embedder: Any = None,
-             cache: Any = None) -> Any:
+def plan_set(corpus: CorpusInput, qa: QAInput, llm: LLMSettings, *, settings: Optional[LocateSettings] = None,
+             embedder: Optional[Embedder] = None, cache: Optional[Cache] = None) -> CallPlan:
     """The dry run of :func:`locate_set` with a model: the spans are located (offline), the model's calls counted
     and priced (:func:`ragexam.questions.locate_llm.plan`), nothing sent."""
     from ragexam.questions.locate_llm import plan
@@ -278,15 +288,13 @@ def plan_set(corpus: Any, qa: Any, llm: Any, *, settings: Optional[LocateSetting
     return plan(llm, [(q, off.found[q.query_id][0]) for q in off.todo], settings, off.locator.language)
 
 
-def locate_set(corpus: Any, qa: Any, *, settings: Optional[LocateSettings] = None, llm: Any = None,
-               progress: Optional[Callable[[int, int], None]] = None, embedder: Any = None,
-               cache: Any = None) -> LocateResult:
+def locate_set(corpus: CorpusInput, qa: QAInput, *, settings: Optional[LocateSettings] = None,
+               llm: Optional[LLMSettings] = None, progress: Optional[Callable[[int, int], None]] = None,
+               embedder: Optional[Embedder] = None, cache: Optional[Cache] = None) -> LocateResult:
     """Locate the evidence of every answerable question of ``qa`` without evidence in ``corpus`` (module
     docstring); nothing is written (:func:`write_located` writes the result).  ``llm``: an
     :class:`~ragexam.llm.settings.LLMSettings` whose model confirms each proposed span
     (:mod:`ragexam.questions.locate_llm`)."""
-    from ragexam.data.evidence import CorpusText
-
     settings = settings or LocateSettings()
     off = _offline(corpus, qa, settings, progress, embedder, cache)
     checked: Dict[str, Tuple[List[Location], str, str, List[Dict[str, Any]]]] = {}
@@ -316,7 +324,7 @@ def locate_set(corpus: Any, qa: Any, *, settings: Optional[LocateSettings] = Non
     return result
 
 
-def _card(corpus: Any, qa: Any, settings: LocateSettings, result: LocateResult, llm: Any,
+def _card(corpus: Corpus, qa: QASet, settings: LocateSettings, result: LocateResult, llm: Optional[LLMSettings],
           usage: Dict[str, Any]) -> Dict[str, Any]:
     return {"format": CARD_FORMAT, "kind": "located", "signature": settings.signature,
             "threshold": settings.threshold, "corpus": {"source": str(corpus.source) if corpus.source else None,

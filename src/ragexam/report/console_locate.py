@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ragexam import fmt
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
+
+    from ragexam.llm.batch import CallPlan
+    from ragexam.questions.locate_set import LocateResult
 
 __all__ = ["print_locate", "print_locate_plan", "MEANINGS"]
 
@@ -19,11 +25,11 @@ MEANINGS = {
 }
 
 
-def _say(console: Any, text: str) -> None:
+def _say(console: Console, text: str) -> None:
     console.print(text, highlight=False, markup=False, soft_wrap=True)
 
 
-def print_locate(result: Any, console: Any, out: Any) -> None:
+def print_locate(result: LocateResult, console: Console, out: object) -> None:
     """The outcome of :func:`ragexam.api.locate_evidence` (a :class:`~ragexam.questions.locate_set.LocateResult`)."""
     c = result.counts
     n = len(result.questions)
@@ -52,7 +58,7 @@ def print_locate(result: Any, console: Any, out: Any) -> None:
                       "--out REVIEWED.jsonl`")
 
 
-def print_locate_plan(plan: Any, console: Any) -> None:
+def print_locate_plan(plan: CallPlan, console: Console) -> None:
     """The dry run: the model's calls (a :class:`~ragexam.llm.batch.CallPlan`)."""
     d = plan.to_dict()
     _say(console, f"locate-evidence dry run: {fmt.plural(d['total'], 'span check')} ({d['calls']} to make, "
