@@ -10,23 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from ragexam.cli import main
+from test_cli_pipelines import cli  # main() in this process: (exit status, stdout, stderr)
 from ragexam.data.foreign import detect_format, read_foreign
 from ragexam.errors import InputError
 
 DATA = Path(__file__).parent / "data" / "foreign"
 QUICK = ["--n-resamples", "100", "--n-permutations", "100", "--no-history"]
-
-
-def cli(argv, capsys):
-    try:
-        main([str(a) for a in argv])
-    except SystemExit as e:
-        code = e.code or 0
-    else:
-        code = 0
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def _ragas_parquet(path: Path) -> Path:

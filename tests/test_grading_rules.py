@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from test_cli_pipelines import cli  # main() in this process: (exit status, stdout, stderr)
 from ragexam.cli import main
 from ragexam.data.gradability import choose_mode, gradability, similar_field
 from ragexam.data.loaders import load_qa
@@ -16,17 +17,6 @@ from ragexam.errors import InputError, setting, speaking_to
 
 SAMPLES = Path(__file__).resolve().parents[1] / "src" / "ragexam" / "data" / "samples"
 QUICK = ["--n-resamples", "200", "--n-permutations", "200"]
-
-
-def cli(argv, capsys):
-    try:
-        main([str(a) for a in argv])
-    except SystemExit as e:
-        code = e.code or 0
-    else:
-        code = 0
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 @pytest.fixture(scope="module")

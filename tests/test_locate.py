@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ragexam.cli import main
+from test_cli_pipelines import cli  # main() in this process: (exit status, stdout, stderr)
 from ragexam.data.loaders import load_corpus, load_qa
 from ragexam.data.schema import Document
 from ragexam.errors import InputError
@@ -30,17 +30,6 @@ DOCS = [
                       "토너가 떨어지면 층별 비품함에서 새 토너를 가져가 교체하십시오."),
     Document("mail", "메일함 기본 용량은 30GB입니다. 오래된 메일은 보관 메일함으로 옮기면 용량 계산에서 빠집니다."),
 ]
-
-
-def cli(argv, capsys):
-    try:
-        main([str(a) for a in argv])
-    except SystemExit as e:
-        code = e.code or 0
-    else:
-        code = 0
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def _write(path: Path, rows) -> Path:
@@ -204,6 +193,13 @@ def test_a_question_without_answer_key_is_never_confident_enough(tmp_path):
 # -- item 2: review of a located set, then run by evidence ---------------------------------------------------
 
 
+def _paraphrased():
+    """ai_concepts' keys rewritten by hand (benchmarks/data/locate): ``{query_id: {"ground_truth": key}}``."""
+    path = ROOT / "benchmarks" / "data" / "locate" / "ai_concepts_paraphrased.jsonl"
+    return {r["query_id"]: {"ground_truth": r["ground_truth"]} for r in
+            map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+
+
 def _sheet(path: Path):
     text = path.read_text(encoding="utf-8-sig")
     return list(csv.DictReader(io.StringIO(text)))
@@ -218,10 +214,7 @@ def _write_sheet(path: Path, rows) -> None:
 
 
 def test_review_accept_pick_the_runner_up_edit_then_run_by_evidence(tmp_path, capsys):
-    para = {json.loads(x)["query_id"]: {"ground_truth": json.loads(x)["ground_truth"]} for x in
-            (ROOT / "benchmarks" / "data" / "locate" / "ai_concepts_paraphrased.jsonl").read_text(
-                encoding="utf-8").splitlines()}
-    qa = _strip("ai_concepts", tmp_path / "qa.jsonl", **para)
+    qa = _strip("ai_concepts", tmp_path / "qa.jsonl", **_paraphrased())
     out = tmp_path / "located.jsonl"
     code, _, _ = cli(["locate-evidence", "--corpus", "ai_concepts", "--qa", qa, "--out", out, "--no-e5"], capsys)
     assert code == 0
@@ -279,10 +272,7 @@ def test_review_refuses_an_edit_that_is_not_in_the_documents(tmp_path, capsys):
 
 
 def test_pending_uncertain_questions_stay_without_evidence(tmp_path, capsys):
-    para = {json.loads(x)["query_id"]: {"ground_truth": json.loads(x)["ground_truth"]} for x in
-            (ROOT / "benchmarks" / "data" / "locate" / "ai_concepts_paraphrased.jsonl").read_text(
-                encoding="utf-8").splitlines()}
-    qa = _strip("ai_concepts", tmp_path / "qa.jsonl", **para)
+    qa = _strip("ai_concepts", tmp_path / "qa.jsonl", **_paraphrased())
     out = tmp_path / "located.jsonl"
     cli(["locate-evidence", "--corpus", "ai_concepts", "--qa", qa, "--out", out, "--no-e5"], capsys)
     code, text, _ = cli(["review", "apply", "--qa", out, "--out", tmp_path / "r.jsonl", "--json"], capsys)

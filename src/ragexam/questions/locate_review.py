@@ -63,7 +63,7 @@ class ReviewSet(Protocol):
 
     def corpus(self) -> "Corpus": ...
 
-__all__ = ["COLUMNS", "sheet_text", "sheet_rows", "apply_located", "proposal", "runner_up"]
+__all__ = ["COLUMNS", "COUNTS", "sheet_text", "sheet_rows", "apply_located", "check_rows", "proposal", "runner_up"]
 
 #: columns of a located set's review sheet, in order
 COLUMNS = ("query_id", "status", "evidence_status", "confidence", "question", "ground_truth", "evidence", "proposed",
@@ -205,34 +205,27 @@ def _accept(rec: Dict[str, Any], row: Mapping[str, str], sheet: Sheet, line: int
     return choice, edited
 
 
-def apply_located(rs: ReviewSet, sheet: Sheet, *, pending: str = "keep"
-                  ) -> Tuple[List[Dict[str, Any]], Dict[str, int], List[str], List[str]]:
-    """``ragexam review apply`` on a located set ``rs`` (a :class:`~ragexam.questions.review.ReviewSet` whose card is
-    a located set's) with its read ``sheet`` (module docstring): ``(records, counts, rejected, notes)``, which
-    :func:`~ragexam.questions.review.apply_review` returns as its ``ReviewResult``."""
-    file = str(sheet.path)
+#: the counts a located set's review adds to those of every review
+COUNTS = ("proposed", "runner_up", "still_without_evidence")
+
+
+def check_rows(rs: ReviewSet, sheet: Sheet) -> None:
+    """Every row of the sheet names a question of the set (:class:`InputError` naming the line otherwise)."""
     for line, row in sheet.rows:
         qid = row["query_id"].strip()
         if qid not in rs.records:
-            raise InputError(f"query_id {qid!r} is not in {rs.qa}; expected the ids of that set", source=file,
+            raise InputError(f"query_id {qid!r} is not in {rs.qa}; expected the ids of that set", source=str(sheet.path),
                              line=line, field="query_id")
+
+
+def apply_located(rs: ReviewSet, sheet: Sheet, kept: Sequence[Tuple[str, Dict[str, Any], int, Dict[str, str], str]],
+                  counts: Dict[str, int]) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """``ragexam review apply`` on a located set ``rs`` (module docstring): the ``kept`` rows (``(query_id, a copy
+    of its record, line, row, status)``, rejected and dropped ones already left out by
+    :func:`~ragexam.questions.review.apply_review`) applied; ``(records, notes)``, ``counts`` updated."""
     corpus_text: Optional[CorpusText] = None
-    by_id = sheet.by_id
-    counts = {"accepted": 0, "rejected": 0, "pending_kept": 0, "pending_dropped": 0, "edited": 0, "proposed": 0,
-              "runner_up": 0, "still_without_evidence": 0}
     out: List[Dict[str, Any]] = []
-    rejected: List[str] = []
-    for qid, original in rs.records.items():
-        line, row = by_id.get(qid, (0, {}))
-        status = sheet.status(row, line) if row else "pending"
-        if status == "rejected":
-            counts["rejected"] += 1
-            rejected.append(qid)
-            continue
-        if status == "pending" and pending == "drop":
-            counts["pending_dropped"] += 1
-            continue
-        rec = json.loads(json.dumps(original))  # a copy
+    for qid, rec, line, row, status in kept:
         located = rec.setdefault("metadata", {}).setdefault("located", {})
         if status == "accepted":
             if corpus_text is None:
@@ -253,9 +246,9 @@ def apply_located(rs: ReviewSet, sheet: Sheet, *, pending: str = "keep"
             located["review_note"] = note
         counts["still_without_evidence"] += bool(rec.get("answerable", True) and not rec.get("evidence"))
         out.append(rec)
-    notes = list(sheet.notes)
+    notes = []
     if counts["still_without_evidence"]:
         notes.append(f"{counts['still_without_evidence']} kept question(s) still have no evidence (pending): `ragexam "
                      "run` by evidence refuses them; accept or reject their rows, or grade by document (--relevance "
                      "doc)")
-    return out, counts, rejected, notes
+    return out, notes
