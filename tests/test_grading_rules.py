@@ -228,3 +228,15 @@ def test_gradability_counts_each_rule():
     g = gradability(list(qa))
     assert g.default == "evidence" and g.refusal is None and g.answerable == 65
     assert (g.rules["evidence"].gradable, g.rules["doc"].gradable) == (65, 65)
+
+
+def test_the_punctuation_hint_speaks_to_its_reader(tmp_path, capsys):
+    from test_data_helpers import QA, make_set
+
+    c, q = make_set(tmp_path, qa=[dict(QA[2], evidence="비밀번호는 90일마다, 바꿔야")])
+    code, out, _ = cli(["validate", "--corpus", c, "--qa", q], capsys)
+    assert code == 1 and "(--ignore-punctuation)" in " ".join(out.split()) and "ignore_punctuation=" not in out
+    from ragexam.data.validation import validate
+
+    (p, *_) = [p for p in validate(c, q).problems if p.kind == "evidence_not_found"]
+    assert "(ignore_punctuation=True)" in p.message
