@@ -111,6 +111,19 @@ def test_two_documents_each_hold_their_part_of_the_answer():
     assert all(x.needed for x in xs) and xs[1].part == "rest"
 
 
+def test_english_documents_are_cut_into_sentences_and_located():
+    docs = [Document("a", "The service desk is open from 8 am to 6 pm on weekdays. Password resets need a one-time code "
+                          "sent to your phone. Locked accounts unlock by themselves after 30 minutes."),
+            Document("b", "Laptops are replaced every four years. A lost laptop must be reported within 24 hours "
+                          "through the help portal.")]
+    loc = Locator(docs, OFFLINE)
+    assert loc.language == "en" and len([sp for sp in loc.candidates("a") if sp.sentences == 1]) == 3
+    (x,) = loc.locate("How long until a locked account opens again?", "It unlocks after 30 minutes.", ["a"])
+    assert x.best.span.text == "Locked accounts unlock by themselves after 30 minutes."
+    (x,) = loc.locate("I lost my laptop, what now?", "Report it within 24 hours on the help portal.", [])
+    assert x.doc_id == "b" and x.best.span.text.startswith("A lost laptop") and x.confidence >= DEFAULT_THRESHOLD
+
+
 def test_confidence_needs_coverage_and_margin():
     assert confidence(0.6, 0.3) == 1.0
     assert confidence(0.3, 0.3) == pytest.approx(0.5) and confidence(0.6, 0.15) == pytest.approx(0.5)

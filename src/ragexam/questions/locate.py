@@ -9,7 +9,7 @@ Everything here is offline and deterministic; the optional model confirmation is
 Definitions
 -----------
 *Sentences* of a document: :func:`ragexam.data.chunking.sentence_spans` (every line break, then Kiwi's sentence
-splitter).  *Candidates* (:meth:`Locator.candidates`): every sentence of at least :attr:`LocateSettings.min_chars`
+splitter), each cut again after ``. ! ? 。`` followed by whitespace (Kiwi keeps English sentences together).  *Candidates* (:meth:`Locator.candidates`): every sentence of at least :attr:`LocateSettings.min_chars`
 normalized characters and at most :attr:`~LocateSettings.max_chars`; a longer sentence (a table row, a PDF line
 without punctuation) is replaced by windows of its clauses (cut after ``, ; :`` and whitespace runs) of at most
 ``max_chars``; and every *window* of two adjacent sentences of one paragraph (no blank line between them) of at most
@@ -71,8 +71,9 @@ DEFAULT_THRESHOLD = 0.6
 #: a document of a multi-document question is needed when the rest of the answer it is matched against still holds
 #: this share of the answer's terms (:meth:`Locator.locate`)
 REST_SHARE = 0.25
-#: documents whose sentences give the term weights (:meth:`Locator._vocabulary`)
-VOCABULARY_SAMPLE = 2000
+#: characters of the documents whose sentences give the term weights (:meth:`Locator._vocabulary`): Kiwi reads about
+#: 100k characters a second, so a large corpus costs a few seconds, not one pass over all of it
+VOCABULARY_SAMPLE = 400_000
 #: the features of a scored candidate, in the order of the module docstring's table
 FEATURES = ("at", "ab", "code", "ap", "abp", "qt", "sem")
 _CLAUSE_END = re.compile(r"[,;:，；：](?=\s)|\s{2,}")
@@ -181,6 +182,24 @@ class Location:
                 "runner_up": self.runner_up.to_dict() if self.runner_up is not None else None}
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
+
+
+def _sentence_ends(content: str, spans: Sequence[Tuple[int, int]]) -> List[Tuple[int, int]]:
+    """``spans`` (Kiwi's sentences) cut again after ``. ! ? 。`` followed by whitespace: Kiwi does not split English
+    text at its periods."""
+    out: List[Tuple[int, int]] = []
+    for a, b in spans:
+        start = a
+        for m in _SENTENCE_END.finditer(content, a, b):
+            if m.start() > start:
+                out.append((start, m.start()))
+            start = m.end()
+        if start < b:
+            out.append((start, b))
+    return out
+
+
 def _bigrams(text: str) -> FrozenSet[str]:
     t = "".join(normalize(text).lower().split())
     return frozenset(t[i:i + 2] for i in range(len(t) - 1)) or (frozenset([t]) if t else frozenset())
@@ -244,7 +263,7 @@ class Locator:
         todo = [d for d in dict.fromkeys(doc_ids) if d not in self._sentences]
         if todo:
             for d, spans in zip(todo, sentence_spans_many([self.documents[d].content for d in todo])):
-                self._sentences[d] = spans
+                self._sentences[d] = _sentence_ends(self.documents[d].content, spans)
 
     def candidates(self, doc_id: str) -> List[Span]:
         """The candidate spans of one document (module docstring), in document order."""
@@ -322,15 +341,22 @@ class Locator:
 
     # -- scoring ---------------------------------------------------------------------------------------------
     def _vocabulary(self) -> Tuple[Dict[str, float], FrozenSet[str]]:
-        """Term weights and the bigrams of the corpus, from the sentences of up to :data:`VOCABULARY_SAMPLE`
-        documents (every one of a smaller corpus; else an even stride through it): a term's weight is
-        ``log((N + 1) / (df + 1)) + 1`` with ``df`` the sentences holding it of the ``N`` sampled."""
+        """Term weights and the bigrams of the corpus, from the sentences of a sample of its documents (every one of
+        a corpus of up to :data:`VOCABULARY_SAMPLE` characters; else an even stride through it until that many): a
+        term's weight is ``log((N + 1) / (df + 1)) + 1`` with ``df`` the sentences holding it of the ``N``
+        sampled."""
         if self._vocab is None:
             import math
 
             ids = list(self.documents)
-            step = max(1, len(ids) // VOCABULARY_SAMPLE)
-            sample = ids[::step][:VOCABULARY_SAMPLE]
+            total = sum(len(d.content) for d in self.documents.values())
+            step = max(1, round(total / VOCABULARY_SAMPLE))
+            sample, size = [], 0
+            for d in ids[::step] if step > 1 else ids:
+                sample.append(d)
+                size += len(self.documents[d].content)
+                if size >= VOCABULARY_SAMPLE:
+                    break
             self.prepare(sample)
             sents = [self.documents[d].content[a:b] for d in sample for a, b in self._sentences[d]]
             self._read(sents)
