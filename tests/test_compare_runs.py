@@ -110,12 +110,17 @@ def test_question_sets_that_differ():
     sb, rb = make_run(n_questions=30, seed=3, n_resamples=50, n_permutations=50, drop=("hq_001", "hq_002"),
                       run_id="other")
     sb["dataset"]["qa_sha256"] = "b" * 64
-    res = compare_runs(RunData(sa, coerce_rows(ra)), RunData(sb, coerce_rows(rb)), pipeline=PIPE)
+    # another question set is another grading: refused unless asked for, then said
+    with pytest.raises(InputError, match=r"graded differently -- the question set.*allow_grading_change=True"):
+        compare_runs(RunData(sa, coerce_rows(ra)), RunData(sb, coerce_rows(rb)), pipeline=PIPE)
+    res = compare_runs(RunData(sa, coerce_rows(ra)), RunData(sb, coerce_rows(rb)), pipeline=PIPE,
+                       allow_grading_change=True)
     (pc,) = res.pipelines
     assert pc.only_a == ["hq_001", "hq_002"] and len(pc.only_b) == 2
     assert pc.n_shared == sa["dataset"]["n_scored"] - 2
     text = " ".join(res.notes)
-    assert "question set differs" in text and "2 scored only in A, 2 only in B" in text
+    assert "include the change of grading" in text and "the question set" in text
+    assert "question sets differ" in text and "2 scored only in A, 2 only in B" in text
 
 
 def test_pipelines_by_name_and_errors(pair):

@@ -21,7 +21,8 @@ QA = [
      "ground_truth": "재부팅 후에도 안 되면 VPN 클라이언트를 재설치합니다."},
     {"query_id": "q2", "question": "프린터 드라이버는 어디서 받나요?", "relevance": {"hd_02": 2},
      "evidence": "사내 포털의 자료실", "type": "meaning"},
-    {"query_id": "q3", "question": "비밀번호 변경 주기는?", "relevant_doc_ids": ["hd_03"], "type": "lexical"},
+    {"query_id": "q3", "question": "비밀번호 변경 주기는?", "relevant_doc_ids": ["hd_03"], "evidence": "90일마다 바꿔야",
+     "type": "lexical"},
     {"query_id": "q4", "question": "구내식당 메뉴는?", "answerable": False, "type": "out_of_corpus"},
 ]
 

@@ -165,7 +165,7 @@ def test_cli_datasets(tmp_path, capsys, monkeypatch):
 def test_cli_evidence_coverage(tmp_path, capsys):
     c, q = make_set(tmp_path)
     code, out, _ = _run(["evidence-coverage", "--corpus", str(c), "--qa", str(q), "--chunker", "whole"], capsys)
-    assert code == 0 and "3/3 evidence strings" in out
+    assert code == 0 and "4/4 evidence strings" in out
     code, out, _ = _run(["evidence-coverage", "--corpus", str(c), "--qa", str(q), "--chunker", "chars:20:0",
                          "--json"], capsys)
     data = json.loads(out)

@@ -194,6 +194,9 @@ FIXTURES = {
     # docs/traces.md: the vendor-schema trace exports of the import's tests
     "tests/data/traces/langfuse_api.jsonl": "repo", "tests/data/traces/phoenix_spans.jsonl": "repo",
     "tests/data/traces/otel_genai.jsonl": "repo",
+    # docs/evidence.md: the bundled questions without evidence; other tools' sets (tests/data/foreign)
+    "no_evidence.jsonl": "no-evidence", "testset.csv": "ragas", "goldens.json": "deepeval",
+    "autorag/qa.parquet": "autorag-qa", "autorag/corpus.parquet": "autorag-corpus",
 }
 REVIEWS = re.compile(r"review apply|serve --review|Catalog\.of")
 
@@ -415,11 +418,26 @@ def _build_session_files(d: Path) -> Dict[str, Path]:
     _ok(["convert", "--corpus", "it_helpdesk", "--qa", "it_helpdesk", "--to", "beir", "--out", str(files["beir"])])
     questions = [json.loads(x) for x in files["qa"].read_text(encoding="utf-8").splitlines()]
     files["queries"].write_text("".join(f"{q['query_id']}\t{q['question']}\n" for q in questions), encoding="utf-8")
+    _write_foreign(d, files)
     files["review"].parent.mkdir()
     code, out = run_ragexam(["generate", "--corpus", str(files["corpus"]), "--out", str(files["review"]),
                              "-n", "200", "--model", "gpt-4o-mini"])
     assert code in (0, 1) and files["review"].with_suffix(".review.csv").exists(), out[-3000:]
     return files
+
+
+def _write_foreign(d: Path, files: Dict[str, Path]) -> None:
+    """docs/evidence.md's files: the bundled questions without their evidence, and the sets of RAGAS, DeepEval and
+    AutoRAG of tests/data/foreign (AutoRAG's written as Parquet, tests/test_convert_foreign.py)."""
+    from test_convert_foreign import DATA, _autorag
+
+    files["no-evidence"] = d / "no_evidence.jsonl"
+    rows = [json.loads(x) for x in files["qa"].read_text(encoding="utf-8").splitlines()]
+    files["no-evidence"].write_text("".join(json.dumps({k: v for k, v in r.items() if k != "evidence"},
+                                                       ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    files["ragas"], files["deepeval"] = DATA / "ragas_testset.csv", DATA / "deepeval_goldens.json"
+    (d / "autorag").mkdir()
+    files["autorag-qa"], files["autorag-corpus"] = _autorag(d / "autorag")
 
 
 def _write_labelled(files: Dict[str, Path]) -> None:

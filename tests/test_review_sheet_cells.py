@@ -67,3 +67,17 @@ def _evidence(page_text):
 
     return [e for e in re.findall(r'<textarea name="evidence" class="e-evidence" rows="2">(.*?)</textarea>',
                                   page_text, re.S) if e]
+
+
+def test_a_located_sets_sheet_holds_no_formula_either():
+    """``locate-evidence`` writes its own columns (the located span, the runner-up): through the same cells."""
+    from ragexam.questions.locate_review import COLUMNS, sheet_text
+    from ragexam.questions.output import read_cell
+
+    rec = {"query_id": "q1", "question": FORMULA, "ground_truth": "+82 2 123", "evidence": ["@home"],
+           "relevant_doc_ids": ["d1"], "type": "meaning"}
+    rows = list(csv.DictReader(io.StringIO(sheet_text([rec]))))
+    assert list(rows[0]) == list(COLUMNS)
+    for name in ("question", "ground_truth"):
+        assert rows[0][name][:1] == "'" and read_cell(rows[0][name]) == rec[name]
+    assert '"@home"' in read_cell(rows[0]["evidence"]) or read_cell(rows[0]["evidence"]) == "@home"

@@ -10,7 +10,7 @@ from ragexam._lazy import lazy_exports
 from ragexam._version import __version__
 
 __all__ = ["__version__", "evaluate", "Qrels", "Run", "parse_metric", "rank_metrics", "run", "grade", "RunResult", "plots",
-           "generate", "generate_plan", "score"]
+           "generate", "generate_plan", "score", "locate_evidence"]
 
 _LAZY = {
     "evaluate": ("ragexam.metrics.ranking", "evaluate"),
@@ -24,6 +24,7 @@ _LAZY = {
     "generate": ("ragexam.questions.api", "generate"),
     "generate_plan": ("ragexam.questions.api", "plan"),
     "score": ("ragexam.api", "score"),
+    "locate_evidence": ("ragexam.api", "locate_evidence"),
     "plots": ("ragexam.plots", None),  # a module: ragexam.plots.k_sweep(result) and friends
 }
 

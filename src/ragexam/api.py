@@ -28,6 +28,8 @@ command                    function
 ``review apply``           :func:`ragexam.questions.review.apply_review`
 ``traces import``          :func:`import_traces` → :class:`~ragexam.analysis.answers.traces.ImportResult`
 ``traces sample``          :func:`sample_traces` → :class:`~ragexam.questions.traces_sample.SampleResult`
+``locate-evidence``        :func:`locate_evidence` → :class:`~ragexam.questions.locate_set.LocateResult`
+                           (``--dry-run``: a :class:`~ragexam.llm.batch.CallPlan`)
 =========================  ===================================================================================
 """
 
@@ -42,7 +44,7 @@ from ragexam.errors import InputError
 __all__ = ["evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
            "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
            "ScoreOutcome", "score", "AnswerOutcome", "answer", "AgreementOutcome", "judge_agreement",
-           "read_segments", "generate", "review_apply", "import_traces", "sample_traces"]
+           "read_segments", "generate", "review_apply", "import_traces", "sample_traces", "locate_evidence"]
 
 PathLike = Union[str, Path]
 Progress = Optional[Callable[[int, int], None]]
@@ -162,15 +164,71 @@ def datasets():
 
 
 def convert(to: str, out: PathLike, *, corpus: Any = None, qa: Any = None, queries: Optional[PathLike] = None,
-            split: Optional[str] = None):
-    """Convert between ragexam JSONL, BEIR folders and TREC qrels (:func:`ragexam.data.convert.convert`); ``out``
-    is checked before anything is read (never over an input)."""
+            split: Optional[str] = None, source_format: Optional[str] = None, locate: bool = True,
+            semantic: bool = True):
+    """Convert between ragexam JSONL, BEIR folders and TREC qrels (:func:`ragexam.data.convert.convert`), or a
+    question set another tool made -- a RAGAS test set, DeepEval goldens, AutoRAG's parquet files
+    (``source_format``, else recognised by its fields: :mod:`ragexam.data.foreign`) -- into ragexam's corpus and
+    questions, their evidence located (``locate``; :func:`locate_evidence`).  ``out`` is checked before anything is
+    read (never over an input)."""
     from ragexam.data.convert import convert as run_convert
     from ragexam.storage.paths import In, Out, check_outputs
 
     check_outputs([Out(out, "--out", "file" if to == "trec" else "folder")],
                   [In(corpus, "--corpus"), In(qa, "--qa"), In(queries, "--queries")])
+    if qa is not None and queries is None:
+        from ragexam.data.foreign import detect_format
+
+        source_format = source_format or detect_format(qa)
+    if source_format is not None:
+        return _convert_foreign(to, out, corpus, qa, source_format, locate, semantic)
     return run_convert(to, out, corpus=corpus, qa=qa, queries=queries, split=split)
+
+
+def _convert_foreign(to: str, out: PathLike, corpus: Any, qa: Any, source_format: str, locate: bool,
+                     semantic: bool):
+    """A RAGAS, DeepEval or AutoRAG set as ``out/corpus.jsonl`` and ``out/qa.jsonl`` (its evidence located: the
+    card and review sheet next to it)."""
+    import json
+
+    from ragexam.data.convert import Converted, corpus_records, ragexam_record
+    from ragexam.data.foreign import read_foreign
+    from ragexam.data.schema import Corpus, QASet
+    from ragexam.storage.runfolder import write_text
+
+    if to != "ragexam":
+        raise InputError(f"a {source_format} set converts to ragexam's files (--to ragexam), then to {to} from them",
+                         source="convert", field="to")
+    if qa is None:
+        raise InputError(f"give the {source_format} question file as --qa", source="convert", field="qa")
+    got = read_foreign(source_format, qa, corpus)
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    res = Converted("ragexam", n_documents=len(got.documents), n_questions=len(got.questions),
+                    n_judgments=sum(len(q.grades) for q in got.questions), notes=list(got.notes))
+    write_text(target / "corpus.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                                for r in corpus_records(got.documents)))
+    res.files.append(str(target / "corpus.jsonl"))
+    if not locate:
+        write_text(target / "qa.jsonl", "".join(json.dumps(ragexam_record(q), ensure_ascii=False) + "\n"
+                                                for q in got.questions))
+        res.files.append(str(target / "qa.jsonl"))
+        res.notes.append("evidence not located (--no-locate): grade by document (--relevance doc), or run "
+                         "`ragexam locate-evidence` on the files")
+        return res
+    from ragexam.questions.locate import LocateSettings
+    from ragexam.questions.locate_set import locate_set, write_located
+
+    corpus_obj = Corpus(got.documents, source=str(target / "corpus.jsonl"))
+    located = locate_set(corpus_obj, QASet(got.questions, source=str(qa)), settings=LocateSettings(semantic=semantic))
+    res.files.extend(str(p) for p in write_located(located, target / "qa.jsonl").values())
+    c = located.counts
+    res.notes.append(f"evidence located for {c['located']} of {located.searched} questions; "
+                     + (f"{c['uncertain'] + c['unlocated']} without evidence (evidence_status): review "
+                        f"{target / 'qa.review.csv'} or grade by document (--relevance doc)"
+                        if c["uncertain"] + c["unlocated"] else "every question has evidence"))
+    res.notes.extend(located.notes)
+    return res
 
 
 def run_settings(config: Optional[PathLike], flags: Mapping[str, Any]) -> Dict[str, Any]:
@@ -775,3 +833,35 @@ def sample_traces(answers: PathLike, n: int, corpus: Any, out: Optional[PathLike
 
     return run_sample(answers, n, corpus, out, threshold=threshold, strategy=strategy, seed=seed, first=first,
                       id_prefix=id_prefix, redact=redact)
+
+
+def locate_evidence(corpus: Any, qa: Any, out: Optional[PathLike] = None, *, threshold: Optional[float] = None,
+                    semantic: bool = True, windows: bool = True, llm: Any = None, dry_run: bool = False,
+                    progress: Progress = None):
+    """``ragexam locate-evidence``: the evidence of every answerable question without it, located in its relevant
+    documents (or the whole corpus) from its answer key; the located set, its card and review sheet written to
+    ``out`` (checked before any work: none may be the corpus or the question set).  ``llm``: an
+    :class:`~ragexam.llm.settings.LLMSettings` whose model confirms each span; with ``dry_run`` the spans are
+    located and the model's calls only counted and priced.
+    :returns: a :class:`~ragexam.questions.locate_set.LocateResult` (``dry_run``: a
+        :class:`~ragexam.llm.batch.CallPlan`)."""
+    from ragexam.questions.locate import DEFAULT_THRESHOLD, LocateSettings
+    from ragexam.questions.locate_set import locate_set, plan_set, write_located
+
+    settings = LocateSettings(threshold=DEFAULT_THRESHOLD if threshold is None else threshold, semantic=semantic,
+                              windows=windows)
+    if dry_run:
+        if llm is None:
+            raise InputError("a dry run counts the model's calls: give a model (--model)", source="--dry-run",
+                             field="dry_run")
+        return plan_set(corpus, qa, llm, settings=settings)
+    if out is None:
+        raise InputError("needs --out FILE.jsonl: the located set is written there (the input is never changed)",
+                         source="ragexam locate-evidence", field="out")
+    from ragexam.questions.output import check_outputs
+    from ragexam.storage.paths import In
+
+    check_outputs(out, [In(_input_path(corpus), "--corpus"), In(_input_path(qa), "--qa")])
+    result = locate_set(corpus, qa, settings=settings, llm=llm, progress=progress)
+    write_located(result, out)
+    return result

@@ -73,15 +73,15 @@ def validate_cmd(
     qa: Optional[str] = typer.Option(None, "--qa", help="QA file (JSONL) or a bundled dataset name."),
     ignore_punctuation: bool = typer.Option(False, "--ignore-punctuation", help="Ignore punctuation when matching "
                                                                                 "evidence strings."),
-    json_out: JsonOut = False, split: Split = None,
+    json_out: JsonOut = False, split: Split = None, relevance: Relevance = None,
 ) -> None:
-    """Check a corpus and a QA set; print every problem and a count by kind.
+    """Check a corpus and a QA set; print every problem, a count by kind, and what `ragexam run` would grade.
 
-    Exits 1 if any error-level problem was found, 0 otherwise (warnings allowed).
+    Exits 1 if any error-level problem was found (also: the run would refuse), 0 otherwise (warnings allowed).
     """
     from ragexam.api import validate
 
-    report = validate(corpus, qa, ignore_punctuation=ignore_punctuation, split=split)
+    report = validate(corpus, qa, ignore_punctuation=ignore_punctuation, split=split, relevance=relevance)
     if json_out:
         print_json(report.to_dict())
     else:
@@ -230,11 +230,18 @@ app.command("grade", help="Grade your own pipeline: `ragexam grade --qa QA --ret
 
 @app.command("convert")
 def convert_cmd(to: ConvertTo, out: ConvertOut, corpus: CorpusOpt = None, qa: QaOpt = None, queries: Queries = None,
-                split: Split = None, json_out: JsonOut = False) -> None:
-    """Convert between ragexam JSONL, BEIR folders and TREC qrels (ids with spaces are encoded in TREC files)."""
+                split: Split = None, source_format: Optional[str] = typer.Option(
+                    None, "--from", help="The tool that made --qa: ragas, deepeval or autorag (default: recognised "
+                                         "by its fields)."),
+                no_locate: bool = typer.Option(False, "--no-locate", help="Do not locate the evidence of converted "
+                                                                          "questions (grade by document)."),
+                json_out: JsonOut = False) -> None:
+    """Convert between ragexam JSONL, BEIR folders and TREC qrels (ids with spaces are encoded in TREC files), or a
+    RAGAS test set, DeepEval goldens or AutoRAG's qa/corpus parquet files into ragexam's files, evidence located."""
     from ragexam.api import convert
 
-    done = convert(to, out, corpus=corpus, qa=qa, queries=queries, split=split)
+    done = convert(to, out, corpus=corpus, qa=qa, queries=queries, split=split, source_format=source_format,
+                   locate=not no_locate)
     print_json(done.to_dict()) if json_out else notes(done.lines(), False)
 
 
@@ -328,6 +335,9 @@ def compare_cmd(
     miss_k: Optional[int] = typer.Option(None, "--miss-k", help="Found/missed cutoff for the flipped questions "
                                                                 "(default: run A's miss_k)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the bootstrap (default: run A's seed)."),
+    allow_grading_change: bool = typer.Option(False, "--allow-grading-change", help="Compare runs graded under "
+                                              "different relevance rules or question sets; the differences then "
+                                              "include the change of grading (refused otherwise)."),
     history: HistoryOpt = None, json_out: JsonOut = False,
 ) -> None:
     """Per-metric differences B − A on the shared questions (paired bootstrap CI, randomization p, Holm)
@@ -335,7 +345,7 @@ def compare_cmd(
     from ragexam.api import compare
 
     res = compare(run_a, run_b, history=history, pipeline=pipeline, pipeline_b=pipeline_b,
-                  metrics=commas(metric), miss_k=miss_k, seed=seed)
+                  metrics=commas(metric), miss_k=miss_k, seed=seed, allow_grading_change=allow_grading_change)
     if json_out:
         return print_json(res.to_dict())
     from ragexam.report.console import print_comparison
@@ -364,7 +374,7 @@ def check_cmd(
 
 
 # the answer and generation commands register themselves on the same application
-from ragexam import cli_answers, cli_generate, cli_serve, cli_traces  # noqa: E402,F401
+from ragexam import cli_answers, cli_generate, cli_questions, cli_serve, cli_traces  # noqa: E402,F401
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -382,13 +392,14 @@ def main(argv: Optional[List[str]] = None) -> None:
     """Console-script entry point."""
     import warnings
 
-    from ragexam.errors import RagexamError
+    from ragexam.errors import RagexamError, speaking_to
 
     global _python_warning
     if warnings.showwarning is not _show_warning:
         _python_warning, warnings.showwarning = warnings.showwarning, _show_warning
     try:
-        app(args=argv, prog_name="ragexam")
+        with speaking_to("cli"):  # a fix is named as a flag or a command, not as a Python keyword
+            app(args=argv, prog_name="ragexam")
     except RagexamError as err:
         from rich.console import Console
         from rich.text import Text

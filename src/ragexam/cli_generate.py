@@ -107,14 +107,15 @@ def generate_cmd(
         raise typer.Exit(1)
 
 
-review_app = typer.Typer(help="Apply a person's review of a generated question set.", no_args_is_help=True,
+review_app = typer.Typer(help="Apply a person's review of a generated or located question set.", no_args_is_help=True,
                          cls=Group)
 app.add_typer(review_app, name="review")
 
 
 @review_app.command("apply")
 def review_apply_cmd(
-    qa: Path = typer.Option(..., "--qa", help="The generated set (JSONL) the sheet reviews."),
+    qa: Path = typer.Option(..., "--qa", help="The generated set, or the located set of `ragexam locate-evidence` "
+                                              "(JSONL), the sheet reviews."),
     out: Path = typer.Option(..., "--out", help="Reviewed set to write (JSONL)."),
     review: Optional[Path] = typer.Option(None, "--review", help="The edited review sheet (default: the set's "
                                                                  ".review.csv)."),
@@ -122,7 +123,8 @@ def review_apply_cmd(
     pending: str = typer.Option("keep", "--pending", help="Rows still pending: keep or drop."),
     json_out: JsonOut = False,
 ) -> None:
-    """Keep accepted questions (with their verification records), drop rejected ones, check edited ones again."""
+    """Keep accepted questions (with their verification records), drop rejected ones, check edited ones again (a
+    located set: accepted questions take their proposed span, or the evidence cell; docs/evidence.md)."""
     from ragexam import api
     from ragexam.report.console_generate import print_review
 

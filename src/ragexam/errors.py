@@ -15,7 +15,46 @@ and exits with status 2; nothing is silently skipped.
 
 from __future__ import annotations
 
-__all__ = ["RagexamError", "InputError", "MetricNameError", "MissingDependencyError"]
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Iterator
+
+__all__ = ["RagexamError", "InputError", "MetricNameError", "MissingDependencyError", "speaking_to", "audience",
+           "setting", "command"]
+
+#: who reads the messages: ``python`` (the API, the default) or ``cli`` (set by the command line's entry point)
+_AUDIENCE: ContextVar[str] = ContextVar("ragexam_audience", default="python")
+
+
+@contextmanager
+def speaking_to(who: str) -> Iterator[None]:
+    """Messages raised inside speak to ``who`` (``cli`` or ``python``): :func:`setting` and :func:`command` name a
+    fix in the reader's own syntax.  The command line's entry point wraps every command in ``speaking_to("cli")``."""
+    token = _AUDIENCE.set(who)
+    try:
+        yield
+    finally:
+        _AUDIENCE.reset(token)
+
+
+def audience() -> str:
+    """``cli`` or ``python``: who the message being written is for (:func:`speaking_to`)."""
+    return _AUDIENCE.get()
+
+
+def setting(name: str, value: object = True) -> str:
+    """How the reader sets ``name`` to ``value``: ``--relevance doc`` / ``--allow-grading-change`` on the command
+    line, ``relevance='doc'`` / ``allow_grading_change=True`` in Python."""
+    if audience() == "cli":
+        flag = "--" + name.replace("_", "-")
+        return flag if value is True else f"{flag} {value}"
+    return f"{name}={value!r}"
+
+
+def command(cli: str, python: str) -> str:
+    """A step that is a command on the command line (``ragexam locate-evidence ...``) and a function in Python
+    (``ragexam.api.locate_evidence(...)``): the one the reader uses."""
+    return f"`{cli}`" if audience() == "cli" else f"`{python}`"
 
 
 class RagexamError(Exception):

@@ -14,6 +14,9 @@
                    :func:`ragexam.data.trec_ids.encode_trec_id` (spaces as ``%20``, reversible)
 =================  ===========================================================================================
 
+Question sets other tools made (RAGAS test sets, DeepEval goldens, AutoRAG's parquet files) are read by
+:mod:`ragexam.data.foreign` and converted by :func:`ragexam.api.convert` (their evidence located in the corpus).
+
 Inputs: ``corpus`` -- anything :func:`~ragexam.data.loaders.load_corpus` reads (JSONL, CSV, a BEIR folder,
 a bundled name); ``qa`` -- anything :func:`~ragexam.data.loaders.load_qa` reads (JSONL, a BEIR folder with
 ``split``, a bundled name), or a qrels file (BEIR TSV, TREC, MTEB JSONL: :func:`ragexam.data.beir.read_qrels`,
@@ -35,7 +38,7 @@ from typing import Any, Dict, List, Optional, Union
 
 from ragexam.errors import InputError
 
-__all__ = ["convert", "Converted", "FORMATS"]
+__all__ = ["convert", "Converted", "FORMATS", "ragexam_record", "corpus_records"]
 
 PathLike = Union[str, Path]
 FORMATS = ("ragexam", "beir", "trec")
@@ -136,7 +139,13 @@ def _qrels_line(path: Path) -> Optional[str]:
     return None
 
 
-def _ragexam_record(q) -> Dict[str, Any]:
+def corpus_records(documents) -> List[Dict[str, Any]]:
+    """Documents as lines of ragexam's corpus.jsonl."""
+    return [{"doc_id": d.doc_id, "title": d.title, "content": d.content, **({"metadata": d.metadata} if d.metadata
+                                                                           else {})} for d in documents]
+
+
+def ragexam_record(q) -> Dict[str, Any]:
     """A question as a line of ragexam's qa.jsonl."""
     r: Dict[str, Any] = {"query_id": q.query_id, "question": q.question}
     if q.relevance:
@@ -240,8 +249,7 @@ def convert(to: str, out: PathLike, *, corpus: Optional[PathLike] = None, qa: Op
 
     if corpus_obj is not None:
         if to == "ragexam":
-            recs = [{"doc_id": d.doc_id, "title": d.title, "content": d.content,
-                     **({"metadata": d.metadata} if d.metadata else {})} for d in corpus_obj]
+            recs = corpus_records(corpus_obj)
         else:
             recs = [{"_id": d.doc_id, "title": d.title or "", "text": d.content,
                      **({"metadata": d.metadata} if d.metadata else {})} for d in corpus_obj]
@@ -250,7 +258,7 @@ def convert(to: str, out: PathLike, *, corpus: Optional[PathLike] = None, qa: Op
     if qa_obj is None:
         return res
     if to == "ragexam":
-        write_text(target / "qa.jsonl", _jsonl(_ragexam_record(q) for q in qa_obj))
+        write_text(target / "qa.jsonl", _jsonl(ragexam_record(q) for q in qa_obj))
         res.files.append(str(target / "qa.jsonl"))
         return res
     _doc_judged(qa_obj, "BEIR")

@@ -17,6 +17,7 @@ from typing import Iterable, Optional, Set
 from ragexam.data.evidence import CorpusText
 from ragexam.data.problems import ProblemCollector
 from ragexam.data.schema import Document, Question
+from ragexam.errors import setting
 
 __all__ = ["check_qa_against_corpus"]
 
@@ -61,7 +62,7 @@ def check_qa_against_corpus(questions: Iterable[Question], qa_file: str, documen
                         loose = CorpusText(documents, ignore_punctuation=True)
                     if loose.docs_containing(ev):
                         hint = (" It does occur when punctuation is ignored "
-                                "(validate --ignore-punctuation / ignore_punctuation=True).")
+                                f"({setting('ignore_punctuation')}).")
                 col.add("evidence_not_found", f"evidence string {i} {_show(ev)} occurs in no document "
                         "(compared after NFKC and whitespace normalization); expected an exact quote of "
                         f"the source text.{hint}", file=qa_file, line=q.line, field="evidence")

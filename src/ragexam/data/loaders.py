@@ -118,10 +118,18 @@ class _Record:
         return dict(v)
 
     def metadata(self, known: Tuple[str, ...]) -> Dict[str, object]:
+        from ragexam.data.gradability import similar_field
+
         meta = self.obj_field("metadata")
         for k, v in self.obj.items():
             if k in known:
                 continue
+            like = similar_field(k, known)
+            if like is not None:
+                present = " (the record also has it)" if like in self.obj else ""
+                self.col.add("unknown_field", f"unknown field {k!r} looks like {like!r}{present}; it is kept in "
+                             f"metadata and not read as {like}. Did you mean {like!r}? Rename the field",
+                             file=self.file, line=self.line, field=k)
             if k in meta and meta[k] != v:
                 self.report("field_conflict", k, f"unknown field {k!r} (kept in metadata) clashes with "
                             f"metadata[{k!r}] = {_show(meta[k])}; rename one of them")
@@ -329,8 +337,12 @@ def _question(obj: Dict[str, object], file: str, line: int, col: ProblemCollecto
             r.report("answerable_conflict", "answerable", f"answerable is false (out-of-corpus) but the "
                      f"question has {' and '.join(what)}; remove them or set answerable: true")
         elif not has_judgments and answerable is not False:
+            status = obj.get("evidence_status")
+            located = (f"; its evidence_status is {status}: `ragexam locate-evidence` found no span with confidence, "
+                       "review it (`ragexam review apply`)" if isinstance(status, str) else "")
             r.report("no_judgments", "answerable", "no relevance or evidence; mark answerable: false "
-                     "if out-of-corpus (otherwise add relevant_doc_ids, relevance or evidence)")
+                     "if out-of-corpus (otherwise add relevant_doc_ids, relevance or evidence, or find the evidence "
+                     f"with `ragexam locate-evidence`){located}")
     if relevance and rel_ids and set(rel_ids) != set(positive):
         r.report("relevance_mismatch", "relevance", f"relevant_doc_ids {list(rel_ids)} differ from the "
                  f"documents with grade > 0 in relevance {sorted(positive)}; relevance is used")

@@ -77,9 +77,12 @@ from ragexam.data.schema import Chunk, Document, Question
 from ragexam.errors import InputError
 
 __all__ = ["Judgment", "Judgments", "judge_ranking", "judge_rankings", "credit_positions",
-           "MODES", "EvidenceSplit", "evidence_split", "evidence_splits", "evidence_part", "item_sizes"]
+           "MODES", "RULES", "EvidenceSplit", "evidence_split", "evidence_splits", "evidence_part", "item_sizes"]
 
 MODES = ("doc", "evidence")
+#: each mode's grading rule in words (``{unit}``: "chunk", or "chunk (or returned text)")
+RULES = {"evidence": "a {unit} counts when it contains an evidence string; k counts chunks",
+         "doc": "a {unit} counts for its document; k counts distinct documents"}
 
 
 @dataclass(frozen=True)

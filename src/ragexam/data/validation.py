@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Union
 
+from ragexam.data.gradability import Gradability
 from ragexam.data.problems import ERROR, KINDS, WARNING, Problem, ProblemCollector
 
 __all__ = ["ValidationReport", "validate"]
@@ -30,6 +31,8 @@ class ValidationReport:
     problems: List[Problem] = field(default_factory=list)
     documents: int = 0
     questions: int = 0
+    #: what each grading rule can grade and whether ``ragexam run`` would refuse (with a question set)
+    grading: Optional[Gradability] = None
 
     @property
     def errors(self) -> List[Problem]:
@@ -54,18 +57,24 @@ class ValidationReport:
     def to_dict(self) -> Dict[str, object]:
         return {"ok": self.ok, "corpus": self.corpus, "qa": self.qa, "documents": self.documents,
                 "questions": self.questions, "errors": len(self.errors), "warnings": len(self.warnings),
-                "counts": self.counts_by_kind(), "problems": [p.to_dict() for p in self.problems]}
+                "counts": self.counts_by_kind(), "problems": [p.to_dict() for p in self.problems],
+                "grading": self.grading.to_dict() if self.grading is not None else None}
 
 
 def validate(corpus_path: PathLike, qa_path: Optional[PathLike] = None, *,
-             ignore_punctuation: bool = False, split: Optional[str] = None) -> ValidationReport:
-    """Check a corpus (and a QA set against it), collecting every problem.
+             ignore_punctuation: bool = False, split: Optional[str] = None,
+             relevance: Optional[str] = None) -> ValidationReport:
+    """Check a corpus (and a QA set against it), collecting every problem, and predict ``ragexam run``.
 
     ``corpus_path``/``qa_path`` are paths or bundled dataset names.  ``ignore_punctuation`` is the
     evidence-matching setting (:func:`ragexam.data.normalization.normalize`).  ``split`` is the qrels split
-    of a BEIR folder given as ``qa_path`` (default ``test``, else its only split; ``--split``).
+    of a BEIR folder given as ``qa_path`` (default ``test``, else its only split; ``--split``).  With a question
+    set, :attr:`ValidationReport.grading` counts what each grading rule can grade; when the run's rule
+    (``relevance``, default: the run's default) cannot grade every answerable question, the run would refuse: an
+    error ``run_would_refuse`` saying which flag or command fixes it (:mod:`ragexam.data.gradability`).
     """
     from ragexam.data.crosscheck import check_qa_against_corpus
+    from ragexam.data.gradability import gradability
     from ragexam.data.datasets import resolve
     from ragexam.data.loaders import parse_corpus, parse_qa
 
@@ -88,6 +97,11 @@ def validate(corpus_path: PathLike, qa_path: Optional[PathLike] = None, *,
         if parsed_corpus.readable:
             check_qa_against_corpus(parsed_qa.questions, parsed_qa.file, parsed_corpus.documents,
                                     parsed_corpus.ids, col, ignore_punctuation=ignore_punctuation)
+        if parsed_qa.questions:
+            report.grading = gradability(parsed_qa.questions, relevance, corpus=str(corpus_path), qa=str(qa_path))
     order = {report.corpus: 0, report.qa: 1}
     report.problems = sorted(col.problems, key=lambda p: (order.get(p.file, 2), p.line or 0))
+    if report.grading is not None and report.grading.refusal is not None:  # last: the sum of what is above
+        report.problems.append(Problem(ERROR, "run_would_refuse", report.qa, None, "relevance",
+                                       report.grading.refusal))
     return report

@@ -41,6 +41,9 @@ in the browser (``ragexam serve --review qa.jsonl``, docs/serve.md), which write
   (``ragexam traces sample``) -- is checked even when unedited: kept without evidence, it is refused naming its
   line, until the reviewer gives its evidence, makes it out of corpus, or rejects it.
 
+A set ``ragexam locate-evidence`` wrote (its card's ``kind`` is ``located``) has its own columns, decisions and
+verification: :mod:`ragexam.questions.locate_review`.
+
 The sheet is read as UTF-8 (with or without BOM), else as CP949 (what Korean Excel writes) with a note.
 :class:`ReviewSheet` changes one row at a time under a file lock, re-reading the sheet each time and
 writing it whole to a temporary file that is renamed into place, so two writers (two browser tabs, two
@@ -530,10 +533,21 @@ class ReviewSet:
     _corpus: Any = None
     _lock: Any = field(default_factory=threading.RLock, repr=False)
 
+    @property
+    def kind(self) -> str:
+        """``located`` for a set ``ragexam locate-evidence`` wrote (:mod:`ragexam.questions.locate_review`),
+        ``generated`` otherwise."""
+        return "located" if self.card.get("kind") == "located" else "generated"
+
     def sheet(self) -> ReviewSheet:
         """The writer of the sheet (the set's own rows for questions the sheet lacks)."""
         from ragexam.questions.output import REVIEW_COLUMNS, review_cells
 
+        if self.kind == "located":
+            from ragexam.questions.locate_review import COLUMNS, sheet_rows
+
+            rows = sheet_rows(list(self.records.values()))
+            return ReviewSheet(self.sheet_path, list(COLUMNS), {r["query_id"]: r for r in rows})
         new = {row[0]: dict(zip(REVIEW_COLUMNS, row)) for row in review_cells(list(self.records.values()))}
         return ReviewSheet(self.sheet_path, list(REVIEW_COLUMNS), new)
 
@@ -622,6 +636,17 @@ def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[
             In(carded.get("source") if isinstance(carded, dict) else None, "the corpus the set's card names")])
     rs = load_review_set(qa, review, corpus=corpus)
     sheet = read_sheet(rs.sheet_path)
+    by_id = sheet.by_id
+    rejected: List[str] = []
+    if rs.kind == "located":  # a set `ragexam locate-evidence` wrote: its own decisions and verification
+        from ragexam.questions.locate_review import COUNTS, apply_located, check_rows
+
+        check_rows(rs, sheet)
+        counts = {k: 0 for k in ("accepted", "rejected", "pending_kept", "pending_dropped", "edited") + COUNTS}
+        kept = _triage([(qid, rec, by_id.get(qid, (0, {}))) for qid, rec in rs.records.items()], sheet, pending,
+                       counts, rejected)
+        records, notes = apply_located(rs, sheet, kept, counts)
+        return _finish(ReviewResult(records, counts, rejected, sheet.notes + notes), out)
     file = str(rs.sheet_path)
     rescued: List[Tuple[int, Dict[str, str]]] = []
     for line, row in sheet.rows:
@@ -638,24 +663,12 @@ def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[
         elif qid not in rs.records:
             raise InputError(f"query_id {qid!r} is not in {rs.qa}; expected the ids of that set", source=file,
                              line=line, field="query_id")
-    by_id = sheet.by_id
     counts = {"accepted": 0, "rejected": 0, "pending_kept": 0, "pending_dropped": 0, "edited": 0, "rescued": 0}
-    rejected: List[str] = []
-    kept: List[Tuple[int, Dict[str, Any], List[str], str, Dict[str, str]]] = []
     items = [(qid, rec, by_id.get(qid, (0, {}))) for qid, rec in rs.records.items()]
     items += [(row["query_id"].strip(), _rescued_record(rs, row), (line, row)) for line, row in rescued]
-    for qid, rec, (line, row) in items:
-        status = sheet.status(row, line) if row else "pending"
-        if status == "rejected":
-            counts["rejected"] += 1
-            rejected.append(qid)
-            continue
-        if status == "pending" and pending == "drop":
-            counts["pending_dropped"] += 1
-            continue
-        rec = json.loads(json.dumps(rec))  # a copy
-        changes = _changes(rec, row, file, line, (rs.card.get("corpus") or {}).get("language"))
-        kept.append((line, rec, sorted(changes), status, row))
+    language = (rs.card.get("corpus") or {}).get("language")
+    kept = [(line, rec, sorted(_changes(rec, row, file, line, language)), status, row)
+            for _, rec, line, row, status in _triage(items, sheet, pending, counts, rejected)]
     for line, rec, changes, _, row in kept:
         if changes or row.get(RESCUE_COLUMN, "").strip() or _unverified(rec):
             _recheck(rs, rec, changes, kept, file, line)
@@ -672,11 +685,37 @@ def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[
         counts["rescued"] += bool(g.get("rescued"))
         counts["accepted" if status == "accepted" else "pending_kept"] += 1
         out_records.append(rec)
-    result = ReviewResult(out_records, counts, rejected, sheet.notes)
+    return _finish(ReviewResult(out_records, counts, rejected, sheet.notes), out)
+
+
+#: a kept row of the sheet: ``(query_id, a copy of its record, sheet line, row, status)``
+Kept = Tuple[str, Dict[str, Any], int, Dict[str, str], str]
+
+
+def _triage(items: Sequence[Tuple[str, Dict[str, Any], Tuple[int, Dict[str, str]]]], sheet: Sheet, pending: str,
+            counts: Dict[str, int], rejected: List[str]) -> List[Kept]:
+    """The rows that stay: a rejected question is left out (counted and listed), a pending one too with
+    ``pending="drop"`` (counted); every other record is copied, with its line, row and status."""
+    kept: List[Kept] = []
+    for qid, rec, (line, row) in items:
+        status = sheet.status(row, line) if row else "pending"
+        if status == "rejected":
+            counts["rejected"] += 1
+            rejected.append(qid)
+            continue
+        if status == "pending" and pending == "drop":
+            counts["pending_dropped"] += 1
+            continue
+        kept.append((qid, json.loads(json.dumps(rec)), line, row, status))
+    return kept
+
+
+def _finish(result: ReviewResult, out: Optional[PathLike]) -> ReviewResult:
+    """``result``, its records written to ``out`` (atomically) when given."""
     if out is not None:
         from ragexam.questions.output import _jsonl, _write
 
-        _write(Path(out), _jsonl(out_records))
+        _write(Path(out), _jsonl(result.records))
     return result
 
 

@@ -39,6 +39,9 @@ def print_runs(entries: Sequence[Any], con=None, *, path: Optional[str] = None) 
         date = (e.created or e.recorded or "")[:16].replace("T", " ")
         head = Text(str(e.run_id), style="bold")
         head.append(f"  {date}  {e.kind}  {e.dataset or fmt.MISSING}")
+        relevance = getattr(e, "relevance", None)  # the grading rule (runs recorded before it was kept: none)
+        if relevance:
+            head.append(f"  relevance {relevance}")
         con.print(head, soft_wrap=True)
         metric = e.headline_metric or "headline"
         for p in e.pipelines:

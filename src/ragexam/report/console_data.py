@@ -57,6 +57,13 @@ def print_validation(report: Any, console, *, with_questions: bool) -> None:
             level, meaning = KINDS[kind]
             table.add_row(kind, level, str(n), meaning)
         console.print(table)
+    if report.grading is not None:
+        from ragexam.data.gradability import counts_line
+
+        g = report.grading
+        verdict = "[red]would refuse[/]" if g.refusal else f"[green]grades every answerable question[/]"
+        console.print(f"grading: {escape(counts_line(g))}; `ragexam run` with {g.mode} {verdict}",
+                      highlight=False, soft_wrap=True)
     what = fmt.plural(report.documents, "document") + (
         f", {fmt.plural(report.questions, 'question')}" if with_questions else "")
     status = "[green]OK[/]" if report.ok else "[red]FAILED[/]"

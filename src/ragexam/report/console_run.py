@@ -145,9 +145,9 @@ def _dataset_card(console, summary: RunSummary) -> None:
     relevance = cfg.relevance
     texts = any(p.kind == "texts" for p in summary.pipelines)
     unit = "chunk (or returned text)" if texts else "chunk"
-    rel_text = (f"evidence: a {unit} counts when it contains an evidence string; k counts chunks"
-                if relevance == "evidence" else
-                f"doc: a {unit} counts for its document; k counts distinct documents")
+    from ragexam.data.relevance import RULES
+
+    rel_text = f"{relevance}: " + RULES.get(relevance, "").format(unit=unit)
     if cfg.overlap is not None:
         rel_text += f" (a chunk holding ≥ {cfg.overlap:g} of a string counts)"
     rows.append(("relevance", f"{rel_text} · k = {', '.join(map(str, cfg.k))} · depth "
@@ -527,6 +527,10 @@ def _missed_entry(console, e: MissedQuestion, relevance: Optional[str], depth: O
     line.append(_shorten(e.question, width - len(head)))
     console.print(line)
     found = f"found at rank {e.first_rank}" if e.first_rank is not None else f"not found in the top {depth}"
+    if relevance == "doc" and e.first_rank is not None:  # k counts documents; name the chunk by its own rank
+        fc = e.first_correct
+        found = f"found at document rank {e.first_rank}" + (f" (chunk {fc.chunk_id} at rank {fc.rank})"
+                                                             if fc is not None else "")
     if e.unretrieved:
         found = "unretrieved: " + _shorten(e.unretrieved, 60)
     if relevance == "evidence" and e.evidence:

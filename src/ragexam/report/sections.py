@@ -592,21 +592,37 @@ def _facts(view: RunView, entry: MissedEntry) -> List[Tuple[str, str]]:
     if e.unit_ranks:
         items.append(("evidence ranks", _e(", ".join(f"{u}: {r if r is not None else 'not found'}"
                                                      for u, r in e.unit_ranks.items()))))
-    fr = e.first_rank
-    row = view.row_of.get((entry.pipeline, e.query_id))
-    top_ids = row.top_ids if row is not None else []
-    if fr is not None and 1 <= fr <= len(top_ids):
-        items.append(("first correct chunk", f"<code>{_e(top_ids[fr - 1])}</code> at rank {fr}"))
-    elif fr is not None:
-        items.append(("first correct chunk", f"at rank {fr} (beyond the {len(top_ids)} ids kept per question)"))
-    else:
-        depth = view.summary.config.depth
-        items.append(("first correct chunk", f"not within the search depth ({_e(depth if depth else '?')})"))
+    items.append(("first correct chunk", _first_correct(view, entry)))
     for f in fields(MissedQuestion):
         value = getattr(e, f.name)
         if f.name not in _SHOWN and f.name != "extra" and value not in (None, [], {}, ""):
             items.append((f.name.replace("_", " "), _e(_plain(value))))
     return items
+
+
+def _first_correct(view: RunView, entry: MissedEntry) -> str:
+    """Where the first chunk that counts was ranked.  Evidence mode: ``first_rank`` is its rank in the chunk list.
+    Doc mode: ``first_rank`` is the rank of the first relevant *document* (k counts documents), so the chunk is the
+    first chunk of a relevant document (``first_correct``, kept by the run); a run folder from before that was kept
+    says only the document's rank rather than name a chunk of some other document."""
+    e, fr = entry.question, entry.question.first_rank
+    if fr is None:
+        depth = view.summary.config.depth
+        return f"not within the search depth ({_e(depth if depth else '?')})"
+    fc = e.first_correct
+    if view.summary.config.relevance == "doc":
+        doc_rank = f"document rank {fr} (k counts documents)"
+        if fc is None:
+            return f"a chunk of a relevant document at {doc_rank}; this run folder does not name the chunk"
+        doc = f" of relevant document <code>{_e(fc.doc_id)}</code>" if fc.doc_id else ""
+        return f"<code>{_e(fc.chunk_id)}</code>{doc} at chunk rank {fc.rank}, {doc_rank}"
+    if fc is not None:
+        return f"<code>{_e(fc.chunk_id)}</code> at rank {fc.rank}"
+    row = view.row_of.get((entry.pipeline, e.query_id))
+    top_ids = row.top_ids if row is not None else []
+    if 1 <= fr <= len(top_ids):
+        return f"<code>{_e(top_ids[fr - 1])}</code> at rank {fr}"
+    return f"at rank {fr} (beyond the {len(top_ids)} ids kept per question)"
 
 
 def _plain(value: Any) -> str:
@@ -645,8 +661,9 @@ def missed_detail(view: RunView, entry: MissedEntry) -> str:
     top = (f'<h4>Top {len(chunks)} retrieved chunk{"s" if len(chunks) != 1 else ""} (missed cutoff k = '
            f'{_e(e.k)})</h4><ol class="chunks">{"".join(chunks)}</ol>'
            if chunks else '<p class="note">No retrieved chunks recorded for this question.</p>')
-    if e.first_correct is not None:
-        top += (f"<h4>Where the evidence was found (rank {_e(e.first_correct.rank)})</h4>"
+    if e.first_correct is not None and e.first_correct.rank > len(e.top):
+        where = "a relevant document" if view.summary.config.relevance == "doc" else "the evidence"
+        top += (f"<h4>Where {where} was found (rank {_e(e.first_correct.rank)})</h4>"
                 f'<ol class="chunks">{_chunk_li(view, e.first_correct, e.evidence)}</ol>')
     return f'<div class="detail"><dl>{dl}</dl>{top}</div>'
 

@@ -185,6 +185,12 @@ class RunView:
         bits = [f"dataset <b>{fmt_e(s.dataset_label)}</b>", fmt.plural(len(self.pipelines), "pipeline")]
         if s.dataset.n_scored or s.dataset.n_answerable:
             bits.append(fmt_e(fmt.plural(s.dataset.n_scored or s.dataset.n_answerable, "scored question")))
+        if s.config.relevance:  # the grading rule: two runs under different rules are not comparable
+            from ragexam.data.relevance import RULES
+
+            rule = RULES.get(s.config.relevance)
+            bits.append(f"relevance <b>{fmt_e(s.config.relevance)}</b>"
+                        + (f" ({fmt_e(rule.format(unit='chunk'))})" if rule else ""))
         bits.append(f"run <code>{fmt_e(s.run_id)}</code>")
         if s.created:
             bits.append(fmt_e(s.created))

@@ -113,6 +113,8 @@ class RunEntry:
     headline_metric: Optional[str]
     headline: Dict[str, Optional[float]]
     n_rows: int
+    #: the run's grading rule (``config.relevance``: ``evidence`` or ``doc``; ``None`` for a score)
+    relevance: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
         return dict(self.__dict__)
@@ -137,15 +139,18 @@ _SORTS = {"recorded": "recorded", "created": "created", "dataset": "dataset", "i
 _HEADLINE_NO_JSON = ("(SELECT MAX(mean) FROM results WHERE results.run_id = runs.id "
                      "AND results.metric = runs.headline_metric)")
 _ENTRY_COLUMNS = ("id, kind, created, recorded, dataset, dataset_hash, ragexam_version, pipelines, headline_metric, "
-                  "headline, n_rows")
+                  "headline, n_rows, config")
 
 
 def _entry(r: Any) -> RunEntry:
+    config = parse_json(r[11], source=f"history (record {r[0]})", field="config") if len(r) > 11 and r[11] else {}
+    relevance = config.get("relevance") if isinstance(config, dict) else None
     return RunEntry(run_id=r[0], kind=r[1], created=r[2], recorded=r[3], dataset=r[4], dataset_hash=r[5],
                     ragexam_version=r[6], pipelines=parse_json(r[7], source=f"history (record {r[0]})",
                                                                field="pipelines"),
                     headline_metric=r[8], headline=parse_json(r[9], source=f"history (record {r[0]})",
-                                                              field="headline"), n_rows=r[10])
+                                                              field="headline"), n_rows=r[10],
+                    relevance=relevance if isinstance(relevance, str) else None)
 
 
 def _dumps(obj: Any, what: str) -> str:
@@ -387,8 +392,7 @@ class History:
         if not self.path.exists():
             return []
         with self._session() as con:
-            sql = ("SELECT id, kind, created, recorded, dataset, dataset_hash, ragexam_version, pipelines, "
-                   "headline_metric, headline, n_rows FROM runs ORDER BY recorded DESC, rowid DESC")
+            sql = f"SELECT {_ENTRY_COLUMNS} FROM runs ORDER BY recorded DESC, rowid DESC"
             params: tuple = ()
             if limit is not None:
                 sql += " LIMIT ?"

@@ -10,8 +10,12 @@ questions **both runs scored** (matched by ``query_id``):
 * the questions that **flipped** at the missed-cutoff ``k``: found in A (first correct chunk at
   rank <= k) and missed in B, or missed in A and found in B, each with its evidence and both
   rankings (``first_rank`` and the top chunk ids);
-* how the question sets differ: questions scored only in A, only in B, and whether the dataset
-  hashes differ.
+* how the question sets differ: questions scored only in A, only in B, and whether the corpus hashes differ.
+
+Two runs **graded differently** -- another relevance rule (``evidence``/``doc``), evidence cover policy or matching,
+or another question set (its hash) -- are refused: identical rankings score differently under another grading, so
+B − A would report the change of grading as a change of retrieval.  With ``allow_grading_change`` they are
+compared, and the notes say the differences include the change of grading.
 
 Randomness is seeded (default: run A's ``config.seed``); the settings are in
 :attr:`PipelineComparison.signature`.
@@ -27,7 +31,7 @@ from ragexam.errors import InputError
 from ragexam.signature import Signature
 from ragexam.storage.runfolder import RunData, metric_columns, miss_cutoff
 
-__all__ = ["MetricDiff", "Flip", "PipelineComparison", "RunComparison", "compare_runs"]
+__all__ = ["MetricDiff", "Flip", "PipelineComparison", "RunComparison", "compare_runs", "grading_differences"]
 
 
 @dataclass(frozen=True)
@@ -156,13 +160,58 @@ def _check_runs(a: RunData, b: RunData) -> None:
                          "or two `ragexam score --out` folders (or score ids).", source="compare")
 
 
+#: the settings of a run that decide how a ranking is graded: (config key, what it is)
+_GRADING = (("relevance", "relevance rule"), ("overlap", "evidence cover policy"),
+            ("ignore_punctuation", "evidence matching (ignore punctuation)"))
+
+
+def grading_differences(a: RunData, b: RunData) -> List[Tuple[str, str]]:
+    """How the grading of ``b`` differs from ``a``'s: ``(what differs, how to grade B as A was)`` for the relevance
+    rule, the evidence cover policy and matching (runs), and the question set (its hash: its judgments, evidence
+    or answer keys changed).  The same ranking scores differently under another grading, so a difference would
+    not be the pipelines'."""
+    from ragexam.errors import setting
+
+    out: List[Tuple[str, str]] = []
+    if a.run is not None and b.run is not None:
+        ca, cb = a.config, b.config
+        for key, what in _GRADING:
+            va, vb = ca.get(key), cb.get(key)
+            if key in ca and key in cb and va != vb and (key != "relevance" or (va and vb)):
+                fix = f"with {setting(key, va)}" if va not in (None, False) else f"without {setting(key, vb)}"
+                out.append((f"the {what}: A {va!r}, B {vb!r}", f"run B again {fix}"))
+    qa_a, qa_b = a.dataset.get("qa_sha256"), b.dataset.get("qa_sha256")
+    if qa_a and qa_b and qa_a != qa_b:
+        out.append((f"the question set (qa_sha256 {str(qa_a)[:12]}… vs {str(qa_b)[:12]}…: its judgments, evidence "
+                    "or answers changed)", "run B again on A's question set"))
+    return out
+
+
+def _check_grading(a: RunData, b: RunData, allow: bool, notes: List[str]) -> None:
+    """Refuse (:class:`InputError`) two runs graded differently unless ``allow``; then say so in ``notes``."""
+    from ragexam.errors import setting
+
+    diffs = grading_differences(a, b)
+    if not diffs:
+        return
+    what = "; ".join(d for d, _ in diffs)
+    if not allow:
+        fix = [" and ".join(f for _, f in diffs),
+               f"or pass {setting('allow_grading_change')} to compare anyway: the differences then include the change "
+               "of grading, not only the pipelines'"]
+        raise InputError(f"A ({_label(a, 'A')}) and B ({_label(b, 'B')}) were graded differently -- {what}. "
+                         "Identical rankings score differently under another grading, so B − A would report the "
+                         f"change of grading as a change of retrieval. Fix: {'; '.join(fix)}.", source="compare",
+                         field="grading")
+    notes.append(f"the differences below include the change of grading, not only the pipelines': {what}")
+
+
 def _dataset_notes(a: RunData, b: RunData, k: int) -> List[str]:
     notes: List[str] = []
     ds_a, ds_b = a.dataset, b.dataset
-    for key in ("corpus_sha256", "qa_sha256"):
+    for key in ("corpus_sha256",):
         if ds_a.get(key) and ds_b.get(key) and ds_a.get(key) != ds_b.get(key):
-            what = "corpus" if key.startswith("corpus") else "question set"
-            notes.append(f"the {what} differs between the runs ({key} {str(ds_a[key])[:12]}… vs "
+            notes.append(f"the corpus differs between the runs ({key} {str(ds_a[key])[:12]}… vs "
                          f"{str(ds_b[key])[:12]}…): questions are matched by query_id only")
     k_b = miss_cutoff(b.summary)
     if k_b != k:
@@ -257,7 +306,7 @@ def _compare_pair(a: RunData, b: RunData, names: Tuple[str, str], chosen: Sequen
 def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipeline_b: Optional[str] = None,
                  metrics: Optional[Sequence[str]] = None, miss_k: Optional[int] = None, alpha: float = 0.05,
                  n_resamples: Optional[int] = None, n_permutations: Optional[int] = None,
-                 seed: Optional[int] = None) -> RunComparison:
+                 seed: Optional[int] = None, allow_grading_change: bool = False) -> RunComparison:
     """Compare run ``b`` against run ``a`` (see the module docstring).
 
     :param pipeline: the pipeline to compare (in both runs; with ``pipeline_b``, A's side).
@@ -265,8 +314,10 @@ def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipe
     :param metrics: metric columns to compare (default: every metric column both runs have).
     :param miss_k: the found/missed cutoff for flips (default: run A's ``miss_k``).
     :param n_resamples, n_permutations, seed: default to run A's config (else 2000, 10000, 12345).
-    :raises InputError: no per-question rows, a run against a score, no shared pipeline or question, an
-        unknown metric.
+    :param allow_grading_change: compare runs graded differently (:func:`grading_differences`: another relevance
+        rule, cover policy or question set); refused otherwise, and then noted.
+    :raises InputError: no per-question rows, a run against a score, runs graded differently (without
+        ``allow_grading_change``), no shared pipeline or question, an unknown metric.
     """
     from ragexam import stats
 
@@ -278,7 +329,9 @@ def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipe
     k = int(miss_k if miss_k is not None else miss_cutoff(a.summary))
     if k < 1:
         raise InputError(f"received {k}; expected a cutoff >= 1.", source="compare", field="--miss-k")
-    notes = _dataset_notes(a, b, k)
+    notes: List[str] = []
+    _check_grading(a, b, allow_grading_change, notes)
+    notes += _dataset_notes(a, b, k)
     chosen = _chosen_metrics(a, b, metrics)
     out = [_compare_pair(a, b, names, chosen, k, alpha, n_resamples, n_permutations, seed, notes)
            for names in _pairs(a, b, pipeline, pipeline_b)]

@@ -98,29 +98,13 @@ def _sha256_records(records: Sequence[Mapping[str, Any]]) -> str:
     return h.hexdigest()
 
 
-def _relevance_mode(requested: Optional[str], questions: Sequence[Any], source: str) -> str:
-    """``requested`` checked against the questions, or the default (evidence if they have it)."""
-    answerable = [q for q in questions if q.answerable]
-    if not answerable:
-        raise InputError("no question is answerable (every one is marked answerable: false), so there "
-                         "is nothing to retrieve; add questions with evidence or relevant documents.",
-                         source=source)
-    with_ev = [q for q in answerable if q.evidence]
-    with_doc = [q for q in answerable if q.relevant_docs]
-    mode = requested or ("evidence" if with_ev else "doc")
-    have = with_ev if mode == "evidence" else with_doc
-    if len(have) != len(answerable):
-        lacking = [q.query_id for q in answerable if q not in have]
-        what = "evidence strings" if mode == "evidence" else "relevant documents"
-        other = "doc" if mode == "evidence" else "evidence"
-        hint = (f"pass relevance='{other}' (--relevance {other})" if all(
-            (q.relevant_docs if other == "doc" else q.evidence) for q in answerable) else
-            "add them to those questions")
-        raise InputError(f"relevance '{mode}' needs {what} for every answerable question, but "
-                         f"{len(lacking)} have none (e.g. {', '.join(lacking[:5])}); {hint}, or mark "
-                         "them answerable: false if they are out-of-corpus.", source=source,
-                         field="relevance")
-    return mode
+def _relevance_mode(requested: Optional[str], questions: Sequence[Any], source: str, corpus: Any = None) -> str:
+    """``requested`` checked against the questions, or the default (evidence if they have it): the one decision
+    ``validate`` predicts (:func:`ragexam.data.gradability.choose_mode`)."""
+    from ragexam.data.gradability import choose_mode
+
+    return choose_mode(requested, questions, source,
+                       corpus=str(corpus) if isinstance(corpus, (str, Path)) else "CORPUS")
 
 
 def load(corpus: Any, qa: Any, *, relevance: Optional[str] = None, ignore_punctuation: bool = False,
@@ -159,7 +143,7 @@ def load(corpus: Any, qa: Any, *, relevance: Optional[str] = None, ignore_punctu
             raise InputError("the corpus has no documents; expected at least one.", source=str(corpus_obj.source))
         if len(qa_obj) == 0:
             raise InputError("the question set has no questions; expected at least one.", source=str(qa_obj.source))
-    mode = _relevance_mode(relevance, list(qa_obj), str(qa_obj.source))
+    mode = _relevance_mode(relevance, list(qa_obj), str(qa_obj.source), corpus)
     return Dataset(corpus_obj, corpus_sha, qa_obj, qa_sha, mode, corpus_text, ignore_punctuation, overlap)
 
 

@@ -190,14 +190,28 @@ def _missed_entry(q: Any, mode: str, fr: Optional[int], ranks: Dict[str, Optiona
     entry = MissedQuestion(query_id=q.query_id, question=q.question, type=q.type, evidence=list(q.evidence),
                            ground_truth=q.ground_truth, relevant_doc_ids=list(q.relevant_docs), first_rank=fr,
                            unit_ranks=dict(ranks), k=miss_k, top=top)
-    if mode == "evidence" and isinstance(fr, int) and len(top) < fr <= len(hits):
-        # the chunk where the evidence was found (evidence mode: ranks count chunk positions),
-        # shortened around the evidence so a reader sees it
-        cid, score = hits[fr - 1]
+    at = _first_correct_position(q, mode, fr, hits, lookup)
+    if at is not None and (mode == "doc" or at > len(top)):
+        # the first chunk that counts: evidence mode, the rank itself (ranks count chunk positions); doc mode, the
+        # first chunk of a relevant document (``fr`` counts documents, so it cannot index the chunk list); its
+        # text shortened around the evidence so a reader sees it
+        cid, score = hits[at - 1]
         c = lookup[cid]
-        entry.first_correct = RetrievedChunk(rank=fr, chunk_id=cid, doc_id=c.doc_id or None, score=_num(score),
+        entry.first_correct = RetrievedChunk(rank=at, chunk_id=cid, doc_id=c.doc_id or None, score=_num(score),
                                              text=_around_evidence(c.text, q.evidence))
     return entry
+
+
+def _first_correct_position(q: Any, mode: str, fr: Optional[int], hits: List[Tuple[str, Optional[float]]],
+                            lookup: Mapping[str, Any]) -> Optional[int]:
+    """The 1-based position in ``hits`` (the ranked chunks) of the first chunk that counts: evidence mode, ``fr``
+    (when it is within the list); doc mode, the first chunk whose document is relevant (grade > 0)."""
+    if not isinstance(fr, int):
+        return None
+    if mode == "evidence":
+        return fr if fr <= len(hits) else None
+    relevant = set(q.relevant_docs)
+    return next((i for i, (cid, _) in enumerate(hits, 1) if lookup[cid].doc_id in relevant), None)
 
 
 def _rows_and_missed(data: Any, p: Pipeline, s: Any, main: Sequence[str], metrics: Sequence[str], miss_k: int

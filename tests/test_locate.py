@@ -1,0 +1,401 @@
+"""Issue 36, items 1, 2 and 5: `ragexam locate-evidence` (the locator, the located set, the model's confirmation),
+its review (`review apply` on a located set, then `run` by evidence), and the measured numbers the docs quote."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_cli_pipelines import cli  # main() in this process: (exit status, stdout, stderr)
+from ragexam.data.loaders import load_corpus, load_qa
+from ragexam.data.schema import Document
+from ragexam.errors import InputError
+from ragexam.questions.locate import DEFAULT_THRESHOLD, LocateSettings, Locator, confidence
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "src" / "ragexam" / "data" / "samples"
+OFFLINE = LocateSettings(semantic=False)
+
+DOCS = [
+    Document("vpn", "재택근무 중에는 SecureLink VPN으로 먼저 접속해야 합니다. 공용 와이파이에서 VPN-ERR-619가 뜨면 UDP 4500 "
+                    "포트가 막힌 것입니다. 설정 > 연결 방식에서 TCP 443 모드를 선택한 뒤 다시 접속하면 됩니다.\n\n"
+                    "해외 출장 중에는 출국 3영업일 전까지 헬프온에서 해외 VPN 사용 신청을 해야 합니다."),
+    Document("print", "보안 출력은 사원증을 프린터에 태깅해야 인쇄됩니다. 보관된 문서는 12시간이 지나면 지워집니다.\n\n"
+                      "토너가 떨어지면 층별 비품함에서 새 토너를 가져가 교체하십시오."),
+    Document("mail", "메일함 기본 용량은 30GB입니다. 오래된 메일은 보관 메일함으로 옮기면 용량 계산에서 빠집니다."),
+]
+
+
+def _write(path: Path, rows) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _strip(name: str, path: Path, **changes) -> Path:
+    """The bundled set ``name`` without its evidence (``changes``: ``{query_id: {field: value}}``)."""
+    rows = [json.loads(x) for x in (SAMPLES / name / "qa.jsonl").read_text(encoding="utf-8").splitlines() if x]
+    for r in rows:
+        r.pop("evidence", None)
+        r.update(changes.get(r["query_id"], {}))
+    return _write(path, rows)
+
+
+# -- the locator --------------------------------------------------------------------------------------------------
+
+
+def test_the_sentence_that_holds_the_answer_is_located_with_its_runner_up():
+    loc = Locator(DOCS, OFFLINE)
+    (x,) = loc.locate("VPN-ERR-619 오류는 어떻게 고치나요?", "연결 방식을 TCP 443 모드로 바꾸고 다시 접속하면 됩니다.", ["vpn"])
+    assert "TCP 443 모드를 선택한 뒤" in x.best.span.text and x.doc_id == "vpn"
+    assert x.best.span.text == DOCS[0].content[x.best.span.start:x.best.span.end]  # a verbatim span
+    assert x.runner_up is not None and not x.runner_up.span.text.startswith("설정")
+    assert x.margin > 0 and x.confidence >= DEFAULT_THRESHOLD and x.scope == "document"
+
+
+def test_a_document_that_does_not_hold_the_answer_gives_low_confidence():
+    loc = Locator(DOCS, OFFLINE)
+    answer = "연결 방식을 TCP 443 모드로 바꾸고 다시 접속하면 됩니다."
+    (right,) = loc.locate("VPN 오류는?", answer, ["vpn"])
+    (wrong,) = loc.locate("VPN 오류는?", answer, ["mail"])
+    assert wrong.confidence < DEFAULT_THRESHOLD <= right.confidence
+
+
+def test_an_answer_from_two_sentences_takes_a_window():
+    loc = Locator(DOCS, OFFLINE)
+    (x,) = loc.locate("공용 와이파이에서 VPN-ERR-619가 떠요", "UDP 4500 포트가 막힌 것이니 연결 방식에서 TCP 443 모드를 선택해 "
+                      "다시 접속하세요.", ["vpn"])
+    assert x.best.span.sentences == 2 and "UDP 4500" in x.best.span.text and "TCP 443" in x.best.span.text
+
+
+def test_windows_stay_inside_a_paragraph_and_can_be_switched_off():
+    loc = Locator(DOCS, OFFLINE)
+    spans = loc.candidates("vpn")
+    assert all("\n\n" not in sp.text for sp in spans) and any(sp.sentences == 2 for sp in spans)
+    assert all(sp.sentences == 1 for sp in Locator(DOCS, LocateSettings(semantic=False, windows=False))
+               .candidates("vpn"))
+
+
+def test_codes_and_numbers_are_matched_exactly():
+    loc = Locator(DOCS, OFFLINE)
+    (x,) = loc.locate("보관 기간은?", "보관된 문서는 12시간이 지나면 지워집니다.", ["print"])
+    assert "12시간" in x.best.span.text and x.best.features["code"] == 1.0
+
+
+def test_a_long_sentence_is_cut_into_clause_windows():
+    long = "이 표는 장비별 기준을 정리한 것으로, " + ", ".join(f"{i}번 장비는 {i * 10}분마다 점검하고" for i in range(1, 30)) + \
+           ", 마지막 장비는 매일 교체합니다."
+    loc = Locator([Document("long", long)], LocateSettings(semantic=False, max_chars=120))
+    spans = loc.candidates("long")
+    assert spans and all(len(sp.text) <= 120 for sp in spans)
+    (x,) = loc.locate("17번 장비 점검 주기는?", "17번 장비는 170분마다 점검합니다.", ["long"])
+    assert "17번 장비는 170분마다" in x.best.span.text
+
+
+def test_the_whole_corpus_is_searched_when_no_document_is_given():
+    loc = Locator(DOCS, OFFLINE)
+    (x,) = loc.locate("메일함 용량은?", "기본 용량은 30GB입니다.", [])
+    assert x.scope == "corpus" and x.doc_id == "mail" and "30GB" in x.best.span.text
+
+
+def test_two_documents_each_hold_their_part_of_the_answer():
+    loc = Locator(DOCS, OFFLINE)
+    xs = loc.locate("재택 VPN과 보안 출력은?", "SecureLink VPN으로 먼저 접속하고, 출력은 사원증을 프린터에 태깅해야 인쇄됩니다.",
+                    ["vpn", "print"])
+    assert [x.doc_id for x in xs] == ["vpn", "print"] or [x.doc_id for x in xs] == ["print", "vpn"]
+    assert all(x.needed for x in xs) and xs[1].part == "rest"
+
+
+def test_english_documents_are_cut_into_sentences_and_located():
+    docs = [Document("a", "The service desk is open from 8 am to 6 pm on weekdays. Password resets need a one-time code "
+                          "sent to your phone. Locked accounts unlock by themselves after 30 minutes."),
+            Document("b", "Laptops are replaced every four years. A lost laptop must be reported within 24 hours "
+                          "through the help portal.")]
+    loc = Locator(docs, OFFLINE)
+    assert loc.language == "en" and len([sp for sp in loc.candidates("a") if sp.sentences == 1]) == 3
+    (x,) = loc.locate("How long until a locked account opens again?", "It unlocks after 30 minutes.", ["a"])
+    assert x.best.span.text == "Locked accounts unlock by themselves after 30 minutes."
+    (x,) = loc.locate("I lost my laptop, what now?", "Report it within 24 hours on the help portal.", [])
+    assert x.doc_id == "b" and x.best.span.text.startswith("A lost laptop") and x.confidence >= DEFAULT_THRESHOLD
+
+
+def test_confidence_needs_coverage_and_margin():
+    assert confidence(0.6, 0.3) == 1.0
+    assert confidence(0.3, 0.3) == pytest.approx(0.5) and confidence(0.6, 0.15) == pytest.approx(0.5)
+    assert confidence(0.6, 0.3, has_answer=False) == 0.5 and confidence(0.6, 0.3, matchable=0.25) == 0.5
+
+
+def test_settings_are_checked():
+    with pytest.raises(InputError, match="from 0 to 1"):
+        LocateSettings(threshold=1.5)
+
+
+# -- the located set ---------------------------------------------------------------------------------------------
+
+
+def test_locate_evidence_makes_the_stripped_helpdesk_set_an_evidence_exam(tmp_path, capsys):
+    qa = _strip("it_helpdesk", tmp_path / "qa.jsonl")
+    before = hashlib.sha256(qa.read_bytes()).hexdigest()
+    out = tmp_path / "located.jsonl"
+    code, text, _ = cli(["locate-evidence", "--corpus", "it_helpdesk", "--qa", qa, "--out", out, "--no-e5"], capsys)
+    assert code == 0 and hashlib.sha256(qa.read_bytes()).hexdigest() == before  # the input is never modified
+    assert "located" in text and "근거" in text
+    rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 71 and sum(1 for r in rows if r.get("answerable") is False) == 6
+    for r in rows:
+        if r.get("answerable") is False:
+            assert "evidence" not in r and "evidence_status" not in r
+            continue
+        rec = r["metadata"]["located"]
+        assert rec["method"] == "offline" and rec["threshold"] == DEFAULT_THRESHOLD and rec["spans"]
+        if rec["status"] == "located":  # confident: evidence written, never below the threshold
+            assert r["evidence"] and rec["confidence"] >= DEFAULT_THRESHOLD and "evidence_status" not in r
+        else:  # not confident: no evidence, the status and the reason say why
+            assert "evidence" not in r and r["evidence_status"] == rec["status"] and rec["reason"]
+    card = json.loads((tmp_path / "located.card.json").read_text(encoding="utf-8"))
+    assert card["format"] == "ragexam-located-card/1" and card["counts"]["out_of_corpus"] == 6
+    code, text, _ = cli(["validate", "--corpus", "it_helpdesk", "--qa", out], capsys)
+    located = sum(1 for r in rows if r.get("evidence"))
+    assert code == (0 if located == 65 else 1)
+
+
+def test_existing_evidence_is_kept_and_verified(tmp_path, capsys):
+    rows = [{"query_id": "a", "question": "메일함 용량은?", "evidence": "메일함 기본 용량은 30GB", "relevant_doc_ids": ["mail"]},
+            {"query_id": "b", "question": "토너는?", "evidence": "문서에 없는 문장", "relevant_doc_ids": ["print"]},
+            {"query_id": "c", "question": "출장 VPN은?", "ground_truth": "출국 3영업일 전까지 해외 VPN 사용 신청을 해야 합니다."}]
+    corpus = _write(tmp_path / "c.jsonl", [{"doc_id": d.doc_id, "content": d.content} for d in DOCS])
+    qa = _write(tmp_path / "q.jsonl", rows)
+    out = tmp_path / "o.jsonl"
+    code, text, _ = cli(["locate-evidence", "--corpus", corpus, "--qa", qa, "--out", out, "--no-e5", "--json"], capsys)
+    assert code == 0
+    got = {r["query_id"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+    assert got["a"]["evidence"] == ["메일함 기본 용량은 30GB"] and got["a"]["metadata"]["located"]["verified"] is True
+    assert got["b"]["evidence"] == ["문서에 없는 문장"]  # kept as is, flagged
+    assert got["b"]["metadata"]["located"]["verified"] is False and got["b"]["metadata"]["located"]["missing"] == [1]
+    c = got["c"]["metadata"]["located"]
+    assert c["scope"] == "corpus" and "whole corpus" in c["reason"]
+    assert got["c"]["relevant_doc_ids"] == ["vpn"] and "3영업일" in got["c"]["evidence"][0]
+    data = json.loads(text)
+    assert data["counts"]["kept"] == 1 and data["counts"]["kept_unverified"] == 1 and data["counts"]["located"] == 1
+
+
+def test_outputs_are_checked_before_any_work(tmp_path, capsys):
+    qa = _strip("ai_concepts", tmp_path / "qa.jsonl")
+    code, _, err = cli(["locate-evidence", "--corpus", "ai_concepts", "--qa", qa, "--out", qa], capsys)
+    assert code == 2 and "--qa" in err
+    code, _, err = cli(["locate-evidence", "--corpus", "ai_concepts", "--qa", qa], capsys)
+    assert code == 2 and "--out" in err
+
+
+def test_a_question_without_answer_key_is_never_confident_enough(tmp_path):
+    from ragexam.questions.locate_set import locate_set
+
+    qa = _write(tmp_path / "q.jsonl", [{"query_id": "a", "question": "보안 출력 문서는 얼마나 보관되나요?",
+                                        "relevant_doc_ids": ["print"]}])
+    corpus = _write(tmp_path / "c.jsonl", [{"doc_id": d.doc_id, "content": d.content} for d in DOCS])
+    res = locate_set(corpus, qa, settings=OFFLINE)
+    (q,) = res.questions
+    assert q.status in ("uncertain", "unlocated") and "no answer key" in q.reason and q.confidence <= 0.5
+
+
+# -- item 2: review of a located set, then run by evidence ---------------------------------------------------
+
+
+def _paraphrased():
+    """ai_concepts' keys rewritten by hand (benchmarks/data/locate): ``{query_id: {"ground_truth": key}}``."""
+    path = ROOT / "benchmarks" / "data" / "locate" / "ai_concepts_paraphrased.jsonl"
+    return {r["query_id"]: {"ground_truth": r["ground_truth"]} for r in
+            map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+
+
+def _sheet(path: Path):
+    text = path.read_text(encoding="utf-8-sig")
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def _write_sheet(path: Path, rows) -> None:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    path.write_text("\ufeff" + buf.getvalue(), encoding="utf-8")
+
+
+def test_review_accept_pick_the_runner_up_edit_then_run_by_evidence(tmp_path, capsys):
+    qa = _strip("ai_concepts", tmp_path / "qa.jsonl", **_paraphrased())
+    out = tmp_path / "located.jsonl"
+    code, _, _ = cli(["locate-evidence", "--corpus", "ai_concepts", "--qa", qa, "--out", out, "--no-e5"], capsys)
+    assert code == 0
+    rows = _sheet(tmp_path / "located.review.csv")
+    by = {r["query_id"]: r for r in rows}
+    assert set(rows[0]) >= {"proposed", "doc_id", "runner_up", "runner_up_doc", "evidence_status", "confidence"}
+    uncertain = [r for r in rows if r["evidence_status"] == "uncertain"]
+    confident = [r for r in rows if r["evidence_status"] == "located"]
+    assert uncertain and confident and all(not r["evidence"] and r["proposed"] for r in uncertain)
+    assert all(r["runner_up"] and r["runner_up_doc"] for r in rows)
+    # the decisions: accept everything, one uncertain question takes its runner-up, one gets an edited span, one is
+    # rejected
+    for r in rows:
+        r["status"] = "accept"
+    pick, edit, drop = uncertain[0]["query_id"], confident[0]["query_id"], rows[-1]["query_id"]
+    by[pick]["evidence"] = by[pick]["runner_up"]
+    corpus = {d.doc_id: d.content for d in load_corpus("ai_concepts")}
+    doc = by[edit]["doc_id"].split()[0]
+    by[edit]["evidence"] = corpus[doc].split(". ")[0]  # the document's first sentence, verbatim
+    by[drop]["status"] = "reject"
+    _write_sheet(tmp_path / "located.review.csv", rows)
+    reviewed = tmp_path / "reviewed.jsonl"
+    code, text, err = cli(["review", "apply", "--qa", out, "--out", reviewed, "--json"], capsys)
+    assert code == 0, err
+    res = json.loads(text)
+    assert res["counts"]["rejected"] == 1 and res["counts"]["runner_up"] == 1 and res["counts"]["accepted"] == 11
+    assert res["counts"]["proposed"] == len(uncertain) - (1 if drop in {r["query_id"] for r in uncertain} else 0) - 1
+    final = {r["query_id"]: r for r in map(json.loads, reviewed.read_text(encoding="utf-8").splitlines())}
+    assert drop not in final and len(final) == 11
+    assert all(r["evidence"] and "evidence_status" not in r for r in final.values())
+    assert final[pick]["metadata"]["located"]["choice"] == "runner_up"
+    assert final[pick]["evidence"] == [by[pick]["runner_up"]]
+    assert final[edit]["metadata"]["located"]["choice"] == "edited"
+    code, text, err = cli(["run", "--corpus", "ai_concepts", "--qa", reviewed, "-r", "bm25", "--no-history", "--json",
+                           "--n-resamples", "100", "--n-permutations", "100"], capsys)
+    assert code == 0, err
+    summary = json.loads(text)
+    assert summary["config"]["relevance"] == "evidence" and summary["dataset"]["n_scored"] == 11
+
+
+def test_review_refuses_an_edit_that_is_not_in_the_documents(tmp_path, capsys):
+    qa = _strip("ai_concepts", tmp_path / "qa.jsonl")
+    out = tmp_path / "located.jsonl"
+    cli(["locate-evidence", "--corpus", "ai_concepts", "--qa", qa, "--out", out, "--no-e5"], capsys)
+    rows = _sheet(tmp_path / "located.review.csv")
+    rows[0]["status"] = "accept"
+    rows[0]["evidence"] = "문서에 없는 말을 근거로 씁니다"
+    _write_sheet(tmp_path / "located.review.csv", rows)
+    code, _, err = cli(["review", "apply", "--qa", out, "--out", tmp_path / "r.jsonl"], capsys)
+    assert code == 2 and "located.review.csv:2" in err and "field 'evidence'" in err and "occurs in no document" in err
+    rows[0]["evidence"] = load_corpus("ai_concepts")["doc_010"].content.split(". ")[0]  # another question's document
+    _write_sheet(tmp_path / "located.review.csv", rows)
+    code, _, err = cli(["review", "apply", "--qa", out, "--out", tmp_path / "r.jsonl"], capsys)
+    assert code == 2 and "none of the question's relevant documents" in err
+
+
+def test_pending_uncertain_questions_stay_without_evidence(tmp_path, capsys):
+    qa = _strip("ai_concepts", tmp_path / "qa.jsonl", **_paraphrased())
+    out = tmp_path / "located.jsonl"
+    cli(["locate-evidence", "--corpus", "ai_concepts", "--qa", qa, "--out", out, "--no-e5"], capsys)
+    code, text, _ = cli(["review", "apply", "--qa", out, "--out", tmp_path / "r.jsonl", "--json"], capsys)
+    res = json.loads(text)
+    assert code == 0 and res["counts"]["pending_kept"] == 12 and res["counts"]["still_without_evidence"] > 0
+    assert any("still have no evidence" in n for n in res["notes"])
+
+
+# -- the model's confirmation ------------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def support_stub():
+    """A chat endpoint answering the span check: ``yes`` when the passage shares a third of the answer's bigrams."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from json_stub import json_server
+
+    seen = []
+
+    def handle(path, body, headers):
+        user = body["messages"][-1]["content"]
+        answer = user.split("\n")[1].split(":", 1)[1]
+        passage = user.split("\n")[2].split(":", 1)[1]
+        a = {answer[i:i + 2] for i in range(len(answer) - 1)}
+        p = {passage[i:i + 2] for i in range(len(passage) - 1)}
+        seen.append(body)
+        verdict = "yes" if len(a & p) >= len(a) / 3 else "no"
+        return 200, {"choices": [{"message": {"role": "assistant", "content": json.dumps({"supports": verdict})}}],
+                     "usage": {"prompt_tokens": 10, "completion_tokens": 3}}
+
+    base, shutdown = json_server(handle)
+    yield base + "/v1", seen
+    shutdown()
+
+
+def test_a_model_confirms_spans_through_the_llm_layer_cached(tmp_path, capsys, support_stub):
+    base, seen = support_stub
+    qa = _strip("ai_concepts", tmp_path / "qa.jsonl")
+    args = ["locate-evidence", "--corpus", "ai_concepts", "--qa", qa, "--no-e5", "--model", "m", "--base-url", base,
+            "--api-key", "x", "--cache-dir", tmp_path / "cache"]
+    code, text, _ = cli(args + ["--dry-run", "--json"], capsys)
+    plan = json.loads(text)
+    assert code == 0 and plan["calls"] >= 12 and not seen  # the dry run sends nothing
+    code, text, _ = cli(args + ["--out", tmp_path / "o.jsonl", "--json"], capsys)
+    assert code == 0 and len(seen) == plan["calls"]
+    assert seen[0]["messages"][0]["content"].startswith("문단이 질문의 답을")  # the corpus's language
+    rows = [json.loads(x) for x in (tmp_path / "o.jsonl").read_text(encoding="utf-8").splitlines()]
+    methods = {r["metadata"]["located"]["method"] for r in rows}
+    assert methods == {"offline+llm"}
+    assert all(c["status"] == "ok" and c["value"] in ("yes", "no") for r in rows for c in r["metadata"]["located"]
+               ["checks"])
+    card = json.loads((tmp_path / "o.card.json").read_text(encoding="utf-8"))
+    assert card["model"] == "m" and card["this_run"]["usage"]["calls"] == plan["calls"]
+    n = len(seen)
+    code, _, _ = cli(args + ["--out", tmp_path / "o2.jsonl"], capsys)
+    assert code == 0 and len(seen) == n  # every reply came from the cache
+
+
+def test_failed_calls_leave_the_offline_decision_and_are_counted(tmp_path, capsys):
+    sys.path.insert(0, str(Path(__file__).parent))
+    from json_stub import json_server
+
+    base, shutdown = json_server(lambda path, body, headers: (200, {"choices": [{"message": {"content": "not json"}}]}))
+    try:
+        qa = _strip("ai_concepts", tmp_path / "qa.jsonl")
+        code, text, _ = cli(["locate-evidence", "--corpus", "ai_concepts", "--qa", qa, "--no-e5", "--model", "m",
+                             "--base-url", base + "/v1", "--api-key", "x", "--cache-dir", tmp_path / "cache",
+                             "--out", tmp_path / "o.jsonl", "--json", "--max-retries", "0"], capsys)
+    finally:
+        shutdown()
+    data = json.loads(text)
+    assert code == 0 and any("check failed" in n for n in data["notes"])
+    rows = [json.loads(x) for x in (tmp_path / "o.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert all(r["metadata"]["located"]["method"] == "offline" for r in rows)
+    assert all(c["status"] == "failed" for r in rows for c in r["metadata"]["located"]["checks"])
+
+
+# -- item 5: the measured numbers (benchmarks/bench_locate.py) --------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def bench():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_locate
+
+    return bench_locate
+
+
+def test_bundled_sets_without_evidence_are_located_with_confidence(bench):
+    """The issue's goal, no model: >= 90 % located with confidence, >= 95 % of those agree (the numbers are in
+    docs/measurements/locate.md)."""
+    data = bench.build(["bundled"], [])
+    bench.locate_all(data, semantic=True)
+    items = [it for _, items in data.values() for it in items]
+    r = bench.rates(items, DEFAULT_THRESHOLD)
+    assert r["n"] == 77
+    assert r["located_share"] >= 0.90 and r["agreement"] >= 0.95, r
+    # the threshold is the one the calibration half chooses (odd-numbered questions; the others are held out)
+    assert bench.choose_threshold([it for it in items if it.calibration]) <= DEFAULT_THRESHOLD
+    held = bench.rates([it for it in items if not it.calibration], DEFAULT_THRESHOLD)
+    assert held["agreement"] >= 0.95
+
+
+def test_confidence_means_what_it_says_on_held_out_sets(bench):
+    """Paraphrased keys, long pages and the whole corpus: what is written as evidence still agrees >= 95 %; a
+    document that does not hold the answer rarely yields a confident span."""
+    data = bench.build(["paraphrased", "long-pages", "answers-only"], [])
+    bench.locate_all(data, semantic=True)
+    for name, (_, items) in data.items():
+        r = bench.rates(items, DEFAULT_THRESHOLD)
+        assert r["agreement"] is None or r["agreement"] >= 0.95, (name, r)
+        wrong = bench.negative_rate(items, DEFAULT_THRESHOLD)
+        assert wrong is None or wrong <= 0.15, (name, wrong)  # long pages: 6.2-10.8 % (docs/measurements/locate.md)
