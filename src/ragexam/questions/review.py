@@ -51,9 +51,13 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ragexam.questions.audit import AuditStatus
+    from ragexam.questions.risk import PendingBound
 
 __all__ = ["apply_review", "ReviewResult", "STATUS_WORDS", "status_of", "RESCUE_COLUMN", "DECISION_FIELDS",
            "Sheet", "read_sheet", "ReviewSheet", "Conflict", "CheckSettings", "Step", "CheckReport",
@@ -83,10 +87,25 @@ class ReviewResult:
     counts: Dict[str, int]
     rejected: List[str] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
+    #: the reviewed set's audit
+    audit: Optional["AuditStatus"] = None
+    #: what the review left unread
+    bound: Optional["PendingBound"] = None
+    #: why nothing was written (``--max-junk``), else ``None``
+    refused: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"counts": dict(self.counts), "rejected": list(self.rejected), "notes": list(self.notes),
-                "n_records": len(self.records)}
+        out: Dict[str, Any] = {"counts": dict(self.counts), "rejected": list(self.rejected),
+                               "notes": list(self.notes), "n_records": len(self.records)}
+        if self.audit is not None:
+            out["audit"] = self.audit.to_dict()
+        if self.bound is not None:
+            b = self.bound
+            out["written_junk"] = {"bad_high": b.bad_high, "n": b.n_written, "rate_high": b.rate_high,
+                                   "pending": b.pending, "accepted": b.accepted, "method": b.method}
+        if self.refused is not None:
+            out["refused"] = self.refused
+        return out
 
 
 def status_of(value: str, file: str = "", line: Optional[int] = None) -> str:
@@ -598,49 +617,34 @@ def load_review_set(qa: PathLike, review: Optional[PathLike] = None, *, corpus: 
 
 # -- review apply --------------------------------------------------------------------------------------------------
 def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[PathLike] = None,
-                 *, corpus: Any = None, pending: str = "keep") -> ReviewResult:
+                 *, corpus: Any = None, pending: str = "keep", max_junk: Optional[float] = None) -> ReviewResult:
     """Apply the review sheet ``review`` (default: ``qa``'s ``.review.csv``) to the set ``qa``; with ``out``,
     write the reviewed set there (checked before anything is read: it may be none of the files the command reads --
-    the set, its sheet, rejects and card, the corpus).  See the module docstring."""
+    the set, its sheet, rejects and card, the corpus) and its audit sidecar, derived from the set's audit and the
+    review (:func:`ragexam.questions.risk.pending_bound`).  With ``max_junk``, nothing is written when the
+    written set's junk upper bound is above it (``result.refused`` says why; a set whose every question was read
+    by a person always passes).  See the module docstring."""
     if pending not in ("keep", "drop"):
         raise InputError(f"received {pending!r}; expected keep or drop", source="--pending", field="pending")
+    if max_junk is not None and not 0.0 <= float(max_junk) <= 1.0:
+        raise InputError(f"received {max_junk!r}; expected a share of questions from 0 to 1 (0.1 for 10%)",
+                         source="--max-junk", field="max_junk")
     if out is not None:
-        from ragexam.questions.output import side_paths
-        from ragexam.storage.paths import In, Out, check_outputs
-
-        sides = side_paths(qa)
-        carded = _card(Path(qa)).get("corpus")
-        check_outputs([Out(out, "--out")], [
-            In(qa, "--qa"), In(review if review is not None else sides["review"], "--review"),
-            In(sides["rejects"], "--qa's rejects file"), In(sides["card"], "--qa's card"),
-            In(getattr(corpus, "source", corpus), "--corpus"),
-            In(carded.get("source") if isinstance(carded, dict) else None, "the corpus the set's card names")])
+        _check_apply_outputs(qa, review, out, corpus)
     rs = load_review_set(qa, review, corpus=corpus)
     sheet = read_sheet(rs.sheet_path)
     file = str(rs.sheet_path)
-    rescued: List[Tuple[int, Dict[str, str]]] = []
-    for line, row in sheet.rows:
-        qid = row["query_id"].strip()
-        cid = str(row.get(RESCUE_COLUMN, "") or "").strip()
-        if cid:
-            if qid in rs.records:
-                raise InputError(f"query_id {qid!r} is a question of {rs.qa}; a rescued candidate needs a new id",
-                                 source=file, line=line, field="query_id")
-            if cid not in rs.rejects:
-                raise InputError(f"candidate {cid!r} is not in {rs.qa.name}'s rejects file; expected the cid of a "
-                                 "rejected candidate", source=file, line=line, field=RESCUE_COLUMN)
-            rescued.append((line, row))
-        elif qid not in rs.records:
-            raise InputError(f"query_id {qid!r} is not in {rs.qa}; expected the ids of that set", source=file,
-                             line=line, field="query_id")
+    rescued = _rescue_rows(rs, sheet, file)
     by_id = sheet.by_id
     counts = {"accepted": 0, "rejected": 0, "pending_kept": 0, "pending_dropped": 0, "edited": 0, "rescued": 0}
     rejected: List[str] = []
+    decisions: Dict[str, str] = {}
     kept: List[Tuple[int, Dict[str, Any], List[str], str, Dict[str, str]]] = []
     items = [(qid, rec, by_id.get(qid, (0, {}))) for qid, rec in rs.records.items()]
     items += [(row["query_id"].strip(), _rescued_record(rs, row), (line, row)) for line, row in rescued]
     for qid, rec, (line, row) in items:
         status = sheet.status(row, line) if row else "pending"
+        decisions[qid] = {"pending": "pending" if pending == "keep" else "dropped"}.get(status, status)
         if status == "rejected":
             counts["rejected"] += 1
             rejected.append(qid)
@@ -668,11 +672,87 @@ def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[
         counts["accepted" if status == "accepted" else "pending_kept"] += 1
         out_records.append(rec)
     result = ReviewResult(out_records, counts, rejected, sheet.notes)
-    if out is not None:
+    _audit_outcome(rs, result, decisions, max_junk)
+    if out is not None and result.refused is None:
         from ragexam.questions.output import _jsonl, _write
 
         _write(Path(out), _jsonl(out_records))
+        _write_derived_audit(rs, result, Path(out))
     return result
+
+
+def _check_apply_outputs(qa: PathLike, review: Optional[PathLike], out: PathLike, corpus: Any) -> None:
+    from ragexam.questions.audit import audit_path
+    from ragexam.questions.output import side_paths
+    from ragexam.storage.paths import In, Out, check_outputs
+
+    sides = side_paths(qa)
+    carded = _card(Path(qa)).get("corpus")
+    check_outputs([Out(out, "--out"), Out(audit_path(out), "--out's audit file")], [
+        In(qa, "--qa"), In(review if review is not None else sides["review"], "--review"),
+        In(sides["rejects"], "--qa's rejects file"), In(sides["card"], "--qa's card"),
+        In(audit_path(qa), "--qa's audit file"), In(getattr(corpus, "source", corpus), "--corpus"),
+        In(carded.get("source") if isinstance(carded, dict) else None, "the corpus the set's card names")])
+
+
+def _rescue_rows(rs: ReviewSet, sheet: Sheet, file: str) -> List[Tuple[int, Dict[str, str]]]:
+    """The sheet's rows that rescue a rejected candidate; an error for a row naming an id the set lacks."""
+    rescued: List[Tuple[int, Dict[str, str]]] = []
+    for line, row in sheet.rows:
+        qid = row["query_id"].strip()
+        cid = str(row.get(RESCUE_COLUMN, "") or "").strip()
+        if cid:
+            if qid in rs.records:
+                raise InputError(f"query_id {qid!r} is a question of {rs.qa}; a rescued candidate needs a new id",
+                                 source=file, line=line, field="query_id")
+            if cid not in rs.rejects:
+                raise InputError(f"candidate {cid!r} is not in {rs.qa.name}'s rejects file; expected the cid of a "
+                                 "rejected candidate", source=file, line=line, field=RESCUE_COLUMN)
+            rescued.append((line, row))
+        elif qid not in rs.records:
+            raise InputError(f"query_id {qid!r} is not in {rs.qa}; expected the ids of that set", source=file,
+                             line=line, field="query_id")
+    return rescued
+
+
+def _audit_outcome(rs: ReviewSet, result: ReviewResult, decisions: Mapping[str, str],
+                   max_junk: Optional[float]) -> None:
+    """The set's audit and what the review leaves unread (:func:`ragexam.questions.risk.pending_bound`; a rescued
+    question left pending counts as possibly bad), and the refusal of ``max_junk``."""
+    from ragexam import fmt
+    from ragexam.questions.audit import AUDITED, audit_status, read_audit
+    from ragexam.questions.risk import PendingBound, pending_bound, review_queue
+
+    status = audit_status(rs.qa)
+    audit = read_audit(rs.qa) if status.state == AUDITED else None
+    own = {q: d for q, d in decisions.items() if q in rs.records}
+    bound = pending_bound(review_queue(rs.records, audit), audit, status.interval if audit else None, own)
+    extra = sum(1 for q, d in decisions.items() if q not in rs.records and d == "pending")
+    if extra:
+        bound = PendingBound(bound.accepted + sum(1 for q, d in decisions.items() if q not in rs.records
+                                                  and d == "accepted"), bound.pending + extra, bound.rejected,
+                             bound.dropped, bound.bad_high + extra, bound.method + " (rescued questions left "
+                             "pending counted as possibly bad)")
+    result.audit, result.bound = status, bound
+    if max_junk is not None and bound.rate_high > max_junk:
+        result.refused = (
+            f"refused: the reviewed set could hold up to {fmt.percent(bound.rate_high)} junk (at most "
+            f"{bound.bad_high} of its {bound.n_written} questions: {bound.pending} not reviewed; {bound.method}; "
+            f"{rs.qa.name}: {status.text()}), more than --max-junk {fmt.percent(max_junk)}. Fix: review the pending "
+            f"questions (`ragexam review queue --qa {rs.qa}` lists the likely junk first), audit a larger sample "
+            f"(`ragexam review audit {rs.qa} --sample 40`), or raise --max-junk")
+
+
+def _write_derived_audit(rs: ReviewSet, result: ReviewResult, out: Path) -> None:
+    """The written set's audit sidecar: what the review left and the source set's audit (:class:`DerivedAudit`)."""
+    from ragexam.questions.audit import DEFAULT_SEED, AuditFile, DerivedAudit, set_sha256, write_audit
+
+    b, status = result.bound, result.audit
+    if b is None or status is None:
+        return
+    derived = DerivedAudit(rs.qa.name, set_sha256(rs.qa), status.text(), b.accepted, b.pending, b.rejected,
+                           b.dropped, b.bad_high, b.method)
+    write_audit(out, AuditFile(out.name, set_sha256(out), len(result.records), DEFAULT_SEED, [], {}, derived))
 
 
 def _rescued_record(rs: ReviewSet, row: Mapping[str, str]) -> Dict[str, Any]:
