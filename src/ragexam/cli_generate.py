@@ -175,8 +175,6 @@ def review_audit_cmd(
 
 def _audit_in_terminal(qa: Path) -> None:
     """Label the sample one question at a time with single keys (g, 1-6, u, q)."""
-    import click
-
     from ragexam.questions.audit import GOOD_KEY, REASONS, read_audit
     from ragexam.questions.auditing import AuditSet, label_question, next_question, undo_label
     from ragexam.report.console_audit import audit_keys, print_audit_item
@@ -190,7 +188,7 @@ def _audit_in_terminal(qa: Path) -> None:
         if audit is None or qid is None:
             return
         print_audit_item(con, records[qid], audit.sample.index(qid) + 1, len(audit.sample))
-        key = click.getchar()
+        key = typer.getchar()
         if key == GOOD_KEY:
             label_question(qa, qid, "good")
         elif key in by_key:

@@ -73,11 +73,15 @@ _MAX_BYTES = 64 * 2**20
 PathLike = Union[str, Path]
 
 
-def audit_path(qa: PathLike) -> Path:
-    """The audit sidecar of the set ``qa``: ``qa.audit.json`` beside ``qa.jsonl``."""
+def _beside(qa: PathLike, suffix: str) -> Path:
     p = Path(qa)
     stem = p.name[:-len(p.suffix)] if p.suffix else p.name
-    return p.with_name(stem + ".audit.json")
+    return p.with_name(stem + suffix)
+
+
+def audit_path(qa: PathLike) -> Path:
+    """The audit sidecar of the set ``qa``: ``qa.audit.json`` beside ``qa.jsonl``."""
+    return _beside(qa, ".audit.json")
 
 
 def set_sha256(qa: PathLike) -> str:
@@ -235,10 +239,9 @@ def write_audit(qa: PathLike, audit: AuditFile) -> Path:
 
 
 def _update_card(qa: Path, status: "AuditStatus") -> None:
-    from ragexam.questions.output import side_paths
     from ragexam.storage.runfolder import write_text
 
-    card = side_paths(qa)["card"]
+    card = _beside(qa, ".card.json")  # the card generate writes (questions.output.side_paths)
     if not card.is_file():
         return
     try:

@@ -10,24 +10,27 @@ the score rather than train it, and a rest of the queue chosen by risk is still 
 good (:func:`ragexam.stats.discrimination.auc_ci`: Mann-Whitney, percentile bootstrap over the questions, the
 audit's seed), with ``n``.  It needs at least :data:`MIN_EACH` bad and good audited questions.  Only when the
 whole 95 % interval is above 0.5 do the signals order the queue; otherwise (not audited, too few, an interval
-that includes 0.5) ragexam says the signals do not help and the queue is in random order
-(:func:`ragexam.questions.audit.sample_order` with the seed), so no one trusts an order nobody measured.
+that includes 0.5) ragexam says the signals do not help and the queue is in random order (``numpy.random.default_rng([seed, 1])``,
+another stream than the audit's sample), so no one trusts an order nobody measured.
 
 **When to stop.**  A person working down the queue may stop where the rest is predicted clean
-(:func:`stop_point`): for the rest ``R`` of the queue (the questions from a position on), the audited questions
-that fall in ``R`` are a simple random sample of ``R`` (the order depends on the signals and the seed, never on the
-labels), so the bad ones in ``R`` have the exact interval of :func:`ragexam.stats.hypergeometric
-.hypergeometric_interval` with population ``|R|``.  The stop point is the first position whose rest has an upper
-bound at most the target.  Its 95 % holds for one position chosen in advance; scanning for the first that looks
-clean makes it somewhat optimistic, and with few audited questions in the rest the bound stays wide -- audit
-more to stop sooner.
+(:func:`stop_point`).  The audited questions that fall in a rest ``R`` of the queue (the questions from a position
+on) are a simple random sample of ``R`` -- the order depends on the signals and the seed, never on the labels -- so
+the bad ones in ``R`` have the exact interval of :func:`ragexam.stats.hypergeometric.hypergeometric_interval`
+with population ``|R|``.  But the audited junk gathers at the top of a queue that works, so the *first* position
+whose rest looks clean is chosen by the labels themselves (stopping just after the last audited bad question);
+a bound for one position would then be far too sure.  So a reviewer may stop only at :data:`STOP_POINTS` points
+fixed in advance -- after 0, 1/10, ..., 9/10 of the queue -- and each rest's upper bound is taken at the one-sided
+level ``1 - 0.025 / 10`` (the two-sided :data:`REST_CONFIDENCE`), so all ten hold together with 97.5 % (Bonferroni),
+whichever point is chosen.  The stop point is the first of them whose rest's upper bound is at most the target.
+With few audited questions in the rest the bound stays wide: audit more to stop sooner.
 
 **What a review leaves** (:func:`pending_bound`, ``review apply``): the written set's accepted questions were read
 by a person (good), the rejected ones are out (counted bad: the same person's standard), and the pending ones
-are unread.  Their bad count is at most the smaller of two bounds, each the upper end of a 95 % two-sided interval
-(a 97.5 % one-sided bound, so the smaller is 95 % sure): the whole set's ``U`` less the rejected ones, and -- when
-every unreviewed question lies in a rest of the queue (the person worked from its top) -- that rest's ``U`` less
-the rejected ones in it.
+are unread.  Their bad count is at most the smaller of two bounds: the whole set's ``U`` (the upper end of its 95 %
+two-sided interval: 97.5 % one-sided) less the rejected ones, and -- when every unreviewed question lies after a
+stop point of the queue (the person worked from its top) -- that rest's ``U`` (97.5 % together with the other stop
+points) less the rejected ones in it.  Each is 97.5 % sure, so the smaller is at least 95 % sure.
 """
 
 from __future__ import annotations
@@ -37,17 +40,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ragexam import fmt
-from ragexam.questions.audit import DEFAULT_SEED, AuditFile, Label, sample_order
+from ragexam.questions.audit import DEFAULT_SEED, AuditFile, Label
 from ragexam.stats.hypergeometric import FiniteInterval, hypergeometric_interval
 
 if TYPE_CHECKING:  # pragma: no cover
     from ragexam.stats.discrimination import AUCInterval
 
-__all__ = ["SIGNALS", "MIN_EACH", "signals", "risk", "SignalCheck", "measure_signals", "ReviewQueue",
-           "review_queue", "rest_interval", "stop_point", "StopPoint", "PendingBound", "pending_bound"]
+__all__ = ["SIGNALS", "MIN_EACH", "STOP_POINTS", "REST_CONFIDENCE", "signals", "risk", "SignalCheck",
+           "measure_signals", "ReviewQueue", "review_queue", "stop_starts", "rest_interval", "stop_point", "StopPoint",
+           "PendingBound", "pending_bound"]
 
 #: fewest bad and fewest good audited questions an AUC is measured on
 MIN_EACH = 3
+#: the points of the queue a reviewer may stop at: after 0, 1/10, ..., 9/10 of it
+STOP_POINTS = 10
+#: the two-sided confidence of each rest's interval: its upper ends hold together with 97.5 % (Bonferroni)
+REST_CONFIDENCE = 1.0 - 0.05 / STOP_POINTS
 Record = Mapping[str, Any]
 _SPACE = re.compile(r"\s+")
 
@@ -111,7 +119,9 @@ def _key_share(rec: Record) -> Optional[float]:
 
 def _two_documents(rec: Record) -> Optional[float]:
     """A question over two documents (``multi``) -> 1, else 0: the hardest kind to write."""
-    return None if not rec.get("answerable", True) else float(rec.get("type") == "multi")
+    if not rec.get("answerable", True) or not isinstance(rec.get("type"), str):
+        return None
+    return float(rec["type"] == "multi")
 
 
 def _out_of_corpus(rec: Record) -> Optional[float]:
@@ -166,6 +176,8 @@ class SignalCheck:
         auc = f"ROC AUC {fmt.num(a.auc, 2)} [{fmt.num(a.low, 2)}–{fmt.num(a.high, 2)}], n = {n}"
         if self.helps:
             return f"the checks' signals put junk first: {auc}; the review queue is ordered by predicted risk"
+        if a.high < 0.5:
+            return f"the checks' signals put good questions first, the wrong way round: {auc}; {random}"
         return f"the checks' signals do not tell junk from good: {auc}, an interval that includes 0.5; {random}"
 
     def to_dict(self) -> Dict[str, Any]:
@@ -205,10 +217,18 @@ class ReviewQueue:
                 "signals": self.check.to_dict()}
 
 
+def _shuffled(query_ids: List[str], seed: int) -> List[str]:
+    """The random order of the queue: ``numpy.random.default_rng([seed, 1])`` -- another stream than the audit's
+    sample (``default_rng(seed)``), so the audited questions are not the first of the queue."""
+    import numpy as np
+
+    return [query_ids[int(i)] for i in np.random.default_rng([int(seed), 1]).permutation(len(query_ids))]
+
+
 def review_queue(records: Mapping[str, Record], audit: Optional[AuditFile]) -> ReviewQueue:
     """The review queue of a set (``records`` by ``query_id``) given its audit (``None``: not audited)."""
     check = measure_signals(records, audit)
-    shuffled = sample_order(list(records), check.seed)
+    shuffled = _shuffled(list(records), check.seed)
     risks = {q: risk(records[q]) for q in records}
     if not check.helps:
         return ReviewQueue(tuple(shuffled), "random", risks, check)
@@ -216,11 +236,17 @@ def review_queue(records: Mapping[str, Record], audit: Optional[AuditFile]) -> R
     return ReviewQueue(tuple(sorted(records, key=lambda q: (-risks[q], rank[q]))), "risk", risks, check)
 
 
+def stop_starts(n: int) -> List[int]:
+    """The positions a reviewer of ``n`` questions may stop after: ``ceil(j * n / 10)`` for ``j = 0 .. 9``."""
+    return sorted({-(-j * n // STOP_POINTS) for j in range(STOP_POINTS)})
+
+
 def rest_interval(queue: ReviewQueue, audit: Optional[AuditFile], start: int) -> FiniteInterval:
-    """The 95 % interval of the bad questions in the rest of the queue from index ``start`` on."""
+    """The interval (:data:`REST_CONFIDENCE`) of the bad questions in the rest of the queue from index ``start``."""
     rest = set(queue.order[start:])
     labs = [lab for lab in _counted(audit) if lab.query_id in rest]
-    return hypergeometric_interval(sum(1 for lab in labs if lab.label == "bad"), len(labs), len(rest))
+    return hypergeometric_interval(sum(1 for lab in labs if lab.label == "bad"), len(labs), len(rest),
+                                   REST_CONFIDENCE)
 
 
 @dataclass(frozen=True)
@@ -239,13 +265,13 @@ class StopPoint:
         else:
             head = f"after the first {self.start} of the queue, the remaining {iv.population}"
         seen = f"{iv.bad} bad of {iv.n} audited among them" if iv.n else "none of them audited"
-        return (f"{head} is predicted at most {fmt.percent(iv.high)} junk ({seen}; 95% upper bound of "
-                f"{fmt.percent(self.target)} or less)")
+        return (f"{head} is predicted at most {fmt.percent(iv.high)} junk, {fmt.percent(self.target)} or less "
+                f"({seen}; an upper bound 97.5% sure at all {STOP_POINTS} stop points of the queue at once)")
 
 
 def stop_point(queue: ReviewQueue, audit: Optional[AuditFile], target: float) -> Optional[StopPoint]:
-    """The first position whose rest's junk upper bound is at most ``target`` (``None``: only the end)."""
-    for start in range(len(queue.order)):
+    """The first stop point (:func:`stop_starts`) whose rest's upper bound is at most ``target`` (``None``: none)."""
+    for start in stop_starts(len(queue.order)):
         iv = rest_interval(queue, audit, start)
         if iv.high <= target:
             return StopPoint(start, iv, target)
@@ -286,8 +312,8 @@ def pending_bound(queue: ReviewQueue, audit: Optional[AuditFile], whole: Optiona
     high = whole.high_count if whole is not None and whole.n else n
     bound, method = min(p, max(0, high - rejected)), "the set's audit less the rejected questions"
     unread = [i for i, q in enumerate(queue.order) if decisions.get(q) in ("pending", "dropped")]
-    if unread and unread[0] > 0:
-        start = unread[0]
+    start = max((k for k in stop_starts(n) if not unread or k <= unread[0]), default=0)
+    if start > 0:
         rest = set(queue.order[start:])
         tail = min(p, max(0, rest_interval(queue, audit, start).high_count
                           - sum(1 for q in rest if decisions.get(q) == "rejected")))
