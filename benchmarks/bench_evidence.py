@@ -9,7 +9,10 @@ each judged on a ranked list of 10 chunks.  Everything is generated with
 
 Prints the time of each stage (normalizing the corpus, chunking, locating + mapping every
 evidence string to its covering chunks, the same under the overlap policy, the boundary-cut
-report, and judging all rankings in evidence and doc mode).
+report, and judging all rankings in evidence and doc mode), then the longest common piece of two
+texts (``ragexam.data.evidence.longest_common_piece``): the text-level ``overlap>=0.5`` cover of
+every question's first evidence string in its 10 ranked chunks, and one 950,000-character string
+(what a pasted file in ``serve``'s evidence editor is) against a 10,000-character document.
 """
 
 from __future__ import annotations
@@ -105,6 +108,18 @@ def main() -> None:
     judge_rankings(qs, rankings, "doc")
     timings["judge 1 ranking per question, doc mode"] = time.perf_counter() - t
 
+    from ragexam.data.evidence import EvidenceMatcher, longest_common_substring
+
+    matcher = EvidenceMatcher(min_fraction=0.5)
+    t = time.perf_counter()
+    covered = sum(matcher.covers(c.text, q.evidence[0]) for q in qs for c in rankings[q.query_id])
+    timings[f"text-level overlap>=0.5 cover, {10 * len(qs):,} (evidence, chunk) pairs"] = time.perf_counter() - t
+    document = "".join(d.content for d in docs)[:10_000]
+    pasted = "".join(d.content for d in docs[::-1])[:950_000]
+    t = time.perf_counter()
+    longest = longest_common_substring(pasted, document)
+    timings["longest common piece: 950,000 chars vs a 10,000-char document"] = time.perf_counter() - t
+
     width = max(map(len, timings))
     for k, v in timings.items():
         print(f"  {k:<{width}}  {v:7.3f} s")
@@ -112,7 +127,8 @@ def main() -> None:
     findable = sum(r.findable for r in rows)
     hits = sum(any(x.startswith("ev") for x in run) for run in ev.run.values())
     print(f"evidence matching + judging total: {total:.2f} s "
-          f"({findable}/{len(rows)} evidence strings inside one chunk; {hits}/{len(ev.run)} rankings hit)")
+          f"({findable}/{len(rows)} evidence strings inside one chunk; {hits}/{len(ev.run)} rankings hit; "
+          f"{covered} pairs covered at overlap>=0.5; longest common piece of the long pair {longest} chars)")
 
 
 if __name__ == "__main__":

@@ -44,6 +44,10 @@ from _bench import compile_ragexam, machine_line, spread  # noqa: E402
 from _korean import make_dataset  # noqa: E402
 
 
+#: the pages are asked in English (as an English browser does): the measures below read their English texts
+ENGLISH = {"accept-language": "en"}
+
+
 def write_set(folder: Path, n: int) -> Path:
     """The set, its card and its review sheet, as ``generate`` writes them; returns the set's path."""
     from ragexam.questions.output import DECLINE, REVIEW_COLUMNS, _review_rows
@@ -88,7 +92,7 @@ def _unique_question(k: int) -> str:
 def measure(url: str, n: int, repeats: int):
     import httpx
 
-    c = httpx.Client(base_url=url, timeout=600, follow_redirects=False)
+    c = httpx.Client(base_url=url, timeout=600, follow_redirects=False, headers=ENGLISH)
     rows = []
 
     def timed(label, fn, times=1):
@@ -270,7 +274,7 @@ def measure_results(url: str, run_key: str, record_key: str, pipes, repeats: int
     import httpx
     from urllib.parse import urlencode
 
-    c = httpx.Client(base_url=url, timeout=900, follow_redirects=False)
+    c = httpx.Client(base_url=url, timeout=900, follow_redirects=False, headers=ENGLISH)
     rows = []
 
     def timed(label, path, times=repeats, path_of=None):
@@ -285,12 +289,12 @@ def measure_results(url: str, run_key: str, record_key: str, pipes, repeats: int
 
     timed(f"run page ({n} questions), first open: folder read", f"/run/{run_key}", 1)
     page = timed("run page, again (from memory)", f"/run/{run_key}")
-    n_pages = int(re.search(r"questions 1–100 of \d+ \(page 1 of (\d+)\)", page.text).group(1))
+    n_pages = int(re.search(r"questions 1–100 of [\d,]+ \(page 1 of ([\d,]+)\)", page.text).group(1).replace(",", ""))
     timed(f"run page, missed questions page {n_pages // 2} of {n_pages}", f"/run/{run_key}?page={n_pages // 2}")
     link = re.search(r'class="open-missed" href="([^"]+)"', page.text).group(1).replace("&amp;", "&")
     timed("a missed question", link)
     first = timed("runs list, page 1 of 50 rows (once)", "/runs", 1)
-    pages = int(re.search(r"page 1 of (\d+)", first.text).group(1))
+    pages = int(re.search(r"page 1 of ([\d,]+)", first.text).group(1).replace(",", ""))
     timed("runs list, page 1 again (kept)", "/runs")
     # a page not asked before each time: the listing's SQL on every request (deep pages, then the next pages)
     step = max(1, pages // (repeats + 1))

@@ -10,6 +10,9 @@ The results a person reads: the runs list, a run (plots drawn, the per-type metr
 with its evidence marked in the retrieved chunks, two runs compared (picked on the runs list), a score's
 attribution cell opening its answers.  Every page runs under the server's content security policy, so an inline
 style or script would be a console error here.
+Both languages: the flows above in English (an English browser), and the same pages read by a Korean browser
+(``Accept-Language: ko-KR``): every label Korean, no English left but data, names and the report's own sections
+(marked ``lang="en"``), and the page's switch to English and back.
 Screenshots go to tests/_artifacts/.
 """
 
@@ -38,12 +41,13 @@ def server(qa):
     running.stop()
 
 
-def _browse(playwright, base):  # noqa: F811
-    """(browser, context, page) of a headless Chromium that may ask ``base`` only (other requests are aborted and
-    recorded in ``page.foreign``; JavaScript and console errors in ``page.errors``)."""
+def _browse(playwright, base, locale="en-US"):  # noqa: F811
+    """(browser, context, page) of a headless Chromium in ``locale`` (its ``Accept-Language``) that may ask
+    ``base`` only (other requests are aborted and recorded in ``page.foreign``; JavaScript and console errors in
+    ``page.errors``)."""
     pw, exe = playwright
     browser = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_FLAGS[:-1])
-    context = browser.new_context(viewport={"width": 1400, "height": 950})
+    context = browser.new_context(viewport={"width": 1400, "height": 950}, locale=locale)
     p = context.new_page()
     p.foreign, p.errors = [], []
 
@@ -230,3 +234,132 @@ def test_read_results_in_the_browser(results_page, built):  # noqa: F811
     assert _hangul_problems(page, families) == []
     assert not page.foreign, page.foreign
     assert not page.errors, page.errors
+
+
+#: what a Korean page may show in Latin letters: names (ragexam, the judge, a statistic's author, keys) and the
+#: data of these fixtures (pipeline and metric names, question types, verdicts and judge statuses)
+NAMES_AND_DATA = {"ragexam", "serve", "LLM", "CSRF", "Holm", "Ctrl", "Enter", "Esc", "UTC", "ID", "English",
+                  "dense", "bm", "mrr", "map", "rprec", "lexical", "meaning", "correct", "incorrect", "judged", "stub",
+                  "judge", "answer_correctness", "faithfulness", "ok", "hit", "ndcg", "p@5", "r@5", "f1",
+                  "duplicate", "surplus"}
+_ENGLISH_LEFT = """(allowed) => {
+  const skip = 'script, style, [lang="en"], code, kbd, pre, svg, .qid, .doc-id, .tag, .path, .pname, .metric-name, ' +
+               '.passage .text, #question, #answer, .evidence-list, textarea, .langs, .stage, .reasoning, .evidence, ' +
+               '.data';
+  const out = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let n;
+  while ((n = walker.nextNode())) {
+    const el = n.parentElement;
+    if (!el || el.closest(skip)) continue;
+    for (const raw of n.textContent.split(/\\s+/)) {
+      // a word of letters only: identifiers (ids, paths, files, codes) hold digits, dots, slashes or underscores
+      const token = raw.replace(/^[(\\[\\"'“‘«·—–→←,;:]+|[)\\]\\"'”’»·—–→←,;:.!?…]+$/g, '');
+      if (/^[A-Za-z][A-Za-z'-]{2,}$/.test(token) && !allowed.includes(token))
+        out.push(token + '  <' + el.tagName.toLowerCase() + '> ' + n.textContent.trim().slice(0, 80));
+    }
+  }
+  for (const el of document.querySelectorAll('[title], [placeholder], [aria-label]')) {
+    if (el.closest('[lang="en"], svg')) continue;
+    for (const a of ['title', 'placeholder', 'aria-label']) {
+      const v = el.getAttribute(a);
+      if (v && /[A-Za-z]{3,}/.test(v) && !/[\\uac00-\\ud7a3]/.test(v) && !/_/.test(v))
+        out.push(a + '="' + v + '"');
+    }
+  }
+  return out;
+}"""
+
+
+def _english_left(page):
+    """Latin words on a Korean page outside data, names and the report's English sections."""
+    assert page.evaluate("document.documentElement.lang") == "ko"
+    return page.evaluate(_ENGLISH_LEFT, sorted(NAMES_AND_DATA))
+
+
+@pytest.fixture
+def korean_page(playwright, server, tmp_path):  # noqa: F811
+    browser, context, p = _browse(playwright, server, locale="ko-KR")
+    yield p
+    context.close()
+    browser.close()
+
+
+def test_review_in_korean_in_the_browser(korean_page, qa):
+    """A Korean browser gets Korean pages: every label, button, message; the switch goes to English and back."""
+    page = korean_page
+    page.goto(page.base)
+    assert page.locator("h2").first.inner_text() == "결과" and _english_left(page) == []
+    page.get_by_role("link", name="qa.jsonl").click()
+    assert page.locator("h1").inner_text() == "검토: qa.jsonl"
+    assert "하나씩 검토하기" in page.locator("#start").inner_text() and _english_left(page) == []
+    page.locator("#start").click()
+    for button, label in (("#accept", "승인"), ("#reject", "거절"), ("#pending", "보류"), ("#edit", "수정")):
+        assert page.locator(button).inner_text().startswith(label)
+    assert page.locator("#status").inner_text() == "보류" and page.locator(".passages h2").inner_text() == "지문"
+    assert _english_left(page) == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "serve_review_ko.png"), full_page=True)
+    page.keyboard.press("a")
+    page.wait_for_url("**key=gen_0002**")
+    assert page.locator("#flash").inner_text() == "gen_0001: 승인"
+    assert page.locator("#progress").inner_text().strip().startswith("7개 중 1개 결정 · 승인 1 · 거절 0")
+    page.keyboard.press("e")
+    page.locator("textarea.e-evidence").first.fill("문서에 없는 근거 문장입니다 정말로")
+    page.keyboard.press("Control+Enter")
+    page.wait_for_selector("#refused")
+    assert page.locator("#refused strong").inner_text() == "거부했습니다"
+    assert "생성기의 검사를 통과하지 못했습니다" in page.locator("#refused").inner_text()
+    assert "근거 문자열이 어디에도 없습니다" in page.locator("#refused").inner_text()  # the reason, in Korean
+    assert _english_left(page) == []
+    page.screenshot(path=str(ARTIFACTS / "serve_refused_ko.png"), full_page=True)
+    # the switch: English, then Korean again (kept by the browser)
+    page.goto(page.base + "review/1")
+    page.locator("#lang-en").click()
+    page.wait_for_function("document.documentElement.lang === 'en'")
+    assert page.locator("h1").inner_text() == "Review: qa.jsonl" and "lang=" not in page.url
+    page.goto(page.base)
+    assert page.evaluate("document.documentElement.lang") == "en"  # the choice is kept
+    page.locator("#lang-ko").click()
+    page.wait_for_function("document.documentElement.lang === 'ko'")
+    assert page.locator("h2").first.inner_text() == "결과"
+    assert _hangul_problems(page, _hangul_families()) == []
+    assert not page.foreign, page.foreign
+    assert not page.errors, page.errors
+
+
+def test_read_results_in_korean_in_the_browser(playwright, built):  # noqa: F811
+    from ragexam.serve.app import Catalog, create_app
+    from ragexam.serve.security import ServeOptions
+    from ragexam.serve.server import start
+
+    opts = ServeOptions(port=0)
+    catalog = Catalog.of([], None, [built.run_a, built.run_b, built.score, built.scored_run], built.history)
+    running = start(create_app(catalog, opts), opts)
+    browser, context, page = _browse(playwright, running.url, locale="ko-KR")
+    try:
+        page.goto(page.base + "runs")
+        assert page.locator("h1").inner_text() == "실행과 채점" and _english_left(page) == []
+        page.locator("#folders a.open").first.click()
+        page.wait_for_url("**/run/f1")
+        assert page.locator("#missed h2").inner_text() == "놓친 질문"
+        assert page.locator("nav.sections a").first.inner_text() == "점수"
+        assert _english_left(page) == []
+        page.screenshot(path=str(ARTIFACTS / "serve_run_ko.png"), full_page=True)
+        page.locator("a.open-missed").first.click()
+        page.wait_for_url("**/missed?**")
+        assert "놓쳤습니다" in page.locator("p.note").first.inner_text() and _english_left(page) == []
+        page.goto(page.base + "compare?a=f1&b=f2")
+        assert page.locator("h1").inner_text() == "비교" and page.locator("h3.flips-lost").count() == 3
+        assert _english_left(page) == []
+        page.goto(page.base + "run/f3")
+        assert page.locator("#attribution h2").inner_text() == "실패 단계 분석" and _english_left(page) == []
+        assert _hangul_problems(page, _hangul_families()) == []
+        assert not page.foreign, page.foreign
+        assert not page.errors, page.errors
+        page.goto(page.base + "run/h:nope")  # an error page speaks Korean too
+        assert page.locator("h1").inner_text() == "찾을 수 없습니다" and _english_left(page) == []
+    finally:
+        context.close()
+        browser.close()
+        running.stop()

@@ -39,7 +39,7 @@ def client(built, *folders, **options):
     from ragexam.serve.security import ServeOptions
 
     folders = folders or (built.run_a, built.run_b, built.score, built.scored_run)
-    opts = ServeOptions(port=8765, **options)
+    opts = ServeOptions(port=8765, **{"lang": "en", **options})  # English pages (test_serve_i18n.py: Korean)
     c = TestClient(create_app(Catalog.of([], None, list(folders), built.history), opts),
                    base_url="http://127.0.0.1:8765")
     c.csrf = opts.csrf

@@ -61,7 +61,7 @@ def client(*paths, raise_server_exceptions=True, **options):
     from ragexam.serve.app import Catalog, create_app
     from ragexam.serve.security import ServeOptions
 
-    opts = ServeOptions(port=8765, **options)
+    opts = ServeOptions(port=8765, **{"lang": "en", **options})  # English pages (test_serve_i18n.py: Korean)
     c = TestClient(create_app(Catalog.of(list(paths)), opts), base_url="http://127.0.0.1:8765",
                    raise_server_exceptions=raise_server_exceptions)
     c.csrf = opts.csrf
@@ -128,7 +128,7 @@ def test_an_edit_is_checked_at_once_and_a_failing_one_is_refused_with_its_reason
     assert json.loads(row["evidence"]) == ["설정 > 연결 방식에서 'TCP 443 모드'를 선택한 뒤 다시 접속합니다"]
     assert row["answer_check"] == "human" and row["type"] == "lexical" and row["anchors"] == "vpn-err-619"
     shown = c.get(r.headers["location"])
-    assert "edit checked and saved" in shown.text and "edited: question, ground_truth, evidence" in shown.text
+    assert "edit checked and saved" in shown.text and "edited: question, answer, evidence" in shown.text
     res = apply_review(qa, None, tmp_path / "out.jsonl")
     g = next(x for x in res.records if x["query_id"] == "gen_0003")["metadata"]["generation"]
     assert g["edited"] == ["evidence", "ground_truth", "question"] and g["answer_check"] == {"method": "human"}
@@ -259,7 +259,7 @@ def test_the_python_example_of_docs_serve_runs(generated, tmp_path, monkeypatch)
                                                                   for path in ("review/1", "run/f1")))
     exec(compile(code, "docs/serve.md", "exec"), {})
     assert seen and seen[0].status_code == 200 and "gen_0001" in seen[0].text
-    assert seen[1].status_code == 200 and "Missed questions" in seen[1].text
+    assert seen[1].status_code == 200 and "놓친 질문" in seen[1].text  # the data is Korean: so are the pages
 
 
 def test_an_install_without_the_web_packages_gets_one_install_line(monkeypatch):

@@ -76,8 +76,7 @@ def test_the_token_is_needed_on_every_request(qa):
     from ragexam.serve.security import Guard, ServeOptions
 
     guard = Guard(None, ServeOptions(port=8765, token=TOKEN), lambda *a: b"")  # no redirect to another site
-    where, _ = guard._token_in_query({"method": "GET", "path": "//evil.example/",
-                                      "query_string": b"token=" + TOKEN.encode()})
+    where, _ = guard._token_in_query({"method": "GET", "path": "//evil.example/"}, {"token": [TOKEN]})
     assert where == "/evil.example/"
 
 

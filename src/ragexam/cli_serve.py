@@ -43,7 +43,12 @@ def serve_cmd(
     token: Optional[str] = typer.Option(None, "--token", envvar="RAGEXAM_SERVE_TOKEN", show_envvar=True,
                                         help="Access token (16+ characters) every request must carry; required "
                                              "for an address other than 127.0.0.1."),
-    open_browser: bool = typer.Option(False, "--open", help="Open the home page in the web browser."),
+    open_browser: bool = typer.Option(False, "--open", help="Open the home page in the web browser (with a "
+                                                            "one-time sign-in code when a token is set, never the "
+                                                            "token itself)."),
+    lang: Optional[str] = typer.Option(None, "--lang", help="Language of the pages: ko or en (default: the "
+                                                            "browser's, else the data's; a switch on every page "
+                                                            "changes it)."),
 ) -> None:
     """Read results and review generated questions in the browser: the runs of the history and the named folders
     (tables with intervals, plots, missed questions with their retrieved chunks, scores with the judge's reasons,
@@ -54,7 +59,7 @@ def serve_cmd(
     from ragexam.serve.security import ServeOptions
     from ragexam.serve.server import bind, serve
 
-    options = ServeOptions(host=host, port=port, token=token)
+    options = ServeOptions(host=host, port=port, token=token, lang=lang)
     catalog = Catalog.of(review or [], corpus, folders or [], history)
     _check_named(catalog)
     sock = bind(options)

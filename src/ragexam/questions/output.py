@@ -13,7 +13,8 @@ file              content
                   by reason, passes, why it stopped, calls/tokens/cost of this run, and its
                   ``audit`` (``not audited`` until a person audits a sample: :mod:`.audit`)
 ``qa.review.csv`` the review sheet (UTF-8 with BOM so spreadsheet programs read Korean): one row per
-                  question, ``status`` ``pending``; edit it and run ``ragexam review apply``
+                  question, ``status`` ``pending``; edit it and run ``ragexam review apply``.  A cell that
+                  a spreadsheet would run as a formula gets a leading ``'`` (:func:`sheet_cell`)
 ================  ==============================================================================
 
 Every file is written to a temporary name and renamed (nothing is left behind when writing fails), so a
@@ -34,7 +35,7 @@ from typing import Any, Dict, List, Sequence, Union
 from ragexam.questions.checks import REASONS
 
 __all__ = ["side_paths", "check_outputs", "write_outputs", "candidate_record", "reject_record", "build_card",
-           "REVIEW_COLUMNS", "CARD_FORMAT", "DECLINE"]
+           "REVIEW_COLUMNS", "CARD_FORMAT", "DECLINE", "sheet_cell", "read_cell", "review_cells"]
 
 CARD_FORMAT = "ragexam-questions-card/1"
 #: ground truth of an out-of-corpus question (the sentence ``ragexam answer``'s default prompt asks for)
@@ -196,18 +197,52 @@ def _check_text(g: Dict[str, Any]) -> str:
     return "; ".join(p for p in parts if p)
 
 
-def _review_rows(records: List[Dict[str, Any]]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(REVIEW_COLUMNS)
+#: what a spreadsheet takes for the start of a formula (OWASP, "CSV injection")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def sheet_cell(value: str) -> str:
+    """``value`` as the review sheet holds it: a text a spreadsheet would run as a formula -- starting with ``=``,
+    ``+``, ``-``, ``@``, a tab or a carriage return after any leading ``'`` -- gets one more leading ``'``
+    (Excel shows it as text); :func:`read_cell` takes it off, so every text reads back as it was written."""
+    if value[:1] not in _FORMULA_START and value[:1] != "'":  # the usual cell: nothing to look at
+        return value
+    core = value.lstrip("'")
+    return "'" + value if core[:1] in _FORMULA_START and core else value
+
+
+def read_cell(cell: str) -> str:
+    """The text a review sheet's ``cell`` holds (the inverse of :func:`sheet_cell`)."""
+    if cell[:1] != "'":
+        return cell
+    core = cell.lstrip("'")
+    return cell[1:] if core[:1] in _FORMULA_START and core else cell
+
+
+def review_cells(records: List[Dict[str, Any]]) -> List[List[str]]:
+    """The review sheet's rows (:data:`REVIEW_COLUMNS`) for ``records``, as texts (not escaped)."""
+    rows = []
     for r in records:
         g = r.get("metadata", {}).get("generation", {})
-        check_text = _check_text(g)
-        w.writerow([r["query_id"], "pending", r.get("type", ""), r["question"], r.get("ground_truth", ""),
-                    json.dumps(r.get("evidence", []), ensure_ascii=False), " ".join(r.get("relevant_doc_ids", [])),
-                    "" if g.get("overlap") is None else f"{g['overlap']:.3f}", " ".join(g.get("anchors", [])),
-                    check_text, ""])
+        rows.append([r["query_id"], "pending", r.get("type", ""), r["question"], r.get("ground_truth", ""),
+                     json.dumps(r.get("evidence", []), ensure_ascii=False), " ".join(r.get("relevant_doc_ids", [])),
+                     "" if g.get("overlap") is None else f"{g['overlap']:.3f}", " ".join(g.get("anchors", [])),
+                     _check_text(g), ""])
+    return rows
+
+
+def write_sheet_rows(header: Sequence[str], rows: List[List[str]]) -> str:
+    """The review sheet's text (without its BOM): ``header``, then ``rows`` with every cell :func:`sheet_cell`."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    for row in rows:
+        w.writerow([sheet_cell(str(c)) for c in row])
     return buf.getvalue()
+
+
+def _review_rows(records: List[Dict[str, Any]]) -> str:
+    return write_sheet_rows(REVIEW_COLUMNS, review_cells(records))
 
 
 def write_outputs(result: Any, out: Union[str, Path]) -> Dict[str, Path]:

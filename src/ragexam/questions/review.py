@@ -54,6 +54,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
+from ragexam.questions.output import read_cell
+from ragexam.storage.readback import parse_json, read_json
 
 if TYPE_CHECKING:  # pragma: no cover
     from ragexam.questions.audit import AuditStatus
@@ -140,11 +142,9 @@ def _evidence_cell(text: str, file: str, line: Optional[int]) -> List[str]:
     if not t:
         return []
     if t.startswith("["):
-        try:
-            value = json.loads(t)
-        except ValueError as err:
-            raise InputError(f"cannot read the evidence list: {err}; expected a JSON list of strings such as "
-                             '["...", "..."], or one plain string', source=file, line=line, field="evidence") from None
+        value = parse_json(t, source=file, line=line, field="evidence",
+                           fix='cannot read the evidence list; expected a JSON list of strings such as ["...", "..."], '
+                               'or one plain string')
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise InputError("expected a JSON list of strings", source=file, line=line, field="evidence")
         return value
@@ -198,7 +198,7 @@ def read_sheet(path: PathLike) -> Sheet:
     rows: List[Tuple[int, Dict[str, str]]] = []
     seen: Dict[str, int] = {}
     for line, row in iter_csv(text, file, ProblemCollector(strict=True), required=("query_id", "status")):
-        cells = {k: "" if v is None else str(v) for k, v in row.items()}
+        cells = {k: "" if v is None else read_cell(str(v)) for k, v in row.items()}
         qid = cells["query_id"].strip()
         if qid in seen:
             raise InputError(f"query_id {qid!r} already appeared on line {seen[qid]}", source=file, line=line,
@@ -286,15 +286,12 @@ class ReviewSheet:
             return new
 
     def _write(self, header: List[str], rows: List[Dict[str, str]]) -> None:
+        from ragexam.questions.output import write_sheet_rows
         from ragexam.storage.runfolder import write_text
 
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(header)
-        for r in rows:
-            w.writerow([r.get(h, "") for h in header])
+        text = write_sheet_rows(header, [[r.get(h, "") for h in header] for r in rows])
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        write_text(self.path, "\ufeff" + buf.getvalue())  # temporary file + rename; with a BOM for Excel
+        write_text(self.path, "\ufeff" + text)  # temporary file + rename; with a BOM for Excel
 
 
 # -- the checks -------------------------------------------------------------------------------------------------
@@ -508,9 +505,11 @@ def _card(qa: Path) -> Dict[str, Any]:
     from ragexam.questions.output import side_paths
 
     card = side_paths(qa)["card"]
+    if not card.is_file():
+        return {}
     try:
-        value = json.loads(card.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        value = read_json(card)
+    except InputError:
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -543,12 +542,9 @@ class ReviewSet:
 
     def sheet(self) -> ReviewSheet:
         """The writer of the sheet (the set's own rows for questions the sheet lacks)."""
-        from ragexam.questions.output import REVIEW_COLUMNS, _review_rows
+        from ragexam.questions.output import REVIEW_COLUMNS, review_cells
 
-        new = {}
-        text = _review_rows(list(self.records.values()))
-        for row in csv.DictReader(io.StringIO(text)):
-            new[row["query_id"]] = row
+        new = {row[0]: dict(zip(REVIEW_COLUMNS, row)) for row in review_cells(list(self.records.values()))}
         return ReviewSheet(self.sheet_path, list(REVIEW_COLUMNS), new)
 
     def corpus(self) -> Any:

@@ -258,10 +258,11 @@ def comparisons(view: RunView, comps: Sequence[Comparison], budget: bool = False
     out.append("</tbody></table></div>")
     out.append(f"<details><summary>All {'budget ' if budget else ''}verdicts in words ({len(comps)})</summary>"
                '<table class="verdicts"><thead><tr><th>pipeline</th><th>metric</th><th class="num">n</th>'
-               '<th class="num">min. detectable</th><th>method</th><th>verdict</th></tr></thead><tbody>')
+               '<th class="num">min. detectable</th><th>p from</th><th>verdict</th></tr></thead><tbody>')
     for c in comps:
         out.append(f'<tr><td>{_e(c.pipeline)}</td><td>{_e(c.metric)}</td><td class="num">{_e(c.n)}</td>'
-                   f'<td class="num">{fmt.num(c.mdd)}</td><td>{_e(c.method or fmt.MISSING)}</td>'
+                   f'<td class="num">{fmt.num(c.mdd)}</td>'
+                   f'<td>{_e(_P_FROM.get(c.method or "", c.method or fmt.MISSING))}</td>'
                    f'<td class="verdict {_class_of(c)}">{_e(c.verdict)}</td></tr>')
     out.append("</tbody></table></details>")
     return "".join(out)
@@ -367,9 +368,46 @@ def _rerank_items(b: Any) -> List[str]:
         items.append(f"latency per query: median {fmt.num(lat.median)} s, p95 {fmt.num(lat.p95)} s, "
                      f"max {fmt.num(lat.max)} s (n {_e(lat.n)}, as measured when called)")
     if b.usage:
-        items.append("usage: " + ", ".join(f"{_e(k)} {_e(fmt.cost(v) if k == 'cost_usd' else v)}"
-                                           for k, v in b.usage.items()))
+        items.append("the reranker's work: " + _e(usage_words(b.usage)))
     return items
+
+
+#: how a comparison's p-value was computed (``Comparison.method``), in words
+_P_FROM = {"exact": "every sign pattern", "approximate": "random sign flips"}
+#: what each count of a rerank stage's ``usage`` is, in words (``{}``: the count)
+_USAGE_WORDS = {"calls": "{} calls made now", "cached": "{} answered from the cache", "failed": "{} calls failed",
+                "requests": "{} HTTP requests", "texts_embedded": "{} texts embedded",
+                "prompt_tokens": "{} prompt tokens", "completion_tokens": "{} completion tokens"}
+
+
+def usage_words(usage: Dict[str, Any]) -> str:
+    """A stage's ``usage`` (``{"texts_embedded": 2394}``) in plain words: ``2,394 texts embedded``."""
+    out = []
+    for key, value in usage.items():
+        if key == "cost_usd":
+            out.append(f"cost {fmt.cost(value)}")
+        elif key == "model":
+            out.append(f"model {value}")
+        elif key in _USAGE_WORDS:
+            out.append(_USAGE_WORDS[key].format(f"{value:,}" if isinstance(value, int) else value))
+        else:
+            out.append(f"{str(key).replace('_', ' ')}: {value}")
+    return ", ".join(out)
+
+
+def p_value_note(comparisons: Sequence[Comparison], n_permutations: Optional[int]) -> str:
+    """How the p-values of ``comparisons`` were computed, in words (``""`` when none says)."""
+    exact = sum(1 for c in comparisons if c.method == "exact")
+    approx = sum(1 for c in comparisons if c.method == "approximate")
+    parts = []
+    if exact:
+        parts.append(f"{fmt.plural(exact, 'comparison')} exactly (every pattern of signs of the per-question "
+                     "differences counted)")
+    if approx:
+        flips = f" ({n_permutations:,} of them)" if n_permutations else ""
+        parts.append(f"{fmt.plural(approx, 'comparison')} from random sign flips of the per-question "
+                     f"differences{flips}")
+    return f"How the p-values were computed: {'; '.join(parts)}." if parts else ""
 
 
 # -- plots ---------------------------------------------------------------------------------------------------
@@ -684,10 +722,9 @@ def settings(view: RunView) -> str:
         if res.signature and shown.get(name) != res.signature:
             out.append(f'<tr><td>{_e(name)} <small>(results)</small></td><td class="sig">{_e(res.signature)}</td></tr>')
     out.append("</tbody></table>")
-    methods = sorted({c.method for c in s.comparisons if c.method})
-    if methods:
-        out.append(f'<p class="note">Randomization test {fmt.noun(len(methods), "method")}: '
-                   f'{_e(", ".join(methods))}.</p>')
+    note = p_value_note(s.comparisons, s.config.n_permutations)
+    if note:
+        out.append(f'<p class="note">{_e(note)}</p>')
     out.append("<details><summary>summary config and dataset as JSON</summary><pre>"
                + _e(json.dumps({"config": s.config.to_dict(), "dataset": s.dataset.to_dict(),
                                 "pipelines": [p.to_dict() for p in s.pipelines]}, ensure_ascii=False, indent=2))

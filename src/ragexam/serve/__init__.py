@@ -6,7 +6,10 @@ nothing imports it but ``ragexam.cli_serve``.
 =====================  ======================================================================================
 module                 what it holds
 =====================  ======================================================================================
-:mod:`.security`       the listening rule (loopback, or a token), the token, host and CSRF checks, headers
+:mod:`.security`       the listening rule (loopback, or a token), the token, host and CSRF checks, headers,
+                       the request's language chosen before anything is rendered
+:mod:`.i18n`           Korean or English: which one a request gets, ``t()`` for a text of the catalogue
+:mod:`.strings`        the catalogue: every label, button, message and error page in English and Korean
 :mod:`.reviewing`      the review of one set: items, filters, checks, decisions written to the review sheet
 :mod:`.results`        the runs and scores it may show (named folders, history records), loaded and kept
 :mod:`.results_pages`  the runs list, a run, a missed question, a score, compare (the report's sections)

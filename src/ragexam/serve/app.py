@@ -1,6 +1,8 @@
 """The web application of ``ragexam serve``: routes, pages and the files it may serve.
 
-Files are named by the user (``--review qa.jsonl``, repeatable; run and score folders as arguments) or listed by
+Every text of a page comes from the catalogue of :mod:`ragexam.serve.strings` in the request's language
+(:mod:`ragexam.serve.i18n`).  Files are named by the user (``--review qa.jsonl``, repeatable; run and score
+folders as arguments) or listed by
 the run history (``--history``), and reached only through their number or record id (``/review/1``, ``/run/f1``,
 ``/run/h:<id>``); no route takes a path, so no request can reach another file.  A file that
 cannot be read is a page with the reason (file, line, field, fix), never a stack trace.  Pages are rendered
@@ -16,9 +18,12 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
 from ragexam.errors import InputError
+from ragexam.serve import i18n
+from ragexam.serve.i18n import current
 from ragexam.serve.results import Results
-from ragexam.serve.reviewing import ACTIONS, Filter, Outcome, ReviewSession, STATUSES
-from ragexam.serve.security import CSRF_FIELD, Guard, ServeOptions, parse_form
+from ragexam.serve.reviewing import ACTIONS, CLOSEST_PIECE_MAX_CHARS, Filter, Outcome, ReviewSession, STATUSES
+from ragexam.serve.security import CSRF_FIELD, FORM_SCOPE_KEY, FormError, Guard, ServeOptions, parse_form
+from ragexam.serve.strings import REASONS_KO, STRINGS
 
 __all__ = ["create_app", "Catalog", "NamedSet"]
 
@@ -65,6 +70,8 @@ class Catalog:
 
     sets: List[NamedSet] = field(default_factory=list)
     results: Results = field(default_factory=Results)
+    _language: Optional[str] = None
+    _sets_language: Optional[str] = None
 
     @classmethod
     def of(cls, review: Sequence[Any] = (), corpus: Any = None, folders: Sequence[Any] = (),
@@ -76,6 +83,19 @@ class Catalog:
 
     def get(self, sid: str) -> Optional[NamedSet]:
         return next((s for s in self.sets if s.sid == sid), None)
+
+    def language(self) -> str:
+        """The data's language (``ko`` or ``en``): the corpus language on the card of the first named set that
+        has one, else whether a loaded run or score holds Hangul in its questions, else ``ko`` (ragexam's users
+        are mostly Korean).  Decided once when it comes from the data."""
+        if self._language is not None:
+            return self._language
+        if self._sets_language is None:  # the cards are read once
+            self._sets_language = _sets_language(self.sets) or ""
+        found = self._sets_language or self.results.kept_language()
+        if found:
+            self._language = found
+        return found or "ko"
 
     def warm(self) -> threading.Thread:
         """Load every named run and score folder, and every set, its corpus and the Korean analyser, in a
@@ -101,6 +121,32 @@ class Catalog:
         return t
 
 
+def _sets_language(sets: Sequence[NamedSet]) -> Optional[str]:
+    """The corpus language the card of the first named set names (``None``: no card says)."""
+    from ragexam.questions.output import side_paths
+    from ragexam.storage.readback import read_json
+
+    for s in sets:
+        card = side_paths(s.qa)["card"]
+        try:
+            corpus = read_json(card).get("corpus") if card.is_file() else None
+        except (InputError, AttributeError):
+            continue
+        if isinstance(corpus, dict) and corpus.get("language") in i18n.LANGS:
+            return str(corpus["language"])
+    return None
+
+
+def reason_meaning(reason: str) -> str:
+    """What a rejection reason of the generator means, in the page's language (English: the generator's own
+    words, :data:`ragexam.questions.checks.REASONS`)."""
+    from ragexam.questions.checks import REASONS
+
+    if current().code == "ko" and reason in REASONS_KO:
+        return REASONS_KO[reason]
+    return REASONS.get(reason, ("", ""))[1]
+
+
 def _templates() -> Any:
     import jinja2
 
@@ -110,7 +156,9 @@ def _templates() -> Any:
                              autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              auto_reload=False)  # the package's own files: loaded once
-    env.globals.update(version=__version__, statuses=STATUSES)
+    env.globals.update(version=__version__, statuses=STATUSES, lang_names=i18n.LANG_NAMES,
+                       switch_href=i18n.switch_href, catalogue=frozenset(STRINGS), reason_meaning=reason_meaning,
+                       closest_limit=CLOSEST_PIECE_MAX_CHARS)
     return env
 
 
@@ -143,8 +191,9 @@ def create_app(catalog: Catalog, options: Optional[ServeOptions] = None) -> Any:
               Route("/review/{sid}/decide", pages.decide, methods=["POST"]), Route("/static/{name}", pages.static_file),
               Route("/favicon.ico", lambda request: Response(status_code=204))]
     app = Starlette(routes=routes, exception_handlers={HTTPException: pages.http_error, InputError: pages.input_error,
-                                                       Exception: pages.server_error})
-    return Guard(app, pages.options, lambda status, title, reason: pages.error_page(status, title, reason).body)
+                                                       FormError: pages.form_error, Exception: pages.server_error})
+    return Guard(app, pages.options, lambda status, title, reason: pages.error_page(status, title, reason).body,
+                 data_language=catalog.language)
 
 
 class _Pages:
@@ -157,22 +206,27 @@ class _Pages:
         self.static = _static_files()
 
     def page(self, template: str, status: int = 200, **context: Any) -> Any:
+        """``template`` rendered in the request's language (``t``, ``lang`` in its context)."""
         from starlette.responses import HTMLResponse
 
+        lang = current()
         context.setdefault("title", "ragexam")
-        html = self.env.get_template(template).render(csrf=self.options.csrf, csrf_field=CSRF_FIELD, **context)
+        html = self.env.get_template(template).render(csrf=self.options.csrf, csrf_field=CSRF_FIELD, t=lang.t,
+                                                      lang=lang, **context)
         return HTMLResponse(html, status_code=status)
 
-    def error_page(self, status: int, title: str, reason: str) -> Any:
-        return self.page("error.html", status, title=title, reason=reason)
+    def error_page(self, status: int, title: str, reason: str, detail: str = "") -> Any:
+        """An error page: ``title`` and ``reason`` in the page's language; ``detail`` a message of ragexam's
+        lower layers (English: marked so)."""
+        return self.page("error.html", status, title=title, reason=reason, detail=detail,
+                         detail_lang="en" if detail else "")
 
     def named(self, request: Any) -> NamedSet:
         from starlette.exceptions import HTTPException
 
         s = self.catalog.get(request.path_params["sid"])
         if s is None:
-            raise HTTPException(404, f"there is no question set number {request.path_params['sid']!r}: this server "
-                                     "shows only the files named on its command line (see the home page)")
+            raise HTTPException(404, current().t("error.no_set", sid=request.path_params["sid"]))
         return s
 
     def home(self, request: Any) -> Any:
@@ -185,9 +239,13 @@ class _Pages:
             except InputError as err:
                 rows.append({"set": s, "counts": None, "error": str(err), "path": s.qa, "sheet": None})
         results = self.catalog.results
-        listing = results.page(limit=5)
-        return self.page("home.html", rows=rows, folders=results.folder_keys(), recent=listing.entries,
-                         n_records=listing.total, history=results.history.path, key_of=results.key_of_record)
+        try:
+            listing = results.page(limit=5)
+            recent, n_records, history_error = listing.entries, listing.total, ""
+        except InputError as err:  # the history replaced or damaged: the rest of the server still works
+            recent, n_records, history_error = [], 0, str(err)
+        return self.page("home.html", rows=rows, folders=results.folder_keys(), recent=recent, n_records=n_records,
+                         history=results.history.path, key_of=results.key_of_record, history_error=history_error)
 
     def review_list(self, request: Any) -> Any:
         s = self.named(request)
@@ -200,7 +258,8 @@ class _Pages:
             at = min(max(1, int(request.query_params.get("page", 1))), pages)
         except ValueError:
             at = 1
-        return self.page("review_list.html", title=f"{s.name} · review", s=s, sess=sess, flt=flt, n_chosen=len(chosen),
+        return self.page("review_list.html", title=current().text("review.title", name=s.name), s=s, sess=sess,
+                         flt=flt, n_chosen=len(chosen),
                          first=chosen[0] if chosen else None, items=chosen[(at - 1) * LIST_PAGE:at * LIST_PAGE],
                          page_no=at, pages=pages, offset=(at - 1) * LIST_PAGE, counts=sess.counts(items),
                          done=request.query_params.get("done"), **_choices(sess, items))
@@ -215,7 +274,7 @@ class _Pages:
         flt = Filter.of(request.query_params)
         item = sess.find(items, key)
         if item is None:
-            raise HTTPException(404, f"the set {s.name} has no question or candidate {key!r}")
+            raise HTTPException(404, current().t("error.no_item", name=s.name, key=key))
         return self.page("review_item.html", status, title=f"{item.key} · {s.name}",
                          **_item_context(s, sess, items, item, flt, outcome, request.query_params.get("done")))
 
@@ -227,13 +286,16 @@ class _Pages:
         from starlette.responses import RedirectResponse
 
         s = self.named(request)
-        form = parse_form(await request.body())
+        form = request.scope.get(FORM_SCOPE_KEY)  # parsed by the Guard (its checks read the CSRF field)
+        if form is None:
+            form = parse_form(await request.body())
         one = {k: v[0] for k, v in form.items()}
         flt = Filter.of(one)
         action = one.get("action", "")
         if action not in ACTIONS:
-            return self.error_page(400, "Unknown action", f"received action {action!r}; expected one of "
-                                                          f"{', '.join(ACTIONS)}")
+            return self.error_page(400, current().t("error.unknown_action"),
+                                   current().t("error.unknown_action_reason", action=repr(action[:100]),
+                                               choices=", ".join(ACTIONS)))
         values: Dict[str, Any] = {k: one[k] for k in ("question", "ground_truth", "note") if k in one}
         if "evidence" in form:
             values["evidence"] = form["evidence"]
@@ -256,22 +318,28 @@ class _Pages:
 
         name = request.path_params["name"]
         if name not in self.static:
-            raise HTTPException(404, f"no static file {name!r}")
+            raise HTTPException(404, current().t("error.no_static", name=name))
         return Response(self.static[name], media_type=STATIC[name], headers={"cache-control": "no-cache"})
 
     async def http_error(self, request: Any, exc: Exception) -> Any:
         code = getattr(exc, "status_code", 500)
-        return self.error_page(code, {404: "Not found", 405: "Method not allowed"}.get(code, "Refused"),
-                               str(getattr(exc, "detail", "")) or "not found")
+        t = current().t
+        title = {404: t("error.not_found"), 405: t("error.method")}.get(code, t("error.refused"))
+        return self.error_page(code, title, getattr(exc, "detail", "") or title)
 
     async def input_error(self, request: Any, exc: Exception) -> Any:
-        return self.error_page(422, "A file could not be read", str(exc))
+        return self.error_page(422, current().t("error.file"), current().t("error.file_reason"), str(exc))
+
+    async def form_error(self, request: Any, exc: Exception) -> Any:
+        assert isinstance(exc, FormError)
+        t = current().t
+        return self.error_page(exc.status, t("error.too_large") if exc.status == 413 else t("error.bad_request"),
+                               t(exc.key, **exc.values))
 
     async def server_error(self, request: Any, exc: Exception) -> Any:
         log.exception("ragexam serve: %s %s failed", request.method, request.url.path)
-        return self.error_page(500, "Internal error", f"{type(exc).__name__}: {exc}. The page could not be made; the "
-                                                      "server's terminal shows the details. Your saved decisions are "
-                                                      "safe in the review sheet.")
+        return self.error_page(500, current().t("error.internal"),
+                               current().t("error.internal_reason", what=f"{type(exc).__name__}: {exc}"))
 
 
 def _choices(sess: ReviewSession, items: Sequence[Any]) -> Dict[str, Any]:
@@ -282,7 +350,7 @@ def _choices(sess: ReviewSession, items: Sequence[Any]) -> Dict[str, Any]:
     for i in items:
         if i.origin == "candidate" and not i.rescued_as:
             reasons[i.reason] = reasons.get(i.reason, 0) + 1
-    return {"types": types, "reasons": [(r, reasons[r], REASONS.get(r, ("", ""))[1])
+    return {"types": types, "reasons": [(r, reasons[r], reason_meaning(r))
                                         for r in list(REASONS) + sorted(set(reasons) - set(REASONS)) if r in reasons]}
 
 
@@ -303,30 +371,30 @@ def _item_context(s: NamedSet, sess: ReviewSession, items: Sequence[Any], item: 
 
 
 def answer_support(item: Any, report: Any, g: Dict[str, Any]) -> Dict[str, str]:
-    """How the answer is known to be supported (or why the question needs no answer check), in words:
-    ``{"state": ok|warn|bad|none, "text": ...}``."""
+    """How the answer is known to be supported (or why the question needs no answer check), in words of the
+    request's language: ``{"state": ok|warn|bad|none, "text": ...}``."""
+    t = current().t
     if not item.answerable:
         ooc = g.get("ooc_check") or {}
         if ooc.get("max") is not None:
             return {"state": "ok" if ooc["max"] <= ooc.get("limit", 0) else "bad",
-                    "text": f"out of corpus: the closest sections ({ooc.get('retriever')}) were judged at most "
-                            f"{ooc['max']} of 5 relevant (limit {ooc.get('limit')})"}
-        return {"state": "warn", "text": "out of corpus: " + (ooc.get("note") or "no out-of-corpus check recorded")}
+                    "text": t("support.ooc_judged", retriever=str(ooc.get("retriever")), max=str(ooc["max"]),
+                              limit=str(ooc.get("limit")))}
+        return {"state": "warn", "text": t("support.ooc", note=ooc.get("note") or t("support.ooc_none"))}
     if "ground_truth" in item.edited or "evidence" in item.edited or item.origin == "candidate":
         if report.answer_contained:
-            return {"state": "ok", "text": "the answer lies inside the evidence"}
-        return {"state": "warn", "text": "vouched for by the reviewer: no model checks an edited answer; "
-                                         "review apply records answer_check: human"}
+            return {"state": "ok", "text": t("support.contained")}
+        return {"state": "warn", "text": t("support.vouched_edit")}
     check = g.get("answer_check") or {}
     if check.get("method") == "contained":
-        return {"state": "ok", "text": "the answer lies inside the evidence"}
+        return {"state": "ok", "text": t("support.contained")}
     if check.get("method") == "judge":
         return {"state": "ok" if check.get("score") == 1 else "bad",
-                "text": f"judged supported by the evidence: {check.get('metric')} {check.get('score')} "
-                        f"({check.get('supported')} of {check.get('claims')} claims, {check.get('rubric')})"}
+                "text": t("support.judged", **{k: str(check.get(k)) for k in ("metric", "score", "supported",
+                                                                                 "claims", "rubric")})}
     if check.get("method") == "human":
-        return {"state": "warn", "text": "vouched for by a reviewer"}
-    return {"state": "warn", "text": "no answer check recorded"}
+        return {"state": "warn", "text": t("support.vouched")}
+    return {"state": "warn", "text": t("support.none")}
 
 
 def _pretty(value: Any) -> str:

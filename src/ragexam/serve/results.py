@@ -16,7 +16,6 @@ a bundled set or an existing file.
 from __future__ import annotations
 
 import csv
-import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from ragexam.errors import InputError
 from ragexam.report.scoreview import ScoreView
 from ragexam.report.views import RunView
 from ragexam.storage.history import History, RunPage
+from ragexam.storage.readback import parse_json
 from ragexam.storage.runfolder import RunData
 
 __all__ = ["Results", "Loaded", "AnswerDetail", "JudgeVerdict", "FOLDER", "RECORD", "same_folder", "answers_for_run",
@@ -115,16 +115,28 @@ class Results:
         return RECORD + run_id
 
     def known(self, key: str) -> bool:
-        """Whether ``key`` names a folder of the command line or a record the history lists."""
+        """Whether ``key`` names a folder of the command line or a record the history lists (its exact id: a
+        prefix or ``latest`` is not resolved); an :class:`InputError` when the history cannot be read."""
         if self._folder(key) is not None:
             return True
         rid = key[len(RECORD):]
-        if not key.startswith(RECORD) or not rid or not self.history.path.exists():
-            return False
-        try:  # the exact id (a prefix or "latest" resolves to another)
-            return self.history.resolve_id(rid) == rid
-        except InputError:
-            return False
+        return key.startswith(RECORD) and bool(rid) and self.history.has(rid)
+
+    def kept_language(self) -> Optional[str]:
+        """``ko`` when a loaded run or score has Hangul in its questions or dataset, ``en`` when one has none,
+        ``None`` when none is loaded yet."""
+        from ragexam.serve.i18n import has_hangul
+
+        with self._lock:
+            kept = list(self._kept.values())
+        for loaded in kept:
+            if loaded.view is not None:
+                texts = [loaded.view.summary.dataset_label] + [e.question.question or ""
+                                                               for e in loaded.view.missed()[:50]]
+            else:
+                texts = [str(q.question) for q in list(loaded.questions.values())[:50]]
+            return "ko" if any(has_hangul(x) for x in texts) else "en"
+        return None
 
     def page(self, **query: Any) -> RunPage:
         """A page of the history's records (:meth:`~ragexam.storage.history.History.page_runs`), kept while the
@@ -216,9 +228,10 @@ class Results:
 
     # -- how results relate -------------------------------------------------------------------------------------
 
-    def scores_of(self, run: Loaded) -> List[str]:
+    def scores_of(self, run: Loaded, problems: Optional[List[str]] = None) -> List[str]:
         """Keys of the scores of ``run``: named score folders whose ``settings.run`` is the run's folder, and
-        history scores recorded with ``scored_run`` = its id."""
+        history scores recorded with ``scored_run`` = its id (a history that cannot be read adds its reason to
+        ``problems``, when given, and no key)."""
         keys = []
         run_folder = self._folder(run.key)
         for key, folder in self.folder_keys():
@@ -231,7 +244,12 @@ class Results:
             if named and run_folder is not None and same_folder(named, run_folder):
                 keys.append(key)
         if run.run_id:
-            keys += [self.key_of_record(e.run_id) for e in self.page(scored_run=run.run_id, limit=20).entries]
+            try:
+                keys += [self.key_of_record(e.run_id) for e in self.page(scored_run=run.run_id, limit=20).entries]
+            except InputError as err:
+                if problems is None:
+                    raise
+                problems.append(str(err))
         return keys
 
     def with_score(self, run: Loaded, scores: Optional[List[str]] = None) -> Tuple[RunView, Optional[str]]:
@@ -239,7 +257,7 @@ class Results:
         :meth:`scores_of`) and that score's key, or the run's own view when it has no score (kept with the run
         while the score is unchanged)."""
         view = run.view
-        for key in self.scores_of(run) if scores is None else scores:
+        for key in self.scores_of(run, []) if scores is None else scores:
             try:
                 score = self.load(key)
             except (InputError, KeyError):
@@ -308,11 +326,7 @@ def read_answer_details(folder: Path, score: ScoreView) -> Dict[Tuple[str, str],
             for n, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
-                try:
-                    j = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise InputError(f"is not JSON ({err.msg}); expected one judgment per line", source=str(jpath),
-                                     line=n) from None
+                j = parse_json(line, source=str(jpath), line=n, fix="expected one judgment per line")
                 why = (j.get("details") or {}).get("reasoning") if isinstance(j, dict) else None
                 if why:
                     reasoning.setdefault((str(j.get("item_id")), str(j.get("metric"))), []).append(str(why))

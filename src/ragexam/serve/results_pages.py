@@ -18,6 +18,7 @@ from ragexam import fmt
 from ragexam.errors import InputError
 from ragexam.report import sections
 from ragexam.report.views import dot, interval
+from ragexam.serve.i18n import current
 from ragexam.serve.results import Loaded, Results, same_folder
 from ragexam.storage.runfolder import headline_metric
 
@@ -26,6 +27,9 @@ __all__ = ["ResultsPages", "RUNS_PAGE", "MISSED_PAGE", "ANSWERS_PAGE"]
 #: rows per page of the runs list, a run's missed questions, a score's answers
 RUNS_PAGE, MISSED_PAGE, ANSWERS_PAGE = 50, 100, 50
 SORTS = ("recorded", "created", "dataset", "headline", "id")
+#: the longest text the runs list's find box takes (a longer one matches nothing: no id, dataset or pipeline is
+#: that long)
+MAX_FIND = 500
 
 
 def _int(value: Any, default: int = 1) -> int:
@@ -100,9 +104,8 @@ class ResultsPages:
         try:
             return self.results.load(key)
         except KeyError:
-            raise HTTPException(404, f"there is no run or score {key!r}: this server shows the folders named on its "
-                                     f"command line and the records of the history {self.results.history.path} "
-                                     "(see the runs list)") from None
+            raise HTTPException(404, current().t("error.no_result", key=key[:200],
+                                                 history=str(self.results.history.path))) from None
 
     # -- the runs list ------------------------------------------------------------------------------------------
 
@@ -117,6 +120,8 @@ class ResultsPages:
                                      dataset=params["dataset"] or None, sort=sort,
                                      descending=params["order"] != "asc", offset=offset, limit=RUNS_PAGE)
 
+        if len(params["q"]) > MAX_FIND:
+            params["q"] = params["q"][:MAX_FIND]
         listing = ask((number - 1) * RUNS_PAGE)
         pager = Pager(listing.total, RUNS_PAGE, number)
         if pager.offset != (number - 1) * RUNS_PAGE:  # asked past the end: the last page
@@ -130,10 +135,10 @@ class ResultsPages:
                          "dataset": e.dataset, "created": _when(e.created or e.recorded), "head": head,
                          "n_pipelines": len(e.pipelines)})
         picked = params["a"] if params["a"] and self.results.known(params["a"]) else ""
-        return self.page("runs.html", title="runs · ragexam", rows=rows, folders=self.folder_rows(), pager=pager,
-                         params=dict(params, sort=sort), listing=listing, picked=picked,
-                         picked_label=self.results.label(picked) if picked else "", query=query,
-                         history=self.results.history.path, sorts=SORTS)
+        return self.page("runs.html", title=current().text("runs.title") + " · ragexam", rows=rows,
+                         folders=self.folder_rows(), pager=pager, params=dict(params, sort=sort), listing=listing,
+                         picked=picked, picked_label=self.results.label(picked) if picked else "", query=query,
+                         history=self.results.history.path, sorts=SORTS, max_find=MAX_FIND)
 
     def folder_rows(self) -> List[Dict[str, Any]]:
         out = []
@@ -157,7 +162,8 @@ class ResultsPages:
         loaded = self.load(key)
         if loaded.is_score:
             return self.score(request, loaded)
-        scores = self.results.scores_of(loaded)
+        problems: List[str] = []
+        scores = self.results.scores_of(loaded, problems)
         view, score_key = self.results.with_score(loaded, scores)
         qp = request.query_params
         flt = {"pipeline": str(qp.get("pipeline") or ""), "type": str(qp.get("type") or "")}
@@ -170,7 +176,8 @@ class ResultsPages:
                 "dataset": sections.dataset(view), "settings": sections.settings(view)}
         missed_all = view.missed()
         return self.page("run.html", title=f"{loaded.label} · ragexam", loaded=loaded, view=view, frag=frag,
-                         facts=view.facts(), missed=pager.cut(chosen), pager=pager, flt=flt, n_missed=len(missed_all),
+                         facts=run_facts(view), problems=problems, missed=pager.cut(chosen), pager=pager, flt=flt,
+                         n_missed=len(missed_all),
                          pipelines=list(dict.fromkeys(e.pipeline for e in missed_all)),
                          types=sorted({e.question.type for e in missed_all if e.question.type}),
                          has_answers=any(view.answer(e.pipeline, e.query_id) for e in pager.cut(chosen)),
@@ -183,13 +190,14 @@ class ResultsPages:
         key = request.path_params["key"]
         loaded = self.load(key)
         if loaded.view is None:
-            raise HTTPException(404, f"{loaded.label} is a score: its answers are on its page")
+            raise HTTPException(404, current().t("error.is_score", label=loaded.label))
         view, score_key = self.results.with_score(loaded)
         qp = request.query_params
         pipeline, qid = str(qp.get("pipeline") or ""), str(qp.get("qid") or "")
         entry = view.find_missed(pipeline, qid)
         if entry is None:
-            raise HTTPException(404, f"{loaded.label} has no missed question {qid!r} of pipeline {pipeline!r}")
+            raise HTTPException(404, current().t("error.no_missed", label=loaded.label, qid=qid[:200],
+                                                 pipeline=pipeline[:200]))
         flt = {"pipeline": str(qp.get("fp") or ""), "type": str(qp.get("ft") or "")}
         chosen = [e for e in view.missed() if (not flt["pipeline"] or e.pipeline == flt["pipeline"])
                   and (not flt["type"] or (e.question.type or "") == flt["type"])]
@@ -248,19 +256,20 @@ class ResultsPages:
 
         qp = request.query_params
         params = {k: str(qp.get(k) or "") for k in ("a", "b", "pa", "pb")}
+        title = current().text("compare.title") + " · ragexam"
         if not params["a"] or not params["b"]:
-            return self.page("compare.html", title="compare · ragexam", params=params, result=None, error=None,
-                             a=None, b=None, query=query, quote=quote, label=self.results.label)
+            return self.page("compare.html", title=title, params=params, result=None, error=None, a=None, b=None,
+                             query=query, quote=quote, label=self.results.label)
         a, b = self.load(params["a"]), self.load(params["b"])
         cache_key = (params["a"], params["b"], params["pa"], params["pb"], a.stamp, b.stamp)
         with self._lock:
             result = self._compared.get(cache_key)
-        error = None
-        if result is None:
+        error, detail = compare_refusal(a, b, params["pa"], params["pb"]), ""
+        if result is None and error is None:
             try:
                 result = compare_runs(a.data, b.data, pipeline=params["pa"] or None, pipeline_b=params["pb"] or None)
-            except InputError as err:
-                error = str(err)
+            except InputError as err:  # what the page does not foresee: ragexam compare's own words
+                error, detail = current().t("compare.refused"), str(err)
             else:
                 with self._lock:
                     self._compared[cache_key] = result
@@ -268,10 +277,46 @@ class ResultsPages:
                         self._compared.popitem(last=False)
         missed_a = {(e.pipeline, e.query_id) for e in a.view.missed()} if a.view is not None else set()
         missed_b = {(e.pipeline, e.query_id) for e in b.view.missed()} if b.view is not None else set()
-        return self.page("compare.html", 422 if error else 200, title="compare · ragexam", params=params,
-                         result=result, error=error, a=a, b=b, missed_a=missed_a, missed_b=missed_b,
+        return self.page("compare.html", 422 if error else 200, title=title, params=params,
+                         result=None if error else result, error=error, error_detail=detail, a=a, b=b,
+                         missed_a=missed_a, missed_b=missed_b,
                          pipelines_a=a.data.pipelines, pipelines_b=b.data.pipelines,
                          cls=sections.comparison_class, fmt=fmt, query=query, quote=quote, label=self.results.label)
+
+
+def compare_refusal(a: Loaded, b: Loaded, pa: str, pb: str) -> Optional[str]:
+    """Why ``a`` and ``b`` cannot be compared with the pipelines chosen in the selectors (``pa``, ``pb``; empty:
+    every pipeline both have by name), in the page's words -- pointing to the selectors, where ``ragexam
+    compare`` would name its options -- or ``None``."""
+    t = current().t
+    if a.is_score != b.is_score:
+        return t("compare.run_and_score", kind_a=t("kind.score" if a.is_score else "kind.run"),
+                 kind_b=t("kind.score" if b.is_score else "kind.run"))
+    pipes_a, pipes_b = list(a.data.pipelines), list(b.data.pipelines)
+    if not pa and not pb:
+        if not set(pipes_a) & set(pipes_b):
+            return t("compare.no_shared", a=", ".join(pipes_a), b=", ".join(pipes_b))
+        return None
+    if (pa or pb) not in pipes_a:
+        return t("compare.not_in_a", name=pa or pb)
+    if (pb or pa) not in pipes_b:
+        return t("compare.not_in_b", name=pb or pa)
+    return None
+
+
+def run_facts(view: Any) -> List[str]:
+    """A run in a few words of the page's language: dataset, pipelines, scored questions, id, date (what
+    :meth:`~ragexam.report.views.RunView.facts` says in the report)."""
+    t = current().t
+    s = view.summary
+    bits = [t("run.facts.dataset", name=s.dataset_label), t("run.facts.pipelines", n=len(view.pipelines))]
+    n_scored = s.dataset.n_scored or s.dataset.n_answerable
+    if n_scored:
+        bits.append(t("run.facts.scored", n=n_scored))
+    bits.append(t("run.facts.run", id=s.run_id))
+    if s.created:
+        bits.append(str(s.created))
+    return bits
 
 
 def _answers_link(score_key: str) -> Callable[[str, str, str], str]:

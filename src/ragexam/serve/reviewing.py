@@ -23,8 +23,9 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tupl
 from urllib.parse import urlencode
 
 from ragexam.questions.review import (Conflict, CheckReport, ReviewSet, Sheet, run_candidate_checks)
+from ragexam.serve.i18n import current
 
-__all__ = ["Item", "Filter", "ReviewSession", "Outcome", "STATUSES", "ACTIONS"]
+__all__ = ["Item", "Filter", "ReviewSession", "Outcome", "STATUSES", "ACTIONS", "CLOSEST_PIECE_MAX_CHARS"]
 
 #: the status filter's values
 STATUSES = ("pending", "accepted", "rejected", "edited", "all")
@@ -34,6 +35,9 @@ _CANDIDATE = "c:"
 #: longest document shown whole; longer ones are cut to windows around the evidence
 WHOLE_DOCUMENT_CHARS = 12_000
 WINDOW_CHARS = 1_500
+#: longest evidence string (characters) whose closest verbatim piece is looked for in the passages: a longer one
+#: is no sentence of a document (an edit pasting a whole file), and the page says so instead of searching
+CLOSEST_PIECE_MAX_CHARS = 10_000
 
 
 @dataclass
@@ -248,29 +252,31 @@ class ReviewSession:
     def decide(self, key: str, action: str, version: str, values: Mapping[str, Any]) -> Outcome:
         """Carry out ``action`` (:data:`ACTIONS`) on the item ``key`` seen at ``version``; ``values``: ``note``
         and, for an edit or a rescue, ``question``, ``ground_truth``, ``evidence`` (a list)."""
+        t = current().text
         items = self.items()
         item = self.find(items, key)
         if item is None:
-            return Outcome("refused", key, f"no question or candidate {key!r} in this set")
+            return Outcome("refused", key, t("outcome.no_item", key=key))
         note = str(values.get("note", item.note) or "").strip()
         try:
             if action in ("accept", "reject", "pending"):
                 if item.origin == "candidate":
-                    return Outcome("refused", key, "a rejected candidate is not in the set: rescue it first")
+                    return Outcome("refused", key, t("outcome.candidate_first"))
                 status = {"accept": "accepted", "reject": "rejected", "pending": "pending"}[action]
                 self.writer.update(item.key, {"status": status, "note": note}, version)
-                return Outcome("saved", key, f"{item.key}: {status}")
+                return Outcome("saved", key, t("outcome.status", key=item.key, status=t("status." + status)))
             if action in ("save", "save_accept", "rescue"):
                 return self._edit(items, item, action, version, values, note)
         except Conflict as err:
-            return Outcome("conflict", key, str(err), current=err.current)
-        return Outcome("refused", key, f"unknown action {action!r}; expected one of {', '.join(ACTIONS)}")
+            return Outcome("conflict", key, t("outcome.conflict", key=err.query_id), current=err.current)
+        return Outcome("refused", key, t("outcome.unknown", action=repr(action), choices=", ".join(ACTIONS)))
 
     def _edit(self, items: List[Item], item: Item, action: str, version: str, values: Mapping[str, Any],
               note: str) -> Outcome:
+        t = current().text
         if (action == "rescue") != (item.origin == "candidate"):
-            return Outcome("refused", item.key, "only a rejected candidate can be rescued" if action == "rescue"
-                           else "a rejected candidate is edited by rescuing it")
+            return Outcome("refused", item.key, t("outcome.rescue_only_candidates") if action == "rescue"
+                           else t("outcome.candidate_rescued"))
         question = str(values.get("question", item.question)).strip()
         answer = str(values.get("ground_truth", item.answer)).strip() if item.answerable else item.answer
         evidence = [str(e).strip() for e in values.get("evidence", item.evidence) if str(e).strip()] \
@@ -278,17 +284,17 @@ class ReviewSession:
         typed = {"question": question, "ground_truth": answer, "evidence": evidence, "note": note}
         rep = self.check(items, item, question, answer, evidence)
         if not rep.ok:
-            return Outcome("refused", item.key, "not saved: " + rep.problem(), rep, typed)
+            return Outcome("refused", item.key, t("outcome.not_saved", problem=rep.problem()), rep, typed)
         cells = self._cells(item, rep, question, answer, evidence, note)
         if action == "rescue":
             qid = self.rs.rescue_id(item.key[len(_CANDIDATE):])
             cells.update(status="accepted", candidate=item.key[len(_CANDIDATE):])
             self.writer.update(qid, cells, "")
-            return Outcome("saved", qid, f"rescued as {qid}, checked and accepted")
+            return Outcome("saved", qid, t("outcome.rescued", key=qid))
         cells["status"] = "accepted" if action == "save_accept" else (item.status if item.status != "candidate"
                                                                        else "pending")
         self.writer.update(item.key, cells, version)
-        return Outcome("saved", item.key, f"{item.key}: edit checked and saved ({cells['status']})")
+        return Outcome("saved", item.key, t("outcome.edited", key=item.key, status=t("status." + cells["status"])))
 
     @staticmethod
     def _cells(item: Item, rep: CheckReport, question: str, answer: str, evidence: List[str],
@@ -311,7 +317,9 @@ class ReviewSession:
     # -- passages ------------------------------------------------------------------------------------------------------
     def passages(self, item: Item, evidence: Sequence[str]) -> List[Dict[str, Any]]:
         """The documents to show (those holding the evidence, then those the question was written from), each
-        as ``{doc_id, title, html, marks, cut}`` with the evidence marked in place."""
+        as ``{doc_id, title, html, marks, near, cut, unsearched}`` with the evidence marked in place; an evidence
+        string found nowhere has its closest verbatim piece marked, when it is at most
+        :data:`CLOSEST_PIECE_MAX_CHARS` long (``unsearched``: ``(number, length)`` of the longer ones)."""
         facts = self.rs.corpus_facts()
         spans: Dict[str, List[Tuple[int, int, int]]] = {}
         for n, e in enumerate(evidence, 1):
@@ -321,6 +329,8 @@ class ReviewSession:
                                   + item.sections_docs))
         titles = {d.doc_id: d.title for d in self.rs.corpus().documents} if docs else {}
         missing = [(n, e) for n, e in enumerate(evidence, 1) if e.strip() and not facts.corpus_text.locate(e)]
+        unsearched = [(n, len(e)) for n, e in missing if len(e) > CLOSEST_PIECE_MAX_CHARS]
+        missing = [(n, e) for n, e in missing if len(e) <= CLOSEST_PIECE_MAX_CHARS]
         out = []
         for d in docs:
             if d not in facts.contents:
@@ -329,24 +339,22 @@ class ReviewSession:
             near = [(s, e, -n) for n, ev in missing for s, e in closest_piece(content, ev)]
             html, cut = marked_html(content, sorted(spans.get(d, []) + near))
             out.append({"doc_id": d, "title": titles.get(d) or "", "html": html, "marks": len(spans.get(d, [])),
-                        "near": len(near), "cut": cut})
+                        "near": len(near), "cut": cut, "unsearched": unsearched if not out else []})
         return out
 
 
 def closest_piece(content: str, evidence: str, min_chars: int = 6) -> List[Tuple[int, int]]:
     """The raw span of the longest piece of ``evidence`` found verbatim (after normalisation) in ``content``
     (``[]`` when under ``min_chars``): what a reworded or cut evidence string was copied from."""
-    from ragexam.data.evidence import longest_common_substring
+    from ragexam.data.evidence import longest_common_piece
     from ragexam.data.normalization import normalize, normalize_with_offsets
 
     nt = normalize_with_offsets(content)
-    ne = normalize(evidence)
-    size = longest_common_substring(ne, nt.text)
-    if size < min_chars:
+    piece = longest_common_piece(normalize(evidence), nt.text)
+    if len(piece) < min_chars:
         return []
-    piece = next(ne[i:i + size] for i in range(len(ne) - size + 1) if ne[i:i + size] in nt.text)
     at = nt.text.find(piece)
-    return [nt.raw_span(at, at + size)]
+    return [nt.raw_span(at, at + len(piece))]
 
 
 def marked_html(content: str, spans: Sequence[Tuple[int, int, int]]) -> Tuple[str, bool]:
@@ -373,8 +381,9 @@ def marked_html(content: str, spans: Sequence[Tuple[int, int, int]]) -> Tuple[st
                 continue
             s = max(s, pos)
             parts.append(escape(content[pos:s]))
+            near = escape(current().text("item.near_title", n=-n)) if n < 0 else ""
             parts.append(f'<mark class="ev" data-ev="{n}">' if n > 0 else
-                         f'<mark class="near" data-ev="{-n}" title="the closest verbatim piece of evidence {-n}">')
+                         f'<mark class="near" data-ev="{-n}" title="{near}">')
             parts.append(f'{escape(content[s:min(e, b)])}</mark>')
             pos = min(e, b)
         parts.append(escape(content[pos:b]))

@@ -15,11 +15,12 @@ from typing import Any, Callable, Optional
 from ragexam.errors import InputError
 from ragexam.serve.security import ServeOptions
 
-__all__ = ["bind", "serve", "start", "Running", "url_of"]
+__all__ = ["bind", "serve", "start", "Running", "url_of", "browser_address"]
 
 
 def bind(options: ServeOptions) -> socket.socket:
-    """The listening socket for ``options`` (port 0: a free port); an :class:`InputError` naming ``--port`` or
+    """The listening socket for ``options`` (port 0: a free port; the port bound is kept in
+    ``options.bound_port``: the access cookie is named after it); an :class:`InputError` naming ``--port`` or
     ``--host`` when it cannot be had."""
     try:
         infos = socket.getaddrinfo(options.host, options.port, type=socket.SOCK_STREAM)
@@ -37,6 +38,7 @@ def bind(options: ServeOptions) -> socket.socket:
         raise InputError(f"cannot listen on {options.host}:{options.port}: {err.strerror}; pass another --port "
                          "(0 picks a free one)", source="--port", field="port") from None
     sock.set_inheritable(True)
+    options.bound_port = sock.getsockname()[1]
     return sock
 
 
@@ -44,6 +46,12 @@ def url_of(options: ServeOptions, sock: socket.socket) -> str:
     port = sock.getsockname()[1]
     host = options.host if options.host not in ("0.0.0.0", "::", "") else socket.gethostname()
     return f"http://{'[' + host + ']' if ':' in host else host}:{port}/"
+
+
+def browser_address(url: str, options: ServeOptions) -> str:
+    """The address the browser is opened at: ``url``, with a one-time sign-in code when a token is needed (never
+    the token itself: a browser's command line is in the process list, its address in the browser's history)."""
+    return url + (f"?login={options.sign_in_code()}" if options.token else "")
 
 
 def _server(app: Any, sock: socket.socket) -> Any:
@@ -69,7 +77,7 @@ def serve(app: Any, options: ServeOptions, sock: socket.socket, *, open_browser:
             if open_browser:
                 import webbrowser
 
-                webbrowser.open(url + (f"?token={options.token}" if options.token else ""))
+                webbrowser.open(browser_address(url, options))
 
     threading.Thread(target=when_up, daemon=True).start()
     server.run(sockets=[sock])

@@ -34,12 +34,14 @@ import hashlib
 import json
 import math
 import sqlite3
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 from ragexam.errors import InputError
+from ragexam.storage.readback import parse_json
 from ragexam.storage.paths import history_path
 from ragexam.storage.runfolder import (RunData, check_summary, coerce_rows, dataset_label, headline_metric,
                                        read_folder)
@@ -140,8 +142,10 @@ _ENTRY_COLUMNS = ("id, kind, created, recorded, dataset, dataset_hash, ragexam_v
 
 def _entry(r: Any) -> RunEntry:
     return RunEntry(run_id=r[0], kind=r[1], created=r[2], recorded=r[3], dataset=r[4], dataset_hash=r[5],
-                    ragexam_version=r[6], pipelines=json.loads(r[7]), headline_metric=r[8],
-                    headline=json.loads(r[9]), n_rows=r[10])
+                    ragexam_version=r[6], pipelines=parse_json(r[7], source=f"history (record {r[0]})",
+                                                               field="pipelines"),
+                    headline_metric=r[8], headline=parse_json(r[9], source=f"history (record {r[0]})",
+                                                              field="headline"), n_rows=r[10])
 
 
 def _dumps(obj: Any, what: str) -> str:
@@ -201,8 +205,25 @@ class History:
                 self._init(con)
         except sqlite3.DatabaseError as exc:
             con.close()
-            raise InputError(f"is not a ragexam history database ({exc}).", source=str(self.path)) from None
+            raise self._unreadable(exc) from None
         return con
+
+    def _unreadable(self, exc: sqlite3.DatabaseError) -> InputError:
+        return InputError(f"is not a ragexam history database, or cannot be read ({exc}). Fix: pass --history with "
+                          "another file, or move this one away (a new history is then started).",
+                          source=str(self.path))
+
+    @contextmanager
+    def _session(self) -> Iterator[sqlite3.Connection]:
+        """A connection, closed afterwards; SQLite's errors (a file replaced by something else, a damaged page)
+        become an :class:`InputError` naming the file."""
+        con = self._connect()
+        try:
+            yield con
+        except sqlite3.DatabaseError as exc:
+            raise self._unreadable(exc) from None
+        finally:
+            con.close()
 
     def _init(self, con: sqlite3.Connection) -> None:
         mode = con.execute("PRAGMA journal_mode").fetchone()[0]
@@ -266,8 +287,7 @@ class History:
                 lo, hi = (list(lo_hi) + [None, None])[:2]
                 result_rows.append((pipe, metric, _finite_or_none(value), _finite_or_none(lo),
                                     _finite_or_none(hi)))
-        con = self._connect()
-        try:
+        with self._session() as con:
             con.execute("BEGIN IMMEDIATE")
             try:
                 stored = run_id
@@ -306,13 +326,10 @@ class History:
                 if con.in_transaction:
                     con.execute("ROLLBACK")
                 raise
-        finally:
-            con.close()
 
     def delete(self, run_id: str) -> bool:
         """Remove a record (exact id or unique prefix); True when one was removed."""
-        con = self._connect()
-        try:
+        with self._session() as con:
             full = self._resolve(con, run_id, missing_ok=True)
             if full is None:
                 return False
@@ -324,8 +341,6 @@ class History:
                 con.execute("ROLLBACK")
                 raise
             return True
-        finally:
-            con.close()
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -340,9 +355,8 @@ class History:
         row = con.execute("SELECT id FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row:
             return row[0]
-        pattern = run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        rows = con.execute("SELECT id FROM runs WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6",
-                           (pattern,)).fetchall()
+        rows = con.execute("SELECT id FROM runs WHERE instr(lower(id), lower(?)) = 1 ORDER BY id LIMIT 6",
+                           (run_id,)).fetchall()  # a prefix, ASCII case ignored (no LIKE: no pattern to outgrow)
         if len(rows) == 1:
             return rows[0][0]
         if missing_ok and not rows:
@@ -357,18 +371,22 @@ class History:
 
     def resolve_id(self, run_id: str) -> str:
         """The full id for an exact id, a unique prefix, or ``latest``."""
-        con = self._connect()
-        try:
+        with self._session() as con:
             return str(self._resolve(con, run_id))
-        finally:
-            con.close()
+
+    def has(self, run_id: str) -> bool:
+        """Whether a record has exactly the id ``run_id`` (no prefix, no ``latest``); ``False`` when there is no
+        history yet, an :class:`InputError` when the file is not a history database."""
+        if not self.path.exists():
+            return False
+        with self._session() as con:
+            return con.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
 
     def list_runs(self, limit: Optional[int] = None) -> List[RunEntry]:
         """The recorded runs, newest first (at most ``limit``)."""
         if not self.path.exists():
             return []
-        con = self._connect()
-        try:
+        with self._session() as con:
             sql = ("SELECT id, kind, created, recorded, dataset, dataset_hash, ragexam_version, pipelines, "
                    "headline_metric, headline, n_rows FROM runs ORDER BY recorded DESC, rowid DESC")
             params: tuple = ()
@@ -376,8 +394,6 @@ class History:
                 sql += " LIMIT ?"
                 params = (int(limit),)
             rows = con.execute(sql, params).fetchall()
-        finally:
-            con.close()
         return [_entry(r) for r in rows]
 
     def page_runs(self, *, text: Optional[str] = None, kind: Optional[str] = None, dataset: Optional[str] = None,
@@ -393,9 +409,10 @@ class History:
             return RunPage([], 0, {}, {})
         where, params = ["1"], []
         if text:
-            where.append("(id LIKE ? ESCAPE '\\' OR dataset LIKE ? ESCAPE '\\' OR pipelines LIKE ? ESCAPE '\\')")
-            pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            params += [pattern] * 3
+            # instr, not LIKE: the text is matched literally, and a long one is no pattern "too complex" for SQLite
+            where.append("(instr(lower(id), lower(?)) OR instr(lower(dataset), lower(?)) "
+                         "OR instr(lower(pipelines), lower(?)))")
+            params += [text] * 3
         for column, value in (("kind", kind), ("dataset", dataset)):
             if value:
                 where.append(f"{column} = ?")
@@ -406,8 +423,7 @@ class History:
             params += [scored_run, json.dumps({"scored_run": scored_run}, ensure_ascii=False)[1:-1]]
         cond = " AND ".join(where)
         way = "DESC" if descending else "ASC"
-        con = self._connect()
-        try:
+        with self._session() as con:
             total = con.execute(f"SELECT COUNT(*) FROM runs WHERE {cond}", params).fetchone()[0]
             # the page's ids first, then their columns: sorting reads no column past the summary for every row
             for key in (_SORTS[sort], _HEADLINE_NO_JSON):
@@ -432,41 +448,34 @@ class History:
                     intervals[rid][pipe] = (lo, hi) if lo is not None and hi is not None else None
             datasets = {d or "": n for d, n in con.execute(
                 "SELECT dataset, COUNT(*) FROM runs GROUP BY dataset ORDER BY dataset")}
-        finally:
-            con.close()
         return RunPage(entries, total, intervals, datasets)
 
     def get(self, run_id: str) -> RunData:
         """The stored run as :class:`ragexam.storage.runfolder.RunData` with typed rows (unpacks as
         ``summary, per_question``); ``run_id`` may be a unique prefix or ``latest``."""
-        con = self._connect()
-        try:
+        with self._session() as con:
             full = self._resolve(con, run_id)
             con.execute("BEGIN")
             try:
                 summary_json, n_rows = con.execute("SELECT summary, n_rows FROM runs WHERE id = ?",
                                                    (full,)).fetchone()
-                rows = [json.loads(r[0]) for r in con.execute(
-                    "SELECT row FROM questions WHERE run_id = ? ORDER BY seq", (full,))]
+                where = f"{self.path} (run {full})"
+                rows = [parse_json(r[0], source=where, line=n) for n, r in enumerate(con.execute(
+                    "SELECT row FROM questions WHERE run_id = ? ORDER BY seq", (full,)), 1)]
             finally:
                 con.execute("COMMIT")
-        finally:
-            con.close()
         if len(rows) != n_rows:
             raise InputError(f"record {full!r} has {len(rows)} per-question rows but {n_rows} were "
                              "recorded; the database is damaged. Fix: `ragexam runs --delete ID`.",
                              source=str(self.path))
-        summary = json.loads(summary_json)
+        summary = parse_json(summary_json, source=f"{self.path} (run {full})", field="summary")
         typed = coerce_rows(rows, source=f"{self.path} (run {full})", first_line=1)
         return RunData(summary=summary, per_question=typed, source=f"history:{full}")
 
     def integrity_check(self) -> str:
         """SQLite's ``PRAGMA integrity_check`` (``"ok"`` when the file is sound)."""
-        con = self._connect()
-        try:
+        with self._session() as con:
             return "\n".join(r[0] for r in con.execute("PRAGMA integrity_check"))
-        finally:
-            con.close()
 
 
 def record(summary: Mapping[str, Any], per_question: Iterable[Mapping[str, Any]],

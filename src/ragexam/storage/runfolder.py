@@ -59,6 +59,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
+from ragexam.storage import safejson
+from ragexam.storage.readback import parse_json, read_json
 
 __all__ = ["RUN_FORMAT", "RUN_FORMATS", "SCORE_FORMAT", "SCORE_FORMATS", "FIXED_COLUMNS", "RunRow", "SplitCell",
            "ChunkRecord",
@@ -287,7 +289,9 @@ def _as_json(v: Any, kind: type, source: str, line: Optional[int], fld: str) -> 
     if s is None:
         return kind()
     try:
-        out = json.loads(s)
+        out = safejson.loads(s)
+    except safejson.TooDeep as exc:
+        raise _fail(f"received a value {exc}.", source, line, fld) from None
     except json.JSONDecodeError as exc:
         raise _fail(f"received {s[:60]!r}, which is not JSON ({exc.msg}); expected a JSON "
                     f"{'object' if kind is dict else 'list'}.", source, line, fld) from None
@@ -656,14 +660,7 @@ def dataset_label(summary: Any) -> str:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"is not valid JSON ({exc.msg}).", source=str(path), line=exc.lineno) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"is not valid UTF-8 (byte {exc.start}).", source=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot be read ({exc.strerror or exc}).", source=str(path)) from None
+    return read_json(path)
 
 
 def _read_csv(path: Path, need: Sequence[str]) -> Tuple[List[str], List[Dict[str, str]]]:
@@ -692,11 +689,7 @@ def _read_chunks(path: Path) -> Tuple[Dict[str, Dict[str, ChunkRecord]], Dict[st
     for line, raw in enumerate(text.split("\n"), 1):
         if not raw.strip():
             continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}; expected one chunk object per line.",
-                             source=src, line=line) from None
+        obj = parse_json(raw, source=src, line=line, fix="expected one chunk object per line")
         if not isinstance(obj, dict):
             raise InputError(f"received a JSON {type(obj).__name__}; expected an object.", source=src, line=line)
         if obj.get("pipeline") is not None and obj.get("chunker") is None:

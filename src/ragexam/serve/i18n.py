@@ -1,0 +1,123 @@
+"""The language of ``ragexam serve``'s pages: Korean or English, every label, button, message and error page from
+one catalogue (:mod:`ragexam.serve.strings`).
+
+Which language a request gets (the first that applies):
+
+1. the page's language switch (``?lang=ko`` / ``?lang=en`` on any address: kept in the ``ragexam_lang`` cookie);
+2. ``ragexam serve --lang ko|en``;
+3. the browser's ``Accept-Language`` (its first of Korean and English, by preference);
+4. the data's language (:meth:`ragexam.serve.app.Catalog.language`: a set's corpus language, Hangul in a run).
+
+:class:`~ragexam.serve.security.Guard` chooses it for each request (:func:`use`) before anything is rendered, so
+pages and refusals alike call :func:`current`.  Templates call ``t("key", name=value)``; Python code
+``current().t(...)``.  A catalogue text is HTML written by ragexam (it may hold ``<b>``, ``<code>``, a link); the
+values put into it are escaped, so a run id or a question cannot inject markup.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from markupsafe import Markup, escape
+
+from ragexam.serve.strings import STRINGS
+
+__all__ = ["LANGS", "LANG_COOKIE", "LANG_NAMES", "Lang", "choose", "from_accept_language", "current", "use",
+           "switch_href", "has_hangul"]
+
+LANGS = ("ko", "en")
+#: the cookie the language switch sets
+LANG_COOKIE = "ragexam_lang"
+#: each language by its own name (the switch's labels)
+LANG_NAMES = {"ko": "한국어", "en": "English"}
+_HANGUL = re.compile("[\uac00-\ud7a3]")
+
+
+@dataclass(frozen=True)
+class Lang:
+    """One language of the catalogue: :meth:`t` gives a text of it."""
+
+    code: str
+
+    def t(self, key: str, /, **values: Any) -> Markup:
+        """The text ``key`` in this language with ``values`` put in (``{name}``, ``{n:,}`` in the text; strings
+        escaped, numbers formatted as numbers).  An English text with a singular form takes it when ``n`` is 1.
+        A key the catalogue lacks raises ``KeyError`` (a test reads every template for them)."""
+        entry = STRINGS[key]
+        if self.code == "ko":
+            text = entry[1]
+        else:
+            text = entry[2] if len(entry) > 2 and values.get("n") == 1 else entry[0]
+        safe = {k: v if isinstance(v, (int, float, Markup)) and not isinstance(v, bool) else escape(v)
+                for k, v in values.items()}
+        return Markup(text.format(**safe) if values else text)
+
+    def text(self, key: str, /, **values: Any) -> str:
+        """:meth:`t` as plain text (tags removed, entities read): for a header or a log line."""
+        return self.t(key, **values).striptags()
+
+    def __str__(self) -> str:
+        return self.code
+
+
+def from_accept_language(header: Optional[str]) -> Optional[str]:
+    """The language of :data:`LANGS` an ``Accept-Language`` header prefers (``ko-KR,ko;q=0.9,en;q=0.8``:
+    ``ko``), or ``None`` when it names neither."""
+    best, best_q = None, 0.0
+    for order, part in enumerate((header or "").split(",")):
+        tag, _, params = part.strip().partition(";")
+        code = tag.strip().split("-")[0].lower()
+        if code not in LANGS:
+            continue
+        q = 1.0
+        for p in params.split(";"):
+            name, _, value = p.strip().partition("=")
+            if name.strip() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        if q > best_q:  # the first of equal preference wins
+            best, best_q = code, q
+    return best
+
+
+def choose(*, asked: Optional[str] = None, cookie: Optional[str] = None, option: Optional[str] = None,
+           accept: Optional[str] = None, data: str = "ko") -> Lang:
+    """The language of a request (the order of the module docstring): ``asked`` by the switch (``?lang=``), the
+    switch's ``cookie``, the ``option`` ``--lang``, the ``accept`` header, else the ``data``'s."""
+    for code in (asked, cookie, option, from_accept_language(accept), data):
+        if code in LANGS:
+            return Lang(code)
+    return Lang("ko")
+
+
+_current: contextvars.ContextVar[Lang] = contextvars.ContextVar("ragexam_serve_lang", default=Lang("en"))
+_address: contextvars.ContextVar[str] = contextvars.ContextVar("ragexam_serve_address", default="/")
+
+
+def current() -> Lang:
+    """The language of the request being served (English outside a request)."""
+    return _current.get()
+
+
+def use(lang: Lang, address: str = "/") -> None:
+    """Serve the rest of this request in ``lang``; ``address``: the page's path and query (the switch links to
+    it).  Set in the request's own context (each request is a task of its own)."""
+    _current.set(lang)
+    _address.set(address)
+
+
+def switch_href(code: str) -> str:
+    """The address of this page in the language ``code`` (``?lang=`` added; the server keeps the choice)."""
+    path, _, query = _address.get().partition("?")
+    kept = "&".join(p for p in query.split("&") if p and not p.startswith("lang="))
+    return f"{path}?{kept + '&' if kept else ''}lang={code}"
+
+
+def has_hangul(text: str) -> bool:
+    """Whether ``text`` holds a Hangul syllable (the data's language is then Korean)."""
+    return _HANGUL.search(text) is not None
