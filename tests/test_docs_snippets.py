@@ -179,6 +179,7 @@ EXPECTED_EXIT = {
     "generate": (1, "short"),   # docs/generate.md: "1 when fewer passed (the set is written anyway)"
     "score": (1, "below --min-coverage"),  # docs/report.md: "exits 1 when a judge metric judged less than
                                            # `--min-coverage` (0-1) of its items"
+    "review": (1, "refused"),   # docs/generate.md: "review apply --max-junk refuses (exit 1, nothing written)"
 }
 
 # Files and folders the docs name -> what is put there (see the module docstring).
@@ -192,7 +193,7 @@ FIXTURES = {
     "beir/": "beir", "queries.tsv": "queries",
     "docs/examples/test_exam.py": "repo",
 }
-REVIEWS = re.compile(r"review apply|serve --review|Catalog\.of")
+REVIEWS = re.compile(r"review (?:apply|audit|queue)|serve --review|Catalog\.of")
 
 
 # --- collecting ------------------------------------------------------------------------------------------------

@@ -77,5 +77,5 @@ def check_run_junk(run: RunData, max_junk: float) -> JunkGate:
                          "`ragexam check --qa QA --max-junk RATE`", source=run.source, field="--max-junk")
     ds = summary.dataset
     audit = dataset_audit(ds.qa, ds.qa_sha256, ds.audit) or DatasetAudit(
-        text="not audited (the run was made before ragexam recorded audits, and its set is not where it was)")
+        text=f"not audited (no audit of {ds.qa} is known: it is not a set file beside which an audit is kept)")
     return _gate(f"{ds.qa} of {run.source}", parse_max_junk(max_junk), audit)
