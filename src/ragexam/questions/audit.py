@@ -49,7 +49,8 @@ from ragexam.stats.hypergeometric import FiniteInterval, hypergeometric_interval
 if TYPE_CHECKING:  # pragma: no cover
     from ragexam.storage.summary import DatasetAudit
 
-__all__ = ["AUDIT_FORMAT", "REASONS", "DEFAULT_SAMPLE", "DEFAULT_SEED", "Label", "DerivedAudit", "AuditFile",
+__all__ = ["AUDIT_FORMAT", "REASONS", "DEFAULT_SAMPLE", "DEFAULT_SEED", "Label", "PendingBound", "DerivedAudit",
+           "AuditFile",
            "AuditStatus", "audit_path", "set_sha256", "record_sha256", "sample_order", "read_audit", "write_audit",
            "audit_status", "dataset_audit", "reason_of", "label_of", "NOT_AUDITED", "AUDITED", "STALE", "REVIEWED"]
 
@@ -142,20 +143,36 @@ class Label:
 
 
 @dataclass(frozen=True)
-class DerivedAudit:
-    """The audit of a set written by ``review apply``: the audited ``source`` set, its status's counts, and what
-    the review left unread.  ``bad_high`` bounds the bad questions of the written set (95 %:
-    :func:`ragexam.questions.risk.pending_bound`), ``method`` says which bound it is."""
+class PendingBound:
+    """The bad questions a reviewed set may still hold (:func:`ragexam.questions.risk.pending_bound`): at most
+    ``bad_high`` of its ``accepted + pending`` questions, by ``method``; ``rejected`` and ``dropped`` were left
+    out."""
 
-    source: str
-    source_sha256: str
-    source_text: str
     accepted: int
     pending: int
     rejected: int
     dropped: int
     bad_high: int
     method: str
+
+    @property
+    def n_written(self) -> int:
+        return self.accepted + self.pending
+
+    @property
+    def rate_high(self) -> float:
+        return self.bad_high / self.n_written if self.n_written else 0.0
+
+
+@dataclass(frozen=True)
+class DerivedAudit:
+    """The audit of a set written by ``review apply``: the audited ``source`` set (its hash and its status's text)
+    and what the review left unread (``bound``)."""
+
+    source: str
+    source_sha256: str
+    source_text: str
+    bound: PendingBound
 
 
 @dataclass
@@ -221,7 +238,8 @@ def read_audit(qa: PathLike) -> Optional[AuditFile]:
     try:
         sample = [str(q) for q in d["sample"]]
         labels = {lab.query_id: lab for lab in (_label(x, path) for x in d.get("labels") or [])}
-        derived = DerivedAudit(**d["derived"]) if d.get("derived") else None
+        derived = DerivedAudit(**dict(d["derived"], bound=PendingBound(**d["derived"]["bound"]))) \
+            if d.get("derived") else None
         return AuditFile(str(d["set"]), str(d["set_sha256"]), int(d["n_set"]), int(d["seed"]), sample, labels,
                          derived)
     except (KeyError, TypeError, ValueError) as err:
@@ -283,7 +301,7 @@ class AuditStatus:
         if self.state == AUDITED and self.n_audited:
             return self.interval.high  # type: ignore[union-attr]
         if self.state == REVIEWED and self.derived is not None and self.n_set:
-            return self.derived.bad_high / self.n_set
+            return self.derived.bound.bad_high / self.n_set
         return None
 
     def text(self, lang: str = "en") -> str:
@@ -317,14 +335,14 @@ class AuditStatus:
     def _derived_text(self, ko: bool) -> str:
         d = self.derived
         assert d is not None  # only called for REVIEWED
-        if d.pending == 0:
-            return (f"사람이 모든 질문을 승인함 ({d.accepted}개)" if ko else
-                    f"every question accepted by a person ({d.accepted} of {d.accepted})")
-        high = _pct(d.bad_high / self.n_set) if self.n_set else "–"
+        b = d.bound
+        if b.pending == 0:
+            return (f"사람이 모든 질문을 승인함 ({b.accepted}개)" if ko else
+                    f"every question accepted by a person ({b.accepted} of {b.accepted})")
+        high = _pct(b.bad_high / self.n_set) if self.n_set else "–"
         if ko:
-            return (f"불량 최대 {high}: {d.accepted}개 사람이 승인, {d.pending}개 검토 안 됨 "
-                    f"({d.source}: {d.source_text})")
-        return (f"junk at most {high}: {d.accepted} accepted by a person, {d.pending} not reviewed "
+            return f"불량 최대 {high}: {b.accepted}개 사람이 승인, {b.pending}개 검토 안 됨 ({d.source} 검수 기준)"
+        return (f"junk at most {high}: {b.accepted} accepted by a person, {b.pending} not reviewed "
                 f"({d.source}: {d.source_text})")
 
     def to_dict(self) -> Dict[str, Any]:

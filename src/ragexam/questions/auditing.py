@@ -46,20 +46,12 @@ class AuditSet:
 
     @classmethod
     def load(cls, qa: PathLike) -> "AuditSet":
-        from ragexam.questions.review import _load_jsonl
+        from ragexam.questions.review import read_records
 
         path = Path(qa)
         if not path.is_file():
             raise InputError("no such file; expected a question set (JSONL)", source=str(path))
-        records: Dict[str, Dict[str, Any]] = {}
-        for line, r in _load_jsonl(path):
-            qid = r.get("query_id")
-            if not isinstance(qid, str) or not qid.strip():
-                raise InputError(f"received {qid!r}; expected a non-empty string", source=str(path), line=line,
-                                 field="query_id")
-            if qid in records:
-                raise InputError(f"query_id {qid!r} appears twice", source=str(path), line=line, field="query_id")
-            records[qid] = r
+        records = read_records(path)
         if not records:
             raise InputError("the set holds no question; nothing to audit", source=str(path))
         return cls(path, records, set_sha256(path))

@@ -58,12 +58,11 @@ from ragexam.questions.output import read_cell
 from ragexam.storage.readback import parse_json, read_json
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ragexam.questions.audit import AuditStatus
-    from ragexam.questions.risk import PendingBound
+    from ragexam.questions.audit import AuditStatus, PendingBound
 
 __all__ = ["apply_review", "ReviewResult", "STATUS_WORDS", "status_of", "RESCUE_COLUMN", "DECISION_FIELDS",
            "Sheet", "read_sheet", "ReviewSheet", "Conflict", "CheckSettings", "Step", "CheckReport",
-           "run_candidate_checks", "checked_record", "ReviewSet", "load_review_set", "rescue_id"]
+           "run_candidate_checks", "checked_record", "ReviewSet", "load_review_set", "rescue_id", "read_records"]
 
 #: accepted spellings of each status
 STATUS_WORDS: Dict[str, Tuple[str, ...]] = {
@@ -500,6 +499,22 @@ def _load_jsonl(path: Path) -> List[Tuple[int, Dict[str, Any]]]:
     return list(iter_jsonl(text or "", str(path), col, example='{"query_id": ..., "question": ..., ...}'))
 
 
+def read_records(qa: Path) -> Dict[str, Dict[str, Any]]:
+    """The records of the set file ``qa`` by ``query_id``, in file order; an :class:`InputError` naming the line of
+    a record without an id or with an id an earlier line has."""
+    records: Dict[str, Dict[str, Any]] = {}
+    for line, r in _load_jsonl(qa):
+        qid = r.get("query_id")
+        if not isinstance(qid, str) or not qid.strip():
+            raise InputError(f"received {qid!r}; expected a non-empty string", source=str(qa), line=line,
+                             field="query_id")
+        if qid in records:
+            raise InputError(f"query_id {qid!r} appears on an earlier line too; expected each id once", source=str(qa),
+                             line=line, field="query_id")
+        records[qid] = r
+    return records
+
+
 def _card(qa: Path) -> Dict[str, Any]:
     """The set's card next to ``qa`` (``{}`` when there is none or it cannot be read)."""
     from ragexam.questions.output import side_paths
@@ -591,13 +606,7 @@ def load_review_set(qa: PathLike, review: Optional[PathLike] = None, *, corpus: 
 
     qa_path = Path(qa)
     paths = side_paths(qa_path)
-    records: Dict[str, Dict[str, Any]] = {}
-    for line, r in _load_jsonl(qa_path):
-        qid = r.get("query_id")
-        if not isinstance(qid, str) or not qid.strip():
-            raise InputError(f"received {qid!r}; expected a non-empty string", source=str(qa_path), line=line,
-                             field="query_id")
-        records[qid] = r
+    records = read_records(qa_path)
     rejects: Dict[str, Dict[str, Any]] = {}
     calls: List[Dict[str, Any]] = []
     if paths["rejects"].is_file() and paths["rejects"].read_bytes().strip():  # an empty rejects file: none
@@ -717,7 +726,8 @@ def _audit_outcome(rs: ReviewSet, result: ReviewResult, decisions: Mapping[str, 
     question left pending counts as possibly bad), and the refusal of ``max_junk``."""
     from ragexam import fmt
     from ragexam.questions.audit import AUDITED, audit_status, read_audit
-    from ragexam.questions.risk import PendingBound, pending_bound, review_queue
+    from ragexam.questions.audit import PendingBound
+    from ragexam.questions.risk import pending_bound, review_queue
 
     status = audit_status(rs.qa)
     audit = read_audit(rs.qa) if status.state == AUDITED else None
@@ -746,8 +756,7 @@ def _write_derived_audit(rs: ReviewSet, result: ReviewResult, out: Path) -> None
     b, status = result.bound, result.audit
     if b is None or status is None:
         return
-    derived = DerivedAudit(rs.qa.name, set_sha256(rs.qa), status.text(), b.accepted, b.pending, b.rejected,
-                           b.dropped, b.bad_high, b.method)
+    derived = DerivedAudit(rs.qa.name, set_sha256(rs.qa), status.text(), b)
     write_audit(out, AuditFile(out.name, set_sha256(out), len(result.records), DEFAULT_SEED, [], {}, derived))
 
 

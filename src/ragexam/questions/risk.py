@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ragexam import fmt
-from ragexam.questions.audit import DEFAULT_SEED, AuditFile, Label
+from ragexam.questions.audit import DEFAULT_SEED, AuditFile, Label, PendingBound
 from ragexam.stats.hypergeometric import FiniteInterval, hypergeometric_interval
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -276,27 +276,6 @@ def stop_point(queue: ReviewQueue, audit: Optional[AuditFile], target: float) ->
         if iv.high <= target:
             return StopPoint(start, iv, target)
     return None
-
-
-@dataclass(frozen=True)
-class PendingBound:
-    """The bad questions a reviewed set may still hold (module docstring): at most ``bad_high`` of its
-    ``accepted + pending`` questions, by ``method``."""
-
-    accepted: int
-    pending: int
-    rejected: int
-    dropped: int
-    bad_high: int
-    method: str
-
-    @property
-    def n_written(self) -> int:
-        return self.accepted + self.pending
-
-    @property
-    def rate_high(self) -> float:
-        return self.bad_high / self.n_written if self.n_written else 0.0
 
 
 def pending_bound(queue: ReviewQueue, audit: Optional[AuditFile], whole: Optional[FiniteInterval],

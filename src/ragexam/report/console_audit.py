@@ -13,7 +13,8 @@ from ragexam import fmt
 if TYPE_CHECKING:  # pragma: no cover
     from ragexam.questions.audit import AuditStatus
     from ragexam.questions.auditing import AuditOpened
-    from ragexam.questions.risk import PendingBound, ReviewQueue, StopPoint
+    from ragexam.questions.audit import PendingBound
+    from ragexam.questions.risk import ReviewQueue, StopPoint
 
 __all__ = ["audit_keys", "print_audit_item", "print_audit", "print_queue", "audit_lines", "queue_json"]
 

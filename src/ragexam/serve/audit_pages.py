@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Protocol, Tuple
 from urllib.parse import urlencode
 
 from ragexam.serve.i18n import current
@@ -22,7 +22,18 @@ from ragexam.serve.i18n import current
 if TYPE_CHECKING:  # pragma: no cover
     from ragexam.questions.audit import AuditFile, AuditStatus
     from ragexam.questions.auditing import SetQueue
-    from ragexam.serve.app import NamedSet
+    from ragexam.serve.reviewing import ReviewSession
+
+
+class NamedSet(Protocol):
+    """What the audit pages use of :class:`ragexam.serve.app.NamedSet` (which imports this module)."""
+
+    sid: str
+
+    @property
+    def name(self) -> str: ...
+
+    def session(self) -> "ReviewSession": ...
 
 __all__ = ["AuditPages", "SetAudit", "set_audit", "queue_sorted", "AUDIT_ACTIONS"]
 
@@ -93,7 +104,7 @@ def _reasons() -> List[Tuple[str, str, str]]:
 class AuditPages:
     """The audit routes of :func:`ragexam.serve.app.create_app`."""
 
-    def __init__(self, named: Callable[[Any], "NamedSet"], page: Callable[..., Any]) -> None:
+    def __init__(self, named: Callable[[Any], NamedSet], page: Callable[..., Any]) -> None:
         self.named = named
         self.page = page
 
@@ -129,7 +140,7 @@ class AuditPages:
         query = f"?{urlencode({'done': done})}" if done else ""
         return RedirectResponse(f"/review/{s.sid}/audit{query}", 303)
 
-    def _do(self, s: "NamedSet", form: Dict[str, str]) -> str:
+    def _do(self, s: NamedSet, form: Dict[str, str]) -> str:
         from ragexam.errors import InputError
         from ragexam.questions.auditing import label_question, open_audit, undo_label
 
