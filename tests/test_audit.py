@@ -216,3 +216,14 @@ def test_review_audit_sheet_then_labels_on_the_command_line(tmp_path):
     assert res.exit_code == 0 and "6 of 60 audited" in res.output
     res = CliRunner().invoke(app, ["review", "audit", str(qa), "--sheet", str(qa)])
     assert res.exit_code != 0 and "reads" in str(res.exception or res.output)
+
+
+def test_a_damaged_audit_file_is_an_error_naming_it_and_the_fix(tmp_path):
+    qa = make_set(tmp_path)
+    audit_path(qa).write_text("[" * 100_000, encoding="utf-8")  # nested far too deep for Python's json
+    with pytest.raises(InputError) as err:
+        audit_status(qa)
+    assert err.value.source == str(audit_path(qa)) and "audit the set again" in str(err.value)
+    audit_path(qa).write_text(json.dumps({"format": "ragexam-audit/1", "set": "qa.jsonl"}), encoding="utf-8")
+    with pytest.raises(InputError, match="missing or has the wrong type"):
+        audit_status(qa)

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["generate", "plan", "GenerateConfig", "GenerateResult", "GeneratePlan", "apply_review", "ReviewResult"]
+__all__ = ["generate", "plan", "GenerateConfig", "GenerateResult", "GeneratePlan", "apply_review", "ReviewResult",
+           "audit_status", "open_audit", "label_question"]
 
 _WHERE = {"generate": "api", "plan": "api", "GenerateConfig": "engine", "GenerateResult": "engine",
-          "GeneratePlan": "engine", "apply_review": "review", "ReviewResult": "review"}
+          "GeneratePlan": "engine", "apply_review": "review", "ReviewResult": "review", "audit_status": "audit",
+          "open_audit": "auditing", "label_question": "auditing"}
 
 
 def __getattr__(name: str) -> Any:

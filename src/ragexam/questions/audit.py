@@ -224,15 +224,12 @@ def _label(d: Any, path: Path) -> Label:
 def read_audit(qa: PathLike) -> Optional[AuditFile]:
     """The sidecar of ``qa`` (``None`` when there is none); InputError naming the file and field when it cannot
     be read."""
+    from ragexam.storage.readback import read_json
+
     path = audit_path(qa)
     if not path.is_file():
         return None
-    if path.stat().st_size > _MAX_BYTES:
-        raise _bad_file(path, f"the file is over {_MAX_BYTES // 2**20} MiB")
-    try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as err:
-        raise _bad_file(path, f"cannot read it as JSON ({err})") from None
+    d = read_json(path, max_bytes=_MAX_BYTES, fix="delete it and audit the set again")  # size and nesting bounded
     if not isinstance(d, dict) or d.get("format") != AUDIT_FORMAT:
         raise _bad_file(path, f"received format {d.get('format') if isinstance(d, dict) else d!r}", "format")
     try:
@@ -262,9 +259,11 @@ def _update_card(qa: Path, status: "AuditStatus") -> None:
     card = _beside(qa, ".card.json")  # the card generate writes (questions.output.side_paths)
     if not card.is_file():
         return
+    from ragexam.storage.readback import read_json
+
     try:
-        d = json.loads(card.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        d = read_json(card)
+    except InputError:
         return  # a card that cannot be read is left as it is (review apply says so when it needs it)
     if isinstance(d, dict):
         d["audit"] = status.to_dict()
