@@ -255,3 +255,25 @@ def test_a_run_made_before_the_audit_shows_the_audit_of_the_bytes_it_read(tmp_pa
     assert text in (tmp_path / "r.html").read_text(encoding="utf-8")
     qa.write_text(qa.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     assert audit_status(qa).state == "stale"
+
+
+def test_a_generated_sets_card_says_not_audited_until_a_person_audits_it(tmp_path):
+    """``generate`` writes the card's audit block (``not audited``); a resumed run that writes the very bytes an
+    audit read keeps the audit."""
+    from test_generate_review import generate_set
+    from test_generate_stub import GOOD
+
+    generate_set(tmp_path, lambda d: GOOD[d])
+    qa = tmp_path / "qa.jsonl"
+    card = json.loads((tmp_path / "qa.card.json").read_text(encoding="utf-8"))
+    assert card["audit"]["state"] == "not_audited" and card["audit"]["text"] == "not audited"
+    status = audit(qa, 4)
+    from types import SimpleNamespace
+
+    from ragexam.questions.output import write_outputs
+
+    rows = [json.loads(line) for line in qa.read_text(encoding="utf-8").splitlines()]
+    rejects = [json.loads(line) for line in (tmp_path / "qa.rejects.jsonl").read_text(encoding="utf-8").splitlines()]
+    write_outputs(SimpleNamespace(records=rows, rejects=rejects, card=card), qa)  # a resumed run: the same bytes
+    card = json.loads((tmp_path / "qa.card.json").read_text(encoding="utf-8"))
+    assert card["audit"]["text"] == status.text() and status.text().endswith("4 of 4 audited (every question)")
