@@ -96,3 +96,11 @@ def test_impossible_counts_are_input_errors_naming_the_parameter(args, field):
     with pytest.raises(InputError) as err:
         hypergeometric_interval(*args)
     assert err.value.field == field
+
+
+def test_the_estimate_stays_inside_its_interval_when_nearly_every_item_was_read():
+    """Found by hypothesis: 1 bad of 80 read of 81 -- the set holds 1 bad one (its interval is [1, 1]), so its rate
+    is 1/81, not the sample's 1/80."""
+    iv = hypergeometric_interval(1, 80, 81)
+    assert (iv.low_count, iv.high_count) == (1, 1) and iv.estimate == iv.low == 1 / 81
+    assert hypergeometric_interval(3, 20, 60).estimate == 3 / 20

@@ -15,7 +15,9 @@ number ``x``.  For the two-sided confidence ``1 - alpha``:
 * the **lower bound** ``L`` is the smallest ``D`` for which ``P(X >= x | D) > alpha / 2`` (``0`` when ``x == 0``);
 
 so each bound alone is a one-sided ``1 - alpha/2`` bound (the 95 % interval's upper end is 97.5 % sure).  Both
-are counts of the whole set; the rates are ``L / N`` and ``U / N``, the point estimate ``x / n``.  Because
+are counts of the whole set; the rates are ``L / N`` and ``U / N``, the point estimate ``x / n`` (unbiased for
+``D / N``), held within them: the two differ only when nearly every item was read (1 bad of 80 read of 81 is a set
+of 81 holding exactly 1 bad one at 95 %, 1/81, not 1/80).  Because
 ``P(X <= x | D)`` falls as ``D`` grows, the bounds are found by bisection, each step one sum of at most
 ``n + 1`` terms of the probability function, computed from a table of log-factorials (numpy only; no scipy at
 run time -- ``tests/test_stats_hypergeometric.py`` checks it against ``scipy.stats.hypergeom``, its coverage
@@ -101,8 +103,8 @@ class FiniteInterval:
 
     @property
     def estimate(self) -> Optional[float]:
-        """``bad / n``; ``None`` when nothing was sampled."""
-        return self.bad / self.n if self.n else None
+        """``bad / n`` held within ``[low, high]``; ``None`` when nothing was sampled (module docstring)."""
+        return min(max(self.bad / self.n, self.low), self.high) if self.n else None
 
     @property
     def low(self) -> float:
