@@ -179,6 +179,7 @@ EXPECTED_EXIT = {
     "generate": (1, "short"),   # docs/generate.md: "1 when fewer passed (the set is written anyway)"
     "score": (1, "below --min-coverage"),  # docs/report.md: "exits 1 when a judge metric judged less than
                                            # `--min-coverage` (0-1) of its items"
+    "review": (1, "refused"),   # docs/generate.md: "review apply --max-junk refuses (exit 1, nothing written)"
 }
 
 # Files and folders the docs name -> what is put there (see the module docstring).
@@ -198,7 +199,7 @@ FIXTURES = {
     "no_evidence.jsonl": "no-evidence", "testset.csv": "ragas", "goldens.json": "deepeval",
     "autorag/qa.parquet": "autorag-qa", "autorag/corpus.parquet": "autorag-corpus",
 }
-REVIEWS = re.compile(r"review apply|serve --review|Catalog\.of")
+REVIEWS = re.compile(r"review (?:apply|audit|queue)|serve --review|Catalog\.of")
 
 
 # --- collecting ------------------------------------------------------------------------------------------------

@@ -44,7 +44,8 @@ from ragexam.errors import InputError
 __all__ = ["evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
            "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
            "ScoreOutcome", "score", "AnswerOutcome", "answer", "AgreementOutcome", "judge_agreement",
-           "read_segments", "generate", "review_apply", "import_traces", "sample_traces", "locate_evidence"]
+           "read_segments", "generate", "review_apply", "review_audit", "review_queue", "check_junk",
+           "import_traces", "sample_traces", "locate_evidence"]
 
 PathLike = Union[str, Path]
 Progress = Optional[Callable[[int, int], None]]
@@ -801,13 +802,56 @@ def generate(corpus: Any, n: int, settings: Any, *, out: Optional[PathLike] = No
 
 
 def review_apply(qa: PathLike, out: PathLike, *, review: Optional[PathLike] = None, corpus: Any = None,
-                 pending: str = "keep"):
+                 pending: str = "keep", max_junk: Optional[float] = None):
     """``ragexam review apply``: the person's review sheet applied to a generated set, the reviewed set written to
-    ``out`` (which may be none of the files it reads).  :returns: a
+    ``out`` (which may be none of the files it reads) with its audit sidecar; with ``max_junk``, nothing is written
+    when the written set's junk upper bound is above it (``result.refused``).  :returns: a
     :class:`~ragexam.questions.review.ReviewResult`."""
     from ragexam.questions.review import apply_review
 
-    return apply_review(qa, review, out, corpus=corpus, pending=pending)
+    return apply_review(qa, review, out, corpus=corpus, pending=pending, max_junk=max_junk)
+
+
+def review_audit(qa: PathLike, *, sample: Optional[int] = None, seed: Optional[int] = None, restart: bool = False,
+                 sheet: Optional[PathLike] = None, labels: Optional[PathLike] = None):
+    """``ragexam review audit``: open (or start) the audit of the set ``qa`` -- a seeded random sample of its
+    questions -- and, with ``sheet``, write the sample as a sheet to label, or, with ``labels``, read a filled sheet
+    back (:mod:`ragexam.questions.auditing`).  :returns: ``(AuditOpened, ReviewQueue)``: the audit and the review
+    queue its labels measure."""
+    from ragexam.questions.audit import AUDITED
+    from ragexam.questions.auditing import open_audit, read_sheet, write_sheet
+    from ragexam.questions.risk import review_queue
+
+    if sheet is not None and labels is not None:
+        raise InputError("--sheet writes the sample to label and --labels reads it back; give one of them",
+                         source="review audit", field="sheet")
+    opened = read_sheet(qa, labels) if labels is not None else open_audit(qa, sample, seed, restart=restart)
+    if sheet is not None:
+        write_sheet(opened, sheet)
+    usable = opened.audit if opened.status.state == AUDITED else None
+    return opened, review_queue(opened.set.records, usable)
+
+
+def review_queue(qa: PathLike, *, target: float = 0.1):
+    """``ragexam review queue``: the set's review queue, by predicted risk when its audit shows the checks' signals
+    help, else random; and where a person may stop.  :returns: :class:`~ragexam.questions.auditing.SetQueue`."""
+    from ragexam.questions.auditing import set_queue
+
+    return set_queue(qa, target)
+
+
+def check_junk(max_junk: float, *, qa: Optional[PathLike] = None, run: Optional[str] = None,
+               history: Optional[PathLike] = None):
+    """``ragexam check --max-junk``: the gate on a set's audited junk rate -- the set file ``qa``, or the set the run
+    ``run`` read.  :returns: :class:`~ragexam.analysis.gating.junk.JunkGate`."""
+    from ragexam.analysis.gating.junk import check_run_junk, check_set_junk
+    from ragexam.storage.history import resolve_run
+
+    if qa is not None:
+        return check_set_junk(qa, max_junk)
+    if run is None:
+        raise InputError("needs --qa QA or a RUN whose set to gate", source="check", field="--max-junk")
+    return check_run_junk(resolve_run(run, history), max_junk)
 
 
 # -- production traces ------------------------------------------------------------------------------------------

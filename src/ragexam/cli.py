@@ -355,19 +355,35 @@ def compare_cmd(
 
 @app.command("check")
 def check_cmd(
-    run: str = typer.Argument(..., help="A run or score folder (`ragexam run/score --out`) or a recorded id."),
-    minimum: List[str] = typer.Option(..., "--min", help="Floor METRIC=VALUE, repeatable, e.g. --min hit@5=0.8."),
+    run: Optional[str] = typer.Argument(None, help="A run or score folder (`ragexam run/score --out`) or a recorded "
+                                                   "id."),
+    minimum: Optional[List[str]] = typer.Option(None, "--min", help="Floor METRIC=VALUE, repeatable, e.g. --min "
+                                                                    "hit@5=0.8."),
     pipeline: Optional[str] = typer.Option(None, "--pipeline", "-p", help="Check this pipeline only (default: all)."),
     point: bool = typer.Option(False, "--point", help="Compare the mean, not the 95% CI lower bound, with the floor."),
+    max_junk: Optional[float] = typer.Option(None, "--max-junk", help="Ceiling of the question set's audited junk "
+                                             "rate (its 95% upper bound), e.g. 0.1: the set RUN read, or --qa's; "
+                                             "a set nobody audited fails."),
+    qa: Optional[Path] = typer.Option(None, "--qa", help="Gate this question set's audited junk rate (with "
+                                                         "--max-junk; no RUN needed)."),
     history: HistoryOpt = None,
 ) -> None:
-    """CI gate: exit 1 when a metric's 95% CI lower bound (or with --point its mean) is below its floor.
+    """CI gate: exit 1 when a metric's 95% CI lower bound (or with --point its mean) is below its floor, or when the
+    question set's audited junk rate may be above --max-junk.
 
     Exit status: 0 all floors met, 1 some floor missed, 2 bad input (e.g. an unknown metric)."""
-    from ragexam.api import check
+    from ragexam.api import check, check_junk
+    from ragexam.errors import InputError
     from ragexam.report.console import print_gate
 
-    results = check(run, minimum, pipeline=pipeline, point=point, history=history)
+    if max_junk is None and (qa is not None or not minimum or run is None):
+        raise InputError("expected RUN --min METRIC=VALUE, or --max-junk RATE with RUN or --qa QA (e.g. `ragexam "
+                         "check --qa qa.jsonl --max-junk 0.1`)", source="check", field="--min" if run else "RUN")
+    if minimum and run is None:
+        raise InputError("--min needs a RUN (a run or score folder, or a recorded id)", source="check", field="RUN")
+    results: List = check(run, minimum, pipeline=pipeline, point=point, history=history) if minimum else []
+    if max_junk is not None:
+        results.append(check_junk(max_junk, qa=qa, run=None if qa is not None else run, history=history))
     print_gate(results)
     if not all(r.passed for r in results):
         raise typer.Exit(code=1)

@@ -1,4 +1,5 @@
-"""The question-generation commands of the ``ragexam`` command line: ``generate`` and ``review apply``.
+"""The question-generation commands of the ``ragexam`` command line: ``generate`` and ``review apply`` / ``audit`` /
+``queue``.
 
 Registered on the one application of :mod:`ragexam.cli_options` (see :mod:`ragexam.cli_answers`).
 """
@@ -121,6 +122,10 @@ def review_apply_cmd(
                                                                  ".review.csv)."),
     corpus: CorpusOpt = None,
     pending: str = typer.Option("keep", "--pending", help="Rows still pending: keep or drop."),
+    max_junk: Optional[float] = typer.Option(None, "--max-junk", help="Refuse (exit 1, nothing written) when the "
+                                             "written set's junk upper bound (95%, from the set's audit and what the "
+                                             "review left unread) is above RATE, e.g. 0.1; a set whose every "
+                                             "question was reviewed passes."),
     json_out: JsonOut = False,
 ) -> None:
     """Keep accepted questions (with their verification records), drop rejected ones, check edited ones again (a
@@ -128,5 +133,91 @@ def review_apply_cmd(
     from ragexam import api
     from ragexam.report.console_generate import print_review
 
-    res = api.review_apply(qa, out, review=review, corpus=corpus, pending=pending)
-    return print_json(dict(res.to_dict(), out=str(out))) if json_out else print_review(res, console(), out)
+    res = api.review_apply(qa, out, review=review, corpus=corpus, pending=pending, max_junk=max_junk)
+    if json_out:
+        print_json(dict(res.to_dict(), out=None if res.refused else str(out)))
+    else:
+        print_review(res, console(), out)
+    if res.refused:
+        raise typer.Exit(1)
+
+
+@review_app.command("audit")
+def review_audit_cmd(
+    qa: Path = typer.Argument(..., help="The question set (JSONL) to audit."),
+    sample: Optional[int] = typer.Option(None, "--sample", help="Questions in the random sample (default 20; a "
+                                         "larger number later extends the same sample)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the sample (default 12345, or the one the "
+                                       "audit started with)."),
+    sheet: Optional[Path] = typer.Option(None, "--sheet", help="Write the sample as a sheet (CSV) to label, for "
+                                         "scripts and CI; then read it back with --labels."),
+    labels: Optional[Path] = typer.Option(None, "--labels", help="Read a filled sheet's labels back."),
+    restart: bool = typer.Option(False, "--restart", help="Discard the audit's labels and draw a new sample."),
+    interactive: bool = typer.Option(False, "--interactive", help="Label in the terminal even when stdin is not "
+                                     "a terminal (the default on a terminal)."),
+    json_out: JsonOut = False,
+) -> None:
+    """Audit a question set: a person labels a seeded random sample good or bad (with a reason); ragexam estimates
+    the set's junk rate with an exact, finite-population interval, kept beside the set (QA.audit.json)."""
+    import sys
+
+    from ragexam import api
+    from ragexam.report.console_audit import print_audit
+
+    opened, queue = api.review_audit(qa, sample=sample, seed=seed, restart=restart, sheet=sheet, labels=labels)
+    if sheet is None and labels is None and (interactive or (sys.stdin.isatty() and not json_out)):
+        _audit_in_terminal(qa)
+        opened, queue = api.review_audit(qa)
+    if json_out:
+        return print_json({"audit": opened.status.to_dict(), "sample": list(opened.audit.sample),
+                           "signals": queue.check.to_dict(), "notes": opened.notes,
+                           "sheet": None if sheet is None else str(sheet)})
+    print_audit(console(), opened, queue, sheet)
+
+
+def _audit_in_terminal(qa: Path) -> None:
+    """Label the sample one question at a time with single keys (g, 1-6, u, q)."""
+    from ragexam.questions.audit import GOOD_KEY, REASONS, read_audit
+    from ragexam.questions.auditing import AuditSet, label_question, next_question, undo_label
+    from ragexam.report.console_audit import audit_keys, print_audit_item
+
+    con = console()
+    records = AuditSet.load(qa).records
+    by_key = {key: code for code, (key, _, _) in REASONS.items()}
+    while True:
+        audit = read_audit(qa)
+        qid = next_question(audit) if audit is not None else None
+        if audit is None or qid is None:
+            return
+        print_audit_item(con, records[qid], audit.sample.index(qid) + 1, len(audit.sample))
+        key = typer.getchar()
+        if key == GOOD_KEY:
+            label_question(qa, qid, "good")
+        elif key in by_key:
+            label_question(qa, qid, "bad", by_key[key])
+        elif key == "u":
+            undone = undo_label(qa)
+            con.print(f"undone: {undone}" if undone else "nothing to undo", highlight=False, markup=False)
+        elif key in ("q", "\x03", "\x04", "\x1b"):
+            return
+        else:
+            con.print(f"unknown key {key!r}: {audit_keys()}", highlight=False, markup=False)
+
+
+@review_app.command("queue")
+def review_queue_cmd(
+    qa: Path = typer.Option(..., "--qa", help="The question set (JSONL) to review."),
+    target: float = typer.Option(0.1, "--target", help="Junk rate (95% upper bound) the rest of the queue must be "
+                                                       "predicted under for the stop point."),
+    top: int = typer.Option(20, "--top", help="Questions of the queue to list."),
+    json_out: JsonOut = False,
+) -> None:
+    """The review queue: likely junk first when the set's audit shows the checks' signals tell junk from good
+    (ROC AUC with an interval), else random; and where a reviewer may stop."""
+    from ragexam import api
+    from ragexam.report.console_audit import print_queue, queue_json
+
+    q = api.review_queue(qa, target=target)
+    if json_out:
+        return print_json(queue_json(q.queue, q.status, q.stop))
+    print_queue(console(), q.queue, q.set.records, q.status, q.stop, q.target, top)

@@ -11,6 +11,9 @@ module                 what it holds
 :mod:`.sampling`       sections, coverage order, the mix, related sections for two-document questions
 :mod:`.output`         the set, rejects, card and review sheet
 :mod:`.review`         applying a reviewed sheet (``ragexam review apply``)
+:mod:`.audit`          a set's audited junk rate: the sample, the labels, the sidecar, the one status reader
+:mod:`.auditing`       doing an audit: drawing, labelling, undo, the audit sheet (``ragexam review audit``)
+:mod:`.risk`           the review queue by predicted risk, its AUC on the audit, where to stop, what a review leaves
 =====================  ===================================================================================
 
 The package sits just above ``metrics``: it uses ``data`` (corpus, normalisation, evidence locator, Kiwi),
@@ -23,10 +26,12 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["generate", "plan", "GenerateConfig", "GenerateResult", "GeneratePlan", "apply_review", "ReviewResult"]
+__all__ = ["generate", "plan", "GenerateConfig", "GenerateResult", "GeneratePlan", "apply_review", "ReviewResult",
+           "audit_status", "open_audit", "label_question"]
 
 _WHERE = {"generate": "api", "plan": "api", "GenerateConfig": "engine", "GenerateResult": "engine",
-          "GeneratePlan": "engine", "apply_review": "review", "ReviewResult": "review"}
+          "GeneratePlan": "engine", "apply_review": "review", "ReviewResult": "review", "audit_status": "audit",
+          "open_audit": "auditing", "label_question": "auditing"}
 
 
 def __getattr__(name: str) -> Any:

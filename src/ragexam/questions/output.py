@@ -10,7 +10,8 @@ file              content
 ``qa.rejects.jsonl``  one line per rejected candidate, failed call or unusable reply: ``reason``,
                   ``stage``, ``detail`` and what the model wrote
 ``qa.card.json``  the set's card: signature, corpus, coverage, mix target vs achieved, rejections
-                  by reason, passes, why it stopped, calls/tokens/cost of this run
+                  by reason, passes, why it stopped, calls/tokens/cost of this run, and its
+                  ``audit`` (``not audited`` until a person audits a sample: :mod:`.audit`)
 ``qa.review.csv`` the review sheet (UTF-8 with BOM so spreadsheet programs read Korean): one row per
                   question, ``status`` ``pending``; edit it and run ``ragexam review apply``.  A cell that
                   a spreadsheet would run as a formula gets a leading ``'`` (:func:`sheet_cell`)
@@ -249,6 +250,10 @@ def write_outputs(result: Any, out: Union[str, Path]) -> Dict[str, Path]:
     paths = check_outputs(out)
     _write(paths["qa"], _jsonl(result.records))
     _write(paths["rejects"], _jsonl(result.rejects))
-    _write(paths["card"], json.dumps(result.card, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
+    # the card's audit block: "not audited", unless a resumed run wrote the very bytes an audit read
+    from ragexam.questions.audit import audit_status
+
+    card = dict(result.card, audit=audit_status(paths["qa"]).to_dict())
+    _write(paths["card"], json.dumps(card, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
     _write(paths["review"], "\ufeff" + _review_rows(result.records))  # with a BOM: Excel then reads UTF-8
     return paths

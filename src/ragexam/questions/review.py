@@ -61,15 +61,18 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
 from ragexam.questions.output import read_cell
 from ragexam.storage.readback import parse_json, read_json
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ragexam.questions.audit import AuditStatus, PendingBound
+
 __all__ = ["apply_review", "ReviewResult", "STATUS_WORDS", "status_of", "RESCUE_COLUMN", "DECISION_FIELDS",
            "Sheet", "read_sheet", "ReviewSheet", "Conflict", "CheckSettings", "Step", "CheckReport",
-           "run_candidate_checks", "checked_record", "ReviewSet", "load_review_set", "rescue_id"]
+           "run_candidate_checks", "checked_record", "ReviewSet", "load_review_set", "rescue_id", "read_records"]
 
 #: accepted spellings of each status
 STATUS_WORDS: Dict[str, Tuple[str, ...]] = {
@@ -97,10 +100,25 @@ class ReviewResult:
     counts: Dict[str, int]
     rejected: List[str] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
+    #: the reviewed set's audit
+    audit: Optional["AuditStatus"] = None
+    #: what the review left unread
+    bound: Optional["PendingBound"] = None
+    #: why nothing was written (``--max-junk``), else ``None``
+    refused: Optional[str] = None
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"counts": dict(self.counts), "rejected": list(self.rejected), "notes": list(self.notes),
-                "n_records": len(self.records)}
+        out: Dict[str, Any] = {"counts": dict(self.counts), "rejected": list(self.rejected),
+                               "notes": list(self.notes), "n_records": len(self.records)}
+        if self.audit is not None:
+            out["audit"] = self.audit.to_dict()
+        if self.bound is not None:
+            b = self.bound
+            out["written_junk"] = {"bad_high": b.bad_high, "n": b.n_written, "rate_high": b.rate_high,
+                                   "pending": b.pending, "accepted": b.accepted, "method": b.method}
+        if self.refused is not None:
+            out["refused"] = self.refused
+        return out
 
 
 def status_of(value: str, file: str = "", line: Optional[int] = None) -> str:
@@ -493,6 +511,22 @@ def _load_jsonl(path: Path) -> List[Tuple[int, Dict[str, Any]]]:
     return list(iter_jsonl(text or "", str(path), col, example='{"query_id": ..., "question": ..., ...}'))
 
 
+def read_records(qa: Path) -> Dict[str, Dict[str, Any]]:
+    """The records of the set file ``qa`` by ``query_id``, in file order; an :class:`InputError` naming the line of
+    a record without an id or with an id an earlier line has."""
+    records: Dict[str, Dict[str, Any]] = {}
+    for line, r in _load_jsonl(qa):
+        qid = r.get("query_id")
+        if not isinstance(qid, str) or not qid.strip():
+            raise InputError(f"received {qid!r}; expected a non-empty string", source=str(qa), line=line,
+                             field="query_id")
+        if qid in records:
+            raise InputError(f"query_id {qid!r} appears on an earlier line too; expected each id once", source=str(qa),
+                             line=line, field="query_id")
+        records[qid] = r
+    return records
+
+
 def _card(qa: Path) -> Dict[str, Any]:
     """The set's card next to ``qa`` (``{}`` when there is none or it cannot be read)."""
     from ragexam.questions.output import side_paths
@@ -595,13 +629,7 @@ def load_review_set(qa: PathLike, review: Optional[PathLike] = None, *, corpus: 
 
     qa_path = Path(qa)
     paths = side_paths(qa_path)
-    records: Dict[str, Dict[str, Any]] = {}
-    for line, r in _load_jsonl(qa_path):
-        qid = r.get("query_id")
-        if not isinstance(qid, str) or not qid.strip():
-            raise InputError(f"received {qid!r}; expected a non-empty string", source=str(qa_path), line=line,
-                             field="query_id")
-        records[qid] = r
+    records = read_records(qa_path)
     rejects: Dict[str, Dict[str, Any]] = {}
     calls: List[Dict[str, Any]] = []
     if paths["rejects"].is_file() and paths["rejects"].read_bytes().strip():  # an empty rejects file: none
@@ -617,58 +645,42 @@ def load_review_set(qa: PathLike, review: Optional[PathLike] = None, *, corpus: 
 
 # -- review apply --------------------------------------------------------------------------------------------------
 def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[PathLike] = None,
-                 *, corpus: Any = None, pending: str = "keep") -> ReviewResult:
+                 *, corpus: Any = None, pending: str = "keep", max_junk: Optional[float] = None) -> ReviewResult:
     """Apply the review sheet ``review`` (default: ``qa``'s ``.review.csv``) to the set ``qa``; with ``out``,
     write the reviewed set there (checked before anything is read: it may be none of the files the command reads --
-    the set, its sheet, rejects and card, the corpus).  See the module docstring."""
+    the set, its sheet, rejects and card, the corpus) and its audit sidecar, derived from the set's audit and the
+    review (:func:`ragexam.questions.risk.pending_bound`).  With ``max_junk``, nothing is written when the
+    written set's junk upper bound is above it (``result.refused`` says why; a set whose every question was read
+    by a person always passes).  See the module docstring."""
     if pending not in ("keep", "drop"):
         raise InputError(f"received {pending!r}; expected keep or drop", source="--pending", field="pending")
+    if max_junk is not None and not 0.0 <= float(max_junk) <= 1.0:
+        raise InputError(f"received {max_junk!r}; expected a share of questions from 0 to 1 (0.1 for 10%)",
+                         source="--max-junk", field="max_junk")
     if out is not None:
-        from ragexam.questions.output import side_paths
-        from ragexam.storage.paths import In, Out, check_outputs
-
-        sides = side_paths(qa)
-        carded = _card(Path(qa)).get("corpus")
-        check_outputs([Out(out, "--out")], [
-            In(qa, "--qa"), In(review if review is not None else sides["review"], "--review"),
-            In(sides["rejects"], "--qa's rejects file"), In(sides["card"], "--qa's card"),
-            In(getattr(corpus, "source", corpus), "--corpus"),
-            In(carded.get("source") if isinstance(carded, dict) else None, "the corpus the set's card names")])
+        _check_apply_outputs(qa, review, out, corpus)
     rs = load_review_set(qa, review, corpus=corpus)
     sheet = read_sheet(rs.sheet_path)
     by_id = sheet.by_id
     rejected: List[str] = []
+    decisions: Dict[str, str] = {}
     if rs.kind == "located":  # a set `ragexam locate-evidence` wrote: its own decisions and verification
         from ragexam.questions.locate_review import COUNTS, apply_located, check_rows
 
         check_rows(rs, sheet)
         counts = {k: 0 for k in ("accepted", "rejected", "pending_kept", "pending_dropped", "edited") + COUNTS}
         kept = _triage([(qid, rec, by_id.get(qid, (0, {}))) for qid, rec in rs.records.items()], sheet, pending,
-                       counts, rejected)
+                       counts, rejected, decisions)
         records, notes = apply_located(rs, sheet, kept, counts)
-        return _finish(ReviewResult(records, counts, rejected, sheet.notes + notes), out)
+        return _finish(rs, ReviewResult(records, counts, rejected, sheet.notes + notes), decisions, max_junk, out)
     file = str(rs.sheet_path)
-    rescued: List[Tuple[int, Dict[str, str]]] = []
-    for line, row in sheet.rows:
-        qid = row["query_id"].strip()
-        cid = str(row.get(RESCUE_COLUMN, "") or "").strip()
-        if cid:
-            if qid in rs.records:
-                raise InputError(f"query_id {qid!r} is a question of {rs.qa}; a rescued candidate needs a new id",
-                                 source=file, line=line, field="query_id")
-            if cid not in rs.rejects:
-                raise InputError(f"candidate {cid!r} is not in {rs.qa.name}'s rejects file; expected the cid of a "
-                                 "rejected candidate", source=file, line=line, field=RESCUE_COLUMN)
-            rescued.append((line, row))
-        elif qid not in rs.records:
-            raise InputError(f"query_id {qid!r} is not in {rs.qa}; expected the ids of that set", source=file,
-                             line=line, field="query_id")
+    rescued = _rescue_rows(rs, sheet, file)
     counts = {"accepted": 0, "rejected": 0, "pending_kept": 0, "pending_dropped": 0, "edited": 0, "rescued": 0}
     items = [(qid, rec, by_id.get(qid, (0, {}))) for qid, rec in rs.records.items()]
     items += [(row["query_id"].strip(), _rescued_record(rs, row), (line, row)) for line, row in rescued]
     language = (rs.card.get("corpus") or {}).get("language")
     kept = [(line, rec, sorted(_changes(rec, row, file, line, language)), status, row)
-            for _, rec, line, row, status in _triage(items, sheet, pending, counts, rejected)]
+            for _, rec, line, row, status in _triage(items, sheet, pending, counts, rejected, decisions)]
     for line, rec, changes, _, row in kept:
         if changes or row.get(RESCUE_COLUMN, "").strip() or _unverified(rec):
             _recheck(rs, rec, changes, kept, file, line)
@@ -685,7 +697,7 @@ def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[
         counts["rescued"] += bool(g.get("rescued"))
         counts["accepted" if status == "accepted" else "pending_kept"] += 1
         out_records.append(rec)
-    return _finish(ReviewResult(out_records, counts, rejected, sheet.notes), out)
+    return _finish(rs, ReviewResult(out_records, counts, rejected, sheet.notes), decisions, max_junk, out)
 
 
 #: a kept row of the sheet: ``(query_id, a copy of its record, sheet line, row, status)``
@@ -693,12 +705,14 @@ Kept = Tuple[str, Dict[str, Any], int, Dict[str, str], str]
 
 
 def _triage(items: Sequence[Tuple[str, Dict[str, Any], Tuple[int, Dict[str, str]]]], sheet: Sheet, pending: str,
-            counts: Dict[str, int], rejected: List[str]) -> List[Kept]:
+            counts: Dict[str, int], rejected: List[str], decisions: Dict[str, str]) -> List[Kept]:
     """The rows that stay: a rejected question is left out (counted and listed), a pending one too with
-    ``pending="drop"`` (counted); every other record is copied, with its line, row and status."""
+    ``pending="drop"`` (counted); every other record is copied, with its line, row and status.  ``decisions``
+    gets each question's outcome (accepted, rejected, pending or dropped) for the audit."""
     kept: List[Kept] = []
     for qid, rec, (line, row) in items:
         status = sheet.status(row, line) if row else "pending"
+        decisions[qid] = {"pending": "pending" if pending == "keep" else "dropped"}.get(status, status)
         if status == "rejected":
             counts["rejected"] += 1
             rejected.append(qid)
@@ -710,13 +724,91 @@ def _triage(items: Sequence[Tuple[str, Dict[str, Any], Tuple[int, Dict[str, str]
     return kept
 
 
-def _finish(result: ReviewResult, out: Optional[PathLike]) -> ReviewResult:
-    """``result``, its records written to ``out`` (atomically) when given."""
-    if out is not None:
+def _finish(rs: ReviewSet, result: ReviewResult, decisions: Mapping[str, str], max_junk: Optional[float],
+            out: Optional[PathLike]) -> ReviewResult:
+    """``result`` with the set's audit and what the review leaves unread (:func:`_audit_outcome`); its records
+    written to ``out`` (atomically) with their audit sidecar when given, unless ``max_junk`` refused them."""
+    _audit_outcome(rs, result, decisions, max_junk)
+    if out is not None and result.refused is None:
         from ragexam.questions.output import _jsonl, _write
 
         _write(Path(out), _jsonl(result.records))
+        _write_derived_audit(rs, result, Path(out))
     return result
+
+
+def _check_apply_outputs(qa: PathLike, review: Optional[PathLike], out: PathLike, corpus: Any) -> None:
+    from ragexam.questions.audit import audit_path
+    from ragexam.questions.output import side_paths
+    from ragexam.storage.paths import In, Out, check_outputs
+
+    sides = side_paths(qa)
+    carded = _card(Path(qa)).get("corpus")
+    check_outputs([Out(out, "--out"), Out(audit_path(out), "--out's audit file")], [
+        In(qa, "--qa"), In(review if review is not None else sides["review"], "--review"),
+        In(sides["rejects"], "--qa's rejects file"), In(sides["card"], "--qa's card"),
+        In(audit_path(qa), "--qa's audit file"), In(getattr(corpus, "source", corpus), "--corpus"),
+        In(carded.get("source") if isinstance(carded, dict) else None, "the corpus the set's card names")])
+
+
+def _rescue_rows(rs: ReviewSet, sheet: Sheet, file: str) -> List[Tuple[int, Dict[str, str]]]:
+    """The sheet's rows that rescue a rejected candidate; an error for a row naming an id the set lacks."""
+    rescued: List[Tuple[int, Dict[str, str]]] = []
+    for line, row in sheet.rows:
+        qid = row["query_id"].strip()
+        cid = str(row.get(RESCUE_COLUMN, "") or "").strip()
+        if cid:
+            if qid in rs.records:
+                raise InputError(f"query_id {qid!r} is a question of {rs.qa}; a rescued candidate needs a new id",
+                                 source=file, line=line, field="query_id")
+            if cid not in rs.rejects:
+                raise InputError(f"candidate {cid!r} is not in {rs.qa.name}'s rejects file; expected the cid of a "
+                                 "rejected candidate", source=file, line=line, field=RESCUE_COLUMN)
+            rescued.append((line, row))
+        elif qid not in rs.records:
+            raise InputError(f"query_id {qid!r} is not in {rs.qa}; expected the ids of that set", source=file,
+                             line=line, field="query_id")
+    return rescued
+
+
+def _audit_outcome(rs: ReviewSet, result: ReviewResult, decisions: Mapping[str, str],
+                   max_junk: Optional[float]) -> None:
+    """The set's audit and what the review leaves unread (:func:`ragexam.questions.risk.pending_bound`; a rescued
+    question left pending counts as possibly bad), and the refusal of ``max_junk``."""
+    from ragexam import fmt
+    from ragexam.questions.audit import AUDITED, audit_status, read_audit
+    from ragexam.questions.audit import PendingBound
+    from ragexam.questions.risk import pending_bound, review_queue
+
+    status = audit_status(rs.qa)
+    audit = read_audit(rs.qa) if status.state == AUDITED else None
+    own = {q: d for q, d in decisions.items() if q in rs.records}
+    bound = pending_bound(review_queue(rs.records, audit), audit, status.interval if audit else None, own)
+    extra = sum(1 for q, d in decisions.items() if q not in rs.records and d == "pending")
+    if extra:
+        bound = PendingBound(bound.accepted + sum(1 for q, d in decisions.items() if q not in rs.records
+                                                  and d == "accepted"), bound.pending + extra, bound.rejected,
+                             bound.dropped, bound.bad_high + extra, bound.method + " (rescued questions left "
+                             "pending counted as possibly bad)")
+    result.audit, result.bound = status, bound
+    if max_junk is not None and bound.rate_high > max_junk:
+        result.refused = (
+            f"refused: the reviewed set could hold up to {fmt.percent(bound.rate_high)} junk (at most "
+            f"{bound.bad_high} of its {bound.n_written} questions: {bound.pending} not reviewed; {bound.method}; "
+            f"{rs.qa.name}: {status.text()}), more than --max-junk {fmt.percent(max_junk)}. Fix: review the pending "
+            f"questions (`ragexam review queue --qa {rs.qa}` lists the likely junk first), audit a larger sample "
+            f"(`ragexam review audit {rs.qa} --sample 40`), or raise --max-junk")
+
+
+def _write_derived_audit(rs: ReviewSet, result: ReviewResult, out: Path) -> None:
+    """The written set's audit sidecar: what the review left and the source set's audit (:class:`DerivedAudit`)."""
+    from ragexam.questions.audit import DEFAULT_SEED, AuditFile, DerivedAudit, set_sha256, write_audit
+
+    b, status = result.bound, result.audit
+    if b is None or status is None:
+        return
+    derived = DerivedAudit(rs.qa.name, set_sha256(rs.qa), status.text(), b)
+    write_audit(out, AuditFile(out.name, set_sha256(out), len(result.records), DEFAULT_SEED, [], {}, derived))
 
 
 def _rescued_record(rs: ReviewSet, row: Mapping[str, str]) -> Dict[str, Any]:

@@ -75,6 +75,11 @@ def print_generate(result: Any, console: Any, out: Optional[Any] = None) -> None
                   markup=False, soft_wrap=True)
     console.print(f"signature: {card['signature']}", style="dim", highlight=False, markup=False, soft_wrap=True)
     if paths:
+        from ragexam.questions.audit import audit_status
+
+        console.print(f"audit: {audit_status(paths['qa']).text()} -- the checks say what passed, not what is right; "
+                      f"a person's reading of a random sample gives the junk rate: `ragexam review audit {paths['qa']}`"
+                      , highlight=False, markup=False, soft_wrap=True)
         console.print(f"Wrote {paths['qa']} (the set), {paths['rejects']}, {paths['card']} and {paths['review']} "
                       "(review it, then `ragexam review apply`).", highlight=False, markup=False, soft_wrap=True)
     if result.shortfall:
@@ -104,8 +109,15 @@ def print_generate_plan(plan: Any, console: Any) -> None:
 
 
 def print_review(result: Any, console: Any, out: Any) -> None:
-    """What ``review apply`` did."""
+    """What ``review apply`` did (or why it wrote nothing: ``--max-junk``), with the set's audit."""
+    from ragexam.report.console_audit import audit_lines
+
     c = result.counts
+    for line in audit_lines(result.audit, result.bound):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+    if result.refused:
+        console.print(result.refused, style="red", highlight=False, markup=False, soft_wrap=True)
+        return
     console.print(f"Wrote {fmt.plural(len(result.records), 'question')} to {out}: {c['accepted']} accepted, "
                   f"{c['pending_kept']} pending kept; {c['rejected']} rejected and {c['pending_dropped']} pending left "
                   f"out; {c['edited']} edited and checked again.", highlight=False, markup=False, soft_wrap=True)

@@ -49,7 +49,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from ragexam import fmt
 from ragexam.report.tables import Column, Keys, pipeline_keys, pipeline_labels, print_fitted, print_legend
-from ragexam.storage.summary import ChunkSizes, Comparison, MissedQuestion, PipelineInfo, RerankStage, RunSummary
+from ragexam.storage.summary import ChunkSizes, Comparison, DatasetAudit, MissedQuestion, PipelineInfo, RerankStage, RunSummary
 
 __all__ = ["render_run", "render_where_next", "render_outcome", "render_demo_intro"]
 
@@ -129,6 +129,14 @@ def _pipeline_keys(summary: RunSummary, rows: Sequence[Optional[PipelineInfo]], 
     return pipeline_keys(named, extra, extra_cells)
 
 
+def _audit(summary: RunSummary) -> Optional[DatasetAudit]:
+    """The question set's audit, through the one reader (:func:`ragexam.questions.audit.dataset_audit`)."""
+    from ragexam.questions.audit import dataset_audit
+
+    ds = summary.dataset
+    return dataset_audit(ds.qa, ds.qa_sha256, ds.audit)
+
+
 def _dataset_card(console, summary: RunSummary) -> None:
     from rich.text import Text
 
@@ -142,6 +150,9 @@ def _dataset_card(console, summary: RunSummary) -> None:
                         f"{fmt.plural(ds.n_questions, 'question')} ({types}) · {ds.n_scored} scored · "
                         f"{ds.n_out_of_corpus} out-of-corpus (not scored: nothing to retrieve)"
                         + (f" · {chunks}" if chunks else ""))]
+    audit = _audit(summary)
+    if audit is not None:
+        rows.append(("audit", audit.text))
     relevance = cfg.relevance
     texts = any(p.kind == "texts" for p in summary.pipelines)
     unit = "chunk (or returned text)" if texts else "chunk"

@@ -679,9 +679,14 @@ def dataset(view: RunView) -> str:
     sizes = [(k, card[k]) for k in order if k in card]
     sizes += [(f"chunks ({c})", n) for c, n in ds.n_chunks.items()]
     sizes += [(k, card[k]) for k in ("corpus_sha256", "qa_sha256") if k in card]
-    known = {k for k, _ in sizes} | {"n_chunks", "types", "corpus_sha256", "qa_sha256"}
+    known = {k for k, _ in sizes} | {"n_chunks", "types", "corpus_sha256", "qa_sha256", "audit"}
     sizes += [(k, v) for k, v in card.items() if k not in known]
-    from ragexam.report.console_run import _chunking_rows  # the chunking's sizes and budgets, in the console's words
+    # the set's audit (its one reader), the chunking's sizes and budgets: in the console's words
+    from ragexam.report.console_run import _audit, _chunking_rows
+
+    audit = _audit(view.summary)
+    if audit is not None:
+        sizes.insert(sum(1 for k in order if k in card), ("question set audit", audit.text))
 
     sizes += _chunking_rows(view.summary)
     out = ['<section id="dataset"><h2>Dataset card</h2>', kv_table(sizes)]

@@ -182,11 +182,15 @@ def create_app(catalog: Catalog, options: Optional[ServeOptions] = None) -> Any:
 
     from ragexam.serve.results_pages import ResultsPages
 
+    from ragexam.serve.audit_pages import AuditPages
+
     pages = _Pages(catalog, options or ServeOptions())
     results = ResultsPages(catalog.results, pages.page)
+    audits = AuditPages(pages.named, pages.page)
     routes = [Route("/", pages.home), Route("/runs", results.runs), Route("/run/{key}", results.run),
               Route("/run/{key}/missed", results.missed), Route("/compare", results.compare),
               Route("/review/{sid}", pages.review_list),
+              Route("/review/{sid}/audit", audits.audit), Route("/review/{sid}/audit", audits.act, methods=["POST"]),
               Route("/review/{sid}/item", pages.review_item),
               Route("/review/{sid}/decide", pages.decide, methods=["POST"]), Route("/static/{name}", pages.static_file),
               Route("/favicon.ico", lambda request: Response(status_code=204))]
@@ -230,12 +234,14 @@ class _Pages:
         return s
 
     def home(self, request: Any) -> Any:
+        from ragexam.serve.audit_pages import set_audit
+
         rows = []
         for s in self.catalog.sets:
             try:
                 sess = s.session()
                 rows.append({"set": s, "counts": sess.counts(sess.items()), "error": None, "path": sess.rs.qa,
-                             "sheet": sess.rs.sheet_path})
+                             "sheet": sess.rs.sheet_path, "audit": set_audit(sess.rs.qa).text()})
             except InputError as err:
                 rows.append({"set": s, "counts": None, "error": str(err), "path": s.qa, "sheet": None})
         results = self.catalog.results
@@ -248,10 +254,12 @@ class _Pages:
                          history=results.history.path, key_of=results.key_of_record, history_error=history_error)
 
     def review_list(self, request: Any) -> Any:
+        from ragexam.serve.audit_pages import set_audit
+
         s = self.named(request)
         sess = s.session()
-        items = sess.items()
         flt = Filter.of(request.query_params)
+        items = in_order(sess, flt)
         chosen = [i for i in items if flt.matches(i)]
         pages = max(1, -(-len(chosen) // LIST_PAGE))
         try:
@@ -259,7 +267,7 @@ class _Pages:
         except ValueError:
             at = 1
         return self.page("review_list.html", title=current().text("review.title", name=s.name), s=s, sess=sess,
-                         flt=flt, n_chosen=len(chosen),
+                         flt=flt, n_chosen=len(chosen), audit=set_audit(sess.rs.qa, with_queue=True),
                          first=chosen[0] if chosen else None, items=chosen[(at - 1) * LIST_PAGE:at * LIST_PAGE],
                          page_no=at, pages=pages, offset=(at - 1) * LIST_PAGE, counts=sess.counts(items),
                          done=request.query_params.get("done"), **_choices(sess, items))
@@ -269,9 +277,9 @@ class _Pages:
 
         s = self.named(request)
         sess = s.session()
-        items = sess.items()
         key = outcome.key if outcome is not None else str(request.query_params.get("key", ""))
         flt = Filter.of(request.query_params)
+        items = in_order(sess, flt)
         item = sess.find(items, key)
         if item is None:
             raise HTTPException(404, current().t("error.no_item", name=s.name, key=key))
@@ -304,7 +312,7 @@ class _Pages:
         if outcome.kind == "saved":
             target: Optional[str] = outcome.key
             if action in ("accept", "reject", "pending"):
-                target = sess.neighbours(sess.items(), flt, outcome.key)[1]
+                target = sess.neighbours(in_order(sess, flt), flt, outcome.key)[1]
             if not target:
                 return RedirectResponse(f"/review/{s.sid}?{flt.query(done=outcome.message)}", 303)
             return RedirectResponse(f"/review/{s.sid}/item?{flt.query(key=target, done=outcome.message)}", 303)
@@ -340,6 +348,17 @@ class _Pages:
         log.exception("ragexam serve: %s %s failed", request.method, request.url.path)
         return self.error_page(500, current().t("error.internal"),
                                current().t("error.internal_reason", what=f"{type(exc).__name__}: {exc}"))
+
+
+def in_order(sess: ReviewSession, flt: Filter) -> List[Any]:
+    """The set's items in the filter's order: the review queue's (likely junk first when the audit showed the
+    checks' signals help, else random: :func:`ragexam.serve.audit_pages.queue_sorted`), or the set's own."""
+    items = sess.items()
+    if flt.order != "queue":
+        return items
+    from ragexam.serve.audit_pages import queue_sorted
+
+    return queue_sorted(items, sess.rs.qa)
 
 
 def _choices(sess: ReviewSession, items: Sequence[Any]) -> Dict[str, Any]:

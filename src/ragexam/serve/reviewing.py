@@ -99,12 +99,14 @@ class Filter:
     status: str = "pending"
     type: str = ""
     reason: str = ""
+    #: ``queue``: the set's review queue order (:mod:`ragexam.questions.risk`), else the set's own
+    order: str = ""
 
     @classmethod
     def of(cls, params: Mapping[str, Any]) -> "Filter":
         status = str(params.get("status") or "pending")
         return cls(status if status in STATUSES else "pending", str(params.get("type") or ""),
-                   str(params.get("reason") or ""))
+                   str(params.get("reason") or ""), "queue" if params.get("order") == "queue" else "")
 
     def matches(self, item: Item) -> bool:
         if self.reason:
@@ -118,7 +120,7 @@ class Filter:
         return self.status in ("all", item.status)
 
     def query(self, **extra: str) -> str:
-        d = {"status": self.status, "type": self.type, "reason": self.reason}
+        d = {"status": self.status, "type": self.type, "reason": self.reason, "order": self.order}
         d.update(extra)
         return urlencode({k: v for k, v in d.items() if v})
 

@@ -342,6 +342,54 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "review.n_edited": ("{n:,} edited", "수정 {n:,}"),
     "review.n_rescued": ("{n:,} rescued", "구제 {n:,}"),
     "review.n_candidates": ("{n:,} rejected candidates", "탈락 후보 {n:,}", "1 rejected candidate"),
+    "review.audit": ("Audit:", "검수:"),
+    "review.audit_link": ("audit a random sample", "무작위 표본 검수하기"),
+    "review.queue": ("Review queue:", "검토 순서:"),
+    "review.queue_risk": ("likely junk first — the audit measured that the checks' signals tell junk from good",
+                          "불량일 가능성이 높은 것부터 — 검사 신호가 불량과 좋은 질문을 가른다고 검수로 측정됨"),
+    "review.queue_random": ("random — the checks' signals were not shown to tell junk from good",
+                            "무작위 — 검사 신호가 불량과 좋은 질문을 가른다는 근거가 없음"),
+    "review.queue_start": ("Review in this order", "이 순서대로 검토하기"),
+    "review.stop": ("Where to stop:", "멈춰도 되는 곳:"),
+    "review.stop_none": ("nowhere before the end yet (audit more questions to know more)",
+                         "아직 끝까지 검토해야 합니다 (더 많이 검수하면 더 일찍 멈출 수 있습니다)"),
+    # -- auditing a set (ragexam.questions.audit) -----------------------------------------------------------------
+    "audit.title": ("Audit: {name}", "검수: {name}"),
+    "audit.crumb": ("audit", "검수"),
+    "audit.what": ("The checks say how many questions passed, not how many are right. Read a random sample that "
+                   "ragexam draws — never one you pick — and mark each question good or bad with a reason; ragexam "
+                   "estimates the whole set's junk rate with an exact interval.",
+                   "검사는 통과한 질문 수를 알려 줄 뿐, 맞는 질문 수는 알려 주지 않습니다. ragexam이 무작위로 뽑은 "
+                   "표본(직접 고르지 않습니다)을 읽고 질문마다 좋음 또는 나쁨(사유와 함께)을 표시하면, ragexam이 "
+                   "세트 전체의 불량률을 정확한 구간과 함께 추정합니다."),
+    "audit.good_means": ("Good: answerable from its evidence, the answer key correct, natural language that stands on "
+                         "its own.", "좋음: 근거로 답할 수 있고, 정답이 맞고, 혼자 읽어도 자연스러운 질문."),
+    "audit.estimate": ("Estimate:", "추정:"),
+    "audit.size": ("questions in the sample", "표본 질문 수"),
+    "audit.start": ("Draw the sample", "표본 뽑기"),
+    "audit.start_note": ("The sample is drawn with seed {seed} and kept beside the set in <code>{path}</code>, keyed "
+                         "by the set's hash: an edited set is no longer audited. A larger number later extends the "
+                         "same sample.",
+                         "표본은 시드 {seed}로 뽑아 세트 옆 <code>{path}</code>에 세트의 해시와 함께 저장합니다. "
+                         "세트를 고치면 검수는 더 이상 유효하지 않습니다. 나중에 더 큰 수를 넣으면 같은 표본을 "
+                         "늘립니다."),
+    "audit.stale": ("The set changed after its audit: draw a new sample (the labels of questions that read the same "
+                    "are kept).", "검수한 뒤 세트가 바뀌었습니다. 표본을 새로 뽑으세요(그대로인 질문의 표시는 "
+                    "유지됩니다)."),
+    "audit.position": ("question {pos:,} of the {n:,} sampled", "표본 {n:,}개 중 {pos:,}번째 질문"),
+    "audit.good": ("Good", "좋음"),
+    "audit.bad": ("Bad:", "나쁨:"),
+    "audit.undo": ("Undo", "되돌리기"),
+    "audit.keys_help": ("<kbd>g</kbd> good · <kbd>1</kbd>–<kbd>6</kbd> bad, for that reason · <kbd>u</kbd> undo the "
+                        "last label", "<kbd>g</kbd> 좋음 · <kbd>1</kbd>–<kbd>6</kbd> 그 사유로 나쁨 · <kbd>u</kbd> "
+                        "마지막 표시 되돌리기"),
+    "audit.done": ("Every sampled question is labelled.", "표본의 질문을 모두 표시했습니다."),
+    "audit.more": ("Grow the sample", "표본 늘리기"),
+    "audit.reasons": ("bad, by reason", "나쁨, 사유별"),
+    "audit.undone": ("Undone: {key}", "되돌림: {key}"),
+    "audit.nothing_to_undo": ("Nothing to undo.", "되돌릴 표시가 없습니다."),
+    "audit.back": ("Back to the review", "검토로 돌아가기"),
+    "home.col.audit": ("audit (junk rate)", "검수 (불량률)"),
     "item.position": ("{pos:,} of {n:,} in this filter", "이 조건의 {n:,}개 중 {pos:,}번째"),
     "item.not_in_filter": ("not in this filter ({n:,} are)", "이 조건에 속하지 않음 (조건에 맞는 항목 {n:,}개)",
                            "not in this filter (1 is)"),

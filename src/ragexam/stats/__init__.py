@@ -17,7 +17,9 @@ One module per job:
 - :mod:`~ragexam.stats.verdict`: the one plain-words wording of a comparison;
 - :mod:`~ragexam.stats.comparison`: all of the above for one metric (:func:`compare`) or a family of
   metrics with Holm's correction (:func:`compare_family`);
-- :mod:`~ragexam.stats.agreement`: Cohen's kappa and Spearman's rho (judge checks).
+- :mod:`~ragexam.stats.agreement`: Cohen's kappa and Spearman's rho (judge checks);
+- :mod:`~ragexam.stats.hypergeometric`: the exact finite-population interval of a share of bad items from a
+  random sample of a set (a question set's audited junk rate).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ragexam.stats.agreement import cohen_kappa, spearman
 from ragexam.stats.bootstrap import (BootstrapCI, bootstrap_ci, bootstrap_indices, bootstrap_ratio_ci,
                                      bootstrap_sums_ci, paired_bootstrap_diff)
 from ragexam.stats.comparison import Comparison, compare, compare_family
+from ragexam.stats.hypergeometric import FiniteInterval, hypergeometric_interval
 from ragexam.stats.multiple import benjamini_hochberg, holm
 from ragexam.stats.power import minimum_detectable_difference, normal_quantile, resolution
 from ragexam.stats.randomization import RandomizationTest, paired_randomization_test
@@ -37,4 +40,5 @@ __all__ = [
     "bootstrap_ci", "bootstrap_ratio_ci", "bootstrap_sums_ci", "bootstrap_indices", "paired_bootstrap_diff",
     "paired_randomization_test", "holm", "benjamini_hochberg", "resolution", "minimum_detectable_difference",
     "normal_quantile", "assess", "verdict", "compare", "compare_family", "cohen_kappa", "spearman",
+    "FiniteInterval", "hypergeometric_interval",
 ]

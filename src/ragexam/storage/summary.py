@@ -26,7 +26,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from ragexam.storage.records import Record, opt
 
-__all__ = ["DEFAULT_MISS_K", "TOP_IDS", "RunSummary", "RunSettings", "DatasetInfo", "PipelineInfo", "PipelineResult", "Comparison",
+__all__ = ["DEFAULT_MISS_K", "TOP_IDS", "RunSummary", "RunSettings", "DatasetInfo", "DatasetAudit", "PipelineInfo", "PipelineResult", "Comparison",
            "Unretrieved", "FailedQuestion", "Latency", "RetrievedChunk", "MissedQuestion", "UnmatchedEvidence",
            "EvidenceCut", "RerankStage", "RerankCeiling", "RerankStatus", "RerankChange", "TypeLift", "Timing",
            "SweepPoint", "Interval", "EvidenceSplitInfo", "ChunkWindow", "ChunkSizes", "ChunkingReport"]
@@ -66,6 +66,25 @@ class RunSettings(Record):
 
 
 @dataclass
+class DatasetAudit(Record):
+    """The question set's audited junk rate (``ragexam.questions.audit``; docs/generate.md#auditing): ``state``
+    ``not_audited``, ``audited``, ``stale`` or ``reviewed``, the one-line ``text`` (and ``text_ko``), the set's size,
+    how many were audited, the junk rate with its exact 95 % interval and the interval's signature.  Other keys of
+    the block (the bad questions by reason, a reviewed set's derivation) are kept in ``extra``."""
+
+    state: str = "not_audited"
+    text: str = "not audited"
+    text_ko: str = ""
+    n_set: int = 0
+    n_audited: int = 0
+    junk_high: Optional[float] = None
+    n_bad: Optional[int] = opt()
+    junk: Optional[float] = opt()
+    junk_low: Optional[float] = opt()
+    signature: Optional[str] = opt()
+
+
+@dataclass
 class DatasetInfo(Record):
     """The ``dataset`` block: sizes, hashes, question types and chunk counts."""
 
@@ -83,6 +102,8 @@ class DatasetInfo(Record):
     n_chunks: Dict[str, int] = field(default_factory=dict)
     n_evidence: int = 0
     n_unmatched_evidence: Dict[str, int] = field(default_factory=dict)
+    #: the set's audit when the run read it (``None``: a run of a version before audits)
+    audit: Optional[DatasetAudit] = opt()
 
 
 @dataclass

@@ -310,6 +310,8 @@ def _budget_comparisons(pipelines: Sequence[Pipeline], table: Any, cfg: Any, bud
 
 
 def _dataset_info(data: Any, chunks: Any, settings: RunSettings) -> DatasetInfo:
+    from ragexam.questions.audit import dataset_audit
+
     questions, types = data.questions, data.types
     type_counts: Dict[str, int] = {}
     for q in questions:
@@ -323,7 +325,8 @@ def _dataset_info(data: Any, chunks: Any, settings: RunSettings) -> DatasetInfo:
         types=dict(sorted(type_counts.items())), scored_types=dict(sorted({t: types.count(t) for t in set(types)}.items())),
         n_chunks={spec: len(cs.chunking) for spec, cs in chunks.sets.items()},
         n_evidence=sum(len(q.evidence) for q in data.scored) if data.relevance == "evidence" else 0,
-        n_unmatched_evidence={spec: len(cs.unmatched) for spec, cs in chunks.sets.items()})
+        n_unmatched_evidence={spec: len(cs.unmatched) for spec, cs in chunks.sets.items()},
+        audit=dataset_audit(settings.qa, data.qa_sha256))
 
 
 def _unmatched(chunks: Any) -> List[UnmatchedEvidence]:

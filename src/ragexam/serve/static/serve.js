@@ -2,7 +2,8 @@
 (function () {
   'use strict';
   function $(id) { return document.getElementById(id); }
-  var editor = $('editor'), decide = $('decide'), help = $('help');
+  var editor = $('editor'), decide = $('decide'), help = $('help'), audit = $('audit'), undo = $('audit-undo');
+  var sent = false;
 
   function openEditor() {
     if (!editor) { return; }
@@ -54,6 +55,11 @@
     }
     if (typing || ev.ctrlKey || ev.metaKey || ev.altKey) { return; }
     var k = ev.key;
+    if (audit || undo) {  // the audit page: g good, 1-6 bad for that reason, u undo; one key per page shown
+      var target = (k === 'g' && audit) ? 'audit-good' : (/^[1-9]$/.test(k) && audit && $('audit-bad-' + k)) ?
+        'audit-bad-' + k : (k === 'u' && undo) ? 'audit-undo' : null;
+      if (target) { ev.preventDefault(); if (!sent) { sent = true; submit(target); } return; }
+    }
     if (k === 'a' && decide) { ev.preventDefault(); submit('accept'); }
     else if (k === 'r' && decide) { ev.preventDefault(); submit('reject'); }
     else if (k === 'p' && decide) { ev.preventDefault(); submit('pending'); }

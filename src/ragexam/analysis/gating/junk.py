@@ -1,0 +1,81 @@
+"""``ragexam check --max-junk RATE``: a gate on a question set's audited junk rate.
+
+The gate passes when the **95 % upper bound** of the set's junk rate is at most ``RATE`` -- the upper end of the
+exact, finite-population interval of its audit (:mod:`ragexam.questions.audit`), or, for a set ``review apply``
+wrote, the bound of what the review left unread (:func:`ragexam.questions.risk.pending_bound`).  A set nobody
+audited, or one changed since its audit, fails: nothing is known of its junk, so nothing passes.
+
+``--qa QA`` gates on the set file as it is now; ``RUN`` (a run folder or a recorded run) on the set the run read:
+the audit of those very bytes (the run's ``qa_sha256``), or what the run recorded.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Union
+
+from ragexam import fmt
+from ragexam.errors import InputError
+from ragexam.storage.runfolder import RunData
+from ragexam.storage.summary import DatasetAudit, RunSummary
+
+__all__ = ["JunkGate", "parse_max_junk", "check_set_junk", "check_run_junk"]
+
+
+@dataclass(frozen=True)
+class JunkGate:
+    """One junk gate: the ``audit`` of the set named ``where`` against ``max_junk``."""
+
+    where: str
+    max_junk: float
+    audit: DatasetAudit
+    passed: bool
+
+    def line(self) -> str:
+        """``PASS junk <= 10%: 95% upper bound 9% (junk 3% [0–9%], 60 of 200 audited) [qa.jsonl]``."""
+        head = f"{'PASS' if self.passed else 'FAIL'} junk <= {fmt.percent(self.max_junk)}"
+        a = self.audit
+        if a.junk_high is None:
+            fix = ("audit the set again: `ragexam review audit QA`" if a.state == "stale" else
+                   "audit it: `ragexam review audit QA` (or the audit page of `ragexam serve --review QA`)")
+            return f"{head}: {a.text}, so nothing is known of its junk; {fix} [{self.where}]"
+        return f"{head}: 95% upper bound {fmt.percent(a.junk_high)} ({a.text}) [{self.where}]"
+
+
+def parse_max_junk(value: float) -> float:
+    """``--max-junk`` checked: a share from 0 to 1."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0.0 <= float(value) <= 1.0:
+        raise InputError(f"received {value!r}; expected a share of questions from 0 to 1 (0.1 for 10%)",
+                         source="check", field="--max-junk")
+    return float(value)
+
+
+def _gate(where: str, max_junk: float, audit: DatasetAudit) -> JunkGate:
+    return JunkGate(where, max_junk, audit, audit.junk_high is not None and audit.junk_high <= max_junk + 1e-12)
+
+
+def check_set_junk(qa: Union[str, Path], max_junk: float) -> JunkGate:
+    """The gate on the set file ``qa`` as it is now."""
+    from ragexam.questions.audit import audit_status
+
+    path = Path(qa)
+    if not path.is_file():
+        raise InputError("no such file; expected a question set (JSONL)", source=str(qa), field="--qa")
+    return _gate(str(qa), parse_max_junk(max_junk), DatasetAudit.from_dict(audit_status(path).to_dict()))
+
+
+def check_run_junk(run: RunData, max_junk: float) -> JunkGate:
+    """The gate on the set a run read (its dataset card's audit)."""
+    from ragexam.questions.audit import dataset_audit
+
+    summary = run.summary
+    if not isinstance(summary, RunSummary):
+        raise InputError("a score does not record the hash of the set it scored; gate on the set itself: "
+                         "`ragexam check --qa QA --max-junk RATE`", source=run.source, field="--max-junk")
+    ds = summary.dataset
+    audit = dataset_audit(ds.qa, ds.qa_sha256, ds.audit) or DatasetAudit(
+        text=f"not audited (no audit of {ds.qa} is known: it is not a set file beside which an audit is kept)")
+    return _gate(f"{ds.qa} of {run.source}", parse_max_junk(max_junk), audit)
