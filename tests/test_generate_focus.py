@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from qgen_stub import GenRequest, start_gen_stub, write_docs
-from ragexam.questions import generate
+from ragexam import generate
 from ragexam.questions.prompts import FOCUS_SCHEMA, load_prompts, parse_examples
 from ragexam.questions.replies import ReplyError, parse_focus_reply
 from ragexam.errors import InputError

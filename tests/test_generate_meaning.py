@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from qgen_stub import GenRequest, start_gen_stub, write_docs
-from ragexam.questions import generate
+from ragexam import generate
 from ragexam.questions import measure as M
 from ragexam.questions.checks import quoted_parts
 from ragexam.questions.llm_checks import agreement
@@ -357,11 +357,11 @@ def test_cli_passes_the_new_options_and_prints_the_checks(stub, corpus, tmp_path
 
 def test_the_skip_check_help_names_every_check():
     """``--skip-check``'s help is written in cli_generate (importing the engine there would slow every command's
-    start); it must name each of :data:`ragexam.questions.engine.CHECKS`, in order."""
+    start); it must name each of :data:`ragexam.questions.config.CHECKS`, in order."""
     import inspect
 
     from ragexam import cli_generate
-    from ragexam.questions.engine import CHECKS
+    from ragexam.questions.config import CHECKS
 
     src = inspect.getsource(cli_generate)
     assert "injection" in CHECKS and (", ".join(CHECKS) + ".") in src

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from qgen_stub import start_replay_stub
-from ragexam.questions import generate
+from ragexam import generate
 from ragexam.questions.offline import call_kind
 from ragexam.questions.replies import parse_reply
 

@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from qgen_stub import GenRequest, start_gen_stub, write_docs
-from ragexam.questions import generate, plan
+from ragexam import generate, generate_plan as plan
 from ragexam.data.normalization import normalize
 from ragexam.errors import InputError
 

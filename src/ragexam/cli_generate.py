@@ -73,10 +73,9 @@ def generate_cmd(
     """Generate a question set from a corpus: every evidence string verified verbatim in the corpus, types measured,
     rejections counted by reason. Exits 1 when fewer than N questions passed."""
     from ragexam import api
-    from ragexam.questions.api import parse_kinds
+    from ragexam.errors import InputError
+    from ragexam.questions.config import default_temperature, parse_kinds
     from ragexam.report.console_generate import generate_files, print_generate, print_generate_plan
-
-    from ragexam.questions.engine import default_temperature
 
     if temperature is None:
         temperature = default_temperature(cite)
@@ -89,8 +88,10 @@ def generate_cmd(
                    max_calls=max_calls, budget=budget, id_prefix=id_prefix, max_attempts=max_attempts,
                    prompt_language=prompt_lang, cite=cite, skip_checks=tuple(skip_check or ()), agree_at=agree_at)
     if dry_run:
-        p = api.generate(corpus, n, settings, dry_run=True, judge_model=judge_model, **options)
+        p = api.generate_plan(corpus, n, settings=settings, judge_model=judge_model, **options)
         return print_json(p.to_dict()) if json_out else print_generate_plan(p, console())
+    if out is None:
+        raise InputError("needs --out FILE.jsonl (or --dry-run)", source="ragexam generate", field="out")
     bars: dict = {}
 
     def bar(label: str, done: int, total: int) -> None:
@@ -98,7 +99,7 @@ def generate_cmd(
         if cb is not None:
             cb(done, total)
 
-    res = api.generate(corpus, n, settings, out=out, judge_model=judge_model, progress=bar, **options)
+    res = api.generate(corpus, n, settings=settings, out=out, judge_model=judge_model, progress=bar, **options)
     if json_out:
         print_json(dict(res.card, files=generate_files(out)))
     else:

@@ -1,15 +1,25 @@
 """Question generation: a question set from the user's own corpus, every answer key verified in the corpus.
 
+The public entry is :func:`ragexam.generate` (and :func:`ragexam.generate_plan`, the dry run); this package holds
+the stages it composes.
+
 =====================  ===================================================================================
 module                 what it holds
 =====================  ===================================================================================
-:mod:`.engine`         :func:`generate`, :class:`GenerateConfig`, the passes, the checks' order, selection
+:mod:`.config`         :class:`GenerateConfig`, the defaults, the checks that can be switched off, ``resolve``
+:mod:`.setup`          the *prepare* stage: :class:`~.setup.Setup`, what every stage reads
+:mod:`.stages`         the stages composed: sample → ask → parse → verify → llm-check → select → write
+:mod:`.products`       the typed products between the stages (task, reply, candidate, ledger, result, plan)
+:mod:`.tasks`          *sample*: which calls a pass makes (sections, focus sentences, messages, cache keys)
+:mod:`.calls`          *ask*: the generation calls within the spending limits, the dry run's estimate
+:mod:`.verify`         *parse* and *verify*: candidates from replies, the deterministic checks in order
+:mod:`.llm_checks`     *llm-check*: the critic, the reader, the answer checks through the judge
 :mod:`.prompts`        the versioned prompt files (Korean, English), the reply schema, ``<passage>`` blocks
 :mod:`.replies`        the reply contract: from raw text to candidate items
 :mod:`.checks`         the verification steps (pure functions) and the rejection reasons
 :mod:`.measure`        overlap, anchors, type, near-duplicates, copies, language, references to the passage
 :mod:`.sampling`       sections, coverage order, the mix, related sections for two-document questions
-:mod:`.output`         the set, rejects, card and review sheet
+:mod:`.output`         *write*: the set, rejects, card and review sheet
 :mod:`.review`         applying a reviewed sheet (``ragexam review apply``)
 =====================  ===================================================================================
 
@@ -21,17 +31,10 @@ phrases) and ``llm`` (every call), and nothing in ``analysis`` -- which may use 
 
 from __future__ import annotations
 
-from typing import Any
+from ragexam._lazy import lazy_exports
 
-__all__ = ["generate", "plan", "GenerateConfig", "GenerateResult", "GeneratePlan", "apply_review", "ReviewResult"]
+_LAZY = {"GenerateConfig": ".config", "GenerateResult": ".output", "GeneratePlan": ".products",
+         "apply_review": ".review", "ReviewResult": ".review"}
 
-_WHERE = {"generate": "api", "plan": "api", "GenerateConfig": "engine", "GenerateResult": "engine",
-          "GeneratePlan": "engine", "apply_review": "review", "ReviewResult": "review"}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        from importlib import import_module
-
-        return getattr(import_module(f"ragexam.questions.{_WHERE[name]}"), name)
-    raise AttributeError(f"module 'ragexam.questions' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
+__all__ = sorted(_LAZY)

@@ -1,7 +1,7 @@
 """The verification steps a generated question passes before it is kept, each a small pure function.
 
 Every step returns ``None`` (passed) or a :class:`Rejection` with a reason from :data:`REASONS` and a
-detail in words.  :mod:`ragexam.questions.engine` applies them in this order and stops at the
+detail in words.  :mod:`ragexam.questions.verify` applies them in this order and stops at the
 first rejection (so each rejected candidate is counted once, under the first reason):
 
 ==========================  ====================================================================

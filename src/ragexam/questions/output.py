@@ -27,20 +27,46 @@ import csv
 import io
 import json
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 from ragexam.questions.checks import REASONS
+from ragexam.questions.products import Candidate, Json, Ledger, Record
+from ragexam.questions.prompts import DECLINE
+from ragexam.questions.setup import Setup
+from ragexam.storage.paths import In
 
 __all__ = ["side_paths", "check_outputs", "write_outputs", "candidate_record", "reject_record", "build_card",
-           "REVIEW_COLUMNS", "CARD_FORMAT", "DECLINE"]
+           "REVIEW_COLUMNS", "CARD_FORMAT", "DECLINE", "GenerateResult"]
 
 CARD_FORMAT = "ragexam-questions-card/1"
-#: ground truth of an out-of-corpus question (the sentence ``ragexam answer``'s default prompt asks for)
-DECLINE = {"ko": "문서에서 찾을 수 없습니다.", "en": "I cannot find this in the documents."}
 #: columns of the review sheet, in order
 REVIEW_COLUMNS = ("query_id", "status", "type", "question", "ground_truth", "evidence", "relevant_doc_ids",
                   "overlap", "anchors", "answer_check", "note")
+
+
+@dataclass
+class GenerateResult:
+    """The set (``records``: QA records in output order), ``rejects`` (one record per rejected candidate,
+    reply or call), the ``card`` and the ``signature``."""
+
+    records: List[Record]
+    rejects: List[Record]
+    card: Record
+    signature: str
+    language: str
+    corpus_source: Optional[str] = None
+
+    @property
+    def shortfall(self) -> int:
+        """Questions missing to reach ``n``."""
+        n = self.card["n_requested"]
+        return max(0, (n if isinstance(n, int) else 0) - len(self.records))
+
+    def save(self, out: Union[str, Path]) -> Dict[str, Path]:
+        """Write the set and its side files (:func:`write_outputs`)."""
+        return write_outputs(self, out)
 
 
 def side_paths(out: Union[str, Path]) -> Dict[str, Path]:
@@ -51,7 +77,7 @@ def side_paths(out: Union[str, Path]) -> Dict[str, Path]:
             "review": p.with_name(stem + ".review.csv")}
 
 
-def check_outputs(out: Union[str, Path], inputs: Sequence[Any] = ()) -> Dict[str, Path]:
+def check_outputs(out: Union[str, Path], inputs: Sequence[In] = ()) -> Dict[str, Path]:
     """Check every output path (the set and its side files) before any work: each can be written and none is one
     of ``inputs`` (:class:`ragexam.storage.paths.In`: the corpus, the prompt file), by the one output-path rule
     :func:`ragexam.storage.paths.check_outputs`; :class:`~ragexam.errors.InputError` naming ``--out`` and the
@@ -71,14 +97,14 @@ def _write(path: Path, text: str) -> None:
     write_text(path, text)
 
 
-def _jsonl(rows: List[Dict[str, Any]]) -> str:
+def _jsonl(rows: List[Record]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows)
 
 
-def candidate_record(gen: Any, x: Any, query_id: str) -> Dict[str, Any]:
-    """The QA record of a kept candidate (an :class:`~ragexam.questions.engine.Candidate` of the
-    generator ``gen``), with its verification record in ``metadata.generation``."""
-    g: Dict[str, Any] = {"kind": x.kind, "model_type": x.model_type, "pass": x.pass_no, "call": x.call,
+def candidate_record(gen: Setup, x: Candidate, query_id: str) -> Record:
+    """The QA record of a kept candidate of the generation ``gen``, with its verification record in
+    ``metadata.generation``."""
+    g: Record = {"kind": x.kind, "model_type": x.model_type, "pass": x.pass_no, "call": x.call,
                          "candidate": x.cid, "sections": list(x.sections), "prompt": gen.prompts.label}
     if x.answerable:
         spans = []
@@ -101,7 +127,7 @@ def candidate_record(gen: Any, x: Any, query_id: str) -> Dict[str, Any]:
         if x.reader:
             g["reader"] = x.reader
         g["checks"] = list(gen.checks)
-        record: Dict[str, Any] = {"query_id": query_id, "question": x.question, "relevant_doc_ids": x.relevant,
+        record: Record = {"query_id": query_id, "question": x.question, "relevant_doc_ids": x.relevant,
                                   "evidence": [loc.text for loc in x.located], "ground_truth": x.answer,
                                   "type": x.type, "answerable": True}
     else:
@@ -113,11 +139,11 @@ def candidate_record(gen: Any, x: Any, query_id: str) -> Dict[str, Any]:
     return record
 
 
-def reject_record(x: Any) -> Dict[str, Any]:
+def reject_record(x: Candidate) -> Record:
     """One line of the rejects file for a rejected candidate."""
     r = x.rejection
     assert r is not None  # only rejected candidates get here (internal invariant, not user input)
-    out: Dict[str, Any] = {"reason": r.reason, "stage": r.stage, "detail": r.detail, "kind": x.kind,
+    out: Record = {"reason": r.reason, "stage": r.stage, "detail": r.detail, "kind": x.kind,
                            "pass": x.pass_no, "call": x.call, "cid": x.cid, "seq": list(x.seq),
                            "sections": list(x.sections)}
     if x.question or x.evidence or x.answer:
@@ -133,8 +159,7 @@ def reject_record(x: Any) -> Dict[str, Any]:
     return out
 
 
-def build_card(gen: Any, state: Any, records: List[Dict[str, Any]],
-               rejects: List[Dict[str, Any]]) -> Dict[str, Any]:
+def build_card(gen: Setup, state: Ledger, records: List[Record], rejects: List[Record]) -> Record:
     """The set's card (see the module docstring)."""
     from ragexam.llm.cost import cost_usd
 
@@ -145,18 +170,18 @@ def build_card(gen: Any, state: Any, records: List[Dict[str, Any]],
     docs_q = {d for r in records for d in r.get("relevant_doc_ids", [])}
     src_docs = {gen.by_sid[s].doc_id for r in records for s in r["metadata"]["generation"]["sections"]}
     prompted = {sid for sid, n in state.coverage.uses.items() if n}
-    usage: Dict[str, Any] = {k: dict(v) for k, v in state.usage.items()}
+    usage: Dict[str, Json] = {k: dict(v) for k, v in state.usage.items()}
     total_cost: Union[float, str] = "unknown"
     if usage and all(isinstance(v.get("cost_usd"), (int, float)) for v in usage.values()):
         total_cost = sum(float(v["cost_usd"]) for v in usage.values())
     elif not usage:
-        total_cost = cost_usd(0, 0, gen._price_pair())
+        total_cost = cost_usd(0, 0, gen.price_pair())
     candidates = sum(1 for r in rejects if "cid" in r) + len(records)
     return {
         "format": CARD_FORMAT,
         "signature": gen.signature(),
         "corpus": {"source": gen.corpus.source, "n_documents": len(gen.corpus), "n_sections": len(gen.sections),
-                   "language": gen.language, "script": gen.script},
+                   "language": gen.language, "script": gen.facts.script},
         "n_requested": gen.config.n,
         "n_kept": len(records),
         "shortfall": max(0, gen.config.n - len(records)),
@@ -181,7 +206,7 @@ def build_card(gen: Any, state: Any, records: List[Dict[str, Any]],
     }
 
 
-def _check_text(g: Dict[str, Any]) -> str:
+def _check_text(g: Record) -> str:
     """The review sheet's ``answer_check`` cell: the answer check, the critic's score, what the reader answered."""
     check = g.get("answer_check") or g.get("ooc_check") or {}
     parts = [check.get("method", "") if "method" in check else (
@@ -195,7 +220,7 @@ def _check_text(g: Dict[str, Any]) -> str:
     return "; ".join(p for p in parts if p)
 
 
-def _review_rows(records: List[Dict[str, Any]]) -> str:
+def _review_rows(records: List[Record]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(REVIEW_COLUMNS)
@@ -209,7 +234,7 @@ def _review_rows(records: List[Dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
-def write_outputs(result: Any, out: Union[str, Path]) -> Dict[str, Path]:
+def write_outputs(result: GenerateResult, out: Union[str, Path]) -> Dict[str, Path]:
     """Write the four files (see the module docstring); returns their paths."""
     paths = check_outputs(out)
     _write(paths["qa"], _jsonl(result.records))

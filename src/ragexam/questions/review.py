@@ -282,7 +282,7 @@ class ReviewSheet:
 @dataclass(frozen=True)
 class CheckSettings:
     """The thresholds a set was generated with (:meth:`from_card`: its card's signature, the generator's defaults
-    -- :class:`~ragexam.questions.engine.GenerateConfig` -- where the card says nothing)."""
+    -- :class:`~ragexam.questions.config.GenerateConfig` -- where the card says nothing)."""
 
     lexical_at: float
     copy_at: float
@@ -293,7 +293,7 @@ class CheckSettings:
 
     @classmethod
     def from_card(cls, card: Mapping[str, Any]) -> "CheckSettings":
-        from ragexam.questions.engine import GenerateConfig
+        from ragexam.questions.config import GenerateConfig
         from ragexam.signature import Signature
 
         d = GenerateConfig.__dataclass_fields__
@@ -678,7 +678,7 @@ def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[
 def _rescued_record(rs: ReviewSet, row: Mapping[str, str]) -> Dict[str, Any]:
     """The QA record of the rejected candidate a row rescues, as the generator wrote it (the row's cells are
     applied as changes)."""
-    from ragexam.questions.output import DECLINE
+    from ragexam.questions.prompts import DECLINE
 
     x = rs.rejects[str(row[RESCUE_COLUMN]).strip()]
     answerable = x.get("kind") != "out_of_corpus"
