@@ -11,7 +11,7 @@ dry run nothing is sent: the first pass that would call the endpoint raises
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Tuple
+from typing import Dict, List, Mapping, Tuple
 
 from ragexam import fmt
 from ragexam.llm.batch import Outcome
@@ -70,14 +70,46 @@ def fit(setup: Setup, tasks: List[Task], ledger: Ledger, *, dry: bool) -> List[T
     """The tasks that fit ``max_calls``/``budget``: cached tasks are free; an uncached call is planned when it
     and its expected LLM checks (``per_call`` x the share of candidates that needed one so far, 0.5 before
     any is known) fit -- the first uncached call of a pass only needs room for itself.  Checks that no
-    longer fit are not made (``not_checked``), so the limits are never exceeded.  Sets ``ledger.stop`` and a note
-    when tasks are left out."""
+    longer fit are not made (``not_checked``), so the limits are never exceeded.  ``max_generation_calls`` counts
+    the uncached generation calls alone (in a dry run too).  Sets ``ledger.stop`` and a note when tasks are left
+    out."""
     c = setup.config
-    if (c.max_calls is None and c.budget is None) or dry:
+    if c.max_calls is None and c.budget is None and c.max_generation_calls is None:
+        return tasks
+    hits = setup.cache.get_many(t.key for t in tasks) if setup.cache is not None else {}
+    out = _fit_generation(setup, tasks, hits, ledger)
+    if not dry:
+        out = _fit_spending(setup, out, hits, ledger)
+    if len(out) < len(tasks):
+        ledger.notes.add(f"pass {ledger.pass_no}: {len(tasks) - len(out)} of {len(tasks)} planned calls left out "
+                         f"({ledger.stop})")
+    return out
+
+
+def _fit_generation(setup: Setup, tasks: List[Task], hits: Mapping[str, Json], ledger: Ledger) -> List[Task]:
+    """The tasks within ``max_generation_calls`` (cached ones are free)."""
+    limit = setup.config.max_generation_calls
+    if limit is None:
+        return tasks
+    room = limit - ledger.generation_calls_made
+    out: List[Task] = []
+    for t in tasks:
+        if t.key not in hits:
+            if room <= 0:
+                ledger.stop = f"max_generation_calls ({limit}) reached"
+                break
+            room -= 1
+        out.append(t)
+    return out
+
+
+def _fit_spending(setup: Setup, tasks: List[Task], hits: Mapping[str, Json], ledger: Ledger) -> List[Task]:
+    """The tasks within ``max_calls`` and ``budget`` (see :func:`fit`)."""
+    c = setup.config
+    if c.max_calls is None and c.budget is None:
         return tasks
     from ragexam.llm.cost import cost_usd, estimate_tokens
 
-    hits = setup.cache.get_many(t.key for t in tasks) if setup.cache is not None else {}
     out: List[Task] = []
     calls = ledger.calls_made
     spent = ledger.spent_usd
@@ -102,9 +134,6 @@ def fit(setup: Setup, tasks: List[Task], ledger: Ledger, *, dry: bool) -> List[T
         calls += need_calls
         spent += est
         out.append(t)
-    if len(out) < len(tasks):
-        ledger.notes.add(f"pass {ledger.pass_no}: {len(tasks) - len(out)} of {len(tasks)} planned calls left out "
-                         f"({ledger.stop})")
     return out
 
 

@@ -17,6 +17,7 @@ from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
 from ragexam.errors import InputError
 from ragexam.llm.settings import LLMSettings
 from ragexam.questions.prompts import CITE_MODES
+from ragexam.questions.sampling import MixSpec
 
 __all__ = ["GenerateConfig", "CHECKS", "DEFAULT_SEED", "DEFAULT_TEMPERATURE", "FOCUS_TEMPERATURE", "DEFAULT_CITE",
            "DEFAULT_PROMPT_LANGUAGE", "DEFAULT_MAX_TOKENS", "FOCUS_MAX_TOKENS", "default_temperature", "resolve",
@@ -38,12 +39,11 @@ DEFAULT_CITE = "focus"
 #: the LLM checks that can be switched off (:mod:`.llm_checks`)
 LLM_CHECKS: Tuple[str, ...] = ("critic", "reader", "faithfulness")
 #: every check that can be switched off: the deterministic ``injection`` (addresses_model), ``guards``
-#: (not_a_question, off_topic, answer_type_mismatch, ...) and ``premise`` (:func:`.checks.premise_problem`), and
-#: the LLM checks of :mod:`.llm_checks`
-CHECKS: Tuple[str, ...] = ("injection", "guards", "premise") + LLM_CHECKS
+#: (not_a_question, off_topic, answer_type_mismatch, ...), ``premise`` (:func:`.checks.premise_problem`),
+#: ``title`` (:func:`.checks.title_problem`) and ``fragment`` (:func:`.checks.fragment_problem`), and the LLM
+#: checks of :mod:`.llm_checks`
+CHECKS: Tuple[str, ...] = ("injection", "guards", "premise", "title", "fragment") + LLM_CHECKS
 
-#: a mix as ``--mix`` takes it (``"meaning=0.5,lexical=0.5"``) or as a mapping; ``None``: the default
-MixSpec = Union[None, str, Mapping[str, float]]
 #: one keyword option of :func:`resolve` (a field of :class:`GenerateConfig` or of ``LLMSettings``)
 Option = Union[None, str, int, float, bool, Sequence[str], Mapping[str, str], Mapping[str, float]]
 

@@ -12,7 +12,9 @@ file              content
 ``qa.card.json``  the set's card: signature, corpus, coverage, mix target vs achieved, rejections
                   by reason, passes, why it stopped, calls/tokens/cost of this run
 ``qa.review.csv`` the review sheet (UTF-8 with BOM so spreadsheet programs read Korean): one row per
-                  question, ``status`` ``pending``; edit it and run ``ragexam review apply``
+                  question, ``status`` ``pending``, with what the checks found (the answer check in
+                  words, the critic's score, the reader's answer and its agreement with the key, who
+                  checked); edit it and run ``ragexam review apply``
 ================  ==============================================================================
 
 Every file is written to a temporary name and renamed (nothing is left behind when writing fails), so a
@@ -31,19 +33,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Union
 
-from ragexam.questions.checks import REASONS
+from ragexam.questions.checks import REASONS, asked_type
 from ragexam.questions.products import Candidate, Json, Ledger, Record
 from ragexam.questions.prompts import DECLINE
 from ragexam.questions.setup import Setup
 from ragexam.storage.paths import In
 
 __all__ = ["side_paths", "check_outputs", "write_outputs", "candidate_record", "reject_record", "build_card",
-           "REVIEW_COLUMNS", "CARD_FORMAT", "DECLINE", "GenerateResult"]
+           "REVIEW_COLUMNS", "CARD_FORMAT", "DECLINE", "GenerateResult", "CHECK_WORDS", "checked_by_text"]
 
 CARD_FORMAT = "ragexam-questions-card/1"
 #: columns of the review sheet, in order
 REVIEW_COLUMNS = ("query_id", "status", "type", "question", "ground_truth", "evidence", "relevant_doc_ids",
-                  "overlap", "anchors", "answer_check", "note")
+                  "overlap", "anchors", "answer_check", "critic", "reader_answer", "reader_agreement", "checked_by",
+                  "note")
+#: what the review sheet says of an answer check, by its method (ASCII punctuation: Korean Excel saves the sheet
+#: as CP949, which has no em dash)
+CHECK_WORDS = {"contained": "answer found in evidence - not checked for correctness",
+               "skipped": "not checked (--skip-check faithfulness)", "human": "vouched for by the reviewer"}
 
 
 @dataclass
@@ -126,6 +133,7 @@ def candidate_record(gen: Setup, x: Candidate, query_id: str) -> Record:
             g["critic"] = x.critic
         if x.reader:
             g["reader"] = x.reader
+        g["asks"] = asked_type(x.question)
         g["checks"] = list(gen.checks)
         record: Record = {"query_id": query_id, "question": x.question, "relevant_doc_ids": x.relevant,
                                   "evidence": [loc.text for loc in x.located], "ground_truth": x.answer,
@@ -134,6 +142,7 @@ def candidate_record(gen: Setup, x: Candidate, query_id: str) -> Record:
         g.update({"ooc_check": x.ooc_check})
         record = {"query_id": query_id, "question": x.question, "ground_truth": DECLINE[gen.language],
                   "type": "out_of_corpus", "answerable": False}
+    g["checked_by"] = {"model": gen.judge.model, "generator_itself": gen.checked_by_generator}
     g["review"] = "pending"
     record["metadata"] = {"generation": g}
     return record
@@ -202,22 +211,46 @@ def build_card(gen: Setup, state: Ledger, records: List[Record], rejects: List[R
         "prompt": {"name": gen.prompts.name, "version": gen.prompts.version, "sha": gen.prompts.sha,
                    "source": gen.prompts.source, "kinds": gen.prompts.kinds},
         "models": {"generator": gen.client.model, "judge": gen.judge.model, "endpoint": gen.client.endpoint},
+        "checked_by": {"model": gen.judge.model, "generator_itself": gen.checked_by_generator,
+                       "text": checked_by_text(gen.judge.model, gen.client.model)},
+        "generation_calls": len(state.tasks),
+        "limits": {"max_passes": gen.config.max_passes, "max_calls": gen.config.max_calls,
+                   "max_generation_calls": gen.config.max_generation_calls, "budget": gen.config.budget},
         "this_run": {"usage": usage, "cost_usd": total_cost},
     }
 
 
+def checked_by_text(judge: str, generator: str) -> str:
+    """Who made the LLM checks, in words: "checked by the generator itself: MODEL" when the judge is the generator
+    (its critic and reader are then no second opinion), else "checked by another model: JUDGE (the generator:
+    MODEL)"."""
+    if judge == generator:
+        return f"checked by the generator itself: {judge}"
+    return f"checked by another model: {judge} (the generator: {generator})"
+
+
 def _check_text(g: Record) -> str:
-    """The review sheet's ``answer_check`` cell: the answer check, the critic's score, what the reader answered."""
-    check = g.get("answer_check") or g.get("ooc_check") or {}
-    parts = [check.get("method", "") if "method" in check else (
-        f"ooc max {check.get('max')}/{check.get('limit')}" if check else "")]
-    if g.get("critic"):
-        parts.append(f"critic {g['critic']['score']}/3")
-    reader = g.get("reader")
-    if reader:
-        score = f" {reader['score']}/5" if "score" in reader else ""
-        parts.append(f"reader ({reader['agreement']}{score}): {reader['answer']}")
-    return "; ".join(p for p in parts if p)
+    """The review sheet's ``answer_check`` cell: what the answer check found, in words (:data:`CHECK_WORDS`)."""
+    check = g.get("answer_check") or {}
+    if isinstance(check, dict) and check.get("method") == "judge":
+        return f"judged supported: {check.get('metric')} {check.get('score')}"
+    if isinstance(check, dict) and check.get("method") in CHECK_WORDS:
+        return CHECK_WORDS[str(check["method"])]
+    ooc = g.get("ooc_check") or {}
+    if isinstance(ooc, dict) and ooc.get("max") is not None:
+        return f"out of corpus: the closest sections judged at most {ooc['max']} of 5 (limit {ooc.get('limit')})"
+    return f"out of corpus: {ooc.get('note')}" if isinstance(ooc, dict) and ooc.get("note") else ""
+
+
+def _signal_cells(g: Record) -> List[str]:
+    """The review sheet's ``critic``, ``reader_answer``, ``reader_agreement`` and ``checked_by`` cells."""
+    critic = g.get("critic") if isinstance(g.get("critic"), dict) else {}
+    reader = g.get("reader") if isinstance(g.get("reader"), dict) else {}
+    who = g.get("checked_by") if isinstance(g.get("checked_by"), dict) else {}
+    agreement = str(reader.get("agreement", "")) + (f" {reader['score']}/5" if "score" in reader else "")
+    by = (f"the generator itself: {who.get('model')}" if who.get("generator_itself") else str(who.get("model"))) \
+        if who else ""
+    return [f"{critic['score']}/3" if "score" in critic else "", str(reader.get("answer", "")), agreement, by]
 
 
 def _review_rows(records: List[Record]) -> str:
@@ -226,11 +259,10 @@ def _review_rows(records: List[Record]) -> str:
     w.writerow(REVIEW_COLUMNS)
     for r in records:
         g = r.get("metadata", {}).get("generation", {})
-        check_text = _check_text(g)
         w.writerow([r["query_id"], "pending", r.get("type", ""), r["question"], r.get("ground_truth", ""),
                     json.dumps(r.get("evidence", []), ensure_ascii=False), " ".join(r.get("relevant_doc_ids", [])),
                     "" if g.get("overlap") is None else f"{g['overlap']:.3f}", " ".join(g.get("anchors", [])),
-                    check_text, ""])
+                    _check_text(g), *_signal_cells(g), ""])
     return buf.getvalue()
 
 

@@ -249,6 +249,14 @@ class GeneratePlan:
     est_completion_tokens: int
     est_cost: Union[float, str]
     note: str
+    #: the prompt file the run will use (its label, ``questions/en/v3@…``); ``language`` is the questions' language
+    prompts: str = ""
+    cite: str = ""
+    #: who makes the LLM checks, in words (:func:`ragexam.questions.output.checked_by_text`)
+    checked_by: str = ""
+    max_generation_calls: Optional[int] = None
+    #: what the set's card will note before any call (the default mix without ``multi``, ...)
+    notes: List[str] = field(default_factory=list)
 
     def to_dict(self) -> Record:
         return {"model": self.model, "endpoint": self.endpoint, "judge_model": self.judge_model,
@@ -259,4 +267,5 @@ class GeneratePlan:
                 "est_prompt_tokens": self.est_prompt_tokens, "est_completion_tokens": self.est_completion_tokens,
                 "est_cost_usd": self.est_cost,
                 "token_rule": "ceil(chars/3) of each prompt + 160 completion tokens per question asked",
-                "note": self.note}
+                "note": self.note, "prompts": self.prompts, "cite": self.cite, "checked_by": self.checked_by,
+                "max_generation_calls": self.max_generation_calls, "notes": list(self.notes)}

@@ -51,9 +51,13 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
+
+if TYPE_CHECKING:
+    from ragexam.data.schema import Corpus
+    from ragexam.questions.checks import CorpusFacts, Located, Rejection
 
 __all__ = ["apply_review", "ReviewResult", "STATUS_WORDS", "status_of", "RESCUE_COLUMN", "DECISION_FIELDS",
            "Sheet", "read_sheet", "ReviewSheet", "Conflict", "CheckSettings", "Step", "CheckReport",
@@ -366,7 +370,7 @@ class CheckReport:
 
 
 def run_candidate_checks(question: str, answer: str, evidence: Sequence[str], *, answerable: bool, kind: str,
-                         facts: Any, settings: CheckSettings, others: Sequence[Tuple[str, FrozenSet[str]]] = (),
+                         facts: CorpusFacts, settings: CheckSettings, others: Sequence[Tuple[str, FrozenSet[str]]] = (),
                          passage_docs: Sequence[str] = ()) -> CheckReport:
     """Every check ``generate`` makes on a candidate before its LLM check (:mod:`.checks`, in the engine's
     order), on a reviewer's question: each step's result (all of them, not only the first failure), then the
@@ -418,7 +422,7 @@ def run_candidate_checks(question: str, answer: str, evidence: Sequence[str], *,
     return rep
 
 
-def _step(name: str, rejection: Any) -> Step:
+def _step(name: str, rejection: Optional[Rejection]) -> Step:
     return Step(name, True) if rejection is None else Step(name, False, rejection.reason, rejection.detail)
 
 
@@ -429,7 +433,7 @@ def _duplicate_step(question: str, others: Sequence[Tuple[str, FrozenSet[str]]],
     return _step("duplicate", C.find_duplicate(M.bigrams(question), others, settings.dedup_at))
 
 
-def _measure(rep: CheckReport, question: str, answer: str, located: List[Any], kind: str, facts: Any,
+def _measure(rep: CheckReport, question: str, answer: str, located: List[Located], kind: str, facts: CorpusFacts,
              settings: CheckSettings) -> None:
     from ragexam.questions import checks as C
     from ragexam.questions import measure as M
@@ -517,10 +521,10 @@ class ReviewSet:
     call_rejects: List[Dict[str, Any]]
     card: Dict[str, Any]
     settings: CheckSettings
-    corpus_source: Any = None
-    _facts: Any = None
-    _corpus: Any = None
-    _lock: Any = field(default_factory=threading.RLock, repr=False)
+    corpus_source: Union[Corpus, str, Path, None] = None
+    _facts: Optional[CorpusFacts] = None
+    _corpus: Optional[Corpus] = None
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     def sheet(self) -> ReviewSheet:
         """The writer of the sheet (the set's own rows for questions the sheet lacks)."""
@@ -532,11 +536,11 @@ class ReviewSet:
             new[row["query_id"]] = row
         return ReviewSheet(self.sheet_path, list(REVIEW_COLUMNS), new)
 
-    def corpus(self) -> Any:
+    def corpus(self) -> Corpus:
         with self._lock:
             return self._load_corpus()
 
-    def _load_corpus(self) -> Any:
+    def _load_corpus(self) -> Corpus:
         if self._corpus is None:
             from ragexam.data.loaders import load_corpus
             from ragexam.data.schema import Corpus
@@ -553,11 +557,11 @@ class ReviewSet:
             self._corpus = src if isinstance(src, Corpus) else load_corpus(src)
         return self._corpus
 
-    def corpus_facts(self) -> Any:
+    def corpus_facts(self) -> CorpusFacts:
         with self._lock:
             return self._load_facts()
 
-    def _load_facts(self) -> Any:
+    def _load_facts(self) -> CorpusFacts:
         if self._facts is None:
             from ragexam.questions.checks import CorpusFacts
 
@@ -569,7 +573,8 @@ class ReviewSet:
         return rescue_id(list(self.records.values()), cid)
 
 
-def load_review_set(qa: PathLike, review: Optional[PathLike] = None, *, corpus: Any = None) -> ReviewSet:
+def load_review_set(qa: PathLike, review: Optional[PathLike] = None, *,
+                    corpus: Union[Corpus, str, Path, None] = None) -> ReviewSet:
     """The set ``qa`` with its card, its rejects (when the file exists) and the path of its sheet (``review``,
     default: ``qa``'s ``.review.csv``)."""
     from ragexam.questions.output import side_paths
@@ -598,7 +603,7 @@ def load_review_set(qa: PathLike, review: Optional[PathLike] = None, *, corpus: 
 
 # -- review apply --------------------------------------------------------------------------------------------------
 def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[PathLike] = None,
-                 *, corpus: Any = None, pending: str = "keep") -> ReviewResult:
+                 *, corpus: Union[Corpus, str, Path, None] = None, pending: str = "keep") -> ReviewResult:
     """Apply the review sheet ``review`` (default: ``qa``'s ``.review.csv``) to the set ``qa``; with ``out``,
     write the reviewed set there (checked before anything is read: it may be none of the files the command reads --
     the set, its sheet, rejects and card, the corpus).  See the module docstring."""
@@ -703,7 +708,7 @@ def _changes(rec: Dict[str, Any], row: Mapping[str, Any], file: str, line: int) 
             continue
         cell = str(row[name])
         if name == "evidence":
-            new: Any = _evidence_cell(cell, file, line)
+            new: Union[str, List[str]] = _evidence_cell(cell, file, line)
             if new != list(rec.get("evidence", [])):
                 out[name] = new
         elif cell.strip() != str(rec.get(name, "") or "").strip():

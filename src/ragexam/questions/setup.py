@@ -24,7 +24,7 @@ from ragexam.metrics.judge import Judge, JudgeMetric
 from ragexam.questions import checks as C
 from ragexam.questions.config import CHECKS, DEFAULT_MAX_TOKENS, FOCUS_MAX_TOKENS, GenerateConfig
 from ragexam.questions.prompts import PromptSet, ReaderPrompt, load_critic, load_prompts, load_reader
-from ragexam.questions.sampling import Pairs, Section, build_sections, check_kinds, parse_mix, targets
+from ragexam.questions.sampling import DEFAULT_MIX, Pairs, Section, build_sections, check_kinds, parse_mix, targets
 from ragexam.retrieval.base import Retriever
 
 __all__ = ["Setup", "prepare", "Progress", "CorpusLike", "default_mix"]
@@ -86,6 +86,11 @@ class Setup:
     def checked_by_generator(self) -> bool:
         """Whether the LLM checks are made by the generator's own model."""
         return self.judge.model == self.client.model
+
+    @property
+    def checked_by(self) -> str:
+        """Who made the LLM checks, in words: "the generator itself: MODEL" or the judge model's name."""
+        return f"the generator itself: {self.judge.model}" if self.checked_by_generator else self.judge.model
 
     def price_pair(self) -> Optional[Tuple[float, float]]:
         """The generator's price when the judge's is known too (else a cost cannot be estimated)."""
@@ -152,9 +157,18 @@ class Setup:
             ("format", self.client.response_format)]))
 
 
-def default_mix(config: GenerateConfig, known: List[str]) -> Tuple[Dict[str, float], List[str]]:
-    """The mix of ``config`` (:func:`~ragexam.questions.sampling.parse_mix`), and notes about it for the card."""
-    return parse_mix(config.mix, known), []
+def default_mix(config: GenerateConfig, known: List[str], model: str,
+                checked_by_generator: bool) -> Tuple[Dict[str, float], List[str]]:
+    """The mix of ``config`` (:func:`~ragexam.questions.sampling.parse_mix`), and notes about it for the card.  With
+    no mix given and the generator checking itself, the default mix without ``multi``: the local 1.5B model's
+    two-document questions were junk as read (docs/generate.md, "Cheap guards"), and a model that checks its own
+    questions is no second opinion on them."""
+    if config.mix is not None or not checked_by_generator:
+        return parse_mix(config.mix, known), []
+    mix = {k: w for k, w in DEFAULT_MIX.items() if k != "multi"}
+    return parse_mix(mix, known), [f"multi left out of the default mix: the checks are made by the generator itself "
+                                   f"({model}), and a small model's two-document questions were mostly junk as read; "
+                                   "ask for them with --mix, or check with another model (--judge-model)"]
 
 
 def prepare(corpus: CorpusLike, config: GenerateConfig, settings: LLMSettings, *, judge_model: Optional[str] = None,
@@ -187,7 +201,7 @@ def prepare(corpus: CorpusLike, config: GenerateConfig, settings: LLMSettings, *
     prompts = load_prompts(prompt_language, config.prompt, config.kinds)
     prompts.check(language, config.cite_mode)
     retriever = _parse_retriever(config.retriever)
-    mix, notes = default_mix(config, prompts.kinds)
+    mix, notes = default_mix(config, prompts.kinds, settings.model, jsettings.model == settings.model)
     check_kinds(mix, len(corpus))
     sections = build_sections(corpus.documents, config.section_chars)
     setup = Setup(config, settings, corpus, client, cache, price, judge, language, prompt_language, config.cite_mode,

@@ -38,7 +38,7 @@ from ragexam.questions import checks as C
 from ragexam.questions.calls import ask, fit
 from ragexam.questions.config import LLM_CHECKS
 from ragexam.questions.llm_checks import Checker, llm_check
-from ragexam.questions.output import GenerateResult, build_card, candidate_record, reject_record
+from ragexam.questions.output import GenerateResult, build_card, candidate_record, checked_by_text, reject_record
 from ragexam.questions.products import Candidate, DryRunStop, GeneratePlan, Ledger, PassEstimate, Selection
 from ragexam.questions.sampling import Coverage
 from ragexam.questions.setup import Setup, prepare
@@ -95,7 +95,9 @@ def run_pass(setup: Setup, ledger: Ledger, *, dry: bool) -> bool:
 
 
 def _ledger(setup: Setup) -> Ledger:
-    return Ledger(Coverage(setup.sections, setup.config.seed), initial_check_rate=Checker(setup).initial_rate())
+    ledger = Ledger(Coverage(setup.sections, setup.config.seed), initial_check_rate=Checker(setup).initial_rate())
+    ledger.notes.update(setup.notes)
+    return ledger
 
 
 def select(setup: Setup, kept: Sequence[Candidate]) -> Selection:
@@ -156,12 +158,14 @@ def _plan(setup: Setup, ledger: Ledger, est: Optional[PassEstimate]) -> Generate
 
     kept = len(ledger.kept)
     c, client = setup.config, setup.client
+    about = dict(prompts=setup.prompts.label, cite=setup.cite, max_generation_calls=c.max_generation_calls,
+                 checked_by=checked_by_text(setup.judge.model, client.model), notes=list(setup.notes))
     if est is None:
         note = ("every call is cached: a run writes the set without calling the endpoint" if ledger.pass_no
                 else "nothing to do")
         return GeneratePlan(client.model, client.endpoint, setup.judge.model, setup.language, c.n,
                             dict(setup.targets), ledger.pass_no, kept, None, 0, 0, 0, True, 0, 0,
-                            0.0 if setup.price_pair() else "unknown", note)
+                            0.0 if setup.price_pair() else "unknown", note, **about)
     price = setup.price_pair()
     cost: Union[float, str] = "unknown" if price is None else cost_usd(est.prompt_tokens, est.completion_tokens,
                                                                          price)
@@ -175,4 +179,4 @@ def _plan(setup: Setup, ledger: Ledger, est: Optional[PassEstimate]) -> Generate
             "context_relevance call).")
     return GeneratePlan(client.model, client.endpoint, setup.judge.model, setup.language, c.n, dict(setup.targets),
                         est.pass_no - 1, kept, est.pass_no, est.calls, est.cached, est.checks, est.checks_exact,
-                        est.prompt_tokens, est.completion_tokens, cost, note)
+                        est.prompt_tokens, est.completion_tokens, cost, note, **about)

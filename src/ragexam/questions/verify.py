@@ -5,7 +5,7 @@ reply or an empty one is a call reject in the ledger; an item beyond the number 
 malformed one ``malformed_item``).  :func:`verify` runs the pure checks of :mod:`.checks`, in task order and in
 the order that module lists, stopping at a candidate's first rejection: the question; the evidence (verbatim in a
 shown document, offsets stored, other occurrences joined or dropped), the answer and copying; the measured type
-(:mod:`.measure`); the guards, the premise, the answer check; near-duplicates against the questions kept so far.
+(:mod:`.measure`); the title, fragment, guards and premise checks, the answer check; near-duplicates against the questions kept so far.
 It returns the candidates still alive, for the LLM checks (:mod:`.llm_checks`).
 """
 
@@ -146,18 +146,24 @@ def _check_evidence(setup: Setup, cands: Sequence[Candidate]) -> None:
 
 
 def _meaning_problem(setup: Setup, x: Candidate) -> Optional[C.Rejection]:
-    """The guards (``guards``) and the premise check (``premise``) of a located candidate, first problem only."""
-    if "guards" in setup.checks:
+    """The title (``title``), fragment (``fragment``, the focus mode), guards (``guards``) and premise (``premise``)
+    checks of a located candidate, first problem only."""
+    checks = setup.checks
+    problem = None
+    if "title" in checks:
+        problem = C.title_problem(x.question, [setup.titles_by_doc.get(d, "") for d in x.doc_ids],
+                                  [loc.normalized for loc in x.located], setup.language)
+    if problem is None and "fragment" in checks and setup.cite == "focus":
+        problem = C.fragment_problem(x.answer, x.located, setup.language)
+    if problem is None and "guards" in checks:
         # the focus mode imposes the evidence (two sentences for multi): the question must use each of them
         problem = (C.unrelated_evidence(x.question, x.answer, x.located, setup.language)
                    if setup.cite == "focus" else None) or \
             C.polarity_problem(x.question, x.answer, x.located, setup.language) or \
-            C.answer_type_problem(x.question, x.answer, x.located)
-        if problem is not None:
-            return problem
-    if "premise" in setup.checks:
-        return C.premise_problem(x.question, x.answer, x.located, setup.language)
-    return None
+            C.answer_type_problem(x.question, x.answer, x.located, setup.language)
+    if problem is None and "premise" in checks:
+        problem = C.premise_problem(x.question, x.answer, x.located, setup.language)
+    return problem
 
 
 def _off_topic(setup: Setup, x: Candidate) -> bool:

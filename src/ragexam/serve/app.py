@@ -314,12 +314,12 @@ def answer_support(item: Any, report: Any, g: Dict[str, Any]) -> Dict[str, str]:
         return {"state": "warn", "text": "out of corpus: " + (ooc.get("note") or "no out-of-corpus check recorded")}
     if "ground_truth" in item.edited or "evidence" in item.edited or item.origin == "candidate":
         if report.answer_contained:
-            return {"state": "ok", "text": "the answer lies inside the evidence"}
+            return {"state": "ok", "text": "answer found in evidence — not checked for correctness"}
         return {"state": "warn", "text": "vouched for by the reviewer: no model checks an edited answer; "
                                          "review apply records answer_check: human"}
     check = g.get("answer_check") or {}
     if check.get("method") == "contained":
-        return {"state": "ok", "text": "the answer lies inside the evidence"}
+        return {"state": "ok", "text": "answer found in evidence — not checked for correctness"}
     if check.get("method") == "judge":
         return {"state": "ok" if check.get("score") == 1 else "bad",
                 "text": f"judged supported by the evidence: {check.get('metric')} {check.get('score')} "
