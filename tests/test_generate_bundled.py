@@ -43,7 +43,8 @@ def cli(*args, **kw):
 def generate_cmd(stub, out, cache, n=24):
     return ["generate", "--corpus", "it_helpdesk", "-n", n, "--model", "stub-gen", "--base-url", stub.base_url,
             "--api-key", "x", "--cache-dir", cache, "--out", out, "--concurrency", "1",
-            "--cite", "spans"]  # helpdesk_script answers passage prompts
+            "--cite", "spans",  # helpdesk_script answers passage prompts
+            "--judge-model", "stub-judge"]  # another checker: multi stays in the default mix
 
 
 def test_generate_then_validate_then_run_on_the_bundled_korean_set(stub, tmp_path):

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from qgen_stub import GenRequest, start_gen_stub, write_docs
-from ragexam.questions import generate
+from ragexam import generate
 from ragexam.questions.prompts import FOCUS_SCHEMA, load_prompts, parse_examples
 from ragexam.questions.replies import ReplyError, parse_focus_reply
 from ragexam.errors import InputError
@@ -256,7 +256,7 @@ def test_the_checks_run_in_a_generation_and_can_be_switched_off(stub, corpus, tm
     stub.script = lambda req: {"question": question, "answer": answer}
     res = run(stub, p, tmp_path, n=1, max_passes=1)
     assert [r["reason"] for r in res.rejects] == [reason]
-    assert "|checks:injection+guards+premise+critic+" in res.signature
+    assert "|checks:injection+guards+premise+title+fragment+critic+" in res.signature
     res = run(stub, p, tmp_path / "off", n=1, max_passes=1, skip_checks=(check,))
     assert res.rejects == [] and len(res.records) == 1 and f"+{check}+" not in res.signature
 

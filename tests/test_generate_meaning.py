@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from qgen_stub import GenRequest, start_gen_stub, write_docs
-from ragexam.questions import generate
+from ragexam import generate
 from ragexam.questions import measure as M
 from ragexam.questions.checks import quoted_parts
 from ragexam.questions.llm_checks import agreement
@@ -124,7 +124,7 @@ def test_the_deterministic_guards_reject_under_their_reasons(stub, corpus, tmp_p
 
 def test_each_guard_can_be_switched_off_and_the_signature_says_which_ran(stub, corpus, tmp_path):
     stub.script = script({"t3": [item("연차 신청 기한", "3일 전", ["연차는 'HR-Desk'에서 사용일 3일 전까지 신청합니다"])]})
-    res = run(stub, corpus, tmp_path, skip_checks=("guards", "premise", "critic", "reader"))
+    res = run(stub, corpus, tmp_path, skip_checks=("guards", "premise", "title", "fragment", "critic", "reader"))
     assert "연차 신청 기한" in {r["question"] for r in res.records}
     assert "|checks:injection+faithfulness|" in res.signature and "critic:" not in res.signature
     assert all(r["metadata"]["generation"]["checks"] == ["injection", "faithfulness"] for r in res.records)
@@ -343,7 +343,8 @@ def test_cli_passes_the_new_options_and_prints_the_checks(stub, corpus, tmp_path
     with pytest.raises(SystemExit) as ex:
         main(["generate", "--corpus", str(corpus), "--out", str(out), "-n", "3", "--mix", "meaning=1", "--model", "m",
               "--base-url", stub.base_url, "--api-key", "x", "--cite", "sentences", "--prompt-lang", "ko",
-              "--skip-check", "critic", "--skip-check", "guards", "--skip-check", "premise", "--agree-at", "3",
+              "--skip-check", "critic", "--skip-check", "guards", "--skip-check", "premise", "--skip-check", "title",
+              "--skip-check", "fragment", "--agree-at", "3",
               "--per-call", "1",
               "--max-passes", "1", "--cache-dir", str(tmp_path / "c")])
     printed = capsys.readouterr().out
@@ -357,11 +358,11 @@ def test_cli_passes_the_new_options_and_prints_the_checks(stub, corpus, tmp_path
 
 def test_the_skip_check_help_names_every_check():
     """``--skip-check``'s help is written in cli_generate (importing the engine there would slow every command's
-    start); it must name each of :data:`ragexam.questions.engine.CHECKS`, in order."""
+    start); it must name each of :data:`ragexam.questions.config.CHECKS`, in order."""
     import inspect
 
     from ragexam import cli_generate
-    from ragexam.questions.engine import CHECKS
+    from ragexam.questions.config import CHECKS
 
     src = inspect.getsource(cli_generate)
     assert "injection" in CHECKS and (", ".join(CHECKS) + ".") in src

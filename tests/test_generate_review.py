@@ -9,7 +9,8 @@ import json
 import pytest
 
 from qgen_stub import start_gen_stub
-from ragexam.questions import apply_review, generate
+from ragexam import generate
+from ragexam.questions import apply_review
 from ragexam.errors import InputError
 from test_generate_stub import DOCS, GOOD, by_doc
 

@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from qgen_stub import GenRequest, start_gen_stub, write_docs
-from ragexam.questions import generate, plan
+from ragexam import generate, generate_plan as plan
 from ragexam.data.normalization import normalize
 from ragexam.errors import InputError
 
@@ -210,7 +210,11 @@ def test_out_of_corpus_candidates_are_searched_and_judged(stub, corpus, tmp_path
     assert len(cr) == 1 and "SecureLink VPN" in cr[0]["messages"][1]["content"]
     from ragexam.data.validation import validate
 
-    assert validate(corpus, out).ok
+    # every record is well-formed; a set of out-of-corpus questions alone gives `run` nothing to retrieve, and
+    # validate says so (issue 36: validate predicts run)
+    report = validate(corpus, out)
+    assert [p.kind for p in report.errors] == ["run_would_refuse"]
+    assert "nothing to retrieve" in report.errors[0].message
 
 
 def test_malformed_replies_get_feedback_then_count_as_rejected(stub, corpus, tmp_path):

@@ -126,7 +126,7 @@ def test_an_edit_is_checked_at_once_and_a_failing_one_is_refused_with_its_reason
     row = sheet_rows(qa)["gen_0003"]
     assert row["status"] == "accepted" and row["question"] == "VPN-ERR-619 오류가 뜨면 무엇을 바꿔야 하나요?"
     assert json.loads(row["evidence"]) == ["설정 > 연결 방식에서 'TCP 443 모드'를 선택한 뒤 다시 접속합니다"]
-    assert row["answer_check"] == "human" and row["type"] == "lexical" and row["anchors"] == "vpn-err-619"
+    assert row["answer_check"] == "vouched for by the reviewer" and row["type"] == "lexical" and row["anchors"] == "vpn-err-619"
     shown = c.get(r.headers["location"])
     assert "edit checked and saved" in shown.text and "edited: question, answer, evidence" in shown.text
     res = apply_review(qa, None, tmp_path / "out.jsonl")

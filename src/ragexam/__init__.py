@@ -21,8 +21,8 @@ _LAZY = {
     "run": ("ragexam.analysis.exam.run", "run"),
     "grade": ("ragexam.analysis.exam.run", "grade"),
     "RunResult": ("ragexam.analysis.exam.run", "RunResult"),
-    "generate": ("ragexam.questions.api", "generate"),
-    "generate_plan": ("ragexam.questions.api", "plan"),
+    "generate": ("ragexam.api", "generate"),
+    "generate_plan": ("ragexam.api", "generate_plan"),
     "score": ("ragexam.api", "score"),
     "locate_evidence": ("ragexam.api", "locate_evidence"),
     "plots": ("ragexam.plots", None),  # a module: ragexam.plots.k_sweep(result) and friends

@@ -3,7 +3,7 @@
 Each package declares what it exports and from where, then asks for its module hooks::
 
     _LAZY = {"Chunker": "ragexam.data.chunking",          # the name, from that module
-             "plan": ("ragexam.questions.api", "plan_generation"),   # under another name
+             "plan": ("ragexam.api", "generate_plan"),             # under another name
              "plots": ("ragexam.plots", None)}              # the module itself
     __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
     __all__ = sorted(_LAZY)

@@ -22,9 +22,8 @@ command                    function
 ``score``                  :func:`score` → :class:`ScoreOutcome`
 ``answer``                 :func:`answer` → :class:`AnswerOutcome`
 ``judge-agreement``        :func:`judge_agreement` → :class:`AgreementOutcome`
-``generate``               :func:`ragexam.questions.api.generate` →
-                           :class:`~ragexam.questions.engine.GenerateResult` (``--dry-run``:
-                           :func:`ragexam.questions.api.plan`)
+``generate``               :func:`generate` → :class:`~ragexam.questions.products.GenerateResult`
+                           (``--dry-run``: :func:`generate_plan` → :class:`~ragexam.questions.products.GeneratePlan`)
 ``review apply``           :func:`ragexam.questions.review.apply_review`
 ``traces import``          :func:`import_traces` → :class:`~ragexam.analysis.answers.traces.ImportResult`
 ``traces sample``          :func:`sample_traces` → :class:`~ragexam.questions.traces_sample.SampleResult`
@@ -44,8 +43,8 @@ from ragexam.errors import InputError
 __all__ = ["evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
            "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
            "ScoreOutcome", "score", "AnswerOutcome", "answer", "AgreementOutcome", "judge_agreement",
-           "read_segments", "generate", "review_apply", "review_audit", "review_queue", "check_junk",
-           "import_traces", "sample_traces", "locate_evidence"]
+           "read_segments", "generate", "generate_plan", "review_apply", "review_audit", "review_queue",
+           "check_junk", "import_traces", "sample_traces", "locate_evidence"]
 
 PathLike = Union[str, Path]
 Progress = Optional[Callable[[int, int], None]]
@@ -784,21 +783,51 @@ def llm_probe(settings: Any, *, refresh: bool = False):
     return probe(LLMClient(settings), settings.open_cache(), refresh=refresh)
 
 
-def generate(corpus: Any, n: int, settings: Any, *, out: Optional[PathLike] = None, dry_run: bool = False,
-             judge_model: Optional[str] = None, progress: Optional[Callable[[str, int, int], None]] = None,
-             **options: Any):
-    """``ragexam generate``: a verified question set from ``corpus`` written to ``out`` and its side files (every
-    output checked before any call, none may be the corpus or the prompt file), or with ``dry_run`` the plan of
-    the first pass (nothing sent).  ``options`` are :class:`~ragexam.questions.engine.GenerateConfig`'s.
-    :returns: a :class:`~ragexam.questions.engine.GenerateResult`, or a
-    :class:`~ragexam.questions.engine.GeneratePlan` for a dry run."""
-    from ragexam.questions import api as gen
+def generate(corpus: Any, n: Optional[int] = None, *, model: Optional[str] = None, out: Optional[PathLike] = None,
+             judge_model: Optional[str] = None, settings: Any = None, config: Any = None,
+             progress: Optional[Callable[[str, int, int], None]] = None, **options: Any):
+    """``ragexam generate``: a verified question set from ``corpus`` (a file, a bundled name or a
+    :class:`~ragexam.data.schema.Corpus`); with ``out``, the set and its side files written there (every output
+    path checked before any call; none may be the corpus or the prompt file).  ``options`` are the fields of
+    :class:`~ragexam.questions.config.GenerateConfig` (``mix``, ``kinds``, ``cite``, ``skip_checks``,
+    ``max_calls``, ``max_generation_calls``, ``budget``, ...) and of :class:`~ragexam.llm.settings.LLMSettings`
+    (``base_url``, ``api_key``, ``temperature``, ``cache_dir``, ...), or pass ``settings=`` / ``config=`` objects;
+    ``judge_model`` is the model of the LLM checks (default: the generator's own).  The stages:
+    :mod:`ragexam.questions.stages`.
 
-    if dry_run:
-        return gen.plan(corpus, n, settings=settings, judge_model=judge_model, **options)
-    if out is None:
-        raise InputError("needs --out FILE.jsonl (or --dry-run)", source="ragexam generate", field="out")
-    return gen.generate(corpus, n, settings=settings, out=out, judge_model=judge_model, progress=progress, **options)
+    :returns: a :class:`~ragexam.questions.products.GenerateResult` (``records``, ``rejects``, ``card``,
+        ``shortfall``).
+    :raises InputError: bad settings, an unwritable ``out``, an unreadable corpus or prompt file.
+    :raises ragexam.llm.transport.EndpointError: the endpoint refused the configuration (401/403/404); every call
+        finished before that is cached.
+    """
+    from ragexam.questions.config import resolve
+    from ragexam.questions.stages import make_set, prepare
+
+    if out is not None:
+        from ragexam.questions.output import check_outputs
+        from ragexam.storage.paths import In
+
+        prompt = options.get("prompt") if config is None else getattr(config, "prompt", None)
+        check_outputs(out, [In(getattr(corpus, "source", corpus), "--corpus"), In(prompt, "--prompt")])
+    cfg, llm = resolve(model, n, options, settings, config)
+    result = make_set(prepare(corpus, cfg, llm, judge_model=judge_model, progress=progress))
+    if out is not None:
+        result.save(out)
+    return result
+
+
+def generate_plan(corpus: Any, n: Optional[int] = None, *, model: Optional[str] = None,
+                  judge_model: Optional[str] = None, settings: Any = None, config: Any = None, **options: Any):
+    """``ragexam generate --dry-run``: what the first uncached pass of :func:`generate` (same arguments; ``out`` is
+    ignored) would call, with estimated tokens and cost.  Nothing is sent.
+    :returns: a :class:`~ragexam.questions.products.GeneratePlan`."""
+    from ragexam.questions.config import resolve
+    from ragexam.questions.stages import plan_set, prepare
+
+    options.pop("out", None)
+    cfg, llm = resolve(model, n, options, settings, config)
+    return plan_set(prepare(corpus, cfg, llm, judge_model=judge_model))
 
 
 def review_apply(qa: PathLike, out: PathLike, *, review: Optional[PathLike] = None, corpus: Any = None,

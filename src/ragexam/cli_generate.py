@@ -39,14 +39,15 @@ def generate_cmd(
                              "writes one question about it), spans (the model copies text; quote frames unwrapped) or "
                              "sentences (the model cites numbers of shown sentences). auto: the measured default, "
                              "focus."),
-    skip_check: Optional[List[str]] = typer.Option(None, "--skip-check", help="Switch a check off (repeatable): "
-                                                   "injection, guards, premise, critic, reader, faithfulness."),
+    skip_check: Optional[List[str]] = typer.Option(
+        None, "--skip-check", help="Switch a check off (repeatable): injection, guards, premise, title, fragment, critic, reader, faithfulness."),  # noqa: E501 (one line: tests find every check's name)
     agree_at: int = typer.Option(4, "--agree-at", help="The judge's answer-correctness score (1-5) at which the "
                                                        "reader's answer agrees with the key."),
     prompt: Optional[Path] = typer.Option(None, "--prompt", help="A prompt file replacing the bundled one "
                                                                  "(see docs/generate.md)."),
     judge_model: Optional[str] = typer.Option(None, "--judge-model", help="Model of the LLM checks (default: "
-                                                                          "--model)."),
+                                              "--model, the generator checking itself; then multi is left out of the "
+                                              "default mix)."),
     retriever: str = typer.Option("bm25", "--retriever", help="Retriever for related sections and the "
                                                               "out-of-corpus search."),
     ooc_top: int = typer.Option(5, "--ooc-top", help="Sections retrieved per out-of-corpus candidate."),
@@ -61,6 +62,8 @@ def generate_cmd(
     max_passes: int = typer.Option(30, "--max-passes", help="Passes of calls at most."),
     max_calls: Optional[int] = typer.Option(None, "--max-calls", help="Calls this run may make (generation and "
                                                                       "checks; cached results are free)."),
+    max_generation_calls: Optional[int] = typer.Option(None, "--max-generation-calls", help="Generation calls this "
+                                                       "run may make (the checks not counted; cached ones are free)."),
     budget: Optional[float] = typer.Option(None, "--budget", help="USD this run may spend (needs a known price)."),
     id_prefix: str = typer.Option("gen", "--id-prefix", help="Query ids are PREFIX_0001, ..."),
     base_url: BaseUrl = None, api_key: ApiKey = None, concurrency: Concurrency = 4,
@@ -74,10 +77,9 @@ def generate_cmd(
     """Generate a question set from a corpus: every evidence string verified verbatim in the corpus, types measured,
     rejections counted by reason. Exits 1 when fewer than N questions passed."""
     from ragexam import api
-    from ragexam.questions.api import parse_kinds
+    from ragexam.errors import InputError
+    from ragexam.questions.config import default_temperature, parse_kinds
     from ragexam.report.console_generate import generate_files, print_generate, print_generate_plan
-
-    from ragexam.questions.engine import default_temperature
 
     if temperature is None:
         temperature = default_temperature(cite)
@@ -87,11 +89,13 @@ def generate_cmd(
     options = dict(mix=mix, kinds=parse_kinds(kind), per_call=per_call, language=lang, prompt=prompt,
                    retriever=retriever, ooc_top=ooc_top, ooc_max_relevance=ooc_max_relevance, ambiguous=ambiguous,
                    dedup_at=dedup_at, section_chars=section_chars, seed=seed, max_passes=max_passes,
-                   max_calls=max_calls, budget=budget, id_prefix=id_prefix, max_attempts=max_attempts,
-                   prompt_language=prompt_lang, cite=cite, skip_checks=tuple(skip_check or ()), agree_at=agree_at)
+                   max_calls=max_calls, max_generation_calls=max_generation_calls, budget=budget, id_prefix=id_prefix,
+                   max_attempts=max_attempts, prompt_language=prompt_lang, cite=cite, skip_checks=tuple(skip_check or ()), agree_at=agree_at)
     if dry_run:
-        p = api.generate(corpus, n, settings, dry_run=True, judge_model=judge_model, **options)
+        p = api.generate_plan(corpus, n, settings=settings, judge_model=judge_model, **options)
         return print_json(p.to_dict()) if json_out else print_generate_plan(p, console())
+    if out is None:
+        raise InputError("needs --out FILE.jsonl (or --dry-run)", source="ragexam generate", field="out")
     bars: dict = {}
 
     def bar(label: str, done: int, total: int) -> None:
@@ -99,7 +103,7 @@ def generate_cmd(
         if cb is not None:
             cb(done, total)
 
-    res = api.generate(corpus, n, settings, out=out, judge_model=judge_model, progress=bar, **options)
+    res = api.generate(corpus, n, settings=settings, out=out, judge_model=judge_model, progress=bar, **options)
     if json_out:
         print_json(dict(res.card, files=generate_files(out)))
     else:

@@ -37,38 +37,27 @@ checks that ran.  What each stage found is kept in the question's verification r
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from ragexam.questions import checks as C
 from ragexam.data.normalization import normalize
+from ragexam.llm.batch import Outcome
+from ragexam.metrics.judge import ItemScore, JudgeItem
+from ragexam.metrics.judge.core import JudgeRun
+from ragexam.questions import checks as C
+from ragexam.questions.products import Candidate, DryRunStop, Json, Ledger, PassEstimate
+from ragexam.questions.setup import Setup
 from ragexam.metrics.judge.builtin.answer_correctness import METRIC as CORRECTNESS
 from ragexam.metrics.judge.builtin.context_relevance import METRIC as RELEVANCE
 from ragexam.metrics.judge.builtin.faithfulness import METRIC as FAITHFULNESS
 
-#: a :class:`~ragexam.questions.engine.Candidate` and a :class:`~ragexam.questions.engine.Generator`
-#: (this module sits below the engine, which imports it)
-Candidate = Any
-Generator = Any
-
-__all__ = ["Checker", "StopDry", "CRITIC", "READER_FORMAT", "agreement", "LLM_CHECKS"]
+__all__ = ["Checker", "llm_check", "CRITIC", "READER_FORMAT", "agreement"]
 
 #: the name of the critic rubric (a custom judge metric)
 CRITIC = "question_critic"
 READER_FORMAT = "ragexam-reader-call/1"
-#: the LLM checks that can be switched off
-LLM_CHECKS = ("critic", "reader", FAITHFULNESS.name)
 #: a reader's answer inside the key counts as agreement from this many characters (normalised, no spaces)
 MIN_INSIDE_CHARS = 4
 READER_MAX_TOKENS = 256
-
-
-class StopDry(Exception):
-    """Raised in a dry run at the first check stage that would call the endpoint."""
-
-    def __init__(self, calls: int, exact: bool, prompt_tokens: int, completion_tokens: int) -> None:
-        super().__init__("dry run")
-        self.calls, self.exact = calls, exact
-        self.prompt_tokens, self.completion_tokens = prompt_tokens, completion_tokens
 
 
 def _squash(text: str) -> str:
@@ -100,11 +89,11 @@ def agreement(key: str, reader_answer: str, language: Optional[str] = None) -> s
 
 
 class Checker:
-    """The LLM checks of one generator (see the module docstring)."""
+    """The LLM checks of one generation (see the module docstring)."""
 
-    def __init__(self, gen: Generator) -> None:
-        self.gen = gen
-        self.enabled = set(gen.checks)
+    def __init__(self, setup: Setup) -> None:
+        self.setup = setup
+        self.enabled = set(setup.checks)
 
     def initial_rate(self) -> float:
         """LLM check calls expected per candidate before any is known: one per enabled stage, the third
@@ -113,27 +102,25 @@ class Checker:
         return max(0.5, ("critic" in on) + ("reader" in on) + 0.5 * bool(on & {"reader", FAITHFULNESS.name}))
 
     # -- the stages ------------------------------------------------------------------------------------
-    def run(self, cands: List[Candidate], state: Any, dry: bool) -> None:
+    def run(self, cands: List[Candidate], ledger: Ledger, dry: bool) -> None:
         answerable = [x for x in cands if x.answerable]
         ooc = [x for x in cands if not x.answerable]
         critic = [x for x in answerable if "critic" in self.enabled]
         later = len(answerable) * (("reader" in self.enabled) * 2 + (FAITHFULNESS.name in self.enabled))
-        self._stage1(critic, ooc, state, dry, later)
+        self._stage1(critic, ooc, ledger, dry, later)
         alive = [x for x in answerable if x.rejection is None]
         if "reader" in self.enabled:
-            self._read(alive, state, dry, later=len(alive) * (1 + (FAITHFULNESS.name in self.enabled)))
+            self._read(alive, ledger, dry, later=len(alive) * (1 + (FAITHFULNESS.name in self.enabled)))
             alive = [x for x in alive if x.rejection is None]
-        self._stage3(alive, state, dry)
+        self._stage3(alive, ledger, dry)
         for x in cands:
             if x.rejection is None and x.answerable and not x.answer_check:
                 x.rejection = C.Rejection("not_checked", "the answer check was not made (spending limit)")
             if x.rejection is None and not x.answerable and not x.ooc_check:
                 x.rejection = C.Rejection("not_checked", "the out-of-corpus check was not made (spending limit)")
 
-    def _stage1(self, critic: List[Candidate], ooc: List[Candidate], state: Any, dry: bool, later: int) -> None:
-        from ragexam.metrics.judge import JudgeItem
-
-        g = self.gen
+    def _stage1(self, critic: List[Candidate], ooc: List[Candidate], ledger: Ledger, dry: bool, later: int) -> None:
+        g = self.setup
         c = g.config
         hits_by_cid: Dict[str, List[Tuple[str, float]]] = {}
         if ooc:
@@ -148,7 +135,7 @@ class Checker:
                          for x in critic],
                 RELEVANCE.name: [JudgeItem(x.cid, x.question, None,
                                                 tuple(g.by_sid[s].text for s, _ in hits_by_cid[x.cid])) for x in ooc]}
-        run = self._judge(jobs, critic + ooc, state, dry, later, "critic")
+        run = self._judge(jobs, critic + ooc, ledger, dry, later, "critic")
         if run is None:
             return
         by_cid = {x.cid: x for x in critic + ooc}
@@ -167,8 +154,8 @@ class Checker:
         for cid, s in run.items(RELEVANCE.name).items():
             self._ooc_verdict(by_cid[cid], s, hits_by_cid[cid], cr)
 
-    def _ooc_verdict(self, x: Candidate, s: Any, hits: List[Tuple[str, float]], rubric: str) -> None:
-        c = self.gen.config
+    def _ooc_verdict(self, x: Candidate, s: ItemScore, hits: List[Tuple[str, float]], rubric: str) -> None:
+        c = self.setup.config
         if not s.judged:
             x.rejection = C.Rejection("check_failed", f"{RELEVANCE.name} unjudged: {s.reason}: {s.message}")
             return
@@ -181,15 +168,13 @@ class Checker:
             x.rejection = C.Rejection("answered_in_corpus", f"section(s) {', '.join(top)} judged "
                                       f"{max(scores)} of 5 (limit {c.ooc_max_relevance})")
 
-    def _stage3(self, alive: List[Candidate], state: Any, dry: bool) -> None:
-        from ragexam.metrics.judge import JudgeItem
-
+    def _stage3(self, alive: List[Candidate], ledger: Ledger, dry: bool) -> None:
         agree = [x for x in alive if x.reader.get("agreement") == "judge"]
         faithful = [x for x in alive if not x.answer_check and FAITHFULNESS.name in self.enabled]
         jobs = {CORRECTNESS.name: [JudgeItem(x.cid, x.question, x.reader["answer"], (), x.answer) for x in agree],
                 FAITHFULNESS.name: [JudgeItem(x.cid, x.question, x.answer, tuple(loc.normalized for loc in x.located))
                                  for x in faithful]}
-        run = self._judge(jobs, agree + faithful, state, dry, 0, "answer")
+        run = self._judge(jobs, agree + faithful, ledger, dry, 0, "answer")
         if run is None:
             return
         by_cid = {x.cid: x for x in alive}
@@ -200,10 +185,10 @@ class Checker:
                 x.rejection = C.Rejection("check_failed", f"{CORRECTNESS.name} unjudged: {s.reason}: {s.message}")
                 continue
             x.reader.update({"score": int(s.score), "verdict": s.label, "rubric": ac})
-            if s.score < self.gen.config.agree_at:
+            if s.score < self.setup.config.agree_at:
                 x.rejection = C.Rejection("answer_disagrees", f"the reader answered {x.reader['answer'][:80]!r}; "
                                           f"{CORRECTNESS.name} against the key {int(s.score)} of 5 ({s.label}; "
-                                          f"needs {self.gen.config.agree_at})")
+                                          f"needs {self.setup.config.agree_at})")
         fa = _label(run, FAITHFULNESS.name)
         for cid, s in run.items(FAITHFULNESS.name).items():
             x = by_cid[cid]
@@ -226,20 +211,21 @@ class Checker:
                 x.answer_check = {"method": "skipped"}
 
     # -- judge calls ----------------------------------------------------------------------------------
-    def _judge(self, jobs: Dict[str, List[Any]], cands: Sequence[Candidate], state: Any, dry: bool, later: int,
-               what: str) -> Any:
+    def _judge(self, jobs: Dict[str, List[JudgeItem]], cands: Sequence[Candidate], ledger: Ledger, dry: bool,
+               later: int, what: str) -> Optional[JudgeRun]:
         """Run the judge on ``jobs`` (empty metrics dropped) within the spending limits; ``None`` when there is
         nothing to run or no room (the candidates are then ``not_checked``)."""
-        g = self.gen
+        g = self.setup
         jobs = {m: v for m, v in jobs.items() if v}
         if not jobs:
             return None
         plan = g.judge.plan(None, jobs)
         if dry:
             if plan.calls:
-                raise StopDry(plan.calls + later, later == 0, plan.est_prompt_tokens, plan.est_completion_tokens)
+                raise DryRunStop(PassEstimate(ledger.pass_no, 0, 0, plan.calls + later, later == 0,
+                                              plan.est_prompt_tokens, plan.est_completion_tokens))
         elif g.config.max_calls is not None or g.config.budget is not None:
-            jobs = self._fit(jobs, plan.calls, plan.est_cost, state)
+            jobs = self._fit(jobs, plan.calls, plan.est_cost, ledger)
             kept = {i.item_id for v in jobs.values() for i in v}
             for x in cands:
                 if x.cid not in kept and x.rejection is None:
@@ -249,19 +235,20 @@ class Checker:
 
         def progress(done: int, total: int) -> None:
             if g.progress is not None:
-                g.progress(f"pass {state.pass_no}: {what} checks", done, total)
+                g.progress(f"pass {ledger.pass_no}: {what} checks", done, total)
 
         run = g.judge.run(None, jobs, progress=progress)
         if not dry:
-            state.add_usage("checks", run.usage)
+            ledger.add_usage("checks", run.usage)
         return run
 
-    def _fit(self, jobs: Dict[str, List[Any]], calls: int, est_cost: Any, state: Any) -> Dict[str, List[Any]]:
-        """The items of ``jobs`` (in order) whose calls fit the spending limits; sets ``state.stop`` when cut."""
-        allowed = self._room(calls, est_cost, state)
+    def _fit(self, jobs: Dict[str, List[JudgeItem]], calls: int, est_cost: Cost,
+             ledger: Ledger) -> Dict[str, List[JudgeItem]]:
+        """The items of ``jobs`` (in order) whose calls fit the spending limits; sets ``ledger.stop`` when cut."""
+        allowed = self._room(calls, est_cost, ledger)
         if allowed >= calls:
             return jobs
-        out: Dict[str, List[Any]] = {}
+        out: Dict[str, List[JudgeItem]] = {}
         left = allowed
         for m, items in jobs.items():
             keep = items[:max(0, left)]
@@ -270,12 +257,12 @@ class Checker:
                 out[m] = keep
         return out
 
-    def _room(self, calls: int, est_cost: Any, state: Any) -> int:
-        c = self.gen.config
+    def _room(self, calls: int, est_cost: Cost, ledger: Ledger) -> int:
+        c = self.setup.config
         if calls == 0:
             return 0
-        room_calls = None if c.max_calls is None else c.max_calls - state.calls_made
-        room_usd = None if c.budget is None else c.budget - state.spent_usd
+        room_calls = None if c.max_calls is None else c.max_calls - ledger.calls_made
+        room_usd = None if c.budget is None else c.budget - ledger.spent_usd
         per_call_usd = (est_cost / calls) if isinstance(est_cost, float) and calls else 0.0
         allowed = calls
         if room_calls is not None:
@@ -283,18 +270,18 @@ class Checker:
         if room_usd is not None and per_call_usd > 0:
             allowed = min(allowed, max(0, int(room_usd // per_call_usd)))
         if allowed < calls:
-            state.stop = f"max_calls ({c.max_calls}) reached" if room_calls is not None and allowed == max(
+            ledger.stop = f"max_calls ({c.max_calls}) reached" if room_calls is not None and allowed == max(
                 0, int(room_calls)) else f"budget (${c.budget:g}) reached"
         return allowed
 
     # -- the reader ------------------------------------------------------------------------------------
-    def _read(self, cands: List[Candidate], state: Any, dry: bool, later: int) -> None:
+    def _read(self, cands: List[Candidate], ledger: Ledger, dry: bool, later: int) -> None:
         """Stage 2: the reader answers each question from its evidence alone; the agreement is decided
         (``declined`` rejects, ``contained`` agrees, ``judge`` waits for stage 3)."""
         from ragexam.llm.batch import run_calls
         from ragexam.llm.cost import cost_usd, estimate_tokens
 
-        g = self.gen
+        g = self.setup
         if not cands:
             return
         tasks = [(self.reader_key(m), (x.cid, m)) for x in cands for m in [self.reader_messages(x)]]
@@ -304,11 +291,11 @@ class Checker:
             prompt = sum(estimate_tokens("".join(m["content"] for m in t[1])) for _, t in todo)
             completion = 60 * len(todo)
             if dry:
-                raise StopDry(len(todo) + later, later == 0, prompt, completion)
+                raise DryRunStop(PassEstimate(ledger.pass_no, 0, 0, len(todo) + later, later == 0, prompt, completion))
             if g.config.max_calls is not None or g.config.budget is not None:
                 price = g.judge.price
                 est = cost_usd(prompt, completion, price) if price is not None else "unknown"
-                allowed = self._room(len(todo), est, state)
+                allowed = self._room(len(todo), est, ledger)
                 if allowed < len(todo):
                     cut = {t[0] for _, t in todo[allowed:]}
                     for x in cands:
@@ -318,7 +305,7 @@ class Checker:
 
         def progress(done: int, total: int) -> None:
             if g.progress is not None:
-                g.progress(f"pass {state.pass_no}: reader", done, total)
+                g.progress(f"pass {ledger.pass_no}: reader", done, total)
 
         client = g.judge.client
         batch = run_calls(tasks, self._reader_call, cache=g.judge.cache, kind="reader", model=client.model,
@@ -326,48 +313,47 @@ class Checker:
                           usable=lambda v: v.get("status") != "failed", redact=client.redact_value,
                           progress=progress, claim_wait=g.judge.settings.claim_wait_seconds)
         if not dry:
-            state.add_usage("checks", batch.usage.to_dict(g.judge.price))
+            ledger.add_usage("checks", batch.usage.to_dict(g.judge.price))
         by_cid = {x.cid: x for x in cands}
         for key, (cid, _) in tasks:
             self._reader_verdict(by_cid[cid], batch.values[key])
 
-    def _reader_verdict(self, x: Candidate, v: Dict[str, Any]) -> None:
+    def _reader_verdict(self, x: Candidate, v: Dict[str, Json]) -> None:
         if v.get("status") != "ok":
             x.rejection = C.Rejection("check_failed", f"reader: {v.get('reason')}: {v.get('message')}")
             return
         answer = v["answer"]
-        how = agreement(x.answer, answer, self.gen.language)
-        x.reader = {"answer": answer[:500], "agreement": how, "prompt": self.gen.reader.label}
+        how = agreement(x.answer, answer, self.setup.language)
+        x.reader = {"answer": answer[:500], "agreement": how, "prompt": self.setup.reader.label}
         if how == "declined":
             x.rejection = C.Rejection("evidence_does_not_answer", f"the reader, given only the evidence, replied "
                                       f"{answer[:120]!r}")
 
     def reader_messages(self, x: Candidate) -> List[Dict[str, str]]:
-        from ragexam.questions.output import DECLINE
+        from ragexam.questions.prompts import DECLINE
 
-        g = self.gen
+        g = self.setup
         return g.reader.messages(x.question, [loc.text for loc in x.located], language=g.language,
                                  decline=DECLINE[g.language])
 
     def reader_key(self, messages: List[Dict[str, str]]) -> str:
         from ragexam.llm.cache import request_key
 
-        j = self.gen.judge
+        j = self.setup.judge
         return request_key({"format": READER_FORMAT, "kind": "reader", "model": j.model, "endpoint": j.endpoint,
                             "messages": messages, "temperature": 0.0, "max_tokens": READER_MAX_TOKENS,
                             "seed": j.seed})
 
-    def _reader_call(self, task: Tuple[str, List[Dict[str, str]]]):
+    def _reader_call(self, task: Tuple[str, List[Dict[str, str]]]) -> Outcome:
         from ragexam.llm.attempts import TEXT_REFUSAL, ask
-        from ragexam.llm.batch import Outcome
         from ragexam.metrics.judge.replies import ReplyError
 
         _, messages = task
-        j = self.gen.judge
+        j = self.setup.judge
         got = ask(j.client, messages, _reader_text, bad_reply=(ReplyError,), refusal=TEXT_REFUSAL,
-                  feedback=self.gen.reader_feedback, max_attempts=self.gen.config.max_attempts,
+                  feedback=self.setup.reader_feedback, max_attempts=self.setup.config.max_attempts,
                   max_tokens=READER_MAX_TOKENS, temperature=0.0, seed=j.seed)
-        value: Dict[str, Any] = {"attempts": got.attempts, "requests": got.requests, "errors": got.errors}
+        value: Dict[str, Json] = {"attempts": got.attempts, "requests": got.requests, "errors": got.errors}
         if got.failed is not None:
             value.update(status="failed", reason=got.failed.kind, message=got.failed.message)
         elif got.parsed:
@@ -392,24 +378,18 @@ def _reader_text(content: Optional[str]) -> str:
     return text
 
 
-def _label(run: Any, metric: str) -> str:
+def _label(run: JudgeRun, metric: str) -> str:
     r = run.rubrics.get(metric, {})
     return f"{r.get('name')}@{r.get('sha')}"
 
 
-def critic_path(language: str):
-    """The bundled critic rubric with criteria in ``language``."""
-    from pathlib import Path
-
-    return Path(__file__).with_name("prompt_files") / f"critic.{language}.json"
-
-
-def load_critic(language: str) -> Any:
-    """The critic rubric (a custom :class:`~ragexam.metrics.judge.JudgeMetric`)."""
-    from ragexam.metrics.judge import load_rubric
-
-    return load_rubric(critic_path(language))
-
-
 #: what a feedback function looks like (``kind``, ``message`` -> the follow-up text)
 Feedback = Callable[[str, str], str]
+#: an estimated cost: USD, or ``"unknown"`` without a price
+Cost = Union[float, str]
+
+
+def llm_check(setup: Setup, live: List[Candidate], ledger: Ledger, *, dry: bool) -> None:
+    """The *llm-check* stage: the critic, the reader and the answer checks on the candidates the deterministic
+    checks left alive (rejections set in place; see the module docstring)."""
+    Checker(setup).run(live, ledger, dry)

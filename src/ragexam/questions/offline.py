@@ -145,7 +145,7 @@ def _request(msgs: List[Dict[str, Any]], pattern: "re.Pattern[str]") -> Tuple[in
 
 
 def _reader(user: str) -> str:
-    from ragexam.questions.output import DECLINE
+    from ragexam.questions.prompts import DECLINE
 
     m = _READER.search(user)
     if not m:

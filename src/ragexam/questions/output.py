@@ -13,7 +13,9 @@ file              content
                   by reason, passes, why it stopped, calls/tokens/cost of this run, and its
                   ``audit`` (``not audited`` until a person audits a sample: :mod:`.audit`)
 ``qa.review.csv`` the review sheet (UTF-8 with BOM so spreadsheet programs read Korean): one row per
-                  question, ``status`` ``pending``; edit it and run ``ragexam review apply``.  A cell that
+                  question, ``status`` ``pending``, with what the checks found (the answer check in
+                  words, the critic's score, the reader's answer and its agreement with the key, who
+                  checked); edit it and run ``ragexam review apply``.  A cell that
                   a spreadsheet would run as a formula gets a leading ``'`` (:func:`sheet_cell`)
 ================  ==============================================================================
 
@@ -29,20 +31,52 @@ import csv
 import io
 import json
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Union
 
-from ragexam.questions.checks import REASONS
+from ragexam.questions.checks import REASONS, asked_type
+from ragexam.questions.products import Candidate, Json, Ledger, Record
+from ragexam.questions.prompts import DECLINE
+from ragexam.questions.setup import Setup
+from ragexam.storage.paths import In
 
 __all__ = ["side_paths", "check_outputs", "write_outputs", "candidate_record", "reject_record", "build_card",
-           "REVIEW_COLUMNS", "CARD_FORMAT", "DECLINE", "sheet_cell", "read_cell", "review_cells"]
+           "REVIEW_COLUMNS", "CARD_FORMAT", "DECLINE", "GenerateResult", "CHECK_WORDS", "checked_by_text",
+           "sheet_cell", "read_cell", "review_cells"]
 
 CARD_FORMAT = "ragexam-questions-card/1"
-#: ground truth of an out-of-corpus question (the sentence ``ragexam answer``'s default prompt asks for)
-DECLINE = {"ko": "문서에서 찾을 수 없습니다.", "en": "I cannot find this in the documents."}
 #: columns of the review sheet, in order
 REVIEW_COLUMNS = ("query_id", "status", "type", "question", "ground_truth", "evidence", "relevant_doc_ids",
-                  "overlap", "anchors", "answer_check", "note")
+                  "overlap", "anchors", "answer_check", "critic", "reader_answer", "reader_agreement", "checked_by",
+                  "note")
+#: what the review sheet says of an answer check, by its method (ASCII punctuation: Korean Excel saves the sheet
+#: as CP949, which has no em dash)
+CHECK_WORDS = {"contained": "answer found in evidence - not checked for correctness",
+               "skipped": "not checked (--skip-check faithfulness)", "human": "vouched for by the reviewer"}
+
+
+@dataclass
+class GenerateResult:
+    """The set (``records``: QA records in output order), ``rejects`` (one record per rejected candidate,
+    reply or call), the ``card`` and the ``signature``."""
+
+    records: List[Record]
+    rejects: List[Record]
+    card: Record
+    signature: str
+    language: str
+    corpus_source: Optional[str] = None
+
+    @property
+    def shortfall(self) -> int:
+        """Questions missing to reach ``n``."""
+        n = self.card["n_requested"]
+        return max(0, (n if isinstance(n, int) else 0) - len(self.records))
+
+    def save(self, out: Union[str, Path]) -> Dict[str, Path]:
+        """Write the set and its side files (:func:`write_outputs`)."""
+        return write_outputs(self, out)
 
 
 def side_paths(out: Union[str, Path]) -> Dict[str, Path]:
@@ -53,7 +87,7 @@ def side_paths(out: Union[str, Path]) -> Dict[str, Path]:
             "review": p.with_name(stem + ".review.csv")}
 
 
-def check_outputs(out: Union[str, Path], inputs: Sequence[Any] = ()) -> Dict[str, Path]:
+def check_outputs(out: Union[str, Path], inputs: Sequence[In] = ()) -> Dict[str, Path]:
     """Check every output path (the set and its side files) before any work: each can be written and none is one
     of ``inputs`` (:class:`ragexam.storage.paths.In`: the corpus, the prompt file), by the one output-path rule
     :func:`ragexam.storage.paths.check_outputs`; :class:`~ragexam.errors.InputError` naming ``--out`` and the
@@ -73,14 +107,14 @@ def _write(path: Path, text: str) -> None:
     write_text(path, text)
 
 
-def _jsonl(rows: List[Dict[str, Any]]) -> str:
+def _jsonl(rows: List[Record]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in rows)
 
 
-def candidate_record(gen: Any, x: Any, query_id: str) -> Dict[str, Any]:
-    """The QA record of a kept candidate (an :class:`~ragexam.questions.engine.Candidate` of the
-    generator ``gen``), with its verification record in ``metadata.generation``."""
-    g: Dict[str, Any] = {"kind": x.kind, "model_type": x.model_type, "pass": x.pass_no, "call": x.call,
+def candidate_record(gen: Setup, x: Candidate, query_id: str) -> Record:
+    """The QA record of a kept candidate of the generation ``gen``, with its verification record in
+    ``metadata.generation``."""
+    g: Record = {"kind": x.kind, "model_type": x.model_type, "pass": x.pass_no, "call": x.call,
                          "candidate": x.cid, "sections": list(x.sections), "prompt": gen.prompts.label}
     if x.answerable:
         spans = []
@@ -102,24 +136,26 @@ def candidate_record(gen: Any, x: Any, query_id: str) -> Dict[str, Any]:
             g["critic"] = x.critic
         if x.reader:
             g["reader"] = x.reader
+        g["asks"] = asked_type(x.question)
         g["checks"] = list(gen.checks)
-        record: Dict[str, Any] = {"query_id": query_id, "question": x.question, "relevant_doc_ids": x.relevant,
+        record: Record = {"query_id": query_id, "question": x.question, "relevant_doc_ids": x.relevant,
                                   "evidence": [loc.text for loc in x.located], "ground_truth": x.answer,
                                   "type": x.type, "answerable": True}
     else:
         g.update({"ooc_check": x.ooc_check})
         record = {"query_id": query_id, "question": x.question, "ground_truth": DECLINE[gen.language],
                   "type": "out_of_corpus", "answerable": False}
+    g["checked_by"] = {"model": gen.judge.model, "generator_itself": gen.checked_by_generator}
     g["review"] = "pending"
     record["metadata"] = {"generation": g}
     return record
 
 
-def reject_record(x: Any) -> Dict[str, Any]:
+def reject_record(x: Candidate) -> Record:
     """One line of the rejects file for a rejected candidate."""
     r = x.rejection
     assert r is not None  # only rejected candidates get here (internal invariant, not user input)
-    out: Dict[str, Any] = {"reason": r.reason, "stage": r.stage, "detail": r.detail, "kind": x.kind,
+    out: Record = {"reason": r.reason, "stage": r.stage, "detail": r.detail, "kind": x.kind,
                            "pass": x.pass_no, "call": x.call, "cid": x.cid, "seq": list(x.seq),
                            "sections": list(x.sections)}
     if x.question or x.evidence or x.answer:
@@ -135,8 +171,7 @@ def reject_record(x: Any) -> Dict[str, Any]:
     return out
 
 
-def build_card(gen: Any, state: Any, records: List[Dict[str, Any]],
-               rejects: List[Dict[str, Any]]) -> Dict[str, Any]:
+def build_card(gen: Setup, state: Ledger, records: List[Record], rejects: List[Record]) -> Record:
     """The set's card (see the module docstring)."""
     from ragexam.llm.cost import cost_usd
 
@@ -147,18 +182,18 @@ def build_card(gen: Any, state: Any, records: List[Dict[str, Any]],
     docs_q = {d for r in records for d in r.get("relevant_doc_ids", [])}
     src_docs = {gen.by_sid[s].doc_id for r in records for s in r["metadata"]["generation"]["sections"]}
     prompted = {sid for sid, n in state.coverage.uses.items() if n}
-    usage: Dict[str, Any] = {k: dict(v) for k, v in state.usage.items()}
+    usage: Dict[str, Json] = {k: dict(v) for k, v in state.usage.items()}
     total_cost: Union[float, str] = "unknown"
     if usage and all(isinstance(v.get("cost_usd"), (int, float)) for v in usage.values()):
         total_cost = sum(float(v["cost_usd"]) for v in usage.values())
     elif not usage:
-        total_cost = cost_usd(0, 0, gen._price_pair())
+        total_cost = cost_usd(0, 0, gen.price_pair())
     candidates = sum(1 for r in rejects if "cid" in r) + len(records)
     return {
         "format": CARD_FORMAT,
         "signature": gen.signature(),
         "corpus": {"source": gen.corpus.source, "n_documents": len(gen.corpus), "n_sections": len(gen.sections),
-                   "language": gen.language, "script": gen.script},
+                   "language": gen.language, "script": gen.facts.script},
         "n_requested": gen.config.n,
         "n_kept": len(records),
         "shortfall": max(0, gen.config.n - len(records)),
@@ -179,22 +214,46 @@ def build_card(gen: Any, state: Any, records: List[Dict[str, Any]],
         "prompt": {"name": gen.prompts.name, "version": gen.prompts.version, "sha": gen.prompts.sha,
                    "source": gen.prompts.source, "kinds": gen.prompts.kinds},
         "models": {"generator": gen.client.model, "judge": gen.judge.model, "endpoint": gen.client.endpoint},
+        "checked_by": {"model": gen.judge.model, "generator_itself": gen.checked_by_generator,
+                       "text": checked_by_text(gen.judge.model, gen.client.model)},
+        "generation_calls": len(state.tasks),
+        "limits": {"max_passes": gen.config.max_passes, "max_calls": gen.config.max_calls,
+                   "max_generation_calls": gen.config.max_generation_calls, "budget": gen.config.budget},
         "this_run": {"usage": usage, "cost_usd": total_cost},
     }
 
 
-def _check_text(g: Dict[str, Any]) -> str:
-    """The review sheet's ``answer_check`` cell: the answer check, the critic's score, what the reader answered."""
-    check = g.get("answer_check") or g.get("ooc_check") or {}
-    parts = [check.get("method", "") if "method" in check else (
-        f"ooc max {check.get('max')}/{check.get('limit')}" if check else "")]
-    if g.get("critic"):
-        parts.append(f"critic {g['critic']['score']}/3")
-    reader = g.get("reader")
-    if reader:
-        score = f" {reader['score']}/5" if "score" in reader else ""
-        parts.append(f"reader ({reader['agreement']}{score}): {reader['answer']}")
-    return "; ".join(p for p in parts if p)
+def checked_by_text(judge: str, generator: str) -> str:
+    """Who made the LLM checks, in words: "checked by the generator itself: MODEL" when the judge is the generator
+    (its critic and reader are then no second opinion), else "checked by another model: JUDGE (the generator:
+    MODEL)"."""
+    if judge == generator:
+        return f"checked by the generator itself: {judge}"
+    return f"checked by another model: {judge} (the generator: {generator})"
+
+
+def _check_text(g: Record) -> str:
+    """The review sheet's ``answer_check`` cell: what the answer check found, in words (:data:`CHECK_WORDS`)."""
+    check = g.get("answer_check") or {}
+    if isinstance(check, dict) and check.get("method") == "judge":
+        return f"judged supported: {check.get('metric')} {check.get('score')}"
+    if isinstance(check, dict) and check.get("method") in CHECK_WORDS:
+        return CHECK_WORDS[str(check["method"])]
+    ooc = g.get("ooc_check") or {}
+    if isinstance(ooc, dict) and ooc.get("max") is not None:
+        return f"out of corpus: the closest sections judged at most {ooc['max']} of 5 (limit {ooc.get('limit')})"
+    return f"out of corpus: {ooc.get('note')}" if isinstance(ooc, dict) and ooc.get("note") else ""
+
+
+def _signal_cells(g: Record) -> List[str]:
+    """The review sheet's ``critic``, ``reader_answer``, ``reader_agreement`` and ``checked_by`` cells."""
+    critic = g.get("critic") if isinstance(g.get("critic"), dict) else {}
+    reader = g.get("reader") if isinstance(g.get("reader"), dict) else {}
+    who = g.get("checked_by") if isinstance(g.get("checked_by"), dict) else {}
+    agreement = str(reader.get("agreement", "")) + (f" {reader['score']}/5" if "score" in reader else "")
+    by = (f"the generator itself: {who.get('model')}" if who.get("generator_itself") else str(who.get("model"))) \
+        if who else ""
+    return [f"{critic['score']}/3" if "score" in critic else "", str(reader.get("answer", "")), agreement, by]
 
 
 #: what a spreadsheet takes for the start of a formula (OWASP, "CSV injection")
@@ -219,7 +278,7 @@ def read_cell(cell: str) -> str:
     return cell[1:] if core[:1] in _FORMULA_START and core else cell
 
 
-def review_cells(records: List[Dict[str, Any]]) -> List[List[str]]:
+def review_cells(records: List[Record]) -> List[List[str]]:
     """The review sheet's rows (:data:`REVIEW_COLUMNS`) for ``records``, as texts (not escaped)."""
     rows = []
     for r in records:
@@ -227,7 +286,7 @@ def review_cells(records: List[Dict[str, Any]]) -> List[List[str]]:
         rows.append([r["query_id"], "pending", r.get("type", ""), r["question"], r.get("ground_truth", ""),
                      json.dumps(r.get("evidence", []), ensure_ascii=False), " ".join(r.get("relevant_doc_ids", [])),
                      "" if g.get("overlap") is None else f"{g['overlap']:.3f}", " ".join(g.get("anchors", [])),
-                     _check_text(g), g.get("to_reviewer", "")])
+                     _check_text(g), *_signal_cells(g), g.get("to_reviewer", "")])
     return rows
 
 
@@ -241,11 +300,11 @@ def write_sheet_rows(header: Sequence[str], rows: List[List[str]]) -> str:
     return buf.getvalue()
 
 
-def _review_rows(records: List[Dict[str, Any]]) -> str:
+def _review_rows(records: List[Record]) -> str:
     return write_sheet_rows(REVIEW_COLUMNS, review_cells(records))
 
 
-def write_outputs(result: Any, out: Union[str, Path]) -> Dict[str, Path]:
+def write_outputs(result: GenerateResult, out: Union[str, Path]) -> Dict[str, Path]:
     """Write the four files (see the module docstring); returns their paths."""
     paths = check_outputs(out)
     _write(paths["qa"], _jsonl(result.records))

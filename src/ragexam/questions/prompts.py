@@ -47,10 +47,15 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
+from ragexam.metrics.judge.metric import JudgeMetric
 
 __all__ = ["PromptSet", "Passage", "load_prompts", "bundled_prompt_path", "REPLY_SCHEMA", "BUILTIN_KINDS",
            "render_passages", "reply_schema", "CITE_MODES", "ReaderPrompt", "load_reader", "FOCUS_SCHEMA",
-           "FocusExample", "bundled_examples_path", "parse_examples"]
+           "FocusExample", "bundled_examples_path", "parse_examples", "DECLINE", "critic_path", "load_critic"]
+
+#: what an answer that is not in the documents says: the ground truth of an out-of-corpus question (the sentence
+#: ``ragexam answer``'s default prompt asks for) and the reader's decline sentence
+DECLINE = {"ko": "문서에서 찾을 수 없습니다.", "en": "I cannot find this in the documents."}
 
 #: the kinds every bundled prompt file defines, in the order of a mix
 BUILTIN_KINDS: Tuple[str, ...] = ("meaning", "lexical", "multi", "out_of_corpus")
@@ -501,3 +506,15 @@ def load_reader(language: str) -> ReaderPrompt:
             examples[lang] = _read(ex)
     return ReaderPrompt(header.get("name", f"reader/{language}"), header.get("version", "0"), str(p), text, sections,
                         examples)
+
+
+def critic_path(language: str) -> Path:
+    """The bundled critic rubric with criteria in ``language``."""
+    return Path(__file__).with_name("prompt_files") / f"critic.{language}.json"
+
+
+def load_critic(language: str) -> JudgeMetric:
+    """The critic rubric (a custom :class:`~ragexam.metrics.judge.JudgeMetric`)."""
+    from ragexam.metrics.judge import load_rubric
+
+    return load_rubric(critic_path(language))

@@ -57,7 +57,7 @@ def parse_focus_reply(content: Optional[str]) -> List[Any]:
                                       '{"question": ..., "answer": ...}')
 
 
-def item_fields(item: Any, numbers: Optional[Mapping[int, str]] = None) -> Tuple[Optional[Dict[str, Any]],
+def item_fields(item: object, numbers: Optional[Mapping[int, str]] = None) -> Tuple[Optional[Dict[str, Any]],
                                                                                 Optional[str]]:
     """``({"question", "answer", "evidence", "model_type", "cited"}, None)`` for a well-formed item, else
     ``(None, what is wrong)``.  With ``numbers`` (the ``sentences`` citation mode: number -> sentence shown),
@@ -116,7 +116,7 @@ def _cite(entries: List[Any], numbers: Mapping[int, str]) -> Tuple[List[Any], Li
     return out, cited, None
 
 
-def _tname(v: Any) -> str:
+def _tname(v: object) -> str:
     if v is None:
         return "missing"
     return {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(

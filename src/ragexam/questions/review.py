@@ -70,6 +70,10 @@ from ragexam.storage.readback import parse_json, read_json
 if TYPE_CHECKING:  # pragma: no cover
     from ragexam.questions.audit import AuditStatus, PendingBound
 
+if TYPE_CHECKING:
+    from ragexam.data.schema import Corpus
+    from ragexam.questions.checks import CorpusFacts, Located, Rejection
+
 __all__ = ["apply_review", "ReviewResult", "STATUS_WORDS", "status_of", "RESCUE_COLUMN", "DECISION_FIELDS",
            "Sheet", "read_sheet", "ReviewSheet", "Conflict", "CheckSettings", "Step", "CheckReport",
            "run_candidate_checks", "checked_record", "ReviewSet", "load_review_set", "rescue_id", "read_records"]
@@ -309,7 +313,7 @@ class ReviewSheet:
 @dataclass(frozen=True)
 class CheckSettings:
     """The thresholds a set was generated with (:meth:`from_card`: its card's signature, the generator's defaults
-    -- :class:`~ragexam.questions.engine.GenerateConfig` -- where the card says nothing)."""
+    -- :class:`~ragexam.questions.config.GenerateConfig` -- where the card says nothing)."""
 
     lexical_at: float
     copy_at: float
@@ -320,7 +324,7 @@ class CheckSettings:
 
     @classmethod
     def from_card(cls, card: Mapping[str, Any]) -> "CheckSettings":
-        from ragexam.questions.engine import GenerateConfig
+        from ragexam.questions.config import GenerateConfig
         from ragexam.signature import Signature
 
         d = GenerateConfig.__dataclass_fields__
@@ -393,7 +397,7 @@ class CheckReport:
 
 
 def run_candidate_checks(question: str, answer: str, evidence: Sequence[str], *, answerable: bool, kind: str,
-                         facts: Any, settings: CheckSettings, others: Sequence[Tuple[str, FrozenSet[str]]] = (),
+                         facts: CorpusFacts, settings: CheckSettings, others: Sequence[Tuple[str, FrozenSet[str]]] = (),
                          passage_docs: Sequence[str] = ()) -> CheckReport:
     """Every check ``generate`` makes on a candidate before its LLM check (:mod:`.checks`, in the engine's
     order), on a reviewer's question: each step's result (all of them, not only the first failure), then the
@@ -445,7 +449,7 @@ def run_candidate_checks(question: str, answer: str, evidence: Sequence[str], *,
     return rep
 
 
-def _step(name: str, rejection: Any) -> Step:
+def _step(name: str, rejection: Optional[Rejection]) -> Step:
     return Step(name, True) if rejection is None else Step(name, False, rejection.reason, rejection.detail)
 
 
@@ -456,7 +460,7 @@ def _duplicate_step(question: str, others: Sequence[Tuple[str, FrozenSet[str]]],
     return _step("duplicate", C.find_duplicate(M.bigrams(question), others, settings.dedup_at))
 
 
-def _measure(rep: CheckReport, question: str, answer: str, located: List[Any], kind: str, facts: Any,
+def _measure(rep: CheckReport, question: str, answer: str, located: List[Located], kind: str, facts: CorpusFacts,
              settings: CheckSettings) -> None:
     from ragexam.questions import checks as C
     from ragexam.questions import measure as M
@@ -562,10 +566,10 @@ class ReviewSet:
     call_rejects: List[Dict[str, Any]]
     card: Dict[str, Any]
     settings: CheckSettings
-    corpus_source: Any = None
-    _facts: Any = None
-    _corpus: Any = None
-    _lock: Any = field(default_factory=threading.RLock, repr=False)
+    corpus_source: Union[Corpus, str, Path, None] = None
+    _facts: Optional[CorpusFacts] = None
+    _corpus: Optional[Corpus] = None
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     @property
     def kind(self) -> str:
@@ -585,11 +589,11 @@ class ReviewSet:
         new = {row[0]: dict(zip(REVIEW_COLUMNS, row)) for row in review_cells(list(self.records.values()))}
         return ReviewSheet(self.sheet_path, list(REVIEW_COLUMNS), new)
 
-    def corpus(self) -> Any:
+    def corpus(self) -> Corpus:
         with self._lock:
             return self._load_corpus()
 
-    def _load_corpus(self) -> Any:
+    def _load_corpus(self) -> Corpus:
         if self._corpus is None:
             from ragexam.data.loaders import load_corpus
             from ragexam.data.schema import Corpus
@@ -606,11 +610,11 @@ class ReviewSet:
             self._corpus = src if isinstance(src, Corpus) else load_corpus(src)
         return self._corpus
 
-    def corpus_facts(self) -> Any:
+    def corpus_facts(self) -> CorpusFacts:
         with self._lock:
             return self._load_facts()
 
-    def _load_facts(self) -> Any:
+    def _load_facts(self) -> CorpusFacts:
         if self._facts is None:
             from ragexam.questions.checks import CorpusFacts
 
@@ -622,7 +626,8 @@ class ReviewSet:
         return rescue_id(list(self.records.values()), cid)
 
 
-def load_review_set(qa: PathLike, review: Optional[PathLike] = None, *, corpus: Any = None) -> ReviewSet:
+def load_review_set(qa: PathLike, review: Optional[PathLike] = None, *,
+                    corpus: Union[Corpus, str, Path, None] = None) -> ReviewSet:
     """The set ``qa`` with its card, its rejects (when the file exists) and the path of its sheet (``review``,
     default: ``qa``'s ``.review.csv``)."""
     from ragexam.questions.output import side_paths
@@ -645,7 +650,8 @@ def load_review_set(qa: PathLike, review: Optional[PathLike] = None, *, corpus: 
 
 # -- review apply --------------------------------------------------------------------------------------------------
 def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[PathLike] = None,
-                 *, corpus: Any = None, pending: str = "keep", max_junk: Optional[float] = None) -> ReviewResult:
+                 *, corpus: Union[Corpus, str, Path, None] = None, pending: str = "keep",
+                 max_junk: Optional[float] = None) -> ReviewResult:
     """Apply the review sheet ``review`` (default: ``qa``'s ``.review.csv``) to the set ``qa``; with ``out``,
     write the reviewed set there (checked before anything is read: it may be none of the files the command reads --
     the set, its sheet, rejects and card, the corpus) and its audit sidecar, derived from the set's audit and the
@@ -814,7 +820,7 @@ def _write_derived_audit(rs: ReviewSet, result: ReviewResult, out: Path) -> None
 def _rescued_record(rs: ReviewSet, row: Mapping[str, str]) -> Dict[str, Any]:
     """The QA record of the rejected candidate a row rescues, as the generator wrote it (the row's cells are
     applied as changes)."""
-    from ragexam.questions.output import DECLINE
+    from ragexam.questions.prompts import DECLINE
 
     x = rs.rejects[str(row[RESCUE_COLUMN]).strip()]
     answerable = x.get("kind") != "out_of_corpus"
@@ -874,7 +880,7 @@ def _changes(rec: Dict[str, Any], row: Mapping[str, Any], file: str, line: int,
             continue
         cell = str(row[name])
         if name == "evidence":
-            new: Any = _evidence_cell(cell, file, line)
+            new: Union[str, List[str]] = _evidence_cell(cell, file, line)
             if new != list(rec.get("evidence", [])):
                 out[name] = new
         elif cell.strip() != str(rec.get(name, "") or "").strip():

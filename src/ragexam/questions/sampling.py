@@ -35,14 +35,20 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Callable, Deque, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 from ragexam.questions.prompts import Passage
 from ragexam.data.schema import Document
 from ragexam.errors import InputError
 
+if TYPE_CHECKING:
+    from ragexam.retrieval.base import Retriever
+
 __all__ = ["Section", "build_sections", "Coverage", "DEFAULT_MIX", "parse_mix", "targets", "Pairs",
-           "check_kinds"]
+           "check_kinds", "MixSpec"]
+
+#: a mix as ``--mix`` takes it (``"meaning=0.5,lexical=0.5"``) or as a mapping; ``None``: the default
+MixSpec = Union[None, str, Mapping[str, float]]
 
 DEFAULT_MIX: Dict[str, float] = {"meaning": 0.4, "lexical": 0.35, "multi": 0.15, "out_of_corpus": 0.1}
 
@@ -136,12 +142,12 @@ class Coverage:
         return None
 
 
-def parse_mix(text: Any, known: Sequence[str]) -> Dict[str, float]:
+def parse_mix(text: MixSpec, known: Sequence[str]) -> Dict[str, float]:
     """A mix from ``"kind=w,kind=w"`` or a mapping; weights normalised to sum 1 (see the module
     docstring).  :raises InputError: unknown kind, weight not a number >= 0, all weights 0."""
     if text is None:
         return dict(DEFAULT_MIX)
-    pairs: List[Tuple[str, Any]] = []
+    pairs: List[Tuple[str, object]] = []
     if isinstance(text, Mapping):
         pairs = list(text.items())
     elif isinstance(text, str):
@@ -191,7 +197,7 @@ def targets(mix: Mapping[str, float], n: int) -> Dict[str, int]:
 class Pairs:
     """Partners for two-document questions (see the module docstring), from a retriever over sections."""
 
-    def __init__(self, sections: Sequence[Section], retriever: Any, depth: int = 20) -> None:
+    def __init__(self, sections: Sequence[Section], retriever: Retriever, depth: int = 20) -> None:
         self.sections = list(sections)
         self.by_id = {s.sid: s for s in self.sections}
         self.retriever = retriever

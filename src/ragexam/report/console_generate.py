@@ -6,14 +6,22 @@ with :mod:`ragexam.fmt`.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Union
 
 from ragexam import fmt
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ragexam.questions.output import GenerateResult
+    from ragexam.questions.products import GeneratePlan
+    from ragexam.questions.review import ReviewResult
 
 __all__ = ["print_generate", "print_generate_plan", "print_review", "generate_files"]
 
 
-def _usage_line(usage: Mapping[str, Mapping[str, Any]], cost: Any) -> str:
+def _usage_line(usage: Mapping[str, Mapping[str, Any]], cost: Union[float, str]) -> str:
     parts = []
     for what, u in usage.items():
         parts.append(f"{what}: {fmt.plural(u.get('calls', 0), 'call')} ({u.get('cached', 0)} cached, "
@@ -22,14 +30,14 @@ def _usage_line(usage: Mapping[str, Mapping[str, Any]], cost: Any) -> str:
     return "; ".join(parts) + f"; cost: {fmt.cost(cost)}" if parts else f"no call made; cost: {fmt.cost(cost)}"
 
 
-def generate_files(out: Any) -> Dict[str, str]:
+def generate_files(out: Union[str, Path]) -> Dict[str, str]:
     """The files a generation with ``--out`` wrote: ``{"qa", "rejects", "card", "review"}``."""
     from ragexam.questions.output import side_paths
 
     return {k: str(v) for k, v in side_paths(out).items()}
 
 
-def print_generate(result: Any, console: Any, out: Optional[Any] = None) -> None:
+def print_generate(result: GenerateResult, console: Console, out: Union[str, Path, None] = None) -> None:
     """The set's card as tables: mix target vs achieved, rejections by reason, coverage, usage, signature."""
     from rich.markup import escape
     from rich.table import Table
@@ -69,6 +77,8 @@ def print_generate(result: Any, console: Any, out: Optional[Any] = None) -> None
                "sentences": "evidence cited as sentences"}.get(card["cite"], f"evidence cited as {card['cite']}")
         console.print(f"checks: {', '.join(card['checks']) or 'none'}; {how}{unwrapped}",
                       highlight=False, markup=False, soft_wrap=True)
+    _who_checked(card, console)
+    _yield_line(card, console)
     for note in card.get("notes", []):
         console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
     console.print(_usage_line(card["this_run"]["usage"], card["this_run"]["cost_usd"]), highlight=False,
@@ -84,16 +94,50 @@ def print_generate(result: Any, console: Any, out: Optional[Any] = None) -> None
                       "(review it, then `ragexam review apply`).", highlight=False, markup=False, soft_wrap=True)
     if result.shortfall:
         console.print(f"[yellow]{fmt.plural(result.shortfall, 'question')} short of {card['n_requested']}[/]: see "
-                      "the rejections above; raise --max-passes, --max-calls or --budget, or change the mix.",
+                      "the rejections above; raise --max-passes, --max-calls, --max-generation-calls or --budget, "
+                      "or change the mix.",
                       highlight=False, soft_wrap=True)
 
 
-def print_generate_plan(plan: Any, console: Any) -> None:
-    """The dry run in words."""
+def _who_checked(card: Mapping[str, Any], console: Console) -> None:
+    """Who made the LLM checks; a warning when the generator checked itself (no second opinion)."""
+    who = card.get("checked_by")
+    if not isinstance(who, Mapping):
+        return
+    if who.get("generator_itself"):
+        from rich.markup import escape
+
+        console.print(f"[yellow]{escape(str(who['text']))}[/] (생성 모델이 스스로 검사): its critic and reader are no second "
+                      "opinion on its own questions; --judge-model names another model.", highlight=False,
+                      soft_wrap=True)
+    else:
+        console.print(str(who["text"]), highlight=False, markup=False, soft_wrap=True)
+
+
+def _yield_line(card: Mapping[str, Any], console: Console) -> None:
+    """"N kept in M generation calls (K made by this run; the limit)"; nothing when no call was planned."""
+    calls = card.get("generation_calls")
+    if not calls:
+        return
+    made = card["this_run"]["usage"].get("generation", {}).get("calls", 0)
+    limit = card.get("limits", {}).get("max_generation_calls")
+    console.print(f"{card['n_kept']} kept in {fmt.plural(calls, 'generation call')} ({made} made by this run"
+                  + (f"; --max-generation-calls {limit}" if limit is not None else "") + ")",
+                  highlight=False, markup=False, soft_wrap=True)
+
+
+def print_generate_plan(plan: GeneratePlan, console: Console) -> None:
+    """The dry run in words: the models, who checks, the prompts it will use, the targets, the next pass."""
     d = plan.to_dict()
-    head = (f"generate dry run: {d['model']} at {d['endpoint']} (checks: {d['judge_model']}; prompts: "
-            f"{d['language']}); targets " + ", ".join(f"{k} {v}" for k, v in d["targets"].items()) + ".")
+    head = (f"generate dry run: {d['model']} at {d['endpoint']}; questions in {d['language']}, prompts: "
+            f"{d['prompts']} ({d['cite']}); {d['checked_by']}; targets "
+            + ", ".join(f"{k} {v}" for k, v in d["targets"].items()) + ".")
     console.print(head, highlight=False, markup=False, soft_wrap=True)
+    if d.get("max_generation_calls") is not None:
+        console.print(f"at most {fmt.plural(d['max_generation_calls'], 'generation call')} (--max-generation-calls).",
+                      highlight=False, markup=False, soft_wrap=True)
+    for note in d.get("notes") or []:
+        console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
     if d["next_pass"] is None:
         console.print(f"{d['note']} ({fmt.plural(d['cached_passes'], 'cached pass', 'cached passes')}, "
                       f"{fmt.plural(d['kept_so_far'], 'question')} kept). Nothing was sent.", highlight=False,
@@ -108,7 +152,7 @@ def print_generate_plan(plan: Any, console: Any) -> None:
     console.print(d["note"], highlight=False, markup=False, soft_wrap=True)
 
 
-def print_review(result: Any, console: Any, out: Any) -> None:
+def print_review(result: ReviewResult, console: Console, out: Union[str, Path]) -> None:
     """What ``review apply`` did (or why it wrote nothing: ``--max-junk``), with the set's audit."""
     from ragexam.report.console_audit import audit_lines
 

@@ -22,6 +22,7 @@ from html import escape
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import urlencode
 
+from ragexam.questions.output import CHECK_WORDS
 from ragexam.questions.review import (Conflict, CheckReport, ReviewSet, Sheet, run_candidate_checks)
 from ragexam.serve.i18n import current
 
@@ -313,7 +314,7 @@ class ReviewSession:
         if rep.located:
             cells.update(overlap=f"{rep.overlap:.3f}", anchors=" ".join(rep.anchors),
                          relevant_doc_ids=" ".join(rep.relevant),
-                         answer_check="contained" if rep.answer_contained else "human")
+                         answer_check=CHECK_WORDS["contained" if rep.answer_contained else "human"])
         return cells
 
     # -- passages ------------------------------------------------------------------------------------------------------

@@ -462,7 +462,8 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
                            "판정됨 (한도 {limit})"),
     "support.ooc": ("out of corpus: {note}", "코퍼스 밖 질문: {note}"),
     "support.ooc_none": ("no out-of-corpus check recorded", "코퍼스 밖 검사 기록 없음"),
-    "support.contained": ("the answer lies inside the evidence", "답변이 근거 안에 있습니다"),
+    "support.contained": ("answer found in evidence — not checked for correctness",
+                          "근거에서 답을 찾음 — 정답인지는 검사하지 않음"),
     "support.vouched_edit": ("vouched for by the reviewer: no model checks an edited answer; <code>review apply</code> "
                              "records <code>answer_check: human</code>",
                              "검토자가 보증함: 수정한 답변은 모델이 검사하지 않으며, <code>review apply</code>가 "
