@@ -44,6 +44,7 @@ from ragexam.metrics.verdicts import ABSTAIN_PHRASES, ABSTAIN_PHRASES_VERSION, C
 from ragexam import fmt
 from ragexam.metrics.judge.metric import JudgeMetric
 from ragexam.errors import InputError
+from ragexam.signature import Signature
 from ragexam.storage.runfolder import SCORE_FORMAT, RunData, RunRow
 
 __all__ = ["AnswerRow", "ScoreReport", "prepare_rows", "score_answers", "plan_judging", "judge_jobs",
@@ -400,7 +401,6 @@ def _text_aggregate(stats: Dict[str, Any], keep: Callable[[AnswerRow], bool], bl
                     rouge_tok: str) -> Dict[str, Any]:
     """Corpus BLEU, corpus chrF and mean ROUGE-L F over the answerable rows that ``keep`` selects
     (sums of the per-row statistics)."""
-    from ragexam import __version__
     from ragexam.metrics.text import bleu_from_stats, chrf_from_stats
     from ragexam.metrics.text.tokenizers import tokenizer_signature
 
@@ -410,7 +410,7 @@ def _text_aggregate(stats: Dict[str, Any], keep: Callable[[AnswerRow], bool], bl
     b = bleu_from_stats(stats["bleu"][idx].sum(axis=0), tokenize=bleu_tok)
     c = chrf_from_stats(stats["chrf"][idx].sum(axis=0))
     g = float(stats["rouge"][idx, 2].mean())
-    rsig = f"nrefs:1|case:mixed|tok:{tokenizer_signature(rouge_tok)}|beta:1|version:ragexam-{__version__}"
+    rsig = Signature([("nrefs", 1), ("case", "mixed"), ("tok", tokenizer_signature(rouge_tok)), ("beta", 1)])
     return {"n": len(idx), "bleu": b.score, "chrf": c.score, "rouge_l": g,
             "signatures": {"bleu": b.signature, "chrf": c.signature, "rouge_l": rsig}}
 
@@ -838,8 +838,6 @@ def _attribute(rows: List[AnswerRow], judged: _Judged, correct_if: Optional[Corr
                abstain_phrases: Optional[Sequence[str]], notes: List[str]) -> Dict[str, Any]:
     """Stage attribution of every row (its ``stage``); returns the verdict sources for the settings, and the
     :class:`~ragexam.analysis.answers.diagnosis.Attribution` under ``_attribution``."""
-    from ragexam import __version__
-
     metrics, judge_run = judged.metrics, judged.run
     correct_src = "judge" if "answer_correctness" in metrics else ("text" if correct_if is not None else "none")
     abstain_src = "judge" if "abstention" in metrics else "phrases"
@@ -853,13 +851,13 @@ def _attribute(rows: List[AnswerRow], judged: _Judged, correct_if: Optional[Corr
 
     ks = sorted({r.k for r in rows if r.question.answerable})
     rsrc = sorted({r.retrieval_source for r in rows if r.question.answerable}) or ["n/a"]
-    sig = "|".join([
-        f"retrieval:{'+'.join(rsrc)}", "evidence:first_rank<=k", f"k:{','.join(map(str, ks)) or '-'}",
-        f"correct:{rub('answer_correctness') if correct_src == 'judge' else (str(correct_if) if correct_if else 'none')}",
-        "partial:not_correct",
-        f"faithful:{rub('faithfulness') if faithful_src == 'judge' else 'none'}",
-        f"abstain:{rub('abstention') if abstain_src == 'judge' else 'phrases-' + (ABSTAIN_PHRASES_VERSION if abstain_phrases is None else 'custom')}",
-        f"version:ragexam-{__version__}"])
+    sig = Signature([
+        ("retrieval", "+".join(rsrc)), ("evidence", "first_rank<=k"), ("k", ",".join(map(str, ks)) or "-"),
+        ("correct", rub("answer_correctness") if correct_src == "judge" else (str(correct_if) if correct_if else "none")),
+        ("partial", "not_correct"),
+        ("faithful", rub("faithfulness") if faithful_src == "judge" else "none"),
+        ("abstain", rub("abstention") if abstain_src == "judge" else
+         "phrases-" + (ABSTAIN_PHRASES_VERSION if abstain_phrases is None else "custom"))])
     attribution = attribute_all(inputs, signature=sig, notes=notes)
     for r, st in zip(rows, attribution.results):
         r.stage = st
