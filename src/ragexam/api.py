@@ -33,16 +33,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.errors import InputError
+from ragexam.types import CorpusLike, ExecutorLike, PathLike, QALike
+
+if TYPE_CHECKING:
+    from ragexam.analysis.answers.options import ScoreOptions
+    from ragexam.analysis.answers.scored import ScoreReport
+    from ragexam.llm.settings import LLMSettings
+    from ragexam.metrics.judge import Judge, JudgePlan
+    from ragexam.storage.runfolder import RunData
 
 __all__ = ["evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
            "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
            "ScoreOutcome", "score", "AnswerOutcome", "answer", "AgreementOutcome", "judge_agreement",
            "read_segments", "generate", "review_apply"]
 
-PathLike = Union[str, Path]
 Progress = Optional[Callable[[int, int], None]]
 
 #: the metrics ``ragexam evaluate`` reports when none are asked for
@@ -315,7 +322,7 @@ def write_run_report(run: str, out: Optional[PathLike] = None, *, answers: Optio
     data = resolve_run(run, history)
     if data.is_score:
         raise InputError(f"{data.run_id} is a recorded score, not a run; `ragexam report` takes a run. Fix: "
-                         f"`ragexam report {data.summary.get('scored_run') or 'RUN'}`, or `ragexam score --run DIR "
+                         f"`ragexam report {data.summary.scored_run or 'RUN'}`, or `ragexam score --run DIR "
                          "... --report FILE.html` for the run's report with the answers.", source=str(run))
     if out is None:
         out = Path(data.source) / "report.html" if Path(run).is_dir() else Path(f"report-{data.run_id}.html")
@@ -372,8 +379,8 @@ class ScoreOutcome:
     """What :func:`score` did: the :class:`~ragexam.analysis.answers.scoring.ScoreReport` (``None`` on a dry run,
     which fills ``plan``), the lines saying what was written, and the coverage floors that were missed."""
 
-    report: Any = None
-    plan: Any = None
+    report: Optional[ScoreReport] = None
+    plan: Optional[JudgePlan] = None
     lines: List[str] = field(default_factory=list)
     failures: List[str] = field(default_factory=list)
 
@@ -416,90 +423,144 @@ def pairwise(qa: Any, answers: Any, judge: Any, *, a: str, b: str, repeat: int =
     return pr
 
 
-def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Optional[str] = None,
-          corpus: Any = None, miss_k: Optional[int] = None, correct_if: Optional[str] = None,
-          abstain_phrases: Optional[PathLike] = None, bleu_tokenize: str = "auto", judge: Any = None,
-          metrics: Optional[Sequence[str]] = None, repeat: int = 1, max_attempts: int = 3,
-          judge_lang: str = "auto", retry_unjudged: bool = False, min_coverage: Optional[float] = None,
-          dry_run: bool = False, out: Optional[PathLike] = None, report: Optional[PathLike] = None,
-          history: Optional[PathLike] = None, record: bool = True, progress: Progress = None,
-          rubrics: Sequence[PathLike] = (), executor: Any = None, human: Optional[PathLike] = None) -> ScoreOutcome:
-    """Score generated ``answers`` to the questions of ``qa``: text metrics against ``ground_truth``, the LLM
-    judge when ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) is given, and the stage that lost each
-    answer when ``run`` (a run folder) is given; see :func:`ragexam.analysis.answers.scoring.score_answers`.  Writes the
-    score folder ``out``, the run's HTML ``report`` with the answers, and the history record; every output path
-    is checked before any judge call.  ``rubrics``: custom rubric files (docs/judge.md), judged metrics named by
-    their files; without ``metrics`` the judge grades :data:`~ragexam.metrics.judge.prompts.DEFAULT_METRICS` and
-    every rubric.  ``executor``: where the judge's calls run (``"local"``, ``"ray"``, ``"ray://HOST:PORT"`` or an
-    executor object; default threads here), see :class:`~ragexam.metrics.judge.Judge`.  ``human``: a JSONL file of
-    human labels (``{"query_id", "pipeline"?, "human": {...}}``, :func:`ragexam.analysis.judging.agreement.read_human_labels`):
-    each judged metric gets its prediction-powered estimate beside the judge mean."""
-    from ragexam.analysis.answers.files import load_answers
-    from ragexam.analysis.answers.scoring import check_min_coverage, plan_judging, prepare_rows, save_score, score_answers
+@dataclass(frozen=True)
+class ScoreRequest:
+    """What ``ragexam score`` is asked beyond its inputs and outputs (the command's options): where answers without
+    a pipeline belong (``pipeline``), the run's ``corpus`` (a ``ragexam-run/1`` folder), ``miss_k``, the text
+    threshold ``correct_if`` (``"chrf>=0.5"``), an ``abstain_phrases`` file, ``bleu_tokenize``; for an LLM judge
+    its ``metrics``, ``repeat``, ``max_attempts``, ``judge_lang``, ``retry_unjudged``, ``min_coverage``, custom
+    ``rubrics`` (files), the ``executor`` its calls run on, and ``human`` labels (a JSONL file)."""
+
+    pipeline: Optional[str] = None
+    corpus: Optional[CorpusLike] = None
+    miss_k: Optional[int] = None
+    correct_if: Optional[str] = None
+    abstain_phrases: Optional[PathLike] = None
+    bleu_tokenize: str = "auto"
+    metrics: Optional[Sequence[str]] = None
+    repeat: int = 1
+    max_attempts: int = 3
+    judge_lang: str = "auto"
+    retry_unjudged: bool = False
+    min_coverage: Optional[float] = None
+    rubrics: Sequence[PathLike] = ()
+    executor: ExecutorLike = None
+    human: Optional[PathLike] = None
+
+    @property
+    def needs_judge(self) -> bool:
+        """Whether an option that applies to an LLM judge was given."""
+        return bool(self.metrics or self.repeat != 1 or self.rubrics or self.executor is not None
+                    or self.human is not None)
+
+    def inputs(self, qa: QALike, answers: PathLike, run: Optional[PathLike]) -> List[Tuple[str, object]]:
+        """``(option, path)`` of every file the score reads."""
+        return [("--qa", qa), ("--answers", answers), ("--run", run), ("--corpus", self.corpus),
+                ("--abstain-phrases", self.abstain_phrases), ("--human", self.human),
+                *(("--rubric", r) for r in self.rubrics or ())]
+
+
+def _score_options(req: ScoreRequest, answers: PathLike) -> ScoreOptions:
+    """The request's :class:`~ragexam.analysis.answers.options.ScoreOptions` (checked as it is made): the text
+    threshold parsed, the phrase file read."""
+    from ragexam.analysis.answers.options import ScoreOptions
     from ragexam.metrics.verdicts import load_phrases, parse_correct_if
-    from ragexam.data.loaders import load_qa
-    from ragexam.storage.runfolder import read_run_folder
 
-    _check_outputs(out=out, out_kind="score", report=report, history=history, record=record and not dry_run,
-                   inputs=[("--qa", qa), ("--answers", answers), ("--run", run), ("--corpus", corpus),
-                           ("--abstain-phrases", abstain_phrases), ("--human", human),
-                           *(("--rubric", r) for r in rubrics or ())])
-    if report is not None and run is None:
-        raise InputError("--report needs --run DIR: the report is the HTML report of that retrieval run (from "
-                         "`ragexam run --out DIR`) with these answers added; pass --run, or drop --report",
-                         source="ragexam score", field="report")
-    if min_coverage is not None:
-        check_min_coverage(min_coverage)
-        if judge is None:
-            raise InputError("--min-coverage applies to an LLM judge; pass --judge-model too", source="ragexam score",
-                             field="min_coverage")
-    if judge is None and (dry_run or metrics or repeat != 1 or rubrics or executor is not None or human is not None):
-        raise InputError("needs --judge-model (the judge options apply to an LLM judge)", source="ragexam score",
-                         field="judge_model")
-    questions = load_qa(qa)
-    records = load_answers(answers)
-    run_info = read_run_folder(run) if run is not None else None
-    if human is not None:
-        from ragexam.analysis.judging.agreement import read_human_labels
-
-        human = read_human_labels(human)
-    cond = parse_correct_if(correct_if) if correct_if is not None else None
     phrases = None
-    if abstain_phrases is not None:
-        path = Path(abstain_phrases)
+    if req.abstain_phrases is not None:
+        path = Path(req.abstain_phrases)
         try:
             phrases = load_phrases(path.read_text(encoding="utf-8").splitlines(), source=str(path))
         except OSError as err:
             raise InputError(f"cannot read: {err.strerror or err}", source=str(path), field="abstain_phrases") from None
-    jd = None
-    if judge is not None:
-        from ragexam.metrics.judge import load_rubric
+    return ScoreOptions(answers_source=str(answers), pipeline=req.pipeline, k=req.miss_k, corpus=req.corpus,
+                        repeat=req.repeat,
+                        correct_if=parse_correct_if(req.correct_if) if req.correct_if is not None else None,
+                        abstain_phrases=phrases, bleu_tokenize=req.bleu_tokenize, min_coverage=req.min_coverage)
 
-        jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, retry_unjudged=retry_unjudged,
-                    custom=[load_rubric(r) for r in rubrics or ()])
-        if not metrics:
-            from ragexam.metrics.judge.prompts import DEFAULT_METRICS
 
-            metrics = list(DEFAULT_METRICS) + list(jd.custom)
-    notes: List[str] = []
-    rows = prepare_rows(questions, records, answers_source=str(answers), run=run_info, pipeline=pipeline, k=miss_k,
-                        corpus=corpus, notes=notes)
+def _score_judge(settings: Optional[LLMSettings], req: ScoreRequest) -> Tuple[Optional[Judge], Optional[List[str]]]:
+    """``(judge, metrics)``: the :class:`~ragexam.metrics.judge.Judge` of ``settings`` with the request's custom
+    rubrics, and the metrics it grades (the request's, else the default ones and every rubric); ``(None, None)``
+    without a judge."""
+    if settings is None:
+        return None, None
+    from ragexam.metrics.judge import load_rubric
+
+    jd = _judge(settings, max_attempts=req.max_attempts, language=req.judge_lang, retry_unjudged=req.retry_unjudged,
+                custom=[load_rubric(r) for r in req.rubrics or ()])
+    if req.metrics:
+        return jd, list(req.metrics)
+    from ragexam.metrics.judge.prompts import DEFAULT_METRICS
+
+    return jd, list(DEFAULT_METRICS) + list(jd.custom)
+
+
+def score(qa: QALike, answers: PathLike, *, run: Optional[PathLike] = None, judge: Optional[LLMSettings] = None,
+          out: Optional[PathLike] = None, report: Optional[PathLike] = None, history: Optional[PathLike] = None,
+          record: bool = True, dry_run: bool = False, progress: Progress = None,
+          request: Optional[ScoreRequest] = None, **options: object) -> ScoreOutcome:
+    """Score generated ``answers`` to the questions of ``qa``: text metrics against ``ground_truth``, the LLM
+    judge when ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) is given, and the stage that lost each
+    answer when ``run`` (a run folder) is given (the stages of :mod:`ragexam.analysis.answers.stages`).  Writes the
+    score folder ``out``, the run's HTML ``report`` with the answers, and the history record; every output path
+    is checked, and every setting, before any judge call.  The settings are a :class:`ScoreRequest` (``request``)
+    or its fields as keywords: ``rubrics``: custom rubric files (docs/judge.md), judged metrics named by their
+    files; without ``metrics`` the judge grades :data:`~ragexam.metrics.judge.prompts.DEFAULT_METRICS` and every
+    rubric.  ``executor``: where the judge's calls run (``"local"``, ``"ray"``, ``"ray://HOST:PORT"`` or an
+    executor object; default threads here), see :class:`~ragexam.metrics.judge.Judge`.  ``human``: a JSONL file of
+    human labels (``{"query_id", "pipeline"?, "human": {...}}``,
+    :func:`ragexam.analysis.judging.agreement.read_human_labels`): each judged metric gets its prediction-powered
+    estimate beside the judge mean."""
+    from ragexam.analysis.answers import stages
+    from ragexam.analysis.answers.files import load_answers
+    from ragexam.analysis.answers.scoring import score_joined
+    from ragexam.data.loaders import load_qa
+    from ragexam.storage.runfolder import read_run_folder
+
+    req = request if request is not None else ScoreRequest(**options)  # type: ignore[arg-type]
+    _check_outputs(out=out, out_kind="score", report=report, history=history, record=record and not dry_run,
+                   inputs=req.inputs(qa, answers, run))
+    if report is not None and run is None:
+        raise InputError("--report needs --run DIR: the report is the HTML report of that retrieval run (from "
+                         "`ragexam run --out DIR`) with these answers added; pass --run, or drop --report",
+                         source="ragexam score", field="report")
+    opts = _score_options(req, answers)
+    opts.check_judge(judge=judge is not None, human=False, source="ragexam score")
+    if judge is None and (dry_run or req.needs_judge):
+        raise InputError("needs --judge-model (the judge options apply to an LLM judge)", source="ragexam score",
+                         field="judge_model")
+    joined = stages.join(load_qa(qa), load_answers(answers), options=opts,
+                         run=read_run_folder(run) if run is not None else None)
+    human = None
+    if req.human is not None:
+        from ragexam.analysis.judging.agreement import read_human_labels
+
+        human = read_human_labels(req.human)
+    jd, metrics = _score_judge(judge, req)
     if dry_run:
-        return ScoreOutcome(plan=plan_judging(rows, jd, list(metrics), repeat=repeat))
+        return ScoreOutcome(plan=stages.plan_judging(joined.rows, jd, metrics, repeat=opts.repeat))
     from ragexam.exec import calls_executor
 
-    with calls_executor(executor) as ex:
+    with calls_executor(req.executor) as ex:
         if jd is not None and ex is not None:
             jd.executor = ex
-        rep = score_answers(questions, records, answers_source=str(answers), run=run_info, pipeline=pipeline,
-                            k=miss_k, corpus=corpus, judge=jd, judge_metrics=list(metrics) if metrics else None,
-                            repeat=repeat, correct_if=cond, abstain_phrases=phrases, bleu_tokenize=bleu_tokenize,
-                            rows=rows, notes=notes, progress=progress, min_coverage=min_coverage, human=human)
+        rep = score_joined(joined, jd, metrics, human=human, progress=progress)
+    return _score_outputs(rep, run, joined.run, out=out, report=report, history=history, record=record)
+
+
+def _score_outputs(rep: ScoreReport, run: Optional[PathLike], run_info: Optional[RunData], *,
+                   out: Optional[PathLike], report: Optional[PathLike], history: Optional[PathLike],
+                   record: bool) -> ScoreOutcome:
+    """Write what ``ragexam score`` writes (the score folder, the history record, the run's report with the
+    answers) and say so; the coverage floors the score missed."""
+    from ragexam.analysis.answers.scoring import save_score
+
     outcome = ScoreOutcome(report=rep)
     if out is not None:
         save_score(rep, out)
-        outcome.lines.append("Wrote score.json, per_answer.csv" + (", judgments.jsonl" if jd is not None else "")
-                             + f" to {out}.")
+        outcome.lines.append("Wrote score.json, per_answer.csv" + (", judgments.jsonl" if rep.judge_run is not None
+                                                                  else "") + f" to {out}.")
     if record:
         from ragexam.analysis.gating.history import record_score
         from ragexam.storage.history import History

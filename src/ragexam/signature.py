@@ -25,7 +25,7 @@ A :class:`Signature` *is* its rendered text (a ``str``), so it goes into JSON, C
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Iterator, List, Mapping, Tuple, Union
+from typing import Any, Iterable, List, Mapping, Tuple, Union
 
 __all__ = ["Signature", "render_value", "quote", "JOINS"]
 
