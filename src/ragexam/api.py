@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ragexam._lazy import lazy_exports
 from ragexam.errors import InputError
 from ragexam.types import CorpusLike, ExecutorLike, PathLike, QALike
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from ragexam.metrics.judge import Judge, JudgePlan
     from ragexam.storage.runfolder import RunData
 
-__all__ = ["evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
+__all__ = ["run", "grade", "evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
            "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
            "ScoreOutcome", "score", "AnswerOutcome", "answer", "AgreementOutcome", "judge_agreement",
            "read_segments", "generate", "review_apply"]
@@ -92,7 +93,7 @@ class Coverage:
                 "findable": len(self.rows) - len(self.missing), "coverage": [r.to_dict() for r in self.rows]}
 
 
-def evidence_coverage(corpus: Any, qa: Any, chunker: str = "whole", *, ignore_punctuation: bool = False) -> Coverage:
+def evidence_coverage(corpus: CorpusLike, qa: QALike, chunker: str = "whole", *, ignore_punctuation: bool = False) -> Coverage:
     """Check that every evidence string of ``qa`` is inside one chunk of ``corpus`` chunked by ``chunker`` (any
     spec of :func:`ragexam.data.parse_chunker`; ``tokens:`` and ``semantic`` use e5)."""
     from ragexam.data.chunking import chunk_corpus
@@ -151,7 +152,7 @@ def text_metric_files(refs: PathLike, hyps: PathLike, metric: str, **options: An
 # -- question sets --------------------------------------------------------------------------------------------
 
 
-def validate(corpus: Any, qa: Any = None, *, ignore_punctuation: bool = False, **options: Any):
+def validate(corpus: CorpusLike, qa: Optional[QALike] = None, *, ignore_punctuation: bool = False, **options: Any):
     """Check a corpus and a question set; every problem with file, line and field
     (:func:`ragexam.data.validation.validate`; ``options`` are its keywords)."""
     from ragexam.data.validation import validate as check
@@ -166,7 +167,7 @@ def datasets():
     return list_datasets()
 
 
-def convert(to: str, out: PathLike, *, corpus: Any = None, qa: Any = None, queries: Optional[PathLike] = None,
+def convert(to: str, out: PathLike, *, corpus: Optional[CorpusLike] = None, qa: Optional[QALike] = None, queries: Optional[PathLike] = None,
             split: Optional[str] = None):
     """Convert between ragexam JSONL, BEIR folders and TREC qrels (:func:`ragexam.data.convert.convert`); ``out``
     is checked before anything is read (never over an input)."""
@@ -385,13 +386,13 @@ class ScoreOutcome:
     failures: List[str] = field(default_factory=list)
 
 
-def _judge(settings: Any, **options: Any):
+def _judge(settings: LLMSettings, **options: object) -> Judge:
     from ragexam.metrics.judge import Judge
 
     return Judge(settings=settings, **options)
 
 
-def pairwise(qa: Any, answers: Any, judge: Any, *, a: str, b: str, repeat: int = 1, max_attempts: int = 3,
+def pairwise(qa: QALike, answers: PathLike, judge: LLMSettings, *, a: str, b: str, repeat: int = 1, max_attempts: int = 3,
              judge_lang: str = "auto", retry_unjudged: bool = False, dry_run: bool = False,
              out: Optional[PathLike] = None, progress: Progress = None):
     """Judge pipeline ``b``'s answers against pipeline ``a``'s, both orders per pair
@@ -596,11 +597,12 @@ class AnswerOutcome:
         return sum(1 for r in self.records if r.answer is None)
 
 
-def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = None, corpus: Any = None,
+def answer(run: PathLike, settings: LLMSettings, out: Optional[PathLike], *, qa: Optional[QALike] = None,
+           corpus: Optional[CorpusLike] = None,
            pipelines: Optional[Sequence[str]] = None, contexts: Optional[int] = None,
            template: Optional[PathLike] = None,
            lang: str = "auto", dry_run: bool = False, progress: Progress = None,
-           executor: Any = None) -> AnswerOutcome:
+           executor: ExecutorLike = None) -> AnswerOutcome:
     """Generate an answer per question and pipeline of the run folder ``run`` from its top ``contexts`` chunks
     with the chat model of ``settings`` (an :class:`~ragexam.llm.settings.LLMSettings`), and write the answers
     file ``out`` (checked before any call); see :mod:`ragexam.analysis.answers.answering`.  ``contexts`` defaults to
@@ -674,9 +676,9 @@ class AgreementOutcome:
     rows: List[Any] = field(default_factory=list)
 
 
-def judge_agreement(qa: Any, answers: Any, judge: Any, *, metrics: Optional[Sequence[str]] = None,
+def judge_agreement(qa: QALike, answers: PathLike, judge: LLMSettings, *, metrics: Optional[Sequence[str]] = None,
                     weights: Optional[str] = "quadratic", top: int = 10, run: Optional[PathLike] = None,
-                    pipeline: Optional[str] = None, corpus: Any = None, max_attempts: int = 3,
+                    pipeline: Optional[str] = None, corpus: Optional[CorpusLike] = None, max_attempts: int = 3,
                     judge_lang: str = "auto", dry_run: bool = False, progress: Progress = None) -> AgreementOutcome:
     """The judge of ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) against human labels
     (``"human": {"answer_correctness": 4}`` on questions or answers): kappa, weighted kappa, Spearman and the
@@ -728,7 +730,7 @@ class JudgeCheckOutcome:
     lines: List[str] = field(default_factory=list)
 
 
-def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[str]] = None,
+def judge_check(qa: QALike, corpus: Optional[CorpusLike], judge: LLMSettings, *, metrics: Optional[Sequence[str]] = None,
                 chunker: str = "paragraphs:400", limit: Optional[int] = None, seed: int = 12345,
                 scoring: str = "auto", max_attempts: int = 3, judge_lang: str = "auto", dry_run: bool = False,
                 out: Optional[PathLike] = None, progress: Progress = None,
@@ -771,7 +773,7 @@ def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[
     return outcome
 
 
-def llm_probe(settings: Any, *, refresh: bool = False):
+def llm_probe(settings: LLMSettings, *, refresh: bool = False):
     """What the endpoint of ``settings`` (an :class:`~ragexam.llm.settings.LLMSettings`) supports --
     ``json_schema``, ``json_object``, ``logprobs``, ``seed`` -- asked once and kept in the LLM cache
     (:func:`ragexam.llm.probe.probe`; ``refresh``: ask again)."""
@@ -781,24 +783,25 @@ def llm_probe(settings: Any, *, refresh: bool = False):
     return probe(LLMClient(settings), settings.open_cache(), refresh=refresh)
 
 
-def generate(corpus: Any, n: int, settings: Any, *, out: Optional[PathLike] = None, dry_run: bool = False,
-             judge_model: Optional[str] = None, progress: Optional[Callable[[str, int, int], None]] = None,
-             **options: Any):
-    """``ragexam generate``: a verified question set from ``corpus`` written to ``out`` and its side files (every
-    output checked before any call, none may be the corpus or the prompt file), or with ``dry_run`` the plan of
-    the first pass (nothing sent).  ``options`` are :class:`~ragexam.questions.engine.GenerateConfig`'s.
+def generate(corpus: CorpusLike, n: Optional[int] = None, settings: Optional[LLMSettings] = None, *,
+             out: Optional[PathLike] = None, dry_run: bool = False, judge_model: Optional[str] = None,
+             progress: Optional[Callable[[str, int, int], None]] = None, **options: object):
+    """``ragexam.generate`` and ``ragexam generate``: a verified question set from ``corpus`` (written to ``out``
+    and its side files when given, every output checked before any call, none may be the corpus or the prompt
+    file), or with ``dry_run`` the plan of the first pass (nothing sent).  The model: ``settings`` (an
+    :class:`~ragexam.llm.settings.LLMSettings`) or ``model="gpt-4o-mini"``; ``options`` are
+    :class:`~ragexam.questions.engine.GenerateConfig`'s (or ``config=``).  See :mod:`ragexam.questions.api`.
     :returns: a :class:`~ragexam.questions.engine.GenerateResult`, or a
     :class:`~ragexam.questions.engine.GeneratePlan` for a dry run."""
     from ragexam.questions import api as gen
 
     if dry_run:
         return gen.plan(corpus, n, settings=settings, judge_model=judge_model, **options)
-    if out is None:
-        raise InputError("needs --out FILE.jsonl (or --dry-run)", source="ragexam generate", field="out")
     return gen.generate(corpus, n, settings=settings, out=out, judge_model=judge_model, progress=progress, **options)
 
 
-def review_apply(qa: PathLike, out: PathLike, *, review: Optional[PathLike] = None, corpus: Any = None,
+def review_apply(qa: PathLike, out: PathLike, *, review: Optional[PathLike] = None,
+                 corpus: Optional[CorpusLike] = None,
                  pending: str = "keep"):
     """``ragexam review apply``: the person's review sheet applied to a generated set, the reviewed set written to
     ``out`` (which may be none of the files it reads).  :returns: a
@@ -806,3 +809,9 @@ def review_apply(qa: PathLike, out: PathLike, *, review: Optional[PathLike] = No
     from ragexam.questions.review import apply_review
 
     return apply_review(qa, review, out, corpus=corpus, pending=pending)
+
+
+# -- the grading verbs of the package (ragexam.run, ragexam.grade), loaded on first use ------------------------
+
+__getattr__, __dir__ = lazy_exports(__name__, {"run": "ragexam.analysis.exam.run",
+                                               "grade": "ragexam.analysis.exam.run"}, globals())

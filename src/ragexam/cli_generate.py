@@ -73,6 +73,7 @@ def generate_cmd(
     """Generate a question set from a corpus: every evidence string verified verbatim in the corpus, types measured,
     rejections counted by reason. Exits 1 when fewer than N questions passed."""
     from ragexam import api
+    from ragexam.errors import InputError
     from ragexam.questions.api import parse_kinds
     from ragexam.report.console_generate import generate_files, print_generate, print_generate_plan
 
@@ -91,6 +92,8 @@ def generate_cmd(
     if dry_run:
         p = api.generate(corpus, n, settings, dry_run=True, judge_model=judge_model, **options)
         return print_json(p.to_dict()) if json_out else print_generate_plan(p, console())
+    if out is None:
+        raise InputError("needs --out FILE.jsonl (or --dry-run)", source="ragexam generate", field="out")
     bars: dict = {}
 
     def bar(label: str, done: int, total: int) -> None:
