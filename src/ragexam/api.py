@@ -35,12 +35,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ragexam._lazy import lazy_exports
 from ragexam.errors import InputError
-from ragexam.types import CorpusLike, ExecutorLike, PathLike, QALike
+from ragexam.types import Chunkers, CorpusLike, ExecutorLike, PathLike, QALike, Retrievers
 
 if TYPE_CHECKING:
     from ragexam.analysis.answers.options import ScoreOptions
+    from ragexam.analysis.exam.run import RunResult
     from ragexam.analysis.answers.scored import ScoreReport
     from ragexam.llm.settings import LLMSettings
     from ragexam.metrics.judge import Judge, JudgePlan
@@ -55,6 +55,33 @@ Progress = Optional[Callable[[int, int], None]]
 
 #: the metrics ``ragexam evaluate`` reports when none are asked for
 DEFAULT_EVAL_METRICS = ("hit@1", "hit@3", "mrr", "ndcg@10", "p@5", "r@5", "f1@5", "rprec", "map")
+
+
+# -- grading pipelines (ragexam.run, ragexam.grade) ------------------------------------------------------------
+
+
+def run(corpus: Optional[CorpusLike], qa: QALike, retrievers: Optional[Retrievers] = None,
+        chunkers: Optional[Chunkers] = None, *, retrieved: Optional[object] = None,
+        executor: ExecutorLike = None, llm: Optional[LLMSettings] = None, **options: object) -> RunResult:
+    """``ragexam.run``: grade every pipeline -- each retriever over each chunker, and each results file of
+    ``retrieved`` -- on the question set ``qa`` of ``corpus``: ranking metrics with 95% intervals, paired
+    comparisons, the missed questions.  ``executor``: where the work runs; ``llm``: the settings of an LLM reranker;
+    ``chunkers`` default to ``paragraphs:400``; ``options``: the run's settings (``k``, ``miss_k``, ``depth``,
+    ``relevance``, ``seed``, ``n_resamples``, ``cache_dir``, ``progress``, ...), see
+    :func:`ragexam.analysis.exam.run.run`."""
+    from ragexam.analysis.exam.run import run as run_pipelines
+
+    if chunkers is not None:
+        options["chunkers"] = chunkers
+    return run_pipelines(corpus, qa, retrievers, retrieved=retrieved, executor=executor, llm=llm, **options)
+
+
+def grade(qa: QALike, retrieved: object, *, corpus: Optional[CorpusLike] = None, **options: object) -> RunResult:
+    """``ragexam.grade``: grade results files (``retrieved``: a path, a list of paths or loaded results) on the
+    question set ``qa``, as :func:`run` without retrievers (:func:`ragexam.analysis.exam.run.grade`)."""
+    from ragexam.analysis.exam.run import grade as grade_results
+
+    return grade_results(qa, retrieved, corpus=corpus, **options)
 
 
 # -- ranking metrics on TREC files ----------------------------------------------------------------------------
@@ -676,9 +703,9 @@ class AgreementOutcome:
     rows: List[Any] = field(default_factory=list)
 
 
-def judge_agreement(qa: QALike, answers: PathLike, judge: LLMSettings, *, metrics: Optional[Sequence[str]] = None,
+def judge_agreement(qa: Any, answers: Any, judge: Any, *, metrics: Optional[Sequence[str]] = None,
                     weights: Optional[str] = "quadratic", top: int = 10, run: Optional[PathLike] = None,
-                    pipeline: Optional[str] = None, corpus: Optional[CorpusLike] = None, max_attempts: int = 3,
+                    pipeline: Optional[str] = None, corpus: Any = None, max_attempts: int = 3,
                     judge_lang: str = "auto", dry_run: bool = False, progress: Progress = None) -> AgreementOutcome:
     """The judge of ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) against human labels
     (``"human": {"answer_correctness": 4}`` on questions or answers): kappa, weighted kappa, Spearman and the
@@ -730,7 +757,7 @@ class JudgeCheckOutcome:
     lines: List[str] = field(default_factory=list)
 
 
-def judge_check(qa: QALike, corpus: Optional[CorpusLike], judge: LLMSettings, *, metrics: Optional[Sequence[str]] = None,
+def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[str]] = None,
                 chunker: str = "paragraphs:400", limit: Optional[int] = None, seed: int = 12345,
                 scoring: str = "auto", max_attempts: int = 3, judge_lang: str = "auto", dry_run: bool = False,
                 out: Optional[PathLike] = None, progress: Progress = None,
@@ -810,8 +837,3 @@ def review_apply(qa: PathLike, out: PathLike, *, review: Optional[PathLike] = No
 
     return apply_review(qa, review, out, corpus=corpus, pending=pending)
 
-
-# -- the grading verbs of the package (ragexam.run, ragexam.grade), loaded on first use ------------------------
-
-__getattr__, __dir__ = lazy_exports(__name__, {"run": "ragexam.analysis.exam.run",
-                                               "grade": "ragexam.analysis.exam.run"}, globals())

@@ -69,7 +69,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.analysis.exam.pipelines import Pipeline, slugify
 from ragexam.analysis.exam.config import (DEFAULT_CHUNKER, DEFAULT_DEPTH, DEFAULT_K, DEFAULT_MISS_K,
@@ -77,12 +77,8 @@ from ragexam.analysis.exam.config import (DEFAULT_CHUNKER, DEFAULT_DEPTH, DEFAUL
                                          RunConfig)
 from ragexam.analysis.exam.summarize import shorten
 from ragexam.errors import InputError
-from ragexam.types import Chunkers, CorpusLike, ExecutorLike, PathLike, QALike, Retrievers
 from ragexam.storage.runfolder import RUN_FORMAT, ChunkRecord, RunRow
 from ragexam.storage.summary import RunSettings, RunSummary, Timing
-
-if TYPE_CHECKING:
-    from ragexam.llm.settings import LLMSettings
 
 __all__ = ["run", "grade", "RunResult", "Pipeline", "FORMAT", "slugify", "shorten"]
 
@@ -231,14 +227,13 @@ def _trec_scores(hits: Sequence[Tuple[str, Optional[float]]]) -> List[Tuple[str,
 
 
 
-def run(corpus: Optional[CorpusLike], qa: QALike, retrievers: Optional[Retrievers] = None,
-        chunkers: Chunkers = (DEFAULT_CHUNKER,), *,
+def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_CHUNKER,), *,
         retrieved: Any = None, relevance: Optional[str] = None, k: Any = DEFAULT_K, depth: int = DEFAULT_DEPTH,
         miss_k: int = DEFAULT_MISS_K, seed: int = 12345, n_resamples: int = DEFAULT_N_RESAMPLES,
         n_permutations: int = DEFAULT_N_PERMUTATIONS, ignore_punctuation: bool = False,
-        overlap: Optional[float] = None, cache_dir: Optional[PathLike] = None, progress: bool = True,
-        headers: Optional[Mapping[str, str]] = None, llm: Optional[LLMSettings] = None, split: Optional[str] = None,
-        workers: Optional[int] = None, executor: ExecutorLike = None) -> RunResult:
+        overlap: Optional[float] = None, cache_dir: Any = None, progress: bool = True,
+        headers: Optional[Mapping[str, str]] = None, llm: Any = None, split: Optional[str] = None,
+        workers: Optional[int] = None, executor: Any = None) -> RunResult:
     """Grade every pipeline on a question set (see the module docstring).
 
     :param corpus: a corpus file (JSONL or CSV), a bundled name (``it_helpdesk``,
@@ -339,7 +334,7 @@ def _run(cfg: RunConfig, options: Mapping[str, Any]) -> RunResult:
                      texts={s.ranking.name: s.ranking.items for s in table if s.ranking.pipeline.kind == "texts"})
 
 
-def grade(qa: QALike, retrieved: Any, *, corpus: Optional[CorpusLike] = None, **options: Any) -> RunResult:
+def grade(qa: Any, retrieved: Any, *, corpus: Any = None, **options: Any) -> RunResult:
     """Grade results files (``retrieved``: a path, a list of paths or loaded
     :class:`~ragexam.data.retrieved.RetrievedFile` objects) on the question set ``qa``: the same as
     ``run(corpus, qa, retrievers=[], retrieved=retrieved, **options)``.  The corpus is optional: with one,
