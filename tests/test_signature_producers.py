@@ -166,7 +166,7 @@ def test_judge_pairwise_and_score_signatures(tmp_path):
     finally:
         shutdown()
     _check(report.attribution.signature, "attribution")
-    for name, text in report.text["P1"]["signatures"].items():
+    for name, text in report.text["P1"].signatures.items():
         _check(Signature.parse(text), name)
     for m, text in report.to_dict()["judge"]["signatures"].items():
         _check(Signature.parse(text), m)

@@ -33,17 +33,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
 from ragexam.types import Chunkers, CorpusLike, ExecutorLike, PathLike, QALike, Retrievers
 
 if TYPE_CHECKING:
+    from ragexam.analysis.answers.files import AnswerRecord
     from ragexam.analysis.answers.options import ScoreOptions
+    from ragexam.analysis.answers.rows import AnswerRow
+    from ragexam.analysis.judging.check import JudgeCheck
     from ragexam.analysis.exam.run import RunResult
     from ragexam.analysis.answers.scored import ScoreReport
     from ragexam.llm.settings import LLMSettings
-    from ragexam.metrics.judge import Judge, JudgePlan
+    from ragexam.metrics.judge import Judge, JudgePlan, JudgeRun
     from ragexam.storage.runfolder import RunData
 
 __all__ = ["run", "grade", "evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
@@ -260,7 +263,7 @@ class RunOutcome:
     """What :func:`run_exam` did: the :class:`~ragexam.analysis.exam.run.RunResult`, the folder written
     (``out``), the history entry (``run_id`` in ``history_path``) and the HTML report written."""
 
-    result: Any
+    result: RunResult
     out: Optional[Path] = None
     run_id: Optional[str] = None
     history_path: Optional[Path] = None
@@ -288,7 +291,7 @@ def _check_outputs(*, out: Optional[PathLike] = None, out_kind: str = "run", rep
                   [In(_input_path(path), option) for option, path in inputs])
 
 
-def _input_path(ref: Any) -> Any:
+def _input_path(ref: object) -> object:
     """The file a reference reads: a results file's path without its ``>rerank:`` stages; others as given."""
     if isinstance(ref, str) and ">rerank:" in ref and not Path(ref).exists():
         return ref.split(">rerank:", 1)[0]
@@ -612,9 +615,9 @@ class AnswerOutcome:
     """What :func:`answer` did: the answer records written to ``out`` (or, on a dry run, the ``plan``), the
     usage of this run and its cost, and a ``note`` when the run folder did not store its chunk texts."""
 
-    records: List[Any] = field(default_factory=list)
+    records: List[AnswerRecord] = field(default_factory=list)
     usage: Dict[str, Any] = field(default_factory=dict)
-    cost: Any = None
+    cost: Optional[Union[float, str]] = None
     plan: Optional[Dict[str, Any]] = None
     note: Optional[str] = None
     out: Optional[Path] = None
@@ -698,9 +701,9 @@ class AgreementOutcome:
     (``results``), the judge run (``None`` on a dry run, which fills ``plan``) and the scored rows."""
 
     results: Dict[str, Any] = field(default_factory=dict)
-    judge_run: Any = None
-    plan: Any = None
-    rows: List[Any] = field(default_factory=list)
+    judge_run: Optional[JudgeRun] = None
+    plan: Optional[JudgePlan] = None
+    rows: List[AnswerRow] = field(default_factory=list)
 
 
 def judge_agreement(qa: Any, answers: Any, judge: Any, *, metrics: Optional[Sequence[str]] = None,
@@ -752,8 +755,8 @@ class JudgeCheckOutcome:
     """What :func:`judge_check` did: the :class:`~ragexam.analysis.judging.check.JudgeCheck` (``None`` on a dry run,
     which fills ``plan``) and the lines saying what was written."""
 
-    check: Any = None
-    plan: Any = None
+    check: Optional[JudgeCheck] = None
+    plan: Optional[JudgePlan] = None
     lines: List[str] = field(default_factory=list)
 
 

@@ -25,7 +25,7 @@ A :class:`Signature` *is* its rendered text (a ``str``), so it goes into JSON, C
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, List, Mapping, Tuple, Union
+from typing import Any, Iterable, List, Mapping, Optional, Tuple, Union
 
 __all__ = ["Signature", "render_value", "quote", "JOINS"]
 
@@ -46,7 +46,7 @@ def quote(text: str) -> str:
     return str(text).replace("%", "%25").replace("|", "%7C")
 
 
-def render_value(value: Any) -> str:
+def render_value(value: object) -> str:
     """A field value as signature text (see the module docstring)."""
     if value is None:
         return "none"
@@ -168,7 +168,7 @@ class Signature(str):
         """Every ``(key, value)`` field, section after section (member signatures are in :attr:`members`)."""
         return [e for s in self._sections for e in s if _is_field(e)]  # type: ignore[misc]
 
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+    def __getitem__(self, key: Union[str, int, slice]) -> str:  # type: ignore[override]
         """The value of field ``key`` (the last one of a compound signature); an index or slice reads the text."""
         if not isinstance(key, str):
             return str.__getitem__(self, key)
@@ -177,7 +177,7 @@ class Signature(str):
                 return v
         raise KeyError(key)
 
-    def get(self, key: str, default: Any = None) -> Any:
+    def get(self, key: str, default: Optional[str] = None) -> Optional[str]:
         try:
             return self[key]
         except KeyError:

@@ -59,7 +59,7 @@ class Beside:
     result is computed here, by :meth:`result`).  After :meth:`result`, :attr:`where` says where it was computed:
     ``"beside"`` or ``"here"``."""
 
-    def __init__(self, fn: Callable[..., Any], *args: Any, start: bool = True) -> None:
+    def __init__(self, fn: Callable[..., object], *args: object, start: bool = True) -> None:
         self.fn, self.args = fn, args
         self.where: Optional[str] = None
         self._proc: Optional[subprocess.Popen] = None

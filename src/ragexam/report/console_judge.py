@@ -10,16 +10,19 @@ console, else one wrapped line per row, so a narrow terminal never breaks a word
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from ragexam import fmt
 from ragexam.storage.score_summary import HumanCorrected, JudgeSection, JudgeStat, VsEvidence
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["print_judge", "print_judge_vs_evidence", "print_pairwise", "print_judge_check", "print_probe",
            "print_ppi", "table_or_lines"]
 
 
-def table_or_lines(con: Any, title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
+def table_or_lines(con: Console, title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
                    right: Sequence[str] = ()) -> None:
     """``rows`` under ``headers`` as a table with unbroken cells when it fits the console; else ``title`` and one
     line per row, ``header: value`` pairs that wrap between words (never inside one)."""
@@ -49,7 +52,7 @@ def _counts(d: Optional[Mapping[str, Any]]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in (d or {}).items()) or "-"
 
 
-def print_judge(judge: Union[JudgeSection, Mapping[str, Any]], con: Any,
+def print_judge(judge: Union[JudgeSection, Mapping[str, Any]], con: Console,
                 labels: Optional[Dict[str, str]] = None) -> None:
     """The judge table of a score (its :class:`~ragexam.storage.score_summary.JudgeSection`, or that section's
     JSON): per pipeline and metric the mean and its 95% CI, the pass rate and its 95% CI (metrics with a pass
@@ -115,7 +118,7 @@ def _judge_cells(metric: str, s: JudgeStat, repeat: int) -> List[str]:
     return row + [labs, _counts(s.unjudged)]
 
 
-def print_judge_vs_evidence(vs: Mapping[str, Sequence[VsEvidence]], con: Any, *, ids: int = 6) -> None:
+def print_judge_vs_evidence(vs: Mapping[str, Sequence[VsEvidence]], con: Console, *, ids: int = 6) -> None:
     """Judge metrics beside their evidence-based twins (the judge section's ``vs_evidence``)."""
     if not vs:
         return
@@ -131,7 +134,7 @@ def print_judge_vs_evidence(vs: Mapping[str, Sequence[VsEvidence]], con: Any, *,
                    right=("value", "value ", "n", "agree"))
 
 
-def print_ppi(ppi: Mapping[str, Mapping[str, HumanCorrected]], con: Any,
+def print_ppi(ppi: Mapping[str, Mapping[str, HumanCorrected]], con: Console,
               labels: Optional[Dict[str, str]] = None) -> None:
     """Each judge mean beside its prediction-powered estimate from the human labels, and which to quote."""
     rows, quotes = [], []
@@ -151,7 +154,7 @@ def print_ppi(ppi: Mapping[str, Mapping[str, HumanCorrected]], con: Any,
         con.print(q, highlight=False, markup=False)
 
 
-def print_pairwise(data: Mapping[str, Any], con: Any, *, list_n: int = 10) -> None:
+def print_pairwise(data: Mapping[str, Any], con: Console, *, list_n: int = 10) -> None:
     """A pairwise run (:meth:`ragexam.metrics.judge.PairwiseRun.to_dict`): outcome counts, B's preference and
     win rates with intervals, consistency and the position-bias share, then the inconsistent pairs."""
     from rich.markup import escape
@@ -185,7 +188,7 @@ def print_pairwise(data: Mapping[str, Any], con: Any, *, list_n: int = 10) -> No
         con.print(f"[dim]{escape(str(data['signature']))}[/dim]", highlight=False, soft_wrap=True)
 
 
-def print_judge_check(data: Mapping[str, Any], con: Any) -> None:
+def print_judge_check(data: Mapping[str, Any], con: Console) -> None:
     """A judge-check (:meth:`ragexam.analysis.judging.check.JudgeCheck.to_dict`): per metric and scoring the AUC
     with its interval, the AUC against each kind of negative, the score gap, the pairs ordered correctly and the
     coverage; then each verdict in words."""
@@ -214,7 +217,7 @@ def print_judge_check(data: Mapping[str, Any], con: Any) -> None:
         con.print(f"  {m}: {sig}", style="dim", highlight=False, markup=False, soft_wrap=True)
 
 
-def print_probe(data: Mapping[str, Any], con: Any) -> None:
+def print_probe(data: Mapping[str, Any], con: Console) -> None:
     """What an endpoint supports (:class:`ragexam.llm.probe.ProbeResult`)."""
     rows = [[k, data.get(k)] for k in ("json_schema", "json_object", "logprobs", "top_logprobs", "seed")]
     when = "stored " + str(data.get("checked", ""))[:19] if data.get("cached") else \

@@ -62,7 +62,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 from ragexam.errors import InputError
 from ragexam.storage.score_summary import SCORE_FORMAT, ScoreSummary
-from ragexam.storage.summary import DEFAULT_MISS_K, RunSummary, Summary, read_summary
+from ragexam.storage.summary import DEFAULT_MISS_K, RunSummary, Summary, SummaryLike, read_summary
 
 __all__ = ["RUN_FORMAT", "RUN_FORMATS", "SCORE_FORMAT", "SCORE_FORMATS", "FIXED_COLUMNS", "RunRow", "SplitCell",
            "ChunkRecord",
@@ -86,6 +86,8 @@ _TRUE = {"true", "1", "yes", "t", "y"}
 _FALSE = {"false", "0", "no", "f", "n"}
 
 PathLike = Union[str, "os.PathLike[str]"]
+#: a cell as it arrives: a CSV string, a JSON value, or a value a command typed
+Cell = object
 
 
 # --- typed rows --------------------------------------------------------------------------------
@@ -110,7 +112,7 @@ class SplitCell:
                 "part": self.part, "chars": self.chars, "length": self.length}
 
 
-def _as_split(v: Any, source: str, line: Optional[int]) -> Optional[SplitCell]:
+def _as_split(v: Cell, source: str, line: Optional[int]) -> Optional[SplitCell]:
     if isinstance(v, SplitCell):
         return v
     raw = _as_json(v, dict, source, line, "evidence_split")
@@ -204,7 +206,7 @@ def _fail(msg: str, source: str, line: Optional[int], fld: Optional[str]) -> Inp
     return InputError(msg, source=source, line=line, field=fld)
 
 
-def _as_str(v: Any) -> Optional[str]:
+def _as_str(v: Cell) -> Optional[str]:
     if v is None:
         return None
     if isinstance(v, float) and math.isnan(v):
@@ -213,7 +215,7 @@ def _as_str(v: Any) -> Optional[str]:
     return s if s != "" else None
 
 
-def _as_bool(v: Any, source: str, line: Optional[int], fld: str) -> bool:
+def _as_bool(v: Cell, source: str, line: Optional[int], fld: str) -> bool:
     if isinstance(v, bool):
         return v
     s = _as_str(v)
@@ -226,7 +228,7 @@ def _as_bool(v: Any, source: str, line: Optional[int], fld: str) -> bool:
     raise _fail(f"received {s!r}; expected true or false.", source, line, fld)
 
 
-def _parse_cell(v: Any, parse: Callable[[str], Any], expected: str, source: str, line: Optional[int],
+def _parse_cell(v: Cell, parse: Callable[[str], Any], expected: str, source: str, line: Optional[int],
                 fld: str) -> Any:
     """``parse`` of a text cell (stripped); ``None`` for an empty one; a cell ``parse`` rejects is an error
     naming it and what was ``expected``."""
@@ -239,7 +241,7 @@ def _parse_cell(v: Any, parse: Callable[[str], Any], expected: str, source: str,
         raise _fail(f"received {s!r}; expected {expected} or an empty cell.", source, line, fld) from None
 
 
-def _as_int(v: Any, source: str, line: Optional[int], fld: str, *, minimum: int = 0) -> Optional[int]:
+def _as_int(v: Cell, source: str, line: Optional[int], fld: str, *, minimum: int = 0) -> Optional[int]:
     if isinstance(v, bool):
         raise _fail(f"received {v!r}; expected an integer.", source, line, fld)
     if v is None:
@@ -261,7 +263,7 @@ def _as_int(v: Any, source: str, line: Optional[int], fld: str, *, minimum: int 
     return out
 
 
-def _as_float(v: Any, source: str, line: Optional[int], fld: str) -> Optional[float]:
+def _as_float(v: Cell, source: str, line: Optional[int], fld: str) -> Optional[float]:
     if v is None:
         return None
     if isinstance(v, bool):
@@ -279,7 +281,7 @@ def _as_float(v: Any, source: str, line: Optional[int], fld: str) -> Optional[fl
     return x
 
 
-def _as_json(v: Any, kind: type, source: str, line: Optional[int], fld: str) -> Any:
+def _as_json(v: Cell, kind: type, source: str, line: Optional[int], fld: str) -> Any:
     if isinstance(v, kind):
         return v
     if kind is list and isinstance(v, tuple):
@@ -300,7 +302,7 @@ def _as_json(v: Any, kind: type, source: str, line: Optional[int], fld: str) -> 
     return out
 
 
-def _as_stats(v: Any, source: str, line: Optional[int]) -> Dict[str, List[float]]:
+def _as_stats(v: Cell, source: str, line: Optional[int]) -> Dict[str, List[float]]:
     raw = _as_json(v, dict, source, line, "stats")
     out: Dict[str, List[float]] = {}
     for name, values in raw.items():
@@ -554,7 +556,7 @@ class RunData:
 # --- summaries ---------------------------------------------------------------------------------
 
 
-def is_score(summary: Any) -> bool:
+def is_score(summary: SummaryLike) -> bool:
     """True when ``summary`` is a score: a :class:`~ragexam.storage.score_summary.ScoreSummary`, or a JSON object of
     ``kind`` score or a ``ragexam-score/*`` format."""
     if isinstance(summary, (RunSummary, ScoreSummary)):
@@ -562,7 +564,7 @@ def is_score(summary: Any) -> bool:
     return summary.get("kind") == "score" or str(summary.get("format", "")).startswith("ragexam-score")
 
 
-def check_summary(summary: Any, source: str) -> Dict[str, Any]:
+def check_summary(summary: SummaryLike, source: str) -> Dict[str, Any]:
     """``summary`` (a JSON object; a typed summary as its JSON object) after checking it is a run or score
     summary this ragexam reads (a format of :data:`RUN_FORMATS` or :data:`SCORE_FORMATS` and a ``results``
     object); else InputError."""
@@ -586,7 +588,7 @@ def check_summary(summary: Any, source: str) -> Dict[str, Any]:
     return summary
 
 
-def miss_cutoff(summary: Any, default: Optional[int] = None) -> int:
+def miss_cutoff(summary: SummaryLike, default: Optional[int] = None) -> int:
     """The missed-cutoff ``k`` of a run (a summary or its JSON object): ``config.miss_k``, else the ``k`` of its
     missed entries, else ``default`` (:data:`ragexam.storage.summary.DEFAULT_MISS_K`); a score has none of its own
     (``default``)."""
@@ -594,12 +596,12 @@ def miss_cutoff(summary: Any, default: Optional[int] = None) -> int:
     return k if k is not None else (DEFAULT_MISS_K if default is None else default)
 
 
-def headline_metric(summary: Any) -> Optional[str]:
+def headline_metric(summary: SummaryLike) -> Optional[str]:
     """The metric shown as a run's (or score's) headline: ``hit@<miss cutoff>`` when present, else the first."""
     return read_summary(summary).headline_metric
 
 
-def dataset_label(summary: Any) -> str:
+def dataset_label(summary: SummaryLike) -> str:
     """``corpus`` (or ``corpus / qa`` when they differ) of a run or score, for listings."""
     return read_summary(summary).dataset_label
 
@@ -680,7 +682,7 @@ def _read_chunks(path: Path) -> Tuple[Dict[str, Dict[str, ChunkRecord]], Dict[st
     return out, texts
 
 
-def _folder_format(summary: Any, formats: Sequence[str], spath: Path) -> str:
+def _folder_format(summary: object, formats: Sequence[str], spath: Path) -> str:
     """The ``format`` of a folder's summary, one of ``formats`` (minor versions allowed); else InputError."""
     fmt = summary.get("format") if isinstance(summary, dict) else None
     if not isinstance(fmt, str) or fmt.split(".")[0] not in formats:
@@ -796,7 +798,7 @@ def write_text(path: Path, text: str) -> None:
         raise
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -835,7 +837,7 @@ def _make_dir(folder: Path, *subdirs: str) -> None:
                          field="out") from None
 
 
-def _json_text(obj: Any, what: str) -> str:
+def _json_text(obj: object, what: str) -> str:
     try:
         text = json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
     except ValueError as exc:
@@ -851,13 +853,13 @@ def _json_text(obj: Any, what: str) -> str:
     return text
 
 
-def _plain(summary: Any) -> Dict[str, Any]:
+def _plain(summary: SummaryLike) -> Dict[str, Any]:
     """A summary as its JSON object (a typed record's :meth:`to_dict`, or the mapping itself)."""
     to_dict = getattr(summary, "to_dict", None)
     return to_dict() if callable(to_dict) else dict(summary)
 
 
-def write_run_folder(directory: PathLike, summary: Any, rows: Sequence[Mapping[str, Any]],
+def write_run_folder(directory: PathLike, summary: SummaryLike, rows: Sequence[Mapping[str, Any]],
                      chunks: Iterable[ChunkRecord], extra: Optional[Callable[[Path], None]] = None,
                      redact: Optional[Callable[[Any], Any]] = None) -> Path:
     """Write a run folder as a unit (:func:`ragexam.storage.atomic.folder_writer`): ``per_question.csv``,

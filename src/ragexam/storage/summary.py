@@ -36,7 +36,7 @@ __all__ = ["DEFAULT_MISS_K", "TOP_IDS", "RunSummary", "RunSettings", "DatasetInf
            "Unretrieved", "FailedQuestion", "Latency", "RetrievedChunk", "MissedQuestion", "UnmatchedEvidence",
            "EvidenceCut", "RerankStage", "RerankCeiling", "RerankStatus", "RerankChange", "TypeLift", "Timing",
            "SweepPoint", "Interval", "EvidenceSplitInfo", "ChunkWindow", "ChunkSizes", "ChunkingReport",
-           "Summary", "read_summary"]
+           "Summary", "SummaryLike", "read_summary"]
 
 #: a 95% interval ``(low, high)``
 Interval = Tuple[float, float]
@@ -506,9 +506,11 @@ class RunSummary(Record, Mapping):
 
 #: a run's summary or a score's
 Summary = Union[RunSummary, ScoreSummary]
+#: a summary, or the JSON object of one
+SummaryLike = Union[Summary, Mapping[str, Any]]
 
 
-def read_summary(data: Any, source: str = "summary") -> Summary:
+def read_summary(data: SummaryLike, source: str = "summary") -> Summary:
     """The typed summary of a JSON object: a :class:`ScoreSummary` for a score (``kind`` score or a
     ``ragexam-score/*`` format), else a :class:`RunSummary`; a typed one as it is."""
     if isinstance(data, (RunSummary, ScoreSummary)):
