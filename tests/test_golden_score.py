@@ -21,24 +21,13 @@ from pathlib import Path
 
 import pytest
 
+from test_judge_score_roundtrip import RUBRIC
+
 from ragexam.cli import main
 
 GOLDEN = Path(__file__).parent / "data" / "golden" / "score"
 UPDATE = os.environ.get("RAGEXAM_GOLDEN_UPDATE") == "1"
 P1, P2 = "bm25 | paragraphs:400", "bm25:whitespace | paragraphs:400"
-RUBRIC = """name: politeness
-version: 1
-language: ko
-criteria: 답변이 직원에게 공손하고 해야 할 일을 분명히 알려 주는지 평가합니다.
-inputs: [question, answer]
-scale:
-  1: 무례하거나 알 수 없다
-  2: 거칠다
-  3: 보통이다
-  4: 공손하다
-  5: 공손하고 분명하다
-pass: 4
-"""
 
 
 def _cli(argv, capsys):
@@ -67,7 +56,7 @@ def case(tmp_path_factory):
             rows.append({"query_id": r.query_id, "pipeline": P2, "answer": r.answer if i % 3 else "모르겠습니다."})
     (folder / "two.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in rows),
                                       encoding="utf-8")
-    (folder / "polite.yaml").write_text(RUBRIC, encoding="utf-8")
+    (folder / "polite.yaml").write_text(RUBRIC.lstrip("\n"), encoding="utf-8")
     with StubEndpoint() as stub:
         yield {"folder": folder, "url": stub.base_url}
 
@@ -80,6 +69,7 @@ def _scrub(text: str, case) -> str:
     for pattern, fixed in ((r'"key": "[0-9a-f]{64}"', '"key": "K"'), (r'"checked": "[^"]*"', '"checked": "T"'),
                            (r'"ragexam_version": "[^"]*"', '"ragexam_version": "V"'),
                            (r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", "TIME"), (r"\d{8}T\d{6}Z-[0-9a-f]{6}", "ID"),
+                           (r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", "TIME"),
                            (r"version:ragexam-[^|\"\s<]+", "version:ragexam-V"), (r"127\.0\.0\.1:\d+", "STUB")):
         text = re.sub(pattern, fixed, text)
     return text

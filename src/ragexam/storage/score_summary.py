@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
-from ragexam.storage.records import Record, opt
+from ragexam.storage.records import JsonView, Record, opt
 
 __all__ = ["SCORE_FORMAT", "ScoreSummary", "ScoreSettings", "JudgeSettings", "ScoreDataset", "TextScores",
            "ScoreResult", "Coverage", "JudgeSection", "JudgeStat", "QuotedUnits", "Agreement", "MetricDefinition",
@@ -365,8 +364,8 @@ class PipelineName(Record):
     name: str = ""
 
 
-@dataclass
-class ScoreSummary(Record, Mapping):
+@dataclass(eq=False)
+class ScoreSummary(JsonView, Record):
     """``score.json`` (module docstring); a history record adds ``run_id``, ``scored_run`` (the run given with
     ``--run``), ``config`` (the settings again, under the key runs use) and ``pipelines``."""
 
@@ -456,23 +455,3 @@ class ScoreSummary(Record, Mapping):
                                    config=self.settings.to_dict(),
                                    pipelines=[PipelineName(p) for p in self.dataset.pipelines])
 
-    # -- the JSON view ----------------------------------------------------------------------------------------
-
-    def __getitem__(self, key: str) -> Any:
-        return self.to_dict()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.to_dict())
-
-    def __len__(self) -> int:
-        return len(self.to_dict())
-
-    def __eq__(self, other: object) -> bool:
-        """Equal to another summary, or to a JSON object, with the same JSON."""
-        if isinstance(other, ScoreSummary):
-            return self.to_dict() == other.to_dict()
-        if isinstance(other, Mapping):
-            return self.to_dict() == dict(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
-from ragexam.storage.records import Record, opt
+from ragexam.storage.records import JsonView, Record, opt
 from ragexam.storage.score_summary import JudgeSection, ScoreSummary
 
 __all__ = ["DEFAULT_MISS_K", "TOP_IDS", "RunSummary", "RunSettings", "DatasetInfo", "PipelineInfo", "PipelineResult", "Comparison",
@@ -378,8 +378,8 @@ class ChunkingReport(Record):
     size_warning: Optional[str] = opt()
 
 
-@dataclass
-class RunSummary(Record, Mapping):
+@dataclass(eq=False)
+class RunSummary(JsonView, Record):
     """``summary.json`` of a run (module docstring)."""
 
     is_score = False
@@ -481,27 +481,6 @@ class RunSummary(Record, Mapping):
             return str(qa)
         return str(corpus) if str(qa) == str(corpus) else f"{corpus} / {qa}"
 
-    # -- the JSON view ----------------------------------------------------------------------------------------
-
-    def __getitem__(self, key: str) -> Any:
-        data = self.to_dict()
-        return data[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.to_dict())
-
-    def __len__(self) -> int:
-        return len(self.to_dict())
-
-    def __eq__(self, other: object) -> bool:
-        """Equal to another summary, or to a JSON object, with the same JSON."""
-        if isinstance(other, RunSummary):
-            return self.to_dict() == other.to_dict()
-        if isinstance(other, Mapping):
-            return self.to_dict() == dict(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 #: a run's summary or a score's

@@ -41,7 +41,7 @@ from ragexam.metrics.text.answers import AnswerStatistics, answer_statistics, co
 from ragexam.metrics.verdicts import ABSTAIN_PHRASES, ABSTAIN_PHRASES_VERSION, is_abstention
 from ragexam.signature import Signature
 from ragexam.storage.runfolder import RunData
-from ragexam.storage.score_summary import (Agreement, JudgeSection, MetricDefinition, ScoreDataset, ScoreSettings,
+from ragexam.storage.score_summary import (JudgeSection, MetricDefinition, ScoreDataset, ScoreSettings,
                                            ScoreSummary, TextScores)
 
 __all__ = ["Joined", "TextJob", "Texts", "Judged", "Attributed", "join", "text", "judge", "attribute", "summarize",
@@ -526,7 +526,7 @@ def _judge_section(rows: Sequence[AnswerRow], judged: Judged, seed: int, labels:
         summary={p: {m: judge_stat(rs, m, seed).to_record() for m in metrics} for p, rs in segs.items()},
         by_type={p: {t: {m: judge_stat(rs, m, seed, t).to_record() for m in metrics} for t in types}
                  for p, rs in segs.items()},
-        agreement={m: Agreement.from_dict(a.to_dict(), source="agreement") for m, a in judged.agreement.items()},
+        agreement=dict(judged.agreement),
         definitions=definitions,
         vs_evidence={p: v for p, rs in segs.items() if (v := vs_evidence(rs, metrics))},
         scoring=dict(jr.scoring), probe=jr.probe,
