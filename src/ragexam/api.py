@@ -14,6 +14,7 @@ command                    function
 ``evidence-coverage``      :func:`evidence_coverage` → :class:`Coverage`
 ``bleu`` / ``chrf``        :func:`text_metric_files`
 ``run`` / ``demo``         :func:`run_exam` → :class:`RunOutcome` (``demo``: :data:`DEMO_SETTINGS`)
+(Python)                   :func:`run`, :func:`grade` → :class:`~ragexam.analysis.exam.run.RunResult`
 ``report``                 :func:`write_run_report`
 ``runs``                   :func:`list_runs`
 ``show``                   :func:`ragexam.storage.history.resolve_run`
@@ -22,9 +23,8 @@ command                    function
 ``score``                  :func:`score` → :class:`ScoreOutcome`
 ``answer``                 :func:`answer` → :class:`AnswerOutcome`
 ``judge-agreement``        :func:`judge_agreement` → :class:`AgreementOutcome`
-``generate``               :func:`ragexam.questions.api.generate` →
-                           :class:`~ragexam.questions.engine.GenerateResult` (``--dry-run``:
-                           :func:`ragexam.questions.api.plan`)
+``generate``               :func:`generate` → :class:`~ragexam.questions.engine.GenerateResult`
+                           (``--dry-run``: the :class:`~ragexam.questions.engine.GeneratePlan`)
 ``review apply``           :func:`ragexam.questions.review.apply_review`
 =========================  ===================================================================================
 """

@@ -9,13 +9,14 @@
     run_id = record_run(res.summary, res.per_question)       # res.summary["run_id"] == run_id
     write_report(res.summary, res.per_question, "report.html")
 
-**A score in the history** (kind ``score``) is stored as the ``score.json`` object plus
+**A score in the history** (kind ``score``) is stored as the ``score.json`` object plus (its typed
+:class:`~ragexam.storage.score_summary.ScoreSummary`'s :meth:`~ragexam.storage.score_summary.ScoreSummary.recorded`)
 
 * ``run_id``: ``score-<UTC time>-<6 hex>``; ``kind``: ``"score"``; ``scored_run``: the
   ``run_id`` of the retrieval run given with ``--run`` (else ``None``);
 * ``config``: the score's settings; ``dataset``: its counts plus ``qa``, ``corpus`` and the
   hashes of the scored run's dataset (so ``ragexam runs`` groups it with that run);
-* ``results``: :meth:`ragexam.analysis.answers.scoring.ScoreReport.results` — ``{pipeline: {"n", "metrics",
+* ``results``: :func:`ragexam.analysis.answers.scored.segment_result` per pipeline — ``{pipeline: {"n", "metrics",
   "coverage"}}`` with the corpus ``chrf`` and ``bleu``, the mean ``rouge_l`` (``[0, 1]``, over
   answerable questions), ``ok_share`` (the share of the pipeline's questions whose stage label is
   ``ok`` or ``abstained_ok``; unjudged questions count as not ok) and, with a judge, each judge
