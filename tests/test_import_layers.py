@@ -1,6 +1,6 @@
 """The package's import graph: no import cycles, and no module imports a higher layer.
 
-Layer order (docs/architecture.md): errors, signature, fmt, _version < storage < stats
+Layer order (docs/architecture.md): errors, signature, fmt, types, _version < storage < stats
 < llm < exec < data < retrieval < metrics < questions
 < analysis (judging < answers < exam < gating) < report < api < serve < cli and the package itself.  Every
 ``import`` statement counts, at module level or inside a function (a lazy import is still a dependency),
@@ -16,7 +16,7 @@ from typing import Dict, List, Set
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 LAYERS = (
-    ("ragexam._version", "ragexam._lazy", "ragexam.errors", "ragexam.signature", "ragexam.fmt"),
+    ("ragexam._version", "ragexam._lazy", "ragexam.errors", "ragexam.signature", "ragexam.fmt", "ragexam.types"),
     ("ragexam.storage",),
     ("ragexam.stats",),
     ("ragexam.llm",),

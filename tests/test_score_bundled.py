@@ -70,7 +70,7 @@ def test_text_threshold_verdicts_vs_notes(report):
 
 
 def test_text_metrics_use_a_korean_tokenizer(report):
-    t = report.text["(answers)"]
+    t = report.text["(answers)"].to_dict()
     assert t["n"] == 65
     assert "tok:ko-kiwi" in t["signatures"]["bleu"] and "tok:ko-kiwi" in t["signatures"]["rouge_l"]
     # the aggregates are sums of per-answer statistics: identical to the corpus functions, and to
@@ -93,8 +93,8 @@ def test_text_metrics_use_a_korean_tokenizer(report):
     assert t["rouge_l"] == pytest.approx(corpus_rouge_l(hyps, refs, tokenize="ko-kiwi").score, abs=1e-12)
     assert t["signatures"]["rouge_l"] == corpus_rouge_l(hyps, refs, tokenize="ko-kiwi").signature
     # out-of-corpus questions are graded by abstention, not by overlap with "not in the documents"
-    assert sum(b["n"] for b in report.text_by_type["(answers)"].values()) == 65
-    assert report.text_by_type["(answers)"]["out_of_corpus"]["n"] == 0
+    assert sum(b.n for b in report.text_by_type["(answers)"].values()) == 65
+    assert report.text_by_type["(answers)"]["out_of_corpus"].n == 0
 
 
 def test_without_a_run_retrieval_is_unknown_and_said_so(report):
@@ -161,53 +161,54 @@ def test_duplicate_answers_and_null_answer_with_error(tmp_path):
     assert load_answers(p)[0].error == "timeout"
 
 
-def _text_rows():
-    from ragexam.analysis.answers.scoring import prepare_rows
+def _joined(bleu_tokenize="auto"):
+    from ragexam.analysis.answers import stages
+    from ragexam.analysis.answers.options import ScoreOptions
 
-    qa = load_qa("it_helpdesk")
-    return prepare_rows(qa, load_answers("it_helpdesk"), answers_source="it_helpdesk", run=None, pipeline=None,
-                        k=None, corpus=None, notes=[])
+    return stages.join(load_qa("it_helpdesk"), load_answers("it_helpdesk"),
+                       options=ScoreOptions(answers_source="it_helpdesk", bleu_tokenize=bleu_tokenize))
 
 
 def test_text_scores_beside_the_judge_run_in_a_child_process_and_equal_the_inline_ones(monkeypatch):
     """With a judge the text statistics come from a child process (Kiwi's load would hold this process's GIL
     during the calls); they equal the statistics computed here."""
-    import numpy as np
+    from ragexam.analysis.answers import stages
 
-    from ragexam.analysis.answers import scoring
-
-    inline = scoring._TextScores(_text_rows(), "ko-kiwi", "ko-kiwi", beside=False).result()
-    job = scoring._TextScores(_text_rows(), "ko-kiwi", "ko-kiwi", beside=True)
-    assert job._proc is not None
-    monkeypatch.setattr(scoring, "_text_stats", lambda *a: pytest.fail("computed in this process"))
+    here = stages.text(_joined(), beside=False)
+    inline = here.result()
+    job = stages.text(_joined(), beside=True)
+    assert job.job.started
+    monkeypatch.setattr(job.job, "fn", lambda *a: pytest.fail("computed in this process"))
     beside = job.result()
-    assert len(beside["rows"]) == len(inline["rows"]) > 60
-    for key in ("bleu", "chrf", "rouge"):
-        np.testing.assert_array_equal(beside[key], inline[key])
-    assert [r.text for r in beside["rows"]] == [r.text for r in inline["rows"]]
+    assert job.job.where == "beside" and here.job.where == "here"
+    assert len(job.todo) == len(here.todo) > 60
+    assert [r.text_stats for r in job.todo] == [r.text_stats for r in here.todo]
+    assert [r.text for r in job.todo] == [r.text for r in here.todo]
+    assert beside == inline
 
 
 def test_text_scores_are_computed_here_when_the_child_cannot_run(monkeypatch):
     import sys
 
-    from ragexam.analysis.answers import scoring
+    from ragexam.analysis.answers import stages
 
-    inline = scoring._TextScores(_text_rows(), "char", "char", beside=False).result()
+    here = stages.text(_joined("char"), beside=False)
+    inline = here.result()
     monkeypatch.setattr(sys, "executable", "/nonexistent/python")
-    job = scoring._TextScores(_text_rows(), "char", "char", beside=True)
-    assert job._proc is None
-    assert [r.text for r in job.result()["rows"]] == [r.text for r in inline["rows"]]
+    job = stages.text(_joined("char"), beside=True)
+    assert not job.job.started
+    assert job.result() == inline and job.job.where == "here"
+    assert [r.text for r in job.todo] == [r.text for r in here.todo]
 
 
-def test_text_scores_child_is_stopped_and_its_folder_removed_when_scoring_fails_before_the_result():
+def test_text_scores_child_is_stopped_when_scoring_fails_before_the_result():
     import gc
-    import os
 
-    from ragexam.analysis.answers import scoring
+    from ragexam.analysis.answers import stages
 
-    job = scoring._TextScores(_text_rows(), "ko-kiwi", "ko-kiwi", beside=True)
-    proc, folder = job._proc, job._dir
-    assert proc is not None and os.path.isdir(folder)
+    job = stages.text(_joined(), beside=True)
+    proc = job.job._proc
+    assert proc is not None and proc.poll() is None
     del job  # what an exception between the start and result() leaves behind
     gc.collect()
-    assert proc.poll() is not None and not os.path.exists(folder)
+    assert proc.poll() is not None

@@ -14,6 +14,7 @@ command                    function
 ``evidence-coverage``      :func:`evidence_coverage` → :class:`Coverage`
 ``bleu`` / ``chrf``        :func:`text_metric_files`
 ``run`` / ``demo``         :func:`run_exam` → :class:`RunOutcome` (``demo``: :data:`DEMO_SETTINGS`)
+(Python)                   :func:`run`, :func:`grade` → :class:`~ragexam.analysis.exam.run.RunResult`
 ``report``                 :func:`write_run_report`
 ``runs``                   :func:`list_runs`
 ``show``                   :func:`ragexam.storage.history.resolve_run`
@@ -36,21 +37,59 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
+from ragexam.types import Chunkers, CorpusLike, ExecutorLike, PathLike, QALike, Retrievers
 
-__all__ = ["evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
+if TYPE_CHECKING:
+    from ragexam.analysis.answers.files import AnswerRecord
+    from ragexam.analysis.answers.options import ScoreOptions
+    from ragexam.analysis.answers.rows import AnswerRow
+    from ragexam.analysis.judging.check import JudgeCheck
+    from ragexam.analysis.exam.run import RunResult
+    from ragexam.analysis.answers.scored import ScoreReport
+    from ragexam.llm.settings import LLMSettings
+    from ragexam.metrics.judge import Judge, JudgePlan, JudgeRun
+    from ragexam.storage.runfolder import RunData
+
+__all__ = ["run", "grade", "evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
            "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
            "ScoreOutcome", "score", "AnswerOutcome", "answer", "AgreementOutcome", "judge_agreement",
            "read_segments", "generate", "generate_plan", "review_apply", "review_audit", "review_queue",
            "check_junk", "import_traces", "sample_traces", "locate_evidence"]
 
-PathLike = Union[str, Path]
 Progress = Optional[Callable[[int, int], None]]
 
 #: the metrics ``ragexam evaluate`` reports when none are asked for
 DEFAULT_EVAL_METRICS = ("hit@1", "hit@3", "mrr", "ndcg@10", "p@5", "r@5", "f1@5", "rprec", "map")
+
+
+# -- grading pipelines (ragexam.run, ragexam.grade) ------------------------------------------------------------
+
+
+def run(corpus: Optional[CorpusLike], qa: QALike, retrievers: Optional[Retrievers] = None,
+        chunkers: Optional[Chunkers] = None, *, retrieved: Optional[object] = None,
+        executor: ExecutorLike = None, llm: Optional[LLMSettings] = None, **options: object) -> RunResult:
+    """``ragexam.run``: grade every pipeline -- each retriever over each chunker, and each results file of
+    ``retrieved`` -- on the question set ``qa`` of ``corpus``: ranking metrics with 95% intervals, paired
+    comparisons, the missed questions.  ``executor``: where the work runs; ``llm``: the settings of an LLM reranker;
+    ``chunkers`` default to ``paragraphs:400``; ``options``: the run's settings (``k``, ``miss_k``, ``depth``,
+    ``relevance``, ``seed``, ``n_resamples``, ``cache_dir``, ``progress``, ...), see
+    :func:`ragexam.analysis.exam.run.run`."""
+    from ragexam.analysis.exam.run import run as run_pipelines
+
+    if chunkers is not None:
+        options["chunkers"] = chunkers
+    return run_pipelines(corpus, qa, retrievers, retrieved=retrieved, executor=executor, llm=llm, **options)
+
+
+def grade(qa: QALike, retrieved: object, *, corpus: Optional[CorpusLike] = None, **options: object) -> RunResult:
+    """``ragexam.grade``: grade results files (``retrieved``: a path, a list of paths or loaded results) on the
+    question set ``qa``, as :func:`run` without retrievers (:func:`ragexam.analysis.exam.run.grade`)."""
+    from ragexam.analysis.exam.run import grade as grade_results
+
+    return grade_results(qa, retrieved, corpus=corpus, **options)
 
 
 # -- ranking metrics on TREC files ----------------------------------------------------------------------------
@@ -89,7 +128,7 @@ class Coverage:
                 "findable": len(self.rows) - len(self.missing), "coverage": [r.to_dict() for r in self.rows]}
 
 
-def evidence_coverage(corpus: Any, qa: Any, chunker: str = "whole", *, ignore_punctuation: bool = False) -> Coverage:
+def evidence_coverage(corpus: CorpusLike, qa: QALike, chunker: str = "whole", *, ignore_punctuation: bool = False) -> Coverage:
     """Check that every evidence string of ``qa`` is inside one chunk of ``corpus`` chunked by ``chunker`` (any
     spec of :func:`ragexam.data.parse_chunker`; ``tokens:`` and ``semantic`` use e5)."""
     from ragexam.data.chunking import chunk_corpus
@@ -148,7 +187,7 @@ def text_metric_files(refs: PathLike, hyps: PathLike, metric: str, **options: An
 # -- question sets --------------------------------------------------------------------------------------------
 
 
-def validate(corpus: Any, qa: Any = None, *, ignore_punctuation: bool = False, **options: Any):
+def validate(corpus: CorpusLike, qa: Optional[QALike] = None, *, ignore_punctuation: bool = False, **options: Any):
     """Check a corpus and a question set; every problem with file, line and field
     (:func:`ragexam.data.validation.validate`; ``options`` are its keywords)."""
     from ragexam.data.validation import validate as check
@@ -163,7 +202,8 @@ def datasets():
     return list_datasets()
 
 
-def convert(to: str, out: PathLike, *, corpus: Any = None, qa: Any = None, queries: Optional[PathLike] = None,
+def convert(to: str, out: PathLike, *, corpus: Optional[CorpusLike] = None, qa: Optional[QALike] = None,
+            queries: Optional[PathLike] = None,
             split: Optional[str] = None, source_format: Optional[str] = None, locate: bool = True,
             semantic: bool = True):
     """Convert between ragexam JSONL, BEIR folders and TREC qrels (:func:`ragexam.data.convert.convert`), or a
@@ -285,7 +325,7 @@ class RunOutcome:
     """What :func:`run_exam` did: the :class:`~ragexam.analysis.exam.run.RunResult`, the folder written
     (``out``), the history entry (``run_id`` in ``history_path``) and the HTML report written."""
 
-    result: Any
+    result: RunResult
     out: Optional[Path] = None
     run_id: Optional[str] = None
     history_path: Optional[Path] = None
@@ -313,7 +353,7 @@ def _check_outputs(*, out: Optional[PathLike] = None, out_kind: str = "run", rep
                   [In(_input_path(path), option) for option, path in inputs])
 
 
-def _input_path(ref: Any) -> Any:
+def _input_path(ref: object) -> object:
     """The file a reference reads: a results file's path without its ``>rerank:`` stages; others as given."""
     if isinstance(ref, str) and ">rerank:" in ref and not Path(ref).exists():
         return ref.split(">rerank:", 1)[0]
@@ -375,7 +415,7 @@ def write_run_report(run: str, out: Optional[PathLike] = None, *, answers: Optio
     data = resolve_run(run, history)
     if data.is_score:
         raise InputError(f"{data.run_id} is a recorded score, not a run; `ragexam report` takes a run. Fix: "
-                         f"`ragexam report {data.summary.get('scored_run') or 'RUN'}`, or `ragexam score --run DIR "
+                         f"`ragexam report {data.summary.scored_run or 'RUN'}`, or `ragexam score --run DIR "
                          "... --report FILE.html` for the run's report with the answers.", source=str(run))
     if out is None:
         out = Path(data.source) / "report.html" if Path(run).is_dir() else Path(f"report-{data.run_id}.html")
@@ -432,19 +472,19 @@ class ScoreOutcome:
     """What :func:`score` did: the :class:`~ragexam.analysis.answers.scoring.ScoreReport` (``None`` on a dry run,
     which fills ``plan``), the lines saying what was written, and the coverage floors that were missed."""
 
-    report: Any = None
-    plan: Any = None
+    report: Optional[ScoreReport] = None
+    plan: Optional[JudgePlan] = None
     lines: List[str] = field(default_factory=list)
     failures: List[str] = field(default_factory=list)
 
 
-def _judge(settings: Any, **options: Any):
+def _judge(settings: LLMSettings, **options: object) -> Judge:
     from ragexam.metrics.judge import Judge
 
     return Judge(settings=settings, **options)
 
 
-def pairwise(qa: Any, answers: Any, judge: Any, *, a: str, b: str, repeat: int = 1, max_attempts: int = 3,
+def pairwise(qa: QALike, answers: PathLike, judge: LLMSettings, *, a: str, b: str, repeat: int = 1, max_attempts: int = 3,
              judge_lang: str = "auto", retry_unjudged: bool = False, dry_run: bool = False,
              out: Optional[PathLike] = None, progress: Progress = None):
     """Judge pipeline ``b``'s answers against pipeline ``a``'s, both orders per pair
@@ -478,90 +518,144 @@ def pairwise(qa: Any, answers: Any, judge: Any, *, a: str, b: str, repeat: int =
     return pr
 
 
-def score(qa: Any, answers: Any, *, run: Optional[PathLike] = None, pipeline: Optional[str] = None,
-          corpus: Any = None, miss_k: Optional[int] = None, correct_if: Optional[str] = None,
-          abstain_phrases: Optional[PathLike] = None, bleu_tokenize: str = "auto", judge: Any = None,
-          metrics: Optional[Sequence[str]] = None, repeat: int = 1, max_attempts: int = 3,
-          judge_lang: str = "auto", retry_unjudged: bool = False, min_coverage: Optional[float] = None,
-          dry_run: bool = False, out: Optional[PathLike] = None, report: Optional[PathLike] = None,
-          history: Optional[PathLike] = None, record: bool = True, progress: Progress = None,
-          rubrics: Sequence[PathLike] = (), executor: Any = None, human: Optional[PathLike] = None) -> ScoreOutcome:
-    """Score generated ``answers`` to the questions of ``qa``: text metrics against ``ground_truth``, the LLM
-    judge when ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) is given, and the stage that lost each
-    answer when ``run`` (a run folder) is given; see :func:`ragexam.analysis.answers.scoring.score_answers`.  Writes the
-    score folder ``out``, the run's HTML ``report`` with the answers, and the history record; every output path
-    is checked before any judge call.  ``rubrics``: custom rubric files (docs/judge.md), judged metrics named by
-    their files; without ``metrics`` the judge grades :data:`~ragexam.metrics.judge.registry.DEFAULT_METRICS` and
-    every rubric.  ``executor``: where the judge's calls run (``"local"``, ``"ray"``, ``"ray://HOST:PORT"`` or an
-    executor object; default threads here), see :class:`~ragexam.metrics.judge.Judge`.  ``human``: a JSONL file of
-    human labels (``{"query_id", "pipeline"?, "human": {...}}``, :func:`ragexam.analysis.judging.agreement.read_human_labels`):
-    each judged metric gets its prediction-powered estimate beside the judge mean."""
-    from ragexam.analysis.answers.files import load_answers
-    from ragexam.analysis.answers.scoring import check_min_coverage, plan_judging, prepare_rows, save_score, score_answers
+@dataclass(frozen=True)
+class ScoreRequest:
+    """What ``ragexam score`` is asked beyond its inputs and outputs (the command's options): where answers without
+    a pipeline belong (``pipeline``), the run's ``corpus`` (a ``ragexam-run/1`` folder), ``miss_k``, the text
+    threshold ``correct_if`` (``"chrf>=0.5"``), an ``abstain_phrases`` file, ``bleu_tokenize``; for an LLM judge
+    its ``metrics``, ``repeat``, ``max_attempts``, ``judge_lang``, ``retry_unjudged``, ``min_coverage``, custom
+    ``rubrics`` (files), the ``executor`` its calls run on, and ``human`` labels (a JSONL file)."""
+
+    pipeline: Optional[str] = None
+    corpus: Optional[CorpusLike] = None
+    miss_k: Optional[int] = None
+    correct_if: Optional[str] = None
+    abstain_phrases: Optional[PathLike] = None
+    bleu_tokenize: str = "auto"
+    metrics: Optional[Sequence[str]] = None
+    repeat: int = 1
+    max_attempts: int = 3
+    judge_lang: str = "auto"
+    retry_unjudged: bool = False
+    min_coverage: Optional[float] = None
+    rubrics: Sequence[PathLike] = ()
+    executor: ExecutorLike = None
+    human: Optional[PathLike] = None
+
+    @property
+    def needs_judge(self) -> bool:
+        """Whether an option that applies to an LLM judge was given."""
+        return bool(self.metrics or self.repeat != 1 or self.rubrics or self.executor is not None
+                    or self.human is not None)
+
+    def inputs(self, qa: QALike, answers: PathLike, run: Optional[PathLike]) -> List[Tuple[str, object]]:
+        """``(option, path)`` of every file the score reads."""
+        return [("--qa", qa), ("--answers", answers), ("--run", run), ("--corpus", self.corpus),
+                ("--abstain-phrases", self.abstain_phrases), ("--human", self.human),
+                *(("--rubric", r) for r in self.rubrics or ())]
+
+
+def _score_options(req: ScoreRequest, answers: PathLike) -> ScoreOptions:
+    """The request's :class:`~ragexam.analysis.answers.options.ScoreOptions` (checked as it is made): the text
+    threshold parsed, the phrase file read."""
+    from ragexam.analysis.answers.options import ScoreOptions
     from ragexam.metrics.verdicts import load_phrases, parse_correct_if
-    from ragexam.data.loaders import load_qa
-    from ragexam.storage.runfolder import read_run_folder
 
-    _check_outputs(out=out, out_kind="score", report=report, history=history, record=record and not dry_run,
-                   inputs=[("--qa", qa), ("--answers", answers), ("--run", run), ("--corpus", corpus),
-                           ("--abstain-phrases", abstain_phrases), ("--human", human),
-                           *(("--rubric", r) for r in rubrics or ())])
-    if report is not None and run is None:
-        raise InputError("--report needs --run DIR: the report is the HTML report of that retrieval run (from "
-                         "`ragexam run --out DIR`) with these answers added; pass --run, or drop --report",
-                         source="ragexam score", field="report")
-    if min_coverage is not None:
-        check_min_coverage(min_coverage)
-        if judge is None:
-            raise InputError("--min-coverage applies to an LLM judge; pass --judge-model too", source="ragexam score",
-                             field="min_coverage")
-    if judge is None and (dry_run or metrics or repeat != 1 or rubrics or executor is not None or human is not None):
-        raise InputError("needs --judge-model (the judge options apply to an LLM judge)", source="ragexam score",
-                         field="judge_model")
-    questions = load_qa(qa)
-    records = load_answers(answers)
-    run_info = read_run_folder(run) if run is not None else None
-    if human is not None:
-        from ragexam.analysis.judging.agreement import read_human_labels
-
-        human = read_human_labels(human)
-    cond = parse_correct_if(correct_if) if correct_if is not None else None
     phrases = None
-    if abstain_phrases is not None:
-        path = Path(abstain_phrases)
+    if req.abstain_phrases is not None:
+        path = Path(req.abstain_phrases)
         try:
             phrases = load_phrases(path.read_text(encoding="utf-8").splitlines(), source=str(path))
         except OSError as err:
             raise InputError(f"cannot read: {err.strerror or err}", source=str(path), field="abstain_phrases") from None
-    jd = None
-    if judge is not None:
-        from ragexam.metrics.judge import load_rubric
+    return ScoreOptions(answers_source=str(answers), pipeline=req.pipeline, k=req.miss_k, corpus=req.corpus,
+                        repeat=req.repeat,
+                        correct_if=parse_correct_if(req.correct_if) if req.correct_if is not None else None,
+                        abstain_phrases=phrases, bleu_tokenize=req.bleu_tokenize, min_coverage=req.min_coverage)
 
-        jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, retry_unjudged=retry_unjudged,
-                    custom=[load_rubric(r) for r in rubrics or ()])
-        if not metrics:
-            from ragexam.metrics.judge.registry import DEFAULT_METRICS
 
-            metrics = list(DEFAULT_METRICS) + list(jd.custom)
-    notes: List[str] = []
-    rows = prepare_rows(questions, records, answers_source=str(answers), run=run_info, pipeline=pipeline, k=miss_k,
-                        corpus=corpus, notes=notes)
+def _score_judge(settings: Optional[LLMSettings], req: ScoreRequest) -> Tuple[Optional[Judge], Optional[List[str]]]:
+    """``(judge, metrics)``: the :class:`~ragexam.metrics.judge.Judge` of ``settings`` with the request's custom
+    rubrics, and the metrics it grades (the request's, else the default ones and every rubric); ``(None, None)``
+    without a judge."""
+    if settings is None:
+        return None, None
+    from ragexam.metrics.judge import load_rubric
+
+    jd = _judge(settings, max_attempts=req.max_attempts, language=req.judge_lang, retry_unjudged=req.retry_unjudged,
+                custom=[load_rubric(r) for r in req.rubrics or ()])
+    if req.metrics:
+        return jd, list(req.metrics)
+    from ragexam.metrics.judge.registry import DEFAULT_METRICS
+
+    return jd, list(DEFAULT_METRICS) + list(jd.custom)
+
+
+def score(qa: QALike, answers: PathLike, *, run: Optional[PathLike] = None, judge: Optional[LLMSettings] = None,
+          out: Optional[PathLike] = None, report: Optional[PathLike] = None, history: Optional[PathLike] = None,
+          record: bool = True, dry_run: bool = False, progress: Progress = None,
+          request: Optional[ScoreRequest] = None, **options: object) -> ScoreOutcome:
+    """Score generated ``answers`` to the questions of ``qa``: text metrics against ``ground_truth``, the LLM
+    judge when ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) is given, and the stage that lost each
+    answer when ``run`` (a run folder) is given (the stages of :mod:`ragexam.analysis.answers.stages`).  Writes the
+    score folder ``out``, the run's HTML ``report`` with the answers, and the history record; every output path
+    is checked, and every setting, before any judge call.  The settings are a :class:`ScoreRequest` (``request``)
+    or its fields as keywords: ``rubrics``: custom rubric files (docs/judge.md), judged metrics named by their
+    files; without ``metrics`` the judge grades :data:`~ragexam.metrics.judge.registry.DEFAULT_METRICS` and every
+    rubric.  ``executor``: where the judge's calls run (``"local"``, ``"ray"``, ``"ray://HOST:PORT"`` or an
+    executor object; default threads here), see :class:`~ragexam.metrics.judge.Judge`.  ``human``: a JSONL file of
+    human labels (``{"query_id", "pipeline"?, "human": {...}}``,
+    :func:`ragexam.analysis.judging.agreement.read_human_labels`): each judged metric gets its prediction-powered
+    estimate beside the judge mean."""
+    from ragexam.analysis.answers import stages
+    from ragexam.analysis.answers.files import load_answers
+    from ragexam.analysis.answers.scoring import score_joined
+    from ragexam.data.loaders import load_qa
+    from ragexam.storage.runfolder import read_run_folder
+
+    req = request if request is not None else ScoreRequest(**options)  # type: ignore[arg-type]
+    _check_outputs(out=out, out_kind="score", report=report, history=history, record=record and not dry_run,
+                   inputs=req.inputs(qa, answers, run))
+    if report is not None and run is None:
+        raise InputError("--report needs --run DIR: the report is the HTML report of that retrieval run (from "
+                         "`ragexam run --out DIR`) with these answers added; pass --run, or drop --report",
+                         source="ragexam score", field="report")
+    opts = _score_options(req, answers)
+    opts.check_judge(judge=judge is not None, human=False, source="ragexam score")
+    if judge is None and (dry_run or req.needs_judge):
+        raise InputError("needs --judge-model (the judge options apply to an LLM judge)", source="ragexam score",
+                         field="judge_model")
+    joined = stages.join(load_qa(qa), load_answers(answers), options=opts,
+                         run=read_run_folder(run) if run is not None else None)
+    human = None
+    if req.human is not None:
+        from ragexam.analysis.judging.agreement import read_human_labels
+
+        human = read_human_labels(req.human)
+    jd, metrics = _score_judge(judge, req)
     if dry_run:
-        return ScoreOutcome(plan=plan_judging(rows, jd, list(metrics), repeat=repeat))
+        return ScoreOutcome(plan=stages.plan_judging(joined.rows, jd, metrics, repeat=opts.repeat))
     from ragexam.exec import calls_executor
 
-    with calls_executor(executor) as ex:
+    with calls_executor(req.executor) as ex:
         if jd is not None and ex is not None:
             jd.executor = ex
-        rep = score_answers(questions, records, answers_source=str(answers), run=run_info, pipeline=pipeline,
-                            k=miss_k, corpus=corpus, judge=jd, judge_metrics=list(metrics) if metrics else None,
-                            repeat=repeat, correct_if=cond, abstain_phrases=phrases, bleu_tokenize=bleu_tokenize,
-                            rows=rows, notes=notes, progress=progress, min_coverage=min_coverage, human=human)
+        rep = score_joined(joined, jd, metrics, human=human, progress=progress)
+    return _score_outputs(rep, run, joined.run, out=out, report=report, history=history, record=record)
+
+
+def _score_outputs(rep: ScoreReport, run: Optional[PathLike], run_info: Optional[RunData], *,
+                   out: Optional[PathLike], report: Optional[PathLike], history: Optional[PathLike],
+                   record: bool) -> ScoreOutcome:
+    """Write what ``ragexam score`` writes (the score folder, the history record, the run's report with the
+    answers) and say so; the coverage floors the score missed."""
+    from ragexam.analysis.answers.scoring import save_score
+
     outcome = ScoreOutcome(report=rep)
     if out is not None:
         save_score(rep, out)
-        outcome.lines.append("Wrote score.json, per_answer.csv" + (", judgments.jsonl" if jd is not None else "")
-                             + f" to {out}.")
+        outcome.lines.append("Wrote score.json, per_answer.csv" + (", judgments.jsonl" if rep.judge_run is not None
+                                                                  else "") + f" to {out}.")
     if record:
         from ragexam.analysis.gating.history import record_score
         from ragexam.storage.history import History
@@ -585,9 +679,9 @@ class AnswerOutcome:
     """What :func:`answer` did: the answer records written to ``out`` (or, on a dry run, the ``plan``), the
     usage of this run and its cost, and a ``note`` when the run folder did not store its chunk texts."""
 
-    records: List[Any] = field(default_factory=list)
+    records: List[AnswerRecord] = field(default_factory=list)
     usage: Dict[str, Any] = field(default_factory=dict)
-    cost: Any = None
+    cost: Optional[Union[float, str]] = None
     plan: Optional[Dict[str, Any]] = None
     note: Optional[str] = None
     out: Optional[Path] = None
@@ -597,11 +691,12 @@ class AnswerOutcome:
         return sum(1 for r in self.records if r.answer is None)
 
 
-def answer(run: PathLike, settings: Any, out: Optional[PathLike], *, qa: Any = None, corpus: Any = None,
+def answer(run: PathLike, settings: LLMSettings, out: Optional[PathLike], *, qa: Optional[QALike] = None,
+           corpus: Optional[CorpusLike] = None,
            pipelines: Optional[Sequence[str]] = None, contexts: Optional[int] = None,
            template: Optional[PathLike] = None,
            lang: str = "auto", dry_run: bool = False, progress: Progress = None,
-           executor: Any = None) -> AnswerOutcome:
+           executor: ExecutorLike = None) -> AnswerOutcome:
     """Generate an answer per question and pipeline of the run folder ``run`` from its top ``contexts`` chunks
     with the chat model of ``settings`` (an :class:`~ragexam.llm.settings.LLMSettings`), and write the answers
     file ``out`` (checked before any call); see :mod:`ragexam.analysis.answers.answering`.  ``contexts`` defaults to
@@ -670,9 +765,9 @@ class AgreementOutcome:
     (``results``), the judge run (``None`` on a dry run, which fills ``plan``) and the scored rows."""
 
     results: Dict[str, Any] = field(default_factory=dict)
-    judge_run: Any = None
-    plan: Any = None
-    rows: List[Any] = field(default_factory=list)
+    judge_run: Optional[JudgeRun] = None
+    plan: Optional[JudgePlan] = None
+    rows: List[AnswerRow] = field(default_factory=list)
 
 
 def judge_agreement(qa: Any, answers: Any, judge: Any, *, metrics: Optional[Sequence[str]] = None,
@@ -725,8 +820,8 @@ class JudgeCheckOutcome:
     """What :func:`judge_check` did: the :class:`~ragexam.analysis.judging.check.JudgeCheck` (``None`` on a dry run,
     which fills ``plan``) and the lines saying what was written."""
 
-    check: Any = None
-    plan: Any = None
+    check: Optional[JudgeCheck] = None
+    plan: Optional[JudgePlan] = None
     lines: List[str] = field(default_factory=list)
 
 
@@ -773,7 +868,7 @@ def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[
     return outcome
 
 
-def llm_probe(settings: Any, *, refresh: bool = False):
+def llm_probe(settings: LLMSettings, *, refresh: bool = False):
     """What the endpoint of ``settings`` (an :class:`~ragexam.llm.settings.LLMSettings`) supports --
     ``json_schema``, ``json_object``, ``logprobs``, ``seed`` -- asked once and kept in the LLM cache
     (:func:`ragexam.llm.probe.probe`; ``refresh``: ask again)."""
@@ -783,7 +878,7 @@ def llm_probe(settings: Any, *, refresh: bool = False):
     return probe(LLMClient(settings), settings.open_cache(), refresh=refresh)
 
 
-def generate(corpus: Any, n: Optional[int] = None, *, model: Optional[str] = None, out: Optional[PathLike] = None,
+def generate(corpus: CorpusLike, n: Optional[int] = None, *, model: Optional[str] = None, out: Optional[PathLike] = None,
              judge_model: Optional[str] = None, settings: Any = None, config: Any = None,
              progress: Optional[Callable[[str, int, int], None]] = None, **options: Any):
     """``ragexam generate``: a verified question set from ``corpus`` (a file, a bundled name or a
@@ -817,7 +912,7 @@ def generate(corpus: Any, n: Optional[int] = None, *, model: Optional[str] = Non
     return result
 
 
-def generate_plan(corpus: Any, n: Optional[int] = None, *, model: Optional[str] = None,
+def generate_plan(corpus: CorpusLike, n: Optional[int] = None, *, model: Optional[str] = None,
                   judge_model: Optional[str] = None, settings: Any = None, config: Any = None, **options: Any):
     """``ragexam generate --dry-run``: what the first uncached pass of :func:`generate` (same arguments; ``out`` is
     ignored) would call, with estimated tokens and cost.  Nothing is sent.
@@ -830,7 +925,8 @@ def generate_plan(corpus: Any, n: Optional[int] = None, *, model: Optional[str] 
     return plan_set(prepare(corpus, cfg, llm, judge_model=judge_model))
 
 
-def review_apply(qa: PathLike, out: PathLike, *, review: Optional[PathLike] = None, corpus: Any = None,
+def review_apply(qa: PathLike, out: PathLike, *, review: Optional[PathLike] = None,
+                 corpus: Optional[CorpusLike] = None,
                  pending: str = "keep", max_junk: Optional[float] = None):
     """``ragexam review apply``: the person's review sheet applied to a generated set, the reviewed set written to
     ``out`` (which may be none of the files it reads) with its audit sidecar; with ``max_junk``, nothing is written

@@ -52,6 +52,7 @@ from ragexam.data.chunking import Chunking
 from ragexam.data.normalization import NormalizedText, normalization_signature, normalize, normalize_with_offsets
 from ragexam.data.schema import Document, Question
 from ragexam.errors import InputError
+from ragexam.signature import Signature
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -492,9 +493,10 @@ class EvidenceIndex:
         return idx
 
     @property
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         cover = "whole" if self.min_fraction is None else f"overlap>={self.min_fraction:g}"
-        return f"chunker:{self.chunking.spec}|{self.corpus_text.signature}|cover:{cover}"
+        return Signature([("chunker", self.chunking.spec), *Signature.parse(self.corpus_text.signature).items(),
+                          ("cover", cover)], version=False)
 
     @property
     def policy(self) -> str:
@@ -738,9 +740,9 @@ class EvidenceMatcher:
         self._norm: Dict[str, str] = {}
 
     @property
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         cover = "whole" if self.min_fraction is None else f"overlap>={self.min_fraction:g}"
-        return f"{normalization_signature(self.ignore_punctuation)}|cover:{cover}"
+        return normalization_signature(self.ignore_punctuation).extend({"cover": cover})
 
     def normalize(self, text: str) -> str:
         """``normalize(text)`` with this matcher's settings (cached for evidence strings)."""

@@ -42,9 +42,11 @@ __all__ = ["normalize", "normalize_with_offsets", "NormalizedText", "normalizati
 _WORD = re.compile(r"\S+")
 
 
-def normalization_signature(ignore_punctuation: bool = False) -> str:
+def normalization_signature(ignore_punctuation: bool = False) -> "Signature":
     """The settings of :func:`normalize` as a signature fragment, e.g. ``norm:nfkc+ws+nopunct``."""
-    return "norm:nfkc+ws" + ("+nopunct" if ignore_punctuation else "")
+    from ragexam.signature import Signature
+
+    return Signature([("norm", "nfkc+ws" + ("+nopunct" if ignore_punctuation else ""))], version=False)
 
 
 def _is_segment_start(ch: str) -> bool:

@@ -75,6 +75,7 @@ from ragexam.data.evidence import CorpusText, EvidenceIndex, EvidenceMatcher, ch
 from ragexam.data.normalization import normalization_signature
 from ragexam.data.schema import Chunk, Document, Question
 from ragexam.errors import InputError
+from ragexam.signature import Signature
 
 __all__ = ["Judgment", "Judgments", "judge_ranking", "judge_rankings", "credit_positions",
            "MODES", "RULES", "EvidenceSplit", "evidence_split", "evidence_splits", "evidence_part", "item_sizes"]
@@ -231,13 +232,13 @@ def judge_rankings(questions: Iterable[Question], rankings: Mapping[str, Sequenc
         else:
             unjudged.append(q.query_id)
     if index is not None:
-        sig = f"judge:{mode}|{index.signature}"
+        sig = Signature([("judge", mode), *Signature.parse(index.signature).items()], version=False)
     else:
         spec = chunker_spec or (getattr(chunking, "spec", None)) or "unknown"
         cover = "whole" if min_fraction is None else f"overlap>={float(min_fraction):g}:text"
-        sig = f"judge:{mode}|chunker:{spec}"
+        sig = Signature([("judge", mode), ("chunker", spec)], version=False)
         if mode == "evidence":
-            sig += f"|{normalization_signature(ignore_punctuation)}|cover:{cover}"
+            sig = sig.extend([*normalization_signature(ignore_punctuation).items(), ("cover", cover)])
     return Judgments(mode, sig, per, qrels, run, unjudged)
 
 

@@ -11,9 +11,10 @@ runs, flipped questions) are stacked, one entry per line group, instead of squee
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from ragexam import fmt
+from ragexam.storage.score_summary import AttributionSection, ScoreSummary
 from ragexam.report.tables import Column, Keys, pipeline_keys, pipeline_labels, print_fitted, print_legend
 from ragexam.report.terminal import PIPE_WIDTH, console  # noqa: F401  (the one console factory)
 
@@ -52,76 +53,81 @@ def print_runs(entries: Sequence[Any], con=None, *, path: Optional[str] = None) 
             con.print(Text("    (no pipelines)", style="dim"))
 
 
-def print_score_summary(summary: Mapping[str, Any], con=None) -> None:
-    """A stored ``ragexam score`` (see :mod:`ragexam.analysis.gating.history`): text metrics per pipeline and
-    question type, the judge means and pass rates with intervals and coverage (when a judge ran,
-    :func:`ragexam.report.console_judge.print_judge`), and the stage-attribution tables."""
+def print_score_summary(summary: Union[ScoreSummary, Mapping[str, Any]], con=None) -> None:
+    """A stored ``ragexam score`` (its :class:`~ragexam.storage.score_summary.ScoreSummary`, or that summary's
+    JSON): text metrics per pipeline and question type, the judge means and pass rates with intervals and coverage
+    (when a judge ran, :func:`ragexam.report.console_judge.print_judge`), and the stage-attribution tables."""
     from rich.text import Text
 
+    s = ScoreSummary.from_dict(summary, source="score")
     con = con or console()
-    settings = summary.get("settings") or summary.get("config") or {}
-    head = f"score {summary.get('run_id')} · {summary.get('created', '')}"
+    settings = s.used_settings
+    head = f"score {s.run_id} · {s.created}"
     head += f" · qa {settings.get('qa')} · answers {settings.get('answers')}"
-    if summary.get("scored_run") or settings.get("run"):
-        head += f" · run {summary.get('scored_run') or settings.get('run')}"
+    if s.scored_run or settings.get("run"):
+        head += f" · run {s.scored_run or settings.get('run')}"
     con.print(Text(head))
-    for note in summary.get("notes") or []:
+    for note in s.notes:
         t = Text("note ", style="yellow")
         t.append(str(note))
         con.print(t)
-    text = summary.get("text") or {}
-    by_type = summary.get("text_by_type") or {}
-    results = summary.get("results") or {}
-    judge = summary.get("judge")
-    att = summary.get("attribution") or {}
-    names = list(dict.fromkeys([*text, *((judge or {}).get("summary") or {} if isinstance(judge, Mapping) else {}),
-                                *(att.get("by_type") or {})]))
+    att = s.attribution
+    names = list(dict.fromkeys([*s.text, *(s.judge.summary if s.judge is not None else {}),
+                                *(att.by_type if att is not None else {})]))
     labels = pipeline_labels(names)
     if names:
         print_legend(con, labels, baseline=False)
         con.print()
+    _print_score_text(s, labels, con)
+    if s.judge is not None:
+        from ragexam.report.console_judge import print_judge
 
+        print_judge(s.judge, con, labels)
+    if att is not None:
+        _print_stage_tables(att, con)
+
+
+def _print_score_text(s: ScoreSummary, labels: Dict[str, str], con) -> None:
+    """The text metrics per pipeline (with ``ok_share``) and per question type, P1, P2... for the pipelines."""
     rows: List[Optional[str]] = []
     types, values = [], []
     sections: List[int] = []
-    for p, a in text.items():
-        a = a or {}
-        ok = ((results.get(p) or {}).get("metrics") or {}).get("ok_share")
+    for p, a in s.text.items():
+        result = s.results.get(p)
+        ok = result.metrics.get("ok_share") if result is not None else None
         rows.append(p)
         types.append(["all"])
-        values.append([str(a.get("n", fmt.MISSING)), fmt.num(a.get("bleu")), fmt.num(a.get("chrf")),
-                       fmt.num(a.get("rouge_l")), fmt.num(ok)])
-        for ty, b in (by_type.get(p) or {}).items():
-            if (b or {}).get("n"):
+        values.append([str(a.n), fmt.num(a.bleu), fmt.num(a.chrf), fmt.num(a.rouge_l), fmt.num(ok)])
+        for ty, b in (s.text_by_type.get(p) or {}).items():
+            if b.n:
                 rows.append(None)
                 types.append([str(ty)])
-                values.append([str(b["n"]), fmt.num(b.get("bleu")), fmt.num(b.get("chrf")),
-                               fmt.num(b.get("rouge_l")), ""])
+                values.append([str(b.n), fmt.num(b.bleu), fmt.num(b.chrf), fmt.num(b.rouge_l), ""])
         sections.append(len(values) - 1)
     print_fitted(con, title="Text metrics vs ground_truth (answerable questions)",
                  keys=pipeline_keys(_labelled(rows, labels), extra=[Column("type", "left")], extra_cells=types),
                  value_columns=[Column(c) for c in ("n", "BLEU", "chrF", "ROUGE-L", "ok share")], values=values,
                  sections=sections)
-    if isinstance(judge, Mapping):
-        from ragexam.report.console_judge import print_judge
 
-        print_judge(judge, con, labels)
-    stage_labels = list(att.get("labels") or [])
-    for p, mat in (att.get("by_type") or {}).items():
-        mat = mat or {}
+
+def _print_stage_tables(att: AttributionSection, con) -> None:
+    """Per pipeline the label x question-type table with totals and the unjudged reasons, then the signature."""
+    from rich.text import Text
+
+    for p, mat in att.by_type.items():
         types_ = list(mat)
-        labs = stage_labels or list(dict.fromkeys(lab for ty in types_ for lab in (mat[ty] or {})))
-        counts = (att.get("counts") or {}).get(p) or {}
+        labs = list(att.labels) or list(dict.fromkeys(lab for ty in types_ for lab in mat[ty]))
+        counts = att.counts.get(p) or {}
         con.print(Text(f"Stage attribution: {p}", style="table.title"))
         print_fitted(con, title=None, keys=Keys([Column("label", "left")], [[lab] for lab in labs]),
                      value_columns=[*[Column(str(ty)) for ty in types_], Column("total")],
-                     values=[[str((mat[ty] or {}).get(lab, 0)) for ty in types_] + [str(counts.get(lab, fmt.MISSING))]
+                     values=[[str(mat[ty].get(lab, 0)) for ty in types_] + [str(counts.get(lab, fmt.MISSING))]
                              for lab in labs])
-        reasons = (att.get("unjudged_reasons") or {}).get(p) or {}
+        reasons = att.unjudged_reasons.get(p) or {}
         if reasons:
             con.print(Text("  unjudged: " + ", ".join(f"{k}: {v}" for k, v in reasons.items())))
-    if att.get("signature"):
-        con.print(Text(f"signature: {att['signature']}", style="dim"), soft_wrap=True)
+    if att.signature:
+        con.print(Text(f"signature: {att.signature}", style="dim"), soft_wrap=True)
 
 
 def show_run(summary: Mapping[str, Any], con=None) -> None:

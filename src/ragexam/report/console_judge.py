@@ -1,6 +1,6 @@
 """Console tables of the LLM judge: means and pass rates with their intervals, coverage, repeats, the judge
 beside the evidence, the estimates corrected by human labels, pairwise results, judge-check and the endpoint
-probe.  Renders only: everything shown is in the dicts it is given (``score.json``'s ``judge`` section,
+probe.  Renders only: everything shown is in what it is given (``score.json``'s typed ``judge`` section,
 :meth:`ragexam.metrics.judge.PairwiseRun.to_dict`, :meth:`ragexam.analysis.judging.check.JudgeCheck.to_dict`), so a
 live result and a stored one look the same.
 
@@ -10,15 +10,19 @@ console, else one wrapped line per row, so a narrow terminal never breaks a word
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from ragexam import fmt
+from ragexam.storage.score_summary import HumanCorrected, JudgeSection, JudgeStat, VsEvidence
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["print_judge", "print_judge_vs_evidence", "print_pairwise", "print_judge_check", "print_probe",
            "print_ppi", "table_or_lines"]
 
 
-def table_or_lines(con: Any, title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
+def table_or_lines(con: Console, title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
                    right: Sequence[str] = ()) -> None:
     """``rows`` under ``headers`` as a table with unbroken cells when it fits the console; else ``title`` and one
     line per row, ``header: value`` pairs that wrap between words (never inside one)."""
@@ -48,99 +52,99 @@ def _counts(d: Optional[Mapping[str, Any]]) -> str:
     return ", ".join(f"{k}: {v}" for k, v in (d or {}).items()) or "-"
 
 
-def print_judge(judge: Mapping[str, Any], con: Any, labels: Optional[Dict[str, str]] = None) -> None:
-    """The judge table of a score: per pipeline and metric the mean and its 95% CI, the pass rate and its
-    95% CI (metrics with a pass rule), judged/judgeable, labels and unjudged reasons; with repeats, the
-    share of items whose verdict flipped and the ties; then usage, signatures and the agreement table.
-    ``labels``: the pipelines' short labels (``P1``...) when a legend was printed."""
+def print_judge(judge: Union[JudgeSection, Mapping[str, Any]], con: Console,
+                labels: Optional[Dict[str, str]] = None) -> None:
+    """The judge table of a score (its :class:`~ragexam.storage.score_summary.JudgeSection`, or that section's
+    JSON): per pipeline and metric the mean and its 95% CI, the pass rate and its 95% CI (metrics with a pass
+    rule), judged/judgeable, labels and unjudged reasons; with repeats, the share of items whose verdict flipped
+    and the ties; then usage, signatures and the agreement table.  ``labels``: the pipelines' short labels
+    (``P1``...) when a legend was printed."""
     from rich.markup import escape
 
-    from ragexam.metrics.judge.registry import registered
     from ragexam.report.tables import Column, pipeline_keys, pipeline_labels, print_fitted
 
-    repeat = int(judge.get("repeat") or 1)
-    summary = judge.get("summary") or {}
-    labels = labels or pipeline_labels(list(summary))
+    judge = JudgeSection.from_dict(judge, source="judge")
+    repeat = int(judge.repeat or 1)
+    labels = labels or pipeline_labels(list(judge.summary))
     cols = ["mean", "95% CI", "pass rate", "pass 95% CI", "coverage"]
     if repeat > 1:
         cols += ["flipped", "ties"]
     cols += ["labels", "unjudged (reason: count)"]
     rows, metrics, values, sections = [], [], [], []
-    for p, ms in summary.items():
-        for i, (m, s) in enumerate((ms or {}).items()):
-            s = s or {}
-            n = s.get("n") or 0
-            judged = f"{s.get('n_judged', 0)}/{n}" + (f" ({fmt.percent(s.get('coverage'))})" if n else "")
-            labs = _counts(s.get("labels"))
-            if s.get("average_mismatch"):
-                labs += f", avg mismatch: {s['average_mismatch']}"
-            if s.get("quoted"):  # supported by the quotation rule, not by the judge (docs/judge.md)
-                what = getattr(registered().get(str(m)), "unit_kind", None) or "units"
-                labs += f", quoted: {s['quoted']['units']}/{s['quoted']['of']} {what}"
-            row = [fmt.num(s.get("mean")), fmt.ci(s.get("ci95")), fmt.num(s.get("pass_rate")),
-                   fmt.ci(s.get("pass_ci95")), judged]
-            if repeat > 1:
-                row += [f"{fmt.percent(s.get('flip_share'))} of {s.get('n_repeated', 0)}", str(s.get("ties", 0))]
-            row += [labs, _counts(s.get("unjudged"))]
+    for p, ms in judge.summary.items():
+        for i, (m, s) in enumerate(ms.items()):
             rows.append((labels.get(p, "?"), p) if i == 0 else None)
             metrics.append([str(m)])
-            values.append(row)
+            values.append(_judge_cells(m, s, repeat))
         sections.append(len(values) - 1)
-    print_fitted(con, title=f"LLM judge: {judge.get('model')} at {judge.get('endpoint')} (prompts: "
-                            f"{judge.get('language')}, repeat {repeat}); 95% CI: bootstrap over the judged answers",
+    print_fitted(con, title=f"LLM judge: {judge.model} at {judge.endpoint} (prompts: "
+                            f"{judge.language}, repeat {repeat}); 95% CI: bootstrap over the judged answers",
                  keys=pipeline_keys(rows, extra=[Column("metric", "left")], extra_cells=metrics),
                  value_columns=[Column(c, "left" if c in ("labels", "unjudged (reason: count)") else "right")
                                 for c in cols], values=values, sections=sections)
-    definitions = judge.get("definitions") or {}
-    rules = [f"{m}: {d['pass']}" for m, d in definitions.items() if isinstance(d, Mapping) and d.get("pass")]
+    rules = [f"{m}: {d.pass_rule}" for m, d in judge.definitions.items() if d is not None and d.pass_rule]
     if rules:
         con.print("pass rules: " + escape("; ".join(rules)), highlight=False, soft_wrap=True)
-    u = judge.get("usage") or {}
+    u = judge.usage
     if u:
         con.print(f"judge calls this run: {u.get('calls')} ({u.get('requests')} HTTP requests), from cache: "
                   f"{u.get('cached')}; tokens: {u.get('prompt_tokens')} prompt + {u.get('completion_tokens')} "
                   f"completion; cost: {fmt.cost(u.get('cost_usd'))}", highlight=False, soft_wrap=True)
-    for m, sig in (judge.get("signatures") or {}).items():
+    for m, sig in judge.signatures.items():
         con.print(f"  {escape(m)}: {escape(str(sig))}", style="dim", highlight=False, soft_wrap=True)
-    agreement = judge.get("agreement") or {}
-    if agreement:
+    if judge.agreement:
         cols = ("metric", "units", "exact", "mean |diff|", "kappa", "kappa (quadratic)")
         table_or_lines(con, f"judge agreement with itself over {fmt.plural(repeat, 'repeat')}", cols,
-                       [[m, a.get("n_units"), fmt.num(a.get("exact")), fmt.num(a.get("mean_abs_diff")),
-                         fmt.num(a.get("kappa")), fmt.num(a.get("kappa_quadratic"))] for m, a in agreement.items()],
-                       right=cols[1:])
-    print_judge_vs_evidence(judge.get("vs_evidence") or {}, con)
-    print_ppi(judge.get("ppi") or {}, con, labels)
+                       [[m, a.n_units, fmt.num(a.exact), fmt.num(a.mean_abs_diff), fmt.num(a.kappa),
+                         fmt.num(a.kappa_quadratic)] for m, a in judge.agreement.items()], right=cols[1:])
+    print_judge_vs_evidence(judge.vs_evidence, con)
+    print_ppi(judge.ppi, con, labels)
 
 
-def print_judge_vs_evidence(vs: Mapping[str, Any], con: Any, *, ids: int = 6) -> None:
-    """Judge metrics beside their evidence-based twins (``ScoreReport.judge_vs_evidence``)."""
+def _judge_cells(metric: str, s: JudgeStat, repeat: int) -> List[str]:
+    """One metric's cells of the judge table."""
+    from ragexam.metrics.judge.registry import registered
+
+    judged = f"{s.n_judged}/{s.n}" + (f" ({fmt.percent(s.coverage)})" if s.n else "")
+    labs = _counts(s.labels)
+    if s.average_mismatch:
+        labs += f", avg mismatch: {s.average_mismatch}"
+    if s.quoted is not None:  # supported by the quotation rule, not by the judge (docs/judge.md)
+        what = getattr(registered().get(str(metric)), "unit_kind", None) or "units"
+        labs += f", quoted: {s.quoted.units}/{s.quoted.of} {what}"
+    row = [fmt.num(s.mean), fmt.ci(s.ci95), fmt.num(s.pass_rate), fmt.ci(s.pass_ci95), judged]
+    if repeat > 1:
+        row += [f"{fmt.percent(s.flip_share)} of {s.n_repeated}", str(s.ties)]
+    return row + [labs, _counts(s.unjudged)]
+
+
+def print_judge_vs_evidence(vs: Mapping[str, Sequence[VsEvidence]], con: Console, *, ids: int = 6) -> None:
+    """Judge metrics beside their evidence-based twins (the judge section's ``vs_evidence``)."""
     if not vs:
         return
     rows = []
     for p, comps in vs.items():
         for c in comps or []:
-            dis = c.get("disagreements") or []
-            rows.append([p, f"{c.get('judge_metric')} ({c.get('judge_value')})", fmt.num(c.get("judge")),
-                         str(c.get("evidence_metric")), fmt.num(c.get("evidence")), c.get("n"),
-                         fmt.percent(c.get("agree")),
-                         ", ".join(str(d.get("query_id")) for d in dis[:ids]) + (" ..." if len(dis) > ids else "")
-                         or "-"])
+            dis = c.disagreements
+            rows.append([p, f"{c.judge_metric} ({c.judge_value})", fmt.num(c.judge), str(c.evidence_metric),
+                         fmt.num(c.evidence), c.n, fmt.percent(c.agree),
+                         ", ".join(str(d.query_id) for d in dis[:ids]) + (" ..." if len(dis) > ids else "") or "-"])
     table_or_lines(con, "the judge beside the evidence (same contexts; no LLM for the evidence column)",
                    ("pipeline", "judge", "value", "evidence", "value ", "n", "agree", "disagreeing questions"), rows,
                    right=("value", "value ", "n", "agree"))
 
 
-def print_ppi(ppi: Mapping[str, Any], con: Any, labels: Optional[Dict[str, str]] = None) -> None:
+def print_ppi(ppi: Mapping[str, Mapping[str, HumanCorrected]], con: Console,
+              labels: Optional[Dict[str, str]] = None) -> None:
     """Each judge mean beside its prediction-powered estimate from the human labels, and which to quote."""
     rows, quotes = [], []
     for p, by_metric in ppi.items():
         for m, e in (by_metric or {}).items():
             tag = (labels or {}).get(p, p)
-            rows.append([tag, f"{m} ({e['on']})", fmt.num(e["judge_mean"]), fmt.num(e["estimate"]),
-                         fmt.ci((e["low"], e["high"])), fmt.num(e["labels_mean"]),
-                         fmt.ci((e["labels_low"], e["labels_high"])), f"{e['n_labelled']} of {e['n_all']}"])
-            quotes.append(f"  {tag} {m}: {e['quote']}")
+            rows.append([tag, f"{m} ({e.on})", fmt.num(e.judge_mean), fmt.num(e.estimate), fmt.ci((e.low, e.high)),
+                         fmt.num(e.labels_mean), fmt.ci((e.labels_low, e.labels_high)),
+                         f"{e.n_labelled} of {e.n_all}"])
+            quotes.append(f"  {tag} {m}: {e.quote}")
     if not rows:
         return
     table_or_lines(con, "corrected by human labels (prediction-powered inference; 95% normal intervals)",
@@ -150,7 +154,7 @@ def print_ppi(ppi: Mapping[str, Any], con: Any, labels: Optional[Dict[str, str]]
         con.print(q, highlight=False, markup=False)
 
 
-def print_pairwise(data: Mapping[str, Any], con: Any, *, list_n: int = 10) -> None:
+def print_pairwise(data: Mapping[str, Any], con: Console, *, list_n: int = 10) -> None:
     """A pairwise run (:meth:`ragexam.metrics.judge.PairwiseRun.to_dict`): outcome counts, B's preference and
     win rates with intervals, consistency and the position-bias share, then the inconsistent pairs."""
     from rich.markup import escape
@@ -184,7 +188,7 @@ def print_pairwise(data: Mapping[str, Any], con: Any, *, list_n: int = 10) -> No
         con.print(f"[dim]{escape(str(data['signature']))}[/dim]", highlight=False, soft_wrap=True)
 
 
-def print_judge_check(data: Mapping[str, Any], con: Any) -> None:
+def print_judge_check(data: Mapping[str, Any], con: Console) -> None:
     """A judge-check (:meth:`ragexam.analysis.judging.check.JudgeCheck.to_dict`): per metric and scoring the AUC
     with its interval, the AUC against each kind of negative, the score gap, the pairs ordered correctly and the
     coverage; then each verdict in words."""
@@ -213,7 +217,7 @@ def print_judge_check(data: Mapping[str, Any], con: Any) -> None:
         con.print(f"  {m}: {sig}", style="dim", highlight=False, markup=False, soft_wrap=True)
 
 
-def print_probe(data: Mapping[str, Any], con: Any) -> None:
+def print_probe(data: Mapping[str, Any], con: Console) -> None:
     """What an endpoint supports (:class:`ragexam.llm.probe.ProbeResult`)."""
     rows = [[k, data.get(k)] for k in ("json_schema", "json_object", "logprobs", "top_logprobs", "seed")]
     when = "stored " + str(data.get("checked", ""))[:19] if data.get("cached") else \

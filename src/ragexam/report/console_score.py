@@ -5,9 +5,15 @@ Rendering only: each function takes what :mod:`ragexam.api` returned and prints 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Dict, List
 
 from ragexam import fmt
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ragexam.analysis.answers.scored import ScoreReport
+    from ragexam.storage.score_summary import AttributionSection
 
 __all__ = ["print_plan", "print_score", "print_answer_outcome", "print_agreement"]
 
@@ -33,63 +39,68 @@ def print_plan(plan, console, what: str = "judge") -> None:
                   f"{fmt.cost(plan.est_cost)}. Nothing was sent.", highlight=False, soft_wrap=True)
 
 
-def print_score(report, console, *, list_n: int = 30) -> None:
-    """The tables of a live :class:`~ragexam.analysis.answers.scoring.ScoreReport`: notes, text metrics per pipeline
-    and type, the judge's metrics with coverage and usage, its agreement with itself, stage attribution, and
-    up to ``list_n`` questions that are not ok."""
+def print_score(report: ScoreReport, console: Console, *, list_n: int = 30) -> None:
+    """The tables of a live :class:`~ragexam.analysis.answers.scored.ScoreReport` from its summary: notes, text
+    metrics per pipeline and type, the judge's metrics with coverage and usage, its agreement with itself, stage
+    attribution, and up to ``list_n`` questions that are not ok (from its rows)."""
     from rich.markup import escape
     from rich.table import Table
 
-    from ragexam.analysis.answers.diagnosis import LABELS
-
-    for note in report.notes:
+    s = report.summary
+    for note in s.notes:
         console.print(f"[yellow]note[/] {escape(note)}", highlight=False, soft_wrap=True)
-    missing = {p: n for p, n in report.missing_answers().items() if n}
+    missing = {p: n for p, n in s.dataset.missing_answers.items() if n}
     if missing:
         console.print(f"[yellow]questions without an answer[/] (listed as unjudged: no_answer): "
                       f"{escape(', '.join(f'{p}: {n}' for p, n in missing.items()))}", highlight=False, soft_wrap=True)
     t = Table(title="text metrics vs ground_truth (answerable questions)")
     for col in ("pipeline", "type", "n", "BLEU", "chrF", "ROUGE-L"):
         t.add_column(col, justify="left" if col in ("pipeline", "type") else "right")
-    sigs = {}
-    for p in report.pipelines:
-        a = report.text[p]
-        t.add_row(escape(p), "all", str(a["n"]), fmt.num(a["bleu"]), fmt.num(a["chrf"]), fmt.num(a["rouge_l"]))
-        sigs = a.get("signatures", sigs)
-        for ty, b in report.text_by_type[p].items():
-            if b["n"]:
-                t.add_row("", escape(ty), str(b["n"]), fmt.num(b["bleu"]), fmt.num(b["chrf"]), fmt.num(b["rouge_l"]))
+    sigs: Dict[str, str] = {}
+    for p in s.dataset.pipelines:
+        a = s.text[p]
+        t.add_row(escape(p), "all", str(a.n), fmt.num(a.bleu), fmt.num(a.chrf), fmt.num(a.rouge_l))
+        sigs = a.signatures or sigs
+        for ty, b in s.text_by_type[p].items():
+            if b.n:
+                t.add_row("", escape(ty), str(b.n), fmt.num(b.bleu), fmt.num(b.chrf), fmt.num(b.rouge_l))
     console.print(t)
-    for name, s in sigs.items():
-        console.print(f"  {name}: {s}", style="dim", highlight=False, soft_wrap=True)
+    for name, sig in sigs.items():
+        console.print(f"  {name}: {sig}", style="dim", highlight=False, soft_wrap=True)
 
-    if report.judge_run is not None:
+    if s.judge is not None:
         from ragexam.report.console_judge import print_judge
 
-        print_judge(report.to_dict()["judge"], console)
+        print_judge(s.judge, console)
+    _print_attribution(s.attribution, s.dataset.pipelines, console)
+    if list_n:
+        _print_questions(report, console, list_n)
 
-    att = report.attribution
-    for p in report.pipelines:
-        mat = att.matrix(p)
+
+def _print_attribution(att: AttributionSection, pipelines: List[str], console: Console) -> None:
+    """Per pipeline the label x question-type table with totals, the unjudged reasons, then the signature."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    for p in pipelines:
+        mat = att.by_type.get(p) or {}
         t = Table(title=f"stage attribution: {p}")
         t.add_column("label")
         for ty in mat:
             t.add_column(escape(ty), justify="right")
         t.add_column("total", justify="right")
-        counts = att.counts(p)
-        for lab in LABELS:
+        counts = att.counts.get(p) or {}
+        for lab in att.labels:
             t.add_row(lab, *[str(mat[ty][lab]) for ty in mat], str(counts[lab]))
         console.print(t)
-        reasons = att.unjudged_reasons(p)
+        reasons = att.unjudged_reasons.get(p) or {}
         if reasons:
-            console.print("  unjudged: " + escape(", ".join(f"{k}: {v}" for k, v in reasons.items())), highlight=False, soft_wrap=True)
+            console.print("  unjudged: " + escape(", ".join(f"{k}: {v}" for k, v in reasons.items())),
+                          highlight=False, soft_wrap=True)
     console.print(f"  signature: {att.signature}", style="dim", highlight=False, soft_wrap=True)
 
-    if list_n:
-        _print_questions(report, console, list_n)
 
-
-def _print_questions(report, console, list_n: int) -> None:
+def _print_questions(report: ScoreReport, console: Console, list_n: int) -> None:
     """Up to ``list_n`` questions whose stage is not ok, with their verdict and the start of the answer."""
     from ragexam.report.console_judge import table_or_lines
 

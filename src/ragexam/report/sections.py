@@ -17,8 +17,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from ragexam import fmt
 from ragexam.report import svg
 from ragexam.report.highlight import highlight_html
-from ragexam.report.scoreview import JudgeView
 from ragexam.report.views import MissedEntry, RunView, fmt_e as _e, interval
+from ragexam.storage.score_summary import JudgeSection
 from ragexam.storage.summary import Comparison, MissedQuestion, RetrievedChunk
 
 __all__ = ["FRAGMENT_CSS", "scores", "judge", "rerank", "plots", "missed_detail", "dataset", "settings",
@@ -271,7 +271,7 @@ def comparisons(view: RunView, comps: Sequence[Comparison], budget: bool = False
 # -- the LLM judge and the rerank stage ------------------------------------------------------------------------
 
 
-def judge(jd: Optional[JudgeView], dot: Callable[[str], str]) -> str:
+def judge(jd: Optional[JudgeSection], dot: Callable[[str], str]) -> str:
     """The LLM judge of a score: per pipeline and metric the mean and the pass rate, each with its 95% bootstrap
     interval over the judged answers, coverage, and with repeats the flip share and ties; then the judge beside
     the evidence.  ``dot(pipeline)``: the pipeline's coloured dot (:meth:`RunView.dot`)."""

@@ -2,9 +2,10 @@
 
 The static report (:mod:`ragexam.report.html`) and ``ragexam serve``'s run and score pages render from the same
 view and the same section functions (:mod:`ragexam.report.sections`), so they cannot disagree.  The view reads
-the typed :class:`~ragexam.storage.summary.RunSummary` by attribute; the two inputs that are still JSON are read
-in one place each: a score (its ``judge`` and ``attribution`` sections) by :mod:`ragexam.report.scoreview`, the
-answers given to the report by :meth:`AnswerView.of`.
+the typed :class:`~ragexam.storage.summary.RunSummary` by attribute -- with, after ``ragexam score --report``,
+the score's typed judge section and attribution matrices -- and a score's
+:class:`~ragexam.storage.score_summary.ScoreSummary` the same way; the one input that is still JSON, the answers
+given to the report, is read by :meth:`AnswerView.of`.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam import fmt
 from ragexam.report import svg
-from ragexam.report.scoreview import JudgeView, run_extras
 from ragexam.storage.runfolder import RunRow, check_summary, coerce_rows
+from ragexam.storage.score_summary import JudgeSection
 from ragexam.storage.summary import MissedQuestion, PipelineResult, RetrievedChunk, RunSummary
 
 __all__ = ["RunView", "AnswerView", "MissedEntry", "interval", "dot", "fmt_e"]
@@ -96,7 +97,7 @@ class RunView:
     summary: RunSummary
     rows: List[RunRow] = field(default_factory=list)
     answers: Mapping[str, Any] = field(default_factory=dict)
-    judge: Optional[JudgeView] = None
+    judge: Optional[JudgeSection] = None
     #: ``{pipeline: {type: {stage label: count}}}``
     attribution: Dict[str, Dict[str, Dict[str, int]]] = field(default_factory=dict)
     notes: List[str] = field(default_factory=list)
@@ -116,7 +117,7 @@ class RunView:
             k in self.index and isinstance(v, Mapping) for k, v in self.answers.items())
         self.row_of = {(r.pipeline, r.query_id): r for r in self.rows}
         if self.judge is None and not self.attribution:
-            self.judge, self.attribution = run_extras(s.extra)
+            self.judge, self.attribution = s.judge, s.attribution
         self._missed: Optional[List[MissedEntry]] = None
 
     @classmethod

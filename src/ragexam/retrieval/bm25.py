@@ -62,6 +62,7 @@ from ragexam.retrieval.base import (Hits, Retriever, check_corpus, check_queries
 from ragexam.retrieval.progress import progress_bar
 from ragexam.retrieval.registry import Build, Form, integer, number, retriever_family, text
 from ragexam.exec.timing import stage
+from ragexam.signature import Signature
 from ragexam.retrieval.tokenizers import TOKENIZERS, Tokenizer, iter_tokens, tokenize_cached
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -155,22 +156,22 @@ class BM25Retriever(Retriever):
         return base + ("?" + "&".join(opts) if opts else "")
 
     @property
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         """``bm25:<tokenizer>|variant:..|k1:..|b:..[|delta:..][|kiwi:..|kiwi-model:..]|bm25s:..``.
 
         Example: ``bm25:kiwi|variant:lucene|k1:1.5|b:0.75|kiwi:0.24.1|kiwi-model:cong-0.24.0|bm25s:0.3.16``.
         """
-        parts = [f"bm25:{self.tokenizer.name}", f"variant:{self.variant}",
-                 f"k1:{fmt_num(self.k1)}", f"b:{fmt_num(self.b)}"]
+        parts = [("bm25", self.tokenizer.name), ("variant", self.variant), ("k1", fmt_num(self.k1)),
+                 ("b", fmt_num(self.b))]
         if self.variant in _USES_DELTA:
-            parts.append(f"delta:{fmt_num(self.delta)}")
+            parts.append(("delta", fmt_num(self.delta)))
         fields = getattr(self.tokenizer, "signature_fields", None)
         if fields:
-            parts.append(fields)
+            parts += Signature.parse(fields).items()
         elif self.tokenizer.name != "whitespace":
-            parts.append(f"tok:{self.tokenizer.identity}")
-        parts.append(f"bm25s:{_dist_version('bm25s')}")
-        return "|".join(parts)
+            parts.append(("tok", self.tokenizer.identity))
+        parts.append(("bm25s", _dist_version("bm25s")))
+        return Signature(parts, version=False)
 
     # -- index --------------------------------------------------------------------------------
     def index(self, ids: list[str], texts: list[str]) -> "BM25Retriever":

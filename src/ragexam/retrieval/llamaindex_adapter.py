@@ -20,6 +20,7 @@ from typing import Any, List, Optional
 
 from ragexam.errors import InputError
 from ragexam.retrieval.texts import Retrieval, TextRetriever
+from ragexam.signature import Signature, quote
 
 __all__ = ["LlamaIndexRetriever"]
 
@@ -45,8 +46,10 @@ class LlamaIndexRetriever(TextRetriever):
         return f"llamaindex:{self.name}"
 
     @property
-    def signature(self) -> str:
-        return f"llamaindex:{self.name}|doc_id:metadata.{self.doc_id_key}|ref_doc_id"
+    def signature(self) -> Signature:
+        """``llamaindex:<name>|doc_id:metadata.<key>,ref_doc_id``: where the document ids come from, in order."""
+        return Signature([("llamaindex", quote(self.name)), ("doc_id", f"metadata.{quote(self.doc_id_key)},ref_doc_id")],
+                         version=False)
 
     def _item(self, hit: Any, where: str):
         from ragexam.data.retrieved import RetrievedItem

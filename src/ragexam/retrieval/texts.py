@@ -90,11 +90,11 @@ class ResultsRetriever(TextRetriever):
         return self.results.pipeline
 
     @property
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         from pathlib import Path
 
-        return str(Signature([("results", quote(Path(self.results.source).name)),
-                              ("pipeline", quote(self.results.pipeline))], version=False))
+        return Signature([("results", quote(Path(self.results.source).name)),
+                          ("pipeline", quote(self.results.pipeline))], version=False)
 
     def retrieve(self, queries: List[str], top_n: int, query_ids: Optional[List[str]] = None) -> List[Retrieval]:
         if query_ids is None or len(query_ids) != len(queries):

@@ -104,10 +104,10 @@ class KiwiTokenizer:
         return kiwi_version()
 
     @property
-    def signature_fields(self) -> str:
+    def signature_fields(self) -> Signature:
         """``kiwi:<kiwipiepy>|kiwi-model:<model type>-<kiwipiepy_model>`` for signatures."""
-        return str(Signature([("kiwi", self.version), ("kiwi-model", f"{KIWI_MODEL_TYPE}-{kiwi_model_version()}")],
-                             version=False))
+        return Signature([("kiwi", self.version), ("kiwi-model", f"{KIWI_MODEL_TYPE}-{kiwi_model_version()}")],
+                         version=False)
 
     def with_threads(self, threads: int) -> "KiwiTokenizer":
         """The same tokenizer asking for ``threads`` kiwi worker threads (results are the same)."""

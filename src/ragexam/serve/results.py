@@ -7,7 +7,7 @@ first out; a folder is read again when its ``summary.json`` / ``score.json`` cha
 5,000 questions do not read it again for every page.
 
 A run is shown through the same :class:`~ragexam.report.views.RunView` as the static report.  A score is its
-:class:`~ragexam.report.scoreview.ScoreView` plus, for a score folder, what only the folder holds: each answer's
+:class:`~ragexam.storage.score_summary.ScoreSummary` plus, for a score folder, what only the folder holds: each answer's
 text (``per_answer.csv``) and the judge's reasoning (``judgments.jsonl``).  Question texts and reference answers
 come from the question set the run or score names (``with_ground_truth``, as ``ragexam report`` does) when it is
 a bundled set or an existing file.
@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ragexam.errors import InputError
-from ragexam.report.scoreview import ScoreView
 from ragexam.report.views import RunView
 from ragexam.storage.history import History, RunPage
 from ragexam.storage.readback import parse_json
 from ragexam.storage.runfolder import RunData
+from ragexam.storage.score_summary import ScoreSummary
 
 __all__ = ["Results", "Loaded", "AnswerDetail", "JudgeVerdict", "FOLDER", "RECORD", "same_folder", "answers_for_run",
            "read_answer_details"]
@@ -65,7 +65,7 @@ class Loaded:
     label: str
     data: RunData
     view: Optional[RunView] = None
-    score: Optional[ScoreView] = None
+    score: Optional[ScoreSummary] = None
     details: Dict[Tuple[str, str], AnswerDetail] = field(default_factory=dict)
     questions: Dict[str, Any] = field(default_factory=dict)  # query_id -> data.schema.Question
     stamp: Any = None
@@ -212,10 +212,10 @@ class Results:
         data = read_folder(folder) if folder is not None else self.history.get(key[len(RECORD):])
         loaded = Loaded(key, self.label(key), data)
         if data.is_score:
-            loaded.score = ScoreView.of(data.summary, source=f"{loaded.label} (score.json)")
+            loaded.score = data.score
             if folder is not None:
                 loaded.details = read_answer_details(folder, loaded.score)
-            loaded.questions = _questions(loaded.score.used_settings.get("qa") or loaded.score.dataset.get("qa"))
+            loaded.questions = _questions(loaded.score.used_settings.get("qa") or loaded.score.dataset.qa)
         else:
             from ragexam.analysis.gating.history import with_ground_truth
 
@@ -315,7 +315,7 @@ def answers_for_run(score: Loaded) -> Dict[str, Dict[str, Dict[str, Any]]]:
     return out
 
 
-def read_answer_details(folder: Path, score: ScoreView) -> Dict[Tuple[str, str], AnswerDetail]:
+def read_answer_details(folder: Path, score: ScoreSummary) -> Dict[Tuple[str, str], AnswerDetail]:
     """Each answer's text and judge verdicts from a score folder's ``per_answer.csv``, with the reasoning of its
     judgments (``judgments.jsonl``); a missing file gives none (the page says so)."""
     metrics = list(dict.fromkeys(m for ms in (score.judge.summary.values() if score.judge else []) for m in ms))

@@ -86,7 +86,7 @@ def headline_of(loaded: Loaded) -> Headline:
     sc = loaded.score
     metric = headline_metric(loaded.data.summary)
     return Headline(metric, [(p, sc.results[p].metrics.get(metric), interval(sc.results[p].ci95.get(metric)))
-                             for p in sc.pipelines if p in sc.results])
+                             for p in sc.pipeline_names if p in sc.results])
 
 
 class ResultsPages:
@@ -220,7 +220,7 @@ class ResultsPages:
                   and (not flt["type"] or (v.type or "(none)") == flt["type"])
                   and (not flt["label"] or v.label == flt["label"])]
         pager = Pager(len(chosen), ANSWERS_PAGE, _int(qp.get("page")))
-        order = sc.pipelines
+        order = sc.pipeline_names
         index = {p: i for i, p in enumerate(order)}
         dot_of = lambda p: dot(index.get(p, len(index)))  # noqa: E731
         matrices = sc.attribution.by_type if sc.attribution else {}

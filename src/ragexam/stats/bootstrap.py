@@ -55,11 +55,11 @@ class BootstrapCI:
     statistic: str = "mean"
 
     @property
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         """The settings that produced this interval, e.g.
         ``stat:mean|ci:percentile|conf:0.95|bs:2000|seed:12345|n:100|version:ragexam-0.1.0``."""
-        return str(Signature([("stat", self.statistic), ("ci", self.method), ("conf", float(self.confidence)),
-                              ("bs", self.n_resamples), ("seed", self.seed), ("n", self.n)]))
+        return Signature([("stat", self.statistic), ("ci", self.method), ("conf", float(self.confidence)),
+                          ("bs", self.n_resamples), ("seed", self.seed), ("n", self.n)])
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict of the fields plus ``signature``."""

@@ -59,15 +59,15 @@ class Comparison:
     p_adjusted: Optional[float] = None
 
     @property
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         """The settings that produced this comparison, e.g. ``ci:percentile|conf:0.95|bs:2000|``
         ``test:paired-randomization|method:exact|perm:1024|seed:12345|n:10|version:ragexam-0.1.0``
         (with ``|mcc:holm`` before the version when the p-value was corrected).
         """
-        return str(Signature([("ci", "percentile"), ("conf", float(self.confidence)), ("bs", self.n_resamples),
-                              ("test", "paired-randomization"), ("method", self.method),
-                              ("perm", self.n_permutations), ("seed", self.seed), ("n", self.n)]
-                             + ([("mcc", "holm")] if self.p_adjusted is not None else [])))
+        return Signature([("ci", "percentile"), ("conf", float(self.confidence)), ("bs", self.n_resamples),
+                          ("test", "paired-randomization"), ("method", self.method),
+                          ("perm", self.n_permutations), ("seed", self.seed), ("n", self.n)]
+                         + ([("mcc", "holm")] if self.p_adjusted is not None else []))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict of the fields plus ``signature`` (``names`` as a list)."""

@@ -19,7 +19,7 @@ from typing import Any, Dict, Hashable, Sequence
 
 import numpy as np
 
-from ragexam._version import __version__
+from ragexam.signature import Signature
 from ragexam.errors import InputError
 from ragexam.stats._checks import DEFAULT_SEED, _check_fraction, _check_int, _check_seed
 from ragexam.stats.bootstrap import bootstrap_indices
@@ -67,9 +67,10 @@ class AUCInterval:
     confidence: float
 
     @property
-    def signature(self) -> str:
-        return (f"stat:auc|ci:percentile|resample:clusters|conf:{self.confidence:g}|bs:{self.n_resamples}"
-                f"|seed:{self.seed}|n:{self.n_clusters}|version:{__version__}")
+    def signature(self) -> Signature:
+        return Signature([("stat", "auc"), ("ci", "percentile"), ("resample", "clusters"),
+                          ("conf", float(self.confidence)), ("bs", self.n_resamples), ("seed", self.seed),
+                          ("n", self.n_clusters)])
 
     def to_dict(self) -> Dict[str, Any]:
         d = asdict(self)

@@ -31,7 +31,7 @@ from typing import Any, Dict, Sequence
 
 import numpy as np
 
-from ragexam._version import __version__
+from ragexam.signature import Signature
 from ragexam.errors import InputError
 from ragexam.stats._checks import _check_fraction
 from ragexam.stats.power import normal_quantile
@@ -59,9 +59,9 @@ class PPIEstimate:
     confidence: float
 
     @property
-    def signature(self) -> str:
-        return (f"stat:ppi_mean|ci:normal|conf:{self.confidence:g}|n_all:{self.n_all}|n_labelled:{self.n_labelled}"
-                f"|version:{__version__}")
+    def signature(self) -> Signature:
+        return Signature([("stat", "ppi_mean"), ("ci", "normal"), ("conf", float(self.confidence)),
+                          ("n_all", self.n_all), ("n_labelled", self.n_labelled)])
 
     def to_dict(self) -> Dict[str, Any]:
         d = asdict(self)

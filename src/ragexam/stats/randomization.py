@@ -38,12 +38,12 @@ class RandomizationTest:
     seed: int
 
     @property
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         """The settings that produced this result, e.g.
         ``test:paired-randomization|method:exact|alt:two-sided|perm:1024|seed:12345|n:10|version:ragexam-0.1.0``.
         """
-        return str(Signature([("test", "paired-randomization"), ("method", self.method), ("alt", self.alternative),
-                              ("perm", self.n_permutations), ("seed", self.seed), ("n", self.n)]))
+        return Signature([("test", "paired-randomization"), ("method", self.method), ("alt", self.alternative),
+                          ("perm", self.n_permutations), ("seed", self.seed), ("n", self.n)])
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict of the fields plus ``signature``."""

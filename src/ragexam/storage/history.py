@@ -43,8 +43,8 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 from ragexam.errors import InputError
 from ragexam.storage.readback import parse_json
 from ragexam.storage.paths import history_path
-from ragexam.storage.runfolder import (RunData, check_summary, coerce_rows, dataset_label, headline_metric,
-                                       read_folder)
+from ragexam.storage.runfolder import RunData, check_summary, coerce_rows, read_folder
+from ragexam.storage.summary import read_summary
 
 __all__ = ["History", "RunEntry", "RunPage", "default_history_path", "record", "resolve_run", "SCHEMA_VERSION"]
 
@@ -281,7 +281,7 @@ class History:
         results = summary.get("results") or {}
         pipelines = [p.get("name") for p in summary.get("pipelines") or [] if isinstance(p, Mapping)]
         pipelines = [p for p in pipelines if isinstance(p, str)] or list(results)
-        head = headline_metric(summary)
+        head, label = _listing(summary)
         headline = {p: _finite_or_none(((results.get(p) or {}).get("metrics") or {}).get(head))
                     for p in results} if head else {}
         result_rows = []
@@ -311,7 +311,7 @@ class History:
                     "corpus_sha256, qa_sha256, dataset_hash, pipelines, headline_metric, headline, "
                     "config, summary, summary_sha256, n_rows) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)",
                     (stored, kind, fmt, summary.get("created"), _now(), summary.get("ragexam_version"),
-                     dataset_label(summary), corpus_sha, qa_sha, dataset_hash,
+                     label, corpus_sha, qa_sha, dataset_hash,
                      _dumps(pipelines, "pipelines"), head, _dumps(headline, "headline"),
                      _dumps(summary.get("config") or {}, "config"), summary_json, sha))
                 con.executemany("INSERT INTO results (run_id, pipeline, metric, mean, ci_low, ci_high) "
@@ -480,6 +480,12 @@ class History:
         """SQLite's ``PRAGMA integrity_check`` (``"ok"`` when the file is sound)."""
         with self._session() as con:
             return "\n".join(r[0] for r in con.execute("PRAGMA integrity_check"))
+
+
+def _listing(summary: Mapping[str, Any]) -> Tuple[Optional[str], str]:
+    """``(headline metric, dataset label)`` of a run or score summary, as listings show it."""
+    typed = read_summary(summary)
+    return typed.headline_metric, typed.dataset_label
 
 
 def record(summary: Mapping[str, Any], per_question: Iterable[Mapping[str, Any]],

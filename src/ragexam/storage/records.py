@@ -21,11 +21,12 @@ from __future__ import annotations
 import dataclasses
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Dict, Mapping, Tuple, Type, TypeVar
+from collections.abc import Mapping as MappingABC
+from typing import Any, Callable, ClassVar, Dict, Iterator, Mapping, Tuple, Type, TypeVar
 
 from ragexam.errors import InputError
 
-__all__ = ["Record", "opt"]
+__all__ = ["Record", "JsonView", "opt"]
 
 R = TypeVar("R", bound="Record")
 _HINTS: Dict[type, Dict[str, Any]] = {}
@@ -214,3 +215,27 @@ class Record:
         for key, value in self.extra.items():
             out.setdefault(key, value)
         return out
+
+
+class JsonView(MappingABC):
+    """A record that is also a read-only mapping of its top-level keys to their JSON values (for code written
+    against the JSON object: ``summary["results"]``), equal to another record of its class, or to a JSON object,
+    with the same JSON.  Put it before :class:`Record` in the bases and declare the dataclass with ``eq=False``."""
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]  # type: ignore[attr-defined]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())  # type: ignore[attr-defined]
+
+    def __len__(self) -> int:
+        return len(self.to_dict())  # type: ignore[attr-defined]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, type(self)):
+            return self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
+        if isinstance(other, MappingABC):
+            return self.to_dict() == dict(other)  # type: ignore[attr-defined]
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]

@@ -43,8 +43,10 @@ evidence_split  :class:`SplitCell` or None (a JSON object in the CSV): the miss 
 ==============  ===============================================================
 
 Every other column is a metric column.  A malformed cell raises
-:class:`ragexam.errors.InputError` naming the file, line and column.  This module imports nothing
-of ragexam but :mod:`ragexam.errors`: it stores and reads, it does not compute.
+:class:`ragexam.errors.InputError` naming the file, line and column.  A folder's summary is read typed: a
+:class:`~ragexam.storage.summary.RunSummary` or a :class:`~ragexam.storage.score_summary.ScoreSummary`.  This module
+imports nothing of ragexam but :mod:`ragexam.errors` and the storage records: it stores and reads, it does not
+compute.
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 from ragexam.errors import InputError
 from ragexam.storage import safejson
 from ragexam.storage.readback import parse_json, read_json
+from ragexam.storage.score_summary import SCORE_FORMAT, ScoreSummary
+from ragexam.storage.summary import DEFAULT_MISS_K, RunSummary, Summary, SummaryLike, read_summary
 
 __all__ = ["RUN_FORMAT", "RUN_FORMATS", "SCORE_FORMAT", "SCORE_FORMATS", "FIXED_COLUMNS", "RunRow", "SplitCell",
            "ChunkRecord",
@@ -71,8 +75,7 @@ __all__ = ["RUN_FORMAT", "RUN_FORMATS", "SCORE_FORMAT", "SCORE_FORMATS", "FIXED_
 #: The format ``ragexam run --out`` writes, and the ones this module reads.
 RUN_FORMAT = "ragexam-run/3"
 RUN_FORMATS = ("ragexam-run/1", "ragexam-run/2", "ragexam-run/3")
-#: The format ``ragexam score --out`` writes, and the ones this module reads.
-SCORE_FORMAT = "ragexam-score/2"
+#: The formats of ``ragexam score --out`` this module reads (it writes :data:`SCORE_FORMAT`).
 SCORE_FORMATS = ("ragexam-score/1", "ragexam-score/2")
 
 #: The per_question.csv columns before the metric columns, in the documented order; ``top_ids``
@@ -85,6 +88,8 @@ _TRUE = {"true", "1", "yes", "t", "y"}
 _FALSE = {"false", "0", "no", "f", "n"}
 
 PathLike = Union[str, "os.PathLike[str]"]
+#: a cell as it arrives: a CSV string, a JSON value, or a value a command typed
+Cell = object
 
 
 # --- typed rows --------------------------------------------------------------------------------
@@ -109,7 +114,7 @@ class SplitCell:
                 "part": self.part, "chars": self.chars, "length": self.length}
 
 
-def _as_split(v: Any, source: str, line: Optional[int]) -> Optional[SplitCell]:
+def _as_split(v: Cell, source: str, line: Optional[int]) -> Optional[SplitCell]:
     if isinstance(v, SplitCell):
         return v
     raw = _as_json(v, dict, source, line, "evidence_split")
@@ -203,7 +208,7 @@ def _fail(msg: str, source: str, line: Optional[int], fld: Optional[str]) -> Inp
     return InputError(msg, source=source, line=line, field=fld)
 
 
-def _as_str(v: Any) -> Optional[str]:
+def _as_str(v: Cell) -> Optional[str]:
     if v is None:
         return None
     if isinstance(v, float) and math.isnan(v):
@@ -212,7 +217,7 @@ def _as_str(v: Any) -> Optional[str]:
     return s if s != "" else None
 
 
-def _as_bool(v: Any, source: str, line: Optional[int], fld: str) -> bool:
+def _as_bool(v: Cell, source: str, line: Optional[int], fld: str) -> bool:
     if isinstance(v, bool):
         return v
     s = _as_str(v)
@@ -225,7 +230,7 @@ def _as_bool(v: Any, source: str, line: Optional[int], fld: str) -> bool:
     raise _fail(f"received {s!r}; expected true or false.", source, line, fld)
 
 
-def _parse_cell(v: Any, parse: Callable[[str], Any], expected: str, source: str, line: Optional[int],
+def _parse_cell(v: Cell, parse: Callable[[str], Any], expected: str, source: str, line: Optional[int],
                 fld: str) -> Any:
     """``parse`` of a text cell (stripped); ``None`` for an empty one; a cell ``parse`` rejects is an error
     naming it and what was ``expected``."""
@@ -238,7 +243,7 @@ def _parse_cell(v: Any, parse: Callable[[str], Any], expected: str, source: str,
         raise _fail(f"received {s!r}; expected {expected} or an empty cell.", source, line, fld) from None
 
 
-def _as_int(v: Any, source: str, line: Optional[int], fld: str, *, minimum: int = 0) -> Optional[int]:
+def _as_int(v: Cell, source: str, line: Optional[int], fld: str, *, minimum: int = 0) -> Optional[int]:
     if isinstance(v, bool):
         raise _fail(f"received {v!r}; expected an integer.", source, line, fld)
     if v is None:
@@ -260,7 +265,7 @@ def _as_int(v: Any, source: str, line: Optional[int], fld: str, *, minimum: int 
     return out
 
 
-def _as_float(v: Any, source: str, line: Optional[int], fld: str) -> Optional[float]:
+def _as_float(v: Cell, source: str, line: Optional[int], fld: str) -> Optional[float]:
     if v is None:
         return None
     if isinstance(v, bool):
@@ -278,7 +283,7 @@ def _as_float(v: Any, source: str, line: Optional[int], fld: str) -> Optional[fl
     return x
 
 
-def _as_json(v: Any, kind: type, source: str, line: Optional[int], fld: str) -> Any:
+def _as_json(v: Cell, kind: type, source: str, line: Optional[int], fld: str) -> Any:
     if isinstance(v, kind):
         return v
     if kind is list and isinstance(v, tuple):
@@ -301,7 +306,7 @@ def _as_json(v: Any, kind: type, source: str, line: Optional[int], fld: str) -> 
     return out
 
 
-def _as_stats(v: Any, source: str, line: Optional[int]) -> Dict[str, List[float]]:
+def _as_stats(v: Cell, source: str, line: Optional[int]) -> Dict[str, List[float]]:
     raw = _as_json(v, dict, source, line, "stats")
     out: Dict[str, List[float]] = {}
     for name, values in raw.items():
@@ -399,12 +404,12 @@ class RunData:
     saw (``chunks[chunker][chunk_id]``) and, from ``/3`` on, the texts that pipelines which chunk on their own
     returned (``texts[pipeline][chunk_id]``).
 
-    A run's ``summary`` is a :class:`~ragexam.storage.summary.RunSummary` (a JSON object given is typed here); a
-    score's is the ``score.json`` object.  ``source`` says where it came from (a folder, or ``history:<id>``).
-    Unpacks as ``summary, per_question = run``.
+    ``summary`` is a :class:`~ragexam.storage.summary.RunSummary` for a run and a
+    :class:`~ragexam.storage.score_summary.ScoreSummary` for a score (a JSON object given is typed here).
+    ``source`` says where it came from (a folder, or ``history:<id>``).  Unpacks as ``summary, per_question = run``.
     """
 
-    summary: Any
+    summary: Summary
     per_question: List[RunRow] = field(default_factory=list)
     source: str = ""
     chunks: Optional[Dict[str, Dict[str, ChunkRecord]]] = None
@@ -412,10 +417,7 @@ class RunData:
     _index: Optional[Dict[Tuple[str, str], RunRow]] = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        from ragexam.storage.summary import RunSummary
-
-        if not isinstance(self.summary, RunSummary) and not is_score(self.summary):
-            self.summary = RunSummary.from_dict(self.summary, source=self.source or "summary")
+        self.summary = read_summary(self.summary, source=self.source or "summary")
         self.per_question = coerce_rows(self.per_question, source=self.source or "per_question")
         seen: Dict[Tuple[str, str], int] = {}
         for i, r in enumerate(self.per_question):
@@ -431,47 +433,42 @@ class RunData:
         yield self.per_question
 
     @property
-    def run(self) -> Any:
-        """The typed :class:`~ragexam.storage.summary.RunSummary` of a run (``None`` for a score)."""
-        return None if self.is_score else self.summary
+    def run(self) -> Optional[RunSummary]:
+        """The :class:`~ragexam.storage.summary.RunSummary` of a run (``None`` for a score)."""
+        return self.summary if isinstance(self.summary, RunSummary) else None
+
+    @property
+    def score(self) -> Optional[ScoreSummary]:
+        """The :class:`~ragexam.storage.score_summary.ScoreSummary` of a score (``None`` for a run)."""
+        return self.summary if isinstance(self.summary, ScoreSummary) else None
 
     @property
     def run_id(self) -> str:
-        return self.summary.run_id if self.run is not None else str(self.summary.get("run_id") or "")
+        return self.summary.run_id or ""
 
     @property
     def format(self) -> str:
-        return self.summary.format if self.run is not None else str(self.summary.get("format") or "")
+        return self.summary.format
 
     @property
     def is_score(self) -> bool:
         """True for a score (a ``ragexam score`` record or folder), False for a retrieval run."""
-        return is_score(self.summary)
+        return self.summary.is_score
 
     @property
     def config(self) -> Dict[str, Any]:
-        """The settings (a run's ``config`` block, a score's ``config`` or ``settings``) as a JSON object."""
-        if self.run is not None:
-            return self.summary.config.to_dict()
-        cfg = self.summary.get("config")
-        return cfg if isinstance(cfg, dict) else {}
+        """The settings (a run's ``config`` block, a score's ``settings``) as a JSON object."""
+        return self.summary.used_settings
 
     @property
     def dataset(self) -> Dict[str, Any]:
         """The ``dataset`` block as a JSON object."""
-        if self.run is not None:
-            return self.summary.dataset.to_dict()
-        ds = self.summary.get("dataset")
-        return ds if isinstance(ds, dict) else {}
+        return self.summary.dataset.to_dict()
 
     @property
     def pipelines(self) -> List[str]:
         """Pipeline names in summary order (the first is the baseline), then any only the rows name."""
-        if self.run is not None:
-            names = self.summary.pipeline_names or list(self.summary.results)
-        else:
-            names = [p.get("name") for p in self.summary.get("pipelines") or [] if isinstance(p, Mapping)]
-            names = [n for n in names if isinstance(n, str)] or list((self.summary.get("results") or {}).keys())
+        names = list(self.summary.pipeline_names) or list(self.summary.results)
         for r in self.per_question:
             if r.pipeline not in names:
                 names.append(r.pipeline)
@@ -493,10 +490,7 @@ class RunData:
     @property
     def miss_k(self) -> Optional[int]:
         """The missed-question cutoff of a run (``config.miss_k``), if recorded."""
-        if self.run is not None:
-            return self.summary.config.miss_k
-        v = self.config.get("miss_k")
-        return v if isinstance(v, int) and not isinstance(v, bool) else None
+        return self.run.config.miss_k if self.run is not None else self.summary.miss_k
 
     @property
     def corpus(self) -> Optional[str]:
@@ -511,7 +505,7 @@ class RunData:
     def chunker_of(self, pipeline: str) -> Optional[str]:
         """The chunker spec of ``pipeline`` (from ``summary.pipelines``, else its rows' ``chunker``); ``None`` for
         a pipeline that chunks on its own (``kind`` ``texts``: a results file, a service, a framework)."""
-        infos = self.summary.pipelines if self.run is not None else []
+        infos = self.run.pipelines if self.run is not None else []
         for p in infos:
             if p.name == pipeline:
                 if p.chunker is not None:
@@ -566,21 +560,19 @@ class RunData:
 # --- summaries ---------------------------------------------------------------------------------
 
 
-def is_score(summary: Any) -> bool:
-    """True when ``summary`` is a score (``kind`` score or a ``ragexam-score/*`` format); a typed run summary is
-    not."""
-    from ragexam.storage.summary import RunSummary
-
-    if isinstance(summary, RunSummary):
-        return False
+def is_score(summary: SummaryLike) -> bool:
+    """True when ``summary`` is a score: a :class:`~ragexam.storage.score_summary.ScoreSummary`, or a JSON object of
+    ``kind`` score or a ``ragexam-score/*`` format."""
+    if isinstance(summary, (RunSummary, ScoreSummary)):
+        return summary.is_score
     return summary.get("kind") == "score" or str(summary.get("format", "")).startswith("ragexam-score")
 
 
-def check_summary(summary: Any, source: str) -> Dict[str, Any]:
-    """``summary`` (a JSON object; a typed run summary as its JSON object) after checking it is a run or score
+def check_summary(summary: SummaryLike, source: str) -> Dict[str, Any]:
+    """``summary`` (a JSON object; a typed summary as its JSON object) after checking it is a run or score
     summary this ragexam reads (a format of :data:`RUN_FORMATS` or :data:`SCORE_FORMATS` and a ``results``
     object); else InputError."""
-    if hasattr(summary, "to_dict") and not isinstance(summary, dict):
+    if isinstance(summary, (RunSummary, ScoreSummary)):
         summary = summary.to_dict()
     if not isinstance(summary, dict):
         raise InputError(f"received a JSON {type(summary).__name__}; expected the object that "
@@ -600,60 +592,22 @@ def check_summary(summary: Any, source: str) -> Dict[str, Any]:
     return summary
 
 
-def _typed_run(summary: Any) -> bool:
-    from ragexam.storage.summary import RunSummary
-
-    return isinstance(summary, RunSummary)
-
-
-def miss_cutoff(summary: Any, default: Optional[int] = None) -> int:
-    """The missed-cutoff ``k`` of a run: ``config.miss_k``, else the ``k`` of its missed entries, else ``default``
-    (:data:`ragexam.storage.summary.DEFAULT_MISS_K`)."""
-    from ragexam.storage.summary import DEFAULT_MISS_K
-
-    default = DEFAULT_MISS_K if default is None else default
-    if _typed_run(summary):
-        return summary.miss_k
-    cfg = summary.get("config") or {}
-    for key in ("miss_k", "missed_k", "miss_cutoff"):
-        if isinstance(cfg.get(key), int) and not isinstance(cfg.get(key), bool):
-            return int(cfg[key])
-    for entries in (summary.get("missed") or {}).values():
-        for e in entries or []:
-            if isinstance(e, Mapping) and isinstance(e.get("k"), int):
-                return int(e["k"])
-    return default
+def miss_cutoff(summary: SummaryLike, default: Optional[int] = None) -> int:
+    """The missed-cutoff ``k`` of a run (a summary or its JSON object): ``config.miss_k``, else the ``k`` of its
+    missed entries, else ``default`` (:data:`ragexam.storage.summary.DEFAULT_MISS_K`); a score has none of its own
+    (``default``)."""
+    k = read_summary(summary).miss_k
+    return k if k is not None else (DEFAULT_MISS_K if default is None else default)
 
 
-def headline_metric(summary: Any) -> Optional[str]:
-    """The metric shown as a run's headline: ``hit@<miss cutoff>`` when present, else the first."""
-    if _typed_run(summary):
-        first = next(iter(summary.results.values()), None)
-        names = list(first.metrics) if first is not None else []
-        want = f"hit@{summary.miss_k}"
-        return (want if want in names else names[0]) if names else None
-    results = summary.get("results") or {}
-    first = next(iter(results.values()), None)
-    if not isinstance(first, Mapping):
-        return None
-    metrics = list((first.get("metrics") or {}).keys())
-    if not metrics:
-        return None
-    want = f"hit@{miss_cutoff(summary)}"
-    return want if want in metrics else metrics[0]
+def headline_metric(summary: SummaryLike) -> Optional[str]:
+    """The metric shown as a run's (or score's) headline: ``hit@<miss cutoff>`` when present, else the first."""
+    return read_summary(summary).headline_metric
 
 
-def dataset_label(summary: Any) -> str:
-    """``corpus`` (or ``corpus / qa`` when they differ) of a run, for listings."""
-    if _typed_run(summary):
-        return summary.dataset_label
-    ds = summary.get("dataset") or {}
-    cfg = summary.get("config") or {}
-    corpus = ds.get("corpus") or cfg.get("corpus")
-    qa = ds.get("qa") or cfg.get("qa") or corpus or "?"
-    if corpus is None:  # every pipeline returned its own texts: only the question set was given
-        return str(qa)
-    return str(corpus) if str(qa) == str(corpus) else f"{corpus} / {qa}"
+def dataset_label(summary: SummaryLike) -> str:
+    """``corpus`` (or ``corpus / qa`` when they differ) of a run or score, for listings."""
+    return read_summary(summary).dataset_label
 
 
 # --- reading -----------------------------------------------------------------------------------
@@ -721,7 +675,7 @@ def _read_chunks(path: Path) -> Tuple[Dict[str, Dict[str, ChunkRecord]], Dict[st
     return out, texts
 
 
-def _folder_format(summary: Any, formats: Sequence[str], spath: Path) -> str:
+def _folder_format(summary: object, formats: Sequence[str], spath: Path) -> str:
     """The ``format`` of a folder's summary, one of ``formats`` (minor versions allowed); else InputError."""
     fmt = summary.get("format") if isinstance(summary, dict) else None
     if not isinstance(fmt, str) or fmt.split(".")[0] not in formats:
@@ -837,7 +791,7 @@ def write_text(path: Path, text: str) -> None:
         raise
 
 
-def _cell(value: Any) -> str:
+def _cell(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -876,7 +830,7 @@ def _make_dir(folder: Path, *subdirs: str) -> None:
                          field="out") from None
 
 
-def _json_text(obj: Any, what: str) -> str:
+def _json_text(obj: object, what: str) -> str:
     try:
         text = json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
     except ValueError as exc:
@@ -892,13 +846,13 @@ def _json_text(obj: Any, what: str) -> str:
     return text
 
 
-def _plain(summary: Any) -> Dict[str, Any]:
+def _plain(summary: SummaryLike) -> Dict[str, Any]:
     """A summary as its JSON object (a typed record's :meth:`to_dict`, or the mapping itself)."""
     to_dict = getattr(summary, "to_dict", None)
     return to_dict() if callable(to_dict) else dict(summary)
 
 
-def write_run_folder(directory: PathLike, summary: Any, rows: Sequence[Mapping[str, Any]],
+def write_run_folder(directory: PathLike, summary: SummaryLike, rows: Sequence[Mapping[str, Any]],
                      chunks: Iterable[ChunkRecord], extra: Optional[Callable[[Path], None]] = None,
                      redact: Optional[Callable[[Any], Any]] = None) -> Path:
     """Write a run folder as a unit (:func:`ragexam.storage.atomic.folder_writer`): ``per_question.csv``,

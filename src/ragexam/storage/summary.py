@@ -15,21 +15,28 @@ Every format since ``ragexam-run/1`` reads (a field an older file lacks takes it
 not know is kept and written back).  For code written against the JSON object, a summary is also a read-only
 mapping of its top-level keys to their JSON values (``s["results"]["bm25 | paragraphs:400"]["metrics"]``).
 
-This module imports nothing of ragexam but :mod:`ragexam.errors` and :mod:`ragexam.storage.records`.
+After ``ragexam score --run DIR --report FILE``, the run's summary also carries the score's stage-attribution
+matrices (``attribution``) and its :class:`~ragexam.storage.score_summary.JudgeSection` (``judge``), which the
+report shows.  A score's own summary is :class:`~ragexam.storage.score_summary.ScoreSummary`;
+:data:`Summary` is either.
+
+This module imports nothing of ragexam but :mod:`ragexam.errors` and the storage records.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
-from ragexam.storage.records import Record, opt
+from ragexam.storage.records import JsonView, Record, opt
+from ragexam.storage.score_summary import JudgeSection, ScoreSummary
 
 __all__ = ["DEFAULT_MISS_K", "TOP_IDS", "RunSummary", "RunSettings", "DatasetInfo", "DatasetAudit", "PipelineInfo", "PipelineResult", "Comparison",
            "Unretrieved", "FailedQuestion", "Latency", "RetrievedChunk", "MissedQuestion", "UnmatchedEvidence",
            "EvidenceCut", "RerankStage", "RerankCeiling", "RerankStatus", "RerankChange", "TypeLift", "Timing",
-           "SweepPoint", "Interval", "EvidenceSplitInfo", "ChunkWindow", "ChunkSizes", "ChunkingReport"]
+           "SweepPoint", "Interval", "EvidenceSplitInfo", "ChunkWindow", "ChunkSizes", "ChunkingReport",
+           "Summary", "SummaryLike", "read_summary"]
 
 #: a 95% interval ``(low, high)``
 Interval = Tuple[float, float]
@@ -392,9 +399,11 @@ class ChunkingReport(Record):
     size_warning: Optional[str] = opt()
 
 
-@dataclass
-class RunSummary(Record, Mapping):
+@dataclass(eq=False)
+class RunSummary(JsonView, Record):
     """``summary.json`` of a run (module docstring)."""
+
+    is_score = False
 
     format: str = "ragexam-run/3"
     run_id: str = ""
@@ -420,6 +429,10 @@ class RunSummary(Record, Mapping):
     #: chunker with the same retriever), and pipelines that return texts against the baseline; one Holm family
     #: per pair over ``budget_metrics``
     budget_comparisons: List[Comparison] = opt(factory=list)
+    #: ``ragexam score --report``: the score's stage attribution, ``{pipeline: {type: {label: count}}}``
+    attribution: Dict[str, Dict[str, Dict[str, int]]] = opt(factory=dict)
+    #: ``ragexam score --report`` with a judge: the score's judge section (the run's pipelines)
+    judge: Optional[JudgeSection] = opt()
 
     # -- what every reader asks -------------------------------------------------------------------------------
 
@@ -444,6 +457,19 @@ class RunSummary(Record, Mapping):
     @property
     def pipeline_names(self) -> List[str]:
         return [p.name for p in self.pipelines]
+
+    @property
+    def headline_metric(self) -> Optional[str]:
+        """The metric a listing shows: ``hit@<miss_k>`` when the results have it, else their first."""
+        first = next(iter(self.results.values()), None)
+        names = list(first.metrics) if first is not None else []
+        want = f"hit@{self.miss_k}"
+        return (want if want in names else names[0]) if names else None
+
+    @property
+    def used_settings(self) -> Dict[str, Any]:
+        """The settings (``config``) as a JSON object."""
+        return self.config.to_dict()
 
     def chunk_sizes(self, pipeline: str) -> Optional[ChunkSizes]:
         """The sizes of the chunks ``pipeline`` retrieved from (``None`` when the run did not record them)."""
@@ -476,24 +502,20 @@ class RunSummary(Record, Mapping):
             return str(qa)
         return str(corpus) if str(qa) == str(corpus) else f"{corpus} / {qa}"
 
-    # -- the JSON view ----------------------------------------------------------------------------------------
 
-    def __getitem__(self, key: str) -> Any:
-        data = self.to_dict()
-        return data[key]
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.to_dict())
+#: a run's summary or a score's
+Summary = Union[RunSummary, ScoreSummary]
+#: a summary, or the JSON object of one
+SummaryLike = Union[Summary, Mapping[str, Any]]
 
-    def __len__(self) -> int:
-        return len(self.to_dict())
 
-    def __eq__(self, other: object) -> bool:
-        """Equal to another summary, or to a JSON object, with the same JSON."""
-        if isinstance(other, RunSummary):
-            return self.to_dict() == other.to_dict()
-        if isinstance(other, Mapping):
-            return self.to_dict() == dict(other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
+def read_summary(data: SummaryLike, source: str = "summary") -> Summary:
+    """The typed summary of a JSON object: a :class:`ScoreSummary` for a score (``kind`` score or a
+    ``ragexam-score/*`` format), else a :class:`RunSummary`; a typed one as it is."""
+    if isinstance(data, (RunSummary, ScoreSummary)):
+        return data
+    if isinstance(data, Mapping) and (data.get("kind") == "score" or str(data.get("format", "")).startswith(
+            "ragexam-score")):
+        return ScoreSummary.from_dict(data, source=source)
+    return RunSummary.from_dict(data, source=source)

@@ -60,10 +60,8 @@ def _as_run(result: Any):
         return read_folder(result), None
     if isinstance(result, RunData):
         return result, None
-    if hasattr(result, "typed_rows") and hasattr(result, "to_dict"):  # a ScoreReport
-        summary = result.to_dict()
-        summary["config"] = dict(summary.get("settings") or {})
-        return RunData(summary=summary, per_question=result.typed_rows(), source="score"), result
+    if hasattr(result, "typed_rows") and hasattr(result, "summary"):  # a ScoreReport
+        return RunData(summary=result.summary, per_question=result.typed_rows(), source="score"), result
     if hasattr(result, "summary") and hasattr(result, "per_question"):  # a RunResult
         return RunData(summary=result.summary, per_question=list(result.per_question), source="run"), None
     raise InputError(f"received {type(result).__name__}; expected a ScoreReport, a RunResult, a RunData or the path "

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+from ragexam.types import ExecutorLike
 from ragexam.analysis.answers.files import AnswerRecord, run_contexts
 from ragexam.errors import InputError
 from ragexam.storage.runfolder import RunData
@@ -143,7 +144,7 @@ def answer_questions(tasks: Sequence[AnswerTask], client, *, cache=None, context
                      template_sha: str = "",
                      temperature: float = 0.0, max_tokens: int = 512, seed: Optional[int] = None,
                      concurrency: int = 4, progress: Optional[Callable[[int, int], None]] = None,
-                     claim_wait: Optional[float] = None, executor: Any = None
+                     claim_wait: Optional[float] = None, executor: ExecutorLike = None
                      ) -> Tuple[List[AnswerRecord], Dict[str, Any]]:
     """Run the tasks through ``client`` (a :class:`~ragexam.llm.client.LLMClient`) and ``cache``
     (an :class:`~ragexam.llm.cache.LLMCache` or ``None``); returns the records (task order) and the

@@ -46,7 +46,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence
+
+from ragexam.storage.score_summary import AttributionSection, StageVerdict
 
 __all__ = ["LABELS", "StageInputs", "StageResult", "Attribution", "attribute", "attribute_all",
            "evidence_in_contexts"]
@@ -82,12 +84,13 @@ class StageResult:
     label: str
     reason: Optional[str] = None
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_record(self) -> StageVerdict:
+        """The answer's entry of the score's ``attribution.questions``."""
         i = self.inputs
-        return {"pipeline": i.pipeline, "query_id": i.query_id, "type": i.type, "answerable": i.answerable,
-                "label": self.label, "reason": self.reason, "retrieved": i.retrieved, "first_rank": i.first_rank,
-                "correct": i.correct, "correct_detail": i.correct_detail, "faithful": i.faithful,
-                "abstained": i.abstained}
+        return StageVerdict(pipeline=i.pipeline, query_id=i.query_id, type=i.type, answerable=i.answerable,
+                            label=self.label, reason=self.reason, retrieved=i.retrieved, first_rank=i.first_rank,
+                            correct=i.correct, correct_detail=i.correct_detail, faithful=i.faithful,
+                            abstained=i.abstained)
 
 
 def attribute(x: StageInputs) -> StageResult:
@@ -137,12 +140,17 @@ class Attribution:
                     if r.label == "unjudged" and (pipeline is None or r.inputs.pipeline == pipeline))
         return dict(c.most_common())
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {"signature": self.signature, "labels": list(LABELS), "notes": list(self.notes),
-                "counts": {p: self.counts(p) for p in self.pipelines},
-                "by_type": {p: self.matrix(p) for p in self.pipelines},
-                "unjudged_reasons": {p: self.unjudged_reasons(p) for p in self.pipelines},
-                "questions": [r.to_dict() for r in self.results]}
+    def to_section(self) -> AttributionSection:
+        """The score's ``attribution`` section."""
+        return AttributionSection(signature=self.signature, labels=list(LABELS), notes=list(self.notes),
+                                  counts={p: self.counts(p) for p in self.pipelines},
+                                  by_type={p: self.matrix(p) for p in self.pipelines},
+                                  unjudged_reasons={p: self.unjudged_reasons(p) for p in self.pipelines},
+                                  questions=[r.to_record() for r in self.results])
+
+    def to_dict(self) -> Dict[str, object]:
+        """The section's JSON object."""
+        return self.to_section().to_dict()
 
 
 def attribute_all(inputs: Iterable[StageInputs], *, signature: str = "",

@@ -35,6 +35,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 from ragexam.data.traces.meta import TraceMeta
 from ragexam.errors import InputError
 from ragexam.storage.runfolder import RunData
+from ragexam.types import CorpusLike
 
 __all__ = ["AnswerRecord", "load_answers", "iter_answers", "write_answers", "run_contexts", "legacy_rechunked_contexts",
            "corpus_of_run", "NO_PIPELINE", "answers_for_report"]
@@ -82,7 +83,7 @@ class AnswerRecord:
         return out
 
 
-def _str_list(v: Any, source: str, line: int, name: str) -> Tuple[str, ...]:
+def _str_list(v: object, source: str, line: int, name: str) -> Tuple[str, ...]:
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         raise InputError(f"received {json.dumps(v, ensure_ascii=False)[:60]}; expected a list of strings",
                          source=source, line=line, field=name)
@@ -216,7 +217,7 @@ def write_answers(records: Sequence[AnswerRecord], path: PathLike) -> Path:
 
 
 # --- contexts from the run folder ----------------------------------------------------------------
-def run_contexts(run: RunData, pipeline: str, k: int, *, corpus: Any = None,
+def run_contexts(run: RunData, pipeline: str, k: int, *, corpus: Optional[CorpusLike] = None,
                  notes: Optional[List[str]] = None) -> Dict[str, List[Tuple[str, str]]]:
     """``{query_id: [(chunk_id, text), ...]}``: the top ``k`` chunks of ``pipeline`` per question.
 
@@ -236,7 +237,7 @@ def run_contexts(run: RunData, pipeline: str, k: int, *, corpus: Any = None,
     return legacy_rechunked_contexts(run, pipeline, corpus_of_run(run, corpus), k)
 
 
-def corpus_of_run(run: RunData, corpus: Any = None):
+def corpus_of_run(run: RunData, corpus: Optional[CorpusLike] = None):
     """``corpus`` as a :class:`~ragexam.data.schema.Corpus` (loaded when a path or name; default the
     run's ``config.corpus``)."""
     from ragexam.data.loaders import load_corpus

@@ -9,10 +9,12 @@ pair with a missing answer: ``unjudged`` (``no_answer`` / ``no_second_answer``),
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Callable, List, Optional, Sequence
 
 from ragexam.analysis.answers.files import NO_PIPELINE, AnswerRecord
+from ragexam.data.schema import QASet
 from ragexam.errors import InputError
+from ragexam.metrics.judge import Judge
 
 __all__ = ["pairwise_answers", "pairwise_pairs"]
 
@@ -48,7 +50,7 @@ def pairwise_pairs(qa, answers: Sequence[AnswerRecord], a: str, b: str, *, answe
     return pairs
 
 
-def pairwise_answers(qa, answers: Sequence[AnswerRecord], judge: Any, *, a: str, b: str, repeat: int = 1,
+def pairwise_answers(qa: QASet, answers: Sequence[AnswerRecord], judge: Judge, *, a: str, b: str, repeat: int = 1,
                      answers_source: str = "answers", progress: Optional[Callable[[int, int], None]] = None,
                      seed: Optional[int] = None):
     """Judge pipeline ``b``'s answers against pipeline ``a``'s (see the module docstring); returns a

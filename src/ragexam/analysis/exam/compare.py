@@ -295,9 +295,9 @@ def _compare_pair(a: RunData, b: RunData, names: Tuple[str, str], chosen: Sequen
         notes.append(f"{name_a if name_a == name_b else name_a + ' / ' + name_b}: the question sets differ — "
                      f"compared on the {len(order)} questions both runs scored; {len(only_a)} scored only "
                      f"in A, {len(only_b)} only in B")
-    sig = str(Signature([("compare", "paired"), ("ci", "percentile"), ("conf", 0.95), ("bs", n_resamples),
-                         ("test", "paired-randomization"), ("perm", n_permutations), ("seed", seed),
-                         ("mcc", "holm"), ("alpha", float(alpha)), ("k", k), ("n", len(order))]))
+    sig = Signature([("compare", "paired"), ("ci", "percentile"), ("conf", 0.95), ("bs", n_resamples),
+                     ("test", "paired-randomization"), ("perm", n_permutations), ("seed", seed),
+                     ("mcc", "holm"), ("alpha", float(alpha)), ("k", k), ("n", len(order))])
     return PipelineComparison(pipeline_a=name_a, pipeline_b=name_b, n_shared=len(order), only_a=only_a,
                               only_b=only_b, k=k, metrics=metric_diffs,
                               flips=_flips(a, b, names, ia, ib, order, k), signature=sig)

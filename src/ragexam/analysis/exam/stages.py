@@ -693,12 +693,12 @@ def _score_one(j: JudgedPipeline, metrics: Sequence[str], scored_ids: Sequence[s
         order = {q: i for i, q in enumerate(res.query_ids)}
         V = res.values[[order[q] for q in scored_ids]]
     J, r = j.judgments, j.ranking
-    judge_tail = Signature.parse(J.signature.split("|", 2)[2]).items() if J.signature.count("|") >= 2 else []
+    judge_tail = Signature.parse(J.signature).items()[2:]
     where = [("chunker", r.pipeline.chunker)] if r.pipeline.chunker is not None else [("chunker", "own"),
                                                                                       ("match", "text")]
-    grading = Signature([*where, ("relevance", mode), *judge_tail, ("depth", depth)], version=False)
-    # the retriever's signature, then how its lists were graded, then the metrics' (which ends in the version)
-    sig = f"{r.signature}||{grading}|{res.signature}"
+    # the retriever's signature, then how its lists were graded and the metrics' (which ends in the version)
+    sig = Signature.of(r.signature).then(Signature([*where, ("relevance", mode), *judge_tail, ("depth", depth),
+                                                    *res.signature.items()], version=False))
     return Scores(j, res, V, sig)
 
 

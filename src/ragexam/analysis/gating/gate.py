@@ -141,18 +141,19 @@ def _results(run: RunData) -> Dict[str, Any]:
     ``ragexam-score/1`` folder (no ``results``) is read from its ``text`` and ``judge`` sections."""
     if run.run is not None:
         return {p: {"metrics": r.metrics, "ci95": r.ci95, "coverage": {}} for p, r in run.run.results.items()}
-    results = run.summary.get("results")
-    if isinstance(results, dict):
-        return results
-    text = run.summary.get("text") or {}
-    judge = (run.summary.get("judge") or {}).get("summary") or {}
+    s = run.score
+    if s.results:
+        return {p: {"n": r.n, "metrics": r.metrics, "ci95": r.ci95,
+                    "coverage": {m: {"n": c.n, "n_judged": c.n_judged} for m, c in r.coverage.items()}}
+                for p, r in s.results.items()}
+    judge = s.judge.summary if s.judge is not None else {}
     out: Dict[str, Any] = {}
-    for p in list(text) + [p for p in judge if p not in text]:
-        metrics = {m: (text.get(p) or {}).get(m) for m in TEXT_METRICS if p in text}
+    for p in list(s.text) + [p for p in judge if p not in s.text]:
+        metrics = {m: getattr(s.text[p], m) for m in TEXT_METRICS if p in s.text}
         coverage = {}
-        for m, s in (judge.get(p) or {}).items():
-            metrics[m] = s.get("mean")
-            coverage[m] = {"n": s.get("n"), "n_judged": s.get("n_judged")}
+        for m, st in (judge.get(p) or {}).items():
+            metrics[m] = st.mean
+            coverage[m] = {"n": st.n, "n_judged": st.n_judged}
         out[p] = {"metrics": metrics, "ci95": {}, "coverage": coverage}
     return out
 

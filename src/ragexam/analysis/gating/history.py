@@ -9,13 +9,14 @@
     run_id = record_run(res.summary, res.per_question)       # res.summary["run_id"] == run_id
     write_report(res.summary, res.per_question, "report.html")
 
-**A score in the history** (kind ``score``) is stored as the ``score.json`` object plus
+**A score in the history** (kind ``score``) is stored as the ``score.json`` object plus (its typed
+:class:`~ragexam.storage.score_summary.ScoreSummary`'s :meth:`~ragexam.storage.score_summary.ScoreSummary.recorded`)
 
 * ``run_id``: ``score-<UTC time>-<6 hex>``; ``kind``: ``"score"``; ``scored_run``: the
   ``run_id`` of the retrieval run given with ``--run`` (else ``None``);
 * ``config``: the score's settings; ``dataset``: its counts plus ``qa``, ``corpus`` and the
   hashes of the scored run's dataset (so ``ragexam runs`` groups it with that run);
-* ``results``: :meth:`ragexam.analysis.answers.scoring.ScoreReport.results` — ``{pipeline: {"n", "metrics",
+* ``results``: :func:`ragexam.analysis.answers.scored.segment_result` per pipeline — ``{pipeline: {"n", "metrics",
   "coverage"}}`` with the corpus ``chrf`` and ``bleu``, the mean ``rouge_l`` (``[0, 1]``, over
   answerable questions), ``ok_share`` (the share of the pipeline's questions whose stage label is
   ``ok`` or ``abstained_ok``; unjudged questions count as not ok) and, with a judge, each judge
@@ -33,9 +34,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from ragexam.analysis.answers.scored import ScoreReport
+from ragexam.storage.runfolder import RunData, RunRow
+from ragexam.storage.score_summary import ScoreSummary
+from ragexam.storage.summary import RunSummary, Summary
 
 __all__ = ["record_run", "score_summary", "score_rows", "record_score", "score_answers_for_report",
            "score_report_summary", "score_report_inputs", "with_ground_truth"]
@@ -43,25 +48,21 @@ __all__ = ["record_run", "score_summary", "score_rows", "record_score", "score_a
 PathLike = Union[str, Path]
 
 
-def _record(summary: Any, rows: Sequence[Mapping[str, Any]], history_path: Optional[PathLike], kind: str) -> str:
+def _record(summary: Summary, rows: Sequence[Mapping[str, Any]], history_path: Optional[PathLike], kind: str) -> str:
     from ragexam.storage.history import History
-    from ragexam.storage.summary import RunSummary
 
     hist = History(history_path)
     rid = hist.record_run(summary, rows, kind=kind)
-    if rid != (summary.run_id if isinstance(summary, RunSummary) else summary["run_id"]):
+    if rid != summary.run_id:
         # The id was taken by a different record and this one was stored as <id>.N: store it again
         # with that id inside, so the history, the printed id and summary.json all agree.
         hist.delete(rid)
-        if isinstance(summary, RunSummary):
-            summary.run_id = rid
-        else:
-            summary["run_id"] = rid
+        summary.run_id = rid
         rid = hist.record_run(summary, rows, kind=kind)
     return rid
 
 
-def record_run(summary: Any, per_question: Sequence[Mapping[str, Any]],
+def record_run(summary: RunSummary, per_question: Sequence[Mapping[str, Any]],
                history_path: Optional[PathLike] = None) -> str:
     """Record a ``ragexam run`` result (its :class:`~ragexam.storage.summary.RunSummary`) in the history (default
     path: see :mod:`ragexam.storage.history`).
@@ -72,44 +73,24 @@ def record_run(summary: Any, per_question: Sequence[Mapping[str, Any]],
     return _record(summary, per_question, history_path, "run")
 
 
-def score_summary(report: Any, run_summary: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
-    """The history summary of a :class:`ragexam.analysis.answers.scoring.ScoreReport` (module docstring)."""
-    import secrets
-
-    out = report.to_dict()
-    now = datetime.now(timezone.utc)
-    settings = dict(out.get("settings") or {})
-    run_ds = dict((run_summary or {}).get("dataset") or {})
-    run_cfg = (run_summary or {}).get("config") or {}
-    dataset = dict(out.get("dataset") or {})
-    dataset["qa"] = run_ds.get("qa") or run_cfg.get("qa") or settings.get("qa")
-    dataset["corpus"] = run_ds.get("corpus") or run_cfg.get("corpus") or dataset["qa"]
-    for key in ("corpus_sha256", "qa_sha256"):
-        if run_ds.get(key):
-            dataset[key] = run_ds[key]
-    out.update({
-        "run_id": "score-" + now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3),
-        "kind": "score",
-        "scored_run": (run_summary or {}).get("run_id"),
-        "config": settings,
-        "dataset": dataset,
-        "pipelines": [{"name": p} for p in report.pipelines],
-    })
-    return out
+def score_summary(report: ScoreReport, run_summary: Optional[RunSummary] = None) -> ScoreSummary:
+    """The history's record of a :class:`ragexam.analysis.answers.scored.ScoreReport` (module docstring;
+    :meth:`ragexam.storage.score_summary.ScoreSummary.recorded`)."""
+    return report.summary.recorded(run_summary)
 
 
-def score_rows(report: Any) -> List[Any]:
-    """The per-question rows of a score record (:meth:`ragexam.analysis.answers.scoring.ScoreReport.typed_rows`)."""
+def score_rows(report: ScoreReport) -> List[RunRow]:
+    """The per-question rows of a score record (:meth:`ragexam.analysis.answers.scored.ScoreReport.typed_rows`)."""
     return report.typed_rows()
 
 
-def record_score(report: Any, run_summary: Optional[Mapping[str, Any]] = None,
+def record_score(report: ScoreReport, run_summary: Optional[RunSummary] = None,
                  history_path: Optional[PathLike] = None) -> str:
     """Record a score in the history (kind ``score``); returns its id."""
     return _record(score_summary(report, run_summary), score_rows(report), history_path, "score")
 
 
-def score_answers_for_report(report: Any, pipelines: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, Any]]:
+def score_answers_for_report(report: ScoreReport, pipelines: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, Any]]:
     """``{pipeline: {query_id: entry}}`` for :func:`ragexam.report.html.write_report`: the answer
     text, the ground truth, the verdict (the correctness verdict for answerable questions, the
     abstention verdict otherwise), the judge score and reasoning when a judge ran, and the stage."""
@@ -147,28 +128,24 @@ def score_answers_for_report(report: Any, pipelines: Optional[Sequence[str]] = N
     return out
 
 
-def score_report_summary(run_summary: Mapping[str, Any], report: Any) -> Dict[str, Any]:
-    """A copy of the run's summary with ``attribution`` ``{pipeline: {type: {stage: count}}}``
-    from the score's attribution matrix and, with a judge, the score's ``judge`` section (the pipelines
-    the run has)."""
-    summary = run_summary.to_dict() if hasattr(run_summary, "to_dict") else dict(run_summary)
-    att = report.attribution
-    names = [p.get("name") for p in summary.get("pipelines") or [] if isinstance(p, Mapping)]
-    summary["attribution"] = {p: att.matrix(p) for p in att.pipelines if p in names}
-    if report.judge_run is not None:  # the judge table of the report (means, pass rates, intervals)
-        judge = report.to_dict()["judge"]
-        judge["summary"] = {p: v for p, v in judge["summary"].items() if p in names}
-        judge["vs_evidence"] = {p: v for p, v in judge["vs_evidence"].items() if p in names}
-        summary["judge"] = judge
+def score_report_summary(run_summary: RunSummary, report: ScoreReport) -> RunSummary:
+    """A copy of the run's summary with the score's stage attribution (``attribution``: ``{pipeline: {type:
+    {stage: count}}}``) and, with a judge, its judge section (``judge``), of the pipelines the run has."""
+    summary = RunSummary.from_dict(run_summary.to_dict())
+    names = summary.pipeline_names
+    att = report.summary.attribution
+    summary.attribution = {p: m for p, m in (att.by_type if att is not None else {}).items() if p in names}
+    if report.summary.judge is not None:  # the judge table of the report (means, pass rates, intervals)
+        summary.judge = report.summary.judge.for_pipelines(names)
     return summary
 
 
-def score_report_inputs(run: Any, report: Any) -> Tuple[Dict[str, Any], List[Any], Dict[str, Dict[str, Any]]]:
+def score_report_inputs(run: RunData, report: ScoreReport) -> Tuple[RunSummary, List[RunRow], Dict[str, Dict[str, Any]]]:
     """``(summary, per_question, answers)`` for :func:`ragexam.report.html.write_report`: the report of
     ``run`` (a :class:`ragexam.storage.runfolder.RunData`) with the score's answers, verdicts, judge
     reasoning and stage per question, and its attribution matrix."""
     summary = with_ground_truth(score_report_summary(run.summary, report))
-    answers = score_answers_for_report(report, list(summary["attribution"]))
+    answers = score_answers_for_report(report, list(summary.attribution))
     return summary, run.per_question, answers
 
 

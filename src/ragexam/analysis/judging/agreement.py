@@ -50,6 +50,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ragexam.storage.score_summary import Agreement
 from ragexam import fmt
 from ragexam.errors import InputError
 from ragexam.metrics.judge.metric import JudgeMetric
@@ -92,24 +93,9 @@ def _kappas(columns: Sequence[Sequence[int]], scale: Sequence[int], weights: Opt
     return vals, undefined
 
 
-@dataclass(frozen=True)
-class RepeatAgreement:
-    """Agreement of the judge with itself over ``repeats`` repeats (see the module docstring)."""
-
-    metric: str
-    repeats: int
-    n_items: int
-    n_items_complete: int
-    n_units: int
-    exact: Optional[float]
-    mean_abs_diff: Optional[float]
-    kappa: Optional[float]
-    kappa_quadratic: Optional[float]
-    kappa_pairs: int
-    kappa_undefined_pairs: int
-
-    def to_dict(self) -> Dict[str, Any]:
-        return dict(self.__dict__)
+#: Agreement of the judge with itself over ``repeats`` repeats (see the module docstring): the record a score
+#: stores (:class:`ragexam.storage.score_summary.Agreement`).
+RepeatAgreement = Agreement
 
 
 def repeat_agreement(judgments: Sequence[Any], metric: Union[str, JudgeMetric]) -> RepeatAgreement:

@@ -95,6 +95,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ragexam.signature import Signature
 from ragexam import fmt
 from ragexam.errors import InputError
 from ragexam.llm.attempts import TEXT_REFUSAL
@@ -448,13 +449,11 @@ class Judge:
                         self.probe_result.to_dict() if self.probe_result is not None else None)
 
     def signature(self, metric: Union[str, JudgeMetric], language: str, repeat: int = 1,
-                  scoring: Optional[str] = None) -> str:
+                  scoring: Optional[str] = None) -> Signature:
         """``judge:<model>|endpoint:...|rubric:<name>@<sha>|temp:..|max_tokens:..|seed:..|repeat:..|
         attempts:..|format:..|scoring:..|version:ragexam-<v>`` (never the API key).  A custom rubric's name
         and hash cover everything of its file the judge sees; its pass level follows as ``pass:>=N``.
         ``scoring``: the scoring used (default this judge's setting, ``auto`` until a run resolved it)."""
-        from ragexam.signature import Signature
-
         defn = self.metric(metric)
         r = defn.rubric(language)
         fields = [("judge", self.model), ("endpoint", self.endpoint), ("rubric", f"{r.name}@{r.sha}")]
@@ -465,7 +464,7 @@ class Judge:
                    ("scoring", scoring or self.scoring)] + ([] if self.reasoning else [("reasoning", "off")])
         if defn.quotable:
             fields.append(("quoted", QUOTE_RULE_VERSION if self.quoted else "off"))
-        return str(Signature(fields))
+        return Signature(fields)
 
     # -- one judgment ----------------------------------------------------------------------------
     def _verdict(self, value: Dict[str, Any], t: _Task, *, cached: bool, scoring: str = "sample") -> JudgeVerdict:

@@ -36,6 +36,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from ragexam.signature import Signature
 from ragexam.errors import InputError
 from ragexam.metrics.judge.builtin.pairwise import METRIC as PAIRWISE
 from ragexam.metrics.judge.core import INTERVAL_RESAMPLES, ItemScore, JudgeItem, JudgeRun
@@ -120,9 +121,9 @@ class PairwiseRun:
     notes: List[str] = field(default_factory=list)
 
     @property
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         """The judge signature of the ``pairwise`` rubric plus ``orders:both``."""
-        return self.judge_run.signatures[PAIRWISE.name].replace("|version:", "|orders:both|version:", 1)
+        return Signature.parse(self.judge_run.signatures[PAIRWISE.name]).extend({"orders": "both"})
 
     def summary(self) -> PairwiseSummary:
         from ragexam.stats import DEFAULT_SEED, bootstrap_ci

@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
+from ragexam.storage.score_summary import JudgeStat, QuotedUnits
 from ragexam.metrics.judge.metric import JudgeMetric
-
 from ragexam.metrics.judge.registry import builtin_metrics, registered
 
 __all__ = ["JudgeItem", "JudgeVerdict", "ItemScore", "MetricSummary", "JudgeRun", "JudgePlan", "REASONS",
@@ -231,18 +231,17 @@ class MetricSummary:
     interval: Optional[str] = None
     quoted: Optional[Tuple[int, int]] = None
 
+    def to_record(self) -> JudgeStat:
+        """The summary as a score stores it (:class:`ragexam.storage.score_summary.JudgeStat`)."""
+        return JudgeStat(metric=self.metric, n=self.n, n_judged=self.n_judged, coverage=self.coverage,
+                         mean=self.mean, ci95=self.ci95 or None, pass_rate=self.pass_rate,
+                         pass_ci95=self.pass_ci95 or None, n_passed=self.n_passed, unjudged=dict(self.unjudged),
+                         labels=dict(self.labels), n_repeated=self.n_repeated, flip_share=self.flip_share,
+                         ties=self.ties, interval=self.interval, average_mismatch=self.average_mismatch,
+                         quoted=QuotedUnits(*self.quoted) if self.quoted is not None else None)
+
     def to_dict(self) -> Dict[str, Any]:
-        out = {"metric": self.metric, "n": self.n, "n_judged": self.n_judged, "coverage": self.coverage,
-               "mean": self.mean, "ci95": list(self.ci95) if self.ci95 else None,
-               "pass_rate": self.pass_rate, "pass_ci95": list(self.pass_ci95) if self.pass_ci95 else None,
-               "n_passed": self.n_passed, "unjudged": dict(self.unjudged), "labels": dict(self.labels),
-               "n_repeated": self.n_repeated, "flip_share": self.flip_share, "ties": self.ties,
-               "interval": self.interval}
-        if self.average_mismatch is not None:
-            out["average_mismatch"] = self.average_mismatch
-        if self.quoted is not None:
-            out["quoted"] = {"units": self.quoted[0], "of": self.quoted[1]}
-        return out
+        return self.to_record().to_dict()
 
 
 def _interval(values: Sequence[float], seed: int, n_resamples: int) -> Tuple[Tuple[float, float], str]:

@@ -65,6 +65,7 @@ from ragexam.errors import InputError
 from ragexam.metrics.ranking.containers import ContextSizes, Qrels, Run
 from ragexam.metrics.ranking.graded import no_query_in, prepare, select_queries, where
 from ragexam.metrics.ranking.names import Metric, parse_metric, parse_metric_names
+from ragexam.signature import Signature
 from ragexam.metrics.ranking.registry import kernel_for
 
 __all__ = ["evaluate", "RankingResult"]
@@ -134,13 +135,11 @@ class RankingResult:
                              source="metric") from None
 
     @property
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         """Every setting that changes the numbers, ``key:value|...`` (version last)."""
-        from ragexam.signature import Signature
-
         s = self.settings
         compat = bool(s.get("trec_compat"))
-        return str(Signature([
+        return Signature([
             ("nq", self.n_queries),
             ("ties", "score-desc,docid-desc"),
             ("rel", s.get("relevance_level", 1)),
@@ -148,7 +147,7 @@ class RankingResult:
             ("missing", "dropped" if compat else "zero"),
             ("norel", "zero" if compat else "excluded"),
             *((("budget", s["budget"]),) if s.get("budget") else ()),
-        ]))
+        ])
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object printed by ``ragexam evaluate --json``.

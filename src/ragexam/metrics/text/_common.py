@@ -5,17 +5,14 @@ from __future__ import annotations
 import math
 
 from ragexam.errors import InputError
+from ragexam.signature import Signature
 
 __all__ = ["signature", "check_bool", "check_int", "check_positive"]
 
 
-def signature(pairs: list[tuple[str, object]]) -> str:
+def signature(pairs: list[tuple[str, object]]) -> Signature:
     """``key:value|...|version:ragexam-<version>``; the ragexam version always comes last."""
-    from ragexam import __version__
-
-    parts = [f"{k}:{v}" for k, v in pairs]
-    parts.append(f"version:ragexam-{__version__}")
-    return "|".join(parts)
+    return Signature(pairs)
 
 
 def check_bool(value, name: str, func: str) -> bool:

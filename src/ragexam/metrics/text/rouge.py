@@ -28,10 +28,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ragexam.signature import Signature
 from ragexam.metrics.text import _common, _inputs
 from ragexam.metrics.text.tokenizers import ROUGE_TOKENIZERS, tokenize_lines, tokenizer_signature
 
-__all__ = ["RougeLResult", "ROUGE_L_STATS_COLUMNS", "lcs_length", "rouge_l_stats",
+__all__ = ["RougeLResult", "ROUGE_L_STATS_COLUMNS", "lcs_length", "rouge_l_stats", "rouge_l_signature",
            "corpus_rouge_l", "sentence_rouge_l"]
 
 #: Columns of :func:`rouge_l_stats`.
@@ -132,12 +133,16 @@ def rouge_l_stats(hypotheses, references, *, tokenize: str = "whitespace", lower
     return _stats(hyps, refs, tokenize, lowercase, beta)
 
 
+def rouge_l_signature(tokenize: str = "whitespace", *, nrefs: str = "1", lowercase: bool = False,
+                      beta: float = 1.0) -> Signature:
+    """The signature of ROUGE-L with these settings (``nrefs``: the references per segment, or ``var``)."""
+    return _common.signature([("nrefs", nrefs), ("case", "lc" if lowercase else "mixed"),
+                              ("tok", tokenizer_signature(tokenize)), ("beta", f"{beta:g}")])
+
+
 def _result(stats, refs, tokenize, lowercase, beta) -> RougeLResult:
     mean = stats.mean(axis=0)
-    sig = _common.signature([("nrefs", _inputs.nrefs_label(refs)),
-                             ("case", "lc" if lowercase else "mixed"),
-                             ("tok", tokenizer_signature(tokenize)),
-                             ("beta", f"{beta:g}")])
+    sig = rouge_l_signature(tokenize, nrefs=_inputs.nrefs_label(refs), lowercase=lowercase, beta=beta)
     return RougeLResult(score=float(mean[2]), precision=float(mean[0]), recall=float(mean[1]),
                         n_segments=int(stats.shape[0]), signature=sig)
 

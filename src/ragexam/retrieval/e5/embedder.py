@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from ragexam.errors import InputError
 from ragexam.retrieval.embedders import _dist_version
 from ragexam.retrieval.registry import Build, Form, embedder_family, integer, text
+from ragexam.signature import Signature
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -205,11 +206,12 @@ class E5Embedder:
         return f"e5:multilingual-e5-small-q4:{self._weights}:{self._variant}{dev}{graph}"
 
     @property
-    def signature_fields(self) -> str:
+    def signature_fields(self) -> Signature:
         """``...|backend:onnx`` as asked, ``...|backend:auto=onnx`` when the calibration chose it
         (``auto=onnx+q4short`` when it also gave the short windows to the 4-bit path)."""
         chosen = f"{AUTO}={self._variant}" if self.requested_backend == AUTO else self._variant
-        return f"model:multilingual-e5-small-q4|prefix:e5|weights:{self._weights}|backend:{chosen}"
+        return Signature([("model", "multilingual-e5-small-q4"), ("prefix", "e5"), ("weights", self._weights),
+                          ("backend", chosen)], version=False)
 
     @property
     def dim(self) -> int:

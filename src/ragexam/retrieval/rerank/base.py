@@ -41,6 +41,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ragexam.errors import InputError
 from ragexam.retrieval.base import Component
+from ragexam.signature import Signature
 
 __all__ = ["DEFAULT_TOP", "Reranker", "RerankResult", "RerankReport", "rerank_order", "RerankedRetriever",
            "RerankedTextRetriever", "rerank_stage"]
@@ -147,9 +148,9 @@ class _Stage:
         return f"{first}>{rs}" + (f"{'&' if '?' in rs else '?'}top={self.top}" if self.top != DEFAULT_TOP else "")
 
     @property
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         first = getattr(self.first, "signature", None) or f"custom:{type(self.first).__name__}"
-        return f"{first}>>{self.reranker.signature}|top:{self.top}"
+        return Signature.of(first).then(self.reranker.signature, join=">>").extend({"top": self.top})
 
     @property
     def first_spec(self) -> str:

@@ -19,6 +19,7 @@ from typing import Any, Dict, List
 
 from ragexam.retrieval.rerank.base import Reranker, RerankResult
 from ragexam.retrieval.registry import Build, Form, reranker_family
+from ragexam.signature import Signature
 
 __all__ = ["DenseReranker"]
 
@@ -41,9 +42,10 @@ class DenseReranker(Reranker):
         return self._spec
 
     @property
-    def signature(self) -> str:
-        fields = getattr(self.embedder, "signature_fields", None) or f"embedder:{self.embedder.identity}"
-        return f"rerank:dense|{fields}|sim:cosine"
+    def signature(self) -> Signature:
+        from ragexam.retrieval.embedders import embedder_fields
+
+        return Signature([("rerank", "dense"), *embedder_fields(self.embedder), ("sim", "cosine")], version=False)
 
     def rerank(self, queries: List[str], candidates: List[List[str]]) -> List[RerankResult]:
         import numpy as np

@@ -111,12 +111,12 @@ class HTTPReranker(Reranker):
         return f"rerank:http:{self.service.public_url}"
 
     @property
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         shape = self.detected or self.shape
         fields = [("rerank", "http:" + quote(self.service.public_url)), ("shape", shape), ("model", self.model)]
         if self.service.header_names:
             fields.append(("headers", list(self.service.header_names)))
-        return str(Signature(fields, version=False))
+        return Signature(fields, version=False)
 
     def body(self, query: str, texts: List[str], shape: str) -> Dict[str, Any]:
         if shape == "tei":

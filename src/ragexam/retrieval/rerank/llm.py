@@ -105,7 +105,7 @@ class LLMReranker(Reranker):
         return f"rerank:llm:{self.model}" + (f"?{'&'.join(opts)}" if opts else "")
 
     @property
-    def signature(self) -> str:
+    def signature(self) -> Signature:
         from ragexam.llm.settings import public_endpoint
 
         if self._client is not None:
@@ -116,7 +116,7 @@ class LLMReranker(Reranker):
                   ("temperature", float(self.settings.temperature)), ("max_chars", self.max_chars), ("prompt", FORMAT)]
         if self.mode == "pointwise":
             fields.append(("scale", f"0-{self.scale}"))
-        return str(Signature(fields, version=False))
+        return Signature(fields, version=False)
 
     # -- prompts ------------------------------------------------------------------------------------
     def _cut(self, text: str) -> str:

@@ -51,9 +51,9 @@ class CrossEncoderReranker(Reranker):
         return f"rerank:st:{self.model}"
 
     @property
-    def signature(self) -> str:
-        return str(Signature([("rerank", f"st:{quote(self.model)}"), ("max_length", self.max_length or "model"),
-                              ("score", "raw")], version=False))
+    def signature(self) -> Signature:
+        return Signature([("rerank", f"st:{quote(self.model)}"), ("max_length", self.max_length or "model"),
+                          ("score", "raw")], version=False)
 
     def _load(self):
         if self._encoder is None:

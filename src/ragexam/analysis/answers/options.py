@@ -1,0 +1,87 @@
+"""How answers are scored: :class:`ScoreOptions`, every setting of ``ragexam score`` beyond its inputs, checked
+once when it is made (``ragexam score`` and :func:`ragexam.analysis.answers.scoring.score_answers` both make one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Tuple, Union
+
+from ragexam.errors import InputError
+from ragexam.metrics.judge.metric import JudgeMetric
+from ragexam.metrics.verdicts import CorrectIf
+from ragexam.types import CorpusLike
+
+__all__ = ["ScoreOptions", "check_min_coverage", "BLEU_TOKENIZERS", "MetricLike"]
+
+#: ``bleu_tokenize`` values: ``auto`` (ko-kiwi for Korean, else 13a) or a tokenizer
+BLEU_TOKENIZERS = ("auto", "none", "13a", "intl", "char", "ko-mecab", "ko-kiwi")
+#: a judge metric: a name (built-in, or a custom rubric's) or a metric object
+MetricLike = Union[str, JudgeMetric]
+
+
+def check_min_coverage(value: object) -> float:
+    """``value`` as a judge-coverage floor: a number from 0 to 1 (0.9 = 90 % of the items judged)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not ok or not 0.0 <= float(value) <= 1.0:  # type: ignore[arg-type]
+        raise InputError(f"received {value!r}; expected a fraction from 0 to 1, e.g. 0.9 for 90 % of the items "
+                         "judged", source="score", field="min_coverage")
+    return float(value)  # type: ignore[arg-type]
+
+
+def _check_int(value: object, name: str, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        expected = "an integer" if minimum <= -(2 ** 62) else f"an integer >= {minimum}"
+        raise InputError(f"received {value!r}; expected {expected}", source="score", field=name)
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """Every setting of a score but its inputs (questions, answers, run, judge and its metrics, human labels).
+
+    :param answers_source: how the answers are named in messages and ``settings.answers``.
+    :param pipeline: the pipeline of the run that answers without a ``pipeline`` field belong to.
+    :param k: evidence counts as retrieved when ``first_rank <= k`` (default: each answer's ``k``, else the run's
+        ``miss_k``, else 5).
+    :param corpus: the run's corpus, only for a ``ragexam-run/1`` folder (to rebuild its chunk texts).
+    :param repeat: judge every answer this many times (the judge checks it).
+    :param correct_if: the text threshold for correctness when the judge does not grade ``answer_correctness``.
+    :param abstain_phrases: the phrase list (default :data:`ragexam.metrics.verdicts.ABSTAIN_PHRASES`) when the
+        judge does not grade ``abstention``.
+    :param bleu_tokenize: one of :data:`BLEU_TOKENIZERS`.
+    :param min_coverage: the judge coverage (0-1) below which a metric fails the score.
+    :param seed: the seed of the judge intervals' bootstrap (default :data:`ragexam.stats.DEFAULT_SEED`).
+    """
+
+    answers_source: str = "answers"
+    pipeline: Optional[str] = None
+    k: Optional[int] = None
+    corpus: Optional[CorpusLike] = None
+    repeat: int = 1
+    correct_if: Optional[CorrectIf] = None
+    abstain_phrases: Optional[Tuple[str, ...]] = None
+    bleu_tokenize: str = "auto"
+    min_coverage: Optional[float] = None
+    seed: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        if self.k is not None:
+            _check_int(self.k, "k", 1)
+        if self.bleu_tokenize not in BLEU_TOKENIZERS:
+            raise InputError(f"received {self.bleu_tokenize!r}; expected auto, none, 13a, intl, char, ko-mecab or "
+                             "ko-kiwi", source="score", field="bleu_tokenize")
+        if self.min_coverage is not None:
+            object.__setattr__(self, "min_coverage", check_min_coverage(self.min_coverage))
+        if self.seed is not None:
+            _check_int(self.seed, "seed", -(2 ** 63))
+        if self.abstain_phrases is not None:
+            object.__setattr__(self, "abstain_phrases", tuple(self.abstain_phrases))
+
+    def check_judge(self, *, judge: bool, human: bool, source: str = "score") -> None:
+        """The settings that need an LLM judge have one (``judge``; ``human``: human labels were given)."""
+        if self.min_coverage is not None and not judge:
+            raise InputError("--min-coverage applies to an LLM judge; pass --judge-model too", source=source,
+                             field="min_coverage")
+        if human and not judge:
+            raise InputError("--human labels correct an LLM judge's scores; pass --judge-model too", source=source,
+                             field="human")

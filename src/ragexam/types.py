@@ -1,0 +1,105 @@
+"""The kinds of argument ragexam's public functions take, named once.
+
+Every public function that takes a corpus, a question set, retrievers, chunkers or an executor says so with these
+names (``ragexam.run``, ``ragexam.score``, ``ragexam.generate``, :mod:`ragexam.api`)::
+
+    CorpusLike     a corpus file (JSONL, CSV, a BEIR folder), a bundled name ("it_helpdesk") or a loaded Corpus
+    QALike         a question-set file, a bundled name or a loaded QASet
+    RetrieverLike  a spec ("bm25", "hybrid:bm25+dense", "bm25>rerank:...") or a retriever object
+    ChunkerLike    a spec ("paragraphs:400", "sentences", "tokens:256") or a chunker object
+    ExecutorLike   None (this process), "local", "ray", "ray://HOST:PORT" or an executor object
+
+The objects are described by what ragexam calls on them (protocols), so this module sits at the bottom layer and
+imports nothing of ragexam: :class:`ragexam.data.schema.Corpus` and :class:`~ragexam.data.schema.QASet`,
+:class:`ragexam.retrieval.base.Retriever` and :class:`~ragexam.retrieval.texts.TextRetriever`,
+:class:`ragexam.data.chunking.Chunker` and :class:`ragexam.exec.base.Executor` are what they describe.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterator, List, Optional, Protocol, Sequence, Union
+
+__all__ = ["PathLike", "CorpusLike", "QALike", "RetrieverLike", "Retrievers", "ChunkerLike", "Chunkers",
+           "ExecutorLike", "CorpusData", "QAData", "RetrieverObject", "TextRetrieverObject", "ChunkerObject",
+           "ExecutorObject"]
+
+#: a file or folder
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class CorpusData(Protocol):
+    """A loaded corpus: its documents (``doc_id``, ``content``) by id (:class:`ragexam.data.schema.Corpus`)."""
+
+    source: Optional[str]
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+    def __contains__(self, doc_id: object) -> bool: ...
+
+
+class QAData(Protocol):
+    """A loaded question set: its questions by ``query_id`` (:class:`ragexam.data.schema.QASet`)."""
+
+    source: Optional[str]
+
+    def __len__(self) -> int: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+    def __contains__(self, query_id: object) -> bool: ...
+
+    def __getitem__(self, query_id: str) -> Any: ...
+
+
+class RetrieverObject(Protocol):
+    """A retriever over ragexam's chunks (:class:`ragexam.retrieval.base.Retriever`)."""
+
+    def index(self, ids: List[str], texts: List[str]) -> Any: ...
+
+    def search(self, queries: List[str], top_n: int) -> Any: ...
+
+
+class TextRetrieverObject(Protocol):
+    """A pipeline that returns its own texts (:class:`ragexam.retrieval.texts.TextRetriever`)."""
+
+    def retrieve(self, queries: List[str], top_n: int, query_ids: Optional[List[str]] = None) -> Any: ...
+
+
+class ChunkerObject(Protocol):
+    """A chunker (:class:`ragexam.data.chunking.Chunker`): ``spec`` names it, ``spans`` cuts one document."""
+
+    @property
+    def spec(self) -> str: ...
+
+    def spans(self, content: str) -> Any: ...
+
+
+class ExecutorObject(Protocol):
+    """Where batch work and LLM calls run (:class:`ragexam.exec.base.Executor`)."""
+
+    @property
+    def workers(self) -> int: ...
+
+    def map_batches(self, factory: Callable[[], Any], items: Sequence[str], *, batch_size: int,
+                    mode: str = "inline") -> Any: ...
+
+    def call_pool(self, fn: Callable[[Any], Any], *, concurrency: int, limit: Any = None) -> Any: ...
+
+
+#: a corpus file or folder, a bundled name, or a loaded corpus
+CorpusLike = Union[PathLike, CorpusData]
+#: a question-set file, a bundled name, or a loaded question set
+QALike = Union[PathLike, QAData]
+#: a retriever spec or object
+RetrieverLike = Union[str, RetrieverObject, TextRetrieverObject]
+#: one retriever or several (the first is the baseline)
+Retrievers = Union[RetrieverLike, Sequence[RetrieverLike]]
+#: a chunker spec or object
+ChunkerLike = Union[str, ChunkerObject]
+#: one chunker or several
+Chunkers = Union[ChunkerLike, Sequence[ChunkerLike]]
+#: where work runs: this process (``None``), ``"local"``, ``"ray"``, ``"ray://HOST:PORT"`` or an executor object
+ExecutorLike = Union[None, str, ExecutorObject]
