@@ -62,7 +62,7 @@ class ReviewSet(Protocol):
     def corpus(self) -> "Corpus": ...
 
 __all__ = ["COLUMNS", "COUNTS", "sheet_text", "sheet_rows", "apply_located", "check_rows", "proposal", "runner_up",
-           "needed_spans", "proposed_texts", "runner_up_texts", "verify_evidence"]
+           "needed_spans", "proposed_texts", "runner_up_texts", "verify_evidence", "evidence_cell"]
 
 #: columns of a located set's review sheet, in order
 COLUMNS = ("query_id", "status", "evidence_status", "confidence", "question", "ground_truth", "evidence", "proposed",
@@ -105,7 +105,7 @@ def runner_up(rec: Mapping[str, Any]) -> List[str]:
     return runner_up_texts(_located(rec))
 
 
-def _cell(texts: Sequence[str]) -> str:
+def evidence_cell(texts: Sequence[str]) -> str:
     """One plain string, or a JSON list for several (what the sheet's evidence cells hold)."""
     if not texts:
         return ""
@@ -129,10 +129,10 @@ def sheet_rows(records: Sequence[Mapping[str, Any]]) -> List[Dict[str, str]]:
         rows.append({
             "query_id": str(r.get("query_id", "")), "status": "pending", "evidence_status": str(status),
             "confidence": "" if conf is None else f"{float(conf):.2f}", "question": str(r.get("question", "")),
-            "ground_truth": str(r.get("ground_truth") or ""), "evidence": _cell(_evidence(r)),
-            "proposed": _cell(proposal(r)),
+            "ground_truth": str(r.get("ground_truth") or ""), "evidence": evidence_cell(_evidence(r)),
+            "proposed": evidence_cell(proposal(r)),
             "doc_id": " ".join(s["best"]["doc_id"] for s in needed if s.get("best")),
-            "runner_up": _cell(runner_up(r)),
+            "runner_up": evidence_cell(runner_up(r)),
             "runner_up_doc": " ".join(s["runner_up"]["doc_id"] for s in needed if s.get("runner_up")),
             "relevant_doc_ids": " ".join(r.get("relevant_doc_ids") or []), "type": str(r.get("type") or ""),
             "reason": str(loc.get("reason", "")), "note": ""})
