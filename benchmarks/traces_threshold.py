@@ -123,7 +123,8 @@ def evidence_table(contexts: bool = True):
     for t in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
         above = [ok for c, ok in curve if c >= t]
         rows.append({"threshold": t, "written": len(above), "agree": sum(above)})
-    return {"threshold": settings.threshold, "contexts": contexts, "by_note": {k: dict(v) for k, v in sorted(by.items())},
+    return {"threshold": settings.threshold, "contexts": contexts,
+            "by_note": {k: dict(v) for k, v in sorted(by.items())},
             "scopes": dict(scopes), "curve": rows}
 
 

@@ -371,7 +371,8 @@ def _item_context(s: NamedSet, sess: ReviewSession, items: Sequence[Any], item: 
             "passages": sess.passages(item, list(dict.fromkeys(list(item.evidence) + list(values["evidence"])))),
             "prev": prev, "next": nxt, "pos": pos, "n": n, "counts": sess.counts(items),
             "support": answer_support(item, report, g), "record_json": _pretty(shown),
-            "located": LocatedView.of(item.located), "trace": TraceView.of(item.record) if item.origin == "set" else None,
+            "located": LocatedView.of(item.located),
+            "trace": TraceView.of(item.record) if item.origin == "set" else None,
             "evidence_rows": list(values["evidence"]) + [""], **_choices(sess, items)}
 
 
