@@ -183,12 +183,28 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "runs.order.desc": ("newest / highest first", "최신순 / 높은 순"),
     "runs.order.asc": ("oldest / lowest first", "오래된 순 / 낮은 순"),
     "runs.none": ("No record matches.", "조건에 맞는 기록이 없습니다."),
+    "runs.relevance.evidence": ("by evidence", "근거 기준"),
+    "runs.relevance.doc": ("by document", "문서 기준"),
+    "runs.relevance_hint.evidence": ("graded by evidence: a chunk counts when it contains an evidence string; k counts "
+                                     "chunks", "근거 기준 채점: 근거 문자열이 든 청크가 정답, k는 청크 수"),
+    "runs.relevance_hint.doc": ("graded by document: a chunk counts for its document; k counts distinct documents",
+                                "문서 기준 채점: 청크는 그 문서로 정답 여부가 정해지고, k는 서로 다른 문서 수"),
     # -- a run ------------------------------------------------------------------------------------------------------
     "run.title": ("Run", "실행"),
     "run.facts.dataset": ('dataset <b class="data">{name}</b>', '데이터셋 <b class="data">{name}</b>'),
     "run.facts.pipelines": ("{n:,} pipelines", "파이프라인 {n:,}개", "1 pipeline"),
     "run.facts.scored": ("{n:,} scored questions", "채점한 질문 {n:,}개", "1 scored question"),
     "run.facts.run": ("run {id}", "실행 {id}"),
+    "run.facts.relevance.evidence": ("graded by <b>evidence</b> (a chunk counts when it contains an evidence "
+                                     "string; k counts chunks)",
+                                     "<b>근거</b> 기준 채점(근거 문자열이 든 청크가 정답, k는 청크 수)"),
+    "run.facts.relevance.doc": ("graded by <b>document</b> (a chunk counts for its document; k counts distinct "
+                                "documents)",
+                                "<b>문서</b> 기준 채점(청크는 그 문서로 정답 여부가 정해지고, k는 서로 다른 문서 수)"),
+    "col.first_doc_rank": ("first relevant document: rank · its first chunk",
+                           "첫 관련 문서: 순위 · 그 문서의 첫 청크"),
+    "run.doc_rank": ("document {rank}", "문서 {rank}위"),
+    "run.chunk_at": ("{chunk} at chunk rank {rank}", "{chunk} (청크 {rank}위)"),
     "run.folder": ("folder <code>{path}</code>", "폴더 <code>{path}</code>"),
     "run.record": ("history record", "기록에 저장된 실행"),
     "run.compare_this": ("compare with another run…", "다른 실행과 비교…"),
@@ -232,6 +248,18 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
                           "실행 <code>{run}</code>에서 <b>{pipeline}</b>이(가) 놓쳤습니다. 정답 청크를 찾지 "
                           "못했습니다(기준 k = {k})."),
     "missed.from_score": ("Answer and stage from the score", "답변과 단계는 다음 채점에서 가져왔습니다:"),
+    "missed.about_doc": ("Missed by <b>{pipeline}</b> in run <code>{run}</code>, graded by document: its first "
+                         "relevant document at document rank {rank} (k = {k} counts documents); the first chunk of a "
+                         "relevant document is <code>{chunk}</code> of <code>{doc}</code>, at chunk rank {chunk_rank}.",
+                         "실행 <code>{run}</code>에서 <b>{pipeline}</b>이(가) 놓쳤습니다(문서 기준 채점). 첫 관련 "
+                         "문서의 순위는 {rank}위입니다(k = {k}는 문서 수). 관련 문서의 첫 청크는 <code>{doc}</code>의 "
+                         "<code>{chunk}</code>, 청크 순위 {chunk_rank}위입니다."),
+    "missed.about_doc_unnamed": ("Missed by <b>{pipeline}</b> in run <code>{run}</code>, graded by document: its "
+                                 "first relevant document at document rank {rank} (k = {k} counts documents); this run "
+                                 "folder does not name its chunk.",
+                                 "실행 <code>{run}</code>에서 <b>{pipeline}</b>이(가) 놓쳤습니다(문서 기준 채점). 첫 "
+                                 "관련 문서의 순위는 {rank}위입니다(k = {k}는 문서 수). 이 실행 폴더에는 그 청크가 "
+                                 "기록되어 있지 않습니다."),
     # -- a score ------------------------------------------------------------------------------------------------
     "score.title": ("Score", "채점"),
     "score.questions_of": ("questions of <b>{qa}</b>", "질문 세트 <b>{qa}</b>"),
@@ -323,6 +351,32 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "compare.rank_in": ("rank in {side}", "{side}의 순위"),
     "compare.where_missed": ("where {side} missed it", "{side}가 놓친 자리"),
     "compare.only": ("Scored only in A: {a:,}; only in B: {b:,}.", "A에서만 채점: {a:,}개, B에서만 채점: {b:,}개."),
+    "compare.graded_differently": ("A and B were graded differently: identical rankings score differently under "
+                                   "another grading, so B − A would show the change of grading as a change of "
+                                   "retrieval.",
+                                   "A와 B는 채점 방식이 다릅니다. 순위가 똑같아도 채점 방식이 다르면 점수가 달라지므로, "
+                                   "B − A는 채점 방식의 변화를 검색 성능의 변화처럼 보여 줍니다."),
+    "compare.grading.relevance": ("the relevance rule: A by {a}, B by {b}", "관련성 기준: A는 {a}, B는 {b}"),
+    "compare.grading.overlap": ("the evidence cover policy: A {a}, B {b}", "근거 포함 기준: A는 {a}, B는 {b}"),
+    "compare.grading.ignore_punctuation": ("evidence matching that ignores punctuation: A {a}, B {b}",
+                                           "문장부호를 무시한 근거 비교: A는 {a}, B는 {b}"),
+    "compare.grading.question_set": ("the question set (its judgments, evidence or answer keys changed): A "
+                                     "<code>{a}</code>…, B <code>{b}</code>…",
+                                     "질문 세트(관련성 판정, 근거, 정답이 바뀜): A <code>{a}</code>…, B "
+                                     "<code>{b}</code>…"),
+    "compare.grading_fix": ("Grade B again as A was (run it again with A's grading, on A's question set), or compare "
+                            "anyway:",
+                            "B를 A와 같은 방식으로 다시 채점하거나(A의 채점 방식과 질문 세트로 다시 실행), 그래도 "
+                            "비교하려면:"),
+    "compare.allow": ("compare anyway — the difference then includes the change of grading",
+                      "그래도 비교 — 이때 차이에는 채점 방식의 변화가 함께 들어갑니다"),
+    "compare.includes_grading": ("Compared although graded differently: every difference below includes the change "
+                                 "of grading, not only the pipelines'.",
+                                 "채점 방식이 다른데도 비교했습니다: 아래의 모든 차이에는 파이프라인의 차이뿐 아니라 "
+                                 "채점 방식의 변화도 들어 있습니다."),
+    "compare.doc_rank_in": ("document rank in {side}", "{side}의 문서 순위"),
+    "relevance.evidence": ("evidence", "근거"),
+    "relevance.doc": ("document", "문서"),
     # -- reviewing a set ----------------------------------------------------------------------------------------
     "review.title": ("Review: {name}", "검토: {name}"),
     "review.foot": ("decisions are written to the review sheet after every action",
