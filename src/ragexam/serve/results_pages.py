@@ -236,7 +236,8 @@ class ResultsPages:
                          labels=list(dict.fromkeys([*(sc.attribution.labels if sc.attribution else []),
                                                     *(v.label for v in verdicts)])),
                          types=sorted({v.type or "(none)" for v in verdicts}), run_key=run_key,
-                         settings=sections.kv_table(list(sc.used_settings.items())), query=query, quote=quote,
+                         settings=sections.kv_table(list(sc.used_settings.items()), names=True), query=query,
+                         quote=quote,
                          label=self.results.label)
 
     def _scored_run_key(self, loaded: Loaded) -> Optional[str]:
@@ -285,8 +286,8 @@ class ResultsPages:
         missed_b = {(e.pipeline, e.query_id) for e in b.view.missed()} if b.view is not None else set()
         return self.page("compare.html", 422 if error else 200, title=title, params=params,
                          result=None if error else result, error=error, error_detail=detail, a=a, b=b,
-                         grading=grading, doc_ranks={side: x.view is not None and x.view.summary.config.relevance == "doc"
-                                                     for side, x in (("A", a), ("B", b))},
+                         grading=grading, doc_ranks={side: x.view is not None and x.view.summary.config.relevance
+                                                     == "doc" for side, x in (("A", a), ("B", b))},
                          missed_a=missed_a, missed_b=missed_b,
                          pipelines_a=a.data.pipelines, pipelines_b=b.data.pipelines,
                          cls=sections.comparison_class, fmt=fmt, query=query, quote=quote, label=self.results.label)
@@ -312,7 +313,8 @@ def compare_refusal(a: Loaded, b: Loaded, pa: str, pb: str) -> Optional[str]:
     return None
 
 
-#: the catalogue's words for each way two runs' grading can differ (:class:`ragexam.analysis.exam.compare.GradingChange`)
+#: the catalogue's words for each way two runs' grading can differ
+#: (:class:`ragexam.analysis.exam.compare.GradingChange`)
 _GRADING_TEXT = {"relevance": "compare.grading.relevance", "overlap": "compare.grading.overlap",
                  "ignore_punctuation": "compare.grading.ignore_punctuation",
                  "question_set": "compare.grading.question_set"}

@@ -218,10 +218,6 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "run.nav.missed": ("Missed questions", "놓친 질문"),
     "run.nav.dataset": ("Dataset", "데이터셋"),
     "run.nav.settings": ("Settings", "설정"),
-    "run.report_in_english": ("The parts shared with the report (<code>ragexam report</code>): score table, plots, "
-                              "settings, are in English, as in the report.",
-                              "점수표·그래프·설정 등 보고서(<code>ragexam report</code>)와 같은 부분은 보고서와 "
-                              "똑같이 영어로 표시됩니다."),
     "run.from_score": ("Stage attribution, judge and answers from the score", "실패 단계 분석, 심사, 답변은 다음 채점에서 가져왔습니다:"),
     "run.missed": ("Missed questions", "놓친 질문"),
     "run.missed_note": ("Answerable questions whose first correct chunk is not within the top {k} (or not found "
