@@ -154,6 +154,14 @@ def test_compare_anyway_in_the_browser(runs):  # noqa: F811
                 if locale == "ko-KR":
                     assert "채점 방식의 변화" in page.locator("#grading-included").inner_text()
                     assert _english_left(page) == []
+                    # the doc-mode run and a missed question, with the report's sections, in Korean
+                    page.goto(page.base + "run/f2")
+                    assert "<b>문서</b> 기준 채점" in page.content() and _english_left(page) == []
+                    assert page.locator("td.first-rank").first.inner_text().startswith("문서 ")
+                    page.locator("a.open-missed").first.click()
+                    page.wait_for_url("**/missed?**")
+                    assert "문서 기준 채점" in page.locator("#missed-about").inner_text()
+                    assert _english_left(page) == []
                 assert not page.foreign and not page.errors, (page.foreign, page.errors)
                 context.close()
                 browser.close()
