@@ -12,7 +12,7 @@ speak Korean outside data and names.  Screenshots go to tests/_artifacts/.
 
 from __future__ import annotations
 
-import json
+from contextlib import contextmanager
 
 import pytest
 
@@ -32,24 +32,29 @@ def _serve(path):
     return start(create_app(catalog, opts), opts)
 
 
+@contextmanager
+def _browsing(playwright, path, locale="en-US"):  # noqa: F811
+    """A headless Chromium page (:func:`test_serve_browser._browse`) on a server reviewing ``path``."""
+    running = _serve(path)
+    browser, context, page = _browse(playwright, running.url, locale=locale)
+    try:
+        yield page
+    finally:
+        context.close()
+        browser.close()
+        running.stop()
+
+
 @pytest.fixture
 def located_page(playwright, located):  # noqa: F811
-    running = _serve(located)
-    browser, context, page = _browse(playwright, running.url)
-    yield page
-    context.close()
-    browser.close()
-    running.stop()
+    with _browsing(playwright, located) as page:
+        yield page
 
 
 @pytest.fixture
 def traced_page(playwright, traced):  # noqa: F811
-    running = _serve(traced)
-    browser, context, page = _browse(playwright, running.url)
-    yield page
-    context.close()
-    browser.close()
-    running.stop()
+    with _browsing(playwright, traced) as page:
+        yield page
 
 
 def _select(page, text):
@@ -197,10 +202,7 @@ def test_review_sampled_traces_with_the_keyboard_then_apply_validate_and_run(tra
 
 @pytest.mark.parametrize("which", ["located", "traced"])
 def test_located_and_traced_screens_speak_korean(playwright, located, traced, which):  # noqa: F811
-    path = located if which == "located" else traced
-    running = _serve(path)
-    browser, context, page = _browse(playwright, running.url, locale="ko-KR")
-    try:
+    with _browsing(playwright, located if which == "located" else traced, "ko-KR") as page:
         page.goto(page.base + "review/1")
         assert _english_left(page) == []
         page.locator("#start").click()
@@ -213,7 +215,3 @@ def test_located_and_traced_screens_speak_korean(playwright, located, traced, wh
         page.screenshot(path=str(ARTIFACTS / f"serve_review_{which}_ko.png"), full_page=True)
         assert not page.foreign, page.foreign
         assert not page.errors, page.errors
-    finally:
-        context.close()
-        browser.close()
-        running.stop()

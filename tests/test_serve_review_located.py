@@ -31,11 +31,15 @@ def located_dir(tmp_path_factory):
     return d
 
 
+def _copy(folder, tmp_path, name):
+    """A fresh copy of a set made once (each test writes its own sheet)."""
+    shutil.copytree(folder, tmp_path / folder.name)
+    return tmp_path / folder.name / name
+
+
 @pytest.fixture
 def located(located_dir, tmp_path):
-    dst = tmp_path / "loc"
-    shutil.copytree(located_dir, dst)
-    return dst / "located.jsonl"
+    return _copy(located_dir, tmp_path, "located.jsonl")
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +62,7 @@ def traced_dir(tmp_path_factory):
 
 @pytest.fixture
 def traced(traced_dir, tmp_path):
-    dst = tmp_path / "tr"
-    shutil.copytree(traced_dir, dst)
-    return dst / "cand.jsonl"
+    return _copy(traced_dir, tmp_path, "cand.jsonl")
 
 
 def records(path):
