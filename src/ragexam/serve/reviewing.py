@@ -21,7 +21,7 @@ import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from html import escape
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 from urllib.parse import urlencode
 
 from ragexam.questions.review import (Conflict, CheckReport, ReviewSet, Sheet, run_candidate_checks)
@@ -414,7 +414,7 @@ class ReviewSession:
         string found nowhere has its closest verbatim piece marked, when it is at most
         :data:`CLOSEST_PIECE_MAX_CHARS` long (``unsearched``: ``(number, length)`` of the longer ones)."""
         facts = self.rs.corpus_facts()
-        spans: Dict[str, List[Tuple[int, int, Any]]] = {}
+        spans: Dict[str, List[Tuple[int, int, Union[int, str]]]] = {}
         for n, e in enumerate(evidence, 1):
             for o in (facts.corpus_text.locate(e) if e.strip() else ()):
                 spans.setdefault(o.doc_id, []).append((o.start, o.end, n))
@@ -441,7 +441,7 @@ class ReviewSession:
         return out
 
 
-def _open_mark(n: Any) -> str:
+def _open_mark(n: Union[int, str]) -> str:
     """The opening tag of a mark (:func:`marked_html`)."""
     if isinstance(n, str):
         title = current().text({"proposed": "item.mark_proposed", "runner": "item.mark_runner"}[n])
@@ -465,7 +465,7 @@ def closest_piece(content: str, evidence: str, min_chars: int = 6) -> List[Tuple
     return [nt.raw_span(at, at + len(piece))]
 
 
-def marked_html(content: str, spans: Sequence[Tuple[int, int, Any]]) -> Tuple[str, bool]:
+def marked_html(content: str, spans: Sequence[Tuple[int, int, Union[int, str]]]) -> Tuple[str, bool]:
     """``content`` as escaped HTML with ``<mark class="ev" data-ev="N">`` around each ``(start, end, N)`` (a negative
     ``N``: ``<mark class="near">`` around the closest piece of evidence ``-N``, which is not verbatim; ``"proposed"``
     or ``"runner"``: ``<mark class="proposed">`` / ``<mark class="runner">`` around a located record's proposed

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ragexam.data.evidence import CorpusText
 from ragexam.errors import InputError
 from ragexam.questions.locate_review import needed_spans, proposed_texts, runner_up_texts, verify_evidence
 from ragexam.questions.review import CheckReport, Step
@@ -146,7 +147,7 @@ def _num(value: Any) -> Optional[float]:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def located_check(record: Mapping[str, Any], corpus_text: Any, sheet: str, question: str, answer: str,
+def located_check(record: Mapping[str, Any], corpus_text: CorpusText, sheet: str, question: str, answer: str,
                   evidence: Sequence[str], proposal: Sequence[str]) -> CheckReport:
     """A located set's checks on a reviewer's values: the question and the answer key are not blank, and the
     evidence -- or, when there is none, the proposed span accepting would take -- is the question's by
@@ -172,14 +173,14 @@ def located_check(record: Mapping[str, Any], corpus_text: Any, sheet: str, quest
     return rep
 
 
-def located_marks(located: Mapping[str, Any], evidence: Sequence[str]) -> Dict[str, List[Tuple[int, int, Any]]]:
+def located_marks(located: Mapping[str, Any], evidence: Sequence[str]) -> Dict[str, List[Tuple[int, int, str]]]:
     """Per document, the marks of the proposed spans and their runner-ups (``(start, end, "proposed" | "runner")``,
     raw offsets of the located record) that are not the evidence shown now (``evidence``: those are marked as
     evidence)."""
     from ragexam.data.normalization import normalize
 
     shown = {normalize(e) for e in evidence}
-    out: Dict[str, List[Tuple[int, int, Any]]] = {}
+    out: Dict[str, List[Tuple[int, int, str]]] = {}
     for s in needed_spans(located):
         for part, tag in (("best", "proposed"), ("runner_up", "runner")):
             span = s.get(part)

@@ -173,8 +173,8 @@ class GradingChange:
     ``qa_sha256``), ``what`` differs and the ``fix`` in words."""
 
     key: str
-    a: Any
-    b: Any
+    a: object
+    b: object
     what: str
     fix: str
 
