@@ -6,11 +6,13 @@
    *different question*.  For each cosine threshold of the offline e5 query vectors it prints the share of
    same-question pairs at or above it (recall) and the number of different-question pairs at or above it, without
    and with the same-digits guard (:func:`ragexam.questions.traces_sample.cluster`).
-2. **Evidence from the traced contexts.**  Each bundled answer (hand-written: correct, unfaithful and wrong ones,
-   by their ``note``) is a trace whose contexts are its question's relevant documents plus one other document;
-   :func:`ragexam.questions.traces_sample.locate_from_trace` proposes evidence, and it *agrees* with the set's own
-   evidence when the proposed sentence contains a gold evidence string or overlaps at least half of one (compared
-   after normalisation).  Printed by status (located / uncertain / unlocated) and by the answer's note.
+2. **Evidence located from the traced answer.**  Each bundled answer (hand-written: correct, unfaithful and wrong
+   ones, by their ``note``) is a trace whose contexts are its question's relevant documents plus one other
+   document; :func:`ragexam.questions.traces_sample.locate_for_trace` (the locator of ``locate-evidence``, the
+   traced documents first, then the corpus) proposes a span, which *agrees* with the set's own evidence when it
+   contains a gold evidence string or overlaps at least half of one (compared after normalisation).  Printed by
+   status (located / uncertain / unlocated) and by the answer's note, where it was found, and the spans written
+   and agreeing at each confidence threshold; then the same with no contexts (the whole-corpus search alone).
 
 Run::
 
@@ -87,30 +89,43 @@ def agrees(proposed: str, gold: list) -> bool:
     return False
 
 
-def evidence_table():
+def evidence_table(contexts: bool = True):
+    """The evidence step on the bundled answers as traces: with their contexts (the question's relevant documents
+    and one other), or with none (``contexts=False``: the whole-corpus search alone)."""
     from ragexam.analysis.answers.files import load_answers
+    from ragexam.data.evidence import CorpusText
     from ragexam.data.loaders import load_corpus, load_qa
-    from ragexam.questions.checks import CorpusFacts
-    from ragexam.questions.traces_sample import LOCATED_AT, Hint, locate_from_trace
+    from ragexam.questions.locate import LocateSettings, Locator
+    from ragexam.questions.traces_sample import Hint, locate_for_trace
 
     corpus = load_corpus("it_helpdesk")
     docs = {d.doc_id: d.content for d in corpus.documents}
     ids = sorted(docs)
     qa = {q.query_id: q for q in load_qa("it_helpdesk").questions}
-    facts = CorpusFacts.build(corpus.documents)
-    by = defaultdict(Counter)
+    settings = LocateSettings()
+    locator, corpus_text = Locator(corpus.documents, settings), CorpusText(corpus.documents)
+    by, scopes, curve = defaultdict(Counter), Counter(), []
     for i, a in enumerate(load_answers("it_helpdesk")):
         q = qa[a.query_id]
-        chosen = list(dict.fromkeys(list(q.relevant_doc_ids) + [ids[(i * 7) % len(ids)]]))
-        ev = locate_from_trace(q.question, Hint(a.query_id, a.answer, tuple(docs[d] for d in chosen), tuple(chosen),
-                                                False), facts)
+        chosen = list(dict.fromkeys(list(q.relevant_doc_ids) + [ids[(i * 7) % len(ids)]])) if contexts else []
+        ev = locate_for_trace(q.question, Hint(a.query_id, a.answer, tuple(docs[d] for d in chosen), tuple(chosen),
+                                               False), locator, corpus_text)
         note = a.metadata.get("note", "?") if q.answerable else "out_of_corpus"
         key = ev.status
-        if ev.text is not None and q.evidence:
-            key += " agrees" if agrees(ev.text, list(q.evidence)) else " disagrees"
+        if ev.proposed and q.evidence:
+            agreed = agrees(ev.proposed[0], list(q.evidence))
+            key += " agrees" if agreed else " disagrees"
+            curve.append((ev.confidence, agreed))
         by[note][key] += 1
         by["all"][key] += 1
-    return {"located_at": LOCATED_AT, "by_note": {k: dict(v) for k, v in sorted(by.items())}}
+        scopes[f"{ev.status} in {ev.record.get('scope', '-')}"] += 1
+    rows = []
+    for t in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
+        above = [ok for c, ok in curve if c >= t]
+        rows.append({"threshold": t, "written": len(above), "agree": sum(above)})
+    return {"threshold": settings.threshold, "contexts": contexts,
+            "by_note": {k: dict(v) for k, v in sorted(by.items())},
+            "scopes": dict(scopes), "curve": rows}
 
 
 def main() -> int:
@@ -120,7 +135,8 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     same, diff = pairs()
-    out = {"near_duplicates": threshold_table(same, diff), "evidence": evidence_table()}
+    out = {"near_duplicates": threshold_table(same, diff), "evidence": evidence_table(),
+           "evidence_without_contexts": evidence_table(contexts=False)}
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
@@ -132,10 +148,15 @@ def main() -> int:
     for r in nd["rows"]:
         print(f"  {r['threshold']:.2f}    {r['recall']:.3f}   {r['different_above']:6d}       |"
               f"                             {r['recall_guarded']:.3f}   {r['different_above_guarded']:6d}")
-    print("evidence from the traced contexts (located at bigram F1 with the answer >= "
-          f"{out['evidence']['located_at']}):")
-    for note, counts in out["evidence"]["by_note"].items():
-        print(f"  {note:14s} " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    for key, what in (("evidence", "the traced contexts as hints, then the corpus"),
+                      ("evidence_without_contexts", "no contexts: the whole corpus")):
+        ev = out[key]
+        print(f"evidence located from the traced answer ({what}; located at confidence >= {ev['threshold']}):")
+        for note, counts in ev["by_note"].items():
+            print(f"  {note:14s} " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        print("  where: " + ", ".join(f"{k} {v}" for k, v in sorted(ev["scopes"].items())))
+        print("  confidence >= t: proposed spans written / agreeing: " + ", ".join(
+            f"{r['threshold']:.1f}: {r['agree']}/{r['written']}" for r in ev["curve"]))
     return 0
 
 

@@ -401,9 +401,13 @@ def run_exam(settings: Mapping[str, Any], *, out: Optional[PathLike] = None, rep
 
 
 def write_run_report(run: str, out: Optional[PathLike] = None, *, answers: Optional[PathLike] = None,
-                     history: Optional[PathLike] = None) -> Path:
+                     history: Optional[PathLike] = None, lang: str = "en") -> Path:
     """The self-contained HTML report of ``run`` (a run folder or a recorded id), written to ``out`` (default
-    ``RUN/report.html`` for a folder, ``report-<id>.html`` for a recorded run); returns its path."""
+    ``RUN/report.html`` for a folder, ``report-<id>.html`` for a recorded run) in ``lang`` (``en`` or ``ko``);
+    returns its path."""
+    from ragexam.report.i18n import language
+
+    language(lang)  # checked before any work
     from ragexam.analysis.gating.history import with_ground_truth
     from ragexam.analysis.answers.files import answers_for_report, load_answers
     from ragexam.report.html import write_report
@@ -421,7 +425,7 @@ def write_run_report(run: str, out: Optional[PathLike] = None, *, answers: Optio
         out = Path(data.source) / "report.html" if Path(run).is_dir() else Path(f"report-{data.run_id}.html")
         check_outputs([Out(out, "--out")], inputs)
     return write_report(with_ground_truth(data.summary), data.per_question, out,
-                        answers=answers_for_report(load_answers(answers)) if answers is not None else None)
+                        answers=answers_for_report(load_answers(answers)) if answers is not None else None, lang=lang)
 
 
 def list_runs(history: Optional[PathLike] = None, limit: Optional[int] = None, *, record: Optional[PathLike] = None,

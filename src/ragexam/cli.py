@@ -276,11 +276,13 @@ def report_cmd(
                                            "missed-question details: JSONL rows with query_id (and pipeline, answer, "
                                            "reasoning, verdict, ground_truth), or a JSON object."),
     history: HistoryOpt = None,
+    lang: str = typer.Option("en", "--lang", help="Language of the report's texts: en or ko (data, names and the "
+                             "verdicts ragexam computes stay as they are)."),
 ) -> None:
     """Write one self-contained HTML report of a run (opens offline; plots, missed questions, settings)."""
     from ragexam.api import write_run_report
 
-    path = write_run_report(run, out, answers=answers, history=history)
+    path = write_run_report(run, out, answers=answers, history=history, lang=lang)
     typer.echo(f"wrote {path} ({path.stat().st_size / 1024:.0f} KB)")
 
 

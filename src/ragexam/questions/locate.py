@@ -156,8 +156,9 @@ def confidence(coverage: float, margin: float, *, has_answer: bool = True, match
 @dataclass(frozen=True)
 class Location:
     """Where one question's answer was found in one scope (one relevant document, or the whole corpus): the
-    ``best`` candidate, the ``runner_up``, the ``margin`` and the ``confidence``; ``scope`` is ``document`` or
-    ``corpus``; ``best`` is ``None`` when the scope has no candidate (an empty document)."""
+    ``best`` candidate, the ``runner_up``, the ``margin`` and the ``confidence``; ``scope`` is ``document``,
+    ``corpus`` or ``hints`` (a trace's retrieved documents: :meth:`Locator.locate_hinted`); ``best`` is ``None`` when
+    the scope has no candidate (an empty document)."""
 
     scope: str
     doc_id: Optional[str]
@@ -457,6 +458,14 @@ class Locator:
                 held.append(loc.best.span)
         return out
 
+    def locate_hinted(self, question: str, answer: Optional[str], doc_ids: Sequence[str]) -> Location:
+        """Where ``answer`` is supported among the documents ``doc_ids`` taken together (scope ``hints``: documents a
+        trace retrieved, not known to be relevant): the best span of any of them, and a runner-up that may be in any
+        of them (a twin in another retrieved document is a real rival, as in the whole corpus)."""
+        docs = [d for d in dict.fromkeys(doc_ids) if d in self.documents]
+        self.prepare(docs)
+        return self._place("hints", question, answer, [sp for d in docs for sp in self.candidates(d)])
+
     def _rest(self, answer: str, held: Sequence[Span]) -> _Text:
         """The part of ``answer`` the spans ``held`` do not hold: its terms, bigrams and codes outside them."""
         a = self._texts[answer]
@@ -472,10 +481,11 @@ class Locator:
         if not scored:
             return Location(scope, spans[0].doc_id if spans else None, None, None, 0.0, 0.0, has_answer)
         best = scored[0]
-        # the runner-up: in the whole corpus any other span (a twin in another document is a real rival); in a
-        # question's documents one of the same document (another document may hold another part of the answer)
+        # the runner-up: in the whole corpus (or a trace's documents) any other span (a twin in another document is
+        # a real rival); in a question's documents one of the same document (another document may hold another
+        # part of the answer)
         runner = next((x for x in scored[1:] if not overlaps(x.span, best.span) and
-                       (scope == "corpus" or x.span.doc_id == best.span.doc_id)), None)
+                       (scope in ("corpus", "hints") or x.span.doc_id == best.span.doc_id)), None)
         margin = best.score - (runner.score if runner is not None else 0.0)
         return Location(scope, best.span.doc_id, best, runner, margin,
                         confidence(best.coverage, margin, has_answer=has_answer,

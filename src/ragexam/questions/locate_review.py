@@ -61,7 +61,8 @@ class ReviewSet(Protocol):
 
     def corpus(self) -> "Corpus": ...
 
-__all__ = ["COLUMNS", "COUNTS", "sheet_text", "sheet_rows", "apply_located", "check_rows", "proposal", "runner_up"]
+__all__ = ["COLUMNS", "COUNTS", "sheet_text", "sheet_rows", "apply_located", "check_rows", "proposal", "runner_up",
+           "needed_spans", "proposed_texts", "runner_up_texts", "verify_evidence", "evidence_cell"]
 
 #: columns of a located set's review sheet, in order
 COLUMNS = ("query_id", "status", "evidence_status", "confidence", "question", "ground_truth", "evidence", "proposed",
@@ -74,21 +75,37 @@ def _located(rec: Mapping[str, Any]) -> Dict[str, Any]:
     return located if isinstance(located, dict) else {}
 
 
+def needed_spans(located: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """The locations of a located record (``metadata.located``) for the documents the answer needs."""
+    spans = located.get("spans") if isinstance(located, Mapping) else None
+    return [s for s in spans or [] if isinstance(s, dict) and s.get("needed", True)]
+
+
 def _needed(rec: Mapping[str, Any]) -> List[Dict[str, Any]]:
-    return [s for s in _located(rec).get("spans", []) if isinstance(s, dict) and s.get("needed", True)]
+    return needed_spans(_located(rec))
+
+
+def proposed_texts(located: Mapping[str, Any]) -> List[str]:
+    """The located span of each document the answer needs, from a located record."""
+    return [s["best"]["text"] for s in needed_spans(located) if s.get("best")]
+
+
+def runner_up_texts(located: Mapping[str, Any]) -> List[str]:
+    """The runner-up of each document the answer needs, from a located record."""
+    return [s["runner_up"]["text"] for s in needed_spans(located) if s.get("runner_up")]
 
 
 def proposal(rec: Mapping[str, Any]) -> List[str]:
     """The located span of each document the answer needs (the ``proposed`` cell)."""
-    return [s["best"]["text"] for s in _needed(rec) if s.get("best")]
+    return proposed_texts(_located(rec))
 
 
 def runner_up(rec: Mapping[str, Any]) -> List[str]:
     """The runner-up of each document the answer needs (the ``runner_up`` cell)."""
-    return [s["runner_up"]["text"] for s in _needed(rec) if s.get("runner_up")]
+    return runner_up_texts(_located(rec))
 
 
-def _cell(texts: Sequence[str]) -> str:
+def evidence_cell(texts: Sequence[str]) -> str:
     """One plain string, or a JSON list for several (what the sheet's evidence cells hold)."""
     if not texts:
         return ""
@@ -112,10 +129,10 @@ def sheet_rows(records: Sequence[Mapping[str, Any]]) -> List[Dict[str, str]]:
         rows.append({
             "query_id": str(r.get("query_id", "")), "status": "pending", "evidence_status": str(status),
             "confidence": "" if conf is None else f"{float(conf):.2f}", "question": str(r.get("question", "")),
-            "ground_truth": str(r.get("ground_truth") or ""), "evidence": _cell(_evidence(r)),
-            "proposed": _cell(proposal(r)),
+            "ground_truth": str(r.get("ground_truth") or ""), "evidence": evidence_cell(_evidence(r)),
+            "proposed": evidence_cell(proposal(r)),
             "doc_id": " ".join(s["best"]["doc_id"] for s in needed if s.get("best")),
-            "runner_up": _cell(runner_up(r)),
+            "runner_up": evidence_cell(runner_up(r)),
             "runner_up_doc": " ".join(s["runner_up"]["doc_id"] for s in needed if s.get("runner_up")),
             "relevant_doc_ids": " ".join(r.get("relevant_doc_ids") or []), "type": str(r.get("type") or ""),
             "reason": str(loc.get("reason", "")), "note": ""})
@@ -130,7 +147,8 @@ def sheet_text(records: Sequence[Mapping[str, Any]]) -> str:
 
 
 # -- review apply ------------------------------------------------------------------------------------------------
-def _verify(strings: List[str], rec: Dict[str, Any], corpus_text: CorpusText, file: str, line: int) -> List[str]:
+def verify_evidence(strings: Sequence[str], rec: Mapping[str, Any], corpus_text: CorpusText, file: str,
+                    line: Optional[int] = None) -> List[str]:
     """The documents that make ``strings`` the question's evidence (module docstring); :class:`InputError` naming
     the sheet's line otherwise.  Returns the documents holding them (for a question without relevant ones)."""
     from ragexam.data.normalization import normalize
@@ -192,7 +210,7 @@ def _accept(rec: Dict[str, Any], row: Mapping[str, str], sheet: Sheet, line: int
                          "evidence cell, leave the row pending, or reject it", source=file, line=line, field="evidence")
     choice = _choice(chosen, rec, had)
     if chosen != had:
-        docs = _verify(chosen, rec, corpus_text, file, line)
+        docs = verify_evidence(chosen, rec, corpus_text, file, line)
         if not rec.get("relevant_doc_ids") and not rec.get("relevance"):
             rec["relevant_doc_ids"] = docs
         rec["evidence"] = chosen

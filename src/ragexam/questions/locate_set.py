@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ragexam.retrieval.embedders import Embedder
 
 __all__ = ["LocateResult", "LocatedQuestion", "locate_set", "plan_set", "CARD_FORMAT", "STATUSES",
-           "UNLOCATED_BELOW", "write_located"]
+           "UNLOCATED_BELOW", "write_located", "decide", "status_reason", "located_record"]
 
 CARD_FORMAT = "ragexam-located-card/1"
 #: every status a question of the located set can have, in the order the counts are shown
@@ -131,7 +131,9 @@ def _verify_kept(q: Question, corpus_text: CorpusText) -> LocatedQuestion:
     return LocatedQuestion(q.query_id, "kept_unverified" if missing else "kept", rec, list(q.evidence), reason=reason)
 
 
-def _reason(status: str, locs: Sequence[Location], threshold: float, scope_note: str, verdict: str = "") -> str:
+def status_reason(status: str, locs: Sequence[Location], threshold: float, scope_note: str,
+                  verdict: str = "") -> str:
+    """Why a searched question has its ``status`` (:func:`decide`), in words (``""`` for a plain located one)."""
     if status == "located":
         bits = ["a model confirmed the span" + (f" (offline confidence {min(x.confidence for x in locs if x.needed):.2f})"
                                                 if verdict == "confirmed" else "")] if verdict == "confirmed" else []
@@ -153,7 +155,7 @@ def _reason(status: str, locs: Sequence[Location], threshold: float, scope_note:
     return "; ".join(bits) + (f" ({scope_note})" if scope_note else "")
 
 
-def _decide(locs: Sequence[Location], threshold: float, verdict: str = "") -> Tuple[str, float]:
+def decide(locs: Sequence[Location], threshold: float, verdict: str = "") -> Tuple[str, float]:
     """``(status, confidence)`` of a searched question from its locations (module docstring) and the model's
     ``verdict`` (:func:`ragexam.questions.locate_llm.confirm`: ``confirmed`` locates, ``refuted`` leaves it
     uncertain; ``failed`` or none: the offline decision)."""
@@ -177,7 +179,7 @@ def located_question(q: Question, locs: List[Location], settings: LocateSettings
                      verdict: str = "") -> LocatedQuestion:
     """The outcome of a searched question from its ``locs`` (:meth:`Locator.locate`, possibly checked by a model:
     ``verdict`` and ``checks``)."""
-    status, conf = _decide(locs, settings.threshold, verdict)
+    status, conf = decide(locs, settings.threshold, verdict)
     scope_note = "; ".join(notes)
     rec = _question_record(q)
     evidence: List[str] = []
@@ -190,7 +192,17 @@ def located_question(q: Question, locs: List[Location], settings: LocateSettings
             rec.pop("relevance", None)
     else:
         rec["evidence_status"] = status
-    reason = _reason(status, locs, settings.threshold, scope_note, verdict)
+    reason = status_reason(status, locs, settings.threshold, scope_note, verdict)
+    record = located_record(locs, settings, status, conf, scope=scope, method=method, reason=reason, checks=checks)
+    rec["answerable"] = True
+    rec.setdefault("metadata", {})["located"] = record
+    return LocatedQuestion(q.query_id, status, _ordered(rec), evidence, list(locs), reason, conf)
+
+
+def located_record(locs: Sequence[Location], settings: LocateSettings, status: str, conf: float, *, scope: str,
+                   method: str = "offline", reason: str = "", checks: Optional[List[Dict[str, Any]]] = None
+                   ) -> Dict[str, Any]:
+    """The *located record* of a searched question (module docstring): what ``metadata.located`` holds."""
     record: Dict[str, Any] = {"method": method, "status": status, "scope": scope, "confidence": round(conf, 4),
                               "threshold": settings.threshold, "spans": [x.to_dict() for x in locs],
                               "signature": settings.signature}
@@ -198,9 +210,7 @@ def located_question(q: Question, locs: List[Location], settings: LocateSettings
         record["reason"] = reason
     if checks:
         record["checks"] = checks
-    rec["answerable"] = True
-    rec.setdefault("metadata", {})["located"] = record
-    return LocatedQuestion(q.query_id, status, _ordered(rec), evidence, list(locs), reason, conf)
+    return record
 
 
 def _ordered(rec: Dict[str, Any]) -> Dict[str, Any]:

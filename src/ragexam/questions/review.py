@@ -37,9 +37,10 @@ in the browser (``ragexam serve --review qa.jsonl``, docs/serve.md), which write
   one the documents do not answer: its evidence and relevant documents go, its answer becomes the decline
   sentence (unless the reviewer wrote another) and it is checked again; an out-of-corpus question cannot be made
   answerable in the sheet.  (Other ``type`` edits are ignored: the type is measured.)
-* a question with ``metadata.generation.verified: false`` -- a traced question whose evidence was not found
-  (``ragexam traces sample``) -- is checked even when unedited: kept without evidence, it is refused naming its
-  line, until the reviewer gives its evidence, makes it out of corpus, or rejects it.
+* a question with ``metadata.generation.verified: false`` -- a traced question whose evidence was not located with
+  confidence (``ragexam traces sample``) -- is checked even when unedited: accepted, an ``uncertain`` one takes the
+  span its located record proposes (``metadata.generation.evidence_choice: proposed``); kept without evidence, it
+  is refused naming its line, until the reviewer gives its evidence, makes it out of corpus, or rejects it.
 
 A set ``ragexam locate-evidence`` wrote (its card's ``kind`` is ``located``) has its own columns, decisions and
 verification: :mod:`ragexam.questions.locate_review`.
@@ -687,7 +688,9 @@ def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[
     language = (rs.card.get("corpus") or {}).get("language")
     kept = [(line, rec, sorted(_changes(rec, row, file, line, language)), status, row)
             for _, rec, line, row, status in _triage(items, sheet, pending, counts, rejected, decisions)]
-    for line, rec, changes, _, row in kept:
+    for line, rec, changes, status, row in kept:
+        if status == "accepted":
+            _take_proposal(rec)
         if changes or row.get(RESCUE_COLUMN, "").strip() or _unverified(rec):
             _recheck(rs, rec, changes, kept, file, line)
     out_records = []
@@ -844,6 +847,22 @@ def _unverified(rec: Mapping[str, Any]) -> bool:
     return rec.get("metadata", {}).get("generation", {}).get("verified") is False
 
 
+def _take_proposal(rec: Dict[str, Any]) -> None:
+    """An accepted traced question whose evidence was located without confidence (``evidence_status: uncertain``,
+    no evidence) takes the proposed span of its located record, as an accepted row of a located set does (it is
+    then checked like an edit)."""
+    g = rec.get("metadata", {}).get("generation", {})
+    if not _unverified(rec) or rec.get("evidence") or not rec.get("answerable", True) or \
+            g.get("evidence_status") != "uncertain":
+        return
+    from ragexam.questions.locate_review import proposed_texts
+
+    spans = proposed_texts(g.get("located") or {})
+    if spans:
+        rec["evidence"] = spans
+        g["evidence_choice"] = "proposed"
+
+
 def _out_of_corpus(rec: Dict[str, Any], row: Mapping[str, Any], language: Optional[str], file: str,
                    line: int) -> bool:
     """Make ``rec`` an out-of-corpus question when the reviewer set its ``type`` cell to ``out_of_corpus`` (also
@@ -901,10 +920,12 @@ def _recheck(rs: ReviewSet, rec: Dict[str, Any], changes: List[str], kept: Seque
 
     g = rec.get("metadata", {}).get("generation", {})
     if _unverified(rec) and rec.get("answerable", True) and not rec.get("evidence"):
-        raise InputError("this question has no evidence yet (its evidence was not found in the traced contexts); "
-                         "paste the sentence that answers it from the document into the evidence cell, set its type "
-                         "to out_of_corpus if the documents do not answer it, or reject it", source=file, line=line,
-                         field="evidence")
+        proposed = "accept the row to take the span its located record proposes, " \
+            if g.get("evidence_status") == "uncertain" else ""
+        raise InputError(f"this question has no evidence yet (it was not located with confidence: "
+                         f"{g.get('evidence_status') or 'unlocated'}); {proposed}paste the sentence that answers it "
+                         "from the document into the evidence cell, set its type to out_of_corpus if the documents do "
+                         "not answer it, or reject it", source=file, line=line, field="evidence")
     facts = rs.corpus_facts()
     others = [(r["query_id"], M.bigrams(r.get("question", ""))) for _, r, *_ in kept if r is not rec]
     rep = run_candidate_checks(rec.get("question", ""), rec.get("ground_truth", ""), rec.get("evidence") or [],
@@ -916,7 +937,8 @@ def _recheck(rs: ReviewSet, rec: Dict[str, Any], changes: List[str], kept: Seque
         step = rep.failures[0]
         column = {"question": "question", "copy": "question", "duplicate": "question", "answer": "ground_truth",
                   "evidence": "evidence"}[step.name]
-        what = "the rescued candidate" if g.get("rescued") else f"the edited {column}"
+        what = "the rescued candidate" if g.get("rescued") else "the proposed evidence it took" \
+            if g.get("evidence_choice") == "proposed" and not changes else f"the edited {column}"
         raise InputError(f"{what} is refused: {rep.problem()}; fix the row or reject it", source=file, line=line,
                          field=column)
     checked_record(rec, rep, list(changes) + (["evidence"] if g.get("rescued") else []))

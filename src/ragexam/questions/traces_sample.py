@@ -21,25 +21,31 @@ is :func:`ragexam.analysis.answers.traces.sample_traces`; this module gets the d
    ``weighted`` (default: sampling without replacement with probability proportional to frequency -- the
    Efraimidis-Spirakis keys ``u ** (1 / frequency)`` from ``numpy.random.default_rng(seed)`` -- so frequent intents
    are likely and the tail still appears) or ``top`` (the most frequent).
-4. **Evidence** (:func:`locate_from_trace`): until the evidence locator of issue 36 lands, the one step that
-   finds evidence uses the traced contexts as the only hints: every sentence (and pair of adjacent sentences) of
-   the contexts that occurs verbatim in the corpus is a candidate, scored by the F1 of its character bigrams
-   against the traced answer's (:func:`ragexam.questions.measure.bigrams`: ``2 |S & A| / (|S| + |A|)``); the best
-   is proposed with its score, the runner-up and the margin.  *located*: score >= :data:`LOCATED_AT` (0.35);
-   *uncertain*: a candidate below that; *unlocated*: no candidate (no contexts, none in the corpus, or the traced
-   answer declined or failed).  The scores are the measured overlaps, not a confidence.  On the 61 bundled
-   answerable it_helpdesk answers (their relevant documents plus one other as the contexts;
-   ``benchmarks/traces_threshold.py``) the proposed sentence agrees with the set's evidence for 57, and for 47 of
-   the 48 located ones; the scoring and the 0.35 were chosen on those same answers (six scorings tried), so this
-   is an in-sample figure.
-5. **Candidates**: a located or uncertain question is checked like a reviewer's edit
+4. **Evidence** (:func:`locate_for_trace`): the evidence locator of ``ragexam locate-evidence``
+   (:class:`ragexam.questions.locate.Locator`: candidate sentences and two-sentence windows scored against the
+   traced answer by its terms, bigrams, numbers and codes, the question's terms and e5; a confidence from the share
+   of the answer the span holds and its margin over the runner-up), with the traced contexts as hints: first among
+   the *traced documents* (:func:`hint_documents`: the contexts' ids that are documents of the corpus, or the
+   documents holding a context's text) taken together (:meth:`~ragexam.questions.locate.Locator.locate_hinted`: the
+   runner-up may be in any of them); when no span there is confident, in the whole corpus (BM25-shortlisted, as
+   ``locate-evidence`` searches a question without documents), the more confident of the two kept.  The status is
+   ``locate-evidence``'s (:func:`ragexam.questions.locate_set.decide`): *located* (confidence >= the threshold,
+   0.6: the span is the candidate's evidence), *uncertain* (a span, not confident: proposed, not written as
+   evidence) or *unlocated* (no span holds a fifth of the answer; or no traced answer, or one that declined).
+   The located record (``metadata.generation.located``: method, status, scope, hints, confidence, threshold, each
+   span with its runner-up and margin, the reason) is the one ``locate-evidence`` writes.  Measured in
+   ``benchmarks/traces_threshold.py`` (docs/measurements/traces.md).
+5. **Candidates**: a located question is checked like a reviewer's edit
    (:func:`ragexam.questions.review.run_candidate_checks`: the question, the evidence in the corpus, the answer, a
    copy of the evidence, a near-duplicate of a kept candidate) and measured (overlap, anchors, and so the type:
-   ``lexical`` or ``meaning``); one that fails goes to the rejects file with its reason (rescuable in review).
-   An unlocated one is kept with no evidence and ``metadata.generation.verified: false``: ``review apply``
-   refuses to accept it until the reviewer gives its evidence or sets its type to ``out_of_corpus`` (a question
-   the corpus does not answer).  Every candidate has ``metadata.source: "trace"``, ``metadata.frequency`` and
-   ``metadata.trace`` (share of traffic, phrasings, trace ids, negative feedback).
+   ``lexical`` or ``meaning``), an uncertain one likewise with its proposed span; one that fails goes to the
+   rejects file with its reason (rescuable in review).
+   An uncertain or unlocated one is kept with no evidence and ``metadata.generation.verified: false``: accepted
+   in ``review apply``, an uncertain one takes its proposed span (checked then); an unlocated one is refused until
+   the reviewer gives its evidence or sets its type to ``out_of_corpus`` (a question the corpus does not answer).
+   Every candidate has ``metadata.source: "trace"``, ``metadata.frequency`` and ``metadata.trace`` (share of
+   traffic, phrasings, trace ids, negative feedback, and the hint trace's ``contexts``: id, rank and text, each cut
+   to :data:`CONTEXT_CHARS` characters, for the reviewer).
 
 The files are the ones ``ragexam generate`` writes (:mod:`ragexam.questions.output`): the set, its rejects, its
 card and its review sheet, so ``ragexam review apply`` (and the review in the browser) take it as it is.
@@ -51,31 +57,41 @@ import re
 from collections import Counter
 from pathlib import Path
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
+    from ragexam.data.evidence import CorpusText
     from ragexam.data.schema import Corpus
     from ragexam.data.traces.meta import TraceMeta
     from ragexam.questions.checks import CorpusFacts
+    from ragexam.questions.locate import LocateSettings, Locator
     from ragexam.questions.review import CheckSettings
     from ragexam.retrieval.cache import Cache
     from ragexam.retrieval.embedders import Embedder
 
 __all__ = ["TrafficQuestion", "Hint", "Cluster", "SampleConfig", "SampleResult", "Evidence", "question_key",
-           "parse_first", "cluster", "choose", "locate_from_trace", "sample", "write_sample", "DEFAULT_THRESHOLD",
-           "LOCATED_AT"]
+           "parse_first", "cluster", "choose", "hint_documents", "locate_for_trace", "sample", "write_sample",
+           "DEFAULT_THRESHOLD", "CONTEXT_CHARS"]
 
 #: cosine at which two questions with the same numbers are near-duplicates (module docstring, 2.)
 DEFAULT_THRESHOLD = 0.92
-#: bigram F1 with the traced answer at which an evidence candidate counts as located (module docstring, 4.)
-LOCATED_AT = 0.35
+#: characters of each traced context kept on a candidate for the reviewer (``metadata.trace.contexts``)
+CONTEXT_CHARS = 4_000
 _DIGITS = re.compile(r"\d+")
 _SENTENCE = re.compile(r"(?<=[.!?。])\s+|\n+")
+#: sentences of a context whose documents are looked for, when the context as a whole is in no document
+_CONTEXT_SENTENCES = 6
 _TRAILING = re.compile(r"[\s?!.。？！]+$")
+
+
+def _locate_settings() -> "LocateSettings":
+    from ragexam.questions.locate import LocateSettings
+
+    return LocateSettings()
 
 
 def question_key(text: str) -> str:
@@ -139,6 +155,8 @@ class SampleConfig:
     first: Tuple[str, ...] = ()
     id_prefix: str = "trace"
     redact: bool = False
+    #: the evidence locator's settings (module docstring, 4.)
+    locate: "LocateSettings" = field(default_factory=lambda: _locate_settings())
 
 
 @dataclass
@@ -156,20 +174,21 @@ class SampleResult:
 
 @dataclass(frozen=True)
 class Evidence:
-    """What :func:`locate_from_trace` found: ``status`` (located, uncertain, unlocated), the proposed ``text``, its
-    ``score``, the runner-up's score and the ``margin``, the ``method`` and, when unlocated, the ``reason``."""
+    """What :func:`locate_for_trace` found: ``status`` (located, uncertain, unlocated), the ``texts`` written as
+    evidence (a located one's span), the ``proposed`` span (also an uncertain one's), its ``confidence``, the
+    ``reason`` and the ``record``: the located record ``ragexam locate-evidence`` writes (module docstring, 4.)."""
 
     status: str
-    text: Optional[str] = None
-    score: Optional[float] = None
-    runner_up: Optional[float] = None
-    margin: Optional[float] = None
-    method: str = "traced-context-overlap"
+    texts: Tuple[str, ...] = ()
+    proposed: Tuple[str, ...] = ()
+    confidence: Optional[float] = None
     reason: str = ""
-    candidates: int = 0
+    record: Dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> Dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v is not None and v != ""}
+        """The located record (``metadata.generation.located``)."""
+        return dict(self.record) if self.record else {"method": "offline", "status": self.status,
+                                                       "reason": self.reason}
 
 
 def parse_first(items: Sequence[str]) -> List[Callable[[Optional["TraceMeta"]], bool]]:
@@ -273,44 +292,66 @@ def choose(clusters: List[Cluster], n: int, *, strategy: str, seed: int) -> List
 
 
 def _sentences(text: str) -> List[str]:
-    parts = [p.strip() for p in _SENTENCE.split(text) if p and p.strip()]
-    return parts + [f"{a} {b}" for a, b in zip(parts, parts[1:])]
+    return [p.strip() for p in _SENTENCE.split(text) if p and p.strip()]
 
 
-def locate_from_trace(question: str, hint: Optional[Hint], facts: "CorpusFacts", *, min_chars: int = 8,
-                      max_chars: int = 300) -> Evidence:
-    """The evidence of a traced question from its trace's contexts (module docstring, 4.).  This is the one step
-    the evidence locator of issue 36 (``questions/locate.py``) replaces."""
+def hint_documents(hint: Hint, documents: Mapping[str, Any], corpus_text: "CorpusText") -> List[str]:
+    """The corpus documents a trace retrieved (module docstring, 4.), in its order: a context's id when it is a
+    document of the corpus (or a chunk id ``DOC#N`` of one), else the documents holding the context's text, else
+    those holding one of its first sentences."""
+    out: List[str] = []
+    for i, ctx in enumerate(hint.contexts or ()):
+        cid = hint.context_ids[i] if i < len(hint.context_ids) else ""
+        if cid and cid in documents:
+            out.append(cid)
+            continue
+        if cid and "#" in cid and cid.rsplit("#", 1)[0] in documents:
+            out.append(cid.rsplit("#", 1)[0])
+            continue
+        found = corpus_text.docs_containing(ctx) if ctx.strip() else []
+        for sent in _sentences(ctx)[:_CONTEXT_SENTENCES] if not found else ():
+            found = corpus_text.docs_containing(sent) if len(sent) >= 8 else []
+            if found:
+                break
+        out.extend(found[:3])
+    return list(dict.fromkeys(out))
+
+
+def locate_for_trace(question: str, hint: Optional[Hint], locator: "Locator", corpus_text: "CorpusText"
+                     ) -> Evidence:
+    """The evidence of a traced question, located from its trace's answer with the trace's documents as hints
+    (module docstring, 4.)."""
     from ragexam.metrics.verdicts import is_abstention
-    from ragexam.questions.measure import bigrams
+    from ragexam.questions.locate_set import decide, located_record, status_reason
 
-    if hint is None or hint.answer is None:
-        return Evidence("unlocated", reason="no traced answer (the request failed or no trace answered it)")
+    if hint is None or hint.answer is None or not hint.answer.strip():
+        return Evidence("unlocated", reason="no traced answer (the request failed or no trace answered it): nothing "
+                                            "to locate")
     if is_abstention(hint.answer):
         return Evidence("unlocated", reason="the traced answer declined: if the corpus does not answer it either, "
-                                            "set its type to out_of_corpus in the review")
-    if not hint.contexts:
-        return Evidence("unlocated", reason="the trace recorded no contexts to look in")
-    answer = bigrams(hint.answer)
-    scored: Dict[str, float] = {}
-    for ctx in hint.contexts:
-        for sent in _sentences(ctx):
-            n = facts.corpus_text.normalize(sent)
-            if not (min_chars <= len(n) <= max_chars) or sent in scored:
-                continue
-            if not facts.corpus_text.locate_normalized(n):
-                continue
-            grams = bigrams(sent)
-            shared = len(grams & answer)
-            scored[sent] = round(2 * shared / (len(grams) + len(answer)), 4) if grams and answer else 0.0
-    if not scored:
-        return Evidence("unlocated", reason="no sentence of the traced contexts occurs in the corpus")
-    ranked = sorted(scored.items(), key=lambda kv: (-kv[1], len(kv[0])))
-    best, score = ranked[0]
-    runner = ranked[1][1] if len(ranked) > 1 else None
-    margin = round(score - runner, 4) if runner is not None else None
-    status = "located" if score >= LOCATED_AT else "uncertain"
-    return Evidence(status, best, score, runner, margin, candidates=len(ranked))
+                                            "mark it out of corpus in the review")
+    settings = locator.settings
+    docs = hint_documents(hint, locator.documents, corpus_text)
+    loc, scope, notes = None, "corpus", []
+    if docs:
+        loc, scope = locator.locate_hinted(question, hint.answer, docs), "hints"
+    elif hint.contexts:
+        notes.append("no traced context is a document of the corpus")
+    else:
+        notes.append("the trace recorded no contexts")
+    if loc is None or not loc.confident(settings.threshold):
+        wide = locator.locate(question, hint.answer, ())[0]
+        if loc is None or wide.confidence > loc.confidence:
+            loc, scope = wide, "corpus"
+            notes.append("the whole corpus was searched" + (" (the traced documents held no confident span)"
+                                                            if docs else ""))
+    status, conf = decide([loc], settings.threshold)
+    reason = status_reason(status, [loc], settings.threshold, "; ".join(notes))
+    record = located_record([loc], settings, status, conf, scope=scope, reason=reason)
+    record["hints"] = docs
+    proposed = (loc.best.span.text,) if loc.best is not None else ()
+    return Evidence(status, proposed if status == "located" else (), proposed if status != "unlocated" else (),
+                    round(conf, 4), reason, record)
 
 
 def _record(qid: str, c: Cluster, distinct: List[TrafficQuestion], hint: Optional[Hint], ev: Evidence,
@@ -324,17 +365,26 @@ def _record(qid: str, c: Cluster, distinct: List[TrafficQuestion], hint: Optiona
     traffic = {"frequency": c.count, "share": round(c.count / total, 6) if total else None, "distinct_phrasings":
                len(phrasings), "phrasings": [[t, k] for t, k in phrasings.most_common(5)], "trace_ids": trace_ids,
                "negative_feedback": c.negative, "flagged": c.flagged, "picked_as": c.picked_as,
-               "hint_trace": hint.query_id if hint is not None else None}
+               "hint_trace": hint.query_id if hint is not None else None, "contexts": _contexts(hint)}
     g: Dict[str, Any] = {"kind": "meaning", "origin": "trace", "review": "pending", "evidence_status": ev.status,
-                         "located": ev.to_dict(), "verified": ev.status != "unlocated",
+                         "located": ev.to_dict(), "verified": ev.status == "located",
                          "answer_check": {"method": "traced", "feedback": "negative" if hint and hint.negative
                                           else "none"}, "sections": [],
                          "hint_doc_ids": list(hint.context_ids) if hint is not None else []}
     rec: Dict[str, Any] = {"query_id": qid, "question": lead.text, "relevant_doc_ids": [],
-                           "evidence": [ev.text] if ev.text else [],
+                           "evidence": list(ev.texts),
                            "ground_truth": hint.answer if hint is not None and hint.answer else "", "answerable": True,
                            "metadata": {"source": "trace", "frequency": c.count, "generation": g, "trace": traffic}}
     return rec
+
+
+def _contexts(hint: Optional[Hint]) -> List[Dict[str, Any]]:
+    """The hint trace's contexts as the reviewer sees them: id, rank, text (cut to :data:`CONTEXT_CHARS`)."""
+    if hint is None:
+        return []
+    ids = list(hint.context_ids) + [""] * max(0, len(hint.contexts) - len(hint.context_ids))
+    return [{"doc_id": ids[i] or None, "rank": i + 1, "text": c[:CONTEXT_CHARS],
+             **({"cut": len(c)} if len(c) > CONTEXT_CHARS else {})} for i, c in enumerate(hint.contexts)]
 
 
 def _clusters(distinct: List[TrafficQuestion], order: List[int], labels: "np.ndarray") -> List[Cluster]:
@@ -377,19 +427,24 @@ def _reject(rec: Dict[str, Any], reason: str, detail: str) -> Dict[str, Any]:
 
 def _check(rec: Dict[str, Any], hint: Optional[Hint], facts: "CorpusFacts", settings: "CheckSettings",
            others: List[Tuple[str, FrozenSet[str]]]) -> Optional[Tuple[str, str]]:
-    """Check and measure a candidate (module docstring, 5.); ``(reason, detail)`` when it fails."""
+    """Check and measure a candidate (module docstring, 5.); ``(reason, detail)`` when it fails.  An uncertain one
+    is checked with its proposed span (what accepting it would write), and kept without evidence."""
     from ragexam.questions import checks as C
     from ragexam.questions import measure as M
+    from ragexam.questions.locate_review import proposed_texts
     from ragexam.questions.review import checked_record, run_candidate_checks
 
-    if rec["evidence"]:
-        rep = run_candidate_checks(rec["question"], rec["ground_truth"], rec["evidence"], answerable=True,
-                                   kind="meaning", facts=facts, settings=settings, others=others,
-                                   passage_docs=list(hint.context_ids) if hint is not None else [])
+    g = rec["metadata"]["generation"]
+    evidence = rec["evidence"] or (proposed_texts(g["located"]) if g["evidence_status"] == "uncertain" else [])
+    if evidence:
+        rep = run_candidate_checks(rec["question"], rec["ground_truth"], evidence, answerable=True, kind="meaning",
+                                   facts=facts, settings=settings, others=others,
+                                   passage_docs=g["located"].get("hints") or [])
         if not rep.ok:
             step = rep.failures[0]
             return step.reason, step.detail
-        checked_record(rec, rep, [])
+        if rec["evidence"]:
+            checked_record(rec, rep, [])
         return None
     problem = C.question_problem(rec["question"], script=facts.script, foreign=facts.foreign, scripts=facts.scripts) \
         or C.find_duplicate(M.bigrams(rec["question"]), others, settings.dedup_at)
@@ -401,23 +456,29 @@ def _note(rec: Dict[str, Any]) -> str:
     parts = [f"{t['frequency']} trace(s), {t['distinct_phrasings']} phrasing(s)"]
     if t["negative_feedback"]:
         parts.append(f"{t['negative_feedback']} with negative feedback: check the answer")
-    ev = g["located"]
-    if g["evidence_status"] == "unlocated":
+    ev, status = g["located"], g["evidence_status"]
+    if status == "unlocated":
         parts.append(f"evidence not found ({ev.get('reason', '')}): paste it, or set type to out_of_corpus")
+    elif status == "uncertain":
+        from ragexam.questions.locate_review import proposed_texts
+
+        parts.append(f"evidence uncertain ({ev.get('reason', '')}); proposed: {' / '.join(proposed_texts(ev))} -- "
+                     "accepting takes it; or paste other evidence")
     else:
-        runner = f", runner-up {ev['runner_up']}" if ev.get("runner_up") is not None else ""
-        parts.append(f"evidence {g['evidence_status']}: bigram F1 with the answer {ev.get('score')}{runner}")
+        parts.append(f"evidence located with confidence {ev.get('confidence', 0):.2f} ({ev.get('scope')})")
     return "; ".join(parts)
 
 
-def _signature(config: SampleConfig, settings: "CheckSettings", embedder: "Embedder") -> str:
+def _signature(config: SampleConfig, settings: "CheckSettings", embedder: "Embedder", locate: "LocateSettings"
+               ) -> str:
     from ragexam.data.normalization import normalization_signature
     from ragexam.signature import Signature
 
     return str(Signature([
         ("sample", "traces"), ("n", config.n), ("strategy", config.strategy), ("seed", config.seed),
         ("first", "+".join(config.first) or "none"), ("near_dup", f"e5-cos>={config.threshold:g}+same-digits"),
-        ("embedder", getattr(embedder, "identity", "?")), ("locate", f"{Evidence('x').method}>={LOCATED_AT:g}"),
+        ("embedder", getattr(embedder, "identity", "?")),
+        ("locate", f"offline/1>={locate.threshold:g}+hints+corpus{'' if locate.semantic else '+no-e5'}"),
         ("evidence", f"{settings.min_evidence_chars}-{settings.max_evidence_chars}"), ("ambiguous", "join"),
         ("lexical_at", settings.lexical_at), ("dedup", f"bigram-jaccard>={settings.dedup_at:g}"),
         ("copy", f"bigram-share>={settings.copy_at:g}"), ("redact", "pii" if config.redact else "none"),
@@ -446,7 +507,7 @@ def sample(distinct: List[TrafficQuestion], load_hints: Callable[[List[int]], Di
     order = sorted(range(len(distinct)), key=lambda i: (-distinct[i].count, i))
     texts = [distinct[i].text for i in order]
     clusters = _clusters(distinct, order, cluster(_embed(texts, embedder, cache), texts, config.threshold))
-    run = _Sampling(config, corpus, distinct, clusters)
+    run = _Sampling(config, corpus, distinct, clusters, embedder, cache)
     run.pick(choose(clusters, len(clusters), strategy=config.strategy, seed=config.seed), load_hints)
     return SampleResult(run.records, run.rejects, run.card(embedder, traces, source))
 
@@ -455,13 +516,16 @@ class _Sampling:
     """One sample's state: the corpus facts and check settings, the redactor, and the candidates kept so far."""
 
     def __init__(self, config: SampleConfig, corpus: "Corpus", distinct: List[TrafficQuestion],
-                 clusters: List[Cluster]) -> None:
+                 clusters: List[Cluster], embedder: Optional["Embedder"] = None, cache: Optional["Cache"] = None
+                 ) -> None:
         from ragexam.llm.redact import PiiRedactor
         from ragexam.questions.checks import CorpusFacts
+        from ragexam.questions.locate import Locator
         from ragexam.questions.review import CheckSettings
 
         self.config, self.corpus, self.distinct, self.clusters = config, corpus, distinct, clusters
         self.facts = CorpusFacts.build(corpus.documents)
+        self.locator = Locator(corpus.documents, config.locate, embedder=embedder, cache=cache)
         self.settings = CheckSettings.from_card({})
         self.redactor = PiiRedactor() if config.redact else None
         self.asked = sum(q.count for q in distinct)
@@ -485,13 +549,14 @@ class _Sampling:
     def _candidate(self, qid: str, c: Cluster, hint: Optional[Hint]) -> None:
         from ragexam.questions import measure as M
 
-        ev = locate_from_trace(self.distinct[c.members[0]].text, hint, self.facts,
-                               min_chars=self.settings.min_evidence_chars, max_chars=self.settings.max_evidence_chars)
+        ev = locate_for_trace(self.distinct[c.members[0]].text, hint, self.locator, self.facts.corpus_text)
         rec = _record(qid, c, self.distinct, hint, ev, self.asked)
         if self.redactor is not None:
-            r = self.redactor
+            r, t = self.redactor, rec["metadata"]["trace"]
             rec["question"], rec["ground_truth"] = r.text(rec["question"]), r.text(rec["ground_truth"])
-            rec["metadata"]["trace"]["phrasings"] = r.value(rec["metadata"]["trace"]["phrasings"])
+            t["phrasings"] = r.value(t["phrasings"])
+            for ctx in t["contexts"]:
+                ctx["text"] = r.text(ctx["text"])
         failed = _check(rec, hint, self.facts, self.settings, self.others)
         if failed is not None:
             self.rejects.append(_reject(rec, *failed))
@@ -510,7 +575,8 @@ class _Sampling:
         covered = sum(r["metadata"]["frequency"] for r in records)
         sizes = sorted((c.count for c in self.clusters), reverse=True)
         return {
-            "format": CARD_FORMAT, "kind": "traces", "signature": _signature(config, self.settings, embedder),
+            "format": CARD_FORMAT, "kind": "traces",
+            "signature": _signature(config, self.settings, embedder, config.locate),
             "corpus": {"source": self.corpus.source, "n_documents": len(self.corpus.documents),
                        "language": self.facts.language, "script": self.facts.script},
             "n_requested": config.n, "n_kept": len(records), "shortfall": max(0, config.n - len(records)),
@@ -525,8 +591,10 @@ class _Sampling:
             "types": dict(Counter(r.get("type") or "(unknown until the evidence is given)" for r in records)),
             "rejections": dict(reasons), "rejection_meanings": {k: REASONS.get(k, ("", k))[1] for k in reasons},
             "redacted": dict(self.redactor.counts) if self.redactor is not None else {},
-            "notes": ["the evidence is located from the traced contexts only (the corpus-wide locator of issue 36 is "
-                      "not used yet); the ground truth is the traced answer: check both in the review"],
+            "notes": ["the evidence is located from the traced answer by the locator of `ragexam locate-evidence`, in "
+                      "the traced documents first, then in the whole corpus: a span below the confidence threshold "
+                      f"({config.locate.threshold:g}) is proposed, not written; the ground truth is the traced "
+                      "answer: check both in the review"],
         }
 
 

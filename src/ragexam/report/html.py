@@ -53,6 +53,7 @@ from typing import Any, Mapping, Optional, Sequence, Union
 from ragexam import fmt
 from ragexam._version import __version__
 from ragexam.report import sections
+from ragexam.report.i18n import Html, current, language, speaking
 from ragexam.report.views import RunView, fmt_e as _e
 
 __all__ = ["write_report", "render_report", "FONT_STACK", "MONO_STACK", "REPORT_JS", "fragment_css"]
@@ -138,82 +139,104 @@ REPORT_JS = """
 
 
 def _header(view: RunView) -> str:
-    nav = "".join(f'<a href="#{a}">{t}</a>' for a, t in (
-        ("scores", "Scores"), *((("rerank", "Rerank stage"),) if view.summary.rerank else ()),
-        *((("judge", "LLM judge"),) if view.judge is not None else ()), ("plots", "Plots"),
-        ("missed", "Missed questions"), ("dataset", "Dataset"), ("settings", "Settings")))
-    return (f'<header><h1>ragexam report</h1><p class="sub">{" · ".join(view.facts())}</p>'
+    t = current().t
+    nav = "".join(f'<a href="#{a}">{t(key)}</a>' for a, key in (
+        ("scores", "r.scores.title"), *((("rerank", "r.rerank.title"),) if view.summary.rerank else ()),
+        *((("judge", "r.judge.title"),) if view.judge is not None else ()), ("plots", "r.plots.title"),
+        ("missed", "r.html.missed"), ("dataset", "r.html.dataset"), ("settings", "r.set.title")))
+    return (f'<header><h1>{t("r.html.title")}</h1><p class="sub">{" · ".join(view.facts())}</p>'
             f"<nav>{nav}</nav></header>")
 
 
-_SPLIT_TAG = ' <span class="tag warn" title="the chunking cut the evidence">evidence split</span>'
+def _split_tag() -> str:
+    t = current().t
+    return f' <span class="tag warn" title="{t("r.html.split_hint")}">{t("r.html.split")}</span>'
 
 
 def _missed(view: RunView) -> str:
     """Every missed question in one table, filtered and opened in the page (the script)."""
+    t = current().t
     entries = view.missed()
-    out = [f'<section id="missed"><h2>Missed questions</h2><p class="note">Answerable questions whose first '
-           f"correct chunk is not within the top {view.k} (or not found within the search depth). "
-           "Open a row for the question, the evidence, the answers and the retrieved chunks with the "
-           "evidence <mark>marked</mark>.</p>"]
+    out = [f'<section id="missed"><h2>{t("r.html.missed")}</h2><p class="note">{t("r.html.missed_note", k=view.k)}'
+           "</p>"]
     if not entries:
-        out.append('<p class="box">No missed questions.</p></section>')
+        out.append(f'<p class="box">{t("r.html.no_missed")}</p></section>')
         return "".join(out)
     pipes = list(dict.fromkeys(e.pipeline for e in entries))
     types = list(dict.fromkeys(str(e.question.type) for e in entries if e.question.type is not None))
     popts = "".join(f'<option value="{_e(p)}">{_e(p)}</option>' for p in pipes)
     topts = "".join(f'<option value="{_e(t)}">{_e(t)}</option>' for t in types)
-    out.append(f'<div class="filters"><label>pipeline <select id="f-pipeline"><option value="">all</option>{popts}'
-               f'</select></label><label>type <select id="f-type"><option value="">all</option>{topts}</select>'
-               f'</label><span><b id="missed-count">{len(entries)}</b> of {len(entries)} shown</span></div>')
+    count = Html(f'<b id="missed-count">{len(entries)}</b>')
+    out.append(f'<div class="filters"><label>{t("r.col.pipeline")} <select id="f-pipeline"><option value="">'
+               f'{t("r.html.all")}</option>{popts}</select></label><label>{t("r.col.type")} <select id="f-type">'
+               f'<option value="">{t("r.html.all")}</option>{topts}</select></label><span>'
+               f'{t("r.html.shown", count=count, n=len(entries))}</span></div>')
     has_answers = any(view.answer(e.pipeline, e.query_id) for e in entries)
-    head = "<th>answer</th>" if has_answers else "<th></th>"
-    out.append('<table class="missed"><thead><tr><th>pipeline</th><th>question id</th><th>type</th>'
-               f'<th class="num">first rank</th><th>question</th>{head}<th></th></tr></thead><tbody>')
+    head = f"<th>{t('r.missed.answer')}</th>" if has_answers else "<th></th>"
+    out.append(f'<table class="missed"><thead><tr><th>{t("r.col.pipeline")}</th><th>{t("r.col.question_id")}</th>'
+               f'<th>{t("r.col.type")}</th><th class="num">{t("r.html.first_rank")}</th>'
+               f'<th>{t("r.missed.question")}</th>{head}<th></th></tr></thead><tbody>')
     for e in entries:
         did = f"miss-{e.seq}"
         fr = e.question.first_rank
-        cell = _e(view.answer(e.pipeline, e.query_id).cell) if has_answers else ""
+        cell = sections.data_html(view.answer(e.pipeline, e.query_id).cell) if has_answers else ""
         out.append(f'<tr class="miss" data-pipeline="{_e(e.pipeline)}" data-type="{_e(e.question.type or "")}" '
                    f'data-detail="{did}"><td>{view.dot(e.pipeline)}{_e(e.pipeline)}</td>'
                    f'<td><code>{_e(e.query_id)}</code></td><td><span class="tag">{_e(e.question.type or fmt.MISSING)}'
-                   f'</span></td><td class="num">{_e(fr) if fr is not None else "not found"}</td>'
-                   f"<td>{_e(e.short_question)}{_SPLIT_TAG if e.question.evidence_split else ''}</td><td>{cell}</td>"
+                   f'</span></td><td class="num">{_e(fr) if fr is not None else t("r.not_found")}</td>'
+                   f"<td>{sections.data_html(e.short_question)}{_split_tag() if e.question.evidence_split else ''}</td>"
+                   f"<td>{cell}</td>"
                    f'<td><button class="expand" type="button" aria-expanded="false" aria-controls="{did}">'
-                   "show</button></td></tr>")
+                   f'{t("r.html.show")}</button></td></tr>')
         out.append(f'<tr class="detail" id="{did}" hidden><td colspan="7">{sections.missed_detail(view, e)}</td></tr>')
     out.append("</tbody></table></section>")
     return "".join(out)
 
 
 def render_report(summary: Any, per_question: Sequence[Mapping[str, Any]],
-                  answers: Optional[Mapping[str, Any]] = None) -> str:
-    """The report as one HTML string (see the module docstring)."""
+                  answers: Optional[Mapping[str, Any]] = None, lang: str = "en") -> str:
+    """The report as one HTML string (see the module docstring), in ``lang`` (``en``, the default, or ``ko``: every
+    text of the report's catalogue, :mod:`ragexam.report.strings`; data and ragexam's computed words stay as
+    they are)."""
+    with speaking(language(lang)):
+        return _render(summary, per_question, answers)
+
+
+def _render(summary: Any, per_question: Sequence[Mapping[str, Any]], answers: Optional[Mapping[str, Any]]) -> str:
+    t = current().t
     view = RunView.of(summary, per_question, answers)
     body = [_header(view), "<main>", sections.scores(view), sections.rerank(view), sections.judge(view.judge, view.dot),
             sections.plots(view), _missed(view), sections.dataset(view), sections.settings(view)]
     if view.notes:
-        body.append('<section id="notes"><h2>Notes</h2><ul>'
+        en = "" if current().code == "en" else ' lang="en"'
+        body.append(f'<section id="notes"><h2>{t("r.html.notes")}</h2><ul{en}>'
                     + "".join(f"<li>{_e(n)}</li>" for n in view.notes) + "</ul></section>")
     body.append("</main>")
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    body.append(f"<footer>Generated by ragexam {_e(__version__)} on {now}. Self-contained: no network "
-                "needed to view it.</footer>")
-    title = f"ragexam report — {view.summary.dataset_label} — {view.summary.run_id}"
+    body.append(f"<footer>{t('r.html.footer', version=__version__, now=now)}</footer>")
+    title = current().text("r.html.page_title", dataset=view.summary.dataset_label, run=view.summary.run_id)
     return ("<!DOCTYPE html>\n<html lang=\"ko\"><head><meta charset=\"utf-8\">"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<meta name="generator" content="ragexam {_e(__version__)}">'
             f"<title>{_e(title)}</title><style>{_PAGE_CSS}{fragment_css()}</style></head><body>"
-            + "".join(body) + f"<script>{REPORT_JS}</script></body></html>\n")
+            + "".join(body) + f"<script>{_script()}</script></body></html>\n")
+
+
+def _script() -> str:
+    """:data:`REPORT_JS` with the expand button's two labels in the page's language (English: as it is)."""
+    if current().code == "en":
+        return REPORT_JS
+    t = current().text
+    return REPORT_JS.replace("'show'", repr(t("r.html.show"))).replace("'hide'", repr(t("r.html.hide")))
 
 
 def write_report(summary: Any, per_question: Sequence[Mapping[str, Any]], out_path: PathLike,
-                 answers: Optional[Mapping[str, Any]] = None) -> Path:
+                 answers: Optional[Mapping[str, Any]] = None, lang: str = "en") -> Path:
     """Write the self-contained HTML report of a run to ``out_path`` (UTF-8); returns the path.
 
     ``summary`` is the run's :class:`~ragexam.storage.summary.RunSummary` (or the ``summary.json`` object),
     ``per_question`` the rows of ``per_question.csv`` (strings or typed values), ``answers`` optional
-    answer/judge results (see the module docstring).
+    answer/judge results (see the module docstring), ``lang`` the report's language (:func:`render_report`).
     The file is written to a temporary name first and renamed, so a reader never sees half a page.
     An ``out_path`` that is a folder, or lies under a file, raises :class:`~ragexam.errors.InputError`
     before anything is rendered.
@@ -221,7 +244,7 @@ def write_report(summary: Any, per_question: Sequence[Mapping[str, Any]], out_pa
     from ragexam.storage.paths import check_output_file
 
     out = check_output_file(out_path, option="out_path")
-    text = render_report(summary, per_question, answers)
+    text = render_report(summary, per_question, answers, lang)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=str(out.parent))
     try:

@@ -6,6 +6,12 @@ styled by :data:`FRAGMENT_CSS`.
 
 Every user-provided string is HTML-escaped; no fragment carries an inline style or script (``ragexam serve``'s
 content security policy forbids both): colours are classes (:func:`ragexam.report.svg.color_class`).
+
+Every text is a key of the report's catalogue (:mod:`ragexam.report.strings`) in the language of
+:func:`ragexam.report.i18n.current`: English unless the caller chose another (``ragexam serve`` on a Korean page;
+:func:`ragexam.report.html.render_report` with ``lang``); the English is the report's as it always was, byte for
+byte.  What ragexam computed in words (a comparison's verdict, a warning, a reason) stays English, marked
+``lang="en"`` on a page in another language.
 """
 
 from __future__ import annotations
@@ -17,12 +23,13 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from ragexam import fmt
 from ragexam.report import svg
 from ragexam.report.highlight import highlight_html
+from ragexam.report.i18n import Html, current
 from ragexam.report.views import MissedEntry, RunView, fmt_e as _e, interval
 from ragexam.storage.score_summary import JudgeSection
 from ragexam.storage.summary import Comparison, MissedQuestion, RetrievedChunk
 
 __all__ = ["FRAGMENT_CSS", "scores", "judge", "rerank", "plots", "missed_detail", "dataset", "settings",
-           "attribution", "type_charts", "legend", "comparison_class", "kv_table", "value_cell"]
+           "attribution", "type_charts", "legend", "comparison_class", "kv_table", "value_cell", "data_html"]
 
 #: the style of every fragment (fonts are the page's: ``%MONO%`` is replaced by the monospace stack)
 FRAGMENT_CSS = """
@@ -88,13 +95,44 @@ details>summary{cursor:pointer;color:var(--accent);margin:6px 0}
 """ + svg.PALETTE_CSS + "\n"
 
 
-def kv_table(pairs: Sequence[Tuple[str, Any]]) -> str:
+def _t(key: str, **values: Any) -> Html:
+    """The catalogue's text ``key`` in the current language (:mod:`ragexam.report.i18n`)."""
+    return current().t(key, **values)
+
+
+def _en() -> str:
+    """`` lang="en"`` on a page in another language, for words ragexam computed in English (``""`` in English)."""
+    return "" if current().code == "en" else ' lang="en"'
+
+
+def _computed(x: Any) -> str:
+    """What ragexam computed in English words (a verdict, a reason, a warning) as HTML: escaped, and on a page in
+    another language marked ``lang="en"``."""
+    return _e(x) if current().code == "en" else f'<span lang="en">{_e(x)}</span>'
+
+
+def data_html(x: Any) -> str:
+    """Data (a question, an answer, a model's name) as HTML: escaped, and on a page in another language than English
+    marked ``class="data"`` (its words are the data's, not the page's)."""
+    return _e(x) if current().code == "en" else f'<span class="data">{_e(x)}</span>'
+
+
+def _html(x: Any) -> str:
+    """``x`` as HTML: a catalogue text as it is, anything else escaped."""
+    return str(x) if isinstance(x, Html) else _e(x)
+
+
+def kv_table(pairs: Sequence[Tuple[str, Any]], names: bool = False) -> str:
+    """Rows of a key and its value (a value that is not text as JSON; a catalogue text as it is).  ``names``: the
+    keys and values are names and data (config keys and values), marked ``class="data"`` on a page in another
+    language than English."""
     rows = []
     for k, v in pairs:
         if not isinstance(v, str):
             v = json.dumps(v, ensure_ascii=False)
-        rows.append(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>")
-    return f'<table class="kv">{"".join(rows)}</table>'
+        rows.append(f"<tr><th>{_html(k)}</th><td>{_html(v)}</td></tr>")
+    cls = "kv data" if names and current().code != "en" else "kv"
+    return f'<table class="{cls}">{"".join(rows)}</table>'
 
 
 def value_cell(v: Any, pair: Any, cls: str = "num") -> str:
@@ -105,10 +143,10 @@ def value_cell(v: Any, pair: Any, cls: str = "num") -> str:
 
 
 def legend(view: RunView) -> str:
-    items = "".join(f'<span><i class="sw {svg.color_class(i)}"></i>{_e(p)}'
-                    f'{" <small>(baseline)</small>" if i == 0 and len(view.pipelines) > 1 else ""}</span>'
+    base = f' <small>{_t("r.legend.baseline")}</small>' if len(view.pipelines) > 1 else ""
+    items = "".join(f'<span><i class="sw {svg.color_class(i)}"></i>{_e(p)}{base if i == 0 else ""}</span>'
                     for i, p in enumerate(view.pipelines))
-    return f'<div class="legend" aria-label="pipelines">{items}</div>'
+    return f'<div class="legend" aria-label="{_t("r.legend.label")}">{items}</div>'
 
 
 # -- scores --------------------------------------------------------------------------------------------------
@@ -117,17 +155,15 @@ def legend(view: RunView) -> str:
 def scores(view: RunView) -> str:
     """The metric table (main metrics, 95% intervals, the best mean in bold), the unretrieved questions and the
     comparisons against the baseline."""
-    out = ['<section id="scores"><h2>Scores</h2>',
-           '<p class="note">Means over the scored (answerable) questions; below each, the 95% '
-           "percentile-bootstrap confidence interval over questions. Bold: the best mean in the column.</p>"]
+    out = [f'<section id="scores"><h2>{_t("r.scores.title")}</h2>', f'<p class="note">{_t("r.scores.note")}</p>']
     best: Dict[str, float] = {}
     for m in view.metrics:
         vals = [v for v in (view.result(p).metrics.get(m) for p in view.pipelines) if fmt.is_number(v)]
         if vals:
             best[m] = max(vals)
     head = "".join(f'<th class="num">{_e(m)}</th>' for m in view.metrics)
-    out.append(f'<div class="scroll"><table class="metrics"><thead><tr><th>pipeline</th><th class="num">n</th>{head}'
-               "</tr></thead><tbody>")
+    out.append(f'<div class="scroll"><table class="metrics"><thead><tr><th>{_t("r.col.pipeline")}</th>'
+               f'<th class="num">n</th>{head}</tr></thead><tbody>')
     for p in view.pipelines:
         res = view.result(p)
         cells = []
@@ -141,12 +177,12 @@ def scores(view: RunView) -> str:
     out.append(unretrieved(view))
     chunking = view.summary.chunking
     if chunking is not None and chunking.size_warning:
-        out.append(f'<p class="box warn" id="size-warning">{_e(chunking.size_warning)}</p>')
+        out.append(f'<p class="box warn" id="size-warning">{_computed(chunking.size_warning)}</p>')
     out.append(budget_table(view))
     if view.summary.comparisons:
         out.append(comparisons(view, view.summary.comparisons))
     elif len(view.pipelines) > 1:
-        out.append('<p class="note">No comparisons in this run.</p>')
+        out.append(f'<p class="note">{_t("r.scores.no_comparisons")}</p>')
     if view.summary.budget_comparisons:
         out.append(comparisons(view, view.summary.budget_comparisons, budget=True))
     out.append("</section>")
@@ -160,12 +196,12 @@ def budget_table(view: RunView) -> str:
     if not cols:
         return ""
     budgets = view.summary.chunking.budgets if view.summary.chunking is not None else []
-    spent = " or ".join(f"{b[:-1]} {'characters' if b.endswith('c') else 'tokens'}" for b in budgets)
-    out = [f'<h3 id="budget">At an equal context budget</h3><p class="note">Each ranked list read until '
-           f"{_e(spent or 'the budget')} are spent (a chunk straddling the budget counts by its share inside), so "
-           "chunkers of different size get the same context; mean and 95% bootstrap interval.</p>"
-           '<div class="scroll"><table class="metrics budget"><thead><tr><th>pipeline</th>'
-           '<th class="num">mean chars</th>' + "".join(f'<th class="num">{_e(m)}</th>' for m in cols)
+    spent = _t("r.budget.or").join(
+        _t("r.budget.chars" if b.endswith("c") else "r.budget.tokens", n=b[:-1]) for b in budgets)
+    out = [f'<h3 id="budget">{_t("r.budget.title")}</h3><p class="note">'
+           f'{_t("r.budget.note", spent=Html(spent) if spent else _t("r.budget.the_budget"))}</p>'
+           f'<div class="scroll"><table class="metrics budget"><thead><tr><th>{_t("r.col.pipeline")}</th>'
+           f'<th class="num">{_t("r.budget.mean_chars")}</th>' + "".join(f'<th class="num">{_e(m)}</th>' for m in cols)
            + "</tr></thead><tbody>"]
     for p in view.pipelines:
         res, size = view.result(p), view.summary.chunk_sizes(p)
@@ -183,21 +219,22 @@ def unretrieved(view: RunView) -> str:
         res = view.result(p)
         un = res.unretrieved
         if un.n:
-            kinds = ", ".join(f"{_e(k)} {_e(n)}" for k, n in un.by_kind.items())
-            qs = "; ".join(f"<code>{_e(x.query_id)}</code>: {_e(x.reason)}" for x in un.questions[:10])
+            kinds = ", ".join(f"{k} {n}" for k, n in un.by_kind.items())
+            qs = "; ".join(f"<code>{_e(x.query_id)}</code>: {_computed(x.reason)}" for x in un.questions[:10])
             n = un.n_scored if un.n_scored is not None else un.n
-            items.append(f'<li class="warn"><b>{_e(p)}</b> unretrieved {_e(n)} of {_e(res.n)} scored questions '
-                         f"({kinds}), graded as misses: {qs}</li>")
+            items.append(f'<li class="warn"><b>{_e(p)}</b> '
+                         + _t("r.unretrieved", n=n, total=res.n, kinds=Html(_computed(kinds)), questions=Html(qs))
+                         + "</li>")
         lat = res.latency
         if lat is not None:
-            items.append(f"<li><b>{_e(p)}</b> latency per question: median {fmt.num(lat.median)} s, p95 "
-                         f"{fmt.num(lat.p95)} s, max {fmt.num(lat.max)} s (n {_e(lat.n)})</li>")
+            items.append(f"<li><b>{_e(p)}</b> " + _t("r.latency", median=fmt.num(lat.median), p95=fmt.num(lat.p95),
+                                                       max=fmt.num(lat.max), n=lat.n) + "</li>")
         if res.produced_nothing:
-            items.append(f'<li class="warn"><b>{_e(p)}</b> produced nothing: {_e(res.produced_nothing)}</li>')
+            items.append(f'<li class="warn"><b>{_e(p)}</b> {_t("r.produced_nothing")} '
+                         f'{_computed(res.produced_nothing)}</li>')
         if res.n_evidence_split:
-            items.append(f'<li class="warn"><b>{_e(p)}</b> {_e(fmt.plural(res.n_evidence_split, "missed question"))} '
-                         f"evidence_split: the chunking cut the evidence (a chunk of the top {view.k} holds part of "
-                         "it) -- a chunking miss, not a retrieval miss</li>")
+            items.append(f'<li class="warn"><b>{_e(p)}</b> {_t("r.evidence_split", n=res.n_evidence_split, k=view.k)}'
+                         "</li>")
     return f'<ul class="note">{"".join(items)}</ul>' if items else ""
 
 
@@ -219,13 +256,7 @@ def _class_of(c: Comparison) -> str:
 def comparisons(view: RunView, comps: Sequence[Comparison], budget: bool = False) -> str:
     """The paired comparisons (``budget``: those at an equal context budget, each chunker against the first
     chunker with the same retriever), one column group per pair, and every verdict in words."""
-    title = ("Comparisons at an equal context budget" if budget else "Comparisons against the baseline")
-    out = [f"<h3>{title}</h3>"
-           '<p class="note">diff = pipeline − baseline on the same questions, with its 95% paired-bootstrap '
-           "interval; p from the paired randomization test, and p Holm-adjusted over the metrics of each pair. "
-           '<span class="sig-up">▲ green</span> / <span class="sig-down">▼ red</span>: significant after Holm '
-           "(p &lt; 0.05) and the interval excludes 0. Hover a cell for its verdict; all verdicts are listed "
-           "below the table.</p>"]
+    out = [f'<h3>{_t("r.cmp.title_budget" if budget else "r.cmp.title")}</h3><p class="note">{_t("r.cmp.note")}</p>']
     pairs: Dict[Tuple[str, str], Dict[str, Comparison]] = {}
     for c in comps:
         pairs.setdefault((c.pipeline, c.baseline), {})[c.metric] = c
@@ -235,12 +266,14 @@ def comparisons(view: RunView, comps: Sequence[Comparison], budget: bool = False
     pair_list = list(pairs)
     bases = sorted({b for _, b in pair_list})
     if len(bases) == 1:
-        out.append(f'<p class="note">Baseline: {view.dot(bases[0])}<b>{_e(bases[0])}</b></p>')
-    top = "".join(f'<th colspan="3" class="grp">{view.dot(p)}{_e(p)}{"" if len(bases) == 1 else f" vs {_e(b)}"}</th>'
+        out.append(f'<p class="note">{_t("r.cmp.baseline")}{view.dot(bases[0])}<b>{_e(bases[0])}</b></p>')
+    vs = _t("r.cmp.vs")
+    top = "".join(f'<th colspan="3" class="grp">{view.dot(p)}{_e(p)}{"" if len(bases) == 1 else f"{vs}{_e(b)}"}</th>'
                   for p, b in pair_list)
-    sub = '<th class="num">diff</th><th class="num">95% CI</th><th class="num">p / Holm</th>' * len(pair_list)
-    out.append(f'<div class="scroll"><table class="comparisons"><thead><tr><th rowspan="2">metric</th>{top}</tr>'
-               f"<tr>{sub}</tr></thead><tbody>")
+    sub = (f'<th class="num">{_t("r.cmp.diff")}</th><th class="num">{_t("r.cmp.ci")}</th>'
+           f'<th class="num">{_t("r.cmp.p_holm")}</th>') * len(pair_list)
+    out.append(f'<div class="scroll"><table class="comparisons"><thead><tr><th rowspan="2">{_t("r.col.metric")}</th>'
+               f"{top}</tr><tr>{sub}</tr></thead><tbody>")
     for m in metrics:
         cells = []
         for key in pair_list:
@@ -250,20 +283,21 @@ def comparisons(view: RunView, comps: Sequence[Comparison], budget: bool = False
                 continue
             cls = _class_of(c)
             arrow = {"sig-up": "▲ ", "sig-down": "▼ "}.get(cls, "")
-            tip = _e(c.verdict)
-            cells.append(f'<td class="num {cls}" title="{tip}">{arrow}{fmt.signed(c.diff)}</td><td class="num ci2" '
-                         f'title="{tip}">{fmt.signed_ci(c.ci95)}</td><td class="num ci2" title="{tip}">'
+            tip = f'title="{_e(c.verdict)}"{_en()}'  # the verdict on hover: ragexam's words
+            cells.append(f'<td class="num {cls}" {tip}>{arrow}{fmt.signed(c.diff)}</td><td class="num ci2" '
+                         f'{tip}>{fmt.signed_ci(c.ci95)}</td><td class="num ci2" {tip}>'
                          f'{_e(fmt.p_value(c.p_value))} / {_e(fmt.p_value(c.p_holm))}</td>')
         out.append(f"<tr><th>{_e(m)}</th>{''.join(cells)}</tr>")
     out.append("</tbody></table></div>")
-    out.append(f"<details><summary>All {'budget ' if budget else ''}verdicts in words ({len(comps)})</summary>"
-               '<table class="verdicts"><thead><tr><th>pipeline</th><th>metric</th><th class="num">n</th>'
-               '<th class="num">min. detectable</th><th>p from</th><th>verdict</th></tr></thead><tbody>')
+    out.append(f'<details><summary>{_t("r.cmp.all_budget" if budget else "r.cmp.all", n=len(comps))}</summary>'
+               f'<table class="verdicts"><thead><tr><th>{_t("r.col.pipeline")}</th><th>{_t("r.col.metric")}</th>'
+               f'<th class="num">n</th><th class="num">{_t("r.cmp.mdd")}</th><th>{_t("r.cmp.p_from")}</th>'
+               f'<th>{_t("r.cmp.verdict")}</th></tr></thead><tbody>')
     for c in comps:
+        method = _t(_P_FROM[c.method]) if c.method in _P_FROM else _e(c.method or fmt.MISSING)
         out.append(f'<tr><td>{_e(c.pipeline)}</td><td>{_e(c.metric)}</td><td class="num">{_e(c.n)}</td>'
-                   f'<td class="num">{fmt.num(c.mdd)}</td>'
-                   f'<td>{_e(_P_FROM.get(c.method or "", c.method or fmt.MISSING))}</td>'
-                   f'<td class="verdict {_class_of(c)}">{_e(c.verdict)}</td></tr>')
+                   f'<td class="num">{fmt.num(c.mdd)}</td><td>{method}</td>'
+                   f'<td class="verdict {_class_of(c)}"{_en()}>{_e(c.verdict)}</td></tr>')
     out.append("</tbody></table></details>")
     return "".join(out)
 
@@ -278,15 +312,14 @@ def judge(jd: Optional[JudgeSection], dot: Callable[[str], str]) -> str:
     if jd is None or not jd.summary:
         return ""
     repeat = int(jd.repeat or 1)
-    out = ['<section id="judge"><h2>LLM judge</h2>',
-           f'<p class="note">{_e(jd.model)} at {_e(jd.endpoint)}, prompts {_e(jd.language)}, '
-           f'{_e(fmt.plural(repeat, "repeat"))}. Means and pass rates over the judged answers only (unjudged answers '
-           "are counted, never averaged in); below each, the 95% percentile-bootstrap interval.</p>"]
-    cols = ["pipeline", "metric", "mean", "pass rate", "coverage"] + (["flipped", "ties"] if repeat > 1 else []) + \
+    note = _t("r.judge.note", model=Html(data_html(jd.model)), endpoint=Html(data_html(jd.endpoint)),
+              language=jd.language, n=repeat)
+    out = [f'<section id="judge"><h2>{_t("r.judge.title")}</h2>', f'<p class="note">{note}</p>']
+    cols = ["pipeline", "metric", "mean", "pass_rate", "coverage"] + (["flipped", "ties"] if repeat > 1 else []) + \
         ["unjudged"]
     out.append('<div class="scroll"><table class="metrics"><thead><tr>' + "".join(
-        f'<th{"" if c in ("pipeline", "metric", "unjudged") else " class=num"}>{_e(c)}</th>' for c in cols)
-        + "</tr></thead><tbody>")
+        f'<th{"" if c in ("pipeline", "metric", "unjudged") else " class=num"}>{_t(_JUDGE_COLS[c])}</th>'
+        for c in cols) + "</tr></thead><tbody>")
     for p, ms in jd.summary.items():
         for m, s in ms.items():
             row = [f"<td>{dot(p)}{_e(p)}</td>", f"<td>{_e(m)}</td>", value_cell(s.mean, s.ci95),
@@ -297,12 +330,12 @@ def judge(jd: Optional[JudgeSection], dot: Callable[[str], str]) -> str:
             out.append("<tr>" + "".join(row) + "</tr>")
     out.append("</tbody></table></div>")
     if jd.vs_evidence:
-        out.append('<h3>The judge beside the evidence</h3><p class="note">The same contexts graded twice: by the '
-                   "judge, and without an LLM from the question's evidence spans. Where they disagree, either the "
-                   "judge is wrong or the evidence is too narrow.</p>")
-        out.append('<div class="scroll"><table class="metrics"><thead><tr><th>pipeline</th><th>judge</th>'
-                   '<th class="num">value</th><th>evidence</th><th class="num">value</th><th class="num">agree</th>'
-                   "<th>disagreeing questions</th></tr></thead><tbody>")
+        out.append(f'<h3>{_t("r.judge.vs_title")}</h3><p class="note">{_t("r.judge.vs_note")}</p>')
+        out.append(f'<div class="scroll"><table class="metrics"><thead><tr><th>{_t("r.col.pipeline")}</th>'
+                   f'<th>{_t("r.judge.col.judge")}</th><th class="num">{_t("r.judge.col.value")}</th>'
+                   f'<th>{_t("r.judge.col.evidence")}</th><th class="num">{_t("r.judge.col.value")}</th>'
+                   f'<th class="num">{_t("r.judge.col.agree")}</th><th>{_t("r.judge.col.disagreeing")}</th>'
+                   "</tr></thead><tbody>")
         for p, comps in jd.vs_evidence.items():
             for c in comps:
                 ids = ", ".join(d.query_id for d in c.disagreements)
@@ -323,23 +356,21 @@ def rerank(view: RunView) -> str:
     recall ceiling, the queries it could not rerank, latency and cost."""
     if not view.summary.rerank:
         return ""
-    out = ['<section id="rerank"><h2>Rerank stage</h2><p class="note">Each reranked pipeline against its own first '
-           "stage, on the same questions: difference of the means, paired-bootstrap 95% interval, reading after "
-           "Holm's correction. A reranker can only reorder the first stage's top candidates: the recall ceiling is "
-           "the share of questions with a relevant unit among them.</p>"]
+    out = [f'<section id="rerank"><h2>{_t("r.rerank.title")}</h2><p class="note">{_t("r.rerank.note")}</p>']
     for name, b in view.summary.rerank.items():
         after = view.result(name).metrics
         out.append(f"<h3>{view.dot(name)}{_e(name)}</h3>"
-                   f'<p class="note">first stage <code>{_e(b.first_stage)}</code>, top {_e(b.top)} '
-                   f"reranked by <code>{_e(b.reranker)}</code></p>")
-        out.append('<div class="scroll"><table><thead><tr><th>metric</th><th class="num">first stage</th>'
-                   '<th class="num">reranked</th><th class="num">lift</th><th class="num">95% CI</th>'
-                   '<th class="num">p (Holm)</th><th>reading</th></tr></thead><tbody>')
+                   f'<p class="note">{_t("r.rerank.stage", first=b.first_stage, top=b.top, reranker=b.reranker)}</p>')
+        out.append(f'<div class="scroll"><table><thead><tr><th>{_t("r.col.metric")}</th>'
+                   f'<th class="num">{_t("r.rerank.col.first")}</th><th class="num">{_t("r.rerank.col.reranked")}</th>'
+                   f'<th class="num">{_t("r.rerank.col.lift")}</th><th class="num">{_t("r.cmp.ci")}</th>'
+                   f'<th class="num">{_t("r.rerank.col.p")}</th><th>{_t("r.rerank.col.reading")}</th>'
+                   "</tr></thead><tbody>")
         for c in b.comparisons:
             out.append(f"<tr><td>{_e(c.metric)}</td><td class=num>{fmt.num(b.first_stage_metrics.get(c.metric))}</td>"
                        f"<td class=num>{fmt.num(after.get(c.metric))}</td><td class=num>{fmt.signed(c.diff)}</td>"
                        f"<td class=num>{fmt.signed_ci(c.ci95)}</td><td class=num>{fmt.p_value(c.p_holm)}</td>"
-                       f"<td>{_e(c.reading)}</td></tr>")
+                       f"<td{_en()}>{_e(c.reading)}</td></tr>")
         out.append("</tbody></table></div>")
         out.append("<ul>" + "".join(f"<li>{x}</li>" for x in _rerank_items(b)) + "</ul>")
     out.append("</section>")
@@ -348,50 +379,54 @@ def rerank(view: RunView) -> str:
 
 def _rerank_items(b: Any) -> List[str]:
     ceil, st = b.ceiling, b.status
-    items = [f"first stage recall@{_e(ceil.top)}: {fmt.num(ceil.recall_at_top)} ({_e(ceil.n_within)} questions); "
-             f"of {_e(ceil.misses)} misses at k={_e(ceil.k)}, {_e(ceil.misses_outside)} lay outside the candidates "
-             f"(no reranker can fix them) and {_e(ceil.misses_inside)} inside"]
+    items = [_t("r.rerank.ceiling", top=ceil.top, recall=fmt.num(ceil.recall_at_top), within=ceil.n_within,
+                misses=ceil.misses, k=ceil.k, outside=ceil.misses_outside, inside=ceil.misses_inside)]
     if b.by_type:
-        items.append("lift by type: " + "; ".join(
+        items.append(_t("r.rerank.by_type") + "; ".join(
             f"{_e(t)} (n {_e(v.n)}): " + ", ".join(f"{_e(m)} {fmt.signed(d)}" for m, d in list(v.lift.items())[:3])
             for t, v in b.by_type.items()))
-    for what, xs in (("fixed", b.fixed), ("broken", b.broken)):
-        items.append(f"{what} {len(xs)}" + (": " + ", ".join(
+    for what, xs in (("r.rerank.fixed", b.fixed), ("r.rerank.broken", b.broken)):
+        items.append(_t(what, n=len(xs)) + (": " + ", ".join(
             f"<code>{_e(x.query_id)}</code> ({_e(x.first_rank_before)} → {_e(x.first_rank_after)})"
             for x in xs[:20]) if xs else ""))
-    items.append(f"queries: {_e(st.reranked)} reranked, {_e(st.partial)} partly (unjudged candidates keep their "
-                 f"place), {_e(st.failed)} failed (first-stage order kept)"
-                 + (": " + "; ".join(f"<code>{_e(x.query_id)}</code> {_e(x.reason)}" for x in st.questions[:10])
+    items.append(_t("r.rerank.queries", reranked=st.reranked, partial=st.partial, failed=st.failed)
+                 + (": " + "; ".join(f"<code>{_e(x.query_id)}</code> {_computed(x.reason)}" for x in st.questions[:10])
                     if st.failed else ""))
     if b.latency is not None:
         lat = b.latency
-        items.append(f"latency per query: median {fmt.num(lat.median)} s, p95 {fmt.num(lat.p95)} s, "
-                     f"max {fmt.num(lat.max)} s (n {_e(lat.n)}, as measured when called)")
+        items.append(_t("r.rerank.latency", median=fmt.num(lat.median), p95=fmt.num(lat.p95), max=fmt.num(lat.max),
+                        n=lat.n))
     if b.usage:
-        items.append("the reranker's work: " + _e(usage_words(b.usage)))
+        items.append(_t("r.rerank.work") + usage_words(b.usage))
     return items
 
 
-#: how a comparison's p-value was computed (``Comparison.method``), in words
-_P_FROM = {"exact": "every sign pattern", "approximate": "random sign flips"}
-#: what each count of a rerank stage's ``usage`` is, in words (``{}``: the count)
-_USAGE_WORDS = {"calls": "{} calls made now", "cached": "{} answered from the cache", "failed": "{} calls failed",
-                "requests": "{} HTTP requests", "texts_embedded": "{} texts embedded",
-                "prompt_tokens": "{} prompt tokens", "completion_tokens": "{} completion tokens"}
+#: how a comparison's p-value was computed (``Comparison.method``): the catalogue's words
+_P_FROM = {"exact": "r.p_from.exact", "approximate": "r.p_from.approximate"}
+#: what each count of a rerank stage's ``usage`` is: the catalogue's words (``{n}``: the count)
+_USAGE_WORDS = {"calls": "r.usage.calls", "cached": "r.usage.cached", "failed": "r.usage.failed",
+                "requests": "r.usage.requests", "texts_embedded": "r.usage.texts_embedded",
+                "prompt_tokens": "r.usage.prompt_tokens", "completion_tokens": "r.usage.completion_tokens"}
+#: the judge table's columns: the catalogue's words
+#: the dataset card's rows of the chunking (:func:`ragexam.report.console_run._chunking_rows`): the catalogue's words
+_CHUNKING_ROWS = {"chunks": "r.ds.chunking", "budget": "r.ds.budget"}
+_JUDGE_COLS = {"pipeline": "r.col.pipeline", "metric": "r.col.metric", "mean": "r.judge.col.mean",
+               "pass_rate": "r.judge.col.pass_rate", "coverage": "r.judge.col.coverage",
+               "flipped": "r.judge.col.flipped", "ties": "r.judge.col.ties", "unjudged": "r.judge.col.unjudged"}
 
 
 def usage_words(usage: Dict[str, Any]) -> str:
-    """A stage's ``usage`` (``{"texts_embedded": 2394}``) in plain words: ``2,394 texts embedded``."""
+    """A stage's ``usage`` (``{"texts_embedded": 2394}``) in words, as HTML: ``2,394 texts embedded``."""
     out = []
     for key, value in usage.items():
         if key == "cost_usd":
-            out.append(f"cost {fmt.cost(value)}")
+            out.append(_t("r.usage.cost", cost=fmt.cost(value)))
         elif key == "model":
-            out.append(f"model {value}")
+            out.append(_t("r.usage.model", model=str(value)))
         elif key in _USAGE_WORDS:
-            out.append(_USAGE_WORDS[key].format(f"{value:,}" if isinstance(value, int) else value))
+            out.append(_t(_USAGE_WORDS[key], n=f"{value:,}" if isinstance(value, int) else str(value)))
         else:
-            out.append(f"{str(key).replace('_', ' ')}: {value}")
+            out.append(_e(f"{str(key).replace('_', ' ')}: {value}"))
     return ", ".join(out)
 
 
@@ -401,13 +436,11 @@ def p_value_note(comparisons: Sequence[Comparison], n_permutations: Optional[int
     approx = sum(1 for c in comparisons if c.method == "approximate")
     parts = []
     if exact:
-        parts.append(f"{fmt.plural(exact, 'comparison')} exactly (every pattern of signs of the per-question "
-                     "differences counted)")
+        parts.append(current().text("r.p_note.exact", n=exact))
     if approx:
-        flips = f" ({n_permutations:,} of them)" if n_permutations else ""
-        parts.append(f"{fmt.plural(approx, 'comparison')} from random sign flips of the per-question "
-                     f"differences{flips}")
-    return f"How the p-values were computed: {'; '.join(parts)}." if parts else ""
+        parts.append(current().text("r.p_note.approximate_of" if n_permutations else "r.p_note.approximate", n=approx,
+                                    flips=f"{n_permutations:,}" if n_permutations else ""))
+    return current().text("r.p_note", parts="; ".join(parts)) if parts else ""
 
 
 # -- plots ---------------------------------------------------------------------------------------------------
@@ -425,14 +458,15 @@ def _sorted_keys(keys) -> List[str]:
 def _sweep_charts(view: RunView) -> str:
     ks = _sorted_keys(dict.fromkeys(k for p in view.pipelines for k in view.result(p).sweep))
     if not ks:
-        return '<p class="note">This run has no metric@K sweep.</p>'
+        return f'<p class="note">{_t("r.plots.no_sweep")}</p>'
     charts = []
-    for key, label in (("p", "Precision@K"), ("r", "Recall@K"), ("f1", "F1@K")):
+    text = current().text
+    for key, name in (("p", "r.plots.precision"), ("r", "r.plots.recall"), ("f1", "r.plots.f1")):
         series = []
         for p in view.pipelines:
             sweep = view.result(p).sweep
             series.append((p, [getattr(sweep[k], key) if k in sweep else None for k in ks]))
-        charts.append(svg.line_chart(label, ks, series, y_label=label.split("@")[0],
+        charts.append(svg.line_chart(text("r.plots.at_k", name=text(name)), ks, series, y_label=text(name),
                                      value_name=key.upper() if key != "f1" else "F1",
                                      data_attrs={"plot": f"sweep-{key}"}))
     return '<div class="charts">' + "".join(charts) + "</div>"
@@ -441,15 +475,14 @@ def _sweep_charts(view: RunView) -> str:
 def _fbeta_charts(view: RunView) -> str:
     betas = _sorted_keys(dict.fromkeys(b for p in view.pipelines for b in view.result(p).fbeta))
     if not betas:
-        return '<p class="note">This run has no F-beta sweep.</p>'
+        return f'<p class="note">{_t("r.plots.no_fbeta")}</p>'
     charts = []
     for b in betas:
         ks = _sorted_keys(dict.fromkeys(k for p in view.pipelines for k in view.result(p).fbeta.get(b) or {}))
         series = [(p, [(view.result(p).fbeta.get(b) or {}).get(k) for k in ks]) for p in view.pipelines]
-        charts.append(svg.line_chart(f"F-beta@K, β = {b}", ks, series, y_label=f"F{b}", value_name=f"F{b}",
-                                     data_attrs={"plot": f"fbeta-{b}"}))
-    return ('<p class="note">β &lt; 1 weighs precision more, β &gt; 1 recall more (β = 1 is F1).</p>'
-            '<div class="charts">' + "".join(charts) + "</div>")
+        charts.append(svg.line_chart(current().text("r.plots.fbeta", beta=b), ks, series, y_label=f"F{b}",
+                                     value_name=f"F{b}", data_attrs={"plot": f"fbeta-{b}"}))
+    return f'<p class="note">{_t("r.plots.fbeta_note")}</p><div class="charts">' + "".join(charts) + "</div>"
 
 
 def type_charts(view: RunView) -> str:
@@ -458,11 +491,11 @@ def type_charts(view: RunView) -> str:
     metrics = [m for m in view.metrics + [x for x in view.all_metrics if x not in view.metrics]
                if any(m in (view.result(p).by_type.get(t) or {}) for p in view.pipelines for t in types)]
     if not types or not metrics:
-        return '<p class="note">This run has no per-type breakdown.</p>'
+        return f'<p class="note">{_t("r.plots.no_types")}</p>'
     default = view.headline if view.headline in metrics else metrics[0]
     opts = "".join(f'<option value="{_e(m)}"{" selected" if m == default else ""}>{_e(m)}</option>' for m in metrics)
-    out = [f'<div class="filters"><label>metric <select id="type-metric">{opts}</select></label>'
-           '<span class="note">whiskers: 95% CI within the type</span></div><div class="charts">']
+    out = [f'<div class="filters"><label>{_t("r.col.metric")} <select id="type-metric">{opts}</select></label>'
+           f'<span class="note">{_t("r.plots.whiskers")}</span></div><div class="charts">']
     width = max(360, min(900, 110 * len(types) * max(1, len(view.pipelines)) // 2 + 120))
     groups = []
     for t in types:
@@ -480,8 +513,9 @@ def type_charts(view: RunView) -> str:
                 vals.append((float(v), ci[0] if ci else None, ci[1] if ci else None) if fmt.is_number(v) else None)
             series.append((p, vals))
         top = max([v[2] if v[2] is not None else v[0] for _, vs in series for v in vs if v] + [0.0])
-        chart = svg.bar_chart(f"{m} by question type", groups, series, y_label=m, y_max=1.0 if top <= 1.0 else None,
-                              width=width, data_attrs={"plot": "by-type", "metric": m})
+        chart = svg.bar_chart(current().text("r.plots.by_type", metric=m), groups, series, y_label=m,
+                              y_max=1.0 if top <= 1.0 else None, width=width,
+                              data_attrs={"plot": "by-type", "metric": m})
         out.append(f'<div class="type-chart" data-metric="{_e(m)}"{"" if m == default else " hidden"}>{chart}</div>')
     out.append("</div>")
     return "".join(out)
@@ -497,9 +531,10 @@ def _rank_bins(depth: Optional[int]) -> List[Tuple[str, int, Optional[int]]]:
 
 def _rank_chart(view: RunView) -> str:
     if not view.rows:
-        return '<p class="note">per_question.csv was not available, so ranks cannot be shown.</p>'
+        return f'<p class="note">{_t("r.plots.no_rows")}</p>'
+    text = current().text
     bins = _rank_bins(view.summary.config.depth)
-    groups = [b[0] for b in bins] + ["not found"]
+    groups = [b[0] for b in bins] + [text("r.not_found")]
     ranks_of: Dict[str, List[Optional[int]]] = {p: [] for p in view.pipelines}
     for r in view.rows:
         if r.answerable and r.pipeline in ranks_of:
@@ -511,13 +546,13 @@ def _rank_chart(view: RunView) -> str:
         counts = [sum(1 for x in ranks if x is not None and lo <= x and (hi is None or x <= hi)) for _, lo, hi in bins]
         counts.append(sum(1 for x in ranks if x is None))
         series.append((p, [(c / n, None, None) if n else None for c in counts]))
-        tips.append([f"{p} · rank {g}: {c} of {fmt.plural(n, 'question')} ({fmt.percent(c / n if n else 0, 1)})"
-                     for g, c in zip(groups, counts)])
-    chart = svg.bar_chart("Rank of the first correct chunk", groups, series, y_label="share of questions",
-                          x_label="first-correct rank", percent=True, tooltips=tips,
+        tips.append([text("r.plots.rank_tip", pipeline=p, group=g, count=c, n=n,
+                          share=fmt.percent(c / n if n else 0, 1)) for g, c in zip(groups, counts)])
+    chart = svg.bar_chart(text("r.plots.rank_title"), groups, series, y_label=text("r.plots.rank_y"),
+                          x_label=text("r.plots.rank_x"), percent=True, tooltips=tips,
                           width=max(520, 36 * len(groups) * max(1, len(view.pipelines)) // 2 + 80),
                           marker_after=view.k - 1 if view.k <= 10 else None,
-                          marker_label=f"missed beyond k={view.k}", data_attrs={"plot": "first-rank"})
+                          marker_label=text("r.plots.rank_marker", k=view.k), data_attrs={"plot": "first-rank"})
     return f'<div class="charts">{chart}</div>'
 
 
@@ -531,9 +566,7 @@ def attribution(att: Dict[str, Dict[str, Dict[str, int]]], order: Sequence[str],
     ``order`` first): questions per type (rows) by the stage that lost the answer (columns); with ``link`` each
     cell is a link (``ragexam serve``: to its questions)."""
     if not att:
-        return ('<p class="note box">No stage attribution in this run: it appears after answer scoring '
-                "(<code>ragexam score</code>), which says for each question whether retrieval, chunking or "
-                "generation lost the answer.</p>")
+        return f'<p class="note box">{_t("r.plots.no_attribution")}</p>'
     charts = []
     for p in [p for p in order if p in att] + [p for p in att if p not in order]:
         by_type = att[p]
@@ -542,19 +575,19 @@ def attribution(att: Dict[str, Dict[str, Dict[str, int]]], order: Sequence[str],
         matrix = [[int(by_type[t].get(s, 0)) for s in stages] for t in rows]
         links = [[link(p, t, s) for s in stages] for t in rows] if link is not None else None
         charts.append(svg.heatmap(str(p), rows, stages, matrix, data_attrs={"plot": "attribution"}, links=links))
-    return ('<p class="note">Questions per type (rows) by the stage that lost the answer (columns); shading: '
-            'share of the row.' + (" Open a cell for its questions." if link is not None else "") +
+    return (f'<p class="note">{_t("r.plots.attribution_note")}' + (_t("r.plots.attribution_open") if link is not None
+                                                                   else "") +
             '</p><div class="charts">' + "".join(charts) + "</div>")
 
 
 def plots(view: RunView, link: Optional[CellLink] = None) -> str:
     return "".join([
-        '<section id="plots"><h2>Plots</h2>', legend(view),
-        "<h3>Precision, recall and F1 by K</h3>", _sweep_charts(view),
-        "<h3>F-beta by β</h3>", _fbeta_charts(view),
-        "<h3>By question type</h3>", type_charts(view),
-        "<h3>First-correct ranks</h3>", _rank_chart(view),
-        "<h3>Stage attribution</h3>", attribution(view.attribution, view.pipelines, link),
+        f'<section id="plots"><h2>{_t("r.plots.title")}</h2>', legend(view),
+        f'<h3>{_t("r.plots.sweep")}</h3>', _sweep_charts(view),
+        f'<h3>{_t("r.plots.fbeta_title")}</h3>', _fbeta_charts(view),
+        f'<h3>{_t("r.plots.types_title")}</h3>', type_charts(view),
+        f'<h3>{_t("r.plots.ranks_title")}</h3>', _rank_chart(view),
+        f'<h3>{_t("r.plots.attribution_title")}</h3>', attribution(view.attribution, view.pipelines, link),
         "</section>"])
 
 
@@ -568,35 +601,36 @@ _SHOWN = {"query_id", "question", "type", "evidence", "ground_truth", "first_ran
 def _facts(view: RunView, entry: MissedEntry) -> List[Tuple[str, str]]:
     e = entry.question
     ans = view.answer(entry.pipeline, e.query_id)
-    items = [("question", _e(e.question) if e.question else "<i>not in the run output</i>")]
-    items.append(("evidence", "<br>".join(f'<span class="evidence">{_e(x)}</span>' for x in e.evidence)
-                  if e.evidence else "<i>none recorded</i>"))
+    items = [(_t("r.missed.question"), data_html(e.question) if e.question else f'<i>{_t("r.missed.not_in_run")}</i>')]
+    items.append((_t("r.missed.evidence"), "<br>".join(f'<span class="evidence">{_e(x)}</span>' for x in e.evidence)
+                  if e.evidence else f'<i>{_t("r.missed.none_recorded")}</i>'))
     ground = ans.ground_truth or e.ground_truth
-    items.append(("ground truth", _e(ground) if ground else "<i>not available</i>"))
+    items.append((_t("r.missed.ground_truth"),
+                  data_html(ground) if ground else f'<i>{_t("r.missed.not_available")}</i>'))
     if ans.answer is not None:
-        items.append(("answer", _e(ans.answer)))
+        items.append((_t("r.missed.answer"), data_html(ans.answer)))
     if ans.verdict is not None or ans.score is not None:
-        items.append(("judge", _e(" · ".join(str(x) for x in (ans.verdict, ans.score) if x is not None))))
+        verdict = " · ".join(str(x) for x in (ans.verdict, ans.score) if x is not None)
+        items.append((_t("r.missed.judge"), data_html(verdict)))
     if ans.reasoning:
-        items.append(("judge reasoning", _e(ans.reasoning)))
+        items.append((_t("r.missed.reasoning"), data_html(ans.reasoning)))
     if ans.stage:
-        items.append(("stage", _e(ans.stage)))
+        items.append((_t("r.missed.stage"), data_html(ans.stage)))
     if e.unretrieved:
-        items.append(("unretrieved", _e(e.unretrieved)))
+        items.append((_t("r.missed.unretrieved"), _computed(e.unretrieved)))
     sp = e.evidence_split
     if sp is not None:
-        items.append(("evidence split", f"<b>#{_e(sp.rank)} <code>{_e(sp.chunk_id)}</code></b> holds the {_e(sp.part)} "
-                                        f"({_e(sp.chars)} of {_e(sp.length)} characters) of "
-                                        f'<span class="evidence">{_e(sp.evidence)}</span>; no chunk of the top '
-                                        f"{_e(sp.k)} holds it whole: the chunker cut it"))
+        items.append((_t("r.missed.split"), _t(
+            "r.missed.split_text", rank=sp.rank, chunk=sp.chunk_id, part=sp.part, chars=sp.chars, length=sp.length,
+            evidence=sp.evidence, k=sp.k)))
     if e.unit_ranks:
-        items.append(("evidence ranks", _e(", ".join(f"{u}: {r if r is not None else 'not found'}"
-                                                     for u, r in e.unit_ranks.items()))))
-    items.append(("first correct chunk", _first_correct(view, entry)))
+        items.append((_t("r.missed.ranks"), _e(", ".join(f"{u}: {r if r is not None else current().text('r.not_found')}"
+                                                        for u, r in e.unit_ranks.items()))))
+    items.append((_t("r.missed.first_correct"), _first_correct(view, entry)))
     for f in fields(MissedQuestion):
         value = getattr(e, f.name)
         if f.name not in _SHOWN and f.name != "extra" and value not in (None, [], {}, ""):
-            items.append((f.name.replace("_", " "), _e(_plain(value))))
+            items.append((f.name.replace("_", " "), data_html(_plain(value))))
     return items
 
 
@@ -608,21 +642,21 @@ def _first_correct(view: RunView, entry: MissedEntry) -> str:
     e, fr = entry.question, entry.question.first_rank
     if fr is None:
         depth = view.summary.config.depth
-        return f"not within the search depth ({_e(depth if depth else '?')})"
+        return _t("r.first.not_within", depth=depth if depth else "?")
     fc = e.first_correct
     if view.summary.config.relevance == "doc":
-        doc_rank = f"document rank {fr} (k counts documents)"
+        doc_rank = _t("r.first.doc_rank", rank=fr)
         if fc is None:
-            return f"a chunk of a relevant document at {doc_rank}; this run folder does not name the chunk"
-        doc = f" of relevant document <code>{_e(fc.doc_id)}</code>" if fc.doc_id else ""
-        return f"<code>{_e(fc.chunk_id)}</code>{doc} at chunk rank {fc.rank}, {doc_rank}"
+            return _t("r.first.doc_unnamed", doc_rank=doc_rank)
+        doc = _t("r.first.of_doc", doc=fc.doc_id) if fc.doc_id else ""
+        return _t("r.first.doc_chunk", chunk=fc.chunk_id, doc=Html(doc), rank=fc.rank, doc_rank=doc_rank)
     if fc is not None:
-        return f"<code>{_e(fc.chunk_id)}</code> at rank {fc.rank}"
+        return _t("r.first.chunk", chunk=fc.chunk_id, rank=fc.rank)
     row = view.row_of.get((entry.pipeline, e.query_id))
     top_ids = row.top_ids if row is not None else []
     if 1 <= fr <= len(top_ids):
-        return f"<code>{_e(top_ids[fr - 1])}</code> at rank {fr}"
-    return f"at rank {fr} (beyond the {len(top_ids)} ids kept per question)"
+        return _t("r.first.chunk", chunk=top_ids[fr - 1], rank=fr)
+    return _t("r.first.beyond", rank=fr, n=len(top_ids))
 
 
 def _plain(value: Any) -> str:
@@ -638,16 +672,16 @@ def _chunk_li(view: RunView, c: RetrievedChunk, evidence: Sequence[str], split: 
     body = ""
     if c.text:
         body, marks = highlight_html(c.text, evidence, ignore_punctuation=view.ignore_punct)
-        body = f'<div class="text">{body}</div>'
+        body = f'<div class="text{"" if current().code == "en" else " data"}">{body}</div>'
     meta = [f"#{_e(c.rank)}", f"<code>{_e(c.chunk_id)}</code>"]
     if c.doc_id is not None:
-        meta.append(f"doc {_e(c.doc_id)}")
+        meta.append(_t("r.chunk.doc", doc=c.doc_id))
     if fmt.is_number(c.score):
-        meta.append(f"score {fmt.num(c.score)}")
+        meta.append(_t("r.chunk.score", score=fmt.num(c.score)))
     if marks:
-        meta.append('<span class="tag">contains evidence</span>')
+        meta.append(f'<span class="tag">{_t("r.chunk.contains")}</span>')
     if split is not None and c.chunk_id == split:
-        meta.append('<span class="tag">holds part of the evidence: split</span>')
+        meta.append(f'<span class="tag">{_t("r.chunk.split")}</span>')
     return f'<li{" class=hit" if marks else ""}><div class="meta">{" · ".join(meta)}</div>{body}</li>'
 
 
@@ -655,15 +689,14 @@ def missed_detail(view: RunView, entry: MissedEntry) -> str:
     """A missed question's details: the question, its evidence, ground truth and answers, where its evidence was
     found, and the top retrieved chunks with the evidence marked."""
     e = entry.question
-    dl = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in _facts(view, entry))
+    dl = "".join(f"<dt>{_html(k)}</dt><dd>{v}</dd>" for k, v in _facts(view, entry))
     split = e.evidence_split.chunk_id if e.evidence_split is not None else None
     chunks = [_chunk_li(view, c, e.evidence, split) for c in e.top]
-    top = (f'<h4>Top {len(chunks)} retrieved chunk{"s" if len(chunks) != 1 else ""} (missed cutoff k = '
-           f'{_e(e.k)})</h4><ol class="chunks">{"".join(chunks)}</ol>'
-           if chunks else '<p class="note">No retrieved chunks recorded for this question.</p>')
+    top = (f'<h4>{_t("r.missed.top", n=len(chunks), k=e.k)}</h4><ol class="chunks">{"".join(chunks)}</ol>'
+           if chunks else f'<p class="note">{_t("r.missed.no_chunks")}</p>')
     if e.first_correct is not None and e.first_correct.rank > len(e.top):
-        where = "a relevant document" if view.summary.config.relevance == "doc" else "the evidence"
-        top += (f"<h4>Where {where} was found (rank {_e(e.first_correct.rank)})</h4>"
+        where = "r.missed.where_doc" if view.summary.config.relevance == "doc" else "r.missed.where_evidence"
+        top += (f"<h4>{_t(where, rank=e.first_correct.rank)}</h4>"
                 f'<ol class="chunks">{_chunk_li(view, e.first_correct, e.evidence)}</ol>')
     return f'<div class="detail"><dl>{dl}</dl>{top}</div>'
 
@@ -676,49 +709,52 @@ def dataset(view: RunView) -> str:
     ds = view.summary.dataset
     card = ds.to_dict()
     order = ["corpus", "qa", "n_documents", "n_questions", "n_answerable", "n_out_of_corpus", "n_scored"]
-    sizes = [(k, card[k]) for k in order if k in card]
-    sizes += [(f"chunks ({c})", n) for c, n in ds.n_chunks.items()]
-    sizes += [(k, card[k]) for k in ("corpus_sha256", "qa_sha256") if k in card]
-    known = {k for k, _ in sizes} | {"n_chunks", "types", "corpus_sha256", "qa_sha256", "audit"}
+    sizes: List[Tuple[Any, Any]] = [(_t(f"r.ds.{k}"), card[k]) for k in order if k in card]
+    sizes += [(_t("r.ds.chunks", chunker=c), n) for c, n in ds.n_chunks.items()]
+    sizes += [(_t(f"r.ds.{k}"), card[k]) for k in ("corpus_sha256", "qa_sha256") if k in card]
+    known = set(order) | {"n_chunks", "types", "corpus_sha256", "qa_sha256", "audit"}
     sizes += [(k, v) for k, v in card.items() if k not in known]
     # the set's audit (its one reader), the chunking's sizes and budgets: in the console's words
     from ragexam.report.console_run import _audit, _chunking_rows
 
     audit = _audit(view.summary)
     if audit is not None:
-        sizes.insert(sum(1 for k in order if k in card), ("question set audit", audit.text))
+        text = audit.text_ko if current().code == "ko" and audit.text_ko else audit.text
+        sizes.insert(sum(1 for k in order if k in card), (_t("r.ds.audit"), text))
 
-    sizes += _chunking_rows(view.summary)
-    out = ['<section id="dataset"><h2>Dataset card</h2>', kv_table(sizes)]
+    sizes += [(_t(_CHUNKING_ROWS[k]) if k in _CHUNKING_ROWS else k, Html(_computed(v)))
+              for k, v in _chunking_rows(view.summary)]
+    out = [f'<section id="dataset"><h2>{_t("r.ds.title")}</h2>', kv_table(sizes, names=True)]
     if ds.types:
         total = sum(ds.types.values()) or 1
-        out.append("<h3>Question types</h3><table><thead><tr><th>type</th><th class=num>questions</th>"
-                   "<th class=num>share</th></tr></thead><tbody>")
+        out.append(f'<h3>{_t("r.ds.types")}</h3><table><thead><tr><th>{_t("r.col.type")}</th>'
+                   f'<th class=num>{_t("r.ds.questions")}</th><th class=num>{_t("r.ds.share")}</th>'
+                   "</tr></thead><tbody>")
         for t, n in ds.types.items():
-            out.append(f"<tr><td>{_e(t)}</td><td class=num>{_e(n)}</td><td class=num>{fmt.percent(n / total)}</td>"
+            out.append(f"<tr><td>{data_html(t)}</td><td class=num>{_e(n)}</td>"
+                       f"<td class=num>{fmt.percent(n / total)}</td>"
                        "</tr>")
         out.append("</tbody></table>")
     unmatched = view.summary.unmatched_evidence
     warnings = view.summary.warnings
     if warnings:
-        out.append(f"<h3>Warnings ({len(warnings)})</h3><ul>" + "".join(f"<li>{_e(w)}</li>" for w in warnings)
-                   + "</ul>")
+        out.append(f'<h3>{_t("r.ds.warnings", n=len(warnings))}</h3><ul>'
+                   + "".join(f"<li>{_computed(w)}</li>" for w in warnings) + "</ul>")
     if not ds.n_chunks and not unmatched:
-        out.append('<p class="note">No pipeline used a ragexam chunker: every one returned its own texts, judged '
-                   "by whether they contain the evidence.</p></section>")
+        out.append(f'<p class="note">{_t("r.ds.no_chunker")}</p></section>')
         return "".join(out)
-    out.append(f"<h3>Unmatched evidence ({len(unmatched)})</h3>")
+    out.append(f'<h3>{_t("r.ds.unmatched", n=len(unmatched))}</h3>')
     if unmatched:
-        out.append('<p class="note">Evidence no chunk contains whole, so no chunk gets credit for it.</p>'
-                   "<table><thead><tr><th>question id</th><th>evidence</th><th>chunker</th><th>reason</th>"
-                   "<th>where</th></tr></thead><tbody>")
+        out.append(f'<p class="note">{_t("r.ds.unmatched_note")}</p><table><thead><tr>'
+                   f'<th>{_t("r.col.question_id")}</th><th>{_t("r.missed.evidence")}</th><th>{_t("r.ds.chunker")}</th>'
+                   f'<th>{_t("r.ds.reason")}</th><th>{_t("r.ds.where")}</th></tr></thead><tbody>')
         for u in unmatched:
             cuts = "; ".join(f"{c.doc_id} @ {c.offset}: {', '.join(c.chunks)}" for c in u.cuts)
             out.append(f"<tr><td><code>{_e(u.query_id)}</code></td><td>{_e(u.evidence)}</td>"
-                       f"<td>{_e(u.chunker)}</td><td>{_e(u.reason)}</td><td>{_e(cuts)}</td></tr>")
+                       f"<td>{_e(u.chunker)}</td><td>{_computed(u.reason)}</td><td>{_e(cuts)}</td></tr>")
         out.append("</tbody></table>")
     else:
-        out.append('<p class="note">Every evidence string lies whole inside some chunk.</p>')
+        out.append(f'<p class="note">{_t("r.ds.all_matched")}</p>')
     out.append("</section>")
     return "".join(out)
 
@@ -726,23 +762,24 @@ def dataset(view: RunView) -> str:
 def settings(view: RunView) -> str:
     """Everything that produced the numbers: ids, version, the config, every signature."""
     s = view.summary
-    out = ['<section id="settings"><h2>Settings</h2><p class="note">Everything that produced the numbers '
-           "above; the same config, dataset (same hashes) and ragexam version reproduce them.</p>",
-           kv_table([("run id", s.run_id), ("created", s.created), ("format", s.format),
-                     ("ragexam version", s.ragexam_version), ("missed cutoff k", view.k)]),
-           "<h3>Config</h3>", kv_table(list(s.config.to_dict().items())), "<h3>Signatures</h3>",
-           "<table><thead><tr><th>pipeline</th><th>signature</th></tr></thead><tbody>"]
+    out = [f'<section id="settings"><h2>{_t("r.set.title")}</h2><p class="note">{_t("r.set.note")}</p>',
+           kv_table([(_t("r.set.run_id"), s.run_id), (_t("r.set.created"), s.created), (_t("r.set.format"), s.format),
+                     (_t("r.set.version"), s.ragexam_version), (_t("r.set.miss_k"), view.k)], names=True),
+           f'<h3>{_t("r.set.config")}</h3>', kv_table(list(s.config.to_dict().items()), names=True),
+           f'<h3>{_t("r.set.signatures")}</h3>',
+           f'<table><thead><tr><th>{_t("r.col.pipeline")}</th><th>{_t("r.set.signature")}</th></tr></thead><tbody>']
     for p in s.pipelines:
         out.append(f'<tr><td>{_e(p.name)}</td><td class="sig">{_e(p.signature)}</td></tr>')
     shown = {p.name: p.signature for p in s.pipelines}
     for name, res in s.results.items():  # a result's own signature only where it is not its pipeline's again
         if res.signature and shown.get(name) != res.signature:
-            out.append(f'<tr><td>{_e(name)} <small>(results)</small></td><td class="sig">{_e(res.signature)}</td></tr>')
+            out.append(f'<tr><td>{_e(name)} <small>{_t("r.set.results")}</small></td>'
+                       f'<td class="sig">{_e(res.signature)}</td></tr>')
     out.append("</tbody></table>")
     note = p_value_note(s.comparisons, s.config.n_permutations)
     if note:
         out.append(f'<p class="note">{_e(note)}</p>')
-    out.append("<details><summary>summary config and dataset as JSON</summary><pre>"
+    out.append(f'<details><summary>{_t("r.set.json")}</summary><pre>'
                + _e(json.dumps({"config": s.config.to_dict(), "dataset": s.dataset.to_dict(),
                                 "pipelines": [p.to_dict() for p in s.pipelines]}, ensure_ascii=False, indent=2))
                + "</pre></details></section>")

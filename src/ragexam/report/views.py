@@ -182,17 +182,17 @@ class RunView:
 
     def facts(self) -> List[str]:
         """The run in one line of HTML pieces: dataset, pipelines, scored questions, id, date."""
-        s = self.summary
-        bits = [f"dataset <b>{fmt_e(s.dataset_label)}</b>", fmt.plural(len(self.pipelines), "pipeline")]
-        if s.dataset.n_scored or s.dataset.n_answerable:
-            bits.append(fmt_e(fmt.plural(s.dataset.n_scored or s.dataset.n_answerable, "scored question")))
-        if s.config.relevance:  # the grading rule: two runs under different rules are not comparable
-            from ragexam.data.relevance import RULES
+        from ragexam.report.i18n import current
 
-            rule = RULES.get(s.config.relevance)
-            bits.append(f"relevance <b>{fmt_e(s.config.relevance)}</b>"
-                        + (f" ({fmt_e(rule.format(unit='chunk'))})" if rule else ""))
-        bits.append(f"run <code>{fmt_e(s.run_id)}</code>")
+        s, t = self.summary, current().t
+        bits: List[str] = [t("r.facts.dataset", name=s.dataset_label), t("r.facts.pipelines", n=len(self.pipelines))]
+        if s.dataset.n_scored or s.dataset.n_answerable:
+            bits.append(t("r.facts.scored", n=s.dataset.n_scored or s.dataset.n_answerable))
+        if s.config.relevance:  # the grading rule: two runs under different rules are not comparable
+            rule = f"r.facts.rule.{s.config.relevance}"  # ragexam.data.relevance.RULES, in the page's language
+            bits.append(t("r.facts.relevance", rule=s.config.relevance)
+                        + (t(rule) if rule in current().strings else ""))
+        bits.append(t("r.facts.run", id=s.run_id))
         if s.created:
             bits.append(fmt_e(s.created))
         return bits

@@ -21,7 +21,8 @@ from ragexam.errors import InputError
 from ragexam.serve import i18n
 from ragexam.serve.i18n import current
 from ragexam.serve.results import Results
-from ragexam.serve.reviewing import ACTIONS, CLOSEST_PIECE_MAX_CHARS, Filter, Outcome, ReviewSession, STATUSES
+from ragexam.serve.reviewing import (ACTIONS, CLOSEST_PIECE_MAX_CHARS, NEXT_AFTER, Filter, Outcome, ReviewSession,
+                                     STATUSES)
 from ragexam.serve.security import CSRF_FIELD, FORM_SCOPE_KEY, FormError, Guard, ServeOptions, parse_form
 from ragexam.serve.strings import REASONS_KO, STRINGS
 
@@ -311,7 +312,7 @@ class _Pages:
         outcome = await run_in_threadpool(sess.decide, one.get("key", ""), action, one.get("version", ""), values)
         if outcome.kind == "saved":
             target: Optional[str] = outcome.key
-            if action in ("accept", "reject", "pending"):
+            if action in NEXT_AFTER:
                 target = sess.neighbours(in_order(sess, flt), flt, outcome.key)[1]
             if not target:
                 return RedirectResponse(f"/review/{s.sid}?{flt.query(done=outcome.message)}", 303)
@@ -378,14 +379,19 @@ def _item_context(s: NamedSet, sess: ReviewSession, items: Sequence[Any], item: 
     refused = outcome if outcome is not None and outcome.kind == "refused" and outcome.values else None
     values = refused.values if refused else {"question": item.question, "ground_truth": item.answer,
                                              "evidence": list(item.evidence), "note": item.note}
-    report = sess.check(items, item, item.question, item.answer, item.evidence)
+    from ragexam.serve.reviewing_located import LocatedView, TraceView
+
+    report = sess.check(items, item, item.question, item.answer, sess.taken(item))
     prev, nxt, pos, n = sess.neighbours(items, flt, item.key)
     g = item.record.get("metadata", {}).get("generation", {}) if item.origin == "set" else item.record
+    shown = item.located if sess.kind == "located" else g  # the verification record: the located one for a located set
     return {"s": s, "sess": sess, "item": item, "flt": flt, "outcome": outcome, "done": done,
             "values": values, "report": report, "refused_report": refused.report if refused else None,
             "passages": sess.passages(item, list(dict.fromkeys(list(item.evidence) + list(values["evidence"])))),
             "prev": prev, "next": nxt, "pos": pos, "n": n, "counts": sess.counts(items),
-            "support": answer_support(item, report, g), "record_json": _pretty(g),
+            "support": answer_support(item, report, g), "record_json": _pretty(shown),
+            "located": LocatedView.of(item.located),
+            "trace": TraceView.of(item.record) if item.origin == "set" else None,
             "evidence_rows": list(values["evidence"]) + [""], **_choices(sess, items)}
 
 
@@ -413,6 +419,9 @@ def answer_support(item: Any, report: Any, g: Dict[str, Any]) -> Dict[str, str]:
                                                                                  "claims", "rubric")})}
     if check.get("method") == "human":
         return {"state": "warn", "text": t("support.vouched")}
+    if check.get("method") == "traced":  # a traced question's answer is what the service answered
+        return {"state": "bad" if check.get("feedback") == "negative" else "warn",
+                "text": t("support.traced_negative" if check.get("feedback") == "negative" else "support.traced")}
     return {"state": "warn", "text": t("support.none")}
 
 

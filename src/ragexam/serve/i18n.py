@@ -1,5 +1,6 @@
 """The language of ``ragexam serve``'s pages: Korean or English, every label, button, message and error page from
-one catalogue (:mod:`ragexam.serve.strings`).
+one catalogue -- serve's texts (:mod:`ragexam.serve.strings`) with the report's (:mod:`ragexam.report.strings`),
+through the one mechanism of :mod:`ragexam.report.i18n` (so the report's sections on a page speak its language).
 
 Which language a request gets (the first that applies):
 
@@ -18,49 +19,28 @@ from __future__ import annotations
 
 import contextvars
 import re
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Dict, Optional, Tuple
 
-from markupsafe import Markup, escape
-
+from ragexam.report import i18n as _report
+from ragexam.report.i18n import LANGS, Html, Lang
+from ragexam.report.strings import STRINGS as REPORT_STRINGS
 from ragexam.serve.strings import STRINGS
 
-__all__ = ["LANGS", "LANG_COOKIE", "LANG_NAMES", "Lang", "choose", "from_accept_language", "current", "use",
-           "switch_href", "has_hangul"]
+__all__ = ["LANGS", "LANG_COOKIE", "LANG_NAMES", "Lang", "Html", "CATALOGUE", "choose", "from_accept_language",
+           "current", "use", "switch_href", "has_hangul"]
 
-LANGS = ("ko", "en")
 #: the cookie the language switch sets
 LANG_COOKIE = "ragexam_lang"
 #: each language by its own name (the switch's labels)
 LANG_NAMES = {"ko": "한국어", "en": "English"}
+#: every text a page of the server shows: its own and the report's sections' (a key is in one of the two)
+CATALOGUE: Dict[str, Tuple[str, ...]] = {**REPORT_STRINGS, **STRINGS}
 _HANGUL = re.compile("[\uac00-\ud7a3]")
 
 
-@dataclass(frozen=True)
-class Lang:
-    """One language of the catalogue: :meth:`t` gives a text of it."""
-
-    code: str
-
-    def t(self, key: str, /, **values: Any) -> Markup:
-        """The text ``key`` in this language with ``values`` put in (``{name}``, ``{n:,}`` in the text; strings
-        escaped, numbers formatted as numbers).  An English text with a singular form takes it when ``n`` is 1.
-        A key the catalogue lacks raises ``KeyError`` (a test reads every template for them)."""
-        entry = STRINGS[key]
-        if self.code == "ko":
-            text = entry[1]
-        else:
-            text = entry[2] if len(entry) > 2 and values.get("n") == 1 else entry[0]
-        safe = {k: v if isinstance(v, (int, float, Markup)) and not isinstance(v, bool) else escape(v)
-                for k, v in values.items()}
-        return Markup(text.format(**safe) if values else text)
-
-    def text(self, key: str, /, **values: Any) -> str:
-        """:meth:`t` as plain text (tags removed, entities read): for a header or a log line."""
-        return self.t(key, **values).striptags()
-
-    def __str__(self) -> str:
-        return self.code
+def lang(code: str) -> Lang:
+    """The language ``code`` of the server's catalogue."""
+    return Lang(code, CATALOGUE)
 
 
 def from_accept_language(header: Optional[str]) -> Optional[str]:
@@ -91,23 +71,23 @@ def choose(*, asked: Optional[str] = None, cookie: Optional[str] = None, option:
     switch's ``cookie``, the ``option`` ``--lang``, the ``accept`` header, else the ``data``'s."""
     for code in (asked, cookie, option, from_accept_language(accept), data):
         if code in LANGS:
-            return Lang(code)
-    return Lang("ko")
+            return lang(code)
+    return lang("ko")
 
 
-_current: contextvars.ContextVar[Lang] = contextvars.ContextVar("ragexam_serve_lang", default=Lang("en"))
 _address: contextvars.ContextVar[str] = contextvars.ContextVar("ragexam_serve_address", default="/")
 
 
 def current() -> Lang:
-    """The language of the request being served (English outside a request)."""
-    return _current.get()
+    """The language of the request being served, with the server's catalogue (English outside a request)."""
+    found = _report.current()
+    return found if found.strings is CATALOGUE else lang(found.code)
 
 
-def use(lang: Lang, address: str = "/") -> None:
-    """Serve the rest of this request in ``lang``; ``address``: the page's path and query (the switch links to
-    it).  Set in the request's own context (each request is a task of its own)."""
-    _current.set(lang)
+def use(chosen: Lang, address: str = "/") -> None:
+    """Serve the rest of this request in ``chosen`` (the report's sections too); ``address``: the page's path and
+    query (the switch links to it).  Set in the request's own context (each request is a task of its own)."""
+    _report.use(chosen if chosen.strings is CATALOGUE else lang(chosen.code))
     _address.set(address)
 
 

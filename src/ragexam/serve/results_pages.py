@@ -133,7 +133,7 @@ class ResultsPages:
                                                 if p in e.headline])
             rows.append({"key": self.results.key_of_record(e.run_id), "id": e.run_id, "kind": e.kind,
                          "dataset": e.dataset, "created": _when(e.created or e.recorded), "head": head,
-                         "n_pipelines": len(e.pipelines)})
+                         "n_pipelines": len(e.pipelines), "relevance": e.relevance})
         picked = params["a"] if params["a"] and self.results.known(params["a"]) else ""
         return self.page("runs.html", title=current().text("runs.title") + " · ragexam", rows=rows,
                          folders=self.folder_rows(), pager=pager, params=dict(params, sort=sort), listing=listing,
@@ -151,8 +151,9 @@ class ResultsPages:
             created = loaded.view.summary.created if loaded.view is not None else loaded.score.created
             out.append({"key": key, "id": str(folder), "error": None, "kind": "score" if loaded.is_score else "run",
                         "dataset": loaded.score.dataset_label if loaded.is_score else loaded.view.summary.dataset_label,
-                        "created": _when(created),
-                        "head": headline_of(loaded), "n_pipelines": len(loaded.data.pipelines)})
+                        "created": _when(created), "head": headline_of(loaded),
+                        "n_pipelines": len(loaded.data.pipelines),
+                        "relevance": loaded.view.summary.config.relevance if loaded.view is not None else None})
         return out
 
     # -- a run ----------------------------------------------------------------------------------------------------
@@ -235,7 +236,8 @@ class ResultsPages:
                          labels=list(dict.fromkeys([*(sc.attribution.labels if sc.attribution else []),
                                                     *(v.label for v in verdicts)])),
                          types=sorted({v.type or "(none)" for v in verdicts}), run_key=run_key,
-                         settings=sections.kv_table(list(sc.used_settings.items())), query=query, quote=quote,
+                         settings=sections.kv_table(list(sc.used_settings.items()), names=True), query=query,
+                         quote=quote,
                          label=self.results.label)
 
     def _scored_run_key(self, loaded: Loaded) -> Optional[str]:
@@ -256,18 +258,23 @@ class ResultsPages:
 
         qp = request.query_params
         params = {k: str(qp.get(k) or "") for k in ("a", "b", "pa", "pb")}
+        params["allow"] = "1" if qp.get("allow") == "1" else ""
         title = current().text("compare.title") + " · ragexam"
         if not params["a"] or not params["b"]:
             return self.page("compare.html", title=title, params=params, result=None, error=None, a=None, b=None,
-                             query=query, quote=quote, label=self.results.label)
+                             query=query, quote=quote, label=self.results.label, grading=[])
         a, b = self.load(params["a"]), self.load(params["b"])
-        cache_key = (params["a"], params["b"], params["pa"], params["pb"], a.stamp, b.stamp)
+        cache_key = (params["a"], params["b"], params["pa"], params["pb"], params["allow"], a.stamp, b.stamp)
         with self._lock:
             result = self._compared.get(cache_key)
         error, detail = compare_refusal(a, b, params["pa"], params["pb"]), ""
+        grading = grading_lines(a, b) if error is None else []
+        if grading and not params["allow"]:  # refused in the page's words; the checkbox asks explicitly
+            error = current().t("compare.graded_differently")
         if result is None and error is None:
             try:
-                result = compare_runs(a.data, b.data, pipeline=params["pa"] or None, pipeline_b=params["pb"] or None)
+                result = compare_runs(a.data, b.data, pipeline=params["pa"] or None, pipeline_b=params["pb"] or None,
+                                      allow_grading_change=bool(params["allow"]))
             except InputError as err:  # what the page does not foresee: ragexam compare's own words
                 error, detail = current().t("compare.refused"), str(err)
             else:
@@ -279,6 +286,8 @@ class ResultsPages:
         missed_b = {(e.pipeline, e.query_id) for e in b.view.missed()} if b.view is not None else set()
         return self.page("compare.html", 422 if error else 200, title=title, params=params,
                          result=None if error else result, error=error, error_detail=detail, a=a, b=b,
+                         grading=grading, doc_ranks={side: x.view is not None and x.view.summary.config.relevance
+                                                     == "doc" for side, x in (("A", a), ("B", b))},
                          missed_a=missed_a, missed_b=missed_b,
                          pipelines_a=a.data.pipelines, pipelines_b=b.data.pipelines,
                          cls=sections.comparison_class, fmt=fmt, query=query, quote=quote, label=self.results.label)
@@ -304,6 +313,32 @@ def compare_refusal(a: Loaded, b: Loaded, pa: str, pb: str) -> Optional[str]:
     return None
 
 
+#: the catalogue's words for each way two runs' grading can differ
+#: (:class:`ragexam.analysis.exam.compare.GradingChange`)
+_GRADING_TEXT = {"relevance": "compare.grading.relevance", "overlap": "compare.grading.overlap",
+                 "ignore_punctuation": "compare.grading.ignore_punctuation",
+                 "question_set": "compare.grading.question_set"}
+
+
+def grading_lines(a: Loaded, b: Loaded) -> List[Any]:
+    """How B was graded differently from A (:func:`ragexam.analysis.exam.compare.grading_changes`), one line each in
+    the page's words (``[]``: the same grading, or two scores)."""
+    from ragexam.analysis.exam.compare import grading_changes
+
+    t = current().t
+    words = {"evidence": t("relevance.evidence"), "doc": t("relevance.doc")}
+    out = []
+    for c in grading_changes(a.data, b.data):
+        va, vb = (str(c.a)[:12], str(c.b)[:12]) if c.key == "question_set" else (c.a, c.b)
+        key = _GRADING_TEXT.get(c.key)
+        if key is None:  # a grading setting this page has no words for: ragexam compare's own (English)
+            out.append(c.what)
+            continue
+        out.append(t(key, a=words.get(va, str(va)) if isinstance(va, str) else str(va),
+                     b=words.get(vb, str(vb)) if isinstance(vb, str) else str(vb)))
+    return out
+
+
 def run_facts(view: Any) -> List[str]:
     """A run in a few words of the page's language: dataset, pipelines, scored questions, id, date (what
     :meth:`~ragexam.report.views.RunView.facts` says in the report)."""
@@ -313,6 +348,9 @@ def run_facts(view: Any) -> List[str]:
     n_scored = s.dataset.n_scored or s.dataset.n_answerable
     if n_scored:
         bits.append(t("run.facts.scored", n=n_scored))
+    if s.config.relevance in ("evidence", "doc"):  # the grading rule: two runs under different rules do not compare
+        bits.append(t({"evidence": "run.facts.relevance.evidence", "doc": "run.facts.relevance.doc"}
+                      [s.config.relevance]))
     bits.append(t("run.facts.run", id=s.run_id))
     if s.created:
         bits.append(str(s.created))

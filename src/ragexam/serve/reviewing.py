@@ -9,6 +9,8 @@ is the one ``ragexam review apply`` reads.
 
 Items are the set's questions (key: the ``query_id``), questions rescued from the rejects (their new
 ``query_id``) and the candidates the generator rejected that have a question (key: ``c:`` + their ``cid``).
+A located set and sampled traces add their located records, the proposed span and its runner-up, and a located
+set its own evidence rule (:mod:`ragexam.serve.reviewing_located`).
 """
 
 from __future__ import annotations
@@ -19,19 +21,23 @@ import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from html import escape
-from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple, Union
 from urllib.parse import urlencode
 
 from ragexam.questions.output import CHECK_WORDS
 from ragexam.questions.review import (Conflict, CheckReport, ReviewSet, Sheet, run_candidate_checks)
 from ragexam.serve.i18n import current
+from ragexam.serve.reviewing_located import choice_of, located_check, located_marks, located_of, set_kind
 
 __all__ = ["Item", "Filter", "ReviewSession", "Outcome", "STATUSES", "ACTIONS", "CLOSEST_PIECE_MAX_CHARS"]
 
 #: the status filter's values
 STATUSES = ("pending", "accepted", "rejected", "edited", "all")
-#: decisions a form may ask for
-ACTIONS = ("accept", "reject", "pending", "save", "save_accept", "rescue")
+#: decisions a form may ask for (``runner_up``: accept the located record's runner-up as evidence;
+#: ``out_of_corpus``: accept a traced question as one the documents do not answer)
+ACTIONS = ("accept", "reject", "pending", "save", "save_accept", "rescue", "runner_up", "out_of_corpus")
+#: the actions after which the screen moves on to the next item of the filter
+NEXT_AFTER = ("accept", "reject", "pending", "runner_up", "out_of_corpus")
 _CANDIDATE = "c:"
 #: longest document shown whole; longer ones are cut to windows around the evidence
 WHOLE_DOCUMENT_CHARS = 12_000
@@ -60,6 +66,31 @@ class Item:
     reason: str = ""  # why the generator rejected it (candidates and rescued questions)
     rescued_as: str = ""
     row: Mapping[str, str] = field(default_factory=dict)
+    #: the located record of a located set's or a traced question (:func:`located_of`; ``{}`` for others)
+    located: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def evidence_status(self) -> str:
+        """``located``, ``uncertain``, ``unlocated``, ... of the located record (``""`` without one)."""
+        return str(self.located.get("status") or "")
+
+    @property
+    def proposal(self) -> List[str]:
+        """The proposed span of each document the answer needs (what accepting without evidence takes)."""
+        from ragexam.questions.locate_review import proposed_texts
+
+        return proposed_texts(self.located)
+
+    @property
+    def runner_up(self) -> List[str]:
+        from ragexam.questions.locate_review import runner_up_texts
+
+        return runner_up_texts(self.located)
+
+    @property
+    def choice(self) -> str:
+        """``proposed`` or ``runner_up`` when the evidence now is that span of the located record."""
+        return choice_of(self.evidence, self.located)
 
     @property
     def query_id(self) -> str:
@@ -74,6 +105,8 @@ class Item:
     def edited(self) -> List[str]:
         out = []
         for name, now in (("question", self.question), ("ground_truth", self.answer), ("evidence", self.evidence)):
+            if name == "evidence" and self.choice:  # the located record's own span, picked: no edit
+                continue
             if now != self.generated[name] and _norm(now) != _norm(self.generated[name]):
                 out.append(name)
         return out
@@ -144,6 +177,8 @@ class ReviewSession:
 
     def __init__(self, rs: ReviewSet) -> None:
         self.rs = rs
+        #: generated, located or traces (:func:`set_kind`)
+        self.kind = set_kind(rs.card)
         self.writer = rs.sheet()
         self._grams: Dict[str, FrozenSet[str]] = {}
         self._checks: Dict[Tuple[Any, ...], CheckReport] = {}
@@ -200,7 +235,8 @@ class ReviewSession:
         answer = row.get("ground_truth", gen["ground_truth"]) if row else gen["ground_truth"]
         evidence = sheet.evidence(row, line) if row and "evidence" in row else gen["evidence"]
         return Item(key, origin, status, question, answer, evidence, str(row.get("note", "") or ""),
-                    str(row.get("type") or type_) if row else type_, kind, answerable, gen, rec, reason, row=row)
+                    str(row.get("type") or type_) if row else type_, kind, answerable, gen, rec, reason, row=row,
+                    located=located_of(rec, origin))
 
     def find(self, items: Sequence[Item], key: str) -> Optional[Item]:
         return next((i for i in items if i.key == key), None)
@@ -231,8 +267,13 @@ class ReviewSession:
     def check(self, items: Sequence[Item], item: Item, question: str, answer: str,
               evidence: Sequence[str]) -> CheckReport:
         """The generator's checks on these values (:func:`run_candidate_checks`), against the other questions
-        the set keeps now (not rejected)."""
+        the set keeps now (not rejected); a located set's own rule for a located set (:func:`located_check`: with
+        no evidence, on the proposed span accepting takes)."""
         from ragexam.questions import measure as M
+
+        if self.kind == "located":
+            return located_check(item.record, self.rs.corpus_facts().corpus_text, str(self.rs.sheet_path), question,
+                                 answer, evidence, item.proposal)
 
         others = []
         for i in items:
@@ -265,14 +306,53 @@ class ReviewSession:
             if action in ("accept", "reject", "pending"):
                 if item.origin == "candidate":
                     return Outcome("refused", key, t("outcome.candidate_first"))
+                refused = self._accept_check(items, item, note) if action == "accept" else None
+                if refused is not None:
+                    return refused
                 status = {"accept": "accepted", "reject": "rejected", "pending": "pending"}[action]
                 self.writer.update(item.key, {"status": status, "note": note}, version)
                 return Outcome("saved", key, t("outcome.status", key=item.key, status=t("status." + status)))
             if action in ("save", "save_accept", "rescue"):
                 return self._edit(items, item, action, version, values, note)
+            if action == "runner_up":
+                if item.origin == "candidate" or not item.runner_up:
+                    return Outcome("refused", key, t("outcome.no_runner_up"))
+                out = self._edit(items, item, "save_accept", version, {"evidence": item.runner_up}, note)
+                if out.kind == "saved":
+                    out.message = t("outcome.runner_up", key=item.key)
+                return out
+            if action == "out_of_corpus":
+                if item.origin == "candidate" or self.kind == "located" or not item.answerable:
+                    return Outcome("refused", key, t("outcome.no_out_of_corpus"))
+                self.writer.update(item.key, {"status": "accepted", "type": "out_of_corpus", "note": note}, version)
+                return Outcome("saved", key, t("outcome.out_of_corpus", key=item.key))
         except Conflict as err:
             return Outcome("conflict", key, t("outcome.conflict", key=err.query_id), current=err.current)
         return Outcome("refused", key, t("outcome.unknown", action=repr(action), choices=", ".join(ACTIONS)))
+
+    def taken(self, item: Item) -> List[str]:
+        """The evidence accepting ``item`` keeps: its own, else the span its located record proposes (a located set:
+        any; a traced question: an ``uncertain`` one's, as ``review apply`` takes it)."""
+        if item.evidence or not item.answerable:
+            return list(item.evidence)
+        if self.kind == "located" or (self.kind == "traces" and item.evidence_status == "uncertain"):
+            return item.proposal
+        return []
+
+    def _accept_check(self, items: List[Item], item: Item, note: str) -> Optional[Outcome]:
+        """Accepting a located or traced question without evidence takes the proposed span: checked now, and the
+        acceptance refused with the reason when it fails or when there is no span (``None``: go ahead)."""
+        t = current().text
+        if self.kind == "generated" or item.evidence or not item.answerable or item.type == "out_of_corpus":
+            return None
+        taken = self.taken(item)
+        typed = {"question": item.question, "ground_truth": item.answer, "evidence": taken, "note": note}
+        if not taken:
+            return Outcome("refused", item.key, t("outcome.no_evidence_to_accept"))
+        rep = self.check(items, item, item.question, item.answer, taken)
+        if not rep.ok:
+            return Outcome("refused", item.key, t("outcome.proposal_refused", problem=rep.problem()), rep, typed)
+        return None
 
     def _edit(self, items: List[Item], item: Item, action: str, version: str, values: Mapping[str, Any],
               note: str) -> Outcome:
@@ -288,7 +368,8 @@ class ReviewSession:
         rep = self.check(items, item, question, answer, evidence)
         if not rep.ok:
             return Outcome("refused", item.key, t("outcome.not_saved", problem=rep.problem()), rep, typed)
-        cells = self._cells(item, rep, question, answer, evidence, note)
+        cells = self._located_cells(item, question, answer, evidence, note) if self.kind == "located" else \
+            self._cells(item, rep, question, answer, evidence, note)
         if action == "rescue":
             qid = self.rs.rescue_id(item.key[len(_CANDIDATE):])
             cells.update(status="accepted", candidate=item.key[len(_CANDIDATE):])
@@ -317,6 +398,18 @@ class ReviewSession:
                          answer_check=CHECK_WORDS["contained" if rep.answer_contained else "human"])
         return cells
 
+    @staticmethod
+    def _located_cells(item: Item, question: str, answer: str, evidence: List[str], note: str) -> Dict[str, str]:
+        """A located set's decision cells (:mod:`ragexam.questions.locate_review`: the evidence as one string or a
+        JSON list; a value equal to the set's is written as the set has it)."""
+        from ragexam.questions.locate_review import evidence_cell
+
+        gen = item.generated
+        return {"question": gen["question"] if _norm(question) == _norm(gen["question"]) else question,
+                "ground_truth": gen["ground_truth"] if _norm(answer) == _norm(gen["ground_truth"]) else answer,
+                "evidence": evidence_cell(gen["evidence"] if _norm(evidence) == _norm(gen["evidence"]) else evidence),
+                "note": note}
+
     # -- passages ------------------------------------------------------------------------------------------------------
     def passages(self, item: Item, evidence: Sequence[str]) -> List[Dict[str, Any]]:
         """The documents to show (those holding the evidence, then those the question was written from), each
@@ -324,12 +417,14 @@ class ReviewSession:
         string found nowhere has its closest verbatim piece marked, when it is at most
         :data:`CLOSEST_PIECE_MAX_CHARS` long (``unsearched``: ``(number, length)`` of the longer ones)."""
         facts = self.rs.corpus_facts()
-        spans: Dict[str, List[Tuple[int, int, int]]] = {}
+        spans: Dict[str, List[Tuple[int, int, Union[int, str]]]] = {}
         for n, e in enumerate(evidence, 1):
             for o in (facts.corpus_text.locate(e) if e.strip() else ()):
                 spans.setdefault(o.doc_id, []).append((o.start, o.end, n))
-        docs = list(dict.fromkeys(list(spans) + list(item.record.get("relevant_doc_ids", []) or [])
-                                  + item.sections_docs))
+        located = located_marks(item.located, evidence)
+        hints = [str(h) for h in item.located.get("hints") or ()]
+        docs = list(dict.fromkeys(list(spans) + list(located) + list(item.record.get("relevant_doc_ids", []) or [])
+                                  + item.sections_docs + hints))
         titles = {d.doc_id: d.title for d in self.rs.corpus().documents} if docs else {}
         missing = [(n, e) for n, e in enumerate(evidence, 1) if e.strip() and not facts.corpus_text.locate(e)]
         unsearched = [(n, len(e)) for n, e in missing if len(e) > CLOSEST_PIECE_MAX_CHARS]
@@ -340,10 +435,23 @@ class ReviewSession:
                 continue
             content = facts.contents[d]
             near = [(s, e, -n) for n, ev in missing for s, e in closest_piece(content, ev)]
-            html, cut = marked_html(content, sorted(spans.get(d, []) + near))
+            marks = spans.get(d, []) + located.get(d, []) + near
+            html, cut = marked_html(content, sorted(marks, key=lambda m: (m[0], m[1])))
             out.append({"doc_id": d, "title": titles.get(d) or "", "html": html, "marks": len(spans.get(d, [])),
-                        "near": len(near), "cut": cut, "unsearched": unsearched if not out else []})
+                        "near": len(near), "cut": cut, "unsearched": unsearched if not out else [],
+                        "proposed": sum(1 for m in located.get(d, []) if m[2] == "proposed"),
+                        "runner": sum(1 for m in located.get(d, []) if m[2] == "runner")})
         return out
+
+
+def _open_mark(n: Union[int, str]) -> str:
+    """The opening tag of a mark (:func:`marked_html`)."""
+    if isinstance(n, str):
+        title = current().text({"proposed": "item.mark_proposed", "runner": "item.mark_runner"}[n])
+        return f'<mark class="{escape(n)}" title="{escape(title)}">'
+    if n > 0:
+        return f'<mark class="ev" data-ev="{n}">'
+    return f'<mark class="near" data-ev="{-n}" title="{escape(current().text("item.near_title", n=-n))}">'
 
 
 def closest_piece(content: str, evidence: str, min_chars: int = 6) -> List[Tuple[int, int]]:
@@ -360,10 +468,12 @@ def closest_piece(content: str, evidence: str, min_chars: int = 6) -> List[Tuple
     return [nt.raw_span(at, at + len(piece))]
 
 
-def marked_html(content: str, spans: Sequence[Tuple[int, int, int]]) -> Tuple[str, bool]:
+def marked_html(content: str, spans: Sequence[Tuple[int, int, Union[int, str]]]) -> Tuple[str, bool]:
     """``content`` as escaped HTML with ``<mark class="ev" data-ev="N">`` around each ``(start, end, N)`` (a negative
-    ``N``: ``<mark class="near">`` around the closest piece of evidence ``-N``, which is not verbatim); a document over :data:`WHOLE_DOCUMENT_CHARS` is cut to windows of :data:`WINDOW_CHARS` around the marks
-    (``True`` as second value when cut)."""
+    ``N``: ``<mark class="near">`` around the closest piece of evidence ``-N``, which is not verbatim; ``"proposed"``
+    or ``"runner"``: ``<mark class="proposed">`` / ``<mark class="runner">`` around a located record's proposed
+    span and its runner-up); a document over :data:`WHOLE_DOCUMENT_CHARS` is cut to windows of :data:`WINDOW_CHARS`
+    around the marks (``True`` as second value when cut)."""
     windows: List[Tuple[int, int]] = [(0, len(content))]
     cut = len(content) > WHOLE_DOCUMENT_CHARS
     if cut:
@@ -384,9 +494,7 @@ def marked_html(content: str, spans: Sequence[Tuple[int, int, int]]) -> Tuple[st
                 continue
             s = max(s, pos)
             parts.append(escape(content[pos:s]))
-            near = escape(current().text("item.near_title", n=-n)) if n < 0 else ""
-            parts.append(f'<mark class="ev" data-ev="{n}">' if n > 0 else
-                         f'<mark class="near" data-ev="{-n}" title="{near}">')
+            parts.append(_open_mark(n))
             parts.append(f'{escape(content[s:min(e, b)])}</mark>')
             pos = min(e, b)
         parts.append(escape(content[pos:b]))

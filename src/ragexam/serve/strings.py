@@ -183,12 +183,28 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "runs.order.desc": ("newest / highest first", "최신순 / 높은 순"),
     "runs.order.asc": ("oldest / lowest first", "오래된 순 / 낮은 순"),
     "runs.none": ("No record matches.", "조건에 맞는 기록이 없습니다."),
+    "runs.relevance.evidence": ("by evidence", "근거 기준"),
+    "runs.relevance.doc": ("by document", "문서 기준"),
+    "runs.relevance_hint.evidence": ("graded by evidence: a chunk counts when it contains an evidence string; k counts "
+                                     "chunks", "근거 기준 채점: 근거 문자열이 든 청크가 정답, k는 청크 수"),
+    "runs.relevance_hint.doc": ("graded by document: a chunk counts for its document; k counts distinct documents",
+                                "문서 기준 채점: 청크는 그 문서로 정답 여부가 정해지고, k는 서로 다른 문서 수"),
     # -- a run ------------------------------------------------------------------------------------------------------
     "run.title": ("Run", "실행"),
     "run.facts.dataset": ('dataset <b class="data">{name}</b>', '데이터셋 <b class="data">{name}</b>'),
     "run.facts.pipelines": ("{n:,} pipelines", "파이프라인 {n:,}개", "1 pipeline"),
     "run.facts.scored": ("{n:,} scored questions", "채점한 질문 {n:,}개", "1 scored question"),
     "run.facts.run": ("run {id}", "실행 {id}"),
+    "run.facts.relevance.evidence": ("graded by <b>evidence</b> (a chunk counts when it contains an evidence "
+                                     "string; k counts chunks)",
+                                     "<b>근거</b> 기준 채점(근거 문자열이 든 청크가 정답, k는 청크 수)"),
+    "run.facts.relevance.doc": ("graded by <b>document</b> (a chunk counts for its document; k counts distinct "
+                                "documents)",
+                                "<b>문서</b> 기준 채점(청크는 그 문서로 정답 여부가 정해지고, k는 서로 다른 문서 수)"),
+    "col.first_doc_rank": ("first relevant document: rank · its first chunk",
+                           "첫 관련 문서: 순위 · 그 문서의 첫 청크"),
+    "run.doc_rank": ("document {rank}", "문서 {rank}위"),
+    "run.chunk_at": ("{chunk} at chunk rank {rank}", "{chunk} (청크 {rank}위)"),
     "run.folder": ("folder <code>{path}</code>", "폴더 <code>{path}</code>"),
     "run.record": ("history record", "기록에 저장된 실행"),
     "run.compare_this": ("compare with another run…", "다른 실행과 비교…"),
@@ -202,10 +218,6 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "run.nav.missed": ("Missed questions", "놓친 질문"),
     "run.nav.dataset": ("Dataset", "데이터셋"),
     "run.nav.settings": ("Settings", "설정"),
-    "run.report_in_english": ("The parts shared with the report (<code>ragexam report</code>): score table, plots, "
-                              "settings, are in English, as in the report.",
-                              "점수표·그래프·설정 등 보고서(<code>ragexam report</code>)와 같은 부분은 보고서와 "
-                              "똑같이 영어로 표시됩니다."),
     "run.from_score": ("Stage attribution, judge and answers from the score", "실패 단계 분석, 심사, 답변은 다음 채점에서 가져왔습니다:"),
     "run.missed": ("Missed questions", "놓친 질문"),
     "run.missed_note": ("Answerable questions whose first correct chunk is not within the top {k} (or not found "
@@ -232,6 +244,18 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
                           "실행 <code>{run}</code>에서 <b>{pipeline}</b>이(가) 놓쳤습니다. 정답 청크를 찾지 "
                           "못했습니다(기준 k = {k})."),
     "missed.from_score": ("Answer and stage from the score", "답변과 단계는 다음 채점에서 가져왔습니다:"),
+    "missed.about_doc": ("Missed by <b>{pipeline}</b> in run <code>{run}</code>, graded by document: its first "
+                         "relevant document at document rank {rank} (k = {k} counts documents); the first chunk of a "
+                         "relevant document is <code>{chunk}</code> of <code>{doc}</code>, at chunk rank {chunk_rank}.",
+                         "실행 <code>{run}</code>에서 <b>{pipeline}</b>이(가) 놓쳤습니다(문서 기준 채점). 첫 관련 "
+                         "문서의 순위는 {rank}위입니다(k = {k}는 문서 수). 관련 문서의 첫 청크는 <code>{doc}</code>의 "
+                         "<code>{chunk}</code>, 청크 순위 {chunk_rank}위입니다."),
+    "missed.about_doc_unnamed": ("Missed by <b>{pipeline}</b> in run <code>{run}</code>, graded by document: its "
+                                 "first relevant document at document rank {rank} (k = {k} counts documents); this run "
+                                 "folder does not name its chunk.",
+                                 "실행 <code>{run}</code>에서 <b>{pipeline}</b>이(가) 놓쳤습니다(문서 기준 채점). 첫 "
+                                 "관련 문서의 순위는 {rank}위입니다(k = {k}는 문서 수). 이 실행 폴더에는 그 청크가 "
+                                 "기록되어 있지 않습니다."),
     # -- a score ------------------------------------------------------------------------------------------------
     "score.title": ("Score", "채점"),
     "score.questions_of": ("questions of <b>{qa}</b>", "질문 세트 <b>{qa}</b>"),
@@ -323,6 +347,32 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "compare.rank_in": ("rank in {side}", "{side}의 순위"),
     "compare.where_missed": ("where {side} missed it", "{side}가 놓친 자리"),
     "compare.only": ("Scored only in A: {a:,}; only in B: {b:,}.", "A에서만 채점: {a:,}개, B에서만 채점: {b:,}개."),
+    "compare.graded_differently": ("A and B were graded differently: identical rankings score differently under "
+                                   "another grading, so B − A would show the change of grading as a change of "
+                                   "retrieval.",
+                                   "A와 B는 채점 방식이 다릅니다. 순위가 똑같아도 채점 방식이 다르면 점수가 달라지므로, "
+                                   "B − A는 채점 방식의 변화를 검색 성능의 변화처럼 보여 줍니다."),
+    "compare.grading.relevance": ("the relevance rule: A by {a}, B by {b}", "관련성 기준: A는 {a}, B는 {b}"),
+    "compare.grading.overlap": ("the evidence cover policy: A {a}, B {b}", "근거 포함 기준: A는 {a}, B는 {b}"),
+    "compare.grading.ignore_punctuation": ("evidence matching that ignores punctuation: A {a}, B {b}",
+                                           "문장부호를 무시한 근거 비교: A는 {a}, B는 {b}"),
+    "compare.grading.question_set": ("the question set (its judgments, evidence or answer keys changed): A "
+                                     "<code>{a}</code>…, B <code>{b}</code>…",
+                                     "질문 세트(관련성 판정, 근거, 정답이 바뀜): A <code>{a}</code>…, B "
+                                     "<code>{b}</code>…"),
+    "compare.grading_fix": ("Grade B again as A was (run it again with A's grading, on A's question set), or compare "
+                            "anyway:",
+                            "B를 A와 같은 방식으로 다시 채점하거나(A의 채점 방식과 질문 세트로 다시 실행), 그래도 "
+                            "비교하려면:"),
+    "compare.allow": ("compare anyway — the difference then includes the change of grading",
+                      "그래도 비교 — 이때 차이에는 채점 방식의 변화가 함께 들어갑니다"),
+    "compare.includes_grading": ("Compared although graded differently: every difference below includes the change "
+                                 "of grading, not only the pipelines'.",
+                                 "채점 방식이 다른데도 비교했습니다: 아래의 모든 차이에는 파이프라인의 차이뿐 아니라 "
+                                 "채점 방식의 변화도 들어 있습니다."),
+    "compare.doc_rank_in": ("document rank in {side}", "{side}의 문서 순위"),
+    "relevance.evidence": ("evidence", "근거"),
+    "relevance.doc": ("document", "문서"),
     # -- reviewing a set ----------------------------------------------------------------------------------------
     "review.title": ("Review: {name}", "검토: {name}"),
     "review.foot": ("decisions are written to the review sheet after every action",
@@ -486,6 +536,80 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "outcome.not_saved": ("not saved: {problem}", "저장하지 않았습니다: {problem}"),
     "outcome.rescued": ("rescued as {key}, checked and accepted", "{key}(으)로 구제했습니다 (검사 통과, 승인)"),
     "outcome.edited": ("{key}: edit checked and saved ({status})", "{key}: 수정 내용을 검사하고 저장했습니다 ({status})"),
+    "outcome.no_runner_up": ("this question has no runner-up span to pick", "이 질문에는 고를 차순위 구간이 없습니다"),
+    "outcome.runner_up": ("{key}: the runner-up checked and accepted as its evidence",
+                          "{key}: 차순위 구간을 검사하고 근거로 승인했습니다"),
+    "outcome.no_out_of_corpus": ("only a question of a generated or traced set can be marked out of corpus",
+                                 "생성했거나 트레이스에서 뽑은 세트의 질문만 코퍼스 밖으로 표시할 수 있습니다"),
+    "outcome.out_of_corpus": ("{key}: accepted as out of corpus (the documents do not answer it)",
+                              "{key}: 코퍼스 밖 질문으로 승인했습니다(문서에 답이 없음)"),
+    "outcome.no_evidence_to_accept": ("not accepted: the question has no evidence and no proposed span. Select its "
+                                      "evidence in a document and press <kbd>s</kbd>, then save; or reject it",
+                                      "승인하지 않았습니다: 근거도, 제안된 구간도 없습니다. 문서에서 근거를 선택하고 "
+                                      "<kbd>s</kbd>를 누른 뒤 저장하거나, 거절하세요"),
+    "outcome.proposal_refused": ("not accepted: the proposed span it would take fails a check: {problem}",
+                                 "승인하지 않았습니다: 승인하면 쓰일 제안 구간이 검사를 통과하지 못했습니다: {problem}"),
+    # -- a located set and sampled traces (serve.reviewing_located) ----------------------------------------------
+    "item.refused_located": ("Not saved: the evidence fails the located set's check.",
+                             "저장하지 않았습니다: 근거가 이 세트의 검사를 통과하지 못했습니다."),
+    "item.edit_note_located": ("Saving checks that each evidence string occurs verbatim in a relevant document of the "
+                               "question (in the corpus when it has none), as <code>review apply</code> does; a change "
+                               "that fails is refused with the reason.",
+                               "저장할 때 근거 문자열마다 질문의 관련 문서(없으면 코퍼스)에 그대로 있는지 "
+                               "<code>review apply</code>와 똑같이 검사합니다. 통과하지 못한 수정은 이유와 함께 "
+                               "거부합니다."),
+    "item.keys_help_runner_up": ("<kbd>u</kbd> accept the runner-up as evidence", "<kbd>u</kbd> 차순위 구간을 근거로 승인"),
+    "item.keys_help_ooc": ("<kbd>o</kbd> accept as out of corpus", "<kbd>o</kbd> 코퍼스 밖 질문으로 승인"),
+    "item.none_takes_proposal": ("none yet: accepting takes the proposed span (marked in its document)",
+                                 "아직 없음: 승인하면 제안된 구간(문서에 표시)을 근거로 씁니다"),
+    "item.runner_up": ("Runner-up", "차순위로"),
+    "item.out_of_corpus": ("Out of corpus", "코퍼스 밖"),
+    "item.proposed_here": ("the proposed span", "제안 구간"),
+    "item.runner_here": ("the runner-up", "차순위 구간"),
+    "item.mark_proposed": ("the proposed span (accepting takes it when there is no evidence)",
+                           "제안 구간(근거가 없으면 승인할 때 이 구간을 씁니다)"),
+    "item.mark_runner": ("the runner-up span (key u takes it)", "차순위 구간(u 키로 고릅니다)"),
+    "located.title": ("Where the evidence was located", "근거를 찾은 결과"),
+    "located.status.located": ("located with confidence", "확신 있게 찾음"),
+    "located.status.uncertain": ("uncertain", "불확실"),
+    "located.status.unlocated": ("not located", "찾지 못함"),
+    "located.status.kept": ("given evidence, verified", "원래 근거(확인됨)"),
+    "located.status.kept_unverified": ("given evidence, not in the corpus", "원래 근거(코퍼스에 없음)"),
+    "located.confidence": ("confidence {value} (threshold {threshold})", "확신도 {value} (기준 {threshold})"),
+    "located.method": ("method", "방법"),
+    "located.scope.documents": ("searched in its relevant documents", "관련 문서에서 찾음"),
+    "located.scope.corpus": ("searched in the whole corpus", "코퍼스 전체에서 찾음"),
+    "located.scope.hints": ("searched in the documents the trace retrieved", "트레이스가 검색한 문서에서 찾음"),
+    "located.reason": ("why:", "이유:"),
+    "located.hints": ("documents the trace retrieved:", "트레이스가 검색한 문서:"),
+    "located.col.doc": ("document", "문서"),
+    "located.col.confidence": ("confidence", "확신도"),
+    "located.col.margin": ("margin", "차순위와의 차이"),
+    "located.col.coverage": ("of the answer", "답변 포함 비율"),
+    "located.col.spans": ("spans", "구간"),
+    "located.proposed": ("proposed", "제안"),
+    "located.runner_up": ("runner-up", "차순위"),
+    "located.no_runner_up": ("none", "없음"),
+    "located.choice.proposed": ("The evidence is the proposed span.", "근거는 제안된 구간입니다."),
+    "located.choice.runner_up": ("The evidence is the runner-up span.", "근거는 차순위 구간입니다."),
+    "located.choice_tag.proposed": ("proposed span", "제안 구간"),
+    "located.choice_tag.runner_up": ("runner-up", "차순위"),
+    "trace.title": ("What users asked", "사용자들이 물은 것"),
+    "trace.answer": ("traced answer", "서비스가 한 답변"),
+    "trace.frequency": ("asked {n:,} times", "{n:,}번 물음", "asked once"),
+    "trace.share": ("{share} of the traffic", "전체 요청의 {share}"),
+    "trace.phrasings": ("{n:,} phrasings", "표현 {n:,}가지", "1 phrasing"),
+    "trace.negative": ("{n:,} with negative feedback", "부정 피드백 {n:,}건"),
+    "trace.picked.first": ("picked first (flagged)", "먼저 뽑음(표시된 요청)"),
+    "trace.picked.weighted": ("drawn by frequency", "빈도에 비례해 뽑음"),
+    "trace.picked.top": ("among the most frequent", "가장 잦은 질문"),
+    "trace.phrasings_title": ("how users phrased it", "사용자들의 표현"),
+    "trace.contexts": ("{n:,} traced contexts", "트레이스의 검색 결과 {n:,}개", "1 traced context"),
+    "trace.cut": ("cut: {n:,} characters", "잘림: 원래 {n:,}자"),
+    "trace.no_contexts": ("The trace recorded no contexts.", "트레이스에 검색 결과가 기록되지 않았습니다."),
+    "support.traced": ("the answer the service gave (traced): check it", "서비스가 한 답변(트레이스): 확인하세요"),
+    "support.traced_negative": ("the answer the service gave, with negative feedback: check it above all",
+                                "부정 피드백을 받은 서비스의 답변: 특히 확인하세요"),
 }
 
 #: the generator's rejection reasons (``ragexam.questions.checks.REASONS``) in Korean; their English is the

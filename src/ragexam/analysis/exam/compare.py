@@ -31,7 +31,8 @@ from ragexam.errors import InputError
 from ragexam.signature import Signature
 from ragexam.storage.runfolder import RunData, metric_columns, miss_cutoff
 
-__all__ = ["MetricDiff", "Flip", "PipelineComparison", "RunComparison", "compare_runs", "grading_differences"]
+__all__ = ["MetricDiff", "Flip", "PipelineComparison", "RunComparison", "compare_runs", "grading_differences",
+           "grading_changes", "GradingChange"]
 
 
 @dataclass(frozen=True)
@@ -165,26 +166,45 @@ _GRADING = (("relevance", "relevance rule"), ("overlap", "evidence cover policy"
             ("ignore_punctuation", "evidence matching (ignore punctuation)"))
 
 
-def grading_differences(a: RunData, b: RunData) -> List[Tuple[str, str]]:
-    """How the grading of ``b`` differs from ``a``'s: ``(what differs, how to grade B as A was)`` for the relevance
-    rule, the evidence cover policy and matching (runs), and the question set (its hash: its judgments, evidence
-    or answer keys changed).  The same ranking scores differently under another grading, so a difference would
-    not be the pipelines'."""
+@dataclass(frozen=True)
+class GradingChange:
+    """One way run B was graded differently from run A: ``key`` (``relevance``, ``overlap``, ``ignore_punctuation``
+    -- a config key of :data:`_GRADING` -- or ``question_set``), the values in A and B (the question set: its
+    ``qa_sha256``), ``what`` differs and the ``fix`` in words."""
+
+    key: str
+    a: object
+    b: object
+    what: str
+    fix: str
+
+
+def grading_changes(a: RunData, b: RunData) -> List[GradingChange]:
+    """How the grading of ``b`` differs from ``a``'s (:func:`grading_differences`), one :class:`GradingChange` each."""
     from ragexam.errors import setting
 
-    out: List[Tuple[str, str]] = []
+    out: List[GradingChange] = []
     if a.run is not None and b.run is not None:
         ca, cb = a.config, b.config
         for key, what in _GRADING:
             va, vb = ca.get(key), cb.get(key)
             if key in ca and key in cb and va != vb and (key != "relevance" or (va and vb)):
                 fix = f"with {setting(key, va)}" if va not in (None, False) else f"without {setting(key, vb)}"
-                out.append((f"the {what}: A {va!r}, B {vb!r}", f"run B again {fix}"))
+                out.append(GradingChange(key, va, vb, f"the {what}: A {va!r}, B {vb!r}", f"run B again {fix}"))
     qa_a, qa_b = a.dataset.get("qa_sha256"), b.dataset.get("qa_sha256")
     if qa_a and qa_b and qa_a != qa_b:
-        out.append((f"the question set (qa_sha256 {str(qa_a)[:12]}… vs {str(qa_b)[:12]}…: its judgments, evidence "
-                    "or answers changed)", "run B again on A's question set"))
+        out.append(GradingChange("question_set", qa_a, qa_b, f"the question set (qa_sha256 {str(qa_a)[:12]}… vs "
+                                 f"{str(qa_b)[:12]}…: its judgments, evidence or answers changed)",
+                                 "run B again on A's question set"))
     return out
+
+
+def grading_differences(a: RunData, b: RunData) -> List[Tuple[str, str]]:
+    """How the grading of ``b`` differs from ``a``'s: ``(what differs, how to grade B as A was)`` for the relevance
+    rule, the evidence cover policy and matching (runs), and the question set (its hash: its judgments, evidence
+    or answer keys changed).  The same ranking scores differently under another grading, so a difference would
+    not be the pipelines'."""
+    return [(c.what, c.fix) for c in grading_changes(a, b)]
 
 
 def _check_grading(a: RunData, b: RunData, allow: bool, notes: List[str]) -> None:

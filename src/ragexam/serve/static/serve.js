@@ -63,6 +63,8 @@
     if (k === 'a' && decide) { ev.preventDefault(); submit('accept'); }
     else if (k === 'r' && decide) { ev.preventDefault(); submit('reject'); }
     else if (k === 'p' && decide) { ev.preventDefault(); submit('pending'); }
+    else if (k === 'u' && decide && $('runner-up')) { ev.preventDefault(); submit('runner-up'); }
+    else if (k === 'o' && decide && $('ooc')) { ev.preventDefault(); submit('ooc'); }
     else if (k === 'e') { ev.preventDefault(); openEditor(); }
     else if (k === 's') { ev.preventDefault(); useSelection(); }
     else if (k === 'j' || k === 'ArrowRight') { go('next'); }

@@ -1,0 +1,316 @@
+"""Every text of the report's own sections (:mod:`ragexam.report.sections`) in English and Korean: the report's
+part of the one catalogue (:mod:`ragexam.report.i18n`; ``ragexam serve`` adds its own, :mod:`ragexam.serve.strings`).
+
+``STRINGS[key] = (English, 한국어)``, or ``(English, 한국어, English when n is 1)``.  A text is HTML written here: it
+may hold ``<b>``, ``<code>``, ``<i>``; write ``&lt;`` for ``<``.  ``{name}`` takes a value the section passes
+(escaped), ``{n:,}`` a number.  Every key starts with ``r.`` (the server's keys never do).  The English texts are
+the report's as it has always printed them: ``ragexam report`` renders them byte for byte
+(``tests/test_report_i18n.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Tuple
+
+__all__ = ["STRINGS"]
+
+STRINGS: Dict[str, Tuple[str, ...]] = {
+    # -- shared ---------------------------------------------------------------------------------------------------
+    "r.col.pipeline": ("pipeline", "파이프라인"),
+    "r.col.metric": ("metric", "지표"),
+    "r.col.type": ("type", "유형"),
+    "r.col.question_id": ("question id", "질문 ID"),
+    "r.not_found": ("not found", "찾지 못함"),
+    "r.legend.baseline": ("(baseline)", "(기준선)"),
+    "r.legend.label": ("pipelines", "파이프라인"),
+    # -- scores ---------------------------------------------------------------------------------------------------
+    "r.scores.title": ("Scores", "점수"),
+    "r.scores.note": ("Means over the scored (answerable) questions; below each, the 95% percentile-bootstrap "
+                      "confidence interval over questions. Bold: the best mean in the column.",
+                      "채점한(답할 수 있는) 질문에 대한 평균입니다. 그 아래는 질문 단위 백분위 부트스트랩 95% "
+                      "신뢰구간입니다. 굵은 글씨: 그 열에서 가장 높은 평균."),
+    "r.scores.no_comparisons": ("No comparisons in this run.", "이 실행에는 비교가 없습니다."),
+    "r.budget.title": ("At an equal context budget", "같은 컨텍스트 예산에서"),
+    "r.budget.note": ("Each ranked list read until {spent} are spent (a chunk straddling the budget counts by its "
+                      "share inside), so chunkers of different size get the same context; mean and 95% bootstrap "
+                      "interval.",
+                      "순위 목록마다 {spent}을(를) 다 쓸 때까지 읽습니다(예산 경계에 걸친 청크는 안쪽 비율만큼 "
+                      "셉니다). 그래서 크기가 다른 청커도 같은 양의 컨텍스트를 받습니다. 평균과 부트스트랩 95% "
+                      "신뢰구간."),
+    "r.budget.chars": ("{n} characters", "{n}자"),
+    "r.budget.tokens": ("{n} tokens", "{n}토큰"),
+    "r.budget.or": (" or ", " 또는 "),
+    "r.budget.the_budget": ("the budget", "예산"),
+    "r.budget.mean_chars": ("mean chars", "평균 글자 수"),
+    "r.unretrieved": ("unretrieved {n} of {total} scored questions ({kinds}), graded as misses: {questions}",
+                      "채점한 질문 {total}개 중 {n}개를 검색하지 못했습니다({kinds}). 놓친 것으로 채점: {questions}"),
+    "r.latency": ("latency per question: median {median} s, p95 {p95} s, max {max} s (n {n})",
+                  "질문당 지연 시간: 중앙값 {median}초, p95 {p95}초, 최대 {max}초 (n {n})"),
+    "r.produced_nothing": ("produced nothing:", "결과가 없습니다:"),
+    "r.evidence_split": ("{n} missed questions evidence_split: the chunking cut the evidence (a chunk of the top {k} "
+                         "holds part of it) -- a chunking miss, not a retrieval miss",
+                         "놓친 질문 {n}개는 evidence_split: 청크 분할이 근거를 잘랐습니다(상위 {k}개의 청크에 근거의 "
+                         "일부만 있음). 검색이 아니라 청크 분할 때문에 놓친 것입니다",
+                         "{n} missed question evidence_split: the chunking cut the evidence (a chunk of the top {k} "
+                         "holds part of it) -- a chunking miss, not a retrieval miss"),
+    # -- comparisons ----------------------------------------------------------------------------------------------
+    "r.cmp.title": ("Comparisons against the baseline", "기준선과의 비교"),
+    "r.cmp.title_budget": ("Comparisons at an equal context budget", "같은 컨텍스트 예산에서의 비교"),
+    "r.cmp.note": ("diff = pipeline − baseline on the same questions, with its 95% paired-bootstrap interval; p from "
+                   "the paired randomization test, and p Holm-adjusted over the metrics of each pair. "
+                   '<span class="sig-up">▲ green</span> / <span class="sig-down">▼ red</span>: significant after '
+                   "Holm (p &lt; 0.05) and the interval excludes 0. Hover a cell for its verdict; all verdicts are "
+                   "listed below the table.",
+                   "차이 = 같은 질문에서 파이프라인 − 기준선, 짝지은 부트스트랩 95% 신뢰구간과 함께. p는 짝지은 "
+                   "무작위화 검정의 값이고, 쌍마다 여러 지표에 Holm 보정을 했습니다. "
+                   '<span class="sig-up">▲ 초록</span> / <span class="sig-down">▼ 빨강</span>: Holm 보정 후 '
+                   "유의하고(p &lt; 0.05) 신뢰구간이 0을 포함하지 않음. 칸에 마우스를 올리면 판정이 보이고, 모든 "
+                   "판정은 표 아래에 있습니다."),
+    "r.cmp.baseline": ("Baseline: ", "기준선: "),
+    "r.cmp.vs": (" vs ", " 대 "),
+    "r.cmp.diff": ("diff", "차이"),
+    "r.cmp.ci": ("95% CI", "95% 신뢰구간"),
+    "r.cmp.p_holm": ("p / Holm", "p / Holm 보정"),
+    "r.cmp.all": ("All verdicts in words ({n})", "모든 판정 ({n}개)"),
+    "r.cmp.all_budget": ("All budget verdicts in words ({n})", "예산 비교의 모든 판정 ({n}개)"),
+    "r.cmp.mdd": ("min. detectable", "최소 검출 차이"),
+    "r.cmp.p_from": ("p from", "p 계산 방법"),
+    "r.cmp.verdict": ("verdict", "판정"),
+    "r.p_from.exact": ("every sign pattern", "모든 부호 조합"),
+    "r.p_from.approximate": ("random sign flips", "무작위 부호 뒤집기"),
+    "r.p_note": ("How the p-values were computed: {parts}.", "p값 계산 방법: {parts}."),
+    "r.p_note.exact": ("{n} comparisons exactly (every pattern of signs of the per-question differences counted)",
+                       "비교 {n}개는 정확히(질문별 차이의 모든 부호 조합을 셈)",
+                       "{n} comparison exactly (every pattern of signs of the per-question differences counted)"),
+    "r.p_note.approximate": ("{n} comparisons from random sign flips of the per-question differences",
+                             "비교 {n}개는 질문별 차이의 부호를 무작위로 뒤집어",
+                             "{n} comparison from random sign flips of the per-question differences"),
+    "r.p_note.approximate_of": ("{n} comparisons from random sign flips of the per-question differences ({flips} of "
+                                "them)",
+                                "비교 {n}개는 질문별 차이의 부호를 무작위로 뒤집어({flips}번)",
+                                "{n} comparison from random sign flips of the per-question differences ({flips} of "
+                                "them)"),
+    # -- the LLM judge --------------------------------------------------------------------------------------------
+    "r.judge.title": ("LLM judge", "LLM 심사"),
+    "r.judge.note": ("{model} at {endpoint}, prompts {language}, {n} repeats. Means and pass rates over the judged "
+                     "answers only (unjudged answers are counted, never averaged in); below each, the 95% "
+                     "percentile-bootstrap interval.",
+                     "{model} ({endpoint}), 프롬프트 {language}, 반복 {n}번. 평균과 통과율은 판정한 답변만으로 "
+                     "냅니다(판정하지 못한 답변은 세기만 하고 평균에 넣지 않음). 그 아래는 백분위 부트스트랩 95% "
+                     "신뢰구간입니다.",
+                     "{model} at {endpoint}, prompts {language}, {n} repeat. Means and pass rates over the judged "
+                     "answers only (unjudged answers are counted, never averaged in); below each, the 95% "
+                     "percentile-bootstrap interval."),
+    "r.judge.col.mean": ("mean", "평균"),
+    "r.judge.col.pass_rate": ("pass rate", "통과율"),
+    "r.judge.col.coverage": ("coverage", "판정 비율"),
+    "r.judge.col.flipped": ("flipped", "판정이 바뀐 비율"),
+    "r.judge.col.ties": ("ties", "동률"),
+    "r.judge.col.unjudged": ("unjudged", "판정 못 함"),
+    "r.judge.vs_title": ("The judge beside the evidence", "심사 결과와 근거 비교"),
+    "r.judge.vs_note": ("The same contexts graded twice: by the judge, and without an LLM from the question's "
+                        "evidence spans. Where they disagree, either the judge is wrong or the evidence is too narrow.",
+                        "같은 컨텍스트를 두 번 채점했습니다. 한 번은 심사 모델이, 한 번은 LLM 없이 질문의 근거 "
+                        "구간으로. 둘이 다르면 심사가 틀렸거나 근거가 너무 좁은 것입니다."),
+    "r.judge.col.judge": ("judge", "심사"),
+    "r.judge.col.value": ("value", "값"),
+    "r.judge.col.evidence": ("evidence", "근거"),
+    "r.judge.col.agree": ("agree", "일치"),
+    "r.judge.col.disagreeing": ("disagreeing questions", "일치하지 않은 질문"),
+    # -- the rerank stage -----------------------------------------------------------------------------------------
+    "r.rerank.title": ("Rerank stage", "재순위화 단계"),
+    "r.rerank.note": ("Each reranked pipeline against its own first stage, on the same questions: difference of the "
+                      "means, paired-bootstrap 95% interval, reading after Holm's correction. A reranker can only "
+                      "reorder the first stage's top candidates: the recall ceiling is the share of questions with a "
+                      "relevant unit among them.",
+                      "재순위화한 파이프라인마다 자기 1단계와 같은 질문에서 비교합니다: 평균의 차이, 짝지은 "
+                      "부트스트랩 95% 신뢰구간, Holm 보정 후의 해석. 재순위화는 1단계의 상위 후보 순서만 바꿀 수 "
+                      "있으므로, 재현율 상한은 후보 안에 관련 단위가 있는 질문의 비율입니다."),
+    "r.rerank.stage": ("first stage <code>{first}</code>, top {top} reranked by <code>{reranker}</code>",
+                       "1단계 <code>{first}</code>, 상위 {top}개를 <code>{reranker}</code>(으)로 재순위화"),
+    "r.rerank.col.first": ("first stage", "1단계"),
+    "r.rerank.col.reranked": ("reranked", "재순위화 후"),
+    "r.rerank.col.lift": ("lift", "향상"),
+    "r.rerank.col.p": ("p (Holm)", "p (Holm 보정)"),
+    "r.rerank.col.reading": ("reading", "해석"),
+    "r.rerank.ceiling": ("first stage recall@{top}: {recall} ({within} questions); of {misses} misses at k={k}, "
+                         "{outside} lay outside the candidates (no reranker can fix them) and {inside} inside",
+                         "1단계 recall@{top}: {recall} (질문 {within}개). k={k}에서 놓친 {misses}개 중 {outside}개는 "
+                         "후보 밖에 있었고(어떤 재순위화로도 고칠 수 없음) {inside}개는 후보 안에 있었습니다"),
+    "r.rerank.by_type": ("lift by type: ", "유형별 향상: "),
+    "r.rerank.fixed": ("fixed {n}", "고친 질문 {n}개"),
+    "r.rerank.broken": ("broken {n}", "망친 질문 {n}개"),
+    "r.rerank.queries": ("queries: {reranked} reranked, {partial} partly (unjudged candidates keep their place), "
+                         "{failed} failed (first-stage order kept)",
+                         "질문: {reranked}개 재순위화, {partial}개 일부만(판정 못 한 후보는 제자리), {failed}개 실패"
+                         "(1단계 순서 유지)"),
+    "r.rerank.latency": ("latency per query: median {median} s, p95 {p95} s, max {max} s (n {n}, as measured when "
+                         "called)",
+                         "질문당 지연 시간: 중앙값 {median}초, p95 {p95}초, 최대 {max}초 (n {n}, 호출할 때 잰 값)"),
+    "r.rerank.work": ("the reranker's work: ", "재순위화 작업량: "),
+    "r.usage.calls": ("{n} calls made now", "지금 보낸 호출 {n}번"),
+    "r.usage.cached": ("{n} answered from the cache", "캐시에서 답한 {n}번"),
+    "r.usage.failed": ("{n} calls failed", "실패한 호출 {n}번"),
+    "r.usage.requests": ("{n} HTTP requests", "HTTP 요청 {n}번"),
+    "r.usage.texts_embedded": ("{n} texts embedded", "임베딩한 텍스트 {n}개"),
+    "r.usage.prompt_tokens": ("{n} prompt tokens", "프롬프트 토큰 {n}개"),
+    "r.usage.completion_tokens": ("{n} completion tokens", "응답 토큰 {n}개"),
+    "r.usage.cost": ("cost {cost}", "비용 {cost}"),
+    "r.usage.model": ("model {model}", "모델 {model}"),
+    # -- plots ----------------------------------------------------------------------------------------------------
+    "r.plots.title": ("Plots", "그래프"),
+    "r.plots.sweep": ("Precision, recall and F1 by K", "K별 정밀도, 재현율, F1"),
+    "r.plots.fbeta_title": ("F-beta by β", "β별 F-베타"),
+    "r.plots.types_title": ("By question type", "질문 유형별"),
+    "r.plots.ranks_title": ("First-correct ranks", "첫 정답 순위"),
+    "r.plots.attribution_title": ("Stage attribution", "실패 단계 분석"),
+    "r.plots.no_sweep": ("This run has no metric@K sweep.", "이 실행에는 K별 지표가 없습니다."),
+    "r.plots.no_fbeta": ("This run has no F-beta sweep.", "이 실행에는 F-베타 값이 없습니다."),
+    "r.plots.no_types": ("This run has no per-type breakdown.", "이 실행에는 유형별 결과가 없습니다."),
+    "r.plots.no_rows": ("per_question.csv was not available, so ranks cannot be shown.",
+                        "per_question.csv가 없어서 순위를 보여 줄 수 없습니다."),
+    "r.plots.precision": ("Precision", "정밀도"),
+    "r.plots.recall": ("Recall", "재현율"),
+    "r.plots.f1": ("F1", "F1 점수"),
+    "r.plots.at_k": ("{name}@K", "{name}@K (K별)"),
+    "r.plots.fbeta": ("F-beta@K, β = {beta}", "F-베타@K, β = {beta}"),
+    "r.plots.fbeta_note": ("β &lt; 1 weighs precision more, β &gt; 1 recall more (β = 1 is F1).",
+                           "β &lt; 1이면 정밀도를, β &gt; 1이면 재현율을 더 무겁게 봅니다(β = 1은 F1)."),
+    "r.plots.whiskers": ("whiskers: 95% CI within the type", "수염: 유형 안의 95% 신뢰구간"),
+    "r.plots.by_type": ("{metric} by question type", "질문 유형별 {metric}"),
+    "r.plots.rank_title": ("Rank of the first correct chunk", "첫 정답 청크의 순위"),
+    "r.plots.rank_y": ("share of questions", "질문 비율"),
+    "r.plots.rank_x": ("first-correct rank", "첫 정답 순위"),
+    "r.plots.rank_marker": ("missed beyond k={k}", "k={k} 밖은 놓침"),
+    "r.plots.rank_tip": ("{pipeline} · rank {group}: {count} of {n} questions ({share})",
+                         "{pipeline} · 순위 {group}: 질문 {n}개 중 {count}개 ({share})",
+                         "{pipeline} · rank {group}: {count} of {n} question ({share})"),
+    "r.plots.no_attribution": ("No stage attribution in this run: it appears after answer scoring "
+                               "(<code>ragexam score</code>), which says for each question whether retrieval, "
+                               "chunking or generation lost the answer.",
+                               "이 실행에는 실패 단계 분석이 없습니다. 답변을 채점하면(<code>ragexam score</code>) "
+                               "질문마다 검색, 청크 분할, 생성 중 어디서 답을 놓쳤는지 나옵니다."),
+    "r.plots.attribution_note": ("Questions per type (rows) by the stage that lost the answer (columns); shading: "
+                                 "share of the row.",
+                                 "유형(행)별로 답을 놓친 단계(열)에 해당하는 질문 수. 색의 진하기: 행 안에서의 비율."),
+    "r.plots.attribution_open": (" Open a cell for its questions.", " 칸을 열면 그 질문들이 보입니다."),
+    # -- a missed question ----------------------------------------------------------------------------------------
+    "r.missed.question": ("question", "질문"),
+    "r.missed.evidence": ("evidence", "근거"),
+    "r.missed.ground_truth": ("ground truth", "정답"),
+    "r.missed.answer": ("answer", "답변"),
+    "r.missed.judge": ("judge", "심사"),
+    "r.missed.reasoning": ("judge reasoning", "심사 이유"),
+    "r.missed.stage": ("stage", "단계"),
+    "r.missed.unretrieved": ("unretrieved", "검색 실패"),
+    "r.missed.split": ("evidence split", "근거 분할"),
+    "r.missed.split_text": ("<b>#{rank} <code>{chunk}</code></b> holds the {part} ({chars} of {length} characters) of "
+                            '<span class="evidence">{evidence}</span>; no chunk of the top {k} holds it whole: the '
+                            "chunker cut it",
+                            "<b>#{rank} <code>{chunk}</code></b>에 <span class=\"evidence\">{evidence}</span>의 "
+                            "{part} 부분({length}자 중 {chars}자)만 있습니다. 상위 {k}개 중 근거 전체를 담은 청크가 "
+                            "없습니다: 청커가 근거를 잘랐습니다"),
+    "r.missed.ranks": ("evidence ranks", "근거별 순위"),
+    "r.missed.first_correct": ("first correct chunk", "첫 정답 청크"),
+    "r.missed.not_in_run": ("not in the run output", "실행 결과에 없음"),
+    "r.missed.none_recorded": ("none recorded", "기록 없음"),
+    "r.missed.not_available": ("not available", "없음"),
+    "r.missed.top": ("Top {n} retrieved chunks (missed cutoff k = {k})", "검색된 상위 청크 {n}개 (놓침 기준 k = {k})",
+                     "Top {n} retrieved chunk (missed cutoff k = {k})"),
+    "r.missed.no_chunks": ("No retrieved chunks recorded for this question.",
+                           "이 질문에는 기록된 검색 청크가 없습니다."),
+    "r.missed.where_doc": ("Where a relevant document was found (rank {rank})", "관련 문서를 찾은 곳 (순위 {rank})"),
+    "r.missed.where_evidence": ("Where the evidence was found (rank {rank})", "근거를 찾은 곳 (순위 {rank})"),
+    "r.first.not_within": ("not within the search depth ({depth})", "검색 깊이({depth}) 안에 없음"),
+    "r.first.doc_rank": ("document rank {rank} (k counts documents)", "문서 순위 {rank}(k는 문서 수)"),
+    "r.first.doc_unnamed": ("a chunk of a relevant document at {doc_rank}; this run folder does not name the chunk",
+                            "{doc_rank}에 관련 문서의 청크가 있음. 이 실행 폴더에는 그 청크가 기록되어 있지 않습니다"),
+    "r.first.of_doc": (" of relevant document <code>{doc}</code>", " (관련 문서 <code>{doc}</code>)"),
+    "r.first.doc_chunk": ("<code>{chunk}</code>{doc} at chunk rank {rank}, {doc_rank}",
+                          "<code>{chunk}</code>{doc}, 청크 순위 {rank}, {doc_rank}"),
+    "r.first.chunk": ("<code>{chunk}</code> at rank {rank}", "<code>{chunk}</code>, 순위 {rank}"),
+    "r.first.beyond": ("at rank {rank} (beyond the {n} ids kept per question)",
+                       "순위 {rank} (질문마다 보관한 ID {n}개 밖)"),
+    "r.chunk.doc": ("doc {doc}", "문서 {doc}"),
+    "r.chunk.score": ("score {score}", "점수 {score}"),
+    "r.chunk.contains": ("contains evidence", "근거 포함"),
+    "r.chunk.split": ("holds part of the evidence: split", "근거의 일부만 있음: 분할됨"),
+    # -- the dataset card and the settings ------------------------------------------------------------------------
+    "r.ds.title": ("Dataset card", "데이터셋 카드"),
+    "r.ds.corpus": ("corpus", "코퍼스"),
+    "r.ds.qa": ("qa", "질문 세트"),
+    "r.ds.n_documents": ("n_documents", "문서 수"),
+    "r.ds.n_questions": ("n_questions", "질문 수"),
+    "r.ds.n_answerable": ("n_answerable", "답할 수 있는 질문 수"),
+    "r.ds.n_out_of_corpus": ("n_out_of_corpus", "코퍼스 밖 질문 수"),
+    "r.ds.n_scored": ("n_scored", "채점한 질문 수"),
+    "r.ds.corpus_sha256": ("corpus_sha256", "코퍼스 SHA-256"),
+    "r.ds.qa_sha256": ("qa_sha256", "질문 세트 SHA-256"),
+    "r.ds.audit": ("question set audit", "질문 세트 검수"),
+    "r.ds.chunks": ("chunks ({chunker})", "청크 수 ({chunker})"),
+    "r.ds.chunking": ("chunks", "청크"),
+    "r.ds.budget": ("budget", "예산"),
+    "r.ds.types": ("Question types", "질문 유형"),
+    "r.ds.questions": ("questions", "질문 수"),
+    "r.ds.share": ("share", "비율"),
+    "r.ds.warnings": ("Warnings ({n})", "경고 ({n}개)"),
+    "r.ds.no_chunker": ("No pipeline used a ragexam chunker: every one returned its own texts, judged by whether they "
+                        "contain the evidence.",
+                        "ragexam 청커를 쓴 파이프라인이 없습니다. 모두 자기 텍스트를 돌려주었고, 근거를 담았는지로 "
+                        "판정했습니다."),
+    "r.ds.unmatched": ("Unmatched evidence ({n})", "청크에 담기지 않은 근거 ({n}개)"),
+    "r.ds.unmatched_note": ("Evidence no chunk contains whole, so no chunk gets credit for it.",
+                            "어떤 청크에도 통째로 들어 있지 않은 근거라서, 어느 청크도 정답으로 인정받지 못합니다."),
+    "r.ds.chunker": ("chunker", "청커"),
+    "r.ds.reason": ("reason", "이유"),
+    "r.ds.where": ("where", "위치"),
+    "r.ds.all_matched": ("Every evidence string lies whole inside some chunk.",
+                         "모든 근거 문자열이 어떤 청크 안에 통째로 들어 있습니다."),
+    "r.set.title": ("Settings", "설정"),
+    "r.set.note": ("Everything that produced the numbers above; the same config, dataset (same hashes) and ragexam "
+                   "version reproduce them.",
+                   "위의 숫자를 만든 모든 설정입니다. 같은 설정, 같은 데이터셋(같은 해시), 같은 ragexam 버전이면 "
+                   "같은 숫자가 나옵니다."),
+    "r.set.run_id": ("run id", "실행 ID"),
+    "r.set.created": ("created", "만든 시각"),
+    "r.set.format": ("format", "형식"),
+    "r.set.version": ("ragexam version", "ragexam 버전"),
+    "r.set.miss_k": ("missed cutoff k", "놓침 기준 k"),
+    "r.set.config": ("Config", "설정값"),
+    "r.set.signatures": ("Signatures", "시그니처"),
+    "r.set.signature": ("signature", "시그니처"),
+    "r.set.results": ("(results)", "(결과)"),
+    "r.set.json": ("summary config and dataset as JSON", "요약의 설정과 데이터셋(JSON)"),
+    # -- the static report's own page (ragexam.report.html) and its header (RunView.facts) ------------------------
+    "r.html.title": ("ragexam report", "ragexam 보고서"),
+    "r.html.page_title": ("ragexam report — {dataset} — {run}", "ragexam 보고서 — {dataset} — {run}"),
+    "r.html.missed": ("Missed questions", "놓친 질문"),
+    "r.html.dataset": ("Dataset", "데이터셋"),
+    "r.html.missed_note": ("Answerable questions whose first correct chunk is not within the top {k} (or not found "
+                           "within the search depth). Open a row for the question, the evidence, the answers and the "
+                           "retrieved chunks with the evidence <mark>marked</mark>.",
+                           "답할 수 있는 질문 가운데 첫 정답 청크가 상위 {k}개 안에 없는(또는 검색 깊이 안에서 찾지 "
+                           "못한) 질문. 행을 열면 질문, 근거, 답변, 그리고 근거를 <mark>표시</mark>한 검색 청크를 볼 수 "
+                           "있습니다."),
+    "r.html.no_missed": ("No missed questions.", "놓친 질문이 없습니다."),
+    "r.html.all": ("all", "전체"),
+    "r.html.shown": ("{count} of {n} shown", "{n}개 중 {count}개 표시"),
+    "r.html.first_rank": ("first rank", "첫 정답 순위"),
+    "r.html.show": ("show", "보기"),
+    "r.html.hide": ("hide", "숨기기"),
+    "r.html.split": ("evidence split", "근거 분할됨"),
+    "r.html.split_hint": ("the chunking cut the evidence", "청크 분할이 근거를 잘랐습니다"),
+    "r.html.notes": ("Notes", "참고"),
+    "r.html.footer": ("Generated by ragexam {version} on {now}. Self-contained: no network needed to view it.",
+                      "ragexam {version}이(가) {now}에 만들었습니다. 파일 하나로 완결되어 있어 네트워크 없이 볼 수 "
+                      "있습니다."),
+    "r.facts.dataset": ("dataset <b>{name}</b>", "데이터셋 <b>{name}</b>"),
+    "r.facts.pipelines": ("{n} pipelines", "파이프라인 {n}개", "{n} pipeline"),
+    "r.facts.scored": ("{n} scored questions", "채점한 질문 {n}개", "{n} scored question"),
+    "r.facts.relevance": ("relevance <b>{rule}</b>", "관련성 기준 <b>{rule}</b>"),
+    "r.facts.rule.evidence": (" (a chunk counts when it contains an evidence string; k counts chunks)",
+                              " (근거 문자열이 든 청크가 정답, k는 청크 수)"),
+    "r.facts.rule.doc": (" (a chunk counts for its document; k counts distinct documents)",
+                         " (청크는 그 문서로 정답 여부가 정해지고, k는 서로 다른 문서 수)"),
+    "r.facts.run": ("run <code>{id}</code>", "실행 <code>{id}</code>"),
+}
