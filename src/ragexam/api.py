@@ -713,11 +713,17 @@ def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[
 def llm_probe(settings: Any, *, refresh: bool = False):
     """What the endpoint of ``settings`` (an :class:`~ragexam.llm.settings.LLMSettings`) supports --
     ``json_schema``, ``json_object``, ``logprobs``, ``seed`` -- asked once and kept in the LLM cache
-    (:func:`ragexam.llm.probe.probe`; ``refresh``: ask again)."""
+    (:func:`ragexam.llm.probe.probe`; ``refresh``: ask again).  :raises EndpointError: the endpoint cannot be
+    asked (nothing listening, HTTP 5xx, a reply that is not a chat completion), saying what to fix."""
     from ragexam.llm.client import LLMClient
-    from ragexam.llm.probe import probe
+    from ragexam.llm.probe import probe, unreachable
+    from ragexam.llm.transport import CallFailed
 
-    return probe(LLMClient(settings), settings.open_cache(), refresh=refresh)
+    client = LLMClient(settings)
+    try:
+        return probe(client, settings.open_cache(), refresh=refresh)
+    except CallFailed as err:
+        raise unreachable(err, client.endpoint) from None
 
 
 def generate(corpus: Any, n: int, settings: Any, *, out: Optional[PathLike] = None, dry_run: bool = False,

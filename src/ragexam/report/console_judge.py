@@ -220,6 +220,6 @@ def print_probe(data: Mapping[str, Any], con: Any) -> None:
         f"asked now ({fmt.plural(data.get('requests') or 0, 'request')})"
     table_or_lines(con, f"{data.get('model')} at {data.get('endpoint')} ({when})", ("feature", "support"), rows)
     for n in data.get("notes") or []:
-        con.print(f"  refused: {n}", highlight=False, markup=False)
+        con.print(f"  {'' if n.startswith('logprobs: ') else 'refused: '}{n}", highlight=False, markup=False)
     scoring = "probability" if data.get("logprobs") == "yes" else "sample"
     con.print(f"the judge's --scoring auto uses {scoring} scores here", highlight=False, markup=False)

@@ -818,7 +818,7 @@ def _judge_rows(rows: List[AnswerRow], judge: Any, judge_metrics: Optional[Seque
             ev = evidence_per_context(r.question.evidence, r.contexts or ())
             if ev is not None:
                 r.evidence = ev
-    notes.extend(recorded_warnings(judge, run))
+    notes.extend(run.notes + recorded_warnings(judge, run))
     return _Judged(metrics, defs, run, agreement)
 
 

@@ -311,7 +311,7 @@ class MetricCheck:
             s = self.scores[c.item.item_id]
             rows.append({"query_id": c.query_id, "kind": c.kind, "positive": c.positive, "detail": c.detail,
                          "status": s.status, "score": s.score, "score_sample": s.details.get("score_sample", s.score),
-                         "reason": s.reason, "answer": c.item.answer})
+                         "reason": s.reason, "message": s.message, "answer": c.item.answer})
         return {"metric": self.metric, "n": len(self.items), "n_judged": self.n_judged, "unjudged": self.unjudged(),
                 "separation": {k: v.to_dict() for k, v in self.separations.items()}, "items": rows}
 
@@ -349,7 +349,7 @@ def check_judge(judge: Any, contrast: Dict[str, List[ContrastItem]], *, seed: in
             rows = [(c, _score(scores[c.item.item_id], sc)) for c in items]
             mc.separations[sc] = separation(m, sc, rows, seed=seed, kind=kind)
         checks[m] = mc
-    out = JudgeCheck(checks, run, dict(settings or {}), list(notes or []))
+    out = JudgeCheck(checks, run, dict(settings or {}), list(notes or []) + list(run.notes))
     _record(judge, out)
     return out
 

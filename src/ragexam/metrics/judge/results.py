@@ -333,6 +333,8 @@ class JudgeRun:
     definitions: Dict[str, JudgeMetric] = field(default_factory=dict)
     scoring: Dict[str, str] = field(default_factory=dict)
     probe: Optional[Dict[str, Any]] = None
+    #: what the run changed and why (a metric scored by the written scores under ``auto``: the judge's ``_fall_back``)
+    notes: List[str] = field(default_factory=list)
 
     def for_metric(self, metric: str) -> List[JudgeVerdict]:
         return [j for j in self.judgments if j.metric == metric]
