@@ -52,15 +52,18 @@ def _check(tmp_path, metrics):
 
 
 def test_judge_check_of_the_context_metrics_on_the_local_model(tmp_path):
-    """docs/judge.md's table: the lecture's 1-5 context relevance does not separate the evidence context from a
-    hard negative and a random chunk on the local model (written scores nor probabilities), the yes/no context
-    precision does (probabilities: AUC 0.91) -- 8 bundled questions, 24 judgments each, all judged."""
+    """docs/judge.md's table: the lecture's 1-5 context relevance orders the evidence context above a hard
+    negative and a random chunk barely better than chance on the local model (written scores nor probabilities),
+    the yes/no context precision far more often (probabilities: AUC 0.91) -- 8 bundled questions, 24 judgments
+    each, all judged.  8 questions are too few for a verdict (issue 41: the bootstrap said [0.77-1.00] for 0.91;
+    the interval is now never narrower than Wilson's over 8 questions)."""
     seps, res = _check(tmp_path, ["context_relevance", "context_precision"])
     got = {k: (round(v.auc.auc, 2), round(v.auc.low, 2), round(v.auc.high, 2), v.verdict) for k, v in seps.items()}
-    assert got == {("context_relevance", "sample"): (0.61, 0.41, 0.77, "does_not"),
-                   ("context_relevance", "probability"): (0.64, 0.41, 0.85, "does_not"),
-                   ("context_precision", "sample"): (0.84, 0.62, 1.0, "weakly"),
-                   ("context_precision", "probability"): (0.91, 0.77, 1.0, "separates")}
+    assert got == {("context_relevance", "sample"): (0.61, 0.29, 0.85, "too_few"),
+                   ("context_relevance", "probability"): (0.64, 0.32, 0.87, "too_few"),
+                   ("context_precision", "sample"): (0.84, 0.5, 1.0, "too_few"),
+                   ("context_precision", "probability"): (0.91, 0.57, 1.0, "too_few")}
+    assert all(v.n_questions == 8 and "a verdict needs at least 10" in v.text for v in seps.values())
     assert all(mc.n_judged == len(mc.items) == 24 for mc in res.check.checks.values())
     by_kind = seps[("context_precision", "probability")].by_kind
     assert round(by_kind["hard_negative"], 2) == 0.84 and round(by_kind["random"], 2) == 0.98
@@ -300,10 +303,11 @@ def _heldout(tmp_path, *flags):
 
 
 def test_the_quotation_rule_on_a_sample_it_was_not_written_on(tmp_path):
-    """docs/judge.md: 16 other questions (seed 7), their keys and perturbed copies.  With the rule (the default),
-    keys whose BM25 chunks hold their evidence are faithful 12 times of 15 (the judge alone: 11), keys on their
-    own evidence chunks 14 of 16 (alone: 12), perturbed copies caught 12 of 16 either way, and judge-check's AUC
-    rises from 0.73 to 0.79; the keys still called unfaithful paraphrase or join two sentences."""
+    """docs/judge.md: 16 other questions (seed 7), their keys and perturbed copies.  With the rule (score's
+    default), keys whose BM25 chunks hold their evidence are faithful 12 times of 15 (the judge alone: 11); the
+    keys still called unfaithful paraphrase or join two sentences.  judge-check measures the judge alone whatever
+    the setting (issue 41: the rule had lifted its AUC from 0.73 to 0.79 -- a deterministic rule's credit, not
+    the judge's): keys on their own evidence chunks 12 of 16, perturbed copies caught 12 of 16, AUC 0.73."""
     def unfaithful_keys(check):
         return sorted(i["query_id"] for i in check["metrics"]["faithfulness"]["items"]
                       if i["kind"] == "key" and i["score_sample"] < 1)
@@ -317,7 +321,7 @@ def test_the_quotation_rule_on_a_sample_it_was_not_written_on(tmp_path):
         results[name] = ({k: round(v["auc"]["auc"], 2) for k, v in sep.items()}, unfaithful_keys(check), caught,
                          score["faithful_by_evidence"]["with_evidence"], score["timing"]["called"],
                          sorted(q for q, v in score["per_answer"].items() if v["faithfulness"]["label"] == "unfaithful"))
-    assert results["rule"] == ({"sample": 0.79, "probability": 0.78}, ["hq_005", "hq_071"], 12,
+    assert results["rule"] == ({"sample": 0.73, "probability": 0.73}, ["hq_003", "hq_005", "hq_058", "hq_071"], 12,
                                {"faithful": 12, "unfaithful": 3}, 14, ["hq_003", "hq_015", "hq_036", "hq_071"])
     assert results["judge"] == ({"sample": 0.73, "probability": 0.73}, ["hq_003", "hq_005", "hq_058", "hq_071"], 12,
                                 {"faithful": 11, "unfaithful": 4}, 16,
@@ -326,9 +330,9 @@ def test_the_quotation_rule_on_a_sample_it_was_not_written_on(tmp_path):
 
 def test_no_threshold_on_the_probability_of_true_saves_the_paraphrased_keys(tmp_path):
     """docs/judge.md: the last lever ragexam has on its side is where to cut the judge's probability.  On the
-    held-out sample, keys on their own evidence score 0.47 (hq_005) to 1.0 weighted by probability, their perturbed
-    copies 0.42 to 0.75: a cut that calls no key unfaithful catches 1 of the 16 copies, and the best cut gets 24 of
-    the 32 answers right.  Cancelling the slot effect does not help either: averaged over both orders of the 8 keys'
+    held-out sample, keys on their own evidence score 0.46 (hq_003) to 0.76 weighted by probability (the judge's
+    own: judge-check leaves the quotation rule out), their perturbed copies 0.42 to 0.75: a cut that calls no key
+    unfaithful catches 1 of the 16 copies, and the best cut gets 25 of the 32 answers right.  Cancelling the slot effect does not help either: averaged over both orders of the 8 keys'
     sentences, a claim no context supports (hq_057's second, 0.53) scores above supported ones (hq_060 0.52,
     hq_058's quoted second 0.48)."""
     check, _ = _heldout(tmp_path / "h")
@@ -337,11 +341,11 @@ def test_no_threshold_on_the_probability_of_true_saves_the_paraphrased_keys(tmp_
     copies = [i["score"] for i in items if i["kind"] == "perturbed"]
     assert len(keys) == len(copies) == 16
     lowest = min(keys, key=keys.get)
-    assert lowest == "hq_005" and round(keys[lowest], 2) == 0.47 and max(keys.values()) == 1.0
+    assert lowest == "hq_003" and round(keys[lowest], 2) == 0.46 and round(max(keys.values()), 2) == 0.76
     assert (round(min(copies), 2), round(max(copies), 2)) == (0.42, 0.75)
     assert sum(c < keys[lowest] for c in copies) == 1
     cuts = sorted(set(keys.values()) | set(copies))
-    assert max(sum(k >= t for k in keys.values()) + sum(c < t for c in copies) for t in cuts) == 24
+    assert max(sum(k >= t for k in keys.values()) + sum(c < t for c in copies) for t in cuts) == 25
     both = _claims(_score_keys(tmp_path / "k", "score8", "--judge-quoted"))
     rev = _claims(_score_keys(tmp_path / "r", "score8_reversed", "--judge-quoted", "--score-answers", "keys-reversed",
                               "--score-metric", "faithfulness"))

@@ -680,6 +680,7 @@ def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[
     ``out``: the check as JSON (checked before any call); ``rubrics``: custom rubric files, checked too (by default
     with the built-ins when ``metrics`` is not given)."""
     from ragexam.analysis.judging.check import DEFAULT_CHECK_METRICS, build_contrast, check_judge
+    from ragexam.analysis.judging.trust import dataset_of
     from ragexam.data.loaders import load_corpus, load_qa
 
     from ragexam.metrics.judge import load_rubric
@@ -689,7 +690,7 @@ def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[
     questions = load_qa(qa)
     docs = load_corpus(corpus)
     custom = [load_rubric(r) for r in rubrics or ()]
-    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, scoring=scoring, custom=custom)
+    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, scoring=scoring, custom=custom, quoted=False)
     wanted = [jd.metric(m) for m in (metrics or list(DEFAULT_CHECK_METRICS) + [c.name for c in custom])]
     notes: List[str] = []
     contrast = build_contrast(questions, docs, wanted, chunker=chunker, limit=limit, seed=seed, notes=notes)
@@ -699,7 +700,7 @@ def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[
                 "seed": seed, "metrics": [m.name for m in wanted], "scoring": scoring,
                 "rubrics": [str(r) for r in rubrics or ()]}
     outcome = JudgeCheckOutcome(check=check_judge(jd, contrast, seed=seed, progress=progress, notes=notes,
-                                                  settings=settings))
+                                                  settings=settings, dataset=dataset_of(questions)))
     if out is not None:
         import json
 

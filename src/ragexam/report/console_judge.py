@@ -186,25 +186,32 @@ def print_pairwise(data: Mapping[str, Any], con: Any, *, list_n: int = 10) -> No
 
 def print_judge_check(data: Mapping[str, Any], con: Any) -> None:
     """A judge-check (:meth:`ragexam.analysis.judging.check.JudgeCheck.to_dict`): per metric and scoring the AUC
-    with its interval, the AUC against each kind of negative, the score gap, the pairs ordered correctly and the
-    coverage; then each verdict in words."""
+    with its interval, the AUC against each kind of negative, the score gap, the pairs ordered correctly and how
+    many items were scored under that scoring -- no number where none was; then each verdict in words."""
     j = data.get("judge") or {}
-    con.print(f"judge-check: {j.get('model')} at {j.get('endpoint')} (prompts: {j.get('language')}) on "
-              f"{(data.get('settings') or {}).get('qa')}", highlight=False, markup=False, soft_wrap=True)
+    settings = data.get("settings") or {}
+    ds = settings.get("dataset") or {}
+    on = f"{ds.get('name')} ({ds.get('n')} questions, {ds.get('sha')})" if ds else settings.get("qa")
+    con.print(f"judge-check: {j.get('model')} at {j.get('endpoint')} (prompts: {j.get('language')}) on {on}; "
+              "the judge's own verdicts (quotation rule off)", highlight=False, markup=False, soft_wrap=True)
     rows, verdicts = [], []
     for m, mc in (data.get("metrics") or {}).items():
         for sc, sep in (mc.get("separation") or {}).items():
             a = sep.get("auc") or {}
             kinds = ", ".join(f"{k} {v:.2f}" for k, v in (sep.get("auc_by_negative") or {}).items())
-            rows.append([m, sc, fmt.num(a.get("auc"), 2), fmt.ci((a.get("low"), a.get("high"))), kinds or "-",
-                         fmt.signed(sep.get("gap")), fmt.percent(sep.get("ordered")),
-                         f"{mc.get('n_judged')}/{mc.get('n')}"])
+            scored = sep.get("n_scored", mc.get("n_judged"))
+            shown = bool(a) and bool(scored)
+            rows.append([m, sc, fmt.num(a.get("auc"), 2) if shown else "-",
+                         fmt.ci((a.get("low"), a.get("high"))) if shown else "-", (kinds or "-") if shown else "-",
+                         fmt.signed(sep.get("gap")) if shown else "-", fmt.percent(sep.get("ordered")) if shown else "-",
+                         f"{scored}/{sep.get('n_items', mc.get('n'))}", str(sep.get("n_questions", "-"))])
             verdicts.append(f"  {m} ({sc}): {sep.get('text')}")
         if mc.get("unjudged"):
             verdicts.append(f"  {m}: unjudged " + ", ".join(f"{k}: {v}" for k, v in mc["unjudged"].items()))
-    table_or_lines(con, "does the judge separate good from bad? (ROC AUC; 95% CI: bootstrap over questions)",
-                   ("metric", "scoring", "AUC", "95% CI", "AUC vs each negative", "gap", "ordered", "judged"), rows,
-                   right=("AUC", "95% CI", "gap", "ordered", "judged"))
+    table_or_lines(con, "does the judge separate good from bad? (ROC AUC; 95% CI: bootstrap over questions, never "
+                        "narrower than Wilson's)",
+                   ("metric", "scoring", "AUC", "95% CI", "AUC vs each negative", "gap", "ordered", "scored",
+                    "questions"), rows, right=("AUC", "95% CI", "gap", "ordered", "scored", "questions"))
     for v in verdicts:
         con.print(v, highlight=False, markup=False)
     for n in data.get("notes") or []:

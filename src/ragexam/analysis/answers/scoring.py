@@ -40,6 +40,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.analysis.answers.files import NO_PIPELINE, AnswerRecord, corpus_of_run, run_contexts
 from ragexam.analysis.answers.diagnosis import Attribution, StageInputs, StageResult, attribute_all, evidence_in_contexts
+from ragexam.analysis.judging.trust import dataset_of
 from ragexam.metrics.verdicts import ABSTAIN_PHRASES, ABSTAIN_PHRASES_VERSION, CorrectIf, is_abstention
 from ragexam import fmt
 from ragexam.metrics.judge.metric import JudgeMetric
@@ -751,7 +752,8 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
     phrases = tuple(abstain_phrases) if abstain_phrases is not None else ABSTAIN_PHRASES
     for r in rows:
         r.phrase = is_abstention(r.answer, phrases)
-    judged = _Judged() if judge is None else _judge_rows(rows, judge, judge_metrics, repeat, progress, notes)
+    judged = _Judged() if judge is None else _judge_rows(rows, judge, judge_metrics, repeat, progress, notes,
+                                                         dataset_of(qa))
     text, text_by_type = _text_tables(text_job.result(), rows, bleu_tok, rouge_tok)
     if run is None and any(r.question.answerable and r.retrieval_source == "unknown" for r in rows):
         notes.append("retrieval is unknown for answers without contexts: pass --run DIR (from `ragexam run ... "
@@ -788,15 +790,16 @@ class _Judged:
     defs: List[JudgeMetric] = field(default_factory=list)
     run: Any = None
     agreement: Dict[str, Any] = field(default_factory=dict)
+    untrusted: Dict[str, str] = field(default_factory=dict)  # metric -> why it is not shown to separate
 
 
 def _judge_rows(rows: List[AnswerRow], judge: Any, judge_metrics: Optional[Sequence[Any]], repeat: int,
-                progress: Optional[Callable[[int, int], None]], notes: List[str]) -> _Judged:
+                progress: Optional[Callable[[int, int], None]], notes: List[str], dataset: Any = None) -> _Judged:
     """Judge the rows on the metrics (default :data:`~ragexam.metrics.judge.prompts.DEFAULT_METRICS`): each row
     gets its :class:`~ragexam.metrics.judge.ItemScore` per metric and, for metrics with an evidence twin, the
     evidence values; with ``repeat >= 2`` the judge's agreement with itself; a recorded judge-check that did not
     separate is a note."""
-    from ragexam.analysis.judging.check import recorded_warnings
+    from ragexam.analysis.judging.trust import recorded_warnings, untrusted
     from ragexam.metrics.judge.prompts import DEFAULT_METRICS
 
     defs = _definitions(list(judge_metrics or DEFAULT_METRICS), judge)
@@ -818,8 +821,8 @@ def _judge_rows(rows: List[AnswerRow], judge: Any, judge_metrics: Optional[Seque
             ev = evidence_per_context(r.question.evidence, r.contexts or ())
             if ev is not None:
                 r.evidence = ev
-    notes.extend(run.notes + recorded_warnings(judge, run))
-    return _Judged(metrics, defs, run, agreement)
+    notes.extend(run.notes + recorded_warnings(judge, run, dataset))
+    return _Judged(metrics, defs, run, agreement, untrusted(judge, run, dataset))
 
 
 def _text_tables(stats: Dict[str, Any], rows: List[AnswerRow], bleu_tok: str, rouge_tok: str
@@ -860,7 +863,10 @@ def _attribute(rows: List[AnswerRow], judged: _Judged, correct_if: Optional[Corr
         f"faithful:{rub('faithfulness') if faithful_src == 'judge' else 'none'}",
         f"abstain:{rub('abstention') if abstain_src == 'judge' else 'phrases-' + (ABSTAIN_PHRASES_VERSION if abstain_phrases is None else 'custom')}",
         f"version:ragexam-{__version__}"])
-    attribution = attribute_all(inputs, signature=sig, notes=notes)
+    judged_inputs = {"correct": "answer_correctness", "faithful": "faithfulness", "abstained": "abstention"}
+    attribution = attribute_all(inputs, signature=sig, notes=notes, unverified={
+        i: judged.untrusted[m] for i, m in judged_inputs.items() if m in judged.untrusted})
+    notes.extend(attribution.caveat_notes())
     for r, st in zip(rows, attribution.results):
         r.stage = st
     return {"correctness_source": correct_src, "abstention_source": abstain_src, "faithfulness_source": faithful_src,
@@ -893,7 +899,8 @@ def _stage_inputs(r: AnswerRow, correct_src: str, abstain_src: str, faithful_src
                   correct_if: Optional[CorrectIf]) -> StageInputs:
     q = r.question
     base = dict(pipeline=r.pipeline, query_id=q.query_id, type=q.type, answerable=q.answerable,
-                retrieved=r.retrieved, first_rank=r.first_rank, evidence_split=r.evidence_split)
+                retrieved=r.retrieved, first_rank=r.first_rank, evidence_split=r.evidence_split, answer=r.answer,
+                key=q.ground_truth)
     if r.answer is None:
         why = "no_answer" if r.record is None or not r.record.error else f"no_answer ({r.record.error[:80]})"
         return StageInputs(**base, missing=why)
