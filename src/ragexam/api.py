@@ -727,6 +727,42 @@ def llm_probe(settings: Any, *, refresh: bool = False):
         raise unreachable(err, client.endpoint) from None
 
 
+def llm_fitness(settings: Any, corpus: Any, qa: Any, *, sample: Optional[int] = None,
+                generation_calls: Optional[int] = None, seed: int = 12345, max_attempts: int = 3,
+                judge_lang: str = "auto", announce: Optional[Callable[[Any], None]] = None, progress: Progress = None):
+    """``ragexam llm probe --fitness``: what the model of ``settings`` is fit for on ``corpus`` and ``qa`` -- the
+    endpoint probe, a judge-check on a seeded ``sample`` of the questions, a generation of ``generation_calls``
+    calls -- with the budget given to ``announce`` before the first call
+    (:mod:`ragexam.analysis.judging.fitness`).  :returns: :class:`~ragexam.analysis.judging.fitness.Fitness`.
+    :raises EndpointError: the endpoint cannot be asked at all."""
+    from ragexam.analysis.judging.check import DEFAULT_CHECK_METRICS, build_contrast
+    from ragexam.analysis.judging.fitness import GENERATION_CALLS, SAMPLE, run_fitness
+    from ragexam.analysis.judging.trust import dataset_of
+    from ragexam.data.loaders import load_corpus, load_qa
+    from ragexam.llm.probe import unreachable
+    from ragexam.llm.transport import CallFailed
+    from ragexam.questions.api import generate as make_questions
+
+    questions, docs = load_qa(qa), load_corpus(corpus)
+    calls = GENERATION_CALLS if generation_calls is None else generation_calls
+    if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
+        raise InputError(f"received {calls!r}; expected an integer >= 1", source="--generation-calls",
+                         field="generation_calls")
+    jd = _judge(settings, max_attempts=max_attempts, language=judge_lang, quoted=False)
+    contrast = build_contrast(questions, docs, list(DEFAULT_CHECK_METRICS), limit=SAMPLE if sample is None else sample,
+                              seed=seed)
+
+    def generation(max_calls: int) -> Any:
+        return make_questions(docs, max(1, max_calls) * 3, settings=settings, max_calls=max_calls, seed=seed,
+                              max_attempts=max_attempts)
+
+    try:
+        return run_fitness(jd, contrast, generation, generation_calls=calls, seed=seed, dataset=dataset_of(questions),
+                           announce=announce, progress=progress)
+    except CallFailed as err:
+        raise unreachable(err, jd.endpoint, "anything") from None
+
+
 def generate(corpus: Any, n: int, settings: Any, *, out: Optional[PathLike] = None, dry_run: bool = False,
              judge_model: Optional[str] = None, progress: Optional[Callable[[str, int, int], None]] = None,
              **options: Any):

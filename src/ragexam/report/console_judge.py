@@ -15,7 +15,7 @@ from typing import Any, Dict, Mapping, Optional, Sequence
 from ragexam import fmt
 
 __all__ = ["print_judge", "print_judge_vs_evidence", "print_pairwise", "print_judge_check", "print_probe",
-           "print_ppi", "table_or_lines"]
+           "print_ppi", "print_fitness", "table_or_lines"]
 
 
 def table_or_lines(con: Any, title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
@@ -230,3 +230,23 @@ def print_probe(data: Mapping[str, Any], con: Any) -> None:
         con.print(f"  {'' if n.startswith('logprobs: ') else 'refused: '}{n}", highlight=False, markup=False)
     scoring = "probability" if data.get("logprobs") == "yes" else "sample"
     con.print(f"the judge's --scoring auto uses {scoring} scores here", highlight=False, markup=False)
+
+
+def print_fitness(data: Mapping[str, Any], con: Any) -> None:
+    """A fitness probe (:meth:`ragexam.analysis.judging.fitness.Fitness.to_dict`): the endpoint, the judge-check of
+    the sample, the generation's cost, then each job's verdict and the sentence that sums them up."""
+    print_probe(data.get("probe") or {}, con)
+    print_judge_check(data.get("judge_check") or {}, con)
+    g = data.get("generation") or {}
+    seconds = g.get("seconds")
+    con.print(f"generation: {g.get('kept', 0)} kept in {fmt.plural((g.get('calls') or 0) + (g.get('cached') or 0), 'call')}"
+              f" ({g.get('cached') or 0} from the cache), {fmt.plural(g.get('requests') or 0, 'request')}"
+              + (f", {fmt.num(seconds, 0)} s" if seconds is not None else ""), highlight=False, markup=False,
+              soft_wrap=True)
+    b = data.get("budget") or {}
+    con.print(f"spent {fmt.plural(data.get('replies') or 0, 'model reply', 'model replies')} of at most "
+              f"{b.get('most_replies')} announced", highlight=False, markup=False, soft_wrap=True)
+    table_or_lines(con, "what this model is fit for here", ("job", "fit", "why"),
+                   [[j.get("job"), {True: "yes", False: "no", None: "not shown"}[j.get("fit")], j.get("why")]
+                    for j in data.get("jobs") or []])
+    con.print(str(data.get("summary") or ""), highlight=False, markup=False, soft_wrap=True)

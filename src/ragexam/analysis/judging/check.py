@@ -83,7 +83,7 @@ from ragexam import fmt
 from ragexam.errors import InputError
 
 __all__ = ["KINDS", "contrast_kind", "DEFAULT_CHECK_METRICS", "ContrastItem", "Separation", "MetricCheck",
-           "JudgeCheck", "perturb", "build_contrast", "check_judge", "separation", "verdict_of", "CHECK_FORMAT",
+           "JudgeCheck", "perturb", "build_contrast", "check_judge", "separation", "verdict_of", "judge_alone", "CHECK_FORMAT",
            "SEPARATES", "FLAT", "MIN_QUESTIONS", "VERDICTS"]
 
 #: contrast kind -> (what the positives are, what the negatives are), for the verdict's sentence
@@ -402,17 +402,24 @@ class JudgeCheck:
                 "metrics": {m: c.to_dict() for m, c in self.checks.items()}, "notes": list(self.notes)}
 
 
+def judge_alone(judge: Any) -> Any:
+    """``judge`` with the quotation rule off (a copy when it was on): what a check measures."""
+    import copy
+
+    if not getattr(judge, "quoted", False):
+        return judge
+    alone = copy.copy(judge)
+    alone.quoted = False
+    return alone
+
+
 def check_judge(judge: Any, contrast: Dict[str, List[ContrastItem]], *, seed: int = 12345,
                 progress: Optional[Callable[[int, int], None]] = None, notes: Optional[List[str]] = None,
                 settings: Optional[Dict[str, Any]] = None, dataset: Any = None) -> JudgeCheck:
     """Judge the contrast set with ``judge`` (the quotation rule off: the judge's own verdicts) and measure each
     metric's separation (module docstring); with ``dataset`` (:func:`ragexam.analysis.judging.trust.dataset_of` of
     the question set the contrast came from) the checks are recorded in the judge's cache under it."""
-    import copy
-
-    if getattr(judge, "quoted", False):
-        judge = copy.copy(judge)
-        judge.quoted = False
+    judge = judge_alone(judge)
     run = judge.run(None, {m: [c.item for c in items] for m, items in contrast.items()}, progress=progress)
     checks: Dict[str, MetricCheck] = {}
     for m, items in contrast.items():
