@@ -61,11 +61,12 @@ def print_judge(judge: Mapping[str, Any], con: Any, labels: Optional[Dict[str, s
     repeat = int(judge.get("repeat") or 1)
     summary = judge.get("summary") or {}
     labels = labels or pipeline_labels(list(summary))
-    cols = ["mean", "95% CI", "pass rate", "pass 95% CI", "coverage"]
+    weighted = any((s or {}).get("scoring") == "probability" for ms in summary.values() for s in (ms or {}).values())
+    cols = ["mean", "95% CI"] + (["written"] if weighted else []) + ["pass rate", "pass 95% CI", "coverage"]
     if repeat > 1:
         cols += ["flipped", "ties"]
     cols += ["labels", "unjudged (reason: count)"]
-    rows, metrics, values, sections = [], [], [], []
+    rows, metrics, values, sections, said = [], [], [], [], []
     for p, ms in summary.items():
         for i, (m, s) in enumerate((ms or {}).items()):
             s = s or {}
@@ -77,20 +78,33 @@ def print_judge(judge: Mapping[str, Any], con: Any, labels: Optional[Dict[str, s
             if s.get("quoted"):  # supported by the quotation rule, not by the judge (docs/judge.md)
                 what = getattr(registered().get(str(m)), "unit_kind", None) or "units"
                 labs += f", quoted: {s['quoted']['units']}/{s['quoted']['of']} {what}"
-            row = [fmt.num(s.get("mean")), fmt.ci(s.get("ci95")), fmt.num(s.get("pass_rate")),
-                   fmt.ci(s.get("pass_ci95")), judged]
+            row = [fmt.num(s.get("mean")), fmt.ci(s.get("ci95"))]
+            if weighted:
+                row.append(fmt.num(s.get("written_mean")) if s.get("written_mean") is not None else "")
+            row += [fmt.num(s.get("pass_rate")), fmt.ci(s.get("pass_ci95")), judged]
             if repeat > 1:
                 row += [f"{fmt.percent(s.get('flip_share'))} of {s.get('n_repeated', 0)}", str(s.get("ties", 0))]
             row += [labs, _counts(s.get("unjudged"))]
             rows.append((labels.get(p, "?"), p) if i == 0 else None)
-            metrics.append([str(m)])
+            name = s.get("value_name") or "mean"
+            metrics.append([str(m) if name == "mean" else f"{m} ({name})"])
             values.append(row)
+            if s.get("interval_note"):
+                said.append(f"{labels.get(p, p)} {m}: {s['interval_note']}")
         sections.append(len(values) - 1)
     print_fitted(con, title=f"LLM judge: {judge.get('model')} at {judge.get('endpoint')} (prompts: "
-                            f"{judge.get('language')}, repeat {repeat}); 95% CI: bootstrap over the judged answers",
+                            f"{judge.get('language')}, repeat {repeat}); 95% CI: bootstrap over the judged answers, "
+                            "pass rates Wilson's",
                  keys=pipeline_keys(rows, extra=[Column("metric", "left")], extra_cells=metrics),
                  value_columns=[Column(c, "left" if c in ("labels", "unjudged (reason: count)") else "right")
                                 for c in cols], values=values, sections=sections)
+    if weighted:
+        con.print("probability-weighted means are named beside their metric (mean P(true): the judge's probability "
+                  "of true; expected score: the 1-5 score weighted by the probability of each level); 'written' is "
+                  "the mean of the scores the judge wrote, and the pass rate counts the written verdicts",
+                  highlight=False, markup=False, soft_wrap=True)
+    for line in said:
+        con.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
     definitions = judge.get("definitions") or {}
     rules = [f"{m}: {d['pass']}" for m, d in definitions.items() if isinstance(d, Mapping) and d.get("pass")]
     if rules:

@@ -54,7 +54,9 @@ def wilson(share: float, n: int, *, confidence: float = 0.95) -> Tuple[float, fl
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
+    low = 0.0 if p == 0.0 else max(0.0, centre - half)  # at the ends the formula meets 0 / 1 only up to rounding
+    high = 1.0 if p == 1.0 else min(1.0, centre + half)
+    return low, high
 
 
 def _log_binom_pmf(k: int, n: int, p: float) -> float:

@@ -40,6 +40,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.analysis.answers.files import NO_PIPELINE, AnswerRecord, corpus_of_run, run_contexts
 from ragexam.analysis.answers.diagnosis import Attribution, StageInputs, StageResult, attribute_all, evidence_in_contexts
+from ragexam.analysis.judging.agreement import human_label_notes
 from ragexam.analysis.judging.trust import dataset_of
 from ragexam.metrics.verdicts import ABSTAIN_PHRASES, ABSTAIN_PHRASES_VERSION, CorrectIf, is_abstention
 from ragexam import fmt
@@ -517,7 +518,8 @@ class ScoreReport:
 
         scores = [r.judge[metric] for r in self.rows if r.pipeline == pipeline and metric in r.judge
                   and (qtype is None or (r.question.type or "(none)") == qtype)]
-        return summarize(scores, metric, seed=self.seed)
+        defn = self.judge_run.definition(metric) if self.judge_run is not None else None
+        return summarize(scores, metric, seed=self.seed, definition=defn)
 
     def ppi(self, pipeline: str, metric: str) -> Optional[Dict[str, Any]]:
         """The judge mean of ``metric`` for ``pipeline`` corrected by the human labels (prediction-powered
@@ -538,7 +540,8 @@ class ScoreReport:
                  if r.item_id in labels]
         if len(pairs) < 2 or any(v is None for v in f_all):
             return None
-        est = ppi_mean(f_all, [f for f, _ in pairs], [y for _, y in pairs])
+        est = ppi_mean(f_all, [f for f, _ in pairs], [y for _, y in pairs],
+                       scale=(0.0, 1.0) if defn.human_on_pass else tuple(defn.score_range))
         scale = "pass rate" if defn.human_on_pass else "mean"
         narrower = (est.high - est.low) < (est.labels_high - est.labels_low)
         quote = (f"quote the corrected {scale} {fmt.num(est.estimate)} [{fmt.ci((est.low, est.high), short=False)}]: "
@@ -888,10 +891,12 @@ def _human_by_item(rows: Sequence[AnswerRow], human: Mapping[Tuple[Optional[str]
                 if m in metrics:
                     out.setdefault(m, {}).setdefault(r.item_id, v)
                     used.add((key, m))
-    unused = sum(1 for key, labels in human.items() for m in labels if (key, m) not in used)
-    if unused:
-        notes.append(f"{fmt.plural(unused, 'human label')} not used: their metric was not judged or their question "
-                     "has no answer")
+    on_judged: Dict[Tuple[str, str], List[str]] = {}
+    for m, labels in out.items():
+        for r in rows:
+            if r.item_id in labels and m in r.judge and r.judge[m].judged:
+                on_judged.setdefault((m, r.pipeline), []).append(r.query_id)
+    notes.extend(human_label_notes(human, used, on_judged, metrics))
     return out
 
 
