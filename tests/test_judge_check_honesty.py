@@ -156,3 +156,16 @@ def test_the_record_is_keyed_by_the_data_set(tmp_path, capsys, monkeypatch):
     assert len(same) == 1 and "on it_helpdesk" in same[0] and "another data set" not in same[0]
     assert "too few" in same[0]  # 6 questions: no verdict
     assert len(elsewhere) == 1 and "on another data set (it_helpdesk, " in elsewhere[0]
+
+
+def test_the_judge_beside_the_evidence_gives_a_verdict_without_a_call():
+    """Issue 41 point 2's data: the judge passing 15 of 16 contexts that hold no evidence, and every context that
+    does -- the contrast ``score`` already has, read like a judge-check."""
+    from ragexam.analysis.judging.check import evidence_contrast
+
+    rows = [(f"q{i}", 4.0, True) for i in range(16)] + [(f"q{i}", 4.0 if i else 1.0, False) for i in range(16)]
+    sep = evidence_contrast("context_relevance", "sample", rows)
+    assert sep.n_questions == 16 and sep.verdict == "does_not" and round(sep.auc.auc, 3) == 0.531
+    good = evidence_contrast("context_relevance", "sample", [(f"q{i}", 5.0, True) for i in range(16)] +
+                             [(f"q{i}", 1.0, False) for i in range(16)])
+    assert good.verdict == "separates"

@@ -83,7 +83,8 @@ from ragexam import fmt
 from ragexam.errors import InputError
 
 __all__ = ["KINDS", "contrast_kind", "DEFAULT_CHECK_METRICS", "ContrastItem", "Separation", "MetricCheck",
-           "JudgeCheck", "perturb", "build_contrast", "check_judge", "separation", "verdict_of", "judge_alone", "CHECK_FORMAT",
+           "JudgeCheck", "perturb", "build_contrast", "check_judge", "separation", "verdict_of", "judge_alone",
+           "evidence_contrast", "CHECK_FORMAT",
            "SEPARATES", "FLAT", "MIN_QUESTIONS", "VERDICTS"]
 
 #: contrast kind -> (what the positives are, what the negatives are), for the verdict's sentence
@@ -353,6 +354,17 @@ def separation(metric: str, scoring: str, rows: Sequence[Tuple[ContrastItem, Opt
     mean = (lambda xs: sum(s for _, s in xs) / len(xs) if xs else None)
     return Separation(metric, scoring, a, by_kind, mean(pos), mean(neg), ordered, ties, len(pairs), verdict, text,
                       len(rows), len(judged), n_questions)
+
+
+def evidence_contrast(metric: str, scoring: str, rows: Sequence[Tuple[str, float, bool]], *,
+                      seed: int = 12345) -> Separation:
+    """The :class:`Separation` of a context metric's values against the evidence, no LLM call: ``rows`` are
+    ``(query_id, the judge's value of one context, whether that context holds the question's evidence)`` -- the
+    data of ``score``'s "judge beside the evidence" table -- read like a judge-check's ``contexts`` contrast
+    (relevant vs irrelevant contexts, :func:`verdict_of`)."""
+    items = [(ContrastItem(q, metric, "evidence" if holds else "no_evidence", bool(holds), None), float(v))
+             for q, v, holds in rows]
+    return separation(metric, scoring, items, seed=seed, kind="contexts")
 
 
 @dataclass

@@ -15,9 +15,10 @@ What ``score`` (and later ``check``, the report and serve) asks:
   questions for a verdict, or was measured on another data set;
 * :func:`untrusted` -- ``{metric: why}`` of the metrics not shown to separate (stage attribution marks the
   verdicts that rest on them, :mod:`ragexam.analysis.answers.diagnosis`);
-* :func:`evidence_contrast` -- the verdict of the contrast ``score`` already has in hand: the judge's value of
-  each context beside whether the context holds the question's evidence (no LLM call), read with the same rule as
-  a judge-check (:func:`ragexam.analysis.judging.check.verdict_of`).
+* :func:`ragexam.analysis.judging.check.evidence_contrast` -- the verdict of the contrast ``score`` already has
+  in hand: the judge's value of each context beside whether it holds the question's evidence (no LLM call).
+
+This module imports nothing of :mod:`~ragexam.analysis.judging.check` (which records through it).
 """
 
 from __future__ import annotations
@@ -26,10 +27,14 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional
 
 __all__ = ["DataSet", "dataset_of", "RecordedCheck", "record_check", "recorded_check", "recorded_warnings",
-           "untrusted", "evidence_contrast"]
+           "untrusted", "RECORD_FORMAT"]
+
+#: the format of a recorded check (the key's format tag): /2 since checks leave the quotation rule out, take the
+#: evidence as answer-correctness positives and floor their intervals (issue 41)
+RECORD_FORMAT = "ragexam-judge-check/2"
 
 
 @dataclass(frozen=True)
@@ -103,10 +108,9 @@ class RecordedCheck:
 
 
 def _key(judge: Any, metric: str, rubric_sha: str, scoring: str, dataset_sha: Optional[str]) -> str:
-    from ragexam.analysis.judging.check import CHECK_FORMAT
     from ragexam.llm.cache import request_key
 
-    identity = {"format": CHECK_FORMAT, "kind": "judge-check", "model": judge.model, "endpoint": judge.endpoint,
+    identity = {"format": RECORD_FORMAT, "kind": "judge-check", "model": judge.model, "endpoint": judge.endpoint,
                 "metric": metric, "rubric_sha": rubric_sha, "scoring": scoring}
     if dataset_sha is not None:
         identity["dataset_sha"] = dataset_sha
@@ -181,17 +185,4 @@ def untrusted(judge: Any, run: Any, dataset: Optional[DataSet] = None) -> Dict[s
         elif not rec.same_set:
             out[m] = f"{m}: judge-check separated {rec.where()}"
     return out
-
-
-def evidence_contrast(metric: str, scoring: str, rows: Sequence[Tuple[str, float, bool]], *,
-                      seed: int = 12345) -> Any:
-    """The :class:`~ragexam.analysis.judging.check.Separation` of a context metric's values against the evidence:
-    ``rows`` are ``(query_id, the judge's value of one context, whether that context holds the question's
-    evidence)`` -- the "judge beside the evidence" table's data -- read like a judge-check's ``contexts``
-    contrast (relevant vs irrelevant contexts; no LLM call)."""
-    from ragexam.analysis.judging.check import ContrastItem, separation
-
-    items = [(ContrastItem(q, metric, "evidence" if holds else "no_evidence", bool(holds), None), float(v))
-             for q, v, holds in rows]
-    return separation(metric, scoring, items, seed=seed, kind="contexts")
 
