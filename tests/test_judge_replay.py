@@ -151,43 +151,35 @@ def test_score_with_its_default_reasoning_judges_every_item_on_the_local_model(t
     assert len(written) == 24 and all(w.strip() for w in written)  # the model did write its reasoning each time
 
 
-def test_judge_check_of_the_answer_metrics_on_the_local_model(tmp_path):
-    """docs/judge.md: the reference answer against a perturbed one (a number doubled or an ending negated), the
-    same 8 questions -- faithfulness on the key's own evidence chunks, answer_correctness against the key
-    itself.  All 32 judged; the keys are faithful 7 times of 8 (hq_069: its second sentence, a paraphrase, called
-    unsupported; hq_058's, which its chunk states word for word, is supported by the quotation rule -- the judge
-    wrote false), correct (5) 8 times of 8; a doubled number drops answer_correctness to 2 every time, a negated
-    ending never (5 of 5 written)."""
+def test_judge_check_of_faithfulness_on_the_local_model(tmp_path):
+    """docs/measurements/judge-1.5b.md: the reference answer against a perturbed one (a number doubled or an ending
+    negated) on the key's own evidence chunks, the same 8 questions, the judge's own verdicts (judge-check leaves
+    the quotation rule out since issue 41).  All 16 judged; the keys are faithful 6 times of 8 (hq_058, whose
+    second sentence its chunk states nearly word for word, and hq_069, a paraphrase, called unsupported), 7 of 8
+    perturbed copies caught; AUC 0.86 sampled, 0.89 weighted by probability -- 8 questions, too few for a verdict
+    (with the quotation rule in front, the old check said "separates": 0.90 and 0.97)."""
     from ragexam.api import judge_check
     from ragexam.llm.settings import LLMSettings
 
     with ReplayEndpoint(DATA / "judge_qwen_keys8.jsonl.gz") as ep:
         s = LLMSettings("qwen2.5-1.5b", base_url=ep.base_url, api_key="local", cache_dir=str(tmp_path),
                         concurrency=1, reasoning=False, max_retries=0)
-        res = judge_check("it_helpdesk", "it_helpdesk", s, metrics=["faithfulness", "answer_correctness"], limit=8)
+        res = judge_check("it_helpdesk", "it_helpdesk", s, metrics=["faithfulness"], limit=8)
         assert ep.missed == []
-    checks = res.check.checks
-    seps = {(m, sc): sep for m, mc in checks.items() for sc, sep in mc.separations.items()}
-    got = {k: (round(v.auc.auc, 2), round(v.auc.low, 2), round(v.auc.high, 2), v.verdict) for k, v in seps.items()}
-    assert got == {("faithfulness", "sample"): (0.9, 0.73, 1.0, "separates"),
-                   ("faithfulness", "probability"): (0.97, 0.91, 1.0, "separates"),
-                   ("answer_correctness", "sample"): (0.81, 0.62, 0.94, "weakly"),
-                   ("answer_correctness", "probability"): (0.91, 0.67, 1.0, "weakly")}
-    assert all(mc.n_judged == len(mc.items) == 16 for mc in checks.values())
-    def written(mc, c):  # the score the judge wrote (the probability score is the item's score)
-        sc = mc.scores[c.item.item_id]
+    faith = res.check.checks["faithfulness"]
+    got = {sc: (round(v.auc.auc, 2), round(v.auc.low, 2), round(v.auc.high, 2), v.verdict)
+           for sc, v in faith.separations.items()}
+    assert got == {"sample": (0.86, 0.51, 1.0, "too_few"), "probability": (0.89, 0.55, 1.0, "too_few")}
+    assert faith.n_judged == len(faith.items) == 16
+
+    def written(c):  # the score the judge wrote (the probability score is the item's score)
+        sc = faith.scores[c.item.item_id]
         return sc.details.get("score_sample", sc.score)
 
-    faith, ac = checks["faithfulness"], checks["answer_correctness"]
-    assert sorted(c.query_id for c in faith.items if c.kind == "key" and written(faith, c) < 1) == ["hq_069"]
-    quoted = {c.query_id: faith.scores[c.item.item_id].details["n_quoted"] for c in faith.items if c.kind == "key"}
-    assert {q for q, n in quoted.items() if n} == {"hq_057", "hq_058"}
-    assert all(faith.scores[c.item.item_id].details["n_quoted"] == 0 for c in faith.items if c.kind == "perturbed")
-    assert all(written(ac, c) == 5 for c in ac.items if c.kind == "key")
-    perturbed = {c.query_id: (c.detail, written(ac, c)) for c in ac.items if c.kind == "perturbed"}
-    assert {q: d for q, (how, d) in perturbed.items()} == {q: 2 if how == "numbers" else 5
-                                                           for q, (how, _) in perturbed.items()}
-    assert sum(1 for how, _ in perturbed.values() if how == "numbers") == 5
+    assert sorted(c.query_id for c in faith.items if c.kind == "key" and written(c) < 1) == ["hq_058", "hq_069"]
+    assert sum(1 for c in faith.items if c.kind == "perturbed" and written(c) < 1) == 7
+    assert all("n_quoted" not in faith.scores[c.item.item_id].details or
+               faith.scores[c.item.item_id].details["n_quoted"] == 0 for c in faith.items)  # the rule was off
 
 
 def _claims(out):
