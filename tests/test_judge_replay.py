@@ -345,3 +345,43 @@ def test_no_threshold_on_the_probability_of_true_saves_the_paraphrased_keys(tmp_
             for q, cs in both.items() for i, (c, _, p) in enumerate(cs)}
     assert round(mean[("hq_057", 1)], 2) == 0.53  # unsupported: its paragraph is not in the contexts
     assert round(mean[("hq_060", 0)], 2) == 0.52 and round(mean[("hq_058", 1)], 2) == 0.48  # supported
+
+
+def test_the_default_judge_check_on_the_local_model(tmp_path):
+    """docs/measurements/judge-1.5b.md: ``judge-check --qa it_helpdesk --corpus it_helpdesk --limit 12
+    --no-reasoning`` -- the default metrics and scoring (probabilities, the endpoint returns them), the judge alone --
+    recorded 2026-12-05 16:16-17:13 UTC (85 replies, 3,391 s).  No metric separates: context relevance does not
+    (0.67 [0.39-0.86] weighted by probability), faithfulness and answer correctness only weakly (0.92 [0.65-1.00]
+    each); the judge gives a correct answer in the document's words 3 of 5 every time (12 of 12) and a changed one 2
+    or 3; it calls 3 of 12 keys on their own evidence unfaithful and misses 1 of 12 perturbed copies."""
+    from ragexam.api import judge_check
+    from ragexam.llm.settings import LLMSettings
+
+    with ReplayEndpoint(DATA / "judge_qwen_check12.jsonl.gz") as ep:
+        s = LLMSettings("qwen2.5-1.5b", base_url=ep.base_url, api_key="local", cache_dir=str(tmp_path),
+                        concurrency=1, reasoning=False, max_retries=0)
+        res = judge_check("it_helpdesk", "it_helpdesk", s, limit=12)
+        assert ep.missed == [] and ep.served == 85  # the probe and 84 judgments
+    checks = res.check.checks
+    assert all(mc.n_judged == len(mc.items) for mc in checks.values())
+    assert {m: len(mc.items) for m, mc in checks.items()} == {"context_relevance": 36, "faithfulness": 24,
+                                                              "answer_correctness": 24}
+    got = {(m, sc): (round(v.auc.auc, 2), round(v.auc.low, 2), round(v.auc.high, 2), v.verdict, v.n_questions)
+           for m, mc in checks.items() for sc, v in mc.separations.items()}
+    assert got == {("context_relevance", "sample"): (0.64, 0.36, 0.84, "does_not", 12),
+                   ("context_relevance", "probability"): (0.67, 0.39, 0.86, "does_not", 12),
+                   ("faithfulness", "sample"): (0.89, 0.61, 0.98, "weakly", 12),
+                   ("faithfulness", "probability"): (0.92, 0.65, 1.0, "weakly", 12),
+                   ("answer_correctness", "sample"): (0.79, 0.51, 0.93, "weakly", 12),
+                   ("answer_correctness", "probability"): (0.92, 0.65, 1.0, "weakly", 12)}
+    assert res.check.judge_run.scoring == {m: "probability" for m in checks}
+
+    def written(m, kind):
+        mc = checks[m]
+        return {c.query_id: mc.scores[c.item.item_id].details["score_sample"] for c in mc.items if c.kind == kind}
+
+    assert set(written("answer_correctness", "evidence").values()) == {3.0}  # a correct answer in other words: 3
+    assert sorted(written("answer_correctness", "perturbed").values()) == [2.0] * 7 + [3.0] * 5
+    keys = written("faithfulness", "key")
+    assert sorted(q for q, v in keys.items() if v < 1) == ["hq_030", "hq_058", "hq_069"]
+    assert [q for q, v in written("faithfulness", "perturbed").items() if v == 1] == ["hq_021"]

@@ -248,7 +248,7 @@ def llm_probe_cmd(
     sample: Optional[int] = typer.Option(None, "--sample", help="With --fitness: questions of the judge-check "
                                                                 "(default 12; a verdict needs 10)."),
     generation_calls: Optional[int] = typer.Option(None, "--generation-calls", help="With --fitness: generation "
-                                                   "calls, their checks included (default 6)."),
+                                                   "calls, their checks included (default 18: about 3 generation calls)."),
     json_out: JsonOut = False,
 ) -> None:
     """Ask the endpoint once whether it supports json_schema (and enforces it), json_object, logprobs and seed;

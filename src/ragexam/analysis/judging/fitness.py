@@ -11,8 +11,9 @@ Three steps, one model:
    metric's verdict is the check's (``separates``, ``weakly``, ``does_not``, ``inverted``, ``too_few``); the check is
    recorded like any judge-check, so ``score`` warns from it;
 3. **a few generation calls** (:func:`ragexam.questions.generate` with ``max_calls`` = ``generation_calls``, default
-   :data:`GENERATION_CALLS`; its checks are calls too): questions kept per call and seconds per call, so the cost of
-   a kept question is known before a set of 200 is asked for.  Kept means "passed ragexam's checks", not "right":
+   :data:`GENERATION_CALLS`; its checks are calls too, and a call is planned only when its worst-case checks fit):
+   questions kept per call and seconds per call, so the cost of a kept question is known before a set of 200 is
+   asked for.  Kept means "passed ragexam's checks", not "right":
    a small model's kept questions need a person's audit.
 
 **The budget** (:class:`FitnessBudget`, printed first): the calls each step makes -- 1 probe request (5 at most),
@@ -24,8 +25,8 @@ generation and check calls -- and the most model replies they can take when ever
 
 * *judge M*: fit when its check ``separates``; not shown (too few questions, or only weakly); unfit when it does not
   separate, or separates upside down (``inverted``);
-* *generate questions*: fit when at least one question was kept, with the calls and seconds a kept question cost;
-  unfit when none was kept in ``generation_calls`` calls.
+* *generate questions*: fit when at least 2 questions were kept, with the calls and seconds a kept question cost;
+  unfit when none of at least 3 candidates was kept (the rejection reasons are given); not shown in between.
 """
 
 from __future__ import annotations
@@ -40,8 +41,11 @@ __all__ = ["SAMPLE", "GENERATION_CALLS", "FitnessBudget", "JobVerdict", "Fitness
 
 #: questions of the judge-check sample (a verdict needs at least 10 with a good and a bad item judged)
 SAMPLE = 12
-#: generation calls (generation and its checks) spent on the cost of a kept question
-GENERATION_CALLS = 6
+#: generation calls (generation and its checks) spent on the cost of a kept question: the generator plans a call only
+#: when its worst-case checks fit too, so 18 buy about 3 generation calls
+GENERATION_CALLS = 18
+#: candidates below which "none kept" is not shown to mean the model cannot generate
+_MIN_CANDIDATES = 3
 _PROBE_MAX = 5
 
 
@@ -119,6 +123,9 @@ class Fitness:
     cached: int = 0
     replies: int = 0
     notes: List[str] = field(default_factory=list)
+    candidates: int = 0
+    rejections: Dict[str, int] = field(default_factory=dict)
+    stopped: Optional[str] = None
 
     def judge_jobs(self) -> List[JobVerdict]:
         """One verdict per checked metric, under the scoring ``score`` would use."""
@@ -133,8 +140,13 @@ class Fitness:
     def generation_job(self) -> JobVerdict:
         made = self.calls + self.cached
         if self.kept == 0:
-            return JobVerdict("generate questions", False if made else None,
-                              f"0 questions kept in {fmt.plural(made, 'call')}" if made else "no generation call made")
+            rejected = ", ".join(f"{k} {v}" for k, v in self.rejections.items()) or "-"
+            why = (f"0 of {fmt.plural(self.candidates, 'candidate')} kept in {fmt.plural(made, 'call')} (rejected: "
+                   f"{rejected}; stopped: {self.stopped or '-'})")
+            if self.candidates < _MIN_CANDIDATES:
+                return JobVerdict("generate questions", None, why + " -- too few to tell; a larger --generation-calls "
+                                  "measures more")
+            return JobVerdict("generate questions", False, why)
         per_call = self.kept / made
         cost = f"{fmt.num(made / self.kept, 1)} calls per kept question"
         if self.seconds is not None and self.calls:
@@ -142,9 +154,13 @@ class Fitness:
                     "per kept question)"
         else:
             cost += "; seconds unknown: the calls came from the cache"
-        return JobVerdict("generate questions", True, f"{self.kept} kept in {fmt.plural(made, 'call')} "
-                          f"({fmt.num(per_call, 2)} per call; {cost}); kept means it passed ragexam's checks, not "
-                          "that it is right: have a person audit a sample")
+        why = (f"{self.kept} of {fmt.plural(self.candidates, 'candidate')} kept in {fmt.plural(made, 'call')} "
+               f"({fmt.num(per_call, 2)} per call; {cost}); kept means it passed ragexam's checks, not that it is right: "
+               "have a person audit a sample")
+        if self.kept < 2:
+            return JobVerdict("generate questions", None, why + " -- one kept question is no yield; a larger "
+                              "--generation-calls measures more")
+        return JobVerdict("generate questions", True, why)
 
     def jobs(self) -> List[JobVerdict]:
         return self.judge_jobs() + [self.generation_job()]
@@ -163,7 +179,8 @@ class Fitness:
         return {"budget": self.budget.to_dict(), "probe": self.probe.to_dict(),
                 "judge_check": self.check.to_dict(),
                 "generation": {"kept": self.kept, "calls": self.calls, "cached": self.cached,
-                               "requests": self.requests, "seconds": self.seconds},
+                               "requests": self.requests, "seconds": self.seconds, "candidates": self.candidates,
+                               "rejections": dict(self.rejections), "stopped": self.stopped},
                 "replies": self.replies, "jobs": [j.to_dict() for j in self.jobs()], "summary": self.summary(),
                 "notes": list(self.notes)}
 
@@ -205,6 +222,9 @@ def run_fitness(judge: Any, contrast: Dict[str, List[Any]], generate: Callable[[
     out.cached = int(sum(u.get("cached", 0) for u in usage.values()))
     out.requests = int(sum(u.get("requests", 0) for u in usage.values()))
     out.seconds = wall if out.calls else None
+    out.candidates = int(result.card.get("candidates") or 0)
+    out.rejections = dict(result.card.get("rejections") or {})
+    out.stopped = result.card.get("stopped")
     judged = check.judge_run.usage
     out.replies = (0 if found.cached else found.requests) + int(judged.get("requests") or 0) + out.requests
     return out
