@@ -217,7 +217,8 @@ def print_judge_check(data: Mapping[str, Any], con: Any) -> None:
             shown = bool(a) and bool(scored)
             rows.append([m, sc, fmt.num(a.get("auc"), 2) if shown else "-",
                          fmt.ci((a.get("low"), a.get("high"))) if shown else "-", (kinds or "-") if shown else "-",
-                         fmt.signed(sep.get("gap")) if shown else "-", fmt.percent(sep.get("ordered")) if shown else "-",
+                         fmt.signed(sep.get("gap")) if shown else "-",
+                         fmt.percent(sep.get("ordered")) if shown else "-",
                          f"{scored}/{sep.get('n_items', mc.get('n'))}", str(sep.get("n_questions", "-"))])
             verdicts.append(f"  {m} ({sc}): {sep.get('text')}")
         if mc.get("unjudged"):
@@ -253,7 +254,8 @@ def print_fitness(data: Mapping[str, Any], con: Any) -> None:
     print_judge_check(data.get("judge_check") or {}, con)
     g = data.get("generation") or {}
     seconds = g.get("seconds")
-    con.print(f"generation: {g.get('kept', 0)} kept in {fmt.plural((g.get('calls') or 0) + (g.get('cached') or 0), 'call')}"
+    made = (g.get("calls") or 0) + (g.get("cached") or 0)
+    con.print(f"generation: {g.get('kept', 0)} kept in {fmt.plural(made, 'call')}"
               f" ({g.get('cached') or 0} from the cache), {fmt.plural(g.get('requests') or 0, 'request')}"
               + (f", {fmt.num(seconds, 0)} s" if seconds is not None else ""), highlight=False, markup=False,
               soft_wrap=True)

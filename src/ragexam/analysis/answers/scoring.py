@@ -755,8 +755,7 @@ def score_answers(qa, answers: Sequence[AnswerRecord], *, answers_source: str = 
     phrases = tuple(abstain_phrases) if abstain_phrases is not None else ABSTAIN_PHRASES
     for r in rows:
         r.phrase = is_abstention(r.answer, phrases)
-    judged = _Judged() if judge is None else _judge_rows(rows, judge, judge_metrics, repeat, progress, notes,
-                                                         dataset_of(qa))
+    judged = _Judged() if judge is None else _judge_rows(rows, judge, judge_metrics, repeat, progress, notes, qa)
     text, text_by_type = _text_tables(text_job.result(), rows, bleu_tok, rouge_tok)
     if run is None and any(r.question.answerable and r.retrieval_source == "unknown" for r in rows):
         notes.append("retrieval is unknown for answers without contexts: pass --run DIR (from `ragexam run ... "
@@ -797,7 +796,7 @@ class _Judged:
 
 
 def _judge_rows(rows: List[AnswerRow], judge: Any, judge_metrics: Optional[Sequence[Any]], repeat: int,
-                progress: Optional[Callable[[int, int], None]], notes: List[str], dataset: Any = None) -> _Judged:
+                progress: Optional[Callable[[int, int], None]], notes: List[str], qa: Any = None) -> _Judged:
     """Judge the rows on the metrics (default :data:`~ragexam.metrics.judge.prompts.DEFAULT_METRICS`): each row
     gets its :class:`~ragexam.metrics.judge.ItemScore` per metric and, for metrics with an evidence twin, the
     evidence values; with ``repeat >= 2`` the judge's agreement with itself; a recorded judge-check that did not
@@ -824,6 +823,7 @@ def _judge_rows(rows: List[AnswerRow], judge: Any, judge_metrics: Optional[Seque
             ev = evidence_per_context(r.question.evidence, r.contexts or ())
             if ev is not None:
                 r.evidence = ev
+    dataset = dataset_of(qa) if qa is not None else None
     notes.extend(run.notes + recorded_warnings(judge, run, dataset))
     return _Judged(metrics, defs, run, agreement, untrusted(judge, run, dataset))
 

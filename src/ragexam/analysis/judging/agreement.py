@@ -54,8 +54,8 @@ from ragexam import fmt
 from ragexam.errors import InputError
 from ragexam.metrics.judge.metric import JudgeMetric, registered
 
-__all__ = ["human_label_notes", "RepeatAgreement", "repeat_agreement", "HumanAgreement", "human_agreement", "unit_values",
-           "check_human_value", "collect_human_labels", "scales"]
+__all__ = ["human_label_notes", "RepeatAgreement", "repeat_agreement", "HumanAgreement", "human_agreement",
+           "unit_values", "check_human_value", "collect_human_labels", "scales"]
 
 
 def scales() -> Dict[str, Tuple[int, ...]]:

@@ -77,8 +77,9 @@ class FitnessBudget:
     def text(self) -> str:
         probe = "the endpoint probe (from the cache)" if not self.probe else "1 endpoint probe"
         return (f"fitness probe of {self.model} at {self.endpoint}: {fmt.plural(self.calls, 'call')} -- {probe}, "
-                f"{fmt.plural(self.judgments, 'judgment')} for a judge-check of {fmt.plural(self.questions, 'question')}"
-                f" ({', '.join(self.metrics)}; {self.judgments_cached} more cached), "
+                f"{fmt.plural(self.judgments, 'judgment')} for a judge-check of "
+                f"{fmt.plural(self.questions, 'question')} ({', '.join(self.metrics)}; {self.judgments_cached} more "
+                "cached), "
                 f"{fmt.plural(self.generation_calls, 'generation call')} (with their checks); at most "
                 f"{fmt.plural(self.most_replies, 'model reply', 'model replies')} if every reply must be asked again "
                 f"(--max-attempts {self.max_attempts})")
@@ -155,8 +156,8 @@ class Fitness:
         else:
             cost += "; seconds unknown: the calls came from the cache"
         why = (f"{self.kept} of {fmt.plural(self.candidates, 'candidate')} kept in {fmt.plural(made, 'call')} "
-               f"({fmt.num(per_call, 2)} per call; {cost}); kept means it passed ragexam's checks, not that it is right: "
-               "have a person audit a sample")
+               f"({fmt.num(per_call, 2)} per call; {cost}); kept means it passed ragexam's checks, not that it is "
+               "right: have a person audit a sample")
         if self.kept < 2:
             return JobVerdict("generate questions", None, why + " -- one kept question is no yield; a larger "
                               "--generation-calls measures more")

@@ -428,50 +428,16 @@ class Judge:
                           kind="judge", model=self.model, endpoint=self.endpoint, concurrency=self.concurrency,
                           usable=self._usable, redact=self.client.redact_value, progress=progress,
                           claim_wait=self.settings.claim_wait_seconds, executor=self.executor, limit=limit)
-        out = self._verdicts(tasks, batch, scoring)
-        notes = self._fall_back(out, scoring)
+        out = _verdicts(self, tasks, batch, scoring)
+        notes = _fall_back(self.scoring, out, scoring)
         if notes:
-            out = self._verdicts(tasks, batch, scoring)
+            out = _verdicts(self, tasks, batch, scoring)
         rubrics = {m: {"name": defs[m].rubric(language).name, "sha": defs[m].rubric(language).sha,
                        **({"source": defs[m].source} if defs[m].custom else {})} for m in jobs}
         return JudgeRun(out, self.model, self.endpoint, language, repeat, rubrics,
                         {m: self.signature(defs[m], language, repeat, scoring[m]) for m in rubrics},
                         batch.usage.to_dict(self.price), dict(defs), scoring,
                         self.probe_result.to_dict() if self.probe_result is not None else None, notes)
-
-    def _verdicts(self, tasks: Sequence[_Task], batch: Any, scoring: Mapping[str, str]) -> List[JudgeVerdict]:
-        """The verdict of every task from its value (no input, every unit quoted, or the batch's reply)."""
-        out: List[JudgeVerdict] = []
-        for t in tasks:
-            sc = scoring[t.metric]
-            if t.missing is not None:
-                value, cached = self._unjudged(t.missing, REASONS[t.missing][1], t), False
-            elif t.all_quoted:
-                value, cached = self._all_quoted(t, sc), False
-            else:
-                value, cached = batch.values[t.key], t.key in batch.from_cache
-            out.append(self._verdict(value, t, cached=cached, scoring=sc))
-        return out
-
-    def _fall_back(self, verdicts: Sequence[JudgeVerdict], scoring: Dict[str, str]) -> List[str]:
-        """Under ``auto`` scoring, each metric some of whose replies carried no readable log-probabilities
-        (although the probe found the endpoint returns them) is scored by the written scores instead -- the whole
-        metric, never a mix of the two kinds of score -- with a note saying so; ``scoring`` is updated."""
-        if self.scoring != "auto":
-            return []
-        notes = []
-        for m, sc in scoring.items():
-            if sc != "probability":
-                continue
-            mine = [v for v in verdicts if v.metric == m and v.details.get("score_sample") is not None]
-            lost = [v for v in mine if v.reason == "no_probabilities"]
-            if lost:
-                scoring[m] = "sample"
-                notes.append(f"{m}: {len(lost)} of {fmt.plural(len(mine), 'reply', 'replies')} carried no readable "
-                             f"token log-probabilities although the endpoint's probe found it returns them ({lost[0].message}); "
-                             f"{m} is scored by the written scores (--scoring auto; --scoring probability leaves those "
-                             "replies unjudged)")
-        return notes
 
     def signature(self, metric: Union[str, JudgeMetric], language: str, repeat: int = 1,
                   scoring: Optional[str] = None) -> str:
@@ -586,6 +552,42 @@ class Judge:
         value["loops"] = got.loops
         store = value["status"] == "judged" or value["reason"] in _CACHEABLE
         return Outcome(value, store, got.requests, got.attempts, got.prompt_tokens, got.completion_tokens)
+
+
+def _verdicts(judge: Judge, tasks: Sequence[_Task], batch: Any, scoring: Mapping[str, str]) -> List[JudgeVerdict]:
+    """The verdict of every task from its value (no input, every unit quoted, or the batch's reply)."""
+    out: List[JudgeVerdict] = []
+    for t in tasks:
+        sc = scoring[t.metric]
+        if t.missing is not None:
+            value, cached = judge._unjudged(t.missing, REASONS[t.missing][1], t), False
+        elif t.all_quoted:
+            value, cached = judge._all_quoted(t, sc), False
+        else:
+            value, cached = batch.values[t.key], t.key in batch.from_cache
+        out.append(judge._verdict(value, t, cached=cached, scoring=sc))
+    return out
+
+
+def _fall_back(mode: str, verdicts: Sequence[JudgeVerdict], scoring: Dict[str, str]) -> List[str]:
+    """Under ``auto`` scoring (``mode``), each metric some of whose replies carried no readable log-probabilities
+    (although the probe found the endpoint returns them) is scored by the written scores instead -- the whole
+    metric, never a mix of the two kinds of score -- with a note saying so; ``scoring`` is updated."""
+    if mode != "auto":
+        return []
+    notes = []
+    for m, sc in scoring.items():
+        if sc != "probability":
+            continue
+        mine = [v for v in verdicts if v.metric == m and v.details.get("score_sample") is not None]
+        lost = [v for v in mine if v.reason == "no_probabilities"]
+        if lost:
+            scoring[m] = "sample"
+            notes.append(f"{m}: {len(lost)} of {fmt.plural(len(mine), 'reply', 'replies')} carried no readable "
+                         "token log-probabilities although the endpoint's probe found it returns them "
+                         f"({lost[0].message}); {m} is scored by the written scores (--scoring auto; --scoring "
+                         "probability leaves those replies unjudged)")
+    return notes
 
 
 def _custom_metrics(custom: Sequence[JudgeMetric]) -> Dict[str, JudgeMetric]:
