@@ -25,7 +25,7 @@ labels'.
 **No spread is not certainty.**  When the labels have no variance (every label 5) the labels-only interval is
 ``[5.00-5.00]``, and when the corrections have none either so is the PPI interval -- read as certainty from a
 handful of labels.  With the labels' ``scale`` (``(lowest, highest)``), an interval of zero width is replaced by the
-Wilson interval (:func:`ragexam.stats.proportion.wilson`) of the estimate's place on the scale over the
+Wilson interval of the estimate's place on the scale (:func:`ragexam.stats.proportion.wilson_on_scale`) over the
 ``n_labelled`` labels (``floored``): 6 labels all 5 on 1-5 give [3.43-5.00].
 """
 
@@ -41,7 +41,7 @@ from ragexam._version import __version__
 from ragexam.errors import InputError
 from ragexam.stats._checks import _check_fraction
 from ragexam.stats.power import normal_quantile
-from ragexam.stats.proportion import wilson
+from ragexam.stats.proportion import wilson_on_scale
 
 __all__ = ["PPIEstimate", "ppi_mean"]
 
@@ -87,14 +87,6 @@ def _values(x: Sequence[float], name: str, minimum: int) -> np.ndarray:
     return arr
 
 
-def _on_scale(value: float, n: int, scale: Tuple[float, float], confidence: float) -> Tuple[float, float]:
-    """The Wilson interval of ``value``'s place on ``scale`` over ``n`` items, mapped back to the scale."""
-    lo, hi = scale
-    share = min(1.0, max(0.0, (value - lo) / (hi - lo)))
-    w_low, w_high = wilson(share, n, confidence=confidence)
-    return lo + w_low * (hi - lo), lo + w_high * (hi - lo)
-
-
 def ppi_mean(judge_all: Sequence[float], judge_labelled: Sequence[float], human: Sequence[float], *,
              confidence: float = 0.95, scale: Optional[Tuple[float, float]] = None) -> PPIEstimate:
     """The prediction-powered estimate of the mean human label (module docstring).
@@ -126,8 +118,8 @@ def ppi_mean(judge_all: Sequence[float], judge_labelled: Sequence[float], human:
     floored = False
     if scale is not None and scale[1] > scale[0]:
         if high - low <= 0:
-            (low, high), floored = _on_scale(est, n, scale, confidence), True
+            (low, high), floored = wilson_on_scale(est, n, scale, confidence=confidence), True
         if lab_high - lab_low <= 0:
-            (lab_low, lab_high), floored = _on_scale(float(y.mean()), n, scale, confidence), True
+            (lab_low, lab_high), floored = wilson_on_scale(float(y.mean()), n, scale, confidence=confidence), True
     return PPIEstimate(est, low, high, se, float(f.mean()), float(r.mean()), n_all, n, float(y.mean()), lab_low,
                        lab_high, confidence, floored)

@@ -26,7 +26,7 @@ from ragexam.errors import InputError
 from ragexam.stats._checks import _check_fraction
 from ragexam.stats.power import normal_quantile
 
-__all__ = ["wilson", "clopper_pearson", "MIN_FOR_INTERVAL", "too_few"]
+__all__ = ["wilson", "wilson_on_scale", "clopper_pearson", "MIN_FOR_INTERVAL", "too_few"]
 
 #: fewer items than this get no interval at all (:func:`too_few`)
 MIN_FOR_INTERVAL = 5
@@ -57,6 +57,24 @@ def wilson(share: float, n: int, *, confidence: float = 0.95) -> Tuple[float, fl
     low = 0.0 if p == 0.0 else max(0.0, centre - half)  # at the ends the formula meets 0 / 1 only up to rounding
     high = 1.0 if p == 1.0 else min(1.0, centre + half)
     return low, high
+
+
+def wilson_on_scale(value: float, n: int, scale: Tuple[float, float], *,
+                    confidence: float = 0.95) -> Tuple[float, float]:
+    """The Wilson interval of ``value``'s place on ``scale`` (``(lowest, highest)``: its share of the way from the
+    bottom to the top) over ``n`` items, mapped back to the scale -- the interval of a mean of values bounded by the
+    scale whose spread was not seen (every value the same): all 5 on 1-5 over 8 items is [3.70-5.00].
+
+    >>> [round(x, 2) for x in wilson_on_scale(5.0, 8, (1.0, 5.0))]
+    [3.7, 5.0]
+    """
+    lo, hi = scale
+    if not hi > lo:
+        raise InputError(f"received {scale!r}; expected (lowest, highest) with highest > lowest",
+                         source="wilson_on_scale()", field="scale")
+    share = min(1.0, max(0.0, (float(value) - lo) / (hi - lo)))
+    w_low, w_high = wilson(share, n, confidence=confidence)
+    return lo + w_low * (hi - lo), lo + w_high * (hi - lo)
 
 
 def _log_binom_pmf(k: int, n: int, p: float) -> float:

@@ -286,17 +286,16 @@ def mean_interval(values: Sequence[float], seed: int, n_resamples: int,
     the same, the Wilson interval of its share of ``scale`` (``(lowest, highest)``), mapped back -- all 5 on 1-5
     over 8 items is [3.70-5.00], not [5.00-5.00]."""
     from ragexam.stats import bootstrap_ci
-    from ragexam.stats.proportion import too_few, wilson
+    from ragexam.stats.proportion import too_few, wilson_on_scale
 
     few = too_few(len(values))
     if few is not None:
         return None, None, few
     if len(set(values)) == 1 and scale is not None and scale[1] > scale[0]:
-        lo, hi = scale
-        share = min(1.0, max(0.0, (values[0] - lo) / (hi - lo)))
-        w_low, w_high = wilson(share, len(values), confidence=INTERVAL_CONFIDENCE)
-        return ((lo + w_low * (hi - lo), lo + w_high * (hi - lo)), f"ci:wilson_on_scale|n:{len(values)}",
-                f"every judged item scored {values[0]:g}: the interval is Wilson's on the {lo:g}-{hi:g} scale")
+        return (wilson_on_scale(values[0], len(values), scale, confidence=INTERVAL_CONFIDENCE),
+                f"ci:wilson_on_scale|n:{len(values)}",
+                f"every judged item scored {values[0]:g}: the interval is Wilson's on the {scale[0]:g}-{scale[1]:g} "
+                "scale")
     ci = bootstrap_ci(list(values), n_resamples=n_resamples, confidence=INTERVAL_CONFIDENCE, seed=seed)
     return (ci.low, ci.high), ci.signature, None
 
