@@ -26,7 +26,7 @@ labels'.
 ``[5.00-5.00]``, and when the corrections have none either so is the PPI interval -- read as certainty from a
 handful of labels.  With the labels' ``scale`` (``(lowest, highest)``), an interval of zero width is replaced by the
 Wilson interval of the estimate's place on the scale (:func:`ragexam.stats.proportion.wilson_on_scale`) over the
-``n_labelled`` labels (``floored``): 6 labels all 5 on 1-5 give [3.43-5.00].
+``n_labelled`` labels (``floored``): 6 labels all 5 on 1-5 give [3.44-5.00].
 """
 
 from __future__ import annotations
