@@ -53,19 +53,26 @@ def test_judge_metric_floor_on_a_score_folder_and_a_recorded_score(stub, tmp_pat
     q4 = folder.row("P2", "q4")
     assert q4.value("answer_correctness") is None and "answer_correctness" in q4  # unjudged: never a number
     (recorded,) = History(hist).list_runs()
+    # a set of 6 questions cannot show the judge separates (a judge-check needs 10): no gate unless told
+    (no,) = check_run(read_score_folder(out), [parse_floor("answer_correctness=3.5")], pipeline="P2", point=True)
+    assert not no.passed and no.judge_verdict == "unchecked" and "has 6 questions" in no.refused
+    assert "the judge stub-judge at" in no.refused and "--trust-judge" in no.refused
     for ref in (out, recorded.run_id):
         run = resolve_run(ref, hist)
-        (point,) = check_run(run, [parse_floor("answer_correctness=3.5")], pipeline="P2", point=True)
+        (point,) = check_run(run, [parse_floor("answer_correctness=3.5")], pipeline="P2", point=True, trust_judge=True)
         assert point.passed and point.value == pytest.approx(sum(judged) / 5) and point.basis == "mean"
         assert (point.judged, point.judgeable) == (5, 6)
-        (low,) = check_run(run, [parse_floor("answer_correctness=3.5")], pipeline="P2")
+        (low,) = check_run(run, [parse_floor("answer_correctness=3.5")], pipeline="P2", trust_judge=True)
         ci = stats.bootstrap_ci(judged, n_resamples=2000, seed=stats.DEFAULT_SEED)
         assert (low.ci_low, low.ci_high, low.n) == (ci.low, ci.high, 5) and low.value == ci.low
         assert low.interval == "bootstrap of the mean (recorded)" and low.passed == (ci.low >= 3.5)
     code, text, _ = cli(["check", out, "--min", "answer_correctness=3.5", "--point", "-p", "P2"], capsys)
+    assert code == 1 and "FAIL answer_correctness >= 3.5: mean 4.200; judged 5 of 6; not gated:" in text
+    code, text, _ = cli(["check", out, "--min", "answer_correctness=3.5", "--point", "-p", "P2", "--trust-judge"],
+                        capsys)
     assert code == 0 and "PASS answer_correctness >= 3.5: mean 4.200" in text and "judged 5 of 6" in text
     code, text, _ = cli(["check", recorded.run_id, "--history", hist, "--min", "answer_correctness=4.5",
-                         "--point"], capsys)
+                         "--point", "--trust-judge"], capsys)
     assert code == 1 and "FAIL answer_correctness >= 4.5: mean 4.200" in text and "[P2]" in text
     assert "PASS answer_correctness >= 4.5: mean 5.000" in text and "[P1]" in text
 

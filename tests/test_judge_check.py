@@ -109,8 +109,9 @@ def test_judge_check_through_the_cli_and_the_record_score_warns_from(stub, tmp_p
         main(["score", "--qa", "it_helpdesk", "--answers", "it_helpdesk", "--judge-model", "stub", "--base-url",
               stub.base_url, "--cache-dir", cache, "-m", "answer_correctness", "--no-history", "--json"])
     report = json.loads(capsys.readouterr().out)
-    warn = [n for n in report["notes"] if n.startswith("judge-check of answer_correctness")]
+    warn = [n for n in report["notes"] if n.startswith("answer_correctness:")]
     assert len(warn) == 1 and "too few -- a verdict needs at least 10" in warn[0]
+    assert report["judge"]["trust"]["answer_correctness"]["verdict"] == "too_few"  # recorded: not run again
 
 
 def test_llm_probe_command_and_its_record(stub, tmp_path, capsys, monkeypatch):

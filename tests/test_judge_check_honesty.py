@@ -149,13 +149,16 @@ def test_the_record_is_keyed_by_the_data_set(tmp_path, capsys, monkeypatch):
                 "--cache-dir", cache, "-m", "answer_correctness", "--no-history", "--json", "--scoring", "sample"]
         with pytest.raises(SystemExit):
             main(args + ["--qa", "it_helpdesk"])
-        same = [n for n in json.loads(capsys.readouterr().out)["notes"] if n.startswith("judge-check of")]
+        same = [n for n in json.loads(capsys.readouterr().out)["notes"] if n.startswith("answer_correctness:")]
         with pytest.raises(SystemExit):
             main(args + ["--qa", str(other)])
-        elsewhere = [n for n in json.loads(capsys.readouterr().out)["notes"] if n.startswith("judge-check of")]
+        got = json.loads(capsys.readouterr().out)
+        elsewhere = [n for n in got["notes"] if n.startswith("answer_correctness:")]
     assert len(same) == 1 and "on it_helpdesk" in same[0] and "another data set" not in same[0]
     assert "too few" in same[0]  # 6 questions: no verdict
     assert len(elsewhere) == 1 and "on another data set (it_helpdesk, " in elsewhere[0]
+    # no corpus for the other set (a file of its own, no --run, no --corpus): no check ran, the verdict says where
+    assert got["judge"]["trust"]["answer_correctness"]["verdict"] == "other_set"
 
 
 def test_the_judge_beside_the_evidence_gives_a_verdict_without_a_call():

@@ -102,14 +102,17 @@ def test_custom_rubric_round_trip(stub, tmp_path):
     folder = read_score_folder(out)
     assert folder.row("P2", "q1").value("politeness_pass") == 1.0
     assert folder.row("P2", "q3").value("politeness") is None
-    (g,) = check_run(folder, [parse_floor("politeness_pass=0.6")], pipeline="P2")
-    assert g.passed and g.judged == 7 and g.judgeable == 8 and g.interval == "bootstrap of the mean (recorded)"
-    (g9,) = check_run(folder, [parse_floor("politeness_pass=0.9")], pipeline="P2")
+    # a rubric that judges the answer alone: no judge-check can measure it, so check does not gate on it unless told
+    (no,) = check_run(folder, [parse_floor("politeness_pass=0.6")], pipeline="P2")
+    assert not no.passed and no.judge_verdict == "no_contrast" and "--trust-judge" in no.refused
+    (g,) = check_run(folder, [parse_floor("politeness_pass=0.6")], pipeline="P2", trust_judge=True)
+    assert g.passed and g.judged == 7 and g.judgeable == 8 and g.interval == "Wilson interval (recorded)"
+    (g9,) = check_run(folder, [parse_floor("politeness_pass=0.9")], pipeline="P2", trust_judge=True)
     assert not g9.passed and round(g9.value, 3) == 0.646  # 7 passes of 7 cannot show 0.9: Wilson's lower end
     # the history keeps it too
     hist = tmp_path / "h.db"
     rid = record_score(report, None, hist)
-    (g2,) = check_run(resolve_run(rid, hist), [parse_floor("politeness=4.5")], pipeline="P2")
+    (g2,) = check_run(resolve_run(rid, hist), [parse_floor("politeness=4.5")], pipeline="P2", trust_judge=True)
     assert not g2.passed and g2.value == lo
     # the console shows the custom metric with its interval, pass rate and pass rule
     text = _render(print_score_summary, json.loads((out / "score.json").read_text(encoding="utf-8")))

@@ -458,14 +458,15 @@ def compare(run_a: str, run_b: str, *, history: Optional[PathLike] = None, **opt
 
 
 def check(run: str, floors: Sequence[str], *, pipeline: Optional[str] = None, point: bool = False,
-          history: Optional[PathLike] = None):
+          history: Optional[PathLike] = None, trust_judge: bool = False):
     """The CI gate: each ``METRIC=VALUE`` floor against the run's or score's 95% CI lower bound (``point``:
-    its mean); a list of :class:`~ragexam.analysis.gating.gate.GateResult`."""
+    its mean); a judge metric only when its judge was shown to separate good from bad (``trust_judge``: gate
+    anyway); a list of :class:`~ragexam.analysis.gating.gate.GateResult`."""
     from ragexam.analysis.gating.gate import check_run, parse_floor
     from ragexam.storage.history import resolve_run
 
     parsed = [parse_floor(f) for f in floors]
-    return check_run(resolve_run(run, history), parsed, pipeline=pipeline, point=point)
+    return check_run(resolve_run(run, history), parsed, pipeline=pipeline, point=point, trust_judge=trust_judge)
 
 
 # -- answers: score, generate, judge agreement ----------------------------------------------------------------
@@ -478,6 +479,9 @@ class ScoreOutcome:
 
     report: Optional[ScoreReport] = None
     plan: Optional[JudgePlan] = None
+    #: on a dry run, the judge-check's calls (``None``: it sends nothing, ``check_note`` says why)
+    check_plan: Optional[JudgePlan] = None
+    check_note: str = ""
     lines: List[str] = field(default_factory=list)
     failures: List[str] = field(default_factory=list)
 
@@ -525,10 +529,12 @@ def pairwise(qa: QALike, answers: PathLike, judge: LLMSettings, *, a: str, b: st
 @dataclass(frozen=True)
 class ScoreRequest:
     """What ``ragexam score`` is asked beyond its inputs and outputs (the command's options): where answers without
-    a pipeline belong (``pipeline``), the run's ``corpus`` (a ``ragexam-run/1`` folder), ``miss_k``, the text
-    threshold ``correct_if`` (``"chrf>=0.5"``), an ``abstain_phrases`` file, ``bleu_tokenize``; for an LLM judge
-    its ``metrics``, ``repeat``, ``max_attempts``, ``judge_lang``, ``retry_unjudged``, ``min_coverage``, custom
-    ``rubrics`` (files), the ``executor`` its calls run on, and ``human`` labels (a JSONL file)."""
+    a pipeline belong (``pipeline``), the run's ``corpus`` (a ``ragexam-run/1`` folder; also the corpus of the
+    judge-check), ``miss_k``, the text threshold ``correct_if`` (``"chrf>=0.5"``), an ``abstain_phrases`` file,
+    ``bleu_tokenize``; for an LLM judge its ``metrics``, ``repeat``, ``max_attempts``, ``judge_lang``,
+    ``retry_unjudged``, ``min_coverage``, custom ``rubrics`` (files), the ``executor`` its calls run on, ``human``
+    labels (a JSONL file), whether it runs the judge-check when none of this judge on this question set is recorded
+    (``judge_check``) and on how many questions (``judge_check_sample``; :mod:`ragexam.analysis.answers.trusted`)."""
 
     pipeline: Optional[str] = None
     corpus: Optional[CorpusLike] = None
@@ -545,12 +551,14 @@ class ScoreRequest:
     rubrics: Sequence[PathLike] = ()
     executor: ExecutorLike = None
     human: Optional[PathLike] = None
+    judge_check: bool = True
+    judge_check_sample: Optional[int] = None
 
     @property
     def needs_judge(self) -> bool:
         """Whether an option that applies to an LLM judge was given."""
         return bool(self.metrics or self.repeat != 1 or self.rubrics or self.executor is not None
-                    or self.human is not None)
+                    or self.human is not None or self.judge_check_sample is not None)
 
     def inputs(self, qa: QALike, answers: PathLike, run: Optional[PathLike]) -> List[Tuple[str, object]]:
         """``(option, path)`` of every file the score reads."""
@@ -575,7 +583,9 @@ def _score_options(req: ScoreRequest, answers: PathLike) -> ScoreOptions:
     return ScoreOptions(answers_source=str(answers), pipeline=req.pipeline, k=req.miss_k, corpus=req.corpus,
                         repeat=req.repeat,
                         correct_if=parse_correct_if(req.correct_if) if req.correct_if is not None else None,
-                        abstain_phrases=phrases, bleu_tokenize=req.bleu_tokenize, min_coverage=req.min_coverage)
+                        abstain_phrases=phrases, bleu_tokenize=req.bleu_tokenize, min_coverage=req.min_coverage,
+                        judge_check=req.judge_check,
+                        **({} if req.judge_check_sample is None else {"judge_check_sample": req.judge_check_sample}))
 
 
 def _score_judge(settings: Optional[LLMSettings], req: ScoreRequest) -> Tuple[Optional[Judge], Optional[List[str]]]:
@@ -638,7 +648,9 @@ def score(qa: QALike, answers: PathLike, *, run: Optional[PathLike] = None, judg
         human = read_human_labels(req.human)
     jd, metrics = _score_judge(judge, req)
     if dry_run:
-        return ScoreOutcome(plan=stages.plan_judging(joined.rows, jd, metrics, repeat=opts.repeat))
+        check_plan, check_note = stages.plan_check(joined, jd, metrics)
+        return ScoreOutcome(plan=stages.plan_judging(joined.rows, jd, metrics, repeat=opts.repeat),
+                            check_plan=check_plan, check_note=check_note)
     from ragexam.exec import calls_executor
 
     with calls_executor(req.executor) as ex:

@@ -368,10 +368,13 @@ def check_cmd(
                                              "a set nobody audited fails."),
     qa: Optional[Path] = typer.Option(None, "--qa", help="Gate this question set's audited junk rate (with "
                                                          "--max-junk; no RUN needed)."),
+    trust_judge: bool = typer.Option(False, "--trust-judge", help="Gate on a judge metric even when its judge was "
+                                     "not shown to separate good from bad (by default such a floor fails)."),
     history: HistoryOpt = None,
 ) -> None:
-    """CI gate: exit 1 when a metric's 95% CI lower bound (or with --point its mean) is below its floor, or when the
-    question set's audited junk rate may be above --max-junk.
+    """CI gate: exit 1 when a metric's 95% CI lower bound (or with --point its mean) is below its floor, when a
+    judge metric's judge was not shown to separate good from bad (see `ragexam score`; --trust-judge gates anyway),
+    or when the question set's audited junk rate may be above --max-junk.
 
     Exit status: 0 all floors met, 1 some floor missed, 2 bad input (e.g. an unknown metric)."""
     from ragexam.api import check, check_junk
@@ -383,7 +386,8 @@ def check_cmd(
                          "check --qa qa.jsonl --max-junk 0.1`)", source="check", field="--min" if run else "RUN")
     if minimum and run is None:
         raise InputError("--min needs a RUN (a run or score folder, or a recorded id)", source="check", field="RUN")
-    results: List = check(run, minimum, pipeline=pipeline, point=point, history=history) if minimum else []
+    results: List = check(run, minimum, pipeline=pipeline, point=point, history=history,
+                          trust_judge=trust_judge) if minimum else []
     if max_junk is not None:
         results.append(check_junk(max_junk, qa=qa, run=None if qa is not None else run, history=history))
     print_gate(results)

@@ -59,7 +59,8 @@ def score_cmd(
     pipeline: Optional[str] = typer.Option(None, "--pipeline", help="Pipeline of the run that answers without a "
                                            "'pipeline' field belong to (default: the run's only pipeline)."),
     corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus of the run (default: the one in its "
-                                         "summary.json); only for a ragexam-run/1 folder, to rebuild its chunk texts."),
+                                         "summary.json): the judge-check's contrast set is built from it, and a "
+                                         "ragexam-run/1 folder's chunk texts are rebuilt from it."),
     miss_k: Optional[int] = typer.Option(None, "--miss-k", help="Evidence counts as retrieved when first_rank <= K "
                                          "(default: the answers' k, else the run's miss_k, else 5)."),
     correct_if: Optional[str] = typer.Option(None, "--correct-if", help="Without a judge: an answer is correct when "
@@ -89,9 +90,15 @@ def score_cmd(
                                                  "less than this fraction (0-1) of its items. Without it, exit 1 when a "
                                                  "metric judged none of its items."),
     executor: CallsExecutorOpt = None,
+    no_judge_check: bool = typer.Option(False, "--no-judge-check", help="Do not run judge-check when none of this "
+                                        "judge on this question set is recorded: the judged metrics then read 'not "
+                                        "checked' and `ragexam check` does not gate on them."),
+    judge_check_sample: Optional[int] = typer.Option(None, "--judge-check-sample", help="Questions of that "
+                                                     "judge-check (a seeded sample; default 20, at least 10)."),
 ) -> None:
-    """Score generated answers: BLEU/chrF/ROUGE-L vs ground_truth, LLM-judge metrics with coverage, and which
-    stage failed per question (retrieval_miss, generation_miss, lucky, hallucinated, ...)."""
+    """Score generated answers: BLEU/chrF/ROUGE-L vs ground_truth, LLM-judge metrics with coverage and how far
+    the judge was shown to separate good from bad (a judge-check on a sample, run once per judge and question
+    set), and which stage failed per question (retrieval_miss, generation_miss, lucky, hallucinated, ...)."""
     from ragexam.api import score
 
     res = score(qa, answers, run=run, pipeline=pipeline, corpus=corpus, miss_k=miss_k, correct_if=correct_if,
@@ -99,12 +106,16 @@ def score_cmd(
                 metrics=commas(metric), repeat=repeat, min_coverage=min_coverage, dry_run=dry_run, out=out,
                 report=report, history=history, record=not no_history,
                 progress=progress("judging") if not json_out else None, rubrics=rubric or (), executor=executor,
-                human=human, **llm.judge())
-    from ragexam.report.console_score import print_score
+                human=human, judge_check=not no_judge_check, judge_check_sample=judge_check_sample, **llm.judge())
+    from ragexam.report.console_score import print_score, print_score_plan
 
-    show(json_out, lambda: res.report.to_dict(), lambda c: print_score(res.report, c, list_n=list_n), plan=res.plan)
     if res.plan is not None:
+        plan = res.plan
+        show(json_out, lambda: dict(plan.to_dict(), judge_check=res.check_plan.to_dict() if res.check_plan else
+                                    {"calls": 0, "why": res.check_note}),
+             lambda c: print_score_plan(plan, res.check_plan, res.check_note, c))
         return
+    show(json_out, lambda: res.report.to_dict(), lambda c: print_score(res.report, c, list_n=list_n))
     notes(res.lines, json_out)
     notes([f"coverage: {f}" for f in res.failures], json_out)
     if res.failures:

@@ -13,13 +13,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from ragexam import fmt
-from ragexam.storage.score_summary import HumanCorrected, JudgeSection, JudgeStat, VsEvidence
+from ragexam.report.i18n import Lang
+from ragexam.storage.score_summary import HumanCorrected, JudgeSection, JudgeStat, JudgeTrust, VsEvidence
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = ["print_judge", "print_judge_vs_evidence", "print_pairwise", "print_judge_check", "print_probe",
-           "print_ppi", "print_fitness", "table_or_lines"]
+           "print_ppi", "print_fitness", "print_trust", "trust_word", "table_or_lines"]
 
 
 def table_or_lines(con: Console, title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
@@ -68,6 +69,7 @@ def print_judge(judge: Union[JudgeSection, Mapping[str, Any]], con: Console,
     labels = labels or pipeline_labels(list(judge.summary))
     weighted = any(s.scoring == "probability" for ms in judge.summary.values() for s in ms.values())
     cols = ["mean", "95% CI"] + (["written"] if weighted else []) + ["pass rate", "pass 95% CI", "coverage"]
+    cols += [_EN.text("r.judge.col.trust")] if judge.trust else []
     if repeat > 1:
         cols += ["flipped", "ties"]
     cols += ["labels", "unjudged (reason: count)"]
@@ -75,8 +77,9 @@ def print_judge(judge: Union[JudgeSection, Mapping[str, Any]], con: Console,
     for p, ms in judge.summary.items():
         for i, (m, s) in enumerate(ms.items()):
             rows.append((labels.get(p, "?"), p) if i == 0 else None)
-            metrics.append([str(m) if s.value_name == "mean" else f"{m} ({s.value_name})"])
-            values.append(_judge_cells(m, s, repeat, weighted))
+            human = (judge.ppi.get(p) or {}).get(m)
+            metrics.append([_metric_label(m, s, human)])
+            values.append(_judge_cells(m, s, repeat, weighted, human, judge.trust.get(m) if judge.trust else False))
             if s.interval_note:
                 said.append(f"{labels.get(p, p)} {m}: {s.interval_note}")
         sections.append(len(values) - 1)
@@ -86,6 +89,9 @@ def print_judge(judge: Union[JudgeSection, Mapping[str, Any]], con: Console,
                  keys=pipeline_keys(rows, extra=[Column("metric", "left")], extra_cells=metrics),
                  value_columns=[Column(c, "left" if c in ("labels", "unjudged (reason: count)") else "right")
                                 for c in cols], values=values, sections=sections)
+    if judge.ppi:
+        con.print(_EN.text("r.judge.preferred_note") + " (the judge's own means: the table 'corrected by human "
+                  "labels' below)", highlight=False, markup=False, soft_wrap=True)
     if weighted:
         con.print("probability-weighted means are named beside their metric (mean P(true): the judge's probability "
                   "of true; expected score: the 1-5 score weighted by the probability of each level); 'written' is "
@@ -110,10 +116,52 @@ def print_judge(judge: Union[JudgeSection, Mapping[str, Any]], con: Console,
                          fmt.num(a.kappa_quadratic)] for m, a in judge.agreement.items()], right=cols[1:])
     print_judge_vs_evidence(judge.vs_evidence, con)
     print_ppi(judge.ppi, con, labels)
+    print_trust(judge.trust, con)
 
 
-def _judge_cells(metric: str, s: JudgeStat, repeat: int, weighted: bool) -> List[str]:
-    """One metric's cells of the judge table."""
+#: the catalogue's English: the words the report uses too (:mod:`ragexam.report.strings`)
+_EN = Lang("en")
+
+
+def trust_word(verdict: str) -> str:
+    """A trust verdict (:data:`~ragexam.storage.score_summary.TRUST_VERDICTS`) in a word or two."""
+    return _EN.text(f"r.trust.{verdict}") if f"r.trust.{verdict}" in _EN.strings else verdict
+
+
+def print_trust(trust: Mapping[str, JudgeTrust], con: Console) -> None:
+    """How far each judged metric's judge was shown to separate good from bad: its verdict and sentence."""
+    if not trust:
+        return
+    from rich.text import Text
+
+    con.print(Text(_EN.text("r.judge.trust_title"), style="table.title"))
+    for m, t in trust.items():
+        con.print(f"  {m}: {trust_word(t.verdict)} -- {t.text}", highlight=False, markup=False, soft_wrap=True)
+        if t.evidence is not None and t.check is not None and t.verdict == t.check.verdict:
+            con.print(f"    beside the evidence of these answers: {t.evidence.text}", highlight=False, markup=False,
+                      soft_wrap=True)
+    if any(not t.gated for t in trust.values()):
+        con.print("  a metric whose judge was not shown to separate is the judge's opinion, not a measurement: "
+                  "`ragexam check` does not gate on it (a stronger --judge-model, or --trust-judge to gate anyway)",
+                  highlight=False, markup=False, soft_wrap=True)
+
+
+def _metric_label(metric: str, s: JudgeStat, human: Optional[HumanCorrected]) -> str:
+    """The metric's cell: its name, what its mean is when not a plain mean, and which human estimate the row
+    shows in place of the judge's own (:attr:`HumanCorrected.preferred`)."""
+    parts = [s.value_name] if s.value_name != "mean" else []
+    if human is not None:
+        which = human.preferred[0]
+        parts.append(f"{human.on}: {'corrected by' if which == 'corrected' else 'own of'} "
+                     f"{fmt.plural(human.n_labelled, 'human label')}")
+    return f"{metric} ({'; '.join(parts)})" if parts else str(metric)
+
+
+def _judge_cells(metric: str, s: JudgeStat, repeat: int, weighted: bool, human: Optional[HumanCorrected] = None,
+                 trust: Union[JudgeTrust, None, bool] = False) -> List[str]:
+    """One metric's cells of the judge table: a human estimate (``human``) takes the place of the judge's mean or
+    pass rate, whichever scale the labels are on; ``trust``: the metric's verdict (``None``: none recorded) when
+    the section has any, ``False`` when it has none (no column)."""
     from ragexam.metrics.judge.registry import registered
 
     judged = f"{s.n_judged}/{s.n}" + (f" ({fmt.percent(s.coverage)})" if s.n else "")
@@ -123,9 +171,18 @@ def _judge_cells(metric: str, s: JudgeStat, repeat: int, weighted: bool) -> List
     if s.quoted is not None:  # supported by the quotation rule, not by the judge (docs/judge.md)
         what = getattr(registered().get(str(metric)), "unit_kind", None) or "units"
         labs += f", quoted: {s.quoted.units}/{s.quoted.of} {what}"
-    row = [fmt.num(s.mean), fmt.ci(s.ci95)] + ([fmt.num(s.written_mean) if s.written_mean is not None else ""]
-                                               if weighted else [])
-    row += [fmt.num(s.pass_rate), fmt.ci(s.pass_ci95), judged]
+    mean, ci, rate, rate_ci = s.mean, s.ci95, s.pass_rate, s.pass_ci95
+    if human is not None:
+        _, value, interval = human.preferred
+        if human.on == "pass rate":
+            rate, rate_ci = value, interval
+        else:
+            mean, ci = value, interval
+    row = [fmt.num(mean), fmt.ci(ci)] + ([fmt.num(s.written_mean) if s.written_mean is not None else ""]
+                                         if weighted else [])
+    row += [fmt.num(rate), fmt.ci(rate_ci), judged]
+    if trust is not False:
+        row.append(trust_word(trust.verdict) if isinstance(trust, JudgeTrust) else "-")
     if repeat > 1:
         row += [f"{fmt.percent(s.flip_share)} of {s.n_repeated}", str(s.ties)]
     return row + [labs, _counts(s.unjudged)]

@@ -94,14 +94,19 @@ def _bullets(console, rows, indent: int = 2) -> None:
     console.print(grid)
 
 
-def _cell(mean: Optional[float], ci: Optional[Sequence[float]]):
-    """A mean with its 95% interval on the line below (dim): ``0.615`` / ``.49–.74``."""
+def _cell(mean: Optional[float], ci: Optional[Sequence[float]], n: Optional[int] = None):
+    """A mean with its 95% interval on the line below (dim): ``0.615`` / ``.49–.74``; over fewer questions than an
+    interval needs (``n``), ``n = 4: too few`` there instead (:func:`ragexam.stats.proportion.too_few`)."""
     from rich.text import Text
+
+    from ragexam.stats.proportion import too_few
 
     t = Text(fmt.num(mean))
     interval = fmt.ci(ci)
     if interval:
         t.append("\n" + interval, style="dim")
+    elif fmt.is_number(mean) and isinstance(n, int) and too_few(n):
+        t.append(f"\nn = {n}: too few", style="dim")
     return t
 
 
@@ -255,14 +260,18 @@ def _metric_table(console, summary: RunSummary) -> None:
     chunkers = list(dict.fromkeys(str(p.chunker) for p in pipes))
     one_chunker = len(chunkers) == 1 and chunkers[0] != "None"
     title = (f"Retrieval metrics: mean over {fmt.plural(summary.dataset.n_scored, 'scored question')}, 95% "
-             "bootstrap interval below" + (f" (chunker {chunkers[0]})" if one_chunker else ""))
+             f"interval below ({_HOW})" + (f" (chunker {chunkers[0]})" if one_chunker else ""))
     values = []
     for p in pipes:
         res = summary.result(p.name)
-        values.append([_cell(res.metrics.get(m), res.ci95.get(m)) for m in main])
+        values.append([_cell(res.metrics.get(m), res.ci95.get(m), res.n) for m in main])
     print_fitted(console, title=title, keys=_pipeline_keys(summary, pipes, one_chunker=one_chunker),
                  value_columns=[Column(m) for m in main], values=values)
     _metric_legend(console, main)
+
+
+#: how a run table's intervals were drawn (:func:`ragexam.analysis.exam.tables.means_and_cis`)
+_HOW = "bootstrap; Wilson's for a rate of few questions or near 0 or 1; none below 5 questions"
 
 
 def _metric_legend(console, columns: Sequence[str]) -> None:
@@ -281,11 +290,11 @@ def _budget_table(console, summary: RunSummary) -> None:
     spent = " or ".join(f"{b[:-1]} {'characters' if b.endswith('c') else 'tokens'}" for b in budgets)
     title = (f"At an equal context budget: each ranked list read until {spent or 'the budget'} are spent (a chunk "
              f"straddling the budget counts by its share inside); mean over "
-             f"{fmt.plural(summary.dataset.n_scored, 'scored question')}, 95% bootstrap interval below")
+             f"{fmt.plural(summary.dataset.n_scored, 'scored question')}, 95% interval below ({_HOW})")
     sizes = [summary.chunk_sizes(p.name) for p in pipes]
     extra = [[f"{c.mean_chars:.0f}" if c is not None else ""] for c in sizes]
-    values = [[_cell(summary.result(p.name).metrics.get(m), summary.result(p.name).ci95.get(m)) for m in cols]
-              for p in pipes]
+    values = [[_cell(summary.result(p.name).metrics.get(m), summary.result(p.name).ci95.get(m),
+                     summary.result(p.name).n) for m in cols] for p in pipes]
     print_fitted(console, title=title, keys=_pipeline_keys(summary, pipes, extra=[Column("mean chars")],
                                                            extra_cells=extra),
                  value_columns=[Column(m) for m in cols], values=values)
@@ -318,11 +327,11 @@ def _chunking_study(console, summary: RunSummary) -> None:
         row = []
         for r in retrievers:
             res = cell.get((ch, r))
-            row += [_cell(res.metrics.get(m), res.ci95.get(m)) if res is not None else Text("")
+            row += [_cell(res.metrics.get(m), res.ci95.get(m), res.n) if res is not None else Text("")
                     for m in (head, budget)]
         values.append(row)
     print_fitted(console, title=f"Chunking study: {head} (k chunks, sizes differ) beside {budget} (the same context "
-                                "for every chunker), per retriever; 95% bootstrap interval below",
+                                f"for every chunker), per retriever; 95% interval below ({_HOW})",
                  keys=Keys([Column("chunker", "left"), Column("mean chars")], keys),
                  value_columns=[Column(f"{r} {m}") for r in retrievers for m in (head, budget)], values=values)
     console.print(Text(f"Read {budget}: by {head} a chunker with bigger chunks sees more context; at an equal budget "
@@ -388,10 +397,10 @@ def _type_table(console, summary: RunSummary) -> None:
             cis = res.by_type_ci95.get(t) or {}
             rows.append(p if j == 0 else None)
             extra.append([str(t), str(res.by_type_n.get(t, ""))])
-            values.append([_cell(vals.get(m), cis.get(m)) for m in cols])
+            values.append([_cell(vals.get(m), cis.get(m), res.by_type_n.get(t)) for m in cols])
         sections.append(len(values) - 1)
     keys = _pipeline_keys(summary, rows, extra=[Column("type", "left"), Column("n")], extra_cells=extra)
-    print_fitted(console, title="By question type (95% bootstrap interval below)", keys=keys,
+    print_fitted(console, title=f"By question type (95% interval below: {_HOW})", keys=keys,
                  value_columns=[Column(m) for m in cols], values=values, sections=sections)
 
 

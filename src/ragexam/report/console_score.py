@@ -39,6 +39,25 @@ def print_plan(plan, console, what: str = "judge") -> None:
                   f"{fmt.cost(plan.est_cost)}. Nothing was sent.", highlight=False, soft_wrap=True)
 
 
+def print_score_plan(plan, check, why: str, console) -> None:
+    """``score --dry-run``: the judge's plan, then the judge-check's (``check``; ``None``: it sends nothing, ``why``
+    says why) and the calls of both."""
+    print_plan(plan, console)
+    if check is None:
+        console.print(f"judge-check: nothing to send -- {why}", highlight=False, markup=False, soft_wrap=True)
+        return
+    console.print(f"and the {why}:", highlight=False, markup=False, soft_wrap=True)
+    print_plan(check, console, what="judge-check")
+    console.print(f"in all: {plan.calls + check.calls} calls to make; estimated cost: "
+                  f"{fmt.cost(_sum_cost(plan.est_cost, check.est_cost))}", highlight=False, markup=False,
+                  soft_wrap=True)
+
+
+def _sum_cost(a: object, b: object) -> object:
+    """Two estimated costs added (an unknown one -- a string -- makes the sum unknown)."""
+    return a + b if isinstance(a, (int, float)) and isinstance(b, (int, float)) else (a if isinstance(a, str) else b)
+
+
 def print_score(report: ScoreReport, console: Console, *, list_n: int = 30) -> None:
     """The tables of a live :class:`~ragexam.analysis.answers.scored.ScoreReport` from its summary: notes, text
     metrics per pipeline and type, the judge's metrics with coverage and usage, its agreement with itself, stage

@@ -58,6 +58,8 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:now
 .chart .marker{stroke:#b42318;stroke-width:1.2;stroke-dasharray:4 3}
 .chart a.cell-link:hover rect,.chart a.cell-link:focus rect{stroke:#1b1f24;stroke-width:2}
 .verdict{max-width:520px}
+.trust.separates{color:var(--good)}.trust.does_not,.trust.inverted{color:var(--bad);font-weight:600}
+.trust.weakly,.trust.too_few,.trust.unknown,.trust.other_set,.trust.unchecked,.trust.no_contrast{color:var(--warn)}
 .sig-up{color:var(--good);font-weight:600}.sig-down{color:var(--bad);font-weight:600}
 .border{color:var(--warn)}
 .box.warn{border-color:#e0b400;background:#fff7d6}
@@ -135,10 +137,15 @@ def kv_table(pairs: Sequence[Tuple[str, Any]], names: bool = False) -> str:
     return f'<table class="{cls}">{"".join(rows)}</table>'
 
 
-def value_cell(v: Any, pair: Any, cls: str = "num") -> str:
-    """A mean with its 95% interval below it."""
+def value_cell(v: Any, pair: Any, cls: str = "num", n: Optional[int] = None) -> str:
+    """A mean with its 95% interval below it; over fewer items than an interval needs (``n``), that instead
+    (:func:`ragexam.stats.proportion.too_few`)."""
+    from ragexam.stats.proportion import too_few
+
     ci = interval(pair)
     txt = f'<span class="ci">{fmt.ci(ci, digits=3, short=False)}</span>' if ci else ""
+    if not ci and fmt.is_number(v) and isinstance(n, int) and too_few(n):
+        txt = f'<span class="ci">{_t("r.ci.too_few", n=n)}</span>'
     return f'<td class="{cls}"><span class="v">{fmt.num(v)}</span>{txt}</td>'
 
 
@@ -170,7 +177,7 @@ def scores(view: RunView) -> str:
         for m in view.metrics:
             v = res.metrics.get(m)
             top = m in best and fmt.is_number(v) and v == best[m] and len(view.pipelines) > 1
-            cells.append(value_cell(v, res.ci95.get(m), "num best" if top else "num"))
+            cells.append(value_cell(v, res.ci95.get(m), "num best" if top else "num", res.n))
         n = res.n if p in view.summary.results else fmt.MISSING
         out.append(f'<tr><td>{view.dot(p)}{_e(p)}</td><td class="num">{_e(n)}</td>{"".join(cells)}</tr>')
     out.append("</tbody></table></div>")
@@ -207,7 +214,7 @@ def budget_table(view: RunView) -> str:
         res, size = view.result(p), view.summary.chunk_sizes(p)
         mean = f"{size.mean_chars:.0f}" if size is not None else fmt.MISSING
         out.append(f'<tr><td>{view.dot(p)}{_e(p)}</td><td class="num">{mean}</td>'
-                   + "".join(value_cell(res.metrics.get(m), res.ci95.get(m)) for m in cols) + "</tr>")
+                   + "".join(value_cell(res.metrics.get(m), res.ci95.get(m), n=res.n) for m in cols) + "</tr>")
     out.append("</tbody></table></div>")
     return "".join(out)
 
@@ -306,48 +313,121 @@ def comparisons(view: RunView, comps: Sequence[Comparison], budget: bool = False
 
 
 def judge(jd: Optional[JudgeSection], dot: Callable[[str], str]) -> str:
-    """The LLM judge of a score: per pipeline and metric the mean and the pass rate, each with its 95% bootstrap
-    interval over the judged answers, coverage, and with repeats the flip share and ties; then the judge beside
-    the evidence.  ``dot(pipeline)``: the pipeline's coloured dot (:meth:`RunView.dot`)."""
+    """The LLM judge of a score: per pipeline and metric the mean and the pass rate, each with its 95% interval over
+    the judged answers, coverage, whether the judge was shown to separate good from bad, and with repeats the flip
+    share and ties -- a probability-weighted mean named as such with the written mean beside it, the estimate human
+    labels support in place of the judge's own (marked); then whether the judge is worth reading, and the judge
+    beside the evidence.  ``dot(pipeline)``: the pipeline's coloured dot (:meth:`RunView.dot`)."""
     if jd is None or not jd.summary:
         return ""
-    repeat = int(jd.repeat or 1)
     note = _t("r.judge.note", model=Html(data_html(jd.model)), endpoint=Html(data_html(jd.endpoint)),
-              language=jd.language, n=repeat)
-    out = [f'<section id="judge"><h2>{_t("r.judge.title")}</h2>', f'<p class="note">{note}</p>']
-    cols = ["pipeline", "metric", "mean", "pass_rate", "coverage"] + (["flipped", "ties"] if repeat > 1 else []) + \
-        ["unjudged"]
-    out.append('<div class="scroll"><table class="metrics"><thead><tr>' + "".join(
-        f'<th{"" if c in ("pipeline", "metric", "unjudged") else " class=num"}>{_t(_JUDGE_COLS[c])}</th>'
-        for c in cols) + "</tr></thead><tbody>")
+              language=jd.language, n=int(jd.repeat or 1))
+    out = [f'<section id="judge"><h2>{_t("r.judge.title")}</h2>', f'<p class="note">{note}</p>', _judge_table(jd, dot),
+           _judge_trust(jd), _judge_vs_evidence(jd)]
+    if jd.signatures:
+        out.append('<p class="note">' + "<br>".join(f"{_e(m)}: <code>{_e(v)}</code>" for m, v in jd.signatures.items())
+                   + "</p>")
+    out.append("</section>")
+    return "".join(out)
+
+
+def _judge_table(jd: JudgeSection, dot: Callable[[str], str]) -> str:
+    """The judge's table (:func:`judge`) and the notes that say what its numbers are."""
+    repeat = int(jd.repeat or 1)
+    weighted = any(s.scoring == "probability" for ms in jd.summary.values() for s in ms.values())
+    cols = ["pipeline", "metric", "mean"] + (["written"] if weighted else []) + ["pass_rate", "coverage"] + \
+        (["trust"] if jd.trust else []) + (["flipped", "ties"] if repeat > 1 else []) + ["unjudged"]
+    out = ['<div class="scroll"><table class="metrics"><thead><tr>' + "".join(
+        f'<th{"" if c in ("pipeline", "metric", "unjudged", "trust") else " class=num"}>{_t(_JUDGE_COLS[c])}</th>'
+        for c in cols) + "</tr></thead><tbody>"]
     for p, ms in jd.summary.items():
         for m, s in ms.items():
-            row = [f"<td>{dot(p)}{_e(p)}</td>", f"<td>{_e(m)}</td>", value_cell(s.mean, s.ci95),
-                   value_cell(s.pass_rate, s.pass_ci95), f'<td class="num">{_e(s.n_judged)}/{_e(s.n)}</td>']
+            human = (jd.ppi.get(p) or {}).get(m)
+            mean, ci, rate, rate_ci = s.mean, s.ci95, s.pass_rate, s.pass_ci95
+            label = _e(m) + (f' <small{_en()}>({_e(s.value_name)})</small>' if s.value_name != "mean" else "")
+            if human is not None:
+                _, value, iv = human.preferred
+                mean, ci, rate, rate_ci = (mean, ci, value, iv) if human.on == "pass rate" else (value, iv, rate,
+                                                                                                  rate_ci)
+                which = "r.judge.corrected" if human.preferred[0] == "corrected" else "r.judge.labels_own"
+                label += f"<br><small>{_t(which, metric=human.on, n=human.n_labelled)}</small>"
+            row = [f"<td>{dot(p)}{_e(p)}</td>", f"<td>{label}</td>", value_cell(mean, ci)]
+            row += [f'<td class="num">{fmt.num(s.written_mean) if s.written_mean is not None else "–"}</td>'] \
+                if weighted else []
+            row += [value_cell(rate, rate_ci), f'<td class="num">{_e(s.n_judged)}/{_e(s.n)}</td>']
+            if jd.trust:
+                t = jd.trust.get(m)
+                row.append(f'<td class="trust {_e(t.verdict)}">{_trust_word(t.verdict)}</td>' if t is not None
+                           else "<td>–</td>")
             if repeat > 1:
                 row += [f'<td class="num">{_e(fmt.percent(s.flip_share))}</td>', f'<td class="num">{_e(s.ties)}</td>']
             row.append("<td>" + _e(", ".join(f"{k}: {v}" for k, v in s.unjudged.items()) or "–") + "</td>")
             out.append("<tr>" + "".join(row) + "</tr>")
     out.append("</tbody></table></div>")
-    if jd.vs_evidence:
-        out.append(f'<h3>{_t("r.judge.vs_title")}</h3><p class="note">{_t("r.judge.vs_note")}</p>')
-        out.append(f'<div class="scroll"><table class="metrics"><thead><tr><th>{_t("r.col.pipeline")}</th>'
-                   f'<th>{_t("r.judge.col.judge")}</th><th class="num">{_t("r.judge.col.value")}</th>'
-                   f'<th>{_t("r.judge.col.evidence")}</th><th class="num">{_t("r.judge.col.value")}</th>'
-                   f'<th class="num">{_t("r.judge.col.agree")}</th><th>{_t("r.judge.col.disagreeing")}</th>'
-                   "</tr></thead><tbody>")
-        for p, comps in jd.vs_evidence.items():
-            for c in comps:
-                ids = ", ".join(d.query_id for d in c.disagreements)
-                out.append(f"<tr><td>{_e(p)}</td><td>{_e(c.judge_metric)} ({_e(c.judge_value)})</td>"
-                           f'<td class="num">{fmt.num(c.judge)}</td><td>{_e(c.evidence_metric)}</td>'
-                           f'<td class="num">{fmt.num(c.evidence)}</td>'
-                           f'<td class="num">{_e(fmt.percent(c.agree))}</td><td>{_e(ids or "–")}</td></tr>')
-        out.append("</tbody></table></div>")
-    if jd.signatures:
-        out.append('<p class="note">' + "<br>".join(f"{_e(m)}: <code>{_e(v)}</code>" for m, v in jd.signatures.items())
-                   + "</p>")
-    out.append("</section>")
+    notes = ([_t("r.judge.written_note")] if weighted else []) + ([_t("r.judge.preferred_note")] if jd.ppi else [])
+    out += [f'<p class="note">{n}</p>' for n in notes]
+    out += [f'<p class="note"{_en()}>{_e(p)} {_e(m)}: {_e(s.interval_note)}</p>' for p, ms in jd.summary.items()
+            for m, s in ms.items() if s.interval_note and s.ci95 is None]
+    return "".join(out)
+
+
+def _judge_trust(jd: JudgeSection) -> str:
+    """Whether the judge is worth reading: each metric's trust verdict and its sentence."""
+    if not jd.trust:
+        return ""
+    items = "".join(f'<li><b>{_e(m)}</b>: <span class="trust {_e(t.verdict)}">{_trust_word(t.verdict)}</span> — '
+                    f'<span{_en()}>{_e(t.text)}</span></li>' for m, t in jd.trust.items())
+    return (f'<h3>{_t("r.judge.trust_title")}</h3><p class="note">{_t("r.judge.trust_note")}</p>'
+            f'<ul class="trust">{items}</ul>')
+
+
+def score_metric_heads(jd: Optional[JudgeSection], metrics: Sequence[str]) -> Dict[str, str]:
+    """The header cell of each metric of a score's results table (``ragexam serve``'s score page): a judge mean
+    says what it is (``mean P(true)``, ``expected score``), a pass rate that it counts the written verdicts, so a
+    probability mean never stands beside a pass rate unnamed; a metric not shown to be worth reading says so."""
+    from ragexam.analysis.answers.rows import PASS_SUFFIX
+
+    out = {m: _e(m) for m in metrics}
+    if jd is None:
+        return out
+    first = next(iter(jd.summary.values()), {})
+    for m in jd.metrics:
+        st = first.get(m)
+        what = st.value_name if st is not None else "mean"
+        t = jd.trust.get(m)
+        worth = f'<br><small class="trust {_e(t.verdict)}">{_t("r.judge.col.trust")} {_trust_word(t.verdict)}' \
+            "</small>" if t is not None else ""
+        if m in out:
+            out[m] = f'{_e(m)}<br><small{_en()}>{_e(what)}</small>{worth}'
+        if m + PASS_SUFFIX in out:
+            out[m + PASS_SUFFIX] = f'{_e(m + PASS_SUFFIX)}<br><small>{_t("r.judge.pass_written")}</small>{worth}'
+    return out
+
+
+def _trust_word(verdict: str) -> str:
+    """A trust verdict in the page's language (the catalogue's ``r.trust.*``)."""
+    key = "r.trust." + verdict
+    return _t(key) if key in current().strings else _e(verdict)
+
+
+def _judge_vs_evidence(jd: JudgeSection) -> str:
+    """The judge beside the evidence (:func:`judge`)."""
+    if not jd.vs_evidence:
+        return ""
+    out = [f'<h3>{_t("r.judge.vs_title")}</h3><p class="note">{_t("r.judge.vs_note")}</p>',
+           f'<div class="scroll"><table class="metrics"><thead><tr><th>{_t("r.col.pipeline")}</th>'
+           f'<th>{_t("r.judge.col.judge")}</th><th class="num">{_t("r.judge.col.value")}</th>'
+           f'<th>{_t("r.judge.col.evidence")}</th><th class="num">{_t("r.judge.col.value")}</th>'
+           f'<th class="num">{_t("r.judge.col.agree")}</th><th>{_t("r.judge.col.disagreeing")}</th>'
+           "</tr></thead><tbody>"]
+    for p, comps in jd.vs_evidence.items():
+        for c in comps:
+            ids = ", ".join(d.query_id for d in c.disagreements)
+            out.append(f"<tr><td>{_e(p)}</td><td>{_e(c.judge_metric)} ({_e(c.judge_value)})</td>"
+                       f'<td class="num">{fmt.num(c.judge)}</td><td>{_e(c.evidence_metric)}</td>'
+                       f'<td class="num">{fmt.num(c.evidence)}</td>'
+                       f'<td class="num">{_e(fmt.percent(c.agree))}</td><td>{_e(ids or "–")}</td></tr>')
+    out.append("</tbody></table></div>")
     return "".join(out)
 
 
@@ -411,7 +491,8 @@ _USAGE_WORDS = {"calls": "r.usage.calls", "cached": "r.usage.cached", "failed": 
 #: the dataset card's rows of the chunking (:func:`ragexam.report.console_run._chunking_rows`): the catalogue's words
 _CHUNKING_ROWS = {"chunks": "r.ds.chunking", "budget": "r.ds.budget"}
 _JUDGE_COLS = {"pipeline": "r.col.pipeline", "metric": "r.col.metric", "mean": "r.judge.col.mean",
-               "pass_rate": "r.judge.col.pass_rate", "coverage": "r.judge.col.coverage",
+               "written": "r.judge.col.written", "pass_rate": "r.judge.col.pass_rate",
+               "coverage": "r.judge.col.coverage", "trust": "r.judge.col.trust",
                "flipped": "r.judge.col.flipped", "ties": "r.judge.col.ties", "unjudged": "r.judge.col.unjudged"}
 
 

@@ -25,10 +25,14 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "r.legend.label": ("pipelines", "파이프라인"),
     # -- scores ---------------------------------------------------------------------------------------------------
     "r.scores.title": ("Scores", "점수"),
-    "r.scores.note": ("Means over the scored (answerable) questions; below each, the 95% percentile-bootstrap "
-                      "confidence interval over questions. Bold: the best mean in the column.",
-                      "채점한(답할 수 있는) 질문에 대한 평균입니다. 그 아래는 질문 단위 백분위 부트스트랩 95% "
-                      "신뢰구간입니다. 굵은 글씨: 그 열에서 가장 높은 평균."),
+    "r.scores.note": ("Means over the scored (answerable) questions; below each, the 95% confidence interval over "
+                      "questions: the percentile bootstrap, or Wilson's for a rate over fewer than 30 questions or "
+                      "with fewer than 5 hits or misses (a bootstrap of 4 hits of 4 would read [1.00–1.00]); none "
+                      "below 5 questions. Bold: the best mean in the column.",
+                      "채점한(답할 수 있는) 질문에 대한 평균입니다. 그 아래는 질문 단위 95% 신뢰구간입니다. 백분위 "
+                      "부트스트랩이며, 질문이 30개보다 적거나 맞힘·놓침이 5개보다 적은 비율은 Wilson 구간입니다"
+                      "(4개 중 4개를 맞힌 부트스트랩은 [1.00–1.00]이 되기 때문). 질문이 5개보다 적으면 구간을 내지 "
+                      "않습니다. 굵은 글씨: 그 열에서 가장 높은 평균."),
     "r.scores.no_comparisons": ("No comparisons in this run.", "이 실행에는 비교가 없습니다."),
     "r.budget.title": ("At an equal context budget", "같은 컨텍스트 예산에서"),
     "r.budget.note": ("Each ranked list read until {spent} are spent (a chunk straddling the budget counts by its "
@@ -93,14 +97,14 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     # -- the LLM judge --------------------------------------------------------------------------------------------
     "r.judge.title": ("LLM judge", "LLM 심사"),
     "r.judge.note": ("{model} at {endpoint}, prompts {language}, {n} repeats. Means and pass rates over the judged "
-                     "answers only (unjudged answers are counted, never averaged in); below each, the 95% "
-                     "percentile-bootstrap interval.",
+                     "answers only (unjudged answers are counted, never averaged in); below each, the 95% interval: "
+                     "the percentile bootstrap of a mean, Wilson's of a pass rate (none below 5 judged answers).",
                      "{model} ({endpoint}), 프롬프트 {language}, 반복 {n}번. 평균과 통과율은 판정한 답변만으로 "
-                     "냅니다(판정하지 못한 답변은 세기만 하고 평균에 넣지 않음). 그 아래는 백분위 부트스트랩 95% "
-                     "신뢰구간입니다.",
+                     "냅니다(판정하지 못한 답변은 세기만 하고 평균에 넣지 않음). 그 아래는 95% 구간입니다. 평균은 "
+                     "백분위 부트스트랩, 통과율은 Wilson 구간이며, 판정한 답변이 5개보다 적으면 구간을 내지 않습니다.",
                      "{model} at {endpoint}, prompts {language}, {n} repeat. Means and pass rates over the judged "
-                     "answers only (unjudged answers are counted, never averaged in); below each, the 95% "
-                     "percentile-bootstrap interval."),
+                     "answers only (unjudged answers are counted, never averaged in); below each, the 95% interval: "
+                     "the percentile bootstrap of a mean, Wilson's of a pass rate (none below 5 judged answers)."),
     "r.judge.col.mean": ("mean", "평균"),
     "r.judge.col.pass_rate": ("pass rate", "통과율"),
     "r.judge.col.coverage": ("coverage", "판정 비율"),
@@ -117,6 +121,45 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "r.judge.col.evidence": ("evidence", "근거"),
     "r.judge.col.agree": ("agree", "일치"),
     "r.judge.col.disagreeing": ("disagreeing questions", "일치하지 않은 질문"),
+    "r.ci.too_few": ("n = {n}: too few for an interval", "n = {n}: 구간을 내기에는 너무 적음"),
+    "r.judge.col.trust": ("judge separates?", "심사가 구별하나?"),
+    "r.judge.trust_title": ("Is the judge worth reading?", "심사 결과를 믿을 만한가?"),
+    "r.judge.trust_note": ("Whether this judge tells good from bad on each metric: a judge-check on a seeded sample of "
+                           "this question set (known-good against deliberately broken items, ROC AUC with its 95% "
+                           "interval) and, for context metrics, the judge beside the evidence of these answers. Read "
+                           "a metric whose judge does not separate as the judge's opinion, not a measurement; "
+                           "<code>ragexam check</code> does not gate on it.",
+                           "심사 모델이 지표마다 좋은 것과 나쁜 것을 구별하는지: 이 질문 세트에서 시드로 뽑은 "
+                           "표본으로 한 judge-check(좋은 항목과 일부러 망가뜨린 항목, ROC AUC와 95% 구간)와, "
+                           "컨텍스트 지표라면 이 답변들의 근거와 나란히 본 심사 결과입니다. 구별하지 못하는 지표는 "
+                           "측정이 아니라 심사 모델의 의견으로 읽으십시오. <code>ragexam check</code>는 그 지표로 "
+                           "합격 여부를 가르지 않습니다."),
+    "r.judge.written_note": ("A metric named \"mean P(true)\" or \"expected score\" is weighted by the judge's "
+                             "token probabilities; \"written\" beside it is the mean of the scores the judge wrote, "
+                             "and the pass rate always counts the written verdicts.",
+                             "\"mean P(true)\"나 \"expected score\"라고 적힌 지표는 심사 모델의 토큰 확률로 가중한 "
+                             "값입니다. 옆의 \"직접 쓴 점수\"는 심사 모델이 직접 쓴 점수의 평균이고, 통과율은 언제나 직접 쓴 "
+                             "판정을 셉니다."),
+    "r.judge.col.written": ("written", "직접 쓴 점수"),
+    "r.judge.pass_written": ("pass rate of the written verdicts", "직접 쓴 판정의 통과율"),
+    "r.judge.corrected": ("{metric}: corrected by {n:,} human labels", "{metric}: 사람 레이블 {n:,}개로 보정",
+                          "{metric}: corrected by {n:,} human label"),
+    "r.judge.labels_own": ("{metric}: the {n:,} human labels' own mean", "{metric}: 사람 레이블 {n:,}개의 평균",
+                           "{metric}: the human label's own value"),
+    "r.judge.preferred_note": ("Where human labels exist, the table shows the estimate they support (marked): the "
+                               "judge's mean corrected by them when that narrows the interval, else the labels' own "
+                               "mean.",
+                               "사람 레이블이 있으면 표에는 그 레이블이 뒷받침하는 추정값을 (표시해서) 보입니다. 보정으로 "
+                               "구간이 좁아지면 레이블로 보정한 심사 평균을, 아니면 레이블 자체의 평균을 보입니다."),
+    "r.trust.separates": ("yes", "예"),
+    "r.trust.weakly": ("weakly", "약하게"),
+    "r.trust.does_not": ("no", "아니요"),
+    "r.trust.inverted": ("inverted", "거꾸로"),
+    "r.trust.too_few": ("too few to tell", "질문이 적어 판단 불가"),
+    "r.trust.unknown": ("no verdict", "판단 없음"),
+    "r.trust.other_set": ("on another set only", "다른 질문 세트에서만"),
+    "r.trust.unchecked": ("not checked", "확인 안 함"),
+    "r.trust.no_contrast": ("cannot be checked", "확인할 수 없음"),
     # -- the rerank stage -----------------------------------------------------------------------------------------
     "r.rerank.title": ("Rerank stage", "재순위화 단계"),
     "r.rerank.note": ("Each reranked pipeline against its own first stage, on the same questions: difference of the "

@@ -32,7 +32,8 @@ from ragexam.storage.records import JsonView, Record, opt
 
 __all__ = ["SCORE_FORMAT", "ScoreSummary", "ScoreSettings", "JudgeSettings", "ScoreDataset", "TextScores",
            "ScoreResult", "Coverage", "JudgeSection", "JudgeStat", "QuotedUnits", "Agreement", "MetricDefinition",
-           "VsEvidence", "Disagreement", "HumanCorrected", "AttributionSection", "StageVerdict", "PipelineName"]
+           "VsEvidence", "Disagreement", "HumanCorrected", "AttributionSection", "StageVerdict", "PipelineName",
+           "TrustCheck", "JudgeTrust", "TRUST_VERDICTS", "GATED"]
 
 #: The format ``ragexam score --out`` writes.
 SCORE_FORMAT = "ragexam-score/2"
@@ -267,6 +268,72 @@ class HumanCorrected(Record):
     quote: str = ""
     labelled_unjudged: int = 0
 
+    @property
+    def corrected_narrower(self) -> bool:
+        """The corrected interval is narrower than the labels' own: the judge helps, quote the corrected value."""
+        if None in (self.low, self.high, self.labels_low, self.labels_high):
+            return False
+        return (self.high - self.low) < (self.labels_high - self.labels_low)  # type: ignore[operator]
+
+    @property
+    def preferred(self) -> Tuple[str, Optional[float], Optional[Interval]]:
+        """What a table shows in place of the judge's own number (``quote`` in words): ``("corrected", estimate,
+        interval)`` when :attr:`corrected_narrower`, else ``("labels", the labels' mean, its interval)``."""
+        if self.corrected_narrower:
+            return "corrected", self.estimate, (self.low, self.high)  # type: ignore[return-value]
+        return "labels", self.labels_mean, (self.labels_low, self.labels_high)  # type: ignore[return-value]
+
+
+#: a judged metric's trust verdicts (:class:`JudgeTrust`), best first: a judge-check's verdicts
+#: (:data:`ragexam.analysis.judging.check.VERDICTS`), then ``other_set`` (shown only on another question set),
+#: ``unchecked`` (no check: skipped, no corpus, too few questions), ``no_contrast`` (no check can measure the metric)
+TRUST_VERDICTS = ("separates", "weakly", "does_not", "inverted", "too_few", "unknown", "other_set", "unchecked",
+                  "no_contrast")
+#: the verdicts ``ragexam check`` gates on: the judge was shown to separate good from bad on this question set
+GATED = ("separates", "weakly")
+
+
+@dataclass
+class TrustCheck(Record):
+    """One measurement of whether the judge tells good from bad on a metric: a judge-check (``ragexam judge-check``
+    or the one ``score`` runs; the contrast set of a question set, :mod:`ragexam.analysis.judging.check`) or the
+    contrast a score holds with no extra call (the judge's value of each context beside whether it holds the
+    question's evidence, :func:`ragexam.analysis.judging.check.evidence_contrast`): its verdict and sentence, the
+    AUC with its 95 % interval over ``n_questions`` questions, the scoring, the question set it was measured on and
+    whether that is the set scored (``same_set``), when, and whether this score ran it (``ran``)."""
+
+    verdict: str = "unknown"
+    text: str = ""
+    scoring: Optional[str] = None
+    auc: Optional[float] = None
+    low: Optional[float] = None
+    high: Optional[float] = None
+    n_questions: int = 0
+    dataset: Optional[str] = None
+    same_set: bool = True
+    checked: Optional[str] = None
+    ran: bool = False
+
+
+@dataclass
+class JudgeTrust(Record):
+    """How far one judged metric's numbers were shown to be worth reading (``judge.trust[metric]``): the
+    ``verdict`` (:data:`TRUST_VERDICTS`) and its sentence, from the judge-check of this judge, rubric, scoring and
+    question set (``check``) and the judge beside the evidence of these answers (``evidence``, context metrics):
+    a judge that passes contexts without evidence as often as those with it does not separate, whatever a check
+    elsewhere said."""
+
+    metric: str = ""
+    verdict: str = "unchecked"
+    text: str = ""
+    check: Optional[TrustCheck] = None
+    evidence: Optional[TrustCheck] = None
+
+    @property
+    def gated(self) -> bool:
+        """``ragexam check`` may gate on the metric: its judge was shown to separate on this question set."""
+        return self.verdict in GATED
+
 
 @dataclass
 class JudgeSection(Record):
@@ -292,6 +359,8 @@ class JudgeSection(Record):
     #: what the endpoint supports (:class:`ragexam.llm.probe.ProbeResult`), when it was asked
     probe: Optional[Dict[str, Any]] = None
     ppi: Dict[str, Dict[str, HumanCorrected]] = field(default_factory=dict)
+    #: metric -> how far its judge was shown to separate good from bad (absent before trust was measured)
+    trust: Dict[str, JudgeTrust] = field(default_factory=dict)
 
     @property
     def metrics(self) -> List[str]:

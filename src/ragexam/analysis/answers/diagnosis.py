@@ -41,9 +41,9 @@ Inputs (:class:`StageInputs`):
 label's word:
 
 * ``judge_unchecked:<input>`` -- the verdict it rests on (``correct``, ``faithful``, ``abstained``) came from a
-  judge metric that was not shown to separate good from bad (no judge-check of this judge, one that did not
-  separate, or one measured on another data set; :func:`ragexam.analysis.judging.trust.untrusted`): read the
-  label as the judge's opinion, not a finding;
+  judge metric that was not shown to separate good from bad (its trust verdict, :mod:`ragexam.analysis.answers.
+  trusted`: no judge-check, one that did not separate, one measured on another data set, or a metric no check can
+  measure): read the label as the judge's opinion, not a finding;
 * ``short_answer`` -- an answer called not correct that is a short piece of the key (``"12시간"`` against
   "긴급 장애는 접수 후 12시간 이내에 ..."; :func:`short_answer`): a terse correct answer a judge may grade
   partially correct -- read it before blaming generation.
@@ -172,8 +172,7 @@ class Attribution:
         """One line per kind of caveat (module docstring): how many labels carry it, of which labels, which
         questions."""
         out = []
-        for kind, what in (("judge_unchecked", "rest on a judge verdict not shown to separate good from bad "
-                                               "(run `ragexam judge-check` with this judge on this question set)"),
+        for kind, what in (("judge_unchecked", "rest on a judge verdict not shown to separate good from bad"),
                            ("short_answer", "are short answers found in the key, called not correct: read them "
                                             "before blaming the stage")):
             hit = [r for r in self.results if any(c.startswith(kind) for c in r.caveats)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple, Union
 
+from ragexam.analysis.judging.check import MIN_QUESTIONS, SCORE_SAMPLE
 from ragexam.errors import InputError
 from ragexam.metrics.judge.metric import JudgeMetric
 from ragexam.metrics.verdicts import CorrectIf
@@ -51,6 +52,11 @@ class ScoreOptions:
     :param bleu_tokenize: one of :data:`BLEU_TOKENIZERS`.
     :param min_coverage: the judge coverage (0-1) below which a metric fails the score.
     :param seed: the seed of the judge intervals' bootstrap (default :data:`ragexam.stats.DEFAULT_SEED`).
+    :param judge_check: with a judge, measure whether it separates good from bad on each metric it grades when no
+        check of this judge, rubric, scoring and question set is recorded (:mod:`ragexam.analysis.answers.trusted`);
+        ``False`` skips it (the metrics then read "not checked").
+    :param judge_check_sample: the questions of that check (a seeded sample; default
+        :data:`~ragexam.analysis.judging.check.SCORE_SAMPLE`).
     """
 
     answers_source: str = "answers"
@@ -63,6 +69,8 @@ class ScoreOptions:
     bleu_tokenize: str = "auto"
     min_coverage: Optional[float] = None
     seed: Optional[int] = None
+    judge_check: bool = True
+    judge_check_sample: int = SCORE_SAMPLE
 
     def __post_init__(self) -> None:
         if self.k is not None:
@@ -76,6 +84,7 @@ class ScoreOptions:
             _check_int(self.seed, "seed", -(2 ** 63))
         if self.abstain_phrases is not None:
             object.__setattr__(self, "abstain_phrases", tuple(self.abstain_phrases))
+        _check_int(self.judge_check_sample, "judge_check_sample", MIN_QUESTIONS)
 
     def check_judge(self, *, judge: bool, human: bool, source: str = "score") -> None:
         """The settings that need an LLM judge have one (``judge``; ``human``: human labels were given)."""

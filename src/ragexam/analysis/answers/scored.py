@@ -134,17 +134,17 @@ def human_corrected(rows: Sequence[AnswerRow], metric: str, defn: Optional[Judge
              if r.item_id in labels]
     if len(pairs) < 2 or any(v is None for v in f_all):
         return None
-    est = ppi_mean(f_all, [f for f, _ in pairs], [y for _, y in pairs],
-                   scale=(0.0, 1.0) if defn.human_on_pass else (float(defn.score_range[0]), float(defn.score_range[1])))
+    low, high = (0.0, 1.0) if defn.human_on_pass else defn.score_range
+    est = ppi_mean(f_all, [f for f, _ in pairs], [y for _, y in pairs], scale=(float(low), float(high)))
     scale = "pass rate" if defn.human_on_pass else "mean"
-    narrower = (est.high - est.low) < (est.labels_high - est.labels_low)
-    quote = (f"quote the corrected {scale} {fmt.num(est.estimate)} [{fmt.ci((est.low, est.high), short=False)}]: "
-             f"the judge's {scale} corrected by {fmt.plural(est.n_labelled, 'human label')}" if narrower else
-             f"quote the labels' own {scale} {fmt.num(est.labels_mean)} "
-             f"[{fmt.ci((est.labels_low, est.labels_high), short=False)}]: the judge does not narrow it")
     unlabelled = sum(1 for r in rows if r.item_id in labels and not (metric in r.judge and r.judge[metric].judged))
-    return HumanCorrected(**asdict(est), signature=est.signature, metric=metric, on=scale, quote=quote,
-                          labelled_unjudged=unlabelled)
+    out = HumanCorrected(**asdict(est), signature=est.signature, metric=metric, on=scale, labelled_unjudged=unlabelled)
+    out.quote = (f"quote the corrected {scale} {fmt.num(est.estimate)} [{fmt.ci((est.low, est.high), short=False)}]: "
+                 f"the judge's {scale} corrected by {fmt.plural(est.n_labelled, 'human label')}"
+                 if out.corrected_narrower else
+                 f"quote the labels' own {scale} {fmt.num(est.labels_mean)} "
+                 f"[{fmt.ci((est.labels_low, est.labels_high), short=False)}]: the judge does not narrow it")
+    return out
 
 
 @dataclass

@@ -61,8 +61,10 @@ def score_joined(joined: stages.Joined, judge: Optional[Judge] = None, metrics: 
     on ``metrics``, the stage attribution, the summary."""
     text = stages.text(joined, beside=judge is not None)
     judged = stages.judge(joined, judge, metrics, progress=progress)
+    trusted = stages.trust(joined, judged, progress=progress)
     texts = text.result()
-    return stages.summarize(joined, texts, judged, stages.attribute(joined, judged), human=human)
+    return stages.summarize(joined, texts, judged, stages.attribute(joined, judged, trusted), human=human,
+                            trusted=trusted)
 
 
 def score_answers(qa: QASet, answers: Sequence[AnswerRecord], options: Optional[ScoreOptions] = None, *,

@@ -8,9 +8,10 @@
     joined = S.join(qa, answers, run=run, options=opts)              # -> Joined: a row per (pipeline, question)
     text = S.text(joined, beside=judge is not None)                  # -> TextJob, running beside the judge's calls
     judged = S.judge(joined, judge, metrics)                         # -> Judged (Judged() without a judge)
+    trusted = S.trust(joined, judged)                                # -> Trusted: each judged metric's verdict
     texts = text.result()                                            # -> Texts: sentence and corpus text metrics
-    attributed = S.attribute(joined, judged)                         # -> Attributed: the stage that lost each answer
-    report = S.summarize(joined, texts, judged, attributed)          # -> ScoreReport, report.summary: ScoreSummary
+    attributed = S.attribute(joined, judged, trusted)                # -> Attributed: the stage that lost each answer
+    report = S.summarize(joined, texts, judged, attributed, trusted=trusted)  # -> ScoreReport (.summary)
 
 :func:`ragexam.analysis.answers.scoring.score_answers` and ``ragexam score`` (:func:`ragexam.api.score`) compose
 them.  Each stage fills in its part of the rows (:class:`~ragexam.analysis.answers.rows.AnswerRow`) and returns what
@@ -31,6 +32,8 @@ from ragexam.analysis.answers.options import MetricLike, ScoreOptions
 from ragexam.analysis.answers.rows import EVIDENCE_TWINS, AnswerRow, evidence_per_context
 from ragexam.analysis.answers.scored import (ScoreReport, _type, human_corrected, judge_settings, judge_stat,
                                              pass_metrics, segment_result, segments, vs_evidence)
+from ragexam.analysis.answers.trusted import Trusted, check_source
+from ragexam.analysis.answers import trusted as trust_stage
 from ragexam.analysis.judging.agreement import RepeatAgreement, human_label_notes
 from ragexam.data.schema import QASet
 from ragexam.errors import InputError
@@ -48,8 +51,9 @@ from ragexam.storage.runfolder import RunData
 from ragexam.storage.score_summary import (JudgeSection, MetricDefinition, ScoreDataset, ScoreSettings,
                                            ScoreSummary, TextScores)
 
-__all__ = ["Joined", "TextJob", "Texts", "Judged", "Attributed", "join", "text", "judge", "attribute", "summarize",
-           "prepare_rows", "as_run_data", "judge_jobs", "plan_judging", "HumanInput"]
+__all__ = ["Joined", "TextJob", "Texts", "Judged", "Trusted", "Attributed", "join", "text", "judge", "trust",
+           "attribute", "summarize", "prepare_rows", "as_run_data", "judge_jobs", "plan_judging", "plan_check",
+           "HumanInput"]
 
 #: human labels as read (:func:`ragexam.analysis.judging.agreement.read_human_labels`):
 #: ``{(pipeline or None, query_id): {metric: label}}``
@@ -322,8 +326,6 @@ class Judged:
     repeat: int = 1
     agreement: Dict[str, RepeatAgreement] = field(default_factory=dict)
     notes: List[str] = field(default_factory=list)
-    #: metric -> why it is not shown to separate good from bad (:func:`ragexam.analysis.judging.trust.untrusted`)
-    untrusted: Dict[str, str] = field(default_factory=dict)
 
 
 def _definitions(metrics: Sequence[MetricLike], judge: Optional[Judge] = None) -> List[JudgeMetric]:
@@ -371,7 +373,6 @@ def judge(joined: Joined, judge: Optional[Judge], metrics: Optional[Sequence[Met
     values; with ``repeat >= 2`` the judge's agreement with itself.  ``None`` judges nothing (``Judged()``)."""
     if judge is None:
         return Judged()
-    from ragexam.analysis.judging.trust import dataset_of, recorded_warnings, untrusted
     from ragexam.metrics.judge.registry import DEFAULT_METRICS
 
     repeat, rows = joined.options.repeat, joined.rows
@@ -394,12 +395,7 @@ def judge(joined: Joined, judge: Optional[Judge], metrics: Optional[Sequence[Met
             ev = evidence_per_context(r.question.evidence, r.contexts or ())
             if ev is not None:
                 r.evidence = ev
-    dataset = dataset_of(joined.qa)
-    return Judged(judge, metrics, defs, run, repeat, agreement, run.notes + recorded_warnings(judge, run, dataset),
-                  untrusted(judge, run, dataset))
-
-
-# -- 4. stage attribution ----------------------------------------------------------------------------------------
+    return Judged(judge, metrics, defs, run, repeat, agreement, list(run.notes))
 
 
 @dataclass
@@ -470,7 +466,41 @@ def _attribution_signature(rows: Sequence[AnswerRow], judged: Judged, sources: T
         ("abstain", rub(ABSTENTION.name) if abstain_src == "judge" else phrases)])
 
 
-def attribute(joined: Joined, judged: Judged) -> Attributed:
+# -- 4. trust ------------------------------------------------------------------------------------------------------
+
+
+def trust(joined: Joined, judged: Judged, *, progress: Progress = None) -> Trusted:
+    """How far each judged metric was shown to separate good from bad (:mod:`ragexam.analysis.answers.trusted`):
+    the recorded judge-check of this judge on this question set, else one run now (``options.judge_check``), and
+    the judge beside the evidence of these answers."""
+    if judged.run is None:
+        return Trusted()
+    o = joined.options
+    source = check_source(joined.qa, o.corpus, joined.run.corpus if joined.run is not None else None)
+    from ragexam.stats import DEFAULT_SEED
+
+    return trust_stage.trust(joined.rows, judged.judge, judged.run, source, check=o.judge_check,
+                         sample=o.judge_check_sample, seed=DEFAULT_SEED if o.seed is None else o.seed,
+                         progress=progress)
+
+
+def plan_check(joined: Joined, judge: Judge, metrics: Sequence[MetricLike]) -> Tuple[Optional[JudgePlan], str]:
+    """What :func:`trust` would send for a dry run: ``(plan, why)`` (:func:`ragexam.analysis.answers.trusted.
+    plan_check`); ``(None, why)`` when it would send nothing."""
+    o = joined.options
+    if not o.judge_check:
+        return None, "skipped (--no-judge-check)"
+    source = check_source(joined.qa, o.corpus, joined.run.corpus if joined.run is not None else None)
+    from ragexam.stats import DEFAULT_SEED
+
+    return trust_stage.plan_check(joined.rows, judge, _definitions(metrics, judge), source, sample=o.judge_check_sample,
+                              seed=DEFAULT_SEED if o.seed is None else o.seed)
+
+
+# -- 5. stage attribution ----------------------------------------------------------------------------------------
+
+
+def attribute(joined: Joined, judged: Judged, trusted: Optional[Trusted] = None) -> Attributed:
     """The stage that lost each answer (:mod:`ragexam.analysis.answers.diagnosis`): correctness from the judge's
     ``answer_correctness``, else ``options.correct_if`` on the text metrics (run after :meth:`TextJob.result`);
     abstention from the judge's ``abstention``, else the phrase list; faithfulness from the judge."""
@@ -489,19 +519,19 @@ def attribute(joined: Joined, judged: Judged) -> Attributed:
                      f"{CORRECTNESS.name}")
     sources = (correct_src, "judge" if ABSTENTION.name in metrics else "phrases",
                "judge" if FAITHFULNESS.name in metrics else "none")
+    unverified = trusted.unverified() if trusted is not None else {}
     judged_inputs = {"correct": CORRECTNESS.name, "faithful": FAITHFULNESS.name, "abstained": ABSTENTION.name}
     attribution = attribute_all([_stage_inputs(r, sources, options) for r in rows],
                                 signature=_attribution_signature(rows, judged, sources, options),
-                                notes=joined.notes + judged.notes + notes,
-                                unverified={i: judged.untrusted[m] for i, m in judged_inputs.items()
-                                            if m in judged.untrusted})
+                                notes=joined.notes + judged.notes + (trusted.notes if trusted else []) + notes,
+                                unverified={i: unverified[m] for i, m in judged_inputs.items() if m in unverified})
     notes.extend(attribution.caveat_notes())
     for r, st in zip(rows, attribution.results):
         r.stage = st
     return Attributed(attribution, *sources, notes=notes)
 
 
-# -- 5. summarize ------------------------------------------------------------------------------------------------
+# -- 6. summarize ------------------------------------------------------------------------------------------------
 
 
 def _human_by_item(rows: Sequence[AnswerRow], human: HumanInput, metrics: Sequence[str], notes: List[str]
@@ -528,10 +558,11 @@ def _human_by_item(rows: Sequence[AnswerRow], human: HumanInput, metrics: Sequen
     return out
 
 
-def _judge_section(rows: Sequence[AnswerRow], judged: Judged, seed: int, labels: Dict[str, Dict[str, object]]
-                   ) -> JudgeSection:
+def _judge_section(rows: Sequence[AnswerRow], judged: Judged, seed: int, labels: Dict[str, Dict[str, object]],
+                   trusted: Trusted) -> JudgeSection:
     """The ``judge`` section: per pipeline (and question type) and metric its statistics, the judge's agreement
-    with itself, the metrics' definitions, the judge beside the evidence, the means corrected by human labels."""
+    with itself, the metrics' definitions, the judge beside the evidence, the means corrected by human labels, and
+    how far each metric's judge was shown to separate good from bad."""
     jr, metrics = judged.run, judged.metrics
     segs = segments(rows)
     types = sorted({_type(r) for r in rows})
@@ -554,7 +585,8 @@ def _judge_section(rows: Sequence[AnswerRow], judged: Judged, seed: int, labels:
         vs_evidence={p: v for p, rs in segs.items() if (v := vs_evidence(rs, metrics))},
         scoring=dict(jr.scoring), probe=jr.probe,
         ppi={p: {m: v for m in metrics if (v := human_corrected(rs, m, jr.definition(m), labels.get(m) or {}))
-                 is not None} for p, rs in segs.items()} if labels else {})
+                 is not None} for p, rs in segs.items()} if labels else {},
+        trust=dict(trusted.trust))
 
 
 def _settings(joined: Joined, texts: Texts, judged: Judged, attributed: Attributed, seed: int) -> ScoreSettings:
@@ -578,17 +610,18 @@ def _definitions_of(judged: Judged) -> Dict[str, JudgeMetric]:
 
 
 def summarize(joined: Joined, texts: Texts, judged: Judged, attributed: Attributed, *,
-              human: Optional[HumanInput] = None) -> ScoreReport:
+              human: Optional[HumanInput] = None, trusted: Optional[Trusted] = None) -> ScoreReport:
     """The :class:`~ragexam.analysis.answers.scored.ScoreReport` of the stages' products: the typed
     :class:`~ragexam.storage.score_summary.ScoreSummary` of every segment of the rows, with the settings that
     produced it; ``human`` labels (:func:`ragexam.analysis.judging.agreement.read_human_labels`) add each judged
-    metric's prediction-powered estimate."""
+    metric's prediction-powered estimate; ``trusted`` (:func:`trust`) each judged metric's verdict."""
     from ragexam import __version__
     from ragexam.stats import DEFAULT_SEED
 
     rows, metrics = joined.rows, judged.metrics
     seed = DEFAULT_SEED if joined.options.seed is None else joined.options.seed
-    notes = joined.notes + judged.notes + attributed.notes
+    trusted = trusted if trusted is not None else Trusted()
+    notes = joined.notes + judged.notes + trusted.notes + attributed.notes
     labels = _human_by_item(rows, human, metrics, notes) if human else {}
     segs = segments(rows)
     passing = pass_metrics(judged.run, metrics)
@@ -601,6 +634,6 @@ def summarize(joined: Joined, texts: Texts, judged: Judged, attributed: Attribut
         text=texts.by_pipeline, text_by_type=texts.by_type,
         results={p: segment_result(rs, texts.by_pipeline[p], metrics, passing, seed, _definitions_of(judged))
                  for p, rs in segs.items()},
-        judge=_judge_section(rows, judged, seed, labels) if judged.run is not None else None,
+        judge=_judge_section(rows, judged, seed, labels, trusted) if judged.run is not None else None,
         attribution=attributed.attribution.to_section(), notes=notes)
     return ScoreReport(rows, summary, attributed.attribution, judged.run, metrics, judged.agreement, seed, labels)

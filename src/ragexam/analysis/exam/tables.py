@@ -14,7 +14,10 @@ docs/run-format.md).  What each table means:
   computed too and stored in ``summary.json``.
 * **means and 95% intervals** (:func:`means_and_cis`): plain means over the scored questions
   and percentile-bootstrap intervals (questions resampled with replacement, one pass for all
-  metrics, :func:`ragexam.stats.bootstrap_ci`).
+  metrics, :func:`ragexam.stats.bootstrap_ci`) -- where the bootstrap claims more than the questions can show, the
+  interval of :func:`ragexam.stats.proportion.table_interval`: none below 5 questions ("n = 4: too few for an
+  interval"), Wilson's for a hit rate of fewer than 30 questions, or with fewer than 5 hits or misses, or whose
+  questions all scored alike (4 hits of 4 is not [1.00-1.00]).
 * **sweep** (:func:`sweep`): the lecture's table, mean P@K, R@K and F1@K for each K, and
   F-beta@K for beta 0.5 (precision weighted), 1 and 2 (recall weighted).  As K grows recall can
   only stay or rise; precision can move either way.
@@ -80,13 +83,22 @@ def budget_metrics(budgets: Sequence[str]) -> List[str]:
 
 
 def means_and_cis(V: np.ndarray, metrics: Sequence[str], *, n_resamples: int, seed: int
-                  ) -> Tuple[Dict[str, float], Dict[str, List[float]]]:
-    """``({metric: mean}, {metric: [low, high]})`` over the rows of ``V`` (percentile bootstrap)."""
+                  ) -> Tuple[Dict[str, float], Dict[str, Optional[List[float]]]]:
+    """``({metric: mean}, {metric: [low, high] or None})`` over the rows of ``V`` (the percentile bootstrap, or the
+    interval the module docstring names where it would claim too much)."""
     from ragexam.stats import bootstrap_ci
 
     cis = bootstrap_ci(V, n_resamples=n_resamples, seed=seed)
     means = {m: float(ci.mean) for m, ci in zip(metrics, cis)}
-    return means, {m: [float(ci.low), float(ci.high)] for m, ci in zip(metrics, cis)}
+    return means, {m: _shown(V[:, j], ci) for j, (m, ci) in enumerate(zip(metrics, cis))}
+
+
+def _shown(column: np.ndarray, ci: Any) -> Optional[List[float]]:
+    """The interval a table shows for one metric's per-question values (module docstring)."""
+    from ragexam.stats.proportion import table_interval
+
+    got = table_interval([float(x) for x in column], (float(ci.low), float(ci.high)))
+    return None if got is None else [float(got[0]), float(got[1])]
 
 
 def sweep(means: Mapping[str, float], ks: Sequence[int]) -> Tuple[Dict[str, Dict[str, float]],
@@ -98,22 +110,22 @@ def sweep(means: Mapping[str, float], ks: Sequence[int]) -> Tuple[Dict[str, Dict
 
 
 def by_type(V: np.ndarray, metrics: Sequence[str], types: Sequence[str], main: Sequence[str], *,
-            n_resamples: int, seed: int) -> Tuple[Dict[str, Dict[str, float]], Dict[str, Dict[str, List[float]]],
-                                                  Dict[str, int]]:
+            n_resamples: int, seed: int) -> Tuple[Dict[str, Dict[str, float]],
+                                                  Dict[str, Dict[str, Optional[List[float]]]], Dict[str, int]]:
     """Main metrics per question type: ``(means, ci95, n)``, types in first-seen order."""
     from ragexam.stats import bootstrap_ci
 
     cols = [list(metrics).index(m) for m in main]
     t_arr = np.asarray(types, dtype=object)
     means: Dict[str, Dict[str, float]] = {}
-    cis: Dict[str, Dict[str, List[float]]] = {}
+    cis: Dict[str, Dict[str, Optional[List[float]]]] = {}
     ns: Dict[str, int] = {}
     for t in dict.fromkeys(types):
         rows = np.flatnonzero(t_arr == t)
         sub = V[np.ix_(rows, cols)]
         res = bootstrap_ci(sub, n_resamples=n_resamples, seed=seed)
         means[t] = {m: float(ci.mean) for m, ci in zip(main, res)}
-        cis[t] = {m: [float(ci.low), float(ci.high)] for m, ci in zip(main, res)}
+        cis[t] = {m: _shown(sub[:, j], ci) for j, (m, ci) in enumerate(zip(main, res))}
         ns[t] = int(rows.size)
     return means, cis, ns
 

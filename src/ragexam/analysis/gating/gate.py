@@ -8,8 +8,8 @@ not pass a weak pipeline.  Each pipeline of the run is checked (or the one named
 ``RUN`` is a retrieval run (a ``ragexam run --out`` folder or a recorded run) or a score (a
 ``ragexam score --out`` folder or a recorded score).  Where the interval comes from:
 
-* the run's own ``ci95`` when it has one (retrieval runs; a score's judge metrics and pass rates
-  ``<metric>_pass``, bootstrapped over the judged items with the same seed and resamples as below);
+* the run's own ``ci95`` when it has one (retrieval runs; a score's judge means, bootstrapped over the judged items
+  with the same seed and resamples as below, and pass rates ``<metric>_pass``, Wilson's over the judged items);
 * otherwise a percentile bootstrap over the per-question (per-answer) values, with the run's
   ``seed`` and ``n_resamples`` (default 12345 and 2000), :mod:`ragexam.stats.bootstrap`:
 
@@ -23,6 +23,15 @@ not pass a weak pipeline.  Each pipeline of the run is checked (or the one named
 Which values: a judge metric uses the **judged items only** (an unjudged item is never a number)
 and the result reports the coverage (judged of judgeable); text metrics use the answerable
 questions, as the score's aggregates do.  A floor on a judge metric nothing was judged on fails.
+
+**A judge metric is gated only when its judge was shown to separate good from bad** on this question set: its
+verdict in the score's ``judge.trust`` (:mod:`ragexam.analysis.answers.trusted`) is ``separates`` or ``weakly``
+(:data:`~ragexam.storage.score_summary.GATED`).  Otherwise -- the judge does not separate, its scale is inverted,
+its check had too few questions, it was checked on another set only, not checked, or no check can measure the
+metric -- the floor fails saying why and naming the judge, and what to do: a stronger ``--judge-model``, or
+``trust_judge`` (``--trust-judge``) to gate anyway.  And **"too few" is honoured**: a judge mean over fewer than
+:data:`~ragexam.stats.proportion.MIN_FOR_INTERVAL` judged items has no interval (the score says "n = 4: too few for
+an interval"), so a floor on its lower bound cannot pass (``point`` compares the mean).
 """
 
 from __future__ import annotations
@@ -59,8 +68,9 @@ class GateResult:
     (and the floor fails) when nothing was judged.  ``n`` is the number of values the interval
     was computed from; ``judged``/``judgeable`` the coverage of a judge metric; ``interval`` says
     where the interval comes from (``run``, ``bootstrap of the mean (recorded)`` -- a score's judge
-    means and pass rates, bootstrapped over the judged items when it was scored --, ``bootstrap of
-    the mean``, ``corpus bootstrap``)."""
+    mean, bootstrapped over the judged items when it was scored --, ``Wilson interval (recorded)`` -- a score's
+    pass rate --, ``bootstrap of the mean``, ``corpus bootstrap``, or why there is none); ``refused`` why a judge
+    metric's floor was not gated, ``judge_verdict`` its judge's trust verdict."""
 
     pipeline: str
     metric: str
@@ -75,6 +85,10 @@ class GateResult:
     judged: Optional[int] = None
     judgeable: Optional[int] = None
     interval: Optional[str] = None
+    #: why the floor was not gated (the judge not shown to separate), or why there is no lower bound (too few)
+    refused: Optional[str] = None
+    #: the judge's trust verdict of a judge metric (``separates``, ``weakly``, ...), when the score has one
+    judge_verdict: Optional[str] = None
 
     def line(self) -> str:
         """``PASS hit@5 >= 0.8: ci95 lower bound 0.846 (mean 0.908, 95% CI 0.846–0.970) [pipeline]``."""
@@ -82,6 +96,11 @@ class GateResult:
         cover = ""
         if self.judgeable is not None:
             cover = f"; judged {self.judged} of {self.judgeable}"
+        if self.refused is not None and self.mean is not None:
+            shown = f"mean {self.mean:.3f}{cover}; " if self.mean is not None else ""
+            return f"{verdict} {self.metric} >= {self.floor:g}: {shown}{self.refused} [{self.pipeline}]"
+        if self.judge_verdict == "weakly":
+            cover += "; its judge separates only weakly"
         if self.value is None:
             what = "nothing was judged" if self.judgeable is not None else "no value (nothing was scored)"
             return f"{verdict} {self.metric} >= {self.floor:g}: {what}{cover} [{self.pipeline}]"
@@ -140,7 +159,7 @@ def _results(run: RunData) -> Dict[str, Any]:
     """``{pipeline: {"metrics": ..., "ci95": ..., "coverage": ...}}`` of a run or score; a
     ``ragexam-score/1`` folder (no ``results``) is read from its ``text`` and ``judge`` sections."""
     if run.run is not None:
-        return {p: {"metrics": r.metrics, "ci95": r.ci95, "coverage": {}} for p, r in run.run.results.items()}
+        return {p: {"n": r.n, "metrics": r.metrics, "ci95": r.ci95, "coverage": {}} for p, r in run.run.results.items()}
     s = run.score
     if s.results:
         return {p: {"n": r.n, "metrics": r.metrics, "ci95": r.ci95,
@@ -211,9 +230,75 @@ def _interval(run: RunData, pipeline: str, metric: str, mean: Optional[float], p
                      source="check", field="--min")
 
 
+def _judge_of(run: RunData, metric: str) -> Optional[Tuple[Any, str]]:
+    """``(judge section, judged metric)`` when ``metric`` (or the metric of a pass rate ``<metric>_pass``) is a
+    judge metric of a score."""
+    jd = run.score.judge if run.is_score and run.score is not None else None
+    if jd is None:
+        return None
+    from ragexam.analysis.answers.rows import PASS_SUFFIX
+
+    for m in jd.metrics:
+        if metric in (m, m + PASS_SUFFIX):
+            return jd, m
+    return None
+
+
+#: what to do about a judge metric that is not gated, by its verdict
+_FIXES = {"does_not": "a stronger --judge-model, or --trust-judge to gate anyway",
+          "inverted": "read the rubric and a few replies (a reversed scale or a swapped label), a stronger "
+                      "--judge-model, or --trust-judge to gate anyway",
+          "too_few": "score again with a larger --judge-check-sample (a verdict needs 10 questions), or --trust-judge "
+                     "to gate anyway",
+          "unknown": "score again with a larger --judge-check-sample, or --trust-judge to gate anyway",
+          "other_set": "score again without --no-judge-check (it checks the judge on this question set), or "
+                       "--trust-judge to gate anyway",
+          "unchecked": "score again without --no-judge-check and with the corpus (--run or --corpus), or "
+                       "--trust-judge to gate anyway",
+          "no_contrast": "gate on a metric a judge-check can measure, or --trust-judge to gate anyway"}
+
+
+def _refusal(jd: Any, metric: str) -> Tuple[Optional[str], Optional[str]]:
+    """``(verdict, why not gated)`` of a judge metric (module docstring); ``why`` is ``None`` when it is gated."""
+    t = jd.trust.get(metric)
+    who = f"the judge {jd.model} at {jd.endpoint}"
+    if t is None:
+        return None, (f"not gated: the score records no verdict of whether {who} separates good from bad on "
+                      f"{metric} (scored by an older ragexam); score again (it runs judge-check), or pass "
+                      "--trust-judge to gate anyway")
+    if t.gated:
+        return t.verdict, None
+    fix = _FIXES.get(t.verdict, _FIXES["unchecked"])
+    return t.verdict, f"not gated: {who} was not shown to separate good from bad on {metric} -- {t.text}; {fix}"
+
+
+def _no_interval(res: Mapping[str, Any], metric: str) -> Optional[str]:
+    """"n = 4: too few for an interval" of a run's metric whose recorded interval is none for that reason."""
+    from ragexam.stats.proportion import too_few
+
+    n = res.get("n")
+    cis = res.get("ci95") or {}
+    return too_few(n) if metric in cis and cis[metric] is None and isinstance(n, int) else None
+
+
+def _too_few(jd: Any, pipeline: str, metric: str) -> Optional[str]:
+    """The score's "n = 4: too few for an interval" of a judge mean without an interval."""
+    st = (jd.summary.get(pipeline) or {}).get(metric)
+    return st.interval_note if st is not None and st.ci95 is None and st.interval_note else None
+
+
+def _recorded_how(metric: str) -> str:
+    """Where a score's recorded interval of a judge metric comes from: Wilson's for a pass rate, the bootstrap of
+    the mean for a mean (:func:`ragexam.metrics.judge.summarize`)."""
+    from ragexam.analysis.answers.rows import PASS_SUFFIX
+
+    return "Wilson interval (recorded)" if metric.endswith(PASS_SUFFIX) else "bootstrap of the mean (recorded)"
+
+
 def check_run(run: RunData, floors: Sequence[Floor], *, pipeline: Optional[str] = None,
-              point: bool = False) -> List[GateResult]:
-    """Check every floor on every pipeline of ``run`` (or on ``pipeline`` only).
+              point: bool = False, trust_judge: bool = False) -> List[GateResult]:
+    """Check every floor on every pipeline of ``run`` (or on ``pipeline`` only); a judge metric only when its judge
+    was shown to separate, unless ``trust_judge`` (module docstring).
 
     :raises MetricNameError: a floor names a metric the run does not have (the message lists the
         valid ones); :raises InputError: an unknown pipeline, no floors, no interval can be computed
@@ -245,16 +330,28 @@ def check_run(run: RunData, floors: Sequence[Floor], *, pipeline: Optional[str] 
             judged = cov.get("n_judged") if isinstance(cov.get("n_judged"), int) else None
             judgeable = cov.get("n") if isinstance(cov.get("n"), int) else None
             lo_hi = (res.get("ci95") or {}).get(name)
+            judge = _judge_of(run, name)
+            verdict, refused = _refusal(*judge) if judge is not None else (None, None)
+            few = _too_few(judge[0], p, name) if judge is not None and judge[1] == name else _no_interval(res, name)
+            if trust_judge:
+                refused = None
             if mean is None:
                 lo = hi = n = how = None
             elif isinstance(lo_hi, (list, tuple)) and len(lo_hi) == 2:
                 lo, hi = float(lo_hi[0]), float(lo_hi[1])
-                n, how = (judged, "bootstrap of the mean (recorded)") if judged is not None else (res.get("n"), "run")
+                n, how = (judged, _recorded_how(name)) if judged is not None else (res.get("n"), "run")
+            elif few is not None:
+                lo = hi = None
+                n, how = judged, few
+                if not point:
+                    refused = refused or (f"no 95% CI lower bound: {few}, so the floor cannot be met on it (--point "
+                                          "compares the mean)")
             else:
                 lo, hi, n, how = _interval(run, p, name, mean, point)
             value = mean if point else lo
             out.append(GateResult(pipeline=p, metric=name, floor=fl.minimum, mean=mean, ci_low=lo, ci_high=hi,
                                   value=value, basis="mean" if point else "ci95 lower bound",
-                                  passed=value is not None and value >= fl.minimum, n=n, judged=judged,
-                                  judgeable=judgeable, interval=how))
+                                  passed=refused is None and value is not None and value >= fl.minimum, n=n,
+                                  judged=judged, judgeable=judgeable, interval=how, refused=refused,
+                                  judge_verdict=verdict))
     return out

@@ -67,9 +67,10 @@ probability-weighted one (``probability``, from the same replies) -- ragexam rep
 
 Each check is recorded in the LLM cache (kind ``judge-check``) keyed by model, endpoint, metric, rubric hash,
 scoring and the data set it was measured on (:func:`ragexam.analysis.judging.trust.dataset_of`);
-:mod:`ragexam.analysis.judging.trust` reads it back (:func:`~ragexam.analysis.judging.trust.recorded_check`) and
-``ragexam score`` with the same judge warns when the check of a metric it grades did not separate, or was
-measured on another data set (:func:`~ragexam.analysis.judging.trust.recorded_warnings`).
+:mod:`ragexam.analysis.judging.trust` reads it back (:func:`~ragexam.analysis.judging.trust.recorded_check`), and
+``ragexam score`` with the same judge puts its verdict beside each judged metric -- running a check on a sample
+(:data:`SCORE_SAMPLE` questions) when none is recorded for the question set (:mod:`ragexam.analysis.answers.
+trusted`).
 """
 
 from __future__ import annotations
@@ -85,8 +86,8 @@ from ragexam.metrics.judge.registry import default_metrics
 
 __all__ = ["KINDS", "contrast_kind", "DEFAULT_CHECK_METRICS", "ContrastItem", "Separation", "MetricCheck",
            "JudgeCheck", "perturb", "build_contrast", "check_judge", "separation", "verdict_of", "judge_alone",
-           "evidence_contrast", "CHECK_FORMAT",
-           "SEPARATES", "FLAT", "MIN_QUESTIONS", "VERDICTS"]
+           "evidence_contrast", "contrast_questions", "CHECK_FORMAT", "SEPARATES", "FLAT", "MIN_QUESTIONS", "VERDICTS",
+           "SCORE_SAMPLE"]
 
 #: contrast kind -> (what the positives are, what the negatives are), for the verdict's sentence
 KINDS: Dict[str, Tuple[str, str]] = {
@@ -104,6 +105,11 @@ SEPARATES = 0.70
 MIN_QUESTIONS = 10
 #: the verdicts, best first (module docstring)
 VERDICTS = ("separates", "weakly", "does_not", "inverted", "too_few", "unknown")
+#: the questions of the judge-check ``ragexam score`` runs by default: a verdict needs :data:`MIN_QUESTIONS`, and
+#: with the interval floored by Wilson's over the questions a judge that orders 94 % of the pairs right reads
+#: "separates" on 20 questions (lower end 0.75) but only "weakly" on 12 (0.67); 20 leaves room for questions whose
+#: evidence no chunk holds whole.  With the three default metrics: 7 judgments a question, 140 in all.
+SCORE_SAMPLE = 20
 FLAT = "scores are flat"
 _NEGATIONS = (("할 수 있습니다", "할 수 없습니다"), ("할 수 없습니다", "할 수 있습니다"), ("수 있습니다", "수 없습니다"),
               ("수 없습니다", "수 있습니다"), ("됩니다", "되지 않습니다"), ("합니다", "하지 않습니다"),
@@ -217,7 +223,7 @@ def build_contrast(qa: Any, corpus: Any, metrics: Sequence[Any], *, chunker: str
     notes = notes if notes is not None else []
     kinds = _kinds(metrics)
     rng = random.Random(seed)
-    questions = [q for q in qa if q.answerable and q.evidence and q.ground_truth]
+    questions = contrast_questions(qa)
     if limit is not None:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 2:
             raise InputError(f"received {limit!r}; expected an integer >= 2", source="--limit", field="limit")
@@ -246,6 +252,11 @@ def build_contrast(qa: Any, corpus: Any, metrics: Sequence[Any], *, chunker: str
         for m, kind in kinds.items():
             out[m].extend(_items(m, kind, q, pos[0], ctx, negs, answers, JudgeItem))
     return out
+
+
+def contrast_questions(qa: Any) -> List[Any]:
+    """The questions of ``qa`` a contrast set can be built from: answerable, with evidence and a ground truth."""
+    return [q for q in qa if q.answerable and q.evidence and q.ground_truth]
 
 
 def _as_answer(q: Any) -> str:

@@ -7,16 +7,10 @@ questions), and one without the data set that always holds the latest check of t
 :func:`recorded_check` reads them back -- the check on *this* data set when there is one, else the latest on
 another set, marked ``same_set=False`` so every message says where the verdict comes from.
 
-What ``score`` (and later ``check``, the report and serve) asks:
-
-* :func:`recorded_check` -- the recorded trust verdict of one model + rubric + scoring + data set, a
-  :class:`RecordedCheck`;
-* :func:`recorded_warnings` -- the lines ``score`` prints: a metric whose check did not separate, had too few
-  questions for a verdict, or was measured on another data set;
-* :func:`untrusted` -- ``{metric: why}`` of the metrics not shown to separate (stage attribution marks the
-  verdicts that rest on them, :mod:`ragexam.analysis.answers.diagnosis`);
-* :func:`ragexam.analysis.judging.check.evidence_contrast` -- the verdict of the contrast ``score`` already has
-  in hand: the judge's value of each context beside whether it holds the question's evidence (no LLM call).
+:func:`recorded_check` -- the recorded trust verdict of one model + rubric + scoring + data set, a
+:class:`RecordedCheck` -- is what ``score``'s trust stage reads (:mod:`ragexam.analysis.answers.trusted`, which
+runs a check when none is recorded for the question set, and adds the contrast ``score`` already has in hand:
+:func:`ragexam.analysis.judging.check.evidence_contrast`).
 
 This module imports nothing of :mod:`~ragexam.analysis.judging.check` (which records through it).
 """
@@ -27,10 +21,9 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
-__all__ = ["DataSet", "dataset_of", "RecordedCheck", "record_check", "recorded_check", "recorded_warnings",
-           "untrusted", "RECORD_FORMAT"]
+__all__ = ["DataSet", "dataset_of", "RecordedCheck", "record_check", "recorded_check", "RECORD_FORMAT"]
 
 #: the format of a recorded check (the key's format tag): /2 since checks leave the quotation rule out, take the
 #: evidence as answer-correctness positives and floor their intervals (issue 41)
@@ -147,42 +140,3 @@ def recorded_check(judge: Any, metric: str, rubric_sha: str, scoring: str,
         return None
     rec = RecordedCheck(**{**got, "same_set": True})
     return RecordedCheck(**{**rec.to_dict(), "same_set": dataset is None or rec.dataset_sha == dataset.sha})
-
-
-def _checks(judge: Any, run: Any, dataset: Optional[DataSet]) -> Dict[str, RecordedCheck]:
-    out = {}
-    for m, r in run.rubrics.items():
-        rec = recorded_check(judge, m, r["sha"], run.scoring.get(m, "sample"), dataset)
-        if rec is not None:
-            out[m] = rec
-    return out
-
-
-def recorded_warnings(judge: Any, run: Any, dataset: Optional[DataSet] = None) -> List[str]:
-    """Lines for ``ragexam score``: each metric of the judge ``run`` whose recorded judge-check (same model,
-    endpoint, rubric and scoring) did not separate, or separated on another data set than ``dataset``."""
-    out = []
-    for m, rec in _checks(judge, run, dataset).items():
-        if not rec.separates:
-            out.append(f"judge-check of {m} with this judge ({rec.where()}): {rec.text}; read its scores with care")
-        elif not rec.same_set:
-            out.append(f"judge-check of {m} with this judge separated {rec.where()}: run `ragexam judge-check` on "
-                       "this question set to know whether it does here")
-    return out
-
-
-def untrusted(judge: Any, run: Any, dataset: Optional[DataSet] = None) -> Dict[str, str]:
-    """``{metric: why}`` of the metrics of ``run`` not shown to separate: no recorded check, a check that did not
-    separate, or one measured on another data set."""
-    checks = _checks(judge, run, dataset)
-    out = {}
-    for m in run.rubrics:
-        rec = checks.get(m)
-        if rec is None:
-            out[m] = f"{m}: no judge-check of this judge"
-        elif not rec.separates:
-            out[m] = f"{m}: judge-check {rec.verdict.replace('_', ' ')} ({rec.where()})"
-        elif not rec.same_set:
-            out[m] = f"{m}: judge-check separated {rec.where()}"
-    return out
-

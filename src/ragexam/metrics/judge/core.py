@@ -204,6 +204,14 @@ class Judge:
         state.update(cache=None, executor=None)
         return state
 
+    def __copy__(self) -> "Judge":
+        """A copy sharing this judge's cache, client and executor (``copy.copy`` would otherwise go through
+        :meth:`__getstate__` and drop the cache: a check judged with the copy would be neither cached nor
+        recorded)."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        return twin
+
     def __init__(self, model: Optional[str] = None, *, settings: Optional[LLMSettings] = None,
                  max_attempts: int = 3, language: str = "auto", retry_unjudged: bool = False,
                  custom: Sequence[JudgeMetric] = (), scoring: Optional[str] = None, reasoning: Optional[bool] = None,

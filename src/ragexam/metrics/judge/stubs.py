@@ -3,8 +3,11 @@
 Every :class:`~ragexam.metrics.judge.metric.JudgeMetric` owns a ``stub`` function (a built-in metric's is in its
 module, :mod:`ragexam.metrics.judge.builtin`; built from the helpers below) that turns the inputs read back from
 its prompt (:class:`StubInputs`) into a *valid* reply computed from word overlap -- character bigrams of the
-words, so Korean works: a context that shares much of the question is relevant, a claim found in a context is supported, an answer close to the reference is correct, an answer
-with a declining phrase abstains.  :class:`ragexam.testing.StubEndpoint` serves them.  The numbers measure
+words, so Korean works: a context that shares much of the question is relevant, a claim found in a context is
+supported, an answer close to the reference is correct, an answer with a declining phrase abstains -- and from the
+two plainest signs of a contradiction (:func:`contradicts`): a number swapped for another, or a statement negated.
+So the stub tells a changed number or a negated ending from the text it changes, as ``ragexam judge-check``'s
+contrast asks (:mod:`ragexam.analysis.judging.check`), and a judge that could not would be caught.  :class:`ragexam.testing.StubEndpoint` serves them.  The numbers measure
 overlap, nothing about quality: never report them as a model's.
 """
 
@@ -18,10 +21,17 @@ from typing import Any, Dict, List, Sequence, Tuple
 from ragexam.metrics.judge.units import is_abstention
 
 __all__ = ["StubInputs", "bigrams", "overlap", "f1", "band", "declines", "supported", "supported_reply", "custom",
-           "WHY"]
+           "contradicts", "SAME_WORDS", "WHY"]
 
 WHY = "stub: word overlap"
 _WORD = re.compile(r"\w+", re.UNICODE)
+_NUMBER = re.compile(r"\d+")
+_SENTENCE = re.compile(r"(?<=[.!?。])\s+|\n+")
+_CLAUSE = re.compile(r"[.!?。,]\s*|\n+")
+#: the share of a sentence's bigrams another must hold to be read as the same sentence (:func:`contradicts`)
+SAME_WORDS = 0.8
+#: a word that negates: Korean stems (없다, 않다, 아니다, 못하다) and English words
+_NEGATING = re.compile(r"없|않|^아니|^아닙|^못|^not$|^cannot$|^never$|n't$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -74,9 +84,31 @@ def declines(text: str) -> bool:
     return is_abstention(text) is not None
 
 
+def _negated(text: str) -> bool:
+    return any(_NEGATING.search(w) for w in _WORD.findall(text or ""))
+
+
+def contradicts(unit: str, text: str, *, clauses: bool = False) -> bool:
+    """``unit`` says otherwise than ``text``: it states a number ``text`` does not while ``text`` states one ``unit``
+    does not (a number swapped: ``60분`` where the text says ``30분``), or a sentence of it (with ``clauses``, a
+    clause: a sentence cut at its commas) is a sentence of ``text`` negated -- nearly the same words
+    (:data:`SAME_WORDS` of its bigrams) with the opposite polarity (``없습니다`` against ``있습니다``).  A paraphrase
+    says no, can't or is prohibited in words of its own: only a near copy is read for polarity."""
+    a, b = set(_NUMBER.findall(unit or "")), set(_NUMBER.findall(text or ""))
+    if a - b and b - a:
+        return True
+    cut = _CLAUSE if clauses else _SENTENCE
+    theirs = [t for t in cut.split(text or "") if t.strip()]
+    for mine in (m for m in cut.split(unit or "") if m.strip()):
+        closest = max(theirs, key=lambda t: overlap(mine, t), default=None)
+        if closest is not None and overlap(mine, closest) >= SAME_WORDS and _negated(mine) != _negated(closest):
+            return True
+    return False
+
+
 def supported(units: Sequence[str], contexts: Sequence[str]) -> List[bool]:
-    """Per unit: some context holds at least half of its bigrams."""
-    return [any(overlap(u, c) >= 0.5 for c in contexts) for u in units]
+    """Per unit: some context holds at least half of its bigrams and does not say otherwise (:func:`contradicts`)."""
+    return [any(overlap(u, c) >= 0.5 and not contradicts(u, c) for c in contexts) for u in units]
 
 
 def supported_reply(x: StubInputs) -> Dict[str, Any]:

@@ -80,6 +80,8 @@ def read(r: Dict[str, Any], units: Sequence[str]) -> Verdict:
 
 def stub(x: stubs.StubInputs) -> Dict[str, Any]:
     s = 1 if stubs.declines(x.answer) else stubs.band(stubs.f1(x.answer, x.ground_truth), (0.5, 0.35, 0.25, 0.12))
+    if stubs.contradicts(x.answer, x.ground_truth, clauses=True):
+        s = min(s, 2)
     return {"score": s, "reasoning": stubs.WHY}
 
 
