@@ -49,13 +49,17 @@ def test_floors_on_the_lower_bound_and_on_the_mean(scored):
     # a floor between the lower bound and the mean passes on the mean only
     floor = (s.ci95[0] + s.mean) / 2
     assert s.ci95[0] < floor < s.mean
+    # 5 questions cannot show the judge separates: no gate unless told, and the message says why
     with pytest.raises(ExamFailure) as ei:
-        assert_exam(scored, min={"answer_correctness": floor}, pipeline=p)
+        assert_exam(scored, min={"answer_correctness": floor}, on="mean", pipeline=p)
+    assert "not gated: the judge ragexam-stub at" in str(ei.value) and "trust_judge=True" in str(ei.value)
+    with pytest.raises(ExamFailure) as ei:
+        assert_exam(scored, min={"answer_correctness": floor}, pipeline=p, trust_judge=True)
     msg = str(ei.value)
     assert f"FAIL answer_correctness >= {floor:g} [{p}]: ci95 lower bound {s.ci95[0]:.3f}" in msg
     assert f"95% CI {s.ci95[0]:.3f}–{s.ci95[1]:.3f}" in msg and f"judged {s.n_judged} of {s.n}" in msg
     assert "worst questions:" in msg
-    checks = assert_exam(scored, min={"answer_correctness": floor}, on="mean", pipeline=p)
+    checks = assert_exam(scored, min={"answer_correctness": floor}, on="mean", pipeline=p, trust_judge=True)
     assert checks[0].passed and checks[0].gate.basis == "mean"
 
 
@@ -73,12 +77,12 @@ def test_failure_lists_the_worst_questions_lowest_first_with_reasons(scored):
 def test_pass_rate_floor_and_coverage_floor(scored):
     p = scored.pipelines[0]
     s = scored.judge_summary(p, "faithfulness")
-    (check,) = check_exam(scored, min={"faithfulness_pass": 0.0}, pipeline=p, min_coverage=1.0)
+    (check,) = check_exam(scored, min={"faithfulness_pass": 0.0}, pipeline=p, min_coverage=1.0, trust_judge=True)
     assert check.gate.passed and check.gate.mean == pytest.approx(s.pass_rate)
     assert check.coverage_ok == (s.n_judged == s.n)
     if s.n_judged < s.n:
         with pytest.raises(ExamFailure) as ei:
-            assert_exam(scored, min={"faithfulness_pass": 0.0}, pipeline=p, min_coverage=1.0)
+            assert_exam(scored, min={"faithfulness_pass": 0.0}, pipeline=p, min_coverage=1.0, trust_judge=True)
         assert "FAIL (coverage)" in str(ei.value) and "below min_coverage 1" in str(ei.value)
 
 

@@ -169,7 +169,8 @@ def print_comparison(cmp: Any, con=None, *, max_flips: int = 30) -> None:
             values.append([fmt.num(m.mean_a), fmt.num(m.mean_b), Text(fmt.signed(m.diff), style=style),
                            fmt.signed_ci((m.ci_low, m.ci_high)), fmt.p_value(m.p_value), fmt.p_value(m.p_holm)])
         print_fitted(con, title=f"{title}: B − A on {shared}", keys=Keys([Column("metric", "left")],
-                                                                         [[m.metric] for m in pc.metrics]),
+                                                                         [[_compared_metric(m.metric, cmp)]
+                                                                          for m in pc.metrics]),
                      value_columns=[Column("A"), Column("B"), Column("diff"), Column("95% CI"), Column("p"),
                                     Column("p (Holm)")], values=values)
         con.print(f"Holm's correction over {fmt.plural(len(pc.metrics), 'metric')}; green/red: p (Holm) < 0.05 "
@@ -182,6 +183,18 @@ def print_comparison(cmp: Any, con=None, *, max_flips: int = 30) -> None:
         if len(pc.flips) > max_flips:
             con.print(f"… and {len(pc.flips) - max_flips} more (use --json for all).")
         con.print(Text(pc.signature, style="dim"), soft_wrap=True)
+
+
+def _compared_metric(metric: str, cmp: Any) -> str:
+    """A compared metric's cell; a judged metric of two scores says whether its judge separates on each side
+    (``judge separates? A yes, B no``; :attr:`~ragexam.analysis.exam.compare.RunComparison.judge_trust`)."""
+    from ragexam.analysis.answers.rows import PASS_SUFFIX
+    from ragexam.report.console_judge import trust_word
+
+    sides = getattr(cmp, "judge_trust", {}).get(metric[:-len(PASS_SUFFIX)] if metric.endswith(PASS_SUFFIX) else metric)
+    if not sides:
+        return metric
+    return f"{metric} (judge separates? " + ", ".join(f"{k} {trust_word(v)}" for k, v in sides.items()) + ")"
 
 
 def _verdicts(con, rows: Sequence[tuple]) -> None:

@@ -152,8 +152,8 @@ def _metric_label(metric: str, s: JudgeStat, human: Optional[HumanCorrected]) ->
     parts = [s.value_name] if s.value_name != "mean" else []
     if human is not None:
         which = human.preferred[0]
-        parts.append(f"{human.on}: {'corrected by' if which == 'corrected' else 'own of'} "
-                     f"{fmt.plural(human.n_labelled, 'human label')}")
+        labels = fmt.plural(human.n_labelled, 'human label')
+        parts.append(f"{human.on}: corrected by {labels}" if which == "corrected" else f"{human.on} of {labels} alone")
     return f"{metric} ({'; '.join(parts)})" if parts else str(metric)
 
 
@@ -171,13 +171,8 @@ def _judge_cells(metric: str, s: JudgeStat, repeat: int, weighted: bool, human: 
     if s.quoted is not None:  # supported by the quotation rule, not by the judge (docs/judge.md)
         what = getattr(registered().get(str(metric)), "unit_kind", None) or "units"
         labs += f", quoted: {s.quoted.units}/{s.quoted.of} {what}"
-    mean, ci, rate, rate_ci = s.mean, s.ci95, s.pass_rate, s.pass_ci95
-    if human is not None:
-        _, value, interval = human.preferred
-        if human.on == "pass rate":
-            rate, rate_ci = value, interval
-        else:
-            mean, ci = value, interval
+    mean, ci, rate, rate_ci = human.in_place_of(s) if human is not None else (s.mean, s.ci95, s.pass_rate,
+                                                                                s.pass_ci95)
     row = [fmt.num(mean), fmt.ci(ci)] + ([fmt.num(s.written_mean) if s.written_mean is not None else ""]
                                          if weighted else [])
     row += [fmt.num(rate), fmt.ci(rate_ci), judged]

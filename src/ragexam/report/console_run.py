@@ -260,7 +260,7 @@ def _metric_table(console, summary: RunSummary) -> None:
     chunkers = list(dict.fromkeys(str(p.chunker) for p in pipes))
     one_chunker = len(chunkers) == 1 and chunkers[0] != "None"
     title = (f"Retrieval metrics: mean over {fmt.plural(summary.dataset.n_scored, 'scored question')}, 95% "
-             f"interval below ({_HOW})" + (f" (chunker {chunkers[0]})" if one_chunker else ""))
+             f"interval below ({_HOW}" + (f"; chunker {chunkers[0]})" if one_chunker else ")"))
     values = []
     for p in pipes:
         res = summary.result(p.name)

@@ -29,7 +29,8 @@ from ragexam.storage.score_summary import JudgeSection
 from ragexam.storage.summary import Comparison, MissedQuestion, RetrievedChunk
 
 __all__ = ["FRAGMENT_CSS", "scores", "judge", "rerank", "plots", "missed_detail", "dataset", "settings",
-           "attribution", "type_charts", "legend", "comparison_class", "kv_table", "value_cell", "data_html"]
+           "attribution", "type_charts", "legend", "comparison_class", "kv_table", "value_cell", "data_html",
+           "score_metric_heads", "too_few_text"]
 
 #: the style of every fragment (fonts are the page's: ``%MONO%`` is replaced by the monospace stack)
 FRAGMENT_CSS = """
@@ -137,6 +138,11 @@ def kv_table(pairs: Sequence[Tuple[str, Any]], names: bool = False) -> str:
     return f'<table class="{cls}">{"".join(rows)}</table>'
 
 
+def too_few_text(n: int) -> str:
+    """``n = 4: too few for an interval`` in the page's language (:func:`ragexam.stats.proportion.too_few`)."""
+    return _t("r.ci.too_few", n=n)
+
+
 def value_cell(v: Any, pair: Any, cls: str = "num", n: Optional[int] = None) -> str:
     """A mean with its 95% interval below it; over fewer items than an interval needs (``n``), that instead
     (:func:`ragexam.stats.proportion.too_few`)."""
@@ -145,7 +151,7 @@ def value_cell(v: Any, pair: Any, cls: str = "num", n: Optional[int] = None) -> 
     ci = interval(pair)
     txt = f'<span class="ci">{fmt.ci(ci, digits=3, short=False)}</span>' if ci else ""
     if not ci and fmt.is_number(v) and isinstance(n, int) and too_few(n):
-        txt = f'<span class="ci">{_t("r.ci.too_few", n=n)}</span>'
+        txt = f'<span class="ci">{too_few_text(n)}</span>'
     return f'<td class="{cls}"><span class="v">{fmt.num(v)}</span>{txt}</td>'
 
 
@@ -343,12 +349,10 @@ def _judge_table(jd: JudgeSection, dot: Callable[[str], str]) -> str:
     for p, ms in jd.summary.items():
         for m, s in ms.items():
             human = (jd.ppi.get(p) or {}).get(m)
-            mean, ci, rate, rate_ci = s.mean, s.ci95, s.pass_rate, s.pass_ci95
+            mean, ci, rate, rate_ci = human.in_place_of(s) if human is not None else (s.mean, s.ci95, s.pass_rate,
+                                                                                    s.pass_ci95)
             label = _e(m) + (f' <small{_en()}>({_e(s.value_name)})</small>' if s.value_name != "mean" else "")
             if human is not None:
-                _, value, iv = human.preferred
-                mean, ci, rate, rate_ci = (mean, ci, value, iv) if human.on == "pass rate" else (value, iv, rate,
-                                                                                                  rate_ci)
                 which = "r.judge.corrected" if human.preferred[0] == "corrected" else "r.judge.labels_own"
                 label += f"<br><small>{_t(which, metric=human.on, n=human.n_labelled)}</small>"
             row = [f"<td>{dot(p)}{_e(p)}</td>", f"<td>{label}</td>", value_cell(mean, ci)]

@@ -69,12 +69,22 @@ class Headline:
 
     metric: Optional[str]
     values: List[Tuple[str, Optional[float], Optional[Tuple[float, float]]]] = field(default_factory=list)
+    #: pipeline -> the questions its value is over, when known (fewer than an interval needs: said in its place)
+    ns: Dict[str, int] = field(default_factory=dict)
 
     @property
     def cells(self) -> List[Tuple[str, str, str, str]]:
-        """``(dot, pipeline, value, interval)`` as text."""
-        return [(dot(i), p, fmt.num(v), fmt.ci(ci, digits=3, short=False) if ci else "")
-                for i, (p, v, ci) in enumerate(self.values)]
+        """``(dot, pipeline, value, interval)`` as text; over too few questions for an interval, that instead
+        (:func:`ragexam.stats.proportion.too_few`)."""
+        from ragexam.stats.proportion import too_few
+
+        def shown(p: str, v: Optional[float], ci: Optional[Tuple[float, float]]) -> str:
+            if ci:
+                return fmt.ci(ci, digits=3, short=False)
+            n = self.ns.get(p)
+            return sections.too_few_text(n) if v is not None and n is not None and too_few(n) else ""
+
+        return [(dot(i), p, fmt.num(v), shown(p, v, ci)) for i, (p, v, ci) in enumerate(self.values)]
 
 
 def headline_of(loaded: Loaded) -> Headline:
@@ -82,11 +92,13 @@ def headline_of(loaded: Loaded) -> Headline:
     if loaded.view is not None:
         s = loaded.view.summary
         return Headline(s.headline, [(p, s.result(p).metrics.get(s.headline),
-                                      interval(s.result(p).ci95.get(s.headline))) for p in loaded.view.pipelines])
+                                      interval(s.result(p).ci95.get(s.headline))) for p in loaded.view.pipelines],
+                        {p: s.result(p).n for p in loaded.view.pipelines if isinstance(s.result(p).n, int)})
     sc = loaded.score
     metric = headline_metric(loaded.data.summary)
     return Headline(metric, [(p, sc.results[p].metrics.get(metric), interval(sc.results[p].ci95.get(metric)))
-                             for p in sc.pipeline_names if p in sc.results])
+                             for p in sc.pipeline_names if p in sc.results],
+                    {p: r.n for p, r in sc.results.items() if isinstance(r.n, int)})
 
 
 class ResultsPages:

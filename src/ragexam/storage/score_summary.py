@@ -283,6 +283,15 @@ class HumanCorrected(Record):
             return "corrected", self.estimate, (self.low, self.high)  # type: ignore[return-value]
         return "labels", self.labels_mean, (self.labels_low, self.labels_high)  # type: ignore[return-value]
 
+    def in_place_of(self, stat: JudgeStat) -> Tuple[Optional[float], Optional[Interval], Optional[float],
+                                                    Optional[Interval]]:
+        """``(mean, ci95, pass rate, pass ci95)`` a table shows for the judge's ``stat`` of this metric: the
+        :attr:`preferred` estimate in place of its mean or of its pass rate, whichever scale the labels are on."""
+        _, value, interval = self.preferred
+        if self.on == "pass rate":
+            return stat.mean, stat.ci95, value, interval
+        return value, interval, stat.pass_rate, stat.pass_ci95
+
 
 #: a judged metric's trust verdicts (:class:`JudgeTrust`), best first: a judge-check's verdicts
 #: (:data:`ragexam.analysis.judging.check.VERDICTS`), then ``other_set`` (shown only on another question set),

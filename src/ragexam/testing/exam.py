@@ -5,7 +5,9 @@
 lower bound** is at least the floor (``on="lower_bound"``), so a small lucky question set does not
 pass a weak pipeline; ``on="mean"`` compares the mean.  Judge metrics use the judged answers only and
 their coverage can be floored too (``min_coverage``); a judge metric's pass rate is
-``<metric>_pass`` (``"faithfulness_pass": 0.9``).
+``<metric>_pass`` (``"faithfulness_pass": 0.9``).  As in ``ragexam check``, a judge metric whose judge was not
+shown to separate good from bad on the question set (its trust verdict, :mod:`ragexam.analysis.answers.trusted`)
+fails its floor saying why, unless ``trust_judge=True``.
 
 The failure (:class:`ExamFailure`, an ``AssertionError``) lists, for every floor that failed: the
 metric, its value and interval, the floor, the coverage of a judge metric, and the worst questions
@@ -102,8 +104,8 @@ def _worst(run, report, pipeline: str, metric: str, n: int) -> Tuple[Tuple[str, 
 
 
 def check_exam(result: Any, min: Mapping[str, float], *, on: str = "lower_bound",  # noqa: A002 (the documented name)
-               pipeline: Optional[str] = None, min_coverage: Optional[float] = None, worst: int = 5
-               ) -> List[ExamCheck]:
+               pipeline: Optional[str] = None, min_coverage: Optional[float] = None, worst: int = 5,
+               trust_judge: bool = False) -> List[ExamCheck]:
     """Every floor of ``min`` on every pipeline of ``result`` (or ``pipeline``) as :class:`ExamCheck` s;
     nothing is raised for a failed floor (see :func:`assert_exam`)."""
     from ragexam.analysis.gating.gate import Floor, check_run
@@ -125,7 +127,7 @@ def check_exam(result: Any, min: Mapping[str, float], *, on: str = "lower_bound"
                          field="min_coverage")
     run, report = _as_run(result)
     out = []
-    for g in check_run(run, floors, pipeline=pipeline, point=_ON[on]):
+    for g in check_run(run, floors, pipeline=pipeline, point=_ON[on], trust_judge=trust_judge):
         cov_ok = True
         if min_coverage is not None and g.judgeable:
             cov_ok = (g.judged or 0) / g.judgeable >= min_coverage
@@ -153,6 +155,8 @@ def _message(checks: Sequence[ExamCheck], on: str, min_coverage: Optional[float]
         verdict = "FAIL" if not g.passed else "FAIL (coverage)"
         lines.append(f"  {verdict} {g.metric} >= {g.floor:g} [{g.pipeline}]: {value} "
                      f"(mean {_fmt(g.mean)}, {ci}, n={g.n if g.n is not None else '—'}{cover})")
+        if g.refused is not None:
+            lines.append(f"    {g.refused.replace('--trust-judge', 'trust_judge=True')}")
         if c.worst:
             lines.append("    worst questions:")
             for qid, v, note in c.worst:
@@ -165,8 +169,8 @@ def _message(checks: Sequence[ExamCheck], on: str, min_coverage: Optional[float]
 
 
 def assert_exam(result: Any, min: Mapping[str, float], *, on: str = "lower_bound",  # noqa: A002
-                pipeline: Optional[str] = None, min_coverage: Optional[float] = None, worst: int = 5
-                ) -> List[ExamCheck]:
+                pipeline: Optional[str] = None, min_coverage: Optional[float] = None, worst: int = 5,
+                trust_judge: bool = False) -> List[ExamCheck]:
     """Raise :class:`ExamFailure` unless every floor holds (see the module docstring).
 
     :param min: ``{metric: floor}``, e.g. ``{"hit@5": 0.8, "faithfulness": 0.9}``; metric names as in
@@ -175,9 +179,12 @@ def assert_exam(result: Any, min: Mapping[str, float], *, on: str = "lower_bound
     :param pipeline: check one pipeline (default: every pipeline of the result).
     :param min_coverage: also fail a judge metric judged on less than this share of its answers.
     :param worst: how many of the worst questions to list per failed floor.
+    :param trust_judge: gate on a judge metric even when its judge was not shown to separate good from bad (by
+        default such a floor fails, as ``ragexam check``'s does: :mod:`ragexam.analysis.gating.gate`).
     :returns: the checks (all passed).
     """
-    checks = check_exam(result, min, on=on, pipeline=pipeline, min_coverage=min_coverage, worst=worst)
+    checks = check_exam(result, min, on=on, pipeline=pipeline, min_coverage=min_coverage, worst=worst,
+                        trust_judge=trust_judge)
     if not all(c.passed for c in checks):
         raise ExamFailure(_message(checks, on, min_coverage), checks)
     return checks

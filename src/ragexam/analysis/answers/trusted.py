@@ -42,9 +42,9 @@ from ragexam.analysis.judging.trust import DataSet, RecordedCheck, dataset_of, r
 from ragexam.data.schema import Corpus, QASet
 from ragexam.metrics.judge import Judge, JudgeItem, JudgePlan, JudgeRun
 from ragexam.metrics.judge.metric import JudgeMetric
-from ragexam.storage.score_summary import JudgeTrust, TrustCheck
+from ragexam.storage.score_summary import JudgeSection, JudgeTrust, TrustCheck
 
-__all__ = ["Trusted", "trust", "plan_check", "CheckSource", "check_source"]
+__all__ = ["Trusted", "trust", "plan_check", "CheckSource", "check_source", "compared_trust"]
 
 Progress = Optional[Callable[[int, int], None]]
 #: the verdicts of the judge beside the evidence that overrule a check: it does not tell them apart here
@@ -259,3 +259,35 @@ def plan_check(rows: Sequence[AnswerRow], judge: Judge, metrics: Sequence[JudgeM
     plan = judge_alone(_same_language(judge, language)).plan(None, {m: [c.item for c in items] for m, items in contrast.items()})
     return plan, (f"judge-check of {', '.join(todo)} on a seeded sample of {sample} questions of "
                   f"{source.dataset.name} (--no-judge-check skips it)")
+
+
+# -- two scores compared ---------------------------------------------------------------------------------------
+
+
+def _side(jd: Optional[JudgeSection], metric: str) -> Optional[JudgeTrust]:
+    return jd.trust.get(metric) if jd is not None else None
+
+
+def compared_trust(a: Optional[JudgeSection], b: Optional[JudgeSection], columns: Sequence[str]
+                   ) -> Tuple[Dict[str, Dict[str, str]], List[str]]:
+    """For ``ragexam compare`` of two scores (judge sections ``a`` and ``b``, the compared metric ``columns``):
+    ``({judged metric: {"A": verdict, "B": verdict}}, notes)`` -- a note per judged metric whose judge was not shown
+    to separate good from bad on a side (its difference is then the judge's opinion), or whose verdict comes from
+    another question set, saying which side and why."""
+    from ragexam.analysis.answers.rows import PASS_SUFFIX
+
+    judged = [m for m in dict.fromkeys(c[:-len(PASS_SUFFIX)] if c.endswith(PASS_SUFFIX) else c for c in columns)
+              if _side(a, m) is not None or _side(b, m) is not None]
+    verdicts: Dict[str, Dict[str, str]] = {}
+    notes: List[str] = []
+    for m in judged:
+        sides = {"A": _side(a, m), "B": _side(b, m)}
+        verdicts[m] = {k: t.verdict if t is not None else "unrecorded" for k, t in sides.items()}
+        weak = {k: t for k, t in sides.items() if t is None or not t.gated}
+        if not weak:
+            continue
+        why = "; ".join(f"{k}: {_SHORT.get(t.verdict, t.verdict)} -- {t.text}" if t is not None else
+                        f"{k}: no verdict recorded (scored by an older ragexam)" for k, t in weak.items())
+        notes.append(f"{m}: the judge was not shown to separate good from bad in {' and '.join(weak)} ({why}); read "
+                     "its difference as the judge's opinion, not a measurement")
+    return verdicts, notes

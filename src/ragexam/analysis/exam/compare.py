@@ -99,9 +99,12 @@ class RunComparison:
     run_b: str
     pipelines: List[PipelineComparison]
     notes: List[str] = field(default_factory=list)
+    #: two scores: each judged metric's trust verdict on each side, ``{metric: {"A": verdict, "B": verdict}}``
+    #: (:func:`ragexam.analysis.answers.trusted.compared_trust`)
+    judge_trust: Dict[str, Dict[str, str]] = field(default_factory=dict)
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"run_a": self.run_a, "run_b": self.run_b, "notes": list(self.notes),
+        return {"run_a": self.run_a, "run_b": self.run_b, "notes": list(self.notes), "judge_trust": self.judge_trust,
                 "pipelines": [{**{k: v for k, v in asdict(p).items() if k not in ("metrics", "flips")},
                                "metrics": [asdict(m) for m in p.metrics],
                                "flips": [asdict(f) for f in p.flips]} for p in self.pipelines]}
@@ -353,6 +356,19 @@ def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipe
     _check_grading(a, b, allow_grading_change, notes)
     notes += _dataset_notes(a, b, k)
     chosen = _chosen_metrics(a, b, metrics)
+    trust = _judge_trust(a, b, chosen, notes)
     out = [_compare_pair(a, b, names, chosen, k, alpha, n_resamples, n_permutations, seed, notes)
            for names in _pairs(a, b, pipeline, pipeline_b)]
-    return RunComparison(run_a=_label(a, "A"), run_b=_label(b, "B"), pipelines=out, notes=notes)
+    return RunComparison(run_a=_label(a, "A"), run_b=_label(b, "B"), pipelines=out, notes=notes, judge_trust=trust)
+
+
+def _judge_trust(a: RunData, b: RunData, chosen: Sequence[str], notes: List[str]) -> Dict[str, Dict[str, str]]:
+    """Two scores: each judged metric's trust verdict on each side, and a note where a judge was not shown to
+    separate (:func:`ragexam.analysis.answers.trusted.compared_trust`)."""
+    if not a.is_score:
+        return {}
+    from ragexam.analysis.answers.trusted import compared_trust
+
+    verdicts, said = compared_trust(a.score.judge, b.score.judge, chosen)
+    notes.extend(said)
+    return verdicts

@@ -33,9 +33,12 @@ docs/run-format.md).  What each table means:
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ragexam.stats.bootstrap import BootstrapCI
 
 __all__ = ["BETAS", "main_metrics", "all_metrics", "budget_metrics", "context_k", "means_and_cis", "sweep", "by_type",
            "comparisons", "first_rank"]
@@ -93,7 +96,7 @@ def means_and_cis(V: np.ndarray, metrics: Sequence[str], *, n_resamples: int, se
     return means, {m: _shown(V[:, j], ci) for j, (m, ci) in enumerate(zip(metrics, cis))}
 
 
-def _shown(column: np.ndarray, ci: Any) -> Optional[List[float]]:
+def _shown(column: np.ndarray, ci: BootstrapCI) -> Optional[List[float]]:
     """The interval a table shows for one metric's per-question values (module docstring)."""
     from ragexam.stats.proportion import table_interval
 

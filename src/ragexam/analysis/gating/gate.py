@@ -42,6 +42,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.errors import InputError, MetricNameError
 from ragexam.storage.runfolder import RunData
+from ragexam.storage.score_summary import JudgeSection
 
 __all__ = ["Floor", "GateResult", "parse_floor", "check_run", "CORPUS_METRICS"]
 
@@ -230,7 +231,7 @@ def _interval(run: RunData, pipeline: str, metric: str, mean: Optional[float], p
                      source="check", field="--min")
 
 
-def _judge_of(run: RunData, metric: str) -> Optional[Tuple[Any, str]]:
+def _judge_of(run: RunData, metric: str) -> Optional[Tuple[JudgeSection, str]]:
     """``(judge section, judged metric)`` when ``metric`` (or the metric of a pass rate ``<metric>_pass``) is a
     judge metric of a score."""
     jd = run.score.judge if run.is_score and run.score is not None else None
@@ -258,7 +259,7 @@ _FIXES = {"does_not": "a stronger --judge-model, or --trust-judge to gate anyway
           "no_contrast": "gate on a metric a judge-check can measure, or --trust-judge to gate anyway"}
 
 
-def _refusal(jd: Any, metric: str) -> Tuple[Optional[str], Optional[str]]:
+def _refusal(jd: JudgeSection, metric: str) -> Tuple[Optional[str], Optional[str]]:
     """``(verdict, why not gated)`` of a judge metric (module docstring); ``why`` is ``None`` when it is gated."""
     t = jd.trust.get(metric)
     who = f"the judge {jd.model} at {jd.endpoint}"
@@ -281,7 +282,7 @@ def _no_interval(res: Mapping[str, Any], metric: str) -> Optional[str]:
     return too_few(n) if metric in cis and cis[metric] is None and isinstance(n, int) else None
 
 
-def _too_few(jd: Any, pipeline: str, metric: str) -> Optional[str]:
+def _too_few(jd: JudgeSection, pipeline: str, metric: str) -> Optional[str]:
     """The score's "n = 4: too few for an interval" of a judge mean without an interval."""
     st = (jd.summary.get(pipeline) or {}).get(metric)
     return st.interval_note if st is not None and st.ci95 is None and st.interval_note else None
