@@ -98,8 +98,8 @@ class GateResult:
         if self.judgeable is not None:
             cover = f"; judged {self.judged} of {self.judgeable}"
         if self.refused is not None and self.mean is not None:
-            shown = f"mean {self.mean:.3f}{cover}; " if self.mean is not None else ""
-            return f"{verdict} {self.metric} >= {self.floor:g}: {shown}{self.refused} [{self.pipeline}]"
+            return (f"{verdict} {self.metric} >= {self.floor:g}: mean {self.mean:.3f}{cover}; {self.refused} "
+                    f"[{self.pipeline}]")
         if self.judge_verdict == "weakly":
             cover += "; its judge separates only weakly"
         if self.value is None:
