@@ -118,28 +118,9 @@ NOT_RUN: List[Tuple[str, str, str]] = [
     ("docs/scale.md", 'RayExecutor("ray://head-node:10001")', "Ray Client: needs a Ray cluster at head-node:10001"),
     ("docs/pipelines.md", "ragexam grade --qa qa.jsonl --retrieved 'mine.jsonl>rerank:st:/models/bge-reranker-v2-m3'",
      "a cross-encoder on local disk: neither the model nor sentence-transformers ([st]) is installed"),
-    ("docs/judge.md", "python benchmarks/bench_judge_llm.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
-                      "--no-reasoning --limit 8 -m context_relevance -m context_precision '[--record' "
-                      "'replies.jsonl.gz]'", "needs the real local model (../shared/tools/"
-                                                             "local-llm); tests/test_judge_replay.py replays its "
-                                                             "recorded replies"),
-    ("docs/judge.md", "python benchmarks/bench_judge_llm.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
-                      "--no-reasoning --limit 8 -m faithfulness -m answer_correctness --score '[--record' "
-                      "'replies.jsonl.gz]'", "needs the real local model; tests/test_judge_replay.py replays its "
-                                             "recorded replies"),
-    ("docs/judge.md", "python benchmarks/bench_judge_llm.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
-                      "--no-reasoning --limit 8 --no-check --score --score-metric faithfulness --score-answers "
-                      "keys-reversed --judge-quoted", "needs the real local model; tests/test_judge_replay.py replays its "
-                                                      "recorded replies"),
-    ("docs/judge.md", "python benchmarks/bench_judge_llm.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
-                      "--no-reasoning --limit 16 --seed 7 -m faithfulness --score --score-metric faithfulness "
-                      "'[--judge-quoted]'", "needs the real local model; tests/test_judge_replay.py replays its "
-                                            "recorded replies"),
-    ("docs/judge.md", "python benchmarks/bench_judge_llm.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
-                      "--limit 8 --no-check --score", "needs the real local model; tests/test_judge_replay.py replays "
-                                                      "its recorded replies"),
-    ("docs/judge.md", "python benchmarks/judge_reply_formats.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
-                      "--format echo tests/data/judge_qwen_score8.jsonl.gz tests/data/judge_qwen_score8_perturbed.jsonl.gz",
+    ("docs/measurements/judge-1.5b.md",
+     "python benchmarks/judge_reply_formats.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
+     "--format echo tests/data/judge_qwen_score8.jsonl.gz tests/data/judge_qwen_score8_perturbed.jsonl.gz",
      "needs the real local model; an experiment on reply formats ragexam does not send (not replayed)"),
     ("docs/judge.md", "pytest docs/examples/test_exam.py",
      "already run exactly so, in a child pytest, by tests/test_testing_exam.py"
@@ -726,8 +707,8 @@ def test_inline_python_names_import():
 def test_not_run_and_given_entries_match_an_example():
     """An entry that matches no block (the doc changed) must go, so the list cannot rot."""
     for doc, needle, _ in NOT_RUN:
-        assert any(not_run_reason(doc, b.text, command=False) for b in PYTHON if b.doc == doc) or any(
-            not_run_reason(doc, c.raw, command=True) for b in SHELL if b.doc == doc for c in block_commands(b)[0]), \
+        assert any(needle in b.text for b in PYTHON if b.doc == doc) or any(
+            needle == c.raw for b in SHELL if b.doc == doc for c in block_commands(b)[0]), \
             f"NOT_RUN entry matches nothing: {doc}: {needle}"
     for doc, needle in GIVEN:
         assert any(b.doc == doc and needle in b.text for b in PYTHON), f"GIVEN entry matches nothing: {doc}: {needle}"

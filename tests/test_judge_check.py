@@ -79,7 +79,7 @@ def test_separation_verdicts():
         good[i] = (ContrastItem(f"q{i // 2}", c.metric, c.kind, c.positive, None), s)
     sep = separation("context_relevance", "sample", good, seed=1, n_resamples=200)
     assert (sep.auc.auc, sep.verdict, sep.ordered, sep.gap) == (1.0, "separates", 1.0, 4.0)
-    assert sep.text == "this judge separates relevant from irrelevant contexts: AUC 1.00 [1.00–1.00]"
+    assert sep.text == "this judge separates relevant from irrelevant contexts: AUC 1.00 [0.72–1.00], 10 questions"
     flat = separation("context_relevance", "sample", [(c, 3.0) for c, _ in good], seed=1, n_resamples=200)
     assert flat.verdict == "does_not" and "scores are flat" in flat.text and flat.ties == 1.0
     none = separation("context_relevance", "sample", [(c, None) for c, _ in good], seed=1)
@@ -103,14 +103,14 @@ def test_judge_check_through_the_cli_and_the_record_score_warns_from(stub, tmp_p
     assert cr["n"] == 18 and cr["n_judged"] == 18 and set(cr["separation"]) == {"sample", "probability"}
     assert cr["separation"]["sample"]["auc"]["n_clusters"] == 6
     ac = data["metrics"]["answer_correctness"]["separation"]["sample"]
-    assert ac["verdict"] == "does_not"  # the stub's overlap cannot tell a changed number
-    # score with the same judge warns about answer_correctness, whose recorded check did not separate
+    assert ac["verdict"] == "too_few" and ac["n_questions"] == 6  # 6 questions: no verdict
+    # score with the same judge warns about answer_correctness, whose recorded check gave no verdict
     with pytest.raises(SystemExit):
         main(["score", "--qa", "it_helpdesk", "--answers", "it_helpdesk", "--judge-model", "stub", "--base-url",
               stub.base_url, "--cache-dir", cache, "-m", "answer_correctness", "--no-history", "--json"])
     report = json.loads(capsys.readouterr().out)
     warn = [n for n in report["notes"] if n.startswith("judge-check of answer_correctness")]
-    assert len(warn) == 1 and "does not separate correct answers" in warn[0]
+    assert len(warn) == 1 and "too few -- a verdict needs at least 10" in warn[0]
 
 
 def test_llm_probe_command_and_its_record(stub, tmp_path, capsys, monkeypatch):

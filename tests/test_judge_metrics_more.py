@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from ragexam.stats.proportion import wilson
+
 from test_judge_stub import API_KEY, start_stub
 
 from ragexam import stats
@@ -169,17 +171,21 @@ def test_canonical_verdict_of_a_score_only_metric_is_the_lower_median(stub, tmp_
 
 
 def test_summary_intervals_are_the_bootstrap_of_the_judged_items(stub, tmp_path):
-    run = judge(stub, tmp_path).run(items("good", "incorrect", "good", "bad_json", "good"), ["answer_correctness"],
-                                    )
+    run = judge(stub, tmp_path).run(items("good", "incorrect", "good", "bad_json", "good", "good"),
+                                    ["answer_correctness"])
     s = run.summary("answer_correctness", seed=7)
-    judged = [5.0, 1.0, 5.0, 5.0]
+    judged = [5.0, 1.0, 5.0, 5.0, 5.0]
     ci = stats.bootstrap_ci(judged, n_resamples=2000, seed=7)
-    assert s.mean == pytest.approx(4.0) and s.ci95 == (ci.low, ci.high) and s.n_judged == 4 and s.n == 5
-    pci = stats.bootstrap_ci([1.0, 0.0, 1.0, 1.0], n_resamples=2000, seed=7)
-    assert s.pass_rate == 0.75 and s.pass_ci95 == (pci.low, pci.high) and s.n_passed == 3
+    assert s.mean == pytest.approx(4.2) and s.ci95 == (ci.low, ci.high) and s.n_judged == 5 and s.n == 6
+    pci = wilson(4 / 5, 5)  # a pass rate's interval is Wilson's: never [1.00-1.00] on a handful
+    assert s.pass_rate == 0.8 and s.pass_ci95 == pci and s.n_passed == 4
     assert "seed:7" in s.interval and s.flip_share is None  # no repeats
     d = s.to_dict()
-    assert d["ci95"] == [ci.low, ci.high] and d["pass_ci95"] == [pci.low, pci.high]
+    assert d["ci95"] == [ci.low, ci.high] and d["pass_ci95"] == list(pci) and d["pass_interval"] == "wilson"
+    few = judge(stub, tmp_path).run(items("good", "incorrect", "good", "good"), ["answer_correctness"])
+    s4 = few.summary("answer_correctness")
+    assert s4.ci95 is None and s4.interval_note == "n = 4: too few for an interval" and s4.mean == 4.0
+    assert s4.pass_ci95 == wilson(3 / 4, 4)
     assert summarize([], "answer_correctness").ci95 is None
 
 

@@ -73,7 +73,7 @@ def test_a_registered_metric_is_known_everywhere(numbers_metric, tmp_path):
 
     assert contrast_kind(numbers_metric) == "reference"
     c = build_contrast(load_qa("it_helpdesk"), load_corpus("it_helpdesk"), ["numbers_kept"], limit=3)
-    assert {x.kind for x in c["numbers_kept"]} == {"key", "perturbed"} and len(c["numbers_kept"]) == 6
+    assert {x.kind for x in c["numbers_kept"]} == {"evidence", "perturbed"} and len(c["numbers_kept"]) == 6
 
 
 def test_a_name_is_registered_once_and_built_ins_stay(numbers_metric):

@@ -84,12 +84,16 @@ def test_custom_rubric_round_trip(stub, tmp_path):
     res = d["results"]["P2"]
     assert res["metrics"]["politeness"] == 4.0 and res["metrics"]["politeness_pass"] == 1.0
     assert res["coverage"]["politeness"] == {"n": 8, "n_judged": 7}
-    assert res["ci95"]["politeness"] == [4.0, 4.0]
+    from ragexam.metrics.judge.results import mean_interval
+
+    # every judged answer scored 4: no spread to bootstrap -- Wilson's interval of 4's place on the scale, not [4, 4]
+    (lo, hi), _, note = mean_interval([4.0] * 7, 99, 2000, tuple(metric.score_range))
+    assert res["ci95"]["politeness"] == [lo, hi] and lo < 4.0 < hi and "every judged item scored 4" in note
     # answer_correctness has a real interval: the bootstrap of its judged scores with the score's seed
     ac = [r.judge["answer_correctness"].score for r in report.rows if r.pipeline == "P2"
           and "answer_correctness" in r.judge and r.judge["answer_correctness"].judged]
-    ci = stats.bootstrap_ci(ac, n_resamples=2000, seed=99)
-    assert res["ci95"]["answer_correctness"] == [ci.low, ci.high]
+    ci, _, _ = mean_interval(ac, 99, 2000, (1.0, 5.0))  # the bootstrap, or Wilson's when every score is the same
+    assert res["ci95"]["answer_correctness"] == list(ci)
     # the folder: per_answer.csv has the pass column; read back, check gates on it
     out = save_score(report, tmp_path / "score")
     with open(out / "per_answer.csv", encoding="utf-8") as fh:
@@ -98,17 +102,19 @@ def test_custom_rubric_round_trip(stub, tmp_path):
     folder = read_score_folder(out)
     assert folder.row("P2", "q1").value("politeness_pass") == 1.0
     assert folder.row("P2", "q3").value("politeness") is None
-    (g,) = check_run(folder, [parse_floor("politeness_pass=0.9")], pipeline="P2")
+    (g,) = check_run(folder, [parse_floor("politeness_pass=0.6")], pipeline="P2")
     assert g.passed and g.judged == 7 and g.judgeable == 8 and g.interval == "bootstrap of the mean (recorded)"
+    (g9,) = check_run(folder, [parse_floor("politeness_pass=0.9")], pipeline="P2")
+    assert not g9.passed and round(g9.value, 3) == 0.646  # 7 passes of 7 cannot show 0.9: Wilson's lower end
     # the history keeps it too
     hist = tmp_path / "h.db"
     rid = record_score(report, None, hist)
     (g2,) = check_run(resolve_run(rid, hist), [parse_floor("politeness=4.5")], pipeline="P2")
-    assert not g2.passed and g2.value == 4.0
+    assert not g2.passed and g2.value == lo
     # the console shows the custom metric with its interval, pass rate and pass rule
     text = _render(print_score_summary, json.loads((out / "score.json").read_text(encoding="utf-8")))
     line = next(ln for ln in text.splitlines() if "politeness" in ln and " P2 " in ln)
-    assert "4.00–4.00" in line and "7/8" in line and "invalid_reply: 1" in line
+    assert f"{lo:.2f}–{hi:.2f}" in line and "7/8" in line and "invalid_reply: 1" in line
     assert "politeness: score >= 4" in text and f"politeness/ko/v1@{metric.rubric('ko').sha}" in text
 
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from ragexam.errors import InputError
 from ragexam.stats.discrimination import auc, auc_ci
+from ragexam.stats.proportion import wilson
 from ragexam.stats.ppi import ppi_mean
 
 REPS, N_ALL, N_LAB, BIAS = 2000, 1000, 50, 0.3
@@ -86,6 +87,21 @@ def test_auc_interval_resamples_questions():
     assert r.low < r.auc < r.high and r.n_clusters == 40 and r.n_skipped == 0
     assert r == auc_ci(pos, neg, qs, [qs[i // 2] for i in range(80)], n_resamples=1000, seed=5)  # seeded
     flat = auc_ci([3.0] * 10, [3.0] * 20, list(range(10)), [i // 2 for i in range(20)], n_resamples=200)
-    assert flat.auc == flat.low == flat.high == 0.5
+    assert flat.auc == 0.5 and flat.floored  # every resample is 0.5: the Wilson floor over 10 questions
+    assert (flat.low, flat.high) == pytest.approx(wilson(0.5, 10))
+
+
+def test_auc_interval_is_never_narrower_than_wilson_over_the_questions():
+    """Issue 41: a judge ordering 4 questions right got [1.00-1.00].  The floor: 4 -> [0.51-1.00], 10 ->
+    [0.72-1.00]; the reported interval spans both the bootstrap's and Wilson's."""
+    for n, low in ((4, 0.51), (8, 0.676), (10, 0.722), (40, 0.912)):
+        r = auc_ci([5.0] * n, [1.0] * n, list(range(n)), list(range(n)), n_resamples=200)
+        assert r.auc == 1.0 and r.high == 1.0 and round(r.low, 3) == low and r.floored
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        qs = [i // 3 for i in range(60)]
+        r = auc_ci(rng.normal(0.5, 1.0, 20), rng.normal(0.0, 1.0, 60), list(range(20)), qs, n_resamples=300)
+        w_low, w_high = wilson(r.auc, 20)
+        assert r.low <= w_low + 1e-12 and r.high >= w_high - 1e-12 and r.low < r.auc < r.high
     with pytest.raises(InputError):
         auc([], [1.0])

@@ -842,6 +842,7 @@ def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[
     ``out``: the check as JSON (checked before any call); ``rubrics``: custom rubric files, checked too (by default
     with the built-ins when ``metrics`` is not given)."""
     from ragexam.analysis.judging.check import DEFAULT_CHECK_METRICS, build_contrast, check_judge
+    from ragexam.analysis.judging.trust import dataset_of
     from ragexam.data.loaders import load_corpus, load_qa
 
     from ragexam.metrics.judge import load_rubric
@@ -851,7 +852,7 @@ def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[
     questions = load_qa(qa)
     docs = load_corpus(corpus)
     custom = [load_rubric(r) for r in rubrics or ()]
-    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, scoring=scoring, custom=custom)
+    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, scoring=scoring, custom=custom, quoted=False)
     wanted = [jd.metric(m) for m in (metrics or list(DEFAULT_CHECK_METRICS) + [c.name for c in custom])]
     notes: List[str] = []
     contrast = build_contrast(questions, docs, wanted, chunker=chunker, limit=limit, seed=seed, notes=notes)
@@ -861,7 +862,7 @@ def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[
                 "seed": seed, "metrics": [m.name for m in wanted], "scoring": scoring,
                 "rubrics": [str(r) for r in rubrics or ()]}
     outcome = JudgeCheckOutcome(check=check_judge(jd, contrast, seed=seed, progress=progress, notes=notes,
-                                                  settings=settings))
+                                                  settings=settings, dataset=dataset_of(questions)))
     if out is not None:
         import json
 
@@ -875,11 +876,52 @@ def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[
 def llm_probe(settings: LLMSettings, *, refresh: bool = False):
     """What the endpoint of ``settings`` (an :class:`~ragexam.llm.settings.LLMSettings`) supports --
     ``json_schema``, ``json_object``, ``logprobs``, ``seed`` -- asked once and kept in the LLM cache
-    (:func:`ragexam.llm.probe.probe`; ``refresh``: ask again)."""
+    (:func:`ragexam.llm.probe.probe`; ``refresh``: ask again).  :raises EndpointError: the endpoint cannot be
+    asked (nothing listening, HTTP 5xx, a reply that is not a chat completion), saying what to fix."""
     from ragexam.llm.client import LLMClient
-    from ragexam.llm.probe import probe
+    from ragexam.llm.probe import probe, unreachable
+    from ragexam.llm.transport import CallFailed
 
-    return probe(LLMClient(settings), settings.open_cache(), refresh=refresh)
+    client = LLMClient(settings)
+    try:
+        return probe(client, settings.open_cache(), refresh=refresh)
+    except CallFailed as err:
+        raise unreachable(err, client.endpoint) from None
+
+
+def llm_fitness(settings: Any, corpus: Any, qa: Any, *, sample: Optional[int] = None,
+                generation_calls: Optional[int] = None, seed: int = 12345, max_attempts: int = 3,
+                judge_lang: str = "auto", announce: Optional[Callable[[Any], None]] = None, progress: Progress = None):
+    """``ragexam llm probe --fitness``: what the model of ``settings`` is fit for on ``corpus`` and ``qa`` -- the
+    endpoint probe, a judge-check on a seeded ``sample`` of the questions, a generation of ``generation_calls``
+    calls -- with the budget given to ``announce`` before the first call
+    (:mod:`ragexam.analysis.judging.fitness`).  :returns: :class:`~ragexam.analysis.judging.fitness.Fitness`.
+    :raises EndpointError: the endpoint cannot be asked at all."""
+    from ragexam.analysis.judging.check import DEFAULT_CHECK_METRICS, build_contrast
+    from ragexam.analysis.judging.fitness import GENERATION_CALLS, SAMPLE, run_fitness
+    from ragexam.analysis.judging.trust import dataset_of
+    from ragexam.data.loaders import load_corpus, load_qa
+    from ragexam.llm.probe import unreachable
+    from ragexam.llm.transport import CallFailed
+
+    questions, docs = load_qa(qa), load_corpus(corpus)
+    calls = GENERATION_CALLS if generation_calls is None else generation_calls
+    if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
+        raise InputError(f"received {calls!r}; expected an integer >= 1", source="--generation-calls",
+                         field="generation_calls")
+    jd = _judge(settings, max_attempts=max_attempts, language=judge_lang, quoted=False)
+    contrast = build_contrast(questions, docs, list(DEFAULT_CHECK_METRICS), limit=SAMPLE if sample is None else sample,
+                              seed=seed)
+
+    def generation(max_calls: int) -> Any:
+        return generate(docs, max(1, max_calls) * 3, settings=settings, max_calls=max_calls, seed=seed,
+                              max_attempts=max_attempts)
+
+    try:
+        return run_fitness(jd, contrast, generation, generation_calls=calls, seed=seed, dataset=dataset_of(questions),
+                           announce=announce, progress=progress)
+    except CallFailed as err:
+        raise unreachable(err, jd.endpoint, "anything") from None
 
 
 def generate(corpus: CorpusLike, n: Optional[int] = None, *, model: Optional[str] = None, out: Optional[PathLike] = None,

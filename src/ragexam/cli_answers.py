@@ -257,16 +257,42 @@ app.add_typer(llm_app, name="llm")
 
 
 @llm_app.command("probe")
-@llm_options(model="--model", model_help="Model name on the endpoint.", judge=False)
+@llm_options(model="--model", model_help="Model name on the endpoint.")
 def llm_probe_cmd(
     llm: LLMOptions,
     refresh: bool = typer.Option(False, "--refresh", help="Ask again instead of reading the stored answer."),
+    fitness: bool = typer.Option(False, "--fitness", help="Also measure what the model is fit for on your data: a "
+                                 "judge-check on a small sample of --qa and a few generation calls on --corpus "
+                                 "(the calls are printed before the first one)."),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="With --fitness: the corpus (file or bundled name)."),
+    qa: Optional[str] = typer.Option(None, "--qa", help="With --fitness: a question set of the corpus with evidence "
+                                                       "and ground truths (file or bundled name)."),
+    sample: Optional[int] = typer.Option(None, "--sample", help="With --fitness: questions of the judge-check "
+                                                                "(default 12; a verdict needs 10)."),
+    generation_calls: Optional[int] = typer.Option(None, "--generation-calls", help="With --fitness: generation "
+                                                   "calls, their checks included (default 18: about 3 generation calls)."),
     json_out: JsonOut = False,
 ) -> None:
     """Ask the endpoint once whether it supports json_schema (and enforces it), json_object, logprobs and seed;
-    the answer is kept in the LLM cache and read by the judge's --scoring auto."""
-    from ragexam.api import llm_probe
+    the answer is kept in the LLM cache and read by the judge's --scoring auto.  With --fitness, also which jobs
+    the model is fit for on your data (judging each metric, generating questions) and what they cost."""
     from ragexam.report.console_judge import print_probe
 
-    res = llm_probe(llm.settings(), refresh=refresh)
-    show(json_out, res.to_dict, lambda c: print_probe(res.to_dict(), c))
+    if not fitness:
+        if corpus or qa or sample is not None or generation_calls is not None:
+            raise typer.BadParameter("--corpus, --qa, --sample and --generation-calls go with --fitness")
+        from ragexam.api import llm_probe
+
+        res = llm_probe(llm.settings(), refresh=refresh)
+        show(json_out, res.to_dict, lambda c: print_probe(res.to_dict(), c))
+        return
+    if not corpus or not qa:
+        raise typer.BadParameter("--fitness needs --corpus and --qa (a question set with evidence of that corpus)")
+    from ragexam.api import llm_fitness
+    from ragexam.report.console_judge import print_fitness
+
+    opts = {k: v for k, v in llm.judge().items() if k in ("max_attempts", "judge_lang")}
+    found = llm_fitness(llm.settings(), corpus, qa, sample=sample, generation_calls=generation_calls,
+                        announce=lambda b: notes([b.text()], json_out),
+                        progress=progress("judging") if not json_out else None, **opts)
+    show(json_out, found.to_dict, lambda c: print_fitness(found.to_dict(), c))

@@ -47,7 +47,8 @@ class Attempted:
     ended early.  ``attempts``: replies received; ``requests``: HTTP requests; tokens as reported
     (``None``: never reported); ``errors``: one ``{attempt, reason, message, reply}`` per unusable reply
     (reply cut to 500 characters); ``loops``: replies cut in a loop; ``last``: the last reply's text;
-    ``content`` and ``logprobs``: the accepted reply's text and token log-probabilities."""
+    ``content`` and ``logprobs``: the accepted reply's text and token log-probabilities (``logprobs_error``: why
+    they could not be read, when the reply held values that are not log-probabilities)."""
 
     parsed: bool = False
     value: Any = None
@@ -64,6 +65,7 @@ class Attempted:
     loops: int = 0
     content: Optional[str] = None
     logprobs: Any = None
+    logprobs_error: Optional[str] = None
 
     def count(self, reply: Any) -> None:
         self.attempts += 1
@@ -160,7 +162,7 @@ def ask(client: Any, messages: List[Dict[str, str]], parse: Callable[[Optional[s
             return out
         if reason is None:
             out.parsed, out.value, out.reason, out.message = True, value, None, ""
-            out.content, out.logprobs = reply.content, reply.logprobs
+            out.content, out.logprobs, out.logprobs_error = reply.content, reply.logprobs, reply.logprobs_error
             return out
         out.reason, out.message = reason, message
         if kind == "loop":

@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ragexam.llm.logprobs import TokenLogprob, parse_logprobs
+from ragexam.llm.logprobs import TokenLogprob, UnreadableLogprobs, parse_logprobs
 from ragexam.llm.redact import Redactor
 from ragexam.llm.settings import DEFAULT_BASE_URL, RESPONSE_FORMATS, Endpoint, LLMSettings
 from ragexam.llm.transport import CallFailed, Check, EndpointError, HTTPTransport, RetryPolicy
@@ -71,7 +71,8 @@ class ChatReply:
     (OpenAI's structured-output refusal text, else ``None``), ``finish_reason``, token ``usage``
     (``None`` when the endpoint does not report it), the HTTP ``requests`` spent on it (retries
     and ``response_format`` fallbacks included), the ``response_format`` level used and, when asked for,
-    the tokens' ``logprobs`` (``None`` when the endpoint sent none)."""
+    the tokens' ``logprobs`` (``None`` when the endpoint sent none, or sent values that are not log-probabilities:
+    then ``logprobs_error`` says which, :func:`ragexam.llm.logprobs.parse_logprobs`)."""
 
     content: Optional[str]
     refusal: Optional[str]
@@ -82,6 +83,7 @@ class ChatReply:
     response_format: str
     model: Optional[str] = None
     logprobs: Optional[List[TokenLogprob]] = None
+    logprobs_error: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -276,11 +278,15 @@ class LLMClient:
         usage = resp.get("usage") if isinstance(resp.get("usage"), dict) else {}
         finish = choice.get("finish_reason")
         model = resp.get("model")
+        try:
+            tokens, unreadable = parse_logprobs(choice), None
+        except UnreadableLogprobs as err:
+            tokens, unreadable = None, str(err)
         return ChatReply(content if isinstance(content, str) else None,
                          refusal if isinstance(refusal, str) else None,
                          finish if isinstance(finish, str) else None,
                          _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")),
-                         requests, level, model if isinstance(model, str) else None, parse_logprobs(choice))
+                         requests, level, model if isinstance(model, str) else None, tokens, unreadable)
 
     # -- embeddings -----------------------------------------------------------------------------------
     def embed(self, texts: Sequence[str], *, dimensions: Optional[int] = None) -> EmbeddingReply:

@@ -18,6 +18,13 @@ probabilities before its grammar removes forbidden tokens, so mass below 1 is no
 more than the message's text (llama.cpp takes a Markdown fence the model wrote around the JSON off the
 content, not off the tokens): the text is looked up in what the tokens spell.  Nothing is read (``None``)
 when the tokens do not contain the reply's text, or no alternative fits a value.
+
+One numeric guard reads every log-probability (:func:`logprob_value`): a log-probability is a number at most 0
+(``-inf`` is probability 0; a rounding up to :data:`ROUNDING` above 0 is read as 0).  Anything else an
+endpoint may send -- ``1000`` (``exp`` overflows), ``Infinity``, ``NaN``, a string -- is not one, and a reply
+holding one has no readable log-probabilities: :func:`parse_logprobs` raises :class:`UnreadableLogprobs`
+naming the token and the value, so its probability score is "unjudged, because ..." instead of a crash or a
+number made of nonsense.
 """
 
 from __future__ import annotations
@@ -26,7 +33,15 @@ import math
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-__all__ = ["TokenLogprob", "parse_logprobs", "value_offsets", "distribution_at", "Distribution"]
+__all__ = ["TokenLogprob", "parse_logprobs", "value_offsets", "distribution_at", "Distribution", "logprob_value",
+           "UnreadableLogprobs", "ROUNDING"]
+
+#: how far above 0 a log-probability may be and still be read (as 0): servers round in float32
+ROUNDING = 1e-4
+
+
+class UnreadableLogprobs(ValueError):
+    """A reply's ``logprobs`` hold a value that is not a log-probability (the message names it)."""
 
 _DELIMITERS = (b"", b",", b"]", b"}", b" ", b"\n", b"\r", b"\t")
 
@@ -63,32 +78,51 @@ def _bytes(entry: Dict[str, Any]) -> Optional[bytes]:
     return tok.encode("utf-8") if isinstance(tok, str) else None
 
 
-def _logprob(entry: Dict[str, Any]) -> Optional[float]:
-    lp = entry.get("logprob")
-    if isinstance(lp, bool) or not isinstance(lp, (int, float)) or math.isnan(lp):
+def logprob_value(value: Any) -> Optional[float]:
+    """``value`` as a log-probability: a number at most 0 (``-inf`` included; up to :data:`ROUNDING` above 0
+    reads as 0), else ``None`` -- the one guard every log-probability ragexam reads goes through."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(lp)
+    x = float(value)
+    if math.isnan(x) or x > ROUNDING:
+        return None
+    return min(x, 0.0)
+
+
+def _logprob(entry: Dict[str, Any], where: str) -> float:
+    raw = entry.get("logprob")
+    lp = logprob_value(raw)
+    if lp is None:
+        shown = repr(raw) if not isinstance(raw, float) else (
+            "Infinity" if raw == math.inf else "NaN" if math.isnan(raw) else repr(raw))
+        raise UnreadableLogprobs(f"{where} has log-probability {shown}, which is not a log-probability (a number at "
+                                 "most 0)")
+    return lp
 
 
 def parse_logprobs(choice: Any) -> Optional[List[TokenLogprob]]:
     """The tokens of ``choices[0]`` of a chat completion, or ``None`` when it carries no usable
-    ``logprobs.content``."""
+    ``logprobs.content`` (none, or a token without text or log-probability).  :raises UnreadableLogprobs: a
+    token or alternative whose log-probability is not one (:func:`logprob_value`)."""
     lp = choice.get("logprobs") if isinstance(choice, dict) else None
     content = lp.get("content") if isinstance(lp, dict) else None
     if not isinstance(content, list) or not content:
         return None
     out: List[TokenLogprob] = []
-    for entry in content:
+    for i, entry in enumerate(content):
         if not isinstance(entry, dict):
             return None
-        data, logprob = _bytes(entry), _logprob(entry)
-        if data is None or logprob is None:
+        data = _bytes(entry)
+        if data is None or entry.get("logprob") is None:
             return None
+        where = f"token {i + 1} ({data.decode('utf-8', 'replace')!r})"
+        logprob = _logprob(entry, where)
         top = []
         for alt in entry.get("top_logprobs") or []:
-            if isinstance(alt, dict):
-                ad, al = _bytes(alt), _logprob(alt)
-                if ad is not None and al is not None:
+            if isinstance(alt, dict) and alt.get("logprob") is not None:
+                ad = _bytes(alt)
+                al = _logprob(alt, f"an alternative of {where}")
+                if ad is not None:
                     top.append((ad, al))
         out.append(TokenLogprob(data, logprob, tuple(top)))
     return out

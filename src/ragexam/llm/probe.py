@@ -11,7 +11,8 @@ result              meaning
                     not enforced: the reply broke it), ``rejected`` (HTTP 400/422)
 ``json_object``     ``accepted`` / ``rejected`` -- asked only when ``json_schema`` is not enforced
 ``logprobs``        ``yes`` (the reply carried token log-probabilities with alternatives), ``no`` (accepted,
-                    none sent), ``rejected``
+                    none sent), ``unreadable`` (values that are not log-probabilities, such as 1000:
+                    the note says which), ``rejected``
 ``top_logprobs``    alternatives per token the endpoint sent
 ``seed``            ``accepted`` / ``rejected``
 ==================  ===================================================================================
@@ -30,10 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from ragexam.llm.cache import request_key, utc_now
-from ragexam.llm.logprobs import parse_logprobs
-from ragexam.llm.transport import CallFailed
+from ragexam.llm.logprobs import UnreadableLogprobs, parse_logprobs
+from ragexam.llm.transport import CallFailed, EndpointError
 
-__all__ = ["ProbeResult", "probe", "cached_probe", "PROBE_FORMAT", "TOP_LOGPROBS"]
+__all__ = ["ProbeResult", "probe", "cached_probe", "PROBE_FORMAT", "TOP_LOGPROBS", "failure_help", "unreachable"]
 
 PROBE_FORMAT = "ragexam-probe/1"
 #: alternatives per token asked for (OpenAI allows up to 20)
@@ -127,8 +128,12 @@ def _schema_result(choice: Dict[str, Any]) -> str:
     return "enforced" if isinstance(obj, dict) and obj.get("word") in ("alpha", "beta") else "accepted"
 
 
-def _logprobs_result(choice: Dict[str, Any]) -> Tuple[str, int]:
-    tokens = parse_logprobs(choice)
+def _logprobs_result(choice: Dict[str, Any], notes: List[str]) -> Tuple[str, int]:
+    try:
+        tokens = parse_logprobs(choice)
+    except UnreadableLogprobs as err:
+        notes.append(f"logprobs: {err}")
+        return "unreadable", 0
     if not tokens:
         return "no", 0
     top = max(len(t.top) for t in tokens)
@@ -147,13 +152,13 @@ def probe(client: Any, cache: Any = None, *, refresh: bool = False) -> ProbeResu
     choice = asked.send(client, _body(client.model, schema=True, logprobs=True, seed=True), "json_schema + logprobs + seed")
     if choice is not None:
         schema = _schema_result(choice)
-        logprobs, top = _logprobs_result(choice)
+        logprobs, top = _logprobs_result(choice, asked.notes)
         seed = "accepted"
     else:
         c = asked.send(client, _body(client.model, schema=True), "json_schema")
         schema = _schema_result(c) if c is not None else "rejected"
         c = asked.send(client, _body(client.model, logprobs=True), "logprobs")
-        logprobs, top = _logprobs_result(c) if c is not None else ("rejected", 0)
+        logprobs, top = _logprobs_result(c, asked.notes) if c is not None else ("rejected", 0)
         seed = "accepted" if asked.send(client, _body(client.model, seed=True), "seed") is not None else "rejected"
     json_object = "not asked (json_schema enforced)"
     if schema != "enforced":
@@ -172,3 +177,30 @@ def cached_probe(client: Any, cache: Any) -> Optional[ProbeResult]:
         return None
     value = cache.get(_key(client.model, client.endpoint))
     return ProbeResult.from_dict(value, cached=True) if value else None
+
+
+#: what to do about a request that failed, by :attr:`CallFailed.kind`
+_FIXES = {
+    "connection_error": "nothing answers at that address: start the server, or correct --base-url (scheme, host, "
+                        "port and the /v1 path)",
+    "timeout": "the endpoint did not answer in time: check that the server is up and not overloaded, or raise "
+               "--timeout",
+    "server_error": "the server failed: read its log, then retry (or raise --max-retries)",
+    "rate_limited": "the endpoint is rate-limiting: wait and retry, or raise --max-retries",
+    "bad_response": "the reply is not an OpenAI chat completion (an HTML page from a proxy, or another kind of "
+                    "server): --base-url must be the /v1 address of an OpenAI-compatible server",
+    "bad_request": "the endpoint refused even a plain request: check --model and that the server speaks the "
+                   "OpenAI chat completions API",
+    "http_error": "check --base-url and the server's documentation",
+}
+
+
+def failure_help(err: CallFailed) -> str:
+    """The fix for a request that failed, by its kind (one sentence)."""
+    return _FIXES.get(err.kind, "check --base-url and the server")
+
+
+def unreachable(err: CallFailed, endpoint: str, what: str = "what it supports") -> EndpointError:
+    """The error that stops a command which cannot ask ``endpoint`` anything (``llm probe``, the fitness probe):
+    where, what went wrong (the transport's words) and the fix."""
+    return EndpointError(f"could not ask {endpoint} {what}: {err.message}; {failure_help(err)}.")

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = ["print_judge", "print_judge_vs_evidence", "print_pairwise", "print_judge_check", "print_probe",
-           "print_ppi", "table_or_lines"]
+           "print_ppi", "print_fitness", "table_or_lines"]
 
 
 def table_or_lines(con: Console, title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
@@ -66,22 +66,33 @@ def print_judge(judge: Union[JudgeSection, Mapping[str, Any]], con: Console,
     judge = JudgeSection.from_dict(judge, source="judge")
     repeat = int(judge.repeat or 1)
     labels = labels or pipeline_labels(list(judge.summary))
-    cols = ["mean", "95% CI", "pass rate", "pass 95% CI", "coverage"]
+    weighted = any(s.scoring == "probability" for ms in judge.summary.values() for s in ms.values())
+    cols = ["mean", "95% CI"] + (["written"] if weighted else []) + ["pass rate", "pass 95% CI", "coverage"]
     if repeat > 1:
         cols += ["flipped", "ties"]
     cols += ["labels", "unjudged (reason: count)"]
-    rows, metrics, values, sections = [], [], [], []
+    rows, metrics, values, sections, said = [], [], [], [], []
     for p, ms in judge.summary.items():
         for i, (m, s) in enumerate(ms.items()):
             rows.append((labels.get(p, "?"), p) if i == 0 else None)
-            metrics.append([str(m)])
-            values.append(_judge_cells(m, s, repeat))
+            metrics.append([str(m) if s.value_name == "mean" else f"{m} ({s.value_name})"])
+            values.append(_judge_cells(m, s, repeat, weighted))
+            if s.interval_note:
+                said.append(f"{labels.get(p, p)} {m}: {s.interval_note}")
         sections.append(len(values) - 1)
     print_fitted(con, title=f"LLM judge: {judge.model} at {judge.endpoint} (prompts: "
-                            f"{judge.language}, repeat {repeat}); 95% CI: bootstrap over the judged answers",
+                            f"{judge.language}, repeat {repeat}); 95% CI: bootstrap over the judged answers, "
+                            "pass rates Wilson's",
                  keys=pipeline_keys(rows, extra=[Column("metric", "left")], extra_cells=metrics),
                  value_columns=[Column(c, "left" if c in ("labels", "unjudged (reason: count)") else "right")
                                 for c in cols], values=values, sections=sections)
+    if weighted:
+        con.print("probability-weighted means are named beside their metric (mean P(true): the judge's probability "
+                  "of true; expected score: the 1-5 score weighted by the probability of each level); 'written' is "
+                  "the mean of the scores the judge wrote, and the pass rate counts the written verdicts",
+                  highlight=False, markup=False, soft_wrap=True)
+    for line in said:
+        con.print(f"  {line}", highlight=False, markup=False, soft_wrap=True)
     rules = [f"{m}: {d.pass_rule}" for m, d in judge.definitions.items() if d is not None and d.pass_rule]
     if rules:
         con.print("pass rules: " + escape("; ".join(rules)), highlight=False, soft_wrap=True)
@@ -101,7 +112,7 @@ def print_judge(judge: Union[JudgeSection, Mapping[str, Any]], con: Console,
     print_ppi(judge.ppi, con, labels)
 
 
-def _judge_cells(metric: str, s: JudgeStat, repeat: int) -> List[str]:
+def _judge_cells(metric: str, s: JudgeStat, repeat: int, weighted: bool) -> List[str]:
     """One metric's cells of the judge table."""
     from ragexam.metrics.judge.registry import registered
 
@@ -112,7 +123,9 @@ def _judge_cells(metric: str, s: JudgeStat, repeat: int) -> List[str]:
     if s.quoted is not None:  # supported by the quotation rule, not by the judge (docs/judge.md)
         what = getattr(registered().get(str(metric)), "unit_kind", None) or "units"
         labs += f", quoted: {s.quoted.units}/{s.quoted.of} {what}"
-    row = [fmt.num(s.mean), fmt.ci(s.ci95), fmt.num(s.pass_rate), fmt.ci(s.pass_ci95), judged]
+    row = [fmt.num(s.mean), fmt.ci(s.ci95)] + ([fmt.num(s.written_mean) if s.written_mean is not None else ""]
+                                               if weighted else [])
+    row += [fmt.num(s.pass_rate), fmt.ci(s.pass_ci95), judged]
     if repeat > 1:
         row += [f"{fmt.percent(s.flip_share)} of {s.n_repeated}", str(s.ties)]
     return row + [labs, _counts(s.unjudged)]
@@ -190,25 +203,33 @@ def print_pairwise(data: Mapping[str, Any], con: Console, *, list_n: int = 10) -
 
 def print_judge_check(data: Mapping[str, Any], con: Console) -> None:
     """A judge-check (:meth:`ragexam.analysis.judging.check.JudgeCheck.to_dict`): per metric and scoring the AUC
-    with its interval, the AUC against each kind of negative, the score gap, the pairs ordered correctly and the
-    coverage; then each verdict in words."""
+    with its interval, the AUC against each kind of negative, the score gap, the pairs ordered correctly and how
+    many items were scored under that scoring -- no number where none was; then each verdict in words."""
     j = data.get("judge") or {}
-    con.print(f"judge-check: {j.get('model')} at {j.get('endpoint')} (prompts: {j.get('language')}) on "
-              f"{(data.get('settings') or {}).get('qa')}", highlight=False, markup=False, soft_wrap=True)
+    settings = data.get("settings") or {}
+    ds = settings.get("dataset") or {}
+    on = f"{ds.get('name')} ({ds.get('n')} questions, {ds.get('sha')})" if ds else settings.get("qa")
+    con.print(f"judge-check: {j.get('model')} at {j.get('endpoint')} (prompts: {j.get('language')}) on {on}; "
+              "the judge's own verdicts (quotation rule off)", highlight=False, markup=False, soft_wrap=True)
     rows, verdicts = [], []
     for m, mc in (data.get("metrics") or {}).items():
         for sc, sep in (mc.get("separation") or {}).items():
             a = sep.get("auc") or {}
             kinds = ", ".join(f"{k} {v:.2f}" for k, v in (sep.get("auc_by_negative") or {}).items())
-            rows.append([m, sc, fmt.num(a.get("auc"), 2), fmt.ci((a.get("low"), a.get("high"))), kinds or "-",
-                         fmt.signed(sep.get("gap")), fmt.percent(sep.get("ordered")),
-                         f"{mc.get('n_judged')}/{mc.get('n')}"])
+            scored = sep.get("n_scored", mc.get("n_judged"))
+            shown = bool(a) and bool(scored)
+            rows.append([m, sc, fmt.num(a.get("auc"), 2) if shown else "-",
+                         fmt.ci((a.get("low"), a.get("high"))) if shown else "-", (kinds or "-") if shown else "-",
+                         fmt.signed(sep.get("gap")) if shown else "-",
+                         fmt.percent(sep.get("ordered")) if shown else "-",
+                         f"{scored}/{sep.get('n_items', mc.get('n'))}", str(sep.get("n_questions", "-"))])
             verdicts.append(f"  {m} ({sc}): {sep.get('text')}")
         if mc.get("unjudged"):
             verdicts.append(f"  {m}: unjudged " + ", ".join(f"{k}: {v}" for k, v in mc["unjudged"].items()))
-    table_or_lines(con, "does the judge separate good from bad? (ROC AUC; 95% CI: bootstrap over questions)",
-                   ("metric", "scoring", "AUC", "95% CI", "AUC vs each negative", "gap", "ordered", "judged"), rows,
-                   right=("AUC", "95% CI", "gap", "ordered", "judged"))
+    table_or_lines(con, "does the judge separate good from bad? (ROC AUC; 95% CI: bootstrap over questions, never "
+                        "narrower than Wilson's)",
+                   ("metric", "scoring", "AUC", "95% CI", "AUC vs each negative", "gap", "ordered", "scored",
+                    "questions"), rows, right=("AUC", "95% CI", "gap", "ordered", "scored", "questions"))
     for v in verdicts:
         con.print(v, highlight=False, markup=False)
     for n in data.get("notes") or []:
@@ -224,6 +245,27 @@ def print_probe(data: Mapping[str, Any], con: Console) -> None:
         f"asked now ({fmt.plural(data.get('requests') or 0, 'request')})"
     table_or_lines(con, f"{data.get('model')} at {data.get('endpoint')} ({when})", ("feature", "support"), rows)
     for n in data.get("notes") or []:
-        con.print(f"  refused: {n}", highlight=False, markup=False)
+        con.print(f"  {'' if n.startswith('logprobs: ') else 'refused: '}{n}", highlight=False, markup=False)
     scoring = "probability" if data.get("logprobs") == "yes" else "sample"
     con.print(f"the judge's --scoring auto uses {scoring} scores here", highlight=False, markup=False)
+
+
+def print_fitness(data: Mapping[str, Any], con: Any) -> None:
+    """A fitness probe (:meth:`ragexam.analysis.judging.fitness.Fitness.to_dict`): the endpoint, the judge-check of
+    the sample, the generation's cost, then each job's verdict and the sentence that sums them up."""
+    print_probe(data.get("probe") or {}, con)
+    print_judge_check(data.get("judge_check") or {}, con)
+    g = data.get("generation") or {}
+    seconds = g.get("seconds")
+    made = (g.get("calls") or 0) + (g.get("cached") or 0)
+    con.print(f"generation: {g.get('kept', 0)} kept in {fmt.plural(made, 'call')}"
+              f" ({g.get('cached') or 0} from the cache), {fmt.plural(g.get('requests') or 0, 'request')}"
+              + (f", {fmt.num(seconds, 0)} s" if seconds is not None else ""), highlight=False, markup=False,
+              soft_wrap=True)
+    b = data.get("budget") or {}
+    con.print(f"spent {fmt.plural(data.get('replies') or 0, 'model reply', 'model replies')} of at most "
+              f"{b.get('most_replies')} announced", highlight=False, markup=False, soft_wrap=True)
+    table_or_lines(con, "what this model is fit for here", ("job", "fit", "why"),
+                   [[j.get("job"), {True: "yes", False: "no", None: "not shown"}[j.get("fit")], j.get("why")]
+                    for j in data.get("jobs") or []])
+    con.print(str(data.get("summary") or ""), highlight=False, markup=False, soft_wrap=True)

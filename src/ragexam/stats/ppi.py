@@ -21,13 +21,19 @@ of a biased judge, where the judge-only interval almost never covers it.
 Beside it, :func:`ppi_mean` reports the labels-only estimate (``mean(y)`` with its normal interval), so a
 judge too poor to help (its ``y - f`` as spread as ``y`` itself) shows as a PPI interval no narrower than the
 labels'.
+
+**No spread is not certainty.**  When the labels have no variance (every label 5) the labels-only interval is
+``[5.00-5.00]``, and when the corrections have none either so is the PPI interval -- read as certainty from a
+handful of labels.  With the labels' ``scale`` (``(lowest, highest)``), an interval of zero width is replaced by the
+Wilson interval of the estimate's place on the scale (:func:`ragexam.stats.proportion.wilson_on_scale`) over the
+``n_labelled`` labels (``floored``): 6 labels all 5 on 1-5 give [3.44-5.00].
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, Dict, Sequence
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -35,6 +41,7 @@ from ragexam.signature import Signature
 from ragexam.errors import InputError
 from ragexam.stats._checks import _check_fraction
 from ragexam.stats.power import normal_quantile
+from ragexam.stats.proportion import wilson_on_scale
 
 __all__ = ["PPIEstimate", "ppi_mean"]
 
@@ -57,6 +64,7 @@ class PPIEstimate:
     labels_low: float
     labels_high: float
     confidence: float
+    floored: bool = False
 
     @property
     def signature(self) -> Signature:
@@ -80,12 +88,13 @@ def _values(x: Sequence[float], name: str, minimum: int) -> np.ndarray:
 
 
 def ppi_mean(judge_all: Sequence[float], judge_labelled: Sequence[float], human: Sequence[float], *,
-             confidence: float = 0.95) -> PPIEstimate:
+             confidence: float = 0.95, scale: Optional[Tuple[float, float]] = None) -> PPIEstimate:
     """The prediction-powered estimate of the mean human label (module docstring).
 
     :param judge_all: the judge's score of every item (the labelled ones included).
     :param judge_labelled: the judge's score of each labelled item, parallel to ``human``.
     :param human: the human label of each labelled item, on the judge's scale.
+    :param scale: ``(lowest, highest)`` value of a label: an interval of zero width becomes Wilson's on it.
     """
     f = _values(judge_all, "judge_all", 2)
     fl = _values(judge_labelled, "judge_labelled", 2)
@@ -104,5 +113,13 @@ def ppi_mean(judge_all: Sequence[float], judge_labelled: Sequence[float], human:
     z = normal_quantile((1.0 + confidence) / 2.0)
     est = float(f.mean() + r.mean())
     lab_se = float(y.std(ddof=1)) / math.sqrt(n)
-    return PPIEstimate(est, est - z * se, est + z * se, se, float(f.mean()), float(r.mean()), n_all, n,
-                       float(y.mean()), float(y.mean()) - z * lab_se, float(y.mean()) + z * lab_se, confidence)
+    low, high = est - z * se, est + z * se
+    lab_low, lab_high = float(y.mean()) - z * lab_se, float(y.mean()) + z * lab_se
+    floored = False
+    if scale is not None and scale[1] > scale[0]:
+        if high - low <= 0:
+            (low, high), floored = wilson_on_scale(est, n, scale, confidence=confidence), True
+        if lab_high - lab_low <= 0:
+            (lab_low, lab_high), floored = wilson_on_scale(float(y.mean()), n, scale, confidence=confidence), True
+    return PPIEstimate(est, low, high, se, float(f.mean()), float(r.mean()), n_all, n, float(y.mean()), lab_low,
+                       lab_high, confidence, floored)

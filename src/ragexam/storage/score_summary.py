@@ -167,8 +167,18 @@ class JudgeStat(Record):
     n_repeated: int = 0
     flip_share: Optional[float] = None
     ties: int = 0
-    #: the bootstrap's signature
+    #: the interval's signature (the bootstrap's; Wilson's on the scale when every score is the same)
     interval: Optional[str] = None
+    #: ``probability`` when the scores are probability-weighted, else ``sample`` (the written scores)
+    scoring: str = "sample"
+    #: what ``mean`` is: ``mean`` (of written scores), ``mean P(true)``, ``mean P(<label>)``, ``expected score``
+    value_name: str = "mean"
+    #: with probability scoring, the mean of the scores the judge wrote (shown beside the probability mean)
+    written_mean: Optional[float] = None
+    #: why ``ci95`` is ``None`` ("n = 4: too few for an interval") or how it was drawn when not by the bootstrap
+    interval_note: Optional[str] = None
+    #: how ``pass_ci95`` was drawn (``wilson``), when there is one
+    pass_interval: Optional[str] = None
     #: context relevance: judged answers whose reported average differed from the recomputed one
     average_mismatch: Optional[int] = opt()
     quoted: Optional[QuotedUnits] = opt()
@@ -248,6 +258,8 @@ class HumanCorrected(Record):
     labels_low: Optional[float] = None
     labels_high: Optional[float] = None
     confidence: Optional[float] = None
+    #: an interval of zero width (no spread in the labels) was replaced by Wilson's on the scale
+    floored: bool = False
     signature: str = ""
     metric: str = ""
     #: ``mean`` or ``pass rate``: the scale the labels are on
@@ -311,6 +323,9 @@ class StageVerdict(Record):
     correct_detail: Optional[str] = None
     faithful: Optional[bool] = None
     abstained: Optional[bool] = None
+    #: what the label's word is worth: ``judge_unchecked:<input> (why)``, ``short_answer (...)``
+    #: (:mod:`ragexam.analysis.answers.diagnosis`)
+    caveats: List[str] = opt(factory=list)
 
     @property
     def verdict(self) -> str:
@@ -338,6 +353,8 @@ class AttributionSection(Record):
     counts: Dict[str, Dict[str, int]] = field(default_factory=dict)
     by_type: Dict[str, Dict[str, Dict[str, int]]] = field(default_factory=dict)
     unjudged_reasons: Dict[str, Dict[str, int]] = field(default_factory=dict)
+    #: per pipeline, how many labels carry each kind of caveat (``judge_unchecked:correct``, ``short_answer``)
+    caveats: Dict[str, Dict[str, int]] = field(default_factory=dict)
     questions: List[StageVerdict] = field(default_factory=list)
 
     def matrix(self, pipeline: str) -> Tuple[List[str], List[str], List[List[int]]]:

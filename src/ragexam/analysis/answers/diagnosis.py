@@ -37,21 +37,38 @@ Inputs (:class:`StageInputs`):
 ``--correct-if``), ``retrieval_unknown`` (answer verdict known but no run and no contexts),
 ``judge:<reason>`` (the judge left it unjudged, e.g. ``judge:invalid_json``).
 
+**Caveats** (``StageResult.caveats``): a label is kept, but marked, when what decided it is not worth the
+label's word:
+
+* ``judge_unchecked:<input>`` -- the verdict it rests on (``correct``, ``faithful``, ``abstained``) came from a
+  judge metric that was not shown to separate good from bad (no judge-check of this judge, one that did not
+  separate, or one measured on another data set; :func:`ragexam.analysis.judging.trust.untrusted`): read the
+  label as the judge's opinion, not a finding;
+* ``short_answer`` -- an answer called not correct that is a short piece of the key (``"12시간"`` against
+  "긴급 장애는 접수 후 12시간 이내에 ..."; :func:`short_answer`): a terse correct answer a judge may grade
+  partially correct -- read it before blaming generation.
+
 :func:`attribute` applies the table to one question; :class:`Attribution` holds all of them
 with counts per pipeline (:meth:`Attribution.counts`) and per pipeline x question type
-(:meth:`Attribution.matrix`).
+(:meth:`Attribution.matrix`), and says in :meth:`Attribution.caveat_notes` how many labels carry a caveat.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from ragexam import fmt
 from ragexam.storage.score_summary import AttributionSection, StageVerdict
 
 __all__ = ["LABELS", "StageInputs", "StageResult", "Attribution", "attribute", "attribute_all",
-           "evidence_in_contexts"]
+           "evidence_in_contexts", "short_answer", "SHORT_SHARE"]
+
+#: an answer at most this share of the key's length (normalized characters) is short (:func:`short_answer`)
+SHORT_SHARE = 1 / 3
+#: the labels whose verdict is "the answer was not correct"
+_NOT_CORRECT = ("generation_miss", "retrieval_miss", "evidence_split")
 
 #: the labels, in report order
 LABELS = ("ok", "retrieval_miss", "evidence_split", "generation_miss", "lucky", "abstained_ok", "hallucinated",
@@ -74,6 +91,8 @@ class StageInputs:
     abstained: Optional[bool] = None
     missing: Optional[str] = None  # why the answer verdict is unknown (correct / abstained is None)
     evidence_split: bool = False  # the run labelled the retrieval miss evidence_split (the chunking cut it)
+    answer: Optional[str] = None  # the answer and the key, for the short-answer caveat
+    key: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -83,6 +102,7 @@ class StageResult:
     inputs: StageInputs
     label: str
     reason: Optional[str] = None
+    caveats: Tuple[str, ...] = ()
 
     def to_record(self) -> StageVerdict:
         """The answer's entry of the score's ``attribution.questions``."""
@@ -90,11 +110,41 @@ class StageResult:
         return StageVerdict(pipeline=i.pipeline, query_id=i.query_id, type=i.type, answerable=i.answerable,
                             label=self.label, reason=self.reason, retrieved=i.retrieved, first_rank=i.first_rank,
                             correct=i.correct, correct_detail=i.correct_detail, faithful=i.faithful,
-                            abstained=i.abstained)
+                            abstained=i.abstained, caveats=list(self.caveats))
 
 
-def attribute(x: StageInputs) -> StageResult:
-    """The label of one question (the table in the module docstring)."""
+def short_answer(answer: Optional[str], key: Optional[str]) -> bool:
+    """``answer`` is a short piece of ``key``: at most :data:`SHORT_SHARE` of its length (normalized, without
+    spaces) and every word of it found in the key (``"12시간"`` against a key that says "12시간 이내에")."""
+    if not answer or not key:
+        return False
+    from ragexam.data.normalization import normalize
+
+    a, k = normalize(answer).strip(" .!?。"), normalize(key)
+    if not a or len(a.replace(" ", "")) > SHORT_SHARE * len(k.replace(" ", "")):
+        return False
+    return all(w in k for w in a.split())
+
+
+def _caveats(x: StageInputs, label: str, unverified: Mapping[str, str]) -> Tuple[str, ...]:
+    """The caveats of one label (module docstring)."""
+    used = ["abstained"] if not x.answerable else ["correct"] + (["faithful"] if x.faithful is not None else [])
+    out = [f"judge_unchecked:{u} ({unverified[u]})" for u in used if u in unverified and label != "unjudged"]
+    if label in _NOT_CORRECT and x.correct is False and short_answer(x.answer, x.key):
+        out.append("short_answer (the answer is a short piece of the key: read it)")
+    return tuple(out)
+
+
+def attribute(x: StageInputs, unverified: Optional[Mapping[str, str]] = None) -> StageResult:
+    """The label of one question (the table in the module docstring), with its caveats; ``unverified``: ``{input:
+    why}`` of the verdicts (``correct``, ``faithful``, ``abstained``) that came from a judge metric not shown to
+    separate."""
+    got = _label(x)
+    caveats = _caveats(x, got.label, unverified or {})
+    return StageResult(x, got.label, got.reason, caveats) if caveats else got
+
+
+def _label(x: StageInputs) -> StageResult:
     if not x.answerable:
         if x.abstained is None:
             return StageResult(x, "unjudged", x.missing or "no_abstention_verdict")
@@ -118,6 +168,24 @@ class Attribution:
     signature: str = ""
     notes: List[str] = field(default_factory=list)
 
+    def caveat_notes(self, ids: int = 8) -> List[str]:
+        """One line per kind of caveat (module docstring): how many labels carry it, of which labels, which
+        questions."""
+        out = []
+        for kind, what in (("judge_unchecked", "rest on a judge verdict not shown to separate good from bad "
+                                               "(run `ragexam judge-check` with this judge on this question set)"),
+                           ("short_answer", "are short answers found in the key, called not correct: read them "
+                                            "before blaming the stage")):
+            hit = [r for r in self.results if any(c.startswith(kind) for c in r.caveats)]
+            if hit:
+                labels = ", ".join(f"{k}: {v}" for k, v in Counter(r.label for r in hit).most_common())
+                qids = ", ".join(r.inputs.query_id for r in hit[:ids]) + (" ..." if len(hit) > ids else "")
+                whys = sorted({c.split(" (", 1)[1].rstrip(")") for r in hit for c in r.caveats
+                               if c.startswith(kind) and " (" in c}) if kind == "judge_unchecked" else []
+                out.append(f"stage attribution: {len(hit)} of {fmt.plural(len(self.results), 'label')} ({labels}) "
+                           f"{what}" + (f"; {'; '.join(whys)}" if whys else "") + f" -- {qids}")
+        return out
+
     @property
     def pipelines(self) -> List[str]:
         return list(dict.fromkeys(r.inputs.pipeline for r in self.results))
@@ -140,12 +208,18 @@ class Attribution:
                     if r.label == "unjudged" and (pipeline is None or r.inputs.pipeline == pipeline))
         return dict(c.most_common())
 
+    def caveat_counts(self, pipeline: str) -> Dict[str, int]:
+        """``{caveat kind: labels carrying it}`` of one pipeline (``judge_unchecked:correct``, ``short_answer``)."""
+        return dict(Counter(c.split(" ", 1)[0] for r in self.results if r.inputs.pipeline == pipeline
+                            for c in r.caveats))
+
     def to_section(self) -> AttributionSection:
         """The score's ``attribution`` section."""
         return AttributionSection(signature=self.signature, labels=list(LABELS), notes=list(self.notes),
                                   counts={p: self.counts(p) for p in self.pipelines},
                                   by_type={p: self.matrix(p) for p in self.pipelines},
                                   unjudged_reasons={p: self.unjudged_reasons(p) for p in self.pipelines},
+                                  caveats={p: self.caveat_counts(p) for p in self.pipelines},
                                   questions=[r.to_record() for r in self.results])
 
     def to_dict(self) -> Dict[str, object]:
@@ -153,10 +227,10 @@ class Attribution:
         return self.to_section().to_dict()
 
 
-def attribute_all(inputs: Iterable[StageInputs], *, signature: str = "",
-                  notes: Sequence[str] = ()) -> Attribution:
-    """:func:`attribute` for each input, collected into an :class:`Attribution`."""
-    return Attribution([attribute(x) for x in inputs], signature, list(notes))
+def attribute_all(inputs: Iterable[StageInputs], *, signature: str = "", notes: Sequence[str] = (),
+                  unverified: Optional[Mapping[str, str]] = None) -> Attribution:
+    """:func:`attribute` for each input (``unverified`` as there), collected into an :class:`Attribution`."""
+    return Attribution([attribute(x, unverified) for x in inputs], signature, list(notes))
 
 
 def evidence_in_contexts(evidence: Sequence[str], contexts: Sequence[str], *,

@@ -49,30 +49,31 @@ def pass_metrics(judge_run: Optional[JudgeRun], metrics: Sequence[str]) -> Tuple
     return tuple(m for m in metrics if (d := judge_run.definition(m)) is not None and d.pass_rule is not None)
 
 
-def judge_stat(rows: Sequence[AnswerRow], metric: str, seed: Optional[int], qtype: Optional[str] = None
-               ) -> MetricSummary:
+def judge_stat(rows: Sequence[AnswerRow], metric: str, seed: Optional[int], qtype: Optional[str] = None, *,
+               definition: Optional[JudgeMetric] = None) -> MetricSummary:
     """The :class:`~ragexam.metrics.judge.MetricSummary` of ``metric`` over ``rows`` (of question type ``qtype``),
-    with bootstrap intervals drawn with ``seed``."""
+    with bootstrap intervals drawn with ``seed``; ``definition``: the metric judged (its scale, and what a
+    probability mean is called), default the registered one of that name."""
     from ragexam.metrics.judge import summarize
 
     scores = [r.judge[metric] for r in rows if metric in r.judge and (qtype is None or _type(r) == qtype)]
-    return summarize(scores, metric, seed=seed)
+    return summarize(scores, metric, seed=seed, definition=definition)
 
 
 def segment_result(rows: Sequence[AnswerRow], text: TextScores, metrics: Sequence[str], pass_metrics: Sequence[str],
-                   seed: Optional[int]) -> ScoreResult:
+                   seed: Optional[int], definitions: Optional[Mapping[str, JudgeMetric]] = None) -> ScoreResult:
     """``results[pipeline]`` of a segment's rows: ``n`` the answerable questions with a text score; the corpus
     ``chrf`` and ``bleu`` and the mean ``rouge_l`` over them; ``ok_share`` (the share of the rows whose stage is ok
     or abstained_ok; unjudged ones count as not ok); each judge metric's mean over its judged items and, for a
-    metric with a pass rule, its pass rate ``<metric>_pass``, with their bootstrap intervals (the ones ``ragexam
-    check`` computes from the rows with the same seed) and coverage."""
+    metric with a pass rule, its pass rate ``<metric>_pass``, with their intervals (:func:`judge_stat`;
+    ``definitions``: the judged metrics by name) and coverage."""
     values: Dict[str, Optional[float]] = {m: _finite(getattr(text, m)) for m in ("chrf", "bleu", "rouge_l")}
     oks = [r.ok for r in rows if r.ok is not None]
     values["ok_share"] = (sum(oks) / len(oks)) if oks else None
     coverage: Dict[str, Coverage] = {}
     ci95: Dict[str, Optional[Tuple[float, float]]] = {}
     for m in metrics:
-        s = judge_stat(rows, m, seed)
+        s = judge_stat(rows, m, seed, definition=(definitions or {}).get(m))
         values[m] = _finite(s.mean)
         coverage[m] = Coverage(s.n, s.n_judged)
         if s.ci95 is not None:
@@ -133,7 +134,8 @@ def human_corrected(rows: Sequence[AnswerRow], metric: str, defn: Optional[Judge
              if r.item_id in labels]
     if len(pairs) < 2 or any(v is None for v in f_all):
         return None
-    est = ppi_mean(f_all, [f for f, _ in pairs], [y for _, y in pairs])
+    est = ppi_mean(f_all, [f for f, _ in pairs], [y for _, y in pairs],
+                   scale=(0.0, 1.0) if defn.human_on_pass else (float(defn.score_range[0]), float(defn.score_range[1])))
     scale = "pass rate" if defn.human_on_pass else "mean"
     narrower = (est.high - est.low) < (est.labels_high - est.labels_low)
     quote = (f"quote the corrected {scale} {fmt.num(est.estimate)} [{fmt.ci((est.low, est.high), short=False)}]: "
@@ -191,7 +193,8 @@ class ScoreReport:
     def judge_summary(self, pipeline: str, metric: str, qtype: Optional[str] = None) -> MetricSummary:
         """The :class:`~ragexam.metrics.judge.MetricSummary` of ``metric`` for ``pipeline`` (and question
         type ``qtype``), with bootstrap intervals drawn with the score's seed."""
-        return judge_stat([r for r in self.rows if r.pipeline == pipeline], metric, self.seed, qtype)
+        defn = self.judge_run.definition(metric) if self.judge_run is not None else None
+        return judge_stat([r for r in self.rows if r.pipeline == pipeline], metric, self.seed, qtype, definition=defn)
 
     def ppi(self, pipeline: str, metric: str) -> Optional[Dict[str, object]]:
         """The JSON of the judge mean of ``metric`` for ``pipeline`` corrected by the human labels

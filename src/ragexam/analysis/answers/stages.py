@@ -31,7 +31,7 @@ from ragexam.analysis.answers.options import MetricLike, ScoreOptions
 from ragexam.analysis.answers.rows import EVIDENCE_TWINS, AnswerRow, evidence_per_context
 from ragexam.analysis.answers.scored import (ScoreReport, _type, human_corrected, judge_settings, judge_stat,
                                              pass_metrics, segment_result, segments, vs_evidence)
-from ragexam.analysis.judging.agreement import RepeatAgreement
+from ragexam.analysis.judging.agreement import RepeatAgreement, human_label_notes
 from ragexam.data.schema import QASet
 from ragexam.errors import InputError
 from ragexam.exec.beside import Beside
@@ -322,6 +322,8 @@ class Judged:
     repeat: int = 1
     agreement: Dict[str, RepeatAgreement] = field(default_factory=dict)
     notes: List[str] = field(default_factory=list)
+    #: metric -> why it is not shown to separate good from bad (:func:`ragexam.analysis.judging.trust.untrusted`)
+    untrusted: Dict[str, str] = field(default_factory=dict)
 
 
 def _definitions(metrics: Sequence[MetricLike], judge: Optional[Judge] = None) -> List[JudgeMetric]:
@@ -369,7 +371,7 @@ def judge(joined: Joined, judge: Optional[Judge], metrics: Optional[Sequence[Met
     values; with ``repeat >= 2`` the judge's agreement with itself.  ``None`` judges nothing (``Judged()``)."""
     if judge is None:
         return Judged()
-    from ragexam.analysis.judging.check import recorded_warnings
+    from ragexam.analysis.judging.trust import dataset_of, recorded_warnings, untrusted
     from ragexam.metrics.judge.registry import DEFAULT_METRICS
 
     repeat, rows = joined.options.repeat, joined.rows
@@ -392,7 +394,9 @@ def judge(joined: Joined, judge: Optional[Judge], metrics: Optional[Sequence[Met
             ev = evidence_per_context(r.question.evidence, r.contexts or ())
             if ev is not None:
                 r.evidence = ev
-    return Judged(judge, metrics, defs, run, repeat, agreement, list(recorded_warnings(judge, run)))
+    dataset = dataset_of(joined.qa)
+    return Judged(judge, metrics, defs, run, repeat, agreement, run.notes + recorded_warnings(judge, run, dataset),
+                  untrusted(judge, run, dataset))
 
 
 # -- 4. stage attribution ----------------------------------------------------------------------------------------
@@ -414,7 +418,8 @@ def _stage_inputs(r: AnswerRow, sources: Tuple[str, str, str], options: ScoreOpt
     correct_src, abstain_src, faithful_src = sources
     q = r.question
     base = dict(pipeline=r.pipeline, query_id=q.query_id, type=q.type, answerable=q.answerable,
-                retrieved=r.retrieved, first_rank=r.first_rank, evidence_split=r.evidence_split)
+                retrieved=r.retrieved, first_rank=r.first_rank, evidence_split=r.evidence_split, answer=r.answer,
+                key=q.ground_truth)
     if r.answer is None:
         why = "no_answer" if r.record is None or not r.record.error else f"no_answer ({r.record.error[:80]})"
         return StageInputs(**base, missing=why)
@@ -484,9 +489,13 @@ def attribute(joined: Joined, judged: Judged) -> Attributed:
                      f"{CORRECTNESS.name}")
     sources = (correct_src, "judge" if ABSTENTION.name in metrics else "phrases",
                "judge" if FAITHFULNESS.name in metrics else "none")
+    judged_inputs = {"correct": CORRECTNESS.name, "faithful": FAITHFULNESS.name, "abstained": ABSTENTION.name}
     attribution = attribute_all([_stage_inputs(r, sources, options) for r in rows],
                                 signature=_attribution_signature(rows, judged, sources, options),
-                                notes=joined.notes + judged.notes + notes)
+                                notes=joined.notes + judged.notes + notes,
+                                unverified={i: judged.untrusted[m] for i, m in judged_inputs.items()
+                                            if m in judged.untrusted})
+    notes.extend(attribution.caveat_notes())
     for r, st in zip(rows, attribution.results):
         r.stage = st
     return Attributed(attribution, *sources, notes=notes)
@@ -510,10 +519,12 @@ def _human_by_item(rows: Sequence[AnswerRow], human: HumanInput, metrics: Sequen
                 if m in metrics:
                     out.setdefault(m, {}).setdefault(r.item_id, v)
                     used.add((key, m))
-    unused = sum(1 for key, labels in human.items() for m in labels if (key, m) not in used)
-    if unused:
-        notes.append(f"{fmt.plural(unused, 'human label')} not used: their metric was not judged or their question "
-                     "has no answer")
+    on_judged: Dict[Tuple[str, str], List[str]] = {}
+    for m, labels in out.items():
+        for r in rows:
+            if r.item_id in labels and m in r.judge and r.judge[m].judged:
+                on_judged.setdefault((m, r.pipeline), []).append(r.query_id)
+    notes.extend(human_label_notes(human, used, on_judged, metrics))
     return out
 
 
@@ -533,8 +544,10 @@ def _judge_section(rows: Sequence[AnswerRow], judged: Judged, seed: int, labels:
     return JudgeSection(
         model=jr.model, endpoint=jr.endpoint, language=jr.language, repeat=jr.repeat, rubrics=jr.rubrics,
         signatures=jr.signatures, usage=jr.usage,
-        summary={p: {m: judge_stat(rs, m, seed).to_record() for m in metrics} for p, rs in segs.items()},
-        by_type={p: {t: {m: judge_stat(rs, m, seed, t).to_record() for m in metrics} for t in types}
+        summary={p: {m: judge_stat(rs, m, seed, definition=jr.definition(m)).to_record() for m in metrics}
+                 for p, rs in segs.items()},
+        by_type={p: {t: {m: judge_stat(rs, m, seed, t, definition=jr.definition(m)).to_record() for m in metrics}
+                     for t in types}
                  for p, rs in segs.items()},
         agreement=dict(judged.agreement),
         definitions=definitions,
@@ -556,6 +569,12 @@ def _settings(joined: Joined, texts: Texts, judged: Judged, attributed: Attribut
         min_coverage=o.min_coverage,
         judge=judge_settings(judged.run, judged.judge, judged.metrics, judged.defs, judged.repeat)
         if judged.judge is not None else None, seed=seed)
+
+
+def _definitions_of(judged: Judged) -> Dict[str, JudgeMetric]:
+    """``{metric: definition}`` of the judged metrics."""
+    jr = judged.run
+    return {m: d for m in judged.metrics if jr is not None and (d := jr.definition(m)) is not None}
 
 
 def summarize(joined: Joined, texts: Texts, judged: Judged, attributed: Attributed, *,
@@ -580,7 +599,8 @@ def summarize(joined: Joined, texts: Texts, judged: Judged, attributed: Attribut
                              n_answers=sum(1 for r in rows if r.record is not None), pipelines=list(segs),
                              missing_answers={p: sum(1 for r in rs if r.record is None) for p, rs in segs.items()}),
         text=texts.by_pipeline, text_by_type=texts.by_type,
-        results={p: segment_result(rs, texts.by_pipeline[p], metrics, passing, seed) for p, rs in segs.items()},
+        results={p: segment_result(rs, texts.by_pipeline[p], metrics, passing, seed, _definitions_of(judged))
+                 for p, rs in segs.items()},
         judge=_judge_section(rows, judged, seed, labels) if judged.run is not None else None,
         attribution=attributed.attribution.to_section(), notes=notes)
     return ScoreReport(rows, summary, attributed.attribution, judged.run, metrics, judged.agreement, seed, labels)

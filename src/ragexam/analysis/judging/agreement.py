@@ -56,8 +56,8 @@ from ragexam.errors import InputError
 from ragexam.metrics.judge.metric import JudgeMetric
 from ragexam.metrics.judge.registry import label_example, registered
 
-__all__ = ["RepeatAgreement", "repeat_agreement", "HumanAgreement", "human_agreement", "unit_values",
-           "check_human_value", "collect_human_labels", "scales"]
+__all__ = ["human_label_notes", "RepeatAgreement", "repeat_agreement", "HumanAgreement", "human_agreement",
+           "unit_values", "check_human_value", "collect_human_labels", "scales"]
 
 
 def scales() -> Dict[str, Tuple[int, ...]]:
@@ -336,4 +336,25 @@ def read_human_labels(path: Any) -> Dict[Tuple[Optional[str], str], Dict[str, An
     if not out:
         raise InputError(f"the file has no labels; expected lines such as {{\"query_id\": \"q1\", \"human\": "
                          f"{label_example()}}}", source=source, field="human")
+    return out
+
+
+def human_label_notes(human: Mapping[Tuple[Optional[str], str], Mapping[str, Any]], used: Any,
+                      on_judged: Mapping[Tuple[str, str], Sequence[str]], metrics: Sequence[str], *,
+                      ids: int = 8) -> List[str]:
+    """What ``score --human`` says about its labels: the labels not used -- their metric was not judged, or no
+    answer has their query id (and pipeline) -- named by id; and each judged metric and pipeline with fewer than 2
+    labels on judged answers (``on_judged``: ``(metric, pipeline)`` -> their query ids), which gets no corrected
+    mean: it needs 2."""
+    out = []
+    unused = [(key, m) for key, labels in human.items() for m in labels if (key, m) not in used]
+    if unused:
+        named = ", ".join((f"{k[0]}/" if k[0] else "") + f"{k[1]} ({m})" for k, m in unused[:ids])
+        more = f" and {len(unused) - ids} more" if len(unused) > ids else ""
+        out.append(f"{fmt.plural(len(unused), 'human label')} not used -- their metric was not judged or no answer has "
+                   f"their query_id (and pipeline): {named}{more}")
+    for (m, pipeline), labelled in on_judged.items():
+        if m in metrics and len(labelled) < 2:
+            out.append(f"{m} of {pipeline!r}: {fmt.plural(len(labelled), 'human label')} on a judged answer "
+                       f"({', '.join(labelled)}); the corrected mean needs at least 2 -- label more answers")
     return out

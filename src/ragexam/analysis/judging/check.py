@@ -16,9 +16,15 @@ kind           metrics                     positive item                        
                (context_recall)            chunks
 ``grounding``  answer + contexts           the reference answer as the answer,    the ``perturbed`` reference (below)
                (faithfulness)              its evidence chunks as contexts        with the same contexts
-``reference``  answer + ground truth       the reference answer judged against    the ``perturbed`` reference against
-               (answer_correctness)        itself (``key``)                       the reference
+``reference``  answer + ground truth       the question's evidence strings as     the same evidence with a
+               (answer_correctness)        the answer, judged against the         contradicting change
+               reference (``evidence``)    reference                              (``perturbed``, below)
 =============  ==========================  =====================================  ==================================
+
+The answer-correctness positive is never the reference judged against itself (any judge that can see two equal
+texts "separates" that): it is the evidence -- a correct answer in the document's words -- and its negative the
+same words with a change that contradicts the reference (only numbers that also occur in the reference are
+changed), so both differ from the reference alike and only the content tells them apart.
 
 A metric that judges the answer alone (answer_relevancy, abstention) has no contrast here.
 
@@ -28,8 +34,10 @@ and ``1`` -> ``n + 2``; ``30분`` -> ``60분``, ``VPN-ERR-619`` -> ``VPN-ERR-123
 first affirmative ending negated (``할 수 있습니다`` -> ``할 수 없습니다``, ``됩니다`` -> ``되지 않습니다``, ``can`` ->
 ``cannot``, ...); a text with neither becomes another question's reference answer (``other_answer``).
 
-The contrast set is judged like any score (cache, resume, retries, unjudged with reasons), and for each metric and
-each scoring available -- the written score (``sample``) and, when the endpoint returns log-probabilities, the
+The contrast set is judged like any score (cache, resume, retries, unjudged with reasons) -- with the quotation
+rule off (:mod:`ragexam.metrics.judge.quoted`: a claim a context states word for word is supported without the
+judge's say), so the check measures the judge and not the deterministic rule in front of it -- and for each metric
+and each scoring available -- the written score (``sample``) and, when the endpoint returns log-probabilities, the
 probability-weighted one (``probability``, from the same replies) -- ragexam reports, over the judged items:
 
 * **ROC AUC** of positives against negatives (:func:`ragexam.stats.discrimination.auc`) with a 95 % bootstrap
@@ -37,13 +45,31 @@ probability-weighted one (``probability``, from the same replies) -- ragexam rep
 * the **mean score gap** (positives minus negatives);
 * the **share of pairs ordered correctly**: within each question, (positive, negative) pairs whose positive
   scored higher (ties are counted apart);
-* a **verdict**: ``separates`` when the interval's lower end is at least 0.70, ``does not`` when it reaches 0.5 or
-  below or every score is the same ("scores are flat"), ``weakly`` in between -- in a sentence such as "this
-  judge separates relevant from irrelevant contexts: AUC 0.93 [0.88-0.97]".
+* a **verdict** (:func:`verdict_of`), over the items judged under that scoring:
 
-Each check is recorded in the LLM cache (kind ``judge-check``, keyed by model, endpoint, metric, rubric hash and
-scoring); ``ragexam score`` with the same judge warns when the recorded check of a metric it grades did not
-separate (:func:`recorded_warnings`).
+  ============  ======================================================================================
+  verdict       when
+  ============  ======================================================================================
+  ``unknown``   no item was judged: no AUC, no verdict (never a statistic of 0 items)
+  ``too_few``   fewer than :data:`MIN_QUESTIONS` questions have both a good and a bad item judged: the AUC
+                is shown, no verdict -- even a judge that orders every pair right cannot show more on so
+                few (the interval is floored by the Wilson interval over the questions,
+                :func:`ragexam.stats.discrimination.auc_ci`: 8 perfect questions give [0.68-1.00])
+  ``does_not``  every score is the same ("scores are flat"), or the interval reaches 0.5
+  ``inverted``  the interval lies wholly below 0.5: the judge scores the bad items *higher* -- a reversed
+                scale or a swapped label in the prompt or the parsing, not a judge that cannot tell
+  ``weakly``    the interval's lower end is above 0.5 and below :data:`SEPARATES` (0.70)
+  ``separates`` the interval's lower end is at least 0.70
+  ============  ======================================================================================
+
+  in a sentence such as "this judge separates relevant from irrelevant contexts: AUC 0.93 [0.88-0.97], 24
+  questions".
+
+Each check is recorded in the LLM cache (kind ``judge-check``) keyed by model, endpoint, metric, rubric hash,
+scoring and the data set it was measured on (:func:`ragexam.analysis.judging.trust.dataset_of`);
+:mod:`ragexam.analysis.judging.trust` reads it back (:func:`~ragexam.analysis.judging.trust.recorded_check`) and
+``ragexam score`` with the same judge warns when the check of a metric it grades did not separate, or was
+measured on another data set (:func:`~ragexam.analysis.judging.trust.recorded_warnings`).
 """
 
 from __future__ import annotations
@@ -58,8 +84,9 @@ from ragexam.errors import InputError
 from ragexam.metrics.judge.registry import default_metrics
 
 __all__ = ["KINDS", "contrast_kind", "DEFAULT_CHECK_METRICS", "ContrastItem", "Separation", "MetricCheck",
-           "JudgeCheck", "perturb", "build_contrast", "check_judge", "recorded_warnings", "CHECK_FORMAT", "SEPARATES",
-           "FLAT"]
+           "JudgeCheck", "perturb", "build_contrast", "check_judge", "separation", "verdict_of", "judge_alone",
+           "evidence_contrast", "CHECK_FORMAT",
+           "SEPARATES", "FLAT", "MIN_QUESTIONS", "VERDICTS"]
 
 #: contrast kind -> (what the positives are, what the negatives are), for the verdict's sentence
 KINDS: Dict[str, Tuple[str, str]] = {
@@ -70,9 +97,13 @@ KINDS: Dict[str, Tuple[str, str]] = {
 }
 #: the metrics judge-check checks when none is named: the built-ins that declare it (``default_for``)
 DEFAULT_CHECK_METRICS = default_metrics("check")
-CHECK_FORMAT = "ragexam-judge-check/1"
+CHECK_FORMAT = "ragexam-judge-check/2"
 #: lower end of the AUC interval from which a judge "separates"
 SEPARATES = 0.70
+#: questions (with a good and a bad item judged) a verdict needs: below it, ``too_few``
+MIN_QUESTIONS = 10
+#: the verdicts, best first (module docstring)
+VERDICTS = ("separates", "weakly", "does_not", "inverted", "too_few", "unknown")
 FLAT = "scores are flat"
 _NEGATIONS = (("할 수 있습니다", "할 수 없습니다"), ("할 수 없습니다", "할 수 있습니다"), ("수 있습니다", "수 없습니다"),
               ("수 없습니다", "수 있습니다"), ("됩니다", "되지 않습니다"), ("합니다", "하지 않습니다"),
@@ -95,10 +126,18 @@ class ContrastItem:
     detail: str = ""
 
 
-def perturb(text: str, others: Sequence[str], rng: random.Random) -> Tuple[str, str]:
-    """``(changed text, how)`` (module docstring): ``numbers``, ``negation`` or ``other_answer``."""
-    if _NUMBER.search(text):
-        return _NUMBER.sub(lambda m: str(int(m.group(0)) * 2 if int(m.group(0)) >= 2 else int(m.group(0)) + 2),
+def _changed(m: "re.Match[str]") -> str:
+    n = int(m.group(0))
+    return str(n * 2 if n >= 2 else n + 2)
+
+
+def perturb(text: str, others: Sequence[str], rng: random.Random, *,
+            within: Optional[str] = None) -> Tuple[str, str]:
+    """``(changed text, how)`` (module docstring): ``numbers``, ``negation`` or ``other_answer``.  ``within``: only
+    numbers that also occur in it (the reference) are changed, so the change contradicts it."""
+    wanted = None if within is None else set(_NUMBER.findall(within))
+    if any(wanted is None or n in wanted for n in _NUMBER.findall(text)):
+        return _NUMBER.sub(lambda m: _changed(m) if wanted is None or m.group(0) in wanted else m.group(0),
                            text), "numbers"
     for old, new in _NEGATIONS:
         if old in text:
@@ -191,6 +230,8 @@ def build_contrast(qa: Any, corpus: Any, metrics: Sequence[Any], *, chunker: str
     matcher = EvidenceMatcher()
     hits = _retrieve(questions, chunks)
     refs = [q.ground_truth for q in questions]
+    evidence = [_as_answer(q) for q in questions]
+    rng_ev = random.Random(f"{seed}:evidence")  # apart from ``rng``: the other kinds' items do not move
     out: Dict[str, List[ContrastItem]] = {m: [] for m in kinds}
     for q, q_hits in zip(questions, hits):
         pos = _evidence_chunks(q, chunks, matcher)
@@ -198,15 +239,22 @@ def build_contrast(qa: Any, corpus: Any, metrics: Sequence[Any], *, chunker: str
             notes.append(f"{q.query_id}: no {chunker} chunk holds its evidence whole; left out of the contrast set")
             continue
         negs = _negatives(q, chunks, q_hits, by_id, matcher, rng)
-        bad_answer, how = perturb(q.ground_truth, refs, rng)
+        answers = {"reference": perturb(q.ground_truth, refs, rng)}
+        if "reference" in kinds.values():
+            answers["evidence"] = perturb(_as_answer(q), evidence, rng_ev, within=q.ground_truth)
         ctx = tuple(c.text for c in pos)
         for m, kind in kinds.items():
-            out[m].extend(_items(m, kind, q, pos[0], ctx, negs, bad_answer, how, JudgeItem))
+            out[m].extend(_items(m, kind, q, pos[0], ctx, negs, answers, JudgeItem))
     return out
 
 
-def _items(metric: str, kind: str, q: Any, pos: Any, ctx: Tuple[str, ...], negs: Dict[str, Any], bad_answer: str,
-           how: str, make: Callable[..., Any]) -> List[ContrastItem]:
+def _as_answer(q: Any) -> str:
+    """The question's evidence strings as one answer (the answer-correctness positive)."""
+    return " ".join(e.strip() for e in q.evidence)
+
+
+def _items(metric: str, kind: str, q: Any, pos: Any, ctx: Tuple[str, ...], negs: Dict[str, Any],
+           answers: Dict[str, Tuple[str, str]], make: Callable[..., Any]) -> List[ContrastItem]:
     qid, gt = q.query_id, q.ground_truth
 
     def one(role: str, positive: bool, contexts: Tuple[str, ...], answer: Optional[str], detail: str) -> ContrastItem:
@@ -221,14 +269,19 @@ def _items(metric: str, kind: str, q: Any, pos: Any, ctx: Tuple[str, ...], negs:
         return [one("evidence", True, ctx, None, pos.chunk_id)] + (
             [one("random", False, (rand.text,), None, rand.chunk_id)] if rand is not None else [])
     if kind == "grounding":
+        bad_answer, how = answers["reference"]
         return [one("key", True, ctx, gt, "the reference answer"), one("perturbed", False, ctx, bad_answer, how)]
-    return [one("key", True, (), gt, "the reference answer"), one("perturbed", False, (), bad_answer, how)]
+    bad_answer, how = answers["evidence"]
+    return [one("evidence", True, (), _as_answer(q), "the question's evidence as the answer"),
+            one("perturbed", False, (), bad_answer, f"{how} (of the evidence)")]
 
 
 # --- the verdict ------------------------------------------------------------------------------------------
 @dataclass
 class Separation:
-    """How one metric's scores (under one ``scoring``) separate its positives from its negatives."""
+    """How one metric's scores (under one ``scoring``) separate its positives from its negatives: over
+    ``n_scored`` of ``n_items`` items (those with a score under this scoring), ``n_questions`` questions with both
+    a positive and a negative scored; ``auc`` is ``None`` when there is no such pair."""
 
     metric: str
     scoring: str
@@ -241,6 +294,9 @@ class Separation:
     n_pairs: int
     verdict: str
     text: str
+    n_items: int = 0
+    n_scored: int = 0
+    n_questions: int = 0
 
     @property
     def gap(self) -> Optional[float]:
@@ -250,16 +306,28 @@ class Separation:
         return {"metric": self.metric, "scoring": self.scoring, "auc": self.auc.to_dict() if self.auc else None,
                 "auc_by_negative": self.by_kind, "mean_positive": self.mean_pos, "mean_negative": self.mean_neg,
                 "gap": self.gap, "ordered": self.ordered, "ties": self.ties, "n_pairs": self.n_pairs,
+                "n_items": self.n_items, "n_scored": self.n_scored, "n_questions": self.n_questions,
                 "verdict": self.verdict, "text": self.text}
 
 
-def _verdict(metric: str, kind: str, a: Any, values: Sequence[float]) -> Tuple[str, str]:
+def verdict_of(kind: str, a: Any, values: Sequence[float], n_questions: int, n_items: int) -> Tuple[str, str]:
+    """``(verdict, sentence)`` of an AUC interval ``a`` (``None``: no pair scored) over ``n_questions`` questions
+    with scores ``values`` of ``n_items`` items (the table in the module docstring)."""
     good, bad = KINDS[kind]
     if a is None:
-        return "unknown", f"{metric}: too few judged items to tell"
-    where = f"AUC {fmt.num(a.auc, 2)} [{fmt.ci((a.low, a.high), short=False)}]"
+        return "unknown", (f"no verdict: {len(values)} of {fmt.plural(n_items, 'item')} judged, no question with "
+                           "both a good and a bad item judged")
+    where = (f"AUC {fmt.num(a.auc, 2)} [{fmt.ci((a.low, a.high), short=False)}], "
+             f"{fmt.plural(n_questions, 'question')}")
+    if n_questions < MIN_QUESTIONS:
+        return "too_few", (f"no verdict: {fmt.plural(n_questions, 'question')} judged, too few -- a verdict needs "
+                           f"at least {MIN_QUESTIONS} ({where}); check on more questions (--limit)")
     if len(set(values)) <= 1:
         return "does_not", f"this judge does not separate {good} from {bad}: {FLAT} ({where})"
+    if a.high < 0.5:
+        return "inverted", (f"this judge scores {bad} above {good}: an inverted scale ({where}) -- a prompt or "
+                            "parsing fault (a reversed scale, a swapped label), not a judge that cannot tell; read "
+                            "the rubric and a few replies")
     if a.low >= SEPARATES:
         return "separates", f"this judge separates {good} from {bad}: {where}"
     if a.low > 0.5:
@@ -269,8 +337,8 @@ def _verdict(metric: str, kind: str, a: Any, values: Sequence[float]) -> Tuple[s
 
 def separation(metric: str, scoring: str, rows: Sequence[Tuple[ContrastItem, Optional[float]]], *,
                seed: int, n_resamples: int = 2000, kind: str = "contexts") -> Separation:
-    """The :class:`Separation` of judged ``(item, score)`` rows (unjudged rows have ``None``) of a metric whose
-    contrast is of ``kind`` (:data:`KINDS`, for the verdict's words)."""
+    """The :class:`Separation` of ``(item, score)`` rows (rows without a score under this scoring have ``None``)
+    of a metric whose contrast is of ``kind`` (:data:`KINDS`, for the verdict's words)."""
     from ragexam.stats.discrimination import auc, auc_ci
 
     judged = [(c, s) for c, s in rows if s is not None]
@@ -284,9 +352,22 @@ def separation(metric: str, scoring: str, rows: Sequence[Tuple[ContrastItem, Opt
     pairs = [(best[c.query_id], s) for c, s in neg if c.query_id in best]
     ordered = sum(p > n for p, n in pairs) / len(pairs) if pairs else None
     ties = sum(p == n for p, n in pairs) / len(pairs) if pairs else None
-    verdict, text = _verdict(metric, kind, a, [s for _, s in judged])
+    n_questions = len({c.query_id for c, _ in neg if c.query_id in best})
+    verdict, text = verdict_of(kind, a, [s for _, s in judged], n_questions, len(rows))
     mean = (lambda xs: sum(s for _, s in xs) / len(xs) if xs else None)
-    return Separation(metric, scoring, a, by_kind, mean(pos), mean(neg), ordered, ties, len(pairs), verdict, text)
+    return Separation(metric, scoring, a, by_kind, mean(pos), mean(neg), ordered, ties, len(pairs), verdict, text,
+                      len(rows), len(judged), n_questions)
+
+
+def evidence_contrast(metric: str, scoring: str, rows: Sequence[Tuple[str, float, bool]], *,
+                      seed: int = 12345) -> Separation:
+    """The :class:`Separation` of a context metric's values against the evidence, no LLM call: ``rows`` are
+    ``(query_id, the judge's value of one context, whether that context holds the question's evidence)`` -- the
+    data of ``score``'s "judge beside the evidence" table -- read like a judge-check's ``contexts`` contrast
+    (relevant vs irrelevant contexts, :func:`verdict_of`)."""
+    items = [(ContrastItem(q, metric, "evidence" if holds else "no_evidence", bool(holds), None), float(v))
+             for q, v, holds in rows]
+    return separation(metric, scoring, items, seed=seed, kind="contexts")
 
 
 @dataclass
@@ -314,7 +395,7 @@ class MetricCheck:
             s = self.scores[c.item.item_id]
             rows.append({"query_id": c.query_id, "kind": c.kind, "positive": c.positive, "detail": c.detail,
                          "status": s.status, "score": s.score, "score_sample": s.details.get("score_sample", s.score),
-                         "reason": s.reason, "answer": c.item.answer})
+                         "reason": s.reason, "message": s.message, "answer": c.item.answer})
         return {"metric": self.metric, "n": len(self.items), "n_judged": self.n_judged, "unjudged": self.unjudged(),
                 "separation": {k: v.to_dict() for k, v in self.separations.items()}, "items": rows}
 
@@ -336,11 +417,24 @@ class JudgeCheck:
                 "metrics": {m: c.to_dict() for m, c in self.checks.items()}, "notes": list(self.notes)}
 
 
+def judge_alone(judge: Any) -> Any:
+    """``judge`` with the quotation rule off (a copy when it was on): what a check measures."""
+    import copy
+
+    if not getattr(judge, "quoted", False):
+        return judge
+    alone = copy.copy(judge)
+    alone.quoted = False
+    return alone
+
+
 def check_judge(judge: Any, contrast: Dict[str, List[ContrastItem]], *, seed: int = 12345,
                 progress: Optional[Callable[[int, int], None]] = None, notes: Optional[List[str]] = None,
-                settings: Optional[Dict[str, Any]] = None) -> JudgeCheck:
-    """Judge the contrast set with ``judge`` and measure each metric's separation (module docstring); the
-    checks are recorded in the judge's cache."""
+                settings: Optional[Dict[str, Any]] = None, dataset: Any = None) -> JudgeCheck:
+    """Judge the contrast set with ``judge`` (the quotation rule off: the judge's own verdicts) and measure each
+    metric's separation (module docstring); with ``dataset`` (:func:`ragexam.analysis.judging.trust.dataset_of` of
+    the question set the contrast came from) the checks are recorded in the judge's cache under it."""
+    judge = judge_alone(judge)
     run = judge.run(None, {m: [c.item for c in items] for m, items in contrast.items()}, progress=progress)
     checks: Dict[str, MetricCheck] = {}
     for m, items in contrast.items():
@@ -352,8 +446,12 @@ def check_judge(judge: Any, contrast: Dict[str, List[ContrastItem]], *, seed: in
             rows = [(c, _score(scores[c.item.item_id], sc)) for c in items]
             mc.separations[sc] = separation(m, sc, rows, seed=seed, kind=kind)
         checks[m] = mc
-    out = JudgeCheck(checks, run, dict(settings or {}), list(notes or []))
-    _record(judge, out)
+    out = JudgeCheck(checks, run, dict(settings or {}), list(notes or []) + list(run.notes))
+    if dataset is not None:
+        from ragexam.analysis.judging.trust import record_check
+
+        out.settings.setdefault("dataset", {"name": dataset.name, "sha": dataset.sha, "n": dataset.n})
+        record_check(judge, out, dataset)
     return out
 
 
@@ -363,40 +461,3 @@ def _score(s: Any, scoring: str) -> Optional[float]:
     if scoring == "sample" and s.details.get("score_sample") is not None:
         return float(s.details["score_sample"])
     return float(s.score) if s.judged else None
-
-
-def _key(judge: Any, metric: str, rubric_sha: str, scoring: str) -> str:
-    from ragexam.llm.cache import request_key
-
-    return request_key({"format": CHECK_FORMAT, "kind": "judge-check", "model": judge.model,
-                        "endpoint": judge.endpoint, "metric": metric, "rubric_sha": rubric_sha, "scoring": scoring})
-
-
-def _record(judge: Any, check: JudgeCheck) -> None:
-    if judge.cache is None:
-        return
-    from ragexam.llm.cache import utc_now
-
-    for m, mc in check.checks.items():
-        sha = check.judge_run.rubrics[m]["sha"]
-        for sc, sep in mc.separations.items():
-            a = sep.auc
-            judge.cache.put(_key(judge, m, sha, sc), "judge-check", judge.model, judge.endpoint,
-                            {"metric": m, "scoring": sc, "verdict": sep.verdict, "text": sep.text,
-                             "auc": a.auc if a else None, "low": a.low if a else None, "high": a.high if a else None,
-                             "n": len(mc.items), "n_judged": mc.n_judged, "checked": utc_now(),
-                             "qa": check.settings.get("qa")})
-
-
-def recorded_warnings(judge: Any, run: Any) -> List[str]:
-    """Warnings for ``ragexam score``: each metric of the judge ``run`` whose recorded judge-check (same model,
-    endpoint, rubric and scoring) did not separate."""
-    if judge.cache is None:
-        return []
-    out = []
-    for m, r in run.rubrics.items():
-        rec = judge.cache.get(_key(judge, m, r["sha"], run.scoring.get(m, "sample")))
-        if rec and rec.get("verdict") != "separates":
-            out.append(f"judge-check of {m} with this judge ({rec.get('checked', '')[:10]}, {rec.get('qa')}): "
-                       f"{rec.get('text')}; read its scores with care")
-    return out

@@ -430,23 +430,16 @@ class Judge:
                           kind="judge", model=self.model, endpoint=self.endpoint, concurrency=self.concurrency,
                           usable=self._usable, redact=self.client.redact_value, progress=progress,
                           claim_wait=self.settings.claim_wait_seconds, executor=self.executor, limit=limit)
-        out: List[JudgeVerdict] = []
-        for t in tasks:
-            if t.missing is not None:
-                out.append(self._verdict(self._unjudged(t.missing, REASONS[t.missing][1], t), t, cached=False,
-                                         scoring=scoring[t.metric]))
-            elif t.all_quoted:
-                out.append(self._verdict(self._all_quoted(t, scoring[t.metric]), t, cached=False,
-                                         scoring=scoring[t.metric]))
-            else:
-                out.append(self._verdict(batch.values[t.key], t, cached=t.key in batch.from_cache,
-                                         scoring=scoring[t.metric]))
+        out = _verdicts(self, tasks, batch, scoring)
+        notes = _fall_back(self.scoring, out, scoring)
+        if notes:
+            out = _verdicts(self, tasks, batch, scoring)
         rubrics = {m: {"name": defs[m].rubric(language).name, "sha": defs[m].rubric(language).sha,
                        **({"source": defs[m].source} if defs[m].custom else {})} for m in jobs}
         return JudgeRun(out, self.model, self.endpoint, language, repeat, rubrics,
                         {m: self.signature(defs[m], language, repeat, scoring[m]) for m in rubrics},
                         batch.usage.to_dict(self.price), dict(defs), scoring,
-                        self.probe_result.to_dict() if self.probe_result is not None else None)
+                        self.probe_result.to_dict() if self.probe_result is not None else None, notes)
 
     def signature(self, metric: Union[str, JudgeMetric], language: str, repeat: int = 1,
                   scoring: Optional[str] = None) -> Signature:
@@ -551,13 +544,50 @@ class Judge:
             value = self._value(t, "judged", v.score, v.label, v.details, None, None, got.attempts, got.requests,
                                 got.prompt_tokens, got.completion_tokens, got.errors)
             if top is not None:
-                value["probability"] = probabilities(t.defn, t.units, got.content, got.logprobs)
+                value["probability"] = probabilities(t.defn, t.units, got.content, got.logprobs,
+                                                     error=got.logprobs_error)
         else:
             value = self._unjudged(got.reason or "invalid_json",
                                    f"{got.message} (after {fmt.plural(got.attempts, 'attempt')})", t, **counts)
         value["loops"] = got.loops
         store = value["status"] == "judged" or value["reason"] in _CACHEABLE
         return Outcome(value, store, got.requests, got.attempts, got.prompt_tokens, got.completion_tokens)
+
+
+def _verdicts(judge: Judge, tasks: Sequence[_Task], batch: Any, scoring: Mapping[str, str]) -> List[JudgeVerdict]:
+    """The verdict of every task from its value (no input, every unit quoted, or the batch's reply)."""
+    out: List[JudgeVerdict] = []
+    for t in tasks:
+        sc = scoring[t.metric]
+        if t.missing is not None:
+            value, cached = judge._unjudged(t.missing, REASONS[t.missing][1], t), False
+        elif t.all_quoted:
+            value, cached = judge._all_quoted(t, sc), False
+        else:
+            value, cached = batch.values[t.key], t.key in batch.from_cache
+        out.append(judge._verdict(value, t, cached=cached, scoring=sc))
+    return out
+
+
+def _fall_back(mode: str, verdicts: Sequence[JudgeVerdict], scoring: Dict[str, str]) -> List[str]:
+    """Under ``auto`` scoring (``mode``), each metric some of whose replies carried no readable log-probabilities
+    (although the probe found the endpoint returns them) is scored by the written scores instead -- the whole
+    metric, never a mix of the two kinds of score -- with a note saying so; ``scoring`` is updated."""
+    if mode != "auto":
+        return []
+    notes = []
+    for m, sc in scoring.items():
+        if sc != "probability":
+            continue
+        mine = [v for v in verdicts if v.metric == m and v.details.get("score_sample") is not None]
+        lost = [v for v in mine if v.reason == "no_probabilities"]
+        if lost:
+            scoring[m] = "sample"
+            notes.append(f"{m}: {len(lost)} of {fmt.plural(len(mine), 'reply', 'replies')} carried no readable "
+                         "token log-probabilities although the endpoint's probe found it returns them "
+                         f"({lost[0].message}); {m} is scored by the written scores (--scoring auto; --scoring "
+                         "probability leaves those replies unjudged)")
+    return notes
 
 
 def _custom_metrics(custom: Sequence[JudgeMetric]) -> Dict[str, JudgeMetric]:
@@ -605,15 +635,19 @@ def _with_quotes(value: Dict[str, Any], t: _Task) -> Dict[str, Any]:
     return out
 
 
-def probabilities(defn: JudgeMetric, units: Sequence[str], content: Optional[str], tokens: Any) -> Dict[str, Any]:
+def probabilities(defn: JudgeMetric, units: Sequence[str], content: Optional[str], tokens: Any, *,
+                  error: Optional[str] = None) -> Dict[str, Any]:
     """The probability score of one reply (:mod:`ragexam.llm.logprobs`): ``{"field", "score", "distributions",
-    "mass"}`` (one distribution per unit for per-unit metrics), or ``{"score": None, "error": why}``."""
+    "mass"}`` (one distribution per unit for per-unit metrics), or ``{"score": None, "error": why}`` (``error``:
+    why the reply's log-probabilities could not be read, :class:`~ragexam.llm.logprobs.UnreadableLogprobs`)."""
     from ragexam.llm.logprobs import distribution_at, value_offsets
 
     contract = defn.contract
     options = [o for o, _ in contract.options()]
     if not options:
         return {"score": None, "error": f"{defn.name}'s score has no values to weigh by probability"}
+    if error is not None:
+        return {"score": None, "error": f"the reply's log-probabilities cannot be read: {error}"}
     if not tokens or content is None:
         return {"score": None, "error": "the reply carried no token log-probabilities"}
     spans = value_offsets(content)

@@ -13,12 +13,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
+from ragexam.signature import Signature
 from ragexam.storage.score_summary import JudgeStat, QuotedUnits
 from ragexam.metrics.judge.metric import JudgeMetric
 from ragexam.metrics.judge.registry import builtin_metrics, registered
 
 __all__ = ["JudgeItem", "JudgeVerdict", "ItemScore", "MetricSummary", "JudgeRun", "JudgePlan", "REASONS",
-           "summarize", "combine_repeats", "INTERVAL_RESAMPLES", "INTERVAL_CONFIDENCE"]
+           "summarize", "combine_repeats", "INTERVAL_RESAMPLES", "INTERVAL_CONFIDENCE", "value_name",
+           "mean_interval"]
 
 #: reason -> (category, meaning).  Categories: ``judge`` (the reply was unusable), ``transport``
 #: (no reply), ``not_applicable`` (valid reply, no score defined), ``input`` (nothing to judge).
@@ -211,6 +213,18 @@ class MetricSummary:
         signature (seed, resamples, confidence); :ivar quoted: ``faithfulness`` / ``context_recall`` with the
         quotation rule on, ``(units a context quotes, units)`` over the judged items
         (:mod:`ragexam.metrics.judge.quoted`), else ``None``.
+        :ivar scoring: ``probability`` when the scores are probability-weighted, else ``sample``;
+        :ivar value_name: what ``mean`` is (:func:`value_name`: ``mean``, ``mean P(true)``, ``expected score``);
+        :ivar written_mean: with probability scoring, the mean of the scores the judge *wrote* (the written share
+        of ``true`` for per-unit metrics) -- shown beside the probability mean; the pass rate always comes from
+        the written verdicts; :ivar interval_note: why ``ci95`` is ``None`` or how it was drawn when not by the
+        bootstrap (:func:`mean_interval`).
+
+    Intervals never claim more than the items can show: the pass rate's is Wilson's
+    (:func:`ragexam.stats.proportion.wilson`; a percentile bootstrap of 4 passes of 4 is [1.00-1.00]); the mean's
+    is the percentile bootstrap, none below :data:`ragexam.stats.proportion.MIN_FOR_INTERVAL` judged items
+    ("n = 4: too few for an interval"), and when every item has the same score (nothing to resample) the Wilson
+    interval of that score's place on the metric's scale.
     """
 
     metric: str
@@ -230,6 +244,10 @@ class MetricSummary:
     ties: int = 0
     interval: Optional[str] = None
     quoted: Optional[Tuple[int, int]] = None
+    scoring: str = "sample"
+    value_name: str = "mean"
+    written_mean: Optional[float] = None
+    interval_note: Optional[str] = None
 
     def to_record(self) -> JudgeStat:
         """The summary as a score stores it (:class:`ragexam.storage.score_summary.JudgeStat`)."""
@@ -237,55 +255,102 @@ class MetricSummary:
                          mean=self.mean, ci95=self.ci95 or None, pass_rate=self.pass_rate,
                          pass_ci95=self.pass_ci95 or None, n_passed=self.n_passed, unjudged=dict(self.unjudged),
                          labels=dict(self.labels), n_repeated=self.n_repeated, flip_share=self.flip_share,
-                         ties=self.ties, interval=self.interval, average_mismatch=self.average_mismatch,
+                         ties=self.ties, interval=self.interval, scoring=self.scoring, value_name=self.value_name,
+                         written_mean=self.written_mean, interval_note=self.interval_note,
+                         pass_interval="wilson" if self.pass_ci95 is not None else None,
+                         average_mismatch=self.average_mismatch,
                          quoted=QuotedUnits(*self.quoted) if self.quoted is not None else None)
 
     def to_dict(self) -> Dict[str, Any]:
         return self.to_record().to_dict()
 
 
-def _interval(values: Sequence[float], seed: int, n_resamples: int) -> Tuple[Tuple[float, float], str]:
-    from ragexam.stats import bootstrap_ci
+def value_name(defn: Optional[JudgeMetric], scoring: str) -> str:
+    """What a summary's ``mean`` is: ``mean`` of written scores; with probability scoring ``mean P(true)`` (true/false
+    units; ``AP over P(true)`` for a rank-aware metric), ``mean P(<label>)`` (a two-label verdict) or ``expected
+    score`` (a 1-5 scale weighted by the probability of each level)."""
+    if scoring != "probability":
+        return "mean"
+    options = dict(defn.contract.options()) if defn is not None else {}
+    if set(options) == {"true", "false"}:
+        return "AP over P(true)" if getattr(defn, "combine", None) == "ap" else "mean P(true)"
+    positive = [o for o, v in options.items() if v == 1.0 and o.startswith('"')]
+    if positive and set(options.values()) <= {0.0, 1.0}:
+        return f"mean P({positive[0].strip(chr(34))})"
+    return "expected score"
 
+
+def mean_interval(values: Sequence[float], seed: int, n_resamples: int,
+                  scale: Optional[Tuple[float, float]] = None
+                  ) -> Tuple[Optional[Tuple[float, float]], Optional[str], Optional[str]]:
+    """``(interval, signature, note)`` of a mean of judge scores (:class:`MetricSummary`'s rule): none below
+    :data:`~ragexam.stats.proportion.MIN_FOR_INTERVAL` values; the percentile bootstrap; and when every value is
+    the same, the Wilson interval of its share of ``scale`` (``(lowest, highest)``), mapped back -- all 5 on 1-5
+    over 8 items is [3.70-5.00], not [5.00-5.00]."""
+    from ragexam.stats import bootstrap_ci
+    from ragexam.stats.proportion import too_few, wilson_on_scale
+
+    few = too_few(len(values))
+    if few is not None:
+        return None, None, few
+    if len(set(values)) == 1 and scale is not None and scale[1] > scale[0]:
+        return (wilson_on_scale(values[0], len(values), scale, confidence=INTERVAL_CONFIDENCE),
+                Signature([("stat", "mean"), ("ci", "wilson_on_scale"), ("conf", INTERVAL_CONFIDENCE),
+                           ("scale", f"{scale[0]:g}-{scale[1]:g}"), ("n", len(values))]),
+                f"every judged item scored {values[0]:g}: the interval is Wilson's on the {scale[0]:g}-{scale[1]:g} "
+                "scale")
     ci = bootstrap_ci(list(values), n_resamples=n_resamples, confidence=INTERVAL_CONFIDENCE, seed=seed)
-    return (ci.low, ci.high), ci.signature
+    return (ci.low, ci.high), ci.signature, None
+
+
+def _pass_interval(outcomes: Sequence[bool]) -> Tuple[float, float]:
+    from ragexam.stats.proportion import wilson
+
+    return wilson(sum(outcomes) / len(outcomes), len(outcomes), confidence=INTERVAL_CONFIDENCE)
 
 
 def summarize(scores: Iterable[ItemScore], metric: Optional[str] = None, *, seed: Optional[int] = None,
-              n_resamples: int = INTERVAL_RESAMPLES) -> MetricSummary:
+              n_resamples: int = INTERVAL_RESAMPLES, definition: Optional[JudgeMetric] = None) -> MetricSummary:
     """:class:`MetricSummary` of ``scores`` (all of one metric), with bootstrap intervals drawn with
-    ``seed`` (default :data:`ragexam.stats.DEFAULT_SEED`) and ``n_resamples`` resamples."""
+    ``seed`` (default :data:`ragexam.stats.DEFAULT_SEED`) and ``n_resamples`` resamples; ``definition``: the
+    metric (default the registered one of that name), for its scale and what a probability mean is called."""
     from ragexam.stats import DEFAULT_SEED
 
     scores = list(scores)
     seed = DEFAULT_SEED if seed is None else seed
     if metric is None:
         metric = scores[0].metric if scores else "?"
+    defn = definition or _metric_def(metric, metric)
     judged = [s for s in scores if s.judged]
     mean = sum(float(s.score) for s in judged) / len(judged) if judged else None
     unjudged = dict(Counter(s.reason for s in scores if not s.judged).most_common())
     labels = dict(Counter(s.label for s in judged if s.label is not None).most_common())
     mismatch = None
-    defn = _metric_def(metric, metric)
     if defn is not None and defn.average_check:
         mismatch = sum(1 for s in judged if s.details.get("average_mismatch"))
-    ci = sig = pass_rate = pass_ci = n_passed = None
+    ci = sig = pass_rate = pass_ci = n_passed = note = None
     if judged:
-        ci, sig = _interval([float(s.score) for s in judged], seed, n_resamples)
+        scale = tuple(defn.score_range) if defn is not None and defn.score_range else None
+        ci, sig, note = mean_interval([float(s.score) for s in judged], seed, n_resamples, scale)  # type: ignore
         outcomes = [s.passed for s in judged if s.passed is not None]
         if outcomes:
             n_passed = sum(outcomes)
             pass_rate = n_passed / len(outcomes)
-            pass_ci, _ = _interval([float(x) for x in outcomes], seed, n_resamples)
+            pass_ci = _pass_interval(outcomes)
     counted = [s for s in judged if "n_quoted" in s.details]
     quoted = (sum(s.details["n_quoted"] for s in counted),
               sum(len(s.details.get("claims") or s.details.get("statements") or ()) for s in counted)) \
         if counted else None
     repeated = [s for s in judged if s.n_judged >= 2]
     flip = sum(s.flipped for s in repeated) / len(repeated) if repeated else None
+    probability = bool(judged) and all("probabilities" in s.details for s in judged)
+    written = [float(s.details["score_sample"]) for s in judged if s.details.get("score_sample") is not None]
+    written_mean = sum(written) / len(written) if probability and written else None
+    scoring = "probability" if probability else "sample"
     return MetricSummary(metric, len(scores), len(judged), len(judged) / len(scores) if scores else None,
                          mean, unjudged, labels, mismatch, ci, pass_rate, pass_ci, n_passed, len(repeated), flip,
-                         sum(s.tie for s in judged), sig, quoted)
+                         sum(s.tie for s in judged), sig, quoted, scoring, value_name(defn, scoring), written_mean,
+                         note)
 
 
 @dataclass
@@ -334,6 +399,8 @@ class JudgeRun:
     definitions: Dict[str, JudgeMetric] = field(default_factory=dict)
     scoring: Dict[str, str] = field(default_factory=dict)
     probe: Optional[Dict[str, Any]] = None
+    #: what the run changed and why (a metric scored by the written scores under ``auto``: the judge's ``_fall_back``)
+    notes: List[str] = field(default_factory=list)
 
     def for_metric(self, metric: str) -> List[JudgeVerdict]:
         return [j for j in self.judgments if j.metric == metric]
@@ -352,7 +419,7 @@ class JudgeRun:
         return {k: combine_repeats(v, defn) for k, v in groups.items()}
 
     def summary(self, metric: str, *, seed: Optional[int] = None) -> MetricSummary:
-        return summarize(self.items(metric).values(), metric, seed=seed)
+        return summarize(self.items(metric).values(), metric, seed=seed, definition=self.definition(metric))
 
     @property
     def metrics(self) -> List[str]:
