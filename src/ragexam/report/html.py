@@ -187,11 +187,15 @@ def _missed(view: RunView) -> str:
 
 
 def render_report(summary: Any, per_question: Sequence[Mapping[str, Any]],
-                  answers: Optional[Mapping[str, Any]] = None) -> str:
-    """The report as one HTML string (see the module docstring)."""
+                  answers: Optional[Mapping[str, Any]] = None, segments: Optional[Any] = None) -> str:
+    """The report as one HTML string (see the module docstring); ``segments``: a score's
+    :class:`~ragexam.storage.score_summary.SegmentsSection` (``score --by``), shown after the judge."""
+    from ragexam.report.segments_html import section as segments_section
+
     view = RunView.of(summary, per_question, answers)
     body = [_header(view), "<main>", sections.scores(view), sections.rerank(view), sections.judge(view.judge, view.dot),
-            sections.plots(view), _missed(view), sections.dataset(view), sections.settings(view)]
+            segments_section(segments), sections.plots(view), _missed(view), sections.dataset(view),
+            sections.settings(view)]
     if view.notes:
         body.append('<section id="notes"><h2>Notes</h2><ul>'
                     + "".join(f"<li>{_e(n)}</li>" for n in view.notes) + "</ul></section>")
@@ -208,7 +212,7 @@ def render_report(summary: Any, per_question: Sequence[Mapping[str, Any]],
 
 
 def write_report(summary: Any, per_question: Sequence[Mapping[str, Any]], out_path: PathLike,
-                 answers: Optional[Mapping[str, Any]] = None) -> Path:
+                 answers: Optional[Mapping[str, Any]] = None, segments: Optional[Any] = None) -> Path:
     """Write the self-contained HTML report of a run to ``out_path`` (UTF-8); returns the path.
 
     ``summary`` is the run's :class:`~ragexam.storage.summary.RunSummary` (or the ``summary.json`` object),
@@ -221,7 +225,7 @@ def write_report(summary: Any, per_question: Sequence[Mapping[str, Any]], out_pa
     from ragexam.storage.paths import check_output_file
 
     out = check_output_file(out_path, option="out_path")
-    text = render_report(summary, per_question, answers)
+    text = render_report(summary, per_question, answers, segments)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=str(out.parent))
     try:

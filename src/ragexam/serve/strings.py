@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Dict, Tuple
 
+from ragexam.report.segments_html import TEXTS as SEGMENT_TEXTS
+
 __all__ = ["STRINGS", "REASONS_KO"]
 
 STRINGS: Dict[str, Tuple[str, ...]] = {
@@ -487,6 +489,9 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "outcome.rescued": ("rescued as {key}, checked and accepted", "{key}(으)로 구제했습니다 (검사 통과, 승인)"),
     "outcome.edited": ("{key}: edit checked and saved ({status})", "{key}: 수정 내용을 검사하고 저장했습니다 ({status})"),
 }
+
+# a score's segments (``score --by``): the fragment's texts, kept with the fragment (ragexam.report.segments_html)
+STRINGS.update(SEGMENT_TEXTS)
 
 #: the generator's rejection reasons (``ragexam.questions.checks.REASONS``) in Korean; their English is the
 #: generator's own (one place), so only the Korean lives here
