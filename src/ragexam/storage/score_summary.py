@@ -455,6 +455,8 @@ class WorstTrace(Record):
     failed: List[str] = field(default_factory=list)
     score: Optional[float] = None
     why: str = ""
+    #: why a failed request has no answer
+    error: Optional[str] = opt()
 
 
 @dataclass

@@ -38,7 +38,8 @@ unpaired_compare`), when each has at least :data:`MIN_N`; otherwise ``too_few``.
 comparison of the section (:func:`ragexam.stats.comparison.holm_family`), and the verdicts are decided on it.
 
 The answers to read first (:func:`worst`): negative feedback first, then failed requests, then the most failed
-judge verdicts, then the lowest judged score (on the metric's scale from 0 to 1); :data:`WORST_N` of them.
+judge verdicts, then the lowest judged score (on the metric's scale from 0 to 1), then the file's order;
+:data:`WORST_N` of them.
 """
 
 from __future__ import annotations
@@ -316,7 +317,7 @@ def worst(rows: Sequence[AnswerRow], by: Optional[str], defs: Mapping[str, Judge
           n: int = WORST_N) -> List[WorstTrace]:
     """The ``n`` answers to read first (module docstring)."""
     ranked = []
-    for r in rows:
+    for i, r in enumerate(rows):
         if r.record is None:
             continue
         negative = r.record.trace is not None and r.record.trace.negative
@@ -327,12 +328,13 @@ def worst(rows: Sequence[AnswerRow], by: Optional[str], defs: Mapping[str, Judge
         error = r.answer is None
         if not (negative or failed or error or low is not None):
             continue
-        why = (["negative feedback"] if negative else []) + ([f"failed request: {r.record.error}"] if error else []) \
+        why = (["negative feedback"] if negative else []) + (["failed request"] if error else []) \
             + failed + ([f"lowest judged score {fmt.num(low)} (0-1)"] if low is not None else [])
-        ranked.append(((not negative, not error, -len(failed), 2.0 if low is None else low, r.query_id),
+        ranked.append(((not negative, not error, -len(failed), 2.0 if low is None else low, i),
                        WorstTrace(query_id=r.query_id, segments=segment_names(r, by) if by else [],
                                   question=r.question.question[:300], answer=(r.answer or "")[:300] or None,
-                                  negative=negative, failed=failed, score=low, why="; ".join(why))))
+                                  negative=negative, failed=failed, score=low, why="; ".join(why),
+                                  error=r.record.error if error else None)))
     return [w for _, w in sorted(ranked, key=lambda t: t[0])[:n]]
 
 
