@@ -395,3 +395,34 @@ def test_check_gates_on_a_segment(folder, stub, capsys):
     assert "no interval: n = " in capsys.readouterr().out
     assert _cli(["check", out, "--min", "faithfulness=0", "--segment", "2025-03-02", "--point"]) == 0
     assert _cli(["check", out, "--min", "faithfulness=0", "--segment", "2025-01-01"]) == 2
+
+
+def test_the_korean_score_page_has_no_english_outside_data_in_the_browser(folder, stub, tmp_path):
+    """The segments of serve's score page in Korean, read by Chromium: every label Korean (names, verdicts and
+    notes computed in English are data), as the other Korean pages (tests/test_serve_browser.py)."""
+    from test_report_browser import CHROMIUM_FLAGS, _playwright_and_chromium
+    from test_serve_browser import _ENGLISH_LEFT, NAMES_AND_DATA
+
+    from starlette.testclient import TestClient
+
+    from ragexam.serve.app import Catalog, create_app
+    from ragexam.serve.security import ServeOptions
+
+    score(ANSWERS, folder, stub, "--by", "tag")
+    out = next(p for p in sorted(folder.glob("score*")) if json.loads((p / "score.json").read_text("utf-8"))
+               ["settings"].get("by") == "tag")
+    c = TestClient(create_app(Catalog.of([], None, [out], None), ServeOptions(port=8765, lang="ko")),
+                   base_url="http://127.0.0.1:8765")
+    key = re.search(r'href="/run/([^"?#]+)"', c.get("/runs").text).group(1)
+    html = re.search(r'<section id="segments">.*?</section>', c.get(f"/run/{key}").text, re.S).group(0)
+    sync_playwright, exe = _playwright_and_chromium()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=exe, headless=True, args=CHROMIUM_FLAGS[:-1])
+        try:
+            page = browser.new_page()
+            page.set_content(f'<!DOCTYPE html><html lang="ko"><body>{html}</body></html>')
+            assert page.locator("#segments h2").inner_text() == "tag별 구간"
+            assert page.locator("#segments table.segments tbody tr").count() == 3  # prompt-v2, prompt-v1, vpn
+            assert page.evaluate(_ENGLISH_LEFT, sorted(NAMES_AND_DATA)) == []
+        finally:
+            browser.close()

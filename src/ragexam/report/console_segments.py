@@ -49,7 +49,8 @@ def spread_cell(s: Spread) -> str:
 
 
 def _metrics(sec: SegmentsSection) -> List[str]:
-    return list(dict.fromkeys(m for s in sec.segments.values() for m in s.judge))
+    """The judge metrics some segment had answers for (abstention judges out-of-corpus questions only)."""
+    return list(dict.fromkeys(m for s in sec.segments.values() for m, st in s.judge.items() if st.n))
 
 
 def _segment_table(sec: SegmentsSection, con: "Console") -> None:
@@ -67,7 +68,8 @@ def _segment_table(sec: SegmentsSection, con: "Console") -> None:
     print_fitted(con, title=title_of(sec) + ": judge metrics (mean [95% CI] n judged)",
                  keys=Keys([Column("segment", "left")], [[n + (" *" if n == sec.baseline and sec.by else "")]
                                                          for n in names]),
-                 value_columns=[Column("answers"), Column("questions"), Column("failed"), Column("thumbs-down"),
+                 value_columns=[Column("answers"), Column("questions"), Column("failed requests"),
+                                Column("thumbs-down"),
                                 *(Column(m) for m in metrics), *(Column(f"exam {m}") for m in evidence)],
                  values=[cells(sec.segments[n]) for n in names])
     kinds = list(dict.fromkeys(k for s in sec.segments.values() for k in s.tokens))

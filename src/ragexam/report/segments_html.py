@@ -14,7 +14,7 @@ The page of a score without a run (production traces: ``score --by ... --report 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ragexam import fmt
 from ragexam.report.views import fmt_e as _e
@@ -31,9 +31,9 @@ TEXTS: Dict[str, Tuple[str, str]] = {
                   "the exam's evidence on the answers whose question is an exam question, feedback, latency and "
                   "tokens.", "구간마다 판정된 답변에 대한 심판 지표(평균, 그 아래 95% 구간, 판정한 답변 수), 시험 "
                   "문제와 같은 질문의 답변에 대해 시험 근거로 잰 결과, 피드백, 지연 시간과 토큰 수입니다."),
-    "seg.baseline": ("Baseline: <b>{name}</b>.", "기준 구간: <b>{name}</b>."),
-    "seg.overlap": ("An answer is counted in every {by} it has: the segments overlap.",
-                    "답변은 자기가 가진 {by}마다 모두 셉니다. 구간끼리 겹칩니다."),
+    "seg.baseline": ('Baseline: <b class="data">{name}</b>.', '기준 구간: <b class="data">{name}</b>.'),
+    "seg.overlap": ("An answer is counted in every <code>{by}</code> it has: the segments overlap.",
+                    "답변은 자기가 가진 <code>{by}</code>마다 모두 셉니다. 구간끼리 겹칩니다."),
     "seg.too_few": ("too few", "너무 적음"),
     "seg.n": ("n = {n}", "{n}개"),
     "seg.of": ("{k} of {n}", "{n}개 중 {k}개"),
@@ -91,33 +91,39 @@ TEXTS: Dict[str, Tuple[str, str]] = {
 SEGMENTS_CSS = ".segments td.toofew{color:var(--muted)}.segments .why{max-width:40em}"
 
 
-def _t(lang: str) -> Callable[..., str]:
-    pick = 1 if lang == "ko" else 0
+class _Texts:
+    """The fragment's texts in one language: ``t(key, **values)``; ``english``: whether that language is English
+    (a reason computed in English is shown as a tooltip only then)."""
 
-    def t(key: str, **values: Any) -> str:
-        return TEXTS[key][pick].format(**{k: v if isinstance(v, (int, float)) else _e(v) for k, v in values.items()})
-    return t
+    def __init__(self, lang: str) -> None:
+        self.pick = 1 if lang == "ko" else 0
+        self.english = self.pick == 0
+
+    def __call__(self, key: str, **values: Any) -> str:
+        safe = {k: v if isinstance(v, (int, float)) else _e(v) for k, v in values.items()}
+        return TEXTS[key][self.pick].format(**safe)
 
 
-def _stat(stat: Optional[Union[JudgeStat, MeanStat]], note: Optional[str], t: Callable[..., str]) -> str:
+def _stat(stat: Optional[Union[JudgeStat, MeanStat]], note: Optional[str], t: _Texts) -> str:
     n = 0 if stat is None else (stat.n_judged if isinstance(stat, JudgeStat) else stat.n)
     if stat is None or not n or stat.mean is None:
         return '<td class="num">–</td>'
     why = note or (stat.note if isinstance(stat, MeanStat) else None)
+    title = f' title="{_e(why)}"' if why and t.english else ""
     ci = f'<span class="ci">{fmt.ci(stat.ci95, digits=3, short=False)}</span>' if stat.ci95 else \
-        (f'<span class="ci" title="{_e(why)}">{t("seg.too_few") if why and why.startswith("n = ") else "–"}</span>'
+        (f'<span class="ci"{title}>{t("seg.too_few") if why and why.startswith("n = ") else "–"}</span>'
          if why else "")
     return f'<td class="num"><span class="v">{fmt.num(stat.mean)}</span>{ci}<span class="ci">{t("seg.n", n=n)}</span></td>'
 
 
-def _spread(s: Spread, t: Callable[..., str]) -> str:
+def _spread(s: Spread, t: _Texts) -> str:
     if not s.n:
         return '<td class="num">–</td>'
     cells = " / ".join(f"{v:,.0f}" if v is not None else "–" for v in (s.p50, s.p90, s.p99))
     return f'<td class="num">{cells}<span class="ci">{t("seg.n", n=s.n)}</span></td>'
 
 
-def _table(sec: SegmentsSection, t: Callable[..., str]) -> List[str]:
+def _table(sec: SegmentsSection, t: _Texts) -> List[str]:
     metrics = list(dict.fromkeys(m for s in sec.segments.values() for m, st in s.judge.items() if st.n))
     evidence = list(dict.fromkeys(m for s in sec.segments.values() for m in s.evidence))
     head = [t("seg.col.segment"), t("seg.col.answers"), t("seg.col.questions"), t("seg.col.failed"),
@@ -138,7 +144,7 @@ def _table(sec: SegmentsSection, t: Callable[..., str]) -> List[str]:
     return out
 
 
-def _spreads(sec: SegmentsSection, t: Callable[..., str]) -> List[str]:
+def _spreads(sec: SegmentsSection, t: _Texts) -> List[str]:
     kinds = list(dict.fromkeys(k for s in sec.segments.values() for k in s.tokens))
     if not any(s.latency_ms.n or s.tokens for s in sec.segments.values()):
         return []
@@ -153,7 +159,7 @@ def _spreads(sec: SegmentsSection, t: Callable[..., str]) -> List[str]:
     return out
 
 
-def _comparisons(sec: SegmentsSection, t: Callable[..., str]) -> List[str]:
+def _comparisons(sec: SegmentsSection, t: _Texts) -> List[str]:
     if not sec.comparisons:
         return []
     tested = sum(1 for c in sec.comparisons if c.design != "too_few")
@@ -177,7 +183,7 @@ def _comparisons(sec: SegmentsSection, t: Callable[..., str]) -> List[str]:
     return out
 
 
-def _worst(sec: SegmentsSection, t: Callable[..., str]) -> List[str]:
+def _worst(sec: SegmentsSection, t: _Texts) -> List[str]:
     if not sec.worst:
         return []
     head = [t("seg.col.answer_id")] + ([t("seg.col.segment")] if sec.by else []) + [t("seg.col.why"),
@@ -193,7 +199,7 @@ def _worst(sec: SegmentsSection, t: Callable[..., str]) -> List[str]:
     return out
 
 
-def _exam(sec: SegmentsSection, t: Callable[..., str]) -> List[str]:
+def _exam(sec: SegmentsSection, t: _Texts) -> List[str]:
     e = sec.exam
     if e is None:
         return []
@@ -201,14 +207,14 @@ def _exam(sec: SegmentsSection, t: Callable[..., str]) -> List[str]:
     text = t("seg.exam", m=m, n=e.n_traced, qa=e.qa or "?", exact=e.n_exact, near=e.n_near,
              t=f"{e.threshold:g}" if e.threshold is not None else "?") if m else \
         t("seg.exam_none", n=e.n_traced, qa=e.qa or "?")
-    return [f'<p class="note">{text}</p>', f'<p class="note sig">{_e(e.signature or "")}</p>']
+    return [f'<p class="note">{text}</p>', f'<p class="note sig data">{_e(e.signature or "")}</p>']
 
 
 def section(sec: Optional[SegmentsSection], lang: str = "en") -> str:
     """The fragment (module docstring) in ``lang`` (``en``, ``ko``); ``""`` without a section."""
     if sec is None:
         return ""
-    t = _t(lang)
+    t = _Texts(lang)
     title = t("seg.title", by=sec.by) if sec.by else t("seg.title_all")
     out = [f'<section id="segments"><h2>{title}</h2><p class="note">{t("seg.intro")}'
            + (" " + t("seg.baseline", name=sec.baseline) if sec.by and sec.baseline else "")
