@@ -426,3 +426,43 @@ def test_the_korean_score_page_has_no_english_outside_data_in_the_browser(folder
             assert page.evaluate(_ENGLISH_LEFT, sorted(NAMES_AND_DATA)) == []
         finally:
             browser.close()
+
+
+def test_show_json_and_the_dry_run(stub, capsys):
+    """``show`` prints a recorded score's segments again, ``--json`` holds them, and the dry run plans the
+    reference-free metrics of the traffic."""
+    assert _cli(["score", "--answers", ANSWERS, "--by", "model", *_judge(stub), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert list(data["segments"]["segments"]) and data["settings"]["by"] == "model"
+    assert _cli(["show", "latest"]) == 0
+    out = capsys.readouterr().out
+    assert "Segments by model" in out and "Latency (ms) and tokens" in out
+    assert _cli(["score", "--answers", ANSWERS, *_judge(stub), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "answer_relevancy" in out and "answer_correctness" not in out and "Nothing was sent" in out
+
+
+def test_by_pipeline_on_an_exam_run_goes_into_the_runs_report(tmp_path, stub):
+    """``--by`` on any answers file (here the pipelines of a run) and, with ``--run``, the segments in the run's
+    report."""
+    import ragexam
+
+    ragexam.run("it_helpdesk", "it_helpdesk", ["bm25", "bm25:whitespace"], ["paragraphs:400"], progress=False,
+                n_resamples=200, n_permutations=200, cache_dir=tmp_path / "cache").save(tmp_path / "run")
+    from ragexam.analysis.answers.files import load_answers
+
+    rows = [{"query_id": r.query_id, "pipeline": p, "answer": r.answer} for r in load_answers("it_helpdesk")
+            for p in ("bm25 | paragraphs:400", "bm25:whitespace | paragraphs:400")]
+    (tmp_path / "two.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in rows[:-3]),
+                                        encoding="utf-8")
+    assert _cli(["score", "--qa", "it_helpdesk", "--answers", tmp_path / "two.jsonl", "--run", tmp_path / "run",
+                 "--by", "pipeline", "--metric", "faithfulness", *_judge(stub), "--report", tmp_path / "r.html",
+                 "--out", tmp_path / "s", "--no-history"]) == 0
+    s = json.loads((tmp_path / "s" / "score.json").read_text(encoding="utf-8"))
+    sec = s["segments"]
+    assert list(sec["segments"]) == ["bm25 | paragraphs:400", "bm25:whitespace | paragraphs:400"]
+    assert any("without an answer: in no segment" in n for n in sec["notes"])  # 2 questions of the second
+    assert sec["comparisons"][0]["design"] == "paired"  # the same questions
+    assert sec["segments"]["bm25 | paragraphs:400"]["evidence"]["evidence_hit"]["n"] > 0  # the exam's own questions
+    report = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert '<section id="segments">' in report and '<section id="missed">' in report
