@@ -461,19 +461,21 @@ class WorstTrace(Record):
 
 @dataclass
 class ExamMatch(Record):
-    """A traced question that is an exam question: ``exact`` (the same after normalisation) or ``near``
-    (e5 cosine at or above the threshold, the same numbers)."""
+    """A traced question (as asked) that is an exam question: ``exact`` (the same after normalisation) or ``near``
+    (e5 cosine at or above the threshold, the same numbers), and how many answers asked it (``per_answer.csv``
+    names each answer's)."""
 
-    query_id: str = ""
+    question: str = ""
     exam_id: str = ""
     match: str = ""
     cosine: Optional[float] = None
+    answers: int = 0
 
 
 @dataclass
 class ExamMatching(Record):
-    """How traced questions were matched to the exam's: the threshold, the embedder, the counts and every
-    match."""
+    """How traced questions were matched to the exam's: the threshold, the embedder, the counts of answers
+    (``n_traced``, ``n_exact``, ``n_near``) and every distinct traced question that matched."""
 
     qa: Optional[str] = None
     threshold: Optional[float] = None

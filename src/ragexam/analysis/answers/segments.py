@@ -44,6 +44,7 @@ judge verdicts, then the lowest judged score (on the metric's scale from 0 to 1)
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -222,12 +223,17 @@ def segment(name: str, rows: Sequence[AnswerRow], metrics: Sequence[str], seed: 
 # -- comparisons --------------------------------------------------------------------------------------------------
 
 
-def pair_key(r: AnswerRow) -> str:
-    """The question an answer answers, for pairing (module docstring): its exam question, else its text."""
+@functools.lru_cache(maxsize=1 << 17)
+def _text_key(text: str) -> str:
     from ragexam.questions.traces_sample import question_key
 
+    return "text:" + question_key(text)
+
+
+def pair_key(r: AnswerRow) -> str:
+    """The question an answer answers, for pairing (module docstring): its exam question, else its text."""
     exam = exam_id(r.question)
-    return f"exam:{exam}" if exam is not None else "text:" + question_key(r.question.question)
+    return f"exam:{exam}" if exam is not None else _text_key(r.question.question)
 
 
 def _value(metric: str) -> Value:
@@ -316,26 +322,37 @@ def _scaled(metric: str, score: float, defs: Mapping[str, JudgeMetric]) -> float
 def worst(rows: Sequence[AnswerRow], by: Optional[str], defs: Mapping[str, JudgeMetric],
           n: int = WORST_N) -> List[WorstTrace]:
     """The ``n`` answers to read first (module docstring)."""
-    ranked = []
-    for i, r in enumerate(rows):
-        if r.record is None:
-            continue
-        negative = r.record.trace is not None and r.record.trace.negative
-        failed = [f"{m} {sc.label or fmt.num(sc.score)}" for m, sc in r.judge.items() if sc.judged and
-                  sc.passed is False]
-        scores = [_scaled(m, float(sc.score), defs) for m, sc in r.judge.items() if sc.judged and sc.score is not None]
-        low = min(scores) if scores else None
-        error = r.answer is None
-        if not (negative or failed or error or low is not None):
-            continue
-        why = (["negative feedback"] if negative else []) + (["failed request"] if error else []) \
-            + failed + ([f"lowest judged score {fmt.num(low)} (0-1)"] if low is not None else [])
-        ranked.append(((not negative, not error, -len(failed), 2.0 if low is None else low, i),
-                       WorstTrace(query_id=r.query_id, segments=segment_names(r, by) if by else [],
-                                  question=r.question.question[:300], answer=(r.answer or "")[:300] or None,
-                                  negative=negative, failed=failed, score=low, why="; ".join(why),
-                                  error=r.record.error if error else None)))
-    return [w for _, w in sorted(ranked, key=lambda t: t[0])[:n]]
+    import heapq
+
+    def rank(i: int, r: AnswerRow) -> Optional[Tuple[bool, bool, int, float, int]]:
+        negative = r.record is not None and r.record.trace is not None and r.record.trace.negative
+        failed = sum(1 for sc in r.judge.values() if sc.judged and sc.passed is False)
+        low = _lowest(r, defs)
+        if r.record is None or not (negative or failed or r.answer is None or low is not None):
+            return None
+        return (not negative, r.answer is not None, -failed, 2.0 if low is None else low, i)
+
+    ranked = [k for i, r in enumerate(rows) if (k := rank(i, r)) is not None]
+    return [_worst_trace(rows[k[-1]], by, defs) for k in heapq.nsmallest(n, ranked)]
+
+
+def _lowest(r: AnswerRow, defs: Mapping[str, JudgeMetric]) -> Optional[float]:
+    scores = [_scaled(m, float(sc.score), defs) for m, sc in r.judge.items() if sc.judged and sc.score is not None]
+    return min(scores) if scores else None
+
+
+def _worst_trace(r: AnswerRow, by: Optional[str], defs: Mapping[str, JudgeMetric]) -> WorstTrace:
+    rec = r.record
+    negative = rec is not None and rec.trace is not None and rec.trace.negative
+    failed = [f"{m} {sc.label or fmt.num(sc.score)}" for m, sc in r.judge.items() if sc.judged and sc.passed is False]
+    low = _lowest(r, defs)
+    why = (["negative feedback"] if negative else []) + (["failed request"] if r.answer is None else []) \
+        + ([f"did not pass: {', '.join(failed)}"] if failed else []) \
+        + ([f"lowest judged score {fmt.num(low)} on a 0-1 scale"] if low is not None else [])
+    return WorstTrace(query_id=r.query_id, segments=segment_names(r, by) if by else [],
+                      question=r.question.question[:300], answer=(r.answer or "")[:300] or None, negative=negative,
+                      failed=failed, score=low, why="; ".join(why),
+                      error=rec.error if rec is not None and r.answer is None else None)
 
 
 # -- the section --------------------------------------------------------------------------------------------------

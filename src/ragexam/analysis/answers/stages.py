@@ -285,9 +285,12 @@ class TextJob:
             tokenize_lines([""], "ko-mecab")
         self.rows = joined.rows
         self.todo = [r for r in joined.rows if r.answer is not None and r.question.ground_truth]
-        self.job = Beside(answer_statistics, [r.answer for r in self.todo],
-                          [r.question.ground_truth for r in self.todo], self.bleu_tok, self.rouge_tok,
-                          start=bool(self.todo) and beside)
+        pairs = [(r.answer, r.question.ground_truth) for r in self.todo]
+        distinct = list(dict.fromkeys(pairs))  # the same answer to the same reference (traffic) is scored once
+        where = {p: i for i, p in enumerate(distinct)}
+        self.where = [where[p] for p in pairs]
+        self.job = Beside(answer_statistics, [a for a, _ in distinct], [g for _, g in distinct], self.bleu_tok,
+                          self.rouge_tok, start=bool(self.todo) and beside)
 
     def _scores(self, stats: AnswerStatistics, keep: Callable[[AnswerRow], bool], signed: bool) -> TextScores:
         idx = [i for i, r in enumerate(self.todo) if r.question.answerable and keep(r)]
@@ -302,7 +305,7 @@ class TextJob:
         from ragexam.metrics.text import bleu_scores, chrf_scores
 
         if self.todo:
-            stats = self.job.result()
+            stats = tuple(x[self.where] for x in self.job.result())  # a row per answer again
             bs, cs, rs = stats
             for i, (r, b, c, g) in enumerate(zip(self.todo, bleu_scores(bs, effective_order=True), chrf_scores(cs),
                                                  rs[:, 2])):

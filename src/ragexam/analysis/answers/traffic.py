@@ -111,15 +111,18 @@ def split(qa: Optional[QASet], answers: Sequence[AnswerRecord], *, source: str =
 
         embedder = E5Embedder()
     exam = list(qa.questions)
-    found = match_exam([r.question or "" for r in traced], [q.question for q in exam], threshold=threshold,
-                       embedder=embedder)
-    out, matches = [], []
-    for r, m in zip(traced, found):
-        match = None if m is None else ExamMatch(r.query_id, exam[m.index].query_id, m.how, m.cosine)
+    distinct = list(dict.fromkeys(r.question or "" for r in traced))  # a question asked often is matched once
+    found_of = dict(zip(distinct, match_exam(distinct, [q.question for q in exam], threshold=threshold,
+                                             embedder=embedder)))
+    matches = {text: ExamMatch(text, exam[m.index].query_id, m.how, m.cosine) for text, m in found_of.items()
+               if m is not None}
+    out = []
+    for r in traced:
+        match = matches.get(r.question or "")
         if match is not None:
-            matches.append(match)
-        out.append((r, _traced_question(r, match, exam[m.index] if m is not None else None)))
-    return Split(by_id, out, _matching(qa, threshold, matches, len(traced), embedder))
+            match.answers += 1
+        out.append((r, _traced_question(r, match, exam[found_of[r.question or ""].index] if match else None)))
+    return Split(by_id, out, _matching(qa, threshold, list(matches.values()), len(traced), embedder))
 
 
 def _traced_question(rec: AnswerRecord, match: Optional[ExamMatch], exam: Optional[Question]) -> Question:
@@ -132,9 +135,10 @@ def _traced_question(rec: AnswerRecord, match: Optional[ExamMatch], exam: Option
 def _matching(qa: QASet, threshold: float, matches: List[ExamMatch], n: int, embedder: "Embedder") -> ExamMatching:
     from ragexam.signature import Signature
 
-    near = sum(1 for m in matches if m.match == "near")
+    near = sum(m.answers for m in matches if m.match == "near")
     name = str(getattr(embedder, "identity", type(embedder).__name__))
     sig = Signature([("match", "normalized-text+near-dup"), ("near_dup", f"cos>={threshold:g}+same-digits"),
                      ("embedder", name)])
     return ExamMatching(qa=str(qa.source) if qa.source is not None else None, threshold=threshold, embedder=name,
-                        n_traced=n, n_exact=len(matches) - near, n_near=near, matches=matches, signature=str(sig))
+                        n_traced=n, n_exact=sum(m.answers for m in matches) - near, n_near=near, matches=matches,
+                        signature=str(sig))
