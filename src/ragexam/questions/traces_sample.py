@@ -67,7 +67,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["TrafficQuestion", "Hint", "Cluster", "SampleConfig", "SampleResult", "Evidence", "question_key",
            "parse_first", "cluster", "choose", "locate_from_trace", "sample", "write_sample", "DEFAULT_THRESHOLD",
-           "LOCATED_AT", "ExamMatch", "match_exam"]
+           "LOCATED_AT"]
 
 #: cosine at which two questions with the same numbers are near-duplicates (module docstring, 2.)
 DEFAULT_THRESHOLD = 0.92
@@ -545,6 +545,8 @@ def write_sample(result: SampleResult, out: "str | Path") -> Dict[str, Path]:
 
 
 # -- traced questions that are exam questions (``ragexam score`` on traced answers) --------------------------------
+
+__all__ += ["ExamMatch", "match_exam"]
 
 
 @dataclass(frozen=True)
