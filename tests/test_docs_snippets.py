@@ -175,7 +175,7 @@ FIXTURES = {
     "docs/examples/test_exam.py": "repo",
     # docs/traces.md: the vendor-schema trace exports of the import's tests
     "tests/data/traces/langfuse_api.jsonl": "repo", "tests/data/traces/phoenix_spans.jsonl": "repo",
-    "tests/data/traces/otel_genai.jsonl": "repo",
+    "tests/data/traces/otel_genai.jsonl": "repo", "tests/data/traces/segments_langfuse.jsonl": "repo",
     # docs/evidence.md: the bundled questions without evidence; other tools' sets (tests/data/foreign)
     "no_evidence.jsonl": "no-evidence", "testset.csv": "ragas", "goldens.json": "deepeval",
     "autorag/qa.parquet": "autorag-qa", "autorag/corpus.parquet": "autorag-corpus",

@@ -458,14 +458,15 @@ def compare(run_a: str, run_b: str, *, history: Optional[PathLike] = None, **opt
 
 
 def check(run: str, floors: Sequence[str], *, pipeline: Optional[str] = None, point: bool = False,
-          history: Optional[PathLike] = None):
+          history: Optional[PathLike] = None, segment: Optional[str] = None):
     """The CI gate: each ``METRIC=VALUE`` floor against the run's or score's 95% CI lower bound (``point``:
-    its mean); a list of :class:`~ragexam.analysis.gating.gate.GateResult`."""
+    its mean); ``segment``: a segment of a score made with ``--by`` (or ``all``) instead of its pipelines; a list
+    of :class:`~ragexam.analysis.gating.gate.GateResult`."""
     from ragexam.analysis.gating.gate import check_run, parse_floor
     from ragexam.storage.history import resolve_run
 
     parsed = [parse_floor(f) for f in floors]
-    return check_run(resolve_run(run, history), parsed, pipeline=pipeline, point=point)
+    return check_run(resolve_run(run, history), parsed, pipeline=pipeline, point=point, segment=segment)
 
 
 # -- answers: score, generate, judge agreement ----------------------------------------------------------------
@@ -528,7 +529,10 @@ class ScoreRequest:
     a pipeline belong (``pipeline``), the run's ``corpus`` (a ``ragexam-run/1`` folder), ``miss_k``, the text
     threshold ``correct_if`` (``"chrf>=0.5"``), an ``abstain_phrases`` file, ``bleu_tokenize``; for an LLM judge
     its ``metrics``, ``repeat``, ``max_attempts``, ``judge_lang``, ``retry_unjudged``, ``min_coverage``, custom
-    ``rubrics`` (files), the ``executor`` its calls run on, and ``human`` labels (a JSONL file)."""
+    ``rubrics`` (files), the ``executor`` its calls run on, and ``human`` labels (a JSONL file); ``by`` a trace
+    field to segment the answers by, its ``baseline`` segment, and ``match_threshold``, the cosine of a traced
+    question's near match to an exam question (:mod:`ragexam.analysis.answers.segments`,
+    :mod:`ragexam.analysis.answers.traffic`)."""
 
     pipeline: Optional[str] = None
     corpus: Optional[CorpusLike] = None
@@ -545,6 +549,9 @@ class ScoreRequest:
     rubrics: Sequence[PathLike] = ()
     executor: ExecutorLike = None
     human: Optional[PathLike] = None
+    by: Optional[str] = None
+    baseline: Optional[str] = None
+    match_threshold: Optional[float] = None
 
     @property
     def needs_judge(self) -> bool:
@@ -575,13 +582,15 @@ def _score_options(req: ScoreRequest, answers: PathLike) -> ScoreOptions:
     return ScoreOptions(answers_source=str(answers), pipeline=req.pipeline, k=req.miss_k, corpus=req.corpus,
                         repeat=req.repeat,
                         correct_if=parse_correct_if(req.correct_if) if req.correct_if is not None else None,
-                        abstain_phrases=phrases, bleu_tokenize=req.bleu_tokenize, min_coverage=req.min_coverage)
+                        abstain_phrases=phrases, bleu_tokenize=req.bleu_tokenize, min_coverage=req.min_coverage,
+                        by=req.by, baseline=req.baseline, match_threshold=req.match_threshold)
 
 
-def _score_judge(settings: Optional[LLMSettings], req: ScoreRequest) -> Tuple[Optional[Judge], Optional[List[str]]]:
+def _score_judge(settings: Optional[LLMSettings], req: ScoreRequest, *, traffic: bool = False
+                 ) -> Tuple[Optional[Judge], Optional[List[str]]]:
     """``(judge, metrics)``: the :class:`~ragexam.metrics.judge.Judge` of ``settings`` with the request's custom
-    rubrics, and the metrics it grades (the request's, else the default ones and every rubric); ``(None, None)``
-    without a judge."""
+    rubrics, and the metrics it grades (the request's, else the default ones -- for ``traffic``, traced answers,
+    the reference-free ones -- and every rubric); ``(None, None)`` without a judge."""
     if settings is None:
         return None, None
     from ragexam.metrics.judge import load_rubric
@@ -590,12 +599,14 @@ def _score_judge(settings: Optional[LLMSettings], req: ScoreRequest) -> Tuple[Op
                 custom=[load_rubric(r) for r in req.rubrics or ()])
     if req.metrics:
         return jd, list(req.metrics)
+    from ragexam.analysis.answers.traffic import reference_free_metrics
     from ragexam.metrics.judge.registry import DEFAULT_METRICS
 
-    return jd, list(DEFAULT_METRICS) + list(jd.custom)
+    return jd, list(reference_free_metrics() if traffic else DEFAULT_METRICS) + list(jd.custom)
 
 
-def score(qa: QALike, answers: PathLike, *, run: Optional[PathLike] = None, judge: Optional[LLMSettings] = None,
+def score(qa: Optional[QALike], answers: PathLike, *, run: Optional[PathLike] = None,
+          judge: Optional[LLMSettings] = None,
           out: Optional[PathLike] = None, report: Optional[PathLike] = None, history: Optional[PathLike] = None,
           record: bool = True, dry_run: bool = False, progress: Progress = None,
           request: Optional[ScoreRequest] = None, **options: object) -> ScoreOutcome:
@@ -610,7 +621,9 @@ def score(qa: QALike, answers: PathLike, *, run: Optional[PathLike] = None, judg
     executor object; default threads here), see :class:`~ragexam.metrics.judge.Judge`.  ``human``: a JSONL file of
     human labels (``{"query_id", "pipeline"?, "human": {...}}``,
     :func:`ragexam.analysis.judging.agreement.read_human_labels`): each judged metric gets its prediction-powered
-    estimate beside the judge mean."""
+    estimate beside the judge mean.  ``qa`` may be ``None`` when every answer carries its ``question`` (production
+    traces: :mod:`ragexam.analysis.answers.traffic`); ``by``: segment the answers by a trace field
+    (:mod:`ragexam.analysis.answers.segments`); ``report`` without ``run`` is the page of the score's segments."""
     from ragexam.analysis.answers import stages
     from ragexam.analysis.answers.files import load_answers
     from ragexam.analysis.answers.scoring import score_joined
@@ -620,23 +633,25 @@ def score(qa: QALike, answers: PathLike, *, run: Optional[PathLike] = None, judg
     req = request if request is not None else ScoreRequest(**options)  # type: ignore[arg-type]
     _check_outputs(out=out, out_kind="score", report=report, history=history, record=record and not dry_run,
                    inputs=req.inputs(qa, answers, run))
-    if report is not None and run is None:
-        raise InputError("--report needs --run DIR: the report is the HTML report of that retrieval run (from "
-                         "`ragexam run --out DIR`) with these answers added; pass --run, or drop --report",
-                         source="ragexam score", field="report")
     opts = _score_options(req, answers)
     opts.check_judge(judge=judge is not None, human=False, source="ragexam score")
     if judge is None and (dry_run or req.needs_judge):
         raise InputError("needs --judge-model (the judge options apply to an LLM judge)", source="ragexam score",
                          field="judge_model")
-    joined = stages.join(load_qa(qa), load_answers(answers), options=opts,
+    joined = stages.join(load_qa(qa) if qa is not None else None, load_answers(answers), options=opts,
                          run=read_run_folder(run) if run is not None else None)
+    if report is not None and run is None and opts.by is None and not joined.traced:
+        raise InputError("--report needs --run DIR: the report is the HTML report of that retrieval run (from "
+                         "`ragexam run --out DIR`) with these answers added, or (with --by, or for traced answers) "
+                         "the page of the score's segments; pass --run or --by, or drop --report",
+                         source="ragexam score", field="report")
     human = None
     if req.human is not None:
         from ragexam.analysis.judging.agreement import read_human_labels
 
         human = read_human_labels(req.human)
-    jd, metrics = _score_judge(judge, req)
+    jd, metrics = _score_judge(judge, req, traffic=joined.traced and not any(r.question.ground_truth
+                                                                            for r in joined.rows))
     if dry_run:
         return ScoreOutcome(plan=stages.plan_judging(joined.rows, jd, metrics, repeat=opts.repeat))
     from ragexam.exec import calls_executor
@@ -667,12 +682,17 @@ def _score_outputs(rep: ScoreReport, run: Optional[PathLike], run_info: Optional
         hist_path = History(history).path
         score_id = record_score(rep, run_info.summary if run_info is not None else None, hist_path)
         outcome.lines.append(f"Recorded as {score_id} in {hist_path} (ragexam show {score_id}).")
-    if report is not None:
+    if report is not None and run_info is None:
+        from ragexam.report.score_page import write_score_page
+
+        path = write_score_page(rep.summary, report)
+        outcome.lines.append(f"Wrote the page of this score's segments to {path}.")
+    elif report is not None:
         from ragexam.analysis.gating.history import score_report_inputs
         from ragexam.report.html import write_report
 
         summary, per_question, shown = score_report_inputs(run_info, rep)
-        path = write_report(summary, per_question, report, answers=shown)
+        path = write_report(summary, per_question, report, answers=shown, segments=rep.summary.segments)
         outcome.lines.append(f"Wrote the HTML report of {run} with these answers to {path}.")
     outcome.failures = rep.coverage_failures()
     return outcome

@@ -362,6 +362,8 @@ def check_cmd(
     minimum: Optional[List[str]] = typer.Option(None, "--min", help="Floor METRIC=VALUE, repeatable, e.g. --min "
                                                                     "hit@5=0.8."),
     pipeline: Optional[str] = typer.Option(None, "--pipeline", "-p", help="Check this pipeline only (default: all)."),
+    segment: Optional[str] = typer.Option(None, "--segment", help="On a score made with --by: check this segment "
+                                          "(a model, a day, a tag; 'all': every one) instead of the pipelines."),
     point: bool = typer.Option(False, "--point", help="Compare the mean, not the 95% CI lower bound, with the floor."),
     max_junk: Optional[float] = typer.Option(None, "--max-junk", help="Ceiling of the question set's audited junk "
                                              "rate (its 95% upper bound), e.g. 0.1: the set RUN read, or --qa's; "
@@ -383,7 +385,8 @@ def check_cmd(
                          "check --qa qa.jsonl --max-junk 0.1`)", source="check", field="--min" if run else "RUN")
     if minimum and run is None:
         raise InputError("--min needs a RUN (a run or score folder, or a recorded id)", source="check", field="RUN")
-    results: List = check(run, minimum, pipeline=pipeline, point=point, history=history) if minimum else []
+    results: List = check(run, minimum, pipeline=pipeline, point=point, history=history,
+                          segment=segment) if minimum else []
     if max_junk is not None:
         results.append(check_junk(max_junk, qa=qa, run=None if qa is not None else run, history=history))
     print_gate(results)

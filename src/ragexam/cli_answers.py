@@ -51,9 +51,20 @@ def human_qa_help() -> str:
                                         "it, text metrics only.")
 def score_cmd(
     llm: LLMOptions,
-    qa: str = typer.Option(..., "--qa", help="Question set (JSONL) or a bundled name (it_helpdesk)."),
+    qa: Optional[str] = typer.Option(None, "--qa", help="Question set (JSONL) or a bundled name (it_helpdesk); "
+                                     "optional when every answer carries its 'question' (`ragexam traces import`): "
+                                     "then traced questions that are exam questions are matched to it."),
     answers: str = typer.Option(..., "--answers", help="Answers JSONL (query_id, answer, optional contexts, "
-                                                       "pipeline), or a bundled name (it_helpdesk)."),
+                                                       "pipeline, question, trace), or a bundled name (it_helpdesk)."),
+    by: Optional[str] = typer.Option(None, "--by", help="Segment the answers by a trace field: model, day (UTC), "
+                                     "tag (an answer in every tag it has), feedback, pipeline, any other field of "
+                                     "'trace' or key of the answer line; each segment with intervals, compared with "
+                                     "the baseline, latency and token percentiles."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="The segment of --by the others are compared "
+                                           "with (default: the first: the earliest day, else the largest)."),
+    match_threshold: Optional[float] = typer.Option(None, "--match-threshold", help="e5 cosine at which a traced "
+                                                    "question is a near duplicate of an exam question (with the same "
+                                                    "numbers; default 0.92, measured: docs/measurements/traces.md)."),
     run: Optional[Path] = typer.Option(None, "--run", help="Folder of `ragexam run --out DIR`: retrieval ranks "
                                                            "(first_rank) for stage attribution."),
     pipeline: Optional[str] = typer.Option(None, "--pipeline", help="Pipeline of the run that answers without a "
@@ -81,9 +92,12 @@ def score_cmd(
     dry_run: DryRun = False,
     out: Optional[Path] = typer.Option(None, "--out", help="Write score.json, per_answer.csv, judgments.jsonl here."),
     json_out: JsonOut = False,
-    list_n: int = typer.Option(30, "--list", help="List up to N questions that are not ok (0: none)."),
+    list_n: int = typer.Option(30, "--list", help="List up to N questions that are not ok, or (traced answers) "
+                                                  "answers to read first (0: none)."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write the HTML report of the --run folder with "
-                                          "these answers, verdicts, judge reasoning and stage attribution to FILE.html."),
+                                          "these answers, verdicts, judge reasoning and stage attribution to "
+                                          "FILE.html; without --run (with --by, or traced answers): the page of the "
+                                          "score's segments."),
     history: HistoryOpt = None, no_history: NoHistory = False,
     min_coverage: Optional[float] = typer.Option(None, "--min-coverage", help="Exit 1 when a judge metric judged "
                                                  "less than this fraction (0-1) of its items. Without it, exit 1 when a "
@@ -91,7 +105,9 @@ def score_cmd(
     executor: CallsExecutorOpt = None,
 ) -> None:
     """Score generated answers: BLEU/chrF/ROUGE-L vs ground_truth, LLM-judge metrics with coverage, and which
-    stage failed per question (retrieval_miss, generation_miss, lucky, hallucinated, ...)."""
+    stage failed per question (retrieval_miss, generation_miss, lucky, hallucinated, ...).  Production traces
+    (`ragexam traces import`) are graded as they are, without --qa: the reference-free judge metrics, segmented
+    with --by (docs/traces.md)."""
     from ragexam.api import score
 
     res = score(qa, answers, run=run, pipeline=pipeline, corpus=corpus, miss_k=miss_k, correct_if=correct_if,
@@ -99,7 +115,7 @@ def score_cmd(
                 metrics=commas(metric), repeat=repeat, min_coverage=min_coverage, dry_run=dry_run, out=out,
                 report=report, history=history, record=not no_history,
                 progress=progress("judging") if not json_out else None, rubrics=rubric or (), executor=executor,
-                human=human, **llm.judge())
+                human=human, by=by, baseline=baseline, match_threshold=match_threshold, **llm.judge())
     from ragexam.report.console_score import print_score
 
     show(json_out, lambda: res.report.to_dict(), lambda c: print_score(res.report, c, list_n=list_n), plan=res.plan)

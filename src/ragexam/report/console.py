@@ -85,6 +85,10 @@ def print_score_summary(summary: Union[ScoreSummary, Mapping[str, Any]], con=Non
         print_judge(s.judge, con, labels)
     if att is not None:
         _print_stage_tables(att, con)
+    if s.segments is not None:
+        from ragexam.report.console_segments import print_segments
+
+        print_segments(s.segments, con)
 
 
 def _print_score_text(s: ScoreSummary, labels: Dict[str, str], con) -> None:

@@ -51,6 +51,11 @@ class ScoreOptions:
     :param bleu_tokenize: one of :data:`BLEU_TOKENIZERS`.
     :param min_coverage: the judge coverage (0-1) below which a metric fails the score.
     :param seed: the seed of the judge intervals' bootstrap (default :data:`ragexam.stats.DEFAULT_SEED`).
+    :param by: segment the answers by this field of their trace (``model``, ``day``, ``tag``, any other field of
+        ``trace`` or key of the answer line: :mod:`ragexam.analysis.answers.segments`).
+    :param baseline: the segment the others are compared with (default: the first).
+    :param match_threshold: the e5 cosine at which a traced question is a near duplicate of an exam question
+        (default: the threshold ``traces sample`` measured, :mod:`ragexam.analysis.answers.traffic`).
     """
 
     answers_source: str = "answers"
@@ -63,6 +68,9 @@ class ScoreOptions:
     bleu_tokenize: str = "auto"
     min_coverage: Optional[float] = None
     seed: Optional[int] = None
+    by: Optional[str] = None
+    baseline: Optional[str] = None
+    match_threshold: Optional[float] = None
 
     def __post_init__(self) -> None:
         if self.k is not None:
@@ -76,6 +84,16 @@ class ScoreOptions:
             _check_int(self.seed, "seed", -(2 ** 63))
         if self.abstain_phrases is not None:
             object.__setattr__(self, "abstain_phrases", tuple(self.abstain_phrases))
+        if self.by is not None and (not isinstance(self.by, str) or not self.by.strip()):
+            raise InputError(f"received {self.by!r}; expected a trace field such as model, day or tag", source="score",
+                             field="by")
+        if self.baseline is not None and self.by is None:
+            raise InputError("--baseline names a segment of --by; pass --by FIELD too", source="score",
+                             field="baseline")
+        t = self.match_threshold
+        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= 1):
+            raise InputError(f"received {t!r}; expected a cosine in (0, 1], e.g. 0.92", source="score",
+                             field="match_threshold")
 
     def check_judge(self, *, judge: bool, human: bool, source: str = "score") -> None:
         """The settings that need an LLM judge have one (``judge``; ``human``: human labels were given)."""

@@ -24,7 +24,8 @@ id), ``question``, ``answer``, ``contexts`` and ``context_ids``, one object ``tr
 
 Every field but ``source`` and ``trace_id`` may be missing.  :meth:`TraceMeta.from_dict` reads the object
 strictly (an :class:`~ragexam.errors.InputError` naming the file, line and field); ``score --by model|day|tag``
-read :attr:`TraceMeta.model`, :attr:`TraceMeta.day` and :attr:`TraceMeta.tags`.
+read :attr:`TraceMeta.model`, :attr:`TraceMeta.day` and :attr:`TraceMeta.tags` (any other field by its name:
+:mod:`ragexam.analysis.answers.segments`).
 """
 
 from __future__ import annotations
@@ -183,8 +184,20 @@ class TraceMeta:
 
     @property
     def day(self) -> Optional[str]:
-        """``YYYY-MM-DD`` (UTC) of :attr:`timestamp`."""
-        return self.timestamp[:10] if self.timestamp else None
+        """``YYYY-MM-DD`` in UTC of :attr:`timestamp`: a time with an offset is converted to UTC
+        (``2025-03-04T01:30:00+09:00`` is ``2025-03-03``), one without is taken as UTC (the import writes UTC);
+        ``None`` when the trace has no timestamp or one that is not ISO 8601."""
+        from datetime import datetime, timezone
+
+        if not self.timestamp:
+            return None
+        try:
+            t = datetime.fromisoformat(self.timestamp.strip())
+        except ValueError:
+            return None
+        if t.tzinfo is not None:
+            t = t.astimezone(timezone.utc)
+        return t.strftime("%Y-%m-%d")
 
     @property
     def negative(self) -> bool:
