@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
-from ragexam.types import Chunkers, CorpusLike, ExecutorLike, PathLike, QALike, Retrievers
+from ragexam.types import Chunkers, CorpusLike, ExecutorLike, PathLike, QALike, RetrievedLike, Retrievers
 
 if TYPE_CHECKING:
     from ragexam.analysis.answers.files import AnswerRecord
@@ -69,7 +69,7 @@ DEFAULT_EVAL_METRICS = ("hit@1", "hit@3", "mrr", "ndcg@10", "p@5", "r@5", "f1@5"
 
 
 def run(corpus: Optional[CorpusLike], qa: QALike, retrievers: Optional[Retrievers] = None,
-        chunkers: Optional[Chunkers] = None, *, retrieved: Optional[object] = None,
+        chunkers: Optional[Chunkers] = None, *, retrieved: Optional[RetrievedLike] = None,
         executor: ExecutorLike = None, llm: Optional[LLMSettings] = None, **options: object) -> RunResult:
     """``ragexam.run``: grade every pipeline -- each retriever over each chunker, and each results file of
     ``retrieved`` -- on the question set ``qa`` of ``corpus``: ranking metrics with 95% intervals, paired
@@ -84,7 +84,8 @@ def run(corpus: Optional[CorpusLike], qa: QALike, retrievers: Optional[Retriever
     return run_pipelines(corpus, qa, retrievers, retrieved=retrieved, executor=executor, llm=llm, **options)
 
 
-def grade(qa: QALike, retrieved: object, *, corpus: Optional[CorpusLike] = None, **options: object) -> RunResult:
+def grade(qa: QALike, retrieved: RetrievedLike, *, corpus: Optional[CorpusLike] = None, **options: object
+          ) -> RunResult:
     """``ragexam.grade``: grade results files (``retrieved``: a path, a list of paths or loaded results) on the
     question set ``qa``, as :func:`run` without retrievers (:func:`ragexam.analysis.exam.run.grade`)."""
     from ragexam.analysis.exam.run import grade as grade_results

@@ -8,11 +8,13 @@ names (``ragexam.run``, ``ragexam.score``, ``ragexam.generate``, :mod:`ragexam.a
     RetrieverLike  a spec ("bm25", "hybrid:bm25+dense", "bm25>rerank:...") or a retriever object
     ChunkerLike    a spec ("paragraphs:400", "sentences", "tokens:256") or a chunker object
     ExecutorLike   None (this process), "local", "ray", "ray://HOST:PORT" or an executor object
+    RetrievedLike  a results file of one's own pipeline (JSONL; "FILE>rerank:..." reranks it), a loaded one, or a list
 
 The objects are described by what ragexam calls on them (protocols), so this module sits at the bottom layer and
 imports nothing of ragexam: :class:`ragexam.data.schema.Corpus` and :class:`~ragexam.data.schema.QASet`,
 :class:`ragexam.retrieval.base.Retriever` and :class:`~ragexam.retrieval.texts.TextRetriever`,
-:class:`ragexam.data.chunking.Chunker` and :class:`ragexam.exec.base.Executor` are what they describe.
+:class:`ragexam.data.chunking.Chunker`, :class:`ragexam.exec.base.Executor` and
+:class:`ragexam.data.retrieved.RetrievedFile` are what they describe.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any, Callable, Iterator, List, Optional, Protocol, Sequence, 
 
 __all__ = ["PathLike", "CorpusLike", "QALike", "RetrieverLike", "Retrievers", "ChunkerLike", "Chunkers",
            "ExecutorLike", "CorpusData", "QAData", "RetrieverObject", "TextRetrieverObject", "ChunkerObject",
-           "ExecutorObject"]
+           "ExecutorObject", "RetrievedFileObject", "RetrievedRef", "RetrievedLike"]
 
 #: a file or folder
 PathLike = Union[str, "os.PathLike[str]"]
@@ -89,6 +91,16 @@ class ExecutorObject(Protocol):
     def call_pool(self, fn: Callable[[Any], Any], *, concurrency: int, limit: Any = None) -> Any: ...
 
 
+class RetrievedFileObject(Protocol):
+    """A loaded results file (:class:`ragexam.data.retrieved.RetrievedFile`): its ``path`` and its pipelines'
+    ranked texts (``sets``)."""
+
+    path: str
+
+    @property
+    def sets(self) -> Sequence[Any]: ...
+
+
 #: a corpus file or folder, a bundled name, or a loaded corpus
 CorpusLike = Union[PathLike, CorpusData]
 #: a question-set file, a bundled name, or a loaded question set
@@ -103,3 +115,7 @@ ChunkerLike = Union[str, ChunkerObject]
 Chunkers = Union[ChunkerLike, Sequence[ChunkerLike]]
 #: where work runs: this process (``None``), ``"local"``, ``"ray"``, ``"ray://HOST:PORT"`` or an executor object
 ExecutorLike = Union[None, str, ExecutorObject]
+#: one results file: a path (``FILE>rerank:...`` reranks it) or a loaded file
+RetrievedRef = Union[PathLike, RetrievedFileObject]
+#: one results file or several
+RetrievedLike = Union[RetrievedRef, Sequence[RetrievedRef]]
