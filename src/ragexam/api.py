@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
-from ragexam.types import Chunkers, CorpusLike, ExecutorLike, PathLike, QALike, RetrievedLike, Retrievers
+from ragexam.types import Chunkers, CorpusLike, ExecutorLike, PathLike, QALike, RetrievedLike, Retrievers, options_from
 
 if TYPE_CHECKING:
     from ragexam.analysis.answers.files import AnswerRecord
@@ -50,12 +50,12 @@ if TYPE_CHECKING:
     from ragexam.analysis.exam.run import RunResult
     from ragexam.analysis.answers.scored import ScoreReport
     from ragexam.llm.settings import LLMSettings
-    from ragexam.metrics.judge import Judge, JudgePlan, JudgeRun
+    from ragexam.metrics.judge import Judge, JudgeMetric, JudgePlan, JudgeRun
     from ragexam.storage.runfolder import RunData
 
 __all__ = ["run", "grade", "evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
            "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
-           "ScoreOutcome", "score", "AnswerOutcome", "answer", "AgreementOutcome", "judge_agreement",
+           "ScoreOutcome", "score", "AnswerOutcome", "answer", "JudgeAsking", "AgreementOutcome", "judge_agreement",
            "read_segments", "generate", "generate_plan", "review_apply", "review_audit", "review_queue",
            "check_junk", "import_traces", "sample_traces", "locate_evidence"]
 
@@ -479,10 +479,24 @@ class ScoreOutcome:
     failures: List[str] = field(default_factory=list)
 
 
-def _judge(settings: LLMSettings, **options: object) -> Judge:
-    from ragexam.metrics.judge import Judge
+@dataclass(frozen=True)
+class JudgeAsking:
+    """How the judge is asked, in every function here that judges (the judge options of their commands):
+    ``max_attempts`` replies per judgment before it is unjudged, ``judge_lang`` the prompt language (``auto``: the
+    Hangul share, ``ko``, ``en``), ``retry_unjudged`` judge cached unjudged results again, ``scoring`` how a score
+    is read (``sample``, ``probability``, ``auto``; ``None``: the settings')."""
 
-    return Judge(settings=settings, **options)
+    max_attempts: int = 3
+    judge_lang: str = "auto"
+    retry_unjudged: bool = False
+    scoring: Optional[str] = None
+
+    def judge(self, settings: LLMSettings, custom: Sequence[JudgeMetric] = ()) -> Judge:
+        """The :class:`~ragexam.metrics.judge.Judge` of ``settings`` asked this way, with the ``custom`` metrics."""
+        from ragexam.metrics.judge import Judge
+
+        return Judge(settings=settings, max_attempts=self.max_attempts, language=self.judge_lang,
+                     retry_unjudged=self.retry_unjudged, scoring=self.scoring, custom=custom)
 
 
 def pairwise(qa: QALike, answers: PathLike, judge: LLMSettings, *, a: str, b: str, repeat: int = 1, max_attempts: int = 3,
@@ -502,7 +516,7 @@ def pairwise(qa: QALike, answers: PathLike, judge: LLMSettings, *, a: str, b: st
     check_outputs([Out(out, "--out")], [In(qa, "--qa"), In(answers, "--answers")])
     questions = load_qa(qa)
     records = load_answers(answers)
-    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, retry_unjudged=retry_unjudged)
+    jd = JudgeAsking(max_attempts, judge_lang, retry_unjudged).judge(judge)
     if dry_run:
         pairs = pairwise_pairs(questions, records, a, b, answers_source=str(answers))
         from ragexam.metrics.judge.builtin.pairwise import METRIC as PAIRWISE
@@ -583,8 +597,8 @@ def _score_judge(settings: Optional[LLMSettings], req: ScoreRequest) -> Tuple[Op
         return None, None
     from ragexam.metrics.judge import load_rubric
 
-    jd = _judge(settings, max_attempts=req.max_attempts, language=req.judge_lang, retry_unjudged=req.retry_unjudged,
-                custom=[load_rubric(r) for r in req.rubrics or ()])
+    jd = JudgeAsking(req.max_attempts, req.judge_lang, req.retry_unjudged).judge(
+        settings, [load_rubric(r) for r in req.rubrics or ()])
     if req.metrics:
         return jd, list(req.metrics)
     from ragexam.metrics.judge.registry import DEFAULT_METRICS
@@ -771,13 +785,14 @@ class AgreementOutcome:
     rows: List[AnswerRow] = field(default_factory=list)
 
 
-def judge_agreement(qa: Any, answers: Any, judge: Any, *, metrics: Optional[Sequence[str]] = None,
+def judge_agreement(qa: QALike, answers: PathLike, judge: LLMSettings, *, metrics: Optional[Sequence[str]] = None,
                     weights: Optional[str] = "quadratic", top: int = 10, run: Optional[PathLike] = None,
-                    pipeline: Optional[str] = None, corpus: Any = None, max_attempts: int = 3,
-                    judge_lang: str = "auto", dry_run: bool = False, progress: Progress = None) -> AgreementOutcome:
+                    pipeline: Optional[str] = None, corpus: Optional[CorpusLike] = None, dry_run: bool = False,
+                    progress: Progress = None, **asking: object) -> AgreementOutcome:
     """The judge of ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) against human labels
     (``"human": {"answer_correctness": 4}`` on questions or answers): kappa, weighted kappa, Spearman and the
-    largest disagreements; see :mod:`ragexam.analysis.judging.agreement`."""
+    largest disagreements; see :mod:`ragexam.analysis.judging.agreement`.  ``asking``: how the judge is asked
+    (:class:`JudgeAsking`: ``max_attempts``, ``judge_lang``, ...)."""
     from ragexam.analysis.answers.files import load_answers
     from ragexam.analysis.judging.agreement import collect_human_labels, human_agreement
     from ragexam.analysis.answers.scoring import judge_jobs, prepare_rows
@@ -799,7 +814,7 @@ def judge_agreement(qa: Any, answers: Any, judge: Any, *, metrics: Optional[Sequ
         raise InputError("no question or answer has a 'human' object; expected e.g. \"human\": "
                          f"{label_example()} on the questions that were labelled",
                          source=str(questions.source), field="human")
-    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang)
+    jd = options_from(JudgeAsking, asking, "judge_agreement").judge(judge)
     labelled = {m: [r for r in rows if r.item_id in human.get(m, {})] for m in wanted}
     jobs = {m: judge_jobs(labelled[m], [m])[m] for m in wanted}
     outcome = AgreementOutcome(rows=rows)
@@ -826,18 +841,18 @@ class JudgeCheckOutcome:
     lines: List[str] = field(default_factory=list)
 
 
-def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[str]] = None,
+def judge_check(qa: QALike, corpus: CorpusLike, judge: LLMSettings, *, metrics: Optional[Sequence[str]] = None,
                 chunker: str = "paragraphs:400", limit: Optional[int] = None, seed: int = 12345,
-                scoring: str = "auto", max_attempts: int = 3, judge_lang: str = "auto", dry_run: bool = False,
-                out: Optional[PathLike] = None, progress: Progress = None,
-                rubrics: Sequence[PathLike] = ()) -> JudgeCheckOutcome:
+                dry_run: bool = False, out: Optional[PathLike] = None, progress: Progress = None,
+                rubrics: Sequence[PathLike] = (), **asking: object) -> JudgeCheckOutcome:
     """Does the judge ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) separate good from bad on this
     question set?  A contrast set built from ``qa`` and ``corpus`` (evidence context vs a hard negative and a
     random one; the reference answer vs a perturbed one), judged, and per metric the ROC AUC with its bootstrap
     interval, the score gap, the share of pairs ordered correctly and a verdict, with sampled and (when the
     endpoint returns log-probabilities) probability-weighted scores; see :mod:`ragexam.analysis.judging.check`.
     ``out``: the check as JSON (checked before any call); ``rubrics``: custom rubric files, checked too (by default
-    with the built-ins when ``metrics`` is not given)."""
+    with the built-ins when ``metrics`` is not given); ``asking``: how the judge is asked (:class:`JudgeAsking`:
+    ``scoring``, default ``auto``, ``max_attempts``, ``judge_lang``)."""
     from ragexam.analysis.judging.check import DEFAULT_CHECK_METRICS, build_contrast, check_judge
     from ragexam.data.loaders import load_corpus, load_qa
 
@@ -848,14 +863,15 @@ def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[
     questions = load_qa(qa)
     docs = load_corpus(corpus)
     custom = [load_rubric(r) for r in rubrics or ()]
-    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, scoring=scoring, custom=custom)
+    ask = options_from(JudgeAsking, {"scoring": "auto", **asking}, "judge_check")
+    jd = ask.judge(judge, custom)
     wanted = [jd.metric(m) for m in (metrics or list(DEFAULT_CHECK_METRICS) + [c.name for c in custom])]
     notes: List[str] = []
     contrast = build_contrast(questions, docs, wanted, chunker=chunker, limit=limit, seed=seed, notes=notes)
     if dry_run:
         return JudgeCheckOutcome(plan=jd.plan(None, {m: [c.item for c in v] for m, v in contrast.items()}))
     settings = {"qa": str(questions.source), "corpus": str(docs.source), "chunker": chunker, "limit": limit,
-                "seed": seed, "metrics": [m.name for m in wanted], "scoring": scoring,
+                "seed": seed, "metrics": [m.name for m in wanted], "scoring": ask.scoring,
                 "rubrics": [str(r) for r in rubrics or ()]}
     outcome = JudgeCheckOutcome(check=check_judge(jd, contrast, seed=seed, progress=progress, notes=notes,
                                                   settings=settings))

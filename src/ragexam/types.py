@@ -20,11 +20,12 @@ imports nothing of ragexam: :class:`ragexam.data.schema.Corpus` and :class:`~rag
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterator, List, Optional, Protocol, Sequence, Union
+from dataclasses import fields
+from typing import Any, Callable, Collection, Iterator, List, Mapping, Optional, Protocol, Sequence, Type, TypeVar, Union
 
 __all__ = ["PathLike", "CorpusLike", "QALike", "RetrieverLike", "Retrievers", "ChunkerLike", "Chunkers",
            "ExecutorLike", "CorpusData", "QAData", "RetrieverObject", "TextRetrieverObject", "ChunkerObject",
-           "ExecutorObject", "RetrievedFileObject", "RetrievedRef", "RetrievedLike"]
+           "ExecutorObject", "RetrievedFileObject", "RetrievedRef", "RetrievedLike", "check_keywords", "options_from"]
 
 #: a file or folder
 PathLike = Union[str, "os.PathLike[str]"]
@@ -119,3 +120,20 @@ ExecutorLike = Union[None, str, ExecutorObject]
 RetrievedRef = Union[PathLike, RetrievedFileObject]
 #: one results file or several
 RetrievedLike = Union[RetrievedRef, Sequence[RetrievedRef]]
+
+
+O = TypeVar("O")
+
+
+def check_keywords(keywords: Collection[str], takes: Sequence[str], who: str) -> None:
+    """A keyword a function does not take is a ``TypeError``, as Python says of a misspelt keyword, with the ones
+    ``who`` takes (for a function that passes its keywords on to a typed option object)."""
+    unknown = [k for k in keywords if k not in takes]
+    if unknown:
+        raise TypeError(f"{who}() got an unexpected keyword argument {unknown[0]!r}; it takes {', '.join(takes)}")
+
+
+def options_from(cls: Type[O], keywords: Mapping[str, object], who: str) -> O:
+    """The option object ``cls`` (a dataclass) of the keywords ``who`` received (:func:`check_keywords`)."""
+    check_keywords(keywords, [f.name for f in fields(cls)], who)  # type: ignore[arg-type]
+    return cls(**keywords)

@@ -50,6 +50,7 @@ from ragexam.retrieval.service import JSONService, Malformed, ServiceOptions, js
 from ragexam.retrieval.texts import Retrieval, TextRetriever
 from ragexam.retrieval.registry import Build, Form, integer, number, retriever_family, text
 from ragexam.signature import Signature, quote
+from ragexam.types import options_from
 
 __all__ = ["HTTPRetriever", "RESULT_LISTS", "TEXT_FIELDS", "DOC_ID_FIELDS", "ID_FIELDS", "SCORE_FIELDS"]
 
@@ -97,7 +98,7 @@ class HTTPRetriever(TextRetriever):
             raise InputError(f"received a {type(extra_body).__name__}; expected a JSON object.", source=where,
                              field="extra_body")
         self.service = JSONService(url, kind="retrieve", where=where,
-                                   options=ServiceOptions.of(dict(service, headers=headers), "HTTPRetriever"))
+                                   options=options_from(ServiceOptions, dict(service, headers=headers), "HTTPRetriever"))
         self.query_field = query_field.strip()
         self.top_k_field = top_k_field.strip()
         self.top_k = top_k

@@ -29,7 +29,7 @@ The transport's limits hold for every request: ``timeout`` is the deadline of on
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ragexam.errors import InputError
@@ -129,16 +129,6 @@ class ServiceOptions:
     progress: bool = True
     sleep: Optional[Callable[[float], None]] = None
     max_response_bytes: Optional[int] = None
-
-    @classmethod
-    def of(cls, keywords: Mapping[str, object], who: str) -> "ServiceOptions":
-        """The options among a service's keywords; one it does not take is a ``TypeError`` naming ``who``."""
-        names = [f.name for f in fields(cls)]
-        unknown = [k for k in keywords if k not in names]
-        if unknown:
-            raise TypeError(f"{who}() got an unexpected keyword argument {unknown[0]!r}; its service options are "
-                            f"{', '.join(names)}")
-        return cls(**keywords)  # type: ignore[arg-type]
 
 
 class JSONService:

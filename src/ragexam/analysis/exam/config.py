@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, 
 
 from ragexam.errors import InputError
 from ragexam.types import (ChunkerLike, Chunkers, CorpusData, CorpusLike, ExecutorLike, PathLike, QAData, QALike, RetrievedLike,
-                           RetrievedRef, RetrieverLike, Retrievers)
+                           RetrievedRef, RetrieverLike, Retrievers, check_keywords)
 from ragexam.storage.files import read_settings_file
 from ragexam.storage.summary import DEFAULT_MISS_K
 
@@ -307,9 +307,7 @@ def run_parts(corpus: Optional[CorpusLike], qa: QALike, retrievers: Optional[Ret
               retrieved: Optional[RetrievedLike], keywords: Mapping[str, object]) -> Tuple[RunConfig, RunOptions]:
     """The :class:`RunConfig` (checked) and :class:`RunOptions` of a call of :func:`ragexam.run`; a keyword it
     does not take is a ``TypeError`` naming the ones it takes."""
-    unknown = [k for k in keywords if k not in RUN_KEYWORDS]
-    if unknown:
-        raise TypeError(f"run() got an unexpected keyword argument {unknown[0]!r}; it takes {', '.join(RUN_KEYWORDS)}")
+    check_keywords(keywords, RUN_KEYWORDS, "run")
     opts = RunOptions(**{k: v for k, v in keywords.items() if k in _OPTION_NAMES})  # type: ignore[arg-type]
     settings = {("cutoffs" if k == "k" else k): v for k, v in keywords.items() if k not in _OPTION_NAMES}
     refs = _as_list(retrieved)

@@ -37,6 +37,7 @@ from ragexam.retrieval.rerank.base import Reranker, RerankResult
 from ragexam.retrieval.registry import Build, Form, integer, number, reranker_family, text
 from ragexam.retrieval.service import JSONService, Malformed, ServiceOptions
 from ragexam.signature import Signature, quote
+from ragexam.types import options_from
 
 __all__ = ["HTTPReranker", "SHAPES"]
 
@@ -98,7 +99,7 @@ class HTTPReranker(Reranker):
         if model is not None and (not isinstance(model, str) or not model.strip()):
             raise InputError(f"received {model!r}; expected a model name.", source=where, field="model")
         self.service = JSONService(url, kind="rerank", where=where,
-                                   options=ServiceOptions.of(dict(service, headers=headers), "HTTPReranker"))
+                                   options=options_from(ServiceOptions, dict(service, headers=headers), "HTTPReranker"))
         self.shape = shape
         self.model = model
         self.detected: Optional[str] = None if shape == "auto" else shape
