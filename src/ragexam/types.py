@@ -21,14 +21,21 @@ from __future__ import annotations
 
 import os
 from dataclasses import fields
-from typing import Any, Callable, Collection, Iterator, List, Mapping, Optional, Protocol, Sequence, Type, TypeVar, Union
+from typing import Any, Callable, Collection, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Type, TypeVar, Union
 
 __all__ = ["PathLike", "CorpusLike", "QALike", "RetrieverLike", "Retrievers", "ChunkerLike", "Chunkers",
            "ExecutorLike", "CorpusData", "QAData", "RetrieverObject", "TextRetrieverObject", "ChunkerObject",
-           "ExecutorObject", "RetrievedFileObject", "RetrievedRef", "RetrievedLike", "check_keywords", "options_from"]
+           "ExecutorObject", "RetrievedFileObject", "RetrievedRef", "RetrievedLike", "JsonValue", "JsonObject",
+           "check_keywords", "options_from"]
 
 #: a file or folder
 PathLike = Union[str, "os.PathLike[str]"]
+
+#: parsed JSON (``json.loads``): an object, a list, a string, a number, true/false or null -- what a reader
+#: receives before it has checked it (a typed record is what it makes of it)
+JsonValue = Union[None, bool, int, float, str, List["JsonValue"], Dict[str, "JsonValue"]]
+#: a parsed JSON object
+JsonObject = Dict[str, JsonValue]
 
 
 class CorpusData(Protocol):
