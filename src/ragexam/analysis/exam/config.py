@@ -87,7 +87,7 @@ CONFIG_KEYS = tuple(_KEY_ALIASES)
 _ALIAS_TO_KEY = {a: k for k, aliases in _KEY_ALIASES.items() for a in aliases}
 
 
-def _int(value: Any, name: str, minimum: int, source: str) -> int:
+def _int(value: object, name: str, minimum: int, source: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, str) and value.strip().isdigit():
             value = int(value.strip())
@@ -145,7 +145,7 @@ def split_k(k: Sequence[Union[int, str]]) -> Tuple[Tuple[int, ...], Tuple[str, .
     return counts or DEFAULT_K, budgets
 
 
-def _str_list(value: Any, name: str, source: str, *, allow_empty: bool = False) -> List[Any]:
+def _str_list(value: object, name: str, source: str, *, allow_empty: bool = False) -> List[object]:
     if isinstance(value, (str, Path)):
         return [value]
     if isinstance(value, Mapping) or not isinstance(value, Iterable):
