@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from ragexam.analysis.exam.run import RunResult
     from ragexam.analysis.answers.scored import ScoreReport
     from ragexam.llm.settings import LLMSettings
+    from ragexam.questions.config import GenerateConfig
     from ragexam.metrics.judge import Judge, JudgeMetric, JudgePlan, JudgeRun
     from ragexam.storage.runfolder import RunData
 
@@ -168,7 +169,7 @@ def read_segments(path: PathLike, role: str) -> List[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-def text_metric_files(refs: PathLike, hyps: PathLike, metric: str, **options: Any):
+def text_metric_files(refs: PathLike, hyps: PathLike, metric: str, **options: object):
     """Corpus ``metric`` (``bleu`` or ``chrf``) of the hypotheses file against the parallel references file,
     with ``options`` of :func:`ragexam.metrics.text.corpus_bleu` / :func:`~ragexam.metrics.text.corpus_chrf`."""
     from ragexam.metrics.text import corpus_bleu, corpus_chrf
@@ -188,7 +189,8 @@ def text_metric_files(refs: PathLike, hyps: PathLike, metric: str, **options: An
 # -- question sets --------------------------------------------------------------------------------------------
 
 
-def validate(corpus: CorpusLike, qa: Optional[QALike] = None, *, ignore_punctuation: bool = False, **options: Any):
+def validate(corpus: CorpusLike, qa: Optional[QALike] = None, *, ignore_punctuation: bool = False,
+             **options: object):
     """Check a corpus and a question set; every problem with file, line and field
     (:func:`ragexam.data.validation.validate`; ``options`` are its keywords)."""
     from ragexam.data.validation import validate as check
@@ -226,7 +228,8 @@ def convert(to: str, out: PathLike, *, corpus: Optional[CorpusLike] = None, qa: 
     return run_convert(to, out, corpus=corpus, qa=qa, queries=queries, split=split)
 
 
-def _convert_foreign(to: str, out: PathLike, corpus: Any, qa: Any, source_format: str, locate: bool,
+def _convert_foreign(to: str, out: PathLike, corpus: Optional[CorpusLike], qa: Optional[QALike], source_format: str,
+                     locate: bool,
                      semantic: bool):
     """A RAGAS, DeepEval or AutoRAG set as ``out/corpus.jsonl`` and ``out/qa.jsonl`` (its evidence located: the
     card and review sheet next to it)."""
@@ -445,7 +448,7 @@ def list_runs(history: Optional[PathLike] = None, limit: Optional[int] = None, *
     return hist, hist.list_runs(limit), messages
 
 
-def compare(run_a: str, run_b: str, *, history: Optional[PathLike] = None, **options: Any):
+def compare(run_a: str, run_b: str, *, history: Optional[PathLike] = None, **options: object):
     """B − A per metric on the shared questions of two runs (folders or recorded ids); ``options`` of
     :func:`ragexam.analysis.exam.compare.compare_runs` (pipeline, pipeline_b, metrics, miss_k, seed)."""
     from ragexam.analysis.exam.compare import compare_runs
@@ -896,8 +899,9 @@ def llm_probe(settings: LLMSettings, *, refresh: bool = False):
 
 
 def generate(corpus: CorpusLike, n: Optional[int] = None, *, model: Optional[str] = None, out: Optional[PathLike] = None,
-             judge_model: Optional[str] = None, settings: Any = None, config: Any = None,
-             progress: Optional[Callable[[str, int, int], None]] = None, **options: Any):
+             judge_model: Optional[str] = None, settings: Optional[LLMSettings] = None,
+             config: Optional[GenerateConfig] = None, progress: Optional[Callable[[str, int, int], None]] = None,
+             **options: object):
     """``ragexam generate``: a verified question set from ``corpus`` (a file, a bundled name or a
     :class:`~ragexam.data.schema.Corpus`); with ``out``, the set and its side files written there (every output
     path checked before any call; none may be the corpus or the prompt file).  ``options`` are the fields of
@@ -930,7 +934,8 @@ def generate(corpus: CorpusLike, n: Optional[int] = None, *, model: Optional[str
 
 
 def generate_plan(corpus: CorpusLike, n: Optional[int] = None, *, model: Optional[str] = None,
-                  judge_model: Optional[str] = None, settings: Any = None, config: Any = None, **options: Any):
+                  judge_model: Optional[str] = None, settings: Optional[LLMSettings] = None,
+                  config: Optional[GenerateConfig] = None, **options: object):
     """``ragexam generate --dry-run``: what the first uncached pass of :func:`generate` (same arguments; ``out`` is
     ignored) would call, with estimated tokens and cost.  Nothing is sent.
     :returns: a :class:`~ragexam.questions.products.GeneratePlan`."""
@@ -1010,7 +1015,7 @@ def import_traces(files: Sequence[PathLike], out: Optional[PathLike], *, fmt: st
                       progress=progress)
 
 
-def sample_traces(answers: PathLike, n: int, corpus: Any, out: Optional[PathLike], *, threshold: Optional[float] = None,
+def sample_traces(answers: PathLike, n: int, corpus: CorpusLike, out: Optional[PathLike], *, threshold: Optional[float] = None,
                   strategy: str = "weighted", seed: int = 12345, first: Sequence[str] = (), id_prefix: str = "trace",
                   redact: bool = False):
     """``ragexam traces sample``: questions of imported traffic as exam candidates for review (docs/traces.md).
@@ -1021,8 +1026,9 @@ def sample_traces(answers: PathLike, n: int, corpus: Any, out: Optional[PathLike
                       id_prefix=id_prefix, redact=redact)
 
 
-def locate_evidence(corpus: Any, qa: Any, out: Optional[PathLike] = None, *, threshold: Optional[float] = None,
-                    semantic: bool = True, windows: bool = True, llm: Any = None, dry_run: bool = False,
+def locate_evidence(corpus: CorpusLike, qa: QALike, out: Optional[PathLike] = None, *,
+                    threshold: Optional[float] = None, semantic: bool = True, windows: bool = True,
+                    llm: Optional[LLMSettings] = None, dry_run: bool = False,
                     progress: Progress = None):
     """``ragexam locate-evidence``: the evidence of every answerable question without it, located in its relevant
     documents (or the whole corpus) from its answer key; the located set, its card and review sheet written to

@@ -143,7 +143,7 @@ def check_queries(queries: Sequence[Any], where: str) -> list[str]:
     return queries
 
 
-def check_top_n(top_n: Any, where: str) -> int:
+def check_top_n(top_n: object, where: str) -> int:
     """Validate ``top_n``: an int >= 1 (bool is rejected)."""
     if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
         raise InputError(f"top_n must be an integer >= 1, received {top_n!r}.",

@@ -50,7 +50,7 @@ from ragexam.retrieval.service import JSONService, Malformed, ServiceOptions, js
 from ragexam.retrieval.texts import Retrieval, TextRetriever
 from ragexam.retrieval.registry import Build, Form, integer, number, retriever_family, text
 from ragexam.signature import Signature, quote
-from ragexam.types import options_from
+from ragexam.types import JsonValue, options_from
 
 __all__ = ["HTTPRetriever", "RESULT_LISTS", "TEXT_FIELDS", "DOC_ID_FIELDS", "ID_FIELDS", "SCORE_FIELDS"]
 
@@ -143,7 +143,7 @@ class HTTPRetriever(TextRetriever):
             set_path(body, self.top_k_field, self.top_k if self.top_k is not None else top_n)
         return body
 
-    def parse(self, reply: Any) -> Dict[str, Any]:
+    def parse(self, reply: JsonValue) -> Dict[str, JsonValue]:
         """``{"items": [{"text", "doc_id", "id", "score"}, ...]}`` from a reply; :class:`Malformed` if it has the
         wrong shape."""
         if self.results_path == "auto":

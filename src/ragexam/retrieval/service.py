@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ragexam.errors import InputError
-from ragexam.types import PathLike
+from ragexam.types import JsonValue, PathLike
 
 __all__ = ["JSONService", "ServiceOptions", "Malformed", "json_path", "ServiceUsage"]
 
@@ -42,7 +42,7 @@ class Malformed(Exception):
     """A reply of the wrong shape (raised by a parse function)."""
 
 
-def json_path(obj: Any, path: str) -> Any:
+def json_path(obj: JsonValue, path: str) -> JsonValue:
     """The value at a dotted ``path`` (``"data.hits"``; a number indexes a list) of ``obj``; ``KeyError`` when a
     step is absent."""
     cur = obj
@@ -56,7 +56,7 @@ def json_path(obj: Any, path: str) -> Any:
     return cur
 
 
-def set_path(obj: Dict[str, Any], path: str, value: Any) -> None:
+def set_path(obj: Dict[str, JsonValue], path: str, value: JsonValue) -> None:
     """Set the dotted ``path`` of ``obj`` to ``value``, creating objects on the way."""
     steps = path.split(".")
     cur = obj
@@ -186,7 +186,7 @@ class JSONService:
     def __repr__(self) -> str:
         return f"JSONService({self.public_url!r}, kind={self.kind!r})"
 
-    def key(self, body: Any, extra: Optional[Mapping[str, Any]] = None) -> str:
+    def key(self, body: JsonValue, extra: Optional[Mapping[str, JsonValue]] = None) -> str:
         """The cache key of a request: ``format``, ``kind``, the URL without credentials (query kept: it can
         change the reply) and the body, plus ``extra``."""
         from urllib.parse import urlsplit, urlunsplit
@@ -215,7 +215,7 @@ class JSONService:
         tasks = list(zip(ks, bodies))
         cut_before = self.transport.waits_cut
 
-        def one(body: Any) -> Outcome:
+        def one(body: JsonValue) -> Outcome:
             t0 = time.perf_counter()
             try:
                 reply, requests = self.transport.post_json(self.url, body, what=f"({self.kind})")

@@ -37,14 +37,14 @@ from ragexam.retrieval.rerank.base import Reranker, RerankResult
 from ragexam.retrieval.registry import Build, Form, integer, number, reranker_family, text
 from ragexam.retrieval.service import JSONService, Malformed, ServiceOptions
 from ragexam.signature import Signature, quote
-from ragexam.types import options_from
+from ragexam.types import JsonValue, options_from
 
 __all__ = ["HTTPReranker", "SHAPES"]
 
 SHAPES = ("auto", "cohere", "tei")
 
 
-def parse_scores(reply: Any, n: int) -> Dict[str, Any]:
+def parse_scores(reply: JsonValue, n: int) -> Dict[str, List[Optional[float]]]:
     """``{"scores": [score or None per candidate]}`` from a Cohere/Jina/vLLM or TEI reply for ``n`` candidates;
     :class:`Malformed` when it has the wrong shape, an index out of range or twice, or a score that is not a
     finite number."""
