@@ -44,6 +44,7 @@ from ragexam.types import Chunkers, CorpusLike, ExecutorLike, PathLike, QALike, 
 
 if TYPE_CHECKING:
     from ragexam.analysis.answers.files import AnswerRecord
+    from ragexam.data.evidence import Coverage
     from ragexam.analysis.answers.options import ScoreOptions
     from ragexam.analysis.answers.rows import AnswerRow
     from ragexam.analysis.judging.check import JudgeCheck
@@ -61,6 +62,16 @@ __all__ = ["run", "grade", "evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", 
            "check_junk", "import_traces", "sample_traces", "locate_evidence"]
 
 Progress = Optional[Callable[[int, int], None]]
+
+
+def __getattr__(name: str) -> type:
+    """``Coverage`` (what :func:`evidence_coverage` returns) lives with the evidence index
+    (:class:`ragexam.data.evidence.Coverage`); it is imported when it is asked for, as every heavy import here."""
+    if name == "Coverage":
+        from ragexam.data.evidence import Coverage
+
+        return Coverage
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: the metrics ``ragexam evaluate`` reports when none are asked for
 DEFAULT_EVAL_METRICS = ("hit@1", "hit@3", "mrr", "ndcg@10", "p@5", "r@5", "f1@5", "rprec", "map")
@@ -112,29 +123,11 @@ def evaluate_trec(qrels: PathLike, run: PathLike, metrics: Optional[Sequence[str
 # -- question sets --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class Coverage:
-    """Where each evidence string sits under a chunking: ``rows`` (one
-    :class:`~ragexam.data.evidence.EvidenceCoverage` per evidence string), the ones no chunk contains whole
-    (``missing``), and the signature of the chunking and matching settings."""
-
-    signature: str
-    rows: List[Any]
-
-    @property
-    def missing(self) -> List[Any]:
-        return [r for r in self.rows if not r.findable]
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"signature": self.signature, "evidence": len(self.rows),
-                "findable": len(self.rows) - len(self.missing), "coverage": [r.to_dict() for r in self.rows]}
-
-
 def evidence_coverage(corpus: CorpusLike, qa: QALike, chunker: str = "whole", *, ignore_punctuation: bool = False) -> Coverage:
     """Check that every evidence string of ``qa`` is inside one chunk of ``corpus`` chunked by ``chunker`` (any
     spec of :func:`ragexam.data.parse_chunker`; ``tokens:`` and ``semantic`` use e5)."""
     from ragexam.data.chunking import chunk_corpus
-    from ragexam.data.evidence import EvidenceIndex
+    from ragexam.data.evidence import Coverage, EvidenceIndex
     from ragexam.data.evidence import evidence_coverage as _coverage
     from ragexam.data.loaders import load_corpus, load_qa
     from ragexam.retrieval.chunk_models import bind_chunker
