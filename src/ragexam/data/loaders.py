@@ -156,13 +156,19 @@ def _folder_hint(folder: Path) -> str:
 
 
 @dataclass
-class ParsedCorpus:
-    """What :func:`parse_corpus` read: usable documents and every id seen (even in bad records)."""
+class _Parsed:
+    """What a parser read: the ``file``, every id seen (even in bad records) and whether the file could be read."""
 
     file: str
-    documents: List[Document] = field(default_factory=list)
     ids: Set[str] = field(default_factory=set)
     readable: bool = True
+
+
+@dataclass
+class ParsedCorpus(_Parsed):
+    """What :func:`parse_corpus` read: the usable ``documents`` (and every id seen)."""
+
+    documents: List[Document] = field(default_factory=list)
 
 
 def _beir_record(obj: Dict[str, object]) -> Dict[str, object]:
@@ -261,13 +267,10 @@ def load_corpus(path: PathLike) -> Corpus:
 
 
 @dataclass
-class ParsedQA:
-    """What :func:`parse_qa` read: usable questions and every id seen (even in bad records)."""
+class ParsedQA(_Parsed):
+    """What :func:`parse_qa` read: the usable ``questions`` (and every id seen)."""
 
-    file: str
     questions: List[Question] = field(default_factory=list)
-    ids: Set[str] = field(default_factory=set)
-    readable: bool = True
 
 
 def _question(obj: Dict[str, object], file: str, line: int, col: ProblemCollector) -> Tuple[Optional[str], Optional[Question]]:
@@ -389,7 +392,7 @@ def parse_qa(path: PathLike, col: ProblemCollector, *, split: Optional[str] = No
         from ragexam.data.beir import beir_folder, parse_beir_queries
 
         file, found, ids, _, _ = parse_beir_queries(beir_folder(p), col, split)
-        out = ParsedQA(str(p), [q for _, q in found], ids)
+        out = ParsedQA(str(p), ids, questions=[q for _, q in found])
         if not out.questions and not col.has_errors:
             col.add("empty_file", "has no query with judgments in the chosen split; expected queries.jsonl ids in "
                     "the qrels.", file=str(p))

@@ -193,30 +193,15 @@ class TraceMeta:
         return any(f.negative for f in self.feedback)
 
     def to_dict(self) -> Dict[str, Any]:
-        out: Dict[str, Any] = {"source": self.source, "trace_id": self.trace_id}
-        for name in ("timestamp", "latency_ms", "model"):
-            if getattr(self, name) is not None:
-                out[name] = getattr(self, name)
         tokens = {k: v for k, v in (("input", self.input_tokens), ("output", self.output_tokens),
                                     ("total", self.total_tokens)) if v is not None}
-        if tokens:
-            out["tokens"] = tokens
-        for name in ("user", "session"):
-            if getattr(self, name) is not None:
-                out[name] = getattr(self, name)
-        if self.tags:
-            out["tags"] = list(self.tags)
-        if self.feedback:
-            out["feedback"] = [f.to_dict() for f in self.feedback]
-        if self.documents:
-            out["documents"] = [d.to_dict() for d in self.documents]
-        if self.spans:
-            out["spans"] = dict(self.spans)
-        if self.problems:
-            out["problems"] = list(self.problems)
-        if self.redacted:
-            out["redacted"] = dict(self.redacted)
-        return out
+        given = (("timestamp", self.timestamp), ("latency_ms", self.latency_ms), ("model", self.model),
+                 ("tokens", tokens or None), ("user", self.user), ("session", self.session))
+        filled = (("tags", list(self.tags)), ("feedback", [f.to_dict() for f in self.feedback]),
+                  ("documents", [d.to_dict() for d in self.documents]), ("spans", dict(self.spans)),
+                  ("problems", list(self.problems)), ("redacted", dict(self.redacted)))
+        return {"source": self.source, "trace_id": self.trace_id, **{k: v for k, v in given if v is not None},
+                **{k: v for k, v in filled if v}}
 
     @classmethod
     def from_dict(cls, obj: JsonValue, *, source: Optional[str] = None, line: Optional[int] = None) -> "TraceMeta":

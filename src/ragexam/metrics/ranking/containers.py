@@ -104,9 +104,7 @@ class Qrels(_Columns):
             return qrels
         if not isinstance(qrels, Mapping):
             raise InputError(f"expected a mapping {{qid: {{docid: grade}}}}, got {type(qrels).__name__}", source=name)
-        qs: list[str] = []
-        ds: list[str] = []
-        vs: list[int] = []
+        rows: list[tuple[str, str, int]] = []
         extra: list[str] = []
         for qid, judged in qrels.items():
             _check_id(qid, "qid", name)
@@ -123,12 +121,8 @@ class Qrels(_Columns):
                     else:
                         raise InputError(f"grade of ({qid!r}, {doc!r}) must be an integer, got {grade!r}",
                                          source=name, field="grade")
-                qs.append(qid)
-                ds.append(doc)
-                vs.append(int(grade))
-        qc, qv = _encode(qs)
-        dc, dv = _encode(ds)
-        return cls(TrecColumns(qc, qv, dc, dv, np.asarray(vs, dtype=np.int64)), extra_qids=extra)
+                rows.append((qid, doc, int(grade)))
+        return cls(_columns(rows, np.int64), extra_qids=extra)
 
     @classmethod
     def from_dataframe(cls, df: "pd.DataFrame", *, qid: str = "query_id", docid: str = "doc_id",
@@ -176,9 +170,7 @@ class Run(_Columns):
         if not isinstance(run, Mapping):
             raise InputError(f"expected a mapping {{qid: {{docid: score}}}} or {{qid: [docid, ...]}}, "
                              f"got {type(run).__name__}", source=name)
-        qs: list[str] = []
-        ds: list[str] = []
-        vs: list[float] = []
+        rows: list[tuple[str, str, float]] = []
         extra: list[str] = []
         for qid, ranked in run.items():
             _check_id(qid, "qid", name)
@@ -207,12 +199,8 @@ class Run(_Columns):
                                      source=name, field="score")
                 if math.isnan(float(score)):
                     raise InputError(f"score of ({qid!r}, {doc!r}) is NaN", source=name, field="score")
-                qs.append(qid)
-                ds.append(doc)
-                vs.append(float(score))
-        qc, qv = _encode(qs)
-        dc, dv = _encode(ds)
-        return cls(TrecColumns(qc, qv, dc, dv, np.asarray(vs, dtype=np.float64)), extra_qids=extra)
+                rows.append((qid, doc, float(score)))
+        return cls(_columns(rows, np.float64), extra_qids=extra)
 
     @classmethod
     def from_dataframe(cls, df: "pd.DataFrame", *, qid: str = "query_id", docid: str = "doc_id",
@@ -252,6 +240,13 @@ class Run(_Columns):
     def to_trec(self, path: str | os.PathLike, tag: str = "ragexam") -> None:
         rows = ((q, d, i + 1, s) for q, items in self.ranked().items() for i, (d, s) in enumerate(items))
         write_trec_run(path, rows, tag=tag)
+
+
+def _columns(rows: Sequence[Tuple[str, str, float]], dtype: type) -> TrecColumns:
+    """The columns of ``(qid, docid, value)`` rows, ids encoded in first-seen order."""
+    qc, qv = _encode([r[0] for r in rows])
+    dc, dv = _encode([r[1] for r in rows])
+    return TrecColumns(qc, qv, dc, dv, np.asarray([r[2] for r in rows], dtype=dtype))
 
 
 def _require_columns(df: "pd.DataFrame", cols: Iterable[str], where: str) -> None:
