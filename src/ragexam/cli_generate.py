@@ -13,7 +13,7 @@ import typer
 
 from ragexam.cli_options import (ApiKey, app, BaseUrl, CacheDir, Concurrency, console, CorpusOpt, DryRun, Group,
                                  JsonOut, llm_settings, MaxRetries, MaxTokens, NoCache, Price, print_json, progress,
-                                 ResponseFormat, Timeout)
+                                 ResponseFormat, show, Timeout)
 
 if TYPE_CHECKING:
     from ragexam.llm.settings import LLMSettings
@@ -114,10 +114,7 @@ def _generate(corpus: str, n: int, out: Optional[Path], settings: "LLMSettings",
             cb(done, total)
 
     res = api.generate(corpus, n, settings=settings, out=out, judge_model=judge_model, progress=bar, **options)
-    if json_out:
-        print_json(dict(res.card, files=generate_files(out)))
-    else:
-        print_generate(res, console(), out)
+    show(json_out, lambda: dict(res.card, files=generate_files(out)), lambda c: print_generate(res, c, out))
     if res.shortfall:
         raise typer.Exit(1)
 
@@ -148,10 +145,8 @@ def review_apply_cmd(
     from ragexam.report.console_generate import print_review
 
     res = api.review_apply(qa, out, review=review, corpus=corpus, pending=pending, max_junk=max_junk)
-    if json_out:
-        print_json(dict(res.to_dict(), out=None if res.refused else str(out)))
-    else:
-        print_review(res, console(), out)
+    show(json_out, lambda: dict(res.to_dict(), out=None if res.refused else str(out)),
+         lambda c: print_review(res, c, out))
     if res.refused:
         raise typer.Exit(1)
 

@@ -138,9 +138,7 @@ class BM25Retriever(Retriever):
         self.delta = _number(delta, "delta", lo=0.0)
         self.num_threads = num_threads
         self.executor = executor
-        self.cache = cache
-        self.cache_dir = cache_dir
-        self.progress = progress
+        self._keep_caching(cache, cache_dir, progress)
         self._indexed = False
 
     # -- identity -----------------------------------------------------------------------------

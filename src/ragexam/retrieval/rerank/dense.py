@@ -36,9 +36,7 @@ class DenseReranker(Reranker):
         self.embedder = embedder
         self._spec = spec
         self.batch_size = batch_size
-        self.cache = cache
-        self.cache_dir = cache_dir
-        self.progress = progress
+        self._keep_caching(cache, cache_dir, progress)
         self.last_usage: Dict[str, Any] = {}
 
     @property

@@ -41,9 +41,7 @@ class CrossEncoderReranker(Reranker):
         self.device = device
         self.batch_size = batch_size
         self.max_length = max_length
-        self.cache = cache
-        self.cache_dir = cache_dir
-        self.progress = progress
+        self._keep_caching(cache, cache_dir, progress)
         self._encoder = None
         self.last_usage: Dict[str, Any] = {}
 
