@@ -569,6 +569,14 @@ def _read_fast(data: bytes, layout: _Layout, kind: str) -> TrecColumns | None:
         return None
     if table.num_rows == 0:
         return None  # let the slow path decide (e.g. whitespace-only lines)
+    return _table_columns(table, kind)
+
+
+def _table_columns(table: "pa.Table", kind: str) -> TrecColumns | None:
+    """The :class:`TrecColumns` of the table :func:`_read_fast` read; ``None`` when a value is missing or a
+    field empty (the slow parser then reads the file and reports it)."""
+    import pyarrow as pa
+
     qid = table.column("qid").combine_chunks()  # few distinct query ids: unifying is cheap
     if qid.null_count or table.column("docid").null_count:
         return None
