@@ -40,26 +40,38 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
-from ragexam.types import Chunkers, CorpusLike, ExecutorLike, PathLike, QALike, Retrievers
+from ragexam.types import Chunkers, CorpusLike, ExecutorLike, PathLike, QALike, RetrievedLike, Retrievers, options_from
 
 if TYPE_CHECKING:
     from ragexam.analysis.answers.files import AnswerRecord
+    from ragexam.data.evidence import Coverage
     from ragexam.analysis.answers.options import ScoreOptions
     from ragexam.analysis.answers.rows import AnswerRow
     from ragexam.analysis.judging.check import JudgeCheck
     from ragexam.analysis.exam.run import RunResult
     from ragexam.analysis.answers.scored import ScoreReport
     from ragexam.llm.settings import LLMSettings
-    from ragexam.metrics.judge import Judge, JudgePlan, JudgeRun
+    from ragexam.questions.config import GenerateConfig
+    from ragexam.metrics.judge import Judge, JudgeMetric, JudgePlan, JudgeRun
     from ragexam.storage.runfolder import RunData
 
 __all__ = ["run", "grade", "evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
            "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
-           "ScoreOutcome", "score", "AnswerOutcome", "answer", "AgreementOutcome", "judge_agreement",
+           "ScoreOutcome", "score", "AnswerOutcome", "answer", "JudgeAsking", "AgreementOutcome", "judge_agreement",
            "read_segments", "generate", "generate_plan", "review_apply", "review_audit", "review_queue",
            "check_junk", "import_traces", "sample_traces", "locate_evidence"]
 
 Progress = Optional[Callable[[int, int], None]]
+
+
+def __getattr__(name: str) -> type:
+    """``Coverage`` (what :func:`evidence_coverage` returns) lives with the evidence index
+    (:class:`ragexam.data.evidence.Coverage`); it is imported when it is asked for, as every heavy import here."""
+    if name == "Coverage":
+        from ragexam.data.evidence import Coverage
+
+        return Coverage
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: the metrics ``ragexam evaluate`` reports when none are asked for
 DEFAULT_EVAL_METRICS = ("hit@1", "hit@3", "mrr", "ndcg@10", "p@5", "r@5", "f1@5", "rprec", "map")
@@ -69,7 +81,7 @@ DEFAULT_EVAL_METRICS = ("hit@1", "hit@3", "mrr", "ndcg@10", "p@5", "r@5", "f1@5"
 
 
 def run(corpus: Optional[CorpusLike], qa: QALike, retrievers: Optional[Retrievers] = None,
-        chunkers: Optional[Chunkers] = None, *, retrieved: Optional[object] = None,
+        chunkers: Optional[Chunkers] = None, *, retrieved: Optional[RetrievedLike] = None,
         executor: ExecutorLike = None, llm: Optional[LLMSettings] = None, **options: object) -> RunResult:
     """``ragexam.run``: grade every pipeline -- each retriever over each chunker, and each results file of
     ``retrieved`` -- on the question set ``qa`` of ``corpus``: ranking metrics with 95% intervals, paired
@@ -84,7 +96,8 @@ def run(corpus: Optional[CorpusLike], qa: QALike, retrievers: Optional[Retriever
     return run_pipelines(corpus, qa, retrievers, retrieved=retrieved, executor=executor, llm=llm, **options)
 
 
-def grade(qa: QALike, retrieved: object, *, corpus: Optional[CorpusLike] = None, **options: object) -> RunResult:
+def grade(qa: QALike, retrieved: RetrievedLike, *, corpus: Optional[CorpusLike] = None, **options: object
+          ) -> RunResult:
     """``ragexam.grade``: grade results files (``retrieved``: a path, a list of paths or loaded results) on the
     question set ``qa``, as :func:`run` without retrievers (:func:`ragexam.analysis.exam.run.grade`)."""
     from ragexam.analysis.exam.run import grade as grade_results
@@ -110,29 +123,11 @@ def evaluate_trec(qrels: PathLike, run: PathLike, metrics: Optional[Sequence[str
 # -- question sets --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class Coverage:
-    """Where each evidence string sits under a chunking: ``rows`` (one
-    :class:`~ragexam.data.evidence.EvidenceCoverage` per evidence string), the ones no chunk contains whole
-    (``missing``), and the signature of the chunking and matching settings."""
-
-    signature: str
-    rows: List[Any]
-
-    @property
-    def missing(self) -> List[Any]:
-        return [r for r in self.rows if not r.findable]
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"signature": self.signature, "evidence": len(self.rows),
-                "findable": len(self.rows) - len(self.missing), "coverage": [r.to_dict() for r in self.rows]}
-
-
 def evidence_coverage(corpus: CorpusLike, qa: QALike, chunker: str = "whole", *, ignore_punctuation: bool = False) -> Coverage:
     """Check that every evidence string of ``qa`` is inside one chunk of ``corpus`` chunked by ``chunker`` (any
     spec of :func:`ragexam.data.parse_chunker`; ``tokens:`` and ``semantic`` use e5)."""
     from ragexam.data.chunking import chunk_corpus
-    from ragexam.data.evidence import EvidenceIndex
+    from ragexam.data.evidence import Coverage, EvidenceIndex
     from ragexam.data.evidence import evidence_coverage as _coverage
     from ragexam.data.loaders import load_corpus, load_qa
     from ragexam.retrieval.chunk_models import bind_chunker
@@ -167,7 +162,7 @@ def read_segments(path: PathLike, role: str) -> List[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-def text_metric_files(refs: PathLike, hyps: PathLike, metric: str, **options: Any):
+def text_metric_files(refs: PathLike, hyps: PathLike, metric: str, **options: object):
     """Corpus ``metric`` (``bleu`` or ``chrf``) of the hypotheses file against the parallel references file,
     with ``options`` of :func:`ragexam.metrics.text.corpus_bleu` / :func:`~ragexam.metrics.text.corpus_chrf`."""
     from ragexam.metrics.text import corpus_bleu, corpus_chrf
@@ -187,7 +182,8 @@ def text_metric_files(refs: PathLike, hyps: PathLike, metric: str, **options: An
 # -- question sets --------------------------------------------------------------------------------------------
 
 
-def validate(corpus: CorpusLike, qa: Optional[QALike] = None, *, ignore_punctuation: bool = False, **options: Any):
+def validate(corpus: CorpusLike, qa: Optional[QALike] = None, *, ignore_punctuation: bool = False,
+             **options: object):
     """Check a corpus and a question set; every problem with file, line and field
     (:func:`ragexam.data.validation.validate`; ``options`` are its keywords)."""
     from ragexam.data.validation import validate as check
@@ -225,7 +221,8 @@ def convert(to: str, out: PathLike, *, corpus: Optional[CorpusLike] = None, qa: 
     return run_convert(to, out, corpus=corpus, qa=qa, queries=queries, split=split)
 
 
-def _convert_foreign(to: str, out: PathLike, corpus: Any, qa: Any, source_format: str, locate: bool,
+def _convert_foreign(to: str, out: PathLike, corpus: Optional[CorpusLike], qa: Optional[QALike], source_format: str,
+                     locate: bool,
                      semantic: bool):
     """A RAGAS, DeepEval or AutoRAG set as ``out/corpus.jsonl`` and ``out/qa.jsonl`` (its evidence located: the
     card and review sheet next to it)."""
@@ -448,7 +445,7 @@ def list_runs(history: Optional[PathLike] = None, limit: Optional[int] = None, *
     return hist, hist.list_runs(limit), messages
 
 
-def compare(run_a: str, run_b: str, *, history: Optional[PathLike] = None, **options: Any):
+def compare(run_a: str, run_b: str, *, history: Optional[PathLike] = None, **options: object):
     """B − A per metric on the shared questions of two runs (folders or recorded ids); ``options`` of
     :func:`ragexam.analysis.exam.compare.compare_runs` (pipeline, pipeline_b, metrics, miss_k, seed)."""
     from ragexam.analysis.exam.compare import compare_runs
@@ -483,10 +480,26 @@ class ScoreOutcome:
     failures: List[str] = field(default_factory=list)
 
 
-def _judge(settings: LLMSettings, **options: object) -> Judge:
-    from ragexam.metrics.judge import Judge
+@dataclass(frozen=True)
+class JudgeAsking:
+    """How the judge is asked, in every function here that judges (the judge options of their commands):
+    ``max_attempts`` replies per judgment before it is unjudged, ``judge_lang`` the prompt language (``auto``: the
+    Hangul share, ``ko``, ``en``), ``retry_unjudged`` judge cached unjudged results again, ``scoring`` how a score
+    is read (``sample``, ``probability``, ``auto``; ``None``: the settings')."""
 
-    return Judge(settings=settings, **options)
+    max_attempts: int = 3
+    judge_lang: str = "auto"
+    retry_unjudged: bool = False
+    scoring: Optional[str] = None
+
+    def judge(self, settings: LLMSettings, custom: Sequence[JudgeMetric] = (), *,
+              quoted: Optional[bool] = None) -> Judge:
+        """The :class:`~ragexam.metrics.judge.Judge` of ``settings`` asked this way, with the ``custom`` metrics;
+        ``quoted=False`` turns the quotation rule off (``judge-check`` measures the judge's own word)."""
+        from ragexam.metrics.judge import Judge
+
+        return Judge(settings=settings, max_attempts=self.max_attempts, language=self.judge_lang,
+                     retry_unjudged=self.retry_unjudged, scoring=self.scoring, custom=custom, quoted=quoted)
 
 
 def pairwise(qa: QALike, answers: PathLike, judge: LLMSettings, *, a: str, b: str, repeat: int = 1, max_attempts: int = 3,
@@ -506,7 +519,7 @@ def pairwise(qa: QALike, answers: PathLike, judge: LLMSettings, *, a: str, b: st
     check_outputs([Out(out, "--out")], [In(qa, "--qa"), In(answers, "--answers")])
     questions = load_qa(qa)
     records = load_answers(answers)
-    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, retry_unjudged=retry_unjudged)
+    jd = JudgeAsking(max_attempts, judge_lang, retry_unjudged).judge(judge)
     if dry_run:
         pairs = pairwise_pairs(questions, records, a, b, answers_source=str(answers))
         from ragexam.metrics.judge.builtin.pairwise import METRIC as PAIRWISE
@@ -595,8 +608,8 @@ def _score_judge(settings: Optional[LLMSettings], req: ScoreRequest, *, traffic:
         return None, None
     from ragexam.metrics.judge import load_rubric
 
-    jd = _judge(settings, max_attempts=req.max_attempts, language=req.judge_lang, retry_unjudged=req.retry_unjudged,
-                custom=[load_rubric(r) for r in req.rubrics or ()])
+    jd = JudgeAsking(req.max_attempts, req.judge_lang, req.retry_unjudged).judge(
+        settings, [load_rubric(r) for r in req.rubrics or ()])
     if req.metrics:
         return jd, list(req.metrics)
     from ragexam.analysis.answers.traffic import reference_free_metrics
@@ -794,13 +807,14 @@ class AgreementOutcome:
     rows: List[AnswerRow] = field(default_factory=list)
 
 
-def judge_agreement(qa: Any, answers: Any, judge: Any, *, metrics: Optional[Sequence[str]] = None,
+def judge_agreement(qa: QALike, answers: PathLike, judge: LLMSettings, *, metrics: Optional[Sequence[str]] = None,
                     weights: Optional[str] = "quadratic", top: int = 10, run: Optional[PathLike] = None,
-                    pipeline: Optional[str] = None, corpus: Any = None, max_attempts: int = 3,
-                    judge_lang: str = "auto", dry_run: bool = False, progress: Progress = None) -> AgreementOutcome:
+                    pipeline: Optional[str] = None, corpus: Optional[CorpusLike] = None, dry_run: bool = False,
+                    progress: Progress = None, **asking: object) -> AgreementOutcome:
     """The judge of ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) against human labels
     (``"human": {"answer_correctness": 4}`` on questions or answers): kappa, weighted kappa, Spearman and the
-    largest disagreements; see :mod:`ragexam.analysis.judging.agreement`."""
+    largest disagreements; see :mod:`ragexam.analysis.judging.agreement`.  ``asking``: how the judge is asked
+    (:class:`JudgeAsking`: ``max_attempts``, ``judge_lang``, ...)."""
     from ragexam.analysis.answers.files import load_answers
     from ragexam.analysis.judging.agreement import collect_human_labels, human_agreement
     from ragexam.analysis.answers.scoring import judge_jobs, prepare_rows
@@ -822,7 +836,7 @@ def judge_agreement(qa: Any, answers: Any, judge: Any, *, metrics: Optional[Sequ
         raise InputError("no question or answer has a 'human' object; expected e.g. \"human\": "
                          f"{label_example()} on the questions that were labelled",
                          source=str(questions.source), field="human")
-    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang)
+    jd = options_from(JudgeAsking, asking, "judge_agreement").judge(judge)
     labelled = {m: [r for r in rows if r.item_id in human.get(m, {})] for m in wanted}
     jobs = {m: judge_jobs(labelled[m], [m])[m] for m in wanted}
     outcome = AgreementOutcome(rows=rows)
@@ -849,18 +863,18 @@ class JudgeCheckOutcome:
     lines: List[str] = field(default_factory=list)
 
 
-def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[str]] = None,
+def judge_check(qa: QALike, corpus: CorpusLike, judge: LLMSettings, *, metrics: Optional[Sequence[str]] = None,
                 chunker: str = "paragraphs:400", limit: Optional[int] = None, seed: int = 12345,
-                scoring: str = "auto", max_attempts: int = 3, judge_lang: str = "auto", dry_run: bool = False,
-                out: Optional[PathLike] = None, progress: Progress = None,
-                rubrics: Sequence[PathLike] = ()) -> JudgeCheckOutcome:
+                dry_run: bool = False, out: Optional[PathLike] = None, progress: Progress = None,
+                rubrics: Sequence[PathLike] = (), **asking: object) -> JudgeCheckOutcome:
     """Does the judge ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) separate good from bad on this
     question set?  A contrast set built from ``qa`` and ``corpus`` (evidence context vs a hard negative and a
     random one; the reference answer vs a perturbed one), judged, and per metric the ROC AUC with its bootstrap
     interval, the score gap, the share of pairs ordered correctly and a verdict, with sampled and (when the
     endpoint returns log-probabilities) probability-weighted scores; see :mod:`ragexam.analysis.judging.check`.
     ``out``: the check as JSON (checked before any call); ``rubrics``: custom rubric files, checked too (by default
-    with the built-ins when ``metrics`` is not given)."""
+    with the built-ins when ``metrics`` is not given); ``asking``: how the judge is asked (:class:`JudgeAsking`:
+    ``scoring``, default ``auto``, ``max_attempts``, ``judge_lang``)."""
     from ragexam.analysis.judging.check import DEFAULT_CHECK_METRICS, build_contrast, check_judge
     from ragexam.analysis.judging.trust import dataset_of
     from ragexam.data.loaders import load_corpus, load_qa
@@ -872,14 +886,15 @@ def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[
     questions = load_qa(qa)
     docs = load_corpus(corpus)
     custom = [load_rubric(r) for r in rubrics or ()]
-    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, scoring=scoring, custom=custom, quoted=False)
+    ask = options_from(JudgeAsking, {"scoring": "auto", **asking}, "judge_check")
+    jd = ask.judge(judge, custom, quoted=False)  # the judge's own word: the quotation rule off
     wanted = [jd.metric(m) for m in (metrics or list(DEFAULT_CHECK_METRICS) + [c.name for c in custom])]
     notes: List[str] = []
     contrast = build_contrast(questions, docs, wanted, chunker=chunker, limit=limit, seed=seed, notes=notes)
     if dry_run:
         return JudgeCheckOutcome(plan=jd.plan(None, {m: [c.item for c in v] for m, v in contrast.items()}))
     settings = {"qa": str(questions.source), "corpus": str(docs.source), "chunker": chunker, "limit": limit,
-                "seed": seed, "metrics": [m.name for m in wanted], "scoring": scoring,
+                "seed": seed, "metrics": [m.name for m in wanted], "scoring": ask.scoring,
                 "rubrics": [str(r) for r in rubrics or ()]}
     outcome = JudgeCheckOutcome(check=check_judge(jd, contrast, seed=seed, progress=progress, notes=notes,
                                                   settings=settings, dataset=dataset_of(questions)))
@@ -945,8 +960,9 @@ def llm_fitness(settings: Any, corpus: Any, qa: Any, *, sample: Optional[int] = 
 
 
 def generate(corpus: CorpusLike, n: Optional[int] = None, *, model: Optional[str] = None, out: Optional[PathLike] = None,
-             judge_model: Optional[str] = None, settings: Any = None, config: Any = None,
-             progress: Optional[Callable[[str, int, int], None]] = None, **options: Any):
+             judge_model: Optional[str] = None, settings: Optional[LLMSettings] = None,
+             config: Optional[GenerateConfig] = None, progress: Optional[Callable[[str, int, int], None]] = None,
+             **options: object):
     """``ragexam generate``: a verified question set from ``corpus`` (a file, a bundled name or a
     :class:`~ragexam.data.schema.Corpus`); with ``out``, the set and its side files written there (every output
     path checked before any call; none may be the corpus or the prompt file).  ``options`` are the fields of
@@ -979,7 +995,8 @@ def generate(corpus: CorpusLike, n: Optional[int] = None, *, model: Optional[str
 
 
 def generate_plan(corpus: CorpusLike, n: Optional[int] = None, *, model: Optional[str] = None,
-                  judge_model: Optional[str] = None, settings: Any = None, config: Any = None, **options: Any):
+                  judge_model: Optional[str] = None, settings: Optional[LLMSettings] = None,
+                  config: Optional[GenerateConfig] = None, **options: object):
     """``ragexam generate --dry-run``: what the first uncached pass of :func:`generate` (same arguments; ``out`` is
     ignored) would call, with estimated tokens and cost.  Nothing is sent.
     :returns: a :class:`~ragexam.questions.products.GeneratePlan`."""
@@ -1059,7 +1076,7 @@ def import_traces(files: Sequence[PathLike], out: Optional[PathLike], *, fmt: st
                       progress=progress)
 
 
-def sample_traces(answers: PathLike, n: int, corpus: Any, out: Optional[PathLike], *, threshold: Optional[float] = None,
+def sample_traces(answers: PathLike, n: int, corpus: CorpusLike, out: Optional[PathLike], *, threshold: Optional[float] = None,
                   strategy: str = "weighted", seed: int = 12345, first: Sequence[str] = (), id_prefix: str = "trace",
                   redact: bool = False):
     """``ragexam traces sample``: questions of imported traffic as exam candidates for review (docs/traces.md).
@@ -1070,8 +1087,9 @@ def sample_traces(answers: PathLike, n: int, corpus: Any, out: Optional[PathLike
                       id_prefix=id_prefix, redact=redact)
 
 
-def locate_evidence(corpus: Any, qa: Any, out: Optional[PathLike] = None, *, threshold: Optional[float] = None,
-                    semantic: bool = True, windows: bool = True, llm: Any = None, dry_run: bool = False,
+def locate_evidence(corpus: CorpusLike, qa: QALike, out: Optional[PathLike] = None, *,
+                    threshold: Optional[float] = None, semantic: bool = True, windows: bool = True,
+                    llm: Optional[LLMSettings] = None, dry_run: bool = False,
                     progress: Progress = None):
     """``ragexam locate-evidence``: the evidence of every answerable question without it, located in its relevant
     documents (or the whole corpus) from its answer key; the located set, its card and review sheet written to

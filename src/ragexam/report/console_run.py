@@ -45,11 +45,17 @@ go to a second block below, never cut.  Numbers are written by :mod:`ragexam.fmt
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Protocol, Sequence, Union
 
 from ragexam import fmt
 from ragexam.report.tables import Column, Keys, pipeline_keys, pipeline_labels, print_fitted, print_legend
 from ragexam.storage.summary import ChunkSizes, Comparison, DatasetAudit, MissedQuestion, PipelineInfo, RerankStage, RunSummary
+from ragexam.types import JsonObject
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ragexam.analysis.exam.run import RunResult
 
 __all__ = ["render_run", "render_where_next", "render_outcome", "render_demo_intro"]
 
@@ -602,7 +608,7 @@ def _signatures(console, summary: RunSummary) -> None:
         console.print(line, soft_wrap=True)
 
 
-def render_run(summary: Any, console=None, *, max_missed: int = MAX_MISSED) -> None:
+def render_run(summary: Union[RunSummary, JsonObject], console=None, *, max_missed: int = MAX_MISSED) -> None:
     """Print every table of a run summary (a :class:`~ragexam.storage.summary.RunSummary` or its JSON object;
     see the module docstring) to ``console``."""
     summary = RunSummary.from_dict(summary)
@@ -636,7 +642,19 @@ def render_run(summary: Any, console=None, *, max_missed: int = MAX_MISSED) -> N
     _signatures(console, summary)
 
 
-def render_outcome(outcome: Any, console=None, *, demo: bool = False) -> None:
+class RunOutcomeView(Protocol):
+    """What :func:`render_outcome` reads of a :class:`ragexam.api.RunOutcome` (the api sits above this layer)."""
+
+    @property
+    def result(self) -> "RunResult": ...
+
+    @property
+    def out(self) -> Optional["Path"]: ...
+
+    def notes(self) -> List[str]: ...
+
+
+def render_outcome(outcome: "RunOutcomeView", console=None, *, demo: bool = False) -> None:
     """What ``ragexam run``/``demo`` prints: the run's tables, where to look next (demo) or the folder written,
     and one line per thing written (:class:`ragexam.api.RunOutcome`)."""
     console = console or _console()

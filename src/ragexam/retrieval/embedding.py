@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from ragexam import fmt
 from ragexam.errors import RagexamError
@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ragexam.exec.base import Executor
     from ragexam.retrieval.cache import Cache
+    from ragexam.retrieval.embedders import Embedder
 
 __all__ = ["iter_embeddings", "embed_cached", "EmbedWorker", "check_vectors", "WINDOW"]
 
@@ -43,7 +44,7 @@ WINDOW = 65536
 _LOADED = ("_model", "_session", "_st_model")
 
 
-def _portable(embedder: Any) -> Any:
+def _portable(embedder: "Embedder") -> "Embedder":
     """A shallow copy of ``embedder`` without its loaded model, so it pickles and loads afresh in a worker."""
     if not any(getattr(embedder, a, None) is not None for a in _LOADED):
         return embedder
@@ -62,7 +63,7 @@ class EmbedWorker:
     thread count to embedders that take one (``num_threads``); it never changes vectors.
     """
 
-    embedder: Any
+    embedder: "Embedder"
     role: str
     gpus: float = 0
     name: str = "embed"
@@ -86,7 +87,7 @@ class EmbedWorker:
         return e.embed_queries if self.role == "query" else e.embed_passages
 
 
-def check_vectors(vecs: "np.ndarray", n: int, embedder: Any) -> "np.ndarray":
+def check_vectors(vecs: "np.ndarray", n: int, embedder: "Embedder") -> "np.ndarray":
     """``vecs`` as a float32 ``(n, dim)`` array; :class:`RagexamError` for a wrong shape or non-finite values."""
     import numpy as np
 
@@ -99,7 +100,7 @@ def check_vectors(vecs: "np.ndarray", n: int, embedder: Any) -> "np.ndarray":
     return vecs
 
 
-def _batches(embedder: Any, role: str, texts: list, batch_size: int, executor: "Executor | None"):
+def _batches(embedder: "Embedder", role: str, texts: list, batch_size: int, executor: "Executor | None"):
     """``(start, size, vectors)`` for consecutive batches of ``texts``, in order (``size`` texts were sent)."""
     if executor is None or getattr(embedder, "endpoint", None) is not None:
         embed = embedder.embed_queries if role == "query" else embedder.embed_passages
@@ -113,7 +114,7 @@ def _batches(embedder: Any, role: str, texts: list, batch_size: int, executor: "
         yield s, len(vecs), vecs  # the executor checked one result per text
 
 
-def iter_embeddings(embedder: Any, texts: Sequence[str], role: str, cache: "Cache | None", *,
+def iter_embeddings(embedder: "Embedder", texts: Sequence[str], role: str, cache: "Cache | None", *,
                     batch_size: int = 32, progress: bool = False, executor: "Executor | None" = None,
                     window: int = WINDOW) -> Iterator[tuple[int, "np.ndarray"]]:
     """Yield ``(start, block)`` for consecutive windows of ``texts``: ``block`` is the ``(len, dim)`` float32
@@ -136,7 +137,7 @@ def iter_embeddings(embedder: Any, texts: Sequence[str], role: str, cache: "Cach
             part = texts[w0:w0 + window]
             with stage("embed"):
                 if cache is not None:
-                    keys: list[Any] = [content_key(identity, role, t) for t in part]
+                    keys: list[bytes] = [content_key(identity, role, t) for t in part]
                     found = cache.get_embeddings(keys)
                 else:
                     keys, found = list(range(len(part))), {}
@@ -165,7 +166,7 @@ def iter_embeddings(embedder: Any, texts: Sequence[str], role: str, cache: "Cach
             yield w0, block
 
 
-def embed_cached(embedder: Any, texts: Sequence[str], role: str, cache: "Cache | None", batch_size: int = 32,
+def embed_cached(embedder: "Embedder", texts: Sequence[str], role: str, cache: "Cache | None", batch_size: int = 32,
                  progress: bool = False, executor: "Executor | None" = None) -> "np.ndarray":
     """All vectors of ``texts`` as one ``(n, dim)`` float32 array (:func:`iter_embeddings` in one window).
 

@@ -54,7 +54,7 @@ class LangChainRetriever(TextRetriever):
         Vector stores only: ``"similarity"`` (higher is better, default) or ``"distance"``.
     """
 
-    def __init__(self, obj: Any, *, name: Optional[str] = None, doc_id_key: str = "doc_id",
+    def __init__(self, obj: object, *, name: Optional[str] = None, doc_id_key: str = "doc_id",
                  id_key: Optional[str] = None, scores: str = "similarity") -> None:
         self.obj = obj
         self.is_store = callable(getattr(obj, "similarity_search_with_score", None))
@@ -96,7 +96,7 @@ class LangChainRetriever(TextRetriever):
                     source=self.spec, field="scores")
         return pairs  # type: ignore[return-value]
 
-    def _item(self, doc: Any, score: Optional[float], where: str):
+    def _item(self, doc: object, score: Optional[float], where: str):
         from ragexam.data.retrieved import RetrievedItem
 
         text = getattr(doc, "page_content", None)

@@ -16,7 +16,7 @@ object you wrap).  An exception raised by the wrapped retriever stops the run.
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import List, Optional
 
 from ragexam.errors import InputError
 from ragexam.retrieval.texts import Retrieval, TextRetriever
@@ -33,7 +33,7 @@ class LlamaIndexRetriever(TextRetriever):
     :param doc_id_key: metadata key of the source document's id (default ``"doc_id"``; else ``ref_doc_id``).
     """
 
-    def __init__(self, obj: Any, *, name: Optional[str] = None, doc_id_key: str = "doc_id") -> None:
+    def __init__(self, obj: object, *, name: Optional[str] = None, doc_id_key: str = "doc_id") -> None:
         if not callable(getattr(obj, "retrieve", None)):
             raise InputError(f"{type(obj).__name__} has no retrieve(query); pass a LlamaIndex retriever, e.g. "
                              "index.as_retriever(similarity_top_k=10).", source="llamaindex", field="obj")
@@ -51,7 +51,7 @@ class LlamaIndexRetriever(TextRetriever):
         return Signature([("llamaindex", quote(self.name)), ("doc_id", f"metadata.{quote(self.doc_id_key)},ref_doc_id")],
                          version=False)
 
-    def _item(self, hit: Any, where: str):
+    def _item(self, hit: object, where: str):
         from ragexam.data.retrieved import RetrievedItem
 
         node = getattr(hit, "node", hit)

@@ -70,7 +70,7 @@ class TextRetriever(Component):
                 for i, q in enumerate(queries)]
 
 
-def is_text_retriever(obj: Any) -> bool:
+def is_text_retriever(obj: object) -> bool:
     """True for an object with ``retrieve`` that is not a chunk retriever (``index`` and ``search``)."""
     if callable(getattr(obj, "index", None)) and callable(getattr(obj, "search", None)):
         return False
@@ -110,7 +110,7 @@ class ResultsRetriever(TextRetriever):
         return out
 
 
-def _as_item(value: Any, where: str, label: str) -> RetrievedItem:
+def _as_item(value: object, where: str, label: str) -> RetrievedItem:
     if isinstance(value, RetrievedItem):
         if not isinstance(value.text, str) or not value.text.strip():
             raise InputError(f"{where}: the text is {value.text!r}; expected a non-empty string.", source=label)
@@ -123,7 +123,7 @@ def _as_item(value: Any, where: str, label: str) -> RetrievedItem:
                      "with 'text'.", source=label)
 
 
-def check_retrievals(value: Any, n: int, label: str, top_n: int) -> List[Retrieval]:
+def check_retrievals(value: object, n: int, label: str, top_n: int) -> List[Retrieval]:
     """What a text retriever's ``retrieve`` returned, checked: one entry per query, each a :class:`Retrieval`
     (or a plain list of items / strings / ``{"text": ...}`` mappings); at most ``top_n`` items are kept
     (a longer list is cut to the retrieval depth, like any retriever's)."""

@@ -131,7 +131,7 @@ def _canonical(name: str, valid: Sequence[str]) -> Optional[str]:
     return canon if canon in valid else None
 
 
-def _finite(x: Any) -> Optional[float]:
+def _finite(x: object) -> Optional[float]:
     if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(float(x)):
         return None
     return float(x)
