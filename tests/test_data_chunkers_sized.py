@@ -102,6 +102,27 @@ def test_recursive_equals_langchain(text, size, data):
         assert text[c.start:c.end] == c.text and (size == 1 or not (c.text[0].isspace() or c.text[-1].isspace()))
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.sampled_from("ab가\t\u3000😀"), max_size=300), st.integers(1, 40), st.data())
+def test_recursive_equals_langchain_without_a_separator(text, size, data):
+    """A text with no paragraph, line, sentence or space separator is cut between characters (merged as windows,
+    issue 39: LangChain's merge dropped the head of its list one piece at a time, quadratic on a 1 MB blob)."""
+    overlap = data.draw(st.integers(0, size - 1))
+    chunks = parse_chunker(f"recursive:{size}:{overlap}").chunk_text("d", text)
+    assert [c.text for c in chunks] == _langchain_recursive(size, overlap).split_text(text)
+
+
+def test_recursive_on_a_long_blob_equals_langchain():
+    """A minified blob (no separator at all) and a base64-like run with rare spaces, far longer than SIZE."""
+    rng = random.Random(7)
+    blob = "".join(rng.choice("abcdefghij0123456789+/=") for _ in range(20_000))
+    spaced = " ".join(blob[i:i + rng.randint(500, 3000)] for i in range(0, 20_000, 2500))
+    for text in (blob, spaced, "\t" * 50 + blob[:5000] + "\u3000" * 30):
+        for size, overlap in ((6000, 0), (1000, 999), (777, 100), (2, 1)):
+            assert [c.text for c in parse_chunker(f"recursive:{size}:{overlap}").chunk_text("d", text)] == \
+                _langchain_recursive(size, overlap).split_text(text)
+
+
 def test_recursive_equals_langchain_on_korean_documents():
     docs = long_paragraph_corpus(1, 15) + [Document(f"s{i}", json.loads(line)["content"]) for i, line in enumerate(
         (SAMPLES / "ai_concepts" / "corpus.jsonl").read_text(encoding="utf-8").splitlines())]

@@ -382,11 +382,10 @@ class RecursiveChunker(Chunker):
             if re.search(sep, text):
                 separator, rest = sep, separators[i + 1:]
                 break
-        if separator:  # keep_separator="start": each piece begins with the separator that preceded it
-            cuts = [m.start() for m in re.finditer(separator, text)]
-            bounds = [0, *cuts, len(text)]
-        else:
-            bounds = list(range(len(text) + 1))
+        if not separator:  # single characters: merged, they are windows of SIZE every SIZE - OVERLAP
+            return _char_pieces_merged(content, start, end, self.size, self.overlap)
+        cuts = [m.start() for m in re.finditer(separator, text)]  # keep_separator="start": each piece begins
+        bounds = [0, *cuts, len(text)]                             # with the separator that preceded it
         pieces = [(start + a, start + b) for a, b in zip(bounds, bounds[1:]) if b > a]
         out: List[Span] = []
         good: List[Span] = []
@@ -406,24 +405,37 @@ class RecursiveChunker(Chunker):
         """LangChain's ``_merge_splits`` with an empty separator: contiguous pieces joined up to SIZE
         characters, the tail of each chunk (at most OVERLAP characters) starting the next one."""
         out: List[Span] = []
-        current: List[Span] = []
+        current: List[Span] = []  # the pieces of the chunk being built are current[head:]
+        head = 0
         total = 0
         for a, b in pieces:
             n = b - a
-            if total + n > self.size and current:
-                span = _strip_span(content, current[0][0], current[-1][1])
+            if total + n > self.size and head < len(current):
+                span = _strip_span(content, current[head][0], current[-1][1])
                 if span is not None:
                     out.append(span)
                 while total > self.overlap or (total + n > self.size and total > 0):
-                    total -= current[0][1] - current[0][0]
-                    current = current[1:]
+                    total -= current[head][1] - current[head][0]
+                    head += 1  # LangChain drops the list's head (a copy each time: quadratic); an index is linear
+                if head == len(current):
+                    current, head = [], 0
             current.append((a, b))
             total += n
-        if current:
-            span = _strip_span(content, current[0][0], current[-1][1])
+        if head < len(current):
+            span = _strip_span(content, current[head][0], current[-1][1])
             if span is not None:
                 out.append(span)
         return out
+
+
+def _char_pieces_merged(content: str, start: int, end: int, size: int, overlap: int) -> List[Span]:
+    """LangChain's merge of the one-character pieces of ``content[start:end]`` without building them: with SIZE 1
+    every character is a chunk, unstripped (no piece is shorter than SIZE, so none is merged); else the merge
+    emits a chunk when SIZE pieces are held and keeps the last OVERLAP, so the chunks are the windows of SIZE
+    characters every SIZE - OVERLAP, the last one ending at ``end`` (:func:`_windows`), each stripped."""
+    if size == 1:
+        return [(i, i + 1) for i in range(start, end)]
+    return [sp for a, b in _windows(start, end, size, overlap) if (sp := _strip_span(content, a, b)) is not None]
 
 
 class TokenSpans:
