@@ -386,8 +386,11 @@ def main(argv: Optional[List[str]] = None) -> None:
     global _python_warning
     if warnings.showwarning is not _show_warning:
         _python_warning, warnings.showwarning = warnings.showwarning, _show_warning
+    from ragexam.cli_progress import long_command  # progress lines in logs; one line when interrupted
+
     try:
-        app(args=argv, prog_name="ragexam")
+        with long_command(list(argv) if argv is not None else sys.argv[1:]):
+            app(args=argv, prog_name="ragexam")
     except RagexamError as err:
         from rich.console import Console
         from rich.text import Text

@@ -329,9 +329,13 @@ class E5Embedder:
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ragexam-e5") as pool:
-                futures = [(idx, pool.submit(self._encode_one, w)) for idx, w in tokenized]
-                for idx, fut in futures:
-                    done[idx] = fut.result()
+                try:
+                    futures = [(idx, pool.submit(self._encode_one, w)) for idx, w in tokenized]
+                    for idx, fut in futures:
+                        done[idx] = fut.result()
+                except BaseException:  # an error or an interrupt: the queued windows are not run
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    raise
         out = np.empty((len(done), self.dim), dtype=np.float32)
         for idx, vec in done.items():
             out[idx] = vec
