@@ -257,3 +257,27 @@ def test_size_mismatch_warning_names_the_mean_sizes():
     assert text.endswith("(the @1400c columns, -k 1400c).") and equal_budget([small, big, near], 5) == "1400c"
     assert equal_budget([small, big], 4) == "1500c" and equal_budget([], 3) == "100c"
     assert "-k 512t" in size_mismatch([small, big], budget="512t")
+
+
+def test_a_study_of_sentence_based_chunkers_splits_each_text_once(monkeypatch):
+    """paragraphs:N for several N, sentences and semantic split the same long paragraphs: Kiwi sees each once per
+    process (issue 40: a chunking study shares its work), and the chunks are those of a fresh split."""
+    from ragexam.data import chunking as C
+
+    docs = long_paragraph_corpus(seed=5, n_docs=6)
+    fresh = {spec: [c.text for c in chunk_corpus(docs, spec)] for spec in ("paragraphs:400", "sentences:300")}
+    real = C.kiwi()
+    seen = []
+
+    class Counting:
+        def split_into_sents(self, texts):
+            seen.extend(texts)
+            return real.split_into_sents(texts)
+
+    monkeypatch.setattr(C, "_SPLIT_MEMO", {})
+    monkeypatch.setattr(C, "kiwi", lambda: Counting())
+    for spec in ("paragraphs:400", "paragraphs:800", "sentences:300", "sentences"):
+        chunks = [c.text for c in chunk_corpus(docs, spec)]
+        if spec in fresh:
+            assert chunks == fresh[spec]
+    assert len(seen) == len(set(seen)) == len(docs)  # each document is one line: one piece, split once

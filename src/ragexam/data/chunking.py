@@ -216,19 +216,40 @@ def sentence_spans(content: str) -> List[Span]:
     return sentence_spans_many([content])[0]
 
 
+#: sentence starts of the pieces Kiwi split in this process, by piece (bounded: :data:`_SPLIT_MEMO_CHARS`), so
+#: the chunkers of a study (``paragraphs:400``, ``paragraphs:800``, ``sentences``, ``semantic``) and repeated
+#: paragraphs split each text once
+_SPLIT_MEMO: Dict[str, Tuple[int, ...]] = {}
+_SPLIT_MEMO_CHARS = 20_000_000
+_split_memo_size = [0]
+
+
+def _kiwi_sentence_starts(texts: List[str]) -> List[Tuple[int, ...]]:
+    """The start of every sentence Kiwi finds in each text (one batch for the texts not split before)."""
+    todo = list(dict.fromkeys(t for t in texts if t not in _SPLIT_MEMO))
+    if todo:
+        with kiwi_lock:
+            split = list(kiwi().split_into_sents(todo))
+        if _split_memo_size[0] > _SPLIT_MEMO_CHARS:
+            _SPLIT_MEMO.clear()
+            _split_memo_size[0] = 0
+        for t, sents in zip(todo, split):
+            _SPLIT_MEMO[t] = tuple(int(x.start) for x in sents)
+            _split_memo_size[0] += len(t)
+    return [_SPLIT_MEMO[t] for t in texts]
+
+
 def sentence_spans_many(contents: Sequence[str]) -> List[List[Span]]:
-    """:func:`sentence_spans` of several texts in one Kiwi batch (its workers share the lines of all texts)."""
+    """:func:`sentence_spans` of several texts in one Kiwi batch (its workers share the lines of all texts; a piece
+    already split in this process is not split again)."""
     lines = [[(m.start(), m.end()) for m in _LINE.finditer(c) if not m.group().isspace()] if c.strip() else []
              for c in contents]
     parts = [(t, a + off, piece) for t, (c, ls) in enumerate(zip(contents, lines)) for a, b in ls
              for off, piece in pieces(c[a:b])]
-    split: List = []
-    if parts:
-        with kiwi_lock:
-            split = list(kiwi().split_into_sents([piece for _, _, piece in parts]))
+    split = _kiwi_sentence_starts([piece for _, _, piece in parts]) if parts else []
     starts = [[a for a, _ in ls] for ls in lines]
     for (t, a, _), sents in zip(parts, split):
-        starts[t].extend(a + int(x.start) for x in sents)
+        starts[t].extend(a + x for x in sents)
     return [_spans_from_starts(c, st) if c.strip() else [] for c, st in zip(contents, starts)]
 
 

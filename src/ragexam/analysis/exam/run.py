@@ -78,7 +78,7 @@ from ragexam.analysis.exam.config import (DEFAULT_CHUNKER, DEFAULT_DEPTH, DEFAUL
 from ragexam.analysis.exam.summarize import shorten
 from ragexam.errors import InputError
 from ragexam.storage.runfolder import RUN_FORMAT, ChunkRecord, RunRow
-from ragexam.storage.summary import RunSettings, RunSummary, Timing
+from ragexam.storage.summary import EmbeddingCount, RunSettings, RunSummary, Timing
 
 __all__ = ["run", "grade", "RunResult", "Pipeline", "FORMAT", "slugify", "shorten"]
 
@@ -280,6 +280,7 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
     from ragexam.exec import get_executor
     from ragexam.exec.base import Executor
     from ragexam.exec.timing import record_stages
+    from ragexam.retrieval.embedding import record_embeddings
 
     retrieved_refs = _as_list(retrieved)
     cfg = RunConfig(corpus=corpus, qa=qa, retrievers=([] if retrieved_refs else list(DEFAULT_RETRIEVERS))
@@ -288,7 +289,7 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
                     ignore_punctuation=ignore_punctuation, overlap=overlap, retrieved=retrieved_refs,
                     workers=workers, executor=executor, split=split)
     own = not isinstance(cfg.executor, Executor)
-    with record_stages() as times:
+    with record_stages() as times, record_embeddings() as embedded:
         ex = get_executor(cfg.executor, cfg.workers if own else None)
         try:
             where = ex.describe()
@@ -298,7 +299,8 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
         finally:
             if own:
                 ex.close()
-    result.summary.timing = Timing(**times.to_dict(), where=where)
+    result.summary.timing = Timing(**times.to_dict(), where=where,
+                                   embeddings=[EmbeddingCount(**u.to_dict()) for u in embedded.uses.values()])
     return result
 
 

@@ -120,13 +120,14 @@ class E5Embedder:
         self._model: Any = None
         self._tokenizer: Any = None
         self._encoders: dict[str, Any] = {}
+        self._norm_table: dict[int, str] | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickles without the loaded model (a worker process or Ray actor loads its own), with the backend
         chosen here (so every worker computes the vectors this embedder's identity names)."""
         self.backend  # noqa: B018 - resolve "auto" before the copy leaves
         state = dict(self.__dict__)
-        state.update(_lock=None, _model=None, _tokenizer=None, _encoders={})
+        state.update(_lock=None, _model=None, _tokenizer=None, _encoders={}, _norm_table=None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -270,6 +271,20 @@ class E5Embedder:
     def embed_passages(self, texts: Sequence[str]) -> "np.ndarray":
         """``"passage: " + text`` for each text: (n, 384) float32 unit vectors."""
         return self._embed(texts, "passage")
+
+    def model_inputs(self, texts: Sequence[str], role: str) -> list[str]:
+        """What the model sees of each text as ``role``: ``"query: "``/``"passage: "`` + text after the tokenizer's
+        normalization (:func:`~ragexam.retrieval.e5.tokenizer.normalize_with`: its table, runs of spaces made
+        one; line breaks and tabs are spaces).  Texts with the same input get the same vector, so the embedding
+        cache keys vectors by it (:func:`ragexam.retrieval.embedding.iter_embeddings`): two chunkers' chunks
+        that differ only in whitespace are embedded once.  Reads a small table, never the model."""
+        from ragexam.retrieval.e5.tokenizer import normalization_table, normalize_with
+
+        table = getattr(self, "_norm_table", None)
+        if table is None:
+            table = self._norm_table = normalization_table(self._path())
+        prefix = _PREFIX[role]
+        return [normalize_with(table, prefix + t) for t in texts]
 
     def token_ids(self, text: str, role: str) -> list[list[int]]:
         """The windows (``<s>`` ... ``</s>``) that ``text`` is embedded from, as ``role``."""

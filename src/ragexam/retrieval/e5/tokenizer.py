@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     from ragexam.retrieval.e5.model_file import ModelFile
 
-__all__ = ["E5Tokenizer"]
+__all__ = ["E5Tokenizer", "normalize_with", "normalization_table"]
 
 _META = "\u2581"
 _SPACES = re.compile(" {2,}")
@@ -90,6 +90,43 @@ def _tables(model: "ModelFile") -> dict:
     return tables
 
 
+def normalize_with(table: dict, text: str) -> str:
+    """Steps 1–2 with the normalization ``table`` (code point -> replacement): the string the Viterbi search
+    segments (with ``▁`` for spaces).  Two texts with the same result get the same token ids, hence the same
+    vector: the embedding cache keys e5's vectors by it (:meth:`ragexam.retrieval.e5.E5Embedder.model_inputs`)."""
+    s = _SPACES.sub(" ", text.translate(table))
+    if not s or s[0] != " ":
+        s = " " + s
+    return s.replace(" ", _META)
+
+
+def normalization_table(model_path: str) -> dict:
+    """The normalization table of the weights file at ``model_path`` as a ``str.translate`` table, kept in
+    ``<cache>/e5/tokenizer/`` (a small ``marshal`` file) so that keying texts does not parse the model file."""
+    import marshal
+    import os
+
+    from ragexam.retrieval.e5.model_file import e5_cache_file, read_model_file, weights_key
+
+    path = e5_cache_file("tokenizer", f"normalization-v{_TABLES_VERSION}|{weights_key(model_path)}",
+                         "normalization-", ".marshal")
+    try:
+        found = marshal.loads(path.read_bytes())
+        if isinstance(found, dict) and all(isinstance(k, int) and isinstance(v, str) for k, v in found.items()):
+            return found
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    table = dict(read_model_file(model_path).norm_map)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(marshal.dumps(table))
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return table
+
+
 class E5Tokenizer:
     """Token ids for e5 from the vocabulary, scores and normalization table of a :class:`ModelFile`."""
 
@@ -105,12 +142,8 @@ class E5Tokenizer:
 
     # -- normalization -----------------------------------------------------------------------
     def normalize(self, text: str) -> str:
-        """Steps 1–2: the string the Viterbi search segments (with ``▁`` for spaces)."""
-        s = text.translate(self._table)
-        s = _SPACES.sub(" ", s)
-        if not s or s[0] != " ":
-            s = " " + s
-        return s.replace(" ", _META)
+        """Steps 1–2: the string the Viterbi search segments (with ``▁`` for spaces): :func:`normalize_with`."""
+        return normalize_with(self._table, text)
 
     # -- segmentation ------------------------------------------------------------------------
     def content_ids(self, text: str) -> list[int]:
