@@ -150,3 +150,42 @@ def write_dataset(directory: Path, n_chunks: int, n_questions: int, seed: int = 
         for q in qs:
             fh.write(json.dumps(q, ensure_ascii=False) + "\n")
     return corpus, qa
+
+
+def make_pages(n_pages: int, n_questions: int, seed: int = 0):
+    """``(docs, questions)`` shaped like a PDF extraction: each page is a short title line and 2-6 paragraphs of
+    1-10 sentences separated by blank lines (most paragraphs short, a few long), ~420 characters a page; each
+    question quotes one sentence of one page (evidence relevance), 10% out-of-corpus."""
+    g = Generator(seed)
+    rng = np.random.default_rng(seed + 1)
+    docs, sents_of = [], []
+    for i in range(n_pages):
+        paras, sents = [], []
+        for _ in range(int(rng.integers(2, 7))):
+            n = int(rng.choice([1, 2, 3, 4, 6, 10], p=[.2, .2, .2, .2, .1, .1]))
+            drawn = [g.sentence() for _ in range(n)]
+            sents.extend(drawn)
+            paras.append(" ".join(s for s, _ in drawn))
+        docs.append((f"page{i:05d}", g.sentence()[0][:30] + "\n\n" + "\n\n".join(paras)))
+        sents_of.append(sents)
+    qs = []
+    n_ooc = int(round(n_questions * 0.1))
+    for j, d in enumerate(rng.choice(n_pages, size=n_questions - n_ooc, replace=n_pages < n_questions).tolist()):
+        s, used = sents_of[d][int(rng.integers(0, len(sents_of[d])))]
+        qs.append({"query_id": f"q{j:06d}", "question": f"{' '.join(used[: max(2, len(used) - 1)])} {rng.choice(ENDS)}",
+                   "evidence": [s.rstrip(".")], "relevant_doc_ids": [docs[d][0]], "type": "synthetic"})
+    for j in range(n_ooc):
+        qs.append({"query_id": f"o{j:06d}", "question": f"{' '.join(g._noun(2))} 관련 규정이 있나요?",
+                   "answerable": False, "type": "out-of-corpus"})
+    return docs, qs
+
+
+def write_pages(directory: Path, n_pages: int, n_questions: int, seed: int = 0) -> Tuple[Path, Path]:
+    """:func:`make_pages` written as ``corpus.jsonl`` and ``qa.jsonl`` into ``directory``; returns their paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    docs, qs = make_pages(n_pages, n_questions, seed)
+    corpus, qa = directory / "corpus.jsonl", directory / "qa.jsonl"
+    corpus.write_text("".join(json.dumps({"doc_id": d, "content": c}, ensure_ascii=False) + "\n" for d, c in docs),
+                      encoding="utf-8")
+    qa.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in qs), encoding="utf-8")
+    return corpus, qa
