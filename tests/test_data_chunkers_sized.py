@@ -173,11 +173,14 @@ def test_tokens_and_semantic_need_a_bound_model():
 
 
 def _fake_vectors(texts):
-    """Deterministic 'embeddings': counts of characters in 16 hashed buckets, plus a topic marker."""
+    """Deterministic 'embeddings': counts of the non-space characters in 16 hashed buckets, plus a topic marker.
+    Additive: the vector of ``" ".join(parts)`` is the sum of the parts' vectors (LangChain embeds the joined
+    neighbourhood of a sentence, ragexam sums its sentences' vectors: the same for such an embedder)."""
     out = np.zeros((len(texts), 17))
     for i, t in enumerate(texts):
         for ch in t:
-            out[i, ord(ch) % 16] += 1.0
+            if ch != " ":
+                out[i, ord(ch) % 16] += 1.0
         out[i, 16] = 25.0 * t.count("#")
     return out
 
@@ -226,8 +229,10 @@ def test_semantic_batches_documents_in_one_embedding_call():
         return _fake_vectors(texts)
 
     docs = [Document("a", "VPN을 다시 설치합니다. 관리자 권한이 필요합니다. 그래도 안 되면 재부팅하세요. 비밀번호는 90일마다 "
-                          "바꿔야 합니다."), Document("b", "한 문장."), Document("c", "메일이 오지 않습니다. 스팸함을 확인하세요.")]
+                          "바꿔야 합니다."), Document("b", "한 문장."), Document("c", "메일이 오지 않습니다. 스팸함을 확인하세요."),
+            Document("d", "관리자 권한이 필요합니다. 메일이 오지 않습니다.")]
     chunking = chunk_corpus(docs, SemanticChunker(embed=embed))
+    # each distinct sentence once (LangChain's rule embeds every sentence in three neighbourhoods: 3 x 8 texts)
     assert calls == [6] and [c.doc_id for c in chunking][0] == "a" and chunking.by_doc["b"][0].text == "한 문장."
 
 

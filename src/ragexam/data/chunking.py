@@ -44,13 +44,15 @@ A chunker is named by a spec string (:func:`parse_chunker`), which round-trips
     runs from its first token's first character to its last token's last character, stripped of
     whitespace; tokens are counted in the tokenization of the whole document.
 ``semantic`` / ``semantic:PERCENTILE``
-    LangChain's ``SemanticChunker`` percentile rule (breakpoint_threshold_type="percentile", buffer_size=1):
-    each sentence is embedded together with its neighbours (``" ".join`` of sentences i-1, i, i+1); where the
-    cosine distance between consecutive embeddings is above the PERCENTILE-th percentile (default 95) of the
-    document's distances, a new chunk starts.  Sentences come from the ``sentences`` splitter, a chunk runs
+    LangChain's ``SemanticChunker`` percentile rule (breakpoint_threshold_type="percentile", buffer_size=1) with
+    each sentence embedded once: the vector of sentence i's neighbourhood is the sum of the vectors of sentences
+    i-1, i and i+1 (LangChain embeds their ``" ".join`` instead, so every sentence three times: the same chunks for
+    an embedder whose vector of a joined text is the sum of its parts', tested, and a third of the work); where
+    the cosine distance between consecutive neighbourhoods is above the PERCENTILE-th percentile (default 95) of
+    the document's distances, a new chunk starts.  Sentences come from the ``sentences`` splitter, a chunk runs
     from its first sentence's start to its last sentence's end, and a document of one sentence is one chunk.
     The embedding function is injected from above (:meth:`SemanticChunker.bind`; the run binds the offline
-    e5 by default).
+    e5 by default, through the embedding cache, with progress lines); identical sentences are embedded once.
 
 Invariants (all chunkers): ``content[chunk.start:chunk.end] == chunk.text``; chunks of a document
 are in document order with non-decreasing ``start`` and ``end``; every non-whitespace character
@@ -526,32 +528,35 @@ class SemanticChunker(Chunker):
         return self.split_many([content])[0]
 
     def split_many(self, contents: Sequence[str]) -> List[Split]:
-        """Every document's sentences embedded in one call."""
+        """Every document's sentences embedded in one call, each distinct sentence once."""
         import numpy as np
 
         sents = sentence_spans_many(contents) if self.sentences is sentence_spans else \
             [self.sentences(c) for c in contents]
-        windows = [_neighbours([c[a:b] for a, b in ss]) if len(ss) > 1 else [] for c, ss in zip(contents, sents)]
-        flat = [w for ws in windows for w in ws]
-        if flat and self.embed is None:
+        texts = [[c[a:b] for a, b in ss] if len(ss) > 1 else [] for c, ss in zip(contents, sents)]
+        distinct = list(dict.fromkeys(t for ts in texts for t in ts))
+        if distinct and self.embed is None:
             raise InputError(f"{self.spec} embeds sentences, and no embedding function is bound; bind one with "
                              "ragexam.retrieval.chunk_models.bind_chunker(chunker, embedder) (ragexam run binds "
                              "the offline e5 by default)", source="chunker")
-        vectors = np.asarray(self.embed(flat), dtype=np.float64) if flat else np.zeros((0, 1))
-        out, at = [], 0
-        for ss, ws in zip(sents, windows):
+        vectors = np.asarray(self.embed(distinct), dtype=np.float64) if distinct else np.zeros((0, 1))
+        row = {t: i for i, t in enumerate(distinct)}
+        out = []
+        for ss, ts in zip(sents, texts):
             if len(ss) <= 1:
                 out.append(Split(list(ss)))
                 continue
-            v = vectors[at:at + len(ws)]
-            at += len(ws)
-            out.append(Split(_semantic_groups(ss, v, self.percentile)))
+            out.append(Split(_semantic_groups(ss, _neighbourhoods(vectors[[row[t] for t in ts]]), self.percentile)))
         return out
 
 
-def _neighbours(sentences: List[str]) -> List[str]:
-    """Each sentence joined with the one before and after it (LangChain's ``combine_sentences``, buffer 1)."""
-    return [" ".join(sentences[max(0, i - 1):i + 2]) for i in range(len(sentences))]
+def _neighbourhoods(v: Any) -> Any:
+    """Row i: the sum of rows i-1, i, i+1 of the sentence vectors ``v`` (LangChain's ``combine_sentences`` with
+    buffer 1, combined after embedding)."""
+    out = v.copy()
+    out[1:] += v[:-1]
+    out[:-1] += v[1:]
+    return out
 
 
 def _semantic_groups(sents: List[Span], v: Any, percentile: float) -> List[Span]:
