@@ -7,7 +7,9 @@
   each ≤ 2 s (LangChain's merge, which drops the head of its list one piece at a time, took ~20 min);
 * **the chunk stage of the KorQuAD-size exam** (issue 40): ``paragraphs:400`` over the seeded ``_korean.py``
   corpus of ``--paragraphs`` (961) paragraphs of ~480 characters, Kiwi already loaded (its load is reported
-  apart: ``ragexam run`` loads it once for chunking and BM25).  Goal: ≤ 1 s on the reference machine.
+  apart: ``ragexam run`` loads it once for chunking and BM25).  Goal: ≤ 1 s on the reference machine;
+* **semantic on one 300,000-character "sentence"** (issue 39: minutes, silent): each sentence is embedded once
+  (Kiwi's pieces cut it into sentences of at most 4,000 characters).
 
 Printed: the machine, then per case the median wall seconds of ``--rounds`` (and their range), the chunks made,
 and the CPU seconds of the process (Kiwi's workers included).
@@ -90,12 +92,34 @@ def chunk_stage(rounds: int, paragraphs: int, seed: int) -> None:
     _row(f"paragraphs:400, {paragraphs} paragraphs ({chars:,} chars)", walls, cpus, len(chunking), 1.0)
 
 
+def semantic_case(rounds: int) -> None:
+    """``semantic`` on one 300,000-character "sentence" (Korean words, no sentence end: Kiwi's pieces cut it into
+    sentences of at most 4,000 characters), with the offline e5 (cache off: each round embeds)."""
+    from _korean import Generator
+
+    from ragexam.data.chunking import chunk_corpus
+    from ragexam.data.schema import Document
+    from ragexam.retrieval.chunk_models import bind_chunker
+    from ragexam.retrieval.e5 import E5Embedder
+
+    g = Generator(3)
+    words = []
+    while sum(len(w) + 1 for w in words) < 300_000:
+        words.extend(g.sentence()[0].rstrip(".").split())
+    text = " ".join(words)[:300_000]
+    e5 = E5Embedder()
+    e5.embed_passages(["준비"])
+    ch = bind_chunker("semantic", e5, e5.embed_passages)
+    walls, cpus, chunking = _time(lambda: chunk_corpus([Document("blob", text)], ch), rounds)
+    _row("semantic on one 300,000-char sentence (e5)", walls, cpus, len(chunking), 60.0)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--paragraphs", type=int, default=961)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--only", choices=("recursive", "stage"), default=None)
+    ap.add_argument("--only", choices=("recursive", "stage", "semantic"), default=None)
     args = ap.parse_args()
     print(machine_line())
     print(f"{'case':<44} {'wall: median (range of n)':>24}    {'CPU':>28}")
@@ -103,6 +127,8 @@ def main() -> int:
         recursive_cases(args.rounds)
     if args.only in (None, "stage"):
         chunk_stage(args.rounds, args.paragraphs, args.seed)
+    if args.only in (None, "semantic"):
+        semantic_case(args.rounds)
     print(f"load after: {load_now()}")
     return 0
 
