@@ -105,7 +105,11 @@ def check_vectors(vecs: "np.ndarray", n: int, embedder: Any) -> "np.ndarray":
 
 
 def _batches(embedder: Any, role: str, texts: list, batch_size: int, executor: "Executor | None"):
-    """``(start, size, vectors)`` for consecutive batches of ``texts``, in order (``size`` texts were sent)."""
+    """``(start, size, vectors)`` for consecutive batches of ``texts``, in order (``size`` texts were sent).  In this
+    process a batch holds at least ``embedder.min_batch`` texts when the embedder says so (e5: its worker threads
+    drain at the end of every call, so calls of 32 texts left a core idle at each end; results never change)."""
+    if executor is None or getattr(executor, "name", None) == "local":
+        batch_size = max(batch_size, int(getattr(embedder, "min_batch", 0) or 0))
     if executor is None or getattr(embedder, "endpoint", None) is not None:
         embed = embedder.embed_queries if role == "query" else embedder.embed_passages
         for s in range(0, len(texts), batch_size):
