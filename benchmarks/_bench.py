@@ -189,3 +189,28 @@ def e5_int8_ops(window_lengths, short: int = 64, short_two_pass: bool = True) ->
         per_token = (2 * (qkv_ao + fi) + 2 * fo) if (n <= short and short_two_pass) else (qkv_ao + fi + 2 * fo)
         total += 2.0 * layers * per_token * n
     return total
+
+
+def run_cold(args, out, prefix: str = "ragexam-bench-cache-"):
+    """``(wall seconds, summary.json)`` of ``ragexam run ARGS --no-history --out OUT`` in a child process from an
+    empty retrieval cache that links this machine's e5 artifacts (:func:`cold_cache`), progress lines off; the
+    cache and the run folder are removed afterwards.  A failed run stops the benchmark with its stderr."""
+    import json
+    import shutil
+    import subprocess
+
+    cache = cold_cache(prefix)
+    try:
+        w0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "ragexam.cli", "run", *map(str, args), "--no-history", "--out",
+                               str(out)], env={**os.environ, "RAGEXAM_CACHE_DIR": cache, "RAGEXAM_PROGRESS_INTERVAL": "0"},
+                              capture_output=True, text=True)
+        wall = time.perf_counter() - w0
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"ragexam run {' '.join(map(str, args))} failed:\n{proc.stderr[-3000:]}")
+    with open(os.path.join(str(out), "summary.json"), encoding="utf-8") as fh:
+        summary = json.load(fh)
+    shutil.rmtree(out, ignore_errors=True)
+    return wall, summary

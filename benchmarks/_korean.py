@@ -123,9 +123,16 @@ def make_dataset(n_chunks: int, n_questions: int, seed: int = 0, out_of_corpus: 
         text, sents = g.paragraph()
         docs.append((f"p{i:07d}", text))
         sents_of.append(sents)
+    return docs, _questions(g, docs, sents_of, n_questions, out_of_corpus)
+
+
+def _questions(g: Generator, docs, sents_of, n_questions: int, out_of_corpus: float = 0.1) -> List[dict]:
+    """Questions quoting one drawn sentence of a drawn document each (its evidence), and ``out_of_corpus`` of them
+    asking about nothing in the corpus."""
     qs = []
+    n_docs = len(docs)
     n_ooc = int(round(n_questions * out_of_corpus))
-    picks = g.rng.choice(n_chunks, size=min(n_chunks, n_questions - n_ooc), replace=n_chunks < n_questions - n_ooc)
+    picks = g.rng.choice(n_docs, size=min(n_docs, n_questions - n_ooc), replace=n_docs < n_questions - n_ooc)
     for j, d in enumerate(picks.tolist()):
         sents = sents_of[d]
         s, used = sents[int(g.rng.integers(0, len(sents)))]
@@ -135,7 +142,7 @@ def make_dataset(n_chunks: int, n_questions: int, seed: int = 0, out_of_corpus: 
     for j in range(n_ooc):
         qs.append({"query_id": f"o{j:06d}", "question": f"{' '.join(g._noun(2))} 관련 규정이 있나요?",
                    "answerable": False, "type": "out-of-corpus"})
-    return docs, qs
+    return qs
 
 
 def write_dataset(directory: Path, n_chunks: int, n_questions: int, seed: int = 0) -> Tuple[Path, Path]:
@@ -168,16 +175,7 @@ def make_pages(n_pages: int, n_questions: int, seed: int = 0):
             paras.append(" ".join(s for s, _ in drawn))
         docs.append((f"page{i:05d}", g.sentence()[0][:30] + "\n\n" + "\n\n".join(paras)))
         sents_of.append(sents)
-    qs = []
-    n_ooc = int(round(n_questions * 0.1))
-    for j, d in enumerate(rng.choice(n_pages, size=n_questions - n_ooc, replace=n_pages < n_questions).tolist()):
-        s, used = sents_of[d][int(rng.integers(0, len(sents_of[d])))]
-        qs.append({"query_id": f"q{j:06d}", "question": f"{' '.join(used[: max(2, len(used) - 1)])} {rng.choice(ENDS)}",
-                   "evidence": [s.rstrip(".")], "relevant_doc_ids": [docs[d][0]], "type": "synthetic"})
-    for j in range(n_ooc):
-        qs.append({"query_id": f"o{j:06d}", "question": f"{' '.join(g._noun(2))} 관련 규정이 있나요?",
-                   "answerable": False, "type": "out-of-corpus"})
-    return docs, qs
+    return docs, _questions(g, docs, sents_of, n_questions)
 
 
 def write_pages(directory: Path, n_pages: int, n_questions: int, seed: int = 0) -> Tuple[Path, Path]:

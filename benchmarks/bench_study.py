@@ -24,36 +24,22 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import cold_cache, compile_ragexam, e5_artifacts, load_now, machine_line  # noqa: E402
+from _bench import compile_ragexam, e5_artifacts, load_now, machine_line, run_cold  # noqa: E402
 
 ONE = ["paragraphs:400"]
 STUDY = ["paragraphs:400", "paragraphs:800", "recursive:400:0", "sentences:400"]
 
 
 def _run(corpus: Path, qa: Path, chunkers, out: Path) -> dict:
-    cache = cold_cache("ragexam-study-cache-")
-    cmd = [sys.executable, "-m", "ragexam.cli", "run", "--corpus", str(corpus), "--qa", str(qa), "-r", "dense",
-           "--no-history", "--out", str(out)]
+    args = ["--corpus", corpus, "--qa", qa, "-r", "dense"]
     for c in chunkers:
-        cmd += ["-c", c]
-    try:
-        w0 = time.perf_counter()
-        proc = subprocess.run(cmd, env={**os.environ, "RAGEXAM_CACHE_DIR": cache, "RAGEXAM_PROGRESS_INTERVAL": "0"},
-                              capture_output=True, text=True)
-        wall = time.perf_counter() - w0
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"ragexam run failed:\n{proc.stderr[-3000:]}")
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    shutil.rmtree(out, ignore_errors=True)
+        args += ["-c", c]
+    wall, summary = run_cold(args, out, "ragexam-study-cache-")
     uses = {u["role"]: u for u in summary["timing"].get("embeddings", [])}
     return {"wall": wall, "stages": summary["timing"]["stages"], "passages": uses.get("passage", {}),
             "chunks": summary["dataset"]["n_chunks"], "load": os.getloadavg()[0]}

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 from ragexam import fmt
 from ragexam.errors import RagexamError
+from ragexam.storage.summary import EmbeddingCount
 from ragexam.retrieval.progress import progress_bar
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,7 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ragexam.retrieval.cache import Cache
 
 __all__ = ["iter_embeddings", "embed_cached", "EmbedWorker", "check_vectors", "WINDOW", "input_keys",
-           "record_embeddings", "EmbeddingLedger", "EmbeddingUse"]
+           "record_embeddings", "EmbeddingLedger"]
 
 #: Texts per window of :func:`iter_embeddings`.
 WINDOW = 65536
@@ -122,38 +123,16 @@ def _batches(embedder: Any, role: str, texts: list, batch_size: int, executor: "
         yield s, len(vecs), vecs  # the executor checked one result per text
 
 
-@dataclass
-class EmbeddingUse:
-    """What one embedder did for one role during a run (:func:`record_embeddings`): ``texts`` asked for (every
-    chunker's chunks, every pipeline's queries), ``distinct`` model inputs among them, of which ``cached`` were read
-    from the cache (kept by an earlier run) and ``embedded`` computed now; ``shared`` texts whose input had already
-    been asked in this run (a chunk another chunker made too, the questions of a second pipeline), of which
-    ``whitespace`` differ from every earlier text and share only the embedder's input (identical after its
-    normalization, e.g. a line break for a space: e5's :meth:`~ragexam.retrieval.e5.E5Embedder.model_inputs`).
-    ``distinct == cached + embedded`` and ``texts == distinct + shared``."""
-
-    embedder: str
-    role: str
-    texts: int = 0
-    distinct: int = 0
-    cached: int = 0
-    embedded: int = 0
-    shared: int = 0
-    whitespace: int = 0
-
-    def to_dict(self) -> dict:
-        return {"embedder": self.embedder, "role": self.role, "texts": self.texts, "distinct": self.distinct,
-                "cached": self.cached, "embedded": self.embedded, "shared": self.shared,
-                "whitespace": self.whitespace}
-
-
 class EmbeddingLedger:
-    """The embeddings of one run (:func:`record_embeddings`): an :class:`EmbeddingUse` per embedder and role, the
-    inputs and texts already asked, and -- when the run has no cache -- their vectors, so that a chunk two chunkers
-    share is embedded once all the same."""
+    """The embeddings of one run (:func:`record_embeddings`): per embedder and role what it did
+    (:class:`~ragexam.storage.summary.EmbeddingCount`, the run summary's record: texts asked, distinct inputs, read
+    from the cache, embedded, shared -- a chunk another chunker made too, the questions of a second pipeline --
+    and shared only up to whitespace, equal after the embedder's normalization: e5's
+    :meth:`~ragexam.retrieval.e5.E5Embedder.model_inputs`), the inputs and texts already asked, and -- when the
+    run has no cache -- their vectors, so that a chunk two chunkers share is embedded once all the same."""
 
     def __init__(self) -> None:
-        self.uses: dict[tuple[str, str], EmbeddingUse] = {}
+        self.uses: dict[tuple[str, str], EmbeddingCount] = {}
         self._inputs: dict[tuple[str, str], set] = {}
         self._texts: dict[tuple[str, str], set] = {}
         self.memo: dict[bytes, "np.ndarray"] = {}
@@ -163,7 +142,7 @@ class EmbeddingLedger:
         """Count ``texts`` (with their input ``keys``; ``todo``: the keys about to be embedded) as asked in this
         run: an input first asked now was read from the cache unless it is in ``todo``."""
         at = (str(embedder.identity), role)
-        use = self.uses.setdefault(at, EmbeddingUse(str(embedder.name), role))
+        use = self.uses.setdefault(at, EmbeddingCount(embedder=str(embedder.name), role=role))
         inputs, seen = self._inputs.setdefault(at, set()), self._texts.setdefault(at, set())
         for t, k in zip(texts, keys):
             h = hash(t)
@@ -179,9 +158,6 @@ class EmbeddingLedger:
                 else:
                     use.cached += 1
             seen.add(h)
-
-    def to_list(self) -> list[dict]:
-        return [u.to_dict() for u in self.uses.values()]
 
 
 _LEDGER: "contextvars.ContextVar[EmbeddingLedger | None]" = contextvars.ContextVar("ragexam_embeddings",

@@ -315,11 +315,12 @@ class RerankStage(Record):
 
 @dataclass
 class EmbeddingCount(Record):
-    """What one embedder did for one role (``passage``/``query``) during the run
-    (:class:`ragexam.retrieval.embedding.EmbeddingUse`): ``texts`` asked for, ``distinct`` model inputs among them
+    """What one embedder did for one role (``passage``/``query``) during the run (counted by
+    :class:`ragexam.retrieval.embedding.EmbeddingLedger`): ``texts`` asked for, ``distinct`` model inputs among them
     (``cached``: read from the cache, ``embedded``: computed now), ``shared`` texts whose input had been asked
     before in the run (a chunk another chunker made too), ``whitespace`` of them equal only after the embedder's
-    normalization (e5: line breaks, tabs and runs of spaces are one space)."""
+    normalization (e5: line breaks, tabs and runs of spaces are one space).  ``distinct == cached + embedded``,
+    ``texts == distinct + shared``."""
 
     embedder: str = ""
     role: str = ""

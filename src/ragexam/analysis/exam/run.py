@@ -78,7 +78,7 @@ from ragexam.analysis.exam.config import (DEFAULT_CHUNKER, DEFAULT_DEPTH, DEFAUL
 from ragexam.analysis.exam.summarize import shorten
 from ragexam.errors import InputError
 from ragexam.storage.runfolder import RUN_FORMAT, ChunkRecord, RunRow
-from ragexam.storage.summary import EmbeddingCount, RunSettings, RunSummary, Timing
+from ragexam.storage.summary import RunSettings, RunSummary, Timing
 
 __all__ = ["run", "grade", "RunResult", "Pipeline", "FORMAT", "slugify", "shorten"]
 
@@ -299,8 +299,7 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
         finally:
             if own:
                 ex.close()
-    result.summary.timing = Timing(**times.to_dict(), where=where,
-                                   embeddings=[EmbeddingCount(**u.to_dict()) for u in embedded.uses.values()])
+    result.summary.timing = Timing(**times.to_dict(), where=where, embeddings=list(embedded.uses.values()))
     return result
 
 

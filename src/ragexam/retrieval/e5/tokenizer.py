@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import re
 from array import array
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
     from ragexam.retrieval.e5.model_file import ModelFile
 
 __all__ = ["E5Tokenizer", "normalize_with", "normalization_table"]
@@ -64,30 +66,38 @@ def _build_tables(model: "ModelFile") -> dict:
             "unk_score": float(np.float32(np.float32(model.scores.min()) - np.float32(10.0)))}
 
 
-def _tables(model: "ModelFile") -> dict:
-    """:func:`_build_tables`, kept in ``<cache>/e5/tokenizer/`` (a ``marshal`` file: plain data, loaded in a
-    fraction of the time), keyed by the weights file; a file that does not read back is built again."""
+def _kept(path: "Path", build: Callable[[], dict], valid: Callable[[object], bool]) -> dict:
+    """The ``marshal`` file at ``path`` (plain data, loaded in a fraction of the time it takes to build) when it
+    reads back ``valid``, else ``build()``, written there (atomically; an unwritable cache only costs building
+    again next time)."""
     import marshal
     import os
 
-    from ragexam.retrieval.e5.model_file import e5_cache_file, weights_key
-
-    path = e5_cache_file("tokenizer", f"tokenizer-v{_TABLES_VERSION}|{weights_key(model.path)}", suffix=".marshal")
     try:
         found = marshal.loads(path.read_bytes())
-        if isinstance(found, dict) and found.get("version") == _TABLES_VERSION and isinstance(found.get("vocab"), dict):
+        if valid(found):
             return found
     except (OSError, EOFError, ValueError, TypeError):
         pass
-    tables = _build_tables(model)
+    data = build()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(marshal.dumps(tables))
+        tmp.write_bytes(marshal.dumps(data))
         os.replace(tmp, path)
     except OSError:
         pass
-    return tables
+    return data
+
+
+def _tables(model: "ModelFile") -> dict:
+    """:func:`_build_tables`, kept in ``<cache>/e5/tokenizer/`` (:func:`_kept`), keyed by the weights file; a file
+    that does not read back is built again."""
+    from ragexam.retrieval.e5.model_file import e5_cache_file, weights_key
+
+    path = e5_cache_file("tokenizer", f"tokenizer-v{_TABLES_VERSION}|{weights_key(model.path)}", suffix=".marshal")
+    return _kept(path, lambda: _build_tables(model), lambda found: isinstance(found, dict) and found.get(
+        "version") == _TABLES_VERSION and isinstance(found.get("vocab"), dict))
 
 
 def normalize_with(table: dict, text: str) -> str:
@@ -102,29 +112,13 @@ def normalize_with(table: dict, text: str) -> str:
 
 def normalization_table(model_path: str) -> dict:
     """The normalization table of the weights file at ``model_path`` as a ``str.translate`` table, kept in
-    ``<cache>/e5/tokenizer/`` (a small ``marshal`` file) so that keying texts does not parse the model file."""
-    import marshal
-    import os
-
+    ``<cache>/e5/tokenizer/`` (a small file, :func:`_kept`) so that keying texts does not parse the model file."""
     from ragexam.retrieval.e5.model_file import e5_cache_file, read_model_file, weights_key
 
     path = e5_cache_file("tokenizer", f"normalization-v{_TABLES_VERSION}|{weights_key(model_path)}",
                          "normalization-", ".marshal")
-    try:
-        found = marshal.loads(path.read_bytes())
-        if isinstance(found, dict) and all(isinstance(k, int) and isinstance(v, str) for k, v in found.items()):
-            return found
-    except (OSError, EOFError, ValueError, TypeError):
-        pass
-    table = dict(read_model_file(model_path).norm_map)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(marshal.dumps(table))
-        os.replace(tmp, path)
-    except OSError:
-        pass
-    return table
+    return _kept(path, lambda: dict(read_model_file(model_path).norm_map), lambda found: isinstance(found, dict) and all(
+        isinstance(k, int) and isinstance(v, str) for k, v in found.items()))
 
 
 class E5Tokenizer:
