@@ -197,3 +197,18 @@ def test_llm_commands_feed_the_same_lines(capsys):
         cb(5, 20)
         assert lines.line().startswith("ragexam score · judging 5/20 (25%) · ")
     assert progress("judging") is None  # no command running: nothing to feed
+
+
+def test_the_interrupted_line_says_what_is_kept(monkeypatch, tmp_path):
+    from ragexam.cli_progress import interrupted_line
+
+    monkeypatch.setenv("RAGEXAM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("RAGEXAM_LANG", "en")
+    line = interrupted_line("judge-check", signal.SIGTERM, None)
+    assert line.startswith("interrupted by SIGTERM: every reply received is kept in the LLM cache (")
+    assert str(tmp_path / "llm-cache.sqlite3") in line and "\n" not in line
+    run = interrupted_line("grade", signal.SIGINT, "chunk")
+    assert run.startswith("interrupted by SIGINT (Ctrl-C) in stage chunk:") and "retrieval cache" in run
+    monkeypatch.setenv("RAGEXAM_LANG", "ko")
+    ko = interrupted_line("run", signal.SIGINT, "embed")
+    assert ko.startswith("중단됨 (SIGINT (Ctrl-C)) (embed 단계)") and "다시 실행하면" in ko

@@ -68,11 +68,12 @@ def interrupted_line(command: str, signum: int, stage: Optional[str] = None) -> 
     folder = cache_dir()
     if LONG_COMMANDS.get(command) == "run":
         if ko:
-            return (f"중단됨 ({how}){where}: 실행 폴더와 기록은 쓰지 않았습니다. 검색 캐시({folder})에 끝난 청킹, 토큰, "
-                    "임베딩 배치가 모두 남아 있으니 같은 명령을 다시 실행하면 거기서 이어집니다.")
-        return (f"interrupted by {how}{where}: no run folder and no history entry were written; the retrieval cache "
-                f"({folder}) keeps every chunking, token list and embedding batch finished, so running the same "
-                "command again resumes from there.")
+            return (f"중단됨 ({how}){where}: 실행 폴더와 기록은 마지막에 한꺼번에 쓰이므로 반쯤 쓰인 것은 없습니다. 검색 "
+                    f"캐시({folder})에 끝난 청킹, 토큰, 임베딩 배치가 모두 남아 있으니 같은 명령을 다시 실행하면 거기서 "
+                    "이어집니다.")
+        return (f"interrupted by {how}{where}: the run folder and its history entry are written whole at the end, so "
+                f"nothing half-written is left; the retrieval cache ({folder}) keeps every chunking, token list and "
+                "embedding batch finished, so running the same command again resumes from there.")
     if ko:
         return (f"중단됨 ({how}){where}: 받은 응답은 모두 LLM 캐시({folder / 'llm-cache.sqlite3'})에 남아 있으니 같은 "
                 "명령을 다시 실행하면 이어집니다 (이미 받은 응답은 다시 요청하지 않습니다).")
