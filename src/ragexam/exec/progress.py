@@ -10,8 +10,9 @@ A terminal gets live bars (:mod:`ragexam.retrieval.progress`, the CLI's callback
 
 that is: the command, the stage (:func:`ragexam.exec.timing.stage` names it), the counted work when there is
 some (done/total, the rate since it started and the time left at that rate; no rate before the first item is
-done), and the time since the command started.  With ``LANG``/``LC_ALL`` naming Korean (``ko_KR.UTF-8``) the
-words of the line are Korean (``초당 43.1 · 남은 시간 28초 · 경과 1분 05초``).
+done), and the time since the command started.  With ``$RAGEXAM_LANG`` ``ko`` (or, when it is unset,
+``LC_ALL``/``LC_MESSAGES``/``LANG`` naming Korean, ``ko_KR.UTF-8``) the words of the line are Korean
+(``초당 43.1 · 남은 시간 28초 · 1분 05초``).
 
 The interval is ``$RAGEXAM_PROGRESS_INTERVAL`` seconds (default :data:`INTERVAL`, 10; ``0`` turns the lines
 off).  Code that counts work reports it without knowing whether anyone listens:
