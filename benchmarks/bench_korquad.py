@@ -13,8 +13,9 @@ whole command (start-up included), the CPU seconds of the child (user + system),
 (``summary.json``'s ``timing``), the chunk count and hit@5 of each pipeline, with the load average; then the stage
 table (median seconds per stage, cold and warm) and the **physical limit** of the embed stage: e5's int8
 operations for these chunks and questions (``_bench.e5_int8_ops``: its linear layers as backend ``onnx`` runs
-them, every window's length counted) against this CPU's measured int8 throughput on every core
-(``_bench.int8_throughput``: onnxruntime's ``MatMulInteger``), and the ratio of the embed stage to it.
+them, every window's length counted) against this CPU's measured int8 throughput (``_bench.int8_throughput``:
+onnxruntime's ``MatMulInteger`` per CPU-second of one core, times the cores), and the ratio of the embed stage to
+it.
 
     python benchmarks/bench_korquad.py [--paragraphs 961] [--questions 500] [--rounds 3] [--chunker C]
 
@@ -84,15 +85,16 @@ def physical_limit(corpus: Path, qa: Path, chunker, embed_s: float) -> None:
     query = [len(w) for t in questions for w in e5.token_ids(t, "query")]
     ops = e5_int8_ops(passage) + e5_int8_ops(query)
     cores = default_workers()
-    peak = int8_throughput(threads=cores)
+    per_core = int8_throughput()
+    peak = per_core * cores
     limit = ops / peak
     print(f"e5's int8 work: {ops / 1e12:.2f} T int8 operations for {len(chunks):,} chunks ({len(passage):,} windows, "
           f"{sum(passage):,} tokens; {e5_int8_ops(passage) / len(chunks) / 1e9:.2f} G per chunk) and "
           f"{len(questions):,} questions ({sum(query):,} tokens); {sum(1 for n in passage + query if n <= 64):,} "
           "windows of <= 64 tokens run every product in two int8 passes")
-    print(f"this CPU's measured int8 throughput on {cores} cores: {peak / 1e12:.2f} T operations/s (MatMulInteger "
-          f"384x1536) -> the physical limit of the embed stage is {limit:.1f} s; measured (cold, median) "
-          f"{embed_s:.1f} s = {embed_s / limit:.1f}x the limit")
+    print(f"this CPU's measured int8 throughput: {per_core / 1e12:.2f} T operations per CPU-second on one core "
+          f"(MatMulInteger 384x1536), x {cores} cores -> the physical limit of the embed stage is {limit:.1f} s; "
+          f"measured (cold, median) {embed_s:.1f} s = {embed_s / limit:.1f}x the limit")
 
 
 def _stage_table(cold, warm) -> None:
