@@ -194,6 +194,8 @@ def test_llm_commands_feed_the_same_lines(capsys):
     out = io.StringIO()
     with P.progress_lines("score", interval=3600, force=True, stream=out) as lines:
         cb = progress("judging", tty=False)
+        cb(0, 0)  # nothing to judge: nothing on the line
+        assert "judging" not in lines.line()
         cb(5, 20)
         assert lines.line().startswith("ragexam score · judging 5/20 (25%) · ")
     assert progress("judging") is None  # no command running: nothing to feed

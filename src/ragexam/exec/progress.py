@@ -277,6 +277,8 @@ def callback(label: str) -> Optional[Callable[[int, int], None]]:
     state: dict = {}
 
     def cb(done: int, total: int) -> None:
+        if not total:  # nothing to count: no "0/0" on the line
+            return
         t = state.get("task")
         if t is None:
             t = state["task"] = reporter.begin(label, total)
