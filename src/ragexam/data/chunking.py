@@ -228,17 +228,18 @@ _split_memo_size = [0]
 
 def _kiwi_sentence_starts(texts: List[str]) -> List[Tuple[int, ...]]:
     """The start of every sentence Kiwi finds in each text (one batch for the texts not split before)."""
-    todo = list(dict.fromkeys(t for t in texts if t not in _SPLIT_MEMO))
-    if todo:
-        with kiwi_lock:
-            split = list(kiwi().split_into_sents(todo))
+    with kiwi_lock:  # the memo is shared by every thread, as the analyser is
+        todo = list(dict.fromkeys(t for t in texts if t not in _SPLIT_MEMO))
+        split = list(kiwi().split_into_sents(todo)) if todo else []
+        found = {t: _SPLIT_MEMO[t] for t in texts if t in _SPLIT_MEMO}
+        found.update((t, tuple(int(x.start) for x in sents)) for t, sents in zip(todo, split))
         if _split_memo_size[0] > _SPLIT_MEMO_CHARS:
             _SPLIT_MEMO.clear()
             _split_memo_size[0] = 0
-        for t, sents in zip(todo, split):
-            _SPLIT_MEMO[t] = tuple(int(x.start) for x in sents)
+        for t in todo:
+            _SPLIT_MEMO[t] = found[t]
             _split_memo_size[0] += len(t)
-    return [_SPLIT_MEMO[t] for t in texts]
+    return [found[t] for t in texts]
 
 
 def sentence_spans_many(contents: Sequence[str]) -> List[List[Span]]:

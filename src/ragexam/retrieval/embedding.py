@@ -131,11 +131,20 @@ class EmbeddingLedger:
     :meth:`~ragexam.retrieval.e5.E5Embedder.model_inputs`), the inputs and texts already asked, and -- when the
     run has no cache -- their vectors, so that a chunk two chunkers share is embedded once all the same."""
 
+    #: vectors kept for a run without a cache, at most (1.5 KB each for e5's 384 floats)
+    MEMO_LIMIT = 100_000
+
     def __init__(self) -> None:
         self.uses: dict[tuple[str, str], EmbeddingCount] = {}
         self._inputs: dict[tuple[str, str], set] = {}
         self._texts: dict[tuple[str, str], set] = {}
         self.memo: dict[bytes, "np.ndarray"] = {}
+
+    def keep(self, keys: Sequence[bytes], vectors: "np.ndarray") -> None:
+        """Keep vectors for later calls of the run (a run without a cache), up to :attr:`MEMO_LIMIT`."""
+        room = self.MEMO_LIMIT - len(self.memo)
+        if room > 0:
+            self.memo.update(zip(keys[:room], vectors[:room]))
 
     def count(self, embedder: Any, role: str, texts: Sequence[str], keys: Sequence[bytes],
               todo: Mapping[bytes, str]) -> None:
@@ -145,13 +154,13 @@ class EmbeddingLedger:
         use = self.uses.setdefault(at, EmbeddingCount(embedder=str(embedder.name), role=role))
         inputs, seen = self._inputs.setdefault(at, set()), self._texts.setdefault(at, set())
         for t, k in zip(texts, keys):
-            h = hash(t)
+            h, ki = hash(t), int.from_bytes(k[:8], "little")  # 8 of the key's 32 bytes: counting, not caching
             use.texts += 1
-            if k in inputs:
+            if ki in inputs:
                 use.shared += 1
                 use.whitespace += h not in seen
             else:
-                inputs.add(k)
+                inputs.add(ki)
                 use.distinct += 1
                 if k in todo:
                     use.embedded += 1
@@ -228,8 +237,8 @@ def iter_embeddings(embedder: Any, texts: Sequence[str], role: str, cache: "Cach
                         vecs = check_vectors(vecs, len(got), embedder)
                         if cache is not None:
                             cache.put_embeddings(identity, got, vecs)
-                        elif memo is not None:
-                            memo.update(zip(got, vecs))
+                        elif ledger is not None and memo is not None:
+                            ledger.keep(got, vecs)
                         found.update(zip(got, vecs))
                         bar.advance(len(got))
                 dims = {found[k].shape[0] for k in keys} | ({dim} if dim is not None else set())
