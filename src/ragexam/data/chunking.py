@@ -228,9 +228,15 @@ _split_memo_size = [0]
 
 def _kiwi_sentence_starts(texts: List[str]) -> List[Tuple[int, ...]]:
     """The start of every sentence Kiwi finds in each text (one batch for the texts not split before)."""
+    from ragexam.exec.progress import task
+
     with kiwi_lock:  # the memo is shared by every thread, as the analyser is
         todo = list(dict.fromkeys(t for t in texts if t not in _SPLIT_MEMO))
-        split = list(kiwi().split_into_sents(todo)) if todo else []
+        split = []
+        with task("splitting sentences (kiwi)", len(todo)) as counted:  # a long corpus shows in the progress lines
+            for sents in (kiwi().split_into_sents(todo) if todo else ()):
+                split.append(sents)
+                counted.advance(1)
         found = {t: _SPLIT_MEMO[t] for t in texts if t in _SPLIT_MEMO}
         found.update((t, tuple(int(x.start) for x in sents)) for t, sents in zip(todo, split))
         if _split_memo_size[0] > _SPLIT_MEMO_CHARS:
