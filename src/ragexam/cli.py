@@ -418,8 +418,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     global _python_warning
     if warnings.showwarning is not _show_warning:
         _python_warning, warnings.showwarning = warnings.showwarning, _show_warning
+    from ragexam.cli_progress import long_command  # progress lines in logs; one line when interrupted
+
     try:
-        with speaking_to("cli"):  # a fix is named as a flag or a command, not as a Python keyword
+        with speaking_to("cli"), long_command(list(argv) if argv is not None else sys.argv[1:]):
             app(args=argv, prog_name="ragexam")
     except RagexamError as err:
         from rich.console import Console

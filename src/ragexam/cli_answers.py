@@ -114,7 +114,7 @@ def score_cmd(
                 abstain_phrases=abstain_phrases, bleu_tokenize=bleu_tokenize, judge=llm.settings(),
                 metrics=commas(metric), repeat=repeat, min_coverage=min_coverage, dry_run=dry_run, out=out,
                 report=report, history=history, record=not no_history,
-                progress=progress("judging") if not json_out else None, rubrics=rubric or (), executor=executor,
+                progress=progress("judging", tty=not json_out), rubrics=rubric or (), executor=executor,
                 human=human, by=by, baseline=baseline, match_threshold=match_threshold, **llm.judge())
     from ragexam.report.console_score import print_score
 
@@ -177,7 +177,7 @@ def pairwise_cmd(
     from ragexam.report.console_judge import print_pairwise
 
     res = pairwise(qa, answers, llm.settings(), a=a, b=b, repeat=repeat, dry_run=dry_run, out=out,
-                   progress=progress("judging") if not json_out else None, **llm.judge())
+                   progress=progress("judging", tty=not json_out), **llm.judge())
     show(json_out, res.to_dict, lambda c: print_pairwise(res.to_dict(), c, list_n=list_n),
          plan=res if dry_run else None)
     if not dry_run:
@@ -215,7 +215,7 @@ def judge_agreement_cmd(
     opts.pop("retry_unjudged", None)
     res = judge_agreement(qa, answers, llm.settings(), metrics=commas(metric), weights=weights, top=top, run=run,
                           pipeline=pipeline, corpus=corpus, dry_run=dry_run,
-                          progress=progress("judging") if not json_out else None, **opts)
+                          progress=progress("judging", tty=not json_out), **opts)
     from ragexam.report.console_score import print_agreement
 
     def data() -> dict:
@@ -257,7 +257,7 @@ def judge_check_cmd(
     settings = llm.settings()
     res = judge_check(qa, corpus, settings, metrics=commas(metric), chunker=chunker, limit=limit, seed=check_seed,
                       scoring=settings.scoring, dry_run=dry_run, out=out, rubrics=rubric or (),
-                      progress=progress("judging") if not json_out else None,
+                      progress=progress("judging", tty=not json_out),
                       **{k: v for k, v in llm.judge().items() if k != "retry_unjudged"})
     show(json_out, lambda: res.check.to_dict(), lambda c: print_judge_check(res.check.to_dict(), c), plan=res.plan)
     if res.plan is not None:

@@ -95,9 +95,14 @@ def commas(values: Optional[List[str]]) -> Optional[List[str]]:
     return out or None
 
 
-def progress(label: str):
-    """A progress callback printing to stderr (only when stderr is a terminal)."""
+def progress(label: str, tty: bool = True):
+    """A progress callback: on a terminal (unless ``tty`` is false, e.g. with --json) a counter redrawn on stderr;
+    otherwise the command's progress lines (:mod:`ragexam.exec.progress`, ``None`` when it has none)."""
     if not sys.stderr.isatty():
+        from ragexam.exec.progress import callback
+
+        return callback(label)
+    if not tty:
         return None
     state = {"last": -1}
 

@@ -30,6 +30,8 @@ from ragexam.data.chunking import Chunker, Chunking, SemanticChunker, TokenChunk
 from ragexam.errors import RagexamError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import numpy as np
 
     from ragexam.retrieval.e5.tokenizer import E5Tokenizer
@@ -166,10 +168,13 @@ def token_sizer(embedder: Optional["Embedder"] = None) -> Tuple[Callable[[str], 
 
 
 def bind_chunker(chunker: Union[str, Chunker], embedder: Optional["Embedder"] = None,
-                 embed: Optional[Callable[[List[str]], "np.ndarray"]] = None) -> Chunker:
+                 embed: Optional[Callable[[List[str]], "np.ndarray"]] = None, *,
+                 cache_dir: Optional[Union[str, "Path"]] = None) -> Chunker:
     """``chunker`` ready to chunk: ``tokens:`` bound to ``embedder``'s tokenizer (e5's by default or when the
-    embedder has none ragexam knows), ``semantic`` to ``embed`` (default: ``embedder.embed_passages``, the
-    offline e5 when no embedder is given).  Other chunkers are returned as they are."""
+    embedder has none ragexam knows), ``semantic`` to ``embed`` (default: ``embedder``'s passage vectors -- the
+    offline e5 when no embedder is given -- through the embedding loop: the cache of ``cache_dir``, default
+    location, so sentences embedded once are read back and shared with the chunks the run embeds, and progress
+    lines while it works).  Other chunkers are returned as they are."""
     ch = parse_chunker(chunker)
     if isinstance(ch, TokenChunker) and ch.tokenizer is None:
         return ch.bind(_token_spans(embedder))
@@ -179,9 +184,30 @@ def bind_chunker(chunker: Union[str, Chunker], embedder: Optional["Embedder"] = 
                 from ragexam.retrieval.e5 import E5Embedder
 
                 embedder = E5Embedder()
-            embed = embedder.embed_passages
+            embed = _CachedPassages(embedder, cache_dir)
         return ch.bind(embed)
     return ch
+
+
+class _CachedPassages:
+    """``embedder``'s passage vectors of a list of texts through :func:`~ragexam.retrieval.embedding.embed_cached`
+    (the cache of ``cache_dir``; none when it cannot be opened), with progress; an embedder without an
+    ``identity`` (nothing to key a cache by) is called directly."""
+
+    def __init__(self, embedder: "Embedder", cache_dir: Optional[Union[str, "Path"]]) -> None:
+        self.embedder, self.cache_dir = embedder, cache_dir
+
+    def __call__(self, texts: List[str]) -> "np.ndarray":
+        from ragexam.retrieval.cache import open_cache
+        from ragexam.retrieval.embedding import embed_cached
+
+        if not isinstance(getattr(self.embedder, "identity", None), str):  # no cache key: embed directly
+            return self.embedder.embed_passages(texts)
+        try:
+            cache = open_cache(True, self.cache_dir)
+        except RagexamError:  # an unusable cache folder: embed without it (the run's memo still shares)
+            cache = None
+        return embed_cached(self.embedder, texts, "passage", cache, progress=True)
 
 
 def embedder_window(embedder: Optional["Embedder"] = None) -> Optional[Tuple[Callable[[str], int], int, str, str]]:

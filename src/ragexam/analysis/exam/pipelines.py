@@ -163,15 +163,17 @@ class _SpansChunker:
         self.chunker = base
 
 
-def make_chunker(spec_or_obj: ChunkerLike, embedder: Optional["Embedder"] = None) -> "Chunker":
+def make_chunker(spec_or_obj: ChunkerLike, embedder: Optional["Embedder"] = None,
+                 cache_dir: Optional[Union[str, Path]] = None) -> "Chunker":
     """A :class:`~ragexam.data.chunking.Chunker` from a spec string, a Chunker, or any object with ``spec`` and
     ``spans(content)``; ``tokens:`` and ``semantic`` bound to ``embedder`` (its tokenizer and passage vectors,
-    e5's when ``None``: :func:`ragexam.retrieval.chunk_models.bind_chunker`)."""
+    e5's when ``None``, ``semantic``'s through the embedding cache of ``cache_dir``:
+    :func:`ragexam.retrieval.chunk_models.bind_chunker`)."""
     from ragexam.data.chunking import Chunker
     from ragexam.retrieval.chunk_models import bind_chunker
 
     if isinstance(spec_or_obj, (str, Chunker)):
-        return bind_chunker(spec_or_obj, embedder)
+        return bind_chunker(spec_or_obj, embedder, cache_dir=cache_dir)
     if isinstance(getattr(spec_or_obj, "spec", None), str) and callable(getattr(spec_or_obj, "spans", None)):
         return _SpansChunker(spec_or_obj).chunker
     raise InputError(f"received a {type(spec_or_obj).__name__}; expected a chunker spec string such as "
@@ -320,7 +322,8 @@ def plan_pipelines(retrievers: Sequence[RetrieverLike], chunkers: Sequence[Chunk
     if not slots:
         raise InputError("nothing to grade: give at least one retriever or results file.", source="retrievers")
     embedders = run_embedders([slots[i][1] for i in chunk_slots])
-    chunker_objs = [make_chunker(c, embedders[0] if embedders else None) for c in chunkers] if chunk_slots else []
+    chunker_objs = [make_chunker(c, embedders[0] if embedders else None, options.get("cache_dir"))
+                    for c in chunkers] if chunk_slots else []
     specs = [c.spec for c in chunker_objs]
     dup = [s for i, s in enumerate(specs) if s in specs[:i]]
     if dup:

@@ -294,9 +294,10 @@ def run_config(cfg: RunConfig, opts: RunOptions = RunOptions()) -> RunResult:
     from ragexam.exec import get_executor
     from ragexam.exec.base import Executor
     from ragexam.exec.timing import record_stages
+    from ragexam.retrieval.embedding import record_embeddings
 
     own = not isinstance(cfg.executor, Executor)
-    with record_stages() as times:
+    with record_stages() as times, record_embeddings() as embedded:
         ex = get_executor(cfg.executor, cfg.workers if own else None)
         try:
             where = ex.describe()
@@ -304,7 +305,7 @@ def run_config(cfg: RunConfig, opts: RunOptions = RunOptions()) -> RunResult:
         finally:
             if own:
                 ex.close()
-    result.summary.timing = Timing(**times.to_dict(), where=where)
+    result.summary.timing = Timing(**times.to_dict(), where=where, embeddings=list(embedded.uses.values()))
     return result
 
 
