@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Dict, Tuple
 
-from ragexam.report.segments_html import TEXTS as SEGMENT_TEXTS
-
 __all__ = ["STRINGS", "REASONS_KO"]
 
 STRINGS: Dict[str, Tuple[str, ...]] = {
@@ -613,9 +611,6 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "support.traced_negative": ("the answer the service gave, with negative feedback: check it above all",
                                 "부정 피드백을 받은 서비스의 답변: 특히 확인하세요"),
 }
-
-# a score's segments (``score --by``): the fragment's texts, kept with the fragment (ragexam.report.segments_html)
-STRINGS.update(SEGMENT_TEXTS)
 
 #: the generator's rejection reasons (``ragexam.questions.checks.REASONS``) in Korean; their English is the
 #: generator's own (one place), so only the Korean lives here

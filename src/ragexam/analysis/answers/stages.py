@@ -413,7 +413,7 @@ def judge(joined: Joined, judge: Optional[Judge], metrics: Optional[Sequence[Met
             ev = evidence_per_context(r.question.evidence, r.contexts or ())
             if ev is not None:
                 r.evidence = ev
-    dataset = dataset_of(joined.qa)
+    dataset = dataset_of(joined.qa) if joined.qa is not None else None  # traffic without a question set
     return Judged(judge, metrics, defs, run, repeat, agreement, run.notes + recorded_warnings(judge, run, dataset),
                   untrusted(judge, run, dataset))
 
