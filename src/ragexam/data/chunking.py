@@ -161,15 +161,26 @@ class WholeChunker(Chunker):
         return [(0, len(content))] if content else []
 
 
+def _window_spec(kind: str, size: int, overlap: int) -> str:
+    """``KIND:SIZE:OVERLAP``, the spec of a windowed chunker, once SIZE >= 1 and 0 <= OVERLAP < SIZE."""
+    if size < 1 or not 0 <= overlap < size:
+        raise InputError(f"{kind}:{size}:{overlap}: expected SIZE >= 1 and 0 <= OVERLAP < SIZE", source="chunker")
+    return f"{kind}:{size}:{overlap}"
+
+
+def _packed_spec(kind: str, size: Optional[int]) -> str:
+    """``KIND`` (one unit per chunk) or ``KIND:SIZE`` (units packed up to SIZE characters), once SIZE >= 1."""
+    if size is not None and size < 1:
+        raise InputError(f"{kind}:{size}: expected SIZE >= 1", source="chunker")
+    return kind if size is None else f"{kind}:{size}"
+
+
 class CharChunker(Chunker):
     """Windows of ``size`` characters every ``size - overlap`` characters."""
 
     def __init__(self, size: int, overlap: int = 0) -> None:
-        if size < 1 or not 0 <= overlap < size:
-            raise InputError(f"chars:{size}:{overlap}: expected SIZE >= 1 and 0 <= OVERLAP < SIZE",
-                             source="chunker")
+        self.spec = _window_spec("chars", size, overlap)
         self.size, self.overlap = size, overlap
-        self.spec = f"chars:{size}:{overlap}"
 
     def spans(self, content: str) -> List[Span]:
         return _windows(0, len(content), self.size, self.overlap)
@@ -318,10 +329,8 @@ class SentenceChunker(Chunker):
     """Sentences, one per chunk or packed up to ``size`` characters."""
 
     def __init__(self, size: Optional[int] = None) -> None:
-        if size is not None and size < 1:
-            raise InputError(f"sentences:{size}: expected SIZE >= 1", source="chunker")
+        self.spec = _packed_spec("sentences", size)
         self.size = size
-        self.spec = "sentences" if size is None else f"sentences:{size}"
 
     def memo_salt(self) -> Optional[str]:
         return _kiwi_salt() if type(self) is SentenceChunker else None  # a subclass may split otherwise
@@ -335,10 +344,8 @@ class ParagraphChunker(Chunker):
     sentence ends and only single over-long sentences cut inside (module docstring)."""
 
     def __init__(self, size: Optional[int] = None) -> None:
-        if size is not None and size < 1:
-            raise InputError(f"paragraphs:{size}: expected SIZE >= 1", source="chunker")
+        self.spec = _packed_spec("paragraphs", size)
         self.size = size
-        self.spec = "paragraphs" if size is None else f"paragraphs:{size}"
 
     def memo_salt(self) -> Optional[str]:
         return _kiwi_salt() if self.size is not None and type(self) is ParagraphChunker else None
@@ -393,11 +400,8 @@ class RecursiveChunker(Chunker):
     docstring).  ``separators`` may be replaced (regular expressions, tried in order)."""
 
     def __init__(self, size: int, overlap: int = 0, separators: Sequence[str] = RECURSIVE_SEPARATORS) -> None:
-        if size < 1 or not 0 <= overlap < size:
-            raise InputError(f"recursive:{size}:{overlap}: expected SIZE >= 1 and 0 <= OVERLAP < SIZE",
-                             source="chunker")
+        self.spec = _window_spec("recursive", size, overlap)
         self.size, self.overlap, self.separators = size, overlap, tuple(separators)
-        self.spec = f"recursive:{size}:{overlap}"
 
     def spans(self, content: str) -> List[Span]:
         return self._split(content, 0, len(content), list(self.separators))
@@ -483,11 +487,8 @@ class TokenChunker(Chunker):
     """Windows of ``size`` tokens every ``size - overlap`` tokens of a bound tokenizer (module docstring)."""
 
     def __init__(self, size: int, overlap: int = 0, tokenizer: Optional[TokenSpans] = None) -> None:
-        if size < 1 or not 0 <= overlap < size:
-            raise InputError(f"tokens:{size}:{overlap}: expected SIZE >= 1 and 0 <= OVERLAP < SIZE",
-                             source="chunker")
+        self.spec = _window_spec("tokens", size, overlap)
         self.size, self.overlap, self.tokenizer = size, overlap, tokenizer
-        self.spec = f"tokens:{size}:{overlap}"
 
     def bind(self, tokenizer: TokenSpans) -> "TokenChunker":
         """This chunker counting in ``tokenizer``."""

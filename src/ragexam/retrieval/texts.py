@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.data.retrieved import RetrievedItem, RetrievedSet, item_from_value
 from ragexam.errors import InputError
@@ -68,6 +68,33 @@ class TextRetriever(Component):
         top_n = check_top_n(top_n, self.spec)
         return [Retrieval(tuple(one(q, f"question {query_ids[i] if query_ids else i}", top_n)))
                 for i, q in enumerate(queries)]
+
+
+class WrappedRetriever(TextRetriever):
+    """A framework's retriever object as a text retriever (LangChain, LlamaIndex): the wrapped ``obj``, its
+    ``name`` (default: its class name) and the metadata key of a returned passage's document id
+    (``doc_id_key``); its ``spec`` is ``<framework>:<name>``."""
+
+    framework: ClassVar[str] = ""
+
+    def __init__(self, obj: object, name: Optional[str], doc_id_key: str) -> None:
+        self.obj = obj
+        self.name = name or type(obj).__name__
+        self.doc_id_key = doc_id_key
+
+    @property
+    def spec(self) -> str:
+        return f"{self.framework}:{self.name}"
+
+    def _metadata_doc_id(self, metadata: object) -> object:
+        """``metadata[doc_id_key]`` of a returned passage (``None``: absent, or no metadata dict)."""
+        return metadata.get(self.doc_id_key) if isinstance(metadata, dict) else None
+
+    @staticmethod
+    def _retrieved(text: str, doc_id: object, ident: object, score: Optional[float]) -> RetrievedItem:
+        """The returned passage, its document id and its own id as text (``None`` stays ``None``)."""
+        return RetrievedItem(text, None if doc_id is None else str(doc_id), None if ident is None else str(ident),
+                             score)
 
 
 def is_text_retriever(obj: object) -> bool:
