@@ -109,13 +109,31 @@ class SlowEmbeddings(StubEndpoint):
         super().__init__(dimensions=16)
         self.delay = delay
         self.texts = 0
+        self.inflight = 0
 
     def handle(self, path, body, headers):
         if path.endswith("/embeddings"):
+            with self.lock:
+                self.inflight += 1
+            try:
+                time.sleep(self.delay)
+                with self.lock:
+                    self.texts += len(body.get("input") or [])
+            finally:
+                with self.lock:
+                    self.inflight -= 1
+        return super().handle(path, body, headers)
+
+    def settled(self, timeout: float = 30.0) -> int:
+        """The texts received once no request is being answered (a request the interrupted process sent is still
+        being answered after it exited; it counts for that process, not for the next)."""
+        deadline = time.monotonic() + timeout
+        quiet = 0
+        while quiet < 3 and time.monotonic() < deadline:
             time.sleep(self.delay)
             with self.lock:
-                self.texts += len(body.get("input") or [])
-        return super().handle(path, body, headers)
+                quiet = quiet + 1 if self.inflight == 0 else 0
+        return self.texts
 
 
 def _run_cmd(stub, out_dir):
@@ -164,7 +182,7 @@ def test_sigint_prints_one_line_and_a_rerun_resumes_from_the_cache(tmp_path):
         proc.send_signal(signal.SIGINT)
         assert proc.wait(60) == 130
         reader.join(10)
-        first_texts = stub.texts
+        first_texts = stub.settled()
         said = [x for x in seen if x.startswith("interrupted")]
         assert len(said) == 1 and "Traceback" not in "\n".join(seen), "\n".join(seen[-20:])
         assert said[0].startswith("interrupted by SIGINT (Ctrl-C) in stage embed after ")

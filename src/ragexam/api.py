@@ -944,7 +944,7 @@ def llm_fitness(settings: Any, corpus: Any, qa: Any, *, sample: Optional[int] = 
     if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
         raise InputError(f"received {calls!r}; expected an integer >= 1", source="--generation-calls",
                          field="generation_calls")
-    jd = _judge(settings, max_attempts=max_attempts, language=judge_lang, quoted=False)
+    jd = JudgeAsking(max_attempts, judge_lang).judge(settings, quoted=False)  # the judge's own word
     contrast = build_contrast(questions, docs, list(DEFAULT_CHECK_METRICS), limit=SAMPLE if sample is None else sample,
                               seed=seed)
 
