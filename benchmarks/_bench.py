@@ -143,3 +143,77 @@ def korean_exam(args, prefix: str):
     root = Path(tempfile.mkdtemp(prefix=prefix))
     corpus, qa = write_dataset(root / "data", args.paragraphs, args.questions, args.seed)
     return root, corpus, qa
+
+
+def int8_throughput(k: int = 384, n: int = 1536, sizes=(256, 1024), seconds: float = 0.5) -> float:
+    """One core's measured int8 throughput, in int8 operations (multiply + add: 2 per MAC) per CPU-second:
+    onnxruntime's ``MatMulInteger`` (uint8 x int8 -> int32, the kernels e5's int8 products run on) of a
+    ``[M, k] x [k, n]`` product -- e5-small's feed-forward shape -- on one thread for each M of ``sizes``, the best
+    of repeated calls over ``seconds`` timed in the thread's CPU time (other processes on the machine take the
+    wall clock, not this); the best M is taken.  Times the cores, the physical limit the embedder is held to."""
+    import numpy as np
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    w = rng.integers(-127, 128, size=(k, n)).astype(np.int8)
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["a", "w"], ["y"])], "int8",
+        [helper.make_tensor_value_info("a", TensorProto.UINT8, ["M", k])],
+        [helper.make_tensor_value_info("y", TensorProto.INT32, ["M", n])], initializer=[numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 9
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    session = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    best = 0.0
+    for m in sizes:
+        a = rng.integers(0, 256, size=(m, k)).astype(np.uint8)
+        session.run(None, {"a": a})
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            t0 = time.thread_time()
+            session.run(None, {"a": a})
+            spent = time.thread_time() - t0
+            if spent > 0:
+                best = max(best, 2.0 * m * k * n / spent)
+    return best
+
+
+def e5_int8_ops(window_lengths, short: int = 64, short_two_pass: bool = True) -> float:
+    """The int8 operations (2 per multiply-add) of e5-small's linear layers over windows of these lengths (tokens,
+    specials included), as ``dense:e5``'s backend ``onnx`` runs them: 12 layers of Q, K, V, attention output and the
+    two feed-forward products (384 -> 1536 -> 384), the feed-forward output's input in two int8 passes, and every
+    product in two passes for windows of at most ``short`` tokens (``int8x2``).  Attention (float32) not counted."""
+    h, f, layers = 384, 1536, 12
+    qkv_ao, fi, fo = 4 * h * h, h * f, f * h
+    total = 0.0
+    for n in window_lengths:
+        per_token = (2 * (qkv_ao + fi) + 2 * fo) if (n <= short and short_two_pass) else (qkv_ao + fi + 2 * fo)
+        total += 2.0 * layers * per_token * n
+    return total
+
+
+def run_cold(args, out, prefix: str = "ragexam-bench-cache-"):
+    """``(wall seconds, summary.json)`` of ``ragexam run ARGS --no-history --out OUT`` in a child process from an
+    empty retrieval cache that links this machine's e5 artifacts (:func:`cold_cache`), progress lines off; the
+    cache and the run folder are removed afterwards.  A failed run stops the benchmark with its stderr."""
+    import json
+    import shutil
+    import subprocess
+
+    cache = cold_cache(prefix)
+    try:
+        w0 = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "ragexam.cli", "run", *map(str, args), "--no-history", "--out",
+                               str(out)], env={**os.environ, "RAGEXAM_CACHE_DIR": cache, "RAGEXAM_PROGRESS_INTERVAL": "0"},
+                              capture_output=True, text=True)
+        wall = time.perf_counter() - w0
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"ragexam run {' '.join(map(str, args))} failed:\n{proc.stderr[-3000:]}")
+    with open(os.path.join(str(out), "summary.json"), encoding="utf-8") as fh:
+        summary = json.load(fh)
+    shutil.rmtree(out, ignore_errors=True)
+    return wall, summary

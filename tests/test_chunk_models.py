@@ -118,15 +118,18 @@ def test_semantic_on_a_given_embedder_and_on_the_offline_e5():
 
     text = ("VPN을 다시 설치합니다. VPN 클라이언트는 관리자 권한이 필요합니다. VPN이 안 되면 재부팅하세요. "
             "메일이 오지 않습니다. 스팸함을 확인하세요. 메일함 용량도 확인하세요.")
-    ch = bind_chunker("semantic:50", Topic())
+    ch = bind_chunker("semantic:50", Topic(), lambda texts: Topic().embed_passages(texts))
     assert isinstance(ch, SemanticChunker) and ch.spec == "semantic:50"
+    # the neighbourhoods (sums of three sentence vectors) turn from VPN to mail between the 3rd and 4th sentence
     assert [c.text for c in ch.chunk_text("d", text)] == [
-        "VPN을 다시 설치합니다. VPN 클라이언트는 관리자 권한이 필요합니다. VPN이 안 되면 재부팅하세요. 메일이 오지 않습니다.",
-        "스팸함을 확인하세요. 메일함 용량도 확인하세요."]
+        "VPN을 다시 설치합니다. VPN 클라이언트는 관리자 권한이 필요합니다. VPN이 안 되면 재부팅하세요.",
+        "메일이 오지 않습니다. 스팸함을 확인하세요. 메일함 용량도 확인하세요."]
     from ragexam.retrieval.e5 import E5Embedder
 
-    default = bind_chunker("semantic")  # the offline e5 unless told otherwise
-    assert isinstance(default.embed.__self__, E5Embedder) and default.embed.__name__ == "embed_passages"
+    default = bind_chunker("semantic")  # the offline e5 unless told otherwise, through the embedding cache
+    assert isinstance(default.embed.embedder, E5Embedder)
+    topic = bind_chunker("semantic:50", Topic())
+    assert [c.text for c in topic.chunk_text("d", text)] == [c.text for c in ch.chunk_text("d", text)]
     real = chunk_corpus([Document("d", text)], bind_chunker("semantic", E5Embedder(backend="numpy")))
     assert 1 <= len(real) <= 6 and "".join(c.text for c in real).replace(" ", "") == text.replace(" ", "")
     assert isinstance(bind_chunker("tokens:8:0"), TokenChunker) and bind_chunker("paragraphs:400").spec == "paragraphs:400"

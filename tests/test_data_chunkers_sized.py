@@ -102,6 +102,27 @@ def test_recursive_equals_langchain(text, size, data):
         assert text[c.start:c.end] == c.text and (size == 1 or not (c.text[0].isspace() or c.text[-1].isspace()))
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.sampled_from("ab가\t\u3000😀"), max_size=300), st.integers(1, 40), st.data())
+def test_recursive_equals_langchain_without_a_separator(text, size, data):
+    """A text with no paragraph, line, sentence or space separator is cut between characters (merged as windows,
+    issue 39: LangChain's merge dropped the head of its list one piece at a time, quadratic on a 1 MB blob)."""
+    overlap = data.draw(st.integers(0, size - 1))
+    chunks = parse_chunker(f"recursive:{size}:{overlap}").chunk_text("d", text)
+    assert [c.text for c in chunks] == _langchain_recursive(size, overlap).split_text(text)
+
+
+def test_recursive_on_a_long_blob_equals_langchain():
+    """A minified blob (no separator at all) and a base64-like run with rare spaces, far longer than SIZE."""
+    rng = random.Random(7)
+    blob = "".join(rng.choice("abcdefghij0123456789+/=") for _ in range(20_000))
+    spaced = " ".join(blob[i:i + rng.randint(500, 3000)] for i in range(0, 20_000, 2500))
+    for text in (blob, spaced, "\t" * 50 + blob[:5000] + "\u3000" * 30):
+        for size, overlap in ((6000, 0), (1000, 999), (777, 100), (2, 1)):
+            assert [c.text for c in parse_chunker(f"recursive:{size}:{overlap}").chunk_text("d", text)] == \
+                _langchain_recursive(size, overlap).split_text(text)
+
+
 def test_recursive_equals_langchain_on_korean_documents():
     docs = long_paragraph_corpus(1, 15) + [Document(f"s{i}", json.loads(line)["content"]) for i, line in enumerate(
         (SAMPLES / "ai_concepts" / "corpus.jsonl").read_text(encoding="utf-8").splitlines())]
@@ -152,11 +173,14 @@ def test_tokens_and_semantic_need_a_bound_model():
 
 
 def _fake_vectors(texts):
-    """Deterministic 'embeddings': counts of characters in 16 hashed buckets, plus a topic marker."""
+    """Deterministic 'embeddings': counts of the non-space characters in 16 hashed buckets, plus a topic marker.
+    Additive: the vector of ``" ".join(parts)`` is the sum of the parts' vectors (LangChain embeds the joined
+    neighbourhood of a sentence, ragexam sums its sentences' vectors: the same for such an embedder)."""
     out = np.zeros((len(texts), 17))
     for i, t in enumerate(texts):
         for ch in t:
-            out[i, ord(ch) % 16] += 1.0
+            if ch != " ":
+                out[i, ord(ch) % 16] += 1.0
         out[i, 16] = 25.0 * t.count("#")
     return out
 
@@ -205,8 +229,10 @@ def test_semantic_batches_documents_in_one_embedding_call():
         return _fake_vectors(texts)
 
     docs = [Document("a", "VPN을 다시 설치합니다. 관리자 권한이 필요합니다. 그래도 안 되면 재부팅하세요. 비밀번호는 90일마다 "
-                          "바꿔야 합니다."), Document("b", "한 문장."), Document("c", "메일이 오지 않습니다. 스팸함을 확인하세요.")]
+                          "바꿔야 합니다."), Document("b", "한 문장."), Document("c", "메일이 오지 않습니다. 스팸함을 확인하세요."),
+            Document("d", "관리자 권한이 필요합니다. 메일이 오지 않습니다.")]
     chunking = chunk_corpus(docs, SemanticChunker(embed=embed))
+    # each distinct sentence once (LangChain's rule embeds every sentence in three neighbourhoods: 3 x 8 texts)
     assert calls == [6] and [c.doc_id for c in chunking][0] == "a" and chunking.by_doc["b"][0].text == "한 문장."
 
 
@@ -236,3 +262,27 @@ def test_size_mismatch_warning_names_the_mean_sizes():
     assert text.endswith("(the @1400c columns, -k 1400c).") and equal_budget([small, big, near], 5) == "1400c"
     assert equal_budget([small, big], 4) == "1500c" and equal_budget([], 3) == "100c"
     assert "-k 512t" in size_mismatch([small, big], budget="512t")
+
+
+def test_a_study_of_sentence_based_chunkers_splits_each_text_once(monkeypatch):
+    """paragraphs:N for several N, sentences and semantic split the same long paragraphs: Kiwi sees each once per
+    process (issue 40: a chunking study shares its work), and the chunks are those of a fresh split."""
+    from ragexam.data import chunking as C
+
+    docs = long_paragraph_corpus(seed=5, n_docs=6)
+    fresh = {spec: [c.text for c in chunk_corpus(docs, spec)] for spec in ("paragraphs:400", "sentences:300")}
+    real = C.kiwi()
+    seen = []
+
+    class Counting:
+        def split_into_sents(self, texts):
+            seen.extend(texts)
+            return real.split_into_sents(texts)
+
+    monkeypatch.setattr(C, "_SPLIT_MEMO", {})
+    monkeypatch.setattr(C, "kiwi", lambda: Counting())
+    for spec in ("paragraphs:400", "paragraphs:800", "sentences:300", "sentences"):
+        chunks = [c.text for c in chunk_corpus(docs, spec)]
+        if spec in fresh:
+            assert chunks == fresh[spec]
+    assert len(seen) == len(set(seen)) == len(docs)  # each document is one line: one piece, split once

@@ -175,7 +175,7 @@ FIXTURES = {
     "docs/examples/test_exam.py": "repo",
     # docs/traces.md: the vendor-schema trace exports of the import's tests
     "tests/data/traces/langfuse_api.jsonl": "repo", "tests/data/traces/phoenix_spans.jsonl": "repo",
-    "tests/data/traces/otel_genai.jsonl": "repo",
+    "tests/data/traces/otel_genai.jsonl": "repo", "tests/data/traces/segments_langfuse.jsonl": "repo",
     # docs/evidence.md: the bundled questions without evidence; other tools' sets (tests/data/foreign)
     "no_evidence.jsonl": "no-evidence", "testset.csv": "ragas", "goldens.json": "deepeval",
     "autorag/qa.parquet": "autorag-qa", "autorag/corpus.parquet": "autorag-corpus",
@@ -593,8 +593,25 @@ def test_the_docs_have_examples():
     assert len(PYTHON) >= 10 and len(SHELL) >= 20, (len(PYTHON), len(SHELL))
 
 
+@pytest.fixture
+def registries():
+    """What a block registers (docs/judge.md's plugin metric, docs/pipelines.md's toy retriever) is forgotten after
+    it, as a fresh interpreter would: the registries of judge metrics and retrieval families as they were."""
+    from ragexam.metrics.judge import registry as judge_registry
+    from ragexam.retrieval import registry as retrieval_registry
+
+    judge_registry.registered()  # the built-ins loaded, so that they are in what is restored
+    retrieval_registry.valid_forms()
+    saved = dict(judge_registry._REGISTRY), dict(retrieval_registry._FAMILIES)
+    yield
+    judge_registry._REGISTRY.clear()
+    judge_registry._REGISTRY.update(saved[0])
+    retrieval_registry._FAMILIES.clear()
+    retrieval_registry._FAMILIES.update(saved[1])
+
+
 @pytest.mark.parametrize("block", PYTHON, ids=lambda b: b.id)
-def test_python_block_runs(block, workdir):
+def test_python_block_runs(block, workdir, registries):
     reason = not_run_reason(block.doc, block.text, command=False)
     if reason:
         pytest.skip(f"NOT_RUN: {reason}")

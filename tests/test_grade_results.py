@@ -289,3 +289,22 @@ def test_tables_and_report_show_the_unretrieved(tmp_path, helpdesk):
     html = render_report(res.summary, [r.to_dict() for r in res.per_question])
     assert "unretrieved 2 of 65 scored questions (missing 2), graded as misses" in html
     assert "Warnings (1)" in html
+
+
+def test_doc_mode_without_a_corpus_does_not_warn_about_unjudged_documents(tmp_path, helpdesk):
+    """Issue 39: ``grade --relevance doc`` without ``--corpus`` warned "324 of the 438 doc_id(s) ... not judged" on
+    every realistic results file -- but a document the question set does not judge is simply not relevant (as in
+    trec_eval), so only ids that cannot be the set's are worth a word: with a corpus, those not in it."""
+    corpus, qa, chunks = helpdesk
+    a = write_results(tmp_path / "a.jsonl", qa, chunks, "p")
+    lines = []
+    for n, line in enumerate(a.read_text(encoding="utf-8").splitlines()):  # a realistic index: other documents too
+        obj = json.loads(line)
+        obj["contexts"] += [{"text": f"다른 문서 {n}-{j}", "doc_id": f"wiki_{n}_{j}"} for j in range(5)]
+        lines.append(json.dumps(obj, ensure_ascii=False))
+    a.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    res = grade("it_helpdesk", a, relevance="doc", progress=False, n_resamples=50, n_permutations=50)
+    assert not [w for w in res.summary["warnings"] if "doc_id(s)" in w]
+    res = grade("it_helpdesk", a, relevance="doc", corpus="it_helpdesk", progress=False, n_resamples=50,
+                n_permutations=50)  # with the corpus, ids that are not in it still warn
+    assert any("are not in the corpus" in w and "'wiki_0_0'" in w for w in res.summary["warnings"])

@@ -112,8 +112,14 @@ def test_a_built_in_metrics_name_is_written_in_its_own_module_only():
         for name, own in modules.items():
             if path.resolve() == own:
                 continue
-            found += [f"{path.relative_to(SRC)}:{line}: {text[:80]!r}" for line, text in hits if _names_it(text, name)]
+            found += [f"{path.relative_to(SRC)}:{line}: {text[:80]!r}" for line, text in hits if _names_it(text, name)
+                      and (path.name, text) not in COMMANDS_NAMED_LIKE_A_METRIC]
     assert found == []
+
+
+#: a command of the command line that has a built-in metric's name: ``ragexam pairwise`` (the command, not the
+#: metric: its progress lines and the one line on Ctrl-C, ``cli_progress.LONG_COMMANDS``)
+COMMANDS_NAMED_LIKE_A_METRIC = {("cli_progress.py", "pairwise")}
 
 
 @pytest.fixture

@@ -320,3 +320,25 @@ def test_the_stub_judge_reads_a_swapped_number_or_a_negated_sentence():
     assert not contradicts("긴급 장애는 접수 후 12시간 이내에 처리합니다.", key)
     assert not contradicts("12시간 안에 처리돼요.", key)  # a paraphrase with the same number
     assert contradicts("VPN은 사용할 수 없습니다, 재부팅하세요.", "VPN은 사용할 수 있습니다, 재부팅하세요.", clauses=True)
+
+
+def test_traffic_without_a_question_set_says_where_its_judges_verdict_comes_from(tmp_path, capsys):
+    """Answers with their own questions (``score --by`` on traces, no ``--qa``): no check can be built; a check of
+    the same judge recorded on another set is named as such, never taken for one on these questions."""
+    from segments_traffic import ANSWERS
+
+    faith = "faithfulness"
+    with StubEndpoint() as ep:
+        code, out, err = _score(ep, tmp_path, capsys, "-m", faith, "--json")  # records a check on it_helpdesk
+        assert json.loads(out)["judge"]["trust"][faith]["verdict"] == "separates", err
+        args = ["score", "--answers", ANSWERS, "--by", "model", "--judge-model", "judge-x", "--base-url", ep.base_url,
+                "--api-key", "x", "--no-history", "-m", faith, "--json"]
+        code, out, err = _cli(args + ["--cache-dir", tmp_path / "cache"], capsys)
+        elsewhere = json.loads(out)["judge"]["trust"][faith]
+        code, out, err = _cli(args + ["--cache-dir", tmp_path / "fresh"], capsys)
+        fresh = json.loads(out)
+    assert code in (0, None), err
+    assert elsewhere["verdict"] == "other_set" and "on another data set (it_helpdesk" in elsewhere["text"]
+    t = fresh["judge"]["trust"][faith]
+    assert t["verdict"] == "unchecked" and "no question set to build it from" in t["text"]
+    assert any(w.startswith(f"{faith}: ") for w in fresh["segments"]["warnings"])

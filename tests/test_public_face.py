@@ -29,7 +29,7 @@ def test_all_is_the_lazy_table():
     (api.run, {"corpus": "Optional[CorpusLike]", "qa": "QALike", "retrievers": "Optional[Retrievers]",
                "chunkers": "Optional[Chunkers]", "executor": "ExecutorLike"}),
     (api.grade, {"qa": "QALike", "corpus": "Optional[CorpusLike]"}),
-    (api.score, {"qa": "QALike", "answers": "PathLike"}),
+    (api.score, {"qa": "Optional[QALike]", "answers": "PathLike"}),  # None: traced answers carry their questions
     (api.generate, {"corpus": "CorpusLike"}),
     (api.answer, {"qa": "Optional[QALike]", "corpus": "Optional[CorpusLike]", "executor": "ExecutorLike"}),
     (api.evidence_coverage, {"corpus": "CorpusLike", "qa": "QALike"}),

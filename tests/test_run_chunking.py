@@ -342,5 +342,5 @@ def test_the_runs_embedders_each_once_and_chunkers_bound_to_the_first():
     [e5] = plan.embedders  # dense, the hybrid's dense member and rerank:dense share one e5
     tokens, semantic = plan.chunkers[1], plan.chunkers[2]
     assert isinstance(tokens, TokenChunker) and tokens.tokenizer is not None and tokens.tokenizer.name == "e5"
-    assert isinstance(semantic, SemanticChunker) and semantic.embed == e5.embed_passages
+    assert isinstance(semantic, SemanticChunker) and semantic.embed.embedder is e5
     assert plan_pipelines(["bm25"], ["paragraphs:400"], [], {}, have_corpus=True).embedders == []

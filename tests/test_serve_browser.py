@@ -315,13 +315,15 @@ def test_review_in_korean_in_the_browser(korean_page, qa):
     page.screenshot(path=str(ARTIFACTS / "serve_refused_ko.png"), full_page=True)
     # the switch: English, then Korean again (kept by the browser)
     page.goto(page.base + "review/1")
-    page.locator("#lang-en").click()
-    page.wait_for_function("document.documentElement.lang === 'en'")
+    with page.expect_navigation():  # a link: the old page's document goes away while the new one loads
+        page.locator("#lang-en").click()
+    page.wait_for_function("document.documentElement && document.documentElement.lang === 'en'")
     assert page.locator("h1").inner_text() == "Review: qa.jsonl" and "lang=" not in page.url
     page.goto(page.base)
     assert page.evaluate("document.documentElement.lang") == "en"  # the choice is kept
-    page.locator("#lang-ko").click()
-    page.wait_for_function("document.documentElement.lang === 'ko'")
+    with page.expect_navigation():  # a link: the old page's document goes away while the new one loads
+        page.locator("#lang-ko").click()
+    page.wait_for_function("document.documentElement && document.documentElement.lang === 'ko'")
     assert page.locator("h2").first.inner_text() == "결과"
     assert _hangul_problems(page, _hangul_families()) == []
     assert not page.foreign, page.foreign

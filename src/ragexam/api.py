@@ -40,26 +40,38 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
-from ragexam.types import Chunkers, CorpusLike, ExecutorLike, PathLike, QALike, Retrievers
+from ragexam.types import Chunkers, CorpusLike, ExecutorLike, PathLike, QALike, RetrievedLike, Retrievers, options_from
 
 if TYPE_CHECKING:
     from ragexam.analysis.answers.files import AnswerRecord
+    from ragexam.data.evidence import Coverage
     from ragexam.analysis.answers.options import ScoreOptions
     from ragexam.analysis.answers.rows import AnswerRow
     from ragexam.analysis.judging.check import JudgeCheck
     from ragexam.analysis.exam.run import RunResult
     from ragexam.analysis.answers.scored import ScoreReport
     from ragexam.llm.settings import LLMSettings
-    from ragexam.metrics.judge import Judge, JudgePlan, JudgeRun
+    from ragexam.questions.config import GenerateConfig
+    from ragexam.metrics.judge import Judge, JudgeMetric, JudgePlan, JudgeRun
     from ragexam.storage.runfolder import RunData
 
 __all__ = ["run", "grade", "evaluate_trec", "DEFAULT_EVAL_METRICS", "pairwise", "Coverage", "evidence_coverage", "text_metric_files",
            "DEMO_SETTINGS", "RunOutcome", "run_exam", "write_run_report", "list_runs", "compare", "check",
-           "ScoreOutcome", "score", "AnswerOutcome", "answer", "AgreementOutcome", "judge_agreement",
+           "ScoreOutcome", "score", "AnswerOutcome", "answer", "JudgeAsking", "AgreementOutcome", "judge_agreement",
            "read_segments", "generate", "generate_plan", "review_apply", "review_audit", "review_queue",
            "check_junk", "import_traces", "sample_traces", "locate_evidence"]
 
 Progress = Optional[Callable[[int, int], None]]
+
+
+def __getattr__(name: str) -> type:
+    """``Coverage`` (what :func:`evidence_coverage` returns) lives with the evidence index
+    (:class:`ragexam.data.evidence.Coverage`); it is imported when it is asked for, as every heavy import here."""
+    if name == "Coverage":
+        from ragexam.data.evidence import Coverage
+
+        return Coverage
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: the metrics ``ragexam evaluate`` reports when none are asked for
 DEFAULT_EVAL_METRICS = ("hit@1", "hit@3", "mrr", "ndcg@10", "p@5", "r@5", "f1@5", "rprec", "map")
@@ -69,7 +81,7 @@ DEFAULT_EVAL_METRICS = ("hit@1", "hit@3", "mrr", "ndcg@10", "p@5", "r@5", "f1@5"
 
 
 def run(corpus: Optional[CorpusLike], qa: QALike, retrievers: Optional[Retrievers] = None,
-        chunkers: Optional[Chunkers] = None, *, retrieved: Optional[object] = None,
+        chunkers: Optional[Chunkers] = None, *, retrieved: Optional[RetrievedLike] = None,
         executor: ExecutorLike = None, llm: Optional[LLMSettings] = None, **options: object) -> RunResult:
     """``ragexam.run``: grade every pipeline -- each retriever over each chunker, and each results file of
     ``retrieved`` -- on the question set ``qa`` of ``corpus``: ranking metrics with 95% intervals, paired
@@ -84,7 +96,8 @@ def run(corpus: Optional[CorpusLike], qa: QALike, retrievers: Optional[Retriever
     return run_pipelines(corpus, qa, retrievers, retrieved=retrieved, executor=executor, llm=llm, **options)
 
 
-def grade(qa: QALike, retrieved: object, *, corpus: Optional[CorpusLike] = None, **options: object) -> RunResult:
+def grade(qa: QALike, retrieved: RetrievedLike, *, corpus: Optional[CorpusLike] = None, **options: object
+          ) -> RunResult:
     """``ragexam.grade``: grade results files (``retrieved``: a path, a list of paths or loaded results) on the
     question set ``qa``, as :func:`run` without retrievers (:func:`ragexam.analysis.exam.run.grade`)."""
     from ragexam.analysis.exam.run import grade as grade_results
@@ -110,29 +123,11 @@ def evaluate_trec(qrels: PathLike, run: PathLike, metrics: Optional[Sequence[str
 # -- question sets --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class Coverage:
-    """Where each evidence string sits under a chunking: ``rows`` (one
-    :class:`~ragexam.data.evidence.EvidenceCoverage` per evidence string), the ones no chunk contains whole
-    (``missing``), and the signature of the chunking and matching settings."""
-
-    signature: str
-    rows: List[Any]
-
-    @property
-    def missing(self) -> List[Any]:
-        return [r for r in self.rows if not r.findable]
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"signature": self.signature, "evidence": len(self.rows),
-                "findable": len(self.rows) - len(self.missing), "coverage": [r.to_dict() for r in self.rows]}
-
-
 def evidence_coverage(corpus: CorpusLike, qa: QALike, chunker: str = "whole", *, ignore_punctuation: bool = False) -> Coverage:
     """Check that every evidence string of ``qa`` is inside one chunk of ``corpus`` chunked by ``chunker`` (any
     spec of :func:`ragexam.data.parse_chunker`; ``tokens:`` and ``semantic`` use e5)."""
     from ragexam.data.chunking import chunk_corpus
-    from ragexam.data.evidence import EvidenceIndex
+    from ragexam.data.evidence import Coverage, EvidenceIndex
     from ragexam.data.evidence import evidence_coverage as _coverage
     from ragexam.data.loaders import load_corpus, load_qa
     from ragexam.retrieval.chunk_models import bind_chunker
@@ -167,7 +162,7 @@ def read_segments(path: PathLike, role: str) -> List[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
-def text_metric_files(refs: PathLike, hyps: PathLike, metric: str, **options: Any):
+def text_metric_files(refs: PathLike, hyps: PathLike, metric: str, **options: object):
     """Corpus ``metric`` (``bleu`` or ``chrf``) of the hypotheses file against the parallel references file,
     with ``options`` of :func:`ragexam.metrics.text.corpus_bleu` / :func:`~ragexam.metrics.text.corpus_chrf`."""
     from ragexam.metrics.text import corpus_bleu, corpus_chrf
@@ -187,7 +182,8 @@ def text_metric_files(refs: PathLike, hyps: PathLike, metric: str, **options: An
 # -- question sets --------------------------------------------------------------------------------------------
 
 
-def validate(corpus: CorpusLike, qa: Optional[QALike] = None, *, ignore_punctuation: bool = False, **options: Any):
+def validate(corpus: CorpusLike, qa: Optional[QALike] = None, *, ignore_punctuation: bool = False,
+             **options: object):
     """Check a corpus and a question set; every problem with file, line and field
     (:func:`ragexam.data.validation.validate`; ``options`` are its keywords)."""
     from ragexam.data.validation import validate as check
@@ -225,7 +221,8 @@ def convert(to: str, out: PathLike, *, corpus: Optional[CorpusLike] = None, qa: 
     return run_convert(to, out, corpus=corpus, qa=qa, queries=queries, split=split)
 
 
-def _convert_foreign(to: str, out: PathLike, corpus: Any, qa: Any, source_format: str, locate: bool,
+def _convert_foreign(to: str, out: PathLike, corpus: Optional[CorpusLike], qa: Optional[QALike], source_format: str,
+                     locate: bool,
                      semantic: bool):
     """A RAGAS, DeepEval or AutoRAG set as ``out/corpus.jsonl`` and ``out/qa.jsonl`` (its evidence located: the
     card and review sheet next to it)."""
@@ -448,7 +445,7 @@ def list_runs(history: Optional[PathLike] = None, limit: Optional[int] = None, *
     return hist, hist.list_runs(limit), messages
 
 
-def compare(run_a: str, run_b: str, *, history: Optional[PathLike] = None, **options: Any):
+def compare(run_a: str, run_b: str, *, history: Optional[PathLike] = None, **options: object):
     """B − A per metric on the shared questions of two runs (folders or recorded ids); ``options`` of
     :func:`ragexam.analysis.exam.compare.compare_runs` (pipeline, pipeline_b, metrics, miss_k, seed)."""
     from ragexam.analysis.exam.compare import compare_runs
@@ -458,15 +455,17 @@ def compare(run_a: str, run_b: str, *, history: Optional[PathLike] = None, **opt
 
 
 def check(run: str, floors: Sequence[str], *, pipeline: Optional[str] = None, point: bool = False,
-          history: Optional[PathLike] = None, trust_judge: bool = False):
+          history: Optional[PathLike] = None, segment: Optional[str] = None, trust_judge: bool = False):
     """The CI gate: each ``METRIC=VALUE`` floor against the run's or score's 95% CI lower bound (``point``:
-    its mean); a judge metric only when its judge was shown to separate good from bad (``trust_judge``: gate
-    anyway); a list of :class:`~ragexam.analysis.gating.gate.GateResult`."""
+    its mean); ``segment``: a segment of a score made with ``--by`` (or ``all``) instead of its pipelines; a judge
+    metric only when its judge was shown to separate good from bad (``trust_judge``: gate anyway); a list of
+    :class:`~ragexam.analysis.gating.gate.GateResult`."""
     from ragexam.analysis.gating.gate import check_run, parse_floor
     from ragexam.storage.history import resolve_run
 
     parsed = [parse_floor(f) for f in floors]
-    return check_run(resolve_run(run, history), parsed, pipeline=pipeline, point=point, trust_judge=trust_judge)
+    return check_run(resolve_run(run, history), parsed, pipeline=pipeline, point=point, segment=segment,
+                     trust_judge=trust_judge)
 
 
 # -- answers: score, generate, judge agreement ----------------------------------------------------------------
@@ -486,10 +485,26 @@ class ScoreOutcome:
     failures: List[str] = field(default_factory=list)
 
 
-def _judge(settings: LLMSettings, **options: object) -> Judge:
-    from ragexam.metrics.judge import Judge
+@dataclass(frozen=True)
+class JudgeAsking:
+    """How the judge is asked, in every function here that judges (the judge options of their commands):
+    ``max_attempts`` replies per judgment before it is unjudged, ``judge_lang`` the prompt language (``auto``: the
+    Hangul share, ``ko``, ``en``), ``retry_unjudged`` judge cached unjudged results again, ``scoring`` how a score
+    is read (``sample``, ``probability``, ``auto``; ``None``: the settings')."""
 
-    return Judge(settings=settings, **options)
+    max_attempts: int = 3
+    judge_lang: str = "auto"
+    retry_unjudged: bool = False
+    scoring: Optional[str] = None
+
+    def judge(self, settings: LLMSettings, custom: Sequence[JudgeMetric] = (), *,
+              quoted: Optional[bool] = None) -> Judge:
+        """The :class:`~ragexam.metrics.judge.Judge` of ``settings`` asked this way, with the ``custom`` metrics;
+        ``quoted=False`` turns the quotation rule off (``judge-check`` measures the judge's own word)."""
+        from ragexam.metrics.judge import Judge
+
+        return Judge(settings=settings, max_attempts=self.max_attempts, language=self.judge_lang,
+                     retry_unjudged=self.retry_unjudged, scoring=self.scoring, custom=custom, quoted=quoted)
 
 
 def pairwise(qa: QALike, answers: PathLike, judge: LLMSettings, *, a: str, b: str, repeat: int = 1, max_attempts: int = 3,
@@ -509,7 +524,7 @@ def pairwise(qa: QALike, answers: PathLike, judge: LLMSettings, *, a: str, b: st
     check_outputs([Out(out, "--out")], [In(qa, "--qa"), In(answers, "--answers")])
     questions = load_qa(qa)
     records = load_answers(answers)
-    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, retry_unjudged=retry_unjudged)
+    jd = JudgeAsking(max_attempts, judge_lang, retry_unjudged).judge(judge)
     if dry_run:
         pairs = pairwise_pairs(questions, records, a, b, answers_source=str(answers))
         from ragexam.metrics.judge.builtin.pairwise import METRIC as PAIRWISE
@@ -534,7 +549,10 @@ class ScoreRequest:
     ``bleu_tokenize``; for an LLM judge its ``metrics``, ``repeat``, ``max_attempts``, ``judge_lang``,
     ``retry_unjudged``, ``min_coverage``, custom ``rubrics`` (files), the ``executor`` its calls run on, ``human``
     labels (a JSONL file), whether it runs the judge-check when none of this judge on this question set is recorded
-    (``judge_check``) and on how many questions (``judge_check_sample``; :mod:`ragexam.analysis.answers.trusted`)."""
+    (``judge_check``) and on how many questions (``judge_check_sample``; :mod:`ragexam.analysis.answers.trusted`);
+    ``by`` a trace field to segment the answers by, its ``baseline`` segment, and ``match_threshold``, the cosine of
+    a traced question's near match to an exam question (:mod:`ragexam.analysis.answers.segments`,
+    :mod:`ragexam.analysis.answers.traffic`)."""
 
     pipeline: Optional[str] = None
     corpus: Optional[CorpusLike] = None
@@ -553,6 +571,9 @@ class ScoreRequest:
     human: Optional[PathLike] = None
     judge_check: bool = True
     judge_check_sample: Optional[int] = None
+    by: Optional[str] = None
+    baseline: Optional[str] = None
+    match_threshold: Optional[float] = None
 
     @property
     def needs_judge(self) -> bool:
@@ -585,27 +606,31 @@ def _score_options(req: ScoreRequest, answers: PathLike) -> ScoreOptions:
                         correct_if=parse_correct_if(req.correct_if) if req.correct_if is not None else None,
                         abstain_phrases=phrases, bleu_tokenize=req.bleu_tokenize, min_coverage=req.min_coverage,
                         judge_check=req.judge_check,
-                        **({} if req.judge_check_sample is None else {"judge_check_sample": req.judge_check_sample}))
+                        **({} if req.judge_check_sample is None else {"judge_check_sample": req.judge_check_sample}),
+                        by=req.by, baseline=req.baseline, match_threshold=req.match_threshold)
 
 
-def _score_judge(settings: Optional[LLMSettings], req: ScoreRequest) -> Tuple[Optional[Judge], Optional[List[str]]]:
+def _score_judge(settings: Optional[LLMSettings], req: ScoreRequest, *, traffic: bool = False
+                 ) -> Tuple[Optional[Judge], Optional[List[str]]]:
     """``(judge, metrics)``: the :class:`~ragexam.metrics.judge.Judge` of ``settings`` with the request's custom
-    rubrics, and the metrics it grades (the request's, else the default ones and every rubric); ``(None, None)``
-    without a judge."""
+    rubrics, and the metrics it grades (the request's, else the default ones -- for ``traffic``, traced answers,
+    the reference-free ones -- and every rubric); ``(None, None)`` without a judge."""
     if settings is None:
         return None, None
     from ragexam.metrics.judge import load_rubric
 
-    jd = _judge(settings, max_attempts=req.max_attempts, language=req.judge_lang, retry_unjudged=req.retry_unjudged,
-                custom=[load_rubric(r) for r in req.rubrics or ()])
+    jd = JudgeAsking(req.max_attempts, req.judge_lang, req.retry_unjudged).judge(
+        settings, [load_rubric(r) for r in req.rubrics or ()])
     if req.metrics:
         return jd, list(req.metrics)
+    from ragexam.analysis.answers.traffic import reference_free_metrics
     from ragexam.metrics.judge.registry import DEFAULT_METRICS
 
-    return jd, list(DEFAULT_METRICS) + list(jd.custom)
+    return jd, list(reference_free_metrics() if traffic else DEFAULT_METRICS) + list(jd.custom)
 
 
-def score(qa: QALike, answers: PathLike, *, run: Optional[PathLike] = None, judge: Optional[LLMSettings] = None,
+def score(qa: Optional[QALike], answers: PathLike, *, run: Optional[PathLike] = None,
+          judge: Optional[LLMSettings] = None,
           out: Optional[PathLike] = None, report: Optional[PathLike] = None, history: Optional[PathLike] = None,
           record: bool = True, dry_run: bool = False, progress: Progress = None,
           request: Optional[ScoreRequest] = None, **options: object) -> ScoreOutcome:
@@ -620,7 +645,9 @@ def score(qa: QALike, answers: PathLike, *, run: Optional[PathLike] = None, judg
     executor object; default threads here), see :class:`~ragexam.metrics.judge.Judge`.  ``human``: a JSONL file of
     human labels (``{"query_id", "pipeline"?, "human": {...}}``,
     :func:`ragexam.analysis.judging.agreement.read_human_labels`): each judged metric gets its prediction-powered
-    estimate beside the judge mean."""
+    estimate beside the judge mean.  ``qa`` may be ``None`` when every answer carries its ``question`` (production
+    traces: :mod:`ragexam.analysis.answers.traffic`); ``by``: segment the answers by a trace field
+    (:mod:`ragexam.analysis.answers.segments`); ``report`` without ``run`` is the page of the score's segments."""
     from ragexam.analysis.answers import stages
     from ragexam.analysis.answers.files import load_answers
     from ragexam.analysis.answers.scoring import score_joined
@@ -630,23 +657,25 @@ def score(qa: QALike, answers: PathLike, *, run: Optional[PathLike] = None, judg
     req = request if request is not None else ScoreRequest(**options)  # type: ignore[arg-type]
     _check_outputs(out=out, out_kind="score", report=report, history=history, record=record and not dry_run,
                    inputs=req.inputs(qa, answers, run))
-    if report is not None and run is None:
-        raise InputError("--report needs --run DIR: the report is the HTML report of that retrieval run (from "
-                         "`ragexam run --out DIR`) with these answers added; pass --run, or drop --report",
-                         source="ragexam score", field="report")
     opts = _score_options(req, answers)
     opts.check_judge(judge=judge is not None, human=False, source="ragexam score")
     if judge is None and (dry_run or req.needs_judge):
         raise InputError("needs --judge-model (the judge options apply to an LLM judge)", source="ragexam score",
                          field="judge_model")
-    joined = stages.join(load_qa(qa), load_answers(answers), options=opts,
+    joined = stages.join(load_qa(qa) if qa is not None else None, load_answers(answers), options=opts,
                          run=read_run_folder(run) if run is not None else None)
+    if report is not None and run is None and opts.by is None and not joined.traced:
+        raise InputError("--report needs --run DIR: the report is the HTML report of that retrieval run (from "
+                         "`ragexam run --out DIR`) with these answers added, or (with --by, or for traced answers) "
+                         "the page of the score's segments; pass --run or --by, or drop --report",
+                         source="ragexam score", field="report")
     human = None
     if req.human is not None:
         from ragexam.analysis.judging.agreement import read_human_labels
 
         human = read_human_labels(req.human)
-    jd, metrics = _score_judge(judge, req)
+    jd, metrics = _score_judge(judge, req, traffic=joined.traced and not any(r.question.ground_truth
+                                                                            for r in joined.rows))
     if dry_run:
         check_plan, check_note = stages.plan_check(joined, jd, metrics)
         return ScoreOutcome(plan=stages.plan_judging(joined.rows, jd, metrics, repeat=opts.repeat),
@@ -679,12 +708,17 @@ def _score_outputs(rep: ScoreReport, run: Optional[PathLike], run_info: Optional
         hist_path = History(history).path
         score_id = record_score(rep, run_info.summary if run_info is not None else None, hist_path)
         outcome.lines.append(f"Recorded as {score_id} in {hist_path} (ragexam show {score_id}).")
-    if report is not None:
+    if report is not None and run_info is None:
+        from ragexam.report.score_page import write_score_page
+
+        path = write_score_page(rep.summary, report)
+        outcome.lines.append(f"Wrote the page of this score's segments to {path}.")
+    elif report is not None:
         from ragexam.analysis.gating.history import score_report_inputs
         from ragexam.report.html import write_report
 
         summary, per_question, shown = score_report_inputs(run_info, rep)
-        path = write_report(summary, per_question, report, answers=shown)
+        path = write_report(summary, per_question, report, answers=shown, segments=rep.summary.segments)
         outcome.lines.append(f"Wrote the HTML report of {run} with these answers to {path}.")
     outcome.failures = rep.coverage_failures()
     return outcome
@@ -786,13 +820,14 @@ class AgreementOutcome:
     rows: List[AnswerRow] = field(default_factory=list)
 
 
-def judge_agreement(qa: Any, answers: Any, judge: Any, *, metrics: Optional[Sequence[str]] = None,
+def judge_agreement(qa: QALike, answers: PathLike, judge: LLMSettings, *, metrics: Optional[Sequence[str]] = None,
                     weights: Optional[str] = "quadratic", top: int = 10, run: Optional[PathLike] = None,
-                    pipeline: Optional[str] = None, corpus: Any = None, max_attempts: int = 3,
-                    judge_lang: str = "auto", dry_run: bool = False, progress: Progress = None) -> AgreementOutcome:
+                    pipeline: Optional[str] = None, corpus: Optional[CorpusLike] = None, dry_run: bool = False,
+                    progress: Progress = None, **asking: object) -> AgreementOutcome:
     """The judge of ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) against human labels
     (``"human": {"answer_correctness": 4}`` on questions or answers): kappa, weighted kappa, Spearman and the
-    largest disagreements; see :mod:`ragexam.analysis.judging.agreement`."""
+    largest disagreements; see :mod:`ragexam.analysis.judging.agreement`.  ``asking``: how the judge is asked
+    (:class:`JudgeAsking`: ``max_attempts``, ``judge_lang``, ...)."""
     from ragexam.analysis.answers.files import load_answers
     from ragexam.analysis.judging.agreement import collect_human_labels, human_agreement
     from ragexam.analysis.answers.scoring import judge_jobs, prepare_rows
@@ -814,7 +849,7 @@ def judge_agreement(qa: Any, answers: Any, judge: Any, *, metrics: Optional[Sequ
         raise InputError("no question or answer has a 'human' object; expected e.g. \"human\": "
                          f"{label_example()} on the questions that were labelled",
                          source=str(questions.source), field="human")
-    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang)
+    jd = options_from(JudgeAsking, asking, "judge_agreement").judge(judge)
     labelled = {m: [r for r in rows if r.item_id in human.get(m, {})] for m in wanted}
     jobs = {m: judge_jobs(labelled[m], [m])[m] for m in wanted}
     outcome = AgreementOutcome(rows=rows)
@@ -841,18 +876,18 @@ class JudgeCheckOutcome:
     lines: List[str] = field(default_factory=list)
 
 
-def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[str]] = None,
+def judge_check(qa: QALike, corpus: CorpusLike, judge: LLMSettings, *, metrics: Optional[Sequence[str]] = None,
                 chunker: str = "paragraphs:400", limit: Optional[int] = None, seed: int = 12345,
-                scoring: str = "auto", max_attempts: int = 3, judge_lang: str = "auto", dry_run: bool = False,
-                out: Optional[PathLike] = None, progress: Progress = None,
-                rubrics: Sequence[PathLike] = ()) -> JudgeCheckOutcome:
+                dry_run: bool = False, out: Optional[PathLike] = None, progress: Progress = None,
+                rubrics: Sequence[PathLike] = (), **asking: object) -> JudgeCheckOutcome:
     """Does the judge ``judge`` (an :class:`~ragexam.llm.settings.LLMSettings`) separate good from bad on this
     question set?  A contrast set built from ``qa`` and ``corpus`` (evidence context vs a hard negative and a
     random one; the reference answer vs a perturbed one), judged, and per metric the ROC AUC with its bootstrap
     interval, the score gap, the share of pairs ordered correctly and a verdict, with sampled and (when the
     endpoint returns log-probabilities) probability-weighted scores; see :mod:`ragexam.analysis.judging.check`.
     ``out``: the check as JSON (checked before any call); ``rubrics``: custom rubric files, checked too (by default
-    with the built-ins when ``metrics`` is not given)."""
+    with the built-ins when ``metrics`` is not given); ``asking``: how the judge is asked (:class:`JudgeAsking`:
+    ``scoring``, default ``auto``, ``max_attempts``, ``judge_lang``)."""
     from ragexam.analysis.judging.check import DEFAULT_CHECK_METRICS, build_contrast, check_judge
     from ragexam.analysis.judging.trust import dataset_of
     from ragexam.data.loaders import load_corpus, load_qa
@@ -864,14 +899,15 @@ def judge_check(qa: Any, corpus: Any, judge: Any, *, metrics: Optional[Sequence[
     questions = load_qa(qa)
     docs = load_corpus(corpus)
     custom = [load_rubric(r) for r in rubrics or ()]
-    jd = _judge(judge, max_attempts=max_attempts, language=judge_lang, scoring=scoring, custom=custom, quoted=False)
+    ask = options_from(JudgeAsking, {"scoring": "auto", **asking}, "judge_check")
+    jd = ask.judge(judge, custom, quoted=False)  # the judge's own word: the quotation rule off
     wanted = [jd.metric(m) for m in (metrics or list(DEFAULT_CHECK_METRICS) + [c.name for c in custom])]
     notes: List[str] = []
     contrast = build_contrast(questions, docs, wanted, chunker=chunker, limit=limit, seed=seed, notes=notes)
     if dry_run:
         return JudgeCheckOutcome(plan=jd.plan(None, {m: [c.item for c in v] for m, v in contrast.items()}))
     settings = {"qa": str(questions.source), "corpus": str(docs.source), "chunker": chunker, "limit": limit,
-                "seed": seed, "metrics": [m.name for m in wanted], "scoring": scoring,
+                "seed": seed, "metrics": [m.name for m in wanted], "scoring": ask.scoring,
                 "rubrics": [str(r) for r in rubrics or ()]}
     outcome = JudgeCheckOutcome(check=check_judge(jd, contrast, seed=seed, progress=progress, notes=notes,
                                                   settings=settings, dataset=dataset_of(questions)))
@@ -921,7 +957,7 @@ def llm_fitness(settings: Any, corpus: Any, qa: Any, *, sample: Optional[int] = 
     if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
         raise InputError(f"received {calls!r}; expected an integer >= 1", source="--generation-calls",
                          field="generation_calls")
-    jd = _judge(settings, max_attempts=max_attempts, language=judge_lang, quoted=False)
+    jd = JudgeAsking(max_attempts, judge_lang).judge(settings, quoted=False)  # the judge's own word
     contrast = build_contrast(questions, docs, list(DEFAULT_CHECK_METRICS), limit=SAMPLE if sample is None else sample,
                               seed=seed)
 
@@ -937,8 +973,9 @@ def llm_fitness(settings: Any, corpus: Any, qa: Any, *, sample: Optional[int] = 
 
 
 def generate(corpus: CorpusLike, n: Optional[int] = None, *, model: Optional[str] = None, out: Optional[PathLike] = None,
-             judge_model: Optional[str] = None, settings: Any = None, config: Any = None,
-             progress: Optional[Callable[[str, int, int], None]] = None, **options: Any):
+             judge_model: Optional[str] = None, settings: Optional[LLMSettings] = None,
+             config: Optional[GenerateConfig] = None, progress: Optional[Callable[[str, int, int], None]] = None,
+             **options: object):
     """``ragexam generate``: a verified question set from ``corpus`` (a file, a bundled name or a
     :class:`~ragexam.data.schema.Corpus`); with ``out``, the set and its side files written there (every output
     path checked before any call; none may be the corpus or the prompt file).  ``options`` are the fields of
@@ -971,7 +1008,8 @@ def generate(corpus: CorpusLike, n: Optional[int] = None, *, model: Optional[str
 
 
 def generate_plan(corpus: CorpusLike, n: Optional[int] = None, *, model: Optional[str] = None,
-                  judge_model: Optional[str] = None, settings: Any = None, config: Any = None, **options: Any):
+                  judge_model: Optional[str] = None, settings: Optional[LLMSettings] = None,
+                  config: Optional[GenerateConfig] = None, **options: object):
     """``ragexam generate --dry-run``: what the first uncached pass of :func:`generate` (same arguments; ``out`` is
     ignored) would call, with estimated tokens and cost.  Nothing is sent.
     :returns: a :class:`~ragexam.questions.products.GeneratePlan`."""
@@ -1051,7 +1089,7 @@ def import_traces(files: Sequence[PathLike], out: Optional[PathLike], *, fmt: st
                       progress=progress)
 
 
-def sample_traces(answers: PathLike, n: int, corpus: Any, out: Optional[PathLike], *, threshold: Optional[float] = None,
+def sample_traces(answers: PathLike, n: int, corpus: CorpusLike, out: Optional[PathLike], *, threshold: Optional[float] = None,
                   strategy: str = "weighted", seed: int = 12345, first: Sequence[str] = (), id_prefix: str = "trace",
                   redact: bool = False):
     """``ragexam traces sample``: questions of imported traffic as exam candidates for review (docs/traces.md).
@@ -1062,8 +1100,9 @@ def sample_traces(answers: PathLike, n: int, corpus: Any, out: Optional[PathLike
                       id_prefix=id_prefix, redact=redact)
 
 
-def locate_evidence(corpus: Any, qa: Any, out: Optional[PathLike] = None, *, threshold: Optional[float] = None,
-                    semantic: bool = True, windows: bool = True, llm: Any = None, dry_run: bool = False,
+def locate_evidence(corpus: CorpusLike, qa: QALike, out: Optional[PathLike] = None, *,
+                    threshold: Optional[float] = None, semantic: bool = True, windows: bool = True,
+                    llm: Optional[LLMSettings] = None, dry_run: bool = False,
                     progress: Progress = None):
     """``ragexam locate-evidence``: the evidence of every answerable question without it, located in its relevant
     documents (or the whole corpus) from its answer key; the located set, its card and review sheet written to

@@ -362,6 +362,8 @@ def check_cmd(
     minimum: Optional[List[str]] = typer.Option(None, "--min", help="Floor METRIC=VALUE, repeatable, e.g. --min "
                                                                     "hit@5=0.8."),
     pipeline: Optional[str] = typer.Option(None, "--pipeline", "-p", help="Check this pipeline only (default: all)."),
+    segment: Optional[str] = typer.Option(None, "--segment", help="On a score made with --by: check this segment "
+                                          "(a model, a day, a tag; 'all': every one) instead of the pipelines."),
     point: bool = typer.Option(False, "--point", help="Compare the mean, not the 95% CI lower bound, with the floor."),
     max_junk: Optional[float] = typer.Option(None, "--max-junk", help="Ceiling of the question set's audited junk "
                                              "rate (its 95% upper bound), e.g. 0.1: the set RUN read, or --qa's; "
@@ -387,7 +389,7 @@ def check_cmd(
     if minimum and run is None:
         raise InputError("--min needs a RUN (a run or score folder, or a recorded id)", source="check", field="RUN")
     results: List = check(run, minimum, pipeline=pipeline, point=point, history=history,
-                          trust_judge=trust_judge) if minimum else []
+                          segment=segment, trust_judge=trust_judge) if minimum else []
     if max_junk is not None:
         results.append(check_junk(max_junk, qa=qa, run=None if qa is not None else run, history=history))
     print_gate(results)
@@ -419,8 +421,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     global _python_warning
     if warnings.showwarning is not _show_warning:
         _python_warning, warnings.showwarning = warnings.showwarning, _show_warning
+    from ragexam.cli_progress import long_command  # progress lines in logs; one line when interrupted
+
     try:
-        with speaking_to("cli"):  # a fix is named as a flag or a command, not as a Python keyword
+        with speaking_to("cli"), long_command(list(argv) if argv is not None else sys.argv[1:]):
             app(args=argv, prog_name="ragexam")
     except RagexamError as err:
         from rich.console import Console

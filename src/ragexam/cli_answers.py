@@ -9,12 +9,22 @@ one LLM option group (:func:`ragexam.cli_options.llm_options`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, Annotated, List, Optional
 
 import typer
 
 from ragexam.cli_options import (app, CallsExecutorOpt, commas, console, DryRun, HistoryOpt, JsonOut, late_help,
                                  LLMOptions, llm_options, NoHistory, notes, progress, show)
+
+if TYPE_CHECKING:
+    from ragexam.api import ScoreOutcome
+
+#: score's judge-check (issue 37 item 4: the verdict beside every judged metric)
+NoJudgeCheck = Annotated[bool, typer.Option("--no-judge-check", help="Do not run judge-check when none of this judge "
+                                            "on this question set is recorded: the judged metrics then read 'not "
+                                            "checked' and `ragexam check` does not gate on them.")]
+JudgeCheckSample = Annotated[Optional[int], typer.Option("--judge-check-sample", help="Questions of that judge-check "
+                                                         "(a seeded sample; default 20, at least 10).")]
 
 
 # --- the judge metrics' help, from the registry (filled in when the command runs: cli_options.late_help) --------
@@ -51,9 +61,20 @@ def human_qa_help() -> str:
                                         "it, text metrics only.")
 def score_cmd(
     llm: LLMOptions,
-    qa: str = typer.Option(..., "--qa", help="Question set (JSONL) or a bundled name (it_helpdesk)."),
+    qa: Optional[str] = typer.Option(None, "--qa", help="Question set (JSONL) or a bundled name (it_helpdesk); "
+                                     "optional when every answer carries its 'question' (`ragexam traces import`): "
+                                     "then traced questions that are exam questions are matched to it."),
     answers: str = typer.Option(..., "--answers", help="Answers JSONL (query_id, answer, optional contexts, "
-                                                       "pipeline), or a bundled name (it_helpdesk)."),
+                                                       "pipeline, question, trace), or a bundled name (it_helpdesk)."),
+    by: Optional[str] = typer.Option(None, "--by", help="Segment the answers by a trace field: model, day (UTC), "
+                                     "tag (an answer in every tag it has), feedback, pipeline, any other field of "
+                                     "'trace' or key of the answer line; each segment with intervals, compared with "
+                                     "the baseline, latency and token percentiles."),
+    baseline: Optional[str] = typer.Option(None, "--baseline", help="The segment of --by the others are compared "
+                                           "with (default: the first: the earliest day, else the largest)."),
+    match_threshold: Optional[float] = typer.Option(None, "--match-threshold", help="e5 cosine at which a traced "
+                                                    "question is a near duplicate of an exam question (with the same "
+                                                    "numbers; default 0.92, measured: docs/measurements/traces.md)."),
     run: Optional[Path] = typer.Option(None, "--run", help="Folder of `ragexam run --out DIR`: retrieval ranks "
                                                            "(first_rank) for stage attribution."),
     pipeline: Optional[str] = typer.Option(None, "--pipeline", help="Pipeline of the run that answers without a "
@@ -82,44 +103,52 @@ def score_cmd(
     dry_run: DryRun = False,
     out: Optional[Path] = typer.Option(None, "--out", help="Write score.json, per_answer.csv, judgments.jsonl here."),
     json_out: JsonOut = False,
-    list_n: int = typer.Option(30, "--list", help="List up to N questions that are not ok (0: none)."),
+    list_n: int = typer.Option(30, "--list", help="List up to N questions that are not ok, or (traced answers) "
+                                                  "answers to read first (0: none)."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write the HTML report of the --run folder with "
-                                          "these answers, verdicts, judge reasoning and stage attribution to FILE.html."),
+                                          "these answers, verdicts, judge reasoning and stage attribution to "
+                                          "FILE.html; without --run (with --by, or traced answers): the page of the "
+                                          "score's segments."),
     history: HistoryOpt = None, no_history: NoHistory = False,
     min_coverage: Optional[float] = typer.Option(None, "--min-coverage", help="Exit 1 when a judge metric judged "
                                                  "less than this fraction (0-1) of its items. Without it, exit 1 when a "
                                                  "metric judged none of its items."),
     executor: CallsExecutorOpt = None,
-    no_judge_check: bool = typer.Option(False, "--no-judge-check", help="Do not run judge-check when none of this "
-                                        "judge on this question set is recorded: the judged metrics then read 'not "
-                                        "checked' and `ragexam check` does not gate on them."),
-    judge_check_sample: Optional[int] = typer.Option(None, "--judge-check-sample", help="Questions of that "
-                                                     "judge-check (a seeded sample; default 20, at least 10)."),
+    no_judge_check: NoJudgeCheck = False, judge_check_sample: JudgeCheckSample = None,
 ) -> None:
     """Score generated answers: BLEU/chrF/ROUGE-L vs ground_truth, LLM-judge metrics with coverage and how far
     the judge was shown to separate good from bad (a judge-check on a sample, run once per judge and question
-    set), and which stage failed per question (retrieval_miss, generation_miss, lucky, hallucinated, ...)."""
+    set), and which stage failed per question (retrieval_miss, generation_miss, lucky, hallucinated, ...).
+    Production traces (`ragexam traces import`) are graded as they are, without --qa: the reference-free judge
+    metrics, segmented with --by (docs/traces.md)."""
     from ragexam.api import score
 
     res = score(qa, answers, run=run, pipeline=pipeline, corpus=corpus, miss_k=miss_k, correct_if=correct_if,
                 abstain_phrases=abstain_phrases, bleu_tokenize=bleu_tokenize, judge=llm.settings(),
                 metrics=commas(metric), repeat=repeat, min_coverage=min_coverage, dry_run=dry_run, out=out,
                 report=report, history=history, record=not no_history,
-                progress=progress("judging") if not json_out else None, rubrics=rubric or (), executor=executor,
-                human=human, judge_check=not no_judge_check, judge_check_sample=judge_check_sample, **llm.judge())
-    from ragexam.report.console_score import print_score, print_score_plan
+                progress=progress("judging", tty=not json_out), rubrics=rubric or (), executor=executor,
+                human=human, by=by, baseline=baseline, match_threshold=match_threshold,
+                judge_check=not no_judge_check, judge_check_sample=judge_check_sample, **llm.judge())
+    from ragexam.report.console_score import print_score
 
     if res.plan is not None:
-        plan = res.plan
-        show(json_out, lambda: dict(plan.to_dict(), judge_check=res.check_plan.to_dict() if res.check_plan else
-                                    {"calls": 0, "why": res.check_note}),
-             lambda c: print_score_plan(plan, res.check_plan, res.check_note, c))
-        return
+        return _show_plan(res, json_out)
     show(json_out, lambda: res.report.to_dict(), lambda c: print_score(res.report, c, list_n=list_n))
     notes(res.lines, json_out)
     notes([f"coverage: {f}" for f in res.failures], json_out)
     if res.failures:
         raise typer.Exit(1)
+
+
+def _show_plan(res: "ScoreOutcome", json_out: bool) -> None:
+    """``score --dry-run``: the judge's calls and the judge-check's (``--json``: the plan with ``judge_check``)."""
+    from ragexam.report.console_score import print_score_plan
+
+    plan, check = res.plan, res.check_plan
+    show(json_out, lambda: dict(plan.to_dict(), judge_check=check.to_dict() if check else
+                                {"calls": 0, "why": res.check_note}),
+         lambda c: print_score_plan(plan, check, res.check_note, c))
 
 
 @app.command("answer")
@@ -172,7 +201,7 @@ def pairwise_cmd(
     from ragexam.report.console_judge import print_pairwise
 
     res = pairwise(qa, answers, llm.settings(), a=a, b=b, repeat=repeat, dry_run=dry_run, out=out,
-                   progress=progress("judging") if not json_out else None, **llm.judge())
+                   progress=progress("judging", tty=not json_out), **llm.judge())
     show(json_out, res.to_dict, lambda c: print_pairwise(res.to_dict(), c, list_n=list_n),
          plan=res if dry_run else None)
     if not dry_run:
@@ -210,7 +239,7 @@ def judge_agreement_cmd(
     opts.pop("retry_unjudged", None)
     res = judge_agreement(qa, answers, llm.settings(), metrics=commas(metric), weights=weights, top=top, run=run,
                           pipeline=pipeline, corpus=corpus, dry_run=dry_run,
-                          progress=progress("judging") if not json_out else None, **opts)
+                          progress=progress("judging", tty=not json_out), **opts)
     from ragexam.report.console_score import print_agreement
 
     def data() -> dict:
@@ -252,7 +281,7 @@ def judge_check_cmd(
     settings = llm.settings()
     res = judge_check(qa, corpus, settings, metrics=commas(metric), chunker=chunker, limit=limit, seed=check_seed,
                       scoring=settings.scoring, dry_run=dry_run, out=out, rubrics=rubric or (),
-                      progress=progress("judging") if not json_out else None,
+                      progress=progress("judging", tty=not json_out),
                       **{k: v for k, v in llm.judge().items() if k != "retry_unjudged"})
     show(json_out, lambda: res.check.to_dict(), lambda c: print_judge_check(res.check.to_dict(), c), plan=res.plan)
     if res.plan is not None:

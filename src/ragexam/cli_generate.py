@@ -7,13 +7,16 @@ Registered on the one application of :mod:`ragexam.cli_options` (see :mod:`ragex
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, Callable, Dict, List, Optional
 
 import typer
 
 from ragexam.cli_options import (ApiKey, app, BaseUrl, CacheDir, Concurrency, console, CorpusOpt, DryRun, Group,
                                  JsonOut, llm_settings, MaxRetries, MaxTokens, NoCache, Price, print_json, progress,
-                                 ResponseFormat, Timeout)
+                                 ResponseFormat, show, Timeout)
+
+if TYPE_CHECKING:
+    from ragexam.llm.settings import LLMSettings
 
 
 # --- commands: question generation ----------------------------------------------------------------------
@@ -76,10 +79,7 @@ def generate_cmd(
 ) -> None:
     """Generate a question set from a corpus: every evidence string verified verbatim in the corpus, types measured,
     rejections counted by reason. Exits 1 when fewer than N questions passed."""
-    from ragexam import api
-    from ragexam.errors import InputError
     from ragexam.questions.config import default_temperature, parse_kinds
-    from ragexam.report.console_generate import generate_files, print_generate, print_generate_plan
 
     if temperature is None:
         temperature = default_temperature(cite)
@@ -91,12 +91,22 @@ def generate_cmd(
                    dedup_at=dedup_at, section_chars=section_chars, seed=seed, max_passes=max_passes,
                    max_calls=max_calls, max_generation_calls=max_generation_calls, budget=budget, id_prefix=id_prefix,
                    max_attempts=max_attempts, prompt_language=prompt_lang, cite=cite, skip_checks=tuple(skip_check or ()), agree_at=agree_at)
+    _generate(corpus, n, out, settings, judge_model, options, dry_run=dry_run, json_out=json_out)
+
+
+def _generate(corpus: str, n: int, out: Optional[Path], settings: "LLMSettings", judge_model: Optional[str],
+              options: Dict[str, object], *, dry_run: bool, json_out: bool) -> None:
+    """``generate``'s one api call (the plan with ``dry_run``) and its rendering; exit 1 on a shortfall."""
+    from ragexam import api
+    from ragexam.errors import InputError
+    from ragexam.report.console_generate import generate_files, print_generate, print_generate_plan
+
     if dry_run:
         p = api.generate_plan(corpus, n, settings=settings, judge_model=judge_model, **options)
         return print_json(p.to_dict()) if json_out else print_generate_plan(p, console())
     if out is None:
         raise InputError("needs --out FILE.jsonl (or --dry-run)", source="ragexam generate", field="out")
-    bars: dict = {}
+    bars: Dict[str, Optional[Callable[[int, int], None]]] = {}
 
     def bar(label: str, done: int, total: int) -> None:
         cb = bars.setdefault(label, progress(label))
@@ -104,10 +114,7 @@ def generate_cmd(
             cb(done, total)
 
     res = api.generate(corpus, n, settings=settings, out=out, judge_model=judge_model, progress=bar, **options)
-    if json_out:
-        print_json(dict(res.card, files=generate_files(out)))
-    else:
-        print_generate(res, console(), out)
+    show(json_out, lambda: dict(res.card, files=generate_files(out)), lambda c: print_generate(res, c, out))
     if res.shortfall:
         raise typer.Exit(1)
 
@@ -138,10 +145,8 @@ def review_apply_cmd(
     from ragexam.report.console_generate import print_review
 
     res = api.review_apply(qa, out, review=review, corpus=corpus, pending=pending, max_junk=max_junk)
-    if json_out:
-        print_json(dict(res.to_dict(), out=None if res.refused else str(out)))
-    else:
-        print_review(res, console(), out)
+    show(json_out, lambda: dict(res.to_dict(), out=None if res.refused else str(out)),
+         lambda c: print_review(res, c, out))
     if res.refused:
         raise typer.Exit(1)
 

@@ -11,11 +11,17 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import typer
 
 from ragexam.data.chunking import chunker_help
+from ragexam.types import JsonValue
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ragexam.metrics.judge import JudgePlan
 
 #: help texts owned by a module the CLI does not import at start (the ranking metrics import numpy): filled in when
 #: their command is invoked, so ``ragexam --help`` stays fast; ``{(command, option): "module:function"}``
@@ -77,7 +83,7 @@ def console():
     return make()
 
 
-def print_json(obj: Any) -> None:
+def print_json(obj: JsonValue) -> None:
     import json
 
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
@@ -89,9 +95,14 @@ def commas(values: Optional[List[str]]) -> Optional[List[str]]:
     return out or None
 
 
-def progress(label: str):
-    """A progress callback printing to stderr (only when stderr is a terminal)."""
+def progress(label: str, tty: bool = True):
+    """A progress callback: on a terminal (unless ``tty`` is false, e.g. with --json) a counter redrawn on stderr;
+    otherwise the command's progress lines (:mod:`ragexam.exec.progress`, ``None`` when it has none)."""
     if not sys.stderr.isatty():
+        from ragexam.exec.progress import callback
+
+        return callback(label)
+    if not tty:
         return None
     state = {"last": -1}
 
@@ -104,7 +115,8 @@ def progress(label: str):
     return cb
 
 
-def show(json_out: bool, data: Callable[[], Any], table: Callable[[Any], None], *, plan: Any = None) -> None:
+def show(json_out: bool, data: Callable[[], JsonValue], table: Callable[["Console"], None], *,
+         plan: Optional["JudgePlan"] = None) -> None:
     """Render a command's outcome: with a dry-run ``plan``, the plan (its ``to_dict()`` with --json, else the
     plan table); otherwise ``data()`` as JSON with --json, else ``table(console)``."""
     if plan is not None:
@@ -235,7 +247,7 @@ def llm_options(*, model: str = "--judge-model", model_help: str = "Judge model 
                    for name, (ann, default) in group.items()]
 
         @functools.wraps(fn)
-        def wrapper(**kwargs: Any) -> Any:
+        def wrapper(**kwargs: object) -> None:
             values = {name: kwargs.pop(name) for name in group}
             kwargs["llm"] = LLMOptions(kwargs.pop("llm_model"), values)
             return fn(**kwargs)

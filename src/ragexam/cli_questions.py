@@ -10,7 +10,7 @@ from typing import Optional
 
 import typer
 
-from ragexam.cli_options import app, console, DryRun, JsonOut, llm_options, LLMOptions, print_json, progress
+from ragexam.cli_options import app, console, DryRun, JsonOut, llm_options, LLMOptions, print_json, progress, show
 
 
 @app.command("locate-evidence")
@@ -46,9 +46,6 @@ def locate_evidence_cmd(
         return print_json(plan.to_dict()) if json_out else print_locate_plan(plan, console())
     res = api.locate_evidence(corpus, qa, out, threshold=threshold, semantic=not no_e5, windows=not no_windows,
                               llm=settings, progress=progress("locating"))
-    if json_out:
-        print_json(res.to_dict())
-    else:
-        print_locate(res, console(), out)
+    show(json_out, res.to_dict, lambda c: print_locate(res, c, out))
     if res.searched and not res.counts["located"]:
         raise typer.Exit(1)

@@ -12,7 +12,7 @@ from typing import List, Optional
 
 import typer
 
-from ragexam.cli_options import app, console, Group, JsonOut, print_json, progress
+from ragexam.cli_options import app, console, Group, JsonOut, print_json, progress, show
 
 traces_app = typer.Typer(help="Production traces (Langfuse, Phoenix, OpenTelemetry): import them as an answers file; "
                               "sample their questions as exam candidates.", no_args_is_help=True, cls=Group)
@@ -85,9 +85,6 @@ def traces_sample_cmd(
 
     res = api.sample_traces(answers, n, corpus, out, threshold=threshold, strategy=strategy, seed=seed,
                             first=first or (), id_prefix=id_prefix, redact=redact)
-    if json_out:
-        print_json(dict(res.card, out=str(out)))
-    else:
-        print_sample(res, console(), out)
+    show(json_out, lambda: dict(res.card, out=str(out)), lambda c: print_sample(res, c, out))
     if res.shortfall:
         raise typer.Exit(1)

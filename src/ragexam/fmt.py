@@ -32,7 +32,7 @@ function               example                    rule
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Optional, Sequence, Tuple, Union
 
 __all__ = ["MISSING", "num", "ci", "signed", "signed_ci", "p_value", "approx", "percent", "cost", "plural",
            "noun", "sentence", "is_number"]
@@ -40,8 +40,11 @@ __all__ = ["MISSING", "num", "ci", "signed", "signed_ci", "p_value", "approx", "
 #: what a missing or non-finite number is shown as
 MISSING = "-"
 
+#: an interval ``(low, high)``, or none (each formatter shows a missing one as such)
+Interval = Optional[Sequence[Optional[float]]]
 
-def is_number(x: Any) -> bool:
+
+def is_number(x: object) -> bool:
     """``True`` for a finite int or float (booleans are not numbers here)."""
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return False
@@ -54,12 +57,12 @@ def _fixed(x: float, digits: int) -> str:
     return s[1:] if s.startswith("-") and float(s) == 0 else s
 
 
-def num(x: Any, digits: int = 3) -> str:
+def num(x: Optional[float], digits: int = 3) -> str:
     """``x`` with ``digits`` decimals (``0.615``); :data:`MISSING` when ``x`` is not a finite number."""
     return _fixed(x, digits) if is_number(x) else MISSING
 
 
-def _interval(pair: Any) -> Optional[tuple]:
+def _interval(pair: Interval) -> Optional[Tuple[float, float]]:
     if isinstance(pair, (list, tuple)) and len(pair) == 2 and all(is_number(v) for v in pair):
         return float(pair[0]), float(pair[1])
     return None
@@ -73,7 +76,7 @@ def _drop_zero(s: str) -> str:
     return s
 
 
-def ci(pair: Any, *, digits: int = 2, short: bool = True) -> str:
+def ci(pair: Interval, *, digits: int = 2, short: bool = True) -> str:
     """A confidence interval ``(low, high)`` as ``.49–.74`` (``short``: the leading ``0`` dropped, for
     narrow cells) or ``0.49–0.74``; ``""`` when ``pair`` is not two finite numbers."""
     iv = _interval(pair)
@@ -85,7 +88,7 @@ def ci(pair: Any, *, digits: int = 2, short: bool = True) -> str:
     return f"{lo}–{hi}"
 
 
-def signed(x: Any, digits: int = 3) -> str:
+def signed(x: Optional[float], digits: int = 3) -> str:
     """A difference with its sign: ``+0.062``, ``-0.015``; ``0.000`` when it rounds to zero."""
     if not is_number(x):
         return MISSING
@@ -93,7 +96,7 @@ def signed(x: Any, digits: int = 3) -> str:
     return s if s.startswith("-") or float(s) == 0 else "+" + s
 
 
-def signed_ci(pair: Any, digits: int = 3) -> str:
+def signed_ci(pair: Interval, digits: int = 3) -> str:
     """An interval of differences: ``-0.015 to +0.123``; :data:`MISSING` when there is none."""
     iv = _interval(pair)
     if iv is None:
@@ -101,7 +104,7 @@ def signed_ci(pair: Any, digits: int = 3) -> str:
     return f"{signed(iv[0], digits)} to {signed(iv[1], digits)}"
 
 
-def p_value(p: Any, *, prefix: bool = False) -> str:
+def p_value(p: Optional[float], *, prefix: bool = False) -> str:
     """``<0.001``, ``0.022`` (3 decimals below 0.1), ``0.29`` (2 decimals from 0.1 on).
 
     ``prefix=True`` gives the form used inside sentences: ``p<0.001``, ``p=0.022``.
@@ -115,7 +118,7 @@ def p_value(p: Any, *, prefix: bool = False) -> str:
     return f"p={text}" if prefix else text
 
 
-def approx(x: Any) -> str:
+def approx(x: Optional[float]) -> str:
     """Two significant digits, no exponent, no trailing zeros: ``0.12``, ``0.017``, ``0.09``, ``1.5``,
     ``12.34`` (numbers of 1 and more keep two decimals); ``0`` for zero."""
     if not is_number(x):
@@ -131,14 +134,14 @@ def approx(x: Any) -> str:
     return "0" if s in ("-0", "") else s
 
 
-def percent(share: Any, digits: int = 0) -> str:
+def percent(share: Optional[float], digits: int = 0) -> str:
     """A share in [0, 1] as a percentage: ``percent(0.95)`` is ``95%``, ``percent(0.125, 1)`` ``12.5%``."""
     if not is_number(share):
         return MISSING
     return f"{_fixed(float(share) * 100, digits)}%"
 
 
-def cost(usd: Any) -> str:
+def cost(usd: Union[float, str, None]) -> str:
     """``$0.0123`` (4 decimals); a text such as ``"unknown"`` is returned as it is."""
     if isinstance(usd, str):
         return usd
@@ -148,7 +151,7 @@ def cost(usd: Any) -> str:
 _ES_ENDINGS = ("s", "x", "z", "ch", "sh")
 
 
-def noun(n: Any, word: str, many: Optional[str] = None) -> str:
+def noun(n: float, word: str, many: Optional[str] = None) -> str:
     """``word`` in the number for ``n``: singular for exactly 1 (or -1), else the plural ``many``
     (default: English rules: ``query`` → ``queries``, ``match`` → ``matches``, ``document`` →
     ``documents``; a word ending in a vowel + ``y`` takes ``s``: ``day`` → ``days``)."""
@@ -163,13 +166,13 @@ def noun(n: Any, word: str, many: Optional[str] = None) -> str:
     return word + "s"
 
 
-def plural(n: Any, word: str, many: Optional[str] = None) -> str:
+def plural(n: float, word: str, many: Optional[str] = None) -> str:
     """A count and its noun: ``plural(1, "document")`` is ``1 document``, ``plural(3, "query")``
     ``3 queries``; ``many`` gives an irregular plural (``plural(2, "analysis", "analyses")``)."""
     return f"{n} {noun(n, word, many)}"
 
 
-def sentence(text: Any) -> str:
+def sentence(text: str) -> str:
     """``text`` ending in exactly one full stop (``"Connection error."`` stays as it is, ``"HTTP 500"``
     gains one, ``"done.."`` loses one); text ending in ``?``, ``!`` or ``…`` is left alone."""
     s = str(text).rstrip()

@@ -8,24 +8,34 @@ names (``ragexam.run``, ``ragexam.score``, ``ragexam.generate``, :mod:`ragexam.a
     RetrieverLike  a spec ("bm25", "hybrid:bm25+dense", "bm25>rerank:...") or a retriever object
     ChunkerLike    a spec ("paragraphs:400", "sentences", "tokens:256") or a chunker object
     ExecutorLike   None (this process), "local", "ray", "ray://HOST:PORT" or an executor object
+    RetrievedLike  a results file of one's own pipeline (JSONL; "FILE>rerank:..." reranks it), a loaded one, or a list
 
 The objects are described by what ragexam calls on them (protocols), so this module sits at the bottom layer and
 imports nothing of ragexam: :class:`ragexam.data.schema.Corpus` and :class:`~ragexam.data.schema.QASet`,
 :class:`ragexam.retrieval.base.Retriever` and :class:`~ragexam.retrieval.texts.TextRetriever`,
-:class:`ragexam.data.chunking.Chunker` and :class:`ragexam.exec.base.Executor` are what they describe.
+:class:`ragexam.data.chunking.Chunker`, :class:`ragexam.exec.base.Executor` and
+:class:`ragexam.data.retrieved.RetrievedFile` are what they describe.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterator, List, Optional, Protocol, Sequence, Union
+from dataclasses import fields
+from typing import Any, Callable, Collection, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Type, TypeVar, Union
 
 __all__ = ["PathLike", "CorpusLike", "QALike", "RetrieverLike", "Retrievers", "ChunkerLike", "Chunkers",
            "ExecutorLike", "CorpusData", "QAData", "RetrieverObject", "TextRetrieverObject", "ChunkerObject",
-           "ExecutorObject"]
+           "ExecutorObject", "RetrievedFileObject", "RetrievedRef", "RetrievedLike", "JsonValue", "JsonObject",
+           "check_keywords", "options_from"]
 
 #: a file or folder
 PathLike = Union[str, "os.PathLike[str]"]
+
+#: parsed JSON (``json.loads``): an object, a list, a string, a number, true/false or null -- what a reader
+#: receives before it has checked it (a typed record is what it makes of it)
+JsonValue = Union[None, bool, int, float, str, List["JsonValue"], Dict[str, "JsonValue"]]
+#: a parsed JSON object
+JsonObject = Dict[str, JsonValue]
 
 
 class CorpusData(Protocol):
@@ -86,7 +96,17 @@ class ExecutorObject(Protocol):
     def map_batches(self, factory: Callable[[], Any], items: Sequence[str], *, batch_size: int,
                     mode: str = "inline") -> Any: ...
 
-    def call_pool(self, fn: Callable[[Any], Any], *, concurrency: int, limit: Any = None) -> Any: ...
+    def call_pool(self, fn: Callable[[Any], Any], *, concurrency: int, limit: Optional[object] = None) -> Any: ...
+
+
+class RetrievedFileObject(Protocol):
+    """A loaded results file (:class:`ragexam.data.retrieved.RetrievedFile`): its ``path`` and its pipelines'
+    ranked texts (``sets``)."""
+
+    path: str
+
+    @property
+    def sets(self) -> Sequence[Any]: ...
 
 
 #: a corpus file or folder, a bundled name, or a loaded corpus
@@ -103,3 +123,24 @@ ChunkerLike = Union[str, ChunkerObject]
 Chunkers = Union[ChunkerLike, Sequence[ChunkerLike]]
 #: where work runs: this process (``None``), ``"local"``, ``"ray"``, ``"ray://HOST:PORT"`` or an executor object
 ExecutorLike = Union[None, str, ExecutorObject]
+#: one results file: a path (``FILE>rerank:...`` reranks it) or a loaded file
+RetrievedRef = Union[PathLike, RetrievedFileObject]
+#: one results file or several
+RetrievedLike = Union[RetrievedRef, Sequence[RetrievedRef]]
+
+
+O = TypeVar("O")
+
+
+def check_keywords(keywords: Collection[str], takes: Sequence[str], who: str) -> None:
+    """A keyword a function does not take is a ``TypeError``, as Python says of a misspelt keyword, with the ones
+    ``who`` takes (for a function that passes its keywords on to a typed option object)."""
+    unknown = [k for k in keywords if k not in takes]
+    if unknown:
+        raise TypeError(f"{who}() got an unexpected keyword argument {unknown[0]!r}; it takes {', '.join(takes)}")
+
+
+def options_from(cls: Type[O], keywords: Mapping[str, object], who: str) -> O:
+    """The option object ``cls`` (a dataclass) of the keywords ``who`` received (:func:`check_keywords`)."""
+    check_keywords(keywords, [f.name for f in fields(cls)], who)  # type: ignore[arg-type]
+    return cls(**keywords)

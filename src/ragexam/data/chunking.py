@@ -44,13 +44,15 @@ A chunker is named by a spec string (:func:`parse_chunker`), which round-trips
     runs from its first token's first character to its last token's last character, stripped of
     whitespace; tokens are counted in the tokenization of the whole document.
 ``semantic`` / ``semantic:PERCENTILE``
-    LangChain's ``SemanticChunker`` percentile rule (breakpoint_threshold_type="percentile", buffer_size=1):
-    each sentence is embedded together with its neighbours (``" ".join`` of sentences i-1, i, i+1); where the
-    cosine distance between consecutive embeddings is above the PERCENTILE-th percentile (default 95) of the
-    document's distances, a new chunk starts.  Sentences come from the ``sentences`` splitter, a chunk runs
+    LangChain's ``SemanticChunker`` percentile rule (breakpoint_threshold_type="percentile", buffer_size=1) with
+    each sentence embedded once: the vector of sentence i's neighbourhood is the sum of the vectors of sentences
+    i-1, i and i+1 (LangChain embeds their ``" ".join`` instead, so every sentence three times: the same chunks for
+    an embedder whose vector of a joined text is the sum of its parts', tested, and a third of the work); where
+    the cosine distance between consecutive neighbourhoods is above the PERCENTILE-th percentile (default 95) of
+    the document's distances, a new chunk starts.  Sentences come from the ``sentences`` splitter, a chunk runs
     from its first sentence's start to its last sentence's end, and a document of one sentence is one chunk.
     The embedding function is injected from above (:meth:`SemanticChunker.bind`; the run binds the offline
-    e5 by default).
+    e5 by default, through the embedding cache, with progress lines); identical sentences are embedded once.
 
 Invariants (all chunkers): ``content[chunk.start:chunk.end] == chunk.text``; chunks of a document
 are in document order with non-decreasing ``start`` and ``end``; every non-whitespace character
@@ -159,15 +161,26 @@ class WholeChunker(Chunker):
         return [(0, len(content))] if content else []
 
 
+def _window_spec(kind: str, size: int, overlap: int) -> str:
+    """``KIND:SIZE:OVERLAP``, the spec of a windowed chunker, once SIZE >= 1 and 0 <= OVERLAP < SIZE."""
+    if size < 1 or not 0 <= overlap < size:
+        raise InputError(f"{kind}:{size}:{overlap}: expected SIZE >= 1 and 0 <= OVERLAP < SIZE", source="chunker")
+    return f"{kind}:{size}:{overlap}"
+
+
+def _packed_spec(kind: str, size: Optional[int]) -> str:
+    """``KIND`` (one unit per chunk) or ``KIND:SIZE`` (units packed up to SIZE characters), once SIZE >= 1."""
+    if size is not None and size < 1:
+        raise InputError(f"{kind}:{size}: expected SIZE >= 1", source="chunker")
+    return kind if size is None else f"{kind}:{size}"
+
+
 class CharChunker(Chunker):
     """Windows of ``size`` characters every ``size - overlap`` characters."""
 
     def __init__(self, size: int, overlap: int = 0) -> None:
-        if size < 1 or not 0 <= overlap < size:
-            raise InputError(f"chars:{size}:{overlap}: expected SIZE >= 1 and 0 <= OVERLAP < SIZE",
-                             source="chunker")
+        self.spec = _window_spec("chars", size, overlap)
         self.size, self.overlap = size, overlap
-        self.spec = f"chars:{size}:{overlap}"
 
     def spans(self, content: str) -> List[Span]:
         return _windows(0, len(content), self.size, self.overlap)
@@ -216,19 +229,47 @@ def sentence_spans(content: str) -> List[Span]:
     return sentence_spans_many([content])[0]
 
 
+#: sentence starts of the pieces Kiwi split in this process, by piece (bounded: :data:`_SPLIT_MEMO_CHARS`), so
+#: the chunkers of a study (``paragraphs:400``, ``paragraphs:800``, ``sentences``, ``semantic``) and repeated
+#: paragraphs split each text once
+_SPLIT_MEMO: Dict[str, Tuple[int, ...]] = {}
+_SPLIT_MEMO_CHARS = 20_000_000
+_split_memo_size = [0]
+
+
+def _kiwi_sentence_starts(texts: List[str]) -> List[Tuple[int, ...]]:
+    """The start of every sentence Kiwi finds in each text (one batch for the texts not split before)."""
+    from ragexam.exec.progress import task
+
+    with kiwi_lock:  # the memo is shared by every thread, as the analyser is
+        todo = list(dict.fromkeys(t for t in texts if t not in _SPLIT_MEMO))
+        split = []
+        with task("splitting sentences (kiwi)", len(todo)) as counted:  # a long corpus shows in the progress lines
+            for sents in (kiwi().split_into_sents(todo) if todo else ()):
+                split.append(sents)
+                counted.advance(1)
+        found = {t: _SPLIT_MEMO[t] for t in texts if t in _SPLIT_MEMO}
+        found.update((t, tuple(int(x.start) for x in sents)) for t, sents in zip(todo, split))
+        if _split_memo_size[0] > _SPLIT_MEMO_CHARS:
+            _SPLIT_MEMO.clear()
+            _split_memo_size[0] = 0
+        for t in todo:
+            _SPLIT_MEMO[t] = found[t]
+            _split_memo_size[0] += len(t)
+    return [found[t] for t in texts]
+
+
 def sentence_spans_many(contents: Sequence[str]) -> List[List[Span]]:
-    """:func:`sentence_spans` of several texts in one Kiwi batch (its workers share the lines of all texts)."""
+    """:func:`sentence_spans` of several texts in one Kiwi batch (its workers share the lines of all texts; a piece
+    already split in this process is not split again)."""
     lines = [[(m.start(), m.end()) for m in _LINE.finditer(c) if not m.group().isspace()] if c.strip() else []
              for c in contents]
     parts = [(t, a + off, piece) for t, (c, ls) in enumerate(zip(contents, lines)) for a, b in ls
              for off, piece in pieces(c[a:b])]
-    split: List = []
-    if parts:
-        with kiwi_lock:
-            split = list(kiwi().split_into_sents([piece for _, _, piece in parts]))
+    split = _kiwi_sentence_starts([piece for _, _, piece in parts]) if parts else []
     starts = [[a for a, _ in ls] for ls in lines]
     for (t, a, _), sents in zip(parts, split):
-        starts[t].extend(a + int(x.start) for x in sents)
+        starts[t].extend(a + x for x in sents)
     return [_spans_from_starts(c, st) if c.strip() else [] for c, st in zip(contents, starts)]
 
 
@@ -288,10 +329,8 @@ class SentenceChunker(Chunker):
     """Sentences, one per chunk or packed up to ``size`` characters."""
 
     def __init__(self, size: Optional[int] = None) -> None:
-        if size is not None and size < 1:
-            raise InputError(f"sentences:{size}: expected SIZE >= 1", source="chunker")
+        self.spec = _packed_spec("sentences", size)
         self.size = size
-        self.spec = "sentences" if size is None else f"sentences:{size}"
 
     def memo_salt(self) -> Optional[str]:
         return _kiwi_salt() if type(self) is SentenceChunker else None  # a subclass may split otherwise
@@ -305,10 +344,8 @@ class ParagraphChunker(Chunker):
     sentence ends and only single over-long sentences cut inside (module docstring)."""
 
     def __init__(self, size: Optional[int] = None) -> None:
-        if size is not None and size < 1:
-            raise InputError(f"paragraphs:{size}: expected SIZE >= 1", source="chunker")
+        self.spec = _packed_spec("paragraphs", size)
         self.size = size
-        self.spec = "paragraphs" if size is None else f"paragraphs:{size}"
 
     def memo_salt(self) -> Optional[str]:
         return _kiwi_salt() if self.size is not None and type(self) is ParagraphChunker else None
@@ -363,11 +400,8 @@ class RecursiveChunker(Chunker):
     docstring).  ``separators`` may be replaced (regular expressions, tried in order)."""
 
     def __init__(self, size: int, overlap: int = 0, separators: Sequence[str] = RECURSIVE_SEPARATORS) -> None:
-        if size < 1 or not 0 <= overlap < size:
-            raise InputError(f"recursive:{size}:{overlap}: expected SIZE >= 1 and 0 <= OVERLAP < SIZE",
-                             source="chunker")
+        self.spec = _window_spec("recursive", size, overlap)
         self.size, self.overlap, self.separators = size, overlap, tuple(separators)
-        self.spec = f"recursive:{size}:{overlap}"
 
     def spans(self, content: str) -> List[Span]:
         return self._split(content, 0, len(content), list(self.separators))
@@ -382,11 +416,10 @@ class RecursiveChunker(Chunker):
             if re.search(sep, text):
                 separator, rest = sep, separators[i + 1:]
                 break
-        if separator:  # keep_separator="start": each piece begins with the separator that preceded it
-            cuts = [m.start() for m in re.finditer(separator, text)]
-            bounds = [0, *cuts, len(text)]
-        else:
-            bounds = list(range(len(text) + 1))
+        if not separator:  # single characters: merged, they are windows of SIZE every SIZE - OVERLAP
+            return _char_pieces_merged(content, start, end, self.size, self.overlap)
+        cuts = [m.start() for m in re.finditer(separator, text)]  # keep_separator="start": each piece begins
+        bounds = [0, *cuts, len(text)]                             # with the separator that preceded it
         pieces = [(start + a, start + b) for a, b in zip(bounds, bounds[1:]) if b > a]
         out: List[Span] = []
         good: List[Span] = []
@@ -406,24 +439,37 @@ class RecursiveChunker(Chunker):
         """LangChain's ``_merge_splits`` with an empty separator: contiguous pieces joined up to SIZE
         characters, the tail of each chunk (at most OVERLAP characters) starting the next one."""
         out: List[Span] = []
-        current: List[Span] = []
+        current: List[Span] = []  # the pieces of the chunk being built are current[head:]
+        head = 0
         total = 0
         for a, b in pieces:
             n = b - a
-            if total + n > self.size and current:
-                span = _strip_span(content, current[0][0], current[-1][1])
+            if total + n > self.size and head < len(current):
+                span = _strip_span(content, current[head][0], current[-1][1])
                 if span is not None:
                     out.append(span)
                 while total > self.overlap or (total + n > self.size and total > 0):
-                    total -= current[0][1] - current[0][0]
-                    current = current[1:]
+                    total -= current[head][1] - current[head][0]
+                    head += 1  # LangChain drops the list's head (a copy each time: quadratic); an index is linear
+                if head == len(current):
+                    current, head = [], 0
             current.append((a, b))
             total += n
-        if current:
-            span = _strip_span(content, current[0][0], current[-1][1])
+        if head < len(current):
+            span = _strip_span(content, current[head][0], current[-1][1])
             if span is not None:
                 out.append(span)
         return out
+
+
+def _char_pieces_merged(content: str, start: int, end: int, size: int, overlap: int) -> List[Span]:
+    """LangChain's merge of the one-character pieces of ``content[start:end]`` without building them: with SIZE 1
+    every character is a chunk, unstripped (no piece is shorter than SIZE, so none is merged); else the merge
+    emits a chunk when SIZE pieces are held and keeps the last OVERLAP, so the chunks are the windows of SIZE
+    characters every SIZE - OVERLAP, the last one ending at ``end`` (:func:`_windows`), each stripped."""
+    if size == 1:
+        return [(i, i + 1) for i in range(start, end)]
+    return [sp for a, b in _windows(start, end, size, overlap) if (sp := _strip_span(content, a, b)) is not None]
 
 
 class TokenSpans:
@@ -441,11 +487,8 @@ class TokenChunker(Chunker):
     """Windows of ``size`` tokens every ``size - overlap`` tokens of a bound tokenizer (module docstring)."""
 
     def __init__(self, size: int, overlap: int = 0, tokenizer: Optional[TokenSpans] = None) -> None:
-        if size < 1 or not 0 <= overlap < size:
-            raise InputError(f"tokens:{size}:{overlap}: expected SIZE >= 1 and 0 <= OVERLAP < SIZE",
-                             source="chunker")
+        self.spec = _window_spec("tokens", size, overlap)
         self.size, self.overlap, self.tokenizer = size, overlap, tokenizer
-        self.spec = f"tokens:{size}:{overlap}"
 
     def bind(self, tokenizer: TokenSpans) -> "TokenChunker":
         """This chunker counting in ``tokenizer``."""
@@ -493,32 +536,35 @@ class SemanticChunker(Chunker):
         return self.split_many([content])[0]
 
     def split_many(self, contents: Sequence[str]) -> List[Split]:
-        """Every document's sentences embedded in one call."""
+        """Every document's sentences embedded in one call, each distinct sentence once."""
         import numpy as np
 
         sents = sentence_spans_many(contents) if self.sentences is sentence_spans else \
             [self.sentences(c) for c in contents]
-        windows = [_neighbours([c[a:b] for a, b in ss]) if len(ss) > 1 else [] for c, ss in zip(contents, sents)]
-        flat = [w for ws in windows for w in ws]
-        if flat and self.embed is None:
+        texts = [[c[a:b] for a, b in ss] if len(ss) > 1 else [] for c, ss in zip(contents, sents)]
+        distinct = list(dict.fromkeys(t for ts in texts for t in ts))
+        if distinct and self.embed is None:
             raise InputError(f"{self.spec} embeds sentences, and no embedding function is bound; bind one with "
                              "ragexam.retrieval.chunk_models.bind_chunker(chunker, embedder) (ragexam run binds "
                              "the offline e5 by default)", source="chunker")
-        vectors = np.asarray(self.embed(flat), dtype=np.float64) if flat else np.zeros((0, 1))
-        out, at = [], 0
-        for ss, ws in zip(sents, windows):
+        vectors = np.asarray(self.embed(distinct), dtype=np.float64) if distinct else np.zeros((0, 1))
+        row = {t: i for i, t in enumerate(distinct)}
+        out = []
+        for ss, ts in zip(sents, texts):
             if len(ss) <= 1:
                 out.append(Split(list(ss)))
                 continue
-            v = vectors[at:at + len(ws)]
-            at += len(ws)
-            out.append(Split(_semantic_groups(ss, v, self.percentile)))
+            out.append(Split(_semantic_groups(ss, _neighbourhoods(vectors[[row[t] for t in ts]]), self.percentile)))
         return out
 
 
-def _neighbours(sentences: List[str]) -> List[str]:
-    """Each sentence joined with the one before and after it (LangChain's ``combine_sentences``, buffer 1)."""
-    return [" ".join(sentences[max(0, i - 1):i + 2]) for i in range(len(sentences))]
+def _neighbourhoods(v: Any) -> Any:
+    """Row i: the sum of rows i-1, i, i+1 of the sentence vectors ``v`` (LangChain's ``combine_sentences`` with
+    buffer 1, combined after embedding)."""
+    out = v.copy()
+    out[1:] += v[:-1]
+    out[:-1] += v[1:]
+    return out
 
 
 def _semantic_groups(sents: List[Span], v: Any, percentile: float) -> List[Span]:

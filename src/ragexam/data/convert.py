@@ -34,9 +34,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from ragexam.errors import InputError
+
+if TYPE_CHECKING:
+    from ragexam.data.schema import Question, QASet
 
 __all__ = ["convert", "Converted", "FORMATS", "ragexam_record", "corpus_records"]
 
@@ -154,16 +157,19 @@ def ragexam_record(q) -> Dict[str, Any]:
         r["relevant_doc_ids"] = list(q.relevant_doc_ids)
     if q.evidence:
         r["evidence"] = list(q.evidence)
-    for k in ("ground_truth", "type"):
-        if getattr(q, k) is not None:
-            r[k] = getattr(q, k)
+    r.update(_present(q, ("ground_truth", "type")))
     r["answerable"] = q.answerable
     if q.metadata:
         r["metadata"] = dict(q.metadata)
     return r
 
 
-def _doc_judged(qa, to: str) -> None:
+def _present(q: "Question", names: Tuple[str, ...]) -> Dict[str, Optional[str]]:
+    """The fields ``names`` of ``q`` that are set."""
+    return {k: getattr(q, k) for k in names if getattr(q, k) is not None}
+
+
+def _doc_judged(qa: "QASet", to: str) -> None:
     lacking = [q.query_id for q in qa if q.answerable and not q.grades]
     if lacking:
         raise InputError(f"{len(lacking)} question(s) have evidence but no judged document (e.g. {lacking[0]!r}); "
@@ -207,9 +213,6 @@ def convert(to: str, out: PathLike, *, corpus: Optional[PathLike] = None, qa: Op
             queries: Optional[PathLike] = None, split: Optional[str] = None) -> Converted:
     """Convert ``corpus`` and/or ``qa`` to the format ``to`` under ``out`` (module docstring)."""
     from ragexam.data.loaders import load_corpus, load_qa
-    from ragexam.data.trec import write_trec_qrels
-    from ragexam.data.trec_ids import encode_trec_id
-    from ragexam.storage.runfolder import write_text
 
     target = _check_arguments(to, out, corpus, qa, queries)
     corpus_obj = load_corpus(corpus) if corpus is not None else None
@@ -223,68 +226,77 @@ def convert(to: str, out: PathLike, *, corpus: Optional[PathLike] = None, qa: Op
                     n_questions=len(qa_obj) if qa_obj is not None else 0)
     if qa_obj is not None:
         res.n_judgments = sum(len(q.grades) for q in qa_obj)
-
     if to == "trec":
-        _doc_judged(qa_obj, "TREC")
-        write_trec_qrels(target, ((encode_trec_id(q.query_id), encode_trec_id(d), g) for q in qa_obj
-                                  for d, g in q.grades.items()))
-        res.files.append(str(target))
-        n_ev = sum(1 for q in qa_obj if q.evidence)
-        n_ooc = sum(1 for q in qa_obj if not q.answerable)
-        res.notes.append(f"TREC qrels hold judgments only: the {len(qa_obj)} question texts"
-                         + (f", the evidence of {n_ev}" if n_ev else "")
-                         + (f" and {n_ooc} out-of-corpus question(s) (no judgments)" if n_ooc else "")
-                         + " are not in it.")
-        if any(encode_trec_id(x) != x for q in qa_obj for x in (q.query_id, *q.grades)):
-            res.notes.append("ids with spaces or '%' are percent-encoded (a space is %20); ragexam decodes them when "
-                             "it reads the file back.")
+        _write_trec(target, qa_obj, res)
         return res
-
     try:
         target.mkdir(parents=True, exist_ok=True)
         if to == "beir" and qa_obj is not None:
             (target / "qrels").mkdir(exist_ok=True)
     except OSError as err:
         raise InputError(f"cannot create the folder: {err.strerror or err}.", source=str(target), field="out") from None
-
     if corpus_obj is not None:
-        if to == "ragexam":
-            recs = corpus_records(corpus_obj)
-        else:
-            recs = [{"_id": d.doc_id, "title": d.title or "", "text": d.content,
-                     **({"metadata": d.metadata} if d.metadata else {})} for d in corpus_obj]
-        write_text(target / "corpus.jsonl", _jsonl(recs))
-        res.files.append(str(target / "corpus.jsonl"))
+        recs = corpus_records(corpus_obj) if to == "ragexam" else [
+            {"_id": d.doc_id, "title": d.title or "", "text": d.content,
+             **({"metadata": d.metadata} if d.metadata else {})} for d in corpus_obj]
+        _write(target / "corpus.jsonl", _jsonl(recs), res)
     if qa_obj is None:
         return res
     if to == "ragexam":
-        write_text(target / "qa.jsonl", _jsonl(ragexam_record(q) for q in qa_obj))
-        res.files.append(str(target / "qa.jsonl"))
+        _write(target / "qa.jsonl", _jsonl(ragexam_record(q) for q in qa_obj), res)
         return res
-    _doc_judged(qa_obj, "BEIR")
+    _write_beir_questions(target, qa_obj, split or "test", res)
+    return res
+
+
+def _write(path: Path, text: str, res: Converted) -> None:
+    from ragexam.storage.runfolder import write_text
+
+    write_text(path, text)
+    res.files.append(str(path))
+
+
+def _write_trec(target: Path, qa: "QASet", res: Converted) -> None:
+    """The judgments of ``qa`` as one TREC qrels file, and the notes on what it cannot hold."""
+    from ragexam.data.trec import write_trec_qrels
+    from ragexam.data.trec_ids import encode_trec_id
+
+    _doc_judged(qa, "TREC")
+    write_trec_qrels(target, ((encode_trec_id(q.query_id), encode_trec_id(d), g) for q in qa
+                              for d, g in q.grades.items()))
+    res.files.append(str(target))
+    n_ev = sum(1 for q in qa if q.evidence)
+    n_ooc = sum(1 for q in qa if not q.answerable)
+    res.notes.append(f"TREC qrels hold judgments only: the {len(qa)} question texts"
+                     + (f", the evidence of {n_ev}" if n_ev else "")
+                     + (f" and {n_ooc} out-of-corpus question(s) (no judgments)" if n_ooc else "")
+                     + " are not in it.")
+    if any(encode_trec_id(x) != x for q in qa for x in (q.query_id, *q.grades)):
+        res.notes.append("ids with spaces or '%' are percent-encoded (a space is %20); ragexam decodes them when "
+                         "it reads the file back.")
+
+
+def _write_beir_questions(target: Path, qa: "QASet", split: str, res: Converted) -> None:
+    """``queries.jsonl`` (ragexam's own fields in each query's metadata) and ``qrels/<split>.tsv``."""
+    _doc_judged(qa, "BEIR")
     recs = []
-    for q in qa_obj:
+    for q in qa:
         meta = dict(q.metadata)
         if q.evidence:
             meta["evidence"] = list(q.evidence)
-        for k in ("ground_truth", "type"):
-            if getattr(q, k) is not None:
-                meta[k] = getattr(q, k)
+        meta.update(_present(q, ("ground_truth", "type")))
         if not q.answerable:
             meta["answerable"] = False
         recs.append({"_id": q.query_id, "text": q.question, **({"metadata": meta} if meta else {})})
-    write_text(target / "queries.jsonl", _jsonl(recs))
-    name = split or "test"
     lines = ["query-id\tcorpus-id\tscore"]
-    for q in qa_obj:
+    for q in qa:
         for d, g in q.grades.items():
             for x in (q.query_id, d):
                 if "\t" in x or "\n" in x:
                     raise InputError(f"id {x!r} holds a tab or a line break, which a BEIR qrels TSV cannot; rename "
-                                     "it.", source=str(qa_obj.source), field="id")
+                                     "it.", source=str(qa.source), field="id")
             lines.append(f"{q.query_id}\t{d}\t{int(g)}")
-    write_text(target / "qrels" / f"{name}.tsv", "\n".join(lines) + "\n")
-    res.files.extend([str(target / "queries.jsonl"), str(target / "qrels" / f"{name}.tsv")])
+    _write(target / "queries.jsonl", _jsonl(recs), res)
+    _write(target / "qrels" / f"{split}.tsv", "\n".join(lines) + "\n", res)
     res.notes.append("ragexam's evidence, ground_truth, type and out-of-corpus questions are kept in each query's "
                      "metadata (BEIR tools ignore them; ragexam reads them back).")
-    return res

@@ -57,7 +57,7 @@ from ragexam.signature import Signature
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-__all__ = ["Occurrence", "CorpusText", "BoundaryCut", "EvidenceIndex", "EvidenceCoverage",
+__all__ = ["Occurrence", "CorpusText", "BoundaryCut", "EvidenceIndex", "EvidenceCoverage", "Coverage",
            "evidence_coverage", "check_min_fraction", "EvidenceMatcher", "longest_common_substring",
            "longest_common_piece"]
 
@@ -618,6 +618,24 @@ class EvidenceCoverage:
         return {"query_id": self.query_id, "unit_id": self.unit_id, "evidence": self.evidence,
                 "found_in_corpus": self.found_in_corpus, "findable": self.findable,
                 "chunk_ids": list(self.chunk_ids), "cuts": [c.to_dict() for c in self.cuts]}
+
+
+@dataclass
+class Coverage:
+    """What ``ragexam evidence-coverage`` finds (:func:`ragexam.api.evidence_coverage`): where each evidence string sits under a chunking: ``rows`` (one
+    :class:`EvidenceCoverage` per evidence string), the ones no chunk contains whole
+    (``missing``), and the signature of the chunking and matching settings."""
+
+    signature: str
+    rows: List[EvidenceCoverage]
+
+    @property
+    def missing(self) -> List[EvidenceCoverage]:
+        return [r for r in self.rows if not r.findable]
+
+    def to_dict(self) -> Dict[str, object]:
+        return {"signature": self.signature, "evidence": len(self.rows),
+                "findable": len(self.rows) - len(self.missing), "coverage": [r.to_dict() for r in self.rows]}
 
 
 def evidence_coverage(questions: Iterable[Question], index: EvidenceIndex) -> List[EvidenceCoverage]:

@@ -39,6 +39,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ragexam.data.schema import Document, Question
 from ragexam.errors import InputError
+from ragexam.types import JsonValue
 
 __all__ = ["FOREIGN_FORMATS", "ForeignSet", "detect_format", "read_foreign", "MATCH_SHARE"]
 
@@ -135,7 +136,7 @@ def detect_format(path: PathLike) -> Optional[str]:
     return None
 
 
-def _as_list(value: Any, where: str, line: int, sep: Optional[str] = None) -> List[str]:
+def _as_list(value: object, where: str, line: int, sep: Optional[str] = None) -> List[str]:
     """A list cell: a list, a list's text (``['a', 'b']`` or JSON), ``sep``-joined text, or one string."""
     if value is None:
         return []
@@ -254,7 +255,7 @@ def _passage_set(fmt: str, qa: Path, documents: Optional[List[Document]], prefix
     return ForeignSet(fmt, documents, questions, notes)
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: object) -> JsonValue:
     """``value`` with what JSON cannot hold (datetimes, numpy values, bytes) as text."""
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}

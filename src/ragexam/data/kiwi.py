@@ -12,9 +12,12 @@ error says how to repair it.
 from __future__ import annotations
 
 import threading
-from typing import Any, List, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple
 
 from ragexam.errors import RagexamError
+
+if TYPE_CHECKING:
+    from kiwipiepy import Kiwi
 
 __all__ = ["kiwi", "kiwi_lock", "kiwi_version", "kiwi_model_version", "KIWI_MODEL_TYPE", "tokenize", "pieces",
            "PIECE_CHARS"]
@@ -22,7 +25,7 @@ __all__ = ["kiwi", "kiwi_lock", "kiwi_version", "kiwi_model_version", "KIWI_MODE
 #: The kiwipiepy model every ragexam component uses (kiwipiepy 0.24's default).
 KIWI_MODEL_TYPE = "cong"
 
-_KIWI: Any = None
+_KIWI: Optional["Kiwi"] = None
 _LOCK = threading.Lock()
 #: Held around every call into the shared analyser (one ``Kiwi`` object is not safe to use from two
 #: threads at once; it parallelizes a batch internally with its own workers).

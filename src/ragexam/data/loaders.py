@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Set, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple, TypeVar, Union
 
 from ragexam import fmt
 from ragexam.data.beir import is_beir_folder
@@ -34,6 +34,8 @@ from ragexam.data.schema import Corpus, Document, QASet, Question
 __all__ = ["load_corpus", "load_qa", "parse_corpus", "parse_qa", "ParsedCorpus", "ParsedQA"]
 
 PathLike = Union[str, Path]
+
+T = TypeVar("T")
 
 _CORPUS_FIELDS = ("doc_id", "content", "title", "metadata")
 _LAYOUTS = {
@@ -154,13 +156,19 @@ def _folder_hint(folder: Path) -> str:
 
 
 @dataclass
-class ParsedCorpus:
-    """What :func:`parse_corpus` read: usable documents and every id seen (even in bad records)."""
+class _Parsed:
+    """What a parser read: the ``file``, every id seen (even in bad records) and whether the file could be read."""
 
     file: str
-    documents: List[Document] = field(default_factory=list)
     ids: Set[str] = field(default_factory=set)
     readable: bool = True
+
+
+@dataclass
+class ParsedCorpus(_Parsed):
+    """What :func:`parse_corpus` read: the usable ``documents`` (and every id seen)."""
+
+    documents: List[Document] = field(default_factory=list)
 
 
 def _beir_record(obj: Dict[str, object]) -> Dict[str, object]:
@@ -226,20 +234,27 @@ def parse_corpus(path: PathLike, col: ProblemCollector) -> ParsedCorpus:
                 iter_csv(text, file, col, required=("doc_id", "content")))
     else:
         rows = iter_jsonl(text, file, col, example='{"doc_id": ..., "title": ..., "content": ...}')
-    first_line: Dict[str, int] = {}
-    for line, obj in rows:
-        doc_id, doc = _document(obj, file, line, col)
-        if doc_id is None:
-            continue
-        if doc_id in first_line:
-            col.add("duplicate_id", f"doc_id {doc_id!r} already appeared on line {first_line[doc_id]}; "
-                    "expected unique ids", file=file, line=line, field="doc_id")
-            continue
-        first_line[doc_id] = line
-        out.ids.add(doc_id)
-        if doc is not None:
-            out.documents.append(doc)
+    _keep_first(((line, *_document(obj, file, line, col)) for line, obj in rows), "doc_id", file, col,
+                out.ids, out.documents)
     return out
+
+
+def _keep_first(records: Iterable[Tuple[int, Optional[str], Optional[T]]], key: str, file: str,
+                col: ProblemCollector, ids: Set[str], kept: List[T]) -> None:
+    """Every id of ``records`` (line, id, parsed record or None) into ``ids``, every usable record into ``kept``;
+    an id seen before is reported on its line and its record left out."""
+    first_line: Dict[str, int] = {}
+    for line, ident, item in records:
+        if ident is None:
+            continue
+        if ident in first_line:
+            col.add("duplicate_id", f"{key} {ident!r} already appeared on line {first_line[ident]}; "
+                    "expected unique ids", file=file, line=line, field=key)
+            continue
+        first_line[ident] = line
+        ids.add(ident)
+        if item is not None:
+            kept.append(item)
 
 
 def load_corpus(path: PathLike) -> Corpus:
@@ -252,66 +267,19 @@ def load_corpus(path: PathLike) -> Corpus:
 
 
 @dataclass
-class ParsedQA:
-    """What :func:`parse_qa` read: usable questions and every id seen (even in bad records)."""
+class ParsedQA(_Parsed):
+    """What :func:`parse_qa` read: the usable ``questions`` (and every id seen)."""
 
-    file: str
     questions: List[Question] = field(default_factory=list)
-    ids: Set[str] = field(default_factory=set)
-    readable: bool = True
 
 
 def _question(obj: Dict[str, object], file: str, line: int, col: ProblemCollector) -> Tuple[Optional[str], Optional[Question]]:
-    from ragexam.data.normalization import normalize
-
     r = _Record(obj, file, line, col)
     qid = r.ident("query_id")
     text = r.text("question", required=True, nonblank=True)
-
-    rel_ids: Tuple[str, ...] = ()
-    v = obj.get("relevant_doc_ids")
-    if v is not None:
-        if isinstance(v, list) and all(isinstance(x, str) and x.strip() for x in v):
-            dup = sorted({x for x in v if v.count(x) > 1})
-            if dup:
-                r.report("duplicate_id", "relevant_doc_ids", f"lists {', '.join(map(repr, dup))} more "
-                         "than once; expected each document once")
-            rel_ids = tuple(dict.fromkeys(v))
-        else:
-            r.wrong_type("relevant_doc_ids", "a list of non-empty document id strings",
-                         'e.g. ["hd_01", "hd_07"]' if isinstance(v, str) else "")
-
-    relevance: Dict[str, int] = {}
-    v = obj.get("relevance")
-    if v is not None:
-        if isinstance(v, dict) and all(isinstance(g, int) and not isinstance(g, bool) for g in v.values()) \
-                and all(k.strip() for k in v):
-            relevance = dict(v)
-        else:
-            r.wrong_type("relevance", "an object mapping document ids to integer grades",
-                         'e.g. {"hd_01": 2, "hd_07": 1}')
-
-    evidence: Tuple[str, ...] = ()
-    v = obj.get("evidence")
-    if v is not None:
-        items = [v] if isinstance(v, str) else v
-        if isinstance(items, list) and all(isinstance(x, str) for x in items):
-            norm = [normalize(x) for x in items]
-            blank = [i for i, n in enumerate(norm, 1) if not n]
-            if blank:
-                r.report("empty_value", "evidence", f"evidence string(s) {blank} are blank; expected text "
-                         "that occurs in the source document")
-            seen: Dict[str, int] = {}
-            for i, n in enumerate(norm, 1):
-                if n and n in seen:
-                    r.report("duplicate_evidence", "evidence", f"evidence strings {seen[n]} and {i} are "
-                             f"the same after normalization ({_show(n)}); remove one")
-                seen.setdefault(n, i)
-            if not blank:
-                evidence = tuple(items)
-        else:
-            r.wrong_type("evidence", "a string or a list of strings")
-
+    rel_ids = _relevant_ids(r, obj.get("relevant_doc_ids"))
+    relevance = _relevance(r, obj.get("relevance"))
+    evidence = _evidence(r, obj.get("evidence"))
     ground_truth = r.text("ground_truth", required=False, nonblank=False)
     qtype = r.text("type", required=False, nonblank=False)
     answerable: Optional[bool] = None
@@ -323,26 +291,10 @@ def _question(obj: Dict[str, object], file: str, line: int, col: ProblemCollecto
             r.wrong_type("answerable", "true or false")
     meta = r.metadata(_QA_FIELDS)
 
-    judged_ok = not (r.bad & {"relevant_doc_ids", "relevance", "evidence", "answerable"})
     grades = relevance if relevance else {d: 1 for d in rel_ids}
     positive = [d for d, g in grades.items() if g > 0]
-    if judged_ok:
-        has_judgments = bool(positive or evidence)
-        if answerable is False and has_judgments:
-            what = []
-            if positive:
-                what.append(f"relevant documents {positive}")
-            if evidence:
-                what.append(fmt.plural(len(evidence), "evidence string"))
-            r.report("answerable_conflict", "answerable", f"answerable is false (out-of-corpus) but the "
-                     f"question has {' and '.join(what)}; remove them or set answerable: true")
-        elif not has_judgments and answerable is not False:
-            status = obj.get("evidence_status")
-            located = (f"; its evidence_status is {status}: `ragexam locate-evidence` found no span with confidence, "
-                       "review it (`ragexam review apply`)" if isinstance(status, str) else "")
-            r.report("no_judgments", "answerable", "no relevance or evidence; mark answerable: false "
-                     "if out-of-corpus (otherwise add relevant_doc_ids, relevance or evidence, or find the evidence "
-                     f"with `ragexam locate-evidence`){located}")
+    if not (r.bad & {"relevant_doc_ids", "relevance", "evidence", "answerable"}):
+        _check_judged(r, positive, evidence, answerable, obj.get("evidence_status"))
     if relevance and rel_ids and set(rel_ids) != set(positive):
         r.report("relevance_mismatch", "relevance", f"relevant_doc_ids {list(rel_ids)} differ from the "
                  f"documents with grade > 0 in relevance {sorted(positive)}; relevance is used")
@@ -353,6 +305,76 @@ def _question(obj: Dict[str, object], file: str, line: int, col: ProblemCollecto
     q = Question(qid, text if text is not None else "", rel_ids, relevance, evidence, ground_truth, qtype,
                  answerable, meta, line)
     return qid, q
+
+
+def _relevant_ids(r: _Record, v: object) -> Tuple[str, ...]:
+    """A question's ``relevant_doc_ids`` (each once; a repeated one reported)."""
+    if v is None:
+        return ()
+    if isinstance(v, list) and all(isinstance(x, str) and x.strip() for x in v):
+        dup = sorted({x for x in v if v.count(x) > 1})
+        if dup:
+            r.report("duplicate_id", "relevant_doc_ids", f"lists {', '.join(map(repr, dup))} more "
+                     "than once; expected each document once")
+        return tuple(dict.fromkeys(v))
+    r.wrong_type("relevant_doc_ids", "a list of non-empty document id strings",
+                 'e.g. ["hd_01", "hd_07"]' if isinstance(v, str) else "")
+    return ()
+
+
+def _relevance(r: _Record, v: object) -> Dict[str, int]:
+    """A question's graded ``relevance`` (document id -> integer grade)."""
+    if v is None:
+        return {}
+    if isinstance(v, dict) and all(isinstance(g, int) and not isinstance(g, bool) for g in v.values()) \
+            and all(k.strip() for k in v):
+        return dict(v)
+    r.wrong_type("relevance", "an object mapping document ids to integer grades", 'e.g. {"hd_01": 2, "hd_07": 1}')
+    return {}
+
+
+def _evidence(r: _Record, v: object) -> Tuple[str, ...]:
+    """A question's ``evidence`` strings (a blank one, or two the same after normalization, reported)."""
+    from ragexam.data.normalization import normalize
+
+    if v is None:
+        return ()
+    items = [v] if isinstance(v, str) else v
+    if not (isinstance(items, list) and all(isinstance(x, str) for x in items)):
+        r.wrong_type("evidence", "a string or a list of strings")
+        return ()
+    norm = [normalize(x) for x in items]
+    blank = [i for i, n in enumerate(norm, 1) if not n]
+    if blank:
+        r.report("empty_value", "evidence", f"evidence string(s) {blank} are blank; expected text "
+                 "that occurs in the source document")
+    seen: Dict[str, int] = {}
+    for i, n in enumerate(norm, 1):
+        if n and n in seen:
+            r.report("duplicate_evidence", "evidence", f"evidence strings {seen[n]} and {i} are "
+                     f"the same after normalization ({_show(n)}); remove one")
+        seen.setdefault(n, i)
+    return () if blank else tuple(items)
+
+
+def _check_judged(r: _Record, positive: List[str], evidence: Tuple[str, ...], answerable: Optional[bool],
+                  status: object) -> None:
+    """An out-of-corpus question with judgments, or a question with none that is not marked out-of-corpus."""
+    has_judgments = bool(positive or evidence)
+    if answerable is False and has_judgments:
+        what = []
+        if positive:
+            what.append(f"relevant documents {positive}")
+        if evidence:
+            what.append(fmt.plural(len(evidence), "evidence string"))
+        r.report("answerable_conflict", "answerable", f"answerable is false (out-of-corpus) but the "
+                 f"question has {' and '.join(what)}; remove them or set answerable: true")
+    elif not has_judgments and answerable is not False:
+        located = (f"; its evidence_status is {status}: `ragexam locate-evidence` found no span with confidence, "
+                   "review it (`ragexam review apply`)" if isinstance(status, str) else "")
+        r.report("no_judgments", "answerable", "no relevance or evidence; mark answerable: false "
+                 "if out-of-corpus (otherwise add relevant_doc_ids, relevance or evidence, or find the evidence "
+                 f"with `ragexam locate-evidence`){located}")
 
 
 def parse_qa(path: PathLike, col: ProblemCollector, *, split: Optional[str] = None) -> ParsedQA:
@@ -370,7 +392,7 @@ def parse_qa(path: PathLike, col: ProblemCollector, *, split: Optional[str] = No
         from ragexam.data.beir import beir_folder, parse_beir_queries
 
         file, found, ids, _, _ = parse_beir_queries(beir_folder(p), col, split)
-        out = ParsedQA(str(p), [q for _, q in found], ids)
+        out = ParsedQA(str(p), ids, questions=[q for _, q in found])
         if not out.questions and not col.has_errors:
             col.add("empty_file", "has no query with judgments in the chosen split; expected queries.jsonl ids in "
                     "the qrels.", file=str(p))
@@ -381,7 +403,12 @@ def parse_qa(path: PathLike, col: ProblemCollector, *, split: Optional[str] = No
     if text is None:
         out.readable = False
         return out
-    first_line: Dict[str, int] = {}
+    _keep_first(_questions(text, file, col), "query_id", file, col, out.ids, out.questions)
+    return out
+
+
+def _questions(text: Iterable[str], file: str, col: ProblemCollector
+               ) -> Iterator[Tuple[int, Optional[str], Optional[Question]]]:
     example = '{"query_id": ..., "question": ..., "relevant_doc_ids": [...], "evidence": [...], ...}'
     for line, obj in iter_jsonl(text, file, col, example=example):
         if "query_id" not in obj and "_id" in obj and "question" not in obj:
@@ -389,18 +416,7 @@ def parse_qa(path: PathLike, col: ProblemCollector, *, split: Optional[str] = No
                     "the BEIR folder (with qrels/<split>.tsv) as the question set instead of the file.", file=file,
                     line=line, field="query_id")
             continue
-        qid, q = _question(obj, file, line, col)
-        if qid is None:
-            continue
-        if qid in first_line:
-            col.add("duplicate_id", f"query_id {qid!r} already appeared on line {first_line[qid]}; "
-                    "expected unique ids", file=file, line=line, field="query_id")
-            continue
-        first_line[qid] = line
-        out.ids.add(qid)
-        if q is not None:
-            out.questions.append(q)
-    return out
+        yield (line, *_question(obj, file, line, col))
 
 
 def load_qa(path: PathLike, corpus: Union[Corpus, PathLike, None] = None, *,

@@ -68,7 +68,7 @@ listed in ``Judgments.unjudged``; trec_eval would skip them anyway.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.data.evidence import CorpusText, EvidenceIndex, EvidenceMatcher, check_min_fraction
@@ -294,9 +294,8 @@ class EvidenceSplit:
     doc_checked: bool
 
     def to_dict(self) -> Dict[str, object]:
-        return {"unit_id": self.unit_id, "evidence": self.evidence, "k": self.k, "rank": self.rank,
-                "chunk_id": self.chunk_id, "doc_id": self.doc_id, "part": self.part, "chars": self.chars,
-                "length": self.length, "how": self.how, "doc_checked": self.doc_checked}
+        """Every field but ``query_id`` (the row it belongs to says it), in order."""
+        return {k: v for k, v in asdict(self).items() if k != "query_id"}
 
 
 def _min_part(length: int) -> int:

@@ -240,8 +240,9 @@ def check_doc_ids(pipeline: str, lists: Mapping[str, Sequence[RetrievedItem]], j
                   corpus_ids: Optional[AbstractSet[str]] = None) -> Optional[str]:
     """Doc-mode grading of a pipeline's ``lists`` (``{query_id: items}``) counts a text for its ``doc_id``: the
     ids must be the question set's.  ``judged`` are the document ids the question set judges, ``corpus_ids``
-    the corpus's (when there is one: then it is the reference).  Returns a warning when some returned ids are
-    unknown (they count as non-relevant), ``None`` when all are known or none is given.
+    the corpus's (when there is one: then it is the reference).  Returns a warning when some returned ids are not
+    in the corpus (they count as non-relevant); ``None`` when all are, or without a corpus -- a document the
+    question set does not judge is not relevant, as in trec_eval, and a real index returns many of them.
 
     :raises InputError: when not one returned ``doc_id`` is known -- every metric would be 0 (chunk ids in
         ``doc_id``, or the results of another corpus)."""
@@ -259,5 +260,25 @@ def check_doc_ids(pipeline: str, lists: Mapping[str, Sequence[RetrievedItem]], j
                          "relevance 'evidence'.", source=f"pipeline {pipeline}", field="doc_id")
     if not unknown:
         return None
+    if corpus_ids is None:  # without a corpus only the ids that look like a judged document's chunks are suspect
+        chunk_like = {u for u in unknown if _judged_prefix(u, judged) is not None}
+        if not chunk_like:
+            return None
+        u = sorted(chunk_like)[0]
+        return (f"pipeline {pipeline!r}: {len(chunk_like)} of the {len(returned)} doc_id(s) it returned look like "
+                f"chunks of judged documents (e.g. {u!r} of {_judged_prefix(u, judged)!r}); they count as "
+                "non-relevant: return each context's source document id as doc_id")
     return (f"pipeline {pipeline!r}: {len(unknown)} of the {len(returned)} doc_id(s) it returned are not {where} "
             f"(e.g. {_examples(unknown)}); their texts count as non-relevant")
+
+
+#: what separates a document id from a chunk's number in the chunk ids of common pipelines (``doc#3``, ``doc/3``)
+_CHUNK_SEPARATORS = "#/:_-."
+
+
+def _judged_prefix(doc_id: str, judged: AbstractSet[str]) -> Optional[str]:
+    """The judged document ``doc_id`` extends by a separator and more (``hd_01#2`` of ``hd_01``), if any."""
+    for i, ch in enumerate(doc_id):
+        if ch in _CHUNK_SEPARATORS and i and i < len(doc_id) - 1 and doc_id[:i] in judged:
+            return doc_id[:i]
+    return None

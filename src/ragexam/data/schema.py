@@ -31,9 +31,11 @@ QA record (JSONL object)::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Iterator, List, Mapping, Optional, Tuple
+from typing import ClassVar, Dict, Generic, Iterator, List, Mapping, Optional, Tuple, TypeVar, Union
 
 __all__ = ["Document", "Corpus", "Question", "QASet", "Chunk", "chunk_id"]
+
+T = TypeVar("T", bound=Union["Document", "Question"])
 
 
 @dataclass(frozen=True)
@@ -47,37 +49,53 @@ class Document:
     line: Optional[int] = field(default=None, compare=False, repr=False)
 
 
+class _Keyed(Generic[T]):
+    """What :class:`Corpus` and :class:`QASet` share: their items in order, looked up by a unique id (the field
+    ``_key`` of an item); a repeated id is an :class:`~ragexam.errors.InputError` naming its line."""
+
+    _key: ClassVar[str] = ""
+    source: Optional[str]
+
+    def _items(self) -> List[T]:
+        raise NotImplementedError
+
+    def __post_init__(self) -> None:
+        self._by_id: Dict[str, T] = {}
+        for item in self._items():
+            ident = getattr(item, self._key)
+            if ident in self._by_id:
+                from ragexam.errors import InputError
+
+                raise InputError(f"duplicate {self._key} {ident!r}", source=self.source, line=item.line,
+                                 field=self._key)
+            self._by_id[ident] = item
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self._items())
+
+    def __contains__(self, ident: object) -> bool:
+        return ident in self._by_id
+
+    def __getitem__(self, ident: str) -> T:
+        return self._by_id[ident]
+
+    def get(self, ident: str) -> Optional[T]:
+        return self._by_id.get(ident)
+
+
 @dataclass
-class Corpus:
+class Corpus(_Keyed[Document]):
     """An ordered collection of documents with unique ids; ``source`` is the file it came from."""
 
     documents: List[Document]
     source: Optional[str] = None
+    _key: ClassVar[str] = "doc_id"
 
-    def __post_init__(self) -> None:
-        self._by_id: Dict[str, Document] = {}
-        for d in self.documents:
-            if d.doc_id in self._by_id:
-                from ragexam.errors import InputError
-
-                raise InputError(f"duplicate doc_id {d.doc_id!r}", source=self.source, line=d.line,
-                                 field="doc_id")
-            self._by_id[d.doc_id] = d
-
-    def __len__(self) -> int:
-        return len(self.documents)
-
-    def __iter__(self) -> Iterator[Document]:
-        return iter(self.documents)
-
-    def __contains__(self, doc_id: object) -> bool:
-        return doc_id in self._by_id
-
-    def __getitem__(self, doc_id: str) -> Document:
-        return self._by_id[doc_id]
-
-    def get(self, doc_id: str) -> Optional[Document]:
-        return self._by_id.get(doc_id)
+    def _items(self) -> List[Document]:
+        return self.documents
 
     @property
     def doc_ids(self) -> List[str]:
@@ -118,33 +136,15 @@ class Question:
 
 
 @dataclass
-class QASet:
+class QASet(_Keyed[Question]):
     """An ordered list of questions with unique ids; ``source`` is the file it came from."""
 
     questions: List[Question]
     source: Optional[str] = None
+    _key: ClassVar[str] = "query_id"
 
-    def __post_init__(self) -> None:
-        self._by_id: Dict[str, Question] = {}
-        for q in self.questions:
-            if q.query_id in self._by_id:
-                from ragexam.errors import InputError
-
-                raise InputError(f"duplicate query_id {q.query_id!r}", source=self.source, line=q.line,
-                                 field="query_id")
-            self._by_id[q.query_id] = q
-
-    def __len__(self) -> int:
-        return len(self.questions)
-
-    def __iter__(self) -> Iterator[Question]:
-        return iter(self.questions)
-
-    def __contains__(self, query_id: object) -> bool:
-        return query_id in self._by_id
-
-    def __getitem__(self, query_id: str) -> Question:
-        return self._by_id[query_id]
+    def _items(self) -> List[Question]:
+        return self.questions
 
     def type_counts(self) -> Dict[str, int]:
         """Questions per ``type`` label (``"(none)"`` for questions without one), sorted by label."""

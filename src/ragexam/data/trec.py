@@ -51,11 +51,20 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, List, Sequence, Union
 
 import numpy as np
 
 from ragexam.errors import InputError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from numpy.typing import DTypeLike
+
+#: a pyarrow column (its chunks when it was read in pieces)
+ArrowArray = Union["pa.Array", "pa.ChunkedArray"]
+#: the strings behind integer codes: a list, the compiled reader's packed bytes, or a pyarrow string array
+Vocab = Union[List[str], "PackedVocab", ArrowArray]
 
 __all__ = ["TrecColumns", "PackedVocab", "vocab_list", "vocab_take", "vocab_index", "vocab_canonical",
            "vocab_sort_rank", "codes_index", "is_arrow", "array_numpy",
@@ -79,7 +88,7 @@ class TrecColumns:
     qid_codes: np.ndarray
     qid_vocab: list[str]
     doc_codes: np.ndarray
-    doc_vocab: Any
+    doc_vocab: Vocab
     values: np.ndarray
     #: Rows where a new document dictionary starts (fast reader): ``doc_vocab`` may then
     #: repeat a string, and codes are only comparable between rows of the same segment
@@ -94,7 +103,7 @@ class TrecColumns:
     #: ``doc_vocab`` starts with it, a document judged for a row's query has its qrels code, and any
     #: other document may have a code of its own on each row (``doc_vocab`` then repeats strings; the
     #: reader checked that no query retrieves a document twice).  ``None``: codes are one per string.
-    doc_base: Any = None
+    doc_base: Vocab | None = None
 
 
 class PackedVocab:
@@ -120,7 +129,7 @@ class PackedVocab:
     def __iter__(self):
         return iter(self.to_list())
 
-    def take(self, idx: Any) -> list[str]:
+    def take(self, idx: np.ndarray | Sequence[int]) -> list[str]:
         """The strings at ``idx``."""
         off, data = self.offsets, self.data
         return [data[off[i]:off[i + 1]].decode("utf-8") for i in np.asarray(idx, dtype=np.int64).tolist()]
@@ -158,7 +167,7 @@ def _compute():
     return pc
 
 
-def is_arrow(vocab: Any) -> bool:
+def is_arrow(vocab: Vocab) -> bool:
     """Whether a vocabulary is a pyarrow array (else a list of str)."""
     return hasattr(vocab, "to_pylist")
 
@@ -172,7 +181,7 @@ def _arrow_indices(idx: np.ndarray):
     return pa.Array.from_buffers(pa.int64(), a.size, [None, pa.py_buffer(a)])
 
 
-def array_numpy(array: Any, dtype: Any) -> np.ndarray:
+def array_numpy(array: ArrowArray, dtype: DTypeLike) -> np.ndarray:
     """A null-free numeric pyarrow Array or ChunkedArray as numpy, read from its buffers
     (pyarrow's ``to_numpy`` imports pandas on first use, which costs ~0.2 s)."""
     chunks = array.chunks if hasattr(array, "chunks") else [array]
@@ -194,14 +203,14 @@ def _arrow_strings(strings: list[str]):
                                                                     pa.py_buffer(b"".join(encoded))])
 
 
-def vocab_list(vocab: Any) -> list[str]:
+def vocab_list(vocab: Vocab) -> list[str]:
     """A vocabulary as a list of Python strings."""
     if isinstance(vocab, PackedVocab):
         return vocab.to_list()
     return vocab.to_pylist() if is_arrow(vocab) else list(vocab)
 
 
-def vocab_take(vocab: Any, idx: np.ndarray) -> Any:
+def vocab_take(vocab: Vocab, idx: np.ndarray) -> Vocab:
     """``vocab[idx]`` (a pyarrow array for a pyarrow array, else a list)."""
     if isinstance(vocab, PackedVocab):
         return vocab.take(idx)
@@ -210,7 +219,7 @@ def vocab_take(vocab: Any, idx: np.ndarray) -> Any:
     return [vocab[i] for i in np.asarray(idx).tolist()]
 
 
-def vocab_index(keys: Any, vocab: Any) -> np.ndarray:
+def vocab_index(keys: Vocab, vocab: Vocab) -> np.ndarray:
     """Index in ``vocab`` of each of ``keys`` (its first occurrence; -1 when absent).
 
     Two pyarrow arrays are matched with pyarrow's hash kernel; otherwise a dict is used
@@ -234,7 +243,7 @@ def vocab_index(keys: Any, vocab: Any) -> np.ndarray:
     return np.fromiter(map(pos.get, vocab_list(keys), repeat(-1)), dtype=np.int64, count=len(keys))
 
 
-def _unpacked(vocab: Any) -> Any:
+def _unpacked(vocab: Vocab) -> Union[List[str], ArrowArray]:
     """A :class:`PackedVocab` as pyarrow strings when it is large (pyarrow's hash kernel), else as a list."""
     if not isinstance(vocab, PackedVocab):
         return vocab
@@ -259,7 +268,7 @@ def codes_index(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
     return _indices_numpy(idx)
 
 
-def _indices_numpy(idx: Any) -> np.ndarray:
+def _indices_numpy(idx: "pa.Array") -> np.ndarray:
     """An int32 pyarrow index array (nulls = not found) as int64 numpy with -1 for nulls
     (``fill_null`` would import pandas)."""
     values = array_numpy(idx, np.int32).astype(np.int64)
@@ -269,7 +278,7 @@ def _indices_numpy(idx: Any) -> np.ndarray:
     return values
 
 
-def vocab_canonical(vocab: Any, codes: np.ndarray) -> np.ndarray:
+def vocab_canonical(vocab: Vocab, codes: np.ndarray) -> np.ndarray:
     """For codes into a vocabulary that may repeat strings: the code of each string's first
     occurrence among ``codes`` (equal strings get equal codes).  Only the strings the codes
     use are looked at."""
@@ -281,7 +290,7 @@ def vocab_canonical(vocab: Any, codes: np.ndarray) -> np.ndarray:
     return used[first][np.searchsorted(used, codes)]
 
 
-def vocab_sort_rank(vocab: Any, used: np.ndarray) -> np.ndarray:
+def vocab_sort_rank(vocab: Vocab, used: np.ndarray) -> np.ndarray:
     """For distinct codes ``used``: each one's position when their strings are sorted ascending
     by code point (= UTF-8 byte order, trec_eval's ``strcmp``)."""
     strs = vocab_take(vocab, used)
@@ -560,6 +569,14 @@ def _read_fast(data: bytes, layout: _Layout, kind: str) -> TrecColumns | None:
         return None
     if table.num_rows == 0:
         return None  # let the slow path decide (e.g. whitespace-only lines)
+    return _table_columns(table, kind)
+
+
+def _table_columns(table: "pa.Table", kind: str) -> TrecColumns | None:
+    """The :class:`TrecColumns` of the table :func:`_read_fast` read; ``None`` when a value is missing or a
+    field empty (the slow parser then reads the file and reports it)."""
+    import pyarrow as pa
+
     qid = table.column("qid").combine_chunks()  # few distinct query ids: unifying is cheap
     if qid.null_count or table.column("docid").null_count:
         return None

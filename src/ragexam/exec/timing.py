@@ -48,6 +48,8 @@ import time
 from contextlib import contextmanager
 from typing import Dict, Iterator, List, Optional
 
+from ragexam.exec import progress
+
 __all__ = ["StageTimes", "record_stages", "stage", "current_stages", "STAGES", "COUNTS"]
 
 #: The stage names ragexam records, in pipeline order (others may be added by callers).
@@ -189,13 +191,21 @@ def current_stages() -> Optional[StageTimes]:
 
 @contextmanager
 def stage(name: str) -> Iterator[None]:
-    """Count the enclosed block's wall time under ``name`` in the open recorder (if any)."""
+    """Count the enclosed block's wall time under ``name`` in the open recorder (if any), and name the stage in
+    the command's progress lines (:mod:`ragexam.exec.progress`, if any)."""
     times = _CURRENT.get()
-    if times is None:
+    lines = progress.active()  # a command's progress lines name the stage
+    if times is None and lines is None:
         yield
         return
-    times.enter(name)
+    if lines is not None:
+        lines.enter_stage(name)
+    if times is not None:
+        times.enter(name)
     try:
         yield
     finally:
-        times.exit()
+        if times is not None:
+            times.exit()
+        if lines is not None:
+            lines.exit_stage(name)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 __all__ = ["TokenLogprob", "parse_logprobs", "value_offsets", "distribution_at", "Distribution", "logprob_value",
            "UnreadableLogprobs", "ROUNDING"]
@@ -144,40 +144,9 @@ class _Offsets:
         self.ws()
         c = self.s[self.i]
         if c == "{":
-            self.i += 1
-            self.ws()
-            if self.s[self.i] == "}":
-                self.i += 1
-                return
-            while True:
-                self.ws()
-                key = self.string()
-                self.ws()
-                assert self.s[self.i] == ":"
-                self.i += 1
-                self.value(path + (key,))
-                self.ws()
-                c = self.s[self.i]
-                self.i += 1
-                if c == "}":
-                    return
-                assert c == ","
+            self.members("}", lambda k: self.member(path))
         elif c == "[":
-            self.i += 1
-            self.ws()
-            if self.s[self.i] == "]":
-                self.i += 1
-                return
-            k = 0
-            while True:
-                self.value(path + (k,))
-                k += 1
-                self.ws()
-                c = self.s[self.i]
-                self.i += 1
-                if c == "]":
-                    return
-                assert c == ","
+            self.members("]", lambda k: self.value(path + (k,)))
         else:
             start = self.i
             if c == '"':
@@ -186,6 +155,33 @@ class _Offsets:
                 while self.i < len(self.s) and self.s[self.i] not in ",]} \t\r\n":
                     self.i += 1
             self.spans[path] = (start, self.i)
+
+    def members(self, close: str, one: Callable[[int], None]) -> None:
+        """An object's or an array's members, from its opening bracket to ``close``: ``one(k)`` reads the k-th."""
+        self.i += 1
+        self.ws()
+        if self.s[self.i] == close:
+            self.i += 1
+            return
+        k = 0
+        while True:
+            one(k)
+            k += 1
+            self.ws()
+            c = self.s[self.i]
+            self.i += 1
+            if c == close:
+                return
+            assert c == ","
+
+    def member(self, path: Tuple[Any, ...]) -> None:
+        """One ``"key": value`` of an object at ``path``."""
+        self.ws()
+        key = self.string()
+        self.ws()
+        assert self.s[self.i] == ":"
+        self.i += 1
+        self.value(path + (key,))
 
     def string(self) -> str:
         assert self.s[self.i] == '"'

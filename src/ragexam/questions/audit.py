@@ -46,6 +46,8 @@ from ragexam import fmt
 from ragexam.errors import InputError
 from ragexam.stats.hypergeometric import FiniteInterval, hypergeometric_interval
 
+from ragexam.types import JsonValue
+
 if TYPE_CHECKING:  # pragma: no cover
     from ragexam.storage.summary import DatasetAudit
 
@@ -211,7 +213,7 @@ def _bad_file(path: Path, why: str, field_: Optional[str] = None) -> InputError:
                       "the set again", source=str(path), field=field_)
 
 
-def _label(d: Any, path: Path) -> Label:
+def _label(d: JsonValue, path: Path) -> Label:
     if not isinstance(d, dict) or not isinstance(d.get("query_id"), str) or d.get("label") not in ("good", "bad"):
         raise _bad_file(path, f"received the label {d!r}", "labels")
     reason = d.get("reason")

@@ -746,7 +746,8 @@ def _finish(rs: ReviewSet, result: ReviewResult, decisions: Mapping[str, str], m
     return result
 
 
-def _check_apply_outputs(qa: PathLike, review: Optional[PathLike], out: PathLike, corpus: Any) -> None:
+def _check_apply_outputs(qa: PathLike, review: Optional[PathLike], out: PathLike,
+                         corpus: Union[Corpus, str, Path, None]) -> None:
     from ragexam.questions.audit import audit_path
     from ragexam.questions.output import side_paths
     from ragexam.storage.paths import In, Out, check_outputs

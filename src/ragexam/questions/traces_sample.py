@@ -610,3 +610,54 @@ def write_sample(result: SampleResult, out: "str | Path") -> Dict[str, Path]:
     _write(paths["card"], json.dumps(result.card, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
     _write(paths["review"], "\ufeff" + _review_rows(result.records))
     return paths
+
+
+# -- traced questions that are exam questions (``ragexam score`` on traced answers) --------------------------------
+
+__all__ += ["ExamMatch", "match_exam"]
+
+
+@dataclass(frozen=True)
+class ExamMatch:
+    """A traced question's exam question: its index in the exam's list, ``exact`` (the same :func:`question_key`)
+    or ``near`` (the rule of the clusters, module docstring 2.: e5 cosine at least the threshold and the same
+    numbers), and the cosine (``None`` for an exact match)."""
+
+    index: int
+    how: str
+    cosine: Optional[float] = None
+
+
+def match_exam(traced: Sequence[str], exam: Sequence[str], *, threshold: float = DEFAULT_THRESHOLD,
+               embedder: Optional["Embedder"] = None, cache: Optional["Cache"] = None
+               ) -> List[Optional[ExamMatch]]:
+    """For each traced question, the exam question it is (or ``None``): the same after normalisation, else the
+    most similar exam question with the same numbers whose e5 cosine is at least ``threshold`` -- the
+    near-duplicate rule and measured threshold of the clusters (module docstring 2.).  The embedder (default the
+    offline e5, through the retrieval cache) runs only when some traced question is not an exact match."""
+    keys: Dict[str, int] = {}
+    for i, q in enumerate(exam):
+        keys.setdefault(question_key(q), i)
+    out: List[Optional[ExamMatch]] = [ExamMatch(keys[k], "exact") if (k := question_key(t)) in keys else None
+                                      for t in traced]
+    rest = [i for i, m in enumerate(out) if m is None]
+    if not rest or not exam:
+        return out
+    if embedder is None:
+        from ragexam.retrieval.e5 import E5Embedder
+
+        embedder = E5Embedder()
+    if cache is None:
+        from ragexam.retrieval.cache import open_cache
+
+        cache = open_cache(True, None)
+    texts = [traced[i] for i in rest]
+    sims = _embed(texts, embedder, cache) @ _embed(list(exam), embedder, cache).T
+    digits = _digit_ids(texts + list(exam))
+    sims[digits[:len(texts)][:, None] != digits[len(texts):][None, :]] = -2.0
+    best = sims.argmax(axis=1)
+    for j, i in enumerate(rest):
+        cos = float(sims[j, best[j]])
+        if cos >= threshold:
+            out[i] = ExamMatch(int(best[j]), "near", round(cos, 4))
+    return out

@@ -11,12 +11,15 @@ runs, flipped questions) are stacked, one entry per line group, instead of squee
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from ragexam import fmt
 from ragexam.storage.score_summary import AttributionSection, ScoreSummary
 from ragexam.report.tables import Column, Keys, pipeline_keys, pipeline_labels, print_fitted, print_legend
 from ragexam.report.terminal import PIPE_WIDTH, console  # noqa: F401  (the one console factory)
+
+if TYPE_CHECKING:
+    from ragexam.analysis.exam.compare import Flip, RunComparison
 
 __all__ = ["console", "print_runs", "print_score_summary", "show_run", "print_comparison", "print_gate"]
 
@@ -85,6 +88,10 @@ def print_score_summary(summary: Union[ScoreSummary, Mapping[str, Any]], con=Non
         print_judge(s.judge, con, labels)
     if att is not None:
         _print_stage_tables(att, con)
+    if s.segments is not None:
+        from ragexam.report.console_segments import print_segments
+
+        print_segments(s.segments, con)
 
 
 def _print_score_text(s: ScoreSummary, labels: Dict[str, str], con) -> None:
@@ -143,7 +150,7 @@ def show_run(summary: Mapping[str, Any], con=None) -> None:
         render_run(summary, con)
 
 
-def print_comparison(cmp: Any, con=None, *, max_flips: int = 30) -> None:
+def print_comparison(cmp: "RunComparison", con=None, *, max_flips: int = 30) -> None:
     """The output of ``ragexam compare``: per pipeline pair, the metric table (B − A), every verdict in
     words, then the questions that flipped."""
     from rich.text import Text
@@ -210,7 +217,7 @@ def _verdicts(con, rows: Sequence[tuple]) -> None:
     con.print(grid)
 
 
-def _flip(con, f: Any) -> None:
+def _flip(con, f: "Flip") -> None:
     """One flipped question, stacked: id, direction, type and ranks; the question; the evidence; the top
     ids of A and B."""
     from rich.table import Table

@@ -9,8 +9,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from ragexam import fmt
+from ragexam.types import JsonValue, PathLike
 
 if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
+
     from ragexam.questions.audit import AuditStatus
     from ragexam.questions.auditing import AuditOpened
     from ragexam.questions.audit import PendingBound
@@ -19,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["audit_keys", "print_audit_item", "print_audit", "print_queue", "audit_lines", "queue_json"]
 
 
-def _say(console: Any, text: str, style: Optional[str] = None) -> None:
+def _say(console: "Console", text: str, style: Optional[str] = None) -> None:
     console.print(text, style=style, highlight=False, markup=False, soft_wrap=True)
 
 
@@ -31,7 +34,7 @@ def audit_keys() -> str:
     return f"{GOOD_KEY} good · bad: {bad} · u undo · q stop (labels are kept)"
 
 
-def print_audit_item(console: Any, rec: Mapping[str, Any], position: int, total: int) -> None:
+def print_audit_item(console: "Console", rec: Mapping[str, JsonValue], position: int, total: int) -> None:
     """One sampled question as a person reads it: question, key, evidence, type."""
     _say(console, "")
     _say(console, f"question {position} of {total} sampled · {rec.get('query_id')} · {rec.get('type', '')}", "bold")
@@ -53,8 +56,8 @@ def _status_lines(status: "AuditStatus") -> Sequence[str]:
     return lines
 
 
-def print_audit(console: Any, opened: "AuditOpened", queue: Optional["ReviewQueue"] = None,
-                sheet: Optional[Any] = None) -> None:
+def print_audit(console: "Console", opened: "AuditOpened", queue: Optional["ReviewQueue"] = None,
+                sheet: Optional[PathLike] = None) -> None:
     """What ``review audit`` did: notes, the estimate, whether the checks' signals help, the sheet written."""
     for note in opened.notes:
         _say(console, f"note: {note}")
@@ -71,7 +74,7 @@ def print_audit(console: Any, opened: "AuditOpened", queue: Optional["ReviewQueu
                   "longer audited).", "dim")
 
 
-def print_queue(console: Any, queue: "ReviewQueue", records: Mapping[str, Mapping[str, Any]], status: "AuditStatus",
+def print_queue(console: "Console", queue: "ReviewQueue", records: Mapping[str, Mapping[str, JsonValue]], status: "AuditStatus",
                 stop: Optional["StopPoint"], target: float, top: int) -> None:
     """The review queue: whether the signals help, the first ``top`` questions with their risk, where to stop."""
     _say(console, f"audit: {status.text()}")

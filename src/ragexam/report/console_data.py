@@ -6,14 +6,20 @@ Rendering only: each function takes what :mod:`ragexam.api` (or the function it 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ragexam import fmt
+
+if TYPE_CHECKING:
+    from ragexam.data.catalog import DatasetInfo
+    from ragexam.data.evidence import Coverage
+    from ragexam.data.validation import ValidationReport
+    from ragexam.metrics.ranking import RankingResult
 
 __all__ = ["print_ranking_result", "print_validation", "print_datasets", "print_coverage"]
 
 
-def print_ranking_result(res: Any, title: str, console) -> None:
+def print_ranking_result(res: "RankingResult", title: str, console) -> None:
     """A :class:`~ragexam.metrics.ranking.RankingResult`: one row per metric (named as asked), the scored
     query count, the queries missing from the run, the excluded ones by reason, and the signature."""
     from rich.table import Table
@@ -37,7 +43,7 @@ def print_ranking_result(res: Any, title: str, console) -> None:
     console.print(f"signature: {res.signature}", style="dim", highlight=False, soft_wrap=True)
 
 
-def print_validation(report: Any, console, *, with_questions: bool) -> None:
+def print_validation(report: "ValidationReport", console, *, with_questions: bool) -> None:
     """A :class:`~ragexam.data.validation.ValidationReport`: every problem, a count by kind, and the verdict."""
     from rich.markup import escape
     from rich.table import Table
@@ -71,7 +77,7 @@ def print_validation(report: Any, console, *, with_questions: bool) -> None:
                   f"{fmt.plural(len(report.warnings), 'warning')} ({what})", highlight=False, soft_wrap=True)
 
 
-def print_datasets(infos: Sequence[Any], console) -> None:
+def print_datasets(infos: Sequence["DatasetInfo"], console) -> None:
     """The bundled question sets with their sizes and question types."""
     from rich.table import Table
 
@@ -86,8 +92,8 @@ def print_datasets(infos: Sequence[Any], console) -> None:
     console.print(table)
 
 
-def print_coverage(coverage: Any, console) -> None:
-    """An :class:`ragexam.api.Coverage`: every evidence string no chunk contains whole, with the chunk
+def print_coverage(coverage: "Coverage", console) -> None:
+    """A :class:`ragexam.data.evidence.Coverage`: every evidence string no chunk contains whole, with the chunk
     boundaries that cut it, then the count."""
     from rich.markup import escape
 

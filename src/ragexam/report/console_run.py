@@ -45,11 +45,18 @@ go to a second block below, never cut.  Numbers are written by :mod:`ragexam.fmt
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Protocol, Sequence, Union
 
 from ragexam import fmt
 from ragexam.report.tables import Column, Keys, pipeline_keys, pipeline_labels, print_fitted, print_legend
-from ragexam.storage.summary import ChunkSizes, Comparison, DatasetAudit, MissedQuestion, PipelineInfo, RerankStage, RunSummary
+from ragexam.storage.summary import (ChunkSizes, Comparison, DatasetAudit, EmbeddingCount, MissedQuestion, PipelineInfo,
+                                     RerankStage, RunSummary)
+from ragexam.types import JsonObject
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ragexam.analysis.exam.run import RunResult
 
 __all__ = ["render_run", "render_where_next", "render_outcome", "render_demo_intro"]
 
@@ -208,12 +215,26 @@ def _size_text(name: str, c: ChunkSizes) -> str:
     return out
 
 
+def _embedding_text(u: EmbeddingCount) -> str:
+    """``e5 passages: 8,210 asked, 3,120 distinct (5,090 shared, 220 of them only up to whitespace); 1,200 read from
+    the cache, 1,920 embedded``."""
+    shared = (f" ({u.shared:,} shared" + (f", {u.whitespace:,} of them only up to whitespace" if u.whitespace else "")
+              + ")") if u.shared else ""
+    done = "; ".join(f"{n:,} {what}" for n, what in ((u.cached, "read from the cache"), (u.embedded, "embedded")) if n)
+    return (f"{u.embedder} {fmt.noun(u.texts, u.role)}: {u.texts:,} asked, {u.distinct:,} distinct{shared}"
+            + (f"; {done}" if done else ""))
+
+
 def _chunking_rows(summary: RunSummary) -> List[Any]:
-    """The dataset card's rows of the chunking block: each chunking's sizes, and the context budgets."""
+    """The dataset card's rows of the chunking block: each chunking's sizes, the embeddings the chunkers shared (a
+    study of several), and the context budgets."""
     ch = summary.chunking
     if ch is None:
         return []
     rows = [("chunks" if i == 0 else "", _size_text(name, c)) for i, (name, c) in enumerate(ch.sizes.items())]
+    if len([c for c in ch.sizes.values() if c.kind == "chunker"]) > 1 and summary.timing is not None:
+        rows.extend(("embedded" if i == 0 else "", _embedding_text(u))
+                    for i, u in enumerate(u for u in summary.timing.embeddings if u.role == "passage"))
     if ch.budgets:
         why = ("given with -k" if ch.budget_rule == "given" else
                f"{summary.miss_k} chunks of the median mean size: chunkings of different size are compared")
@@ -611,7 +632,7 @@ def _signatures(console, summary: RunSummary) -> None:
         console.print(line, soft_wrap=True)
 
 
-def render_run(summary: Any, console=None, *, max_missed: int = MAX_MISSED) -> None:
+def render_run(summary: Union[RunSummary, JsonObject], console=None, *, max_missed: int = MAX_MISSED) -> None:
     """Print every table of a run summary (a :class:`~ragexam.storage.summary.RunSummary` or its JSON object;
     see the module docstring) to ``console``."""
     summary = RunSummary.from_dict(summary)
@@ -645,7 +666,19 @@ def render_run(summary: Any, console=None, *, max_missed: int = MAX_MISSED) -> N
     _signatures(console, summary)
 
 
-def render_outcome(outcome: Any, console=None, *, demo: bool = False) -> None:
+class RunOutcomeView(Protocol):
+    """What :func:`render_outcome` reads of a :class:`ragexam.api.RunOutcome` (the api sits above this layer)."""
+
+    @property
+    def result(self) -> "RunResult": ...
+
+    @property
+    def out(self) -> Optional["Path"]: ...
+
+    def notes(self) -> List[str]: ...
+
+
+def render_outcome(outcome: "RunOutcomeView", console=None, *, demo: bool = False) -> None:
     """What ``ragexam run``/``demo`` prints: the run's tables, where to look next (demo) or the folder written,
     and one line per thing written (:class:`ragexam.api.RunOutcome`)."""
     console = console or _console()

@@ -8,12 +8,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, List
 
 from ragexam import fmt
+from ragexam.analysis.answers.traffic import is_traced
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from ragexam.analysis.answers.scored import ScoreReport
-    from ragexam.storage.score_summary import AttributionSection
+    from ragexam.storage.score_summary import AttributionSection, ScoreSummary
 
 __all__ = ["print_plan", "print_score", "print_answer_outcome", "print_agreement"]
 
@@ -61,9 +62,9 @@ def _sum_cost(a: object, b: object) -> object:
 def print_score(report: ScoreReport, console: Console, *, list_n: int = 30) -> None:
     """The tables of a live :class:`~ragexam.analysis.answers.scored.ScoreReport` from its summary: notes, text
     metrics per pipeline and type, the judge's metrics with coverage and usage, its agreement with itself, stage
-    attribution, and up to ``list_n`` questions that are not ok (from its rows)."""
+    attribution, and up to ``list_n`` questions that are not ok (from its rows); then the segments (``--by``,
+    traced answers: :mod:`ragexam.report.console_segments`)."""
     from rich.markup import escape
-    from rich.table import Table
 
     s = report.summary
     for note in s.notes:
@@ -72,6 +73,29 @@ def print_score(report: ScoreReport, console: Console, *, list_n: int = 30) -> N
     if missing:
         console.print(f"[yellow]questions without an answer[/] (listed as unjudged: no_answer): "
                       f"{escape(', '.join(f'{p}: {n}' for p, n in missing.items()))}", highlight=False, soft_wrap=True)
+    if not any(a.n for a in s.text.values()):
+        console.print("text metrics vs ground_truth: none (no answered question has a reference answer)",
+                      highlight=False, soft_wrap=True)
+    else:
+        _print_text(s, console)
+    if s.judge is not None:
+        from ragexam.report.console_judge import print_judge
+
+        print_judge(s.judge, console)
+    _print_attribution(s.attribution, s.dataset.pipelines, console)
+    if list_n and not any(is_traced(r.question) for r in report.rows):  # traced answers: the segments' list
+        _print_questions(report, console, list_n)
+    if s.segments is not None:
+        from ragexam.report.console_segments import print_segments
+
+        print_segments(s.segments, console, list_n=list_n)
+
+
+def _print_text(s: ScoreSummary, console: Console) -> None:
+    """Text metrics per pipeline and question type, then their signatures."""
+    from rich.markup import escape
+    from rich.table import Table
+
     t = Table(title="text metrics vs ground_truth (answerable questions)")
     for col in ("pipeline", "type", "n", "BLEU", "chrF", "ROUGE-L"):
         t.add_column(col, justify="left" if col in ("pipeline", "type") else "right")
@@ -87,14 +111,6 @@ def print_score(report: ScoreReport, console: Console, *, list_n: int = 30) -> N
     for name, sig in sigs.items():
         console.print(f"  {name}: {sig}", style="dim", highlight=False, soft_wrap=True)
 
-    if s.judge is not None:
-        from ragexam.report.console_judge import print_judge
-
-        print_judge(s.judge, console)
-    _print_attribution(s.attribution, s.dataset.pipelines, console)
-    if list_n:
-        _print_questions(report, console, list_n)
-
 
 def _print_attribution(att: AttributionSection, pipelines: List[str], console: Console) -> None:
     """Per pipeline the label x question-type table with totals, the unjudged reasons, then the signature."""
@@ -103,16 +119,21 @@ def _print_attribution(att: AttributionSection, pipelines: List[str], console: C
 
     for p in pipelines:
         mat = att.by_type.get(p) or {}
+        counts = att.counts.get(p) or {}
+        reasons = att.unjudged_reasons.get(p) or {}
+        if counts and all(n == 0 for lab, n in counts.items() if lab != "unjudged"):
+            console.print(f"stage attribution: {escape(p)}: every one of its {counts.get('unjudged', 0)} answers "
+                          "unjudged (" + escape(", ".join(f"{k}: {v}" for k, v in reasons.items())) + ")",
+                          highlight=False, soft_wrap=True)
+            continue
         t = Table(title=f"stage attribution: {p}")
         t.add_column("label")
         for ty in mat:
             t.add_column(escape(ty), justify="right")
         t.add_column("total", justify="right")
-        counts = att.counts.get(p) or {}
         for lab in att.labels:
             t.add_row(lab, *[str(mat[ty][lab]) for ty in mat], str(counts[lab]))
         console.print(t)
-        reasons = att.unjudged_reasons.get(p) or {}
         if reasons:
             console.print("  unjudged: " + escape(", ".join(f"{k}: {v}" for k, v in reasons.items())),
                           highlight=False, soft_wrap=True)

@@ -48,13 +48,16 @@ import os
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 from ragexam import fmt
 from ragexam._version import __version__
 from ragexam.report import sections
 from ragexam.report.i18n import Html, current, language, speaking
 from ragexam.report.views import RunView, fmt_e as _e
+
+if TYPE_CHECKING:
+    from ragexam.storage.score_summary import SegmentsSection
 
 __all__ = ["write_report", "render_report", "FONT_STACK", "MONO_STACK", "REPORT_JS", "fragment_css"]
 
@@ -194,19 +197,25 @@ def _missed(view: RunView) -> str:
 
 
 def render_report(summary: Any, per_question: Sequence[Mapping[str, Any]],
-                  answers: Optional[Mapping[str, Any]] = None, lang: str = "en") -> str:
+                  answers: Optional[Mapping[str, Any]] = None, lang: str = "en",
+                  segments: Optional["SegmentsSection"] = None) -> str:
     """The report as one HTML string (see the module docstring), in ``lang`` (``en``, the default, or ``ko``: every
     text of the report's catalogue, :mod:`ragexam.report.strings`; data and ragexam's computed words stay as
-    they are)."""
+    they are); ``segments``: a score's :class:`~ragexam.storage.score_summary.SegmentsSection` (``score --by``),
+    shown after the judge."""
     with speaking(language(lang)):
-        return _render(summary, per_question, answers)
+        return _render(summary, per_question, answers, segments)
 
 
-def _render(summary: Any, per_question: Sequence[Mapping[str, Any]], answers: Optional[Mapping[str, Any]]) -> str:
+def _render(summary: Any, per_question: Sequence[Mapping[str, Any]], answers: Optional[Mapping[str, Any]],
+            segments: Optional["SegmentsSection"]) -> str:
+    from ragexam.report.segments_html import section as segments_section
+
     t = current().t
     view = RunView.of(summary, per_question, answers)
     body = [_header(view), "<main>", sections.scores(view), sections.rerank(view), sections.judge(view.judge, view.dot),
-            sections.plots(view), _missed(view), sections.dataset(view), sections.settings(view)]
+            segments_section(segments, current().code), sections.plots(view), _missed(view), sections.dataset(view),
+            sections.settings(view)]
     if view.notes:
         en = "" if current().code == "en" else ' lang="en"'
         body.append(f'<section id="notes"><h2>{t("r.html.notes")}</h2><ul{en}>'
@@ -231,7 +240,8 @@ def _script() -> str:
 
 
 def write_report(summary: Any, per_question: Sequence[Mapping[str, Any]], out_path: PathLike,
-                 answers: Optional[Mapping[str, Any]] = None, lang: str = "en") -> Path:
+                 answers: Optional[Mapping[str, Any]] = None, lang: str = "en",
+                 segments: Optional["SegmentsSection"] = None) -> Path:
     """Write the self-contained HTML report of a run to ``out_path`` (UTF-8); returns the path.
 
     ``summary`` is the run's :class:`~ragexam.storage.summary.RunSummary` (or the ``summary.json`` object),
@@ -244,7 +254,7 @@ def write_report(summary: Any, per_question: Sequence[Mapping[str, Any]], out_pa
     from ragexam.storage.paths import check_output_file
 
     out = check_output_file(out_path, option="out_path")
-    text = render_report(summary, per_question, answers, lang)
+    text = render_report(summary, per_question, answers, lang, segments)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=str(out.parent))
     try:

@@ -23,10 +23,19 @@ Malgun Gothic, Apple SD Gothic Neo, …) with DejaVu Sans for the rest; when non
 from __future__ import annotations
 
 import warnings
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError, MissingDependencyError
 from ragexam.storage.summary import RunSummary
+from ragexam.types import JsonObject
+
+if TYPE_CHECKING:
+    from ragexam.analysis.exam.run import RunResult
+    from ragexam.storage.runfolder import RunData, RunRow
+
+#: what a plot reads a run from: a RunResult, a RunData (a run folder or a recorded run), a RunSummary or a
+#: summary.json object, or ``(summary, per-question rows)``
+RunInput = Union["RunResult", "RunData", RunSummary, JsonObject, Tuple[RunSummary, Sequence["RunRow"]]]
 
 __all__ = ["k_sweep", "fbeta", "by_type", "first_rank", "attribution", "KOREAN_FONTS", "korean_font",
            "RagexamWarning"]
@@ -90,7 +99,7 @@ def _style(ax, font: Optional[str]) -> None:
             label.set_fontfamily([font, "DejaVu Sans"])
 
 
-def _summary(run: Any) -> RunSummary:
+def _summary(run: RunInput) -> RunSummary:
     """The typed run summary of a RunResult, a RunData, a RunSummary or a summary.json object."""
     summary = getattr(run, "summary", run)
     if isinstance(summary, RunSummary):
@@ -109,7 +118,7 @@ def _legend(ax, font: Optional[str]) -> None:
     ax.legend(fontsize=8, frameon=False, prop={"family": [font, "DejaVu Sans"], "size": 8} if font else None)
 
 
-def k_sweep(run: Any):
+def k_sweep(run: RunInput):
     """P@K, R@K and F1@K against K (one panel each), one line per pipeline (from ``results[p].sweep``)."""
     summary = _summary(run)
     fig, font = _figure(3)
@@ -130,7 +139,7 @@ def k_sweep(run: Any):
     return fig
 
 
-def fbeta(run: Any):
+def fbeta(run: RunInput):
     """F-beta@K against β (0.5, 1, 2: precision-leaning to recall-leaning), one panel per K, one line per
     pipeline (from ``results[p].fbeta``)."""
     summary = _summary(run)
@@ -155,7 +164,7 @@ def fbeta(run: Any):
     return fig
 
 
-def by_type(run: Any, metric: Optional[str] = None):
+def by_type(run: RunInput, metric: Optional[str] = None):
     """``metric`` (default: the run's first main metric at its miss cutoff, e.g. ``hit@5``) per question
     type: one bar per pipeline, whiskers at the 95% bootstrap interval, ``n`` under each type."""
     summary = _summary(run)
@@ -198,7 +207,7 @@ def by_type(run: Any, metric: Optional[str] = None):
     return fig
 
 
-def _rows(run: Any) -> Sequence[Mapping[str, Any]]:
+def _rows(run: RunInput) -> Sequence["RunRow"]:
     rows = getattr(run, "per_question", None)
     if rows is None and isinstance(run, tuple) and len(run) == 2:
         rows = run[1]
@@ -208,7 +217,7 @@ def _rows(run: Any) -> Sequence[Mapping[str, Any]]:
     return rows
 
 
-def first_rank(run: Any, max_rank: int = 10):
+def first_rank(run: RunInput, max_rank: int = 10):
     """Share of the scored questions by the rank of their first correct unit (1 … ``max_rank``, then
     ``>max_rank`` for found further down, and ``none`` for not found within the retrieval depth), bars per
     pipeline; a dashed line marks the run's miss cutoff."""
@@ -242,7 +251,7 @@ def first_rank(run: Any, max_rank: int = 10):
     return fig
 
 
-def attribution(run: Any, pipeline: Optional[str] = None):
+def attribution(run: RunInput, pipeline: Optional[str] = None):
     """Questions per type (rows) by the stage that lost the answer (columns), one panel per pipeline, with
     counts written in the cells and shading by the share of the row.  Needs the ``attribution`` section that
     ``ragexam score`` adds (``{pipeline: {type: {stage: count}}}``); a score report's attribution works too."""
@@ -278,7 +287,7 @@ def attribution(run: Any, pipeline: Optional[str] = None):
     return fig
 
 
-def _attribution_matrix(run: Any) -> Dict[str, Dict[str, Dict[str, int]]]:
+def _attribution_matrix(run: RunInput) -> Dict[str, Dict[str, Dict[str, int]]]:
     att = getattr(run, "attribution", None)
     if att is not None and hasattr(att, "matrix") and hasattr(att, "pipelines"):
         return {p: att.matrix(p) for p in att.pipelines}

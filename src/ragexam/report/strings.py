@@ -356,4 +356,66 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "r.facts.rule.doc": (" (a chunk counts for its document; k counts distinct documents)",
                          " (청크는 그 문서로 정답 여부가 정해지고, k는 서로 다른 문서 수)"),
     "r.facts.run": ("run <code>{id}</code>", "실행 <code>{id}</code>"),
+    # -- a score's segments (score --by: ragexam.report.segments_html) ------------------------------------------
+    "r.seg.nav": ("Segments", "구간"),
+    "r.seg.title": ("Segments by <code>{by}</code>", "<code>{by}</code>별 구간"),
+    "r.seg.title_all": ("All answers", "전체 답변"),
+    "r.seg.intro": ("Each segment's judge metrics over its judged answers (the mean, its 95% interval below, n judged), "
+                    "the exam's evidence on the answers whose question is an exam question, feedback, latency and "
+                    "tokens.", "구간마다 판정된 답변에 대한 심판 지표(평균, 그 아래 95% 구간, 판정한 답변 수), 시험 "
+                    "문제와 같은 질문의 답변에 대해 시험 근거로 잰 결과, 피드백, 지연 시간과 토큰 수입니다."),
+    "r.seg.baseline": ('Baseline: <b class="data">{name}</b>.', '기준 구간: <b class="data">{name}</b>.'),
+    "r.seg.overlap": ("An answer is counted in every <code>{by}</code> it has: the segments overlap.",
+                      "답변은 자기가 가진 <code>{by}</code>마다 모두 셉니다. 구간끼리 겹칩니다."),
+    "r.seg.too_few": ("too few", "너무 적음"),
+    "r.seg.n": ("n = {n}", "{n}개"),
+    "r.seg.of": ("{k} of {n}", "{n}개 중 {k}개"),
+    "r.seg.col.segment": ("segment", "구간"),
+    "r.seg.col.answers": ("answers", "답변"),
+    "r.seg.col.questions": ("questions", "질문"),
+    "r.seg.col.failed": ("failed requests", "실패한 요청"),
+    "r.seg.col.negative": ("negative feedback", "부정 피드백"),
+    "r.seg.col.exam": ("exam: {metric}", "시험 근거: {metric}"),
+    "r.seg.spread.title": ("Latency and tokens", "지연 시간과 토큰"),
+    "r.seg.spread.note": ("p50 / p90 / p99 and the number of answers that recorded it. A percentile is shown only when "
+                          "values lie above it: p90 needs 10 of them, p99 100.",
+                          "p50 / p90 / p99와 값을 기록한 답변 수입니다. 백분위수는 그보다 큰 값이 있을 때만 보입니다. "
+                          "p90은 10개, p99는 100개가 있어야 합니다."),
+    "r.seg.col.latency": ("latency (ms)", "지연 시간 (ms)"),
+    "r.seg.tokens.input": ("input tokens", "입력 토큰"),
+    "r.seg.tokens.output": ("output tokens", "출력 토큰"),
+    "r.seg.tokens.total": ("total tokens", "전체 토큰"),
+    "r.seg.cmp.title": ("Against the baseline", "기준 구간과 비교"),
+    "r.seg.cmp.note": ("B − A per metric: paired on the questions both segments asked when they share at least "
+                       "{min_n}, otherwise unpaired on all their answers; p after Holm's correction over the {n} "
+                       "comparisons.", "지표마다 B − A입니다. 두 구간이 같은 질문을 {min_n}개 이상 받았으면 그 질문으로 "
+                       "짝지어 비교하고, 아니면 모든 답변을 짝짓지 않고 비교합니다. p는 비교 {n}개 전체에 Holm "
+                       "보정을 한 값입니다."),
+    "r.seg.col.metric": ("metric", "지표"),
+    "r.seg.col.compared_on": ("compared on", "비교 방식"),
+    "r.seg.col.diff": ("diff", "차이"),
+    "r.seg.col.ci": ("95% CI", "95% 구간"),
+    "r.seg.col.p": ("p (Holm)", "p (Holm 보정)"),
+    "r.seg.col.verdict": ("verdict", "판정"),
+    "r.seg.paired": ("paired, {n} questions", "짝지은 비교, 질문 {n}개"),
+    "r.seg.left_out": ("; {n} answers of other questions left out", "; 다른 질문의 답변 {n}개는 빠짐"),
+    "r.seg.unpaired": ("unpaired, {a} and {b} answers", "짝짓지 않은 비교, 답변 {a}개와 {b}개"),
+    "r.seg.cmp_too_few": ("too few to compare", "비교하기에 너무 적음"),
+    "r.seg.in_both": ("; {n} answers in both segments not compared", "; 두 구간에 모두 든 답변 {n}개는 비교하지 않음"),
+    "r.seg.worst.title": ("Answers to read first", "먼저 읽을 답변"),
+    "r.seg.worst.note": ("Negative feedback first, then failed requests, failed judge verdicts and the lowest judged "
+                         "scores.", "부정 피드백, 실패한 요청, 통과하지 못한 심판 판정, 가장 낮은 판정 점수 순입니다."),
+    "r.seg.col.answer_id": ("answer", "답변 ID"),
+    "r.seg.col.why": ("why", "이유"),
+    "r.seg.col.question": ("question", "질문"),
+    "r.seg.exam": ("{m} of {n} traced answers ask a question of the exam <code>{qa}</code> ({exact} exact, {near} "
+                   "near: cosine ≥ {t} with the same numbers); their contexts are also graded against the exam's "
+                   "evidence (the exam columns).", "추적된 답변 {n}개 중 {m}개가 시험 <code>{qa}</code>의 질문입니다 "
+                   "(같은 질문 {exact}개, 거의 같은 질문 {near}개: 코사인 {t} 이상이고 숫자가 같음). 이 답변의 "
+                   "컨텍스트는 시험 근거로도 채점합니다 (시험 근거 열)."),
+    "r.seg.exam_none": ("None of the {n} traced answers asks a question of the exam <code>{qa}</code>.",
+                        "추적된 답변 {n}개 중 시험 <code>{qa}</code>의 질문은 없습니다."),
+    "r.seg.warnings": ("The judge's own check", "심판 점검 결과"),
+    "r.seg.notes": ("Notes", "참고"),
+    "r.seg.none": ("No answers to segment.", "구간으로 나눌 답변이 없습니다."),
 }

@@ -25,7 +25,8 @@ from __future__ import annotations
 import math
 import unicodedata
 from html import escape
-from typing import Dict, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam import fmt
 
@@ -174,6 +175,18 @@ def _title_lines(title: str, width: float) -> List[str]:
     return wrap_label(title, width - 12, TITLE_PX)
 
 
+def _open(css_class: str, width: int, height: int, title: str, title_lines: Sequence[str],
+          data_attrs: Mapping[str, str]) -> List[str]:
+    """The opening ``<svg>`` of a chart (its class, size, ``data-`` attributes), its title and the title's lines."""
+    attrs = "".join(f' data-{_e(k)}="{_e(v)}"' for k, v in data_attrs.items())
+    spans = "".join(f'<tspan x="{width / 2:.1f}" dy="{0 if i == 0 else 16}">{_e(t)}</tspan>'
+                    for i, t in enumerate(title_lines))
+    return [f'<svg class="chart {css_class}" width="{width}" '
+            f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}"{attrs}>',
+            f"<title>{_e(title)}</title>",
+            f'<text class="ctitle" x="{width / 2:.1f}" y="18" text-anchor="middle">{spans}</text>']
+
+
 def _frame(title: str, y_label: str, x_label: str, width: int, height: int, y_max: float,
            percent: bool, css_class: str, data_attrs: Dict[str, str],
            x_label_lines: int = 1) -> Tuple[List[str], Dict[str, float]]:
@@ -187,13 +200,7 @@ def _frame(title: str, y_label: str, x_label: str, width: int, height: int, y_ma
     ticks = [(v, _tick_label(v, y_max, percent)) for v in _ticks(y_max)]
     left, right = _left_margin(y_max, percent), width - _M["right"]
     top, bottom = _M["top"] + extra_top, height - _M["bottom"] - extra_bottom
-    attrs = "".join(f' data-{_e(k)}="{_e(v)}"' for k, v in data_attrs.items())
-    spans = "".join(f'<tspan x="{width / 2:.1f}" dy="{0 if i == 0 else 16}">{_e(t)}</tspan>'
-                    for i, t in enumerate(title_lines))
-    parts = [f'<svg class="chart {css_class}" width="{width}" '
-             f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}"{attrs}>',
-             f"<title>{_e(title)}</title>",
-             f'<text class="ctitle" x="{width / 2:.1f}" y="18" text-anchor="middle">{spans}</text>']
+    parts = _open(css_class, width, height, title, title_lines, data_attrs)
     for v, label in ticks:
         y = bottom - (bottom - top) * v / y_max
         parts.append(f'<line class="grid" x1="{left}" x2="{right}" y1="{y:.1f}" y2="{y:.1f}"/>')
@@ -258,30 +265,44 @@ def line_chart(title: str, x_labels: Sequence[str], series: Sequence[Tuple[str, 
     return "".join(parts)
 
 
+@dataclass(frozen=True)
+class BarAxes:
+    """The frame of :func:`bar_chart`: the axis labels, the top of the y axis (``None``: a nice maximum over the
+    values and whiskers), ticks as percentages, the size, and ``data-`` attributes of the ``<svg>``."""
+
+    y_label: str = ""
+    x_label: str = ""
+    y_max: Optional[float] = None
+    percent: bool = False
+    width: int = _W
+    height: int = _H
+    data_attrs: Optional[Dict[str, str]] = None
+
+
 def bar_chart(title: str, groups: Sequence[str],
               series: Sequence[Tuple[str, Sequence[Optional[Tuple[float, Optional[float], Optional[float]]]]]], *,
-              y_label: str = "", x_label: str = "", y_max: Optional[float] = None, percent: bool = False,
-              width: int = _W, height: int = _H, tooltips: Optional[Sequence[Sequence[str]]] = None,
-              marker_after: Optional[int] = None, marker_label: str = "",
-              data_attrs: Optional[Dict[str, str]] = None) -> str:
+              tooltips: Optional[Sequence[Sequence[str]]] = None, marker_after: Optional[int] = None,
+              marker_label: str = "", **axes: object) -> str:
     """Grouped bars with optional whiskers.
 
     ``series`` is ``[(name, [(value, low, high) or None for each group]), ...]``; ``low``/``high``
-    (a confidence interval) draw a whisker when both are given.  ``y_max`` defaults to a nice
-    maximum over values and whiskers.  ``tooltips[s][g]`` overrides the hover text of a bar.
-    ``marker_after=i`` draws a dashed vertical line after group ``i`` labelled ``marker_label``.
+    (a confidence interval) draw a whisker when both are given.  ``tooltips[s][g]`` overrides the hover text
+    of a bar.  ``marker_after=i`` draws a dashed vertical line after group ``i`` labelled ``marker_label``.
+    ``axes``: the keywords of :class:`BarAxes` (``y_label``, ``x_label``, ``y_max``, ``percent``, ``width``,
+    ``height``, ``data_attrs``).
     """
+    ax = BarAxes(**axes)  # type: ignore[arg-type]
     top_value = 0.0
     for _, vals in series:
         for v in vals:
             if v is not None:
                 top_value = max(top_value, v[0], v[2] if v[2] is not None else 0.0)
-    y_max = y_max if y_max is not None else nice_max(top_value)
+    y_max = ax.y_max if ax.y_max is not None else nice_max(top_value)
     ng, ns = max(len(groups), 1), max(len(series), 1)
-    gw = (width - _left_margin(y_max, percent) - _M["right"]) / ng
+    gw = (ax.width - _left_margin(y_max, ax.percent) - _M["right"]) / ng
     group_lines = [wrap_label(str(g), gw - 4) for g in groups]
-    parts, f = _frame(title, y_label, x_label, width, height, y_max, percent, "bars", data_attrs or {},
-                      x_label_lines=max((len(g) for g in group_lines), default=1))
+    parts, f = _frame(title, ax.y_label, ax.x_label, ax.width, ax.height, y_max, ax.percent, "bars",
+                      ax.data_attrs or {}, x_label_lines=max((len(g) for g in group_lines), default=1))
     bw = min(28.0, gw * 0.8 / ns)
 
     def py(v: float) -> float:
@@ -352,13 +373,7 @@ def heatmap(title: str, rows: Sequence[str], cols: Sequence[str], counts: Sequen
     top = 8 + 16 * len(title_lines) + LINE_PX * head_lines + 6
     heights = [max(26.0, LINE_PX * len(x) + 10) for x in row_lines]
     height = int(math.ceil(top + sum(heights) + 10))
-    attrs = "".join(f' data-{_e(k)}="{_e(v)}"' for k, v in (data_attrs or {}).items())
-    spans = "".join(f'<tspan x="{width / 2:.1f}" dy="{0 if i == 0 else 16}">{_e(t)}</tspan>'
-                    for i, t in enumerate(title_lines))
-    parts = [f'<svg class="chart heat" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}" role="img" aria-label="{_e(title)}"{attrs}>',
-             f"<title>{_e(title)}</title>",
-             f'<text class="ctitle" x="{width / 2:.1f}" y="18" text-anchor="middle">{spans}</text>']
+    parts = _open("heat", width, height, title, title_lines, data_attrs or {})
     first_line = top - 6 - LINE_PX * (head_lines - 1) - 3
     for ci, lines in enumerate(col_lines):
         # bottom-aligned: a one-line label sits on the same line as the last line of a two-line one

@@ -112,7 +112,7 @@ def _blocks(console, keys: Keys, value_columns, values, sections, table_kw) -> L
 
 def print_fitted(console, *, title: Optional[str], keys: Union[Keys, Sequence[Keys]],
                  value_columns: Sequence[Column], values: Sequence[Sequence[Cell]], sections: Sequence[int] = (),
-                 **table_kw: Any) -> int:
+                 **table_kw: object) -> int:
     """Print a table of ``values`` (one list of cells per row) under ``value_columns``, named by the first
     variant of ``keys`` that fits the console in one piece (else the last variant, split into blocks of
     value columns).  ``sections``: row indices after which a separator line is drawn.  The title is printed

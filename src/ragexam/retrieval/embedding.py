@@ -4,8 +4,10 @@
 
 1. the texts are taken in windows of ``window`` (default 65,536), so memory follows the window and
    not the corpus (a 1M-chunk corpus never has all its vectors in two places at once);
-2. in a window, texts already cached under ``(embedder.identity, role, text)`` are read back
-   (:mod:`ragexam.retrieval.cache`); each distinct missing text is embedded once;
+2. in a window, texts already cached under ``(embedder.identity, role, input)`` are read back
+   (:mod:`ragexam.retrieval.cache`), where ``input`` is what the model sees of the text when the embedder says so
+   (``model_inputs``: e5's normalized text, so two texts that differ only in whitespace e5 collapses share one
+   vector) and the text itself otherwise; each distinct missing input is embedded once;
 3. the missing texts go to the executor (:mod:`ragexam.exec`) in batches of ``batch_size``
    through an :class:`EmbedWorker` (the model is loaded once per worker process or Ray actor;
    locally the default is to run in this process, since the embedders already use every core
@@ -21,12 +23,15 @@ nothing to an HTTP call.
 
 from __future__ import annotations
 
+import contextvars
 import copy
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Mapping, Sequence
 
 from ragexam import fmt
 from ragexam.errors import RagexamError
+from ragexam.storage.summary import EmbeddingCount
 from ragexam.retrieval.progress import progress_bar
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -34,8 +39,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ragexam.exec.base import Executor
     from ragexam.retrieval.cache import Cache
+    from ragexam.retrieval.embedders import Embedder
 
-__all__ = ["iter_embeddings", "embed_cached", "EmbedWorker", "check_vectors", "WINDOW"]
+__all__ = ["iter_embeddings", "embed_cached", "EmbedWorker", "check_vectors", "WINDOW", "input_keys",
+           "record_embeddings", "EmbeddingLedger"]
 
 #: Texts per window of :func:`iter_embeddings`.
 WINDOW = 65536
@@ -43,7 +50,7 @@ WINDOW = 65536
 _LOADED = ("_model", "_session", "_st_model")
 
 
-def _portable(embedder: Any) -> Any:
+def _portable(embedder: "Embedder") -> "Embedder":
     """A shallow copy of ``embedder`` without its loaded model, so it pickles and loads afresh in a worker."""
     if not any(getattr(embedder, a, None) is not None for a in _LOADED):
         return embedder
@@ -62,7 +69,7 @@ class EmbedWorker:
     thread count to embedders that take one (``num_threads``); it never changes vectors.
     """
 
-    embedder: Any
+    embedder: "Embedder"
     role: str
     gpus: float = 0
     name: str = "embed"
@@ -86,7 +93,7 @@ class EmbedWorker:
         return e.embed_queries if self.role == "query" else e.embed_passages
 
 
-def check_vectors(vecs: "np.ndarray", n: int, embedder: Any) -> "np.ndarray":
+def check_vectors(vecs: "np.ndarray", n: int, embedder: "Embedder") -> "np.ndarray":
     """``vecs`` as a float32 ``(n, dim)`` array; :class:`RagexamError` for a wrong shape or non-finite values."""
     import numpy as np
 
@@ -99,8 +106,12 @@ def check_vectors(vecs: "np.ndarray", n: int, embedder: Any) -> "np.ndarray":
     return vecs
 
 
-def _batches(embedder: Any, role: str, texts: list, batch_size: int, executor: "Executor | None"):
-    """``(start, size, vectors)`` for consecutive batches of ``texts``, in order (``size`` texts were sent)."""
+def _batches(embedder: "Embedder", role: str, texts: list, batch_size: int, executor: "Executor | None"):
+    """``(start, size, vectors)`` for consecutive batches of ``texts``, in order (``size`` texts were sent).  In this
+    process a batch holds at least ``embedder.min_batch`` texts when the embedder says so (e5: its worker threads
+    drain at the end of every call, so calls of 32 texts left a core idle at each end; results never change)."""
+    if executor is None or getattr(executor, "name", None) == "local":
+        batch_size = max(batch_size, int(getattr(embedder, "min_batch", 0) or 0))
     if executor is None or getattr(embedder, "endpoint", None) is not None:
         embed = embedder.embed_queries if role == "query" else embedder.embed_passages
         for s in range(0, len(texts), batch_size):
@@ -113,34 +124,111 @@ def _batches(embedder: Any, role: str, texts: list, batch_size: int, executor: "
         yield s, len(vecs), vecs  # the executor checked one result per text
 
 
-def iter_embeddings(embedder: Any, texts: Sequence[str], role: str, cache: "Cache | None", *,
+class EmbeddingLedger:
+    """The embeddings of one run (:func:`record_embeddings`): per embedder and role what it did
+    (:class:`~ragexam.storage.summary.EmbeddingCount`, the run summary's record: texts asked, distinct inputs, read
+    from the cache, embedded, shared -- a chunk another chunker made too, the questions of a second pipeline --
+    and shared only up to whitespace, equal after the embedder's normalization: e5's
+    :meth:`~ragexam.retrieval.e5.E5Embedder.model_inputs`), the inputs and texts already asked, and -- when the
+    run has no cache -- their vectors, so that a chunk two chunkers share is embedded once all the same."""
+
+    #: vectors kept for a run without a cache, at most (1.5 KB each for e5's 384 floats)
+    MEMO_LIMIT = 100_000
+
+    def __init__(self) -> None:
+        self.uses: dict[tuple[str, str], EmbeddingCount] = {}
+        self._inputs: dict[tuple[str, str], set] = {}
+        self._texts: dict[tuple[str, str], set] = {}
+        self.memo: dict[bytes, "np.ndarray"] = {}
+
+    def keep(self, keys: Sequence[bytes], vectors: "np.ndarray") -> None:
+        """Keep vectors for later calls of the run (a run without a cache), up to :attr:`MEMO_LIMIT`."""
+        room = self.MEMO_LIMIT - len(self.memo)
+        if room > 0:
+            self.memo.update(zip(keys[:room], vectors[:room]))
+
+    def count(self, embedder: "Embedder", role: str, texts: Sequence[str], keys: Sequence[bytes],
+              todo: Mapping[bytes, str]) -> None:
+        """Count ``texts`` (with their input ``keys``; ``todo``: the keys about to be embedded) as asked in this
+        run: an input first asked now was read from the cache unless it is in ``todo``."""
+        at = (str(embedder.identity), role)
+        use = self.uses.setdefault(at, EmbeddingCount(embedder=str(embedder.name), role=role))
+        inputs, seen = self._inputs.setdefault(at, set()), self._texts.setdefault(at, set())
+        for t, k in zip(texts, keys):
+            h, ki = hash(t), int.from_bytes(k[:8], "little")  # 8 of the key's 32 bytes: counting, not caching
+            use.texts += 1
+            if ki in inputs:
+                use.shared += 1
+                use.whitespace += h not in seen
+            else:
+                inputs.add(ki)
+                use.distinct += 1
+                if k in todo:
+                    use.embedded += 1
+                else:
+                    use.cached += 1
+            seen.add(h)
+
+
+_LEDGER: "contextvars.ContextVar[EmbeddingLedger | None]" = contextvars.ContextVar("ragexam_embeddings",
+                                                                                   default=None)
+
+
+@contextmanager
+def record_embeddings() -> Iterator[EmbeddingLedger]:
+    """Count (and share) every embedding of the enclosed block, e.g. a run's retrieve stage: see
+    :class:`EmbeddingLedger`."""
+    ledger = EmbeddingLedger()
+    token = _LEDGER.set(ledger)
+    try:
+        yield ledger
+    finally:
+        _LEDGER.reset(token)
+
+
+def input_keys(embedder: "Embedder", texts: Sequence[str], role: str) -> list[bytes]:
+    """The cache key of each text's vector: its model input's (``embedder.model_inputs``, e.g. e5's normalized
+    text) when the embedder says what it sees, so texts with the same input share one entry; else the text's."""
+    from ragexam.retrieval.cache import content_key
+
+    identity = embedder.identity
+    inputs = getattr(embedder, "model_inputs", None)
+    if callable(inputs):
+        return [content_key(identity, role + ":input", t) for t in inputs(texts, role)]
+    return [content_key(identity, role, t) for t in texts]
+
+
+def iter_embeddings(embedder: "Embedder", texts: Sequence[str], role: str, cache: "Cache | None", *,
                     batch_size: int = 32, progress: bool = False, executor: "Executor | None" = None,
                     window: int = WINDOW) -> Iterator[tuple[int, "np.ndarray"]]:
     """Yield ``(start, block)`` for consecutive windows of ``texts``: ``block`` is the ``(len, dim)`` float32
-    vectors of ``texts[start:start + len]`` (see the module docstring).  Raises :class:`RagexamError` when
-    the embedder returns wrong shapes or non-finite values, or when one corpus gets vectors of two sizes
-    (a cache mixing model versions)."""
+    vectors of ``texts[start:start + len]`` (see the module docstring).  Texts are keyed by their model input
+    (:func:`input_keys`); inside :func:`record_embeddings` they are counted, and shared across calls even without
+    a cache.  Raises :class:`RagexamError` when the embedder returns wrong shapes or non-finite values, or when one
+    corpus gets vectors of two sizes (a cache mixing model versions)."""
     import numpy as np
 
     from ragexam.exec.timing import stage
-    from ragexam.retrieval.cache import content_key, missing
+    from ragexam.retrieval.cache import missing
 
     if role not in ("query", "passage"):  # pragma: no cover - internal misuse
         raise ValueError(f"role must be 'query' or 'passage', not {role!r}")
     texts = texts if isinstance(texts, list) else list(texts)
     identity = embedder.identity
+    ledger = _LEDGER.get()
+    memo = ledger.memo if ledger is not None and cache is None else None
     dim: int | None = None
     label = f"embedding {fmt.noun(len(texts), role)} ({embedder.name})"
     with progress_bar(label, len(texts), progress) as bar:
         for w0 in range(0, len(texts), window):
             part = texts[w0:w0 + window]
             with stage("embed"):
-                if cache is not None:
-                    keys: list[Any] = [content_key(identity, role, t) for t in part]
-                    found = cache.get_embeddings(keys)
-                else:
-                    keys, found = list(range(len(part))), {}
+                keys = input_keys(embedder, part, role)
+                found = cache.get_embeddings(keys) if cache is not None else \
+                    {k: memo[k] for k in keys if k in memo} if memo is not None else {}
                 todo = missing(keys, part, found)
+                if ledger is not None:
+                    ledger.count(embedder, role, part, keys, todo)
                 bar.advance(len(part) - len(todo))
                 if todo:
                     miss = list(todo)
@@ -150,6 +238,8 @@ def iter_embeddings(embedder: Any, texts: Sequence[str], role: str, cache: "Cach
                         vecs = check_vectors(vecs, len(got), embedder)
                         if cache is not None:
                             cache.put_embeddings(identity, got, vecs)
+                        elif ledger is not None and memo is not None:
+                            ledger.keep(got, vecs)
                         found.update(zip(got, vecs))
                         bar.advance(len(got))
                 dims = {found[k].shape[0] for k in keys} | ({dim} if dim is not None else set())
@@ -165,7 +255,7 @@ def iter_embeddings(embedder: Any, texts: Sequence[str], role: str, cache: "Cach
             yield w0, block
 
 
-def embed_cached(embedder: Any, texts: Sequence[str], role: str, cache: "Cache | None", batch_size: int = 32,
+def embed_cached(embedder: "Embedder", texts: Sequence[str], role: str, cache: "Cache | None", batch_size: int = 32,
                  progress: bool = False, executor: "Executor | None" = None) -> "np.ndarray":
     """All vectors of ``texts`` as one ``(n, dim)`` float32 array (:func:`iter_embeddings` in one window).
 

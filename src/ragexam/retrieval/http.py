@@ -46,10 +46,11 @@ from __future__ import annotations
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.errors import InputError
-from ragexam.retrieval.service import JSONService, Malformed, json_path, set_path
+from ragexam.retrieval.service import JSONService, Malformed, ServiceOptions, json_path, set_path
 from ragexam.retrieval.texts import Retrieval, TextRetriever
 from ragexam.retrieval.registry import Build, Form, integer, number, retriever_family, text
 from ragexam.signature import Signature, quote
+from ragexam.types import JsonValue, options_from
 
 __all__ = ["HTTPRetriever", "RESULT_LISTS", "TEXT_FIELDS", "DOC_ID_FIELDS", "ID_FIELDS", "SCORE_FIELDS"]
 
@@ -72,15 +73,15 @@ def _first(obj: Dict[str, Any], paths: Sequence[str], want) -> Any:
 
 
 class HTTPRetriever(TextRetriever):
-    """A search service behind ``URL`` (module docstring)."""
+    """A search service behind ``URL`` (module docstring); ``headers`` and the other keywords (``service``: timeout,
+    max_retries, backoff, concurrency, cache, cache_dir, progress, max_response_bytes) are how it is called
+    (:class:`~ragexam.retrieval.service.ServiceOptions`)."""
 
     def __init__(self, url: str, *, headers: Optional[Mapping[str, str]] = None, query_field: str = "query",
                  top_k_field: str = "top_k", top_k: Optional[int] = None, results_path: str = "auto",
                  text_field: str = "auto", doc_id_field: str = "auto", id_field: str = "auto",
-                 score_field: str = "auto", extra_body: Optional[Mapping[str, Any]] = None, timeout: float = 30.0,
-                 max_retries: int = 2, backoff: float = 0.5, concurrency: int = 4, cache: bool = True,
-                 cache_dir: Any = None, progress: bool = True, sleep=None,
-                 max_response_bytes: Optional[int] = None) -> None:
+                 score_field: str = "auto", extra_body: Optional[Mapping[str, object]] = None,
+                 **service: object) -> None:
         where = f"http:{url}"
         for name, value in (("query_field", query_field), ("results_path", results_path),
                             ("text_field", text_field), ("doc_id_field", doc_id_field), ("id_field", id_field),
@@ -96,10 +97,8 @@ class HTTPRetriever(TextRetriever):
         if extra_body is not None and not isinstance(extra_body, Mapping):
             raise InputError(f"received a {type(extra_body).__name__}; expected a JSON object.", source=where,
                              field="extra_body")
-        kw = {"sleep": sleep} if sleep is not None else {}
-        self.service = JSONService(url, kind="retrieve", headers=headers, timeout=timeout, max_retries=max_retries,
-                                   backoff=backoff, concurrency=concurrency, cache=cache, cache_dir=cache_dir,
-                                   progress=progress, where=where, max_response_bytes=max_response_bytes, **kw)
+        self.service = JSONService(url, kind="retrieve", where=where,
+                                   options=options_from(ServiceOptions, dict(service, headers=headers), "HTTPRetriever"))
         self.query_field = query_field.strip()
         self.top_k_field = top_k_field.strip()
         self.top_k = top_k
@@ -144,7 +143,7 @@ class HTTPRetriever(TextRetriever):
             set_path(body, self.top_k_field, self.top_k if self.top_k is not None else top_n)
         return body
 
-    def parse(self, reply: Any) -> Dict[str, Any]:
+    def parse(self, reply: JsonValue) -> Dict[str, JsonValue]:
         """``{"items": [{"text", "doc_id", "id", "score"}, ...]}`` from a reply; :class:`Malformed` if it has the
         wrong shape."""
         if self.results_path == "auto":

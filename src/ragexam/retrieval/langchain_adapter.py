@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, List, Optional, Tuple
 
 from ragexam.errors import InputError
-from ragexam.retrieval.texts import Retrieval, TextRetriever
+from ragexam.retrieval.texts import Retrieval, WrappedRetriever
 from ragexam.signature import Signature, quote
 
 __all__ = ["LangChainRetriever"]
@@ -36,7 +36,7 @@ __all__ = ["LangChainRetriever"]
 _SCORE_MODES = ("similarity", "distance")
 
 
-class LangChainRetriever(TextRetriever):
+class LangChainRetriever(WrappedRetriever):
     """A LangChain retriever or vector store as a pipeline that returns texts (module docstring).
 
     Parameters
@@ -54,9 +54,10 @@ class LangChainRetriever(TextRetriever):
         Vector stores only: ``"similarity"`` (higher is better, default) or ``"distance"``.
     """
 
-    def __init__(self, obj: Any, *, name: Optional[str] = None, doc_id_key: str = "doc_id",
+    framework = "langchain"
+
+    def __init__(self, obj: object, *, name: Optional[str] = None, doc_id_key: str = "doc_id",
                  id_key: Optional[str] = None, scores: str = "similarity") -> None:
-        self.obj = obj
         self.is_store = callable(getattr(obj, "similarity_search_with_score", None))
         if not self.is_store and not callable(getattr(obj, "invoke", None)):
             raise InputError(f"{type(obj).__name__} has neither invoke(query) nor "
@@ -65,14 +66,9 @@ class LangChainRetriever(TextRetriever):
         if scores not in _SCORE_MODES:
             raise InputError(f"scores must be one of {', '.join(_SCORE_MODES)}, received {scores!r}.",
                              source="langchain", field="scores")
-        self.name = name or type(obj).__name__
-        self.doc_id_key = doc_id_key
+        super().__init__(obj, name, doc_id_key)
         self.id_key = id_key
         self.scores = scores
-
-    @property
-    def spec(self) -> str:
-        return f"langchain:{self.name}"
 
     @property
     def signature(self) -> Signature:
@@ -96,15 +92,13 @@ class LangChainRetriever(TextRetriever):
                     source=self.spec, field="scores")
         return pairs  # type: ignore[return-value]
 
-    def _item(self, doc: Any, score: Optional[float], where: str):
-        from ragexam.data.retrieved import RetrievedItem
-
+    def _item(self, doc: object, score: Optional[float], where: str):
         text = getattr(doc, "page_content", None)
         if not isinstance(text, str) or not text.strip():
             raise InputError(f"{where}: a returned document has page_content {text!r}; expected its text.",
                              source=self.spec, field="page_content")
         metadata = getattr(doc, "metadata", None) or {}
-        doc_id = metadata.get(self.doc_id_key) if isinstance(metadata, dict) else None
+        doc_id = self._metadata_doc_id(metadata)
         if self.id_key is not None:
             if self.id_key not in metadata:
                 raise InputError(f"{where}: a returned document has no metadata key {self.id_key!r} (keys: "
@@ -113,8 +107,7 @@ class LangChainRetriever(TextRetriever):
             ident = metadata[self.id_key]
         else:
             ident = getattr(doc, "id", None)
-        return RetrievedItem(text, None if doc_id is None else str(doc_id), None if ident is None else str(ident),
-                             score)
+        return self._retrieved(text, doc_id, ident, score)
 
     def retrieve(self, queries: List[str], top_n: int, query_ids: Optional[List[str]] = None) -> List[Retrieval]:
         return self._per_query(queries, top_n, query_ids, lambda q, where, n: [

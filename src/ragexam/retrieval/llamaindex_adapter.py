@@ -16,16 +16,16 @@ object you wrap).  An exception raised by the wrapped retriever stops the run.
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import List, Optional
 
 from ragexam.errors import InputError
-from ragexam.retrieval.texts import Retrieval, TextRetriever
+from ragexam.retrieval.texts import Retrieval, WrappedRetriever
 from ragexam.signature import Signature, quote
 
 __all__ = ["LlamaIndexRetriever"]
 
 
-class LlamaIndexRetriever(TextRetriever):
+class LlamaIndexRetriever(WrappedRetriever):
     """A LlamaIndex retriever as a pipeline that returns texts (module docstring).
 
     :param obj: the retriever (anything with ``retrieve(query)`` returning nodes with scores).
@@ -33,17 +33,13 @@ class LlamaIndexRetriever(TextRetriever):
     :param doc_id_key: metadata key of the source document's id (default ``"doc_id"``; else ``ref_doc_id``).
     """
 
-    def __init__(self, obj: Any, *, name: Optional[str] = None, doc_id_key: str = "doc_id") -> None:
+    framework = "llamaindex"
+
+    def __init__(self, obj: object, *, name: Optional[str] = None, doc_id_key: str = "doc_id") -> None:
         if not callable(getattr(obj, "retrieve", None)):
             raise InputError(f"{type(obj).__name__} has no retrieve(query); pass a LlamaIndex retriever, e.g. "
                              "index.as_retriever(similarity_top_k=10).", source="llamaindex", field="obj")
-        self.obj = obj
-        self.name = name or type(obj).__name__
-        self.doc_id_key = doc_id_key
-
-    @property
-    def spec(self) -> str:
-        return f"llamaindex:{self.name}"
+        super().__init__(obj, name, doc_id_key)
 
     @property
     def signature(self) -> Signature:
@@ -51,9 +47,7 @@ class LlamaIndexRetriever(TextRetriever):
         return Signature([("llamaindex", quote(self.name)), ("doc_id", f"metadata.{quote(self.doc_id_key)},ref_doc_id")],
                          version=False)
 
-    def _item(self, hit: Any, where: str):
-        from ragexam.data.retrieved import RetrievedItem
-
+    def _item(self, hit: object, where: str):
         node = getattr(hit, "node", hit)
         getter = getattr(node, "get_content", None)
         text = getter() if callable(getter) else getattr(node, "text", None)
@@ -61,7 +55,7 @@ class LlamaIndexRetriever(TextRetriever):
             raise InputError(f"{where}: a returned node has the text {text!r}; expected its content.",
                              source=self.spec, field="node")
         metadata = getattr(node, "metadata", None) or {}
-        doc_id = metadata.get(self.doc_id_key) if isinstance(metadata, dict) else None
+        doc_id = self._metadata_doc_id(metadata)
         if doc_id is None:
             doc_id = getattr(node, "ref_doc_id", None)
         ident = getattr(node, "node_id", None) or getattr(node, "id_", None)
@@ -70,8 +64,7 @@ class LlamaIndexRetriever(TextRetriever):
             score = float(score)
             if score != score:
                 score = None
-        return RetrievedItem(text, None if doc_id is None else str(doc_id), None if ident is None else str(ident),
-                             score)
+        return self._retrieved(text, doc_id, ident, score)
 
     def retrieve(self, queries: List[str], top_n: int, query_ids: Optional[List[str]] = None) -> List[Retrieval]:
         return self._per_query(queries, top_n, query_ids, lambda q, where, n: [

@@ -1,15 +1,16 @@
 """Progress bars for long retrieval steps (tokenizing, embedding, indexing, searching).
 
-Bars are drawn with rich on **stderr**, and only when stderr is a terminal and the
-retriever's ``progress`` option is true; otherwise :func:`progress_bar` yields a no-op
-bar, so pipelines and tests print nothing.
+Bars are drawn with rich on **stderr** when stderr is a terminal and the retriever's ``progress``
+option is true.  When stderr is not a terminal the same counts go to the command's progress lines
+(:mod:`ragexam.exec.progress`: a line at most every 10 s in a log), and a library call without a
+reporter prints nothing.
 """
 
 from __future__ import annotations
 
 import sys
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
 __all__ = ["progress_bar"]
 
@@ -29,14 +30,21 @@ class _RichBar:
 
 
 @contextmanager
-def progress_bar(description: str, total: int, enabled: bool = True) -> Iterator[_NullBar | _RichBar]:
+def progress_bar(description: str, total: int, enabled: bool = True) -> Iterator[Any]:
     """A bar for ``total`` units of work; ``bar.advance(n)`` after each batch.
 
-    Disabled (a no-op) when ``enabled`` is false, ``total`` is 0, or stderr is not a TTY.
-    The bar is transient: it disappears when the step finishes.
+    Disabled (a no-op) when ``enabled`` is false or ``total`` is 0; when stderr is not a TTY the counts
+    feed the command's progress lines (:func:`ragexam.exec.progress.task`).  The bar is transient: it
+    disappears when the step finishes.
     """
-    if not enabled or total <= 0 or not _stderr_is_tty():
+    if not enabled or total <= 0:
         yield _NullBar()
+        return
+    if not _stderr_is_tty():  # a log: the command's progress lines count it (if it has them)
+        from ragexam.exec.progress import task
+
+        with task(description, total) as counted:
+            yield counted
         return
     from rich.console import Console
     from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,

@@ -33,15 +33,16 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 from ragexam.errors import InputError
+from ragexam.types import JsonValue, PathLike
 
-__all__ = ["JSONService", "Malformed", "json_path", "ServiceUsage"]
+__all__ = ["JSONService", "ServiceOptions", "Malformed", "json_path", "ServiceUsage"]
 
 
 class Malformed(Exception):
     """A reply of the wrong shape (raised by a parse function)."""
 
 
-def json_path(obj: Any, path: str) -> Any:
+def json_path(obj: JsonValue, path: str) -> JsonValue:
     """The value at a dotted ``path`` (``"data.hits"``; a number indexes a list) of ``obj``; ``KeyError`` when a
     step is absent."""
     cur = obj
@@ -55,7 +56,7 @@ def json_path(obj: Any, path: str) -> Any:
     return cur
 
 
-def set_path(obj: Dict[str, Any], path: str, value: Any) -> None:
+def set_path(obj: Dict[str, JsonValue], path: str, value: JsonValue) -> None:
     """Set the dotted ``path`` of ``obj`` to ``value``, creating objects on the way."""
     steps = path.split(".")
     cur = obj
@@ -86,7 +87,7 @@ class ServiceUsage:
         return out
 
 
-def _check_url(url: Any, where: str) -> str:
+def _check_url(url: object, where: str) -> str:
     from ragexam.llm.settings import is_http_url
 
     if not isinstance(url, str) or not is_http_url(url.strip()):
@@ -95,7 +96,7 @@ def _check_url(url: Any, where: str) -> str:
     return url.strip()
 
 
-def _check_headers(headers: Any, where: str) -> Dict[str, str]:
+def _check_headers(headers: object, where: str) -> Dict[str, str]:
     from ragexam.llm.transport import check_header
 
     if headers is None:
@@ -106,23 +107,40 @@ def _check_headers(headers: Any, where: str) -> Dict[str, str]:
     return dict(check_header(k, v, source=where) for k, v in headers.items())
 
 
+@dataclass(frozen=True)
+class ServiceOptions:
+    """How a JSON service is called -- not what it answers, so none of it is in a signature or a cache key.
+
+    ``headers`` are sent with every request; never stored, printed or part of a cache key.  ``timeout``: seconds
+    one request may take in all (its deadline); ``max_retries``/``backoff``: the retry policy of
+    :mod:`ragexam.llm.transport`; ``concurrency``: requests in flight at once; ``max_response_bytes``: the largest
+    reply accepted, after decompression (default: the transport's).  ``cache``: read and write the call cache
+    (``cache_dir``, default ``$RAGEXAM_CACHE_DIR``...); ``progress``: a progress bar on stderr (when it is a
+    terminal); ``sleep``: how the retry waits (tests pass a recorder).  The values are checked by
+    :class:`JSONService`."""
+
+    headers: Optional[Mapping[str, str]] = None
+    timeout: float = 30.0
+    max_retries: int = 2
+    backoff: float = 0.5
+    concurrency: int = 4
+    cache: bool = True
+    cache_dir: Optional[PathLike] = None
+    progress: bool = True
+    sleep: Optional[Callable[[float], None]] = None
+    max_response_bytes: Optional[int] = None
+
+
 class JSONService:
-    """POSTs JSON bodies to one ``url`` (module docstring).
+    """POSTs JSON bodies to one ``url`` (module docstring), called as ``options`` say.
 
     :param kind: the kind of call (``"retrieve"``, ``"rerank"``), part of the cache key and stored beside
         each result.
-    :param headers: sent with every request; never stored, printed or part of a cache key.
-    :param timeout: seconds one request may take in all (its deadline); ``max_retries``/``backoff``: the retry
-        policy of :mod:`ragexam.llm.transport`; ``concurrency``: requests in flight at once;
-        ``max_response_bytes``: the largest reply accepted, after decompression (default: the transport's).
-    :param cache: read and write the call cache (``cache_dir``, default ``$RAGEXAM_CACHE_DIR``...).
-    :param progress: a progress bar on stderr (when it is a terminal).
+    :param where: who calls it, in error messages (``http:URL``).
     """
 
-    def __init__(self, url: str, *, kind: str, headers: Optional[Mapping[str, str]] = None, timeout: float = 30.0,
-                 max_retries: int = 2, backoff: float = 0.5, concurrency: int = 4, cache: bool = True,
-                 cache_dir: Any = None, progress: bool = True, sleep: Callable[[float], None] = time.sleep,
-                 where: str = "service", max_response_bytes: Optional[int] = None) -> None:
+    def __init__(self, url: str, *, kind: str, options: ServiceOptions = ServiceOptions(),
+                 where: str = "service") -> None:
         from ragexam.llm.redact import Redactor
         from ragexam.llm.settings import public_endpoint
         from ragexam.llm.transport import HTTPTransport, RetryPolicy, check_max_response_bytes
@@ -131,7 +149,9 @@ class JSONService:
         self.public_url = public_endpoint(self.url)
         self.kind = kind
         self.where = where
-        self._headers = _check_headers(headers, where)
+        self._headers = _check_headers(options.headers, where)
+        timeout, backoff, max_retries, concurrency = (options.timeout, options.backoff, options.max_retries,
+                                                      options.concurrency)
         for name, value, low in (("timeout", timeout, 0.0), ("backoff", backoff, 0.0)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= low or \
                     (name == "timeout" and value <= 0) or value != value or value == float("inf"):
@@ -144,16 +164,17 @@ class JSONService:
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)
         self.concurrency = int(concurrency)
-        self.cache = bool(cache)
-        self.cache_dir = cache_dir
-        self.progress = progress
+        self.cache = bool(options.cache)
+        self.cache_dir = options.cache_dir
+        self.progress = options.progress
         secrets = list(self._headers.values()) + [v.split(" ", 1)[-1] for v in self._headers.values()]
         # header values are secrets of the redactor of every message the transport writes and of every parsed
         # reply (its texts are cached, stored and shown)
-        limit = check_max_response_bytes(max_response_bytes, source=where)
+        limit = check_max_response_bytes(options.max_response_bytes, source=where)
         self.transport = HTTPTransport(timeout=self.timeout,
                                        retry=RetryPolicy(self.max_retries, self.backoff, max(self.backoff, 30.0)),
-                                       headers=self._headers, redactor=Redactor(secrets), sleep=sleep,
+                                       headers=self._headers, redactor=Redactor(secrets),
+                                       sleep=options.sleep or time.sleep,
                                        max_connections=max(self.concurrency, 1), max_response_bytes=limit)
         self.last_usage = ServiceUsage()
 
@@ -165,7 +186,7 @@ class JSONService:
     def __repr__(self) -> str:
         return f"JSONService({self.public_url!r}, kind={self.kind!r})"
 
-    def key(self, body: Any, extra: Optional[Mapping[str, Any]] = None) -> str:
+    def key(self, body: JsonValue, extra: Optional[Mapping[str, JsonValue]] = None) -> str:
         """The cache key of a request: ``format``, ``kind``, the URL without credentials (query kept: it can
         change the reply) and the body, plus ``extra``."""
         from urllib.parse import urlsplit, urlunsplit
@@ -194,7 +215,7 @@ class JSONService:
         tasks = list(zip(ks, bodies))
         cut_before = self.transport.waits_cut
 
-        def one(body: Any) -> Outcome:
+        def one(body: JsonValue) -> Outcome:
             t0 = time.perf_counter()
             try:
                 reply, requests = self.transport.post_json(self.url, body, what=f"({self.kind})")

@@ -58,12 +58,17 @@ error.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
 
 from ragexam.errors import InputError
-from ragexam.retrieval.base import Retriever
+from ragexam.retrieval.base import Component, Retriever
 from ragexam.retrieval.registry import (COMMON, EXECUTOR, Build, Family, Option, describe, families, family, integer,
                                        valid_forms)
+
+if TYPE_CHECKING:
+    from ragexam.exec.base import Executor
+    from ragexam.llm.settings import LLMSettings
+    from ragexam.retrieval.rerank.base import Reranker
 
 __all__ = ["parse_retriever", "parse_reranker", "split_specs", "VALID_FORMS"]
 
@@ -95,7 +100,7 @@ def _redact(spec: str) -> str:
     return re.sub(r"(?i)((?:api_?key|key|token|access_token|secret|password|passwd|auth)=)[^&)]*", r"\1***", spec)
 
 
-def _no_secret(spec: str, headers: Any, options: dict[str, Any]) -> None:
+def _no_secret(spec: str, headers: Optional[Mapping[str, str]], options: dict[str, object]) -> None:
     """Refuse a spec that holds a configured secret -- an API key (``OPENAI_API_KEY``, ``api_key=``), a header
     value, or a value shaped like a key -- outside the credentials of a URL: a spec is printed, stored and part
     of signatures."""
@@ -249,7 +254,7 @@ def _refuse_spec_only(raw: Mapping[str, str], spec: str) -> None:
 
 
 def _construct(fam: Family, arg: Optional[str], efam: Optional[Family], opts: dict[str, Any], spec: str,
-               **context: Any) -> Any:
+               **context: object) -> "Component":
     """Call the family's builder (an ``embedder`` family's embedder built first, from its own options)."""
     b = Build(arg, opts, spec, **context)
     if efam is not None:
@@ -315,7 +320,7 @@ def _check_service_url(url: str, form: str, spec: str, example: str) -> None:
     raise _fail(spec, f"{what}; expected an http:// or https:// URL, e.g. {form}:{example}.", field="url")
 
 
-def _build_http(text: str, spec: str, kw: dict[str, Any], headers: Any) -> Any:
+def _build_http(text: str, spec: str, kw: dict[str, object], headers: Optional[Mapping[str, str]]) -> Retriever:
     fam = _special("retriever", "url")
     if fam is None:
         raise _fail(spec, "no retriever family takes a URL.")
@@ -347,7 +352,8 @@ def _rerank_top(raw: dict[str, str], spec: str) -> int:
     return top
 
 
-def parse_reranker(spec: str, *, headers: Any = None, llm: Any = None, **options: Any) -> tuple[Any, int]:
+def parse_reranker(spec: str, *, headers: Optional[Mapping[str, str]] = None, llm: Optional["LLMSettings"] = None,
+                   **options: object) -> tuple["Reranker", int]:
     """``(reranker, top)`` from a reranker spec (``rerank:...[?options]``, grammar in the module docstring).
 
     ``headers`` go to ``rerank:http``; ``llm`` (:class:`~ragexam.llm.settings.LLMSettings`) to ``rerank:llm``;
@@ -376,7 +382,7 @@ def parse_reranker(spec: str, *, headers: Any = None, llm: Any = None, **options
     return _construct(fam, arg, efam, opts, spec, headers=headers, llm=llm), top
 
 
-def _with_executor(kw: dict[str, Any], executor: Any, head: str, spec: str) -> dict[str, Any]:
+def _with_executor(kw: dict[str, object], executor: Optional["Executor"], head: str, spec: str) -> dict[str, object]:
     """``kw`` plus ``executor`` when the form ``head`` takes one (bm25, dense)."""
     if executor is None or not _resolve("retriever", head.strip(), spec)[0].executor:
         return kw
@@ -403,7 +409,7 @@ def split_specs(values: Optional[Sequence[str]]) -> Optional[list[str]]:
     return out or None
 
 
-def parse_retriever(spec: str, **options: Any) -> Retriever:
+def parse_retriever(spec: str, **options: object) -> Retriever:
     """Build a retriever from a spec string (grammar in the module docstring).
 
     ``options`` are the spec's options as Python values (``cache_dir=Path(...)``,
@@ -437,7 +443,8 @@ def parse_retriever(spec: str, **options: Any) -> Retriever:
     return _parse_stage(text, spec, options, headers, executor)
 
 
-def _parse_stage(text: str, spec: str, options: dict[str, Any], headers: Any, executor: Any) -> Retriever:
+def _parse_stage(text: str, spec: str, options: dict[str, object], headers: Optional[Mapping[str, str]],
+                 executor: Optional["Executor"]) -> Retriever:
     """One first stage: an http service, a hybrid spec or a single retriever."""
     if text.startswith("rerank:"):
         raise _fail(spec, "a reranker needs a first stage: write RETRIEVER>RERANKER, e.g. bm25>" + text + ".")
@@ -457,7 +464,8 @@ def _parse_stage(text: str, spec: str, options: dict[str, Any], headers: Any, ex
     return _build_single(text, spec, _with_executor(options, executor, head, spec))
 
 
-def _build_hybrid(fam: Family, body: str, spec: str, options: dict[str, Any], executor: Any) -> Retriever:
+def _build_hybrid(fam: Family, body: str, spec: str, options: dict[str, object], executor: Optional["Executor"]
+                  ) -> Retriever:
     top = _split_top(body, "?", spec)
     members_text = top[0]
     fusion_raw = _parse_options("?".join(top[1:]), spec) if len(top) > 1 else {}

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.data.retrieved import RetrievedItem, RetrievedSet, item_from_value
 from ragexam.errors import InputError
@@ -70,7 +70,34 @@ class TextRetriever(Component):
                 for i, q in enumerate(queries)]
 
 
-def is_text_retriever(obj: Any) -> bool:
+class WrappedRetriever(TextRetriever):
+    """A framework's retriever object as a text retriever (LangChain, LlamaIndex): the wrapped ``obj``, its
+    ``name`` (default: its class name) and the metadata key of a returned passage's document id
+    (``doc_id_key``); its ``spec`` is ``<framework>:<name>``."""
+
+    framework: ClassVar[str] = ""
+
+    def __init__(self, obj: object, name: Optional[str], doc_id_key: str) -> None:
+        self.obj = obj
+        self.name = name or type(obj).__name__
+        self.doc_id_key = doc_id_key
+
+    @property
+    def spec(self) -> str:
+        return f"{self.framework}:{self.name}"
+
+    def _metadata_doc_id(self, metadata: object) -> object:
+        """``metadata[doc_id_key]`` of a returned passage (``None``: absent, or no metadata dict)."""
+        return metadata.get(self.doc_id_key) if isinstance(metadata, dict) else None
+
+    @staticmethod
+    def _retrieved(text: str, doc_id: object, ident: object, score: Optional[float]) -> RetrievedItem:
+        """The returned passage, its document id and its own id as text (``None`` stays ``None``)."""
+        return RetrievedItem(text, None if doc_id is None else str(doc_id), None if ident is None else str(ident),
+                             score)
+
+
+def is_text_retriever(obj: object) -> bool:
     """True for an object with ``retrieve`` that is not a chunk retriever (``index`` and ``search``)."""
     if callable(getattr(obj, "index", None)) and callable(getattr(obj, "search", None)):
         return False
@@ -110,7 +137,7 @@ class ResultsRetriever(TextRetriever):
         return out
 
 
-def _as_item(value: Any, where: str, label: str) -> RetrievedItem:
+def _as_item(value: object, where: str, label: str) -> RetrievedItem:
     if isinstance(value, RetrievedItem):
         if not isinstance(value.text, str) or not value.text.strip():
             raise InputError(f"{where}: the text is {value.text!r}; expected a non-empty string.", source=label)
@@ -123,7 +150,7 @@ def _as_item(value: Any, where: str, label: str) -> RetrievedItem:
                      "with 'text'.", source=label)
 
 
-def check_retrievals(value: Any, n: int, label: str, top_n: int) -> List[Retrieval]:
+def check_retrievals(value: object, n: int, label: str, top_n: int) -> List[Retrieval]:
     """What a text retriever's ``retrieve`` returned, checked: one entry per query, each a :class:`Retrieval`
     (or a plain list of items / strings / ``{"text": ...}`` mappings); at most ``top_n`` items are kept
     (a longer list is cut to the retrieval depth, like any retriever's)."""

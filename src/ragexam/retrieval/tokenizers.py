@@ -35,7 +35,7 @@ cache in front of any tokenizer.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 from ragexam.data.kiwi import KIWI_MODEL_TYPE, kiwi, kiwi_model_version, kiwi_version
 from ragexam.data.kiwi import tokenize as kiwi_tokenize
@@ -163,7 +163,7 @@ class TokenizeWorker:
     every core with its own threads.
     """
 
-    tokenizer: Any
+    tokenizer: "Tokenizer"
     mode: str = "inline"
     name: str = "tokenize"
 

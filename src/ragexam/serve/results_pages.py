@@ -239,8 +239,11 @@ class ResultsPages:
         matrices = sc.attribution.by_type if sc.attribution else {}
         run_key = self._scored_run_key(loaded)
         metrics = list(dict.fromkeys(m for p in order if p in sc.results for m in sc.results[p].metrics))
+        from ragexam.report.segments_html import section as segments_section
+
         return self.page("score.html", title=f"{loaded.label} · ragexam", loaded=loaded, sc=sc, metrics=metrics,
                          judge=sections.judge(sc.judge, dot_of), heads=sections.score_metric_heads(sc.judge, metrics),
+                         segments=segments_section(sc.segments, current().code),
                          attribution=sections.attribution(matrices, order, _answers_link(loaded.key)),
                          rows=[(v, loaded.details.get((v.pipeline, v.query_id)), loaded.questions.get(v.query_id))
                                for v in pager.cut(chosen)],

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Optional, cast
+from typing import Any, Optional, Sequence, cast
 
 import numpy as np
 
@@ -23,7 +23,7 @@ from ragexam.stats.power import minimum_detectable_difference
 from ragexam.stats.randomization import paired_randomization_test
 from ragexam.stats.verdict import assess
 
-__all__ = ["Comparison", "compare", "compare_family"]
+__all__ = ["Comparison", "compare", "compare_family", "holm_family"]
 
 
 @dataclass(frozen=True)
@@ -127,10 +127,20 @@ def compare_family(a: Any, b: Any, *, names: tuple[str, str] = ("A", "B"), alpha
     pair = (str(names[0]), str(names[1]))
     raw = [compare(A[:, j], B[:, j], names=pair, alpha=alpha, power=power, confidence=confidence,
                    n_resamples=n_resamples, n_permutations=n_permutations, seed=seed) for j in range(A.shape[1])]
-    adjusted = holm(np.array([c.p_value for c in raw]))
+    return holm_family(raw)
+
+
+def holm_family(comparisons: Sequence[Any]) -> list:
+    """``comparisons`` as one family: each gets its Holm-adjusted p-value ``p_adjusted`` and its verdict and
+    reading decided on it (:func:`ragexam.stats.verdict.assess`).  Any mix of :class:`Comparison` (paired) and
+    :class:`ragexam.stats.unpaired.UnpairedComparison` (whose verdict counts ``min(n_a, n_b)``)."""
+    if not comparisons:
+        return []
+    adjusted = holm(np.array([c.p_value for c in comparisons]))
     out = []
-    for c, q in zip(raw, adjusted.tolist()):
-        v = assess(c.diff, (c.ci_low, c.ci_high), c.p_value, c.n, c.mdd, p_adjusted=float(q), alpha=alpha,
-                   confidence=c.confidence, names=pair)
+    for c, q in zip(comparisons, adjusted.tolist()):
+        n = c.n if hasattr(c, "n") else min(c.n_a, c.n_b)
+        v = assess(c.diff, (c.ci_low, c.ci_high), c.p_value, n, c.mdd, p_adjusted=float(q), alpha=c.alpha,
+                   confidence=c.confidence, names=(str(c.names[0]), str(c.names[1])))
         out.append(replace(c, p_adjusted=float(q), verdict=v.text, reading=v.reading))
     return out

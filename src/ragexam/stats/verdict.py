@@ -73,16 +73,7 @@ def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: float, *
     """
     func = "verdict"
     diff = _finite(diff, func=func, param="diff")
-    try:
-        low, high = ci
-    except (TypeError, ValueError):
-        raise InputError(f"received {ci!r}; expected a (low, high) pair.", source=f"{func}()",
-                         field="ci") from None
-    low = _finite(low, func=func, param="ci")
-    high = _finite(high, func=func, param="ci")
-    if low > high:
-        raise InputError(f"received low {low} > high {high}; expected low <= high.",
-                         source=f"{func}()", field="ci")
+    low, high = _check_ci(ci)
     p = _check_p(p, "p")
     adjusted = _check_p(p_adjusted, "p_adjusted") if p_adjusted is not None else None
     n = _check_int(n, func=func, param="n", minimum=1)
@@ -111,29 +102,51 @@ def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: float, *
     if diff == 0:
         return Verdict(f"no difference: {name_a} and {name_b} have the same mean ({evidence}; {noise})", "same",
                        False)
-    if adjusted is not None and p < alpha and sig_ci:
-        text = (f"not significant after {correction}'s correction: {ahead} is ahead of {behind} by "
-                f"{fmt.approx(abs(diff))}, which one test alone would call significant, but not with the other "
-                f"tests of this comparison ({evidence}; {noise})")
-        reading = f"not after {correction}"
-    elif sig_p or sig_ci:
-        which = "p" if adjusted is None else f"the {correction}-adjusted p"
-        why = (f"{which} is below " if sig_p else f"{which} is not below ") + f"{alpha:g} but the interval " \
-            + ("includes 0" if sig_p else "excludes 0")
-        text = (f"borderline: {ahead} is ahead of {behind} by {fmt.approx(abs(diff))}, but the "
-                f"evidence is mixed ({evidence}; {why}; {noise})")
-        reading = "borderline"
-    elif abs(diff) < mdd:
-        text = (f"no detectable difference: the difference {fmt.approx(diff)} ({name_b} minus "
-                f"{name_a}) is within the noise ({evidence}; {noise})")
-        reading = "within noise"
-    else:
-        text = (f"not significant: {ahead} is ahead of {behind} by {fmt.approx(abs(diff))}, but "
-                f"that is within the noise ({evidence}; {noise})")
-        reading = "not significant"
+    text, reading = _unclear(diff, mdd, (name_a, name_b), (sig_p, sig_ci, adjusted is not None, p < alpha),
+                             correction, alpha, (evidence, noise))
     if few:
         text += "; the difference is one or two questions — read them"
     return Verdict(text, reading, False)
+
+
+def _check_ci(ci: tuple[float, float]) -> tuple[float, float]:
+    try:
+        low, high = ci
+    except (TypeError, ValueError):
+        raise InputError(f"received {ci!r}; expected a (low, high) pair.", source="verdict()",
+                         field="ci") from None
+    low = _finite(low, func="verdict", param="ci")
+    high = _finite(high, func="verdict", param="ci")
+    if low > high:
+        raise InputError(f"received low {low} > high {high}; expected low <= high.",
+                         source="verdict()", field="ci")
+    return low, high
+
+
+def _unclear(diff: float, mdd: float, names: tuple[str, str], signs: tuple[bool, bool, bool, bool], correction: str,
+             alpha: float, said: tuple[str, str]) -> tuple[str, str]:
+    """The sentence and reading of a difference that is not significant (the cases of :func:`assess` after
+    ``same``): ``signs`` is (q below alpha, the interval excludes 0, q is a corrected p, the unadjusted p is
+    below alpha), ``said`` the evidence (interval and p) and the noise (one question, MDD) in words."""
+    name_a, name_b = names
+    sig_p, sig_ci, corrected, raw_p_below = signs
+    evidence, noise = said
+    ahead, behind = (name_b, name_a) if diff > 0 else (name_a, name_b)
+    if corrected and raw_p_below and sig_ci:
+        return (f"not significant after {correction}'s correction: {ahead} is ahead of {behind} by "
+                f"{fmt.approx(abs(diff))}, which one test alone would call significant, but not with the other "
+                f"tests of this comparison ({evidence}; {noise})"), f"not after {correction}"
+    if sig_p or sig_ci:
+        which = f"the {correction}-adjusted p" if corrected else "p"
+        why = (f"{which} is below " if sig_p else f"{which} is not below ") + f"{alpha:g} but the interval " \
+            + ("includes 0" if sig_p else "excludes 0")
+        return (f"borderline: {ahead} is ahead of {behind} by {fmt.approx(abs(diff))}, but the "
+                f"evidence is mixed ({evidence}; {why}; {noise})"), "borderline"
+    if abs(diff) < mdd:
+        return (f"no detectable difference: the difference {fmt.approx(diff)} ({name_b} minus "
+                f"{name_a}) is within the noise ({evidence}; {noise})"), "within noise"
+    return (f"not significant: {ahead} is ahead of {behind} by {fmt.approx(abs(diff))}, but "
+            f"that is within the noise ({evidence}; {noise})"), "not significant"
 
 
 def verdict(diff: float, ci: tuple[float, float], p: float, n: int, mdd: float, *,

@@ -38,13 +38,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
 from ragexam.storage.readback import parse_json
 from ragexam.storage.paths import history_path
 from ragexam.storage.runfolder import RunData, check_summary, coerce_rows, read_folder
 from ragexam.storage.summary import read_summary
+from ragexam.types import JsonValue
+
+#: a value of an SQLite row
+SqlValue = Union[None, int, float, str, bytes]
 
 __all__ = ["History", "RunEntry", "RunPage", "default_history_path", "record", "resolve_run", "SCHEMA_VERSION"]
 
@@ -142,7 +146,7 @@ _ENTRY_COLUMNS = ("id, kind, created, recorded, dataset, dataset_hash, ragexam_v
                   "headline, n_rows, config")
 
 
-def _entry(r: Any) -> RunEntry:
+def _entry(r: Sequence[SqlValue]) -> RunEntry:
     config = parse_json(r[11], source=f"history (record {r[0]})", field="config") if len(r) > 11 and r[11] else {}
     relevance = config.get("relevance") if isinstance(config, dict) else None
     return RunEntry(run_id=r[0], kind=r[1], created=r[2], recorded=r[3], dataset=r[4], dataset_hash=r[5],
@@ -153,7 +157,7 @@ def _entry(r: Any) -> RunEntry:
                     relevance=relevance if isinstance(relevance, str) else None)
 
 
-def _dumps(obj: Any, what: str) -> str:
+def _dumps(obj: JsonValue, what: str) -> str:
     try:
         return json.dumps(obj, ensure_ascii=False, allow_nan=False, sort_keys=False)
     except ValueError as exc:
@@ -168,7 +172,7 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _finite_or_none(x: Any) -> Optional[float]:
+def _finite_or_none(x: object) -> Optional[float]:
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return None
     return float(x) if math.isfinite(float(x)) else None

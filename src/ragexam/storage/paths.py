@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import List, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
 
@@ -114,7 +114,7 @@ class In:
     """An input of a command: its ``path`` (a file, a folder such as a run folder or a BEIR folder, or a name that
     is not a path, e.g. a bundled set, which is skipped) and the ``option`` that named it."""
 
-    def __init__(self, path: Any, option: str) -> None:
+    def __init__(self, path: object, option: str) -> None:
         self.path, self.option = path, option
 
 

@@ -22,43 +22,48 @@ import dataclasses
 import typing
 from dataclasses import dataclass, field
 from collections.abc import Mapping as MappingABC
-from typing import Any, Callable, ClassVar, Dict, Iterator, Mapping, Tuple, Type, TypeVar
+from typing import Any, Callable, ClassVar, Dict, Iterator, Mapping, Optional, Tuple, Type, TypeVar, Union
 
 from ragexam.errors import InputError
+from ragexam.types import JsonValue
 
 __all__ = ["Record", "JsonView", "opt"]
 
 R = TypeVar("R", bound="Record")
-_HINTS: Dict[type, Dict[str, Any]] = {}
+#: a declared type: a class or a typing construct (``Optional[float]``, ``List[Foo]``, ``Dict[str, int]``)
+Hint = object
+#: what reads a value of parsed JSON as one declared type (``where``: its path, for the message)
+Reader = Callable[[JsonValue, str], object]
+_HINTS: Dict[type, Dict[str, Hint]] = {}
 
 
-def opt(default: Any = None, *, factory: Any = None) -> Any:
+def opt(default: None = None, *, factory: Optional[Callable[[], object]] = None) -> Any:
     """A field left out of the JSON when it is ``None`` or empty (``factory`` for a mutable default)."""
     if factory is not None:
         return field(default_factory=factory, metadata={"omit": True})
     return field(default=default, metadata={"omit": True})
 
 
-def _hints(cls: type) -> Dict[str, Any]:
+def _hints(cls: type) -> Dict[str, Hint]:
     if cls not in _HINTS:
         _HINTS[cls] = typing.get_type_hints(cls)
     return _HINTS[cls]
 
 
-def _type_name(tp: Any) -> str:
+def _type_name(tp: Hint) -> str:
     return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
 
 
 class _Bad(Exception):
-    def __init__(self, where: str, value: Any, expected: str) -> None:
+    def __init__(self, where: str, value: JsonValue, expected: str) -> None:
         super().__init__(where)
         self.where, self.value, self.expected = where, value, expected
 
 
-_READERS: Dict[Any, Callable[[Any, str], Any]] = {}
+_READERS: Dict[Hint, Reader] = {}
 
 
-def _read(tp: Any, value: Any, where: str) -> Any:
+def _read(tp: Hint, value: JsonValue, where: str) -> object:
     """``value`` (parsed JSON) as type ``tp``; raises :class:`_Bad` naming the path of a wrong value."""
     reader = _READERS.get(tp)
     if reader is None:
@@ -66,15 +71,16 @@ def _read(tp: Any, value: Any, where: str) -> Any:
     return reader(value, where)
 
 
-def _scalar(check: Callable[[Any], bool], expected: str, convert: Callable[[Any], Any] = lambda v: v):
-    def read(value: Any, where: str) -> Any:
+def _scalar(check: Callable[[JsonValue], bool], expected: str,
+            convert: Callable[[JsonValue], object] = lambda v: v) -> Reader:
+    def read(value: JsonValue, where: str) -> object:
         if not check(value):
             raise _Bad(where, value, expected)
         return convert(value)
     return read
 
 
-def _make_reader(tp: Any) -> Callable[[Any, str], Any]:
+def _make_reader(tp: Hint) -> Reader:
     """The reader of one declared type (built once per type: a summary holds many thousands of values)."""
     if tp is Any:
         return lambda value, where: value
@@ -83,10 +89,10 @@ def _make_reader(tp: Any) -> Callable[[Any, str], Any]:
         others = [a for a in args if a is not type(None)]
         nullable = len(others) < len(args)
 
-        def read_union(value: Any, where: str) -> Any:
+        def read_union(value: JsonValue, where: str) -> object:
             if value is None and nullable:
                 return None
-            last: Any = None
+            last: Optional[_Bad] = None
             for a in others:
                 try:
                     return _read(a, value, where)
@@ -95,7 +101,7 @@ def _make_reader(tp: Any) -> Callable[[Any, str], Any]:
             raise last if last is not None else _Bad(where, value, " or ".join(map(_type_name, others)))
         return read_union
     if isinstance(tp, type) and issubclass(tp, Record):
-        def read_record(value: Any, where: str) -> Any:
+        def read_record(value: JsonValue, where: str) -> object:
             if not isinstance(value, Mapping):
                 raise _Bad(where, value, "an object")
             return tp._build(value, where)
@@ -104,7 +110,7 @@ def _make_reader(tp: Any) -> Callable[[Any, str], Any]:
         item = args[0] if args else Any
         make = list if origin is list else tuple
 
-        def read_list(value: Any, where: str) -> Any:
+        def read_list(value: JsonValue, where: str) -> object:
             if not isinstance(value, (list, tuple)):
                 raise _Bad(where, value, "a list")
             return make(_read(item, v, f"{where}[{i}]") for i, v in enumerate(value))
@@ -112,7 +118,7 @@ def _make_reader(tp: Any) -> Callable[[Any, str], Any]:
     if origin is dict:
         item = args[1] if args else Any
 
-        def read_dict(value: Any, where: str) -> Any:
+        def read_dict(value: JsonValue, where: str) -> object:
             if not isinstance(value, Mapping):
                 raise _Bad(where, value, "an object")
             return {str(k): _read(item, v, f"{where}[{str(k)!r}]") for k, v in value.items()}
@@ -137,7 +143,7 @@ def _default(f: dataclasses.Field) -> Any:
     return dataclasses.MISSING
 
 
-def _write(value: Any) -> Any:
+def _write(value: object) -> JsonValue:
     if isinstance(value, Record):
         return value.to_dict()
     if isinstance(value, (list, tuple)):
@@ -187,7 +193,7 @@ class Record:
         return name
 
     @classmethod
-    def from_dict(cls: Type[R], data: Any, *, source: str = "summary") -> R:
+    def from_dict(cls: Type[R], data: Union[R, JsonValue], *, source: str = "summary") -> R:
         """The record of parsed JSON ``data``; a wrong value raises :class:`~ragexam.errors.InputError` naming
         ``source`` and the path of the value (``results["bm25"].metrics["hit@5"]``)."""
         if isinstance(data, cls):

@@ -56,7 +56,7 @@ import json
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -110,8 +110,7 @@ class SplitCell:
     length: int
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"unit_id": self.unit_id, "k": self.k, "rank": self.rank, "chunk_id": self.chunk_id,
-                "part": self.part, "chars": self.chars, "length": self.length}
+        return asdict(self)
 
 
 def _as_split(v: Cell, source: str, line: Optional[int]) -> Optional[SplitCell]:

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Optional, Tuple
+from typing import Callable, Optional, Tuple
+
+from ragexam.types import JsonValue
 
 __all__ = ["MAX_DEPTH", "TooDeep", "loads", "decode", "raw_decode", "check_depth", "unencodable",
            "may_hold_surrogates", "SURROGATE_HELP"]
@@ -35,7 +37,7 @@ class TooDeep(ValueError):
         self.limit = limit
 
 
-def check_depth(value: Any, limit: int = MAX_DEPTH) -> Any:
+def check_depth(value: JsonValue, limit: int = MAX_DEPTH) -> JsonValue:
     """``value`` itself when its arrays and objects nest at most ``limit`` deep; else :class:`TooDeep`.
     Walks containers only, without recursion."""
     if type(value) not in (dict, list):
@@ -52,17 +54,17 @@ def check_depth(value: Any, limit: int = MAX_DEPTH) -> Any:
     return value
 
 
-def loads(data: "str | bytes", *, limit: int = MAX_DEPTH, **kw: Any) -> Any:
-    """``json.loads(data, **kw)`` that raises :class:`TooDeep` (a ``ValueError``) instead of
+def loads(data: "str | bytes", *, limit: int = MAX_DEPTH, **hooks: Callable[..., object]) -> JsonValue:
+    """``json.loads(data, **hooks)`` (``object_pairs_hook``, ``parse_constant``, ...) that raises :class:`TooDeep` (a ``ValueError``) instead of
     :class:`RecursionError`, and for any value nested deeper than ``limit``."""
     try:
-        value = json.loads(data, **kw)
+        value = json.loads(data, **hooks)
     except RecursionError:
         raise TooDeep(limit) from None
     return check_depth(value, limit)
 
 
-def decode(decoder: json.JSONDecoder, text: str, *, limit: int = MAX_DEPTH) -> Any:
+def decode(decoder: json.JSONDecoder, text: str, *, limit: int = MAX_DEPTH) -> JsonValue:
     """``decoder.decode(text)`` with the depth rule of :func:`loads`."""
     try:
         value = decoder.decode(text)
@@ -71,7 +73,7 @@ def decode(decoder: json.JSONDecoder, text: str, *, limit: int = MAX_DEPTH) -> A
     return check_depth(value, limit)
 
 
-def raw_decode(decoder: json.JSONDecoder, text: str, start: int = 0, *, limit: int = MAX_DEPTH) -> Tuple[Any, int]:
+def raw_decode(decoder: json.JSONDecoder, text: str, start: int = 0, *, limit: int = MAX_DEPTH) -> Tuple[JsonValue, int]:
     """``decoder.raw_decode(text, start)`` with the depth rule of :func:`loads`."""
     try:
         value, end = decoder.raw_decode(text, start)
@@ -104,7 +106,7 @@ def _bad_text(text: str) -> Optional[str]:
     return None
 
 
-def unencodable(value: Any, path: str = "") -> Optional[Tuple[str, str]]:
+def unencodable(value: object, path: str = "") -> Optional[Tuple[str, str]]:
     """``(where, what)`` of the first string in ``value`` (keys included) that cannot be written as UTF-8 --
     ``where`` a path like ``contexts[2].text`` (``path`` prefixed), ``what`` the character and its position --
     or ``None``.  Walks containers without recursion."""

@@ -33,7 +33,8 @@ from ragexam.storage.records import JsonView, Record, opt
 __all__ = ["SCORE_FORMAT", "ScoreSummary", "ScoreSettings", "JudgeSettings", "ScoreDataset", "TextScores",
            "ScoreResult", "Coverage", "JudgeSection", "JudgeStat", "QuotedUnits", "Agreement", "MetricDefinition",
            "VsEvidence", "Disagreement", "HumanCorrected", "AttributionSection", "StageVerdict", "PipelineName",
-           "TrustCheck", "JudgeTrust", "TRUST_VERDICTS", "GATED"]
+           "TrustCheck", "JudgeTrust", "TRUST_VERDICTS", "GATED", "SegmentsSection", "Segment", "SegmentComparison",
+           "Spread", "MeanStat", "Feedback", "WorstTrace", "ExamMatch", "ExamMatching"]
 
 #: The format ``ragexam score --out`` writes.
 SCORE_FORMAT = "ragexam-score/2"
@@ -86,6 +87,9 @@ class ScoreSettings(Record):
     min_coverage: Optional[float] = None
     judge: Optional[JudgeSettings] = None
     seed: Optional[int] = None
+    #: ``score --by``: the trace field the answers were segmented by, and the baseline segment
+    by: Optional[str] = opt()
+    baseline: Optional[str] = opt()
 
 
 # -- what was scored ----------------------------------------------------------------------------------------------
@@ -449,6 +453,153 @@ class AttributionSection(Record):
         return {(v.pipeline, v.query_id): v for v in self.questions}
 
 
+# -- segments (``score --by``) ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Spread(Record):
+    """Percentiles of a spread (latency in milliseconds, tokens) over ``n`` answers that recorded it
+    (:func:`ragexam.stats.quantiles.percentiles`): ``None`` with ``too_few[name]`` = the values it needs."""
+
+    n: int = 0
+    p50: Optional[float] = None
+    p90: Optional[float] = None
+    p99: Optional[float] = None
+    too_few: Dict[str, int] = opt(factory=dict)
+
+
+@dataclass
+class MeanStat(Record):
+    """A mean over ``n`` answers with its 95% interval (``None`` with ``note`` saying why: too few)."""
+
+    n: int = 0
+    mean: Optional[float] = None
+    ci95: Optional[Interval] = None
+    note: Optional[str] = opt()
+
+
+@dataclass
+class Feedback(Record):
+    """The feedback recorded on a segment's traces: answers with any, and with negative feedback."""
+
+    n: int = 0
+    negative: int = 0
+
+
+@dataclass
+class Segment(Record):
+    """One segment of the answers (``score --by``): how many answers, failed requests, the judge's metrics
+    (:class:`JudgeStat` each), the exam's evidence on the answers whose question is an exam question
+    (``evidence_hit``, ``evidence_precision``, ``evidence_recall``: :class:`MeanStat`), feedback, and the latency
+    and token percentiles."""
+
+    name: str = ""
+    n_answers: int = 0
+    n_failed: int = 0
+    n_questions: int = 0
+    judge: Dict[str, JudgeStat] = field(default_factory=dict)
+    n_exam: int = 0
+    evidence: Dict[str, MeanStat] = field(default_factory=dict)
+    feedback: Feedback = field(default_factory=Feedback)
+    latency_ms: Spread = field(default_factory=Spread)
+    tokens: Dict[str, Spread] = field(default_factory=dict)
+    too_few: bool = False
+    #: metric -> why it has no interval (too few judged answers; every one the same)
+    interval_notes: Dict[str, str] = opt(factory=dict)
+
+
+@dataclass
+class SegmentComparison(Record):
+    """A segment against the baseline on one metric: ``design`` ``paired`` (the questions both segments asked,
+    each question's mean in each), ``unpaired`` (every answer of each, two samples) or ``too_few``; the means,
+    the difference B - A with its 95% interval, the p-value and its Holm-adjusted one over every comparison of
+    the section, the minimum detectable difference, the verdict in words and the signature."""
+
+    metric: str = ""
+    a: str = ""
+    b: str = ""
+    design: str = ""
+    n: int = 0
+    n_a: int = 0
+    n_b: int = 0
+    left_out: int = 0
+    #: answers in both segments (overlapping segments), left out of the comparison
+    in_both: int = 0
+    mean_a: Optional[float] = None
+    mean_b: Optional[float] = None
+    diff: Optional[float] = None
+    ci95: Optional[Interval] = None
+    p_value: Optional[float] = None
+    p_holm: Optional[float] = None
+    mdd: Optional[float] = None
+    verdict: str = ""
+    reading: str = ""
+    signature: Optional[str] = None
+
+
+@dataclass
+class WorstTrace(Record):
+    """An answer to read first: negative feedback, failed judge verdicts, the lowest judged scores."""
+
+    query_id: str = ""
+    segments: List[str] = field(default_factory=list)
+    question: str = ""
+    answer: Optional[str] = None
+    negative: bool = False
+    failed: List[str] = field(default_factory=list)
+    score: Optional[float] = None
+    why: str = ""
+    #: why a failed request has no answer
+    error: Optional[str] = opt()
+
+
+@dataclass
+class ExamMatch(Record):
+    """A traced question (as asked) that is an exam question: ``exact`` (the same after normalisation) or ``near``
+    (e5 cosine at or above the threshold, the same numbers), and how many answers asked it (``per_answer.csv``
+    names each answer's)."""
+
+    question: str = ""
+    exam_id: str = ""
+    match: str = ""
+    cosine: Optional[float] = None
+    answers: int = 0
+
+
+@dataclass
+class ExamMatching(Record):
+    """How traced questions were matched to the exam's: the threshold, the embedder, the counts of answers
+    (``n_traced``, ``n_exact``, ``n_near``) and every distinct traced question that matched."""
+
+    qa: Optional[str] = None
+    threshold: Optional[float] = None
+    embedder: Optional[str] = None
+    n_traced: int = 0
+    n_exact: int = 0
+    n_near: int = 0
+    matches: List[ExamMatch] = field(default_factory=list)
+    signature: Optional[str] = None
+
+
+@dataclass
+class SegmentsSection(Record):
+    """``segments`` (``score --by FIELD``, and every score of traced answers): each :class:`Segment` in order,
+    the baseline and every comparison with it, the answers to read first, the exam matching and the judge-check
+    warnings."""
+
+    by: Optional[str] = None
+    #: an answer may be in several segments (``--by tag``: in every tag it has)
+    overlapping: bool = False
+    baseline: Optional[str] = None
+    min_n: int = 0
+    segments: Dict[str, Segment] = field(default_factory=dict)
+    comparisons: List[SegmentComparison] = field(default_factory=list)
+    worst: List[WorstTrace] = field(default_factory=list)
+    exam: Optional[ExamMatching] = None
+    warnings: List[str] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)
+
+
 # -- the summary --------------------------------------------------------------------------------------------------
 
 
@@ -478,6 +629,7 @@ class ScoreSummary(JsonView, Record):
     judge: Optional[JudgeSection] = None
     attribution: Optional[AttributionSection] = None
     notes: List[str] = field(default_factory=list)
+    segments: Optional[SegmentsSection] = opt()
     run_id: Optional[str] = None
     scored_run: Optional[str] = None
     config: Optional[Dict[str, Any]] = None

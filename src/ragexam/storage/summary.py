@@ -36,7 +36,7 @@ __all__ = ["DEFAULT_MISS_K", "TOP_IDS", "RunSummary", "RunSettings", "DatasetInf
            "Unretrieved", "FailedQuestion", "Latency", "RetrievedChunk", "MissedQuestion", "UnmatchedEvidence",
            "EvidenceCut", "RerankStage", "RerankCeiling", "RerankStatus", "RerankChange", "TypeLift", "Timing",
            "SweepPoint", "Interval", "EvidenceSplitInfo", "ChunkWindow", "ChunkSizes", "ChunkingReport",
-           "Summary", "SummaryLike", "read_summary"]
+           "Summary", "SummaryLike", "read_summary", "EmbeddingCount"]
 
 #: a 95% interval ``(low, high)``
 Interval = Tuple[float, float]
@@ -341,10 +341,30 @@ class RerankStage(Record):
 
 
 @dataclass
+class EmbeddingCount(Record):
+    """What one embedder did for one role (``passage``/``query``) during the run (counted by
+    :class:`ragexam.retrieval.embedding.EmbeddingLedger`): ``texts`` asked for, ``distinct`` model inputs among them
+    (``cached``: read from the cache, ``embedded``: computed now), ``shared`` texts whose input had been asked
+    before in the run (a chunk another chunker made too), ``whitespace`` of them equal only after the embedder's
+    normalization (e5: line breaks, tabs and runs of spaces are one space).  ``distinct == cached + embedded``,
+    ``texts == distinct + shared``."""
+
+    embedder: str = ""
+    role: str = ""
+    texts: int = 0
+    distinct: int = 0
+    cached: int = 0
+    embedded: int = 0
+    shared: int = 0
+    whitespace: int = 0
+
+
+@dataclass
 class Timing(Record):
     """Seconds per stage (and per pipeline scope) and where the batch work ran (:mod:`ragexam.exec.timing`);
     ``placement``: on which nodes each stage's batches and calls ran (executors that run work elsewhere, e.g.
-    Ray; the shape is in :mod:`ragexam.exec.timing`), absent for work done in this process."""
+    Ray; the shape is in :mod:`ragexam.exec.timing`), absent for work done in this process; ``embeddings``: what
+    each embedder computed and what it shared (:class:`EmbeddingCount`)."""
 
     wall_s: Optional[float] = None
     covered_s: Optional[float] = None
@@ -352,6 +372,7 @@ class Timing(Record):
     scopes: Dict[str, Dict[str, float]] = field(default_factory=dict)
     where: Dict[str, Any] = field(default_factory=dict)
     placement: Dict[str, Any] = field(default_factory=dict, metadata={"omit": True})
+    embeddings: List[EmbeddingCount] = opt(factory=list)
 
 
 @dataclass

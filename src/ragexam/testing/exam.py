@@ -23,9 +23,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
+
+if TYPE_CHECKING:
+    from ragexam.analysis.answers.scored import ScoreReport
+    from ragexam.analysis.exam.run import RunResult
+    from ragexam.analysis.gating.gate import GateResult
+    from ragexam.storage.runfolder import RunData
+
+#: what an exam is checked on: a score (ScoreReport), a run (RunResult), a read folder (RunData) or a folder's path
+ExamResult = Union["ScoreReport", "RunResult", "RunData", str, Path]
 
 __all__ = ["assert_exam", "check_exam", "ExamFailure", "ExamCheck"]
 
@@ -45,7 +54,7 @@ class ExamCheck:
     """One floor on one pipeline: the gate's result (:class:`ragexam.analysis.gating.gate.GateResult`), the
     coverage floor's verdict and the worst questions ``(query_id, value or None, note)``."""
 
-    gate: Any
+    gate: "GateResult"
     coverage_ok: bool
     worst: Tuple[Tuple[str, Optional[float], str], ...]
 
@@ -54,7 +63,7 @@ class ExamCheck:
         return bool(self.gate.passed) and self.coverage_ok
 
 
-def _as_run(result: Any):
+def _as_run(result: ExamResult) -> Tuple["RunData", Optional["ScoreReport"]]:
     """``(RunData, rows by (pipeline, query_id) with notes or None)`` for any accepted result."""
     from ragexam.storage.runfolder import RunData, read_folder
 
@@ -103,7 +112,7 @@ def _worst(run, report, pipeline: str, metric: str, n: int) -> Tuple[Tuple[str, 
     return tuple(out[:n])
 
 
-def check_exam(result: Any, min: Mapping[str, float], *, on: str = "lower_bound",  # noqa: A002 (the documented name)
+def check_exam(result: ExamResult, min: Mapping[str, float], *, on: str = "lower_bound",  # noqa: A002 (the documented name)
                pipeline: Optional[str] = None, min_coverage: Optional[float] = None, worst: int = 5,
                trust_judge: bool = False) -> List[ExamCheck]:
     """Every floor of ``min`` on every pipeline of ``result`` (or ``pipeline``) as :class:`ExamCheck` s;
@@ -168,7 +177,7 @@ def _message(checks: Sequence[ExamCheck], on: str, min_coverage: Optional[float]
     return "\n".join(lines)
 
 
-def assert_exam(result: Any, min: Mapping[str, float], *, on: str = "lower_bound",  # noqa: A002
+def assert_exam(result: ExamResult, min: Mapping[str, float], *, on: str = "lower_bound",  # noqa: A002
                 pipeline: Optional[str] = None, min_coverage: Optional[float] = None, worst: int = 5,
                 trust_judge: bool = False) -> List[ExamCheck]:
     """Raise :class:`ExamFailure` unless every floor holds (see the module docstring).

@@ -22,14 +22,19 @@ A failed :func:`~ragexam.testing.assert_exam` is an ``AssertionError`` whose mes
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator, Optional, Tuple
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator, Optional, Tuple
 
 import pytest
+
+if TYPE_CHECKING:
+    from ragexam.metrics.judge import Judge
+    from ragexam.testing.stub import StubEndpoint
 
 __all__ = ["ragexam_isolated", "ragexam_stub", "ragexam_endpoint", "ragexam_judge"]
 
 
-def pytest_addoption(parser: Any) -> None:
+def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("ragexam", "ragexam (RAG exams in tests)")
     group.addoption("--ragexam-judge-model", default=None,
                     help="judge model for the ragexam_judge fixture (default: $RAGEXAM_JUDGE_MODEL, else the "
@@ -39,7 +44,7 @@ def pytest_addoption(parser: Any) -> None:
 
 
 @pytest.fixture
-def ragexam_isolated(tmp_path_factory: Any, monkeypatch: Any):
+def ragexam_isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path_factory.mktemp("ragexam")
     monkeypatch.setenv("RAGEXAM_CACHE_DIR", str(folder / "cache"))
     monkeypatch.setenv("RAGEXAM_HISTORY", str(folder / "history.sqlite3"))
@@ -47,7 +52,7 @@ def ragexam_isolated(tmp_path_factory: Any, monkeypatch: Any):
 
 
 @pytest.fixture(scope="session")
-def ragexam_stub() -> Iterator[Any]:
+def ragexam_stub() -> Iterator["StubEndpoint"]:
     from ragexam.testing.stub import StubEndpoint
 
     with StubEndpoint() as stub:
@@ -55,7 +60,7 @@ def ragexam_stub() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def ragexam_endpoint(request: Any) -> Tuple[Optional[str], Optional[str], str]:
+def ragexam_endpoint(request: pytest.FixtureRequest) -> Tuple[Optional[str], Optional[str], str]:
     model = request.config.getoption("--ragexam-judge-model") or os.environ.get("RAGEXAM_JUDGE_MODEL")
     if model:
         return request.config.getoption("--ragexam-base-url"), None, model
@@ -64,7 +69,7 @@ def ragexam_endpoint(request: Any) -> Tuple[Optional[str], Optional[str], str]:
 
 
 @pytest.fixture
-def ragexam_judge(ragexam_endpoint: Tuple[Optional[str], Optional[str], str], ragexam_isolated: Any):
+def ragexam_judge(ragexam_endpoint: Tuple[Optional[str], Optional[str], str], ragexam_isolated: Path) -> "Judge":
     from ragexam.metrics.judge import Judge
 
     base_url, api_key, model = ragexam_endpoint

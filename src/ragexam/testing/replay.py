@@ -19,9 +19,13 @@ import gzip
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Tuple, Union
 
 from ragexam.testing.stub import JSONEndpoint
+from ragexam.types import JsonValue
+
+if TYPE_CHECKING:
+    from http.client import HTTPMessage
 
 __all__ = ["RecordingProxy", "ReplayEndpoint", "request_id", "read_records"]
 
@@ -57,7 +61,7 @@ class RecordingProxy(JSONEndpoint):
         self.timeout = timeout
         self.recorded = 0
 
-    def handle(self, path: str, body: Any, headers: Any) -> tuple:
+    def handle(self, path: str, body: JsonValue, headers: "HTTPMessage") -> Tuple[int, JsonValue]:
         import httpx
 
         if not isinstance(body, dict) or not path.endswith("/chat/completions"):
@@ -89,7 +93,7 @@ class ReplayEndpoint(JSONEndpoint):
         self.served = 0
         self.missed: List[Dict[str, Any]] = []
 
-    def handle(self, path: str, body: Any, headers: Any) -> tuple:
+    def handle(self, path: str, body: JsonValue, headers: "HTTPMessage") -> Tuple[int, JsonValue]:
         if not isinstance(body, dict) or not path.endswith("/chat/completions"):
             return 404, {"error": {"message": f"no route {path} (only chat completions)"}}
         reply = self.replies.get(request_id(body))

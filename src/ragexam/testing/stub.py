@@ -40,9 +40,13 @@ import struct
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from ragexam.metrics.judge.stubs import StubInputs, bigrams, overlap
+from ragexam.types import JsonValue
+
+if TYPE_CHECKING:
+    from http.client import HTTPMessage
 
 __all__ = ["StubEndpoint", "JSONEndpoint", "LoopbackHTTPServer", "overlap", "bigrams", "STUB_MODEL", "judge_reply", "read_prompt",
            "metric_of", "synthetic_logprobs"]
@@ -200,10 +204,10 @@ class JSONEndpoint:
     def __enter__(self):
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def handle(self, path: str, body: Any, headers: Any) -> Tuple[int, Any]:  # pragma: no cover - overridden
+    def handle(self, path: str, body: JsonValue, headers: "HTTPMessage") -> Tuple[int, JsonValue]:  # pragma: no cover - overridden
         """``(HTTP status, JSON reply)`` for a POST of ``body`` (``None``: not JSON) to ``path``."""
         raise NotImplementedError
 
@@ -215,7 +219,7 @@ class JSONEndpoint:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, *args: Any) -> None:
+            def log_message(self, *args: object) -> None:
                 pass
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
@@ -256,7 +260,7 @@ class StubEndpoint(JSONEndpoint):
     def __enter__(self) -> "StubEndpoint":
         return self.start()
 
-    def handle(self, path: str, body: Any, headers: Any) -> Tuple[int, Any]:
+    def handle(self, path: str, body: JsonValue, headers: "HTTPMessage") -> Tuple[int, JsonValue]:
         if not isinstance(body, dict):
             return 400, {"error": {"message": "the body is not JSON"}}
         with self.lock:
@@ -306,7 +310,7 @@ class StubEndpoint(JSONEndpoint):
         for i, t in enumerate(texts):
             vec = embed(t if isinstance(t, str) else " ".join(map(str, t)), dims)
             if body.get("encoding_format") == "base64":
-                emb: Any = base64.b64encode(struct.pack(f"<{len(vec)}f", *vec)).decode("ascii")
+                emb: Union[str, List[float]] = base64.b64encode(struct.pack(f"<{len(vec)}f", *vec)).decode("ascii")
             else:
                 emb = vec
             data.append({"object": "embedding", "index": i, "embedding": emb})

@@ -57,6 +57,11 @@ class ScoreOptions:
         ``False`` skips it (the metrics then read "not checked").
     :param judge_check_sample: the questions of that check (a seeded sample; default
         :data:`~ragexam.analysis.judging.check.SCORE_SAMPLE`).
+    :param by: segment the answers by this field of their trace (``model``, ``day``, ``tag``, any other field of
+        ``trace`` or key of the answer line: :mod:`ragexam.analysis.answers.segments`).
+    :param baseline: the segment the others are compared with (default: the first).
+    :param match_threshold: the e5 cosine at which a traced question is a near duplicate of an exam question
+        (default: the threshold ``traces sample`` measured, :mod:`ragexam.analysis.answers.traffic`).
     """
 
     answers_source: str = "answers"
@@ -71,6 +76,9 @@ class ScoreOptions:
     seed: Optional[int] = None
     judge_check: bool = True
     judge_check_sample: int = SCORE_SAMPLE
+    by: Optional[str] = None
+    baseline: Optional[str] = None
+    match_threshold: Optional[float] = None
 
     def __post_init__(self) -> None:
         if self.k is not None:
@@ -85,6 +93,16 @@ class ScoreOptions:
         if self.abstain_phrases is not None:
             object.__setattr__(self, "abstain_phrases", tuple(self.abstain_phrases))
         _check_int(self.judge_check_sample, "judge_check_sample", MIN_QUESTIONS)
+        if self.by is not None and (not isinstance(self.by, str) or not self.by.strip()):
+            raise InputError(f"received {self.by!r}; expected a trace field such as model, day or tag", source="score",
+                             field="by")
+        if self.baseline is not None and self.by is None:
+            raise InputError("--baseline names a segment of --by; pass --by FIELD too", source="score",
+                             field="baseline")
+        t = self.match_threshold
+        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= 1):
+            raise InputError(f"received {t!r}; expected a cosine in (0, 1], e.g. 0.92", source="score",
+                             field="match_threshold")
 
     def check_judge(self, *, judge: bool, human: bool, source: str = "score") -> None:
         """The settings that need an LLM judge have one (``judge``; ``human``: human labels were given)."""

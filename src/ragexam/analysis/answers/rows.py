@@ -15,6 +15,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from ragexam.analysis.answers.diagnosis import StageResult
 from ragexam.analysis.answers.files import AnswerRecord
+from ragexam.analysis.answers.traffic import exam_match, is_traced
 from ragexam.data.schema import Question
 from ragexam.metrics.judge import ItemScore
 from ragexam.storage.runfolder import RunRow
@@ -109,6 +110,10 @@ class AnswerRow:
             row.update({"correct": s.inputs.correct, "faithful": s.inputs.faithful, "abstained": s.inputs.abstained,
                         "label": s.label, "reason": s.reason})
         row["ok"] = self.ok
+        if is_traced(q):  # a traced answer: the exam question it is (analysis/answers/traffic.py)
+            m = exam_match(q)
+            row.update({"exam_id": m.exam_id if m else None, "exam_match": m.match if m else None,
+                        "exam_cosine": m.cosine if m else None})
         row["note"] = self.record.metadata.get("note") if self.record is not None else None
         row["answer"] = self.answer
         row["stats"] = self.text_stats or None

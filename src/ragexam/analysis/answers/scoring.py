@@ -37,13 +37,13 @@ pipeline; a question without an answer is listed as ``unjudged`` (``no_answer``)
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 from ragexam.analysis.answers import stages
 from ragexam.analysis.answers.files import AnswerRecord
 from ragexam.analysis.answers.options import MetricLike, ScoreOptions, check_min_coverage
 from ragexam.analysis.answers.rows import (EVIDENCE_TWINS, OK_LABELS, PASS_SUFFIX, TEXT_METRICS, AnswerRow,
-                                           evidence_per_context, item_id)
+                                           CsvValue, evidence_per_context, item_id)
 from ragexam.analysis.answers.scored import ScoreReport
 from ragexam.analysis.answers.stages import HumanInput, Progress, judge_jobs, plan_judging, prepare_rows
 from ragexam.data.schema import QASet
@@ -101,5 +101,30 @@ def save_score(report: ScoreReport, directory: Union[str, Path]) -> Path:
     judgments = None
     if report.judge_run is not None:
         judgments = [j.to_dict() for j in report.judge_run.judgments]
-    return write_score_folder(directory, report.summary, [r.csv_row(report.judge_metrics) for r in report.rows],
-                              judgments, redact=redact_written())
+    return write_score_folder(directory, report.summary, csv_rows(report), judgments, redact=redact_written())
+
+
+#: the columns only some lines of ``per_answer.csv`` have: a traced answer's exam match, an answer's segments
+_SOMETIMES = ("exam_id", "exam_match", "exam_cosine", "segment")
+
+
+def csv_rows(report: ScoreReport) -> List[Dict[str, CsvValue]]:
+    """The lines of ``per_answer.csv`` (:meth:`AnswerRow.csv_row`); with ``--by``, each answer's segments
+    (``segment``: joined by ``|`` when it is in several).  The file has the first line's columns, and the
+    traced answers' and segments' columns when any line has them."""
+    by = report.settings.by
+    rows = []
+    for r in report.rows:
+        row = r.csv_row(report.judge_metrics)
+        if by is not None and r.record is not None:
+            from ragexam.analysis.answers.segments import segment_names
+
+            row["segment"] = "|".join(segment_names(r, by))
+        rows.append(row)
+    if not rows:
+        return rows
+    extra = [k for k in _SOMETIMES if k not in rows[0] and any(k in row for row in rows)]
+    if not extra:
+        return rows
+    columns = [*rows[0], *extra]
+    return [{k: row.get(k) for k in columns} for row in rows]

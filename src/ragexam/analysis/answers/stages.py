@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam import fmt
 from ragexam.analysis.answers.diagnosis import Attribution, StageInputs, attribute_all, evidence_in_contexts
@@ -32,6 +32,7 @@ from ragexam.analysis.answers.options import MetricLike, ScoreOptions
 from ragexam.analysis.answers.rows import EVIDENCE_TWINS, AnswerRow, evidence_per_context
 from ragexam.analysis.answers.scored import (ScoreReport, _type, human_corrected, judge_settings, judge_stat,
                                              pass_metrics, segment_result, segments, vs_evidence)
+from ragexam.analysis.answers.traffic import is_traced, split
 from ragexam.analysis.answers.trusted import Trusted, check_source
 from ragexam.analysis.answers import trusted as trust_stage
 from ragexam.analysis.judging.agreement import RepeatAgreement, human_label_notes
@@ -48,8 +49,11 @@ from ragexam.metrics.text.answers import AnswerStatistics, answer_statistics, co
 from ragexam.metrics.verdicts import ABSTAIN_PHRASES, ABSTAIN_PHRASES_VERSION, is_abstention
 from ragexam.signature import Signature
 from ragexam.storage.runfolder import RunData
-from ragexam.storage.score_summary import (JudgeSection, MetricDefinition, ScoreDataset, ScoreSettings,
-                                           ScoreSummary, TextScores)
+from ragexam.storage.score_summary import (ExamMatching, JudgeSection, MetricDefinition, ScoreDataset,
+                                           ScoreSettings, ScoreSummary, SegmentsSection, TextScores)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ragexam.retrieval.embedders import Embedder
 
 __all__ = ["Joined", "TextJob", "Texts", "Judged", "Trusted", "Attributed", "join", "text", "judge", "trust",
            "attribute", "summarize", "prepare_rows", "as_run_data", "judge_jobs", "plan_judging", "plan_check",
@@ -67,15 +71,22 @@ Progress = Optional[Callable[[int, int], None]]
 @dataclass
 class Joined:
     """The answers joined to the questions and the run: a row per (pipeline, question) -- a question without an
-    answer is a row too (``unjudged``: ``no_answer``), never dropped -- the question set's language, and what
-    the join noticed."""
+    answer is a row too (``unjudged``: ``no_answer``), never dropped -- and a row per traced answer
+    (:mod:`ragexam.analysis.answers.traffic`), the question set (``None``: traced answers alone), the language,
+    how traced questions were matched to the exam, and what the join noticed."""
 
-    qa: QASet
+    qa: Optional[QASet]
     rows: List[AnswerRow]
     options: ScoreOptions
     run: Optional[RunData] = None
     language: str = "en"
     notes: List[str] = field(default_factory=list)
+    matching: Optional[ExamMatching] = None
+
+    @property
+    def traced(self) -> bool:
+        """Whether some row is a traced answer (production traffic)."""
+        return any(is_traced(r.question) for r in self.rows)
 
 
 def as_run_data(run: object) -> Optional[RunData]:
@@ -94,12 +105,7 @@ def as_run_data(run: object) -> Optional[RunData]:
                      source="score", field="run")
 
 
-def _check_join(qa: QASet, answers: Sequence[AnswerRecord], run: Optional[RunData], options: ScoreOptions) -> None:
-    for r in answers:
-        if r.query_id not in qa:
-            raise InputError(f"query_id {r.query_id!r} is not a question of the QA set ({qa.source}); "
-                             "expected the ids of the QA file", source=options.answers_source, line=r.line,
-                             field="query_id")
+def _check_join(run: Optional[RunData], options: ScoreOptions) -> None:
     if run is not None and options.pipeline is not None and not run.has_pipeline(options.pipeline):
         raise InputError(f"no pipeline {options.pipeline!r} in the run; it has: {', '.join(run.pipelines)}",
                          source=run.source, field="pipeline")
@@ -196,21 +202,24 @@ def prepare_rows(qa: QASet, answers: Sequence[AnswerRecord], *, answers_source: 
     return joined.rows
 
 
-def join(qa: QASet, answers: Sequence[AnswerRecord], *, run: object = None,
-         options: ScoreOptions = ScoreOptions()) -> Joined:
+def join(qa: Optional[QASet], answers: Sequence[AnswerRecord], *, run: object = None,
+         options: ScoreOptions = ScoreOptions(), embedder: Optional["Embedder"] = None) -> Joined:
     """Join answers, questions and the run.
 
     Pipelines: an answer's ``pipeline`` field, else ``options.pipeline``, else (with a run) the run's first
     (baseline) pipeline, else ``(answers)``.  Answers without ``contexts`` whose pipeline is named (by the answer,
     or by ``options.pipeline``) and present in the run get the run's stored chunk texts as contexts; ``k``: the
-    option, else the answer's, else the run's ``miss_k``, else 5.
+    option, else the answer's, else the run's ``miss_k``, else 5.  Answers that carry their ``question`` and are
+    not questions of ``qa`` (or all of them, without ``qa``) are traced answers: a row each, matched to the exam
+    (:mod:`ragexam.analysis.answers.traffic`; ``embedder``: default the offline e5).
     """
     from ragexam.metrics.judge.prompts import detect_language
 
     run = as_run_data(run)
-    _check_join(qa, answers, run, options)
+    _check_join(run, options)
+    parts = split(qa, answers, source=options.answers_source, threshold=options.match_threshold, embedder=embedder)
     notes: List[str] = []
-    by_key = _by_key(answers, run, options, _default_pipeline(answers, run, options.pipeline, notes))
+    by_key = _by_key(parts.by_id, run, options, _default_pipeline(parts.by_id, run, options.pipeline, notes))
     pipelines = list(dict.fromkeys(name for name, _ in by_key))
     if run is not None:
         notes += [f"pipeline {p!r} is not in the run {run.source}: its retrieval is unknown" for p in pipelines
@@ -220,7 +229,7 @@ def join(qa: QASet, answers: Sequence[AnswerRecord], *, run: object = None,
     contexts = _RunContexts(run, options.corpus, notes) if run is not None else None
     rows: List[AnswerRow] = []
     for p in pipelines:
-        for q in qa:
+        for q in qa or ():
             rec, explicit = by_key.get((p, q.query_id), (None, False))
             row = AnswerRow(p, q, rec, k or (rec.k if rec is not None and rec.k else None) or default_k)
             if rec is not None and rec.contexts is not None:
@@ -232,8 +241,15 @@ def join(qa: QASet, answers: Sequence[AnswerRecord], *, run: object = None,
                 row.contexts_source = "run"
             _retrieval(row, run)
             rows.append(row)
-    language = detect_language([q.question for q in qa] + [q.ground_truth for q in qa if q.ground_truth])
-    return Joined(qa, rows, options, run, language, notes)
+    for rec, q in parts.traced:
+        row = AnswerRow(rec.pipeline or options.pipeline or NO_PIPELINE, q, rec, k or rec.k or default_k)
+        if rec.contexts is not None:
+            row.contexts, row.context_ids, row.contexts_source = rec.contexts, rec.context_ids, "answer"
+        _retrieval(row, None)
+        rows.append(row)
+    asked = [r.question for r in rows]
+    language = detect_language([q.question for q in asked] + [q.ground_truth for q in asked if q.ground_truth])
+    return Joined(qa, rows, options, run, language, notes, parts.matching)
 
 
 # -- 2. text metrics ----------------------------------------------------------------------------------------------
@@ -273,9 +289,12 @@ class TextJob:
             tokenize_lines([""], "ko-mecab")
         self.rows = joined.rows
         self.todo = [r for r in joined.rows if r.answer is not None and r.question.ground_truth]
-        self.job = Beside(answer_statistics, [r.answer for r in self.todo],
-                          [r.question.ground_truth for r in self.todo], self.bleu_tok, self.rouge_tok,
-                          start=bool(self.todo) and beside)
+        pairs = [(r.answer, r.question.ground_truth) for r in self.todo]
+        distinct = list(dict.fromkeys(pairs))  # the same answer to the same reference (traffic) is scored once
+        where = {p: i for i, p in enumerate(distinct)}
+        self.where = [where[p] for p in pairs]
+        self.job = Beside(answer_statistics, [a for a, _ in distinct], [g for _, g in distinct], self.bleu_tok,
+                          self.rouge_tok, start=bool(self.todo) and beside)
 
     def _scores(self, stats: AnswerStatistics, keep: Callable[[AnswerRow], bool], signed: bool) -> TextScores:
         idx = [i for i, r in enumerate(self.todo) if r.question.answerable and keep(r)]
@@ -290,7 +309,7 @@ class TextJob:
         from ragexam.metrics.text import bleu_scores, chrf_scores
 
         if self.todo:
-            stats = self.job.result()
+            stats = tuple(x[self.where] for x in self.job.result())  # a row per answer again
             bs, cs, rs = stats
             for i, (r, b, c, g) in enumerate(zip(self.todo, bleu_scores(bs, effective_order=True), chrf_scores(cs),
                                                  rs[:, 2])):
@@ -476,12 +495,12 @@ def trust(joined: Joined, judged: Judged, *, progress: Progress = None) -> Trust
     if judged.run is None:
         return Trusted()
     o = joined.options
-    source = check_source(joined.qa, o.corpus, joined.run.corpus if joined.run is not None else None)
+    source = _check_source(joined)
     from ragexam.stats import DEFAULT_SEED
 
     return trust_stage.trust(joined.rows, judged.judge, judged.run, source, check=o.judge_check,
-                         sample=o.judge_check_sample, seed=DEFAULT_SEED if o.seed is None else o.seed,
-                         progress=progress)
+                             sample=o.judge_check_sample, seed=DEFAULT_SEED if o.seed is None else o.seed,
+                             progress=progress)
 
 
 def plan_check(joined: Joined, judge: Judge, metrics: Sequence[MetricLike]) -> Tuple[Optional[JudgePlan], str]:
@@ -490,11 +509,17 @@ def plan_check(joined: Joined, judge: Judge, metrics: Sequence[MetricLike]) -> T
     o = joined.options
     if not o.judge_check:
         return None, "skipped (--no-judge-check)"
-    source = check_source(joined.qa, o.corpus, joined.run.corpus if joined.run is not None else None)
     from ragexam.stats import DEFAULT_SEED
 
-    return trust_stage.plan_check(joined.rows, judge, _definitions(metrics, judge), source, sample=o.judge_check_sample,
-                              seed=DEFAULT_SEED if o.seed is None else o.seed)
+    return trust_stage.plan_check(joined.rows, judge, _definitions(metrics, judge), _check_source(joined),
+                                  sample=o.judge_check_sample, seed=DEFAULT_SEED if o.seed is None else o.seed)
+
+
+def _check_source(joined: Joined) -> Optional[trust_stage.CheckSource]:
+    """Where the judge-check would be built from: the question set and the corpus (``None`` without a set)."""
+    if joined.qa is None:
+        return None
+    return check_source(joined.qa, joined.options.corpus, joined.run.corpus if joined.run is not None else None)
 
 
 # -- 5. stage attribution ----------------------------------------------------------------------------------------
@@ -509,7 +534,8 @@ def attribute(joined: Joined, judged: Judged, trusted: Optional[Trusted] = None)
     for r in rows:
         r.phrase = is_abstention(r.answer, phrases)
     notes: List[str] = []
-    if joined.run is None and any(r.question.answerable and r.retrieval_source == "unknown" for r in rows):
+    if joined.run is None and any(r.question.answerable and r.retrieval_source == "unknown" and
+                                  (r.contexts is None or not is_traced(r.question)) for r in rows):
         notes.append("retrieval is unknown for answers without contexts: pass --run DIR (from `ragexam run ... "
                      "--out DIR`) to attribute answerable questions to a stage")
     correct_src = "judge" if CORRECTNESS.name in metrics else ("text" if options.correct_if is not None else
@@ -589,10 +615,21 @@ def _judge_section(rows: Sequence[AnswerRow], judged: Judged, seed: int, labels:
         trust=dict(trusted.trust))
 
 
+def _segments(joined: Joined, judged: Judged, seed: int, trusted: Trusted) -> SegmentsSection:
+    """The ``segments`` section (:mod:`ragexam.analysis.answers.segments`): ``--by``'s, or, for traced answers
+    without ``--by``, all of them as one segment."""
+    from ragexam.analysis.answers.segments import segments_section
+
+    o = joined.options
+    return segments_section(joined.rows, by=o.by, baseline=o.baseline, metrics=judged.metrics,
+                            defs={d.name: d for d in judged.defs}, seed=seed, matching=joined.matching,
+                            warnings=judged.notes + trusted.warnings)
+
+
 def _settings(joined: Joined, texts: Texts, judged: Judged, attributed: Attributed, seed: int) -> ScoreSettings:
     o = joined.options
     return ScoreSettings(
-        qa=str(joined.qa.source), answers=o.answers_source, run=joined.run.source if joined.run is not None else None,
+        qa=str(joined.qa.source) if joined.qa is not None else None, answers=o.answers_source, run=joined.run.source if joined.run is not None else None,
         pipeline=o.pipeline, k=o.k, language=joined.language, bleu_tokenize=texts.bleu_tokenize,
         rouge_tokenize=texts.rouge_tokenize, correct_if=str(o.correct_if) if o.correct_if is not None else None,
         correctness_source=attributed.correctness_source, abstention_source=attributed.abstention_source,
@@ -600,7 +637,7 @@ def _settings(joined: Joined, texts: Texts, judged: Judged, attributed: Attribut
         abstain_phrases=list(o.abstain_phrases if o.abstain_phrases is not None else ABSTAIN_PHRASES),
         min_coverage=o.min_coverage,
         judge=judge_settings(judged.run, judged.judge, judged.metrics, judged.defs, judged.repeat)
-        if judged.judge is not None else None, seed=seed)
+        if judged.judge is not None else None, seed=seed, by=o.by, baseline=o.baseline)
 
 
 def _definitions_of(judged: Judged) -> Dict[str, JudgeMetric]:
@@ -635,5 +672,6 @@ def summarize(joined: Joined, texts: Texts, judged: Judged, attributed: Attribut
         results={p: segment_result(rs, texts.by_pipeline[p], metrics, passing, seed, _definitions_of(judged))
                  for p, rs in segs.items()},
         judge=_judge_section(rows, judged, seed, labels, trusted) if judged.run is not None else None,
-        attribution=attributed.attribution.to_section(), notes=notes)
+        attribution=attributed.attribution.to_section(), notes=notes,
+        segments=_segments(joined, judged, seed, trusted) if joined.options.by is not None or joined.traced else None)
     return ScoreReport(rows, summary, attributed.attribution, judged.run, metrics, judged.agreement, seed, labels)

@@ -30,7 +30,7 @@ stage attribution (:mod:`ragexam.analysis.answers.stages`), :func:`trust` gives 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -54,11 +54,13 @@ _OVERRULE = ("does_not", "inverted")
 @dataclass
 class Trusted:
     """The trust stage's product: ``{metric: JudgeTrust}``, the check this score ran (``None`` when none ran), and
-    its notes (a line per metric not shown to separate, and what the check cost)."""
+    its notes (what the check cost, and the ``warnings``: a line per metric not shown to separate)."""
 
     trust: Dict[str, JudgeTrust] = field(default_factory=dict)
     check: Optional[JudgeCheck] = None
     notes: List[str] = field(default_factory=list)
+    #: the notes about metrics not shown to separate (without what the check cost)
+    warnings: List[str] = field(default_factory=list)
 
     def unverified(self) -> Dict[str, str]:
         """``{metric: why}`` of the metrics whose judge was not shown to separate on this question set."""
@@ -137,12 +139,14 @@ def _same_language(judge: Judge, language: str) -> Judge:
     return fixed
 
 
-def _recorded(judge: Judge, run: JudgeRun, dataset: DataSet) -> Dict[str, RecordedCheck]:
+def _recorded(judge: Judge, run: JudgeRun, dataset: Optional[DataSet]) -> Dict[str, RecordedCheck]:
+    """The recorded check of each metric of ``run``; without a ``dataset`` (answers with their own questions) the
+    latest on any set, as from another set (``same_set=False``: it was not measured on these questions)."""
     out = {}
     for m, r in run.rubrics.items():
         rec = recorded_check(judge, m, r["sha"], run.scoring.get(m, "sample"), dataset)
         if rec is not None:
-            out[m] = rec
+            out[m] = rec if dataset is not None else replace(rec, same_set=False)
     return out
 
 
@@ -207,21 +211,28 @@ def _verdict(metric: str, check: Optional[TrustCheck], evidence: Optional[TrustC
     return JudgeTrust(metric, check.verdict, f"{check.text} (judge-check on {when})", check, evidence)
 
 
+#: why no check runs for answers without a question set (traced answers that carry their own questions)
+NO_SET = ("not run: no question set to build it from (answers with their own questions; pass --qa, a set with "
+          "evidence and references, to check the judge)")
+
+
 def trust(rows: Sequence[AnswerRow], judge: Optional[Judge], run: Optional[JudgeRun], source: Optional[CheckSource],
           *, check: bool = True, sample: int = 20, seed: int = 12345, progress: Progress = None) -> Trusted:
     """The trust stage (module docstring) of a judge ``run`` over ``rows``: ``source`` is where a check would be
-    built from (:func:`check_source`), ``check`` whether to run one when none is recorded for this question set."""
-    if judge is None or run is None or source is None:
+    built from (:func:`check_source`; ``None`` without a question set: no check, the metrics read ``unchecked``),
+    ``check`` whether to run one when none is recorded for this question set."""
+    if judge is None or run is None:
         return Trusted()
     defs = {m: d for m in run.rubrics if (d := run.definition(m)) is not None}
     notes: List[str] = []
-    recorded = _recorded(judge, run, source.dataset)
+    recorded = _recorded(judge, run, source.dataset if source is not None else None)
     todo = {m: d for m, d in _checkable(defs).items() if m not in recorded or not recorded[m].same_set}
     ran: Optional[JudgeCheck] = None
-    if todo and check and source.ref is not None:
+    if todo and check and source is not None and source.ref is not None:
         ran = _run_check(judge, run, source, todo, sample, seed, progress, notes)
         recorded.update(_recorded(judge, run, source.dataset))
-    skipped = ("skipped (--no-judge-check)" if not check else source.why) or "not checked"
+    skipped = ("skipped (--no-judge-check)" if not check else source.why if source is not None else NO_SET) \
+        or "not checked"
     out: Dict[str, JudgeTrust] = {}
     for m, d in defs.items():
         why = (f"no judge-check can measure {m} (it judges the answer alone)" if contrast_kind(d) is None
@@ -229,20 +240,23 @@ def trust(rows: Sequence[AnswerRow], judge: Optional[Judge], run: Optional[Judge
         rec = recorded.get(m)
         out[m] = _verdict(m, _as_check(rec, ran is not None and m in todo) if rec else None,
                           _beside_evidence(rows, m, d, seed), why)
-    notes += [f"{m}: {t.text}; read its numbers as the judge's opinion, not a measurement (a stronger --judge-model "
-              "may separate)" for m, t in out.items() if t.verdict in ("does_not", "inverted")]
-    notes += [f"{m}: {t.text}" for m, t in out.items() if t.verdict in ("too_few", "unknown", "other_set",
-                                                                         "unchecked")]
-    return Trusted(out, ran, notes)
+    warnings = [f"{m}: {t.text}; read its numbers as the judge's opinion, not a measurement (a stronger "
+                "--judge-model may separate)" for m, t in out.items() if t.verdict in ("does_not", "inverted")]
+    warnings += [f"{m}: {t.text}" for m, t in out.items() if t.verdict in ("too_few", "unknown", "other_set",
+                                                                           "unchecked")]
+    return Trusted(out, ran, notes + warnings, warnings)
 
 
-def plan_check(rows: Sequence[AnswerRow], judge: Judge, metrics: Sequence[JudgeMetric], source: CheckSource, *,
-               sample: int = 20, seed: int = 12345) -> Tuple[Optional[JudgePlan], str]:
+def plan_check(rows: Sequence[AnswerRow], judge: Judge, metrics: Sequence[JudgeMetric],
+               source: Optional[CheckSource], *, sample: int = 20, seed: int = 12345
+               ) -> Tuple[Optional[JudgePlan], str]:
     """What :func:`trust` would send for ``metrics`` (the score's, as definitions): ``(plan, why)`` -- the plan of
     the judge-check's calls (nothing is sent), or ``None`` and why no check would run."""
     checkable = {d.name: d for d in metrics if contrast_kind(d) is not None}
     if not checkable:
         return None, "no judged metric can be judge-checked (each judges the answer alone)"
+    if source is None:
+        return None, NO_SET
     if source.ref is None:
         return None, source.why or "no corpus"
     language = judge.resolve_language([JudgeItem(r.item_id, r.question.question, r.answer, (),

@@ -40,15 +40,20 @@ when no relevant unit is in the top 5, the usual number of chunks put in a promp
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
+from ragexam.types import (ChunkerLike, Chunkers, CorpusData, CorpusLike, ExecutorLike, PathLike, QAData, QALike, RetrievedLike,
+                           RetrievedRef, RetrieverLike, Retrievers, check_keywords)
 from ragexam.storage.files import read_settings_file
 from ragexam.storage.summary import DEFAULT_MISS_K
 
-__all__ = ["RunConfig", "DEFAULT_CHUNKER", "DEFAULT_RETRIEVERS", "DEFAULT_K", "DEFAULT_DEPTH",
+if TYPE_CHECKING:
+    from ragexam.llm.settings import LLMSettings
+
+__all__ = ["RunConfig", "RunOptions", "RUN_KEYWORDS", "run_parts", "DEFAULT_CHUNKER", "DEFAULT_RETRIEVERS", "DEFAULT_K", "DEFAULT_DEPTH",
            "DEFAULT_MISS_K", "CONFIG_KEYS", "load_config_file", "parse_k", "split_k", "merge_settings"]
 
 DEFAULT_CHUNKER = "paragraphs:400"
@@ -82,7 +87,7 @@ CONFIG_KEYS = tuple(_KEY_ALIASES)
 _ALIAS_TO_KEY = {a: k for k, aliases in _KEY_ALIASES.items() for a in aliases}
 
 
-def _int(value: Any, name: str, minimum: int, source: str) -> int:
+def _int(value: object, name: str, minimum: int, source: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, str) and value.strip().isdigit():
             value = int(value.strip())
@@ -140,7 +145,7 @@ def split_k(k: Sequence[Union[int, str]]) -> Tuple[Tuple[int, ...], Tuple[str, .
     return counts or DEFAULT_K, budgets
 
 
-def _str_list(value: Any, name: str, source: str, *, allow_empty: bool = False) -> List[Any]:
+def _str_list(value: object, name: str, source: str, *, allow_empty: bool = False) -> List[object]:
     if isinstance(value, (str, Path)):
         return [value]
     if isinstance(value, Mapping) or not isinstance(value, Iterable):
@@ -221,10 +226,10 @@ class RunConfig:
     :class:`~ragexam.exec.Executor` (parsed here, once).
     """
 
-    corpus: Any
-    qa: Any
-    retrievers: List[Any] = field(default_factory=lambda: list(DEFAULT_RETRIEVERS))
-    chunkers: List[Any] = field(default_factory=lambda: [DEFAULT_CHUNKER])
+    corpus: Optional[CorpusLike]
+    qa: QALike
+    retrievers: List[RetrieverLike] = field(default_factory=lambda: list(DEFAULT_RETRIEVERS))
+    chunkers: List[ChunkerLike] = field(default_factory=lambda: [DEFAULT_CHUNKER])
     relevance: Optional[str] = None
     cutoffs: Tuple[int, ...] = DEFAULT_K
     depth: int = DEFAULT_DEPTH
@@ -234,9 +239,9 @@ class RunConfig:
     n_permutations: int = DEFAULT_N_PERMUTATIONS
     ignore_punctuation: bool = False
     overlap: Optional[float] = None
-    retrieved: List[Any] = field(default_factory=list)
+    retrieved: List[RetrievedRef] = field(default_factory=list)
     workers: Optional[int] = None
-    executor: Any = None
+    executor: ExecutorLike = None
     split: Optional[str] = None
     budgets: Tuple[str, ...] = ()
 
@@ -278,7 +283,53 @@ class RunConfig:
         return out
 
 
-def _executor_label(ex: Any) -> str:
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run works, beside what it grades (none of it changes a result, none of it is stored in
+    ``summary.json``): ``cache_dir`` the retrieval and call cache (default ``$RAGEXAM_CACHE_DIR`` or
+    ``~/.cache/ragexam``), ``progress`` bars on stderr (only when it is a terminal), ``headers`` the HTTP
+    headers of ``http:`` retrievers and ``rerank:http:`` rerankers (never stored, printed or part of a cache
+    key), ``llm`` the :class:`~ragexam.llm.settings.LLMSettings` of ``rerank:llm:MODEL`` stages."""
+
+    cache_dir: Optional[PathLike] = None
+    progress: bool = True
+    headers: Optional[Mapping[str, str]] = None
+    llm: Optional["LLMSettings"] = None
+
+
+#: the keywords of :func:`ragexam.run` beside corpus, qa, retrievers, chunkers and retrieved: ``k`` (the cutoffs
+#: and budgets) and the other settings of :class:`RunConfig`, then those of :class:`RunOptions`
+RUN_KEYWORDS = ("k", *(f.name for f in fields(RunConfig) if f.name not in (
+    "corpus", "qa", "retrievers", "chunkers", "retrieved", "cutoffs", "budgets")), *(f.name for f in fields(RunOptions)))
+
+
+def run_parts(corpus: Optional[CorpusLike], qa: QALike, retrievers: Optional[Retrievers], chunkers: Chunkers,
+              retrieved: Optional[RetrievedLike], keywords: Mapping[str, object]) -> Tuple[RunConfig, RunOptions]:
+    """The :class:`RunConfig` (checked) and :class:`RunOptions` of a call of :func:`ragexam.run`; a keyword it
+    does not take is a ``TypeError`` naming the ones it takes."""
+    check_keywords(keywords, RUN_KEYWORDS, "run")
+    opts = RunOptions(**{k: v for k, v in keywords.items() if k in _OPTION_NAMES})  # type: ignore[arg-type]
+    settings = {("cutoffs" if k == "k" else k): v for k, v in keywords.items() if k not in _OPTION_NAMES}
+    refs = _as_list(retrieved)
+    if retrievers is None:
+        retrievers = [] if refs else list(DEFAULT_RETRIEVERS)
+    cfg = RunConfig(corpus=corpus, qa=qa, retrievers=retrievers, chunkers=chunkers,  # type: ignore[arg-type]
+                    retrieved=refs, **settings)  # type: ignore[arg-type]
+    return cfg, opts
+
+
+_OPTION_NAMES = frozenset(f.name for f in fields(RunOptions))
+
+
+def _as_list(value: Optional[RetrievedLike]) -> List[RetrievedRef]:
+    if value is None:
+        return []
+    if isinstance(value, (str, Path)) or not isinstance(value, (list, tuple)):
+        return [value]  # type: ignore[list-item]
+    return list(value)
+
+
+def _executor_label(ex: ExecutorLike) -> str:
     """``local``, ``ray`` or the address (never credentials: Ray addresses carry none)."""
     if ex is None:
         return "local"
@@ -288,7 +339,7 @@ def _executor_label(ex: Any) -> str:
     return str(address) if address else str(getattr(ex, "name", type(ex).__name__))
 
 
-def _label(x: Any) -> str:
+def _label(x: Union[PathLike, CorpusData, QAData, RetrievedRef]) -> str:
     if isinstance(x, (str, Path)):
         return str(x)
     src = getattr(x, "source", None)

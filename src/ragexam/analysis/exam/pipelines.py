@@ -22,9 +22,19 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
+from ragexam.types import (ChunkerLike, ChunkerObject, RetrievedRef, RetrieverLike, RetrieverObject,
+                           TextRetrieverObject)
+
+if TYPE_CHECKING:
+    from ragexam.data.chunking import Chunker
+    from ragexam.data.retrieved import RetrievedFile
+    from ragexam.retrieval.embedders import Embedder
+
+#: a retriever object a pipeline runs: one that indexes ragexam's chunks, or one that returns its own texts
+RetrieverObj = Union[RetrieverObject, TextRetrieverObject]
 
 __all__ = ["Pipeline", "PipelineSpec", "PipelinePlan", "plan_pipelines", "make_chunker", "run_embedders", "slugify",
            "file_stem", "unique_names"]
@@ -80,7 +90,7 @@ class Pipeline:
     chunker: Optional[str]
     signature: str
     slug: str
-    retriever_obj: Any = field(default=None, repr=False)
+    retriever_obj: Optional[RetrieverObj] = field(default=None, repr=False)
     kind: str = "chunks"
 
     def to_dict(self) -> Dict[str, Any]:
@@ -97,7 +107,7 @@ class PipelineSpec:
     retriever: str
     chunker: Optional[str]
     kind: str
-    retriever_obj: Any = field(repr=False)
+    retriever_obj: RetrieverObj = field(repr=False)
     slug: str = ""
 
 
@@ -109,12 +119,12 @@ class PipelinePlan:
     embedders of the retrievers that index ragexam's chunks."""
 
     pipelines: List[PipelineSpec]
-    chunkers: List[Any]
+    chunkers: List["Chunker"]
     retriever_labels: List[str] = field(default_factory=list)
-    results_files: List[Any] = field(default_factory=list, repr=False)
+    results_files: List["RetrievedFile"] = field(default_factory=list, repr=False)
     warnings: List[str] = field(default_factory=list)
     #: the embedders of the retrievers that index ragexam's chunks (:func:`run_embedders`)
-    embedders: List[Any] = field(default_factory=list, repr=False)
+    embedders: List["Embedder"] = field(default_factory=list, repr=False)
 
     def check_questions(self, qa_ids: Sequence[str]) -> None:
         """Every results file's pipelines name questions of the set (else an error); lines naming unknown
@@ -144,7 +154,7 @@ class PipelinePlan:
 class _SpansChunker:
     """Adapts an object with ``spec`` and ``spans(content)`` to the Chunker interface."""
 
-    def __init__(self, obj: Any) -> None:
+    def __init__(self, obj: ChunkerObject) -> None:
         from ragexam.data.chunking import Chunker
 
         base = Chunker()
@@ -153,15 +163,17 @@ class _SpansChunker:
         self.chunker = base
 
 
-def make_chunker(spec_or_obj: Any, embedder: Any = None):
+def make_chunker(spec_or_obj: ChunkerLike, embedder: Optional["Embedder"] = None,
+                 cache_dir: Optional[Union[str, Path]] = None) -> "Chunker":
     """A :class:`~ragexam.data.chunking.Chunker` from a spec string, a Chunker, or any object with ``spec`` and
     ``spans(content)``; ``tokens:`` and ``semantic`` bound to ``embedder`` (its tokenizer and passage vectors,
-    e5's when ``None``: :func:`ragexam.retrieval.chunk_models.bind_chunker`)."""
+    e5's when ``None``, ``semantic``'s through the embedding cache of ``cache_dir``:
+    :func:`ragexam.retrieval.chunk_models.bind_chunker`)."""
     from ragexam.data.chunking import Chunker
     from ragexam.retrieval.chunk_models import bind_chunker
 
     if isinstance(spec_or_obj, (str, Chunker)):
-        return bind_chunker(spec_or_obj, embedder)
+        return bind_chunker(spec_or_obj, embedder, cache_dir=cache_dir)
     if isinstance(getattr(spec_or_obj, "spec", None), str) and callable(getattr(spec_or_obj, "spans", None)):
         return _SpansChunker(spec_or_obj).chunker
     raise InputError(f"received a {type(spec_or_obj).__name__}; expected a chunker spec string such as "
@@ -169,12 +181,12 @@ def make_chunker(spec_or_obj: Any, embedder: Any = None):
                      source="chunkers")
 
 
-def run_embedders(retrievers: Sequence[Any]) -> List[Any]:
+def run_embedders(retrievers: Sequence[RetrieverObj]) -> List["Embedder"]:
     """The embedders of a run's retrievers, in the order given (a dense retriever's, a hybrid's members', a rerank
     stage's first stage and reranker), each once (by ``identity``: ``dense`` and ``rerank:dense`` share e5): the
     first counts ``tokens:`` chunkers and embeds ``semantic`` ones; every one is asked how many chunks exceed its
     window."""
-    out: List[Any] = []
+    out: List["Embedder"] = []
     seen: set = set()
     for part in (part for r in retrievers for part in retriever_parts(r)):
         emb = getattr(part, "embedder", None)
@@ -185,7 +197,7 @@ def run_embedders(retrievers: Sequence[Any]) -> List[Any]:
     return out
 
 
-def retriever_parts(obj: Any) -> Iterator[Any]:
+def retriever_parts(obj: RetrieverObj) -> Iterator[RetrieverObj]:
     """``obj`` and, depth first, what it is made of: a hybrid's member retrievers, a rerank stage's first stage
     and reranker."""
     yield obj
@@ -196,7 +208,7 @@ def retriever_parts(obj: Any) -> Iterator[Any]:
             yield from retriever_parts(getattr(obj, part))
 
 
-def make_retriever(spec_or_obj: Any, options: Mapping[str, Any]) -> Tuple[str, Any]:
+def make_retriever(spec_or_obj: RetrieverLike, options: Mapping[str, object]) -> Tuple[str, RetrieverObj]:
     """``(label, retriever)`` of a spec string (parsed with ``options``: cache_dir, progress, headers, llm,
     executor) or a retriever object."""
     if isinstance(spec_or_obj, str):
@@ -217,7 +229,7 @@ def make_retriever(spec_or_obj: Any, options: Mapping[str, Any]) -> Tuple[str, A
                      source="retrievers")
 
 
-def _split_rerank(ref: Any) -> Tuple[Any, List[str]]:
+def _split_rerank(ref: RetrievedRef) -> Tuple[RetrievedRef, List[str]]:
     """``("results.jsonl", ["rerank:..."])`` from ``"results.jsonl>rerank:...[>rerank:...]"``; a path that exists
     as written is never split."""
     if not isinstance(ref, str) or Path(ref).exists() or ">rerank:" not in ref:
@@ -226,7 +238,7 @@ def _split_rerank(ref: Any) -> Tuple[Any, List[str]]:
     return path, ["rerank:" + st for st in stages]
 
 
-def _results_file_checks(f: Any, qa_ids: Sequence[str], warnings: List[str]) -> None:
+def _results_file_checks(f: "RetrievedFile", qa_ids: Sequence[str], warnings: List[str]) -> None:
     """Every pipeline of results file ``f`` names questions of the set; lines it lacks are warned about."""
     known = set(qa_ids)
     for s in f.sets:
@@ -247,8 +259,8 @@ def _results_file_checks(f: Any, qa_ids: Sequence[str], warnings: List[str]) -> 
                             f"(graded as misses, listed as unretrieved): {shown}")
 
 
-def results_retrievers(retrieved: Sequence[Any], warnings: List[str], files: List[Any],
-                       stage_options: Optional[Mapping[str, Any]] = None) -> List[Tuple[str, Any]]:
+def results_retrievers(retrieved: Sequence[RetrievedRef], warnings: List[str], files: List["RetrievedFile"],
+                       stage_options: Optional[Mapping[str, object]] = None) -> List[Tuple[str, RetrieverObj]]:
     """``(label, retriever)`` per pipeline of each results file (paths, or already loaded
     :class:`~ragexam.data.retrieved.RetrievedFile` objects): a
     :class:`~ragexam.retrieval.texts.ResultsRetriever`, wrapped in rerank stages for ``"file>rerank:..."``.
@@ -257,7 +269,7 @@ def results_retrievers(retrieved: Sequence[Any], warnings: List[str], files: Lis
     from ragexam.data.retrieved import RetrievedFile, load_retrieved
     from ragexam.retrieval.texts import ResultsRetriever
 
-    loaded: Dict[str, Any] = {}
+    loaded: Dict[object, "RetrievedFile"] = {}
     out = []
     for entry in retrieved:
         ref, stages = _split_rerank(entry)
@@ -271,7 +283,7 @@ def results_retrievers(retrieved: Sequence[Any], warnings: List[str], files: Lis
                                  source=f.path)
             files.append(f)
         for s in f.sets:
-            r: Any = ResultsRetriever(s)
+            r: RetrieverObj = ResultsRetriever(s)
             label = s.pipeline
             for st in stages:
                 from ragexam.retrieval.rerank.base import rerank_stage
@@ -287,8 +299,9 @@ def results_retrievers(retrieved: Sequence[Any], warnings: List[str], files: Lis
 # -- the plan --------------------------------------------------------------------------------------------------
 
 
-def plan_pipelines(retrievers: Sequence[Any], chunkers: Sequence[Any], retrieved: Sequence[Any],
-                   options: Mapping[str, Any], *, have_corpus: bool) -> PipelinePlan:
+def plan_pipelines(retrievers: Sequence[RetrieverLike], chunkers: Sequence[ChunkerLike],
+                   retrieved: Sequence[RetrievedRef], options: Mapping[str, object], *, have_corpus: bool
+                   ) -> PipelinePlan:
     """Every pipeline of a run in order: for each chunker, ragexam's retrievers in the order given; then the
     pipelines that return texts (services, frameworks, then each results file's pipelines).  ``options`` are
     :func:`make_retriever`'s (and the rerank stages' of results files)."""
@@ -304,12 +317,13 @@ def plan_pipelines(retrievers: Sequence[Any], chunkers: Sequence[Any], retrieved
     stage_options = {k: options.get(k) for k in ("progress", "headers", "llm", "cache_dir")
                      if options.get(k) is not None}
     n_given = len(slots)
-    files: List[Any] = []
+    files: List["RetrievedFile"] = []
     slots.extend(results_retrievers(retrieved, warnings, files, stage_options))
     if not slots:
         raise InputError("nothing to grade: give at least one retriever or results file.", source="retrievers")
     embedders = run_embedders([slots[i][1] for i in chunk_slots])
-    chunker_objs = [make_chunker(c, embedders[0] if embedders else None) for c in chunkers] if chunk_slots else []
+    chunker_objs = [make_chunker(c, embedders[0] if embedders else None, options.get("cache_dir"))
+                    for c in chunkers] if chunk_slots else []
     specs = [c.spec for c in chunker_objs]
     dup = [s for i, s in enumerate(specs) if s in specs[:i]]
     if dup:
@@ -317,7 +331,7 @@ def plan_pipelines(retrievers: Sequence[Any], chunkers: Sequence[Any], retrieved
     labels = unique_names([lab for lab, _ in slots])
     # pipeline order: per chunker, the slots in the order given; a pipeline returning texts takes its slot's
     # place in the first chunker's group (or stands alone when no pipeline chunks)
-    raw: List[Tuple[str, str, Optional[str], str, Any]] = []
+    raw: List[Tuple[str, str, Optional[str], str, RetrieverObj]] = []
     for ci, ch in enumerate(chunker_objs or [None]):
         for si, (_, obj) in enumerate(slots):
             if not is_text_retriever(obj):

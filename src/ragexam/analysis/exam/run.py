@@ -69,18 +69,26 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
 
 from ragexam.analysis.exam.pipelines import Pipeline, slugify
-from ragexam.analysis.exam.config import (DEFAULT_CHUNKER, DEFAULT_DEPTH, DEFAULT_K, DEFAULT_MISS_K,
-                                         DEFAULT_N_PERMUTATIONS, DEFAULT_N_RESAMPLES, DEFAULT_RETRIEVERS,
-                                         RunConfig)
+from ragexam.analysis.exam.config import DEFAULT_CHUNKER, RunConfig, RunOptions, run_parts
 from ragexam.analysis.exam.summarize import shorten
 from ragexam.errors import InputError
 from ragexam.storage.runfolder import RUN_FORMAT, ChunkRecord, RunRow
 from ragexam.storage.summary import RunSettings, RunSummary, Timing
+from ragexam.types import Chunkers, CorpusLike, QALike, RetrievedLike, Retrievers
 
-__all__ = ["run", "grade", "RunResult", "Pipeline", "FORMAT", "slugify", "shorten"]
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ragexam.data.chunking import Chunking
+    from ragexam.data.relevance import Judgments
+    from ragexam.data.retrieved import RetrievedItem
+    from ragexam.exec.base import Executor
+    from ragexam.metrics.ranking import RankingResult
+
+__all__ = ["run", "run_config", "grade", "RunResult", "Pipeline", "FORMAT", "slugify", "shorten"]
 
 #: the format of the run folder and summary (:data:`ragexam.storage.runfolder.RUN_FORMAT`)
 FORMAT = RUN_FORMAT
@@ -111,14 +119,14 @@ class RunResult:
     per_question: List[RunRow]
     pipelines: List[Pipeline]
     rankings: Dict[str, Dict[str, List[Tuple[str, float]]]]
-    judgments: Dict[str, Any]
-    evaluations: Dict[str, Any]
-    values: Dict[str, Any]
+    judgments: Dict[str, "Judgments"]
+    evaluations: Dict[str, "RankingResult"]
+    values: Dict[str, "np.ndarray"]
     metrics: List[str]
     main_metrics: List[str]
     scored_ids: List[str]
-    chunkings: Dict[str, Any]
-    texts: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    chunkings: Dict[str, "Chunking"]
+    texts: Dict[str, Dict[str, "RetrievedItem"]] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return (f"<RunResult {self.summary.run_id}: {len(self.pipelines)} pipeline(s), "
@@ -227,13 +235,9 @@ def _trec_scores(hits: Sequence[Tuple[str, Optional[float]]]) -> List[Tuple[str,
 
 
 
-def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_CHUNKER,), *,
-        retrieved: Any = None, relevance: Optional[str] = None, k: Any = DEFAULT_K, depth: int = DEFAULT_DEPTH,
-        miss_k: int = DEFAULT_MISS_K, seed: int = 12345, n_resamples: int = DEFAULT_N_RESAMPLES,
-        n_permutations: int = DEFAULT_N_PERMUTATIONS, ignore_punctuation: bool = False,
-        overlap: Optional[float] = None, cache_dir: Any = None, progress: bool = True,
-        headers: Optional[Mapping[str, str]] = None, llm: Any = None, split: Optional[str] = None,
-        workers: Optional[int] = None, executor: Any = None) -> RunResult:
+def run(corpus: Optional[CorpusLike], qa: QALike, retrievers: Optional[Retrievers] = None,
+        chunkers: Chunkers = (DEFAULT_CHUNKER,), *, retrieved: Optional[RetrievedLike] = None,
+        **settings: object) -> RunResult:
     """Grade every pipeline on a question set (see the module docstring).
 
     :param corpus: a corpus file (JSONL or CSV), a bundled name (``it_helpdesk``,
@@ -248,6 +252,10 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
     :param retrieved: results files (:mod:`ragexam.data.retrieved`) to grade, after the retrievers:
         a path, a list of paths, or loaded :class:`~ragexam.data.retrieved.RetrievedFile` objects; a path
         followed by ``>rerank:...`` reranks each of its pipelines.
+
+    The keywords (``settings``), all optional: the settings of :class:`~ragexam.analysis.exam.config.RunConfig`
+    (checked once, stored in ``summary.json``) and those of :class:`~ragexam.analysis.exam.config.RunOptions`:
+
     :param relevance: ``"evidence"``, ``"doc"`` or ``None`` (evidence when the answerable
         questions have evidence, else doc).
     :param k: cutoffs (default 1, 3, 5, 10), an int, a list or ``"1,3,5"``; context budgets among them
@@ -277,43 +285,44 @@ def run(corpus: Any, qa: Any, retrievers: Any = None, chunkers: Any = (DEFAULT_C
     :return: a :class:`RunResult`; ``summary["timing"]`` holds the seconds of each stage
         (:mod:`ragexam.exec.timing`) and where the batch work ran.
     """
+    cfg, opts = run_parts(corpus, qa, retrievers, chunkers, retrieved, settings)
+    return run_config(cfg, opts)
+
+
+def run_config(cfg: RunConfig, opts: RunOptions = RunOptions()) -> RunResult:
+    """:func:`run` of settings already checked (``cfg``) and how it works (``opts``)."""
     from ragexam.exec import get_executor
     from ragexam.exec.base import Executor
     from ragexam.exec.timing import record_stages
+    from ragexam.retrieval.embedding import record_embeddings
 
-    retrieved_refs = _as_list(retrieved)
-    cfg = RunConfig(corpus=corpus, qa=qa, retrievers=([] if retrieved_refs else list(DEFAULT_RETRIEVERS))
-                    if retrievers is None else retrievers, chunkers=chunkers, relevance=relevance, cutoffs=k,
-                    depth=depth, miss_k=miss_k, seed=seed, n_resamples=n_resamples, n_permutations=n_permutations,
-                    ignore_punctuation=ignore_punctuation, overlap=overlap, retrieved=retrieved_refs,
-                    workers=workers, executor=executor, split=split)
     own = not isinstance(cfg.executor, Executor)
-    with record_stages() as times:
+    with record_stages() as times, record_embeddings() as embedded:
         ex = get_executor(cfg.executor, cfg.workers if own else None)
         try:
             where = ex.describe()
-            options = {"cache_dir": cache_dir, "progress": progress, "headers": dict(headers) if headers else None,
-                       "llm": llm, "executor": ex}
-            result = _run(cfg, options)
+            result = _run(cfg, opts, ex)
         finally:
             if own:
                 ex.close()
-    result.summary.timing = Timing(**times.to_dict(), where=where)
+    result.summary.timing = Timing(**times.to_dict(), where=where, embeddings=list(embedded.uses.values()))
     return result
 
 
-def _run(cfg: RunConfig, options: Mapping[str, Any]) -> RunResult:
+def _run(cfg: RunConfig, opts: RunOptions, executor: "Executor") -> RunResult:
     """:func:`run` itself: the stages of :mod:`ragexam.analysis.exam.stages` in order, then the summary."""
     from ragexam import __version__
     from ragexam.analysis.exam import stages as S
     from ragexam.analysis.exam.summarize import summarize
 
     created = datetime.now(timezone.utc).replace(microsecond=0)
-    plan = S.plan(cfg.retrievers, cfg.chunkers, cfg.retrieved, have_corpus=cfg.corpus is not None, **options)
+    plan = S.plan(cfg.retrievers, cfg.chunkers, cfg.retrieved, have_corpus=cfg.corpus is not None,
+                  cache_dir=opts.cache_dir, progress=opts.progress, headers=dict(opts.headers) if opts.headers else None,
+                  llm=opts.llm, executor=executor)
     data = S.load(cfg.corpus, cfg.qa, relevance=cfg.relevance, ignore_punctuation=cfg.ignore_punctuation,
                   overlap=cfg.overlap, split=cfg.split)
     plan.check_questions([q.query_id for q in data.questions])
-    chunks = S.chunk(data, plan.chunkers, cache_dir=options.get("cache_dir"), cache=plan.uses_cache)
+    chunks = S.chunk(data, plan.chunkers, cache_dir=opts.cache_dir, cache=plan.uses_cache)
     rankings = S.retrieve(data, chunks, plan, depth=cfg.depth)
     judged = S.judge_relevance(data, rankings, miss_k=cfg.miss_k)
     sizes = S.size(chunks, rankings, plan, budgets=cfg.budgets, miss_k=cfg.miss_k)
@@ -334,24 +343,17 @@ def _run(cfg: RunConfig, options: Mapping[str, Any]) -> RunResult:
                      texts={s.ranking.name: s.ranking.items for s in table if s.ranking.pipeline.kind == "texts"})
 
 
-def grade(qa: Any, retrieved: Any, *, corpus: Any = None, **options: Any) -> RunResult:
+def grade(qa: QALike, retrieved: RetrievedLike, *, corpus: Optional[CorpusLike] = None, **settings: object
+          ) -> RunResult:
     """Grade results files (``retrieved``: a path, a list of paths or loaded
     :class:`~ragexam.data.retrieved.RetrievedFile` objects) on the question set ``qa``: the same as
-    ``run(corpus, qa, retrievers=[], retrieved=retrieved, **options)``.  The corpus is optional: with one,
-    the question set is checked against it (evidence must occur in it); ``options`` are those of :func:`run`
+    ``run(corpus, qa, retrievers=[], retrieved=retrieved, **settings)``.  The corpus is optional: with one,
+    the question set is checked against it (evidence must occur in it); ``settings`` are those of :func:`run`
     (``relevance``, ``k``, ``miss_k``, ``seed``, ...)."""
-    if "retrievers" in options:
+    if "retrievers" in settings:
         raise InputError("grade() grades results files only; pass retrievers to run().", source="grade",
                          field="retrievers")
-    return run(corpus, qa, [], retrieved=retrieved, **options)
-
-
-def _as_list(value: Any) -> List[Any]:
-    if value is None:
-        return []
-    if isinstance(value, (str, Path)) or not isinstance(value, (list, tuple)):
-        return [value]
-    return list(value)
+    return run(corpus, qa, [], retrieved=retrieved, **settings)
 
 
 def _run_suffix() -> str:

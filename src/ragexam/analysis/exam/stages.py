@@ -25,7 +25,7 @@ import json
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Generic, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from ragexam import fmt
 from ragexam.analysis.exam.pipelines import PipelinePlan, PipelineSpec, plan_pipelines
@@ -37,6 +37,20 @@ __all__ = ["Dataset", "ChunkSet", "Chunks", "Ranking", "Rankings", "JudgedPipeli
            "MetricTable", "load", "plan", "chunk", "retrieve", "judge_relevance", "size", "score", "metric_names"]
 
 Ranked = Dict[str, List[Tuple[str, Optional[float]]]]
+T = TypeVar("T")
+
+
+class _ByName(Generic[T]):
+    """A stage's product per pipeline, in pipeline order (``by_name``): ``table[name]`` is one pipeline's,
+    iterating gives each in order."""
+
+    by_name: Dict[str, T]
+
+    def __getitem__(self, name: str) -> T:
+        return self.by_name[name]
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.by_name.values())
 
 
 # -- 1. load -------------------------------------------------------------------------------------------------
@@ -275,16 +289,10 @@ class Ranking:
 
 
 @dataclass
-class Rankings:
+class Rankings(_ByName[Ranking]):
     """Every pipeline's :class:`Ranking`, in pipeline order (the first is the baseline)."""
 
     by_name: Dict[str, Ranking] = field(default_factory=dict)
-
-    def __getitem__(self, name: str) -> Ranking:
-        return self.by_name[name]
-
-    def __iter__(self) -> Iterator[Ranking]:
-        return iter(self.by_name.values())
 
 
 @contextmanager
@@ -459,14 +467,10 @@ class JudgedPipeline:
 
 
 @dataclass
-class Judged:
+class Judged(_ByName[JudgedPipeline]):
+    """Every pipeline's :class:`JudgedPipeline`, in pipeline order."""
+
     by_name: Dict[str, JudgedPipeline] = field(default_factory=dict)
-
-    def __getitem__(self, name: str) -> JudgedPipeline:
-        return self.by_name[name]
-
-    def __iter__(self) -> Iterator[JudgedPipeline]:
-        return iter(self.by_name.values())
 
 
 def _unit_ranks(j: Any, mode: str) -> Dict[str, Optional[int]]:
@@ -667,7 +671,7 @@ class Scores:
 
 
 @dataclass
-class MetricTable:
+class MetricTable(_ByName[Scores]):
     """Every pipeline's :class:`Scores`, in pipeline order, over the same scored questions and metrics, and the
     :class:`Sizes` the budget metrics were cut with."""
 
@@ -675,12 +679,6 @@ class MetricTable:
     scored_ids: List[str]
     by_name: Dict[str, Scores] = field(default_factory=dict)
     sizes: Optional[Sizes] = None
-
-    def __getitem__(self, name: str) -> Scores:
-        return self.by_name[name]
-
-    def __iter__(self) -> Iterator[Scores]:
-        return iter(self.by_name.values())
 
 
 def _score_one(j: JudgedPipeline, metrics: Sequence[str], scored_ids: Sequence[str], mode: str, depth: int,

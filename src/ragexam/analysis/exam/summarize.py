@@ -6,7 +6,7 @@ per-question rows of ``per_question.csv``."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ragexam.analysis.exam import tables as T
 from ragexam.analysis.exam.pipelines import Pipeline
@@ -17,6 +17,16 @@ from ragexam.storage.summary import (TOP_IDS, ChunkingReport, ChunkSizes, ChunkW
                                      PipelineInfo, PipelineResult, RerankCeiling, RerankChange, RerankStage,
                                      RerankStatus, RetrievedChunk, RunSettings, RunSummary, SweepPoint, TypeLift,
                                      UnmatchedEvidence, Unretrieved)
+
+if TYPE_CHECKING:
+    from ragexam.analysis.exam.config import RunConfig
+    from ragexam.analysis.exam.stages import Chunks, Dataset, MetricTable, Ranking, Scores, Sizes
+    from ragexam.data.relevance import EvidenceSplit
+    from ragexam.data.retrieved import RetrievedItem
+    from ragexam.data.schema import Chunk, Question
+
+    #: the chunk (or the returned text) behind a ranked key
+    Hit = Union[Chunk, RetrievedItem]
 
 __all__ = ["summarize", "shorten", "budget_pairs", "TOP_TEXT_CHARS", "MISSED_TOP", "TOP_IDS"]
 
@@ -57,7 +67,7 @@ def comparison_records(entries: Sequence[Mapping[str, Any]]) -> List[Comparison]
 # -- per pipeline ---------------------------------------------------------------------------------------------
 
 
-def _pipeline_result(s: Any, cfg: Any, metrics: Sequence[str], main: Sequence[str], types: Sequence[str],
+def _pipeline_result(s: "Scores", cfg: "RunConfig", metrics: Sequence[str], main: Sequence[str], types: Sequence[str],
                      scored: set, mode: str) -> PipelineResult:
     from ragexam.retrieval.texts import latency_summary, summarize_failures
 
@@ -79,7 +89,7 @@ def _pipeline_result(s: Any, cfg: Any, metrics: Sequence[str], main: Sequence[st
         n_evidence_split=len(s.judged.splits) if mode == "evidence" else None)
 
 
-def _produced_nothing(r: Any, failed: Mapping[str, Any]) -> Optional[str]:
+def _produced_nothing(r: "Ranking", failed: Mapping[str, Any]) -> Optional[str]:
     """Why a pipeline produced nothing, or ``None``: it failed on every question (a search service down, every
     request refused), or its rerank stage could use no reply at all (the row would show the first stage's order
     as if it were the reranker's)."""
@@ -98,7 +108,7 @@ def _produced_nothing(r: Any, failed: Mapping[str, Any]) -> Optional[str]:
     return None
 
 
-def _rerank_changes(data: Any, s: Any, miss_k: int, top: int) -> Tuple[List[RerankChange], List[RerankChange],
+def _rerank_changes(data: "Dataset", s: "Scores", miss_k: int, top: int) -> Tuple[List[RerankChange], List[RerankChange],
                                                                         int, int, int]:
     """``(fixed, broken, n within the top candidates, misses inside, misses outside)`` of a rerank stage."""
     first = s.first_stage
@@ -127,7 +137,7 @@ def _rerank_changes(data: Any, s: Any, miss_k: int, top: int) -> Tuple[List[Rera
     return fixed, broken, within, misses_inside, misses_outside
 
 
-def _rerank_stage(data: Any, s: Any, cfg: Any, metrics: Sequence[str], main: Sequence[str]) -> RerankStage:
+def _rerank_stage(data: "Dataset", s: "Scores", cfg: "RunConfig", metrics: Sequence[str], main: Sequence[str]) -> RerankStage:
     """What a rerank stage did for one pipeline (docs/run-format.md, ``rerank``): the lift over its own first
     stage (paired tests, per type), the questions it fixed and broke, the first stage's recall ceiling, the
     queries it could not rerank, its latency and usage."""
@@ -180,8 +190,8 @@ def _rerank_stage(data: Any, s: Any, cfg: Any, metrics: Sequence[str], main: Seq
 # -- per question ---------------------------------------------------------------------------------------------
 
 
-def _missed_entry(q: Any, mode: str, fr: Optional[int], ranks: Dict[str, Optional[int]], miss_k: int,
-                  hits: List[Tuple[str, Optional[float]]], lookup: Mapping[str, Any]) -> MissedQuestion:
+def _missed_entry(q: "Question", mode: str, fr: Optional[int], ranks: Dict[str, Optional[int]], miss_k: int,
+                  hits: List[Tuple[str, Optional[float]]], lookup: Mapping[str, "Hit"]) -> MissedQuestion:
     top = []
     for r, (cid, score) in enumerate(hits[:MISSED_TOP], 1):
         c = lookup[cid]
@@ -202,8 +212,8 @@ def _missed_entry(q: Any, mode: str, fr: Optional[int], ranks: Dict[str, Optiona
     return entry
 
 
-def _first_correct_position(q: Any, mode: str, fr: Optional[int], hits: List[Tuple[str, Optional[float]]],
-                            lookup: Mapping[str, Any]) -> Optional[int]:
+def _first_correct_position(q: "Question", mode: str, fr: Optional[int], hits: List[Tuple[str, Optional[float]]],
+                            lookup: Mapping[str, "Hit"]) -> Optional[int]:
     """The 1-based position in ``hits`` (the ranked chunks) of the first chunk that counts: evidence mode, ``fr``
     (when it is within the list); doc mode, the first chunk whose document is relevant (grade > 0)."""
     if not isinstance(fr, int):
@@ -214,7 +224,7 @@ def _first_correct_position(q: Any, mode: str, fr: Optional[int], hits: List[Tup
     return next((i for i, (cid, _) in enumerate(hits, 1) if lookup[cid].doc_id in relevant), None)
 
 
-def _rows_and_missed(data: Any, p: Pipeline, s: Any, main: Sequence[str], metrics: Sequence[str], miss_k: int
+def _rows_and_missed(data: "Dataset", p: Pipeline, s: "Scores", main: Sequence[str], metrics: Sequence[str], miss_k: int
                      ) -> Tuple[List[RunRow], List[MissedQuestion]]:
     """The per-question rows of one pipeline (every question, in question-set order) and its missed questions."""
     r = s.ranking
@@ -246,7 +256,7 @@ def _rows_and_missed(data: Any, p: Pipeline, s: Any, main: Sequence[str], metric
     return rows, missed
 
 
-def _split_cell(split: Any) -> SplitCell:
+def _split_cell(split: "EvidenceSplit") -> SplitCell:
     """The ``evidence_split`` cell of per_question.csv: where the chunking cut the evidence."""
     return SplitCell(split.unit_id, split.k, split.rank, split.chunk_id, split.part, split.chars, split.length)
 
@@ -254,7 +264,7 @@ def _split_cell(split: Any) -> SplitCell:
 # -- chunk sizes and budgets ----------------------------------------------------------------------------------
 
 
-def _chunking(sizes: Any) -> Optional[ChunkingReport]:
+def _chunking(sizes: Optional["Sizes"]) -> Optional[ChunkingReport]:
     """The ``chunking`` block of the summary from the run's :class:`~ragexam.analysis.exam.stages.Sizes`."""
     if sizes is None:
         return None
@@ -270,7 +280,7 @@ def _chunking(sizes: Any) -> Optional[ChunkingReport]:
                           size_warning=sizes.warning or None)
 
 
-def _size_warnings(sizes: Any) -> List[str]:
+def _size_warnings(sizes: Optional["Sizes"]) -> List[str]:
     """The run's warnings about chunk sizes: chunkings of different size compared by chunk count, and chunks over
     an embedder's window."""
     if sizes is None:
@@ -296,7 +306,7 @@ def budget_pairs(pipelines: Sequence[Pipeline]) -> List[Tuple[str, str]]:
     return out
 
 
-def _budget_comparisons(pipelines: Sequence[Pipeline], table: Any, cfg: Any, budget: Sequence[str]
+def _budget_comparisons(pipelines: Sequence[Pipeline], table: "MetricTable", cfg: "RunConfig", budget: Sequence[str]
                         ) -> List[Comparison]:
     out: List[Comparison] = []
     for ref, name in budget_pairs(pipelines) if budget else []:
@@ -309,7 +319,7 @@ def _budget_comparisons(pipelines: Sequence[Pipeline], table: Any, cfg: Any, bud
 # -- the summary ----------------------------------------------------------------------------------------------
 
 
-def _dataset_info(data: Any, chunks: Any, settings: RunSettings) -> DatasetInfo:
+def _dataset_info(data: "Dataset", chunks: "Chunks", settings: RunSettings) -> DatasetInfo:
     from ragexam.questions.audit import dataset_audit
 
     questions, types = data.questions, data.types
@@ -329,13 +339,13 @@ def _dataset_info(data: Any, chunks: Any, settings: RunSettings) -> DatasetInfo:
         audit=dataset_audit(settings.qa, data.qa_sha256))
 
 
-def _unmatched(chunks: Any) -> List[UnmatchedEvidence]:
+def _unmatched(chunks: "Chunks") -> List[UnmatchedEvidence]:
     return [UnmatchedEvidence(query_id=u["query_id"], unit_id=u["unit_id"], evidence=u["evidence"],
                               chunker=u["chunker"], reason=u["reason"],
                               cuts=[EvidenceCut(**c) for c in u["cuts"]]) for u in chunks.unmatched]
 
 
-def summarize(data: Any, chunks: Any, table: Any, cfg: Any, settings: RunSettings, *, warnings: Sequence[str],
+def summarize(data: "Dataset", chunks: "Chunks", table: "MetricTable", cfg: "RunConfig", settings: RunSettings, *, warnings: Sequence[str],
               created: datetime, run_id: str, version: str) -> Tuple[RunSummary, List[RunRow], List[Pipeline]]:
     """``(summary, per-question rows, pipelines)`` of a run: ``table`` is the stage-5
     :class:`~ragexam.analysis.exam.stages.MetricTable`, ``cfg`` the :class:`~ragexam.analysis.exam.config.RunConfig`,

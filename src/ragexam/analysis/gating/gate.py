@@ -103,7 +103,8 @@ class GateResult:
         if self.judge_verdict == "weakly":
             cover += "; its judge separates only weakly"
         if self.value is None:
-            what = "nothing was judged" if self.judgeable is not None else "no value (nothing was scored)"
+            what = self.interval if (self.interval or "").startswith("no interval") else \
+                ("nothing was judged" if self.judgeable is not None else "no value (nothing was scored)")
             return f"{verdict} {self.metric} >= {self.floor:g}: {what}{cover} [{self.pipeline}]"
         ci = (f", 95% CI {self.ci_low:.3f}–{self.ci_high:.3f}" if self.ci_low is not None and
               self.ci_high is not None else "")
@@ -150,7 +151,7 @@ def _canonical(name: str, valid: Sequence[str]) -> Optional[str]:
     return canon if canon in valid else None
 
 
-def _finite(x: Any) -> Optional[float]:
+def _finite(x: object) -> Optional[float]:
     if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(float(x)):
         return None
     return float(x)
@@ -296,10 +297,43 @@ def _recorded_how(metric: str) -> str:
     return "Wilson interval (recorded)" if metric.endswith(PASS_SUFFIX) else "bootstrap of the mean (recorded)"
 
 
+def _segment_results(run: RunData, segment: str) -> Dict[str, Any]:
+    """``{"FIELD=NAME": {"metrics", "ci95", "coverage", "notes"}}`` of the score's segments (``score --by``):
+    each judge metric's mean and, with a pass rule, its pass rate ``<metric>_pass``, the exam's evidence metrics,
+    with the intervals the score recorded (``segment``: one segment's name, or ``all``)."""
+    sec = run.score.segments if run.is_score and run.score is not None else None
+    if sec is None or sec.by is None:
+        raise InputError("--segment checks a segment of a score made with --by FIELD; this one has none. Fix: "
+                         "`ragexam score ... --by model --out DIR`, then check DIR", source=run.source or "check",
+                         field="--segment")
+    if segment != "all" and segment not in sec.segments:
+        raise InputError(f"received {segment!r}; expected a segment of --by {sec.by}: {', '.join(sec.segments)} "
+                         "(or all)", source=run.source or "check", field="--segment")
+    out: Dict[str, Any] = {}
+    for name, s in sec.segments.items():
+        if segment not in ("all", name):
+            continue
+        res: Dict[str, Dict[str, Any]] = {"metrics": {}, "ci95": {}, "coverage": {}, "notes": {}}
+        for m, st in s.judge.items():
+            parts = [(m, st.mean, st.ci95)] + ([(m + "_pass", st.pass_rate, st.pass_ci95)]
+                                                if st.pass_rate is not None else [])
+            for key, mean, ci in parts:
+                res["metrics"][key], res["ci95"][key] = mean, ci
+                res["coverage"][key] = {"n": st.n, "n_judged": st.n_judged}
+                res["notes"][key] = s.interval_notes.get(m)
+        for m, ev in s.evidence.items():
+            res["metrics"][m], res["ci95"][m], res["notes"][m] = ev.mean, ev.ci95, ev.note
+            res["coverage"][m] = {"n": ev.n, "n_judged": ev.n}
+        out[f"{sec.by}={name}"] = res
+    return out
+
+
 def check_run(run: RunData, floors: Sequence[Floor], *, pipeline: Optional[str] = None,
-              point: bool = False, trust_judge: bool = False) -> List[GateResult]:
-    """Check every floor on every pipeline of ``run`` (or on ``pipeline`` only); a judge metric only when its judge
-    was shown to separate, unless ``trust_judge`` (module docstring).
+              point: bool = False, segment: Optional[str] = None, trust_judge: bool = False) -> List[GateResult]:
+    """Check every floor on every pipeline of ``run`` (or on ``pipeline`` only); with ``segment`` (a score made
+    with ``--by``), on that segment (or every one: ``all``) instead, against the intervals the score recorded:
+    a segment too small for an interval fails unless ``point``.  A judge metric is gated only when its judge was
+    shown to separate, unless ``trust_judge`` (module docstring).
 
     :raises MetricNameError: a floor names a metric the run does not have (the message lists the
         valid ones); :raises InputError: an unknown pipeline, no floors, no interval can be computed
@@ -308,7 +342,15 @@ def check_run(run: RunData, floors: Sequence[Floor], *, pipeline: Optional[str] 
     if not floors:
         raise InputError("received no floors; expected at least one --min METRIC=VALUE.", source="check",
                          field="--min")
+    if segment is not None:
+        return _check_results(run, _segment_results(run, segment), None, floors, point, trust_judge)
     results = _results(run)
+    return _check_results(run, results, pipeline, floors, point, trust_judge)
+
+
+def _check_results(run: RunData, results: Dict[str, Any], pipeline: Optional[str], floors: Sequence[Floor],
+                   point: bool, trust_judge: bool = False) -> List[GateResult]:
+    """The floors on ``results`` (:func:`_results`, :func:`_segment_results`)."""
     pipes = [p for p in run.pipelines if p in results] or list(results)
     if pipeline is not None:
         if pipeline not in results:
@@ -347,6 +389,9 @@ def check_run(run: RunData, floors: Sequence[Floor], *, pipeline: Optional[str] 
                 if not point:
                     refused = refused or (f"no 95% CI lower bound: {few}, so the floor cannot be met on it (--point "
                                           "compares the mean)")
+            elif "notes" in res:  # a segment: its recorded interval, or none
+                lo = hi = None
+                n, how = judged, f"no interval: {(res['notes'].get(name) or 'none recorded')}"
             else:
                 lo, hi, n, how = _interval(run, p, name, mean, point)
             value = mean if point else lo

@@ -41,6 +41,7 @@ from ragexam.analysis.answers.scored import ScoreReport
 from ragexam.storage.runfolder import RunData, RunRow
 from ragexam.storage.score_summary import ScoreSummary
 from ragexam.storage.summary import RunSummary, Summary
+from ragexam.types import JsonObject
 
 __all__ = ["record_run", "score_summary", "score_rows", "record_score", "score_answers_for_report",
            "score_report_summary", "score_report_inputs", "with_ground_truth"]
@@ -149,7 +150,7 @@ def score_report_inputs(run: RunData, report: ScoreReport) -> Tuple[RunSummary, 
     return summary, run.per_question, answers
 
 
-def with_ground_truth(summary: Any) -> Any:
+def with_ground_truth(summary: Union[RunSummary, JsonObject]) -> Union[RunSummary, JsonObject]:
     """A copy of a run's summary (a :class:`~ragexam.storage.summary.RunSummary` or its JSON object, returned as
     the same) whose missed entries carry the question's ``ground_truth``.
 

@@ -29,7 +29,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ragexam.data.traces.meta import Feedback
 from ragexam.data.traces.spans import Span, pick_int, pick_str
-from ragexam.data.traces.values import unwrap
+from ragexam.data.traces.values import TraceValue, unwrap
 
 __all__ = ["attr", "attr_list", "flat_attributes", "span_from_attributes", "GENERATION_OPERATIONS"]
 
@@ -37,7 +37,7 @@ GENERATION_OPERATIONS = ("chat", "text_completion", "generate_content")
 _INDEXED = re.compile(r"^(\d+)\.(.+)$")
 
 
-def flat_attributes(attrs: Mapping[str, Any]) -> Dict[str, Any]:
+def flat_attributes(attrs: Mapping[str, TraceValue]) -> Dict[str, Any]:
     """``attrs`` with nested objects spelled out as flat names (``{"input": {"value": x}}`` also gives
     ``input.value``); the same mapping when nothing is nested."""
     if not any(isinstance(v, dict) for v in attrs.values()):
@@ -54,12 +54,12 @@ def flat_attributes(attrs: Mapping[str, Any]) -> Dict[str, Any]:
     return out
 
 
-def attr(attrs: Mapping[str, Any], key: str) -> Any:
+def attr(attrs: Mapping[str, TraceValue], key: str) -> TraceValue:
     """The attribute ``key`` of flat attributes (:func:`flat_attributes`); ``None`` when absent."""
     return attrs.get(key)
 
 
-def attr_list(attrs: Mapping[str, Any], prefix: str) -> Optional[List[Any]]:
+def attr_list(attrs: Mapping[str, TraceValue], prefix: str) -> Optional[List[TraceValue]]:
     """A list attribute: the value when it is a list (or a JSON string of one), else the flattened
     ``PREFIX.N.REST`` entries as a list of ``{REST: value}`` in index order; ``None`` when there are none."""
     v = unwrap(attr(attrs, prefix))
@@ -75,7 +75,7 @@ def attr_list(attrs: Mapping[str, Any], prefix: str) -> Optional[List[Any]]:
     return [found[i] for i in sorted(found)] if found else None
 
 
-def _messages(attrs: Mapping[str, Any], prefix: str) -> Optional[List[Dict[str, Any]]]:
+def _messages(attrs: Mapping[str, TraceValue], prefix: str) -> Optional[List[Dict[str, Any]]]:
     """OpenInference / OpenLLMetry flattened messages as ``[{"role", "content"}]``."""
     items = attr_list(attrs, prefix)
     if not items:
@@ -97,7 +97,7 @@ def _messages(attrs: Mapping[str, Any], prefix: str) -> Optional[List[Dict[str, 
     return out or None
 
 
-def _event_messages(events: Sequence[Mapping[str, Any]], name: str, role: str) -> Optional[List[Dict[str, Any]]]:
+def _event_messages(events: Sequence[Mapping[str, TraceValue]], name: str, role: str) -> Optional[List[Dict[str, Any]]]:
     out = []
     for e in events:
         if e.get("name") != name:
@@ -112,7 +112,7 @@ def _event_messages(events: Sequence[Mapping[str, Any]], name: str, role: str) -
     return out or None
 
 
-def _feedback(events: Sequence[Mapping[str, Any]]) -> tuple:
+def _feedback(events: Sequence[Mapping[str, TraceValue]]) -> tuple:
     out = []
     for e in events:
         if e.get("name") != "gen_ai.evaluation.result":
@@ -126,7 +126,7 @@ def _feedback(events: Sequence[Mapping[str, Any]]) -> tuple:
     return tuple(out)
 
 
-def _tags(value: Any) -> tuple:
+def _tags(value: TraceValue) -> tuple:
     value = unwrap(value)
     if isinstance(value, list):
         return tuple(str(t) for t in value if isinstance(t, (str, int, float)))
@@ -135,7 +135,7 @@ def _tags(value: Any) -> tuple:
     return ()
 
 
-def _role(attrs: Mapping[str, Any], span_kind: Optional[str]) -> tuple:
+def _role(attrs: Mapping[str, TraceValue], span_kind: Optional[str]) -> tuple:
     oi = str(attr(attrs, "openinference.span.kind") or span_kind or "").upper()
     op = str(attr(attrs, "gen_ai.operation.name") or "")
     kind = oi or (f"gen_ai:{op}" if op else "")
@@ -147,8 +147,8 @@ def _role(attrs: Mapping[str, Any], span_kind: Optional[str]) -> tuple:
 
 
 def span_from_attributes(trace_id: str, span_id: str, *, name: str, parent_id: Optional[str],
-                         start_ns: Optional[int], end_ns: Optional[int], attrs: Mapping[str, Any],
-                         events: Sequence[Mapping[str, Any]] = (), span_kind: Optional[str] = None,
+                         start_ns: Optional[int], end_ns: Optional[int], attrs: Mapping[str, TraceValue],
+                         events: Sequence[Mapping[str, TraceValue]] = (), span_kind: Optional[str] = None,
                          error: Optional[str] = None, where: str = "") -> Span:
     """A :class:`Span` from a span's attributes and events (module docstring).  ``span_kind``: Phoenix's
     ``span_kind`` column (used when the attributes do not say); ``error``: the status message of a failed span."""

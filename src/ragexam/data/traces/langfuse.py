@@ -24,11 +24,11 @@ are its own ``input`` and ``output`` first (:mod:`.mapping`).
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping, Optional
+from typing import Iterator, Mapping, Optional
 
 from ragexam.data.traces.meta import Feedback
 from ragexam.data.traces.spans import Span, pick_int, pick_str, to_ns
-from ragexam.data.traces.values import unwrap
+from ragexam.data.traces.values import TraceValue, unwrap
 
 __all__ = ["detect", "read", "OBSERVATION_TYPES"]
 
@@ -37,16 +37,16 @@ OBSERVATION_TYPES = ("SPAN", "GENERATION", "EVENT", "AGENT", "TOOL", "CHAIN", "R
 _TRACE_FIELDS = ("input", "output", "userId", "user_id", "sessionId", "session_id", "tags", "name")
 
 
-def _g(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
+def _g(obj: Mapping[str, TraceValue], camel: str, snake: str) -> TraceValue:
     v = obj.get(camel)
     return obj.get(snake) if v is None else v
 
 
-def _trace_id(obj: Mapping[str, Any]) -> Optional[str]:
+def _trace_id(obj: Mapping[str, TraceValue]) -> Optional[str]:
     return pick_str(_g(obj, "traceId", "trace_id"))
 
 
-def _kind(obj: Mapping[str, Any]) -> str:
+def _kind(obj: Mapping[str, TraceValue]) -> str:
     if isinstance(obj.get("observations"), list) and pick_str(obj.get("id")):
         return "full"
     tid = _trace_id(obj)
@@ -61,12 +61,12 @@ def _kind(obj: Mapping[str, Any]) -> str:
     return ""
 
 
-def detect(obj: Any) -> bool:
+def detect(obj: TraceValue) -> bool:
     """Whether ``obj`` is a Langfuse trace, observation or score."""
     return isinstance(obj, dict) and bool(_kind(obj))
 
 
-def _object(value: Any) -> dict:
+def _object(value: TraceValue) -> dict:
     """An object column as exports hold it: an object (JSON), JSON text (CSV), or ``(key, value)`` pairs (a Parquet
     map column as pyarrow reads it)."""
     value = unwrap(value)
@@ -77,12 +77,12 @@ def _object(value: Any) -> dict:
     return {}
 
 
-def _tags(obj: Mapping[str, Any]) -> tuple:
+def _tags(obj: Mapping[str, TraceValue]) -> tuple:
     tags = unwrap(obj.get("tags"))  # a JSON text in CSV exports
     return tuple(str(t) for t in tags) if isinstance(tags, list) else ()
 
 
-def _trace(obj: Mapping[str, Any], where: str) -> Span:
+def _trace(obj: Mapping[str, TraceValue], where: str) -> Span:
     latency = obj.get("latency")
     ts = to_ns(obj.get("timestamp"))
     return Span(str(obj["id"]), f"trace:{obj['id']}", "trace", "TRACE", str(obj.get("name") or ""), None, ts, None,
@@ -93,7 +93,7 @@ def _trace(obj: Mapping[str, Any], where: str) -> Span:
                     latency, bool) else None, where=where)
 
 
-def _usage(obj: Mapping[str, Any]) -> tuple:
+def _usage(obj: Mapping[str, TraceValue]) -> tuple:
     d = _object(_g(obj, "usageDetails", "usage_details"))
     u = _object(obj.get("usage"))
     prompt = pick_int(d.get("input"), u.get("input"), u.get("promptTokens"), obj.get("promptTokens"))
@@ -104,7 +104,7 @@ def _usage(obj: Mapping[str, Any]) -> tuple:
     return prompt, completion, total
 
 
-def _observation(obj: Mapping[str, Any], trace_id: str, where: str) -> Span:
+def _observation(obj: Mapping[str, TraceValue], trace_id: str, where: str) -> Span:
     kind = str(obj.get("type") or "").upper()
     role = {"RETRIEVER": "retrieval", "GENERATION": "generation"}.get(kind, "span")
     level = str(obj.get("level") or "").upper()
@@ -119,7 +119,7 @@ def _observation(obj: Mapping[str, Any], trace_id: str, where: str) -> Span:
                 tags=_tags(obj), error=error, where=where)
 
 
-def _score(obj: Mapping[str, Any], trace_id: str, where: str) -> Span:
+def _score(obj: Mapping[str, TraceValue], trace_id: str, where: str) -> Span:
     dtype = str(_g(obj, "dataType", "data_type") or "").upper()
     value = obj.get("value")
     number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
@@ -131,7 +131,7 @@ def _score(obj: Mapping[str, Any], trace_id: str, where: str) -> Span:
                 feedback=(fb,), where=where)
 
 
-def read(obj: Mapping[str, Any], where: str) -> Iterator[Span]:
+def read(obj: Mapping[str, TraceValue], where: str) -> Iterator[Span]:
     """The spans of one Langfuse record (module docstring)."""
     kind = _kind(obj)
     if kind in ("full", "trace"):

@@ -24,7 +24,8 @@ id), ``question``, ``answer``, ``contexts`` and ``context_ids``, one object ``tr
 
 Every field but ``source`` and ``trace_id`` may be missing.  :meth:`TraceMeta.from_dict` reads the object
 strictly (an :class:`~ragexam.errors.InputError` naming the file, line and field); ``score --by model|day|tag``
-read :attr:`TraceMeta.model`, :attr:`TraceMeta.day` and :attr:`TraceMeta.tags`.
+read :attr:`TraceMeta.model`, :attr:`TraceMeta.day` and :attr:`TraceMeta.tags` (any other field by its name:
+:mod:`ragexam.analysis.answers.segments`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Tuple
 
 from ragexam.errors import InputError
+from ragexam.types import JsonValue
 
 __all__ = ["TraceMeta", "Feedback", "RetrievedDoc", "hash_id", "SOURCES", "NEGATIVE_LABELS", "PROBLEMS"]
 
@@ -69,14 +71,14 @@ def _fail(msg: str, source: Optional[str], line: Optional[int], name: str) -> In
     return InputError(msg, source=source, line=line, field=f"trace.{name}")
 
 
-def _opt_str(obj: Mapping[str, Any], name: str, source: Optional[str], line: Optional[int]) -> Optional[str]:
+def _opt_str(obj: Mapping[str, JsonValue], name: str, source: Optional[str], line: Optional[int]) -> Optional[str]:
     v = obj.get(name)
     if v is not None and not isinstance(v, str):
         raise _fail(f"received {json.dumps(v, ensure_ascii=False)[:60]}; expected a string", source, line, name)
     return v
 
 
-def _opt_number(v: Any, source: Optional[str], line: Optional[int], name: str) -> Optional[float]:
+def _opt_number(v: JsonValue, source: Optional[str], line: Optional[int], name: str) -> Optional[float]:
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
@@ -84,7 +86,7 @@ def _opt_number(v: Any, source: Optional[str], line: Optional[int], name: str) -
     return float(v)
 
 
-def _opt_int(v: Any, source: Optional[str], line: Optional[int], name: str) -> Optional[int]:
+def _opt_int(v: JsonValue, source: Optional[str], line: Optional[int], name: str) -> Optional[int]:
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, int) or v < 0:
@@ -92,7 +94,7 @@ def _opt_int(v: Any, source: Optional[str], line: Optional[int], name: str) -> O
     return v
 
 
-def _opt_obj(obj: Mapping[str, Any], name: str, source: Optional[str], line: Optional[int]) -> Dict[str, Any]:
+def _opt_obj(obj: Mapping[str, JsonValue], name: str, source: Optional[str], line: Optional[int]) -> Dict[str, Any]:
     v = obj.get(name)
     if v is None:
         return {}
@@ -101,7 +103,7 @@ def _opt_obj(obj: Mapping[str, Any], name: str, source: Optional[str], line: Opt
     return v
 
 
-def _opt_list(obj: Mapping[str, Any], name: str, source: Optional[str], line: Optional[int]) -> list:
+def _opt_list(obj: Mapping[str, JsonValue], name: str, source: Optional[str], line: Optional[int]) -> list:
     v = obj.get(name)
     if v is None:
         return []
@@ -139,7 +141,7 @@ class Feedback:
                 "comment": self.comment}
 
     @classmethod
-    def from_dict(cls, obj: Any, source: Optional[str], line: Optional[int], where: str) -> "Feedback":
+    def from_dict(cls, obj: JsonValue, source: Optional[str], line: Optional[int], where: str) -> "Feedback":
         if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
             raise _fail('expected an object like {"name": "thumbs", "value": 1}', source, line, where)
         return cls(obj["name"], _opt_number(obj.get("value"), source, line, f"{where}.value"),
@@ -183,8 +185,20 @@ class TraceMeta:
 
     @property
     def day(self) -> Optional[str]:
-        """``YYYY-MM-DD`` (UTC) of :attr:`timestamp`."""
-        return self.timestamp[:10] if self.timestamp else None
+        """``YYYY-MM-DD`` in UTC of :attr:`timestamp`: a time with an offset is converted to UTC
+        (``2025-03-04T01:30:00+09:00`` is ``2025-03-03``), one without is taken as UTC (the import writes UTC);
+        ``None`` when the trace has no timestamp or one that is not ISO 8601."""
+        from datetime import datetime, timezone
+
+        if not self.timestamp:
+            return None
+        try:
+            t = datetime.fromisoformat(self.timestamp.strip())
+        except ValueError:
+            return None
+        if t.tzinfo is not None:
+            t = t.astimezone(timezone.utc)
+        return t.strftime("%Y-%m-%d")
 
     @property
     def negative(self) -> bool:
@@ -192,33 +206,18 @@ class TraceMeta:
         return any(f.negative for f in self.feedback)
 
     def to_dict(self) -> Dict[str, Any]:
-        out: Dict[str, Any] = {"source": self.source, "trace_id": self.trace_id}
-        for name in ("timestamp", "latency_ms", "model"):
-            if getattr(self, name) is not None:
-                out[name] = getattr(self, name)
         tokens = {k: v for k, v in (("input", self.input_tokens), ("output", self.output_tokens),
                                     ("total", self.total_tokens)) if v is not None}
-        if tokens:
-            out["tokens"] = tokens
-        for name in ("user", "session"):
-            if getattr(self, name) is not None:
-                out[name] = getattr(self, name)
-        if self.tags:
-            out["tags"] = list(self.tags)
-        if self.feedback:
-            out["feedback"] = [f.to_dict() for f in self.feedback]
-        if self.documents:
-            out["documents"] = [d.to_dict() for d in self.documents]
-        if self.spans:
-            out["spans"] = dict(self.spans)
-        if self.problems:
-            out["problems"] = list(self.problems)
-        if self.redacted:
-            out["redacted"] = dict(self.redacted)
-        return out
+        given = (("timestamp", self.timestamp), ("latency_ms", self.latency_ms), ("model", self.model),
+                 ("tokens", tokens or None), ("user", self.user), ("session", self.session))
+        filled = (("tags", list(self.tags)), ("feedback", [f.to_dict() for f in self.feedback]),
+                  ("documents", [d.to_dict() for d in self.documents]), ("spans", dict(self.spans)),
+                  ("problems", list(self.problems)), ("redacted", dict(self.redacted)))
+        return {"source": self.source, "trace_id": self.trace_id, **{k: v for k, v in given if v is not None},
+                **{k: v for k, v in filled if v}}
 
     @classmethod
-    def from_dict(cls, obj: Any, *, source: Optional[str] = None, line: Optional[int] = None) -> "TraceMeta":
+    def from_dict(cls, obj: JsonValue, *, source: Optional[str] = None, line: Optional[int] = None) -> "TraceMeta":
         """The ``trace`` object of an answers file line, checked field by field."""
         if not isinstance(obj, dict):
             raise InputError('expected an object such as {"source": "langfuse", "trace_id": "..."}', source=source,

@@ -19,13 +19,14 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Union
 
 from ragexam.data.traces.attributes import span_from_attributes
 from ragexam.data.traces.spans import Span, Unreadable, pick_str, to_ns
+from ragexam.data.traces.values import TraceValue
 
 __all__ = ["detect", "read", "any_value", "attributes_of", "hex_id"]
 
 _HEX = re.compile(r"^[0-9a-fA-F]+$")
 
 
-def _get(obj: Mapping[str, Any], camel: str) -> Any:
+def _get(obj: Mapping[str, TraceValue], camel: str) -> TraceValue:
     v = obj.get(camel)
     if v is None:
         snake = re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), camel)
@@ -33,12 +34,12 @@ def _get(obj: Mapping[str, Any], camel: str) -> Any:
     return v
 
 
-def detect(obj: Any) -> bool:
+def detect(obj: TraceValue) -> bool:
     """Whether ``obj`` is an OTLP ``ExportTraceServiceRequest``."""
     return isinstance(obj, dict) and isinstance(_get(obj, "resourceSpans"), list)
 
 
-def any_value(v: Any) -> Any:
+def any_value(v: TraceValue) -> TraceValue:
     """The Python value of an OTLP ``AnyValue`` object."""
     if not isinstance(v, dict):
         return v
@@ -64,7 +65,7 @@ def any_value(v: Any) -> Any:
     return None
 
 
-def attributes_of(items: Any) -> Dict[str, Any]:
+def attributes_of(items: TraceValue) -> Dict[str, Any]:
     """``{key: value}`` of an OTLP attribute list."""
     out: Dict[str, Any] = {}
     if isinstance(items, list):
@@ -76,7 +77,7 @@ def attributes_of(items: Any) -> Dict[str, Any]:
     return out
 
 
-def hex_id(v: Any) -> Optional[str]:
+def hex_id(v: TraceValue) -> Optional[str]:
     """A trace or span id as lower-case hex (OTLP JSON writes hex; base64 is decoded)."""
     if not isinstance(v, str) or not v:
         return None
@@ -89,7 +90,7 @@ def hex_id(v: Any) -> Optional[str]:
     return raw.hex() if len(raw) in (8, 16) else v
 
 
-def _status_error(status: Any) -> Optional[str]:
+def _status_error(status: TraceValue) -> Optional[str]:
     if not isinstance(status, dict):
         return None
     code = status.get("code")
@@ -98,7 +99,7 @@ def _status_error(status: Any) -> Optional[str]:
     return None
 
 
-def _events(items: Any) -> List[Dict[str, Any]]:
+def _events(items: TraceValue) -> List[Dict[str, Any]]:
     out = []
     for e in items if isinstance(items, list) else ():
         if isinstance(e, dict):
@@ -106,7 +107,7 @@ def _events(items: Any) -> List[Dict[str, Any]]:
     return out
 
 
-def read(obj: Mapping[str, Any], where: str) -> Iterator[Union[Span, Unreadable]]:
+def read(obj: Mapping[str, TraceValue], where: str) -> Iterator[Union[Span, Unreadable]]:
     """The spans of one ``ExportTraceServiceRequest``."""
     for rs in _get(obj, "resourceSpans") or ():
         if not isinstance(rs, dict):

@@ -21,24 +21,25 @@ from typing import Any, Dict, Iterator, Mapping, Optional
 from ragexam.data.traces.attributes import span_from_attributes
 from ragexam.data.traces.meta import Feedback
 from ragexam.data.traces.spans import Span, pick_str, to_ns
+from ragexam.data.traces.values import TraceValue
 
 __all__ = ["detect", "read"]
 
 
-def _context(obj: Mapping[str, Any]) -> Dict[str, Any]:
+def _context(obj: Mapping[str, TraceValue]) -> Dict[str, Any]:
     ctx = obj.get("context")
     if isinstance(ctx, dict):
         return ctx
     return {"trace_id": obj.get("context.trace_id"), "span_id": obj.get("context.span_id")}
 
 
-def _is_annotation(obj: Mapping[str, Any]) -> bool:
+def _is_annotation(obj: Mapping[str, TraceValue]) -> bool:
     sid = obj.get("span_id", obj.get("context.span_id"))
     return isinstance(sid, str) and "span_kind" not in obj and "attributes" not in obj and (
         isinstance(obj.get("result"), dict) or "label" in obj or "score" in obj)
 
 
-def detect(obj: Any) -> bool:
+def detect(obj: TraceValue) -> bool:
     """Whether ``obj`` is a Phoenix span or span annotation."""
     if not isinstance(obj, dict):
         return False
@@ -49,21 +50,21 @@ def detect(obj: Any) -> bool:
         k.startswith("attributes.") for k in obj))
 
 
-def _attributes(obj: Mapping[str, Any]) -> Dict[str, Any]:
+def _attributes(obj: Mapping[str, TraceValue]) -> Dict[str, Any]:
     attrs = obj.get("attributes")
     if isinstance(attrs, dict):
         return attrs
     return {k[len("attributes."):]: v for k, v in obj.items() if k.startswith("attributes.") and v is not None}
 
 
-def _events(obj: Mapping[str, Any]) -> list:
+def _events(obj: Mapping[str, TraceValue]) -> list:
     events = obj.get("events")
     if not isinstance(events, list):
         return []
     return [e for e in events if isinstance(e, dict)]
 
 
-def _annotation(obj: Mapping[str, Any], where: str) -> Span:
+def _annotation(obj: Mapping[str, TraceValue], where: str) -> Span:
     result = obj.get("result") if isinstance(obj.get("result"), dict) else obj
     score = result.get("score")
     fb = Feedback(str(obj.get("name") or "annotation"),
@@ -74,7 +75,7 @@ def _annotation(obj: Mapping[str, Any], where: str) -> Span:
                 feedback=(fb,), where=where)
 
 
-def read(obj: Any, where: str) -> Iterator[Span]:
+def read(obj: TraceValue, where: str) -> Iterator[Span]:
     """The span (or annotation) in one Phoenix record."""
     if _is_annotation(obj):
         yield _annotation(obj, where)

@@ -38,12 +38,13 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import IO, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from ragexam.data.traces import langfuse, otel, phoenix
 from ragexam.data.traces.meta import Feedback
 from ragexam.data.traces.spans import Span, Unreadable
 from ragexam.errors import InputError
+from ragexam.data.traces.values import TraceValue
 
 __all__ = ["FORMATS", "LINE_REASONS", "ReadStats", "detect_format", "read_spans", "TraceGroups", "merge_ordered",
            "BUCKETS", "MEMORY_CHARS"]
@@ -84,7 +85,7 @@ class ReadStats:
             ex.append(where)
 
 
-def detect_format(obj: Any) -> Optional[str]:
+def detect_format(obj: TraceValue) -> Optional[str]:
     """The format whose reader recognizes ``obj`` (``otel``, ``phoenix``, ``langfuse``), else ``None``."""
     for name, reader in FORMATS.items():
         if reader.detect(obj):
@@ -99,7 +100,7 @@ def _open(path: Path) -> IO[bytes]:
     return raw
 
 
-def _parse(raw: bytes, where: str, stats: ReadStats) -> Optional[Tuple[Any, bool]]:
+def _parse(raw: bytes, where: str, stats: ReadStats) -> Optional[Tuple[TraceValue, bool]]:
     from ragexam.llm import safejson
 
     bad = False
@@ -117,7 +118,7 @@ def _parse(raw: bytes, where: str, stats: ReadStats) -> Optional[Tuple[Any, bool
     return obj, bad
 
 
-def _records(value: Any) -> List[Any]:
+def _records(value: TraceValue) -> List[TraceValue]:
     """The records of a JSON document or line: the items of an array or of an API page's ``data``; the value itself
     otherwise (an empty array or page is one record, of no known format: it is counted, not passed over)."""
     if isinstance(value, list) and value:
@@ -127,7 +128,7 @@ def _records(value: Any) -> List[Any]:
     return [value]
 
 
-def _iter_file(path: Path, stats: ReadStats) -> Iterator[Tuple[str, Any, bool]]:
+def _iter_file(path: Path, stats: ReadStats) -> Iterator[Tuple[str, TraceValue, bool]]:
     """``(where, record, bad_text)`` of every record of one file (module docstring, "Files")."""
     name = str(path)
     if path.name.endswith((".parquet", ".parquet.gz")):
@@ -166,7 +167,7 @@ def _chain(first: bytes, rest: Iterable[bytes]) -> Iterator[bytes]:
     yield from rest
 
 
-def _iter_parquet(path: Path) -> Iterator[Tuple[str, Any, bool]]:
+def _iter_parquet(path: Path) -> Iterator[Tuple[str, TraceValue, bool]]:
     import pyarrow.parquet as pq
 
     try:
@@ -296,7 +297,7 @@ def _bucket(trace_id: str) -> int:
     return zlib.crc32(trace_id.encode("utf-8", "surrogatepass")) % BUCKETS
 
 
-def merge_ordered(parts: List[IO[str]], write: Callable[[str], Any]) -> None:
+def merge_ordered(parts: List[IO[str]], write: Callable[[str], object]) -> None:
     """Write the lines of ``parts`` (text files of ``SEQ<TAB>line`` lines, each sorted by ``SEQ``) in ``SEQ`` order,
     without the ``SEQ``."""
     def lines(fh: IO[str]) -> Iterator[Tuple[int, str]]:

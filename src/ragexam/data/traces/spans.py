@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 from ragexam.data.traces.meta import Feedback
-from ragexam.data.traces.values import Doc
+from ragexam.data.traces.values import Doc, TraceValue
 
 __all__ = ["Span", "Unreadable", "ROLES", "to_ns", "iso_of_ns", "pick_int", "pick_str"]
 
@@ -37,10 +37,10 @@ class Span:
     parent_id: Optional[str] = None
     start_ns: Optional[int] = None
     end_ns: Optional[int] = None
-    input: Any = None
-    output: Any = None
+    input: TraceValue = None
+    output: TraceValue = None
     query: Optional[str] = None
-    documents: Any = None
+    documents: TraceValue = None
     model: Optional[str] = None
     tokens: Tuple[Optional[int], Optional[int], Optional[int]] = (None, None, None)
     user: Optional[str] = None
@@ -81,7 +81,7 @@ class Unreadable:
     detail: str = ""
 
 
-def to_ns(value: Any) -> Optional[int]:
+def to_ns(value: TraceValue) -> Optional[int]:
     """Unix nanoseconds of a timestamp as exports write them: an ISO 8601 string (``Z`` or an offset; no offset is
     UTC), Langfuse's ``YYYY-MM-DD HH:MM:SS.ffffff`` (UTC), a :class:`datetime`, or a number/digit string of Unix
     nanoseconds (OTLP's ``startTimeUnixNano``).  ``None`` for anything else."""
@@ -124,7 +124,7 @@ def iso_of_ns(ns: int) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%S") + f".{rest // 1000:06d}Z"
 
 
-def pick_int(*values: Any) -> Optional[int]:
+def pick_int(*values: TraceValue) -> Optional[int]:
     """The first value that is a non-negative integer (or a digit string)."""
     for v in values:
         if isinstance(v, bool) or v is None:
@@ -138,7 +138,7 @@ def pick_int(*values: Any) -> Optional[int]:
     return None
 
 
-def pick_str(*values: Any) -> Optional[str]:
+def pick_str(*values: TraceValue) -> Optional[str]:
     """The first value that is a non-blank string (numbers as text)."""
     for v in values:
         if isinstance(v, str) and v.strip():

@@ -32,13 +32,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable, List, Optional, Sequence, Tuple
+from datetime import datetime
+from typing import Iterable, List, Optional, Sequence, Tuple, Union
+
+from ragexam.types import JsonValue
 
 __all__ = ["unwrap", "path_get", "question_of", "answer_of", "documents_of", "Doc", "describe",
            "QUESTION_KEYS", "ANSWER_KEYS", "DOC_ID_KEYS", "DOC_TEXT_KEYS", "DOC_SCORE_KEYS", "DOCUMENT_LIST_KEYS",
            "MAX_UNWRAP"]
 
 MAX_UNWRAP = 3
+#: a value of an exported trace record: parsed JSON, or the same shapes from a Parquet row (which adds timestamps
+#: as ``datetime`` and a map column as a list of key-value pairs)
+TraceValue = Union[JsonValue, datetime, Tuple[str, JsonValue]]
 QUESTION_KEYS = ("question", "query", "input", "user_input", "user_query", "prompt", "text", "content", "message",
                  "question_text", "q")
 ANSWER_KEYS = ("answer", "output", "response", "result", "completion", "generation", "text", "content", "message",
@@ -62,7 +68,7 @@ class Doc:
     score: Optional[float]
 
 
-def unwrap(value: Any) -> Any:
+def unwrap(value: TraceValue) -> TraceValue:
     """``value`` with JSON strings parsed (module docstring, "Unwrapping")."""
     for _ in range(MAX_UNWRAP):
         if not isinstance(value, str):
@@ -79,7 +85,7 @@ def unwrap(value: Any) -> Any:
     return value
 
 
-def path_get(value: Any, path: str) -> Any:
+def path_get(value: TraceValue, path: str) -> TraceValue:
     """The value at the dot-separated ``path`` (keys, list indexes) inside ``value`` (unwrapped at each step);
     ``None`` when a step is missing."""
     cur = unwrap(value)
@@ -98,7 +104,7 @@ def path_get(value: Any, path: str) -> Any:
     return cur
 
 
-def _text(value: Any) -> Optional[str]:
+def _text(value: TraceValue) -> Optional[str]:
     """Text of a message content: a string, or a list of parts with ``text``/``content`` joined."""
     if isinstance(value, str):
         return value if value.strip() else None
@@ -116,7 +122,7 @@ def _text(value: Any) -> Optional[str]:
     return None
 
 
-def _is_messages(value: Any) -> bool:
+def _is_messages(value: TraceValue) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(m, dict) for m in value) and any(
         "role" in m or "type" in m and m.get("type") in ("human", "ai") for m in value)
 
@@ -137,7 +143,7 @@ def _last_message(messages: list, roles: Sequence[str]) -> Optional[str]:
     return None
 
 
-def _find(value: Any, keys: Sequence[str], roles: Sequence[str], depth: int = 0) -> Tuple[Optional[str], str]:
+def _find(value: TraceValue, keys: Sequence[str], roles: Sequence[str], depth: int = 0) -> Tuple[Optional[str], str]:
     """``(text, where)``: the text of ``value`` by the rules of the module docstring, and where it was found."""
     value = unwrap(value)
     if isinstance(value, str):
@@ -170,17 +176,17 @@ def _find(value: Any, keys: Sequence[str], roles: Sequence[str], depth: int = 0)
     return None, ""
 
 
-def question_of(value: Any, path: Optional[str] = None) -> Tuple[Optional[str], str]:
+def question_of(value: TraceValue, path: Optional[str] = None) -> Tuple[Optional[str], str]:
     """``(question, where)`` in an input value (module docstring); ``(None, why)`` when there is none."""
     return _of(value, path, QUESTION_KEYS, _USER_ROLES)
 
 
-def answer_of(value: Any, path: Optional[str] = None) -> Tuple[Optional[str], str]:
+def answer_of(value: TraceValue, path: Optional[str] = None) -> Tuple[Optional[str], str]:
     """``(answer, where)`` in an output value (module docstring); ``(None, why)`` when there is none."""
     return _of(value, path, ANSWER_KEYS, _ASSISTANT_ROLES)
 
 
-def _of(value: Any, path: Optional[str], keys: Sequence[str], roles: Sequence[str]) -> Tuple[Optional[str], str]:
+def _of(value: TraceValue, path: Optional[str], keys: Sequence[str], roles: Sequence[str]) -> Tuple[Optional[str], str]:
     if value is None:
         return None, "empty"
     if path:
@@ -193,7 +199,7 @@ def _of(value: Any, path: Optional[str], keys: Sequence[str], roles: Sequence[st
     return None, describe(value)
 
 
-def describe(value: Any) -> str:
+def describe(value: TraceValue) -> str:
     """A short description of a value that held no text (for ``--explain``)."""
     value = unwrap(value)
     if isinstance(value, dict):
@@ -206,7 +212,7 @@ def describe(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def _first(obj: dict, keys: Iterable[str]) -> Any:
+def _first(obj: dict, keys: Iterable[str]) -> TraceValue:
     for k in keys:
         v = obj.get(k)
         if v is not None:
@@ -214,7 +220,7 @@ def _first(obj: dict, keys: Iterable[str]) -> Any:
     return None
 
 
-def _doc(item: Any, id_keys: Sequence[str], text_keys: Sequence[str], score_keys: Sequence[str]) -> Doc:
+def _doc(item: TraceValue, id_keys: Sequence[str], text_keys: Sequence[str], score_keys: Sequence[str]) -> Doc:
     item = unwrap(item)
     if isinstance(item, str):
         return Doc(None, item, None)
@@ -243,7 +249,7 @@ def _doc(item: Any, id_keys: Sequence[str], text_keys: Sequence[str], score_keys
                text if isinstance(text, str) else None, score)
 
 
-def _number(v: Any) -> Optional[float]:
+def _number(v: TraceValue) -> Optional[float]:
     if isinstance(v, bool):
         return None
     if isinstance(v, (int, float)):
@@ -258,7 +264,7 @@ def _number(v: Any) -> Optional[float]:
     return None
 
 
-def documents_of(value: Any, *, id_key: Optional[str] = None, text_key: Optional[str] = None,
+def documents_of(value: TraceValue, *, id_key: Optional[str] = None, text_key: Optional[str] = None,
                  score_key: Optional[str] = None) -> Optional[List[Doc]]:
     """The documents in a retrieval output (module docstring), or ``None`` when it is not a list of documents."""
     value = unwrap(value)

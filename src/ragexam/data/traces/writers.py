@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ragexam.data.traces.mapping import MappedTrace
 from ragexam.data.traces.spans import to_ns
+from ragexam.types import JsonValue
 
 __all__ = ["langfuse_records", "phoenix_spans", "otlp_request", "hex_trace_id", "span_times"]
 
@@ -166,7 +167,7 @@ def phoenix_spans(m: MappedTrace, *, flat: bool = False) -> List[Dict[str, Any]]
     return out
 
 
-def _any(v: Any) -> Dict[str, Any]:
+def _any(v: JsonValue) -> Dict[str, Any]:
     if isinstance(v, bool):
         return {"boolValue": v}
     if isinstance(v, int):

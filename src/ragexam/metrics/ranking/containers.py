@@ -21,13 +21,23 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, Mapping, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, Mapping, Sequence, Tuple, Union
 
 import numpy as np
 
 from ragexam.data.trec import (TrecColumns, read_trec_qrels, read_trec_run, vocab_list, write_trec_qrels,
                                write_trec_run)
 from ragexam.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: one query's ranking as a dict: ``{docid: score}``, ``[docid, ...]`` (best first) or ``[(docid, score), ...]``
+RankedList = Union[Mapping[str, float], Sequence[str], Sequence[Tuple[str, float]]]
+#: judgments: a :class:`Qrels`, a TREC qrels file, ``{qid: {docid: grade}}`` or a DataFrame
+QrelsLike = Union["Qrels", str, "os.PathLike[str]", Mapping[str, Mapping[str, int]], "pd.DataFrame"]
+#: rankings: a :class:`Run`, a TREC run file, ``{qid: RankedList}`` or a DataFrame
+RunLike = Union["Run", str, "os.PathLike[str]", Mapping[str, RankedList], "pd.DataFrame"]
 
 __all__ = ["Qrels", "Run", "ContextSizes"]
 
@@ -39,7 +49,7 @@ def _encode(values: list[str]) -> tuple[np.ndarray, list[str]]:
     return codes, list(mapping)
 
 
-def _check_id(value: Any, what: str, where: str) -> str:
+def _check_id(value: object, what: str, where: str) -> str:
     if not isinstance(value, str) or not value:
         raise InputError(f"{what} must be a non-empty string, got {value!r} ({type(value).__name__})",
                          source=where, field=what)
@@ -94,9 +104,7 @@ class Qrels(_Columns):
             return qrels
         if not isinstance(qrels, Mapping):
             raise InputError(f"expected a mapping {{qid: {{docid: grade}}}}, got {type(qrels).__name__}", source=name)
-        qs: list[str] = []
-        ds: list[str] = []
-        vs: list[int] = []
+        rows: list[tuple[str, str, int]] = []
         extra: list[str] = []
         for qid, judged in qrels.items():
             _check_id(qid, "qid", name)
@@ -113,15 +121,11 @@ class Qrels(_Columns):
                     else:
                         raise InputError(f"grade of ({qid!r}, {doc!r}) must be an integer, got {grade!r}",
                                          source=name, field="grade")
-                qs.append(qid)
-                ds.append(doc)
-                vs.append(int(grade))
-        qc, qv = _encode(qs)
-        dc, dv = _encode(ds)
-        return cls(TrecColumns(qc, qv, dc, dv, np.asarray(vs, dtype=np.int64)), extra_qids=extra)
+                rows.append((qid, doc, int(grade)))
+        return cls(_columns(rows, np.int64), extra_qids=extra)
 
     @classmethod
-    def from_dataframe(cls, df: Any, *, qid: str = "query_id", docid: str = "doc_id",
+    def from_dataframe(cls, df: "pd.DataFrame", *, qid: str = "query_id", docid: str = "doc_id",
                        grade: str = "relevance") -> "Qrels":
         """Build from a DataFrame with columns ``qid``, ``docid``, ``grade`` (names configurable)."""
         _require_columns(df, (qid, docid, grade), "qrels DataFrame")
@@ -159,16 +163,14 @@ class Run(_Columns):
         return cls(read_trec_run(path, docs=qrels.cols if qrels is not None else None))
 
     @classmethod
-    def from_dict(cls, run: Mapping[str, Any], *, name: str = "run") -> "Run":
+    def from_dict(cls, run: Mapping[str, RankedList], *, name: str = "run") -> "Run":
         """Build from ``{qid: {docid: score}}``, ``{qid: [docid, ...]}`` or ``{qid: [(docid, score), ...]}``."""
         if isinstance(run, Run):
             return run
         if not isinstance(run, Mapping):
             raise InputError(f"expected a mapping {{qid: {{docid: score}}}} or {{qid: [docid, ...]}}, "
                              f"got {type(run).__name__}", source=name)
-        qs: list[str] = []
-        ds: list[str] = []
-        vs: list[float] = []
+        rows: list[tuple[str, str, float]] = []
         extra: list[str] = []
         for qid, ranked in run.items():
             _check_id(qid, "qid", name)
@@ -197,15 +199,11 @@ class Run(_Columns):
                                      source=name, field="score")
                 if math.isnan(float(score)):
                     raise InputError(f"score of ({qid!r}, {doc!r}) is NaN", source=name, field="score")
-                qs.append(qid)
-                ds.append(doc)
-                vs.append(float(score))
-        qc, qv = _encode(qs)
-        dc, dv = _encode(ds)
-        return cls(TrecColumns(qc, qv, dc, dv, np.asarray(vs, dtype=np.float64)), extra_qids=extra)
+                rows.append((qid, doc, float(score)))
+        return cls(_columns(rows, np.float64), extra_qids=extra)
 
     @classmethod
-    def from_dataframe(cls, df: Any, *, qid: str = "query_id", docid: str = "doc_id",
+    def from_dataframe(cls, df: "pd.DataFrame", *, qid: str = "query_id", docid: str = "doc_id",
                        score: str | None = "score", rank: str | None = None) -> "Run":
         """Build from a DataFrame: ``qid``, ``docid`` and either a ``score`` column (higher is
         better) or, with ``score=None, rank="rank"``, a rank column (1 is best)."""
@@ -244,7 +242,14 @@ class Run(_Columns):
         write_trec_run(path, rows, tag=tag)
 
 
-def _require_columns(df: Any, cols: Iterable[str], where: str) -> None:
+def _columns(rows: Sequence[Tuple[str, str, float]], dtype: type) -> TrecColumns:
+    """The columns of ``(qid, docid, value)`` rows, ids encoded in first-seen order."""
+    qc, qv = _encode([r[0] for r in rows])
+    dc, dv = _encode([r[1] for r in rows])
+    return TrecColumns(qc, qv, dc, dv, np.asarray([r[2] for r in rows], dtype=dtype))
+
+
+def _require_columns(df: "pd.DataFrame", cols: Iterable[str], where: str) -> None:
     have = list(getattr(df, "columns", []))
     missing = [c for c in cols if c not in have]
     if missing:

@@ -62,7 +62,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ragexam.errors import InputError
-from ragexam.metrics.ranking.containers import ContextSizes, Qrels, Run
+from ragexam.metrics.ranking.containers import ContextSizes, Qrels, QrelsLike, Run, RunLike
 from ragexam.metrics.ranking.graded import no_query_in, prepare, select_queries, where
 from ragexam.metrics.ranking.names import Metric, parse_metric, parse_metric_names
 from ragexam.signature import Signature
@@ -182,7 +182,7 @@ class RankingResult:
         return df
 
 
-def _as_qrels(q: Any) -> Qrels:
+def _as_qrels(q: QrelsLike) -> Qrels:
     if isinstance(q, Qrels):
         return q
     if isinstance(q, (str, os.PathLike)):
@@ -192,7 +192,7 @@ def _as_qrels(q: Any) -> Qrels:
     return Qrels.from_dict(q)
 
 
-def _as_run(r: Any, qrels: Qrels) -> Run:
+def _as_run(r: RunLike, qrels: Qrels) -> Run:
     if isinstance(r, Run):
         return r
     if isinstance(r, (str, os.PathLike)):
@@ -202,7 +202,7 @@ def _as_run(r: Any, qrels: Qrels) -> Run:
     return Run.from_dict(r)
 
 
-def evaluate(qrels: Any, run: Any, metrics: Iterable[str | Metric] | str, *, relevance_level: int = 1,
+def evaluate(qrels: QrelsLike, run: RunLike, metrics: Iterable[str | Metric] | str, *, relevance_level: int = 1,
              trec_compat: bool = False, sizes: Iterable[ContextSizes] = ()) -> RankingResult:
     """Evaluate ``run`` against ``qrels`` on ``metrics`` (see the module docstring).
 

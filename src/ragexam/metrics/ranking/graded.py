@@ -24,13 +24,14 @@ weight it by ``rank <= K``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ragexam.data.trec import TrecColumns, codes_index, is_arrow, vocab_index, vocab_list, vocab_sort_rank, vocab_take
+from ragexam.data.trec import TrecColumns, Vocab, codes_index, is_arrow, vocab_index, vocab_list, vocab_sort_rank, vocab_take
 from ragexam.errors import InputError
 from ragexam.metrics.ranking.containers import ContextSizes, Qrels, Run
+from ragexam.metrics.ranking.registry import Metric
 
 __all__ = ["Graded", "Selection", "select_queries", "prepare", "BUDGET_UNITS"]
 
@@ -158,7 +159,7 @@ class Graded:
     cb: np.ndarray
     rankb: np.ndarray
     rel_row: np.ndarray
-    row_keys: Any = field(default=None, repr=False)  # () -> (query id, item id) of each run row
+    row_keys: Optional[Callable[[], List[Tuple[str, str]]]] = field(default=None, repr=False)  # (query id, item id) of each run row
     sizes: Dict[str, ContextSizes] = field(default_factory=dict, repr=False)
     cache: Dict[tuple, Any] = field(default_factory=dict, repr=False)
 
@@ -170,7 +171,7 @@ class Graded:
         """Sum of ``weights`` per scored query (``rows``: the query of each weight; default ``sb``)."""
         return np.bincount(self.sb if rows is None else rows, weights=weights, minlength=self.nS)
 
-    def weight(self, m: Any, rows: str = "relevant") -> np.ndarray:
+    def weight(self, m: Metric, rows: str = "relevant") -> np.ndarray:
         """How much each relevant (``rows="relevant"``) or graded (``"graded"``) row counts under ``m``'s
         cutoff: 1 without one, ``rank <= K`` for a count ``K``, the row's share for a budget."""
         pos = self.pb if rows == "relevant" else self.nz_pos
@@ -181,19 +182,19 @@ class Graded:
         share = self.share(m.unit, m.k)
         return share[self.rel_row if rows == "relevant" else self.nz_row]
 
-    def count(self, m: Any) -> np.ndarray:
+    def count(self, m: Metric) -> np.ndarray:
         """Relevant items within ``m``'s cutoff, per query (a straddling item by its share)."""
         key = ("count", m.k, m.unit)
         if key not in self.cache:
             self.cache[key] = self.per_query(self.weight(m))
         return self.cache[key]
 
-    def filled(self, m: Any) -> np.ndarray:
+    def filled(self, m: Metric) -> np.ndarray:
         """For a budget metric: the part of the budget filled by relevant items, per query."""
         _, size = self.row_sizes(m.unit)
         return self.per_query(self.weight(m) * size[self.rel_row])
 
-    def depth(self, m: Any) -> np.ndarray:
+    def depth(self, m: Metric) -> np.ndarray:
         """Positions read under ``m``'s cutoff, per query: ``K`` for a count, the sum of the shares of
         every ranked item for a budget (so the ideal list of NDCG is cut at the same fractional depth)."""
         if m.unit is None:
@@ -339,7 +340,7 @@ def prepare(Q: Qrels, Rn: Run, sel: Selection, level: int, sizes: Sequence[Conte
 # -- ordering and the document join ---------------------------------------------------------------------------
 
 
-def order_rows(s: np.ndarray, score: np.ndarray, doc: np.ndarray, doc_vocab: Any) -> np.ndarray | None:
+def order_rows(s: np.ndarray, score: np.ndarray, doc: np.ndarray, doc_vocab: Vocab) -> np.ndarray | None:
     """Row order: grouped by query, score descending, docid descending.  ``None`` = already in order.
 
     Runs usually arrive grouped by query and sorted by score, so that case is checked

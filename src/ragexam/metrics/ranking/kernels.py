@@ -1,7 +1,7 @@
 """The built-in ranking metrics: one registered kernel each, whose docstring is its definition.
 
 Each kernel receives the prepared judgments (:class:`~ragexam.metrics.ranking.graded.Graded`) and the parsed
-:class:`~ragexam.metrics.ranking.names.Metric` ``m`` and returns one value per scored query.
+:class:`~ragexam.metrics.ranking.registry.Metric` ``m`` and returns one value per scored query.
 
 Notation (see :mod:`~ragexam.metrics.ranking.engine` for the order and which queries are scored): ``rank``
 is the 1-based position in the evaluation order; an item is *relevant* when its grade is at least the
@@ -18,12 +18,10 @@ definition reduces to the count definition when every item has size 1 and ``B = 
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ragexam.metrics.ranking.graded import Graded, group_starts
-from ragexam.metrics.ranking.registry import Placement, ranking_metric
+from ragexam.metrics.ranking.registry import Metric, Placement, ranking_metric
 
 __all__ = ["hit", "mrr", "ndcg", "precision", "recall", "fbeta", "rprec", "average_precision"]
 
@@ -32,7 +30,7 @@ __all__ = ["hit", "mrr", "ndcg", "precision", "recall", "fbeta", "rprec", "avera
                 legend="share of questions with a relevant chunk in the top k (or within the budget)",
                 placement=Placement(main=("hit@{each}",), main_rank=10, sweep=("hit@{k}",), sweep_rank=10,
                                     budget=("hit@{budget}",)))
-def hit(g: Graded, m: Any) -> np.ndarray:
+def hit(g: Graded, m: Metric) -> np.ndarray:
     """``hit@K`` — 1 if some relevant item has rank <= K, else 0 (trec_eval ``success.K``).
 
     ``hit@B`` — the share inside the budget of the first relevant item: 1 when it is read whole, a
@@ -46,7 +44,7 @@ def hit(g: Graded, m: Any) -> np.ndarray:
 @ranking_metric("mrr", aliases=("rr", "recip_rank"), cutoff="optional", trec="recip_rank",
                 legend="mean of 1/rank of the first relevant chunk (0 if none; at a budget times its share)",
                 placement=Placement(main=("mrr",), main_rank=20, budget=("mrr@{budget}",)))
-def mrr(g: Graded, m: Any) -> np.ndarray:
+def mrr(g: Graded, m: Metric) -> np.ndarray:
     """``mrr`` — 1 / rank of the first relevant item; 0 if none is retrieved (trec_eval ``recip_rank``).
 
     ``mrr@K`` — as ``mrr`` but 0 when the first relevant item is below rank K (no trec_eval measure).
@@ -62,7 +60,7 @@ def mrr(g: Graded, m: Any) -> np.ndarray:
                 legend="rank-discounted credit of every relevant unit",
                 placement=Placement(main=("ndcg@{max}",), main_rank=30, sweep=("ndcg@{k}",), sweep_rank=50,
                                     budget=("ndcg@{budget}",)))
-def ndcg(g: Graded, m: Any) -> np.ndarray:
+def ndcg(g: Graded, m: Metric) -> np.ndarray:
     """``ndcg`` — DCG / IDCG with linear gain: DCG = Σ gain(d) / log2(rank + 1) over retrieved items,
     gain(d) = grade(d) when it is > 0 else 0 (zero and negative grades add nothing; the relevance level
     does not apply, as in trec_eval).  IDCG is the DCG of the ideal list: every judged item with grade > 0,
@@ -101,7 +99,7 @@ def ndcg(g: Graded, m: Any) -> np.ndarray:
                 legend="precision: share of the top k (or of the budget) that is relevant",
                 placement=Placement(main=("p@{context}",), main_rank=40, sweep=("p@{k}",), sweep_rank=20,
                                     budget=("p@{budget}",)))
-def precision(g: Graded, m: Any) -> np.ndarray:
+def precision(g: Graded, m: Metric) -> np.ndarray:
     """``p@K`` — (relevant items with rank <= K) / K.  Divides by K even when fewer than K items were
     retrieved (trec_eval ``P.K``).
 
@@ -117,7 +115,7 @@ def precision(g: Graded, m: Any) -> np.ndarray:
                 legend="recall: share of the relevant units in the top k (or within the budget)",
                 placement=Placement(main=("r@{context}",), main_rank=50, sweep=("r@{k}",), sweep_rank=30,
                                     budget=("r@{budget}",)))
-def recall(g: Graded, m: Any) -> np.ndarray:
+def recall(g: Graded, m: Metric) -> np.ndarray:
     """``r@K`` — (relevant items with rank <= K) / R (trec_eval ``recall.K``); 0 when R = 0.
 
     ``r@B`` — (Σ over relevant items of their share inside the budget) / R.
@@ -129,7 +127,7 @@ def recall(g: Graded, m: Any) -> np.ndarray:
                 legend="F-beta of precision and recall (f1: their harmonic mean)",
                 placement=Placement(main=("f1@{context}",), main_rank=60, sweep=("f0.5@{k}", "f1@{k}", "f2@{k}"),
                                     sweep_rank=40, budget=("f1@{budget}",)))
-def fbeta(g: Graded, m: Any) -> np.ndarray:
+def fbeta(g: Graded, m: Metric) -> np.ndarray:
     """``fB@K`` — (1 + B²)·P·R / (B²·P + R) with P = ``p@K``, R = ``r@K``; 0 when P = R = 0.  This is the
     standard F-beta.  trec_eval's ``set_F.x`` (which has no cutoff) computes (1 + x)·P·R / (x·P + R), i.e.
     its parameter is B², not B: ``set_F.2`` is not F2.
@@ -145,7 +143,7 @@ def fbeta(g: Graded, m: Any) -> np.ndarray:
 @ranking_metric("rprec", aliases=("r-precision", "rprecision", "r_precision"), cutoff="none", budget=False,
                 trec="Rprec", legend="precision at R (R = relevant units)",
                 placement=Placement(main=("rprec",), main_rank=70))
-def rprec(g: Graded, m: Any) -> np.ndarray:
+def rprec(g: Graded, m: Metric) -> np.ndarray:
     """``rprec`` — (relevant items with rank <= R) / R (trec_eval ``Rprec``); 0 when R = 0.  It takes no
     cutoff and no budget: it cuts at R."""
     w = (g.pb < g.nrel[g.sb]).astype(np.float64)
@@ -154,7 +152,7 @@ def rprec(g: Graded, m: Any) -> np.ndarray:
 
 @ranking_metric("map", aliases=("ap", "map_cut"), cutoff="optional", trec="map, map_cut.K",
                 legend="mean average precision", placement=Placement(main=("map",), main_rank=80))
-def average_precision(g: Graded, m: Any) -> np.ndarray:
+def average_precision(g: Graded, m: Metric) -> np.ndarray:
     """``map`` — (1/R) · Σ over relevant retrieved items of (relevant items with rank <= its rank) / its
     rank.  Divides by R, not by the number retrieved (trec_eval ``map``); 0 when R = 0.
 

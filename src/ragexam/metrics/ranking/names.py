@@ -34,12 +34,11 @@ a registered metric is parsed like the built-in ones.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Dict, Iterable, List
 
 from ragexam.errors import MetricNameError
 from ragexam.metrics.ranking import kernels as _builtin_kernels  # noqa: F401  (registers the built-in metrics)
-from ragexam.metrics.ranking.registry import alias_table, kernel_for, valid_forms
+from ragexam.metrics.ranking.registry import Metric, alias_table, kernel_for, valid_forms
 
 __all__ = ["Metric", "parse_metric", "parse_metrics", "parse_metric_names", "parse_cutoff", "VALID_FORMS", "legend"]
 
@@ -52,35 +51,6 @@ def __getattr__(name: str):
 
 _FBETA_RE = re.compile(r"^f(?P<beta>[0-9]*\.?[0-9]+)$")
 _TREC_STYLE_RE = re.compile(r"^(?P<base>.+?)[._](?P<k>[0-9]+)$")
-
-
-@dataclass(frozen=True)
-class Metric:
-    """One ranking metric with its settings.
-
-    ``kind`` is a registered kernel (built in: ``hit, mrr, ndcg, p, r, f, rprec, map``); ``k`` the cutoff
-    (``None`` for the whole ranking); ``unit`` ``None`` when ``k`` counts items, ``"c"`` or ``"t"`` when it
-    is a context budget in characters or tokens; ``beta`` the F-measure weight (only for ``kind == "f"``).
-    """
-
-    kind: str
-    k: int | None = None
-    beta: float | None = None
-    unit: str | None = None
-
-    @property
-    def name(self) -> str:
-        """The canonical name, e.g. ``ndcg@10``, ``f0.5@3``, ``mrr``, ``p@512t``."""
-        base = "f" + _format_beta(self.beta) if self.kind == "f" else self.kind
-        return base if self.k is None else f"{base}@{self.k}{self.unit or ''}"
-
-    def __str__(self) -> str:
-        return self.name
-
-
-def _format_beta(beta: float | None) -> str:
-    b = float(beta or 0.0)
-    return str(int(b)) if b.is_integer() else repr(b)
 
 
 def _error(name: object, why: str) -> MetricNameError:

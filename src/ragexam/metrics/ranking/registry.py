@@ -22,7 +22,7 @@ Adding a ranking metric (docs/architecture.md, "where a new piece goes") is one 
         return (g.count(m) >= 2).astype(float)
 
 The kernel receives the prepared judgments of one evaluation (:class:`~ragexam.metrics.ranking.graded.Graded`)
-and the parsed :class:`~ragexam.metrics.ranking.names.Metric`, and returns one float per scored query.
+and the parsed :class:`Metric` (made by :func:`~ragexam.metrics.ranking.names.parse_metric`), and returns one float per scored query.
 Registering in a module that is imported before the metric is used is enough (the built-in kernels are in
 :mod:`~ragexam.metrics.ranking.kernels`, which :mod:`~ragexam.metrics.ranking.names` imports, so importing
 anything from ``ragexam.metrics.ranking`` registers them); :func:`unregister` removes one (tests).
@@ -34,11 +34,40 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-__all__ = ["RankingKernel", "Placement", "ranking_metric", "register", "unregister", "kernels", "kernel_for",
+__all__ = ["Metric", "RankingKernel", "Placement", "ranking_metric", "register", "unregister", "kernels", "kernel_for",
            "alias_table", "valid_forms", "metric_help", "table_columns", "CUTOFFS"]
 
 #: what a kernel accepts after ``@``: a chunk-count cutoff ``K`` is required, optional, or not allowed
 CUTOFFS = ("required", "optional", "none")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One ranking metric with its settings.
+
+    ``kind`` is a registered kernel (built in: ``hit, mrr, ndcg, p, r, f, rprec, map``); ``k`` the cutoff
+    (``None`` for the whole ranking); ``unit`` ``None`` when ``k`` counts items, ``"c"`` or ``"t"`` when it
+    is a context budget in characters or tokens; ``beta`` the F-measure weight (only for ``kind == "f"``).
+    """
+
+    kind: str
+    k: int | None = None
+    beta: float | None = None
+    unit: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The canonical name, e.g. ``ndcg@10``, ``f0.5@3``, ``mrr``, ``p@512t``."""
+        base = "f" + _format_beta(self.beta) if self.kind == "f" else self.kind
+        return base if self.k is None else f"{base}@{self.k}{self.unit or ''}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _format_beta(beta: float | None) -> str:
+    b = float(beta or 0.0)
+    return str(int(b)) if b.is_integer() else repr(b)
 
 
 @dataclass(frozen=True)

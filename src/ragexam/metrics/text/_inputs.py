@@ -41,6 +41,15 @@ def _check_refs_item(item, where: str, func: str) -> list[str]:
     return list(item)
 
 
+def _sequence(value: object, name: str, func: str, single: str, expected: str) -> None:
+    """``value`` is a sequence and not a bare ``str`` (else an :class:`InputError` saying ``single`` or
+    ``expected``)."""
+    if isinstance(value, str):
+        raise InputError(f"{func}: `{name}` is a single str; {single}.", field=name)
+    if not isinstance(value, Sequence):
+        raise InputError(f"{func}: `{name}` must be {expected}, got {_type_name(value)}.", field=name)
+
+
 def check_corpus(hypotheses, references, func: str) -> tuple[list[str], list[list[str]]]:
     """Validate a corpus; return ``(hypotheses, references)`` as lists (refs as lists of str).
 
@@ -48,22 +57,10 @@ def check_corpus(hypotheses, references, func: str) -> tuple[list[str], list[lis
         ``references`` is not a sequence of (``str`` or non-empty sequence of ``str``);
         the two lengths differ; the corpus is empty.
     """
-    if isinstance(hypotheses, str):
-        raise InputError(
-            f"{func}: `hypotheses` is a single str; a corpus is a sequence of strings, one per "
-            "segment. Wrap it in a list, or use the sentence_* function.", field="hypotheses")
-    if not isinstance(hypotheses, Sequence):
-        raise InputError(
-            f"{func}: `hypotheses` must be a sequence (list/tuple) of str, got "
-            f"{_type_name(hypotheses)}.", field="hypotheses")
-    if isinstance(references, str):
-        raise InputError(
-            f"{func}: `references` is a single str; pass one reference (or a list of "
-            "references) per hypothesis.", field="references")
-    if not isinstance(references, Sequence):
-        raise InputError(
-            f"{func}: `references` must be a sequence with one entry per hypothesis, got "
-            f"{_type_name(references)}.", field="references")
+    _sequence(hypotheses, "hypotheses", func, "a corpus is a sequence of strings, one per segment. Wrap it in a "
+              "list, or use the sentence_* function", "a sequence (list/tuple) of str")
+    _sequence(references, "references", func, "pass one reference (or a list of references) per hypothesis",
+              "a sequence with one entry per hypothesis")
     if len(hypotheses) != len(references):
         raise InputError(
             f"{func}: got {fmt.plural(len(hypotheses), 'hypothesis', 'hypotheses')} but "

@@ -263,21 +263,21 @@ def corpus_chrf(hypotheses, references, *, char_order: int = CHAR_ORDER, word_or
     :param eps_smoothing: chrF++.py-style smoothing instead of effective-order averaging.
     :return: :class:`ChrfResult`.
     """
-    func = "corpus_chrf"
-    hyps, refs = _inputs.check_corpus(hypotheses, references, func)
-    _check_settings(char_order, word_order, beta, lowercase, whitespace, eps_smoothing, func)
-    stats = _stats(hyps, refs, char_order, word_order, beta, lowercase, whitespace, eps_smoothing)
-    return chrf_from_stats(stats, char_order=char_order, word_order=word_order, beta=beta,
-                           lowercase=lowercase, whitespace=whitespace, eps_smoothing=eps_smoothing,
-                           nrefs=_inputs.nrefs_label(refs))
+    hyps, refs = _inputs.check_corpus(hypotheses, references, "corpus_chrf")
+    return _chrf(hyps, refs, "corpus_chrf", char_order, word_order, beta, lowercase, whitespace, eps_smoothing)
 
 
 def sentence_chrf(hypothesis: str, references, *, char_order: int = CHAR_ORDER,
                   word_order: int = WORD_ORDER, beta: int = BETA, lowercase: bool = False,
                   whitespace: bool = False, eps_smoothing: bool = False) -> ChrfResult:
     """chrF of one hypothesis against one or more references (sacrebleu's ``sentence_score``)."""
-    func = "sentence_chrf"
-    hyps, refs = _inputs.check_sentence(hypothesis, references, func)
+    hyps, refs = _inputs.check_sentence(hypothesis, references, "sentence_chrf")
+    return _chrf(hyps, refs, "sentence_chrf", char_order, word_order, beta, lowercase, whitespace, eps_smoothing)
+
+
+def _chrf(hyps: list[str], refs: list[list[str]], func: str, char_order: int, word_order: int, beta: int,
+          lowercase: bool, whitespace: bool, eps_smoothing: bool) -> ChrfResult:
+    """chrF of checked segments (:func:`corpus_chrf`, :func:`sentence_chrf`), its settings checked for ``func``."""
     _check_settings(char_order, word_order, beta, lowercase, whitespace, eps_smoothing, func)
     stats = _stats(hyps, refs, char_order, word_order, beta, lowercase, whitespace, eps_smoothing)
     return chrf_from_stats(stats, char_order=char_order, word_order=word_order, beta=beta,

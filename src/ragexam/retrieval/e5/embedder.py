@@ -81,6 +81,9 @@ class E5Embedder:
     """
 
     name = "e5"
+    #: texts per call at least, in this process (:func:`ragexam.retrieval.embedding.iter_embeddings`): every call
+    #: ends with one window running while the other workers wait, so a call should hold many windows
+    min_batch = 256
 
     def __init__(self, *, backend: str | None = None, workers: int | None = None, device: str = "cpu",
                  model_path: str | os.PathLike[str] | None = None) -> None:
@@ -122,13 +125,15 @@ class E5Embedder:
         self._model: Any = None
         self._tokenizer: Any = None
         self._encoders: dict[str, Any] = {}
+        self._norm_table: dict[int, str] | None = None
+        self._pool: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickles without the loaded model (a worker process or Ray actor loads its own), with the backend
         chosen here (so every worker computes the vectors this embedder's identity names)."""
         self.backend  # noqa: B018 - resolve "auto" before the copy leaves
         state = dict(self.__dict__)
-        state.update(_lock=None, _model=None, _tokenizer=None, _encoders={})
+        state.update(_lock=None, _model=None, _tokenizer=None, _encoders={}, _norm_table=None, _pool=None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -274,6 +279,20 @@ class E5Embedder:
         """``"passage: " + text`` for each text: (n, 384) float32 unit vectors."""
         return self._embed(texts, "passage")
 
+    def model_inputs(self, texts: Sequence[str], role: str) -> list[str]:
+        """What the model sees of each text as ``role``: ``"query: "``/``"passage: "`` + text after the tokenizer's
+        normalization (:func:`~ragexam.retrieval.e5.tokenizer.normalize_with`: its table, runs of spaces made
+        one; line breaks and tabs are spaces).  Texts with the same input get the same vector, so the embedding
+        cache keys vectors by it (:func:`ragexam.retrieval.embedding.iter_embeddings`): two chunkers' chunks
+        that differ only in whitespace are embedded once.  Reads a small table, never the model."""
+        from ragexam.retrieval.e5.tokenizer import normalization_table, normalize_with
+
+        table = getattr(self, "_norm_table", None)
+        if table is None:
+            table = self._norm_table = normalization_table(self._path())
+        prefix = _PREFIX[role]
+        return [normalize_with(table, prefix + t) for t in texts]
+
     def token_ids(self, text: str, role: str) -> list[list[int]]:
         """The windows (``<s>`` ... ``</s>``) that ``text`` is embedded from, as ``role``."""
         tok = self.tokenizer
@@ -329,16 +348,35 @@ class E5Embedder:
             for idx, w in tokenized:
                 done[idx] = self._encode_one(w)
         else:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ragexam-e5") as pool:
+            pool = self._threads()
+            futures = []
+            try:
                 futures = [(idx, pool.submit(self._encode_one, w)) for idx, w in tokenized]
                 for idx, fut in futures:
                     done[idx] = fut.result()
+            except BaseException:  # an error or an interrupt: the queued windows are not run
+                for _, fut in futures:
+                    fut.cancel()
+                raise
         out = np.empty((len(done), self.dim), dtype=np.float32)
         for idx, vec in done.items():
             out[idx] = vec
         return out
+
+    def _threads(self) -> Any:
+        """The embedder's ``workers`` threads, started at its first call and kept for the next ones (a copy sent to
+        another process starts its own; they end with the embedder)."""
+        with self._lock:
+            if getattr(self, "_pool", None) is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ragexam-e5")
+            return self._pool
+
+    def __del__(self) -> None:
+        pool = self.__dict__.get("_pool")
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
 
     def _encode_batched(self, windows: list[list[int]]) -> "np.ndarray":
         """numpy and CUDA: windows batched by length (padding masked), ``[W, H]`` in window order."""

@@ -194,8 +194,10 @@ class _Graph:
         return self.layernorm(f"{p}_res2", f"{p}.oln", f"{p}_oln")
 
 
-def build_graph(model: "ModelFile", precision: str = "int8", attention: str = "fused") -> Any:
-    """The encoder as an ``onnx.ModelProto`` (see the module docstring)."""
+def build_graph(model: "ModelFile", precision: str = "int8", attention: str = "fused",
+                layers: int | None = None) -> Any:
+    """The encoder as an ``onnx.ModelProto`` (see the module docstring); ``layers``: only the first ``layers``
+    encoder layers (the calibration times a precision on a short graph: every layer costs the same)."""
     import numpy as np
 
     try:
@@ -218,7 +220,7 @@ def build_graph(model: "ModelFile", precision: str = "int8", attention: str = "f
         g.const("attn_scale", np.array(1.0 / np.sqrt(H // NH), dtype=np.float32))
     g.const("split3", np.array([H, H, H], np.int64))
     x = g.layernorm("x", "emb.ln", "emb_out")
-    for i in range(model.layers):
+    for i in range(model.layers if layers is None else max(1, min(layers, model.layers))):
         x = g.layer(i, x)
     g.nodes.extend([
         g.node("Mul", [x, "pool"], ["weighted"]),
@@ -236,7 +238,8 @@ def build_graph(model: "ModelFile", precision: str = "int8", attention: str = "f
                                                     helper.make_opsetid("com.microsoft", 1)],
                               producer_name="ragexam")
     proto.ir_version = 10
-    onnx.checker.check_model(proto)
+    if layers is None:  # the whole encoder is checked; a calibration's short graph is the same code, unkept
+        onnx.checker.check_model(proto)
     return proto
 
 
@@ -298,11 +301,12 @@ class OnnxEncoder:
 
     ``threads`` is onnxruntime's intra-op thread count for one call (default: every core);
     ``device="cuda"`` runs on onnxruntime's CUDA provider (``onnxruntime-gpu``); ``attention``
-    defaults to ``"plain"`` there and to ``"fused"`` on the CPU.
+    defaults to ``"plain"`` there and to ``"fused"`` on the CPU; ``layers`` builds only the first
+    layers, in memory (the calibration's short graphs: not cached, not for embedding).
     """
 
     def __init__(self, model: "ModelFile", threads: int | None = None, precision: str = "int8",
-                 device: str = "cpu", attention: str | None = None) -> None:
+                 device: str = "cpu", attention: str | None = None, layers: int | None = None) -> None:
         ort = import_onnxruntime()
         if device == "cuda":
             if "CUDAExecutionProvider" not in ort.get_available_providers():
@@ -327,11 +331,13 @@ class OnnxEncoder:
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         opts.log_severity_level = 3
-        if device == "cpu":
+        if device == "cpu" and layers is None:
             self.session = _cached_session(ort, model, precision, self.attention, opts, providers)
-        else:
-            proto = build_graph(model, precision, self.attention)
-            self.session = ort.InferenceSession(proto.SerializeToString(), opts, providers=providers)
+        else:  # CUDA, or a short graph for the calibration: built in memory, not kept
+            proto = build_graph(model, precision, self.attention, layers)
+            self.session = ort.InferenceSession(proto.SerializeToString(), opts, providers=providers,
+                                                **({"disabled_optimizers": DISABLED_OPTIMIZERS} if device == "cpu"
+                                                   else {}))
         self.threads = opts.intra_op_num_threads
         self.providers = self.session.get_providers()
 

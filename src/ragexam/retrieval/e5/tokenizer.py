@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import re
 from array import array
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
     from ragexam.retrieval.e5.model_file import ModelFile
 
-__all__ = ["E5Tokenizer"]
+__all__ = ["E5Tokenizer", "normalize_with", "normalization_table"]
 
 _META = "\u2581"
 _SPACES = re.compile(" {2,}")
@@ -64,30 +66,59 @@ def _build_tables(model: "ModelFile") -> dict:
             "unk_score": float(np.float32(np.float32(model.scores.min()) - np.float32(10.0)))}
 
 
-def _tables(model: "ModelFile") -> dict:
-    """:func:`_build_tables`, kept in ``<cache>/e5/tokenizer/`` (a ``marshal`` file: plain data, loaded in a
-    fraction of the time), keyed by the weights file; a file that does not read back is built again."""
+def _kept(path: "Path", build: Callable[[], dict], valid: Callable[[object], bool]) -> dict:
+    """The ``marshal`` file at ``path`` (plain data, loaded in a fraction of the time it takes to build) when it
+    reads back ``valid``, else ``build()``, written there (atomically; an unwritable cache only costs building
+    again next time)."""
     import marshal
     import os
 
-    from ragexam.retrieval.e5.model_file import e5_cache_file, weights_key
-
-    path = e5_cache_file("tokenizer", f"tokenizer-v{_TABLES_VERSION}|{weights_key(model.path)}", suffix=".marshal")
     try:
         found = marshal.loads(path.read_bytes())
-        if isinstance(found, dict) and found.get("version") == _TABLES_VERSION and isinstance(found.get("vocab"), dict):
+        if valid(found):
             return found
     except (OSError, EOFError, ValueError, TypeError):
         pass
-    tables = _build_tables(model)
+    data = build()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(marshal.dumps(tables))
+        tmp.write_bytes(marshal.dumps(data))
         os.replace(tmp, path)
     except OSError:
         pass
-    return tables
+    return data
+
+
+def _tables(model: "ModelFile") -> dict:
+    """:func:`_build_tables`, kept in ``<cache>/e5/tokenizer/`` (:func:`_kept`), keyed by the weights file; a file
+    that does not read back is built again."""
+    from ragexam.retrieval.e5.model_file import e5_cache_file, weights_key
+
+    path = e5_cache_file("tokenizer", f"tokenizer-v{_TABLES_VERSION}|{weights_key(model.path)}", suffix=".marshal")
+    return _kept(path, lambda: _build_tables(model), lambda found: isinstance(found, dict) and found.get(
+        "version") == _TABLES_VERSION and isinstance(found.get("vocab"), dict))
+
+
+def normalize_with(table: dict, text: str) -> str:
+    """Steps 1–2 with the normalization ``table`` (code point -> replacement): the string the Viterbi search
+    segments (with ``▁`` for spaces).  Two texts with the same result get the same token ids, hence the same
+    vector: the embedding cache keys e5's vectors by it (:meth:`ragexam.retrieval.e5.E5Embedder.model_inputs`)."""
+    s = _SPACES.sub(" ", text.translate(table))
+    if not s or s[0] != " ":
+        s = " " + s
+    return s.replace(" ", _META)
+
+
+def normalization_table(model_path: str) -> dict:
+    """The normalization table of the weights file at ``model_path`` as a ``str.translate`` table, kept in
+    ``<cache>/e5/tokenizer/`` (a small file, :func:`_kept`) so that keying texts does not parse the model file."""
+    from ragexam.retrieval.e5.model_file import e5_cache_file, read_model_file, weights_key
+
+    path = e5_cache_file("tokenizer", f"normalization-v{_TABLES_VERSION}|{weights_key(model_path)}",
+                         "normalization-", ".marshal")
+    return _kept(path, lambda: dict(read_model_file(model_path).norm_map), lambda found: isinstance(found, dict) and all(
+        isinstance(k, int) and isinstance(v, str) for k, v in found.items()))
 
 
 class E5Tokenizer:
@@ -105,12 +136,8 @@ class E5Tokenizer:
 
     # -- normalization -----------------------------------------------------------------------
     def normalize(self, text: str) -> str:
-        """Steps 1–2: the string the Viterbi search segments (with ``▁`` for spaces)."""
-        s = text.translate(self._table)
-        s = _SPACES.sub(" ", s)
-        if not s or s[0] != " ":
-            s = " " + s
-        return s.replace(" ", _META)
+        """Steps 1–2: the string the Viterbi search segments (with ``▁`` for spaces): :func:`normalize_with`."""
+        return normalize_with(self._table, text)
 
     # -- segmentation ------------------------------------------------------------------------
     def content_ids(self, text: str) -> list[int]:

@@ -37,11 +37,15 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
 from ragexam.retrieval.base import Component
 from ragexam.signature import Signature
+from ragexam.types import RetrieverObject, TextRetrieverObject
+
+#: what a rerank stage reranks: a retriever over ragexam's chunks, or one that returns texts
+FirstStage = Union[RetrieverObject, TextRetrieverObject]
 
 __all__ = ["DEFAULT_TOP", "Reranker", "RerankResult", "RerankReport", "rerank_order", "RerankedRetriever",
            "RerankedTextRetriever", "rerank_stage"]
@@ -107,14 +111,14 @@ class RerankReport:
     usage: Dict[str, Any] = field(default_factory=dict)
 
 
-def _check_top(top: Any) -> int:
+def _check_top(top: object) -> int:
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise InputError(f"received {top!r}; expected the number of first-stage candidates to rerank, an integer "
                          ">= 1.", source="rerank stage", field="top")
     return top
 
 
-def _check_results(results: Any, n: int, reranker: Reranker, sizes: Sequence[int]) -> List[RerankResult]:
+def _check_results(results: object, n: int, reranker: Reranker, sizes: Sequence[int]) -> List[RerankResult]:
     if not isinstance(results, list) or len(results) != n:
         raise InputError(f"rerank() returned {len(results) if isinstance(results, list) else type(results).__name__}"
                          f" results for {n} queries; expected one per query.", source=reranker.spec)
@@ -131,7 +135,7 @@ def _check_results(results: Any, n: int, reranker: Reranker, sizes: Sequence[int
 class _Stage:
     """What both stage kinds share: the reranker call over the candidates, and the report."""
 
-    def __init__(self, first: Any, reranker: Reranker, top: int = DEFAULT_TOP) -> None:
+    def __init__(self, first: FirstStage, reranker: Reranker, top: int = DEFAULT_TOP) -> None:
         if not isinstance(reranker, Reranker):
             raise InputError(f"received a {type(reranker).__name__}; expected a Reranker (rerank:http:URL, "
                              "rerank:llm:MODEL, rerank:st:MODEL, rerank:dense).", source="rerank stage",
@@ -252,7 +256,7 @@ class RerankedTextRetriever(_Stage):
         return out
 
 
-def rerank_stage(first: Any, reranker: Reranker, top: int = DEFAULT_TOP):
+def rerank_stage(first: FirstStage, reranker: Reranker, top: int = DEFAULT_TOP) -> "_Stage":
     """The stage for ``first``: :class:`RerankedTextRetriever` when it returns texts, else
     :class:`RerankedRetriever`."""
     from ragexam.retrieval.texts import is_text_retriever

@@ -15,9 +15,13 @@ nothing (the same cosine), which the lift table then shows as zero.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from ragexam.retrieval.rerank.base import Reranker, RerankResult
+from ragexam.types import PathLike
+
+if TYPE_CHECKING:
+    from ragexam.retrieval.embedders import Embedder
 from ragexam.retrieval.registry import Build, Form, reranker_family
 from ragexam.signature import Signature
 
@@ -27,14 +31,12 @@ __all__ = ["DenseReranker"]
 class DenseReranker(Reranker):
     """Cosine rescoring with ``embedder`` (module docstring); ``spec`` is ``rerank:`` + the embedder's dense spec."""
 
-    def __init__(self, embedder: Any, *, spec: str = "rerank:dense", batch_size: int = 32, cache: bool = True,
-                 cache_dir: Any = None, progress: bool = True) -> None:
+    def __init__(self, embedder: "Embedder", *, spec: str = "rerank:dense", batch_size: int = 32, cache: bool = True,
+                 cache_dir: Optional[PathLike] = None, progress: bool = True) -> None:
         self.embedder = embedder
         self._spec = spec
         self.batch_size = batch_size
-        self.cache = cache
-        self.cache_dir = cache_dir
-        self.progress = progress
+        self._keep_caching(cache, cache_dir, progress)
         self.last_usage: Dict[str, Any] = {}
 
     @property

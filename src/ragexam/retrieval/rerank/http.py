@@ -35,15 +35,16 @@ from typing import Any, Dict, List, Mapping, Optional
 from ragexam.errors import InputError
 from ragexam.retrieval.rerank.base import Reranker, RerankResult
 from ragexam.retrieval.registry import Build, Form, integer, number, reranker_family, text
-from ragexam.retrieval.service import JSONService, Malformed
+from ragexam.retrieval.service import JSONService, Malformed, ServiceOptions
 from ragexam.signature import Signature, quote
+from ragexam.types import JsonValue, options_from
 
 __all__ = ["HTTPReranker", "SHAPES"]
 
 SHAPES = ("auto", "cohere", "tei")
 
 
-def parse_scores(reply: Any, n: int) -> Dict[str, Any]:
+def parse_scores(reply: JsonValue, n: int) -> Dict[str, List[Optional[float]]]:
     """``{"scores": [score or None per candidate]}`` from a Cohere/Jina/vLLM or TEI reply for ``n`` candidates;
     :class:`Malformed` when it has the wrong shape, an index out of range or twice, or a score that is not a
     finite number."""
@@ -86,21 +87,19 @@ class HTTPReranker(Reranker):
     :param shape: ``auto``, ``cohere`` or ``tei``.
     :param model: sent as ``model`` in the ``cohere`` shape (required by hosted APIs; optional for vLLM).
     :param headers: e.g. ``{"Authorization": "Bearer ..."}``; never stored, printed or part of a cache key.
+    :param service: how it is called: timeout, max_retries, backoff, concurrency, cache, cache_dir, progress,
+        max_response_bytes (:class:`~ragexam.retrieval.service.ServiceOptions`).
     """
 
     def __init__(self, url: str, *, shape: str = "auto", model: Optional[str] = None,
-                 headers: Optional[Mapping[str, str]] = None, timeout: float = 30.0, max_retries: int = 2,
-                 backoff: float = 0.5, concurrency: int = 4, cache: bool = True, cache_dir: Any = None,
-                 progress: bool = True, sleep=None, max_response_bytes: Optional[int] = None) -> None:
+                 headers: Optional[Mapping[str, str]] = None, **service: object) -> None:
         where = f"rerank:http:{url}"
         if shape not in SHAPES:
             raise InputError(f"received {shape!r}; expected one of {', '.join(SHAPES)}.", source=where, field="shape")
         if model is not None and (not isinstance(model, str) or not model.strip()):
             raise InputError(f"received {model!r}; expected a model name.", source=where, field="model")
-        kw = {"sleep": sleep} if sleep is not None else {}
-        self.service = JSONService(url, kind="rerank", headers=headers, timeout=timeout, max_retries=max_retries,
-                                   backoff=backoff, concurrency=concurrency, cache=cache, cache_dir=cache_dir,
-                                   progress=progress, where=where, max_response_bytes=max_response_bytes, **kw)
+        self.service = JSONService(url, kind="rerank", where=where,
+                                   options=options_from(ServiceOptions, dict(service, headers=headers), "HTTPReranker"))
         self.shape = shape
         self.model = model
         self.detected: Optional[str] = None if shape == "auto" else shape

@@ -27,12 +27,16 @@ The endpoint, key, timeouts, retries and concurrency come from an :class:`~ragex
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ragexam.errors import InputError
 from ragexam.retrieval.rerank.base import Reranker, RerankResult
 from ragexam.retrieval.registry import Build, Form, integer, number, reranker_family, text
 from ragexam.signature import Signature, quote
+
+if TYPE_CHECKING:
+    from ragexam.llm.client import LLMClient
+    from ragexam.llm.settings import LLMSettings
 
 __all__ = ["LLMReranker", "MODES", "LISTWISE_SCHEMA", "POINTWISE_SCHEMA"]
 
@@ -62,8 +66,8 @@ class LLMReranker(Reranker):
     :param max_chars: longest passage put in a prompt (characters; longer ones are cut).
     """
 
-    def __init__(self, model: str, *, settings: Any = None, mode: str = "listwise", scale: int = 3,
-                 max_chars: int = 2000, progress: bool = True, client: Any = None) -> None:
+    def __init__(self, model: str, *, settings: Optional["LLMSettings"] = None, mode: str = "listwise", scale: int = 3,
+                 max_chars: int = 2000, progress: bool = True, client: Optional["LLMClient"] = None) -> None:
         from ragexam.llm.settings import LLMSettings
 
         where = f"rerank:llm:{model}"

@@ -16,6 +16,7 @@ from ragexam.errors import InputError
 from ragexam.retrieval.rerank.base import Reranker, RerankResult
 from ragexam.retrieval.registry import Build, Form, integer, reranker_family, text
 from ragexam.signature import Signature, quote
+from ragexam.types import PathLike
 
 __all__ = ["CrossEncoderReranker"]
 
@@ -28,7 +29,7 @@ class CrossEncoderReranker(Reranker):
     """
 
     def __init__(self, model: str, *, device: Optional[str] = None, batch_size: int = 32,
-                 max_length: Optional[int] = None, cache: bool = True, cache_dir: Any = None,
+                 max_length: Optional[int] = None, cache: bool = True, cache_dir: Optional[PathLike] = None,
                  progress: bool = True) -> None:
         if not isinstance(model, str) or not model.strip():
             raise InputError(f"received {model!r}; expected a model name or path.", source="rerank:st", field="model")
@@ -40,9 +41,7 @@ class CrossEncoderReranker(Reranker):
         self.device = device
         self.batch_size = batch_size
         self.max_length = max_length
-        self.cache = cache
-        self.cache_dir = cache_dir
-        self.progress = progress
+        self._keep_caching(cache, cache_dir, progress)
         self._encoder = None
         self.last_usage: Dict[str, Any] = {}
 
