@@ -30,7 +30,7 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
                       "with fewer than 5 hits or misses (a bootstrap of 4 hits of 4 would read [1.00–1.00]); none "
                       "below 5 questions. Bold: the best mean in the column.",
                       "채점한(답할 수 있는) 질문에 대한 평균입니다. 그 아래는 질문 단위 95% 신뢰구간입니다. 백분위 "
-                      "부트스트랩이며, 질문이 30개보다 적거나 맞힘·놓침이 5개보다 적은 비율은 Wilson 구간입니다"
+                      "부트스트랩이며, 질문이 30개보다 적거나 맞힘·놓침이 5개보다 적은 비율은 윌슨 구간입니다"
                       "(4개 중 4개를 맞힌 부트스트랩은 [1.00–1.00]이 되기 때문). 질문이 5개보다 적으면 구간을 내지 "
                       "않습니다. 굵은 글씨: 그 열에서 가장 높은 평균."),
     "r.scores.no_comparisons": ("No comparisons in this run.", "이 실행에는 비교가 없습니다."),
@@ -101,7 +101,7 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
                      "the percentile bootstrap of a mean, Wilson's of a pass rate (none below 5 judged answers).",
                      "{model} ({endpoint}), 프롬프트 {language}, 반복 {n}번. 평균과 통과율은 판정한 답변만으로 "
                      "냅니다(판정하지 못한 답변은 세기만 하고 평균에 넣지 않음). 그 아래는 95% 구간입니다. 평균은 "
-                     "백분위 부트스트랩, 통과율은 Wilson 구간이며, 판정한 답변이 5개보다 적으면 구간을 내지 않습니다.",
+                     "백분위 부트스트랩, 통과율은 윌슨 구간이며, 판정한 답변이 5개보다 적으면 구간을 내지 않습니다.",
                      "{model} at {endpoint}, prompts {language}, {n} repeat. Means and pass rates over the judged "
                      "answers only (unjudged answers are counted, never averaged in); below each, the 95% interval: "
                      "the percentile bootstrap of a mean, Wilson's of a pass rate (none below 5 judged answers)."),
@@ -130,14 +130,14 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
                            "a metric whose judge does not separate as the judge's opinion, not a measurement; "
                            "<code>ragexam check</code> does not gate on it.",
                            "심사 모델이 지표마다 좋은 것과 나쁜 것을 구별하는지: 이 질문 세트에서 시드로 뽑은 "
-                           "표본으로 한 judge-check(좋은 항목과 일부러 망가뜨린 항목, ROC AUC와 95% 구간)와, "
+                           "표본으로 한 <code>judge-check</code>(좋은 항목과 일부러 망가뜨린 항목, <code>ROC AUC</code>와 95% 구간)와, "
                            "컨텍스트 지표라면 이 답변들의 근거와 나란히 본 심사 결과입니다. 구별하지 못하는 지표는 "
                            "측정이 아니라 심사 모델의 의견으로 읽으십시오. <code>ragexam check</code>는 그 지표로 "
                            "합격 여부를 가르지 않습니다."),
     "r.judge.written_note": ("A metric named \"mean P(true)\" or \"expected score\" is weighted by the judge's "
                              "token probabilities; \"written\" beside it is the mean of the scores the judge wrote, "
                              "and the pass rate always counts the written verdicts.",
-                             "\"mean P(true)\"나 \"expected score\"라고 적힌 지표는 심사 모델의 토큰 확률로 가중한 "
+                             "<code>mean P(true)</code>나 <code>expected score</code>라고 적힌 지표는 심사 모델의 토큰 확률로 가중한 "
                              "값입니다. 옆의 \"직접 쓴 점수\"는 심사 모델이 직접 쓴 점수의 평균이고, 통과율은 언제나 직접 쓴 "
                              "판정을 셉니다."),
     "r.judge.col.written": ("written", "직접 쓴 점수"),
