@@ -299,7 +299,7 @@ def test_the_judge_on_ray_actors_gives_the_local_verdicts_and_caches_here(ray_ex
         judge = LLMSettings("stub-judge", base_url=stub.base_url, api_key=API_KEY, concurrency=3, cache_dir=str(cache))
         rep = score("it_helpdesk", "it_helpdesk", judge=judge, metrics=["faithfulness", "answer_correctness",
                                                                          "abstention"],
-                    record=False, executor=executor).report
+                    record=False, executor=executor, judge_check=False).report  # the judging's calls alone
         return rep, len(stub.requests) - before
 
     from ragexam.llm.client import LLMClient

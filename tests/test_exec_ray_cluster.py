@@ -101,7 +101,8 @@ def test_score_on_two_nodes_gives_the_local_verdicts_with_calls_on_both_nodes(cl
         def score(name, *extra):
             _cli(cluster, "score", "--answers", "it_helpdesk", "--qa", "it_helpdesk", "--judge-model", "stub-judge",
                  "--base-url", stub.base_url, "--api-key", API_KEY, "--metric", "answer_correctness", "--metric",
-                 "abstention", "--concurrency", "4", "--no-history", "--out", tmp_path / name, *extra,
+                 "abstention", "--concurrency", "4", "--no-history", "--no-judge-check", "--out", tmp_path / name,
+                 *extra,
                  cache=tmp_path / f"{name}-cache")
             return json.loads((tmp_path / name / "score.json").read_text(encoding="utf-8"))
 
@@ -121,7 +122,7 @@ def test_score_on_two_nodes_gives_the_local_verdicts_with_calls_on_both_nodes(cl
         with RayExecutor(cluster.client_address) as ex, record_stages() as times:
             alive = [(n["NodeID"][:12], n["Alive"]) for n in ray.nodes()]
             api_score("it_helpdesk", "it_helpdesk", judge=judge, metrics=["answer_correctness"], record=False,
-                      executor=ex)
+                      executor=ex, judge_check=False)  # the judging's calls alone
     finally:
         shutdown()
     # the same judge: every setting but the endpoint probe's bookkeeping (when it asked, whether from a cache)

@@ -162,8 +162,8 @@ def test_per_question_rows_and_missed(files):
 def test_cis_by_type_and_signature(files):
     res = _run(files)
     r = res.summary["results"]["fixed | paragraphs"]
-    lo, hi = r["ci95"]["hit@1"]
-    assert 0 <= lo <= r["metrics"]["hit@1"] <= hi <= 1
+    # 3 questions: too few for an interval (issue 41.4: no [1.00-1.00] from a bootstrap of 3)
+    assert r["n"] == 3 and r["ci95"]["hit@1"] is None and 0 <= r["metrics"]["hit@1"] <= 1
     assert r["by_type_n"] == {"lexical": 1, "meaning": 2}
     assert r["by_type"]["meaning"]["hit@1"] == 1.0 and r["by_type"]["lexical"]["mrr"] == 0.5
     assert r["signature"].startswith("fixed:fixed||chunker:paragraphs|relevance:evidence|")
