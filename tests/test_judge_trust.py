@@ -20,6 +20,8 @@ import re
 
 import pytest
 
+from test_cli_pipelines import cli as _cli
+
 from ragexam.cli import main
 from ragexam.testing.stub import StubEndpoint, metric_of, synthetic_logprobs
 
@@ -49,13 +51,6 @@ class FlatJudge(StubEndpoint):
             if body.get("logprobs"):
                 out["choices"][0]["logprobs"] = {"content": synthetic_logprobs(content)}
         return out
-
-
-def _cli(argv, capsys):
-    with pytest.raises(SystemExit) as ei:
-        main([str(a) for a in argv])
-    cap = capsys.readouterr()
-    return ei.value.code, cap.out, cap.err
 
 
 def _score(ep, tmp_path, capsys, *extra, model="judge-x"):
