@@ -161,6 +161,12 @@ class Fitness:
         if self.kept < 2:
             return JobVerdict("generate questions", None, why + " -- one kept question is no yield; a larger "
                               "--generation-calls measures more")
+        unproven = [j.job for j in self.judge_jobs() if j.fit is not True]
+        if unproven:  # the generator's meaning checks were asked of this same model
+            return JobVerdict("generate questions", None, why + " -- its questions were checked by this same model, "
+                              f"which the judge-check did not show fit to judge ({', '.join(unproven)}): passing "
+                              "its own checks says little; audit a sample (`ragexam review audit`) or check with a "
+                              "stronger --judge-model")
         return JobVerdict("generate questions", True, why)
 
     def jobs(self) -> List[JobVerdict]:
