@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ragexam.llm.attempts import TEXT_REFUSAL, ask
+from ragexam.llm.attempts import TEXT_REFUSAL, Reading, ask
 from ragexam.llm.client import ChatReply
 from ragexam.llm.transport import CallFailed
 
@@ -49,10 +49,11 @@ def parse(content):
     return obj["ok"]
 
 
-def run(client, **kw):
-    return ask(client, [{"role": "user", "content": "q"}], parse, bad_reply=(Bad,), final=(Stop,),
-               feedback=lambda kind, msg: f"[{kind}] {msg}", max_attempts=kw.pop("max_attempts", 3),
-               max_tokens=kw.pop("max_tokens", 100), refusal=TEXT_REFUSAL, **kw)
+def run(client, loop_kind="truncated", **kw):
+    reading = Reading(parse, (Bad,), lambda kind, msg: f"[{kind}] {msg}", final=(Stop,), refusal=TEXT_REFUSAL,
+                      loop_kind=loop_kind)
+    return ask(client, [{"role": "user", "content": "q"}], reading, max_attempts=kw.pop("max_attempts", 3),
+               max_tokens=kw.pop("max_tokens", 100), **kw)
 
 
 def test_a_good_reply_is_parsed_at_once():

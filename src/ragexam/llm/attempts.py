@@ -34,10 +34,25 @@ from typing import Any, Callable, Dict, List, Optional, Pattern, Tuple, Type
 
 from ragexam.llm.transport import CallFailed
 
-__all__ = ["Attempted", "ask", "find_loop", "LOOP_PENALTY", "TEXT_REFUSAL"]
+__all__ = ["Attempted", "Reading", "ask", "find_loop", "LOOP_PENALTY", "TEXT_REFUSAL"]
 
 #: ``frequency_penalty`` of the attempt after a loop
 LOOP_PENALTY = 0.5
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How :func:`ask` reads a reply and answers a bad one (see the module docstring): ``parse(content)`` gives the
+    value or raises one of ``bad_reply`` (a problem fed back) or of ``final`` (the attempts end, no value);
+    ``refusal``: a text refusal in place of JSON; ``feedback(kind, message)``: the next user turn after a problem;
+    ``loop_kind``: the kind a reply cut in a loop is fed back as (``loop`` for a caller that words it)."""
+
+    parse: Callable[[Optional[str]], Any]
+    bad_reply: Tuple[Type[BaseException], ...]
+    feedback: Callable[[str, str], str]
+    final: Tuple[Type[BaseException], ...] = ()
+    refusal: Optional[Pattern[str]] = None
+    loop_kind: str = "truncated"
 
 
 @dataclass
@@ -106,8 +121,7 @@ def _phase(tail: str, unit: str, k: int) -> str:
     return tail[start:start + p]
 
 
-def _problem(reply: Any, limit: int, parse: Callable[[Optional[str]], Any], bad_reply: Tuple[Type[BaseException], ...],
-             refusal: Optional[Pattern[str]]) -> Tuple[Optional[str], str, str, Any]:
+def _problem(reply: Any, limit: int, reading: Reading) -> Tuple[Optional[str], str, str, Any]:
     """``(reason, feedback kind, message, value)`` of one reply; reason ``None`` when it parsed (``final``
     exceptions propagate)."""
     content = reply.content
@@ -121,22 +135,19 @@ def _problem(reply: Any, limit: int, parse: Callable[[Optional[str]], Any], bad_
                                          f"repeated {times} times (finish_reason length)"), None
         return "truncated", "truncated", f"the reply was cut off at max_tokens={limit} (finish_reason length)", None
     try:
-        return None, "", "", parse(content)
-    except bad_reply as err:
+        return None, "", "", reading.parse(content)
+    except reading.bad_reply as err:
         reason, message = getattr(err, "kind", "invalid_reply"), getattr(err, "message", str(err))
-        if reason == "invalid_json" and refusal is not None and content and "{" not in content \
-                and refusal.match(content):
+        if reason == "invalid_json" and reading.refusal is not None and content and "{" not in content \
+                and reading.refusal.match(content):
             return "refused", "refused", "the model refused: " + content.strip()[:200], None
         return reason, "invalid", message, None
 
 
-def ask(client: Any, messages: List[Dict[str, str]], parse: Callable[[Optional[str]], Any], *,
-        bad_reply: Tuple[Type[BaseException], ...], feedback: Callable[[str, str], str], max_attempts: int,
-        max_tokens: int, temperature: Optional[float] = None, seed: Optional[int] = None,
-        schema: Optional[Dict[str, Any]] = None, schema_name: str = "reply",
-        final: Tuple[Type[BaseException], ...] = (), refusal: Optional[Pattern[str]] = None,
-        logprobs: Optional[int] = None, loop_kind: str = "truncated") -> Attempted:
-    """Up to ``max_attempts`` replies until ``parse`` accepts one (see the module docstring)."""
+def ask(client: Any, messages: List[Dict[str, str]], reading: Reading, *, max_attempts: int, max_tokens: int,
+        temperature: Optional[float] = None, seed: Optional[int] = None, schema: Optional[Dict[str, Any]] = None,
+        schema_name: str = "reply", logprobs: Optional[int] = None) -> Attempted:
+    """Up to ``max_attempts`` replies until ``reading.parse`` accepts one (see the module docstring)."""
     out = Attempted(reason="invalid_json")
     messages = [dict(m) for m in messages]
     limit, extra = max_tokens, None
@@ -156,8 +167,8 @@ def ask(client: Any, messages: List[Dict[str, str]], parse: Callable[[Optional[s
         out.count(reply)
         out.last = reply.content or reply.refusal or ""
         try:
-            reason, kind, message, value = _problem(reply, limit, parse, bad_reply, refusal)
-        except final as err:
+            reason, kind, message, value = _problem(reply, limit, reading)
+        except reading.final as err:
             out.final = err
             return out
         if reason is None:
@@ -174,8 +185,8 @@ def ask(client: Any, messages: List[Dict[str, str]], parse: Callable[[Optional[s
                            "reply": (reply.content or "")[:500]})
         if out.attempts < max_attempts:
             messages = messages + [{"role": "assistant", "content": out.last or "(empty reply)"},
-                                   {"role": "user", "content": feedback(loop_kind if kind == "loop" else kind,
-                                                                         message)}]
+                                   {"role": "user", "content": reading.feedback(
+                                       reading.loop_kind if kind == "loop" else kind, message)}]
     return out
 
 

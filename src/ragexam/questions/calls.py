@@ -142,7 +142,7 @@ def _fit_spending(setup: Setup, tasks: List[Task], hits: Mapping[str, Json], led
 def call(setup: Setup, task: Task) -> Outcome:
     """One generation call: up to ``max_attempts`` replies (:func:`ragexam.llm.attempts.ask`); its value is what
     the LLM cache stores (:meth:`Reply.from_value` reads it)."""
-    from ragexam.llm.attempts import TEXT_REFUSAL, ask as ask_model
+    from ragexam.llm.attempts import TEXT_REFUSAL, Reading, ask as ask_model
     from ragexam.questions.prompts import FOCUS_SCHEMA, reply_schema
     from ragexam.questions.replies import ReplyError, parse_focus_reply, parse_reply
 
@@ -151,10 +151,11 @@ def call(setup: Setup, task: Task) -> Outcome:
     else:
         parse, schema = parse_reply, reply_schema(list(task.numbers) if task.numbers else None)
     s = setup.settings
-    got = ask_model(setup.client, task.messages, parse, bad_reply=(ReplyError,), refusal=TEXT_REFUSAL,
-                    feedback=lambda which, error="": setup.prompts.feedback(which, error, cite=setup.cite),
-                    max_attempts=setup.config.max_attempts, max_tokens=int(s.max_tokens), temperature=s.temperature,
-                    seed=s.seed, schema=schema, schema_name="questions")
+    reading = Reading(parse, (ReplyError,), refusal=TEXT_REFUSAL,
+                      feedback=lambda which, error="": setup.prompts.feedback(which, error, cite=setup.cite))
+    got = ask_model(setup.client, task.messages, reading, max_attempts=setup.config.max_attempts,
+                    max_tokens=int(s.max_tokens), temperature=s.temperature, seed=s.seed, schema=schema,
+                    schema_name="questions")
     value: Dict[str, Json] = {"attempts": got.attempts, "requests": got.requests, "errors": got.errors,
                               "prompt_tokens": got.prompt_tokens, "completion_tokens": got.completion_tokens}
     if got.failed is not None:

@@ -345,13 +345,13 @@ class Checker:
                             "seed": j.seed})
 
     def _reader_call(self, task: Tuple[str, List[Dict[str, str]]]) -> Outcome:
-        from ragexam.llm.attempts import TEXT_REFUSAL, ask
+        from ragexam.llm.attempts import TEXT_REFUSAL, Reading, ask
         from ragexam.metrics.judge.replies import ReplyError
 
         _, messages = task
         j = self.setup.judge
-        got = ask(j.client, messages, _reader_text, bad_reply=(ReplyError,), refusal=TEXT_REFUSAL,
-                  feedback=self.setup.reader_feedback, max_attempts=self.setup.config.max_attempts,
+        reading = Reading(_reader_text, (ReplyError,), self.setup.reader_feedback, refusal=TEXT_REFUSAL)
+        got = ask(j.client, messages, reading, max_attempts=self.setup.config.max_attempts,
                   max_tokens=READER_MAX_TOKENS, temperature=0.0, seed=j.seed)
         value: Dict[str, Json] = {"attempts": got.attempts, "requests": got.requests, "errors": got.errors}
         if got.failed is not None:

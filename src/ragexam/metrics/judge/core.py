@@ -531,15 +531,15 @@ class Judge:
     def _judge(self, t: _Task) -> Outcome:
         """One judgment: up to ``max_attempts`` replies (:func:`ragexam.llm.attempts.ask`), each parsed as it
         arrived (the run redacts what is stored and returned, never what is parsed)."""
-        from ragexam.llm.attempts import ask
+        from ragexam.llm.attempts import Reading, ask
 
         top = t.top_logprobs
-        got = ask(self.client, t.messages, lambda content: t.defn.validate(extract_json(content), t.units),
-                  bad_reply=(ReplyError,), final=(NotApplicable,), refusal=_REFUSAL,
-                  feedback=lambda kind, message: feedback_message(kind, t.rubric.language, message),
-                  max_attempts=self.max_attempts, max_tokens=self.max_tokens, temperature=self.temperature,
-                  seed=self.seed, schema=self._schema(t), schema_name=t.metric,
-                  logprobs=top, loop_kind="loop")
+        reading = Reading(lambda content: t.defn.validate(extract_json(content), t.units), (ReplyError,),
+                          lambda kind, message: feedback_message(kind, t.rubric.language, message),
+                          final=(NotApplicable,), refusal=_REFUSAL, loop_kind="loop")
+        got = ask(self.client, t.messages, reading, max_attempts=self.max_attempts, max_tokens=self.max_tokens,
+                  temperature=self.temperature, seed=self.seed, schema=self._schema(t), schema_name=t.metric,
+                  logprobs=top)
         counts = dict(attempts=got.attempts, requests=got.requests, pt=got.prompt_tokens, ct=got.completion_tokens,
                       errors=got.errors)
         if got.failed is not None:
