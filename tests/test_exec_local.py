@@ -221,7 +221,7 @@ def test_stage_outside_a_recorder_records_nothing():
 
 def test_llm_batch_runner_on_an_executor_call_pool(tmp_path):
     """run_calls hands its calls to the executor's pool (one limit for all) and keeps caching in this process."""
-    from ragexam.llm.batch import Outcome, run_calls
+    from ragexam.llm.batch import Outcome, Store, run_calls
     from ragexam.llm.cache import LLMCache
 
     call = Peak(lambda task: Outcome({"answer": task.upper()}, requests=1, replies=1, prompt_tokens=2,
@@ -229,11 +229,11 @@ def test_llm_batch_runner_on_an_executor_call_pool(tmp_path):
 
     cache = LLMCache(tmp_path)
     pairs = [(f"k{i}", f"t{i}") for i in range(20)]
-    b = run_calls(pairs, call, cache=cache, kind="test", model="m", endpoint="http://e/v1", concurrency=8,
+    b = run_calls(pairs, call, store=Store(cache, "test", "m", "http://e/v1"), concurrency=8,
                   executor=LocalExecutor(2), limit=RateLimit(concurrency=2, name="test-batch"))
     assert b.values == {f"k{i}": {"answer": f"T{i}"} for i in range(20)} and b.usage.calls == 20
     assert call.peak == 2 and len(cache) == 20 and cache.claims() == []
-    again = run_calls(pairs, call, cache=cache, kind="test", model="m", endpoint="http://e/v1",
+    again = run_calls(pairs, call, store=Store(cache, "test", "m", "http://e/v1"),
                       executor=LocalExecutor(2))
     assert again.usage.calls == 0 and again.usage.cached == 20
 

@@ -273,12 +273,12 @@ class PostOutcome(Post):
 
 
 def test_llm_batch_runner_calls_on_ray_and_caches_here(ray_executor, stub, tmp_path):
-    from ragexam.llm.batch import run_calls
+    from ragexam.llm.batch import Store, run_calls
     from ragexam.llm.cache import LLMCache
 
     cache = LLMCache(tmp_path)
     pairs = [(f"k{i}", i) for i in range(10)]
-    b = run_calls(pairs, PostOutcome(stub), cache=cache, kind="test", model="m", endpoint=stub, concurrency=6,
+    b = run_calls(pairs, PostOutcome(stub), store=Store(cache, "test", "m", stub), concurrency=6,
                   executor=ray_executor, limit=RateLimit(concurrency=2, name="ray-batch"))
     assert b.values == {f"k{i}": {"echo": 2 * i} for i in range(10)} and b.usage.calls == 10
     assert _Stub.peak <= 2 and len(cache) == 10 and cache.claims() == []

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from ragexam.llm.batch import Outcome, PlannedCall, plan_calls, run_calls
+from ragexam.llm.batch import Outcome, PlannedCall, plan_calls, Store, run_calls
 from ragexam.llm.cache import LLMCache
 from ragexam.llm.cost import estimate_tokens
 from ragexam.llm.transport import EndpointError
@@ -35,7 +35,7 @@ class Calls:
 
 def run(pairs, call, cache, **kw):
     kw.setdefault("poll", 0.02)
-    return run_calls(pairs, call, cache=cache, kind="test", model="m", endpoint="http://e/v1", **kw)
+    return run_calls(pairs, call, store=Store(cache, "test", "m", "http://e/v1"), **kw)
 
 
 def test_dedupe_cache_progress_and_usage(tmp_path):

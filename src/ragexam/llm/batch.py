@@ -45,7 +45,7 @@ from ragexam.errors import InputError
 from ragexam.llm.cache import ClaimResult, LLMCache, utc_now
 from ragexam.llm.cost import Usage, cost_usd, estimate_tokens
 
-__all__ = ["Outcome", "Batch", "run_calls", "PlannedCall", "CallPlan", "plan_calls"]
+__all__ = ["Outcome", "Batch", "Store", "run_calls", "PlannedCall", "CallPlan", "plan_calls"]
 
 T = TypeVar("T")
 
@@ -72,6 +72,17 @@ class Outcome:
     completion_tokens: Optional[int] = None
 
 
+@dataclass(frozen=True)
+class Store:
+    """Where :func:`run_calls` keeps results: the ``cache`` (``None``: no reading, storing or claiming) and, stored
+    beside each result for inspection, the task's ``kind``, the ``model`` and the ``endpoint``."""
+
+    cache: Optional[LLMCache]
+    kind: str
+    model: str
+    endpoint: str
+
+
 @dataclass
 class Batch:
     """The result of :func:`run_calls`: ``values`` (every key -> its redacted value), ``fresh``
@@ -91,8 +102,7 @@ def _check_count(name: str, value: Any, low: int) -> None:
                          field=name)
 
 
-def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, cache: Optional[LLMCache],
-              kind: str, model: str, endpoint: str, concurrency: int = 4,
+def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, store: Store, concurrency: int = 4,
               usable: Callable[[Dict[str, Any]], bool] = _always, redact: Callable[[Any], Any] = _same,
               progress: Optional[Callable[[int, int], None]] = None, claim_wait: float = 300.0,
               poll: float = 0.25, executor: Any = None, limit: Any = None) -> Batch:
@@ -100,8 +110,7 @@ def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, c
 
     :param calls: ``(key, task)`` pairs; a repeated key is called once (its first task).
     :param call: makes one call; returns an :class:`Outcome`.
-    :param cache: the cache, or ``None`` (no reading, storing or claiming).
-    :param kind, model, endpoint: stored beside each result (for inspection).
+    :param store: the cache (or ``None``) and the labels stored beside each result (:class:`Store`).
     :param usable: whether a stored value answers the task (e.g. not an old failure to redo).
     :param redact: applied to every value before it is stored or returned.
     :param executor: an executor of :mod:`ragexam.exec` (anything with ``call_pool(fn, concurrency=, limit=)``)
@@ -110,8 +119,7 @@ def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, c
     """
     _check_count("concurrency", concurrency, 1)
     pairs = list(calls)
-    runner = _Runner(pairs, call, cache, kind, model, endpoint, concurrency, usable, redact, progress, claim_wait,
-                     poll)
+    runner = _Runner(pairs, call, store, concurrency, usable, redact, progress, claim_wait, poll)
     runner.read_cache()
     if runner.total:
         runner.run(executor, limit)
@@ -126,14 +134,15 @@ def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, c
 class _Runner:
     """The state of one :func:`run_calls`: what is done, waited for, running; and the loop's steps."""
 
-    def __init__(self, pairs: List[Tuple[str, Any]], call: Callable[[Any], Outcome], cache: Optional[LLMCache],
-                 kind: str, model: str, endpoint: str, concurrency: int, usable: Callable[[Dict[str, Any]], bool],
+    def __init__(self, pairs: List[Tuple[str, Any]], call: Callable[[Any], Outcome], store: Store,
+                 concurrency: int, usable: Callable[[Dict[str, Any]], bool],
                  redact: Callable[[Any], Any], progress: Optional[Callable[[int, int], None]], claim_wait: float,
                  poll: float) -> None:
         self.task_of: Dict[str, Any] = {}
         for k, t in pairs:
             self.task_of.setdefault(k, t)
-        self.call, self.cache, self.kind, self.model, self.endpoint = call, cache, kind, model, endpoint
+        self.call, self.cache, self.kind, self.model, self.endpoint = (call, store.cache, store.kind, store.model,
+                                                                      store.endpoint)
         self.concurrency, self.usable, self.redact, self.progress = concurrency, usable, redact, progress
         self.claim_wait, self.poll = claim_wait, poll
         self.values: Dict[str, Dict[str, Any]] = {}

@@ -33,7 +33,7 @@ def _usable(v: Dict[str, Json]) -> bool:
 def ask(setup: Setup, tasks: List[Task], ledger: Ledger, *, dry: bool) -> Dict[str, Reply]:
     """The reply of every task, by cache key; in a dry run the cached ones, or :class:`DryRunStop` when a task
     would call the endpoint."""
-    from ragexam.llm.batch import run_calls
+    from ragexam.llm.batch import Store, run_calls
 
     if dry:
         hits = setup.cache.get_many(t.key for t in tasks) if setup.cache is not None else {}
@@ -48,9 +48,9 @@ def ask(setup: Setup, tasks: List[Task], ledger: Ledger, *, dry: bool) -> Dict[s
             setup.progress(f"pass {ledger.pass_no}: questions", done, total)
 
     client = setup.client
-    batch = run_calls(((t.key, t) for t in tasks), lambda t: call(setup, t), cache=setup.cache, kind="questions",
-                      model=client.model, endpoint=client.endpoint, concurrency=setup.settings.concurrency,
-                      usable=_usable, redact=client.redact_value, progress=progress,
+    batch = run_calls(((t.key, t) for t in tasks), lambda t: call(setup, t),
+                      store=Store(setup.cache, "questions", client.model, client.endpoint),
+                      concurrency=setup.settings.concurrency, usable=_usable, redact=client.redact_value, progress=progress,
                       claim_wait=setup.settings.claim_wait_seconds)
     ledger.add_usage("generation", batch.usage.to_dict(setup.price))
     return {k: Reply.from_value(v) for k, v in batch.values.items()}

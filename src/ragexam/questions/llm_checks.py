@@ -278,7 +278,7 @@ class Checker:
     def _read(self, cands: List[Candidate], ledger: Ledger, dry: bool, later: int) -> None:
         """Stage 2: the reader answers each question from its evidence alone; the agreement is decided
         (``declined`` rejects, ``contained`` agrees, ``judge`` waits for stage 3)."""
-        from ragexam.llm.batch import run_calls
+        from ragexam.llm.batch import Store, run_calls
         from ragexam.llm.cost import cost_usd, estimate_tokens
 
         g = self.setup
@@ -308,9 +308,8 @@ class Checker:
                 g.progress(f"pass {ledger.pass_no}: reader", done, total)
 
         client = g.judge.client
-        batch = run_calls(tasks, self._reader_call, cache=g.judge.cache, kind="reader", model=client.model,
-                          endpoint=client.endpoint, concurrency=g.judge.concurrency,
-                          usable=lambda v: v.get("status") != "failed", redact=client.redact_value,
+        batch = run_calls(tasks, self._reader_call, store=Store(g.judge.cache, "reader", client.model, client.endpoint),
+                          concurrency=g.judge.concurrency, usable=lambda v: v.get("status") != "failed", redact=client.redact_value,
                           progress=progress, claim_wait=g.judge.settings.claim_wait_seconds)
         if not dry:
             ledger.add_usage("checks", batch.usage.to_dict(g.judge.price))

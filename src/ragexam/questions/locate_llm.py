@@ -121,7 +121,7 @@ def confirm(llm: LLMSettings, items: Sequence[Tuple[Question, List[Location]]], 
     """Ask the model (module docstring).  Returns ``({query_id: (locations, verdict, method, checks)}, usage)``:
     the locations with a refused span replaced by its confirmed runner-up, the question's verdict (``confirmed``,
     ``refuted``, ``failed``), its method and one check record per call."""
-    from ragexam.llm.batch import Outcome, run_calls
+    from ragexam.llm.batch import Outcome, Store, run_calls
     from ragexam.llm.client import LLMClient
     from ragexam.llm.cost import price_for
     from ragexam.llm.transport import CallFailed
@@ -144,9 +144,8 @@ def confirm(llm: LLMSettings, items: Sequence[Tuple[Question, List[Location]]], 
         except ValueError as err:
             return Outcome({"status": "failed", "reason": f"invalid_reply: {err}"}, store=False, **common)
 
-    batch = run_calls(tasks, one, cache=llm.open_cache(), kind="locate-check", model=llm.model,
-                      endpoint=client.endpoint, concurrency=llm.concurrency, usable=lambda v: v.get("status") == "ok",
-                      redact=client.redact_value, claim_wait=llm.claim_wait_seconds)
+    batch = run_calls(tasks, one, store=Store(llm.open_cache(), "locate-check", llm.model, client.endpoint),
+                      concurrency=llm.concurrency, usable=lambda v: v.get("status") == "ok", redact=client.redact_value, claim_wait=llm.claim_wait_seconds)
     got: Dict[Tuple[str, int], Dict[str, Dict[str, Any]]] = {}
     checks: Dict[str, List[Dict[str, Any]]] = {}
     for key, (qid, i, name, _) in tasks:

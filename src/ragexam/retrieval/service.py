@@ -207,7 +207,7 @@ class JSONService:
         for a reply of the wrong shape).  Returns, per body, ``{"status": "ok", **parsed, "latency": s}`` or
         ``{"status": "failed", "reason": "kind: detail"}``, in order.  Repeated bodies are sent once.
         :raises ragexam.llm.transport.EndpointError: 401/403/404 or an unusable URL (stops the run)."""
-        from ragexam.llm.batch import Outcome, run_calls
+        from ragexam.llm.batch import Outcome, Store, run_calls
         from ragexam.llm.transport import CallFailed
         from ragexam.retrieval.progress import progress_bar
 
@@ -243,7 +243,7 @@ class JSONService:
                     bar.advance(done - state["done"])
                     state["done"] = done
 
-            batch = run_calls(tasks, one, cache=cache, kind=self.kind, model=self.kind, endpoint=self.public_url,
+            batch = run_calls(tasks, one, store=Store(cache, self.kind, self.kind, self.public_url),
                               concurrency=self.concurrency, usable=lambda v: v.get("status") == "ok",
                               progress=tick,
                               claim_wait=self.timeout * (self.max_retries + 1))

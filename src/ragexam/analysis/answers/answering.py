@@ -150,7 +150,7 @@ def answer_questions(tasks: Sequence[AnswerTask], client, *, cache=None, context
     (an :class:`~ragexam.llm.cache.LLMCache` or ``None``); returns the records (task order) and the
     usage of this run (:class:`~ragexam.llm.cost.Usage` as a dict).  With an ``executor``
     (:mod:`ragexam.exec`, e.g. Ray) the calls run on its actors, at most ``concurrency`` at once across them."""
-    from ragexam.llm.batch import Outcome, run_calls
+    from ragexam.llm.batch import Outcome, Store, run_calls
     from ragexam.llm.transport import CallFailed
 
     def one(t: AnswerTask) -> Outcome:
@@ -173,9 +173,8 @@ def answer_questions(tasks: Sequence[AnswerTask], client, *, cache=None, context
         from ragexam.exec.calls import RateLimit
 
         limit = RateLimit(concurrency=concurrency, name=f"answer:{client.endpoint}")
-    batch = run_calls(((t.key, t) for t in tasks), one, cache=cache, kind="answer", model=client.model,
-                      endpoint=client.endpoint, concurrency=concurrency, redact=client.redact_value,
-                      progress=progress, claim_wait=wait, executor=executor, limit=limit)
+    batch = run_calls(((t.key, t) for t in tasks), one, store=Store(cache, "answer", client.model, client.endpoint),
+                      concurrency=concurrency, redact=client.redact_value, progress=progress, claim_wait=wait, executor=executor, limit=limit)
     records = []
     for t in tasks:
         v = batch.values[t.key]

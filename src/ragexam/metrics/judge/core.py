@@ -99,7 +99,7 @@ from ragexam.signature import Signature
 from ragexam import fmt
 from ragexam.errors import InputError
 from ragexam.llm.attempts import TEXT_REFUSAL
-from ragexam.llm.batch import Outcome, PlannedCall, plan_calls, run_calls
+from ragexam.llm.batch import Outcome, PlannedCall, plan_calls, Store, run_calls
 from ragexam.llm.cache import request_key
 from ragexam.llm.client import LLMClient
 from ragexam.llm.cost import price_for
@@ -434,9 +434,8 @@ class Judge:
 
             limit = RateLimit(concurrency=self.concurrency, name=f"judge:{self.endpoint}")
         called = ((t.key, t) for t in tasks if t.missing is None and not t.all_quoted)
-        batch = run_calls(called, self._judge, cache=self.cache,
-                          kind="judge", model=self.model, endpoint=self.endpoint, concurrency=self.concurrency,
-                          usable=self._usable, redact=self.client.redact_value, progress=progress,
+        batch = run_calls(called, self._judge, store=Store(self.cache, "judge", self.model, self.endpoint),
+                          concurrency=self.concurrency, usable=self._usable, redact=self.client.redact_value, progress=progress,
                           claim_wait=self.settings.claim_wait_seconds, executor=self.executor, limit=limit)
         out = _verdicts(self, tasks, batch, scoring)
         notes = _fall_back(self.scoring, out, scoring)

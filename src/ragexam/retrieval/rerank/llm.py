@@ -183,7 +183,7 @@ class LLMReranker(Reranker):
         return self.settings.max_tokens or (512 if self.mode == "listwise" else 64)
 
     def rerank(self, queries: List[str], candidates: List[List[str]]) -> List[RerankResult]:
-        from ragexam.llm.batch import Outcome, run_calls
+        from ragexam.llm.batch import Outcome, Store, run_calls
         from ragexam.llm.cost import price_for
         from ragexam.llm.transport import CallFailed
         from ragexam.retrieval.progress import progress_bar
@@ -229,7 +229,7 @@ class LLMReranker(Reranker):
                     bar.advance(done - state["done"])
                     state["done"] = done
 
-            batch = run_calls(tasks, one, cache=cache, kind="rerank", model=self.model, endpoint=client.endpoint,
+            batch = run_calls(tasks, one, store=Store(cache, "rerank", self.model, client.endpoint),
                               concurrency=self.settings.concurrency, usable=lambda v: v.get("status") == "ok",
                               redact=client.redact_value, progress=tick,
                               claim_wait=self.settings.claim_wait_seconds)

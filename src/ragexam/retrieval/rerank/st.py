@@ -72,7 +72,7 @@ class CrossEncoderReranker(Reranker):
         return self._encoder
 
     def rerank(self, queries: List[str], candidates: List[List[str]]) -> List[RerankResult]:
-        from ragexam.llm.batch import Outcome, run_calls
+        from ragexam.llm.batch import Outcome, Store, run_calls
         from ragexam.llm.cache import LLMCache, request_key
 
         tasks = [(request_key({"format": "ragexam-rerank-st/1", "model": self.model, "max_length": self.max_length,
@@ -88,7 +88,7 @@ class CrossEncoderReranker(Reranker):
                             "latency": time.perf_counter() - t0}, store=True)
 
         cache = LLMCache(self.cache_dir) if self.cache else None
-        batch = run_calls(tasks, one, cache=cache, kind="rerank", model=self.model, endpoint="local",
+        batch = run_calls(tasks, one, store=Store(cache, "rerank", self.model, "local"),
                           concurrency=1, usable=lambda v: v.get("status") == "ok")
         self.last_usage = {"calls": len(batch.fresh), "cached": batch.usage.cached}
         out = []
