@@ -31,12 +31,20 @@ def item(scenario="good", qid="q1", contexts=CTX, answer="UDP 4500 포트가 막
     return JudgeItem(qid, f"VPN-ERR-619 오류는 왜 나요? [[s:{scenario}]]", answer, tuple(contexts), ground_truth)
 
 
+#: the keywords of Judge itself; the others are the endpoint's (LLMSettings)
+JUDGE_OPTIONS = {"max_attempts", "language", "retry_unjudged", "custom", "scoring", "reasoning", "quoted", "executor"}
+
+
 def make_judge(stub, tmp_path, **kw):
+    from ragexam.llm import LLMClient, LLMSettings
+
     slept = []
     kw.setdefault("max_retries", 2)
     kw.setdefault("backoff", 0.01)
-    j = Judge("stub-judge", base_url=stub.base_url, api_key=API_KEY, cache_dir=str(tmp_path / "cache"),
-              sleep=slept.append, **kw)
+    options = {k: kw.pop(k) for k in list(kw) if k in JUDGE_OPTIONS}
+    settings = LLMSettings("stub-judge", base_url=stub.base_url, api_key=API_KEY, cache_dir=str(tmp_path / "cache"),
+                           **kw)
+    j = Judge(settings=settings, client=LLMClient(settings, sleep=slept.append), **options)  # sleeps recorded
     j.slept = slept
     return j
 

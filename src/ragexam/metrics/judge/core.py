@@ -189,7 +189,6 @@ class Judge:
         same words is supported without the judge's say (:mod:`ragexam.metrics.judge.quoted`); in the
         signature of ``faithfulness`` and ``context_recall`` as ``quoted:v1`` (``quoted:off``).
     :param client: a ready :class:`~ragexam.llm.client.LLMClient` (its endpoint settings win).
-    :param sleep: the sleep between retries (tests pass a recorder).
     :param executor: where the calls run (:mod:`ragexam.exec`): ``None`` for threads here (default), or an
         executor such as ``RayExecutor`` -- the calls then run on its async actors with at most
         ``concurrency`` in flight across the cluster, while the cache, de-duplication and redaction stay
@@ -216,7 +215,6 @@ class Judge:
                  max_attempts: int = 3, language: str = "auto", retry_unjudged: bool = False,
                  custom: Sequence[JudgeMetric] = (), scoring: Optional[str] = None, reasoning: Optional[bool] = None,
                  quoted: Optional[bool] = None, client: Optional[LLMClient] = None,
-                 sleep: Optional[Callable[[float], None]] = None,
                  executor: Any = None, **endpoint: Any) -> None:
         if settings is None:
             if client is not None:
@@ -238,7 +236,7 @@ class Judge:
             raise InputError(f"received {scoring!r}; expected one of {', '.join(SCORING)}", source="--scoring",
                              field="scoring")
         if client is None:
-            client = LLMClient(settings, **({"sleep": sleep} if sleep is not None else {}))
+            client = LLMClient(settings)
         self.settings = settings
         self.client = client
         self.model = client.model
