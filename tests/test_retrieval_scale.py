@@ -119,6 +119,8 @@ def test_ann_options_are_checked():
         DenseRetriever(emb, index="hnsw", nprobe=4)
     with pytest.raises(InputError, match="does not apply to index=flat"):
         DenseRetriever(emb, m=8)
+    with pytest.raises(InputError, match=r"unknown option 'efs'; expected one of .* \(m, ef, ef_construction, "):
+        DenseRetriever(emb, index="hnsw", efs=64)  # a typo is named, with what the keywords can be
     with pytest.raises(InputError, match="nbits"):
         DenseRetriever(emb, index="ivfpq", nbits=20)
     with pytest.raises(InputError, match="nlist=64 is more than the 10 passages"):

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from ragexam.errors import InputError
@@ -68,7 +69,7 @@ from ragexam.signature import Signature
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
-__all__ = ["DenseRetriever", "l2_normalize", "INDEX_TYPES"]
+__all__ = ["DenseRetriever", "IndexOptions", "l2_normalize", "INDEX_TYPES"]
 
 #: Extra neighbours fetched from FAISS beyond ``top_n`` to detect ties at the cut.
 _TIE_MARGIN = 8
@@ -82,6 +83,33 @@ _INDEX_OPTIONS: dict[str, dict[str, Any]] = {
     "ivfpq": {"nlist": None, "nprobe": 32, "m": 48, "nbits": 8, "train_size": None, "seed": 0},
 }
 _RECALL_K = 10
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    """The options of an approximate index as given (``None``: the index type's default, :data:`_INDEX_OPTIONS`):
+    HNSW's ``m``, ``ef``, ``ef_construction``; IVF's ``nlist`` (``"auto"``), ``nprobe``, ``train_size``, ``seed``;
+    IVF-PQ's ``m`` and ``nbits`` besides.  An option another index type takes is refused where it is given."""
+
+    m: int | None = None
+    ef: int | None = None
+    ef_construction: int | None = None
+    nlist: int | str | None = None
+    nprobe: int | None = None
+    nbits: int | None = None
+    train_size: int | None = None
+    seed: int | None = None
+
+    @classmethod
+    def of(cls, given: dict[str, int | str | None], where: str) -> "IndexOptions":
+        """The options of the keywords ``given``; an unknown one is an :class:`InputError` naming the known."""
+        known = [f.name for f in fields(cls)]
+        for k in given:
+            if k not in known:
+                raise InputError(f"unknown option {k!r}; expected one of batch_size, index, recall_sample, executor, "
+                                 f"cache, cache_dir, progress or an index option ({', '.join(known)}).",
+                                 source=where, field=k)
+        return cls(**given)
 
 
 def l2_normalize(x: "np.ndarray") -> "np.ndarray":
@@ -127,8 +155,8 @@ class DenseRetriever(Retriever):
         Texts per embedder call (default 32); does not change results.
     index:
         ``flat`` (default, exact), ``hnsw``, ``ivf`` or ``ivfpq`` (module docstring), with their
-        options ``m``, ``ef``, ``ef_construction``, ``nlist``, ``nprobe``, ``nbits``, ``train_size``,
-        ``seed``.
+        options as keywords ``m``, ``ef``, ``ef_construction``, ``nlist``, ``nprobe``, ``nbits``, ``train_size``,
+        ``seed`` (:class:`IndexOptions`).
     recall_sample:
         Queries sampled to measure an approximate index's recall of the exact top-k (default 200).
     executor:
@@ -140,19 +168,15 @@ class DenseRetriever(Retriever):
         Show progress bars on stderr when it is a terminal.
     """
 
-    def __init__(self, embedder: Embedder, *, batch_size: int = 32, index: str = "flat",
-                 m: int | None = None, ef: int | None = None, ef_construction: int | None = None,
-                 nlist: int | str | None = None, nprobe: int | None = None, nbits: int | None = None,
-                 train_size: int | None = None, seed: int | None = None, recall_sample: int = 200,
+    def __init__(self, embedder: Embedder, *, batch_size: int = 32, index: str = "flat", recall_sample: int = 200,
                  executor: Any = None, cache: bool = True, cache_dir: str | os.PathLike[str] | None = None,
-                 progress: bool = True) -> None:
+                 progress: bool = True, **index_options: int | str | None) -> None:
         where = "dense"
         _int_option(batch_size, "batch_size", 1, where)
         if index not in INDEX_TYPES:
             raise InputError(f"unknown index {index!r}; expected one of {', '.join(INDEX_TYPES)}.",
                              source=where, field="index")
-        given = {"m": m, "ef": ef, "ef_construction": ef_construction, "nlist": nlist, "nprobe": nprobe,
-                 "nbits": nbits, "train_size": train_size, "seed": seed}
+        given = asdict(IndexOptions.of(index_options, where))
         allowed = _INDEX_OPTIONS[index]
         extra = [k for k, v in given.items() if v is not None and k not in allowed]
         if extra:
