@@ -124,6 +124,7 @@ def test_review_a_generated_set_in_the_browser(page, qa, tmp_path):
     before = qa.with_name("qa.review.csv").read_bytes()
     page.keyboard.press("Control+Enter")
     page.wait_for_selector("#refused")
+    page.wait_for_load_state()  # serve.js (deferred) reads keys once loaded
     refused = page.locator("#refused").inner_text()
     assert "evidence_not_found" in refused and "occurs in no document of the corpus" in refused
     assert page.locator("#e-question").input_value() == "회의실 예약을 하고 늦으면 예약은 어떻게 되나요?"
@@ -308,6 +309,7 @@ def test_review_in_korean_in_the_browser(korean_page, qa):
     page.locator("textarea.e-evidence").first.fill("문서에 없는 근거 문장입니다 정말로")
     page.keyboard.press("Control+Enter")
     page.wait_for_selector("#refused")
+    page.wait_for_load_state()  # serve.js (deferred) reads keys once loaded
     assert page.locator("#refused strong").inner_text() == "거부했습니다"
     assert "생성기의 검사를 통과하지 못했습니다" in page.locator("#refused").inner_text()
     assert "근거 문자열이 어디에도 없습니다" in page.locator("#refused").inner_text()  # the reason, in Korean

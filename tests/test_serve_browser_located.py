@@ -126,6 +126,7 @@ def test_review_a_located_set_with_the_keyboard_then_apply_and_run(located_page,
     before = sheet.read_bytes()
     page.keyboard.press("Control+Enter")
     page.wait_for_selector("#refused")
+    page.wait_for_load_state()  # serve.js (deferred) reads keys once loaded
     assert "occurs in no document of the corpus" in page.locator("#refused").inner_text()
     assert sheet.read_bytes() == before and page.locator("#status").inner_text() == "pending"
     # the fix: select the document's first sentence, s, Ctrl+Enter
@@ -175,6 +176,7 @@ def test_review_sampled_traces_with_the_keyboard_then_apply_validate_and_run(tra
     page.wait_for_url(f"**key={second}**")
     page.keyboard.press("a")  # no evidence and nothing proposed: refused, with the way out
     page.wait_for_selector("#refused")
+    page.wait_for_load_state()  # serve.js (deferred) reads keys once loaded
     assert "no proposed span" in page.locator("#refused").inner_text()
     page.keyboard.press("o")  # the documents do not answer it: out of corpus
     page.wait_for_url(f"**key={order[2]}**")
