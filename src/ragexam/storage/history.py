@@ -207,15 +207,25 @@ class History:
         except (OSError, sqlite3.Error) as exc:
             raise InputError(f"cannot be opened ({exc}). Fix: pass --history PATH or set "
                              "RAGEXAM_HISTORY to a writable file.", source=str(self.path)) from None
-        try:
-            con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-            con.execute("PRAGMA foreign_keys = ON")
-            if not self._ready:
-                self._init(con)
-        except sqlite3.DatabaseError as exc:
-            con.close()
-            raise self._unreadable(exc) from None
-        return con
+        import time
+
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                con.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+                con.execute("PRAGMA foreign_keys = ON")
+                if not self._ready:
+                    self._init(con)
+                return con
+            except sqlite3.OperationalError as exc:  # another writer holds the lock: wait, as busy_timeout does
+                if "locked" in str(exc) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                con.close()
+                raise self._unreadable(exc) from None
+            except sqlite3.DatabaseError as exc:
+                con.close()
+                raise self._unreadable(exc) from None
 
     def _unreadable(self, exc: sqlite3.DatabaseError) -> InputError:
         return InputError(f"is not a ragexam history database, or cannot be read ({exc}). Fix: pass --history with "
