@@ -7,22 +7,15 @@ modules on first use.  The verbs (``run``, ``grade``, ``score``, ``generate``) a
 
 from __future__ import annotations
 
-from ragexam._lazy import lazy_exports
+from ragexam._lazy import by_module, lazy_exports
 from ragexam._version import __version__
 
 _LAZY = {
-    "evaluate": ("ragexam.metrics.ranking", "evaluate"),
-    "Qrels": ("ragexam.metrics.ranking", "Qrels"),
-    "Run": ("ragexam.metrics.ranking", "Run"),
-    "parse_metric": ("ragexam.metrics.ranking", "parse_metric"),
-    "rank_metrics": ("ragexam.metrics.ranking", "rank_metrics"),
-    "run": ("ragexam.api", "run"),
-    "grade": ("ragexam.api", "grade"),
-    "RunResult": ("ragexam.analysis.exam.run", "RunResult"),
-    "generate": ("ragexam.api", "generate"),
-    "generate_plan": ("ragexam.api", "generate_plan"),
-    "score": ("ragexam.api", "score"),
-    "locate_evidence": ("ragexam.api", "locate_evidence"),
+    **by_module({
+        "ragexam.metrics.ranking": "evaluate Qrels Run parse_metric rank_metrics",
+        "ragexam.api": "run grade generate generate_plan score locate_evidence",
+        "ragexam.analysis.exam.run": "RunResult",
+    }),
     "plots": ("ragexam.plots", None),  # a module: ragexam.plots.k_sweep(result) and friends
 }
 

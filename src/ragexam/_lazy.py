@@ -9,7 +9,9 @@ Each package declares what it exports and from where, then asks for its module h
     __all__ = sorted(_LAZY)
 
 A module given with a leading ``.`` is relative to the package.  A name is imported once and kept in the
-package's namespace.
+package's namespace.  A package exporting many names from few modules writes the table by module::
+
+    _LAZY = by_module({".settings": "LLMSettings Endpoint", ".client": "LLMClient ChatReply"})
 """
 
 from __future__ import annotations
@@ -17,9 +19,21 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable, Dict, List, Mapping, MutableMapping, Optional, Tuple, Union
 
-__all__ = ["lazy_exports"]
+__all__ = ["lazy_exports", "by_module"]
 
 Target = Union[str, Tuple[str, Optional[str]]]
+
+
+def by_module(groups: Mapping[str, str]) -> Dict[str, str]:
+    """``{name: module}`` from ``{module: "name name ..."}`` (names separated by white space); a name given twice is
+    a mistake of the table and raises ``ValueError``."""
+    table: Dict[str, str] = {}
+    for module, names in groups.items():
+        for name in names.split():
+            if name in table:
+                raise ValueError(f"{name!r} is exported from both {table[name]!r} and {module!r}")
+            table[name] = module
+    return table
 
 
 def lazy_exports(package: str, table: Mapping[str, Target], namespace: MutableMapping[str, Any]

@@ -23,21 +23,14 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator, Optional
 
-__all__ = ["Executor", "LocalExecutor", "RayExecutor", "get_executor", "calls_executor", "default_workers",
-           "RateLimit", "stage", "record_stages", "EXECUTOR_FORMS", "ExecutorSpec", "parse_executor"]
+from ragexam._lazy import by_module, lazy_exports
 
-_LAZY = {
-    "Executor": "base",
-    "default_workers": "base",
-    "LocalExecutor": "local",
-    "RayExecutor": "ray_exec",
-    "RateLimit": "calls",
-    "stage": "timing",
-    "record_stages": "timing",
-    "ExecutorSpec": "spec",
-    "parse_executor": "spec",
-    "EXECUTOR_FORMS": "spec",
-}
+_LAZY = by_module({
+    ".base": "Executor default_workers", ".local": "LocalExecutor", ".ray_exec": "RayExecutor", ".calls": "RateLimit",
+    ".timing": "stage record_stages", ".spec": "ExecutorSpec parse_executor EXECUTOR_FORMS",
+})
+
+__all__ = ["get_executor", "calls_executor", *_LAZY]
 
 
 def get_executor(executor: Any = None, workers: Optional[int] = None):
@@ -85,17 +78,4 @@ def calls_executor(executor: Any = None) -> Iterator[Any]:
             ex.close()
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'ragexam.exec' has no attribute {name!r}") from None
-    import importlib
-
-    value = getattr(importlib.import_module(f"ragexam.exec.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

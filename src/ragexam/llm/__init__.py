@@ -35,29 +35,21 @@ user's search service).  This package imports only :mod:`ragexam.errors`, :mod:`
 :mod:`ragexam.storage` (and ``httpx`` when a request is sent).  See ``docs/llm.md``.
 """
 
-from importlib import import_module
-from typing import Any
+from ragexam._lazy import by_module, lazy_exports
 
-__all__ = ["LLMSettings", "Endpoint", "resolve_endpoint", "public_endpoint", "LLMClient", "ChatReply",
-           "EmbeddingReply", "HTTPTransport", "RetryPolicy", "CallFailed", "EndpointError", "FAILURE_KINDS",
-           "LLMCache", "request_key", "run_calls", "plan_calls", "Outcome", "Batch", "PlannedCall", "CallPlan",
-           "Usage", "Redactor", "ProbeResult", "TokenLogprob", "parse_logprobs", "distribution_at",
-           "value_offsets"]
+_LAZY = by_module({
+    ".settings": "LLMSettings Endpoint resolve_endpoint public_endpoint",
+    ".client": "LLMClient ChatReply EmbeddingReply",
+    ".transport": "HTTPTransport RetryPolicy CallFailed EndpointError FAILURE_KINDS",
+    ".cache": "LLMCache request_key",
+    ".batch": "run_calls plan_calls Outcome Batch PlannedCall CallPlan",
+    ".cost": "Usage",
+    ".redact": "Redactor",
+    ".attempts": "ask Attempted",
+    ".probe": "ProbeResult",
+    ".logprobs": "TokenLogprob parse_logprobs distribution_at value_offsets",
+})
 
-_WHERE = {
-    "LLMSettings": "settings", "Endpoint": "settings", "resolve_endpoint": "settings", "public_endpoint": "settings",
-    "LLMClient": "client", "ChatReply": "client", "EmbeddingReply": "client",
-    "HTTPTransport": "transport", "RetryPolicy": "transport", "CallFailed": "transport",
-    "EndpointError": "transport", "FAILURE_KINDS": "transport",
-    "LLMCache": "cache", "request_key": "cache",
-    "run_calls": "batch", "plan_calls": "batch", "Outcome": "batch", "Batch": "batch", "PlannedCall": "batch",
-    "CallPlan": "batch", "Usage": "cost", "Redactor": "redact", "ask": "attempts", "Attempted": "attempts",
-    "ProbeResult": "probe", "TokenLogprob": "logprobs", "parse_logprobs": "logprobs",
-    "distribution_at": "logprobs", "value_offsets": "logprobs",
-}
+__all__ = list(_LAZY)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(import_module(f"ragexam.llm.{_WHERE[name]}"), name)
-    raise AttributeError(f"module 'ragexam.llm' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

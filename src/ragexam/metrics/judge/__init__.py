@@ -35,51 +35,31 @@ redaction); the names it re-exports here (imported on first use) are kept for co
 versions.
 """
 
-from importlib import import_module
-from typing import Any
+from ragexam._lazy import by_module, lazy_exports
 
-#: name -> the module that defines it (imported on first use, so ``ragexam --help`` stays fast)
-_WHERE = {
-    "LLMCache": "ragexam.llm.cache", "default_cache_dir": "ragexam.llm.cache", "request_key": "ragexam.llm.cache",
-    "ChatReply": "ragexam.llm.client", "LLMClient": "ragexam.llm.client", "ChatClient": "ragexam.llm.client",
-    "PRICES": "ragexam.llm.cost", "cost_usd": "ragexam.llm.cost", "estimate_tokens": "ragexam.llm.cost",
-    "price_for": "ragexam.llm.cost", "LLMSettings": "ragexam.llm.settings", "public_endpoint": "ragexam.llm.settings",
-    "CallFailed": "ragexam.llm.transport", "EndpointError": "ragexam.llm.transport",
-    "Judge": "ragexam.metrics.judge.core", "SCORING": "ragexam.metrics.judge.core",
-    "REASONS": "ragexam.metrics.judge.results", "ItemScore": "ragexam.metrics.judge.results",
-    "JudgeItem": "ragexam.metrics.judge.results", "JudgePlan": "ragexam.metrics.judge.results",
-    "JudgeRun": "ragexam.metrics.judge.results", "JudgeVerdict": "ragexam.metrics.judge.results",
-    "MetricSummary": "ragexam.metrics.judge.results", "combine_repeats": "ragexam.metrics.judge.results",
-    "summarize": "ragexam.metrics.judge.results",
-    "load_rubric": "ragexam.metrics.judge.custom", "rubric_from_dict": "ragexam.metrics.judge.custom",
-    "Contract": "ragexam.metrics.judge.contract",
-    "JudgeMetric": "ragexam.metrics.judge.metric", "Allowance": "ragexam.metrics.judge.metric",
-    "Prompts": "ragexam.metrics.judge.prompts",
-    "BUILTIN": "ragexam.metrics.judge.registry", "builtin_metric": "ragexam.metrics.judge.registry",
-    "builtin_metrics": "ragexam.metrics.judge.registry", "register": "ragexam.metrics.judge.registry",
-    "registered": "ragexam.metrics.judge.registry",
-    "PairItem": "ragexam.metrics.judge.pairwise", "PairResult": "ragexam.metrics.judge.pairwise",
-    "PairwiseRun": "ragexam.metrics.judge.pairwise", "PairwiseSummary": "ragexam.metrics.judge.pairwise",
-    "judge_pairs": "ragexam.metrics.judge.pairwise",
-    "DEFAULT_METRICS": "ragexam.metrics.judge.registry", "METRICS": "ragexam.metrics.judge.registry",
-    "PROMPT_SET_VERSION": "ragexam.metrics.judge.registry", "RUBRICS": "ragexam.metrics.judge.registry",
-    "Rubric": "ragexam.metrics.judge.prompts", "detect_language": "ragexam.metrics.judge.prompts",
-    "get_rubric": "ragexam.metrics.judge.registry", "hangul_ratio": "ragexam.metrics.judge.prompts",
-    "NotApplicable": "ragexam.metrics.judge.replies", "ReplyError": "ragexam.metrics.judge.replies",
-    "Verdict": "ragexam.metrics.judge.replies", "average_precision": "ragexam.metrics.judge.replies",
-    "extract_json": "ragexam.metrics.judge.replies", "validate_reply": "ragexam.metrics.judge.registry",
+#: module -> the names it defines (imported on first use, so ``ragexam --help`` stays fast)
+_LAZY = {
+    **by_module({
+        "ragexam.llm.cache": "LLMCache default_cache_dir request_key",
+        "ragexam.llm.client": "ChatReply LLMClient",
+        "ragexam.llm.cost": "PRICES cost_usd estimate_tokens price_for",
+        "ragexam.llm.settings": "LLMSettings public_endpoint",
+        "ragexam.llm.transport": "CallFailed EndpointError",
+        "ragexam.metrics.judge.core": "Judge SCORING",
+        "ragexam.metrics.judge.results": "REASONS ItemScore JudgeItem JudgePlan JudgeRun JudgeVerdict MetricSummary "
+                                         "combine_repeats summarize",
+        "ragexam.metrics.judge.custom": "load_rubric rubric_from_dict",
+        "ragexam.metrics.judge.contract": "Contract",
+        "ragexam.metrics.judge.metric": "JudgeMetric Allowance",
+        "ragexam.metrics.judge.prompts": "Prompts Rubric detect_language hangul_ratio",
+        "ragexam.metrics.judge.registry": "BUILTIN builtin_metric builtin_metrics register registered DEFAULT_METRICS "
+                                          "METRICS PROMPT_SET_VERSION RUBRICS get_rubric validate_reply",
+        "ragexam.metrics.judge.pairwise": "PairItem PairResult PairwiseRun PairwiseSummary judge_pairs",
+        "ragexam.metrics.judge.replies": "NotApplicable ReplyError Verdict average_precision extract_json",
+    }),
+    "ChatClient": ("ragexam.llm.client", "LLMClient"),  # the earlier name
 }
 
-__all__ = sorted(_WHERE)
+__all__ = sorted(_LAZY)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'ragexam.metrics.judge' has no attribute {name!r}")
-    value = getattr(import_module(_WHERE[name]), "LLMClient" if name == "ChatClient" else name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -17,20 +17,14 @@ Each module registers its ``rerank:NAME`` family with one ``@reranker_family`` d
 Names load their modules on first use.
 """
 
-from importlib import import_module
-from typing import Any
+from ragexam._lazy import by_module, lazy_exports
 
-__all__ = ["Reranker", "RerankResult", "RerankReport", "DEFAULT_TOP", "rerank_stage", "rerank_order",
-           "RerankedRetriever", "RerankedTextRetriever", "HTTPReranker", "LLMReranker", "CrossEncoderReranker",
-           "DenseReranker"]
+_LAZY = by_module({
+    ".base": "Reranker RerankResult RerankReport DEFAULT_TOP rerank_stage rerank_order RerankedRetriever "
+             "RerankedTextRetriever",
+    ".http": "HTTPReranker", ".llm": "LLMReranker", ".st": "CrossEncoderReranker", ".dense": "DenseReranker",
+})
 
-_WHERE = {"Reranker": "base", "RerankResult": "base", "RerankReport": "base", "DEFAULT_TOP": "base",
-          "rerank_stage": "base", "rerank_order": "base", "RerankedRetriever": "base",
-          "RerankedTextRetriever": "base", "HTTPReranker": "http", "LLMReranker": "llm",
-          "CrossEncoderReranker": "st", "DenseReranker": "dense"}
+__all__ = list(_LAZY)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        return getattr(import_module(f"ragexam.retrieval.rerank.{_WHERE[name]}"), name)
-    raise AttributeError(f"module 'ragexam.retrieval.rerank' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
