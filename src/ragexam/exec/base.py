@@ -40,7 +40,7 @@ import abc
 import os
 from typing import Any, Callable, Iterator, Protocol, Sequence
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, one_of
 
 __all__ = ["Executor", "WorkerFactory", "MODES", "default_workers", "check_workers", "Batches"]
 
@@ -139,10 +139,7 @@ def with_threads(factory: WorkerFactory, threads: int) -> WorkerFactory:
 
 
 def check_mode(mode: str) -> str:
-    if mode not in MODES:
-        raise InputError(f"received {mode!r}; expected one of {', '.join(MODES)}.", source="map_batches",
-                         field="mode")
-    return mode
+    return one_of(mode, MODES, source="map_batches", field="mode")
 
 
 def check_batch_size(batch_size: Any) -> int:

@@ -56,7 +56,7 @@ import math
 import os
 from typing import TYPE_CHECKING, Optional
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, one_of
 from ragexam.retrieval.base import (Hits, Retriever, check_corpus, check_queries, check_top_n,
                                     fmt_num, id_ranks, top_n_positions)
 from ragexam.retrieval.progress import progress_bar
@@ -121,17 +121,13 @@ class BM25Retriever(Retriever):
                  executor: Optional["Executor"] = None) -> None:
         where = "bm25"
         if isinstance(tokenizer, str):
-            if tokenizer not in TOKENIZERS:
-                raise InputError(f"unknown tokenizer {tokenizer!r}; expected one of "
-                                 f"{', '.join(TOKENIZERS)}.", source=where, field="tokenizer")
+            one_of(tokenizer, TOKENIZERS, source=where, field="tokenizer", what="tokenizer")
             self.tokenizer: Tokenizer = (TOKENIZERS[tokenizer](num_threads) if tokenizer == "kiwi"
                                          else TOKENIZERS[tokenizer]())
         else:
             self.tokenizer = tokenizer
         variant = _ALIASES.get(variant, variant)
-        if variant not in BM25_VARIANTS:
-            raise InputError(f"unknown BM25 variant {variant!r}; expected one of "
-                             f"{', '.join(BM25_VARIANTS)}.", source=where, field="variant")
+        one_of(variant, BM25_VARIANTS, source=where, field="variant", what="BM25 variant")
         self.variant = variant
         self.k1 = _number(k1, "k1", lo=0.0)
         self.b = _number(b, "b", lo=0.0, hi=1.0)

@@ -56,7 +56,7 @@ import os
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, one_of
 from ragexam.exec.timing import stage
 from ragexam.retrieval.base import (Hits, Retriever, check_corpus, check_queries, check_top_n, id_ranks,
                                     top_n_positions)
@@ -173,9 +173,7 @@ class DenseRetriever(Retriever):
                  progress: bool = True, **index_options: int | str | None) -> None:
         where = "dense"
         _int_option(batch_size, "batch_size", 1, where)
-        if index not in INDEX_TYPES:
-            raise InputError(f"unknown index {index!r}; expected one of {', '.join(INDEX_TYPES)}.",
-                             source=where, field="index")
+        one_of(index, INDEX_TYPES, source=where, field="index", what="index")
         given = asdict(IndexOptions.of(index_options, where))
         allowed = _INDEX_OPTIONS[index]
         extra = [k for k, v in given.items() if v is not None and k not in allowed]

@@ -41,7 +41,7 @@ import time
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from ragexam import fmt
-from ragexam.errors import InputError, MissingDependencyError, RagexamError
+from ragexam.errors import InputError, MissingDependencyError, RagexamError, one_of
 from ragexam.retrieval.registry import Build, Form, embedder_family, flag, integer, number, text
 from ragexam.signature import Signature, quote
 
@@ -173,9 +173,7 @@ class SentenceTransformerEmbedder:
         if not isinstance(model, str) or not model:
             raise InputError(f"expected a model name or local path, received {model!r}.",
                              source="dense:st", field="model")
-        if prefix not in _PREFIXES:
-            raise InputError(f"prefix must be one of {', '.join(_PREFIXES)}, received {prefix!r}.",
-                             source=f"dense:st:{model}", field="prefix")
+        one_of(prefix, _PREFIXES, source=f"dense:st:{model}", field="prefix")
         if device is not None and (not isinstance(device, str) or not device.strip()):
             raise InputError(f"device must be auto, cpu, cuda, cuda:N or mps, received {device!r}.",
                              source=f"dense:st:{model}", field="device")

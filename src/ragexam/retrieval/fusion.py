@@ -30,7 +30,7 @@ import math
 from typing import Sequence
 
 from ragexam import fmt
-from ragexam.errors import InputError
+from ragexam.errors import InputError, one_of
 from ragexam.retrieval.base import Hits, Retriever, check_queries, check_top_n, fmt_num
 from ragexam.retrieval.registry import Build, Form, integer, number, numbers, retriever_family, text
 from ragexam.signature import Signature
@@ -156,9 +156,7 @@ class HybridRetriever(Retriever):
         if len(retrievers) < 2:
             raise InputError(f"hybrid retrieval needs two or more retrievers, received {len(retrievers)}.",
                              source="hybrid", field="retrievers")
-        if method not in FUSION_METHODS:
-            raise InputError(f"unknown fusion method {method!r}; expected one of "
-                             f"{', '.join(FUSION_METHODS)}.", source="hybrid", field="method")
+        one_of(method, FUSION_METHODS, source="hybrid", field="method", what="fusion method")
         k = _k(k)
         if method != "rrf" and k != _DEFAULT_K:
             raise InputError(f"k is the RRF constant and has no meaning for method={method}; "

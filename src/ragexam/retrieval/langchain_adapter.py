@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Tuple
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, one_of
 from ragexam.retrieval.texts import Retrieval, WrappedRetriever
 from ragexam.signature import Signature, quote
 
@@ -63,9 +63,7 @@ class LangChainRetriever(WrappedRetriever):
             raise InputError(f"{type(obj).__name__} has neither invoke(query) nor "
                              "similarity_search_with_score(query, k); pass a LangChain retriever or "
                              "vector store.", source="langchain", field="obj")
-        if scores not in _SCORE_MODES:
-            raise InputError(f"scores must be one of {', '.join(_SCORE_MODES)}, received {scores!r}.",
-                             source="langchain", field="scores")
+        one_of(scores, _SCORE_MODES, source="langchain", field="scores")
         super().__init__(obj, name, doc_id_key)
         self.id_key = id_key
         self.scores = scores

@@ -40,7 +40,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, one_of
 from ragexam.storage.readback import parse_json
 from ragexam.storage.paths import history_path
 from ragexam.storage.runfolder import RunData, check_summary, coerce_rows, read_folder
@@ -421,8 +421,7 @@ class History:
         whose id, dataset or pipeline names contain ``text`` (case-insensitive for ASCII), of ``kind`` (run or
         score), of ``dataset`` (its label exactly), scoring the run ``scored_run``; sorted by ``sort`` (recorded,
         created, dataset, id, or headline: the best pipeline's headline mean, records without one last)."""
-        if sort not in _SORTS:
-            raise InputError(f"received {sort!r}; expected one of {', '.join(_SORTS)}", source="history", field="sort")
+        one_of(sort, _SORTS, source="history", field="sort")
         if not self.path.exists():
             return RunPage([], 0, {}, {})
         where, params = ["1"], []

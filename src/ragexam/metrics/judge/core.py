@@ -97,7 +97,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.signature import Signature
 from ragexam import fmt
-from ragexam.errors import InputError
+from ragexam.errors import InputError, one_of
 from ragexam.llm.attempts import TEXT_REFUSAL
 from ragexam.llm.batch import Outcome, PlannedCall, plan_calls, Store, run_calls
 from ragexam.llm.cache import request_key
@@ -232,9 +232,7 @@ class Judge:
             raise InputError(f"received {language!r}; expected 'auto', 'ko' or 'en'", source="--judge-lang",
                              field="language")
         scoring = settings.scoring if scoring is None else scoring
-        if scoring not in SCORING:
-            raise InputError(f"received {scoring!r}; expected one of {', '.join(SCORING)}", source="--scoring",
-                             field="scoring")
+        one_of(scoring, SCORING, source="--scoring", field="scoring")
         if client is None:
             client = LLMClient(settings)
         self.settings = settings

@@ -137,15 +137,11 @@ def resolve_metrics(metrics: Sequence[Any], custom: Mapping[str, JudgeMetric] = 
 
 def get_rubric(metric: str, language: str) -> Rubric:
     """The rubric of the built-in ``metric`` in ``language`` (``ko`` / ``en``)."""
-    from ragexam.errors import InputError
+    from ragexam.errors import one_of
 
     built_in = _load_builtins()
-    if metric not in built_in:
-        raise InputError(f"unknown judge metric {metric!r}; expected one of {', '.join(built_in)}",
-                         source="judge", field="metric")
-    if language not in LANGUAGES:
-        raise InputError(f"unknown judge language {language!r}; expected 'ko', 'en' or 'auto'",
-                         source="judge", field="language")
+    one_of(metric, built_in, source="judge", field="metric", what="judge metric")
+    one_of(language, LANGUAGES, source="judge", field="language", what="judge language")
     return built_in[metric].rubric(language)
 
 

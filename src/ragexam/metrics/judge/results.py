@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, ClassVar, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from ragexam.signature import Signature
 from ragexam.storage.score_summary import JudgeStat, QuotedUnits
@@ -58,8 +58,24 @@ class JudgeItem:
     second_answer: Optional[str] = None
 
 
+class _Outcome:
+    """What a judgment and an item's result share: ``status`` and a dict of the class's :attr:`KEYS` (tuples as
+    lists, for JSON)."""
+
+    KEYS: ClassVar[Tuple[str, ...]] = ()
+    status: str
+
+    @property
+    def judged(self) -> bool:
+        return self.status == "judged"
+
+    def to_dict(self) -> Dict[str, Any]:
+        out = {k: getattr(self, k) for k in self.KEYS}
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in out.items()}
+
+
 @dataclass(frozen=True)
-class JudgeVerdict:
+class JudgeVerdict(_Outcome):
     """One judgment of one item on one metric (one repeat).
 
     ``status`` is ``judged`` (``score`` and ``label`` set, see
@@ -95,23 +111,15 @@ class JudgeVerdict:
     passed: Optional[bool] = None
     scoring: str = "sample"
 
-    @property
-    def judged(self) -> bool:
-        return self.status == "judged"
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"metric": self.metric, "item_id": self.item_id, "repeat": self.repeat, "scoring": self.scoring,
-                "status": self.status, "score": self.score, "label": self.label, "passed": self.passed,
-                "details": self.details, "reason": self.reason, "message": self.message,
-                "attempts": self.attempts, "requests": self.requests,
-                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "cached": self.cached, "rubric": self.rubric, "rubric_sha": self.rubric_sha,
-                "model": self.model, "endpoint": self.endpoint, "key": self.key,
-                "errors": list(self.errors)}
+    #: the keys of :meth:`to_dict`, in the order written (``judgments.jsonl``)
+    KEYS: ClassVar[Tuple[str, ...]] = (
+        "metric", "item_id", "repeat", "scoring", "status", "score", "label", "passed", "details", "reason", "message",
+        "attempts", "requests", "prompt_tokens", "completion_tokens", "cached", "rubric", "rubric_sha", "model",
+        "endpoint", "key", "errors")
 
 
 @dataclass(frozen=True)
-class ItemScore:
+class ItemScore(_Outcome):
     """An item's result on one metric over its repeats (see the module docstring).
 
     ``passed``: the metric's pass rule on the canonical verdict (``None`` without a rule or when
@@ -136,15 +144,10 @@ class ItemScore:
     flipped: bool = False
     verdicts: Tuple[Any, ...] = ()
 
-    @property
-    def judged(self) -> bool:
-        return self.status == "judged"
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"metric": self.metric, "item_id": self.item_id, "status": self.status, "score": self.score,
-                "label": self.label, "passed": self.passed, "reason": self.reason, "message": self.message,
-                "n_repeats": self.n_repeats, "n_judged": self.n_judged, "tie": self.tie, "flipped": self.flipped,
-                "verdicts": list(self.verdicts), "rubric_sha": self.rubric_sha, "details": self.details}
+    #: the keys of :meth:`to_dict`, in the order written
+    KEYS: ClassVar[Tuple[str, ...]] = (
+        "metric", "item_id", "status", "score", "label", "passed", "reason", "message", "n_repeats", "n_judged", "tie",
+        "flipped", "verdicts", "rubric_sha", "details")
 
 
 def _metric_def(metric: Union[str, JudgeMetric, None], fallback: str) -> Optional[JudgeMetric]:

@@ -6,7 +6,7 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, one_of
 from ragexam.retrieval.embedders import _dist_version
 from ragexam.retrieval.registry import Build, Form, embedder_family, integer, text
 from ragexam.signature import Signature
@@ -89,9 +89,7 @@ class E5Embedder:
                  model_path: str | os.PathLike[str] | None = None) -> None:
         if backend is None:
             backend = "onnx-fp32" if device == "cuda" else AUTO
-        if backend not in BACKENDS and backend != AUTO:
-            raise InputError(f"backend must be one of {AUTO}, {', '.join(BACKENDS)}, received {backend!r}.",
-                             source="dense:e5", field="backend")
+        one_of(backend, (AUTO, *BACKENDS), source="dense:e5", field="backend")
         if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
                                     or workers < 1):
             raise InputError(f"workers must be an integer >= 1, received {workers!r}.",

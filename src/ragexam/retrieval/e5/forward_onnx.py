@@ -46,7 +46,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from ragexam.errors import InputError, MissingDependencyError
+from ragexam.errors import InputError, MissingDependencyError, one_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
@@ -206,12 +206,8 @@ def build_graph(model: "ModelFile", precision: str = "int8", attention: str = "f
     except ImportError as err:
         raise MissingDependencyError("The fast e5 embedder (dense:e5, backends onnx*)", "e5",
                                      err.name or "onnx") from None
-    if precision not in PRECISIONS:
-        raise InputError(f"precision must be one of {', '.join(PRECISIONS)}, received {precision!r}.",
-                         source="dense:e5", field="precision")
-    if attention not in ATTENTIONS:
-        raise InputError(f"attention must be one of {', '.join(ATTENTIONS)}, received {attention!r}.",
-                         source="dense:e5", field="attention")
+    one_of(precision, PRECISIONS, source="dense:e5", field="precision")
+    one_of(attention, ATTENTIONS, source="dense:e5", field="attention")
     H, NH = model.hidden, model.heads
     g = _Graph(model, precision, attention)
     if attention == "plain":

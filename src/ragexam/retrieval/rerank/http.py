@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, List, Mapping, Optional
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, one_of
 from ragexam.retrieval.rerank.base import Reranker, RerankResult
 from ragexam.retrieval.registry import Build, Form, integer, number, reranker_family, text
 from ragexam.retrieval.service import JSONService, Malformed, ServiceOptions
@@ -94,8 +94,7 @@ class HTTPReranker(Reranker):
     def __init__(self, url: str, *, shape: str = "auto", model: Optional[str] = None,
                  headers: Optional[Mapping[str, str]] = None, **service: object) -> None:
         where = f"rerank:http:{url}"
-        if shape not in SHAPES:
-            raise InputError(f"received {shape!r}; expected one of {', '.join(SHAPES)}.", source=where, field="shape")
+        one_of(shape, SHAPES, source=where, field="shape")
         if model is not None and (not isinstance(model, str) or not model.strip()):
             raise InputError(f"received {model!r}; expected a model name.", source=where, field="model")
         self.service = JSONService(url, kind="rerank", where=where,
