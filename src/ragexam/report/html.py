@@ -143,10 +143,7 @@ REPORT_JS = """
 
 def _header(view: RunView) -> str:
     t = current().t
-    nav = "".join(f'<a href="#{a}">{t(key)}</a>' for a, key in (
-        ("scores", "r.scores.title"), *((("rerank", "r.rerank.title"),) if view.summary.rerank else ()),
-        *((("judge", "r.judge.title"),) if view.judge is not None else ()), ("plots", "r.plots.title"),
-        ("missed", "r.html.missed"), ("dataset", "r.html.dataset"), ("settings", "r.set.title")))
+    nav = "".join(f'<a href="#{a}">{t(key)}</a>' for a, key in sections.nav(view))
     return (f'<header><h1>{t("r.html.title")}</h1><p class="sub">{" · ".join(view.facts())}</p>'
             f"<nav>{nav}</nav></header>")
 

@@ -28,7 +28,7 @@ from ragexam.report.views import MissedEntry, RunView, fmt_e as _e, interval
 from ragexam.storage.score_summary import JudgeSection
 from ragexam.storage.summary import Comparison, MissedQuestion, RetrievedChunk
 
-__all__ = ["FRAGMENT_CSS", "scores", "judge", "rerank", "plots", "missed_detail", "dataset", "settings",
+__all__ = ["FRAGMENT_CSS", "nav", "scores", "judge", "rerank", "plots", "missed_detail", "dataset", "settings",
            "attribution", "type_charts", "legend", "comparison_class", "kv_table", "value_cell", "data_html",
            "score_metric_heads", "too_few_text"]
 
@@ -163,6 +163,14 @@ def legend(view: RunView) -> str:
 
 
 # -- scores --------------------------------------------------------------------------------------------------
+
+
+def nav(view: RunView) -> List[Tuple[str, str]]:
+    """The sections of a run's page, in order, as ``(anchor, catalogue key of its title)``: the report's header and
+    ``ragexam serve``'s run page link to these."""
+    return [("scores", "r.scores.title"), *([("rerank", "r.rerank.title")] if view.summary.rerank else []),
+            *([("judge", "r.judge.title")] if view.judge is not None else []), ("plots", "r.plots.title"),
+            ("missed", "r.html.missed"), ("dataset", "r.html.dataset"), ("settings", "r.set.title")]
 
 
 def scores(view: RunView) -> str:

@@ -189,6 +189,7 @@ class ResultsPages:
                 "dataset": sections.dataset(view), "settings": sections.settings(view)}
         missed_all = view.missed()
         return self.page("run.html", title=f"{loaded.label} · ragexam", loaded=loaded, view=view, frag=frag,
+                         nav=sections.nav(view),
                          facts=run_facts(view), problems=problems, missed=pager.cut(chosen), pager=pager, flt=flt,
                          n_missed=len(missed_all),
                          pipelines=list(dict.fromkeys(e.pipeline for e in missed_all)),

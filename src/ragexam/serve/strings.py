@@ -43,18 +43,13 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "filter.rejected_by_generator": ("rejected by the generator", "생성기가 탈락시킨 후보"),
     "filter.set_questions": ("— (the set's questions)", "— (세트의 질문)"),
     "filter.any_reason": ("any reason", "모든 사유"),
-    "col.pipeline": ("pipeline", "파이프라인"),
-    "col.question_id": ("question id", "질문 ID"),
     "col.id": ("id", "ID"),
-    "col.type": ("type", "유형"),
-    "col.first_rank": ("first rank", "첫 정답 순위"),
     "col.question": ("question", "질문"),
     "col.answer": ("answer", "답변"),
     "col.evidence": ("evidence", "근거"),
     "col.reference": ("reference", "정답"),
     "col.stage": ("stage", "단계"),
     "col.verdict": ("verdict", "판정"),
-    "col.metric": ("metric", "지표"),
     "col.diff": ("diff", "차이"),
     "col.p_holm": ("p Holm", "p (Holm 보정)"),
     "col.edited": ("edited", "수정한 항목"),
@@ -211,26 +206,13 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "run.scores_of": ("scores of this run:", "이 실행의 채점:"),
     "run.history_unreadable": ("Scores recorded in the history are not shown: the history cannot be read.",
                                "기록을 읽을 수 없어 기록에 저장된 채점은 보여 주지 않습니다."),
-    "run.nav.scores": ("Scores", "점수"),
-    "run.nav.rerank": ("Rerank stage", "재순위화 단계"),
-    "run.nav.judge": ("LLM judge", "LLM 심사"),
-    "run.nav.plots": ("Plots", "그래프"),
-    "run.nav.missed": ("Missed questions", "놓친 질문"),
-    "run.nav.dataset": ("Dataset", "데이터셋"),
-    "run.nav.settings": ("Settings", "설정"),
     "run.from_score": ("Stage attribution, judge and answers from the score", "실패 단계 분석, 심사, 답변은 다음 채점에서 가져왔습니다:"),
-    "run.missed": ("Missed questions", "놓친 질문"),
     "run.missed_note": ("Answerable questions whose first correct chunk is not within the top {k} (or not found "
                         "within the search depth): {n:,} in all. Open one for the question, the evidence, the "
                         "answers and the retrieved chunks with the evidence <mark>marked</mark>.",
                         "답할 수 있는 질문 가운데 첫 정답 청크가 상위 {k}개 안에 없는(또는 검색 깊이 안에서 찾지 못한) "
                         "질문: 모두 {n:,}개. 하나를 열면 질문, 근거, 답변, 그리고 근거를 <mark>표시</mark>한 검색 "
                         "청크를 볼 수 있습니다."),
-    "run.not_found": ("not found", "찾지 못함"),
-    "run.evidence_split": ("evidence split", "근거 분할됨"),
-    "run.evidence_split_hint": ("the chunking cut the evidence", "청크 분할이 근거를 잘랐습니다"),
-    "run.no_missed": ("No missed questions.", "놓친 질문이 없습니다."),
-    "run.notes": ("Notes", "참고"),
     # -- a missed question ------------------------------------------------------------------------------------------
     "missed.position": ("{pos:,} of {n:,} missed questions", "놓친 질문 {n:,}개 중 {pos:,}번째"),
     "missed.position_filtered": ("{pos:,} of {n:,} missed questions in this filter",
@@ -266,7 +248,6 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
                                    "채점한 실행 {run} (이 서버에는 없음)"),
     "score.compare_this": ("compare with another score…", "다른 채점과 비교…"),
     "score.nav.results": ("Results", "결과"),
-    "score.nav.attribution": ("Stage attribution", "실패 단계 분석"),
     "score.nav.answers": ("Answers", "답변"),
     "score.results_note": ("Text metrics against the reference answers (answerable questions), <code>ok_share</code> "
                            "(the share of answers whose stage is ok) and each judge metric's mean over the judged "
