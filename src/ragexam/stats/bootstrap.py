@@ -19,12 +19,13 @@ so two statistics of the same questions with the same seed are resampled identic
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from ragexam.signature import Signature
+from ragexam.stats.signed import Signed
 from ragexam.errors import InputError
 from ragexam.stats._checks import (DEFAULT_SEED, _check_fraction, _check_int, _check_seed, _chunk_rows,
                                    _numeric, _paired)
@@ -34,7 +35,7 @@ __all__ = ["BootstrapCI", "bootstrap_ci", "bootstrap_ratio_ci", "bootstrap_sums_
 
 
 @dataclass(frozen=True)
-class BootstrapCI:
+class BootstrapCI(Signed):
     """A percentile-bootstrap confidence interval.
 
     ``mean`` is the statistic computed on all ``n`` questions (for :func:`bootstrap_ci` the
@@ -60,13 +61,6 @@ class BootstrapCI:
         ``stat:mean|ci:percentile|conf:0.95|bs:2000|seed:12345|n:100|version:ragexam-0.1.0``."""
         return Signature([("stat", self.statistic), ("ci", self.method), ("conf", float(self.confidence)),
                           ("bs", self.n_resamples), ("seed", self.seed), ("n", self.n)])
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict of the fields plus ``signature``."""
-        d = asdict(self)
-        d["signature"] = self.signature
-        return d
-
 
 
 def bootstrap_indices(n: int, n_resamples: int, seed: int) -> Iterator[np.ndarray]:

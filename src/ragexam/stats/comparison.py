@@ -9,12 +9,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence, cast
 
 import numpy as np
 
 from ragexam.signature import Signature
+from ragexam.stats.signed import Signed
 from ragexam.errors import InputError
 from ragexam.stats._checks import DEFAULT_SEED, _paired
 from ragexam.stats.bootstrap import BootstrapCI, paired_bootstrap_diff
@@ -27,7 +28,7 @@ __all__ = ["Comparison", "compare", "compare_family", "holm_family"]
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Signed):
     """Pipeline B against pipeline A on the same ``n`` questions (see :func:`compare`).
 
     ``diff`` = mean(b - a) (positive: B scores higher); ``ci_low``/``ci_high`` its paired
@@ -68,13 +69,6 @@ class Comparison:
                           ("test", "paired-randomization"), ("method", self.method),
                           ("perm", self.n_permutations), ("seed", self.seed), ("n", self.n)]
                          + ([("mcc", "holm")] if self.p_adjusted is not None else []))
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict of the fields plus ``signature`` (``names`` as a list)."""
-        d = asdict(self)
-        d["names"] = list(self.names)
-        d["signature"] = self.signature
-        return d
 
 
 def compare(a: Any, b: Any, *, names: tuple[str, str] = ("A", "B"), alpha: float = 0.05,

@@ -22,12 +22,13 @@ spans both (``floored`` says whether the floor widened it).  A perfect separatio
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from typing import Any, Dict, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Hashable, Sequence
 
 import numpy as np
 
 from ragexam.signature import Signature
+from ragexam.stats.signed import Signed
 from ragexam.errors import InputError
 from ragexam.stats._checks import DEFAULT_SEED, _check_fraction, _check_int, _check_seed
 from ragexam.stats.bootstrap import bootstrap_indices
@@ -61,7 +62,7 @@ def auc(pos: Sequence[float], neg: Sequence[float]) -> float:
 
 
 @dataclass(frozen=True)
-class AUCInterval:
+class AUCInterval(Signed):
     """An AUC and its percentile cluster-bootstrap interval (module docstring)."""
 
     auc: float
@@ -81,11 +82,6 @@ class AUCInterval:
         return Signature([("stat", "auc"), ("ci", "percentile+wilson_floor"), ("resample", "clusters"),
                           ("conf", float(self.confidence)), ("bs", self.n_resamples), ("seed", self.seed),
                           ("n", self.n_clusters)])
-
-    def to_dict(self) -> Dict[str, Any]:
-        d = asdict(self)
-        d["signature"] = self.signature
-        return d
 
 
 def auc_ci(pos: Sequence[float], neg: Sequence[float], pos_clusters: Sequence[Hashable],

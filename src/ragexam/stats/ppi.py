@@ -32,12 +32,13 @@ Wilson interval of the estimate's place on the scale (:func:`ragexam.stats.propo
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from typing import Any, Dict, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
 from ragexam.signature import Signature
+from ragexam.stats.signed import Signed
 from ragexam.errors import InputError
 from ragexam.stats._checks import _check_fraction
 from ragexam.stats.power import normal_quantile
@@ -47,7 +48,7 @@ __all__ = ["PPIEstimate", "ppi_mean"]
 
 
 @dataclass(frozen=True)
-class PPIEstimate:
+class PPIEstimate(Signed):
     """The prediction-powered mean (module docstring): ``estimate`` with ``low``/``high`` and ``se``; the
     ``judge_mean`` over all ``n_all`` items; the mean ``correction`` (human - judge) over the ``n_labelled``
     items; and the labels-only ``labels_mean`` with its interval."""
@@ -70,11 +71,6 @@ class PPIEstimate:
     def signature(self) -> Signature:
         return Signature([("stat", "ppi_mean"), ("ci", "normal"), ("conf", float(self.confidence)),
                           ("n_all", self.n_all), ("n_labelled", self.n_labelled)])
-
-    def to_dict(self) -> Dict[str, Any]:
-        d = asdict(self)
-        d["signature"] = self.signature
-        return d
 
 
 def _values(x: Sequence[float], name: str, minimum: int) -> np.ndarray:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
 from ragexam.signature import Signature
+from ragexam.stats.signed import Signed
 from ragexam.stats._checks import (DEFAULT_SEED, _check_alternative, _check_int, _check_seed, _chunk_rows,
                                    _paired)
 
@@ -17,7 +18,7 @@ Alternative = Literal["two-sided", "greater", "less"]
 
 
 @dataclass(frozen=True)
-class RandomizationTest:
+class RandomizationTest(Signed):
     """Result of :func:`paired_randomization_test`.
 
     ``diff`` is mean(b - a) over all ``n`` questions; ``n_nonzero`` counts questions whose
@@ -44,13 +45,6 @@ class RandomizationTest:
         """
         return Signature([("test", "paired-randomization"), ("method", self.method), ("alt", self.alternative),
                           ("perm", self.n_permutations), ("seed", self.seed), ("n", self.n)])
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict of the fields plus ``signature``."""
-        d = asdict(self)
-        d["signature"] = self.signature
-        return d
-
 
 
 def _count_extreme(perm: np.ndarray, observed: float, tol: float, alternative: str) -> int:

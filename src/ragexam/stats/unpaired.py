@@ -24,13 +24,14 @@ is not cancelled): say which one a number came from.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from ragexam.signature import Signature
+from ragexam.stats.signed import Signed
 from ragexam.stats._checks import (DEFAULT_SEED, _check_fraction, _check_int, _check_seed, _chunk_rows,
                                    _numeric)
 from ragexam.stats.verdict import assess
@@ -39,7 +40,7 @@ __all__ = ["UnpairedComparison", "unpaired_compare", "unpaired_bootstrap_diff", 
 
 
 @dataclass(frozen=True)
-class UnpairedComparison:
+class UnpairedComparison(Signed):
     """Group B against group A (:func:`unpaired_compare`); ``p_adjusted`` is the Holm-adjusted p-value when the
     comparison is one of a family (the verdict is then decided on it)."""
 
@@ -69,12 +70,6 @@ class UnpairedComparison:
                           ("test", "permutation"), ("perm", self.n_permutations), ("seed", self.seed),
                           ("n_a", self.n_a), ("n_b", self.n_b)]
                          + ([("mcc", "holm")] if self.p_adjusted is not None else []))
-
-    def to_dict(self) -> dict:
-        d = asdict(self)
-        d["names"] = list(self.names)
-        d["signature"] = self.signature
-        return d
 
 
 def _groups(a: Any, b: Any, func: str) -> tuple:
