@@ -151,12 +151,7 @@ def _print_questions(report: ScoreReport, console: Console, list_n: int) -> None
     rows = []
     for r in bad[:list_n]:
         s = r.stage
-        verdict = (s.inputs.correct_detail or "") if r.question.answerable else (
-            "abstained" if s.inputs.abstained else ("answered" if s.inputs.abstained is False else ""))
-        if s.reason:
-            verdict = (verdict + "; " if verdict else "") + s.reason
-        if s.inputs.faithful is False:
-            verdict += "; unfaithful"
+        verdict = s.to_record().verdict
         ans = r.answer or ""
         note = [str(r.record.metadata.get("note", "")) if r.record is not None else ""] if has_note else []
         rows.append([r.pipeline, r.query_id, r.question.type or "", s.label,

@@ -410,18 +410,18 @@ class StageVerdict(Record):
     caveats: List[str] = opt(factory=list)
 
     @property
-    def verdict(self) -> str:
-        """The verdict in words: correctness (or abstention), unfaithful, and the reason of an unjudged one."""
+    def answer_verdict(self) -> Optional[str]:
+        """Correctness (or, for an unanswerable question, abstention) in words; ``None`` when it is unknown."""
         if self.answerable:
-            words = self.correct_detail or ("" if self.correct is None else ("correct" if self.correct else
-                                                                              "not correct"))
-        else:
-            words = "" if self.abstained is None else ("abstained" if self.abstained else "answered")
-        if self.faithful is False:
-            words += ("; " if words else "") + "unfaithful"
-        if self.reason:
-            words += ("; " if words else "") + self.reason
-        return words
+            return self.correct_detail or (None if self.correct is None else
+                                           ("correct" if self.correct else "not correct"))
+        return None if self.abstained is None else ("abstained" if self.abstained else "answered")
+
+    @property
+    def verdict(self) -> str:
+        """The verdict in words: :attr:`answer_verdict`, unfaithful, and the reason of an unjudged one."""
+        words = [w for w in (self.answer_verdict, "unfaithful" if self.faithful is False else None, self.reason) if w]
+        return "; ".join(words)
 
 
 @dataclass

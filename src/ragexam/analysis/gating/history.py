@@ -109,12 +109,7 @@ def score_answers_for_report(report: ScoreReport, pipelines: Optional[Sequence[s
         s = r.stage
         if s is not None:
             entry["stage"] = s.label + (f" ({s.reason})" if s.reason else "")
-            if r.question.answerable:
-                verdict = s.inputs.correct_detail or (None if s.inputs.correct is None else
-                                                      ("correct" if s.inputs.correct else "not correct"))
-            else:
-                verdict = (None if s.inputs.abstained is None else
-                           ("abstained" if s.inputs.abstained else "answered"))
+            verdict = s.to_record().answer_verdict
             if verdict is not None:
                 entry["verdict"] = verdict
         main = (CORRECTNESS if r.question.answerable else ABSTENTION).name
