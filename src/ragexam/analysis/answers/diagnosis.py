@@ -75,24 +75,20 @@ LABELS = ("ok", "retrieval_miss", "evidence_split", "generation_miss", "lucky", 
           "unjudged")
 
 
-@dataclass(frozen=True)
-class StageInputs:
-    """What is known about one (pipeline, question); see the module docstring."""
+@dataclass
+class StageInputs(StageVerdict):
+    """What is known about one (pipeline, question) before it is labelled (see the module docstring): the fields of
+    its :class:`~ragexam.storage.score_summary.StageVerdict` (``label``, ``reason`` and ``caveats`` not set yet), and
+    what the label and its caveats need beyond them."""
 
-    pipeline: str
-    query_id: str
-    type: Optional[str]
-    answerable: bool
-    retrieved: Optional[bool] = None
-    first_rank: Optional[int] = None
-    correct: Optional[bool] = None
-    correct_detail: Optional[str] = None
-    faithful: Optional[bool] = None
-    abstained: Optional[bool] = None
     missing: Optional[str] = None  # why the answer verdict is unknown (correct / abstained is None)
     evidence_split: bool = False  # the run labelled the retrieval miss evidence_split (the chunking cut it)
     answer: Optional[str] = None  # the answer and the key, for the short-answer caveat
     key: Optional[str] = None
+
+
+#: the fields a :class:`StageResult` sets on its inputs' verdict
+_SET_BY_LABEL = ("label", "reason", "caveats")
 
 
 @dataclass(frozen=True)
@@ -106,11 +102,8 @@ class StageResult:
 
     def to_record(self) -> StageVerdict:
         """The answer's entry of the score's ``attribution.questions``."""
-        i = self.inputs
-        return StageVerdict(pipeline=i.pipeline, query_id=i.query_id, type=i.type, answerable=i.answerable,
-                            label=self.label, reason=self.reason, retrieved=i.retrieved, first_rank=i.first_rank,
-                            correct=i.correct, correct_detail=i.correct_detail, faithful=i.faithful,
-                            abstained=i.abstained, caveats=list(self.caveats))
+        known = {f.name: getattr(self.inputs, f.name) for f in StageVerdict._fields() if f.name not in _SET_BY_LABEL}
+        return StageVerdict(**known, label=self.label, reason=self.reason, caveats=list(self.caveats))
 
 
 def short_answer(answer: Optional[str], key: Optional[str]) -> bool:
