@@ -16,41 +16,20 @@ only imported by the ``sentences`` chunker, numpy only when offsets are computed
 
 from __future__ import annotations
 
-from ragexam._lazy import lazy_exports
+from ragexam._lazy import by_module, lazy_exports
 
-
-_LAZY = {
-    "Document": "ragexam.data.schema",
-    "Corpus": "ragexam.data.schema",
-    "Question": "ragexam.data.schema",
-    "QASet": "ragexam.data.schema",
-    "Chunk": "ragexam.data.schema",
-    "load_corpus": "ragexam.data.loaders",
-    "load_qa": "ragexam.data.loaders",
-    "validate": "ragexam.data.validation",
-    "ValidationReport": "ragexam.data.validation",
-    "Problem": "ragexam.data.problems",
-    "list_datasets": "ragexam.data.catalog",
-    "dataset_info": "ragexam.data.catalog",
-    "DatasetInfo": "ragexam.data.catalog",
-    "resolve": "ragexam.data.datasets",
-    "BUNDLED": "ragexam.data.datasets",
-    "parse_chunker": "ragexam.data.chunking",
-    "chunk_corpus": "ragexam.data.chunking",
-    "Chunker": "ragexam.data.chunking",
-    "Chunking": "ragexam.data.chunking",
-    "normalize": "ragexam.data.normalization",
-    "normalize_with_offsets": "ragexam.data.normalization",
-    "CorpusText": "ragexam.data.evidence",
-    "EvidenceIndex": "ragexam.data.evidence",
-    "EvidenceCoverage": "ragexam.data.evidence",
-    "BoundaryCut": "ragexam.data.evidence",
-    "evidence_coverage": "ragexam.data.evidence",
-    "judge_ranking": "ragexam.data.relevance",
-    "judge_rankings": "ragexam.data.relevance",
-    "Judgment": "ragexam.data.relevance",
-    "Judgments": "ragexam.data.relevance",
-}
+_LAZY = by_module({
+    ".schema": "Document Corpus Question QASet Chunk",
+    ".loaders": "load_corpus load_qa",
+    ".validation": "validate ValidationReport",
+    ".problems": "Problem",
+    ".catalog": "list_datasets dataset_info DatasetInfo",
+    ".datasets": "resolve BUNDLED",
+    ".chunking": "parse_chunker chunk_corpus Chunker Chunking",
+    ".normalization": "normalize normalize_with_offsets",
+    ".evidence": "CorpusText EvidenceIndex EvidenceCoverage BoundaryCut evidence_coverage",
+    ".relevance": "judge_ranking judge_rankings Judgment Judgments",
+})
 
 __all__ = sorted(_LAZY)
 
