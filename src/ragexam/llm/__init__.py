@@ -31,8 +31,8 @@ Users: the judge (:mod:`ragexam.metrics.judge`), answer generation
 (:class:`ragexam.retrieval.embedders.OpenAIEmbedder`), the question generator
 (:mod:`ragexam.questions`), the rerankers (:mod:`ragexam.retrieval.rerank`: the LLM one's calls,
 the cross-encoder's cache, the HTTP one through :mod:`ragexam.retrieval.service`, which also calls a
-user's search service).  This package imports only :mod:`ragexam.errors`, :mod:`ragexam.fmt`, :mod:`ragexam._version` and
-:mod:`ragexam.storage` (and ``httpx`` when a request is sent).  See ``docs/llm.md``.
+user's search service).  This package imports only :mod:`ragexam.errors`, :mod:`ragexam.fmt`, :mod:`ragexam._version`,
+:mod:`ragexam._lazy` (its names load on first use) and :mod:`ragexam.storage` (and ``httpx`` when a request is sent).  See ``docs/llm.md``.
 """
 
 from ragexam._lazy import by_module, lazy_exports
