@@ -106,7 +106,7 @@ from ragexam.llm.cost import price_for
 from ragexam.llm.settings import LLMSettings
 from ragexam.metrics.judge.metric import JudgeMetric
 from ragexam.metrics.judge.registry import builtin_metrics, resolve_metrics
-from ragexam.metrics.judge.prompts import Rubric, detect_language, feedback_message, render_messages
+from ragexam.metrics.judge.prompts import LANGUAGES, Rubric, detect_language, feedback_message, render_messages
 from ragexam.metrics.judge.quoted import QUOTE_RULE_VERSION, Quote, quotes_many
 from ragexam.metrics.judge.replies import NotApplicable, ReplyError, extract_json
 from ragexam.metrics.judge.results import (INTERVAL_CONFIDENCE, INTERVAL_RESAMPLES, REASONS, ItemScore, JudgeItem,
@@ -228,9 +228,7 @@ class Judge:
         if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
             raise InputError(f"received {max_attempts!r}; expected an integer >= 1", source="--max-attempts",
                              field="max_attempts")
-        if language not in ("auto", "ko", "en"):
-            raise InputError(f"received {language!r}; expected 'auto', 'ko' or 'en'", source="--judge-lang",
-                             field="language")
+        one_of(language, ("auto", *LANGUAGES), source="--judge-lang", field="language")
         scoring = settings.scoring if scoring is None else scoring
         one_of(scoring, SCORING, source="--scoring", field="scoring")
         if client is None:
