@@ -173,7 +173,7 @@ def test_id_key_and_bad_objects():
         LangChainRetriever(store, id_key="cid").retrieve(["q"], 2)
     with pytest.raises(InputError, match="neither invoke"):
         LangChainRetriever(object())
-    with pytest.raises(InputError, match="scores must be"):
+    with pytest.raises(InputError, match="scores.: received .cosine.; expected one of similarity, distance"):
         LangChainRetriever(FakeStore([]), scores="cosine")
     with pytest.raises(InputError, match="page_content"):
         LangChainRetriever(FakeStore([(Doc(""), 1.0)])).retrieve(["q"], 2)
