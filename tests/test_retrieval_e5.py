@@ -278,7 +278,7 @@ def test_spec_forms_and_option_errors():
     assert parse_retriever("dense:e5?backend=onnx-fp32&workers=3").embedder.workers == 3
     with pytest.raises(InputError, match="expected one of auto, onnx, onnx-q4, onnx-fp32, numpy"):
         parse_retriever("dense:e5?backend=torch")
-    with pytest.raises(InputError, match="workers must be an integer >= 1"):
+    with pytest.raises(InputError, match="workers.: received .*; expected an integer >= 1"):
         parse_retriever("dense?workers=0")
     with pytest.raises(InputError, match="device must be 'cpu' or 'cuda'"):
         parse_retriever("dense?device=tpu")

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, integer_in
 from ragexam.types import Chunkers, CorpusLike, ExecutorLike, PathLike, QALike, RetrievedLike, Retrievers, options_from
 
 if TYPE_CHECKING:
@@ -954,9 +954,7 @@ def llm_fitness(settings: Any, corpus: Any, qa: Any, *, sample: Optional[int] = 
 
     questions, docs = load_qa(qa), load_corpus(corpus)
     calls = GENERATION_CALLS if generation_calls is None else generation_calls
-    if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
-        raise InputError(f"received {calls!r}; expected an integer >= 1", source="--generation-calls",
-                         field="generation_calls")
+    integer_in(calls, 1, source="--generation-calls", field="generation_calls")
     jd = JudgeAsking(max_attempts, judge_lang).judge(settings, quoted=False)  # the judge's own word
     contrast = build_contrast(questions, docs, list(DEFAULT_CHECK_METRICS), limit=SAMPLE if sample is None else sample,
                               seed=seed)

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterable, Iterator, TypeVar
+import numbers
+from typing import Iterable, Iterator, Optional, TypeVar
 
 T = TypeVar("T")
 
 __all__ = ["RagexamError", "InputError", "MetricNameError", "MissingDependencyError", "speaking_to", "audience",
-           "setting", "command", "one_of"]
+           "setting", "command", "one_of", "integer_in"]
 
 #: who reads the messages: ``python`` (the API, the default) or ``cli`` (set by the command line's entry point)
 _AUDIENCE: ContextVar[str] = ContextVar("ragexam_audience", default="python")
@@ -102,6 +103,21 @@ def one_of(value: T, choices: Iterable[object], *, source: str | None = None, fi
     received = f"unknown {what} {value!r}" if what else f"received {value!r}"
     raise InputError(f"{received}; expected one of {', '.join(map(str, listed))}.", source=source, line=line,
                      field=field)
+
+
+def integer_in(value: object, low: Optional[int] = None, high: Optional[int] = None, *, source: str | None = None,
+            field: str | None = None, line: int | None = None, what: str | None = None) -> int:
+    """``value`` as an ``int`` when it is a whole number (a Python or numpy integer, never a bool) from ``low`` to
+    ``high`` (each optional); else an :class:`InputError` at ``source``/``line``/``field`` saying what was received
+    and what was expected (``what`` the number means first: "the number of workers, an integer >= 1")."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and (low is None or value >= low) \
+            and (high is None or value <= high):
+        return int(value)
+    bounds = (f"from {low} to {high}" if low is not None and high is not None else f">= {low}" if low is not None
+              else f"<= {high}" if high is not None else "")
+    expected = f"an integer {bounds}".rstrip()
+    raise InputError(f"received {value!r}; expected {what + ', ' if what else ''}{expected}.", source=source,
+                     line=line, field=field)
 
 
 class MetricNameError(InputError):

@@ -31,7 +31,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Protocol
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, integer_in
 
 __all__ = ["RateLimit", "RateLimiter", "CallPool", "LocalCallPool", "limiter_for"]
 
@@ -52,9 +52,9 @@ class RateLimit:
             raise InputError(f"received {ps!r}; expected a number of calls per second > 0, or nothing for no "
                              "limit.", source="rate limit", field="per_second")
         c = self.concurrency
-        if c is not None and (isinstance(c, bool) or not isinstance(c, int) or c < 1):
-            raise InputError(f"received {c!r}; expected an integer >= 1, or nothing for no limit.",
-                             source="rate limit", field="concurrency")
+        if c is not None:
+            integer_in(c, 1, source="rate limit", field="concurrency",
+                       what="a number of requests at once (or nothing for no limit)")
 
 
 class RateLimiter:
@@ -119,10 +119,7 @@ class CallPool(Protocol):
 
 
 def _check_concurrency(concurrency: Any) -> int:
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise InputError(f"received {concurrency!r}; expected an integer >= 1.", source="call pool",
-                         field="concurrency")
-    return concurrency
+    return integer_in(concurrency, 1, source="call pool", field="concurrency")
 
 
 class LocalCallPool:

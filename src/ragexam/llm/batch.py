@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import (Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple, TypeVar,
                     Union)
 
-from ragexam.errors import InputError
+from ragexam.errors import integer_in
 from ragexam.llm.cache import ClaimResult, LLMCache, utc_now
 from ragexam.llm.cost import Usage, cost_usd, estimate_tokens
 
@@ -97,9 +97,7 @@ class Batch:
 
 
 def _check_count(name: str, value: Any, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise InputError(f"received {value!r}; expected an integer >= {low}", source="--" + name.replace("_", "-"),
-                         field=name)
+    integer_in(value, low, source="--" + name.replace("_", "-"), field=name)
 
 
 def run_calls(calls: Iterable[Tuple[str, T]], call: Callable[[T], Outcome], *, store: Store, concurrency: int = 4,

@@ -65,7 +65,7 @@ from typing import Any, Callable, List, Mapping, Optional, Tuple
 from urllib.parse import urlsplit
 
 from ragexam import fmt
-from ragexam.errors import InputError, RagexamError
+from ragexam.errors import InputError, RagexamError, integer_in
 from ragexam.llm.redact import Redactor
 from ragexam.llm.safejson import SURROGATE_HELP, TooDeep, loads, may_hold_surrogates, unencodable
 from ragexam.llm.settings import public_endpoint
@@ -145,11 +145,9 @@ def check_max_response_bytes(value: Any, *, source: str = "max_response_bytes") 
             return DEFAULT_MAX_RESPONSE_BYTES
         source = MAX_RESPONSE_ENV
         value = int(raw) if raw.isdigit() else raw
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1024:
-        raise InputError(f"received {value!r}; expected the largest reply to accept, in bytes after decompression "
-                         f"(an integer >= 1024; default {DEFAULT_MAX_RESPONSE_BYTES})", source=source,
-                         field="max_response_bytes")
-    return value
+    return integer_in(value, 1024, source=source, field="max_response_bytes",
+                      what="the largest reply to accept, in bytes after decompression (default "
+                           f"{DEFAULT_MAX_RESPONSE_BYTES})")
 
 
 def _size(n: float) -> str:

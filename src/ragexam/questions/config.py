@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field, fields, replace
 from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, integer_in
 from ragexam.llm.settings import LLMSettings
 from ragexam.metrics.judge.builtin.faithfulness import METRIC as FAITHFULNESS
 from ragexam.questions.prompts import CITE_MODES
@@ -146,9 +146,7 @@ class GenerateConfig:
         v = getattr(self, name)
         if optional and v is None:
             return
-        if isinstance(v, bool) or not isinstance(v, int) or v < low or (high is not None and v > high):
-            rng = f"from {low} to {high}" if high is not None else f">= {low}"
-            raise InputError(f"received {v!r}; expected an integer {rng}", source=_opt(name), field=name)
+        integer_in(v, low, high, source=_opt(name), field=name)
 
     def _number(self, name: str, low: float, high: float, optional: bool) -> None:
         v = getattr(self, name)

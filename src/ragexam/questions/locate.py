@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Mapping,
 
 from ragexam.data.normalization import normalize
 from ragexam.data.schema import Document
-from ragexam.errors import InputError
+from ragexam.errors import InputError, integer_in
 
 if TYPE_CHECKING:  # pragma: no cover
     from ragexam.retrieval.bm25 import BM25Retriever
@@ -102,8 +102,7 @@ class LocateSettings:
                              field="threshold")
         for name in ("min_chars", "max_chars", "shortlist", "corpus_shortlist"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise InputError(f"received {v!r}; expected an integer >= 1", source=name, field=name)
+            integer_in(v, 1, source=name, field=name)
 
     @property
     def signature(self) -> str:

@@ -31,7 +31,7 @@ import abc
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from ragexam import fmt
-from ragexam.errors import InputError, RagexamError
+from ragexam.errors import InputError, RagexamError, integer_in
 from ragexam.types import PathLike
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -152,10 +152,7 @@ def check_queries(queries: Sequence[Any], where: str) -> list[str]:
 
 def check_top_n(top_n: object, where: str) -> int:
     """Validate ``top_n``: an int >= 1 (bool is rejected)."""
-    if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 1:
-        raise InputError(f"top_n must be an integer >= 1, received {top_n!r}.",
-                         source=where, field="top_n")
-    return top_n
+    return integer_in(top_n, 1, source=where, field="top_n")
 
 
 def id_ranks(ids: list[str]) -> "np.ndarray":

@@ -56,7 +56,7 @@ import os
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any
 
-from ragexam.errors import InputError, one_of
+from ragexam.errors import InputError, one_of, integer_in
 from ragexam.exec.timing import stage
 from ragexam.retrieval.base import (Hits, Retriever, check_corpus, check_queries, check_top_n, id_ranks,
                                     top_n_positions)
@@ -131,9 +131,7 @@ def _normalize_inplace(x: "np.ndarray") -> "np.ndarray":
 
 
 def _int_option(value: Any, name: str, lo: int, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
-        raise InputError(f"{name} must be an integer >= {lo}, received {value!r}.", source=where, field=name)
-    return value
+    return integer_in(value, lo, source=where, field=name)
 
 
 def auto_nlist(n: int) -> int:

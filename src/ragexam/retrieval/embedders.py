@@ -41,7 +41,7 @@ import time
 from typing import TYPE_CHECKING, Callable, Protocol, Sequence
 
 from ragexam import fmt
-from ragexam.errors import InputError, MissingDependencyError, RagexamError, one_of
+from ragexam.errors import InputError, MissingDependencyError, RagexamError, one_of, integer_in
 from ragexam.retrieval.registry import Build, Form, embedder_family, flag, integer, number, text
 from ragexam.signature import Signature, quote
 
@@ -177,9 +177,7 @@ class SentenceTransformerEmbedder:
         if device is not None and (not isinstance(device, str) or not device.strip()):
             raise InputError(f"device must be auto, cpu, cuda, cuda:N or mps, received {device!r}.",
                              source=f"dense:st:{model}", field="device")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise InputError(f"batch_size must be an integer >= 1, received {batch_size!r}.",
-                             source=f"dense:st:{model}", field="batch_size")
+        integer_in(batch_size, 1, source=f"dense:st:{model}", field="batch_size")
         if not isinstance(fp16, bool):
             raise InputError(f"fp16 must be true or false, received {fp16!r}.", source=f"dense:st:{model}",
                              field="fp16")

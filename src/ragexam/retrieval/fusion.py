@@ -30,7 +30,7 @@ import math
 from typing import Sequence
 
 from ragexam import fmt
-from ragexam.errors import InputError, one_of
+from ragexam.errors import InputError, one_of, integer_in
 from ragexam.retrieval.base import Hits, Retriever, check_queries, check_top_n, fmt_num
 from ragexam.retrieval.registry import Build, Form, integer, number, numbers, retriever_family, text
 from ragexam.signature import Signature
@@ -161,9 +161,7 @@ class HybridRetriever(Retriever):
         if method != "rrf" and k != _DEFAULT_K:
             raise InputError(f"k is the RRF constant and has no meaning for method={method}; "
                              "drop it.", source="hybrid", field="k")
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-            raise InputError(f"depth must be an integer >= 1, received {depth!r}.", source="hybrid",
-                             field="depth")
+        integer_in(depth, 1, source="hybrid", field="depth")
         self.retrievers = retrievers
         self.method = method
         self.k = k

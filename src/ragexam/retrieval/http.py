@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, integer_in
 from ragexam.retrieval.service import JSONService, Malformed, ServiceOptions, json_path, set_path
 from ragexam.retrieval.texts import Retrieval, TextRetriever
 from ragexam.retrieval.registry import Build, Form, integer, number, retriever_family, text
@@ -92,8 +92,8 @@ class HTTPRetriever(TextRetriever):
         if not isinstance(top_k_field, str):
             raise InputError(f"received {top_k_field!r}; expected a field name (or empty: not sent).", source=where,
                              field="top_k_field")
-        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-            raise InputError(f"received {top_k!r}; expected an integer >= 1.", source=where, field="top_k")
+        if top_k is not None:
+            integer_in(top_k, 1, source=where, field="top_k")
         if extra_body is not None and not isinstance(extra_body, Mapping):
             raise InputError(f"received a {type(extra_body).__name__}; expected a JSON object.", source=where,
                              field="extra_body")

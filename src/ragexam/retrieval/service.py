@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, integer_in
 from ragexam.types import JsonValue, PathLike
 
 __all__ = ["JSONService", "ServiceOptions", "Malformed", "json_path", "ServiceUsage"]
@@ -158,8 +158,7 @@ class JSONService:
                 raise InputError(f"received {value!r}; expected a finite number of seconds"
                                  f"{' > 0' if name == 'timeout' else ' >= 0'}.", source=where, field=name)
         for name, value, low in (("max_retries", max_retries, 0), ("concurrency", concurrency, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise InputError(f"received {value!r}; expected an integer >= {low}.", source=where, field=name)
+            integer_in(value, low, source=where, field=name)
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, integer_in
 
 #: The seed used when the caller does not pass one.  It is an ordinary explicit seed: it is
 #: recorded in every result and in its signature, so a default run reproduces too.
@@ -92,11 +92,7 @@ def _paired(a: Any, b: Any, *, func: str, ndims: tuple[int, ...] = (1,),
 
 
 def _check_int(value: Any, *, func: str, param: str, minimum: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) \
-            or value < minimum:
-        raise InputError(f"received {value!r}; expected an integer >= {minimum}.",
-                         source=f"{func}()", field=param)
-    return int(value)
+    return integer_in(value, minimum, source=f"{func}()", field=param)
 
 
 def _check_seed(seed: Any, *, func: str) -> int:

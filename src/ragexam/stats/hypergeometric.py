@@ -35,17 +35,14 @@ from typing import Any, Dict, Optional
 import numpy as np
 
 from ragexam._version import __version__
-from ragexam.errors import InputError
+from ragexam.errors import InputError, integer_in
 from ragexam.stats._checks import _check_fraction
 
 __all__ = ["FiniteInterval", "hypergeometric_interval", "hypergeometric_cdf", "hypergeometric_sf"]
 
 
 def _int(value: Any, name: str, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
-        raise InputError(f"received {value!r}; expected a whole number of at least {minimum}",
-                         source="hypergeometric_interval()", field=name)
-    return int(value)
+    return integer_in(value, minimum, source="hypergeometric_interval()", field=name)
 
 
 class _LogFactorials:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Optional, Sequence, Tuple
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, integer_in
 from ragexam.stats._checks import _check_fraction
 from ragexam.stats.power import normal_quantile
 
@@ -48,9 +48,7 @@ MIN_EACH = 5
 
 
 def _n(n: object, func: str) -> int:
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise InputError(f"received {n!r}; expected an integer >= 1", source=f"{func}()", field="n")
-    return n
+    return integer_in(n, 1, source=f"{func}()", field="n")
 
 
 def wilson(share: float, n: int, *, confidence: float = 0.95) -> Tuple[float, float]:

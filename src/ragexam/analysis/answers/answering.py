@@ -33,7 +33,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ragexam.types import ExecutorLike
 from ragexam.analysis.answers.files import AnswerRecord, run_contexts
-from ragexam.errors import InputError
+from ragexam.errors import InputError, integer_in
 from ragexam.storage.runfolder import RunData
 from ragexam.storage.summary import DEFAULT_MISS_K, TOP_IDS
 
@@ -97,10 +97,9 @@ def answer_tasks(qa, run: RunData, corpus, *, model: str, endpoint: str, pipelin
     from ragexam.llm.cache import request_key
     from ragexam.metrics.judge.prompts import detect_language
 
-    if isinstance(contexts, bool) or not isinstance(contexts, int) or not 1 <= contexts <= TOP_IDS:
-        raise InputError(f"received {contexts!r}; expected the number of top chunks given to the generator, an "
-                         f"integer from 1 to {TOP_IDS} (per_question.csv keeps the top {TOP_IDS} chunk ids)",
-                         source="--contexts", field="contexts")
+    integer_in(contexts, 1, TOP_IDS, source="--contexts", field="contexts",
+               what=f"the number of top chunks given to the generator (per_question.csv keeps the top {TOP_IDS} "
+                    "chunk ids)")
     if language == "auto":
         language = detect_language([q.question for q in qa])
     if language not in SYSTEM_PROMPTS:

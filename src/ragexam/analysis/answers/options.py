@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple, Union
 
 from ragexam.analysis.judging.check import MIN_QUESTIONS, SCORE_SAMPLE
-from ragexam.errors import InputError
+from ragexam.errors import InputError, integer_in
 from ragexam.metrics.judge.metric import JudgeMetric
 from ragexam.metrics.verdicts import CorrectIf
 from ragexam.types import CorpusLike
@@ -31,9 +31,7 @@ def check_min_coverage(value: object) -> float:
 
 
 def _check_int(value: object, name: str, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        expected = "an integer" if minimum <= -(2 ** 62) else f"an integer >= {minimum}"
-        raise InputError(f"received {value!r}; expected {expected}", source="score", field=name)
+    integer_in(value, None if minimum <= -(2 ** 62) else minimum, source="score", field=name)
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.signature import Signature
 from ragexam import fmt
-from ragexam.errors import InputError, one_of
+from ragexam.errors import InputError, one_of, integer_in
 from ragexam.llm.attempts import TEXT_REFUSAL
 from ragexam.llm.batch import Outcome, PlannedCall, plan_calls, Store, run_calls
 from ragexam.llm.cache import request_key
@@ -225,9 +225,7 @@ class Judge:
             settings = settings.replace(**endpoint)
         if model is not None and model != settings.model:
             settings = settings.replace(model=model)
-        if isinstance(max_attempts, bool) or not isinstance(max_attempts, int) or max_attempts < 1:
-            raise InputError(f"received {max_attempts!r}; expected an integer >= 1", source="--max-attempts",
-                             field="max_attempts")
+        integer_in(max_attempts, 1, source="--max-attempts", field="max_attempts")
         one_of(language, ("auto", *LANGUAGES), source="--judge-lang", field="language")
         scoring = settings.scoring if scoring is None else scoring
         one_of(scoring, SCORING, source="--scoring", field="scoring")
@@ -310,8 +308,7 @@ class Judge:
 
     def _tasks(self, jobs: Mapping[str, Sequence[JudgeItem]], repeat: int, language: str,
                defs: Mapping[str, JudgeMetric], mode: str) -> List[_Task]:
-        if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
-            raise InputError(f"received {repeat!r}; expected an integer >= 1", source="--repeat", field="repeat")
+        integer_in(repeat, 1, source="--repeat", field="repeat")
         tasks = []
         planned = []
         for metric, items in jobs.items():

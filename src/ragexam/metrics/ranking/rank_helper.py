@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Sequence
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, integer_in
 
 __all__ = ["RankMetrics", "rank_metrics"]
 
@@ -37,8 +37,7 @@ def rank_metrics(ranks: Sequence[int | None], k: int = 3) -> RankMetrics:
     Raises :class:`~ragexam.errors.InputError` on an empty list, ``k < 1`` or a rank that
     is not a positive integer.
     """
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise InputError(f"k must be a positive integer, got {k!r}", source="k")
+    integer_in(k, 1, source="rank_metrics()", field="k")
     if len(ranks) == 0:
         raise InputError("no ranks given: hit@k and MRR of zero questions are undefined", source="ranks")
     hit1 = hitk = 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, integer_in
 from ragexam.signature import Signature
 
 __all__ = ["signature", "check_bool", "check_int", "check_positive"]
@@ -22,9 +22,7 @@ def check_bool(value, name: str, func: str) -> bool:
 
 
 def check_int(value, name: str, func: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise InputError(f"{func}: `{name}` must be an integer >= {minimum}, got {value!r}.", field=name)
-    return int(value)
+    return integer_in(value, minimum, source=f"{func}()", field=name)
 
 
 def check_positive(value, name: str, func: str) -> float:

@@ -6,7 +6,7 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ragexam.errors import InputError, one_of
+from ragexam.errors import InputError, one_of, integer_in
 from ragexam.retrieval.embedders import _dist_version
 from ragexam.retrieval.registry import Build, Form, embedder_family, integer, text
 from ragexam.signature import Signature
@@ -90,10 +90,8 @@ class E5Embedder:
         if backend is None:
             backend = "onnx-fp32" if device == "cuda" else AUTO
         one_of(backend, (AUTO, *BACKENDS), source="dense:e5", field="backend")
-        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
-                                    or workers < 1):
-            raise InputError(f"workers must be an integer >= 1, received {workers!r}.",
-                             source="dense:e5", field="workers")
+        if workers is not None:
+            integer_in(workers, 1, source="dense:e5", field="workers")
         if device not in ("cpu", "cuda"):
             raise InputError(f"device must be 'cpu' or 'cuda', received {device!r}.",
                              source="dense:e5", field="device")

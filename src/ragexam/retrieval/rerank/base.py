@@ -39,7 +39,7 @@ import abc
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, integer_in
 from ragexam.retrieval.base import Component
 from ragexam.signature import Signature
 from ragexam.types import RetrieverObject, TextRetrieverObject
@@ -112,10 +112,8 @@ class RerankReport:
 
 
 def _check_top(top: object) -> int:
-    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
-        raise InputError(f"received {top!r}; expected the number of first-stage candidates to rerank, an integer "
-                         ">= 1.", source="rerank stage", field="top")
-    return top
+    return integer_in(top, 1, source="rerank stage", field="top",
+                      what="the number of first-stage candidates to rerank")
 
 
 def _check_results(results: object, n: int, reranker: Reranker, sizes: Sequence[int]) -> List[RerankResult]:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from ragexam.errors import InputError, one_of
+from ragexam.errors import InputError, one_of, integer_in
 from ragexam.retrieval.rerank.base import Reranker, RerankResult
 from ragexam.retrieval.registry import Build, Form, integer, number, reranker_family, text
 from ragexam.signature import Signature, quote
@@ -73,8 +73,7 @@ class LLMReranker(Reranker):
         where = f"rerank:llm:{model}"
         one_of(mode, MODES, source=where, field="mode")
         for name, value, low in (("scale", scale, 1), ("max_chars", max_chars, 50)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise InputError(f"received {value!r}; expected an integer >= {low}.", source=where, field=name)
+            integer_in(value, low, source=where, field=name)
         if settings is None:
             settings = LLMSettings(model)
         elif not isinstance(settings, LLMSettings):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any, Dict, List, Optional
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, integer_in
 from ragexam.retrieval.rerank.base import Reranker, RerankResult
 from ragexam.retrieval.registry import Build, Form, integer, reranker_family, text
 from ragexam.signature import Signature, quote
@@ -34,9 +34,8 @@ class CrossEncoderReranker(Reranker):
         if not isinstance(model, str) or not model.strip():
             raise InputError(f"received {model!r}; expected a model name or path.", source="rerank:st", field="model")
         for name, value in (("batch_size", batch_size), ("max_length", max_length)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise InputError(f"received {value!r}; expected an integer >= 1.", source=f"rerank:st:{model}",
-                                 field=name)
+            if value is not None:
+                integer_in(value, 1, source=f"rerank:st:{model}", field=name)
         self.model = model
         self.device = device
         self.batch_size = batch_size
