@@ -35,7 +35,7 @@ import math
 from typing import Optional, Sequence, Tuple, Union
 
 __all__ = ["MISSING", "num", "ci", "signed", "signed_ci", "p_value", "approx", "percent", "cost", "plural",
-           "noun", "sentence", "is_number"]
+           "noun", "sentence", "is_number", "finite"]
 
 #: what a missing or non-finite number is shown as
 MISSING = "-"
@@ -44,11 +44,16 @@ MISSING = "-"
 Interval = Optional[Sequence[Optional[float]]]
 
 
+def finite(x: object) -> Optional[float]:
+    """``x`` as a float when it is a finite int or float (booleans are not numbers here), else ``None``."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(float(x)):
+        return None
+    return float(x)
+
+
 def is_number(x: object) -> bool:
     """``True`` for a finite int or float (booleans are not numbers here)."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return False
-    return math.isfinite(float(x))
+    return finite(x) is not None
 
 
 def _fixed(x: float, digits: int) -> str:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import sqlite3
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ragexam import fmt
 from ragexam.errors import InputError, one_of
 from ragexam.storage.readback import parse_json
 from ragexam.storage.paths import history_path
@@ -172,11 +172,6 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _finite_or_none(x: object) -> Optional[float]:
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return None
-    return float(x) if math.isfinite(float(x)) else None
-
 
 class History:
     """The run-history database at ``path`` (default: :func:`default_history_path`).
@@ -283,8 +278,8 @@ class History:
         if not isinstance(run_id, str) or not run_id.strip():
             raise InputError(f"received {run_id!r}; expected the run's id string.", source="summary",
                              field="run_id")
-        fmt = str(summary.get("format"))
-        kind = kind or summary.get("kind") or ("score" if fmt.startswith("ragexam-score") else "run")
+        form = str(summary.get("format"))
+        kind = kind or summary.get("kind") or ("score" if form.startswith("ragexam-score") else "run")
         summary_json = _dumps(summary, "summary")
         sha = hashlib.sha256(summary_json.encode("utf-8")).hexdigest()
         ds = summary.get("dataset") or {}
@@ -296,7 +291,7 @@ class History:
         pipelines = [p.get("name") for p in summary.get("pipelines") or [] if isinstance(p, Mapping)]
         pipelines = [p for p in pipelines if isinstance(p, str)] or list(results)
         head, label = _listing(summary)
-        headline = {p: _finite_or_none(((results.get(p) or {}).get("metrics") or {}).get(head))
+        headline = {p: fmt.finite(((results.get(p) or {}).get("metrics") or {}).get(head))
                     for p in results} if head else {}
         result_rows = []
         for pipe, res in results.items():
@@ -304,8 +299,8 @@ class History:
             for metric, value in ((res or {}).get("metrics") or {}).items():
                 lo_hi = ci.get(metric) if isinstance(ci.get(metric), (list, tuple)) else (None, None)
                 lo, hi = (list(lo_hi) + [None, None])[:2]
-                result_rows.append((pipe, metric, _finite_or_none(value), _finite_or_none(lo),
-                                    _finite_or_none(hi)))
+                result_rows.append((pipe, metric, fmt.finite(value), fmt.finite(lo),
+                                    fmt.finite(hi)))
         with self._session() as con:
             con.execute("BEGIN IMMEDIATE")
             try:
@@ -324,7 +319,7 @@ class History:
                     "INSERT INTO runs (id, kind, format, created, recorded, ragexam_version, dataset, "
                     "corpus_sha256, qa_sha256, dataset_hash, pipelines, headline_metric, headline, "
                     "config, summary, summary_sha256, n_rows) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)",
-                    (stored, kind, fmt, summary.get("created"), _now(), summary.get("ragexam_version"),
+                    (stored, kind, form, summary.get("created"), _now(), summary.get("ragexam_version"),
                      label, corpus_sha, qa_sha, dataset_hash,
                      _dumps(pipelines, "pipelines"), head, _dumps(headline, "headline"),
                      _dumps(summary.get("config") or {}, "config"), summary_json, sha))

@@ -9,10 +9,10 @@ written as a line of ``per_answer.csv`` (:meth:`AnswerRow.csv_row`) and recorded
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
+from ragexam import fmt
 from ragexam.analysis.answers.diagnosis import StageResult
 from ragexam.analysis.answers.files import AnswerRecord
 from ragexam.analysis.answers.traffic import exam_match, is_traced
@@ -124,11 +124,11 @@ class AnswerRow:
         (1 or 0), each judge metric's score under its name (None when not judged), for the metrics
         in ``pass_metrics`` (those with a pass rule) ``<metric>_pass`` (1 or 0; None when not judged)
         and the summable statistics of the corpus metrics."""
-        metrics: Dict[str, Optional[float]] = {m: _finite(self.text.get(m)) for m in ("chrf", "bleu", "rouge_l")}
+        metrics: Dict[str, Optional[float]] = {m: fmt.finite(self.text.get(m)) for m in ("chrf", "bleu", "rouge_l")}
         metrics["ok_share"] = None if self.ok is None else float(self.ok)
         for m in judge_metrics:
             sc = self.judge.get(m)
-            metrics[m] = _finite(sc.score) if sc is not None and sc.judged else None
+            metrics[m] = fmt.finite(sc.score) if sc is not None and sc.judged else None
             if m in pass_metrics:
                 metrics[m + PASS_SUFFIX] = float(sc.passed) if sc is not None and sc.passed is not None else None
         q = self.question
@@ -140,11 +140,6 @@ class AnswerRow:
 def _flag(x: Optional[bool]) -> Optional[int]:
     return None if x is None else int(x)
 
-
-def _finite(x: object) -> Optional[float]:
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return None
-    return float(x) if math.isfinite(float(x)) else None
 
 
 def evidence_per_context(evidence: Sequence[str], contexts: Sequence[str]) -> Optional[Evidence]:

@@ -15,7 +15,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from ragexam import fmt
 from ragexam.analysis.answers.diagnosis import Attribution
 from ragexam.analysis.answers.options import check_min_coverage
-from ragexam.analysis.answers.rows import EVIDENCE_TWINS, PASS_SUFFIX, AnswerRow, _finite
+from ragexam.analysis.answers.rows import EVIDENCE_TWINS, PASS_SUFFIX, AnswerRow
 from ragexam.analysis.judging.agreement import RepeatAgreement
 from ragexam.metrics.judge import Judge, JudgeRun, MetricSummary
 from ragexam.metrics.judge.metric import JudgeMetric
@@ -67,19 +67,19 @@ def segment_result(rows: Sequence[AnswerRow], text: TextScores, metrics: Sequenc
     or abstained_ok; unjudged ones count as not ok); each judge metric's mean over its judged items and, for a
     metric with a pass rule, its pass rate ``<metric>_pass``, with their intervals (:func:`judge_stat`;
     ``definitions``: the judged metrics by name) and coverage."""
-    values: Dict[str, Optional[float]] = {m: _finite(getattr(text, m)) for m in ("chrf", "bleu", "rouge_l")}
+    values: Dict[str, Optional[float]] = {m: fmt.finite(getattr(text, m)) for m in ("chrf", "bleu", "rouge_l")}
     oks = [r.ok for r in rows if r.ok is not None]
     values["ok_share"] = (sum(oks) / len(oks)) if oks else None
     coverage: Dict[str, Coverage] = {}
     ci95: Dict[str, Optional[Tuple[float, float]]] = {}
     for m in metrics:
         s = judge_stat(rows, m, seed, definition=(definitions or {}).get(m))
-        values[m] = _finite(s.mean)
+        values[m] = fmt.finite(s.mean)
         coverage[m] = Coverage(s.n, s.n_judged)
         if s.ci95 is not None:
             ci95[m] = (s.ci95[0], s.ci95[1])
         if m in pass_metrics:
-            values[m + PASS_SUFFIX] = _finite(s.pass_rate)
+            values[m + PASS_SUFFIX] = fmt.finite(s.pass_rate)
             coverage[m + PASS_SUFFIX] = Coverage(s.n, s.n_judged)
             if s.pass_ci95 is not None:
                 ci95[m + PASS_SUFFIX] = (s.pass_ci95[0], s.pass_ci95[1])

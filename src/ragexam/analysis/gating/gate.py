@@ -40,6 +40,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ragexam import fmt
 from ragexam.errors import InputError, MetricNameError
 from ragexam.storage.runfolder import RunData
 from ragexam.storage.score_summary import JudgeSection
@@ -150,11 +151,6 @@ def _canonical(name: str, valid: Sequence[str]) -> Optional[str]:
         return None
     return canon if canon in valid else None
 
-
-def _finite(x: object) -> Optional[float]:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(float(x)):
-        return None
-    return float(x)
 
 
 def _results(run: RunData) -> Dict[str, Any]:
@@ -368,7 +364,7 @@ def _check_results(run: RunData, results: Dict[str, Any], pipeline: Optional[str
                 raise MetricNameError(f"received {fl.metric!r}, which this run did not compute for {p!r}; "
                                       f"valid metrics: {', '.join(valid) or 'none'}.", source="check",
                                       field="--min")
-            mean = _finite(metrics[name])
+            mean = fmt.finite(metrics[name])
             cov = (res.get("coverage") or {}).get(name) or {}
             judged = cov.get("n_judged") if isinstance(cov.get("n_judged"), int) else None
             judgeable = cov.get("n") if isinstance(cov.get("n"), int) else None
