@@ -17,13 +17,14 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from contextvars import ContextVar
+import math
 import numbers
 from typing import Iterable, Iterator, Optional, TypeVar
 
 T = TypeVar("T")
 
 __all__ = ["RagexamError", "InputError", "MetricNameError", "MissingDependencyError", "speaking_to", "audience",
-           "setting", "command", "one_of", "integer_in"]
+           "setting", "command", "one_of", "integer_in", "number_in"]
 
 #: who reads the messages: ``python`` (the API, the default) or ``cli`` (set by the command line's entry point)
 _AUDIENCE: ContextVar[str] = ContextVar("ragexam_audience", default="python")
@@ -118,6 +119,31 @@ def integer_in(value: object, low: Optional[int] = None, high: Optional[int] = N
     expected = f"an integer {bounds}".rstrip()
     raise InputError(f"received {value!r}; expected {what + ', ' if what else ''}{expected}.", source=source,
                      line=line, field=field)
+
+
+def number_in(value: object, low: Optional[float] = None, high: Optional[float] = None, *, above: bool = False,
+              below: bool = False, source: str | None = None, field: str | None = None, line: int | None = None,
+              what: str = "a number", fix: str = "") -> float:
+    """``value`` as a ``float`` when it is a finite real number (Python or numpy, never a bool) from ``low`` to
+    ``high`` (each optional; ``above``/``below``: the bound itself is excluded); else an :class:`InputError` at
+    ``source``/``line``/``field`` saying what was received and what was expected (``what``: "a number of
+    seconds"), then ``fix``."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value):
+        x = float(value)
+        if (low is None or (x > low if above else x >= low)) and (high is None or (x < high if below else x <= high)):
+            return x
+    if low is not None and high is not None:
+        bounds = (f"from {low:g} to {high:g}" if not (above or below) else
+                  f"in {'(' if above else '['}{low:g}, {high:g}{')' if below else ']'}")
+    elif low is not None:
+        bounds = f"{'>' if above else '>='} {low:g}"
+    elif high is not None:
+        bounds = f"{'<' if below else '<='} {high:g}"
+    else:
+        bounds = ""
+    expected = f"{what} {bounds}".rstrip() if bounds else f"{what} (finite)" if what != "a number" else "a finite number"
+    raise InputError(f"received {value!r}; expected {expected}.{' ' + fix if fix else ''}", source=source, line=line,
+                     field=field)
 
 
 class MetricNameError(InputError):

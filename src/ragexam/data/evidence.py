@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Dict, FrozenSet, Iterable, List, Optional, Tup
 from ragexam.data.chunking import Chunking
 from ragexam.data.normalization import NormalizedText, normalization_signature, normalize, normalize_with_offsets
 from ragexam.data.schema import Document, Question
-from ragexam.errors import InputError
+from ragexam.errors import number_in
 from ragexam.signature import Signature
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -429,11 +429,8 @@ def check_min_fraction(min_fraction: Optional[float]) -> Optional[float]:
     """``min_fraction`` if it is ``None`` or in ``(0, 1]``; otherwise ``InputError``."""
     if min_fraction is None:
         return None
-    if isinstance(min_fraction, bool) or not isinstance(min_fraction, (int, float)) \
-            or not 0 < min_fraction <= 1:
-        raise InputError(f"received {min_fraction!r}; expected a number in (0, 1] (e.g. 0.5) or None "
-                         "for whole containment", source="min_fraction")
-    return float(min_fraction)
+    return number_in(min_fraction, 0.0, 1.0, above=True, source="min_fraction",
+                     fix="E.g. 0.5, or None for whole containment.")
 
 
 class _DocArrays(dict):

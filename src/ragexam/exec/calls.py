@@ -31,7 +31,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Protocol
 
-from ragexam.errors import InputError, integer_in
+from ragexam.errors import integer_in, number_in
 
 __all__ = ["RateLimit", "RateLimiter", "CallPool", "LocalCallPool", "limiter_for"]
 
@@ -47,10 +47,9 @@ class RateLimit:
 
     def __post_init__(self) -> None:
         ps = self.per_second
-        if ps is not None and (isinstance(ps, bool) or not isinstance(ps, (int, float)) or not math.isfinite(ps)
-                               or ps <= 0):
-            raise InputError(f"received {ps!r}; expected a number of calls per second > 0, or nothing for no "
-                             "limit.", source="rate limit", field="per_second")
+        if ps is not None:
+            number_in(ps, 0.0, above=True, source="rate limit", field="per_second",
+                      what="a number of calls per second (or nothing for no limit)")
         c = self.concurrency
         if c is not None:
             integer_in(c, 1, source="rate limit", field="concurrency",

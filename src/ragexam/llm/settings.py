@@ -51,7 +51,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple, Union
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, number_in
 
 __all__ = ["LLMSettings", "Endpoint", "resolve_endpoint", "public_endpoint", "DEFAULT_BASE_URL",
            "RESPONSE_FORMATS", "SCORINGS", "option_name", "NO_KEY"]
@@ -80,12 +80,7 @@ def _bad(name: str, value: Any, expected: str) -> InputError:
 
 def _number(name: str, value: Any, *, low: float, strict: bool = False, high: Optional[float] = None,
             what: str = "a number") -> float:
-    ok = (not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-          and (value > low if strict else value >= low) and (high is None or value <= high))
-    if not ok:
-        rng = f"> {low:g}" if strict else (f"from {low:g} to {high:g}" if high is not None else f">= {low:g}")
-        raise _bad(name, value, f"{what} {rng}")
-    return float(value)
+    return number_in(value, low, high, above=strict, source=option_name(name), field=name, what=what)
 
 
 def _integer(name: str, value: Any, *, low: int) -> int:

@@ -10,11 +10,10 @@ can be switched off, and :func:`resolve` -- keyword options split between the ge
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, fields, replace
 from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
 
-from ragexam.errors import InputError, integer_in
+from ragexam.errors import InputError, integer_in, number_in
 from ragexam.llm.settings import LLMSettings
 from ragexam.metrics.judge.builtin.faithfulness import METRIC as FAITHFULNESS
 from ragexam.questions.prompts import CITE_MODES
@@ -152,9 +151,7 @@ class GenerateConfig:
         v = getattr(self, name)
         if optional and v is None:
             return
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not low <= v <= high:
-            raise InputError(f"received {v!r}; expected a number from {low:g} to {high:g}", source=_opt(name),
-                             field=name)
+        number_in(v, low, high, source=_opt(name), field=name)
 
     def _modes(self) -> None:
         if self.cite not in ("auto",) + CITE_MODES:

@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterable, List, Mapping,
 
 from ragexam.data.normalization import normalize
 from ragexam.data.schema import Document
-from ragexam.errors import InputError, integer_in
+from ragexam.errors import integer_in, number_in
 
 if TYPE_CHECKING:  # pragma: no cover
     from ragexam.retrieval.bm25 import BM25Retriever
@@ -96,10 +96,9 @@ class LocateSettings:
 
     def __post_init__(self) -> None:
         t = self.threshold
-        if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 1:
-            raise InputError(f"received {t!r}; expected a number from 0 to 1 (the confidence a located span needs "
-                             f"to be written as evidence; default {DEFAULT_THRESHOLD})", source="--threshold",
-                             field="threshold")
+        number_in(t, 0.0, 1.0, source="--threshold", field="threshold",
+                  what=f"the confidence a located span needs to be written as evidence (default {DEFAULT_THRESHOLD}), "
+                       "a number")
         for name in ("min_chars", "max_chars", "shortlist", "corpus_shortlist"):
             v = getattr(self, name)
             integer_in(v, 1, source=name, field=name)

@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
-from ragexam.errors import InputError, integer_in
+from ragexam.errors import InputError, integer_in, number_in
 from ragexam.types import JsonValue, PathLike
 
 __all__ = ["JSONService", "ServiceOptions", "Malformed", "json_path", "ServiceUsage"]
@@ -152,11 +152,8 @@ class JSONService:
         self._headers = _check_headers(options.headers, where)
         timeout, backoff, max_retries, concurrency = (options.timeout, options.backoff, options.max_retries,
                                                       options.concurrency)
-        for name, value, low in (("timeout", timeout, 0.0), ("backoff", backoff, 0.0)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= low or \
-                    (name == "timeout" and value <= 0) or value != value or value == float("inf"):
-                raise InputError(f"received {value!r}; expected a finite number of seconds"
-                                 f"{' > 0' if name == 'timeout' else ' >= 0'}.", source=where, field=name)
+        for name, value in (("timeout", timeout), ("backoff", backoff)):
+            number_in(value, 0.0, above=name == "timeout", source=where, field=name, what="a number of seconds")
         for name, value, low in (("max_retries", max_retries, 0), ("concurrency", concurrency, 1)):
             integer_in(value, low, source=where, field=name)
         self.timeout = float(timeout)

@@ -6,12 +6,11 @@ Nothing here returns NaN: empty input, NaN or infinite values, text and ``None``
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
-from ragexam.errors import InputError, integer_in
+from ragexam.errors import InputError, integer_in, number_in
 
 #: The seed used when the caller does not pass one.  It is an ordinary explicit seed: it is
 #: recorded in every result and in its signature, so a default run reproduces too.
@@ -104,11 +103,7 @@ def _check_seed(seed: Any, *, func: str) -> int:
 
 
 def _check_fraction(value: Any, *, func: str, param: str, hint: str = "") -> float:
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    if not ok or not 0.0 < float(value) < 1.0:
-        raise InputError(f"received {value!r}; expected a number strictly between 0 and 1.{hint}",
-                         source=f"{func}()", field=param)
-    return float(value)
+    return number_in(value, 0.0, 1.0, above=True, below=True, source=f"{func}()", field=param, fix=hint.strip())
 
 
 def _check_alternative(alternative: Any, *, func: str) -> str:
@@ -124,8 +119,4 @@ def _chunk_rows(n_total: int, bytes_per_row: int) -> int:
 
 
 def _finite(x: Any, *, func: str, param: str) -> float:
-    ok = isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
-    if not ok or not math.isfinite(float(x)):
-        raise InputError(f"received {x!r}; expected a finite number.", source=f"{func}()",
-                         field=param)
-    return float(x)
+    return number_in(x, source=f"{func}()", field=param)

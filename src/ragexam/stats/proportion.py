@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Optional, Sequence, Tuple
 
-from ragexam.errors import InputError, integer_in
+from ragexam.errors import InputError, integer_in, number_in
 from ragexam.stats._checks import _check_fraction
 from ragexam.stats.power import normal_quantile
 
@@ -60,9 +60,7 @@ def wilson(share: float, n: int, *, confidence: float = 0.95) -> Tuple[float, fl
     """
     n = _n(n, "wilson")
     _check_fraction(confidence, func="wilson", param="confidence")
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= float(share) <= 1.0:
-        raise InputError(f"received {share!r}; expected a share in [0, 1]", source="wilson()", field="share")
-    p = float(share)
+    p = number_in(share, 0.0, 1.0, source="wilson()", field="share", what="a share")
     z = normal_quantile((1.0 + confidence) / 2.0)
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, number_in
 
 if TYPE_CHECKING:
     from ragexam.analysis.answers.scored import ScoreReport
@@ -130,10 +130,8 @@ def check_exam(result: ExamResult, min: Mapping[str, float], *, on: str = "lower
             raise InputError(f"received {value!r} as the floor of {name!r}; expected a number", source="assert_exam",
                              field="min")
         floors.append(Floor(str(name), float(value)))
-    if min_coverage is not None and (isinstance(min_coverage, bool) or not isinstance(min_coverage, (int, float))
-                                     or not 0 <= min_coverage <= 1):
-        raise InputError(f"received {min_coverage!r}; expected a fraction from 0 to 1", source="assert_exam",
-                         field="min_coverage")
+    if min_coverage is not None:
+        number_in(min_coverage, 0.0, 1.0, source="assert_exam", field="min_coverage", what="a fraction")
     run, report = _as_run(result)
     out = []
     for g in check_run(run, floors, pipeline=pipeline, point=_ON[on], trust_judge=trust_judge):

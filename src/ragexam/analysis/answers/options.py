@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple, Union
 
 from ragexam.analysis.judging.check import MIN_QUESTIONS, SCORE_SAMPLE
-from ragexam.errors import InputError, integer_in
+from ragexam.errors import InputError, integer_in, number_in
 from ragexam.metrics.judge.metric import JudgeMetric
 from ragexam.metrics.verdicts import CorrectIf
 from ragexam.types import CorpusLike
@@ -98,9 +98,9 @@ class ScoreOptions:
             raise InputError("--baseline names a segment of --by; pass --by FIELD too", source="score",
                              field="baseline")
         t = self.match_threshold
-        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 < t <= 1):
-            raise InputError(f"received {t!r}; expected a cosine in (0, 1], e.g. 0.92", source="score",
-                             field="match_threshold")
+        if t is not None:
+            number_in(t, 0.0, 1.0, above=True, source="score", field="match_threshold", what="a cosine",
+                      fix="E.g. 0.92.")
 
     def check_judge(self, *, judge: bool, human: bool, source: str = "score") -> None:
         """The settings that need an LLM judge have one (``judge``; ``human``: human labels were given)."""

@@ -11,13 +11,12 @@ the audit of those very bytes (the run's ``qa_sha256``), or what the run recorde
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Union
 
 from ragexam import fmt
-from ragexam.errors import InputError
+from ragexam.errors import InputError, number_in
 from ragexam.storage.runfolder import RunData
 from ragexam.storage.summary import DatasetAudit, RunSummary
 
@@ -46,10 +45,7 @@ class JunkGate:
 
 def parse_max_junk(value: float) -> float:
     """``--max-junk`` checked: a share from 0 to 1."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not 0.0 <= float(value) <= 1.0:
-        raise InputError(f"received {value!r}; expected a share of questions from 0 to 1 (0.1 for 10%)",
-                         source="check", field="--max-junk")
+    number_in(value, 0.0, 1.0, source="check", field="--max-junk", what="a share of questions", fix="0.1 for 10%.")
     return float(value)
 
 

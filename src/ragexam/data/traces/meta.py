@@ -32,11 +32,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from dataclasses import dataclass, field
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, number_in
 from ragexam.types import JsonValue
 
 __all__ = ["TraceMeta", "Feedback", "RetrievedDoc", "hash_id", "SOURCES", "NEGATIVE_LABELS", "PROBLEMS"]
@@ -81,9 +80,7 @@ def _opt_str(obj: Mapping[str, JsonValue], name: str, source: Optional[str], lin
 def _opt_number(v: JsonValue, source: Optional[str], line: Optional[int], name: str) -> Optional[float]:
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise _fail(f"received {v!r}; expected a finite number (or null)", source, line, name)
-    return float(v)
+    return number_in(v, source=source, line=line, field=f"trace.{name}", what="a finite number (or null)")
 
 
 def _opt_int(v: JsonValue, source: Optional[str], line: Optional[int], name: str) -> Optional[int]:

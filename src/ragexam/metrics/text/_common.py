@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import math
 
-from ragexam.errors import InputError, integer_in
+from ragexam.errors import InputError, integer_in, number_in
 from ragexam.signature import Signature
 
 __all__ = ["signature", "check_bool", "check_int", "check_positive"]
@@ -26,6 +25,4 @@ def check_int(value, name: str, func: str, minimum: int) -> int:
 
 
 def check_positive(value, name: str, func: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise InputError(f"{func}: `{name}` must be a finite number > 0, got {value!r}.", field=name)
-    return value
+    return number_in(value, 0.0, above=True, source=f"{func}()", field=name)
