@@ -51,7 +51,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple, Union
 
-from ragexam.errors import InputError, number_in
+from ragexam.errors import InputError, integer_in, number_in, one_of
 
 __all__ = ["LLMSettings", "Endpoint", "resolve_endpoint", "public_endpoint", "DEFAULT_BASE_URL",
            "RESPONSE_FORMATS", "SCORINGS", "option_name", "NO_KEY"]
@@ -84,9 +84,7 @@ def _number(name: str, value: Any, *, low: float, strict: bool = False, high: Op
 
 
 def _integer(name: str, value: Any, *, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise _bad(name, value, f"an integer >= {low}")
-    return value
+    return integer_in(value, low, source=option_name(name), field=name)
 
 
 def is_http_url(url: str) -> bool:
@@ -220,14 +218,12 @@ class LLMSettings:
         _number("temperature", self.temperature, low=0.0, high=2.0)
         if self.max_tokens is not None:
             _integer("max_tokens", self.max_tokens, low=1)
-        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
-            raise _bad("seed", self.seed, "an integer")
-        if self.response_format not in RESPONSE_FORMATS:
-            raise _bad("response_format", self.response_format, "one of " + ", ".join(RESPONSE_FORMATS))
+        if self.seed is not None:
+            integer_in(self.seed, source=option_name("seed"), field="seed")
+        one_of(self.response_format, RESPONSE_FORMATS, source=option_name("response_format"), field="response_format")
         if self.claim_wait is not None:
             _number("claim_wait", self.claim_wait, low=0.0, what="a number of seconds")
-        if self.scoring not in SCORINGS:
-            raise _bad("scoring", self.scoring, "one of " + ", ".join(SCORINGS))
+        one_of(self.scoring, SCORINGS, source=option_name("scoring"), field="scoring")
         if not isinstance(self.reasoning, bool):
             raise InputError(f"received {self.reasoning!r}; expected True or False", source="--no-reasoning",
                              field="reasoning")
