@@ -56,7 +56,7 @@ import math
 import os
 from typing import TYPE_CHECKING, Optional
 
-from ragexam.errors import InputError, one_of
+from ragexam.errors import number_in, one_of
 from ragexam.retrieval.base import (Hits, Retriever, check_corpus, check_queries, check_top_n,
                                     fmt_num, id_ranks, top_n_positions)
 from ragexam.retrieval.progress import progress_bar
@@ -369,14 +369,13 @@ class _Loaded:
 
 
 def _number(value: object, name: str, lo: float, hi: float = math.inf) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"expected a number, received {value!r}.", source="bm25", field=name) from None
-    if isinstance(value, bool) or not (lo <= x <= hi) or not math.isfinite(x):
-        rng = f">= {fmt_num(lo)}" if hi == math.inf else f"in [{fmt_num(lo)}, {fmt_num(hi)}]"
-        raise InputError(f"must be a finite number {rng}, received {value!r}.", source="bm25", field=name)
-    return x
+    """``value`` (a number, or a spec's text of one) from ``lo`` to ``hi``."""
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            pass
+    return number_in(value, lo, None if hi == math.inf else hi, source="bm25", field=name)
 
 
 @retriever_family("bm25", arg="choice", choices=tuple(TOKENIZERS), default="kiwi", arg_label="BM25 tokenizer",
