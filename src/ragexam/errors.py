@@ -107,7 +107,7 @@ def one_of(value: T, choices: Iterable[object], *, source: str | None = None, fi
 
 
 def integer_in(value: object, low: Optional[int] = None, high: Optional[int] = None, *, source: str | None = None,
-            field: str | None = None, line: int | None = None, what: str | None = None) -> int:
+               field: str | None = None, line: int | None = None, what: str | None = None) -> int:
     """``value`` as an ``int`` when it is a whole number (a Python or numpy integer, never a bool) from ``low`` to
     ``high`` (each optional); else an :class:`InputError` at ``source``/``line``/``field`` saying what was received
     and what was expected (``what`` the number means first: "the number of workers, an integer >= 1")."""
@@ -141,7 +141,7 @@ def number_in(value: object, low: Optional[float] = None, high: Optional[float] 
         bounds = f"{'<' if below else '<='} {high:g}"
     else:
         bounds = ""
-    expected = f"{what} {bounds}".rstrip() if bounds else f"{what} (finite)" if what != "a number" else "a finite number"
+    expected = f"{what} {bounds}" if bounds else "a finite number" if what == "a number" else what
     raise InputError(f"received {value!r}; expected {expected}.{' ' + fix if fix else ''}", source=source, line=line,
                      field=field)
 
