@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 import os
+from contextlib import suppress
 from typing import TYPE_CHECKING, Optional
 
 from ragexam.errors import number_in, one_of
@@ -369,12 +370,11 @@ class _Loaded:
 
 
 def _number(value: object, name: str, lo: float, hi: float = math.inf) -> float:
-    """``value`` (a number, or a spec's text of one) from ``lo`` to ``hi``."""
+    """``value`` (a number, or a spec's text of one) from ``lo`` to ``hi``; text that is no number is refused by
+    :func:`~ragexam.errors.number_in` as it was received."""
     if isinstance(value, str):
-        try:
+        with suppress(ValueError):
             value = float(value)
-        except ValueError:
-            pass
     return number_in(value, lo, None if hi == math.inf else hi, source="bm25", field=name)
 
 

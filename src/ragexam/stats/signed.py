@@ -13,9 +13,8 @@ __all__ = ["Signed"]
 class Signed:
     """A frozen dataclass of a statistic's result with a ``signature`` property (the settings that produced it)."""
 
-    @property
-    def signature(self) -> Signature:  # pragma: no cover - each result defines its own
-        raise NotImplementedError
+    #: the settings that produced the result (each result defines it, as a property)
+    signature: Signature
 
     def to_dict(self) -> Dict[str, Any]:
         """Plain JSON-ready dict of the fields (tuples as lists) plus ``signature``."""

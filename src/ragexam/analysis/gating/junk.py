@@ -45,8 +45,8 @@ class JunkGate:
 
 def parse_max_junk(value: float) -> float:
     """``--max-junk`` checked: a share from 0 to 1."""
-    number_in(value, 0.0, 1.0, source="check", field="--max-junk", what="a share of questions", fix="0.1 for 10%.")
-    return float(value)
+    return number_in(value, 0.0, 1.0, source="check", field="--max-junk", what="a share of questions",
+                     fix="0.1 for 10%.")
 
 
 def _gate(where: str, max_junk: float, audit: DatasetAudit) -> JunkGate:
