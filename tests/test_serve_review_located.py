@@ -200,3 +200,18 @@ def test_traced_decisions_then_apply_validate_and_run(traced, tmp_path):
     run = api.run_exam({"corpus": "it_helpdesk", "qa": str(exam), "retrievers": ["bm25"]}, record=False,
                        progress=False)
     assert run.result is not None
+
+
+def test_filters_with_nothing_behind_them_are_not_offered(located):
+    """A located set has no candidates a generator rejected (no generator made it) and, before any decision, no
+    accepted, rejected or edited question: no filter for 0 items (the one chosen stays)."""
+    c = client(located, lang="ko")
+    page = c.get("/review/1").text
+    form = re.search(r'<form class="filters".*?</form>', page, re.S).group(0)
+    assert 'id="f-reason"' not in form and "생성기가 탈락시킨 후보" not in form
+    options = re.findall(r'<option value="([^"]*)"', re.search(r'<select name="status".*?</select>', form,
+                                                               re.S).group(0))
+    assert options == ["pending", "all"]
+    assert re.findall(r'<option value="([^"]*)"', re.search(
+        r'<select name="status".*?</select>', c.get("/review/1?status=accepted").text, re.S).group(0)) == \
+        ["pending", "accepted", "all"]  # chosen by its address: kept
