@@ -176,7 +176,7 @@ def test_review_apply_accepts_below_max_junk_and_writes_the_sets_own_audit(tmp_p
     written = audit_status(out)
     assert written.state == REVIEWED and written.derived.bound.pending == 60
     assert written.junk_high == pytest.approx(status.interval.high_count / 60)
-    assert f"junk at most {round(100 * written.junk_high)}%: 0 accepted by a person, 60 not reviewed" in written.text()
+    assert f"junk at most {round(100 * written.junk_high)}%: 60 not reviewed (qa.jsonl: " in written.text()  # no "0 …"
 
 
 def test_every_question_reviewed_passes_any_max_junk_even_without_an_audit(tmp_path):
@@ -278,3 +278,78 @@ def test_a_generated_sets_card_says_not_audited_until_a_person_audits_it(tmp_pat
     write_outputs(SimpleNamespace(records=rows, rejects=rejects, card=card), qa)  # a resumed run: the same bytes
     card = json.loads((tmp_path / "qa.card.json").read_text(encoding="utf-8"))
     assert card["audit"]["text"] == status.text() and status.text().endswith("4 of 4 audited (every question)")
+
+
+# -- what a set nobody audited, or audited whole, says (defects A, B, C, F) -------------------------------------
+def test_a_review_of_a_set_nobody_audited_gives_no_junk_bound(tmp_path):
+    """Accepted questions were read by a person; the pending ones nobody read, and no label bounds their junk: the
+    written set reads "not audited" (no bound computed from 0 labels), and --max-junk refuses it whatever the rate."""
+    qa = make_generated_set(tmp_path / "set", 40)
+    set_sheet(qa, lambda q: "accept" if int(q.split("_")[1]) <= 30 else "pending")
+    out = tmp_path / "reviewed.jsonl"
+    res = apply_review(qa, None, out)
+    assert res.bound is not None and not res.bound.audited and not res.bound.known
+    assert res.to_dict()["written_junk"]["rate_high"] is None
+    status = audit_status(out)
+    assert status.state == REVIEWED and status.junk_high is None
+    assert status.text() == "not audited (review apply: 30 accepted by a person, 10 not reviewed; qa.jsonl not " \
+                            "audited either)"
+    assert status.text("ko").startswith("검수 안 됨 (review apply: 사람이 승인 30개, 검토 안 됨 10개")
+    refused = apply_review(qa, None, tmp_path / "r2.jsonl", max_junk=1.0).refused
+    assert refused is not None and "qa.jsonl is not audited" in refused and "--pending drop" in refused
+    res = CliRunner().invoke(app, ["check", "--qa", str(out), "--max-junk", "0.5"])
+    assert res.exit_code == 1 and "not audited" in res.output
+    # a sidecar written before the bound said whether it was audited reads the same
+    d = json.loads(audit_path(out).read_text(encoding="utf-8"))
+    del d["derived"]["bound"]["audited"]
+    audit_path(out).write_text(json.dumps(d), encoding="utf-8")
+    assert audit_status(out).text() == status.text() and audit_status(out).junk_high is None
+
+
+def test_no_stop_point_without_audited_labels_and_never_after_the_last_question(tmp_path):
+    qa = make_generated_set(tmp_path, 3)
+    assert stop_starts(3) == [0, 1, 2] and stop_starts(12) == [0, 2, 3, 4, 5, 6, 8, 9, 10, 11]
+    q = review_queue(records(qa), None)
+    assert stop_point(q, None, 0.1) is None and stop_point(q, None, 1.0) is None
+    res = CliRunner().invoke(app, ["review", "queue", "--qa", str(qa)])
+    assert res.exit_code == 0 and "remaining 0" not in res.output and "predicted" not in res.output
+    assert "stop: not known without an audit" in res.output and f"`ragexam review audit {qa}`" in res.output
+    audit(qa, 3)  # every question audited, all good: the whole set holds no junk, known exactly
+    stop = stop_point(review_queue(records(qa), read_audit(qa)), read_audit(qa), 0.1)
+    assert stop is not None and stop.start == 0 and (stop.interval.population, stop.interval.n) == (3, 3)
+    assert "none bad of the 3 audited among them" in stop.text()
+
+
+def test_a_set_audited_whole_is_refused_with_the_questions_labelled_bad_to_reject(tmp_path):
+    """Every question audited: the bound is exact, a larger sample does not exist; the fix names the questions the
+    audit labelled bad, and rejecting them in the review sheet lets the set pass."""
+    qa = make_generated_set(tmp_path / "set", 12)
+    audit(qa, 20)
+    out = tmp_path / "reviewed.jsonl"
+    res = CliRunner().invoke(app, ["review", "apply", "--qa", str(qa), "--out", str(out), "--max-junk", "0.1"])
+    assert res.exit_code == 1 and not out.exists()
+    bad = sorted(q for q, b in truth(qa).items() if b)
+    assert f"reject the {len(bad)} questions the audit labelled bad (" in res.output
+    assert all(q in res.output for q in bad) and "qa.review.csv" in res.output and "--sample" not in res.output
+    set_sheet(qa, lambda q: "reject" if q in bad else "pending")
+    res = CliRunner().invoke(app, ["review", "apply", "--qa", str(qa), "--out", str(out), "--max-junk", "0.1"])
+    assert res.exit_code == 0, res.output
+    assert f"Wrote 9 questions to {out}: 9 pending kept; 3 rejected left out." in res.output.replace("\n", " ")
+
+
+def test_a_partial_audit_suggests_a_larger_sample_within_the_set(tmp_path):
+    qa = make_generated_set(tmp_path / "set", 30)
+    audit(qa, 20)
+    res = apply_review(qa, None, tmp_path / "r.jsonl", max_junk=0.05)
+    assert res.refused is not None and f"`ragexam review audit {qa} --sample 30`" in res.refused
+
+
+def test_check_of_a_run_names_the_set_file_to_audit(tmp_path, monkeypatch):
+    qa = make_generated_set(tmp_path / "set", 20)
+    out = tmp_path / "run"
+    res = CliRunner().invoke(app, ["run", "--corpus", "it_helpdesk", "--qa", str(qa), "-r", "bm25", "--out", str(out),
+                                   "--no-history"])
+    assert res.exit_code == 0, res.output
+    monkeypatch.setenv("COLUMNS", "250")
+    res = CliRunner().invoke(app, ["check", str(out), "--max-junk", "0.1"])
+    assert res.exit_code == 1 and f"`ragexam review audit {qa}`" in res.output and "audit QA" not in res.output

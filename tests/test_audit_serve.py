@@ -87,3 +87,31 @@ def test_the_set_page_steps_through_the_review_queue(tmp_path):
     item = c.get(f"/review/1/item?status=pending&order=queue&key={listed[0]}")
     nxt = re.search(r'id="next" rel="next" href="([^"]+)"', item.text).group(1)
     assert f"key={listed[1]}" in nxt and "order=queue" in nxt
+
+
+def test_the_queue_and_the_stop_point_speak_the_pages_language(tmp_path):
+    """Korean pages say whether the checks' signals order the queue and where to stop in Korean (the catalogue);
+    a set nobody audited gets no stop point at all."""
+    from starlette.testclient import TestClient
+
+    from ragexam.serve.app import Catalog, create_app
+    from ragexam.serve.security import ServeOptions
+
+    qa = make_generated_set(tmp_path / "a", 60, risky=True)
+    fresh = make_generated_set(tmp_path / "b", 10)
+    opts = ServeOptions(port=8765, lang="ko")
+    c = TestClient(create_app(Catalog.of([qa, fresh], corpus="it_helpdesk"), opts), base_url="http://127.0.0.1:8765")
+    line = re.search(r'<div class="box audit-line".*?</div>', c.get("/review/2").text, re.S).group(0)
+    assert "검수 전에는 알 수 없습니다" in line and "검사 신호를 측정하지 않았습니다 (검수 없음)" in line
+    assert "predicted" not in line and "the checks" not in line and 'lang="en"' not in line
+    c.csrf = opts.csrf
+    act(c, action="start", sample="40")
+    bad = truth(qa)
+    while (m := re.search(r'name="key" value="([^"]+)"', c.get("/review/1/audit").text)) is not None:
+        act(c, action="label", key=m.group(1), **({"reason": "wrong_key"} if bad[m.group(1)] else {"label": "good"}))
+    line = re.search(r'<div class="box audit-line".*?</div>', c.get("/review/1").text, re.S).group(0)
+    assert "검사 신호가 불량을 앞에 둡니다: ROC AUC 1.00 [0.91–1.00], 검수 40개 (불량 " in line
+    assert "순서의 처음 18개를 검토한 뒤: 나머지 42개의 불량이 최대 " in line and "그중 검수한 " in line
+    assert "the checks" not in line and "after the first" not in line and 'lang="en"' not in line
+    en = c.get("/review/1?lang=en").text
+    assert "after the first 18 of the queue: the remaining 42 are predicted at most" in en

@@ -399,3 +399,35 @@ def test_confidence_means_what_it_says_on_held_out_sets(bench):
         assert r["agreement"] is None or r["agreement"] >= 0.95, (name, r)
         wrong = bench.negative_rate(items, DEFAULT_THRESHOLD)
         assert wrong is None or wrong <= 0.15, (name, wrong)  # long pages: 6.2-10.8 % (docs/measurements/locate.md)
+
+
+def test_review_apply_of_a_located_set_nobody_audited_reads_not_audited(tmp_path, capsys, monkeypatch):
+    """The README's flow: locate, review apply (every row pending), run.  Nobody audited the set, so nothing bounds
+    its junk: the written set and the run's card read "not audited" (never "junk at most 100%" from no label), and
+    review apply says what it did to the evidence in its own terms, without a number for 0 questions."""
+    from ragexam.questions.audit import audit_status
+
+    qa = _strip("ai_concepts", tmp_path / "qa.jsonl")
+    out = tmp_path / "located.jsonl"
+    assert cli(["locate-evidence", "--corpus", "ai_concepts", "--qa", qa, "--out", out, "--no-e5"], capsys)[0] == 0
+    reviewed = tmp_path / "reviewed.jsonl"
+    code, text, err = cli(["review", "apply", "--qa", out, "--out", reviewed], capsys)
+    assert code == 0, err
+    assert "junk at most" not in text and "the set's audit: not audited" in text
+    assert "the written set: not audited (12 not reviewed)" in text
+    assert "Wrote 12 questions to " in text and ": 12 pending kept." in text
+    assert "evidence: 12 pending: kept as ragexam located it" in text
+    assert " 0 " not in text.replace(str(tmp_path), "")  # E: no number for 0 questions
+    status = audit_status(reviewed)
+    assert status.junk_high is None and status.text().startswith("not audited (review apply: 12 not reviewed")
+    monkeypatch.setenv("COLUMNS", "250")
+    code, text, err = cli(["run", "--corpus", "ai_concepts", "--qa", reviewed, "-r", "bm25", "--no-history",
+                           "--relevance", "doc", "--n-resamples", "100", "--n-permutations", "100"], capsys)
+    assert code == 0, err
+    assert "audit     not audited (review apply: 12 not reviewed" in text and "junk at most" not in text
+    code, text, err = cli(["check", "--qa", reviewed, "--max-junk", "0.5"], capsys)
+    assert code == 1 and "FAIL junk <= 50%: not audited" in text
+    code, text, err = cli(["review", "apply", "--qa", out, "--out", tmp_path / "r2.jsonl", "--max-junk", "0.5"],
+                          capsys)
+    assert code == 1 and f"refused: {out.name} is not audited, and 12 of the 12 questions" in text
+    assert "--sample" not in text and not (tmp_path / "r2.jsonl").exists()

@@ -229,4 +229,4 @@ def review_queue_cmd(
     q = api.review_queue(qa, target=target)
     if json_out:
         return print_json(queue_json(q.queue, q.status, q.stop))
-    print_queue(console(), q.queue, q.set.records, q.status, q.stop, q.target, top)
+    print_queue(console(), q.queue, q.set.records, q.status, q.stop, q.target, top, q.set.qa)

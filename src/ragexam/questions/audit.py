@@ -148,7 +148,8 @@ class Label:
 class PendingBound:
     """The bad questions a reviewed set may still hold (:func:`ragexam.questions.risk.pending_bound`): at most
     ``bad_high`` of its ``accepted + pending`` questions, by ``method``; ``rejected`` and ``dropped`` were left
-    out."""
+    out.  ``audited``: the reviewed set had audited labels; without them nothing bounds the pending questions' junk
+    (``bad_high`` is then all of them, and no rate is a bound: :attr:`known`)."""
 
     accepted: int
     pending: int
@@ -156,14 +157,26 @@ class PendingBound:
     dropped: int
     bad_high: int
     method: str
+    audited: bool = True
 
     @property
     def n_written(self) -> int:
         return self.accepted + self.pending
 
     @property
+    def known(self) -> bool:
+        """Whether the written set's junk is bounded: every question read by a person, or an audit's labels."""
+        return self.pending == 0 or self.audited
+
+    @property
     def rate_high(self) -> float:
         return self.bad_high / self.n_written if self.n_written else 0.0
+
+    def parts(self, ko: bool = False) -> str:
+        """``40 accepted by a person, 10 not reviewed`` (a part of 0 questions left out)."""
+        words = (("사람이 승인", "검토 안 됨") if ko else ("accepted by a person", "not reviewed"))
+        return ", ".join((f"{w} {n}개" if ko else f"{n} {w}") for n, w in zip((self.accepted, self.pending), words)
+                         if n)
 
 
 @dataclass(frozen=True)
@@ -223,6 +236,13 @@ def _label(d: JsonValue, path: Path) -> Label:
     return Label(d["query_id"], d["label"], reason, str(d.get("note") or ""), str(d.get("record_sha256") or ""))
 
 
+def _derived(d: Dict[str, Any]) -> DerivedAudit:
+    bound = dict(d["bound"])
+    # a sidecar written before ``audited`` was kept: its source was audited unless its text says it was not
+    bound.setdefault("audited", not str(d.get("source_text", "")).startswith("not audited"))
+    return DerivedAudit(**dict(d, bound=PendingBound(**bound)))
+
+
 def read_audit(qa: PathLike) -> Optional[AuditFile]:
     """The sidecar of ``qa`` (``None`` when there is none); InputError naming the file and field when it cannot
     be read."""
@@ -237,8 +257,7 @@ def read_audit(qa: PathLike) -> Optional[AuditFile]:
     try:
         sample = [str(q) for q in d["sample"]]
         labels = {lab.query_id: lab for lab in (_label(x, path) for x in d.get("labels") or [])}
-        derived = DerivedAudit(**dict(d["derived"], bound=PendingBound(**d["derived"]["bound"]))) \
-            if d.get("derived") else None
+        derived = _derived(d["derived"]) if d.get("derived") else None
         return AuditFile(str(d["set"]), str(d["set_sha256"]), int(d["n_set"]), int(d["seed"]), sample, labels,
                          derived)
     except (KeyError, TypeError, ValueError) as err:
@@ -301,7 +320,7 @@ class AuditStatus:
         """The 95 % upper bound of the set's junk rate (``None``: nothing is known)."""
         if self.state == AUDITED and self.n_audited:
             return self.interval.high  # type: ignore[union-attr]
-        if self.state == REVIEWED and self.derived is not None and self.n_set:
+        if self.state == REVIEWED and self.derived is not None and self.n_set and self.derived.bound.known:
             return self.derived.bound.bad_high / self.n_set
         return None
 
@@ -340,11 +359,13 @@ class AuditStatus:
         if b.pending == 0:
             return (f"사람이 모든 질문을 승인함 ({b.accepted}개)" if ko else
                     f"every question accepted by a person ({b.accepted} of {b.accepted})")
+        if not b.audited:  # no labels: nothing bounds the junk of the questions nobody reviewed
+            return (f"검수 안 됨 (review apply: {b.parts(ko)}; {d.source}도 검수 안 됨)" if ko else
+                    f"not audited (review apply: {b.parts()}; {d.source} not audited either)")
         high = _pct(b.bad_high / self.n_set) if self.n_set else "–"
         if ko:
-            return f"불량 최대 {high}: {b.accepted}개 사람이 승인, {b.pending}개 검토 안 됨 ({d.source} 검수 기준)"
-        return (f"junk at most {high}: {b.accepted} accepted by a person, {b.pending} not reviewed "
-                f"({d.source}: {d.source_text})")
+            return f"불량 최대 {high}: {b.parts(ko)} ({d.source} 검수 기준)"
+        return f"junk at most {high}: {b.parts()} ({d.source}: {d.source_text})"
 
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {"state": self.state, "text": self.text(), "text_ko": self.text("ko"),

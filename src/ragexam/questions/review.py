@@ -60,10 +60,11 @@ import json
 import os
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, FrozenSet, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ragexam import fmt
 from ragexam.errors import InputError
 from ragexam.questions.output import read_cell
 from ragexam.storage.readback import parse_json, read_json
@@ -111,15 +112,19 @@ class ReviewResult:
     bound: Optional["PendingBound"] = None
     #: why nothing was written (``--max-junk``), else ``None``
     refused: Optional[str] = None
+    #: the reviewed set's kind: ``generated``, or ``located`` (``ragexam locate-evidence``: the review decided its
+    #: evidence, counted in ``counts``'s ``proposed``, ``runner_up`` and ``still_without_evidence`` too)
+    kind: str = "generated"
 
     def to_dict(self) -> Dict[str, Any]:
-        out: Dict[str, Any] = {"counts": dict(self.counts), "rejected": list(self.rejected),
+        out: Dict[str, Any] = {"kind": self.kind, "counts": dict(self.counts), "rejected": list(self.rejected),
                                "notes": list(self.notes), "n_records": len(self.records)}
         if self.audit is not None:
             out["audit"] = self.audit.to_dict()
         if self.bound is not None:
             b = self.bound
-            out["written_junk"] = {"bad_high": b.bad_high, "n": b.n_written, "rate_high": b.rate_high,
+            out["written_junk"] = {"bad_high": b.bad_high, "n": b.n_written,
+                                   "rate_high": b.rate_high if b.known else None, "audited": b.audited,
                                    "pending": b.pending, "accepted": b.accepted, "method": b.method}
         if self.refused is not None:
             out["refused"] = self.refused
@@ -679,7 +684,8 @@ def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[
         kept = _triage([(qid, rec, by_id.get(qid, (0, {}))) for qid, rec in rs.records.items()], sheet, pending,
                        counts, rejected, decisions)
         records, notes = apply_located(rs, sheet, kept, counts)
-        return _finish(rs, ReviewResult(records, counts, rejected, sheet.notes + notes), decisions, max_junk, out)
+        return _finish(rs, ReviewResult(records, counts, rejected, sheet.notes + notes, kind="located"), decisions,
+                       max_junk, out)
     file = str(rs.sheet_path)
     rescued = _rescue_rows(rs, sheet, file)
     counts = {"accepted": 0, "rejected": 0, "pending_kept": 0, "pending_dropped": 0, "edited": 0, "rescued": 0}
@@ -785,9 +791,7 @@ def _audit_outcome(rs: ReviewSet, result: ReviewResult, decisions: Mapping[str, 
                    max_junk: Optional[float]) -> None:
     """The set's audit and what the review leaves unread (:func:`ragexam.questions.risk.pending_bound`; a rescued
     question left pending counts as possibly bad), and the refusal of ``max_junk``."""
-    from ragexam import fmt
     from ragexam.questions.audit import AUDITED, audit_status, read_audit
-    from ragexam.questions.audit import PendingBound
     from ragexam.questions.risk import pending_bound, review_queue
 
     status = audit_status(rs.qa)
@@ -796,18 +800,46 @@ def _audit_outcome(rs: ReviewSet, result: ReviewResult, decisions: Mapping[str, 
     bound = pending_bound(review_queue(rs.records, audit), audit, status.interval if audit else None, own)
     extra = sum(1 for q, d in decisions.items() if q not in rs.records and d == "pending")
     if extra:
-        bound = PendingBound(bound.accepted + sum(1 for q, d in decisions.items() if q not in rs.records
-                                                  and d == "accepted"), bound.pending + extra, bound.rejected,
-                             bound.dropped, bound.bad_high + extra, bound.method + " (rescued questions left "
-                             "pending counted as possibly bad)")
+        bound = replace(bound, accepted=bound.accepted + sum(1 for q, d in decisions.items() if q not in rs.records
+                                                             and d == "accepted"),
+                        pending=bound.pending + extra, bad_high=bound.bad_high + extra,
+                        method=bound.method + " (rescued questions left pending counted as possibly bad)")
     result.audit, result.bound = status, bound
-    if max_junk is not None and bound.rate_high > max_junk:
+    if max_junk is not None and not bound.known:
+        result.refused = (
+            f"refused: {rs.qa.name} is {status.text()}, and {bound.pending} of the {bound.n_written} questions the "
+            f"review writes were not reviewed by a person, so nothing is known of their junk: --max-junk passes a set "
+            f"nobody audited only when every question it keeps was reviewed. Fix: review the pending questions, "
+            f"leave them out (--pending drop), or audit the set (`ragexam review audit {rs.qa}`)")
+    elif max_junk is not None and bound.rate_high > max_junk:
         result.refused = (
             f"refused: the reviewed set could hold up to {fmt.percent(bound.rate_high)} junk (at most "
             f"{bound.bad_high} of its {bound.n_written} questions: {bound.pending} not reviewed; {bound.method}; "
-            f"{rs.qa.name}: {status.text()}), more than --max-junk {fmt.percent(max_junk)}. Fix: review the pending "
-            f"questions (`ragexam review queue --qa {rs.qa}` lists the likely junk first), audit a larger sample "
-            f"(`ragexam review audit {rs.qa} --sample 40`), or raise --max-junk")
+            f"{rs.qa.name}: {status.text()}), more than --max-junk {fmt.percent(max_junk)}. Fix: "
+            + "; ".join(_junk_fixes(rs, status, decisions)) + "; or raise --max-junk")
+
+
+def _junk_fixes(rs: ReviewSet, status: "AuditStatus", decisions: Mapping[str, str]) -> List[str]:
+    """What brings a refused set's junk bound down: reject the questions the audit labelled bad that the review
+    keeps, review the pending ones, and -- when the audit has not read its whole sample, or its sample is not the
+    whole set -- audit more."""
+    from ragexam.questions.audit import read_audit
+
+    audit = read_audit(rs.qa)
+    counted = audit.counted()[0] if audit is not None else []
+    bad = [lab.query_id for lab in counted if lab.label == "bad" and decisions.get(lab.query_id) != "rejected"]
+    fixes = []
+    if bad:
+        shown = ", ".join(bad[:10]) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
+        fixes.append(f"reject the {fmt.plural(len(bad), 'question')} the audit labelled bad ({shown}): status reject "
+                     f"on their rows of {rs.sheet_path.name} (or in `ragexam serve --review {rs.qa}`)")
+    fixes.append(f"review the pending questions (`ragexam review queue --qa {rs.qa}` lists the likely junk first)")
+    if status.n_audited < status.n_sample:
+        fixes.append(f"label the rest of the audit's sample of {status.n_sample} (`ragexam review audit {rs.qa}`)")
+    elif status.n_sample < status.n_set:
+        more = min(status.n_set, max(40, 2 * status.n_sample))
+        fixes.append(f"audit a larger sample (`ragexam review audit {rs.qa} --sample {more}`)")
+    return fixes
 
 
 def _write_derived_audit(rs: ReviewSet, result: ReviewResult, out: Path) -> None:

@@ -237,8 +237,9 @@ def review_queue(records: Mapping[str, Record], audit: Optional[AuditFile]) -> R
 
 
 def stop_starts(n: int) -> List[int]:
-    """The positions a reviewer of ``n`` questions may stop after: ``ceil(j * n / 10)`` for ``j = 0 .. 9``."""
-    return sorted({-(-j * n // STOP_POINTS) for j in range(STOP_POINTS)})
+    """The positions a reviewer of ``n`` questions may stop after: ``ceil(j * n / 10)`` for ``j = 0 .. 9``, each
+    with a rest to leave (below ``n``: stopping after the last question is no stop)."""
+    return sorted({k for k in (-(-j * n // STOP_POINTS) for j in range(STOP_POINTS)) if k < n})
 
 
 def rest_interval(queue: ReviewQueue, audit: Optional[AuditFile], start: int) -> FiniteInterval:
@@ -261,19 +262,21 @@ class StopPoint:
     def text(self) -> str:
         iv = self.interval
         if self.start == 0:
-            head = "no review needed at this target: the whole set"
+            head = "no review needed at this target: the whole set is"
         else:
-            head = f"after the first {self.start} of the queue, the remaining {iv.population}"
-        seen = f"{iv.bad} bad of {iv.n} audited among them" if iv.n else "none of them audited"
-        return (f"{head} is predicted at most {fmt.percent(iv.high)} junk, {fmt.percent(self.target)} or less "
+            head = f"after the first {self.start} of the queue, the remaining {iv.population} are"
+        seen = f"{iv.bad} bad of the {iv.n} audited among them" if iv.bad else \
+            f"none bad of the {iv.n} audited among them"
+        return (f"{head} predicted at most {fmt.percent(iv.high)} junk, within the target {fmt.percent(self.target)} "
                 f"({seen}; an upper bound 97.5% sure at all {STOP_POINTS} stop points of the queue at once)")
 
 
 def stop_point(queue: ReviewQueue, audit: Optional[AuditFile], target: float) -> Optional[StopPoint]:
-    """The first stop point (:func:`stop_starts`) whose rest's upper bound is at most ``target`` (``None``: none)."""
+    """The first stop point (:func:`stop_starts`) whose rest holds audited questions and has an upper bound of at
+    most ``target`` (``None``: none -- always without audited labels: nothing predicts a rest nobody read)."""
     for start in stop_starts(len(queue.order)):
         iv = rest_interval(queue, audit, start)
-        if iv.high <= target:
+        if iv.n and iv.high <= target:
             return StopPoint(start, iv, target)
     return None
 
@@ -287,8 +290,11 @@ def pending_bound(queue: ReviewQueue, audit: Optional[AuditFile], whole: Optiona
     p, rejected = count["pending"], count["rejected"]
     if p == 0:
         return PendingBound(count["accepted"], 0, rejected, count["dropped"], 0, "every question read by a person")
+    if whole is None or not whole.n:  # no labels: any question nobody reviewed may be bad
+        return PendingBound(count["accepted"], p, rejected, count["dropped"], p,
+                            "not audited: every question not reviewed may be bad", audited=False)
     n = len(queue.order)
-    high = whole.high_count if whole is not None and whole.n else n
+    high = whole.high_count
     bound, method = min(p, max(0, high - rejected)), "the set's audit less the rejected questions"
     unread = [i for i, q in enumerate(queue.order) if decisions.get(q) in ("pending", "dropped")]
     start = max((k for k in stop_starts(n) if not unread or k <= unread[0]), default=0)

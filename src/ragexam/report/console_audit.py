@@ -75,12 +75,16 @@ def print_audit(console: "Console", opened: "AuditOpened", queue: Optional["Revi
 
 
 def print_queue(console: "Console", queue: "ReviewQueue", records: Mapping[str, Mapping[str, JsonValue]], status: "AuditStatus",
-                stop: Optional["StopPoint"], target: float, top: int) -> None:
-    """The review queue: whether the signals help, the first ``top`` questions with their risk, where to stop."""
+                stop: Optional["StopPoint"], target: float, top: int, qa: Optional[PathLike] = None) -> None:
+    """The review queue: whether the signals help, the first ``top`` questions with their risk, where to stop
+    (``qa``: the set's file, named in the fixes)."""
     _say(console, f"audit: {status.text()}")
     _say(console, queue.check.text())
     if stop is not None:
         _say(console, "stop: " + stop.text())
+    elif not status.n_audited:
+        _say(console, "stop: not known without an audit (nothing predicts the junk of questions nobody read): review "
+                      f"every question, or audit a random sample first (`ragexam review audit {qa if qa is not None else 'QA'}`)")
     else:
         _say(console, f"stop: no point of the queue has a rest predicted at most {fmt.percent(target)} junk by the "
                       "audit (too few audited questions, or too much junk): review every question, or audit more")
@@ -91,17 +95,22 @@ def print_queue(console: "Console", queue: "ReviewQueue", records: Mapping[str, 
         _say(console, f"… {len(queue.order) - top} more (--top N, or --json for all)", "dim")
 
 
-def audit_lines(status: Optional["AuditStatus"], bound: Optional["PendingBound"]) -> Sequence[str]:
-    """``review apply``'s lines about junk: the set's audit and what the written set may hold."""
+def audit_lines(status: Optional["AuditStatus"], bound: Optional["PendingBound"],
+                out: Optional[PathLike] = None) -> Sequence[str]:
+    """``review apply``'s lines about junk: the set's audit and what the written set (``out``) may hold -- no bound
+    at all when nothing audited its questions nobody reviewed."""
     if status is None or bound is None:
         return []
     lines = [f"the set's audit: {status.text()}"]
     if bound.pending == 0:
         lines.append(f"the written set: every question read by a person ({bound.accepted} accepted)")
+    elif not bound.audited:
+        audit = f"`ragexam review audit {out}`" if out is not None else "`ragexam review audit`"
+        lines.append(f"the written set: not audited ({bound.parts()}): nothing is known of the junk of questions "
+                     f"nobody reviewed until an audit ({audit})")
     else:
         lines.append(f"the written set: junk at most {fmt.percent(bound.rate_high)} (at most {bound.bad_high} of "
-                     f"{bound.n_written}: {bound.accepted} accepted by a person, {bound.pending} not reviewed; "
-                     f"95% bound from {bound.method})")
+                     f"{bound.n_written}: {bound.parts()}; 95% bound from {bound.method})")
     return lines
 
 

@@ -7,7 +7,7 @@ with :mod:`ragexam.fmt`.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Mapping, Union
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Tuple, Union
 
 from ragexam import fmt
 
@@ -152,18 +152,33 @@ def print_generate_plan(plan: GeneratePlan, console: Console) -> None:
     console.print(d["note"], highlight=False, markup=False, soft_wrap=True)
 
 
+def _parts(*counted: Tuple[int, str], sep: str = ", ", end: str = "") -> str:
+    """``3 accepted, 2 pending kept``: each count with its words, a count of 0 left out ("" when all are 0)."""
+    shown = [f"{n} {words}" for n, words in counted if n]
+    return sep.join(shown) + end if shown else ""
+
+
 def print_review(result: ReviewResult, console: Console, out: Union[str, Path]) -> None:
     """What ``review apply`` did (or why it wrote nothing: ``--max-junk``), with the set's audit."""
     from ragexam.report.console_audit import audit_lines
 
     c = result.counts
-    for line in audit_lines(result.audit, result.bound):
+    for line in audit_lines(result.audit, result.bound, out):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
     if result.refused:
         console.print(result.refused, style="red", highlight=False, markup=False, soft_wrap=True)
         return
-    console.print(f"Wrote {fmt.plural(len(result.records), 'question')} to {out}: {c['accepted']} accepted, "
-                  f"{c['pending_kept']} pending kept; {c['rejected']} rejected and {c['pending_dropped']} pending left "
-                  f"out; {c['edited']} edited and checked again.", highlight=False, markup=False, soft_wrap=True)
+    done = "; ".join(x for x in (
+        _parts((c["accepted"], "accepted"), (c["pending_kept"], "pending kept")),
+        _parts((c["rejected"], "rejected"), (c["pending_dropped"], "pending"), sep=" and ", end=" left out"),
+        _parts((c["edited"], "edited and checked again"))) if x)
+    console.print(f"Wrote {fmt.plural(len(result.records), 'question')} to {out}" + (f": {done}." if done else "."),
+                  highlight=False, markup=False, soft_wrap=True)
+    if result.kind == "located":  # what the review did to the evidence ragexam located
+        chosen = _parts((c["proposed"], "the proposed span"), (c["runner_up"], "the runner-up"))
+        evidence = _parts((c["accepted"], "accepted by a person" + (f" ({chosen})" if chosen else "")),
+                          (c["pending_kept"], "pending: kept as ragexam located it"))
+        if evidence:
+            console.print(f"evidence: {evidence}", highlight=False, markup=False, soft_wrap=True)
     for note in result.notes:
         console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)

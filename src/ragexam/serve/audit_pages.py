@@ -22,6 +22,7 @@ from ragexam.serve.i18n import current
 if TYPE_CHECKING:  # pragma: no cover
     from ragexam.questions.audit import AuditFile, AuditStatus
     from ragexam.questions.auditing import SetQueue
+    from ragexam.questions.risk import SignalCheck, StopPoint
     from ragexam.serve.reviewing import ReviewSession
 
 
@@ -35,7 +36,8 @@ class NamedSet(Protocol):
 
     def session(self) -> "ReviewSession": ...
 
-__all__ = ["AuditPages", "SetAudit", "set_audit", "queue_sorted", "AUDIT_ACTIONS"]
+__all__ = ["AuditPages", "SetAudit", "set_audit", "queue_sorted", "AUDIT_ACTIONS", "signals_html",
+           "stop_html"]
 
 #: what the audit page's form may ask for
 AUDIT_ACTIONS = ("start", "label", "undo")
@@ -54,6 +56,62 @@ class SetAudit:
 
     def text(self) -> str:
         return self.status.text(current().code)
+
+    def signals_text(self) -> Any:
+        """Whether the checks' signals order the queue (:class:`ragexam.questions.risk.SignalCheck`), in the
+        page's language (``""`` without a queue)."""
+        return signals_html(self.queue.queue.check) if self.queue is not None else ""
+
+    def stop_text(self) -> Any:
+        """Where a reviewer may stop (:class:`ragexam.questions.risk.StopPoint`) in the page's language: none
+        without audited labels (nothing predicts a rest nobody read)."""
+        if self.queue is None:
+            return ""
+        t = current().t
+        if self.queue.stop is None:
+            return t("review.stop_none") if self.status.n_audited else t("review.stop_unaudited")
+        return stop_html(self.queue.stop)
+
+
+def _num(x: float) -> str:
+    from ragexam import fmt
+
+    return fmt.num(x, 2)
+
+
+def signals_html(check: "SignalCheck") -> Any:
+    """:meth:`ragexam.questions.risk.SignalCheck.text` from the catalogue, in the page's language."""
+    from ragexam.questions.risk import MIN_EACH
+
+    t = current().t
+    random = t("queue.random", seed=check.seed)
+    n = check.n_bad + check.n_good
+    audited = (t("queue.audited_good") if not check.n_bad else t("queue.audited_bad") if not check.n_good else
+               t("queue.audited_mixed", bad=check.n_bad, good=check.n_good))
+    if check.auc is None:
+        if not n:
+            return t("queue.signals_none", random=random)
+        return t("queue.signals_few", n=n, audited=audited, least=MIN_EACH, random=random)
+    a = check.auc
+    auc = t("queue.auc", auc=_num(a.auc), low=_num(a.low), high=_num(a.high), n=n, audited=audited)
+    if check.helps:
+        return t("queue.signals_helps", auc=auc)
+    return t("queue.signals_reversed" if a.high < 0.5 else "queue.signals_unclear", auc=auc, random=random)
+
+
+def stop_html(stop: "StopPoint") -> Any:
+    """:meth:`ragexam.questions.risk.StopPoint.text` from the catalogue, in the page's language."""
+    from ragexam import fmt
+    from ragexam.questions.risk import STOP_POINTS
+
+    t = current().t
+    iv = stop.interval
+    seen = t("queue.stop_seen", bad=iv.bad, n=iv.n) if iv.bad else t("queue.stop_seen_clean", n=iv.n)
+    values = dict(high=fmt.percent(iv.high), target=fmt.percent(stop.target), seen=seen,
+                  bound=t("queue.stop_bound", points=STOP_POINTS))
+    if stop.start == 0:
+        return t("queue.stop_whole", **values)
+    return t("queue.stop_after", start=stop.start, rest=iv.population, **values)
 
 
 _CACHE: Dict[str, Tuple[Any, SetAudit]] = {}

@@ -384,6 +384,40 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "review.stop": ("Where to stop:", "멈춰도 되는 곳:"),
     "review.stop_none": ("nowhere before the end yet (audit more questions to know more)",
                          "아직 끝까지 검토해야 합니다 (더 많이 검수하면 더 일찍 멈출 수 있습니다)"),
+    "review.stop_unaudited": ("not known without an audit: review every question, or audit a random sample first",
+                              "검수 전에는 알 수 없습니다: 모든 질문을 검토하거나 먼저 무작위 표본을 검수하세요"),
+    # the review queue's measured signals and stop point (ragexam.questions.risk: SignalCheck, StopPoint)
+    "queue.random": ("the queue is in random order (seed {seed})", "검토 순서는 무작위입니다 (시드 {seed})"),
+    "queue.auc": ("ROC AUC {auc} [{low}–{high}], n = {n:,} audited ({audited})",
+                  "ROC AUC {auc} [{low}–{high}], 검수 {n:,}개 ({audited})"),
+    "queue.audited_mixed": ("{bad:,} bad, {good:,} good", "불량 {bad:,}개, 좋음 {good:,}개"),
+    "queue.audited_good": ("all good", "모두 좋음"),
+    "queue.audited_bad": ("all bad", "모두 불량"),
+    "queue.signals_none": ("the checks' signals are not measured (no audit): {random} until an audit shows they help",
+                           "검사 신호를 측정하지 않았습니다 (검수 없음): 검수로 도움이 된다고 확인될 때까지 {random}"),
+    "queue.signals_few": ("the checks' signals are not measured: {n:,} audited ({audited}) is too few (at least "
+                          "{least} bad and {least} good): {random}",
+                          "검사 신호를 측정하지 않았습니다: 검수 {n:,}개({audited})로는 부족합니다 (불량과 좋음이 각각 "
+                          "{least}개 이상 필요): {random}"),
+    "queue.signals_helps": ("the checks' signals put junk first: {auc}; the queue is ordered by predicted risk",
+                            "검사 신호가 불량을 앞에 둡니다: {auc}; 검토 순서는 예측 위험도 순입니다"),
+    "queue.signals_reversed": ("the checks' signals put good questions first, the wrong way round: {auc}; {random}",
+                               "검사 신호가 오히려 좋은 질문을 앞에 둡니다: {auc}; {random}"),
+    "queue.signals_unclear": ("the checks' signals do not tell junk from good: {auc}, an interval that includes 0.5; "
+                              "{random}",
+                              "검사 신호로는 불량과 좋은 질문을 가를 수 없습니다: {auc}, 구간이 0.5를 포함; {random}"),
+    "queue.stop_whole": ("no review needed at this target: the whole set is predicted at most {high} junk, within the "
+                         "target {target} ({seen}; {bound})",
+                         "이 목표라면 검토하지 않아도 됩니다: 세트 전체의 불량이 최대 {high}로 예측되어 목표 {target} "
+                         "이내입니다 ({seen}; {bound})"),
+    "queue.stop_after": ("after the first {start:,} of the queue: the remaining {rest:,} are predicted at most {high} "
+                         "junk, within the target {target} ({seen}; {bound})",
+                         "순서의 처음 {start:,}개를 검토한 뒤: 나머지 {rest:,}개의 불량이 최대 {high}로 예측되어 목표 "
+                         "{target} 이내입니다 ({seen}; {bound})"),
+    "queue.stop_seen": ("{bad:,} bad of the {n:,} audited among them", "그중 검수한 {n:,}개에서 불량 {bad:,}개"),
+    "queue.stop_seen_clean": ("none bad of the {n:,} audited among them", "그중 검수한 {n:,}개 모두 좋음"),
+    "queue.stop_bound": ("an upper bound 97.5% sure at all {points} stop points of the queue at once",
+                         "멈출 수 있는 {points}곳 모두에서 함께 97.5% 확실한 상한"),
     # -- auditing a set (ragexam.questions.audit) -----------------------------------------------------------------
     "audit.title": ("Audit: {name}", "검수: {name}"),
     "audit.crumb": ("audit", "검수"),

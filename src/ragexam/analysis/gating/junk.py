@@ -31,14 +31,17 @@ class JunkGate:
     max_junk: float
     audit: DatasetAudit
     passed: bool
+    #: the set file to audit, as the fix names it (``QA`` when it is not known)
+    qa: str = "QA"
 
     def line(self) -> str:
         """``PASS junk <= 10%: 95% upper bound 9% (junk 3% [0–9%], 60 of 200 audited) [qa.jsonl]``."""
         head = f"{'PASS' if self.passed else 'FAIL'} junk <= {fmt.percent(self.max_junk)}"
         a = self.audit
         if a.junk_high is None:
-            fix = ("audit the set again: `ragexam review audit QA`" if a.state == "stale" else
-                   "audit it: `ragexam review audit QA` (or the audit page of `ragexam serve --review QA`)")
+            qa = _shell(self.qa)
+            fix = (f"audit the set again: `ragexam review audit {qa}`" if a.state == "stale" else
+                   f"audit it: `ragexam review audit {qa}` (or the audit page of `ragexam serve --review {qa}`)")
             return f"{head}: {a.text}, so nothing is known of its junk; {fix} [{self.where}]"
         return f"{head}: 95% upper bound {fmt.percent(a.junk_high)} ({a.text}) [{self.where}]"
 
@@ -49,8 +52,15 @@ def parse_max_junk(value: float) -> float:
                      fix="0.1 for 10%.")
 
 
-def _gate(where: str, max_junk: float, audit: DatasetAudit) -> JunkGate:
-    return JunkGate(where, max_junk, audit, audit.junk_high is not None and audit.junk_high <= max_junk + 1e-12)
+def _shell(path: str) -> str:
+    """``path`` as a word of a command line (quoted when it needs to be; ``QA`` as it is)."""
+    import shlex
+
+    return path if path == "QA" else shlex.quote(path)
+
+
+def _gate(where: str, max_junk: float, audit: DatasetAudit, qa: str = "QA") -> JunkGate:
+    return JunkGate(where, max_junk, audit, audit.junk_high is not None and audit.junk_high <= max_junk + 1e-12, qa)
 
 
 def check_set_junk(qa: Union[str, Path], max_junk: float) -> JunkGate:
@@ -60,7 +70,7 @@ def check_set_junk(qa: Union[str, Path], max_junk: float) -> JunkGate:
     path = Path(qa)
     if not path.is_file():
         raise InputError("no such file; expected a question set (JSONL)", source=str(qa), field="--qa")
-    return _gate(str(qa), parse_max_junk(max_junk), DatasetAudit.from_dict(audit_status(path).to_dict()))
+    return _gate(str(qa), parse_max_junk(max_junk), DatasetAudit.from_dict(audit_status(path).to_dict()), str(qa))
 
 
 def check_run_junk(run: RunData, max_junk: float) -> JunkGate:
@@ -74,4 +84,5 @@ def check_run_junk(run: RunData, max_junk: float) -> JunkGate:
     ds = summary.dataset
     audit = dataset_audit(ds.qa, ds.qa_sha256, ds.audit) or DatasetAudit(
         text=f"not audited (no audit of {ds.qa} is known: it is not a set file beside which an audit is kept)")
-    return _gate(f"{ds.qa} of {run.source}", parse_max_junk(max_junk), audit)
+    return _gate(f"{ds.qa} of {run.source}", parse_max_junk(max_junk), audit,
+                 str(ds.qa) if ds.qa and Path(ds.qa).is_file() else "QA")  # a bundled set's name is no file
