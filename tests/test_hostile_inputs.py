@@ -310,3 +310,14 @@ def test_an_option_value_that_names_nothing_is_refused_not_read_as_the_default(a
     assert code == 2 and "Traceback" not in err
     assert f"error: {option}: " in err and "expected one or more" in err and f"leave {option} out" in err
     assert "Pipelines" not in out
+
+
+def test_an_answers_file_with_a_byte_order_mark_says_so_as_every_reader_does(tmp_path):
+    from ragexam.analysis.answers.files import load_answers
+    from ragexam.data.reading import BOM_MESSAGE
+
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"query_id": "hq_001", "answer": "x"}).encode() + b"\n")
+    with pytest.raises(InputError) as e:
+        load_answers(path)
+    assert str(e.value) == f"{path}:1: {BOM_MESSAGE}" and "UTF-8 with BOM" in BOM_MESSAGE

@@ -111,6 +111,10 @@ def iter_answers(path: PathLike) -> Iterator[AnswerRecord]:
     n = 0
     with fh:
         for lineno, raw in enumerate(fh, 1):
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                from ragexam.data.reading import BOM_MESSAGE
+
+                raise InputError(BOM_MESSAGE, source=source, line=1)
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as err:
