@@ -150,6 +150,32 @@ def test_evidence_punctuation_hint(tmp_path):
     assert len(load_qa(q, corpus=c, ignore_punctuation=True)) == 1
 
 
+def test_an_id_in_another_unicode_normalization_is_named_with_the_fix(tmp_path):
+    """Korean saved on macOS is often NFD: '문서1' and '문서1' look the same and are other code points."""
+    import unicodedata
+
+    nfd = unicodedata.normalize("NFD", "문서1")
+    c, q = make_set(tmp_path, docs=[dict(DOCS[0], doc_id=nfd)],
+                    qa=[dict(QA[0], relevant_doc_ids=["문서1"], evidence=[])])
+    msg = _check(_err(load_qa, q, corpus=c), q, 1, "relevant_doc_ids")
+    assert f"the corpus has {nfd!r}, the same text in another Unicode normalization" in msg and "as NFC" in msg
+    c, q = make_set(tmp_path, docs=[dict(DOCS[0], doc_id="문서2")], qa=[dict(QA[0], relevant_doc_ids=["문서1"],
+                                                                            evidence=[])])
+    assert "another Unicode normalization" not in str(_err(load_qa, q, corpus=c))
+
+
+def test_evidence_behind_invisible_characters_is_named_with_the_fix(tmp_path):
+    """A zero-width space or a soft hyphen in the corpus survives NFKC: the quote the user copied as they saw it
+    does not match, and the message says why."""
+    content = DOCS[0]["content"]
+    word = content.split()[1]
+    hidden = content.replace(word, word[:1] + "\u200b" + word[1:], 1)
+    c, q = make_set(tmp_path, docs=[dict(DOCS[0], content=hidden), *DOCS[1:]],
+                    qa=[dict(QA[0], evidence=[" ".join(content.split()[:3])])])
+    msg = str(_err(load_qa, q, corpus=c))
+    assert f"It does occur in {DOCS[0]['doc_id']} once the invisible characters there" in msg
+
+
 def test_evidence_matches_after_normalization(tmp_path):
     # full-width digits and a line break in the source still match a plain quote
     docs = [{"doc_id": "d1", "content": "비밀번호는 ９０일마다\n  바꿔야 합니다."}]

@@ -276,6 +276,15 @@ def test_a_pipeline_that_produced_nothing_is_flagged_and_exits_1(capsys, tmp_pat
     summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
     assert summary["results"][spec]["produced_nothing"].startswith("every question failed")
     assert "produced_nothing" not in summary["results"]["bm25:whitespace | paragraphs:400"]
+    # not recorded: it would become `latest` with a row of zeros that the next compare reads as a collapse
+    assert "Not recorded in the history: pipeline" in out and "Recorded as run" not in out
+    code, listing, _ = _cli(["runs"], capsys)
+    assert code == 0 and summary["run_id"] not in listing
+    # a floor of 0 is no pass for a row of zeros that is no result of the pipeline
+    code, out, err = _cli(["check", tmp_path / "run", "--min", "hit@5=0", "--point"], capsys)
+    assert code == 1, out + err
+    assert f"FAIL hit@5 >= 0: mean 0.000; the pipeline produced nothing (every question failed" in out
+    assert "PASS hit@5 >= 0" in out  # the other pipeline, bm25, passes
 
 
 def test_a_rerank_stage_that_reranked_nothing_is_flagged(tmp_path):

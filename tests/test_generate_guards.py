@@ -118,7 +118,7 @@ def test_the_card_console_sheet_and_record_say_the_generator_checked_itself(stub
     assert res.card["checked_by"] == {"model": "stub-gen", "generator_itself": True,
                                       "text": "checked by the generator itself: stub-gen"}
     console = Console(record=True, width=200)
-    print_generate(res, console, out)
+    print_generate(res, console)
     text = console.export_text()
     assert "checked by the generator itself: stub-gen" in text and "생성 모델이 스스로 검사" in text
     rows = sheet_rows(out.with_name("qa.review.csv"))

@@ -428,3 +428,29 @@ def parse_generation_(body):
     from qgen_stub import parse_generation
 
     return parse_generation(body)
+
+
+def test_a_generation_that_kept_no_question_writes_only_its_rejects_and_says_why(stub, corpus, tmp_path):
+    """Every call failed (the endpoint down): no empty set, card or review sheet to audit and run, only the rejects
+    file with each call's error; the console says the calls failed and what to check, not to raise --max-passes."""
+    from rich.console import Console
+
+    from ragexam.report.console_generate import print_generate
+
+    stub.script = by_doc(lambda d, req: GOOD[d])
+    stub.fail = {"d1", "d2", "d3", "d4"}
+    out = tmp_path / "set" / "qa.jsonl"
+    res = run(stub, corpus, tmp_path, n=4, mix="meaning=1", per_call=10, max_passes=1, max_retries=0, out=out)
+    assert not res.records and res.shortfall == 4
+    assert sorted(p.name for p in out.parent.iterdir()) == ["qa.rejects.jsonl"]
+    assert res.written == {"rejects": out.with_name("qa.rejects.jsonl")}
+    console = Console(record=True, width=300)
+    print_generate(res, console)
+    text = console.export_text()
+    assert "No question was kept, so no set, card or review sheet was written" in text
+    assert "every generation call failed (the rejects file holds each error): check --base-url" in text
+    assert "review audit" not in text and "raise --max-passes" not in text
+    # a generation that kept some questions writes the four files and keeps the old advice
+    stub.fail = {"d2"}
+    res = run(stub, corpus, tmp_path, n=50, mix="meaning=1", per_call=10, max_passes=1, max_retries=0, out=out)
+    assert sorted(res.written) == ["card", "qa", "rejects", "review"] and out.is_file()

@@ -296,3 +296,28 @@ def test_an_answers_file_line_nested_deep_or_holding_a_lone_surrogate(tmp_path):
     with pytest.raises(InputError) as ei:
         load_answers(f)
     assert (ei.value.line, ei.value.field) == (1, "answer") and "lone surrogate" in ei.value.message
+
+
+RUN = ["run", "--corpus", "it_helpdesk", "--qa", "it_helpdesk", "--no-history"]
+
+
+@pytest.mark.parametrize("args, option", [([*RUN, "-r", ","], "--retriever"), ([*RUN, "-r", " "], "--retriever"),
+                                          ([*RUN, "-c", ""], "--chunker"), ([*RUN, "-c", ","], "--chunker"),
+                                          (["compare", "a", "b", "-m", ","], "--metric")])
+def test_an_option_value_that_names_nothing_is_refused_not_read_as_the_default(args, option, capsys):
+    """``-r ,`` ran the default pipelines (bm25 and dense) as if -r had not been given."""
+    code, out, err = cli(args, capsys)
+    assert code == 2 and "Traceback" not in err
+    assert f"error: {option}: " in err and "expected one or more" in err and f"leave {option} out" in err
+    assert "Pipelines" not in out
+
+
+def test_an_answers_file_with_a_byte_order_mark_says_so_as_every_reader_does(tmp_path):
+    from ragexam.analysis.answers.files import load_answers
+    from ragexam.data.reading import BOM_MESSAGE
+
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps({"query_id": "hq_001", "answer": "x"}).encode() + b"\n")
+    with pytest.raises(InputError) as e:
+        load_answers(path)
+    assert str(e.value) == f"{path}:1: {BOM_MESSAGE}" and "UTF-8 with BOM" in BOM_MESSAGE

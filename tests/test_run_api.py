@@ -316,3 +316,94 @@ def test_missed_entries_show_where_the_evidence_was_found():
     html = render_report(res.summary, res.per_question)
     assert html.count("Where the evidence was found") == len(found)
     assert "<mark" in html
+
+
+# -- what a user's retriever returns, checked --------------------------------------------------------------------
+
+
+class Greedy(FixedRetriever):
+    """Ignores ``top_n``: every chunk, best first."""
+
+    def search(self, queries, top_n):
+        return [[(c, float(100 - i)) for i, c in enumerate(self.indexed)] for _ in queries]
+
+
+def test_a_chunk_retriever_that_ignores_top_n_is_graded_to_the_depth(files):
+    res = _run(files, retrievers=[Greedy()], depth=2, k=(1, 2), miss_k=2)
+    assert {len(r) for r in res.rankings[res.baseline].values()} == {2}
+    first = {r["query_id"]: r["first_rank"] for r in res.per_question}
+    # the five chunks come in index order d1#0, d1#1, d2#0, ...: q2's "gamma grape" (d2#0) is third, past the depth
+    assert first["q1"] == 2 and first["q3"] == 1 and first["q2"] is None
+
+
+def test_a_chunk_retriever_is_refused_an_infinite_score_or_a_missing_list_naming_the_question(files):
+    class Infinite(FixedRetriever):
+        def search(self, queries, top_n):
+            return [[("d1#0", float("inf"))] for _ in queries]
+
+    class NoneList(FixedRetriever):
+        def search(self, queries, top_n):
+            return [None for _ in queries]
+
+    with pytest.raises(InputError, match=r"question 'q1': returned the score inf for chunk 'd1#0'; expected finite"):
+        _run(files, retrievers=[Infinite()])
+    with pytest.raises(InputError, match=r"question 'q1': received None instead of its result list"):
+        _run(files, retrievers=[NoneList()])
+
+
+def test_a_chunk_retriever_returning_nothing_for_every_question_produced_nothing(files):
+    class Nothing(FixedRetriever):
+        def search(self, queries, top_n):
+            return [[] for _ in queries]
+
+    res = _run(files, retrievers=[Nothing()])
+    assert res.summary.failed_pipelines == {res.baseline: "it returned an empty list for every question (4 questions)"}
+    assert any("produced nothing: it returned an empty list" in w for w in res.summary.warnings)
+
+
+class TwoArguments:
+    """A text retriever with the two-argument ``retrieve`` docs/run.md shows."""
+
+    spec = "two-args"
+
+    def retrieve(self, queries, top_n):
+        return [["beta banana, and more"] for _ in queries]
+
+
+def test_a_text_retriever_may_take_only_queries_and_top_n(files):
+    res = _run(files, retrievers=[TwoArguments()])
+    row = next(r for r in res.per_question if r["query_id"] == "q1")
+    assert row["first_rank"] == 1
+
+
+def test_what_a_text_retriever_returns_is_checked_as_a_results_file_is(files):
+    from ragexam.data.retrieved import RetrievedItem
+    from ragexam.retrieval.texts import Retrieval
+
+    def pipeline(make):
+        class P:
+            spec = "p"
+
+            def retrieve(self, queries, top_n, query_ids=None):
+                return [make() for _ in queries]
+
+        return P()
+
+    cases = [
+        (lambda: Retrieval(("beta banana",), failure="partial: a shard timed out"),
+         r"question 'q1': field 'failure': received 1 item and the failure 'partial: a shard timed out'; a failed"),
+        (lambda: Retrieval(("beta banana",), latency=float("nan")),
+         r"question 'q1': field 'latency': received nan; expected a number of seconds >= 0"),
+        (lambda: Retrieval(("beta banana",), latency=-1.0), r"field 'latency': received -1.0"),
+        (lambda: [RetrievedItem("beta banana", score=float("nan"))],
+         r"question 'q1': field 'item 0.score': score is NaN; expected a finite number"),
+        (lambda: [RetrievedItem("beta banana", doc_id=7)], r"field 'item 0.doc_id': doc_id is 7"),
+        (lambda: [3], r"question 'q1': field 'item 0': received 3 \(a int\)"),
+        (lambda: None, r"question 'q1': received None; expected a Retrieval or a list of items"),
+    ]
+    for make, message in cases:
+        with pytest.raises(InputError, match=message):
+            _run(files, retrievers=[pipeline(make)])
+    # a failure without items, and a measured latency, are what the interface asks for
+    res = _run(files, retrievers=[pipeline(lambda: Retrieval((), failure="timeout: no reply"))])
+    assert res.summary.results["p"].unretrieved.n == 4

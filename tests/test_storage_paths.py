@@ -79,3 +79,56 @@ def test_output_in_read_only_folder(tmp_path, monkeypatch):
         check_output_file(ro / "r.html", option="-o")
     with pytest.raises(InputError, match="permission denied"):
         check_output_dir(ro / "out", option="--out")
+
+
+def test_an_output_file_that_is_a_device_or_a_fifo_is_refused_and_left_as_it_was(tmp_path):
+    """A write replaces a file whole (a new file renamed into place): over /dev/null it would replace the device."""
+    from ragexam.storage.atomic import write_file
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for target, kind in ((Path(os.devnull), "a device"), (fifo, "a FIFO")):
+        with pytest.raises(InputError, match=f"is {kind}.*not a regular file.*Fix: give a regular file's path"):
+            check_output_file(target, option="--report")
+        with pytest.raises(InputError, match=f"is {kind}"):
+            write_file(target, "x")
+    assert Path(os.devnull).is_char_device() and fifo.is_fifo()
+
+
+def test_an_output_file_behind_a_link_updates_the_file_it_points_to(tmp_path):
+    from ragexam.storage.atomic import write_file
+
+    (tmp_path / "pub").mkdir()
+    target = tmp_path / "pub" / "report.html"
+    target.write_text("old")
+    link = tmp_path / "link.html"
+    link.symlink_to(target)
+    assert check_output_file(link, option="-o") == link
+    write_file(link, "new")
+    assert link.is_symlink() and target.read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.html", "pub"]  # no temporary file left
+
+
+def test_an_output_in_a_folder_that_refuses_new_files_is_refused_before_any_work(tmp_path, monkeypatch):
+    """Permissions can say yes where the folder still refuses (``/proc``, a read-only mount, even for root): the
+    check makes a file there and removes it."""
+    import tempfile
+
+    real = tempfile.mkstemp
+
+    def refusing(*args, dir=None, **kw):
+        if dir is not None and Path(dir) == tmp_path / "ro":
+            raise OSError(30, "Read-only file system")
+        return real(*args, dir=dir, **kw)
+
+    (tmp_path / "ro").mkdir()
+    monkeypatch.setattr(tempfile, "mkstemp", refusing)
+    with pytest.raises(InputError, match=r"cannot write into .*ro' \(Read-only file system\); choose another path"):
+        check_output_file(tmp_path / "ro" / "r.html", option="--report")
+    with pytest.raises(InputError, match="Read-only file system"):
+        check_output_dir(tmp_path / "ro" / "out", option="--out")
+    assert check_output_file(tmp_path / "r.html", option="--report") == tmp_path / "r.html"
+    assert list((tmp_path / "ro").iterdir()) == []
+    if Path("/proc/self").is_dir():  # the case that was met: root may write anywhere but in /proc
+        with pytest.raises(InputError, match="cannot write into '/proc'"):
+            check_output_file("/proc/r.html", option="--report")

@@ -327,12 +327,16 @@ class RunOutcome:
     run_id: Optional[str] = None
     history_path: Optional[Path] = None
     report_path: Optional[Path] = None
+    #: why the run was not recorded in the history although recording was asked for (a pipeline produced nothing)
+    not_recorded: Optional[str] = None
 
     def notes(self) -> List[str]:
         """One sentence per thing written (for the console)."""
         out = []
         if self.run_id is not None:
             out.append(f"Recorded as run {self.run_id} in {self.history_path} (ragexam show {self.run_id}).")
+        if self.not_recorded is not None:
+            out.append(f"Not recorded in the history: {self.not_recorded}.")
         if self.report_path is not None:
             out.append(f"Wrote the HTML report to {self.report_path}.")
         return out
@@ -361,8 +365,8 @@ def run_exam(settings: Mapping[str, Any], *, out: Optional[PathLike] = None, rep
              history: Optional[PathLike] = None, record: bool = True, progress: bool = True) -> RunOutcome:
     """:func:`ragexam.run` with ``settings`` (the keys of :mod:`ragexam.analysis.exam.config`, e.g. from
     :func:`~ragexam.analysis.exam.config.load_config_file` merged with flags), then the run folder ``out``
-    (docs/run-format.md), the history record (unless ``record=False``) and the HTML ``report``.  Every output
-    path is checked before the run starts."""
+    (docs/run-format.md), the history record (unless ``record=False``, or a pipeline produced nothing: then
+    ``not_recorded`` says so) and the HTML ``report``.  Every output path is checked before the run starts."""
     from ragexam.analysis.exam.run import run as _run
 
     retrieved = settings.get("retrieved") or []
@@ -378,7 +382,11 @@ def run_exam(settings: Mapping[str, Any], *, out: Optional[PathLike] = None, rep
     outcome = RunOutcome(result, out=Path(out) if out is not None else None)
     if out is not None:
         result.save(out)
-    if record:
+    failed = result.summary.failed_pipelines
+    if record and failed:  # a run with a pipeline that produced nothing would become `latest`, all zeros
+        outcome.not_recorded = ("pipeline " + ", ".join(map(repr, failed)) + " produced nothing, so the run is not "
+                                "one to compare with (fix it and run again)")
+    elif record:
         from ragexam.analysis.gating.history import record_run
         from ragexam.storage.history import History
 

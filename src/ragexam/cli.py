@@ -215,7 +215,7 @@ def run_cmd(
     from ragexam.retrieval.spec import split_specs
 
     settings = run_settings(config, {
-        "corpus": corpus, "qa": qa, "retrievers": split_specs(retriever), "chunkers": commas(chunker),
+        "corpus": corpus, "qa": qa, "retrievers": split_specs(retriever), "chunkers": commas(chunker, "--chunker"),
         "relevance": relevance, "k": k or None, "depth": depth, "miss_k": miss_k, "seed": seed,
         "n_resamples": n_resamples, "n_permutations": n_permutations, "ignore_punctuation": ignore_punctuation,
         "overlap": overlap, "retrieved": retrieved or None, "out": str(out) if out is not None else None,
@@ -347,7 +347,7 @@ def compare_cmd(
     from ragexam.api import compare
 
     res = compare(run_a, run_b, history=history, pipeline=pipeline, pipeline_b=pipeline_b,
-                  metrics=commas(metric), miss_k=miss_k, seed=seed, allow_grading_change=allow_grading_change)
+                  metrics=commas(metric, "--metric"), miss_k=miss_k, seed=seed, allow_grading_change=allow_grading_change)
     if json_out:
         return print_json(res.to_dict())
     from ragexam.report.console import print_comparison

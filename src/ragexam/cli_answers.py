@@ -125,7 +125,7 @@ def score_cmd(
 
     res = score(qa, answers, run=run, pipeline=pipeline, corpus=corpus, miss_k=miss_k, correct_if=correct_if,
                 abstain_phrases=abstain_phrases, bleu_tokenize=bleu_tokenize, judge=llm.settings(),
-                metrics=commas(metric), repeat=repeat, min_coverage=min_coverage, dry_run=dry_run, out=out,
+                metrics=commas(metric, "--metric"), repeat=repeat, min_coverage=min_coverage, dry_run=dry_run, out=out,
                 report=report, history=history, record=not no_history,
                 progress=progress("judging", tty=not json_out), rubrics=rubric or (), executor=executor,
                 human=human, by=by, baseline=baseline, match_threshold=match_threshold,
@@ -237,7 +237,7 @@ def judge_agreement_cmd(
 
     opts = llm.judge()
     opts.pop("retry_unjudged", None)
-    res = judge_agreement(qa, answers, llm.settings(), metrics=commas(metric), weights=weights, top=top, run=run,
+    res = judge_agreement(qa, answers, llm.settings(), metrics=commas(metric, "--metric"), weights=weights, top=top, run=run,
                           pipeline=pipeline, corpus=corpus, dry_run=dry_run,
                           progress=progress("judging", tty=not json_out), **opts)
     from ragexam.report.console_score import print_agreement
@@ -279,7 +279,7 @@ def judge_check_cmd(
     from ragexam.report.console_judge import print_judge_check
 
     settings = llm.settings()
-    res = judge_check(qa, corpus, settings, metrics=commas(metric), chunker=chunker, limit=limit, seed=check_seed,
+    res = judge_check(qa, corpus, settings, metrics=commas(metric, "--metric"), chunker=chunker, limit=limit, seed=check_seed,
                       scoring=settings.scoring, dry_run=dry_run, out=out, rubrics=rubric or (),
                       progress=progress("judging", tty=not json_out),
                       **{k: v for k, v in llm.judge().items() if k != "retry_unjudged"})

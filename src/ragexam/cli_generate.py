@@ -99,7 +99,7 @@ def _generate(corpus: str, n: int, out: Optional[Path], settings: "LLMSettings",
     """``generate``'s one api call (the plan with ``dry_run``) and its rendering; exit 1 on a shortfall."""
     from ragexam import api
     from ragexam.errors import InputError
-    from ragexam.report.console_generate import generate_files, print_generate, print_generate_plan
+    from ragexam.report.console_generate import print_generate, print_generate_plan
 
     if dry_run:
         p = api.generate_plan(corpus, n, settings=settings, judge_model=judge_model, **options)
@@ -114,7 +114,8 @@ def _generate(corpus: str, n: int, out: Optional[Path], settings: "LLMSettings",
             cb(done, total)
 
     res = api.generate(corpus, n, settings=settings, out=out, judge_model=judge_model, progress=bar, **options)
-    show(json_out, lambda: dict(res.card, files=generate_files(out)), lambda c: print_generate(res, c, out))
+    show(json_out, lambda: dict(res.card, files={k: str(v) for k, v in res.written.items()}),
+         lambda c: print_generate(res, c))
     if res.shortfall:
         raise typer.Exit(1)
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Dict, List, Optional
 import typer
 
 from ragexam.data.chunking import chunker_help
+from ragexam.errors import InputError
 from ragexam.types import JsonValue
 
 if TYPE_CHECKING:
@@ -89,9 +90,14 @@ def print_json(obj: JsonValue) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
 
 
-def commas(values: Optional[List[str]]) -> Optional[List[str]]:
-    """Repeated and comma-separated values as one list (``None`` when none were given)."""
+def commas(values: Optional[List[str]], option: str) -> Optional[List[str]]:
+    """Repeated and comma-separated values of ``option`` as one list (``None`` when none were given); a value that
+    holds no name (``-c ""``, ``-m ,``) is an error, never the default."""
     out = [p.strip() for v in values or () for p in v.split(",") if p.strip()]
+    if values and not out:
+        raise InputError(f"received {', '.join(map(repr, values))}; expected one or more names (comma-separated). "
+                         f"Fix: name them, or leave {option} out for the default.", source=option,
+                         field=option.lstrip("-"))
     return out or None
 
 

@@ -12,7 +12,9 @@ earns credit).
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Set
+import unicodedata
+from dataclasses import replace
+from typing import Dict, Iterable, List, Optional, Sequence, Set
 
 from ragexam.data.evidence import CorpusText
 from ragexam.data.problems import ProblemCollector
@@ -32,6 +34,30 @@ def _list(ids, limit: int = 5) -> str:
     return s + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
+def _invisible(text: str) -> bool:
+    """Whether ``text`` holds an invisible format character (Unicode category Cf: a zero-width space, a soft
+    hyphen, a zero-width joiner, a byte order mark inside the text, ...), which normalization keeps."""
+    return any(unicodedata.category(ch) == "Cf" for ch in text)
+
+
+def _visible(documents: Sequence[Document]) -> List[Document]:
+    """The documents with their invisible format characters removed (for a hint only)."""
+    return [replace(d, content="".join(ch for ch in d.content if unicodedata.category(ch) != "Cf"))
+            for d in documents]
+
+
+def _unknown_id_hint(d: str, known_ids: Set[str], nfc: Dict[str, str]) -> str:
+    """A hint for an unknown document id that the corpus has in another Unicode normalization (Korean saved on
+    macOS is often NFD: the same text, other code points); ``nfc`` (NFC form -> corpus id) is filled on first use."""
+    if not nfc:
+        nfc.update((unicodedata.normalize("NFC", k), k) for k in known_ids)
+    twin = nfc.get(unicodedata.normalize("NFC", d))
+    if twin is None:
+        return ""
+    return (f"; the corpus has {twin!r}, the same text in another Unicode normalization (NFC vs NFD, e.g. a file "
+            "saved on macOS): ids are compared exactly, so save both files as NFC")
+
+
 def check_qa_against_corpus(questions: Iterable[Question], qa_file: str, documents: Iterable[Document],
                             known_ids: Set[str], col: ProblemCollector, *, ignore_punctuation: bool = False,
                             corpus_text: Optional[CorpusText] = None) -> CorpusText:
@@ -43,6 +69,8 @@ def check_qa_against_corpus(questions: Iterable[Question], qa_file: str, documen
     documents = list(documents)
     ct = corpus_text or CorpusText(documents, ignore_punctuation=ignore_punctuation)
     loose: Optional[CorpusText] = None
+    visible: Optional[CorpusText] = None
+    nfc: Dict[str, str] = {}
     questions = list(questions)
     ct.prefetch(ev for q in questions for ev in q.evidence)  # one pass over the corpus for all of them
     for q in questions:
@@ -50,8 +78,8 @@ def check_qa_against_corpus(questions: Iterable[Question], qa_file: str, documen
             for d in ids:
                 if d not in known_ids:
                     col.add("unknown_doc_id", f"document {d!r} is not in the corpus; expected a doc_id of "
-                            "the corpus file (check the spelling or the corpus version)",
-                            file=qa_file, line=q.line, field=fld)
+                            "the corpus file (check the spelling or the corpus version)"
+                            + _unknown_id_hint(d, known_ids, nfc), file=qa_file, line=q.line, field=fld)
         relevant = set(q.relevant_docs)
         for i, ev in enumerate(q.evidence, 1):
             docs = ct.docs_containing(ev)
@@ -63,6 +91,14 @@ def check_qa_against_corpus(questions: Iterable[Question], qa_file: str, documen
                     if loose.docs_containing(ev):
                         hint = (" It does occur when punctuation is ignored "
                                 f"({setting('ignore_punctuation')}).")
+                if not hint and not _invisible(ev) and any(_invisible(d.content) for d in documents):
+                    if visible is None:
+                        visible = CorpusText(_visible(documents), ignore_punctuation=ct.ignore_punctuation)
+                    found = visible.docs_containing(ev)
+                    if found:
+                        hint = (f" It does occur in {_list(found)} once the invisible characters there (zero-width "
+                                "spaces, soft hyphens: Unicode format characters) are removed: remove them from "
+                                "the corpus, or copy the evidence with them.")
                 col.add("evidence_not_found", f"evidence string {i} {_show(ev)} occurs in no document "
                         "(compared after NFKC and whitespace normalization); expected an exact quote of "
                         f"the source text.{hint}", file=qa_file, line=q.line, field="evidence")

@@ -31,9 +31,12 @@ from ragexam.data.problems import ProblemCollector
 from ragexam.errors import InputError
 from ragexam.llm import safejson
 
-__all__ = ["read_text", "read_lines", "iter_jsonl", "iter_csv", "parse_json_cell"]
+__all__ = ["read_text", "read_lines", "iter_jsonl", "iter_csv", "parse_json_cell", "BOM_MESSAGE"]
 
 _BOM = b"\xef\xbb\xbf"
+#: what every reader says of a file that starts with a UTF-8 byte-order mark
+BOM_MESSAGE = ("the file starts with a UTF-8 byte-order mark (BOM, bytes EF BB BF); expected plain UTF-8; re-save the "
+               "file as 'UTF-8' (not 'UTF-8 with BOM')")
 
 
 def _open_checked(path: Path, file: str, col: ProblemCollector) -> Tuple[Optional[bytes], bool]:
@@ -46,9 +49,7 @@ def _open_checked(path: Path, file: str, col: ProblemCollector) -> Tuple[Optiona
     with open(path, "rb") as fh:
         head = fh.read(3)
     if head.startswith(_BOM):
-        col.add("bom", "the file starts with a UTF-8 byte-order mark (BOM, bytes EF BB BF); "
-                "expected plain UTF-8; re-save the file as 'UTF-8' (not 'UTF-8 with BOM')",
-                file=file, line=1)
+        col.add("bom", BOM_MESSAGE, file=file, line=1)
         return _BOM, True
     if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
         col.add("encoding", "the file is UTF-16 (it starts with a UTF-16 byte-order mark); "

@@ -835,22 +835,22 @@ def write_trec_run(path: PathLike, rows: Iterable[tuple[str, str, int, float]], 
 
     Scores are written with ``repr`` so they read back bit-identical.
     """
+    from ragexam.storage.atomic import file_writer
+
     _check_token(tag, "tag", str(path))
-    tmp = Path(str(path) + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+    with file_writer(path) as fh:
         for qid, doc, rank, score in rows:
             _check_token(qid, "qid", str(path))
             _check_token(doc, "docid", str(path))
             fh.write(f"{qid} Q0 {doc} {int(rank)} {float(score)!r} {tag}\n")
-    os.replace(tmp, path)
 
 
 def write_trec_qrels(path: PathLike, rows: Iterable[tuple[str, str, int]]) -> None:
     """Write ``(qid, docid, rel)`` rows as TREC qrels (``qid 0 docid rel``)."""
-    tmp = Path(str(path) + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+    from ragexam.storage.atomic import file_writer
+
+    with file_writer(path) as fh:
         for qid, doc, rel in rows:
             _check_token(qid, "qid", str(path))
             _check_token(doc, "docid", str(path))
             fh.write(f"{qid} 0 {doc} {int(rel)}\n")
-    os.replace(tmp, path)

@@ -31,7 +31,7 @@ import csv
 import io
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Union
 
@@ -67,6 +67,9 @@ class GenerateResult:
     signature: str
     language: str
     corpus_source: Optional[str] = None
+    #: the files :meth:`save` wrote (``{"qa", "rejects", "card", "review"}``; only ``rejects`` when no question
+    #: was kept)
+    written: Dict[str, Path] = field(default_factory=dict)
 
     @property
     def shortfall(self) -> int:
@@ -76,7 +79,8 @@ class GenerateResult:
 
     def save(self, out: Union[str, Path]) -> Dict[str, Path]:
         """Write the set and its side files (:func:`write_outputs`)."""
-        return write_outputs(self, out)
+        self.written = write_outputs(self, out)
+        return self.written
 
 
 def side_paths(out: Union[str, Path]) -> Dict[str, Path]:
@@ -305,10 +309,14 @@ def _review_rows(records: List[Record]) -> str:
 
 
 def write_outputs(result: GenerateResult, out: Union[str, Path]) -> Dict[str, Path]:
-    """Write the four files (see the module docstring); returns their paths."""
+    """Write the four files (see the module docstring); returns their paths.  When no question was kept, only
+    the rejects file is written (why each call or candidate gave none): an empty set, its card and an empty review
+    sheet would be files to audit and run that hold nothing."""
     paths = check_outputs(out)
-    _write(paths["qa"], _jsonl(result.records))
     _write(paths["rejects"], _jsonl(result.rejects))
+    if not result.records:
+        return {"rejects": paths["rejects"]}
+    _write(paths["qa"], _jsonl(result.records))
     # the card's audit block: "not audited", unless a resumed run wrote the very bytes an audit read
     from ragexam.questions.audit import audit_status
 

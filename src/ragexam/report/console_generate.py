@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ragexam.questions.products import GeneratePlan
     from ragexam.questions.review import ReviewResult
 
-__all__ = ["print_generate", "print_generate_plan", "print_review", "generate_files"]
+__all__ = ["print_generate", "print_generate_plan", "print_review"]
 
 
 def _usage_line(usage: Mapping[str, Mapping[str, Any]], cost: Union[float, str]) -> str:
@@ -30,19 +30,12 @@ def _usage_line(usage: Mapping[str, Mapping[str, Any]], cost: Union[float, str])
     return "; ".join(parts) + f"; cost: {fmt.cost(cost)}" if parts else f"no call made; cost: {fmt.cost(cost)}"
 
 
-def generate_files(out: Union[str, Path]) -> Dict[str, str]:
-    """The files a generation with ``--out`` wrote: ``{"qa", "rejects", "card", "review"}``."""
-    from ragexam.questions.output import side_paths
-
-    return {k: str(v) for k, v in side_paths(out).items()}
-
-
-def print_generate(result: GenerateResult, console: Console, out: Union[str, Path, None] = None) -> None:
-    """The set's card as tables: mix target vs achieved, rejections by reason, coverage, usage, signature."""
+def print_generate(result: GenerateResult, console: Console) -> None:
+    """The set's card as tables: mix target vs achieved, rejections by reason, coverage, usage, signature, and the
+    files written (``result.written``)."""
     from rich.markup import escape
     from rich.table import Table
 
-    paths = generate_files(out) if out is not None else None
     card: Dict[str, Any] = result.card
     t = Table(title=f"question set: {fmt.plural(card['n_kept'], 'question')} of {card['n_requested']} asked for")
     for col in ("type", "target", "achieved"):
@@ -84,7 +77,20 @@ def print_generate(result: GenerateResult, console: Console, out: Union[str, Pat
     console.print(_usage_line(card["this_run"]["usage"], card["this_run"]["cost_usd"]), highlight=False,
                   markup=False, soft_wrap=True)
     console.print(f"signature: {card['signature']}", style="dim", highlight=False, markup=False, soft_wrap=True)
-    if paths:
+    _files_lines(result, console)
+    if result.shortfall:
+        failed = set(card["rejections"]) == {"call_failed"} and not card["n_kept"]
+        fix = ("every generation call failed (the rejects file holds each error): check --base-url, --model and "
+               "the key, then run again" if failed else "see the rejections above; raise --max-passes, --max-calls, "
+               "--max-generation-calls or --budget, or change the mix")
+        console.print(f"[yellow]{fmt.plural(result.shortfall, 'question')} short of {card['n_requested']}[/]: "
+                      f"{fix}.", highlight=False, soft_wrap=True)
+
+
+def _files_lines(result: GenerateResult, console: Console) -> None:
+    """The files written and the set's audit status; when no question was kept, that only the rejects were."""
+    paths = result.written
+    if "qa" in paths:
         from ragexam.questions.audit import audit_status
 
         console.print(f"audit: {audit_status(paths['qa']).text()} -- the checks say what passed, not what is right; "
@@ -92,11 +98,9 @@ def print_generate(result: GenerateResult, console: Console, out: Union[str, Pat
                       , highlight=False, markup=False, soft_wrap=True)
         console.print(f"Wrote {paths['qa']} (the set), {paths['rejects']}, {paths['card']} and {paths['review']} "
                       "(review it, then `ragexam review apply`).", highlight=False, markup=False, soft_wrap=True)
-    if result.shortfall:
-        console.print(f"[yellow]{fmt.plural(result.shortfall, 'question')} short of {card['n_requested']}[/]: see "
-                      "the rejections above; raise --max-passes, --max-calls, --max-generation-calls or --budget, "
-                      "or change the mix.",
-                      highlight=False, soft_wrap=True)
+    elif paths:
+        console.print(f"No question was kept, so no set, card or review sheet was written; wrote {paths['rejects']} "
+                      "(why each call or candidate gave none).", highlight=False, markup=False, soft_wrap=True)
 
 
 def _who_checked(card: Mapping[str, Any], console: Console) -> None:

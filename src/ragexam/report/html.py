@@ -44,8 +44,6 @@ and its script (:data:`REPORT_JS`, which ``ragexam serve`` serves as a file).
 
 from __future__ import annotations
 
-import os
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
@@ -250,19 +248,8 @@ def write_report(summary: Any, per_question: Sequence[Mapping[str, Any]], out_pa
     """
     from ragexam.storage.paths import check_output_file
 
+    from ragexam.storage.atomic import write_file
+
     out = check_output_file(out_path, option="out_path")
-    text = render_report(summary, per_question, answers, lang, segments)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".report-", suffix=".html", dir=str(out.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_file(out, render_report(summary, per_question, answers, lang, segments))
     return out

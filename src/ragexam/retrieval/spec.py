@@ -406,6 +406,10 @@ def split_specs(values: Optional[Sequence[str]]) -> Optional[list[str]]:
                 start = i + 1
         out.append(value[start:])
     out = [s.strip() for s in out if s.strip()]
+    if values and not out:
+        raise InputError(f"received {', '.join(map(repr, values))}; expected one or more retriever specs "
+                         "(comma-separated), e.g. bm25,dense. Fix: name them, or leave --retriever out for the "
+                         "default.", source="--retriever", field="retriever")
     return out or None
 
 

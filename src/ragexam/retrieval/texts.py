@@ -28,11 +28,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam.data.retrieved import RetrievedItem, RetrievedSet, item_from_value
+from ragexam import fmt
 from ragexam.errors import InputError
 from ragexam.retrieval.base import Component
 from ragexam.signature import Signature, quote
 
-__all__ = ["Retrieval", "TextRetriever", "ResultsRetriever", "is_text_retriever", "check_retrievals",
+__all__ = ["Retrieval", "TextRetriever", "ResultsRetriever", "is_text_retriever", "call_retrieve", "check_retrievals",
            "failure_kind", "summarize_failures", "latency_summary"]
 
 
@@ -138,40 +139,79 @@ class ResultsRetriever(TextRetriever):
 
 
 def _as_item(value: object, where: str, label: str) -> RetrievedItem:
-    if isinstance(value, RetrievedItem):
-        if not isinstance(value.text, str) or not value.text.strip():
-            raise InputError(f"{where}: the text is {value.text!r}; expected a non-empty string.", source=label)
-        return value
+    if isinstance(value, RetrievedItem):  # checked as the same item written in a results file would be
+        return item_from_value(value.to_dict() if isinstance(value.text, str) else {"text": value.text},
+                               source=label, where=where)
     if isinstance(value, Mapping):
         return item_from_value(dict(value), source=label, where=where)
     if isinstance(value, str):
         return item_from_value(value, source=label, where=where)
-    raise InputError(f"{where} is a {type(value).__name__}; expected a RetrievedItem, a string or a mapping "
-                     "with 'text'.", source=label)
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:59] + "…"
+    raise InputError(f"received {shown} (a {type(value).__name__}); expected a RetrievedItem, a string or a "
+                     "mapping with 'text'.", source=label, field=where)
 
 
-def check_retrievals(value: object, n: int, label: str, top_n: int) -> List[Retrieval]:
+def call_retrieve(retriever: Any, queries: List[str], top_n: int, query_ids: Optional[List[str]]) -> object:
+    """``retriever.retrieve(queries, top_n, query_ids)``, or ``retrieve(queries, top_n)`` when its ``retrieve``
+    takes no third argument (the two-argument form docs/run.md shows is as valid as the full one)."""
+    import inspect
+
+    method = retriever.retrieve
+    try:
+        params = list(inspect.signature(method).parameters.values())
+    except (TypeError, ValueError):  # a builtin or C callable: give it every argument
+        return method(queries, top_n, query_ids)
+    takes_ids = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name == "query_ids" for p in params) or \
+        sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params) >= 3
+    return method(queries, top_n, query_ids) if takes_ids else method(queries, top_n)
+
+
+def _question(qi: int, query_ids: Optional[Sequence[str]]) -> str:
+    """How a message names the ``qi``-th question: by its id when known."""
+    return f"question {query_ids[qi]!r}" if query_ids is not None and qi < len(query_ids) else f"question {qi}"
+
+
+def _checked(r: Retrieval, where: str, label: str, top_n: int) -> Retrieval:
+    """One :class:`Retrieval` checked: its items, a failure only without items (a failed question retrieved
+    nothing: graded as a miss and counted), a latency of ``None`` or a finite number of seconds >= 0."""
+    from ragexam.errors import number_in
+
+    at = f"{label}, {where}"
+    items = tuple(_as_item(x, f"item {i}", at) for i, x in enumerate(r.items))
+    if r.failure is not None:
+        if not isinstance(r.failure, str) or not r.failure.strip():
+            raise InputError(f"received {r.failure!r}; expected a reason string (\"kind: detail\", e.g. "
+                             "\"timeout: no reply in 10 s\").", source=at, field="failure")
+        if items:
+            raise InputError(f"received {fmt.plural(len(items), 'item')} and the failure {r.failure!r}; a failed "
+                             "question retrieved nothing. Fix: return the items without a failure (they are "
+                             "graded), or the failure without items (a miss, counted as unretrieved).", source=at,
+                             field="failure")
+    latency = None if r.latency is None else number_in(r.latency, 0, source=at, field="latency",
+                                                       what="a number of seconds")
+    return Retrieval(items[:top_n], r.failure, latency)
+
+
+def check_retrievals(value: object, n: int, label: str, top_n: int,
+                     query_ids: Optional[Sequence[str]] = None) -> List[Retrieval]:
     """What a text retriever's ``retrieve`` returned, checked: one entry per query, each a :class:`Retrieval`
     (or a plain list of items / strings / ``{"text": ...}`` mappings); at most ``top_n`` items are kept
-    (a longer list is cut to the retrieval depth, like any retriever's)."""
+    (a longer list is cut to the retrieval depth, like any retriever's).  Messages name a question by its id
+    (``query_ids``) when given."""
     if not isinstance(value, (list, tuple)) or len(value) != n:
         got = len(value) if isinstance(value, (list, tuple)) else type(value).__name__
         raise InputError(f"retrieve() returned {got} results for {n} questions; expected one per question, in "
                          "order.", source=f"retriever {label}")
     out: List[Retrieval] = []
     for qi, r in enumerate(value):
+        where = _question(qi, query_ids)
         if isinstance(r, Retrieval):
-            items = tuple(_as_item(x, f"question {qi}, item {i}", f"retriever {label}") for i, x in enumerate(r.items))
-            if r.failure is not None and not isinstance(r.failure, str):
-                raise InputError(f"question {qi}: failure is a {type(r.failure).__name__}; expected a reason "
-                                 "string.", source=f"retriever {label}")
-            out.append(Retrieval(items[:top_n], r.failure, r.latency))
+            out.append(_checked(r, where, f"retriever {label}", top_n))
         elif isinstance(r, (list, tuple)):
-            items = tuple(_as_item(x, f"question {qi}, item {i}", f"retriever {label}") for i, x in enumerate(r))
-            out.append(Retrieval(items[:top_n]))
+            out.append(_checked(Retrieval(tuple(r)), where, f"retriever {label}", top_n))
         else:
-            raise InputError(f"question {qi}: received a {type(r).__name__}; expected a Retrieval or a list of "
-                             "items.", source=f"retriever {label}")
+            raise InputError(f"{where}: received {'None' if r is None else 'a ' + type(r).__name__}; expected a "
+                             "Retrieval or a list of items.", source=f"retriever {label}")
     return out
 
 

@@ -18,13 +18,15 @@ import ctypes.util
 import os
 import secrets
 import shutil
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Iterator, Optional, Sequence, Union
 
 from ragexam.errors import InputError
 
-__all__ = ["folder_writer", "file_writer", "StreamedFile", "check_replaceable", "FOLDER_FILES", "pid_alive"]
+__all__ = ["folder_writer", "file_writer", "write_file", "write_target", "StreamedFile", "check_replaceable",
+           "FOLDER_FILES", "pid_alive"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -161,12 +163,29 @@ class StreamedFile:
         self.keep = False
 
 
+def write_target(path: PathLike, option: str = "--out") -> Path:
+    """The file a write to ``path`` replaces: ``path`` itself, or for a symbolic link the file it points to (the
+    link stays a link and its target is updated).  An existing target that is not a regular file (a device such
+    as ``/dev/null``, a FIFO, a socket) is refused: a write replaces the file whole, so it would replace the
+    device."""
+    p = Path(path).expanduser()
+    target = Path(os.path.realpath(p)) if p.is_symlink() else p
+    if target.exists() and not target.is_file() and not target.is_dir():
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(target.stat().st_mode) else
+                "a socket" if stat.S_ISSOCK(target.stat().st_mode) else "a device")
+        raise InputError(f"{str(p)!r} is {kind}, not a regular file; ragexam writes a file whole (a new file "
+                         "renamed into place), which would replace it. Fix: give a regular file's path.",
+                         source=option, field=option.lstrip("-"))
+    return target
+
+
 @contextmanager
 def file_writer(path: PathLike) -> Iterator[StreamedFile]:
     """Yield a text file (UTF-8, ``\\n`` line ends) to stream lines into; it is written to a temporary sibling
     (``.NAME.ragexam-tmp-PID-…``) and renamed onto ``path`` when the block ends without an error; on an error, or
-    when the block calls :meth:`StreamedFile.discard`, nothing is left and ``path`` is untouched."""
-    target = Path(path).expanduser()
+    when the block calls :meth:`StreamedFile.discard`, nothing is left and ``path`` is untouched.  A ``path``
+    that is a symbolic link updates the file it points to (:func:`write_target`)."""
+    target = write_target(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}{_TMP}{os.getpid()}-{secrets.token_hex(3)}")
     fh = open(tmp, "w", encoding="utf-8", newline="\n")
@@ -181,3 +200,9 @@ def file_writer(path: PathLike) -> Iterator[StreamedFile]:
             fh.close()
         if tmp.exists():
             tmp.unlink()
+
+
+def write_file(path: PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` as :func:`file_writer` does: whole or not at all."""
+    with file_writer(path) as fh:
+        fh.write(text)

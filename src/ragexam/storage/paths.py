@@ -60,15 +60,17 @@ def check_output_file(path: PathLike, *, option: str) -> Path:
     :class:`~ragexam.errors.InputError` naming ``option`` (e.g. ``--report``) when it is an existing
     directory, when one of its parents is a file, or when its existing parent folder is not writable.
     Nothing is created."""
+    from ragexam.storage.atomic import write_target
+
     p = Path(path).expanduser()
     if p.is_dir():
-        raise InputError(f"{str(p)!r} is a directory; expected a file path, e.g. {str(p / 'report.html')!r}.",
+        raise InputError(f"{str(p)!r} is a directory; expected the path of a file (a name inside it, for one).",
                          source=option, field=option.lstrip("-"))
     block = _blocking_parent(p)
     if block is not None:
         raise InputError(f"cannot create {str(p)!r}: {str(block)!r} is a file, not a folder; choose another "
                          "path.", source=option, field=option.lstrip("-"))
-    _check_writable(p, option)
+    _check_writable(write_target(p, option), option)
     return p
 
 
@@ -89,10 +91,23 @@ def check_output_dir(path: PathLike, *, option: str) -> Path:
 
 
 def _check_writable(p: Path, option: str) -> None:
+    """The nearest existing folder ``p`` would be written in takes a new file: asked of the permissions, then
+    tried (a file made and removed at once), since a read-only mount or ``/proc`` refuses even root."""
+    import tempfile
+
     existing = next((a for a in p.absolute().parents if a.exists()), None)
-    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+    if existing is None:
+        return
+    if not os.access(existing, os.W_OK | os.X_OK):
         raise InputError(f"cannot write into {str(existing)!r} (permission denied); choose another path.",
                          source=option, field=option.lstrip("-"))
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".ragexam-probe-", dir=existing)
+    except OSError as err:
+        raise InputError(f"cannot write into {str(existing)!r} ({err.strerror or err}); choose another path.",
+                         source=option, field=option.lstrip("-")) from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 # -- outputs against inputs ------------------------------------------------------------------------------------

@@ -45,8 +45,8 @@ evidence_split  :class:`SplitCell` or None (a JSON object in the CSV): the miss 
 Every other column is a metric column.  A malformed cell raises
 :class:`ragexam.errors.InputError` naming the file, line and column.  A folder's summary is read typed: a
 :class:`~ragexam.storage.summary.RunSummary` or a :class:`~ragexam.storage.score_summary.ScoreSummary`.  This module
-imports nothing of ragexam but :mod:`ragexam.errors` and the storage records: it stores and reads, it does not
-compute.
+imports nothing of ragexam but :mod:`ragexam.errors`, the storage records and :mod:`ragexam.storage.atomic` (every
+file is written whole or not at all): it stores and reads, it does not compute.
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequ
 
 from ragexam.errors import InputError
 from ragexam.storage import safejson
+from ragexam.storage.atomic import file_writer, write_file
 from ragexam.storage.readback import parse_json, read_json
 from ragexam.storage.score_summary import SCORE_FORMAT, ScoreSummary
 from ragexam.storage.summary import DEFAULT_MISS_K, RunSummary, Summary, SummaryLike, read_summary
@@ -779,15 +780,9 @@ def read_folder(path: PathLike) -> RunData:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8, ``\\n`` line ends) to a temporary file beside ``path`` and rename it into place."""
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8", newline="\n")
-        os.replace(tmp, path)
-    except BaseException:
-        if tmp.exists():
-            tmp.unlink()
-        raise
+    """Write ``text`` (UTF-8, ``\\n`` line ends) to a temporary file beside ``path`` and rename it into place
+    (:func:`ragexam.storage.atomic.write_file`)."""
+    write_file(path, text)
 
 
 def _cell(value: object) -> str:
@@ -806,18 +801,11 @@ def _cell(value: object) -> str:
 
 def _write_csv(path: Path, columns: Sequence[str], rows: Iterable[Mapping[str, Any]],
                clean: Callable[[Any], Any] = lambda value: value) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            w = csv.writer(fh, lineterminator="\n")
-            w.writerow(columns)
-            for row in rows:
-                w.writerow([_cell(clean(row.get(c))) for c in columns])
-        os.replace(tmp, path)
-    except BaseException:
-        if tmp.exists():
-            tmp.unlink()
-        raise
+    with file_writer(path) as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(columns)
+        for row in rows:
+            w.writerow([_cell(clean(row.get(c))) for c in columns])
 
 
 def _make_dir(folder: Path, *subdirs: str) -> None:

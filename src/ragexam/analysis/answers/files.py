@@ -111,6 +111,10 @@ def iter_answers(path: PathLike) -> Iterator[AnswerRecord]:
     n = 0
     with fh:
         for lineno, raw in enumerate(fh, 1):
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                from ragexam.data.reading import BOM_MESSAGE
+
+                raise InputError(BOM_MESSAGE, source=source, line=1)
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as err:
@@ -198,21 +202,13 @@ def _record(raw: str, source: str, lineno: int) -> AnswerRecord:
 def write_answers(records: Sequence[AnswerRecord], path: PathLike) -> Path:
     """Write ``records`` as JSONL (atomically: a temporary file is renamed into place; nothing is left
     behind when writing fails).  The path is checked first (:func:`ragexam.storage.paths.check_output_file`)."""
-    import os
-
+    from ragexam.storage.atomic import file_writer
     from ragexam.storage.paths import check_output_file
 
     p = check_output_file(path, option="--out")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            for r in records:
-                fh.write(json.dumps(r.to_dict(), ensure_ascii=False, allow_nan=False) + "\n")
-        os.replace(tmp, p)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with file_writer(p) as fh:
+        for r in records:
+            fh.write(json.dumps(r.to_dict(), ensure_ascii=False, allow_nan=False) + "\n")
     return p
 
 

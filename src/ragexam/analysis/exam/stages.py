@@ -302,13 +302,23 @@ def _scope(name: str) -> Iterator[None]:
         yield
 
 
-def _check_hits(hits: Any, n: int, label: str, by_id: Mapping[str, Any]) -> List[List[Tuple[str, float]]]:
+def _check_hits(hits: Any, qids: Sequence[str], label: str, by_id: Mapping[str, Any], depth: Optional[int] = None
+                ) -> List[List[Tuple[str, float]]]:
+    """What a chunk retriever's ``search`` returned, checked: one list per question (``qids``, in order) of
+    ``(chunk_id, score)`` pairs with a finite score, each a chunk of this chunking listed once; a list longer than
+    ``depth`` is cut to it (a retriever that ignores ``top_n`` is graded to the same depth as every other)."""
+    n = len(qids)
     if not isinstance(hits, (list, tuple)) or len(hits) != n:
         got = len(hits) if isinstance(hits, (list, tuple)) else type(hits).__name__
         raise InputError(f"search() returned {got} result {fmt.noun(got, 'list')} for {fmt.plural(n, 'question')}; "
                          "expected one list per question, in order.", source=f"retriever {label}")
     out = []
-    for qi, lst in enumerate(hits):
+    for qid, lst in zip(qids, hits):
+        at = f"retriever {label}, question {qid!r}"
+        if not isinstance(lst, (list, tuple)):
+            raise InputError(f"received {'None' if lst is None else 'a ' + type(lst).__name__} instead of its "
+                             "result list; expected a list of (chunk_id, score) pairs ([] when nothing matched).",
+                             source=at)
         row = []
         seen = set()
         for item in lst:
@@ -316,21 +326,19 @@ def _check_hits(hits: Any, n: int, label: str, by_id: Mapping[str, Any]) -> List
                 cid, score = item
                 score = float(score)
             except (TypeError, ValueError):
-                raise InputError(f"result {item!r} of question {qi} is not a (chunk_id, score) pair.",
-                                 source=f"retriever {label}") from None
-            if score != score:
-                raise InputError(f"returned the score NaN for chunk {cid!r} (question {qi}); expected numbers.",
-                                 source=f"retriever {label}")
+                raise InputError(f"result {item!r} is not a (chunk_id, score) pair.", source=at) from None
+            if score != score or score in (float("inf"), float("-inf")):
+                raise InputError(f"returned the score {score} for chunk {cid!r}; expected finite numbers.",
+                                 source=at)
             if cid not in by_id:
                 raise InputError(f"returned chunk id {cid!r}, which is not a chunk of this chunking; "
-                                 "index and search the chunks ragexam passes to index().",
-                                 source=f"retriever {label}")
+                                 "index and search the chunks ragexam passes to index().", source=at)
             if cid in seen:
-                raise InputError(f"returned chunk {cid!r} twice for question {qi}; each chunk may be "
-                                 "listed once per question.", source=f"retriever {label}")
+                raise InputError(f"returned chunk {cid!r} twice; each chunk may be listed once per question.",
+                                 source=at)
             seen.add(cid)
             row.append((cid, score))
-        out.append(row)
+        out.append(row if depth is None else row[:depth])
     return out
 
 
@@ -385,18 +393,19 @@ def _retrieve_chunks(data: Dataset, cs: ChunkSet, p: PipelineSpec, depth: int) -
     too, so that answer scoring can join on them) to ``depth``."""
     questions = data.questions
     queries = [q.question for q in questions]
+    qids = [q.query_id for q in questions]
     retriever = p.retriever_obj
     chunking = cs.chunking
     with stage("index"):
         retriever.index([c.chunk_id for c in chunking], [c.text for c in chunking])
     with stage("search"):
-        hits = _check_hits(retriever.search(queries, depth), len(queries), p.retriever, chunking.by_id)
+        hits = _check_hits(retriever.search(queries, depth), qids, p.retriever, chunking.by_id, depth)
     recall = retriever.index_report() if callable(getattr(retriever, "index_report", None)) else []
     out = Ranking(p, {q.query_id: h for q, h in zip(questions, hits)}, chunking.by_id, _signature(retriever),
                   cs.index, index_recall=list(recall or []))
     report = getattr(retriever, "last_report", None)
     if report is not None:
-        first = _check_hits(report.first_stage, len(queries), f"{p.retriever} (first stage)", chunking.by_id)
+        first = _check_hits(report.first_stage, qids, f"{p.retriever} (first stage)", chunking.by_id)
         out.rerank = report
         out.first_stage = Ranking(p, {q.query_id: h for q, h in zip(questions, first)}, chunking.by_id,
                                   getattr(retriever.first, "signature", ""), cs.index)
@@ -406,20 +415,20 @@ def _retrieve_chunks(data: Dataset, cs: ChunkSet, p: PipelineSpec, depth: int) -
 def _retrieve_texts(data: Dataset, p: PipelineSpec, depth: int) -> Ranking:
     """Ask a pipeline that returns texts for every question's list; a question it failed on keeps an empty list
     and its reason."""
-    from ragexam.retrieval.texts import check_retrievals
+    from ragexam.retrieval.texts import call_retrieve, check_retrievals
 
     retriever = p.retriever_obj
     qids = [q.query_id for q in data.questions]
     with stage("search"):
-        got = check_retrievals(retriever.retrieve([q.question for q in data.questions], depth, list(qids)),
-                               len(qids), p.name, depth)
+        got = check_retrievals(call_retrieve(retriever, [q.question for q in data.questions], depth, list(qids)),
+                               len(qids), p.name, depth, qids)
     ranked, lookup, items = _as_chunks(p.name, qids, got, data.relevance, {})
     out = Ranking(p, ranked, lookup, _signature(retriever), None,
                   failures={qid: r.failure for qid, r in zip(qids, got) if r.failure},
                   latencies=[r.latency for r in got if r.latency is not None], items=items)
     report = getattr(retriever, "last_report", None)
     if report is not None:
-        first = check_retrievals(report.first_stage, len(qids), f"{p.name} (first stage)", depth)
+        first = check_retrievals(report.first_stage, len(qids), f"{p.name} (first stage)", depth, qids)
         ranked1, lookup1, _ = _as_chunks(p.name, qids, first, data.relevance, {})
         out.rerank = report
         out.first_stage = Ranking(p, ranked1, lookup1, getattr(retriever.first, "signature", ""))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ragexam import fmt
 from ragexam.analysis.exam import tables as T
 from ragexam.analysis.exam.pipelines import Pipeline
 from ragexam.exec.timing import stage
@@ -91,13 +92,15 @@ def _pipeline_result(s: "Scores", cfg: "RunConfig", metrics: Sequence[str], main
 
 def _produced_nothing(r: "Ranking", failed: Mapping[str, Any]) -> Optional[str]:
     """Why a pipeline produced nothing, or ``None``: it failed on every question (a search service down, every
-    request refused), or its rerank stage could use no reply at all (the row would show the first stage's order
+    request refused), it returned an empty list for every question, or its rerank stage could use no reply at all (the row would show the first stage's order
     as if it were the reranker's)."""
     n = len(r.ranked)
     if n and failed["n"] == n:
         kinds = ", ".join(f"{k} {c}" for k, c in failed["by_kind"].items())
         first = failed["questions"][0]["reason"] if failed["questions"] else ""
         return f"every question failed ({kinds}); e.g. {first}"
+    if n and not any(r.ranked.values()):
+        return f"it returned an empty list for every question ({fmt.plural(n, 'question')})"
     report = r.rerank
     if report is not None:
         status = list(report.status)

@@ -157,7 +157,8 @@ def _results(run: RunData) -> Dict[str, Any]:
     """``{pipeline: {"metrics": ..., "ci95": ..., "coverage": ...}}`` of a run or score; a
     ``ragexam-score/1`` folder (no ``results``) is read from its ``text`` and ``judge`` sections."""
     if run.run is not None:
-        return {p: {"n": r.n, "metrics": r.metrics, "ci95": r.ci95, "coverage": {}} for p, r in run.run.results.items()}
+        return {p: {"n": r.n, "metrics": r.metrics, "ci95": r.ci95, "coverage": {},
+                    "produced_nothing": r.produced_nothing} for p, r in run.run.results.items()}
     s = run.score
     if s.results:
         return {p: {"n": r.n, "metrics": r.metrics, "ci95": r.ci95,
@@ -374,6 +375,8 @@ def _check_results(run: RunData, results: Dict[str, Any], pipeline: Optional[str
             few = _too_few(judge[0], p, name) if judge is not None and judge[1] == name else _no_interval(res, name)
             if trust_judge:
                 refused = None
+            if res.get("produced_nothing"):  # its zeros are no result of the pipeline: a floor of 0 must not pass
+                refused = f"the pipeline produced nothing ({res['produced_nothing']}): its values are no result"
             if mean is None:
                 lo = hi = n = how = None
             elif isinstance(lo_hi, (list, tuple)) and len(lo_hi) == 2:

@@ -233,12 +233,12 @@ class RerankedTextRetriever(_Stage):
 
     def retrieve(self, queries: List[str], top_n: int, query_ids: Optional[List[str]] = None):
         from ragexam.retrieval.base import check_top_n
-        from ragexam.retrieval.texts import Retrieval, check_retrievals
+        from ragexam.retrieval.texts import Retrieval, call_retrieve, check_retrievals
 
         top_n = check_top_n(top_n, self.spec)
         depth = max(top_n, self.top)
-        first = check_retrievals(self.first.retrieve(list(queries), depth, query_ids), len(queries),
-                                 self.first_spec, depth)
+        first = check_retrievals(call_retrieve(self.first, list(queries), depth, query_ids), len(queries),
+                                 self.first_spec, depth, query_ids)
         candidates = [[it.text for it in r.items[: self.top]] for r in first]
         orders, report = self._rerank(list(queries), candidates)
         out = []
