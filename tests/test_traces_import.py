@@ -301,3 +301,60 @@ def test_langfuse_blob_export_as_parquet_reads_like_its_json_lines(tmp_path):
     import_traces([DATA / f"langfuse_blob_{n}.jsonl" for n in ("traces", "observations", "scores")],
                   tmp_path / "b.jsonl")
     assert by_id(tmp_path / "a.jsonl") == by_id(tmp_path / "b.jsonl")
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_bad_first_line_or_a_bom_loses_no_trace(tmp_path, gz):
+    """The format sniffing does not give up on the first line: it is counted with its line number and the rest
+    read; a UTF-8 byte-order mark is read past and named (as the corpus and question readers name it)."""
+    import gzip
+
+    lines = (DATA / "langfuse_api.jsonl").read_bytes()
+    first_bad, bom = b"hello\n" + lines, b"\xef\xbb\xbf" + lines
+    for name, data in (("first_bad.jsonl", first_bad), ("bom.jsonl", bom)):
+        f = tmp_path / (name + (".gz" if gz else ""))
+        f.write_bytes(gzip.compress(data) if gz else data)
+        res = import_traces([f], tmp_path / f"{name}.out.jsonl")
+        assert (res.traces, res.imported) == (5, 4), name
+        if name == "bom.jsonl":
+            assert res.unreadable == {"bom": 1} and res.unreadable_examples["bom"] == [f"{f}:1"]
+        else:
+            assert res.unreadable == {"unreadable_json": 1} and res.unreadable_examples["unreadable_json"] == [f"{f}:1"]
+    # a document over many lines whose text is broken is read as lines, each counted where it is
+    f = tmp_path / "broken.json"
+    f.write_bytes(b"[\n" + lines.splitlines()[0] + b",\n")
+    res = import_traces([f], tmp_path / "broken.out.jsonl")
+    assert res.imported == 0 and res.unreadable_examples["unreadable_json"] == [f"{f}:1", f"{f}:2"]
+    # a pretty-printed document is still one document
+    f = tmp_path / "pretty.json"
+    f.write_text(json.dumps([json.loads(x) for x in lines.splitlines()], indent=2, ensure_ascii=False), "utf-8")
+    assert import_traces([f], tmp_path / "pretty.out.jsonl").imported == 4
+
+
+def test_a_utf16_export_is_named_with_its_fix(tmp_path):
+    f = tmp_path / "u16.jsonl"
+    f.write_bytes((DATA / "langfuse_api.jsonl").read_text("utf-8").encode("utf-16"))
+    with pytest.raises(InputError, match=r"u16\.jsonl:1: the file is UTF-16.*iconv"):
+        import_traces([f], tmp_path / "a.jsonl")
+
+
+def test_broken_gzip_exports_are_named_input_errors_and_nothing_is_written(tmp_path, capsys):
+    import gzip
+
+    from ragexam.cli import main
+
+    data = b"".join((DATA / n).read_bytes() for n in ("langfuse_api.jsonl", "phoenix_spans.jsonl", "otel_genai.jsonl"))
+    truncated = tmp_path / "t.jsonl.gz"
+    truncated.write_bytes(gzip.compress(data)[:3000])
+    plain = tmp_path / "plain.jsonl.gz"
+    plain.write_bytes(data)
+    out = tmp_path / "a.jsonl"
+    for f, said in ((truncated, r"truncated gzip stream: the file ends after \d+ lines read"),
+                    (plain, r"not a gzip file .*rename it without '\.gz'")):
+        with pytest.raises(InputError, match=said):
+            import_traces([f], out)
+        with pytest.raises(SystemExit) as e:
+            main(["traces", "import", str(f), "--out", str(out)])
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and str(f) in err and "Traceback" not in err and "Aborted" not in err
+        assert not out.exists() and not list(tmp_path.glob(".a.jsonl*"))
