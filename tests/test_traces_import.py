@@ -358,3 +358,34 @@ def test_broken_gzip_exports_are_named_input_errors_and_nothing_is_written(tmp_p
         err = capsys.readouterr().err
         assert e.value.code == 2 and str(f) in err and "Traceback" not in err and "Aborted" not in err
         assert not out.exists() and not list(tmp_path.glob(".a.jsonl*"))
+
+
+def test_a_map_override_that_finds_nothing_is_counted_per_trace(tmp_path):
+    """A mistyped ``--map`` is no longer used silently: every imported trace it found nothing in says so."""
+    out = tmp_path / "a.jsonl"
+    res = import_traces([DATA / "langfuse_api.jsonl"], out, mapping=["question=no.such.path", "answer=zzz",
+                                                                     "doc_id=nope", "retrieval=vector-search"])
+    assert res.imported == 4
+    # the failed request has no answer to find; only lf-trace-001 has a span named vector-search (and so documents)
+    assert {k: v for k, v in res.problems.items() if k.startswith("map_")} == {
+        "map_question_unmatched": 4, "map_answer_unmatched": 3, "map_doc_id_unmatched": 1,
+        "map_retrieval_unmatched": 3}
+    r = by_id(out)["lf-trace-001"]
+    assert r.question == "호텔 와이파이에서 VPN-ERR-619가 떠요. 어떻게 하죠?"  # the default place, counted
+    assert set(r.trace.problems) == {"map_question_unmatched", "map_answer_unmatched", "map_doc_id_unmatched"}
+    # an override is counted only in the traces it found nothing in (lf-trace-003's documents have no ids)
+    res = import_traces([DATA / "langfuse_api.jsonl"], tmp_path / "b.jsonl", mapping=["doc_id=doc_id"])
+    assert {k: v for k, v in res.problems.items() if k.startswith("map_")} == {"map_doc_id_unmatched": 1}
+    assert res.problem_examples["map_doc_id_unmatched"] == ["lf-trace-003"]
+
+
+def test_a_map_path_is_taken_before_the_default_answer_of_another_span(tmp_path):
+    rec = {"id": "t1", "timestamp": "2025-03-04T05:06:07Z", "input": "VPN이 안 돼요", "output": "root says",
+           "observations": [{"id": "g1", "traceId": "t1", "type": "GENERATION", "name": "llm",
+                             "startTime": "2025-03-04T05:06:07Z", "endTime": "2025-03-04T05:06:08Z",
+                             "output": {"result": {"final": "the model's final answer"}}}]}
+    f = tmp_path / "lf.jsonl"
+    f.write_text(json.dumps(rec, ensure_ascii=False) + "\n", encoding="utf-8")
+    res = import_traces([f], tmp_path / "a.jsonl", mapping=["answer=result.final"])
+    assert by_id(tmp_path / "a.jsonl")["t1"].answer == "the model's final answer"
+    assert res.problems == {"no_retrieval_span": 1}  # and no map_answer_unmatched

@@ -60,6 +60,7 @@ class Span:
     answer_from: str = ""
     docs: Optional[List[Doc]] = None
     docs_from: str = ""
+    mapped: Tuple[str, ...] = ()  # the --map keys that took effect on this span (mapping.extract)
     extracted: bool = field(default=False, repr=False)
 
     @property

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from ragexam.types import JsonValue
 
@@ -220,6 +220,16 @@ def _first(obj: dict, keys: Iterable[str]) -> TraceValue:
     return None
 
 
+def _flat(item: dict) -> Tuple[dict, dict]:
+    """A document object's own keys (a nested ``document`` merged in, the ``document.`` prefix dropped) and its
+    ``metadata``."""
+    if isinstance(item.get("document"), dict):
+        item = dict(item["document"], **{k: v for k, v in item.items() if k != "document"})
+    flat = {k[len("document."):] if k.startswith("document.") else k: v for k, v in item.items()}
+    meta = unwrap(flat.get("metadata"))
+    return flat, meta if isinstance(meta, dict) else {}
+
+
 def _doc(item: TraceValue, id_keys: Sequence[str], text_keys: Sequence[str], score_keys: Sequence[str]) -> Doc:
     item = unwrap(item)
     if isinstance(item, str):
@@ -231,11 +241,7 @@ def _doc(item: TraceValue, id_keys: Sequence[str], text_keys: Sequence[str], sco
         inner = _doc(node, id_keys, text_keys, score_keys)
         score = _number(item.get("score"))
         return Doc(inner.id, inner.text, score if score is not None else inner.score)
-    if isinstance(item.get("document"), dict):
-        item = dict(item["document"], **{k: v for k, v in item.items() if k != "document"})
-    flat = {k[len("document."):] if k.startswith("document.") else k: v for k, v in item.items()}
-    meta = unwrap(flat.get("metadata"))
-    meta = meta if isinstance(meta, dict) else {}
+    flat, meta = _flat(item)
     did = _first(flat, id_keys)
     if did is None:
         did = _first(meta, id_keys)
@@ -247,6 +253,18 @@ def _doc(item: TraceValue, id_keys: Sequence[str], text_keys: Sequence[str], sco
         score = _number(_first(meta, score_keys))
     return Doc(None if did is None or isinstance(did, (dict, list)) else str(did),
                text if isinstance(text, str) else None, score)
+
+
+def _holds(item: TraceValue, key: str) -> bool:
+    """Whether a document item has a value at ``key`` (its own keys or its metadata, as :func:`_doc` reads them)."""
+    item = unwrap(item)
+    if not isinstance(item, dict):
+        return False
+    node = item.get("node")
+    if isinstance(node, dict) and not isinstance(node.get("node"), dict):
+        return item.get(key) is not None or _holds(node, key)
+    flat, meta = _flat(item)
+    return flat.get(key) is not None or meta.get(key) is not None
 
 
 def _number(v: TraceValue) -> Optional[float]:
@@ -265,8 +283,9 @@ def _number(v: TraceValue) -> Optional[float]:
 
 
 def documents_of(value: TraceValue, *, id_key: Optional[str] = None, text_key: Optional[str] = None,
-                 score_key: Optional[str] = None) -> Optional[List[Doc]]:
-    """The documents in a retrieval output (module docstring), or ``None`` when it is not a list of documents."""
+                 score_key: Optional[str] = None, found: Optional[Set[str]] = None) -> Optional[List[Doc]]:
+    """The documents in a retrieval output (module docstring), or ``None`` when it is not a list of documents.
+    ``found``: a set that gets ``doc_id``, ``doc_text``, ``doc_score`` when a document holds that ``--map`` key."""
     value = unwrap(value)
     if isinstance(value, dict):
         for k in DOCUMENT_LIST_KEYS:
@@ -283,4 +302,7 @@ def documents_of(value: TraceValue, *, id_key: Optional[str] = None, text_key: O
     ids = ((id_key,) if id_key else ()) + DOC_ID_KEYS
     texts = ((text_key,) if text_key else ()) + DOC_TEXT_KEYS
     scores = ((score_key,) if score_key else ()) + DOC_SCORE_KEYS
+    if found is not None:
+        found.update(name for name, key in (("doc_id", id_key), ("doc_text", text_key), ("doc_score", score_key))
+                     if key and any(_holds(x, key) for x in value))
     return [_doc(x, ids, texts, scores) for x in value]
