@@ -389,3 +389,33 @@ def test_a_map_path_is_taken_before_the_default_answer_of_another_span(tmp_path)
     res = import_traces([f], tmp_path / "a.jsonl", mapping=["answer=result.final"])
     assert by_id(tmp_path / "a.jsonl")["t1"].answer == "the model's final answer"
     assert res.problems == {"no_retrieval_span": 1}  # and no map_answer_unmatched
+
+
+def test_trace_fields_are_read_sensibly_or_counted_with_what_was_received(tmp_path):
+    """A number of seconds, ms, µs or ns is a time by its magnitude (2000-2100: the ranges do not overlap); a
+    number that is none (12345), text that is no time, a latency that is no number and tags that are no text are
+    counted per trace with what was received, and the trace takes its time from its spans."""
+    obs = [{"id": "g", "traceId": "?", "type": "GENERATION", "name": "llm", "startTime": "2025-03-04T05:06:07.5Z",
+            "endTime": "2025-03-04T05:06:08Z", "output": "답"}]
+    cases = {"ms": {"timestamp": 1741341600123, "tags": "prod"},
+             "s": {"timestamp": 1741341600.5, "latency": "1.5"},
+             "us": {"timestamp": "1741341600000001", "tags": ["a", {"b": 1}]},
+             "tiny": {"timestamp": 12345, "latency": "slow"},
+             "text": {"timestamp": "not a date", "tags": {"x": 1}}}
+    f = tmp_path / "lf.jsonl"
+    f.write_text("".join(json.dumps({"id": k, "input": "질문", "output": "답", **v,
+                                     "observations": [dict(obs[0], traceId=k)]}) + "\n" for k, v in cases.items()),
+                 encoding="utf-8")
+    res = import_traces([f], tmp_path / "a.jsonl")
+    recs = {k: r.trace for k, r in by_id(tmp_path / "a.jsonl").items()}
+    assert recs["ms"].timestamp == "2025-03-07T10:00:00.123000Z" and recs["ms"].tags == ("prod",)
+    assert recs["s"].timestamp == "2025-03-07T10:00:00.500000Z" and recs["s"].latency_ms == 1500.0
+    assert recs["us"].timestamp == "2025-03-07T10:00:00.000001Z" and recs["us"].tags == ("a",)
+    assert recs["tiny"].timestamp == recs["text"].timestamp == "2025-03-04T05:06:07.500000Z"  # the span's start
+    assert recs["tiny"].day == "2025-03-04"  # not a 1970 segment
+    assert res.problems == {"time_unreadable": 2, "tags_unreadable": 2, "latency_unreadable": 1,
+                            "no_retrieval_span": 5}
+    assert res.problem_examples["time_unreadable"] == ["tiny (timestamp 12345)", 'text (timestamp "not a date")']
+    assert res.problem_examples["tags_unreadable"] == ['us (tags ["a", {"b": 1}])', 'text (tags {"x": 1})']
+    assert res.problem_examples["latency_unreadable"] == ['tiny (latency "slow")']
+    assert recs["tiny"].problems == ("no_retrieval_span", "time_unreadable", "latency_unreadable")

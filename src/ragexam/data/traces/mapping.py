@@ -95,6 +95,8 @@ class MappedTrace:
     contexts: Optional[Tuple[str, ...]]
     context_ids: Optional[Tuple[str, ...]]
     meta: TraceMeta
+    #: the fields of the trace that could not be read, as ``(problem, "FIELD RECEIVED")`` (:attr:`Span.notes`)
+    notes: Tuple[Tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -316,6 +318,8 @@ def assemble(trace_id: str, spans: List[Span], *, source: str, mapping: Mapping,
     problems: List[str] = []
     texts, ids, listed = _contexts(ret, problems)
     problems += _unmatched(mapping, {"question": qspan, "answer": aspan, "retrieval": ret, "generation": gen})
+    notes = tuple(dict.fromkeys(n for s in spans for n in s.notes))
+    problems += dict.fromkeys(k for k, _ in notes)
     gens = [s for s in spans if s.role == "generation"]
     order = [s for s in roots] + spans
     ts, latency = _times(spans, roots)
@@ -333,4 +337,4 @@ def assemble(trace_id: str, spans: List[Span], *, source: str, mapping: Mapping,
     if explain is not None:
         explain.problems = list(problems)
     return MappedTrace(trace_id, qspan.question.strip(), aspan.answer if aspan is not None else None, error, texts,
-                       ids, meta)
+                       ids, meta, notes)

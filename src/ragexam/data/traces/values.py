@@ -37,7 +37,8 @@ from typing import Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from ragexam.types import JsonValue
 
-__all__ = ["unwrap", "path_get", "question_of", "answer_of", "documents_of", "Doc", "describe",
+__all__ = ["unwrap", "path_get", "tags_of", "number_of", "question_of", "answer_of", "documents_of", "Doc",
+           "describe",
            "QUESTION_KEYS", "ANSWER_KEYS", "DOC_ID_KEYS", "DOC_TEXT_KEYS", "DOC_SCORE_KEYS", "DOCUMENT_LIST_KEYS",
            "MAX_UNWRAP"]
 
@@ -102,6 +103,21 @@ def path_get(value: TraceValue, path: str) -> TraceValue:
             return None
         cur = unwrap(cur)
     return cur
+
+
+def tags_of(value: TraceValue) -> Tuple[Tuple[str, ...], bool]:
+    """``(tags, readable)`` of a tags field: a list (or its JSON text: CSV exports) of texts and numbers; one text
+    is one tag (``"prod"``); null or blank is none.  ``readable`` is false when something was left out: a value
+    that is no list or text, or list items that are no text or number."""
+    value = unwrap(value)
+    if value is None:
+        return (), True
+    if isinstance(value, str):
+        return ((value.strip(),) if value.strip() else ()), True
+    if not isinstance(value, list):
+        return (), False
+    tags = tuple(str(t) for t in value if isinstance(t, (str, int, float)) and not isinstance(t, bool))
+    return tags, len(tags) == len(value)
 
 
 def _text(value: TraceValue) -> Optional[str]:
@@ -239,7 +255,7 @@ def _doc(item: TraceValue, id_keys: Sequence[str], text_keys: Sequence[str], sco
     node = item.get("node")
     if isinstance(node, dict) and not isinstance(node.get("node"), dict):  # LlamaIndex NodeWithScore
         inner = _doc(node, id_keys, text_keys, score_keys)
-        score = _number(item.get("score"))
+        score = number_of(item.get("score"))
         return Doc(inner.id, inner.text, score if score is not None else inner.score)
     flat, meta = _flat(item)
     did = _first(flat, id_keys)
@@ -248,9 +264,9 @@ def _doc(item: TraceValue, id_keys: Sequence[str], text_keys: Sequence[str], sco
     if did is None:
         did = meta.get("source")
     text = _first(flat, text_keys)
-    score = _number(_first(flat, score_keys))
+    score = number_of(_first(flat, score_keys))
     if score is None:
-        score = _number(_first(meta, score_keys))
+        score = number_of(_first(meta, score_keys))
     return Doc(None if did is None or isinstance(did, (dict, list)) else str(did),
                text if isinstance(text, str) else None, score)
 
@@ -267,7 +283,8 @@ def _holds(item: TraceValue, key: str) -> bool:
     return flat.get(key) is not None or meta.get(key) is not None
 
 
-def _number(v: TraceValue) -> Optional[float]:
+def number_of(v: TraceValue) -> Optional[float]:
+    """A finite number, or the text of one; ``None`` otherwise (booleans too)."""
     if isinstance(v, bool):
         return None
     if isinstance(v, (int, float)):
