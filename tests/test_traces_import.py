@@ -419,3 +419,15 @@ def test_trace_fields_are_read_sensibly_or_counted_with_what_was_received(tmp_pa
     assert res.problem_examples["tags_unreadable"] == ['us (tags ["a", {"b": 1}])', 'text (tags {"x": 1})']
     assert res.problem_examples["latency_unreadable"] == ['tiny (latency "slow")']
     assert recs["tiny"].problems == ("no_retrieval_span", "time_unreadable", "latency_unreadable")
+
+
+def test_each_record_of_a_line_is_named_once(tmp_path):
+    """A line holding an array is one record per item (as a JSON document's array is), each named ``file:LINE#I``:
+    the examples no longer repeat ``file:4; file:4`` for a count that seemed to exceed the lines."""
+    lines = (DATA / "langfuse_api.jsonl").read_text("utf-8").splitlines(keepends=True)
+    f = tmp_path / "mixed.jsonl"
+    f.write_text("".join(lines[:2]) + "hello not json\n[1,2]\n{\"foo\":1}\nnull\n" + "".join(lines[2:4]), "utf-8")
+    res = import_traces([f], tmp_path / "a.jsonl")
+    assert res.unreadable == {"unreadable_json": 1, "unrecognized_record": 4}
+    assert res.unreadable_examples["unrecognized_record"] == [f"{f}:4#1", f"{f}:4#2", f"{f}:5", f"{f}:6"]
+    assert res.unreadable_examples["unreadable_json"] == [f"{f}:3"] and res.imported == 4
