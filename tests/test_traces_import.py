@@ -301,3 +301,133 @@ def test_langfuse_blob_export_as_parquet_reads_like_its_json_lines(tmp_path):
     import_traces([DATA / f"langfuse_blob_{n}.jsonl" for n in ("traces", "observations", "scores")],
                   tmp_path / "b.jsonl")
     assert by_id(tmp_path / "a.jsonl") == by_id(tmp_path / "b.jsonl")
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_a_bad_first_line_or_a_bom_loses_no_trace(tmp_path, gz):
+    """The format sniffing does not give up on the first line: it is counted with its line number and the rest
+    read; a UTF-8 byte-order mark is read past and named (as the corpus and question readers name it)."""
+    import gzip
+
+    lines = (DATA / "langfuse_api.jsonl").read_bytes()
+    first_bad, bom = b"hello\n" + lines, b"\xef\xbb\xbf" + lines
+    for name, data in (("first_bad.jsonl", first_bad), ("bom.jsonl", bom)):
+        f = tmp_path / (name + (".gz" if gz else ""))
+        f.write_bytes(gzip.compress(data) if gz else data)
+        res = import_traces([f], tmp_path / f"{name}.out.jsonl")
+        assert (res.traces, res.imported) == (5, 4), name
+        if name == "bom.jsonl":
+            assert res.unreadable == {"bom": 1} and res.unreadable_examples["bom"] == [f"{f}:1"]
+        else:
+            assert res.unreadable == {"unreadable_json": 1} and res.unreadable_examples["unreadable_json"] == [f"{f}:1"]
+    # a document over many lines whose text is broken is read as lines, each counted where it is
+    f = tmp_path / "broken.json"
+    f.write_bytes(b"[\n" + lines.splitlines()[0] + b",\n")
+    res = import_traces([f], tmp_path / "broken.out.jsonl")
+    assert res.imported == 0 and res.unreadable_examples["unreadable_json"] == [f"{f}:1", f"{f}:2"]
+    # a pretty-printed document is still one document
+    f = tmp_path / "pretty.json"
+    f.write_text(json.dumps([json.loads(x) for x in lines.splitlines()], indent=2, ensure_ascii=False), "utf-8")
+    assert import_traces([f], tmp_path / "pretty.out.jsonl").imported == 4
+
+
+def test_a_utf16_export_is_named_with_its_fix(tmp_path):
+    f = tmp_path / "u16.jsonl"
+    f.write_bytes((DATA / "langfuse_api.jsonl").read_text("utf-8").encode("utf-16"))
+    with pytest.raises(InputError, match=r"u16\.jsonl:1: the file is UTF-16.*iconv"):
+        import_traces([f], tmp_path / "a.jsonl")
+
+
+def test_broken_gzip_exports_are_named_input_errors_and_nothing_is_written(tmp_path, capsys):
+    import gzip
+
+    from ragexam.cli import main
+
+    data = b"".join((DATA / n).read_bytes() for n in ("langfuse_api.jsonl", "phoenix_spans.jsonl", "otel_genai.jsonl"))
+    truncated = tmp_path / "t.jsonl.gz"
+    truncated.write_bytes(gzip.compress(data)[:3000])
+    plain = tmp_path / "plain.jsonl.gz"
+    plain.write_bytes(data)
+    out = tmp_path / "a.jsonl"
+    for f, said in ((truncated, r"truncated gzip stream: the file ends after \d+ lines read"),
+                    (plain, r"not a gzip file .*rename it without '\.gz'")):
+        with pytest.raises(InputError, match=said):
+            import_traces([f], out)
+        with pytest.raises(SystemExit) as e:
+            main(["traces", "import", str(f), "--out", str(out)])
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and str(f) in err and "Traceback" not in err and "Aborted" not in err
+        assert not out.exists() and not list(tmp_path.glob(".a.jsonl*"))
+
+
+def test_a_map_override_that_finds_nothing_is_counted_per_trace(tmp_path):
+    """A mistyped ``--map`` is no longer used silently: every imported trace it found nothing in says so."""
+    out = tmp_path / "a.jsonl"
+    res = import_traces([DATA / "langfuse_api.jsonl"], out, mapping=["question=no.such.path", "answer=zzz",
+                                                                     "doc_id=nope", "retrieval=vector-search"])
+    assert res.imported == 4
+    # the failed request has no answer to find; only lf-trace-001 has a span named vector-search (and so documents)
+    assert {k: v for k, v in res.problems.items() if k.startswith("map_")} == {
+        "map_question_unmatched": 4, "map_answer_unmatched": 3, "map_doc_id_unmatched": 1,
+        "map_retrieval_unmatched": 3}
+    r = by_id(out)["lf-trace-001"]
+    assert r.question == "호텔 와이파이에서 VPN-ERR-619가 떠요. 어떻게 하죠?"  # the default place, counted
+    assert set(r.trace.problems) == {"map_question_unmatched", "map_answer_unmatched", "map_doc_id_unmatched"}
+    # an override is counted only in the traces it found nothing in (lf-trace-003's documents have no ids)
+    res = import_traces([DATA / "langfuse_api.jsonl"], tmp_path / "b.jsonl", mapping=["doc_id=doc_id"])
+    assert {k: v for k, v in res.problems.items() if k.startswith("map_")} == {"map_doc_id_unmatched": 1}
+    assert res.problem_examples["map_doc_id_unmatched"] == ["lf-trace-003"]
+
+
+def test_a_map_path_is_taken_before_the_default_answer_of_another_span(tmp_path):
+    rec = {"id": "t1", "timestamp": "2025-03-04T05:06:07Z", "input": "VPN이 안 돼요", "output": "root says",
+           "observations": [{"id": "g1", "traceId": "t1", "type": "GENERATION", "name": "llm",
+                             "startTime": "2025-03-04T05:06:07Z", "endTime": "2025-03-04T05:06:08Z",
+                             "output": {"result": {"final": "the model's final answer"}}}]}
+    f = tmp_path / "lf.jsonl"
+    f.write_text(json.dumps(rec, ensure_ascii=False) + "\n", encoding="utf-8")
+    res = import_traces([f], tmp_path / "a.jsonl", mapping=["answer=result.final"])
+    assert by_id(tmp_path / "a.jsonl")["t1"].answer == "the model's final answer"
+    assert res.problems == {"no_retrieval_span": 1}  # and no map_answer_unmatched
+
+
+def test_trace_fields_are_read_sensibly_or_counted_with_what_was_received(tmp_path):
+    """A number of seconds, ms, µs or ns is a time by its magnitude (2000-2100: the ranges do not overlap); a
+    number that is none (12345), text that is no time, a latency that is no number and tags that are no text are
+    counted per trace with what was received, and the trace takes its time from its spans."""
+    obs = [{"id": "g", "traceId": "?", "type": "GENERATION", "name": "llm", "startTime": "2025-03-04T05:06:07.5Z",
+            "endTime": "2025-03-04T05:06:08Z", "output": "답"}]
+    cases = {"ms": {"timestamp": 1741341600123, "tags": "prod"},
+             "s": {"timestamp": 1741341600.5, "latency": "1.5"},
+             "us": {"timestamp": "1741341600000001", "tags": ["a", {"b": 1}]},
+             "tiny": {"timestamp": 12345, "latency": "slow"},
+             "text": {"timestamp": "not a date", "tags": {"x": 1}}}
+    f = tmp_path / "lf.jsonl"
+    f.write_text("".join(json.dumps({"id": k, "input": "질문", "output": "답", **v,
+                                     "observations": [dict(obs[0], traceId=k)]}) + "\n" for k, v in cases.items()),
+                 encoding="utf-8")
+    res = import_traces([f], tmp_path / "a.jsonl")
+    recs = {k: r.trace for k, r in by_id(tmp_path / "a.jsonl").items()}
+    assert recs["ms"].timestamp == "2025-03-07T10:00:00.123000Z" and recs["ms"].tags == ("prod",)
+    assert recs["s"].timestamp == "2025-03-07T10:00:00.500000Z" and recs["s"].latency_ms == 1500.0
+    assert recs["us"].timestamp == "2025-03-07T10:00:00.000001Z" and recs["us"].tags == ("a",)
+    assert recs["tiny"].timestamp == recs["text"].timestamp == "2025-03-04T05:06:07.500000Z"  # the span's start
+    assert recs["tiny"].day == "2025-03-04"  # not a 1970 segment
+    assert res.problems == {"time_unreadable": 2, "tags_unreadable": 2, "latency_unreadable": 1,
+                            "no_retrieval_span": 5}
+    assert res.problem_examples["time_unreadable"] == ["tiny (timestamp 12345)", 'text (timestamp "not a date")']
+    assert res.problem_examples["tags_unreadable"] == ['us (tags ["a", {"b": 1}])', 'text (tags {"x": 1})']
+    assert res.problem_examples["latency_unreadable"] == ['tiny (latency "slow")']
+    assert recs["tiny"].problems == ("no_retrieval_span", "time_unreadable", "latency_unreadable")
+
+
+def test_each_record_of_a_line_is_named_once(tmp_path):
+    """A line holding an array is one record per item (as a JSON document's array is), each named ``file:LINE#I``:
+    the examples no longer repeat ``file:4; file:4`` for a count that seemed to exceed the lines."""
+    lines = (DATA / "langfuse_api.jsonl").read_text("utf-8").splitlines(keepends=True)
+    f = tmp_path / "mixed.jsonl"
+    f.write_text("".join(lines[:2]) + "hello not json\n[1,2]\n{\"foo\":1}\nnull\n" + "".join(lines[2:4]), "utf-8")
+    res = import_traces([f], tmp_path / "a.jsonl")
+    assert res.unreadable == {"unreadable_json": 1, "unrecognized_record": 4}
+    assert res.unreadable_examples["unrecognized_record"] == [f"{f}:4#1", f"{f}:4#2", f"{f}:5", f"{f}:6"]
+    assert res.unreadable_examples["unreadable_json"] == [f"{f}:3"] and res.imported == 4

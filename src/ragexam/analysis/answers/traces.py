@@ -174,7 +174,8 @@ def _write(groups: TraceGroups, stats: ReadStats, roles: Counter, rules: Mapping
             for p in got.meta.problems:
                 shown = res.problem_examples.setdefault(p, [])
                 if len(shown) < 5:
-                    shown.append(got.query_id)
+                    what = "; ".join(text for kind, text in got.notes if kind == p)
+                    shown.append(f"{got.query_id} ({what})" if what else got.query_id)
             line = json.dumps(rec.to_dict(), ensure_ascii=False, allow_nan=False) + "\n"
             if groups.spilled:
                 part = parts.get(bucket)

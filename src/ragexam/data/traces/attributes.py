@@ -28,8 +28,8 @@ import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from ragexam.data.traces.meta import Feedback
-from ragexam.data.traces.spans import Span, pick_int, pick_str
-from ragexam.data.traces.values import TraceValue, unwrap
+from ragexam.data.traces.spans import Span, pick_int, pick_str, shown
+from ragexam.data.traces.values import TraceValue, tags_of, unwrap
 
 __all__ = ["attr", "attr_list", "flat_attributes", "span_from_attributes", "GENERATION_OPERATIONS"]
 
@@ -126,15 +126,6 @@ def _feedback(events: Sequence[Mapping[str, TraceValue]]) -> tuple:
     return tuple(out)
 
 
-def _tags(value: TraceValue) -> tuple:
-    value = unwrap(value)
-    if isinstance(value, list):
-        return tuple(str(t) for t in value if isinstance(t, (str, int, float)))
-    if isinstance(value, str) and value.strip():
-        return (value,)
-    return ()
-
-
 def _role(attrs: Mapping[str, TraceValue], span_kind: Optional[str]) -> tuple:
     oi = str(attr(attrs, "openinference.span.kind") or span_kind or "").upper()
     op = str(attr(attrs, "gen_ai.operation.name") or "")
@@ -180,10 +171,14 @@ def span_from_attributes(trace_id: str, span_id: str, *, name: str, parent_id: O
     total = pick_int(attr(attrs, "llm.token_count.total"), attr(attrs, "gen_ai.usage.total_tokens"))
     if total is None and prompt is not None and completion is not None:
         total = prompt + completion
-    return Span(trace_id, span_id, role, kind, name, parent_id or None, start_ns, end_ns, inp, out, query, documents,
+    tags, readable = tags_of(attr(attrs, "tag.tags"))
+    span = Span(trace_id, span_id, role, kind, name, parent_id or None, start_ns, end_ns, inp, out, query, documents,
                 pick_str(attr(attrs, "llm.model_name"), attr(attrs, "gen_ai.response.model"),
                          attr(attrs, "gen_ai.request.model")),
                 (prompt, completion, total) if role == "generation" else (None, None, None),
                 pick_str(attr(attrs, "user.id"), attr(attrs, "enduser.id")),
                 pick_str(attr(attrs, "session.id"), attr(attrs, "gen_ai.conversation.id")),
-                _tags(attr(attrs, "tag.tags")), _feedback(events), error, where=where)
+                tags, _feedback(events), error, where=where)
+    if not readable:
+        span.notes = (("tags_unreadable", f"tag.tags {shown(attr(attrs, 'tag.tags'))}"),)
+    return span

@@ -24,11 +24,11 @@ are its own ``input`` and ``output`` first (:mod:`.mapping`).
 
 from __future__ import annotations
 
-from typing import Iterator, Mapping, Optional
+from typing import Iterator, List, Mapping, Optional, Tuple
 
 from ragexam.data.traces.meta import Feedback
-from ragexam.data.traces.spans import Span, pick_int, pick_str, to_ns
-from ragexam.data.traces.values import TraceValue, unwrap
+from ragexam.data.traces.spans import Span, pick_int, pick_str, shown, time_of
+from ragexam.data.traces.values import TraceValue, number_of, tags_of, unwrap
 
 __all__ = ["detect", "read", "OBSERVATION_TYPES"]
 
@@ -77,20 +77,34 @@ def _object(value: TraceValue) -> dict:
     return {}
 
 
-def _tags(obj: Mapping[str, TraceValue]) -> tuple:
-    tags = unwrap(obj.get("tags"))  # a JSON text in CSV exports
-    return tuple(str(t) for t in tags) if isinstance(tags, list) else ()
+def _tags(obj: Mapping[str, TraceValue], notes: List[Tuple[str, str]]) -> tuple:
+    tags, readable = tags_of(obj.get("tags"))  # a JSON text in CSV exports; one text is one tag
+    if not readable:
+        notes.append(("tags_unreadable", f"tags {shown(obj.get('tags'))}"))
+    return tags
+
+
+def _latency_ms(obj: Mapping[str, TraceValue], notes: List[Tuple[str, str]]) -> Optional[float]:
+    """The trace's ``latency`` (seconds) in ms: a number or its text; anything else is noted."""
+    latency = obj.get("latency")
+    if latency is None:
+        return None
+    seconds = None if isinstance(latency, bool) else number_of(latency)
+    if seconds is None or seconds < 0:
+        notes.append(("latency_unreadable", f"latency {shown(latency)}"))
+        return None
+    return seconds * 1000.0
 
 
 def _trace(obj: Mapping[str, TraceValue], where: str) -> Span:
-    latency = obj.get("latency")
-    ts = to_ns(obj.get("timestamp"))
-    return Span(str(obj["id"]), f"trace:{obj['id']}", "trace", "TRACE", str(obj.get("name") or ""), None, ts, None,
+    notes: List[Tuple[str, str]] = []
+    ts = time_of(obj.get("timestamp"), "timestamp", notes)
+    span = Span(str(obj["id"]), f"trace:{obj['id']}", "trace", "TRACE", str(obj.get("name") or ""), None, ts, None,
                 obj.get("input"), obj.get("output"),
                 user=pick_str(_g(obj, "userId", "user_id")), session=pick_str(_g(obj, "sessionId", "session_id")),
-                tags=_tags(obj),
-                latency_ms=float(latency) * 1000.0 if isinstance(latency, (int, float)) and not isinstance(
-                    latency, bool) else None, where=where)
+                tags=_tags(obj, notes), latency_ms=_latency_ms(obj, notes), where=where)
+    span.notes = tuple(notes)
+    return span
 
 
 def _usage(obj: Mapping[str, TraceValue]) -> tuple:
@@ -109,14 +123,18 @@ def _observation(obj: Mapping[str, TraceValue], trace_id: str, where: str) -> Sp
     role = {"RETRIEVER": "retrieval", "GENERATION": "generation"}.get(kind, "span")
     level = str(obj.get("level") or "").upper()
     error = (pick_str(_g(obj, "statusMessage", "status_message")) or "error") if level == "ERROR" else None
-    return Span(trace_id, str(obj.get("id") or ""), role, kind, str(obj.get("name") or ""),
+    notes: List[Tuple[str, str]] = []
+    span = Span(trace_id, str(obj.get("id") or ""), role, kind, str(obj.get("name") or ""),
                 pick_str(_g(obj, "parentObservationId", "parent_observation_id")),
-                to_ns(_g(obj, "startTime", "start_time")), to_ns(_g(obj, "endTime", "end_time")),
+                time_of(_g(obj, "startTime", "start_time"), "startTime", notes),
+                time_of(_g(obj, "endTime", "end_time"), "endTime", notes),
                 obj.get("input"), obj.get("output"), documents=obj.get("output") if role == "retrieval" else None,
                 model=pick_str(obj.get("model"), obj.get("provided_model_name"), obj.get("providedModelName")),
                 tokens=_usage(obj) if role == "generation" else (None, None, None),
                 user=pick_str(_g(obj, "userId", "user_id")), session=pick_str(_g(obj, "sessionId", "session_id")),
-                tags=_tags(obj), error=error, where=where)
+                tags=_tags(obj, notes), error=error, where=where)
+    span.notes = tuple(notes)
+    return span
 
 
 def _score(obj: Mapping[str, TraceValue], trace_id: str, where: str) -> Span:

@@ -95,6 +95,8 @@ class MappedTrace:
     contexts: Optional[Tuple[str, ...]]
     context_ids: Optional[Tuple[str, ...]]
     meta: TraceMeta
+    #: the fields of the trace that could not be read, as ``(problem, "FIELD RECEIVED")`` (:attr:`Span.notes`)
+    notes: Tuple[Tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,7 @@ def _role_by_name(span: Span, mapping: Mapping) -> None:
     if mapping.retrieval is not None:
         if fnmatchcase(span.name, mapping.retrieval):
             span.role, span.kind = "retrieval", f"{span.kind} (--map)"
+            span.mapped += ("retrieval",)
             if span.documents is None:
                 span.documents = span.output
         elif span.role == "retrieval":
@@ -134,13 +137,17 @@ def _role_by_name(span: Span, mapping: Mapping) -> None:
     if mapping.generation is not None:
         if fnmatchcase(span.name, mapping.generation):
             span.role, span.kind = "generation", f"{span.kind} (--map)"
+            span.mapped += ("generation",)
         elif span.role == "generation":
             span.role = "span"
 
 
 def _documents(span: Span, mapping: Mapping) -> Optional[List[Doc]]:
-    return documents_of(span.documents if span.documents is not None else span.output, id_key=mapping.doc_id,
-                        text_key=mapping.doc_text, score_key=mapping.doc_score)
+    found: set = set()
+    docs = documents_of(span.documents if span.documents is not None else span.output, id_key=mapping.doc_id,
+                        text_key=mapping.doc_text, score_key=mapping.doc_score, found=found)
+    span.mapped += tuple(sorted(found))
+    return docs
 
 
 def extract(span: Span, mapping: Mapping) -> Span:
@@ -161,8 +168,12 @@ def extract(span: Span, mapping: Mapping) -> Span:
             span.question, span.question_from = span.query, "retrieval query"
         else:
             span.question, span.question_from = question_of(span.input, mapping.question)
+            if mapping.question is not None and span.question_from == f"path {mapping.question!r}":
+                span.mapped += ("question",)
         if span.role != "retrieval":
             span.answer, span.answer_from = answer_of(span.output, mapping.answer)
+            if mapping.answer is not None and span.answer_from == f"path {mapping.answer!r}":
+                span.mapped += ("answer",)
     if span.role == "retrieval" and span.docs is None:
         span.docs = _documents(span, mapping)
         span.docs_from = "documents" if span.docs is not None else describe(
@@ -247,6 +258,25 @@ def _contexts(ret: Optional[Span], problems: List[str]) -> Tuple[Optional[Tuple[
     return texts, ids, listed
 
 
+def _unmatched(mapping: Mapping, chosen: Dict[str, Optional[Span]]) -> List[str]:
+    """The trace's problems ``map_KEY_unmatched`` (:data:`ragexam.data.traces.meta.PROBLEMS`): each ``--map``
+    override that took no effect in it -- its question or answer came from the default place, no span had the
+    name, the retrieved documents had no such key -- so a mistyped override is counted, never silently unused."""
+    ret = chosen["retrieval"]
+    out = []
+    for key in (f.name for f in fields(mapping)):
+        if getattr(mapping, key) is None:
+            continue
+        if key.startswith("doc_"):
+            if ret is not None and ret.docs and key not in ret.mapped:
+                out.append(f"map_{key}_unmatched")
+        elif key == "answer" and chosen[key] is None:
+            continue  # a failed request: no answer anywhere, counted as one
+        elif chosen[key] is None or key not in chosen[key].mapped:
+            out.append(f"map_{key}_unmatched")
+    return out
+
+
 def assemble(trace_id: str, spans: List[Span], *, source: str, mapping: Mapping,
              annotations: TMapping[str, Sequence[Feedback]], hasher: Callable[[str], str],
              explain: Optional[Explanation] = None) -> "MappedTrace | Skipped":
@@ -260,8 +290,11 @@ def assemble(trace_id: str, spans: List[Span], *, source: str, mapping: Mapping,
     ret = _pick(spans, "retrieval", before=gen.start_ns if gen is not None else None)
     q_sources = [s for s in roots if s.role != "generation"] + ([ret] if ret is not None else [])
     q_sources += [s for s in spans if s.role == "retrieval" and s is not ret] + ([gen] if gen is not None else [])
-    qspan = next((s for s in q_sources if s.question and s.question.strip()), None)
-    aspan = next((s for s in roots + ([gen] if gen is not None else []) if s.answer and s.answer.strip()), None)
+    a_sources = roots + ([gen] if gen is not None else [])
+    qspan = next((s for s in q_sources if "question" in s.mapped), None) or next(
+        (s for s in q_sources if s.question and s.question.strip()), None)  # the --map path first, wherever it is
+    aspan = next((s for s in a_sources if "answer" in s.mapped), None) or next(
+        (s for s in a_sources if s.answer and s.answer.strip()), None)
     if explain is not None:
         explain.spans = [(s.name, s.kind, s.role) for s in spans]
         explain.retrieval = ret.name if ret is not None else None
@@ -284,6 +317,9 @@ def assemble(trace_id: str, spans: List[Span], *, source: str, mapping: Mapping,
         error = f"the traced request failed: {failed.error}"
     problems: List[str] = []
     texts, ids, listed = _contexts(ret, problems)
+    problems += _unmatched(mapping, {"question": qspan, "answer": aspan, "retrieval": ret, "generation": gen})
+    notes = tuple(dict.fromkeys(n for s in spans for n in s.notes))
+    problems += dict.fromkeys(k for k, _ in notes)
     gens = [s for s in spans if s.role == "generation"]
     order = [s for s in roots] + spans
     ts, latency = _times(spans, roots)
@@ -301,4 +337,4 @@ def assemble(trace_id: str, spans: List[Span], *, source: str, mapping: Mapping,
     if explain is not None:
         explain.problems = list(problems)
     return MappedTrace(trace_id, qspan.question.strip(), aspan.answer if aspan is not None else None, error, texts,
-                       ids, meta)
+                       ids, meta, notes)

@@ -19,7 +19,9 @@ id), ``question``, ``answer``, ``contexts`` and ``context_ids``, one object ``tr
                   the retrieval span returned, in its order (their texts are ``contexts`` when it recorded them)
     spans         object: ``retrieval`` and ``generation``: the names of the spans the answer was mapped from
     problems      list of str: what the import could not take from the trace (``no_retrieval_span``,
-                  ``documents_without_ids``, ``documents_without_text``, ``documents_unreadable``)
+                  ``documents_without_ids``, ``documents_without_text``, ``documents_unreadable``), the fields it
+                  could not read (``time_unreadable``, ``latency_unreadable``, ``tags_unreadable``), and each
+                  ``--map`` override that took no effect in it (``map_question_unmatched``, ...: :data:`PROBLEMS`)
     redacted      object: kind -> how many personal data items ``--redact`` replaced in this line
 
 Every field but ``source`` and ``trace_id`` may be missing.  :meth:`TraceMeta.from_dict` reads the object
@@ -55,6 +57,29 @@ PROBLEMS: Dict[str, Tuple[str, str]] = {
                                "retrieved documents without text: ids kept, no contexts"),
     "documents_unreadable": ("검색 결과를 문서 목록으로 읽을 수 없음",
                              "the retrieval output is not a list of documents ragexam can read"),
+    # a field of the trace that could not be read (received -> done): the examples show what was received
+    "time_unreadable": ("시각을 읽을 수 없음: 쓰지 않고 다른 시각으로 계산",
+                        "a time of the trace or a span is no time (ISO 8601, or Unix s/ms/µs/ns of 2000-2100): not "
+                        "used; timestamp and latency come from the other times, else none"),
+    "latency_unreadable": ("latency가 초 단위 숫자가 아님: 스팬 시각으로 계산",
+                           "the trace's latency is no number of seconds: taken from the span times, else none"),
+    "tags_unreadable": ("태그를 읽을 수 없음: 읽은 태그만 가져옴",
+                        "tags that are no text nor list of texts: imported without them"),
+    # a --map override that took no effect in the trace (ragexam.data.traces.mapping): a mistyped one is counted
+    "map_question_unmatched": ("--map question=PATH 경로가 없음: 기본 위치의 질문을 씀",
+                               "--map question=PATH found nothing: the question came from the default place"),
+    "map_answer_unmatched": ("--map answer=PATH 경로가 없음: 기본 위치의 답변을 씀",
+                             "--map answer=PATH found nothing: the answer came from the default place"),
+    "map_retrieval_unmatched": ("--map retrieval=NAME에 맞는 스팬 없음: 검색 스팬 없이 가져옴",
+                                "no span matched --map retrieval=NAME: imported without a retrieval span"),
+    "map_generation_unmatched": ("--map generation=NAME에 맞는 스팬 없음: 생성 스팬 없이 가져옴",
+                                 "no span matched --map generation=NAME: imported without a generation span"),
+    "map_doc_id_unmatched": ("--map doc_id=KEY를 가진 문서 없음: 기본 키를 씀",
+                             "no retrieved document held --map doc_id=KEY: the default keys were used"),
+    "map_doc_text_unmatched": ("--map doc_text=KEY를 가진 문서 없음: 기본 키를 씀",
+                               "no retrieved document held --map doc_text=KEY: the default keys were used"),
+    "map_doc_score_unmatched": ("--map doc_score=KEY를 가진 문서 없음: 기본 키를 씀",
+                                "no retrieved document held --map doc_score=KEY: the default keys were used"),
 }
 
 

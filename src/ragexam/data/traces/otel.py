@@ -15,10 +15,10 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple, Union
 
 from ragexam.data.traces.attributes import span_from_attributes
-from ragexam.data.traces.spans import Span, Unreadable, pick_str, to_ns
+from ragexam.data.traces.spans import Span, Unreadable, pick_str, time_of
 from ragexam.data.traces.values import TraceValue
 
 __all__ = ["detect", "read", "any_value", "attributes_of", "hex_id"]
@@ -121,8 +121,12 @@ def read(obj: Mapping[str, TraceValue], where: str) -> Iterator[Union[Span, Unre
                 if tid is None or sid is None:
                     yield Unreadable("span_without_ids", where, f"span {sp.get('name')!r} has no traceId/spanId")
                     continue
-                yield span_from_attributes(
+                notes: List[Tuple[str, str]] = []
+                span = span_from_attributes(
                     tid, sid, name=str(sp.get("name") or ""), parent_id=hex_id(_get(sp, "parentSpanId")),
-                    start_ns=to_ns(_get(sp, "startTimeUnixNano")), end_ns=to_ns(_get(sp, "endTimeUnixNano")),
+                    start_ns=time_of(_get(sp, "startTimeUnixNano"), "startTimeUnixNano", notes),
+                    end_ns=time_of(_get(sp, "endTimeUnixNano"), "endTimeUnixNano", notes),
                     attrs=attributes_of(sp.get("attributes")), events=_events(sp.get("events")),
                     error=_status_error(sp.get("status")), where=where)
+                span.notes = tuple(notes) + span.notes
+                yield span

@@ -16,11 +16,11 @@ span annotation: ``{"span_id", "name", "annotator_kind", "result": {"label", "sc
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, Mapping, Optional
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from ragexam.data.traces.attributes import span_from_attributes
 from ragexam.data.traces.meta import Feedback
-from ragexam.data.traces.spans import Span, pick_str, to_ns
+from ragexam.data.traces.spans import Span, pick_str, time_of
 from ragexam.data.traces.values import TraceValue
 
 __all__ = ["detect", "read"]
@@ -84,7 +84,11 @@ def read(obj: TraceValue, where: str) -> Iterator[Span]:
     attrs = _attributes(obj)
     status = str(obj.get("status_code") or "").upper()
     error: Optional[str] = (pick_str(obj.get("status_message")) or "error") if status == "ERROR" else None
-    yield span_from_attributes(str(ctx.get("trace_id") or ""), str(ctx["span_id"]), name=str(obj.get("name") or ""),
-                               parent_id=pick_str(obj.get("parent_id")), start_ns=to_ns(obj.get("start_time")),
-                               end_ns=to_ns(obj.get("end_time")), attrs=attrs, events=_events(obj),
-                               span_kind=pick_str(obj.get("span_kind")), error=error, where=where)
+    notes: List[Tuple[str, str]] = []
+    start, end = time_of(obj.get("start_time"), "start_time", notes), time_of(obj.get("end_time"), "end_time", notes)
+    span = span_from_attributes(str(ctx.get("trace_id") or ""), str(ctx["span_id"]), name=str(obj.get("name") or ""),
+                                parent_id=pick_str(obj.get("parent_id")), start_ns=start, end_ns=end, attrs=attrs,
+                                events=_events(obj), span_kind=pick_str(obj.get("span_kind")), error=error,
+                                where=where)
+    span.notes = tuple(notes) + span.notes
+    yield span

@@ -4,7 +4,12 @@ Files
 -----
 A file is JSON Lines (one record per line, streamed), one JSON document (an array of records, an API page
 ``{"data": [...]}``, or one OTLP request; read whole), or Parquet (``.parquet``, read in batches of rows); any of
-them may be gzip-compressed (``.gz``).  A line that is not JSON is counted (``unreadable_json``) and skipped; a
+them may be gzip-compressed (``.gz``).  A file is JSON Lines when its first non-blank line is JSON by itself or
+does not start with ``[`` or ``{``; else it is read whole as one document, and as JSON Lines when it is not one.
+A line that is not JSON (the first one too) is counted (``unreadable_json``, ``file:LINE``) and skipped; a line
+that holds several records (an array, an API page) gives them as ``file:LINE#1``, ``#2``, ...  A UTF-8
+byte-order mark at the start is counted (``bom``) and read past; a UTF-16 file, and a ``.gz`` file that is not
+gzip, truncated or corrupt, are an :class:`~ragexam.errors.InputError` naming the file (nothing is written).  A
 line that is not valid UTF-8 is read with the bad bytes replaced and its trace is skipped as ``non_utf8_text``
 (:mod:`.mapping`); so is a record holding a lone surrogate escape (``\\ud800``).
 
@@ -28,6 +33,7 @@ again.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import heapq
 import json
@@ -40,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
+from ragexam import fmt
 from ragexam.data.traces import langfuse, otel, phoenix
 from ragexam.data.traces.meta import Feedback
 from ragexam.data.traces.spans import Span, Unreadable
@@ -54,6 +61,8 @@ FORMATS = {"otel": otel, "phoenix": phoenix, "langfuse": langfuse}
 #: what is wrong with a record (not a trace) -> (Korean, English)
 LINE_REASONS: Dict[str, Tuple[str, str]] = {
     "unreadable_json": ("JSON으로 읽을 수 없는 줄", "lines that are not JSON"),
+    "bom": ("UTF-8 BOM으로 시작하는 파일 (BOM 없이 읽음)", "files that start with a UTF-8 byte-order mark (BOM, bytes EF "
+            "BB BF): read without it; re-save as 'UTF-8' (not 'UTF-8 with BOM')"),
     "unrecognized_record": ("형식을 알 수 없는 레코드", "records of no known export format"),
     "other_format": ("파일의 형식과 다른 레코드", "records of another format than the file's"),
     "span_without_ids": ("trace/span id가 없는 스팬", "spans without a trace or span id"),
@@ -100,7 +109,59 @@ def _open(path: Path) -> IO[bytes]:
     return raw
 
 
+def _skip_bom(path: Path, fh: IO[bytes], stats: ReadStats) -> None:
+    """Read past a UTF-8 byte-order mark at the start of ``fh``, counted (``bom``, ``file:1``) as the corpus and
+    question readers report it (:mod:`ragexam.data.reading`: the BOM is a problem, and reading goes on without it);
+    a UTF-16 file is an :class:`~ragexam.errors.InputError` with its fix.  The checks are
+    :func:`ragexam.data.reading.read_lines`'s; a ``.gz`` file's text is checked for the BOM as its first line is
+    read (:func:`_iter_file`)."""
+    from ragexam.data.problems import ProblemCollector
+    from ragexam.data.reading import read_lines
+
+    name = str(path)
+    col = ProblemCollector(strict=False)
+    read_lines(path, name, col)  # only the file-level checks: its lines are read here, as bytes
+    for problem in col.problems:
+        if problem.kind != "bom":
+            raise InputError(problem.message, source=name, line=problem.line)
+        fh.read(len(codecs.BOM_UTF8))
+        stats.count("bom", f"{name}:1")
+
+
+def _guarded(fh: IO[bytes], path: Path) -> Iterator[bytes]:
+    """The lines of ``fh``; a ``.gz`` file that is not gzip, truncated or corrupt is an
+    :class:`~ragexam.errors.InputError` naming the file and how far it was read (nothing is written then)."""
+    n = 0
+    try:
+        for raw in fh:
+            n += 1
+            yield raw
+    except (EOFError, OSError, zlib.error) as err:
+        if path.suffix != ".gz":
+            raise
+        read = f"after {fmt.plural(n, 'line')} read" if n else "before its first line"
+        if isinstance(err, EOFError):
+            msg = (f"truncated gzip stream: the file ends {read} (a download or copy cut short); expected a "
+                   "complete .gz file: export or compress it again (`gzip -t FILE` checks one)")
+        elif isinstance(err, gzip.BadGzipFile) and not n:
+            msg = ("not a gzip file (its name ends in .gz but its bytes are not gzip); rename it without '.gz' "
+                   "when it is plain JSON Lines or JSON, or compress it with `gzip`")
+        else:
+            msg = (f"corrupt gzip data {read} ({err}); expected a complete .gz file: export or compress it again "
+                   "(`gzip -t FILE` checks one)")
+        raise InputError(msg, source=str(path)) from None
+
+
 def _parse(raw: bytes, where: str, stats: ReadStats) -> Optional[Tuple[TraceValue, bool]]:
+    """``(value, bad_text)`` of the JSON text ``raw``; ``None`` (counted as ``unreadable_json`` at ``where``) when it
+    is not JSON."""
+    got = _decoded(raw)
+    if got is None:
+        stats.count("unreadable_json", where)
+    return got
+
+
+def _decoded(raw: bytes) -> Optional[Tuple[TraceValue, bool]]:
     from ragexam.llm import safejson
 
     bad = False
@@ -111,7 +172,6 @@ def _parse(raw: bytes, where: str, stats: ReadStats) -> Optional[Tuple[TraceValu
     try:  # the readers walk a record to a fixed depth only, so a deep one needs no depth check (safejson)
         obj = json.loads(text)
     except (ValueError, RecursionError):
-        stats.count("unreadable_json", where)
         return None
     if not bad and safejson.may_hold_surrogates(text) and safejson.unencodable(obj) is not None:
         bad = True
@@ -130,40 +190,58 @@ def _records(value: TraceValue) -> List[TraceValue]:
 
 def _iter_file(path: Path, stats: ReadStats) -> Iterator[Tuple[str, TraceValue, bool]]:
     """``(where, record, bad_text)`` of every record of one file (module docstring, "Files")."""
-    name = str(path)
     if path.name.endswith((".parquet", ".parquet.gz")):
         yield from _iter_parquet(path)
         return
     with _open(path) as fh:
-        first = b""
-        for first in fh:
-            if first.strip():
-                break
-        if not first.strip():
-            return
-        try:  # JSON Lines when the first line is a JSON value by itself
-            json.loads(first.decode("utf-8", errors="replace"))
-            parsed = True
-        except ValueError:
-            parsed = False
-        if not parsed:  # one JSON document over many lines
-            rest = first + fh.read()
-            got = _parse(rest, name, stats)
-            if got is not None:
-                for i, rec in enumerate(_records(got[0]), 1):
-                    yield f"{name}#{i}", rec, got[1]
-            return
-        lineno = 0
-        for lineno, raw in enumerate(_chain(first, fh), 1):
+        if path.suffix != ".gz":
+            _skip_bom(path, fh, stats)
+        lines = _guarded(fh, path)
+        head: List[bytes] = []
+        for raw in lines:
+            if not head and path.suffix == ".gz" and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8):]
+                stats.count("bom", f"{path}:1")
+            head.append(raw)
             if raw.strip():
-                got = _parse(raw, f"{name}:{lineno}", stats)
-                if got is not None:
-                    for rec in _records(got[0]):
-                        yield f"{name}:{lineno}", rec, got[1]
+                break
+        if not head or not head[-1].strip():
+            return
+        first = head[-1].lstrip()
+        if _is_json(first) or first[:1] not in (b"[", b"{"):  # JSON Lines (a first line that is not JSON counted)
+            yield from _iter_lines(str(path), _chain(head, lines), stats)
+            return
+        text = b"".join(_chain(head, lines))  # one JSON document over many lines
+        got = _decoded(text)
+        if got is None:  # not one document either: JSON Lines, each line read or counted
+            yield from _iter_lines(str(path), text.split(b"\n"), stats)
+            return
+        for i, rec in enumerate(_records(got[0]), 1):
+            yield f"{path}#{i}", rec, got[1]
 
 
-def _chain(first: bytes, rest: Iterable[bytes]) -> Iterator[bytes]:
-    yield first
+def _is_json(raw: bytes) -> bool:
+    try:
+        json.loads(raw.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _iter_lines(name: str, lines: Iterable[bytes], stats: ReadStats) -> Iterator[Tuple[str, TraceValue, bool]]:
+    """The records of JSON Lines: ``file:LINE``, and ``file:LINE#I`` for the I-th of a line that holds several (an
+    array, an API page)."""
+    for lineno, raw in enumerate(lines, 1):
+        if raw.strip():
+            got = _parse(raw, f"{name}:{lineno}", stats)
+            if got is not None:
+                recs = _records(got[0])
+                for i, rec in enumerate(recs, 1):
+                    yield (f"{name}:{lineno}#{i}" if len(recs) > 1 else f"{name}:{lineno}"), rec, got[1]
+
+
+def _chain(first: Iterable[bytes], rest: Iterable[bytes]) -> Iterator[bytes]:
+    yield from first
     yield from rest
 
 

@@ -13,14 +13,15 @@ trace by the span id).  ``kind`` is what the vendor called it (``RETRIEVER``, ``
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import List, Optional, Tuple
+from typing import List, Optional, Tuple, Union
 
 from ragexam.data.traces.meta import Feedback
 from ragexam.data.traces.values import Doc, TraceValue
 
-__all__ = ["Span", "Unreadable", "ROLES", "to_ns", "iso_of_ns", "pick_int", "pick_str"]
+__all__ = ["Span", "Unreadable", "ROLES", "to_ns", "time_of", "shown", "iso_of_ns", "pick_int", "pick_str"]
 
 ROLES = ("retrieval", "generation", "span", "trace", "score", "annotation")
 
@@ -60,6 +61,9 @@ class Span:
     answer_from: str = ""
     docs: Optional[List[Doc]] = None
     docs_from: str = ""
+    mapped: Tuple[str, ...] = ()  # the --map keys that took effect on this span (mapping.extract)
+    #: fields the reader could not read: (a problem of ragexam.data.traces.meta.PROBLEMS, "FIELD RECEIVED")
+    notes: Tuple[Tuple[str, str], ...] = ()
     extracted: bool = field(default=False, repr=False)
 
     @property
@@ -81,23 +85,37 @@ class Unreadable:
     detail: str = ""
 
 
+#: Unix seconds of 2000-01-01 and 2100-01-01: a number of seconds, ms, µs or ns between them is a time (the four
+#: ranges do not overlap, so the unit is never a guess)
+_EPOCH_WINDOW = (946_684_800, 4_102_444_800)
+
+
+def _epoch_ns(n: Union[int, float]) -> Optional[int]:
+    """Nanoseconds of a Unix time given in s, ms, µs or ns, told apart by magnitude (:data:`_EPOCH_WINDOW`)."""
+    lo, hi = _EPOCH_WINDOW
+    for scale in (1, 1_000, 1_000_000, 1_000_000_000):  # the number's units per second
+        if lo * scale <= n < hi * scale:
+            factor = 1_000_000_000 // scale
+            return n * factor if isinstance(n, int) else int(round(n * factor))
+    return None
+
+
 def to_ns(value: TraceValue) -> Optional[int]:
     """Unix nanoseconds of a timestamp as exports write them: an ISO 8601 string (``Z`` or an offset; no offset is
     UTC), Langfuse's ``YYYY-MM-DD HH:MM:SS.ffffff`` (UTC), a :class:`datetime`, or a number/digit string of Unix
-    nanoseconds (OTLP's ``startTimeUnixNano``).  ``None`` for anything else."""
+    seconds, milliseconds, microseconds or nanoseconds (OTLP's ``startTimeUnixNano``; pandas' epoch milliseconds)
+    of a time in 2000-2100, the unit told by its magnitude.  ``None`` for anything else (``12345`` is no time)."""
     if value is None or isinstance(value, bool):
         return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value) if value == value else None
+    if isinstance(value, (int, float)):
+        return _epoch_ns(value) if value == value else None
     if isinstance(value, datetime):
         dt = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
         return _ns(dt)
     if isinstance(value, str):
         s = value.strip()
         if s.isdigit():
-            return int(s)
+            return _epoch_ns(int(s))
         if not s:
             return None
         try:
@@ -110,6 +128,24 @@ def to_ns(value: TraceValue) -> Optional[int]:
     if hasattr(value, "value") and isinstance(getattr(value, "value"), int):  # pandas Timestamp
         return int(value.value)
     return None
+
+
+def time_of(value: TraceValue, name: str, notes: List[Tuple[str, str]]) -> Optional[int]:
+    """:func:`to_ns` of the field ``name``; a value given that is no time adds ``("time_unreadable", "NAME
+    VALUE")`` to ``notes`` (a blank or null one is just missing)."""
+    ns = to_ns(value)
+    if ns is None and value is not None and not (isinstance(value, str) and not value.strip()):
+        notes.append(("time_unreadable", f"{name} {shown(value)}"))
+    return ns
+
+
+def shown(value: TraceValue) -> str:
+    """A received value as a note shows it: its JSON, cut to 40 characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _ns(dt: datetime) -> int:

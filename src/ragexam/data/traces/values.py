@@ -33,11 +33,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Iterable, List, Optional, Sequence, Set, Tuple, Union
 
 from ragexam.types import JsonValue
 
-__all__ = ["unwrap", "path_get", "question_of", "answer_of", "documents_of", "Doc", "describe",
+__all__ = ["unwrap", "path_get", "tags_of", "number_of", "question_of", "answer_of", "documents_of", "Doc",
+           "describe",
            "QUESTION_KEYS", "ANSWER_KEYS", "DOC_ID_KEYS", "DOC_TEXT_KEYS", "DOC_SCORE_KEYS", "DOCUMENT_LIST_KEYS",
            "MAX_UNWRAP"]
 
@@ -102,6 +103,21 @@ def path_get(value: TraceValue, path: str) -> TraceValue:
             return None
         cur = unwrap(cur)
     return cur
+
+
+def tags_of(value: TraceValue) -> Tuple[Tuple[str, ...], bool]:
+    """``(tags, readable)`` of a tags field: a list (or its JSON text: CSV exports) of texts and numbers; one text
+    is one tag (``"prod"``); null or blank is none.  ``readable`` is false when something was left out: a value
+    that is no list or text, or list items that are no text or number."""
+    value = unwrap(value)
+    if value is None:
+        return (), True
+    if isinstance(value, str):
+        return ((value.strip(),) if value.strip() else ()), True
+    if not isinstance(value, list):
+        return (), False
+    tags = tuple(str(t) for t in value if isinstance(t, (str, int, float)) and not isinstance(t, bool))
+    return tags, len(tags) == len(value)
 
 
 def _text(value: TraceValue) -> Optional[str]:
@@ -220,6 +236,16 @@ def _first(obj: dict, keys: Iterable[str]) -> TraceValue:
     return None
 
 
+def _flat(item: dict) -> Tuple[dict, dict]:
+    """A document object's own keys (a nested ``document`` merged in, the ``document.`` prefix dropped) and its
+    ``metadata``."""
+    if isinstance(item.get("document"), dict):
+        item = dict(item["document"], **{k: v for k, v in item.items() if k != "document"})
+    flat = {k[len("document."):] if k.startswith("document.") else k: v for k, v in item.items()}
+    meta = unwrap(flat.get("metadata"))
+    return flat, meta if isinstance(meta, dict) else {}
+
+
 def _doc(item: TraceValue, id_keys: Sequence[str], text_keys: Sequence[str], score_keys: Sequence[str]) -> Doc:
     item = unwrap(item)
     if isinstance(item, str):
@@ -229,27 +255,36 @@ def _doc(item: TraceValue, id_keys: Sequence[str], text_keys: Sequence[str], sco
     node = item.get("node")
     if isinstance(node, dict) and not isinstance(node.get("node"), dict):  # LlamaIndex NodeWithScore
         inner = _doc(node, id_keys, text_keys, score_keys)
-        score = _number(item.get("score"))
+        score = number_of(item.get("score"))
         return Doc(inner.id, inner.text, score if score is not None else inner.score)
-    if isinstance(item.get("document"), dict):
-        item = dict(item["document"], **{k: v for k, v in item.items() if k != "document"})
-    flat = {k[len("document."):] if k.startswith("document.") else k: v for k, v in item.items()}
-    meta = unwrap(flat.get("metadata"))
-    meta = meta if isinstance(meta, dict) else {}
+    flat, meta = _flat(item)
     did = _first(flat, id_keys)
     if did is None:
         did = _first(meta, id_keys)
     if did is None:
         did = meta.get("source")
     text = _first(flat, text_keys)
-    score = _number(_first(flat, score_keys))
+    score = number_of(_first(flat, score_keys))
     if score is None:
-        score = _number(_first(meta, score_keys))
+        score = number_of(_first(meta, score_keys))
     return Doc(None if did is None or isinstance(did, (dict, list)) else str(did),
                text if isinstance(text, str) else None, score)
 
 
-def _number(v: TraceValue) -> Optional[float]:
+def _holds(item: TraceValue, key: str) -> bool:
+    """Whether a document item has a value at ``key`` (its own keys or its metadata, as :func:`_doc` reads them)."""
+    item = unwrap(item)
+    if not isinstance(item, dict):
+        return False
+    node = item.get("node")
+    if isinstance(node, dict) and not isinstance(node.get("node"), dict):
+        return item.get(key) is not None or _holds(node, key)
+    flat, meta = _flat(item)
+    return flat.get(key) is not None or meta.get(key) is not None
+
+
+def number_of(v: TraceValue) -> Optional[float]:
+    """A finite number, or the text of one; ``None`` otherwise (booleans too)."""
     if isinstance(v, bool):
         return None
     if isinstance(v, (int, float)):
@@ -265,8 +300,9 @@ def _number(v: TraceValue) -> Optional[float]:
 
 
 def documents_of(value: TraceValue, *, id_key: Optional[str] = None, text_key: Optional[str] = None,
-                 score_key: Optional[str] = None) -> Optional[List[Doc]]:
-    """The documents in a retrieval output (module docstring), or ``None`` when it is not a list of documents."""
+                 score_key: Optional[str] = None, found: Optional[Set[str]] = None) -> Optional[List[Doc]]:
+    """The documents in a retrieval output (module docstring), or ``None`` when it is not a list of documents.
+    ``found``: a set that gets ``doc_id``, ``doc_text``, ``doc_score`` when a document holds that ``--map`` key."""
     value = unwrap(value)
     if isinstance(value, dict):
         for k in DOCUMENT_LIST_KEYS:
@@ -283,4 +319,7 @@ def documents_of(value: TraceValue, *, id_key: Optional[str] = None, text_key: O
     ids = ((id_key,) if id_key else ()) + DOC_ID_KEYS
     texts = ((text_key,) if text_key else ()) + DOC_TEXT_KEYS
     scores = ((score_key,) if score_key else ()) + DOC_SCORE_KEYS
+    if found is not None:
+        found.update(name for name, key in (("doc_id", id_key), ("doc_text", text_key), ("doc_score", score_key))
+                     if key and any(_holds(x, key) for x in value))
     return [_doc(x, ids, texts, scores) for x in value]
