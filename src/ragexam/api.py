@@ -416,7 +416,9 @@ def write_run_report(run: str, out: Optional[PathLike] = None, *, answers: Optio
     check_outputs([Out(out, "--out")], inputs)
     data = resolve_run(run, history)
     if data.is_score:
-        raise InputError(f"{data.run_id} is a recorded score, not a run; `ragexam report` takes a run. Fix: "
+        what = "a score folder" if Path(run).is_dir() else "a recorded score" + (
+            f" ({data.run_id})" if data.run_id and data.run_id != run else "")
+        raise InputError(f"is {what}, not a run; `ragexam report` takes a run. Fix: "
                          f"`ragexam report {data.summary.scored_run or 'RUN'}`, or `ragexam score --run DIR "
                          "... --report FILE.html` for the run's report with the answers.", source=str(run))
     if out is None:
