@@ -170,3 +170,38 @@ def test_a_floor_on_a_metric_nothing_was_judged_on_fails(stub, tmp_path, capsys)
         (r,) = check_run(read_folder(out), [parse_floor("answer_correctness=0")], pipeline="P2", point=point)
         assert not r.passed and r.value is None and (r.judged, r.judgeable) == (0, 6)
         assert r.line() == "FAIL answer_correctness >= 0: nothing was judged; judged 0 of 6 [P2]"
+
+
+def test_ok_share_is_a_share_of_the_decided_answers_and_no_value_without_any(tmp_path, capsys):
+    """``ok_share`` counts only answers some verdict decided (judge, --correct-if, abstention rule): without a
+    correctness source the 65 answerable answers of it_helpdesk are unjudged, so the share is of the 6
+    out-of-corpus ones (4 abstained) -- not 4 of 71 -- and says on how many; a question set without ground truth
+    decides nothing: no value, and a floor on it fails saying so."""
+    out = tmp_path / "bundled"
+    code, _, err = cli(["score", "--qa", "it_helpdesk", "--answers", "it_helpdesk", "--out", out, "--no-history",
+                        "--list", "0"], capsys)
+    assert code == 0, err
+    res = json.loads((out / "score.json").read_text(encoding="utf-8"))["results"]["(answers)"]
+    assert res["metrics"]["ok_share"] == pytest.approx(4 / 6)
+    assert res["coverage"]["ok_share"] == {"n": 71, "n_judged": 6}
+    with open(out / "per_answer.csv", encoding="utf-8") as fh:
+        oks = {r["label"]: r["ok"] for r in csv.DictReader(fh)}
+    assert oks["unjudged"] == "" and oks["abstained_ok"] == "true" and oks["hallucinated"] == "false"
+    (gate,) = check_run(read_score_folder(out), [parse_floor("ok_share=0.5")], point=True)
+    assert gate.passed and gate.mean == pytest.approx(4 / 6) and gate.n == 6
+    assert "decided 6 of 71" in gate.line()
+    code, text, _ = cli(["show", out], capsys)
+    assert "0.667 (6/71)" in text
+
+    qa = write_jsonl(tmp_path / "nogt.jsonl", [{"query_id": f"q{i}", "question": f"question {i}?",
+                                                "evidence": [f"fact {i}"], "relevant_doc_ids": ["d1"]}
+                                               for i in range(3)])
+    answers = write_jsonl(tmp_path / "a.jsonl", [{"query_id": f"q{i}", "answer": f"fact {i}"} for i in range(3)])
+    out = tmp_path / "nogt"
+    code, _, err = cli(["score", "--qa", qa, "--answers", answers, "--out", out, "--no-history"], capsys)
+    assert code == 0, err
+    res = json.loads((out / "score.json").read_text(encoding="utf-8"))["results"]["(answers)"]
+    assert res["metrics"]["ok_share"] is None and res["coverage"]["ok_share"] == {"n": 3, "n_judged": 0}
+    for point in (["--point"], []):
+        code, text, err = cli(["check", out, "--min", "ok_share=0.5", *point], capsys)
+        assert code == 1 and "FAIL ok_share >= 0.5: no value (no answer was decided); decided 0 of 3" in text, err

@@ -122,7 +122,9 @@ def test_score_report_and_record(recorded_run, tmp_path, capsys):
         assert text in shown, text
     # a score is not a run: `ragexam report` says so
     code, _, err = _cli(["report", score_id, "--history", hist, "--out", tmp_path / "x.html"], capsys)
-    assert code == 2 and "is a recorded score, not a run" in err
+    assert code == 2 and f"{score_id}: is a recorded score, not a run" in err
+    code, _, err = _cli(["report", "latest", "--history", hist, "--out", tmp_path / "x.html"], capsys)
+    assert code == 2 and f"latest: is a recorded score ({score_id}), not a run" in err
 
 
 def test_score_report_needs_a_run(tmp_path, capsys):

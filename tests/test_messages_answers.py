@@ -50,3 +50,18 @@ def test_judge_agreement_blames_the_answers_file_for_its_label(tmp_path, capsys)
                          "--base-url", "http://127.0.0.1:9/v1", "--dry-run"], capsys)
     assert code == 2
     assert "answers.jsonl:1" in err and "human.answer_correctness" in err and "qa.jsonl" not in err
+
+
+def test_miss_k_is_named_as_the_option_and_a_score_folder_is_no_run(tmp_path, capsys):
+    """``score --miss-k 0`` names --miss-k (it named the field 'k'); ``report`` of a score folder says what it is
+    (it printed "DIR:  is a recorded score": an empty id)."""
+    code, _, err = _cli(["score", "--qa", "it_helpdesk", "--answers", "it_helpdesk", "--miss-k", "0",
+                         "--no-history"], capsys)
+    assert code == 2 and "score: field '--miss-k': received 0; expected an integer >= 1." in err
+    out = tmp_path / "s1"
+    code, _, err = _cli(["score", "--qa", "it_helpdesk", "--answers", "it_helpdesk", "--out", str(out),
+                         "--no-history", "--list", "0"], capsys)
+    assert code in (0, None), err
+    code, _, err = _cli(["report", str(out)], capsys)
+    assert code == 2 and f"{out}: is a score folder, not a run; `ragexam report` takes a run." in err
+    assert ":  " not in err

@@ -233,3 +233,41 @@ def test_a_chunking_study_shows_budgets_the_size_warning_and_evidence_split(tmp_
     assert "paragraphs:200: 154 chunks" in html and "chars:120:0: 211 chunks" in html
     view = RunView.of(s, res.per_question)
     assert sections.scores(view) in html and sections.dataset(view) in html
+
+
+def test_report_answers_of_another_question_set_are_refused_and_some_missing_said(tmp_path, capsys):
+    """``report RUN --answers FILE``: answers none of whose questions are the run's are an error naming --answers
+    (it wrote the page without them, rc 0); answers only some of which are the run's are shown with a warning."""
+    import json
+
+    import ragexam
+    from ragexam.cli import main
+    from ragexam.data import load_qa
+    from ragexam.data.datasets import resolve
+
+    ragexam.run("ai_concepts", "ai_concepts", ["bm25"], ["paragraphs:400"], progress=False, n_resamples=20,
+                n_permutations=20).save(tmp_path / "run")
+
+    def report(answers, out):
+        with pytest.raises(SystemExit) as ei:
+            main(["report", str(tmp_path / "run"), "-o", str(out), "--answers", str(answers)])
+        got = capsys.readouterr()
+        return ei.value.code or 0, got.out, got.err
+
+    helpdesk = resolve("it_helpdesk", "answers")
+    code, _, err = report(helpdesk, tmp_path / "r1.html")
+    assert code == 2 and not (tmp_path / "r1.html").exists()
+    assert f"{helpdesk}: field '--answers': no answer matches the run: 0 of the 71 answers are of this run" in err
+    assert "12 questions of ai_concepts" in err and "not in the run: 71 questions (hq_001, hq_002, hq_003, ...)" in err
+    assert "Fix:" in err and "Traceback" not in err
+    qids = [q.query_id for q in load_qa("ai_concepts")]
+    rows = [{"query_id": q, "answer": "답"} for q in qids[:5]] + [{"query_id": "hq_001", "answer": "x"}]
+    (tmp_path / "mix.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    code, out, err = report(tmp_path / "mix.jsonl", tmp_path / "r2.html")
+    assert code == 0 and "wrote" in out and (tmp_path / "r2.html").exists()
+    assert ("warning: --answers " + str(tmp_path / "mix.jsonl") + ": only 5 of the 6 answers are of this run") in err
+    assert "not in the run: 1 question (hq_001); the others are not shown" in err
+    named = [{"query_id": q, "pipeline": "nope", "answer": "답"} for q in qids[:2]]
+    (tmp_path / "named.jsonl").write_text("".join(json.dumps(r) + "\n" for r in named), encoding="utf-8")
+    code, _, err = report(tmp_path / "named.jsonl", tmp_path / "r3.html")
+    assert code == 2 and "pipelines not in the run: 'nope' (the run's: bm25 | paragraphs:400)" in err

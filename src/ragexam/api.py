@@ -406,15 +406,16 @@ def run_exam(settings: Mapping[str, Any], *, out: Optional[PathLike] = None, rep
 
 
 def write_run_report(run: str, out: Optional[PathLike] = None, *, answers: Optional[PathLike] = None,
-                     history: Optional[PathLike] = None, lang: str = "en") -> Path:
+                     history: Optional[PathLike] = None, lang: str = "en", notes: Optional[List[str]] = None) -> Path:
     """The self-contained HTML report of ``run`` (a run folder or a recorded id), written to ``out`` (default
     ``RUN/report.html`` for a folder, ``report-<id>.html`` for a recorded run) in ``lang`` (``en`` or ``ko``);
-    returns its path."""
+    returns its path.  ``answers`` of none of the run's questions are an error; answers only some of which are
+    shown add a note to ``notes`` (:func:`ragexam.analysis.answers.files.answers_for_run`)."""
     from ragexam.report.i18n import language
 
     language(lang)  # checked before any work
     from ragexam.analysis.gating.history import with_ground_truth
-    from ragexam.analysis.answers.files import answers_for_report, load_answers
+    from ragexam.analysis.answers.files import answers_for_run, load_answers
     from ragexam.report.html import write_report
     from ragexam.storage.history import resolve_run
     from ragexam.storage.paths import In, Out, check_outputs
@@ -423,14 +424,17 @@ def write_run_report(run: str, out: Optional[PathLike] = None, *, answers: Optio
     check_outputs([Out(out, "--out")], inputs)
     data = resolve_run(run, history)
     if data.is_score:
-        raise InputError(f"{data.run_id} is a recorded score, not a run; `ragexam report` takes a run. Fix: "
+        what = "a score folder" if Path(run).is_dir() else "a recorded score" + (
+            f" ({data.run_id})" if data.run_id and data.run_id != run else "")
+        raise InputError(f"is {what}, not a run; `ragexam report` takes a run. Fix: "
                          f"`ragexam report {data.summary.scored_run or 'RUN'}`, or `ragexam score --run DIR "
                          "... --report FILE.html` for the run's report with the answers.", source=str(run))
     if out is None:
         out = Path(data.source) / "report.html" if Path(run).is_dir() else Path(f"report-{data.run_id}.html")
         check_outputs([Out(out, "--out")], inputs)
-    return write_report(with_ground_truth(data.summary), data.per_question, out,
-                        answers=answers_for_report(load_answers(answers)) if answers is not None else None, lang=lang)
+    shown = answers_for_run(load_answers(answers), data, source=str(answers), notes=notes) \
+        if answers is not None else None
+    return write_report(with_ground_truth(data.summary), data.per_question, out, answers=shown, lang=lang)
 
 
 def list_runs(history: Optional[PathLike] = None, limit: Optional[int] = None, *, record: Optional[PathLike] = None,

@@ -282,7 +282,10 @@ def report_cmd(
     """Write one self-contained HTML report of a run (opens offline; plots, missed questions, settings)."""
     from ragexam.api import write_run_report
 
-    path = write_run_report(run, out, answers=answers, history=history, lang=lang)
+    notes: List[str] = []
+    path = write_run_report(run, out, answers=answers, history=history, lang=lang, notes=notes)
+    for note in notes:
+        sys.stderr.write(f"warning: {note}\n")
     typer.echo(f"wrote {path} ({path.stat().st_size / 1024:.0f} KB)")
 
 

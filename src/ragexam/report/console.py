@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Union
 
 from ragexam import fmt
-from ragexam.storage.score_summary import AttributionSection, ScoreSummary
+from ragexam.storage.score_summary import AttributionSection, ScoreResult, ScoreSummary
 from ragexam.report.tables import Column, Keys, pipeline_keys, pipeline_labels, print_fitted, print_legend
 from ragexam.report.terminal import PIPE_WIDTH, console  # noqa: F401  (the one console factory)
 
@@ -94,6 +94,15 @@ def print_score_summary(summary: Union[ScoreSummary, Mapping[str, Any]], con=Non
         print_segments(s.segments, con)
 
 
+def _ok_share(ok: Optional[float], result: Optional[ScoreResult]) -> str:
+    """The cell of ``ok_share``: the share, and ``(decided/all)`` when some answers were undecided (the share is of
+    the decided ones); ``-`` when none was."""
+    cov = result.coverage.get("ok_share") if result is not None else None
+    if cov is None or cov.n_judged >= cov.n:
+        return fmt.num(ok)
+    return f"{fmt.num(ok)} ({cov.n_judged}/{cov.n})" if cov.n_judged else "-"
+
+
 def _print_score_text(s: ScoreSummary, labels: Dict[str, str], con) -> None:
     """The text metrics per pipeline (with ``ok_share``) and per question type, P1, P2... for the pipelines."""
     rows: List[Optional[str]] = []
@@ -104,7 +113,7 @@ def _print_score_text(s: ScoreSummary, labels: Dict[str, str], con) -> None:
         ok = result.metrics.get("ok_share") if result is not None else None
         rows.append(p)
         types.append(["all"])
-        values.append([str(a.n), fmt.num(a.bleu), fmt.num(a.chrf), fmt.num(a.rouge_l), fmt.num(ok)])
+        values.append([str(a.n), fmt.num(a.bleu), fmt.num(a.chrf), fmt.num(a.rouge_l), _ok_share(ok, result)])
         for ty, b in (s.text_by_type.get(p) or {}).items():
             if b.n:
                 rows.append(None)

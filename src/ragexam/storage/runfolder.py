@@ -730,7 +730,8 @@ def read_score_folder(path: PathLike) -> RunData:
     """Read a ``ragexam score --out`` folder (or its score.json): score.json and per_answer.csv.
 
     The rows carry ``bleu``, ``chrf`` and ``rouge_l`` (sentence values), ``ok_share`` (the ``ok``
-    column: 1 when the answer's stage is ok, 0 when not; from ``ragexam-score/2``), each judge
+    column: 1 when the answer's stage is ok, 0 when another label was decided, empty when it is unjudged; from
+    ``ragexam-score/2``), each judge
     metric's score (the ``<metric>_score`` column, under the metric's name; empty when it was not
     judged), its pass (the ``<metric>_pass`` column, 1 or 0, for a metric with a pass rule) and the summable ``stats`` of the corpus metrics (from ``ragexam-score/2``).
     """

@@ -32,13 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+from ragexam import fmt
 from ragexam.data.traces.meta import TraceMeta
 from ragexam.errors import InputError
 from ragexam.storage.runfolder import RunData
 from ragexam.types import CorpusLike
 
 __all__ = ["AnswerRecord", "load_answers", "iter_answers", "write_answers", "run_contexts", "legacy_rechunked_contexts",
-           "corpus_of_run", "NO_PIPELINE", "answers_for_report"]
+           "corpus_of_run", "NO_PIPELINE", "answers_for_report", "answers_for_run"]
 
 PathLike = Union[str, Path]
 #: the pipeline name shown for answers that name none
@@ -285,3 +286,35 @@ def answers_for_report(records: Sequence[AnswerRecord]) -> Dict[str, Any]:
     if grouped and flat:
         grouped[NO_PIPELINE] = flat
     return grouped or flat
+
+
+def _ids(ids: Sequence[str], n: int = 3) -> str:
+    return ", ".join(ids[:n]) + (", ..." if len(ids) > n else "")
+
+
+def answers_for_run(records: Sequence[AnswerRecord], run: RunData, *, source: str = "answers",
+                    notes: Optional[List[str]] = None) -> Dict[str, Any]:
+    """:func:`answers_for_report` of the answers shown beside ``run``'s report: an answer is shown when its question
+    is one of the run's (and the pipeline it names, one of the run's; an answer naming none, in a file where others
+    name one, is shown on no pipeline).  None shown is an :class:`~ragexam.errors.InputError` naming ``--answers``
+    (``source``), with the counts and the fix; some not shown, a note (in ``notes``) saying how many were."""
+    in_run = {(r.pipeline, r.query_id) for r in run.per_question}
+    qids = {q for _, q in in_run}
+    named = any(r.pipeline is not None for r in records)
+    shown = {i for i, r in enumerate(records) if ((r.pipeline, r.query_id) in in_run if named else r.query_id in qids)}
+    if in_run and len(shown) < len(records):
+        off_q = list(dict.fromkeys(r.query_id for r in records if r.query_id not in qids))
+        off_p = list(dict.fromkeys(repr(r.pipeline) if r.pipeline is not None else "(none named)"
+                                   for i, r in enumerate(records) if named and r.query_id in qids and i not in shown))
+        why = "; ".join(
+            ([f"not in the run: {fmt.plural(len(off_q), 'question')} ({_ids(off_q)})"] if off_q else []) +
+            ([f"pipelines not in the run: {_ids(off_p)} (the run's: {', '.join(run.pipelines)})"] if off_p else []))
+        what = (f"{len(shown)} of the {len(records)} answers are of this run ({run.run_id or run.source}: "
+                f"{fmt.plural(len(qids), 'question')} of {run.dataset.get('qa') or 'its question set'}); {why}")
+        if not shown:
+            raise InputError(f"no answer matches the run: {what}. Fix: pass --answers the answers to this run's "
+                             "questions (those `ragexam answer RUN` writes, naming the run's pipelines), or drop "
+                             "--answers", source=source, field="--answers")
+        if notes is not None:
+            notes.append(f"--answers {source}: only {what}; the others are not shown")
+    return answers_for_report(records)

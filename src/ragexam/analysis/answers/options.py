@@ -80,7 +80,7 @@ class ScoreOptions:
 
     def __post_init__(self) -> None:
         if self.k is not None:
-            _check_int(self.k, "k", 1)
+            _check_int(self.k, "--miss-k", 1)  # the option of `ragexam score` (ScoreRequest.miss_k)
         if self.bleu_tokenize not in BLEU_TOKENIZERS:
             raise InputError(f"received {self.bleu_tokenize!r}; expected auto, none, 13a, intl, char, ko-mecab or "
                              "ko-kiwi", source="score", field="bleu_tokenize")

@@ -21,7 +21,7 @@ from ragexam.metrics.judge import ItemScore
 from ragexam.storage.runfolder import RunRow
 from ragexam.metrics.judge.registry import builtin_metrics
 
-__all__ = ["AnswerRow", "item_id", "evidence_per_context", "TEXT_METRICS", "OK_LABELS", "EVIDENCE_TWINS",
+__all__ = ["AnswerRow", "item_id", "evidence_per_context", "TEXT_METRICS", "OK_LABELS", "UNDECIDED", "EVIDENCE_TWINS",
            "PASS_SUFFIX", "CsvValue"]
 
 TEXT_METRICS = ("bleu", "chrf", "rouge_l")
@@ -32,6 +32,8 @@ PASS_SUFFIX = "_pass"
 EVIDENCE_TWINS = {n: m.evidence_twin for n, m in builtin_metrics().items() if m.evidence_twin is not None}
 #: the stage labels counted as ok in ``ok_share``
 OK_LABELS = ("ok", "abstained_ok")
+#: the stage label of an answer nothing decided: outside ``ok_share`` (neither ok nor not ok)
+UNDECIDED = "unjudged"
 #: a cell of ``per_answer.csv`` (lists and dicts are written as JSON)
 CsvValue = Union[None, bool, int, float, str, Dict[str, List[int]]]
 #: the evidence-based twins of one answer: flags per context, and the three values
@@ -79,8 +81,10 @@ class AnswerRow:
 
     @property
     def ok(self) -> Optional[bool]:
-        """True when the stage label is ok (or abstained_ok), None before attribution."""
-        return None if self.stage is None else self.stage.label in OK_LABELS
+        """True when the stage label is ok (or abstained_ok), False when another label was decided, None when
+        nothing decided it (label ``unjudged``: no answer, no correctness source, the judge failed...) and before
+        attribution: an answer nobody could grade is not counted as not ok."""
+        return None if self.stage is None or self.stage.label == UNDECIDED else self.stage.label in OK_LABELS
 
     def csv_row(self, judge_metrics: Sequence[str]) -> Dict[str, CsvValue]:
         """The line of ``per_answer.csv`` (docs/run-format.md)."""
@@ -121,7 +125,7 @@ class AnswerRow:
 
     def typed_row(self, judge_metrics: Sequence[str], pass_metrics: Sequence[str] = ()) -> RunRow:
         """The row as recorded (history) and read back (score folder): the text metrics, ``ok_share``
-        (1 or 0), each judge metric's score under its name (None when not judged), for the metrics
+        (1 or 0; None when undecided: :attr:`ok`), each judge metric's score under its name (None when not judged), for the metrics
         in ``pass_metrics`` (those with a pass rule) ``<metric>_pass`` (1 or 0; None when not judged)
         and the summable statistics of the corpus metrics."""
         metrics: Dict[str, Optional[float]] = {m: fmt.finite(self.text.get(m)) for m in ("chrf", "bleu", "rouge_l")}

@@ -63,14 +63,16 @@ def judge_stat(rows: Sequence[AnswerRow], metric: str, seed: Optional[int], qtyp
 def segment_result(rows: Sequence[AnswerRow], text: TextScores, metrics: Sequence[str], pass_metrics: Sequence[str],
                    seed: Optional[int], definitions: Optional[Mapping[str, JudgeMetric]] = None) -> ScoreResult:
     """``results[pipeline]`` of a segment's rows: ``n`` the answerable questions with a text score; the corpus
-    ``chrf`` and ``bleu`` and the mean ``rouge_l`` over them; ``ok_share`` (the share of the rows whose stage is ok
-    or abstained_ok; unjudged ones count as not ok); each judge metric's mean over its judged items and, for a
-    metric with a pass rule, its pass rate ``<metric>_pass``, with their intervals (:func:`judge_stat`;
-    ``definitions``: the judged metrics by name) and coverage."""
+    ``chrf`` and ``bleu`` and the mean ``rouge_l`` over them; ``ok_share``, the share of the *decided* rows whose
+    stage is ok or abstained_ok (a row labelled unjudged -- no answer, no correctness source, the judge failed -- is
+    neither ok nor not ok: :attr:`AnswerRow.ok`), None when no row was decided, with its coverage (decided of all
+    rows); each judge metric's mean over its judged items and, for a metric with a pass rule, its pass rate
+    ``<metric>_pass``, with their intervals (:func:`judge_stat`; ``definitions``: the judged metrics by name) and
+    coverage."""
     values: Dict[str, Optional[float]] = {m: fmt.finite(getattr(text, m)) for m in ("chrf", "bleu", "rouge_l")}
     oks = [r.ok for r in rows if r.ok is not None]
     values["ok_share"] = (sum(oks) / len(oks)) if oks else None
-    coverage: Dict[str, Coverage] = {}
+    coverage: Dict[str, Coverage] = {"ok_share": Coverage(len(rows), len(oks))}
     ci95: Dict[str, Optional[Tuple[float, float]]] = {}
     for m in metrics:
         s = judge_stat(rows, m, seed, definition=(definitions or {}).get(m))

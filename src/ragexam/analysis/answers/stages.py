@@ -112,6 +112,29 @@ def _check_join(run: Optional[RunData], options: ScoreOptions) -> None:
 
 
 
+def _shared_questions(qa: QASet, answered: Sequence[AnswerRecord], run: RunData, notes: List[str]) -> None:
+    """The run must be of the answers' questions: none of them in the run is an error naming ``--run`` (retrieval
+    would be unknown for every answer, silently); only some, a note saying how many were matched.  A run without
+    per-question rows is not checked."""
+    in_run = {r.query_id for r in run.per_question}
+    asked = list(dict.fromkeys(r.query_id for r in answered))
+    if not in_run or not asked:
+        return
+    shared = sum(1 for q in asked if q in in_run)
+    of_set = run.dataset.get("qa")
+    what = (f"the run has {fmt.plural(len(in_run), 'question')}" + (f" (question set {of_set!r})" if of_set else "")
+            + f", the answers answer {len(asked)} of the {len(qa)} questions of {qa.source or 'the question set'}")
+    if not shared:
+        raise InputError(f"the run shares no questions with the answers: {what}; 0 in common, so retrieval would be "
+                         "unknown for every answer. Fix: pass --run a run of this question set (`ragexam run --qa "
+                         "QA ... --out DIR` with the --qa of this score), or leave --run out",
+                         source=run.source, field="--run")
+    if shared < len(asked):
+        notes.append(f"--run {run.source}: only {shared} of the answers' {len(asked)} questions are in the run "
+                     f"({what}); retrieval is unknown for the other {len(asked) - shared} -- is the run of this "
+                     "question set?")
+
+
 def _context_metrics() -> str:
     """The metrics ``score`` judges by default that read the contexts: ``a and b``."""
     built_in = builtin_metrics()
@@ -219,6 +242,8 @@ def join(qa: Optional[QASet], answers: Sequence[AnswerRecord], *, run: object = 
     _check_join(run, options)
     parts = split(qa, answers, source=options.answers_source, threshold=options.match_threshold, embedder=embedder)
     notes: List[str] = []
+    if run is not None and qa is not None:
+        _shared_questions(qa, parts.by_id, run, notes)
     by_key = _by_key(parts.by_id, run, options, _default_pipeline(parts.by_id, run, options.pipeline, notes))
     pipelines = list(dict.fromkeys(name for name, _ in by_key))
     if run is not None:

@@ -21,8 +21,10 @@ not pass a weak pipeline.  Each pipeline of the run is checked (or the one named
     does), so the corpus score and its interval describe the same statistic.
 
 Which values: a judge metric uses the **judged items only** (an unjudged item is never a number)
-and the result reports the coverage (judged of judgeable); text metrics use the answerable
-questions, as the score's aggregates do.  A floor on a judge metric nothing was judged on fails.
+and the result reports the coverage (judged of judgeable); ``ok_share`` the **decided answers only** (a stage
+label other than ``unjudged``) and reports how many were decided; text metrics use the answerable
+questions, as the score's aggregates do.  A floor on a judge metric nothing was judged on fails, and one on
+``ok_share`` when no answer was decided ("no value").
 
 **A judge metric is gated only when its judge was shown to separate good from bad** on this question set: its
 verdict in the score's ``judge.trust`` (:mod:`ragexam.analysis.answers.trusted`) is ``separates`` or ``weakly``
@@ -95,9 +97,10 @@ class GateResult:
     def line(self) -> str:
         """``PASS hit@5 >= 0.8: ci95 lower bound 0.846 (mean 0.908, 95% CI 0.846–0.970) [pipeline]``."""
         verdict = "PASS" if self.passed else "FAIL"
+        decided = self.metric == "ok_share"  # a share of the decided answers (coverage: decided of all)
         cover = ""
         if self.judgeable is not None:
-            cover = f"; judged {self.judged} of {self.judgeable}"
+            cover = f"; {'decided' if decided else 'judged'} {self.judged} of {self.judgeable}"
         if self.refused is not None and self.mean is not None:
             return (f"{verdict} {self.metric} >= {self.floor:g}: mean {self.mean:.3f}{cover}; {self.refused} "
                     f"[{self.pipeline}]")
@@ -105,7 +108,8 @@ class GateResult:
             cover += "; its judge separates only weakly"
         if self.value is None:
             what = self.interval if (self.interval or "").startswith("no interval") else \
-                ("nothing was judged" if self.judgeable is not None else "no value (nothing was scored)")
+                ("no value (no answer was decided)" if decided else "nothing was judged"
+                 if self.judgeable is not None else "no value (nothing was scored)")
             return f"{verdict} {self.metric} >= {self.floor:g}: {what}{cover} [{self.pipeline}]"
         ci = (f", 95% CI {self.ci_low:.3f}–{self.ci_high:.3f}" if self.ci_low is not None and
               self.ci_high is not None else "")

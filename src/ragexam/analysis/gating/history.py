@@ -18,13 +18,13 @@
   hashes of the scored run's dataset (so ``ragexam runs`` groups it with that run);
 * ``results``: :func:`ragexam.analysis.answers.scored.segment_result` per pipeline — ``{pipeline: {"n", "metrics",
   "coverage"}}`` with the corpus ``chrf`` and ``bleu``, the mean ``rouge_l`` (``[0, 1]``, over
-  answerable questions), ``ok_share`` (the share of the pipeline's questions whose stage label is
-  ``ok`` or ``abstained_ok``; unjudged questions count as not ok) and, with a judge, each judge
+  answerable questions), ``ok_share`` (the share of the pipeline's decided answers whose stage label is
+  ``ok`` or ``abstained_ok``; an answer labelled unjudged counts neither way) and, with a judge, each judge
   metric's mean over judged items and its coverage; ``ci95`` is empty (``ragexam check``
   bootstraps intervals from the rows);
 * per-question rows (``questions`` table, :class:`ragexam.storage.runfolder.RunRow`): ``pipeline``,
   ``query_id``, ``type``, ``answerable``, ``first_rank``, the sentence-level ``chrf``, ``bleu``,
-  ``rouge_l``, ``ok_share`` (1 or 0), each judge metric's score under its name (empty when not
+  ``rouge_l``, ``ok_share`` (1 or 0; empty when undecided), each judge metric's score under its name (empty when not
   judged) and ``stats``: the summable BLEU and chrF statistics, so a corpus score and its
   bootstrap interval can be recomputed.  The answers and labels themselves are in
   ``attribution.questions`` of the summary and in ``per_answer.csv``.
