@@ -291,6 +291,32 @@ def test_tables_and_report_show_the_unretrieved(tmp_path, helpdesk):
     assert "Warnings (1)" in html
 
 
+def test_unretrieved_counts_add_up_to_the_scored_questions_they_are_shown_against(tmp_path, helpdesk):
+    """A results file lacking scored and out-of-corpus questions: the breakdown beside '3 of 65 scored questions'
+    counts those 3 (it said '(missing 5)', the out-of-corpus ones included); the out-of-corpus ones are said apart,
+    and a file lacking only out-of-corpus questions shows no '0 of 65'."""
+    from rich.console import Console
+
+    from ragexam.report.console_run import render_run
+    from ragexam.report.html import render_report
+
+    corpus, qa, chunks = helpdesk
+    a = write_results(tmp_path / "a.jsonl", qa, chunks, "a", drop=("hq_001", "hq_002", "hq_003", "hq_011", "hq_022"))
+    b = write_results(tmp_path / "b.jsonl", qa, chunks, "b", drop=("hq_011",))
+    res = grade("it_helpdesk", [a, b], progress=False, n_resamples=50, n_permutations=50)
+    un = res.summary.result("a").unretrieved
+    assert (un.n, un.n_scored, un.by_kind_scored) == (5, 3, {"missing": 3})
+    console = Console(record=True, width=200)
+    render_run(res.summary, console)
+    text = console.export_text()
+    assert ("P1 unretrieved: 3 of 65 scored questions (missing 3), graded as misses; 2 out-of-corpus questions "
+            "(not scored)") in text
+    assert "P2 unretrieved: 1 out-of-corpus question (not scored)" in text and "0 of 65" not in text
+    html = render_report(res.summary, [r.to_dict() for r in res.per_question])
+    assert "unretrieved 3 of 65 scored questions (missing 3), graded as misses" in html
+    assert "2 out-of-corpus questions had no result (not scored)" in html
+
+
 def test_doc_mode_without_a_corpus_does_not_warn_about_unjudged_documents(tmp_path, helpdesk):
     """Issue 39: ``grade --relevance doc`` without ``--corpus`` warned "324 of the 438 doc_id(s) ... not judged" on
     every realistic results file -- but a document the question set does not judge is simply not relevant (as in

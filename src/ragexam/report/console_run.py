@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Protocol, Sequence,
 from ragexam import fmt
 from ragexam.report.tables import Column, Keys, pipeline_keys, pipeline_labels, print_fitted, print_legend
 from ragexam.storage.summary import (ChunkSizes, Comparison, DatasetAudit, EmbeddingCount, MissedQuestion, PipelineInfo,
-                                     RerankStage, RunSummary)
+                                     RerankStage, RunSummary, Unretrieved)
 from ragexam.types import JsonObject
 
 if TYPE_CHECKING:
@@ -257,11 +257,8 @@ def _unretrieved(console, summary: RunSummary) -> None:
             console.print(Text(f"{labels.get(p.name, '?')} produced nothing: {res.produced_nothing} — its row is "
                                "not a result of this pipeline.", style="bold red"), soft_wrap=True)
         if un.n:
-            kinds = ", ".join(f"{k} {n}" for k, n in un.by_kind.items())
             line = Text(f"{labels.get(p.name, '?')} unretrieved: ", style="bold yellow")
-            line.append(f"{un.n_scored if un.n_scored is not None else un.n} of "
-                        f"{fmt.plural(summary.dataset.n_scored, 'scored question')} ({kinds}), graded as misses",
-                        style="yellow")
+            line.append(unretrieved_counts(un, summary.dataset.n_scored), style="yellow")
             if un.questions:
                 first = un.questions[0]
                 line.append(f"; e.g. {first.query_id}: {_shorten(first.reason, 80)}", style="dim")
@@ -270,6 +267,20 @@ def _unretrieved(console, summary: RunSummary) -> None:
             console.print(Text(f"{labels.get(p.name, '?')} latency per question: median "
                                f"{fmt.num(lat.median)} s · p95 {fmt.num(lat.p95)} s · max "
                                f"{fmt.num(lat.max)} s (n {lat.n})", style="dim"))
+
+
+def unretrieved_counts(un: Unretrieved, n_scored: int) -> str:
+    """``37 of 65 scored questions (missing 37), graded as misses; 4 out-of-corpus questions (not scored)``: the
+    kinds add up to the count they are shown with, the scored questions' apart from the out-of-corpus ones."""
+    scored = un.n_scored if un.n_scored is not None else un.n
+    kinds = un.scored_kinds()
+    parts = []
+    if scored:
+        kinds_text = f" ({', '.join(f'{k} {n}' for k, n in kinds.items())})" if kinds else ""
+        parts.append(f"{scored} of {fmt.plural(n_scored, 'scored question')}{kinds_text}, graded as misses")
+    if un.n - scored:
+        parts.append(f"{fmt.plural(un.n - scored, 'out-of-corpus question')} (not scored)")
+    return "; ".join(parts)
 
 
 def _legend(console, summary: RunSummary) -> None:

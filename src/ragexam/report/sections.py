@@ -240,12 +240,14 @@ def unretrieved(view: RunView) -> str:
         res = view.result(p)
         un = res.unretrieved
         if un.n:
-            kinds = ", ".join(f"{k} {n}" for k, n in un.by_kind.items())
             qs = "; ".join(f"<code>{_e(x.query_id)}</code>: {_computed(x.reason)}" for x in un.questions[:10])
             n = un.n_scored if un.n_scored is not None else un.n
-            items.append(f'<li class="warn"><b>{_e(p)}</b> '
-                         + _t("r.unretrieved", n=n, total=res.n, kinds=Html(_computed(kinds)), questions=Html(qs))
-                         + "</li>")
+            kinds = ", ".join(f"{k} {c}" for k, c in (un.scored_kinds() or {}).items()) or fmt.MISSING
+            said = _t("r.unretrieved", n=n, total=res.n, kinds=Html(_computed(kinds)), questions=Html(qs)) if n \
+                else ""
+            if un.n - n:
+                said += (" · " if said else "") + _t("r.unretrieved_unscored", n=un.n - n) + ("" if n else f": {qs}")
+            items.append(f'<li class="warn"><b>{_e(p)}</b> {said}</li>')
         lat = res.latency
         if lat is not None:
             items.append(f"<li><b>{_e(p)}</b> " + _t("r.latency", median=fmt.num(lat.median), p95=fmt.num(lat.p95),

@@ -48,6 +48,8 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "r.budget.mean_chars": ("mean chars", "평균 글자 수"),
     "r.unretrieved": ("unretrieved {n} of {total} scored questions ({kinds}), graded as misses: {questions}",
                       "채점한 질문 {total}개 중 {n}개를 검색하지 못했습니다({kinds}). 놓친 것으로 채점: {questions}"),
+    "r.unretrieved_unscored": ("{n} out-of-corpus questions had no result (not scored)",
+                               "범위 밖 질문 {n}개는 결과가 없었습니다(채점하지 않음)"),
     "r.latency": ("latency per question: median {median} s, p95 {p95} s, max {max} s (n {n})",
                   "질문당 지연 시간: 중앙값 {median}초, p95 {p95}초, 최대 {max}초 (n {n})"),
     "r.produced_nothing": ("produced nothing:", "결과가 없습니다:"),

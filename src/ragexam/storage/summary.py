@@ -148,6 +148,18 @@ class Unretrieved(Record):
     by_kind: Dict[str, int] = field(default_factory=dict)
     questions: List[FailedQuestion] = field(default_factory=list)
     n_scored: Optional[int] = opt()
+    #: the kinds of the scored questions' failures alone (they add up to ``n_scored``; ``by_kind`` counts every
+    #: failed question, the out-of-corpus ones too)
+    by_kind_scored: Optional[Dict[str, int]] = opt()
+
+    def scored_kinds(self) -> Optional[Dict[str, int]]:
+        """The failures of the scored questions by kind, adding up to ``n_scored``; ``None`` when a summary written
+        before ``by_kind_scored`` cannot tell them from the out-of-corpus questions'."""
+        if self.n_scored is None or self.n_scored == self.n:
+            return dict(self.by_kind)
+        if self.n_scored == 0:
+            return {}
+        return dict(self.by_kind_scored) if self.by_kind_scored else None
 
 
 @dataclass

@@ -77,13 +77,15 @@ def _pipeline_result(s: "Scores", cfg: "RunConfig", metrics: Sequence[str], main
     sw, fb = T.sweep(means, cfg.cutoffs)
     r = s.ranking
     failed = summarize_failures(r.failures)
+    scored_failed = summarize_failures({q: why for q, why in r.failures.items() if q in scored})
     lat = latency_summary(r.latencies)
     return PipelineResult(
         n=len(s.values), metrics=means, ci95=cis, by_type=bt, by_type_ci95=bt_ci, by_type_n=bt_n,
         sweep={k: SweepPoint(**v) for k, v in sw.items()}, fbeta=fb,
         unretrieved=Unretrieved(n=failed["n"], by_kind=failed["by_kind"],
                                 questions=[FailedQuestion(**q) for q in failed["questions"]],
-                                n_scored=sum(1 for q in r.failures if q in scored)),
+                                n_scored=scored_failed["n"],
+                                by_kind_scored=scored_failed["by_kind"]),
         signature=s.signature, latency=Latency(**lat) if lat is not None else None,
         index_recall=list(r.index_recall), produced_nothing=_produced_nothing(r, failed),
         n_evidence_split=len(s.judged.splits) if mode == "evidence" else None)
