@@ -203,8 +203,13 @@ def _dataset_card(console, summary: RunSummary) -> None:
 
 def _size_text(name: str, c: ChunkSizes) -> str:
     """One chunking's sizes: ``paragraphs:400 81 chunks, mean 296 / max 400 characters · ...``."""
-    what = "texts returned" if c.kind == "texts" else fmt.noun(c.n_chunks, "chunk")
-    out = f"{name}: {c.n_chunks} {what}, mean {c.mean_chars:.0f} / max {c.max_chars} characters"
+    if c.kind != "texts":
+        counted = fmt.plural(c.n_chunks, "chunk")
+    elif c.n_returned is not None:
+        counted = f"{fmt.plural(c.n_returned, 'text')} returned, {c.n_chunks} distinct"
+    else:
+        counted = f"{fmt.plural(c.n_chunks, 'distinct text')} returned"
+    out = f"{name}: {counted}, mean {c.mean_chars:.0f} / max {c.max_chars} characters"
     if c.cut_sentences:
         size = name.rsplit(":", 1)[-1]
         out += (f" · {fmt.plural(c.cut_sentences, 'sentence')} longer than {size} characters cut inside (windows "
@@ -571,14 +576,26 @@ def _rerank(console, summary: RunSummary) -> None:
         _bullets(console, _rerank_rows(summary, name, b), indent=4)
 
 
-def _missed_entry(console, e: MissedQuestion, relevance: Optional[str], depth: Optional[int], width: int) -> None:
+def not_found_in(e: MissedQuestion, depth: Optional[int], kind: str) -> str:
+    """Where a missed question's evidence was looked for: ``not found in the top 100``, or, when the pipeline
+    returned fewer than the depth (a results file of 10 contexts), ``not found in the 10 texts returned``."""
+    n = e.n_returned
+    if n is None or (depth is not None and n >= depth):
+        return f"not found in the top {depth}"
+    if n == 0:
+        return "nothing was returned"
+    return f"not found in the {fmt.plural(n, 'text' if kind == 'texts' else 'chunk')} returned"
+
+
+def _missed_entry(console, e: MissedQuestion, relevance: Optional[str], depth: Optional[int], width: int,
+                  kind: str = "chunks") -> None:
     from rich.text import Text
 
     head = f"  {e.query_id}" + (f" ({e.type})" if e.type else "") + " "
     line = Text(head, style="bold")
     line.append(_shorten(e.question, width - len(head)))
     console.print(line)
-    found = f"found at rank {e.first_rank}" if e.first_rank is not None else f"not found in the top {depth}"
+    found = f"found at rank {e.first_rank}" if e.first_rank is not None else not_found_in(e, depth, kind)
     if relevance == "doc" and e.first_rank is not None:  # k counts documents; name the chunk by its own rank
         fc = e.first_correct
         found = f"found at document rank {e.first_rank}" + (f" (chunk {fc.chunk_id} at rank {fc.rank})"
@@ -626,7 +643,7 @@ def _missed(console, summary: RunSummary, max_missed: int) -> None:
                          "part of it — a chunking miss, not a retrieval miss)", style="yellow")
         console.print(title)
         for e in entries[:max_missed]:
-            _missed_entry(console, e, relevance, depth, width)
+            _missed_entry(console, e, relevance, depth, width, p.kind)
         if len(entries) > max_missed:
             console.print(Text(f"  … and {len(entries) - max_missed} more (see per_question.csv, or summary.json "
                                "'missed')", style="dim"))

@@ -690,7 +690,7 @@ def plots(view: RunView, link: Optional[CellLink] = None) -> str:
 
 #: fields of a missed question the details show by name; any other (newer) field is listed generically
 _SHOWN = {"query_id", "question", "type", "evidence", "ground_truth", "first_rank", "unit_ranks", "k", "top",
-          "first_correct", "unretrieved", "relevant_doc_ids", "evidence_split"}
+          "first_correct", "unretrieved", "relevant_doc_ids", "evidence_split", "n_returned"}
 
 
 def _facts(view: RunView, entry: MissedEntry) -> List[Tuple[str, str]]:
@@ -737,6 +737,8 @@ def _first_correct(view: RunView, entry: MissedEntry) -> str:
     e, fr = entry.question, entry.question.first_rank
     if fr is None:
         depth = view.summary.config.depth
+        if e.n_returned is not None and (not depth or e.n_returned < depth):
+            return _t("r.first.not_returned", n=e.n_returned)
         return _t("r.first.not_within", depth=depth if depth else "?")
     fc = e.first_correct
     if view.summary.config.relevance == "doc":

@@ -266,6 +266,7 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
                            "이 질문에는 기록된 검색 청크가 없습니다."),
     "r.missed.where_doc": ("Where a relevant document was found (rank {rank})", "관련 문서를 찾은 곳 (순위 {rank})"),
     "r.missed.where_evidence": ("Where the evidence was found (rank {rank})", "근거를 찾은 곳 (순위 {rank})"),
+    "r.first.not_returned": ("not among the {n} returned for this question", "이 질문에 반환된 {n}개 안에 없음"),
     "r.first.not_within": ("not within the search depth ({depth})", "검색 깊이({depth}) 안에 없음"),
     "r.first.doc_rank": ("document rank {rank} (k counts documents)", "문서 순위 {rank}(k는 문서 수)"),
     "r.first.doc_unnamed": ("a chunk of a relevant document at {doc_rank}; this run folder does not name the chunk",

@@ -269,6 +269,9 @@ class MissedQuestion(Record):
     unretrieved: Optional[str] = opt()
     #: the chunking cut the evidence: the top k holds part of it, no chunk holds it whole
     evidence_split: Optional[EvidenceSplitInfo] = opt()
+    #: how many chunks (texts) the pipeline returned for this question: a results file may return fewer than the
+    #: run's depth, and "not found" is then said of those
+    n_returned: Optional[int] = opt()
 
 
 @dataclass
@@ -403,7 +406,8 @@ class ChunkWindow(Record):
 @dataclass
 class ChunkSizes(Record):
     """The sizes of one chunking: a chunker's chunks of the corpus (``kind`` ``chunker``) or the distinct texts a
-    pipeline that chunks on its own returned (``texts``): how many, their mean and largest size in characters,
+    pipeline that chunks on its own returned (``texts``; ``n_returned`` of them over all questions, repeats
+    included): how many, their mean and largest size in characters,
     the sentences ``paragraphs:N`` had to cut inside (one sentence longer than N), and per embedder of the run the
     chunks over its window."""
 
@@ -413,6 +417,8 @@ class ChunkSizes(Record):
     max_chars: int = 0
     cut_sentences: int = 0
     windows: List[ChunkWindow] = opt(factory=list)
+    #: ``texts``: how many texts the pipeline returned over all questions (``n_chunks`` counts the distinct ones)
+    n_returned: Optional[int] = opt()
 
 
 @dataclass
