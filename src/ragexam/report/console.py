@@ -137,17 +137,17 @@ def _print_stage_tables(att: AttributionSection, con) -> None:
         con.print(Text(f"signature: {att.signature}", style="dim"), soft_wrap=True)
 
 
-def show_run(summary: Mapping[str, Any], con=None) -> None:
+def show_run(summary: Mapping[str, Any], con=None, *, folder: Optional[str] = None) -> None:
     """Re-render a stored run: the tables ``ragexam run`` printed, or for a stored score
-    :func:`print_score_summary`."""
-    from ragexam.report.console_run import render_run
+    :func:`print_score_summary`; ``folder``: the run folder it was read from (``None``: from the history)."""
+    from ragexam.report.console_run import Saved, render_run
     from ragexam.storage.runfolder import is_score
 
     con = con or console()
     if is_score(summary):
         print_score_summary(summary, con)
     else:
-        render_run(summary, con)
+        render_run(summary, con, saved=Saved(folder, stored=True))
 
 
 def print_comparison(cmp: "RunComparison", con=None, *, max_flips: int = 30) -> None:

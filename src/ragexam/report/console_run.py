@@ -45,6 +45,7 @@ go to a second block below, never cut.  Numbers are written by :mod:`ragexam.fmt
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Protocol, Sequence, Union
 
 from ragexam import fmt
@@ -149,7 +150,7 @@ def _audit(summary: RunSummary) -> Optional[DatasetAudit]:
     return dataset_audit(ds.qa, ds.qa_sha256, ds.audit)
 
 
-def _dataset_card(console, summary: RunSummary) -> None:
+def _dataset_card(console, summary: RunSummary, saved: Saved) -> None:
     from rich.text import Text
 
     ds, cfg = summary.dataset, summary.config
@@ -195,7 +196,7 @@ def _dataset_card(console, summary: RunSummary) -> None:
         console.print(Text(_shorten(f"  {u.query_id} {u.unit_id} [{u.chunker}] {u.reason}{where}: “{u.evidence}”",
                                     console.width - 1), style="yellow"))
     if len(listed) > MAX_MISSED:
-        console.print(Text(f"  … and {len(listed) - MAX_MISSED} more (see summary.json: unmatched_evidence)",
+        console.print(Text(f"  … and {len(listed) - MAX_MISSED} more ({where_all(saved, 'unmatched_evidence')})",
                            style="yellow"))
     for w in summary.warnings:
         console.print(Text("warning: " + str(w), style="yellow"), soft_wrap=True)
@@ -272,6 +273,29 @@ def _unretrieved(console, summary: RunSummary) -> None:
             console.print(Text(f"{labels.get(p.name, '?')} latency per question: median "
                                f"{fmt.num(lat.median)} s · p95 {fmt.num(lat.p95)} s · max "
                                f"{fmt.num(lat.max)} s (n {lat.n})", style="dim"))
+
+
+@dataclass(frozen=True)
+class Saved:
+    """Where a run's files are, for the lines that point into them: ``folder`` when they were written there; else
+    ``stored`` says whether the summary is a stored one (``show``: ``--json`` prints it) or a run's that wrote no
+    files (``--out DIR`` writes them)."""
+
+    folder: Optional[str] = None
+    stored: bool = False
+
+
+def where_all(saved: Saved, key: str) -> str:
+    """Where every entry of the summary's ``key`` (``missed``, ``unmatched_evidence``) can be read: a file that was
+    written, or how to get one (a line never names a file that is not there)."""
+    csv = key == "missed"
+    if saved.folder is not None:
+        return (f"see {saved.folder}/per_question.csv, or summary.json '{key}'" if csv
+                else f"see {saved.folder}/summary.json '{key}'")
+    if saved.stored:
+        return f"all in the summary's '{key}': --json prints it"
+    return ("write them all with --out DIR: per_question.csv, summary.json 'missed'" if csv
+            else f"write them all with --out DIR: summary.json '{key}'")
 
 
 def unretrieved_counts(un: Unretrieved, n_scored: int) -> str:
@@ -621,7 +645,7 @@ def _missed_entry(console, e: MissedQuestion, relevance: Optional[str], depth: O
         console.print(Text("      " + _shorten(f"#{t.rank} {t.chunk_id}: {t.text}", width - 6), style="dim"))
 
 
-def _missed(console, summary: RunSummary, max_missed: int) -> None:
+def _missed(console, summary: RunSummary, max_missed: int, saved: Saved) -> None:
     from rich.text import Text
 
     depth, relevance = summary.config.depth, summary.config.relevance
@@ -645,8 +669,8 @@ def _missed(console, summary: RunSummary, max_missed: int) -> None:
         for e in entries[:max_missed]:
             _missed_entry(console, e, relevance, depth, width, p.kind)
         if len(entries) > max_missed:
-            console.print(Text(f"  … and {len(entries) - max_missed} more (see per_question.csv, or summary.json "
-                               "'missed')", style="dim"))
+            console.print(Text(f"  … and {len(entries) - max_missed} more ({where_all(saved, 'missed')})",
+                               style="dim"))
 
 
 def _signatures(console, summary: RunSummary) -> None:
@@ -660,12 +684,14 @@ def _signatures(console, summary: RunSummary) -> None:
         console.print(line, soft_wrap=True)
 
 
-def render_run(summary: Union[RunSummary, JsonObject], console=None, *, max_missed: int = MAX_MISSED) -> None:
+def render_run(summary: Union[RunSummary, JsonObject], console=None, *, max_missed: int = MAX_MISSED,
+               saved: Saved = Saved()) -> None:
     """Print every table of a run summary (a :class:`~ragexam.storage.summary.RunSummary` or its JSON object;
-    see the module docstring) to ``console``."""
+    see the module docstring) to ``console``; ``saved`` says where its files are (:class:`Saved`: by default none
+    were written)."""
     summary = RunSummary.from_dict(summary)
     console = console or _console()
-    _dataset_card(console, summary)
+    _dataset_card(console, summary, saved)
     console.print()
     _legend(console, summary)
     console.print()
@@ -689,7 +715,7 @@ def render_run(summary: Union[RunSummary, JsonObject], console=None, *, max_miss
     if summary.rerank:
         _rerank(console, summary)
         console.print()
-    _missed(console, summary, max_missed)
+    _missed(console, summary, max_missed, saved)
     console.print()
     _signatures(console, summary)
 
@@ -710,7 +736,7 @@ def render_outcome(outcome: "RunOutcomeView", console=None, *, demo: bool = Fals
     """What ``ragexam run``/``demo`` prints: the run's tables, where to look next (demo) or the folder written,
     and one line per thing written (:class:`ragexam.api.RunOutcome`)."""
     console = console or _console()
-    render_run(outcome.result.summary, console)
+    render_run(outcome.result.summary, console, saved=Saved(str(outcome.out) if outcome.out is not None else None))
     console.print()
     if demo:
         render_where_next(console, out=str(outcome.out) if outcome.out is not None else None, demo=True)
