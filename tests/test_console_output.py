@@ -65,3 +65,82 @@ def test_score_names_per_answer_csv_only_when_it_was_written(run_folder, tmp_pat
     code, out, _ = _cli(argv + ["--out", tmp_path / "sc"], capsys)
     assert code == 0 and f"not ok; all in {tmp_path / 'sc' / 'per_answer.csv'})" in out
     assert (tmp_path / "sc" / "per_answer.csv").is_file()
+
+
+# -- no number for 0 items -------------------------------------------------------------------------------------
+
+
+def test_the_dataset_card_says_every_evidence_string_is_held_without_a_zero(demo):
+    """The demo printed 'held by no chunk (never creditable): 0 under paragraphs:400'."""
+    assert all(n == 0 for n in demo.dataset.n_unmatched_evidence.values())
+    text = _card(demo)
+    assert "held by no chunk" not in text and "0 under" not in text
+    assert "evidence strings; each held whole by a chunk under paragraphs:400" in text
+
+
+def _card(summary) -> str:
+    con = Console(record=True, width=200, color_system=None)
+    console_run._dataset_card(con, summary, console_run.Saved())
+    return con.export_text()
+
+
+def test_a_rerank_stage_without_partial_or_failed_queries_prints_no_zero(demo):
+    """The demo printed '71 reranked · 0 partly (...) · 0 failed (...)'."""
+    from ragexam.storage.summary import RerankCeiling, RerankStage, RerankStatus
+
+    stage = RerankStage(first_stage="bm25", top=20, status=RerankStatus(reranked=71),
+                        ceiling=RerankCeiling(top=20, n_within=65, recall_at_top=1.0, misses=0, k=5))
+    rows = dict(console_run._rerank_rows(demo, demo.pipelines[0].name, stage))
+    assert rows["queries"] == "71 reranked"
+    assert rows["fixed / broken"] == "none: no question moved into or out of the top 5"
+    assert "misses" not in rows["recall ceiling"] and " 0 " not in rows["recall ceiling"]
+    partly = RerankStage(first_stage="bm25", top=20, status=RerankStatus(reranked=70, failed=1),
+                         ceiling=RerankCeiling(top=20, n_within=60, misses=3, misses_outside=3, k=5))
+    rows = dict(console_run._rerank_rows(demo, demo.pipelines[0].name, partly))
+    assert rows["queries"] == "70 reranked · 1 failed (first-stage order kept)"
+    assert rows["recall ceiling"].endswith("of the 3 misses at k=5, 3 lay outside the candidates (no reranker can "
+                                           "fix them)")
+
+
+def test_compare_of_identical_runs_says_no_question_flipped(run_folder):
+    """compare printed 'Flipped at k=5: 0 found → missed, 0 missed → found'."""
+    from ragexam.analysis.exam.compare import compare_runs
+    from ragexam.report.console import print_comparison
+    from ragexam.storage.runfolder import read_run_folder
+
+    run = read_run_folder(run_folder / "run")
+    text = _text(print_comparison, compare_runs(run, run, metrics=["hit@5"]))
+    assert "Flipped at k=5: no question flipped" in text and "0 found" not in text
+    assert "only in" not in text
+
+
+def test_answer_prints_no_zero_failed():
+    """``ragexam answer`` printed 'Wrote 213 answers (0 failed, see their 'error')'."""
+    from types import SimpleNamespace
+
+    from ragexam.report.console_score import print_answer_outcome
+
+    usage = {"calls": 2, "cached": 0, "prompt_tokens": 10, "completion_tokens": 5}
+    done = SimpleNamespace(note=None, plan=None, usage=usage, records=[1, 2], failed=0, out="a.jsonl", cost=0.0)
+    text = _text(lambda con: print_answer_outcome(done, con))
+    assert text.startswith("Wrote 2 answers to a.jsonl.") and "failed" not in text
+    text = _text(lambda con: print_answer_outcome(SimpleNamespace(**{**vars(done), "failed": 1}), con))
+    assert text.startswith("Wrote 2 answers (1 failed, see their 'error') to a.jsonl.")
+
+
+def test_the_judge_table_has_no_row_or_count_of_nothing():
+    """Traced answers: the judge table printed 'abstention ... 0/0' and 'quoted: 0/135 claims'."""
+    from ragexam.report.console_judge import print_judge
+    from ragexam.storage.score_summary import JudgeSection, JudgeStat, QuotedUnits
+
+    faithful = JudgeStat(metric="faithfulness", n=61, n_judged=53, coverage=53 / 61, mean=0.5, labels={"faithful": 53},
+                         quoted=QuotedUnits(units=0, of=135))
+    judge = JudgeSection(model="stub", endpoint="http://x", language="ko",
+                         summary={"answers": {"faithfulness": faithful, "abstention": JudgeStat(metric="abstention")}})
+    text = _text(lambda con: print_judge(judge, con))
+    assert "quoted" not in text and "0/0" not in text and "0/135" not in text
+    assert "nothing to judge (no answer of the kind the metric judges): P1 abstention" in text
+    assert "53/61" in text
+    quoted = JudgeSection(model="stub", endpoint="http://x", language="ko", summary={"answers": {
+        "faithfulness": JudgeStat(metric="faithfulness", n=3, n_judged=3, mean=1.0, quoted=QuotedUnits(units=2, of=3))}})
+    assert "quoted: 2/3 claims" in _text(lambda con: print_judge(quoted, con))

@@ -167,8 +167,9 @@ def print_comparison(cmp: "RunComparison", con=None, *, max_flips: int = 30) -> 
     for pc in cmp.pipelines:
         title = pc.pipeline_a if pc.pipeline_a == pc.pipeline_b else f"{pc.pipeline_a} (A) vs {pc.pipeline_b} (B)"
         shared = fmt.plural(pc.n_shared, "shared question")
-        if pc.only_a or pc.only_b:
-            shared += f" ({len(pc.only_a)} only in A, {len(pc.only_b)} only in B: not compared)"
+        only = [f"{len(ids)} only in {side}" for side, ids in (("A", pc.only_a), ("B", pc.only_b)) if ids]
+        if only:
+            shared += f" ({', '.join(only)}: not compared)"
         values = []
         for m in pc.metrics:
             sig = m.p_holm < 0.05 and (m.ci_low > 0 or m.ci_high < 0)
@@ -183,8 +184,10 @@ def print_comparison(cmp: "RunComparison", con=None, *, max_flips: int = 30) -> 
         con.print(f"Holm's correction over {fmt.plural(len(pc.metrics), 'metric')}; green/red: p (Holm) < 0.05 "
                   "and the CI excludes 0.")
         _verdicts(con, [(m.metric, m.verdict) for m in pc.metrics])
+        flipped = [f"{len(fs)} {what}" for fs, what in ((pc.lost, "found → missed"), (pc.gained, "missed → found"))
+                   if fs]
         con.print(Text(f"Flipped at k={pc.k}", style="bold").append(
-            f": {len(pc.lost)} found → missed, {len(pc.gained)} missed → found", style=""))
+            f": {', '.join(flipped) if flipped else 'no question flipped'}", style=""))
         for f in pc.flips[:max_flips]:
             _flip(con, f)
         if len(pc.flips) > max_flips:

@@ -180,14 +180,17 @@ def _dataset_card(console, summary: RunSummary, saved: Saved) -> None:
     if relevance == "evidence" and ds.n_unmatched_evidence:
         parts = []
         for chunker, n in ds.n_unmatched_evidence.items():
+            if not n:
+                continue
             reasons: Dict[str, int] = {}
             for u in summary.unmatched_evidence:
                 if u.chunker == chunker:
                     reasons[u.reason] = reasons.get(u.reason, 0) + 1
             why = " (" + ", ".join(f"{r}: {c}" for r, c in reasons.items()) + ")" if reasons else ""
             parts.append(f"{n} under {chunker}{why}")
-        rows.append(("evidence", f"{fmt.plural(ds.n_evidence, 'evidence string')}; held by no chunk (never "
-                                 "creditable): " + "; ".join(parts)))
+        rows.append(("evidence", f"{fmt.plural(ds.n_evidence, 'evidence string')}; " + (
+            "held by no chunk (never creditable): " + "; ".join(parts) if parts
+            else f"each held whole by a chunk under {', '.join(ds.n_unmatched_evidence)}")))
     _bullets(console, rows, indent=0)
     listed = summary.unmatched_evidence
     for u in listed[:MAX_MISSED]:
@@ -551,17 +554,21 @@ def _rerank_rows(summary: RunSummary, name: str, b: RerankStage) -> List[Any]:
         shown = ", ".join(x.query_id for x in xs[:8])
         return shown + (f" and {len(xs) - 8} more" if len(xs) > 8 else "")
 
-    rows.append(("fixed / broken", f"{len(b.fixed)} fixed (a relevant unit moved into the top {k}"
-                                   + (f": {ids(b.fixed)}" if b.fixed else "") + f"), {len(b.broken)} broken"
-                                   + (f" ({ids(b.broken)})" if b.broken else "")))
+    moved = ([f"{len(b.fixed)} fixed (a relevant unit moved into the top {k}: {ids(b.fixed)})"] if b.fixed else []) \
+        + ([f"{len(b.broken)} broken ({ids(b.broken)})"] if b.broken else [])
+    rows.append(("fixed / broken", ", ".join(moved) or f"none: no question moved into or out of the top {k}"))
+    where = [f"{ceil.misses_outside} lay outside the candidates (no reranker can fix them)"] \
+        if ceil.misses_outside else []
+    where += [f"{ceil.misses_inside} inside"] if ceil.misses_inside else []
     rows.append(("recall ceiling", f"{ceil.n_within} of {fmt.plural(summary.dataset.n_scored, 'scored question')} "
                                    f"({fmt.percent(ceil.recall_at_top)}) have a relevant unit in the first "
-                                   f"stage's top {ceil.top}; of the {ceil.misses} misses at k={k}, "
-                                   f"{ceil.misses_outside} lay outside the candidates (no reranker can fix "
-                                   f"them), {ceil.misses_inside} inside"))
+                                   f"stage's top {ceil.top}" + (f"; of the {fmt.plural(ceil.misses, 'miss')} at "
+                                                                f"k={k}, {', '.join(where)}" if ceil.misses else "")))
     st = b.status
-    status = (f"{st.reranked} reranked · {st.partial} partly (unjudged candidates keep their "
-              f"place) · {st.failed} failed (first-stage order kept)")
+    status = " · ".join(part for n, part in (
+        (st.reranked, f"{st.reranked} reranked"),
+        (st.partial, f"{st.partial} partly (unjudged candidates keep their place)"),
+        (st.failed, f"{st.failed} failed (first-stage order kept)")) if n) or "none reranked"
     if st.by_kind:
         status += " — " + ", ".join(f"{kk} {n}" for kk, n in st.by_kind.items())
     if st.unjudged_candidates:

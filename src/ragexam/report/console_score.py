@@ -182,8 +182,8 @@ def print_answer_outcome(outcome: Any, console) -> None:
                       highlight=False, markup=False, soft_wrap=True)
         return
     u = outcome.usage
-    console.print(f"Wrote {fmt.plural(len(outcome.records), 'answer')} ({outcome.failed} failed, see their 'error') "
-                  f"to {outcome.out}. Calls: {u['calls']} (cached: {u['cached']}); tokens: {u['prompt_tokens']} "
+    failed = f" ({outcome.failed} failed, see their 'error')" if outcome.failed else ""
+    console.print(f"Wrote {fmt.plural(len(outcome.records), 'answer')}{failed} to {outcome.out}. Calls: {u['calls']} (cached: {u['cached']}); tokens: {u['prompt_tokens']} "
                   f"prompt + {u['completion_tokens']} completion; cost: {fmt.cost(outcome.cost)}.",
                   highlight=False, markup=False, soft_wrap=True)
 
