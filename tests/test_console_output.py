@@ -144,3 +144,16 @@ def test_the_judge_table_has_no_row_or_count_of_nothing():
     quoted = JudgeSection(model="stub", endpoint="http://x", language="ko", summary={"answers": {
         "faithfulness": JudgeStat(metric="faithfulness", n=3, n_judged=3, mean=1.0, quoted=QuotedUnits(units=2, of=3))}})
     assert "quoted: 2/3 claims" in _text(lambda con: print_judge(quoted, con))
+
+
+def test_the_comparisons_note_says_why_an_mdd_is_missing():
+    """Identical per-question values have no MDD (the cell shows '-'): the note under the table says why."""
+    from ragexam.storage.summary import Comparison
+
+    same = Comparison(baseline="a", pipeline="b", metric="hit@5", diff=0.0, n=65, mdd=None, reading="same")
+    text = _text(lambda con: console_run._comparisons_note(con, [same]))
+    assert "MDD '-': the per-question differences did not vary (identical values)" in text
+    assert "not detectable" not in text
+    noisy = Comparison(baseline="a", pipeline="b", metric="hit@1", diff=0.05, n=65, mdd=0.12, reading="within noise")
+    text = _text(lambda con: console_run._comparisons_note(con, [noisy]))
+    assert "differences below about 0.12–0.12 are not detectable" in text and "MDD '-'" not in text

@@ -528,12 +528,17 @@ def _pair_tables(console, summary: RunSummary, comps: Sequence[Comparison], head
 def _comparisons_note(console, comps: Sequence[Comparison]) -> None:
     n = comps[0].n
     mdds = [c.mdd for c in comps if fmt.is_number(c.mdd)]
+    none = " MDD '-': the per-question differences did not vary (identical values), so there is none to state." \
+        if len(mdds) < len(comps) else ""
     if mdds:
         console.print(f"[dim]p: paired randomization test (seeded, never 0); p (Holm): adjusted over the metrics of "
                       f"each pair; MDD: the smallest difference this set could reliably detect (alpha 0.05, power "
                       f"0.8). With {fmt.plural(n, 'question')}, differences below about {fmt.num(min(mdds), 2)}–"
                       f"{fmt.num(max(mdds), 2)} are not detectable: rows in grey are within the noise — treat them "
-                      "as ties and read the missed questions instead.[/]")
+                      f"as ties and read the missed questions instead.{none}[/]")
+    elif none:
+        console.print(f"[dim]p: paired randomization test (seeded, never 0); p (Holm): adjusted over the metrics of "
+                      f"each pair.{none}[/]")
 
 
 def _rerank_rows(summary: RunSummary, name: str, b: RerankStage) -> List[Any]:
