@@ -16,6 +16,7 @@ from test_score_fixtures import ANSWERS, write_case, write_jsonl  # noqa: E402
 from ragexam import stats  # noqa: E402
 from ragexam.analysis.gating.gate import check_run, parse_floor  # noqa: E402
 from ragexam.cli import main  # noqa: E402
+from ragexam.errors import InputError  # noqa: E402
 from ragexam.storage.history import History, resolve_run  # noqa: E402
 from ragexam.storage.runfolder import read_folder, read_score_folder  # noqa: E402
 
@@ -75,6 +76,22 @@ def test_judge_metric_floor_on_a_score_folder_and_a_recorded_score(stub, tmp_pat
                          "--point", "--trust-judge"], capsys)
     assert code == 1 and "FAIL answer_correctness >= 4.5: mean 4.200" in text and "[P2]" in text
     assert "PASS answer_correctness >= 4.5: mean 5.000" in text and "[P1]" in text
+
+
+def test_a_floor_outside_a_score_metrics_values_is_refused(stub, tmp_path, capsys):
+    """A judge mean lies on its scale (answer_correctness 1-5), a text metric and a pass rate in [0, 1]: a floor
+    outside is an error naming --min, not a check every pipeline fails."""
+    out = tmp_path / "out"
+    code, _, err = cli(_score(stub, tmp_path, write_jsonl(tmp_path / "a.jsonl", ANSWERS), "--out", out,
+                              "--no-history"), capsys)
+    assert code == 0, err
+    run = read_score_folder(out)
+    for bad, scale in (("answer_correctness=50", "from 0 to 5"), ("answer_correctness_pass=80", "from 0 to 1"),
+                       ("chrf=50", "from 0 to 1")):
+        with pytest.raises(InputError) as info:
+            check_run(run, [parse_floor(bad)], point=True, trust_judge=True)
+        assert info.value.field == "--min" and scale in str(info.value), bad
+    assert check_run(run, [parse_floor("answer_correctness=4.5")], point=True, trust_judge=True)
 
 
 def test_score_exits_nonzero_when_coverage_is_too_low(stub, tmp_path, capsys):

@@ -155,3 +155,16 @@ def test_cli_score_with_run_prints_matrix_and_writes_files(tmp_path, capsys):
                            "--correct-if", "chrf>=0.5", "--json"], capsys)
     data2 = json.loads(text)
     assert data2["attribution"]["counts"] == data["attribution"]["counts"]
+
+
+def test_caveat_notes_name_each_pipelines_questions():
+    """The note listed 'hq_011, hq_022, ..., hq_011, hq_022 ...': the same ids of two pipelines, unnamed."""
+    from ragexam.analysis.answers.diagnosis import Attribution, StageResult
+
+    why = ("judge_unchecked (abstention: no judge-check can measure it)",)
+    results = [StageResult(si(pipeline=p, query_id=q), "abstained_ok", caveats=why)
+               for p in ("P1", "P2") for q in ("hq_011", "hq_022", "hq_033", "hq_044", "hq_055")]
+    (note,) = Attribution(results).caveat_notes()
+    assert note.endswith("-- P1: hq_011, hq_022, hq_033, hq_044 ...; P2: hq_011, hq_022, hq_033, hq_044 ...")
+    (one,) = Attribution(results[:5]).caveat_notes()
+    assert one.endswith("-- hq_011, hq_022, hq_033, hq_044, hq_055")

@@ -178,6 +178,32 @@ def test_missing_questions_are_misses_listed_and_counted(tmp_path, helpdesk):
     assert ctx["hq_003"][0][1] == rank(qa["hq_003"].question, chunks)[0][0]["text"]
 
 
+def test_a_results_files_statistics_describe_what_it_returned(tmp_path, helpdesk):
+    """10 contexts per question: a missed question's evidence is 'not found in the 10 texts returned' (it said 'in
+    the top 100', the run's depth), and the chunks line counts every text returned and the distinct ones (it gave
+    the distinct count as the number returned)."""
+    from rich.console import Console
+
+    from ragexam.report.console_run import render_run
+    from ragexam.report.html import render_report
+
+    corpus, qa, chunks = helpdesk
+    a = write_results(tmp_path / "mine.jsonl", qa, chunks, "mine")
+    lines = [json.loads(x) for x in a.read_text(encoding="utf-8").splitlines()]
+    total, distinct = sum(len(x["contexts"]) for x in lines), len({c["text"] for x in lines for c in x["contexts"]})
+    assert total > distinct and {len(x["contexts"]) for x in lines} == {10}
+    res = grade("it_helpdesk", a, progress=False, n_resamples=50, n_permutations=50)
+    console = Console(record=True, width=250)
+    render_run(res.summary, console)
+    text = console.export_text()
+    assert f"mine: {total} texts returned, {distinct} distinct, mean" in text
+    unfound = [e for e in res.summary.missed["mine"] if e.first_rank is None]
+    assert unfound and all(e.n_returned == 10 for e in unfound)
+    assert "not found in the 10 texts returned" in text and "not found in the top" not in text
+    html = render_report(res.summary, [r.to_dict() for r in res.per_question])
+    assert "not among the 10 returned for this question" in html
+
+
 def test_unknown_ids_warn_and_a_foreign_file_is_an_error(tmp_path, helpdesk):
     corpus, qa, chunks = helpdesk
     a = write_results(tmp_path / "a.jsonl", qa, chunks, "p")
@@ -289,6 +315,32 @@ def test_tables_and_report_show_the_unretrieved(tmp_path, helpdesk):
     html = render_report(res.summary, [r.to_dict() for r in res.per_question])
     assert "unretrieved 2 of 65 scored questions (missing 2), graded as misses" in html
     assert "Warnings (1)" in html
+
+
+def test_unretrieved_counts_add_up_to_the_scored_questions_they_are_shown_against(tmp_path, helpdesk):
+    """A results file lacking scored and out-of-corpus questions: the breakdown beside '3 of 65 scored questions'
+    counts those 3 (it said '(missing 5)', the out-of-corpus ones included); the out-of-corpus ones are said apart,
+    and a file lacking only out-of-corpus questions shows no '0 of 65'."""
+    from rich.console import Console
+
+    from ragexam.report.console_run import render_run
+    from ragexam.report.html import render_report
+
+    corpus, qa, chunks = helpdesk
+    a = write_results(tmp_path / "a.jsonl", qa, chunks, "a", drop=("hq_001", "hq_002", "hq_003", "hq_011", "hq_022"))
+    b = write_results(tmp_path / "b.jsonl", qa, chunks, "b", drop=("hq_011",))
+    res = grade("it_helpdesk", [a, b], progress=False, n_resamples=50, n_permutations=50)
+    un = res.summary.result("a").unretrieved
+    assert (un.n, un.n_scored, un.by_kind_scored) == (5, 3, {"missing": 3})
+    console = Console(record=True, width=200)
+    render_run(res.summary, console)
+    text = console.export_text()
+    assert ("P1 unretrieved: 3 of 65 scored questions (missing 3), graded as misses; 2 out-of-corpus questions "
+            "(not scored)") in text
+    assert "P2 unretrieved: 1 out-of-corpus question (not scored)" in text and "0 of 65" not in text
+    html = render_report(res.summary, [r.to_dict() for r in res.per_question])
+    assert "unretrieved 3 of 65 scored questions (missing 3), graded as misses" in html
+    assert "2 out-of-corpus questions had no result (not scored)" in html
 
 
 def test_doc_mode_without_a_corpus_does_not_warn_about_unjudged_documents(tmp_path, helpdesk):

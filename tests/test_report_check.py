@@ -89,3 +89,15 @@ def test_cli_exit_codes(run, folder, capsys):
     assert code == 2 and "r@5" in err and "valid metrics" in err
     code, _, err = _cli(["check", folder, "--min", "mrr>0.8"], capsys)
     assert code == 2 and "METRIC=VALUE" in err
+
+
+def test_a_floor_outside_the_metrics_values_is_refused(run, folder, capsys):
+    """``--min hit@5=80`` ran, failed every pipeline and exited 1 with no hint that a rate lies in [0, 1]."""
+    for bad in ("hit@5=80", "mrr=1.5", "hit@5=-0.1"):
+        with pytest.raises(InputError) as info:
+            check_run(run, [parse_floor(bad)])
+        assert info.value.field == "--min" and "from 0 to 1" in str(info.value)
+    (r,) = check_run(run, [parse_floor("hit@5=1")], pipeline=PIPE)  # the bounds themselves are floors
+    code, out, err = _cli(["check", folder, "--min", "hit@5=80"], capsys)
+    assert code == 2 and out == "" and "received 80.0; expected a floor of hit@5 from 0 to 1" in err
+    assert "--min hit@5=0.8 for 80%" in err

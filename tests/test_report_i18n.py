@@ -25,7 +25,8 @@ REPORT = Path(__file__).resolve().parents[1] / "src" / "ragexam" / "report"
 #: sha256 of ``render_report`` of :func:`_run` (footer time scrubbed), recorded with the code before the catalogue;
 #: re-recorded when the scores' note said how small sets get Wilson's interval or none, and the judge's trust
 #: verdicts got their CSS (issue 41.4, 37.4): the only lines that changed
-ENGLISH_SHA256 = "6a36e8118f6958ac2aa1f51667d5f234e0471a743aacc18fbc1565760d54f941"
+#: re-recorded when the verdicts (the cells' titles) took the tables' form of an interval (fmt.signed_ci)
+ENGLISH_SHA256 = "89b1de83f92fed5fad2ec2c179dc1714ffc446f724c692813a30185d91b32e59"
 _FIELDS = re.compile(r"\{(\w+)[^}]*\}")
 _HANGUL = re.compile("[\uac00-\ud7a3]")
 #: texts Korean writes as English does

@@ -24,9 +24,10 @@ def test_identical_pipelines_no_difference(files):
     for c in comps:
         assert c["diff"] == 0.0 and c["ci95"] == [0.0, 0.0]
         assert c["p_value"] == 1.0 and c["p_holm"] == 1.0
-        # stats.verdict's wording for an exact tie; it also says how large a difference is detectable
+        # stats.verdict's wording for identical per-question values: no minimum detectable difference to state
         assert c["verdict"].startswith("no difference")
-        assert "not detectable with 3 questions" in c["verdict"]
+        assert "identical values on each of the 3 questions" in c["verdict"] and "detectable" not in c["verdict"]
+        assert c["mdd"] is None
         assert c["reading"] == "same" and c["within_noise"] is True
         assert c["n"] == 3 and c["resolution"] == pytest.approx(1 / 3)
 

@@ -51,10 +51,31 @@ def test_mdd_shrinks_with_more_questions():
     assert S.minimum_detectable_difference(a, b) < S.minimum_detectable_difference(a[:50], b[:50])
 
 
-def test_mdd_falls_back_to_the_resolution():
-    assert S.minimum_detectable_difference([0.1] * 8, [0.1] * 8) == 1 / 8     # sd = 0
-    assert S.minimum_detectable_difference([0, 0, 0], [0.1, 0.1, 0.1]) == 1 / 3  # all equal
-    assert S.minimum_detectable_difference([0.3], [0.9]) == 1.0              # n = 1
+def test_mdd_is_none_without_spread():
+    assert S.minimum_detectable_difference([0.1] * 8, [0.1] * 8) is None      # sd = 0
+    assert S.minimum_detectable_difference([0, 0, 0], [0.1, 0.1, 0.1]) is None  # all equal
+    assert S.minimum_detectable_difference([0.3], [0.9]) is None              # n = 1
+
+
+def test_identical_runs_state_no_minimum_detectable_difference():
+    """Two runs with the same value on every question: the verdict says so and states no MDD (it used to
+    print 'differences below about 1/n are not detectable', a number with no spread behind it)."""
+    c = S.compare([0.0, 1.0, 1.0, 0.5] * 10, [0.0, 1.0, 1.0, 0.5] * 10, names=("A", "B"))
+    assert c.mdd is None and c.reading == "same"
+    assert c.verdict == "no difference: A and B gave identical values on each of the 40 questions (one question = 0.025)"
+    assert "detectable" not in c.verdict
+    shifted = S.verdict(0.5, (0.5, 0.5), 0.5, 2, None)
+    assert "every question differs by the same 0.5" in shifted and "detectable with" not in shifted
+    assert "too few questions to tell" in S.verdict(0.5, (-0.2, 0.9), 0.5, 2, None)
+
+
+def test_verdict_interval_is_written_as_in_the_tables():
+    """The verdict's interval is fmt.signed_ci's, as the comparison tables print it (it was '-0.00038 to 0.14'
+    beside a table's '0.000 to +0.138')."""
+    from ragexam import fmt
+
+    text = S.verdict(0.062, (-0.00038, 0.138), 0.22, 65, 0.104, p_adjusted=1.0)
+    assert f"95% CI {fmt.signed_ci((-0.00038, 0.138))}," in text and "95% CI 0.000 to +0.138," in text
 
 
 # --- verdict ---------------------------------------------------------------------------------
@@ -62,15 +83,15 @@ def test_mdd_falls_back_to_the_resolution():
 
 def test_verdict_significant():
     assert S.verdict(0.12, (0.05, 0.19), 0.003, 100, 0.05) == \
-        "B is better than A by 0.12 (95% CI 0.05 to 0.19, p=0.003)"
+        "B is better than A by 0.12 (95% CI +0.050 to +0.190, p=0.003)"
     assert S.verdict(-0.3, (-0.4, -0.21), 0.0001, 100, 0.05, names=("bm25", "dense")) == \
-        "bm25 is better than dense by 0.3 (95% CI -0.4 to -0.21, p<0.001)"
+        "bm25 is better than dense by 0.3 (95% CI -0.400 to -0.210, p<0.001)"
 
 
 def test_verdict_no_detectable_difference():
     assert S.verdict(0.05, (-0.03, 0.13), 0.41, 60, 0.09) == (
         "no detectable difference: the difference 0.05 (B minus A) is within the noise "
-        "(95% CI -0.03 to 0.13, p=0.41; one question = 0.017; differences below about 0.09 "
+        "(95% CI -0.030 to +0.130, p=0.41; one question = 0.017; differences below about 0.09 "
         "are not detectable with 60 questions)")
 
 
@@ -79,14 +100,14 @@ def test_verdict_flags_one_or_two_questions():
     assert text.startswith("no detectable difference: the difference 0.02 (B minus A)")
     assert text.endswith("; the difference is one or two questions — read them")
     sig = S.verdict(0.1, (0.1, 0.1), 0.002, 10, 0.1)
-    assert sig == "B is better than A by 0.1 (95% CI 0.1 to 0.1, p=0.002); " \
+    assert sig == "B is better than A by 0.1 (95% CI +0.100 to +0.100, p=0.002); " \
                   "that is one or two questions — read them"
     assert "read them" not in S.verdict(0.04, (-0.03, 0.11), 0.3, 60, 0.09)  # 2.4 questions
 
 
 def test_verdict_other_cases():
     assert S.verdict(0.0, (-0.05, 0.05), 1.0, 40, 0.1).startswith(
-        "no difference: A and B have the same mean (95% CI -0.05 to 0.05, p=1.00; one question")
+        "no difference: A and B have the same mean (95% CI -0.050 to +0.050, p=1.00; one question")
     mixed = S.verdict(0.5, (0.2, 0.8), 0.0625, 10, 0.47)
     assert mixed.startswith("borderline: B is ahead of A by 0.5, but the evidence is mixed")
     assert "p is not below 0.05 but the interval excludes 0" in mixed
@@ -159,14 +180,14 @@ def test_verdict_decides_on_the_corrected_p_and_shows_it_first():
     v = S.assess(0.05, (0.01, 0.09), 0.022, 100, 0.04, p_adjusted=0.157)
     assert v.reading == "not after Holm" and not v.significant
     assert v.text == ("not significant after Holm's correction: B is ahead of A by 0.05, which one test alone "
-                      "would call significant, but not with the other tests of this comparison (95% CI 0.01 to "
-                      "0.09, Holm-adjusted p=0.16 (unadjusted p=0.022); one question = 0.01; differences below "
+                      "would call significant, but not with the other tests of this comparison (95% CI +0.010 to "
+                      "+0.090, Holm-adjusted p=0.16 (unadjusted p=0.022); one question = 0.01; differences below "
                       "about 0.04 are not detectable with 100 questions)")
     # without a correction the same numbers are a significant difference
     alone = S.assess(0.05, (0.01, 0.09), 0.022, 100, 0.04)
     assert alone.reading == "better" and alone.significant and alone.text.startswith("B is better than A by 0.05")
     sig = S.assess(-0.05, (-0.09, -0.01), 0.001, 100, 0.04, p_adjusted=0.009)
-    assert sig.reading == "worse" and sig.text == ("A is better than B by 0.05 (95% CI -0.09 to -0.01, "
+    assert sig.reading == "worse" and sig.text == ("A is better than B by 0.05 (95% CI -0.090 to -0.010, "
                                                    "Holm-adjusted p=0.009 (unadjusted p=0.001))")
     border = S.assess(0.05, (-0.01, 0.09), 0.01, 100, 0.04, p_adjusted=0.03)
     assert border.reading == "borderline" and "the Holm-adjusted p is below 0.05 but the interval includes 0" in border.text

@@ -324,7 +324,7 @@ def show_cmd(
         return print_json(data.summary.to_dict() if data.run is not None else data.summary)
     from ragexam.report.console import show_run
 
-    show_run(data.summary)
+    show_run(data.summary, folder=None if data.source.startswith("history:") else data.source)
 
 
 @app.command("compare")

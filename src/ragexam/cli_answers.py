@@ -134,7 +134,7 @@ def score_cmd(
 
     if res.plan is not None:
         return _show_plan(res, json_out)
-    show(json_out, lambda: res.report.to_dict(), lambda c: print_score(res.report, c, list_n=list_n))
+    show(json_out, lambda: res.report.to_dict(), lambda c: print_score(res.report, c, list_n=list_n, out=out))
     notes(res.lines, json_out)
     notes([f"coverage: {f}" for f in res.failures], json_out)
     if res.failures:

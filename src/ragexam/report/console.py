@@ -146,17 +146,17 @@ def _print_stage_tables(att: AttributionSection, con) -> None:
         con.print(Text(f"signature: {att.signature}", style="dim"), soft_wrap=True)
 
 
-def show_run(summary: Mapping[str, Any], con=None) -> None:
+def show_run(summary: Mapping[str, Any], con=None, *, folder: Optional[str] = None) -> None:
     """Re-render a stored run: the tables ``ragexam run`` printed, or for a stored score
-    :func:`print_score_summary`."""
-    from ragexam.report.console_run import render_run
+    :func:`print_score_summary`; ``folder``: the run folder it was read from (``None``: from the history)."""
+    from ragexam.report.console_run import Saved, render_run
     from ragexam.storage.runfolder import is_score
 
     con = con or console()
     if is_score(summary):
         print_score_summary(summary, con)
     else:
-        render_run(summary, con)
+        render_run(summary, con, saved=Saved(folder, stored=True))
 
 
 def print_comparison(cmp: "RunComparison", con=None, *, max_flips: int = 30) -> None:
@@ -176,8 +176,9 @@ def print_comparison(cmp: "RunComparison", con=None, *, max_flips: int = 30) -> 
     for pc in cmp.pipelines:
         title = pc.pipeline_a if pc.pipeline_a == pc.pipeline_b else f"{pc.pipeline_a} (A) vs {pc.pipeline_b} (B)"
         shared = fmt.plural(pc.n_shared, "shared question")
-        if pc.only_a or pc.only_b:
-            shared += f" ({len(pc.only_a)} only in A, {len(pc.only_b)} only in B: not compared)"
+        only = [f"{len(ids)} only in {side}" for side, ids in (("A", pc.only_a), ("B", pc.only_b)) if ids]
+        if only:
+            shared += f" ({', '.join(only)}: not compared)"
         values = []
         for m in pc.metrics:
             sig = m.p_holm < 0.05 and (m.ci_low > 0 or m.ci_high < 0)
@@ -192,8 +193,10 @@ def print_comparison(cmp: "RunComparison", con=None, *, max_flips: int = 30) -> 
         con.print(f"Holm's correction over {fmt.plural(len(pc.metrics), 'metric')}; green/red: p (Holm) < 0.05 "
                   "and the CI excludes 0.")
         _verdicts(con, [(m.metric, m.verdict) for m in pc.metrics])
+        flipped = [f"{len(fs)} {what}" for fs, what in ((pc.lost, "found → missed"), (pc.gained, "missed → found"))
+                   if fs]
         con.print(Text(f"Flipped at k={pc.k}", style="bold").append(
-            f": {len(pc.lost)} found → missed, {len(pc.gained)} missed → found", style=""))
+            f": {', '.join(flipped) if flipped else 'no question flipped'}", style=""))
         for f in pc.flips[:max_flips]:
             _flip(con, f)
         if len(pc.flips) > max_flips:

@@ -73,22 +73,32 @@ def print_judge(judge: Union[JudgeSection, Mapping[str, Any]], con: Console,
     if repeat > 1:
         cols += ["flipped", "ties"]
     cols += ["labels", "unjudged (reason: count)"]
-    rows, metrics, values, sections, said = [], [], [], [], []
+    rows, metrics, values, sections, said, empty = [], [], [], [], [], []
     for p, ms in judge.summary.items():
-        for i, (m, s) in enumerate(ms.items()):
-            rows.append((labels.get(p, "?"), p) if i == 0 else None)
+        shown = 0
+        for m, s in ms.items():
+            if not s.n:  # nothing to judge (abstention on a set without out-of-corpus questions): no row of zeros
+                empty.append(f"{labels.get(p, p)} {m}")
+                continue
+            rows.append((labels.get(p, "?"), p) if shown == 0 else None)
+            shown += 1
             human = (judge.ppi.get(p) or {}).get(m)
             metrics.append([_metric_label(m, s, human)])
             values.append(_judge_cells(m, s, repeat, weighted, human, judge.trust.get(m) if judge.trust else False))
             if s.interval_note:
                 said.append(f"{labels.get(p, p)} {m}: {s.interval_note}")
-        sections.append(len(values) - 1)
-    print_fitted(con, title=f"LLM judge: {judge.model} at {judge.endpoint} (prompts: "
-                            f"{judge.language}, repeat {repeat}); 95% CI: bootstrap over the judged answers, "
-                            "pass rates Wilson's",
-                 keys=pipeline_keys(rows, extra=[Column("metric", "left")], extra_cells=metrics),
-                 value_columns=[Column(c, "left" if c in ("labels", "unjudged (reason: count)") else "right")
-                                for c in cols], values=values, sections=sections)
+        if shown:
+            sections.append(len(values) - 1)
+    if values:
+        print_fitted(con, title=f"LLM judge: {judge.model} at {judge.endpoint} (prompts: "
+                                f"{judge.language}, repeat {repeat}); 95% CI: bootstrap over the judged answers, "
+                                "pass rates Wilson's",
+                     keys=pipeline_keys(rows, extra=[Column("metric", "left")], extra_cells=metrics),
+                     value_columns=[Column(c, "left" if c in ("labels", "unjudged (reason: count)") else "right")
+                                    for c in cols], values=values, sections=sections)
+    if empty:
+        con.print(f"nothing to judge (no answer of the kind the metric judges): {', '.join(empty)}",
+                  highlight=False, markup=False, soft_wrap=True)
     if judge.ppi:
         con.print(_EN.text("r.judge.preferred_note") + " (the judge's own means: the table 'corrected by human "
                   "labels' below)", highlight=False, markup=False, soft_wrap=True)
@@ -170,7 +180,7 @@ def _judge_cells(metric: str, s: JudgeStat, repeat: int, weighted: bool, human: 
         labs += f", avg mismatch: {s.average_mismatch}"
     if s.quoted is not None:  # supported by the quotation rule, not by the judge (docs/judge.md)
         what = getattr(registered().get(str(metric)), "unit_kind", None) or "units"
-        labs += f", quoted: {s.quoted.units}/{s.quoted.of} {what}"
+        labs += f", quoted: {s.quoted.units}/{s.quoted.of} {what}" if s.quoted.units else ""
     mean, ci, rate, rate_ci = human.in_place_of(s) if human is not None else (s.mean, s.ci95, s.pass_rate,
                                                                                 s.pass_ci95)
     row = [fmt.num(mean), fmt.ci(ci)] + ([fmt.num(s.written_mean) if s.written_mean is not None else ""]

@@ -45,12 +45,13 @@ go to a second block below, never cut.  Numbers are written by :mod:`ragexam.fmt
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Protocol, Sequence, Union
 
 from ragexam import fmt
 from ragexam.report.tables import Column, Keys, pipeline_keys, pipeline_labels, print_fitted, print_legend
 from ragexam.storage.summary import (ChunkSizes, Comparison, DatasetAudit, EmbeddingCount, MissedQuestion, PipelineInfo,
-                                     RerankStage, RunSummary)
+                                     RerankStage, RunSummary, Unretrieved)
 from ragexam.types import JsonObject
 
 if TYPE_CHECKING:
@@ -149,7 +150,7 @@ def _audit(summary: RunSummary) -> Optional[DatasetAudit]:
     return dataset_audit(ds.qa, ds.qa_sha256, ds.audit)
 
 
-def _dataset_card(console, summary: RunSummary) -> None:
+def _dataset_card(console, summary: RunSummary, saved: Saved) -> None:
     from rich.text import Text
 
     ds, cfg = summary.dataset, summary.config
@@ -179,14 +180,17 @@ def _dataset_card(console, summary: RunSummary) -> None:
     if relevance == "evidence" and ds.n_unmatched_evidence:
         parts = []
         for chunker, n in ds.n_unmatched_evidence.items():
+            if not n:
+                continue
             reasons: Dict[str, int] = {}
             for u in summary.unmatched_evidence:
                 if u.chunker == chunker:
                     reasons[u.reason] = reasons.get(u.reason, 0) + 1
             why = " (" + ", ".join(f"{r}: {c}" for r, c in reasons.items()) + ")" if reasons else ""
             parts.append(f"{n} under {chunker}{why}")
-        rows.append(("evidence", f"{fmt.plural(ds.n_evidence, 'evidence string')}; held by no chunk (never "
-                                 "creditable): " + "; ".join(parts)))
+        rows.append(("evidence", f"{fmt.plural(ds.n_evidence, 'evidence string')}; " + (
+            "held by no chunk (never creditable): " + "; ".join(parts) if parts
+            else f"each held whole by a chunk under {', '.join(ds.n_unmatched_evidence)}")))
     _bullets(console, rows, indent=0)
     listed = summary.unmatched_evidence
     for u in listed[:MAX_MISSED]:
@@ -195,7 +199,7 @@ def _dataset_card(console, summary: RunSummary) -> None:
         console.print(Text(_shorten(f"  {u.query_id} {u.unit_id} [{u.chunker}] {u.reason}{where}: “{u.evidence}”",
                                     console.width - 1), style="yellow"))
     if len(listed) > MAX_MISSED:
-        console.print(Text(f"  … and {len(listed) - MAX_MISSED} more (see summary.json: unmatched_evidence)",
+        console.print(Text(f"  … and {len(listed) - MAX_MISSED} more ({where_all(saved, 'unmatched_evidence')})",
                            style="yellow"))
     for w in summary.warnings:
         console.print(Text("warning: " + str(w), style="yellow"), soft_wrap=True)
@@ -203,8 +207,13 @@ def _dataset_card(console, summary: RunSummary) -> None:
 
 def _size_text(name: str, c: ChunkSizes) -> str:
     """One chunking's sizes: ``paragraphs:400 81 chunks, mean 296 / max 400 characters · ...``."""
-    what = "texts returned" if c.kind == "texts" else fmt.noun(c.n_chunks, "chunk")
-    out = f"{name}: {c.n_chunks} {what}, mean {c.mean_chars:.0f} / max {c.max_chars} characters"
+    if c.kind != "texts":
+        counted = fmt.plural(c.n_chunks, "chunk")
+    elif c.n_returned is not None:
+        counted = f"{fmt.plural(c.n_returned, 'text')} returned, {c.n_chunks} distinct"
+    else:
+        counted = f"{fmt.plural(c.n_chunks, 'distinct text')} returned"
+    out = f"{name}: {counted}, mean {c.mean_chars:.0f} / max {c.max_chars} characters"
     if c.cut_sentences:
         size = name.rsplit(":", 1)[-1]
         out += (f" · {fmt.plural(c.cut_sentences, 'sentence')} longer than {size} characters cut inside (windows "
@@ -257,11 +266,8 @@ def _unretrieved(console, summary: RunSummary) -> None:
             console.print(Text(f"{labels.get(p.name, '?')} produced nothing: {res.produced_nothing} — its row is "
                                "not a result of this pipeline.", style="bold red"), soft_wrap=True)
         if un.n:
-            kinds = ", ".join(f"{k} {n}" for k, n in un.by_kind.items())
             line = Text(f"{labels.get(p.name, '?')} unretrieved: ", style="bold yellow")
-            line.append(f"{un.n_scored if un.n_scored is not None else un.n} of "
-                        f"{fmt.plural(summary.dataset.n_scored, 'scored question')} ({kinds}), graded as misses",
-                        style="yellow")
+            line.append(unretrieved_counts(un, summary.dataset.n_scored), style="yellow")
             if un.questions:
                 first = un.questions[0]
                 line.append(f"; e.g. {first.query_id}: {_shorten(first.reason, 80)}", style="dim")
@@ -270,6 +276,43 @@ def _unretrieved(console, summary: RunSummary) -> None:
             console.print(Text(f"{labels.get(p.name, '?')} latency per question: median "
                                f"{fmt.num(lat.median)} s · p95 {fmt.num(lat.p95)} s · max "
                                f"{fmt.num(lat.max)} s (n {lat.n})", style="dim"))
+
+
+@dataclass(frozen=True)
+class Saved:
+    """Where a run's files are, for the lines that point into them: ``folder`` when they were written there; else
+    ``stored`` says whether the summary is a stored one (``show``: ``--json`` prints it) or a run's that wrote no
+    files (``--out DIR`` writes them)."""
+
+    folder: Optional[str] = None
+    stored: bool = False
+
+
+def where_all(saved: Saved, key: str) -> str:
+    """Where every entry of the summary's ``key`` (``missed``, ``unmatched_evidence``) can be read: a file that was
+    written, or how to get one (a line never names a file that is not there)."""
+    csv = key == "missed"
+    if saved.folder is not None:
+        return (f"see {saved.folder}/per_question.csv, or summary.json '{key}'" if csv
+                else f"see {saved.folder}/summary.json '{key}'")
+    if saved.stored:
+        return f"all in the summary's '{key}': --json prints it"
+    return ("write them all with --out DIR: per_question.csv, summary.json 'missed'" if csv
+            else f"write them all with --out DIR: summary.json '{key}'")
+
+
+def unretrieved_counts(un: Unretrieved, n_scored: int) -> str:
+    """``37 of 65 scored questions (missing 37), graded as misses; 4 out-of-corpus questions (not scored)``: the
+    kinds add up to the count they are shown with, the scored questions' apart from the out-of-corpus ones."""
+    scored = un.n_scored if un.n_scored is not None else un.n
+    kinds = un.scored_kinds()
+    parts = []
+    if scored:
+        kinds_text = f" ({', '.join(f'{k} {n}' for k, n in kinds.items())})" if kinds else ""
+        parts.append(f"{scored} of {fmt.plural(n_scored, 'scored question')}{kinds_text}, graded as misses")
+    if un.n - scored:
+        parts.append(f"{fmt.plural(un.n - scored, 'out-of-corpus question')} (not scored)")
+    return "; ".join(parts)
 
 
 def _legend(console, summary: RunSummary) -> None:
@@ -485,12 +528,17 @@ def _pair_tables(console, summary: RunSummary, comps: Sequence[Comparison], head
 def _comparisons_note(console, comps: Sequence[Comparison]) -> None:
     n = comps[0].n
     mdds = [c.mdd for c in comps if fmt.is_number(c.mdd)]
+    none = " MDD '-': the per-question differences did not vary (identical values), so there is none to state." \
+        if len(mdds) < len(comps) else ""
     if mdds:
         console.print(f"[dim]p: paired randomization test (seeded, never 0); p (Holm): adjusted over the metrics of "
                       f"each pair; MDD: the smallest difference this set could reliably detect (alpha 0.05, power "
                       f"0.8). With {fmt.plural(n, 'question')}, differences below about {fmt.num(min(mdds), 2)}–"
                       f"{fmt.num(max(mdds), 2)} are not detectable: rows in grey are within the noise — treat them "
-                      "as ties and read the missed questions instead.[/]")
+                      f"as ties and read the missed questions instead.{none}[/]")
+    elif none:
+        console.print(f"[dim]p: paired randomization test (seeded, never 0); p (Holm): adjusted over the metrics of "
+                      f"each pair.{none}[/]")
 
 
 def _rerank_rows(summary: RunSummary, name: str, b: RerankStage) -> List[Any]:
@@ -511,17 +559,21 @@ def _rerank_rows(summary: RunSummary, name: str, b: RerankStage) -> List[Any]:
         shown = ", ".join(x.query_id for x in xs[:8])
         return shown + (f" and {len(xs) - 8} more" if len(xs) > 8 else "")
 
-    rows.append(("fixed / broken", f"{len(b.fixed)} fixed (a relevant unit moved into the top {k}"
-                                   + (f": {ids(b.fixed)}" if b.fixed else "") + f"), {len(b.broken)} broken"
-                                   + (f" ({ids(b.broken)})" if b.broken else "")))
+    moved = ([f"{len(b.fixed)} fixed (a relevant unit moved into the top {k}: {ids(b.fixed)})"] if b.fixed else []) \
+        + ([f"{len(b.broken)} broken ({ids(b.broken)})"] if b.broken else [])
+    rows.append(("fixed / broken", ", ".join(moved) or f"none: no question moved into or out of the top {k}"))
+    where = [f"{ceil.misses_outside} lay outside the candidates (no reranker can fix them)"] \
+        if ceil.misses_outside else []
+    where += [f"{ceil.misses_inside} inside"] if ceil.misses_inside else []
     rows.append(("recall ceiling", f"{ceil.n_within} of {fmt.plural(summary.dataset.n_scored, 'scored question')} "
                                    f"({fmt.percent(ceil.recall_at_top)}) have a relevant unit in the first "
-                                   f"stage's top {ceil.top}; of the {ceil.misses} misses at k={k}, "
-                                   f"{ceil.misses_outside} lay outside the candidates (no reranker can fix "
-                                   f"them), {ceil.misses_inside} inside"))
+                                   f"stage's top {ceil.top}" + (f"; of the {fmt.plural(ceil.misses, 'miss')} at "
+                                                                f"k={k}, {', '.join(where)}" if ceil.misses else "")))
     st = b.status
-    status = (f"{st.reranked} reranked · {st.partial} partly (unjudged candidates keep their "
-              f"place) · {st.failed} failed (first-stage order kept)")
+    status = " · ".join(part for n, part in (
+        (st.reranked, f"{st.reranked} reranked"),
+        (st.partial, f"{st.partial} partly (unjudged candidates keep their place)"),
+        (st.failed, f"{st.failed} failed (first-stage order kept)")) if n) or "none reranked"
     if st.by_kind:
         status += " — " + ", ".join(f"{kk} {n}" for kk, n in st.by_kind.items())
     if st.unjudged_candidates:
@@ -560,14 +612,26 @@ def _rerank(console, summary: RunSummary) -> None:
         _bullets(console, _rerank_rows(summary, name, b), indent=4)
 
 
-def _missed_entry(console, e: MissedQuestion, relevance: Optional[str], depth: Optional[int], width: int) -> None:
+def not_found_in(e: MissedQuestion, depth: Optional[int], kind: str) -> str:
+    """Where a missed question's evidence was looked for: ``not found in the top 100``, or, when the pipeline
+    returned fewer than the depth (a results file of 10 contexts), ``not found in the 10 texts returned``."""
+    n = e.n_returned
+    if n is None or (depth is not None and n >= depth):
+        return f"not found in the top {depth}"
+    if n == 0:
+        return "nothing was returned"
+    return f"not found in the {fmt.plural(n, 'text' if kind == 'texts' else 'chunk')} returned"
+
+
+def _missed_entry(console, e: MissedQuestion, relevance: Optional[str], depth: Optional[int], width: int,
+                  kind: str = "chunks") -> None:
     from rich.text import Text
 
     head = f"  {e.query_id}" + (f" ({e.type})" if e.type else "") + " "
     line = Text(head, style="bold")
     line.append(_shorten(e.question, width - len(head)))
     console.print(line)
-    found = f"found at rank {e.first_rank}" if e.first_rank is not None else f"not found in the top {depth}"
+    found = f"found at rank {e.first_rank}" if e.first_rank is not None else not_found_in(e, depth, kind)
     if relevance == "doc" and e.first_rank is not None:  # k counts documents; name the chunk by its own rank
         fc = e.first_correct
         found = f"found at document rank {e.first_rank}" + (f" (chunk {fc.chunk_id} at rank {fc.rank})"
@@ -593,7 +657,7 @@ def _missed_entry(console, e: MissedQuestion, relevance: Optional[str], depth: O
         console.print(Text("      " + _shorten(f"#{t.rank} {t.chunk_id}: {t.text}", width - 6), style="dim"))
 
 
-def _missed(console, summary: RunSummary, max_missed: int) -> None:
+def _missed(console, summary: RunSummary, max_missed: int, saved: Saved) -> None:
     from rich.text import Text
 
     depth, relevance = summary.config.depth, summary.config.relevance
@@ -615,10 +679,10 @@ def _missed(console, summary: RunSummary, max_missed: int) -> None:
                          "part of it — a chunking miss, not a retrieval miss)", style="yellow")
         console.print(title)
         for e in entries[:max_missed]:
-            _missed_entry(console, e, relevance, depth, width)
+            _missed_entry(console, e, relevance, depth, width, p.kind)
         if len(entries) > max_missed:
-            console.print(Text(f"  … and {len(entries) - max_missed} more (see per_question.csv, or summary.json "
-                               "'missed')", style="dim"))
+            console.print(Text(f"  … and {len(entries) - max_missed} more ({where_all(saved, 'missed')})",
+                               style="dim"))
 
 
 def _signatures(console, summary: RunSummary) -> None:
@@ -632,12 +696,14 @@ def _signatures(console, summary: RunSummary) -> None:
         console.print(line, soft_wrap=True)
 
 
-def render_run(summary: Union[RunSummary, JsonObject], console=None, *, max_missed: int = MAX_MISSED) -> None:
+def render_run(summary: Union[RunSummary, JsonObject], console=None, *, max_missed: int = MAX_MISSED,
+               saved: Saved = Saved()) -> None:
     """Print every table of a run summary (a :class:`~ragexam.storage.summary.RunSummary` or its JSON object;
-    see the module docstring) to ``console``."""
+    see the module docstring) to ``console``; ``saved`` says where its files are (:class:`Saved`: by default none
+    were written)."""
     summary = RunSummary.from_dict(summary)
     console = console or _console()
-    _dataset_card(console, summary)
+    _dataset_card(console, summary, saved)
     console.print()
     _legend(console, summary)
     console.print()
@@ -661,7 +727,7 @@ def render_run(summary: Union[RunSummary, JsonObject], console=None, *, max_miss
     if summary.rerank:
         _rerank(console, summary)
         console.print()
-    _missed(console, summary, max_missed)
+    _missed(console, summary, max_missed, saved)
     console.print()
     _signatures(console, summary)
 
@@ -682,7 +748,7 @@ def render_outcome(outcome: "RunOutcomeView", console=None, *, demo: bool = Fals
     """What ``ragexam run``/``demo`` prints: the run's tables, where to look next (demo) or the folder written,
     and one line per thing written (:class:`ragexam.api.RunOutcome`)."""
     console = console or _console()
-    render_run(outcome.result.summary, console)
+    render_run(outcome.result.summary, console, saved=Saved(str(outcome.out) if outcome.out is not None else None))
     console.print()
     if demo:
         render_where_next(console, out=str(outcome.out) if outcome.out is not None else None, demo=True)

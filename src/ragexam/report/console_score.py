@@ -5,7 +5,8 @@ Rendering only: each function takes what :mod:`ragexam.api` returned and prints 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from ragexam import fmt
 from ragexam.analysis.answers.traffic import is_traced
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
 
     from ragexam.analysis.answers.scored import ScoreReport
     from ragexam.storage.score_summary import AttributionSection, ScoreSummary
+
+PathLike = Union[str, Path]
 
 __all__ = ["print_plan", "print_score", "print_answer_outcome", "print_agreement"]
 
@@ -59,11 +62,12 @@ def _sum_cost(a: object, b: object) -> object:
     return a + b if isinstance(a, (int, float)) and isinstance(b, (int, float)) else (a if isinstance(a, str) else b)
 
 
-def print_score(report: ScoreReport, console: Console, *, list_n: int = 30) -> None:
+def print_score(report: ScoreReport, console: Console, *, list_n: int = 30, out: Optional[PathLike] = None) -> None:
     """The tables of a live :class:`~ragexam.analysis.answers.scored.ScoreReport` from its summary: notes, text
     metrics per pipeline and type, the judge's metrics with coverage and usage, its agreement with itself, stage
-    attribution, and up to ``list_n`` questions that are not ok (from its rows); then the segments (``--by``,
-    traced answers: :mod:`ragexam.report.console_segments`)."""
+    attribution, and up to ``list_n`` questions that are not ok (from its rows; all of them are in ``out``'s
+    per_answer.csv when the score was written there); then the segments (``--by``, traced answers:
+    :mod:`ragexam.report.console_segments`)."""
     from rich.markup import escape
 
     s = report.summary
@@ -84,7 +88,7 @@ def print_score(report: ScoreReport, console: Console, *, list_n: int = 30) -> N
         print_judge(s.judge, console)
     _print_attribution(s.attribution, s.dataset.pipelines, console)
     if list_n and not any(is_traced(r.question) for r in report.rows):  # traced answers: the segments' list
-        _print_questions(report, console, list_n)
+        _print_questions(report, console, list_n, out)
     if s.segments is not None:
         from ragexam.report.console_segments import print_segments
 
@@ -140,8 +144,9 @@ def _print_attribution(att: AttributionSection, pipelines: List[str], console: C
     console.print(f"  signature: {att.signature}", style="dim", highlight=False, soft_wrap=True)
 
 
-def _print_questions(report: ScoreReport, console: Console, list_n: int) -> None:
-    """Up to ``list_n`` questions whose stage is not ok, with their verdict and the start of the answer."""
+def _print_questions(report: ScoreReport, console: Console, list_n: int, out: Optional[PathLike]) -> None:
+    """Up to ``list_n`` questions whose stage is not ok, with their verdict and the start of the answer; where all
+    of them are (``out``'s per_answer.csv), or how to write them when they were not written."""
     from ragexam.report.console_judge import table_or_lines
 
     bad = [r for r in report.rows if r.stage.label not in ("ok", "abstained_ok")]
@@ -159,8 +164,9 @@ def _print_questions(report: ScoreReport, console: Console, list_n: int) -> None
                      ans[:80] + ("…" if len(ans) > 80 else "")])
     headers = ("pipeline", "query_id", "type", "label", "first_rank", "verdict") + (("note",) if has_note else ()) + \
         ("answer",)
-    table_or_lines(console, f"questions to read ({min(len(bad), list_n)} of {len(bad)} not ok; all in "
-                            "per_answer.csv)", headers, rows)
+    where = f"all in {Path(out) / 'per_answer.csv'}" if out is not None else "--out DIR writes all to per_answer.csv"
+    table_or_lines(console, f"questions to read ({min(len(bad), list_n)} of {len(bad)} not ok; {where})", headers,
+                   rows)
 
 
 def print_answer_outcome(outcome: Any, console) -> None:
@@ -176,8 +182,8 @@ def print_answer_outcome(outcome: Any, console) -> None:
                       highlight=False, markup=False, soft_wrap=True)
         return
     u = outcome.usage
-    console.print(f"Wrote {fmt.plural(len(outcome.records), 'answer')} ({outcome.failed} failed, see their 'error') "
-                  f"to {outcome.out}. Calls: {u['calls']} (cached: {u['cached']}); tokens: {u['prompt_tokens']} "
+    failed = f" ({outcome.failed} failed, see their 'error')" if outcome.failed else ""
+    console.print(f"Wrote {fmt.plural(len(outcome.records), 'answer')}{failed} to {outcome.out}. Calls: {u['calls']} (cached: {u['cached']}); tokens: {u['prompt_tokens']} "
                   f"prompt + {u['completion_tokens']} completion; cost: {fmt.cost(outcome.cost)}.",
                   highlight=False, markup=False, soft_wrap=True)
 

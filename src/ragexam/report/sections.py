@@ -240,12 +240,14 @@ def unretrieved(view: RunView) -> str:
         res = view.result(p)
         un = res.unretrieved
         if un.n:
-            kinds = ", ".join(f"{k} {n}" for k, n in un.by_kind.items())
             qs = "; ".join(f"<code>{_e(x.query_id)}</code>: {_computed(x.reason)}" for x in un.questions[:10])
             n = un.n_scored if un.n_scored is not None else un.n
-            items.append(f'<li class="warn"><b>{_e(p)}</b> '
-                         + _t("r.unretrieved", n=n, total=res.n, kinds=Html(_computed(kinds)), questions=Html(qs))
-                         + "</li>")
+            kinds = ", ".join(f"{k} {c}" for k, c in (un.scored_kinds() or {}).items()) or fmt.MISSING
+            said = _t("r.unretrieved", n=n, total=res.n, kinds=Html(_computed(kinds)), questions=Html(qs)) if n \
+                else ""
+            if un.n - n:
+                said += (" · " if said else "") + _t("r.unretrieved_unscored", n=un.n - n) + ("" if n else f": {qs}")
+            items.append(f'<li class="warn"><b>{_e(p)}</b> {said}</li>')
         lat = res.latency
         if lat is not None:
             items.append(f"<li><b>{_e(p)}</b> " + _t("r.latency", median=fmt.num(lat.median), p95=fmt.num(lat.p95),
@@ -688,7 +690,7 @@ def plots(view: RunView, link: Optional[CellLink] = None) -> str:
 
 #: fields of a missed question the details show by name; any other (newer) field is listed generically
 _SHOWN = {"query_id", "question", "type", "evidence", "ground_truth", "first_rank", "unit_ranks", "k", "top",
-          "first_correct", "unretrieved", "relevant_doc_ids", "evidence_split"}
+          "first_correct", "unretrieved", "relevant_doc_ids", "evidence_split", "n_returned"}
 
 
 def _facts(view: RunView, entry: MissedEntry) -> List[Tuple[str, str]]:
@@ -735,6 +737,8 @@ def _first_correct(view: RunView, entry: MissedEntry) -> str:
     e, fr = entry.question, entry.question.first_rank
     if fr is None:
         depth = view.summary.config.depth
+        if e.n_returned is not None and (not depth or e.n_returned < depth):
+            return _t("r.first.not_returned", n=e.n_returned)
         return _t("r.first.not_within", depth=depth if depth else "?")
     fc = e.first_correct
     if view.summary.config.relevance == "doc":

@@ -34,7 +34,8 @@ class Comparison(Signed):
     ``diff`` = mean(b - a) (positive: B scores higher); ``ci_low``/``ci_high`` its paired
     percentile-bootstrap interval at ``confidence``; ``p_value`` and ``method`` from the
     two-sided paired randomization test; ``mdd`` the minimum detectable difference at
-    ``alpha`` and 80 % power (or the ``power`` given); ``resolution`` = 1/n, the change of one
+    ``alpha`` and 80 % power (or the ``power`` given), ``None`` when the per-question differences
+    do not vary (e.g. identical runs: no MDD to state); ``resolution`` = 1/n, the change of one
     question; ``verdict`` the plain-words reading of all of these and ``reading`` its few words
     (:func:`ragexam.stats.verdict.assess`).  ``p_adjusted`` is the Holm-adjusted p-value when the
     comparison is one of a family (:func:`compare_family`; the verdict is then decided on it),
@@ -53,7 +54,7 @@ class Comparison(Signed):
     n_resamples: int
     n_permutations: int
     seed: int
-    mdd: float
+    mdd: Optional[float]
     resolution: float
     verdict: str
     reading: str = ""

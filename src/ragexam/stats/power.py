@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from statistics import NormalDist
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
@@ -36,7 +36,7 @@ def resolution(n: int) -> float:
 
 
 def minimum_detectable_difference(a: Any, b: Any, *, alpha: float = 0.05,
-                                  power: float = 0.8) -> float:
+                                  power: float = 0.8) -> Optional[float]:
     """The smallest mean difference a paired test on these n questions would reliably detect.
 
     Definition (normal approximation to a two-sided paired test):
@@ -47,14 +47,15 @@ def minimum_detectable_difference(a: Any, b: Any, *, alpha: float = 0.05,
     ``power``; smaller ones usually would not.  The normal approximation is optimistic for
     small n (a t quantile would be larger), and ``sd`` is estimated from the same data.
 
-    If all differences are equal (including n = 1, where sd is undefined) the spread gives
-    no scale, and the function returns ``resolution(n) = 1/n`` instead.
+    If all differences are equal (two identical runs, every question moved by the same amount, or
+    n = 1, where sd is undefined) the spread gives no scale and there is no such difference to
+    state: the function returns ``None`` (say instead that the per-question values did not vary).
 
     :param a: per-question values of pipeline A (1-D).
     :param b: the same questions in the same order for pipeline B.
     :param alpha: two-sided significance level, 0 < alpha < 1.
     :param power: wanted probability of detection, 0 < power < 1.
-    :return: the minimum detectable difference, a positive float.
+    :return: the minimum detectable difference, a positive float; ``None`` without spread.
     """
     func = "minimum_detectable_difference"
     a, b = _paired(a, b, func=func)
@@ -63,7 +64,7 @@ def minimum_detectable_difference(a: Any, b: Any, *, alpha: float = 0.05,
     d = b - a
     n = d.size
     if n < 2 or bool(np.all(d == d[0])):
-        return 1.0 / n
+        return None
     sd = float(d.std(ddof=1))
     z = NormalDist().inv_cdf
     return (z(1.0 - alpha / 2.0) + z(power)) * sd / math.sqrt(n)

@@ -40,14 +40,15 @@ def _check_p(p: float, param: str) -> float:
     return p
 
 
-def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: float, *,
+def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: Optional[float], *,
            p_adjusted: Optional[float] = None, correction: str = "Holm", alpha: float = 0.05,
            confidence: float = 0.95, names: tuple[str, str] = ("A", "B")) -> Verdict:
     """Read a paired comparison of B against A (higher is better) in plain words.
 
     ``diff`` is mean(b - a), ``ci`` its (low, high) interval at ``confidence``, ``p`` the
     two-sided p-value, ``n`` the number of questions, ``mdd`` the minimum detectable
-    difference.  ``p_adjusted`` is the p-value corrected for the other tests of the family
+    difference, ``None`` when the per-question differences do not vary (no MDD is stated then:
+    :func:`ragexam.stats.power.minimum_detectable_difference`).  ``p_adjusted`` is the p-value corrected for the other tests of the family
     (``correction`` names the method, e.g. Holm across the metrics of a pipeline pair); when it is
     given, every decision below uses it instead of ``p``, and the text shows it first.  With
     ``q`` the p-value decided on, the cases, in order:
@@ -55,7 +56,9 @@ def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: float, *
     * q < alpha and the interval excludes 0 on the side of ``diff``:
       ``"B is better than A by 0.12 (95% CI 0.05 to 0.19, p=0.003)"`` — reading ``better``
       (``worse`` when A is ahead).
-    * diff = 0: ``"no difference: A and B have the same mean (...)"`` — ``same``.
+    * diff = 0: ``"no difference: A and B have the same mean (...)"`` — ``same``; without an MDD
+      (every difference 0): ``"no difference: A and B gave identical values on each of the 60
+      questions (one question = 0.017)"``.
     * corrected only: p < alpha and the interval excludes 0, but the corrected p does not:
       ``"not significant after Holm's correction: B is ahead of A by 0.05, ... (95% CI 0.01 to
       0.09, Holm-adjusted p=0.16 (unadjusted p=0.022); ...)"`` — ``not after Holm``.
@@ -67,7 +70,8 @@ def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: float, *
       (...)"`` — ``not significant``.
 
     When ``0 < |diff| <= 2/n`` (one or two questions' worth on a 0/1 scale) the text adds
-    ``"one or two questions — read them"``.  Numbers are shown with two significant digits.
+    ``"one or two questions — read them"``.  Numbers are shown with two significant digits, the
+    interval as in the tables (:func:`ragexam.fmt.signed_ci`: ``-0.015 to +0.123``).
 
     :raises InputError: a non-finite number, low > high, a p-value outside [0, 1], n < 1.
     """
@@ -77,7 +81,7 @@ def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: float, *
     p = _check_p(p, "p")
     adjusted = _check_p(p_adjusted, "p_adjusted") if p_adjusted is not None else None
     n = _check_int(n, func=func, param="n", minimum=1)
-    mdd = _finite(mdd, func=func, param="mdd")
+    mdd = None if mdd is None else _finite(mdd, func=func, param="mdd")
     alpha = _check_fraction(alpha, func=func, param="alpha")
     confidence = _check_fraction(confidence, func=func, param="confidence")
     name_a, name_b = (str(s) for s in names)
@@ -85,9 +89,11 @@ def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: float, *
     res = 1.0 / n
     size = f"{n} question{'s' if n != 1 else ''}"
     shown_p = fmt.p_value(p, prefix=True) if adjusted is None else f"{correction}-adjusted {fmt.p_value(adjusted, prefix=True)} (unadjusted {fmt.p_value(p, prefix=True)})"
-    evidence = f"{confidence * 100:g}% CI {fmt.approx(low)} to {fmt.approx(high)}, {shown_p}"
-    noise = (f"one question = {fmt.approx(res)}; differences below about {fmt.approx(mdd)} are not "
-             f"detectable with {size}")
+    evidence = f"{confidence * 100:g}% CI {fmt.signed_ci((low, high))}, {shown_p}"
+    noise = f"one question = {fmt.approx(res)}; " + (
+        f"differences below about {fmt.approx(mdd)} are not detectable with {size}" if mdd is not None
+        else "a single question has no spread to detect a difference against" if n == 1
+        else f"every question differs by the same {fmt.approx(diff)}: no spread to detect a difference against")
     ahead, behind = (name_b, name_a) if diff > 0 else (name_a, name_b)
     few = 0 < abs(diff) <= 2 * res * (1 + 1e-9)
     q = p if adjusted is None else adjusted
@@ -99,6 +105,9 @@ def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: float, *
         if few:
             text += "; that is one or two questions — read them"
         return Verdict(text, "better" if diff > 0 else "worse", True)
+    if diff == 0 and mdd is None and n > 1:
+        return Verdict(f"no difference: {name_a} and {name_b} gave identical values on each of the {size} "
+                       f"(one question = {fmt.approx(res)})", "same", False)
     if diff == 0:
         return Verdict(f"no difference: {name_a} and {name_b} have the same mean ({evidence}; {noise})", "same",
                        False)
@@ -123,7 +132,7 @@ def _check_ci(ci: tuple[float, float]) -> tuple[float, float]:
     return low, high
 
 
-def _unclear(diff: float, mdd: float, names: tuple[str, str], signs: tuple[bool, bool, bool, bool], correction: str,
+def _unclear(diff: float, mdd: Optional[float], names: tuple[str, str], signs: tuple[bool, bool, bool, bool], correction: str,
              alpha: float, said: tuple[str, str]) -> tuple[str, str]:
     """The sentence and reading of a difference that is not significant (the cases of :func:`assess` after
     ``same``): ``signs`` is (q below alpha, the interval excludes 0, q is a corrected p, the unadjusted p is
@@ -142,14 +151,15 @@ def _unclear(diff: float, mdd: float, names: tuple[str, str], signs: tuple[bool,
             + ("includes 0" if sig_p else "excludes 0")
         return (f"borderline: {ahead} is ahead of {behind} by {fmt.approx(abs(diff))}, but the "
                 f"evidence is mixed ({evidence}; {why}; {noise})"), "borderline"
-    if abs(diff) < mdd:
+    if mdd is not None and abs(diff) < mdd:
         return (f"no detectable difference: the difference {fmt.approx(diff)} ({name_b} minus "
                 f"{name_a}) is within the noise ({evidence}; {noise})"), "within noise"
+    why = "that is within the noise" if mdd is not None else "too few questions to tell"
     return (f"not significant: {ahead} is ahead of {behind} by {fmt.approx(abs(diff))}, but "
-            f"that is within the noise ({evidence}; {noise})"), "not significant"
+            f"{why} ({evidence}; {noise})"), "not significant"
 
 
-def verdict(diff: float, ci: tuple[float, float], p: float, n: int, mdd: float, *,
+def verdict(diff: float, ci: tuple[float, float], p: float, n: int, mdd: Optional[float], *,
             p_adjusted: Optional[float] = None, correction: str = "Holm", alpha: float = 0.05,
             confidence: float = 0.95, names: tuple[str, str] = ("A", "B")) -> str:
     """The sentence of :func:`assess` (same parameters)."""

@@ -148,6 +148,18 @@ class Unretrieved(Record):
     by_kind: Dict[str, int] = field(default_factory=dict)
     questions: List[FailedQuestion] = field(default_factory=list)
     n_scored: Optional[int] = opt()
+    #: the kinds of the scored questions' failures alone (they add up to ``n_scored``; ``by_kind`` counts every
+    #: failed question, the out-of-corpus ones too)
+    by_kind_scored: Optional[Dict[str, int]] = opt()
+
+    def scored_kinds(self) -> Optional[Dict[str, int]]:
+        """The failures of the scored questions by kind, adding up to ``n_scored``; ``None`` when a summary written
+        before ``by_kind_scored`` cannot tell them from the out-of-corpus questions'."""
+        if self.n_scored is None or self.n_scored == self.n:
+            return dict(self.by_kind)
+        if self.n_scored == 0:
+            return {}
+        return dict(self.by_kind_scored) if self.by_kind_scored else None
 
 
 @dataclass
@@ -257,6 +269,9 @@ class MissedQuestion(Record):
     unretrieved: Optional[str] = opt()
     #: the chunking cut the evidence: the top k holds part of it, no chunk holds it whole
     evidence_split: Optional[EvidenceSplitInfo] = opt()
+    #: how many chunks (texts) the pipeline returned for this question: a results file may return fewer than the
+    #: run's depth, and "not found" is then said of those
+    n_returned: Optional[int] = opt()
 
 
 @dataclass
@@ -391,7 +406,8 @@ class ChunkWindow(Record):
 @dataclass
 class ChunkSizes(Record):
     """The sizes of one chunking: a chunker's chunks of the corpus (``kind`` ``chunker``) or the distinct texts a
-    pipeline that chunks on its own returned (``texts``): how many, their mean and largest size in characters,
+    pipeline that chunks on its own returned (``texts``; ``n_returned`` of them over all questions, repeats
+    included): how many, their mean and largest size in characters,
     the sentences ``paragraphs:N`` had to cut inside (one sentence longer than N), and per embedder of the run the
     chunks over its window."""
 
@@ -401,6 +417,8 @@ class ChunkSizes(Record):
     max_chars: int = 0
     cut_sentences: int = 0
     windows: List[ChunkWindow] = opt(factory=list)
+    #: ``texts``: how many texts the pipeline returned over all questions (``n_chunks`` counts the distinct ones)
+    n_returned: Optional[int] = opt()
 
 
 @dataclass

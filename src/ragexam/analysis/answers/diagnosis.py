@@ -153,6 +153,23 @@ def _label(x: StageInputs) -> StageResult:
     return StageResult(x, "lucky" if x.correct else "evidence_split" if x.evidence_split else "retrieval_miss")
 
 
+def _ids_by_pipeline(results: Sequence[StageResult], ids: int) -> str:
+    """Up to ``ids`` question ids of ``results`` (at least 3 a pipeline), each pipeline's named when there are
+    several (a question of two pipelines is two labels: ``A: hq_011, hq_022 ...; B: hq_011 ...``, never the same
+    id twice unnamed)."""
+    by: Dict[str, List[str]] = {}
+    for r in results:
+        by.setdefault(r.inputs.pipeline, []).append(r.inputs.query_id)
+    each = max(3, ids // len(by)) if by else ids
+
+    def listed(qs: List[str]) -> str:
+        return ", ".join(qs[:each]) + (" ..." if len(qs) > each else "")
+
+    if len(by) == 1:
+        return listed(next(iter(by.values())))
+    return "; ".join(f"{p}: {listed(qs)}" for p, qs in by.items())
+
+
 @dataclass
 class Attribution:
     """Every question's label, plus the settings that produced them (``signature``)."""
@@ -171,7 +188,7 @@ class Attribution:
             hit = [r for r in self.results if any(c.startswith(kind) for c in r.caveats)]
             if hit:
                 labels = ", ".join(f"{k}: {v}" for k, v in Counter(r.label for r in hit).most_common())
-                qids = ", ".join(r.inputs.query_id for r in hit[:ids]) + (" ..." if len(hit) > ids else "")
+                qids = _ids_by_pipeline(hit, ids)
                 whys = sorted({c.split(" (", 1)[1].rstrip(")") for r in hit for c in r.caveats
                                if c.startswith(kind) and " (" in c}) if kind == "judge_unchecked" else []
                 out.append(f"stage attribution: {len(hit)} of {fmt.plural(len(self.results), 'label')} ({labels}) "

@@ -316,8 +316,9 @@ def _compare_pair(a: RunData, b: RunData, names: Tuple[str, str], chosen: Sequen
                     for j, (m, c) in enumerate(zip(chosen, family))]
     if only_a or only_b:
         notes.append(f"{name_a if name_a == name_b else name_a + ' / ' + name_b}: the question sets differ — "
-                     f"compared on the {len(order)} questions both runs scored; {len(only_a)} scored only "
-                     f"in A, {len(only_b)} only in B")
+                     f"compared on the {len(order)} questions both runs scored; "
+                     + ", ".join(f"{n} {'scored ' if i == 0 else ''}only in {side}" for i, (n, side) in enumerate(
+                         (n, side) for n, side in ((len(only_a), "A"), (len(only_b), "B")) if n)))
     sig = Signature([("compare", "paired"), ("ci", "percentile"), ("conf", 0.95), ("bs", n_resamples),
                      ("test", "paired-randomization"), ("perm", n_permutations), ("seed", seed),
                      ("mcc", "holm"), ("alpha", float(alpha)), ("k", k), ("n", len(order))])

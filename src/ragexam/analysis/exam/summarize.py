@@ -78,13 +78,15 @@ def _pipeline_result(s: "Scores", cfg: "RunConfig", metrics: Sequence[str], main
     sw, fb = T.sweep(means, cfg.cutoffs)
     r = s.ranking
     failed = summarize_failures(r.failures)
+    scored_failed = summarize_failures({q: why for q, why in r.failures.items() if q in scored})
     lat = latency_summary(r.latencies)
     return PipelineResult(
         n=len(s.values), metrics=means, ci95=cis, by_type=bt, by_type_ci95=bt_ci, by_type_n=bt_n,
         sweep={k: SweepPoint(**v) for k, v in sw.items()}, fbeta=fb,
         unretrieved=Unretrieved(n=failed["n"], by_kind=failed["by_kind"],
                                 questions=[FailedQuestion(**q) for q in failed["questions"]],
-                                n_scored=sum(1 for q in r.failures if q in scored)),
+                                n_scored=scored_failed["n"],
+                                by_kind_scored=scored_failed["by_kind"]),
         signature=s.signature, latency=Latency(**lat) if lat is not None else None,
         index_recall=list(r.index_recall), produced_nothing=_produced_nothing(r, failed),
         n_evidence_split=len(s.judged.splits) if mode == "evidence" else None)
@@ -202,7 +204,7 @@ def _missed_entry(q: "Question", mode: str, fr: Optional[int], ranks: Dict[str, 
                                   text=shorten(c.text, TOP_TEXT_CHARS)))
     entry = MissedQuestion(query_id=q.query_id, question=q.question, type=q.type, evidence=list(q.evidence),
                            ground_truth=q.ground_truth, relevant_doc_ids=list(q.relevant_docs), first_rank=fr,
-                           unit_ranks=dict(ranks), k=miss_k, top=top)
+                           unit_ranks=dict(ranks), k=miss_k, top=top, n_returned=len(hits))
     at = _first_correct_position(q, mode, fr, hits, lookup)
     if at is not None and (mode == "doc" or at > len(top)):
         # the first chunk that counts: evidence mode, the rank itself (ranks count chunk positions); doc mode, the
@@ -267,16 +269,19 @@ def _split_cell(split: "EvidenceSplit") -> SplitCell:
 # -- chunk sizes and budgets ----------------------------------------------------------------------------------
 
 
-def _chunking(sizes: Optional["Sizes"]) -> Optional[ChunkingReport]:
-    """The ``chunking`` block of the summary from the run's :class:`~ragexam.analysis.exam.stages.Sizes`."""
+def _chunking(sizes: Optional["Sizes"], table: "MetricTable") -> Optional[ChunkingReport]:
+    """The ``chunking`` block of the summary from the run's :class:`~ragexam.analysis.exam.stages.Sizes` (and, for
+    a pipeline that returned texts, how many it returned over all questions, from its ranking in ``table``)."""
     if sizes is None:
         return None
     blocks = {}
     for name, st in sizes.stats.items():
         windows = [ChunkWindow(embedder=w.embedder, window=w.window, action=w.action, n_over=w.n_over,
                                max_tokens=w.max_tokens) for w in sizes.windows.get(name, [])]
+        returned = (sum(len(h) for h in table[name].ranking.ranked.values())
+                    if sizes.kinds[name] == "texts" and name in table.by_name else None)
         blocks[name] = ChunkSizes(kind=sizes.kinds[name], n_chunks=st.n, mean_chars=float(st.mean), max_chars=st.max,
-                                  cut_sentences=st.cut_sentences, windows=windows)
+                                  cut_sentences=st.cut_sentences, windows=windows, n_returned=returned)
     return ChunkingReport(sizes=blocks, pipelines=dict(sizes.of_pipeline), budgets=list(sizes.budgets),
                           budget_rule=sizes.rule,
                           token_counter=sizes.tokens[1] if sizes.tokens is not None else None,
@@ -387,6 +392,6 @@ def summarize(data: "Dataset", chunks: "Chunks", table: "MetricTable", cfg: "Run
         config=settings, main_metrics=main, context_k=T.context_k(cfg.cutoffs, cfg.miss_k),
         dataset=_dataset_info(data, chunks, settings), pipelines=[PipelineInfo(**p.to_dict()) for p in pipelines],
         results=results, comparisons=comps, missed=missed, unmatched_evidence=_unmatched(chunks),
-        warnings=list(warnings), rerank=reranks, chunking=_chunking(sizes), budget_metrics=budget,
+        warnings=list(warnings), rerank=reranks, chunking=_chunking(sizes, table), budget_metrics=budget,
         budget_comparisons=budget_comps)
     return summary, rows, pipelines

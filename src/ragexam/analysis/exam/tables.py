@@ -142,8 +142,9 @@ def comparisons(baseline: str, base_V: np.ndarray, pipeline: str, V: np.ndarray,
     Each entry: ``diff`` (pipeline - baseline), ``ci95`` (paired bootstrap), ``p_value``
     (paired randomization test; exact when few questions differ, else approximate with
     ``(count + 1) / (n_permutations + 1)``, never 0), ``p_holm`` (Holm over ``compared``),
-    ``mdd`` (minimum detectable difference, alpha 0.05, power 0.8), ``resolution`` (1/n),
-    ``within_noise`` (|diff| < mdd), ``verdict`` and ``reading`` (the one wording of
+    ``mdd`` (minimum detectable difference, alpha 0.05, power 0.8; ``None`` when the per-question
+    differences do not vary, e.g. identical values), ``resolution`` (1/n), ``within_noise`` (|diff| <
+    mdd; without an MDD, a difference of 0), ``verdict`` and ``reading`` (the one wording of
     :func:`ragexam.stats.verdict.assess`, decided on ``p_holm``: better, worse, same,
     not after Holm, borderline, within noise, not significant).
     """
@@ -156,10 +157,19 @@ def comparisons(baseline: str, base_V: np.ndarray, pipeline: str, V: np.ndarray,
                             n_permutations=n_permutations, seed=seed, alpha=alpha)
     return [{"baseline": baseline, "pipeline": pipeline, "metric": m, "diff": float(c.diff),
              "ci95": [float(c.ci_low), float(c.ci_high)], "p_value": float(c.p_value),
-             "p_holm": float(c.p_adjusted), "method": c.method, "n": int(c.n), "mdd": float(c.mdd),
-             "resolution": float(c.resolution), "within_noise": bool(abs(c.diff) < c.mdd),
+             "p_holm": float(c.p_adjusted), "method": c.method, "n": int(c.n), "mdd": _mdd(c.mdd),
+             "resolution": float(c.resolution), "within_noise": _within_noise(c.diff, c.mdd),
              "verdict": c.verdict, "reading": c.reading, "signature": c.signature}
             for m, c in zip(compared, family)]
+
+
+def _mdd(mdd: Optional[float]) -> Optional[float]:
+    return None if mdd is None else float(mdd)
+
+
+def _within_noise(diff: float, mdd: Optional[float]) -> bool:
+    """Whether a difference is a tie on this set: below the MDD, or 0 when the differences do not vary."""
+    return bool(diff == 0) if mdd is None else bool(abs(diff) < mdd)
 
 
 def first_rank(unit_ranks: Mapping[str, Optional[int]]) -> Optional[int]:

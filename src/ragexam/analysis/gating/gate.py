@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam import fmt
-from ragexam.errors import InputError, MetricNameError
+from ragexam.errors import InputError, MetricNameError, number_in
 from ragexam.storage.runfolder import RunData
 from ragexam.storage.score_summary import JudgeSection
 
@@ -155,6 +155,39 @@ def _canonical(name: str, valid: Sequence[str]) -> Optional[str]:
         return None
     return canon if canon in valid else None
 
+
+
+def _bounds(run: RunData, metric: str) -> Optional[Tuple[float, float]]:
+    """The values ``metric`` can take: ``(0, 1)`` for a retrieval metric, a text metric and a pass rate (rates and
+    shares), a judge metric's mean its scale's range (with 0-1 for its probability-weighted means); ``None`` when
+    not known."""
+    from ragexam.analysis.answers.rows import PASS_SUFFIX
+
+    judge = _judge_of(run, metric)
+    if judge is not None and judge[1] == metric:
+        defn = judge[0].definitions.get(metric)
+        scale = list(defn.score_range) if defn is not None and len(defn.score_range or []) == 2 else None
+        return (min(0.0, scale[0]), max(1.0, scale[1])) if scale is not None else None
+    if run.run is not None or metric in TEXT_METRICS or metric.endswith(PASS_SUFFIX):
+        return 0.0, 1.0
+    try:
+        from ragexam.metrics.ranking.names import parse_metric
+
+        parse_metric(metric)
+    except (MetricNameError, ImportError):
+        return None
+    return 0.0, 1.0
+
+
+def _check_floor(run: RunData, metric: str, floor: float) -> None:
+    """A floor the metric cannot reach (``hit@5=80`` for a rate in [0, 1]) is an InputError naming ``--min``."""
+    bounds = _bounds(run, metric)
+    if bounds is None:
+        return
+    low, high = bounds
+    hint = f", e.g. --min {metric}={floor / 100:g} for {floor:g}%" if high == 1.0 and 1 < floor <= 100 else ""
+    number_in(floor, low, high, source="check", field="--min", what=f"a floor of {metric}",
+              fix=f"Fix: {metric} lies from {low:g} to {high:g}; give its floor on that scale{hint}.")
 
 
 def _results(run: RunData) -> Dict[str, Any]:
@@ -369,6 +402,7 @@ def _check_results(run: RunData, results: Dict[str, Any], pipeline: Optional[str
                 raise MetricNameError(f"received {fl.metric!r}, which this run did not compute for {p!r}; "
                                       f"valid metrics: {', '.join(valid) or 'none'}.", source="check",
                                       field="--min")
+            _check_floor(run, name, fl.minimum)
             mean = fmt.finite(metrics[name])
             cov = (res.get("coverage") or {}).get(name) or {}
             judged = cov.get("n_judged") if isinstance(cov.get("n_judged"), int) else None
