@@ -157,3 +157,28 @@ def test_the_comparisons_note_says_why_an_mdd_is_missing():
     noisy = Comparison(baseline="a", pipeline="b", metric="hit@1", diff=0.05, n=65, mdd=0.12, reading="within noise")
     text = _text(lambda con: console_run._comparisons_note(con, [noisy]))
     assert "differences below about 0.12–0.12 are not detectable" in text and "MDD '-'" not in text
+
+
+def test_a_judge_dry_run_names_judgments_settled_without_a_call_as_such():
+    """The column read 'no input 164' for faithfulness although every answer had contexts: they were claims quoted
+    word for word, settled without a call."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from ragexam.report.console_score import print_plan
+
+    row = {"total": 200, "cached": 0, "shared": 0, "skipped": 164, "calls": 36, "est_prompt_tokens": 9000,
+           "est_completion_tokens": 900}
+    plan = SimpleNamespace(model="m", endpoint="http://127.0.0.1:1/v1", language="ko", repeat=1,
+                           by_metric={"faithfulness": row}, total=200, cached=0, shared=0, skipped=164, calls=36,
+                           est_prompt_tokens=9000, est_completion_tokens=900, scoring="sample", est_cost="unknown")
+    console = Console(record=True, width=160)
+    print_plan(plan, console)
+    text = console.export_text()
+    assert "no call" in text and "no input" not in text
+    assert "no call: judgments settled without the judge (an input is missing, or every claim is quoted" in text
+    console = Console(record=True, width=160)
+    print_plan(SimpleNamespace(**{**vars(plan), "skipped": 0, "by_metric": {"faithfulness": dict(row, skipped=0)}}),
+               console)
+    assert "settled without the judge" not in console.export_text()

@@ -27,7 +27,7 @@ def print_plan(plan, console, what: str = "judge") -> None:
     from rich.table import Table
 
     t = Table(title=f"{what} dry run: {plan.model} at {plan.endpoint} (prompts: {plan.language}, repeat {plan.repeat})")
-    for col in ("metric", "judgments", "cached", "shared", "no input", "calls", "est. prompt tok",
+    for col in ("metric", "judgments", "cached", "shared", "no call", "calls", "est. prompt tok",
                 "est. completion tok"):
         t.add_column(col, justify="left" if col == "metric" else "right")
     for m, d in plan.by_metric.items():
@@ -36,6 +36,9 @@ def print_plan(plan, console, what: str = "judge") -> None:
     t.add_row("total", str(plan.total), str(plan.cached), str(plan.shared), str(plan.skipped), str(plan.calls),
               str(plan.est_prompt_tokens), str(plan.est_completion_tokens), style="bold")
     console.print(t)
+    if plan.skipped:
+        console.print("no call: judgments settled without the judge (an input is missing, or every claim is quoted "
+                      "word for word from a context)", highlight=False, markup=False, soft_wrap=True)
     console.print(f"scoring: {plan.scoring}", highlight=False, markup=False)
     console.print(f"calls to make: {plan.calls} (cached: {plan.cached}); estimated tokens: "
                   f"{plan.est_prompt_tokens} prompt + {plan.est_completion_tokens} completion "

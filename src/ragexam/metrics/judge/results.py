@@ -359,7 +359,8 @@ def summarize(scores: Iterable[ItemScore], metric: Optional[str] = None, *, seed
 @dataclass
 class JudgePlan:
     """What a run would do (``--dry-run``): judgments in total, already cached, sharing the prompt of
-    another judgment (one call serves both), skipped for missing inputs, calls to make, and the
+    another judgment (one call serves both), skipped (settled without a call: an input is missing, or every
+    claim is quoted word for word from a context), calls to make, and the
     estimated tokens and cost of those calls.  ``total = cached + shared + skipped + calls``."""
 
     model: str
