@@ -318,6 +318,15 @@ def test_a_bad_first_line_or_a_bom_loses_no_trace(tmp_path, gz):
         assert (res.traces, res.imported) == (5, 4), name
         if name == "bom.jsonl":
             assert res.unreadable == {"bom": 1} and res.unreadable_examples["bom"] == [f"{f}:1"]
+            from rich.console import Console
+
+            from ragexam.report.console_traces import print_import
+
+            console = Console(record=True, width=200)
+            print_import(res, console)
+            text = console.export_text()  # a note on the file, not a record that was not used
+            assert "note: 1 file: files that start with a UTF-8 byte-order mark" in text
+            assert "records not used" not in text
         else:
             assert res.unreadable == {"unreadable_json": 1} and res.unreadable_examples["unreadable_json"] == [f"{f}:1"]
     # a document over many lines whose text is broken is read as lines, each counted where it is
@@ -431,3 +440,17 @@ def test_each_record_of_a_line_is_named_once(tmp_path):
     assert res.unreadable == {"unreadable_json": 1, "unrecognized_record": 4}
     assert res.unreadable_examples["unrecognized_record"] == [f"{f}:4#1", f"{f}:4#2", f"{f}:5", f"{f}:6"]
     assert res.unreadable_examples["unreadable_json"] == [f"{f}:3"] and res.imported == 4
+
+
+def test_an_import_that_read_nothing_prints_no_row_of_zeros(tmp_path):
+    from rich.console import Console
+
+    from ragexam.report.console_traces import print_import
+
+    f = tmp_path / "junk.jsonl"
+    f.write_text("hello\nworld\n", encoding="utf-8")
+    res = import_traces([f], tmp_path / "out.jsonl")
+    console = Console(record=True, width=200)
+    print_import(res, console)
+    text = console.export_text()
+    assert "no record was read" in text and "0 records" not in text and "0 spans" not in text

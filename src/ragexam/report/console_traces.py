@@ -69,9 +69,10 @@ def print_import(res: "ImportResult", console: "Console", *, explain: bool = Fal
 
     files = "; ".join(f"{p} ({f})" for p, f in res.files)
     console.print(f"read {fmt.plural(len(res.files), 'file')}: {files}", highlight=False, markup=False, soft_wrap=True)
-    console.print(f"{fmt.plural(res.records, 'record')}, {fmt.plural(res.spans, 'span')}, "
-                  f"{fmt.plural(res.traces, 'trace')}" + (" (grouped on disk: the export was larger than the memory "
-                                                          "limit)" if res.spilled else ""), highlight=False)
+    read = ", ".join(fmt.plural(n, what) for n, what in ((res.records, "record"), (res.spans, "span"),
+                                                            (res.traces, "trace")) if n) or "no record was read"
+    console.print(read + (" (grouped on disk: the export was larger than the memory limit)" if res.spilled else ""),
+                  highlight=False)
     if explain:
         _explain(res, console)
     if res.out is not None:
@@ -88,9 +89,14 @@ def print_import(res: "ImportResult", console: "Console", *, explain: bool = Fal
     if res.skipped:
         console.print(_reasons_table(f"skipped {fmt.plural(sum(res.skipped.values()), 'trace')} / 건너뜀",
                                      res.skipped, SKIP_REASONS, res.skipped_examples))
-    if res.unreadable:
-        console.print(_reasons_table("records not used / 쓰지 않은 레코드", res.unreadable, LINE_REASONS,
+    unused = {k: n for k, n in res.unreadable.items() if k != "bom"}  # a BOM is a note on a file, not a record
+    if unused:
+        console.print(_reasons_table("records not used / 쓰지 않은 레코드", unused, LINE_REASONS,
                                      res.unreadable_examples))
+    if res.unreadable.get("bom"):
+        ko, en = LINE_REASONS["bom"]
+        console.print(f"note: {fmt.plural(res.unreadable['bom'], 'file')}: {en} / {ko}", highlight=False,
+                      markup=False, soft_wrap=True)
     if res.redacted:
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(res.redacted.items()))
         console.print(f"redacted personal data / 개인정보 가림: {kinds}", highlight=False, markup=False)
