@@ -40,6 +40,7 @@ when no relevant unit is in the top 5, the usual number of chunks put in a promp
 from __future__ import annotations
 
 import math
+from os import PathLike as PathLikeType
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -296,6 +297,22 @@ class RunOptions:
     headers: Optional[Mapping[str, str]] = None
     llm: Optional["LLMSettings"] = None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.progress, bool):
+            raise InputError(f"received {self.progress!r}; expected True or False.", source="run", field="progress")
+        h = self.headers
+        if h is not None and not (isinstance(h, Mapping) and all(isinstance(k, str) and isinstance(v, str)
+                                                                 for k, v in h.items())):
+            raise InputError(f"received a {type(h).__name__}; expected a dict of header names to values, e.g. "
+                             "headers={'Authorization': 'Bearer ...'}.", source="run", field="headers")
+        if self.llm is not None:
+            from ragexam.llm.settings import LLMSettings
+
+            if not isinstance(self.llm, LLMSettings):
+                raise InputError(f"received a {type(self.llm).__name__}; expected an LLMSettings object: "
+                                 "llm=LLMSettings('rerank', base_url=..., api_key=...) (the model comes from the "
+                                 "rerank:llm:MODEL spec).", source="run", field="llm")
+
 
 #: the keywords of :func:`ragexam.run` beside corpus, qa, retrievers, chunkers and retrieved: ``k`` (the cutoffs
 #: and budgets) and the other settings of :class:`RunConfig`, then those of :class:`RunOptions`
@@ -307,9 +324,16 @@ def run_parts(corpus: Optional[CorpusLike], qa: QALike, retrievers: Optional[Ret
               retrieved: Optional[RetrievedLike], keywords: Mapping[str, object]) -> Tuple[RunConfig, RunOptions]:
     """The :class:`RunConfig` (checked) and :class:`RunOptions` of a call of :func:`ragexam.run`; a keyword it
     does not take is a ``TypeError`` naming the ones it takes."""
+    from ragexam.data.loaders import check_qa, corpus_object, qa_object
+
     check_keywords(keywords, RUN_KEYWORDS, "run")
     opts = RunOptions(**{k: v for k, v in keywords.items() if k in _OPTION_NAMES})  # type: ignore[arg-type]
     settings = {("cutoffs" if k == "k" else k): v for k, v in keywords.items() if k not in _OPTION_NAMES}
+    # objects made in Python are checked as files are (against the corpus once it is loaded: run())
+    if corpus is not None and not isinstance(corpus, (str, PathLikeType)):
+        corpus = corpus_object(corpus)
+    if not isinstance(qa, (str, PathLikeType)):
+        qa = check_qa(qa_object(qa))
     refs = _as_list(retrieved)
     if retrievers is None:
         retrievers = [] if refs else list(DEFAULT_RETRIEVERS)
@@ -322,11 +346,17 @@ _OPTION_NAMES = frozenset(f.name for f in fields(RunOptions))
 
 
 def _as_list(value: Optional[RetrievedLike]) -> List[RetrievedRef]:
+    """The results files of ``retrieved``: one (a path or a loaded file) or any iterable of them."""
     if value is None:
         return []
-    if isinstance(value, (str, Path)) or not isinstance(value, (list, tuple)):
-        return [value]  # type: ignore[list-item]
-    return list(value)
+    one = isinstance(value, (str, PathLikeType)) or hasattr(value, "sets")
+    refs = [value] if one or not isinstance(value, Iterable) else list(value)  # type: ignore[arg-type]
+    for ref in refs:
+        if not (isinstance(ref, (str, PathLikeType)) or hasattr(ref, "sets")):
+            raise InputError(f"received a {type(ref).__name__}; expected a results file (a path; 'FILE>rerank:...' "
+                             "reranks it), a loaded RetrievedFile, or a list of them.", source="run",
+                             field="retrieved")
+    return refs  # type: ignore[return-value]
 
 
 def _executor_label(ex: ExecutorLike) -> str:

@@ -172,6 +172,9 @@ def make_chunker(spec_or_obj: ChunkerLike, embedder: Optional["Embedder"] = None
     from ragexam.data.chunking import Chunker
     from ragexam.retrieval.chunk_models import bind_chunker
 
+    if isinstance(spec_or_obj, type):
+        raise InputError(f"received the class {spec_or_obj.__name__}; expected a chunker object: pass an "
+                         f"instance, {spec_or_obj.__name__}(...).", source="chunkers", field="chunkers")
     if isinstance(spec_or_obj, (str, Chunker)):
         return bind_chunker(spec_or_obj, embedder, cache_dir=cache_dir)
     if isinstance(getattr(spec_or_obj, "spec", None), str) and callable(getattr(spec_or_obj, "spans", None)):
@@ -219,6 +222,9 @@ def make_retriever(spec_or_obj: RetrieverLike, options: Mapping[str, object]) ->
         return re.sub(r"://[^/@?>]*@", "://", spec_or_obj.strip()), obj
     from ragexam.retrieval.texts import is_text_retriever
 
+    if isinstance(spec_or_obj, type):
+        raise InputError(f"received the class {spec_or_obj.__name__}; expected a retriever object: pass an "
+                         f"instance, {spec_or_obj.__name__}(...).", source="retrievers", field="retrievers")
     if (callable(getattr(spec_or_obj, "index", None)) and callable(getattr(spec_or_obj, "search", None))) \
             or is_text_retriever(spec_or_obj):
         label = getattr(spec_or_obj, "spec", None)
