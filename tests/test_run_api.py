@@ -386,7 +386,8 @@ def test_lists_and_wrong_types_given_for_inputs(files):
         _run(files, retrieved=(x for x in [3]))
     with pytest.raises(InputError, match=r"field 'headers': received a list; expected a dict"):
         _run(files, headers=["Authorization: x"])
-    with pytest.raises(InputError, match="field 'llm': received a dict; expected an LLMSettings object"):
+    with pytest.raises(InputError, match=r"field 'llm': received dict .*; expected an LLMSettings object. Fix: pass "
+                       r"llm=LLMSettings\('rerank', base_url=...\)"):
         _run(files, llm={"base_url": "http://127.0.0.1:9/v1"})
     with pytest.raises(InputError, match="field 'progress': received 'no'; expected True or False"):
         _run(files, progress="no")

@@ -49,12 +49,13 @@ import math
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 from ragexam.errors import InputError, integer_in, number_in, one_of
 
 __all__ = ["LLMSettings", "Endpoint", "resolve_endpoint", "public_endpoint", "DEFAULT_BASE_URL",
-           "RESPONSE_FORMATS", "SCORINGS", "option_name", "NO_KEY"]
+           "RESPONSE_FORMATS", "SCORINGS", "option_name", "NO_KEY", "settings_object", "object_expected",
+           "dict_keywords"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: ``response_format`` levels, strongest first; ``auto`` starts at ``json_schema``.
@@ -273,3 +274,33 @@ class LLMSettings:
         if out["price"] is not None:
             out["price"] = list(out["price"])
         return out
+
+
+def object_expected(value: Any, param: str, cls: str, example: str) -> InputError:
+    """What is said when ``param`` receives ``value`` where an object of class ``cls`` (a settings object) is
+    expected: the parameter, what was received and the fix, ``param=cls(example)``; for a dict, its keys are
+    written as the keywords of the fix after ``example``'s first argument when ``cls`` needs one."""
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    article = "an" if cls.startswith(("A", "E", "I", "O", "U", "LLM")) else "a"
+    return InputError(f"received {type(value).__name__} {shown}; expected {article} {cls} object. Fix: pass "
+                      f"{param}={cls}({example}).", source=param, field=param)
+
+
+def dict_keywords(value: Any, first: str = "") -> Optional[str]:
+    """The arguments that make a settings object of the dict ``value`` (``first`` unless the dict has it, then
+    ``key=...`` per key), or ``None`` for anything but a dict of names."""
+    if not (isinstance(value, Mapping) and all(isinstance(k, str) for k in value)):
+        return None
+    return ", ".join([*([first] if first else []), *(f"{k}=..." for k in value)])
+
+
+def settings_object(value: Any, param: str, *, model: str = "'gpt-4o-mini'") -> "LLMSettings":
+    """``value`` when it is an :class:`LLMSettings`; else the :func:`object_expected` error for ``param`` (a
+    string is taken to be the model's name in the fix: ``judge=LLMSettings('gpt-4o-mini')``)."""
+    if isinstance(value, LLMSettings):
+        return value
+    example = repr(value) if isinstance(value, str) else \
+        dict_keywords(value, "" if isinstance(value, Mapping) and "model" in value else model) or \
+        f"{model}, base_url=..., api_key=..."
+    raise object_expected(value, param, "LLMSettings", example)

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, option, setting
 from ragexam.types import (ChunkerLike, Chunkers, CorpusData, CorpusLike, ExecutorLike, PathLike, QAData, QALike, RetrievedLike,
                            RetrievedRef, RetrieverLike, Retrievers, check_keywords)
 from ragexam.storage.files import read_settings_file
@@ -257,13 +257,16 @@ class RunConfig:
             setattr(self, key, value)
         if not self.retrievers and not self.retrieved:
             raise InputError("received no retriever and no results file; expected at least one retriever (e.g. "
-                             "bm25) or a results file to grade (--retrieved).", source=src, field="retrievers")
+                             f"bm25) or a results file to grade ({setting('retrieved', 'FILE')}).", source=src,
+                             field="retrievers")
         too_deep = [k for k in self.cutoffs if k > self.depth]
         if too_deep:
             raise InputError(f"cutoff k={too_deep[0]} is larger than the retrieval depth {self.depth}; "
-                             f"raise --depth or lower -k.", source=src, field="k")
+                             f"raise the depth ({setting('depth', max(self.cutoffs))}) or lower the cutoffs.",
+                             source=src, field="k")
         if self.miss_k > self.depth:
-            raise InputError(f"miss_k={self.miss_k} is larger than the retrieval depth {self.depth}.",
+            raise InputError(f"miss_k={self.miss_k} is larger than the retrieval depth {self.depth}; raise the depth "
+                             f"({setting('depth', self.miss_k)}) or lower {option('miss_k')}.",
                              source=src, field="miss_k")
 
     def to_dict(self, retriever_names: Sequence[str], chunker_names: Sequence[str]) -> Dict[str, Any]:
@@ -306,12 +309,9 @@ class RunOptions:
             raise InputError(f"received a {type(h).__name__}; expected a dict of header names to values, e.g. "
                              "headers={'Authorization': 'Bearer ...'}.", source="run", field="headers")
         if self.llm is not None:
-            from ragexam.llm.settings import LLMSettings
+            from ragexam.llm.settings import settings_object
 
-            if not isinstance(self.llm, LLMSettings):
-                raise InputError(f"received a {type(self.llm).__name__}; expected an LLMSettings object: "
-                                 "llm=LLMSettings('rerank', base_url=..., api_key=...) (the model comes from the "
-                                 "rerank:llm:MODEL spec).", source="run", field="llm")
+            settings_object(self.llm, "llm", model="'rerank'")  # the model comes from the rerank:llm:MODEL spec
 
 
 #: the keywords of :func:`ragexam.run` beside corpus, qa, retrievers, chunkers and retrieved: ``k`` (the cutoffs

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, setting
 from ragexam.types import (ChunkerLike, ChunkerObject, RetrievedRef, RetrieverLike, RetrieverObject,
                            TextRetrieverObject)
 
@@ -318,8 +318,9 @@ def plan_pipelines(retrievers: Sequence[RetrieverLike], chunkers: Sequence[Chunk
     chunk_slots = [i for i, (_, obj) in enumerate(slots) if not is_text_retriever(obj)]
     if chunk_slots and not have_corpus:
         raise InputError(f"retriever {slots[chunk_slots[0]][0]!r} indexes ragexam's chunks of a corpus, but no corpus "
-                         "was given; pass the corpus (--corpus PATH_OR_NAME), or grade only pipelines that return "
-                         "texts (--retrieved, http:URL).", source="corpus", field="corpus")
+                         f"was given; pass the corpus ({setting('corpus', 'PATH_OR_NAME')}), or grade only pipelines "
+                         f"that return texts ({setting('retrieved', 'FILE')}, http:URL).", source="corpus",
+                         field="corpus")
     stage_options = {k: options.get(k) for k in ("progress", "headers", "llm", "cache_dir")
                      if options.get(k) is not None}
     n_given = len(slots)

@@ -150,7 +150,10 @@ class RunResult:
         """
         import pandas as pd
 
-        names = self.main_metrics if metrics == "main" else self.metrics if metrics == "all" else list(metrics)
+        from ragexam.errors import names as names_of
+
+        names = self.main_metrics if metrics == "main" else self.metrics if metrics == "all" else \
+            names_of(metrics, source="metrics_table", field="metrics", what="a metric name")
         unknown = [m for m in names if m not in self.metrics]
         if unknown:
             raise InputError(f"metric {unknown[0]!r} was not computed; computed: {', '.join(self.metrics)}.",
