@@ -149,3 +149,11 @@ def test_assert_exam_refuses_a_floor_that_is_not_a_finite_number(saved):
                                          r"floor of 'hit@5'"):
         assert_exam(res, min={"hit@5": math.nan})
     assert assert_exam(res, min={"hit@5": 0.0})
+
+
+def test_progress_that_is_not_a_function_is_refused():
+    """progress='no' used to count as true (run) or be called later (score)."""
+    with pytest.raises(InputError, match="score: field 'progress': received 'no'; expected None or a function"):
+        ragexam.score("it_helpdesk", "it_helpdesk", progress="no", record=False)
+    with pytest.raises(InputError, match="field 'progress': received 'no'; expected True or False"):
+        ragexam.run("it_helpdesk", "it_helpdesk", ["bm25:whitespace"], progress="no")

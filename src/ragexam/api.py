@@ -351,6 +351,14 @@ def _check_outputs(*, out: Optional[PathLike] = None, out_kind: str = "run", rep
                   [In(_input_path(path), option) for option, path in inputs])
 
 
+def _progress(progress: object, who: str) -> None:
+    """``progress`` is ``None`` or a function ``progress(done, total)``; anything else (``True``, ``"no"``) is an
+    :class:`InputError` (it would be called, or silently taken as a wish)."""
+    if progress is not None and not callable(progress):
+        raise InputError(f"received {progress!r}; expected None or a function progress(done, total).", source=who,
+                         field="progress")
+
+
 def _run_data(ref: object, param: str, history: Optional[PathLike] = None, *, folder: bool = False) -> RunData:
     """The run (or score) ``ref`` names: a :class:`~ragexam.analysis.exam.run.RunResult` (``ragexam.run(...)``) or a
     :class:`~ragexam.storage.runfolder.RunData` as it is, a folder (``folder``: only a folder), or else a recorded
@@ -710,6 +718,7 @@ def score(qa: Optional[QALike], answers: PathLike, *, run: Optional[PathLike] = 
     from ragexam.data.loaders import load_qa
 
     req = _score_request(request, options)
+    _progress(progress, "score")
     if judge is not None:
         from ragexam.llm.settings import settings_object
 
@@ -825,6 +834,7 @@ def answer(run: PathLike, settings: LLMSettings, out: Optional[PathLike], *, qa:
     from ragexam.llm.settings import settings_object
 
     settings_object(settings, "settings")
+    _progress(progress, "answer")
     contexts = DEFAULT_MISS_K if contexts is None else contexts
     if not dry_run:
         if out is None:

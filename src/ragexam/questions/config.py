@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
 
-from ragexam.errors import InputError, integer_in, number_in
+from ragexam.errors import InputError, integer_in, number_in, option
 from ragexam.llm.settings import LLMSettings
 from ragexam.metrics.judge.builtin.faithfulness import METRIC as FAITHFULNESS
 from ragexam.questions.prompts import CITE_MODES
@@ -113,7 +113,7 @@ class GenerateConfig:
                                                         for k, v in self.kinds.items())):
             raise InputError(f"received {self.kinds!r}; expected a dict of kind names to their instructions, e.g. "
                              "kinds={'procedure': 'asks how to carry out a multi-step procedure'}",
-                             source="--kind", field="kinds")
+                             source=option("kinds", "--kind"), field="kinds")
         for name, low, high, optional in (("n", 1, None, False), ("per_call", 1, 10, False),
                                           ("section_chars", 200, None, False), ("min_evidence_chars", 1, None, False),
                                           ("max_evidence_chars", 1, None, False), ("ooc_top", 1, 20, False),
