@@ -88,7 +88,8 @@ def test_settings_objects_are_checked(saved):
         (lambda: ragexam.score("it_helpdesk", "it_helpdesk", judge="gpt-4o-mini", dry_run=True),
          r"Fix: pass judge=LLMSettings\('gpt-4o-mini'\)"),
         (lambda: ragexam.score("it_helpdesk", "it_helpdesk", request={"miss_k": 3}),
-         r"field 'request': received dict .*expected a ScoreRequest object. Fix: pass request=ScoreRequest\(miss_k=...\)"),
+         r"field 'request': received dict .*expected a ScoreRequest object. Fix: pass "
+         r"request=ScoreRequest\(miss_k=...\)"),
         (lambda: ragexam.generate_plan("it_helpdesk", 10, settings={"model": "m"}),
          r"field 'settings': .*Fix: pass settings=LLMSettings\(model=...\)"),
         (lambda: ragexam.generate_plan("it_helpdesk", 10, model="m", config={"n": 5}),
@@ -133,6 +134,10 @@ def test_messages_name_python_keywords_to_python_and_flags_to_the_command_line(s
     assert "raise the depth (depth=50)" in message(too_deep)
     with speaking_to("cli"):
         assert "raise the depth (--depth 50)" in message(too_deep)
+    bad_k = lambda: ragexam.run("it_helpdesk", "it_helpdesk", ["bm25:whitespace"], k="x")
+    assert "such as k=(1, 3, 5) or k='1,3,5'" in message(bad_k)
+    with speaking_to("cli"):
+        assert "such as -k 1 -k 3 or -k 1,3,5" in message(bad_k)
     no_pipeline = lambda: api.compare(folder, folder, pipeline="nope")
     assert "field 'pipeline'" in message(no_pipeline)
     no_corpus = lambda: ragexam.run(None, "it_helpdesk", ["bm25"])

@@ -289,8 +289,8 @@ def _records_of(value: object, param: str, kind: str, example: str, item: type) 
         return None
     for i, x in enumerate(value, 1):
         if not isinstance(x, (item, dict)):
-            raise InputError(f"item {i}: received {type(x).__name__} {_show(x)}; expected {example} objects or records (dicts "
-                             "with a file's fields).", source=param, field=param)
+            raise InputError(f"item {i}: received {type(x).__name__} {_show(x)}; expected {example} objects or "
+                             "records (dicts with a file's fields).", source=param, field=param)
     return list(value)
 
 
@@ -513,14 +513,19 @@ def load_qa(path: Union[PathLike, QASet, Sequence[object]], corpus: Union[Corpus
     """
     from ragexam.data.crosscheck import check_qa_against_corpus
 
-    if corpus is not None and not isinstance(corpus, Corpus):
-        corpus = load_corpus(corpus)
     if not _is_path(path):
-        return check_qa(qa_object(path), corpus, ignore_punctuation=ignore_punctuation)
+        qa = qa_object(path)
+        check_qa(qa)  # the questions first, as a file's lines are read before its corpus
+        if corpus is not None:
+            check_qa(qa, corpus if isinstance(corpus, Corpus) else load_corpus(corpus),
+                     ignore_punctuation=ignore_punctuation)
+        return qa
     col = ProblemCollector(strict=True)
     parsed = parse_qa(path, col, split=split)
     qa = QASet(parsed.questions, source=parsed.file)
     if corpus is not None:
+        if not isinstance(corpus, Corpus):
+            corpus = load_corpus(corpus)
         check_qa_against_corpus(qa.questions, parsed.file, corpus.documents, set(corpus.doc_ids), col,
                                 ignore_punctuation=ignore_punctuation)
     return qa
@@ -540,8 +545,9 @@ def qa_object(value: object, param: str = "qa") -> QASet:
 
 def _qa_record(q: Question) -> Dict[str, object]:
     """The line of a question file that holds ``q``."""
-    rec: Dict[str, object] = {"query_id": q.query_id, "question": q.question, "relevant_doc_ids": list(q.relevant_doc_ids),
-                              "relevance": dict(q.relevance), "evidence": list(q.evidence),
+    rec: Dict[str, object] = {"query_id": q.query_id, "question": q.question,
+                              "relevant_doc_ids": list(q.relevant_doc_ids), "relevance": dict(q.relevance),
+                              "evidence": list(q.evidence),
                               "ground_truth": q.ground_truth, "type": q.type, "answerable": q.answerable,
                               "metadata": dict(q.metadata)}
     if "evidence_status" in q.metadata:

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ragexam.errors import InputError, option, setting
+from ragexam.errors import InputError, audience, option, setting
 from ragexam.types import (ChunkerLike, Chunkers, CorpusData, CorpusLike, ExecutorLike, PathLike, QAData, QALike, RetrievedLike,
                            RetrievedRef, RetrieverLike, Retrievers, check_keywords)
 from ragexam.storage.files import read_settings_file
@@ -126,7 +126,7 @@ def parse_k(value: Union[int, str, Iterable[Any], None], source: str = "k") -> T
                 continue
             parsed = parse_cutoff(p)
             if parsed is None:
-                raise InputError(f"received {p!r}; expected positive integer cutoffs such as -k 1 -k 3 or -k 1,3,5, "
+                raise InputError(f"received {p!r}; expected positive integer cutoffs such as {_k_example()}, "
                                  "or a context budget: 2000c (characters) or 512t (tokens).", source=source,
                                  field="k")
             if parsed[1] is None:
@@ -134,9 +134,14 @@ def parse_k(value: Union[int, str, Iterable[Any], None], source: str = "k") -> T
             else:
                 budgets.append((parsed[1], parsed[0]))
     if not counts and not budgets:
-        raise InputError("no cutoff given; expected positive integers such as -k 1,3,5,10 (or a budget: -k 2000c).",
-                         source=source, field="k")
+        raise InputError(f"no cutoff given; expected positive integers such as {_k_example()} (or a budget: "
+                         f"{setting('k', '2000c')}).", source=source, field="k")
     return (*sorted(set(counts)), *(f"{n}{u}" for u, n in sorted(set(budgets))))
+
+
+def _k_example() -> str:
+    """How the reader writes cutoffs: ``-k 1 -k 3 or -k 1,3,5`` on the command line, ``k=(1, 3, 5)`` in Python."""
+    return "-k 1 -k 3 or -k 1,3,5" if audience() == "cli" else "k=(1, 3, 5) or k='1,3,5'"
 
 
 def split_k(k: Sequence[Union[int, str]]) -> Tuple[Tuple[int, ...], Tuple[str, ...]]:
