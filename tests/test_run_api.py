@@ -382,8 +382,12 @@ def test_lists_and_wrong_types_given_for_inputs(files):
         _run((corpus, [good[0], 3]))
     with pytest.raises(InputError, match=r"received the class FixedRetriever; .*FixedRetriever\(...\)"):
         _run(files, retrievers=[FixedRetriever])
-    with pytest.raises(InputError, match="field 'retrieved': received a int"):
+    with pytest.raises(InputError, match="field 'retrieved': received int 3; expected a results file"):
         _run(files, retrieved=(x for x in [3]))
+    with pytest.raises(InputError, match="field 'retrieved': received dict {'mine': 'results.jsonl'}; expected"):
+        _run(files, retrieved={"mine": "results.jsonl"})
+    with pytest.raises(InputError, match="field 'cache_dir': received 3; expected a folder"):
+        _run(files, cache_dir=3)
     with pytest.raises(InputError, match=r"field 'headers': received a list; expected a dict"):
         _run(files, headers=["Authorization: x"])
     with pytest.raises(InputError, match=r"field 'llm': received dict .*; expected an LLMSettings object. Fix: pass "

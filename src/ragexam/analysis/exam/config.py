@@ -306,6 +306,9 @@ class RunOptions:
     llm: Optional["LLMSettings"] = None
 
     def __post_init__(self) -> None:
+        if self.cache_dir is not None and not isinstance(self.cache_dir, (str, PathLikeType)):
+            raise InputError(f"received {self.cache_dir!r}; expected a folder (a path).", source="run",
+                             field="cache_dir")
         if not isinstance(self.progress, bool):
             raise InputError(f"received {self.progress!r}; expected True or False.", source="run", field="progress")
         h = self.headers
@@ -354,11 +357,12 @@ def _as_list(value: Optional[RetrievedLike]) -> List[RetrievedRef]:
     """The results files of ``retrieved``: one (a path or a loaded file) or any iterable of them."""
     if value is None:
         return []
-    one = isinstance(value, (str, PathLikeType)) or hasattr(value, "sets")
+    one = isinstance(value, (str, PathLikeType, Mapping)) or hasattr(value, "sets")
     refs = [value] if one or not isinstance(value, Iterable) else list(value)  # type: ignore[arg-type]
     for ref in refs:
         if not (isinstance(ref, (str, PathLikeType)) or hasattr(ref, "sets")):
-            raise InputError(f"received a {type(ref).__name__}; expected a results file (a path; 'FILE>rerank:...' "
+            shown = repr(ref) if len(repr(ref)) <= 40 else repr(ref)[:37] + "..."
+            raise InputError(f"received {type(ref).__name__} {shown}; expected a results file (a path; 'FILE>rerank:...' "
                              "reranks it), a loaded RetrievedFile, or a list of them.", source="run",
                              field="retrieved")
     return refs  # type: ignore[return-value]
