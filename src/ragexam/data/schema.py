@@ -58,6 +58,9 @@ class Document:
     line: Optional[int] = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        if type(self.doc_id) is str and type(self.content) is str and (self.title is None or type(self.title) is str) \
+                and type(self.metadata) is dict and self.doc_id.strip():
+            return  # the usual record (a corpus of millions is made of them): nothing more to look at
         where = _Where("Document", self.doc_id)
         where.ident("doc_id", self.doc_id)
         where.text("content", self.content)
