@@ -321,3 +321,30 @@ def test_bundled_name_resolution(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write_jsonl(tmp_path / "it_helpdesk_local", DOCS[:1])
     assert len(load_corpus("it_helpdesk_local")) == 1
+
+
+def test_objects_are_loaded_and_checked_as_files_are():
+    """load_qa / load_corpus take a QASet or Corpus, or a list of objects or records, and check them as a file
+    is checked (a set made in Python used to skip every check)."""
+    from ragexam.data import Document, QASet, Question
+
+    qa = load_qa("it_helpdesk")
+    kept = load_qa(QASet(qa.questions[:3]), corpus="it_helpdesk")
+    assert [q.query_id for q in kept] == [q.query_id for q in qa.questions[:3]]
+    assert len(load_qa([*qa.questions[:2], {"query_id": "z", "question": "VPN?", "evidence": "VPN"}],
+                       corpus="it_helpdesk")) == 3
+    bad = Question("x1", "VPN?", evidence=("not in the corpus at all",))
+    with pytest.raises(InputError, match=r"^QASet, query_id 'x1': field 'evidence': evidence string 1"):
+        load_qa(QASet([bad]), corpus="it_helpdesk")
+    load_qa(QASet([bad]))  # without a corpus, nothing to find it in: as for a file
+    moved = [q for q in qa.questions[:2]] + [Question("x2", "?", relevant_doc_ids=("hd_99",))]
+    with pytest.raises(InputError, match=r"field 'relevant_doc_ids': document 'hd_99' is not in the corpus"):
+        load_qa(moved, corpus="it_helpdesk")
+    with pytest.raises(InputError, match=r"^.*qa.jsonl:\d+: field 'relevant_doc_ids': document 'hd_01'"):
+        load_qa(qa, corpus=Corpus([Document("other", "text")]))  # a set read from a file: its file and line
+    with pytest.raises(InputError, match=r"^corpus\[1\]: field 'content': received an empty content"):
+        load_corpus([{"doc_id": "a", "content": "x"}, {"doc_id": "b", "content": " "}])
+    with pytest.raises(InputError, match=r"^Corpus, doc_id 'b': field 'content': received an empty content"):
+        load_corpus(Corpus([Document("a", "x"), Document("b", "")]))
+    with pytest.raises(InputError, match="^qa: field 'qa': received a dict; expected a question set file"):
+        load_qa({"query_id": "q"})

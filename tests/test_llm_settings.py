@@ -8,7 +8,7 @@ import pytest
 
 from test_judge_stub import API_KEY, start_stub
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, speaking_to
 from ragexam.llm.dotenv import lookup, read_dotenv
 from ragexam.llm.settings import DEFAULT_BASE_URL, LLMSettings, resolve_endpoint
 
@@ -34,8 +34,20 @@ def test_every_numeric_setting_is_checked_and_the_error_names_the_option(field, 
     with pytest.raises(InputError) as ei:
         LLMSettings("m", **{field: value})
     err = ei.value
-    assert err.field == field and err.source == "--" + field.replace("_", "-")
+    assert err.field == field and err.source == "LLMSettings"  # in Python: the object; on the command line, the flag
     assert needle in str(err) and repr(value)[:10] in str(err)
+    with speaking_to("cli"), pytest.raises(InputError) as ei:
+        LLMSettings("m", **{field: value})
+    assert ei.value.source == "--" + field.replace("_", "-")
+
+
+def test_no_key_says_the_fix_in_the_readers_syntax(clean_env):
+    with pytest.raises(InputError) as ei:
+        LLMSettings("m").resolve()
+    assert "LLMSettings(..., api_key=...)" in str(ei.value) and "--api-key" not in str(ei.value)
+    with speaking_to("cli"), pytest.raises(InputError) as ei:
+        LLMSettings("m").resolve()
+    assert "pass --api-key" in str(ei.value) and ei.value.source == "--api-key"
 
 
 def test_valid_settings_and_what_they_show():
@@ -72,7 +84,9 @@ def test_score_timeout_zero_is_refused_before_any_request(tmp_path, capsys, monk
 
 def test_base_url_must_be_an_http_url(clean_env, monkeypatch):
     for bad in ("localhost:11434/v1", "http://host:99999/v1", "http:///v1"):
-        with pytest.raises(InputError, match="--base-url.*expected an http"):
+        with pytest.raises(InputError, match="LLMSettings: field 'base_url'.*expected an http"):
+            resolve_endpoint(bad)
+        with speaking_to("cli"), pytest.raises(InputError, match="--base-url.*expected an http"):
             resolve_endpoint(bad)
     monkeypatch.setenv("OPENAI_BASE_URL", "ftp://example.org/v1")
     with pytest.raises(InputError, match="OPENAI_BASE_URL.*expected an http"):

@@ -407,3 +407,82 @@ def test_what_a_text_retriever_returns_is_checked_as_a_results_file_is(files):
     # a failure without items, and a measured latency, are what the interface asks for
     res = _run(files, retrievers=[pipeline(lambda: Retrieval((), failure="timeout: no reply"))])
     assert res.summary.results["p"].unretrieved.n == 4
+
+
+def _objects():
+    from ragexam.data import Corpus, Document, QASet, Question
+
+    corpus = Corpus([Document(d["doc_id"], d["content"], d["title"]) for d in CORPUS])
+    good = [Question("q1", "Q1 what is yellow", relevant_doc_ids=("d1",), evidence=("beta banana",)),
+            Question("q2", "Q2 what is purple", relevant_doc_ids=("d2",), evidence=("gamma grape",))]
+    return corpus, good, QASet
+
+
+def test_a_question_set_object_is_checked_against_the_corpus_as_a_file_is(files):
+    """A QASet made in Python gets the checks a question file gets: evidence in the corpus, known document ids,
+    a judgment or answerable=False (it used to be graded without them, its bad question a silent miss)."""
+    from ragexam.data import Question
+
+    corpus, good, QASet = _objects()
+    bad_evidence = Question("x1", "VPN?", relevant_doc_ids=("d1",), evidence=("this text is not in the corpus",))
+    with pytest.raises(InputError, match=r"QASet, query_id 'x1': field 'evidence': .*occurs in no document"):
+        _run((corpus, QASet([bad_evidence, *good])))
+    unknown_doc = Question("x2", "VPN?", relevant_doc_ids=("d9",))
+    with pytest.raises(InputError, match=r"query_id 'x2': field 'relevant_doc_ids': document 'd9' is not in"):
+        _run((corpus, QASet([*good, unknown_doc])), relevance="doc")
+    with pytest.raises(InputError, match=r"query_id 'x3': field 'answerable': no relevance or evidence"):
+        _run((corpus, QASet([*good, Question("x3", "?")])))
+    res = _run((corpus, QASet(good)))  # the same questions, all good: graded
+    assert res.summary.dataset.n_scored == 2
+
+
+def test_questions_and_documents_check_their_fields():
+    """A field of the wrong type is refused when the record is made, naming it (a string used to be split into
+    characters: evidence='VPN' was three units); one evidence string is one unit, as in a file."""
+    from ragexam.data import Document, Question
+
+    assert Question("y", "VPN?", evidence="VPN").evidence == ("VPN",)
+    assert Question("y", "VPN?", relevant_doc_ids=["hd_01"]).relevant_doc_ids == ("hd_01",)
+    cases = [(lambda: Question("y", "?", relevant_doc_ids="hd_01"), r"Question 'y': field 'relevant_doc_ids': "
+              r"received str 'hd_01'; expected a tuple of strings; write relevant_doc_ids=\('hd_01',\)"),
+             (lambda: Question("y", "?", evidence=("a", 3)), "field 'evidence': received tuple"),
+             (lambda: Question("y", "?", answerable="false"), "field 'answerable': received str 'false'; expected "
+              "True or False"),
+             (lambda: Question("y", "?", relevance={"d": True}), "field 'relevance'"),
+             (lambda: Question(7, "?"), "field 'query_id': received int 7"),
+             (lambda: Document("d", None), "Document 'd': field 'content': received NoneType None; expected a "
+              "string")]
+    for make, message in cases:
+        with pytest.raises(InputError, match=message):
+            make()
+
+
+def test_lists_and_wrong_types_given_for_inputs(files):
+    """A list of questions or records is a question set; a corpus as a list of records too; anything else for
+    corpus, qa, retrievers, retrieved or headers is an InputError naming the parameter (these used to be raw
+    TypeErrors from deep inside)."""
+    corpus, good, _ = _objects()
+    records = [dict(q) for q in QA[:3]]
+    res = _run((CORPUS, [*good, records[2]]))
+    assert res.summary.dataset.n_scored == 3
+    with pytest.raises(InputError, match=r"qa\[1\]: field 'question': the required field 'question' is absent"):
+        _run((corpus, [good[0], {"query_id": "z"}]))
+    with pytest.raises(InputError, match="corpus: field 'corpus': received a dict; expected a corpus file"):
+        _run(({"doc_id": "a", "content": "x"}, files[1]))
+    with pytest.raises(InputError, match="field 'qa': item 2: received int 3"):
+        _run((corpus, [good[0], 3]))
+    with pytest.raises(InputError, match=r"received the class FixedRetriever; .*FixedRetriever\(...\)"):
+        _run(files, retrievers=[FixedRetriever])
+    with pytest.raises(InputError, match="field 'retrieved': received int 3; expected a results file"):
+        _run(files, retrieved=(x for x in [3]))
+    with pytest.raises(InputError, match="field 'retrieved': received dict {'mine': 'results.jsonl'}; expected"):
+        _run(files, retrieved={"mine": "results.jsonl"})
+    with pytest.raises(InputError, match="field 'cache_dir': received 3; expected a folder"):
+        _run(files, cache_dir=3)
+    with pytest.raises(InputError, match=r"field 'headers': received a list; expected a dict"):
+        _run(files, headers=["Authorization: x"])
+    with pytest.raises(InputError, match=r"field 'llm': received dict .*; expected an LLMSettings object. Fix: pass "
+                       r"llm=LLMSettings\('rerank', base_url=...\)"):
+        _run(files, llm={"base_url": "http://127.0.0.1:9/v1"})
+    with pytest.raises(InputError, match="field 'progress': received 'no'; expected True or False"):
+        _run(files, progress="no")

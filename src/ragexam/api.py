@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ragexam.errors import InputError, integer_in
+from ragexam.errors import InputError, audience, command, integer_in, judge_needed, names, option, setting
 from ragexam.types import Chunkers, CorpusLike, ExecutorLike, PathLike, QALike, RetrievedLike, Retrievers, options_from
 
 if TYPE_CHECKING:
@@ -115,8 +115,9 @@ def evaluate_trec(qrels: PathLike, run: PathLike, metrics: Optional[Sequence[str
     from ragexam.data.trec import resolve_trec_path
     from ragexam.metrics.ranking import evaluate
 
+    wanted = names(metrics, source="evaluate_trec", field="metrics", what="a metric name")
     return evaluate(resolve_trec_path(qrels, "qrels"), resolve_trec_path(run, "run"),
-                    list(metrics) if metrics else list(DEFAULT_EVAL_METRICS), relevance_level=relevance_level,
+                    wanted or list(DEFAULT_EVAL_METRICS), relevance_level=relevance_level,
                     trec_compat=trec_compat)
 
 
@@ -354,6 +355,38 @@ def _check_outputs(*, out: Optional[PathLike] = None, out_kind: str = "run", rep
                   [In(_input_path(path), option) for option, path in inputs])
 
 
+def _progress(progress: object, who: str) -> None:
+    """``progress`` is ``None`` or a function ``progress(done, total)``; anything else (``True``, ``"no"``) is an
+    :class:`InputError` (it would be called, or silently taken as a wish)."""
+    if progress is not None and not callable(progress):
+        raise InputError(f"received {progress!r}; expected None or a function progress(done, total).", source=who,
+                         field="progress")
+
+
+def _run_data(ref: object, param: str, history: Optional[PathLike] = None, *, folder: bool = False) -> RunData:
+    """The run (or score) ``ref`` names: a :class:`~ragexam.analysis.exam.run.RunResult` (``ragexam.run(...)``) or a
+    :class:`~ragexam.storage.runfolder.RunData` as it is, a folder (``folder``: only a folder), or else a recorded
+    id; any other value is an :class:`InputError` naming ``param``."""
+    import os
+
+    if isinstance(ref, (str, os.PathLike)):
+        if folder:
+            from ragexam.storage.runfolder import read_run_folder
+
+            return read_run_folder(ref)
+        from ragexam.storage.history import resolve_run
+
+        return resolve_run(ref, history)
+    from ragexam.analysis.answers.stages import as_run_data
+    from ragexam.storage.runfolder import RunData
+
+    if isinstance(ref, RunData) or all(hasattr(ref, a) for a in ("summary", "per_question", "chunk_records")):
+        return as_run_data(ref)  # type: ignore[return-value]
+    raise InputError(f"received a {type(ref).__name__}; expected a run folder (a path)"
+                     f"{'' if folder else ', a recorded run id'} or a RunResult (what ragexam.run returns).",
+                     source=param, field=param)
+
+
 def _input_path(ref: object) -> object:
     """The file a reference reads: a results file's path without its ``>rerank:`` stages; others as given."""
     if isinstance(ref, str) and ">rerank:" in ref and not Path(ref).exists():
@@ -460,10 +493,14 @@ def list_runs(history: Optional[PathLike] = None, limit: Optional[int] = None, *
 def compare(run_a: str, run_b: str, *, history: Optional[PathLike] = None, **options: object):
     """B − A per metric on the shared questions of two runs (folders or recorded ids); ``options`` of
     :func:`ragexam.analysis.exam.compare.compare_runs` (pipeline, pipeline_b, metrics, miss_k, seed)."""
-    from ragexam.analysis.exam.compare import compare_runs
-    from ragexam.storage.history import resolve_run
+    import inspect
 
-    return compare_runs(resolve_run(run_a, history), resolve_run(run_b, history), **options)
+    from ragexam.analysis.exam.compare import compare_runs
+    from ragexam.types import check_keywords
+
+    check_keywords(options, [p.name for p in inspect.signature(compare_runs).parameters.values()
+                             if p.kind is p.KEYWORD_ONLY], "compare")
+    return compare_runs(_run_data(run_a, "run_a", history), _run_data(run_b, "run_b", history), **options)
 
 
 def check(run: str, floors: Sequence[str], *, pipeline: Optional[str] = None, point: bool = False,
@@ -473,10 +510,9 @@ def check(run: str, floors: Sequence[str], *, pipeline: Optional[str] = None, po
     metric only when its judge was shown to separate good from bad (``trust_judge``: gate anyway); a list of
     :class:`~ragexam.analysis.gating.gate.GateResult`."""
     from ragexam.analysis.gating.gate import check_run, parse_floor
-    from ragexam.storage.history import resolve_run
 
-    parsed = [parse_floor(f) for f in floors]
-    return check_run(resolve_run(run, history), parsed, pipeline=pipeline, point=point, segment=segment,
+    parsed = [parse_floor(f) for f in names(floors, source="check", field="floors", what="a floor, METRIC=VALUE")]
+    return check_run(_run_data(run, "run", history), parsed, pipeline=pipeline, point=point, segment=segment,
                      trust_judge=trust_judge)
 
 
@@ -513,8 +549,10 @@ class JudgeAsking:
               quoted: Optional[bool] = None) -> Judge:
         """The :class:`~ragexam.metrics.judge.Judge` of ``settings`` asked this way, with the ``custom`` metrics;
         ``quoted=False`` turns the quotation rule off (``judge-check`` measures the judge's own word)."""
+        from ragexam.llm.settings import settings_object
         from ragexam.metrics.judge import Judge
 
+        settings_object(settings, "judge")
         return Judge(settings=settings, max_attempts=self.max_attempts, language=self.judge_lang,
                      retry_unjudged=self.retry_unjudged, scoring=self.scoring, custom=custom, quoted=quoted)
 
@@ -587,6 +625,14 @@ class ScoreRequest:
     baseline: Optional[str] = None
     match_threshold: Optional[float] = None
 
+    def __post_init__(self) -> None:
+        import os
+
+        object.__setattr__(self, "metrics", names(self.metrics, source="score", field="metrics",
+                                                  what="a judge metric name"))
+        rubrics = self.rubrics or ()
+        object.__setattr__(self, "rubrics", (rubrics,) if isinstance(rubrics, (str, os.PathLike)) else tuple(rubrics))
+
     @property
     def needs_judge(self) -> bool:
         """Whether an option that applies to an LLM judge was given."""
@@ -598,6 +644,21 @@ class ScoreRequest:
         return [("--qa", qa), ("--answers", answers), ("--run", run), ("--corpus", self.corpus),
                 ("--abstain-phrases", self.abstain_phrases), ("--human", self.human),
                 *(("--rubric", r) for r in self.rubrics or ())]
+
+
+def _score_request(request: Optional[ScoreRequest], options: Mapping[str, object]) -> ScoreRequest:
+    """The :class:`ScoreRequest` of :func:`score`: ``request``, or one of its fields given as keywords (a keyword it
+    does not have is a ``TypeError`` naming the ones it takes; both at once is refused)."""
+    if request is None:
+        return options_from(ScoreRequest, options, "score")
+    if not isinstance(request, ScoreRequest):
+        from ragexam.llm.settings import dict_keywords, object_expected
+
+        raise object_expected(request, "request", "ScoreRequest", dict_keywords(request) or "miss_k=..., ...")
+    if options:
+        raise InputError(f"received request= and the keywords {', '.join(options)}; give the settings one way: "
+                         "in the ScoreRequest or as keywords.", source="score", field="request")
+    return request
 
 
 def _score_options(req: ScoreRequest, answers: PathLike) -> ScoreOptions:
@@ -613,7 +674,10 @@ def _score_options(req: ScoreRequest, answers: PathLike) -> ScoreOptions:
             phrases = load_phrases(path.read_text(encoding="utf-8").splitlines(), source=str(path))
         except OSError as err:
             raise InputError(f"cannot read: {err.strerror or err}", source=str(path), field="abstain_phrases") from None
-    return ScoreOptions(answers_source=str(answers), pipeline=req.pipeline, k=req.miss_k, corpus=req.corpus,
+    import os
+
+    return ScoreOptions(answers_source=str(answers) if isinstance(answers, (str, os.PathLike)) else "answers",
+                        pipeline=req.pipeline, k=req.miss_k, corpus=req.corpus,
                         repeat=req.repeat,
                         correct_if=parse_correct_if(req.correct_if) if req.correct_if is not None else None,
                         abstain_phrases=phrases, bleu_tokenize=req.bleu_tokenize, min_coverage=req.min_coverage,
@@ -664,23 +728,28 @@ def score(qa: Optional[QALike], answers: PathLike, *, run: Optional[PathLike] = 
     from ragexam.analysis.answers.files import load_answers
     from ragexam.analysis.answers.scoring import score_joined
     from ragexam.data.loaders import load_qa
-    from ragexam.storage.runfolder import read_run_folder
 
-    req = request if request is not None else ScoreRequest(**options)  # type: ignore[arg-type]
+    req = _score_request(request, options)
+    _progress(progress, "score")
+    if judge is not None:
+        from ragexam.llm.settings import settings_object
+
+        settings_object(judge, "judge")
     _check_outputs(out=out, out_kind="score", report=report, history=history, record=record and not dry_run,
                    inputs=req.inputs(qa, answers, run))
     opts = _score_options(req, answers)
     opts.check_judge(judge=judge is not None, human=False, source="ragexam score")
     if judge is None and (dry_run or req.needs_judge):
-        raise InputError("needs --judge-model (the judge options apply to an LLM judge)", source="ragexam score",
-                         field="judge_model")
+        given = "a dry run" if dry_run else "the judge options given"
+        raise InputError(judge_needed(given), source="score", field="judge_model" if audience() == "cli" else "judge")
     joined = stages.join(load_qa(qa) if qa is not None else None, load_answers(answers), options=opts,
-                         run=read_run_folder(run) if run is not None else None)
+                         run=_run_data(run, "run", folder=True) if run is not None else None)
     if report is not None and run is None and opts.by is None and not joined.traced:
-        raise InputError("--report needs --run DIR: the report is the HTML report of that retrieval run (from "
-                         "`ragexam run --out DIR`) with these answers added, or (with --by, or for traced answers) "
-                         "the page of the score's segments; pass --run or --by, or drop --report",
-                         source="ragexam score", field="report")
+        raise InputError(f"{option('report')} needs {setting('run', 'DIR')}: the report is the HTML report of that "
+                         f"retrieval run (from {command('ragexam run --out DIR', 'ragexam.run(...).save(DIR)')}) with "
+                         f"these answers added, or (with {option('by')}, or for traced answers) the page of the "
+                         f"score's segments; pass {option('run')} or {option('by')}, or drop {option('report')}",
+                         source="ragexam score" if audience() == "cli" else "score", field="report")
     human = None
     if req.human is not None:
         from ragexam.analysis.judging.agreement import read_human_labels
@@ -731,7 +800,8 @@ def _score_outputs(rep: ScoreReport, run: Optional[PathLike], run_info: Optional
 
         summary, per_question, shown = score_report_inputs(run_info, rep)
         path = write_report(summary, per_question, report, answers=shown, segments=rep.summary.segments)
-        outcome.lines.append(f"Wrote the HTML report of {run} with these answers to {path}.")
+        shown = run if isinstance(run, (str, Path)) else run_info.source
+        outcome.lines.append(f"Wrote the HTML report of {shown} with these answers to {path}.")
     outcome.failures = rep.coverage_failures()
     return outcome
 
@@ -773,6 +843,10 @@ def answer(run: PathLike, settings: LLMSettings, out: Optional[PathLike], *, qa:
     from ragexam.storage.runfolder import read_run_folder
     from ragexam.storage.summary import DEFAULT_MISS_K
 
+    from ragexam.llm.settings import settings_object
+
+    settings_object(settings, "settings")
+    _progress(progress, "answer")
     contexts = DEFAULT_MISS_K if contexts is None else contexts
     if not dry_run:
         if out is None:
@@ -800,7 +874,8 @@ def answer(run: PathLike, settings: LLMSettings, out: Optional[PathLike], *, qa:
     max_tokens = settings.max_tokens or 512
     client = LLMClient(settings)
     tasks, _, sha = answer_tasks(questions, info, docs, model=settings.model, endpoint=client.endpoint,
-                                 pipelines=list(pipelines) if pipelines else None, contexts=contexts, template=tmpl,
+                                 pipelines=names(pipelines, source="answer", field="pipelines",
+                                                 what="a pipeline name") or None, contexts=contexts, template=tmpl,
                                  language=lang, temperature=settings.temperature, max_tokens=max_tokens,
                                  seed=settings.seed)
     cache = settings.open_cache()
@@ -856,7 +931,8 @@ def judge_agreement(qa: QALike, answers: PathLike, judge: LLMSettings, *, metric
     rows = prepare_rows(questions, records, answers_source=str(answers),
                         run=read_run_folder(run) if run is not None else None, pipeline=pipeline, corpus=corpus)
     human = collect_human_labels(rows, questions_source=str(questions.source), answers_source=str(answers))
-    wanted = list(metrics) if metrics else [m for m in METRICS if m in human]
+    wanted = names(metrics, source="judge_agreement", field="metrics", what="a metric name") or \
+        [m for m in METRICS if m in human]
     if not wanted:
         raise InputError("no question or answer has a 'human' object; expected e.g. \"human\": "
                          f"{label_example()} on the questions that were labelled",
@@ -913,7 +989,8 @@ def judge_check(qa: QALike, corpus: CorpusLike, judge: LLMSettings, *, metrics: 
     custom = [load_rubric(r) for r in rubrics or ()]
     ask = options_from(JudgeAsking, {"scoring": "auto", **asking}, "judge_check")
     jd = ask.judge(judge, custom, quoted=False)  # the judge's own word: the quotation rule off
-    wanted = [jd.metric(m) for m in (metrics or list(DEFAULT_CHECK_METRICS) + [c.name for c in custom])]
+    wanted = [jd.metric(m) for m in (names(metrics, source="judge_check", field="metrics", what="a metric name")
+                                     or list(DEFAULT_CHECK_METRICS) + [c.name for c in custom])]
     notes: List[str] = []
     contrast = build_contrast(questions, docs, wanted, chunker=chunker, limit=limit, seed=seed, notes=notes)
     if dry_run:
@@ -940,9 +1017,10 @@ def llm_probe(settings: LLMSettings, *, refresh: bool = False):
     asked (nothing listening, HTTP 5xx, a reply that is not a chat completion), saying what to fix."""
     from ragexam.llm.client import LLMClient
     from ragexam.llm.probe import probe, unreachable
+    from ragexam.llm.settings import settings_object
     from ragexam.llm.transport import CallFailed
 
-    client = LLMClient(settings)
+    client = LLMClient(settings_object(settings, "settings"))
     try:
         return probe(client, settings.open_cache(), refresh=refresh)
     except CallFailed as err:
@@ -1124,6 +1202,10 @@ def locate_evidence(corpus: CorpusLike, qa: QALike, out: Optional[PathLike] = No
     from ragexam.questions.locate import DEFAULT_THRESHOLD, LocateSettings
     from ragexam.questions.locate_set import locate_set, plan_set, write_located
 
+    if llm is not None:
+        from ragexam.llm.settings import settings_object
+
+        settings_object(llm, "llm")
     settings = LocateSettings(threshold=DEFAULT_THRESHOLD if threshold is None else threshold, semantic=semantic,
                               windows=windows)
     if dry_run:

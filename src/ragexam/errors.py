@@ -24,7 +24,7 @@ from typing import Iterable, Iterator, Optional, TypeVar
 T = TypeVar("T")
 
 __all__ = ["RagexamError", "InputError", "MetricNameError", "MissingDependencyError", "speaking_to", "audience",
-           "setting", "command", "one_of", "integer_in", "number_in"]
+           "setting", "option", "judge_needed", "command", "one_of", "integer_in", "number_in", "names"]
 
 #: who reads the messages: ``python`` (the API, the default) or ``cli`` (set by the command line's entry point)
 _AUDIENCE: ContextVar[str] = ContextVar("ragexam_audience", default="python")
@@ -53,6 +53,21 @@ def setting(name: str, value: object = True) -> str:
         flag = "--" + name.replace("_", "-")
         return flag if value is True else f"{flag} {value}"
     return f"{name}={value!r}"
+
+
+def option(name: str, cli: Optional[str] = None) -> str:
+    """The name of the setting ``name`` as the reader writes it: its flag on the command line (``--miss-k``, or
+    ``cli`` when the flag is spelt otherwise: ``--metric`` for ``metrics``), the keyword in Python (``miss_k``)."""
+    if audience() == "cli":
+        return cli or "--" + name.replace("_", "-")
+    return name
+
+
+def judge_needed(what: str) -> str:
+    """``what`` needs an LLM judge, and how the reader gives one: ``--judge-model MODEL`` on the command line,
+    ``judge=LLMSettings('MODEL')`` in Python."""
+    how = "pass --judge-model MODEL" if audience() == "cli" else "pass judge=LLMSettings('MODEL', ...)"
+    return f"{what} applies to an LLM judge; {how} too"
 
 
 def command(cli: str, python: str) -> str:
@@ -143,6 +158,26 @@ def number_in(value: object, low: Optional[float] = None, high: Optional[float] 
         bounds = ""
     expected = f"{what} {bounds}" if bounds else "a finite number" if what == "a number" else what
     raise InputError(f"received {value!r}; expected {expected}.{' ' + fix if fix else ''}", source=source, line=line,
+                     field=field)
+
+
+def names(value: object, *, source: str | None = None, field: str | None = None,
+          what: str = "a name") -> Optional[list]:
+    """One name or several as a list: a string is one name (never read one character at a time), a list, tuple or
+    other iterable of strings is its names; ``None`` stays ``None``; anything else is an :class:`InputError` at
+    ``source``/``field`` saying what was received and that ``what`` or a list of them was expected."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Iterable) and not isinstance(value, (bytes, dict)):
+        items = list(value)  # type: ignore[arg-type]
+        if all(isinstance(x, str) for x in items):
+            return items
+        bad = next(x for x in items if not isinstance(x, str))
+        raise InputError(f"received {bad!r} among the items; expected {what} (a string) or a list of them.",
+                         source=source, field=field)
+    raise InputError(f"received {value!r}; expected {what} (a string) or a list of them.", source=source,
                      field=field)
 
 

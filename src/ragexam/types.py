@@ -133,11 +133,16 @@ O = TypeVar("O")
 
 
 def check_keywords(keywords: Collection[str], takes: Sequence[str], who: str) -> None:
-    """A keyword a function does not take is a ``TypeError``, as Python says of a misspelt keyword, with the ones
-    ``who`` takes (for a function that passes its keywords on to a typed option object)."""
+    """A keyword a function does not take is a ``TypeError``, as Python says of a misspelt keyword, with the one it
+    looks like and the ones ``who`` takes (for a function that passes its keywords on to a typed option object)."""
     unknown = [k for k in keywords if k not in takes]
     if unknown:
-        raise TypeError(f"{who}() got an unexpected keyword argument {unknown[0]!r}; it takes {', '.join(takes)}")
+        from difflib import get_close_matches
+
+        like = get_close_matches(unknown[0], list(takes), n=1)
+        hint = f" (did you mean {like[0]!r}?)" if like else ""
+        raise TypeError(f"{who}() got an unexpected keyword argument {unknown[0]!r}{hint}; it takes "
+                        f"{', '.join(takes)}")
 
 
 def options_from(cls: Type[O], keywords: Mapping[str, object], who: str) -> O:

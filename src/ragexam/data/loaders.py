@@ -20,18 +20,21 @@ the fields it has and the two layouts ragexam reads, so a file from another tool
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Set, Tuple, TypeVar, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar, Union
 
 from ragexam import fmt
 from ragexam.data.beir import is_beir_folder
-from ragexam.data.datasets import resolve
+from ragexam.data.datasets import BUNDLED, resolve
 from ragexam.data.problems import ProblemCollector
 from ragexam.data.reading import iter_csv, iter_jsonl, parse_json_cell, read_lines, read_text
 from ragexam.data.schema import Corpus, Document, QASet, Question
+from ragexam.errors import InputError
 
-__all__ = ["load_corpus", "load_qa", "parse_corpus", "parse_qa", "ParsedCorpus", "ParsedQA"]
+__all__ = ["load_corpus", "load_qa", "parse_corpus", "parse_qa", "ParsedCorpus", "ParsedQA", "corpus_object",
+           "qa_object", "check_qa"]
 
 PathLike = Union[str, Path]
 
@@ -257,10 +260,90 @@ def _keep_first(records: Iterable[Tuple[int, Optional[str], Optional[T]]], key: 
             kept.append(item)
 
 
-def load_corpus(path: PathLike) -> Corpus:
-    """Load a corpus (JSONL or ``.csv``, or a bundled name) strictly; raise ``InputError`` on the first error."""
+def load_corpus(path: Union[PathLike, Corpus, Sequence[object]]) -> Corpus:
+    """Load a corpus (JSONL or ``.csv``, or a bundled name) strictly; raise ``InputError`` on the first error.
+    A :class:`Corpus`, or a list of :class:`Document` objects or of records (``{"doc_id", "content", ...}``), is
+    checked as a file is (:func:`corpus_object`)."""
+    if not _is_path(path):
+        return corpus_object(path)
     parsed = parse_corpus(path, ProblemCollector(strict=True))
     return Corpus(parsed.documents, source=parsed.file)
+
+
+# --- objects made in Python -------------------------------------------------------------------
+
+
+def _is_path(value: object) -> bool:
+    return isinstance(value, (str, os.PathLike))
+
+
+def _not_loadable(value: object, param: str, kind: str, example: str) -> InputError:
+    return InputError(f"received a {type(value).__name__}; expected a {kind} file (a path), a bundled name "
+                      f"({', '.join(BUNDLED)}), a {example}, or a list of them (or of records, as a file's lines).",
+                      source=param, field=param)
+
+
+def _records_of(value: object, param: str, kind: str, example: str, item: type) -> Optional[List[object]]:
+    """A list or tuple of ``item`` objects or of dicts (records), as a list; ``None`` for any other value."""
+    if not isinstance(value, (list, tuple)):
+        return None
+    for i, x in enumerate(value, 1):
+        if not isinstance(x, (item, dict)):
+            raise InputError(f"item {i}: received {type(x).__name__} {_show(x)}; expected {example} objects or "
+                             "records (dicts with a file's fields).", source=param, field=param)
+    return list(value)
+
+
+def _raise_first(col: ProblemCollector, label: str, items: Sequence[Optional[Union[Document, Question]]],
+                 key: str) -> None:
+    """The first error ``col`` holds, at the item it is about (its ``line`` is the item's 1-based position): the
+    file and line the item was read from when it has them, else ``label`` and the item's id (or, for a record
+    that made no item, its index: ``qa[3]``)."""
+    first = next((p for p in col.problems if p.level == "error"), None)
+    if first is None:
+        return
+    item = items[first.line - 1] if first.line else None
+    if item is None:
+        raise InputError(first.message, source=f"{label}[{first.line - 1}]" if first.line else label,
+                         field=first.field)
+    if item.line is not None and label not in _MADE_IN_PYTHON:
+        raise InputError(first.message, source=label, line=item.line, field=first.field)
+    raise InputError(first.message, source=f"{label}, {key} {getattr(item, key)!r}", field=first.field)
+
+
+#: the labels of objects made in Python (no file): an item is named by its id
+_MADE_IN_PYTHON = ("Corpus", "QASet", "corpus", "qa")
+
+
+def _from_records(items: Sequence[object], param: str, item: type, read) -> List[object]:
+    """``items`` (objects of class ``item`` or records) as objects, each record read by ``read`` as a file's line
+    is; a bad record raises an :class:`InputError` at ``param[i]``."""
+    col = ProblemCollector(strict=False)
+    out = [x if isinstance(x, item) else read(x, param, i, col)[1] for i, x in enumerate(items, 1)]
+    _raise_first(col, param, [x if isinstance(x, item) else None for x in items], "")
+    return out
+
+
+def corpus_object(value: object, param: str = "corpus") -> Corpus:
+    """A corpus given as an object, checked as a corpus file is (a blank id or content, a repeated id): a
+    :class:`Corpus`, or a list of :class:`Document` objects or records (``{"doc_id", "content", ...}``); any
+    other value is an :class:`InputError` naming ``param``."""
+    example = "Corpus([Document('d1', 'text'), ...])"
+    if isinstance(value, Corpus):
+        docs, label = list(value), str(value.source) if value.source else "Corpus"
+    else:
+        items = _records_of(value, param, "corpus", "Document", Document)
+        if items is None:
+            raise _not_loadable(value, param, "corpus", example)
+        label = param
+        value = Corpus(_from_records(items, param, Document, _document), source=None)  # type: ignore[arg-type]
+        docs = list(value)
+    col = ProblemCollector(strict=False)
+    for i, d in enumerate(docs, 1):
+        _document({"doc_id": d.doc_id, "content": d.content, "title": d.title, "metadata": dict(d.metadata)},
+                  label, i, col)
+    _raise_first(col, label, docs, "doc_id")
+    return value
 
 
 # --- QA -------------------------------------------------------------------------------------
@@ -419,16 +502,24 @@ def _questions(text: Iterable[str], file: str, col: ProblemCollector
         yield (line, *_question(obj, file, line, col))
 
 
-def load_qa(path: PathLike, corpus: Union[Corpus, PathLike, None] = None, *,
+def load_qa(path: Union[PathLike, QASet, Sequence[object]], corpus: Union[Corpus, PathLike, None] = None, *,
             ignore_punctuation: bool = False, split: Optional[str] = None) -> QASet:
     """Load a QA set (JSONL, or a bundled name) strictly; raise ``InputError`` on the first error.
 
     With ``corpus`` (a :class:`Corpus`, a path or a bundled name) every judged document id must be
     in the corpus and every evidence string must occur in some document (matched after
-    :func:`ragexam.data.normalization.normalize` with ``ignore_punctuation``).
+    :func:`ragexam.data.normalization.normalize` with ``ignore_punctuation``).  A :class:`QASet`, or a list of
+    :class:`Question` objects or records, is checked the same way (:func:`qa_object`, :func:`check_qa`).
     """
     from ragexam.data.crosscheck import check_qa_against_corpus
 
+    if not _is_path(path):
+        qa = qa_object(path)
+        check_qa(qa)  # the questions first, as a file's lines are read before its corpus
+        if corpus is not None:
+            check_qa(qa, corpus if isinstance(corpus, Corpus) else load_corpus(corpus),
+                     ignore_punctuation=ignore_punctuation)
+        return qa
     col = ProblemCollector(strict=True)
     parsed = parse_qa(path, col, split=split)
     qa = QASet(parsed.questions, source=parsed.file)
@@ -437,4 +528,48 @@ def load_qa(path: PathLike, corpus: Union[Corpus, PathLike, None] = None, *,
             corpus = load_corpus(corpus)
         check_qa_against_corpus(qa.questions, parsed.file, corpus.documents, set(corpus.doc_ids), col,
                                 ignore_punctuation=ignore_punctuation)
+    return qa
+
+
+def qa_object(value: object, param: str = "qa") -> QASet:
+    """A question set given as an object: a :class:`QASet` as it is, or a list of :class:`Question` objects or
+    records (``{"query_id", "question", ...}``, read as a file's lines are); any other value is an
+    :class:`InputError` naming ``param``.  :func:`check_qa` checks it as a file is checked."""
+    if isinstance(value, QASet):
+        return value
+    items = _records_of(value, param, "question set", "Question", Question)
+    if items is None:
+        raise _not_loadable(value, param, "question set", "QASet([Question('q1', 'text', evidence=...), ...])")
+    return QASet(_from_records(items, param, Question, _question), source=None)  # type: ignore[arg-type]
+
+
+def _qa_record(q: Question) -> Dict[str, object]:
+    """The line of a question file that holds ``q``."""
+    rec: Dict[str, object] = {"query_id": q.query_id, "question": q.question,
+                              "relevant_doc_ids": list(q.relevant_doc_ids), "relevance": dict(q.relevance),
+                              "evidence": list(q.evidence),
+                              "ground_truth": q.ground_truth, "type": q.type, "answerable": q.answerable,
+                              "metadata": dict(q.metadata)}
+    if "evidence_status" in q.metadata:
+        rec["evidence_status"] = q.metadata["evidence_status"]
+    return rec
+
+
+def check_qa(qa: QASet, corpus: Optional[Corpus] = None, *, ignore_punctuation: bool = False) -> QASet:
+    """``qa`` (a :class:`QASet` made in Python, or read and changed) checked as :func:`load_qa` checks a question
+    file: each question's judgments (relevance or evidence, or ``answerable=False``; no blank or repeated evidence
+    string), and with ``corpus`` every judged document id in it and every evidence string found in it.  The first
+    problem raises an :class:`InputError` naming the question; returns ``qa``."""
+    from ragexam.data.crosscheck import check_qa_against_corpus
+
+    label = str(qa.source) if qa.source else "QASet"
+    questions = list(qa)
+    col = ProblemCollector(strict=False)
+    for i, q in enumerate(questions, 1):
+        _question(_qa_record(q), label, i, col)
+    _raise_first(col, label, questions, "query_id")
+    if corpus is not None:
+        check_qa_against_corpus([replace(q, line=i) for i, q in enumerate(questions, 1)], label, corpus.documents,
+                                set(corpus.doc_ids), col, ignore_punctuation=ignore_punctuation)
+        _raise_first(col, label, questions, "query_id")
     return qa

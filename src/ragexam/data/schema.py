@@ -26,12 +26,21 @@ QA record (JSONL object)::
     metadata          object, optional; every unknown field is added to it
 
 ``null`` for an optional field means "absent".
+
+A :class:`Document` or :class:`Question` made in Python is checked as it is made: a field of the wrong type is an
+:class:`~ragexam.errors.InputError` naming the field, what was received and what was expected (a list where a
+tuple is expected is taken as the tuple; ``evidence`` given as one string is one evidence string, as in a file;
+``relevant_doc_ids`` given as one string is refused, as in a file).  What needs the whole set or the corpus
+(judgments present, evidence in the corpus) is checked when the set is read
+(:func:`ragexam.data.loaders.load_qa`, ``ragexam.run``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import ClassVar, Dict, Generic, Iterator, List, Mapping, Optional, Tuple, TypeVar, Union
+
+from ragexam.errors import InputError
 
 __all__ = ["Document", "Corpus", "Question", "QASet", "Chunk", "chunk_id"]
 
@@ -47,6 +56,56 @@ class Document:
     title: Optional[str] = None
     metadata: Dict[str, object] = field(default_factory=dict, compare=False)
     line: Optional[int] = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if type(self.doc_id) is str and type(self.content) is str and (self.title is None or type(self.title) is str) \
+                and type(self.metadata) is dict and self.doc_id.strip():
+            return  # the usual record (a corpus of millions is made of them): nothing more to look at
+        where = _Where("Document", self.doc_id)
+        where.ident("doc_id", self.doc_id)
+        where.text("content", self.content)
+        where.text("title", self.title, optional=True)
+        where.mapping("metadata", self.metadata)
+
+
+def _kind(value: object) -> str:
+    """``a str 'VPN'``: what was received, for a message."""
+    shown = repr(value)
+    return f"{type(value).__name__} {shown if len(shown) <= 40 else shown[:37] + '...'}"
+
+
+@dataclass(frozen=True)
+class _Where:
+    """The checks of one record made in Python: each raises an :class:`InputError` at ``Document 'd1'`` /
+    ``Question 'q1'`` naming the field."""
+
+    what: str
+    ident_value: object
+
+    def fail(self, name: str, value: object, expected: str, fix: str = "") -> None:
+        who = f"{self.what} {self.ident_value!r}" if isinstance(self.ident_value, str) else self.what
+        raise InputError(f"received {_kind(value)}; expected {expected}{'; ' + fix if fix else ''}.", source=who,
+                         field=name)
+
+    def ident(self, name: str, value: object) -> None:
+        if not isinstance(value, str) or not value.strip():
+            self.fail(name, value, "a non-empty string id")
+
+    def text(self, name: str, value: object, *, optional: bool = False) -> None:
+        if not (isinstance(value, str) or (optional and value is None)):
+            self.fail(name, value, "a string" + (" or None" if optional else ""))
+
+    def mapping(self, name: str, value: object) -> None:
+        if not isinstance(value, Mapping):
+            self.fail(name, value, "a dict")
+
+    def strings(self, name: str, value: object, example: str) -> Tuple[str, ...]:
+        """``value`` (a tuple or list of strings) as a tuple."""
+        if isinstance(value, (tuple, list)) and all(isinstance(x, str) for x in value):
+            return tuple(value)
+        fix = f"write {name}=({value!r},) for one" if isinstance(value, str) else f"e.g. {name}={example}"
+        self.fail(name, value, "a tuple of strings", fix)
+        return ()
 
 
 class _Keyed(Generic[T]):
@@ -116,6 +175,26 @@ class Question:
     answerable: bool = True
     metadata: Dict[str, object] = field(default_factory=dict, compare=False)
     line: Optional[int] = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        where = _Where("Question", self.query_id)
+        where.ident("query_id", self.query_id)
+        where.text("question", self.question)
+        object.__setattr__(self, "relevant_doc_ids",
+                           where.strings("relevant_doc_ids", self.relevant_doc_ids, "('hd_01', 'hd_07')"))
+        # one string is one evidence string, as in a question file
+        evidence = (self.evidence,) if isinstance(self.evidence, str) else self.evidence
+        object.__setattr__(self, "evidence", where.strings("evidence", evidence, "('a quote of the source text',)"))
+        if not (isinstance(self.relevance, Mapping) and all(
+                isinstance(d, str) and isinstance(g, int) and not isinstance(g, bool)
+                for d, g in self.relevance.items())):
+            where.fail("relevance", self.relevance, "a dict of document ids to integer grades",
+                       "e.g. relevance={'hd_01': 2, 'hd_07': 1}")
+        where.text("ground_truth", self.ground_truth, optional=True)
+        where.text("type", self.type, optional=True)
+        if not isinstance(self.answerable, bool):
+            where.fail("answerable", self.answerable, "True or False")
+        where.mapping("metadata", self.metadata)
 
     @property
     def grades(self) -> Dict[str, int]:

@@ -167,9 +167,9 @@ class LLMClient:
         """:class:`~ragexam.errors.InputError` when the endpoint is the OpenAI API and no key was found."""
         if self._endpoint.api_key_source == "missing":
             from ragexam.errors import InputError
-            from ragexam.llm.settings import NO_KEY
+            from ragexam.llm.settings import _source, no_key
 
-            raise InputError(NO_KEY, source="--api-key", field="api_key")
+            raise InputError(no_key(), source=_source("api_key"), field="api_key")
 
     @property
     def endpoint(self) -> str:

@@ -49,12 +49,13 @@ import math
 import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
-from ragexam.errors import InputError, integer_in, number_in, one_of
+from ragexam.errors import InputError, audience, integer_in, number_in, one_of
 
 __all__ = ["LLMSettings", "Endpoint", "resolve_endpoint", "public_endpoint", "DEFAULT_BASE_URL",
-           "RESPONSE_FORMATS", "SCORINGS", "option_name", "NO_KEY"]
+           "RESPONSE_FORMATS", "SCORINGS", "option_name", "NO_KEY", "no_key", "settings_object", "object_expected",
+           "dict_keywords"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: ``response_format`` levels, strongest first; ``auto`` starts at ``json_schema``.
@@ -73,18 +74,34 @@ def option_name(field_name: str) -> str:
     return "--" + field_name.replace("_", "-")
 
 
+def _source(field_name: str) -> str:
+    """Where a settings field's problem is: its option on the command line (:func:`option_name`), the
+    :class:`LLMSettings` object in Python (:func:`ragexam.errors.audience`)."""
+    return option_name(field_name) if audience() == "cli" else "LLMSettings"
+
+
+def no_key() -> str:
+    """What is said when the OpenAI API is to be called without a key (:data:`NO_KEY` on the command line), with
+    the fix in the reader's own syntax."""
+    if audience() == "cli":
+        return NO_KEY
+    return ("no API key: set the OPENAI_API_KEY environment variable (or pass LLMSettings(..., api_key=...), or put "
+            "OPENAI_API_KEY=... in a .env file in the current directory); for a local OpenAI-compatible server pass "
+            "LLMSettings(..., base_url=...) (or set OPENAI_BASE_URL).")
+
+
 def _bad(name: str, value: Any, expected: str) -> InputError:
-    opt = option_name(name)
+    opt = _source(name)
     return InputError(f"received {value!r}; expected {expected}", source=opt, field=name)
 
 
 def _number(name: str, value: Any, *, low: float, strict: bool = False, high: Optional[float] = None,
             what: str = "a number") -> float:
-    return number_in(value, low, high, above=strict, source=option_name(name), field=name, what=what)
+    return number_in(value, low, high, above=strict, source=_source(name), field=name, what=what)
 
 
 def _integer(name: str, value: Any, *, low: int) -> int:
-    return integer_in(value, low, source=option_name(name), field=name)
+    return integer_in(value, low, source=_source(name), field=name)
 
 
 def is_http_url(url: str) -> bool:
@@ -151,14 +168,14 @@ def resolve_endpoint(base_url: Optional[str] = None, api_key: Optional[str] = No
         url, url_source = DEFAULT_BASE_URL, "default"
     url = url.strip().rstrip("/")
     if not is_http_url(url):
-        where = {"argument": "--base-url", "environment": "OPENAI_BASE_URL"}.get(url_source, url_source)
+        where = {"argument": _source("base_url"), "environment": "OPENAI_BASE_URL"}.get(url_source, url_source)
         raise InputError(f"received {public_endpoint(url) or url!r}; expected an http(s) URL of an "
                          "OpenAI-compatible endpoint, e.g. http://localhost:11434/v1", source=where, field="base_url")
     key, key_source = lookup("OPENAI_API_KEY", api_key, directory=directory)
     if key is None:
         if public_endpoint(url) == DEFAULT_BASE_URL:
             if require_key:
-                raise InputError(NO_KEY, source="--api-key", field="api_key")
+                raise InputError(no_key(), source=_source("api_key"), field="api_key")
             return Endpoint(url, "", url_source or "default", "missing")
         key, key_source = _PLACEHOLDER_KEY, "placeholder"
     return Endpoint(url, key, url_source or "default", key_source)
@@ -199,7 +216,7 @@ class LLMSettings:
         for name in ("base_url", "api_key"):
             v = getattr(self, name)
             if v is not None and not isinstance(v, str):
-                raise InputError(f"received a {type(v).__name__}; expected a string", source=option_name(name),
+                raise InputError(f"received a {type(v).__name__}; expected a string", source=_source(name),
                                  field=name)
         _number("timeout", self.timeout, low=0.0, strict=True, what="a number of seconds")
         _integer("max_retries", self.max_retries, low=0)
@@ -219,11 +236,11 @@ class LLMSettings:
         if self.max_tokens is not None:
             _integer("max_tokens", self.max_tokens, low=1)
         if self.seed is not None:
-            integer_in(self.seed, source=option_name("seed"), field="seed")
-        one_of(self.response_format, RESPONSE_FORMATS, source=option_name("response_format"), field="response_format")
+            integer_in(self.seed, source=_source("seed"), field="seed")
+        one_of(self.response_format, RESPONSE_FORMATS, source=_source("response_format"), field="response_format")
         if self.claim_wait is not None:
             _number("claim_wait", self.claim_wait, low=0.0, what="a number of seconds")
-        one_of(self.scoring, SCORINGS, source=option_name("scoring"), field="scoring")
+        one_of(self.scoring, SCORINGS, source=_source("scoring"), field="scoring")
         if not isinstance(self.reasoning, bool):
             raise InputError(f"received {self.reasoning!r}; expected True or False", source="--no-reasoning",
                              field="reasoning")
@@ -273,3 +290,33 @@ class LLMSettings:
         if out["price"] is not None:
             out["price"] = list(out["price"])
         return out
+
+
+def object_expected(value: Any, param: str, cls: str, example: str) -> InputError:
+    """What is said when ``param`` receives ``value`` where an object of class ``cls`` (a settings object) is
+    expected: the parameter, what was received and the fix, ``param=cls(example)``; for a dict, its keys are
+    written as the keywords of the fix after ``example``'s first argument when ``cls`` needs one."""
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    article = "an" if cls.startswith(("A", "E", "I", "O", "U", "LLM")) else "a"
+    return InputError(f"received {type(value).__name__} {shown}; expected {article} {cls} object. Fix: pass "
+                      f"{param}={cls}({example}).", source=param, field=param)
+
+
+def dict_keywords(value: Any, first: str = "") -> Optional[str]:
+    """The arguments that make a settings object of the dict ``value`` (``first`` unless the dict has it, then
+    ``key=...`` per key), or ``None`` for anything but a dict of names."""
+    if not (isinstance(value, Mapping) and all(isinstance(k, str) for k in value)):
+        return None
+    return ", ".join([*([first] if first else []), *(f"{k}=..." for k in value)])
+
+
+def settings_object(value: Any, param: str, *, model: str = "'gpt-4o-mini'") -> "LLMSettings":
+    """``value`` when it is an :class:`LLMSettings`; else the :func:`object_expected` error for ``param`` (a
+    string is taken to be the model's name in the fix: ``judge=LLMSettings('gpt-4o-mini')``)."""
+    if isinstance(value, LLMSettings):
+        return value
+    example = repr(value) if isinstance(value, str) else \
+        dict_keywords(value, "" if isinstance(value, Mapping) and "model" in value else model) or \
+        f"{model}, base_url=..., api_key=..."
+    raise object_expected(value, param, "LLMSettings", example)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
 
-from ragexam.errors import InputError, integer_in, number_in
+from ragexam.errors import InputError, integer_in, number_in, option
 from ragexam.llm.settings import LLMSettings
 from ragexam.metrics.judge.builtin.faithfulness import METRIC as FAITHFULNESS
 from ragexam.questions.prompts import CITE_MODES
@@ -109,6 +109,11 @@ class GenerateConfig:
     agree_at: int = 4
 
     def __post_init__(self) -> None:
+        if not (isinstance(self.kinds, Mapping) and all(isinstance(k, str) and isinstance(v, str)
+                                                        for k, v in self.kinds.items())):
+            raise InputError(f"received {self.kinds!r}; expected a dict of kind names to their instructions, e.g. "
+                             "kinds={'procedure': 'asks how to carry out a multi-step procedure'}",
+                             source=option("kinds", "--kind"), field="kinds")
         for name, low, high, optional in (("n", 1, None, False), ("per_call", 1, 10, False),
                                           ("section_chars", 200, None, False), ("min_evidence_chars", 1, None, False),
                                           ("max_evidence_chars", 1, None, False), ("ooc_top", 1, 20, False),
@@ -204,6 +209,12 @@ def resolve(model: Optional[str], n: Optional[int], options: Mapping[str, Option
     ``options`` (fields of either; an unknown one is an :class:`InputError` listing both), ``n``, ``model`` and
     optional ``settings`` / ``config`` objects the options then override.  The generator's temperature defaults
     to :func:`default_temperature` of the citation mode."""
+    from ragexam.llm.settings import dict_keywords, object_expected, settings_object
+
+    if settings is not None:
+        settings_object(settings, "settings")
+    if config is not None and not isinstance(config, GenerateConfig):
+        raise object_expected(config, "config", "GenerateConfig", dict_keywords(config) or "n=200, mix=..., ...")
     if n is not None:
         options = dict(options, n=n)
     elif config is None:

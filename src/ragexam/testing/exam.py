@@ -126,10 +126,8 @@ def check_exam(result: ExamResult, min: Mapping[str, float], *, on: str = "lower
                          source="assert_exam", field="min")
     floors = []
     for name, value in min.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InputError(f"received {value!r} as the floor of {name!r}; expected a number", source="assert_exam",
-                             field="min")
-        floors.append(Floor(str(name), float(value)))
+        floors.append(Floor(str(name), number_in(value, source="assert_exam", field="min",
+                                                 what=f"a finite number as the floor of {name!r}")))
     if min_coverage is not None:
         number_in(min_coverage, 0.0, 1.0, source="assert_exam", field="min_coverage", what="a fraction")
     run, report = _as_run(result)

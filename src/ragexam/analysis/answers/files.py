@@ -28,6 +28,7 @@ The run folder an answer set came from is read by :func:`ragexam.storage.runfold
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
@@ -91,10 +92,46 @@ def _str_list(v: object, source: str, line: int, name: str) -> Tuple[str, ...]:
     return tuple(v)
 
 
-def load_answers(path: PathLike) -> List[AnswerRecord]:
+def load_answers(path: Union[PathLike, Sequence[Union[AnswerRecord, Dict[str, Any]]]]) -> List[AnswerRecord]:
     """Read an answers file (or the bundled ``it_helpdesk`` answers) strictly: the first problem
-    raises :class:`~ragexam.errors.InputError` naming file, line and field."""
-    return list(iter_answers(path))
+    raises :class:`~ragexam.errors.InputError` naming file, line and field.  A list of :class:`AnswerRecord`
+    objects or of records (dicts with a file's fields, read as its lines are) is checked the same way."""
+    if isinstance(path, (str, os.PathLike)):
+        return list(iter_answers(path))
+    if not isinstance(path, (list, tuple)):
+        raise InputError(f"received a {type(path).__name__}; expected an answers file (a path), a bundled name, or "
+                         "a list of AnswerRecord objects or records ({'query_id': ..., 'answer': ..., ...}).",
+                         source="answers", field="answers")
+    seen: Dict[Tuple[Optional[str], str], int] = {}
+    out = []
+    for i, x in enumerate(path):
+        where = f"answers[{i}]"
+        if isinstance(x, dict):
+            try:
+                x = _record(json.dumps(x, ensure_ascii=False), where, None)  # type: ignore[arg-type]
+            except TypeError as err:  # a value JSON cannot hold
+                raise InputError(f"{err}; expected the values of a JSON object", source=where) from None
+        elif not isinstance(x, AnswerRecord):
+            raise InputError(f"received {type(x).__name__}; expected an AnswerRecord or a record (a dict)",
+                             source=where, field="answers")
+        _unseen(x, seen, i, where, None)
+        out.append(x)
+    if not out:
+        raise InputError("received no answers; expected at least one.", source="answers", field="answers")
+    return out
+
+
+def _unseen(rec: AnswerRecord, seen: Dict[Tuple[Optional[str], str], int], at: int, source: str,
+            line: Optional[int]) -> None:
+    """``rec``'s question and pipeline recorded in ``seen`` (at ``at``: a line, a position), or an
+    :class:`InputError` when an answer before it had them."""
+    key = (rec.pipeline, rec.query_id)
+    if key in seen:
+        what = f"query_id {rec.query_id!r}" + (f" with pipeline {rec.pipeline!r}" if rec.pipeline else "")
+        where = f"on line {seen[key]}" if line is not None else f"as answers[{seen[key]}]"
+        raise InputError(f"{what} already appeared {where}; expected one answer per question "
+                         "and pipeline", source=source, line=line, field="query_id")
+    seen[key] = at
 
 
 def iter_answers(path: PathLike) -> Iterator[AnswerRecord]:
@@ -124,12 +161,7 @@ def iter_answers(path: PathLike) -> Iterator[AnswerRecord]:
             if not text.strip():
                 continue
             rec = _record(text, source, lineno)
-            key = (rec.pipeline, rec.query_id)
-            if key in seen:
-                what = f"query_id {rec.query_id!r}" + (f" with pipeline {rec.pipeline!r}" if rec.pipeline else "")
-                raise InputError(f"{what} already appeared on line {seen[key]}; expected one answer per question "
-                                 "and pipeline", source=source, line=lineno, field="query_id")
-            seen[key] = lineno
+            _unseen(rec, seen, lineno, source, lineno)
             n += 1
             yield rec
     if not n:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple, Union
 
 from ragexam.analysis.judging.check import MIN_QUESTIONS, SCORE_SAMPLE
-from ragexam.errors import InputError, integer_in, number_in
+from ragexam.errors import InputError, integer_in, judge_needed, number_in, option
 from ragexam.metrics.judge.metric import JudgeMetric
 from ragexam.metrics.verdicts import CorrectIf
 from ragexam.types import CorpusLike
@@ -105,8 +105,9 @@ class ScoreOptions:
     def check_judge(self, *, judge: bool, human: bool, source: str = "score") -> None:
         """The settings that need an LLM judge have one (``judge``; ``human``: human labels were given)."""
         if self.min_coverage is not None and not judge:
-            raise InputError("--min-coverage applies to an LLM judge; pass --judge-model too", source=source,
+            raise InputError(judge_needed(option("min_coverage")), source=source,
                              field="min_coverage")
         if human and not judge:
-            raise InputError("--human labels correct an LLM judge's scores; pass --judge-model too", source=source,
+            raise InputError(judge_needed(f"{option('human')} (human labels correcting a judge's scores)"),
+                             source=source,
                              field="human")

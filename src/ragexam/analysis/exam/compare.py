@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam import fmt
-from ragexam.errors import InputError
+from ragexam.errors import InputError, option, setting
 from ragexam.signature import Signature
 from ragexam.storage.runfolder import RunData, metric_columns, miss_cutoff
 
@@ -134,17 +134,17 @@ def _pairs(a: RunData, b: RunData, pipeline: Optional[str], pipeline_b: Optional
         if name_a not in pa:
             raise InputError(f"received {name_a!r}, which is not a pipeline of run A "
                              f"({_label(a, 'A')}); its pipelines: {', '.join(pa) or 'none'}.",
-                             source="compare", field="--pipeline")
+                             source="compare", field=option("pipeline"))
         if name_b not in pb:
             raise InputError(f"received {name_b!r}, which is not a pipeline of run B "
                              f"({_label(b, 'B')}); its pipelines: {', '.join(pb) or 'none'}.",
-                             source="compare", field="--pipeline-b" if pipeline_b else "--pipeline")
+                             source="compare", field=option("pipeline_b" if pipeline_b else "pipeline"))
         return [(name_a, name_b)]
     shared = [p for p in pa if p in pb]
     if not shared:
         raise InputError(f"the runs share no pipeline (A: {', '.join(pa)}; B: {', '.join(pb)}). Fix: name "
-                         "one of each with --pipeline A_NAME --pipeline-b B_NAME.", source="compare",
-                         field="--pipeline")
+                         f"one of each with {setting('pipeline', 'A_NAME')} and {setting('pipeline_b', 'B_NAME')}.",
+                         source="compare", field=option("pipeline"))
     return [(p, p) for p in shared]
 
 
@@ -251,7 +251,8 @@ def _chosen_metrics(a: RunData, b: RunData, metrics: Optional[Sequence[str]]) ->
             from ragexam.errors import MetricNameError
 
             raise MetricNameError(f"received {', '.join(map(repr, unknown))}; the metrics both runs have are: "
-                                  f"{', '.join(available) or 'none'}.", source="compare", field="--metric")
+                                  f"{', '.join(available) or 'none'}.", source="compare",
+                                  field=option("metrics", "--metric"))
         return list(metrics)
     if not available:
         raise InputError("the runs have no metric column in common.", source="compare")
@@ -345,6 +346,9 @@ def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipe
     """
     from ragexam import stats
 
+    from ragexam.errors import names
+
+    metrics = names(metrics, source="compare", field="metrics", what="a metric name")
     _check_runs(a, b)
     cfg = a.config
     seed = int(seed if seed is not None else cfg.get("seed", stats.DEFAULT_SEED))
@@ -352,7 +356,7 @@ def compare_runs(a: RunData, b: RunData, *, pipeline: Optional[str] = None, pipe
     n_permutations = int(n_permutations if n_permutations is not None else cfg.get("n_permutations", 10000))
     k = int(miss_k if miss_k is not None else miss_cutoff(a.summary))
     if k < 1:
-        raise InputError(f"received {k}; expected a cutoff >= 1.", source="compare", field="--miss-k")
+        raise InputError(f"received {k}; expected a cutoff >= 1.", source="compare", field=option("miss_k"))
     notes: List[str] = []
     _check_grading(a, b, allow_grading_change, notes)
     notes += _dataset_notes(a, b, k)

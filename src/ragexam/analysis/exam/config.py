@@ -40,11 +40,12 @@ when no relevant unit is in the top 5, the usual number of chunks put in a promp
 from __future__ import annotations
 
 import math
+from os import PathLike as PathLikeType
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, audience, option, setting
 from ragexam.types import (ChunkerLike, Chunkers, CorpusData, CorpusLike, ExecutorLike, PathLike, QAData, QALike, RetrievedLike,
                            RetrievedRef, RetrieverLike, Retrievers, check_keywords)
 from ragexam.storage.files import read_settings_file
@@ -125,7 +126,7 @@ def parse_k(value: Union[int, str, Iterable[Any], None], source: str = "k") -> T
                 continue
             parsed = parse_cutoff(p)
             if parsed is None:
-                raise InputError(f"received {p!r}; expected positive integer cutoffs such as -k 1 -k 3 or -k 1,3,5, "
+                raise InputError(f"received {p!r}; expected positive integer cutoffs such as {_k_example()}, "
                                  "or a context budget: 2000c (characters) or 512t (tokens).", source=source,
                                  field="k")
             if parsed[1] is None:
@@ -133,9 +134,14 @@ def parse_k(value: Union[int, str, Iterable[Any], None], source: str = "k") -> T
             else:
                 budgets.append((parsed[1], parsed[0]))
     if not counts and not budgets:
-        raise InputError("no cutoff given; expected positive integers such as -k 1,3,5,10 (or a budget: -k 2000c).",
-                         source=source, field="k")
+        raise InputError(f"no cutoff given; expected positive integers such as {_k_example()} (or a budget: "
+                         f"{setting('k', '2000c')}).", source=source, field="k")
     return (*sorted(set(counts)), *(f"{n}{u}" for u, n in sorted(set(budgets))))
+
+
+def _k_example() -> str:
+    """How the reader writes cutoffs: ``-k 1 -k 3 or -k 1,3,5`` on the command line, ``k=(1, 3, 5)`` in Python."""
+    return "-k 1 -k 3 or -k 1,3,5" if audience() == "cli" else "k=(1, 3, 5) or k='1,3,5'"
 
 
 def split_k(k: Sequence[Union[int, str]]) -> Tuple[Tuple[int, ...], Tuple[str, ...]]:
@@ -256,13 +262,16 @@ class RunConfig:
             setattr(self, key, value)
         if not self.retrievers and not self.retrieved:
             raise InputError("received no retriever and no results file; expected at least one retriever (e.g. "
-                             "bm25) or a results file to grade (--retrieved).", source=src, field="retrievers")
+                             f"bm25) or a results file to grade ({setting('retrieved', 'FILE')}).", source=src,
+                             field="retrievers")
         too_deep = [k for k in self.cutoffs if k > self.depth]
         if too_deep:
             raise InputError(f"cutoff k={too_deep[0]} is larger than the retrieval depth {self.depth}; "
-                             f"raise --depth or lower -k.", source=src, field="k")
+                             f"raise the depth ({setting('depth', max(self.cutoffs))}) or lower the cutoffs.",
+                             source=src, field="k")
         if self.miss_k > self.depth:
-            raise InputError(f"miss_k={self.miss_k} is larger than the retrieval depth {self.depth}.",
+            raise InputError(f"miss_k={self.miss_k} is larger than the retrieval depth {self.depth}; raise the depth "
+                             f"({setting('depth', self.miss_k)}) or lower {option('miss_k')}.",
                              source=src, field="miss_k")
 
     def to_dict(self, retriever_names: Sequence[str], chunker_names: Sequence[str]) -> Dict[str, Any]:
@@ -296,6 +305,22 @@ class RunOptions:
     headers: Optional[Mapping[str, str]] = None
     llm: Optional["LLMSettings"] = None
 
+    def __post_init__(self) -> None:
+        if self.cache_dir is not None and not isinstance(self.cache_dir, (str, PathLikeType)):
+            raise InputError(f"received {self.cache_dir!r}; expected a folder (a path).", source="run",
+                             field="cache_dir")
+        if not isinstance(self.progress, bool):
+            raise InputError(f"received {self.progress!r}; expected True or False.", source="run", field="progress")
+        h = self.headers
+        if h is not None and not (isinstance(h, Mapping) and all(isinstance(k, str) and isinstance(v, str)
+                                                                 for k, v in h.items())):
+            raise InputError(f"received a {type(h).__name__}; expected a dict of header names to values, e.g. "
+                             "headers={'Authorization': 'Bearer ...'}.", source="run", field="headers")
+        if self.llm is not None:
+            from ragexam.llm.settings import settings_object
+
+            settings_object(self.llm, "llm", model="'rerank'")  # the model comes from the rerank:llm:MODEL spec
+
 
 #: the keywords of :func:`ragexam.run` beside corpus, qa, retrievers, chunkers and retrieved: ``k`` (the cutoffs
 #: and budgets) and the other settings of :class:`RunConfig`, then those of :class:`RunOptions`
@@ -307,9 +332,16 @@ def run_parts(corpus: Optional[CorpusLike], qa: QALike, retrievers: Optional[Ret
               retrieved: Optional[RetrievedLike], keywords: Mapping[str, object]) -> Tuple[RunConfig, RunOptions]:
     """The :class:`RunConfig` (checked) and :class:`RunOptions` of a call of :func:`ragexam.run`; a keyword it
     does not take is a ``TypeError`` naming the ones it takes."""
+    from ragexam.data.loaders import check_qa, corpus_object, qa_object
+
     check_keywords(keywords, RUN_KEYWORDS, "run")
     opts = RunOptions(**{k: v for k, v in keywords.items() if k in _OPTION_NAMES})  # type: ignore[arg-type]
     settings = {("cutoffs" if k == "k" else k): v for k, v in keywords.items() if k not in _OPTION_NAMES}
+    # objects made in Python are checked as files are (against the corpus once it is loaded: run())
+    if corpus is not None and not isinstance(corpus, (str, PathLikeType)):
+        corpus = corpus_object(corpus)
+    if not isinstance(qa, (str, PathLikeType)):
+        qa = check_qa(qa_object(qa))
     refs = _as_list(retrieved)
     if retrievers is None:
         retrievers = [] if refs else list(DEFAULT_RETRIEVERS)
@@ -322,11 +354,18 @@ _OPTION_NAMES = frozenset(f.name for f in fields(RunOptions))
 
 
 def _as_list(value: Optional[RetrievedLike]) -> List[RetrievedRef]:
+    """The results files of ``retrieved``: one (a path or a loaded file) or any iterable of them."""
     if value is None:
         return []
-    if isinstance(value, (str, Path)) or not isinstance(value, (list, tuple)):
-        return [value]  # type: ignore[list-item]
-    return list(value)
+    one = isinstance(value, (str, PathLikeType, Mapping)) or hasattr(value, "sets")
+    refs = [value] if one or not isinstance(value, Iterable) else list(value)  # type: ignore[arg-type]
+    for ref in refs:
+        if not (isinstance(ref, (str, PathLikeType)) or hasattr(ref, "sets")):
+            shown = repr(ref) if len(repr(ref)) <= 40 else repr(ref)[:37] + "..."
+            raise InputError(f"received {type(ref).__name__} {shown}; expected a results file (a path; 'FILE>rerank:...' "
+                             "reranks it), a loaded RetrievedFile, or a list of them.", source="run",
+                             field="retrieved")
+    return refs  # type: ignore[return-value]
 
 
 def _executor_label(ex: ExecutorLike) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, setting
 from ragexam.types import (ChunkerLike, ChunkerObject, RetrievedRef, RetrieverLike, RetrieverObject,
                            TextRetrieverObject)
 
@@ -172,6 +172,9 @@ def make_chunker(spec_or_obj: ChunkerLike, embedder: Optional["Embedder"] = None
     from ragexam.data.chunking import Chunker
     from ragexam.retrieval.chunk_models import bind_chunker
 
+    if isinstance(spec_or_obj, type):
+        raise InputError(f"received the class {spec_or_obj.__name__}; expected a chunker object: pass an "
+                         f"instance, {spec_or_obj.__name__}(...).", source="chunkers", field="chunkers")
     if isinstance(spec_or_obj, (str, Chunker)):
         return bind_chunker(spec_or_obj, embedder, cache_dir=cache_dir)
     if isinstance(getattr(spec_or_obj, "spec", None), str) and callable(getattr(spec_or_obj, "spans", None)):
@@ -219,6 +222,9 @@ def make_retriever(spec_or_obj: RetrieverLike, options: Mapping[str, object]) ->
         return re.sub(r"://[^/@?>]*@", "://", spec_or_obj.strip()), obj
     from ragexam.retrieval.texts import is_text_retriever
 
+    if isinstance(spec_or_obj, type):
+        raise InputError(f"received the class {spec_or_obj.__name__}; expected a retriever object: pass an "
+                         f"instance, {spec_or_obj.__name__}(...).", source="retrievers", field="retrievers")
     if (callable(getattr(spec_or_obj, "index", None)) and callable(getattr(spec_or_obj, "search", None))) \
             or is_text_retriever(spec_or_obj):
         label = getattr(spec_or_obj, "spec", None)
@@ -312,8 +318,9 @@ def plan_pipelines(retrievers: Sequence[RetrieverLike], chunkers: Sequence[Chunk
     chunk_slots = [i for i, (_, obj) in enumerate(slots) if not is_text_retriever(obj)]
     if chunk_slots and not have_corpus:
         raise InputError(f"retriever {slots[chunk_slots[0]][0]!r} indexes ragexam's chunks of a corpus, but no corpus "
-                         "was given; pass the corpus (--corpus PATH_OR_NAME), or grade only pipelines that return "
-                         "texts (--retrieved, http:URL).", source="corpus", field="corpus")
+                         f"was given; pass the corpus ({setting('corpus', 'PATH_OR_NAME')}), or grade only pipelines "
+                         f"that return texts ({setting('retrieved', 'FILE')}, http:URL).", source="corpus",
+                         field="corpus")
     stage_options = {k: options.get(k) for k in ("progress", "headers", "llm", "cache_dir")
                      if options.get(k) is not None}
     n_given = len(slots)

@@ -66,6 +66,7 @@ metrics); the console rendering lives in :mod:`ragexam.report.console_run`.
 from __future__ import annotations
 
 import json
+from os import PathLike
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -149,7 +150,10 @@ class RunResult:
         """
         import pandas as pd
 
-        names = self.main_metrics if metrics == "main" else self.metrics if metrics == "all" else list(metrics)
+        from ragexam.errors import names as names_of
+
+        names = self.main_metrics if metrics == "main" else self.metrics if metrics == "all" else \
+            names_of(metrics, source="metrics_table", field="metrics", what="a metric name")
         unknown = [m for m in names if m not in self.metrics]
         if unknown:
             raise InputError(f"metric {unknown[0]!r} was not computed; computed: {', '.join(self.metrics)}.",
@@ -321,6 +325,10 @@ def _run(cfg: RunConfig, opts: RunOptions, executor: "Executor") -> RunResult:
                   llm=opts.llm, executor=executor)
     data = S.load(cfg.corpus, cfg.qa, relevance=cfg.relevance, ignore_punctuation=cfg.ignore_punctuation,
                   overlap=cfg.overlap, split=cfg.split)
+    if not isinstance(cfg.qa, (str, PathLike)) and data.corpus is not None:
+        from ragexam.data.loaders import check_qa  # a set made in Python, against the corpus as a file is
+
+        check_qa(data.qa, data.corpus, ignore_punctuation=cfg.ignore_punctuation)
     plan.check_questions([q.query_id for q in data.questions])
     chunks = S.chunk(data, plan.chunkers, cache_dir=opts.cache_dir, cache=plan.uses_cache)
     rankings = S.retrieve(data, chunks, plan, depth=cfg.depth)
