@@ -486,3 +486,22 @@ def test_lists_and_wrong_types_given_for_inputs(files):
         _run(files, llm={"base_url": "http://127.0.0.1:9/v1"})
     with pytest.raises(InputError, match="field 'progress': received 'no'; expected True or False"):
         _run(files, progress="no")
+
+
+def test_what_validate_warns_of_a_question_set_run_says_too(tmp_path):
+    """Evidence found only outside a question's relevant documents: validate warned, run said nothing."""
+    corpus, qa = write_set(tmp_path)
+    rows = [dict(q) for q in QA]
+    rows[0]["relevant_doc_ids"] = ["d2"]  # "beta banana" is in d1
+    qa.write_text("".join(json.dumps(q) + "\n" for q in rows), encoding="utf-8")
+    res = ragexam.run(corpus, qa, retrievers=[FixedRetriever()], chunkers=["paragraphs"], n_resamples=50,
+                      n_permutations=50)
+    assert any(w.startswith("1 question of the set: evidence occurs only in documents outside relevant_doc_ids "
+                            f"(evidence_not_in_relevant; e.g. {qa}:1); `ragexam validate` lists each") for w in
+               res.summary.warnings), res.summary.warnings
+    from ragexam.data import QASet, load_corpus, load_qa
+
+    made = QASet(list(load_qa(qa).questions))  # a set made in Python is warned of the same way
+    res = ragexam.run(load_corpus(corpus), made, retrievers=[FixedRetriever()], chunkers=["paragraphs"],
+                      n_resamples=50, n_permutations=50)
+    assert any("evidence_not_in_relevant; e.g. QASet" in w for w in res.summary.warnings), res.summary.warnings

@@ -28,7 +28,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tupl
 from ragexam import fmt
 from ragexam.data.beir import is_beir_folder
 from ragexam.data.datasets import BUNDLED, resolve
-from ragexam.data.problems import ProblemCollector
+from ragexam.data.problems import KINDS, WARNING, Problem, ProblemCollector
 from ragexam.data.reading import iter_csv, iter_jsonl, parse_json_cell, read_lines, read_text
 from ragexam.data.schema import Corpus, Document, QASet, Question
 from ragexam.errors import InputError
@@ -502,6 +502,21 @@ def _questions(text: Iterable[str], file: str, col: ProblemCollector
         yield (line, *_question(obj, file, line, col))
 
 
+def warning_lines(problems: Sequence[Problem]) -> List[str]:
+    """The warnings among ``problems``, one line per kind: how many questions, what it means, the first two
+    (file and line) and where to read them all."""
+    by_kind: Dict[str, List[Problem]] = {}
+    for p in problems:
+        if p.level == WARNING:
+            by_kind.setdefault(p.kind, []).append(p)
+    out = []
+    for kind, ps in by_kind.items():
+        where = "; ".join(f"{p.file}:{p.line}" if p.line is not None else str(p.file) for p in ps[:2])
+        out.append(f"{fmt.plural(len(ps), 'question')} of the set: {KINDS[kind][1]} ({kind}; e.g. {where}"
+                   f"{' ...' if len(ps) > 2 else ''}); `ragexam validate` lists each")
+    return out
+
+
 def load_qa(path: Union[PathLike, QASet, Sequence[object]], corpus: Union[Corpus, PathLike, None] = None, *,
             ignore_punctuation: bool = False, split: Optional[str] = None) -> QASet:
     """Load a QA set (JSONL, or a bundled name) strictly; raise ``InputError`` on the first error.
@@ -528,6 +543,7 @@ def load_qa(path: Union[PathLike, QASet, Sequence[object]], corpus: Union[Corpus
             corpus = load_corpus(corpus)
         check_qa_against_corpus(qa.questions, parsed.file, corpus.documents, set(corpus.doc_ids), col,
                                 ignore_punctuation=ignore_punctuation)
+    qa.warnings = warning_lines(col.problems)
     return qa
 
 
@@ -572,4 +588,5 @@ def check_qa(qa: QASet, corpus: Optional[Corpus] = None, *, ignore_punctuation: 
         check_qa_against_corpus([replace(q, line=i) for i, q in enumerate(questions, 1)], label, corpus.documents,
                                 set(corpus.doc_ids), col, ignore_punctuation=ignore_punctuation)
         _raise_first(col, label, questions, "query_id")
+        qa.warnings = warning_lines(col.problems)
     return qa

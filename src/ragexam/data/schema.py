@@ -220,6 +220,8 @@ class QASet(_Keyed[Question]):
 
     questions: List[Question]
     source: Optional[str] = None
+    #: what the checks against the corpus warned of, one line per kind (``ragexam validate`` lists each question)
+    warnings: List[str] = field(default_factory=list, compare=False)
     _key: ClassVar[str] = "query_id"
 
     def _items(self) -> List[Question]:

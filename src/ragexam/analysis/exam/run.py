@@ -329,6 +329,7 @@ def _run(cfg: RunConfig, opts: RunOptions, executor: "Executor") -> RunResult:
         from ragexam.data.loaders import check_qa  # a set made in Python, against the corpus as a file is
 
         check_qa(data.qa, data.corpus, ignore_punctuation=cfg.ignore_punctuation)
+    plan.warnings.extend(data.qa.warnings)  # what validate warns of, run says too
     plan.check_questions([q.query_id for q in data.questions])
     chunks = S.chunk(data, plan.chunkers, cache_dir=opts.cache_dir, cache=plan.uses_cache)
     rankings = S.retrieve(data, chunks, plan, depth=cfg.depth)
