@@ -182,3 +182,14 @@ def test_a_judge_dry_run_names_judgments_settled_without_a_call_as_such():
     print_plan(SimpleNamespace(**{**vars(plan), "skipped": 0, "by_metric": {"faithfulness": dict(row, skipped=0)}}),
                console)
     assert "settled without the judge" not in console.export_text()
+
+
+def test_a_tag_on_a_pipeline_row_stays_when_the_name_is_dropped_to_fit():
+    """A run too wide for the names printed 'P1' alone: the row of zeros of a pipeline that produced nothing lost
+    its '[produced nothing]'."""
+    from ragexam.report.tables import pipeline_keys
+
+    full, short = pipeline_keys([("P1", "bm25", ""), ("P2", "http:http://x/s", " [produced nothing]"), None,
+                                 ("P3", "dense")])
+    assert [r[0].plain if r[0] != "" else "" for r in short.cells] == ["P1", "P2 [produced nothing]", "", "P3"]
+    assert full.cells[1][0].plain == "P2 http:http://x/s [produced nothing]" and full.cells[3][0].plain == "P3 dense"

@@ -273,6 +273,9 @@ def test_a_pipeline_that_produced_nothing_is_flagged_and_exits_1(capsys, tmp_pat
     assert code == 1, err
     assert f"error: pipeline {spec!r} produced nothing: every question failed" in err
     assert "[produced nothing]" in out and "produced nothing: every question failed" in out
+    # the main table marks the row even when it is too narrow for the names (the label-only form)
+    assert "[produced nothing]" in out.split("Retrieval metrics")[1].split("\n\n")[0]
+    assert f"{spec}: no text returned" in out and "0 texts returned" not in out
     summary = json.loads((tmp_path / "run" / "summary.json").read_text(encoding="utf-8"))
     assert summary["results"][spec]["produced_nothing"].startswith("every question failed")
     assert "produced_nothing" not in summary["results"]["bm25:whitespace | paragraphs:400"]

@@ -137,8 +137,8 @@ def _pipeline_keys(summary: RunSummary, rows: Sequence[Optional[PipelineInfo]], 
     label and the name (the retriever only when every pipeline has the same chunker), or the label."""
     labels = _labels(summary)
     failed = summary.failed_pipelines
-    named = [None if p is None else (labels.get(p.name, "?"), (str(p.retriever or p.name) if one_chunker else p.name)
-                                     + (" [produced nothing]" if p.name in failed else "")) for p in rows]
+    named = [None if p is None else (labels.get(p.name, "?"), str(p.retriever or p.name) if one_chunker else p.name,
+                                     " [produced nothing]" if p.name in failed else "") for p in rows]
     return pipeline_keys(named, extra, extra_cells)
 
 
@@ -207,6 +207,8 @@ def _dataset_card(console, summary: RunSummary, saved: Saved) -> None:
 
 def _size_text(name: str, c: ChunkSizes) -> str:
     """One chunking's sizes: ``paragraphs:400 81 chunks, mean 296 / max 400 characters · ...``."""
+    if c.kind == "texts" and not c.n_chunks:
+        return f"{name}: no text returned"
     if c.kind != "texts":
         counted = fmt.plural(c.n_chunks, "chunk")
     elif c.n_returned is not None:

@@ -139,9 +139,10 @@ def pipeline_labels(names: Sequence[str]) -> Dict[str, str]:
 
 def pipeline_keys(rows: Sequence[Optional[tuple]], extra: Sequence[Column] = (),
                   extra_cells: Sequence[Sequence[Cell]] = ()) -> List[Keys]:
-    """The two key variants of a table whose rows belong to pipelines: ``rows[i]`` is ``(label, name)``
-    (``None``: the row continues the pipeline above), shown as ``P1 name`` and then as the bare ``P1``;
-    ``extra`` key columns (type, K, ...) follow with their ``extra_cells`` per row."""
+    """The two key variants of a table whose rows belong to pipelines: ``rows[i]`` is ``(label, name)`` or
+    ``(label, name, tag)`` (``None``: the row continues the pipeline above), shown as ``P1 name tag`` and then as
+    ``P1 tag`` (a tag such as ``[produced nothing]`` stays when the name is dropped to fit); ``extra`` key columns
+    (type, K, ...) follow with their ``extra_cells`` per row."""
     from rich.text import Text
 
     full, short = [], []
@@ -151,11 +152,13 @@ def pipeline_keys(rows: Sequence[Optional[tuple]], extra: Sequence[Column] = (),
             full.append(["", *more])
             short.append(["", *more])
             continue
-        label, name = row
+        label, name, tag = (*row, "") if len(row) == 2 else row
         t = Text(label, style="bold")
-        t.append(" " + str(name))
+        t.append(" " + str(name) + tag)
         full.append([t, *more])
-        short.append([Text(label, style="bold"), *more])
+        t = Text(label, style="bold")
+        t.append(tag)
+        short.append([t, *more])
     return [Keys([Column("pipeline", "left"), *extra], full), Keys([Column("", "left"), *extra], short)]
 
 
