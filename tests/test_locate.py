@@ -294,6 +294,27 @@ def test_pending_uncertain_questions_stay_without_evidence(tmp_path, capsys):
     assert any("still have no evidence" in n for n in res["notes"])
 
 
+def test_an_edit_in_a_row_left_pending_is_said_not_applied(tmp_path, capsys):
+    """A pending row keeps what locate-evidence wrote (docs/evidence.md): an edit in its cells was dropped without
+    a word ("0 edited")."""
+    qa = _strip("ai_concepts", tmp_path / "qa.jsonl")
+    out = tmp_path / "located.jsonl"
+    cli(["locate-evidence", "--corpus", "ai_concepts", "--qa", qa, "--out", out, "--no-e5"], capsys)
+    rows = _sheet(tmp_path / "located.review.csv")
+    rows[0]["evidence"] = load_corpus("ai_concepts")[rows[0]["doc_id"].split()[0]].content.split(". ")[0]
+    rows[1]["question"] = rows[1]["question"] + " (고침)"
+    _write_sheet(tmp_path / "located.review.csv", rows)
+    code, text, _ = cli(["review", "apply", "--qa", out, "--out", tmp_path / "r.jsonl", "--json"], capsys)
+    res = json.loads(text)
+    assert code == 0 and res["counts"]["edited"] == 0
+    note = next(n for n in res["notes"] if "left pending had edited cells" in n)
+    assert f"{rows[0]['query_id']} (evidence), {rows[1]['query_id']} (question)" in note and "set their status" in note
+    # the sheet as written (no edit) says nothing of the kind
+    code, text, _ = cli(["locate-evidence", "--corpus", "ai_concepts", "--qa", qa, "--out", out, "--no-e5"], capsys)
+    code, text, _ = cli(["review", "apply", "--qa", out, "--out", tmp_path / "r.jsonl", "--json"], capsys)
+    assert not any("left pending had edited cells" in n for n in json.loads(text)["notes"])
+
+
 # -- the model's confirmation ------------------------------------------------------------------------------------
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
+from ragexam import fmt
 from ragexam.data.evidence import CorpusText
 from ragexam.errors import InputError
 
@@ -219,6 +220,20 @@ def _accept(rec: Dict[str, Any], row: Mapping[str, str], sheet: Sheet, line: int
     return choice, edited
 
 
+def _pending_changes(rec: Mapping[str, Any], row: Mapping[str, str], sheet: Sheet, line: int) -> List[str]:
+    """The cells of a pending row that differ from its record (edits a pending row does not apply)."""
+    changed = [name for name in ("question", "ground_truth")
+               if name in row and str(row[name]).strip() and str(row[name]).strip() != str(rec.get(name) or "").strip()]
+    if "evidence" in row and str(row["evidence"]).strip():
+        try:
+            cell = sheet.evidence(row, line)
+        except InputError:
+            cell = None
+        if cell != _evidence(rec):
+            changed.append("evidence")
+    return changed
+
+
 #: the counts a located set's review adds to those of every review
 COUNTS = ("proposed", "runner_up", "still_without_evidence")
 
@@ -239,6 +254,7 @@ def apply_located(rs: ReviewSet, sheet: Sheet, kept: Sequence[Tuple[str, Dict[st
     :func:`~ragexam.questions.review.apply_review`) applied; ``(records, notes)``, ``counts`` updated."""
     corpus_text: Optional[CorpusText] = None
     out: List[Dict[str, Any]] = []
+    unapplied: List[str] = []
     for qid, rec, line, row, status in kept:
         located = rec.setdefault("metadata", {}).setdefault("located", {})
         if status == "accepted":
@@ -255,12 +271,19 @@ def apply_located(rs: ReviewSet, sheet: Sheet, kept: Sequence[Tuple[str, Dict[st
         else:
             located["review"] = "pending"
             counts["pending_kept"] += 1
+            changed = _pending_changes(rec, row, sheet, line)
+            if changed:
+                unapplied.append(f"{qid} ({', '.join(changed)})")
         note = str(row.get("note", "") or "").strip()
         if note:
             located["review_note"] = note
         counts["still_without_evidence"] += bool(rec.get("answerable", True) and not rec.get("evidence"))
         out.append(rec)
     notes = []
+    if unapplied:
+        notes.append(f"{fmt.plural(len(unapplied), 'row')} left pending had edited cells, not applied (a pending row "
+                     f"keeps what locate-evidence wrote): {', '.join(unapplied[:8])}"
+                     + (" ..." if len(unapplied) > 8 else "") + "; set their status to accept to apply the edits")
     if counts["still_without_evidence"]:
         notes.append(f"{counts['still_without_evidence']} kept question(s) still have no evidence (pending): `ragexam "
                      "run` by evidence refuses them; accept or reject their rows, or grade by document (--relevance "
