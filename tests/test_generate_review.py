@@ -153,6 +153,24 @@ def test_review_apply_on_the_command_line(made, tmp_path):
     assert bad.returncode == 2 and "--out" in bad.stderr
 
 
+def test_a_review_that_leaves_out_every_question_writes_no_empty_set(made, tmp_path):
+    """Every row rejected wrote a 0-byte set and exited 0: a set nobody can run."""
+    tmp, _ = made
+    rows = sheet(tmp)
+    for r in rows:
+        r["status"] = "reject"
+    review = write_sheet(tmp_path / "all_rejected.csv", rows)
+    out = tmp_path / "none.jsonl"
+    res = apply_review(tmp / "qa.jsonl", review, out)
+    assert not out.exists() and not res.records
+    assert res.refused == (f"nothing written: every question was left out ({len(rows)} rejected), and a set of no "
+                           "questions cannot be run. Fix: accept some rows, or keep the rows nobody reviewed "
+                           "(--pending keep).")
+    rows[0]["status"] = "pending"
+    res = apply_review(tmp / "qa.jsonl", write_sheet(tmp_path / "one_pending.csv", rows), out, pending="drop")
+    assert not out.exists() and f"({len(rows) - 1} rejected, 1 pending dropped)" in res.refused
+
+
 # --- rescue, the checks of an edit, and the sheet's writer ------------------------------------------------------
 @pytest.fixture(scope="module")
 def with_rejects(tmp_path_factory):

@@ -744,6 +744,13 @@ def _finish(rs: ReviewSet, result: ReviewResult, decisions: Mapping[str, str], m
     """``result`` with the set's audit and what the review leaves unread (:func:`_audit_outcome`); its records
     written to ``out`` (atomically) with their audit sidecar when given, unless ``max_junk`` refused them."""
     _audit_outcome(rs, result, decisions, max_junk)
+    if out is not None and result.refused is None and not result.records:
+        c = result.counts
+        why = ", ".join(f"{n} {w}" for n, w in ((c.get("rejected", 0), "rejected"),
+                                                (c.get("pending_dropped", 0), "pending dropped")) if n)
+        result.refused = (f"nothing written: every question was left out ({why or 'the set has none'}), and a set of "
+                          "no questions cannot be run. Fix: accept some rows, or keep the rows nobody reviewed "
+                          "(--pending keep).")
     if out is not None and result.refused is None:
         from ragexam.questions.output import _jsonl, _write
 
