@@ -295,3 +295,51 @@ def test_bundled_name_resolution(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write_jsonl(tmp_path / "it_helpdesk_local", DOCS[:1])
     assert len(load_corpus("it_helpdesk_local")) == 1
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".xlsx", ".parquet"])
+def test_a_question_set_in_a_sheet_is_one_error_with_the_fix(tmp_path, suffix):
+    """A question set is JSONL only: a sheet is one ``file_format`` error (not one ``invalid JSON`` per line) that
+    says what is read and how to convert it."""
+    from ragexam.data import validate
+
+    c = write_jsonl(tmp_path / "c.jsonl", DOCS)
+    q = tmp_path / f"qa{suffix}"
+    q.write_text("query_id,question,relevant_doc_ids\nq1,VPN?,hd_01\nq2,프린터?,hd_02\n", encoding="utf-8")
+    msg = _check(_err(load_qa, q), q, None, None)
+    assert "expected a question set in JSON Lines" in msg and "only a corpus may be CSV" in msg
+    assert "A question set kept in a sheet" in msg and f"ragexam convert --from ragas|deepeval|autorag" in msg
+    report = validate(c, q)
+    assert [(p.kind, p.line) for p in report.problems] == [("file_format", None)]
+
+
+def test_the_documented_sheet_conversion_reads_back_the_set(tmp_path, monkeypatch):
+    """docs/data-format.md's Python lines turn a sheet saved by Excel (a BOM, quoted cells with commas, quotes and
+    line breaks, Korean text, lists joined by " | ", empty cells) into the question set it was made from."""
+    import csv
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[1] / "docs" / "data-format.md").read_text(encoding="utf-8")
+    section = doc.split("## A question set kept in a sheet", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    questions = [dict(q) for q in QA] + [
+        {"query_id": "q, \"quoted\"", "question": "두 줄\n질문, 쉼표와 \"따옴표\"?", "relevant_doc_ids": ["hd_01", "hd_02"],
+         "ground_truth": "답", "answerable": True},
+        {"query_id": "q_out", "question": "점심 메뉴?", "answerable": False, "type": "out_of_corpus"}]
+    columns = ["query_id", "question", "relevant_doc_ids", "evidence", "ground_truth", "type", "answerable"]
+    with open(tmp_path / "qa.csv", "w", encoding="utf-8-sig", newline="") as f:  # Excel's "CSV UTF-8": a BOM
+        w = csv.writer(f)
+        w.writerow(columns)
+        for q in questions:
+            w.writerow([" | ".join(v) if isinstance(v, list) else str(v).lower() if isinstance(v, bool)
+                        else "" if v is None else v for v in (q.get(k) for k in columns)])
+    assert (tmp_path / "qa.csv").read_bytes().startswith(b"\xef\xbb\xbf")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "docs/data-format.md", "exec"), {})
+    expected = write_jsonl(tmp_path / "expected.jsonl", questions)
+    got = [(q.query_id, q.question, q.relevant_doc_ids, q.evidence, q.ground_truth, q.type, q.answerable)
+           for q in load_qa(tmp_path / "qa.jsonl")]
+    assert got == [(q.query_id, q.question, q.relevant_doc_ids, q.evidence, q.ground_truth, q.type, q.answerable)
+                   for q in load_qa(expected)]
+    assert "q_out" in [g[0] for g in got] and len(got) == len(questions)

@@ -179,6 +179,8 @@ FIXTURES = {
     # docs/evidence.md: the bundled questions without evidence; other tools' sets (tests/data/foreign)
     "no_evidence.jsonl": "no-evidence", "testset.csv": "ragas", "goldens.json": "deepeval",
     "autorag/qa.parquet": "autorag-qa", "autorag/corpus.parquet": "autorag-corpus",
+    # docs/data-format.md: the bundled questions kept in a sheet (lists joined by " | ", saved with a BOM as Excel does)
+    "qa.csv": "qa-sheet",
 }
 REVIEWS = re.compile(r"review (?:apply|audit|queue)|serve --review|Catalog\.of")
 
@@ -401,6 +403,7 @@ def _build_session_files(d: Path) -> Dict[str, Path]:
     questions = [json.loads(x) for x in files["qa"].read_text(encoding="utf-8").splitlines()]
     files["queries"].write_text("".join(f"{q['query_id']}\t{q['question']}\n" for q in questions), encoding="utf-8")
     _write_foreign(d, files)
+    _write_sheet(d, files)
     files["review"].parent.mkdir()
     code, out = run_ragexam(["generate", "--corpus", str(files["corpus"]), "--out", str(files["review"]),
                              "-n", "200", "--model", "gpt-4o-mini"])
@@ -420,6 +423,21 @@ def _write_foreign(d: Path, files: Dict[str, Path]) -> None:
     files["ragas"], files["deepeval"] = DATA / "ragas_testset.csv", DATA / "deepeval_goldens.json"
     (d / "autorag").mkdir()
     files["autorag-qa"], files["autorag-corpus"] = _autorag(d / "autorag")
+
+
+def _write_sheet(d: Path, files: Dict[str, Path]) -> None:
+    """docs/data-format.md's sheet: the bundled questions as CSV, lists joined by " | ", with Excel's BOM."""
+    import csv
+
+    columns = ["query_id", "question", "relevant_doc_ids", "evidence", "ground_truth", "type", "answerable"]
+    files["qa-sheet"] = d / "qa.csv"
+    with open(files["qa-sheet"], "w", encoding="utf-8-sig", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(columns)
+        for line in files["qa"].read_text(encoding="utf-8").splitlines():
+            q = json.loads(line)
+            w.writerow([" | ".join(v) if isinstance(v, list) else str(v).lower() if isinstance(v, bool)
+                        else "" if v is None else v for v in (q.get(k) for k in columns)])
 
 
 def _write_labelled(files: Dict[str, Path]) -> None:
