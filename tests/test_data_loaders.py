@@ -182,7 +182,7 @@ def test_invalid_json_line(tmp_path):
     c = tmp_path / "c.jsonl"
     c.write_text(json.dumps(DOCS[0], ensure_ascii=False) + "\n\n{\"doc_id\": \"x\", content: 1}\n", encoding="utf-8")
     msg = _check(_err(load_corpus, c), c, 3, None)
-    assert "invalid JSON at column" in msg
+    assert "invalid JSON: Expecting property name enclosed in double quotes at column 17;" in msg
 
 
 def test_duplicate_json_key(tmp_path):
@@ -343,3 +343,15 @@ def test_the_documented_sheet_conversion_reads_back_the_set(tmp_path, monkeypatc
     assert got == [(q.query_id, q.question, q.relevant_doc_ids, q.evidence, q.ground_truth, q.type, q.answerable)
                    for q in load_qa(expected)]
     assert "q_out" in [g[0] for g in got] and len(got) == len(questions)
+
+
+def test_a_truncated_line_says_where_its_string_starts(tmp_path):
+    """json's own message for a cut-off string ends in a bare "starting at": the column is said with it, whole."""
+    c = tmp_path / "c.jsonl"
+    line = json.dumps(DOCS[0], ensure_ascii=False)
+    start = line.index('"content": "') + len('"content": ')
+    c.write_text(line[: start + 20] + "\n", encoding="utf-8")
+    msg = _check(_err(load_corpus, c), c, 1, None)
+    assert f"invalid JSON: Unterminated string starting at column {start + 1}; expected one complete" in msg
+    c.write_text("{oops}\n", encoding="utf-8")
+    assert "invalid JSON: Expecting property name enclosed in double quotes at column 2;" in str(_err(load_corpus, c))
