@@ -122,6 +122,9 @@ NOT_RUN: List[Tuple[str, str, str]] = [
      "python benchmarks/judge_reply_formats.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
      "--format echo tests/data/judge_qwen_score8.jsonl.gz tests/data/judge_qwen_score8_perturbed.jsonl.gz",
      "needs the real local model; an experiment on reply formats ragexam does not send (not replayed)"),
+    ("docs/judge.md", "python -m ragexam.testing.stub --port 8091",
+     "serves until Ctrl+C (the next command of the page runs against the docs' stub): tests/test_testing_exam.py"
+     "::test_the_stub_starts_from_a_shell_and_stops_on_ctrl_c starts it so and stops it with SIGINT"),
     ("docs/judge.md", "pytest docs/examples/test_exam.py",
      "already run exactly so, in a child pytest, by tests/test_testing_exam.py"
      "::test_docs_pytest_example_runs_against_the_bundled_set"),
