@@ -308,7 +308,7 @@ def test_a_question_set_in_a_sheet_is_one_error_with_the_fix(tmp_path, suffix):
     q.write_text("query_id,question,relevant_doc_ids\nq1,VPN?,hd_01\nq2,프린터?,hd_02\n", encoding="utf-8")
     msg = _check(_err(load_qa, q), q, None, None)
     assert "expected a question set in JSON Lines" in msg and "only a corpus may be CSV" in msg
-    assert "A question set kept in a sheet" in msg and f"ragexam convert --from ragas|deepeval|autorag" in msg
+    assert "A question set kept in a sheet" in msg and "ragexam convert --from ragas|deepeval|autorag" in msg
     report = validate(c, q)
     assert [(p.kind, p.line) for p in report.problems] == [("file_format", None)]
 
@@ -355,3 +355,7 @@ def test_a_truncated_line_says_where_its_string_starts(tmp_path):
     assert f"invalid JSON: Unterminated string starting at column {start + 1}; expected one complete" in msg
     c.write_text("{oops}\n", encoding="utf-8")
     assert "invalid JSON: Expecting property name enclosed in double quotes at column 2;" in str(_err(load_corpus, c))
+
+
+def test_a_missing_sheet_is_no_such_file(tmp_path):
+    assert "no such file" in str(_err(load_qa, tmp_path / "qa.csv"))

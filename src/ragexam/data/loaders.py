@@ -400,7 +400,7 @@ def parse_qa(path: PathLike, col: ProblemCollector, *, split: Optional[str] = No
         return out
     file = str(p)
     out = ParsedQA(file)
-    if p.suffix.lower() in _NOT_JSONL:
+    if p.suffix.lower() in _NOT_JSONL and p.is_file():
         col.add("file_format", _not_jsonl(p), file=file)
         out.readable = False
         return out
