@@ -139,3 +139,20 @@ def test_chunker_help_lists_every_form():
 
     text = chunker_help()
     assert all(form in text for form in CHUNKER_FORMS) and "Default: paragraphs:400" in text
+
+
+@pytest.mark.parametrize("spec,suggestion", [
+    ("paragraph:400", "paragraphs:400"), ("Paragraphs", "paragraphs"), ("recursiv:500:50", "recursive:500:50"),
+    ("sentence:3", "sentences:3"), ("token:256:32", "tokens:256:32")])
+def test_a_misspelt_chunker_name_is_suggested_with_the_rest_kept(spec, suggestion):
+    with pytest.raises(InputError) as err:
+        parse_chunker(spec)
+    assert str(err.value).endswith(f"Did you mean '{suggestion}'?")
+    parse_chunker(suggestion)  # the suggestion itself is valid
+
+
+@pytest.mark.parametrize("spec", ["zzz:1", "paragraphs:400x", "para{x}:3"])
+def test_no_chunker_suggestion_without_a_close_name(spec):
+    with pytest.raises(InputError) as err:
+        parse_chunker(spec)
+    assert "Did you mean" not in str(err.value)

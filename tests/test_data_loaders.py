@@ -208,7 +208,7 @@ def test_invalid_json_line(tmp_path):
     c = tmp_path / "c.jsonl"
     c.write_text(json.dumps(DOCS[0], ensure_ascii=False) + "\n\n{\"doc_id\": \"x\", content: 1}\n", encoding="utf-8")
     msg = _check(_err(load_corpus, c), c, 3, None)
-    assert "invalid JSON at column" in msg
+    assert "invalid JSON: Expecting property name enclosed in double quotes at column 17;" in msg
 
 
 def test_duplicate_json_key(tmp_path):
@@ -348,3 +348,67 @@ def test_objects_are_loaded_and_checked_as_files_are():
         load_corpus(Corpus([Document("a", "x"), Document("b", "")]))
     with pytest.raises(InputError, match="^qa: field 'qa': received a dict; expected a question set file"):
         load_qa({"query_id": "q"})
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".xlsx", ".parquet"])
+def test_a_question_set_in_a_sheet_is_one_error_with_the_fix(tmp_path, suffix):
+    """A question set is JSONL only: a sheet is one ``file_format`` error (not one ``invalid JSON`` per line) that
+    says what is read and how to convert it."""
+    from ragexam.data import validate
+
+    c = write_jsonl(tmp_path / "c.jsonl", DOCS)
+    q = tmp_path / f"qa{suffix}"
+    q.write_text("query_id,question,relevant_doc_ids\nq1,VPN?,hd_01\nq2,프린터?,hd_02\n", encoding="utf-8")
+    msg = _check(_err(load_qa, q), q, None, None)
+    assert "expected a question set in JSON Lines" in msg and "only a corpus may be CSV" in msg
+    assert "A question set kept in a sheet" in msg and "ragexam convert --from ragas|deepeval|autorag" in msg
+    report = validate(c, q)
+    assert [(p.kind, p.line) for p in report.problems] == [("file_format", None)]
+
+
+def test_the_documented_sheet_conversion_reads_back_the_set(tmp_path, monkeypatch):
+    """docs/data-format.md's Python lines turn a sheet saved by Excel (a BOM, quoted cells with commas, quotes and
+    line breaks, Korean text, lists joined by " | ", empty cells) into the question set it was made from."""
+    import csv
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[1] / "docs" / "data-format.md").read_text(encoding="utf-8")
+    section = doc.split("## A question set kept in a sheet", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    questions = [dict(q) for q in QA] + [
+        {"query_id": "q, \"quoted\"", "question": "두 줄\n질문, 쉼표와 \"따옴표\"?", "relevant_doc_ids": ["hd_01", "hd_02"],
+         "ground_truth": "답", "answerable": True},
+        {"query_id": "q_out", "question": "점심 메뉴?", "answerable": False, "type": "out_of_corpus"}]
+    columns = ["query_id", "question", "relevant_doc_ids", "evidence", "ground_truth", "type", "answerable"]
+    with open(tmp_path / "qa.csv", "w", encoding="utf-8-sig", newline="") as f:  # Excel's "CSV UTF-8": a BOM
+        w = csv.writer(f)
+        w.writerow(columns)
+        for q in questions:
+            w.writerow([" | ".join(v) if isinstance(v, list) else str(v).lower() if isinstance(v, bool)
+                        else "" if v is None else v for v in (q.get(k) for k in columns)])
+    assert (tmp_path / "qa.csv").read_bytes().startswith(b"\xef\xbb\xbf")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "docs/data-format.md", "exec"), {})
+    expected = write_jsonl(tmp_path / "expected.jsonl", questions)
+    got = [(q.query_id, q.question, q.relevant_doc_ids, q.evidence, q.ground_truth, q.type, q.answerable)
+           for q in load_qa(tmp_path / "qa.jsonl")]
+    assert got == [(q.query_id, q.question, q.relevant_doc_ids, q.evidence, q.ground_truth, q.type, q.answerable)
+                   for q in load_qa(expected)]
+    assert "q_out" in [g[0] for g in got] and len(got) == len(questions)
+
+
+def test_a_truncated_line_says_where_its_string_starts(tmp_path):
+    """json's own message for a cut-off string ends in a bare "starting at": the column is said with it, whole."""
+    c = tmp_path / "c.jsonl"
+    line = json.dumps(DOCS[0], ensure_ascii=False)
+    start = line.index('"content": "') + len('"content": ')
+    c.write_text(line[: start + 20] + "\n", encoding="utf-8")
+    msg = _check(_err(load_corpus, c), c, 1, None)
+    assert f"invalid JSON: Unterminated string starting at column {start + 1}; expected one complete" in msg
+    c.write_text("{oops}\n", encoding="utf-8")
+    assert "invalid JSON: Expecting property name enclosed in double quotes at column 2;" in str(_err(load_corpus, c))
+
+
+def test_a_missing_sheet_is_no_such_file(tmp_path):
+    assert "no such file" in str(_err(load_qa, tmp_path / "qa.csv"))

@@ -122,6 +122,9 @@ NOT_RUN: List[Tuple[str, str, str]] = [
      "python benchmarks/judge_reply_formats.py --base-url http://127.0.0.1:8091/v1 --model qwen2.5-1.5b "
      "--format echo tests/data/judge_qwen_score8.jsonl.gz tests/data/judge_qwen_score8_perturbed.jsonl.gz",
      "needs the real local model; an experiment on reply formats ragexam does not send (not replayed)"),
+    ("docs/judge.md", "python -m ragexam.testing.stub --port 8091",
+     "serves until Ctrl+C (the next command of the page runs against the docs' stub): tests/test_testing_exam.py"
+     "::test_the_stub_starts_from_a_shell_and_stops_on_ctrl_c starts it so and stops it with SIGINT"),
     ("docs/judge.md", "pytest docs/examples/test_exam.py",
      "already run exactly so, in a child pytest, by tests/test_testing_exam.py"
      "::test_docs_pytest_example_runs_against_the_bundled_set"),
@@ -179,6 +182,8 @@ FIXTURES = {
     # docs/evidence.md: the bundled questions without evidence; other tools' sets (tests/data/foreign)
     "no_evidence.jsonl": "no-evidence", "testset.csv": "ragas", "goldens.json": "deepeval",
     "autorag/qa.parquet": "autorag-qa", "autorag/corpus.parquet": "autorag-corpus",
+    # docs/data-format.md: the bundled questions kept in a sheet (lists joined by " | ", saved with a BOM as Excel does)
+    "qa.csv": "qa-sheet",
 }
 REVIEWS = re.compile(r"review (?:apply|audit|queue)|serve --review|Catalog\.of")
 
@@ -401,6 +406,7 @@ def _build_session_files(d: Path) -> Dict[str, Path]:
     questions = [json.loads(x) for x in files["qa"].read_text(encoding="utf-8").splitlines()]
     files["queries"].write_text("".join(f"{q['query_id']}\t{q['question']}\n" for q in questions), encoding="utf-8")
     _write_foreign(d, files)
+    _write_sheet(d, files)
     files["review"].parent.mkdir()
     code, out = run_ragexam(["generate", "--corpus", str(files["corpus"]), "--out", str(files["review"]),
                              "-n", "200", "--model", "gpt-4o-mini"])
@@ -420,6 +426,21 @@ def _write_foreign(d: Path, files: Dict[str, Path]) -> None:
     files["ragas"], files["deepeval"] = DATA / "ragas_testset.csv", DATA / "deepeval_goldens.json"
     (d / "autorag").mkdir()
     files["autorag-qa"], files["autorag-corpus"] = _autorag(d / "autorag")
+
+
+def _write_sheet(d: Path, files: Dict[str, Path]) -> None:
+    """docs/data-format.md's sheet: the bundled questions as CSV, lists joined by " | ", with Excel's BOM."""
+    import csv
+
+    columns = ["query_id", "question", "relevant_doc_ids", "evidence", "ground_truth", "type", "answerable"]
+    files["qa-sheet"] = d / "qa.csv"
+    with open(files["qa-sheet"], "w", encoding="utf-8-sig", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(columns)
+        for line in files["qa"].read_text(encoding="utf-8").splitlines():
+            q = json.loads(line)
+            w.writerow([" | ".join(v) if isinstance(v, list) else str(v).lower() if isinstance(v, bool)
+                        else "" if v is None else v for v in (q.get(k) for k in columns)])
 
 
 def _write_labelled(files: Dict[str, Path]) -> None:

@@ -75,3 +75,13 @@ def test_integer_in_passes_exactly_the_integers_inside_the_bounds(x, a, b):
     else:
         with pytest.raises(InputError, match=f"expected an integer from {low} to {high}"):
             integer_in(x, low, high)
+
+
+def test_did_you_mean_names_a_close_known_spelling_only():
+    from ragexam.errors import did_you_mean
+
+    assert did_you_mean("bm26", ["bm25", "dense"]) == " Did you mean 'bm25'?"
+    assert did_you_mean("DENSE", ["bm25", "dense"]) == " Did you mean 'dense'?"
+    assert did_you_mean("paragraph", ["paragraphs"], spell="{}:400") == " Did you mean 'paragraphs:400'?"
+    assert did_you_mean("bm25", ["bm25", "dense"]) == ""
+    assert did_you_mean("zzz", ["bm25", "dense"]) == ""

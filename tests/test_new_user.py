@@ -77,3 +77,28 @@ def test_report_nav_signatures_and_arrows(tmp_path):
     assert first in ("Segoe UI", "Roboto", "Arial", "DejaVu Sans"), "a Korean face draws '>' like '〉'"
     if 'id="judge"' in html:
         assert 'href="#judge"' in html
+
+
+def test_a_command_said_to_speak_korean_with_lang_has_the_option():
+    """The README said `ragexam runs`, `ragexam show latest`, `ragexam report`, "in Korean with `--lang ko`", but
+    only `report` has --lang: every command named in the clause of such a claim (from the last "(", ":", ";" or
+    sentence end before it) must take the option."""
+    import re
+    from pathlib import Path
+
+    import typer
+
+    from ragexam.cli import app
+
+    root = Path(__file__).parents[1]
+    group = typer.main.get_command(app)
+    claims = 0
+    for doc in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        text = " ".join(doc.read_text(encoding="utf-8").split())
+        for m in re.finditer(r"in Korean with `--lang", text):
+            clause = re.split(r"[(:;]|\. ", text[: m.start()])[-1]
+            for name in re.findall(r"`ragexam ([a-z-]+)", clause):
+                claims += 1
+                options = {o for p in group.commands[name].params for o in p.opts}
+                assert "--lang" in options, f"{doc.name}: `ragexam {name}` is said to speak Korean with --lang"
+    assert claims >= 1

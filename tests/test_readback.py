@@ -135,3 +135,20 @@ def test_a_deep_review_sheet_cell_and_chunks_line_name_their_line(tmp_path):
     with pytest.raises(InputError, match="nested deeper") as err:
         _read_chunks(chunks)
     assert err.value.line == 2 and err.value.source == str(chunks)
+
+
+def test_a_cut_off_file_and_answers_line_name_the_column_whole(tmp_path):
+    """A file cut off inside a string: the message says where the string starts (json's msg alone ends "at")."""
+    from ragexam.analysis.answers.files import load_answers
+    from ragexam.storage.readback import read_json
+
+    f = tmp_path / "summary.json"
+    f.write_text('{"run_id": "x",\n "title": "abc', encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        read_json(f)
+    assert info.value.line == 2 and "(Unterminated string starting at column 11)" in str(info.value)
+    a = tmp_path / "answers.jsonl"
+    a.write_text('{"query_id": "q1", "answer": "VPN 클라이언트를\n', encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_answers(a)
+    assert info.value.line == 1 and "invalid JSON: Invalid control character at column 41;" in str(info.value)

@@ -121,3 +121,24 @@ def test_keyword_conflicting_with_spec_is_an_error():
     with pytest.raises(InputError, match="give it once"):
         parse_retriever("bm25?k1=1.2", k1=1.5)
     assert parse_retriever("bm25?k1=1.2", k1=1.2).k1 == 1.2
+
+
+@pytest.mark.parametrize("spec,suggestion", [
+    ("bm26", "unknown retriever 'bm26'. Did you mean 'bm25'?"),
+    ("BM25", "Did you mean 'bm25'?"),
+    ("hybrid:bm26+dense", "unknown retriever 'bm26'. Did you mean 'bm25'?"),
+    ("dens:e5", "Did you mean 'dense'?"),
+    ("htp:x", "Did you mean 'http'?"),
+    ("bm25>rerank:dens", "unknown reranker 'dens'; Did you mean 'rerank:dense'?"),
+])
+def test_an_unknown_name_close_to_a_known_one_is_suggested(spec, suggestion):
+    with pytest.raises(InputError) as err:
+        parse_retriever(spec)
+    assert suggestion in str(err.value)
+
+
+def test_no_suggestion_for_a_name_like_none_or_a_comma():
+    for spec in ("zzz", "bm25,dnse"):
+        with pytest.raises(InputError) as err:
+            parse_retriever(spec)
+        assert "Did you mean" not in str(err.value)

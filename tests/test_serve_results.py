@@ -258,13 +258,22 @@ def test_only_named_folders_and_history_records_are_served(built, tmp_path):
 def test_the_command_checks_the_named_folders_and_history_before_listening(tmp_path, capsys):
     from ragexam.cli import main
 
-    for argv, words in (([str(tmp_path / "missing")], ("missing", "no such folder", "FOLDERS")),
-                        ([str(tmp_path)], ("has no summary.json or score.json",)),
-                        (["--history", str(tmp_path)], ("--history", "is a folder"))):
+    (tmp_path / "qa.jsonl").write_text("{}\n", encoding="utf-8")
+    fix = "check the path, or leave it out: the history's runs are shown without it"
+    for argv, words in (([str(tmp_path / "missing")], (f"{tmp_path / 'missing'}: no such folder; expected a run or "
+                                                       "score folder", fix)),
+                        ([str(tmp_path)], (f"{tmp_path}: has no summary.json or score.json", fix)),
+                        ([str(tmp_path / "qa.jsonl")], ("qa.jsonl: is a file;", "goes after --review")),
+                        (["--history", str(tmp_path)], (f"--history {tmp_path}: is a folder; expected the history "
+                                                        "database file", "leave --history out")),
+                        (["--review", str(tmp_path / "nope.jsonl")], (f"--review {tmp_path / 'nope.jsonl'}: no such "
+                                                                      "file; expected a question set (JSONL)",
+                                                                      "check the path"))):
         with pytest.raises(SystemExit) as ei:
             main(["serve", *argv, "--port", "0"])
         err = capsys.readouterr().err
-        assert ei.value.code == 2 and all(w in err for w in words), err
+        assert ei.value.code == 2 and all(w in " ".join(err.split()) for w in words), err
+        assert "field '" not in err, err
 
 
 def test_korean_pipeline_names_and_escaping(tmp_path, built):

@@ -147,6 +147,31 @@ def test_stub_serves_chat_and_embeddings(endpoint):
     assert httpx.post(endpoint.base_url + "/nothing", json={}).status_code == 404
 
 
+def test_the_stub_starts_from_a_shell_and_stops_on_ctrl_c(tmp_path):
+    """docs/judge.md's `python -m ragexam.testing.stub --port PORT`: one line with the address, the stub's replies
+    there, Ctrl+C (SIGINT) stops it with 130 and no traceback; a taken port is one line and exit 2."""
+    import signal
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    child = subprocess.Popen([sys.executable, "-m", "ragexam.testing.stub", "--port", "0"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    try:
+        line = child.stdout.readline()
+        assert line.startswith("ragexam stub endpoint: http://127.0.0.1:"), line
+        base_url = line.split()[3]
+        r = httpx.post(base_url + "/embeddings", json={"model": "e", "input": ["가나다"]}, timeout=30)
+        assert r.json()["data"][0]["embedding"] == embed("가나다")
+        taken = subprocess.run([sys.executable, "-m", "ragexam.testing.stub", "--port", base_url.split(":")[2][:-3]],
+                               capture_output=True, text=True, env=env, timeout=60)
+        assert taken.returncode == 2 and taken.stderr.startswith("error: --port ") and "Traceback" not in taken.stderr
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 130 and "Traceback" not in err, err
+
+
 # --- the plugin and the docs example, as a user runs them --------------------------------------------
 def _pytest(args, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src") + os.pathsep + os.environ.get("PYTHONPATH", ""),

@@ -81,19 +81,26 @@ def serve_cmd(
 
 
 def _check_named(catalog) -> None:
-    """Every named file exists before the server starts: a question set is a file, a result a run or score folder
-    (:class:`~ragexam.errors.InputError` naming it; a folder whose files are bad is shown with the reason)."""
+    """Every named file exists before the server starts: a question set is a file, a result a run or score folder,
+    the history a database file (:class:`~ragexam.errors.InputError` naming the option and the path as typed, what
+    was expected and the fix; a folder whose files are bad is shown with the reason)."""
     from ragexam.errors import InputError
 
     for s in catalog.sets:
         if not s.qa.is_file():
-            raise InputError("no such file" if not s.qa.exists() else "is not a file; expected the question set "
-                             "(JSONL) ragexam generate wrote", source=str(s.qa), field="review")
+            what = "no such file" if not s.qa.exists() else "is a folder"
+            raise InputError(f"{what}; expected a question set (JSONL) that `ragexam generate`, `ragexam "
+                             "locate-evidence` or `ragexam traces sample` wrote; check the path (its card and review "
+                             "sheet are read from beside it)", source=f"--review {s.qa}")
     for _, folder in catalog.results.folder_keys():
         if not any((folder / name).is_file() for name in ("summary.json", "score.json")):
-            what = "no such folder" if not folder.exists() else "has no summary.json or score.json"
-            raise InputError(f"{what}; expected a folder written by `ragexam run --out DIR` or `ragexam score --out "
-                             "DIR`", source=str(folder), field="FOLDERS")
-    if catalog.results.history.path.is_dir():
-        raise InputError("is a folder; expected the history database file (history.sqlite3)",
-                         source=str(catalog.results.history.path), field="--history")
+            what = ("no such folder" if not folder.exists() else "is a file" if folder.is_file()
+                    else "has no summary.json or score.json")
+            also = " (a question set to review goes after --review)" if folder.suffix.lower() == ".jsonl" else ""
+            raise InputError(f"{what}; expected a run or score folder to show (written by `ragexam run --out DIR` "
+                             "or `ragexam score --out DIR`); check the path, or leave it out: the history's runs are "
+                             f"shown without it{also}", source=str(folder))
+    path = catalog.results.history.path
+    if path.is_dir():
+        raise InputError(f"is a folder; expected the history database file, e.g. --history {path / 'history.sqlite3'}"
+                         " (leave --history out for the default one)", source=f"--history {path}")

@@ -24,7 +24,7 @@ from typing import Iterable, Iterator, Optional, TypeVar
 T = TypeVar("T")
 
 __all__ = ["RagexamError", "InputError", "MetricNameError", "MissingDependencyError", "speaking_to", "audience",
-           "setting", "option", "judge_needed", "command", "one_of", "integer_in", "number_in", "names"]
+           "setting", "option", "judge_needed", "command", "one_of", "integer_in", "number_in", "names", "did_you_mean"]
 
 #: who reads the messages: ``python`` (the API, the default) or ``cli`` (set by the command line's entry point)
 _AUDIENCE: ContextVar[str] = ContextVar("ragexam_audience", default="python")
@@ -119,6 +119,19 @@ def one_of(value: T, choices: Iterable[object], *, source: str | None = None, fi
     received = f"unknown {what} {value!r}" if what else f"received {value!r}"
     raise InputError(f"{received}; expected one of {', '.join(map(str, listed))}.", source=source, line=line,
                      field=field)
+
+
+def did_you_mean(name: str, known: Iterable[str], *, spell: str = "{}") -> str:
+    """`` Did you mean 'x'?`` when ``name`` (not itself known) is a close spelling of a known one (difflib,
+    ratio >= 0.6), else ``""``: the suffix of an "unknown ..." message.  ``spell`` writes the suggestion in full
+    (``"{}:400"`` keeps the rest of a spec the user typed)."""
+    import difflib
+
+    listed = [str(k) for k in known]
+    if name in listed:
+        return ""
+    hit = difflib.get_close_matches(name, listed, n=1) or difflib.get_close_matches(name.lower(), listed, n=1)
+    return f" Did you mean {spell.format(hit[0])!r}?" if hit else ""
 
 
 def integer_in(value: object, low: Optional[int] = None, high: Optional[int] = None, *, source: str | None = None,

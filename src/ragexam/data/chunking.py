@@ -77,7 +77,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 from ragexam.data.kiwi import KIWI_MODEL_TYPE, kiwi, kiwi_lock, kiwi_model_version, kiwi_version, pieces
 from ragexam.data.schema import Chunk, Document, chunk_id
-from ragexam.errors import InputError
+from ragexam.errors import InputError, did_you_mean
 
 __all__ = ["Chunker", "WholeChunker", "CharChunker", "SentenceChunker", "ParagraphChunker", "RecursiveChunker",
            "TokenChunker", "SemanticChunker", "TokenSpans", "parse_chunker", "Chunking", "ChunkingStats",
@@ -604,9 +604,12 @@ def parse_chunker(spec: Union[str, Chunker]) -> Chunker:
                          f"one of: {forms}", source="chunker")
     m = _SPEC.match(spec)
     if m is None:
+        name, colon, rest = spec.partition(":")
+        names = dict.fromkeys(f.partition(":")[0] for f in CHUNKER_FORMS)
+        hint = did_you_mean(name.strip(), names, spell="{}" + colon + rest.replace("{", "{{").replace("}", "}}"))
         raise InputError(f"invalid chunker spec {spec!r}; valid forms: {forms} (SIZE a positive "
                          "integer, 0 <= OVERLAP < SIZE, PERCENTILE from 0 to 100), e.g. 'paragraphs:400', "
-                         "'recursive:500:50' or 'tokens:256:32'", source="chunker")
+                         f"'recursive:500:50' or 'tokens:256:32'.{hint}", source="chunker")
     if m.group(1):
         return WholeChunker()
     if m.group(2):

@@ -9,7 +9,8 @@ The collecting parsers :func:`parse_corpus` and :func:`parse_qa` report every pr
 :class:`~ragexam.data.problems.ProblemCollector` and keep going, building a best-effort record
 whenever the id (and, for documents, the content) is usable, so that later checks do not
 cascade from one bad field.  The file format is chosen by extension: ``.csv`` is CSV (corpus
-only), anything else JSONL.  A directory is a BEIR folder (:mod:`ragexam.data.beir`): its
+only: a question set in a sheet -- ``.csv``, ``.tsv``, Excel -- or Parquet is one ``file_format`` error saying how
+to convert it), anything else JSONL.  A directory is a BEIR folder (:mod:`ragexam.data.beir`): its
 ``corpus.jsonl`` as the corpus, its ``queries.jsonl`` and qrels as the question set; a corpus record
 in BEIR's fields (``_id``, ``text``, ``title``) is read as ``doc_id``, ``content``, ``title``.
 
@@ -482,12 +483,29 @@ def parse_qa(path: PathLike, col: ProblemCollector, *, split: Optional[str] = No
         return out
     file = str(p)
     out = ParsedQA(file)
+    if p.suffix.lower() in _NOT_JSONL and p.is_file():
+        col.add("file_format", _not_jsonl(p), file=file)
+        out.readable = False
+        return out
     text = read_lines(p, file, col)
     if text is None:
         out.readable = False
         return out
     _keep_first(_questions(text, file, col), "query_id", file, col, out.ids, out.questions)
     return out
+
+
+_NOT_JSONL = {".csv": "a CSV", ".tsv": "a TSV", ".xlsx": "an Excel", ".xls": "an Excel", ".parquet": "a Parquet"}
+
+
+def _not_jsonl(p: Path) -> str:
+    """The one error for a question set that is a sheet (CSV, TSV, Excel) or Parquet: what is read, and the fix."""
+    return (f"is {_NOT_JSONL[p.suffix.lower()]} file; expected a question set in JSON Lines (one "
+            '{"query_id", "question", "relevant_doc_ids" | "relevance" | "evidence", ...} object per line, lists '
+            "as JSON arrays; only a corpus may be CSV). Save the rows as JSONL (docs/data-format.md, \"A question "
+            "set kept in a sheet\", has the few lines of Python that do it); a RAGAS, DeepEval or AutoRAG test set "
+            f"converts with `ragexam convert --from ragas|deepeval|autorag --to ragexam --out DIR --qa {p.name} "
+            "--corpus CORPUS`.")
 
 
 def _questions(text: Iterable[str], file: str, col: ProblemCollector

@@ -27,6 +27,7 @@ KINDS: Dict[str, tuple] = {
     "invalid_json": (ERROR, "a line is not valid JSON"),
     "not_an_object": (ERROR, "a JSON line is not an object"),
     "csv_format": (ERROR, "a CSV header or row is malformed"),
+    "file_format": (ERROR, "the file is in a format this input is not read from (a question set is JSON Lines)"),
     "missing_field": (ERROR, "a required field is absent"),
     "wrong_type": (ERROR, "a field has the wrong type"),
     "empty_value": (ERROR, "a required text is empty or blank"),

@@ -150,8 +150,8 @@ def iter_jsonl(text: Union[str, Iterable[str]], file: str, col: ProblemCollector
         try:
             obj = safejson.loads(raw, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
         except json.JSONDecodeError as err:
-            col.add("invalid_json", f"invalid JSON at column {err.colno}: {err.msg}; expected one "
-                    "complete JSON object per line", file=file, line=lineno)
+            col.add("invalid_json", f"invalid JSON: {safejson.describe_error(err)}; expected one complete JSON "
+                    "object per line", file=file, line=lineno)
             continue
         except ValueError as err:  # NaN, a duplicate key, nested too deep
             col.add("invalid_json", f"invalid JSON: {err}", file=file, line=lineno)

@@ -60,7 +60,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
 
-from ragexam.errors import InputError
+from ragexam.errors import InputError, did_you_mean
 from ragexam.retrieval.base import Component, Retriever
 from ragexam.retrieval.registry import (COMMON, EXECUTOR, Build, Family, Option, describe, families, family, integer,
                                        valid_forms)
@@ -171,10 +171,12 @@ def _special(kind: str, arg: str) -> Optional[Family]:
 
 
 def _unknown(kind: str, name: str, prefix: str) -> str:
+    names = [f.name for f in families(kind)] + (["http"] if _special(kind, "url") else [])
+    close = "" if "," in name else did_you_mean(name, names, spell=prefix + "{}")
     if kind == "reranker":
-        return f"unknown reranker {name!r}; expected {_or(f.synopsis for f in families(kind))}."
+        return f"unknown reranker {name!r};{close} expected {_or(f.synopsis for f in families(kind))}."
     hint = (" A comma separates two specs only before a retriever's name (-r bm25,dense)." if "," in name else "")
-    return f"unknown {kind} {prefix + name!r}.{hint}"
+    return f"unknown {kind} {prefix + name!r}.{close}{hint}"
 
 
 def _resolve(kind: str, head: str, spec: str, prefix: str = "") -> tuple[Family, Optional[str], Optional[Family]]:

@@ -48,8 +48,7 @@ def parse_json(text: Union[str, bytes], *, source: str, line: Optional[int] = No
     except safejson.TooDeep as err:
         raise InputError(f"received a value {err}; {fix}", source=source, line=line, field=field) from None
     except json.JSONDecodeError as err:
-        at = f", column {err.colno}" if line is not None else ""
-        raise InputError(f"is not valid JSON ({err.msg}{at}); {fix}", source=source,
+        raise InputError(f"is not valid JSON ({safejson.describe_error(err)}); {fix}", source=source,
                          line=line if line is not None else err.lineno, field=field) from None
     except UnicodeDecodeError as err:
         raise InputError(f"is not valid UTF-8 (byte {err.start}); {fix}", source=source, line=line,

@@ -298,7 +298,7 @@ def _as_json(v: Cell, kind: type, source: str, line: Optional[int], fld: str) ->
     except safejson.TooDeep as exc:
         raise _fail(f"received a value {exc}.", source, line, fld) from None
     except json.JSONDecodeError as exc:
-        raise _fail(f"received {s[:60]!r}, which is not JSON ({exc.msg}); expected a JSON "
+        raise _fail(f"received {s[:60]!r}, which is not JSON ({safejson.describe_error(exc)}); expected a JSON "
                     f"{'object' if kind is dict else 'list'}.", source, line, fld) from None
     if not isinstance(out, kind):
         raise _fail(f"received {type(out).__name__} {s[:60]!r}; expected a JSON "

@@ -23,7 +23,7 @@ from typing import Callable, Optional, Tuple
 from ragexam.types import JsonValue
 
 __all__ = ["MAX_DEPTH", "TooDeep", "loads", "decode", "raw_decode", "check_depth", "unencodable",
-           "may_hold_surrogates", "SURROGATE_HELP"]
+           "may_hold_surrogates", "SURROGATE_HELP", "describe_error"]
 
 #: arrays and objects inside each other that a JSON value may hold (``[[1]]`` is 2).
 MAX_DEPTH = 100
@@ -52,6 +52,14 @@ def check_depth(value: JsonValue, limit: int = MAX_DEPTH) -> JsonValue:
             if kind is dict or kind is list:
                 stack.append((child, depth + 1))
     return value
+
+
+def describe_error(err: json.JSONDecodeError) -> str:
+    """What the parser said, with its column whole: ``Expecting value at column 1``, ``Unterminated string
+    starting at column 3622`` (``json``'s own ``msg`` of that one ends in a bare "starting at").  The line is the
+    caller's to name (``InputError(line=...)``)."""
+    at = "" if err.msg.endswith(" at") else " at"
+    return f"{err.msg}{at} column {err.colno}"
 
 
 def loads(data: "str | bytes", *, limit: int = MAX_DEPTH, **hooks: Callable[..., object]) -> JsonValue:

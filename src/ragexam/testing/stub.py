@@ -26,6 +26,9 @@ Every request is kept in ``requests`` (the parsed bodies) and counted per path i
     >>> with StubEndpoint() as ep:            # doctest: +SKIP
     ...     judge = Judge("stub", base_url=ep.base_url, api_key="unused")
 
+From a shell, ``python -m ragexam.testing.stub [--port PORT]`` serves it until Ctrl+C (:func:`main`), printing its
+``base_url`` first.
+
 Not a grader: never report numbers from it as a model's.
 """
 
@@ -251,8 +254,8 @@ class StubEndpoint(JSONEndpoint):
     """The loopback endpoint (see the module docstring).  ``base_url`` is ``http://127.0.0.1:<port>/v1``;
     use it as a context manager or call :meth:`start` / :meth:`stop`."""
 
-    def __init__(self, *, dimensions: int = 256) -> None:
-        super().__init__()
+    def __init__(self, *, dimensions: int = 256, port: int = 0) -> None:
+        super().__init__(port)
         self.dimensions = dimensions
         self.requests: List[Dict[str, Any]] = []
         self.counts: Counter = Counter()
@@ -317,3 +320,39 @@ class StubEndpoint(JSONEndpoint):
         tokens = sum(len(str(t)) for t in texts) // 3 + 1
         return {"object": "list", "data": data, "model": body.get("model") or STUB_MODEL,
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """``python -m ragexam.testing.stub [--port PORT]``: serve the stub on 127.0.0.1 until Ctrl+C (exit 130) or
+    SIGTERM, after one line with its address; a port that is taken or not a port is one line on stderr, exit 2."""
+    import argparse
+    import signal
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m ragexam.testing.stub", description="The deterministic "
+                                     "OpenAI-compatible stub endpoint on 127.0.0.1, until Ctrl+C (not a model: its "
+                                     "numbers only measure word overlap).")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (default 0: any free port)")
+    port = parser.parse_args(argv).port
+    try:
+        stub = StubEndpoint(port=port).start()
+    except (OSError, OverflowError) as err:
+        print(f"error: --port {port}: cannot listen on 127.0.0.1:{port} ({getattr(err, 'strerror', None) or err}); "
+              "expected a free port from 0 to 65535: choose another, or 0 for any free one", file=sys.stderr)
+        return 2
+    stopped = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+    print(f"ragexam stub endpoint: {stub.base_url}  (e.g. --base-url {stub.base_url}; any API key; Ctrl+C stops "
+          "it)", flush=True)
+    try:
+        while not stopped.wait(0.5):
+            pass
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        stub.stop()
+
+
+if __name__ == "__main__":  # pragma: no cover - exercised as a child process by tests/test_testing_exam.py
+    raise SystemExit(main())

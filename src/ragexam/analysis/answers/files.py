@@ -175,8 +175,8 @@ def _record(raw: str, source: str, lineno: int) -> AnswerRecord:
     try:
         obj = safejson.loads(raw)
     except json.JSONDecodeError as err:
-        raise InputError(f"invalid JSON at column {err.colno}: {err.msg}; expected one JSON object per "
-                         "line", source=source, line=lineno) from None
+        raise InputError(f"invalid JSON: {safejson.describe_error(err)}; expected one JSON object per line",
+                         source=source, line=lineno) from None
     except ValueError as err:  # nested too deep (never a RecursionError)
         raise InputError(f"invalid JSON: {err}", source=source, line=lineno) from None
     bad = safejson.unencodable(obj) if safejson.may_hold_surrogates(raw) else None
