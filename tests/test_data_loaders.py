@@ -99,6 +99,26 @@ def test_missing_required_fields(tmp_path):
     assert "'content' is absent" in _check(_err(load_corpus, c), c, 1, "content")
     q = write_jsonl(tmp_path / "q.jsonl", [{"question": "무엇?", "answerable": False}])
     assert "'query_id' is absent" in _check(_err(load_qa, q), q, 1, "query_id")
+    # a field that is there with null is not called absent
+    c = write_jsonl(tmp_path / "c.jsonl", [{"doc_id": None, "content": "x"}])
+    assert "received null; every record needs a unique string doc_id" in _check(_err(load_corpus, c), c, 1, "doc_id")
+    c = write_jsonl(tmp_path / "c.jsonl", [{"doc_id": "a", "content": None}])
+    assert "received null; expected a non-empty string" in _check(_err(load_corpus, c), c, 1, "content")
+
+
+def test_a_blank_type_is_no_type(tmp_path):
+    c, q = make_set(tmp_path, qa=[dict(QA[0], type="  "), dict(QA[2], type=" lexical ")])
+    assert [x.type for x in load_qa(q, corpus=c)] == [None, "lexical"]
+
+
+def test_null_in_a_results_file_is_not_called_absent(tmp_path):
+    from ragexam.data.retrieved import load_retrieved
+
+    for line, field in (({"query_id": None, "contexts": []}, "query_id"), ({"query_id": "q1", "contexts": None},
+                                                                          "contexts")):
+        f = write_jsonl(tmp_path / "r.jsonl", [line])
+        msg = _check(_err(load_retrieved, f), f, 1, field)
+        assert "received null" in msg and "absent" not in msg
 
 
 def test_duplicate_ids(tmp_path):
@@ -412,3 +432,17 @@ def test_a_truncated_line_says_where_its_string_starts(tmp_path):
 
 def test_a_missing_sheet_is_no_such_file(tmp_path):
     assert "no such file" in str(_err(load_qa, tmp_path / "qa.csv"))
+
+
+def test_a_line_that_is_no_object_is_named_in_jsons_words(tmp_path):
+    """'received a JSON NoneType' and 'received integer' were Python's words for JSON's null and number."""
+    from ragexam import fmt
+
+    assert [fmt.json_kind(v) for v in (None, True, 3, 2.5, "x", [1], {}, (1,))] == [
+        "null", "a boolean", "a number", "a number", "a string", "an array", "an object", "an array"]
+    for line, kind in (("null", "null"), ("[1, 2]", "an array"), ("7", "a number")):
+        c = tmp_path / "c.jsonl"
+        c.write_text(line + "\n", encoding="utf-8")
+        assert f"received {kind}; expected a JSON object like" in str(_err(load_corpus, c))
+    c = write_jsonl(tmp_path / "c.jsonl", [{"doc_id": 5, "content": "x"}])
+    assert "received a number 5; expected a string id" in str(_err(load_corpus, c))

@@ -156,6 +156,16 @@ def cost(usd: Union[float, str, None]) -> str:
 _ES_ENDINGS = ("s", "x", "z", "ch", "sh")
 
 
+def json_kind(value: object) -> str:
+    """What a parsed JSON value is, in JSON's words with an article: ``null``, ``a boolean``, ``a number``,
+    ``a string``, ``an array``, ``an object`` (another Python value: ``a <type>``), for "received ..." messages."""
+    if value is None:
+        return "null"
+    kinds = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array",
+             tuple: "an array", dict: "an object"}
+    return kinds.get(type(value), f"a {type(value).__name__}")
+
+
 def noun(n: float, word: str, many: Optional[str] = None) -> str:
     """``word`` in the number for ``n``: singular for exactly 1 (or -1), else the plural ``many``
     (default: English rules: ``query`` → ``queries``, ``match`` → ``matches``, ``document`` →

@@ -51,13 +51,6 @@ _QA_FIELDS = ("query_id", "question", "relevant_doc_ids", "relevance", "evidence
               "type", "answerable", "metadata")
 
 
-def _tname(v: object) -> str:
-    if v is None:
-        return "null"
-    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "list",
-            dict: "object"}.get(type(v), type(v).__name__)
-
-
 def _show(v: object, limit: int = 40) -> str:
     r = repr(v)
     return r if len(r) <= limit else r[: limit - 3] + "..."
@@ -77,11 +70,14 @@ class _Record:
 
     def wrong_type(self, name: str, expected: str, fix: str = "") -> None:
         v = self.obj.get(name)
-        self.report("wrong_type", name, f"received {_tname(v)} {_show(v)}; expected {expected}"
+        self.report("wrong_type", name, f"received {fmt.json_kind(v)} {_show(v)}; expected {expected}"
                     + (f"; {fix}" if fix else ""))
 
     def ident(self, name: str) -> Optional[str]:
-        if name not in self.obj or self.obj[name] is None:
+        if name in self.obj and self.obj[name] is None:
+            self.report("missing_field", name, f"received null; every record needs a unique string {name}")
+            return None
+        if name not in self.obj:
             keys = ", ".join(map(str, self.obj)) or "none"
             layout = _LAYOUTS.get(name)
             self.report("missing_field", name, f"the required field {name!r} is absent; every record "
@@ -103,8 +99,9 @@ class _Record:
         v = self.obj.get(name)
         if v is None:
             if required:
-                self.report("missing_field", name, f"the required field {name!r} is absent; "
-                            f"expected a non-empty string")
+                self.report("missing_field", name, ("received null" if name in self.obj else
+                                                    f"the required field {name!r} is absent") +
+                            "; expected a non-empty string")
             return None
         if not isinstance(v, str):
             self.wrong_type(name, "a string")
@@ -366,6 +363,7 @@ def _question(obj: Dict[str, object], file: str, line: int, col: ProblemCollecto
     evidence = _evidence(r, obj.get("evidence"))
     ground_truth = r.text("ground_truth", required=False, nonblank=False)
     qtype = r.text("type", required=False, nonblank=False)
+    qtype = (qtype.strip() or None) if qtype is not None else None  # a blank label is no type, "(none)" in tables
     answerable: Optional[bool] = None
     v = obj.get("answerable")
     if v is not None:

@@ -157,7 +157,7 @@ def iter_jsonl(text: Union[str, Iterable[str]], file: str, col: ProblemCollector
             col.add("invalid_json", f"invalid JSON: {err}", file=file, line=lineno)
             continue
         if not isinstance(obj, dict):
-            col.add("not_an_object", f"received a JSON {type(obj).__name__}; expected a JSON object like "
+            col.add("not_an_object", f"received {fmt.json_kind(obj)}; expected a JSON object like "
                     f"{example}", file=file, line=lineno)
             continue
         if not _encodable(raw, obj, file, lineno, col):

@@ -187,8 +187,9 @@ def load_retrieved(path: PathLike, *, pipeline: Optional[str] = None) -> Retriev
     for line, obj in iter_jsonl(text, src, col, example=example):
         qid = obj.get("query_id")
         if qid is None:
-            raise _fail("the required field 'query_id' is absent; expected the id of the question these contexts "
-                        "were retrieved for.", src, line, "query_id")
+            raise _fail(("received null" if "query_id" in obj else "the required field 'query_id' is absent")
+                        + "; expected the id of the question these contexts were retrieved for.", src, line,
+                        "query_id")
         if not isinstance(qid, str) or not qid.strip():
             fix = f'; write it as a string: "{qid}"' if isinstance(qid, int) and not isinstance(qid, bool) else ""
             raise _fail(f"received {_show(qid)}; expected a non-empty string id{fix}.", src, line, "query_id")
@@ -201,8 +202,9 @@ def load_retrieved(path: PathLike, *, pipeline: Optional[str] = None) -> Retriev
         if "contexts" not in obj or obj["contexts"] is None:
             near = [k for k in obj if k in ("context", "results", "documents", "passages", "hits", "retrieved")]
             hint = f"; rename {near[0]!r} to 'contexts'" if near else ""
-            raise _fail(f"the required field 'contexts' is absent{hint}; expected the retrieved texts in rank "
-                        "order.", src, line, "contexts")
+            what = "received null" if "contexts" in obj else f"the required field 'contexts' is absent{hint}"
+            raise _fail(f"{what}; expected the retrieved texts in rank order ([] when the system returned none).",
+                        src, line, "contexts")
         ctx = obj["contexts"]
         if not isinstance(ctx, list):
             raise _fail(f"received {_show(ctx)}; expected a list of texts or objects in rank order.", src, line,

@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any, Dict, Optional
 
+from ragexam.fmt import json_kind
 from ragexam.llm import safejson
 
 __all__ = ["ReplyParseError", "extract_json_object"]
@@ -57,7 +58,7 @@ def extract_json_object(text: Optional[str]) -> Dict[str, Any]:
         else:
             if isinstance(obj, dict):
                 return obj
-            last_error = f"the reply is a JSON {type(obj).__name__}, not an object"
+            last_error = f"the reply is {json_kind(obj)}, not an object"
         start = cand.find("{")
         while start != -1:
             try:

@@ -68,12 +68,12 @@ def item_fields(item: object, numbers: Optional[Mapping[int, str]] = None) -> Tu
         return None, f"the item is a {type(item).__name__}; expected an object"
     q = item.get("question")
     if not isinstance(q, str):
-        return None, f'"question" is {_tname(q)}; expected a string'
+        return None, f'"question" is {_kind(q)}; expected a string'
     a = item.get("answer", "")
     if a is None:
         a = ""
     if not isinstance(a, str):
-        return None, f'"answer" is {_tname(a)}; expected a string'
+        return None, f'"answer" is {_kind(a)}; expected a string'
     ev = item.get("evidence", [])
     if ev is None:
         ev = []
@@ -85,7 +85,7 @@ def item_fields(item: object, numbers: Optional[Mapping[int, str]] = None) -> Tu
         if problem:
             return None, problem
     if not isinstance(ev, list) or not all(isinstance(e, str) for e in ev):
-        return None, f'"evidence" is {_tname(ev)}; expected a list of strings'
+        return None, f'"evidence" is {_kind(ev)}; expected a list of strings'
     t = item.get("type")
     return {"question": q, "answer": a, "evidence": list(ev), "model_type": t if isinstance(t, str) else None,
             "cited": cited}, None
@@ -116,8 +116,8 @@ def _cite(entries: List[Any], numbers: Mapping[int, str]) -> Tuple[List[Any], Li
     return out, cited, None
 
 
-def _tname(v: object) -> str:
-    if v is None:
-        return "missing"
-    return {bool: "a boolean", int: "a number", float: "a number", list: "a list", dict: "an object"}.get(
-        type(v), f"a {type(v).__name__}")
+def _kind(v: object) -> str:
+    """What a reply's field holds: ``missing`` when absent or null, else its JSON kind (:func:`ragexam.fmt.json_kind`)."""
+    from ragexam.fmt import json_kind
+
+    return "missing" if v is None else json_kind(v)

@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ragexam.errors import InputError
+from ragexam.fmt import json_kind
 from ragexam.storage import safejson
 from ragexam.storage.atomic import file_writer, write_file
 from ragexam.storage.readback import parse_json, read_json
@@ -575,7 +576,7 @@ def check_summary(summary: SummaryLike, source: str) -> Dict[str, Any]:
     if isinstance(summary, (RunSummary, ScoreSummary)):
         summary = summary.to_dict()
     if not isinstance(summary, dict):
-        raise InputError(f"received a JSON {type(summary).__name__}; expected the object that "
+        raise InputError(f"received {json_kind(summary)}; expected the object that "
                          f"`ragexam run --out DIR` writes (format {RUN_FORMAT}).", source=source)
     fmt = summary.get("format")
     if not isinstance(fmt, str) or not fmt.startswith("ragexam-"):
@@ -645,7 +646,7 @@ def _read_chunks(path: Path) -> Tuple[Dict[str, Dict[str, ChunkRecord]], Dict[st
             continue
         obj = parse_json(raw, source=src, line=line, fix="expected one chunk object per line")
         if not isinstance(obj, dict):
-            raise InputError(f"received a JSON {type(obj).__name__}; expected an object.", source=src, line=line)
+            raise InputError(f"received {json_kind(obj)}; expected an object.", source=src, line=line)
         if obj.get("pipeline") is not None and obj.get("chunker") is None:
             for key in ("pipeline", "chunk_id", "text"):
                 if not isinstance(obj.get(key), str):

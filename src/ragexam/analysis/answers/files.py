@@ -183,7 +183,7 @@ def _record(raw: str, source: str, lineno: int) -> AnswerRecord:
     if bad is not None:  # a lone surrogate: no file can hold it
         raise InputError(f"holds {bad[1]}: {safejson.SURROGATE_HELP}", source=source, line=lineno, field=bad[0])
     if not isinstance(obj, dict):
-        raise InputError(f"received a JSON {type(obj).__name__}; expected an object like "
+        raise InputError(f"received {fmt.json_kind(obj)}; expected an object like "
                          '{"query_id": ..., "answer": ...}', source=source, line=lineno)
     qid = obj.get("query_id")
     if not isinstance(qid, str) or not qid.strip():
