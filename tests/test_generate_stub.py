@@ -301,6 +301,10 @@ def test_dry_run_counts_the_calls_and_sends_nothing(stub, corpus, tmp_path):
     p3 = plan(corpus, model="stub-gen", base_url=stub.base_url, api_key="x", price="0.5,1.5" and (0.5, 1.5),
               **dict(kw, cache_dir=tmp_path / "empty"))
     assert isinstance(p3.est_cost, float) and p3.est_cost > 0
+    # the dry run refuses the output path the run would refuse (it passed, and only the real run stopped)
+    with pytest.raises(InputError, match="would replace|is the file"):
+        plan(corpus, model="stub-gen", base_url=stub.base_url, api_key="x", out=corpus, **kw)
+    assert not list(tmp_path.glob("*.rejects.jsonl"))
 
 
 def test_max_calls_is_never_exceeded(stub, corpus, tmp_path):

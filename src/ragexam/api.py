@@ -1083,11 +1083,7 @@ def generate(corpus: CorpusLike, n: Optional[int] = None, *, model: Optional[str
     from ragexam.questions.stages import make_set, prepare
 
     if out is not None:
-        from ragexam.questions.output import check_outputs
-        from ragexam.storage.paths import In
-
-        prompt = options.get("prompt") if config is None else getattr(config, "prompt", None)
-        check_outputs(out, [In(getattr(corpus, "source", corpus), "--corpus"), In(prompt, "--prompt")])
+        _check_generate_outputs(corpus, out, options, config)
     cfg, llm = resolve(model, n, options, settings, config)
     result = make_set(prepare(corpus, cfg, llm, judge_model=judge_model, progress=progress))
     if out is not None:
@@ -1095,16 +1091,30 @@ def generate(corpus: CorpusLike, n: Optional[int] = None, *, model: Optional[str
     return result
 
 
+def _check_generate_outputs(corpus: CorpusLike, out: PathLike, options: Mapping[str, object],
+                            config: Optional[GenerateConfig]) -> None:
+    """Every file of a generation to ``out`` (the set and its side files) checked before any call: none may be the
+    corpus or the prompt file."""
+    from ragexam.questions.output import check_outputs
+    from ragexam.storage.paths import In
+
+    prompt = options.get("prompt") if config is None else getattr(config, "prompt", None)
+    check_outputs(out, [In(getattr(corpus, "source", corpus), "--corpus"), In(prompt, "--prompt")])
+
+
 def generate_plan(corpus: CorpusLike, n: Optional[int] = None, *, model: Optional[str] = None,
                   judge_model: Optional[str] = None, settings: Optional[LLMSettings] = None,
                   config: Optional[GenerateConfig] = None, **options: object):
-    """``ragexam generate --dry-run``: what the first uncached pass of :func:`generate` (same arguments; ``out`` is
-    ignored) would call, with estimated tokens and cost.  Nothing is sent.
+    """``ragexam generate --dry-run``: what the first uncached pass of :func:`generate` (same arguments; an ``out``
+    is checked as :func:`generate` checks it, so the dry run refuses what the run would) would call, with estimated
+    tokens and cost.  Nothing is sent or written.
     :returns: a :class:`~ragexam.questions.products.GeneratePlan`."""
     from ragexam.questions.config import resolve
     from ragexam.questions.stages import plan_set, prepare
 
-    options.pop("out", None)
+    out = options.pop("out", None)
+    if out is not None:
+        _check_generate_outputs(corpus, out, options, config)
     cfg, llm = resolve(model, n, options, settings, config)
     return plan_set(prepare(corpus, cfg, llm, judge_model=judge_model))
 

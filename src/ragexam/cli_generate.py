@@ -102,7 +102,7 @@ def _generate(corpus: str, n: int, out: Optional[Path], settings: "LLMSettings",
     from ragexam.report.console_generate import print_generate, print_generate_plan
 
     if dry_run:
-        p = api.generate_plan(corpus, n, settings=settings, judge_model=judge_model, **options)
+        p = api.generate_plan(corpus, n, settings=settings, judge_model=judge_model, out=out, **options)
         return print_json(p.to_dict()) if json_out else print_generate_plan(p, console())
     if out is None:
         raise InputError("needs --out FILE.jsonl (or --dry-run)", source="ragexam generate", field="out")
