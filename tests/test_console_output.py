@@ -193,3 +193,15 @@ def test_a_tag_on_a_pipeline_row_stays_when_the_name_is_dropped_to_fit():
                                  ("P3", "dense")])
     assert [r[0].plain if r[0] != "" else "" for r in short.cells] == ["P1", "P2 [produced nothing]", "", "P3"]
     assert full.cells[1][0].plain == "P2 http:http://x/s [produced nothing]" and full.cells[3][0].plain == "P3 dense"
+
+
+def test_questions_to_read_count_undecided_answers_apart_from_the_not_ok(tmp_path, capsys):
+    """Without a judge most answers are undecided: 'N not ok' counted them as failures, which ok_share does not."""
+    code = 0
+    try:
+        main(["score", "--qa", "it_helpdesk", "--answers", "it_helpdesk", "--no-history"])
+    except SystemExit as e:
+        code = e.code or 0
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "questions to read (30 of 67 not ok or undecided: 2 not ok, 65 undecided; --out DIR writes" in out

@@ -168,7 +168,10 @@ def _print_questions(report: ScoreReport, console: Console, list_n: int, out: Op
     headers = ("pipeline", "query_id", "type", "label", "first_rank", "verdict") + (("note",) if has_note else ()) + \
         ("answer",)
     where = f"all in {Path(out) / 'per_answer.csv'}" if out is not None else "--out DIR writes all to per_answer.csv"
-    table_or_lines(console, f"questions to read ({min(len(bad), list_n)} of {len(bad)} not ok; {where})", headers,
+    undecided = sum(r.stage.label == "unjudged" for r in bad)  # nobody could tell: not counted as not ok
+    what = "not ok" if not undecided else "undecided" if undecided == len(bad) else \
+        f"not ok or undecided: {len(bad) - undecided} not ok, {undecided} undecided"
+    table_or_lines(console, f"questions to read ({min(len(bad), list_n)} of {len(bad)} {what}; {where})", headers,
                    rows)
 
 

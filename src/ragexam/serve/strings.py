@@ -250,10 +250,10 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "score.nav.results": ("Results", "결과"),
     "score.nav.answers": ("Answers", "답변"),
     "score.results_note": ("Text metrics against the reference answers (answerable questions), <code>ok_share</code> "
-                           "(the share of answers whose stage is ok) and each judge metric's mean over the judged "
+                           "(the share of the decided answers whose stage is ok) and each judge metric's mean over the judged "
                            "answers with its 95% interval and coverage (judged / judgeable).",
-                           "정답과 비교한 텍스트 지표(답할 수 있는 질문), <code>ok_share</code>(단계가 ok인 답변의 "
-                           "비율), 심사 지표마다 심사한 답변의 평균과 95% 신뢰구간, 그리고 판정 비율(심사함 / 심사 "
+                           "정답과 비교한 텍스트 지표(답할 수 있는 질문), <code>ok_share</code>(판정된 답변 가운데 "
+                           "단계가 ok인 답변의 비율), 심사 지표마다 심사한 답변의 평균과 95% 신뢰구간, 그리고 판정 비율(심사함 / 심사 "
                            "대상)."),
     "score.coverage": ("coverage", "판정 비율"),
     "score.unjudged": ("{pipeline} unjudged:", "{pipeline} 미판정:"),
