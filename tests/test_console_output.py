@@ -205,3 +205,14 @@ def test_questions_to_read_count_undecided_answers_apart_from_the_not_ok(tmp_pat
     out = capsys.readouterr().out
     assert code == 0
     assert "questions to read (30 of 67 not ok or undecided: 2 not ok, 65 undecided; --out DIR writes" in out
+
+
+def test_show_of_a_score_not_recorded_names_no_id_of_none(tmp_path, capsys):
+    for args in (["score", "--qa", "it_helpdesk", "--answers", "it_helpdesk", "--no-history", "--out", tmp_path / "s"],
+                 ["show", tmp_path / "s"]):
+        try:
+            main([str(a) for a in args])
+        except SystemExit as e:
+            assert not e.code
+    out = capsys.readouterr().out
+    assert "score None" not in out and "score (not recorded in the history) · " in out

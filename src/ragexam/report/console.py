@@ -65,7 +65,7 @@ def print_score_summary(summary: Union[ScoreSummary, Mapping[str, Any]], con=Non
     s = ScoreSummary.from_dict(summary, source="score")
     con = con or console()
     settings = s.used_settings
-    head = f"score {s.run_id} · {s.created}"
+    head = f"score {s.run_id or '(not recorded in the history)'} · {s.created}"
     head += f" · qa {settings.get('qa')} · answers {settings.get('answers')}"
     if s.scored_run or settings.get("run"):
         head += f" · run {s.scored_run or settings.get('run')}"
