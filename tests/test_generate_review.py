@@ -163,12 +163,20 @@ def test_a_review_that_leaves_out_every_question_writes_no_empty_set(made, tmp_p
     out = tmp_path / "none.jsonl"
     res = apply_review(tmp / "qa.jsonl", review, out)
     assert not out.exists() and not res.records
-    assert res.refused == (f"nothing written: every question was left out ({len(rows)} rejected), and a set of no "
-                           "questions cannot be run. Fix: accept some rows, or keep the rows nobody reviewed "
-                           "(--pending keep).")
+    assert res.refused == (f"refused: every question was left out ({len(rows)} rejected), and a set of no "
+                           "questions cannot be run; nothing written. Fix: accept some rows, or keep the rows nobody "
+                           "reviewed (--pending keep).")
     rows[0]["status"] = "pending"
     res = apply_review(tmp / "qa.jsonl", write_sheet(tmp_path / "one_pending.csv", rows), out, pending="drop")
     assert not out.exists() and f"({len(rows) - 1} rejected, 1 pending dropped)" in res.refused
+    from rich.console import Console
+
+    from ragexam.report.console_generate import print_review
+
+    console = Console(record=True, width=300)
+    print_review(res, console, out)
+    text = console.export_text()  # no line about a written set that was not written
+    assert "the written set" not in text and "refused: every question was left out" in text
 
 
 # --- rescue, the checks of an edit, and the sheet's writer ------------------------------------------------------

@@ -748,9 +748,9 @@ def _finish(rs: ReviewSet, result: ReviewResult, decisions: Mapping[str, str], m
         c = result.counts
         why = ", ".join(f"{n} {w}" for n, w in ((c.get("rejected", 0), "rejected"),
                                                 (c.get("pending_dropped", 0), "pending dropped")) if n)
-        result.refused = (f"nothing written: every question was left out ({why or 'the set has none'}), and a set of "
-                          "no questions cannot be run. Fix: accept some rows, or keep the rows nobody reviewed "
-                          "(--pending keep).")
+        result.refused = (f"refused: every question was left out ({why or 'the set has none'}), and a set of no "
+                          "questions cannot be run; nothing written. Fix: accept some rows, or keep the rows nobody "
+                          "reviewed (--pending keep).")
     if out is not None and result.refused is None:
         from ragexam.questions.output import _jsonl, _write
 

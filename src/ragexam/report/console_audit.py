@@ -102,6 +102,8 @@ def audit_lines(status: Optional["AuditStatus"], bound: Optional["PendingBound"]
     if status is None or bound is None:
         return []
     lines = [f"the set's audit: {status.text()}"]
+    if bound.n_written == 0:  # nothing to write (review apply refuses it): no line about a written set
+        return lines
     if bound.pending == 0:
         lines.append(f"the written set: every question read by a person ({bound.accepted} accepted)")
     elif not bound.audited:
