@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ragexam.errors import InputError
@@ -142,3 +144,11 @@ def test_no_suggestion_for_a_name_like_none_or_a_comma():
         with pytest.raises(InputError) as err:
             parse_retriever(spec)
         assert "Did you mean" not in str(err.value)
+
+
+@pytest.mark.parametrize("spec, named", [("bm25:", "bm25:"), ("dense:", "dense:"), ("hybrid:bm25:+dense", "bm25:"),
+                                         ("bm25>rerank:dense:", "rerank:dense:")])
+def test_a_colon_with_nothing_after_it_is_refused(spec, named):
+    """'bm25:' ran as a pipeline named 'bm25:' (the default tokenizer)."""
+    with pytest.raises(InputError, match=f"nothing after '{re.escape(named)}'; expected .*alone for its default"):
+        parse_retriever(spec)

@@ -186,6 +186,9 @@ def _resolve(kind: str, head: str, spec: str, prefix: str = "") -> tuple[Family,
     fam = family(kind, name) or (_special(kind, "url") if name in ("http", "https") else None)
     if fam is None:
         raise _fail(spec, _unknown(kind, name, prefix))
+    if colon and not rest and fam.arg in ("choice", "embedder"):  # 'bm25:' made a pipeline named 'bm25:'
+        raise _fail(spec, f"nothing after '{prefix}{name}:'; expected {fam.synopsis}, or {prefix}{name} alone for "
+                          "its default.")
     if fam.arg == "choice":
         if rest in ("", *fam.choices):
             return fam, rest or fam.default, None
