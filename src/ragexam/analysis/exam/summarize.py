@@ -94,15 +94,13 @@ def _pipeline_result(s: "Scores", cfg: "RunConfig", metrics: Sequence[str], main
 
 def _produced_nothing(r: "Ranking", failed: Mapping[str, Any]) -> Optional[str]:
     """Why a pipeline produced nothing, or ``None``: it failed on every question (a search service down, every
-    request refused), it returned an empty list for every question, or its rerank stage could use no reply at all (the row would show the first stage's order
+    request refused), or its rerank stage could use no reply at all (the row would show the first stage's order
     as if it were the reranker's)."""
     n = len(r.ranked)
     if n and failed["n"] == n:
         kinds = ", ".join(f"{k} {c}" for k, c in failed["by_kind"].items())
         first = failed["questions"][0]["reason"] if failed["questions"] else ""
         return f"every question failed ({kinds}); e.g. {first}"
-    if n and not any(r.ranked.values()):
-        return f"it returned an empty list for every question ({fmt.plural(n, 'question')})"
     report = r.rerank
     if report is not None:
         status = list(report.status)
@@ -111,6 +109,19 @@ def _produced_nothing(r: "Ranking", failed: Mapping[str, Any]) -> Optional[str]:
             return (f"the rerank stage reranked no question ({status.count('failed')} failed"
                     + (f", e.g. {why}" if why else "") + "): the order is the first stage's")
     return None
+
+
+def _empty_lists(table: Any, failed: Mapping[str, str]) -> List[str]:
+    """A warning per pipeline that returned an empty list for every question without failing (an empty index, a
+    query it cannot read, a question set of other words): every question is a miss, which a table of zeros alone
+    does not say."""
+    out = []
+    for s in table:
+        ranked = s.ranking.ranked
+        if ranked and not any(ranked.values()) and s.ranking.pipeline.name not in failed:
+            out.append(f"pipeline {s.ranking.pipeline.name!r} returned an empty list for every question "
+                       f"({fmt.plural(len(ranked), 'question')}): each is graded as a miss")
+    return out
 
 
 def _rerank_changes(data: "Dataset", s: "Scores", miss_k: int, top: int) -> Tuple[List[RerankChange], List[RerankChange],
@@ -386,7 +397,7 @@ def summarize(data: "Dataset", chunks: "Chunks", table: "MetricTable", cfg: "Run
             rows.extend(prow)
     failed = {p: results[p].produced_nothing for p in results if results[p].produced_nothing}
     warnings = list(warnings) + _size_warnings(sizes) + [f"pipeline {p!r} produced nothing: {why}"
-                                                         for p, why in failed.items()]
+                                                         for p, why in failed.items()] + _empty_lists(table, failed)
     summary = RunSummary(
         format=RUN_FORMAT, run_id=run_id, created=created.strftime("%Y-%m-%dT%H:%M:%SZ"), ragexam_version=version,
         config=settings, main_metrics=main, context_k=T.context_k(cfg.cutoffs, cfg.miss_k),
