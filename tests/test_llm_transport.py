@@ -435,7 +435,11 @@ def test_the_size_cap_is_settable_everywhere(server, monkeypatch):
     monkeypatch.setenv(MAX_RESPONSE_ENV, "lots")
     with pytest.raises(InputError, match="RAGEXAM_MAX_RESPONSE_BYTES.*'lots'"):
         HTTPTransport()
-    with pytest.raises(InputError, match="--max-response-bytes"):
+    with pytest.raises(InputError, match="LLMSettings: field 'max_response_bytes': received 10"):
+        LLMSettings("m", max_response_bytes=10)  # in Python, the keyword; on the command line, the flag
+    from ragexam.errors import speaking_to
+
+    with speaking_to("cli"), pytest.raises(InputError, match="--max-response-bytes: field 'max_response_bytes'"):
         LLMSettings("m", max_response_bytes=10)
 
 
