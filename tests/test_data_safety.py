@@ -422,3 +422,20 @@ def test_a_score_writer_killed_mid_save_leaves_the_old_folder_intact(tmp_path):
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     assert _snapshot(folder) == before and read_score_folder(folder).summary["run_id"] == "old"
+
+
+def test_a_search_service_that_refuses_the_connection_is_not_asked_once_per_question(tmp_path):
+    """Nothing listening: every question retried the connection (71 questions took 20 s to say so); after the first
+    refusal the rest fail at once with that reason, said as not sent."""
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    spec = f"http:http://127.0.0.1:{port}/search?max_retries=1&backoff=0&concurrency=1"
+    res = ragexam.run(None, "it_helpdesk", [spec], **FAST)
+    p = res.summary.results[spec]
+    assert p.produced_nothing and p.unretrieved.n == len(res.per_question)
+    reasons = [q.reason for q in p.unretrieved.questions]
+    assert "refused" in reasons[0].lower() and "not sent again" not in reasons[0]
+    assert all(r.endswith(f"(not sent again: nothing listens at http://127.0.0.1:{port}/search)") for r in reasons[1:])
