@@ -509,3 +509,41 @@ def test_what_validate_warns_of_a_question_set_run_says_too(tmp_path):
     res = ragexam.run(load_corpus(corpus), made, retrievers=[FixedRetriever()], chunkers=["paragraphs"],
                       n_resamples=50, n_permutations=50)
     assert any("evidence_not_in_relevant; e.g. QASet" in w for w in res.summary.warnings), res.summary.warnings
+
+
+@pytest.mark.parametrize("spans, message", [
+    (lambda n: [(0, n + 50)], r"span 0 \(0, \d+\) is not inside the text: expected 0 <= start < end <= \d+"),
+    (lambda n: [(-5, 10), (10, n)], r"span 0 \(-5, 10\) is not inside the text"),
+    (lambda n: [(10, 0)], r"span 0 \(10, 0\) is not inside the text"),
+    (lambda n: [(0, n), (0, n)], r"span 1 \(0, \d+\) comes after \(0, \d+\): expected spans in order"),
+    (lambda n: None, r"spans\(\) returned None; expected a list of \(start, end\) character offsets"),
+    (lambda n: [(0.0, float(n))], r"span 0 is \(0.0, \d+.0\); expected a pair of integer character offsets"),
+    (lambda n: [], r"produced no chunk for any of the 3 documents \(their texts are not empty\): spans\(\) "
+                   r"returned \[\] for every one"),
+])
+def test_a_chunker_of_the_users_is_checked_span_by_span(files, spans, message):
+    """Spans past the end, negative, reversed or repeated were taken as they came (a chunk past the end of its
+    document; a chunk counted twice); None gave a TypeError; [] said the documents were empty."""
+    class Spans:
+        spec = "custom:spans"
+
+        def spans(self, content):
+            return spans(len(content))
+
+    with pytest.raises(InputError, match=message):
+        _run(files, retrievers=["bm25:whitespace"], chunkers=[Spans()])
+
+
+def test_a_chunker_of_the_users_may_return_spans_as_any_iterable_of_integer_pairs(files):
+    import numpy as np
+
+    class Halves:
+        spec = "custom:halves"
+
+        def spans(self, content):
+            half = len(content) // 2
+            yield from ((np.int64(0), np.int64(half)), [half, len(content)])
+
+    res = _run(files, retrievers=["bm25:whitespace"], chunkers=[Halves()])
+    n = len(CORPUS[0]["content"])  # "alpha apple.\n\nbeta banana."
+    assert [(c.start, c.end) for c in res.chunkings["custom:halves"].chunks[:2]] == [(0, n // 2), (n // 2, n)]

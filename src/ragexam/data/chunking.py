@@ -699,9 +699,11 @@ def chunk_corpus(documents: Iterable[Document], chunker: Union[str, Chunker], *,
     chunks: List[Chunk] = []
     cut = 0
     owners: List[int] = []
+    ours = type(ch).__module__ == __name__ and type(ch) is not Chunker  # a user's chunker's spans are checked
     for i, (doc, split) in enumerate(zip(docs, ch.split_many(contents))):
-        chunks.extend(_chunks(doc.doc_id, doc.content, split.spans))
-        owners.extend([i] * len(split.spans))
+        spans = split.spans if ours else _checked_spans(split.spans, doc, ch.spec)
+        chunks.extend(_chunks(doc.doc_id, doc.content, spans))
+        owners.extend([i] * len(spans))
         cut += split.cut_sentences
     if key is not None:
         import numpy as np
@@ -711,6 +713,41 @@ def chunk_corpus(documents: Iterable[Document], chunker: Union[str, Chunker], *,
                                          "end": np.asarray([c.end for c in chunks], dtype=np.int64),
                                          "cut": np.asarray([cut], dtype=np.int64)})
     return Chunking(ch.spec, chunks, cut)
+
+
+def _span_problem(start: int, end: int, length: int, previous: Span) -> Optional[str]:
+    """Why ``(start, end)`` cannot be the next chunk of a text of ``length`` characters after ``previous``, or
+    ``None``: a span lies inside the text and is not empty, starts never decrease, and no span repeats."""
+    if not 0 <= start < end <= length:
+        return f"({start}, {end}) is not inside the text: expected 0 <= start < end <= {length}"
+    if (start, end) <= previous:
+        return f"({start}, {end}) comes after {previous}: expected spans in order of their start, each once"
+    return None
+
+
+def _checked_spans(spans: object, doc: Document, spec: str) -> List[Span]:
+    """A chunker's spans of one document as ``[(start, end), ...]``, checked (:func:`_span_problem`); a chunker of
+    the user's that returns anything else is an :class:`InputError` naming the document and the span."""
+    import numbers
+
+    where = f"chunker {spec}, document {doc.doc_id!r}"
+    if isinstance(spans, (str, bytes, dict)) or not isinstance(spans, Iterable):
+        raise InputError(f"spans() returned {type(spans).__name__ if spans is not None else 'None'}; expected a "
+                         "list of (start, end) character offsets ([] for no chunk).", source=where)
+    out: List[Span] = []
+    previous: Span = (-1, -1)
+    for i, span in enumerate(spans):
+        pair = tuple(span) if isinstance(span, (list, tuple)) else ()
+        if len(pair) != 2 or not all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in pair):
+            raise InputError(f"span {i} is {span!r}; expected a pair of integer character offsets (start, end).",
+                             source=where)
+        start, end = int(pair[0]), int(pair[1])
+        problem = _span_problem(start, end, len(doc.content), previous)
+        if problem is not None:
+            raise InputError(f"span {i} {problem}.", source=where)
+        out.append((start, end))
+        previous = (start, end)
+    return out
 
 
 def _memo_key(spec: str, salt: str, contents: Sequence[str]) -> str:
@@ -737,8 +774,8 @@ def _kept_chunking(arrays: Optional[Dict[str, Any]], docs: Sequence[Document], s
     chunks: List[Chunk] = []
     prev, index, prev_span = -1, 0, (-1, -1)
     for d, s, e in zip(doc, start, end):
-        if d < prev or d >= len(docs) or not 0 <= s < e <= len(docs[d].content) \
-                or (d == prev and (s, e) <= prev_span):  # starts never decrease; a span never repeats
+        if d < prev or d >= len(docs) or _span_problem(s, e, len(docs[d].content), prev_span if d == prev
+                                                       else (-1, -1)) is not None:
             return None
         index = index + 1 if d == prev else 0
         prev, prev_span = d, (s, e)

@@ -252,7 +252,11 @@ def chunk(data: Dataset, chunkers: Sequence[Any], *, cache_dir: Any = None, cach
         with stage("chunk"):
             chunking = chunk_corpus(data.corpus, ch, store=store)
         if len(chunking) == 0:
-            raise InputError(f"chunker {ch.spec!r} produced no chunks; the documents are empty.", source="chunkers")
+            raise InputError(f"chunker {ch.spec!r} produced no chunk for any of the "
+                             f"{fmt.plural(len(data.corpus), 'document')}"
+                             + ("; the documents are empty." if not any(d.content.strip() for d in data.corpus)
+                                else " (their texts are not empty): spans() returned [] for every one."),
+                             source="chunkers")
         with stage("evidence"):
             index = EvidenceIndex(corpus_text, chunking, min_fraction=data.overlap) if corpus_text is not None \
                 else None
