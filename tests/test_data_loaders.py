@@ -294,9 +294,9 @@ def test_answerable_rules(tmp_path):
     c, q = make_set(tmp_path, qa=[{"query_id": "q", "question": "?", "answerable": False,
                                    "relevance": {"hd_01": 0}}])
     assert load_qa(q, corpus=c)["q"].answerable is False
-    # only grade-0 judgments and no answerable flag: nothing relevant -> error
+    # only grade-0 judgments and no answerable flag: nothing relevant -> error, saying so
     c, q = make_set(tmp_path, qa=[{"query_id": "q", "question": "?", "relevance": {"hd_01": 0}}])
-    assert "no relevance or evidence" in str(_err(load_qa, q))
+    assert "grades no document above 0, so it judges none relevant" in str(_err(load_qa, q))
 
 
 def test_csv_corpus(tmp_path):
@@ -446,3 +446,14 @@ def test_a_line_that_is_no_object_is_named_in_jsons_words(tmp_path):
         assert f"received {kind}; expected a JSON object like" in str(_err(load_corpus, c))
     c = write_jsonl(tmp_path / "c.jsonl", [{"doc_id": 5, "content": "x"}])
     assert "received a number 5; expected a string id" in str(_err(load_corpus, c))
+
+
+def test_relevance_that_grades_no_document_above_zero_is_told_as_such(tmp_path):
+    """relevance {"d1": 0} beside relevant_doc_ids ["d1"] was 'no relevance or evidence' under field 'answerable'."""
+    from ragexam.data import validate
+
+    c, q = make_set(tmp_path, qa=[dict(QA[0], evidence=[], relevance={"hd_01": 0})])
+    msg = _check(_err(load_qa, q), q, 1, "relevance")
+    assert "relevance {'hd_01': 0} grades no document above 0, so it judges none relevant" in msg
+    report = validate(c, q)
+    assert not any("every one is marked answerable: false" in str(p) for p in report.problems)

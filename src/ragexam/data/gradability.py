@@ -137,7 +137,7 @@ def gradability(questions: Sequence[Question], requested: Optional[str] = None, 
 
 def _refusal(g: Gradability, corpus: str, qa: str) -> Optional[str]:
     if not g.answerable:
-        return ("no question is answerable (every one is marked answerable: false), so there is nothing to "
+        return ("no question is answerable (none has evidence or a relevant document), so there is nothing to "
                 "retrieve; add questions with evidence or relevant documents.")
     rule = g.rules[g.mode]
     if rule.complete:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, TypeVar, Union
+from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar, Union
 
 from ragexam import fmt
 from ragexam.data.beir import is_beir_folder
@@ -376,7 +376,7 @@ def _question(obj: Dict[str, object], file: str, line: int, col: ProblemCollecto
     grades = relevance if relevance else {d: 1 for d in rel_ids}
     positive = [d for d, g in grades.items() if g > 0]
     if not (r.bad & {"relevant_doc_ids", "relevance", "evidence", "answerable"}):
-        _check_judged(r, positive, evidence, answerable, obj.get("evidence_status"))
+        _check_judged(r, positive, evidence, answerable, obj.get("evidence_status"), grades)
     if relevance and rel_ids and set(rel_ids) != set(positive):
         r.report("relevance_mismatch", "relevance", f"relevant_doc_ids {list(rel_ids)} differ from the "
                  f"documents with grade > 0 in relevance {sorted(positive)}; relevance is used")
@@ -440,8 +440,9 @@ def _evidence(r: _Record, v: object) -> Tuple[str, ...]:
 
 
 def _check_judged(r: _Record, positive: List[str], evidence: Tuple[str, ...], answerable: Optional[bool],
-                  status: object) -> None:
-    """An out-of-corpus question with judgments, or a question with none that is not marked out-of-corpus."""
+                  status: object, grades: Mapping[str, int]) -> None:
+    """An out-of-corpus question with judgments, or a question with none that is not marked out-of-corpus (one
+    whose ``relevance`` grades every document 0 or below judges none relevant, and is told so)."""
     has_judgments = bool(positive or evidence)
     if answerable is False and has_judgments:
         what = []
@@ -454,6 +455,11 @@ def _check_judged(r: _Record, positive: List[str], evidence: Tuple[str, ...], an
     elif not has_judgments and answerable is not False:
         located = (f"; its evidence_status is {status}: `ragexam locate-evidence` found no span with confidence, "
                    "review it (`ragexam review apply`)" if isinstance(status, str) else "")
+        if grades:  # relevance given, and it wins over relevant_doc_ids: no grade above 0 judges nothing relevant
+            r.report("no_judgments", "relevance", f"relevance {dict(grades)} grades no document above 0, so it "
+                     "judges none relevant (relevance wins over relevant_doc_ids); give a relevant document a grade "
+                     "of 1 or more, or mark answerable: false if out-of-corpus")
+            return
         r.report("no_judgments", "answerable", "no relevance or evidence; mark answerable: false "
                  "if out-of-corpus (otherwise add relevant_doc_ids, relevance or evidence, or find the evidence "
                  f"with `ragexam locate-evidence`){located}")
