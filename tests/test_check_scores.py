@@ -222,3 +222,20 @@ def test_ok_share_is_a_share_of_the_decided_answers_and_no_value_without_any(tmp
     for point in (["--point"], []):
         code, text, err = cli(["check", out, "--min", "ok_share=0.5", *point], capsys)
         assert code == 1 and "FAIL ok_share >= 0.5: no value (no answer was decided); decided 0 of 3" in text, err
+
+
+def test_the_fix_of_an_unchecked_judge_is_the_one_its_reason_calls_for():
+    """A score of traces (no question set) was told 'score again without --no-judge-check', a flag it never used."""
+    from types import SimpleNamespace
+
+    from ragexam.analysis.gating.gate import _refusal
+    from ragexam.analysis.answers.trusted import NO_SET
+
+    def refusal(text):
+        t = SimpleNamespace(gated=False, verdict="unchecked", text=text)
+        return _refusal(SimpleNamespace(trust={"faithfulness": t}, model="m", endpoint="http://e"), "faithfulness")[1]
+
+    traces = refusal(f"faithfulness: judge-check {NO_SET}")
+    assert "--no-judge-check" not in traces and "pass --qa" in traces and "with what the check needs" in traces
+    skipped = refusal("faithfulness: judge-check skipped (--no-judge-check)")
+    assert skipped.endswith("score again without --no-judge-check, or --trust-judge to gate anyway")

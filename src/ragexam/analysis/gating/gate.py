@@ -289,8 +289,8 @@ _FIXES = {"does_not": "a stronger --judge-model, or --trust-judge to gate anyway
           "unknown": "score again with a larger --judge-check-sample, or --trust-judge to gate anyway",
           "other_set": "score again without --no-judge-check (it checks the judge on this question set), or "
                        "--trust-judge to gate anyway",
-          "unchecked": "score again without --no-judge-check and with the corpus (--run or --corpus), or "
-                       "--trust-judge to gate anyway",
+          "unchecked": "score again with what the check needs (said above), or --trust-judge to gate anyway",
+          "skipped": "score again without --no-judge-check, or --trust-judge to gate anyway",
           "no_contrast": "gate on a metric a judge-check can measure, or --trust-judge to gate anyway"}
 
 
@@ -304,7 +304,8 @@ def _refusal(jd: JudgeSection, metric: str) -> Tuple[Optional[str], Optional[str
                       "--trust-judge to gate anyway")
     if t.gated:
         return t.verdict, None
-    fix = _FIXES.get(t.verdict, _FIXES["unchecked"])
+    skipped = t.verdict == "unchecked" and "--no-judge-check" in t.text  # else its text says what the check lacked
+    fix = _FIXES["skipped"] if skipped else _FIXES.get(t.verdict, _FIXES["unchecked"])
     return t.verdict, f"not gated: {who} was not shown to separate good from bad on {metric} -- {t.text}; {fix}"
 
 
