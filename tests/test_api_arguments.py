@@ -162,3 +162,15 @@ def test_progress_that_is_not_a_function_is_refused():
         ragexam.score("it_helpdesk", "it_helpdesk", progress="no", record=False)
     with pytest.raises(InputError, match="field 'progress': received 'no'; expected True or False"):
         ragexam.run("it_helpdesk", "it_helpdesk", ["bm25:whitespace"], progress="no")
+
+
+def test_a_metric_alias_is_read_everywhere_a_metric_is_named(tmp_path):
+    """check and assert_exam read 'recall@5' as r@5; metrics_table and compare refused it."""
+    import ragexam
+    from ragexam import api
+
+    res = ragexam.run("it_helpdesk", "it_helpdesk", ["bm25"], progress=False, n_resamples=50, n_permutations=50)
+    assert list(res.metrics_table(["recall@5"]).columns) == ["r@5"]
+    run = res.save(tmp_path / "run")
+    comparison = api.compare(run, run, metrics=["recall@5", "HIT@5"])
+    assert [m.metric for m in comparison.pipelines[0].metrics] == ["r@5", "hit@5"]

@@ -24,7 +24,7 @@ Randomness is seeded (default: run A's ``config.seed``); the settings are in
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ragexam import fmt
 from ragexam.errors import InputError, option, setting
@@ -246,14 +246,17 @@ def _chosen_metrics(a: RunData, b: RunData, metrics: Optional[Sequence[str]]) ->
     cols_a, cols_b = metric_columns(a.per_question), metric_columns(b.per_question)
     available = [m for m in cols_a if m in cols_b]
     if metrics:
-        unknown = [m for m in metrics if m not in available]
+        from ragexam.metrics.ranking.names import canonical
+
+        meant = [canonical(m, available) for m in metrics]  # recall@5 is r@5, as check reads it
+        unknown = [m for m, c in zip(metrics, meant) if c is None]
         if unknown:
             from ragexam.errors import MetricNameError
 
             raise MetricNameError(f"received {', '.join(map(repr, unknown))}; the metrics both runs have are: "
                                   f"{', '.join(available) or 'none'}.", source="compare",
                                   field=option("metrics", "--metric"))
-        return list(metrics)
+        return [c for c in meant if c is not None]
     if not available:
         raise InputError("the runs have no metric column in common.", source="compare")
     return available

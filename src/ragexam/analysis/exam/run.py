@@ -152,8 +152,11 @@ class RunResult:
 
         from ragexam.errors import names as names_of
 
+        from ragexam.metrics.ranking.names import canonical
+
         names = self.main_metrics if metrics == "main" else self.metrics if metrics == "all" else \
-            names_of(metrics, source="metrics_table", field="metrics", what="a metric name")
+            [canonical(m, self.metrics) or m for m in names_of(metrics, source="metrics_table", field="metrics",
+                                                               what="a metric name")]  # recall@5 is r@5
         unknown = [m for m in names if m not in self.metrics]
         if unknown:
             raise InputError(f"metric {unknown[0]!r} was not computed; computed: {', '.join(self.metrics)}.",

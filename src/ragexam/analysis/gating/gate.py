@@ -142,18 +142,9 @@ def parse_floor(text: str) -> Floor:
 
 
 def _canonical(name: str, valid: Sequence[str]) -> Optional[str]:
-    if name in valid:
-        return name
-    lowered = {v.lower(): v for v in valid}
-    if name.lower() in lowered:
-        return lowered[name.lower()]
-    try:
-        from ragexam.metrics.ranking.names import parse_metric
+    from ragexam.metrics.ranking.names import canonical
 
-        canon = parse_metric(name).name
-    except (MetricNameError, ImportError):
-        return None
-    return canon if canon in valid else None
+    return canonical(name, valid)
 
 
 

@@ -34,13 +34,14 @@ a registered metric is parsed like the built-in ones.
 from __future__ import annotations
 
 import re
-from typing import Dict, Iterable, List
+from typing import Dict, Iterable, List, Optional, Sequence
 
 from ragexam.errors import MetricNameError
 from ragexam.metrics.ranking import kernels as _builtin_kernels  # noqa: F401  (registers the built-in metrics)
 from ragexam.metrics.ranking.registry import Metric, alias_table, kernel_for, valid_forms
 
-__all__ = ["Metric", "parse_metric", "parse_metrics", "parse_metric_names", "parse_cutoff", "VALID_FORMS", "legend"]
+__all__ = ["Metric", "parse_metric", "parse_metrics", "parse_metric_names", "parse_cutoff", "canonical", "VALID_FORMS",
+           "legend"]
 
 
 def __getattr__(name: str):
@@ -139,6 +140,21 @@ def _cutoff(text: str, k_txt: str | None) -> tuple[int | None, str | None]:
     if parsed is None:
         raise _error(text, f"the cutoff '{k_txt}' is not a positive integer (or a budget such as 512t, 2000c)")
     return parsed
+
+
+def canonical(name: str, valid: Sequence[str]) -> Optional[str]:
+    """The one of ``valid`` (the metric columns a run or score has) that ``name`` means: itself, the same name in
+    other case, or its canonical form (``recall@5`` is ``r@5``); ``None`` when it means none of them."""
+    if name in valid:
+        return name
+    lowered = {v.lower(): v for v in valid}
+    if name.lower() in lowered:
+        return lowered[name.lower()]
+    try:
+        canon = parse_metric(name).name
+    except MetricNameError:
+        return None
+    return canon if canon in valid else None
 
 
 def parse_metrics(names: Iterable[str | Metric] | str | Metric) -> list[Metric]:
