@@ -307,6 +307,9 @@ def test_without_an_exam_the_judge_grades_the_reference_free_metrics(folder, stu
     assert s["segments"]["worst"][0]["negative"]  # thumbs down first
     failed = [w for w in s["segments"]["worst"] if "failed request" in w["why"]]
     assert failed and failed[0]["answer"] is None and failed[0]["error"] == "timeout after 30 s"
+    lowest = [w for w in s["segments"]["worst"] if "lowest judged score" in w["why"]]  # which metric, said
+    assert lowest and all(re.search(r"lowest judged score: (\w+) [0-9.]+ \(on a 0-1 scale\)", w["why"]).group(1)
+                          in metrics for w in lowest)
 
 
 def test_without_a_judge_the_segments_still_count_feedback_and_latency(folder, stub):
@@ -351,6 +354,10 @@ def test_the_console_shows_the_segments(imported, stub, capsys):
     out = capsys.readouterr().out
     assert "Segments by model" in out and "paired, " in out and "Answers to read first" in out
     assert "questions to read" not in out  # the traced answers' list replaces the exam's
+    assert "and judge metrics (mean [95% CI] n judged)" in out and "(1 answers of others" not in out
+    assert _cli(["score", "--answers", imported, "--by", "model", "--no-history"]) == 0
+    out = capsys.readouterr().out  # no judge: the table is not titled by the judge metrics it does not have
+    assert "answers, failed requests and feedback (no judge metric)" in out and "judge metrics (mean" not in out
 
 
 # -- where else the segments go -------------------------------------------------------------------------------

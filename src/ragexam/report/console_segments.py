@@ -65,7 +65,9 @@ def _segment_table(sec: SegmentsSection, con: "Console") -> None:
         return [f"{s.n_answers}{' (too few)' if s.too_few else ''}", str(s.n_questions), str(s.n_failed), fb,
                 *(stat_cell(s.judge.get(m), s.interval_notes.get(m)) for m in metrics),
                 *(stat_cell(s.evidence.get(m)) for m in evidence)]
-    print_fitted(con, title=title_of(sec) + ": judge metrics (mean [95% CI] n judged)",
+    title = title_of(sec) + (": answers, failed requests, feedback and judge metrics (mean [95% CI] n judged)"
+                             if metrics else ": answers, failed requests and feedback (no judge metric)")
+    print_fitted(con, title=title,
                  keys=Keys([Column("segment", "left")], [[n + (" *" if n == sec.baseline and sec.by else "")]
                                                          for n in names]),
                  value_columns=[Column("answers"), Column("questions"), Column("failed requests"),
@@ -75,7 +77,7 @@ def _segment_table(sec: SegmentsSection, con: "Console") -> None:
     kinds = list(dict.fromkeys(k for s in sec.segments.values() for k in s.tokens))
     if any(s.latency_ms.n or s.tokens for s in sec.segments.values()):
         print_fitted(con, title="Latency (ms) and tokens: p50 / p90 / p99 (n); '-': too few values for it "
-                                "(p90 needs 10, p99 100)",
+                                "(p50 needs 2, p90 10, p99 100)",
                      keys=Keys([Column("segment", "left")], [[n] for n in names]),
                      value_columns=[Column("latency ms"), *(Column(f"{k} tokens") for k in kinds)],
                      values=[[spread_cell(s.latency_ms), *(spread_cell(s.tokens.get(k, Spread())) for k in kinds)]
@@ -89,7 +91,8 @@ def _comparisons(sec: SegmentsSection, con: "Console") -> None:
         return
     rows = []
     for c in sec.comparisons:
-        n = (f"paired, {c.n} questions" + (f" ({c.left_out} answers of others left out)" if c.left_out else "")
+        n = (f"paired, {c.n} questions" + (f" ({fmt.plural(c.left_out, 'answer')} of others left out)"
+                                           if c.left_out else "")
              if c.design == "paired" else f"unpaired, {c.n_a} and {c.n_b} answers" if c.design == "unpaired"
              else "too few") + (f"; {c.in_both} answers in both not compared" if c.in_both else "")
         rows.append([c.metric, c.b, n, fmt.signed(c.diff), fmt.signed_ci(c.ci95), fmt.p_value(c.p_holm),

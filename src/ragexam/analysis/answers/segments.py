@@ -337,18 +337,25 @@ def worst(rows: Sequence[AnswerRow], by: Optional[str], defs: Mapping[str, Judge
 
 
 def _lowest(r: AnswerRow, defs: Mapping[str, JudgeMetric]) -> Optional[float]:
-    scores = [_scaled(m, float(sc.score), defs) for m, sc in r.judge.items() if sc.judged and sc.score is not None]
-    return min(scores) if scores else None
+    low = _lowest_of(r, defs)
+    return low[1] if low is not None else None
+
+
+def _lowest_of(r: AnswerRow, defs: Mapping[str, JudgeMetric]) -> Optional[Tuple[str, float]]:
+    """``(metric, score on its 0-1 scale)`` of the answer's lowest judged score, or ``None``."""
+    scores = [(m, _scaled(m, float(sc.score), defs)) for m, sc in r.judge.items() if sc.judged and sc.score is not None]
+    return min(scores, key=lambda ms: ms[1]) if scores else None
 
 
 def _worst_trace(r: AnswerRow, by: Optional[str], defs: Mapping[str, JudgeMetric]) -> WorstTrace:
     rec = r.record
     negative = rec is not None and rec.trace is not None and rec.trace.negative
     failed = [f"{m} {sc.label or fmt.num(sc.score)}" for m, sc in r.judge.items() if sc.judged and sc.passed is False]
-    low = _lowest(r, defs)
+    lowest = _lowest_of(r, defs)
+    low = lowest[1] if lowest is not None else None
     why = (["negative feedback"] if negative else []) + (["failed request"] if r.answer is None else []) \
         + ([f"did not pass: {', '.join(failed)}"] if failed else []) \
-        + ([f"lowest judged score {fmt.num(low)} on a 0-1 scale"] if low is not None else [])
+        + ([f"lowest judged score: {lowest[0]} {fmt.num(low)} (on a 0-1 scale)"] if lowest is not None else [])
     return WorstTrace(query_id=r.query_id, segments=segment_names(r, by) if by else [],
                       question=r.question.question[:300], answer=(r.answer or "")[:300] or None, negative=negative,
                       failed=failed, score=low, why="; ".join(why),
