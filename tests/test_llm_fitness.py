@@ -156,6 +156,11 @@ def test_the_generation_verdict_needs_a_yield_to_speak_of():
     assert job(kept=0, calls=1, candidates=1).fit is None and job(kept=0).fit is None
     cached = job(kept=2, cached=6, candidates=5)
     assert cached.fit is True and "seconds unknown: the calls came from the cache" in cached.why
+    assert "(30.0 s per kept question)" in fit.why  # 90 s of the 9 calls made now, 3 kept
+    # some calls from the cache: their seconds are not known, so no seconds per kept question (it read '0 s')
+    mixed = job(kept=54, calls=18, cached=245, seconds=3.6, candidates=80)
+    assert "0.2 s per call (of the 18 made now; 245 came from the cache)" in mixed.why
+    assert "per kept question)" not in mixed.why and "54 of 80 candidates kept in 263 calls" in mixed.why
 
 
 @pytest.mark.parametrize("verdict", ["weakly", "does_not", "too_few"])

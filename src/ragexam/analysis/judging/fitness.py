@@ -151,8 +151,10 @@ class Fitness:
         per_call = self.kept / made
         cost = f"{fmt.num(made / self.kept, 1)} calls per kept question"
         if self.seconds is not None and self.calls:
-            cost += f", {fmt.num(self.seconds / self.calls, 1)} s per call ({fmt.num(self.seconds / self.kept, 0)} s " \
-                    "per kept question)"
+            each = f"{fmt.num(self.seconds / self.calls, 1)} s per call"
+            # the seconds are those of the calls made now: per kept question only when none came from the cache
+            cost += (f", {each} ({fmt.num(self.seconds / self.kept, 1)} s per kept question)" if not self.cached
+                     else f", {each} (of the {self.calls} made now; {self.cached} came from the cache)")
         else:
             cost += "; seconds unknown: the calls came from the cache"
         why = (f"{self.kept} of {fmt.plural(self.candidates, 'candidate')} kept in {fmt.plural(made, 'call')} "
