@@ -174,3 +174,17 @@ def test_a_metric_alias_is_read_everywhere_a_metric_is_named(tmp_path):
     run = res.save(tmp_path / "run")
     comparison = api.compare(run, run, metrics=["recall@5", "HIT@5"])
     assert [m.metric for m in comparison.pipelines[0].metrics] == ["r@5", "hit@5"]
+
+
+def test_sets_made_in_python_are_never_named_none_in_messages():
+    import ragexam
+    from ragexam.data import QASet, Question, load_corpus
+    from ragexam.errors import InputError
+
+    with pytest.raises(InputError) as e:
+        ragexam.run(load_corpus("it_helpdesk"), QASet([]), ["bm25"], progress=False)
+    assert "None" not in str(e.value) and str(e.value).startswith("QASet")
+    doc_only = QASet([Question("x1", "VPN?", relevant_doc_ids=("hd_01",))])
+    with pytest.raises(InputError) as e:
+        ragexam.run(load_corpus("it_helpdesk"), doc_only, ["bm25"], relevance="evidence", progress=False)
+    assert "'None'" not in str(e.value) and "None:" not in str(e.value)

@@ -174,7 +174,7 @@ def _doc_judged(qa: "QASet", to: str) -> None:
     if lacking:
         raise InputError(f"{len(lacking)} question(s) have evidence but no judged document (e.g. {lacking[0]!r}); "
                          f"{to} judges documents: add relevant_doc_ids (or relevance) to them.",
-                         source=str(qa.source), field="relevant_doc_ids")
+                         source=str(qa.source or "QASet"), field="relevant_doc_ids")
 
 
 def _check_arguments(to: str, out: PathLike, corpus: Optional[PathLike], qa: Optional[PathLike],
@@ -293,7 +293,7 @@ def _write_beir_questions(target: Path, qa: "QASet", split: str, res: Converted)
             for x in (q.query_id, d):
                 if "\t" in x or "\n" in x:
                     raise InputError(f"id {x!r} holds a tab or a line break, which a BEIR qrels TSV cannot; rename "
-                                     "it.", source=str(qa.source), field="id")
+                                     "it.", source=str(qa.source or "QASet"), field="id")
             lines.append(f"{q.query_id}\t{d}\t{int(g)}")
     _write(target / "queries.jsonl", _jsonl(recs), res)
     _write(target / "qrels" / f"{split}.tsv", "\n".join(lines) + "\n", res)

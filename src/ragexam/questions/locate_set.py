@@ -274,7 +274,7 @@ def _offline(corpus: CorpusInput, qa: QAInput, settings: LocateSettings,
     corpus_obj = corpus if isinstance(corpus, Corpus) else load_corpus(corpus)
     qa_obj = _load_questions(qa)
     if len(corpus_obj) == 0:
-        raise InputError("the corpus has no documents; expected at least one.", source=str(corpus_obj.source))
+        raise InputError("the corpus has no documents; expected at least one.", source=str(corpus_obj.source or "Corpus"))
     locator = Locator(corpus_obj.documents, settings, embedder=embedder, cache=cache)
     todo = [q for q in qa_obj if q.answerable and not q.evidence]
     locator.prepare(d for q in todo for d in q.relevant_docs if d in corpus_obj)

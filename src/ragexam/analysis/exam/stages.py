@@ -154,10 +154,10 @@ def load(corpus: Any, qa: Any, *, relevance: Optional[str] = None, ignore_punctu
             qa_obj = load_qa(qa, corpus=corpus_obj, ignore_punctuation=ignore_punctuation, split=split)
             qa_sha = _sha256_file(resolve(qa, "qa"))
         if corpus_obj is not None and len(corpus_obj) == 0:
-            raise InputError("the corpus has no documents; expected at least one.", source=str(corpus_obj.source))
+            raise InputError("the corpus has no documents; expected at least one.", source=str(corpus_obj.source or "Corpus"))
         if len(qa_obj) == 0:
-            raise InputError("the question set has no questions; expected at least one.", source=str(qa_obj.source))
-    mode = _relevance_mode(relevance, list(qa_obj), str(qa_obj.source), corpus)
+            raise InputError("the question set has no questions; expected at least one.", source=str(qa_obj.source or "QASet"))
+    mode = _relevance_mode(relevance, list(qa_obj), str(qa_obj.source or "QA"), corpus)
     return Dataset(corpus_obj, corpus_sha, qa_obj, qa_sha, mode, corpus_text, ignore_punctuation, overlap)
 
 

@@ -230,7 +230,7 @@ def build_contrast(qa: Any, corpus: Any, metrics: Sequence[Any], *, chunker: str
         questions = sorted(rng.sample(questions, min(limit, len(questions))), key=lambda q: q.query_id)
     if len(questions) < 2:
         raise InputError(f"{qa.source} has {len(questions)} answerable question(s) with evidence and a ground_truth; "
-                         "a contrast set needs at least 2", source=str(qa.source), field="evidence")
+                         "a contrast set needs at least 2", source=str(qa.source or "QASet"), field="evidence")
     chunks = list(chunk_corpus(corpus, chunker))
     by_id = {c.chunk_id: c for c in chunks}
     matcher = EvidenceMatcher()
