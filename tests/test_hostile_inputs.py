@@ -321,3 +321,10 @@ def test_an_answers_file_with_a_byte_order_mark_says_so_as_every_reader_does(tmp
     with pytest.raises(InputError) as e:
         load_answers(path)
     assert str(e.value) == f"{path}:1: {BOM_MESSAGE}" and "UTF-8 with BOM" in BOM_MESSAGE
+
+
+def test_a_negative_list_length_is_refused(capsys):
+    """score --list -1 listed every question (a slice from the end)."""
+    code, out, err = cli(["score", "--qa", "it_helpdesk", "--answers", "it_helpdesk", "--no-history", "--list", "-1"],
+                         capsys)
+    assert code == 2 and "--list" in err and "questions to read" not in out

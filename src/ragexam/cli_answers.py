@@ -103,7 +103,7 @@ def score_cmd(
     dry_run: DryRun = False,
     out: Optional[Path] = typer.Option(None, "--out", help="Write score.json, per_answer.csv, judgments.jsonl here."),
     json_out: JsonOut = False,
-    list_n: int = typer.Option(30, "--list", help="List up to N questions that are not ok, or (traced answers) "
+    list_n: int = typer.Option(30, "--list", min=0, help="List up to N questions that are not ok, or (traced answers) "
                                                   "answers to read first (0: none)."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write the HTML report of the --run folder with "
                                           "these answers, verdicts, judge reasoning and stage attribution to "
@@ -193,7 +193,7 @@ def pairwise_cmd(
     dry_run: DryRun = False,
     out: Optional[Path] = typer.Option(None, "--out", help="Write the pairs and the summary as JSON to FILE."),
     json_out: JsonOut = False,
-    list_n: int = typer.Option(10, "--list", help="List up to N inconsistent pairs (0: none)."),
+    list_n: int = typer.Option(10, "--list", min=0, help="List up to N inconsistent pairs (0: none)."),
 ) -> None:
     """Judge two pipelines' answers to the same questions side by side, in both orders: a verdict counts only
     when both orders agree (docs/judge.md).  Exits 1 when no pair could be judged."""
