@@ -334,6 +334,8 @@ def test_the_summary_reads_back_typed(folder, stub):
     typed = ScoreSummary.from_dict(s)
     assert isinstance(typed.segments, SegmentsSection) and typed.to_dict() == s
     assert typed.segments.segments["vpn"].judge["faithfulness"].n_judged >= 1
+    # no question set: the dataset is named by the answers file (history and serve's home page showed '?')
+    assert typed.dataset_label == f"answers {s['settings']['answers']}" and "?" not in typed.dataset_label
 
 
 @pytest.mark.parametrize("argv, field, needle", [

@@ -669,12 +669,14 @@ class ScoreSummary(JsonView, Record):
 
     @property
     def dataset_label(self) -> str:
-        """The question set scored (``corpus / qa`` of the scored run, else the score's ``qa`` setting)."""
+        """The question set scored (``corpus / qa`` of the scored run, else the score's ``qa`` setting); answers
+        scored without a question set (traced answers) are named by their file (``answers traffic.jsonl``)."""
         corpus = self.dataset.corpus
         qa = self.dataset.qa or self.used_settings.get("qa")
         if corpus and qa and corpus != qa:
             return f"{corpus} / {qa}"
-        return str(qa or corpus or "?")
+        answers = self.used_settings.get("answers")
+        return str(qa or corpus or (f"answers {answers}" if answers else "?"))
 
     def verdicts(self) -> Dict[Tuple[str, str], StageVerdict]:
         """``{(pipeline, query_id): stage verdict}`` of every answer."""
