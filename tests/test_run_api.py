@@ -515,7 +515,7 @@ def test_what_validate_warns_of_a_question_set_run_says_too(tmp_path):
     (lambda n: [(0, n + 50)], r"span 0 \(0, \d+\) is not inside the text: expected 0 <= start < end <= \d+"),
     (lambda n: [(-5, 10), (10, n)], r"span 0 \(-5, 10\) is not inside the text"),
     (lambda n: [(10, 0)], r"span 0 \(10, 0\) is not inside the text"),
-    (lambda n: [(0, n), (0, n)], r"span 1 \(0, \d+\) comes after \(0, \d+\): expected spans in order"),
+    (lambda n: [(0, n), (0, n)], r"span 1 \(0, \d+\) is span 0 again: expected each span once"),
     (lambda n: None, r"spans\(\) returned None; expected a list of \(start, end\) character offsets"),
     (lambda n: [(0.0, float(n))], r"span 0 is \(0.0, \d+.0\); expected a pair of integer character offsets"),
     (lambda n: [], r"produced no chunk for any of the 3 documents \(their texts are not empty\): spans\(\) "
@@ -532,6 +532,18 @@ def test_a_chunker_of_the_users_is_checked_span_by_span(files, spans, message):
 
     with pytest.raises(InputError, match=message):
         _run(files, retrievers=["bm25:whitespace"], chunkers=[Spans()])
+
+
+def test_a_chunker_of_the_users_may_nest_its_spans(files):
+    """A parent chunk and its children (the same start, or one inside another) are a chunker's choice."""
+    class Nested:
+        spec = "custom:nested"
+
+        def spans(self, content):
+            return [(0, len(content)), (0, len(content) // 2), (len(content) // 2, len(content))]
+
+    res = _run(files, retrievers=["bm25:whitespace"], chunkers=[Nested()])
+    assert len(res.chunkings["custom:nested"].chunks) == 9
 
 
 def test_a_chunker_of_the_users_may_return_spans_as_any_iterable_of_integer_pairs(files):

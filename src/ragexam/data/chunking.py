@@ -715,19 +715,18 @@ def chunk_corpus(documents: Iterable[Document], chunker: Union[str, Chunker], *,
     return Chunking(ch.spec, chunks, cut)
 
 
-def _span_problem(start: int, end: int, length: int, previous: Span) -> Optional[str]:
-    """Why ``(start, end)`` cannot be the next chunk of a text of ``length`` characters after ``previous``, or
-    ``None``: a span lies inside the text and is not empty, starts never decrease, and no span repeats."""
+def _span_problem(start: int, end: int, length: int) -> Optional[str]:
+    """Why ``(start, end)`` cannot be a chunk of a text of ``length`` characters, or ``None``: a span lies inside
+    the text and is not empty."""
     if not 0 <= start < end <= length:
         return f"({start}, {end}) is not inside the text: expected 0 <= start < end <= {length}"
-    if (start, end) <= previous:
-        return f"({start}, {end}) comes after {previous}: expected spans in order of their start, each once"
     return None
 
 
 def _checked_spans(spans: object, doc: Document, spec: str) -> List[Span]:
-    """A chunker's spans of one document as ``[(start, end), ...]``, checked (:func:`_span_problem`); a chunker of
-    the user's that returns anything else is an :class:`InputError` naming the document and the span."""
+    """A chunker's spans of one document as ``[(start, end), ...]``, checked: each a pair of integers inside the
+    text (:func:`_span_problem`), none twice (nested or overlapping spans are a chunker's choice); a chunker of the
+    user's that returns anything else is an :class:`InputError` naming the document and the span."""
     import numbers
 
     where = f"chunker {spec}, document {doc.doc_id!r}"
@@ -735,18 +734,20 @@ def _checked_spans(spans: object, doc: Document, spec: str) -> List[Span]:
         raise InputError(f"spans() returned {type(spans).__name__ if spans is not None else 'None'}; expected a "
                          "list of (start, end) character offsets ([] for no chunk).", source=where)
     out: List[Span] = []
-    previous: Span = (-1, -1)
+    seen: Dict[Span, int] = {}
     for i, span in enumerate(spans):
         pair = tuple(span) if isinstance(span, (list, tuple)) else ()
         if len(pair) != 2 or not all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in pair):
             raise InputError(f"span {i} is {span!r}; expected a pair of integer character offsets (start, end).",
                              source=where)
         start, end = int(pair[0]), int(pair[1])
-        problem = _span_problem(start, end, len(doc.content), previous)
+        problem = _span_problem(start, end, len(doc.content))
+        if problem is None and (start, end) in seen:
+            problem = f"({start}, {end}) is span {seen[(start, end)]} again: expected each span once"
         if problem is not None:
             raise InputError(f"span {i} {problem}.", source=where)
+        seen[(start, end)] = i
         out.append((start, end))
-        previous = (start, end)
     return out
 
 
@@ -774,8 +775,8 @@ def _kept_chunking(arrays: Optional[Dict[str, Any]], docs: Sequence[Document], s
     chunks: List[Chunk] = []
     prev, index, prev_span = -1, 0, (-1, -1)
     for d, s, e in zip(doc, start, end):
-        if d < prev or d >= len(docs) or _span_problem(s, e, len(docs[d].content), prev_span if d == prev
-                                                       else (-1, -1)) is not None:
+        if d < prev or d >= len(docs) or _span_problem(s, e, len(docs[d].content)) is not None \
+                or (d == prev and (s, e) <= prev_span):  # starts never decrease; a span never repeats
             return None
         index = index + 1 if d == prev else 0
         prev, prev_span = d, (s, e)
