@@ -457,3 +457,24 @@ def test_relevance_that_grades_no_document_above_zero_is_told_as_such(tmp_path):
     assert "relevance {'hd_01': 0} grades no document above 0, so it judges none relevant" in msg
     report = validate(c, q)
     assert not any("every one is marked answerable: false" in str(p) for p in report.problems)
+
+
+def test_two_ids_that_differ_only_in_unicode_normalization_are_warned_of(tmp_path):
+    import unicodedata
+
+    from ragexam.data import validate
+
+    nfd = unicodedata.normalize("NFD", "문서1")
+    c = write_jsonl(tmp_path / "c.jsonl", [dict(DOCS[0], doc_id="문서1"), dict(DOCS[1], doc_id=nfd)])
+    q = write_jsonl(tmp_path / "q.jsonl", [dict(QA[0], relevant_doc_ids=["문서1"], evidence=[])])
+    warned = [p for p in validate(c, q).problems if p.kind == "id_normalization"]
+    assert len(warned) == 1 and warned[0].line == 2 and "another Unicode normalization" in warned[0].message
+
+
+def test_an_empty_review_sheet_expects_a_row_per_question(tmp_path):
+    from ragexam.data.problems import ProblemCollector
+    from ragexam.data.reading import iter_csv
+
+    with pytest.raises(InputError, match="one row per question"):
+        list(iter_csv("query_id,status\n", "s.csv", ProblemCollector(strict=True), required=("query_id", "status"),
+                      row_is="question"))

@@ -454,3 +454,11 @@ def test_an_import_that_read_nothing_prints_no_row_of_zeros(tmp_path):
     print_import(res, console)
     text = console.export_text()
     assert "no record was read" in text and "0 records" not in text and "0 spans" not in text
+
+
+def test_an_output_that_is_an_input_names_the_command_that_reads_it(tmp_path):
+    """It said '... that FILE reads' (the synopsis' placeholder)."""
+    f = tmp_path / "t.jsonl"
+    f.write_bytes((DATA / "langfuse_api.jsonl").read_bytes())
+    with pytest.raises(InputError, match="that `traces import` reads"):
+        import_traces([f], f)

@@ -453,7 +453,7 @@ def write_run_report(run: str, out: Optional[PathLike] = None, *, answers: Optio
     from ragexam.storage.history import resolve_run
     from ragexam.storage.paths import In, Out, check_outputs
 
-    inputs = [In(run, "RUN"), In(answers, "--answers")]
+    inputs = [In(run, "`ragexam report`"), In(answers, "--answers")]
     check_outputs([Out(out, "--out")], inputs)
     data = resolve_run(run, history)
     if data.is_score:

@@ -244,7 +244,10 @@ def _keep_first(records: Iterable[Tuple[int, Optional[str], Optional[T]]], key: 
                 col: ProblemCollector, ids: Set[str], kept: List[T]) -> None:
     """Every id of ``records`` (line, id, parsed record or None) into ``ids``, every usable record into ``kept``;
     an id seen before is reported on its line and its record left out."""
+    import unicodedata
+
     first_line: Dict[str, int] = {}
+    by_nfc: Dict[str, str] = {}
     for line, ident, item in records:
         if ident is None:
             continue
@@ -252,6 +255,11 @@ def _keep_first(records: Iterable[Tuple[int, Optional[str], Optional[T]]], key: 
             col.add("duplicate_id", f"{key} {ident!r} already appeared on line {first_line[ident]}; "
                     "expected unique ids", file=file, line=line, field=key)
             continue
+        twin = by_nfc.setdefault(unicodedata.normalize("NFC", ident), ident)
+        if twin != ident:
+            col.add("id_normalization", f"{key} {ident!r} looks like {twin!r} of line {first_line[twin]}: the same "
+                    "text in another Unicode normalization (NFC vs NFD, e.g. saved on macOS), so two ids; save the "
+                    "file as NFC", file=file, line=line, field=key)
         first_line[ident] = line
         ids.add(ident)
         if item is not None:

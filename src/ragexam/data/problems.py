@@ -40,6 +40,7 @@ KINDS: Dict[str, tuple] = {
     "unknown_query_id": (ERROR, "qrels judge a query id the queries file does not have"),
     "evidence_not_found": (ERROR, "an evidence string occurs in no document"),
     "run_would_refuse": (ERROR, "`ragexam run` would refuse: its grading rule cannot grade every answerable question"),
+    "id_normalization": (WARNING, "two ids are the same text in other Unicode normalizations (NFC vs NFD)"),
     "unknown_field": (WARNING, "an unknown field looks like a known one (it is kept in metadata, not read as that field)"),
     "relevance_mismatch": (WARNING, "relevant_doc_ids and relevance disagree (relevance wins)"),
     "evidence_not_in_relevant": (WARNING, "evidence occurs only in documents outside relevant_doc_ids"),

@@ -168,7 +168,7 @@ def iter_jsonl(text: Union[str, Iterable[str]], file: str, col: ProblemCollector
                 file=file)
 
 
-def iter_csv(text: str, file: str, col: ProblemCollector, *, required: Tuple[str, ...]
+def iter_csv(text: str, file: str, col: ProblemCollector, *, required: Tuple[str, ...], row_is: str = "document"
              ) -> Iterator[Tuple[int, Dict[str, object]]]:
     """``(line, row)`` for every CSV data row (header on the first line, RFC 4180 quoting).
 
@@ -205,8 +205,8 @@ def iter_csv(text: str, file: str, col: ProblemCollector, *, required: Tuple[str
         col.add("csv_format", f"malformed CSV: {err}", file=file, line=last_line + 1)
         return
     if header is None or records == 0:
-        col.add("empty_file", "the file is empty (no data rows); expected a header row and one row "
-                "per document", file=file)
+        col.add("empty_file", f"the file is empty (no data rows); expected a header row and one row per {row_is}",
+                file=file)
 
 
 def parse_json_cell(text: str, file: str, line: int, field: str, col: ProblemCollector) -> object:

@@ -187,7 +187,7 @@ def write_sheet(opened: AuditOpened, out: PathLike) -> Path:
 
     path = Path(out)
     qa = opened.set.qa
-    check_outputs([Out(path, "--sheet")], [In(qa, "QA"), In(audit_path(qa), "the set's audit file")])
+    check_outputs([Out(path, "--sheet")], [In(qa, "`review audit`"), In(audit_path(qa), "the set's audit file")])
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(SHEET_COLUMNS)
@@ -212,7 +212,8 @@ def _sheet_labels(opened: AuditOpened, sheet: PathLike) -> Dict[str, Optional[La
     text, _ = _decode_sheet(path)
     sample = set(opened.audit.sample)
     out: Dict[str, Optional[Label]] = {}
-    for line, row in iter_csv(text, file, ProblemCollector(strict=True), required=("query_id", "label")):
+    for line, row in iter_csv(text, file, ProblemCollector(strict=True), required=("query_id", "label"),
+                              row_is="question"):
         qid = str(row.get("query_id") or "").strip()
         if qid not in sample:
             raise InputError(f"{qid!r} is not in the audit's sample; expected the rows ragexam wrote (the sample is "

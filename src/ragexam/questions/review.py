@@ -218,7 +218,8 @@ def read_sheet(path: PathLike) -> Sheet:
     header = next(csv.reader(io.StringIO(text, newline="")), [])
     rows: List[Tuple[int, Dict[str, str]]] = []
     seen: Dict[str, int] = {}
-    for line, row in iter_csv(text, file, ProblemCollector(strict=True), required=("query_id", "status")):
+    for line, row in iter_csv(text, file, ProblemCollector(strict=True), required=("query_id", "status"),
+                              row_is="question"):
         cells = {k: "" if v is None else read_cell(str(v)) for k, v in row.items()}
         qid = cells["query_id"].strip()
         if qid in seen:

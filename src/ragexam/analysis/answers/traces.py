@@ -113,7 +113,7 @@ def _check_paths(files: Sequence[PathLike], out: Optional[PathLike]) -> None:
             raise InputError("no such file" if not p.exists() else "is not a file; expected an export file",
                              source=str(p))
     if out is not None:
-        check_outputs([Out(out, "--out")], [In(f, "FILE") for f in files])
+        check_outputs([Out(out, "--out")], [In(f, "`traces import`") for f in files])
 
 
 def import_traces(files: Sequence[PathLike], out: Optional[PathLike], *, fmt: str = "auto",
@@ -284,7 +284,7 @@ def sample_traces(answers: PathLike, n: int, corpus: Union[PathLike, "Corpus"], 
         from ragexam.questions.output import check_outputs
         from ragexam.storage.paths import In
 
-        check_outputs(out, [In(answers, "ANSWERS"), In(corpus, "--corpus")])
+        check_outputs(out, [In(answers, "`traces sample`"), In(corpus, "--corpus")])
     tests = TS.parse_first(first)
     config = TS.SampleConfig(n, TS.DEFAULT_THRESHOLD if threshold is None else threshold, strategy, seed,
                              tuple(first), id_prefix, redact)
