@@ -741,7 +741,8 @@ def _checked_spans(spans: object, doc: Document, spec: str) -> List[Span]:
             raise InputError(f"span {i} is {span!r}; expected a pair of integer character offsets (start, end).",
                              source=where)
         start, end = int(pair[0]), int(pair[1])
-        problem = _span_problem(start, end, len(doc.content))
+        whole_of_empty = (start, end) == (0, 0) and not doc.content  # an empty document's whole text, as before
+        problem = None if whole_of_empty else _span_problem(start, end, len(doc.content))
         if problem is None and (start, end) in seen:
             problem = f"({start}, {end}) is span {seen[(start, end)]} again: expected each span once"
         if problem is not None:
