@@ -69,7 +69,10 @@ def test_an_unpaired_comparison_is_antisymmetric_and_reproducible(a, b):
     ba = unpaired_compare(b, a, n_resamples=300, n_permutations=300, seed=11)
     assert ab.diff == pytest.approx(-ba.diff, abs=1e-12)
     assert ab.diff == pytest.approx(np.mean(b) - np.mean(a), abs=1e-12)
-    assert 0 < ab.p_value <= 1 and ab.ci_low <= ab.ci_high and ab.mdd > 0
+    assert 0 < ab.p_value <= 1 and ab.ci_low <= ab.ci_high
+    assert ab.mdd is None or ab.mdd > 0
+    if len(set(a)) == 1 and len(set(b)) == 1:
+        assert ab.mdd is None  # no spread, no scale
     assert ab == unpaired_compare(a, b, n_resamples=300, n_permutations=300, seed=11)
     assert ab.signature.startswith("ci:percentile-2sample|conf:0.95|bs:300|test:permutation|perm:300|seed:11|")
     assert (ab.n_a, ab.n_b) == (len(a), len(b))
@@ -87,4 +90,15 @@ def test_the_minimum_detectable_difference_uses_welchs_standard_error():
     c = unpaired_compare(a, b)
     se = math.sqrt(np.var(a, ddof=1) / len(a) + np.var(b, ddof=1) / len(b))
     assert c.mdd == pytest.approx((1.959963984540054 + 0.8416212335729143) * se)
-    assert unpaired_compare([1.0] * 5, [1.0] * 8).mdd == pytest.approx(1 / 5)
+    same = unpaired_compare([1.0] * 5, [1.0] * 8)
+    assert same.mdd is None and same.reading == "same"
+    assert same.verdict == "no difference: every value of A and of B is the same"
+
+
+def test_two_constant_groups_state_no_detectable_difference():
+    """Neither group varies: no MDD is made up (it was 1 / min(n_a, n_b), 'differences below 0.2 are not
+    detectable'), and the text says why, in the words of two groups (not 'every question differs')."""
+    c = unpaired_compare([0.0] * 2, [1.0] * 2)
+    assert c.mdd is None and c.reading == "borderline"
+    assert "neither group varies" in c.verdict and "every question" not in c.verdict
+    assert "not detectable" not in c.verdict

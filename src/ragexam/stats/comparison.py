@@ -136,6 +136,6 @@ def holm_family(comparisons: Sequence[Any]) -> list:
     for c, q in zip(comparisons, adjusted.tolist()):
         n = c.n if hasattr(c, "n") else min(c.n_a, c.n_b)
         v = assess(c.diff, (c.ci_low, c.ci_high), c.p_value, n, c.mdd, p_adjusted=float(q), alpha=c.alpha,
-                   confidence=c.confidence, names=(str(c.names[0]), str(c.names[1])))
+                   confidence=c.confidence, names=(str(c.names[0]), str(c.names[1])), paired=hasattr(c, "n"))
         out.append(replace(c, p_adjusted=float(q), verdict=v.text, reading=v.reading))
     return out

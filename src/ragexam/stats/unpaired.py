@@ -13,8 +13,8 @@ week) are compared by their answers as two samples.
   (``numpy.random.default_rng(seed)``), ``p = (count(|T*| >= |T|) + 1) / (n_permutations + 1)``, never 0, values
   equal up to rounding counted as extreme;
 * the **minimum detectable difference** (normal approximation, Welch's standard error):
-  ``(z_{1-alpha/2} + z_{power}) * sqrt(s_a^2 / n_a + s_b^2 / n_b)``; ``1 / min(n_a, n_b)`` when both groups are
-  constant;
+  ``(z_{1-alpha/2} + z_{power}) * sqrt(s_a^2 / n_a + s_b^2 / n_b)``; ``None`` when neither group varies (no
+  spread gives no scale: as :func:`ragexam.stats.power.minimum_detectable_difference`);
 * the verdict in the one wording of :func:`ragexam.stats.verdict.assess` (with ``n = min(n_a, n_b)``).
 
 An unpaired comparison needs more data than a paired one for the same difference (the spread between questions
@@ -58,7 +58,7 @@ class UnpairedComparison(Signed):
     n_resamples: int
     n_permutations: int
     seed: int
-    mdd: float
+    mdd: Optional[float]
     verdict: str
     reading: str
     p_adjusted: Optional[float] = None
@@ -118,10 +118,10 @@ def permutation_test(a: Any, b: Any, *, n_permutations: int = 10000, seed: int =
     return (count + 1) / (n_permutations + 1)
 
 
-def _mdd(a: np.ndarray, b: np.ndarray, alpha: float, power: float) -> float:
+def _mdd(a: np.ndarray, b: np.ndarray, alpha: float, power: float) -> Optional[float]:
     var = (float(a.var(ddof=1)) if a.size > 1 else 0.0) / a.size + (float(b.var(ddof=1)) if b.size > 1 else 0.0) / b.size
     if var <= 0.0:
-        return 1.0 / min(a.size, b.size)
+        return None
     z = NormalDist().inv_cdf
     return (z(1.0 - alpha / 2.0) + z(power)) * math.sqrt(var)
 
@@ -145,7 +145,7 @@ def unpaired_compare(a: Sequence[float], b: Sequence[float], *, names: tuple = (
     mdd = _mdd(x, y, alpha, power)
     pair = (str(names[0]), str(names[1]))
     v = assess(diff, (low, high), p, min(x.size, y.size), mdd, alpha=alpha,
-               confidence=confidence, names=pair)
+               confidence=confidence, names=pair, paired=False)
     return UnpairedComparison(pair, float(x.mean()), float(y.mean()), int(x.size), int(y.size), diff, low, high,
                               float(confidence), p, alpha, int(n_resamples), int(n_permutations), int(seed), mdd,
                               v.text, v.reading)

@@ -42,7 +42,7 @@ def _check_p(p: float, param: str) -> float:
 
 def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: Optional[float], *,
            p_adjusted: Optional[float] = None, correction: str = "Holm", alpha: float = 0.05,
-           confidence: float = 0.95, names: tuple[str, str] = ("A", "B")) -> Verdict:
+           confidence: float = 0.95, names: tuple[str, str] = ("A", "B"), paired: bool = True) -> Verdict:
     """Read a paired comparison of B against A (higher is better) in plain words.
 
     ``diff`` is mean(b - a), ``ci`` its (low, high) interval at ``confidence``, ``p`` the
@@ -58,7 +58,9 @@ def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: Optional
       (``worse`` when A is ahead).
     * diff = 0: ``"no difference: A and B have the same mean (...)"`` — ``same``; without an MDD
       (every difference 0): ``"no difference: A and B gave identical values on each of the 60
-      questions (one question = 0.017)"``.
+      questions (one question = 0.017)"``.  ``paired=False`` (two independent groups,
+      :func:`ragexam.stats.unpaired.unpaired_compare`, ``n`` the smaller group): without an MDD neither group
+      varies, and the texts say so (``"no difference: every value of A and of B is the same"``).
     * corrected only: p < alpha and the interval excludes 0, but the corrected p does not:
       ``"not significant after Holm's correction: B is ahead of A by 0.05, ... (95% CI 0.01 to
       0.09, Holm-adjusted p=0.16 (unadjusted p=0.022); ...)"`` — ``not after Holm``.
@@ -92,6 +94,7 @@ def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: Optional
     evidence = f"{confidence * 100:g}% CI {fmt.signed_ci((low, high))}, {shown_p}"
     noise = f"one question = {fmt.approx(res)}; " + (
         f"differences below about {fmt.approx(mdd)} are not detectable with {size}" if mdd is not None
+        else "neither group varies: no spread to detect a difference against" if not paired
         else "a single question has no spread to detect a difference against" if n == 1
         else f"every question differs by the same {fmt.approx(diff)}: no spread to detect a difference against")
     ahead, behind = (name_b, name_a) if diff > 0 else (name_a, name_b)
@@ -105,6 +108,8 @@ def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: Optional
         if few:
             text += "; that is one or two questions — read them"
         return Verdict(text, "better" if diff > 0 else "worse", True)
+    if diff == 0 and mdd is None and not paired:
+        return Verdict(f"no difference: every value of {name_a} and of {name_b} is the same", "same", False)
     if diff == 0 and mdd is None and n > 1:
         return Verdict(f"no difference: {name_a} and {name_b} gave identical values on each of the {size} "
                        f"(one question = {fmt.approx(res)})", "same", False)
