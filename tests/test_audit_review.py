@@ -335,6 +335,11 @@ def test_a_set_audited_whole_is_refused_with_the_questions_labelled_bad_to_rejec
     res = CliRunner().invoke(app, ["review", "apply", "--qa", str(qa), "--out", str(out), "--max-junk", "0.1"])
     assert res.exit_code == 0, res.output
     assert f"Wrote 9 questions to {out}: 9 pending kept; 3 rejected left out." in res.output.replace("\n", " ")
+    # the audit labelled every question: what the written set holds is counted, not a 95% bound
+    said = " ".join(res.output.split())
+    assert "the written set: junk at most 0% (at most 0 of 9: 9 not reviewed; counted from the audit of every " \
+           "question less the rejected ones)" in said and "95% bound" not in said
+    assert audit_status(out).derived.bound.exact
 
 
 def test_a_partial_audit_suggests_a_larger_sample_within_the_set(tmp_path):

@@ -149,7 +149,8 @@ class PendingBound:
     """The bad questions a reviewed set may still hold (:func:`ragexam.questions.risk.pending_bound`): at most
     ``bad_high`` of its ``accepted + pending`` questions, by ``method``; ``rejected`` and ``dropped`` were left
     out.  ``audited``: the reviewed set had audited labels; without them nothing bounds the pending questions' junk
-    (``bad_high`` is then all of them, and no rate is a bound: :attr:`known`)."""
+    (``bad_high`` is then all of them, and no rate is a bound: :attr:`known`).  ``exact``: the audit labelled every
+    question of the set, so ``bad_high`` is a count, not a 95% bound."""
 
     accepted: int
     pending: int
@@ -158,6 +159,7 @@ class PendingBound:
     bad_high: int
     method: str
     audited: bool = True
+    exact: bool = False
 
     @property
     def n_written(self) -> int:

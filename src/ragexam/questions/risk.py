@@ -295,6 +295,9 @@ def pending_bound(queue: ReviewQueue, audit: Optional[AuditFile], whole: Optiona
                             "not audited: every question not reviewed may be bad", audited=False)
     n = len(queue.order)
     high = whole.high_count
+    if whole.n >= whole.population:  # every question labelled: a count, no interval
+        return PendingBound(count["accepted"], p, rejected, count["dropped"], min(p, max(0, high - rejected)),
+                            "the audit of every question less the rejected ones", exact=True)
     bound, method = min(p, max(0, high - rejected)), "the set's audit less the rejected questions"
     unread = [i for i, q in enumerate(queue.order) if decisions.get(q) in ("pending", "dropped")]
     start = max((k for k in stop_starts(n) if not unread or k <= unread[0]), default=0)

@@ -111,8 +111,9 @@ def audit_lines(status: Optional["AuditStatus"], bound: Optional["PendingBound"]
         lines.append(f"the written set: not audited ({bound.parts()}): nothing is known of the junk of questions "
                      f"nobody reviewed until an audit ({audit})")
     else:
+        how = f"counted from {bound.method}" if bound.exact else f"95% bound from {bound.method}"
         lines.append(f"the written set: junk at most {fmt.percent(bound.rate_high)} (at most {bound.bad_high} of "
-                     f"{bound.n_written}: {bound.parts()}; 95% bound from {bound.method})")
+                     f"{bound.n_written}: {bound.parts()}; {how})")
     return lines
 
 
