@@ -58,9 +58,8 @@ def assess(diff: float, ci: tuple[float, float], p: float, n: int, mdd: Optional
       (``worse`` when A is ahead).
     * diff = 0: ``"no difference: A and B have the same mean (...)"`` — ``same``; without an MDD
       (every difference 0): ``"no difference: A and B gave identical values on each of the 60
-      questions (one question = 0.017)"``.  ``paired=False`` (two independent groups,
-      :func:`ragexam.stats.unpaired.unpaired_compare`, ``n`` the smaller group): without an MDD neither group
-      varies, and the texts say so (``"no difference: every value of A and of B is the same"``).
+      questions (one question = 0.017)"``; ``paired=False`` (two groups, ``n`` the smaller): neither group
+      varies, said so (``"no difference: every value of A and of B is the same"``).
     * corrected only: p < alpha and the interval excludes 0, but the corrected p does not:
       ``"not significant after Holm's correction: B is ahead of A by 0.05, ... (95% CI 0.01 to
       0.09, Holm-adjusted p=0.16 (unadjusted p=0.022); ...)"`` — ``not after Holm``.
