@@ -102,3 +102,23 @@ def test_two_constant_groups_state_no_detectable_difference():
     assert c.mdd is None and c.reading == "borderline"
     assert "neither group varies" in c.verdict and "every question" not in c.verdict
     assert "not detectable" not in c.verdict
+
+
+def test_the_same_values_in_another_order_are_no_difference():
+    """Sums in float depend on their order (0.1 + 0.2 + 0.3 != 0.3 + 0.2 + 0.1): two groups of the same values read
+    "no difference", not a difference of 0.000000000000000028 "within the noise"."""
+    c = unpaired_compare([0.1, 0.2, 0.3] * 3, [0.3, 0.2, 0.1] * 3)
+    assert c.diff == 0.0 and c.mean_a == c.mean_b and c.reading == "same"
+    assert "0.0000" not in c.verdict
+
+
+def test_a_questions_mean_over_its_answers_does_not_depend_on_their_order(monkeypatch):
+    from types import SimpleNamespace
+
+    from ragexam.analysis.answers import segments
+
+    monkeypatch.setattr(segments, "pair_key", lambda r: r.q)
+    rows = [SimpleNamespace(q="q1", v=v) for v in (0.1, 0.2, 0.3)]
+    a, n_a = segments._by_question(rows, lambda r: r.v)
+    b, n_b = segments._by_question(rows[::-1], lambda r: r.v)
+    assert a == b and n_a == n_b == 3

@@ -119,7 +119,10 @@ def permutation_test(a: Any, b: Any, *, n_permutations: int = 10000, seed: int =
 
 
 def _mdd(a: np.ndarray, b: np.ndarray, alpha: float, power: float) -> Optional[float]:
-    var = (float(a.var(ddof=1)) if a.size > 1 else 0.0) / a.size + (float(b.var(ddof=1)) if b.size > 1 else 0.0) / b.size
+    def spread(x: np.ndarray) -> float:  # a constant group has none (numpy's var of it may be 1e-33, not 0)
+        return float(x.var(ddof=1)) / x.size if x.size > 1 and np.ptp(x) > 0 else 0.0
+
+    var = spread(a) + spread(b)
     if var <= 0.0:
         return None
     z = NormalDist().inv_cdf
@@ -141,11 +144,12 @@ def unpaired_compare(a: Sequence[float], b: Sequence[float], *, names: tuple = (
     power = _check_fraction(power, func=func, param="power")
     low, high = unpaired_bootstrap_diff(x, y, n_resamples=n_resamples, confidence=confidence, seed=seed)
     p = permutation_test(x, y, n_permutations=n_permutations, seed=seed)
-    diff = float(y.mean() - x.mean())
+    mean_x, mean_y = math.fsum(x.tolist()) / x.size, math.fsum(y.tolist()) / y.size  # exact sums: the same values
+    diff = mean_y - mean_x  # in another order are the same mean, not a difference of 1e-17
     mdd = _mdd(x, y, alpha, power)
     pair = (str(names[0]), str(names[1]))
     v = assess(diff, (low, high), p, min(x.size, y.size), mdd, alpha=alpha,
                confidence=confidence, names=pair, paired=False)
-    return UnpairedComparison(pair, float(x.mean()), float(y.mean()), int(x.size), int(y.size), diff, low, high,
+    return UnpairedComparison(pair, mean_x, mean_y, int(x.size), int(y.size), diff, low, high,
                               float(confidence), p, alpha, int(n_resamples), int(n_permutations), int(seed), mdd,
                               v.text, v.reading)

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam import fmt
@@ -253,7 +254,8 @@ def _by_question(rows: Sequence[AnswerRow], value: Value) -> Tuple[Dict[str, flo
         v = value(r)
         if v is not None:
             sums.setdefault(pair_key(r), []).append(v)
-    return {k: sum(v) / len(v) for k, v in sums.items()}, sum(len(v) for v in sums.values())
+    # math.fsum: exact, so a question's answers summed in another order give the same mean (no 1e-17 "differences")
+    return {k: math.fsum(v) / len(v) for k, v in sums.items()}, sum(len(v) for v in sums.values())
 
 
 def _compare_one(metric: str, a: str, b: str, rows_a: Sequence[AnswerRow], rows_b: Sequence[AnswerRow], seed: int):
