@@ -160,8 +160,9 @@ def _dataset_card(console, summary: RunSummary, saved: Saved) -> None:
     docs = (f"{fmt.plural(ds.n_documents, 'document')} · " if ds.n_documents is not None else
             "no corpus (every pipeline returned its own texts) · ")
     rows = [("dataset", f"{summary.dataset_label}: {docs}"
-                        f"{fmt.plural(ds.n_questions, 'question')} ({types}) · {ds.n_scored} scored · "
-                        f"{ds.n_out_of_corpus} out-of-corpus (not scored: nothing to retrieve)"
+                        f"{fmt.plural(ds.n_questions, 'question')} ({types}) · {ds.n_scored} scored"
+                        + (f" · {ds.n_out_of_corpus} out-of-corpus (not scored: nothing to retrieve)"
+                           if ds.n_out_of_corpus else "")
                         + (f" · {chunks}" if chunks else ""))]
     audit = _audit(summary)
     if audit is not None:
