@@ -150,3 +150,74 @@ def test_a_run_whose_retrievers_keep_no_cache_keeps_no_chunking(tmp_path):
     ragexam.run("it_helpdesk", "it_helpdesk", retrievers=["bm25?cache=0", "hybrid:bm25+bm25"],
                 chunkers=["paragraphs:300"], cache_dir=tmp_path, progress=False)
     assert list(tmp_path.glob("indexes/chunks-*.npz"))  # a hybrid's members keep theirs
+
+
+# -- each document's split kept as it is made (ragexam.data.split_memo) ---------------------------------------------
+_REAL_SPLIT = C.sentence_spans_many
+
+
+class _Killed(Exception):
+    pass
+
+
+def _counting_kiwi(monkeypatch, fail_after=None):
+    """Record the texts Kiwi is asked to split; raise :class:`_Killed` (an interrupted run) when ``fail_after``
+    texts were split."""
+    seen = []
+    real = _REAL_SPLIT
+
+    def spy(contents):
+        if fail_after is not None and sum(map(len, seen)) >= fail_after:
+            raise _Killed
+        seen.append(list(contents))
+        return real(contents)
+
+    monkeypatch.setattr(C, "sentence_spans_many", spy)
+    return seen
+
+
+def _many_docs(n):
+    return [Document(f"d{i}", f"{i}번 문서의 첫 문장입니다. 이 문서는 {i}일 뒤에 만료됩니다. 연장은 인사팀에 신청합니다.", f"문서 {i}")
+            for i in range(n)]
+
+
+def test_an_interrupted_chunking_resumes_from_the_documents_it_split(tmp_path, monkeypatch):
+    from ragexam.data import split_memo
+
+    monkeypatch.setattr(split_memo, "BATCH_CHARS", 100)  # two documents a batch
+    docs, store = _many_docs(10), Cache(tmp_path)
+    fresh = C.chunk_corpus(docs, "sentences")
+    _counting_kiwi(monkeypatch, fail_after=5)  # two batches (4 documents) saved, killed in the third
+    with pytest.raises(_Killed):
+        C.chunk_corpus(docs, "sentences", store=store)
+    seen = _counting_kiwi(monkeypatch)
+    C._SPLIT_MEMO.clear()  # a new process: nothing in memory
+    again = C.chunk_corpus(docs, "sentences", store=store)
+    assert again.chunks == fresh.chunks and again.cut_sentences == fresh.cut_sentences
+    assert sum(map(len, seen)) == 6  # the 4 documents saved before the interruption were not split again
+
+
+def test_one_added_document_is_the_only_one_split(tmp_path, monkeypatch):
+    docs, store = _many_docs(6), Cache(tmp_path)
+    C.chunk_corpus(docs, "paragraphs:40", store=store)
+    added = docs + [Document("new", "한 문서를 더 추가했습니다. 이 문장은 새로 나뉘어야 합니다. 다른 문서는 그대로입니다.", "새 문서")]
+    seen = _counting_kiwi(monkeypatch)
+    C._SPLIT_MEMO.clear()
+    got = C.chunk_corpus(added, "paragraphs:40", store=store)
+    assert [d for batch in seen for d in batch] == [added[-1].content]
+    assert got.chunks == C.chunk_corpus(added, "paragraphs:40").chunks
+
+
+@pytest.mark.parametrize("value", [b"not json", b"[0, 5]", b"[0, 0, 999]", b"[-1, 0, 5]", b"[0, 9, 3]",
+                                   b'[0, 0, 5, 0, 5]', b"[0.5, 0, 5]"])
+def test_a_kept_split_that_does_not_fit_its_document_is_split_again(tmp_path, monkeypatch, value):
+    from ragexam.data import split_memo
+
+    docs, store = _many_docs(2), Cache(tmp_path)
+    fresh = C.chunk_corpus(docs, "sentences")
+    identity = split_memo._identity(C.CHUNKING_VERSION, "sentences", C.SentenceChunker().memo_salt())
+    store.put_splits(identity, [(split_memo._key(identity, d.content), value) for d in docs])
+    seen = _counting_kiwi(monkeypatch)
+    C._SPLIT_MEMO.clear()
+    assert C.chunk_corpus(docs, "sentences", store=store).chunks == fresh.chunks
+    assert seen  # nothing damaged was trusted

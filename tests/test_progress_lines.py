@@ -232,3 +232,35 @@ def test_the_interrupted_line_says_what_is_kept(monkeypatch, tmp_path):
     monkeypatch.setenv("RAGEXAM_LANG", "ko")
     ko = interrupted_line("run", signal.SIGINT, "embed")
     assert ko.startswith("중단됨 (SIGINT (Ctrl-C)) (embed 단계)") and "다시 실행하면" in ko
+
+
+def test_items_found_in_a_cache_are_left_out_of_the_rate_and_the_time_left():
+    """565 of 3,182 embeddings came from the cache at once: the line must not read 233/s and "ETA 11 s" when the
+    work itself goes at 3/s (reviewer's report: the true time left was 15 min)."""
+    from ragexam.exec.progress import ProgressLines, _Counted
+
+    now = [0.0]
+    p = ProgressLines("run", interval=0, clock=lambda: now[0])
+    t = p.begin("embedding 3,182 passages (e5)", 3182)
+    counted = _Counted(p, t)
+    counted.skip(565)
+    now[0] = 5.0
+    assert "565/3,182 (18%)" in p.line() and "waiting for the first" in p.line()
+    counted.advance(15)
+    line = p.line()
+    assert "580/3,182 (18%)" in line and "3.0/s" in line and "ETA 14 min 27 s" in line
+
+
+def test_counted_work_inside_counted_work_shows_the_whole_and_its_time_left():
+    from ragexam.exec.progress import ProgressLines
+
+    now = [0.0]
+    p = ProgressLines("run", interval=0, clock=lambda: now[0])
+    outer = p.begin("chunking paragraphs:400: documents", 1000)
+    p.update(outer, 200)
+    now[0] = 10.0
+    inner = p.begin("splitting sentences (kiwi)", 50)
+    p.update(inner, 20)
+    line = p.line()
+    assert "chunking paragraphs:400: documents 200/1,000 (20%) · 20/s · ETA 40 s · splitting sentences (kiwi) " \
+           "20/50 (40%) · 10 s" in line

@@ -686,7 +686,10 @@ def chunk_corpus(documents: Iterable[Document], chunker: Union[str, Chunker], *,
     ``load_index(kind, key)`` / ``save_index(kind, key, arrays)``) keeps the spans of chunkers whose
     :meth:`Chunker.memo_salt` is not ``None`` -- those that run Kiwi, whose sentence splitting is most of a
     warm run on a large corpus -- under a key of :data:`CHUNKING_VERSION`, the spec, the salt and every
-    document's text, so the same corpus is split once; a kept entry that does not fit the texts is ignored."""
+    document's text, so the same corpus is split once; a kept entry that does not fit the texts is ignored.  A
+    store that also keeps splits (``get_splits``/``put_splits``) keeps each document's as it is made
+    (:mod:`ragexam.data.split_memo`): an interrupted chunking resumes, and a changed corpus re-splits only the
+    documents that changed."""
     ch = parse_chunker(chunker)
     docs = list(documents)
     contents = [d.content for d in docs]
@@ -700,7 +703,13 @@ def chunk_corpus(documents: Iterable[Document], chunker: Union[str, Chunker], *,
     cut = 0
     owners: List[int] = []
     ours = type(ch).__module__ == __name__ and type(ch) is not Chunker  # a user's chunker's spans are checked
-    for i, (doc, split) in enumerate(zip(docs, ch.split_many(contents))):
+    if key is not None and hasattr(store, "get_splits"):  # each document's split kept as made: resumable
+        from ragexam.data.split_memo import split_documents
+
+        splits = split_documents(ch, contents, store, salt, CHUNKING_VERSION)  # type: ignore[arg-type]
+    else:
+        splits = ch.split_many(contents)
+    for i, (doc, split) in enumerate(zip(docs, splits)):
         spans = split.spans if ours else _checked_spans(split.spans, doc, ch.spec)
         chunks.extend(_chunks(doc.doc_id, doc.content, spans))
         owners.extend([i] * len(spans))

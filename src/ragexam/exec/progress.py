@@ -17,7 +17,8 @@ done), and the time since the command started.  With ``$RAGEXAM_LANG`` ``ko`` (o
 The interval is ``$RAGEXAM_PROGRESS_INTERVAL`` seconds (default :data:`INTERVAL`, 10; ``0`` turns the lines
 off).  Code that counts work reports it without knowing whether anyone listens:
 
-* :func:`task` -- ``with task("embedding 2,422 passages", 2422) as t: t.advance(32)`` (the retrieval bars do);
+* :func:`task` -- ``with task("embedding 2,422 passages", 2422) as t: t.advance(32)`` (the retrieval bars do;
+  ``t.skip(n)`` counts items a cache already held, left out of the rate and the time left);
 * :func:`callback` -- a ``progress(done, total)`` function for the APIs that take one (LLM batches);
 * :func:`enter_stage` / :func:`exit_stage` -- called by :func:`ragexam.exec.timing.stage`.
 
@@ -100,6 +101,7 @@ class _Task:
     total: int
     done: int
     started: float
+    skipped: int = 0  # of ``done``: found done (a cache), not worked on -- left out of the rate
 
 
 class ProgressLines:
@@ -149,33 +151,45 @@ class ProgressLines:
             if t in self._tasks:
                 self._tasks.remove(t)
 
-    def update(self, t: _Task, done: int, total: Optional[int] = None) -> None:
+    def update(self, t: _Task, done: int, total: Optional[int] = None, *, skipped: int = 0) -> None:
         with self._lock:
             t.done = int(done)
+            t.skipped += int(skipped)
             if total is not None:
                 t.total = int(total)
 
+    def _counts(self, t: _Task, now: float, timed: bool) -> List[str]:
+        """``label done/total (pct)`` and, when ``timed``, the rate of the items worked on (those found done
+        apart) and the time left at it."""
+        w = _WORDS[self.lang]
+        pct = f" ({100.0 * t.done / t.total:.0f}%)" if t.total else ""
+        out = [f"{t.label} {t.done:,}/{t.total:,}{pct}"]
+        if not timed:
+            return out
+        made, spent = t.done - t.skipped, now - t.started
+        if made > 0 and spent > 0:
+            rate = made / spent
+            out.append(w["per_s"].format(rate=_rate(rate)))
+            if t.total > t.done:
+                out.append(w["eta"].format(t=duration((t.total - t.done) / rate, self.lang)))
+        elif t.total > t.done:
+            out.append(w["waiting"])
+        return out
+
     # -- the line --------------------------------------------------------------------------------------------
     def line(self) -> str:
-        """The progress line now (see the module docstring)."""
+        """The progress line now (see the module docstring); work counted inside other counted work (documents
+        split in batches, each batch's sentences) shows the outermost count with its rate and time left, then the
+        innermost's count."""
         now = self.clock()
-        w = _WORDS[self.lang]
         with self._lock:
             parts = [f"ragexam {self.command}"]
             if self._stages:
                 parts.append(self._stages[-1])
             if self._tasks:
-                t = self._tasks[-1]
-                pct = f" ({100.0 * t.done / t.total:.0f}%)" if t.total else ""
-                parts.append(f"{t.label} {t.done:,}/{t.total:,}{pct}")
-                spent = now - t.started
-                if t.done > 0 and spent > 0:
-                    rate = t.done / spent
-                    parts.append(w["per_s"].format(rate=_rate(rate)))
-                    if t.total > t.done:
-                        parts.append(w["eta"].format(t=duration((t.total - t.done) / rate, self.lang)))
-                elif t.total > t.done:
-                    parts.append(w["waiting"])
+                parts.extend(self._counts(self._tasks[0], now, True))
+                if len(self._tasks) > 1:
+                    parts.extend(self._counts(self._tasks[-1], now, False))
             parts.append(duration(now - self.started, self.lang))
         return " · ".join(parts)
 
@@ -251,6 +265,11 @@ class _Counted:
     def advance(self, n: int = 1) -> None:
         if self._reporter is not None and self._task is not None:
             self._reporter.update(self._task, self._task.done + n)
+
+    def skip(self, n: int) -> None:
+        """``n`` items found done (e.g. in a cache): counted done, left out of the rate and the time left."""
+        if self._reporter is not None and self._task is not None and n:
+            self._reporter.update(self._task, self._task.done + n, skipped=n)
 
 
 @contextmanager

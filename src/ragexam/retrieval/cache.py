@@ -12,6 +12,8 @@ One SQLite database per cache directory::
     tokens(key BLOB PRIMARY KEY, value BLOB)            JSON list of tokens, UTF-8
     embeddings(key BLOB PRIMARY KEY, dim INTEGER,       float32 little-endian vector
                value BLOB)
+    splits(key BLOB PRIMARY KEY, value BLOB)            a document's chunk spans, JSON
+                                                        (:mod:`ragexam.data.split_memo`, its own key)
 
 ``key`` is ``sha256(identity + "\\x1f" + role + "\\x1f" + text)`` (32 raw bytes; for an embedder that says what
 its model sees, ``role + ":input"`` and that input instead of the text: e5's normalized text, so texts that differ
@@ -108,7 +110,9 @@ class Cache(SQLiteStore):
            "CREATE TABLE IF NOT EXISTS tokens(key BLOB PRIMARY KEY, "
            "value BLOB NOT NULL) WITHOUT ROWID",
            "CREATE TABLE IF NOT EXISTS embeddings(key BLOB PRIMARY KEY, "
-           "dim INTEGER NOT NULL, value BLOB NOT NULL) WITHOUT ROWID")
+           "dim INTEGER NOT NULL, value BLOB NOT NULL) WITHOUT ROWID",
+           "CREATE TABLE IF NOT EXISTS splits(key BLOB PRIMARY KEY, "
+           "value BLOB NOT NULL) WITHOUT ROWID")
     WHAT = "the retrieval cache"
     IF_CORRUPT = "It is safe to delete this file; ragexam rebuilds it."
     IF_OTHER_SCHEMA = "Delete the file or use another cache_dir."
@@ -155,6 +159,15 @@ class Cache(SQLiteStore):
         rows = ((k, json.dumps(toks, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
                 for k, toks in items)
         self._put("tokens", rows, identity, "tokenizer")
+
+    # -- each document's chunk spans (ragexam.data.split_memo) --------------------------------
+    def get_splits(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
+        """The encoded splits kept under ``keys`` (missing keys are absent from the result)."""
+        return {k: bytes(v[0]) for k, v in self._get("splits", "value", keys).items()}
+
+    def put_splits(self, identity: str, items: Iterable[tuple[bytes, bytes]]) -> None:
+        """Keep encoded splits in one transaction; ``identity`` (the chunker) is recorded in ``producers``."""
+        self._put("splits", items, identity, "chunker")
 
     # -- embeddings ---------------------------------------------------------------------------
     def get_embeddings(self, keys: Sequence[bytes]) -> "dict[bytes, np.ndarray]":

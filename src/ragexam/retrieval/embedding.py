@@ -229,7 +229,7 @@ def iter_embeddings(embedder: "Embedder", texts: Sequence[str], role: str, cache
                 todo = missing(keys, part, found)
                 if ledger is not None:
                     ledger.count(embedder, role, part, keys, todo)
-                bar.advance(len(part) - len(todo))
+                bar.skip(len(part) - len(todo))
                 if todo:
                     miss = list(todo)
                     for s, size, vecs in _batches(embedder, role, [todo[k] for k in miss], batch_size,

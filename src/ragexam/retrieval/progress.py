@@ -19,6 +19,9 @@ class _NullBar:
     def advance(self, n: int = 1) -> None:
         pass
 
+    def skip(self, n: int) -> None:
+        pass
+
 
 class _RichBar:
     def __init__(self, progress, task) -> None:
@@ -28,10 +31,14 @@ class _RichBar:
     def advance(self, n: int = 1) -> None:
         self._progress.advance(self._task, n)
 
+    def skip(self, n: int) -> None:  # found in a cache: rich's bar counts it done (its estimate is its own)
+        self._progress.advance(self._task, n)
+
 
 @contextmanager
 def progress_bar(description: str, total: int, enabled: bool = True) -> Iterator[Any]:
-    """A bar for ``total`` units of work; ``bar.advance(n)`` after each batch.
+    """A bar for ``total`` units of work; ``bar.advance(n)`` after each batch, ``bar.skip(n)`` for units a cache
+    held (done, but not in the progress lines' rate).
 
     Disabled (a no-op) when ``enabled`` is false or ``total`` is 0; when stderr is not a TTY the counts
     feed the command's progress lines (:func:`ragexam.exec.progress.task`).  The bar is transient: it

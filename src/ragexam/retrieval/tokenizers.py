@@ -213,7 +213,7 @@ def iter_tokens(tokenizer: Tokenizer, texts: Sequence[str], cache: "Cache | None
                 keys = [content_key(identity, "doc", t) for t in part]
                 found = cache.get_tokens(keys)
                 todo = missing(keys, part, found)
-                bar.advance(len(part) - len(todo))
+                bar.skip(len(part) - len(todo))
                 if todo:
                     miss_keys = list(todo)
                     for s, toks in _map(tokenizer, [todo[k] for k in miss_keys], executor):
