@@ -229,9 +229,14 @@ def test_the_interrupted_line_says_what_is_kept(monkeypatch, tmp_path):
     assert str(tmp_path / "llm-cache.sqlite3") in line and "\n" not in line
     run = interrupted_line("grade", signal.SIGINT, "chunk")
     assert run.startswith("interrupted by SIGINT (Ctrl-C) in stage chunk:") and "retrieval cache" in run
+    # locate-evidence without a model keeps no reply and no located question: it must not promise to resume
+    locate = interrupted_line("locate-evidence", signal.SIGTERM, "embed")
+    assert "every reply received is kept" not in locate and "written whole at the end" in locate
+    assert "does the rest of the work from the start" in locate
     monkeypatch.setenv("RAGEXAM_LANG", "ko")
     ko = interrupted_line("run", signal.SIGINT, "embed")
     assert ko.startswith("중단됨 (SIGINT (Ctrl-C)) (embed 단계)") and "다시 실행하면" in ko
+    assert "처음부터 다시" in interrupted_line("traces", signal.SIGINT, None)
 
 
 def test_items_found_in_a_cache_are_left_out_of_the_rate_and_the_time_left():
@@ -262,5 +267,5 @@ def test_counted_work_inside_counted_work_shows_the_whole_and_its_time_left():
     inner = p.begin("splitting sentences (kiwi)", 50)
     p.update(inner, 20)
     line = p.line()
-    assert "chunking paragraphs:400: documents 200/1,000 (20%) · 20/s · ETA 40 s · splitting sentences (kiwi) " \
+    assert "chunking paragraphs:400: documents 200/1,000 (20%) · 20.0/s · ETA 40 s · splitting sentences (kiwi) " \
            "20/50 (40%) · 10 s" in line

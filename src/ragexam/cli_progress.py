@@ -19,11 +19,12 @@ from typing import Iterator, List, Optional
 
 __all__ = ["LONG_COMMANDS", "long_command", "command_of", "Interrupted", "interrupted_line"]
 
-#: command -> what it keeps when interrupted: ``"run"`` (the retrieval cache; no run folder) or ``"llm"`` (the LLM
-#: cache of every reply received)
+#: command -> what it keeps when interrupted: ``"run"`` (the retrieval cache; no run folder), ``"llm"`` (the LLM
+#: cache of every reply received) or ``"files"`` (its files are written whole at the end; the caches keep the
+#: vectors made and the replies of a model, if one was asked; the work itself is done again)
 LONG_COMMANDS = {"run": "run", "grade": "run", "demo": "run", "generate": "llm", "score": "llm", "answer": "llm",
-                 "judge-check": "llm", "judge-agreement": "llm", "pairwise": "llm", "locate-evidence": "llm",
-                 "traces": "llm"}
+                 "judge-check": "llm", "judge-agreement": "llm", "pairwise": "llm", "locate-evidence": "files",
+                 "traces": "files"}
 
 _SIGNAL_NAMES = {signal.SIGINT: ("SIGINT", "Ctrl-C"), signal.SIGTERM: ("SIGTERM", "")}
 
@@ -74,6 +75,15 @@ def interrupted_line(command: str, signum: int, stage: Optional[str] = None) -> 
         return (f"interrupted by {how}{where}: the run folder and its history entry are written whole at the end, so "
                 f"nothing half-written is left; the retrieval cache ({folder}) keeps every chunking, token list and "
                 "embedding batch finished, so running the same command again resumes from there.")
+    if LONG_COMMANDS.get(command) == "files":
+        if ko:
+            return (f"중단됨 ({how}){where}: 출력 파일은 마지막에 한꺼번에 쓰이므로 반쯤 쓰인 것은 없습니다. 만든 e5 벡터는 검색 "
+                    f"캐시({folder})에, 모델(--model)의 응답은 LLM 캐시({folder / 'llm-cache.sqlite3'})에 남지만, 같은 명령을 "
+                    "다시 실행하면 나머지 작업은 처음부터 다시 합니다.")
+        return (f"interrupted by {how}{where}: its files are written whole at the end, so nothing half-written is "
+                f"left; the e5 vectors made are kept in the retrieval cache ({folder}) and the replies of a --model in "
+                f"the LLM cache ({folder / 'llm-cache.sqlite3'}), but running the same command again does the rest "
+                "of the work from the start.")
     if ko:
         return (f"중단됨 ({how}){where}: 받은 응답은 모두 LLM 캐시({folder / 'llm-cache.sqlite3'})에 남아 있으니 같은 "
                 "명령을 다시 실행하면 이어집니다 (이미 받은 응답은 다시 요청하지 않습니다).")
