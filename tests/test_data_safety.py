@@ -155,6 +155,28 @@ def test_two_outputs_on_one_path_are_refused(helpdesk_files, no_retrieval, capsy
     assert no_retrieval == []
 
 
+def test_the_report_may_go_into_the_run_folder_it_writes(helpdesk_files, capsys, tmp_path):
+    """`ragexam report RUN` writes RUN/report.html by default: `--out o --report o/report.html` is the same place,
+    written after the folder (only the folder's data names, summary.json above, are refused)."""
+    corpus, qa = helpdesk_files
+    out = tmp_path / "o"
+    code, _, err = _cli(["grade", "--corpus", corpus, "--qa", qa, "--retrieved", _results(tmp_path, qa, corpus),
+                         "--out", out, "--report", out / "report.html", "--no-history"], capsys)
+    assert code == 0, err
+    assert (out / "report.html").stat().st_size > 1000 and (out / "summary.json").exists()
+
+
+def _results(tmp_path, qa, corpus):
+    """A results file returning each question's relevant documents whole (a perfect pipeline)."""
+    docs = {d["doc_id"]: d["content"] for d in map(json.loads, corpus.read_text(encoding="utf-8").splitlines())}
+    rows = [json.loads(line) for line in qa.read_text(encoding="utf-8").splitlines() if line.strip()]
+    path = tmp_path / "mine.jsonl"
+    path.write_text("".join(json.dumps({"query_id": r["query_id"], "contexts": [
+        {"doc_id": d, "text": docs[d]} for d in r.get("relevant_doc_ids") or []]}, ensure_ascii=False) + "\n"
+        for r in rows), encoding="utf-8")
+    return path
+
+
 def test_the_rule_is_one_function(monkeypatch, helpdesk_files, capsys, tmp_path):
     """Every writing command of the API goes through storage.paths.check_outputs."""
     import ragexam.storage.paths as paths

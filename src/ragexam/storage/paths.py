@@ -12,7 +12,9 @@ folder, *before* it retrieves, embeds or calls a model, so a bad ``--out``/``--r
 second instead of after the paid work.  :func:`check_outputs` is the one rule every writing command applies to
 all its paths at once: each output is checked as above, and no output may write over a file the command reads
 (compared by resolved real path, symlinks and hard links included), over a file inside a run or score folder it
-reads, or replace a folder that holds one of its inputs.
+reads, or replace a folder that holds one of its inputs; two outputs may not be one path or one inside the other,
+except a file written into a run or score folder the command writes first, under a name none of its data has
+(``--out RUN --report RUN/report.html``: where ``ragexam report`` writes by default).
 """
 
 from __future__ import annotations
@@ -188,6 +190,13 @@ def _clash(out: Out, inputs: Sequence[In]) -> Optional[str]:
     return None
 
 
+def _beside_data(folder: Out, folder_path: Path, file: Out, file_path: Path) -> bool:
+    """A file written straight into a run or score folder that is written first (``--report RUN/report.html``, the
+    path ``ragexam report`` writes by default), under a name that is none of the folder's data."""
+    return (folder.kind in ("run", "score") and file.kind == "file" and file_path.parent == folder_path
+            and file_path.name not in _FOLDER_DATA)
+
+
 def check_outputs(outputs: Sequence[Out], inputs: Sequence[In] = ()) -> None:
     """The one output-path rule (module docstring), applied before any work starts: every output of ``outputs``
     (``None`` paths are skipped) can be written, two outputs are not the same path, and none writes over an
@@ -209,6 +218,8 @@ def check_outputs(outputs: Sequence[Out], inputs: Sequence[In] = ()) -> None:
     for i, a in enumerate(given):
         for b in given[i + 1:]:
             ra, rb = _real(a.path), _real(b.path)  # type: ignore[arg-type]
+            if _beside_data(a, ra, b, rb) or _beside_data(b, rb, a, ra):
+                continue
             if ra == rb or (a.kind != "file" and _inside(rb, ra)) or (b.kind != "file" and _inside(ra, rb)):
                 raise InputError(f"{a.option} {str(a.path)!r} and {b.option} {str(b.path)!r} are the same path (or "
                                  "one is inside the other); give each output its own path.", source=b.option,
