@@ -84,8 +84,12 @@ from ragexam.errors import InputError, did_you_mean
 __all__ = ["Chunker", "WholeChunker", "CharChunker", "SentenceChunker", "ParagraphChunker", "RecursiveChunker",
            "TokenChunker", "SemanticChunker", "TokenSpans", "parse_chunker", "Chunking", "ChunkingStats",
            "chunk_corpus", "sentence_spans", "sentence_spans_many", "latin_sentence_starts", "paragraph_spans", "window_report", "WindowReport",
-           "CHUNKER_FORMS", "RECURSIVE_SEPARATORS", "chunker_help", "size_mismatch", "equal_budget",
+           "CHUNKER_FORMS", "DEFAULT_CHUNKER", "RECURSIVE_SEPARATORS", "chunker_help", "size_mismatch", "equal_budget",
            "SIZE_RATIO_WARNING"]
+
+#: the chunker of ``ragexam run`` when none is given, and of every command that predicts what the run does
+#: (``evidence-coverage``): paragraphs packed up to 400 characters, cut only inside an over-long sentence
+DEFAULT_CHUNKER = "paragraphs:400"
 
 CHUNKER_FORMS = ("whole", "chars:SIZE:OVERLAP", "sentences", "sentences:SIZE", "paragraphs",
                  "paragraphs:SIZE", "recursive:SIZE:OVERLAP", "tokens:SIZE:OVERLAP", "semantic",
@@ -95,7 +99,7 @@ def chunker_help() -> str:
     """The ``--chunker`` help text of the CLI: every spec form (the chunkers own it; the CLI asks)."""
     return ("Chunker spec, repeatable (or comma-separated): " + ", ".join(CHUNKER_FORMS) + " (recursive, tokens and "
             "semantic as LangChain's splitters; tokens counted in the embedder's tokenizer, e5's by default). "
-            "Default: paragraphs:400 (whole sentences, at most 400 characters).")
+            f"Default: {DEFAULT_CHUNKER} (whole sentences, at most 400 characters).")
 
 
 #: the separator hierarchy of ``recursive`` (regular expressions): paragraph, line, sentence end, space, character
