@@ -83,7 +83,8 @@ from ragexam.errors import InputError, did_you_mean
 
 __all__ = ["Chunker", "WholeChunker", "CharChunker", "SentenceChunker", "ParagraphChunker", "RecursiveChunker",
            "TokenChunker", "SemanticChunker", "TokenSpans", "parse_chunker", "Chunking", "ChunkingStats",
-           "chunk_corpus", "sentence_spans", "sentence_spans_many", "latin_sentence_starts", "paragraph_spans", "window_report", "WindowReport",
+           "chunk_corpus", "sentence_spans", "sentence_spans_many", "latin_sentence_starts", "LATIN_ABBREVIATIONS",
+           "paragraph_spans", "window_report", "WindowReport",
            "CHUNKER_FORMS", "DEFAULT_CHUNKER", "RECURSIVE_SEPARATORS", "chunker_help", "size_mismatch", "equal_budget",
            "SIZE_RATIO_WARNING"]
 
@@ -267,8 +268,9 @@ def latin_sentence_starts(text: str) -> List[int]:
     after a Latin letter or digit, then whitespace, then a capital letter (after opening quotes or brackets).
     A single ``.`` ends no sentence after an abbreviation (:data:`LATIN_ABBREVIATIONS`), an initial (``J. R.
     Smith``), a word with inner periods (``e.g.``, ``U.S.``) or a list number opening the text or following a
-    sentence end (``1.``, ``iv.``).  Periods inside a word (``3.5``, ``v1.2``, ``a@b.com``, ``example.com/x``) are never followed by
-    whitespace, so never end one; Korean text (Hangul before the mark or after the space) is Kiwi's alone."""
+    sentence end (``1.``, ``iv.``).  Periods inside a word (``3.5``, ``v1.2``, ``a@b.com``, ``example.com/x``)
+    are never followed by whitespace, so never end one; Korean text (Hangul before the mark or after the space) is
+    Kiwi's alone."""
     out = []
     for m in _LATIN_END.finditer(text):
         if not m.group(3).isupper():
@@ -315,7 +317,7 @@ _split_memo_size = [0]
 
 
 def _kiwi_sentence_starts(texts: List[str]) -> List[Tuple[int, ...]]:
-    """The start of every sentence in each text: Kiwi's, and the Latin-script ones inside them (one Kiwi batch for
+    """The start of every sentence in each text: Kiwi's, and the Latin-script ones (one Kiwi batch for
     the texts not split before)."""
     from ragexam.exec.progress import task
 
