@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from ragexam.data import Document, chunk_corpus, parse_chunker
-from ragexam.data.chunking import CHUNKER_FORMS, paragraph_spans, sentence_spans
+from ragexam.data.chunking import CHUNKER_FORMS, latin_sentence_starts, paragraph_spans, sentence_spans
 from ragexam.errors import InputError
 
 WORDS = st.sampled_from(["VPN", "클라이언트를", "재설치합니다.", "관리자", "권한이", "필요합니다!", "그래도",
                          "안", "되면", "재부팅하세요?", "비밀번호는", "90일마다", "바꿔야", "합니다.", "\n",
-                         "\n\n", "\n \n", "  ", "-", "1.", "😀", "e\u0301"])
+                         "\n\n", "\n \n", "  ", "-", "1.", "😀", "e\u0301", "Users", "port", "443.", "e.g.",
+                         "Mr.", "a.b@c.com.", "3.5", "Done…", "\"Go.\""])
 CONTENT = st.lists(WORDS, min_size=0, max_size=40).map(" ".join)
 
 
@@ -93,6 +96,97 @@ def test_sentences_korean():
     long = parse_chunker("sentences:10").chunk_text("d", text)
     assert long[0].text == "VPN이 연결되지 않으면 먼저 재부팅하세요."
 
+
+
+def _sentences(text):
+    return [text[a:b] for a, b in sentence_spans(text)]
+
+
+def test_english_sentences_end_at_a_period():
+    # Kiwi (0.24) ends English sentences at ! and ? only: the reviewer's texts were one span and two
+    assert _sentences("The VPN uses port 443. Users must log in first. Printers are on floor three.") == [
+        "The VPN uses port 443.", "Users must log in first.", "Printers are on floor three."]
+    assert _sentences("Hello world. This is a test! Is it split?") == ["Hello world.", "This is a test!",
+                                                                       "Is it split?"]
+    assert _sentences('He said "Go." Then he left (see the log.) After that… Nothing. Really?! Yes.') == [
+        'He said "Go."', "Then he left (see the log.)", "After that…", "Nothing.", "Really?!", "Yes."]
+
+
+@pytest.mark.parametrize("text", [
+    "Set the ratio to 3.5 before you start.", "Install v1.2.3 or version 2.0 today.",
+    "Write to help.desk@corp.example.com for access.", "See https://wiki.example.com/vpn.setup for details.",
+    "J. R. R. Tolkien and John F. Kennedy met Mr. Smith and Dr. Kim.",
+    "Tools e.g. Word, i.e. Office, etc. Excel, vs. Apple Inc. Products.", "See No. 5 and Fig. 3 for the U.S. Army.",
+    "1. Open the app. 2. Click the button.", "It failed. then it worked.",
+])
+def test_no_sentence_end_inside_numbers_addresses_abbreviations_or_lists(text):
+    assert _sentences(text) == [text]
+
+
+def test_korean_and_mixed_sentences_are_kiwis():
+    # no Latin letter or digit before the mark, or no capital after it: Kiwi alone decides (as before)
+    for text, kiwi in [("Windows 10. 재부팅하세요.", ["Windows 10. 재부팅하세요."]),
+                       ("설정을 확인합니다. Windows 10에서는 다릅니다.", ["설정을 확인합니다.", "Windows 10에서는 다릅니다."]),
+                       ("오류 0x80070005. VPN을 확인하세요.", ["오류 0x80070005.", "VPN을 확인하세요."])]:
+        assert _sentences(text) == kiwi
+    assert latin_sentence_starts("재부팅하세요. Windows를 켭니다.") == []
+    assert latin_sentence_starts("Windows 10. 재부팅") == []
+    assert latin_sentence_starts("Update Windows 10. Then restart.") == [19]
+
+
+def test_english_paragraphs_are_split_at_sentences_not_cut():
+    # the reviewer's run: paragraphs of seven short sentences (~340 characters) cut 6 "sentences" under paragraphs:200
+    paragraph = " ".join(f"The VPN rule number {k} applies to every employee in the main office." for k in range(7))
+    docs = [Document(f"d{i}", paragraph + "\n\n" + paragraph) for i in range(3)]
+    chunking = chunk_corpus(docs, "paragraphs:200")
+    assert chunking.cut_sentences == 0
+    assert all(c.text.endswith("office.") and len(c.text) <= 200 for c in chunking)
+    assert len(chunk_corpus(docs, "sentences")) == 42
+
+
+_EN_WORDS = st.sampled_from(["port", "users", "VPN", "3.5", "v1.2", "a.b@c.com", "https://x.com/a.b", "e.g.",
+                             "Mr.", "Dr.", "etc.", "vs.", "J.", "i.e.", "443", "Windows", "ok", "(see", "log)"])
+_EN_SENTENCE = st.tuples(st.sampled_from(["The", "Users", "Printers", "\"Go", "(Windows", "Each", "Ωmega"]),
+                         st.lists(_EN_WORDS, max_size=8),
+                         st.sampled_from(["443", "floor", "it", "v1.2", "a.b@c.com", "https://x.com/a", "Kim",
+                                          "log)"]),
+                         st.sampled_from([".", "!", "?", "…", "...", ".\"", "?)", ".\u201d"]))
+_SPACES = st.sampled_from([" ", "  ", "\t", " \u00a0"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_EN_SENTENCE, _SPACES), min_size=1, max_size=6))
+def test_english_sentences_are_found_exactly(parts):
+    sentences = [" ".join([first, *middle, last]) + mark for (first, middle, last, mark), _ in parts]
+    text = "".join(s + space for s, (_, space) in zip(sentences, parts))
+    starts = [text.index(s, sum(len(x) for x in sentences[:i])) for i, s in enumerate(sentences)]
+    assert latin_sentence_starts(text) == starts[1:]  # the rule alone: every sentence end, nothing else
+    # with Kiwi's sentences (which may end elsewhere too, e.g. after a closing parenthesis)
+    assert set(starts) <= {a for a, _ in sentence_spans(text)}
+
+
+_MIXED_WORDS = st.one_of(_EN_WORDS, st.sampled_from([".", "Then", "No.", "A.", "\n", "재부팅하세요.", "다.", "…",
+                                                     "Users.", "1.", "ii."]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_MIXED_WORDS, _SPACES), max_size=40))
+def test_sentence_spans_cover_the_text_in_order_and_never_split_inside_a_word(words):
+    text = "".join(w + space for w, space in words)
+    spans = sentence_spans(text)
+    for (a, b), (c, d) in zip(spans, spans[1:]):
+        assert a < b <= c < d  # in order, never overlapping
+    covered = {i for a, b in spans for i in range(a, b)}
+    assert all(i in covered for i, ch in enumerate(text) if not ch.isspace())
+    assert all(not text[a].isspace() and not text[b - 1].isspace() and "\n" not in text[a:b] for a, b in spans)
+    inside = {x for span in spans for x in span}
+    for token in ("3.5", "v1.2", "a.b@c.com", "https://x.com/a.b"):  # a sentence never starts or ends inside one
+        for at in (m.start() for m in re.finditer(re.escape(token), text)):
+            assert not any(at < x < at + len(token) for x in inside), (token, text)
+    # the rule added to Kiwi's never ends a sentence after an abbreviation or an initial
+    for abbreviation in ("e.g. ", "Mr. ", "Dr. ", "etc. ", "vs. ", "J. ", "i.e. ", "A. "):
+        for at in (m.end() for m in re.finditer(re.escape(abbreviation), text)):
+            assert at not in latin_sentence_starts(text), (abbreviation, text)
 
 def test_paragraphs():
     text = "첫 문단입니다.\n둘째 줄.\n \n둘째 문단.\n\n\n셋째."

@@ -174,3 +174,29 @@ def test_cli_evidence_coverage(tmp_path, capsys):
     assert cut and all(r["cuts"] for r in cut)
     code, _, err = _run(["evidence-coverage", "--corpus", str(c), "--qa", str(q), "--chunker", "words"], capsys)
     assert code == 2 and "valid forms" in err
+
+
+def test_cli_evidence_coverage_defaults_to_the_runs_chunker(tmp_path, capsys):
+    # the reviewer's corpus: evidence across a paragraph break, which run's paragraphs:400 cuts (evidence_split);
+    # the check defaulted to whole and said 1/1 inside a single chunk, exit 0
+    from ragexam.analysis.exam import config
+    from ragexam.data import chunking
+
+    first = " ".join(f"Step {i} of the VPN setup is done on floor {i}." for i in range(6))
+    second = " ".join(f"Rule {i} applies to every office on floor {i}." for i in range(6))
+    content = f"{first} First paragraph about VPN setup ends here.\n\nSecond paragraph starts with the port 443 rule. {second}"
+    c, q = tmp_path / "c.jsonl", tmp_path / "q.jsonl"
+    write_jsonl(c, [{"doc_id": "d1", "content": content}])
+    write_jsonl(q, [{"query_id": "q1", "question": "Where does the VPN setup paragraph end?",
+                     "evidence": ["VPN setup ends here. Second paragraph starts"]}])
+    code, out, _ = _run(["evidence-coverage", "--corpus", str(c), "--qa", str(q), "--json"], capsys)
+    data = json.loads(out)
+    assert code == 1 and data["signature"].startswith("chunker:paragraphs:400|")
+    assert [r["findable"] for r in data["coverage"]] == [False]
+    code, out, _ = _run(["evidence-coverage", "--corpus", str(c), "--qa", str(q), "--chunker", "whole"], capsys)
+    assert code == 0 and "1/1 evidence strings" in out
+    # one constant: the run's default chunker is the check's
+    assert config.DEFAULT_CHUNKER is chunking.DEFAULT_CHUNKER == "paragraphs:400"
+    assert config.RunConfig.__dataclass_fields__["chunkers"].default_factory() == [chunking.DEFAULT_CHUNKER]
+    code, out, _ = _run(["evidence-coverage", "--help"], capsys)
+    assert "default: paragraphs:400" in " ".join(out.split())

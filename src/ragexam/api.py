@@ -124,16 +124,20 @@ def evaluate_trec(qrels: PathLike, run: PathLike, metrics: Optional[Sequence[str
 # -- question sets --------------------------------------------------------------------------------------------
 
 
-def evidence_coverage(corpus: CorpusLike, qa: QALike, chunker: str = "whole", *, ignore_punctuation: bool = False) -> Coverage:
+def evidence_coverage(corpus: CorpusLike, qa: QALike, chunker: Optional[str] = None, *,
+                      ignore_punctuation: bool = False) -> Coverage:
     """Check that every evidence string of ``qa`` is inside one chunk of ``corpus`` chunked by ``chunker`` (any
-    spec of :func:`ragexam.data.parse_chunker`; ``tokens:`` and ``semantic`` use e5)."""
+    spec of :func:`ragexam.data.parse_chunker`; ``tokens:`` and ``semantic`` use e5; default: the run's,
+    :data:`ragexam.data.chunking.DEFAULT_CHUNKER`, so the check predicts the run's ``evidence_split`` misses)."""
     from ragexam.data.chunking import chunk_corpus
     from ragexam.data.evidence import Coverage, EvidenceIndex
     from ragexam.data.evidence import evidence_coverage as _coverage
     from ragexam.data.loaders import load_corpus, load_qa
     from ragexam.retrieval.chunk_models import bind_chunker
 
-    spec = bind_chunker(chunker)  # tokens: counted in e5's tokenizer, semantic on the offline e5
+    from ragexam.data.chunking import DEFAULT_CHUNKER
+
+    spec = bind_chunker(chunker or DEFAULT_CHUNKER)  # tokens: counted in e5's tokenizer, semantic on the offline e5
     docs = load_corpus(corpus)
     questions = load_qa(qa, corpus=docs, ignore_punctuation=ignore_punctuation)
     index = EvidenceIndex.build(docs, chunk_corpus(docs, spec), ignore_punctuation=ignore_punctuation)

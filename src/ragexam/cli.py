@@ -20,6 +20,7 @@ from ragexam.cli_options import (ApiKey, app, BaseUrl, BootSeed, Chunkers, comma
                                  JsonOut, late_help, Lowercase, MissK, NoHistory, notes, Overlap, Permutations, Price,
                                  print_json, QaOpt, Queries, Refs, Relevance, ReportOpt, Resamples, Retrieved,
                                  Retrievers, RunOut, Split, Workers, ExecutorOpt)
+from ragexam.data.chunking import DEFAULT_CHUNKER
 
 
 
@@ -108,7 +109,9 @@ def datasets_cmd(json_out: JsonOut = False) -> None:
 def evidence_coverage_cmd(
     corpus: str = typer.Option(..., "--corpus", help="Corpus file or bundled dataset name."),
     qa: str = typer.Option(..., "--qa", help="QA file or bundled dataset name."),
-    chunker: str = typer.Option("whole", "--chunker", help="Chunker spec, e.g. chars:400:80, sentences:300."),
+    chunker: str = typer.Option(DEFAULT_CHUNKER, "--chunker", help="Chunker spec, e.g. chars:400:80, sentences:300; "
+                                "the default is run's, so the check predicts the chunks run grades (whole: one chunk "
+                                "per document)."),
     ignore_punctuation: bool = typer.Option(False, "--ignore-punctuation", help="Ignore punctuation when matching "
                                                                                 "evidence strings."),
     json_out: JsonOut = False,

@@ -12,8 +12,10 @@ A chunker is named by a spec string (:func:`parse_chunker`), which round-trips
     (they may begin or end with whitespace or inside a word).
 ``sentences`` / ``sentences:SIZE``
     Korean-aware sentence splitting: every line break is a boundary (list items and headings are
-    lines; kiwi alone would join them), and each line is split by kiwipiepy's
-    ``Kiwi().split_into_sents``.  Without SIZE each
+    lines; kiwi alone would join them), each line is split by kiwipiepy's ``Kiwi().split_into_sents``
+    and at the ends of Latin-script sentences, which Kiwi does not see in English (:func:`latin_sentence_starts`:
+    ``.``, ``!``, ``?``, ``…`` after a Latin letter or digit, then whitespace and a capital; not after an
+    abbreviation, an initial or a list number).  Without SIZE each
     sentence is a chunk; with SIZE consecutive sentences are packed greedily while the chunk
     (from the first sentence's start to the last one's end, including the whitespace between)
     is at most SIZE characters.  **A single sentence longer than SIZE becomes its own chunk,
@@ -21,7 +23,7 @@ A chunker is named by a spec string (:func:`parse_chunker`), which round-trips
 ``paragraphs`` / ``paragraphs:SIZE``
     paragraphs are separated by blank lines (a line holding only whitespace).  Without SIZE each
     paragraph is a chunk.  With SIZE every chunk keeps its size: a paragraph longer than SIZE is split
-    into its sentences (the ``sentences`` splitter: Kiwi's, line breaks included), and paragraphs and
+    into its sentences (the ``sentences`` splitter, line breaks included), and paragraphs and
     sentences are packed greedily while the chunk is at most SIZE characters.  **Only a sentence that
     alone exceeds SIZE is cut inside**: into windows of SIZE characters starting every SIZE - OVERLAP
     characters, OVERLAP = SIZE // 10 (so a fact cut at one window's end is whole at the next one's
@@ -81,9 +83,14 @@ from ragexam.errors import InputError, did_you_mean
 
 __all__ = ["Chunker", "WholeChunker", "CharChunker", "SentenceChunker", "ParagraphChunker", "RecursiveChunker",
            "TokenChunker", "SemanticChunker", "TokenSpans", "parse_chunker", "Chunking", "ChunkingStats",
-           "chunk_corpus", "sentence_spans", "sentence_spans_many", "paragraph_spans", "window_report", "WindowReport",
-           "CHUNKER_FORMS", "RECURSIVE_SEPARATORS", "chunker_help", "size_mismatch", "equal_budget",
+           "chunk_corpus", "sentence_spans", "sentence_spans_many", "latin_sentence_starts", "LATIN_ABBREVIATIONS",
+           "paragraph_spans", "window_report", "WindowReport",
+           "CHUNKER_FORMS", "DEFAULT_CHUNKER", "RECURSIVE_SEPARATORS", "chunker_help", "size_mismatch", "equal_budget",
            "SIZE_RATIO_WARNING"]
+
+#: the chunker of ``ragexam run`` when none is given, and of every command that predicts what the run does
+#: (``evidence-coverage``): paragraphs packed up to 400 characters, cut only inside an over-long sentence
+DEFAULT_CHUNKER = "paragraphs:400"
 
 CHUNKER_FORMS = ("whole", "chars:SIZE:OVERLAP", "sentences", "sentences:SIZE", "paragraphs",
                  "paragraphs:SIZE", "recursive:SIZE:OVERLAP", "tokens:SIZE:OVERLAP", "semantic",
@@ -93,7 +100,7 @@ def chunker_help() -> str:
     """The ``--chunker`` help text of the CLI: every spec form (the chunkers own it; the CLI asks)."""
     return ("Chunker spec, repeatable (or comma-separated): " + ", ".join(CHUNKER_FORMS) + " (recursive, tokens and "
             "semantic as LangChain's splitters; tokens counted in the embedder's tokenizer, e5's by default). "
-            "Default: paragraphs:400 (whole sentences, at most 400 characters).")
+            f"Default: {DEFAULT_CHUNKER} (whole sentences, at most 400 characters).")
 
 
 #: the separator hierarchy of ``recursive`` (regular expressions): paragraph, line, sentence end, space, character
@@ -222,23 +229,96 @@ _BLANK_LINES = re.compile(r"\n(?:[^\S\n]*\n)+")
 
 
 def sentence_spans(content: str) -> List[Span]:
-    """Sentence spans of ``content``, stripped: each line is split by kiwipiepy (one batch call).
+    """Sentence spans of ``content``, stripped: each line is split by kiwipiepy (one batch call) and at the
+    Latin-script sentence ends Kiwi leaves joined (:func:`latin_sentence_starts`).
 
-    Kiwi analyses morphology to find sentence ends (roughly 100k characters per second).
+    Kiwi analyses morphology to find sentence ends (roughly 100k characters per second); in English it ends a
+    sentence at ``!`` and ``?`` but not at ``. `` (kiwipiepy 0.24).
     """
     return sentence_spans_many([content])[0]
 
 
-#: sentence starts of the pieces Kiwi split in this process, by piece (bounded: :data:`_SPLIT_MEMO_CHARS`), so
-#: the chunkers of a study (``paragraphs:400``, ``paragraphs:800``, ``sentences``, ``semantic``) and repeated
-#: paragraphs split each text once
+#: abbreviations (lower case, without their last period) after which ``.`` does not end a sentence, even before a
+#: capital: titles before a name, Latin and reference abbreviations, company suffixes, months.  A word spelt with
+#: inner periods (``e.g.``, ``U.S.``, ``a.m.``) and a single letter (an initial) are abbreviations too.  Words that
+#: are also ordinary words ("no", "art") are not listed: they abbreviate only before a number, and no sentence is
+#: taken to start with a digit.  A missed sentence end only makes a longer sentence (evidence stays whole).
+LATIN_ABBREVIATIONS = frozenset("""
+    mr mrs ms mx messrs dr prof sr jr st mt rev hon gov gen col lt capt sgt sen rep pres supt
+    etc vs cf al approx ca viz resp esp incl ph.d
+    fig figs vol vols ch chap sec sect eq eqs ext tel ref refs pp ver
+    inc ltd co corp bros dept univ assn
+    jan feb mar apr jun jul aug sep sept oct nov dec""".split())
+
+_LATIN_END = re.compile(r"([.!?\u2026]+)([\"'\u201d\u2019)\]\u00bb]*)\s+(?=[\"'\u201c\u2018(\[\u00ab]*([^\W\d_]))")
+_CLOSERS = "\"'\u201d\u2019)]\u00bb"
+_OPENERS = "\"'\u201c\u2018([\u00ab"
+_DOTTED_OR_INITIAL = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]|[^\W\d_]")
+_LIST_NUMBER = re.compile(r"\(?(?:[0-9]{1,3}|[ivxlcdm]{1,4}|[IVXLCDM]{1,4})\)?")
+
+
+def _latin(ch: str) -> bool:
+    """A letter or digit of the Latin, Greek or Cyrillic script (not Hangul, Han or kana)."""
+    return ch.isalnum() and (ord(ch) < 0x0530 or 0x1E00 <= ord(ch) <= 0x1FFF)
+
+
+def latin_sentence_starts(text: str) -> List[int]:
+    """Where a new sentence starts in ``text`` (a line, or a piece of one) at a Latin-script sentence end:
+    ``.``, ``!``, ``?`` or ``…`` (repeated, e.g. ``...``, ``?!``; closing quotes or brackets may follow) right
+    after a Latin letter or digit, then whitespace, then a capital letter (after opening quotes or brackets).
+    A single ``.`` ends no sentence after an abbreviation (:data:`LATIN_ABBREVIATIONS`), an initial (``J. R.
+    Smith``), a word with inner periods (``e.g.``, ``U.S.``) or a list number opening the text or following a
+    sentence end (``1.``, ``iv.``).  Periods inside a word (``3.5``, ``v1.2``, ``a@b.com``, ``example.com/x``)
+    are never followed by whitespace, so never end one; Korean text (Hangul before the mark or after the space) is
+    Kiwi's alone."""
+    out = []
+    for m in _LATIN_END.finditer(text):
+        if not m.group(3).isupper():
+            continue
+        j = m.start() - 1
+        while j >= 0 and text[j] in _CLOSERS:
+            j -= 1
+        if j < 0 or not _latin(text[j]):
+            continue
+        if m.group(1) == ".":
+            before = text[:m.start()]
+            word = before.rsplit(None, 1)[-1]  # the mark follows a letter or digit: a word ends here
+            previous = before[:-len(word)].rstrip()
+            if _abbreviation(word) or (_LIST_NUMBER.fullmatch(word) and _ends_sentence(previous)):
+                continue
+        out.append(m.end())
+    return out
+
+
+def _abbreviation(word: str) -> bool:
+    """Whether ``word`` (before a period) is an abbreviation: listed, an initial, or spelt with inner periods."""
+    bare = word.lstrip(_OPENERS).rstrip(_CLOSERS)
+    return bare.lower() in LATIN_ABBREVIATIONS or _DOTTED_OR_INITIAL.fullmatch(bare) is not None
+
+
+def _ends_sentence(before: str) -> bool:
+    """Whether ``before`` is empty or ends with a sentence end (so a list number may follow)."""
+    if not before or before[-1] in "!?:;\u2026":
+        return True
+    return before[-1] == "." and not _abbreviation(before.rsplit(None, 1)[-1][:-1])
+
+
+def _refined_starts(text: str, kiwi_starts: Sequence[int]) -> Tuple[int, ...]:
+    """Kiwi's sentence starts in ``text`` and the Latin-script ones (:func:`latin_sentence_starts`)."""
+    return tuple(sorted({*kiwi_starts, *latin_sentence_starts(text)}))
+
+
+#: sentence starts of the pieces split in this process (Kiwi's, refined by :func:`_refined_starts`), by piece
+#: (bounded: :data:`_SPLIT_MEMO_CHARS`), so the chunkers of a study (``paragraphs:400``, ``paragraphs:800``,
+#: ``sentences``, ``semantic``) and repeated paragraphs split each text once
 _SPLIT_MEMO: Dict[str, Tuple[int, ...]] = {}
 _SPLIT_MEMO_CHARS = 20_000_000
 _split_memo_size = [0]
 
 
 def _kiwi_sentence_starts(texts: List[str]) -> List[Tuple[int, ...]]:
-    """The start of every sentence Kiwi finds in each text (one batch for the texts not split before)."""
+    """The start of every sentence in each text: Kiwi's, and the Latin-script ones (one Kiwi batch for
+    the texts not split before)."""
     from ragexam.exec.progress import task
 
     with kiwi_lock:  # the memo is shared by every thread, as the analyser is
@@ -249,7 +329,7 @@ def _kiwi_sentence_starts(texts: List[str]) -> List[Tuple[int, ...]]:
                 split.append(sents)
                 counted.advance(1)
         found = {t: _SPLIT_MEMO[t] for t in texts if t in _SPLIT_MEMO}
-        found.update((t, tuple(int(x.start) for x in sents)) for t, sents in zip(todo, split))
+        found.update((t, _refined_starts(t, [int(x.start) for x in sents])) for t, sents in zip(todo, split))
         if _split_memo_size[0] > _SPLIT_MEMO_CHARS:
             _SPLIT_MEMO.clear()
             _split_memo_size[0] = 0
@@ -676,7 +756,7 @@ class Chunking:
 
 
 #: bumped whenever a chunker's spans change for the same spec and text: kept chunkings are keyed by it
-CHUNKING_VERSION = "1"
+CHUNKING_VERSION = "2"
 
 
 def chunk_corpus(documents: Iterable[Document], chunker: Union[str, Chunker], *, store: Any = None) -> Chunking:

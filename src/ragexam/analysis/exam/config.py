@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
+from ragexam.data.chunking import DEFAULT_CHUNKER
 from ragexam.errors import InputError, audience, option, setting
 from ragexam.types import (ChunkerLike, Chunkers, CorpusData, CorpusLike, ExecutorLike, PathLike, QAData, QALike, RetrievedLike,
                            RetrievedRef, RetrieverLike, Retrievers, check_keywords)
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
 __all__ = ["RunConfig", "RunOptions", "RUN_KEYWORDS", "run_parts", "DEFAULT_CHUNKER", "DEFAULT_RETRIEVERS", "DEFAULT_K", "DEFAULT_DEPTH",
            "DEFAULT_MISS_K", "CONFIG_KEYS", "load_config_file", "parse_k", "split_k", "merge_settings"]
 
-DEFAULT_CHUNKER = "paragraphs:400"
 DEFAULT_RETRIEVERS = ("bm25", "dense")
 DEFAULT_K = (1, 3, 5, 10)
 DEFAULT_DEPTH = 100
