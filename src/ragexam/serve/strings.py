@@ -56,6 +56,7 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "field.question": ("question", "질문"),
     "field.ground_truth": ("answer", "답변"),
     "field.evidence": ("evidence", "근거"),
+    "field.type": ("type (out of corpus)", "유형 (문서 밖)"),
     "status.pending": ("pending", "보류"),
     "status.accepted": ("accepted", "승인"),
     "status.rejected": ("rejected", "거절"),
@@ -483,6 +484,12 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "item.conflict": ("Not saved: changed in another tab", "저장하지 않았습니다: 다른 탭에서 바뀌었습니다"),
     "item.conflict_note": ("This page now shows the question as it is saved. Decide again if you still want to.",
                            "이 페이지는 이제 저장된 상태의 질문을 보여 줍니다. 그래도 바꾸려면 다시 결정하세요."),
+    "item.conflict_kept": ("What you typed is kept in the form below, not saved.",
+                           "입력한 내용은 아래 양식에 남아 있으며, 저장되지 않았습니다."),
+    "item.unsaved": ("Not saved -- your edit, kept: compare it with the question as saved above, then check and save "
+                     "it again or cancel.",
+                     "저장되지 않음 -- 입력한 수정 내용을 남겨 두었습니다. 위의 저장된 질문과 비교한 뒤 다시 검사하고 "
+                     "저장하거나 취소하세요."),
     "item.refused": ("Refused", "거부했습니다"),
     "item.refused_checks": ("Not saved: the edit fails the generator's checks.",
                             "저장하지 않았습니다: 수정한 내용이 생성기의 검사를 통과하지 못했습니다."),
