@@ -62,6 +62,9 @@ def test_miss_k_is_named_as_the_option_and_a_score_folder_is_no_run(tmp_path, ca
     code, _, err = _cli(["score", "--qa", "it_helpdesk", "--answers", "it_helpdesk", "--out", str(out),
                          "--no-history", "--list", "0"], capsys)
     assert code in (0, None), err
-    code, _, err = _cli(["report", str(out)], capsys)
+    code, _, err = _cli(["report", str(out), "--lang", "ko"], capsys)
     assert code == 2 and f"{out}: is a score folder, not a run; `ragexam report` takes a run." in err
+    # E12: the fix names the pages that show a score, and which is in Korean
+    assert f"Fix: `ragexam serve {out}` shows the score's page" in err and "in Korean or English (`--lang ko`)" in err
+    assert "`ragexam score ... --report FILE.html` writes it as a file, in English" in err
     assert ":  " not in err

@@ -207,6 +207,52 @@ def test_a_score_page_has_answers_verdicts_reasoning_and_linked_attribution(buil
     assert record.text.count('class="answer-row"') == page.text.count('class="answer-row"')
 
 
+def _traced_score(folder, qa, records):
+    """A score folder of traced answers (each line its own ``question``; analysis/answers/traffic.py) written
+    without a judge, and its answers file."""
+    from ragexam.analysis.answers.files import load_answers
+    from ragexam.analysis.answers.scoring import save_score, score_answers
+    from ragexam.data.loaders import load_qa
+
+    folder.mkdir(parents=True, exist_ok=True)
+    answers = folder / "traced.jsonl"
+    answers.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    report = score_answers(load_qa(qa) if qa else None, load_answers(answers), answers_source=str(answers), seed=1)
+    return save_score(report, folder / "score"), answers
+
+
+def test_a_traced_answer_shows_its_own_question_and_the_exam_question_it_matched(built, tmp_path):
+    from ragexam.data.loaders import load_qa
+
+    exam = {q.query_id: q for q in load_qa("it_helpdesk")}
+    asked = {"trace-a": exam["hq_001"].question, "trace-b": exam["hq_002"].question + "  "}  # exact after normalising
+    records = [{"query_id": t, "question": q, "answer": "답변 " + t, "contexts": ["x"]} for t, q in asked.items()]
+    records.append({"query_id": "hq_003", "answer": "답변", "contexts": ["x"]})  # joined to the set by id
+    score, answers = _traced_score(tmp_path / "qa", "it_helpdesk", records)
+    c = client(built, score)
+    pages = lambda c, lang="en": " ".join(text(c.get(f"/run/f1?page={n}&lang={lang}")) for n in (1, 2))  # noqa: E731
+    t = pages(c)  # the set's 70 questions (unanswered ones too) and the 2 traced answers: 2 pages
+    assert "not available" not in t
+    for tid, q in asked.items():
+        assert q.strip() in t
+    assert f"exam question hq_001 (the same question): {exam['hq_001'].question}" in t
+    assert exam["hq_003"].question in t and exam["hq_001"].ground_truth in t  # the exam's reference answer
+    ko = pages(c, "ko")
+    assert "볼 수 없음" not in ko and "시험 문항 hq_002 (같은 질문)" in ko
+    # the answers file gone: the traced questions are not available, and the page says why; the exam match stays
+    answers.unlink()
+    t = pages(client(built, score))
+    assert t.count(f"not available: the answers file {answers}, whose traced answers carry their questions, "
+                   "is not at hand") == 2
+    assert "exam question hq_002 (the same question)" in t and exam["hq_003"].question in t
+    assert "question set" not in t.split("not available")[1][:200]  # the set is at hand: not blamed
+    # without a question set: the answer's own question, no exam question
+    score, _ = _traced_score(tmp_path / "noqa", None, records[:2])
+    page = client(built, score).get("/run/f1")
+    assert "not available" not in text(page) and "<dt>exam question</dt>" not in page.text
+    assert asked["trace-a"] in text(page)
+
+
 def test_two_runs_compared_with_holm_and_flips_both_ways(built):
     from ragexam.analysis.exam.compare import compare_runs
     from ragexam.storage.runfolder import read_run_folder

@@ -157,6 +157,31 @@ def test_two_tabs_keep_each_others_decisions_and_a_stale_tab_is_told(qa):
     assert all(rows[k]["status"] == "accepted" and rows[k]["note"] == k for k in keys)
 
 
+@pytest.mark.parametrize("lang, unsaved", [("en", "Not saved -- your edit, kept"),
+                                           ("ko", "저장되지 않음 -- 입력한 수정 내용을 남겨 두었습니다")])
+def test_an_edit_refused_as_a_conflict_keeps_what_was_typed(qa, lang, unsaved):
+    """T8: the edit form of a tab opened before another tab decided: 409, nothing written, the saved row shown and
+    the typed edit kept in the form (marked not saved), as a 422 keeps it."""
+    c = client(qa, lang=lang)
+    page = c.get("/review/1/item?key=gen_0001")
+    stale = version(page, "gen_0001")
+    assert post(c, "gen_0001", "accept", stale, note="first tab").status_code == 303
+    before = qa.with_name("qa.review.csv").read_bytes()
+    row = sheet_rows(qa)["gen_0001"]
+    typed = "XYZ " + row["question"]  # an edit the checks pass (a failing one is refused first: 422)
+    evidence = json.loads(row["evidence"])
+    r = post(c, "gen_0001", "save", stale, question=typed, ground_truth=row["ground_truth"], evidence=evidence,
+             note="XYZ note")
+    assert r.status_code == 409 and qa.with_name("qa.review.csv").read_bytes() == before
+    editor = re.search(r'<form [^>]*id="editor".*?</form>', r.text, re.S).group(0)
+    assert " hidden>" not in editor.split("\n")[0] and unsaved in editor
+    assert f">{typed}</textarea>" in html.unescape(editor) and 'value="XYZ note"' in editor
+    assert f'name="version" value="{version(c.get("/review/1/item?key=gen_0001"), "gen_0001")}"' in editor
+    pane = r.text.split('id="editor"')[0]
+    assert "XYZ" not in pane and 'id="status">' in pane  # the saved row, as saved
+    assert sheet_rows(qa)["gen_0001"]["status"] == "accepted" and "XYZ" not in sheet_rows(qa)["gen_0001"]["question"]
+
+
 def test_filters_progress_and_the_rejected_candidates(qa):
     c = client(qa)
     listing = c.get("/review/1?status=pending")

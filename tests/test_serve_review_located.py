@@ -215,3 +215,50 @@ def test_filters_with_nothing_behind_them_are_not_offered(located):
     assert re.findall(r'<option value="([^"]*)"', re.search(
         r'<select name="status".*?</select>', c.get("/review/1?status=accepted").text, re.S).group(0)) == \
         ["pending", "accepted", "all"]  # chosen by its address: kept
+
+
+def test_the_edited_count_is_review_applys(traced, tmp_path):
+    """Out of corpus and the runner-up span change the record: ``review apply`` says "2 edited and checked again",
+    and so does the set page (T4), with an "edited" filter showing those two."""
+    from ragexam import api
+
+    c = client(traced)
+    pages = {q: c.get(f"/review/1/item?key={q}") for q in records(traced)}
+    ooc = next(q for q, p in pages.items() if 'id="ooc"' in p.text and 'id="runner-up"' not in p.text)
+    runner = next(q for q, p in pages.items() if 'id="runner-up"' in p.text and q != ooc)
+    assert post(c, ooc, "out_of_corpus", version(pages[ooc], ooc)).status_code == 303
+    assert post(c, runner, "runner_up", version(pages[runner], runner)).status_code == 303
+    res = api.review_apply(traced, tmp_path / "exam.jsonl", pending="drop")
+    assert res.counts["edited"] == 2
+    page = c.get("/review/1").text
+    assert "2 edited" in page
+    options = re.findall(r'<option value="([^"]*)"', re.search(r'<select name="status".*?</select>', page,
+                                                               re.S).group(0))
+    assert "edited" in options
+    shown = c.get("/review/1?status=edited").text
+    assert f"key={ooc}" in shown and f"key={runner}" in shown and shown.count('<tr class="st-') == 2
+
+
+def test_taking_back_a_decision_restores_what_it_changed(traced, tmp_path):
+    """`o` then `p` (T12c): the question is answerable again -- a later `a` does not accept it out of corpus; the
+    runner-up span then `p`: the evidence is the set's again."""
+    from ragexam import api
+
+    recs = records(traced)
+    c = client(traced)
+    pages = {q: c.get(f"/review/1/item?key={q}") for q in recs}
+    runner = next(q for q, p in pages.items() if 'id="runner-up"' in p.text)
+    ooc = next(q for q, p in pages.items() if 'id="ooc"' in p.text and q != runner
+               and recs[q]["metadata"]["generation"]["located"]["status"] in ("located", "uncertain"))
+    item = lambda q: c.get(f"/review/1/item?key={q}")  # noqa: E731
+    for q, first in ((ooc, "out_of_corpus"), (runner, "runner_up")):
+        assert post(c, q, first, version(item(q), q)).status_code == 303
+        assert post(c, q, "pending", version(item(q), q)).status_code == 303
+    _, rows = sheet(traced)
+    assert rows[ooc]["status"] == "pending" and rows[ooc]["type"] == recs[ooc]["type"]
+    assert rows[runner]["status"] == "pending"
+    assert json.loads(rows[runner]["evidence"] or "[]") == recs[runner].get("evidence", [])
+    assert 'id="ooc"' in item(ooc).text  # offered again
+    assert post(c, ooc, "accept", version(item(ooc), ooc)).status_code == 303
+    final = {r["query_id"]: r for r in api.review_apply(traced, tmp_path / "exam.jsonl", pending="drop").records}
+    assert list(final) == [ooc] and final[ooc]["answerable"] is True and final[ooc]["type"] != "out_of_corpus"

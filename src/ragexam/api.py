@@ -463,9 +463,13 @@ def write_run_report(run: str, out: Optional[PathLike] = None, *, answers: Optio
     if data.is_score:
         what = "a score folder" if Path(run).is_dir() else "a recorded score" + (
             f" ({data.run_id})" if data.run_id and data.run_id != run else "")
-        raise InputError(f"is {what}, not a run; `ragexam report` takes a run. Fix: "
-                         f"`ragexam report {data.summary.scored_run or 'RUN'}`, or `ragexam score --run DIR "
-                         "... --report FILE.html` for the run's report with the answers.", source=str(run))
+        scored = data.summary.scored_run or data.summary.used_settings.get("run")
+        serve = f"`ragexam serve {run}`" if Path(run).is_dir() else "`ragexam serve` (the runs list has it)"
+        raise InputError(f"is {what}, not a run; `ragexam report` takes a run. Fix: {serve} shows the score's page "
+                         "(answers, judge, segments) in Korean or English (`--lang ko`); `ragexam score ... --report "
+                         "FILE.html` writes it as a file, in English (with `--run DIR`: the run's report with the "
+                         "answers)" + (f"; `ragexam report {scored} --lang {lang}` writes the report of the run it "
+                                       "scored" if scored else "") + ".", source=str(run))
     if out is None:
         out = Path(data.source) / "report.html" if Path(run).is_dir() else Path(f"report-{data.run_id}.html")
         check_outputs([Out(out, "--out")], inputs)

@@ -377,8 +377,11 @@ def _choices(sess: ReviewSession, items: Sequence[Any]) -> Dict[str, Any]:
 def _item_context(s: NamedSet, sess: ReviewSession, items: Sequence[Any], item: Any, flt: Filter,
                   outcome: Optional[Outcome], done: Optional[str]) -> Dict[str, Any]:
     refused = outcome if outcome is not None and outcome.kind == "refused" and outcome.values else None
-    values = refused.values if refused else {"question": item.question, "ground_truth": item.answer,
-                                             "evidence": list(item.evidence), "note": item.note}
+    # an edit refused by its checks, or not saved because another tab changed the row: what was typed stays in the
+    # form (the page shows the row as saved)
+    kept = outcome if outcome is not None and outcome.kind in ("refused", "conflict") and outcome.values else None
+    values = kept.values if kept else {"question": item.question, "ground_truth": item.answer,
+                                       "evidence": list(item.evidence), "note": item.note}
     from ragexam.serve.reviewing_located import LocatedView, TraceView
 
     report = sess.check(items, item, item.question, item.answer, sess.taken(item))
@@ -387,6 +390,7 @@ def _item_context(s: NamedSet, sess: ReviewSession, items: Sequence[Any], item: 
     shown = item.located if sess.kind == "located" else g  # the verification record: the located one for a located set
     return {"s": s, "sess": sess, "item": item, "flt": flt, "outcome": outcome, "done": done,
             "values": values, "report": report, "refused_report": refused.report if refused else None,
+            "unsaved": kept is not None and kept.kind == "conflict",
             "passages": sess.passages(item, list(dict.fromkeys(list(item.evidence) + list(values["evidence"])))),
             "prev": prev, "next": nxt, "pos": pos, "n": n, "counts": sess.counts(items),
             "support": answer_support(item, report, g), "record_json": _pretty(shown),

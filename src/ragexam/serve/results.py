@@ -29,7 +29,7 @@ from ragexam.storage.readback import parse_json
 from ragexam.storage.runfolder import RunData
 from ragexam.storage.score_summary import ScoreSummary
 
-__all__ = ["Results", "Loaded", "AnswerDetail", "JudgeVerdict", "FOLDER", "RECORD", "same_folder", "answers_for_run",
+__all__ = ["Results", "Loaded", "AnswerDetail", "Asked", "JudgeVerdict", "FOLDER", "RECORD", "same_folder", "answers_for_run",
            "read_answer_details"]
 
 FOLDER, RECORD = "f", "h:"
@@ -55,6 +55,24 @@ class AnswerDetail:
 
     answer: Optional[str] = None
     judged: List[JudgeVerdict] = field(default_factory=list)
+    #: a traced answer's exam question (``per_answer.csv``'s ``exam_id``), when it matched one
+    exam_id: str = ""
+
+
+@dataclass
+class Asked:
+    """The question an answer of a score answers, as its page shows it: the question as asked (a traced answer's
+    own, or the set's question of its id), the question set's question it is (by id, or a traced question matched
+    to it: ``match`` ``exact`` / ``near``) and, when the text is not at hand, why (``missing``: ``(strings key,
+    arguments)`` each)."""
+
+    text: Optional[str] = None
+    exam: Any = None  # data.schema.Question
+    exam_id: str = ""
+    match: str = ""
+    #: a traced answer of a score with a question set (matched to the set's questions, or to none)
+    against_set: bool = False
+    missing: List[Tuple[str, Dict[str, str]]] = field(default_factory=list)
 
 
 @dataclass
@@ -68,6 +86,10 @@ class Loaded:
     score: Optional[ScoreSummary] = None
     details: Dict[Tuple[str, str], AnswerDetail] = field(default_factory=dict)
     questions: Dict[str, Any] = field(default_factory=dict)  # query_id -> data.schema.Question
+    #: query_id -> the question a traced answer carries (its answers file; analysis/answers/traffic.py)
+    traced: Dict[str, str] = field(default_factory=dict)
+    #: why the question set / the answers file is not at hand: ``(strings key, arguments)`` each
+    unavailable: List[Tuple[str, Dict[str, str]]] = field(default_factory=list)
     stamp: Any = None
     #: the run's view with a score's answers and attribution: ``{score key: (the loaded score, view)}``
     scored: Dict[str, Tuple["Loaded", RunView]] = field(default_factory=dict)
@@ -79,6 +101,24 @@ class Loaded:
     @property
     def run_id(self) -> str:
         return self.data.run_id
+
+    def asked(self, pipeline: str, query_id: str) -> Asked:
+        """The question of the answer ``(pipeline, query_id)`` of a score (:class:`Asked`)."""
+        own = self.traced.get(query_id)
+        by_id = self.questions.get(query_id)
+        if by_id is not None:  # an answer to a question of the set is joined to it by id, as the score joined it
+            return Asked(by_id.question, by_id, query_id)
+        detail = self.details.get((pipeline, query_id))
+        exam_id, match = (detail.exam_id if detail is not None else ""), ""
+        matching = self.score.segments.exam if self.score is not None and self.score.segments else None
+        for m in matching.matches if matching is not None else []:
+            if (own is not None and m.question == own) or (own is None and exam_id and m.exam_id == exam_id):
+                exam_id, match = m.exam_id, m.match
+                break
+        asked = Asked(own, self.questions.get(exam_id) if exam_id else None, exam_id, match, own is not None and matching is not None)
+        if own is None:
+            asked.missing = list(self.unavailable) or [("score.question_in_neither", {"query_id": query_id})]
+        return asked
 
 
 class Results:
@@ -135,6 +175,7 @@ class Results:
                                                                for e in loaded.view.missed()[:50]]
             else:
                 texts = [str(q.question) for q in list(loaded.questions.values())[:50]]
+                texts += list(loaded.traced.values())[:50]
             return "ko" if any(has_hangul(x) for x in texts) else "en"
         return None
 
@@ -215,7 +256,7 @@ class Results:
             loaded.score = data.score
             if folder is not None:
                 loaded.details = read_answer_details(folder, loaded.score)
-            loaded.questions = _questions(loaded.score.used_settings.get("qa") or loaded.score.dataset.qa)
+            _read_questions(loaded)
         else:
             from ragexam.analysis.gating.history import with_ground_truth
 
@@ -280,19 +321,49 @@ def same_folder(named: str, folder: Path) -> bool:
         return False
 
 
-def _questions(qa: Any) -> Dict[str, Any]:
-    """The questions of the set a score names (a bundled set or an existing file), else none."""
-    if not isinstance(qa, str) or not qa:
-        return {}
+def _read_questions(loaded: Loaded) -> None:
+    """A score's questions: those of the set it names (a bundled set or an existing file) and the questions its
+    traced answers carry (the answers file it names, when it is at hand), and why either is not."""
+    settings = loaded.score.used_settings
+    qa, answers = settings.get("qa") or loaded.score.dataset.qa, settings.get("answers")
+    if isinstance(qa, str) and qa:
+        loaded.questions, why = _questions(qa)
+        if why:
+            loaded.unavailable.append(why)
+    if isinstance(answers, str) and answers:
+        loaded.traced, why = _traced(answers, {v.query_id for v in loaded.score.verdicts().values()})
+        if why:
+            loaded.unavailable.append(why)
+
+
+def _questions(qa: str) -> Tuple[Dict[str, Any], Optional[Tuple[str, Dict[str, str]]]]:
+    """The questions of the set ``qa`` (a bundled set or an existing file), else none and why."""
     from ragexam.data.datasets import is_bundled
     from ragexam.data.loaders import load_qa
 
     if not (is_bundled(qa) or Path(qa).is_file()):
-        return {}
+        return {}, ("score.set_not_at_hand", {"qa": qa})
     try:
-        return {q.query_id: q for q in load_qa(qa)}
-    except InputError:
-        return {}
+        return {q.query_id: q for q in load_qa(qa)}, None
+    except InputError as err:
+        return {}, ("score.set_unreadable", {"qa": qa, "error": str(err)})
+
+
+def _traced(path: str, ids: set) -> Tuple[Dict[str, str], Optional[Tuple[str, Dict[str, str]]]]:
+    """``{query_id: question}`` of the answers of ``ids`` in the answers file ``path`` that carry their question,
+    else none and why."""
+    from ragexam.analysis.answers.files import iter_answers
+
+    if not Path(path).is_file():
+        return {}, ("score.answers_not_at_hand", {"answers": path})
+    out: Dict[str, str] = {}
+    try:
+        for rec in iter_answers(path):
+            if rec.question is not None and rec.query_id in ids:
+                out.setdefault(rec.query_id, rec.question)
+    except InputError as err:
+        return {}, ("score.answers_unreadable", {"answers": path, "error": str(err)})
+    return out, None
 
 
 def answers_for_run(score: Loaded) -> Dict[str, Dict[str, Dict[str, Any]]]:
@@ -341,5 +412,5 @@ def read_answer_details(folder: Path, score: ScoreSummary) -> Dict[Tuple[str, st
             judged = [JudgeVerdict(m, row.get(f"{m}_status") or "", row.get(f"{m}_score") or "",
                                    row.get(f"{m}_label") or "", row.get(f"{m}_reason") or "",
                                    reasoning.get((item, m), [])) for m in metrics if f"{m}_status" in row]
-            out[(pipeline, qid)] = AnswerDetail(row.get("answer") or None, judged)
+            out[(pipeline, qid)] = AnswerDetail(row.get("answer") or None, judged, row.get("exam_id") or "")
     return out

@@ -246,7 +246,7 @@ class ResultsPages:
                          judge=sections.judge(sc.judge, dot_of), heads=sections.score_metric_heads(sc.judge, metrics),
                          segments=segments_section(sc.segments, current().code),
                          attribution=sections.attribution(matrices, order, _answers_link(loaded.key)),
-                         rows=[(v, loaded.details.get((v.pipeline, v.query_id)), loaded.questions.get(v.query_id))
+                         rows=[(v, loaded.details.get((v.pipeline, v.query_id)), loaded.asked(v.pipeline, v.query_id))
                                for v in pager.cut(chosen)],
                          pager=pager, flt=flt, n_answers=len(verdicts), dot_of=dot_of, value_cell=sections.value_cell,
                          labels=list(dict.fromkeys([*(sc.attribution.labels if sc.attribution else []),

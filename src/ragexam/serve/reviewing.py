@@ -25,6 +25,7 @@ from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tupl
 from urllib.parse import urlencode
 
 from ragexam.questions.output import CHECK_WORDS
+from ragexam.questions.review import _OOC_WORDS as OUT_OF_CORPUS_WORDS
 from ragexam.questions.review import (Conflict, CheckReport, ReviewSet, Sheet, run_candidate_checks)
 from ragexam.serve.i18n import current
 from ragexam.serve.reviewing_located import choice_of, located_check, located_marks, located_of, set_kind
@@ -68,6 +69,9 @@ class Item:
     row: Mapping[str, str] = field(default_factory=dict)
     #: the located record of a located set's or a traced question (:func:`located_of`; ``{}`` for others)
     located: Mapping[str, Any] = field(default_factory=dict)
+    #: the fields ``review apply`` takes as edited from this row (:meth:`ReviewSession.applied_edits`); ``None``:
+    #: a located set's row or one apply refuses (then the values as shown are compared with the set's)
+    applied: Optional[List[str]] = None
 
     @property
     def evidence_status(self) -> str:
@@ -103,6 +107,9 @@ class Item:
 
     @cached_property
     def edited(self) -> List[str]:
+        """The fields edited: what ``review apply`` counts as edited (and checks again), when it is known."""
+        if self.applied is not None:
+            return self.applied
         out = []
         for name, now in (("question", self.question), ("ground_truth", self.answer), ("evidence", self.evidence)):
             if name == "evidence" and self.choice:  # the located record's own span, picked: no edit
@@ -149,8 +156,8 @@ class Filter:
             return False
         if self.type and item.type != self.type:
             return False
-        if self.status == "edited":
-            return bool(item.edited)
+        if self.status == "edited":  # as counted: the edits review apply keeps (not a rejected question's)
+            return bool(item.edited) and item.status != "rejected"
         return self.status in ("all", item.status)
 
     def query(self, **extra: str) -> str:
@@ -236,7 +243,29 @@ class ReviewSession:
         evidence = sheet.evidence(row, line) if row and "evidence" in row else gen["evidence"]
         return Item(key, origin, status, question, answer, evidence, str(row.get("note", "") or ""),
                     str(row.get("type") or type_) if row else type_, kind, answerable, gen, rec, reason, row=row,
-                    located=located_of(rec, origin))
+                    located=located_of(rec, origin), applied=self.applied_edits(origin, rec, row, line))
+
+    def applied_edits(self, origin: str, rec: Mapping[str, Any], row: Mapping[str, str],
+                      line: Optional[int]) -> Optional[List[str]]:
+        """The fields ``ragexam review apply`` takes as edited from ``row`` -- its own definition, asked on a copy
+        of the record (:func:`ragexam.questions.review._changes`; a rescued question against the candidate as
+        generated): an out-of-corpus decision edits the type and the answer, the runner-up span the evidence.
+        ``None`` for a located set (its rule: :mod:`ragexam.questions.locate_review`) and for a row apply refuses."""
+        if self.kind == "located":
+            return None
+        if origin == "candidate" or not row:
+            return []
+        import copy
+
+        from ragexam.errors import InputError
+        from ragexam.questions import review as R
+
+        language = (self.rs.card.get("corpus") or {}).get("language")
+        try:
+            base = R._rescued_record(self.rs, row) if origin == "rescued" else copy.deepcopy(dict(rec))
+            return list(R._changes(base, row, str(self.rs.sheet_path), line or 0, language))
+        except (InputError, KeyError, TypeError, ValueError):
+            return None
 
     def find(self, items: Sequence[Item], key: str) -> Optional[Item]:
         return next((i for i in items if i.key == key), None)
@@ -245,7 +274,7 @@ class ReviewSession:
     def counts(items: Sequence[Item]) -> Dict[str, int]:
         questions = [i for i in items if i.origin != "candidate"]
         out = {s: sum(1 for i in questions if i.status == s) for s in ("pending", "accepted", "rejected")}
-        out.update(total=len(questions), edited=sum(1 for i in questions if i.edited),
+        out.update(total=len(questions), edited=sum(1 for i in questions if i.edited and i.status != "rejected"),
                    rescued=sum(1 for i in questions if i.origin == "rescued"),
                    candidates=sum(1 for i in items if i.origin == "candidate" and not i.rescued_as))
         out["decided"] = out["accepted"] + out["rejected"]
@@ -310,7 +339,8 @@ class ReviewSession:
                 if refused is not None:
                     return refused
                 status = {"accept": "accepted", "reject": "rejected", "pending": "pending"}[action]
-                self.writer.update(item.key, {"status": status, "note": note}, version)
+                cells = {"status": status, "note": note, **(self._undone(item) if action != "accept" else {})}
+                self.writer.update(item.key, cells, version)
                 return Outcome("saved", key, t("outcome.status", key=item.key, status=t("status." + status)))
             if action in ("save", "save_accept", "rescue"):
                 return self._edit(items, item, action, version, values, note)
@@ -327,8 +357,33 @@ class ReviewSession:
                 self.writer.update(item.key, {"status": "accepted", "type": "out_of_corpus", "note": note}, version)
                 return Outcome("saved", key, t("outcome.out_of_corpus", key=item.key))
         except Conflict as err:
-            return Outcome("conflict", key, t("outcome.conflict", key=err.query_id), current=err.current)
+            typed = {}
+            if action in ("save", "save_accept", "rescue"):  # kept for the form, not written (T8)
+                typed = {"question": str(values.get("question", item.question)),
+                         "ground_truth": str(values.get("ground_truth", item.answer)),
+                         "evidence": [str(e) for e in values.get("evidence", item.evidence)], "note": note}
+            return Outcome("conflict", key, t("outcome.conflict", key=err.query_id), values=typed,
+                           current=err.current)
         return Outcome("refused", key, t("outcome.unknown", action=repr(action), choices=", ".join(ACTIONS)))
+
+    def _undone(self, item: Item) -> Dict[str, str]:
+        """The cells an accepting decision changed, as the set has them, when that decision is taken back (pending or
+        rejected): an answerable question accepted as out of corpus gets its type back (else a later accept would
+        accept it out of corpus), one accepted on its runner-up span its evidence."""
+        cells: Dict[str, str] = {}
+        if item.origin != "set":
+            return cells
+        if item.answerable and item.type.strip().lower() in OUT_OF_CORPUS_WORDS:
+            cells["type"] = str(item.record.get("type") or "")
+        if item.choice == "runner_up":
+            gen = item.generated["evidence"]
+            if self.kind == "located":
+                from ragexam.questions.locate_review import evidence_cell
+
+                cells["evidence"] = evidence_cell(gen)
+            else:
+                cells["evidence"] = json.dumps(gen, ensure_ascii=False) if gen else ""
+        return cells
 
     def taken(self, item: Item) -> List[str]:
         """The evidence accepting ``item`` keeps: its own, else the span its located record proposes (a located set:
