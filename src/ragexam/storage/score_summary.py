@@ -265,6 +265,8 @@ class HumanCorrected(Record):
     confidence: Optional[float] = None
     #: an interval of zero width (no spread in the labels) was replaced by Wilson's on the scale
     floored: bool = False
+    #: the estimate or an interval lay outside the scale and was clipped to it
+    clipped: bool = False
     signature: str = ""
     metric: str = ""
     #: ``mean`` or ``pass rate``: the scale the labels are on
