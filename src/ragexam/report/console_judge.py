@@ -209,6 +209,14 @@ def print_judge_vs_evidence(vs: Mapping[str, Sequence[VsEvidence]], con: Console
                    right=("value", "value ", "n", "agree"))
 
 
+def _auc_ci(low: Any, high: Any) -> str:
+    """A judge-check's AUC interval, each end rounded so it does not cross a verdict's boundary
+    (:func:`ragexam.analysis.judging.check.auc_ci_text`)."""
+    from ragexam.analysis.judging.check import auc_ci_text
+
+    return auc_ci_text(float(low), float(high)) if fmt.is_number(low) and fmt.is_number(high) else ""
+
+
 def ppi_caveats(e: HumanCorrected) -> List[str]:
     """What was done to a corrected estimate to keep it honest (:mod:`ragexam.stats.ppi`): clipped to the scale,
     its interval floored by Wilson's over the labels."""
@@ -296,7 +304,7 @@ def print_judge_check(data: Mapping[str, Any], con: Console) -> None:
             scored = sep.get("n_scored", mc.get("n_judged"))
             shown = bool(a) and bool(scored)
             rows.append([m, sc, fmt.num(a.get("auc"), 2) if shown else "-",
-                         fmt.ci((a.get("low"), a.get("high"))) if shown else "-", (kinds or "-") if shown else "-",
+                         _auc_ci(a.get("low"), a.get("high")) if shown else "-", (kinds or "-") if shown else "-",
                          fmt.signed(sep.get("gap")) if shown else "-",
                          fmt.percent(sep.get("ordered")) if shown else "-",
                          f"{scored}/{sep.get('n_items', mc.get('n'))}", str(sep.get("n_questions", "-"))])

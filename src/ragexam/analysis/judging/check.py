@@ -321,6 +321,27 @@ class Separation:
                 "verdict": self.verdict, "text": self.text}
 
 
+def _ends(x: float, digits: int, tests: Sequence[Callable[[float], bool]]) -> str:
+    """``x`` with ``digits`` decimals, or more (up to 4) when fewer would put it on the other side of a verdict's
+    boundary than it is: a low end of 0.6985 reads 0.699, not 0.70 (a "separates" that is not one)."""
+    while digits < 4 and any(t(x) != t(round(x, digits)) for t in tests):
+        digits += 1
+    return fmt.num(x, digits)
+
+
+def auc_interval(a: Any) -> str:
+    """``AUC 0.86 [0.699–0.94]``: an AUC with its interval, each end with enough decimals that its rounding does not
+    cross a boundary of :func:`verdict_of` (0.5 and :data:`SEPARATES`), so the shown interval never contradicts the
+    verdict beside it."""
+    return f"AUC {fmt.num(a.auc, 2)} [{auc_ci_text(a.low, a.high)}]"
+
+
+def auc_ci_text(low: float, high: float) -> str:
+    """An AUC's interval as :func:`auc_interval` shows it: ``0.699–0.94``."""
+    return (f"{_ends(low, 2, (lambda v: v >= SEPARATES, lambda v: v > 0.5))}–"
+            f"{_ends(high, 2, (lambda v: v < 0.5,))}")
+
+
 def verdict_of(kind: str, a: Any, values: Sequence[float], n_questions: int, n_items: int) -> Tuple[str, str]:
     """``(verdict, sentence)`` of an AUC interval ``a`` (``None``: no pair scored) over ``n_questions`` questions
     with scores ``values`` of ``n_items`` items (the table in the module docstring)."""
@@ -328,8 +349,7 @@ def verdict_of(kind: str, a: Any, values: Sequence[float], n_questions: int, n_i
     if a is None:
         return "unknown", (f"no verdict: {len(values)} of {fmt.plural(n_items, 'item')} judged, no question with "
                            "both a good and a bad item judged")
-    where = (f"AUC {fmt.num(a.auc, 2)} [{fmt.ci((a.low, a.high), short=False)}], "
-             f"{fmt.plural(n_questions, 'question')}")
+    where = f"{auc_interval(a)}, {fmt.plural(n_questions, 'question')}"
     if n_questions < MIN_QUESTIONS:
         return "too_few", (f"no verdict: {fmt.plural(n_questions, 'question')} judged, too few -- a verdict needs "
                            f"at least {MIN_QUESTIONS} ({where}); check on more questions (--limit)")
