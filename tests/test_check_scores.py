@@ -293,3 +293,27 @@ def test_a_floor_on_a_human_corrected_metric_gates_on_the_number_score_says_to_q
     assert "human label" in text and "as `score --human` says to quote (judge alone 5.000" in text
     (p1,) = check_run(run, [parse_floor("answer_correctness=1")], pipeline="P1", trust_judge=True)
     assert p1.human is None  # no labels on P1: the judge's own interval, as before
+
+
+def test_no_judge_check_reads_a_check_recorded_on_the_same_set_and_none_else(stub, tmp_path, capsys):
+    """Review E11, as docs/judge.md now says: ``--no-judge-check`` runs no check; one recorded earlier for this judge
+    on this question set is read (and gated on), and without one the metric reads ``not checked`` (not gated)."""
+    def score(out, *extra):
+        code, _, err = cli(["score", "--qa", "it_helpdesk", "--answers", "it_helpdesk", "--judge-model", "stub-judge",
+                            "--base-url", stub.base_url, "--api-key", "x", "--cache-dir", tmp_path / "cache",
+                            "-m", "answer_correctness", "--no-history", "--list", "0", "--out", out, *extra], capsys)
+        assert code == 0, err
+        return read_score_folder(out)
+
+    floor = [parse_floor("answer_correctness=1")]
+    first = score(tmp_path / "a", "--no-judge-check")
+    t = first.score.judge.trust["answer_correctness"]
+    assert t.verdict == "unchecked" and t.text == "judge-check skipped (--no-judge-check)"
+    (g,) = check_run(first, floor)
+    assert not g.passed and g.refused.endswith("score again without --no-judge-check, or --trust-judge to gate anyway")
+    score(tmp_path / "b")  # runs the judge-check and records it
+    again = score(tmp_path / "c", "--no-judge-check")
+    t = again.score.judge.trust["answer_correctness"]
+    assert t.verdict != "unchecked" and "(judge-check on it_helpdesk, " in t.text
+    (g,) = check_run(again, floor)
+    assert (g.refused is None) == t.gated
