@@ -358,3 +358,15 @@ def test_check_of_a_run_names_the_set_file_to_audit(tmp_path, monkeypatch):
     monkeypatch.setenv("COLUMNS", "250")
     res = CliRunner().invoke(app, ["check", str(out), "--max-junk", "0.1"])
     assert res.exit_code == 1 and f"`ragexam review audit {qa}`" in res.output and "audit QA" not in res.output
+
+
+def test_a_failed_junk_gate_says_the_fix_naming_the_set(tmp_path):
+    """Review E26: ``FAIL junk <= 10%: 95% upper bound 42% …`` printed no fix line."""
+    qa = make_generated_set(tmp_path, 60)
+    audit(qa, 20)
+    res = CliRunner().invoke(app, ["check", "--qa", str(qa), "--max-junk", "0.01"])
+    assert res.exit_code == 1 and "FAIL junk <= 1%: 95% upper bound" in res.output
+    text = " ".join(res.output.split())
+    assert f"audit more of its questions to narrow the bound: `ragexam review audit {qa}`" in text, text
+    ok = CliRunner().invoke(app, ["check", "--qa", str(qa), "--max-junk", "1"])
+    assert ok.exit_code == 0 and "Fix:" not in ok.output

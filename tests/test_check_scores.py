@@ -239,3 +239,81 @@ def test_the_fix_of_an_unchecked_judge_is_the_one_its_reason_calls_for():
     assert "--no-judge-check" not in traces and "pass --qa" in traces and "with what the check needs" in traces
     skipped = refusal("faithfulness: judge-check skipped (--no-judge-check)")
     assert skipped.endswith("score again without --no-judge-check, or --trust-judge to gate anyway")
+    # review D4: traced answers scored without --qa, with a check of the judge recorded on another set
+    for verdict in ("other_set", "unchecked"):
+        t = SimpleNamespace(gated=False, verdict=verdict, text="this judge separates ... (judge-check on another "
+                                                               "data set (it_helpdesk, 2026-01-01), not on this one)")
+        why = _refusal(SimpleNamespace(trust={"faithfulness": t}, model="m", endpoint="http://e"), "faithfulness",
+                       True)[1]
+        assert "--no-judge-check" not in why and why.endswith(
+            "no question set here: --trust-judge to gate on the judge's opinion anyway, or score again with --qa QA "
+            "(a set with evidence and references) and --corpus (or --run) so a judge-check runs")
+    t = SimpleNamespace(gated=False, verdict="other_set", text="... (judge-check on another data set (x), not on "
+                                                               "this one)")
+    other = _refusal(SimpleNamespace(trust={"faithfulness": t}, model="m", endpoint="http://e"), "faithfulness")[1]
+    assert "so a judge-check runs on this question set" in other
+
+
+def test_the_reason_a_metric_was_not_checked_names_it_once():
+    """Review E25/T12a: ``answer_correctness: not checked -- answer_correctness: judge-check no corpus …``."""
+    from ragexam.storage.score_summary import JudgeTrust
+
+    t = JudgeTrust("answer_correctness", "unchecked", "answer_correctness: judge-check no corpus to build the "
+                   "judge-check's contrast set from: pass --run DIR (a run records its corpus) or --corpus")
+    assert t.text == ("no corpus to build the judge-check's contrast set from: pass --run DIR (a run records its "
+                      "corpus) or --corpus")
+    assert JudgeTrust.from_dict(t.to_dict()).text == t.text
+    skipped = JudgeTrust("faithfulness", "unchecked", "faithfulness: judge-check skipped (--no-judge-check)")
+    assert skipped.text == "judge-check skipped (--no-judge-check)"
+    checked = JudgeTrust("faithfulness", "weakly", "this judge separates ... (judge-check on qa.jsonl, run by this "
+                                                   "score)")
+    assert checked.text.startswith("this judge")
+
+
+def test_a_floor_on_a_human_corrected_metric_gates_on_the_number_score_says_to_quote(stub, tmp_path, capsys):
+    """Review E10: ``score --human`` said to quote the corrected mean 2.626 [1.28-3.97] while ``check`` gated on the
+    judge's own 2.258-3.023.  The judge scores P2's correct answers 5; people labelled 6 of them 1, 2 or 3."""
+    labels = write_jsonl(tmp_path / "labels.jsonl", [
+        {"query_id": q, "pipeline": "P2", "human": {"answer_correctness": v}}
+        for q, v in zip(["q1", "q2", "q3", "q4", "q5", "q6"], [1, 2, 3, 1, 2, 3])])
+    out = tmp_path / "out"
+    code, _, err = cli(_score(stub, tmp_path, write_case(tmp_path)[2], "--out", out, "--human", labels,
+                              "--no-history"), capsys)
+    assert code == 0, err
+    run = read_score_folder(out)
+    hc = run.score.judge.ppi["P2"]["answer_correctness"]
+    kind, mean, (lo, hi) = hc.preferred
+    for trust in (False, True):  # the labels anchor it: the judge's unchecked verdict does not refuse it
+        (g,) = check_run(run, [parse_floor("answer_correctness=1")], pipeline="P2", trust_judge=trust)
+        assert (g.mean, g.ci_low, g.ci_high, g.value) == (mean, lo, hi, lo) and g.refused is None
+        assert g.judge_mean == pytest.approx(5.0) and g.judge_mean != g.mean and g.passed == (lo >= 1)
+    code, text, _ = cli(["check", out, "--min", "answer_correctness=3", "-p", "P2"], capsys)
+    text = " ".join(text.split())
+    assert code == 1 and f"FAIL answer_correctness >= 3: ci95 lower bound {lo:.3f}" in text
+    assert "human label" in text and "as `score --human` says to quote (judge alone 5.000" in text
+    (p1,) = check_run(run, [parse_floor("answer_correctness=1")], pipeline="P1", trust_judge=True)
+    assert p1.human is None  # no labels on P1: the judge's own interval, as before
+
+
+def test_no_judge_check_reads_a_check_recorded_on_the_same_set_and_none_else(stub, tmp_path, capsys):
+    """Review E11, as docs/judge.md now says: ``--no-judge-check`` runs no check; one recorded earlier for this judge
+    on this question set is read (and gated on), and without one the metric reads ``not checked`` (not gated)."""
+    def score(out, *extra):
+        code, _, err = cli(["score", "--qa", "it_helpdesk", "--answers", "it_helpdesk", "--judge-model", "stub-judge",
+                            "--base-url", stub.base_url, "--api-key", "x", "--cache-dir", tmp_path / "cache",
+                            "-m", "answer_correctness", "--no-history", "--list", "0", "--out", out, *extra], capsys)
+        assert code == 0, err
+        return read_score_folder(out)
+
+    floor = [parse_floor("answer_correctness=1")]
+    first = score(tmp_path / "a", "--no-judge-check")
+    t = first.score.judge.trust["answer_correctness"]
+    assert t.verdict == "unchecked" and t.text == "judge-check skipped (--no-judge-check)"
+    (g,) = check_run(first, floor)
+    assert not g.passed and g.refused.endswith("score again without --no-judge-check, or --trust-judge to gate anyway")
+    score(tmp_path / "b")  # runs the judge-check and records it
+    again = score(tmp_path / "c", "--no-judge-check")
+    t = again.score.judge.trust["answer_correctness"]
+    assert t.verdict != "unchecked" and "(judge-check on it_helpdesk, " in t.text
+    (g,) = check_run(again, floor)
+    assert (g.refused is None) == t.gated

@@ -172,3 +172,18 @@ def test_the_judge_beside_the_evidence_gives_a_verdict_without_a_call():
     good = evidence_contrast("context_relevance", "sample", [(f"q{i}", 5.0, True) for i in range(16)] +
                              [(f"q{i}", 1.0, False) for i in range(16)])
     assert good.verdict == "separates"
+
+
+def test_the_shown_interval_does_not_contradict_the_verdict_at_a_boundary():
+    """Review E18: ``AUC 0.86 [0.70–0.94] … only weakly`` from a low end of 0.6985 ("separates" starts at 0.70)."""
+    from types import SimpleNamespace
+
+    from ragexam.analysis.judging.check import auc_interval, verdict_of
+    from ragexam.report.console_judge import _auc_ci
+
+    weak = SimpleNamespace(auc=0.86, low=0.6985, high=0.94)
+    verdict, text = verdict_of("contexts", weak, [0.0, 1.0], 20, 40)
+    assert verdict == "weakly" and "AUC 0.86 [0.699–0.94], 20 questions" in text
+    assert auc_interval(SimpleNamespace(auc=0.86, low=0.7012, high=0.94)) == "AUC 0.86 [0.70–0.94]"
+    assert auc_interval(SimpleNamespace(auc=0.6, low=0.5004, high=0.7)) == "AUC 0.60 [0.5004–0.70]"  # > 0.5: weakly
+    assert _auc_ci(0.6985, 0.94) == "0.699–0.94"

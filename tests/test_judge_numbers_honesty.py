@@ -69,8 +69,8 @@ def test_no_zero_width_ppi_interval_from_labels_without_variance():
 
     e = ppi_mean([5.0] * 20, [5.0] * 6, [5.0] * 6, scale=(1.0, 5.0))
     assert e.floored and round(e.low, 2) == 3.44 and e.high == 5.0 and (e.labels_low, e.labels_high) == (e.low, e.high)
-    noisy = ppi_mean([3.0, 4.0, 5.0, 2.0] * 5, [3.0, 4.0, 5.0, 2.0], [3.0, 5.0, 5.0, 1.0], scale=(1.0, 5.0))
-    assert not noisy.floored  # a real spread keeps its normal interval
+    noisy = ppi_mean([3.0, 4.0, 5.0, 2.0] * 10, [3.0, 4.0, 5.0, 2.0] * 3, [3.0, 5.0, 5.0, 1.0] * 3, scale=(1.0, 5.0))
+    assert not noisy.floored  # a real spread over enough labels keeps its normal interval
 
 
 def _inputs(**kw):
@@ -121,3 +121,16 @@ def test_score_says_which_labels_rest_on_an_unchecked_judge(stub, tmp_path, caps
     caveated = [q for q in data["attribution"]["questions"] if q["caveats"]]
     assert caveated and all(c.startswith("judge_unchecked:correct") for q in caveated for c in q["caveats"]
                             if c.startswith("judge"))
+
+
+def test_a_clipped_and_floored_correction_says_so():
+    from ragexam.report.console_judge import ppi_caveats
+    from ragexam.stats.ppi import ppi_mean
+    from ragexam.storage.score_summary import HumanCorrected
+    from dataclasses import asdict
+
+    e = ppi_mean([1.0] * 20 + [0.0] * 4, [0.0, 0.0], [1.0, 1.0], scale=(0.0, 1.0))
+    hc = HumanCorrected(**{**asdict(e), "signature": str(e.signature)}, metric="faithfulness", on="pass rate")
+    notes = ppi_caveats(hc)
+    assert "0.833" in notes[0] and "1.833, outside the scale: clipped" in notes[0]
+    assert "at least Wilson's over the 2 labels" in notes[1] and not hc.corrected_narrower

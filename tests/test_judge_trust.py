@@ -337,3 +337,22 @@ def test_traffic_without_a_question_set_says_where_its_judges_verdict_comes_from
     t = fresh["judge"]["trust"][faith]
     assert t["verdict"] == "unchecked" and "no question set to build it from" in t["text"]
     assert any(w.startswith(f"{faith}: ") for w in fresh["segments"]["warnings"])
+
+
+def test_the_judge_beside_the_evidence_counts_questions_and_resamples_them_together():
+    """Review T2: 54 traced answers of 22 exam questions read "50 questions" and were resampled as independent."""
+    from ragexam.analysis.judging.check import evidence_contrast
+
+    rows4, rows3 = [], []
+    for i in range(60):  # 60 answers of 12 questions, each answer two contexts: one with evidence, one without
+        q = f"exam:q{i % 12}"
+        good, bad = (0.9 if i % 12 < 9 else 0.2), (0.1 if i % 12 < 9 else 0.8)
+        rows4 += [(f"trace{i}", q, good, True), (f"trace{i}", q, bad, False)]
+        rows3 += [(f"trace{i}", good, True), (f"trace{i}", bad, False)]
+    clustered = evidence_contrast("context_relevance", "sample", rows4, seed=1)
+    flat = evidence_contrast("context_relevance", "sample", rows3, seed=1)
+    assert clustered.n_questions == 12 and "60 answers of 12 questions" in clustered.text
+    assert flat.n_questions == 60 and "60 questions" in flat.text
+    assert clustered.auc.auc == flat.auc.auc and clustered.auc.n_clusters == 12
+    # 12 clusters, not 60: the interval is wider (the Wilson floor over 12 alone is wider than over 60)
+    assert clustered.auc.high - clustered.auc.low > flat.auc.high - flat.auc.low

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from ragexam.errors import InputError
 from ragexam.stats.discrimination import auc, auc_ci
 from ragexam.stats.proportion import wilson
-from ragexam.stats.ppi import ppi_mean
+from ragexam.stats.ppi import MIN_LABELS, ppi_mean
+from ragexam.stats.proportion import wilson_on_scale
 
 REPS, N_ALL, N_LAB, BIAS = 2000, 1000, 50, 0.3
 
@@ -59,6 +60,33 @@ def test_ppi_by_hand():
     assert est.se == pytest.approx(np.sqrt(var)) and est.high - est.estimate == pytest.approx(1.959964 * np.sqrt(var))
     assert (est.judge_mean, est.correction, est.n_all, est.n_labelled) == (pytest.approx(3.5), pytest.approx(-2 / 3), 6, 3)
     assert est.labels_mean == pytest.approx(10 / 3) and "stat:ppi_mean" in est.signature
+
+
+def test_ppi_pass_rate_stays_in_its_range_and_two_labels_do_not_narrow_it():
+    """Review E1: the judge failed the 2 labelled answers a person passed (every correction +1), judge pass rate
+    0.833 over 24: the estimate was 1.833 [1.68-1.99].  Now clipped to 1 and no narrower than Wilson over 2."""
+    f = [1.0] * 20 + [0.0] * 4
+    e = ppi_mean(f, [0.0, 0.0], [1.0, 1.0], scale=(0.0, 1.0))
+    assert e.estimate == 1.0 and e.clipped and e.floored and e.correction == 1.0
+    assert 0.0 <= e.low <= e.high <= 1.0 and e.high == 1.0
+    assert e.high - e.low >= wilson(1.0, 2)[1] - wilson(1.0, 2)[0] - 1e-12
+    assert (e.low, e.high) == pytest.approx((e.labels_low, e.labels_high))
+    unclipped = ppi_mean(f, [0.0, 0.0], [1.0, 1.0])  # no scale given: the raw estimate, as before
+    assert unclipped.estimate == pytest.approx(1.8333, abs=1e-4) and not unclipped.clipped
+
+
+def test_ppi_rectifier_without_spread_is_floored_even_with_many_labels():
+    rng = np.random.default_rng(4)
+    f = rng.integers(1, 6, 200).astype(float)
+    lab = np.arange(MIN_LABELS + 10)
+    e = ppi_mean(f, f[lab], np.clip(f[lab], 1, 4), scale=(1.0, 5.0))  # corrections vary: not floored
+    assert not e.floored
+    same = ppi_mean(f, f[lab], f[lab] - 0.0, scale=(1.0, 5.0))  # every correction 0: the judge agrees everywhere
+    w = wilson_on_scale(same.estimate, lab.size, (1.0, 5.0))
+    assert same.floored and same.low <= w[0] + 1e-12 and same.high >= w[1] - 1e-12
+    few = ppi_mean(f, f[lab[:4]], np.clip(f[lab[:4]] + [1, -1, 0, 1], 1, 5), scale=(1.0, 5.0))
+    w4 = wilson_on_scale(few.estimate, 4, (1.0, 5.0))
+    assert few.low <= w4[0] + 1e-12 and few.high >= w4[1] - 1e-12  # 4 labels: at least what 4 labels support
 
 
 @pytest.mark.parametrize("args, field", [(([1.0], [1.0], [1.0]), "judge_all"), (([1.0, 2.0], [1.0, 2.0], [1.0]), "human"),

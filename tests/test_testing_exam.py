@@ -114,7 +114,22 @@ def test_bad_arguments_name_the_field(scored, kwargs, field):
 def test_unknown_result_type():
     with pytest.raises(InputError) as ei:
         assert_exam(42, min={"hit@5": 0.5})
-    assert "expected a ScoreReport" in ei.value.message
+    assert "expected what ragexam.score(...) or ragexam.run(...) returns" in ei.value.message
+
+
+def test_accepts_what_ragexam_score_returns(scored, tmp_path):
+    """Review D3: ``assert_exam(ragexam.score(...), ...)`` was refused (``received ScoreOutcome``)."""
+    import ragexam
+
+    qa, _, answers, run = write_case(tmp_path / "case")
+    outcome = ragexam.score(str(qa), str(answers), run=str(run), record=False)
+    assert type(outcome).__name__ == "ScoreOutcome"
+    checks = assert_exam(outcome, min={"chrf": 0.0}, on="mean")
+    direct = check_exam(outcome.report, min={"chrf": 0.0}, on="mean")
+    assert [c.gate.mean for c in checks] == [c.gate.mean for c in direct] and checks
+    with pytest.raises(InputError) as ei:
+        assert_exam(ragexam.score(str(qa), str(answers), run=str(run), record=False, dry_run=True), min={"chrf": 0})
+    assert "dry run" in ei.value.message
 
 
 # --- the stub endpoint -------------------------------------------------------------------------------

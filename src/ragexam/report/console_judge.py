@@ -209,6 +209,28 @@ def print_judge_vs_evidence(vs: Mapping[str, Sequence[VsEvidence]], con: Console
                    right=("value", "value ", "n", "agree"))
 
 
+def _auc_ci(low: Any, high: Any) -> str:
+    """A judge-check's AUC interval, each end rounded so it does not cross a verdict's boundary
+    (:func:`ragexam.analysis.judging.check.auc_ci_text`)."""
+    from ragexam.analysis.judging.check import auc_ci_text
+
+    return auc_ci_text(float(low), float(high)) if fmt.is_number(low) and fmt.is_number(high) else ""
+
+
+def ppi_caveats(e: HumanCorrected) -> List[str]:
+    """What was done to a corrected estimate to keep it honest (:mod:`ragexam.stats.ppi`): clipped to the scale,
+    its interval floored by Wilson's over the labels."""
+    out = []
+    if e.clipped and e.judge_mean is not None and e.correction is not None:
+        raw = e.judge_mean + e.correction
+        out.append(f"the judge's {e.on} {fmt.num(e.judge_mean)} plus the labels' correction "
+                   f"{fmt.signed(e.correction)} is {fmt.num(raw)}, outside the scale: clipped to it")
+    if e.floored:
+        out.append(f"its interval is at least Wilson's over the {fmt.plural(e.n_labelled, 'label')} (too few labels, "
+                   "or corrections without spread, to narrow it: no spread is not certainty)")
+    return out
+
+
 def print_ppi(ppi: Mapping[str, Mapping[str, HumanCorrected]], con: Console,
               labels: Optional[Dict[str, str]] = None) -> None:
     """Each judge mean beside its prediction-powered estimate from the human labels, and which to quote."""
@@ -220,6 +242,7 @@ def print_ppi(ppi: Mapping[str, Mapping[str, HumanCorrected]], con: Console,
                          fmt.num(e.labels_mean), fmt.ci((e.labels_low, e.labels_high)),
                          f"{e.n_labelled} of {e.n_all}"])
             quotes.append(f"  {tag} {m}: {e.quote}")
+            quotes.extend(f"  {tag} {m}: {n}" for n in ppi_caveats(e))
     if not rows:
         return
     table_or_lines(con, "corrected by human labels (prediction-powered inference; 95% normal intervals)",
@@ -281,7 +304,7 @@ def print_judge_check(data: Mapping[str, Any], con: Console) -> None:
             scored = sep.get("n_scored", mc.get("n_judged"))
             shown = bool(a) and bool(scored)
             rows.append([m, sc, fmt.num(a.get("auc"), 2) if shown else "-",
-                         fmt.ci((a.get("low"), a.get("high"))) if shown else "-", (kinds or "-") if shown else "-",
+                         _auc_ci(a.get("low"), a.get("high")) if shown else "-", (kinds or "-") if shown else "-",
                          fmt.signed(sep.get("gap")) if shown else "-",
                          fmt.percent(sep.get("ordered")) if shown else "-",
                          f"{scored}/{sep.get('n_items', mc.get('n'))}", str(sep.get("n_questions", "-"))])

@@ -27,6 +27,19 @@ labels'.
 handful of labels.  With the labels' ``scale`` (``(lowest, highest)``), an interval of zero width is replaced by the
 Wilson interval of the estimate's place on the scale (:func:`ragexam.stats.proportion.wilson_on_scale`) over the
 ``n_labelled`` labels (``floored``): 6 labels all 5 on 1-5 give [3.44-5.00].
+
+**Never narrower than the labels support.**  The correction ``mean(y - f)`` is known only as well as the labels
+show it: with a rectifier ``y - f`` of no spread (the judge failed both labelled answers a person passed: every
+correction +1) its ``var(y - f) / n`` term is 0 and the interval would rest on the judge's ``N`` scores alone, and
+with fewer than :data:`MIN_LABELS` labels ``var(y - f)`` is itself a guess.  In either case (with ``scale``) the
+corrected interval is widened to span the Wilson interval of its estimate's place on the scale over the
+``n_labelled`` labels (``floored``) -- the same floor as above, so two labels give at least the width two labels
+support, never a narrow interval around the judge's mean.
+
+**Within the scale.**  The estimate is a mean of labels on ``scale``, but ``mean(f) + mean(y - f)`` is not bounded
+(a judge pass rate of 0.83 plus a correction of +1 from two labels is 1.83): with ``scale`` the estimate and both
+intervals are clipped to it (``clipped``, which the report says), and an estimate that had to be clipped is
+floored as above.
 """
 
 from __future__ import annotations
@@ -44,7 +57,10 @@ from ragexam.stats._checks import _check_fraction
 from ragexam.stats.power import normal_quantile
 from ragexam.stats.proportion import wilson_on_scale
 
-__all__ = ["PPIEstimate", "ppi_mean"]
+__all__ = ["PPIEstimate", "ppi_mean", "MIN_LABELS"]
+
+#: below this many labels the corrected interval is floored by Wilson's over the labels (module docstring)
+MIN_LABELS = 10
 
 
 @dataclass(frozen=True)
@@ -66,6 +82,8 @@ class PPIEstimate(Signed):
     labels_high: float
     confidence: float
     floored: bool = False
+    #: the estimate or an interval lay outside ``scale`` and was clipped to it
+    clipped: bool = False
 
     @property
     def signature(self) -> Signature:
@@ -90,7 +108,9 @@ def ppi_mean(judge_all: Sequence[float], judge_labelled: Sequence[float], human:
     :param judge_all: the judge's score of every item (the labelled ones included).
     :param judge_labelled: the judge's score of each labelled item, parallel to ``human``.
     :param human: the human label of each labelled item, on the judge's scale.
-    :param scale: ``(lowest, highest)`` value of a label: an interval of zero width becomes Wilson's on it.
+    :param scale: ``(lowest, highest)`` value of a label: the estimate and intervals are clipped to it, and an
+        interval is floored by Wilson's on it when it has zero width, its corrections no spread, or it rests on
+        fewer than :data:`MIN_LABELS` labels (module docstring).
     """
     f = _values(judge_all, "judge_all", 2)
     fl = _values(judge_labelled, "judge_labelled", 2)
@@ -111,11 +131,19 @@ def ppi_mean(judge_all: Sequence[float], judge_labelled: Sequence[float], human:
     lab_se = float(y.std(ddof=1)) / math.sqrt(n)
     low, high = est - z * se, est + z * se
     lab_low, lab_high = float(y.mean()) - z * lab_se, float(y.mean()) + z * lab_se
-    floored = False
+    floored = clipped = False
     if scale is not None and scale[1] > scale[0]:
-        if high - low <= 0:
-            (low, high), floored = wilson_on_scale(est, n, scale, confidence=confidence), True
+        lo, hi = float(scale[0]), float(scale[1])
+        clipped = not lo <= est <= hi
+        est = min(hi, max(lo, est))
+        if high - low <= 0 or clipped or n < MIN_LABELS or float(np.ptp(r)) == 0.0:
+            w_low, w_high = wilson_on_scale(est, n, scale, confidence=confidence)
+            floored = w_low < low - 1e-12 or w_high > high + 1e-12
+            low, high = min(low, w_low), max(high, w_high)
         if lab_high - lab_low <= 0:
             (lab_low, lab_high), floored = wilson_on_scale(float(y.mean()), n, scale, confidence=confidence), True
+        bounds = (low, high, lab_low, lab_high)
+        low, high, lab_low, lab_high = (min(hi, max(lo, v)) for v in bounds)
+        clipped = clipped or (low, high, lab_low, lab_high) != bounds
     return PPIEstimate(est, low, high, se, float(f.mean()), float(r.mean()), n_all, n, float(y.mean()), lab_low,
-                       lab_high, confidence, floored)
+                       lab_high, confidence, floored, clipped)

@@ -265,6 +265,8 @@ class HumanCorrected(Record):
     confidence: Optional[float] = None
     #: an interval of zero width (no spread in the labels) was replaced by Wilson's on the scale
     floored: bool = False
+    #: the estimate or an interval lay outside the scale and was clipped to it
+    clipped: bool = False
     signature: str = ""
     metric: str = ""
     #: ``mean`` or ``pass rate``: the scale the labels are on
@@ -328,6 +330,19 @@ class TrustCheck(Record):
     ran: bool = False
 
 
+def why_unchecked(metric: str, text: str) -> str:
+    """The sentence of a metric no judge-check measured, said once: the trust stage wrote it as ``"<metric>:
+    judge-check <why>"`` and every reader put the metric before it again (``answer_correctness: not checked --
+    answer_correctness: judge-check no corpus …``).  The metric's name and a ``judge-check`` that does not start a
+    sentence of its own are dropped: ``no corpus to build the judge-check's contrast set from: …``; ``judge-check
+    skipped (--no-judge-check)`` and ``judge-check not run: …`` stay as they are."""
+    if metric and text.startswith(f"{metric}: "):
+        text = text[len(metric) + 2:]
+    if text.startswith("judge-check ") and not text.startswith(("judge-check skipped", "judge-check not run")):
+        text = text[len("judge-check "):]
+    return text
+
+
 @dataclass
 class JudgeTrust(Record):
     """How far one judged metric's numbers were shown to be worth reading (``judge.trust[metric]``): the
@@ -341,6 +356,9 @@ class JudgeTrust(Record):
     text: str = ""
     check: Optional[TrustCheck] = None
     evidence: Optional[TrustCheck] = None
+
+    def __post_init__(self) -> None:
+        self.text = why_unchecked(self.metric, self.text) if self.verdict in ("unchecked", "no_contrast") else self.text
 
     @property
     def gated(self) -> bool:

@@ -71,12 +71,18 @@ def _as_run(result: ExamResult) -> Tuple["RunData", Optional["ScoreReport"]]:
         return read_folder(result), None
     if isinstance(result, RunData):
         return result, None
+    if hasattr(result, "report") and hasattr(result, "check_plan"):  # what ragexam.score(...) returns
+        if result.report is None:
+            raise InputError("received the ScoreOutcome of a dry run: nothing was scored; expected a score. Fix: "
+                             "ragexam.score(...) without dry_run", source="assert_exam", field="result")
+        return _as_run(result.report)
     if hasattr(result, "typed_rows") and hasattr(result, "summary"):  # a ScoreReport
         return RunData(summary=result.summary, per_question=result.typed_rows(), source="score"), result
     if hasattr(result, "summary") and hasattr(result, "per_question"):  # a RunResult
         return RunData(summary=result.summary, per_question=list(result.per_question), source="run"), None
-    raise InputError(f"received {type(result).__name__}; expected a ScoreReport, a RunResult, a RunData or the path "
-                     "of a run or score folder", source="assert_exam", field="result")
+    raise InputError(f"received {type(result).__name__}; expected what ragexam.score(...) or ragexam.run(...) returns "
+                     "(a ScoreOutcome, a ScoreReport, a RunResult), a RunData or the path of a run or score folder",
+                     source="assert_exam", field="result")
 
 
 def _worst(run, report, pipeline: str, metric: str, n: int) -> Tuple[Tuple[str, Optional[float], str], ...]:

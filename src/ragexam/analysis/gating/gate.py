@@ -34,18 +34,27 @@ metric -- the floor fails saying why and naming the judge, and what to do: a str
 ``trust_judge`` (``--trust-judge``) to gate anyway.  And **"too few" is honoured**: a judge mean over fewer than
 :data:`~ragexam.stats.proportion.MIN_FOR_INTERVAL` judged items has no interval (the score says "n = 4: too few for
 an interval"), so a floor on its lower bound cannot pass (``point`` compares the mean).
+
+**Human labels come first.**  When the score carries a human-corrected estimate of the metric for the pipeline
+(``score --human``; ``judge.ppi``: a correction on the pass scale for ``<metric>_pass``, on the mean scale for
+``<metric>``), the floor is checked on the number ``score`` says to quote
+(:attr:`~ragexam.storage.score_summary.HumanCorrected.preferred`: the corrected mean, or the labels' own when the
+judge does not narrow it) and its interval, and the line says so beside the judge's own mean and interval.  That
+number rests on the labels, so a judge not shown to separate does not refuse it.  A score without a question set
+(traced answers carrying their questions) had nothing to check its judge on: its fix is ``--trust-judge`` or
+scoring again with ``--qa``/``--corpus``, never "without --no-judge-check".
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ragexam import fmt
 from ragexam.errors import InputError, MetricNameError, number_in
 from ragexam.storage.runfolder import RunData
-from ragexam.storage.score_summary import JudgeSection
+from ragexam.storage.score_summary import HumanCorrected, JudgeSection
 
 __all__ = ["Floor", "GateResult", "parse_floor", "check_run", "CORPUS_METRICS"]
 
@@ -93,6 +102,12 @@ class GateResult:
     refused: Optional[str] = None
     #: the judge's trust verdict of a judge metric (``separates``, ``weakly``, ...), when the score has one
     judge_verdict: Optional[str] = None
+    #: gated on the score's human-corrected estimate (``score --human``): what it is, e.g. ``corrected by 6 human
+    #: labels``; ``judge_low``/``judge_high`` the judge's own interval beside it
+    human: Optional[str] = None
+    judge_mean: Optional[float] = None
+    judge_low: Optional[float] = None
+    judge_high: Optional[float] = None
 
     def line(self) -> str:
         """``PASS hit@5 >= 0.8: ci95 lower bound 0.846 (mean 0.908, 95% CI 0.846–0.970) [pipeline]``."""
@@ -104,7 +119,12 @@ class GateResult:
         if self.refused is not None and self.mean is not None:
             return (f"{verdict} {self.metric} >= {self.floor:g}: mean {self.mean:.3f}{cover}; {self.refused} "
                     f"[{self.pipeline}]")
-        if self.judge_verdict == "weakly":
+        if self.human is not None:
+            own = (f" [{self.judge_low:.3f}–{self.judge_high:.3f}]" if self.judge_low is not None and
+                   self.judge_high is not None else "")
+            mean = f" {self.judge_mean:.3f}" if self.judge_mean is not None else ""
+            cover = f"; {self.human}, as `score --human` says to quote (judge alone{mean}{own}){cover}"
+        elif self.judge_verdict == "weakly":
             cover += "; its judge separates only weakly"
         if self.value is None:
             what = self.interval if (self.interval or "").startswith("no interval") else \
@@ -278,15 +298,20 @@ _FIXES = {"does_not": "a stronger --judge-model, or --trust-judge to gate anyway
           "too_few": "score again with a larger --judge-check-sample (a verdict needs 10 questions), or --trust-judge "
                      "to gate anyway",
           "unknown": "score again with a larger --judge-check-sample, or --trust-judge to gate anyway",
-          "other_set": "score again without --no-judge-check (it checks the judge on this question set), or "
-                       "--trust-judge to gate anyway",
+          "other_set": "score again so a judge-check runs on this question set (without --no-judge-check; with "
+                       "--run or --corpus for its contrast set), or --trust-judge to gate anyway",
           "unchecked": "score again with what the check needs (said above), or --trust-judge to gate anyway",
           "skipped": "score again without --no-judge-check, or --trust-judge to gate anyway",
           "no_contrast": "gate on a metric a judge-check can measure, or --trust-judge to gate anyway"}
+#: the fix of a judge not shown to separate in a score without a question set (traced answers with their own
+#: questions): no check could run on it, whatever a check elsewhere said
+_NO_SET_FIX = ("no question set here: --trust-judge to gate on the judge's opinion anyway, or score again with --qa "
+               "QA (a set with evidence and references) and --corpus (or --run) so a judge-check runs")
 
 
-def _refusal(jd: JudgeSection, metric: str) -> Tuple[Optional[str], Optional[str]]:
-    """``(verdict, why not gated)`` of a judge metric (module docstring); ``why`` is ``None`` when it is gated."""
+def _refusal(jd: JudgeSection, metric: str, no_set: bool = False) -> Tuple[Optional[str], Optional[str]]:
+    """``(verdict, why not gated)`` of a judge metric (module docstring); ``why`` is ``None`` when it is gated.
+    ``no_set``: the score had no question set, so the fix is ``--qa``/``--corpus`` or ``--trust-judge``."""
     t = jd.trust.get(metric)
     who = f"the judge {jd.model} at {jd.endpoint}"
     if t is None:
@@ -297,6 +322,8 @@ def _refusal(jd: JudgeSection, metric: str) -> Tuple[Optional[str], Optional[str
         return t.verdict, None
     skipped = t.verdict == "unchecked" and "--no-judge-check" in t.text  # else its text says what the check lacked
     fix = _FIXES["skipped"] if skipped else _FIXES.get(t.verdict, _FIXES["unchecked"])
+    if no_set and t.verdict in ("other_set", "unchecked"):
+        fix = _NO_SET_FIX
     return t.verdict, f"not gated: {who} was not shown to separate good from bad on {metric} -- {t.text}; {fix}"
 
 
@@ -371,7 +398,38 @@ def check_run(run: RunData, floors: Sequence[Floor], *, pipeline: Optional[str] 
     if segment is not None:
         return _check_results(run, _segment_results(run, segment), None, floors, point, trust_judge)
     results = _results(run)
-    return _check_results(run, results, pipeline, floors, point, trust_judge)
+    return [_with_human(run, g, point) for g in _check_results(run, results, pipeline, floors, point, trust_judge)]
+
+
+def _human_of(run: RunData, pipeline: str, metric: str) -> Optional[HumanCorrected]:
+    """The score's human-corrected estimate (``score --human``) of ``metric`` for ``pipeline``: a correction on the
+    pass scale corrects the pass rate ``<metric>_pass``, one on the mean scale the mean."""
+    from ragexam.analysis.answers.rows import PASS_SUFFIX
+
+    judge = _judge_of(run, metric)
+    if judge is None:
+        return None
+    hc = (judge[0].ppi.get(pipeline) or {}).get(judge[1])
+    if hc is None or hc.estimate is None:
+        return None
+    return hc if metric == (judge[1] + PASS_SUFFIX if hc.on == "pass rate" else judge[1]) else None
+
+
+def _with_human(run: RunData, g: GateResult, point: bool) -> GateResult:
+    """``g`` gated on the score's human-corrected estimate when it has one (module docstring): the number `score
+    --human` says to quote -- the judge's mean corrected by the labels, or the labels' own when the judge does not
+    narrow it -- and its interval.  It rests on the labels, not on the judge's separating good from bad, so a judge
+    not shown to separate does not refuse it."""
+    hc = _human_of(run, g.pipeline, g.metric)
+    if hc is None or (g.refused or "").startswith("the pipeline produced nothing"):
+        return g
+    kind, mean, (lo, hi) = hc.preferred  # type: ignore[misc]
+    what = (f"corrected by {fmt.plural(hc.n_labelled, 'human label')}" if kind == "corrected" else
+            f"the {fmt.plural(hc.n_labelled, 'human label')}' own {hc.on} (the judge does not narrow it)")
+    value = mean if point else lo
+    return replace(g, mean=mean, ci_low=lo, ci_high=hi, value=value, refused=None, human=what,
+                   passed=value is not None and value >= g.floor, interval=f"human labels ({kind}, recorded)",
+                   judge_mean=g.mean, judge_low=g.ci_low, judge_high=g.ci_high)
 
 
 def _check_results(run: RunData, results: Dict[str, Any], pipeline: Optional[str], floors: Sequence[Floor],
@@ -384,6 +442,7 @@ def _check_results(run: RunData, results: Dict[str, Any], pipeline: Optional[str
                              f"{', '.join(pipes)}.", source="check", field="--pipeline")
         pipes = [pipeline]
     out: List[GateResult] = []
+    no_set = run.is_score and run.score is not None and run.score.settings.qa is None
     for p in pipes:
         res: Mapping[str, Any] = results.get(p) or {}
         metrics: Dict[str, Any] = res.get("metrics") or {}
@@ -401,7 +460,7 @@ def _check_results(run: RunData, results: Dict[str, Any], pipeline: Optional[str
             judgeable = cov.get("n") if isinstance(cov.get("n"), int) else None
             lo_hi = (res.get("ci95") or {}).get(name)
             judge = _judge_of(run, name)
-            verdict, refused = _refusal(*judge) if judge is not None else (None, None)
+            verdict, refused = _refusal(*judge, no_set) if judge is not None else (None, None)
             few = _too_few(judge[0], p, name) if judge is not None and judge[1] == name else _no_interval(res, name)
             if trust_judge:
                 refused = None

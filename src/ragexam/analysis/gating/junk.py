@@ -43,8 +43,21 @@ class JunkGate:
             fix = (f"audit the set again: `ragexam review audit {qa}`" if a.state == "stale" else
                    f"audit it: `ragexam review audit {qa}` (or the audit page of `ragexam serve --review {qa}`)")
             return f"{head}: {a.text}, so nothing is known of its junk; {fix} [{self.where}]"
-        return f"{head}: 95% upper bound {fmt.percent(a.junk_high)} ({a.text}) [{self.where}]"
+        line = f"{head}: 95% upper bound {fmt.percent(a.junk_high)} ({a.text}) [{self.where}]"
+        return line if self.passed else f"{line}; {self.fix()}"
 
+    def fix(self) -> str:
+        """What lowers a bound above ``max_junk``, naming the set's file: a set ``review apply`` wrote, more of its
+        pending questions read; an audited one, its bad questions repaired or rejected and more of it audited."""
+        qa = _shell(self.qa)
+        if self.audit.state == "reviewed":
+            return (f"Fix: read more of the questions the review of {qa} left pending (in the sheet of the set it "
+                    "was applied from), then `ragexam review apply` again, or audit it: "
+                    f"`ragexam review audit {qa}`")
+        bad = (f"repair or reject the {fmt.plural(self.audit.n_bad, 'question')} the audit labelled bad "
+               f"(`ragexam review apply --qa {qa} --out FIXED.jsonl`, then gate FIXED.jsonl), and "
+               if self.audit.n_bad else "")
+        return f"Fix: {bad}audit more of its questions to narrow the bound: `ragexam review audit {qa}`"
 
 def parse_max_junk(value: float) -> float:
     """``--max-junk`` checked: a share from 0 to 1."""

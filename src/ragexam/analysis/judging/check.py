@@ -321,15 +321,38 @@ class Separation:
                 "verdict": self.verdict, "text": self.text}
 
 
-def verdict_of(kind: str, a: Any, values: Sequence[float], n_questions: int, n_items: int) -> Tuple[str, str]:
+def _ends(x: float, digits: int, tests: Sequence[Callable[[float], bool]]) -> str:
+    """``x`` with ``digits`` decimals, or more (up to 4) when fewer would put it on the other side of a verdict's
+    boundary than it is: a low end of 0.6985 reads 0.699, not 0.70 (a "separates" that is not one)."""
+    while digits < 4 and any(t(x) != t(round(x, digits)) for t in tests):
+        digits += 1
+    return fmt.num(x, digits)
+
+
+def auc_interval(a: Any) -> str:
+    """``AUC 0.86 [0.699–0.94]``: an AUC with its interval, each end with enough decimals that its rounding does not
+    cross a boundary of :func:`verdict_of` (0.5 and :data:`SEPARATES`), so the shown interval never contradicts the
+    verdict beside it."""
+    return f"AUC {fmt.num(a.auc, 2)} [{auc_ci_text(a.low, a.high)}]"
+
+
+def auc_ci_text(low: float, high: float) -> str:
+    """An AUC's interval as :func:`auc_interval` shows it: ``0.699–0.94``."""
+    return (f"{_ends(low, 2, (lambda v: v >= SEPARATES, lambda v: v > 0.5))}–"
+            f"{_ends(high, 2, (lambda v: v < 0.5,))}")
+
+
+def verdict_of(kind: str, a: Any, values: Sequence[float], n_questions: int, n_items: int,
+               n_answers: Optional[int] = None) -> Tuple[str, str]:
     """``(verdict, sentence)`` of an AUC interval ``a`` (``None``: no pair scored) over ``n_questions`` questions
-    with scores ``values`` of ``n_items`` items (the table in the module docstring)."""
+    with scores ``values`` of ``n_items`` items (the table in the module docstring); ``n_answers``: the items are
+    contexts of that many answers, several to a question (traced traffic), said as ``54 answers of 22 questions``."""
     good, bad = KINDS[kind]
     if a is None:
         return "unknown", (f"no verdict: {len(values)} of {fmt.plural(n_items, 'item')} judged, no question with "
                            "both a good and a bad item judged")
-    where = (f"AUC {fmt.num(a.auc, 2)} [{fmt.ci((a.low, a.high), short=False)}], "
-             f"{fmt.plural(n_questions, 'question')}")
+    of = (f"{fmt.plural(n_answers, 'answer')} of " if n_answers is not None and n_answers != n_questions else "")
+    where = f"{auc_interval(a)}, {of}{fmt.plural(n_questions, 'question')}"
     if n_questions < MIN_QUESTIONS:
         return "too_few", (f"no verdict: {fmt.plural(n_questions, 'question')} judged, too few -- a verdict needs "
                            f"at least {MIN_QUESTIONS} ({where}); check on more questions (--limit)")
@@ -347,9 +370,11 @@ def verdict_of(kind: str, a: Any, values: Sequence[float], n_questions: int, n_i
 
 
 def separation(metric: str, scoring: str, rows: Sequence[Tuple[ContrastItem, Optional[float]]], *,
-               seed: int, n_resamples: int = 2000, kind: str = "contexts") -> Separation:
+               seed: int, n_resamples: int = 2000, kind: str = "contexts",
+               n_answers: Optional[int] = None) -> Separation:
     """The :class:`Separation` of ``(item, score)`` rows (rows without a score under this scoring have ``None``)
-    of a metric whose contrast is of ``kind`` (:data:`KINDS`, for the verdict's words)."""
+    of a metric whose contrast is of ``kind`` (:data:`KINDS`, for the verdict's words); the items' ``query_id`` is
+    the cluster the interval resamples (a question); ``n_answers`` as :func:`verdict_of` says it."""
     from ragexam.stats.discrimination import auc, auc_ci
 
     judged = [(c, s) for c, s in rows if s is not None]
@@ -364,21 +389,27 @@ def separation(metric: str, scoring: str, rows: Sequence[Tuple[ContrastItem, Opt
     ordered = sum(p > n for p, n in pairs) / len(pairs) if pairs else None
     ties = sum(p == n for p, n in pairs) / len(pairs) if pairs else None
     n_questions = len({c.query_id for c, _ in neg if c.query_id in best})
-    verdict, text = verdict_of(kind, a, [s for _, s in judged], n_questions, len(rows))
+    verdict, text = verdict_of(kind, a, [s for _, s in judged], n_questions, len(rows), n_answers)
     mean = (lambda xs: sum(s for _, s in xs) / len(xs) if xs else None)
     return Separation(metric, scoring, a, by_kind, mean(pos), mean(neg), ordered, ties, len(pairs), verdict, text,
                       len(rows), len(judged), n_questions)
 
 
-def evidence_contrast(metric: str, scoring: str, rows: Sequence[Tuple[str, float, bool]], *,
+def evidence_contrast(metric: str, scoring: str, rows: Sequence[Tuple[Any, ...]], *,
                       seed: int = 12345) -> Separation:
     """The :class:`Separation` of a context metric's values against the evidence, no LLM call: ``rows`` are
-    ``(query_id, the judge's value of one context, whether that context holds the question's evidence)`` -- the
+    ``(question, the judge's value of one context, whether that context holds the question's evidence)`` -- the
     data of ``score``'s "judge beside the evidence" table -- read like a judge-check's ``contexts`` contrast
-    (relevant vs irrelevant contexts, :func:`verdict_of`)."""
-    items = [(ContrastItem(q, metric, "evidence" if holds else "no_evidence", bool(holds), None), float(v))
-             for q, v, holds in rows]
-    return separation(metric, scoring, items, seed=seed, kind="contexts")
+    (relevant vs irrelevant contexts, :func:`verdict_of`), the interval resampling questions (clusters).
+
+    Traced traffic answers a few questions many times: give ``(answer, question, value, holds)`` rows, ``question``
+    the question the answer answers (its exam question, else its normalised text), and the answers of one question
+    are resampled together and counted as one question -- the sentence says ``54 answers of 22 questions`` --, as
+    judge-check's clustered AUC does (:func:`ragexam.stats.discrimination.auc_ci`), not as 54 independent ones."""
+    answers = {r[0] for r in rows if len(r) == 4}
+    items = [(ContrastItem(r[-3], metric, "evidence" if r[-1] else "no_evidence", bool(r[-1]), None), float(r[-2]))
+             for r in rows]
+    return separation(metric, scoring, items, seed=seed, kind="contexts", n_answers=len(answers) if answers else None)
 
 
 @dataclass
