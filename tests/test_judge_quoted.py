@@ -95,7 +95,7 @@ def test_the_judge_is_not_asked_about_an_answer_a_context_quotes_and_is_overrule
     first, second = m.details["claims"]
     assert (first["supported"], first["judge_supported"], first["quoted"]["sentence"]) == (True, False, GUEST)
     assert (second["supported"], "quoted" in second) == (False, False)  # the judge's verdict stands
-    assert "|quoted:v1|" in run.signatures["faithfulness"] + "|"
+    assert "|quoted:v2|" in run.signatures["faithfulness"] + "|"
     summary = run.summary("faithfulness")
     assert summary.quoted == (2, 3) and summary.to_dict()["quoted"] == {"units": 2, "of": 3}
 
@@ -145,7 +145,7 @@ def test_context_recall_quotes_statements_and_the_plan_counts_no_call_for_them(t
     j = run.judgments[0]
     assert (j.status, j.score, j.label, j.details["statements"][0]["quoted"]["context"]) == ("judged", 1.0,
                                                                                           "complete", 1)
-    assert "quoted:v1" in run.signatures["context_recall"]
+    assert "quoted:v2" in run.signatures["context_recall"]
 
 
 def test_probability_scoring_gives_a_quoted_claim_probability_one_and_keeps_the_judges():
@@ -181,3 +181,15 @@ def test_many_items_are_quoted_in_one_batch_with_the_same_result():
     # the bundled keys are written in their own words: a fifth of their sentences are their documents' words
     assert 15 <= sum(q is not None for r in batched for q in r) <= 40
     assert quotes_many([]) == [] and quotes_many([([], ["x"])]) == [[]]
+
+
+def test_a_citation_marker_is_not_a_word_of_the_claim():
+    """``ragexam answer`` numbers contexts ``[1] …`` and answers echo it: a sentence copied from its context with the
+    marker is quoted (v1 read the marker's 1 as a number the context lacks: "correct; unfaithful")."""
+    c = ["예비군 훈련과 민방위 교육에 참석하는 날은 공가로 처리되며, 연차휴가에서 차감되지 않습니다."]
+    for unit in ("[1] " + c[0], c[0] + " [1]", "[1][2] " + c[0], "【1】" + c[0], c[0][:-1] + "[^1]."):
+        (q,) = quotes([unit], c)
+        assert q is not None and q.context == 1, unit
+    # a marker does not hide a changed fact, and words in brackets are words
+    assert quotes(["[1] 예비군 훈련과 민방위 교육에 참석하는 날은 연차휴가에서 차감됩니다."], c) == [None]
+    assert quotes(["[출처 3] " + c[0]], c) == [None]  # "출처", "3": words the context does not have

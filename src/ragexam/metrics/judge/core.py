@@ -187,7 +187,7 @@ class Judge:
         cost: most of a small local model's time) is left out.  In the signature as ``reasoning:off``.
     :param quoted: (default the settings' ``quoted``, ``True``) a claim or statement that a context states in the
         same words is supported without the judge's say (:mod:`ragexam.metrics.judge.quoted`); in the
-        signature of ``faithfulness`` and ``context_recall`` as ``quoted:v1`` (``quoted:off``).
+        signature of ``faithfulness`` and ``context_recall`` as ``quoted:v2`` (``quoted:off``).
     :param client: a ready :class:`~ragexam.llm.client.LLMClient` (its endpoint settings win).
     :param executor: where the calls run (:mod:`ragexam.exec`): ``None`` for threads here (default), or an
         executor such as ``RayExecutor`` -- the calls then run on its async actors with at most

@@ -8,7 +8,7 @@ context sentence "DAON-Guest는 방문객을 위한 인터넷 전용 망으로, 
 (its verdict followed the claim's position in the reply, not the claim).  So ragexam decides these units
 itself, and the judge decides the rest.
 
-The rule (``quoted:v1`` in the metric's signature).  A unit is **quoted** by a context sentence when
+The rule (``quoted:v2`` in the metric's signature).  A unit is **quoted** by a context sentence when
 
 1. the unit has at least :data:`MIN_CONTENT` content morphemes (:data:`CONTENT_TAGS`: nouns, numbers, Latin
    words and codes, verb and adjective stems, adverbs, determiners, roots; not particles, endings, suffixes or
@@ -20,6 +20,11 @@ The rule (``quoted:v1`` in the metric's signature).  A unit is **quoted** by a c
    ``아니``, ``말``, ``금지``, ``불가``; English ``not``, ``no``, ``never``, ``cannot``, ``without``), counted:
    "접속할 수 있습니다" is not quoted by "접속할 수 없습니다", nor "신청해도 됩니다" by "신청하지 않아도
    됩니다".
+
+Citation markers (``[1]``, ``[2, 3]``, ``[^1]``, ``【1】``: what ``ragexam answer``'s template numbers contexts with,
+and answers echo) are not words of the claim: they are taken out of units and sentences before the rule (``v2``;
+``v1`` read "[1] 예비군 훈련…" as a claim starting with the number 1, so a sentence copied from the context was not
+quoted).
 
 The rule only ever *adds* support, and only where the words are the context's own: a paraphrase, a unit
 built from two sentences, or one that leaves out a negation goes to the judge as before.  Every quoted unit
@@ -41,7 +46,7 @@ from ragexam.metrics.judge.units import split_sentences
 __all__ = ["Quote", "quotes", "quotes_many", "QUOTE_RULE_VERSION", "CONTENT_TAGS", "NEGATIONS", "MIN_CONTENT"]
 
 #: bump when the rule changes what it quotes (it is in the signature of every metric it applies to)
-QUOTE_RULE_VERSION = "v1"
+QUOTE_RULE_VERSION = "v2"
 #: Kiwi tags of the morphemes a unit must share, in order, with a context sentence
 CONTENT_TAGS = frozenset({"NNG", "NNP", "NR", "NP", "SN", "SL", "SH", "XR", "XPN", "MAG", "MM", "VV", "VA", "VX",
                           "VCN", "VV-I", "VA-I", "VV-R", "VA-R", "VX-I", "VX-R", "W_SERIAL", "W_URL", "W_EMAIL",
@@ -53,6 +58,13 @@ NEGATIONS = frozenset({"않", "못", "못하", "안", "없", "아니", "말", "�
 MIN_CONTENT = 3
 
 _NT = re.compile(r"n't\b", re.I)
+#: a citation marker: ``[1]``, ``[1, 2]``, ``[1-3]``, ``[^1]``, ``【1】``, ``[출처 1]`` is not one (words inside)
+_CITATION = re.compile(r"\[\^?\d{1,3}(?:\s*[,\-\u2013]\s*\d{1,3})*\]|\u3010\d{1,3}(?:\s*[,\-\u2013]\s*\d{1,3})*\u3011")
+
+
+def _analysed(text: str) -> str:
+    """What Kiwi analyses of a unit or sentence: citation markers out, ``n't`` as ``not``."""
+    return _NT.sub(" not", _CITATION.sub(" ", text))
 
 
 @dataclass(frozen=True)
@@ -99,7 +111,7 @@ def quotes_many(items: Sequence[Tuple[Sequence[str], Sequence[str]]]) -> List[Li
     if texts:
         from ragexam.data.kiwi import tokenize
 
-        content = {t: _content(toks) for t, toks in zip(texts, tokenize([_NT.sub(" not", t) for t in texts]))}
+        content = {t: _content(toks) for t, toks in zip(texts, tokenize([_analysed(t) for t in texts]))}
     out: List[List[Optional[Quote]]] = []
     for (units, _), ss in zip(items, sentences):
         found_all: List[Optional[Quote]] = []
