@@ -238,6 +238,8 @@ def test_review_accept_pick_the_runner_up_edit_then_run_by_evidence(tmp_path, ca
     confident = [r for r in rows if r["evidence_status"] == "located"]
     assert uncertain and confident and all(not r["evidence"] and r["proposed"] for r in uncertain)
     assert all(r["runner_up"] and r["runner_up_doc"] for r in rows)
+    # every question without evidence (uncertain, or unlocated with a proposed span) accepted takes its proposal
+    waiting = {r["query_id"] for r in rows if not r["evidence"] and r["proposed"]}
     # the decisions: accept everything, one uncertain question takes its runner-up, one gets an edited span, one is
     # rejected
     for r in rows:
@@ -254,7 +256,7 @@ def test_review_accept_pick_the_runner_up_edit_then_run_by_evidence(tmp_path, ca
     assert code == 0, err
     res = json.loads(text)
     assert res["counts"]["rejected"] == 1 and res["counts"]["runner_up"] == 1 and res["counts"]["accepted"] == 11
-    assert res["counts"]["proposed"] == len(uncertain) - (1 if drop in {r["query_id"] for r in uncertain} else 0) - 1
+    assert res["counts"]["proposed"] == len(waiting) - (1 if drop in waiting else 0) - 1
     final = {r["query_id"]: r for r in map(json.loads, reviewed.read_text(encoding="utf-8").splitlines())}
     assert drop not in final and len(final) == 11
     assert all(r["evidence"] and "evidence_status" not in r for r in final.values())
@@ -540,7 +542,7 @@ def test_an_unknown_relevant_document_is_named_and_counted(tmp_path, capsys):
     out = tmp_path / "o.jsonl"
     code, text, _ = cli(["locate-evidence", "--corpus", corpus, "--qa", qa, "--out", out, "--no-e5"], capsys)
     assert code == 0
-    assert "1 question name relevant documents that are not in the corpus: hr_99 (first: e1)" in text
+    assert "1 question named relevant documents that are not in the corpus: hr_99 (first: e1)" in text
     assert "1 question had no relevant document" in text  # e2 only: e1 had one, unknown
     card = json.loads((tmp_path / "o.card.json").read_text(encoding="utf-8"))
     assert card["unknown_doc_ids"] == {"questions": 1, "ids": ["hr_99"]}

@@ -24,7 +24,8 @@ lower-cased, compared exactly.
 Features of a candidate ``c`` (all in [0, 1]):
 
 ====  =================================================================================================
-at    answer terms found in ``c``: ``|T(a) & T(c)| / |T(a)|``
+at    the weight of the answer terms found in ``c`` over the weight of the answer's terms (a term weighs by how
+      few sentences of the corpus hold it: :meth:`Locator._vocabulary`)
 ab    answer bigrams found in ``c``: ``|B(a) & B(c)| / |B(a)|``
 code  the answer's codes and numbers found in ``c`` (``at`` when the answer has none)
 ap    share of ``c``'s terms that are the answer's: ``|T(a) & T(c)| / |T(c)|``
@@ -34,15 +35,21 @@ sem   e5 (``retrieval/e5``, through the embedding cache) cosine of ``query: q a`
       the question's scored candidates: ``(cos - median) / (max - median)``, at most 1 (0 without e5)
 ====  =================================================================================================
 
-*Coverage* ``L = 0.5 at + 0.3 ab + 0.2 code`` (how much of the answer the span holds); *score*
-``S = L + 0.3 (ap + abp) / 2 + 0.3 qt + 0.2 sem - 0.05 (sentences - 1)``.  The located span is the candidate of
-highest score (ties: document order); the *runner-up* the best candidate that does not overlap it; the *margin*
+*Coverage* ``L = 0.5 at + 0.3 ab + 0.2 code`` (how much of the answer the span holds), over the answer's own
+content: every term (one the corpus never uses weighs the most) and every bigram -- what the record and the reason
+report.  *Matched* ``L'``: the same over the answer's terms and bigrams that occur in the corpus (those are in no
+span, so leaving them out changes no span's rank; the confidence counts them through the *matchable* share, the
+answer's terms the corpus uses).  *Score* ``S = L' + 0.3 (ap + abp) / 2 + 0.3 qt + 0.2 sem - 0.05 (sentences - 1)``.
+The located span is the candidate of highest score (ties: document order) -- but when that is a window and one of
+its sentences matches as much of the answer, at least :data:`COVERED`, that sentence (a window earns its place by
+what its second sentence adds); the *runner-up* the best candidate that does not overlap it; the *margin*
 ``M = S(best) - S(runner-up)`` (the best's score when there is none).  Only the :attr:`~LocateSettings.shortlist`
 candidates of highest lexical score (``S`` without ``sem``) are embedded; in the whole corpus the candidates are
 first narrowed to the :attr:`~LocateSettings.corpus_shortlist` sentences BM25 ranks highest for ``q a``.
 
-*Confidence* ``C = min(1, L / 0.6) * min(1, M / 0.3)``: high when the span holds most of the answer *and* no other
-span of the documents comes close; halved when the question has no answer key (only the question was matched).
+*Confidence* ``C = min(1, L' / 0.6) * min(1, M / 0.3) * min(1, matchable / 0.5)``: high when the span holds most
+of the answer *and* no other span of the documents comes close; halved when the question has no answer key (only
+the question was matched).
 A span is *confident* when ``C >= threshold`` (:data:`DEFAULT_THRESHOLD`, chosen on held-out data:
 docs/measurements/locate.md).  Coverage alone would trust a span whose twin sits in another document; margin alone
 a span that holds little of the answer.

@@ -422,7 +422,7 @@ def _notes(result: LocateResult) -> List[str]:
     unknown = result.unknown_doc_ids
     if unknown:
         ids = sorted({d for v in unknown.values() for d in v})
-        notes.append(f"{fmt.plural(len(unknown), 'question')} name relevant documents that are not in the corpus: "
+        notes.append(f"{fmt.plural(len(unknown), 'question')} named relevant documents that are not in the corpus: "
                      f"{', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''} (first: {next(iter(unknown))}); "
                      "searched in their other relevant documents, or in the whole corpus when they had none (the "
                      "located span's document then replaces the id); `validate` and `run` refuse an unknown id: "
