@@ -373,7 +373,7 @@ def locate_set(corpus: CorpusInput, qa: QAInput, *, settings: Optional[LocateSet
 def _model_checks(checked: Mapping[str, Tuple[Any, str, str, List[Dict[str, Any]]]]) -> Dict[str, Any]:
     """What the model's checks gave: questions by verdict, and the failed calls by reason (the kind before the
     colon: ``invalid_reply``, ``timeout``...)."""
-    verdicts = [verdict for _, verdict, _, _ in checked.values()]
+    verdicts = [verdict for _, verdict, _, checks in checked.values() if checks]  # a question with no span: not asked
     reasons: Dict[str, int] = {}
     for _, _, _, checks in checked.values():
         for c in checks:
@@ -407,10 +407,10 @@ def _notes(result: LocateResult) -> List[str]:
     mc = result.model_checks
     if mc.get("failed"):
         why = ", ".join(f"{k} {n}" for k, n in mc["failed_calls"].items())
+        calls = sum(mc["failed_calls"].values())
         notes.append(f"the model's check failed for {mc['failed']} of the {fmt.plural(mc['questions'], 'question')} "
-                     f"it was asked of ({why} call{'s' if sum(mc['failed_calls'].values()) > 1 else ''}; "
-                     "metadata.located.checks says why): their offline decision stands; run again to retry (replies "
-                     "that worked are cached)")
+                     f"it was asked of ({why} call{'s' if calls > 1 else ''}; metadata.located.checks says why): "
+                     "their offline decision stands; run again to retry (replies that worked are cached)")
     if c["uncertain"] or c["unlocated"]:
         notes.append(f"{fmt.plural(c['uncertain'] + c['unlocated'], 'question')} got no evidence "
                      f"(uncertain {c['uncertain']}, unlocated {c['unlocated']}): review them (the review sheet), or "
