@@ -8,6 +8,8 @@ It answers, on 127.0.0.1 (``base_url`` ends in ``/v1``; the root serves the same
     the passage's document and kind;
   - an **LLM rerank** call (``rerank:llm:MODEL``; ``retrieval/rerank/llm.py``'s prompts): listwise
     ``{"ranking": [...]}`` or pointwise ``{"relevance": g}``, by word overlap with the question;
+  - a **span check** of ``locate-evidence --model`` (``questions/locate_llm.py``'s prompt): ``{"supports":
+    "yes"}`` when the passage holds a third of the answer's bigrams (``overlap``), else ``"no"``;
   - anything else (judge rubrics, answer generation) as :class:`ragexam.testing.StubEndpoint` answers it;
 * ``POST .../embeddings``: StubEndpoint's hashed bigram vectors;
 * ``POST .../rerank``: a rerank service in the Cohere/Jina shape (``documents`` -> ``{"results": [...]}``)
@@ -36,6 +38,8 @@ from ragexam.testing.stub import StubEndpoint, overlap
 _LISTWISE = re.compile(r"^Question: (.*?)\n\nPassages:\n(.*)\n\nRanking \(JSON\):$", re.S)
 _POINTWISE = re.compile(r"^Question: (.*?)\n\nPassage: (.*)\n\nGrade \(JSON\):$", re.S)
 _NUMBERED = re.compile(r"^\[(\d+)\] (.*?)(?=\n\n\[\d+\] |\Z)", re.S | re.M)
+#: a span check of ``locate-evidence --model`` (questions/locate_llm.py's prompt, English or Korean)
+_SPAN_CHECK = re.compile(r"^(?:Question|질문): .*?\n(?:Answer|답): (.*?)\n(?:Passage|문단): (.*)\n\nJSON:$", re.S)
 
 
 def _rerank_reply(user: str) -> Dict[str, Any] | None:
@@ -88,6 +92,10 @@ class DocsEndpoint:
         reranked = _rerank_reply(user)
         if reranked is not None:
             return 200, completion(json.dumps(reranked), model="docs-stub")
+        m = _SPAN_CHECK.match(user)
+        if m:  # supported when the passage holds a third of the answer's bigrams
+            return 200, completion(json.dumps({"supports": "yes" if overlap(m.group(1), m.group(2)) >= 1 / 3
+                                               else "no"}), model="docs-stub")
         return 200, self._stub._chat(body)
 
     def _paragraphs(self) -> List[Dict[str, Any]]:

@@ -19,7 +19,8 @@ from test_serve_review import client, post, version
 @pytest.fixture(scope="module")
 def located_dir(tmp_path_factory):
     """ai_concepts without its evidence, its keys paraphrased (tests/test_locate.py), located without e5: six
-    questions located with confidence, six uncertain."""
+    questions located with confidence, four uncertain, two unlocated (their best span holds under a fifth of the
+    paraphrased key's own words)."""
     from test_locate import _paraphrased, _strip
 
     from ragexam.questions.locate import LocateSettings
@@ -100,7 +101,8 @@ def test_a_located_question_shows_its_record_and_marks_the_span_and_runner_up(lo
     assert 'id="ooc"' not in text  # a located set keeps the team's questions: no out-of-corpus conversion
     # the set's list shows each question's evidence status
     listing = c.get("/review/1").text
-    assert listing.count('class="badge ev-uncertain"') == 6 and listing.count('class="badge ev-located"') == 6
+    assert listing.count('class="badge ev-uncertain"') == 4 and listing.count('class="badge ev-located"') == 6
+    assert listing.count('class="badge ev-unlocated"') == 2
 
 
 def test_accept_takes_the_proposal_runner_up_and_edit_are_checked_and_apply_reads_them(located, tmp_path):

@@ -35,7 +35,7 @@ def locate_evidence_cmd(
     """Find the evidence of every answerable question that has none: the span of its relevant documents (or of the
     whole corpus) that supports its answer key, with the runner-up and a confidence. Confident spans become
     evidence; the others are marked uncertain or unlocated for review (the review sheet next to --out). Exits 1 when
-    questions needed evidence and none was located."""
+    questions needed evidence and none was located, or when --model was given and every check failed."""
     from ragexam import api
     from ragexam.report.console_locate import print_locate, print_locate_plan
 
@@ -47,5 +47,5 @@ def locate_evidence_cmd(
     res = api.locate_evidence(corpus, qa, out, threshold=threshold, semantic=not no_e5, windows=not no_windows,
                               llm=settings, progress=progress("locating"))
     show(json_out, res.to_dict, lambda c: print_locate(res, c, out))
-    if res.searched and not res.counts["located"]:
+    if (res.searched and not res.counts["located"]) or res.model_failed:
         raise typer.Exit(1)

@@ -24,7 +24,8 @@ lower-cased, compared exactly.
 Features of a candidate ``c`` (all in [0, 1]):
 
 ====  =================================================================================================
-at    answer terms found in ``c``: ``|T(a) & T(c)| / |T(a)|``
+at    the weight of the answer terms found in ``c`` over the weight of the answer's terms (a term weighs by how
+      few sentences of the corpus hold it: :meth:`Locator._vocabulary`)
 ab    answer bigrams found in ``c``: ``|B(a) & B(c)| / |B(a)|``
 code  the answer's codes and numbers found in ``c`` (``at`` when the answer has none)
 ap    share of ``c``'s terms that are the answer's: ``|T(a) & T(c)| / |T(c)|``
@@ -34,15 +35,21 @@ sem   e5 (``retrieval/e5``, through the embedding cache) cosine of ``query: q a`
       the question's scored candidates: ``(cos - median) / (max - median)``, at most 1 (0 without e5)
 ====  =================================================================================================
 
-*Coverage* ``L = 0.5 at + 0.3 ab + 0.2 code`` (how much of the answer the span holds); *score*
-``S = L + 0.3 (ap + abp) / 2 + 0.3 qt + 0.2 sem - 0.05 (sentences - 1)``.  The located span is the candidate of
-highest score (ties: document order); the *runner-up* the best candidate that does not overlap it; the *margin*
+*Coverage* ``L = 0.5 at + 0.3 ab + 0.2 code`` (how much of the answer the span holds), over the answer's own
+content: every term (one the corpus never uses weighs the most) and every bigram -- what the record and the reason
+report.  *Matched* ``L'``: the same over the answer's terms and bigrams that occur in the corpus (those are in no
+span, so leaving them out changes no span's rank; the confidence counts them through the *matchable* share, the
+answer's terms the corpus uses).  *Score* ``S = L' + 0.3 (ap + abp) / 2 + 0.3 qt + 0.2 sem - 0.05 (sentences - 1)``.
+The located span is the candidate of highest score (ties: document order) -- but when that is a window and one of
+its sentences matches as much of the answer, at least :data:`COVERED`, that sentence (a window earns its place by
+what its second sentence adds); the *runner-up* the best candidate that does not overlap it; the *margin*
 ``M = S(best) - S(runner-up)`` (the best's score when there is none).  Only the :attr:`~LocateSettings.shortlist`
 candidates of highest lexical score (``S`` without ``sem``) are embedded; in the whole corpus the candidates are
 first narrowed to the :attr:`~LocateSettings.corpus_shortlist` sentences BM25 ranks highest for ``q a``.
 
-*Confidence* ``C = min(1, L / 0.6) * min(1, M / 0.3)``: high when the span holds most of the answer *and* no other
-span of the documents comes close; halved when the question has no answer key (only the question was matched).
+*Confidence* ``C = min(1, L' / 0.6) * min(1, M / 0.3) * min(1, matchable / 0.5)``: high when the span holds most
+of the answer *and* no other span of the documents comes close; halved when the question has no answer key (only
+the question was matched).
 A span is *confident* when ``C >= threshold`` (:data:`DEFAULT_THRESHOLD`, chosen on held-out data:
 docs/measurements/locate.md).  Coverage alone would trust a span whose twin sits in another document; margin alone
 a span that holds little of the answer.
@@ -63,17 +70,19 @@ if TYPE_CHECKING:  # pragma: no cover
     from ragexam.retrieval.cache import Cache
     from ragexam.retrieval.embedders import Embedder
 
-__all__ = ["LocateSettings", "Span", "Scored", "Location", "Locator", "DEFAULT_THRESHOLD", "FEATURES", "REST_SHARE",
-           "confidence", "overlaps"]
+__all__ = ["LocateSettings", "Span", "Scored", "Location", "Locator", "DEFAULT_THRESHOLD", "FEATURES", "NEEDED_SHARE",
+           "confidence", "confidence_text", "overlaps", "COVERED"]
 
 #: the confidence at which a located span is written as evidence (docs/measurements/locate.md)
 DEFAULT_THRESHOLD = 0.6
-#: a document of a multi-document question is needed when the rest of the answer it is matched against still holds
-#: this share of the answer's terms (:meth:`Locator.locate`)
-REST_SHARE = 0.25
+#: a document of a multi-document question is needed when its span holds at least this share of the answer that the
+#: spans of the other documents do not (:meth:`Locator.gain`; docs/measurements/locate.md)
+NEEDED_SHARE = 0.1
 #: characters of the documents whose sentences give the term weights (:meth:`Locator._vocabulary`): Kiwi reads about
 #: 100k characters a second, so a large corpus costs a few seconds, not one pass over all of it
 VOCABULARY_SAMPLE = 400_000
+#: the coverage at which a span holds the answer fully, as far as the confidence goes (:func:`confidence`)
+COVERED = 0.6
 #: the features of a scored candidate, in the order of the module docstring's table
 FEATURES = ("at", "ab", "code", "ap", "abp", "qt", "sem")
 _CLAUSE_END = re.compile(r"[,;:，；：](?=\s)|\s{2,}")
@@ -138,16 +147,30 @@ class Scored:
     score: float
     coverage: float
     features: Mapping[str, float] = field(default_factory=dict)
+    #: the coverage formula over the part of the answer (or of its rest) the corpus can hold: what the score and
+    #: the confidence read (``coverage`` is over the whole answer's own content)
+    matched: Optional[float] = None
 
     def to_dict(self) -> Dict[str, Any]:
         return {**self.span.to_dict(), "score": round(self.score, 4), "coverage": round(self.coverage, 4),
+                **({"matched": round(self.matched, 4)} if self.matched is not None else {}),
                 "features": {k: round(float(v), 4) for k, v in self.features.items()}}
+
+
+def confidence_text(value: float, threshold: Optional[float] = None) -> str:
+    """A confidence as every output shows it: the stored value (4 decimals) with 2; one below ``threshold`` never
+    reads as reaching it (0.5996 is "0.5996", not "0.60")."""
+    v = round(float(value), 4)
+    text = f"{v:.2f}"
+    if threshold is not None and v < threshold <= float(text):
+        text = f"{v:.4f}".rstrip("0")
+    return text
 
 
 def confidence(coverage: float, margin: float, *, has_answer: bool = True, matchable: float = 1.0) -> float:
     """``min(1, coverage / 0.6) * min(1, margin / 0.3) * min(1, matchable / 0.5)``, halved without an answer key
     (module docstring)."""
-    c = min(1.0, max(0.0, coverage) / 0.6) * min(1.0, max(0.0, margin) / 0.3) * min(1.0, max(0.0, matchable) / 0.5)
+    c = min(1.0, max(0.0, coverage) / COVERED) * min(1.0, max(0.0, margin) / 0.3) * min(1.0, max(0.0, matchable) / 0.5)
     return c if has_answer else c / 2
 
 
@@ -244,6 +267,7 @@ class Locator:
         self._vectors: Dict[Tuple[str, str], Any] = {}
         self._bm25: Optional[BM25Retriever] = None
         self._vocab: Optional[Tuple[Dict[str, float], FrozenSet[str]]] = None
+        self._n_sampled = 0  # sentences the term weights were counted on
         self._single: List[Tuple[str, int]] = []
         self._bm25_empty = False  # (doc_id, candidate index) of each sentence BM25 indexed
 
@@ -366,42 +390,66 @@ class Locator:
                 for term in x.terms:
                     df[term] = df.get(term, 0) + 1
                 grams |= x.bigrams
-            n = len(sents)
+            n = self._n_sampled = len(sents)
             self._vocab = ({t: math.log((n + 1) / (k + 1)) + 1 for t, k in df.items()}, frozenset(grams))
         return self._vocab
 
     def _key(self, a: _Text) -> Tuple[Dict[str, float], float, FrozenSet[str], float]:
         """What a span is matched against: the weights of the answer's terms that occur in the corpus, their sum,
         the answer's bigrams that occur in the corpus, and the *matchable* share of its terms (an answer written
-        mostly in words the corpus never uses is mostly not from the corpus)."""
+        mostly in words the corpus never uses is mostly not from the corpus).  Words the corpus never uses are in
+        no span: leaving them out changes no span's rank, and the confidence counts them through the matchable
+        share."""
         weights, grams = self._vocabulary()
         w = {t: weights[t] for t in a.terms if t in weights}
         share = len(w) / len(a.terms) if a.terms else 0.0
         return w, sum(w.values()), a.bigrams & grams, share
 
+    def _own_key(self, a: _Text) -> Tuple[Dict[str, float], float, FrozenSet[str], float]:
+        """:meth:`_key` over the answer's own content: every term (one no sampled sentence holds weighs as a term
+        of document frequency 0) and every bigram -- what a span's *coverage* is a share of."""
+        import math
+
+        weights, _ = self._vocabulary()
+        unseen = math.log(self._n_sampled + 1) + 1
+        w = {t: weights.get(t, unseen) for t in a.terms}
+        return w, sum(w.values()), a.bigrams, 1.0
+
+    @staticmethod
+    def _held(c: _Text, a: _Text, key: Tuple[Dict[str, float], float, FrozenSet[str], float]
+              ) -> Tuple[float, Dict[str, float]]:
+        """``(0.5 at + 0.3 ab + 0.2 code, the three features)`` of the text ``c`` against the answer ``a`` as
+        ``key`` weighs it."""
+        w, total, grams, _ = key
+        f = {"at": sum(w[t] for t in c.terms & w.keys()) / total if total else 0.0, "ab": _share(grams, c.bigrams)}
+        f["code"] = _share(a.codes, c.codes) if a.codes else f["at"]
+        return 0.5 * f["at"] + 0.3 * f["ab"] + 0.2 * f["code"], f
+
     def _lexical(self, span: Span, q: _Text, a: _Text, key: Tuple[Dict[str, float], float, FrozenSet[str], float]
                  ) -> Tuple[float, float, Dict[str, float]]:
+        """``(score without sem, matched, features)``: *matched* is the coverage formula over the part of ``a``
+        the corpus can hold (:meth:`_key`), what the score and the confidence read."""
         c = self._texts[span.text]
-        w, total, grams, _ = key
-        f = {"at": sum(w[t] for t in c.terms & w.keys()) / total if total else 0.0, "ab": _share(grams, c.bigrams),
-             "ap": _share(c.terms, a.terms), "abp": _share(c.bigrams, a.bigrams), "qt": _share(q.terms, c.terms)}
-        f["code"] = _share(a.codes, c.codes) if a.codes else f["at"]
-        coverage = 0.5 * f["at"] + 0.3 * f["ab"] + 0.2 * f["code"]
-        score = coverage + 0.3 * (f["ap"] + f["abp"]) / 2 + 0.3 * f["qt"] - 0.05 * (span.sentences - 1)
-        return score, coverage, f
+        matched, f = self._held(c, a, key)
+        f.update({"ap": _share(c.terms, a.terms), "abp": _share(c.bigrams, a.bigrams), "qt": _share(q.terms, c.terms)})
+        score = matched + 0.3 * (f["ap"] + f["abp"]) / 2 + 0.3 * f["qt"] - 0.05 * (span.sentences - 1)
+        return score, matched, f
 
     def score(self, question: str, answer: Optional[str], spans: Sequence[Span], *,
               rest: Optional[_Text] = None) -> List[Scored]:
         """Every span scored (module docstring), best first (ties: the given order); ``rest``: score against this
-        part of the answer (:meth:`locate`'s second document) instead of the whole answer."""
+        part of the answer (:meth:`locate`'s second document) instead of the whole answer.  A span's ``coverage`` is
+        always the share of the whole answer's own content it holds (:meth:`_own_key`)."""
         text = answer if answer and answer.strip() else question
         self._read([question, text] + [sp.text for sp in spans])
-        q, a = self._texts[question], rest if rest is not None else self._texts[text]
-        key = self._key(a)
+        q, whole = self._texts[question], self._texts[text]
+        a = rest if rest is not None else whole
+        key, own = self._key(a), self._own_key(whole)
         scored = []
         for sp in spans:
-            s, cov, f = self._lexical(sp, q, a, key)
-            scored.append(Scored(sp, s, cov, {**f, "sem": 0.0}))
+            s, matched, f = self._lexical(sp, q, a, key)
+            scored.append(Scored(sp, s, self._held(self._texts[sp.text], whole, own)[0], {**f, "sem": 0.0},
+                                 matched))
         scored.sort(key=lambda x: -x.score)  # stable: document order among equals
         if self.settings.semantic and scored:
             scored = self._semantic(f"{question} {answer or ''}".strip(), scored)
@@ -433,9 +481,10 @@ class Locator:
 
         With several documents the answer is usually split between them: the first location is the best span of
         any of them; each other document is then scored against *the rest of the answer* (the answer's terms,
-        bigrams and codes the spans found so far do not hold), best remaining document first.  A document whose
-        rest holds less than :data:`REST_SHARE` of the answer's terms is not *needed* (the answer is already
-        supported): its location is kept for the record, with ``needed`` false."""
+        bigrams and codes the needed spans found so far do not hold), best remaining document first.  A document is
+        *needed* when its span holds a part of the answer those spans lack: at least :data:`NEEDED_SHARE` of the
+        answer (:meth:`gain`); one that holds none of the rest (the answer is supported without it) keeps its
+        location for the record, with ``needed`` false, and its span is not proposed."""
         if not doc_ids:
             return [self._place("corpus", question, answer, self._corpus_candidates(f"{question} {answer or ''}"))]
         docs = list(dict.fromkeys(doc_ids))
@@ -443,18 +492,30 @@ class Locator:
         if len(docs) == 1 or first.best is None:
             return [first] if len(docs) == 1 else [first] + [
                 self._place("document", question, answer, self.candidates(d)) for d in docs[1:]]
+        text = answer if answer and answer.strip() else question
         out, held = [first], [first.best.span]
         rest_docs = [d for d in docs if d != first.doc_id]
         while rest_docs:
-            rest = self._rest(answer or question, held)
+            rest = self._rest(text, held)
             tries = [(d, self._place("document", question, answer, self.candidates(d), rest=rest)) for d in rest_docs]
             d, loc = max(tries, key=lambda t: t[1].best.score if t[1].best is not None else -1.0)
-            needed = len(rest.terms) >= REST_SHARE * max(1, len(self._texts[answer or question].terms))
+            needed = loc.best is not None and self.gain(text, held, loc.best.span) >= NEEDED_SHARE
             out.append(replace(loc, needed=needed, part="rest"))
             rest_docs.remove(d)
-            if loc.best is not None:
+            if needed:
                 held.append(loc.best.span)
         return out
+
+    def gain(self, answer: str, held: Sequence[Span], span: Span) -> float:
+        """How much of ``answer`` ``span`` holds that the spans ``held`` do not: the coverage formula (module
+        docstring) over the whole answer, counting only its terms, bigrams and codes outside ``held``."""
+        self._read([answer, span.text] + [sp.text for sp in held])
+        a, c, rest = self._texts[answer], self._texts[span.text], self._rest(answer, held)
+        w, total, grams, _ = self._own_key(a)
+        at = sum(w[t] for t in rest.terms & c.terms) / total if total else 0.0
+        ab = len(rest.bigrams & c.bigrams) / len(grams) if grams else 0.0
+        code = len(rest.codes & c.codes) / len(a.codes) if a.codes else at
+        return 0.5 * at + 0.3 * ab + 0.2 * code
 
     def locate_hinted(self, question: str, answer: Optional[str], doc_ids: Sequence[str]) -> Location:
         """Where ``answer`` is supported among the documents ``doc_ids`` taken together (scope ``hints``: documents a
@@ -478,7 +539,7 @@ class Locator:
         has_answer = bool(answer and answer.strip())
         if not scored:
             return Location(scope, spans[0].doc_id if spans else None, None, None, 0.0, 0.0, has_answer)
-        best = scored[0]
+        best = self._narrowed(scored)
         # the runner-up: in the whole corpus (or a trace's documents) any other span (a twin in another document is
         # a real rival); in a question's documents one of the same document (another document may hold another
         # part of the answer)
@@ -486,8 +547,24 @@ class Locator:
                        (scope in ("corpus", "hints") or x.span.doc_id == best.span.doc_id)), None)
         margin = best.score - (runner.score if runner is not None else 0.0)
         return Location(scope, best.span.doc_id, best, runner, margin,
-                        confidence(best.coverage, margin, has_answer=has_answer,
+                        confidence(best.coverage if best.matched is None else best.matched, margin,
+                                   has_answer=has_answer,
                                    matchable=self.matchable(question, answer)), has_answer)
+
+    @staticmethod
+    def _narrowed(scored: Sequence[Scored]) -> Scored:
+        """The best of ``scored`` (best first), or, when that is a window, the sentence of it that holds the answer
+        as fully (at least :data:`COVERED`, the coverage of full confidence, and as much as the window): a window
+        earns its place by the part of the answer its second sentence adds, not by the e5 similarity and the
+        question's terms that favour a longer span."""
+        best = scored[0]
+        if best.span.sentences < 2:
+            return best
+        inside = [x for x in scored if x.span.sentences == 1 and x.span.doc_id == best.span.doc_id and
+                  best.span.start <= x.span.start and x.span.end <= best.span.end]
+        held = (lambda x: x.coverage if x.matched is None else x.matched)
+        full = [x for x in inside if held(x) >= max(held(best) - 1e-9, COVERED)]
+        return max(full, key=lambda x: x.score) if full else best
 
     def _corpus_candidates(self, query: str) -> List[Span]:
         """The candidates of the sentences BM25 ranks highest for ``query`` in the whole corpus, with the windows

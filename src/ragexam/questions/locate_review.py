@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Protocol, 
 from ragexam import fmt
 from ragexam.data.evidence import CorpusText
 from ragexam.errors import InputError
+from ragexam.questions.locate import confidence_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
@@ -129,7 +130,7 @@ def sheet_rows(records: Sequence[Mapping[str, Any]]) -> List[Dict[str, str]]:
         conf = loc.get("confidence")
         rows.append({
             "query_id": str(r.get("query_id", "")), "status": "pending", "evidence_status": str(status),
-            "confidence": "" if conf is None else f"{float(conf):.2f}", "question": str(r.get("question", "")),
+            "confidence": "" if conf is None else confidence_text(conf, loc.get("threshold")), "question": str(r.get("question", "")),
             "ground_truth": str(r.get("ground_truth") or ""), "evidence": evidence_cell(_evidence(r)),
             "proposed": evidence_cell(proposal(r)),
             "doc_id": " ".join(s["best"]["doc_id"] for s in needed if s.get("best")),

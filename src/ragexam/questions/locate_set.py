@@ -40,7 +40,7 @@ from ragexam import fmt
 from ragexam.data.evidence import CorpusText
 from ragexam.data.schema import Corpus, QASet, Question
 from ragexam.errors import InputError
-from ragexam.questions.locate import Location, LocateSettings, Locator
+from ragexam.questions.locate import Location, LocateSettings, Locator, confidence_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from ragexam.llm.batch import CallPlan
@@ -84,6 +84,20 @@ class LocateResult:
     card: Dict[str, Any]
     notes: List[str] = field(default_factory=list)
     files: Dict[str, str] = field(default_factory=dict)
+    #: what the model's checks gave (``--model``; :func:`_model_checks`), empty without a model
+    model_checks: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def unknown_doc_ids(self) -> Dict[str, List[str]]:
+        """``{query_id: relevant documents not in the corpus}`` of the questions that named some."""
+        return {q.query_id: q.record["metadata"]["located"]["unknown_doc_ids"] for q in self.questions
+                if q.record.get("metadata", {}).get("located", {}).get("unknown_doc_ids")}
+
+    @property
+    def model_failed(self) -> bool:
+        """A model was asked and every question's check failed: the model step produced nothing."""
+        return bool(self.model_checks.get("questions")) and \
+            self.model_checks.get("failed") == self.model_checks["questions"]
 
     @property
     def counts(self) -> Dict[str, int]:
@@ -133,10 +147,12 @@ def _verify_kept(q: Question, corpus_text: CorpusText) -> LocatedQuestion:
 
 def status_reason(status: str, locs: Sequence[Location], threshold: float, scope_note: str,
                   verdict: str = "") -> str:
-    """Why a searched question has its ``status`` (:func:`decide`), in words (``""`` for a plain located one)."""
+    """Why a searched question has its ``status`` (:func:`decide`), in words (``""`` for a plain located one).
+    Confidences read as the sheet shows them (:func:`~ragexam.questions.locate.confidence_text`)."""
     if status == "located":
-        bits = ["a model confirmed the span" + (f" (offline confidence {min(x.confidence for x in locs if x.needed):.2f})"
-                                                if verdict == "confirmed" else "")] if verdict == "confirmed" else []
+        bits = ["a model confirmed the span" + (
+            f" (offline confidence {confidence_text(min(x.confidence for x in locs if x.needed))})"
+            if verdict == "confirmed" else "")] if verdict == "confirmed" else []
         return "; ".join(bits + ([scope_note] if scope_note else []))
     if verdict == "refuted":
         return "the model did not confirm that the span (or its runner-up) supports the answer" + (
@@ -145,12 +161,20 @@ def status_reason(status: str, locs: Sequence[Location], threshold: float, scope
     if not needed or all(x.best is None for x in needed):
         return "nothing to search: the documents have no sentence" + (f" ({scope_note})" if scope_note else "")
     weak = min(needed, key=lambda x: x.confidence)
-    bits = [f"confidence {weak.confidence:.2f} < {threshold:g}"]
+    bits = [f"confidence {confidence_text(weak.confidence, threshold)} < {threshold:g}"]
     if weak.best is not None:
-        bits.append(f"the span in {weak.doc_id} holds {weak.best.coverage:.0%} of the answer")
+        held = max(x.best.coverage for x in needed if x.best is not None) if status == "unlocated" else \
+            weak.best.coverage
+        where = weak.doc_id if status != "unlocated" else next(
+            x.doc_id for x in needed if x.best is not None and x.best.coverage == held)
+        bits.append(f"the span in {where} holds {held:.0%} of the "
+                    + ("answer" if weak.has_answer else "question's words (it has no answer key, ground_truth: only "
+                                                        "the question was matched)"))
+        if status == "unlocated":
+            bits.append(f"nothing holds {UNLOCATED_BELOW:.0%} of it")
         if weak.runner_up is not None and weak.margin < 0.3:
             bits.append(f"the runner-up scores within {weak.margin:.2f}")
-    if not weak.has_answer:
+    elif not weak.has_answer:
         bits.append("the question has no answer key (ground_truth): only the question was matched")
     return "; ".join(bits) + (f" ({scope_note})" if scope_note else "")
 
@@ -158,11 +182,12 @@ def status_reason(status: str, locs: Sequence[Location], threshold: float, scope
 def decide(locs: Sequence[Location], threshold: float, verdict: str = "") -> Tuple[str, float]:
     """``(status, confidence)`` of a searched question from its locations (module docstring) and the model's
     ``verdict`` (:func:`ragexam.questions.locate_llm.confirm`: ``confirmed`` locates, ``refuted`` leaves it
-    uncertain; ``failed`` or none: the offline decision)."""
+    uncertain; ``failed`` or none: the offline decision).  The confidence is the stored one (4 decimals), the
+    one compared with the threshold and shown."""
     needed = [x for x in locs if x.needed]
     if not needed or any(x.best is None for x in needed):
         return "unlocated", 0.0
-    conf = min(x.confidence for x in needed)
+    conf = round(min(x.confidence for x in needed), 4)
     if verdict == "confirmed":
         return "located", conf
     if verdict == "refuted":
@@ -226,11 +251,18 @@ def _search_plan(q: Question, corpus: Corpus) -> Tuple[List[str], str, List[str]
     notes: List[str] = []
     unknown = [d for d in q.relevant_docs if d not in corpus]
     if unknown:
-        notes.append(f"relevant document(s) {', '.join(unknown)} are not in the corpus")
+        notes.append(f"relevant document(s) {', '.join(unknown)} are not in the corpus: "
+                     + ("searched in the others" if known else "the whole corpus was searched instead"))
     if known:
         return known, "documents", notes
-    notes.append("no relevant document given: the whole corpus was searched")
+    if not unknown:
+        notes.append("no relevant document given: the whole corpus was searched")
     return [], "corpus", notes
+
+
+def unknown_ids(q: Question, corpus: Corpus) -> List[str]:
+    """The relevant documents of ``q`` that are not in ``corpus``."""
+    return [d for d in q.relevant_docs if d not in corpus]
 
 
 def _load_questions(qa: QAInput) -> QASet:
@@ -326,31 +358,59 @@ def locate_set(corpus: CorpusInput, qa: QAInput, *, settings: Optional[LocateSet
             method, checks, verdict = "offline", None, ""
             if q.query_id in checked:
                 locs, verdict, method, checks = checked[q.query_id]
-            out.append(located_question(q, locs, settings, scope=scope, method=method, notes=notes, checks=checks,
-                                        verdict=verdict))
-    result = LocateResult(out, {})
+            lq = located_question(q, locs, settings, scope=scope, method=method, notes=notes, checks=checks,
+                                  verdict=verdict)
+            missing = unknown_ids(q, off.corpus)
+            if missing:
+                lq.record["metadata"]["located"]["unknown_doc_ids"] = missing
+            out.append(lq)
+    result = LocateResult(out, {}, model_checks=_model_checks(checked) if llm is not None and off.todo else {})
     result.card = _card(off.corpus, off.qa, settings, result, llm, usage)
-    result.notes = _notes(result, checked)
+    result.notes = _notes(result)
     return result
+
+
+def _model_checks(checked: Mapping[str, Tuple[Any, str, str, List[Dict[str, Any]]]]) -> Dict[str, Any]:
+    """What the model's checks gave: questions by verdict, and the failed calls by reason (the kind before the
+    colon: ``invalid_reply``, ``timeout``...)."""
+    verdicts = [verdict for _, verdict, _, checks in checked.values() if checks]  # a question with no span: not asked
+    reasons: Dict[str, int] = {}
+    for _, _, _, checks in checked.values():
+        for c in checks:
+            if c.get("status") == "failed":
+                kind = str(c.get("reason") or "unknown").split(":", 1)[0].strip() or "unknown"
+                reasons[kind] = reasons.get(kind, 0) + 1
+    return {"questions": len(verdicts), **{v: verdicts.count(v) for v in ("confirmed", "refuted", "failed")},
+            "failed_calls": dict(sorted(reasons.items(), key=lambda kv: -kv[1]))}
 
 
 def _card(corpus: Corpus, qa: QASet, settings: LocateSettings, result: LocateResult, llm: Optional[LLMSettings],
           usage: Dict[str, Any]) -> Dict[str, Any]:
-    return {"format": CARD_FORMAT, "kind": "located", "signature": settings.signature,
+    card = {"format": CARD_FORMAT, "kind": "located", "signature": settings.signature,
             "threshold": settings.threshold, "corpus": {"source": str(corpus.source) if corpus.source else None,
                                                         "n_documents": len(corpus)},
             "qa": {"source": str(qa.source) if qa.source else None, "n_questions": len(qa)},
             "counts": result.counts, "model": llm.model if llm is not None else None,
             "this_run": {"usage": usage}}
+    unknown = result.unknown_doc_ids
+    if unknown:
+        card["unknown_doc_ids"] = {"questions": len(unknown), "ids": sorted({d for ids in unknown.values()
+                                                                             for d in ids})}
+    if result.model_checks:
+        card["model_checks"] = result.model_checks
+    return card
 
 
-def _notes(result: LocateResult, checked: Mapping[str, Tuple[Any, str, str, Any]]) -> List[str]:
+def _notes(result: LocateResult) -> List[str]:
     c = result.counts
     notes = []
-    failed = sum(1 for _, verdict, _, _ in checked.values() if verdict == "failed")
-    if failed:
-        notes.append(f"the model's check failed for {fmt.plural(failed, 'question')} (metadata.located.checks says "
-                     "why): their offline decision stands; run again to retry (replies that worked are cached)")
+    mc = result.model_checks
+    if mc.get("failed"):
+        why = ", ".join(f"{k} {n}" for k, n in mc["failed_calls"].items())
+        calls = sum(mc["failed_calls"].values())
+        notes.append(f"the model's check failed for {mc['failed']} of the {fmt.plural(mc['questions'], 'question')} "
+                     f"it was asked of ({why} call{'s' if calls > 1 else ''}; metadata.located.checks says why): "
+                     "their offline decision stands; run again to retry (replies that worked are cached)")
     if c["uncertain"] or c["unlocated"]:
         notes.append(f"{fmt.plural(c['uncertain'] + c['unlocated'], 'question')} got no evidence "
                      f"(uncertain {c['uncertain']}, unlocated {c['unlocated']}): review them (the review sheet), or "
@@ -359,8 +419,16 @@ def _notes(result: LocateResult, checked: Mapping[str, Tuple[Any, str, str, Any]
     if c["kept_unverified"]:
         notes.append(f"{fmt.plural(c['kept_unverified'], 'question')} already had evidence that occurs in no "
                      "document: fix them (metadata.located.missing names the strings)")
+    unknown = result.unknown_doc_ids
+    if unknown:
+        ids = sorted({d for v in unknown.values() for d in v})
+        notes.append(f"{fmt.plural(len(unknown), 'question')} named relevant documents that are not in the corpus: "
+                     f"{', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''} (first: {next(iter(unknown))}); "
+                     "searched in their other relevant documents, or in the whole corpus when they had none (the "
+                     "located span's document then replaces the id); `validate` and `run` refuse an unknown id: "
+                     "fix it in the question set (metadata.located.unknown_doc_ids)")
     corpus_scope = sum(1 for q in result.questions if q.record.get("metadata", {}).get("located", {}).get("scope")
-                       == "corpus")
+                       == "corpus" and q.query_id not in unknown)
     if corpus_scope:
         notes.append(f"{fmt.plural(corpus_scope, 'question')} had no relevant document: searched in the whole corpus "
                      "(metadata.located.scope = corpus; the span's document became relevant when located)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ragexam import fmt
+from ragexam.questions.locate import confidence_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
@@ -43,16 +44,26 @@ def print_locate(result: LocateResult, console: Console, out: object) -> None:
     if searched:
         confs = sorted(q.confidence for q in searched)
         _say(console, f"  confidence of the {fmt.plural(len(confs), 'searched question')}: median "
-                      f"{confs[len(confs) // 2]:.2f}, lowest {confs[0]:.2f}")
+                      f"{confidence_text(confs[len(confs) // 2])}, lowest {confidence_text(confs[0])}")
     usage = result.card.get("this_run", {}).get("usage") or {}
     if usage:
         _say(console, f"  model {usage.get('model')}: {fmt.plural(usage.get('calls', 0), 'call')}, "
                       f"{usage.get('cached', 0)} cached, cost {fmt.cost(usage.get('cost_usd'))}")
+    mc = result.model_checks
+    if mc.get("questions"):
+        verdicts = ", ".join(f"{mc[v]} {v}" for v in ("confirmed", "refuted", "failed") if mc.get(v))
+        _say(console, f"  model checks of {fmt.plural(mc['questions'], 'question')}: {verdicts}"
+                      + (" (failed calls: " + ", ".join(f"{k} {n}" for k, n in mc["failed_calls"].items()) + ")"
+                         if mc.get("failed_calls") else ""))
     for kind, path in result.files.items():
         _say(console, f"wrote {path}" + (" (the review sheet: accept, pick the runner-up, edit, reject)"
                                          if kind == "review" else ""))
     for note in result.notes:
         _say(console, f"note: {note}")
+    if result.model_failed:
+        _say(console, f"error: the model's check failed for every question ({mc['questions']}): the model step gave "
+                      "nothing, and the set holds the offline decisions only; check --model, --base-url and the key "
+                      "(metadata.located.checks has each error), then run again · 모델 확인이 모두 실패했습니다")
     if c["uncertain"] or c["unlocated"]:
         _say(console, f"next: review {result.files.get('review', 'the sheet')}, then `ragexam review apply --qa {out} "
                       "--out REVIEWED.jsonl`")
