@@ -102,8 +102,11 @@ def grade(qa: QALike, retrieved: RetrievedLike, *, corpus: Optional[CorpusLike] 
           ) -> RunResult:
     """``ragexam.grade``: grade results files (``retrieved``: a path, a list of paths or loaded results) on the
     question set ``qa``, as :func:`run` without retrievers (:func:`ragexam.analysis.exam.run.grade`)."""
+    from ragexam.analysis.exam.config import RUN_KEYWORDS
     from ragexam.analysis.exam.run import grade as grade_results
+    from ragexam.types import check_keywords
 
+    check_keywords([k for k in options if k not in ("retrievers", "chunkers")], RUN_KEYWORDS, "grade")  # names grade
     return grade_results(qa, retrieved, corpus=corpus, **options)
 
 
