@@ -229,6 +229,17 @@ def test_nothing_imported_names_the_formats_read_and_the_plain_answers_file(tmp_
         .replace("### The", "## The")
 
 
+def test_explain_counts_the_spans_used_and_duplicates_apart(tmp_path):
+    """An export written twice (in part): the spans by role are those used, the second copies are duplicate_span."""
+    lines = (DATA / "phoenix_spans.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    once = import_traces([DATA / "phoenix_spans.jsonl"], None, explain=1)
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text("".join(lines) + "".join(lines[:4]), encoding="utf-8")
+    res = import_traces([twice], None, explain=1)
+    assert res.roles == once.roles and sum(res.roles.values()) == sum(once.roles.values())
+    assert res.unreadable["duplicate_span"] == 4 and res.imported == once.imported
+
+
 def test_redact_removes_personal_data_before_writing(tmp_path):
     out = tmp_path / "a.jsonl"
     res = import_traces([DATA / "langfuse_api.jsonl"], out, redact=True)

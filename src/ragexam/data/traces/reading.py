@@ -28,7 +28,8 @@ text; past that it moves them to :data:`BUCKETS` files on disk by a hash of the 
 reads one bucket at a time at the end.  Traces come out in the order of their first span in the input either way
 (with buckets, each bucket's traces are in that order and :func:`merge_ordered` merges the buckets).  A span seen
 twice (the same span id in the same role: an export written twice) is counted (``duplicate_span``) and not used
-again.
+again: :func:`read_spans` leaves it out as it reads, so what a caller counts of the spans (``--explain``'s spans by
+role) is what was used; after a spill, :class:`TraceGroups` finds the rest per bucket.
 """
 
 from __future__ import annotations
@@ -279,6 +280,10 @@ def read_spans(paths: Iterable[Union[str, Path]], fmt: str, stats: ReadStats) ->
     if fmt != "auto" and fmt not in FORMATS:
         raise InputError(f"received {fmt!r}; expected auto, {', '.join(FORMATS)}", source="--format", field="format")
     seq = 0
+    # a span seen twice is counted (duplicate_span) and not given to the caller, so what it counts of the spans (the
+    # roles of --explain) is what is used; once the spans go to disk, the rest are found per bucket (TraceGroups)
+    # and this set, which would grow with the export, is let go
+    seen: set = set()
     for p in paths:
         path = Path(p)
         file_fmt = None if fmt == "auto" else fmt
@@ -294,9 +299,17 @@ def read_spans(paths: Iterable[Union[str, Path]], fmt: str, stats: ReadStats) ->
                 if isinstance(span, Unreadable):
                     stats.count(span.reason, span.where)
                     continue
+                stats.spans += 1
+                if stats.spilled and seen:
+                    seen = set()
+                elif span.role != "annotation" and not stats.spilled:
+                    key = (span.trace_id, span.span_id, span.role, span.kind, span.name)
+                    if key in seen:
+                        stats.count("duplicate_span", span.where)
+                        continue
+                    seen.add(key)
                 seq += 1
                 span.seq, span.bad_text, span.source = seq, bad, found
-                stats.spans += 1
                 yield span
         stats.files.append((str(path), file_fmt or "unrecognized"))
 
