@@ -114,6 +114,9 @@ def test_misspelt_keywords_name_the_ones_taken(saved):
     with pytest.raises(TypeError, match=r"compare\(\) got an unexpected keyword argument 'metric' \(did you mean "
                                         r"'metrics'\?\); it takes pipeline, pipeline_b, metrics"):
         api.compare(folder, folder, metric="hit@5")
+    with pytest.raises(TypeError, match=r"^grade\(\) got an unexpected keyword argument 'relevence' \(did you mean "
+                                        r"'relevance'\?\); it takes k, relevance"):
+        ragexam.grade("it_helpdesk", "results.tsv", relevence="doc")
 
 
 def test_messages_name_python_keywords_to_python_and_flags_to_the_command_line(saved):

@@ -249,6 +249,20 @@ def test_window_report_counts_chunks_over_the_window():
     assert window_report(chunking, len, 100, action="truncated", embedder="x").message() == ""
 
 
+def test_window_report_says_nothing_was_counted_rather_than_zero_tokens():
+    """A bound that clears every chunk counts none: ``max_tokens`` is None (absent from summary.json), not 0; a
+    summary.json written before, with 0 there, is still read."""
+    from ragexam.storage.summary import ChunkWindow
+
+    chunking = chunk_corpus([Document("a", "하나 둘 셋")], "paragraphs")
+    rep = window_report(chunking, lambda t: 99, 4, action="windowed", embedder="e5", bound=lambda t: 1)
+    assert (rep.n_over, rep.max_tokens) == (0, None)
+    window = ChunkWindow(embedder="e5", window=4, action="windowed", n_over=0, max_tokens=rep.max_tokens)
+    assert "max_tokens" not in window.to_dict()
+    assert ChunkWindow.from_dict({"embedder": "e5", "window": 4, "action": "windowed", "n_over": 0,
+                                  "max_tokens": 0}).max_tokens == 0
+
+
 def test_size_mismatch_warning_names_the_mean_sizes():
     from ragexam.data.chunking import ChunkingStats, equal_budget, size_mismatch
 

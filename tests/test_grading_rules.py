@@ -159,6 +159,7 @@ def test_validate_on_the_typo_exits_non_zero_naming_the_field_and_the_fix(typo, 
     flat = " ".join(out.split())
     assert "'evidance' looks like 'evidence'" in flat and "Did you mean 'evidence'?" in flat
     assert "run_would_refuse" in flat and "hq_003" in flat
+    assert "field '--relevance': the default rule, evidence" in flat and "field 'relevance'" not in flat
     assert "--relevance doc (65 of 65 gradable)" in flat and "ragexam locate-evidence" in flat
     assert "evidence: 64 of 65 answerable questions gradable (the default)" in flat
     assert "relevance='doc'" not in flat

@@ -30,7 +30,7 @@ ENGLISH_SHA256 = "89b1de83f92fed5fad2ec2c179dc1714ffc446f724c692813a30185d91b32e
 _FIELDS = re.compile(r"\{(\w+)[^}]*\}")
 _HANGUL = re.compile("[\uac00-\ud7a3]")
 #: texts Korean writes as English does
-SAME_IN_KOREAN = set()
+SAME_IN_KOREAN = {"r.ci.signed"}  # an interval "-0.061 ~ +0.152": Korean writes it with a tilde, no word
 #: names and data of the fixture run a Korean report may show in Latin letters
 NAMES = {"ragexam", "Holm", "JSON", "LLM", "dense", "bm", "hybrid", "paragraphs", "lexical", "meaning", "hit", "mrr",
          "map", "ndcg", "rprec", "evidence", "doc"}
@@ -73,6 +73,33 @@ def test_a_korean_report_speaks_korean_outside_data_and_names():
     assert "'숨기기'" in page and "'hide'" not in page and "'hide'" in _render("en")
 
 
+def test_the_korean_dataset_card_and_intervals_are_korean():
+    """Rows the card shows under their field names, the chunk sizes line and the intervals of differences were
+    English on a Korean page (inside the data-marked table, so :func:`english_left` did not see them)."""
+    from ragexam.report.html import render_report
+    from ragexam.storage.summary import ChunkingReport, ChunkSizes, ChunkWindow
+
+    summary, rows = _run()
+    summary["dataset"].update(scored_types={"meaning": 21, "lexical": 16}, n_evidence=37,
+                              n_unmatched_evidence={"paragraphs:400": 1})
+    window = ChunkWindow(embedder="e5", window=510, action="windowed", n_over=2, max_tokens=600)
+    summary["chunking"] = ChunkingReport(sizes={"paragraphs:400": ChunkSizes(n_chunks=131, mean_chars=169.0,
+                                                                            max_chars=232, windows=[window])},
+                                         budgets=["2000c"], budget_rule="given").to_dict()
+    page, english = (render_report(summary, rows, lang=lang) for lang in ("ko", "en"))
+    assert "<td>2000c (-k로 지정): " in page and "given with -k" in english and "given with -k" not in page
+    assert "2개가 e5의 창 510 토큰을 넘음" in page
+    heads = re.findall(r"<tr><th>([^<]*)</th>", page)
+    for key in ("scored_types", "n_evidence", "n_unmatched_evidence"):
+        assert key not in heads and f"<th>{key}</th>" in english
+    assert "<th>근거 문자열 수</th>" in page and "<th>채점한 질문의 유형</th>" in page
+    assert "paragraphs:400: 청크 131개, 평균 169자 / 최대 232자" in page
+    assert not re.search(r"\d chunks, mean \d", page) and re.search(r"\d chunks, mean \d", english)
+    cell = r">[+-]?\d\.\d{{3}} {} [+-]?\d\.\d{{3}}<"  # an interval cell (the verdicts are ragexam's words)
+    assert re.search(cell.format("~"), page) and not re.search(cell.format("to"), page)
+    assert re.search(cell.format("to"), english)
+
+
 def test_every_report_text_has_both_languages_with_the_same_values():
     from ragexam.report.strings import STRINGS
 
@@ -97,14 +124,14 @@ def test_the_report_and_the_server_share_one_catalogue_without_collisions():
 
 
 def test_every_key_the_report_uses_is_in_its_catalogue():
-    from ragexam.report.sections import _CHUNKING_ROWS, _JUDGE_COLS, _P_FROM, _USAGE_WORDS
+    from ragexam.report.sections import _CARD_ROWS, _CHUNKING_ROWS, _JUDGE_COLS, _P_FROM, _USAGE_WORDS
     from ragexam.report.strings import STRINGS
 
     used = set()
     for f in REPORT.glob("*.py"):
         used |= set(re.findall(r"""["'](r\.[a-z0-9_]+(?:\.[a-z0-9_]+)*)["']""", f.read_text(encoding="utf-8")))
     used |= {f"r.ds.{k}" for k in ("corpus", "qa", "n_documents", "n_questions", "n_answerable", "n_out_of_corpus",
-                                   "n_scored", "corpus_sha256", "qa_sha256")}
+                                   "n_scored", "corpus_sha256", "qa_sha256", *_CARD_ROWS)}
     used |= {f"r.facts.rule.{m}" for m in ("evidence", "doc")}
     for table in (_CHUNKING_ROWS, _JUDGE_COLS, _P_FROM, _USAGE_WORDS):
         used |= set(table.values())

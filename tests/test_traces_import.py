@@ -203,6 +203,43 @@ def test_nothing_imported_writes_nothing_and_exits_1(tmp_path):
     assert e.value.code == 1 and not out.exists() and not list(tmp_path.glob(".a.jsonl*"))
 
 
+@pytest.mark.parametrize("name, text", [
+    ("log.csv", "question,answer,contexts\n호텔에서 VPN이 안 돼요,TCP 443 모드로 바꾸세요,[]\n"),
+    ("chat.jsonl", '{"id": "chatcmpl-1", "object": "chat.completion", "choices": [{"message": {"role": '
+                   '"assistant", "content": "네"}}]}\n'),
+])
+def test_nothing_imported_names_the_formats_read_and_the_plain_answers_file(tmp_path, capsys, monkeypatch, name,
+                                                                               text):
+    """A CSV or an OpenAI chat-completions log: the message says which exports are read, and that a plain answers
+    JSONL needs no import (traces sample and score read it), with the doc's section."""
+    from ragexam.cli import main
+
+    monkeypatch.setenv("COLUMNS", "200")
+    f = tmp_path / name
+    f.write_text(text, encoding="utf-8")
+    with pytest.raises(SystemExit) as e:
+        main(["traces", "import", str(f), "--out", str(tmp_path / "a.jsonl")])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert e.value.code == 1
+    assert "reads Langfuse, Phoenix (OpenInference) and OpenTelemetry (OTLP JSON) exports" in shown
+    assert "plain answers JSONL" in shown and "query_id, question, answer" in shown
+    assert "`ragexam traces sample` and `ragexam score --answers` read" in shown
+    assert "docs/traces.md#the-three-formats" in shown
+    assert "## The three formats" in (Path(__file__).parents[1] / "docs" / "traces.md").read_text(encoding="utf-8") \
+        .replace("### The", "## The")
+
+
+def test_explain_counts_the_spans_used_and_duplicates_apart(tmp_path):
+    """An export written twice (in part): the spans by role are those used, the second copies are duplicate_span."""
+    lines = (DATA / "phoenix_spans.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    once = import_traces([DATA / "phoenix_spans.jsonl"], None, explain=1)
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text("".join(lines) + "".join(lines[:4]), encoding="utf-8")
+    res = import_traces([twice], None, explain=1)
+    assert res.roles == once.roles and sum(res.roles.values()) == sum(once.roles.values())
+    assert res.unreadable["duplicate_span"] == 4 and res.imported == once.imported
+
+
 def test_redact_removes_personal_data_before_writing(tmp_path):
     out = tmp_path / "a.jsonl"
     res = import_traces([DATA / "langfuse_api.jsonl"], out, redact=True)

@@ -74,6 +74,8 @@ def __getattr__(name: str) -> type:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 #: the metrics ``ragexam evaluate`` reports when none are asked for
+#: the completion limit of an answer when none is given (``ragexam answer --max-tokens``)
+ANSWER_MAX_TOKENS = 512
 DEFAULT_EVAL_METRICS = ("hit@1", "hit@3", "mrr", "ndcg@10", "p@5", "r@5", "f1@5", "rprec", "map")
 
 
@@ -100,8 +102,11 @@ def grade(qa: QALike, retrieved: RetrievedLike, *, corpus: Optional[CorpusLike] 
           ) -> RunResult:
     """``ragexam.grade``: grade results files (``retrieved``: a path, a list of paths or loaded results) on the
     question set ``qa``, as :func:`run` without retrievers (:func:`ragexam.analysis.exam.run.grade`)."""
+    from ragexam.analysis.exam.config import RUN_KEYWORDS
     from ragexam.analysis.exam.run import grade as grade_results
+    from ragexam.types import check_keywords
 
+    check_keywords([k for k in options if k not in ("retrievers", "chunkers")], RUN_KEYWORDS, "grade")  # names grade
     return grade_results(qa, retrieved, corpus=corpus, **options)
 
 
@@ -879,7 +884,7 @@ def answer(run: PathLike, settings: LLMSettings, out: Optional[PathLike], *, qa:
         outcome.note = (f"{run} ({info.format}) does not store its chunk texts; they were rebuilt by re-chunking "
                         f"{corpus_ref} with each pipeline's chunker (run folders from ragexam-run/2 on store them).")
     tmpl = load_template(template) if template is not None else None
-    max_tokens = settings.max_tokens or 512
+    max_tokens = settings.max_tokens or ANSWER_MAX_TOKENS
     client = LLMClient(settings)
     tasks, _, sha = answer_tasks(questions, info, docs, model=settings.model, endpoint=client.endpoint,
                                  pipelines=names(pipelines, source="answer", field="pipelines",

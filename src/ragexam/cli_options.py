@@ -39,6 +39,34 @@ def late_help(command: Union[str, Sequence[str]], option: str, owner: str) -> st
     return f"See `ragexam {commands[0]} --help`."
 
 
+def max_tokens_help(command: Optional[str]) -> str:
+    """The help of ``--max-tokens`` for ``command``, its default read from the constant the command uses (imported
+    when the command runs, so starting the CLI imports none of them)."""
+    head = "Completion limit per reply"
+    if command == "generate":
+        from ragexam.questions.config import DEFAULT_MAX_TOKENS, FOCUS_MAX_TOKENS
+
+        return (f"{head} (default: {FOCUS_MAX_TOKENS} with --cite focus, the default; {DEFAULT_MAX_TOKENS} with "
+                "--cite spans or sentences).")
+    if command == "answer":
+        from ragexam.api import ANSWER_MAX_TOKENS
+
+        return f"{head} (default: {ANSWER_MAX_TOKENS})."
+    if command in ("score", "pairwise", "judge-agreement", "judge-check"):
+        from ragexam.metrics.judge.core import Judge
+
+        return f"{head} (default: {Judge.DEFAULT_MAX_TOKENS} for the judge)."
+    if command == "locate-evidence":
+        from ragexam.questions.locate_llm import _MAX_TOKENS
+
+        return f"Not used here: each confirmation asks for at most {_MAX_TOKENS} tokens."
+    if command == "llm probe":
+        from ragexam.llm.probe import MAX_TOKENS as PROBE_MAX_TOKENS
+
+        return f"Not used here: each probe asks for at most {PROBE_MAX_TOKENS} tokens."
+    return f"{head} (the default is the command's: see its --help)."
+
+
 class Group(typer.core.TyperGroup):
     """The command group, with flags shown without a type in ``--help``: recent typer versions print
     ``--json <bool>``, which reads as if the flag took a value."""
@@ -56,6 +84,11 @@ class Group(typer.core.TyperGroup):
 
     def resolve_command(self, ctx, args):
         name, cmd, rest = super().resolve_command(ctx, args)
+        subcommands = [(f"{name} {sub}", c) for sub, c in (getattr(cmd, "commands", None) or {}).items()]
+        for label, command in [(name, cmd), *subcommands]:
+            for p in getattr(command, "params", ()):
+                if p.name == "max_tokens":
+                    p.help = max_tokens_help(label)
         for p in getattr(cmd, "params", ()):
             owner = _LATE_HELP.get((name, p.name))
             if owner is not None:
@@ -162,15 +195,16 @@ ApiKey = Annotated[Optional[str], typer.Option("--api-key", help="API key (defau
                                                                  "prefer those: arguments show in process lists).")]
 Concurrency = Annotated[int, typer.Option("--concurrency", help="Calls in flight at once.")]
 Temperature = Annotated[float, typer.Option("--temperature", help="Sampling temperature.")]
-MaxTokens = Annotated[Optional[int], typer.Option("--max-tokens", help="Completion limit per reply (default: "
-                                                                       "1024 for the judge, 512 for answers, 2048 "
-                                                                       "for questions).")]
+MaxTokens = Annotated[Optional[int], typer.Option("--max-tokens", help="Completion limit per reply (the default "
+                                                                       "is the command's: see its --help).")]
 LlmSeed = Annotated[Optional[int], typer.Option("--seed", help="Seed passed to the endpoint (if it honours one).")]
 Timeout = Annotated[float, typer.Option("--timeout", help="Seconds per HTTP request.")]
 MaxRetries = Annotated[int, typer.Option("--max-retries", help="Retries on 429/5xx/timeouts per request.")]
 ResponseFormat = Annotated[str, typer.Option("--response-format", help="auto, json_schema, json_object or none.")]
 CacheDir = Annotated[Optional[Path], typer.Option("--cache-dir", help="LLM cache directory (default "
-                                                                      "$RAGEXAM_CACHE_DIR or ~/.cache/ragexam).")]
+                                                                      "$RAGEXAM_CACHE_DIR, else "
+                                                                      "$XDG_CACHE_HOME/ragexam, else "
+                                                                      "~/.cache/ragexam).")]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM cache.")]
 Price = Annotated[Optional[str], typer.Option("--price", help="USD per 1M tokens as IN,OUT (overrides the table).")]
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Print the calls and estimated tokens and cost; send "

@@ -909,7 +909,7 @@ def equal_budget(stats: Sequence[ChunkingStats], k: int) -> str:
 class WindowReport:
     """Chunks longer than an embedder's window: ``n_over`` of ``n_chunks`` have more than ``window`` tokens
     (``max_tokens``: the most tokens of a chunk counted — every chunk, or with a bound the chunks the bound could
-    not clear, 0 when it cleared them all); ``action`` is what the embedder does with the rest (``"truncated"``:
+    not clear; ``None`` when none was counted: not 0, which would read as a count); ``action`` is what the embedder does with the rest (``"truncated"``:
     it is not embedded; ``"windowed"``: embedded in several windows whose vectors are averaged)."""
 
     spec: str
@@ -918,7 +918,7 @@ class WindowReport:
     action: str
     n_chunks: int
     n_over: int
-    max_tokens: int
+    max_tokens: Optional[int]
 
     def message(self) -> str:
         """The run's warning, or ``""`` when every chunk fits."""
@@ -942,4 +942,4 @@ def window_report(chunking: Chunking, count: Callable[[str], int], window: int, 
     texts = [c.text for c in chunking.chunks if bound is None or bound(c.text) > window]
     counts = [count(t) for t in texts]
     return WindowReport(chunking.spec, embedder, window, action, len(chunking.chunks),
-                        sum(1 for n in counts if n > window), max(counts, default=0))
+                        sum(1 for n in counts if n > window), max(counts, default=None))

@@ -102,6 +102,7 @@ def validate(corpus_path: PathLike, qa_path: Optional[PathLike] = None, *,
     order = {report.corpus: 0, report.qa: 1}
     report.problems = sorted(col.problems, key=lambda p: (order.get(p.file, 2), p.line or 0))
     if report.grading is not None and report.grading.refusal is not None:  # last: the sum of what is above
-        report.problems.append(Problem(ERROR, "run_would_refuse", report.qa, None, "relevance",
+        # about the grading rule, not a field of the set: labelled by the option that chooses the rule
+        report.problems.append(Problem(ERROR, "run_would_refuse", report.qa, None, "--relevance",
                                        report.grading.refusal))
     return report

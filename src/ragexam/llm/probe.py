@@ -78,13 +78,17 @@ class ProbeResult:
                    tuple(d.get("notes") or ()), cached)
 
 
+#: the completion limit of every probe call (``--max-tokens`` does not change it)
+MAX_TOKENS = 16
+
+
 def _key(model: str, endpoint: str) -> str:
     return request_key({"format": PROBE_FORMAT, "kind": "probe", "model": model, "endpoint": endpoint})
 
 
 def _body(model: str, *, schema: bool = False, json_object: bool = False, logprobs: bool = False,
           seed: bool = False) -> Dict[str, Any]:
-    body: Dict[str, Any] = {"model": model, "messages": _MESSAGES, "max_tokens": 16, "temperature": 0}
+    body: Dict[str, Any] = {"model": model, "messages": _MESSAGES, "max_tokens": MAX_TOKENS, "temperature": 0}
     if schema:
         body["response_format"] = {"type": "json_schema", "json_schema": {"name": "ragexam_probe", "schema": _SCHEMA,
                                                                           "strict": True}}

@@ -65,7 +65,7 @@ def print_import(res: "ImportResult", console: "Console", *, explain: bool = Fal
     """What ``traces import`` read, wrote, skipped and redacted."""
     from ragexam.data.traces.mapping import SKIP_REASONS
     from ragexam.data.traces.meta import PROBLEMS
-    from ragexam.data.traces.reading import LINE_REASONS
+    from ragexam.data.traces.reading import LINE_REASONS, NOT_AN_EXPORT, NOT_AN_EXPORT_REASONS
 
     files = "; ".join(f"{p} ({f})" for p, f in res.files)
     console.print(f"read {fmt.plural(len(res.files), 'file')}: {files}", highlight=False, markup=False, soft_wrap=True)
@@ -93,6 +93,8 @@ def print_import(res: "ImportResult", console: "Console", *, explain: bool = Fal
     if unused:
         console.print(_reasons_table("records not used / 쓰지 않은 레코드", unused, LINE_REASONS,
                                      res.unreadable_examples))
+    if not res.imported and any(res.unreadable.get(k) for k in NOT_AN_EXPORT_REASONS):
+        console.print(f"{NOT_AN_EXPORT[0]}\n{NOT_AN_EXPORT[1]}", highlight=False, markup=False, soft_wrap=True)
     if res.unreadable.get("bom"):
         ko, en = LINE_REASONS["bom"]
         console.print(f"note: {fmt.plural(res.unreadable['bom'], 'file')}: {en} / {ko}", highlight=False,

@@ -108,6 +108,15 @@ def _en() -> str:
     return "" if current().code == "en" else ' lang="en"'
 
 
+def _signed_ci(pair: Any) -> str:
+    """An interval of differences in the page's words: ``-0.015 to +0.123`` (``-0.015 ~ +0.123`` in Korean);
+    :data:`ragexam.fmt.MISSING` when there is none."""
+    iv = interval(pair)
+    if not iv:
+        return fmt.MISSING
+    return str(_t("r.ci.signed", lo=fmt.signed(iv[0]), hi=fmt.signed(iv[1])))
+
+
 def _computed(x: Any) -> str:
     """What ragexam computed in English words (a verdict, a reason, a warning) as HTML: escaped, and on a page in
     another language marked ``lang="en"``."""
@@ -308,7 +317,7 @@ def comparisons(view: RunView, comps: Sequence[Comparison], budget: bool = False
             arrow = {"sig-up": "▲ ", "sig-down": "▼ "}.get(cls, "")
             tip = f'title="{_e(c.verdict)}"{_en()}'  # the verdict on hover: ragexam's words
             cells.append(f'<td class="num {cls}" {tip}>{arrow}{fmt.signed(c.diff)}</td><td class="num ci2" '
-                         f'{tip}>{fmt.signed_ci(c.ci95)}</td><td class="num ci2" {tip}>'
+                         f'{tip}>{_signed_ci(c.ci95)}</td><td class="num ci2" {tip}>'
                          f'{_e(fmt.p_value(c.p_value))} / {_e(fmt.p_value(c.p_holm))}</td>')
         out.append(f"<tr><th>{_e(m)}</th>{''.join(cells)}</tr>")
     out.append("</tbody></table></div>")
@@ -463,7 +472,7 @@ def rerank(view: RunView) -> str:
         for c in b.comparisons:
             out.append(f"<tr><td>{_e(c.metric)}</td><td class=num>{fmt.num(b.first_stage_metrics.get(c.metric))}</td>"
                        f"<td class=num>{fmt.num(after.get(c.metric))}</td><td class=num>{fmt.signed(c.diff)}</td>"
-                       f"<td class=num>{fmt.signed_ci(c.ci95)}</td><td class=num>{fmt.p_value(c.p_holm)}</td>"
+                       f"<td class=num>{_signed_ci(c.ci95)}</td><td class=num>{fmt.p_value(c.p_holm)}</td>"
                        f"<td{_en()}>{_e(c.reading)}</td></tr>")
         out.append("</tbody></table></div>")
         out.append("<ul>" + "".join(f"<li>{x}</li>" for x in _rerank_items(b)) + "</ul>")
@@ -504,6 +513,52 @@ _USAGE_WORDS = {"calls": "r.usage.calls", "cached": "r.usage.cached", "failed": 
 #: the judge table's columns: the catalogue's words
 #: the dataset card's rows of the chunking (:func:`ragexam.report.console_run._chunking_rows`): the catalogue's words
 _CHUNKING_ROWS = {"chunks": "r.ds.chunking", "budget": "r.ds.budget"}
+#: the dataset card's fields with a name in the catalogue beyond the ordered ones (``r.ds.<field>``)
+_CARD_ROWS = ("scored_types", "n_evidence", "n_unmatched_evidence")
+
+
+def _chunking_rows_here(summary: Any, rows: List[Any]) -> List[Any]:
+    """The dataset card's chunking rows in the page's language: the console's (English) rows as they are on an
+    English page; on another, each chunking's sizes and the budget line in the catalogue's words (other rows stay
+    the console's, marked English)."""
+    ch = summary.chunking
+    if current().code == "en" or ch is None:
+        return rows
+    sizes = iter(ch.sizes.items())
+    out: List[Any] = []
+    for key, text in rows:
+        if key == "budget":
+            why = _t("r.ds.budget_given") if ch.budget_rule == "given" else _t("r.ds.budget_equal", k=summary.miss_k)
+            units = ", ".join(str(_t("r.ds.budget_unit_c" if b.endswith("c") else "r.ds.budget_unit_t", n=b[:-1]))
+                              for b in ch.budgets)
+            counted = _t("r.ds.budget_counted", counter=ch.token_counter) if ch.token_counter else ""
+            out.append((key, Html(str(_t("r.ds.budget_text", budgets=", ".join(ch.budgets), why=why, units=units))
+                                  + str(counted))))
+            continue
+        item = next(sizes, None) if key in ("chunks", "") and not text.startswith(tuple(
+            f"{u.embedder} " for u in (summary.timing.embeddings if summary.timing is not None else []))) else None
+        out.append((key, Html(_size_html(*item))) if item is not None else (key, text))
+    return out
+
+
+def _size_html(name: str, c: Any) -> str:
+    """One chunking's sizes in the catalogue's words (``r.ds.size_*``), as the console's ``_size_text`` says them."""
+    if c.kind == "texts" and not c.n_chunks:
+        return str(_t("r.ds.size_no_text", name=name))
+    if c.kind != "texts":
+        counted = _t("r.ds.size_chunks", n=c.n_chunks)
+    elif c.n_returned is not None:
+        counted = _t("r.ds.size_returned", n=c.n_returned, distinct=c.n_chunks)
+    else:
+        counted = _t("r.ds.size_distinct", n=c.n_chunks)
+    out = str(_t("r.ds.size", name=name, counted=Html(str(counted)), mean=f"{c.mean_chars:.0f}", max=c.max_chars))
+    if c.cut_sentences:
+        out += str(_t("r.ds.size_cut", n=c.cut_sentences, size=name.rsplit(":", 1)[-1]))
+    for w in c.windows:
+        action = _t("r.ds.size_windowed" if w.action == "windowed" else "r.ds.size_truncated")
+        out += str(_t("r.ds.size_over", n=w.n_over, embedder=w.embedder, window=w.window, action=Html(str(action)))
+                   if w.n_over else _t("r.ds.size_within", embedder=w.embedder, window=w.window))
+    return out
 _JUDGE_COLS = {"pipeline": "r.col.pipeline", "metric": "r.col.metric", "mean": "r.judge.col.mean",
                "written": "r.judge.col.written", "pass_rate": "r.judge.col.pass_rate",
                "coverage": "r.judge.col.coverage", "trust": "r.judge.col.trust",
@@ -810,7 +865,7 @@ def dataset(view: RunView) -> str:
     sizes += [(_t("r.ds.chunks", chunker=c), n) for c, n in ds.n_chunks.items()]
     sizes += [(_t(f"r.ds.{k}"), card[k]) for k in ("corpus_sha256", "qa_sha256") if k in card]
     known = set(order) | {"n_chunks", "types", "corpus_sha256", "qa_sha256", "audit"}
-    sizes += [(k, v) for k, v in card.items() if k not in known]
+    sizes += [(_t(f"r.ds.{k}") if k in _CARD_ROWS else k, v) for k, v in card.items() if k not in known]
     # the set's audit (its one reader), the chunking's sizes and budgets: in the console's words
     from ragexam.report.console_run import _audit, _chunking_rows
 
@@ -819,8 +874,8 @@ def dataset(view: RunView) -> str:
         text = audit.text_ko if current().code == "ko" and audit.text_ko else audit.text
         sizes.insert(sum(1 for k in order if k in card), (_t("r.ds.audit"), text))
 
-    sizes += [(_t(_CHUNKING_ROWS[k]) if k in _CHUNKING_ROWS else k, Html(_computed(v)))
-              for k, v in _chunking_rows(view.summary)]
+    sizes += [(_t(_CHUNKING_ROWS[k]) if k in _CHUNKING_ROWS else k, v if isinstance(v, Html) else Html(_computed(v)))
+              for k, v in _chunking_rows_here(view.summary, _chunking_rows(view.summary))]
     out = [f'<section id="dataset"><h2>{_t("r.ds.title")}</h2>', kv_table(sizes, names=True)]
     if ds.types:
         total = sum(ds.types.values()) or 1

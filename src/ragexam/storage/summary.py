@@ -393,14 +393,16 @@ class Timing(Record):
 @dataclass
 class ChunkWindow(Record):
     """How many chunks exceed an embedder's window: ``n_over`` chunks have more than ``window`` tokens (the longest
-    ``max_tokens``); ``action``: what the embedder does with the rest (``windowed``: embedded in windows whose
-    vectors are averaged; ``truncated``: not embedded)."""
+    ``max_tokens``: the most tokens of a chunk counted -- only the chunks a cheap bound could not show to fit are
+    counted -- absent when none was; folders written before kept 0 there, read as they are); ``action``: what the
+    embedder does with the rest (``windowed``: embedded in windows whose vectors are averaged; ``truncated``: not
+    embedded)."""
 
     embedder: str = ""
     window: int = 0
     action: str = ""
     n_over: int = 0
-    max_tokens: int = 0
+    max_tokens: Optional[int] = opt()
 
 
 @dataclass

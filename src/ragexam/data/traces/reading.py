@@ -28,7 +28,8 @@ text; past that it moves them to :data:`BUCKETS` files on disk by a hash of the 
 reads one bucket at a time at the end.  Traces come out in the order of their first span in the input either way
 (with buckets, each bucket's traces are in that order and :func:`merge_ordered` merges the buckets).  A span seen
 twice (the same span id in the same role: an export written twice) is counted (``duplicate_span``) and not used
-again.
+again: :func:`read_spans` leaves it out as it reads, so what a caller counts of the spans (``--explain``'s spans by
+role) is what was used; after a spill, :class:`TraceGroups` finds the rest per bucket.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from ragexam.data.traces.spans import Span, Unreadable
 from ragexam.errors import InputError
 from ragexam.data.traces.values import TraceValue
 
-__all__ = ["FORMATS", "LINE_REASONS", "ReadStats", "detect_format", "read_spans", "TraceGroups", "merge_ordered",
+__all__ = ["FORMATS", "LINE_REASONS", "NOT_AN_EXPORT", "NOT_AN_EXPORT_REASONS", "ReadStats", "detect_format", "read_spans", "TraceGroups", "merge_ordered",
            "BUCKETS", "MEMORY_CHARS"]
 
 #: the export formats and their readers, in the order ``auto`` tries them
@@ -69,6 +70,21 @@ LINE_REASONS: Dict[str, Tuple[str, str]] = {
     "duplicate_span": ("중복 스팬 (두 번째는 무시)", "spans seen twice (the second one ignored)"),
     "orphan_annotation": ("스팬을 찾지 못한 평가", "annotations of spans that are not in the export"),
 }
+#: what to say when no record was of a format read here (a CSV, an OpenAI chat-completions log, a LangSmith
+#: export): the formats read, and the plain answers file the later commands read without an import -> (en, ko)
+NOT_AN_EXPORT = (
+    "traces import reads Langfuse, Phoenix (OpenInference) and OpenTelemetry (OTLP JSON) exports: JSON, JSON Lines "
+    "or Parquet, gzipped or not; this input is none of them. Other logs (a CSV, OpenAI chat-completions logs, a "
+    "LangSmith export) need no import: write them as a plain answers JSONL, one line per answer with query_id, "
+    "question, answer (null with an error for a failed request) and contexts (a list of texts), which `ragexam "
+    "traces sample` and `ragexam score --answers` read as they are (docs/traces.md#the-three-formats).",
+    "traces import는 Langfuse, Phoenix(OpenInference), OpenTelemetry(OTLP JSON) 내보내기(JSON, JSON Lines, Parquet, "
+    "gzip 가능)를 읽으며, 이 입력은 그중 어느 것도 아닙니다. 다른 로그(CSV, OpenAI chat-completions 로그, LangSmith "
+    "내보내기)는 가져올 필요 없이 답변 JSONL로 쓰면 됩니다: 답변마다 한 줄에 query_id, question, answer(실패한 요청은 "
+    "null과 error), contexts(텍스트 목록). `ragexam traces sample`과 `ragexam score --answers`가 그대로 읽습니다 "
+    "(docs/traces.md#the-three-formats).")
+#: the reasons that mean the input was not an export read here (:data:`NOT_AN_EXPORT` is said when nothing was imported)
+NOT_AN_EXPORT_REASONS = ("unreadable_json", "unrecognized_record")
 BUCKETS = 64
 #: characters of text held in memory before spans go to bucket files
 MEMORY_CHARS = 16_000_000
@@ -264,6 +280,10 @@ def read_spans(paths: Iterable[Union[str, Path]], fmt: str, stats: ReadStats) ->
     if fmt != "auto" and fmt not in FORMATS:
         raise InputError(f"received {fmt!r}; expected auto, {', '.join(FORMATS)}", source="--format", field="format")
     seq = 0
+    # a span seen twice is counted (duplicate_span) and not given to the caller, so what it counts of the spans (the
+    # roles of --explain) is what is used; once the spans go to disk, the rest are found per bucket (TraceGroups)
+    # and this set, which would grow with the export, is let go
+    seen: set = set()
     for p in paths:
         path = Path(p)
         file_fmt = None if fmt == "auto" else fmt
@@ -279,9 +299,17 @@ def read_spans(paths: Iterable[Union[str, Path]], fmt: str, stats: ReadStats) ->
                 if isinstance(span, Unreadable):
                     stats.count(span.reason, span.where)
                     continue
+                stats.spans += 1
+                if stats.spilled and seen:
+                    seen = set()
+                elif span.role != "annotation" and not stats.spilled:
+                    key = (span.trace_id, span.span_id, span.role, span.kind, span.name)
+                    if key in seen:
+                        stats.count("duplicate_span", span.where)
+                        continue
+                    seen.add(key)
                 seq += 1
                 span.seq, span.bad_text, span.source = seq, bad, found
-                stats.spans += 1
                 yield span
         stats.files.append((str(path), file_fmt or "unrecognized"))
 
