@@ -186,13 +186,13 @@ def print_comparison(cmp: "RunComparison", con=None, *, max_flips: int = 30) -> 
             values.append([fmt.num(m.mean_a), fmt.num(m.mean_b), Text(fmt.signed(m.diff), style=style),
                            fmt.signed_ci((m.ci_low, m.ci_high)), fmt.p_value(m.p_value), fmt.p_value(m.p_holm)])
         print_fitted(con, title=f"{title}: B − A on {shared}", keys=Keys([Column("metric", "left")],
-                                                                         [[_compared_metric(m.metric, cmp)]
+                                                                         [[_compared_metric(m, cmp)]
                                                                           for m in pc.metrics]),
                      value_columns=[Column("A"), Column("B"), Column("diff"), Column("95% CI"), Column("p"),
                                     Column("p (Holm)")], values=values)
         con.print(f"Holm's correction over {fmt.plural(len(pc.metrics), 'metric')}; green/red: p (Holm) < 0.05 "
                   "and the CI excludes 0.")
-        _verdicts(con, [(m.metric, m.verdict) for m in pc.metrics])
+        _verdicts(con, [(getattr(m, "label", m.metric), m.verdict) for m in pc.metrics])
         flipped = [f"{len(fs)} {what}" for fs, what in ((pc.lost, "found → missed"), (pc.gained, "missed → found"))
                    if fs]
         con.print(Text(f"Flipped at k={pc.k}", style="bold").append(
@@ -204,16 +204,21 @@ def print_comparison(cmp: "RunComparison", con=None, *, max_flips: int = 30) -> 
         con.print(Text(pc.signature, style="dim"), soft_wrap=True)
 
 
-def _compared_metric(metric: str, cmp: Any) -> str:
-    """A compared metric's cell; a judged metric of two scores says whether its judge separates on each side
-    (``judge separates? A yes, B no``; :attr:`~ragexam.analysis.exam.compare.RunComparison.judge_trust`)."""
+def _compared_metric(diff: Any, cmp: Any) -> str:
+    """A compared metric's cell: its :attr:`~ragexam.analysis.exam.compare.MetricDiff.label` (``chrf (mean per
+    answer)``), the shared questions left out of it, and for a judged metric of two scores whether its judge
+    separates on each side (``judge separates? A yes, B no``;
+    :attr:`~ragexam.analysis.exam.compare.RunComparison.judge_trust`)."""
     from ragexam.analysis.answers.rows import PASS_SUFFIX
     from ragexam.report.console_judge import trust_word
 
+    metric = diff.metric
+    label = getattr(diff, "label", metric) + (f" (on {diff.n}; {diff.left_out} left out)"
+                                              if getattr(diff, "left_out", 0) else "")
     sides = getattr(cmp, "judge_trust", {}).get(metric[:-len(PASS_SUFFIX)] if metric.endswith(PASS_SUFFIX) else metric)
     if not sides:
-        return metric
-    return f"{metric} (judge separates? " + ", ".join(f"{k} {trust_word(v)}" for k, v in sides.items()) + ")"
+        return label
+    return f"{label} (judge separates? " + ", ".join(f"{k} {trust_word(v)}" for k, v in sides.items()) + ")"
 
 
 def _verdicts(con, rows: Sequence[tuple]) -> None:
@@ -231,7 +236,8 @@ def _verdicts(con, rows: Sequence[tuple]) -> None:
 
 def _flip(con, f: "Flip") -> None:
     """One flipped question, stacked: id, direction, type and ranks; the question; the evidence; the top
-    ids of A and B."""
+    ids of A and B (a run's), each score's stage label and verdict of its answer (a score's); a row with nothing to
+    show is left out."""
     from rich.table import Table
     from rich.text import Text
 
@@ -246,10 +252,15 @@ def _flip(con, f: "Flip") -> None:
     grid.add_column()
     if f.question:
         grid.add_row("    question", Text(f.question))
-    grid.add_row("    evidence", Text(" / ".join(f.evidence) or fmt.MISSING))
-    grid.add_row("    top A", Text(", ".join(f.top_a[:5])))
-    grid.add_row("    top B", Text(", ".join(f.top_b[:5])))
-    con.print(grid)
+    if f.evidence:
+        grid.add_row("    evidence", Text(" / ".join(f.evidence)))
+    for side, top, said in (("A", f.top_a, f.verdict_a), ("B", f.top_b, f.verdict_b)):
+        if top:
+            grid.add_row(f"    top {side}", Text(", ".join(top[:5])))
+        if said:
+            grid.add_row(f"    answer {side}", Text(said))
+    if grid.row_count:
+        con.print(grid)
 
 
 def print_gate(results: Sequence[Any], con=None) -> None:
