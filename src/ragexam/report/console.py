@@ -95,12 +95,15 @@ def print_score_summary(summary: Union[ScoreSummary, Mapping[str, Any]], con=Non
 
 
 def _ok_share(ok: Optional[float], result: Optional[ScoreResult]) -> str:
-    """The cell of ``ok_share``: the share, and ``(decided/all)`` when some answers were undecided (the share is of
+    """The cell of ``ok_share`` with its own n -- every decided answer, out-of-corpus questions too, not the row's
+    answerable questions: ``0.361 (n 36)``, ``0.300 (n 30 decided of 36)`` when some were undecided (the share is of
     the decided ones); ``-`` when none was."""
     cov = result.coverage.get("ok_share") if result is not None else None
-    if cov is None or cov.n_judged >= cov.n:
+    if cov is None:
         return fmt.num(ok)
-    return f"{fmt.num(ok)} ({cov.n_judged}/{cov.n})" if cov.n_judged else "-"
+    if not cov.n_judged:
+        return "-"
+    return f"{fmt.num(ok)} (n {cov.n_judged}" + (f" decided of {cov.n})" if cov.n_judged < cov.n else ")")
 
 
 def _print_score_text(s: ScoreSummary, labels: Dict[str, str], con) -> None:
@@ -120,7 +123,8 @@ def _print_score_text(s: ScoreSummary, labels: Dict[str, str], con) -> None:
                 types.append([str(ty)])
                 values.append([str(b.n), fmt.num(b.bleu), fmt.num(b.chrf), fmt.num(b.rouge_l), ""])
         sections.append(len(values) - 1)
-    print_fitted(con, title="Text metrics vs ground_truth (answerable questions)",
+    print_fitted(con, title="Text metrics vs ground_truth (n: answerable questions); ok share: of every answer "
+                            "decided, its own n",
                  keys=pipeline_keys(_labelled(rows, labels), extra=[Column("type", "left")], extra_cells=types),
                  value_columns=[Column(c) for c in ("n", "BLEU", "chrF", "ROUGE-L", "ok share")], values=values,
                  sections=sections)
