@@ -222,13 +222,13 @@ def test_two_scores_compare_on_the_answers_both_judged_and_name_sentence_means(c
     b = _score_data([None if i % 5 == 0 else 0.6 for i in range(12)], "B")
     cmp = compare_runs(a, b)
     (pc,) = cmp.pipelines
-    by = {m.metric: m for m in pc.metrics}
+    by = {m.column: m for m in pc.metrics}
     assert by["faithfulness"].n == 7 and by["faithfulness"].left_out == 5 and by["chrf"].n == 12
     assert by["faithfulness"].mean_a == pytest.approx(np.mean([0.5 + 0.01 * i for i in (1, 2, 3, 6, 7, 9, 11)]))
     assert any("faithfulness compared on the 7 questions both scores judged; 5 of the 12 shared left out" in n
                for n in cmp.notes)
-    assert by["chrf"].label == "chrf (mean per answer)" and by["faithfulness"].label == "faithfulness"
-    assert cmp.to_dict()["pipelines"][0]["metrics"][0]["label"] == "chrf (mean per answer)"
+    assert by["chrf"].metric == "chrf (mean per answer)" and by["faithfulness"].metric == "faithfulness"
+    assert cmp.to_dict()["pipelines"][0]["metrics"][0]["metric"] == "chrf (mean per answer)"
     assert {f.query_id for f in pc.flips} == {"q0", "q3", "q6", "q9"}
     assert pc.flips[0].verdict_a == "ok: correct"
     con = Console(width=200, record=True)

@@ -196,7 +196,7 @@ def print_comparison(cmp: "RunComparison", con=None, *, max_flips: int = 30) -> 
                                     Column("p (Holm)")], values=values)
         con.print(f"Holm's correction over {fmt.plural(len(pc.metrics), 'metric')}; green/red: p (Holm) < 0.05 "
                   "and the CI excludes 0.")
-        _verdicts(con, [(getattr(m, "label", m.metric), m.verdict) for m in pc.metrics])
+        _verdicts(con, [(m.metric, m.verdict) for m in pc.metrics])
         flipped = [f"{len(fs)} {what}" for fs, what in ((pc.lost, "found → missed"), (pc.gained, "missed → found"))
                    if fs]
         con.print(Text(f"Flipped at k={pc.k}", style="bold").append(
@@ -209,16 +209,15 @@ def print_comparison(cmp: "RunComparison", con=None, *, max_flips: int = 30) -> 
 
 
 def _compared_metric(diff: Any, cmp: Any) -> str:
-    """A compared metric's cell: its :attr:`~ragexam.analysis.exam.compare.MetricDiff.label` (``chrf (mean per
-    answer)``), the shared questions left out of it, and for a judged metric of two scores whether its judge
+    """A compared metric's cell: its name (two scores' ``chrf (mean per answer)``), the shared questions left out
+    of it, and for a judged metric of two scores whether its judge
     separates on each side (``judge separates? A yes, B no``;
     :attr:`~ragexam.analysis.exam.compare.RunComparison.judge_trust`)."""
     from ragexam.analysis.answers.rows import PASS_SUFFIX
     from ragexam.report.console_judge import trust_word
 
     metric = diff.metric
-    label = getattr(diff, "label", metric) + (f" (on {diff.n}; {diff.left_out} left out)"
-                                              if getattr(diff, "left_out", 0) else "")
+    label = metric + (f" (on {diff.n}; {diff.left_out} left out)" if getattr(diff, "left_out", 0) else "")
     sides = getattr(cmp, "judge_trust", {}).get(metric[:-len(PASS_SUFFIX)] if metric.endswith(PASS_SUFFIX) else metric)
     if not sides:
         return label

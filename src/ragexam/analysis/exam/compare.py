@@ -52,15 +52,13 @@ class MetricDiff:
     verdict: str
     reading: str
     #: what ``mean_a``/``mean_b`` are: ``mean`` (of per-question values), or for two scores' ``bleu``/``chrf``
-    #: ``mean per answer`` (of sentence values: not the corpus statistic ``score`` and ``check`` report)
+    #: ``mean per answer`` (of sentence values: not the corpus statistic ``score`` and ``check`` report, so
+    #: ``metric`` is then named ``chrf (mean per answer)`` wherever compare shows it, and ``column`` is ``chrf``)
     statistic: str = "mean"
     #: shared questions left out of this metric: no value in A or B (two scores: an answer not judged)
     left_out: int = 0
-
-    @property
-    def label(self) -> str:
-        """The metric as compare shows it: ``chrf (mean per answer)`` when it is not the score's own statistic."""
-        return self.metric if self.statistic == "mean" else f"{self.metric} ({self.statistic})"
+    #: the per-question column compared (``metric`` without what its mean is)
+    column: str = ""
 
 
 @dataclass(frozen=True)
@@ -119,7 +117,7 @@ class RunComparison:
     def to_dict(self) -> Dict[str, Any]:
         return {"run_a": self.run_a, "run_b": self.run_b, "notes": list(self.notes), "judge_trust": self.judge_trust,
                 "pipelines": [{**{k: v for k, v in asdict(p).items() if k not in ("metrics", "flips")},
-                               "metrics": [{**asdict(m), "label": m.label} for m in p.metrics],
+                               "metrics": [asdict(m) for m in p.metrics],
                                "flips": [asdict(f) for f in p.flips]} for p in self.pipelines]}
 
 
@@ -327,12 +325,12 @@ def _metric_diffs(ia: Dict[str, Any], ib: Dict[str, Any], order: Sequence[str], 
     out = []
     for (m, va, vb, left), c in zip(kept, holm_family(raw)):
         statistic = "mean per answer" if scores and m in _SENTENCE_MEANS else "mean"
-        out.append(MetricDiff(metric=m, n=c.n, mean_a=float(va.mean()), mean_b=float(vb.mean()), diff=c.diff,
+        out.append(MetricDiff(metric=m if statistic == "mean" else f"{m} ({statistic})", column=m, n=c.n, mean_a=float(va.mean()), mean_b=float(vb.mean()), diff=c.diff,
                               ci_low=c.ci_low, ci_high=c.ci_high, p_value=c.p_value, p_holm=float(c.p_adjusted),
                               method=c.method, verdict=c.verdict, reading=c.reading, statistic=statistic,
                               left_out=left))
     if any(d.statistic != "mean" for d in out):
-        notes.append(f"{pair}: " + ", ".join(d.metric for d in out if d.statistic != "mean") + " here are means of "
+        notes.append(f"{pair}: " + ", ".join(d.column for d in out if d.statistic != "mean") + " here are means of "
                      "per-answer (sentence) values, not the corpus statistics score and check report under the "
                      "same name: a mean of sentence scores is another number")
     return out
