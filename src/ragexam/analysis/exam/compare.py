@@ -316,9 +316,9 @@ def _metric_diffs(ia: Dict[str, Any], ib: Dict[str, Any], order: Sequence[str], 
         kept.append((m, va, vb, len(order) - len(qs)))
     for n, ms in partly.items():
         reasons = " / ".join(dict.fromkeys(f"{m[:-len('_pass')] if m.endswith('_pass') else m}_reason" for m in ms))
-        notes.append(f"{pair}: {', '.join(ms)} compared on the {fmt.plural(n, 'question')} both scores judged; "
-                     f"{len(order) - n} of the {len(order)} shared left out: not judged in A or B (e.g. no_claims: "
-                     f"the answer declines; per_answer.csv's {reasons} says why)")
+        notes.append(f"{pair}: {', '.join(ms)} compared on the {fmt.plural(n, 'question')} both scores have a "
+                     f"value for; {len(order) - n} of the {len(order)} shared left out: no value in A or B (a judge "
+                     f"metric: not judged, e.g. no_claims: the answer declines; per_answer.csv's {reasons} says why)")
     if empty:
         notes.append(f"{pair}: {', '.join(empty)} not compared: no value on any of the {len(order)} shared "
                      "questions in A or B")
