@@ -97,7 +97,7 @@ def test_a_floor_outside_a_score_metrics_values_is_refused(stub, tmp_path, capsy
 def test_score_exits_nonzero_when_coverage_is_too_low(stub, tmp_path, capsys):
     partial = _tagged_answers(tmp_path, {"q4": "bad_json"})
     code, text, _ = cli(_score(stub, tmp_path, partial, "--no-history", "--min-coverage", "0.9"), capsys)
-    assert code == 1 and "answer_correctness of 'P2': judged 5 of 6 (83%), below --min-coverage 0.9" in text
+    assert code == 1 and "answer_correctness of 'P2': judged 5 of 6 judgeable (83%), below --min-coverage 0.9" in text
     assert "answer_correctness of 'P1'" not in text  # P1 judged 5 of 5
     code, _, err = cli(_score(stub, tmp_path, partial, "--no-history", "--min-coverage", "0.8"), capsys)
     assert code == 0, err
@@ -116,6 +116,34 @@ def test_score_exits_nonzero_when_coverage_is_too_low(stub, tmp_path, capsys):
     code, _, err = cli(["score", "--qa", "it_helpdesk", "--answers", "it_helpdesk", "--min-coverage", "0.5"], capsys)
     assert code == 2 and "--judge-model" in err
     assert stub.count() == n
+
+
+def test_coverage_is_judged_of_judgeable_an_answer_that_declines_is_not_applicable(stub, tmp_path, capsys):
+    """E4: P1's q7 declines ("문서에서 찾을 수 없습니다."): faithfulness has no claim to check (no_claims, not
+    applicable), so it is not judgeable -- P1 is judged 6 of 6, not 6 of 7 (86%) below --min-coverage 0.9; the
+    declining answer is counted apart in score.json, the console, show, the HTML and what check prints."""
+    from ragexam.report.sections import judge as judge_html
+
+    out = tmp_path / "out"
+    answers = write_jsonl(tmp_path / "a.jsonl", ANSWERS)
+    code, text, err = cli(_score(stub, tmp_path, answers, "--no-history", "--out", out, "--min-coverage", "0.9",
+                                 "--metric", "faithfulness"), capsys)
+    assert code == 0, text + err
+    data = json.loads((out / "score.json").read_text(encoding="utf-8"))
+    st = data["judge"]["summary"]["P1"]["faithfulness"]
+    assert (st["n"], st["n_judged"], st["n_not_applicable"], st["coverage"]) == (6, 6, 1, 1.0)
+    assert st["unjudged"] == {"no_claims": 1}
+    assert data["results"]["P1"]["coverage"]["faithfulness"] == {"n": 6, "n_judged": 6, "n_not_applicable": 1}
+    flat = " ".join(text.split())
+    assert "6/6 (100%); 1 n/a" in flat
+    assert "P1 faithfulness: 1 not applicable (no_claims: the answer makes no factual claim (e.g. it declines))" \
+        in flat
+    code, shown, _ = cli(["show", out], capsys)
+    assert "6/6 (100%); 1 n/a" in " ".join(shown.split())
+    code, gate, _ = cli(["check", out, "--min", "faithfulness=0.1", "--trust-judge", "-p", "P1"], capsys)
+    assert "judged 6 of 6" in gate
+    html = judge_html(read_score_folder(out).score.judge, lambda p: "")
+    assert ">6/6<br><small>1 not applicable</small>" in html and "counted apart" in html
 
 
 def test_corpus_bleu_interval_contains_the_corpus_score(tmp_path, capsys):
@@ -200,7 +228,7 @@ def test_ok_share_is_a_share_of_the_decided_answers_and_no_value_without_any(tmp
     assert code == 0, err
     res = json.loads((out / "score.json").read_text(encoding="utf-8"))["results"]["(answers)"]
     assert res["metrics"]["ok_share"] == pytest.approx(4 / 6)
-    assert res["coverage"]["ok_share"] == {"n": 71, "n_judged": 6}
+    assert res["coverage"]["ok_share"] == {"n": 71, "n_judged": 6, "n_not_applicable": 0}
     with open(out / "per_answer.csv", encoding="utf-8") as fh:
         oks = {r["label"]: r["ok"] for r in csv.DictReader(fh)}
     assert oks["unjudged"] == "" and oks["abstained_ok"] == "true" and oks["hallucinated"] == "false"
@@ -208,7 +236,7 @@ def test_ok_share_is_a_share_of_the_decided_answers_and_no_value_without_any(tmp
     assert gate.passed and gate.mean == pytest.approx(4 / 6) and gate.n == 6
     assert "decided 6 of 71" in gate.line()
     code, text, _ = cli(["show", out], capsys)
-    assert "0.667 (6/71)" in text
+    assert "0.667 (n 6 decided of 71)" in text
 
     qa = write_jsonl(tmp_path / "nogt.jsonl", [{"query_id": f"q{i}", "question": f"question {i}?",
                                                 "evidence": [f"fact {i}"], "relevant_doc_ids": ["d1"]}
@@ -218,7 +246,8 @@ def test_ok_share_is_a_share_of_the_decided_answers_and_no_value_without_any(tmp
     code, _, err = cli(["score", "--qa", qa, "--answers", answers, "--out", out, "--no-history"], capsys)
     assert code == 0, err
     res = json.loads((out / "score.json").read_text(encoding="utf-8"))["results"]["(answers)"]
-    assert res["metrics"]["ok_share"] is None and res["coverage"]["ok_share"] == {"n": 3, "n_judged": 0}
+    assert res["metrics"]["ok_share"] is None and res["coverage"]["ok_share"] == {"n": 3, "n_judged": 0,
+                                                                                   "n_not_applicable": 0}
     for point in (["--point"], []):
         code, text, err = cli(["check", out, "--min", "ok_share=0.5", *point], capsys)
         assert code == 1 and "FAIL ok_share >= 0.5: no value (no answer was decided); decided 0 of 3" in text, err
@@ -317,3 +346,16 @@ def test_no_judge_check_reads_a_check_recorded_on_the_same_set_and_none_else(stu
     assert t.verdict != "unchecked" and "(judge-check on it_helpdesk, " in t.text
     (g,) = check_run(again, floor)
     assert (g.refused is None) == t.gated
+
+
+
+
+def test_show_gives_the_ok_share_its_own_n_not_the_rows_answerable_questions():
+    """E16: ``show``'s text row is over the answerable questions (n = 33); its ok share is over every decided
+    answer (36, out-of-corpus ones too): the cell says its own n."""
+    from ragexam.report.console import _ok_share
+    from ragexam.storage.score_summary import Coverage, ScoreResult
+
+    assert _ok_share(0.361, ScoreResult(n=33, coverage={"ok_share": Coverage(36, 36)})) == "0.361 (n 36)"
+    assert _ok_share(0.3, ScoreResult(n=33, coverage={"ok_share": Coverage(36, 30)})) == "0.300 (n 30 decided of 36)"
+    assert _ok_share(None, ScoreResult(n=33, coverage={"ok_share": Coverage(36, 0)})) == "-"

@@ -195,3 +195,51 @@ def test_run_and_compare_word_the_same_case_the_same_way(tmp_path):
         assert m.reading == c["reading"]
         assert m.verdict == c["verdict"].replace("other | whole", "B").replace("base | whole", "A")
     assert {m.reading for m in pc.metrics} >= {"not after Holm", "same"}
+
+
+def _score_data(values, side):
+    """A score of 12 answers of pipeline ``p``: ``values`` its faithfulness (``None``: not judged), a chrf per
+    answer, q0/q3/q6/q9 found only in B."""
+    rows = [{"pipeline": "p", "query_id": f"q{i}", "type": "meaning", "answerable": True,
+             "first_rank": 1 if i % 3 or side == "B" else 7, "chrf": 0.1 * (i % 5), "faithfulness": v}
+            for i, v in enumerate(values)]
+    summary = {"format": "ragexam-score/2", "kind": "score", "settings": {"seed": 7},
+               "dataset": {"n_questions": len(values), "pipelines": ["p"]},
+               "attribution": {"questions": [{"pipeline": "p", "query_id": f"q{i}", "label": "ok", "correct": True}
+                                             for i in range(len(values))]}}
+    return RunData(summary=summary, per_question=rows, source=side)
+
+
+def test_two_scores_compare_on_the_answers_both_judged_and_name_sentence_means(capsys):
+    """E2: a declining answer (no faithfulness value) no longer refuses the comparison; E6: a mean of per-answer
+    chrf is not named as the corpus chrf; E14: a flipped answer of a score shows each side's verdict, no empty
+    rows."""
+    from rich.console import Console
+
+    from ragexam.report.console import print_comparison
+
+    a = _score_data([None if i % 4 == 0 else 0.5 + 0.01 * i for i in range(12)], "A")
+    b = _score_data([None if i % 5 == 0 else 0.6 for i in range(12)], "B")
+    cmp = compare_runs(a, b)
+    (pc,) = cmp.pipelines
+    by = {m.column: m for m in pc.metrics}
+    assert by["faithfulness"].n == 7 and by["faithfulness"].left_out == 5 and by["chrf"].n == 12
+    assert by["faithfulness"].mean_a == pytest.approx(np.mean([0.5 + 0.01 * i for i in (1, 2, 3, 6, 7, 9, 11)]))
+    assert any("faithfulness compared on the 7 questions both scores have a value for; 5 of the 12 shared left out"
+               in n
+               for n in cmp.notes)
+    assert by["chrf"].metric == "chrf (mean per answer)" and by["faithfulness"].metric == "faithfulness"
+    assert cmp.to_dict()["pipelines"][0]["metrics"][0]["metric"] == "chrf (mean per answer)"
+    assert {f.query_id for f in pc.flips} == {"q0", "q3", "q6", "q9"}
+    assert pc.flips[0].verdict_a == "ok: correct"
+    con = Console(width=200, record=True)
+    print_comparison(cmp, con)
+    text = con.export_text()
+    assert "chrf (mean per answer)" in text and "faithfulness (on 7; 5 left out)" in text
+    assert "answer A ok: correct" in text
+    assert "top A" not in text and "evidence" not in text
+    from ragexam.analysis.exam.compare import _values
+
+    first = {"q0": a.rows("p")[0]}  # not judged: two runs keep their rule, a value for every question
+    with pytest.raises(InputError, match="is empty for"):
+        _values(first, first, ["q0"], "faithfulness", False)

@@ -122,7 +122,8 @@ def test_new_metrics_bad_replies_are_unjudged_with_reason(stub, tmp_path):
     by = {(v.metric, v.item_id): v for v in run.judgments}
     assert by[("answer_relevancy", "q2")].attempts == 1 and by[("context_precision", "q0")].attempts == 2
     s = run.summary("answer_relevancy")
-    assert s.n == 4 and s.n_judged == 2 and s.unjudged == {"declined": 1, "invalid_json": 1}
+    assert s.n == 3 and s.n_not_applicable == 1 and s.n_judged == 2  # declined: not judgeable (E4)
+    assert s.coverage == pytest.approx(2 / 3) and s.unjudged == {"declined": 1, "invalid_json": 1}
     assert s.mean == 5.0 and s.pass_rate == 1.0
 
 

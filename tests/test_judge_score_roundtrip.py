@@ -83,7 +83,7 @@ def test_custom_rubric_round_trip(stub, tmp_path):
     assert d["settings"]["judge"]["rubrics"] == [str(path)] and d["settings"]["seed"] == 99
     res = d["results"]["P2"]
     assert res["metrics"]["politeness"] == 4.0 and res["metrics"]["politeness_pass"] == 1.0
-    assert res["coverage"]["politeness"] == {"n": 8, "n_judged": 7}
+    assert res["coverage"]["politeness"] == {"n": 8, "n_judged": 7, "n_not_applicable": 0}
     from ragexam.metrics.judge.results import mean_interval
 
     # every judged answer scored 4: no spread to bootstrap -- Wilson's interval of 4's place on the scale, not [4, 4]
@@ -214,3 +214,13 @@ def test_html_report_shows_the_judge_with_intervals(stub, tmp_path):
     ci = f"{s.ci95[0]:.3f}–{s.ci95[1]:.3f}"
     pci = f"{s.pass_ci95[0]:.3f}–{s.pass_ci95[1]:.3f}"
     assert ci in html and pci in html and f"{s.n_judged}/{s.n}" in html
+    # E15: the judge beside the evidence says what its value is measured on (its n: the answers with evidence)
+    vs = report.summary.judge.vs_evidence["P2"][0]
+    assert "answers with evidence" in html and f'<td class="num">{vs.n}</td>' in html
+    assert "not over every answer as in the judge&#x27;s table above" in html or \
+        "not over every answer as in the judge's table above" in html
+    # E20: a missed question's judge verdict shows its score formatted, never a raw float
+    import re
+
+    verdicts = re.findall(r"<dt>judge</dt><dd>([^<]*)</dd>", html)
+    assert verdicts and all(re.fullmatch(r"[a-z_]+ · \d+\.\d{3}", v) for v in verdicts), verdicts

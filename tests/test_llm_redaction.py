@@ -91,7 +91,7 @@ def test_a_one_character_key_through_the_cli(stub, tmp_path, monkeypatch, capsys
     data = json.loads(capsys.readouterr().out)
     s = data["judge"]["summary"]["P1"]["faithfulness"]
     assert set(s["unjudged"]) <= {"no_claims"}  # an answer that only declines has no claim to check (no call)
-    assert s["n_judged"] == s["n"] - s["unjudged"].get("no_claims", 0) > 0
+    assert s["n_judged"] == s["n"] > 0 and s["n_not_applicable"] == s["unjudged"].get("no_claims", 0)
     assert data["judge"]["usage"]["requests"] == data["judge"]["usage"]["calls"]  # no retry, no re-ask
 
 

@@ -473,3 +473,27 @@ def test_by_pipeline_on_an_exam_run_goes_into_the_runs_report(tmp_path, stub):
     assert sec["segments"]["bm25 | paragraphs:400"]["evidence"]["evidence_hit"]["n"] > 0  # the exam's own questions
     report = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert '<section id="segments">' in report and '<section id="missed">' in report
+
+
+def test_a_plain_answer_lines_model_key_segments_and_the_list_says_how_many_there_are(tmp_path, capsys):
+    """T6: ``--by model`` reads a top-level ``model`` of a plain answers file (no trace), the field the error lists;
+    T5: 25 failed requests with ``--list 30``: the heading says 20 of 25 and that score.json keeps 20."""
+    from ragexam.report.segments_html import section
+
+    lines = [{"query_id": f"t{i}", "question": f"질문 {i}번은 무엇인가요?", "answer": None if i < 25 else "x",
+              "error": "timeout" if i < 25 else None, "model": "m1" if i % 2 else "m2"} for i in range(30)]
+    answers = tmp_path / "a.jsonl"
+    answers.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+    capsys.readouterr()
+    assert _cli(["score", "--answers", answers, "--by", "model", "--list", "30", "--out", tmp_path / "s",
+                 "--no-history"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    s = json.loads((tmp_path / "s" / "score.json").read_text(encoding="utf-8"))
+    segs = s["segments"]["segments"]
+    assert set(segs) == {"m1", "m2"} and segs["m1"]["n_answers"] == segs["m2"]["n_answers"] == 15
+    assert "without model" not in text
+    assert len(s["segments"]["worst"]) == 20 and s["segments"]["n_worst"] == 25
+    assert "Answers to read first (20 of 25; score.json keeps the first 20;" in text
+    from ragexam.storage.score_summary import SegmentsSection
+
+    assert "the first 20 of 25" in section(SegmentsSection.from_dict(s["segments"]))

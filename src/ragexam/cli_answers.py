@@ -111,8 +111,8 @@ def score_cmd(
                                           "score's segments."),
     history: HistoryOpt = None, no_history: NoHistory = False,
     min_coverage: Optional[float] = typer.Option(None, "--min-coverage", help="Exit 1 when a judge metric judged "
-                                                 "less than this fraction (0-1) of its items. Without it, exit 1 when a "
-                                                 "metric judged none of its items."),
+                                                 "less than this fraction (0-1) of a pipeline's judgeable answers (not "
+                                                 "one that declines). Without it, exit 1 when it judged none of them."),
     executor: CallsExecutorOpt = None,
     no_judge_check: NoJudgeCheck = False, judge_check_sample: JudgeCheckSample = None,
 ) -> None:

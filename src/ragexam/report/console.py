@@ -95,12 +95,15 @@ def print_score_summary(summary: Union[ScoreSummary, Mapping[str, Any]], con=Non
 
 
 def _ok_share(ok: Optional[float], result: Optional[ScoreResult]) -> str:
-    """The cell of ``ok_share``: the share, and ``(decided/all)`` when some answers were undecided (the share is of
+    """The cell of ``ok_share`` with its own n -- every decided answer, out-of-corpus questions too, not the row's
+    answerable questions: ``0.361 (n 36)``, ``0.300 (n 30 decided of 36)`` when some were undecided (the share is of
     the decided ones); ``-`` when none was."""
     cov = result.coverage.get("ok_share") if result is not None else None
-    if cov is None or cov.n_judged >= cov.n:
+    if cov is None:
         return fmt.num(ok)
-    return f"{fmt.num(ok)} ({cov.n_judged}/{cov.n})" if cov.n_judged else "-"
+    if not cov.n_judged:
+        return "-"
+    return f"{fmt.num(ok)} (n {cov.n_judged}" + (f" decided of {cov.n})" if cov.n_judged < cov.n else ")")
 
 
 def _print_score_text(s: ScoreSummary, labels: Dict[str, str], con) -> None:
@@ -120,7 +123,8 @@ def _print_score_text(s: ScoreSummary, labels: Dict[str, str], con) -> None:
                 types.append([str(ty)])
                 values.append([str(b.n), fmt.num(b.bleu), fmt.num(b.chrf), fmt.num(b.rouge_l), ""])
         sections.append(len(values) - 1)
-    print_fitted(con, title="Text metrics vs ground_truth (answerable questions)",
+    print_fitted(con, title="Text metrics vs ground_truth (n: answerable questions); ok share: of every answer "
+                            "decided, its own n",
                  keys=pipeline_keys(_labelled(rows, labels), extra=[Column("type", "left")], extra_cells=types),
                  value_columns=[Column(c) for c in ("n", "BLEU", "chrF", "ROUGE-L", "ok share")], values=values,
                  sections=sections)
@@ -186,7 +190,7 @@ def print_comparison(cmp: "RunComparison", con=None, *, max_flips: int = 30) -> 
             values.append([fmt.num(m.mean_a), fmt.num(m.mean_b), Text(fmt.signed(m.diff), style=style),
                            fmt.signed_ci((m.ci_low, m.ci_high)), fmt.p_value(m.p_value), fmt.p_value(m.p_holm)])
         print_fitted(con, title=f"{title}: B − A on {shared}", keys=Keys([Column("metric", "left")],
-                                                                         [[_compared_metric(m.metric, cmp)]
+                                                                         [[_compared_metric(m, cmp)]
                                                                           for m in pc.metrics]),
                      value_columns=[Column("A"), Column("B"), Column("diff"), Column("95% CI"), Column("p"),
                                     Column("p (Holm)")], values=values)
@@ -204,16 +208,20 @@ def print_comparison(cmp: "RunComparison", con=None, *, max_flips: int = 30) -> 
         con.print(Text(pc.signature, style="dim"), soft_wrap=True)
 
 
-def _compared_metric(metric: str, cmp: Any) -> str:
-    """A compared metric's cell; a judged metric of two scores says whether its judge separates on each side
-    (``judge separates? A yes, B no``; :attr:`~ragexam.analysis.exam.compare.RunComparison.judge_trust`)."""
+def _compared_metric(diff: Any, cmp: Any) -> str:
+    """A compared metric's cell: its name (two scores' ``chrf (mean per answer)``), the shared questions left out
+    of it, and for a judged metric of two scores whether its judge
+    separates on each side (``judge separates? A yes, B no``;
+    :attr:`~ragexam.analysis.exam.compare.RunComparison.judge_trust`)."""
     from ragexam.analysis.answers.rows import PASS_SUFFIX
     from ragexam.report.console_judge import trust_word
 
+    metric = diff.metric
+    label = metric + (f" (on {diff.n}; {diff.left_out} left out)" if getattr(diff, "left_out", 0) else "")
     sides = getattr(cmp, "judge_trust", {}).get(metric[:-len(PASS_SUFFIX)] if metric.endswith(PASS_SUFFIX) else metric)
     if not sides:
-        return metric
-    return f"{metric} (judge separates? " + ", ".join(f"{k} {trust_word(v)}" for k, v in sides.items()) + ")"
+        return label
+    return f"{label} (judge separates? " + ", ".join(f"{k} {trust_word(v)}" for k, v in sides.items()) + ")"
 
 
 def _verdicts(con, rows: Sequence[tuple]) -> None:
@@ -231,7 +239,8 @@ def _verdicts(con, rows: Sequence[tuple]) -> None:
 
 def _flip(con, f: "Flip") -> None:
     """One flipped question, stacked: id, direction, type and ranks; the question; the evidence; the top
-    ids of A and B."""
+    ids of A and B (a run's), each score's stage label and verdict of its answer (a score's); a row with nothing to
+    show is left out."""
     from rich.table import Table
     from rich.text import Text
 
@@ -246,10 +255,15 @@ def _flip(con, f: "Flip") -> None:
     grid.add_column()
     if f.question:
         grid.add_row("    question", Text(f.question))
-    grid.add_row("    evidence", Text(" / ".join(f.evidence) or fmt.MISSING))
-    grid.add_row("    top A", Text(", ".join(f.top_a[:5])))
-    grid.add_row("    top B", Text(", ".join(f.top_b[:5])))
-    con.print(grid)
+    if f.evidence:
+        grid.add_row("    evidence", Text(" / ".join(f.evidence)))
+    for side, top, said in (("A", f.top_a, f.verdict_a), ("B", f.top_b, f.verdict_b)):
+        if top:
+            grid.add_row(f"    top {side}", Text(", ".join(top[:5])))
+        if said:
+            grid.add_row(f"    answer {side}", Text(said))
+    if grid.row_count:
+        con.print(grid)
 
 
 def print_gate(results: Sequence[Any], con=None) -> None:

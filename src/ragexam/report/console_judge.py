@@ -57,11 +57,13 @@ def print_judge(judge: Union[JudgeSection, Mapping[str, Any]], con: Console,
                 labels: Optional[Dict[str, str]] = None) -> None:
     """The judge table of a score (its :class:`~ragexam.storage.score_summary.JudgeSection`, or that section's
     JSON): per pipeline and metric the mean and its 95% CI, the pass rate and its 95% CI (metrics with a pass
-    rule), judged/judgeable, labels and unjudged reasons; with repeats, the share of items whose verdict flipped
+    rule), judged/judgeable (and the answers the metric does not apply to, ``n/a``, counted apart and said below),
+    labels and unjudged reasons; with repeats, the share of items whose verdict flipped
     and the ties; then usage, signatures and the agreement table.  ``labels``: the pipelines' short labels
     (``P1``...) when a legend was printed."""
     from rich.markup import escape
 
+    from ragexam.metrics.judge.results import not_applicable_words
     from ragexam.report.tables import Column, pipeline_keys, pipeline_labels, print_fitted
 
     judge = JudgeSection.from_dict(judge, source="judge")
@@ -73,10 +75,11 @@ def print_judge(judge: Union[JudgeSection, Mapping[str, Any]], con: Console,
     if repeat > 1:
         cols += ["flipped", "ties"]
     cols += ["labels", "unjudged (reason: count)"]
-    rows, metrics, values, sections, said, empty = [], [], [], [], [], []
+    rows, metrics, values, sections, said, empty, inapplicable = [], [], [], [], [], [], []
     for p, ms in judge.summary.items():
         shown = 0
         for m, s in ms.items():
+            inapplicable += [f"{labels.get(p, p)} {m}: {not_applicable_words(s)}"] if s.n_not_applicable else []
             if not s.n:  # nothing to judge (abstention on a set without out-of-corpus questions): no row of zeros
                 empty.append(f"{labels.get(p, p)} {m}")
                 continue
@@ -98,6 +101,9 @@ def print_judge(judge: Union[JudgeSection, Mapping[str, Any]], con: Console,
                                     for c in cols], values=values, sections=sections)
     if empty:
         con.print(f"nothing to judge (no answer of the kind the metric judges): {', '.join(empty)}",
+                  highlight=False, markup=False, soft_wrap=True)
+    if inapplicable:
+        con.print("coverage is judged of judgeable answers; not applicable, counted apart: " + "; ".join(inapplicable),
                   highlight=False, markup=False, soft_wrap=True)
     if judge.ppi:
         con.print(_EN.text("r.judge.preferred_note") + " (the judge's own means: the table 'corrected by human "
@@ -174,7 +180,8 @@ def _judge_cells(metric: str, s: JudgeStat, repeat: int, weighted: bool, human: 
     the section has any, ``False`` when it has none (no column)."""
     from ragexam.metrics.judge.registry import registered
 
-    judged = f"{s.n_judged}/{s.n}" + (f" ({fmt.percent(s.coverage)})" if s.n else "")
+    judged = f"{s.n_judged}/{s.n}" + (f" ({fmt.percent(s.coverage)})" if s.n else "") + \
+        (f"; {s.n_not_applicable} n/a" if s.n_not_applicable else "")
     labs = _counts(s.labels)
     if s.average_mismatch:
         labs += f", avg mismatch: {s.average_mismatch}"

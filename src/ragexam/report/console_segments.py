@@ -111,7 +111,10 @@ def _worst(sec: SegmentsSection, con: "Console", list_n: int) -> None:
         return
     rows = [[w.query_id, ", ".join(w.segments), w.why, w.question[:80] + ("…" if len(w.question) > 80 else "")]
             for w in shown]
-    table_or_lines(con, f"Answers to read first ({len(shown)} of the {len(sec.worst)} listed; negative feedback, "
+    total = sec.n_worst if sec.n_worst is not None else len(sec.worst)
+    kept = f"; score.json keeps the first {len(sec.worst)}" if list_n > len(sec.worst) and total > len(sec.worst) \
+        else ""
+    table_or_lines(con, f"Answers to read first ({len(shown)} of {total}{kept}; negative feedback, "
                         "failed requests, failed verdicts, lowest judged scores)",
                    ("answer", "segment" if sec.by else "", "why", "question"), rows)
 

@@ -377,7 +377,9 @@ def _judge_table(jd: JudgeSection, dot: Callable[[str], str]) -> str:
             row = [f"<td>{dot(p)}{_e(p)}</td>", f"<td>{label}</td>", value_cell(mean, ci)]
             row += [f'<td class="num">{fmt.num(s.written_mean) if s.written_mean is not None else "–"}</td>'] \
                 if weighted else []
-            row += [value_cell(rate, rate_ci), f'<td class="num">{_e(s.n_judged)}/{_e(s.n)}</td>']
+            na = f'<br><small>{_t("r.judge.not_applicable", n=s.n_not_applicable)}</small>' \
+                if s.n_not_applicable else ""
+            row += [value_cell(rate, rate_ci), f'<td class="num">{_e(s.n_judged)}/{_e(s.n)}{na}</td>']
             if jd.trust:
                 t = jd.trust.get(m)
                 row.append(f'<td class="trust {_e(t.verdict)}">{_trust_word(t.verdict)}</td>' if t is not None
@@ -387,7 +389,9 @@ def _judge_table(jd: JudgeSection, dot: Callable[[str], str]) -> str:
             row.append("<td>" + _e(", ".join(f"{k}: {v}" for k, v in s.unjudged.items()) or "–") + "</td>")
             out.append("<tr>" + "".join(row) + "</tr>")
     out.append("</tbody></table></div>")
-    notes = ([_t("r.judge.written_note")] if weighted else []) + ([_t("r.judge.preferred_note")] if jd.ppi else [])
+    notes = ([_t("r.judge.written_note")] if weighted else []) + ([_t("r.judge.preferred_note")] if jd.ppi else []) \
+        + ([_t("r.judge.na_note")] if any(s.n_not_applicable for ms in jd.summary.values() for s in ms.values())
+           else [])
     out += [f'<p class="note">{n}</p>' for n in notes]
     out += [f'<p class="note"{_en()}>{_e(p)} {_e(m)}: {_e(s.interval_note)}</p>' for p, ms in jd.summary.items()
             for m, s in ms.items() if s.interval_note and s.ci95 is None]
@@ -441,6 +445,7 @@ def _judge_vs_evidence(jd: JudgeSection) -> str:
            f'<div class="scroll"><table class="metrics"><thead><tr><th>{_t("r.col.pipeline")}</th>'
            f'<th>{_t("r.judge.col.judge")}</th><th class="num">{_t("r.judge.col.value")}</th>'
            f'<th>{_t("r.judge.col.evidence")}</th><th class="num">{_t("r.judge.col.value")}</th>'
+           f'<th class="num">n <small>({_t("r.judge.col.n_evidence")})</small></th>'
            f'<th class="num">{_t("r.judge.col.agree")}</th><th>{_t("r.judge.col.disagreeing")}</th>'
            "</tr></thead><tbody>"]
     for p, comps in jd.vs_evidence.items():
@@ -448,9 +453,10 @@ def _judge_vs_evidence(jd: JudgeSection) -> str:
             ids = ", ".join(d.query_id for d in c.disagreements)
             out.append(f"<tr><td>{_e(p)}</td><td>{_e(c.judge_metric)} ({_e(c.judge_value)})</td>"
                        f'<td class="num">{fmt.num(c.judge)}</td><td>{_e(c.evidence_metric)}</td>'
-                       f'<td class="num">{fmt.num(c.evidence)}</td>'
+                       f'<td class="num">{fmt.num(c.evidence)}</td><td class="num">{_e(c.n)}</td>'
                        f'<td class="num">{_e(fmt.percent(c.agree))}</td><td>{_e(ids or "–")}</td></tr>')
     out.append("</tbody></table></div>")
+    out.append(f'<p class="note">{_t("r.judge.vs_on")}</p>')
     return "".join(out)
 
 
@@ -760,7 +766,8 @@ def _facts(view: RunView, entry: MissedEntry) -> List[Tuple[str, str]]:
     if ans.answer is not None:
         items.append((_t("r.missed.answer"), data_html(ans.answer)))
     if ans.verdict is not None or ans.score is not None:
-        verdict = " · ".join(str(x) for x in (ans.verdict, ans.score) if x is not None)
+        score = None if ans.score is None else fmt.num(ans.score) if fmt.is_number(ans.score) else str(ans.score)
+        verdict = " · ".join(str(x) for x in (ans.verdict, score) if x is not None)
         items.append((_t("r.missed.judge"), data_html(verdict)))
     if ans.reasoning:
         items.append((_t("r.missed.reasoning"), data_html(ans.reasoning)))

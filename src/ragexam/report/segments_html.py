@@ -114,7 +114,9 @@ def _worst(sec: SegmentsSection, t: _T) -> List[str]:
         return []
     head = [t("r.seg.col.answer_id")] + ([t("r.seg.col.segment")] if sec.by else []) + [t("r.seg.col.why"),
                                                                                    t("r.seg.col.question")]
-    out = [f'<h3>{t("r.seg.worst.title")}</h3><p class="note">{t("r.seg.worst.note")}</p>',
+    some = f' <small>({t("r.seg.worst.some", shown=len(sec.worst), n=sec.n_worst)})</small>' \
+        if sec.n_worst is not None and sec.n_worst > len(sec.worst) else ""
+    out = [f'<h3>{t("r.seg.worst.title")}{some}</h3><p class="note">{t("r.seg.worst.note")}</p>',
            '<div class="scroll"><table class="worst"><thead><tr>' + "".join(f"<th>{h}</th>" for h in head)
            + "</tr></thead><tbody>"]
     for w in sec.worst:

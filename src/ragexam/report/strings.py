@@ -122,6 +122,16 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "r.judge.col.value": ("value", "값"),
     "r.judge.col.evidence": ("evidence", "근거"),
     "r.judge.col.agree": ("agree", "일치"),
+    "r.judge.col.n_evidence": ("answers with evidence", "근거가 있는 답변 수"),
+    "r.judge.vs_on": ("The judge's value here is over the answers whose question has evidence (the n column), not "
+                      "over every answer as in the judge's table above, so the two may differ.",
+                      "여기 심사 값은 근거가 있는 질문의 답변(n 열)으로만 냅니다. 위 심사 표는 모든 답변으로 내므로 "
+                      "두 값이 다를 수 있습니다."),
+    "r.judge.not_applicable": ("{n} not applicable", "해당 없음 {n}"),
+    "r.judge.na_note": ("Coverage is judged of judgeable answers; an answer the metric does not apply to (it "
+                        "declines, so it makes no claim to check) is not judgeable and is counted apart.",
+                        "판정 비율은 판정할 수 있는 답변 중 판정한 비율입니다. 지표가 적용되지 않는 답변(답을 거절해 "
+                        "확인할 주장이 없음)은 판정 대상이 아니며 따로 셉니다."),
     "r.judge.col.disagreeing": ("disagreeing questions", "일치하지 않은 질문"),
     "r.ci.too_few": ("n = {n}: too few for an interval", "n = {n}: 구간을 내기에는 너무 적음"),
     "r.judge.col.trust": ("judge separates?", "심사가 구별하나?"),
@@ -433,6 +443,7 @@ STRINGS: Dict[str, Tuple[str, ...]] = {
     "r.seg.cmp_too_few": ("too few to compare", "비교하기에 너무 적음"),
     "r.seg.in_both": ("; {n} answers in both segments not compared", "; 두 구간에 모두 든 답변 {n}개는 비교하지 않음"),
     "r.seg.worst.title": ("Answers to read first", "먼저 읽을 답변"),
+    "r.seg.worst.some": ("the first {shown} of {n}", "{n}개 중 처음 {shown}개"),
     "r.seg.worst.note": ("Negative feedback first, then failed requests, failed judge verdicts and the lowest judged "
                          "scores.", "부정 피드백, 실패한 요청, 통과하지 못한 심판 판정, 가장 낮은 판정 점수 순입니다."),
     "r.seg.col.answer_id": ("answer", "답변 ID"),

@@ -124,10 +124,13 @@ class TextScores(Record):
 
 @dataclass
 class Coverage(Record):
-    """Judgeable and judged answers of a judge metric."""
+    """Judgeable (``n``) and judged answers of a judge metric (of ``ok_share``: all and decided answers), and the
+    answers the metric does not apply to (``n_not_applicable``: faithfulness of an answer that declines), which are
+    not judgeable and count in neither."""
 
     n: int = 0
     n_judged: int = 0
+    n_not_applicable: int = 0
 
 
 @dataclass
@@ -156,12 +159,19 @@ class QuotedUnits(Record):
 class JudgeStat(Record):
     """One judge metric over a set of answers (a pipeline, a pipeline's question type): mean and pass rate with
     their 95% intervals over the judged answers, coverage, why the others were not judged, the labels, and with
-    repeats the share whose verdict flipped and the ties (:func:`ragexam.metrics.judge.summarize` computes it)."""
+    repeats the share whose verdict flipped and the ties (:func:`ragexam.metrics.judge.summarize` computes it).
+
+    ``n`` counts the judgeable answers, ``coverage`` is ``n_judged / n``; ``n_not_applicable`` the answers the metric
+    does not apply to (an answer that declines makes no claim to check), counted apart -- their reasons are in
+    ``unjudged`` too.  (A file written before ``n_not_applicable`` counted them in ``n``.)"""
 
     metric: str = ""
     n: int = 0
     n_judged: int = 0
     coverage: Optional[float] = None
+    #: answers the metric does not apply to (unjudged reasons ``no_claims``, ``declined``): in neither ``n`` nor
+    #: ``n_judged``
+    n_not_applicable: int = 0
     mean: Optional[float] = None
     ci95: Optional[Interval] = None
     pass_rate: Optional[float] = None
@@ -616,6 +626,8 @@ class SegmentsSection(Record):
     exam: Optional[ExamMatching] = None
     warnings: List[str] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
+    #: how many answers there are to read first; ``worst`` keeps the first 20 of them (absent before it was counted)
+    n_worst: Optional[int] = opt()
 
 
 # -- the summary --------------------------------------------------------------------------------------------------

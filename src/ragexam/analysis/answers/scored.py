@@ -18,6 +18,7 @@ from ragexam.analysis.answers.options import check_min_coverage
 from ragexam.analysis.answers.rows import EVIDENCE_TWINS, PASS_SUFFIX, AnswerRow
 from ragexam.analysis.judging.agreement import RepeatAgreement
 from ragexam.metrics.judge import Judge, JudgeRun, MetricSummary
+from ragexam.metrics.judge.results import not_applicable_words
 from ragexam.metrics.judge.metric import JudgeMetric
 from ragexam.storage.runfolder import RunRow
 from ragexam.storage.score_summary import (Coverage, Disagreement, HumanCorrected, JudgeSettings, ScoreResult,
@@ -77,12 +78,12 @@ def segment_result(rows: Sequence[AnswerRow], text: TextScores, metrics: Sequenc
     for m in metrics:
         s = judge_stat(rows, m, seed, definition=(definitions or {}).get(m))
         values[m] = fmt.finite(s.mean)
-        coverage[m] = Coverage(s.n, s.n_judged)
+        coverage[m] = Coverage(s.n, s.n_judged, s.n_not_applicable)
         if s.ci95 is not None:
             ci95[m] = (s.ci95[0], s.ci95[1])
         if m in pass_metrics:
             values[m + PASS_SUFFIX] = fmt.finite(s.pass_rate)
-            coverage[m + PASS_SUFFIX] = Coverage(s.n, s.n_judged)
+            coverage[m + PASS_SUFFIX] = Coverage(s.n, s.n_judged, s.n_not_applicable)
             if s.pass_ci95 is not None:
                 ci95[m + PASS_SUFFIX] = (s.pass_ci95[0], s.pass_ci95[1])
     return ScoreResult(n=text.n, metrics=values, ci95=ci95, coverage=coverage)
@@ -221,8 +222,8 @@ class ScoreReport:
         return [r.typed_row(self.judge_metrics, self.pass_metrics) for r in self.rows]
 
     def coverage_failures(self, min_coverage: Optional[float] = None) -> List[str]:
-        """Why a CI should fail this score: a judge metric whose coverage (judged / judgeable items) is
-        below ``min_coverage`` (default: the ``min_coverage`` setting) for some pipeline, and -- always --
+        """Why a CI should fail this score: a judge metric whose coverage (judged / judgeable items: an answer the
+        metric does not apply to, e.g. one that declines, is not judgeable) is below ``min_coverage`` (default: the ``min_coverage`` setting) for some pipeline, and -- always --
         a judge metric that judged none of a pipeline's items although there were some (e.g. ``no_contexts``
         for every answer: answers joined to a run without their pipeline), and a judge that judged nothing at
         all.  Empty when fine."""
@@ -243,8 +244,9 @@ class ScoreReport:
                         if "no_contexts" in s.unjudged else ""
                     out.append(f"{m} of {p!r}: judged 0 of {s.n} ({why}){hint}")
                 elif floor is not None and s.n and s.n_judged / s.n < floor:
-                    out.append(f"{m} of {p!r}: judged {s.n_judged} of {s.n} ({s.n_judged / s.n:.0%}), below "
-                               f"--min-coverage {floor:g}")
+                    out.append(f"{m} of {p!r}: judged {s.n_judged} of {s.n} judgeable ({s.n_judged / s.n:.0%}), "
+                               f"below --min-coverage {floor:g}" + (f"; {not_applicable_words(s)}, not counted"
+                                                                   if s.n_not_applicable else ""))
         if total and not judged:
             out.insert(0, f"nothing was judged: 0 of {total} judgments succeeded (see the unjudged reasons)")
         return out

@@ -10,7 +10,9 @@ What ``FIELD`` reads (:func:`segment_names`), from each answer's ``trace`` (``ra
   answers; ``feedback``: ``negative`` (some feedback is negative), ``positive`` (feedback, none negative);
   ``pipeline``: the answer's pipeline;
 * any other field of ``trace`` by its name (``source``, ``user``, ``session``, ``latency_ms``, ...) and any other
-  key of the answer line (``prompt_version``, ...).  ``trace.model`` is ``model``.
+  key of the answer line (``prompt_version``, ...).  ``trace.model`` is ``model``; an answer whose trace lacks a
+  field of ``trace`` (or that has no trace) is read from the key of its line of that name (``"model": "m1"`` on a
+  plain answers file).
 
 An answer without the field is in the segment ``(none)``, counted and said, never dropped; a question nobody
 answered (a row of the question set with no answer) is in no segment, and a note counts it.  A field no answer has
@@ -39,7 +41,7 @@ comparison of the section (:func:`ragexam.stats.comparison.holm_family`), and th
 
 The answers to read first (:func:`worst`): negative feedback first, then failed requests, then the most failed
 judge verdicts, then the lowest judged score (on the metric's scale from 0 to 1), then the file's order;
-:data:`WORST_N` of them.
+:data:`WORST_N` of them, and how many there are (``n_worst``).
 """
 
 from __future__ import annotations
@@ -113,9 +115,10 @@ def segment_names(row: AnswerRow, by: str) -> List[str]:
         return [_name(t.day if t is not None else None)]
     if name == "feedback":
         return [NONE if t is None or not t.feedback else ("negative" if t.negative else "positive")]
-    if name in TRACE_FIELDS:
-        return [_name(getattr(t, name) if t is not None else None)]
-    return [_name(rec.metadata.get(name) if rec is not None else None)]
+    traced = getattr(t, name) if t is not None and name in TRACE_FIELDS else None
+    if traced is not None and traced != "":
+        return [_name(traced)]
+    return [_name(rec.metadata.get(name) if rec is not None else None)]  # a key of the line: ``"model": "m1"``
 
 
 def _check_field(rows: Sequence[AnswerRow], by: str) -> None:
@@ -326,6 +329,14 @@ def worst(rows: Sequence[AnswerRow], by: Optional[str], defs: Mapping[str, Judge
     """The ``n`` answers to read first (module docstring)."""
     import heapq
 
+    ranked = _to_read(rows, defs)
+    return [_worst_trace(rows[k[-1]], by, defs) for k in heapq.nsmallest(n, ranked)]
+
+
+def _to_read(rows: Sequence[AnswerRow], defs: Mapping[str, JudgeMetric]) -> List[Tuple[bool, bool, int, float, int]]:
+    """The rank of every answer to read (negative feedback, a failed request, a failed verdict, a judged score), in
+    the rows' order: the smallest first is read first."""
+
     def rank(i: int, r: AnswerRow) -> Optional[Tuple[bool, bool, int, float, int]]:
         negative = r.record is not None and r.record.trace is not None and r.record.trace.negative
         failed = sum(1 for sc in r.judge.values() if sc.judged and sc.passed is False)
@@ -334,8 +345,7 @@ def worst(rows: Sequence[AnswerRow], by: Optional[str], defs: Mapping[str, Judge
             return None
         return (not negative, r.answer is not None, -failed, 2.0 if low is None else low, i)
 
-    ranked = [k for i, r in enumerate(rows) if (k := rank(i, r)) is not None]
-    return [_worst_trace(rows[k[-1]], by, defs) for k in heapq.nsmallest(n, ranked)]
+    return [k for i, r in enumerate(rows) if (k := rank(i, r)) is not None]
 
 
 def _lowest(r: AnswerRow, defs: Mapping[str, JudgeMetric]) -> Optional[float]:
@@ -393,4 +403,5 @@ def segments_section(rows: Sequence[AnswerRow], *, by: Optional[str], baseline: 
                      "questions to the exam's)")
     return SegmentsSection(by=by, overlapping=overlapping, baseline=base, min_n=MIN_N, segments=segs,
                            comparisons=compare_segments(groups, base, compared, seed) if base is not None else [],
-                           worst=worst(rows, by, defs), exam=matching, warnings=list(warnings), notes=notes)
+                           worst=worst(rows, by, defs), exam=matching, warnings=list(warnings), notes=notes,
+                           n_worst=len(_to_read(rows, defs)))

@@ -51,6 +51,14 @@ class MetricDiff:
     method: str
     verdict: str
     reading: str
+    #: what ``mean_a``/``mean_b`` are: ``mean`` (of per-question values), or for two scores' ``bleu``/``chrf``
+    #: ``mean per answer`` (of sentence values: not the corpus statistic ``score`` and ``check`` report, so
+    #: ``metric`` is then named ``chrf (mean per answer)`` wherever compare shows it, and ``column`` is ``chrf``)
+    statistic: str = "mean"
+    #: shared questions left out of this metric: no value in A or B (two scores: an answer not judged)
+    left_out: int = 0
+    #: the per-question column compared (``metric`` without what its mean is)
+    column: str = ""
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,9 @@ class Flip:
     first_rank_b: Optional[int]
     top_a: List[str]
     top_b: List[str]
+    #: two scores: each side's stage label and verdict of the answer (``generation_miss: incorrect``)
+    verdict_a: Optional[str] = None
+    verdict_b: Optional[str] = None
 
 
 @dataclass
@@ -262,28 +273,83 @@ def _chosen_metrics(a: RunData, b: RunData, metrics: Optional[Sequence[str]]) ->
     return available
 
 
-def _values(ia: Dict[str, Any], ib: Dict[str, Any], order: Sequence[str], chosen: Sequence[str]):
-    """``(A, B)``: questions × metrics arrays of the shared scored questions."""
+#: two scores' text metrics whose per-answer values are sentence statistics: their mean is not the corpus
+#: statistic ``score`` and ``check`` report under the same name (docs/report.md)
+_SENTENCE_MEANS = ("bleu", "chrf")
+
+
+def _values(ia: Dict[str, Any], ib: Dict[str, Any], order: Sequence[str], m: str, scores: bool):
+    """``(questions, A, B)`` of metric ``m`` over the shared scored questions ``order``: every one for two runs (an
+    empty value is refused); for two scores, those both have a value for (an answer not judged -- it declines, the
+    judge failed -- has none)."""
     import numpy as np
 
-    cols_a, cols_b = [], []
+    va = [ia[q].value(m) for q in order]
+    vb = [ib[q].value(m) for q in order]
+    missing = [q for q, x, y in zip(order, va, vb) if x is None or y is None]
+    if missing and not scores:
+        raise InputError(f"metric {m!r} is empty for {fmt.plural(len(missing), 'shared scored question')} "
+                         f"(first: {missing[0]}); expected a value for every scored question.",
+                         source="compare", field=m)
+    kept = [(q, x, y) for q, x, y in zip(order, va, vb) if x is not None and y is not None]
+    return ([q for q, _, _ in kept], np.array([x for _, x, _ in kept], dtype=float),
+            np.array([y for _, _, y in kept], dtype=float))
+
+
+def _metric_diffs(ia: Dict[str, Any], ib: Dict[str, Any], order: Sequence[str], chosen: Sequence[str],
+                  scores: bool, opts: Dict[str, Any], notes: List[str], pair: str) -> List[MetricDiff]:
+    """Each metric of ``chosen`` compared on the questions it has a value for in both (:func:`_values`), Holm's
+    correction over them; a note for every metric compared on fewer than the shared questions, and for a
+    metric with nothing to compare (it is left out)."""
+    from ragexam import stats
+    from ragexam.stats.comparison import holm_family
+
+    raw, kept, partly, empty = [], [], {}, []
     for m in chosen:
-        va = [ia[q].value(m) for q in order]
-        vb = [ib[q].value(m) for q in order]
-        missing = [q for q, x, y in zip(order, va, vb) if x is None or y is None]
-        if missing:
-            raise InputError(f"metric {m!r} is empty for {fmt.plural(len(missing), 'shared scored question')} "
-                             f"(first: {missing[0]}); expected a value for every scored question.",
-                             source="compare", field=m)
-        cols_a.append(va)
-        cols_b.append(vb)
-    return np.array(cols_a, dtype=float).T, np.array(cols_b, dtype=float).T
+        qs, va, vb = _values(ia, ib, order, m, scores)
+        if not qs:
+            empty.append(m)
+            continue
+        if len(qs) < len(order):
+            partly.setdefault(len(qs), []).append(m)
+        raw.append(stats.compare(va, vb, names=("A", "B"), **opts))
+        kept.append((m, va, vb, len(order) - len(qs)))
+    for n, ms in partly.items():
+        reasons = " / ".join(dict.fromkeys(f"{m[:-len('_pass')] if m.endswith('_pass') else m}_reason" for m in ms))
+        notes.append(f"{pair}: {', '.join(ms)} compared on the {fmt.plural(n, 'question')} both scores have a "
+                     f"value for; {len(order) - n} of the {len(order)} shared left out: no value in A or B (a judge "
+                     f"metric: not judged, e.g. no_claims: the answer declines; per_answer.csv's {reasons} says why)")
+    if empty:
+        notes.append(f"{pair}: {', '.join(empty)} not compared: no value on any of the {len(order)} shared "
+                     "questions in A or B")
+    out = []
+    for (m, va, vb, left), c in zip(kept, holm_family(raw)):
+        statistic = "mean per answer" if scores and m in _SENTENCE_MEANS else "mean"
+        out.append(MetricDiff(metric=m if statistic == "mean" else f"{m} ({statistic})", column=m, n=c.n, mean_a=float(va.mean()), mean_b=float(vb.mean()), diff=c.diff,
+                              ci_low=c.ci_low, ci_high=c.ci_high, p_value=c.p_value, p_holm=float(c.p_adjusted),
+                              method=c.method, verdict=c.verdict, reading=c.reading, statistic=statistic,
+                              left_out=left))
+    if any(d.statistic != "mean" for d in out):
+        notes.append(f"{pair}: " + ", ".join(d.column for d in out if d.statistic != "mean") + " here are means of "
+                     "per-answer (sentence) values, not the corpus statistics score and check report under the "
+                     "same name: a mean of sentence scores is another number")
+    return out
+
+
+def _stage_verdicts(run: RunData, pipeline: str) -> Dict[str, str]:
+    """A score's stage label and verdict of each answer of ``pipeline`` (``generation_miss: incorrect``); none
+    for a run."""
+    if not run.is_score:
+        return {}
+    return {q: f"{v.label}: {v.verdict}" if v.verdict else v.label
+            for (p, q), v in run.score.verdicts().items() if p == pipeline}
 
 
 def _flips(a: RunData, b: RunData, names: Tuple[str, str], ia: Dict[str, Any], ib: Dict[str, Any],
            order: Sequence[str], k: int) -> List[Flip]:
     """The questions found at ``k`` in one run and missed in the other, with their evidence."""
     miss_a, miss_b = _missed_info(a, names[0]), _missed_info(b, names[1])
+    said_a, said_b = _stage_verdicts(a, names[0]), _stage_verdicts(b, names[1])
     flips: List[Flip] = []
     for q in order:
         ra, rb = ia[q].first_rank, ib[q].first_rank
@@ -294,14 +360,13 @@ def _flips(a: RunData, b: RunData, names: Tuple[str, str], ia: Dict[str, Any], i
         flips.append(Flip(query_id=q, direction="found→missed" if fa else "missed→found",
                           type=ia[q].type or ib[q].type, question=info.question if info is not None else None,
                           evidence=list(info.evidence) if info is not None else [], first_rank_a=ra,
-                          first_rank_b=rb, top_a=list(ia[q].top_ids), top_b=list(ib[q].top_ids)))
+                          first_rank_b=rb, top_a=list(ia[q].top_ids), top_b=list(ib[q].top_ids),
+                          verdict_a=said_a.get(q), verdict_b=said_b.get(q)))
     return flips
 
 
 def _compare_pair(a: RunData, b: RunData, names: Tuple[str, str], chosen: Sequence[str], k: int, alpha: float,
                   n_resamples: int, n_permutations: int, seed: int, notes: List[str]) -> PipelineComparison:
-    from ragexam import stats
-
     name_a, name_b = names
     ia, ib = _index(a, name_a), _index(b, name_b)
     scored_a = {q for q, r in ia.items() if r.answerable}
@@ -311,15 +376,11 @@ def _compare_pair(a: RunData, b: RunData, names: Tuple[str, str], chosen: Sequen
     if not order:
         raise InputError(f"pipeline {name_a!r} of run A and {name_b!r} of run B share no scored question "
                          f"(A scored {len(scored_a)}, B {len(scored_b)}); nothing to compare.", source="compare")
-    A, B = _values(ia, ib, order, chosen)
-    family = stats.compare_family(A, B, names=("A", "B"), alpha=alpha, n_resamples=n_resamples,
-                                  n_permutations=n_permutations, seed=seed)
-    metric_diffs = [MetricDiff(metric=m, n=c.n, mean_a=float(A[:, j].mean()), mean_b=float(B[:, j].mean()),
-                               diff=c.diff, ci_low=c.ci_low, ci_high=c.ci_high, p_value=c.p_value,
-                               p_holm=float(c.p_adjusted), method=c.method, verdict=c.verdict, reading=c.reading)
-                    for j, (m, c) in enumerate(zip(chosen, family))]
+    pair = name_a if name_a == name_b else f"{name_a} / {name_b}"
+    metric_diffs = _metric_diffs(ia, ib, order, chosen, a.is_score, dict(
+        alpha=alpha, n_resamples=n_resamples, n_permutations=n_permutations, seed=seed), notes, pair)
     if only_a or only_b:
-        notes.append(f"{name_a if name_a == name_b else name_a + ' / ' + name_b}: the question sets differ — "
+        notes.append(f"{pair}: the question sets differ — "
                      f"compared on the {len(order)} questions both runs scored; "
                      + ", ".join(f"{n} {'scored ' if i == 0 else ''}only in {side}" for i, (n, side) in enumerate(
                          (n, side) for n, side in ((len(only_a), "A"), (len(only_b), "B")) if n)))

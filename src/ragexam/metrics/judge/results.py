@@ -20,7 +20,7 @@ from ragexam.metrics.judge.registry import builtin_metrics, registered
 
 __all__ = ["JudgeItem", "JudgeVerdict", "ItemScore", "MetricSummary", "JudgeRun", "JudgePlan", "REASONS",
            "summarize", "combine_repeats", "INTERVAL_RESAMPLES", "INTERVAL_CONFIDENCE", "value_name",
-           "mean_interval"]
+           "mean_interval", "not_applicable", "not_applicable_words"]
 
 #: reason -> (category, meaning).  Categories: ``judge`` (the reply was unusable), ``transport``
 #: (no reply), ``not_applicable`` (valid reply, no score defined), ``input`` (nothing to judge).
@@ -202,8 +202,11 @@ INTERVAL_CONFIDENCE = 0.95
 class MetricSummary:
     """Aggregate of one metric over items.
 
-    :ivar n: items; :ivar n_judged: items with a score; :ivar coverage: ``n_judged / n``
-        (``None`` when ``n == 0``); :ivar mean: mean score over judged items only (``None`` if
+    :ivar n: judgeable items -- every item but those the metric does not apply to (an unjudged reason of the
+        ``not_applicable`` category of :data:`REASONS`: faithfulness of an answer that makes no claim, it declines);
+        :ivar n_judged: items with a score; :ivar coverage: ``n_judged / n`` (``None`` when ``n == 0``): judged of
+        judgeable, so a pipeline that declines correctly is not short of coverage; :ivar n_not_applicable: the items
+        the metric does not apply to, counted apart (their reasons are in ``unjudged`` too); :ivar mean: mean score over judged items only (``None`` if
         none); :ivar ci95: ``(low, high)`` percentile-bootstrap 95% interval of the mean over the
         judged items (``None`` when none was judged); :ivar pass_rate: share of judged items whose
         canonical verdict passes the metric's rule (``None`` without a rule); :ivar pass_ci95: its
@@ -251,10 +254,12 @@ class MetricSummary:
     value_name: str = "mean"
     written_mean: Optional[float] = None
     interval_note: Optional[str] = None
+    n_not_applicable: int = 0
 
     def to_record(self) -> JudgeStat:
         """The summary as a score stores it (:class:`ragexam.storage.score_summary.JudgeStat`)."""
         return JudgeStat(metric=self.metric, n=self.n, n_judged=self.n_judged, coverage=self.coverage,
+                         n_not_applicable=self.n_not_applicable,
                          mean=self.mean, ci95=self.ci95 or None, pass_rate=self.pass_rate,
                          pass_ci95=self.pass_ci95 or None, n_passed=self.n_passed, unjudged=dict(self.unjudged),
                          labels=dict(self.labels), n_repeated=self.n_repeated, flip_share=self.flip_share,
@@ -350,10 +355,29 @@ def summarize(scores: Iterable[ItemScore], metric: Optional[str] = None, *, seed
     written = [float(s.details["score_sample"]) for s in judged if s.details.get("score_sample") is not None]
     written_mean = sum(written) / len(written) if probability and written else None
     scoring = "probability" if probability else "sample"
-    return MetricSummary(metric, len(scores), len(judged), len(judged) / len(scores) if scores else None,
+    judgeable = len(scores) - sum(1 for s in scores if not s.judged and not_applicable(s.reason))
+    return MetricSummary(metric, judgeable, len(judged), len(judged) / judgeable if judgeable else None,
                          mean, unjudged, labels, mismatch, ci, pass_rate, pass_ci, n_passed, len(repeated), flip,
                          sum(s.tie for s in judged), sig, quoted, scoring, value_name(defn, scoring), written_mean,
-                         note)
+                         note, len(scores) - judgeable)
+
+
+def not_applicable_words(stat: Any) -> str:
+    """``12 not applicable (no_claims: the answer makes no factual claim (e.g. it declines))``: a summary's (a
+    :class:`MetricSummary` or a :class:`~ragexam.storage.score_summary.JudgeStat`) answers the metric does not apply
+    to, with their reasons; empty when there are none."""
+    n = getattr(stat, "n_not_applicable", 0) or 0
+    if not n:
+        return ""
+    reasons = [(r, c) for r, c in (stat.unjudged or {}).items() if not_applicable(r)]
+    why = "; ".join(f"{r}{'' if c == n else f' {c}'}: {REASONS[r][1]}" for r, c in reasons)
+    return f"{n} not applicable" + (f" ({why})" if why else "")
+
+
+def not_applicable(reason: Optional[str]) -> bool:
+    """An unjudged ``reason`` of the ``not_applicable`` category (:data:`REASONS`): the metric does not apply to the
+    item (``no_claims``, ``declined``), so it is not judgeable and counts in no coverage."""
+    return REASONS.get(reason or "", ("",))[0] == "not_applicable"
 
 
 @dataclass
