@@ -269,6 +269,14 @@ def test_traced_questions_that_are_exam_questions_are_graded_on_its_evidence(fol
                 for r in recs if r["trace"]["model"] == name and r["query_id"] in exam_of
                 and by_id[exam_of[r["query_id"]]].answerable and r["contexts"]]
         assert seg["n_exam"] == len(hits) and seg["evidence"]["evidence_hit"]["mean"] == pytest.approx(np.mean(hits))
+    # the judge beside the evidence counts questions, not answers: traced answers of one exam question are one
+    # question, resampled together (review T2: "50 questions" for 54 answers of 22)
+    assert any(t.get("evidence") for t in s["judge"]["trust"].values())
+    for metric, trust in s["judge"]["trust"].items():
+        ev = trust.get("evidence")
+        if ev:
+            assert ev["n_questions"] <= len(set(exam_of.values())), metric
+            assert "answers of" in ev["text"] or ev["n_questions"] == len(exam_of), metric
 
 
 def test_an_exact_match_is_the_same_question_after_normalisation_and_a_near_one_needs_the_same_numbers():

@@ -178,14 +178,18 @@ def _beside_evidence(rows: Sequence[AnswerRow], metric: str, defn: JudgeMetric, 
     ``None`` for another metric or when no context has an evidence flag."""
     if contrast_kind(defn) != "contexts":
         return None
-    data: List[Tuple[str, float, bool]] = []
+    from ragexam.analysis.answers.segments import pair_key
+    from ragexam.analysis.answers.traffic import is_traced
+
+    data: List[Tuple[str, str, float, bool]] = []  # (answer, question, value, holds): a question's answers together
     for r in rows:
         sc = r.judge.get(metric)
         flags = r.evidence.get("flags") if r.evidence else None
         if sc is None or not sc.judged or not isinstance(flags, list):
             continue
         values = defn.units(sc.score, sc.label, sc.details)
-        data += [(r.query_id, float(v), bool(f)) for v, f in zip(values, flags)]
+        question = pair_key(r) if is_traced(r.question) else r.query_id  # traced: its exam question, else its text
+        data += [(r.item_id, question, float(v), bool(f)) for v, f in zip(values, flags)]
     if not data:
         return None
     sep = evidence_contrast(metric, "sample", data, seed=seed)
