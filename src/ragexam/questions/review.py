@@ -321,7 +321,10 @@ class ReviewSheet:
 @dataclass(frozen=True)
 class CheckSettings:
     """The thresholds a set was generated with (:meth:`from_card`: its card's signature, the generator's defaults
-    -- :class:`~ragexam.questions.config.GenerateConfig` -- where the card says nothing)."""
+    -- :class:`~ragexam.questions.config.GenerateConfig` -- where the card says nothing).  ``any_language``: a
+    question need not be in the corpus's language -- a set of traced questions (card ``kind: traces``), the users'
+    own words: a question ``traces sample`` rejected as ``wrong_language`` (an English question to a Korean corpus)
+    is kept when a reviewer rescues it."""
 
     lexical_at: float
     copy_at: float
@@ -329,6 +332,7 @@ class CheckSettings:
     min_evidence_chars: int
     max_evidence_chars: int
     ambiguous: str
+    any_language: bool = False
 
     @classmethod
     def from_card(cls, card: Mapping[str, Any]) -> "CheckSettings":
@@ -338,6 +342,7 @@ class CheckSettings:
         d = GenerateConfig.__dataclass_fields__
         out: Dict[str, Any] = {k: d[k].default for k in ("lexical_at", "copy_at", "dedup_at", "min_evidence_chars",
                                                          "max_evidence_chars", "ambiguous")}
+        out["any_language"] = card.get("kind") == "traces"
         try:
             sig = Signature.parse(str(card.get("signature", "")))
         except ValueError:
@@ -420,7 +425,8 @@ def run_candidate_checks(question: str, answer: str, evidence: Sequence[str], *,
     from ragexam.questions import measure as M
 
     rep = CheckReport([_step("question", C.question_problem(question, script=facts.script, foreign=facts.foreign,
-                                                            scripts=facts.scripts))])
+                                                            scripts=facts.scripts,
+                                                            language=not settings.any_language))])
     if not answerable:
         rep.steps.append(Step("evidence", False, "answered_in_corpus", "an out-of-corpus question (answerable: false) "
                                                                         "cannot have evidence; remove it")
