@@ -296,3 +296,13 @@ def test_an_english_question_to_a_korean_corpus_rejected_as_wrong_language_is_re
     from ragexam.questions.review import CheckSettings
 
     assert CheckSettings.from_card({"kind": "traces"}).any_language and not CheckSettings.from_card({}).any_language
+
+
+def test_the_sheet_note_speaks_the_corpus_language():
+    """T12d: a Korean team's review sheet read `2695 trace(s), 7 phrasing(s), ...` in English."""
+    rec = {"metadata": {"generation": {"located": {"confidence": 0.91, "scope": "hints"}, "evidence_status": "located"},
+                        "trace": {"frequency": 2695, "distinct_phrasings": 7, "negative_feedback": 3}}}
+    assert TS._note(rec, "ko") == "요청 2695건, 표현 7가지; 부정 피드백 3건: 답을 확인하세요; 근거 찾음, 확신도 0.91 (hints)"
+    assert TS._note(rec, "en").startswith("2695 traces, 7 phrasings; 3 with negative feedback")
+    rec["metadata"]["trace"].update(frequency=1, distinct_phrasings=1, negative_feedback=0)
+    assert TS._note(rec).startswith("1 trace, 1 phrasing; evidence located")

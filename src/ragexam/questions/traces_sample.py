@@ -521,21 +521,33 @@ def _check(rec: Dict[str, Any], hint: Optional[Hint], facts: "CorpusFacts", sett
     return (problem.reason, problem.detail) if problem is not None else None
 
 
-def _note(rec: Dict[str, Any]) -> str:
-    g, t = rec["metadata"]["generation"], rec["metadata"]["trace"]
-    parts = [f"{t['frequency']} trace(s), {t['distinct_phrasings']} phrasing(s)"]
-    if t["negative_feedback"]:
-        parts.append(f"{t['negative_feedback']} with negative feedback: check the answer")
-    ev, status = g["located"], g["evidence_status"]
-    if status == "unlocated":
-        parts.append(f"evidence not found ({ev.get('reason', '')}): paste it, or set type to out_of_corpus")
-    elif status == "uncertain":
-        from ragexam.questions.locate_review import proposed_texts
+def _note(rec: Dict[str, Any], language: str = "en") -> str:
+    """The review sheet's note on a candidate, in the corpus's language (``ko``: Korean; the locator's reason in
+    parentheses stays as it wrote it)."""
+    from ragexam.questions.locate_review import proposed_texts
 
-        parts.append(f"evidence uncertain ({ev.get('reason', '')}); proposed: {' / '.join(proposed_texts(ev))} -- "
-                     "accepting takes it; or paste other evidence")
+    ko = language == "ko"
+    g, t = rec["metadata"]["generation"], rec["metadata"]["trace"]
+    n, phrasings, negative = t["frequency"], t["distinct_phrasings"], t["negative_feedback"]
+    parts = [f"요청 {n}건, 표현 {phrasings}가지" if ko else
+             f"{fmt.plural(n, 'trace')}, {fmt.plural(phrasings, 'phrasing')}"]
+    if negative:
+        parts.append(f"부정 피드백 {negative}건: 답을 확인하세요" if ko else
+                     f"{negative} with negative feedback: check the answer")
+    ev, status = g["located"], g["evidence_status"]
+    reason = ev.get("reason", "")
+    if status == "unlocated":
+        parts.append(f"근거를 찾지 못함 ({reason}): 문서에서 근거를 붙여 넣거나, type을 out_of_corpus로 바꾸세요" if ko
+                     else f"evidence not found ({reason}): paste it, or set type to out_of_corpus")
+    elif status == "uncertain":
+        proposed = " / ".join(proposed_texts(ev))
+        parts.append(f"근거 불확실 ({reason}); 제안: {proposed} -- 승인하면 이 근거를 씁니다. 다른 근거를 붙여 넣어도 "
+                     "됩니다" if ko else f"evidence uncertain ({reason}); proposed: {proposed} -- accepting takes it; "
+                     "or paste other evidence")
     else:
-        parts.append(f"evidence located with confidence {ev.get('confidence', 0):.2f} ({ev.get('scope')})")
+        conf = f"{ev.get('confidence', 0):.2f}"
+        parts.append(f"근거 찾음, 확신도 {conf} ({ev.get('scope')})" if ko else
+                     f"evidence located with confidence {conf} ({ev.get('scope')})")
     return "; ".join(parts)
 
 
@@ -631,7 +643,7 @@ class _Sampling:
         if failed is not None:
             self.rejects.append(_reject(rec, *failed))
             return
-        rec["metadata"]["generation"]["to_reviewer"] = _note(rec)
+        rec["metadata"]["generation"]["to_reviewer"] = _note(rec, self.facts.language)
         self.records.append(rec)
         self.others.append((rec["query_id"], M.bigrams(rec["question"])))
 
