@@ -309,4 +309,5 @@ def test_deleted_rows_an_edited_relevant_cell_and_a_missing_sheet_are_said(made,
         apply_review(bare, None, tmp_path / "out.jsonl")
     said = str(err.value)
     assert "no such file" in said and "--review FILE" in said and "`ragexam serve --review" in said
-    assert "`ragexam generate` writes it" in said
+    assert ("`ragexam generate`, `ragexam locate-evidence` and `ragexam traces sample` write it beside the set"
+            in said)

@@ -794,11 +794,13 @@ def _read_set_sheet(rs: ReviewSet, review: Optional[PathLike]) -> Sheet:
     """The sheet of ``rs`` (:func:`read_sheet`); when it does not exist, an error that says which command writes
     it."""
     if review is None and not rs.sheet_path.exists():
-        writer = "`ragexam locate-evidence`" if rs.kind == "located" else \
-            "`ragexam traces sample`" if rs.card.get("kind") == "traces" else "`ragexam generate`"
+        writer = "`ragexam locate-evidence` writes it" if rs.kind == "located" else \
+            "`ragexam traces sample` writes it" if rs.card.get("kind") == "traces" else \
+            "`ragexam generate` writes it" if rs.card else \
+            "`ragexam generate`, `ragexam locate-evidence` and `ragexam traces sample` write it"
         raise InputError(
             f"no such file: the review sheet of {rs.qa.name} (expected beside it, {rs.sheet_path.name}); {writer} "
-            f"writes it beside the set it writes, and `ragexam serve --review {rs.qa}` writes it as you decide. Fix: "
+            f"beside the set, and `ragexam serve --review {rs.qa}` writes it as you decide. Fix: "
             "pass the sheet you edited with --review FILE; for a set that no command of ragexam wrote, decide its "
             f"questions in `ragexam serve --review {rs.qa}` (or write a CSV with the columns query_id and status)",
             source=str(rs.sheet_path), field="review")
@@ -1005,8 +1007,8 @@ def _audit_outcome(rs: ReviewSet, result: ReviewResult, decisions: Mapping[str, 
 
 def _junk_fixes(rs: ReviewSet, status: "AuditStatus", decisions: Mapping[str, str]) -> List[str]:
     """What brings a refused set's junk bound down: reject the questions the audit labelled bad that the review
-    keeps unread (pending; an accepted one was read by a person), review the pending ones, and -- when the audit has not read its whole sample, or its sample is not the
-    whole set -- audit more."""
+    keeps unread (pending; an accepted one was read by a person), review the pending ones, and -- when the audit
+    has not read its whole sample, or its sample is not the whole set -- audit more."""
     from ragexam.questions.audit import read_audit
 
     audit = read_audit(rs.qa)

@@ -76,7 +76,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ragexam.retrieval.embedders import Embedder
 
 __all__ = ["TrafficQuestion", "Hint", "Cluster", "SampleConfig", "SampleResult", "Evidence", "question_key",
-           "parse_first", "FirstCondition", "first_notes", "cluster", "choose", "hint_documents", "locate_for_trace", "sample", "write_sample",
+           "parse_first", "FirstCondition", "first_notes", "cluster", "choose", "hint_documents", "locate_for_trace",
+           "sample", "write_sample",
            "DEFAULT_THRESHOLD", "CONTEXT_CHARS"]
 
 #: cosine at which two questions with the same numbers are near-duplicates (module docstring, 2.)

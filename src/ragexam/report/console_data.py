@@ -68,9 +68,9 @@ def print_validation(report: "ValidationReport", console, *, with_questions: boo
 
         g = report.grading
         blocking = [p for p in report.errors if p.kind != "run_would_refuse"]
-        verdict = "[red]would refuse[/]" if g.refusal else \
-            f"[red]refuses until the {fmt.noun(len(blocking), 'error')} above {'is' if len(blocking) == 1 else 'are'} " \
-            "fixed[/]" if blocking else "[green]grades every answerable question[/]"
+        errors = f"the {fmt.noun(len(blocking), 'error')} above {'is' if len(blocking) == 1 else 'are'}"
+        verdict = "[red]would refuse[/]" if g.refusal else f"[red]refuses until {errors} fixed[/]" if blocking \
+            else "[green]grades every answerable question[/]"
         console.print(f"grading: {escape(counts_line(g))}; `ragexam run` with {g.mode} {verdict}",
                       highlight=False, soft_wrap=True)
     what = fmt.plural(report.documents, "document") + (
