@@ -147,6 +147,20 @@ def test_the_sheet_round_trip_for_scripts_and_ci(tmp_path):
     assert {lab.reason for lab in done.audit.labels.values() if lab.label == "bad"} <= {"wrong_key"}
 
 
+def test_reasons_are_read_in_the_korean_words_the_pages_show():
+    """E22: labels were read in Korean (좋음/불량) but a reason in Korean words (`정답 틀림`) was refused, and the
+    error listed only the English codes."""
+    from ragexam.questions.audit import REASONS, reason_of
+
+    assert reason_of("정답 틀림") == reason_of("정답이 틀림") == reason_of("정답틀림") == "wrong_key"
+    assert all(reason_of(ko) == code and reason_of(ko.replace("이 ", " ")) == code
+               for code, (_, _, ko) in REASONS.items())
+    assert reason_of("Wrong Key") == reason_of("1") == "wrong_key" and reason_of("not answerable") != ""
+    with pytest.raises(InputError) as err:
+        reason_of("엉망")
+    assert "1 wrong_key (wrong key / 정답이 틀림)" in str(err.value) and "질문이 아님" in str(err.value)
+
+
 @pytest.mark.parametrize("change,field,line", [
     (lambda rows: rows[2].update(label="bad", reason=""), "reason", 4),
     (lambda rows: rows[1].update(label="maybe"), "label", 3),

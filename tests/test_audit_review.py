@@ -338,8 +338,37 @@ def test_a_set_audited_whole_is_refused_with_the_questions_labelled_bad_to_rejec
     # the audit labelled every question: what the written set holds is counted, not a 95% bound
     said = " ".join(res.output.split())
     assert "the written set: junk at most 0% (at most 0 of 9: 9 not reviewed; counted from the audit of every " \
-           "question less the rejected ones)" in said and "95% bound" not in said
+           "question: the ones it labelled bad that nobody reviewed)" in said and "95% bound" not in said
     assert audit_status(out).derived.bound.exact
+
+
+def test_questions_labelled_bad_that_a_person_accepted_are_not_counted_as_unread_junk(tmp_path):
+    """E8: a person read the audited-bad questions, fixed them and accepted them; --max-junk still counted them
+    (the bound was the audit's bad less the rejected ones) and its fix said to reject what was just repaired.  An
+    accepted question was read by a person: only the audited-bad questions the review keeps unread count, and the
+    fix names only those."""
+    qa = make_generated_set(tmp_path / "set", 12)
+    audit(qa, 20)
+    bad = sorted(q for q, b in truth(qa).items() if b)
+    out = tmp_path / "reviewed.jsonl"
+    set_sheet(qa, lambda q: "accept" if q in bad[:2] else "reject" if q in bad[2:] else "pending")
+    res = apply_review(qa, None, out, max_junk=0.05)
+    assert res.refused is None and res.bound.bad_high == 0 and res.bound.exact and out.exists()
+    set_sheet(qa, lambda q: "accept" if q == bad[0] else "pending")  # the other bad ones left unread
+    res = apply_review(qa, None, tmp_path / "r2.jsonl", max_junk=0.05)
+    assert res.bound.bad_high == len(bad) - 1 and res.refused is not None
+    assert f"reject the {len(bad) - 1} questions the audit labelled bad ({', '.join(bad[1:])})" in res.refused
+    # a partial audit: the accepted audited-bad questions come off the set's upper bound like the rejected ones
+    from ragexam.questions.risk import pending_bound
+
+    qa = make_generated_set(tmp_path / "partial", 40)
+    whole = audit(qa, 20).interval
+    a = read_audit(qa)
+    labelled = [lab.query_id for lab in a.counted()[0] if lab.label == "bad"]
+    q = review_queue(records(qa), a)
+    unread = pending_bound(q, a, whole, {x: "pending" for x in records(qa)})
+    read = pending_bound(q, a, whole, {x: "accepted" if x in labelled else "pending" for x in records(qa)})
+    assert labelled and unread.bad_high == whole.high_count and read.bad_high == whole.high_count - len(labelled)
 
 
 def test_a_partial_audit_suggests_a_larger_sample_within_the_set(tmp_path):

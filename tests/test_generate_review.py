@@ -280,3 +280,34 @@ def test_the_sheet_writer_merges_rows_and_detects_conflicts(with_rejects, tmp_pa
     row = read_sheet(missing).by_id[ids[1]][1]
     assert row["status"] == "rejected" and row["question"] == rs.records[ids[1]]["question"]
     assert apply_review(tmp / "qa.jsonl", missing, None).rejected == [ids[1]]
+
+
+def test_deleted_rows_an_edited_relevant_cell_and_a_missing_sheet_are_said(made, tmp_path):
+    """E21: rows deleted from the sheet became pending without a word; E13: a generated set's relevant_doc_ids
+    cell is not read, and an edit of it was ignored silently; E23: a set without a sheet failed with only
+    "no such file"."""
+    import shutil
+
+    tmp, _ = made
+    rows = sheet(tmp)
+    gone = [rows[1]["query_id"], rows[3]["query_id"]]
+    rows[0]["relevant_doc_ids"] = "d1 d2 d3"
+    review = write_sheet(tmp_path / "cut.csv", [r for r in rows if r["query_id"] not in gone])
+    res = apply_review(tmp / "qa.jsonl", review, None)
+    assert res.counts["pending_kept"] == len(rows)
+    note = next(n for n in res.notes if "no row in cut.csv" in n)
+    assert note.startswith(f"2 questions of qa.jsonl have no row in cut.csv (deleted from the sheet?): "
+                           f"{gone[0]}, {gone[1]}; kept as pending")
+    dropped = apply_review(tmp / "qa.jsonl", review, None, pending="drop")
+    assert any("left out as pending (--pending drop)" in n for n in dropped.notes)
+    assert any(f"had an edited relevant_doc_ids cell, which a generated set does not read: {rows[0]['query_id']}" in n
+               for n in res.notes)
+    assert not any("no row" in n or "relevant_doc_ids" in n for n in apply_review(tmp / "qa.jsonl", None, None).notes)
+    bare = tmp_path / "bare.jsonl"
+    shutil.copy(tmp / "qa.jsonl", bare)
+    with pytest.raises(InputError) as err:
+        apply_review(bare, None, tmp_path / "out.jsonl")
+    said = str(err.value)
+    assert "no such file" in said and "--review FILE" in said and "`ragexam serve --review" in said
+    assert ("`ragexam generate`, `ragexam locate-evidence` and `ragexam traces sample` write it beside the set"
+            in said)

@@ -179,6 +179,26 @@ def test_validate_with_the_flag_the_run_would_get(typo, capsys):
     assert data["counts"] == {"unknown_field": 1}
 
 
+def test_a_relevant_document_not_in_the_corpus_is_not_counted_gradable(tmp_path, capsys, monkeypatch):
+    """E24: validate reported unknown_doc_id and in the same output "doc: 5 of 5 answerable questions gradable;
+    `ragexam run` with doc grades every answerable question" -- run refuses that set."""
+    monkeypatch.setenv("COLUMNS", "250")
+    lines = (SAMPLES / "it_helpdesk" / "qa.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    qa = tmp_path / "qa.jsonl"
+    rows = [json.loads(x) for x in lines]
+    rows[2]["relevant_doc_ids"] = ["hd_99"]
+    qa.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    code, out, _ = cli(["validate", "--corpus", "it_helpdesk", "--qa", qa, "--relevance", "doc"], capsys)
+    flat = " ".join(out.split())
+    assert code == 1 and "unknown_doc_id" in flat and "grades every answerable question" not in flat
+    assert "doc: 64 of 65 answerable questions gradable" in flat and "`ragexam run` with doc would refuse" in flat
+    assert f"{rows[2]['query_id']} (relevant documents not in the corpus: hd_99)" in flat
+    code, out, _ = cli(["validate", "--corpus", "it_helpdesk", "--qa", qa], capsys)
+    flat = " ".join(out.split())
+    assert code == 1 and "`ragexam run` with evidence refuses until the error above is fixed" in flat
+    assert "grades every answerable question" not in flat
+
+
 def test_validate_and_run_agree_on_every_set(tmp_path):
     """validate's prediction is run's decision: the one function decides both."""
     from ragexam.data.validation import validate

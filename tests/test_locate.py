@@ -571,3 +571,80 @@ def test_the_sheet_and_the_reason_show_one_confidence():
     nokey = Question("k", "보안 출력 문서는 얼마나 보관되나요?", ("hr_06",))
     lq = located_question(nokey, loc.locate(nokey.question, None, ["hr_06"]), OFFLINE, scope="documents")
     assert "of the answer" not in lq.reason and "of the question's words" in lq.reason and "no answer key" in lq.reason
+
+
+def test_a_located_set_without_its_card_is_reviewed_as_a_located_set(tmp_path, capsys):
+    """E7: the kind came only from the card: a located set and its sheet copied without located.card.json were
+    reviewed as a generated set (an accepted uncertain row did not take its proposed span, a pending row's edit was
+    applied).  The records' metadata.located tell the kind too; the sheet means the same with or without the card,
+    and a note says how the kind was told."""
+    import shutil
+
+    qa = _strip("ai_concepts", tmp_path / "qa.jsonl", **_paraphrased())
+    out = tmp_path / "located.jsonl"
+    assert cli(["locate-evidence", "--corpus", "ai_concepts", "--qa", qa, "--out", out, "--no-e5"], capsys)[0] == 0
+    rows = _sheet(tmp_path / "located.review.csv")
+    uncertain = next(r for r in rows if r["evidence_status"] == "uncertain")
+    uncertain["status"] = "accept"
+    edited = next(r for r in rows if r["evidence_status"] == "located")
+    edited["evidence"] = load_corpus("ai_concepts")[edited["doc_id"].split()[0]].content.split(". ")[0]
+    _write_sheet(tmp_path / "located.review.csv", rows)
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(out, bare / "located.jsonl")
+    shutil.copy(tmp_path / "located.review.csv", bare / "located.review.csv")
+    results = []
+    for folder in (tmp_path, bare):
+        code, text, err = cli(["review", "apply", "--qa", folder / "located.jsonl", "--out", folder / "r.jsonl",
+                               "--corpus", "ai_concepts", "--json"], capsys)
+        assert code == 0, err
+        results.append((json.loads(text), (folder / "r.jsonl").read_text(encoding="utf-8")))
+    (with_card, written), (without, written_bare) = results
+    assert written_bare == written and without["kind"] == with_card["kind"] == "located"
+    assert without["counts"] == with_card["counts"] and with_card["counts"]["proposed"] == 1
+    final = {r["query_id"]: r for r in map(json.loads, written_bare.splitlines())}
+    assert final[uncertain["query_id"]]["evidence"] and final[uncertain["query_id"]]["metadata"]["located"]
+    assert not any("no card" in n for n in with_card["notes"])
+    assert any("has no card (located.card.json)" in n and "metadata.located" in n for n in without["notes"])
+    # a sheet without a located set's columns on a located set: said
+    plain = [{k: v for k, v in r.items() if k not in ("evidence_status", "proposed", "runner_up")} for r in rows]
+    _write_sheet(bare / "located.review.csv", plain)
+    code, text, err = cli(["review", "apply", "--qa", bare / "located.jsonl", "--out", bare / "r2.jsonl", "--corpus",
+                           "ai_concepts", "--json"], capsys)
+    assert code == 0, err
+    assert any("none of a located set's columns" in n for n in json.loads(text)["notes"])
+
+
+def test_an_edited_relevant_doc_ids_cell_is_applied_when_its_ids_are_documents(tmp_path, capsys):
+    """E13: the relevant_doc_ids column was display-only -- an edit was ignored without a word while the error said
+    "add the document to relevant_doc_ids".  An accepted row's cell now becomes the question's relevant documents
+    (each checked to be a document of the corpus), before its evidence is checked against them."""
+    qa = _strip("ai_concepts", tmp_path / "qa.jsonl")
+    out = tmp_path / "located.jsonl"
+    cli(["locate-evidence", "--corpus", "ai_concepts", "--qa", qa, "--out", out, "--no-e5"], capsys)
+    rows = _sheet(tmp_path / "located.review.csv")
+    rows[0]["status"] = "accept"
+    rows[0]["evidence"] = load_corpus("ai_concepts")["doc_010"].content.split(". ")[0]
+    _write_sheet(tmp_path / "located.review.csv", rows)
+    code, _, err = cli(["review", "apply", "--qa", out, "--out", tmp_path / "r.jsonl"], capsys)
+    assert code == 2 and "add the document to relevant_doc_ids" in err
+    had = rows[0]["relevant_doc_ids"]
+    rows[0]["relevant_doc_ids"] = had + " doc_999"
+    _write_sheet(tmp_path / "located.review.csv", rows)
+    code, _, err = cli(["review", "apply", "--qa", out, "--out", tmp_path / "r.jsonl"], capsys)
+    assert code == 2 and "field 'relevant_doc_ids'" in err and "doc_999: not a document of the corpus" in err
+    rows[0]["relevant_doc_ids"] = had + " doc_010"
+    rows[1]["relevant_doc_ids"] = "doc_010"  # left pending: not applied, said
+    _write_sheet(tmp_path / "located.review.csv", rows)
+    code, text, err = cli(["review", "apply", "--qa", out, "--out", tmp_path / "r.jsonl", "--json"], capsys)
+    assert code == 0, err
+    res = json.loads(text)
+    final = {r["query_id"]: r for r in map(json.loads, (tmp_path / "r.jsonl").read_text(encoding="utf-8").splitlines())}
+    first = final[rows[0]["query_id"]]
+    assert first["relevant_doc_ids"] == had.split() + ["doc_010"]
+    assert first["metadata"]["located"]["edited"] == ["evidence", "relevant_doc_ids"]
+    assert any(n.startswith("relevant documents changed in located.review.csv: " + rows[0]["query_id"])
+               for n in res["notes"])
+    assert any("left pending had an edited relevant_doc_ids cell" in n and rows[1]["query_id"] in n
+               for n in res["notes"])
+    assert final[rows[1]["query_id"]]["relevant_doc_ids"] != ["doc_010"]

@@ -238,3 +238,71 @@ def test_first_conditions_read_the_feedback_recorded_on_a_trace():
     assert TS.parse_first(["faithfulness<=0.5"])[0](TraceMeta("langfuse", "t", feedback=(Feedback("faithfulness",
                                                                                                    0.5),)))
     assert neg(TraceMeta("otel", "t", feedback=(Feedback("rating", None, "👎"),)))
+
+
+def test_a_first_condition_no_trace_meets_is_said_with_the_names_the_traces_have(traffic, tmp_path):
+    """T7: `--first 'faithfullness<0.5'` (no trace has that score) or `--first negative` on traffic without a thumbs
+    down changed nothing and said nothing."""
+    thumbs = TraceMeta("langfuse", "t", feedback=(Feedback("thumbs", 1.0), Feedback("faithfulness", 0.7)))
+    conds = TS.parse_first(["faithfullness<0.5", "negative", "faithfulness<0.5", "thumbs<2"])
+    assert [c(thumbs) for c in conds] == [False, False, False, True]
+    notes = TS.first_notes(conds)
+    assert notes[0] == ("--first faithfullness<0.5 picked nothing first: no trace has a feedback score named "
+                        "'faithfullness' (did you mean 'faithfulness'?); the traces have: faithfulness, thumbs; the "
+                        "sample is as without it")
+    assert notes[1].startswith("--first negative picked nothing first: no trace has negative feedback")
+    assert "no trace has faithfulness < 0.5 (its lowest is 0.700)" in notes[2] and len(notes) == 3
+    # a later condition is counted even when an earlier one already flagged the trace
+    later = TS.parse_first(["thumbs<2", "faithfulness<0.8"])
+    assert any(c(thumbs) for c in later) and TS.first_notes(later) == []
+    answers, _ = traffic
+    res = sample_traces(answers, 3, "it_helpdesk", tmp_path / "c.jsonl", first=["faithfullness<0.5"])
+    assert any(n.startswith("--first faithfullness<0.5 picked nothing first: no trace has a feedback score named "
+                            "'faithfullness'; the traces have: thumbs") for n in res.card["notes"])
+    res = sample_traces(answers, 3, "it_helpdesk", tmp_path / "d.jsonl", first=["negative"])
+    assert not any("picked nothing first" in n for n in res.card["notes"])
+
+
+def test_an_english_question_to_a_korean_corpus_rejected_as_wrong_language_is_rescuable(tmp_path):
+    """T11: English traffic questions went to the rejects as wrong_language, the console called them "rescuable in
+    review", and the review refused the rescue with the same wrong_language.  A traced set holds the users' own
+    words: its review does not hold a question to the corpus's language."""
+    from ragexam import api
+
+    corpus = {d.doc_id: d.content for d in load_corpus("it_helpdesk").documents}
+    asked = [("k1", "VPN-ERR-619 오류가 나면 어떻게 하나요?", corpus["hd_01"][:80]),
+             ("e1", "How long is the projector lamp replacement cycle?", "About a year.")]
+    answers = tmp_path / "traffic.jsonl"
+    answers.write_text("".join(json.dumps({"query_id": q, "question": text, "answer": a, "contexts": []},
+                                          ensure_ascii=False) + "\n" for q, text, a in asked), encoding="utf-8")
+    out = tmp_path / "cand.jsonl"
+    res = sample_traces(answers, 2, "it_helpdesk", out)
+    reject = next(r for r in res.rejects if r["question"] == asked[1][1])
+    assert reject["reason"] == "wrong_language"
+    rows = _sheet(tmp_path / "cand.review.csv")
+    for r in rows:
+        r["status"] = "reject"
+    rows.append({**{k: "" for k in rows[0]}, "query_id": f"trace_{reject['cid']}", "status": "accept",
+                 "question": asked[1][1], "type": "out_of_corpus"})
+    for r in rows:
+        r["candidate"] = reject["cid"] if r["query_id"] == f"trace_{reject['cid']}" else ""
+    _write_sheet(tmp_path / "cand.review.csv", rows)
+    done = api.review_apply(out, tmp_path / "exam.jsonl")
+    assert done.counts["rescued"] == 1
+    final = [json.loads(x) for x in (tmp_path / "exam.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [r["question"] for r in final] == [asked[1][1]]
+    assert final[0]["metadata"]["generation"]["rescued"] == "wrong_language"
+    # a generated set's review still holds its questions to the corpus's language
+    from ragexam.questions.review import CheckSettings
+
+    assert CheckSettings.from_card({"kind": "traces"}).any_language and not CheckSettings.from_card({}).any_language
+
+
+def test_the_sheet_note_speaks_the_corpus_language():
+    """T12d: a Korean team's review sheet read `2695 trace(s), 7 phrasing(s), ...` in English."""
+    rec = {"metadata": {"generation": {"located": {"confidence": 0.91, "scope": "hints"}, "evidence_status": "located"},
+                        "trace": {"frequency": 2695, "distinct_phrasings": 7, "negative_feedback": 3}}}
+    assert TS._note(rec, "ko") == "요청 2695건, 표현 7가지; 부정 피드백 3건: 답을 확인하세요; 근거 찾음, 확신도 0.91 (hints)"
+    assert TS._note(rec, "en").startswith("2695 traces, 7 phrasings; 3 with negative feedback")
+    rec["metadata"]["trace"].update(frequency=1, distinct_phrasings=1, negative_feedback=0)
+    assert TS._note(rec).startswith("1 trace, 1 phrasing; evidence located")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import difflib
 import functools
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import AbstractSet, Dict, List, Optional, Sequence, Tuple
 
 from ragexam import fmt
 from ragexam.data.schema import Question
@@ -49,12 +49,16 @@ def similar_field(name: str, known: Tuple[str, ...]) -> Optional[str]:
     return hit[0] if hit and hit[0] != name else None
 
 
-def _has(q: Question, mode: str) -> bool:
-    return bool(q.evidence) if mode == "evidence" else bool(q.relevant_docs)
+def _has(q: Question, mode: str, known: Optional[AbstractSet[str]] = None) -> bool:
+    if mode == "evidence":
+        return bool(q.evidence)
+    return any(d in known for d in q.relevant_docs) if known is not None else bool(q.relevant_docs)
 
 
-def _why(q: Question, mode: str) -> str:
+def _why(q: Question, mode: str, known: Optional[AbstractSet[str]] = None) -> str:
     """Why ``q`` lacks what ``mode`` needs, when it can be told (``""`` otherwise)."""
+    if mode == "doc" and known is not None and q.relevant_docs:
+        return f"relevant documents not in the corpus: {', '.join(q.relevant_docs[:3])}"
     wanted = ("evidence",) if mode == "evidence" else ("relevant_doc_ids", "relevance")
     for key in q.metadata:
         like = similar_field(str(key), _JUDGMENT_FIELDS)
@@ -115,15 +119,17 @@ class Gradability:
 
 
 def gradability(questions: Sequence[Question], requested: Optional[str] = None, *, corpus: str = "CORPUS",
-                qa: str = "QA") -> Gradability:
+                qa: str = "QA", known: Optional[AbstractSet[str]] = None) -> Gradability:
     """Count what each rule grades and decide whether the run of ``requested`` (``None``: the default rule) would
-    refuse (module docstring).  ``corpus``/``qa`` name the files in the suggested ``locate-evidence`` command."""
+    refuse (module docstring).  ``corpus``/``qa`` name the files in the suggested ``locate-evidence`` command;
+    ``known``: the corpus's document ids, when read -- a question whose relevant documents are none of them is not
+    gradable by ``doc`` (``validate`` reports them as errors too)."""
     if requested is not None and requested not in RULE_NEEDS:
         raise InputError(f"received {requested!r}; expected one of {', '.join(RULE_NEEDS)}.", source="relevance",
                          field="relevance")
     answerable = [q for q in questions if q.answerable]
-    rules = {m: RuleCount(m, sum(_has(q, m) for q in answerable), len(answerable),
-                          tuple((q.query_id, _why(q, m)) for q in answerable if not _has(q, m)))
+    rules = {m: RuleCount(m, sum(_has(q, m, known) for q in answerable), len(answerable),
+                          tuple((q.query_id, _why(q, m, known)) for q in answerable if not _has(q, m, known)))
              for m in RULE_NEEDS}
     default = "evidence" if rules["evidence"].gradable else "doc"
     statuses: Dict[str, int] = {}

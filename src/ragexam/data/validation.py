@@ -98,7 +98,8 @@ def validate(corpus_path: PathLike, qa_path: Optional[PathLike] = None, *,
             check_qa_against_corpus(parsed_qa.questions, parsed_qa.file, parsed_corpus.documents,
                                     parsed_corpus.ids, col, ignore_punctuation=ignore_punctuation)
         if parsed_qa.questions:
-            report.grading = gradability(parsed_qa.questions, relevance, corpus=str(corpus_path), qa=str(qa_path))
+            report.grading = gradability(parsed_qa.questions, relevance, corpus=str(corpus_path), qa=str(qa_path),
+                                         known=set(parsed_corpus.ids) if parsed_corpus.readable else None)
     order = {report.corpus: 0, report.qa: 1}
     report.problems = sorted(col.problems, key=lambda p: (order.get(p.file, 2), p.line or 0))
     if report.grading is not None and report.grading.refusal is not None:  # last: the sum of what is above

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
@@ -110,14 +111,22 @@ def sample_order(query_ids: Sequence[str], seed: int) -> List[str]:
     return [query_ids[int(i)] for i in perm]
 
 
+def _loose(text: str) -> str:
+    """``text`` lower-cased without spaces, underscores nor the subject particle of a Korean word before a space
+    (``정답이 틀림`` and ``정답 틀림`` are one reason)."""
+    return re.sub(r"[\s_]+", "", re.sub(r"(?<=[가-힣])[이가](?=\s)", "", str(text).strip().lower()))
+
+
 def reason_of(value: str, *, file: Optional[str] = None, line: Optional[int] = None) -> str:
-    """A reason code from its code, key (``1``-``6``) or its English or Korean words; InputError otherwise."""
-    v = str(value).strip().lower()
+    """A reason code from its code, key (``1``-``6``) or its English or Korean words (the words the audit pages
+    show, :data:`REASONS`; spaces and a Korean subject particle aside); InputError otherwise."""
+    v = _loose(value)
     for code, (key, en, ko) in REASONS.items():
-        if v in (code, key, en, ko.lower(), code.replace("_", " ")):
+        if v and v in (_loose(code), key, _loose(en), _loose(ko)):
             return code
     raise InputError(f"received {value!r}; expected a reason: " + ", ".join(
-        f"{key} {code} ({en})" for code, (key, en, _) in REASONS.items()), source=file, line=line, field="reason")
+        f"{key} {code} ({en} / {ko})" for code, (key, en, ko) in REASONS.items()), source=file, line=line,
+        field="reason")
 
 
 def label_of(value: str, *, file: Optional[str] = None, line: Optional[int] = None) -> Optional[str]:

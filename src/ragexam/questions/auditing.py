@@ -8,7 +8,8 @@ a terminal never lose each other's labels.  A label is refused when the set file
 The **sheet** (``ragexam review audit QA --sheet audit.csv``, for scripts and CI): one row per sampled question in
 the sample's order, columns :data:`SHEET_COLUMNS`, UTF-8 with BOM (Excel reads the Korean); a person fills
 ``label`` (``good`` / ``bad``, also ``ok``, ``좋음``, ``불량`` ...) and, for a bad one, ``reason`` (its code, its
-number 1-6 or its words); ``--labels audit.csv`` reads it back.  A row left empty has no label; a row whose
+number 1-6 or its English or Korean words, as the audit pages show them: ``정답 틀림`` is ``wrong_key``);
+``--labels audit.csv`` reads it back.  A row left empty has no label; a row whose
 ``query_id`` is not in the sample, or a bad label without a reason, is an error naming the line.
 """
 
@@ -224,7 +225,7 @@ def _sheet_labels(opened: AuditOpened, sheet: PathLike) -> Dict[str, Optional[La
         reason_cell = str(row.get("reason") or "").strip()
         if label == "bad" and not reason_cell:
             raise InputError("a bad question needs a reason: " + ", ".join(
-                f"{k} {c}" for c, (k, _, _) in REASONS.items()), source=file, line=line, field="reason")
+                f"{k} {c} ({ko})" for c, (k, _, ko) in REASONS.items()), source=file, line=line, field="reason")
         reason = reason_of(reason_cell, file=file, line=line) if label == "bad" else None
         rec = opened.set.records[qid]
         out[qid] = Label(qid, label, reason, str(row.get("note") or "").strip(), record_sha256(rec)) \

@@ -197,17 +197,17 @@ class Rejection:
 
 
 def question_problem(question: str, *, script: str, foreign: FrozenSet[str], injection: bool = True,
-                     scripts: Optional[FrozenSet[str]] = None) -> Optional[Rejection]:
-    """``empty_question``, ``addresses_model`` (with ``injection``), ``wrong_language`` (also: with the corpus's
-    ``scripts`` given, letters of a script the corpus never uses, Latin aside) or ``refers_to_passage`` (see
-    :mod:`.measure`)."""
+                     scripts: Optional[FrozenSet[str]] = None, language: bool = True) -> Optional[Rejection]:
+    """``empty_question``, ``addresses_model`` (with ``injection``), ``wrong_language`` (with ``language``: too few
+    of its letters in the corpus's ``script``; also, with the corpus's ``scripts`` given, letters of a script the
+    corpus never uses, Latin aside) or ``refers_to_passage`` (see :mod:`.measure`)."""
     nq = normalize(question)
     if len(nq) < MIN_QUESTION_CHARS:
         return Rejection("empty_question", f"received {question!r}")
     order = M.addresses_model(question) if injection else None
     if order is not None:
         return Rejection("addresses_model", f"it says {order!r}")
-    share = M.language_share(question, script, foreign)
+    share = M.language_share(question, script, foreign) if language else None
     if share is not None and share < M.LANGUAGE_SHARE:
         return Rejection("wrong_language", f"{share:.2f} of its letters are {script} (needs >= "
                                            f"{M.LANGUAGE_SHARE:g})")

@@ -42,8 +42,9 @@ in the browser (``ragexam serve --review qa.jsonl``, docs/serve.md), which write
   span its located record proposes (``metadata.generation.evidence_choice: proposed``); kept without evidence, it
   is refused naming its line, until the reviewer gives its evidence, makes it out of corpus, or rejects it.
 
-A set ``ragexam locate-evidence`` wrote (its card's ``kind`` is ``located``) has its own columns, decisions and
-verification: :mod:`ragexam.questions.locate_review`.
+A set ``ragexam locate-evidence`` wrote (its card's ``kind`` is ``located``; without a card, its records carry
+``metadata.located``) has its own columns, decisions and verification: :mod:`ragexam.questions.locate_review`.
+When the card, the records and the sheet's columns disagree on the kind, a note says so (:func:`kind_notes`).
 
 The sheet is read as UTF-8 (with or without BOM), else as CP949 (what Korean Excel writes) with a note.
 :class:`ReviewSheet` changes one row at a time under a file lock, re-reading the sheet each time and
@@ -320,7 +321,10 @@ class ReviewSheet:
 @dataclass(frozen=True)
 class CheckSettings:
     """The thresholds a set was generated with (:meth:`from_card`: its card's signature, the generator's defaults
-    -- :class:`~ragexam.questions.config.GenerateConfig` -- where the card says nothing)."""
+    -- :class:`~ragexam.questions.config.GenerateConfig` -- where the card says nothing).  ``any_language``: a
+    question need not be in the corpus's language -- a set of traced questions (card ``kind: traces``), the users'
+    own words: a question ``traces sample`` rejected as ``wrong_language`` (an English question to a Korean corpus)
+    is kept when a reviewer rescues it."""
 
     lexical_at: float
     copy_at: float
@@ -328,6 +332,7 @@ class CheckSettings:
     min_evidence_chars: int
     max_evidence_chars: int
     ambiguous: str
+    any_language: bool = False
 
     @classmethod
     def from_card(cls, card: Mapping[str, Any]) -> "CheckSettings":
@@ -337,6 +342,7 @@ class CheckSettings:
         d = GenerateConfig.__dataclass_fields__
         out: Dict[str, Any] = {k: d[k].default for k in ("lexical_at", "copy_at", "dedup_at", "min_evidence_chars",
                                                          "max_evidence_chars", "ambiguous")}
+        out["any_language"] = card.get("kind") == "traces"
         try:
             sig = Signature.parse(str(card.get("signature", "")))
         except ValueError:
@@ -419,7 +425,8 @@ def run_candidate_checks(question: str, answer: str, evidence: Sequence[str], *,
     from ragexam.questions import measure as M
 
     rep = CheckReport([_step("question", C.question_problem(question, script=facts.script, foreign=facts.foreign,
-                                                            scripts=facts.scripts))])
+                                                            scripts=facts.scripts,
+                                                            language=not settings.any_language))])
     if not answerable:
         rep.steps.append(Step("evidence", False, "answered_in_corpus", "an out-of-corpus question (answerable: false) "
                                                                         "cannot have evidence; remove it")
@@ -538,11 +545,15 @@ def read_records(qa: Path) -> Dict[str, Dict[str, Any]]:
     return records
 
 
-def _card(qa: Path) -> Dict[str, Any]:
-    """The set's card next to ``qa`` (``{}`` when there is none or it cannot be read)."""
+def _card_path(qa: Path) -> Path:
     from ragexam.questions.output import side_paths
 
-    card = side_paths(qa)["card"]
+    return side_paths(qa)["card"]
+
+
+def _card(qa: Path) -> Dict[str, Any]:
+    """The set's card next to ``qa`` (``{}`` when there is none or it cannot be read)."""
+    card = _card_path(qa)
     if not card.is_file():
         return {}
     try:
@@ -550,6 +561,48 @@ def _card(qa: Path) -> Dict[str, Any]:
     except InputError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def _located_records(records: Mapping[str, Mapping[str, Any]]) -> List[str]:
+    """The ids of the records that carry a located record (``metadata.located``: ``ragexam locate-evidence`` wrote
+    them)."""
+    return [q for q, r in records.items()
+            if isinstance(r.get("metadata"), dict) and isinstance(r["metadata"].get("located"), dict)]
+
+
+#: columns only a located set's review sheet has (:data:`ragexam.questions.locate_review.COLUMNS`)
+_LOCATED_COLUMNS = ("evidence_status", "proposed", "runner_up")
+
+
+def kind_notes(rs: "ReviewSet", sheet: Sheet) -> List[str]:
+    """What tells ``rs``'s kind (its card, its records' ``metadata.located``, the sheet's columns), in words when
+    they disagree or when the card is missing: the same sheet means the same thing with or without the card."""
+    located = _located_records(rs.records)
+    card_kind = rs.card.get("kind")
+    sheet_located = [c for c in _LOCATED_COLUMNS if c in sheet.header]
+    card_name = _card_path(rs.qa).name
+    kind = rs.kind
+    notes = []
+    if kind == "located" and card_kind is None:
+        notes.append(f"{rs.qa.name} has no card ({card_name}) naming its kind; its records carry metadata.located "
+                     f"({len(located)} of {len(rs.records)}), so it is reviewed as a set `ragexam locate-evidence` "
+                     "wrote")
+    if kind == "located" and card_kind == "located" and rs.records and not located:
+        notes.append(f"{card_name} says the set is a located one, but none of its records carries metadata.located: "
+                     "it is reviewed as a located set (each question as ragexam would have located nothing)")
+    if kind != "located" and located:
+        notes.append(f"{len(located)} of {rs.qa.name}'s records carry metadata.located, but {card_name} says the "
+                     f"set is {card_kind!r}: it is reviewed as that kind (the located columns of the sheet are not "
+                     "read)")
+    if kind == "located" and sheet.header and not sheet_located:
+        notes.append(f"{sheet.path.name} has none of a located set's columns ({', '.join(_LOCATED_COLUMNS)}) though "
+                     f"{rs.qa.name} is a located set: its rows are read as a located set's (accept with an empty "
+                     f"evidence cell takes the proposed span)")
+    if kind != "located" and sheet_located:
+        notes.append(f"{sheet.path.name} has a located set's columns ({', '.join(sheet_located)}) but {rs.qa.name} "
+                     "is not a located set (no card saying so, no record carrying metadata.located): its rows are "
+                     "read as a generated set's; those columns are ignored")
+    return notes
 
 
 def rescue_id(records: Sequence[Mapping[str, Any]], cid: str) -> str:
@@ -580,9 +633,13 @@ class ReviewSet:
 
     @property
     def kind(self) -> str:
-        """``located`` for a set ``ragexam locate-evidence`` wrote (:mod:`ragexam.questions.locate_review`),
-        ``generated`` otherwise."""
-        return "located" if self.card.get("kind") == "located" else "generated"
+        """``located`` for a set ``ragexam locate-evidence`` wrote (:mod:`ragexam.questions.locate_review`): its
+        card says so, or -- without a card that names a kind -- its records carry ``metadata.located``;
+        ``generated`` otherwise.  (:func:`kind_notes` says when the card, records and sheet disagree.)"""
+        card_kind = self.card.get("kind")
+        if card_kind == "located":
+            return "located"
+        return "located" if card_kind is None and _located_records(self.records) else "generated"
 
     def sheet(self) -> ReviewSheet:
         """The writer of the sheet (the set's own rows for questions the sheet lacks)."""
@@ -673,7 +730,8 @@ def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[
     if out is not None:
         _check_apply_outputs(qa, review, out, corpus)
     rs = load_review_set(qa, review, corpus=corpus)
-    sheet = read_sheet(rs.sheet_path)
+    sheet = _read_set_sheet(rs, review)
+    sheet.notes.extend(kind_notes(rs, sheet) + _rowless(rs, sheet, pending))
     by_id = sheet.by_id
     rejected: List[str] = []
     decisions: Dict[str, str] = {}
@@ -684,7 +742,9 @@ def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[
         counts = {k: 0 for k in ("accepted", "rejected", "pending_kept", "pending_dropped", "edited") + COUNTS}
         kept = _triage([(qid, rec, by_id.get(qid, (0, {}))) for qid, rec in rs.records.items()], sheet, pending,
                        counts, rejected, decisions)
+        relevant, unapplied = _relevant_edits(rs, sheet, kept)
         records, notes = apply_located(rs, sheet, kept, counts)
+        notes = _checked_relevant_edits(rs, sheet, kept, relevant, counts) + notes + unapplied
         return _finish(rs, ReviewResult(records, counts, rejected, sheet.notes + notes, kind="located"), decisions,
                        max_junk, out)
     file = str(rs.sheet_path)
@@ -713,11 +773,129 @@ def apply_review(qa: PathLike, review: Optional[PathLike] = None, out: Optional[
         counts["rescued"] += bool(g.get("rescued"))
         counts["accepted" if status == "accepted" else "pending_kept"] += 1
         out_records.append(rec)
-    return _finish(rs, ReviewResult(out_records, counts, rejected, sheet.notes), decisions, max_junk, out)
+    return _finish(rs, ReviewResult(out_records, counts, rejected, sheet.notes + _unread_relevant(rs, sheet)),
+                   decisions, max_junk, out)
+
+
+def _unread_relevant(rs: ReviewSet, sheet: Sheet) -> List[str]:
+    """A note naming the rows of a generated set's sheet whose ``relevant_doc_ids`` cell was changed: the column
+    is not read (a question's relevant documents are those holding its evidence)."""
+    changed = [qid for qid, (_, row) in sheet.by_id.items() if qid in rs.records and "relevant_doc_ids" in row
+               and _doc_ids_cell(str(row["relevant_doc_ids"] or "")) != list(rs.records[qid].get("relevant_doc_ids")
+                                                                            or [])]
+    if not changed:
+        return []
+    return [f"{fmt.plural(len(changed), 'row')} of {sheet.path.name} had an edited relevant_doc_ids cell, which "
+            f"a generated set does not read: {', '.join(changed[:8])}" + (" ..." if len(changed) > 8 else "")
+            + "; a question's relevant documents are the ones holding its evidence: edit the evidence cell"]
+
+
+def _read_set_sheet(rs: ReviewSet, review: Optional[PathLike]) -> Sheet:
+    """The sheet of ``rs`` (:func:`read_sheet`); when it does not exist, an error that says which command writes
+    it."""
+    if review is None and not rs.sheet_path.exists():
+        writer = "`ragexam locate-evidence` writes it" if rs.kind == "located" else \
+            "`ragexam traces sample` writes it" if rs.card.get("kind") == "traces" else \
+            "`ragexam generate` writes it" if rs.card else \
+            "`ragexam generate`, `ragexam locate-evidence` and `ragexam traces sample` write it"
+        raise InputError(
+            f"no such file: the review sheet of {rs.qa.name} (expected beside it, {rs.sheet_path.name}); {writer} "
+            f"beside the set, and `ragexam serve --review {rs.qa}` writes it as you decide. Fix: "
+            "pass the sheet you edited with --review FILE; for a set that no command of ragexam wrote, decide its "
+            f"questions in `ragexam serve --review {rs.qa}` (or write a CSV with the columns query_id and status)",
+            source=str(rs.sheet_path), field="review")
+    return read_sheet(rs.sheet_path)
+
+
+def _rowless(rs: ReviewSet, sheet: Sheet, pending: str) -> List[str]:
+    """A note naming the questions of the set without a row in the sheet (deleted rows): they are pending."""
+    missing = [q for q in rs.records if q not in sheet.by_id]
+    if not missing or not sheet.path.exists():
+        return []
+    n = len(missing)
+    then = "kept as pending" if pending == "keep" else "left out as pending (--pending drop)"
+    return [f"{fmt.plural(n, 'question')} of {rs.qa.name} {'has' if n == 1 else 'have'} no row in {sheet.path.name} "
+            f"(deleted from the sheet?): {', '.join(missing[:8])}" + (" ..." if n > 8 else "")
+            + f"; {then}. To decide {'it' if n == 1 else 'them'}, add {'its row' if n == 1 else 'their rows'} back "
+            f"(`ragexam serve --review {rs.qa}` shows every question)"]
 
 
 #: a kept row of the sheet: ``(query_id, a copy of its record, sheet line, row, status)``
 Kept = Tuple[str, Dict[str, Any], int, Dict[str, str], str]
+
+
+def _doc_ids_cell(text: str) -> List[str]:
+    """The document ids of a ``relevant_doc_ids`` cell: separated by spaces or commas (a JSON list is read too)."""
+    t = text.strip()
+    if t.startswith("[") and t.endswith("]"):
+        t = t[1:-1].replace('"', " ").replace("'", " ")
+    return list(dict.fromkeys(x for x in t.replace(",", " ").split() if x))
+
+
+def _relevant_edits(rs: ReviewSet, sheet: Sheet, kept: Sequence[Kept]) -> Tuple[Dict[str, List[str]], List[str]]:
+    """A located set's ``relevant_doc_ids`` cells that differ from their records: on an accepted row the ids
+    (every one a document of the corpus) become the question's relevant documents before its evidence is checked
+    against them; ``({query_id: the documents it had}, notes)`` -- a note names the pending rows whose edit was
+    not applied."""
+    changed: Dict[str, List[str]] = {}
+    pending: List[str] = []
+    file = str(sheet.path)
+    for qid, rec, line, row, status in kept:
+        if "relevant_doc_ids" not in row:
+            continue
+        had = [str(d) for d in rec.get("relevant_doc_ids") or []]
+        ids = _doc_ids_cell(str(row["relevant_doc_ids"] or ""))
+        if ids == had:
+            continue
+        if status != "accepted":
+            pending.append(qid)
+            continue
+        if rec.get("answerable") is False and ids:
+            raise InputError(f"received {' '.join(ids)!r}; an out-of-corpus question (answerable: false) has no "
+                             "relevant documents: empty the cell or reject the row", source=file, line=line,
+                             field="relevant_doc_ids")
+        if isinstance(rec.get("relevance"), dict) and rec["relevance"]:
+            raise InputError(f"received {' '.join(ids)!r}; this question's relevant documents are its graded "
+                             f"relevance in {rs.qa.name} (the relevance field): change them there", source=file,
+                             line=line, field="relevant_doc_ids")
+        known = {d.doc_id for d in rs.corpus().documents}
+        unknown = [d for d in ids if d not in known]
+        if unknown:
+            raise InputError(f"received {', '.join(unknown[:5])}: not a document of the corpus; expected document ids "
+                             "(doc_id) of the corpus, separated by spaces", source=file, line=line,
+                             field="relevant_doc_ids")
+        changed[qid] = had
+        rec["relevant_doc_ids"] = ids
+    notes = [f"{fmt.plural(len(pending), 'row')} left pending had an edited relevant_doc_ids cell, not applied: "
+             f"{', '.join(pending[:8])}" + (" ..." if len(pending) > 8 else "") + "; set their status to accept to "
+             "apply the edit"] if pending else []
+    return changed, notes
+
+
+def _checked_relevant_edits(rs: ReviewSet, sheet: Sheet, kept: Sequence[Kept], changed: Mapping[str, List[str]],
+                            counts: Dict[str, int]) -> List[str]:
+    """The accepted rows whose relevant documents changed (:func:`_relevant_edits`): their evidence must lie in one
+    of them (:class:`InputError` naming the line otherwise); marked edited in their located record."""
+    if not changed:
+        return []
+    from ragexam.data.evidence import CorpusText
+    from ragexam.questions.locate_review import verify_evidence
+
+    corpus_text = CorpusText(rs.corpus().documents)
+    shown = []
+    for qid, rec, line, row, status in kept:
+        if qid not in changed:
+            continue
+        if rec.get("evidence"):
+            verify_evidence(list(rec["evidence"]), rec, corpus_text, str(sheet.path), line)
+        located = rec.setdefault("metadata", {}).setdefault("located", {})
+        edited = list(located.get("edited") or [])
+        counted = located.get("choice") == "edited" or edited not in ([], ["evidence"])
+        located["edited"] = edited + ["relevant_doc_ids"]
+        counts["edited"] += not counted
+        shown.append(f"{qid} ({' '.join(changed[qid]) or 'none'} -> {' '.join(rec['relevant_doc_ids']) or 'none'})")
+    return [f"relevant documents changed in {sheet.path.name}: {', '.join(shown[:8])}"
+            + (" ..." if len(shown) > 8 else "")]
 
 
 def _triage(items: Sequence[Tuple[str, Dict[str, Any], Tuple[int, Dict[str, str]]]], sheet: Sheet, pending: str,
@@ -829,13 +1007,13 @@ def _audit_outcome(rs: ReviewSet, result: ReviewResult, decisions: Mapping[str, 
 
 def _junk_fixes(rs: ReviewSet, status: "AuditStatus", decisions: Mapping[str, str]) -> List[str]:
     """What brings a refused set's junk bound down: reject the questions the audit labelled bad that the review
-    keeps, review the pending ones, and -- when the audit has not read its whole sample, or its sample is not the
-    whole set -- audit more."""
+    keeps unread (pending; an accepted one was read by a person), review the pending ones, and -- when the audit
+    has not read its whole sample, or its sample is not the whole set -- audit more."""
     from ragexam.questions.audit import read_audit
 
     audit = read_audit(rs.qa)
     counted = audit.counted()[0] if audit is not None else []
-    bad = [lab.query_id for lab in counted if lab.label == "bad" and decisions.get(lab.query_id) != "rejected"]
+    bad = [lab.query_id for lab in counted if lab.label == "bad" and decisions.get(lab.query_id) == "pending"]
     fixes = []
     if bad:
         shown = ", ".join(bad[:10]) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")

@@ -26,11 +26,15 @@ whichever point is chosen.  The stop point is the first of them whose rest's upp
 With few audited questions in the rest the bound stays wide: audit more to stop sooner.
 
 **What a review leaves** (:func:`pending_bound`, ``review apply``): the written set's accepted questions were read
-by a person (good), the rejected ones are out (counted bad: the same person's standard), and the pending ones
-are unread.  Their bad count is at most the smaller of two bounds: the whole set's ``U`` (the upper end of its 95 %
-two-sided interval: 97.5 % one-sided) less the rejected ones, and -- when every unreviewed question lies after a
-stop point of the queue (the person worked from its top) -- that rest's ``U`` (97.5 % together with the other stop
-points) less the rejected ones in it.  Each is 97.5 % sure, so the smaller is at least 95 % sure.
+by a person (good: a question the audit labelled bad that a person then accepted was fixed or vouched for), the
+rejected ones are out (counted bad: the same person's standard), and the pending ones are unread.  The bad
+questions a person read -- the rejected ones and the accepted ones the audit labelled bad -- are bad questions of
+the set that are not among the unread, so the unread ones' bad count is at most the smaller of two bounds: the
+whole set's ``U`` (the upper end of its 95 % two-sided interval: 97.5 % one-sided) less those read bad ones, and --
+when every unreviewed question lies after a stop point of the queue (the person worked from its top) -- that
+rest's ``U`` (97.5 % together with the other stop points) less those in it.  Each is 97.5 % sure, so the smaller is
+at least 95 % sure; it is never below the unread questions the audit labelled bad.  When the audit labelled every
+question, the unread ones' bad count is known: the ones it labelled bad.
 """
 
 from __future__ import annotations
@@ -295,17 +299,23 @@ def pending_bound(queue: ReviewQueue, audit: Optional[AuditFile], whole: Optiona
                             "not audited: every question not reviewed may be bad", audited=False)
     n = len(queue.order)
     high = whole.high_count
+    labelled_bad = {lab.query_id for lab in _counted(audit) if lab.label == "bad"}
+    unread_bad = sum(1 for q, d in decisions.items() if d == "pending" and q in labelled_bad)
+    # bad questions a person took out of the unread: the rejected ones, and the accepted ones the audit labelled bad
+    # (read, and fixed or vouched for by a person)
+    read_bad = {q for q, d in decisions.items() if d == "rejected" or (d == "accepted" and q in labelled_bad)}
     if whole.n >= whole.population:  # every question labelled: a count, no interval
-        return PendingBound(count["accepted"], p, rejected, count["dropped"], min(p, max(0, high - rejected)),
-                            "the audit of every question less the rejected ones", exact=True)
-    bound, method = min(p, max(0, high - rejected)), "the set's audit less the rejected questions"
+        return PendingBound(count["accepted"], p, rejected, count["dropped"], unread_bad,
+                            "the audit of every question: the ones it labelled bad that nobody reviewed", exact=True)
+    bound, method = min(p, max(0, high - len(read_bad))), \
+        "the set's audit less the questions a person read that it counts bad (rejected, or labelled bad and accepted)"
     unread = [i for i, q in enumerate(queue.order) if decisions.get(q) in ("pending", "dropped")]
     start = max((k for k in stop_starts(n) if not unread or k <= unread[0]), default=0)
     if start > 0:
         rest = set(queue.order[start:])
-        tail = min(p, max(0, rest_interval(queue, audit, start).high_count
-                          - sum(1 for q in rest if decisions.get(q) == "rejected")))
+        tail = min(p, max(0, rest_interval(queue, audit, start).high_count - len(rest & read_bad)))
         if tail < bound:
             bound, method = tail, f"the rest of the review queue after its first {start}"
+    bound = max(bound, unread_bad)  # never below the unread questions the audit labelled bad
     return PendingBound(count["accepted"], p, rejected, count["dropped"], bound, method)
 

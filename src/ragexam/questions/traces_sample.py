@@ -53,12 +53,14 @@ card and its review sheet, so ``ragexam review apply`` (and the review in the br
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections import Counter
 from pathlib import Path
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Tuple
 
+from ragexam import fmt
 from ragexam.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -74,7 +76,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ragexam.retrieval.embedders import Embedder
 
 __all__ = ["TrafficQuestion", "Hint", "Cluster", "SampleConfig", "SampleResult", "Evidence", "question_key",
-           "parse_first", "cluster", "choose", "hint_documents", "locate_for_trace", "sample", "write_sample",
+           "parse_first", "FirstCondition", "first_notes", "cluster", "choose", "hint_documents", "locate_for_trace",
+           "sample", "write_sample",
            "DEFAULT_THRESHOLD", "CONTEXT_CHARS"]
 
 #: cosine at which two questions with the same numbers are near-duplicates (module docstring, 2.)
@@ -191,27 +194,95 @@ class Evidence:
                                                        "reason": self.reason}
 
 
-def parse_first(items: Sequence[str]) -> List[Callable[[Optional["TraceMeta"]], bool]]:
+class _Seen:
+    """What the ``--first`` conditions of one sample met in the traffic: the feedback names (with the lowest value
+    each), the traces with negative feedback, and how many traces each condition matched."""
+
+    def __init__(self) -> None:
+        self.lowest: Dict[str, Optional[float]] = {}
+        self.negative = 0
+        self.matched: List[int] = []
+
+
+class FirstCondition:
+    """One ``--first`` condition (:func:`parse_first`): called on a trace's
+    :class:`~ragexam.data.traces.meta.TraceMeta`, true when the trace is flagged.  The first condition of a parse,
+    called on every trace, tests them all and keeps what the traffic held (:func:`first_notes`)."""
+
+    def __init__(self, text: str, seen: _Seen, conditions: List["FirstCondition"], name: Optional[str] = None,
+                 op: str = "<", x: float = 0.0) -> None:
+        self.text, self.name, self.op, self.x = text, name, op, x
+        self.seen, self.conditions, self.index = seen, conditions, len(conditions)
+        seen.matched.append(0)
+
+    def test(self, meta: Optional["TraceMeta"]) -> bool:
+        if meta is None:
+            return False
+        if self.name is None:
+            return bool(meta.negative)
+        return any(f.name == self.name and f.value is not None and (f.value < self.x if self.op == "<" else
+                                                                      f.value <= self.x) for f in meta.feedback)
+
+    def __call__(self, meta: Optional["TraceMeta"]) -> bool:
+        if self.index == 0:
+            self._watch(meta)
+        return self.test(meta)
+
+    def _watch(self, meta: Optional["TraceMeta"]) -> None:
+        seen = self.seen
+        if meta is not None:
+            seen.negative += bool(meta.negative)
+            for f in meta.feedback:
+                low = seen.lowest.get(f.name)
+                seen.lowest[f.name] = f.value if low is None else low if f.value is None else min(low, f.value)
+        for c in self.conditions:
+            seen.matched[c.index] += c.test(meta)
+
+
+def parse_first(items: Sequence[str]) -> List[FirstCondition]:
     """``--first`` conditions as tests of a :class:`~ragexam.data.traces.meta.TraceMeta`: ``negative`` (also
     ``thumbs-down``) or ``NAME<X`` / ``NAME<=X`` on a feedback value."""
-    out: List[Callable[[Optional["TraceMeta"]], bool]] = []
+    seen = _Seen()
+    out: List[FirstCondition] = []
     for item in items:
         s = item.strip()
         if s.lower() in ("negative", "thumbs-down", "thumbs_down"):
-            out.append(lambda meta: meta is not None and meta.negative)
+            out.append(FirstCondition(s, seen, out))
             continue
         m = re.match(r"^([\w.\-]+)\s*(<=|<)\s*(-?[0-9]*\.?[0-9]+)$", s)
         if m is None:
             raise InputError(f"received {item!r}; expected negative (thumbs down) or NAME<X, e.g. "
                              "faithfulness<0.5 (a feedback score recorded on the trace)", source="--first",
                              field="first")
-        name, op, x = m.group(1), m.group(2), float(m.group(3))
-
-        def low(meta: Optional["TraceMeta"], name: str = name, op: str = op, x: float = x) -> bool:
-            return meta is not None and any(f.name == name and f.value is not None and (
-                f.value < x if op == "<" else f.value <= x) for f in meta.feedback)
-        out.append(low)
+        out.append(FirstCondition(s, seen, out, m.group(1), m.group(2), float(m.group(3))))
     return out
+
+
+def first_notes(conditions: Sequence[FirstCondition]) -> List[str]:
+    """A note for each ``--first`` condition no trace met (after the traffic was read): it changed nothing, and
+    what the traces do hold."""
+    if not conditions:
+        return []
+    seen = conditions[0].seen
+    names = sorted(seen.lowest)
+    have = (f"the traces have: {', '.join(names[:10])}" + (" ..." if len(names) > 10 else "")) if names else \
+        "no trace has any feedback score"
+    notes = []
+    for c in conditions:
+        if seen.matched[c.index]:
+            continue
+        if c.name is None:
+            why = "no trace has negative feedback (thumbs down or a negative label)"
+        elif c.name not in seen.lowest:
+            close = difflib.get_close_matches(c.name, names, n=1, cutoff=0.8)
+            why = f"no trace has a feedback score named {c.name!r}" + (f" (did you mean {close[0]!r}?)" if close
+                                                                        else "") + f"; {have}"
+        elif seen.lowest[c.name] is None:
+            why = f"no trace has a number for {c.name!r} (its feedback has labels only)"
+        else:
+            why = f"no trace has {c.name} {c.op} {c.x:g} (its lowest is {fmt.num(seen.lowest[c.name], 3)})"
+        notes.append(f"--first {c.text} picked nothing first: {why}; the sample is as without it")
+    return notes
 
 
 def _digit_ids(texts: Sequence[str]) -> "np.ndarray":
@@ -451,21 +522,33 @@ def _check(rec: Dict[str, Any], hint: Optional[Hint], facts: "CorpusFacts", sett
     return (problem.reason, problem.detail) if problem is not None else None
 
 
-def _note(rec: Dict[str, Any]) -> str:
-    g, t = rec["metadata"]["generation"], rec["metadata"]["trace"]
-    parts = [f"{t['frequency']} trace(s), {t['distinct_phrasings']} phrasing(s)"]
-    if t["negative_feedback"]:
-        parts.append(f"{t['negative_feedback']} with negative feedback: check the answer")
-    ev, status = g["located"], g["evidence_status"]
-    if status == "unlocated":
-        parts.append(f"evidence not found ({ev.get('reason', '')}): paste it, or set type to out_of_corpus")
-    elif status == "uncertain":
-        from ragexam.questions.locate_review import proposed_texts
+def _note(rec: Dict[str, Any], language: str = "en") -> str:
+    """The review sheet's note on a candidate, in the corpus's language (``ko``: Korean; the locator's reason in
+    parentheses stays as it wrote it)."""
+    from ragexam.questions.locate_review import proposed_texts
 
-        parts.append(f"evidence uncertain ({ev.get('reason', '')}); proposed: {' / '.join(proposed_texts(ev))} -- "
-                     "accepting takes it; or paste other evidence")
+    ko = language == "ko"
+    g, t = rec["metadata"]["generation"], rec["metadata"]["trace"]
+    n, phrasings, negative = t["frequency"], t["distinct_phrasings"], t["negative_feedback"]
+    parts = [f"요청 {n}건, 표현 {phrasings}가지" if ko else
+             f"{fmt.plural(n, 'trace')}, {fmt.plural(phrasings, 'phrasing')}"]
+    if negative:
+        parts.append(f"부정 피드백 {negative}건: 답을 확인하세요" if ko else
+                     f"{negative} with negative feedback: check the answer")
+    ev, status = g["located"], g["evidence_status"]
+    reason = ev.get("reason", "")
+    if status == "unlocated":
+        parts.append(f"근거를 찾지 못함 ({reason}): 문서에서 근거를 붙여 넣거나, type을 out_of_corpus로 바꾸세요" if ko
+                     else f"evidence not found ({reason}): paste it, or set type to out_of_corpus")
+    elif status == "uncertain":
+        proposed = " / ".join(proposed_texts(ev))
+        parts.append(f"근거 불확실 ({reason}); 제안: {proposed} -- 승인하면 이 근거를 씁니다. 다른 근거를 붙여 넣어도 "
+                     "됩니다" if ko else f"evidence uncertain ({reason}); proposed: {proposed} -- accepting takes it; "
+                     "or paste other evidence")
     else:
-        parts.append(f"evidence located with confidence {ev.get('confidence', 0):.2f} ({ev.get('scope')})")
+        conf = f"{ev.get('confidence', 0):.2f}"
+        parts.append(f"근거 찾음, 확신도 {conf} ({ev.get('scope')})" if ko else
+                     f"evidence located with confidence {conf} ({ev.get('scope')})")
     return "; ".join(parts)
 
 
@@ -561,7 +644,7 @@ class _Sampling:
         if failed is not None:
             self.rejects.append(_reject(rec, *failed))
             return
-        rec["metadata"]["generation"]["to_reviewer"] = _note(rec)
+        rec["metadata"]["generation"]["to_reviewer"] = _note(rec, self.facts.language)
         self.records.append(rec)
         self.others.append((rec["query_id"], M.bigrams(rec["question"])))
 

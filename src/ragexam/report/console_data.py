@@ -67,7 +67,10 @@ def print_validation(report: "ValidationReport", console, *, with_questions: boo
         from ragexam.data.gradability import counts_line
 
         g = report.grading
-        verdict = "[red]would refuse[/]" if g.refusal else f"[green]grades every answerable question[/]"
+        blocking = [p for p in report.errors if p.kind != "run_would_refuse"]
+        errors = f"the {fmt.noun(len(blocking), 'error')} above {'is' if len(blocking) == 1 else 'are'}"
+        verdict = "[red]would refuse[/]" if g.refusal else f"[red]refuses until {errors} fixed[/]" if blocking \
+            else "[green]grades every answerable question[/]"
         console.print(f"grading: {escape(counts_line(g))}; `ragexam run` with {g.mode} {verdict}",
                       highlight=False, soft_wrap=True)
     what = fmt.plural(report.documents, "document") + (

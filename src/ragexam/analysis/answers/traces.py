@@ -296,6 +296,7 @@ def sample_traces(answers: PathLike, n: int, corpus: Union[PathLike, "Corpus"], 
                          field="question")
     res = TS.sample(distinct, _hints(answers), corp, config, traces=records, source=str(answers), embedder=embedder)
     res.card["traffic"]["without_question"] = without
+    res.card["notes"] += TS.first_notes(tests)
     if out is not None:
         TS.write_sample(res, out)
     return res
