@@ -150,6 +150,22 @@ def test_accept_takes_the_proposal_runner_up_and_edit_are_checked_and_apply_read
     assert final[edit]["evidence"] == [good] and final[edit]["metadata"]["located"]["choice"] == "edited"
 
 
+def test_a_located_set_without_its_card_is_served_as_located(located):
+    """``review apply`` tells a located set by its records when its card is missing; serve reads it the same way
+    (it showed a generated set's page, without the proposed span)."""
+    from starlette.testclient import TestClient
+
+    from ragexam.serve.app import Catalog, create_app
+    from ragexam.serve.security import ServeOptions
+
+    located.with_name("located.card.json").unlink()  # the card named the corpus too: --corpus now
+    uncertain = by_status(located, "uncertain")[0]
+    c = TestClient(create_app(Catalog.of([located], corpus="ai_concepts"), ServeOptions(port=8765, lang="en")),
+                   base_url="http://127.0.0.1:8765")
+    text = c.get(f"/review/1/item?key={uncertain}").text
+    assert 'id="evidence-status">uncertain<' in text and '<mark class="proposed"' in text
+
+
 def test_a_blank_question_is_refused_on_a_located_set(located):
     q = by_status(located, "located")[0]
     c = client(located)

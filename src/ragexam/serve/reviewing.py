@@ -185,7 +185,7 @@ class ReviewSession:
     def __init__(self, rs: ReviewSet) -> None:
         self.rs = rs
         #: generated, located or traces (:func:`set_kind`)
-        self.kind = set_kind(rs.card)
+        self.kind = set_kind(rs)
         self.writer = rs.sheet()
         self._grams: Dict[str, FrozenSet[str]] = {}
         self._checks: Dict[Tuple[Any, ...], CheckReport] = {}

@@ -37,10 +37,12 @@ __all__ = ["KINDS", "set_kind", "located_of", "LocatedView", "TraceView", "locat
 KINDS = ("generated", "located", "traces")
 
 
-def set_kind(card: Mapping[str, Any]) -> str:
-    """The kind (:data:`KINDS`) of a set from its card."""
-    kind = card.get("kind") if isinstance(card, Mapping) else None
-    return kind if kind in ("located", "traces") else "generated"
+def set_kind(rs: Any) -> str:
+    """The kind (:data:`KINDS`) of a set under review: ``traces`` when its card says so, else the kind ``review
+    apply`` reads (:attr:`ragexam.questions.review.ReviewSet.kind`: a located set is told by its card or, without
+    one, by its records' ``metadata.located``), so the pages and ``review apply`` read one sheet the same way."""
+    card = rs.card if isinstance(rs.card, Mapping) else {}
+    return "traces" if card.get("kind") == "traces" else rs.kind
 
 
 def located_of(record: Mapping[str, Any], origin: str) -> Mapping[str, Any]:
