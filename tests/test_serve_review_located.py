@@ -164,6 +164,8 @@ def test_a_located_set_without_its_card_is_served_as_located(located):
                    base_url="http://127.0.0.1:8765")
     text = c.get(f"/review/1/item?key={uncertain}").text
     assert 'id="evidence-status">uncertain<' in text and '<mark class="proposed"' in text
+    record = re.search(r'<pre id="record">(.*?)</pre>', text, re.S).group(1)
+    assert "&#34;spans&#34;" in record or '"spans"' in record  # the located record, not an empty generation one
 
 
 def test_a_blank_question_is_refused_on_a_located_set(located):
