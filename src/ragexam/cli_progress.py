@@ -66,30 +66,31 @@ def interrupted_line(command: str, signum: int, stage: Optional[str] = None) -> 
         where = f" ({where})" if where else ""
     else:
         where = (f" in stage {stage}" if stage else "") + (f" after {spent}" if spent else "")
+    said = _KEPT[LONG_COMMANDS.get(command, "llm")]["ko" if ko else "en"]
     folder = cache_dir()
-    if LONG_COMMANDS.get(command) == "run":
-        if ko:
-            return (f"중단됨 ({how}){where}: 실행 폴더와 기록은 마지막에 한꺼번에 쓰이므로 반쯤 쓰인 것은 없습니다. 검색 "
-                    f"캐시({folder})에 끝난 청킹, 토큰, 임베딩 배치가 모두 남아 있으니 같은 명령을 다시 실행하면 거기서 "
-                    "이어집니다.")
-        return (f"interrupted by {how}{where}: the run folder and its history entry are written whole at the end, so "
-                f"nothing half-written is left; the retrieval cache ({folder}) keeps every chunking, token list and "
-                "embedding batch finished, so running the same command again resumes from there.")
-    if LONG_COMMANDS.get(command) == "files":
-        if ko:
-            return (f"중단됨 ({how}){where}: 출력 파일은 마지막에 한꺼번에 쓰이므로 반쯤 쓰인 것은 없습니다. 만든 e5 벡터는 검색 "
-                    f"캐시({folder})에, 모델(--model)의 응답은 LLM 캐시({folder / 'llm-cache.sqlite3'})에 남지만, 같은 명령을 "
-                    "다시 실행하면 나머지 작업은 처음부터 다시 합니다.")
-        return (f"interrupted by {how}{where}: its files are written whole at the end, so nothing half-written is "
-                f"left; the e5 vectors made are kept in the retrieval cache ({folder}) and the replies of a --model in "
-                f"the LLM cache ({folder / 'llm-cache.sqlite3'}), but running the same command again does the rest "
-                "of the work from the start.")
-    if ko:
-        return (f"중단됨 ({how}){where}: 받은 응답은 모두 LLM 캐시({folder / 'llm-cache.sqlite3'})에 남아 있으니 같은 "
-                "명령을 다시 실행하면 이어집니다 (이미 받은 응답은 다시 요청하지 않습니다).")
-    return (f"interrupted by {how}{where}: every reply received is kept in the LLM cache "
-            f"({folder / 'llm-cache.sqlite3'}), so running the same command again resumes: replies already received "
-            "are not requested again.")
+    head = f"중단됨 ({how}){where}: " if ko else f"interrupted by {how}{where}: "
+    return head + said.format(folder=folder, llm=folder / "llm-cache.sqlite3")
+
+
+#: what is kept, by :data:`LONG_COMMANDS`'s kind and language (``{folder}``: the cache folder, ``{llm}``: the LLM
+#: cache's file)
+_KEPT = {
+    "run": {"en": "the run folder and its history entry are written whole at the end, so nothing half-written is "
+                  "left; the retrieval cache ({folder}) keeps every chunking, token list and embedding batch "
+                  "finished, so running the same command again resumes from there.",
+            "ko": "실행 폴더와 기록은 마지막에 한꺼번에 쓰이므로 반쯤 쓰인 것은 없습니다. 검색 캐시({folder})에 끝난 청킹, 토큰, "
+                  "임베딩 배치가 모두 남아 있으니 같은 명령을 다시 실행하면 거기서 이어집니다."},
+    "files": {"en": "its files are written whole at the end, so nothing half-written is left; the e5 vectors made are "
+                    "kept in the retrieval cache ({folder}) and the replies of a --model in the LLM cache ({llm}), but "
+                    "running the same command again does the rest of the work from the start.",
+              "ko": "출력 파일은 마지막에 한꺼번에 쓰이므로 반쯤 쓰인 것은 없습니다. 만든 e5 벡터는 검색 캐시({folder})에, "
+                    "모델(--model)의 응답은 LLM 캐시({llm})에 남지만, 같은 명령을 다시 실행하면 나머지 작업은 처음부터 다시 "
+                    "합니다."},
+    "llm": {"en": "every reply received is kept in the LLM cache ({llm}), so running the same command again resumes: "
+                  "replies already received are not requested again.",
+            "ko": "받은 응답은 모두 LLM 캐시({llm})에 남아 있으니 같은 명령을 다시 실행하면 이어집니다 (이미 받은 응답은 다시 "
+                  "요청하지 않습니다)."},
+}
 
 
 def _raise(signum: int, frame: object) -> None:
