@@ -118,8 +118,9 @@ def test_a_built_in_metrics_name_is_written_in_its_own_module_only():
 
 
 #: a command of the command line that has a built-in metric's name: ``ragexam pairwise`` (the command, not the
-#: metric: its progress lines and the one line on Ctrl-C, ``cli_progress.LONG_COMMANDS``)
-COMMANDS_NAMED_LIKE_A_METRIC = {("cli_progress.py", "pairwise")}
+#: metric: its progress lines and the one line on Ctrl-C, ``cli_progress.LONG_COMMANDS``; the commands whose
+#: ``--max-tokens`` is the judge's, ``cli_options.max_tokens_help``)
+COMMANDS_NAMED_LIKE_A_METRIC = {("cli_progress.py", "pairwise"), ("cli_options.py", "pairwise")}
 
 
 @pytest.fixture
