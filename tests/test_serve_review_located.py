@@ -168,6 +168,24 @@ def test_a_located_set_without_its_card_is_served_as_located(located):
     assert "&#34;spans&#34;" in record or '"spans"' in record  # the located record, not an empty generation one
 
 
+def test_a_confidence_just_under_the_threshold_never_reads_as_reaching_it(located):
+    """The sheet and the reason show 0.5996 as "0.5996" beside threshold 0.6 (locate.confidence_text); the page
+    showed "0.60 (threshold 0.6)"."""
+    uncertain = by_status(located, "uncertain")[0]
+    lines = located.read_text(encoding="utf-8").splitlines()
+    out = []
+    for line in lines:
+        r = json.loads(line)
+        if r["query_id"] == uncertain:
+            r["metadata"]["located"]["confidence"] = 0.5996
+            r["metadata"]["located"]["spans"][0]["confidence"] = 0.5996
+        out.append(json.dumps(r, ensure_ascii=False))
+    located.write_text("\n".join(out) + "\n", encoding="utf-8")
+    text = client(located).get(f"/review/1/item?key={uncertain}").text
+    assert "confidence 0.5996 (threshold 0.6)" in text and "0.60 (threshold" not in text
+    assert re.search(r'<td class="num">0\.5996</td>', text)
+
+
 def test_a_blank_question_is_refused_on_a_located_set(located):
     q = by_status(located, "located")[0]
     c = client(located)

@@ -85,6 +85,13 @@ class LocatedView:
     hints: Tuple[str, ...] = ()
     spans: Tuple[SpanView, ...] = ()
 
+    def shown(self, value: Optional[float]) -> str:
+        """A confidence as the sheet and the reason show it (:func:`ragexam.questions.locate.confidence_text`: one
+        below the threshold never reads as reaching it); ``–`` for none."""
+        from ragexam.questions.locate import confidence_text
+
+        return "–" if value is None else confidence_text(value, self.threshold)
+
     @classmethod
     def of(cls, located: Mapping[str, Any]) -> Optional["LocatedView"]:
         if not located:
